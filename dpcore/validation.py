@@ -1,0 +1,147 @@
+"""Argument checks shared by every dpcore module.
+
+Every check raises :class:`DPInputError` (a ``ValueError``) or ``TypeError`` with a message a
+user can act on. Pages catch ``ValueError`` and show the message with ``st.error``; they never
+show a traceback. Functions here never return NaN silently.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DPInputError",
+    "as_generator",
+    "check_epsilon",
+    "check_delta",
+    "check_positive",
+    "check_finite",
+    "check_probability",
+    "check_int",
+    "check_bounds",
+    "as_finite_array",
+]
+
+
+class DPInputError(ValueError):
+    """A bad argument or bad data given to a dpcore function (the message says what to change)."""
+
+
+def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
+    """Return a ``numpy.random.Generator``: pass one through, seed one from an int, or make a fresh one."""
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (Integral, np.integer)) and not isinstance(rng, bool):
+        if int(rng) < 0:
+            raise DPInputError(f"a random seed must be a non-negative integer, got {rng}")
+        return np.random.default_rng(int(rng))
+    raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
+
+
+def _as_real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
+        # allow 0-d numpy arrays
+        if isinstance(value, np.ndarray) and value.ndim == 0 and np.issubdtype(value.dtype, np.number):
+            value = value.item()
+        else:
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def check_finite(value: Any, name: str) -> float:
+    """A finite real number."""
+    v = _as_real(value, name)
+    if not math.isfinite(v):
+        raise DPInputError(f"{name} must be a finite number, got {v}")
+    return v
+
+
+def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """A finite number > 0 (or >= 0 with ``allow_zero``)."""
+    v = check_finite(value, name)
+    if v < 0 or (v == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise DPInputError(f"{name} must be {bound}, got {v:g}")
+    return v
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Privacy parameter epsilon: finite and > 0 (epsilon = 0 would need infinite noise)."""
+    v = _as_real(epsilon, name)
+    if math.isnan(v):
+        raise DPInputError(f"{name} must be a number > 0, got NaN")
+    if v <= 0:
+        raise DPInputError(f"{name} must be > 0 (epsilon = 0 means infinite noise), got {v:g}")
+    if not math.isfinite(v):
+        raise DPInputError(f"{name} must be finite (epsilon = inf means no privacy), got {v}")
+    return v
+
+
+def check_delta(delta: Any, name: str = "delta", *, allow_zero: bool = False) -> float:
+    """Privacy parameter delta in (0, 1) (or [0, 1) with ``allow_zero``)."""
+    v = check_finite(delta, name)
+    if v >= 1 or v < 0 or (v == 0 and not allow_zero):
+        lo = "[0" if allow_zero else "(0"
+        raise DPInputError(f"{name} must be in {lo}, 1), got {v:g}")
+    return v
+
+
+def check_probability(p: Any, name: str, *, open_interval: bool = True) -> float:
+    """A probability in (0, 1) (or [0, 1] with ``open_interval=False``)."""
+    v = check_finite(p, name)
+    if open_interval and not 0 < v < 1:
+        raise DPInputError(f"{name} must be strictly between 0 and 1, got {v:g}")
+    if not open_interval and not 0 <= v <= 1:
+        raise DPInputError(f"{name} must be between 0 and 1, got {v:g}")
+    return v
+
+
+def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer (numpy ints and integral floats such as 10.0 accepted) within [minimum, maximum]."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an integer, got bool")
+    if isinstance(value, (Integral, np.integer)):
+        v = int(value)
+    elif isinstance(value, (Real, np.floating)) and math.isfinite(float(value)) and float(value).is_integer():
+        v = int(value)
+    else:
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if minimum is not None and v < minimum:
+        raise DPInputError(f"{name} must be >= {minimum}, got {v}")
+    if maximum is not None and v > maximum:
+        raise DPInputError(f"{name} must be <= {maximum}, got {v}")
+    return v
+
+
+def check_bounds(lower: Any, upper: Any, *, lower_name: str = "lower", upper_name: str = "upper") -> tuple[float, float]:
+    """Public bounds with lower < upper, both finite."""
+    lo = check_finite(lower, lower_name)
+    hi = check_finite(upper, upper_name)
+    if not lo < hi:
+        raise DPInputError(f"{lower_name} must be smaller than {upper_name}, got {lo:g} and {hi:g}")
+    return lo, hi
+
+
+def as_finite_array(x: Any, name: str = "x", *, min_size: int = 1) -> np.ndarray:
+    """A 1-D float array with only finite values and at least ``min_size`` entries."""
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DPInputError(f"{name} must contain only numbers ({exc})") from None
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise DPInputError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size < min_size:
+        raise DPInputError(f"{name} needs at least {min_size} values, got {arr.size}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise DPInputError(
+            f"{name} has {int(bad.sum())} missing or infinite values; drop or impute them first"
+        )
+    return arr

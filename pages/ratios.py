@@ -1,0 +1,5 @@
+"""Placeholder page (ratios): replaced when its issue lands."""
+import streamlit as st
+
+st.title("ratios")
+st.info("This page is being built. It will show what differential privacy does to this statistic.")

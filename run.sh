@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One entry point for a new user on a fresh machine (only Python 3.10+ needed):
+#   bash run.sh app    installs the runtime packages into ./.venv and starts the app
+#   bash run.sh test   installs runtime + test packages into ./.venv and runs the whole pytest suite
+# Extra arguments are passed on (to `streamlit run app.py` or to `pytest`).
+set -euo pipefail
+cd "$(dirname "$0")"
+mode=${1:-}
+case "$mode" in app|test) shift ;; *) echo "usage: bash run.sh app|test [args...]" >&2; exit 2 ;; esac
+PY=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+if [ ! -x "$VENV/bin/python" ]; then
+  if ! "$PY" -m venv "$VENV"; then
+    echo "Could not create a virtual environment with '$PY -m venv'." >&2
+    echo "On Debian/Ubuntu install it with: apt-get install python3-venv" >&2
+    exit 1
+  fi
+fi
+req=requirements.txt
+[ "$mode" = test ] && req=requirements-dev.txt
+stamp="$VENV/.installed-$mode-$(cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)"
+if [ ! -f "$stamp" ]; then
+  "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$req"
+  touch "$stamp"
+fi
+if [ "$mode" = app ]; then
+  exec "$VENV/bin/python" -m streamlit run app.py "$@"
+else
+  exec "$VENV/bin/python" -m pytest "$@"
+fi

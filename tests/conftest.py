@@ -1,0 +1,42 @@
+"""Shared fixtures: seeded generators and paths to the real data in ../shared/data (skip when absent)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)
+
+
+def shared_file(name: str) -> Path:
+    """Path of ../shared/data/<name>; skips the calling test cleanly when the file is absent."""
+    path = SHARED_DATA / name
+    if not path.is_file():
+        pytest.skip(f"real data file ../shared/data/{name} is not available on this machine")
+    return path
+
+
+@pytest.fixture
+def cps_path() -> Path:
+    return shared_file("cps_asec2016_ipums_midwest.csv.gz")
+
+
+@pytest.fixture
+def acs_path() -> Path:
+    return shared_file("acs2019_nist_excerpt_national.csv.gz")
+
+
+@pytest.fixture
+def pseo_path() -> Path:
+    return shared_file("pseo_earnings_co_tx.csv.gz")

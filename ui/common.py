@@ -1,0 +1,138 @@
+"""Small helpers every page uses: safe execution, shared state, URL-backed widgets.
+
+Pages stay thin: widgets -> dpcore -> ui.plots. Anything heavy is cached with ``st.cache_data``
+in the page module (keyed by parameters) or in ``ui.cached``.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+import streamlit as st
+
+DEFAULT_SEED = 2026
+
+
+@contextlib.contextmanager
+def guard(what: str = "this view") -> Iterator[None]:
+    """Run a block; turn a dpcore ValueError/TypeError into a clear ``st.error`` (never a traceback)."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:  # DPInputError is a ValueError
+        st.error(f"Cannot compute {what}: {exc}")
+    except MemoryError:
+        st.error(f"Cannot compute {what}: not enough memory; use a smaller sample.")
+
+
+def seed() -> int:
+    """The random seed chosen in the sidebar (shown to the user, so a view can be replayed)."""
+    return int(st.session_state.get("seed", DEFAULT_SEED))
+
+
+def rng(offset: int = 0) -> np.random.Generator:
+    """A fresh generator from the sidebar seed (+ offset, so two draws on one page differ)."""
+    return np.random.default_rng(seed() + offset)
+
+
+# ---------------------------------------------------------------------------------------------
+# Widgets whose values live in st.query_params, so that a URL reproduces a view.
+# ---------------------------------------------------------------------------------------------
+
+def _from_query(key: str, parse: Callable[[str], Any], default: Any, valid: Callable[[Any], bool]) -> Any:
+    raw = st.query_params.get(key)
+    if raw is None:
+        return default
+    try:
+        value = parse(raw)
+    except (TypeError, ValueError):
+        return default
+    return value if valid(value) else default
+
+
+def _remember(key: str, value: Any) -> None:
+    text = str(value)
+    if st.query_params.get(key) != text:
+        st.query_params[key] = text
+
+
+def qp_slider(label: str, key: str, min_value: float, max_value: float, value: float,
+              step: float | None = None, *, container: Any = st, **kwargs: Any) -> Any:
+    """``st.slider`` whose value is read from / written to the URL query parameter ``key``."""
+    is_int = all(isinstance(v, int) for v in (min_value, max_value, value)) and (step is None or isinstance(step, int))
+    parse = int if is_int else float
+    if key not in st.session_state:
+        st.session_state[key] = _from_query(key, parse, value, lambda v: min_value <= v <= max_value)
+    out = container.slider(label, min_value=min_value, max_value=max_value, step=step, key=key, **kwargs)
+    _remember(key, out)
+    return out
+
+
+def qp_select_slider(label: str, key: str, options: Sequence[Any], value: Any, *, container: Any = st,
+                     **kwargs: Any) -> Any:
+    """``st.select_slider`` backed by the URL (options are matched by their text)."""
+    by_text = {str(o): o for o in options}
+    if key not in st.session_state:
+        st.session_state[key] = by_text.get(st.query_params.get(key, ""), value)
+    out = container.select_slider(label, options=list(options), key=key, **kwargs)
+    _remember(key, out)
+    return out
+
+
+def qp_selectbox(label: str, key: str, options: Sequence[Any], value: Any | None = None, *,
+                 container: Any = st, **kwargs: Any) -> Any:
+    """``st.selectbox`` / radio-like choice backed by the URL (options matched by their text)."""
+    by_text = {str(o): o for o in options}
+    default = options[0] if value is None else value
+    if key not in st.session_state:
+        st.session_state[key] = by_text.get(st.query_params.get(key, ""), default)
+    out = container.selectbox(label, options=list(options), key=key, **kwargs)
+    _remember(key, out)
+    return out
+
+
+def qp_radio(label: str, key: str, options: Sequence[Any], value: Any | None = None, *,
+             container: Any = st, **kwargs: Any) -> Any:
+    """``st.radio`` backed by the URL."""
+    by_text = {str(o): o for o in options}
+    default = options[0] if value is None else value
+    if key not in st.session_state:
+        st.session_state[key] = by_text.get(st.query_params.get(key, ""), default)
+    out = container.radio(label, options=list(options), key=key, **kwargs)
+    _remember(key, out)
+    return out
+
+
+def qp_number(label: str, key: str, value: float, *, min_value: float | None = None,
+              max_value: float | None = None, container: Any = st, **kwargs: Any) -> Any:
+    """``st.number_input`` backed by the URL."""
+    parse = int if isinstance(value, int) and not isinstance(value, bool) else float
+
+    def valid(v: Any) -> bool:
+        return (min_value is None or v >= min_value) and (max_value is None or v <= max_value)
+
+    if key not in st.session_state:
+        st.session_state[key] = _from_query(key, parse, value, valid)
+    out = container.number_input(label, min_value=min_value, max_value=max_value, key=key, **kwargs)
+    _remember(key, out)
+    return out
+
+
+def qp_toggle(label: str, key: str, value: bool = False, *, container: Any = st, **kwargs: Any) -> bool:
+    """``st.toggle`` backed by the URL ("1"/"0")."""
+    if key not in st.session_state:
+        st.session_state[key] = _from_query(key, lambda s: s in ("1", "true", "True"), value, lambda v: True)
+    out = container.toggle(label, key=key, **kwargs)
+    _remember(key, "1" if out else "0")
+    return bool(out)
+
+
+def privacy_note(neighbouring: str, public: str) -> None:
+    """The standard caption every method page shows: neighbouring relation and what is public."""
+    st.caption(f"**Neighbouring datasets:** {neighbouring}  \n**Public (not protected):** {public}")
+
+
+def download_csv(frame: Any, label: str, file_name: str, key: str | None = None) -> None:
+    """A download button for a chart's data (pandas DataFrame) as CSV."""
+    st.download_button(label, frame.to_csv(index=False).encode("utf-8"), file_name=file_name,
+                       mime="text/csv", key=key or f"dl-{file_name}")
