@@ -1,19 +1,89 @@
 """Income data: loading and validating user files, synthetic generators, bundled examples.
 
-(Foundation stub: the full loader and generators are being written under issue 2.)
+Three kinds of data reach the pages, all as :class:`IncomeData`:
+
+* **uploaded files** (CSV or Parquet, given as bytes, a path or a binary file object):
+  :func:`read_table` parses them in memory (never written to disk or logged),
+  :func:`numeric_columns` lists the columns that can hold incomes, :func:`clean_income_column`
+  validates the chosen one (missing values dropped and counted, negative values refused / dropped /
+  clipped to 0 as the caller decides, non-numeric text reported with an example and its line) and
+  :func:`load_income_file` does all three. Every problem raises :class:`DPInputError` (a
+  ``ValueError``) whose message names the problem and what to do.
+* **real data**: the bundled public-domain example (:func:`load_example`, Engel's 1857 Belgian
+  households, see ``dpcore/examples/README.md``) and the three real survey files in
+  ``../shared/data`` (:func:`load_shared`, ``None`` when the folder is absent).
+* **synthetic generators** (all take ``rng``): :func:`lognormal_incomes`,
+  :func:`pareto_mixture_incomes` (log-normal body + Pareto top tail calibrated to a target Gini)
+  and :func:`two_point_incomes` (the extremal two-point data of Proposition 5.1 of Lan & Reiter).
+
+Privacy assumptions: none of these functions releases anything. An uploaded file is marked
+``confidential=True`` because *planning on confidential data is itself not private* (design.md
+section 2); the pages say so and offer synthetic look-alikes. The neighbouring relation the
+methods use is "replace one record, n public", so a record must be one unit of privacy (one
+person or one household), which holds for every dataset offered here except the PSEO table,
+whose rows are published cell statistics, not persons.
 """
 from __future__ import annotations
 
+import csv
+import gzip
+import io
+import math
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, BinaryIO, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import integrate, optimize, special
 
-from .validation import DPInputError, as_generator, check_int, check_finite, check_positive
+from .validation import DPInputError, as_generator, check_finite, check_int, check_positive
+
+__all__ = [
+    "REPO_ROOT",
+    "SHARED_DATA_DIR",
+    "EXAMPLES_DIR",
+    "IncomeData",
+    "NEGATIVE_POLICIES",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_ROWS",
+    "shared_data_path",
+    "read_table",
+    "numeric_columns",
+    "guess_income_column",
+    "clean_income_column",
+    "load_income_file",
+    "EXAMPLES",
+    "load_example",
+    "SHARED_DATASETS",
+    "SharedDataset",
+    "available_shared",
+    "load_shared",
+    "load_cps",
+    "load_acs",
+    "load_pseo",
+    "gini_coefficient",
+    "lognormal_incomes",
+    "ParetoTailMixture",
+    "pareto_mixture_incomes",
+    "TwoPointData",
+    "min_iq_for_gini",
+    "two_point_incomes",
+]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
+
+#: What to do with negative incomes (losses): refuse the file, drop those rows, or clip them to 0.
+NEGATIVE_POLICIES = ("refuse", "drop", "clip")
+#: Default cap on the size of a file (bytes, after gzip decompression).
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+#: Default cap on the number of data rows.
+DEFAULT_MAX_ROWS = 2_000_000
+#: Longest text shown from a bad cell in an error message.
+_SHOW_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -21,7 +91,8 @@ class IncomeData:
     """A loaded income column plus the frame it came from.
 
     values: the income column as finite floats (what single-column methods use).
-    frame: the full table (other columns: groups, weights, ...) or None for generated data.
+    frame: the table the values came from, restricted to the rows kept (``frame[column]`` equals
+        ``values`` row by row, so group columns line up), or None for generated data.
     confidential: True for an uploaded file (planning on it is not private; pages say so).
     notes: what validation changed (rows dropped, values clipped), shown on screen.
     """
@@ -34,6 +105,11 @@ class IncomeData:
     frame: pd.DataFrame | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
+    @property
+    def n(self) -> int:
+        """Number of records (public under the "replace one record" relation)."""
+        return int(self.values.size)
+
 
 def shared_data_path(file_name: str) -> Path | None:
     """Path of a file in ../shared/data next to the repository, or None when it is absent."""
@@ -41,9 +117,729 @@ def shared_data_path(file_name: str) -> Path | None:
     return path if path.is_file() else None
 
 
+# ---------------------------------------------------------------------------------------------
+# Reading a user file (bytes or path) into a DataFrame, in memory only.
+# ---------------------------------------------------------------------------------------------
+
+def _short(value: Any) -> str:
+    """A value as it can be shown in a message: repr, cut to a few dozen characters."""
+    text = str(value)
+    if len(text) > _SHOW_CHARS:
+        text = text[:_SHOW_CHARS] + f"... ({len(text):,} characters)"
+    return repr(text) if not text.endswith("characters)") else "'" + text + "'"
+
+
+def _fmt_bytes(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / (1024 * 1024):.1f} MB"
+    if n >= 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n} bytes"
+
+
+def _read_source(source: Any, max_bytes: int) -> tuple[bytes, str]:
+    """The raw bytes of ``source`` (bytes, path or binary file object) and a display name."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        label = "the uploaded file"
+    elif isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise DPInputError(f"file not found: {path}")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise DPInputError(
+                f"the file {path.name} is {_fmt_bytes(size)}, larger than the {_fmt_bytes(max_bytes)} "
+                "limit; use a smaller extract (a sample of rows or fewer columns)")
+        data = path.read_bytes()
+        label = path.name
+    elif hasattr(source, "read"):
+        data = source.read(max_bytes + 1)
+        if isinstance(data, str):
+            raise TypeError("open the file in binary mode ('rb') or pass its bytes")
+        label = getattr(source, "name", "the uploaded file")
+    else:
+        raise TypeError(f"source must be bytes, a path or a binary file object, got {type(source).__name__}")
+    if len(data) > max_bytes:
+        size = "more than " + _fmt_bytes(max_bytes) if hasattr(source, "read") else _fmt_bytes(len(data))
+        raise DPInputError(
+            f"{label} is {size}, larger than the {_fmt_bytes(max_bytes)} limit; use a smaller extract "
+            "(a sample of rows or fewer columns)")
+    return data, str(label)
+
+
+def _gunzip(data: bytes, max_bytes: int, label: str) -> bytes:
+    """Decompress gzip data without ever holding more than ``max_bytes`` of output (zip bombs)."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = d.decompress(data, max_bytes + 1)
+    except zlib.error as exc:
+        raise DPInputError(f"{label} looks gzip-compressed but cannot be decompressed ({exc})") from None
+    if len(out) > max_bytes or d.unconsumed_tail:
+        raise DPInputError(
+            f"{label} decompresses to more than the {_fmt_bytes(max_bytes)} limit; use a smaller extract")
+    return out
+
+
+def _decode_text(data: bytes, label: str) -> tuple[str, str | None]:
+    """Decode CSV bytes: UTF-8 (with or without BOM), else Latin-1; refuse binary files."""
+    head = data[:65536]
+    if b"\x00" in head:
+        raise DPInputError(
+            f"{label} is not a text file (it contains NUL bytes): it may be a spreadsheet, an "
+            "archive or UTF-16 text. Save it as CSV (UTF-8) or Parquet and upload that")
+    # Share of control characters other than tab / newline / carriage return / form feed.
+    ctrl = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13))
+    if head and ctrl / len(head) > 0.01:
+        raise DPInputError(
+            f"{label} does not look like CSV text ({ctrl} control characters in the first "
+            f"{len(head):,} bytes); save it as CSV (UTF-8) or Parquet and upload that")
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = data.decode("latin-1")
+    except UnicodeDecodeError:  # pragma: no cover - latin-1 decodes every byte
+        raise DPInputError(f"{label} is neither UTF-8 nor Latin-1 text; save it as CSV (UTF-8)") from None
+    return text, "the file is not valid UTF-8; it was read as Latin-1 (Western European)"
+
+
+def _sniff_delimiter(text: str) -> str:
+    sample = text[:65536]
+    # the header line decides when it has a clear delimiter
+    first = sample.split("\n", 1)[0]
+    counts = {d: first.count(d) for d in (",", ";", "\t", "|")}
+    best = max(counts, key=counts.get)
+    if counts[best] > 0:
+        return best
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","  # one column: any delimiter works
+
+
+def _parse_parquet(data: bytes, label: str) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(io.BytesIO(data))
+    except ImportError as exc:  # pragma: no cover - pyarrow is in requirements.txt
+        raise DPInputError(f"reading Parquet needs the pyarrow package ({exc})") from None
+    except Exception as exc:  # pyarrow raises its own error types
+        raise DPInputError(f"{label} is not a readable Parquet file ({type(exc).__name__}: "
+                           f"{str(exc)[:200]})") from None
+
+
+def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None = None,
+               max_bytes: int = DEFAULT_MAX_BYTES, max_rows: int = DEFAULT_MAX_ROWS,
+               ) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Parse a CSV or Parquet file held in memory (or at a path) into a DataFrame.
+
+    Returns ``(frame, notes)``. The format is detected from the content (Parquet magic ``PAR1``,
+    gzip magic, else CSV text with the delimiter among ``, ; TAB |`` taken from the header line),
+    so a wrong file extension does not matter. CSV text is decoded as UTF-8 (a BOM is allowed),
+    else Latin-1 (with a note); files with NUL bytes or many control characters are refused as
+    binary. Nothing is written to disk.
+
+    Raises DPInputError for: a file over ``max_bytes`` (also after decompression), more than
+    ``max_rows`` data rows, an empty file, a header without data rows, an Excel/zip file, a
+    binary file, a CSV that cannot be parsed (the parser's line number is passed on).
+    """
+    max_bytes = check_int(max_bytes, "max_bytes", minimum=1)
+    max_rows = check_int(max_rows, "max_rows", minimum=1)
+    data, label = _read_source(source, max_bytes)
+    if file_name:
+        label = str(file_name)
+    notes: list[str] = []
+    if not data.strip():
+        raise DPInputError(f"{label} is empty: it has no header and no data rows")
+    if data[:2] == b"\x1f\x8b":
+        data = _gunzip(data, max_bytes, label)
+        if not data.strip():
+            raise DPInputError(f"{label} is empty after decompression")
+    if data[:2] == b"PK":
+        raise DPInputError(
+            f"{label} is a zip archive or an Excel workbook (.xlsx); open it and save the sheet as "
+            "CSV (UTF-8) or Parquet")
+    if data[:4] == b"PAR1":
+        frame = _parse_parquet(data, label)
+    else:
+        text, note = _decode_text(data, label)
+        if note:
+            notes.append(note)
+        sep = _sniff_delimiter(text)
+        try:
+            frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=max_rows + 1, skipinitialspace=True,
+                                low_memory=False)
+        except pd.errors.EmptyDataError:
+            raise DPInputError(f"{label} has no columns: it is empty or blank") from None
+        except pd.errors.ParserError as exc:
+            msg = str(exc).strip().splitlines()[-1][:200]
+            raise DPInputError(f"{label} is not a well-formed CSV table: {msg}. Check that every row "
+                               "has as many fields as the header and that quotes are closed") from None
+        except (ValueError, OverflowError, MemoryError) as exc:
+            raise DPInputError(f"{label} cannot be read as CSV ({type(exc).__name__}: {str(exc)[:200]})") from None
+    if frame.shape[1] == 0:
+        raise DPInputError(f"{label} has no columns")
+    if len(frame) > max_rows:
+        raise DPInputError(
+            f"{label} has more than {max_rows:,} data rows (the row limit); use a random sample of rows")
+    if len(frame) == 0:
+        cols = ", ".join(_short(c) for c in list(frame.columns)[:8])
+        raise DPInputError(f"{label} has a header ({cols}) but no data rows")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    dup = frame.columns[frame.columns.duplicated()].tolist()
+    if dup:
+        raise DPInputError(f"{label} has duplicate column names: {', '.join(_short(d) for d in dup[:5])}; "
+                           "rename them so each column has its own name")
+    return frame, tuple(notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Choosing and validating the income column.
+# ---------------------------------------------------------------------------------------------
+
+_INCOME_NAMES = ("income", "pincp", "inctot", "ptotval", "earnings", "wage", "wages", "wagp",
+                 "salary", "inc", "revenue", "y1_p50_earnings")
+
+
+def _numeric_share(col: pd.Series) -> tuple[int, int]:
+    """(number of non-missing cells, number of them that parse as numbers)."""
+    present = col.dropna()
+    if present.empty:
+        return 0, 0
+    parsed = pd.to_numeric(present.astype(str).str.strip(), errors="coerce")
+    return int(present.size), int(parsed.notna().sum())
+
+
+def numeric_columns(frame: pd.DataFrame, *, min_share: float = 0.5) -> list[str]:
+    """Columns that can hold incomes: numeric dtype, or text where most cells are numbers.
+
+    A text column qualifies when at least ``min_share`` of its non-missing cells parse as numbers
+    (mixed columns such as ``"1200", "n/a?", "3400"`` are offered; choosing one then reports the
+    bad cells precisely). Boolean columns and all-missing columns are not offered.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    out: list[str] = []
+    for name in frame.columns:
+        col = frame[name]
+        if pd.api.types.is_bool_dtype(col):
+            continue
+        if pd.api.types.is_numeric_dtype(col):
+            if col.notna().any():
+                out.append(str(name))
+            continue
+        if pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col):
+            present, numeric = _numeric_share(col)
+            if present and numeric / present >= min_share:
+                out.append(str(name))
+    return out
+
+
+def guess_income_column(columns: Sequence[str]) -> str | None:
+    """The column whose name looks most like an income (``income``, ``PINCP``, ``INCTOT`` ...)."""
+    lower = {c.lower(): c for c in columns}
+    for key in _INCOME_NAMES:
+        if key in lower:
+            return lower[key]
+    for c in columns:
+        if any(k in c.lower() for k in ("income", "earn", "wage", "salar", "inc")):
+            return c
+    return columns[0] if columns else None
+
+
+def clean_income_column(frame: pd.DataFrame, column: str, *, negative: str = "refuse",
+                        min_rows: int = 2) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Validate ``frame[column]`` as incomes; return the kept rows (column as float) and notes.
+
+    * missing cells (empty, ``NA``, ``NaN`` ...) are dropped and counted in a note;
+    * text that is not a number raises DPInputError naming how many cells, one example and its
+      line in the file (line 1 is the header, so data row i is line i + 1);
+    * infinite values raise DPInputError;
+    * negative values are counted; ``negative="refuse"`` raises DPInputError, ``"drop"`` drops
+      those rows, ``"clip"`` sets them to 0 (both with a note). Incomes below 0 are losses; the
+      DP methods here assume a public lower bound of 0 or more, hence the explicit choice;
+    * fewer than ``min_rows`` (at least 2) rows left raises DPInputError.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    if negative not in NEGATIVE_POLICIES:
+        raise DPInputError(f"negative must be one of {', '.join(NEGATIVE_POLICIES)}, got {negative!r}")
+    min_rows = check_int(min_rows, "min_rows", minimum=2)
+    if column not in frame.columns:
+        avail = ", ".join(_short(c) for c in list(frame.columns)[:12])
+        raise DPInputError(f"column {_short(column)} is not in the file; its columns are: {avail}")
+    col = frame[column]
+    n_rows = len(col)
+    if pd.api.types.is_bool_dtype(col):
+        raise DPInputError(f"column {_short(column)} holds true/false values, not incomes")
+    missing = col.isna().to_numpy()
+    if missing.all():
+        raise DPInputError(f"column {_short(column)} has no values: all {n_rows:,} cells are missing")
+    if pd.api.types.is_numeric_dtype(col):
+        values = col.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        text = col.astype(str).str.strip()
+        values = pd.to_numeric(text.where(~col.isna()), errors="coerce").to_numpy(dtype=float)
+        bad = np.isnan(values) & ~missing
+        if bad.any():
+            idx = np.flatnonzero(bad)
+            first = int(idx[0])
+            examples = ", ".join(f"{_short(col.iloc[i])} (line {i + 2})" for i in idx[:3])
+            raise DPInputError(
+                f"column {_short(column)} has {idx.size:,} non-numeric "
+                f"value{'s' if idx.size > 1 else ''}, e.g. {examples}; the first is in data row "
+                f"{first + 1}. Fix or delete these cells (write incomes as plain numbers such as "
+                "31500.50, no currency signs or thousands separators), or choose another column")
+    inf = np.isinf(values)
+    if inf.any():
+        i = int(np.flatnonzero(inf)[0])
+        raise DPInputError(f"column {_short(column)} has {int(inf.sum()):,} infinite values "
+                           f"(e.g. line {i + 2}); replace them with real amounts or delete those rows")
+    notes: list[str] = []
+    keep = ~np.isnan(values)
+    n_missing = int((~keep).sum())
+    if n_missing:
+        notes.append(f"dropped {n_missing:,} of {n_rows:,} rows with a missing {column}")
+    neg = keep & (values < 0)
+    n_neg = int(neg.sum())
+    if n_neg:
+        i = int(np.flatnonzero(neg)[np.argmin(values[neg])])
+        detail = f"{n_neg:,} negative value{'s' if n_neg > 1 else ''} (smallest {values[i]:,.6g} on line {i + 2})"
+        if negative == "refuse":
+            raise DPInputError(
+                f"column {_short(column)} has {detail}. Incomes below 0 are losses; choose what to do "
+                "with them: drop those rows or clip them to 0")
+        if negative == "drop":
+            keep &= ~neg
+            notes.append(f"dropped {detail}")
+        else:
+            values = np.where(neg, 0.0, values)
+            notes.append(f"clipped {detail} to 0")
+    n_keep = int(keep.sum())
+    if n_keep < min_rows:
+        why = f" ({'; '.join(notes)})" if notes else ""
+        raise DPInputError(
+            f"only {n_keep} usable value{'s' if n_keep != 1 else ''} left in column {_short(column)} after "
+            f"cleaning{why}; at least {min_rows} are needed")
+    out = frame.loc[keep].copy()
+    out[column] = values[keep]
+    out = out.reset_index(drop=True)
+    return out, tuple(notes)
+
+
+def load_income_file(source: bytes | str | Path | BinaryIO, *, column: str | None = None,
+                     negative: str = "refuse", name: str | None = None,
+                     max_bytes: int = DEFAULT_MAX_BYTES, max_rows: int = DEFAULT_MAX_ROWS,
+                     min_rows: int = 2, confidential: bool = True) -> IncomeData:
+    """Read, validate and clean a user file: :func:`read_table` + :func:`clean_income_column`.
+
+    ``column=None`` picks the only numeric column, or the one whose name looks like an income
+    (:func:`guess_income_column`), and says so in the notes. The result is marked
+    ``confidential`` (default True: an uploaded file is treated as the confidential data itself).
+    """
+    frame, notes = read_table(source, file_name=name, max_bytes=max_bytes, max_rows=max_rows)
+    label = name or (Path(source).name if isinstance(source, (str, Path)) else "uploaded file")
+    candidates = numeric_columns(frame)
+    if column is None:
+        if not candidates:
+            if frame.shape[1] == 1:
+                only = frame.columns[0]
+                raise DPInputError(
+                    f"{label} has only one column, {_short(only)}, and it is not numeric (e.g. "
+                    f"{_short(frame[only].dropna().iloc[0]) if frame[only].notna().any() else 'empty'}); "
+                    "if the file uses another delimiter, save it as comma-separated CSV")
+            cols = ", ".join(_short(c) for c in list(frame.columns)[:12])
+            raise DPInputError(f"{label} has no numeric column (columns: {cols}); incomes must be numbers")
+        column = guess_income_column(candidates)
+        if len(candidates) > 1:
+            notes = notes + (f"used column {column!r} (numeric columns: {', '.join(candidates[:12])})",)
+    cleaned, more = clean_income_column(frame, column, negative=negative, min_rows=min_rows)
+    return IncomeData(values=cleaned[column].to_numpy(dtype=float), name=str(label), source="upload",
+                      column=str(column), confidential=bool(confidential), frame=cleaned,
+                      notes=tuple(notes) + more)
+
+
+# ---------------------------------------------------------------------------------------------
+# Real data: the bundled example and the files in ../shared/data.
+# ---------------------------------------------------------------------------------------------
+
+#: Bundled real examples: key -> (file in dpcore/examples, income column, display name).
+EXAMPLES: dict[str, tuple[str, str, str]] = {
+    "engel": ("engel1857_belgium.csv", "income",
+              "Engel 1857: Belgian household incomes (real, 235 households, francs)"),
+}
+
+
+def load_example(key: str = "engel") -> IncomeData:
+    """A bundled real public-domain example (see ``dpcore/examples/README.md`` for provenance)."""
+    if key not in EXAMPLES:
+        raise DPInputError(f"unknown example {key!r}; choose one of {', '.join(EXAMPLES)}")
+    file_name, column, label = EXAMPLES[key]
+    frame, _ = read_table(EXAMPLES_DIR / file_name)
+    cleaned, notes = clean_income_column(frame, column, negative="refuse")
+    return IncomeData(values=cleaned[column].to_numpy(dtype=float), name=label, source="example",
+                      column=column, confidential=False, frame=cleaned, notes=notes)
+
+
+@dataclass(frozen=True)
+class SharedDataset:
+    """A real file in ../shared/data: which column is the income and what else it offers."""
+
+    key: str
+    file_name: str
+    column: str
+    label: str
+    weight: str | None
+    groups: tuple[str, ...]
+    description: str
+    filter_column: str | None = None  # keep rows where this column == filter_value
+    filter_value: Any = None
+
+
+SHARED_DATASETS: dict[str, SharedDataset] = {
+    "cps": SharedDataset(
+        "cps", "cps_asec2016_ipums_midwest.csv.gz", "INCTOT",
+        "CPS ASEC 2016, 5 Midwest states: total personal income 2015 (real)", "ASECWT",
+        ("STATEFIP", "AGE", "EDUC"),
+        "IPUMS-CPS person records; INCTOT is missing for persons under 15 (dropped)."),
+    "acs": SharedDataset(
+        "acs", "acs2019_nist_excerpt_national.csv.gz", "PINCP",
+        "ACS 2019 PUMS, NIST excerpt (20 PUMAs): personal income (real)", "PWGTP",
+        ("SEX", "RAC1P", "AGEP", "POVPIP", "HISP", "EDU", "ST", "PUMA"),
+        "ACS person records; PINCP is missing under age 15 (dropped)."),
+    "pseo": SharedDataset(
+        "pseo", "pseo_earnings_co_tx.csv.gz", "y1_p50_earnings",
+        "PSEO 2019 release: median earnings 1 year after graduation, per published cell (real)", None,
+        ("institution", "degree_level", "cipcode", "institution_state"),
+        "Rows are published cells (institution x degree x field x cohort), not persons; only cells "
+        "with status_y1_earnings == 1 (published) are kept.",
+        filter_column="status_y1_earnings", filter_value=1),
+}
+
+
+def available_shared() -> list[str]:
+    """Keys of the ../shared/data files present on this machine."""
+    return [k for k, d in SHARED_DATASETS.items() if shared_data_path(d.file_name) is not None]
+
+
+def load_shared(key: str, *, negative: str = "drop") -> IncomeData | None:
+    """Load a real file from ../shared/data as IncomeData (full frame, rows aligned), or None if absent.
+
+    The income column is cleaned with :func:`clean_income_column`: missing incomes (persons
+    under 15) are dropped; negative incomes are dropped by default, as in the data README's
+    figures (pass ``negative="clip"`` to keep those persons at 0). ``frame`` keeps every column
+    (groups such as SEX, RAC1P, AGEP, POVPIP, PWGTP for ACS; STATEFIP, AGE, EDUC, ASECWT for CPS).
+    """
+    if key not in SHARED_DATASETS:
+        raise DPInputError(f"unknown shared dataset {key!r}; choose one of {', '.join(SHARED_DATASETS)}")
+    spec = SHARED_DATASETS[key]
+    path = shared_data_path(spec.file_name)
+    if path is None:
+        return None
+    frame = pd.read_csv(path, low_memory=False, dtype={"PUMA": str} if key == "acs" else None)
+    if spec.filter_column is not None:
+        frame = frame.loc[frame[spec.filter_column] == spec.filter_value].reset_index(drop=True)
+    cleaned, notes = clean_income_column(frame, spec.column, negative=negative)
+    return IncomeData(values=cleaned[spec.column].to_numpy(dtype=float), name=spec.label, source="shared",
+                      column=spec.column, confidential=False, frame=cleaned,
+                      notes=(spec.description,) + notes)
+
+
+def load_cps(*, negative: str = "drop") -> IncomeData | None:
+    """CPS ASEC 2016 (5 Midwest states), INCTOT; None when ../shared/data is absent."""
+    return load_shared("cps", negative=negative)
+
+
+def load_acs(*, negative: str = "drop") -> IncomeData | None:
+    """ACS 2019 NIST excerpt, PINCP; None when ../shared/data is absent."""
+    return load_shared("acs", negative=negative)
+
+
+def load_pseo(*, negative: str = "drop") -> IncomeData | None:
+    """PSEO earnings cells (published y1 medians); None when ../shared/data is absent."""
+    return load_shared("pseo", negative=negative)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gini (for the generators and their tests; the DP Gini lives in dpcore.gini).
+# ---------------------------------------------------------------------------------------------
+
+GINI_DEFINITIONS = ("eq2", "eq1")
+
+
+def gini_coefficient(x: Any, *, definition: str = "eq2") -> float:
+    """Sample Gini of non-negative data with a positive sum.
+
+    ``definition="eq2"``: Lan & Reiter eq. (2), sum_i (2i - n - 1) x_(i) / (n (n - 1) xbar), the
+    form their sensitivity bounds use. ``"eq1"``: eq. (1), sum_ij |x_i - x_j| / (2 n^2 xbar) =
+    eq2 * (n - 1) / n (the form of ../shared/data/README.md).
+    """
+    if definition not in GINI_DEFINITIONS:
+        raise DPInputError(f"definition must be 'eq1' or 'eq2', got {definition!r}")
+    arr = np.sort(np.asarray(x, dtype=float))
+    if arr.ndim != 1 or arr.size < 2:
+        raise DPInputError("the Gini index needs at least 2 values")
+    if not np.isfinite(arr).all():
+        raise DPInputError("the Gini index needs finite values (drop missing values first)")
+    if arr[0] < 0:
+        raise DPInputError("the Gini index needs non-negative values")
+    total = arr.sum()
+    if total <= 0:
+        raise DPInputError("the Gini index is undefined when every value is 0")
+    n = arr.size
+    weights = 2.0 * np.arange(1, n + 1) - n - 1
+    g1 = float(weights @ arr / (n * total))
+    return g1 * n / (n - 1) if definition == "eq2" else g1
+
+
+# ---------------------------------------------------------------------------------------------
+# Synthetic generators.
+# ---------------------------------------------------------------------------------------------
+
 def lognormal_incomes(n: int, *, mu: float = 10.5, sigma: float = 0.9, rng=None) -> np.ndarray:
     """n log-normal incomes exp(N(mu, sigma^2)); Gini = 2 Phi(sigma / sqrt 2) - 1."""
     n = check_int(n, "n", minimum=1)
     mu = check_finite(mu, "mu")
     sigma = check_positive(sigma, "sigma")
     return as_generator(rng).lognormal(mu, sigma, size=n)
+
+
+_SIGMA_MIN, _SIGMA_MAX = 1e-4, 4.0
+
+
+@dataclass(frozen=True)
+class ParetoTailMixture:
+    """Log-normal body with a Pareto top tail: the classic model of an income distribution.
+
+    Quantile function (u in (0, 1), p = ``tail_share``, a = ``tail_index``, z_p = Phi^-1(1 - p)):
+
+        Q(u) = exp(mu + sigma Phi^-1(u))                     for u < 1 - p   (log-normal body)
+        Q(u) = x_m (p / (1 - u))^(1/a),  x_m = exp(mu + sigma z_p)   for u >= 1 - p  (Pareto tail)
+
+    i.e. a mixture with weight 1 - p on the log-normal truncated to (0, x_m) and weight p on a
+    Pareto(x_m, a) above it; Q is continuous at the splice. ``a > 1`` keeps the mean finite
+    (``a > 2`` also the variance). The population Gini is exact up to quadrature error (~1e-10):
+    G = 2 int_0^1 u Q(u) du / mean - 1, with the tail part in closed form. It does not depend on
+    mu (scale invariance). :meth:`calibrated` solves for sigma so that G equals a target.
+    """
+
+    sigma: float
+    tail_share: float = 0.1
+    tail_index: float = 2.5
+    mu: float = 10.0
+
+    def __post_init__(self) -> None:
+        check_positive(self.sigma, "sigma")
+        check_finite(self.mu, "mu")
+        p = check_finite(self.tail_share, "tail_share")
+        if not 0 < p < 1:
+            raise DPInputError(f"tail_share must be strictly between 0 and 1, got {p:g}")
+        a = check_finite(self.tail_index, "tail_index")
+        if a <= 1:
+            raise DPInputError(f"tail_index must be > 1 (otherwise the mean income is infinite), got {a:g}")
+
+    @property
+    def _zp(self) -> float:
+        return float(special.ndtri(1.0 - self.tail_share))
+
+    @property
+    def threshold(self) -> float:
+        """x_m: the income where the Pareto tail starts (the (1 - p) quantile)."""
+        return math.exp(self.mu + self.sigma * self._zp)
+
+    @property
+    def mean(self) -> float:
+        p, a, s = self.tail_share, self.tail_index, self.sigma
+        body = math.exp(self.mu + s * s / 2) * special.ndtr(self._zp - s)
+        return float(body + self.threshold * p * a / (a - 1))
+
+    @property
+    def gini(self) -> float:
+        """Population Gini (the n -> infinity limit of both eq. (1) and eq. (2))."""
+        p, a, s, zp = self.tail_share, self.tail_index, self.sigma, self._zp
+        # body: int_0^{1-p} u Q(u) du = exp(mu + s^2/2) int_{-inf}^{z_p} Phi(z) phi(z - s) dz
+        f = lambda z: special.ndtr(z) * math.exp(-0.5 * (z - s) ** 2) / math.sqrt(2 * math.pi)  # noqa: E731
+        lo = min(zp, s) - 12.0
+        body_int, _ = integrate.quad(f, lo, zp, epsabs=1e-13, epsrel=1e-11, limit=200)
+        body = math.exp(self.mu + s * s / 2) * body_int
+        # tail: int_{1-p}^1 u x_m (p/(1-u))^{1/a} du = x_m (p a/(a-1) - p^2 a/(2a-1))
+        tail = self.threshold * (p * a / (a - 1) - p * p * a / (2 * a - 1))
+        return float(2.0 * (body + tail) / self.mean - 1.0)
+
+    def ppf(self, u: Any) -> np.ndarray:
+        """Quantile function Q(u)."""
+        u = np.asarray(u, dtype=float)
+        if np.any((u < 0) | (u > 1)) or np.any(np.isnan(u)):
+            raise DPInputError("quantile levels must be in [0, 1]")
+        p, a = self.tail_share, self.tail_index
+        with np.errstate(divide="ignore", over="ignore"):
+            body = np.exp(self.mu + self.sigma * special.ndtri(np.minimum(u, 1 - p)))
+            tail = self.threshold * (p / (1.0 - np.maximum(u, 1 - p))) ** (1.0 / a)
+        return np.where(u < 1 - p, body, tail)
+
+    def cdf(self, x: Any) -> np.ndarray:
+        """F(x), the inverse of :meth:`ppf`."""
+        x = np.asarray(x, dtype=float)
+        p, a, xm = self.tail_share, self.tail_index, self.threshold
+        with np.errstate(divide="ignore", invalid="ignore"):
+            body = special.ndtr((np.log(np.maximum(x, 1e-300)) - self.mu) / self.sigma)
+            tail = 1.0 - p * (xm / np.maximum(x, xm)) ** a
+        out = np.where(x < xm, body, tail)
+        return np.where(x <= 0, 0.0, out)
+
+    def rvs(self, n: int, rng=None) -> np.ndarray:
+        """n draws by inversion (vectorised)."""
+        n = check_int(n, "n", minimum=1)
+        u = as_generator(rng).random(n)
+        return self.ppf(u)
+
+    @classmethod
+    def calibrated(cls, gini: float, *, tail_share: float = 0.1, tail_index: float = 2.5,
+                   mu: float = 10.0) -> "ParetoTailMixture":
+        """The mixture whose population Gini equals ``gini`` (solved for sigma by Brent's method).
+
+        G is increasing in sigma; the reachable range is (G(sigma -> 0), G(sigma = 4)). A target
+        outside raises DPInputError naming the range (raise ``tail_index`` for lower Ginis).
+        """
+        g = check_finite(gini, "gini")
+        lo_m = cls(_SIGMA_MIN, tail_share, tail_index, mu)
+        hi_m = cls(_SIGMA_MAX, tail_share, tail_index, mu)
+        g_lo, g_hi = lo_m.gini, hi_m.gini
+        if not g_lo < g < g_hi:
+            raise DPInputError(
+                f"a Pareto-tailed mixture with tail share {tail_share:g} and tail index {tail_index:g} "
+                f"has a Gini between {g_lo:.3f} and {g_hi:.3f}; got target {g:g}. Choose a target in "
+                "that range (a larger tail index allows lower Ginis)")
+        sigma = optimize.brentq(lambda s: cls(s, tail_share, tail_index, mu).gini - g,
+                                _SIGMA_MIN, _SIGMA_MAX, xtol=1e-12, rtol=1e-12)
+        return cls(float(sigma), tail_share, tail_index, mu)
+
+
+def pareto_mixture_incomes(n: int, *, gini: float = 0.45, tail_share: float = 0.1,
+                           tail_index: float = 2.5, median: float = 30_000.0, rng=None) -> np.ndarray:
+    """n incomes from the :class:`ParetoTailMixture` whose population Gini is ``gini``.
+
+    ``median`` sets the scale (the median is exp(mu) when tail_share < 0.5). Default tail index
+    2.5 is in the range estimated for top US incomes; tail share 0.1 = the top decile is Pareto.
+    """
+    n = check_int(n, "n", minimum=1)
+    median = check_positive(median, "median")
+    model = ParetoTailMixture.calibrated(gini, tail_share=tail_share, tail_index=tail_index,
+                                         mu=math.log(median))
+    return model.rvs(n, rng)
+
+
+@dataclass(frozen=True)
+class TwoPointData:
+    """Two-point data of Lan & Reiter Prop. 5.1: ``n_low`` values ``a``, ``n - n_low`` values ``b``.
+
+    ``lower``/``upper`` are the public bounds L <= a < b <= U with (U - L) / mean = ``iq``
+    (the paper's normalized range IQ(X), Theorem 4.4), and ``gini`` is the exact Gini of
+    ``values`` under ``definition``.
+    """
+
+    values: np.ndarray
+    lower: float
+    upper: float
+    gini: float
+    iq: float
+    n_low: int
+    low_value: float
+    high_value: float
+    definition: str
+
+
+def min_iq_for_gini(gini: float, n: int | None = None, *, definition: str = "eq2") -> float:
+    """inf{IQ(X) : g(X) = gini} of Lan & Reiter Proposition 5.1, eq. (31) / (61).
+
+    The paper states 4g for g <= 1/2 and 1/(1-g) for 1/2 < g < 1. Its proof (Appendix A.4) sets the
+    mean to 1 and writes g(X) = sum_ij |x_i - x_j| / n^2, which is a typo: with that denominator the
+    two-point data would give 2 alpha (1 - alpha)(U - L), not eq. (62). Eq. (62) and hence (31) are
+    right for eq. (1) (denominator 2 n^2 xbar). For eq. (2) (denominator n (n - 1) xbar), the same
+    data have g2 = g1 n / (n - 1), so the infimum is eq. (31) evaluated at g1 = gini (n - 1) / n;
+    ``definition="eq2"`` therefore needs ``n`` (and is only defined for gini < 1). Tested against a
+    brute-force search over small datasets.
+    """
+    g = check_finite(gini, "gini")
+    if definition not in GINI_DEFINITIONS:
+        raise DPInputError(f"definition must be 'eq1' or 'eq2', got {definition!r}")
+    if definition == "eq2":
+        if n is None:
+            raise DPInputError("definition 'eq2' needs n (its Gini depends on n through n / (n - 1))")
+        n = check_int(n, "n", minimum=2)
+        g = g * (n - 1) / n
+    if not 0 <= g < 1:
+        raise DPInputError(f"gini must be in [0, 1), got {gini:g}")
+    return 4.0 * g if g <= 0.5 else 1.0 / (1.0 - g)
+
+
+def two_point_incomes(n: int, gini: float, iq: float | None = None, *, mean: float = 1.0,
+                      definition: str = "eq2", rng=None) -> TwoPointData:
+    """The two-point datasets of Lan & Reiter section 5.2.1 / Appendix A.4 with Gini g, size n and IQ.
+
+    Construction (A.4, with the mean scaled to 1): a fraction alpha of the values equals a and the
+    rest equals b, so g1 = alpha (1 - alpha)(b - a) (eq. (62), eq.-(1) Gini; eq. (2) multiplies by
+    n / (n - 1)). At the minimum IQ of eq. (31) the values sit at the public bounds: alpha = 1/2,
+    a = 1 - 2g, b = 1 + 2g when g <= 1/2; a = L = 0, alpha = g, b = 1/(1-g) when g > 1/2.
+    For a larger ``iq`` (``None`` = the minimum) we keep a and b at the bounds and solve
+    alpha (1 - alpha) iq = g1 with the root alpha >= 1/2, which keeps a = 1 - (1 - alpha) iq >= 0.
+
+    With finite n the count n_low = alpha n must be an integer. We round it (keeping a >= 0), then
+    recompute the spread b - a = g1 / (alpha (1 - alpha)) so the Gini is *exact*, and put any
+    left-over width of the bounds (iq - (b - a), zero when alpha n is already an integer) around
+    the data so (U - L) / mean = iq exactly with L >= 0. A requested ``iq`` below the minimum
+    raises DPInputError. ``iq=None`` gives the smallest IQ reachable with integer counts: eq. (31)
+    exactly when alpha n is an integer (e.g. g = 0.5 with n even, or g n an integer for g > 1/2),
+    slightly above it otherwise (the paper treats alpha as continuous).
+
+    ``rng`` only shuffles the order of the records (the data are a multiset).
+    """
+    n = check_int(n, "n", minimum=2)
+    mean = check_positive(mean, "mean")
+    g_in = check_finite(gini, "gini")
+    if definition not in GINI_DEFINITIONS:
+        raise DPInputError(f"definition must be 'eq1' or 'eq2', got {definition!r}")
+    factor = (n - 1) / n if definition == "eq2" else 1.0
+    g1 = g_in * factor  # the eq.-(1) Gini to reach
+    if not 0 < g1 < 1 - 1.0 / n:
+        top = 1.0 if definition == "eq2" else 1 - 1.0 / n
+        raise DPInputError(f"gini must be strictly between 0 and {top:g} for n = {n} ({definition}), got {g_in:g}")
+    iq_inf = min_iq_for_gini(g1, definition="eq1")  # eq. (31): the continuous-alpha infimum
+    if iq is not None:
+        iq = check_positive(iq, "iq")
+        if iq < iq_inf * (1 - 1e-12):
+            raise DPInputError(
+                f"iq = {iq:g} is below the minimum {iq_inf:.6g} that a Gini of {g_in:g} allows "
+                "(Lan & Reiter Prop. 5.1): the bounds must span at least that many means")
+    # every integer split m = n_low in 1..n-1 at once (vectorised; n up to millions is cheap)
+    m_all = np.arange(1, n)
+    alpha = m_all / n
+    spread = g1 / (alpha * (1 - alpha))
+    a_all = 1.0 - (1 - alpha) * spread
+    feasible = a_all >= -1e-12
+    if iq is None:
+        if not feasible.any():  # pragma: no cover - m = n-1 is always feasible for g1 < 1 - 1/n
+            raise DPInputError(f"no two-point dataset of size {n} has Gini {g_in:g}")
+        i = int(np.argmin(np.where(feasible, spread, np.inf)))
+        iq = float(spread[i])
+    else:
+        feasible &= spread <= iq * (1 + 1e-12)
+        if not feasible.any():
+            best_iq = float(np.min(np.where(a_all >= -1e-12, spread, np.inf)))
+            raise DPInputError(
+                f"with n = {n} records a two-point dataset with Gini {g_in:g} needs iq >= {best_iq:.6g} "
+                f"(the limit {iq_inf:.6g} of Prop. 5.1 needs alpha n to be an integer); got {iq:g}")
+        i = int(np.argmin(np.where(feasible, iq - spread, np.inf)))
+    best = (max(0.0, iq - float(spread[i])), int(m_all[i]), max(float(a_all[i]), 0.0), float(spread[i]))
+    slack, m, a, spread = best
+    b = a + spread
+    lower = max(0.0, a - slack / 2)
+    upper = lower + iq
+    values = np.concatenate([np.full(m, a), np.full(n - m, b)]) * mean
+    if rng is not None:
+        values = as_generator(rng).permutation(values)
+    g_exact = gini_coefficient(values, definition=definition)
+    return TwoPointData(values=values, lower=lower * mean, upper=upper * mean, gini=g_exact,
+                        iq=(upper - lower) * mean / float(values.mean()), n_low=m, low_value=a * mean, high_value=b * mean,
+                        definition=definition)

@@ -1,0 +1,460 @@
+"""dpcore.data: file validation paths, real-data loaders, synthetic generators hitting their targets."""
+from __future__ import annotations
+
+import builtins
+import gzip
+import io
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import integrate, stats
+
+import dpcore.data as data
+from dpcore.data import (
+    DPInputError,
+    IncomeData,
+    ParetoTailMixture,
+    clean_income_column,
+    gini_coefficient,
+    guess_income_column,
+    load_example,
+    load_income_file,
+    load_shared,
+    lognormal_incomes,
+    min_iq_for_gini,
+    numeric_columns,
+    pareto_mixture_incomes,
+    read_table,
+    two_point_incomes,
+)
+
+
+def _bad(source, match, **kwargs):
+    """load_income_file(source) must raise DPInputError (a ValueError) whose message matches."""
+    with pytest.raises(DPInputError, match=match) as info:
+        load_income_file(source, **kwargs)
+    assert isinstance(info.value, ValueError)
+    assert len(str(info.value)) < 600  # never echoes a huge cell or file
+    return str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading files
+# ---------------------------------------------------------------------------------------------
+
+CSV = b"id,income,sex\n1,1000,F\n2,2500.5,M\n3,0,F\n4,40000,M\n"
+
+
+def test_csv_bytes_path_and_file_object_agree(tmp_path):
+    a = load_income_file(CSV)
+    p = tmp_path / "x.csv"
+    p.write_bytes(CSV)
+    b = load_income_file(p)
+    c = load_income_file(io.BytesIO(CSV))
+    for d in (a, b, c):
+        assert isinstance(d, IncomeData)
+        np.testing.assert_array_equal(d.values, [1000, 2500.5, 0, 40000])
+        assert d.column == "income" and d.source == "upload" and d.confidential
+        assert list(d.frame.columns) == ["id", "income", "sex"]
+    assert b.name == "x.csv"
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_other_delimiters(sep):
+    text = CSV.decode().replace(",", sep).encode()
+    np.testing.assert_array_equal(load_income_file(text).values, [1000, 2500.5, 0, 40000])
+
+
+def test_parquet_and_gzip():
+    frame = pd.DataFrame({"income": [1.0, 2.0, 3.0], "g": ["a", "b", "a"]})
+    buf = io.BytesIO()
+    frame.to_parquet(buf)
+    d = load_income_file(buf.getvalue(), name="x.parquet")
+    np.testing.assert_array_equal(d.values, [1, 2, 3])
+    assert d.name == "x.parquet"
+    np.testing.assert_array_equal(load_income_file(gzip.compress(CSV)).values, [1000, 2500.5, 0, 40000])
+
+
+def test_parquet_corrupt():
+    _bad(b"PAR1" + b"\x00garbage" * 10, "not a readable Parquet file")
+
+
+def test_empty_file_and_blank_file():
+    _bad(b"", "empty")
+    _bad(b"  \n\n \r\n", "empty")
+    _bad(gzip.compress(b""), "empty")
+
+
+def test_header_only():
+    msg = _bad(b"id,income\n", "header .* but no data rows")
+    assert "'income'" in msg
+
+
+def test_one_column_numeric_works_and_text_fails():
+    np.testing.assert_array_equal(load_income_file(b"income\n5\n7\n").values, [5, 7])
+    np.testing.assert_array_equal(load_income_file(b"5\n7\n9\n").values, [7, 9])  # first line is the header
+    _bad(b"name\nabc\ndef\n", r"only one column, 'name', and it is not numeric \(e\.g\. 'abc'\)")
+
+
+def test_no_numeric_column():
+    _bad(b"a,b\nx,y\nz,w\n", "no numeric column")
+
+
+def test_binary_and_wrong_encoding():
+    _bad(b"\x00\x01\x02\x03" * 100, "not a text file .*NUL")
+    _bad(bytes(range(1, 9)) * 200, "does not look like CSV text")
+    _bad(b"PK\x03\x04" + b"\x10" * 50, "Excel workbook")
+    # UTF-16 text contains NUL bytes: refused with a hint
+    _bad("income\n1\n2\n".encode("utf-16"), "UTF-16")
+
+
+def test_latin1_fallback_and_utf8_bom():
+    d = load_income_file("name;income\nJosé;100\nAndré;200\n".encode("latin-1"))
+    assert d.frame["name"].tolist() == ["José", "André"]
+    assert any("Latin-1" in n for n in d.notes)
+    d = load_income_file("name,income\nJosé,100\nZoë,200\n".encode("utf-8"))
+    assert d.frame["name"].tolist() == ["José", "Zoë"] and not any("Latin-1" in n for n in d.notes)
+    assert load_income_file(b"\xef\xbb\xbfincome\n1\n2\n").column == "income"  # BOM stripped
+
+
+def test_size_cap_bytes_path_fileobj_and_gzip_bomb(tmp_path):
+    blob = b"income\n" + b"1\n" * 1000
+    _bad(blob, r"larger than the 1\.0 KB limit", max_bytes=1024)
+    p = tmp_path / "big.csv"
+    p.write_bytes(blob)
+    _bad(p, r"big\.csv is 2\.0 KB, larger than the 1\.0 KB limit", max_bytes=1024)
+    _bad(io.BytesIO(blob), "larger than the", max_bytes=1024)
+    bomb = gzip.compress(b"income\n" + b"1\n" * 5_000_000)  # ~10 MB unpacked, a few KB packed
+    assert len(bomb) < 100_000
+    _bad(bomb, r"decompresses to more than the 1\.0 MB limit", max_bytes=1024 * 1024)
+
+
+def test_row_cap():
+    _bad(b"income\n" + b"1\n" * 6, r"more than 5 data rows", max_rows=5)
+    assert load_income_file(b"income\n" + b"1\n" * 5, max_rows=5).n == 5
+
+
+def test_ten_megabytes_in_one_cell():
+    huge = b"y" * 10_000_000
+    # in the income column: a short, precise message
+    msg = _bad(b"income,comment\n1,a\n" + huge + b",b\n3,c\n", r"1 non-numeric value", column="income")
+    assert "10,000,000 characters" in msg and "line 3" in msg and "data row 2" in msg
+    # in another column: harmless, the income column loads
+    d = load_income_file(b"income,comment\n1," + huge + b"\n2,b\n3,c\n")
+    np.testing.assert_array_equal(d.values, [1, 2, 3])
+
+
+def test_malformed_csv_names_the_line():
+    _bad(b"a,b\n1,2\n3,4\n5,6,7,8\n", r"not a well-formed CSV.*line 4")
+
+
+def test_mixed_types_report_example_and_row():
+    msg = _bad(b'income\n100\nabc\n300\n"$4,000"\n', r"2 non-numeric values", column="income")
+    assert "'abc' (line 3)" in msg and "'$4,000' (line 5)" in msg and "data row 2" in msg
+
+
+def test_all_nan_column():
+    frame, _ = read_table(b"income,x\n,1\nNA,2\n,3\n")
+    assert numeric_columns(frame) == ["x"]
+    with pytest.raises(DPInputError, match=r"no values: all 3 cells are missing"):
+        clean_income_column(frame, "income")
+
+
+def test_missing_values_dropped_and_counted():
+    d = load_income_file(b"income,g\n1,a\n,b\nNA,c\n4,d\nnan,e\n")
+    np.testing.assert_array_equal(d.values, [1, 4])
+    assert d.frame["g"].tolist() == ["a", "d"]  # rows stay aligned with the values
+    assert "dropped 3 of 5 rows with a missing income" in d.notes
+
+
+def test_negative_policies():
+    src = b"income,g\n10,a\n-5,b\n-50,c\n20,d\n"
+    msg = _bad(src, r"2 negative values \(smallest -50 on line 4\)")
+    assert "drop" in msg and "clip" in msg
+    d = load_income_file(src, negative="drop")
+    np.testing.assert_array_equal(d.values, [10, 20])
+    assert d.frame["g"].tolist() == ["a", "d"]
+    assert any(n.startswith("dropped 2 negative") for n in d.notes)
+    d = load_income_file(src, negative="clip")
+    np.testing.assert_array_equal(d.values, [10, 0, 0, 20])
+    assert any(n.startswith("clipped 2 negative") for n in d.notes)
+    _bad(src, "negative must be one of refuse, drop, clip", negative="ignore")
+
+
+def test_too_few_rows_after_cleaning():
+    _bad(b"income\n5\n", r"only 1 usable value left .* at least 2 are needed")
+    msg = _bad(b"income\n5\n-1\n-2\n", r"only 1 usable value", negative="drop")
+    assert "dropped 2 negative values" in msg
+    _bad(b"income\n5\n\n\n", r"only 1 usable value")
+
+
+def test_infinite_values():
+    _bad(b"income\n1\ninf\n3\n", r"1 infinite values \(e\.g\. line 3\)")
+
+
+def test_unknown_column_and_bool_column():
+    _bad(CSV, r"column 'wage' is not in the file; its columns are: 'id', 'income', 'sex'", column="wage")
+    frame = pd.DataFrame({"flag": [True, False, True]})
+    with pytest.raises(DPInputError, match="true/false"):
+        clean_income_column(frame, "flag")
+
+
+def test_numeric_columns_and_guess():
+    frame = pd.DataFrame({
+        "id": [1, 2, 3, 4], "name": ["a", "b", "c", "d"], "flag": [True, False, True, False],
+        "mixed": ["1", "2", "x", "4"], "PINCP": [1.0, 2.0, np.nan, 4.0], "empty": [np.nan] * 4,
+    })
+    assert numeric_columns(frame) == ["id", "mixed", "PINCP"]
+    assert guess_income_column(["id", "mixed", "PINCP"]) == "PINCP"
+    assert guess_income_column(["id", "total_earnings"]) == "total_earnings"
+    assert guess_income_column(["a", "b"]) == "a"
+    d = load_income_file(b"id,wage_2015\n1,5\n2,6\n")
+    assert d.column == "wage_2015" and any("used column 'wage_2015'" in n for n in d.notes)
+
+
+def test_bad_argument_types():
+    with pytest.raises(TypeError):
+        load_income_file(12345)
+    with pytest.raises(TypeError):
+        load_income_file(io.StringIO("income\n1\n2\n"))
+    _bad("/no/such/file.csv", "file not found")
+
+
+def test_upload_never_touches_disk(monkeypatch, tmp_path):
+    real_open = builtins.open
+
+    def guarded_open(file, mode="r", *args, **kwargs):
+        if any(c in mode for c in "wax+"):
+            raise AssertionError(f"dpcore.data tried to write {file!r}")
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", guarded_open)
+    monkeypatch.chdir(tmp_path)
+    d = load_income_file(CSV)
+    assert d.n == 4 and list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Real data
+# ---------------------------------------------------------------------------------------------
+
+def test_bundled_example_engel():
+    d = load_example("engel")
+    assert d.source == "example" and not d.confidential and d.n == 235
+    assert d.values.mean() == pytest.approx(982.473044, abs=1e-5)
+    assert np.median(d.values) == pytest.approx(883.984917, abs=1e-5)
+    assert d.values.min() == pytest.approx(377.058369, abs=1e-5)
+    assert d.values.max() == pytest.approx(4957.813024, abs=1e-5)
+    assert set(d.frame.columns) == {"household", "income", "foodexp"}
+    assert (data.EXAMPLES_DIR / "README.md").is_file()
+    with pytest.raises(DPInputError, match="unknown example"):
+        load_example("nope")
+
+
+def test_shared_absent_gives_none(monkeypatch, tmp_path):
+    monkeypatch.setattr(data, "SHARED_DATA_DIR", tmp_path)
+    assert data.shared_data_path("cps_asec2016_ipums_midwest.csv.gz") is None
+    assert load_shared("cps") is None and data.load_acs() is None and data.load_pseo() is None
+    assert data.available_shared() == []
+    with pytest.raises(DPInputError, match="unknown shared dataset"):
+        load_shared("xyz")
+
+
+def test_cps_matches_readme(cps_path):
+    d = data.load_cps()
+    # README: 8,194 non-missing INCTOT incl. 21 negatives; Gini 0.5361 on the non-negative ones
+    assert d.n == 8194 - 21 and d.source == "shared" and not d.confidential
+    assert gini_coefficient(d.values, definition="eq1") == pytest.approx(0.5361, abs=5e-5)
+    assert {"STATEFIP", "AGE", "EDUC", "ASECWT"} <= set(d.frame.columns)
+    np.testing.assert_array_equal(d.frame["INCTOT"].to_numpy(), d.values)
+    clipped = data.load_cps(negative="clip")
+    assert clipped.n == 8194 and (clipped.values >= 0).all()
+
+
+def test_acs_matches_readme(acs_path):
+    d = data.load_acs()
+    assert d.n == 23006 - 30
+    assert gini_coefficient(d.values, definition="eq1") == pytest.approx(0.6479, abs=5e-5)
+    assert {"SEX", "RAC1P", "AGEP", "POVPIP", "PWGTP"} <= set(d.frame.columns)
+    assert d.frame["PUMA"].iloc[0].count("-") == 1  # kept as text "ST-PUMA"
+
+
+def test_pseo_matches_readme(pseo_path):
+    d = data.load_pseo()
+    assert d.n == 7679
+    assert d.values.mean() == pytest.approx(42516, abs=1)
+    assert gini_coefficient(d.values, definition="eq1") == pytest.approx(0.2164, abs=5e-5)
+    assert (d.frame["status_y1_earnings"] == 1).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# Gini helper
+# ---------------------------------------------------------------------------------------------
+
+def test_gini_coefficient_matches_pairwise_definition(rng):
+    for n in (2, 3, 7, 50):
+        x = rng.exponential(size=n)
+        pair = np.abs(x[:, None] - x[None, :]).sum()
+        assert gini_coefficient(x, definition="eq1") == pytest.approx(pair / (2 * n * n * x.mean()), rel=1e-12)
+        assert gini_coefficient(x, definition="eq2") == pytest.approx(pair / (2 * n * (n - 1) * x.mean()), rel=1e-12)
+    for bad, match in (([1.0], "at least 2"), ([0.0, 0.0], "every value is 0"), ([1.0, -1.0], "non-negative"),
+                       ([1.0, np.nan], "finite")):
+        with pytest.raises(DPInputError, match=match):
+            gini_coefficient(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# Synthetic generators
+# ---------------------------------------------------------------------------------------------
+
+def _mc_gini(draw, reps: int, n: int) -> tuple[float, float]:
+    """Mean and standard error of the sample Gini over ``reps`` independent samples of size n."""
+    g = np.array([gini_coefficient(draw(n, r)) for r in range(reps)])
+    return float(g.mean()), float(g.std(ddof=1) / math.sqrt(reps))
+
+
+def test_lognormal_gini_formula():
+    sigma = 0.9
+    target = 2 * stats.norm.cdf(sigma / math.sqrt(2)) - 1
+    mean, se = _mc_gini(lambda n, r: lognormal_incomes(n, sigma=sigma, rng=100 + r), 8, 100_000)
+    assert abs(mean - target) < 4 * se + 1e-4  # 1e-4: O(1/n) bias bound of the ratio estimator
+    with pytest.raises(DPInputError):
+        lognormal_incomes(10, sigma=0)
+
+
+@pytest.mark.parametrize("target", [0.25, 0.35, 0.45, 0.6, 0.75])
+def test_pareto_mixture_calibration_hits_target_gini(target):
+    m = ParetoTailMixture.calibrated(target)
+    assert abs(m.gini - target) < 1e-9
+    # independent check 1: G = 1 - (1/mean) int_0^inf (1 - F(x))^2 dx, via the CDF, not the quantiles
+    xm = m.threshold
+    sf2 = lambda x: (1.0 - float(m.cdf(x))) ** 2  # noqa: E731
+    body, _ = integrate.quad(sf2, 0, xm, limit=400, epsabs=1e-9 * xm)
+    tail = xm * m.tail_share ** 2 / (2 * m.tail_index - 1)  # closed form of the Pareto part
+    mean, _ = integrate.quad(lambda u: float(m.ppf(u)), 0, 1, limit=400)
+    assert m.mean == pytest.approx(mean, rel=1e-6)
+    assert 1 - (body + tail) / m.mean == pytest.approx(target, abs=1e-6)
+    # independent check 2: Monte Carlo sample Gini, tolerance from its standard error
+    mc, se = _mc_gini(lambda n, r: m.rvs(n, rng=1000 + r), 8, 100_000)
+    assert 4 * se < 0.005  # the test can see a miss of the required 0.005
+    assert abs(mc - target) < 4 * se + 2e-4  # 2e-4: O(1/n) ratio-estimator bias bound
+
+
+def test_pareto_mixture_sampler_matches_its_distribution():
+    m = ParetoTailMixture.calibrated(0.45, mu=math.log(30_000))
+    x = m.rvs(50_000, rng=7)
+    assert stats.kstest(x, m.cdf).pvalue > 0.01
+    wrong = ParetoTailMixture(m.sigma * 1.05, m.tail_share, m.tail_index, m.mu)
+    assert stats.kstest(x, wrong.cdf).pvalue < 1e-6  # the test has power against a 5% error
+    # the top tail share is Pareto with the right index: P(X > t) = p (x_m / t)^a
+    t = 3 * m.threshold
+    p_hat = (x > t).mean()
+    p = m.tail_share * 3.0 ** -m.tail_index
+    assert abs(p_hat - p) < 4 * math.sqrt(p * (1 - p) / x.size)
+    u = np.linspace(0.001, 0.999, 101)
+    np.testing.assert_allclose(m.cdf(m.ppf(u)), u, atol=1e-12)
+
+
+def test_pareto_mixture_incomes_median_and_errors():
+    x = pareto_mixture_incomes(40_000, gini=0.4, median=30_000, rng=3)
+    # sample-median standard error: sqrt(1/4n) / f(median), f = body density at the median
+    m = ParetoTailMixture.calibrated(0.4, mu=math.log(30_000))
+    f = stats.lognorm(s=m.sigma, scale=30_000).pdf(30_000)
+    assert abs(np.median(x) - 30_000) < 4 * math.sqrt(0.25 / x.size) / f
+    with pytest.raises(DPInputError, match=r"Gini between 0\.0\d\d and 0\.8\d\d"):
+        ParetoTailMixture.calibrated(0.99)
+    with pytest.raises(DPInputError, match="tail_index must be > 1"):
+        ParetoTailMixture(1.0, 0.1, 1.0)
+    with pytest.raises(DPInputError, match="tail_share"):
+        ParetoTailMixture(1.0, 1.5, 2.0)
+    with pytest.raises(DPInputError):
+        pareto_mixture_incomes(0)
+
+
+# --- two-point data of Lan & Reiter Prop. 5.1 ---------------------------------------------------
+
+@pytest.mark.parametrize("g", [0.2, 0.5, 0.7])
+def test_two_point_at_minimum_iq_matches_eq31(g):
+    n = 100_000  # the paper's n; alpha n is an integer for these g
+    t = two_point_incomes(n, g, definition="eq1")
+    assert t.gini == pytest.approx(g, abs=1e-12)
+    assert t.iq == pytest.approx(4 * g if g <= 0.5 else 1 / (1 - g), rel=1e-12)  # eq. (31)
+    assert np.unique(t.values).size == 2 and t.values.mean() == pytest.approx(1.0)
+    assert t.lower == pytest.approx(t.values.min(), abs=1e-12)  # data sit on the bounds
+    assert t.upper == pytest.approx(t.values.max(), abs=1e-12)
+    assert t.lower >= 0
+    # eq. (62): g = alpha (1 - alpha)(U - L) with the mean 1
+    alpha = t.n_low / n
+    assert alpha * (1 - alpha) * (t.high_value - t.low_value) == pytest.approx(g, abs=1e-12)
+
+
+def test_two_point_eq2_and_paper_statement_for_n_100000():
+    t = two_point_incomes(100_000, 0.5)  # default definition eq2
+    assert gini_coefficient(t.values, definition="eq2") == pytest.approx(0.5, abs=1e-12)
+    assert t.iq == pytest.approx(min_iq_for_gini(0.5, 100_000), rel=1e-12)
+    assert t.iq == pytest.approx(2.0, abs=3e-5)  # "inf{IQ(X): g(X) = 0.5} = 2 when n = 100000"
+
+
+@pytest.mark.parametrize("g,iq", [(0.5, 10.0), (0.2, 0.81), (0.7, 100.0), (0.3, 2.0)])
+def test_two_point_with_larger_iq(g, iq):
+    for n in (11, 1000):
+        t = two_point_incomes(n, g, iq, mean=25_000.0, rng=5)
+        assert t.gini == pytest.approx(g, abs=1e-12)
+        assert gini_coefficient(t.values) == pytest.approx(g, abs=1e-12)
+        assert (t.upper - t.lower) / t.values.mean() == pytest.approx(iq, rel=1e-9)
+        assert t.lower >= 0 and t.lower <= t.values.min() and t.values.max() <= t.upper * (1 + 1e-12)
+        assert t.values.mean() == pytest.approx(25_000.0, rel=1e-9)
+    a = two_point_incomes(11, 0.3, 2.0, rng=1).values
+    b = two_point_incomes(11, 0.3, 2.0, rng=2).values
+    np.testing.assert_array_equal(np.sort(a), np.sort(b))  # rng only shuffles
+
+
+def test_two_point_bad_input():
+    with pytest.raises(DPInputError, match="below the minimum"):
+        two_point_incomes(1000, 0.5, 1.5)
+    with pytest.raises(DPInputError, match=r"needs iq >= "):
+        two_point_incomes(7, 0.7, min_iq_for_gini(0.7, 7) * 1.0001)  # alpha n not an integer
+    for kwargs in ({"n": 1, "gini": 0.5}, {"n": 10, "gini": 0.0}, {"n": 10, "gini": 1.0},
+                   {"n": 10, "gini": float("nan")}, {"n": 10, "gini": 0.5, "iq": -1.0},
+                   {"n": 10, "gini": 0.5, "definition": "eq3"}):
+        with pytest.raises(DPInputError):
+            two_point_incomes(**kwargs)
+    with pytest.raises(DPInputError, match="needs n"):
+        min_iq_for_gini(0.5)
+
+
+def test_prop51_lower_bound_brute_force_and_proof_typo():
+    """Every non-negative dataset on a grid has (max - min)/mean >= eq. (31) of its Gini, and the
+    two-point data attain it. Also documents the typo in the proof of A.4: with mean 1 the paper
+    writes g = sum|x_i - x_j| / n^2, but eq. (62) needs the eq.-(1) denominator 2 n^2."""
+    grid = np.arange(0, 7, dtype=float)
+    attained = 0
+    for n in (2, 3, 4):
+        for combo in itertools.combinations_with_replacement(grid, n):
+            x = np.array(combo)
+            if x.sum() == 0:
+                continue
+            iq = (x.max() - x.min()) / x.mean()
+            for definition in ("eq1", "eq2"):
+                g = gini_coefficient(x, definition=definition)
+                if g <= 0 or g >= 1:
+                    continue
+                bound = min_iq_for_gini(g, n, definition=definition)
+                assert iq >= bound - 1e-12, (combo, definition)
+                attained += math.isclose(iq, bound, rel_tol=1e-12)
+    assert attained > 0
+    x = two_point_incomes(4, 0.25, definition="eq1").values  # alpha = 1/2, a = 0.5, b = 1.5
+    literal = np.abs(x[:, None] - x[None, :]).sum() / x.size ** 2
+    assert literal == pytest.approx(2 * 0.25)  # the proof's formula would double the Gini
+    rng = np.random.default_rng(0)  # random continuous data of many shapes
+    for _ in range(2000):
+        n = int(rng.integers(2, 12))
+        x = rng.pareto(rng.uniform(0.5, 3), size=n) * rng.integers(0, 2, size=n)
+        if x.sum() == 0:
+            continue
+        g = gini_coefficient(x, definition="eq1")
+        if g < 1:
+            assert (x.max() - x.min()) / x.mean() >= min_iq_for_gini(g, definition="eq1") - 1e-12
