@@ -1,0 +1,584 @@
+"""Choose epsilon before a release: accuracy first (smallest epsilon per target) and budget first.
+
+Planning works on **planning data** (synthetic or public look-alike data). Planning on the
+confidential file is itself not private: every number computed here reveals something about the
+data it is computed on. The page says so; the release itself is made by :mod:`dpcore.release`.
+
+Accuracy targets
+----------------
+A target reads "relative error at most ``rel_error`` with probability at least ``confidence``":
+``P(|released - truth| <= rel_error * |truth|) >= confidence``, where *truth* is the statistic on
+the (planning) data without any privacy protection and clipping, and the probability is over
+the mechanism's noise only (the data are fixed). For a statistic made of several numbers (group
+means, percentiles) the target is **joint**: every number within its tolerance at once.
+
+How each statistic is solved (closed forms where they exist)
+-----------------------------------------------------------
+* Count above a threshold, two-sided geometric noise (sensitivity 1 under replace-one):
+  ``P(|K| <= m) = 1 - 2 q^(m+1) / (1 + q)``, ``q = e^-eps``, ``m = floor(tol * count)``;
+  solved exactly (bisection on a monotone closed form).
+* Clipped Laplace mean (stratified paper Eq. 2): the error is ``c + L`` with the clipping bias
+  ``c = mean(clip(x)) - mean(x)`` and ``L ~ Lap((U - L)/(n eps))``; ``P(|c + L| <= t)`` is the
+  Laplace CDF difference ``F(t - c) - F(-t - c)``: exact.
+* Group means (stratified paper Eq. 3): independent per-group Laplace errors, so the joint
+  probability is the product of the per-group closed forms: exact. Groups are disjoint and
+  group sizes are public, so the whole set costs epsilon (parallel composition).
+* Gini (Lan & Reiter, smooth sensitivity + generalized Cauchy noise): the noise is
+  ``(S_beta(X)/alpha) Z``; ``P(|noise| <= t) = 2 F_Z(t alpha / S_beta) - 1``: exact given the
+  smooth sensitivity (beta = eps/gamma depends on epsilon, so S is recomputed at each step).
+* Ratio of two noisy counts (Shoham & Ligett, LaplaceNoisedCounts): Claim 3.2 gives
+  ``P(|r~ - r| >= alpha)`` in closed form (``dpcore.ratio.ratio_sample_accuracy``).
+* Percentiles from the PSEO noisy histogram: no closed form; Monte Carlo with common random
+  numbers (the geometric noise is written ``floor(E1/eps) - floor(E2/eps)`` with fixed
+  exponentials E1, E2, so each draw's noise shrinks as epsilon grows) and a monotone search.
+  The solver returns the smallest epsilon whose one-sided 95% Monte Carlo **lower** confidence
+  bound on the success probability reaches the target (a conservative answer), plus the
+  interval of epsilons compatible with the Monte Carlo error.
+
+Totals: statistics released on the same data compose sequentially (epsilons add); a statistic
+computed on disjoint parts (cells, groups) with public membership costs the maximum over parts
+(parallel composition; :mod:`dpcore.budget`).
+
+Budget first: :func:`split_budget` splits a total by weights with locks, :func:`rebalance`
+moves one statistic's epsilon and re-spreads the rest over the unlocked ones in proportion to
+their current values; :meth:`PlannedStatistic.error_quantile` gives the resulting accuracy.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+from . import budget as _budget
+from . import noise
+from .validation import (
+    DPInputError,
+    as_finite_array,
+    as_generator,
+    check_bounds,
+    check_epsilon,
+    check_finite,
+    check_int,
+    check_positive,
+    check_probability,
+)
+
+__all__ = [
+    "AccuracyTarget",
+    "EpsilonSolution",
+    "PlannedStatistic",
+    "CountAbove",
+    "ClippedMean",
+    "GroupMeans",
+    "GiniStatistic",
+    "PercentilesStatistic",
+    "RatioStatistic",
+    "solve_epsilon",
+    "plan_total",
+    "PlanTotal",
+    "split_budget",
+    "rebalance",
+    "laplace_epsilon_for_error",
+    "geometric_epsilon_for_error",
+    "EPS_MIN",
+    "EPS_MAX",
+]
+
+EPS_MIN = 1e-4
+EPS_MAX = 100.0
+Z_ONE_SIDED_95 = 1.6448536269514722
+
+
+@dataclass(frozen=True)
+class AccuracyTarget:
+    """``P(|released - truth| <= rel_error * |truth|) >= confidence`` (joint over a statistic's numbers)."""
+
+    rel_error: float = 0.05
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        check_positive(self.rel_error, "relative error target")
+        check_probability(self.confidence, "confidence level")
+
+    def describe(self) -> str:
+        return f"relative error at most {100 * self.rel_error:g}% with {100 * self.confidence:g}% probability"
+
+
+# ---------------------------------------------------------------------------------------------
+# Closed forms for the two basic noises
+# ---------------------------------------------------------------------------------------------
+
+def laplace_epsilon_for_error(abs_error: float, sensitivity: float, confidence: float) -> float:
+    """Smallest epsilon with P(|Lap(s/eps)| <= t) >= confidence: eps = s ln(1/(1-confidence)) / t.
+
+    From P(|L| > t) = exp(-t/b), b = s/eps (Dwork & Roth 2014, Fact 3.7).
+    """
+    t = check_positive(abs_error, "error tolerance")
+    s = check_positive(sensitivity, "sensitivity")
+    c = check_probability(confidence, "confidence")
+    return s * math.log(1.0 / (1.0 - c)) / t
+
+
+def _geometric_prob_within(m: int, epsilon: float) -> float:
+    """P(|K| <= m) for the two-sided geometric P(k) ∝ e^(-eps|k|): 1 - 2 q^(m+1) / (1 + q)."""
+    q = math.exp(-epsilon)
+    return 1.0 - 2.0 * q ** (m + 1) / (1.0 + q)
+
+
+def geometric_epsilon_for_error(abs_error: float, confidence: float) -> float:
+    """Smallest epsilon with P(|K| <= abs_error) >= confidence, K two-sided geometric (integer noise).
+
+    With m = floor(abs_error) and q = e^-eps the condition 2 q^(m+1)/(1+q) <= 1 - confidence is
+    monotone in q; solved by bisection on q to 1e-12.
+    """
+    t = check_positive(abs_error, "error tolerance", allow_zero=True)
+    c = check_probability(confidence, "confidence")
+    m = int(math.floor(t))
+    lo, hi = 0.0, 1.0  # q range; feasible at q -> 0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if 2.0 * mid ** (m + 1) / (1.0 + mid) <= 1.0 - c:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-15:
+            break
+    return -math.log(lo)
+
+
+def _laplace_interval_prob(t: np.ndarray, c: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """P(|c + L| <= t) for L ~ Lap(b), elementwise (0 when t < |c| - ... handled by the CDF)."""
+    upper = sps.laplace.cdf((t - c) / b)
+    lower = sps.laplace.cdf((-t - c) / b)
+    return np.clip(upper - lower, 0.0, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics
+# ---------------------------------------------------------------------------------------------
+
+class PlannedStatistic:
+    """One statistic of a planned release, on planning data.
+
+    Subclasses define ``truth`` (array of the true values, one per released number),
+    ``prob_within(epsilon, rel_error) -> (p, se)`` (se = 0 for closed forms), ``simulate(epsilon,
+    n, rng) -> (n, k) array of plausible released values``, ``release(epsilon, rng)`` (the real
+    mechanism from the method module), ``labels`` and ``mechanism``. ``partition_parts`` is the
+    number of disjoint parts the statistic is computed on (parallel composition inside it).
+    """
+
+    name: str = "statistic"
+    kind: str = "generic"
+    mechanism: str = ""
+    exact: bool = True
+    labels: tuple[str, ...] = ()
+    parallel_note: str = ""
+
+    @property
+    def truth(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def prob_within(self, epsilon: float, rel_error: float) -> tuple[float, float]:  # pragma: no cover
+        raise NotImplementedError
+
+    def simulate(self, epsilon: float, n: int, rng=None) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def release(self, epsilon: float, rng=None) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def privacy_cost(self, epsilon: float) -> _budget.PrivacyCost:
+        return _budget.pure(epsilon)
+
+    def error_quantile(self, epsilon: float, confidence: float) -> tuple[float, float]:
+        """Relative error r such that P(all numbers within r) = confidence, and its MC standard error
+        in probability units (0 for closed forms). Found by bisection on r (prob_within is monotone in r)."""
+        eps = check_epsilon(epsilon)
+        conf = check_probability(confidence, "confidence")
+        lo, hi = 0.0, 1e-3
+        while self.prob_within(eps, hi)[0] < conf:
+            lo, hi = hi, hi * 4
+            if hi > 1e9:
+                return math.inf, 0.0
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if self.prob_within(eps, mid)[0] >= conf:
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo <= 1e-6 * hi:
+                break
+        return hi, self.prob_within(eps, hi)[1]
+
+    def _rel_tolerance(self, rel_error: float) -> np.ndarray:
+        t = np.abs(self.truth) * check_positive(rel_error, "relative error")
+        if np.any(t == 0):
+            raise DPInputError(f"{self.name}: a true value is 0, so a relative error target is undefined; "
+                               "use planning data where the statistic is not 0")
+        return t
+
+
+def _check_values(values, name="income values", min_size=2) -> np.ndarray:
+    return as_finite_array(values, name, min_size=min_size)
+
+
+@dataclass(frozen=True, eq=False)
+class CountAbove(PlannedStatistic):
+    """Number of records with value >= threshold, released with two-sided geometric noise (sensitivity 1
+    under replace-one: one replacement changes the count by at most 1; Ghosh et al. 2009)."""
+
+    values: np.ndarray
+    threshold: float
+    name: str = "Count above threshold"
+    kind: str = "count"
+    mechanism: str = "count + two-sided geometric noise P(k) ∝ exp(-eps|k|) (sensitivity 1)"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", _check_values(self.values))
+        object.__setattr__(self, "threshold", check_finite(self.threshold, "threshold"))
+
+    @property
+    def count(self) -> int:
+        return int(np.count_nonzero(self.values >= self.threshold))
+
+    @property
+    def truth(self) -> np.ndarray:
+        return np.array([float(self.count)])
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return (f"count >= {self.threshold:,.0f}",)
+
+    def prob_within(self, epsilon, rel_error):
+        m = int(math.floor(self._rel_tolerance(rel_error)[0]))
+        return _geometric_prob_within(m, check_epsilon(epsilon)), 0.0
+
+    def simulate(self, epsilon, n, rng=None):
+        k = noise.sample_two_sided_geometric(epsilon, n, rng=as_generator(rng))
+        return (self.count + k).astype(float)[:, None]
+
+    def release(self, epsilon, rng=None):
+        k = noise.sample_two_sided_geometric(epsilon, 1, rng=rng)
+        return np.array([float(self.count + int(k[0]))])
+
+    def params(self):
+        return {"threshold": self.threshold, "sensitivity": 1}
+
+
+@dataclass(frozen=True, eq=False)
+class ClippedMean(PlannedStatistic):
+    """Mean income, clipped to a public [lower, upper], plus Lap((upper - lower)/(n eps)) (stratified
+    paper Eq. 2, :func:`dpcore.stratified.clipped_laplace_mean`). Replace-one, n public."""
+
+    values: np.ndarray
+    lower: float
+    upper: float
+    name: str = "Mean income (clipped)"
+    kind: str = "mean"
+    mechanism: str = "clipped mean + Laplace((U - L)/(n eps))"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", _check_values(self.values))
+        lo, hi = check_bounds(self.lower, self.upper, lower_name="clip lower", upper_name="clip upper")
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+
+    @property
+    def truth(self) -> np.ndarray:
+        return np.array([float(self.values.mean())])
+
+    @property
+    def labels(self):
+        return ("mean",)
+
+    @property
+    def bias(self) -> float:
+        return float(np.clip(self.values, self.lower, self.upper).mean() - self.values.mean())
+
+    def scale(self, epsilon) -> float:
+        return (self.upper - self.lower) / (self.values.size * check_epsilon(epsilon))
+
+    def prob_within(self, epsilon, rel_error):
+        t = self._rel_tolerance(rel_error)
+        p = _laplace_interval_prob(t, np.array([self.bias]), np.array([self.scale(epsilon)]))
+        return float(p[0]), 0.0
+
+    def simulate(self, epsilon, n, rng=None):
+        z = noise.sample_laplace(self.scale(epsilon), n, rng=as_generator(rng))
+        return (self.truth[0] + self.bias + z)[:, None]
+
+    def release(self, epsilon, rng=None):
+        from . import stratified
+
+        r = stratified.clipped_laplace_mean(self.values, epsilon=epsilon, clip_range=(self.lower, self.upper),
+                                            rng=rng)
+        return np.array([r.value])
+
+    def params(self):
+        return {"clip_lower": self.lower, "clip_upper": self.upper, "n": int(self.values.size)}
+
+
+@dataclass(frozen=True, eq=False)
+class GroupMeans(PlannedStatistic):
+    """One clipped Laplace mean per group (stratified paper Eq. 3, :func:`dpcore.stratified.stratified_mean`).
+
+    Neighbouring: replace one person's value inside their group; group labels and sizes public.
+    Groups are disjoint, so all group means together cost epsilon (parallel composition).
+    """
+
+    values: np.ndarray
+    groups: np.ndarray
+    lower: float
+    upper: float
+    name: str = "Mean income by group"
+    kind: str = "group_means"
+    mechanism: str = "per-group clipped mean + Laplace((U - L)/(|G_i| eps)); parallel over groups"
+    parallel_note: str = "groups are disjoint with public sizes: parallel composition (cost = epsilon once)"
+
+    def __post_init__(self) -> None:
+        from . import stratified
+
+        x = _check_values(self.values)
+        g = np.asarray(self.groups)
+        if g.shape[0] != x.size:
+            raise DPInputError(f"values ({x.size}) and groups ({g.shape[0]}) must have the same length")
+        lo, hi = check_bounds(self.lower, self.upper, lower_name="clip lower", upper_name="clip upper")
+        gi = stratified.group_index(g)
+        if np.any(gi.counts == 0):
+            raise DPInputError("a group is empty: remove it or give planning data with every group")
+        object.__setattr__(self, "values", x)
+        object.__setattr__(self, "groups", g)
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        object.__setattr__(self, "_gi", gi)
+
+    @property
+    def labels(self):
+        return tuple(str(v) for v in self._gi.labels)
+
+    @property
+    def counts(self) -> np.ndarray:
+        return self._gi.counts
+
+    @property
+    def truth(self) -> np.ndarray:
+        return np.bincount(self._gi.codes, weights=self.values, minlength=self._gi.k) / self.counts
+
+    @property
+    def bias(self) -> np.ndarray:
+        clipped = np.clip(self.values, self.lower, self.upper)
+        return np.bincount(self._gi.codes, weights=clipped, minlength=self._gi.k) / self.counts - self.truth
+
+    def scale(self, epsilon) -> np.ndarray:
+        return (self.upper - self.lower) / (self.counts * check_epsilon(epsilon))
+
+    def prob_within(self, epsilon, rel_error):
+        t = self._rel_tolerance(rel_error)
+        p = _laplace_interval_prob(t, self.bias, self.scale(epsilon))
+        return float(np.prod(p)), 0.0
+
+    def simulate(self, epsilon, n, rng=None):
+        b = self.scale(epsilon)
+        z = noise.sample_laplace(1.0, (n, b.size), rng=as_generator(rng))
+        return (self.truth + self.bias)[None, :] + b[None, :] * z
+
+    def release(self, epsilon, rng=None):
+        from . import stratified
+
+        r = stratified.stratified_mean(self.values, self.groups, epsilon=epsilon, clip_range=(self.lower, self.upper),
+                                       rng=rng)
+        return np.asarray(r.per_group, dtype=float)
+
+    def params(self):
+        return {"clip_lower": self.lower, "clip_upper": self.upper,
+                "group_sizes": {lab: int(c) for lab, c in zip(self.labels, self.counts)}}
+
+
+# ---------------------------------------------------------------------------------------------
+# Solvers
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EpsilonSolution:
+    """The smallest epsilon meeting a target, with how it was found.
+
+    ``epsilon``: the recommended value (for Monte Carlo statistics, the conservative one: the MC
+    lower confidence bound of the success probability reaches the target). ``achieved``: success
+    probability at ``epsilon`` (exact, or the MC estimate), ``mc_se`` its standard error (0 when
+    exact). ``epsilon_interval``: epsilons compatible with the Monte Carlo error (point estimate of
+    the crossing and the conservative end); equal ends for closed forms.
+    """
+
+    statistic: str
+    epsilon: float
+    target: AccuracyTarget
+    method: str
+    achieved: float
+    mc_se: float
+    epsilon_interval: tuple[float, float]
+    parallel_note: str = ""
+
+
+def _bisect_log(ok: Callable[[float], bool], lo: float, hi: float, rel: float = 1e-6) -> float:
+    """Smallest eps in [lo, hi] with ok(eps) (ok monotone: False ... True), to relative precision rel."""
+    a, b = math.log(lo), math.log(hi)
+    while b - a > rel:
+        m = 0.5 * (a + b)
+        if ok(math.exp(m)):
+            b = m
+        else:
+            a = m
+    return math.exp(b)
+
+
+def solve_epsilon(stat: PlannedStatistic, target: AccuracyTarget, *, eps_min: float = EPS_MIN,
+                  eps_max: float = EPS_MAX) -> EpsilonSolution:
+    """Smallest epsilon whose (joint) accuracy meets ``target`` for ``stat`` on its planning data.
+
+    Closed-form statistics: bisection in log epsilon on the exact, monotone success probability
+    (relative precision 1e-6). Monte Carlo statistics: a monotone search on a log grid of 49
+    epsilons (the success curve made monotone by a running minimum from the right), refined by
+    bisection, on the statistic's fixed common random numbers; the recommended epsilon is where the
+    one-sided 95% lower confidence bound p - 1.645 SE reaches the target.
+    Raises DPInputError when even eps_max does not meet the target (e.g. clipping bias too large).
+    """
+    if not isinstance(target, AccuracyTarget):
+        raise TypeError("target must be an AccuracyTarget")
+    conf, tol = target.confidence, target.rel_error
+    p_max, se_max = stat.prob_within(eps_max, tol)
+    if p_max - (Z_ONE_SIDED_95 * se_max if not stat.exact else 0.0) < conf:
+        raise DPInputError(
+            f"{stat.name}: even epsilon = {eps_max:g} does not reach {target.describe()} "
+            f"(success probability {p_max:.3f}); the error left at large epsilon comes from clipping or binning, "
+            "not from noise: widen the clip range / bins or relax the target")
+    if stat.exact:
+        if stat.prob_within(eps_min, tol)[0] >= conf:
+            eps = eps_min
+        else:
+            eps = _bisect_log(lambda e: stat.prob_within(e, tol)[0] >= conf, eps_min, eps_max)
+        p, _ = stat.prob_within(eps, tol)
+        return EpsilonSolution(stat.name, eps, target, "closed form, exact (bisection on a monotone formula)",
+                               p, 0.0, (eps, eps), stat.parallel_note)
+
+    grid = np.exp(np.linspace(math.log(eps_min), math.log(eps_max), 49))
+    ps = np.array([stat.prob_within(e, tol) for e in grid])  # (p, se)
+    p_mono = np.minimum.accumulate(ps[::-1, 0])[::-1]
+    se = ps[:, 1]
+    lcb_mono = np.minimum.accumulate((ps[:, 0] - Z_ONE_SIDED_95 * se)[::-1])[::-1]
+
+    def crossing(values: np.ndarray, ok: Callable[[float], bool]) -> float:
+        idx = int(np.argmax(values >= conf))
+        if values[idx] < conf:
+            return math.inf
+        if idx == 0:
+            return float(grid[0])
+        return _bisect_log(ok, float(grid[idx - 1]), float(grid[idx]), rel=1e-4)
+
+    def p_ok(e):
+        return stat.prob_within(e, tol)[0] >= conf
+
+    def lcb_ok(e):
+        p, s = stat.prob_within(e, tol)
+        return p - Z_ONE_SIDED_95 * s >= conf
+
+    eps_point = crossing(p_mono, p_ok)
+    eps_safe = crossing(lcb_mono, lcb_ok)
+    eps_safe = max(eps_safe, eps_point)
+    p, s = stat.prob_within(eps_safe, tol)
+    return EpsilonSolution(stat.name, eps_safe, target,
+                           f"Monte Carlo ({stat.n_sims:,} simulated releases, common random numbers) + monotone search",
+                           p, s, (eps_point, eps_safe), stat.parallel_note)
+
+
+@dataclass(frozen=True)
+class PlanTotal:
+    """Total epsilon of a plan: sequential composition over statistics (each already includes its own
+    parallel composition over disjoint parts)."""
+
+    epsilon: float
+    per_statistic: tuple[tuple[str, float], ...]
+    ledger: _budget.Ledger
+
+
+def plan_total(solutions: Sequence[EpsilonSolution | tuple[str, float]]) -> PlanTotal:
+    """Sequential composition of the per-statistic epsilons (pure DP): the total is their sum."""
+    led = _budget.Ledger()
+    per = []
+    for s in solutions:
+        name, eps = (s.statistic, s.epsilon) if isinstance(s, EpsilonSolution) else (str(s[0]), float(s[1]))
+        led.charge(name, _budget.pure(eps))
+        per.append((name, eps))
+    if not per:
+        raise DPInputError("the plan has no statistics")
+    return PlanTotal(led.spent_pure(), tuple(per), led)
+
+
+# ---------------------------------------------------------------------------------------------
+# Budget first: split with weights and locks, rebalance
+# ---------------------------------------------------------------------------------------------
+
+def split_budget(total: float, weights: Sequence[float], locked: dict[int, float] | None = None) -> np.ndarray:
+    """Split ``total`` epsilon: locked statistics keep their value, the rest is shared in proportion to
+    ``weights``. Raises DPInputError when the locks use more than the total."""
+    total = check_epsilon(total, "total epsilon")
+    w = as_finite_array(weights, "weights")
+    if np.any(w < 0):
+        raise DPInputError("weights must be >= 0")
+    locked = dict(locked or {})
+    out = np.zeros(w.size)
+    used = 0.0
+    for i, v in locked.items():
+        i = check_int(i, "locked index", minimum=0, maximum=w.size - 1)
+        out[i] = check_epsilon(v, f"locked epsilon of statistic {i + 1}")
+        used += out[i]
+    free = [i for i in range(w.size) if i not in locked]
+    left = total - used
+    if left < -1e-12 * total:
+        raise DPInputError(f"the locked statistics use {used:.4g}, more than the total {total:.4g}")
+    if free:
+        if left <= 0:
+            raise DPInputError("the locked statistics use the whole budget: unlock one or raise the total")
+        wf = w[free]
+        if wf.sum() <= 0:
+            raise DPInputError("the unlocked statistics all have weight 0")
+        out[free] = left * wf / wf.sum()
+        if np.any(out[free] == 0):
+            raise DPInputError("a statistic with weight 0 would get epsilon 0 (infinite noise): give it a weight > 0")
+    return out
+
+
+def rebalance(current: Sequence[float], index: int, new_value: float, locked: Sequence[int] = (),
+              total: float | None = None) -> np.ndarray:
+    """Set statistic ``index`` to ``new_value`` and re-spread the rest of ``total`` (default: the current
+    sum) over the other unlocked statistics in proportion to their current epsilons; locked ones keep
+    theirs. The moved value is capped so every other unlocked statistic keeps a positive share."""
+    cur = as_finite_array(current, "current epsilons")
+    if np.any(cur <= 0):
+        raise DPInputError("every current epsilon must be > 0")
+    index = check_int(index, "index", minimum=0, maximum=cur.size - 1)
+    new_value = check_epsilon(new_value, "new epsilon")
+    total = float(cur.sum()) if total is None else check_epsilon(total, "total epsilon")
+    locked_set = {check_int(i, "locked index", minimum=0, maximum=cur.size - 1) for i in locked} - {index}
+    others = [i for i in range(cur.size) if i != index and i not in locked_set]
+    fixed = float(sum(cur[i] for i in locked_set))
+    out = cur.copy()
+    if not others:
+        # nothing to rebalance against: the moved statistic takes whatever the locks leave
+        out[index] = total - fixed
+        if out[index] <= 0:
+            raise DPInputError("the locked statistics use the whole budget")
+        return out
+    room = total - fixed
+    if room <= 0:
+        raise DPInputError("the locked statistics use the whole budget")
+    new_value = min(new_value, room * (1 - 1e-3))
+    out[index] = new_value
+    share = cur[others] / cur[others].sum()
+    out[others] = (room - new_value) * share
+    return out
