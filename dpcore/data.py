@@ -565,15 +565,16 @@ def load_pseo(*, negative: str = "drop") -> IncomeData | None:
 # Gini (for the generators and their tests; the DP Gini lives in dpcore.gini).
 # ---------------------------------------------------------------------------------------------
 
-GINI_DEFINITIONS = ("eq2", "eq1")
+GINI_DEFINITIONS = ("eq1", "eq2")
 
 
-def gini_coefficient(x: Any, *, definition: str = "eq2") -> float:
+def gini_coefficient(x: Any, *, definition: str = "eq1") -> float:
     """Sample Gini of non-negative data with a positive sum.
 
-    ``definition="eq2"``: Lan & Reiter eq. (2), sum_i (2i - n - 1) x_(i) / (n (n - 1) xbar), the
-    form their sensitivity bounds use. ``"eq1"``: eq. (1), sum_ij |x_i - x_j| / (2 n^2 xbar) =
-    eq2 * (n - 1) / n (the form of ../shared/data/README.md).
+    ``definition="eq1"`` (default, as in ``dpcore.gini``, the paper's Algorithms 1-2 and
+    ../shared/data/README.md): Lan & Reiter eq. (1), sum_ij |x_i - x_j| / (2 n^2 xbar)
+    = sum_i (2i - n - 1) x_(i) / (n sum x). ``"eq2"``: eq. (2), divide by n (n - 1) xbar instead,
+    i.e. eq1 * n / (n - 1).
     """
     if definition not in GINI_DEFINITIONS:
         raise DPInputError(f"definition must be 'eq1' or 'eq2', got {definition!r}")
@@ -750,7 +751,7 @@ class TwoPointData:
     definition: str
 
 
-def min_iq_for_gini(gini: float, n: int | None = None, *, definition: str = "eq2") -> float:
+def min_iq_for_gini(gini: float, n: int | None = None, *, definition: str = "eq1") -> float:
     """inf{IQ(X) : g(X) = gini} of Lan & Reiter Proposition 5.1, eq. (31) / (61).
 
     The paper states 4g for g <= 1/2 and 1/(1-g) for 1/2 < g < 1. Its proof (Appendix A.4) sets the
@@ -775,7 +776,7 @@ def min_iq_for_gini(gini: float, n: int | None = None, *, definition: str = "eq2
 
 
 def two_point_incomes(n: int, gini: float, iq: float | None = None, *, mean: float = 1.0,
-                      definition: str = "eq2", rng=None) -> TwoPointData:
+                      definition: str = "eq1", rng=None) -> TwoPointData:
     """The two-point datasets of Lan & Reiter section 5.2.1 / Appendix A.4 with Gini g, size n and IQ.
 
     Construction (A.4, with the mean scaled to 1): a fraction alpha of the values equals a and the

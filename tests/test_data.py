@@ -300,6 +300,7 @@ def test_gini_coefficient_matches_pairwise_definition(rng):
         pair = np.abs(x[:, None] - x[None, :]).sum()
         assert gini_coefficient(x, definition="eq1") == pytest.approx(pair / (2 * n * n * x.mean()), rel=1e-12)
         assert gini_coefficient(x, definition="eq2") == pytest.approx(pair / (2 * n * (n - 1) * x.mean()), rel=1e-12)
+        assert gini_coefficient(x) == gini_coefficient(x, definition="eq1")
     for bad, match in (([1.0], "at least 2"), ([0.0, 0.0], "every value is 0"), ([1.0, -1.0], "non-negative"),
                        ([1.0, np.nan], "finite")):
         with pytest.raises(DPInputError, match=match):
@@ -392,9 +393,9 @@ def test_two_point_at_minimum_iq_matches_eq31(g):
 
 
 def test_two_point_eq2_and_paper_statement_for_n_100000():
-    t = two_point_incomes(100_000, 0.5)  # default definition eq2
+    t = two_point_incomes(100_000, 0.5, definition="eq2")
     assert gini_coefficient(t.values, definition="eq2") == pytest.approx(0.5, abs=1e-12)
-    assert t.iq == pytest.approx(min_iq_for_gini(0.5, 100_000), rel=1e-12)
+    assert t.iq == pytest.approx(min_iq_for_gini(0.5, 100_000, definition="eq2"), rel=1e-12)
     assert t.iq == pytest.approx(2.0, abs=3e-5)  # "inf{IQ(X): g(X) = 0.5} = 2 when n = 100000"
 
 
@@ -423,7 +424,8 @@ def test_two_point_bad_input():
         with pytest.raises(DPInputError):
             two_point_incomes(**kwargs)
     with pytest.raises(DPInputError, match="needs n"):
-        min_iq_for_gini(0.5)
+        min_iq_for_gini(0.5, definition="eq2")
+    assert min_iq_for_gini(0.5) == 2.0 and min_iq_for_gini(0.75) == pytest.approx(4.0)
 
 
 def test_prop51_lower_bound_brute_force_and_proof_typo():
