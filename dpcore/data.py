@@ -95,6 +95,8 @@ class IncomeData:
         ``values`` row by row, so group columns line up), or None for generated data.
     confidential: True for an uploaded file (planning on it is not private; pages say so).
     notes: what validation changed (rows dropped, values clipped), shown on screen.
+    bounds: public bounds (L, U) that come with the data by construction (the two-point data of
+        the Gini paper), else None: pages then ask for bounds chosen without looking at the data.
     """
 
     values: np.ndarray
@@ -104,6 +106,7 @@ class IncomeData:
     confidential: bool = False
     frame: pd.DataFrame | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    bounds: tuple[float, float] | None = None
 
     @property
     def n(self) -> int:

@@ -1,36 +1,301 @@
 """The shared sidebar: data source, random seed, and the planning-versus-release note.
 
-(Foundation stub: data sources are being extended under issue 2.)
+Data sources (choice kept in the URL as ``data_source`` plus its parameters ``data_*``):
+
+* synthetic generators from :mod:`dpcore.data` (log-normal; Pareto-tailed mixture with a chosen
+  Gini; the two-point data of the Gini paper's Proposition 5.1), drawn with their own data seed
+  so that moving the sidebar seed redraws the noise, not the data;
+* the bundled real example (Engel 1857, public domain) that ships with the repository;
+* the real survey files in ``../shared/data`` when that folder is present;
+* an uploaded CSV or Parquet file, with a column choice and a policy for negative incomes.
+  The upload is parsed in memory (``st.cache_data`` keyed by a SHA-256 of the bytes, computed
+  once per uploaded file), never written to disk, and marked confidential: the sidebar warns that
+  planning on it is itself not private and offers a synthetic look-alike instead.
+
+The chosen data are stored as ``st.session_state["dataset"]`` (a :class:`dpcore.data.IncomeData`);
+pages read it with :func:`current_dataset`. A bad file or bad parameter shows ``st.error`` in the
+sidebar and the default dataset is used, so the page keeps working.
 """
 from __future__ import annotations
 
+import hashlib
+from typing import Any, Callable
+
+import pandas as pd
 import streamlit as st
 
-from dpcore.data import IncomeData, lognormal_incomes
-from ui.common import DEFAULT_SEED, qp_number
+from dpcore.data import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ROWS,
+    EXAMPLES,
+    SHARED_DATASETS,
+    IncomeData,
+    available_shared,
+    clean_income_column,
+    guess_income_column,
+    load_example,
+    load_shared,
+    lognormal_incomes,
+    numeric_columns,
+    pareto_mixture_incomes,
+    read_table,
+    two_point_incomes,
+)
+from ui.common import DEFAULT_SEED, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle
 
+DEFAULT_N = 10_000
+
+SRC_LOGNORMAL = "Synthetic: log-normal incomes"
+SRC_PARETO = "Synthetic: Pareto-tailed incomes with a chosen Gini"
+SRC_TWO_POINT = "Synthetic: two-point data (Gini paper, Prop. 5.1)"
+SRC_EXAMPLE = "Real example: Engel 1857, Belgian households"
+SRC_UPLOAD = "Upload a CSV or Parquet file"
+SHARED_LABELS = {
+    "cps": "Real: CPS ASEC 2016, 5 Midwest states",
+    "acs": "Real: ACS 2019, NIST excerpt",
+    "pseo": "Real: PSEO earnings cells (CO, TX)",
+}
+N_OPTIONS = [100, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 1_000_000]
+IQ_OPTIONS = ["minimum", 2, 3, 5, 10, 20, 50, 100]
+NEGATIVE_LABELS = {"refuse": "refuse the file", "drop": "drop those rows", "clip": "clip them to 0"}
+_UPLOAD_TYPES = ["csv", "txt", "tsv", "gz", "parquet", "pq"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Cached loaders (each keyed by its parameters; uploads by the SHA-256 of their bytes).
+# ---------------------------------------------------------------------------------------------
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _synthetic(n: int, seed: int) -> IncomeData:
-    return IncomeData(values=lognormal_incomes(n, rng=seed), name=f"Synthetic log-normal (n={n:,})",
-                      source="synthetic")
+    """Default dataset: log-normal, sigma 0.9 (kept for callers of the foundation stub)."""
+    return _lognormal(n, 0.9, seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _lognormal(n: int, sigma: float, seed: int) -> IncomeData:
+    return IncomeData(values=lognormal_incomes(n, sigma=sigma, rng=seed),
+                      name=f"Synthetic log-normal (n={n:,}, sigma={sigma:g})", source="synthetic")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _pareto(n: int, gini: float, tail_index: float, median: float, seed: int) -> IncomeData:
+    values = pareto_mixture_incomes(n, gini=gini, tail_index=tail_index, median=median, rng=seed)
+    return IncomeData(values=values, source="synthetic",
+                      name=f"Synthetic Pareto-tailed (n={n:,}, population Gini {gini:.2f})",
+                      notes=(f"log-normal body, top 10% Pareto with tail index {tail_index:g}, median "
+                             f"{median:,.0f}; the population Gini is {gini:.3f}, a sample's differs a little",))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _two_point(n: int, gini: float, iq: float | None, seed: int) -> IncomeData:
+    t = two_point_incomes(n, gini, iq, mean=30_000.0, rng=seed)
+    return IncomeData(values=t.values, source="synthetic", bounds=(t.lower, t.upper),
+                      name=f"Two-point data (n={n:,}, Gini {t.gini:.3f}, IQ {t.iq:.3g})",
+                      notes=(f"{t.n_low:,} records at {t.low_value:,.0f} and {n - t.n_low:,} at "
+                             f"{t.high_value:,.0f}; public bounds L = {t.lower:,.0f}, U = {t.upper:,.0f}, "
+                             f"IQ = (U - L) / mean = {t.iq:.4g}",))
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _example(key: str) -> IncomeData:
+    return load_example(key)
+
+
+@st.cache_data(show_spinner="Loading the survey file...", max_entries=8)
+def _shared(key: str, negative: str) -> IncomeData | None:
+    return load_shared(key, negative=negative)
+
+
+@st.cache_data(show_spinner="Reading the file...", max_entries=4, ttl=3600)
+def _read_upload(digest: str, file_name: str, _raw: bytes) -> tuple[pd.DataFrame, tuple[str, ...], list[str]]:
+    """Parse an upload (cache key: digest + name; the bytes themselves are not hashed again)."""
+    frame, notes = read_table(_raw, file_name=file_name, max_bytes=DEFAULT_MAX_BYTES, max_rows=DEFAULT_MAX_ROWS)
+    return frame, notes, numeric_columns(frame)
+
+
+@st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
+def _clean_upload(digest: str, file_name: str, column: str, negative: str, _frame: pd.DataFrame,
+                  read_notes: tuple[str, ...]) -> IncomeData:
+    cleaned, notes = clean_income_column(_frame, column, negative=negative)
+    return IncomeData(values=cleaned[column].to_numpy(dtype=float), name=file_name, source="upload",
+                      column=column, confidential=True, frame=cleaned, notes=tuple(read_notes) + notes)
+
+
+def default_dataset() -> IncomeData:
+    """What pages get when nothing else is chosen or a choice fails: log-normal, n = 10,000."""
+    return _synthetic(DEFAULT_N, DEFAULT_SEED)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sidebar
+# ---------------------------------------------------------------------------------------------
+
+def _keyed(key: tuple, load: Callable[[], IncomeData | None]) -> Callable[[], IncomeData | None]:
+    """Wrap a cached loader with a per-session memo: an unchanged choice returns the very same
+    IncomeData without asking st.cache_data again (which would unpickle a fresh copy each rerun)."""
+    def run() -> IncomeData | None:
+        memo = st.session_state.get("_data_memo")
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        ds = load()
+        st.session_state["_data_memo"] = (key, ds)
+        return ds
+    return run
+
+
+def _source_options() -> list[str]:
+    shared = [SHARED_LABELS[k] for k in available_shared() if k in SHARED_LABELS]
+    return [SRC_LOGNORMAL, SRC_PARETO, SRC_TWO_POINT, SRC_EXAMPLE, *shared, SRC_UPLOAD]
+
+
+def _n_widget() -> int:
+    return int(qp_select_slider("Number of records n", "data_n", N_OPTIONS, DEFAULT_N,
+                                help="n is public: the neighbouring datasets have the same n."))
+
+
+def _data_seed() -> int:
+    return int(qp_number("Data seed", "data_seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1,
+                         help="Draws the synthetic data. The seed below draws the privacy noise, so you "
+                              "can redraw the noise on the same data."))
+
+
+def _upload_digest(uploaded: Any) -> str:
+    """SHA-256 of the uploaded bytes, computed once per uploaded file (remembered by file id)."""
+    file_id = getattr(uploaded, "file_id", None) or f"{uploaded.name}-{uploaded.size}"
+    memo = st.session_state.get("_data_upload_digest")
+    if memo and memo[0] == file_id:
+        return memo[1]
+    digest = hashlib.sha256(uploaded.getvalue()).hexdigest()
+    st.session_state["_data_upload_digest"] = (file_id, digest)
+    return digest
+
+
+def _upload_source() -> Callable[[], IncomeData] | None:
+    uploaded = st.file_uploader(
+        "CSV or Parquet file", type=_UPLOAD_TYPES, key="data_upload",
+        help=f"One row per person or household. Up to {DEFAULT_MAX_BYTES // 2**20} MB and "
+             f"{DEFAULT_MAX_ROWS:,} rows. The file stays in this session's memory; it is never saved.")
+    if uploaded is None:
+        st.caption("No file yet: the pages use the default synthetic data until you upload one.")
+        return None
+    digest = _upload_digest(uploaded)
+    frame, read_notes, candidates = _read_upload(digest, uploaded.name, uploaded.getvalue())
+    if not candidates:
+        cols = ", ".join(repr(str(c))[:40] for c in list(frame.columns)[:10])
+        raise ValueError(f"{uploaded.name} has no numeric column (columns: {cols}); incomes must be numbers")
+    guess = guess_income_column(candidates)
+    column = st.selectbox("Income column", candidates, index=candidates.index(guess), key="data_col",
+                          help="Only columns that hold numbers are listed.")
+    negative = qp_radio("Negative incomes (losses)", "data_neg", list(NEGATIVE_LABELS), "refuse",
+                        format_func=NEGATIVE_LABELS.get,
+                        help="The methods here assume incomes >= 0. Choose how to treat losses.")
+    return _keyed(("upload", digest, uploaded.name, column, negative),
+                  lambda: _clean_upload(digest, uploaded.name, column, negative, frame, read_notes))
+
+
+def _choose() -> tuple[Callable[[], IncomeData | None] | None, bool]:
+    """Draw the source widgets; return (loader, offer_lookalike)."""
+    source = qp_selectbox("Data source", "data_source", _source_options(), SRC_LOGNORMAL,
+                          help="Synthetic and public data are safe for planning; an uploaded file is "
+                               "treated as confidential.")
+    if source == SRC_LOGNORMAL:
+        n = _n_widget()
+        sigma = qp_slider("Spread sigma of log income", "data_sigma", 0.2, 2.0, 0.9, 0.05,
+                          help="Population Gini = 2 Phi(sigma / sqrt 2) - 1; 0.9 gives 0.47.")
+        seed = _data_seed()
+        return _keyed(("lognormal", n, float(sigma), seed), lambda: _lognormal(n, float(sigma), seed)), False
+    if source == SRC_PARETO:
+        n = _n_widget()
+        gini = qp_slider("Target Gini (population)", "data_gini", 0.10, 0.80, 0.45, 0.01)
+        tail = qp_select_slider("Pareto tail index of the top 10%", "data_tail", [1.5, 2.0, 2.5, 3.0, 4.0], 2.5,
+                                help="Smaller = heavier tail = more very high incomes.")
+        seed = _data_seed()
+        return _keyed(("pareto", n, float(gini), float(tail), seed),
+                      lambda: _pareto(n, float(gini), float(tail), 30_000.0, seed)), False
+    if source == SRC_TWO_POINT:
+        n = _n_widget()
+        gini = qp_slider("Gini", "data_gini", 0.10, 0.80, 0.45, 0.01)
+        iq = qp_select_slider("Normalized range IQ = (U - L) / mean", "data_iq", IQ_OPTIONS, "minimum",
+                              help="How wide the public bounds are, in means. 'minimum' is the smallest "
+                                   "IQ this Gini allows (Prop. 5.1); the Gini paper varies it up to 100.")
+        seed = _data_seed()
+        st.caption("Extreme data: every record sits at one of two values, the bounds L and U (paper "
+                   "section 5.2.1). The smallest range that can produce this Gini.")
+        iq_value = None if iq == "minimum" else float(iq)
+        return _keyed(("two_point", n, float(gini), iq_value, seed), lambda: _two_point(n, float(gini), iq_value, seed)), False
+    if source == SRC_EXAMPLE:
+        st.caption("235 real household incomes (Belgian francs, 1857), public domain; bundled with "
+                   "the app (see dpcore/examples/README.md).")
+        return _keyed(("example", "engel"), lambda: _example("engel")), False
+    for key, label in SHARED_LABELS.items():
+        if source == label:
+            spec = SHARED_DATASETS[key]
+            negative = qp_radio("Negative incomes (losses)", "data_shared_neg", ["drop", "clip"], "drop",
+                                format_func=NEGATIVE_LABELS.get)
+            st.caption(spec.description)
+            return _keyed(("shared", key, negative), lambda: _shared(key, negative)), False
+    # upload
+    return _upload_source(), True
+
+
+def _lookalike_widgets(n: int) -> Callable[[], IncomeData]:
+    gini = qp_slider("Look-alike Gini (from public figures)", "data_gini", 0.10, 0.80, 0.45, 0.01)
+    median = qp_number("Look-alike median income", "data_median", 30_000.0, min_value=1.0, max_value=1e9,
+                       step=1_000.0)
+    seed = _data_seed()
+    return _keyed(("lookalike", n, float(gini), float(median), seed),
+                  lambda: _pareto(n, float(gini), 2.5, float(median), seed))
 
 
 def render_sidebar() -> None:
     """Draw the sidebar and store the chosen dataset in ``st.session_state['dataset']``."""
     with st.sidebar:
         st.header("Data")
-        st.session_state["dataset"] = _synthetic(10_000, DEFAULT_SEED)
+        dataset: IncomeData | None = None
+        try:
+            loader, offer_lookalike = _choose()
+            dataset = loader() if loader is not None else None
+            if dataset is not None and dataset.confidential and offer_lookalike:
+                st.warning("**Planning on confidential data is itself not private.** Every simulated "
+                           "release you look at here uses the real records. Plan on a synthetic "
+                           "look-alike (below) and use the real file only for the one release you "
+                           "count against the privacy budget.")
+                if qp_toggle("Plan on a synthetic look-alike instead", "data_lookalike", False,
+                             help="Pareto-tailed synthetic data with the same n (n is public) and a "
+                                  "Gini and median you take from published figures, not from this file."):
+                    dataset = _lookalike_widgets(dataset.n)()
+        except (ValueError, TypeError) as exc:  # DPInputError is a ValueError
+            st.error(f"Cannot use this data: {exc}")
+            st.caption("The pages show the default synthetic data instead.")
+            dataset = None
+        except MemoryError:
+            st.error("Cannot use this data: not enough memory; upload a smaller extract.")
+            dataset = None
+        if dataset is None:
+            dataset = default_dataset()
+        st.session_state["dataset"] = dataset
+        _summary(dataset)
+
+        st.header("Randomness")
         qp_number("Random seed", "seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1,
                   help="Every simulated release on every page is drawn from this seed: same seed, same picture.")
-        st.info("**Planning is not release.** Simulating releases on confidential data is itself not "
-                "private: plan on synthetic or public look-alike data; use the real file only for the "
-                "one release you count against the budget.")
+        if not dataset.confidential:
+            st.info("**Planning is not release.** Simulating releases on confidential data is itself not "
+                    "private: plan on synthetic or public look-alike data; use the real file only for the "
+                    "one release you count against the budget.")
+
+
+def _summary(ds: IncomeData) -> None:
+    kind = {"synthetic": "synthetic", "example": "real, public", "shared": "real, public survey file",
+            "upload": "your file, confidential"}.get(ds.source, ds.source)
+    st.caption(f"**In use:** {ds.name}  \n{ds.n:,} records ({kind}), column `{ds.column}`")
+    for note in ds.notes:
+        st.caption(f"- {note}")
 
 
 def current_dataset() -> IncomeData:
     """The dataset chosen in the sidebar."""
     ds = st.session_state.get("dataset")
     if ds is None:
-        ds = _synthetic(10_000, DEFAULT_SEED)
+        ds = default_dataset()
     return ds

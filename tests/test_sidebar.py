@@ -1,0 +1,204 @@
+"""AppTest for the shared sidebar (ui.sidebar): data sources, upload, bad input, URL state.
+
+The sidebar is driven through a two-line harness script rather than app.py: in Streamlit 1.67
+AppTest re-executes only the page file after the first run of an st.navigation app, so the
+sidebar in app.py can only be exercised on a first run (see test_app_pages.py, which does that
+through URL query parameters).
+"""
+from __future__ import annotations
+
+import io
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.data import gini_coefficient
+from ui import sidebar as sb
+
+HARNESS = """
+import streamlit as st
+from ui.sidebar import render_sidebar, current_dataset
+render_sidebar()
+ds = current_dataset()
+st.write(f"dataset: {ds.name} | n={ds.n} | source={ds.source}")
+"""
+
+CSV = b"id,income,sex\n1,1000,F\n2,2500.5,M\n3,,F\n4,40000,M\n5,31000,F\n"
+
+
+def _app(**query) -> AppTest:
+    at = AppTest.from_string(HARNESS, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = str(v)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _ds(at: AppTest):
+    return at.session_state["dataset"]
+
+
+def _errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def _choose(at: AppTest, label: str) -> AppTest:
+    at.sidebar.selectbox(key="data_source").set_value(label).run()
+    assert not at.exception
+    return at
+
+
+def test_default_dataset_and_notes():
+    at = _app()
+    ds = _ds(at)
+    assert ds.source == "synthetic" and ds.n == sb.DEFAULT_N and not ds.confidential
+    assert not _errors(at)
+    assert any("Planning is not release" in i.value for i in at.info)
+    assert at.number_input(key="seed").value == 2026
+    assert at.query_params["data_source"] in (sb.SRC_LOGNORMAL, [sb.SRC_LOGNORMAL])
+
+
+def test_every_source_loads():
+    at = _app()
+    options = at.sidebar.selectbox(key="data_source").options
+    assert options[:4] == [sb.SRC_LOGNORMAL, sb.SRC_PARETO, sb.SRC_TWO_POINT, sb.SRC_EXAMPLE]
+    assert options[-1] == sb.SRC_UPLOAD
+    seen = {}
+    for label in options[:-1]:
+        _choose(at, label)
+        assert not _errors(at), label
+        seen[label] = _ds(at)
+    assert seen[sb.SRC_EXAMPLE].n == 235 and seen[sb.SRC_EXAMPLE].source == "example"
+    two = seen[sb.SRC_TWO_POINT]
+    assert two.bounds is not None and np.unique(two.values).size == 2
+    assert gini_coefficient(two.values) == pytest.approx(0.45, abs=1e-12)
+    assert seen[sb.SRC_PARETO].name.startswith("Synthetic Pareto-tailed")
+    for label in options[4:-1]:  # the ../shared files, only listed when present
+        assert seen[label].source == "shared" and seen[label].n > 1000
+
+
+def test_shared_sources_listed_only_when_present(monkeypatch, tmp_path):
+    monkeypatch.setattr("dpcore.data.SHARED_DATA_DIR", tmp_path)
+    assert sb._source_options() == [sb.SRC_LOGNORMAL, sb.SRC_PARETO, sb.SRC_TWO_POINT, sb.SRC_EXAMPLE,
+                                    sb.SRC_UPLOAD]
+
+
+def test_shared_source_with_clip_policy(cps_path):
+    at = _app(data_source=sb.SHARED_LABELS["cps"])
+    assert _ds(at).n == 8194 - 21
+    at.sidebar.radio(key="data_shared_neg").set_value("clip").run()
+    assert _ds(at).n == 8194 and (_ds(at).values >= 0).all()
+
+
+def test_url_reproduces_a_synthetic_view():
+    at = _app(data_source=sb.SRC_PARETO, data_gini="0.3", data_n="100000", data_seed="7")
+    ds = _ds(at)
+    assert ds.n == 100_000 and "Gini 0.30" in ds.name
+    # the population Gini is 0.3; a sample of 1e5 is within a few standard errors (SE ~ 0.001)
+    assert gini_coefficient(ds.values) == pytest.approx(0.3, abs=0.01)
+    again = _app(data_source=sb.SRC_PARETO, data_gini="0.3", data_n="100000", data_seed="7")
+    np.testing.assert_array_equal(_ds(again).values, ds.values)
+    other = _app(data_source=sb.SRC_PARETO, data_gini="0.3", data_n="100000", data_seed="8")
+    assert not np.array_equal(_ds(other).values, ds.values)
+
+
+def test_sliders_change_the_data():
+    at = _app()
+    at.sidebar.slider(key="data_sigma").set_value(1.5).run()
+    assert "sigma=1.5" in _ds(at).name
+    at.sidebar.select_slider(key="data_n").set_value(1000).run()
+    assert _ds(at).n == 1000
+    # moving the noise seed does not redraw the data
+    before = _ds(at).values
+    at.sidebar.number_input(key="seed").set_value(99).run()
+    assert at.session_state["seed"] == 99
+    np.testing.assert_array_equal(_ds(at).values, before)
+
+
+def test_two_point_iq_below_minimum_shows_error_and_falls_back():
+    at = _app(data_source=sb.SRC_TWO_POINT, data_gini="0.8", data_iq="2")  # minimum IQ is 5
+    errs = _errors(at)
+    assert len(errs) == 1 and "below the minimum" in errs[0]
+    assert _ds(at).name == sb.default_dataset().name  # the pages keep working on the default
+    at.sidebar.select_slider(key="data_iq").set_value(20).run()
+    assert not _errors(at) and _ds(at).bounds is not None
+
+
+def _upload(at: AppTest, name: str, content: bytes, mime: str = "text/csv") -> AppTest:
+    _choose(at, sb.SRC_UPLOAD)
+    at.sidebar.file_uploader(key="data_upload").set_value((name, content, mime)).run()
+    assert not at.exception
+    return at
+
+
+def test_upload_csv_column_choice_and_confidential_warning():
+    at = _app()
+    _choose(at, sb.SRC_UPLOAD)
+    assert _ds(at).source == "synthetic" and not _errors(at)  # no file yet: default data
+    _upload(at, "incomes.csv", CSV)
+    ds = _ds(at)
+    assert ds.source == "upload" and ds.confidential and ds.column == "income"
+    np.testing.assert_array_equal(ds.values, [1000, 2500.5, 40000, 31000])
+    assert any("dropped 1 of 5 rows" in n for n in ds.notes)
+    assert any("not private" in w.value for w in at.sidebar.warning)
+    assert at.sidebar.selectbox(key="data_col").options == ["id", "income"]
+    at.sidebar.selectbox(key="data_col").set_value("id").run()
+    np.testing.assert_array_equal(_ds(at).values, [1, 2, 3, 4, 5])
+    # the digest of the bytes is computed once per uploaded file and remembered
+    assert at.session_state["_data_upload_digest"][1] == __import__("hashlib").sha256(CSV).hexdigest()
+
+
+def test_upload_parquet():
+    buf = io.BytesIO()
+    pd.DataFrame({"wage": [10.0, 20.0, 30.0], "g": ["a", "b", "c"]}).to_parquet(buf)
+    at = _upload(_app(), "w.parquet", buf.getvalue(), "application/octet-stream")
+    assert _ds(at).column == "wage" and _ds(at).n == 3 and not _errors(at)
+
+
+def test_upload_negative_policy():
+    at = _upload(_app(), "neg.csv", b"income\n10\n-5\n20\n")
+    errs = _errors(at)
+    assert len(errs) == 1 and "1 negative value" in errs[0]
+    assert _ds(at).source == "synthetic"  # fell back, page still works
+    at.sidebar.radio(key="data_neg").set_value("drop").run()
+    assert not _errors(at) and _ds(at).n == 2
+    at.sidebar.radio(key="data_neg").set_value("clip").run()
+    np.testing.assert_array_equal(_ds(at).values, [10, 0, 20])
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"\x00\x01\x02binary" * 50, "not a text file"),
+    (b"", "empty"),
+    (b"id,income\n", "no data rows"),
+    (b"name\nabc\ndef\n", "no numeric column"),
+    (b"income\n5\n", "at least 2"),
+])
+def test_bad_upload_shows_error_and_keeps_working(content, message):
+    at = _upload(_app(), "bad.csv", content)
+    errs = _errors(at)
+    assert len(errs) == 1 and message in errs[0], errs
+    assert _ds(at).source == "synthetic"
+    assert "dataset:" in at.markdown[-1].value  # the page below still rendered
+
+
+def test_lookalike_replaces_the_upload():
+    at = _upload(_app(), "incomes.csv", CSV)
+    at.sidebar.toggle(key="data_lookalike").set_value(True).run()
+    ds = _ds(at)
+    assert ds.source == "synthetic" and not ds.confidential and ds.n == 4  # same public n
+
+
+def test_sidebar_rerun_is_fast():
+    at = _app()
+    at.run()
+    times = []
+    for v in (1.0, 1.1, 0.9):
+        t = time.perf_counter()
+        at.sidebar.slider(key="data_sigma").set_value(v).run()
+        times.append(time.perf_counter() - t)
+    print("sidebar reruns (s):", [round(x, 3) for x in times])  # timings live in benchmarks/
+    assert not at.exception
