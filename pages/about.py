@@ -1,5 +1,144 @@
-"""About: differential privacy in plain language (placeholder, being written under issue 2)."""
+"""About: differential privacy in plain language, and what each page of the app is for.
+
+Thin page: two sliders (epsilon, the attacker's prior) -> dpcore.risk posterior bound -> plotly.
+No data are used and nothing random is drawn here.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
+from dpcore.risk import max_posterior
+from ui.common import download_csv, guard, privacy_note, qp_slider
+
+NEIGHBOURS = ("two datasets are neighbours when they differ in one record whose value is replaced "
+              "by any other allowed value; the number of records n is the same, so n is public")
+PUBLIC = ("the method and epsilon; bounds such as the lowest and highest income allowed, histogram "
+          "bin edges and group labels, chosen without looking at the data (or released with DP and "
+          "counted against the budget); the number of records n")
+
 st.title("What differential privacy does to an income statistic")
-st.write("Pick a page on the left.")
+st.write(
+    "This app is for people who publish, teach or use income statistics: the Gini index, earnings "
+    "percentiles, group averages and ratios. It shows what happens to those numbers when they are "
+    "published with **differential privacy** (DP), the method the US Census Bureau and others now use "
+    "to protect the people in their data. Everything here runs on your computer; pick a page on the left.")
+
+st.header("The idea")
+st.write(
+    "A statistic is published with DP when a little random noise is added on purpose, so that the "
+    "published number would look almost the same **whether or not any one person's record were "
+    "changed**. Then nobody, whatever else they know, can learn much about one person from it. "
+    "The price is accuracy: the published number is a bit off, and these pages show by how much.")
+
+st.header("Epsilon: how much one person can move the result")
+st.write(
+    "The privacy parameter **epsilon** (ε) is a limit: changing one person's record may make any "
+    "published result at most **e^ε times** more (or less) likely. Small ε means strong privacy "
+    "and more noise; large ε means weak privacy and less noise. Typical values run from about 0.1 "
+    "to about 10.")
+
+eps = qp_slider("Epsilon (ε)", "about_eps", 0.05, 10.0, 1.0, 0.05,
+                help="Try 0.1 (strong privacy), 1 (common in research) and 5 or more (weak privacy).")
+prior = qp_slider("Attacker's belief before the release (%)", "about_prior", 1, 99, 50, 1,
+                  help="How sure an attacker already is about a fact about one person, e.g. "
+                       "'Ana earns more than $100,000'.")
+
+with guard("the attacker example"):
+    ratio = math.exp(eps)
+    post = max_posterior(prior / 100.0, eps)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("e^ε (largest change in odds)", f"{ratio:,.2f}×")
+    c2.metric("Attacker's belief before", f"{prior:d}%")
+    c3.metric("At most, after seeing the release", f"{100 * post:.1f}%")
+    st.write(
+        f"**Example.** An attacker thinks there is a {prior}% chance that Ana earns more than $100,000 "
+        f"(odds {prior}:{100 - prior}). With ε = {eps:g}, seeing the published statistic can multiply "
+        f"those odds by at most e^ε = {ratio:,.2f}, so the attacker can end up at most "
+        f"**{100 * post:.1f}%** sure. This holds whatever else the attacker knows, even everybody "
+        "else's income.")
+
+    priors = np.linspace(0.0, 1.0, 101)
+    curve = pd.DataFrame({"prior": priors, "largest_posterior": max_posterior(priors, eps)})
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=100 * priors, y=100 * priors, name="no release (belief unchanged)",
+                             line=dict(dash="dot", color="grey")))
+    fig.add_trace(go.Scatter(x=100 * curve["prior"], y=100 * curve["largest_posterior"],
+                             name=f"largest belief after an ε = {eps:g} release", line=dict(width=3)))
+    fig.add_trace(go.Scatter(x=[prior], y=[100 * post], mode="markers", name="your example",
+                             marker=dict(size=12)))
+    fig.update_layout(xaxis_title="attacker's belief before (%)", yaxis_title="attacker's belief after, at most (%)",
+                      height=380, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.25))
+    st.plotly_chart(fig, use_container_width=True)
+    download_csv(curve, "Download this curve (CSV)", "about_posterior_curve.csv", key="about_dl_curve")
+
+    table = pd.DataFrame({"epsilon": [0.1, 0.5, 1.0, 2.0, 5.0, 10.0]})
+    table["e^epsilon"] = np.exp(table["epsilon"])
+    table["from 50%, at most (%)"] = [100 * max_posterior(0.5, e) for e in table["epsilon"]]
+    table["from 10%, at most (%)"] = [100 * max_posterior(0.1, e) for e in table["epsilon"]]
+    st.dataframe(table.style.format({"epsilon": "{:g}", "e^epsilon": "{:,.2f}",
+                                     "from 50%, at most (%)": "{:.1f}", "from 10%, at most (%)": "{:.1f}"}),
+                 hide_index=True, use_container_width=True)
+
+st.header("Neighbouring datasets: what exactly is protected")
+st.write(
+    "DP compares two **neighbouring** datasets. In this app they are the real data and a copy in "
+    "which **one person's record is replaced** by any other allowed value, for instance Ana's income "
+    "of $48,000 replaced by $2,000,000. Both have the same number of records n, so **n itself is "
+    "not protected** (it is public). The promise is about one record: if a person appears in "
+    "several records (say, one per year), the protection is weaker for them. Some pages use a "
+    "different relation and say so.")
+
+st.header("What is public")
+st.markdown(
+    "- **The method and ε.** DP does not rely on secrecy of how the noise is made.\n"
+    "- **Bounds**, such as the lowest and highest income allowed (L and U), and **histogram bin "
+    "edges**. They must be chosen without looking at the data (from the law, a survey design or "
+    "earlier public releases), or be estimated with DP and charged to the budget. The pages say which.\n"
+    "- **Group labels** (which groups exist, e.g. sex or state) and the number of records n.\n"
+    "- **The random seed in the sidebar is for teaching only.** It makes a picture reproducible. A real "
+    "release draws its noise from the operating system's secure random source and never publishes it.")
+
+st.header("Sensitivity, and smooth sensitivity in one paragraph")
+st.write(
+    "How much noise is needed depends on how much one record can move the statistic: its "
+    "**sensitivity**. For a count it is 1, so noise of typical size 1/ε is enough. For the Gini index "
+    "one very rich person can move the result a lot in a tiny dataset but hardly at all in a large "
+    "one. **Smooth sensitivity** measures how sensitive *this* dataset and its near neighbours are, "
+    "smoothed so the amount of noise itself does not give a person away, and uses heavy-tailed noise "
+    "scaled to it. The Gini and percentile pages compare it with simpler worst-case methods.")
+
+st.header("Planning is not release")
+st.write(
+    "Every page lets you simulate many releases to see the typical error. Doing that on the "
+    "confidential data itself is **not private**: the simulations reveal things about the real records. "
+    "Plan on synthetic data or a public look-alike (sidebar), then make the one real release with the "
+    "chosen ε and count it against the privacy budget. When you upload a file, the sidebar reminds you.")
+
+st.header("What each page is for")
+st.markdown(
+    "- **Gini index**: the inequality index with smooth-sensitivity noise (Lan & Reiter): how far the "
+    "published Gini lands from the true one, and a credible interval for it.\n"
+    "- **Earnings percentiles (PSEO)**: the Census Bureau's graduate-earnings method: a noisy histogram "
+    "over fixed public bins, turned into the 25th, 50th and 75th percentiles.\n"
+    "- **Group means and parity**: average income per group (e.g. by sex or race) with clipped Laplace "
+    "noise, and whether the noise treats small groups unfairly.\n"
+    "- **Relative risk and ratios**: ratios of two noisy counts (e.g. poverty rates of two groups), their "
+    "bias and confidence intervals.\n"
+    "- **Choose epsilon (planner)**: start from the accuracy you need and find the ε, or split a total "
+    "budget over several statistics.\n"
+    "- **About** (this page).")
+
+st.header("The data")
+st.markdown(
+    "The sidebar chooses the data every page uses: **synthetic** incomes (log-normal; Pareto-tailed with a "
+    "Gini you pick; the extreme two-point data of the Gini paper), a small **real example** shipped with "
+    "the app (235 Belgian household incomes from 1857, public domain), the **real survey files** (CPS, "
+    "ACS, PSEO) when they are installed next to the app, or **your own CSV or Parquet file**, read in "
+    "memory only and never saved.")
+
+privacy_note(NEIGHBOURS, PUBLIC)
