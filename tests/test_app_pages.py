@@ -1,0 +1,66 @@
+"""AppTest: every page registered in app.py opens without an exception, on the default data and on
+the bundled real example; the sidebar in app.py honours the URL on a first run."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui import sidebar as sb
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+PAGES = re.findall(r"st\.Page\(\s*[\"']([^\"']+\.py)[\"']", APP.read_text(encoding="utf-8"))
+
+
+def test_app_registers_pages():
+    assert "pages/about.py" in PAGES and len(PAGES) >= 6
+    assert all((APP.parent / p).is_file() for p in PAGES)
+
+
+def _open(page: str, **query) -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=90)
+    for k, v in query.items():
+        at.query_params[k] = str(v)
+    at.run()
+    assert not at.exception, at.exception
+    at.switch_page(page).run()
+    assert not at.exception, (page, at.exception)
+    assert len(at.main.children) > 0, f"{page} rendered nothing"
+    assert len(at.title) >= 1, f"{page} has no title"
+    return at
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_opens_on_default_data(page):
+    at = _open(page)
+    assert at.session_state["dataset"].source == "synthetic"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_opens_on_the_bundled_real_example(page):
+    at = _open(page, data_source=sb.SRC_EXAMPLE)
+    assert at.session_state["dataset"].n == 235
+
+
+def test_app_sidebar_reads_the_url_on_first_run():
+    at = AppTest.from_file("../app.py", default_timeout=90)
+    at.query_params["data_source"] = sb.SRC_TWO_POINT
+    at.query_params["data_gini"] = "0.6"
+    at.query_params["seed"] = "11"
+    at.run()
+    assert not at.exception and not at.error
+    ds = at.session_state["dataset"]
+    assert ds.bounds is not None and "Gini 0.600" in ds.name
+    assert at.session_state["seed"] == 11
+    assert at.sidebar.selectbox(key="data_source").value == sb.SRC_TWO_POINT
+
+
+def test_app_ignores_an_unknown_source_in_the_url():
+    at = AppTest.from_file("../app.py", default_timeout=90)
+    at.query_params["data_source"] = "no such source"
+    at.query_params["data_n"] = "-5"
+    at.run()
+    assert not at.exception and not at.error
+    assert at.session_state["dataset"].name == sb.default_dataset().name
