@@ -1,0 +1,211 @@
+"""dpcore.gini_experiments: exact error summaries, the paper's Figures 1, 3, 4 and error vs epsilon.
+
+Monte Carlo tolerances are 4 standard errors. For a sample q-quantile of N draws of a variable
+with density f, the standard error is sqrt(q (1 - q) / N) / f(x_q); for a sample median of
+g + s Z it is s / (2 f_Z(0) sqrt(N)).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from dpcore import gini as G
+from dpcore import gini_experiments as E
+from dpcore.data import two_point_incomes
+from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration
+from dpcore.validation import DPInputError
+
+
+def _quantile_se(q: float, n: int, density_at_quantile: float) -> float:
+    return math.sqrt(q * (1 - q) / n) / density_at_quantile
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact error summaries
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("gamma", [1.5, 2.0, 4.0])
+def test_abs_error_quantiles_match_simulation(gamma):
+    n, s = 200_000, 0.013
+    gc = GeneralizedCauchy(gamma)
+    err = np.abs(s * gc.rvs(n, np.random.default_rng(7)))
+    levels = (0.5, 0.9, 0.99)
+    exact = E.abs_error_quantiles(s, gamma, levels)
+    for q, x_q in zip(levels, exact):
+        dens = 2 * float(gc.pdf(x_q / s)) / s  # density of |sZ| at its q-quantile
+        assert abs(np.quantile(err, q) - x_q) <= 4 * _quantile_se(q, n, dens), (q, np.quantile(err, q), x_q)
+
+
+def test_abs_error_quantiles_definition():
+    # P(|sZ| <= x_q) = q exactly (checked through the CDF, not through ppf)
+    gc = GeneralizedCauchy(3.0)
+    for q, x in zip((0.5, 0.9, 0.99), E.abs_error_quantiles(2.0, 3.0)):
+        assert float(gc.cdf(x / 2) - gc.cdf(-x / 2)) == pytest.approx(q, abs=1e-12)
+    for q, x in zip((0.5, 0.9, 0.99), E.laplace_abs_error_quantiles(0.7)):
+        assert stats.laplace.cdf(x, scale=0.7) - stats.laplace.cdf(-x, scale=0.7) == pytest.approx(q, abs=1e-12)
+
+
+def test_noise_rmse_exists_only_for_gamma_above_3():
+    assert E.noise_rmse(1.0, 2.0) == math.inf
+    assert E.noise_rmse(1.0, 3.0) == math.inf
+    for gamma in (4.0, 6.0):
+        c = 1 / integrate.quad(lambda z: 1 / (1 + abs(z) ** gamma), -np.inf, np.inf)[0]
+        var = integrate.quad(lambda z: c * z * z / (1 + abs(z) ** gamma), -np.inf, np.inf)[0]
+        assert E.noise_rmse(0.3, gamma) == pytest.approx(0.3 * math.sqrt(var), rel=1e-6)
+
+
+def test_plausible_releases_are_equal_probability_quantiles():
+    dots = E.plausible_releases(0.4, 0.02, 2.0, n_dots=20)
+    assert dots.shape == (20,) and np.all(np.diff(dots) > 0)
+    p = GeneralizedCauchy(2.0).cdf((dots - 0.4) / 0.02)
+    np.testing.assert_allclose(p, (np.arange(20) + 0.5) / 20, atol=1e-12)
+    np.testing.assert_allclose(dots + dots[::-1], 0.8, atol=1e-12)  # symmetric around the truth
+
+
+# ---------------------------------------------------------------------------------------------
+# Error against epsilon (the page's live chart)
+# ---------------------------------------------------------------------------------------------
+
+def test_error_vs_epsilon_matches_direct_computation():
+    x = np.sort(np.random.default_rng(3).lognormal(10, 1, 3000))
+    upper = float(x.max() * 2)
+    table = E.error_vs_epsilon(x, lower=0.0, upper=upper, gamma=2.0, epsilons=[0.5, 2.0], method="exact")
+    assert list(table.calibration) == ["paper", "tight", "paper", "tight"]
+    for _, row in table.iterrows():
+        cal = smooth_noise_calibration(row.epsilon, 2.0, mode=row.calibration)
+        ss = G.smooth_sensitivity(x, lower=0.0, upper=upper, beta=cal.beta, method="exact")
+        assert row.noise_scale == pytest.approx(ss.value / cal.alpha, rel=1e-12)
+        gc = GeneralizedCauchy(2.0)
+        assert row.median_abs_error == pytest.approx(row.noise_scale * float(gc.ppf(0.75)), rel=1e-12)
+        assert row.rmse == math.inf
+        assert row.laplace_scale == pytest.approx(G.gini_global_sensitivity(x.size, 0.0, upper) / row.epsilon)
+        assert row.laplace_median_abs_error == pytest.approx(row.laplace_scale * math.log(2))
+    paper, tight = table[table.calibration == "paper"], table[table.calibration == "tight"]
+    assert np.all(tight.noise_scale.to_numpy() < paper.noise_scale.to_numpy())
+    assert paper.noise_scale.iloc[1] < paper.noise_scale.iloc[0]  # more epsilon, less noise
+
+
+def test_error_vs_epsilon_flags_saturation():
+    # n = 200: at epsilon = 0.05 the median noise (about 15) dwarfs the Gini's range; at 5 it is 0.03
+    x = np.random.default_rng(4).lognormal(10, 1, 200)
+    table = E.error_vs_epsilon(x, lower=0.0, upper=float(x.max() * 1.5), gamma=2.0, epsilons=[0.05, 5.0],
+                               calibrations=("tight",), method="fast")
+    assert bool(table.saturated.iloc[0]) and not bool(table.saturated.iloc[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# Figure 3 / Figure 4: two-point data of Proposition 5.1
+# ---------------------------------------------------------------------------------------------
+
+def test_figure3_structure_and_paper_claims():
+    calls = []
+    res = E.figure3(n_draws=20_000, rng=11, progress=lambda f, m: calls.append(f))
+    t = res.table
+    assert len(t) == 3 * 3 * 3 * 2
+    assert calls == sorted(calls) and calls[-1] == pytest.approx(1.0) and len(calls) == 27
+    for g in E.FIG3_GINIS:  # the minimal IQ of Proposition 5.1 (exact for these n: alpha n is an integer)
+        assert np.allclose(t[t.g == g].iq, G.minimal_iq(g))
+    # tight < paper by exactly the ratio of the alphas (same beta, same S)
+    for eps in E.FIG3_EPSILONS:
+        p = t[(t.calibration == "paper") & (t.epsilon == eps)].noise_scale.to_numpy()
+        q = t[(t.calibration == "tight") & (t.epsilon == eps)].noise_scale.to_numpy()
+        ratio = smooth_noise_calibration(eps, 2.0).alpha / smooth_noise_calibration(eps, 2.0, mode="paper").alpha
+        np.testing.assert_allclose(p / q, ratio, rtol=1e-9)
+    paper = t[t.calibration == "paper"]
+    piv = paper.pivot_table(index=["n", "epsilon"], columns="g", values="q90_abs_error")
+    assert np.all(np.diff(piv.to_numpy(), axis=1) > 0)  # errors grow with g (larger minimal IQ)
+    piv_n = paper.pivot_table(index=["g", "epsilon"], columns="n", values="q90_abs_error")
+    assert np.all(np.diff(piv_n.to_numpy(), axis=1) < 0)  # and shrink with n
+    # simulated medians agree with the exact ones (4 SE; density of |Z| at its median)
+    gc = GeneralizedCauchy(2.0)
+    row = t.iloc[0]
+    dens = 2 * float(gc.pdf(gc.ppf(0.75))) / row.noise_scale
+    assert abs(row.sim_median_abs_error - row.median_abs_error) <= 4 * _quantile_se(0.5, 20_000, dens)
+    assert set(res.draws.columns) >= {"g", "n", "epsilon", "calibration", "log10_abs_error"}
+    assert res.draws.log10_abs_error.min() >= -6
+
+
+def test_figure3_fast_shortcut_equals_bound_on_the_records_and_exact_is_smaller():
+    # The IQ-only shortcut (no records) must equal the fast bound computed on actual two-point records,
+    # and the exact bound on those records can only be smaller.
+    kw = dict(ginis=(0.3, 0.7), ns=(4000,), epsilons=(1.0,), calibrations=("paper",), n_draws=100, rng=1)
+    fast = E.figure3(method="fast", **kw).table
+    exact = E.figure3(method="exact", **kw).table
+    beta = smooth_noise_calibration(1.0, 2.0, mode="paper").beta
+    for g, s_fast, s_exact in zip(fast.g, fast.smooth_sensitivity, exact.smooth_sensitivity):
+        td = two_point_incomes(4000, g, definition="eq1")
+        direct = G.smooth_sensitivity(td.values, lower=td.lower, upper=td.upper, beta=beta, method="fast").value
+        assert s_fast == pytest.approx(direct, rel=1e-9)
+        assert s_exact <= s_fast * (1 + 1e-12)
+
+
+def test_figure4_rmse_and_monotone_in_iq():
+    res = E.figure4(iqs=(2, 10, 100), epsilons=(0.5, 2.0), n_draws=1000, rng=2, gamma=2.0)
+    t = res.table
+    assert len(t) == 3 * 2 * 2
+    assert np.all(np.isinf(t.rmse)) and any("RMSE does not exist" in n for n in res.notes)
+    for (eps, cal), grp in t.groupby(["epsilon", "calibration"]):
+        assert np.all(np.diff(grp.sort_values("iq").noise_scale.to_numpy()) > 0)
+    res4 = E.figure4(iqs=(2, 50), epsilons=(1.0,), n_draws=1000, rng=2, gamma=4.0)
+    var = GeneralizedCauchy(4.0).variance
+    np.testing.assert_allclose(res4.table.rmse, res4.table.noise_scale * math.sqrt(var))
+    assert not res4.notes
+    with pytest.raises(DPInputError, match="below the minimum"):
+        E.figure4(iqs=(1.5,), n_draws=10)
+
+
+# ---------------------------------------------------------------------------------------------
+# Figure 1: one income file
+# ---------------------------------------------------------------------------------------------
+
+def test_figure1_public_upper_is_median_unbiased():
+    x = np.random.default_rng(5).lognormal(10.5, 0.9, 5000)
+    upper = float(x.max() * 1.5)
+    n_rel = 40_000
+    res = E.figure1(x, upper=upper, epsilons=(0.5, 2.0), n_releases=n_rel, rng=3)
+    t = res.table
+    g0 = G.gini(x)
+    assert np.allclose(t.true_gini, g0) and np.allclose(t.total_epsilon, t.epsilon)
+    gc = GeneralizedCauchy(2.0)
+    for _, row in t.iterrows():
+        se = row.mean_noise_scale / (2 * float(gc.pdf(0.0)) * math.sqrt(n_rel))
+        assert abs(row["median"] - g0) <= 4 * se, (row.epsilon, row.calibration)
+    assert len(res.draws) == 4 * 2000
+
+
+def test_figure1_dp_upper_adds_epsilon_and_clips():
+    x = np.random.default_rng(6).lognormal(10.5, 0.9, 3000)
+    xmax = float(x.max())
+    draws = iter([0.5 * xmax, 3 * xmax] * 10)
+    res = E.figure1(x, upper=None, upper_epsilon=0.15, epsilons=(1.0,), n_releases=1000, n_upper_draws=2,
+                    rng=1, upper_sampler=lambda v, e, r: next(draws))
+    t = res.table
+    assert np.allclose(t.total_epsilon, 1.15)
+    assert np.allclose(t.share_upper_below_max, 0.5)
+    assert t.upper_min.iloc[0] == pytest.approx(0.5 * xmax)
+    assert any("total epsilon" in n for n in res.notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------------------------
+
+def test_bad_input():
+    x = np.random.default_rng(0).lognormal(10, 1, 100)
+    with pytest.raises(DPInputError, match="negative"):
+        E.figure1(np.r_[x, -5.0], upper=1e7, n_releases=10)
+    with pytest.raises(DPInputError, match="at least 2"):
+        E.figure1([5.0], upper=10.0, n_releases=10)
+    with pytest.raises(DPInputError, match="epsilon"):
+        E.figure3(epsilons=(0.0,), n_draws=10)
+    with pytest.raises(DPInputError, match="calibrations"):
+        E.figure3(calibrations=("loose",), n_draws=10)
+    with pytest.raises(DPInputError, match="gamma"):
+        E.error_vs_epsilon(x, lower=0, upper=1e7, gamma=1.0, epsilons=[1.0])
+    with pytest.raises(DPInputError, match="quantile levels"):
+        E.abs_error_quantiles(1.0, 2.0, (0.5, 1.0))
+    with pytest.raises(DPInputError, match="noise_scale"):
+        E.abs_error_quantiles(-1.0, 2.0)
