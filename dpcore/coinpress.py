@@ -69,6 +69,13 @@ __all__ = [
     "stratified_coinpress",
     "CoinPressSimulation",
     "simulate_coinpress",
+    "METHODS",
+    "GLOBAL_METHODS",
+    "MethodsSimulation",
+    "simulate_methods",
+    "mixture_sigma",
+    "synthetic_sweep",
+    "grouping_sweep",
 ]
 
 MAX_STEPS = 20
@@ -164,8 +171,9 @@ def _clipped_sums(xs: np.ndarray, cs: np.ndarray, starts: np.ndarray, counts: np
 
 def _uvmrec_core(x_sorted: np.ndarray, starts: np.ndarray, counts: np.ndarray, lower: float, upper: float,
                  sigma: np.ndarray, schedule: np.ndarray, beta_groups: np.ndarray, gen: Any,
-                 n_sims: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """UVMRec on k non-empty groups, ``n_sims`` independent runs.
+                 n_sims: int, clamp_to_prior: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """UVMRec on k non-empty groups, ``n_sims`` independent runs (``clamp_to_prior``: clip the
+    final estimates into ``[lower, upper]``, a post-processing step not in the paper).
 
     ``x_sorted`` holds the records sorted by group then value (group j at
     ``starts[j]:starts[j]+counts[j]``). Returns (estimates (S, k), final lower, final upper).
@@ -186,6 +194,8 @@ def _uvmrec_core(x_sorted: np.ndarray, starts: np.ndarray, counts: np.ndarray, l
         z = means + sd * noise.sample_gaussian(1.0, (n_sims, k), rng=gen)
         half = np.sqrt(2.0 * (sigma ** 2 / g + sd ** 2) * np.log(2.0 / b_s))
         lo, hi = z - half, z + half
+    if clamp_to_prior:
+        z = np.clip(z, lower, upper)
     return z, lo, hi
 
 
@@ -229,7 +239,7 @@ class CoinPressRelease:
 
 
 def coinpress_mean(values: Any, *, rho: float, lower: float, upper: float, sigma: float, t: int = 2,
-                   beta: float = 0.05, rng: Any = None) -> CoinPressRelease:
+                   beta: float = 0.05, rng: Any = None, clamp_to_prior: bool = False) -> CoinPressRelease:
     """rho-zCDP CoinPress mean (Algorithm 2, UVMRec) of all values.
 
     ``[lower, upper]`` is a public interval believed to contain the mean; ``sigma`` a public
@@ -240,7 +250,7 @@ def coinpress_mean(values: Any, *, rho: float, lower: float, upper: float, sigma
     rho, lower, upper, schedule, beta = _check_common(rho, lower, upper, t, beta)
     sigma = check_positive(sigma, "sigma")
     z, lo, hi = _uvmrec_core(np.sort(x), np.array([0]), np.array([x.size]), lower, upper, np.array([sigma]),
-                             schedule, np.array([beta]), as_generator(rng), 1)
+                             schedule, np.array([beta]), as_generator(rng), 1, clamp_to_prior)
     return CoinPressRelease(value=float(z[0, 0]), interval=(float(lo[0, 0]), float(hi[0, 0])), rho=rho,
                             schedule=tuple(schedule.tolist()), beta=beta, sigma=sigma, n=int(x.size),
                             prior=(lower, upper))
@@ -287,7 +297,8 @@ def _sigma_per_group(sigma: Any, k: int) -> np.ndarray:
 
 def stratified_coinpress(values: Any, groups: Any, *, rho: float, lower: float, upper: float, sigma: Any,
                          t: int = 2, beta: float = 0.05, weights: Any = None, rng: Any = None,
-                         levels: Sequence | None = None, max_groups: int = MAX_GROUPS) -> StratifiedCoinPressRelease:
+                         levels: Sequence | None = None, max_groups: int = MAX_GROUPS,
+                         clamp_to_prior: bool = False) -> StratifiedCoinPressRelease:
     """rho-zCDP StratCoinpress (Algorithm 3): UVMRec in every group with the full schedule.
 
     ``weights``: None = the group proportions (public by assumption: StratCoinpress); PubStrat =
@@ -304,7 +315,7 @@ def stratified_coinpress(values: Any, groups: Any, *, rho: float, lower: float, 
     w, source = _normalise_weights(weights, gi.labels, gi.counts)
     xs, starts, nonempty = _prepare(x, gi.codes, gi.counts)
     z, lo, hi = _uvmrec_core(xs, starts, gi.counts[nonempty], lower, upper, sig[nonempty], schedule,
-                             np.full(nonempty.size, beta / gi.k), as_generator(rng), 1)
+                             np.full(nonempty.size, beta / gi.k), as_generator(rng), 1, clamp_to_prior)
     est = np.full(gi.k, (lower + upper) / 2.0)
     intervals = np.tile([lower, upper], (gi.k, 1)).astype(float)
     est[nonempty] = z[0]
@@ -337,7 +348,7 @@ class CoinPressSimulation:
 def simulate_coinpress(values: Any, groups: Any, *, rho: float, lower: float, upper: float, sigma: Any,
                        sigma_global: float | None = None, t: int = 2, beta: float = 0.05, weights: Any = None,
                        n_sims: int = 200, rng: Any = None, max_groups: int = MAX_GROUPS,
-                       include_global: bool = True) -> CoinPressSimulation:
+                       include_global: bool = True, clamp_to_prior: bool = False) -> CoinPressSimulation:
     """Vectorised Monte Carlo of StratCoinpress (with the given weights) and global CoinPress.
 
     ``sigma_global`` (public) is used for the global run; default: the largest group sigma.
@@ -354,11 +365,11 @@ def simulate_coinpress(values: Any, groups: Any, *, rho: float, lower: float, up
     gen = as_generator(rng)
     xs, starts, nonempty = _prepare(x, gi.codes, gi.counts)
     z, _, _ = _uvmrec_core(xs, starts, gi.counts, lower, upper, sig, schedule,
-                           np.full(gi.k, beta / gi.k), gen, n_sims)
+                           np.full(gi.k, beta / gi.k), gen, n_sims, clamp_to_prior)
     if include_global:
         sg = float(sig.max()) if sigma_global is None else check_positive(sigma_global, "sigma_global")
         zg, _, _ = _uvmrec_core(np.sort(x), np.array([0]), np.array([x.size]), lower, upper, np.array([sg]), schedule,
-                                np.array([beta]), gen, n_sims)
+                                np.array([beta]), gen, n_sims, clamp_to_prior)
         glob = zg[:, 0]
     else:
         glob = np.full(n_sims, np.nan)
@@ -367,3 +378,184 @@ def simulate_coinpress(values: Any, groups: Any, *, rho: float, lower: float, up
                                true_groups=_readonly(true_groups), true_overall=float(x.mean()),
                                strat_groups=_readonly(z), strat_overall=_readonly(z @ w),
                                global_overall=_readonly(glob), rho=rho)
+
+
+# ---------------------------------------------------------------------------------------------
+# All methods side by side, and the sweeps behind the paper's Figures 2, 3, 6 and 7
+# ---------------------------------------------------------------------------------------------
+
+#: The five estimators compared on the page.
+METHODS = ("Global Laplace", "Stratified Laplace", "CoinPress", "StratCoinpress", "PubStratCoinpress")
+#: Methods whose per-group "estimate" is the single global number (what drives their parity error).
+GLOBAL_METHODS = ("Global Laplace", "CoinPress")
+
+
+@dataclass(frozen=True)
+class MethodsSimulation:
+    """``n_sims`` releases of every method on one dataset.
+
+    ``groups[m]`` is (n_sims, k) (global methods repeat their overall value in every group),
+    ``overall[m]`` is (n_sims,). ``true_groups``/``true_overall`` are the non-private means.
+    Laplace methods are epsilon-DP; CoinPress methods are rho-zCDP with ``rho`` (by default
+    ``epsilon^2 / 2``, the zCDP level epsilon-DP also satisfies).
+    """
+
+    labels: tuple
+    counts: np.ndarray
+    true_groups: np.ndarray
+    true_overall: float
+    groups: dict
+    overall: dict
+    epsilon: float
+    rho: float
+    weights: np.ndarray
+    public_weights: np.ndarray | None
+
+
+def simulate_methods(values: Any, groups: Any, *, epsilon: float, clip_range: Any, rho: float | None = None,
+                     lower: float, upper: float, sigma: Any, sigma_global: float | None = None, t: int = 2,
+                     beta: float = 0.05, gamma: float = 0.1, public_w: Any = None, n_sims: int = 200,
+                     methods: Sequence[str] = METHODS, rng: Any = None,
+                     max_groups: int = MAX_GROUPS, clamp_to_prior: bool = False) -> MethodsSimulation:
+    """Simulate every requested method ``n_sims`` times on one dataset (vectorised).
+
+    Group-size weights are the (public by assumption) proportions; ``public_w`` are the PubStrat
+    weights from a public hold-out (required for "PubStratCoinpress"), in sorted-label order.
+    """
+    from .stratified import simulate_laplace_releases
+
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise DPInputError(f"unknown methods {unknown}; choose from {list(METHODS)}")
+    gen = as_generator(rng)
+    x = as_finite_array(values, "values", min_size=2)
+    rho = pure_dp_to_zcdp(epsilon) if rho is None else check_positive(rho, "rho")
+    gi = group_index(groups, max_groups=max_groups)
+    if gi.codes.size != x.size:
+        raise DPInputError("values and groups must have the same length")
+    k = gi.k
+    out_g: dict[str, np.ndarray] = {}
+    out_o: dict[str, np.ndarray] = {}
+    if "Global Laplace" in methods or "Stratified Laplace" in methods:
+        ls = simulate_laplace_releases(x, groups, epsilon=epsilon, clip_range=clip_range, n_sims=n_sims,
+                                       gamma=gamma, rng=gen, max_groups=max_groups)
+        if "Global Laplace" in methods:
+            out_o["Global Laplace"] = ls.global_overall
+            out_g["Global Laplace"] = np.repeat(ls.global_overall[:, None], k, axis=1)
+        if "Stratified Laplace" in methods:
+            out_o["Stratified Laplace"] = ls.strat_overall
+            out_g["Stratified Laplace"] = ls.strat_groups
+    strat = [m for m in ("StratCoinpress", "PubStratCoinpress") if m in methods]
+    pw = None
+    if strat or "CoinPress" in methods:
+        cs = simulate_coinpress(x, groups, rho=rho, lower=lower, upper=upper, sigma=sigma,
+                                sigma_global=sigma_global, t=t, beta=beta, n_sims=n_sims, rng=gen,
+                                max_groups=max_groups, include_global="CoinPress" in methods,
+                                clamp_to_prior=clamp_to_prior)
+        if "CoinPress" in methods:
+            out_o["CoinPress"] = cs.global_overall
+            out_g["CoinPress"] = np.repeat(cs.global_overall[:, None], k, axis=1)
+        if "StratCoinpress" in methods:
+            out_o["StratCoinpress"] = cs.strat_overall
+            out_g["StratCoinpress"] = cs.strat_groups
+        if "PubStratCoinpress" in methods:
+            if public_w is None:
+                raise DPInputError("PubStratCoinpress needs weights from a public hold-out sample")
+            pw, _ = _resolve_weights(public_w, gi.labels, gi.counts)
+            # the same private group releases, recombined with the public weights (post-processing)
+            out_o["PubStratCoinpress"] = cs.strat_groups @ pw
+            out_g["PubStratCoinpress"] = cs.strat_groups
+    true_groups = np.bincount(gi.codes, weights=x, minlength=k) / np.maximum(gi.counts, 1)
+    return MethodsSimulation(labels=gi.labels, counts=gi.counts, true_groups=true_groups,
+                             true_overall=float(x.mean()), groups=out_g, overall=out_o, epsilon=float(epsilon),
+                             rho=rho, weights=gi.counts / gi.counts.sum(), public_weights=pw)
+
+
+def mixture_sigma(sizes: Any, mus: Any, sigmas: Any) -> float:
+    """Standard deviation of a Gaussian mixture with the given group sizes, means and sds."""
+    v = np.asarray(sizes, dtype=float)
+    v = v / v.sum()
+    mus = np.asarray(mus, dtype=float)
+    m = float(v @ mus)
+    return math.sqrt(float(v @ (np.asarray(sigmas, dtype=float) ** 2 + mus ** 2)) - m * m)
+
+
+def synthetic_sweep(param: str, grid: Sequence[float], *, n: int = 10_000, k: int = 9, alpha: float = 0.3,
+                    epsilon: float = 1.0, R: float = 3.0, t: int = 2, beta: float = 0.05, gamma: float = 0.1,
+                    runs: int = 20, methods: Sequence[str] = METHODS, rng: Any = None,
+                    progress: Any = None, clamp_to_prior: bool = False) -> list[dict]:
+    """The paper's synthetic Gaussian-mixture experiment (Figs. 3, 6, 7; digest §4.5-4.6).
+
+    For each value of ``param`` ("n", "k", "alpha" or "epsilon") and each of ``runs`` fresh
+    datasets: draw a mixture of size 2n, keep n as private data and n as the public hold-out
+    (PubStrat, as in the authors' code), and record every method's absolute error of the overall
+    mean against the private data's true mean. Prior ``[-R, R]``; CoinPress knows each group's
+    sigma (and the mixture's sigma for the global run); Laplace clips at the paper's
+    ``R + sqrt(ln|G| / gamma)``. ``rho = epsilon^2 / 2``. ``progress(fraction, text)`` is called
+    after each grid value. Returns one row per (value, run, method).
+    """
+    from .stratified import gaussian_mixture, split_public_private, public_weights
+
+    if param not in ("n", "k", "alpha", "epsilon"):
+        raise DPInputError("param must be one of 'n', 'k', 'alpha', 'epsilon'")
+    runs = check_int(runs, "runs", minimum=1, maximum=500)
+    gen = as_generator(rng)
+    rows: list[dict] = []
+    grid = list(grid)
+    for gi_, val in enumerate(grid):
+        cfg = dict(n=n, k=k, alpha=alpha, epsilon=epsilon)
+        cfg[param] = val
+        nn, kk = int(cfg["n"]), int(cfg["k"])
+        for run in range(runs):
+            mix = gaussian_mixture(2 * nn, kk, float(cfg["alpha"]), gen)
+            pv, pg, _, pubg = split_public_private(mix.values, mix.groups, public_fraction=0.5, rng=gen)
+            labels = group_index(pg).labels
+            pw = public_weights(pubg, labels)
+            sig = mix.sigmas[np.asarray(labels, dtype=int)]
+            sim = simulate_methods(pv, pg, epsilon=float(cfg["epsilon"]), clip_range=R, lower=-R, upper=R,
+                                   sigma=sig, sigma_global=mixture_sigma(mix.sizes, mix.mus, mix.sigmas), t=t,
+                                   beta=beta, gamma=gamma, public_w=pw, n_sims=1, methods=methods, rng=gen,
+                                   clamp_to_prior=clamp_to_prior)
+            for m in methods:
+                rows.append({param: val, "run": run, "method": m,
+                             "error": abs(float(sim.overall[m][0]) - sim.true_overall)})
+        if progress is not None:
+            progress((gi_ + 1) / len(grid), f"{param} = {val:g} done")
+    return rows
+
+
+def grouping_sweep(values: Any, strata: Sequence[tuple[str, Any]], *, epsilon: float, clip_range: Any,
+                   lower: float, upper: float, sigma: float, t: int = 2, beta: float = 0.05, runs: int = 10,
+                   methods: Sequence[str] = METHODS, rng: Any = None, progress: Any = None,
+                   clamp_to_prior: bool = False) -> list[dict]:
+    """The paper's Figure 2 on real data: error and parity error as the grouping gets finer.
+
+    ``strata`` is a list of (name, labels-per-record). For each grouping and run, half of the
+    records (shuffled) are the private data and half the public hold-out for PubStrat (as in the
+    authors' code); every method's normalised error ``|est - mean| / |mean|`` of the overall mean
+    and the parity error (Def. 11, omega = 1/k) are recorded (groups with true mean 0 skipped).
+    ``sigma`` is a public standard deviation used by every CoinPress run.
+    """
+    from .stratified import parity_error, public_weights, split_public_private
+
+    runs = check_int(runs, "runs", minimum=1, maximum=500)
+    x = as_finite_array(values, "values", min_size=4)
+    gen = as_generator(rng)
+    rows: list[dict] = []
+    for si, (name, labels_all) in enumerate(strata):
+        for run in range(runs):
+            pv, pg, _, pubg = split_public_private(x, labels_all, public_fraction=0.5, rng=gen)
+            labels = group_index(pg).labels
+            pw = public_weights(pubg, labels)
+            sim = simulate_methods(pv, pg, epsilon=epsilon, clip_range=clip_range, lower=lower, upper=upper,
+                                   sigma=sigma, sigma_global=sigma, t=t, beta=beta, public_w=pw, n_sims=1,
+                                   methods=methods, rng=gen, clamp_to_prior=clamp_to_prior)
+            for m in methods:
+                est_o = float(sim.overall[m][0])
+                phi = parity_error(sim.true_overall, est_o, sim.true_groups, sim.groups[m][0], on_zero="skip")
+                rows.append({"grouping": name, "k": len(labels), "run": run, "method": m,
+                             "error": abs(est_o - sim.true_overall) / abs(sim.true_overall),
+                             "parity error": float(phi)})
+        if progress is not None:
+            progress((si + 1) / len(strata), f"{name} done")
+    return rows

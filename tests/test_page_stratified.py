@@ -1,0 +1,151 @@
+"""AppTest tests of pages/stratified.py: defaults, main sliders, data sources, experiments, bad input."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/stratified.py")
+    at.run()
+    return at
+
+
+def _clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_opens_with_defaults_and_explains_itself():
+    at = _open()
+    _clean(at)
+    assert at.title[0].value == "Group means and parity"
+    text = _text(at)
+    assert "Neighbouring datasets" in text and "Public (not protected)" in text
+    assert "ρ = ε²/2" in text and "δ =" in text  # zCDP conversion next to rho
+    assert "80 %" in text and "does not reproduce" in text  # the NY example honesty note
+    # the group table and the method summary are shown
+    assert len(at.dataframe) >= 2
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["groups k"] == "9" and metrics["people n"] == "10,000"
+    assert at.query_params.get("strat_eps") == ["1.0"] or at.query_params.get("strat_eps") == "1.0"
+
+
+def test_main_sliders_rerun_cleanly():
+    at = _open()
+    at.select_slider(key="strat_eps").set_value(0.2).run()
+    _clean(at)
+    at.slider(key="strat_k").set_value(18).run()
+    _clean(at)
+    assert {m.label: m.value for m in at.metric}["groups k"] == "18"
+    at.select_slider(key="strat_alpha").set_value(0.05).run()
+    _clean(at)
+    at.select_slider(key="strat_n").set_value(2000).run()
+    _clean(at)
+    at.slider(key="strat_R").set_value(5.0).run()
+    _clean(at)
+    for m in ("Global Laplace", "CoinPress", "StratCoinpress", "PubStratCoinpress"):
+        at.selectbox(key="strat_method").set_value(m).run()
+        _clean(at)
+    at.toggle(key="strat_clamp").set_value(True).run()
+    _clean(at)
+
+
+def test_same_seed_same_numbers():
+    a = _open()
+    b = _open()
+    ta = a.dataframe[0].value
+    tb = b.dataframe[0].value
+    assert ta.equals(tb)
+
+
+def test_paper_presets():
+    at = _open()
+    at.radio(key="strat_data").set_value("Paper's NY group sizes").run()
+    _clean(at)
+    at.selectbox(key="strat_preset").set_value("NY SEX x RACE (k=18, paper Table 3)").run()
+    _clean(at)
+    assert {m.label: m.value for m in at.metric}["groups k"] == "18"
+
+
+def test_acs_view_sex_by_race(acs_path):
+    at = _open()
+    at.radio(key="strat_data").set_value("ACS 2019 excerpt").run()
+    _clean(at)
+    assert "20 PUMAs" in _text(at) and "not a state" in _text(at)
+    at.selectbox(key="strat_var").set_value("AGEP (age, years)").run()
+    _clean(at)
+    at.select_slider(key="strat_eps").set_value(0.5).run()
+    _clean(at)
+
+
+def test_synthetic_experiment_runs_with_progress():
+    at = _open()
+    at.selectbox(key="strat_sweep").set_value("error vs k (paper Fig. 7)").run()
+    at.slider(key="strat_runs").set_value(5).run()
+    at.button(key="strat_run").click().run()
+    _clean(at)
+    assert len(at.get("plotly_chart")) >= 4
+
+
+@pytest.mark.slow
+def test_acs_experiment_runs(acs_path):
+    at = _open()
+    at.selectbox(key="strat_sweep").set_value("ACS excerpt: error and parity vs number of groups (paper Fig. 2)").run()
+    at.slider(key="strat_runs").set_value(5).run()
+    at.button(key="strat_run").click().run()
+    _clean(at)
+    assert "parity" in _text(at)
+
+
+def test_bad_input_n_below_k_shows_error():
+    at = _open()
+    at.number_input(key="strat_thk").set_value(100).run()
+    _clean(at)  # 100 groups is allowed for the bounds
+    at.number_input(key="strat_thn").set_value(50).run()
+    # n < k: the bounds cannot be computed; a clear st.error, no exception
+    assert not at.exception
+    assert any("at least k" in e.value for e in at.error)
+
+
+def test_bad_url_values_fall_back_to_defaults():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["strat_eps"] = "-3"
+    at.query_params["strat_k"] = "100000"
+    at.run()
+    at.switch_page("pages/stratified.py")
+    at.run()
+    _clean(at)
+
+
+def test_sidebar_dataset_without_group_columns_says_so():
+    at = _open()
+    at.radio(key="strat_data").set_value("Sidebar dataset (choose grouping columns)").run()
+    _clean(at)
+    assert "no other columns" in _text(at)
+
+
+def test_grouping_column_with_hundreds_of_levels_is_capped(cps_path):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["data_source"] = "Real: CPS ASEC 2016, 5 Midwest states"
+    at.query_params["strat_data"] = "Sidebar dataset (choose grouping columns)"
+    at.query_params["strat_col1"] = "STATEFIP"
+    at.run()
+    at.switch_page("pages/stratified.py")
+    at.run()
+    _clean(at)
+    assert at.session_state["dataset"].frame is not None
+    at.selectbox(key="strat_col1").set_value("SERIAL").run()
+    assert not at.exception
+    assert any("cap of 100" in e.value for e in at.error)
