@@ -174,6 +174,8 @@ class PlannedStatistic:
     kind: str = "generic"
     mechanism: str = ""
     exact: bool = True
+    eps_min: float = EPS_MIN
+    eps_max: float = EPS_MAX
     labels: tuple[str, ...] = ()
     parallel_note: str = ""
 
@@ -400,6 +402,294 @@ class GroupMeans(PlannedStatistic):
                 "group_sizes": {lab: int(c) for lab, c in zip(self.labels, self.counts)}}
 
 
+@dataclass(frozen=True, eq=False)
+class GiniStatistic(PlannedStatistic):
+    """Gini index (eq. (1)) by smooth sensitivity + generalized Cauchy noise (:func:`dpcore.gini.release_gini`).
+
+    Truth: the Gini of the planning incomes with negatives set to 0. The release clips incomes to
+    the public [lower, upper] (negatives to ``lower``), so the error is
+    ``c + (S_beta(X)/alpha) Z`` with the clipping bias ``c = gini(clipped) - truth``;
+    ``P(|c + sZ| <= t) = F_Z((t - c)/s) - F_Z((-t - c)/s)`` with the exact generalized Cauchy CDF.
+
+    ``calibration`` defaults to "paper" in the planner (alpha = eps/(4 gamma), beta = eps/gamma,
+    instant); "tight" (about 5x less noise) is also valid but each epsilon needs a certified
+    bisection in :mod:`dpcore.noise` that currently takes seconds to minutes, so a search over
+    epsilon is slow. The release uses the same calibration as the plan.
+    """
+
+    values: np.ndarray
+    lower: float
+    upper: float
+    gamma: float = 2.0
+    calibration: str = "paper"
+    method: str = "exact"
+    name: str = "Gini index"
+    kind: str = "gini"
+    eps_min: float = 0.01
+    eps_max: float = 20.0
+    mechanism: str = "Gini + (S_beta/alpha) * GeneralizedCauchy(gamma) (smooth sensitivity, Lan & Reiter)"
+
+    def __post_init__(self) -> None:
+        from . import gini as _g
+
+        x = _check_values(self.values)
+        lo, hi = check_bounds(self.lower, self.upper, lower_name="lower bound", upper_name="upper bound")
+        if self.calibration not in ("paper", "tight"):
+            raise DPInputError(f"calibration must be 'paper' or 'tight', got {self.calibration!r}")
+        g = check_finite(self.gamma, "gamma")
+        if g <= 1:
+            raise DPInputError(f"gamma must be > 1, got {g:g}")
+        if self.calibration == "paper":
+            noise.smooth_noise_calibration(1.0, g, mode="paper")  # refuses gammas where the constants fail
+        xs, _, _ = _g.clip_incomes(x, lower=lo, upper=hi, clip_negative=True)
+        object.__setattr__(self, "values", x)
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        object.__setattr__(self, "gamma", g)
+        object.__setattr__(self, "_xs", xs)
+        object.__setattr__(self, "_truth", _g.gini(np.maximum(x, 0.0)))
+        object.__setattr__(self, "_clipped", _g.gini(xs))
+        object.__setattr__(self, "_scales", {})
+        object.__setattr__(self, "_Z", noise.GeneralizedCauchy(g))
+
+    @property
+    def truth(self):
+        return np.array([self._truth])
+
+    @property
+    def labels(self):
+        return ("Gini",)
+
+    @property
+    def bias(self) -> float:
+        return self._clipped - self._truth
+
+    def scale(self, epsilon) -> float:
+        """Noise scale S_beta(X)/alpha at this epsilon (cached per epsilon)."""
+        from . import gini as _g
+
+        eps = check_epsilon(epsilon)
+        key = round(eps, 12)
+        if key not in self._scales:
+            if self.calibration == "paper":
+                # Nissim-Raskhodnikova-Smith constants in closed form; dpcore.noise certifies them (and
+                # refuses gammas where they fail) when the release is made. Computing the certificate
+                # at every step of the search would cost seconds per step.
+                alpha, beta = eps / (4.0 * self.gamma), eps / self.gamma
+            else:
+                cal = noise.smooth_noise_calibration(eps, self.gamma, mode="tight")
+                alpha, beta = cal.alpha, cal.beta
+            ss = _g.smooth_sensitivity(self._xs, lower=self.lower, upper=self.upper, beta=beta, method=self.method)
+            self._scales[key] = ss.value / alpha
+        return self._scales[key]
+
+    def prob_within(self, epsilon, rel_error):
+        t = float(self._rel_tolerance(rel_error)[0])
+        s = self.scale(epsilon)
+        c = self.bias
+        p = float(self._Z.cdf((t - c) / s) - self._Z.cdf((-t - c) / s))
+        return min(max(p, 0.0), 1.0), 0.0
+
+    def simulate(self, epsilon, n, rng=None):
+        z = self._Z.rvs(n, as_generator(rng))
+        return (self._clipped + self.scale(epsilon) * z)[:, None]
+
+    def release(self, epsilon, rng=None):
+        from . import gini as _g
+
+        r = _g.release_gini(self.values, epsilon=epsilon, gamma=self.gamma, lower=self.lower, upper=self.upper,
+                            calibration=self.calibration, method=self.method, rng=rng, clip_negative=True)
+        return np.array([r.value])
+
+    def params(self):
+        return {"lower": self.lower, "upper": self.upper, "gamma": self.gamma, "calibration": self.calibration,
+                "smooth_sensitivity_method": self.method, "definition": "eq. (1): sum (2i-n-1) x_(i) / (n sum x)"}
+
+
+@dataclass(frozen=True, eq=False)
+class PercentilesStatistic(PlannedStatistic):
+    """Percentiles of every cell of a table by the PSEO noisy histogram (:func:`dpcore.percentiles.release_percentiles`).
+
+    ``cells``: one array of earnings per cell (disjoint sets of people). All cells are released with
+    the same epsilon; cells are disjoint with public sizes, so the table costs epsilon once
+    (parallel composition). Target: in **every** cell, **every** percentile within the relative
+    tolerance of the cell's empirical percentile (:func:`dpcore.percentiles.empirical_percentile`)
+    with the stated probability; so ``prob_within`` is the minimum over cells of the per-cell joint
+    success probability, and the solved epsilon is the maximum of the per-cell epsilons (the rule
+    of the PSEO paper, Section 5.5). The binning error (reading a percentile off a histogram) is part
+    of the error, so a target tighter than the bins allows is refused.
+
+    Monte Carlo with common random numbers: per bin the noise is floor(E1/e) - floor(E2/e) with
+    e = epsilon per bin and fixed E1, E2 ~ Exp(1) (difference of two geometric failure counts with
+    success probability 1 - e^-e: exactly the two-sided geometric law), so one set of draws serves
+    every epsilon and the success curve is nearly monotone.
+    """
+
+    cells: tuple
+    edges: np.ndarray | None = None
+    q: tuple = (25.0, 50.0, 75.0)
+    relation: str = "replace"
+    cell_labels: tuple | None = None
+    n_sims: int = 4000
+    seed: int = 0
+    name: str = "Percentiles by cell (PSEO histogram)"
+    kind: str = "percentiles"
+    exact: bool = False
+    eps_min: float = 0.005
+    eps_max: float = 50.0
+    mechanism: str = "noisy histogram (two-sided geometric per bin) + eq. (4.2) read-off; parallel over cells"
+    parallel_note: str = "cells are disjoint with public sizes: parallel composition (cost = epsilon once)"
+
+    def __post_init__(self) -> None:
+        from . import percentiles as _p
+
+        cells = self.cells
+        if isinstance(cells, np.ndarray) and cells.ndim == 1 and cells.dtype != object:
+            cells = (cells,)
+        cells = tuple(cells)
+        if not cells:
+            raise DPInputError("give at least one cell of earnings")
+        edges = _p.check_edges(_p.PSEO_BIN_EDGES if self.edges is None else self.edges)
+        qa = tuple(float(v) for v in _p._check_q(self.q))
+        binned = [_p.histogram_counts(c, edges) for c in cells]
+        counts = np.vstack([b.counts for b in binned]).astype(float)
+        truth = np.vstack([_p.empirical_percentile(c, qa) for c in cells])
+        n_sims = check_int(self.n_sims, "n_sims", minimum=100, maximum=200_000)
+        if self.relation not in _p.RELATIONS:
+            raise DPInputError(f"relation must be one of {_p.RELATIONS}")
+        labels = self.cell_labels or tuple(f"cell {i + 1}" for i in range(len(cells)))
+        if len(labels) != len(cells):
+            raise DPInputError("one label per cell is needed")
+        gen = as_generator(self.seed)
+        object.__setattr__(self, "cells", tuple(np.asarray(c, dtype=float) for c in cells))
+        object.__setattr__(self, "edges", edges)
+        object.__setattr__(self, "q", qa)
+        object.__setattr__(self, "n_sims", n_sims)
+        object.__setattr__(self, "cell_labels", tuple(str(v) for v in labels))
+        object.__setattr__(self, "_counts", counts)
+        object.__setattr__(self, "_truth", truth)
+        shape = (n_sims, counts.shape[0], counts.shape[1])
+        object.__setattr__(self, "_E1", gen.standard_exponential(shape))
+        object.__setattr__(self, "_E2", gen.standard_exponential(shape))
+        object.__setattr__(self, "_cache", {})
+
+    @property
+    def truth(self) -> np.ndarray:
+        return self._truth.ravel()
+
+    @property
+    def labels(self):
+        return tuple(f"{c}: p{q:g}" for c in self.cell_labels for q in self.q)
+
+    def eps_bin(self, epsilon) -> float:
+        from . import percentiles as _p
+
+        return _p.epsilon_per_bin(epsilon, self.relation)
+
+    def _sim_values(self, epsilon) -> np.ndarray:
+        """Released percentiles under the common random numbers: (n_sims, cells, Q)."""
+        from . import percentiles as _p
+
+        key = round(float(epsilon), 12)
+        if key not in self._cache:
+            e = self.eps_bin(epsilon)
+            k = np.floor(self._E1 / e) - np.floor(self._E2 / e)
+            noisy = (self._counts[None] + k).reshape(-1, self._counts.shape[1])
+            vals = _p.percentiles_from_histogram(noisy, self.edges, self.q)
+            if len(self._cache) > 64:
+                self._cache.clear()
+            self._cache[key] = vals.reshape(self.n_sims, self._counts.shape[0], len(self.q))
+        return self._cache[key]
+
+    def prob_within(self, epsilon, rel_error):
+        eps = check_epsilon(epsilon)
+        tol = self._rel_tolerance(rel_error).reshape(self._truth.shape)
+        ok = np.all(np.abs(self._sim_values(eps) - self._truth[None]) <= tol[None], axis=2)  # (n_sims, cells)
+        p_cells = ok.mean(axis=0)
+        i = int(np.argmin(p_cells))
+        p = float(p_cells[i])
+        return p, math.sqrt(max(p * (1 - p), 1.0 / self.n_sims) / self.n_sims)
+
+    def simulate(self, epsilon, n, rng=None):
+        from . import percentiles as _p
+
+        v = _p.simulate_histogram_percentiles(self._counts, self.edges, epsilon=epsilon, q=self.q, n_draws=n,
+                                              rng=as_generator(rng), relation=self.relation)
+        return v.reshape(n, -1)
+
+    def release(self, epsilon, rng=None):
+        from . import percentiles as _p
+
+        return np.concatenate([_p.release_percentiles(c, epsilon=epsilon, edges=self.edges, q=self.q, rng=rng,
+                                                      relation=self.relation).values for c in self.cells])
+
+    def params(self):
+        return {"edges": [float(v) for v in self.edges], "q": list(self.q), "relation": self.relation,
+                "cells": {lab: int(c.size) for lab, c in zip(self.cell_labels, self.cells)}}
+
+
+@dataclass(frozen=True, eq=False)
+class RatioStatistic(PlannedStatistic):
+    """Relative risk (x/n_x)/(y/n_y) from LaplaceNoisedCounts (Shoham & Ligett, Claim 3.1; eps/2 per count).
+
+    Neighbours: replace one record (it may change both counts); n_x, n_y public. Accuracy from
+    Claim 3.2 (:func:`dpcore.ratio.ratio_sample_accuracy`) for the unclipped ratio of noisy counts;
+    the relative error of RR equals that of x/y because n_y/n_x is a public constant.
+    """
+
+    x: int
+    y: int
+    n_x: int
+    n_y: int
+    name: str = "Relative risk"
+    kind: str = "ratio"
+    mechanism: str = "LaplaceNoisedCounts: x + Lap(2/eps), y + Lap(2/eps), ratio (Claim 3.2)"
+
+    def __post_init__(self) -> None:
+        x = check_int(self.x, "x (cases in group x)", minimum=0)
+        y = check_int(self.y, "y (cases in group y)", minimum=1)
+        nx = check_int(self.n_x, "n_x", minimum=1)
+        ny = check_int(self.n_y, "n_y", minimum=1)
+        if x > nx or y > ny:
+            raise DPInputError("a count cannot exceed its group size")
+        if x == 0:
+            raise DPInputError("x = 0: the relative risk is 0 and a relative error target is undefined")
+        for k, v in (("x", x), ("y", y), ("n_x", nx), ("n_y", ny)):
+            object.__setattr__(self, k, v)
+
+    @property
+    def truth(self):
+        return np.array([(self.x / self.n_x) / (self.y / self.n_y)])
+
+    @property
+    def labels(self):
+        return ("relative risk",)
+
+    def prob_within(self, epsilon, rel_error):
+        from . import ratio as _r
+
+        alpha = check_positive(rel_error, "relative error") * self.x / self.y
+        beta = float(_r.ratio_sample_accuracy(self.x, self.y, epsilon=epsilon, alpha=alpha))
+        return 1.0 - beta, 0.0
+
+    def simulate(self, epsilon, n, rng=None):
+        b = 2.0 / check_epsilon(epsilon)
+        gen = as_generator(rng)
+        xs = self.x + noise.sample_laplace(b, n, rng=gen)
+        ys = self.y + noise.sample_laplace(b, n, rng=gen)
+        return ((xs / np.maximum(ys, 1.0)) * (self.n_y / self.n_x))[:, None]
+
+    def release(self, epsilon, rng=None):
+        from . import ratio as _r
+
+        c = _r.laplace_noised_counts(self.x, self.y, epsilon=epsilon, rng=rng)
+        return np.array([c.ratio * self.n_y / self.n_x])
+
+    def params(self):
+        return {"n_x": self.n_x, "n_y": self.n_y, "split": "epsilon/2 per count",
+                "denominator": "max(y~, 1) in the released ratio (Claim 3.4)"}
+
+
 # ---------------------------------------------------------------------------------------------
 # Solvers
 # ---------------------------------------------------------------------------------------------
@@ -437,8 +727,8 @@ def _bisect_log(ok: Callable[[float], bool], lo: float, hi: float, rel: float = 
     return math.exp(b)
 
 
-def solve_epsilon(stat: PlannedStatistic, target: AccuracyTarget, *, eps_min: float = EPS_MIN,
-                  eps_max: float = EPS_MAX) -> EpsilonSolution:
+def solve_epsilon(stat: PlannedStatistic, target: AccuracyTarget, *, eps_min: float | None = None,
+                  eps_max: float | None = None) -> EpsilonSolution:
     """Smallest epsilon whose (joint) accuracy meets ``target`` for ``stat`` on its planning data.
 
     Closed-form statistics: bisection in log epsilon on the exact, monotone success probability
@@ -450,6 +740,8 @@ def solve_epsilon(stat: PlannedStatistic, target: AccuracyTarget, *, eps_min: fl
     """
     if not isinstance(target, AccuracyTarget):
         raise TypeError("target must be an AccuracyTarget")
+    eps_min = getattr(stat, "eps_min", EPS_MIN) if eps_min is None else check_epsilon(eps_min, "eps_min")
+    eps_max = getattr(stat, "eps_max", EPS_MAX) if eps_max is None else check_epsilon(eps_max, "eps_max")
     conf, tol = target.confidence, target.rel_error
     p_max, se_max = stat.prob_within(eps_max, tol)
     if p_max - (Z_ONE_SIDED_95 * se_max if not stat.exact else 0.0) < conf:

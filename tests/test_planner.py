@@ -169,3 +169,114 @@ def test_bad_inputs(incomes):
         P.CountAbove(incomes, 1.0).prob_within(-1.0, 0.05)
     with pytest.raises(TypeError):
         P.solve_epsilon(P.CountAbove(incomes, 1.0), 0.05)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gini, percentiles, ratio: independent simulations with the method modules' own code
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_gini_solution_independent_simulation():
+    from dpcore import gini
+
+    x = np.random.default_rng(21).lognormal(10.5, 0.9, 3000)
+    target = P.AccuracyTarget(rel_error=0.10, confidence=0.90)
+    stat = P.GiniStatistic(x, 0.0, 1_000_000, gamma=2.0, calibration="paper")
+    sol = P.solve_epsilon(stat, target)
+    truth = gini.gini(x)
+
+    def sim(eps, seed):
+        r = gini.simulate_gini_releases(x, epsilon=eps, gamma=2.0, lower=0.0, upper=1_000_000,
+                                        n_releases=200_000, calibration="paper", rng=seed)
+        return np.abs(r.releases - truth) <= target.rel_error * truth
+
+    _check_meets_and_not_below(sim(sol.epsilon, 1), sim(0.9 * sol.epsilon, 2), target.confidence)
+
+
+def test_gini_scale_matches_release_module():
+    from dpcore import gini
+
+    x = np.random.default_rng(22).lognormal(10.5, 0.9, 2000)
+    stat = P.GiniStatistic(x, 0.0, 1_000_000, calibration="paper")
+    r = gini.simulate_gini_releases(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1_000_000, n_releases=10,
+                                    calibration="paper", rng=0)
+    assert stat.scale(1.0) == pytest.approx(r.noise_scale, rel=1e-9)
+
+
+def test_percentiles_solution_independent_simulation():
+    from dpcore import percentiles
+
+    rng = np.random.default_rng(31)
+    cells = [rng.lognormal(10.7, 0.6, 2000), rng.lognormal(10.9, 0.5, 900)]
+    target = P.AccuracyTarget(rel_error=0.10, confidence=0.90)
+    stat = P.PercentilesStatistic(cells, seed=4, n_sims=4000)
+    sol = P.solve_epsilon(stat, target)
+    lo, hi = sol.epsilon_interval
+    assert lo <= hi == sol.epsilon and sol.mc_se > 0
+    truth = np.vstack([percentiles.empirical_percentile(c) for c in cells])
+    counts = np.vstack([percentiles.histogram_counts(c).counts for c in cells])
+
+    def sim(eps, seed):
+        v = percentiles.simulate_histogram_percentiles(counts, percentiles.PSEO_BIN_EDGES, epsilon=eps,
+                                                       q=(25, 50, 75), n_draws=50_000, rng=seed)
+        ok = np.all(np.abs(v - truth[None]) <= target.rel_error * truth[None], axis=2)  # (draws, cells)
+        worst = int(np.argmin(ok.mean(axis=0)))
+        return ok[:, worst]
+
+    _check_meets_and_not_below(sim(sol.epsilon, 5), sim(0.9 * sol.epsilon, 6), target.confidence)
+
+
+def test_percentiles_crn_noise_is_two_sided_geometric():
+    """floor(E1/e) - floor(E2/e) has the two-sided geometric law (chi-square against the exact PMF)."""
+    from scipy import stats
+
+    e = 0.4
+    gen = np.random.default_rng(8)
+    k = (np.floor(gen.standard_exponential(200_000) / e) - np.floor(gen.standard_exponential(200_000) / e)).astype(int)
+    support = np.arange(-10, 11)
+    obs = np.array([np.count_nonzero(k == v) for v in support] + [np.count_nonzero(np.abs(k) > 10)])
+    pmf = noise.two_sided_geometric_pmf(support, e)
+    exp = np.append(pmf, 1 - pmf.sum()) * k.size
+    assert stats.chisquare(obs, exp).pvalue > 1e-3
+
+
+def test_percentiles_binning_error_refused():
+    rng = np.random.default_rng(3)
+    stat = P.PercentilesStatistic([rng.lognormal(10.7, 0.6, 3000)], seed=1, n_sims=500)
+    with pytest.raises(DPInputError, match="does not reach"):
+        P.solve_epsilon(stat, P.AccuracyTarget(rel_error=0.001, confidence=0.9))
+
+
+def test_ratio_solution_independent_simulation():
+    stat = P.RatioStatistic(300, 200, 5000, 5000)
+    target = P.AccuracyTarget(rel_error=0.10, confidence=0.95)
+    sol = P.solve_epsilon(stat, target)
+    r = 300 / 200
+    rng = np.random.default_rng(9)
+
+    def sim(eps):
+        b = 2.0 / eps
+        xs = 300 + rng.laplace(0, b, 400_000)
+        ys = 200 + rng.laplace(0, b, 400_000)
+        return np.abs(xs / ys - r) < target.rel_error * r
+
+    _check_meets_and_not_below(sim(sol.epsilon), sim(0.9 * sol.epsilon), target.confidence)
+
+
+def test_ratio_reference_value_from_spec():
+    # spec table: x=50, y=100, eps=0.5, alpha=0.1 -> beta = 0.10844 (alpha = 0.2 relative error of r=0.5)
+    stat = P.RatioStatistic(50, 100, 1000, 1000)
+    p, _ = stat.prob_within(0.5, 0.2)
+    assert 1 - p == pytest.approx(0.10844, abs=1e-5)
+
+
+def test_releases_use_method_modules(incomes, groups):
+    """release() calls the method modules and returns one number per label."""
+    stats_ = [P.CountAbove(incomes, 60_000), P.ClippedMean(incomes, 0, 400_000),
+              P.GroupMeans(incomes, groups, 0, 400_000), P.RatioStatistic(30, 20, 100, 100),
+              P.PercentilesStatistic([incomes[:500], incomes[500:900]], n_sims=200)]
+    for s in stats_:
+        v = s.release(1.0, rng=np.random.default_rng(0))
+        assert v.shape == (len(s.labels),) and np.all(np.isfinite(v))
+        sims = s.simulate(1.0, 50, rng=1)
+        assert sims.shape == (50, len(s.labels))
