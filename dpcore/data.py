@@ -232,6 +232,14 @@ def _parse_parquet(data: bytes, label: str) -> pd.DataFrame:
                            f"{str(exc)[:200]})") from None
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None = None,
                max_bytes: int = DEFAULT_MAX_BYTES, max_rows: int = DEFAULT_MAX_ROWS,
                ) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -290,6 +298,9 @@ def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None =
         cols = ", ".join(_short(c) for c in list(frame.columns)[:8])
         raise DPInputError(f"{label} has a header ({cols}) but no data rows")
     frame.columns = [str(c).strip() for c in frame.columns]
+    if all(_is_number(c) for c in frame.columns):
+        notes.append(f"the first line ({', '.join(list(frame.columns)[:3])}) was read as column names; "
+                     "if it is data, add a header line such as 'income' at the top of the file")
     dup = frame.columns[frame.columns.duplicated()].tolist()
     if dup:
         raise DPInputError(f"{label} has duplicate column names: {', '.join(_short(d) for d in dup[:5])}; "
@@ -305,11 +316,19 @@ _INCOME_NAMES = ("income", "pincp", "inctot", "ptotval", "earnings", "wage", "wa
                  "salary", "inc", "revenue", "y1_p50_earnings")
 
 
-def _numeric_share(col: pd.Series) -> tuple[int, int]:
-    """(number of non-missing cells, number of them that parse as numbers)."""
+def _numeric_share(col: pd.Series, min_share: float = 0.5, sample: int = 2000) -> tuple[int, int]:
+    """(number of non-missing cells, number of them that parse as numbers).
+
+    Text columns are first judged on their first ``sample`` distinct values (cheap for a column of
+    a million labels such as "a", "b", "c"); only columns that look numeric there are parsed in full.
+    """
     present = col.dropna()
     if present.empty:
         return 0, 0
+    head = pd.Series(pd.unique(present.to_numpy()[: 20 * sample])[:sample])
+    parsed = pd.to_numeric(head.astype(str).str.strip(), errors="coerce")
+    if parsed.notna().mean() < min_share:
+        return int(head.size), int(parsed.notna().sum())
     parsed = pd.to_numeric(present.astype(str).str.strip(), errors="coerce")
     return int(present.size), int(parsed.notna().sum())
 
@@ -333,7 +352,7 @@ def numeric_columns(frame: pd.DataFrame, *, min_share: float = 0.5) -> list[str]
                 out.append(str(name))
             continue
         if pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col):
-            present, numeric = _numeric_share(col)
+            present, numeric = _numeric_share(col, min_share)
             if present and numeric / present >= min_share:
                 out.append(str(name))
     return out

@@ -73,7 +73,7 @@ with guard("the attacker example"):
                              marker=dict(size=12)))
     fig.update_layout(xaxis_title="attacker's belief before (%)", yaxis_title="attacker's belief after, at most (%)",
                       height=380, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.25))
-    st.plotly_chart(fig, use_container_width=True)
+    st.plotly_chart(fig, width="stretch")
     download_csv(curve, "Download this curve (CSV)", "about_posterior_curve.csv", key="about_dl_curve")
 
     table = pd.DataFrame({"epsilon": [0.1, 0.5, 1.0, 2.0, 5.0, 10.0]})
@@ -82,7 +82,7 @@ with guard("the attacker example"):
     table["from 10%, at most (%)"] = [100 * max_posterior(0.1, e) for e in table["epsilon"]]
     st.dataframe(table.style.format({"epsilon": "{:g}", "e^epsilon": "{:,.2f}",
                                      "from 50%, at most (%)": "{:.1f}", "from 10%, at most (%)": "{:.1f}"}),
-                 hide_index=True, use_container_width=True)
+                 hide_index=True, width="stretch")
 
 st.header("Neighbouring datasets: what exactly is protected")
 st.write(

@@ -95,7 +95,9 @@ def test_header_only():
 
 def test_one_column_numeric_works_and_text_fails():
     np.testing.assert_array_equal(load_income_file(b"income\n5\n7\n").values, [5, 7])
-    np.testing.assert_array_equal(load_income_file(b"5\n7\n9\n").values, [7, 9])  # first line is the header
+    d = load_income_file(b"5\n7\n9\n")  # no header: the first line becomes the column name, with a note
+    np.testing.assert_array_equal(d.values, [7, 9])
+    assert any("was read as column names" in n for n in d.notes)
     _bad(b"name\nabc\ndef\n", r"only one column, 'name', and it is not numeric \(e\.g\. 'abc'\)")
 
 
