@@ -497,6 +497,8 @@ class GiniStatistic(PlannedStatistic):
     def release(self, epsilon, rng=None):
         from . import gini as _g
 
+        if isinstance(rng, noise.SecureRandom):
+            rng = None  # release_gini draws from the OS CSPRNG when rng is None
         r = _g.release_gini(self.values, epsilon=epsilon, gamma=self.gamma, lower=self.lower, upper=self.upper,
                             calibration=self.calibration, method=self.method, rng=rng, clip_negative=True)
         return np.array([r.value])
