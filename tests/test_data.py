@@ -462,3 +462,32 @@ def test_prop51_lower_bound_brute_force_and_proof_typo():
         g = gini_coefficient(x, definition="eq1")
         if g < 1:
             assert (x.max() - x.min()) / x.mean() >= min_iq_for_gini(g, definition="eq1") - 1e-12
+
+
+def test_fuzz_never_a_traceback():
+    """Random bytes and mangled CSVs either load (finite values, n >= 2) or raise DPInputError."""
+    rng = np.random.default_rng(2026)
+    pieces = [b"income", b",", b";", b"\n", b"\r\n", b"-", b"1", b"2.5", b"1e308", b"1e999", b"NA", b'"',
+              b"abc", b"\x00", b"\xff", b"\xc3\xa9", b" ", b"\t", b"nan", b"-inf", b"PAR1", b"\x1f\x8b"]
+    loaded = refused = 0
+    for _ in range(300):
+        r = rng.random()
+        if r < 0.25:
+            blob = rng.integers(0, 256, size=int(rng.integers(0, 300)), dtype=np.uint8).tobytes()
+        elif r < 0.6:  # a plausible file with a few damaged cells
+            cells = [b"12.5", b"300", b"-7", b"", b"NA", b"0", b"1e5"] + [b"x1", b"1,5", b"inf", b'"'] * (r < 0.45)
+            rows = [pieces[0] + b",g"] + [cells[int(i)] + b",a" for i in rng.integers(0, len(cells), size=int(rng.integers(0, 12)))]
+            blob = b"\n".join(rows)
+        else:
+            blob = b"".join(pieces[i] for i in rng.integers(0, len(pieces), size=int(rng.integers(0, 60))))
+        for negative in ("refuse", "clip"):
+            try:
+                d = load_income_file(blob, negative=negative)
+            except DPInputError as exc:
+                assert str(exc)
+                refused += 1
+            else:
+                assert d.n >= 2 and np.isfinite(d.values).all()
+                assert negative != "clip" or (d.values >= 0).all()
+                loaded += 1
+    assert refused > 0 and loaded > 0

@@ -202,3 +202,13 @@ def test_sidebar_rerun_is_fast():
         times.append(time.perf_counter() - t)
     print("sidebar reruns (s):", [round(x, 3) for x in times])  # timings live in benchmarks/
     assert not at.exception
+
+
+def test_second_upload_without_the_chosen_column():
+    at = _upload(_app(), "a.csv", CSV)
+    at.sidebar.selectbox(key="data_col").set_value("id").run()
+    at.sidebar.file_uploader(key="data_upload").set_value(("b.csv", b"wage\n5\n6\n7\n", "text/csv")).run()
+    assert not at.exception and not _errors(at)
+    assert _ds(at).column == "wage" and _ds(at).n == 3
+    at.sidebar.file_uploader(key="data_upload").set_value(None).run()  # file removed: default data
+    assert not at.exception and _ds(at).source == "synthetic"
