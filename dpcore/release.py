@@ -101,7 +101,11 @@ def _os_seeded_generator() -> np.random.Generator:
 
 
 def _round(values: np.ndarray, grid: float) -> np.ndarray:
-    return np.round(np.asarray(values, dtype=float) / grid) * grid
+    v = np.asarray(values, dtype=float)
+    decimals = -math.log10(grid)
+    if abs(decimals - round(decimals)) < 1e-12:  # a power of ten: round in decimal, no 0.1 + 0.2 artefacts
+        return np.round(v, int(round(decimals)))
+    return np.round(v / grid) * grid
 
 
 def _release_one(stat: Any, epsilon: float, rng: Any) -> tuple[np.ndarray, str]:
