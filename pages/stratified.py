@@ -129,6 +129,22 @@ def _one_release(values: np.ndarray, groups: np.ndarray, epsilon: float, clip, r
     return sm.stratified_mean(values, groups, epsilon=epsilon, clip_range=clip, rng=release_seed)
 
 
+def _memo(key: tuple, build):
+    """Per-session memo keyed by a tuple of widget values (cheap to hash, unlike DataFrames): plotly
+    figures are rebuilt only when a control they depend on changes."""
+    store = st.session_state.setdefault("_strat_memo", {})
+    if key not in store:
+        if len(store) >= 48:
+            store.pop(next(iter(store)))
+        store[key] = build()
+    return store[key]
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _bounds(n: int, k: int) -> tuple[pd.DataFrame, sm.NYExample]:
+    return pd.DataFrame(sm.bound_curves(n, k, np.linspace(0.05, 1.0, 96))), sm.ny_race_example(0.13)
+
+
 def _parity_draws(sim: cp.MethodsSimulation, method: str) -> np.ndarray:
     """Parity error (Def. 11, omega = 1/k) of every simulated release of one method (vectorised)."""
     t = sim.true_groups
@@ -257,6 +273,13 @@ with guard("the data"):
     else:
         ok = False
 
+view_key = (source, float(epsilon), bool(clamp), seed(), str(clip), str(prior), value_label,
+            tuple(sorted((k_, str(v_)) for k_, v_ in st.session_state.items()
+                         if isinstance(k_, str) and k_.startswith("strat_") and k_ not in (
+                             "strat_method", "strat_sweep", "strat_runs", "strat_run", "strat_sweepvar",
+                             "strat_thn", "strat_thk", "strat_sweeps"))),
+            current_dataset().name if source == DATA_SOURCES[3] else "")
+
 tabs = st.tabs(["Group means", "Trends (paper figures)", "Theory: cost of stratifying", "Privacy accounting"])
 
 # ---- Tab 1: group means --------------------------------------------------------------------
@@ -292,8 +315,8 @@ with tabs[0]:
             pad = 0.15 * (span[1] - span[0])
             y_range = (span[0] - pad, span[1] + pad)
             off = table[(table["q05"] < y_range[0]) | (table["q95"] > y_range[1])]
-            st.plotly_chart(plots.group_means_figure(table, method, y_range=y_range, value_label=value_label),
-                            width="stretch")
+            st.plotly_chart(_memo(view_key + ("groups", method), lambda: plots.group_means_figure(
+                table, method, y_range=y_range, value_label=value_label)), width="stretch")
             if len(off):
                 st.caption(f"{len(off)} group(s) have releases beyond the chart's range (tiny groups: "
                            f"{', '.join(off['group'].astype(str).head(6))}); see the table.")
@@ -329,10 +352,10 @@ with tabs[0]:
             a, b = st.columns(2)
             with a:
                 st.markdown("**Error of the overall mean** (simulated releases)")
-                st.plotly_chart(plots.overall_errors_figure(pd.concat(errs)), width="stretch")
+                st.plotly_chart(_memo(view_key + ("overall",), lambda: plots.overall_errors_figure(pd.concat(errs))), width="stretch")
             with b:
                 st.markdown("**Parity error** φ = (1/k)·|overall rel. error| + Σ groups |rel. error|")
-                st.plotly_chart(plots.parity_figure(pd.DataFrame(perr)), width="stretch")
+                st.plotly_chart(_memo(view_key + ("parity",), lambda: plots.parity_figure(pd.DataFrame(perr))), width="stretch")
             st.caption("Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
                        "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
                        "near 0 — that is why the paper reports parity only on real data. The overall estimates of "
@@ -439,11 +462,10 @@ with tabs[2]:
     tn = t1.number_input("n", min_value=2, max_value=10_000_000, value=196_967, step=1000, key="strat_thn")
     tk = t2.number_input("k", min_value=2, max_value=100, value=9, step=1, key="strat_thk")
     with guard("the bounds"):
-        alphas = np.linspace(0.05, 1.0, 96)
-        curves = pd.DataFrame(sm.bound_curves(int(tn), int(tk), alphas))
-        ex = sm.ny_race_example(0.13)
+        curves, ex = _bounds(int(tn), int(tk))
         actual = ex.actual if (int(tn), int(tk)) == (ex.n, ex.k) else None
-        st.plotly_chart(plots.bounds_figure(curves, alpha_mark=0.13, actual=actual), width="stretch")
+        st.plotly_chart(_memo(("bounds", int(tn), int(tk)), lambda: plots.bounds_figure(
+            curves, alpha_mark=0.13, actual=actual)), width="stretch")
         download_csv(curves, "Download Figure 1 curves (CSV)", "stratified_bounds.csv", key="strat_dl_bounds")
         st.subheader("The paper's New York example (RACE, k = 9)")
         st.markdown(

@@ -20,44 +20,52 @@ def group_means_figure(df: pd.DataFrame, method: str, *, y_range: tuple[float, f
                        value_label: str = "mean") -> go.Figure:
     """True mean per group (diamond) vs the DP release (dot) with the middle 90 % of simulated
     releases as an error bar. ``df`` columns: group, size, true mean, release, q05, q95."""
-    fig = go.Figure()
     labels = [f"{g} (n={s:,})" for g, s in zip(df["group"], df["size"])]
-    fig.add_trace(go.Scatter(
-        x=labels, y=df["release"], mode="markers", name=f"DP release ({method})",
-        marker=dict(size=10, color=METHOD_COLORS.get(method, "#1f77b4")),
-        error_y=dict(type="data", symmetric=False, array=(df["q95"] - df["release"]).clip(lower=0),
-                     arrayminus=(df["release"] - df["q05"]).clip(lower=0), thickness=1.5, width=6),
-        hovertemplate="%{x}<br>release %{y:.4g}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=labels, y=df["true mean"], mode="markers", name="true mean (not private)",
-                             marker=dict(symbol="diamond", size=11, color="black"),
-                             hovertemplate="%{x}<br>true %{y:.4g}<extra></extra>"))
-    fig.update_layout(
-        xaxis_title="group (size)", yaxis_title=value_label, legend=dict(orientation="h", y=1.12),
-        margin=dict(l=10, r=10, t=40, b=10), height=430)
+    rel = df["release"].to_numpy()
+    data = [
+        dict(type="scatter", x=labels, y=rel, mode="markers", name=f"DP release ({method})",
+             marker=dict(size=10, color=METHOD_COLORS.get(method, "#1f77b4")),
+             error_y=dict(type="data", symmetric=False, array=np.maximum(df["q95"].to_numpy() - rel, 0),
+                          arrayminus=np.maximum(rel - df["q05"].to_numpy(), 0), thickness=1.5, width=6),
+             hovertemplate="%{x}<br>release %{y:.4g}<extra></extra>"),
+        dict(type="scatter", x=labels, y=df["true mean"].to_numpy(), mode="markers", name="true mean (not private)",
+             marker=dict(symbol="diamond", size=11, color="black"),
+             hovertemplate="%{x}<br>true %{y:.4g}<extra></extra>"),
+    ]
+    yaxis = dict(title=dict(text=value_label))
     if y_range is not None:
-        fig.update_yaxes(range=list(y_range))
-    return fig
+        yaxis["range"] = list(y_range)
+    layout = dict(xaxis=dict(title=dict(text="group (size)")), yaxis=yaxis, legend=dict(orientation="h", y=1.12),
+                  margin=dict(l=10, r=10, t=40, b=10), height=430)
+    return go.Figure(dict(data=data, layout=layout))
 
 
 def overall_errors_figure(df: pd.DataFrame) -> go.Figure:
     """Box plot of simulated errors of the overall mean, one box per method (df: method, error)."""
-    fig = go.Figure()
-    for m, sub in df.groupby("method", sort=False):
-        fig.add_trace(go.Box(y=sub["error"], name=m, marker_color=METHOD_COLORS.get(m), boxmean=True))
-    fig.add_hline(y=0, line_dash="dot")
-    fig.update_layout(yaxis_title="release − true overall mean", showlegend=False, height=360,
-                      margin=dict(l=10, r=10, t=20, b=10))
-    return fig
+    data = [dict(type="box", y=sub["error"].to_numpy(), name=m, marker=dict(color=METHOD_COLORS.get(m)),
+                 boxmean=True) for m, sub in df.groupby("method", sort=False)]
+    layout = dict(yaxis=dict(title=dict(text="release − true overall mean"), zeroline=True), showlegend=False,
+                  height=360, margin=dict(l=10, r=10, t=20, b=10), shapes=[_hline(0.0)])
+    return go.Figure(dict(data=data, layout=layout))
+
+
+def _hline(y: float, color: str = "#444", dash: str = "dot") -> dict:
+    return dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y, line=dict(color=color, dash=dash, width=1))
+
+
+def _vline(x: float, color: str = "#444", dash: str = "dot") -> dict:
+    return dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=x, x1=x, line=dict(color=color, dash=dash, width=1))
 
 
 def parity_figure(df: pd.DataFrame) -> go.Figure:
     """Mean parity error per method with the middle 90 % of simulations (df: method, mean, q05, q95)."""
-    fig = go.Figure(go.Bar(
-        x=df["method"], y=df["mean"], marker_color=[METHOD_COLORS.get(m) for m in df["method"]],
-        error_y=dict(type="data", symmetric=False, array=(df["q95"] - df["mean"]).clip(lower=0),
-                     arrayminus=(df["mean"] - df["q05"]).clip(lower=0))))
-    fig.update_layout(yaxis_title="parity error φ (Definition 11)", height=360, margin=dict(l=10, r=10, t=20, b=10))
-    return fig
+    mean = df["mean"].to_numpy()
+    data = [dict(type="bar", x=list(df["method"]), y=mean, marker=dict(color=[METHOD_COLORS.get(m) for m in df["method"]]),
+                 error_y=dict(type="data", symmetric=False, array=np.maximum(df["q95"].to_numpy() - mean, 0),
+                              arrayminus=np.maximum(mean - df["q05"].to_numpy(), 0)))]
+    layout = dict(yaxis=dict(title=dict(text="parity error φ (Definition 11)")), height=360,
+                  margin=dict(l=10, r=10, t=20, b=10))
+    return go.Figure(dict(data=data, layout=layout))
 
 
 def sweep_figure(df: pd.DataFrame, x: str, y: str = "error", *, log_x: bool = False, log_y: bool = True,
@@ -82,23 +90,29 @@ def sweep_figure(df: pd.DataFrame, x: str, y: str = "error", *, log_x: bool = Fa
 
 def bounds_figure(curves: pd.DataFrame, *, alpha_mark: float | None = None, actual: float | None = None) -> go.Figure:
     """Figure 1: sum of log group sizes against the Dirichlet alpha (worst, expected, lower)."""
-    fig = go.Figure()
     styles = {"worst": dict(dash="dash", color="#d62728"), "expected": dict(color="#1f77b4"),
               "lower": dict(dash="dot", color="#2ca02c")}
+    data = []
     for col in curves.columns:
         if col == "alpha":
             continue
         key = "worst" if "worst" in col else "expected" if "expected" in col else "lower"
-        fig.add_trace(go.Scatter(x=curves["alpha"], y=curves[col], mode="lines", name=col, line=styles[key]))
+        data.append(dict(type="scatter", x=curves["alpha"].to_numpy(), y=curves[col].to_numpy(), mode="lines",
+                         name=col, line=styles[key]))
+    shapes, notes = [], []
     if alpha_mark is not None:
-        fig.add_vline(x=alpha_mark, line_dash="dot", annotation_text=f"α = {alpha_mark:g}")
+        shapes.append(_vline(alpha_mark))
+        notes.append(dict(x=alpha_mark, y=1, yref="paper", text=f"α = {alpha_mark:g}", showarrow=False,
+                          xanchor="left", yanchor="top"))
     if actual is not None:
-        fig.add_hline(y=actual, line_dash="dashdot", line_color="#8c564b",
-                      annotation_text="these group sizes", annotation_position="bottom right")
-    fig.update_layout(xaxis_title="Dirichlet α (small = one or two dominant groups)",
-                      yaxis_title="Σ ln |G_i|  (drives the extra noise of stratifying)", height=400,
-                      legend=dict(orientation="h", y=1.15), margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+        shapes.append(_hline(actual, color="#8c564b", dash="dashdot"))
+        notes.append(dict(x=1, xref="paper", y=actual, text="these group sizes", showarrow=False, xanchor="right",
+                          yanchor="bottom"))
+    layout = dict(xaxis=dict(title=dict(text="Dirichlet α (small = one or two dominant groups)")),
+                  yaxis=dict(title=dict(text="Σ ln |G_i|  (drives the extra noise of stratifying)")), height=400,
+                  legend=dict(orientation="h", y=1.15), margin=dict(l=10, r=10, t=40, b=10), shapes=shapes,
+                  annotations=notes)
+    return go.Figure(dict(data=data, layout=layout))
 
 
 def group_sizes_figure(labels: Sequence, sizes: Sequence[int]) -> go.Figure:
