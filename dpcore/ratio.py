@@ -77,6 +77,8 @@ __all__ = [
     "rr_confidence_interval",
     "CoverageResult",
     "simulate_rr_coverage",
+    "RRSampling",
+    "simulate_rr_sampling",
     "CoverageGrid",
     "coverage_grid",
     "RatioRelease",
@@ -726,6 +728,35 @@ def simulate_rr_coverage(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon:
     c = float(cov[0])
     return CoverageResult(c, float(width[0]), math.sqrt(max(c * (1 - c), 1e-12) / n_sims), n_sims, p_x, p_y, n_x,
                           n_y, eps, m, bool(conservative), dlt, level, interval, var, float(share[0]))
+
+
+@dataclass(frozen=True)
+class RRSampling:
+    """Simulated sampling distributions of the non-private and the private RR (same binomial draws)."""
+
+    nonprivate: np.ndarray   # (X/n_x) / (max(Y, 1)/n_y)
+    private: np.ndarray      # (max(X~, 1)/n_x) / (max(Y~, 1)/n_y)
+    true_rr: float
+    noise_variance: float
+
+
+def simulate_rr_sampling(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon: float, mechanism: str = "laplace",
+                         delta: float | None = None, n_sims: int = 20_000, rng: Any = None) -> RRSampling:
+    """Draw X ~ Bin(n_x, p_x), Y ~ Bin(n_y, p_y) and their noisy versions (:func:`count_noise`), and
+    return both RR estimates per draw: how much spread privacy adds on top of sampling."""
+    p_x = check_probability(p_x, "p_x")
+    p_y = check_probability(p_y, "p_y")
+    n_x = _count(n_x, "n_x", minimum=1)
+    n_y = _count(n_y, "n_y", minimum=1)
+    n_sims = _count(n_sims, "n_sims", minimum=10)
+    cn = count_noise(epsilon, mechanism=mechanism, delta=delta)
+    gen = as_generator(rng)
+    X = gen.binomial(n_x, p_x, n_sims).astype(float)
+    Y = gen.binomial(n_y, p_y, n_sims).astype(float)
+    nonpriv = (X / n_x) / (np.maximum(Y, 1.0) / n_y)
+    Xn = np.maximum(X + _draw(cn, n_sims, gen), 1.0)
+    Yn = np.maximum(Y + _draw(cn, n_sims, gen), 1.0)
+    return RRSampling(nonpriv, (Xn / n_x) / (Yn / n_y), p_x / p_y, cn.variance)
 
 
 @dataclass(frozen=True)
