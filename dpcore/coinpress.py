@@ -543,8 +543,9 @@ def grouping_sweep(values: Any, strata: Sequence[tuple[str, Any]], *, epsilon: f
     gen = as_generator(rng)
     rows: list[dict] = []
     for si, (name, labels_all) in enumerate(strata):
+        codes_all = group_index(labels_all).codes  # integer codes once: every run then works on ints
         for run in range(runs):
-            pv, pg, _, pubg = split_public_private(x, labels_all, public_fraction=0.5, rng=gen)
+            pv, pg, _, pubg = split_public_private(x, codes_all, public_fraction=0.5, rng=gen)
             labels = group_index(pg).labels
             pw = public_weights(pubg, labels)
             sim = simulate_methods(pv, pg, epsilon=epsilon, clip_range=clip_range, lower=lower, upper=upper,

@@ -150,12 +150,16 @@ def _label_array(groups: Any, name: str = "groups") -> np.ndarray:
         raise DPInputError(f"{name} has {int(np.isnan(arr).sum())} missing labels; drop those records "
                            "or give them their own group")
     if arr.dtype.kind == "O":
-        missing = sum(1 for v in arr if v is None or (isinstance(v, float) and math.isnan(v)))
+        kinds = set(map(type, arr.tolist()))
+        missing = 0
+        if type(None) in kinds or float in kinds or np.float64 in kinds:
+            missing = sum(1 for v in arr.tolist() if v is None or (isinstance(v, float) and math.isnan(v)))
         if missing:
             raise DPInputError(f"{name} has {missing} missing labels; drop those records or give them "
                                "their own group")
-        kinds = {type(v) for v in arr}
-        if len(kinds) > 1 and not all(issubclass(t, (int, float, np.integer, np.floating)) for t in kinds):
+        if kinds <= {str}:
+            arr = arr.astype(str)  # fixed-width text sorts much faster than Python objects
+        elif len(kinds) > 1 and not all(issubclass(t, (int, float, np.integer, np.floating)) for t in kinds):
             arr = arr.astype(str)
     return arr
 
