@@ -209,3 +209,30 @@ def test_bad_input():
         E.abs_error_quantiles(1.0, 2.0, (0.5, 1.0))
     with pytest.raises(DPInputError, match="noise_scale"):
         E.abs_error_quantiles(-1.0, 2.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Real data (skips cleanly without ../shared/data)
+# ---------------------------------------------------------------------------------------------
+
+def test_figure1_on_cps_with_the_dp_upper_bound(cps_path):
+    import pandas as pd
+
+    inc = pd.read_csv(cps_path, usecols=["INCTOT"])["INCTOT"].dropna().to_numpy(dtype=float)
+    x = inc[inc >= 0]
+    assert x.size == 8173
+    n_rel = 20_000
+    res = E.figure1(x, epsilons=(0.25, 2.0), n_releases=n_rel, n_upper_draws=1, rng=21)
+    t = res.table
+    assert t.true_gini.iloc[0] == pytest.approx(0.5361, abs=5e-5)  # eq. (1), the README's figure
+    np.testing.assert_allclose(t.total_epsilon, t.epsilon + 0.15)  # Section 5.1's U costs 0.15
+    u = float(t.upper_min.iloc[0])
+    assert t.clipped_gini.iloc[0] == pytest.approx(G.gini(np.minimum(x, u)), rel=1e-12)
+    if u < x.max():  # the DP bound clipped the top incomes: the releases centre on the clipped Gini
+        assert t.clipped_gini.iloc[0] < t.true_gini.iloc[0]
+        assert any("clipped" in note for note in res.notes)
+    # median-unbiased for the Gini of the (clipped) data the mechanism saw
+    f0 = float(GeneralizedCauchy(2.0).pdf(0.0))
+    for _, row in t.iterrows():
+        se = row.mean_noise_scale / (2 * f0 * math.sqrt(n_rel))
+        assert abs(row["median"] - row.clipped_gini) <= 4 * se

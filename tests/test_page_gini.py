@@ -1,0 +1,194 @@
+"""AppTest tests of pages/gini.py: defaults, sliders, bad input and bad data, saturation, experiments.
+
+The rerun time of a slider change is printed (run with -s to see it); no timing assertion here
+(benchmarks/bench_gini_page.py prints a table).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui.sidebar
+from dpcore import gini as G
+from dpcore.data import IncomeData
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def _open(dataset: IncomeData | None = None, monkeypatch=None) -> AppTest:
+    if dataset is not None:
+        monkeypatch.setattr(ui.sidebar, "current_dataset", lambda: dataset)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/gini.py")
+    at.run()
+    return at
+
+
+def _no_exception(at: AppTest) -> None:
+    assert not at.exception, [str(e.value)[:500] for e in at.exception]
+
+
+def _clean(at: AppTest) -> None:
+    _no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+
+
+def _text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [w.value for w in at.warning] \
+        + [i.value for i in at.info] + [e.value for e in at.error]
+    return "\n".join(str(p) for p in parts)
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _qp(at: AppTest, key: str) -> str:
+    v = at.query_params.get(key)
+    return v[0] if isinstance(v, list) else v
+
+
+def test_defaults_render_and_explain_themselves():
+    at = _open()
+    _clean(at)
+    assert at.title[0].value == "Gini index with differential privacy"
+    text = _text(at)
+    assert "Neighbouring datasets" in text and "Public (not protected)" in text
+    assert "treats it as known" in text  # the posterior's known-scale assumption is stated
+    assert any("n^2" in lx.value for lx in at.latex)  # the Gini definition used (eq. 1)
+    m = _metrics(at)
+    # the true Gini shown is dpcore's eq.-(1) Gini of the default data clipped to [0, 2,000,000]
+    xs, _, _ = G.clip_incomes(ui.sidebar.default_dataset().values, lower=0.0, upper=2_000_000.0)
+    assert m["True Gini (confidential)"] == f"{G.gini(xs):.4f}"
+    assert m["Total privacy loss ε"] == "1"
+    assert len(at.get("plotly_chart")) >= 5  # releases, dots, decay, posterior, error vs epsilon
+    assert "No RMSE" in text and "infinite variance" in text  # gamma = 2 by default
+    assert len(at.get("download_button")) >= 4
+
+
+def test_main_sliders_move_and_are_kept_in_the_url(capsys):
+    at = _open()
+    timings = []
+    for eps in (0.5, 0.25, 2.0, 1.0):
+        t = time.perf_counter()
+        at.select_slider(key="gini_eps").set_value(eps).run()
+        timings.append(time.perf_counter() - t)
+        _clean(at)
+    assert _qp(at, "gini_eps") == "1.0"
+    at.select_slider(key="gini_gamma").set_value(4.0).run()
+    _clean(at)
+    assert "RMSE is shown because γ > 3" in _text(at)
+    at.slider(key="gini_n").set_value(500).run()
+    _clean(at)
+    assert _qp(at, "gini_n") == "500"
+    at.radio(key="gini_method").set_value("fast").run()
+    _clean(at)
+    at.radio(key="gini_cal").set_value("paper").run()
+    _clean(at)
+    with capsys.disabled():
+        print(f"\n[gini page] epsilon-slider reruns (s): {', '.join(f'{t:.3f}' for t in timings)}; "
+              f"median {np.median(timings):.3f}")
+
+
+def test_tight_calibration_gives_less_noise_than_paper():
+    at = _open()
+    tight = float(_metrics(at)["Noise scale S(X)/α"])
+    at.radio(key="gini_cal").set_value("paper").run()
+    paper = float(_metrics(at)["Noise scale S(X)/α"])
+    assert tight < paper / 4  # about 5.7x at gamma = 2, epsilon = 1
+
+
+def test_bad_bounds_show_error_not_exception():
+    at = _open()
+    at.number_input(key="gini_U").set_value(0.0).run()
+    _no_exception(at)
+    assert any("must be above the lower bound" in e.value for e in at.error)
+    at.number_input(key="gini_U").set_value(1000.0).run()
+    at.number_input(key="gini_L").set_value(5000.0).run()
+    _no_exception(at)
+    assert any("must be above the lower bound" in e.value for e in at.error)
+
+
+def test_values_above_u_are_clipped_with_a_visible_count():
+    at = _open()
+    at.number_input(key="gini_U").set_value(100_000.0).run()
+    _clean(at)
+    n_above = int((ui.sidebar.default_dataset().values > 100_000).sum())
+    assert n_above > 0
+    assert any(f"{n_above:,} incomes above U" in w.value for w in at.warning)
+
+
+def test_all_zero_incomes_show_error(monkeypatch):
+    ds = IncomeData(values=np.zeros(50), name="zeros", source="synthetic")
+    at = _open(ds, monkeypatch)
+    _no_exception(at)
+    assert any("all incomes are zero" in e.value for e in at.error)
+
+
+def test_negative_incomes_are_clipped_with_a_note(monkeypatch):
+    vals = np.r_[np.random.default_rng(1).lognormal(10, 1, 300), [-500.0, -20.0, -1.0]]
+    at = _open(IncomeData(values=vals, name="with losses", source="synthetic"), monkeypatch)
+    _clean(at)
+    assert any("3 negative incomes" in w.value for w in at.warning)
+
+
+def test_too_few_records_show_error(monkeypatch):
+    at = _open(IncomeData(values=np.array([1234.0]), name="one", source="synthetic"), monkeypatch)
+    _no_exception(at)
+    assert any("at least n = 2" in e.value for e in at.error)
+
+
+def test_two_records_work(monkeypatch):
+    at = _open(IncomeData(values=np.array([100.0, 300.0]), name="two", source="synthetic"), monkeypatch)
+    _clean(at)  # no n slider (nothing to sub-sample); the bound saturates and the page says so
+    assert any("noise swamps the Gini" in w.value for w in at.warning)
+
+
+def test_confidential_upload_shows_planning_note(monkeypatch):
+    vals = np.random.default_rng(2).lognormal(10, 1, 400)
+    at = _open(IncomeData(values=vals, name="upload.csv", source="upload", confidential=True), monkeypatch)
+    _clean(at)
+    assert any("planning is itself *not* private" in w.value for w in at.warning)
+
+
+def test_saturation_is_explained_instead_of_plotted():
+    at = _open()
+    at.slider(key="gini_n").set_value(200).run()
+    at.select_slider(key="gini_eps").set_value(0.05).run()
+    _clean(at)
+    text = _text(at)
+    assert "noise swamps the Gini" in text and "Hidden" in text
+    assert len(at.get("plotly_chart")) == 2  # only the explanation charts: decay and error vs epsilon
+
+
+def test_dp_upper_bound_adds_to_total_epsilon():
+    at = _open()
+    at.radio(key="gini_bounds").set_value("Estimate U with DP (costs extra ε)").run()
+    _no_exception(at)
+    try:
+        from dpcore import bounds  # noqa: F401
+        available = hasattr(bounds, "dp_upper_bound")
+    except ImportError:
+        available = False
+    assert _metrics(at)["Total privacy loss ε"] == "1.15"
+    if available:
+        assert not at.error
+    else:
+        assert any("not available" in e.value for e in at.error)
+
+
+@pytest.mark.slow
+def test_paper_experiments_run_on_buttons():
+    at = _open()
+    at.selectbox(key="gini_exp_draws").set_value("10,000").run()
+    n_charts = len(at.get("plotly_chart"))
+    for key in ("gini_run_fig1", "gini_run_fig3", "gini_run_fig4"):
+        at.button(key=key).click().run()
+        _clean(at)
+    assert len(at.get("plotly_chart")) == n_charts + 3
+    assert "RMSE does not exist" in _text(at)  # Figure 4 at gamma = 2
