@@ -1,0 +1,163 @@
+"""Plotly figure builders for the percentiles (PSEO) page. Pure functions: data in, figure out."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dpcore.percentiles import METHOD_LABELS
+
+# The paper's legend: Log-Normal solid blue, Even dashed red, Smooth-sensitivity dash-dot green.
+STYLE = {
+    "lognormal": dict(color="#1f77b4", dash="solid"),
+    "pseo": dict(color="#17becf", dash="solid"),
+    "even": dict(color="#d62728", dash="dash"),
+    "smooth_paper": dict(color="#2ca02c", dash="dashdot"),
+    "smooth_tight": dict(color="#98df8a", dash="dot"),
+    "em": dict(color="#9467bd", dash="longdash"),
+}
+Y_FLOOR = -0.5  # relative accuracy axis starts here; lower means are off the chart (said in captions)
+
+
+def _money(v: float) -> str:
+    return f"${v / 1000:,.0f}k" if v < 1e6 else f"${v / 1e6:,.2f}M"
+
+
+def bin_labels(edges: np.ndarray) -> list[str]:
+    return [f"{_money(a)}–{_money(b)}" for a, b in zip(edges[:-1], edges[1:])]
+
+
+def histogram_figure(edges: np.ndarray, true_counts: np.ndarray, noisy_counts: np.ndarray) -> go.Figure:
+    labels = bin_labels(edges)
+    fig = go.Figure()
+    fig.add_bar(x=labels, y=true_counts, name="True count (confidential)", marker_color="#7f7f7f")
+    fig.add_bar(x=labels, y=noisy_counts, name="Noisy count (released)", marker_color="#1f77b4")
+    fig.update_layout(barmode="group", height=360, margin=dict(l=10, r=10, t=30, b=10),
+                      xaxis_title="Earnings bin", yaxis_title="People", legend=dict(orientation="h", y=1.12))
+    fig.add_hline(y=0, line_color="black", line_width=1)
+    return fig
+
+
+def cdf_figure(edges: np.ndarray, true_counts: np.ndarray, noisy_counts: np.ndarray, q: np.ndarray,
+               released: np.ndarray, truth: np.ndarray) -> go.Figure:
+    """Cumulative share at each bin edge (true and noisy), with the percentile read-off."""
+    def cum(c):
+        c = np.asarray(c, dtype=float)
+        tot = c.sum()
+        return np.concatenate([[0.0], np.cumsum(c) / tot]) if tot > 0 else np.zeros(c.size + 1)
+
+    fig = go.Figure()
+    fig.add_scatter(x=edges, y=cum(true_counts), mode="lines+markers", name="True CDF", line=dict(color="#7f7f7f"))
+    fig.add_scatter(x=edges, y=cum(noisy_counts), mode="lines+markers", name="Noisy CDF (eq. 4.1 on noisy counts)",
+                    line=dict(color="#1f77b4"))
+    for qi, r, t in zip(q, released, truth):
+        fig.add_shape(type="line", x0=edges[0], x1=r, y0=qi / 100, y1=qi / 100,
+                      line=dict(color="#ff7f0e", dash="dot", width=1))
+        fig.add_shape(type="line", x0=r, x1=r, y0=0, y1=qi / 100, line=dict(color="#ff7f0e", dash="dot", width=1))
+        fig.add_scatter(x=[r], y=[qi / 100], mode="markers", marker=dict(color="#ff7f0e", size=10),
+                        name=f"P{qi:g} released: {_money(r)} (true {_money(t)})")
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="Earnings ($, log scale)",
+                      yaxis_title="Share of the cell at or below", xaxis_type="log",
+                      legend=dict(orientation="h", y=-0.25))
+    fig.update_yaxes(range=[-0.05, 1.05])
+    return fig
+
+
+def _line(fig, df, x, y, method, row=None, col=None, showlegend=True):
+    st = STYLE.get(method, {})
+    tr = go.Scatter(x=df[x], y=df[y], mode="lines+markers", name=METHOD_LABELS.get(method, method),
+                    line=dict(color=st.get("color"), dash=st.get("dash")), marker=dict(size=4),
+                    legendgroup=method, showlegend=showlegend)
+    if row is None:
+        fig.add_trace(tr)
+    else:
+        fig.add_trace(tr, row=row, col=col)
+
+
+def accuracy_curve_figure(summary: pd.DataFrame, title: str = "") -> go.Figure:
+    """summary: columns method, epsilon, rel_accuracy (mean). One line per method."""
+    fig = go.Figure()
+    for method, g in summary.groupby("method", observed=True, sort=False):
+        _line(fig, g.sort_values("epsilon"), "epsilon", "rel_accuracy", method)
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=40, b=10), title=title, xaxis_title="epsilon",
+                      yaxis_title="Mean relative accuracy (eq. 5.1)", legend=dict(orientation="h", y=-0.25))
+    fig.update_yaxes(range=[Y_FLOOR, 1.02])
+    return fig
+
+
+def many_cells_figure(per_cell: pd.DataFrame) -> go.Figure:
+    """Relative accuracy of each cell against its size (log x), one colour per method."""
+    fig = go.Figure()
+    for method, g in per_cell.groupby("method", observed=True, sort=False):
+        st = STYLE.get(method, {})
+        fig.add_scatter(x=g["n"], y=g["rel_accuracy"], mode="markers", name=METHOD_LABELS.get(method, method),
+                        marker=dict(color=st.get("color"), size=5, opacity=0.55))
+    fig.update_layout(height=400, margin=dict(l=10, r=10, t=30, b=10), xaxis_type="log",
+                      xaxis_title="Cell size (graduates with earnings, log scale)",
+                      yaxis_title="Relative accuracy (mean over noise draws)", legend=dict(orientation="h", y=-0.25))
+    fig.update_yaxes(range=[Y_FLOOR, 1.02])
+    return fig
+
+
+def size_class_figure(by_size: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    for method, g in by_size.groupby("method", observed=True, sort=False):
+        fig.add_bar(x=g["size"].astype(str), y=g["rel_accuracy"], name=METHOD_LABELS.get(method, method),
+                    marker_color=STYLE.get(method, {}).get("color"))
+    fig.update_layout(barmode="group", height=340, margin=dict(l=10, r=10, t=30, b=10),
+                      xaxis_title="Cell size class", yaxis_title="Mean relative accuracy",
+                      legend=dict(orientation="h", y=-0.3))
+    fig.update_yaxes(range=[Y_FLOOR, 1.02])
+    return fig
+
+
+def figure1(summary: pd.DataFrame, bin_counts=(10, 15, 20, 25)) -> go.Figure:
+    """Figure 1: mean relative accuracy vs epsilon, one panel per bin count; rivals in every panel."""
+    fig = make_subplots(rows=2, cols=2, subplot_titles=[f"{b} bins" for b in bin_counts], shared_yaxes=True)
+    rivals = summary[summary.n_bins == 0]
+    for i, b in enumerate(bin_counts):
+        r, c = i // 2 + 1, i % 2 + 1
+        part = pd.concat([summary[summary.n_bins == b], rivals])
+        for method, g in part.groupby("method", observed=True, sort=False):
+            _line(fig, g.sort_values("epsilon"), "epsilon", "rel_accuracy", method, r, c, showlegend=(i == 0))
+    fig.update_layout(height=620, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.12))
+    fig.update_yaxes(range=[Y_FLOOR, 1.02])
+    fig.update_xaxes(title_text="epsilon", row=2)
+    return fig
+
+
+def figure2(summary: pd.DataFrame) -> go.Figure:
+    """Figure 2: mean relative accuracy vs epsilon by cell-size class (20 bins)."""
+    sizes = [s for s in summary["size"].cat.categories if s in set(summary["size"].astype(str))] \
+        if hasattr(summary["size"], "cat") else sorted(summary["size"].unique())
+    cols = 3
+    rows = max(1, int(np.ceil(len(sizes) / cols)))
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"cells of {s} people" for s in sizes],
+                        shared_yaxes=True)
+    for i, s in enumerate(sizes):
+        r, c = i // cols + 1, i % cols + 1
+        part = summary[summary["size"].astype(str) == s]
+        for method, g in part.groupby("method", observed=True, sort=False):
+            _line(fig, g.sort_values("epsilon"), "epsilon", "rel_accuracy", method, r, c, showlegend=(i == 0))
+    fig.update_layout(height=330 * rows, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.12))
+    fig.update_yaxes(range=[Y_FLOOR, 1.02])
+    return fig
+
+
+def figure3(summary: pd.DataFrame, rivals: pd.DataFrame | None = None) -> go.Figure:
+    """Figure 3: mean relative accuracy vs number of bins (one epsilon); rivals as flat lines."""
+    fig = go.Figure()
+    for method, g in summary.groupby("method", observed=True, sort=False):
+        _line(fig, g.sort_values("n_bins"), "n_bins", "rel_accuracy", method)
+    if rivals is not None:
+        for method, g in rivals.groupby("method", observed=True, sort=False):
+            v = float(g["rel_accuracy"].mean())
+            if v >= Y_FLOOR:
+                fig.add_hline(y=v, line=dict(color=STYLE.get(method, {}).get("color"),
+                                             dash=STYLE.get(method, {}).get("dash")),
+                              annotation_text=METHOD_LABELS.get(method, method), annotation_position="bottom right")
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="Number of bins",
+                      yaxis_title="Mean relative accuracy (eq. 5.1)", legend=dict(orientation="h", y=-0.25))
+    fig.update_yaxes(range=[Y_FLOOR, 1.02])
+    return fig
