@@ -585,11 +585,15 @@ def minimal_iq(g: float) -> float:
     return 4.0 * g if g <= 0.5 else 1.0 / (1.0 - g)
 
 
-def fast_smooth_sensitivity_iq(n: int, iq: float, beta: float, *, lower_over_mean: float = 0.0) -> float:
+def fast_smooth_sensitivity_iq(n: int, iq: float, beta: float, *, lower_over_mean: float | None = None) -> float:
     """Fast smooth sensitivity from n and the normalised range IQ = (U-L)/mean only (Section 5.2).
 
-    Scale invariance: set mean = 1, L = lower_over_mean, U = L + IQ, sum = n.
+    Scale invariance: set mean = 1, L = lower_over_mean, U = L + IQ, sum = n. Default L:
+    max(0, 1 - IQ/2), the two-point data set of Proposition 5.1's proof (half at L, half at U
+    when g <= 1/2; L = 0 otherwise), which is what the paper simulates in Figures 3-4.
     """
+    if lower_over_mean is None:
+        lower_over_mean = max(0.0, 1.0 - float(check_finite(iq, "iq")) / 2.0)
     n = check_int(n, "n", minimum=2)
     iq = check_finite(iq, "iq")
     if iq <= 0:
