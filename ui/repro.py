@@ -1,0 +1,88 @@
+"""Shareable and reproducible views: a "copy link" hint and a generated Python script.
+
+How a page uses it (3 lines at the end of the page)::
+
+    from ui import repro
+    body = "..."   # code that uses `values`, `frame`, `seed` and fills the dict `results`
+    repro.share_panel("gini", script=repro.script_for(title="Gini index", body=body))
+
+``script_for`` assembles the script with :func:`dpcore.scriptgen.build_script`, taking the data
+recipe from the sidebar (:func:`dataset_key`) and the sidebar seed, so the script rebuilds the
+same planning data and prints the same numbers as the page. Page state must be in URL query
+parameters (``ui.common.qp_*`` widgets) for the link to reproduce the view.
+"""
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from dpcore import scriptgen
+from ui.common import seed as sidebar_seed
+
+__all__ = ["dataset_key", "current_link", "script_for", "share_panel"]
+
+
+def dataset_key() -> tuple | None:
+    """The sidebar's recipe for the current dataset (e.g. ("lognormal", n, sigma, data_seed)), or None."""
+    memo = st.session_state.get("_data_memo")
+    if memo is None:
+        return None
+    try:
+        key = tuple(memo[0])
+    except (TypeError, IndexError):
+        return None
+    return key or None
+
+
+def current_link(page: str | None = None) -> str:
+    """The address of this view: the app URL (when the browser told us) plus every query parameter."""
+    params = {k: v for k, v in st.query_params.to_dict().items()}
+    query = urlencode(params)
+    base = ""
+    try:
+        url = st.context.url
+        if url:
+            base = str(url).split("?")[0]
+    except Exception:  # noqa: BLE001 - no browser context (AppTest, bare mode)
+        base = ""
+    if not base:
+        base = f"http://localhost:8501/{page or ''}".rstrip("/")
+    return f"{base}?{query}" if query else base
+
+
+def script_for(*, title: str, body: str, imports: str = "") -> str | None:
+    """A runnable script for this view, or None when the data source cannot be scripted."""
+    try:
+        return scriptgen.build_script(title=title, dataset_key=dataset_key(), body=body, seed=sidebar_seed(),
+                                      imports=imports)
+    except ValueError:
+        return None
+
+
+def share_panel(page: str, *, script: str | None = None, note: str = "", key: str | None = None) -> None:
+    """Draw the "share or reproduce" section: the link to copy, and the script (download + view)."""
+    key = key or f"{page}_repro"
+    st.markdown("#### Share or reproduce this view")
+    st.caption("Every choice on this page is kept in the address bar. Copy the link below (or the browser's "
+               "address) and whoever opens it sees the same view: same data recipe, same settings, same seed.")
+    st.code(current_link(page), language=None)
+    if script is None:
+        st.info("This data source cannot be rebuilt by a script (it is neither generated nor a bundled file).")
+        return
+    st.caption("The Python script below rebuilds the planning data and recomputes this view with `dpcore`; "
+               "it prints the page's numbers as JSON. Run it from the repository folder: `python "
+               f"{page}_view.py`." + (f" {note}" if note else ""))
+    st.download_button("Download the Python script", script.encode("utf-8"), file_name=f"{page}_view.py",
+                       mime="text/x-python", key=f"{key}_dl")
+    with st.expander("Show the script"):
+        st.code(script, language="python")
+
+
+def planner_script(config: dict[str, Any]) -> str | None:
+    """The planner page's script (see :func:`dpcore.scriptgen.planner_script`)."""
+    try:
+        return scriptgen.planner_script(dataset_key(), config, sidebar_seed())
+    except ValueError:
+        return None
