@@ -149,3 +149,11 @@ def test_grouping_column_with_hundreds_of_levels_is_capped(cps_path):
     at.selectbox(key="strat_col1").set_value("SERIAL").run()
     assert not at.exception
     assert any("cap of 100" in e.value for e in at.error)
+
+
+def test_synthesizer_tab_runs(acs_path):
+    at = _open()
+    at.slider(key="strat_synruns").set_value(1).run()
+    at.button(key="strat_synrun").click().run()
+    _clean(at)
+    assert "parity" in _text(at)

@@ -12,6 +12,7 @@ from dpcore.stratified import (
     stratified_synthesize,
     synthesize_chain,
     synthetic_parity,
+    synthesizer_sweep,
 )
 from dpcore.validation import DPInputError
 
@@ -107,3 +108,14 @@ def test_stratified_beats_vanilla_on_parity_for_group_specific_data():
     pv = synthetic_parity(X, st, v.codes, v.strata, k)["parity (mean over variables)"]
     ps = synthetic_parity(X, st, s.codes, s.strata, k)["parity (mean over variables)"]
     assert ps < pv / 3
+
+
+def test_synthesizer_sweep_rows_and_progress():
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 3, size=(500, 2))
+    st = rng.integers(0, 3, 500)
+    calls = []
+    rows = synthesizer_sweep(X, [3, 3], st, 3, public_w=[1 / 3] * 3, epsilons=[0.5, 5.0], runs=2, rng=1,
+                             progress=lambda f, t: calls.append(f))
+    assert len(rows) == 2 * 2 * 2 and calls == [0.5, 1.0]
+    assert all(r["parity error"] >= 0 for r in rows)
