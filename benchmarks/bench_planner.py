@@ -1,0 +1,90 @@
+"""Timings of the planner: dpcore solvers and the page (AppTest reruns). Prints tables; no asserts.
+
+Run from the repository root:  .venv/bin/python benchmarks/bench_planner.py
+The load average is printed too: on a shared 2-core machine the numbers scale with it.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+from dpcore import budget as B, planner as P, release as R  # noqa: E402
+from dpcore.data import lognormal_incomes  # noqa: E402
+
+
+def timed(fn, repeat: int = 1) -> tuple[float, object]:
+    out, times = None, []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def bench_dpcore() -> None:
+    print("\n## dpcore.planner: smallest epsilon per statistic (cold = new object, warm = cached per-eps work)")
+    print(f"{'statistic':<40} {'n':>9} {'cold s':>8} {'warm s':>8} {'epsilon':>10}")
+    for n in (10_000, 115_777):
+        x = lognormal_incomes(n, sigma=0.9, rng=1)
+        g = P.planning_groups(n, seed=1)
+        for kind, params, tol, conf in [("gini", {"upper": 1e6}, 0.10, 0.90), ("percentiles", {}, 0.10, 0.90),
+                                        ("group_means", {"upper": 5e5}, 0.05, 0.95),
+                                        ("ratio", {"threshold": 20_000.0}, 0.10, 0.95),
+                                        ("mean", {"upper": 5e5}, 0.05, 0.95), ("count", {"threshold": 1e5}, 0.05, 0.95)]:
+            target = P.AccuracyTarget(tol, conf)
+            t_build, stat = timed(lambda: P.make_statistic(kind, x, g, **params))
+            t_cold, sol = timed(lambda: P.solve_epsilon(stat, target))
+            t_warm, _ = timed(lambda: P.solve_epsilon(stat, P.AccuracyTarget(tol * 1.2, conf)))
+            print(f"{stat.name[:40]:<40} {n:>9,} {t_build + t_cold:>8.3f} {t_warm:>8.3f} {sol.epsilon:>10.4g}")
+
+
+def bench_release() -> None:
+    print("\n## dpcore.release: one real release (OS CSPRNG) of the four default statistics")
+    x = lognormal_incomes(10_000, sigma=0.9, rng=2)
+    g = P.planning_groups(x.size, seed=2)
+    stats = [P.make_statistic(k, x, g, **p) for k, p in
+             [("gini", {"upper": 1e6}), ("percentiles", {"n_sims": 200}), ("group_means", {"upper": 5e5}),
+              ("ratio", {"threshold": 20_000.0})]]
+    t, _ = timed(lambda: R.make_release([(s, 0.5) for s in stats], B.Ledger()), repeat=3)
+    print(f"release of 4 statistics: {t:.3f} s (best of 3; includes the certified Gini calibration)")
+
+
+def bench_page() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    print("\n## pages/planner.py (AppTest), default settings")
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    at.run()
+    at.switch_page("pages/planner.py")
+    t, _ = timed(lambda: at.run())
+    print(f"first render (cold caches): {t:.2f} s")
+    reruns = [timed(lambda: at.run())[0] for _ in range(10)]
+    print(f"plain rerun: median {statistics.median(reruns):.3f} s, worst {max(reruns):.3f} s (10 reruns)")
+    moves = [("planner_gini_tol", 12), ("planner_gini_tol", 10), ("planner_percentiles_conf", 91),
+             ("planner_percentiles_conf", 90), ("planner_group_means_tol", 6), ("planner_ratio_conf", 96),
+             ("planner_total", 3.0), ("planner_eps_gini", 1.0), ("planner_risk_eps", 2.0), ("planner_prior", 5.0)]
+    print(f"{'slider':<28} {'value':>7} {'rerun s':>8}")
+    times = []
+    for key, value in moves:
+        t, _ = timed(lambda: at.slider(key=key).set_value(value).run())
+        times.append(t)
+        print(f"{key:<28} {value:>7} {t:>8.3f}")
+    print(f"slider changes: median {statistics.median(times):.3f} s, worst {max(times):.3f} s")
+    errors = [e.value for e in at.exception] + [e.value for e in at.error]
+    print("errors:", errors or "none")
+
+
+if __name__ == "__main__":
+    print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores)")
+    bench_dpcore()
+    bench_release()
+    bench_page()
+    print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
