@@ -167,7 +167,10 @@ def lognormal_bin_edges(n_bins: int = 20, *, log_mean: float = PSEO_LOG_MEAN, lo
     if top_quantile <= (n_bins - 1) / n_bins:
         raise DPInputError(f"top quantile {top_quantile:g} must exceed {(n_bins - 1) / n_bins:g} for {n_bins} bins")
     probs = np.append(np.arange(1, n_bins) / n_bins, top_quantile)
-    inner = np.exp(log_mean + log_sd * special.ndtri(probs))
+    with np.errstate(over="ignore"):
+        inner = np.exp(log_mean + log_sd * special.ndtri(probs))
+    if not np.all(np.isfinite(inner)):
+        raise DPInputError("these log-normal parameters give infinite bin edges; use a realistic mean/sd of log earnings")
     edges = np.concatenate([[lower], inner])
     if np.any(np.diff(edges) <= 0):
         raise DPInputError(
@@ -448,11 +451,20 @@ def local_sensitivity_profile(x_sorted: np.ndarray, rank: int, lower: float, upp
     """A^(k) = max local sensitivity of x_(rank) over datasets at replacement distance <= k.
 
     Eq. (4.6): A^(k) = max_{t=0..k+1} (x_(M+t) - x_(M+t-k-1)) with x_(i) = lower for i < 1 and
-    upper for i > n (values clipped to [lower, upper]), for k = 0..k_max. Vectorised in blocks.
+    upper for i > n, for k = 0..k_max. ``x_sorted`` must be sorted and inside [lower, upper];
+    ``rank`` in 1..n. For k >= n every dataset is reachable, so A^(k) = upper - lower there (only
+    k <= n is computed). Vectorised in blocks.
     """
-    x = np.asarray(x_sorted, dtype=float)
+    x = as_finite_array(x_sorted, "x_sorted", min_size=1)
+    lower, upper = _clip_range(lower, upper)
     n = x.size
-    k_max = int(k_max)
+    if np.any(np.diff(x) < 0):
+        raise DPInputError("x_sorted must be sorted in increasing order")
+    if x[0] < lower or x[-1] > upper:
+        raise DPInputError(f"x_sorted must lie in [lower, upper] = [{lower:g}, {upper:g}]; clip it first")
+    rank = check_int(rank, "rank", minimum=1, maximum=n)
+    k_req = check_int(k_max, "k_max", minimum=0)
+    k_max = min(k_req, n)
     ext_pad = k_max + 2
     ext = np.concatenate([np.full(ext_pad, lower), x, np.full(ext_pad, upper)])
     # position of x_(i) (1-based) in ext is i - 1 + ext_pad
@@ -467,7 +479,8 @@ def local_sensitivity_profile(x_sorted: np.ndarray, rank: int, lower: float, upp
         diff = ext[hi_idx] - ext[lo_idx]
         diff[ts[None, :] > ks[:, None] + 1] = -np.inf
         out[ks] = diff.max(axis=1)
-    del n
+    if k_req > k_max:
+        out = np.concatenate([out, np.full(k_req - k_max, upper - lower)])
     return out
 
 

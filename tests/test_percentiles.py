@@ -442,3 +442,17 @@ def test_synthetic_cell_matches_quartiles():
     np.testing.assert_allclose(got, [31_000, 42_000, 56_000], rtol=2e-3)
     with pytest.raises(DPInputError):
         P.synthesize_cell_earnings(50_000, 40_000, 60_000, 10)
+
+
+def test_local_sensitivity_profile_validates_and_caps_k():
+    for bad in (np.array([]), np.array([1.0, np.nan]), np.array([3.0, 2.0])):
+        with pytest.raises(DPInputError):
+            P.local_sensitivity_profile(bad, 1, L, U, 3)
+    with pytest.raises(DPInputError, match="lie in"):
+        P.local_sensitivity_profile(np.array([1.0, 20.0]), 1, L, U, 3)
+    with pytest.raises(DPInputError, match="rank"):
+        P.local_sensitivity_profile(np.array([1.0, 2.0]), 3, L, U, 3)
+    prof = P.local_sensitivity_profile(np.array([1.0, 2.0, 4.0]), 2, L, U, 66_452)  # fast: only k <= n computed
+    assert prof.size == 66_453 and np.all(prof[3:] == U - L) and np.all(np.diff(prof) >= 0)
+    with pytest.raises(DPInputError, match="infinite"):
+        P.lognormal_bin_edges(20, log_mean=800.0)
