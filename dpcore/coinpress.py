@@ -76,6 +76,7 @@ __all__ = [
     "mixture_sigma",
     "synthetic_sweep",
     "grouping_sweep",
+    "real_epsilon_sweep",
 ]
 
 MAX_STEPS = 20
@@ -559,4 +560,25 @@ def grouping_sweep(values: Any, strata: Sequence[tuple[str, Any]], *, epsilon: f
                              "parity error": float(phi)})
         if progress is not None:
             progress((si + 1) / len(strata), f"{name} done")
+    return rows
+
+
+def real_epsilon_sweep(values: Any, labels: Any, epsilons: Sequence[float], *, clip_range: Any, lower: float,
+                       upper: float, sigma: float, t: int = 2, beta: float = 0.05, runs: int = 10,
+                       methods: Sequence[str] = METHODS, rng: Any = None, progress: Any = None,
+                       clamp_to_prior: bool = False) -> list[dict]:
+    """Normalised error of the overall mean and parity error against epsilon on real data with one
+    fixed grouping (same protocol as :func:`grouping_sweep`: a fresh random half per run)."""
+    gen = as_generator(rng)
+    rows: list[dict] = []
+    eps_list = list(epsilons)
+    codes = group_index(labels).codes
+    for i, eps in enumerate(eps_list):
+        for r in grouping_sweep(values, [("groups", codes)], epsilon=float(eps), clip_range=clip_range, lower=lower,
+                                upper=upper, sigma=sigma, t=t, beta=beta, runs=runs, methods=methods, rng=gen,
+                                clamp_to_prior=clamp_to_prior):
+            r["epsilon"] = float(eps)
+            rows.append(r)
+        if progress is not None:
+            progress((i + 1) / len(eps_list), f"epsilon = {eps:g} done")
     return rows

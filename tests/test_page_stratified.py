@@ -157,3 +157,12 @@ def test_synthesizer_tab_runs(acs_path):
     at.button(key="strat_synrun").click().run()
     _clean(at)
     assert "parity" in _text(at)
+
+
+def test_acs_epsilon_experiment(acs_path):
+    at = _open()
+    at.selectbox(key="strat_sweep").set_value("ACS excerpt (SEX × RAC1P): error and parity vs ε").run()
+    at.slider(key="strat_runs").set_value(5).run()
+    at.button(key="strat_run").click().run()
+    _clean(at)
+    assert "ρ =" in _text(at)

@@ -94,3 +94,16 @@ def test_grouping_sweep_parity_global_vs_stratified():
     assert np.mean(by[("two", "Global Laplace")]) > 1.2
     assert np.mean(by[("two", "Stratified Laplace")]) < 0.05
     assert np.mean(by[("two", "StratCoinpress")]) < 0.05
+
+
+def test_real_epsilon_sweep_rows():
+    from dpcore.coinpress import real_epsilon_sweep
+
+    rng = np.random.default_rng(1)
+    values = np.concatenate([rng.normal(10, 1, 500), rng.normal(30, 1, 500)])
+    labels = np.repeat(["x", "y"], 500)
+    calls = []
+    rows = real_epsilon_sweep(values, labels, [0.1, 1.0], clip_range=(0, 50), lower=0, upper=50, sigma=2.0, runs=2,
+                              rng=2, progress=lambda f, t: calls.append(f))
+    assert len(rows) == 2 * 2 * len(METHODS) and calls == [0.5, 1.0]
+    assert {r["epsilon"] for r in rows} == {0.1, 1.0}
