@@ -80,9 +80,11 @@ with guard("the attacker example"):
     table["e^epsilon"] = np.exp(table["epsilon"])
     table["from 50%, at most (%)"] = [100 * max_posterior(0.5, e) for e in table["epsilon"]]
     table["from 10%, at most (%)"] = [100 * max_posterior(0.1, e) for e in table["epsilon"]]
-    st.dataframe(table.style.format({"epsilon": "{:g}", "e^epsilon": "{:,.2f}",
-                                     "from 50%, at most (%)": "{:.1f}", "from 10%, at most (%)": "{:.1f}"}),
-                 hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "epsilon": st.column_config.NumberColumn(format="%g"),
+        "e^epsilon": st.column_config.NumberColumn(format="%.2f"),
+        "from 50%, at most (%)": st.column_config.NumberColumn(format="%.1f"),
+        "from 10%, at most (%)": st.column_config.NumberColumn(format="%.1f")})
 
 st.header("Neighbouring datasets: what exactly is protected")
 st.write(
