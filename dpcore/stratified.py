@@ -225,8 +225,12 @@ def clip_thresholds(clip_range: Any, sizes: Any, *, gamma: float = DEFAULT_GAMMA
     """
     sizes = np.asarray(sizes, dtype=float)
     if isinstance(clip_range, (tuple, list, np.ndarray)) and np.size(clip_range) == 2:
-        lo = check_finite(np.asarray(clip_range, dtype=float).ravel()[0], "clip_range low")
-        hi = check_finite(np.asarray(clip_range, dtype=float).ravel()[1], "clip_range high")
+        try:
+            pair = np.asarray(clip_range, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise DPInputError("clip_range must be two numbers (low, high)") from None
+        lo = check_finite(pair[0], "clip_range low")
+        hi = check_finite(pair[1], "clip_range high")
         if not lo < hi:
             raise DPInputError(f"the clip range must have low < high, got ({lo:g}, {hi:g})")
         return np.full(sizes.shape, lo), np.full(sizes.shape, hi)

@@ -515,8 +515,8 @@ with tabs[2]:
         "Theorem 10 gives the expected value k(ψ(α) − ψ(kα) + ln n) (ψ = digamma). Small α (a few dominant "
         "groups) pushes it toward the informal lower bound k + ln n — that is the paper's Figure 1.")
     t1, t2 = st.columns(2)
-    tn = t1.number_input("n", min_value=2, max_value=10_000_000, value=196_967, step=1000, key="strat_thn")
-    tk = t2.number_input("k", min_value=2, max_value=100, value=9, step=1, key="strat_thk")
+    tn = qp_number("n", "strat_thn", 196_967, min_value=2, max_value=10_000_000, step=1000, container=t1)
+    tk = qp_number("k", "strat_thk", 9, min_value=2, max_value=100, step=1, container=t2)
     with guard("the bounds"):
         curves, ex = _bounds(int(tn), int(tk))
         actual = ex.actual if (int(tn), int(tk)) == (ex.n, ex.k) else None

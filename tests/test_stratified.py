@@ -330,6 +330,8 @@ def test_group_of_one_and_empty_group_never_divide_by_zero():
     (dict(groups=[0, 1]), DPInputError, "same length"),
     (dict(clip_range=(3.0, 1.0)), DPInputError, "low < high"),
     (dict(clip_range=(1.0, 2.0, 3.0)), DPInputError, "pair"),
+    (dict(clip_range=("a", "b")), DPInputError, "two numbers"),
+    (dict(clip_range=(0.0, float("inf"))), DPInputError, "finite"),
 ])
 def test_bad_input_raises_precise_errors(kwargs, exc, msg):
     args = dict(values=[1.0, 2.0, 3.0], groups=[0, 0, 1], epsilon=1.0, clip_range=(0.0, 5.0))
