@@ -394,7 +394,14 @@ def ratio_sample_accuracy(x: Any, y: Any, *, epsilon: float, alpha: float) -> Sa
 # 3. Claim 3.4: bias of the maxed ratio (exponential integrals), binomial-weighted (Figure 2)
 # ---------------------------------------------------------------------------------------------
 
-_ASYM_TERMS = np.array([math.factorial(k) for k in range(30)], dtype=float)
+def _asymptotic(z: np.ndarray, sign: float) -> np.ndarray:
+    """sum_{k<30} sign^k k! / z^{k+1} (terms built by recursion: no overflow for any z > 60)."""
+    term = 1.0 / z
+    total = term.copy()
+    for k in range(1, 30):
+        term = term * (sign * k / z)
+        total = total + term
+    return total
 
 
 def _exp_neg_ei(z: np.ndarray) -> np.ndarray:
@@ -404,8 +411,7 @@ def _exp_neg_ei(z: np.ndarray) -> np.ndarray:
     out = np.empty_like(z)
     out[~big] = np.exp(-z[~big]) * special.expi(z[~big])
     if big.any():
-        zb = z[big][:, None]
-        out[big] = np.sum(_ASYM_TERMS[None, :] / zb ** (np.arange(30)[None, :] + 1), axis=1)
+        out[big] = _asymptotic(z[big], sign=1.0)
     return out
 
 
@@ -416,9 +422,7 @@ def _exp_e1(z: np.ndarray) -> np.ndarray:
     out = np.empty_like(z)
     out[~big] = np.exp(z[~big]) * special.exp1(z[~big])
     if big.any():
-        zb = z[big][:, None]
-        k = np.arange(30)[None, :]
-        out[big] = np.sum((-1.0) ** k * _ASYM_TERMS[None, :] / zb ** (k + 1), axis=1)
+        out[big] = _asymptotic(z[big], sign=-1.0)
     return out
 
 
@@ -434,17 +438,25 @@ def expected_inverse_clipped(y: Any, epsilon: float) -> np.ndarray:
     if not np.all(np.isfinite(y)) or np.any(y < 0):
         raise DPInputError("y must be finite and >= 0 (a count)")
     b = 2.0 / epsilon
+    with np.errstate(over="ignore", under="ignore"):  # huge y/b: the terms go to 0 or their limits
+        return _expected_inverse_clipped(y, b)
+
+
+def _expected_inverse_clipped(y: np.ndarray, b: float) -> np.ndarray:
     out = np.empty_like(y)
     hi = y >= 1
     if hi.any():
         yh = y[hi]
         zy = yh / b
-        part_ei = _exp_neg_ei(zy) - np.exp(-zy) * special.expi(1.0 / b)
+        # e^{-y/b} Ei(1/b) = e^{-(y-1)/b} [e^{-1/b} Ei(1/b)]: every factor stays finite for any epsilon
+        part_ei = _exp_neg_ei(zy) - np.exp(-(yh - 1.0) / b) * _exp_neg_ei(np.array([1.0 / b]))[0]
         out[hi] = 0.5 * np.exp(-(yh - 1.0) / b) + (part_ei + _exp_e1(zy)) / (2.0 * b)
     lo = ~hi
     if lo.any():
         yl = y[lo]
-        out[lo] = 1.0 - 0.5 * np.exp(-(1.0 - yl) / b) + np.exp(yl / b) * special.exp1(1.0 / b) / (2.0 * b)
+        # e^{y/b} E1(1/b) = e^{-(1-y)/b} [e^{1/b} E1(1/b)]
+        out[lo] = (1.0 - 0.5 * np.exp(-(1.0 - yl) / b)
+                   + np.exp(-(1.0 - yl) / b) * _exp_e1(np.array([1.0 / b]))[0] / (2.0 * b))
     return out
 
 
@@ -866,7 +878,7 @@ def noised_log_bias_factor(epsilon: float) -> float:
             f"the NoisedLog bias correction does not exist for epsilon = {epsilon:g} <= 2: with Laplace(2/epsilon) "
             "noise on the log, E[exp(noise)] is infinite, so the estimator has no mean to correct. Use epsilon > 2 "
             "or report the uncorrected (median-unbiased) value.")
-    return 1.0 / (1.0 - 4.0 / epsilon ** 2)
+    return 1.0 / (1.0 - (2.0 / epsilon) * (2.0 / epsilon))
 
 
 def noised_log(x: Any, y: Any, *, epsilon: float, n_x: Any = None, n_y: Any = None, debias: bool = False,
@@ -900,8 +912,13 @@ def ratio_local_sensitivity(x: Any, y: Any) -> np.ndarray:
 
     LS = max(1/y, x/(y(y-1))) for y >= 2 and max(1, x/2) for y = 1. Vectorised.
     """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
+    try:
+        x = np.asarray(x, dtype=float)
+        y = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        raise DPInputError("x and y must be numbers (counts)") from None
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise DPInputError("x and y must be finite counts")
     if np.any(x < 0) or np.any(y < 1):
         raise DPInputError("local sensitivity needs x >= 0 and y >= 1")
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1034,7 +1051,13 @@ def ptr_failure_probability(distance: Any, *, epsilon: float, delta: float) -> n
     """
     et, _ = _ptr_eps(check_epsilon(epsilon))
     delta = check_delta(delta)
-    zz = math.log(1.0 / delta) / et - np.asarray(distance, dtype=float)
+    try:
+        dist = np.asarray(distance, dtype=float)
+    except (TypeError, ValueError):
+        raise DPInputError("distance must be a number (a count of record changes)") from None
+    if not np.all(np.isfinite(dist)) or np.any(dist < 0):
+        raise DPInputError("distance must be finite and >= 0")
+    zz = math.log(1.0 / delta) / et - dist
     return np.where(zz < 0, 0.5 * np.exp(et * np.minimum(zz, 0)), 1.0 - 0.5 * np.exp(-et * np.maximum(zz, 0)))
 
 
@@ -1190,6 +1213,8 @@ def _table_noise(epsilon: float, mechanism: str, delta: float | None) -> tuple[f
     """Per-cell (scale, variance): Laplace(2/eps) (L1 sensitivity 2), or analytic Gaussian with L2 sensitivity sqrt 2."""
     m = _mechanism(mechanism)
     epsilon = check_epsilon(epsilon)
+    if delta is not None:
+        check_delta(delta, allow_zero=True)
     if m == "laplace":
         b = noise.laplace_scale(epsilon, 2.0)
         return b, 2 * b * b
@@ -1209,7 +1234,7 @@ def noisy_two_by_two(a: Any, b: Any, c: Any, d: Any, *, epsilon: float, mechanis
     gen = as_generator(rng)
     e = noise.sample_laplace(scale, 4, gen) if mechanism == "laplace" else noise.sample_gaussian(scale, 4, gen)
     return NoisyTable(tuple(float(v) for v in np.array(cells) + e), str(mechanism).lower(), check_epsilon(epsilon),
-                      delta, scale, var)
+                      None if delta is None else float(delta), scale, var)
 
 
 @dataclass(frozen=True)
@@ -1265,6 +1290,10 @@ def simulate_or_coverage(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon:
     n_sims = _count(n_sims, "n_sims", minimum=10)
     level = _level(level)
     m = _mechanism(mechanism, allow_none=True)
+    if delta is not None:
+        delta = check_delta(delta, allow_zero=True)
+    if not isinstance(conservative, (bool, np.bool_)):
+        raise TypeError("conservative must be True or False")
     gen = as_generator(rng)
     X = gen.binomial(n_x, p_x, n_sims).astype(float)
     Y = gen.binomial(n_y, p_y, n_sims).astype(float)

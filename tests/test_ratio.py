@@ -289,3 +289,23 @@ def test_binomial_bias_shrinks_with_n():
 def test_binomial_bias_bad_input(args):
     with pytest.raises(DPInputError):
         R.binomial_ratio_bias(*args, epsilon=1.0)
+
+
+# ------------------------------------------------------------------ hostile values (issue 8 reports)
+
+def test_hostile_values_raise_or_stay_finite():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = R.expected_inverse_clipped(np.array([40.0, 0.5, 1e300]), 1.73e16)  # b ~ 1e-16: no noise left
+    assert np.allclose(got[:2], [1 / 40, 1.0]) and np.isfinite(got).all()
+    assert R.noised_log_bias_factor(1.34e154) == pytest.approx(1.0)
+    with pytest.raises(DPInputError):
+        R.ratio_local_sensitivity(float("nan"), 40)
+    with pytest.raises(DPInputError):
+        R.ptr_failure_probability(float("nan"), epsilon=1.0, delta=1e-5)
+    for bad in (float("nan"), 1.5, -0.1):
+        with pytest.raises(DPInputError):
+            R.noisy_two_by_two(1, 2, 3, 4, epsilon=1.0, delta=bad)
+        with pytest.raises(DPInputError):
+            R.simulate_or_coverage(0.3, 0.2, 50, 50, epsilon=1.0, delta=bad, n_sims=20)
