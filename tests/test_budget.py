@@ -215,3 +215,12 @@ def test_bad_inputs():
         B.Ledger().remaining()
     with pytest.raises(DPInputError):
         B.compose_parallel([])
+
+
+@pytest.mark.parametrize("rho", [1e-10, 1e-6, 1e-3, 100.0, 1e4])
+@pytest.mark.parametrize("delta", [0.5, 1e-30])
+def test_conversion_extremes_finite_and_valid(rho, delta):
+    cks = B.zcdp_to_approx_dp(rho, delta)
+    assert 0 <= cks <= B.zcdp_to_approx_dp(rho, delta, method="bun-steinke") + 1e-12
+    sigma = math.sqrt(1 / (2 * rho))
+    assert B.gaussian_exact_delta(cks, sigma) <= delta * (1 + 1e-9) + 1e-300
