@@ -203,6 +203,10 @@ class NoisedCounts:
     noise_scale: float
     noise_variance: float
 
+    def __iter__(self):
+        """Unpacks as ``x_noisy, y_noisy = laplace_noised_counts(...)``."""
+        return iter((self.x_noisy, self.y_noisy))
+
     @property
     def y_clipped(self) -> float:
         return max(self.y_noisy, 1.0)
@@ -551,6 +555,10 @@ class RRInterval:
     @property
     def width(self) -> float:
         return self.upper - self.lower
+
+    def __iter__(self):
+        """Unpacks as ``lower, upper = rr_confidence_interval(...)``."""
+        return iter((self.lower, self.upper))
 
 
 def _var_pair(noise_variance: Any) -> tuple[float, float]:

@@ -289,7 +289,8 @@ elif ok and view == "Accuracy vs ε":
     n = max(nx, ny)
     st.markdown(f"For the counts x = {x}, y = {y} (ratio x/y = {x / max(y, 1):.3g}): the probability that each "
                 f"private algorithm lands within ±{alpha:g} of the true ratio x/y, over its noise only. "
-                f"δ = 1/n = {1 / n:.2g} where needed, as in the paper.")
+                f"δ = 1/n = {1 / n:.2g} where needed, as in the paper (which takes n_x = n_y = n; here "
+                f"n = max(n_x, n_y) = {n:,}).")
     st.caption("LaplaceNoisedCounts: the noisy counts used on this page (Claim 3.2). NaiveRelativeRisk: noise on the "
                "ratio itself. NoisedLog: noise on log x − log y. Smooth sensitivity and PTR tailor the noise to the "
                "data; PTR is given the best proposal by an oracle (not private, a best case), and its 'FAIL' "
@@ -367,16 +368,18 @@ elif ok and view == "Real example: poverty (ACS)":
             gen = rng(81)
             rel = (R.laplace_noised_counts(x, y, epsilon=eps, rng=gen) if mech == "laplace"
                    else R.gaussian_noised_counts(x, y, epsilon=eps, delta=delta_used, rng=gen))
-            truth = R.katz_interval(x, y, n_x, n_y, level=level) if x >= 1 and y >= 1 else None
+            if x < 1 or y < 1:
+                raise DPInputError(f"a group has nobody below the poverty line (x = {x}, y = {y}): the relative "
+                                   "risk is 0 or undefined there; choose other groups")
+            truth = R.katz_interval(x, y, n_x, n_y, level=level)
             t42 = R.rr_confidence_interval(x, y, n_x, n_y, level=level)
             priv = R.rr_confidence_interval(rel.x_noisy, rel.y_noisy, n_x, n_y, level=level, noise_variance=cn.variance)
             tab = pd.DataFrame([
                 {"": names[gx], "people (public)": n_x, "in poverty (confidential)": x, "noisy count": rel.x_noisy},
                 {"": names[gy], "people (public)": n_y, "in poverty (confidential)": y, "noisy count": rel.y_noisy}])
             st.dataframe(tab.round(1), hide_index=True, width="stretch")
-            rows = [("Theorem 4.2 on the confidential counts", t42), ("Theorem 4.5 on the noisy counts (private)", priv)]
-            if truth is not None:
-                rows.insert(0, ("Katz on the confidential counts", truth))
+            rows = [("Katz on the confidential counts", truth), ("Theorem 4.2 on the confidential counts", t42),
+                    ("Theorem 4.5 on the noisy counts (private)", priv)]
             df = pd.DataFrame([{"method": n, "estimate": ci.estimate, "lower": ci.lower, "upper": ci.upper}
                                for n, ci in rows])
             st.plotly_chart(plots.intervals_figure(df, None), width="stretch")

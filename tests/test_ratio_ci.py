@@ -275,3 +275,11 @@ def test_or_bad_input():
         R.noisy_two_by_two(1, 2, 3, 4, epsilon=1.0, mechanism="gaussian")
     with pytest.raises(DPInputError):
         R.noisy_two_by_two(1, -2, 3, 4, epsilon=1.0)
+
+
+def test_results_unpack():
+    lo, hi = R.rr_confidence_interval(60, 40, 100, 100)
+    assert (lo, hi) == pytest.approx((1.06725, 1.93275), abs=1e-5)
+    xn, yn = R.laplace_noised_counts(60, 40, epsilon=1.0, rng=3)
+    c = R.laplace_noised_counts(60, 40, epsilon=1.0, rng=3)
+    assert (xn, yn) == (c.x_noisy, c.y_noisy)
