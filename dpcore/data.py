@@ -360,6 +360,11 @@ def numeric_columns(frame: pd.DataFrame, *, min_share: float = 0.5) -> list[str]
 
 def guess_income_column(columns: Sequence[str]) -> str | None:
     """The column whose name looks most like an income (``income``, ``PINCP``, ``INCTOT`` ...)."""
+    if isinstance(columns, (str, bytes, bytearray)) or not isinstance(columns, (Sequence, pd.Index, np.ndarray)):
+        raise TypeError(f"columns must be a list of column names, got {type(columns).__name__}")
+    if not all(isinstance(c, str) for c in columns):
+        raise TypeError("columns must be a list of column names (strings)")
+    columns = list(columns)
     lower = {c.lower(): c for c in columns}
     for key in _INCOME_NAMES:
         if key in lower:

@@ -213,6 +213,10 @@ def test_numeric_columns_and_guess():
     assert guess_income_column(["id", "mixed", "PINCP"]) == "PINCP"
     assert guess_income_column(["id", "total_earnings"]) == "total_earnings"
     assert guess_income_column(["a", "b"]) == "a"
+    assert guess_income_column([]) is None
+    for bad in (b"\x00\xff\xfe", "income", 5, [1, 2]):
+        with pytest.raises(TypeError, match="list of column names"):
+            guess_income_column(bad)
     d = load_income_file(b"id,wage_2015\n1,5\n2,6\n")
     assert d.column == "wage_2015" and any("used column 'wage_2015'" in n for n in d.notes)
 
