@@ -299,12 +299,12 @@ with guard("the data"):
     else:
         ok = False
 
+DATA_KEYS = ("strat_n", "strat_k", "strat_alpha", "strat_preset", "strat_R", "strat_var", "strat_grp",
+             "strat_cliphi", "strat_col1", "strat_col2", "strat_cliphi_ds", "strat_sigma_ds")
 view_key = (source, float(epsilon), bool(clamp), seed(), str(clip), str(prior), value_label,
-            tuple(sorted((k_, str(v_)) for k_, v_ in st.session_state.items()
-                         if isinstance(k_, str) and k_.startswith("strat_") and k_ not in (
-                             "strat_method", "strat_sweep", "strat_runs", "strat_run", "strat_sweepvar",
-                             "strat_thn", "strat_thk", "strat_sweeps"))),
-            current_dataset().name if source == DATA_SOURCES[3] else "")
+            tuple(str(st.session_state.get(k_)) for k_ in DATA_KEYS),
+            (current_dataset().name, current_dataset().n, float(np.sum(current_dataset().values)))
+            if source == DATA_SOURCES[3] else "")
 
 tabs = st.tabs(["Group means", "Trends (paper figures)", "Theory: cost of stratifying", "Privacy accounting",
                 "Synthetic data (illustration)"])
