@@ -74,6 +74,12 @@ def page(quick: bool) -> None:
     header("page reruns (AppTest; first run includes imports and data)")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
+    base = []
+    for _ in range(5):
+        t = time.perf_counter()
+        at.run()
+        base.append(time.perf_counter() - t)
+    row("baseline: plain rerun of the About page (machine load reference)", statistics.median(base))
     at.switch_page("pages/stratified.py")
     t = time.perf_counter()
     at.run()
