@@ -212,3 +212,18 @@ def test_second_upload_without_the_chosen_column():
     assert _ds(at).column == "wage" and _ds(at).n == 3
     at.sidebar.file_uploader(key="data_upload").set_value(None).run()  # file removed: default data
     assert not at.exception and _ds(at).source == "synthetic"
+
+
+def test_dataset_key_always_names_the_data_in_use():
+    at = _app()
+    assert at.session_state["_data_memo"][0] == sb.DEFAULT_KEY
+    _choose(at, sb.SRC_EXAMPLE)
+    assert at.session_state["_data_memo"][0] == ("example", "engel")
+    _choose(at, sb.SRC_UPLOAD)  # no file yet -> default data, default key
+    assert at.session_state["_data_memo"][0] == sb.DEFAULT_KEY
+    at.sidebar.file_uploader(key="data_upload").set_value(("a.csv", CSV, "text/csv")).run()
+    key = at.session_state["_data_memo"][0]
+    assert key[0] == "upload" and key[2:] == ("a.csv", "income", "refuse")
+    at.sidebar.file_uploader(key="data_upload").set_value(("b.csv", b"\x00binary", "text/csv")).run()
+    assert _errors(at) and at.session_state["_data_memo"][0] == sb.DEFAULT_KEY  # fallback -> default key
+    assert at.session_state["_data_memo"][1] is _ds(at)

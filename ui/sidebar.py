@@ -121,6 +121,10 @@ def _clean_upload(digest: str, file_name: str, column: str, negative: str, _fram
                       column=column, confidential=True, frame=cleaned, notes=tuple(read_notes) + notes)
 
 
+#: Recipe key of the default dataset (same form as the keys in _choose; see current_dataset_key).
+DEFAULT_KEY = ("lognormal", DEFAULT_N, 0.9, DEFAULT_SEED)
+
+
 def default_dataset() -> IncomeData:
     """What pages get when nothing else is chosen or a choice fails: log-normal, n = 10,000."""
     return _synthetic(DEFAULT_N, DEFAULT_SEED)
@@ -130,17 +134,26 @@ def default_dataset() -> IncomeData:
 # Sidebar
 # ---------------------------------------------------------------------------------------------
 
-def _keyed(key: tuple, load: Callable[[], IncomeData | None]) -> Callable[[], IncomeData | None]:
-    """Wrap a cached loader with a per-session memo: an unchanged choice returns the very same
-    IncomeData without asking st.cache_data again (which would unpickle a fresh copy each rerun)."""
-    def run() -> IncomeData | None:
+class _Keyed:
+    """A cached loader plus its recipe ``key`` (e.g. ("lognormal", n, sigma, data_seed)).
+
+    Calling it uses a per-session memo: an unchanged choice returns the very same IncomeData
+    without asking st.cache_data again (which would unpickle a fresh copy on every rerun).
+    """
+
+    def __init__(self, key: tuple, load: Callable[[], IncomeData | None]) -> None:
+        self.key = key
+        self._load = load
+
+    def __call__(self) -> IncomeData | None:
         memo = st.session_state.get("_data_memo")
-        if memo is not None and memo[0] == key:
+        if memo is not None and memo[0] == self.key:
             return memo[1]
-        ds = load()
-        st.session_state["_data_memo"] = (key, ds)
-        return ds
-    return run
+        return self._load()
+
+
+def _keyed(key: tuple, load: Callable[[], IncomeData | None]) -> _Keyed:
+    return _Keyed(key, load)
 
 
 def _source_options() -> list[str]:
@@ -170,7 +183,7 @@ def _upload_digest(uploaded: Any) -> str:
     return digest
 
 
-def _upload_source() -> Callable[[], IncomeData] | None:
+def _upload_source() -> _Keyed | None:
     uploaded = st.file_uploader(
         "CSV or Parquet file", type=_UPLOAD_TYPES, key="data_upload",
         help=f"One row per person or household. Up to {DEFAULT_MAX_BYTES // 2**20} MB and "
@@ -193,7 +206,7 @@ def _upload_source() -> Callable[[], IncomeData] | None:
                   lambda: _clean_upload(digest, uploaded.name, column, negative, frame, read_notes))
 
 
-def _choose() -> tuple[Callable[[], IncomeData | None] | None, bool]:
+def _choose() -> tuple[_Keyed | None, bool]:
     """Draw the source widgets; return (loader, offer_lookalike)."""
     source = qp_selectbox("Data source", "data_source", _source_options(), SRC_LOGNORMAL,
                           help="Synthetic and public data are safe for planning; an uploaded file is "
@@ -238,7 +251,7 @@ def _choose() -> tuple[Callable[[], IncomeData | None] | None, bool]:
     return _upload_source(), True
 
 
-def _lookalike_widgets(n: int) -> Callable[[], IncomeData]:
+def _lookalike_widgets(n: int) -> _Keyed:
     gini = qp_slider("Look-alike Gini (from public figures)", "data_gini", 0.10, 0.80, 0.45, 0.01)
     median = qp_number("Look-alike median income", "data_median", 30_000.0, min_value=1.0, max_value=1e9,
                        step=1_000.0)
@@ -252,9 +265,11 @@ def render_sidebar() -> None:
     with st.sidebar:
         st.header("Data")
         dataset: IncomeData | None = None
+        key: tuple = DEFAULT_KEY
         try:
             loader, offer_lookalike = _choose()
-            dataset = loader() if loader is not None else None
+            if loader is not None:
+                dataset, key = loader(), loader.key
             if dataset is not None and dataset.confidential and offer_lookalike:
                 st.warning("**Planning on confidential data is itself not private.** Every simulated "
                            "release you look at here uses the real records. Plan on a synthetic "
@@ -263,7 +278,8 @@ def render_sidebar() -> None:
                 if qp_toggle("Plan on a synthetic look-alike instead", "data_lookalike", False,
                              help="Pareto-tailed synthetic data with the same n (n is public) and a "
                                   "Gini and median you take from published figures, not from this file."):
-                    dataset = _lookalike_widgets(dataset.n)()
+                    lookalike = _lookalike_widgets(dataset.n)
+                    dataset, key = lookalike(), lookalike.key
         except (ValueError, TypeError) as exc:  # DPInputError is a ValueError
             st.error(f"Cannot use this data: {exc}")
             st.caption("The pages show the default synthetic data instead.")
@@ -272,7 +288,9 @@ def render_sidebar() -> None:
             st.error("Cannot use this data: not enough memory; upload a smaller extract.")
             dataset = None
         if dataset is None:
-            dataset = default_dataset()
+            dataset, key = default_dataset(), DEFAULT_KEY
+        # the memo always names the dataset in use (ui.repro reads its key to rebuild the data)
+        st.session_state["_data_memo"] = (key, dataset)
         st.session_state["dataset"] = dataset
         _summary(dataset)
 
@@ -299,3 +317,12 @@ def current_dataset() -> IncomeData:
     if ds is None:
         ds = default_dataset()
     return ds
+
+
+def current_dataset_key() -> tuple:
+    """Recipe of the dataset in use, e.g. ("lognormal", n, sigma, data_seed), ("pareto", n, gini,
+    tail_index, data_seed), ("lookalike", n, gini, median, data_seed), ("two_point", n, gini, iq,
+    data_seed), ("example", "engel"), ("shared", key, negative) or ("upload", sha256, file_name,
+    column, negative). Always the key of the data the pages see (DEFAULT_KEY after a fallback)."""
+    memo = st.session_state.get("_data_memo")
+    return tuple(memo[0]) if memo else DEFAULT_KEY
