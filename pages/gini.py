@@ -50,8 +50,8 @@ def _clip(values: np.ndarray, lower: float, upper: float) -> tuple[np.ndarray, i
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _smooth(xs: np.ndarray, lower: float, upper: float, beta: float, method: str) -> dict:
-    ss = G.smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta, method=method)
+def _smooth(xs: np.ndarray, lower: float, upper: float, beta: float, method: str, k_max: int | None = None) -> dict:
+    ss = G.smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta, method=method, k_max=k_max)
     return dict(value=ss.value, k_star=ss.k_star, saturated=ss.saturated, gs=ss.global_sensitivity,
                 curve=pd.DataFrame({"k": np.arange(ss.A.size), "A": ss.A, "decay": ss.decay}))
 
@@ -208,8 +208,11 @@ with guard("the smooth sensitivity"):
     cal = smooth_noise_calibration(eps, gamma, mode=calibration)
     true_g = _gini(xs)
     ss = _smooth(xs, lower, upper, cal.beta, method)
-    ss_other = _smooth(xs, lower, upper, cal.beta, "fast" if method == "exact" else "exact") \
-        if (method == "fast" or n <= 200_000) else None
+    fast = ss if method == "fast" else _smooth(xs, lower, upper, cal.beta, "fast")
+    # the exact curve for the chart, over the same k range as the fast one (capped: O(n) per k)
+    exact_chart = None
+    if n <= 200_000:
+        exact_chart = _smooth(xs, lower, upper, cal.beta, "exact", min(len(fast["curve"]) - 1, 100))
     scale = ss["value"] / cal.alpha
     gc = GeneralizedCauchy(gamma)
     med_err, q90_err, q99_err = E.abs_error_quantiles(scale, gamma)
@@ -253,8 +256,8 @@ if not saturated:
     sim_rng = rng(2)
     rel = true_g + scale * gc.rvs(N_SIM, sim_rng)
     lap = true_g + sim_rng.laplace(0.0, lap_scale, N_SIM)
-    fig = plots.releases_figure(true_g, rel, lap, smooth_range=plots.finite_range(true_g, 1.2 * q99_err),
-                                laplace_range=plots.finite_range(true_g, 1.2 * lap_q99))
+    fig = plots.releases_figure(true_g, rel, lap, smooth_range=plots.finite_range(true_g, 1.5 * q90_err),
+                                laplace_range=plots.finite_range(true_g, 1.5 * lap_q90))
     st.plotly_chart(fig, width="stretch")
     cA, cB = st.columns([3, 2])
     with cA:
@@ -268,7 +271,7 @@ if not saturated:
         shown = errors.copy()
         for c in shown.columns[1:]:
             shown[c] = [_fmt(float(v), 4) if v < 1 else f"{v:.3g}" for v in shown[c]]
-        st.dataframe(shown, hide_index=True, width="stretch")
+        st.table(shown.set_index("mechanism"))
         if gamma > 3:
             st.caption("RMSE is shown because γ > 3: the noise then has a finite variance.")
         else:
@@ -287,10 +290,10 @@ st.markdown(
     "published as is (it describes the data), so the mechanism uses a **smooth** bound: it also looks "
     "at datasets with k records changed, with weight e^(−βk). A(k) is the largest local sensitivity "
     "within k changes; the noise scale uses the maximum of e^(−βk)·A(k), reached at k*.")
-exact_curve = ss["curve"] if method == "exact" else (ss_other["curve"] if ss_other else None)
-fast_curve = ss["curve"] if method == "fast" else (ss_other["curve"] if ss_other else ss["curve"])
-k_exact = ss["k_star"] if method == "exact" else (ss_other["k_star"] if ss_other else None)
-k_fast = ss["k_star"] if method == "fast" else (ss_other["k_star"] if ss_other else ss["k_star"])
+exact_curve = exact_chart["curve"] if exact_chart else None
+fast_curve = fast["curve"]
+k_exact = exact_chart["k_star"] if exact_chart else None
+k_fast = fast["k_star"]
 st.plotly_chart(plots.decay_figure(exact_curve, fast_curve, k_star_exact=k_exact, k_star_fast=k_fast,
                                    beta=cal.beta), width="stretch")
 st.caption("The exact bound uses the true smallest and largest Gini reachable by changing k records "

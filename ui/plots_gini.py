@@ -26,11 +26,11 @@ _MARGIN = dict(l=10, r=10, t=40, b=10)
 
 
 def _vline(x: float, *, xref: str = "x", color: str = TRUTH_COLOR, dash: str = "solid", text: str | None = None,
-           yanchor_top: bool = True, xanchor: str = "left") -> tuple[dict, list[dict]]:
-    """A vertical line as a layout shape (+ an optional label): much faster than fig.add_vline."""
+           y: float = 1.0, xanchor: str = "left") -> tuple[dict, list[dict]]:
+    """A vertical line as a layout shape (+ an optional label at height y): much faster than fig.add_vline."""
     shape = dict(type="line", xref=xref, yref="paper", x0=x, x1=x, y0=0, y1=1, line=dict(color=color, dash=dash, width=2))
-    ann = [] if not text else [dict(x=x, xref=xref, y=1.0 if yanchor_top else 0.0, yref="paper", text=text,
-                                    showarrow=False, xanchor=xanchor, yanchor="bottom", font=dict(color=color))]
+    ann = [] if not text else [dict(x=x, xref=xref, y=y, yref="paper", text=text, showarrow=False,
+                                    xanchor=xanchor, yanchor="bottom", font=dict(color=color))]
     return shape, ann
 
 
@@ -87,8 +87,8 @@ def releases_figure(true_value: float, smooth: np.ndarray, laplace: np.ndarray, 
     """
     xs, ps, out_s = _hist(smooth, *smooth_range)
     xl, pl, out_l = _hist(laplace, *laplace_range)
-    t_s = "Smooth sensitivity (this mechanism)" + ("" if out_s < 0.0005 else f" · {out_s:.1%} off-chart")
-    t_l = "Laplace, global sensitivity (baseline)" + ("" if out_l < 0.0005 else f" · {out_l:.1%} off-chart")
+    t_s = "<b>Smooth sensitivity</b> (this mechanism)" + ("" if out_s < 0.0005 else f"<br>{out_s:.1%} of releases off-chart")
+    t_l = "<b>Laplace, global sensitivity</b> (baseline)" + ("" if out_l < 0.0005 else f"<br>{out_l:.1%} of releases off-chart")
     data = [
         dict(type="bar", x=xs, y=ps, marker=dict(color=SMOOTH_COLOR), name="smooth sensitivity",
              xaxis="x", yaxis="y", hovertemplate="release ≈ %{x:.4f}<br>share %{y:.2%}<extra></extra>"),
@@ -105,13 +105,12 @@ def releases_figure(true_value: float, smooth: np.ndarray, laplace: np.ndarray, 
         if x1 > x0:
             shapes.append(dict(type="rect", xref="x2", yref="paper", x0=x0, x1=x1, y0=0, y1=1,
                                fillcolor="red", opacity=0.07, line=dict(width=0)))
-    anns += [dict(text=t_s, x=0.22, xref="paper", y=1.12, yref="paper", showarrow=False, font=dict(size=13)),
-             dict(text=t_l, x=0.78, xref="paper", y=1.12, yref="paper", showarrow=False, font=dict(size=13))]
     return _figure(data, dict(
-        height=360, showlegend=False, bargap=0.02, shapes=shapes, annotations=anns,
-        margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(domain=[0, 0.47], range=list(smooth_range), title=dict(text="released Gini")),
-        xaxis2=dict(domain=[0.53, 1], range=list(laplace_range), title=dict(text="released Gini (red: impossible values)")),
+        height=380, showlegend=False, bargap=0.02, shapes=shapes, annotations=anns,
+        margin=dict(l=10, r=10, t=30, b=10),
+        xaxis=dict(domain=[0, 0.47], range=list(smooth_range), title=dict(text=f"released Gini<br>{t_s}")),
+        xaxis2=dict(domain=[0.53, 1], range=list(laplace_range),
+                    title=dict(text=f"released Gini (red: impossible values)<br>{t_l}")),
         yaxis=dict(title=dict(text="share of releases"), tickformat=".0%"),
         yaxis2=dict(anchor="x2", tickformat=".0%")))
 
@@ -156,11 +155,12 @@ def posterior_figure(grid: np.ndarray, density: np.ndarray, *, released: float, 
              hovertemplate="%{x:.4f}<extra>HPD</extra>"),
     ]
     shapes, anns = [], []
-    sh, an = _vline(released, color="#d62728", dash="dash", text="release", xanchor="right")
+    sh, an = _vline(released, color="#d62728", dash="dash", text="published release", y=0.85,
+                    xanchor="left" if true_value is None or released >= true_value else "right")
     shapes.append(sh)
     anns += an
     if true_value is not None:
-        sh, an = _vline(true_value, text="true (hidden)")
+        sh, an = _vline(true_value, text="true (hidden)", xanchor="right" if released >= true_value else "left")
         shapes.append(sh)
         anns += an
     return _figure(data, dict(height=340, legend=dict(orientation="h", y=-0.3), shapes=shapes, annotations=anns,
