@@ -278,6 +278,7 @@ def test_ptr_distance_is_one_lipschitz_and_matches_brute_force():
                     assert abs(R.ptr_distance(nx_, ny_, b) - g) <= 1
 
 
+@pytest.mark.slow
 def test_ptr_failure_rate_matches_formula():
     rng = np.random.default_rng(6)
     for x, y, b in [(30, 30, 0.05), (30, 30, 0.1), (10, 40, 0.03)]:
@@ -289,6 +290,54 @@ def test_ptr_failure_rate_matches_formula():
         assert all((r.value is None) == r.failed for r in runs)
     # when the proposal is below the local sensitivity (gamma = 0) PTR fails with prob >= 1 - delta/2
     assert R.ptr_failure_probability(0, epsilon=1.0, delta=0.01) >= 1 - 0.005
+
+
+def _ptr_worst_delta(fail_prob, eps, bounds, size):
+    """Exact hockey-stick divergence at eps of the whole PTR output (FAIL atom + Laplace density at eps/2)
+    over every neighbouring pair with x, y < size; ``fail_prob(x, y, b)`` gives P[FAIL]."""
+    _, er = R._ptr_eps(eps)
+    worst = 0.0
+    for b in bounds:
+        for x in range(0, size):
+            for y in range(1, size):
+                for a, c in _neighbours(x, y):
+                    for (u0, v0), (u1, v1) in (((x, y), (a, c)), ((a, c), (x, y))):
+                        f0, f1 = fail_prob(u0, v0, b), fail_prob(u1, v1, b)
+                        d = max(0.0, f0 - math.exp(eps) * f1)
+                        if f0 < 1 and f1 < 1:
+                            shift = math.log((1 - f1) / (1 - f0))
+                            d += (1 - f0) * _laplace_hockey_stick(u0 / v0, b / er, u1 / v1, b / er, eps + shift)
+                        elif f0 < 1:
+                            d += 1 - f0
+                        worst = max(worst, d)
+    return worst
+
+
+@pytest.mark.slow
+def test_ptr_whole_mechanism_is_eps_delta_on_neighbours():
+    """Theorem C.7 with eps/2 for the test and eps/2 for the release: the exact divergence of the whole
+    output is <= delta on every neighbouring pair; and whenever PTR can release (gamma >= 1), the ratio
+    moves by at most the proposed bound between neighbours (the release step's sensitivity)."""
+    eps, delta = 1.0, 0.01
+    bounds = (0.03, 0.1, 0.3, 1.0)
+
+    def pf(x, y, b):
+        return float(R.ptr_failure_probability(R.ptr_distance(x, y, b), epsilon=eps, delta=delta))
+
+    assert _ptr_worst_delta(pf, eps, bounds, 11) <= delta
+    for b in bounds:
+        for x in range(0, 20):
+            for y in range(1, 20):
+                if R.ptr_distance(x, y, b) >= 1:
+                    assert all(abs(x / y - a / c) <= b + 1e-15 for a, c in _neighbours(x, y))
+    # the same check rejects a broken test step (threshold 0 instead of ln(1/delta)/eps_t)
+    et, _ = R._ptr_eps(eps)
+
+    def pf_broken(x, y, b):
+        g = R.ptr_distance(x, y, b)
+        return 0.5 * math.exp(-et * g)
+
+    assert _ptr_worst_delta(pf_broken, eps, (0.1,), 8) > delta
 
 
 def test_ptr_oracle_minimises_total_error():
