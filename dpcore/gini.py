@@ -376,6 +376,12 @@ def local_sensitivity_bound(n: int, lower: float, upper: float, gmin: Any, gmax:
     * d = -e < 0, g up:   <= min(e (c + g)/(S - e), 2 c e / S),    e <= E = min(U-L, S-nL) (B3)
     * d = -e < 0, g down: <= min(e (c - g)/(S - e), c e / S)                            (B4)
 
+    Refinements (same identities, triangle inequality sum_j |v - y_j| >= |n v - S| and
+    sum_j |v' - y_j| <= (n-1)(v'-L) + S - v - (n-1)L): a value moving *down* raises g by at most
+    2c (S - nL)/(n S) (B3'), and a value moving *up* lowers g by at most
+    max(2 (S - nL)/(n S), (c + g)(S - nL)/((n-1) S)) (B2'), about 2/n whatever U is. So the
+    bound is driven by B1/B4 (one value moved to or from the top), about IQ (1 - g)/n.
+
     Each term is maximised over the box by monotonicity in g and S (E/S and E/(S-E) are
     unimodal in S with the peak at S* = nL + U - L), so the result is nondecreasing when the box
     grows - which is what makes S_beta smooth. Capped at the global sensitivity; boxes that reach
@@ -408,6 +414,10 @@ def _ls_bound(n: int, L: float, U: float, gmin: np.ndarray, gmax: np.ndarray,
         f1 = np.where(se - E > 0, E / (se - E), np.inf)
         b3 = np.minimum(f1 * (c + gmax), 2.0 * c * f2)
         b4 = np.minimum(f1 * (c - gmin), c * f2)
+        # Mean-based refinements of the two "dilution" cases (B2', B3'), increasing in S and g
+        rel = np.where(smax > 0, (smax - n * L) / np.where(smax > 0, smax, 1.0), 0.0)
+        b2 = np.minimum(b2, np.maximum(2.0 * rel / n, (c + gmax) * rel / (n - 1)))
+        b3 = np.minimum(b3, 2.0 * c * rel / n)
         out = np.maximum(np.maximum(b1, b2), np.maximum(b3, b4))
     out = np.where(np.isfinite(out), out, gs)
     out = np.where(sm <= 0, gs, out)

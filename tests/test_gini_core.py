@@ -117,7 +117,8 @@ def test_smooth_sensitivity_result_fields():
     assert np.all(np.diff(ss.A) >= -1e-15)          # A^(k) nondecreasing in k
     fast = smooth_sensitivity(x, lower=0, upper=3 * x.max(), beta=0.1, method="fast")
     assert fast.value >= ss.value                  # fast is a looser valid bound
-    assert fast.value < 2 * ss.value               # ... but not wildly looser on income data
+    # fast ignores g (box g in [0, (n-1)/n]): about 1/(1-g) = 2x looser here, not wildly more
+    assert fast.value < 3 * ss.value
     assert not ss.saturated
 
 
