@@ -239,17 +239,24 @@ def test_smooth_cauchy_privacy_loss_on_neighbours():
     assert cal.certified_loss <= eps
     gc = noise.GeneralizedCauchy(gamma)
     u = np.concatenate([-np.logspace(-4, 8, 3000)[::-1], [0.0], np.logspace(-4, 8, 3000)])
-    worst = 0.0
-    for x in range(0, 12):
-        for y in range(1, 12):
-            s0 = R.ratio_smooth_sensitivity(x, y, beta=cal.beta).value / cal.alpha
-            for a, b in _neighbours(x, y):
-                s1 = R.ratio_smooth_sensitivity(a, b, beta=cal.beta).value / cal.alpha
-                z = x / y + s0 * u
-                l0 = gc.logpdf((z - x / y) / s0) - math.log(s0)
-                l1 = gc.logpdf((z - a / b) / s1) - math.log(s1)
-                worst = max(worst, float(np.max(np.abs(l0 - l1))))
-    assert worst <= eps
+
+    def worst_loss(scale_of):
+        worst = 0.0
+        for x in range(0, 12):
+            for y in range(1, 12):
+                s0 = scale_of(x, y) / cal.alpha
+                for a, b in _neighbours(x, y):
+                    s1 = scale_of(a, b) / cal.alpha
+                    z = x / y + s0 * u
+                    l0 = gc.logpdf((z - x / y) / s0) - math.log(s0)
+                    l1 = gc.logpdf((z - a / b) / s1) - math.log(s1)
+                    worst = max(worst, float(np.max(np.abs(l0 - l1))))
+        return worst
+
+    assert worst_loss(lambda x, y: R.ratio_smooth_sensitivity(x, y, beta=cal.beta).value) <= eps
+    # the check fails for broken scales: local sensitivity (about 3.3 eps) or a 3x too large beta (about 2.3 eps)
+    assert worst_loss(lambda x, y: float(R.ratio_local_sensitivity(x, y))) > eps
+    assert worst_loss(lambda x, y: R.ratio_smooth_sensitivity(x, y, beta=3 * cal.beta).value) > eps
 
 
 def test_smooth_releases_run_and_validate():
