@@ -27,6 +27,8 @@ LEVEL = 0.95
 DEFAULT_UPPER = 2_000_000.0
 BOUNDS_PUBLIC = "Public bounds (typed in, chosen without looking at the data)"
 BOUNDS_DP = "Estimate U with DP (costs extra ε)"
+PRIORS = {"uniform": ("uniform", "a flat prior on [0, 1] (the paper's choice)"),
+          "beta": (("beta", 6.0, 7.0), "a Beta(6, 7) prior (most countries' Ginis lie between 0.2 and 0.7)")}
 CAL_LABELS = {"tight": "tight (ours: certified, less noise)", "paper": "paper (Nissim et al. constants)"}
 METHOD_LABELS = {"exact": "exact (Theorem 4.3 structure)", "fast": "fast closed form (Theorem 4.4 structure)"}
 
@@ -62,13 +64,14 @@ def _gini(xs: np.ndarray) -> float:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _error_curve(xs: np.ndarray, lower: float, upper: float, gamma: float) -> pd.DataFrame:
-    return E.error_vs_epsilon(xs, lower=lower, upper=upper, gamma=gamma, epsilons=CURVE_EPS, method="fast")
+def _error_curve(xs: np.ndarray, lower: float, upper: float, gamma: float, calibration: str) -> pd.DataFrame:
+    return E.error_vs_epsilon(xs, lower=lower, upper=upper, gamma=gamma, epsilons=CURVE_EPS, method="fast",
+                              calibrations=(calibration,))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _posterior(released: float, scale: float, gamma: float) -> dict:
-    post = gini_posterior(released, noise_scale=scale, gamma=gamma)
+def _posterior(released: float, scale: float, gamma: float, prior: str | tuple) -> dict:
+    post = gini_posterior(released, noise_scale=scale, gamma=gamma, prior=prior)
     return dict(grid=post.grid, density=post.density, mean=post.mean, interval=post.interval(LEVEL),
                 hpd=post.interval(LEVEL, kind="hpd"))
 
@@ -306,12 +309,15 @@ download_csv(pd.concat([c.assign(bound=b) for c, b in ((exact_curve, "exact"), (
 st.header("3 · What can an analyst infer from one release?")
 if not saturated:
     one = float(true_g + scale * gc.rvs(1, rng(3))[0])
+    prior_key = qp_radio("Analyst's prior belief about the Gini", "gini_prior", list(PRIORS), "uniform",
+                         format_func=lambda k: PRIORS[k][1], horizontal=True)
+    prior, prior_text = PRIORS[prior_key]
     with guard("the posterior"):
-        post = _posterior(one, scale, gamma)
+        post = _posterior(one, scale, gamma, prior)
         lo, hi = post["interval"]
         st.markdown(
             f"Suppose the agency publishes **{one:.4f}**. Combining it with the known noise distribution and "
-            f"a flat prior on [0, 1] (eq. 11, a post-processing step that costs no privacy), an analyst is "
+            f"{prior_text} (eq. 11, a post-processing step that costs no privacy), an analyst is "
             f"{LEVEL:.0%} sure the true Gini lies in **[{lo:.4f}, {hi:.4f}]** (posterior mean {post['mean']:.4f}).")
         st.plotly_chart(plots.posterior_figure(post["grid"], post["density"], released=one, interval=post["interval"],
                                                hpd=post["hpd"], level=LEVEL, true_value=true_g),
@@ -327,14 +333,14 @@ else:
 # ---- 4. error against epsilon --------------------------------------------------------------------
 st.header("4 · Error against ε for this data")
 with guard("the error curve"):
-    curve = _error_curve(xs, lower, upper, gamma)
+    curve = _error_curve(xs, lower, upper, gamma, calibration)
     if gamma > 3:
         q, lab = "rmse", "RMSE"
     else:
         q, lab = "q90_abs_error", "90% absolute error"
     st.plotly_chart(plots.error_vs_epsilon_figure(curve, eps, quantile=q, label=lab), width="stretch")
-    st.caption(f"Curves use the fast bound (instant; never below the exact one) for both calibrations, and the "
-               f"Laplace baseline with global sensitivity. Shown: the {lab}"
+    st.caption(f"The smooth-sensitivity curve uses the fast bound (instant; never below the exact one) and your "
+               f"calibration ({calibration}); grey: the Laplace baseline with global sensitivity. Shown: the {lab}"
                + ("" if gamma > 3 else " (no RMSE: infinite variance for γ ≤ 3)") + ".")
     download_csv(curve, "Download the error-vs-ε table (CSV)", "gini_error_vs_epsilon.csv", key="gini_dl_curve")
 

@@ -192,3 +192,11 @@ def test_paper_experiments_run_on_buttons():
         _clean(at)
     assert len(at.get("plotly_chart")) == n_charts + 3
     assert "RMSE does not exist" in _text(at)  # Figure 4 at gamma = 2
+
+
+def test_posterior_prior_choice():
+    at = _open()
+    uniform_text = _text(at)
+    at.radio(key="gini_prior").set_value("beta").run()
+    _clean(at)
+    assert "Beta(6, 7)" in _text(at) and "flat prior" in uniform_text
