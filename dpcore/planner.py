@@ -829,6 +829,8 @@ def solve_epsilon(stat: PlannedStatistic, target: AccuracyTarget, *, eps_min: fl
     """
     if not isinstance(target, AccuracyTarget):
         raise TypeError("target must be an AccuracyTarget")
+    if not isinstance(stat, PlannedStatistic):
+        raise TypeError("stat must be a planned statistic (dpcore.planner.make_statistic builds one)")
     eps_min = getattr(stat, "eps_min", EPS_MIN) if eps_min is None else check_epsilon(eps_min, "eps_min")
     eps_max = getattr(stat, "eps_max", EPS_MAX) if eps_max is None else check_epsilon(eps_max, "eps_max")
     conf, tol = target.confidence, target.rel_error

@@ -123,32 +123,58 @@ if not kinds:
 # ---- groups / cells ----
 group_column = None
 needs_groups = any(k in ("percentiles", "group_means", "ratio") for k in kinds)
+
+
+def _memo(key: tuple, build):
+    """Per-session memo for work on the current dataset (the sidebar returns the same object while the
+    choice is unchanged, so its id is a cheap key; a big frame is never hashed on every rerun)."""
+    memo = st.session_state.setdefault("_planner_memo", {})
+    if key not in memo:
+        if len(memo) > 16:
+            memo.clear()
+        memo[key] = (ds, build())  # holding ds keeps its id from being reused by another dataset
+    return memo[key][1]
+
+
+def _group_candidates() -> list[str]:
+    out = []
+    for col in ds.frame.columns:
+        if col == ds.column:
+            continue
+        if 2 <= ds.frame[col].nunique(dropna=True) <= 20:
+            out.append(str(col))
+    return out
+
+
+def _groups_for(column: str | None) -> tuple[np.ndarray, str, list[str], int]:
+    if column is None:
+        g = P.planning_groups(values.size, seed=seed())
+        n_missing = 0
+    else:
+        col = ds.frame[column]
+        n_missing = int(col.isna().sum())
+        g = col.astype(str).to_numpy()
+    return g, _fingerprint(values, g), sorted(set(g.tolist())), n_missing
+
+
 groups = None
 if needs_groups:
-    candidates = []
-    if ds.frame is not None:
-        for col in ds.frame.columns:
-            if col == ds.column:
-                continue
-            nun = ds.frame[col].nunique(dropna=True)
-            if 2 <= nun <= 20:
-                candidates.append(str(col))
+    candidates = _memo(("cands", id(ds), ds.n, ds.name), _group_candidates) if ds.frame is not None else []
     choice = qp_selectbox("Groups / cells (disjoint sets of people)", "planner_groupcol", [RANDOM_GROUPS, *candidates],
                           RANDOM_GROUPS,
                           help="Percentiles are released per cell, means per group; the relative risk compares "
                                "two groups. Synthetic data have no groups, so they are split at random (50/30/20%).")
     if choice != RANDOM_GROUPS and ds.frame is not None and choice in ds.frame.columns:
         group_column = choice
-        col = ds.frame[choice]
-        if col.isna().any():
-            st.caption(f"{int(col.isna().sum()):,} records without a value of {choice} form their own group 'nan'.")
-        groups = col.astype(str).to_numpy()
-    else:
-        groups = P.planning_groups(values.size, seed=seed())
+    groups, token, group_labels, n_missing = _memo(("groups", id(ds), ds.n, ds.name, group_column, seed()),
+                                                   lambda: _groups_for(group_column))
+    if group_column is None:
         st.caption("Random groups A/B/C (50/30/20% of records), drawn with the sidebar seed: they differ only "
                    "in size, which is what the privacy noise depends on.")
-token = _fingerprint(values, groups)
-group_labels = sorted(set(groups.tolist())) if groups is not None else []
+    elif n_missing:
+        st.caption(f"{n_missing:,} records without a value of {group_column} form their own group 'nan'.")
+else:
+    token, group_labels = _memo(("token", id(ds), ds.n, ds.name), lambda: (_fingerprint(values, None), []))
 
 # ---- per-statistic settings ----
 settings: dict[str, dict] = {}

@@ -169,3 +169,15 @@ def test_generated_script_reproduces_page_numbers(tmp_path):
     got = pd.Series([s["epsilon"] for s in out["accuracy_first"]])
     np.testing.assert_allclose(got.to_numpy(), shown["smallest ε"].to_numpy(), rtol=1e-12)
     assert out["total_epsilon_sequential"] == pytest.approx(shown["smallest ε"].sum(), rel=1e-12)
+
+
+def test_changing_the_dataset_recomputes():
+    at = _open({"planner_stats": "group_means,ratio"})
+    _clean(at)
+    before = at.dataframe[0].value["smallest ε"].to_numpy()
+    small = _open({"planner_stats": "group_means,ratio", "data_n": "2000"})
+    _clean(small)
+    after = small.dataframe[0].value["smallest ε"].to_numpy()
+    assert np.all(after > before)  # fewer people: more noise per person, a larger epsilon is needed
+    engel = _open({"planner_stats": "gini,mean", "data_source": "Real example: Engel 1857, Belgian households"})
+    assert not engel.exception
