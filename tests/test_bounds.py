@@ -60,6 +60,7 @@ def test_noise_scales_follow_the_above_threshold_proof():
     assert above_threshold_noise_scales(0.5, 2.0) == pytest.approx((2.0, 1.0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("e1, e2", [(1.0, 1.0), (0.5, 1.5)])
 def test_exact_privacy_loss_within_budget(e1, e2):
     b1, b2 = above_threshold_noise_scales(e1, e2)
