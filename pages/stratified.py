@@ -339,14 +339,20 @@ with tabs[0]:
                 "A global method publishes one number, so every group is told the overall mean: the bars are "
                 "short, but the dots miss groups whose true mean differs from the overall one.")
             span = prior if isinstance(clip, float) else (min(prior[0], clip[0]), max(prior[1], clip[1]))
-            pad = 0.15 * (span[1] - span[0])
-            y_range = (span[0] - pad, span[1] + pad)
+            lo_ = max(span[0], float(min(table["q05"].min(), table["true mean"].min())))
+            hi_ = min(span[1], float(max(table["q95"].max(), table["true mean"].max())))
+            pad = 0.1 * max(hi_ - lo_, 1e-9)
+            y_range = (lo_ - pad, hi_ + pad)
             off = table[(table["q05"] < y_range[0]) | (table["q95"] > y_range[1])]
             st.plotly_chart(_memo(view_key + ("groups", method), lambda: plots.group_means_figure(
                 table, method, y_range=y_range, value_label=value_label)), width="stretch")
             if len(off):
                 st.caption(f"{len(off)} group(s) have releases beyond the chart's range (tiny groups: "
                            f"{', '.join(off['group'].astype(str).head(6))}); see the table.")
+            if not isinstance(clip, float) and "Laplace" in method:
+                st.caption(f"Part of the gap between dot and diamond is **clipping bias**: values above "
+                           f"{clip[1]:,.0f} are set to {clip[1]:,.0f} before averaging, which lowers the mean of groups "
+                           "with many high values. A higher clip limit means less bias but more noise.")
             tiny = table[table["size"] <= 1]
             if len(tiny):
                 st.info(f"Group(s) {', '.join(tiny['group'])} have a single member: the release is that person's "
