@@ -11,6 +11,7 @@ import streamlit as st
 from dpcore import percentiles as P
 from dpcore.data import shared_data_path
 from ui import plots_percentiles as plots
+from ui import repro
 from ui.common import download_csv, guard, privacy_note, qp_number, qp_radio, qp_selectbox, qp_slider, rng, seed
 from ui.sidebar import current_dataset
 
@@ -174,6 +175,7 @@ if scheme == "pseo":
 
 values = None
 cell_key = ""
+cell_code = None
 with guard("the cell"):
     if source == SOURCES[1]:
         cells = _pseo_cells(48)
@@ -187,6 +189,8 @@ with guard("the cell"):
             row = order.iloc[idx - 1]
             values = _synthetic_cell(int(row.n), float(row.p25), float(row.p50), float(row.p75))
             cell_key = f"pseo-{idx}"
+            cell_code = (f"cell = P.synthesize_cell_earnings({float(row.p25)!r}, {float(row.p50)!r}, "
+                         f"{float(row.p75)!r}, {int(row.n)}, rng={DATA_SEED})")
             st.caption(f"**{row.institution}**, degree level {row.degree_level}, field {row.cipcode}: "
                        f"{int(row.n):,} graduates; published p25/p50/p75 = {_fmt(row.p25)} / {_fmt(row.p50)} / "
                        f"{_fmt(row.p75)}. The earnings are simulated to match these published numbers (the real "
@@ -197,6 +201,7 @@ with guard("the cell"):
         if source == SOURCES[0]:
             values = _synthetic_cell(n, *SYNTH_QUARTILES) if n >= 1 else np.empty(0)
             cell_key = f"synth-{n}"
+            cell_code = f"cell = P.synthesize_cell_earnings(*{SYNTH_QUARTILES!r}, {n}, rng={DATA_SEED})"
             st.caption(f"{n:,} simulated graduates whose quartiles are {_fmt(SYNTH_QUARTILES[0])}, "
                        f"{_fmt(SYNTH_QUARTILES[1])} and {_fmt(SYNTH_QUARTILES[2])} (about the average published "
                        "PSEO cell); the data have their own seed, the sidebar seed redraws the noise.")
@@ -204,6 +209,9 @@ with guard("the cell"):
             ds = current_dataset()
             values, dropped = _sidebar_subset(ds.name, n, ds.values)
             cell_key = f"sidebar-{ds.name}-{n}"
+            cell_code = ("pos = values[values > 0]\n"
+                         f"cell = pos if {n} >= pos.size else np.random.default_rng({DATA_SEED}).choice("
+                         f"pos, size={n}, replace=False)")
             note = f" {dropped:,} records with earnings ≤ 0 were left out (PSEO covers people with earnings)." \
                 if dropped else ""
             st.caption(f"A random subset of {values.size:,} positive values of **{ds.name}**.{note}")
@@ -316,6 +324,23 @@ if view == VIEWS[0] and values is not None and edges is not None:
                    "the others for free). Means below −0.5 are off the chart: smooth-sensitivity noise is heavy "
                    "tailed and, at small ε, can miss by more than the earnings themselves.")
         download_csv(curves, "Download the curves (CSV)", "pseo_accuracy_curves.csv", key="perc_dl_curves")
+
+    if cell_code is not None and edges is not None:
+        body = (
+            "from dpcore import percentiles as P\n\n"
+            f"{cell_code}\n"
+            f"edges = np.array({[float(e) for e in edges]!r})\n"
+            f"q = {tuple(float(x) for x in q)!r}\n"
+            f"rel = P.release_percentiles(cell, epsilon={float(eps)!r}, edges=edges, q=q, "
+            f"rng=np.random.default_rng(seed + 1), relation={relation!r})\n"
+            f"smooth = P.release_percentiles_smooth(cell, epsilon={float(eps)!r}, q=q, "
+            f"rng=np.random.default_rng(seed + 3), calibration={calibration!r})\n"
+            f"em = P.release_percentiles_em(cell, epsilon={float(eps)!r}, q=q, rng=np.random.default_rng(seed + 4))\n"
+            "results.update(q=list(q), true=P.empirical_percentile(cell, q).tolist(),\n"
+            "               noisy_counts=rel.noisy_counts.tolist(), histogram=rel.values.tolist(),\n"
+            "               smooth_sensitivity=smooth.values.tolist(), exponential_mechanism=em.values.tolist())\n"
+        )
+        repro.share_panel("percentiles", script=repro.script_for(title="Earnings percentiles (PSEO)", body=body))
 
 # ----------------------------------------------------------------------------- many cells
 if view == VIEWS[1]:

@@ -116,3 +116,23 @@ def test_figures_run_with_progress(pseo_path):
     text = _text(at)
     assert "Figure 1." in text and "Figure 2." in text and "Figure 3." in text
     assert len(at.get("plotly_chart")) == 3  # Figures 1, 2, 3
+
+
+def test_generated_script_reproduces_the_page(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    at = _open()
+    _clean(at)
+    script = next(c.value for c in at.code if "release_percentiles" in c.value)
+    path = tmp_path / "percentiles_view.py"
+    path.write_text(script)
+    out = subprocess.run([sys.executable, str(path)], cwd=str(Path(APP).parent), capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    table = at.dataframe[0].value
+    shown = table["histogram release"].to_numpy()
+    assert shown == pytest.approx(res["histogram"])
+    assert table["true (confidential)"].to_numpy() == pytest.approx(res["true"])
