@@ -289,6 +289,19 @@ class NoisyHistogram:
     epsilon_per_bin: float
     relation: str
 
+    # Array-like: np.asarray(h), len(h), h[j], iteration and arithmetic with arrays use the counts.
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.counts, dtype=dtype)
+
+    def __len__(self) -> int:
+        return int(self.counts.size)
+
+    def __getitem__(self, item):
+        return self.counts[item]
+
+    def __iter__(self):
+        return iter(self.counts)
+
 
 def noisy_histogram(values: Any, edges: Any = PSEO_BIN_EDGES, *, epsilon: float, rng=None,
                     relation: str = "replace") -> NoisyHistogram:

@@ -456,3 +456,13 @@ def test_local_sensitivity_profile_validates_and_caps_k():
     assert prof.size == 66_453 and np.all(prof[3:] == U - L) and np.all(np.diff(prof) >= 0)
     with pytest.raises(DPInputError, match="infinite"):
         P.lognormal_bin_edges(20, log_mean=800.0)
+
+
+def test_noisy_histogram_is_array_like():
+    x = np.linspace(20_000, 90_000, 40)
+    h = P.noisy_histogram(x, P.PSEO_BIN_EDGES, epsilon=1.0, rng=3)
+    true = P.histogram_counts(x).counts
+    np.testing.assert_array_equal(np.asarray(h), h.counts)
+    assert len(h) == 21 and h[0] == h.counts[0] and list(h) == h.counts.tolist()
+    np.testing.assert_array_equal(h - true, h.counts - true)
+    np.testing.assert_array_equal(true - h, true - h.counts)
