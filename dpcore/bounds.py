@@ -51,7 +51,16 @@ def above_threshold_noise_scales(epsilon_n: float, epsilon_count: float) -> tupl
 
 def candidate_grid(lower: float, growth: float, i: Any) -> np.ndarray:
     """Candidates t_i = lower + growth^i - 1 (i >= 1)."""
-    return lower + np.expm1(np.asarray(i, dtype=float) * math.log(growth))
+    lower = check_finite(lower, "lower")
+    growth = check_finite(growth, "growth")
+    if growth <= 1:
+        raise DPInputError(f"growth must be > 1 (the ratio between candidate guesses), got {growth:g}")
+    idx = as_finite_array(i, "i")
+    with np.errstate(over="ignore"):
+        out = lower + np.expm1(idx * math.log(growth))
+    if not np.all(np.isfinite(out)):
+        raise DPInputError("candidate index too large: the guess overflows")
+    return out
 
 
 @dataclass(frozen=True)

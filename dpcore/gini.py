@@ -753,7 +753,9 @@ def release_gini_laplace(x: Any, *, epsilon: float, lower: float, upper: float, 
 
 def error_summary(errors: Any, *, gamma: float | None = None) -> dict[str, float | None]:
     """Median / 90% / 99% absolute error, and RMSE only when the noise has a variance (gamma > 3)."""
-    e = np.abs(np.asarray(errors, dtype=float))
+    e = np.abs(as_finite_array(errors, "errors"))
+    if gamma is not None:
+        gamma = _check_gamma(gamma)
     q50, q90, q99 = np.quantile(e, [0.5, 0.9, 0.99])
     rmse = None
     if gamma is None or gamma > 3:
