@@ -155,3 +155,13 @@ def test_bad_data():
 def test_cap_is_reported():
     r = dp_upper_bound([1e9] * 10, max_value=10.0, rng=1, epsilon_n=5, epsilon_count=5)
     assert r.capped and r.estimate == 10.0 and r.upper == 25.0
+
+
+def test_candidate_grid_validates():
+    np.testing.assert_allclose(candidate_grid(0.0, 2.0, [1, 2, 3]), [1.0, 3.0, 7.0])
+    for kwargs, msg in ((dict(lower=math.nan, growth=2.0, i=1), "lower"),
+                        (dict(lower=0.0, growth=1.0, i=1), "growth"),
+                        (dict(lower=0.0, growth=2.0, i=[math.nan]), "missing or infinite"),
+                        (dict(lower=0.0, growth=2.0, i=[1e6]), "overflows")):
+        with pytest.raises(DPInputError, match=msg):
+            candidate_grid(**kwargs)

@@ -280,3 +280,14 @@ def test_all_zero_and_too_small_refused_in_release():
 def test_posterior_is_reexported():
     post = pytest.importorskip("dpcore.posterior")
     assert G.gini_posterior is post.gini_posterior
+
+
+@pytest.mark.parametrize("kwargs, msg", [
+    (dict(errors=[0.1, float("nan")]), "missing or infinite"),
+    (dict(errors=[]), "at least 1"),
+    (dict(errors=[0.1], gamma=1.0), "gamma must be > 1"),
+    (dict(errors=[0.1], gamma=float("nan")), "gamma"),
+])
+def test_error_summary_bad_input(kwargs, msg):
+    with pytest.raises(DPInputError, match=msg):
+        error_summary(**kwargs)
