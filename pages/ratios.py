@@ -137,6 +137,9 @@ privacy_note(
     "the group sizes n_x and n_y, ε, δ, the noise distribution, and the chosen interval method. Ratios, intervals "
     "and bias corrections computed from the noisy counts cost no extra privacy (post-processing).")
 
+st.caption("This page works with counts, not with the income file chosen in the sidebar; only the sidebar's "
+           "random seed is used (same seed, same simulated studies).")
+
 with st.expander("Settings", expanded=True):
     c1, c2, c3 = st.columns(3)
     eps = qp_select_slider("Privacy budget ε (total for both counts)", "ratio_eps", EPS_OPTIONS, 1.0, container=c1,
