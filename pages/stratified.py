@@ -242,7 +242,8 @@ with guard("the data"):
         else:
             st.caption("**ACS 2019 excerpt: 20 PUMAs in 16 states (NIST Diverse Communities), not a state.** "
                        "Group means here describe those 20 areas only. A random half of the records plays the "
-                       "private file; the other half is used only for its group shares (PubStrat). CoinPress uses "
+                       "private file; the other half is used only for its group shares (PubStrat). Means are "
+                       "unweighted (the person weights PWGTP are not used). CoinPress uses "
                        f"σ = {spec['sigma']:,} (published NY 2018 figure) and prior interval {spec['prior']}.")
             data = dict(data, sigma=spec["sigma"], sigma_global=spec["sigma"])
     elif source == DATA_SOURCES[3]:
