@@ -152,13 +152,19 @@ def uvm_step(values: Any, lower: float, upper: float, *, sigma: float, rho: floa
 # Vectorised core: UVMRec for k groups x S simulations at once
 # ---------------------------------------------------------------------------------------------
 
-def _clipped_sums(xs: np.ndarray, cs: np.ndarray, starts: np.ndarray, counts: np.ndarray, a: np.ndarray,
+def _prefix_sums(xs: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
+    """Prefix sums (leading 0) of every group's sorted values, computed **within** the group so that
+    no group's result depends on another group's data, not even through rounding."""
+    return [np.concatenate([[0.0], np.cumsum(xs[int(s):int(s) + int(g)])]) for s, g in zip(starts, counts)]
+
+
+def _clipped_sums(xs: np.ndarray, cs: list[np.ndarray], starts: np.ndarray, counts: np.ndarray, a: np.ndarray,
                   b: np.ndarray) -> np.ndarray:
     """``sum_{x in group j} clip(x, a[s, j], b[s, j])`` for every run s and group j, exactly.
 
-    ``xs`` is sorted by group then value, ``cs`` its prefix sums (with a leading 0). For sorted
-    values: clip-sum = a * #(x < a) + b * #(x > b) + sum of the x in [a, b] -- two binary searches
-    per (run, group) instead of touching every record in every run.
+    ``xs`` is sorted by group then value, ``cs[j]`` the prefix sums of group j. For sorted values:
+    clip-sum = a * #(x < a) + b * #(x > b) + sum of the x in [a, b] -- two binary searches per
+    (run, group) instead of touching every record in every run.
     """
     out = np.empty(a.shape)
     for j in range(counts.size):
@@ -166,7 +172,7 @@ def _clipped_sums(xs: np.ndarray, cs: np.ndarray, starts: np.ndarray, counts: np
         seg = xs[s:s + g]
         ia = np.searchsorted(seg, a[:, j], side="left")
         ib = np.searchsorted(seg, b[:, j], side="right")
-        out[:, j] = a[:, j] * ia + b[:, j] * (g - ib) + (cs[s + ib] - cs[s + ia])
+        out[:, j] = a[:, j] * ia + b[:, j] * (g - ib) + (cs[j][ib] - cs[j][ia])
     return out
 
 
@@ -182,7 +188,7 @@ def _uvmrec_core(x_sorted: np.ndarray, starts: np.ndarray, counts: np.ndarray, l
     k = counts.size
     t = schedule.size
     g = counts.astype(float)
-    cs = np.concatenate([[0.0], np.cumsum(x_sorted)])
+    cs = _prefix_sums(x_sorted, starts, counts)
     lo = np.full((n_sims, k), float(lower))
     hi = np.full((n_sims, k), float(upper))
     z = np.zeros((n_sims, k))
