@@ -210,8 +210,10 @@ def zcdp_delta_for_epsilon(rho: float, epsilon: float) -> float:
     r = check_positive(rho, "rho")
     eps = check_epsilon(epsilon)
     alphas = 1.0 + np.exp(np.linspace(-10, 10, 4001))
-    logd = (alphas - 1) * (alphas * r - eps) - np.log(alphas) + (alphas - 1) * np.log1p(-1.0 / alphas)
-    return float(min(1.0, math.exp(float(np.min(logd)))))
+    with np.errstate(over="ignore", invalid="ignore"):
+        logd = (alphas - 1) * (alphas * r - eps) - np.log(alphas) + (alphas - 1) * np.log1p(-1.0 / alphas)
+    logd = np.where(np.isnan(logd), np.inf, logd)
+    return float(math.exp(min(0.0, float(np.min(logd)))))  # delta is at most 1 (no guarantee)
 
 
 def gaussian_exact_delta(epsilon: float, sigma: float, sensitivity: float = 1.0) -> float:
@@ -234,7 +236,7 @@ def compose_sequential(costs: Iterable[PrivacyCost]) -> PrivacyCost:
     Mixed pure + zCDP compose in zCDP (pure converted by eps^2/2); mixed pure + approx in approx.
     zCDP + approx cannot be composed into one number without a delta: use :class:`Ledger`.
     """
-    costs = list(costs)
+    costs = _cost_list(costs)
     if not costs:
         raise DPInputError("nothing to compose: give at least one privacy cost")
     kinds = {c.kind for c in costs}
@@ -247,11 +249,25 @@ def compose_sequential(costs: Iterable[PrivacyCost]) -> PrivacyCost:
     return PrivacyCost("approx", epsilon=float(sum(c.epsilon for c in costs)), delta=float(sum(c.delta for c in costs)))
 
 
+def _cost_list(costs: Any) -> list[PrivacyCost]:
+    if isinstance(costs, PrivacyCost):
+        costs = [costs]
+    try:
+        out = list(costs)
+    except TypeError:
+        raise TypeError("costs must be a list of PrivacyCost (budget.pure / approx / zcdp)") from None
+    if not all(isinstance(c, PrivacyCost) for c in out):
+        raise TypeError("costs must be a list of PrivacyCost (budget.pure / approx / zcdp)")
+    return out
+
+
 def group_privacy_2(cost: PrivacyCost) -> PrivacyCost:
     """The cost of changing two records (a replacement = one removal + one addition) for a mechanism
     whose ``cost`` is for adding or removing one record: pure 2 eps; zCDP 4 rho (Bun & Steinke 2016,
     Prop. 1.9, group privacy k^2 rho); (eps, delta) -> (2 eps, (1 + e^eps) delta) (chaining the DP
     inequality twice, as in Dwork & Roth 2014, Thm 2.2)."""
+    if not isinstance(cost, PrivacyCost):
+        raise TypeError("cost must be a PrivacyCost (budget.pure / approx / zcdp)")
     if cost.kind == "pure":
         return PrivacyCost("pure", epsilon=2.0 * cost.epsilon)
     if cost.kind == "zcdp":
@@ -276,7 +292,7 @@ def compose_parallel(costs: Sequence[PrivacyCost], *, record_can_move: bool = Tr
     (:func:`group_privacy_2`); a cross-part move costs at most as much.
     All costs must be of one kind (pure + zCDP are composed in zCDP, pure + approx in approx).
     """
-    costs = list(costs)
+    costs = _cost_list(costs)
     if not costs:
         raise DPInputError("nothing to compose: give at least one privacy cost")
     kinds = {c.kind for c in costs}

@@ -904,8 +904,16 @@ def plan_total(solutions: Sequence[EpsilonSolution | tuple[str, float]]) -> Plan
     """Sequential composition of the per-statistic epsilons (pure DP): the total is their sum."""
     led = _budget.Ledger()
     per = []
+    if isinstance(solutions, (str, bytes)) or not hasattr(solutions, "__iter__"):
+        raise TypeError("solutions must be a list of EpsilonSolution or (name, epsilon) pairs")
     for s in solutions:
-        name, eps = (s.statistic, s.epsilon) if isinstance(s, EpsilonSolution) else (str(s[0]), float(s[1]))
+        if isinstance(s, EpsilonSolution):
+            name, eps = s.statistic, s.epsilon
+        elif isinstance(s, (tuple, list)) and len(s) == 2:
+            name, eps = str(s[0]), s[1]
+        else:
+            raise TypeError(f"each plan item must be an EpsilonSolution or a (name, epsilon) pair, got {s!r}")
+        eps = check_epsilon(eps, f"epsilon of {name}")
         led.charge(name, _budget.pure(eps))
         per.append((name, eps))
     if not per:

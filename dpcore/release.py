@@ -173,8 +173,22 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
+def _records(records: Any) -> list[ReleaseRecord]:
+    if isinstance(records, ReleaseRecord):
+        return [records]
+    if isinstance(records, (str, bytes)) or not hasattr(records, "__iter__"):
+        raise TypeError("records must be a list of ReleaseRecord (from make_release)")
+    out = list(records)
+    if not all(isinstance(r, ReleaseRecord) for r in out):
+        raise TypeError("records must be a list of ReleaseRecord (from make_release)")
+    return out
+
+
 def records_to_json(records: Sequence[ReleaseRecord], ledger: _budget.Ledger | None = None) -> str:
     """The JSON release record: every released statistic plus the ledger after charging."""
+    records = _records(records)
+    if ledger is not None and not isinstance(ledger, _budget.Ledger):
+        raise TypeError("ledger must be a dpcore.budget.Ledger or None")
     doc = {
         "dpcore_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -189,6 +203,7 @@ def records_to_json(records: Sequence[ReleaseRecord], ledger: _budget.Ledger | N
 
 def records_to_csv(records: Sequence[ReleaseRecord]) -> str:
     """CSV of the released values: statistic, label, released_value, epsilon, mechanism, timestamp."""
+    records = _records(records)
     buf = io.StringIO()
     buf.write("statistic,label,released_value,epsilon,delta,mechanism,timestamp\n")
     for r in records:

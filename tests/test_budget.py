@@ -224,3 +224,13 @@ def test_conversion_extremes_finite_and_valid(rho, delta):
     assert 0 <= cks <= B.zcdp_to_approx_dp(rho, delta, method="bun-steinke") + 1e-12
     sigma = math.sqrt(1 / (2 * rho))
     assert B.gaussian_exact_delta(cks, sigma) <= delta * (1 + 1e-9) + 1e-300
+
+
+def test_wrong_types_raise_typeerror_and_overflow_is_handled():
+    with pytest.raises(TypeError):
+        B.group_privacy_2(float("nan"))
+    with pytest.raises(TypeError):
+        B.compose_sequential("abc")
+    with pytest.raises(TypeError):
+        B.compose_parallel([B.pure(1.0), 2.0])
+    assert B.zcdp_delta_for_epsilon(1.44e16, 1.0) == 1.0  # no guarantee left: delta = 1, no OverflowError

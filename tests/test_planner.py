@@ -280,3 +280,10 @@ def test_releases_use_method_modules(incomes, groups):
         assert v.shape == (len(s.labels),) and np.all(np.isfinite(v))
         sims = s.simulate(1.0, 50, rng=1)
         assert sims.shape == (50, len(s.labels))
+
+
+def test_plan_total_type_checks():
+    with pytest.raises(TypeError):
+        P.plan_total(np.array([float("nan"), 1.0]))
+    with pytest.raises(DPInputError):
+        P.plan_total([("a", float("nan"))])

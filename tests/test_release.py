@@ -128,3 +128,10 @@ def test_bad_inputs(data):
         R.make_release([(P.CountAbove(x, 1.0), 0.0)], B.Ledger())
     with pytest.raises(TypeError):
         R.make_release([(P.CountAbove(x, 1.0), 1.0)], None)
+
+
+def test_records_type_checks():
+    with pytest.raises(TypeError):
+        R.records_to_json("abc")
+    with pytest.raises(TypeError):
+        R.records_to_csv([1, 2])
