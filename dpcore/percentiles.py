@@ -711,8 +711,9 @@ def posterior_count_samples(noisy_counts: Any, epsilon_bin: float, *, size: int,
     c = noisy - Z': the confidence distribution of the count vector (a pivot: noisy - c has a known
     law). We do not truncate at c_j >= 0: with a flat prior on c_j >= 0 every empty bin gets
     spurious posterior mass (mean about 1/epsilon_bin) and intervals for small cells miss the truth
-    most of the time (about 17% coverage of a nominal 90% median interval for n = 60, 21 PSEO bins,
-    epsilon = 1); without truncation coverage is within 2% of nominal (tested).
+    (measured over 1,000 releases: nominal 90% intervals covered P50 53% and P75 17% of the time for
+    n = 60 with 21 PSEO bins, and under 1% for n = 200 with 20 even bins, epsilon = 1); without
+    truncation coverage is within 2% of nominal (tested).
     """
     eps = check_epsilon(epsilon_bin, "epsilon per bin")
     try:
