@@ -275,7 +275,8 @@ with guard("the data"):
             data = _sidebar_data(ds.values, lab.to_numpy().astype(str), seed())
             data = dict(data, sigma=float(sig), sigma_global=float(sig))
             st.caption(f"{ds.name}: a random half plays the private file; the other half is used only for its group "
-                       "shares (PubStrat).")
+                       "shares (PubStrat). This mimics the paper's experiment: in a real release the shares must come "
+                       "from a published source (e.g. census tables), never from the confidential file.")
     else:
         n = qp_select_slider("Number of people n", "strat_n", [1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000,
                                                                  196_967], 10_000, container=c1)
