@@ -482,11 +482,14 @@ def simulate_methods(values: Any, groups: Any, *, epsilon: float, clip_range: An
 
 def mixture_sigma(sizes: Any, mus: Any, sigmas: Any) -> float:
     """Standard deviation of a Gaussian mixture with the given group sizes, means and sds."""
-    v = np.asarray(sizes, dtype=float)
+    v = as_finite_array(sizes, "sizes")
+    mus = as_finite_array(mus, "mus")
+    sig = as_finite_array(sigmas, "sigmas")
+    if not (v.size == mus.size == sig.size) or (v < 0).any() or v.sum() <= 0 or (sig < 0).any():
+        raise DPInputError("sizes, mus and sigmas need one entry per group; sizes and sigmas must be >= 0")
     v = v / v.sum()
-    mus = np.asarray(mus, dtype=float)
     m = float(v @ mus)
-    return math.sqrt(float(v @ (np.asarray(sigmas, dtype=float) ** 2 + mus ** 2)) - m * m)
+    return math.sqrt(max(float(v @ (sig ** 2 + mus ** 2)) - m * m, 0.0))
 
 
 def synthetic_sweep(param: str, grid: Sequence[float], *, n: int = 10_000, k: int = 9, alpha: float = 0.3,

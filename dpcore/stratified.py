@@ -1035,6 +1035,12 @@ def synthetic_parity(real_codes: Any, real_strata: Any, syn_codes: Any, syn_stra
     sc = np.asarray(syn_codes, dtype=float) + 1.0
     rs = np.asarray(real_strata, dtype=np.int64)
     ss = np.asarray(syn_strata, dtype=np.int64)
+    k = check_int(k, "k", minimum=1, maximum=MAX_GROUPS)
+    if rc.ndim != 2 or sc.ndim != 2 or rc.shape[1] != sc.shape[1] or rs.shape != (rc.shape[0],) \
+            or ss.shape != (sc.shape[0],) or sc.shape[0] == 0:
+        raise DPInputError("real and synthetic tables need the same columns and one stratum code per row")
+    if (rs < 0).any() or (rs >= k).any() or (ss < 0).any() or (ss >= k).any():
+        raise DPInputError("stratum codes must lie in 0 .. k-1")
     phis, maxdisp, empty = [], 0.0, 0
     rcount = np.bincount(rs, minlength=k)
     scount = np.bincount(ss, minlength=k)
