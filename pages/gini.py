@@ -150,8 +150,8 @@ with c2:
         if st.session_state.get("gini_n", 0) > n_all:
             st.session_state["gini_n"] = n_all
         n = int(qp_slider("Records used n (random sub-sample)", "gini_n", 2, n_all, n_all, 1,
-                          help="A random sub-sample of the sidebar data (drawn with the sidebar seed). "
-                               "n is public."))
+                          help="A fixed random sub-sample of the sidebar data (the sidebar seed only redraws "
+                               "the noise). n is public."))
     else:
         n = n_all
     method = qp_radio("Sensitivity bound", "gini_method", ["exact", "fast"], "exact",
@@ -214,13 +214,18 @@ result = None
 with guard("the smooth sensitivity"):
     cal = smooth_noise_calibration(eps, gamma, mode=calibration)
     true_g = _gini(xs)
-    ss = _smooth(xs, lower, upper, cal.beta, method)
-    fast = ss if method == "fast" else _smooth(xs, lower, upper, cal.beta, "fast")
-    # the exact curve for the chart, over the same k range as the fast one (capped: O(n) per k)
+    fast = _smooth(xs, lower, upper, cal.beta, "fast")
+    # The exact curve for the chart, over the same k range as the fast one. Forcing k = 0..k_max
+    # disables pruning (O(n) per k), so k_max is capped on big data; the value S(X) is the maximum
+    # over all k whatever k_max, so this one call also serves as the exact bound itself.
     exact_chart = None
-    if n <= 200_000:  # the chart forces k = 0..k_max (no pruning): keep k_max small on big data
+    if n <= 200_000:
         exact_chart = _smooth(xs, lower, upper, cal.beta, "exact",
                               min(len(fast["curve"]) - 1, 100 if n <= 50_000 else 25))
+    if method == "fast":
+        ss = fast
+    else:
+        ss = exact_chart if exact_chart is not None else _smooth(xs, lower, upper, cal.beta, "exact")
     scale = ss["value"] / cal.alpha
     gc = GeneralizedCauchy(gamma)
     med_err, q90_err, q99_err = E.abs_error_quantiles(scale, gamma)
