@@ -153,7 +153,10 @@ def main_sliders(at) -> list[Any]:
 
 
 def _is_epsilon(label: str) -> bool:
-    low = label.lower()
+    """An epsilon slider (not e.g. "Runs per ε" or "Number of ε values")."""
+    low = label.lower().strip()
+    if low.startswith(("runs", "number", "how many", "n ")):
+        return False
     return "ε" in label or "epsilon" in low or "privacy budget" in low
 
 
