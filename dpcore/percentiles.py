@@ -738,7 +738,9 @@ class PercentileIntervals:
     target="data": the true order statistic x_(M) of the cell, M = ceil(q n / 100). It lies in the
     bin where the true cumulative count first reaches q n / 100, so the interval runs from a
     lower quantile of that bin's lower edge to an upper quantile of its upper edge: no assumption
-    about earnings inside a bin, hence wider (conservative).
+    about earnings inside a bin, hence wider (conservative). Values outside the edges were
+    counted in the end bins, so for a percentile that falls there the interval is for the
+    clipped value.
     Arrays have shape (len(q),), or (rows, len(q)) when several histograms were given.
     """
 
