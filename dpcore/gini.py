@@ -566,7 +566,7 @@ def smooth_sensitivity(x: Any, *, lower: float, upper: float, beta: float, metho
     ``method="fast"``: the same bound on the relaxed box g in [0, (n-1)/n],
     sum in [S - k(U-L), S + k(U-L)] (Theorem 4.4 structure); closed form, vectorised.
     Both are valid beta-smooth upper bounds (A^(k)(X') <= A^(k+1)(X) for neighbours), with
-    exact >= ... <= fast pointwise. ``k_max`` forces A to be reported for k = 0..k_max
+    A_exact <= A_fast pointwise. ``k_max`` forces A to be reported for k = 0..k_max
     (for charts); the value is always the maximum over all k.
 
     Data must lie in [lower, upper] (clip first with :func:`clip_incomes`).
