@@ -309,3 +309,40 @@ def test_hostile_values_raise_or_stay_finite():
             R.noisy_two_by_two(1, 2, 3, 4, epsilon=1.0, delta=bad)
         with pytest.raises(DPInputError):
             R.simulate_or_coverage(0.3, 0.2, 50, 50, epsilon=1.0, delta=bad, n_sims=20)
+
+
+# ------------------------------------------------------------------ sampling simulation and the ACS helper
+
+def test_simulate_rr_sampling_matches_exact_means():
+    """Non-private draws X/max(Y,1) average to the exact binomial sum; privacy only widens the spread."""
+    s = R.simulate_rr_sampling(0.3, 0.25, 80, 80, epsilon=0.5, n_sims=200_000, rng=4)
+    exact = R.binomial_ratio_bias(80, 0.3, 0.25, epsilon=0.5).expected_nonprivate
+    assert abs(s.nonprivate.mean() - exact) <= 4 * s.nonprivate.std() / math.sqrt(s.nonprivate.size)
+    assert s.private.std() > s.nonprivate.std()
+    assert s.true_rr == pytest.approx(1.2) and s.noise_variance == pytest.approx(32.0)
+    with pytest.raises(DPInputError):
+        R.simulate_rr_sampling(0.3, 1.0, 80, 80, epsilon=0.5)
+
+
+def test_poverty_counts_on_a_small_frame():
+    import pandas as pd
+    frame = pd.DataFrame({"POVPIP": [50, 150, 99, 100, None, 20, 501, 80],
+                          "SEX": [1, 1, 1, 1, 1, 2, 2, 2]})
+    # SEX 1: known POVPIP 50, 150, 99, 100 -> 2 below 100 of 4; SEX 2: 20, 501, 80 -> 2 of 3
+    assert R.poverty_counts(frame, "SEX", 1, 2) == (2, 4, 2, 3)
+    with pytest.raises(DPInputError, match="different"):
+        R.poverty_counts(frame, "SEX", 1, 1)
+    with pytest.raises(DPInputError, match="empty"):
+        R.poverty_counts(frame, "SEX", 1, 3)
+    with pytest.raises(DPInputError, match="no column"):
+        R.poverty_counts(frame, "RAC1P", 1, 2)
+
+
+def test_poverty_counts_on_the_acs_excerpt(acs_path):
+    import pandas as pd
+    frame = pd.read_csv(acs_path, usecols=["POVPIP", "SEX"])
+    x, nx, y, ny = R.poverty_counts(frame, "SEX", 2, 1)
+    known = frame["POVPIP"].notna()
+    assert nx + ny == int(known.sum())  # every person with a known poverty ratio is in one of the two sexes
+    assert 0 < x < nx and 0 < y < ny
+    assert x + y == int((frame.loc[known, "POVPIP"] < 100).sum())
