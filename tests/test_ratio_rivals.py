@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+
 
 from dpcore import noise
 from dpcore import ratio as R
