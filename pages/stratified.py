@@ -308,11 +308,15 @@ view_key = (source, float(epsilon), bool(clamp), seed(), str(clip), str(prior), 
             (current_dataset().name, current_dataset().n, float(np.sum(current_dataset().values)))
             if source == DATA_SOURCES[3] else "")
 
-tabs = st.tabs(["Group means", "Trends (paper figures)", "Theory: cost of stratifying", "Privacy accounting",
-                "Synthetic data (illustration)"])
+VIEWS = ("Group means", "Trends (paper figures)", "Theory: cost of stratifying", "Privacy accounting",
+         "Synthetic data (illustration)")
+# One view per run (a URL-backed choice, so a link opens the same view); rendering only the chosen
+# view keeps slider reruns fast.
+view = qp_radio("Show", "strat_view", VIEWS, horizontal=True, label_visibility="collapsed")
+st.divider()
 
 # ---- Tab 1: group means --------------------------------------------------------------------
-with tabs[0]:
+if view == VIEWS[0]:
     if ok and data is not None:
         with guard("the group means"):
             out = _simulate(data["values"], data["groups"], data["public_groups"], data["sigma"], data["sigma_global"],
@@ -419,7 +423,7 @@ def _summarise(rows: list[dict], x: str, y: str) -> pd.DataFrame:
     return out.sort_values([x])
 
 
-with tabs[1]:
+if view == VIEWS[1]:
     st.markdown(
         "These sweeps re-run the paper's experiments on fresh data for every run: a new synthetic mixture "
         "(2n records: n private, n as the public hold-out for PubStrat) or a new random half of the ACS excerpt. "
@@ -515,7 +519,7 @@ with tabs[1]:
         download_csv(out_df, "Download experiment runs (CSV)", "stratified_experiment.csv", key="strat_dl_sweep")
 
 # ---- Tab 3: theory ---------------------------------------------------------------------------
-with tabs[2]:
+if view == VIEWS[2]:
     st.markdown(
         "With group-size weights, stratifying adds noise in proportion to **Σᵢ ln|Gᵢ|** (sum over groups of the "
         "log of the group size) where a single overall mean has **ln n** (Proposition 9). Equal-sized groups are "
@@ -550,7 +554,7 @@ with tabs[2]:
                 "our numbers and quote 80 % only as the paper's claim.")
 
 # ---- Tab 4: privacy accounting ---------------------------------------------------------------
-with tabs[3]:
+if view == VIEWS[3]:
     with guard("the accounting"):
         k_acc = len(sm.group_index(data["groups"]).labels) if (ok and data is not None) else 9
         acc = sm.privacy_accounting(float(epsilon), k_acc)
@@ -570,7 +574,7 @@ with tabs[3]:
                    "is how the CoinPress budget is matched to the Laplace ε on this page.")
 
 # ---- Tab 5: stretch, the light stratified synthesizer ------------------------------------------
-with tabs[4]:
+if view == VIEWS[4]:
     st.markdown(
         "The paper also stratifies **synthetic data**: fit one private data generator per group instead of one for "
         "everybody. Here is a light stand-in (not the paper's MST/GEM/AIM): each model measures noisy two-way "

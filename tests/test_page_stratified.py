@@ -17,6 +17,10 @@ def _open() -> AppTest:
     return at
 
 
+def _view(at: AppTest, name: str) -> None:
+    at.radio(key="strat_view").set_value(name).run()
+
+
 def _clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -34,12 +38,17 @@ def test_opens_with_defaults_and_explains_itself():
     text = _text(at)
     assert "Neighbouring datasets" in text and "Public (not protected)" in text
     assert "ρ = ε²/2" in text and "δ =" in text  # zCDP conversion next to rho
-    assert "80 %" in text and "does not reproduce" in text  # the NY example honesty note
     # the group table and the method summary are shown
     assert len(at.dataframe) >= 2
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["groups k"] == "9" and metrics["people n"] == "10,000"
     assert at.query_params.get("strat_eps") == ["1.0"] or at.query_params.get("strat_eps") == "1.0"
+    _view(at, "Theory: cost of stratifying")
+    _clean(at)
+    assert "80 %" in _text(at) and "does not reproduce" in _text(at)  # the NY example honesty note
+    _view(at, "Privacy accounting")
+    _clean(at)
+    assert "parallel composition" in _text(at)
 
 
 def test_main_sliders_rerun_cleanly():
@@ -92,16 +101,19 @@ def test_acs_view_sex_by_race(acs_path):
 
 def test_synthetic_experiment_runs_with_progress():
     at = _open()
+    _view(at, "Trends (paper figures)")
     at.selectbox(key="strat_sweep").set_value("error vs k (paper Fig. 7)").run()
     at.slider(key="strat_runs").set_value(5).run()
     at.button(key="strat_run").click().run()
     _clean(at)
-    assert len(at.get("plotly_chart")) >= 4
+    assert len(at.get("plotly_chart")) >= 1
+    assert "Press **Run experiment**" not in _text(at)  # the results are shown, not the prompt
 
 
 @pytest.mark.slow
 def test_acs_experiment_runs(acs_path):
     at = _open()
+    _view(at, "Trends (paper figures)")
     at.selectbox(key="strat_sweep").set_value("ACS excerpt: error and parity vs number of groups (paper Fig. 2)").run()
     at.slider(key="strat_runs").set_value(5).run()
     at.button(key="strat_run").click().run()
@@ -111,6 +123,7 @@ def test_acs_experiment_runs(acs_path):
 
 def test_bad_input_n_below_k_shows_error():
     at = _open()
+    _view(at, "Theory: cost of stratifying")
     at.number_input(key="strat_thk").set_value(100).run()
     _clean(at)  # 100 groups is allowed for the bounds
     at.number_input(key="strat_thn").set_value(50).run()
@@ -153,6 +166,7 @@ def test_grouping_column_with_hundreds_of_levels_is_capped(cps_path):
 
 def test_synthesizer_tab_runs(acs_path):
     at = _open()
+    _view(at, "Synthetic data (illustration)")
     at.slider(key="strat_synruns").set_value(1).run()
     at.button(key="strat_synrun").click().run()
     _clean(at)
@@ -161,6 +175,7 @@ def test_synthesizer_tab_runs(acs_path):
 
 def test_acs_epsilon_experiment(acs_path):
     at = _open()
+    _view(at, "Trends (paper figures)")
     at.selectbox(key="strat_sweep").set_value("ACS excerpt (SEX × RAC1P): error and parity vs ε").run()
     at.slider(key="strat_runs").set_value(5).run()
     at.button(key="strat_run").click().run()

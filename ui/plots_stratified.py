@@ -41,11 +41,24 @@ def group_means_figure(df: pd.DataFrame, method: str, *, y_range: tuple[float, f
 
 
 def overall_errors_figure(df: pd.DataFrame) -> go.Figure:
-    """Box plot of simulated errors of the overall mean, one box per method (df: method, error)."""
-    data = [dict(type="box", y=sub["error"].to_numpy(), name=m, marker=dict(color=METHOD_COLORS.get(m)),
-                 boxmean=True) for m, sub in df.groupby("method", sort=False)]
-    layout = dict(yaxis=dict(title=dict(text="release − true overall mean"), zeroline=True), showlegend=False,
-                  height=360, margin=dict(l=10, r=10, t=20, b=10), shapes=[_hline(0.0)])
+    """Box plot of simulated errors of the overall mean, one box per method (df: method, error).
+
+    The boxes are drawn from precomputed statistics (whiskers at the 5th/95th percentiles, dashed
+    line at the mean), so the chart does not ship every simulated value to the browser."""
+    methods, q = [], {p: [] for p in (5, 25, 50, 75, 95)}
+    means = []
+    for m, sub in df.groupby("method", sort=False):
+        e = sub["error"].to_numpy()
+        methods.append(m)
+        for p_ in q:
+            q[p_].append(float(np.percentile(e, p_)))
+        means.append(float(e.mean()))
+    data = [dict(type="box", x=[m], q1=[q[25][i]], median=[q[50][i]], q3=[q[75][i]], lowerfence=[q[5][i]],
+                 upperfence=[q[95][i]], mean=[means[i]], name=m, marker=dict(color=METHOD_COLORS.get(m)))
+            for i, m in enumerate(methods)]
+    layout = dict(yaxis=dict(title=dict(text="release − true overall mean (box 25–75 %, whiskers 5–95 %)"),
+                             zeroline=True),
+                  showlegend=False, height=360, margin=dict(l=10, r=10, t=20, b=10), shapes=[_hline(0.0)])
     return go.Figure(dict(data=data, layout=layout))
 
 
