@@ -181,3 +181,42 @@ def test_changing_the_dataset_recomputes():
     assert np.all(after > before)  # fewer people: more noise per person, a larger epsilon is needed
     engel = _open({"planner_stats": "gini,mean", "data_source": "Real example: Engel 1857, Belgian households"})
     assert not engel.exception
+
+
+def test_release_from_uploaded_confidential_file_shows_no_true_value():
+    """The real use: a confidential CSV uploaded in the sidebar, released in Release mode."""
+    gen = np.random.default_rng(404)
+    n = 3000
+    income = np.round(gen.lognormal(10.6, 0.8, n), 2)
+    region = gen.choice(np.array(["north", "south", "west"]), n)
+    csv = pd.DataFrame({"income": income, "region": region}).to_csv(index=False).encode()
+    # sidebar + planner page in one script (AppTest drops the sidebar tree after st.navigation reruns)
+    harness = (f"import runpy, sys\nsys.path.insert(0, {str(REPO)!r})\n"
+               "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
+               f"runpy.run_path({str(REPO / 'pages' / 'planner.py')!r})\n")
+    at = AppTest.from_string(harness, default_timeout=240)
+    for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_mode": RELEASE,
+                 "planner_stats": "gini,group_means,percentiles,mean", "planner_groupcol": "region"}.items():
+        at.query_params[k] = v
+    at.run()
+    at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", csv, "text/csv")).run()
+    assert at.session_state["dataset"].confidential
+    at.selectbox(key="planner_groupcol").set_value("region").run()
+    _clean(at)
+    at.checkbox(key="planner_confirm").check().run()
+    at.button(key="planner_release").click().run()
+    _clean(at)
+    released = at.dataframe[0].value
+    assert set(released["statistic"]) >= {"Gini index", "Mean income by group"}
+    assert set(released.loc[released["statistic"] == "Mean income by group", "number"]) == {"north", "south", "west"}
+    groups = region.astype(str)
+    truths = []
+    for kind, params in [("gini", {"upper": 1e6}), ("group_means", {"upper": 5e5}),
+                         ("percentiles", {"n_sims": 100}), ("mean", {"upper": 5e5})]:
+        truths += [float(t) for t in P.make_statistic(kind, income, groups, **params).truth]
+    text = _all_text(at)
+    nums = _numbers_in_tables(at)
+    for t in truths:
+        for fmt in (repr(t), f"{t:.6f}", f"{t:.4f}", f"{t:,.2f}"):
+            assert fmt not in text, fmt
+        assert not np.any(np.isclose(nums, t, rtol=1e-9, atol=0)), t
