@@ -217,8 +217,8 @@ def _hpd(e: np.ndarray, w: np.ndarray, level: float) -> tuple[np.ndarray, np.nda
     need = np.clip(level - before, 0.0, None)
     frac = np.clip(need / np.where(w[r, last] > 0, w[r, last], 1.0), 0.0, 1.0)
     cut = (1.0 - frac) * width[r, last]
-    at_left = np.isclose(e[r, last], left)
-    at_right = np.isclose(e[r, last + 1], right)
+    at_left = e[r, last] == left  # exact: the hull ends are themselves cell edges
+    at_right = e[r, last + 1] == right
     only = at_left & at_right
     left = np.where(at_left & ~only, left + cut, left)
     right = np.where(at_right & ~only, right - cut, right)

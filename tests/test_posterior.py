@@ -119,6 +119,10 @@ def test_tiny_noise_interval_is_the_noise_quantile():
     half = s * float(gc.ppf(0.975))
     assert lo == pytest.approx(r - half, abs=2e-3 * half)
     assert hi == pytest.approx(r + half, abs=2e-3 * half)
+    # symmetric unimodal posterior: the HPD interval is the equal-tail one (to grid resolution)
+    h_lo, h_hi = post.interval(0.95, kind="hpd")
+    assert h_lo == pytest.approx(r - half, abs=_local_cell_width(post, r - half))
+    assert h_hi == pytest.approx(r + half, abs=_local_cell_width(post, r + half))
     # the Cauchy tails (gamma = 2) shift the mean by int_0^1 (g - r) L(g) dg ~ (s/pi) ln((1-r)/r)
     assert post.mean == pytest.approx(r + s / math.pi * math.log((1 - r) / r), abs=1e-3 * half)
 
