@@ -142,7 +142,7 @@ def _memo(key: tuple, build):
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _bounds(n: int, k: int) -> tuple[pd.DataFrame, sm.NYExample]:
-    return pd.DataFrame(sm.bound_curves(n, k, np.linspace(0.05, 1.0, 96))), sm.ny_race_example(0.13)
+    return pd.DataFrame(sm.bound_curves(n, k, np.linspace(0.1, 1.0, 91))), sm.ny_race_example(0.13)
 
 
 SYNTH_COLUMNS = ("age band", "education", "married", "income band")
@@ -534,6 +534,9 @@ if view == VIEWS[2]:
         actual = ex.actual if (int(tn), int(tk)) == (ex.n, ex.k) else None
         st.plotly_chart(_memo(("bounds", int(tn), int(tk)), lambda: plots.bounds_figure(
             curves, alpha_mark=0.13, actual=actual)), width="stretch")
+        st.caption("The paper plots α from 0.2 to 1. For very small α the expected value can fall below the "
+                   "lower bound (and below 0): the Dirichlet model allows 'groups' of less than one person "
+                   "(gᵢ·n < 1), which real data cannot have, so read the left end of the curve with care.")
         download_csv(curves, "Download Figure 1 curves (CSV)", "stratified_bounds.csv", key="strat_dl_bounds")
         st.subheader("The paper's New York example (RACE, k = 9)")
         st.markdown(
