@@ -1013,7 +1013,7 @@ def _cauchy_calibration(epsilon: float, gamma: float, calibration: str):
     return _CAL_CACHE[key]
 
 
-def smooth_ratio_cauchy(x: Any, y: Any, *, epsilon: float, gamma: float = 4.0, calibration: str = "paper",
+def smooth_ratio_cauchy(x: Any, y: Any, *, epsilon: float, gamma: float = 4.0, calibration: str = "tight",
                         rng: Any = None) -> RatioRelease:
     """Pure epsilon-DP: x/y + (S*_beta / alpha) Z, Z ~ GeneralizedCauchy(gamma) (NRS; dpcore.noise).
 
@@ -1153,7 +1153,7 @@ def _noised_log_beta(r: float, alpha: float, epsilon: float, factor: float = 1.0
 
 
 def sample_accuracy_all(x: Any, y: Any, *, epsilon: float, alpha: float = 0.1, n: Any, delta: float | None = None,
-                        gamma: float = 4.0, calibration: str = "paper") -> dict[str, SampleAccuracy]:
+                        gamma: float = 4.0, calibration: str = "tight") -> dict[str, SampleAccuracy]:
     """beta = P(|estimate - x/y| >= alpha) for every algorithm (Figure 1 design: n_x = n_y = n, delta = 1/n).
 
     * LaplaceNoisedCounts: Claim 3.2 (unclipped ratio).
