@@ -184,15 +184,17 @@ def two_sided_geometric_pmf(k, epsilon: float) -> np.ndarray:
 def sample_two_sided_geometric(epsilon: float, size, rng=None) -> np.ndarray:
     """Integer noise with P(k) ∝ exp(-epsilon |k|) (Ghosh, Roughgarden & Sundararajan 2009).
 
-    Drawn as the difference of two i.i.d. geometric counts of failures with success probability
-    1 - exp(-epsilon); the difference has exactly the two-sided geometric law. Added to a count
-    of sensitivity 1 it gives epsilon-DP (log PMF ratio of a shift by one is at most epsilon).
+    Drawn as the difference of two i.i.d. geometric counts of failures, each floor(E / epsilon)
+    with E ~ Exp(1) (P(floor(E/eps) = k) = e^(-eps k)(1 - e^-eps)); the difference has exactly
+    the two-sided geometric law. Added to a count of sensitivity 1 it gives epsilon-DP (log PMF
+    ratio of a shift by one is at most epsilon).
     """
     epsilon = check_epsilon(epsilon)
     size = _size(size)
-    p = -math.expm1(-epsilon)  # 1 - e^-eps, accurate for small eps
     gen = _rng(rng)
-    return (gen.geometric(p, size=size) - gen.geometric(p, size=size)).astype(np.int64)
+    left = np.floor(gen.standard_exponential(size=size) / epsilon)
+    right = np.floor(gen.standard_exponential(size=size) / epsilon)
+    return (left - right).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------------
