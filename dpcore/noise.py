@@ -515,7 +515,7 @@ def smooth_noise_calibration(epsilon: float, gamma: float, mode: str = "tight",
         if beta is not None and not math.isclose(beta_v, epsilon / gamma):
             raise DPInputError("mode='paper' fixes beta = epsilon/gamma; use mode='tight' for another beta")
         alpha = epsilon / (4.0 * gamma)
-        loss = smooth_noise_privacy_loss(gamma, alpha, beta_v, tol=1e-6 * epsilon)
+        loss = smooth_noise_privacy_loss(gamma, alpha, beta_v, tol=1e-4 * epsilon)
         if loss > epsilon:
             raise DPInputError(
                 f"the paper's constants (alpha = eps/(4 gamma), beta = eps/gamma) are not epsilon-DP for "
@@ -529,16 +529,17 @@ def smooth_noise_calibration(epsilon: float, gamma: float, mode: str = "tight",
 def _tight(epsilon: float, gamma: float, beta: float) -> SmoothNoiseCalibration:
     """Largest alpha with certified loss <= epsilon (loss is increasing in alpha).
 
-    Brent's method on  alpha -> certificate(alpha) - epsilon  (certificate slack 1e-4 epsilon),
-    to relative precision 1e-4 in alpha; the final alpha is then checked again and shrunk until its
-    certificate is <= epsilon, so the returned pair is always certified.
+    Brent's method on  alpha -> certificate(alpha) - epsilon  (certificate slack 1e-3 epsilon),
+    to relative precision 1e-3 in alpha (so alpha is within about 0.2% of the largest valid one);
+    the final alpha is then checked again and shrunk until its certificate is <= epsilon, so the
+    returned pair is always certified.
     """
     tail = max(1.0, gamma - 1.0) * beta
     if tail >= epsilon:
         raise DPInputError(
             f"beta = {beta:g} is too large for epsilon = {epsilon:g} and gamma = {gamma:g}: the privacy "
             f"loss in the tails alone is max(1, gamma-1) * beta = {tail:g}")
-    tol = 1e-4 * epsilon
+    tol = 1e-3 * epsilon
 
     def excess(alpha: float) -> float:
         return smooth_noise_privacy_loss(gamma, alpha, beta, tol=tol) - epsilon
@@ -551,8 +552,8 @@ def _tight(epsilon: float, gamma: float, beta: float) -> SmoothNoiseCalibration:
     hi = 2.0 * lo
     while excess(hi) <= 0:
         lo, hi = hi, 2.0 * hi
-    alpha = optimize.brentq(excess, lo, hi, xtol=1e-6 * lo, rtol=1e-4)
-    alpha = max(lo, alpha * (1.0 - 1e-4))
+    alpha = optimize.brentq(excess, lo, hi, xtol=1e-6 * lo, rtol=1e-3)
+    alpha = max(lo, alpha * (1.0 - 1e-3))
     while excess(alpha) > 0:
         alpha = max(lo, alpha * (1.0 - 1e-3))
     return SmoothNoiseCalibration(alpha, beta, epsilon, gamma, "tight",
