@@ -106,8 +106,19 @@ def tab(browser):
 
 
 def _shot(page, name: str) -> None:
+    """Screenshot of the whole page: Streamlit scrolls inside its main container, so the
+    viewport is made as tall as the content for the shot (capped), then restored."""
     SHOTS.mkdir(exist_ok=True)
+    size = page.viewport_size or {"width": 1366, "height": 900}
+    height = page.evaluate("""() => { const m = document.querySelector('[data-testid="stMain"]');
+        return m ? m.scrollHeight : document.body.scrollHeight; }""")
+    page.set_viewport_size({"width": size["width"], "height": int(min(max(height, size["height"]), 8000))})
+    page.wait_for_timeout(200)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size(size)
+
+
+THUMB = 'input[type="range"], [role="slider"]'  # react-aria (Streamlit >= 1.5x) or baseweb
 
 
 def _main_slider_thumb(page):
@@ -115,8 +126,18 @@ def _main_slider_thumb(page):
     sliders = page.query_selector_all('[data-testid="stMain"] [data-testid="stSlider"]')
     if not sliders:
         return None
-    chosen = next((s for s in sliders if re.search(r"ε|epsilon|privacy budget", s.inner_text(), re.I)), sliders[0])
-    return chosen.query_selector('[role="slider"]')
+    labels = [(s.query_selector('[data-testid="stWidgetLabel"]') or s).inner_text() for s in sliders]
+    eps = [s for s, lab in zip(sliders, labels)
+           if re.search(r"ε|epsilon|privacy budget", lab, re.I)
+           and not re.match(r"\s*(runs|number|how many)", lab, re.I)]
+    chosen = (eps or sliders)[0]
+    thumb = chosen.query_selector(THUMB)
+    assert thumb is not None, "a slider is shown but its thumb cannot be found (the DOM changed?)"
+    return thumb
+
+
+def _slider_value(thumb) -> str | None:
+    return thumb.get_attribute("aria-valuetext") or thumb.get_attribute("aria-valuenow") or thumb.input_value()
 
 
 def _move_main_slider(watch: PageWatch) -> str | None:
@@ -126,15 +147,15 @@ def _move_main_slider(watch: PageWatch) -> str | None:
     if thumb is None:
         return None
     label = thumb.get_attribute("aria-label") or ""
-    before = thumb.get_attribute("aria-valuenow")
+    before = _slider_value(thumb)
     after = before
     for key in ("ArrowRight", "ArrowLeft"):
         thumb = _main_slider_thumb(page)
         thumb.focus()
         page.keyboard.press(key)
-        page.wait_for_timeout(150)
+        page.wait_for_timeout(300)
         wait_for_app_idle(page)
-        after = _main_slider_thumb(page).get_attribute("aria-valuenow")
+        after = _slider_value(_main_slider_thumb(page))
         if after != before:
             break
     assert after != before, f"the main slider {label!r} did not move"
