@@ -287,3 +287,17 @@ def test_plan_total_type_checks():
         P.plan_total(np.array([float("nan"), 1.0]))
     with pytest.raises(DPInputError):
         P.plan_total([("a", float("nan"))])
+
+
+def test_gini_small_epsilon_uses_conservative_fast_bound():
+    from dpcore import gini
+
+    x = np.random.default_rng(23).lognormal(10.5, 0.9, 2000)
+    stat = P.GiniStatistic(x, 0.0, 1_000_000)
+    xs, _, _ = gini.clip_incomes(x, lower=0.0, upper=1_000_000)
+    eps = 0.03
+    exact = gini.smooth_sensitivity(xs, lower=0.0, upper=1_000_000, beta=eps / 2, method="exact").value
+    assert stat.scale(eps) >= exact / (eps / 8) * (1 - 1e-12)  # never less noise than the release will have
+    grid = [0.01, 0.03, 0.049, 0.05, 0.07, 0.2]
+    scales = [stat.scale(e) for e in grid]
+    assert all(a >= b for a, b in zip(scales, scales[1:]))  # monotone across the switch at 0.05
