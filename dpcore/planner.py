@@ -513,13 +513,15 @@ class GiniStatistic(PlannedStatistic):
 
         if isinstance(rng, noise.SecureRandom):
             rng = None  # release_gini draws from the OS CSPRNG when rng is None
+        method = self.method if check_epsilon(epsilon) >= self.exact_min_epsilon else "fast"
         r = _g.release_gini(self.values, epsilon=epsilon, gamma=self.gamma, lower=self.lower, upper=self.upper,
-                            calibration=self.calibration, method=self.method, rng=rng, clip_negative=True)
+                            calibration=self.calibration, method=method, rng=rng, clip_negative=True)
         return np.array([r.value])
 
     def params(self):
         return {"lower": self.lower, "upper": self.upper, "gamma": self.gamma, "calibration": self.calibration,
-                "smooth_sensitivity_method": self.method, "definition": "eq. (1): sum (2i-n-1) x_(i) / (n sum x)"}
+                "smooth_sensitivity_method": f"{self.method} (the closed-form 'fast' bound below epsilon "
+                                             f"{self.exact_min_epsilon:g})", "definition": "eq. (1): sum (2i-n-1) x_(i) / (n sum x)"}
 
 
 @dataclass(frozen=True, eq=False)
