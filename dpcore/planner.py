@@ -423,23 +423,26 @@ class GiniStatistic(PlannedStatistic):
     is then over-stated, never under-stated: the plan stays conservative. At such epsilons the Gini
     release is mostly noise anyway.
 
-    ``calibration`` defaults to "paper" in the planner (alpha = eps/(4 gamma), beta = eps/gamma,
-    instant); "tight" (about 5x less noise) is also valid but each epsilon needs a certified
-    bisection in :mod:`dpcore.noise` that currently takes seconds to minutes, so a search over
-    epsilon is slow. The release uses the same calibration as the plan.
+    ``calibration`` defaults to "tight" (the certified largest alpha of :mod:`dpcore.noise`, about
+    5-7x less noise than the paper's constants, as on the Gini page and in ``release_gini``);
+    "paper" (alpha = eps/(4 gamma), beta = eps/gamma, closed form) is also available. The release
+    uses the same calibration as the plan. The search stops at relative precision 5e-3 in epsilon
+    (each step needs a certified calibration) and at epsilon 10 (the tight calibration's certificate
+    gets slow above it; a Gini needing more is not worth releasing).
     """
 
     values: np.ndarray
     lower: float
     upper: float
     gamma: float = 2.0
-    calibration: str = "paper"
+    calibration: str = "tight"
     method: str = "exact"
     name: str = "Gini index"
     kind: str = "gini"
     eps_min: float = 0.01
-    eps_max: float = 20.0
+    eps_max: float = 10.0
     exact_min_epsilon: float = 0.05
+    solve_rel: float = 5e-3
     mechanism: str = "Gini + (S_beta/alpha) * GeneralizedCauchy(gamma) (smooth sensitivity, Lan & Reiter)"
 
     def __post_init__(self) -> None:
@@ -742,7 +745,7 @@ def make_statistic(kind: str, values, groups=None, **params) -> PlannedStatistic
 
     values: incomes; groups: one label per record (needed by "percentiles" (cells = groups),
     "group_means" and "ratio"). params per kind:
-    gini: lower=0, upper, gamma=2, calibration="paper"; percentiles: q=(25, 50, 75), n_sims, seed,
+    gini: lower=0, upper, gamma=2, calibration="tight"; percentiles: q=(25, 50, 75), n_sims, seed,
     relation="replace" (negative incomes are set to 0: PSEO bins start at $10,000 anyway);
     group_means / mean: lower, upper (clip range); count: threshold;
     ratio: threshold (low income = below it), group_x, group_y (default: the first two labels).
@@ -759,7 +762,7 @@ def make_statistic(kind: str, values, groups=None, **params) -> PlannedStatistic
         labels = sorted(set(g.tolist()))
     if kind == "gini":
         return GiniStatistic(x, float(params.get("lower", 0.0)), float(params["upper"]),
-                             gamma=float(params.get("gamma", 2.0)), calibration=params.get("calibration", "paper"))
+                             gamma=float(params.get("gamma", 2.0)), calibration=params.get("calibration", "tight"))
     if kind == "mean":
         return ClippedMean(x, float(params.get("lower", 0.0)), float(params["upper"]))
     if kind == "count":
@@ -865,10 +868,12 @@ def solve_epsilon(stat: PlannedStatistic, target: AccuracyTarget, *, eps_min: fl
                 else:
                     lo_i = mid_i
             hi_idx = hi_i
-            eps = _bisect_log(ok, float(grid[max(hi_idx - 1, 0)]), float(grid[hi_idx]), rel=EXACT_REL)
+            eps = _bisect_log(ok, float(grid[max(hi_idx - 1, 0)]), float(grid[hi_idx]),
+                              rel=getattr(stat, "solve_rel", EXACT_REL))
         p, _ = stat.prob_within(eps, tol)
         return EpsilonSolution(stat.name, eps, target,
-                               "closed form, exact (bisection on a monotone formula, relative precision 1e-5)",
+                               "closed form, exact (bisection on a monotone formula, relative precision "
+                               f"{getattr(stat, 'solve_rel', EXACT_REL):.0e})",
                                p, 0.0, (eps, eps), stat.parallel_note)
 
     ps = np.array([stat.prob_within(e, tol) for e in grid])  # (p, se)

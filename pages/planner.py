@@ -194,7 +194,10 @@ with st.expander("Settings and accuracy target of each statistic", expanded=mode
                                               help="Incomes above U are clipped to U; U must not be read off the data."))
             params["gamma"] = float(qp_selectbox("Noise tail γ", "planner_gini_gamma", [2.0, 3.0, 4.0], 2.0,
                                                  container=c3, help="Noise density ∝ 1/(1+|z|^γ)."))
-            params["calibration"] = "paper"
+            params["calibration"] = qp_selectbox(
+                "Noise calibration", "planner_gini_cal", ["tight", "paper"], "tight", container=c3,
+                help="tight: the largest noise divisor α whose privacy loss is certified ≤ ε (less noise); "
+                     "paper: the constants α = ε/(4γ), β = ε/γ of Nissim-Raskhodnikova-Smith used in the papers.")
         elif kind in ("group_means", "mean"):
             params["upper"] = float(qp_number("Public clip range upper end", f"planner_{kind}_upper", 500_000.0,
                                               min_value=1.0, max_value=1e12, step=10_000.0, container=c3,

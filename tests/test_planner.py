@@ -181,16 +181,17 @@ def test_gini_solution_independent_simulation():
 
     x = np.random.default_rng(21).lognormal(10.5, 0.9, 3000)
     target = P.AccuracyTarget(rel_error=0.10, confidence=0.90)
-    stat = P.GiniStatistic(x, 0.0, 1_000_000, gamma=2.0, calibration="paper")
-    sol = P.solve_epsilon(stat, target)
     truth = gini.gini(x)
+    for calibration in ("tight", "paper"):
+        stat = P.GiniStatistic(x, 0.0, 1_000_000, gamma=2.0, calibration=calibration)
+        sol = P.solve_epsilon(stat, target)
 
-    def sim(eps, seed):
-        r = gini.simulate_gini_releases(x, epsilon=eps, gamma=2.0, lower=0.0, upper=1_000_000,
-                                        n_releases=200_000, calibration="paper", rng=seed)
-        return np.abs(r.releases - truth) <= target.rel_error * truth
+        def sim(eps, seed):
+            r = gini.simulate_gini_releases(x, epsilon=eps, gamma=2.0, lower=0.0, upper=1_000_000,
+                                            n_releases=200_000, calibration=calibration, rng=seed)
+            return np.abs(r.releases - truth) <= target.rel_error * truth
 
-    _check_meets_and_not_below(sim(sol.epsilon, 1), sim(0.9 * sol.epsilon, 2), target.confidence)
+        _check_meets_and_not_below(sim(sol.epsilon, 1), sim(0.9 * sol.epsilon, 2), target.confidence)
 
 
 def test_gini_scale_matches_release_module():
@@ -201,6 +202,12 @@ def test_gini_scale_matches_release_module():
     r = gini.simulate_gini_releases(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1_000_000, n_releases=10,
                                     calibration="paper", rng=0)
     assert stat.scale(1.0) == pytest.approx(r.noise_scale, rel=1e-9)
+    tight = P.GiniStatistic(x, 0.0, 1_000_000)
+    assert tight.calibration == "tight"
+    r = gini.simulate_gini_releases(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1_000_000, n_releases=10,
+                                    calibration="tight", rng=0)
+    assert tight.scale(1.0) == pytest.approx(r.noise_scale, rel=1e-9)
+    assert tight.scale(1.0) < stat.scale(1.0) / 4  # the certified tight alpha: several times less noise
 
 
 def test_percentiles_solution_independent_simulation():
@@ -293,7 +300,7 @@ def test_gini_small_epsilon_uses_conservative_fast_bound():
     from dpcore import gini
 
     x = np.random.default_rng(23).lognormal(10.5, 0.9, 2000)
-    stat = P.GiniStatistic(x, 0.0, 1_000_000)
+    stat = P.GiniStatistic(x, 0.0, 1_000_000, calibration="paper")
     xs, _, _ = gini.clip_incomes(x, lower=0.0, upper=1_000_000)
     eps = 0.03
     exact = gini.smooth_sensitivity(xs, lower=0.0, upper=1_000_000, beta=eps / 2, method="exact").value
