@@ -971,10 +971,11 @@ def split_budget(total: float, weights: Sequence[float], locked: dict[int, float
 
 
 def rebalance(current: Sequence[float], index: int, new_value: float, locked: Sequence[int] = (),
-              total: float | None = None) -> np.ndarray:
+              total: float | None = None, floor: float = 0.0) -> np.ndarray:
     """Set statistic ``index`` to ``new_value`` and re-spread the rest of ``total`` (default: the current
     sum) over the other unlocked statistics in proportion to their current epsilons; locked ones keep
-    theirs. The moved value is capped so every other unlocked statistic keeps a positive share."""
+    theirs. The moved value is capped so every other unlocked statistic keeps at least ``floor``
+    (and a positive share)."""
     cur = as_finite_array(current, "current epsilons")
     if np.any(cur <= 0):
         raise DPInputError("every current epsilon must be > 0")
@@ -988,14 +989,16 @@ def rebalance(current: Sequence[float], index: int, new_value: float, locked: Se
     if not others:
         # nothing to rebalance against: the moved statistic takes whatever the locks leave
         out[index] = total - fixed
-        if out[index] <= 0:
-            raise DPInputError("the locked statistics use the whole budget")
+        if out[index] <= 0 or out[index] < floor:
+            raise DPInputError("the locked statistics use (almost) the whole budget: unlock one or raise the total")
         return out
     room = total - fixed
-    if room <= 0:
-        raise DPInputError("the locked statistics use the whole budget")
-    new_value = min(new_value, room * (1 - 1e-3))
+    floor = check_positive(floor, "floor", allow_zero=True)
+    k = len(others)
+    if room <= floor * (k + 1):
+        raise DPInputError("the locked statistics leave too little budget to move this one")
+    new_value = min(max(new_value, floor), room - floor * k, room * (1 - 1e-3))
     out[index] = new_value
     share = cur[others] / cur[others].sum()
-    out[others] = (room - new_value) * share
+    out[others] = floor + (room - new_value - floor * k) * share
     return out

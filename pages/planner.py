@@ -26,6 +26,7 @@ DEFAULT_KINDS = ["gini", "percentiles", "group_means", "ratio"]
 DEFAULT_TARGETS = {"gini": (10, 90), "percentiles": (10, 90), "group_means": (5, 95), "ratio": (10, 95),
                    "mean": (5, 95), "count": (5, 95)}
 N_PLAUSIBLE = 2000
+EPS_SLIDER_MIN = 0.001
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,8 +248,9 @@ def _allocation(total: float) -> dict[str, float]:
 
 def _store_allocation(alloc: dict[str, float]) -> None:
     st.session_state["_planner_alloc"] = alloc
-    for k, v in alloc.items():
-        st.session_state[f"planner_eps_{k}"] = float(v)
+    total = float(st.session_state.get("planner_total", sum(alloc.values())))
+    for k, v in alloc.items():  # the slider shows the value inside its range; the allocation stays exact
+        st.session_state[f"planner_eps_{k}"] = float(min(max(v, EPS_SLIDER_MIN), total))
     text = ",".join(f"{k}:{alloc[k]:.6g}" for k in kinds)
     if st.query_params.get("planner_alloc") != text:
         st.query_params["planner_alloc"] = text
@@ -271,7 +273,7 @@ def _on_slider(kind: str) -> None:
     locked = [i for i, k in enumerate(kinds) if st.session_state.get(f"planner_lock_{k}")]
     try:
         new = P.rebalance(cur, kinds.index(kind), float(st.session_state[f"planner_eps_{kind}"]), locked,
-                          total=float(st.session_state["planner_total"]))
+                          total=float(st.session_state["planner_total"]), floor=EPS_SLIDER_MIN)
     except ValueError as exc:
         st.session_state["_planner_alloc_error"] = str(exc)
         new = cur
@@ -350,9 +352,9 @@ if mode == PLAN:
         for kind in kinds:
             c1, c2 = st.columns([4, 1])
             if f"planner_eps_{kind}" not in st.session_state:
-                st.session_state[f"planner_eps_{kind}"] = float(alloc[kind])
+                st.session_state[f"planner_eps_{kind}"] = float(min(max(alloc[kind], EPS_SLIDER_MIN), total))
             c2.checkbox("lock", key=f"planner_lock_{kind}", help="Keep this ε when others move.")
-            c1.slider(f"ε for {P.STAT_KINDS[kind]}", min_value=0.001, max_value=float(total), step=0.001,
+            c1.slider(f"ε for {P.STAT_KINDS[kind]}", min_value=EPS_SLIDER_MIN, max_value=float(total), step=0.001,
                       format="%.3f", key=f"planner_eps_{kind}", on_change=_on_slider, args=(kind,))
         alloc = st.session_state["_planner_alloc"]
         for kind in kinds:

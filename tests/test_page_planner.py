@@ -104,6 +104,13 @@ def test_main_sliders_and_rebalancing():
     assert alloc["gini"] == pytest.approx(2.0) and alloc["group_means"] == pytest.approx(gm)
     assert sum(alloc.values()) == pytest.approx(4.0)
     assert "gini:2" in str(at.query_params["planner_alloc"])
+    # the smallest total, one statistic takes (almost) all: the others stay at the slider minimum
+    at.slider(key="planner_total").set_value(0.05).run()
+    at.checkbox(key="planner_lock_group_means").uncheck().run()
+    at.slider(key="planner_eps_gini").set_value(0.05).run()
+    _clean(at)
+    alloc = at.session_state["_planner_alloc"]
+    assert sum(alloc.values()) == pytest.approx(0.05) and min(alloc.values()) >= 0.001 - 1e-12
     at.slider(key="planner_risk_eps").set_value(3.0).run()
     _clean(at)
     metric = [m for m in at.metric if m.label.startswith("Largest belief after an ε = 3")][0]

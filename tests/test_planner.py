@@ -308,3 +308,10 @@ def test_gini_small_epsilon_uses_conservative_fast_bound():
     grid = [0.01, 0.03, 0.049, 0.05, 0.07, 0.2]
     scales = [stat.scale(e) for e in grid]
     assert all(a >= b for a, b in zip(scales, scales[1:]))  # monotone across the switch at 0.05
+
+
+def test_rebalance_floor_keeps_every_statistic_above_the_slider_minimum():
+    out = P.rebalance([0.0125] * 4, 0, 0.05, total=0.05, floor=0.001)
+    assert out.sum() == pytest.approx(0.05) and np.all(out[1:] >= 0.001 - 1e-15)
+    with pytest.raises(DPInputError):
+        P.rebalance([0.5, 0.5], 0, 0.3, locked=[1], total=0.5005, floor=0.001)
