@@ -956,6 +956,8 @@ def split_budget(total: float, weights: Sequence[float], locked: dict[int, float
         used += out[i]
     free = [i for i in range(w.size) if i not in locked]
     left = total - used
+    if not free and abs(left) > 1e-9 * total:
+        raise DPInputError("every statistic is locked: unlock one so the total can change")
     if left < -1e-12 * total:
         raise DPInputError(f"the locked statistics use {used:.4g}, more than the total {total:.4g}")
     if free:

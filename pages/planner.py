@@ -262,8 +262,9 @@ def _on_total_change() -> None:
     locked = {i: alloc[k] for i, k in enumerate(kinds) if st.session_state.get(f"planner_lock_{k}")}
     try:
         new = P.split_budget(total, [alloc[k] for k in kinds], locked)
-    except ValueError:
-        new = P.split_budget(total, [1.0] * len(kinds))
+    except ValueError as exc:
+        st.session_state["_planner_alloc_error"] = f"{exc}; the locks were ignored for this change"
+        new = P.split_budget(total, [alloc[k] for k in kinds])
     _store_allocation(dict(zip(kinds, map(float, new))))
 
 

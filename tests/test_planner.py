@@ -315,3 +315,9 @@ def test_rebalance_floor_keeps_every_statistic_above_the_slider_minimum():
     assert out.sum() == pytest.approx(0.05) and np.all(out[1:] >= 0.001 - 1e-15)
     with pytest.raises(DPInputError):
         P.rebalance([0.5, 0.5], 0, 0.3, locked=[1], total=0.5005, floor=0.001)
+
+
+def test_split_budget_all_locked_refuses_a_new_total():
+    with pytest.raises(DPInputError, match="locked"):
+        P.split_budget(2.0, [1, 1], {0: 0.5, 1: 0.5})
+    np.testing.assert_allclose(P.split_budget(1.0, [1, 1], {0: 0.5, 1: 0.5}), [0.5, 0.5])
