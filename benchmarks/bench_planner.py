@@ -14,7 +14,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import numpy as np  # noqa: E402
 
 from dpcore import budget as B, planner as P, release as R  # noqa: E402
 from dpcore.data import lognormal_incomes  # noqa: E402

@@ -46,7 +46,7 @@ their current values; :meth:`PlannedStatistic.error_quantile` gives the resultin
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np

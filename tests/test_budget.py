@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 
 from dpcore import budget as B
 from dpcore.validation import DPInputError
