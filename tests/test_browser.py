@@ -123,7 +123,9 @@ THUMB = 'input[type="range"], [role="slider"]'  # react-aria (Streamlit >= 1.5x)
 
 def _main_slider_thumb(page):
     """The thumb of the page's main slider: the first main-area slider about epsilon, else the first."""
-    sliders = page.query_selector_all('[data-testid="stMain"] [data-testid="stSlider"]')
+    # Only visible sliders: those in a hidden tab or a collapsed expander cannot be dragged.
+    sliders = [s for s in page.query_selector_all('[data-testid="stMain"] [data-testid="stSlider"]')
+               if s.is_visible()]
     if not sliders:
         return None
     labels = [(s.query_selector('[data-testid="stWidgetLabel"]') or s).inner_text() for s in sliders]

@@ -112,7 +112,10 @@ def _session(idx: int, page, barrier: threading.Barrier, out: dict) -> None:
 
 @pytest.mark.slow
 def test_twenty_concurrent_sessions(shared_runtime):
+    import streamlit as st
+
     pages = discover_pages()
+    st.cache_data.clear()  # start cold, as a fresh server does (earlier tests share this process)
     before, _ = _cache_entries()
     out: dict[int, dict] = {}
     barrier = threading.Barrier(N_SESSIONS)
@@ -138,6 +141,7 @@ def test_twenty_concurrent_sessions(shared_runtime):
     assert not per_session, f"session-scoped caches (duplicated per user): {dict(per_session)}"
     states = set().union(*(r["states"] for r in out.values()))
     grown = {name: after[name] - before.get(name, 0) for name in after}
+    assert grown, "no st.cache_data entry was created (the sidebar's dataset loader is cached)"
     limit = len(states) + len(pages) + 2
     too_many = {name: n for name, n in grown.items() if n > limit}
     assert not too_many, (f"cache entries grow with sessions (limit {limit} for {len(states)} distinct "

@@ -204,6 +204,16 @@ def _scan_roots() -> list[Path]:
     return [REPO_ROOT, Path("/tmp"), home / ".streamlit", home / ".cache" / "streamlit"]
 
 
+def test_marker_scan_finds_a_planted_file(tmp_path):
+    """The scanner itself works (otherwise the two tests below could never fail)."""
+    marker = f"QGMARK{uuid.uuid4().hex}"
+    since = time.time() - 1
+    planted = tmp_path / "planted.bin"
+    planted.write_bytes(b"prefix " + marker.encode() + b" suffix")
+    assert str(planted) in _files_containing(marker.encode(), [tmp_path], since)
+    assert not _files_containing(marker.encode(), [tmp_path], time.time() + 60), "mtime filter broken"
+
+
 def test_apptest_upload_is_not_written_to_disk_or_logs(caplog):
     """In-process: the sidebar upload -> dpcore.data path writes nothing and logs nothing of the data."""
     marker = f"QGMARK{uuid.uuid4().hex}"
