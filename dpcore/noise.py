@@ -89,6 +89,16 @@ class SecureRandom:
     def normal(self, loc=0.0, scale=1.0, size=None):
         return loc + scale * self.standard_normal(size)
 
+    def standard_cauchy(self, size=None):
+        return np.tan(np.pi * (self.random(size) - 0.5))
+
+    def __getattr__(self, name: str):
+        # a method numpy's Generator has but this source does not: say so with a TypeError that
+        # names rng, so callers (dpcore.release) can fall back deliberately instead of crashing
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise TypeError(f"rng: SecureRandom does not provide {name}(); use a numpy Generator for this method")
+
     def standard_exponential(self, size=None):
         return -np.log(self.random(size))
 

@@ -31,11 +31,16 @@ class DPInputError(ValueError):
 
 
 def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
-    """Return a ``numpy.random.Generator``: pass one through, seed one from an int, or make a fresh one."""
+    """Return a ``numpy.random.Generator`` (pass one through, seed one from an int, or make a fresh one),
+    or pass a :class:`dpcore.noise.SecureRandom` through unchanged."""
     if rng is None:
         return np.random.default_rng()
     if isinstance(rng, np.random.Generator):
         return rng
+    from .noise import SecureRandom  # local import: noise imports this module
+
+    if isinstance(rng, SecureRandom):
+        return rng  # the OS-CSPRNG source for real releases (duck-types the Generator methods dpcore uses)
     if isinstance(rng, (Integral, np.integer)) and not isinstance(rng, bool):
         if int(rng) < 0:
             raise DPInputError(f"a random seed must be a non-negative integer, got {rng}")

@@ -282,3 +282,13 @@ def test_seeded_draws_are_reproducible():
     a = sample_generalized_cauchy(2.0, 5, rng=42)
     b = sample_generalized_cauchy(2.0, 5, rng=np.random.default_rng(42))
     assert np.array_equal(a, b)
+
+
+def test_secure_source_passes_validation_and_unsupported_methods_raise_type_error():
+    from dpcore.validation import as_generator
+
+    sr = secure_generator()
+    assert as_generator(sr) is sr
+    assert stats.kstest(sr.standard_cauchy(20_000), "cauchy").pvalue > 1e-4
+    with pytest.raises(TypeError, match="rng"):
+        sr.dirichlet([1.0, 1.0])
