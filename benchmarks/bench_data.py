@@ -86,7 +86,7 @@ def main() -> None:
     header("AppTest reruns (About page)")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("pages/about.py").run()
+    at.switch_page("app_pages/about.py").run()
     times = []
     for v in [0.5, 1.0, 2.0, 3.0, 0.2, 5.0, 1.5, 0.1, 8.0, 1.0]:
         t = time.perf_counter()

@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python benchmarks/bench_gini_page.py [--quick]
 
-1. AppTest reruns of pages/gini.py after each widget change at default settings
+1. AppTest reruns of app_pages/gini.py after each widget change at default settings
    (target: median < 0.2 s, worst < 0.5 s on the 2-core machine).
 2. dpcore.posterior: one posterior, and a vectorised batch of posteriors.
 3. dpcore.gini_experiments: Figures 1, 3, 4 at the page's default sizes, error vs epsilon.
@@ -37,7 +37,7 @@ def bench_page() -> None:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     t = time.perf_counter()
     at.run()
-    at.switch_page("pages/gini.py")
+    at.switch_page("app_pages/gini.py")
     at.run()
     first = time.perf_counter() - t
     assert not at.exception, [e.value for e in at.exception]

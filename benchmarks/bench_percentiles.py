@@ -75,11 +75,11 @@ def figures_table(n_cells=300):
 def page_table():
     from streamlit.testing.v1 import AppTest
 
-    print("\n## AppTest reruns of pages/percentiles.py (seconds)")
+    print("\n## AppTest reruns of app_pages/percentiles.py (seconds)")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
     t = time.perf_counter()
-    at.switch_page("pages/percentiles.py")
+    at.switch_page("app_pages/percentiles.py")
     at.run()
     print(f"| first render of the page (cold caches) | {time.perf_counter() - t:6.3f} |")
     assert not at.exception

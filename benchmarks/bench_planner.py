@@ -59,10 +59,10 @@ def bench_release() -> None:
 def bench_page() -> None:
     from streamlit.testing.v1 import AppTest
 
-    print("\n## pages/planner.py (AppTest), default settings")
+    print("\n## app_pages/planner.py (AppTest), default settings")
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
     at.run()
-    at.switch_page("pages/planner.py")
+    at.switch_page("app_pages/planner.py")
     t, _ = timed(lambda: at.run())
     print(f"first render (cold caches): {t:.2f} s")
     reruns = [timed(lambda: at.run())[0] for _ in range(10)]

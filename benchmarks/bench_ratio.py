@@ -57,7 +57,7 @@ def page() -> None:
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
-    at.switch_page("pages/ratios.py")
+    at.switch_page("app_pages/ratios.py")
     t = time.perf_counter()
     at.run()
     print(f"\nratios page first render: {time.perf_counter() - t:.3f} s")

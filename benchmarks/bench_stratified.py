@@ -80,7 +80,7 @@ def page(quick: bool) -> None:
         at.run()
         base.append(time.perf_counter() - t)
     row("baseline: plain rerun of the About page (machine load reference)", statistics.median(base))
-    at.switch_page("pages/stratified.py")
+    at.switch_page("app_pages/stratified.py")
     t = time.perf_counter()
     at.run()
     row("open the page (default settings)", time.perf_counter() - t)

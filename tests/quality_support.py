@@ -39,7 +39,7 @@ CHROMIUM_ARGS = [
 class PageInfo:
     """One entry of app.py's PAGES list."""
 
-    path: str       # "pages/gini.py" (what AppTest.switch_page takes)
+    path: str       # "app_pages/gini.py" (what AppTest.switch_page takes)
     title: str
     url_path: str   # "gini" (what the browser opens: http://host:port/gini)
     default: bool = False
@@ -57,7 +57,7 @@ class PageInfo:
 def discover_pages(app_file: Path | None = None) -> list[PageInfo]:
     """The pages of app.py's ``PAGES = [st.Page(...), ...]`` list, in order.
 
-    Falls back to every ``pages/*.py`` when the list cannot be parsed (so a refactor of app.py
+    Falls back to every ``app_pages/*.py`` when the list cannot be parsed (so a refactor of app.py
     never silently turns the gates into no-ops: the fallback still covers every page file).
     """
     app_file = app_file or REPO_ROOT / "app.py"
@@ -82,8 +82,8 @@ def discover_pages(app_file: Path | None = None) -> list[PageInfo]:
                 pages.append(PageInfo(path=path, title=str(kw.get("title", stem)),
                                       url_path=str(kw.get("url_path", stem)), default=bool(kw.get("default", False))))
     if not pages:
-        pages = [PageInfo(path=f"pages/{p.name}", title=p.stem, url_path=p.stem)
-                 for p in sorted((REPO_ROOT / "pages").glob("*.py"))]
+        pages = [PageInfo(path=f"app_pages/{p.name}", title=p.stem, url_path=p.stem)
+                 for p in sorted((REPO_ROOT / "app_pages").glob("*.py"))]
     return pages
 
 
@@ -91,34 +91,18 @@ def discover_pages(app_file: Path | None = None) -> list[PageInfo]:
 # AppTest helpers
 # ---------------------------------------------------------------------------------------------
 
-_SHIM: Path | None = None
 
 
 def app_script() -> Path:
-    """The entry script AppTest should run: app.py itself, or a faithful shim of it.
+    """The entry script AppTest runs: app.py itself.
 
-    Streamlit 1.67 runs a requested page *standalone* (legacy "pages/ directory" mode: app.py,
-    its sidebar and set_page_config are skipped) whenever a folder named ``pages/`` sits next to
-    the main script and st.navigation has not yet run in the process. AppTest resets that flag on
-    every run, so ``at.switch_page("pages/x.py")`` never runs app.py. Until the folder is renamed
-    (reported to the lead), we run a copy of app.py's source from a temporary folder, with only
-    the page paths made absolute: the same code, minus the legacy-mode trap.
+    The pages live in ``app_pages/``, not ``pages/``: with a folder named ``pages/`` next to the
+    main script, Streamlit 1.67 runs a requested page standalone (legacy multipage mode: app.py,
+    its sidebar and set_page_config skipped) until st.navigation has run once, which broke cold
+    deep links and made ``AppTest.switch_page`` skip app.py. ``tests/test_browser.py::
+    test_cold_deep_link_runs_through_app_py`` guards against the folder coming back.
     """
-    global _SHIM
-    app = REPO_ROOT / "app.py"
-    if not (REPO_ROOT / "pages").is_dir():
-        return app
-    if _SHIM is None or not _SHIM.exists():
-        import tempfile
-
-        text = app.read_text(encoding="utf-8")
-        for pg in discover_pages():
-            for quote in ('"', "'"):
-                text = text.replace(f"{quote}{pg.path}{quote}", f"{quote}{REPO_ROOT / pg.path}{quote}")
-        folder = Path(tempfile.mkdtemp(prefix="qg_app_"))
-        _SHIM = folder / "app.py"
-        _SHIM.write_text(f"# AppTest shim of {app} (see tests/quality_support.py)\n" + text, encoding="utf-8")
-    return _SHIM
+    return REPO_ROOT / "app.py"
 
 
 def page_arg(page: PageInfo | str) -> str:

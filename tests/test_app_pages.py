@@ -15,7 +15,7 @@ PAGES = re.findall(r"st\.Page\(\s*[\"']([^\"']+\.py)[\"']", APP.read_text(encodi
 
 
 def test_app_registers_pages():
-    assert "pages/about.py" in PAGES and len(PAGES) >= 6
+    assert "app_pages/about.py" in PAGES and len(PAGES) >= 6
     assert all((APP.parent / p).is_file() for p in PAGES)
 
 

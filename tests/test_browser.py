@@ -45,8 +45,7 @@ TIMINGS: dict[str, float] = {}
 def server(tmp_path_factory, browser):
     with streamlit_server(tmp_path_factory.mktemp("browser_server")) as srv:
         TIMINGS["server start to healthy"] = srv.started_in
-        # Warm up through the entry point: until app.py has run once, a deep link such as /gini is
-        # served by Streamlit's legacy pages/ directory mode (see test_cold_deep_link_*).
+        # Cold start measured through the entry point (deep links on a cold server have their own test).
         context = browser.new_context()
         page = context.new_page()
         t0 = time.perf_counter()
@@ -194,11 +193,6 @@ def test_deep_link_with_query_params_restores_the_view(server, tab):
     assert "777" in values, f"seed from the URL not shown in the sidebar: {values}"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug, reported to the lead: with a folder named pages/ next to app.py, Streamlit 1.67 "
-    "serves a deep link on a freshly started server in legacy pages/ mode (page script alone: no "
-    "shared sidebar, seed from the URL ignored) until app.py has run once. Renaming pages/ to "
-    "e.g. app_pages/ fixes it (checked on a copy). strict: remove this marker once fixed."))
 def test_cold_deep_link_runs_through_app_py(tmp_path_factory, browser):
     """The first visitor after a restart opens a shared URL: it must get the real app."""
     with streamlit_server(tmp_path_factory.mktemp("cold_server")) as srv:

@@ -1,4 +1,4 @@
-"""AppTest for pages/about.py: opens, explains epsilon with correct numbers, sliders work, URL state."""
+"""AppTest for app_pages/about.py: opens, explains epsilon with correct numbers, sliders work, URL state."""
 from __future__ import annotations
 
 import math
@@ -12,7 +12,7 @@ def _about(**query) -> AppTest:
     for k, v in query.items():
         at.query_params[k] = str(v)
     at.run()
-    at.switch_page("pages/about.py").run()
+    at.switch_page("app_pages/about.py").run()
     assert not at.exception, at.exception
     return at
 

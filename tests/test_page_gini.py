@@ -1,4 +1,4 @@
-"""AppTest tests of pages/gini.py: defaults, sliders, bad input and bad data, saturation, experiments.
+"""AppTest tests of app_pages/gini.py: defaults, sliders, bad input and bad data, saturation, experiments.
 
 The rerun time of a slider change is printed (run with -s to see it); no timing assertion here
 (benchmarks/bench_gini_page.py prints a table).
@@ -24,7 +24,7 @@ def _open(dataset: IncomeData | None = None, monkeypatch=None) -> AppTest:
         monkeypatch.setattr(ui.sidebar, "current_dataset", lambda: dataset)
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.switch_page("pages/gini.py")
+    at.switch_page("app_pages/gini.py")
     at.run()
     return at
 
@@ -208,7 +208,7 @@ def _open_with_source(label: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["data_source"] = label
     at.run()
-    at.switch_page("pages/gini.py")
+    at.switch_page("app_pages/gini.py")
     at.run()
     return at
 

@@ -1,4 +1,4 @@
-"""AppTest tests of pages/percentiles.py: defaults, main sliders, data sources, figures, bad input."""
+"""AppTest tests of app_pages/percentiles.py: defaults, main sliders, data sources, figures, bad input."""
 from __future__ import annotations
 
 import time
@@ -13,7 +13,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 def _open() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.switch_page("pages/percentiles.py")
+    at.switch_page("app_pages/percentiles.py")
     at.run()
     return at
 

@@ -1,4 +1,4 @@
-"""AppTest tests of pages/planner.py: defaults, sliders and rebalancing, bad input, release mode never
+"""AppTest tests of app_pages/planner.py: defaults, sliders and rebalancing, bad input, release mode never
 shows a true value, URL state, and the generated script reproduces the page's numbers."""
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _open(query: dict | None = None) -> AppTest:
     for k, v in (query or {}).items():
         at.query_params[k] = v
     at.run()
-    at.switch_page("pages/planner.py")
+    at.switch_page("app_pages/planner.py")
     at.run()
     return at
 
@@ -225,7 +225,7 @@ def test_release_from_uploaded_confidential_file_shows_no_true_value():
     # sidebar + planner page in one script (AppTest drops the sidebar tree after st.navigation reruns)
     harness = (f"import runpy, sys\nsys.path.insert(0, {str(REPO)!r})\n"
                "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
-               f"runpy.run_path({str(REPO / 'pages' / 'planner.py')!r})\n")
+               f"runpy.run_path({str(REPO / 'app_pages' / 'planner.py')!r})\n")
     at = AppTest.from_string(harness, default_timeout=240)
     for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_mode": RELEASE,
                  "planner_stats": "gini,group_means,percentiles,mean", "planner_groupcol": "region"}.items():

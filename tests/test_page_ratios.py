@@ -1,4 +1,4 @@
-"""AppTest tests of pages/ratios.py: defaults, every view, main sliders, seed reproducibility, URL state,
+"""AppTest tests of app_pages/ratios.py: defaults, every view, main sliders, seed reproducibility, URL state,
 bad input (st.error, never an exception), and the ACS poverty example against dpcore."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _open(**query) -> AppTest:
     for k, v in query.items():
         at.query_params[k] = str(v)
     at.run()
-    at.switch_page("pages/ratios.py")
+    at.switch_page("app_pages/ratios.py")
     at.run()
     return at
 

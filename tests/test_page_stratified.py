@@ -1,4 +1,4 @@
-"""AppTest tests of pages/stratified.py: defaults, main sliders, data sources, experiments, bad input."""
+"""AppTest tests of app_pages/stratified.py: defaults, main sliders, data sources, experiments, bad input."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +12,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 def _open() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
-    at.switch_page("pages/stratified.py")
+    at.switch_page("app_pages/stratified.py")
     at.run()
     return at
 
@@ -137,7 +137,7 @@ def test_bad_url_values_fall_back_to_defaults():
     at.query_params["strat_eps"] = "-3"
     at.query_params["strat_k"] = "100000"
     at.run()
-    at.switch_page("pages/stratified.py")
+    at.switch_page("app_pages/stratified.py")
     at.run()
     _clean(at)
 
@@ -155,7 +155,7 @@ def test_grouping_column_with_hundreds_of_levels_is_capped(cps_path):
     at.query_params["strat_data"] = "Sidebar dataset (choose grouping columns)"
     at.query_params["strat_col1"] = "STATEFIP"
     at.run()
-    at.switch_page("pages/stratified.py")
+    at.switch_page("app_pages/stratified.py")
     at.run()
     _clean(at)
     assert at.session_state["dataset"].frame is not None

@@ -86,7 +86,7 @@ def test_streamlit_resolves_the_same_settings():
 def test_no_disk_persisted_caches_in_code():
     """st.cache_data(persist=...) would write (possibly uploaded) data to ~/.streamlit/cache."""
     offenders = []
-    for py in list(REPO_ROOT.glob("*.py")) + list(REPO_ROOT.glob("pages/*.py")) + list(REPO_ROOT.glob("ui/*.py")) \
+    for py in list(REPO_ROOT.glob("*.py")) + list(REPO_ROOT.glob("app_pages/*.py")) + list(REPO_ROOT.glob("ui/*.py")) \
             + list(REPO_ROOT.glob("dpcore/**/*.py")):
         text = py.read_text(encoding="utf-8", errors="replace")
         if "persist=" in text.replace(" ", "") and "cache_data" in text:
@@ -219,7 +219,7 @@ def test_apptest_upload_is_not_written_to_disk_or_logs(caplog):
     marker = f"QGMARK{uuid.uuid4().hex}"
     since = time.time() - 1
     caplog.set_level(logging.DEBUG)
-    at = open_page("pages/about.py")
+    at = open_page("app_pages/about.py")
     widget = find_upload_widget(at)
     if widget is None:
         pytest.skip("the sidebar has no file upload yet (issue 2 in progress)")
