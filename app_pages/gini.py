@@ -14,8 +14,11 @@ from dpcore import gini as G
 from dpcore import gini_experiments as E
 from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration
 from dpcore.posterior import gini_posterior
+from dpcore.scriptgen import literal
 from ui import plots_gini as plots
-from ui.common import download_csv, guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_slider, rng, seed
+from ui import repro
+from ui.common import (download_csv, guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox,
+                       qp_slider, rng, seed)
 from ui.sidebar import current_dataset
 
 EPS_OPTIONS = [0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0]
@@ -32,6 +35,49 @@ PRIORS = {"uniform": ("uniform", "a flat prior on [0, 1] (the paper's choice)"),
           "beta": (("beta", 6.0, 7.0), "a Beta(6, 7) prior (most countries' Ginis lie between 0.2 and 0.7)")}
 CAL_LABELS = {"tight": "tight (ours: certified, less noise)", "paper": "paper (Nissim et al. constants)"}
 METHOD_LABELS = {"exact": "exact (Theorem 4.3 structure)", "fast": "fast closed form (Theorem 4.4 structure)"}
+
+# The view part of the generated script (ui.repro): `settings` (plain literals) is written above it.
+SCRIPT_BODY = f"""\
+from dpcore import gini as G
+from dpcore import gini_experiments as E
+from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration
+from dpcore.posterior import gini_posterior
+
+n, eps, gamma = settings["n"], settings["epsilon"], settings["gamma"]
+lower, upper = settings["lower"], settings["upper"]
+# the page's fixed random sub-sample of n records (seed {SUBSAMPLE_SEED}; the sidebar seed redraws the noise only)
+if n < values.size:
+    values = np.random.default_rng({SUBSAMPLE_SEED}).choice(values, size=n, replace=False)
+if settings["upper_epsilon"] > 0:  # U estimated with DP (its epsilon is added to the total)
+    from dpcore import bounds
+    eps_u = settings["upper_epsilon"]
+    upper = float(bounds.dp_upper_bound(values, epsilon_n=eps_u / 2, epsilon_count=eps_u / 2, lower=lower,
+                                        rng=np.random.default_rng(seed + 11)).upper)
+xs, n_below, n_above = G.clip_incomes(values, lower=lower, upper=upper, clip_negative=True)
+cal = smooth_noise_calibration(eps, gamma, mode=settings["calibration"])
+ss = G.smooth_sensitivity(xs, lower=lower, upper=upper, beta=cal.beta, method=settings["method"])
+true_g = G.gini(xs)
+scale = ss.value / cal.alpha
+med, q90, q99 = E.abs_error_quantiles(scale, gamma)
+lap_scale = ss.global_sensitivity / eps
+lap_med, lap_q90, lap_q99 = E.laplace_abs_error_quantiles(lap_scale)
+saturated = bool(ss.saturated or med >= 0.5)
+results.update(n=n, lower=lower, upper=upper, upper_epsilon=settings["upper_epsilon"],
+               total_epsilon=eps + settings["upper_epsilon"], true_gini=true_g,
+               smooth_sensitivity=ss.value, k_star=ss.k_star, alpha=cal.alpha, beta=cal.beta, noise_scale=scale,
+               median_abs_error=med, q90_abs_error=q90, q99_abs_error=q99, laplace_median_abs_error=lap_med,
+               laplace_q90_abs_error=lap_q90, laplace_q99_abs_error=lap_q99, saturated=saturated)
+if gamma > 3:  # finite variance only then
+    results.update(rmse=E.noise_rmse(scale, gamma), laplace_rmse=lap_scale * np.sqrt(2))
+if not saturated:
+    results["plausible_releases"] = E.plausible_releases(true_g, scale, gamma, {N_DOTS}).tolist()
+    # the page's one simulated release (sidebar seed + 3) and what an analyst infers from it (eq. 11)
+    one = float(true_g + scale * GeneralizedCauchy(gamma).rvs(1, np.random.default_rng(seed + 3))[0])
+    post = gini_posterior(one, noise_scale=scale, gamma=gamma, prior=settings["prior"])
+    (lo, hi), (h_lo, h_hi) = post.interval({LEVEL!r}), post.interval({LEVEL!r}, kind="hpd")
+    results.update(released_gini=one, posterior_mean=post.mean, posterior_interval_lower=lo,
+                   posterior_interval_upper=hi, posterior_hpd_lower=h_lo, posterior_hpd_upper=h_hi)
+"""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,6 +325,8 @@ if not saturated:
         st.plotly_chart(plots.dots_figure(dots, true_g), width="stretch")
         st.caption(f"Each dot is a 1-in-{N_DOTS} chance: if the agency published today, the Gini would be "
                    "near one of these dots. Dots far from the black line are the heavy-tailed noise.")
+        download_csv(pd.DataFrame({"probability_level": (np.arange(N_DOTS) + 0.5) / N_DOTS, "release": dots}),
+                     "Download the dots (CSV)", "gini_plausible_releases.csv", key="gini_dl_dots")
     with cB:
         st.subheader("Error summary")
         shown = errors.copy()
@@ -317,6 +365,8 @@ download_csv(pd.concat([c.assign(bound=b) for c, b in ((exact_curve, "exact"), (
 
 # ---- 3. posterior --------------------------------------------------------------------------------
 st.header("3 · What can an analyst infer from one release?")
+post_numbers: dict[str, float] = {}
+prior_key = None
 if not saturated:
     one = float(true_g + scale * gc.rvs(1, rng(3))[0])
     prior_key = qp_radio("Analyst's prior belief about the Gini", "gini_prior", list(PRIORS), "uniform",
@@ -325,6 +375,9 @@ if not saturated:
     with guard("the posterior"):
         post = _posterior(one, scale, gamma, prior)
         lo, hi = post["interval"]
+        post_numbers = {"released_gini": one, "posterior_mean": float(post["mean"]),
+                        "posterior_interval_lower": float(lo), "posterior_interval_upper": float(hi),
+                        "posterior_hpd_lower": float(post["hpd"][0]), "posterior_hpd_upper": float(post["hpd"][1])}
         st.markdown(
             f"Suppose the agency publishes **{one:.4f}**. Combining it with the known noise distribution and "
             f"{prior_text} (eq. 11, a post-processing step that costs no privacy), an analyst is "
@@ -358,7 +411,7 @@ with guard("the error curve"):
 st.header("5 · Reproduce the paper's experiments")
 st.markdown("Each runs on a button (they take a few seconds), with the paper's calibration and ours side by side.")
 draw_opts = {"10,000": 10_000, "100,000": 100_000, "1,000,000 (as in the paper; slower)": 1_000_000}
-n_draws = draw_opts[st.selectbox("Simulated releases per setting", list(draw_opts), index=1, key="gini_exp_draws")]
+n_draws = draw_opts[qp_selectbox("Simulated releases per setting", "gini_exp_draws", list(draw_opts), "100,000")]
 
 
 def _progress_bar(label: str):
@@ -411,3 +464,28 @@ with t4:
         for note in res.notes:
             st.caption(note)
         download_csv(res.table, "Download Figure 4 table (CSV)", "gini_figure4.csv", key="gini_dl_fig4")
+
+# ---- 6. share / reproduce -------------------------------------------------------------------------
+st.header("6 · Share or reproduce this view")
+numbers = {"n": float(n), "lower": lower, "upper": upper, "upper_epsilon": upper_eps, "total_epsilon": total_eps,
+           "true_gini": true_g, "smooth_sensitivity": ss["value"], "k_star": float(ss["k_star"]),
+           "alpha": cal.alpha, "beta": cal.beta, "noise_scale": scale,
+           "median_abs_error": med_err, "q90_abs_error": q90_err, "q99_abs_error": q99_err,
+           "laplace_median_abs_error": lap_med, "laplace_q90_abs_error": lap_q90,
+           "laplace_q99_abs_error": lap_q99, "saturated": float(saturated)}
+if gamma > 3:
+    numbers.update(rmse=E.noise_rmse(scale, gamma), laplace_rmse=lap_scale * math.sqrt(2))
+numbers.update(post_numbers)
+st.markdown("The numbers of this view at full precision (the script below prints the same ones):")
+numbers_table = pd.DataFrame({"quantity": list(numbers), "value": [float(v) for v in numbers.values()]})
+st.dataframe(numbers_table, hide_index=True,
+             column_config={"value": st.column_config.NumberColumn(format="plain")})
+download_csv(numbers_table, "Download these numbers (CSV)", "gini_numbers.csv", key="gini_dl_numbers")
+# The script is assembled from plain literals only (numbers and fixed option names, never typed text).
+settings = {"n": int(n), "epsilon": eps, "gamma": gamma, "method": str(method), "calibration": str(calibration),
+            "lower": lower, "upper": None if bounds_mode == BOUNDS_DP else upper,
+            "upper_epsilon": upper_eps if bounds_mode == BOUNDS_DP else 0.0,
+            "prior": PRIORS[prior_key][0] if prior_key in PRIORS else PRIORS["uniform"][0]}
+repro.share_panel("gini", script=repro.script_for(title="Gini index with differential privacy",
+                                                  body=f"settings = {literal(settings)}\n\n" + SCRIPT_BODY),
+                  note="The paper experiments (section 5) are not in the script: download their tables above.")

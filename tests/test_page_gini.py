@@ -232,3 +232,109 @@ def test_other_sidebar_sources_render(source):
     at = _open_with_source(source)
     _clean(at)
     assert "True Gini (confidential)" in _metrics(at)
+
+
+# ---- share / reproduce (issue 7) -----------------------------------------------------------------
+
+def _numbers(at: AppTest) -> dict[str, float]:
+    """The page's full-precision numbers table (section 6)."""
+    table = next(d.value for d in at.dataframe if "quantity" in d.value.columns)
+    return dict(zip(table["quantity"], table["value"].astype(float)))
+
+
+def _run_script(at: AppTest, tmp_path: Path) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    scripts = [c.value for c in at.code if "Reproduces the view" in str(c.value)]
+    assert len(scripts) == 1, "the share section shows the script"
+    path = tmp_path / "gini_view.py"
+    path.write_text(scripts[0])
+    proc = subprocess.run([sys.executable, str(path)], cwd=str(Path(APP).parent), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _assert_same_numbers(page: dict[str, float], script: dict) -> None:
+    missing = set(page) - set(script)
+    assert not missing, f"the script does not print {sorted(missing)}"
+    for k, v in page.items():
+        assert float(script[k]) == pytest.approx(v, rel=1e-9, abs=1e-12), k
+
+
+def test_generated_script_reproduces_page_numbers(tmp_path):
+    from dpcore import gini_experiments as E
+
+    at = _open()
+    _clean(at)
+    page = _numbers(at)
+    for k in ("true_gini", "smooth_sensitivity", "noise_scale", "median_abs_error", "laplace_median_abs_error",
+              "released_gini", "posterior_interval_lower", "posterior_interval_upper"):
+        assert k in page
+    # the table holds the headline metrics at full precision
+    assert _metrics(at)["True Gini (confidential)"] == f"{page['true_gini']:.4f}"
+    out = _run_script(at, tmp_path)
+    _assert_same_numbers(page, out)
+    dots = E.plausible_releases(page["true_gini"], page["noise_scale"], 2.0, 20)
+    np.testing.assert_allclose(out["plausible_releases"], dots, rtol=1e-12)
+    link = next(c.value for c in at.code if "gini_eps=" in str(c.value))
+    for key in ("gini_eps", "gini_gamma", "gini_n", "gini_method", "gini_cal", "gini_bounds", "gini_L", "gini_U",
+                "gini_prior", "gini_exp_draws", "seed="):
+        assert key in link
+
+
+def test_generated_script_reproduces_changed_settings(tmp_path):
+    """gamma > 3 (RMSE), fast bound, paper calibration, a sub-sample, Beta prior, DP upper bound."""
+    at = _open()
+    at.select_slider(key="gini_eps").set_value(2.0).run()
+    at.select_slider(key="gini_gamma").set_value(4.0).run()
+    at.slider(key="gini_n").set_value(3000).run()
+    at.radio(key="gini_method").set_value("fast").run()
+    at.radio(key="gini_cal").set_value("paper").run()
+    at.radio(key="gini_prior").set_value("beta").run()
+    at.radio(key="gini_bounds").set_value("Estimate U with DP (costs extra ε)").run()
+    _clean(at)
+    page = _numbers(at)
+    assert page["n"] == 3000 and page["upper_epsilon"] == 0.15 and page["total_epsilon"] == pytest.approx(2.15)
+    assert "rmse" in page and "posterior_mean" in page
+    out = _run_script(at, tmp_path)
+    _assert_same_numbers(page, out)
+    assert "'prior': ('beta', 6.0, 7.0)" in next(c.value for c in at.code if "Reproduces the view" in str(c.value))
+
+
+def test_saturated_view_script_matches_and_prints_no_release(tmp_path):
+    at = _open()
+    at.slider(key="gini_n").set_value(200).run()
+    at.select_slider(key="gini_eps").set_value(0.05).run()
+    _clean(at)
+    page = _numbers(at)
+    assert page["saturated"] == 1.0 and "released_gini" not in page
+    out = _run_script(at, tmp_path)
+    _assert_same_numbers(page, out)
+    assert "released_gini" not in out
+
+
+def test_link_reproduces_the_view():
+    at = _open()
+    at.select_slider(key="gini_eps").set_value(0.5).run()
+    at.select_slider(key="gini_gamma").set_value(3.5).run()
+    at.slider(key="gini_n").set_value(4000).run()
+    at.radio(key="gini_cal").set_value("paper").run()
+    at.number_input(key="gini_U").set_value(500_000.0).run()
+    at.radio(key="gini_prior").set_value("beta").run()
+    at.selectbox(key="gini_exp_draws").set_value("10,000").run()
+    _clean(at)
+    params = {k: _qp(at, k) for k in at.query_params}
+    assert params["gini_exp_draws"] == "10,000"
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    for k, v in params.items():
+        fresh.query_params[k] = v
+    fresh.run()
+    fresh.switch_page("app_pages/gini.py")
+    fresh.run()
+    _clean(fresh)
+    assert _numbers(fresh) == _numbers(at)
+    assert fresh.selectbox(key="gini_exp_draws").value == "10,000"
+    assert fresh.radio(key="gini_prior").value == "beta"
