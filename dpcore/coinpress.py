@@ -48,6 +48,7 @@ import numpy as np
 from . import noise
 from .stratified import MAX_GROUPS, _readonly, _resolve_weights, group_index
 from .validation import (
+    check_epsilon,
     DPInputError,
     as_finite_array,
     as_generator,
@@ -95,7 +96,7 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
 
 def pure_dp_to_zcdp(epsilon: float) -> float:
     """epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-    return check_positive(epsilon, "epsilon") ** 2 / 2.0
+    return check_epsilon(epsilon) ** 2 / 2.0
 
 
 def coinpress_schedule(rho: float, t: int) -> np.ndarray:

@@ -187,7 +187,12 @@ def two_sided_geometric_pmf(k, epsilon: float) -> np.ndarray:
     """P(K = k) = (1 - q)/(1 + q) q^|k| with q = exp(-epsilon) (the discrete Laplace)."""
     epsilon = check_epsilon(epsilon)
     q = math.exp(-epsilon)
-    k = np.asarray(k)
+    try:
+        k = np.asarray(k, dtype=float)
+    except (TypeError, ValueError):
+        raise DPInputError("k must contain integers") from None
+    if not np.all(np.isfinite(k)) or np.any(k != np.round(k)):
+        raise DPInputError("k must contain finite integers (the two-sided geometric lives on the integers)")
     return (1 - q) / (1 + q) * np.exp(-epsilon * np.abs(k))
 
 
@@ -367,6 +372,9 @@ def sample_generalized_cauchy(gamma: float, size, rng=None) -> np.ndarray:
 # Smooth-sensitivity noise: certified privacy loss and calibration
 # ---------------------------------------------------------------------------------------------
 
+MAX_BETA = 25.0  # the privacy loss is at least beta (e^25 ~ 7e10: no privacy left); certified up to here
+
+
 def _phi(w: np.ndarray, gamma: float) -> np.ndarray:
     """phi(w) = log(1 + w^gamma) for w >= 0, i.e. -log h(w) up to a constant."""
     with np.errstate(divide="ignore"):
@@ -408,26 +416,37 @@ def _tail_bound(u0: float, gamma: float, alpha: float, beta: float) -> float:
     return max(candidates)
 
 
-def _local_lipschitz(left: np.ndarray, gamma: float, alpha: float, beta: float) -> np.ndarray:
-    """Lipschitz constant of the loss profile on an interval starting at ``left``.
+def _local_lipschitz(left: np.ndarray, right: np.ndarray, gamma: float, alpha: float, beta: float) -> np.ndarray:
+    """Lipschitz constant of the loss profile max(P, N) on each interval [left, right] (u >= 0).
 
-    Each profile is lambda -/+ (phi(u) - phi(e^-lambda x)) with x = u + alpha or u - alpha, whose
-    u-derivative is a difference D of  phi'(u) = (gamma/u)(1 - B)  and
-    e^-lambda phi'(e^-lambda x) = (gamma/x)(1 - A), with B = 1/(1+u^gamma), A = 1/(1+(e^-lambda x)^gamma).
-    Hence |D| <= gamma alpha/(u x) + gamma A/x + gamma B/u, and on [l, r] with l > alpha
-    (x >= l - alpha, e^-lambda >= e^-beta):
-        L <= gamma alpha/(l (l-alpha)) + gamma/((l-alpha)(1 + (e^-beta (l-alpha))^gamma)) + gamma/(l (1 + l^gamma)).
-    Everywhere, |D| <= max of the two non-negative terms <= e^beta max phi' = e^beta (gamma-1)^((gamma-1)/gamma).
-    The supremum over lambda of L-Lipschitz functions is L-Lipschitz, so these bound the profiles.
+    Each profile is +-(lambda - phi(u) + phi(e^-lambda x)), with x = u + alpha (P) or
+    x = max(u - alpha, 0) (N). Its u-derivative is a difference D of two non-negative terms,
+    phi'(u) = (gamma/u)(1 - B) and e^-lambda phi'(e^-lambda x) = (gamma/x)(1 - A), with
+    B = 1/(1+u^gamma), A = 1/(1+(e^-lambda x)^gamma), so |D| <= the larger term, and each term is
+    bounded by max phi' = (gamma-1)^((gamma-1)/gamma) times its prefactor (1, resp. e^beta) and by
+    gamma/u, resp. gamma/x. For large u the difference cancels:
+        |D| <= gamma alpha/(u x) + gamma A/x + gamma B/u.
+    On N for u <= alpha, x = 0 and N = beta + phi(u) (lambda = -beta). All bounds hold uniformly in
+    |lambda| <= beta, and the supremum over lambda of L-Lipschitz functions is L-Lipschitz.
     """
-    global_l = math.exp(beta) * (gamma - 1.0) ** ((gamma - 1.0) / gamma)
+    dmax = (gamma - 1.0) ** ((gamma - 1.0) / gamma)
+    eb = math.exp(beta)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        d = left - alpha
-        far = (gamma * alpha / (left * d)
-               + gamma / (d * (1.0 + (math.exp(-beta) * d) ** gamma))
-               + gamma / (left * (1.0 + left ** gamma)))
-        far = np.where(d > 0, far, np.inf)
-    return np.minimum(global_l, far)
+        first = np.minimum(dmax, gamma / left)                       # phi'(u), u >= left
+        # P side: x = u + alpha >= left + alpha
+        xp = left + alpha
+        second_p = np.minimum(eb * dmax, gamma / xp)
+        far_p = (gamma * alpha / (left * xp) + gamma / (xp * (1.0 + (xp / eb) ** gamma))
+                 + gamma / (left * (1.0 + left ** gamma)))
+        lip_p = np.minimum(np.maximum(first, second_p), np.where(left > 0, far_p, np.inf))
+        # N side: x = u - alpha
+        xn = left - alpha
+        second_n = np.minimum(eb * dmax, np.where(xn > 0, gamma / xn, np.inf))
+        far_n = (gamma * alpha / (left * xn) + gamma / (xn * (1.0 + (xn / eb) ** gamma))
+                 + gamma / (left * (1.0 + left ** gamma)))
+        lip_n = np.where(xn > 0, np.minimum(np.maximum(first, second_n), far_n), eb * dmax)
+        lip_n = np.where(right <= alpha, first, lip_n)                # N = beta + phi(u) there
+    return np.maximum(lip_p, lip_n)
 
 
 @lru_cache(maxsize=4096)
@@ -444,7 +463,7 @@ def _certified_loss(gamma: float, alpha: float, beta: float, tol: float) -> floa
     for _ in range(60):
         vals = _loss_profiles(grid, gamma, alpha, beta)
         left, right = grid[:-1], grid[1:]
-        lip = _local_lipschitz(left, gamma, alpha, beta)
+        lip = _local_lipschitz(left, right, gamma, alpha, beta)
         # on [l, r] an L-Lipschitz f is at most (f(l) + f(r))/2 + L (r - l)/2
         interval_ub = 0.5 * (vals[:-1] + vals[1:]) + 0.5 * lip * (right - left)
         best = max(float(vals.max()), tail)
@@ -478,6 +497,8 @@ def smooth_noise_privacy_loss(gamma: float, alpha: float, beta: float, *, tol: f
         raise DPInputError(f"gamma must be > 1, got {gamma:g}")
     alpha = check_positive(alpha, "alpha")
     beta = check_positive(beta, "beta", allow_zero=True)
+    if beta > MAX_BETA:
+        raise DPInputError(f"beta must be <= {MAX_BETA:g} (the privacy loss is at least beta), got {beta:g}")
     tol = check_positive(tol, "tol")
     return _certified_loss(float(gamma), float(alpha), float(beta), float(tol))
 
@@ -521,6 +542,9 @@ def smooth_noise_calibration(epsilon: float, gamma: float, mode: str = "tight",
     if mode not in ("tight", "paper"):
         raise DPInputError(f"mode must be 'tight' or 'paper', got {mode!r}")
     beta_v = epsilon / gamma if beta is None else check_positive(beta, "beta")
+    if beta_v > MAX_BETA:
+        raise DPInputError(f"epsilon = {epsilon:g} is too large for smooth-sensitivity noise (beta = {beta_v:g} "
+                           f"> {MAX_BETA:g}); such an epsilon gives no meaningful privacy")
     if mode == "paper":
         if beta is not None and not math.isclose(beta_v, epsilon / gamma):
             raise DPInputError("mode='paper' fixes beta = epsilon/gamma; use mode='tight' for another beta")

@@ -57,6 +57,7 @@ from scipy import optimize, special
 
 from . import noise
 from .validation import (
+    check_bounds,
     DPInputError,
     as_finite_array,
     as_generator,
@@ -468,6 +469,8 @@ def split_public_private(values: Any, groups: Any, *, public_fraction: float = 0
     outside source (e.g. published Census shares).
     """
     x = np.asarray(values)
+    if x.ndim != 1:
+        raise DPInputError("values must be a one-dimensional array")
     g = _label_array(groups)
     if x.shape[0] != g.shape[0]:
         raise DPInputError("values and groups must have the same length")
@@ -491,6 +494,12 @@ def stratified_noise_variance(counts: Any, weights: Any, epsilon: float, clip_lo
     w = np.asarray(weights, dtype=float)
     width = np.asarray(clip_high, dtype=float) - np.asarray(clip_low, dtype=float)
     epsilon = check_epsilon(epsilon)
+    if not (np.all(np.isfinite(c)) and np.all(c >= 0)):
+        raise DPInputError("counts must be finite and non-negative")
+    if not np.all(np.isfinite(w)):
+        raise DPInputError("weights must be finite")
+    if not (np.all(np.isfinite(width)) and np.all(width > 0)):
+        raise DPInputError("each clip range must be finite with clip_low < clip_high")
     b = np.where(c > 0, width / np.maximum(c, 1) / epsilon, 0.0)
     return float(np.sum(w ** 2 * 2.0 * b ** 2))
 
@@ -499,6 +508,7 @@ def global_noise_variance(n: int, epsilon: float, clip_low: float, clip_high: fl
     """Variance ``2 ((high - low)/(n eps))^2`` of the global clipped Laplace mean's noise."""
     n = check_int(n, "n", minimum=1)
     epsilon = check_epsilon(epsilon)
+    clip_low, clip_high = check_bounds(clip_low, clip_high, lower_name="clip_low", upper_name="clip_high")
     return 2.0 * ((clip_high - clip_low) / (n * epsilon)) ** 2
 
 
@@ -926,9 +936,20 @@ class ChainSynthesis:
     notes: tuple[str, ...] = ()
 
 
+def _int_array(x: Any, name: str, *, maximum: float = 2**31) -> np.ndarray:
+    """Integer codes/sizes given as ints or integral floats; finite and below ``maximum`` in size."""
+    try:
+        f = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise DPInputError(f"{name} must contain integers") from None
+    if not np.all(np.isfinite(f)) or np.any(f != np.round(f)) or np.any(np.abs(f) > maximum):
+        raise DPInputError(f"{name} must contain finite integers (at most {maximum:g} in size)")
+    return f.astype(np.int64)
+
+
 def _check_codes(codes: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray]:
     c = np.asarray(codes)
-    s = np.asarray(sizes, dtype=np.int64)
+    s = _int_array(sizes, "sizes", maximum=MAX_GROUPS * 100)
     if c.ndim != 2 or c.shape[1] != s.size or c.shape[1] < 2:
         raise DPInputError("codes must be an (n x d) integer table with d >= 2 columns and one size per column")
     if not np.issubdtype(c.dtype, np.integer):
@@ -996,7 +1017,7 @@ def stratified_synthesize(codes: Any, sizes: Any, strata: Any, k: int, *, epsilo
     distribution (no data, no budget) and noted.
     """
     c, s = _check_codes(codes, sizes)
-    st_codes = np.asarray(strata, dtype=np.int64)
+    st_codes = _int_array(strata, "strata")
     k = check_int(k, "k", minimum=1, maximum=MAX_GROUPS)
     if st_codes.shape != (c.shape[0],) or (st_codes < 0).any() or (st_codes >= k).any():
         raise DPInputError("strata must be one code 0 .. k-1 per record")
@@ -1031,10 +1052,10 @@ def synthetic_parity(real_codes: Any, real_strata: Any, syn_codes: Any, syn_stra
     that no mean is 0. A stratum with no synthetic rows is given the overall synthetic mean
     (stated). Also returns the max disparity ``max |real - syn| / |real|`` over strata and variables.
     """
-    rc = np.asarray(real_codes, dtype=float) + 1.0
-    sc = np.asarray(syn_codes, dtype=float) + 1.0
-    rs = np.asarray(real_strata, dtype=np.int64)
-    ss = np.asarray(syn_strata, dtype=np.int64)
+    rc = _int_array(real_codes, "real_codes").astype(float) + 1.0
+    sc = _int_array(syn_codes, "syn_codes").astype(float) + 1.0
+    rs = _int_array(real_strata, "real_strata")
+    ss = _int_array(syn_strata, "syn_strata")
     k = check_int(k, "k", minimum=1, maximum=MAX_GROUPS)
     if rc.ndim != 2 or sc.ndim != 2 or rc.shape[1] != sc.shape[1] or rs.shape != (rc.shape[0],) \
             or ss.shape != (sc.shape[0],) or sc.shape[0] == 0:
@@ -1065,7 +1086,7 @@ def synthesizer_sweep(codes: Any, sizes: Any, strata: Any, k: int, *, public_w: 
     against epsilon, vanilla chain vs stratified chain. ``public_w`` are the public stratum
     weights used to size the stratified output."""
     c, s = _check_codes(codes, sizes)
-    st_codes = np.asarray(strata, dtype=np.int64)
+    st_codes = _int_array(strata, "strata")
     runs = check_int(runs, "runs", minimum=1, maximum=100)
     n_out = c.shape[0] if n_out is None else check_int(n_out, "n_out", minimum=1)
     gen = as_generator(rng)

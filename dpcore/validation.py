@@ -26,6 +26,9 @@ __all__ = [
 ]
 
 
+MAX_EPSILON = 1e6  # beyond this, e^epsilon overflows in some formulas and privacy is void anyway
+
+
 class DPInputError(ValueError):
     """A bad argument or bad data given to a dpcore function (the message says what to change)."""
 
@@ -84,6 +87,9 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
         raise DPInputError(f"{name} must be > 0 (epsilon = 0 means infinite noise), got {v:g}")
     if not math.isfinite(v):
         raise DPInputError(f"{name} must be finite (epsilon = inf means no privacy), got {v}")
+    if v > MAX_EPSILON:
+        raise DPInputError(f"{name} = {v:g} is above {MAX_EPSILON:g}: such an epsilon gives no privacy at all "
+                           "and is not supported")
     return v
 
 

@@ -292,3 +292,24 @@ def test_secure_source_passes_validation_and_unsupported_methods_raise_type_erro
     assert stats.kstest(sr.standard_cauchy(20_000), "cauchy").pvalue > 1e-4
     with pytest.raises(TypeError, match="rng"):
         sr.dirichlet([1.0, 1.0])
+
+
+@pytest.mark.parametrize("eps,gamma", [(20.0, 2.0), (50.0, 4.0)])
+def test_large_epsilon_calibration_is_certified_and_tight(eps, gamma):
+    cal = smooth_noise_calibration(eps, gamma)
+    assert cal.certified_loss <= eps
+    assert brute_force_loss(gamma, cal.alpha, cal.beta) <= eps
+    assert brute_force_loss(gamma, cal.alpha * 1.05, cal.beta) > eps
+
+
+def test_absurd_privacy_parameters_are_refused_with_a_message():
+    with pytest.raises(DPInputError, match="beta"):
+        smooth_noise_privacy_loss(2.0, 0.1, 1.73e16)
+    with pytest.raises(DPInputError, match="no privacy|too large"):
+        smooth_noise_calibration(1.44e16, 2.0)
+    with pytest.raises(DPInputError, match="too large"):
+        smooth_noise_calibration(100.0, 2.0)  # beta = 50: no privacy left
+    with pytest.raises(DPInputError, match="integers"):
+        two_sided_geometric_pmf(float("nan"), 1.0)
+    with pytest.raises(DPInputError, match="no privacy"):
+        laplace_scale(1e7)

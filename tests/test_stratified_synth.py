@@ -58,7 +58,7 @@ def test_sampling_reproduces_chain_marginals_when_noise_is_negligible():
     a = rng.integers(0, 3, n)
     b = (a + rng.integers(0, 2, n)) % 4
     c = np.column_stack([a, b])
-    syn = synthesize_chain(c, [3, 4], epsilon=1e9, n_out=n, rng=4)
+    syn = synthesize_chain(c, [3, 4], epsilon=1e6, n_out=n, rng=4)
     out = np.column_stack([syn.strata, syn.codes[:, 0]])
     true = np.bincount(a * 4 + b, minlength=12)
     got = np.bincount(out[:, 0] * 4 + out[:, 1], minlength=12)
