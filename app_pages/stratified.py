@@ -11,9 +11,11 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import coinpress as cp
+from dpcore import scriptgen
 from dpcore import stratified as sm
 from dpcore.data import shared_data_path
 from ui import plots_stratified as plots
+from ui import repro
 from ui.sidebar import current_dataset
 from ui.common import (download_csv, guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox,
                        qp_slider,
@@ -181,6 +183,165 @@ def _parity_draws(sim: cp.MethodsSimulation, method: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
+# Share / reproduce: a script that recomputes the group-means view with dpcore
+# ---------------------------------------------------------------------------------------------
+
+_lit = scriptgen.literal  # every value below is written as a Python literal, never pasted text
+
+_SYNTH_CODE = """\
+# ---- the page's data: the paper's Gaussian mixture (the sidebar data above is not used) ----
+N, K, ALPHA, PRESET = {n}, {k}, {alpha}, {preset}
+g = np.random.default_rng(seed)
+if PRESET is None:  # Dirichlet(alpha) group shares
+    shares = g.dirichlet(np.full(K, ALPHA))
+    names = [f"G{{i + 1}}" for i in range(K)]
+else:  # the paper's published group sizes
+    counts = sm.preset_counts(PRESET)
+    names = list(counts)
+    shares = np.array(list(counts.values()), dtype=float)
+    shares /= shares.sum()
+sizes = sm.sizes_from_proportions(shares, N)
+mix = sm.gaussian_mixture(N, len(sizes), ALPHA, g, sizes=sizes)
+private_values = np.asarray(mix.values)
+private_groups = np.array(names, dtype=object)[mix.groups].astype(str)
+# a separate public sample of N/2 group labels gives the PubStrat weights
+public_groups = np.array(names, dtype=object)[g.choice(len(names), size=max(N // 2, 1), p=shares)].astype(str)
+sigma = np.asarray(mix.sigmas)[np.argsort(names)]  # CoinPress is told each group's sigma (sorted labels)
+sigma_global = cp.mixture_sigma(mix.sizes, mix.mus, mix.sigmas)
+"""
+
+_ACS_CODE = """\
+# ---- the page's data: the ACS 2019 excerpt (20 PUMAs in 16 states; the sidebar data above is not used) ----
+import pandas as pd
+from dpcore.data import shared_data_path
+
+ACS_FILE = {file}
+VARIABLE = {col}
+GROUP_COLUMNS = {cols}
+CODE_NAMES = {names}
+_path = shared_data_path(ACS_FILE)
+if _path is None:
+    raise SystemExit("this view uses the ACS excerpt from ../shared/data, which is not on this machine")
+acs = pd.read_csv(_path, usecols=["PINCP", "AGEP", "SEX", "RAC1P", "HISP", "EDU", "MSP"])
+acs = acs.dropna(subset=[VARIABLE])
+parts = [acs[c].astype(int).map(CODE_NAMES[c]).fillna(acs[c].astype(str)) for c in GROUP_COLUMNS]
+labels = parts[0]
+for p in parts[1:]:
+    labels = labels + " × " + p
+# a random half is the private file; the other half only gives the public group shares (PubStrat)
+private_values, private_groups, _, public_groups = sm.split_public_private(
+    acs[VARIABLE].to_numpy(float), labels.to_numpy(), public_fraction=0.5, rng=seed)
+private_groups = np.asarray(private_groups).astype(str)
+public_groups = np.asarray(public_groups).astype(str)
+sigma = sigma_global = {sigma}  # public: the paper's published NY 2018 standard deviation
+"""
+
+_SIDEBAR_CODE = """\
+# ---- the page's data: the sidebar dataset above, grouped by its columns ----
+GROUP_COLUMNS = {cols}
+labels = frame[GROUP_COLUMNS[0]].astype(str)
+for c in GROUP_COLUMNS[1:]:
+    labels = labels + " × " + frame[c].astype(str)
+sm.group_index(labels.to_numpy().astype(str))  # at most 100 groups
+# a random half plays the private file; the other half only gives the group shares (PubStrat)
+private_values, private_groups, _, public_groups = sm.split_public_private(
+    np.asarray(values, float), labels.to_numpy().astype(str), public_fraction=0.5, rng=seed)
+sigma = sigma_global = {sigma}  # the public guess of the standard deviation (CoinPress)
+"""
+
+_VIEW_CODE = """\
+
+# ---- the view: {n_sims} simulated releases of every method (release 0 is the one the page shows) ----
+EPSILON = {eps}
+CLIP = {clip}  # a bound R (synthetic data: clip at R + sqrt(ln|G|/0.1)) or a public (low, high) range
+PRIOR = {prior}  # CoinPress prior interval (public)
+CLAMP = {clamp}
+METHOD = {method}  # the method shown per group
+labels = sm.group_index(private_groups).labels
+public_w = sm.public_weights(public_groups, labels)
+sim = cp.simulate_methods(private_values, private_groups, epsilon=EPSILON, clip_range=CLIP, lower=PRIOR[0],
+                          upper=PRIOR[1], sigma=sigma, sigma_global=sigma_global, public_w=public_w,
+                          n_sims={n_sims}, rng=seed + 1, clamp_to_prior=CLAMP)
+
+
+def parity_draws(method):
+    \"\"\"Parity error (paper Definition 11, omega = 1/k) of every simulated release of one method.\"\"\"
+    t = sim.true_groups
+    ok = t != 0
+    rel = np.abs(sim.groups[method][:, ok] - t[ok]) / np.abs(t[ok])
+    over = np.abs(sim.overall[method] - sim.true_overall) / abs(sim.true_overall) if sim.true_overall != 0 else 0.0
+    return over / t.size + rel.sum(axis=1)
+
+
+rho = cp.pure_dp_to_zcdp(EPSILON)
+results["epsilon"] = EPSILON
+results["coinpress_rho"] = rho
+results["coinpress_epsilon_at_delta"] = {{"delta": {delta}, "epsilon": cp.zcdp_to_dp(rho, {delta})}}
+results["people n"] = int(sim.counts.sum())
+results["groups k"] = len(sim.labels)
+results["smallest group"] = int(sim.counts.min())
+results["largest group"] = int(sim.counts.max())
+draws = sim.groups[METHOD]
+results["group means"] = {{"method": METHOD, "groups": [
+    {{"group": str(label), "size": int(sim.counts[i]), "share (public)": float(sim.weights[i]),
+     "PubStrat share": float(public_w[i]), "true mean": float(sim.true_groups[i]), "release": float(draws[0, i]),
+     "q05": float(np.quantile(draws[:, i], 0.05)), "q95": float(np.quantile(draws[:, i], 0.95)),
+     "sd of releases": float(draws[:, i].std())}}
+    for i, label in sorted(enumerate(sim.labels), key=lambda t: -sim.counts[t[0]])]}}
+results["overall mean by method"] = {{}}
+for m in cp.METHODS:
+    e = sim.overall[m] - sim.true_overall
+    ph = parity_draws(m)
+    results["overall mean by method"][m] = {{
+        "one release": float(sim.overall[m][0]), "true overall mean": sim.true_overall,
+        "RMSE of overall": float(np.sqrt(np.mean(e ** 2))), "mean parity error": float(ph.mean()),
+        "parity q05": float(np.quantile(ph, 0.05)), "parity q95": float(np.quantile(ph, 0.95))}}
+"""
+
+
+def _script_body(source: str, settings: dict) -> tuple[str, bool]:
+    """The script body for the current settings and whether it uses the sidebar's data recipe.
+
+    ``settings`` holds only widget values (numbers, option names from fixed lists, and for the sidebar
+    dataset its column names); each is written with ``scriptgen.literal`` (``repr`` of plain data)."""
+    head = "from dpcore import coinpress as cp\nfrom dpcore import stratified as sm\n\n"
+    if source == DATA_SOURCES[2]:
+        spec = ACS_VARIABLES[settings["var"]]
+        cols = ACS_GROUPINGS[settings["grouping"]]
+        names = {"SEX": SEX_NAMES, "RAC1P": RACE_NAMES, "HISP": HISP_NAMES}
+        data_code = _ACS_CODE.format(file=_lit(ACS_FILE), col=_lit(spec["col"]), cols=_lit(tuple(cols)),
+                                     names=_lit({c: names[c] for c in cols}), sigma=_lit(float(spec["sigma"])))
+        uses_sidebar = False
+    elif source == DATA_SOURCES[3]:
+        data_code = _SIDEBAR_CODE.format(cols=_lit([str(c) for c in settings["columns"]]),
+                                         sigma=_lit(float(settings["sigma"])))
+        uses_sidebar = True
+    else:
+        data_code = _SYNTH_CODE.format(n=_lit(int(settings["n"])), k=_lit(int(settings["k"])),
+                                       alpha=_lit(float(settings["alpha"])),
+                                       preset=_lit(None if settings["preset"] is None else str(settings["preset"])))
+        uses_sidebar = False
+    clip = settings["clip"]
+    view = _VIEW_CODE.format(n_sims=_lit(N_SIMS), eps=_lit(float(settings["epsilon"])),
+                             clip=_lit(float(clip) if isinstance(clip, float) else tuple(float(c) for c in clip)),
+                             prior=_lit(tuple(float(p) for p in settings["prior"])), clamp=_lit(bool(settings["clamp"])),
+                             method=_lit(str(settings["method"])), delta=_lit(DELTA))
+    return head + data_code + view, uses_sidebar
+
+
+def _view_script(source: str, settings: dict) -> str | None:
+    """The runnable script (None when the data cannot be rebuilt by a script). Built from literals, cheap."""
+    body, uses_sidebar = _script_body(source, settings)
+    if uses_sidebar:
+        return repro.script_for(title="Group means and parity", body=body)
+    try:  # this view draws its own data: the script rebuilds the app's default sidebar data, unused
+        return scriptgen.build_script(title="Group means and parity", dataset_key=scriptgen.DEFAULT_DATASET_KEY,
+                                      body=body, seed=seed())
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
 # Page
 # ---------------------------------------------------------------------------------------------
 
@@ -224,6 +385,7 @@ data: dict | None = None
 clip = None
 prior = (-3.0, 3.0)
 value_label = "value"
+script_settings: dict = {}  # the data choices the generated script needs (widget values only)
 with guard("the data"):
     if source == DATA_SOURCES[2]:
         var = qp_selectbox("Variable", "strat_var", list(ACS_VARIABLES), container=c1)
@@ -246,6 +408,7 @@ with guard("the data"):
                        "unweighted (the person weights PWGTP are not used). CoinPress uses "
                        f"σ = {spec['sigma']:,} (published NY 2018 figure) and prior interval {spec['prior']}.")
             data = dict(data, sigma=spec["sigma"], sigma_global=spec["sigma"])
+            script_settings = dict(var=var, grouping=grouping)
     elif source == DATA_SOURCES[3]:
         ds = current_dataset()
         cols = [] if ds.frame is None else [str(c) for c in ds.frame.columns if str(c) != ds.column]
@@ -274,6 +437,7 @@ with guard("the data"):
                 lab = lab + " × " + frame[c].astype(str)
             data = _sidebar_data(ds.values, lab.to_numpy().astype(str), seed())
             data = dict(data, sigma=float(sig), sigma_global=float(sig))
+            script_settings = dict(columns=key_cols, sigma=float(sig))
             st.caption(f"{ds.name}: a random half plays the private file; the other half is used only for its group "
                        "shares (PubStrat). This mimics the paper's experiment: in a real release the shares must come "
                        "from a published source (e.g. census tables), never from the confidential file.")
@@ -293,6 +457,7 @@ with guard("the data"):
                       help="Laplace clips at ±(R + √(ln|G|/γ)), γ = 0.1 (paper Eq. 3); CoinPress starts from [−R, R].")
         clip, prior = float(R), (-float(R), float(R))
         data = _synthetic_data(int(n), int(k), float(alpha), preset, seed())
+        script_settings = dict(n=int(n), k=int(k), alpha=float(alpha), preset=preset)
         st.caption(f"Values: group i draws N(μᵢ, σᵢ) with μᵢ ~ N(0, 1), σᵢ ~ U(0.1, 2) (paper Appendix B). "
                    "CoinPress is told each group's σᵢ (and the mixture's σ for the global run). A separate public "
                    "sample of n/2 group labels gives the PubStrat weights.")
@@ -388,13 +553,21 @@ if view == VIEWS[0]:
                                         "RMSE of overall": st.column_config.NumberColumn(format="%.4g"),
                                         "mean parity error": st.column_config.NumberColumn(format="%.4g")})
             download_csv(summary, "Download method summary (CSV)", "stratified_methods.csv", key="strat_dl_methods")
+            errs_df = pd.concat(errs, ignore_index=True)
             a, b = st.columns(2)
             with a:
                 st.markdown("**Error of the overall mean** (simulated releases)")
-                st.plotly_chart(_memo(view_key + ("overall",), lambda: plots.overall_errors_figure(pd.concat(errs))), width="stretch")
+                st.plotly_chart(_memo(view_key + ("overall",), lambda: plots.overall_errors_figure(errs_df)),
+                                width="stretch")
+                download_csv(errs_df.assign(release=errs_df.groupby("method").cumcount())[["method", "release", "error"]],
+                             "Download the simulated errors (CSV)", "stratified_overall_errors.csv",
+                             key="strat_dl_overall")
             with b:
                 st.markdown("**Parity error** φ = (1/k)·|overall rel. error| + Σ groups |rel. error|")
-                st.plotly_chart(_memo(view_key + ("parity",), lambda: plots.parity_figure(pd.DataFrame(perr))), width="stretch")
+                st.plotly_chart(_memo(view_key + ("parity",), lambda: plots.parity_figure(pd.DataFrame(perr))),
+                                width="stretch")
+                download_csv(pd.DataFrame(perr), "Download the parity errors (CSV)", "stratified_parity.csv",
+                             key="strat_dl_parity")
             st.caption("Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
                        "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
                        "near 0 — that is why the paper reports parity only on real data. The overall estimates of "
@@ -619,3 +792,16 @@ if view == VIEWS[4]:
                    "group error falls as ε grows. Tiny groups (a few people) stay noisy at every ε.")
         download_csv(pd.DataFrame(srows), "Download synthesizer runs (CSV)", "stratified_synthesizer.csv",
                      key="strat_dl_synth")
+
+# ---- Share or reproduce (every view) -------------------------------------------------------------
+st.divider()
+if ok and data is not None and script_settings:
+    script_settings.update(epsilon=float(epsilon), clip=clip, prior=prior, clamp=bool(clamp), method=method)
+    script = _memo(view_key + ("script", method, repro.dataset_key()), lambda: _view_script(source, script_settings))
+    repro.share_panel("stratified", script=script,
+                      note="The script recomputes the **Group means** view (the 200 simulated releases of every "
+                           "method, the per-group table and the overall-mean summary) for the settings above.")
+else:
+    st.markdown("#### Share or reproduce this view")
+    st.caption("Every choice on this page is kept in the address bar: this link opens the same view.")
+    st.code(repro.current_link("stratified"), language=None)

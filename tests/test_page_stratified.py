@@ -1,6 +1,7 @@
 """AppTest tests of app_pages/stratified.py: defaults, main sliders, data sources, experiments, bad input."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,144 @@ def test_acs_epsilon_experiment(acs_path):
     at.button(key="strat_run").click().run()
     _clean(at)
     assert "ρ =" in _text(at)
+
+
+# ---- share / reproduce: the generated script prints the page's numbers ----------------------------
+
+def _run_script(at: AppTest, tmp_path) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    script = next(c.value for c in at.code if "simulate_methods" in c.value)
+    compile(script, "stratified_view.py", "exec")
+    path = tmp_path / "stratified_view.py"
+    path.write_text(script)
+    out = subprocess.run([sys.executable, str(path)], cwd=str(Path(APP).parent), capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def _assert_script_matches_page(at: AppTest, res: dict) -> None:
+    import numpy as np
+
+    metrics = {m.label: m.value for m in at.metric}
+    for label in ("people n", "groups k", "smallest group", "largest group"):
+        assert f"{res[label]:,}" == metrics[label], label
+    # the group table is shown rounded to 4 decimals: the script's numbers rounded the same way are equal
+    table = at.dataframe[0].value.set_index("group")
+    assert res["group means"]["method"] == at.selectbox(key="strat_method").value
+    rows = res["group means"]["groups"]
+    assert sorted(r["group"] for r in rows) == sorted(table.index)
+    assert [r["size"] for r in rows] == sorted(table["size"], reverse=True)
+    for r in rows:
+        shown = table.loc[r["group"]]
+        assert int(shown["size"]) == r["size"]
+        for col in ("share (public)", "PubStrat share", "true mean", "release", "q05", "q95", "sd of releases"):
+            assert float(shown[col]) == pytest.approx(float(np.round(r[col], 4)), abs=1e-9), (r["group"], col)
+    # the method summary is shown unrounded: equal to 1e-9
+    summary = at.dataframe[1].value.set_index("method")
+    assert sorted(summary.index) == sorted(res["overall mean by method"])
+    for m, r in res["overall mean by method"].items():
+        for col in ("one release", "true overall mean", "RMSE of overall", "mean parity error"):
+            assert float(summary.loc[m, col]) == pytest.approx(r[col], rel=1e-9, abs=1e-12), (m, col)
+        assert (f"ε = {res['epsilon']:g}" if "Laplace" in m else f"ρ = {res['coinpress_rho']:.3g}") in \
+            summary.loc[m, "privacy cost"]
+
+
+def test_share_panel_link_and_csv_for_every_chart():
+    at = _open()
+    _clean(at)
+    assert "Share or reproduce this view" in _text(at)
+    link = next(c.value for c in at.code if c.value.startswith("http"))
+    assert "/stratified?" in link and "strat_eps=1.0" in link and "strat_view=" in link and "seed=" in link
+    # every chart of the group-means view has a CSV download (plus the script download)
+    charts = at.get("plotly_chart")
+    dls = [d for d in at.get("download_button") if "CSV" in str(d.proto.label)]
+    assert len(charts) == 3 and len(dls) >= len(charts), (len(charts), len(dls))
+    script = next(c.value for c in at.code if "simulate_methods" in c.value)
+    assert "EPSILON = 1.0" in script and "METHOD = 'Stratified Laplace'" in script
+    assert re.search(r"^seed = \d+  # the sidebar's random seed$", script, re.M)
+    # the share panel is on the other views too
+    for name in ("Theory: cost of stratifying", "Privacy accounting"):
+        _view(at, name)
+        _clean(at)
+        assert any("simulate_methods" in c.value for c in at.code), name
+
+
+def test_generated_script_reproduces_page_numbers(tmp_path):
+    at = _open()
+    _clean(at)
+    _assert_script_matches_page(at, _run_script(at, tmp_path))
+
+
+def test_generated_script_reproduces_moved_settings(tmp_path):
+    at = _open()
+    at.radio(key="strat_data").set_value("Paper's NY group sizes").run()
+    at.selectbox(key="strat_preset").set_value("NY SEX x RACE (k=18, paper Table 3)").run()
+    at.select_slider(key="strat_eps").set_value(0.3).run()
+    at.select_slider(key="strat_n").set_value(5000).run()
+    at.slider(key="strat_R").set_value(4.5).run()
+    at.selectbox(key="strat_method").set_value("PubStratCoinpress").run()
+    at.toggle(key="strat_clamp").set_value(True).run()
+    _clean(at)
+    res = _run_script(at, tmp_path)
+    assert res["epsilon"] == 0.3 and res["groups k"] == 18
+    _assert_script_matches_page(at, res)
+    # Dirichlet mixture with another seed-independent setting
+    at.radio(key="strat_data").set_value("Synthetic mixture (paper's model)").run()
+    at.slider(key="strat_k").set_value(5).run()
+    at.select_slider(key="strat_alpha").set_value(2.0).run()
+    _clean(at)
+    _assert_script_matches_page(at, _run_script(at, tmp_path))
+
+
+def test_generated_script_reproduces_acs_view(acs_path, tmp_path):
+    at = _open()
+    at.radio(key="strat_data").set_value("ACS 2019 excerpt").run()
+    at.selectbox(key="strat_grp").set_value("SEX × HISP").run()
+    at.slider(key="strat_cliphi").set_value(150_000.0).run()
+    at.selectbox(key="strat_method").set_value("StratCoinpress").run()
+    _clean(at)
+    _assert_script_matches_page(at, _run_script(at, tmp_path))
+
+
+def test_generated_script_reproduces_sidebar_dataset_view(cps_path, tmp_path):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["data_source"] = "Real: CPS ASEC 2016, 5 Midwest states"
+    at.query_params["strat_data"] = "Sidebar dataset (choose grouping columns)"
+    at.query_params["strat_col1"] = "STATEFIP"
+    at.run()
+    at.switch_page("app_pages/stratified.py")
+    at.run()
+    _clean(at)
+    at.number_input(key="strat_cliphi_ds").set_value(150_000.0).run()
+    _clean(at)
+    script = next(c.value for c in at.code if "simulate_methods" in c.value)
+    assert "GROUP_COLUMNS = ['STATEFIP']" in script and "load_shared(" in script
+    _assert_script_matches_page(at, _run_script(at, tmp_path))
+
+
+def test_link_reopens_the_same_view():
+    """Every setting is in the URL: a fresh session opened with the moved page's query parameters
+    shows the same numbers."""
+    at = _open()
+    at.number_input(key="seed").set_value(7).run()
+    at.radio(key="strat_data").set_value("Paper's NY group sizes").run()
+    at.select_slider(key="strat_eps").set_value(0.5).run()
+    at.slider(key="strat_R").set_value(2.0).run()
+    at.selectbox(key="strat_method").set_value("StratCoinpress").run()
+    _clean(at)
+    params = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    assert {"seed", "strat_data", "strat_eps", "strat_R", "strat_method", "strat_preset"} <= set(params)
+    fresh = AppTest.from_file(APP, default_timeout=90)
+    for k, v in params.items():
+        fresh.query_params[k] = v
+    fresh.run()
+    fresh.switch_page("app_pages/stratified.py")
+    fresh.run()
+    _clean(fresh)
+    assert fresh.selectbox(key="strat_method").value == "StratCoinpress"
+    assert fresh.dataframe[0].value.equals(at.dataframe[0].value)
+    assert fresh.dataframe[1].value.equals(at.dataframe[1].value)
