@@ -12,9 +12,11 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import ratio as R
+from dpcore import scriptgen
 from dpcore.data import shared_data_path
 from dpcore.validation import DPInputError, check_probability
 from ui import plots_ratio as plots
+from ui import repro
 from ui.common import (download_csv, guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox,
                        qp_slider, rng, seed)
 
@@ -27,6 +29,17 @@ VIEWS = ("Sampling distribution", "Intervals", "Coverage heatmaps", "Accuracy vs
          "Real example: poverty (ACS)")
 N_SAMPLING = 20_000
 N_COVER = 4_000
+ACC_EPS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0)
+BIAS_N = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000)
+COVER_SPECS = (("Katz (classic, no privacy)", "none", False, "katz"),
+               ("Theorem 4.2, no privacy", "none", False, "normal"),
+               ("Theorem 4.2 on noisy counts", None, False, "normal"),   # None: the page's mechanism
+               ("Theorem 4.5 conservative (adds noise variance)", None, True, "normal"))
+HM_METHODS = {"Theorem 4.2 on noisy counts": ("normal", False, True),   # (interval, conservative, private)
+              "Theorem 4.5 conservative": ("normal", True, True),
+              "Katz on noisy counts": ("katz", False, True),
+              "Theorem 4.2, no privacy": ("normal", False, False),
+              "Katz (classic, no privacy)": ("katz", False, False)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -50,13 +63,9 @@ def _sampling(px, py, nx, ny, eps, mech, delta, sd):
 @st.cache_data(show_spinner=False, max_entries=64)
 def _coverage_table(px, py, nx, ny, eps, mech, delta, level, sd):
     rows = []
-    specs = [("Katz (classic, no privacy)", "none", False, "katz"),
-             ("Theorem 4.2, no privacy", "none", False, "normal"),
-             ("Theorem 4.2 on noisy counts", mech, False, "normal"),
-             ("Theorem 4.5 conservative (adds noise variance)", mech, True, "normal")]
     base = None
-    for i, (name, m, cons, kind) in enumerate(specs):
-        res = R.simulate_rr_coverage(px, py, nx, ny, epsilon=eps, mechanism=m, conservative=cons, delta=delta,
+    for i, (name, m, cons, kind) in enumerate(COVER_SPECS):
+        res = R.simulate_rr_coverage(px, py, nx, ny, epsilon=eps, mechanism=m or mech, conservative=cons, delta=delta,
                                      n_sims=N_COVER, level=level, rng=sd + i, interval=kind)
         if name == "Theorem 4.2, no privacy":
             base = res.mean_width
@@ -68,11 +77,8 @@ def _coverage_table(px, py, nx, ny, eps, mech, delta, level, sd):
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _grids(nx, ny, eps, mech, delta, level, n_sims, method, sd):
-    kind, cons, m = {"Theorem 4.2 on noisy counts": ("normal", False, mech),
-                     "Theorem 4.5 conservative": ("normal", True, mech),
-                     "Katz on noisy counts": ("katz", False, mech),
-                     "Theorem 4.2, no privacy": ("normal", False, "none"),
-                     "Katz (classic, no privacy)": ("katz", False, "none")}[method]
+    kind, cons, private = HM_METHODS[method]
+    m = mech if private else "none"
     if m == "none":  # no noise: the result does not depend on epsilon, so share the cache across epsilons
         return _grids_nonprivate(nx, ny, level, n_sims, kind, sd)
     g = R.coverage_grid(P_GRID, nx, ny, epsilon=eps, mechanism=m, conservative=cons, delta=delta, n_sims=n_sims,
@@ -97,7 +103,7 @@ def _grids_nonprivate(nx, ny, level, n_sims, kind, sd):
 @st.cache_data(show_spinner=False, max_entries=32)
 def _accuracy_curves(x, y, n, alpha):
     rows = []
-    for e in (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0):
+    for e in ACC_EPS:
         for name, beta in R.sample_accuracy_all(x, y, epsilon=e, alpha=alpha, n=n).items():
             rows.append({"epsilon": e, "algorithm": name, "accuracy": 1.0 - float(beta)})
     return pd.DataFrame(rows)
@@ -106,7 +112,7 @@ def _accuracy_curves(x, y, n, alpha):
 @st.cache_data(show_spinner=False, max_entries=32)
 def _bias_curve(px, py, eps):
     rows = []
-    for n in (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000):
+    for n in BIAS_N:
         b = R.binomial_ratio_bias(n, px, py, epsilon=eps)
         rows.append({"n": n, "true ratio": b.true_ratio, "E non-private": b.expected_nonprivate,
                      "E private": b.expected_private, "non-private": b.bias_nonprivate / b.true_ratio,
@@ -132,6 +138,187 @@ def _or_coverage(px, py, nx, ny, eps, mech, delta, level, sd):
     r = R.simulate_or_coverage(px, py, nx, ny, epsilon=eps, mechanism="none", n_sims=N_COVER, level=level, rng=sd + 2)
     out["none"] = (r.coverage, r.se, r.mean_width)
     return out
+
+
+def _table(df: pd.DataFrame, digits: int) -> None:
+    """Show a table with its float columns displayed to ``digits`` decimals; the data (and CSV) keep full
+    precision, so the numbers can be compared with the reproduction script."""
+    fmt = {c: st.column_config.NumberColumn(format=f"%.{digits}f") for c in df.columns
+           if pd.api.types.is_float_dtype(df[c])}
+    st.dataframe(df, hide_index=True, width="stretch", column_config=fmt)
+
+
+# ---------------------------------------------------------------------------------------------
+# share / reproduce: the script body for the current view (plain string building, no computation)
+# ---------------------------------------------------------------------------------------------
+
+_REPRO_HEAD = """\
+# The settings of the page (URL query parameters ratio_*); delta is None for Laplace noise.
+params = PARAMS
+eps, mech, delta, level = params["eps"], params["mech"], params["delta"], params["level"]
+nx, ny = params["nx"], params["ny"]
+if params["x_obs"] is None:  # "Proportions (planning)": the shares with the outcome
+    px, py = params["px"], params["py"]
+else:  # "Observed noisy counts": the shares implied by the released counts
+    px, py = params["x_obs"] / nx, params["y_obs"] / ny
+cn = R.count_noise(eps, mechanism=mech, delta=delta)
+results.update(view=params["view"], noise_scale_per_count=cn.scale, noise_variance_per_count=cn.variance)
+
+
+def rr_row(name, c):
+    return {"method": name, "estimate": c.estimate, "lower": c.lower, "upper": c.upper, "width": c.width}
+
+
+def or_row(name, c):
+    return {"method": name, "estimate": c.estimate, "lower": c.lower, "upper": c.upper,
+            "privacy share": c.privacy_share}
+
+
+def noised(x, y, gen):  # the two released counts (each with noise for eps/2, delta/2)
+    if mech == "laplace":
+        return R.laplace_noised_counts(x, y, epsilon=eps, rng=gen)
+    return R.gaussian_noised_counts(x, y, epsilon=eps, delta=delta, rng=gen)
+
+"""
+
+_REPRO_VIEWS = {
+    "Sampling distribution": """\
+s = R.simulate_rr_sampling(px, py, nx, ny, epsilon=eps, mechanism=mech, delta=delta, n_sims=N_SAMPLING, rng=seed)
+sd0, sd1 = float(s.nonprivate.std()), float(s.private.std())
+results["sampling"] = {
+    "sd_nonprivate": sd0, "sd_private": sd1,
+    "median_nonprivate": float(np.median(s.nonprivate)), "median_private": float(np.median(s.private)),
+    "mean_nonprivate": float(s.nonprivate.mean()), "mean_private": float(s.private.mean()),
+    "share_of_variance_from_privacy": max(0.0, 1 - sd0 ** 2 / sd1 ** 2) if sd1 > 0 else None}
+""",
+    "Intervals": """\
+if params["x_obs"] is None:  # one simulated study
+    gen = np.random.default_rng(seed + 61)
+    X = int(gen.binomial(nx, px))
+    Y = int(gen.binomial(ny, py))
+    released = noised(X, Y, gen)
+    xn, yn, clip = released.x_noisy, released.y_noisy, True
+    results.update(true_counts=[X, Y], noisy_counts=[xn, yn])
+else:  # the user's released counts
+    X = Y = None
+    xn, yn, clip = float(params["x_obs"]), float(params["y_obs"]), False
+rows = []
+if X is not None and X >= 1 and Y >= 1:
+    rows.append(rr_row("Katz on true counts (no privacy)", R.katz_interval(X, Y, nx, ny, level=level)))
+    rows.append(rr_row("Theorem 4.2 on true counts (no privacy)", R.rr_confidence_interval(X, Y, nx, ny, level=level)))
+rows.append(rr_row("Theorem 4.2 on noisy counts", R.rr_confidence_interval(xn, yn, nx, ny, level=level, clip=clip)))
+cons = R.rr_confidence_interval(xn, yn, nx, ny, level=level, noise_variance=cn.variance, clip=clip)
+rows.append(rr_row("Theorem 4.5 conservative", cons))
+results["intervals"] = rows
+results["privacy_share_conservative"] = cons.privacy_share
+if params["x_obs"] is None:  # how often the intervals cover the true RR
+    results["coverage"] = []
+    for i, (name, m, conservative, kind) in enumerate(COVER_SPECS):
+        res = R.simulate_rr_coverage(px, py, nx, ny, epsilon=eps, mechanism=m or mech, conservative=conservative,
+                                     delta=delta, n_sims=N_COVER, level=level, rng=seed + i, interval=kind)
+        results["coverage"].append({"method": name, "coverage": res.coverage, "se": res.se,
+                                    "mean width": res.mean_width})
+""",
+    "Coverage heatmaps": """\
+kind, conservative, private = HM_METHOD
+ref = R.coverage_grid(P_GRID, nx, ny, epsilon=1.0, mechanism="none", n_sims=N_SIMS, level=level,
+                      rng=seed + 1).mean_width  # the non-private Theorem 4.2 interval
+if private:
+    g = R.coverage_grid(P_GRID, nx, ny, epsilon=eps, mechanism=mech, conservative=conservative, delta=delta,
+                        n_sims=N_SIMS, level=level, rng=seed, interval=kind)
+else:
+    g = R.coverage_grid(P_GRID, nx, ny, epsilon=1.0, mechanism="none", n_sims=N_SIMS, level=level, rng=seed,
+                        interval=kind)
+results.update(p_values=list(P_GRID), coverage=g.coverage.tolist(), width_ratio=(g.mean_width / ref).tolist())
+""",
+    "Accuracy vs ε": """\
+x, y = int(round(px * nx)), int(round(py * ny))
+n = max(nx, ny)
+results["counts"] = [x, y]
+results["accuracy"] = [{"epsilon": e, "algorithm": name, "accuracy": 1.0 - float(beta)}
+                       for e in ACC_EPS for name, beta in R.sample_accuracy_all(x, y, epsilon=e, alpha=ALPHA,
+                                                                                n=n).items()]
+""",
+    "Bias vs n": """\
+results["bias"] = []
+for n in BIAS_N:
+    b = R.binomial_ratio_bias(n, px, py, epsilon=eps)
+    results["bias"].append({"n": n, "true ratio": b.true_ratio, "E non-private": b.expected_nonprivate,
+                            "E private": b.expected_private, "non-private": b.bias_nonprivate / b.true_ratio,
+                            "private": b.bias_private / b.true_ratio})
+""",
+    "Odds ratio": """\
+gen = np.random.default_rng(seed + 71)
+X = int(gen.binomial(nx, px))
+Y = int(gen.binomial(ny, py))
+table = R.noisy_two_by_two(X, nx - X, Y, ny - Y, epsilon=eps, mechanism=mech, delta=delta, rng=gen)
+rows = []
+if min(X, nx - X, Y, ny - Y) >= 1:
+    rows.append(or_row("Woolf on true cells (no privacy)", R.or_confidence_interval(X, nx - X, Y, ny - Y, level=level)))
+rows.append(or_row("Woolf on noisy cells (ignores noise)",
+                   R.or_confidence_interval(*table.cells, level=level, clip=True)))
+rows.append(or_row("Noisy cells + noise variance", R.or_confidence_interval(*table.cells, level=level, clip=True,
+                                                                            noise_variance=table.noise_variance)))
+results.update(true_cells=[X, nx - X, Y, ny - Y], noisy_cells=list(table.cells), odds_ratio_intervals=rows)
+cov = {}
+for conservative in (False, True):
+    r = R.simulate_or_coverage(px, py, nx, ny, epsilon=eps, mechanism=mech, delta=delta, conservative=conservative,
+                               n_sims=N_COVER, level=level, rng=seed + int(conservative))
+    cov["with noise variance" if conservative else "ignoring the noise"] = r.coverage
+cov["no privacy"] = R.simulate_or_coverage(px, py, nx, ny, epsilon=eps, mechanism="none", n_sims=N_COVER,
+                                           level=level, rng=seed + 2).coverage
+results["coverage"] = cov
+""",
+    "Real example: poverty (ACS)": """\
+import pandas as pd
+from dpcore.data import shared_data_path
+
+path = shared_data_path(ACS_FILE)
+if path is None:
+    raise SystemExit("this view uses the ACS excerpt from ../shared/data, which is not on this machine")
+acs = pd.read_csv(path, usecols=["POVPIP", "SEX", "RAC1P", "HISP"])
+x, n_x, y, n_y = R.poverty_counts(acs, ACS_COLUMN, ACS_GX, ACS_GY)
+gen = np.random.default_rng(seed + 81)
+rel = noised(x, y, gen)
+if x < 1 or y < 1:
+    raise SystemExit(f"a group has nobody below the poverty line (x = {x}, y = {y})")
+truth = R.katz_interval(x, y, n_x, n_y, level=level)
+t42 = R.rr_confidence_interval(x, y, n_x, n_y, level=level)
+priv = R.rr_confidence_interval(rel.x_noisy, rel.y_noisy, n_x, n_y, level=level, noise_variance=cn.variance)
+results.update(people=[n_x, n_y], in_poverty_confidential=[x, y], noisy_counts=[rel.x_noisy, rel.y_noisy],
+               intervals=[rr_row("Katz on the confidential counts", truth),
+                          rr_row("Theorem 4.2 on the confidential counts", t42),
+                          rr_row("Theorem 4.5 on the noisy counts (private)", priv)],
+               privacy_share=priv.privacy_share)
+""",
+}
+
+
+def _repro_script(view: str, params: dict, extra: dict) -> str | None:
+    """The script of the current view: constants and settings written with scriptgen.literal (no user text).
+
+    ``extra`` holds the view's own settings (heatmap method and simulations, alpha, ACS groups). The data
+    recipe is ("none",): this page does not use the sidebar's income file, only its seed."""
+    consts = {"Sampling distribution": {"N_SAMPLING": N_SAMPLING},
+              "Intervals": {"N_COVER": N_COVER, "COVER_SPECS": COVER_SPECS},
+              "Coverage heatmaps": {"P_GRID": P_GRID},
+              "Accuracy vs ε": {"ACC_EPS": ACC_EPS},
+              "Bias vs n": {"BIAS_N": BIAS_N},
+              "Odds ratio": {"N_COVER": N_COVER},
+              "Real example: poverty (ACS)": {"ACS_FILE": ACS_FILE}}[view]
+    if view == "Coverage heatmaps":
+        consts.update(HM_METHOD=HM_METHODS[extra["method"]], N_SIMS=extra["n_sims"])
+    elif view == "Accuracy vs ε":
+        consts["ALPHA"] = extra["alpha"]
+    elif view == "Real example: poverty (ACS)":
+        consts.update(ACS_COLUMN=extra["col"], ACS_GX=extra["gx"], ACS_GY=extra["gy"])
+    body = "from dpcore import ratio as R\n\n" + "".join(f"{k} = {scriptgen.literal(v)}\n" for k, v in consts.items())
+    body += "\n" + _REPRO_HEAD.replace("PARAMS", scriptgen.literal(params)) + _REPRO_VIEWS[view]
+    try:
+        return scriptgen.build_script(title=f"Relative risk and ratios: {view}", dataset_key=("none",), body=body,
+                                      seed=seed())
+    except ValueError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,6 +372,7 @@ with st.expander("Settings", expanded=True):
 view = qp_radio("Show", "ratio_view", list(VIEWS), horizontal=True)
 delta_used = delta if mech == "gaussian" else None
 sd = seed()
+view_extra: dict = {}  # the view's own settings, for the reproduction script
 
 
 def _inputs_ok() -> bool:
@@ -225,6 +413,12 @@ if ok and view == "Sampling distribution":
                     if s["sd1"] > 0 else "–")
         st.caption("If the blue curve is barely wider than the grey one, the sample size, not privacy, limits what "
                    "you can learn (the paper's Section 4.2 point: the privacy part is second order).")
+        summary = pd.DataFrame({"estimate": ["without privacy (sampling only)", "with privacy (sampling + noise)"],
+                                "s.d.": [s["sd0"], s["sd1"]], "median": [s["med0"], s["med1"]],
+                                "mean": [s["mean0"], s["mean1"]]})
+        st.dataframe(summary, hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.4g")
+                                    for c in ("s.d.", "median", "mean")})
         download_csv(hist, "Download histogram data (CSV)", "ratio_sampling.csv", key="dl-ratio-sampling")
 
 elif ok and view == "Intervals":
@@ -257,7 +451,7 @@ elif ok and view == "Intervals":
         df = pd.DataFrame([{"method": n, "estimate": c.estimate, "lower": c.lower, "upper": c.upper,
                             "width": c.width} for n, c in rows])
         st.plotly_chart(plots.intervals_figure(df, true_rr), width="stretch")
-        st.dataframe(df.round(4), hide_index=True, width="stretch")
+        _table(df, 4)
         c = st.columns(2)
         c[0].metric("share of the conservative interval's variance from privacy", f"{cons.privacy_share:.0%}")
         c[1].metric("conservative width / Theorem 4.2 width", f"{cons.width / rows[-2][1].width:.2f}×")
@@ -272,7 +466,7 @@ elif ok and view == "Intervals":
         st.markdown(f"**How often do these intervals contain the true RR?** ({N_COVER:,} simulated studies)")
         with guard("the coverage"):
             cov = _coverage_table(px, py, nx, ny, eps, mech, delta_used, level, sd)
-            st.dataframe(cov.round(4), hide_index=True, width="stretch")
+            _table(cov, 4)
             download_csv(cov, "Download coverage (CSV)", "ratio_coverage.csv", key="dl-ratio-coverage")
 
 elif ok and view == "Coverage heatmaps":
@@ -283,6 +477,7 @@ elif ok and view == "Coverage heatmaps":
                            "Theorem 4.2, no privacy", "Katz (classic, no privacy)"], container=c[0])
     n_sims = qp_select_slider("Simulated studies per cell", "ratio_hm_sims", [500, 1000, 2000, 5000], 1000,
                               container=c[1])
+    view_extra.update(method=method, n_sims=n_sims)
     with guard("the coverage heatmaps"):
         cov, wr = _grids(nx, ny, eps, mech, delta_used, level, n_sims, method, sd)
         ps = np.array(P_GRID)
@@ -297,12 +492,15 @@ elif ok and view == "Coverage heatmaps":
                                              fmt=".2f"), width="stretch")
         out = pd.DataFrame([{"p_x": a, "p_y": b, "coverage": cov[i, j], "width_ratio": wr[i, j]}
                             for i, a in enumerate(P_GRID) for j, b in enumerate(P_GRID)])
+        with st.expander("The numbers behind the heatmaps"):
+            st.dataframe(out, hide_index=True, width="stretch")
         download_csv(out, "Download heatmap data (CSV)", "ratio_heatmaps.csv", key="dl-ratio-heatmaps")
 
 elif ok and view == "Accuracy vs ε":
     st.subheader("Sample accuracy of every algorithm (the paper's Figure 1)")
     alpha = qp_select_slider("accuracy target α (absolute error in the ratio)", "ratio_alpha",
                              [0.01, 0.05, 0.1, 0.2, 0.5], 0.1)
+    view_extra["alpha"] = alpha
     x, y = int(round(px * nx)), int(round(py * ny))
     n = max(nx, ny)
     st.markdown(f"For the counts x = {x}, y = {y} (ratio x/y = {x / max(y, 1):.3g}): the probability that each "
@@ -316,6 +514,8 @@ elif ok and view == "Accuracy vs ε":
     with guard("the accuracy curves"):
         df = _accuracy_curves(x, y, n, alpha)
         st.plotly_chart(plots.accuracy_figure(df, alpha), width="stretch")
+        with st.expander("The numbers behind the chart"):
+            st.dataframe(df, hide_index=True, width="stretch")
         download_csv(df, "Download accuracy curves (CSV)", "ratio_accuracy.csv", key="dl-ratio-accuracy")
 
 elif ok and view == "Bias vs n":
@@ -327,7 +527,7 @@ elif ok and view == "Bias vs n":
     with guard("the bias curve"):
         df = _bias_curve(px, py, eps)
         st.plotly_chart(plots.bias_figure(df), width="stretch")
-        st.dataframe(df.round(5), hide_index=True, width="stretch")
+        _table(df, 5)
         download_csv(df, "Download bias curve (CSV)", "ratio_bias.csv", key="dl-ratio-bias")
 
 elif ok and view == "Odds ratio":
@@ -355,9 +555,9 @@ elif ok and view == "Odds ratio":
                               "without (true)": [nx - X, ny - Y],
                               "with outcome (noisy)": [table.cells[0], table.cells[2]],
                               "without (noisy)": [table.cells[1], table.cells[3]]})
-        st.dataframe(cells.round(1), hide_index=True, width="stretch")
+        _table(cells, 1)
         st.plotly_chart(plots.intervals_figure(df.rename(columns={}), true_or), width="stretch")
-        st.dataframe(df.round(4), hide_index=True, width="stretch")
+        _table(df, 4)
         cov = _or_coverage(px, py, nx, ny, eps, mech, delta_used, level, sd)
         st.markdown(f"Coverage over {N_COVER:,} simulated studies: no privacy {cov['none'][0]:.1%}; noisy cells "
                     f"ignoring the noise {cov[False][0]:.1%}; with the noise variance {cov[True][0]:.1%} "
@@ -395,7 +595,7 @@ elif ok and view == "Real example: poverty (ACS)":
             tab = pd.DataFrame([
                 {"": names[gx], "people (public)": n_x, "in poverty (confidential)": x, "noisy count": rel.x_noisy},
                 {"": names[gy], "people (public)": n_y, "in poverty (confidential)": y, "noisy count": rel.y_noisy}])
-            st.dataframe(tab.round(1), hide_index=True, width="stretch")
+            _table(tab, 1)
             rows = [("Katz on the confidential counts", truth), ("Theorem 4.2 on the confidential counts", t42),
                     ("Theorem 4.5 on the noisy counts (private)", priv)]
             df = pd.DataFrame([{"method": n, "estimate": ci.estimate, "lower": ci.lower, "upper": ci.upper}
@@ -408,3 +608,16 @@ elif ok and view == "Real example: poverty (ACS)":
             st.caption("The confidential numbers are shown only to teach what the noise does; a real release "
                        "would publish only the noisy counts. Persons, not households; unweighted.")
             download_csv(df, "Download intervals (CSV)", "ratio_acs_poverty.csv", key="dl-ratio-acs")
+            view_extra.update(col=col, gx=gx, gy=gy)  # only a view that worked gets a script
+
+# ------------------------------------------------------------------ share / reproduce
+if ok and (view != "Real example: poverty (ACS)" or view_extra):
+    repro_params = {"view": view, "eps": float(eps), "mech": mech,
+                    "delta": None if delta_used is None else float(delta_used),
+                    "level": float(level), "nx": int(nx), "ny": int(ny),
+                    "px": float(px) if x_obs is None else None, "py": float(py) if y_obs is None else None,
+                    "x_obs": None if x_obs is None else float(x_obs), "y_obs": None if y_obs is None else float(y_obs)}
+    st.divider()
+    repro.share_panel("ratios", script=_repro_script(view, repro_params, view_extra),
+                      note="This page does not use the income file chosen in the sidebar; the script needs only "
+                           "the settings and the seed written in it.")

@@ -51,9 +51,14 @@ def literal(obj: Any) -> str:
 
 def dataset_code(key: Sequence[Any] | None) -> str:
     """Code that defines ``values`` (incomes, numpy array) and ``frame`` (pandas DataFrame or None)
-    from the sidebar's dataset recipe ``key`` (None -> the default dataset)."""
+    from the sidebar's dataset recipe ``key`` (None -> the default dataset; ("none",) -> both None,
+    for a view that does not use the income data)."""
     key = tuple(DEFAULT_DATASET_KEY if not key else key)
     kind = key[0]
+    if kind == "none":  # a view that does not use the sidebar's income data (e.g. the ratios page)
+        return ("# this view does not use the sidebar's income data\n"
+                "values = None\n"
+                "frame = None\n")
     if kind == "lognormal":
         _, n, sigma, seed = key
         return ("from dpcore.data import lognormal_incomes\n"

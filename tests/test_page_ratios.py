@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -127,3 +128,126 @@ def test_acs_poverty_example_matches_dpcore(acs_path):
     _clean(at)
     at.selectbox(key="ratio_acs_gy").set_value(2).run()  # same group twice -> clear error
     assert not at.exception and at.error and "two different groups" in at.error[0].value
+
+
+# ---------------------------------------------------------------------------------------------
+# share / reproduce: the generated script prints the page's numbers
+# ---------------------------------------------------------------------------------------------
+
+def _run_script(at: AppTest, tmp_path) -> dict:
+    """Run the page's generated script in a subprocess (from the repository root) and return its JSON."""
+    import json
+    import subprocess
+    import sys
+
+    scripts = [c.value for c in at.code if "from dpcore import ratio as R" in c.value]
+    assert len(scripts) == 1, "the share panel shows exactly one script"
+    script = scripts[0]
+    compile(script, "ratios_view.py", "exec")
+    path = tmp_path / "ratios_view.py"
+    path.write_text(script)
+    out = subprocess.run([sys.executable, str(path)], cwd=str(Path(APP).parent), capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def _same(frame: pd.DataFrame, rows: list[dict], columns) -> None:
+    """Every row/column of the page's table equals the script's numbers (to 1e-9 relative)."""
+    assert len(frame) == len(rows)
+    if "method" in frame:
+        assert list(frame["method"]) == [r["method"] for r in rows]
+    for col in columns:
+        want = [float(r[col]) for r in rows]
+        assert frame[col].to_numpy(dtype=float) == pytest.approx(want, rel=1e-9, abs=1e-12), col
+
+
+def test_share_panel_shows_link_with_the_settings():
+    at = _open(ratio_eps="0.5", ratio_nx="300", ratio_view="Bias vs n")
+    _clean(at)
+    link = next(c.value for c in at.code if "ratio_view" in c.value)
+    assert "ratio_eps=0.5" in link and "ratio_nx=300" in link and "ratio_view=Bias" in link
+    assert any(getattr(b, "label", "") == "Download the Python script" for b in at.get("download_button"))
+
+
+def test_script_reproduces_sampling_view(tmp_path):
+    at = _open(seed=11, ratio_eps="0.5", ratio_px="0.4", ratio_nx="150")
+    _clean(at)
+    res = _run_script(at, tmp_path)
+    s = res["sampling"]
+    summary = at.dataframe[0].value
+    assert summary["s.d."].tolist() == pytest.approx([s["sd_nonprivate"], s["sd_private"]], rel=1e-9)
+    assert summary["median"].tolist() == pytest.approx([s["median_nonprivate"], s["median_private"]], rel=1e-9)
+    assert summary["mean"].tolist() == pytest.approx([s["mean_nonprivate"], s["mean_private"]], rel=1e-9)
+    share = next(m.value for m in at.metric if m.label == "share of variance from privacy")
+    assert share == f"{s['share_of_variance_from_privacy']:.0%}"
+
+
+@pytest.mark.parametrize("query", [
+    dict(),
+    dict(seed=7, ratio_mech="Gaussian (analytic)", ratio_delta="1e-05", ratio_eps="0.25", ratio_level="0.9",
+         ratio_ny="120", ratio_py="0.35"),
+    dict(ratio_mode="Observed noisy counts", ratio_nx="100", ratio_ny="100", ratio_xobs="60.0", ratio_yobs="40.0"),
+])
+def test_script_reproduces_intervals_view(tmp_path, query):
+    at = _open(ratio_view="Intervals", **query)
+    _clean(at)
+    res = _run_script(at, tmp_path)
+    _same(at.dataframe[0].value, res["intervals"], ["estimate", "lower", "upper", "width"])
+    if "ratio_xobs" in query:
+        assert "coverage" not in res and len(at.dataframe) == 1
+    else:
+        cov = at.dataframe[1].value
+        _same(cov, res["coverage"], ["coverage", "mean width"])
+        assert cov["± (MC s.e.)"].tolist() == pytest.approx([r["se"] for r in res["coverage"]], rel=1e-9)
+
+
+def test_script_reproduces_heatmaps(tmp_path):
+    at = _open(ratio_view="Coverage heatmaps", ratio_hm_sims="500", ratio_nx="100", ratio_ny="300")
+    _clean(at)
+    res = _run_script(at, tmp_path)
+    out = at.dataframe[0].value
+    assert out["coverage"].to_numpy() == pytest.approx(np.ravel(res["coverage"]), rel=1e-9)
+    assert out["width_ratio"].to_numpy() == pytest.approx(np.ravel(res["width_ratio"]), rel=1e-9)
+    at.selectbox(key="ratio_hm_method").set_value("Katz (classic, no privacy)").run()
+    _clean(at)
+    res = _run_script(at, tmp_path)
+    out = at.dataframe[0].value
+    assert out["coverage"].to_numpy() == pytest.approx(np.ravel(res["coverage"]), rel=1e-9)
+
+
+def test_script_reproduces_accuracy_and_bias(tmp_path):
+    at = _open(ratio_view="Accuracy vs ε", ratio_alpha="0.2", ratio_px="0.45")
+    _clean(at)
+    res = _run_script(at, tmp_path)
+    df = at.dataframe[0].value
+    assert list(df["algorithm"]) == [r["algorithm"] for r in res["accuracy"]]
+    assert df["accuracy"].to_numpy() == pytest.approx([r["accuracy"] for r in res["accuracy"]], rel=1e-9, abs=1e-12)
+    at = _open(ratio_view="Bias vs n", ratio_eps="0.25", ratio_py="0.1")
+    _clean(at)
+    res = _run_script(at, tmp_path)
+    _same(at.dataframe[0].value, res["bias"], ["true ratio", "E non-private", "E private", "non-private", "private"])
+
+
+def test_script_reproduces_odds_ratio(tmp_path):
+    at = _open(ratio_view="Odds ratio", seed=5, ratio_mech="Gaussian (analytic)")
+    _clean(at)
+    res = _run_script(at, tmp_path)
+    cells = at.dataframe[0].value
+    assert cells["with outcome (noisy)"].tolist() == pytest.approx(res["noisy_cells"][0::2], rel=1e-9)
+    assert cells["without (noisy)"].tolist() == pytest.approx(res["noisy_cells"][1::2], rel=1e-9)
+    _same(at.dataframe[1].value, res["odds_ratio_intervals"], ["estimate", "lower", "upper", "privacy share"])
+    text = _text(at)
+    for v in res["coverage"].values():
+        assert f"{v:.1%}" in text
+
+
+def test_script_reproduces_acs_example(tmp_path, acs_path):
+    at = _open(ratio_view="Real example: poverty (ACS)", ratio_acs_col="RAC1P", ratio_acs_gx="2", ratio_acs_gy="1")
+    _clean(at)
+    res = _run_script(at, tmp_path)
+    tab = at.dataframe[0].value
+    assert list(tab["in poverty (confidential)"]) == res["in_poverty_confidential"]
+    assert tab["noisy count"].tolist() == pytest.approx(res["noisy_counts"], rel=1e-9)
+    link = next(c.value for c in at.code if "ratio_view" in c.value)
+    assert "ratio_acs_col=RAC1P" in link
