@@ -79,28 +79,27 @@ def qp_select_slider(label: str, key: str, options: Sequence[Any], value: Any, *
     return out
 
 
-def qp_selectbox(label: str, key: str, options: Sequence[Any], value: Any | None = None, *,
-                 container: Any = st, **kwargs: Any) -> Any:
-    """``st.selectbox`` / radio-like choice backed by the URL (options matched by their text)."""
+def _qp_choice(widget: Callable[..., Any], label: str, key: str, options: Sequence[Any], value: Any | None,
+               **kwargs: Any) -> Any:
     by_text = {str(o): o for o in options}
     default = options[0] if value is None else value
     if key not in st.session_state:
         st.session_state[key] = by_text.get(st.query_params.get(key, ""), default)
-    out = container.selectbox(label, options=list(options), key=key, **kwargs)
+    out = widget(label, options=list(options), key=key, **kwargs)
     _remember(key, out)
     return out
+
+
+def qp_selectbox(label: str, key: str, options: Sequence[Any], value: Any | None = None, *,
+                 container: Any = st, **kwargs: Any) -> Any:
+    """``st.selectbox`` backed by the URL (options matched by their text)."""
+    return _qp_choice(container.selectbox, label, key, options, value, **kwargs)
 
 
 def qp_radio(label: str, key: str, options: Sequence[Any], value: Any | None = None, *,
              container: Any = st, **kwargs: Any) -> Any:
-    """``st.radio`` backed by the URL."""
-    by_text = {str(o): o for o in options}
-    default = options[0] if value is None else value
-    if key not in st.session_state:
-        st.session_state[key] = by_text.get(st.query_params.get(key, ""), default)
-    out = container.radio(label, options=list(options), key=key, **kwargs)
-    _remember(key, out)
-    return out
+    """``st.radio`` backed by the URL (options matched by their text)."""
+    return _qp_choice(container.radio, label, key, options, value, **kwargs)
 
 
 def qp_number(label: str, key: str, value: float, *, min_value: float | None = None,
