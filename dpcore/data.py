@@ -36,7 +36,7 @@ from typing import Any, BinaryIO, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import integrate, optimize, special
+from scipy import special  # scipy.integrate / optimize are imported where used (app start-up time)
 
 from .validation import DPInputError, as_generator, check_finite, check_int, check_positive
 
@@ -689,6 +689,8 @@ class ParetoTailMixture:
         # body: int_0^{1-p} u Q(u) du = exp(mu + s^2/2) int_{-inf}^{z_p} Phi(z) phi(z - s) dz
         f = lambda z: special.ndtr(z) * math.exp(-0.5 * (z - s) ** 2) / math.sqrt(2 * math.pi)  # noqa: E731
         lo = min(zp, s) - 12.0
+        from scipy import integrate
+
         body_int, _ = integrate.quad(f, lo, zp, epsabs=1e-13, epsrel=1e-11, limit=200)
         body = math.exp(self.mu + s * s / 2) * body_int
         # tail: int_{1-p}^1 u x_m (p/(1-u))^{1/a} du = x_m (p a/(a-1) - p^2 a/(2a-1))
@@ -739,6 +741,8 @@ class ParetoTailMixture:
                 f"a Pareto-tailed mixture with tail share {tail_share:g} and tail index {tail_index:g} "
                 f"has a Gini between {g_lo:.3f} and {g_hi:.3f}; got target {g:g}. Choose a target in "
                 "that range (a larger tail index allows lower Ginis)")
+        from scipy import optimize
+
         sigma = optimize.brentq(lambda s: cls(s, tail_share, tail_index, mu).gini - g,
                                 _SIGMA_MIN, _SIGMA_MAX, xtol=1e-12, rtol=1e-12)
         return cls(float(sigma), tail_share, tail_index, mu)

@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .validation import (
     DPInputError,
@@ -586,6 +586,8 @@ def _tight(epsilon: float, gamma: float, beta: float) -> SmoothNoiseCalibration:
     hi = 2.0 * lo
     while excess(hi) <= 0:
         lo, hi = hi, 2.0 * hi
+    from scipy import optimize  # imported here: keeps app start-up light
+
     alpha = optimize.brentq(excess, lo, hi, xtol=1e-6 * lo, rtol=1e-3)
     alpha = max(lo, alpha * (1.0 - 1e-3))
     while excess(alpha) > 0:

@@ -40,14 +40,14 @@ def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
         return np.random.default_rng()
     if isinstance(rng, np.random.Generator):
         return rng
-    from .noise import SecureRandom  # local import: noise imports this module
-
-    if isinstance(rng, SecureRandom):
-        return rng  # the OS-CSPRNG source for real releases (duck-types the Generator methods dpcore uses)
     if isinstance(rng, (Integral, np.integer)) and not isinstance(rng, bool):
         if int(rng) < 0:
             raise DPInputError(f"a random seed must be a non-negative integer, got {rng}")
         return np.random.default_rng(int(rng))
+    from .noise import SecureRandom  # local import: noise imports this module
+
+    if isinstance(rng, SecureRandom):
+        return rng  # the OS-CSPRNG source for real releases (duck-types the Generator methods dpcore uses)
     raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
 
 
