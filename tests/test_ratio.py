@@ -297,9 +297,14 @@ def test_hostile_values_raise_or_stay_finite():
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        got = R.expected_inverse_clipped(np.array([40.0, 0.5, 1e300]), 1.73e16)  # b ~ 1e-16: no noise left
+        got = R.expected_inverse_clipped(np.array([40.0, 0.5, 1e300]), 1e6)  # b ~ 2e-6: no noise left
     assert np.allclose(got[:2], [1 / 40, 1.0]) and np.isfinite(got).all()
-    assert R.noised_log_bias_factor(1.34e154) == pytest.approx(1.0)
+    assert R.noised_log_bias_factor(1e6) == pytest.approx(1.0)
+    # an epsilon beyond 1e6 gives no privacy at all: refused with a message, never a silent number
+    with pytest.raises(DPInputError, match="no privacy"):
+        R.expected_inverse_clipped(np.array([40.0]), 1.73e16)
+    with pytest.raises(DPInputError, match="no privacy"):
+        R.noised_log_bias_factor(1.34e154)
     with pytest.raises(DPInputError):
         R.ratio_local_sensitivity(float("nan"), 40)
     with pytest.raises(DPInputError):
