@@ -1,4 +1,9 @@
-"""Shared fixtures: seeded generators and paths to the real data in ../shared/data (skip when absent)."""
+"""Shared fixtures: seeded generators and paths to the real data in ../shared/data (skip when absent).
+
+Page-test helpers live in ``tests/support`` (``from support import open_page, page_text, assert_clean,
+page_script, run_script``): one copy for every page test instead of a private ``_open`` / ``_clean`` /
+``_text`` in each file.
+"""
 from __future__ import annotations
 
 import sys
@@ -8,8 +13,10 @@ import numpy as np
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+TESTS_DIR = Path(__file__).resolve().parent
+for _path in (REPO_ROOT, TESTS_DIR):  # the app's packages, and tests/support
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 

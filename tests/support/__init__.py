@@ -1,0 +1,19 @@
+"""Shared test helpers for the page tests and the generated-script tests.
+
+Import them in a test module with ``from support import open_page, page_text, assert_clean, run_script``
+(pytest puts ``tests/`` on ``sys.path``; ``tests/conftest.py`` also puts the repository root there, so
+``from tests.support import ...`` works too).
+
+* :func:`open_page` - an AppTest of ``app.py`` switched to one page (URL query parameters applied
+  before the first run, as a shared link would) and run.
+* :func:`page_text` - the text a reader sees on the page (titles, headers, markdown, captions, alerts).
+* :func:`assert_clean` - no exception, and no ``st.error`` unless an expected message is given.
+* :func:`page_script` - the generated reproduction script shown in a page's share section.
+* :func:`run_script` - run a generated script with the project's Python in a subprocess, from the
+  repository root, and return what it printed (parsed JSON / Python literal when it is one).
+"""
+from .pages import (APP, REPO_ROOT, PYTHON, assert_clean, metrics, open_page, page_script, page_text,
+                           query_param, run_script)
+
+__all__ = ["APP", "REPO_ROOT", "PYTHON", "assert_clean", "metrics", "open_page", "page_script", "page_text",
+           "query_param", "run_script"]

@@ -1,0 +1,98 @@
+"""AppTest and subprocess helpers shared by the page tests (see ``tests/support/__init__.py``)."""
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+APP = REPO_ROOT / "app.py"
+_VENV_PYTHON = REPO_ROOT / ".venv" / "bin" / "python"
+#: The interpreter that runs generated scripts: the project's venv when present, else this one.
+PYTHON = str(_VENV_PYTHON) if _VENV_PYTHON.is_file() else sys.executable
+
+
+def open_page(path: str, *, timeout: float = 120, **query: Any):
+    """AppTest of app.py, URL query parameters ``query`` set before the first run, switched to ``path``
+    (e.g. ``"app_pages/gini.py"``) and run once.
+
+    AppTest re-executes only the page after the first run of an ``st.navigation`` app, so sidebar
+    choices (data source, seed) must come through ``query`` here, as they would from a shared link.
+    """
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    for key, value in query.items():
+        at.query_params[key] = value if isinstance(value, (list, tuple)) else str(value)
+    at.run()
+    at.switch_page(path)
+    at.run()
+    return at
+
+
+def page_text(at) -> str:
+    """Everything a reader sees as text: titles, headers, markdown, captions, info/warning/success/error boxes."""
+    parts: list[str] = []
+    for group in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "success", "error"):
+        try:
+            elements = getattr(at, group)
+        except Exception:  # noqa: BLE001 - an element type the page does not use
+            continue
+        parts += [str(getattr(e, "value", "")) for e in elements]
+    return "\n".join(parts)
+
+
+def assert_clean(at, *, expected_error: str | None = None) -> None:
+    """No exception on the page; no ``st.error`` either, unless ``expected_error`` is given, in which case
+    there must be an error box containing that text (and still no exception)."""
+    assert not at.exception, [str(e.value)[:1000] for e in at.exception]
+    errors = [str(e.value) for e in at.error]
+    if expected_error is None:
+        assert not errors, errors
+    else:
+        assert any(expected_error in e for e in errors), (expected_error, errors)
+
+
+def metrics(at) -> dict[str, str]:
+    """The page's ``st.metric`` values by label."""
+    return {m.label: m.value for m in at.metric}
+
+
+def query_param(at, key: str) -> str | None:
+    """One URL query parameter of the current view (a single string)."""
+    value = at.query_params.get(key)
+    return value[0] if isinstance(value, list) else value
+
+
+def page_script(at, marker: str = "Reproduces the view") -> str:
+    """The generated reproduction script shown on the page (exactly one ``st.code`` block contains ``marker``)."""
+    scripts = [str(c.value) for c in at.code if marker in str(c.value)]
+    assert len(scripts) == 1, f"expected one generated script on the page, found {len(scripts)}"
+    return scripts[0]
+
+
+def run_script(code: str, *, timeout: float = 300, name: str = "view_script.py") -> Any:
+    """Run ``code`` with the project's Python in a subprocess from the repository root.
+
+    Returns the printed output parsed as JSON, else as a Python literal (``print(result.to_dict())``),
+    else the raw stdout string. A non-zero exit fails the test with the script's stderr.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / name
+        path.write_text(code, encoding="utf-8")
+        proc = subprocess.run([PYTHON, str(path)], cwd=str(REPO_ROOT), capture_output=True, text=True,
+                              timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = proc.stdout.strip()
+    try:
+        return json.loads(out)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(out)
+    except (ValueError, SyntaxError):
+        return proc.stdout

@@ -1,0 +1,41 @@
+"""The shared page-test helpers (tests/support) do what the page tests rely on."""
+from __future__ import annotations
+
+import pytest
+
+from support import assert_clean, open_page, page_text, query_param, run_script
+
+
+def test_open_page_applies_the_query_and_reports_text():
+    at = open_page("app_pages/about.py", seed=11)
+    assert_clean(at)
+    assert at.session_state["seed"] == 11
+    assert "What differential privacy does" in page_text(at)
+    assert query_param(at, "seed") == "11"
+
+
+def test_assert_clean_catches_an_unexpected_error_and_accepts_an_expected_one():
+    class _Box:
+        def __init__(self, value):
+            self.value = value
+
+    class _Page:
+        exception = []
+        error = [_Box("the upper bound U must be above L")]
+
+    with pytest.raises(AssertionError):
+        assert_clean(_Page())
+    assert_clean(_Page(), expected_error="must be above L")
+    with pytest.raises(AssertionError):
+        assert_clean(_Page(), expected_error="something else")
+
+
+def test_run_script_parses_json_literals_and_fails_on_errors():
+    assert run_script("import json\nprint(json.dumps({'a': 1.5}))") == {"a": 1.5}
+    assert run_script("print({'a': (1, 2)})") == {"a": (1, 2)}
+    assert run_script("print('hello')").strip() == "hello"
+    # runs from the repository root (generated scripts put the working directory on sys.path themselves)
+    assert run_script("import os, sys\nsys.path.insert(0, os.getcwd())\nimport dpcore\nprint(dpcore.__name__)"
+                      ).strip() == "dpcore"
+    with pytest.raises(AssertionError):
+        run_script("raise SystemExit(3)")
