@@ -89,6 +89,7 @@ __all__ = [
     "smooth_sensitivity",
     "fast_smooth_sensitivity_iq",
     "minimal_iq",
+    "GiniSmoothSensitivity",
     "SmoothSensitivity",
     "GiniRelease",
     "release_gini",
@@ -511,7 +512,7 @@ def exact_local_sensitivity(x: Any, lower: float, upper: float) -> float:
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class SmoothSensitivity:
+class GiniSmoothSensitivity:
     """beta-smooth upper bound S_beta(X) = max_k e^{-beta k} A^(k)(X) (eq. (8)).
 
     ``A[k]`` for k = 0..len(A)-1 (the range the computation needed, or ``k_max`` if asked),
@@ -540,6 +541,10 @@ class SmoothSensitivity:
         return bool(self.value >= self.global_sensitivity * (1.0 - 1e-9))
 
 
+#: Old name, kept for outside code (``dpcore.percentiles`` and ``dpcore.ratio`` have their own classes).
+SmoothSensitivity = GiniSmoothSensitivity
+
+
 def _fast_A(n: int, L: float, U: float, S: float, ks: np.ndarray) -> np.ndarray:
     """Closed-form bound on A^(k) from n, sum and [L, U] only (our version of Theorem 4.4)."""
     W = U - L
@@ -557,7 +562,7 @@ def _check_beta(beta: Any) -> float:
 
 
 def smooth_sensitivity(x: Any, *, lower: float, upper: float, beta: float, method: str = "exact",
-                       k_max: int | None = None) -> SmoothSensitivity:
+                       k_max: int | None = None) -> GiniSmoothSensitivity:
     """Smooth sensitivity of the eq. (1) Gini for replace-one neighbours, n and [lower, upper] public.
 
     ``method="exact"``: A^(k) = :func:`local_sensitivity_bound` on the exact box
@@ -628,7 +633,7 @@ def smooth_sensitivity(x: Any, *, lower: float, upper: float, beta: float, metho
         A = np.array(vals)
     decay = np.exp(-beta * np.arange(A.size)) * A
     k_star = int(np.argmax(decay))
-    return SmoothSensitivity(value=float(decay[k_star]), k_star=k_star, A=A, decay=decay, beta=beta,
+    return GiniSmoothSensitivity(value=float(decay[k_star]), k_star=k_star, A=A, decay=decay, beta=beta,
                              method=method, n=n, lower=lower, upper=upper, global_sensitivity=gs)
 
 
@@ -822,7 +827,7 @@ class GiniSimulation:
     beta: float
     epsilon: float
     gamma: float
-    smooth: SmoothSensitivity
+    smooth: GiniSmoothSensitivity
     summary: dict
     laplace_summary: dict
     saturated: bool

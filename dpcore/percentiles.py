@@ -100,6 +100,7 @@ __all__ = [
     "percentile_rank",
     "empirical_percentile",
     "local_sensitivity_profile",
+    "PercentileSmoothSensitivity",
     "SmoothSensitivity",
     "percentile_smooth_sensitivity",
     "SmoothPercentileRelease",
@@ -498,7 +499,7 @@ def local_sensitivity_profile(x_sorted: np.ndarray, rank: int, lower: float, upp
 
 
 @dataclass(frozen=True)
-class SmoothSensitivity:
+class PercentileSmoothSensitivity:
     """beta-smooth sensitivity of one percentile (eq. 4.6). Data-dependent: not itself private."""
 
     value: float
@@ -506,6 +507,10 @@ class SmoothSensitivity:
     A: np.ndarray  # A^(k) for k = 0..len(A)-1 (enough k for the maximum)
     rank: int
     beta: float
+
+
+#: Old name, kept for outside code (``dpcore.gini`` and ``dpcore.ratio`` have their own classes).
+SmoothSensitivity = PercentileSmoothSensitivity
 
 
 def _smooth_from_profile(xs: np.ndarray, rank: int, lo: float, hi: float, betas: np.ndarray
@@ -531,7 +536,7 @@ def _smooth_from_profile(xs: np.ndarray, rank: int, lo: float, hi: float, betas:
 
 
 def percentile_smooth_sensitivity(values: Any, q: float, *, beta: float, lower: float = PSEO_LOWER,
-                                  upper: float = PSEO_TOP) -> SmoothSensitivity:
+                                  upper: float = PSEO_TOP) -> PercentileSmoothSensitivity:
     """beta-smooth sensitivity of the q-th percentile x_(M), M = ceil(q n / 100) (eq. 4.6).
 
     S*_beta(x) = max_{k=0..n} e^{-k beta} max_{t=0..k+1} (x_(M+t) - x_(M+t-k-1)),
@@ -545,7 +550,7 @@ def percentile_smooth_sensitivity(values: Any, q: float, *, beta: float, lower: 
     q = float(_check_q([q])[0])
     rank = percentile_rank(x.size, q)
     best, kstar, prof = _smooth_from_profile(x, rank, lo, hi, np.array([beta]))
-    return SmoothSensitivity(float(best[0]), int(kstar[0]), prof, rank, beta)
+    return PercentileSmoothSensitivity(float(best[0]), int(kstar[0]), prof, rank, beta)
 
 
 def _split_epsilon(epsilon: float, n_q: int, weights: Any) -> np.ndarray:
