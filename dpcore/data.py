@@ -9,9 +9,14 @@ Three kinds of data reach the pages, all as :class:`IncomeData`:
   clipped to 0 as the caller decides, non-numeric text reported with an example and its line) and
   :func:`load_income_file` does all three. Every problem raises :class:`DPInputError` (a
   ``ValueError``) whose message names the problem and what to do.
-* **real data**: the bundled public-domain example (:func:`load_example`, Engel's 1857 Belgian
-  households, see ``dpcore/examples/README.md``) and the three real survey files in
-  ``../shared/data`` (:func:`load_shared`, ``None`` when the folder is absent).
+* **real data**: the bundled public-domain examples (:func:`load_example`: Engel's 1857 Belgian
+  households, the ACS 2019 PUMS excerpt of NIST and the Census PSEO earnings table, see
+  ``dpcore/examples/README.md``) and the real survey files in ``../shared/data``
+  (:func:`load_shared`; the ACS and PSEO files fall back to the bundled copies, so only the CPS
+  extract, which is never bundled, can be ``None``). :func:`real_data_path` gives the file to read.
+* **recipes**: :func:`build_dataset` turns a plain-dict recipe (source kind + parameters, e.g.
+  ``{"kind": "lognormal", "n": 10000, "sigma": 0.9, "seed": 2026}``) into an :class:`IncomeData`;
+  the sidebar and the generated scripts both call it, so a script rebuilds the page's data.
 * **synthetic generators** (all take ``rng``): :func:`lognormal_incomes`,
   :func:`pareto_mixture_incomes` (log-normal body + Pareto top tail calibrated to a target Gini)
   and :func:`two_point_incomes` (the extremal two-point data of Proposition 5.1 of Lan & Reiter).
@@ -26,6 +31,7 @@ whose rows are published cell statistics, not persons.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import math
@@ -55,6 +61,8 @@ __all__ = [
     "clean_income_column",
     "load_income_file",
     "EXAMPLES",
+    "example_path",
+    "real_data_path",
     "load_example",
     "SHARED_DATASETS",
     "SharedDataset",
@@ -63,6 +71,10 @@ __all__ = [
     "load_cps",
     "load_acs",
     "load_pseo",
+    "ACS_PAGE_COLUMNS",
+    "acs_frame",
+    "POVERTY_GROUPINGS",
+    "poverty_counts",
     "gini_coefficient",
     "lognormal_incomes",
     "ParetoTailMixture",
@@ -70,6 +82,12 @@ __all__ = [
     "TwoPointData",
     "min_iq_for_gini",
     "two_point_incomes",
+    "RECIPE_KINDS",
+    "DEFAULT_RECIPE",
+    "check_recipe",
+    "build_dataset",
+    "recipe_from_key",
+    "describe_recipe",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -488,30 +506,47 @@ def load_income_file(source: bytes | str | Path | BinaryIO, *, column: str | Non
 
 
 # ---------------------------------------------------------------------------------------------
-# Real data: the bundled example and the files in ../shared/data.
+# Real data: the bundled examples and the files in ../shared/data.
 # ---------------------------------------------------------------------------------------------
 
 #: Bundled real examples: key -> (file in dpcore/examples, income column, display name).
+#: "acs" and "pseo" are byte-identical copies of the ../shared/data files (public domain, see
+#: dpcore/examples/README.md), so the app shows real American incomes on a machine without
+#: ../shared. The CPS IPUMS extract is never bundled (IPUMS terms: no redistribution).
 EXAMPLES: dict[str, tuple[str, str, str]] = {
     "engel": ("engel1857_belgium.csv", "income",
               "Engel 1857: Belgian household incomes (real, 235 households, francs)"),
+    "acs": ("acs2019_nist_excerpt_national.csv.gz", "PINCP",
+            "ACS 2019 PUMS, NIST excerpt (20 PUMAs): personal income (real)"),
+    "pseo": ("pseo_earnings_co_tx.csv.gz", "y1_p50_earnings",
+             "PSEO 2019 release: median earnings 1 year after graduation, per published cell (real)"),
 }
 
 
-def load_example(key: str = "engel") -> IncomeData:
-    """A bundled real public-domain example (see ``dpcore/examples/README.md`` for provenance)."""
+def example_path(key: str) -> Path:
+    """Path of a bundled example file in dpcore/examples (``"engel"``, ``"acs"``, ``"pseo"``)."""
     if key not in EXAMPLES:
         raise DPInputError(f"unknown example {key!r}; choose one of {', '.join(EXAMPLES)}")
-    file_name, column, label = EXAMPLES[key]
-    frame, _ = read_table(EXAMPLES_DIR / file_name)
-    cleaned, notes = clean_income_column(frame, column, negative="refuse")
-    return IncomeData(values=cleaned[column].to_numpy(dtype=float), name=label, source="example",
-                      column=column, confidential=False, frame=cleaned, notes=notes)
+    return EXAMPLES_DIR / EXAMPLES[key][0]
+
+
+def real_data_path(file_name: str) -> Path | None:
+    """Where to read a real public file: ../shared/data/<file_name> when present, else the copy
+    bundled in dpcore/examples (the ACS excerpt and the PSEO table), else None (the CPS extract,
+    which is only in ../shared). Pages read the ACS and PSEO files through this, so they show real
+    data on a fresh machine."""
+    path = shared_data_path(file_name)
+    if path is not None:
+        return path
+    bundled = EXAMPLES_DIR / str(file_name)
+    if any(spec[0] == file_name for key, spec in EXAMPLES.items() if key in _BUNDLED_SHARED):
+        return bundled if bundled.is_file() else None
+    return None
 
 
 @dataclass(frozen=True)
 class SharedDataset:
-    """A real file in ../shared/data: which column is the income and what else it offers."""
+    """A real survey file: which column is the income and what else it offers."""
 
     key: str
     file_name: str
@@ -543,49 +578,165 @@ SHARED_DATASETS: dict[str, SharedDataset] = {
         "with status_y1_earnings == 1 (published) are kept.",
         filter_column="status_y1_earnings", filter_value=1),
 }
+#: Shared files that also ship in dpcore/examples (load_shared falls back to them).
+_BUNDLED_SHARED = ("acs", "pseo")
 
 
 def available_shared() -> list[str]:
-    """Keys of the ../shared/data files present on this machine."""
-    return [k for k, d in SHARED_DATASETS.items() if shared_data_path(d.file_name) is not None]
+    """Keys of the real survey files loadable on this machine: the ../shared/data files present,
+    plus the bundled ACS and PSEO copies (always)."""
+    return [k for k, d in SHARED_DATASETS.items() if real_data_path(d.file_name) is not None]
 
 
-def load_shared(key: str, *, negative: str = "drop") -> IncomeData | None:
-    """Load a real file from ../shared/data as IncomeData (full frame, rows aligned), or None if absent.
-
-    The income column is cleaned with :func:`clean_income_column`: missing incomes (persons
-    under 15) are dropped; negative incomes are dropped by default, as in the data README's
-    figures (pass ``negative="clip"`` to keep those persons at 0). ``frame`` keeps every column
-    (groups such as SEX, RAC1P, AGEP, POVPIP, PWGTP for ACS; STATEFIP, AGE, EDUC, ASECWT for CPS).
-    """
-    if key not in SHARED_DATASETS:
-        raise DPInputError(f"unknown shared dataset {key!r}; choose one of {', '.join(SHARED_DATASETS)}")
-    spec = SHARED_DATASETS[key]
-    path = shared_data_path(spec.file_name)
-    if path is None:
-        return None
-    frame = pd.read_csv(path, low_memory=False, dtype={"PUMA": str} if key == "acs" else None)
+def _load_spec(spec: SharedDataset, path: Path, *, source: str, negative: str,
+               columns: Sequence[str] | None = None, extra_notes: tuple[str, ...] = ()) -> IncomeData:
+    """Read one real survey file (filtered to its published rows, income column cleaned)."""
+    usecols = None
+    if columns is not None:
+        columns = [str(c) for c in columns]
+        usecols = list(dict.fromkeys([spec.column, *columns,
+                                      *([spec.filter_column] if spec.filter_column else [])]))
+    try:
+        frame = pd.read_csv(path, low_memory=False, usecols=usecols,
+                            dtype={"PUMA": str} if spec.key == "acs" else None)
+    except ValueError as exc:  # usecols naming a column the file lacks
+        raise DPInputError(f"{spec.file_name}: {exc}") from None
     if spec.filter_column is not None:
         frame = frame.loc[frame[spec.filter_column] == spec.filter_value].reset_index(drop=True)
     cleaned, notes = clean_income_column(frame, spec.column, negative=negative)
-    return IncomeData(values=cleaned[spec.column].to_numpy(dtype=float), name=spec.label, source="shared",
+    if columns is not None:
+        cleaned = cleaned[list(dict.fromkeys([spec.column, *columns]))]
+    return IncomeData(values=cleaned[spec.column].to_numpy(dtype=float), name=spec.label, source=source,
                       column=spec.column, confidential=False, frame=cleaned,
-                      notes=(spec.description,) + notes)
+                      notes=(spec.description,) + extra_notes + notes)
+
+
+def load_example(key: str = "engel", *, negative: str = "drop",
+                 columns: Sequence[str] | None = None) -> IncomeData:
+    """A bundled real public-domain example (see ``dpcore/examples/README.md`` for provenance).
+
+    ``"engel"``: Engel's 1857 Belgian households (no negatives: ``negative`` is ignored).
+    ``"acs"`` / ``"pseo"``: the bundled copies of the ACS 2019 NIST excerpt (PINCP; persons under
+    15 dropped, negative incomes dropped by default) and of the PSEO table (published y1 medians).
+    ``columns`` keeps only those columns (plus the income column) in ``frame``.
+    """
+    path = example_path(key)
+    if key in SHARED_DATASETS:
+        return _load_spec(SHARED_DATASETS[key], path, source="example", negative=negative, columns=columns)
+    _, column, label = EXAMPLES[key]
+    frame, _ = read_table(path)
+    cleaned, notes = clean_income_column(frame, column, negative="refuse")
+    if columns is not None:
+        missing = [c for c in columns if c not in cleaned.columns]
+        if missing:
+            raise DPInputError(f"the example {key!r} has no column(s) {missing}")
+        cleaned = cleaned[list(dict.fromkeys([column, *columns]))]
+    return IncomeData(values=cleaned[column].to_numpy(dtype=float), name=label, source="example",
+                      column=column, confidential=False, frame=cleaned, notes=notes)
+
+
+def load_shared(key: str, *, negative: str = "drop", columns: Sequence[str] | None = None) -> IncomeData | None:
+    """Load a real survey file as IncomeData (full frame, rows aligned), or None if it is absent.
+
+    Reads ../shared/data; for ``"acs"`` and ``"pseo"`` it falls back to the copies bundled in
+    dpcore/examples (identical files, with a note saying so), so only ``"cps"`` can give None.
+    The income column is cleaned with :func:`clean_income_column`: missing incomes (persons
+    under 15) are dropped; negative incomes are dropped by default, as in the data README's
+    figures (pass ``negative="clip"`` to keep those persons at 0). ``frame`` keeps every column
+    (groups such as SEX, RAC1P, AGEP, POVPIP, PWGTP for ACS; STATEFIP, AGE, EDUC, ASECWT for CPS)
+    unless ``columns`` names the ones to keep.
+    """
+    if key not in SHARED_DATASETS:
+        raise DPInputError(f"unknown shared dataset {key!r}; choose one of {', '.join(SHARED_DATASETS)}")
+    if negative not in NEGATIVE_POLICIES:
+        raise DPInputError(f"negative must be one of {', '.join(NEGATIVE_POLICIES)}, got {negative!r}")
+    spec = SHARED_DATASETS[key]
+    path = shared_data_path(spec.file_name)
+    notes: tuple[str, ...] = ()
+    if path is None:
+        path = real_data_path(spec.file_name)
+        if path is None:
+            return None
+        notes = ("read from the copy bundled in dpcore/examples (../shared/data is not on this machine)",)
+    return _load_spec(spec, path, source="shared", negative=negative, columns=columns, extra_notes=notes)
 
 
 def load_cps(*, negative: str = "drop") -> IncomeData | None:
-    """CPS ASEC 2016 (5 Midwest states), INCTOT; None when ../shared/data is absent."""
+    """CPS ASEC 2016 (5 Midwest states), INCTOT; None when ../shared/data is absent (never bundled)."""
     return load_shared("cps", negative=negative)
 
 
 def load_acs(*, negative: str = "drop") -> IncomeData | None:
-    """ACS 2019 NIST excerpt, PINCP; None when ../shared/data is absent."""
+    """ACS 2019 NIST excerpt, PINCP (../shared/data, else the bundled copy)."""
     return load_shared("acs", negative=negative)
 
 
 def load_pseo(*, negative: str = "drop") -> IncomeData | None:
-    """PSEO earnings cells (published y1 medians); None when ../shared/data is absent."""
+    """PSEO earnings cells, published y1 medians (../shared/data, else the bundled copy)."""
     return load_shared("pseo", negative=negative)
+
+
+#: Columns of the ACS excerpt used by the group-means and ratio pages (person income, age, sex,
+#: race, Hispanic origin, education, marital status, income-to-poverty ratio).
+ACS_PAGE_COLUMNS = ("PINCP", "AGEP", "SEX", "RAC1P", "HISP", "EDU", "MSP", "POVPIP")
+
+
+@functools.lru_cache(maxsize=2)
+def _acs_columns(columns: tuple[str, ...]) -> pd.DataFrame | None:
+    path = real_data_path(SHARED_DATASETS["acs"].file_name)
+    if path is None:
+        return None
+    return pd.read_csv(path, usecols=list(columns))
+
+
+def acs_frame(columns: Sequence[str] = ACS_PAGE_COLUMNS) -> pd.DataFrame | None:
+    """The ACS 2019 excerpt (NIST, 20 PUMAs; public domain) as a DataFrame with ``columns``, all rows,
+    unfiltered (missing values kept): ../shared/data when present, else the bundled copy; None when
+    neither exists. Read once per process (a fresh copy is returned, so callers may modify it)."""
+    cols = tuple(str(c) for c in columns)
+    unknown = [c for c in cols if c not in ACS_PAGE_COLUMNS]
+    if unknown or not cols:
+        raise DPInputError(f"acs_frame reads the columns {', '.join(ACS_PAGE_COLUMNS)}; got {list(cols)}")
+    full = _acs_columns(ACS_PAGE_COLUMNS)
+    return None if full is None else full.loc[:, list(cols)].copy()
+
+
+#: Group codes of the ACS excerpt's SEX, RAC1P and HISP columns (PUMS data dictionary 2019) for the
+#: poverty example of the ratio page.
+POVERTY_GROUPINGS: dict[str, dict[int, str]] = {
+    "SEX": {1: "Male", 2: "Female"},
+    "RAC1P": {1: "White alone", 2: "Black alone", 3: "American Indian alone", 4: "Alaska Native alone",
+              5: "AIAN tribes specified", 6: "Asian alone", 7: "NHPI alone", 8: "Some other race alone",
+              9: "Two or more races"},
+    "HISP": {0: "Not Hispanic", 1: "Mexican", 2: "Puerto Rican", 3: "Cuban", 4: "Other Hispanic"},
+}
+
+
+def poverty_counts(frame: Any, column: str, group_x: Any, group_y: Any, *, threshold: float = 100.0
+                   ) -> tuple[int, int, int, int]:
+    """(x, n_x, y, n_y): people with POVPIP < threshold and with POVPIP known, in two groups of ``column``.
+
+    Rows with missing POVPIP (poverty status not determined) are dropped. Raises DPInputError for an
+    unknown column, identical groups, or an empty group. These are the confidential counts that the
+    ratio page's poverty example then releases with noise (dpcore.ratio).
+    """
+    if column not in getattr(frame, "columns", ()):
+        raise DPInputError(f"the data has no column {column!r}")
+    if "POVPIP" not in frame.columns:
+        raise DPInputError("the data has no POVPIP column (income-to-poverty ratio)")
+    if group_x == group_y:
+        raise DPInputError("choose two different groups")
+    threshold = check_finite(threshold, "threshold")
+    known = frame[frame["POVPIP"].notna()]
+    if (known["POVPIP"] < 0).any():
+        raise DPInputError("POVPIP has negative values; it is a ratio in percent (0..501)")
+    out = []
+    for g in (group_x, group_y):
+        sel = known[known[column] == g]
+        if len(sel) == 0:
+            raise DPInputError(f"group {column} = {g} is empty (no one with a known poverty ratio)")
+        out.append((int((sel["POVPIP"] < threshold).sum()), int(len(sel))))
+    return out[0][0], out[0][1], out[1][0], out[1][1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -875,3 +1026,137 @@ def two_point_incomes(n: int, gini: float, iq: float | None = None, *, mean: flo
     return TwoPointData(values=values, lower=lower * mean, upper=upper * mean, gini=g_exact,
                         iq=(upper - lower) * mean / float(values.mean()), n_low=m, low_value=a * mean, high_value=b * mean,
                         definition=definition)
+
+
+# ---------------------------------------------------------------------------------------------
+# Dataset recipes: one plain-data description of every data source, and the function that builds it.
+# ---------------------------------------------------------------------------------------------
+
+#: Recipe kinds -> (required parameters, optional parameters with their defaults).
+RECIPE_KINDS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+    "lognormal": (("n", "sigma", "seed"), {"mu": 10.5}),
+    "pareto": (("n", "gini", "seed"), {"tail_index": 2.5, "median": 30_000.0}),
+    # a synthetic look-alike of a confidential file: its n (public), a published Gini and median
+    "lookalike": (("n", "gini", "median", "seed"), {"tail_index": 2.5}),
+    "two_point": (("n", "gini", "seed"), {"iq": None, "mean": 30_000.0}),
+    "example": (("name",), {"negative": "drop", "columns": None}),
+    "shared": (("name",), {"negative": "drop", "columns": None}),
+    "file": (("path",), {"column": None, "negative": "refuse"}),
+}
+#: The sidebar's default data: log-normal incomes, n = 10,000, sigma 0.9, data seed 2026.
+DEFAULT_RECIPE: dict[str, Any] = {"kind": "lognormal", "n": 10_000, "sigma": 0.9, "seed": 2026}
+
+
+def check_recipe(recipe: Any) -> dict[str, Any]:
+    """A validated copy of ``recipe`` with every optional parameter filled in (DPInputError if bad)."""
+    if not isinstance(recipe, dict):
+        raise TypeError(f"a dataset recipe is a dict such as {DEFAULT_RECIPE!r}, got {type(recipe).__name__}")
+    kind = recipe.get("kind")
+    if kind not in RECIPE_KINDS:
+        raise DPInputError(f"unknown dataset kind {kind!r}; choose one of {', '.join(RECIPE_KINDS)}")
+    required, optional = RECIPE_KINDS[kind]
+    missing = [p for p in required if p not in recipe]
+    if missing:
+        raise DPInputError(f"a {kind!r} dataset recipe needs {', '.join(missing)}")
+    unknown = sorted(set(recipe) - {"kind", *required, *optional})
+    if unknown:
+        raise DPInputError(f"a {kind!r} dataset recipe has no parameter(s) {', '.join(map(repr, unknown))}; "
+                           f"it takes {', '.join((*required, *optional))}")
+    out = {"kind": kind, **optional, **{k: v for k, v in recipe.items() if k != "kind"}}
+    if out.get("columns") is not None:
+        if isinstance(out["columns"], str) or not all(isinstance(c, str) for c in out["columns"]):
+            raise DPInputError("columns must be a list of column names")
+        out["columns"] = list(out["columns"])
+    return out
+
+
+def build_dataset(recipe: dict[str, Any] | None = None) -> IncomeData:
+    """The data a recipe describes (None -> :data:`DEFAULT_RECIPE`), as :class:`IncomeData`.
+
+    Kinds and parameters (see :data:`RECIPE_KINDS`): ``lognormal`` (n, sigma, seed, mu),
+    ``pareto`` / ``lookalike`` (n, gini, seed, tail_index, median: :func:`pareto_mixture_incomes`),
+    ``two_point`` (n, gini, seed, iq, mean: :func:`two_point_incomes`, with its public bounds),
+    ``example`` (name, negative, columns: :func:`load_example`), ``shared`` (name, negative,
+    columns: :func:`load_shared`; DPInputError when the file is not on this machine) and ``file``
+    (path, column, negative: :func:`load_income_file`, marked confidential). ``seed`` draws the
+    data only (the pages draw privacy noise from another seed). A recipe is plain data, so a
+    generated script can hold it as a literal and rebuild the very same data.
+    """
+    spec = check_recipe(dict(DEFAULT_RECIPE) if recipe is None else recipe)
+    kind = spec["kind"]
+    if kind == "lognormal":
+        n, sigma = check_int(spec["n"], "n", minimum=1), float(spec["sigma"])
+        values = lognormal_incomes(n, mu=spec["mu"], sigma=sigma, rng=check_int(spec["seed"], "seed", minimum=0))
+        return IncomeData(values=values, name=f"Synthetic log-normal (n={n:,}, sigma={sigma:g})", source="synthetic")
+    if kind in ("pareto", "lookalike"):
+        n, gini = check_int(spec["n"], "n", minimum=1), float(spec["gini"])
+        tail, median = float(spec["tail_index"]), float(spec["median"])
+        values = pareto_mixture_incomes(n, gini=gini, tail_index=tail, median=median,
+                                        rng=check_int(spec["seed"], "seed", minimum=0))
+        return IncomeData(values=values, source="synthetic",
+                          name=f"Synthetic Pareto-tailed (n={n:,}, population Gini {gini:.2f})",
+                          notes=(f"log-normal body, top 10% Pareto with tail index {tail:g}, median "
+                                 f"{median:,.0f}; the population Gini is {gini:.3f}, a sample's differs a little",))
+    if kind == "two_point":
+        n = check_int(spec["n"], "n", minimum=2)
+        iq = None if spec["iq"] is None else float(spec["iq"])
+        data = two_point_incomes(n, float(spec["gini"]), iq, mean=float(spec["mean"]),
+                                 rng=check_int(spec["seed"], "seed", minimum=0))
+        return IncomeData(values=data.values, source="synthetic", bounds=(data.lower, data.upper),
+                          name=f"Two-point data (n={n:,}, Gini {data.gini:.3f}, IQ {data.iq:.3g})",
+                          notes=(f"{data.n_low:,} records at {data.low_value:,.0f} and {n - data.n_low:,} at "
+                                 f"{data.high_value:,.0f}; public bounds L = {data.lower:,.0f}, U = {data.upper:,.0f}, "
+                                 f"IQ = (U - L) / mean = {data.iq:.4g}",))
+    if kind == "example":
+        return load_example(str(spec["name"]), negative=spec["negative"], columns=spec["columns"])
+    if kind == "shared":
+        out = load_shared(str(spec["name"]), negative=spec["negative"], columns=spec["columns"])
+        if out is None:
+            raise DPInputError(f"the real file {SHARED_DATASETS[spec['name']].file_name} is not on this machine "
+                               "(it lives in ../shared/data next to the repository)")
+        return out
+    # kind == "file": a user's file, read from a path (the confidential data itself)
+    return load_income_file(spec["path"], column=spec["column"], negative=spec["negative"])
+
+
+def recipe_from_key(key: Sequence[Any] | None) -> dict[str, Any]:
+    """The recipe of a sidebar dataset key, e.g. ("lognormal", n, sigma, data_seed) ->
+    {"kind": "lognormal", "n": n, "sigma": sigma, "seed": data_seed}. Keys: ("lognormal", n, sigma,
+    seed), ("pareto", n, gini, tail_index, seed), ("lookalike", n, gini, median, seed),
+    ("two_point", n, gini, iq, seed), ("example", name), ("shared", name, negative) and
+    ("upload", sha256, file_name, column, negative) (-> a "file" recipe reading file_name)."""
+    if not key:
+        return dict(DEFAULT_RECIPE)
+    kind, *rest = tuple(key)
+    shapes = {"lognormal": ("n", "sigma", "seed"), "pareto": ("n", "gini", "tail_index", "seed"),
+              "lookalike": ("n", "gini", "median", "seed"), "two_point": ("n", "gini", "iq", "seed"),
+              "example": ("name",), "shared": ("name", "negative"),
+              "upload": ("sha256", "path", "column", "negative")}
+    if kind not in shapes or len(rest) != len(shapes[kind]):
+        raise DPInputError(f"this data source ({kind!r}) has no recipe")
+    fields = dict(zip(shapes[kind], rest))
+    if kind == "upload":
+        fields.pop("sha256")
+        kind = "file"
+    return check_recipe({"kind": kind, **fields})
+
+
+def describe_recipe(recipe: dict[str, Any] | None) -> str:
+    """One line saying what a recipe builds (for captions and script comments)."""
+    spec = check_recipe(dict(DEFAULT_RECIPE) if recipe is None else recipe)
+    kind = spec["kind"]
+    if kind == "lognormal":
+        return f"synthetic log-normal incomes, n = {int(spec['n']):,}, sigma = {spec['sigma']:g}, data seed {spec['seed']}"
+    if kind in ("pareto", "lookalike"):
+        what = "synthetic look-alike" if kind == "lookalike" else "synthetic Pareto-tailed incomes"
+        return (f"{what}, n = {int(spec['n']):,}, population Gini {spec['gini']:g}, median "
+                f"{spec['median']:,.0f}, tail index {spec['tail_index']:g}, data seed {spec['seed']}")
+    if kind == "two_point":
+        iq = "minimum" if spec["iq"] is None else f"{spec['iq']:g}"
+        return f"two-point data (Gini paper, Prop. 5.1), n = {int(spec['n']):,}, Gini {spec['gini']:g}, IQ {iq}"
+    if kind == "example":
+        return f"bundled real example {spec['name']!r} ({EXAMPLES[spec['name']][2]})" if spec["name"] in EXAMPLES \
+            else f"bundled example {spec['name']!r}"
+    if kind == "shared":
+        return f"real survey file {spec['name']!r}, negative incomes: {spec['negative']}"
+    return f"your file {spec['path']!r}, column {spec['column']!r}, negative incomes: {spec['negative']}"
