@@ -19,13 +19,13 @@ Contents
 from __future__ import annotations
 
 import math
-import os
 from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 from scipy import special
 
+from .rng import SecureRandom, secure_generator  # re-exported: the old import path keeps working
 from .validation import (
     DPInputError,
     as_generator,
@@ -57,102 +57,6 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # Randomness sources
 # ---------------------------------------------------------------------------------------------
-
-class SecureRandom:
-    """Random numbers from the operating system's CSPRNG (``os.urandom``), for real releases.
-
-    Implements the small part of the ``numpy.random.Generator`` interface that dpcore uses
-    (``random``, ``uniform``, ``standard_normal``, ``normal``, ``laplace``, ``exponential``,
-    ``standard_exponential``, ``standard_gamma``, ``gamma``, ``beta``, ``integers``, ``choice``),
-    each by inverse-CDF transformation of 53-bit uniforms drawn from ``os.urandom``. Its state
-    cannot be reconstructed from its outputs (unlike PCG64), and it cannot be seeded, so it is
-    for the one release that counts, not for simulations.
-
-    Caveat, stated honestly: the transformations are in double precision, so the released real
-    numbers carry the usual floating-point artefacts (Mironov 2012). Release code should round
-    released values to a public grid coarser than the noise's floating-point resolution
-    (``dpcore.release`` does).
-    """
-
-    def random(self, size=None) -> np.ndarray | float:
-        n = 1 if size is None else int(np.prod(size))
-        words = np.frombuffer(os.urandom(8 * n), dtype=np.uint64) >> np.uint64(11)
-        u = (words.astype(np.float64) + 0.5) / 9007199254740992.0  # (k + 1/2) / 2^53, in (0, 1)
-        return float(u[0]) if size is None else u.reshape(size)
-
-    def uniform(self, low=0.0, high=1.0, size=None):
-        return low + (high - low) * self.random(size)
-
-    def standard_normal(self, size=None):
-        return special.ndtri(self.random(size))
-
-    def normal(self, loc=0.0, scale=1.0, size=None):
-        return loc + scale * self.standard_normal(size)
-
-    def standard_cauchy(self, size=None):
-        return np.tan(np.pi * (self.random(size) - 0.5))
-
-    def __getattr__(self, name: str):
-        # a method numpy's Generator has but this source does not: say so with a TypeError that
-        # names rng, so callers (dpcore.release) can fall back deliberately instead of crashing
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise TypeError(f"rng: SecureRandom does not provide {name}(); use a numpy Generator for this method")
-
-    def standard_exponential(self, size=None):
-        return -np.log(self.random(size))
-
-    def exponential(self, scale=1.0, size=None):
-        return scale * self.standard_exponential(size)
-
-    def laplace(self, loc=0.0, scale=1.0, size=None):
-        u = self.random(size) - 0.5
-        return loc - scale * np.sign(u) * np.log1p(-2.0 * np.abs(u))
-
-    def standard_gamma(self, shape, size=None):
-        return special.gammaincinv(shape, self.random(size))
-
-    def gamma(self, shape, scale=1.0, size=None):
-        return scale * self.standard_gamma(shape, size)
-
-    def beta(self, a, b, size=None):
-        return special.betaincinv(a, b, self.random(size))
-
-    def geometric(self, p, size=None):
-        """Number of trials to the first success (support 1, 2, ...), as numpy's."""
-        return np.floor(np.log(self.random(size)) / np.log1p(-p)).astype(np.int64) + 1
-
-    def integers(self, low, high=None, size=None):
-        if high is None:
-            low, high = 0, low
-        span = int(high) - int(low)
-        if span <= 0:
-            raise DPInputError("integers: high must be larger than low")
-        n = 1 if size is None else int(np.prod(size))
-        # rejection sampling on 64-bit words: exactly uniform
-        limit = (2**64 // span) * span
-        out = np.empty(0, dtype=np.uint64)
-        while out.size < n:
-            words = np.frombuffer(os.urandom(8 * 2 * n), dtype=np.uint64)
-            out = np.concatenate([out, words[words < np.uint64(limit)] if limit < 2**64 else words])
-        vals = (out[:n] % np.uint64(span)).astype(np.int64) + int(low)
-        return int(vals[0]) if size is None else vals.reshape(size)
-
-    def choice(self, a, size=None, replace=True):
-        pool = np.arange(a) if isinstance(a, (int, np.integer)) else np.asarray(a)
-        if not replace:
-            perm = np.argsort(self.random(len(pool)))
-            k = 1 if size is None else int(np.prod(size))
-            picked = pool[perm[:k]]
-            return picked[0] if size is None else picked.reshape(size)
-        idx = self.integers(0, len(pool), size=size)
-        return pool[idx]
-
-
-def secure_generator() -> SecureRandom:
-    """A CSPRNG-backed source (``os.urandom``) usable as ``rng`` by every dpcore sampler."""
-    return SecureRandom()
-
 
 def _rng(rng):
     return rng if isinstance(rng, SecureRandom) else as_generator(rng)
@@ -331,6 +235,15 @@ class GeneralizedCauchy:
         mag = t ** (1.0 / self.gamma)
         return np.where(p >= 0.5, mag, -mag)
 
+    def _ppf_finite(self, u: np.ndarray) -> np.ndarray:
+        """Quantile of u in (0, 1), with y = 1/(1+T) floored at the smallest normal double so that
+        T = (1 - y)/y and |Z| = T^(1/gamma) stay finite (T <= 4.5e307)."""
+        u = np.asarray(u, dtype=float)
+        q = np.minimum(u, 1.0 - u)
+        y = np.maximum(special.betaincinv(self.b, self.a, 2.0 * q), np.finfo(float).tiny)
+        mag = ((1.0 - y) / y) ** (1.0 / self.gamma)
+        return np.where(u >= 0.5, mag, -mag)
+
     def isf(self, p) -> np.ndarray:
         return -self.ppf(p)
 
@@ -352,6 +265,10 @@ class GeneralizedCauchy:
         """Exact draws: |Z| = (G_a / G_b)^(1/gamma), random sign."""
         size = _size(size)
         gen = _rng(rng)
+        if isinstance(gen, SecureRandom):
+            # inversion of one uniform in (0, 1): finite for every word (G_a / G_b can be 0/0 or
+            # x/0 when a gamma variate of a tiny shape underflows)
+            return self._ppf_finite(gen.random(size))
         if self.gamma == 2.0 and isinstance(gen, np.random.Generator):
             # h ∝ 1/(1+z^2) is exactly the standard Cauchy; numpy's sampler is ~5x faster
             return gen.standard_cauchy(size=size)

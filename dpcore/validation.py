@@ -33,22 +33,8 @@ class DPInputError(ValueError):
     """A bad argument or bad data given to a dpcore function (the message says what to change)."""
 
 
-def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
-    """Return a ``numpy.random.Generator`` (pass one through, seed one from an int, or make a fresh one),
-    or pass a :class:`dpcore.noise.SecureRandom` through unchanged."""
-    if rng is None:
-        return np.random.default_rng()
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, (Integral, np.integer)) and not isinstance(rng, bool):
-        if int(rng) < 0:
-            raise DPInputError(f"a random seed must be a non-negative integer, got {rng}")
-        return np.random.default_rng(int(rng))
-    from .noise import SecureRandom  # local import: noise imports this module
-
-    if isinstance(rng, SecureRandom):
-        return rng  # the OS-CSPRNG source for real releases (duck-types the Generator methods dpcore uses)
-    raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
+# re-exported from dpcore.rng (kept here so ``from dpcore.validation import as_generator`` works)
+from .rng import SecureRandom, as_generator, secure_generator  # noqa: E402
 
 
 def _as_real(value: Any, name: str) -> float:

@@ -313,3 +313,47 @@ def test_absurd_privacy_parameters_are_refused_with_a_message():
         two_sided_geometric_pmf(float("nan"), 1.0)
     with pytest.raises(DPInputError, match="no privacy"):
         laplace_scale(1e7)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 11: uniforms strictly inside (0, 1), every sampler finite for the extreme words
+# ---------------------------------------------------------------------------------------------
+
+def test_uniform_from_words_extremes_are_strictly_inside():
+    from dpcore.rng import uniform_from_words
+
+    u = uniform_from_words(np.array([0, 2**64 - 1, 2**63, (2**53 - 1) << 11], dtype=np.uint64))
+    assert np.all(u > 0.0) and np.all(u < 1.0)
+    assert u[0] == 2.0 ** -53 and u[1] == 1.0 - 2.0 ** -53
+
+
+@pytest.mark.parametrize("byte", [b"\x00", b"\xff"])
+def test_every_secure_sampler_is_finite_for_extreme_words(monkeypatch, byte):
+    import dpcore.rng as rng_module
+
+    monkeypatch.setattr(rng_module.os, "urandom", lambda n: byte * n)
+    g = secure_generator()
+    u = g.random(4)
+    assert np.all(u > 0) and np.all(u < 1)
+    draws = {
+        "laplace": g.laplace(0.0, 1.0, 4), "normal": g.normal(0.0, 1.0, 4), "cauchy": g.standard_cauchy(4),
+        "exponential": g.exponential(1.0, 4), "gamma": g.gamma(0.5, 1.0, 4), "beta": g.beta(0.5, 0.5, 4),
+        "geometric": g.geometric(0.3, 4), "sample_laplace": sample_laplace(2.0, 4, rng=g),
+        "sample_gaussian": sample_gaussian(2.0, 4, rng=g),
+        "two_sided_geometric": sample_two_sided_geometric(1.0, 4, rng=g),
+    }
+    for gamma in (1.01, 2.0, 4.0, 50.0):
+        draws[f"gc{gamma}"] = sample_generalized_cauchy(gamma, 4, rng=g)
+    for name, v in draws.items():
+        assert np.all(np.isfinite(np.asarray(v, dtype=float))), name
+
+
+def test_old_import_paths_still_work():
+    import dpcore.noise as noise_module
+    import dpcore.rng as rng_module
+    import dpcore.validation as validation_module
+
+    assert noise_module.SecureRandom is rng_module.SecureRandom
+    assert noise_module.secure_generator is rng_module.secure_generator
+    assert validation_module.as_generator is rng_module.as_generator
+    assert validation_module.as_generator(noise_module.secure_generator()).__class__ is rng_module.SecureRandom
