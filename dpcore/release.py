@@ -2,8 +2,13 @@
 
 What happens (:func:`make_release`):
 
-1. The total cost of the requested statistics is checked against the ledger's cap **before** any
-   noise is drawn; a release that would exceed the cap is refused (``DPInputError``).
+1. The total cost of the requested statistics is composed and checked against the cap of the
+   ledger account **before** anything is charged or drawn; a release that would exceed it is refused
+   (``dpcore.ledger.BudgetExceeded``, a ``DPInputError``). The decision uses public inputs only.
+   Then the total is **charged first**, in one database transaction that re-checks the cap under the
+   account's lock (:meth:`dpcore.ledger.Account.charge`), with the planned record (dataset identity,
+   mechanisms, parameters, costs): racing sessions cannot overspend, and a crash after this point can
+   lose the release but never the charge.
 2. Each statistic is released by its method module (``dpcore.gini.release_gini``,
    ``dpcore.percentiles.release_percentiles``, ``dpcore.stratified.stratified_mean`` /
    ``clipped_laplace_mean``, ``dpcore.ratio.laplace_noised_counts``, or a geometric count) with
@@ -15,9 +20,11 @@ What happens (:func:`make_release`):
    the low-order floating-point bits that Mironov (2012) showed can leak through textbook
    floating-point samplers. This is a mitigation, not the snapping mechanism's full proof; the
    geometric counts and histogram counts are integers and have no such issue.
-4. The ledger is charged only when every statistic was released (a failure releases nothing).
+4. The released records are appended to the charged ledger entry (``attach_result``) and only then
+   returned (revealed). If drawing fails, the charge stays and the error says so.
 5. A :class:`ReleaseRecord` per statistic holds the released numbers, the mechanism, all public
-   parameters, epsilon/delta spent, a UTC timestamp and ``dpcore.__version__``. It never holds a
+   parameters, epsilon/delta spent, the dataset identity (fingerprint, label, columns, n -- public in
+   the replace-one relation), the ledger entry id, a UTC timestamp and ``dpcore.__version__``. It never holds a
    true (confidential) value; data-dependent noise scales (smooth sensitivity) are not published.
 
 Generalized Cauchy (Gini): ``GeneralizedCauchy.rvs`` draws |Z|^gamma as a beta-prime variable by
@@ -81,6 +88,12 @@ class ReleaseRecord:
     timestamp: str
     software: str = f"dpcore {__version__}"
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: public identity of the released dataset: fingerprint, label, income/group column, n (public)
+    dataset: dict = field(default_factory=dict)
+    #: the composed privacy cost charged for this statistic (budget.PrivacyCost.to_dict())
+    cost: dict = field(default_factory=dict)
+    #: id of the durable ledger entry (dpcore.ledger) that paid for the release this record belongs to
+    ledger_entry_id: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -119,44 +132,148 @@ def _release_one(stat: Any, epsilon: float, rng: Any) -> tuple[np.ndarray, str]:
         return np.asarray(stat.release(epsilon, rng=_os_seeded_generator()), dtype=float), FALLBACK
 
 
-def make_release(items: Sequence[tuple[Any, float]], ledger: _budget.Ledger, *, rng: Any = None) -> list[ReleaseRecord]:
-    """Release every (statistic, epsilon) pair on its (confidential) data and charge ``ledger``.
+def _is_account(ledger: Any) -> bool:
+    from . import ledger as _ledger
 
-    ``rng`` must stay None for a real release (the OS CSPRNG is used); tests pass a seeded
-    generator. Refuses, before any noise is drawn, a release whose total cost exceeds the cap.
+    return isinstance(ledger, _ledger.Account)
+
+
+def _dataset_identity(ledger: Any, dataset: Any, stats: Sequence[Any]) -> dict[str, Any]:
+    """The public identity of the released data: account fingerprint and label, columns, n."""
+    if dataset is not None and not isinstance(dataset, dict):
+        raise TypeError("dataset must be a dict (income_column, group_column, n, source ...) or None")
+    out: dict[str, Any] = {}
+    if _is_account(ledger):
+        out["fingerprint"] = ledger.dataset_id
+        out["label"] = ledger.label
+    out.update(_jsonable(dict(dataset or {})))
+    if "n" not in out:
+        sizes = set()
+        for stat in stats:
+            for attr in ("values", "x"):
+                arr = getattr(stat, attr, None)
+                if isinstance(arr, np.ndarray) and arr.ndim == 1:
+                    sizes.add(int(arr.size))
+                    break
+        if len(sizes) == 1:
+            out["n"] = sizes.pop()  # n is public in this project's neighbouring relation (replace one record)
+    return out
+
+
+def _planned_record(stat: Any, eps: float, cost: _budget.PrivacyCost) -> dict[str, Any]:
+    """What is known before any noise is drawn (public inputs only): written with the charge."""
+    return {"statistic": stat.name, "kind": stat.kind, "labels": list(stat.labels), "mechanism": stat.mechanism,
+            "parameters": _jsonable(stat.params()), "epsilon": float(eps), "cost": cost.to_dict(),
+            "neighbouring": getattr(stat, "neighbouring", None) or NEIGHBOURING.get(stat.kind, "replace one record"),
+            "rounding": ROUNDING.get(stat.kind, 1e-6)}
+
+
+def _unpack_release(result: Any) -> tuple[np.ndarray, str, dict[str, Any]]:
+    """_release_one returns (values, sampler) or (values, sampler, extra record fields)."""
+    if isinstance(result, tuple) and len(result) == 3:
+        values, sampler, extra = result
+        return np.asarray(values, dtype=float), str(sampler), dict(extra or {})
+    values, sampler = result
+    return np.asarray(values, dtype=float), str(sampler), {}
+
+
+def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = None, *,
+                 dataset: dict | None = None) -> list[ReleaseRecord]:
+    """Release every (statistic, epsilon) pair on its (confidential) data, paying from ``ledger``.
+
+    ``ledger``: a durable :class:`dpcore.ledger.Account` (real releases; ``db.account(...)``) or, for
+    backwards compatibility, an in-memory :class:`dpcore.budget.Ledger`. ``dataset``: public identity
+    of the data written into every record (``income_column``, ``group_column``, ``n``, ``source`` ...);
+    with an account, its fingerprint and label are added.
+
+    Order (charge before reveal):
+
+    1. validate every (statistic, epsilon) and compose the costs (sequential composition); refuse,
+       before anything is charged or drawn, a release that would exceed the cap (public inputs only);
+    2. charge the total in ONE transaction that re-checks the cap under the account's lock
+       (:meth:`dpcore.ledger.Account.charge`), with the planned record (everything but the released
+       numbers) -- racing sessions cannot overspend;
+    3. draw the noise and build the records; with an account, append the released records to the
+       charged entry (:meth:`~dpcore.ledger.Account.attach_result`) before returning them.
+
+    If anything fails after step 2 the charge stays (a lost release is acceptable, a lost charge never)
+    and the error says so. ``rng`` must stay None for a real release (OS CSPRNG); tests pass a seed.
     """
     if not items:
         raise DPInputError("nothing to release: choose at least one statistic")
-    if not isinstance(ledger, _budget.Ledger):
-        raise TypeError("ledger must be a dpcore.budget.Ledger")
+    account = _is_account(ledger)
+    if not account and not isinstance(ledger, _budget.Ledger):
+        raise TypeError("ledger must be a dpcore.ledger account (ledger.open_ledger(...).account(...)) "
+                        "or a dpcore.budget.Ledger")
+    try:
+        items = list(items)
+    except TypeError:
+        raise TypeError("items must be a list of (statistic, epsilon) pairs") from None
     costs = []
-    for stat, eps in items:
+    for item in items:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise TypeError("items must be a list of (statistic, epsilon) pairs")
+        stat, eps = item
         eps = check_epsilon(eps, f"epsilon of {getattr(stat, 'name', 'a statistic')}")
         costs.append((stat, eps, stat.privacy_cost(eps)))
     total = _budget.compose_sequential([c for _, _, c in costs])
-    if ledger.would_exceed(total):
-        raise DPInputError(
-            f"refused: this release costs {total.describe()} and the budget has {ledger.describe_remaining()} left "
-            f"(cap {ledger.cap.describe()}). Nothing was released.")
+    identity = _dataset_identity(ledger, dataset, [s for s, _, _ in costs])
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    names = ", ".join(s.name for s, _, _ in costs)
+    entry_id = None
+    # ---- 1-2: check the cap from public inputs, then charge (durably, for an account) ----
+    if account:
+        if ledger.would_exceed(total):
+            raise _ledger_module().BudgetExceeded(
+                f"refused: this release costs {total.describe()} and the account {ledger.display_name()!r} has "
+                f"{ledger.describe()} (cap {ledger.cap.describe()}). Nothing was charged or released.")
+        planned = {"kind": "dpcore release", "time": stamp, "software": f"dpcore {__version__}",
+                   "dataset": identity, "total_cost": total.to_dict(),
+                   "statistics": [_planned_record(s, e, c) for s, e, c in costs]}
+        entry_id = ledger.charge(f"release: {names}", cost=total, record=planned).id
+    else:
+        if ledger.would_exceed(total):
+            raise DPInputError(
+                f"refused: this release costs {total.describe()} and the budget has {ledger.describe_remaining()} "
+                f"left (cap {ledger.cap.describe()}). Nothing was released.")
+        for stat, _, cost in costs:
+            ledger.charge(f"release: {stat.name}", cost, note=stamp)
+    # ---- 3: draw the noise (the charge stands whatever happens now) ----
     out: list[ReleaseRecord] = []
-    for stat, eps, cost in costs:
-        values, sampler = _release_one(stat, eps, rng)
-        grid = ROUNDING.get(stat.kind, 1e-6)
-        values = _round(values, grid)
-        if not np.all(np.isfinite(values)):
-            raise DPInputError(f"{stat.name}: the mechanism returned a non-finite value; nothing was released")
-        notes = []
-        if stat.kind == "gini":
-            notes.append("the noise scale S_beta(X)/alpha depends on the data and is not published")
-        out.append(ReleaseRecord(
-            statistic=stat.name, kind=stat.kind, labels=tuple(stat.labels), released=tuple(float(v) for v in values),
-            mechanism=stat.mechanism, parameters=_jsonable(stat.params()), epsilon=float(eps),
-            delta=float(cost.delta), neighbouring=NEIGHBOURING.get(stat.kind, "replace one record"),
-            sampler=sampler, rounding=grid, timestamp=stamp, notes=tuple(notes)))
-    for rec, (_, _, cost) in zip(out, costs):
-        ledger.charge(f"release: {rec.statistic}", cost, note=rec.timestamp)
+    try:
+        for stat, eps, cost in costs:
+            values, sampler, extra = _unpack_release(_release_one(stat, eps, rng))
+            grid = ROUNDING.get(stat.kind, 1e-6)
+            values = _round(values, grid)
+            if not np.all(np.isfinite(values)):
+                raise DPInputError(f"{stat.name}: the mechanism returned a non-finite value")
+            notes = list(extra.pop("notes", ()))
+            if stat.kind == "gini" and not notes:
+                notes.append("the noise scale S_beta(X)/alpha depends on the data and is not published")
+            fields = dict(
+                statistic=stat.name, kind=stat.kind, labels=tuple(stat.labels),
+                released=tuple(float(v) for v in values), mechanism=stat.mechanism,
+                parameters=_jsonable(stat.params()),
+                epsilon=float(cost.epsilon) if cost.kind != "zcdp" else float(eps), delta=float(cost.delta),
+                neighbouring=getattr(stat, "neighbouring", None) or NEIGHBOURING.get(stat.kind, "replace one record"),
+                sampler=sampler, rounding=grid, timestamp=stamp, notes=tuple(notes), dataset=identity,
+                cost=cost.to_dict(), ledger_entry_id=entry_id)
+            known = set(ReleaseRecord.__dataclass_fields__)
+            fields.update({k: _jsonable(v) for k, v in extra.items() if k in known})
+            out.append(ReleaseRecord(**fields))
+        if account:
+            ledger.attach_result(entry_id, {"records": [r.to_dict() for r in out]})
+    except Exception as exc:
+        where = f"ledger entry {entry_id}" if entry_id is not None else "the budget"
+        raise DPInputError(f"the release failed after its cost {total.describe()} was charged ({where}); the "
+                           f"charge stands and nothing was released: {exc}") from exc
     return out
+
+
+def _ledger_module():
+    from . import ledger as _ledger
+
+    return _ledger
 
 
 def _jsonable(obj: Any) -> Any:
@@ -184,11 +301,11 @@ def _records(records: Any) -> list[ReleaseRecord]:
     return out
 
 
-def records_to_json(records: Sequence[ReleaseRecord], ledger: _budget.Ledger | None = None) -> str:
-    """The JSON release record: every released statistic plus the ledger after charging."""
+def records_to_json(records: Sequence[ReleaseRecord], ledger: Any = None) -> str:
+    """The JSON release record: every released statistic, the dataset identity, and the ledger after charging."""
     records = _records(records)
-    if ledger is not None and not isinstance(ledger, _budget.Ledger):
-        raise TypeError("ledger must be a dpcore.budget.Ledger or None")
+    if ledger is not None and not isinstance(ledger, _budget.Ledger) and not _is_account(ledger):
+        raise TypeError("ledger must be a dpcore.ledger account, a dpcore.budget.Ledger or None")
     doc = {
         "dpcore_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -196,8 +313,11 @@ def records_to_json(records: Sequence[ReleaseRecord], ledger: _budget.Ledger | N
         "epsilon_spent_by_this_release": float(sum(r.epsilon for r in records)),
         "delta_spent_by_this_release": float(sum(r.delta for r in records)),
     }
+    datasets = [r.dataset for r in records if r.dataset]
+    if datasets:
+        doc["dataset"] = datasets[0]
     if ledger is not None:
-        doc["ledger"] = ledger.to_dict()
+        doc["ledger"] = ledger.to_dict()  # an account: cap and spent after this release; a budget.Ledger: entries
     return json.dumps(doc, indent=2)
 
 

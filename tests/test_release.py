@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dpcore
-from dpcore import budget as B, noise, planner as P, release as R
+from dpcore import budget as B, ledger as L, noise, planner as P, release as R
 from dpcore.validation import DPInputError
 
 
@@ -89,7 +89,8 @@ def test_refusal_before_noise_and_no_charge(data, monkeypatch):
     assert not called and len(led.entries) == 1
 
 
-def test_failed_release_charges_nothing(data, monkeypatch):
+def test_failed_release_keeps_the_charge(data, monkeypatch):
+    """Charge first, then draw: a failure while drawing loses the release, never the charge."""
     x, _ = data
     led = B.Ledger()
 
@@ -97,9 +98,9 @@ def test_failed_release_charges_nothing(data, monkeypatch):
         raise DPInputError("bad data")
 
     monkeypatch.setattr(P.ClippedMean, "release", boom)
-    with pytest.raises(DPInputError, match="bad data"):
+    with pytest.raises(DPInputError, match="charge stands.*bad data"):
         R.make_release([(P.CountAbove(x, 50_000), 0.5), (P.ClippedMean(x, 0, 1e5), 0.5)], led)
-    assert led.entries == []
+    assert sum(e.cost.epsilon for e in led.entries) == pytest.approx(1.0)
 
 
 def test_rounding_grid_applied(data):
@@ -135,3 +136,98 @@ def test_records_type_checks():
         R.records_to_json("abc")
     with pytest.raises(TypeError):
         R.records_to_csv([1, 2])
+
+
+# ---- the durable ledger (dpcore.ledger accounts) ------------------------------------------------------
+
+@pytest.fixture
+def account(tmp_path):
+    db = L.open_ledger(f"sqlite:///{tmp_path}/ledger.db")
+    return db.account("fingerprint-of-test-data", cap_epsilon=3.0, label="test data")
+
+
+def test_release_with_account_charges_once_and_records_identity(data, account):
+    x, g = data
+    stats = [P.CountAbove(x, 50_000), P.ClippedMean(x, 0, 400_000), P.GroupMeans(x, g, 0, 400_000)]
+    recs = R.make_release([(s, 0.5) for s in stats], account,
+                          dataset={"income_column": "income", "group_column": "region", "n": int(x.size)})
+    entries = account.entries()
+    assert len(entries) == 1  # one transaction for the whole release
+    entry = entries[0]
+    assert entry.cost == B.pure(1.5) and account.spent_epsilon() == pytest.approx(1.5)
+    assert all(r.ledger_entry_id == entry.id for r in recs)
+    for r in recs:
+        assert r.dataset == {"fingerprint": "fingerprint-of-test-data", "label": "test data",
+                             "income_column": "income", "group_column": "region", "n": x.size}
+        assert r.software == f"dpcore {dpcore.__version__}" and r.mechanism and r.epsilon == 0.5
+    # the record written WITH the charge has everything public but no released number
+    planned = entry.record
+    assert planned["dataset"]["fingerprint"] == "fingerprint-of-test-data"
+    assert [s["statistic"] for s in planned["statistics"]] == [s.name for s in stats]
+    assert planned["total_cost"] == B.pure(1.5).to_dict() and planned["software"] == f"dpcore {dpcore.__version__}"
+    assert "released" not in json.dumps(planned)
+    # the released records were appended to the entry before being returned
+    assert entry.result == {"records": [r.to_dict() for r in recs]}
+    doc = json.loads(R.records_to_json(recs, account))
+    assert doc["dataset"]["fingerprint"] == "fingerprint-of-test-data"
+    assert doc["ledger"]["spent_epsilon"] == pytest.approx(1.5) and doc["ledger"]["cap_epsilon"] == 3.0
+
+
+def test_account_release_n_defaults_from_the_statistics(data, account):
+    x, _ = data
+    rec = R.make_release([(P.CountAbove(x, 50_000), 0.5)], account)[0]
+    assert rec.dataset["n"] == x.size and rec.dataset["fingerprint"] == account.dataset_id
+
+
+def test_account_charged_before_any_noise_is_drawn(data, account, tmp_path):
+    """When the mechanism runs, the charge is already committed (seen from another connection)."""
+    x, _ = data
+    seen = []
+    orig = P.CountAbove.release
+
+    def spy(self, eps, rng=None):
+        other = L.open_ledger(f"sqlite:///{tmp_path}/ledger.db").find_account(account.dataset_id)
+        seen.append(other.spent_epsilon())
+        return orig(self, eps, rng=rng)
+
+    P.CountAbove.release = spy
+    try:
+        R.make_release([(P.CountAbove(x, 50_000), 0.75)], account)
+    finally:
+        P.CountAbove.release = orig
+    assert seen == [0.75]
+
+
+def test_account_refusal_before_charge_and_noise(data, account, monkeypatch):
+    x, _ = data
+    account.charge("earlier", epsilon=2.75)
+    called = []
+    monkeypatch.setattr(P.CountAbove, "release", lambda self, eps, rng=None: called.append(1) or np.array([1.0]))
+    with pytest.raises(L.BudgetExceeded, match="Nothing was charged or released"):
+        R.make_release([(P.CountAbove(x, 50_000), 0.25), (P.CountAbove(x, 10_000), 0.25)], account)
+    assert not called and len(account.entries()) == 1 and account.spent_epsilon() == pytest.approx(2.75)
+    # exactly at the cap is allowed
+    R.make_release([(P.CountAbove(x, 50_000), 0.25)], account, rng=np.random.default_rng(0))
+    assert account.spent_epsilon() == pytest.approx(3.0)
+
+
+def test_account_failure_after_charge_keeps_charge_without_result(data, account, monkeypatch):
+    x, _ = data
+
+    def boom(self, eps, rng=None):
+        raise DPInputError("sampler broke")
+
+    monkeypatch.setattr(P.ClippedMean, "release", boom)
+    with pytest.raises(DPInputError, match="charge stands.*sampler broke"):
+        R.make_release([(P.CountAbove(x, 50_000), 0.5), (P.ClippedMean(x, 0, 1e5), 0.5)], account)
+    (entry,) = account.entries()
+    assert entry.cost == B.pure(1.0) and entry.result is None  # charged, never revealed
+
+
+def test_account_release_bad_dataset_argument(data, account):
+    x, _ = data
+    with pytest.raises(TypeError):
+        R.make_release([(P.CountAbove(x, 1.0), 1.0)], account, dataset="income")
+    with pytest.raises(TypeError):
+        R.make_release([P.CountAbove(x, 1.0)], account)
+    assert account.entries() == []
