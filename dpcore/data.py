@@ -1127,6 +1127,8 @@ def recipe_from_key(key: Sequence[Any] | None) -> dict[str, Any]:
     ("upload", sha256, file_name, column, negative) (-> a "file" recipe reading file_name)."""
     if not key:
         return dict(DEFAULT_RECIPE)
+    if isinstance(key, (str, bytes)):
+        raise TypeError(f"a dataset key is a tuple such as ('lognormal', 10000, 0.9, 2026), got {key!r}")
     kind, *rest = tuple(key)
     shapes = {"lognormal": ("n", "sigma", "seed"), "pareto": ("n", "gini", "tail_index", "seed"),
               "lookalike": ("n", "gini", "median", "seed"), "two_point": ("n", "gini", "iq", "seed"),
@@ -1138,7 +1140,9 @@ def recipe_from_key(key: Sequence[Any] | None) -> dict[str, Any]:
     if kind == "upload":
         fields.pop("sha256")
         kind = "file"
-    return check_recipe({"kind": kind, **fields})
+    recipe = {"kind": kind, **fields}
+    check_recipe(recipe)
+    return recipe
 
 
 def describe_recipe(recipe: dict[str, Any] | None) -> str:

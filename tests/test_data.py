@@ -260,13 +260,145 @@ def test_bundled_example_engel():
         load_example("nope")
 
 
-def test_shared_absent_gives_none(monkeypatch, tmp_path):
+#: sha256 of the two bundled survey files: byte-identical copies of ../shared/data (its README).
+BUNDLED_SHA256 = {
+    "acs2019_nist_excerpt_national.csv.gz": "cc375596686f0068fa8764f572c42c3f26598cd4ee721625916c87e2c5fbf83c",
+    "pseo_earnings_co_tx.csv.gz": "8797c98557b52dfb3ed93c11dcfa5101dd93733c61c50c59302f8c74a2b24b64",
+}
+
+
+def _hide_shared(monkeypatch, tmp_path):
     monkeypatch.setattr(data, "SHARED_DATA_DIR", tmp_path)
-    assert data.shared_data_path("cps_asec2016_ipums_midwest.csv.gz") is None
-    assert load_shared("cps") is None and data.load_acs() is None and data.load_pseo() is None
-    assert data.available_shared() == []
+    monkeypatch.setattr(data, "shared_data_path", lambda name: None)
+
+
+def test_shared_absent_cps_none_acs_pseo_bundled(monkeypatch, tmp_path):
+    """A fresh machine without ../shared: CPS (never bundled) is None, ACS and PSEO come from the
+    bundled copies with the figures of the data README."""
+    _hide_shared(monkeypatch, tmp_path)
+    assert load_shared("cps") is None and data.load_cps() is None
+    assert data.real_data_path("cps_asec2016_ipums_midwest.csv.gz") is None
+    assert data.available_shared() == ["acs", "pseo"]
+    acs, pseo = data.load_acs(), data.load_pseo()
+    assert acs.n == 23006 - 30 and pseo.n == 7679 and acs.source == pseo.source == "shared"
+    assert gini_coefficient(acs.values) == pytest.approx(0.6479, abs=5e-5)
+    assert pseo.values.mean() == pytest.approx(42516, abs=1)
+    assert any("bundled" in note for note in acs.notes)
+    for key in ("acs", "pseo"):
+        path = data.real_data_path(data.SHARED_DATASETS[key].file_name)
+        assert path == data.example_path(key) and path.parent == data.EXAMPLES_DIR
     with pytest.raises(DPInputError, match="unknown shared dataset"):
         load_shared("xyz")
+    with pytest.raises(DPInputError, match="not on this machine"):
+        data.build_dataset({"kind": "shared", "name": "cps"})
+
+
+def test_bundled_files_are_the_shared_files_and_never_cps():
+    import hashlib
+
+    names = {p.name for p in data.EXAMPLES_DIR.iterdir()}
+    assert not any("cps" in name.lower() or "ipums" in name.lower() for name in names)
+    for name, digest in BUNDLED_SHA256.items():
+        assert hashlib.sha256((data.EXAMPLES_DIR / name).read_bytes()).hexdigest() == digest
+        shared = data.SHARED_DATA_DIR / name
+        if shared.is_file():
+            assert shared.read_bytes() == (data.EXAMPLES_DIR / name).read_bytes()
+    readme = (data.EXAMPLES_DIR / "README.md").read_text()
+    for name in BUNDLED_SHA256:
+        assert name in readme
+    assert "public domain" in readme.lower()
+
+
+def test_load_example_acs_pseo_and_columns():
+    acs = load_example("acs")
+    assert acs.source == "example" and acs.n == 22976 and acs.column == "PINCP"
+    assert acs.frame["PUMA"].iloc[0].count("-") == 1
+    clipped = load_example("acs", negative="clip")
+    assert clipped.n == 23006 and (clipped.values >= 0).all()
+    small = load_example("acs", columns=["SEX", "RAC1P"])
+    assert list(small.frame.columns) == ["PINCP", "SEX", "RAC1P"]
+    np.testing.assert_array_equal(small.values, acs.values)
+    pseo = load_example("pseo", columns=["institution_state"])
+    assert pseo.n == 7679 and list(pseo.frame.columns) == ["y1_p50_earnings", "institution_state"]
+    assert load_example().n == 235 and list(load_example("engel", columns=["foodexp"]).frame.columns) == [
+        "income", "foodexp"]
+    with pytest.raises(DPInputError, match="no column"):
+        load_example("engel", columns=["nope"])
+    with pytest.raises(DPInputError):
+        load_example("acs", columns=["nope"])
+
+
+def test_pseo_cells_load_from_the_bundled_copy(monkeypatch, tmp_path):
+    from dpcore import percentiles
+
+    _hide_shared(monkeypatch, tmp_path)
+    cells = percentiles.load_pseo_cells(data.real_data_path("pseo_earnings_co_tx.csv.gz"), agg_level=None)
+    assert len(cells) > 7000 and (cells["p25"] <= cells["p50"]).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# Dataset recipes
+# ---------------------------------------------------------------------------------------------
+
+def test_build_dataset_matches_the_generators():
+    ds = data.build_dataset()
+    np.testing.assert_array_equal(ds.values, lognormal_incomes(10_000, sigma=0.9, rng=2026))
+    assert ds.source == "synthetic" and ds.name == "Synthetic log-normal (n=10,000, sigma=0.9)"
+    par = data.build_dataset({"kind": "pareto", "n": 500, "gini": 0.3, "seed": 7})
+    np.testing.assert_array_equal(par.values, pareto_mixture_incomes(500, gini=0.3, rng=7))
+    look = data.build_dataset({"kind": "lookalike", "n": 500, "gini": 0.3, "median": 41_000.0, "seed": 7})
+    np.testing.assert_array_equal(look.values, pareto_mixture_incomes(500, gini=0.3, median=41_000.0, rng=7))
+    two = data.build_dataset({"kind": "two_point", "n": 100, "gini": 0.45, "seed": 3})
+    ref = two_point_incomes(100, 0.45, None, mean=30_000.0, rng=3)
+    np.testing.assert_array_equal(two.values, ref.values)
+    assert two.bounds == (ref.lower, ref.upper)
+    assert data.build_dataset({"kind": "example", "name": "engel"}).n == 235
+    assert data.build_dataset({"kind": "shared", "name": "acs", "columns": ["SEX"]}).frame.shape[1] == 2
+
+
+def test_build_dataset_file_recipe(tmp_path):
+    path = tmp_path / "incomes.csv"
+    path.write_text("income,region\n100,a\n-5,b\n300,a\n")
+    ds = data.build_dataset({"kind": "file", "path": str(path), "column": "income", "negative": "drop"})
+    assert ds.confidential and ds.n == 2 and ds.source == "upload"
+    with pytest.raises(DPInputError, match="negative"):
+        data.build_dataset({"kind": "file", "path": str(path)})
+
+
+def test_recipe_from_sidebar_keys_round_trip():
+    keys = [("lognormal", 10_000, 0.9, 2026), ("pareto", 500, 0.3, 2.5, 7), ("lookalike", 500, 0.3, 41_000.0, 7),
+            ("two_point", 100, 0.45, None, 3), ("example", "engel"), ("shared", "acs", "drop")]
+    for key in keys:
+        recipe = data.recipe_from_key(key)
+        assert recipe["kind"] == key[0] and data.check_recipe(recipe)["kind"] == key[0]
+        assert isinstance(data.describe_recipe(recipe), str)
+        assert eval(repr(recipe)) == recipe  # plain data: a script can hold it as a literal
+    assert data.recipe_from_key(None) == data.DEFAULT_RECIPE
+    assert data.recipe_from_key(("lognormal", 10_000, 0.9, 2026)) == data.DEFAULT_RECIPE
+    upload = data.recipe_from_key(("upload", "ab" * 32, "mine.csv", "income", "clip"))
+    assert upload == {"kind": "file", "path": "mine.csv", "column": "income", "negative": "clip"}
+    with pytest.raises(DPInputError, match="no recipe"):
+        data.recipe_from_key(("none",))
+
+
+@pytest.mark.parametrize("recipe, match", [
+    ({"kind": "gauss", "n": 3}, "unknown dataset kind"),
+    ({"kind": "lognormal", "n": 10}, "needs sigma, seed"),
+    ({"kind": "lognormal", "n": 10, "sigma": 0.5, "seed": 1, "sd": 2}, "no parameter"),
+    ({"kind": "lognormal", "n": 0, "sigma": 0.5, "seed": 1}, "n"),
+    ({"kind": "lognormal", "n": 10, "sigma": -1.0, "seed": 1}, "sigma"),
+    ({"kind": "example", "name": "nope"}, "unknown example"),
+    ({"kind": "example", "name": "acs", "columns": "SEX"}, "list of column names"),
+    ({"kind": "two_point", "n": 10, "gini": 0.99, "seed": 1}, "gini"),
+])
+def test_build_dataset_bad_recipes(recipe, match):
+    with pytest.raises(DPInputError, match=match):
+        data.build_dataset(recipe)
+
+
+def test_build_dataset_refuses_non_dict():
+    with pytest.raises(TypeError, match="recipe is a dict"):
+        data.build_dataset(("lognormal", 10, 0.9, 1))
 
 
 def test_cps_matches_readme(cps_path):

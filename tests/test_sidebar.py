@@ -82,9 +82,11 @@ def test_every_source_loads():
 
 
 def test_shared_sources_listed_only_when_present(monkeypatch, tmp_path):
+    """Without ../shared/data the CPS extract (never bundled) is not offered; ACS and PSEO are
+    (from the copies bundled in dpcore/examples)."""
     monkeypatch.setattr("dpcore.data.SHARED_DATA_DIR", tmp_path)
     assert sb._source_options() == [sb.SRC_LOGNORMAL, sb.SRC_PARETO, sb.SRC_TWO_POINT, sb.SRC_EXAMPLE,
-                                    sb.SRC_UPLOAD]
+                                    sb.SHARED_LABELS["acs"], sb.SHARED_LABELS["pseo"], sb.SRC_UPLOAD]
 
 
 def test_shared_source_with_clip_policy(cps_path):

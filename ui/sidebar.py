@@ -6,11 +6,15 @@ Data sources (choice kept in the URL as ``data_source`` plus its parameters ``da
   Gini; the two-point data of the Gini paper's Proposition 5.1), drawn with their own data seed
   so that moving the sidebar seed redraws the noise, not the data;
 * the bundled real example (Engel 1857, public domain) that ships with the repository;
-* the real survey files in ``../shared/data`` when that folder is present;
+* the real survey files: ACS 2019 and PSEO always (``../shared/data``, else the copies bundled in
+  ``dpcore/examples``), the CPS extract only when ``../shared/data`` is present;
 * an uploaded CSV or Parquet file, with a column choice and a policy for negative incomes.
   The upload is parsed in memory (``st.cache_data`` keyed by a SHA-256 of the bytes, computed
   once per uploaded file), never written to disk, and marked confidential: the sidebar warns that
   planning on it is itself not private and offers a synthetic look-alike instead.
+
+Every source except an upload is built by :func:`dpcore.data.build_dataset` from the recipe of its
+key (:func:`dpcore.data.recipe_from_key`), the same call a generated script makes.
 
 The chosen data are stored as ``st.session_state["dataset"]`` (a :class:`dpcore.data.IncomeData`);
 pages read it with :func:`current_dataset`. A bad file or bad parameter shows ``st.error`` in the
@@ -27,19 +31,15 @@ import streamlit as st
 from dpcore.data import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_ROWS,
-    EXAMPLES,
     SHARED_DATASETS,
     IncomeData,
     available_shared,
+    build_dataset,
     clean_income_column,
     guess_income_column,
-    load_example,
-    load_shared,
-    lognormal_incomes,
     numeric_columns,
-    pareto_mixture_incomes,
     read_table,
-    two_point_incomes,
+    recipe_from_key,
 )
 from ui.common import DEFAULT_SEED, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle
 
@@ -66,44 +66,20 @@ _UPLOAD_TYPES = ["csv", "txt", "tsv", "gz", "parquet", "pq"]
 # ---------------------------------------------------------------------------------------------
 
 @st.cache_data(show_spinner=False, max_entries=32)
+def _build(key: tuple) -> IncomeData:
+    """The dataset of a sidebar key, built from its recipe by :func:`dpcore.data.build_dataset`
+    (the generated scripts call the same function with the same recipe)."""
+    return build_dataset(recipe_from_key(key))
+
+
 def _synthetic(n: int, seed: int) -> IncomeData:
-    """Default dataset: log-normal, sigma 0.9 (kept for callers of the foundation stub)."""
-    return _lognormal(n, 0.9, seed)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _lognormal(n: int, sigma: float, seed: int) -> IncomeData:
-    return IncomeData(values=lognormal_incomes(n, sigma=sigma, rng=seed),
-                      name=f"Synthetic log-normal (n={n:,}, sigma={sigma:g})", source="synthetic")
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _pareto(n: int, gini: float, tail_index: float, median: float, seed: int) -> IncomeData:
-    values = pareto_mixture_incomes(n, gini=gini, tail_index=tail_index, median=median, rng=seed)
-    return IncomeData(values=values, source="synthetic",
-                      name=f"Synthetic Pareto-tailed (n={n:,}, population Gini {gini:.2f})",
-                      notes=(f"log-normal body, top 10% Pareto with tail index {tail_index:g}, median "
-                             f"{median:,.0f}; the population Gini is {gini:.3f}, a sample's differs a little",))
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _two_point(n: int, gini: float, iq: float | None, seed: int) -> IncomeData:
-    t = two_point_incomes(n, gini, iq, mean=30_000.0, rng=seed)
-    return IncomeData(values=t.values, source="synthetic", bounds=(t.lower, t.upper),
-                      name=f"Two-point data (n={n:,}, Gini {t.gini:.3f}, IQ {t.iq:.3g})",
-                      notes=(f"{t.n_low:,} records at {t.low_value:,.0f} and {n - t.n_low:,} at "
-                             f"{t.high_value:,.0f}; public bounds L = {t.lower:,.0f}, U = {t.upper:,.0f}, "
-                             f"IQ = (U - L) / mean = {t.iq:.4g}",))
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def _example(key: str) -> IncomeData:
-    return load_example(key)
+    """Default dataset: log-normal, sigma 0.9."""
+    return _build(("lognormal", n, 0.9, seed))
 
 
 @st.cache_data(show_spinner="Loading the survey file...", max_entries=8)
 def _shared(key: str, negative: str) -> IncomeData | None:
-    return load_shared(key, negative=negative)
+    return build_dataset(recipe_from_key(("shared", key, negative)))
 
 
 @st.cache_data(show_spinner="Reading the file...", max_entries=4, ttl=3600)
@@ -216,15 +192,16 @@ def _choose() -> tuple[_Keyed | None, bool]:
         sigma = qp_slider("Spread sigma of log income", "data_sigma", 0.2, 2.0, 0.9, 0.05,
                           help="Population Gini = 2 Phi(sigma / sqrt 2) - 1; 0.9 gives 0.47.")
         seed = _data_seed()
-        return _keyed(("lognormal", n, float(sigma), seed), lambda: _lognormal(n, float(sigma), seed)), False
+        key = ("lognormal", n, float(sigma), seed)
+        return _keyed(key, lambda: _build(key)), False
     if source == SRC_PARETO:
         n = _n_widget()
         gini = qp_slider("Target Gini (population)", "data_gini", 0.10, 0.80, 0.45, 0.01)
         tail = qp_select_slider("Pareto tail index of the top 10%", "data_tail", [1.5, 2.0, 2.5, 3.0, 4.0], 2.5,
                                 help="Smaller = heavier tail = more very high incomes.")
         seed = _data_seed()
-        return _keyed(("pareto", n, float(gini), float(tail), seed),
-                      lambda: _pareto(n, float(gini), float(tail), 30_000.0, seed)), False
+        key = ("pareto", n, float(gini), float(tail), seed)
+        return _keyed(key, lambda: _build(key)), False
     if source == SRC_TWO_POINT:
         n = _n_widget()
         gini = qp_slider("Gini", "data_gini", 0.10, 0.80, 0.45, 0.01)
@@ -235,11 +212,12 @@ def _choose() -> tuple[_Keyed | None, bool]:
         st.caption("Extreme data: every record sits at one of two values, the bounds L and U (paper "
                    "section 5.2.1). The smallest range that can produce this Gini.")
         iq_value = None if iq == "minimum" else float(iq)
-        return _keyed(("two_point", n, float(gini), iq_value, seed), lambda: _two_point(n, float(gini), iq_value, seed)), False
+        key = ("two_point", n, float(gini), iq_value, seed)
+        return _keyed(key, lambda: _build(key)), False
     if source == SRC_EXAMPLE:
         st.caption("235 real household incomes (Belgian francs, 1857), public domain; bundled with "
                    "the app (see dpcore/examples/README.md).")
-        return _keyed(("example", "engel"), lambda: _example("engel")), False
+        return _keyed(("example", "engel"), lambda: _build(("example", "engel"))), False
     for key, label in SHARED_LABELS.items():
         if source == label:
             spec = SHARED_DATASETS[key]
@@ -256,8 +234,8 @@ def _lookalike_widgets(n: int) -> _Keyed:
     median = qp_number("Look-alike median income", "data_median", 30_000.0, min_value=1.0, max_value=1e9,
                        step=1_000.0)
     seed = _data_seed()
-    return _keyed(("lookalike", n, float(gini), float(median), seed),
-                  lambda: _pareto(n, float(gini), 2.5, float(median), seed))
+    key = ("lookalike", n, float(gini), float(median), seed)
+    return _keyed(key, lambda: _build(key))
 
 
 def render_sidebar() -> None:
@@ -326,3 +304,12 @@ def current_dataset_key() -> tuple:
     column, negative). Always the key of the data the pages see (DEFAULT_KEY after a fallback)."""
     memo = st.session_state.get("_data_memo")
     return tuple(memo[0]) if memo else DEFAULT_KEY
+
+
+def current_dataset_recipe() -> dict | None:
+    """The :func:`dpcore.data.build_dataset` recipe of the dataset in use (an upload gives a "file"
+    recipe naming the file), or None when the key has no recipe."""
+    try:
+        return recipe_from_key(current_dataset_key())
+    except ValueError:
+        return None
