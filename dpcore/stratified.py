@@ -13,14 +13,14 @@ What is in here
   (the group proportions, given weights, or PubStrat weights from a public hold-out sample,
   :func:`public_weights`).
 * :func:`parity_error` (Definition 11, literally) and :func:`relative_errors`.
-* Bounds on ``sum_i log|G_i|`` (Proposition 9 / Lemma 12, Theorem 10, the informal lower bound),
-  the paper's New York RACE example (:func:`ny_race_example`), a symmetric-Dirichlet fit.
-* Generators: the paper's Gaussian mixture with Dirichlet(alpha) group sizes, and group-size
-  presets from the paper's Table 3 (RACE k = 9, SEX x RACE k = 18).
+* Bounds on ``sum_i log|G_i|`` (Proposition 9 / Lemma 12, Theorem 10, the informal lower bound).
 * Privacy accounting (:func:`privacy_accounting`).
-* Vectorised Monte Carlo of many releases on one dataset (:func:`simulate_laplace_releases`).
 
-CoinPress (zCDP) and its stratified variants live in :mod:`dpcore.coinpress`.
+CoinPress (zCDP) and its stratified variants live in :mod:`dpcore.coinpress`. The paper's
+experiments -- Figure 1 curves, the New York RACE example and a symmetric-Dirichlet fit, the
+Gaussian-mixture generator and Table 3 presets, vectorised Monte Carlo of many releases
+(``simulate_laplace_releases``), the light synthesizer and the page's views -- live in
+:mod:`dpcore.experiments.stratified` (still importable from here, see ``MOVED_TO_EXPERIMENTS``).
 
 Neighbouring relation and what is public
 ----------------------------------------
@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from . import noise
 from .validation import (
@@ -83,6 +83,7 @@ __all__ = [
     "split_public_private",
     "stratified_noise_variance",
     "global_noise_variance",
+    "ParityResult",
     "ParityError",
     "parity_error",
     "relative_errors",
@@ -92,25 +93,6 @@ __all__ = [
     "sum_log_expected_dirichlet",
     "sum_log_best_case",
     "sum_log_lower_bound",
-    "bound_curves",
-    "fit_symmetric_dirichlet",
-    "NYExample",
-    "ny_race_example",
-    "NY_RACE_COUNTS",
-    "NY_SEX_RACE_COUNTS",
-    "PRESETS",
-    "preset_counts",
-    "sizes_from_proportions",
-    "dirichlet_group_sizes",
-    "MixtureSample",
-    "gaussian_mixture",
-    "LaplaceSimulation",
-    "simulate_laplace_releases",
-    "ChainSynthesis",
-    "synthesize_chain",
-    "stratified_synthesize",
-    "synthetic_parity",
-    "synthesizer_sweep",
 ]
 
 #: Largest number of groups (levels) accepted: beyond this almost every group is tiny and the
@@ -516,8 +498,9 @@ def global_noise_variance(n: int, epsilon: float, clip_low: float, clip_high: fl
 # Parity error (Definition 11)
 # ---------------------------------------------------------------------------------------------
 
-class ParityError(float):
-    """Definition 11's phi (a float) with its parts: ``.omega``, ``.overall_term``, ``.per_group``
+class ParityResult(float):
+    """The parity error of one release: Definition 11's phi (a float) with its parts: ``.omega``,
+    ``.overall_term``, ``.per_group``
     (the k relative errors ``|f(G_i) - M(G_i)| / |f(G_i)|``), ``.k``, ``.skipped`` (indices of
     groups skipped because their true value is 0, only with ``on_zero="skip"``)."""
 
@@ -528,7 +511,7 @@ class ParityError(float):
     skipped: tuple[int, ...]
 
     def __new__(cls, value: float, *, omega: float, overall_term: float, per_group: np.ndarray,
-                skipped: tuple[int, ...]) -> "ParityError":
+                skipped: tuple[int, ...]) -> "ParityResult":
         obj = super().__new__(cls, value)
         obj.omega = omega
         obj.overall_term = overall_term
@@ -538,7 +521,11 @@ class ParityError(float):
         return obj
 
     def __repr__(self) -> str:
-        return f"ParityError({float(self):.6g}, omega={self.omega:.4g}, k={self.k})"
+        return f"ParityResult({float(self):.6g}, omega={self.omega:.4g}, k={self.k})"
+
+
+#: The former name (kept for existing code): a parity *result* (a float), not an exception.
+ParityError = ParityResult
 
 
 def relative_errors(true_values: Any, estimates: Any, *, on_zero: str = "raise") -> np.ndarray:
@@ -559,7 +546,7 @@ def relative_errors(true_values: Any, estimates: Any, *, on_zero: str = "raise")
 
 
 def parity_error(true_overall: float, est_overall: float, true_groups: Any, est_groups: Any,
-                 omega: float | None = None, *, on_zero: str = "raise") -> ParityError:
+                 omega: float | None = None, *, on_zero: str = "raise") -> ParityResult:
     """Definition 11 (paper §3), literally:
 
     ``phi = omega |(f(X) - M(X)) / f(X)| + sum_{i=1}^k |(f(G_i) - M(G_i)) / f(G_i)|``, ``omega = 1/k``.
@@ -592,7 +579,7 @@ def parity_error(true_overall: float, est_overall: float, true_groups: Any, est_
     if len(skipped) == k and t_all == 0:
         raise DPInputError("every true value is 0: the parity error is undefined")
     value = omega * overall_term + float(np.nansum(rel))
-    return ParityError(value, omega=omega, overall_term=overall_term, per_group=_readonly(rel),
+    return ParityResult(value, omega=omega, overall_term=overall_term, per_group=_readonly(rel),
                        skipped=skipped)
 
 
@@ -677,431 +664,41 @@ def sum_log_lower_bound(n: int, k: int) -> float:
     return k + math.log(n)
 
 
-def bound_curves(n: int, k: int, alphas: Any) -> dict[str, np.ndarray]:
-    """Figure 1: worst case, Theorem 10 expectation and informal lower bound against alpha."""
-    a = np.asarray(alphas, dtype=float)
-    return {
-        "alpha": a,
-        "worst case k ln(n/k) (Prop. 9)": np.full(a.shape, sum_log_worst_case(n, k)),
-        "expected, Dirichlet (Thm. 10)": np.asarray(sum_log_expected_dirichlet(n, k, a), dtype=float),
-        "informal lower bound k + ln n": np.full(a.shape, sum_log_lower_bound(n, k)),
-    }
-
-
-def fit_symmetric_dirichlet(proportions: Any) -> float:
-    """Maximum-likelihood alpha of a symmetric Dirichlet for one observed proportion vector.
-
-    Solves ``k psi(k alpha) - k psi(alpha) + sum_i ln v_i = 0``. The paper's "iterative Monte
-    Carlo approach" is unspecified; on the NY RACE vector this MLE gives ~0.26, not 0.13.
-    """
-    v = as_finite_array(proportions, "proportions", min_size=2)
-    if (v <= 0).any():
-        raise DPInputError("every proportion must be > 0 to fit a Dirichlet")
-    v = v / v.sum()
-    k = v.size
-    s = float(np.log(v).sum())
-
-    def score(log_a: float) -> float:
-        a = math.exp(log_a)
-        return k * special.digamma(k * a) - k * special.digamma(a) + s
-
-    if abs(s - k * math.log(1.0 / k)) < 1e-12:
-        raise DPInputError("equal proportions: the Dirichlet MLE is alpha = infinity")
-    return float(math.exp(optimize.brentq(score, math.log(1e-6), math.log(1e6), xtol=1e-12)))
-
-
-# Paper Table 3 (ACSEmployment, NY 2018, n = 196,967), digest §5.
-#: RACE (RAC1P codes 1..9) counts.
-NY_RACE_COUNTS: dict[str, int] = {
-    "White": 138474, "Black": 24024, "American Indian": 508, "Alaska Native": 5,
-    "AIAN tribes": 244, "Asian": 17030, "NHPI": 72, "Some other race": 10964, "Two or more": 5646,
-}
-#: SEX x RACE counts (k = 18).
-NY_SEX_RACE_COUNTS: dict[str, int] = {
-    "Female White": 70881, "Male White": 67593, "Female Black": 12947, "Male Black": 11077,
-    "Female Asian": 8900, "Male Asian": 8130, "Female Some other race": 5668,
-    "Male Some other race": 5296, "Female Two or more": 3026, "Male Two or more": 2620,
-    "Male American Indian": 277, "Female American Indian": 231, "Male AIAN tribes": 125,
-    "Female AIAN tribes": 119, "Male NHPI": 42, "Female NHPI": 30, "Female Alaska Native": 3,
-    "Male Alaska Native": 2,
-}
-PRESETS: dict[str, dict[str, int]] = {
-    "NY RACE (k=9, paper Table 3)": NY_RACE_COUNTS,
-    "NY SEX x RACE (k=18, paper Table 3)": NY_SEX_RACE_COUNTS,
-}
-
-
-def preset_counts(name: str) -> dict[str, int]:
-    """Group counts of a preset (paper Table 3); see :data:`PRESETS`."""
-    if name not in PRESETS:
-        raise DPInputError(f"unknown preset {name!r}; choose one of {list(PRESETS)}")
-    return dict(PRESETS[name])
-
-
-@dataclass(frozen=True)
-class NYExample:
-    """The paper's New York RACE example (§"Practical implications"), recomputed."""
-
-    n: int
-    k: int
-    alpha: float
-    proportions: np.ndarray
-    worst: float
-    expected: float
-    best: float
-    lower: float
-    actual: float
-    improvement: float  # (worst - expected) / (worst - best)
-    improvement_actual: float  # (worst - actual) / (worst - best)
-    alpha_mle: float
-    paper_claim: str = "~80% better than the worst case, relative to the best case (alpha ~ 0.13)"
-
-
-def ny_race_example(alpha: float = 0.13) -> NYExample:
-    """Recompute the NY RACE example: n = 196,967, k = 9, sizes from Table 3.
-
-    We get (worst - expected)/(worst - best) ~ 0.72 at alpha = 0.13 (not the paper's ~0.80), and
-    the symmetric-Dirichlet MLE of the real vector is alpha ~ 0.26 (digest §2.11).
-    """
-    alpha = check_positive(alpha, "alpha")
-    counts = np.array(sorted(NY_RACE_COUNTS.values(), reverse=True), dtype=float)
-    n, k = int(counts.sum()), counts.size
-    worst = sum_log_worst_case(n, k)
-    exp_ = float(sum_log_expected_dirichlet(n, k, alpha))
-    best = sum_log_best_case(n, k)
-    actual = float(np.log(counts).sum())
-    return NYExample(n=n, k=k, alpha=alpha, proportions=_readonly(counts / n), worst=worst, expected=exp_,
-                     best=best, lower=sum_log_lower_bound(n, k), actual=actual,
-                     improvement=(worst - exp_) / (worst - best),
-                     improvement_actual=(worst - actual) / (worst - best),
-                     alpha_mle=fit_symmetric_dirichlet(counts / n))
-
-
 # ---------------------------------------------------------------------------------------------
-# Generators
+# Moved: the paper's experiments, data and simulations live in dpcore.experiments.stratified
 # ---------------------------------------------------------------------------------------------
 
-def sizes_from_proportions(proportions: Any, n: int) -> np.ndarray:
-    """Integer group sizes ``round(n v_i)``, each >= 1, summing to n (digest §4.5, our rule).
-
-    Rounding: sizes below 1 are raised to 1; the difference to n is taken from (or given to) the
-    largest group.
-    """
-    v = as_finite_array(proportions, "proportions", min_size=1)
-    if (v < 0).any() or v.sum() <= 0:
-        raise DPInputError("proportions must be >= 0 and not all 0")
-    v = v / v.sum()
-    k = v.size
-    n = check_int(n, "n", minimum=2)
-    if n < k:
-        raise DPInputError(f"n ({n}) must be at least the number of groups ({k})")
-    sizes = np.maximum(np.rint(n * v).astype(np.int64), 1)
-    diff = n - int(sizes.sum())
-    # move the difference onto the largest groups (never below 1)
-    while diff != 0:
-        j = int(np.argmax(sizes))
-        step = diff if diff > 0 else max(diff, 1 - int(sizes[j]))
-        if step == 0:  # pragma: no cover - impossible when n >= k
-            raise DPInputError("cannot make group sizes sum to n")
-        sizes[j] += step
-        diff -= step
-    return sizes
+#: Names that moved to :mod:`dpcore.experiments.stratified` (issue 12: mechanisms here, experiments
+#: there). They stay importable from this module for existing code and outside checks.
+MOVED_TO_EXPERIMENTS = frozenset({
+    "bound_curves",
+    "fit_symmetric_dirichlet",
+    "NYExample",
+    "ny_race_example",
+    "NY_RACE_COUNTS",
+    "NY_SEX_RACE_COUNTS",
+    "PRESETS",
+    "preset_counts",
+    "sizes_from_proportions",
+    "dirichlet_group_sizes",
+    "MixtureSample",
+    "gaussian_mixture",
+    "LaplaceSimulation",
+    "simulate_laplace_releases",
+    "ChainSynthesis",
+    "synthesize_chain",
+    "stratified_synthesize",
+    "synthetic_parity",
+    "synthesizer_sweep",
+})
 
 
-def dirichlet_group_sizes(n: int, k: int, alpha: float, rng: Any = None) -> np.ndarray:
-    """Group sizes from ``v ~ Dirichlet(alpha, k)`` then :func:`sizes_from_proportions` (digest §4.5)."""
-    n, k = _check_nk(n, k)
-    alpha = check_positive(alpha, "alpha")
-    g = as_generator(rng)
-    v = g.dirichlet(np.full(k, alpha))
-    if not np.isfinite(v).all() or v.sum() <= 0:  # tiny alpha can underflow to all zeros
-        v = np.zeros(k)
-        v[g.integers(k)] = 1.0
-    return sizes_from_proportions(v + 0.0, n)
+def __getattr__(name: str) -> Any:
+    """PEP 562 compatibility: ``dpcore.stratified.<moved name>`` resolves to
+    ``dpcore.experiments.stratified.<name>``. Imported on first use only, so importing this module
+    never imports the experiments (no import cycle at load time)."""
+    if name in MOVED_TO_EXPERIMENTS:
+        import importlib
 
-
-@dataclass(frozen=True)
-class MixtureSample:
-    """A simulated dataset: values, integer group codes 0..k-1, group sizes and the truth."""
-
-    values: np.ndarray
-    groups: np.ndarray
-    sizes: np.ndarray
-    mus: np.ndarray
-    sigmas: np.ndarray
-
-    @property
-    def k(self) -> int:
-        return int(self.sizes.size)
-
-
-def gaussian_mixture(n: int, k: int, alpha: float, rng: Any = None, *, sizes: Any = None,
-                     sigma_range: tuple[float, float] = (0.1, 2.0), mu_sd: float = 1.0) -> MixtureSample:
-    """The paper's synthetic model (Appendix B, digest §4.5).
-
-    ``v ~ Dirichlet(alpha, k)``, ``|G_i| = round(n v_i)`` (>= 1, summing to n), ``sigma_i ~
-    U(0.1, 2.0)``, ``mu_i ~ N(0, 1)``, group i draws ``N(mu_i, sigma_i)`` with sigma_i a standard
-    deviation (our reading). ``sizes`` overrides the Dirichlet draw (e.g. a preset).
-    """
-    g = as_generator(rng)
-    if sizes is None:
-        sz = dirichlet_group_sizes(n, k, alpha, g)
-    else:
-        sz = np.asarray(sizes, dtype=np.int64)
-        if sz.ndim != 1 or (sz < 0).any() or sz.sum() < 2:
-            raise DPInputError("sizes must be non-negative integers with a total of at least 2")
-        k = sz.size
-    lo, hi = float(sigma_range[0]), float(sigma_range[1])
-    if not 0 < lo <= hi:
-        raise DPInputError("sigma_range must satisfy 0 < low <= high")
-    mus = g.normal(0.0, check_positive(mu_sd, "mu_sd", allow_zero=True), size=k)
-    sig = g.uniform(lo, hi, size=k)
-    codes = np.repeat(np.arange(k), sz)
-    vals = mus[codes] + sig[codes] * g.standard_normal(codes.size)
-    return MixtureSample(values=_readonly(vals), groups=_readonly(codes), sizes=_readonly(sz),
-                         mus=_readonly(mus), sigmas=_readonly(sig))
-
-
-# ---------------------------------------------------------------------------------------------
-# Vectorised Monte Carlo on one dataset (for the page's error bars)
-# ---------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class LaplaceSimulation:
-    """``n_sims`` simulated releases on one dataset.
-
-    ``strat_groups`` (n_sims x k), ``strat_overall`` (n_sims): stratified Laplace.
-    ``global_overall`` (n_sims): global Laplace (its per-group "estimate" is the same number).
-    ``true_groups`` / ``true_overall``: the non-private (unclipped) means.
-    """
-
-    labels: tuple
-    counts: np.ndarray
-    weights: np.ndarray
-    true_groups: np.ndarray
-    true_overall: float
-    strat_groups: np.ndarray
-    strat_overall: np.ndarray
-    global_overall: np.ndarray
-    epsilon: float
-
-
-def simulate_laplace_releases(values: Any, groups: Any, *, epsilon: float, clip_range: Any,
-                              n_sims: int = 200, weights: Any = None, gamma: float = DEFAULT_GAMMA,
-                              rng: Any = None, max_groups: int = MAX_GROUPS) -> LaplaceSimulation:
-    """Simulate ``n_sims`` stratified and global Laplace releases (same parameters as
-    :func:`stratified_mean` / :func:`clipped_laplace_mean`), vectorised."""
-    x = as_finite_array(values, "values", min_size=2)
-    epsilon = check_epsilon(epsilon)
-    n_sims = check_int(n_sims, "n_sims", minimum=1, maximum=1_000_000)
-    gi = group_index(groups, max_groups=max_groups)
-    if gi.codes.size != x.size:
-        raise DPInputError("values and groups must have the same length")
-    w, _ = _resolve_weights(weights, gi.labels, gi.counts)
-    lo, hi = clip_thresholds(clip_range, gi.counts, gamma=gamma)
-    means, empty = _clipped_group_means(x, gi.codes, gi.counts, lo, hi)
-    scales = np.where(empty, 0.0, (hi - lo) / np.maximum(gi.counts, 1) / epsilon)
-    gen = as_generator(rng)
-    z = noise.sample_laplace(1.0, n_sims * gi.k, rng=gen).reshape(n_sims, gi.k)
-    strat = means[None, :] + scales[None, :] * z
-    glo, ghi = clip_thresholds(clip_range, np.array([x.size]), gamma=gamma)
-    gmean = float(np.clip(x, glo[0], ghi[0]).mean())
-    gb = (ghi[0] - glo[0]) / x.size / epsilon
-    glob = gmean + gb * noise.sample_laplace(1.0, n_sims, rng=gen)
-    true_groups = np.bincount(gi.codes, weights=x, minlength=gi.k) / np.maximum(gi.counts, 1)
-    return LaplaceSimulation(labels=gi.labels, counts=gi.counts, weights=_readonly(w),
-                             true_groups=_readonly(true_groups), true_overall=float(x.mean()),
-                             strat_groups=_readonly(strat), strat_overall=_readonly(strat @ w),
-                             global_overall=_readonly(glob), epsilon=epsilon)
-
-
-# ---------------------------------------------------------------------------------------------
-# Stretch: a light stratified synthesizer (digest §6.6; an illustration, not MST/GEM/AIM)
-# ---------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ChainSynthesis:
-    """Synthetic records from noisy 2-way marginals along a chain of columns.
-
-    ``codes`` (n_out x d) integer codes, ``strata`` (n_out) the stratum code of each row,
-    ``noise_scale`` the Laplace scale per marginal cell (``2 m / epsilon`` for m marginals),
-    ``epsilon`` the total budget (parallel over strata when stratified).
-    """
-
-    codes: np.ndarray
-    strata: np.ndarray
-    epsilon: float
-    noise_scale: float
-    method: str
-    notes: tuple[str, ...] = ()
-
-
-def _int_array(x: Any, name: str, *, maximum: float = 2**31) -> np.ndarray:
-    """Integer codes/sizes given as ints or integral floats; finite and below ``maximum`` in size."""
-    try:
-        f = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise DPInputError(f"{name} must contain integers") from None
-    if not np.all(np.isfinite(f)) or np.any(f != np.round(f)) or np.any(np.abs(f) > maximum):
-        raise DPInputError(f"{name} must contain finite integers (at most {maximum:g} in size)")
-    return f.astype(np.int64)
-
-
-def _check_codes(codes: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray]:
-    c = np.asarray(codes)
-    s = _int_array(sizes, "sizes", maximum=MAX_GROUPS * 100)
-    if c.ndim != 2 or c.shape[1] != s.size or c.shape[1] < 2:
-        raise DPInputError("codes must be an (n x d) integer table with d >= 2 columns and one size per column")
-    if not np.issubdtype(c.dtype, np.integer):
-        raise DPInputError("codes must be integer category codes (0 .. size-1)")
-    if (s < 1).any() or (c < 0).any() or (c >= s[None, :]).any():
-        raise DPInputError("every code must lie in 0 .. size-1 of its column (public domain sizes)")
-    return c.astype(np.int64), s
-
-
-def _noisy_chain(c: np.ndarray, s: np.ndarray, scale: float, gen: Any) -> list[np.ndarray]:
-    tables = []
-    for j in range(s.size - 1):
-        a, b = int(s[j]), int(s[j + 1])
-        t = np.bincount(c[:, j] * b + c[:, j + 1], minlength=a * b).reshape(a, b).astype(float)
-        t += noise.sample_laplace(scale, a * b, rng=gen).reshape(a, b)
-        tables.append(np.maximum(t, 0.0))  # post-processing: counts cannot be negative
-    return tables
-
-
-def _sample_rows(p: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Inverse-CDF sampling, one categorical row distribution per draw (rows of ``p`` sum to 1)."""
-    cum = np.cumsum(p, axis=1)
-    return np.minimum((u[:, None] > cum).sum(axis=1), p.shape[1] - 1)
-
-
-def _sample_chain(tables: list[np.ndarray], n_out: int, gen: Any) -> np.ndarray:
-    first = tables[0].sum(axis=1)
-    k0 = first.size
-    p0 = first / first.sum() if first.sum() > 0 else np.full(k0, 1.0 / k0)
-    out = np.empty((n_out, len(tables) + 1), dtype=np.int64)
-    out[:, 0] = _sample_rows(np.broadcast_to(p0, (n_out, k0)), gen.random(n_out))
-    for j, t in enumerate(tables):
-        rows = t[out[:, j]]
-        tot = rows.sum(axis=1, keepdims=True)
-        cond = np.where(tot > 0, rows / np.where(tot > 0, tot, 1.0), 1.0 / t.shape[1])
-        out[:, j + 1] = _sample_rows(cond, gen.random(n_out))
-    return out
-
-
-def synthesize_chain(codes: Any, sizes: Any, *, epsilon: float, n_out: int, rng: Any = None) -> ChainSynthesis:
-    """Non-stratified ("vanilla") light synthesizer: noisy 2-way marginals of consecutive columns
-    (a chain), then sampling column by column. Column 0 is the stratum (so groups exist in the
-    output); it is modelled like any other column.
-
-    Privacy: replacing one record changes each of the m = d - 1 marginals in at most 2 cells by 1,
-    so the L1 sensitivity of all marginals together is 2m and ``Lap(2m / epsilon)`` per cell is
-    epsilon-DP. Domain sizes are public.
-    """
-    c, s = _check_codes(codes, sizes)
-    epsilon = check_epsilon(epsilon)
-    n_out = check_int(n_out, "n_out", minimum=1, maximum=5_000_000)
-    gen = as_generator(rng)
-    scale = 2.0 * (s.size - 1) / epsilon
-    out = _sample_chain(_noisy_chain(c, s, scale, gen), n_out, gen)
-    return ChainSynthesis(codes=_readonly(out[:, 1:]), strata=_readonly(out[:, 0]), epsilon=epsilon,
-                          noise_scale=scale, method="vanilla chain")
-
-
-def stratified_synthesize(codes: Any, sizes: Any, strata: Any, k: int, *, epsilon: float, weights: Any,
-                          n_out: int, rng: Any = None) -> ChainSynthesis:
-    """Stratified light synthesizer (paper §6 method, digest §6.6): an independent noisy-chain model
-    per stratum with the **full** epsilon (strata are disjoint: parallel composition), sampled in
-    proportion to **public** stratum weights: stratum s gets ``max(1, round(n_out w_s))`` rows when
-    ``w_s > 0``. A stratum with public weight but no private records is sampled from the uniform
-    distribution (no data, no budget) and noted.
-    """
-    c, s = _check_codes(codes, sizes)
-    st_codes = _int_array(strata, "strata")
-    k = check_int(k, "k", minimum=1, maximum=MAX_GROUPS)
-    if st_codes.shape != (c.shape[0],) or (st_codes < 0).any() or (st_codes >= k).any():
-        raise DPInputError("strata must be one code 0 .. k-1 per record")
-    w, _ = _resolve_weights(weights, tuple(range(k)), np.bincount(st_codes, minlength=k))
-    epsilon = check_epsilon(epsilon)
-    n_out = check_int(n_out, "n_out", minimum=1, maximum=5_000_000)
-    gen = as_generator(rng)
-    scale = 2.0 * (s.size - 1) / epsilon
-    parts, labels, notes = [], [], []
-    order = np.argsort(st_codes, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(st_codes, minlength=k))])
-    for g in range(k):
-        if w[g] <= 0:
-            continue
-        m = max(1, int(round(n_out * w[g])))
-        rows = c[order[bounds[g]:bounds[g + 1]]]
-        if rows.shape[0] == 0:
-            notes.append(f"stratum {g} has public weight but no records: sampled uniformly (uses no data)")
-            tables = [np.ones((int(s[j]), int(s[j + 1]))) for j in range(s.size - 1)]
-        else:
-            tables = _noisy_chain(rows, s, scale, gen)
-        parts.append(_sample_chain(tables, m, gen))
-        labels.append(np.full(m, g, dtype=np.int64))
-    return ChainSynthesis(codes=_readonly(np.concatenate(parts)), strata=_readonly(np.concatenate(labels)),
-                          epsilon=epsilon, noise_scale=scale, method="stratified chain", notes=tuple(notes))
-
-
-def synthetic_parity(real_codes: Any, real_strata: Any, syn_codes: Any, syn_strata: Any, k: int) -> dict:
-    """Parity error (Def. 11, omega = 1/k) of the **means of every variable** between real and
-    synthetic data, per variable and averaged over variables (our choice for the paper's
-    "aggregate normalized difference of means across all variables"). Codes are shifted by +1 so
-    that no mean is 0. A stratum with no synthetic rows is given the overall synthetic mean
-    (stated). Also returns the max disparity ``max |real - syn| / |real|`` over strata and variables.
-    """
-    rc = _int_array(real_codes, "real_codes").astype(float) + 1.0
-    sc = _int_array(syn_codes, "syn_codes").astype(float) + 1.0
-    rs = _int_array(real_strata, "real_strata")
-    ss = _int_array(syn_strata, "syn_strata")
-    k = check_int(k, "k", minimum=1, maximum=MAX_GROUPS)
-    if rc.ndim != 2 or sc.ndim != 2 or rc.shape[1] != sc.shape[1] or rs.shape != (rc.shape[0],) \
-            or ss.shape != (sc.shape[0],) or sc.shape[0] == 0:
-        raise DPInputError("real and synthetic tables need the same columns and one stratum code per row")
-    if (rs < 0).any() or (rs >= k).any() or (ss < 0).any() or (ss >= k).any():
-        raise DPInputError("stratum codes must lie in 0 .. k-1")
-    phis, maxdisp, empty = [], 0.0, 0
-    rcount = np.bincount(rs, minlength=k)
-    scount = np.bincount(ss, minlength=k)
-    keep = rcount > 0
-    for j in range(rc.shape[1]):
-        rmean = np.bincount(rs, weights=rc[:, j], minlength=k)[keep] / rcount[keep]
-        soverall = float(sc[:, j].mean())
-        smean_all = np.where(scount > 0, np.bincount(ss, weights=sc[:, j], minlength=k) / np.maximum(scount, 1),
-                             soverall)
-        smean = smean_all[keep]
-        phi = parity_error(float(rc[:, j].mean()), soverall, rmean, smean, omega=1.0 / int(keep.sum()))
-        phis.append(float(phi))
-        maxdisp = max(maxdisp, float(np.max(phi.per_group)))
-    empty = int(np.sum(keep & (scount == 0)))
-    return {"parity per variable": phis, "parity (mean over variables)": float(np.mean(phis)),
-            "max disparity": maxdisp, "strata without synthetic rows": empty}
-
-
-def synthesizer_sweep(codes: Any, sizes: Any, strata: Any, k: int, *, public_w: Any, epsilons: Sequence[float],
-                      runs: int = 3, n_out: int | None = None, rng: Any = None, progress: Any = None) -> list[dict]:
-    """Paper Fig. 5 / 7a shape with the light synthesizer: parity error of means and max disparity
-    against epsilon, vanilla chain vs stratified chain. ``public_w`` are the public stratum
-    weights used to size the stratified output."""
-    c, s = _check_codes(codes, sizes)
-    st_codes = _int_array(strata, "strata")
-    runs = check_int(runs, "runs", minimum=1, maximum=100)
-    n_out = c.shape[0] if n_out is None else check_int(n_out, "n_out", minimum=1)
-    gen = as_generator(rng)
-    rows: list[dict] = []
-    eps_list = list(epsilons)
-    for i, eps in enumerate(eps_list):
-        for run in range(runs):
-            v = synthesize_chain(np.column_stack([st_codes, c]), np.concatenate([[k], s]), epsilon=eps,
-                                 n_out=n_out, rng=gen)
-            sy = stratified_synthesize(c, s, st_codes, k, epsilon=eps, weights=public_w, n_out=n_out, rng=gen)
-            for name, syn in (("vanilla (one model)", v), ("stratified (one model per group)", sy)):
-                res = synthetic_parity(c, st_codes, syn.codes, syn.strata, k)
-                rows.append({"epsilon": float(eps), "run": run, "method": name,
-                             "parity error": res["parity (mean over variables)"],
-                             "max disparity": res["max disparity"]})
-        if progress is not None:
-            progress((i + 1) / len(eps_list), f"epsilon = {eps:g} done")
-    return rows
+        return getattr(importlib.import_module("dpcore.experiments.stratified"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,23 +12,14 @@ from scipy import special, stats
 from dpcore.stratified import (
     DEFAULT_GAMMA,
     MAX_GROUPS,
-    NY_RACE_COUNTS,
-    NY_SEX_RACE_COUNTS,
     clip_thresholds,
     clipped_laplace_mean,
-    dirichlet_group_sizes,
-    fit_symmetric_dirichlet,
-    gaussian_mixture,
     global_noise_variance,
     group_index,
-    ny_race_example,
     parity_error,
-    preset_counts,
     privacy_accounting,
     public_weights,
     relative_errors,
-    simulate_laplace_releases,
-    sizes_from_proportions,
     split_public_private,
     stratified_mean,
     stratified_noise_variance,
@@ -36,7 +27,18 @@ from dpcore.stratified import (
     sum_log_expected_dirichlet,
     sum_log_lower_bound,
     sum_log_worst_case,
+)
+from dpcore.experiments.stratified import (
+    NY_RACE_COUNTS,
+    NY_SEX_RACE_COUNTS,
     bound_curves,
+    dirichlet_group_sizes,
+    fit_symmetric_dirichlet,
+    gaussian_mixture,
+    ny_race_example,
+    preset_counts,
+    simulate_laplace_releases,
+    sizes_from_proportions,
 )
 from dpcore.validation import DPInputError
 

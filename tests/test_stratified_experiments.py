@@ -4,17 +4,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpcore.coinpress import (
+from dpcore.coinpress import pure_dp_to_zcdp, stratified_coinpress
+from dpcore.stratified import public_weights
+from dpcore.experiments.stratified import (
     GLOBAL_METHODS,
     METHODS,
+    gaussian_mixture,
     grouping_sweep,
     mixture_sigma,
-    pure_dp_to_zcdp,
+    real_epsilon_sweep,
     simulate_methods,
-    stratified_coinpress,
     synthetic_sweep,
 )
-from dpcore.stratified import gaussian_mixture, public_weights
 from dpcore.validation import DPInputError
 
 
@@ -97,8 +98,7 @@ def test_grouping_sweep_parity_global_vs_stratified():
 
 
 def test_real_epsilon_sweep_rows():
-    from dpcore.coinpress import real_epsilon_sweep
-
+    
     rng = np.random.default_rng(1)
     values = np.concatenate([rng.normal(10, 1, 500), rng.normal(30, 1, 500)])
     labels = np.repeat(["x", "y"], 500)

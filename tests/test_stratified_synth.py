@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.stratified import (
+from dpcore.experiments.stratified import (
     _noisy_chain,
     stratified_synthesize,
     synthesize_chain,
-    synthetic_parity,
     synthesizer_sweep,
+    synthetic_parity,
 )
 from dpcore.validation import DPInputError
 
