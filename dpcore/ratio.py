@@ -88,6 +88,7 @@ __all__ = [
     "noised_log_bias_factor",
     "ratio_local_sensitivity",
     "ratio_sensitivity_at_distance",
+    "RatioSmoothSensitivity",
     "SmoothSensitivity",
     "ratio_smooth_sensitivity",
     "smooth_laplace_beta",
@@ -105,8 +106,6 @@ __all__ = [
     "ORInterval",
     "or_confidence_interval",
     "simulate_or_coverage",
-    "POVERTY_GROUPINGS",
-    "poverty_counts",
 ]
 
 MECHANISMS = ("laplace", "gaussian")
@@ -953,8 +952,9 @@ def ratio_sensitivity_at_distance(x: Any, y: Any, k: Any) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class SmoothSensitivity:
-    """S*_beta(x, y) = max_k e^{-beta k} A^(k)(x, y) (Definition C.3) and where the max is reached."""
+class RatioSmoothSensitivity:
+    """The smooth sensitivity of the ratio x/y: S*_beta(x, y) = max_k e^{-beta k} A^(k)(x, y)
+    (Definition C.3) and where the max is reached."""
 
     value: float
     k_star: int
@@ -962,11 +962,16 @@ class SmoothSensitivity:
     local_sensitivity: float
 
 
+#: The former name (kept for existing code); dpcore.gini and dpcore.percentiles have their own
+#: smooth-sensitivity results.
+SmoothSensitivity = RatioSmoothSensitivity
+
+
 def _k_max(x: int, y: int, beta: float) -> int:
     return max(y - 2, 0) + max(0, math.ceil(1.0 / beta - (x - y + 2))) + 2
 
 
-def ratio_smooth_sensitivity(x: Any, y: Any, *, beta: float) -> SmoothSensitivity:
+def ratio_smooth_sensitivity(x: Any, y: Any, *, beta: float) -> RatioSmoothSensitivity:
     """beta-smooth sensitivity of x/y (Claim C.6): max over k of e^{-beta k} A^(k).
 
     The loop bound k_max = max(y-2, 0) + max(0, ceil(1/beta - (x-y+2))) + 2 covers the peak of the
@@ -980,7 +985,7 @@ def ratio_smooth_sensitivity(x: Any, y: Any, *, beta: float) -> SmoothSensitivit
     k = np.arange(kmax + 1, dtype=float)
     vals = np.exp(-beta * k) * ratio_sensitivity_at_distance(x, y, k)
     i = int(np.argmax(vals))
-    return SmoothSensitivity(float(vals[i]), i, beta, float(ratio_local_sensitivity(x, y)))
+    return RatioSmoothSensitivity(float(vals[i]), i, beta, float(ratio_local_sensitivity(x, y)))
 
 
 def smooth_laplace_beta(epsilon: float, delta: float) -> float:
@@ -1328,36 +1333,16 @@ def simulate_or_coverage(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon:
 # 9. Real example: poverty (POVPIP < 100) in the ACS excerpt
 # ---------------------------------------------------------------------------------------------
 
-POVERTY_GROUPINGS: dict[str, dict[int, str]] = {
-    "SEX": {1: "Male", 2: "Female"},
-    "RAC1P": {1: "White alone", 2: "Black alone", 3: "American Indian alone", 4: "Alaska Native alone",
-              5: "AIAN tribes specified", 6: "Asian alone", 7: "NHPI alone", 8: "Some other race alone",
-              9: "Two or more races"},
-    "HISP": {0: "Not Hispanic", 1: "Mexican", 2: "Puerto Rican", 3: "Cuban", 4: "Other Hispanic"},
-}
+#: The ACS poverty loader moved to :mod:`dpcore.data` (data loading lives there, issue 12); these
+#: names stay importable from here.
+MOVED_TO_DATA = frozenset({"POVERTY_GROUPINGS", "poverty_counts"})
 
 
-def poverty_counts(frame: Any, column: str, group_x: Any, group_y: Any, *, threshold: float = 100.0
-                   ) -> tuple[int, int, int, int]:
-    """(x, n_x, y, n_y): people with POVPIP < threshold and with POVPIP known, in two groups of ``column``.
+def __getattr__(name: str) -> Any:
+    """PEP 562 compatibility: ``dpcore.ratio.poverty_counts`` / ``POVERTY_GROUPINGS`` resolve to
+    :mod:`dpcore.data` (imported on first use, so importing this module stays light)."""
+    if name in MOVED_TO_DATA:
+        import importlib
 
-    Rows with missing POVPIP (poverty status not determined) are dropped. Raises DPInputError for an
-    unknown column, identical groups, or an empty group.
-    """
-    if column not in getattr(frame, "columns", ()):
-        raise DPInputError(f"the data has no column {column!r}")
-    if "POVPIP" not in frame.columns:
-        raise DPInputError("the data has no POVPIP column (income-to-poverty ratio)")
-    if group_x == group_y:
-        raise DPInputError("choose two different groups")
-    threshold = check_finite(threshold, "threshold")
-    known = frame[frame["POVPIP"].notna()]
-    if (known["POVPIP"] < 0).any():
-        raise DPInputError("POVPIP has negative values; it is a ratio in percent (0..501)")
-    out = []
-    for g in (group_x, group_y):
-        sel = known[known[column] == g]
-        if len(sel) == 0:
-            raise DPInputError(f"group {column} = {g} is empty (no one with a known poverty ratio)")
-        out.append((int((sel["POVPIP"] < threshold).sum()), int(len(sel))))
-    return out[0][0], out[0][1], out[1][0], out[1][1]
+        return getattr(importlib.import_module("dpcore.data"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ import pytest
 
 
 from dpcore import noise
-from dpcore import ratio as R
+from dpcore import ratio
 from dpcore.validation import DPInputError
 
 
@@ -44,26 +44,26 @@ def test_naive_sensitivity_brute_force(nx, ny):
                         both = max(both, d)
                         if abs(dx) + abs(dy) <= 1:
                             one = max(one, d)
-    assert R.naive_sensitivity(nx, ny) == pytest.approx(one)
-    assert R.naive_sensitivity(nx, ny, both_counts=True) == pytest.approx(both)
+    assert ratio.naive_sensitivity(nx, ny) == pytest.approx(one)
+    assert ratio.naive_sensitivity(nx, ny, both_counts=True) == pytest.approx(both)
 
 
 def test_naive_release_scale_and_accuracy_claim_b2():
-    rel = R.naive_relative_risk(30, 40, 100, 100, epsilon=1.0, rng=1)
+    rel = ratio.naive_relative_risk(30, 40, 100, 100, epsilon=1.0, rng=1)
     assert rel.noise_scale == pytest.approx(50.0)  # n_y / 2 / eps
     # Claim B.2: P(|Lap(b)| >= alpha) = exp(-alpha / b), via the release function itself
     rng = np.random.default_rng(2)
-    vals = np.array([R.naive_relative_risk(3, 4, 10, 10, epsilon=1.0, rng=rng).value for _ in range(4000)])
-    beta = math.exp(-0.5 * 1.0 / R.naive_sensitivity(10, 10))
+    vals = np.array([ratio.naive_relative_risk(3, 4, 10, 10, epsilon=1.0, rng=rng).value for _ in range(4000)])
+    beta = math.exp(-0.5 * 1.0 / ratio.naive_sensitivity(10, 10))
     emp = np.mean(np.abs(vals - 3 / 4) >= 0.5)
     assert abs(emp - beta) <= 4 * math.sqrt(beta * (1 - beta) / 4000)
 
 
 def test_naive_bad_input():
     with pytest.raises(DPInputError, match="exceed"):
-        R.naive_relative_risk(30, 40, 20, 100, epsilon=1.0)
+        ratio.naive_relative_risk(30, 40, 20, 100, epsilon=1.0)
     with pytest.raises(DPInputError, match="y must be >= 1"):
-        R.naive_relative_risk(3, 0, 20, 100, epsilon=1.0)
+        ratio.naive_relative_risk(3, 0, 20, 100, epsilon=1.0)
 
 
 def test_noised_log_sensitivity_brute_force():
@@ -77,32 +77,32 @@ def test_noised_log_sensitivity_brute_force():
 def test_noised_log_accuracy_claim_b4_and_debias_claim_b5():
     rng = np.random.default_rng(3)
     for eps, x, y in [(1.0, 30, 30), (0.5, 10, 40), (3.0, 8, 2)]:
-        acc = R.sample_accuracy_all(x, y, epsilon=eps, alpha=0.1, n=100)["NoisedLog"]
-        vals = np.array([R.noised_log(x, y, epsilon=eps, rng=rng).value for _ in range(3000)])
+        acc = ratio.sample_accuracy_all(x, y, epsilon=eps, alpha=0.1, n=100)["NoisedLog"]
+        vals = np.array([ratio.noised_log(x, y, epsilon=eps, rng=rng).value for _ in range(3000)])
         emp = np.mean(np.abs(vals - x / y) >= 0.1)
         assert abs(emp - acc) <= 4 * math.sqrt(acc * (1 - acc) / 3000)
     # Claim B.5: E[e^L] = 1/(1 - 4/eps^2); eps = 6 -> Var(e^L) finite, SE from the sample
     L = rng.laplace(0, 2 / 6, 2_000_000)
     e = np.exp(L)
-    assert abs(e.mean() - R.noised_log_bias_factor(6.0)) <= 4 * e.std() / math.sqrt(e.size)
-    deb = np.array([R.noised_log(5, 4, epsilon=6.0, debias=True, rng=rng).value for _ in range(20000)])
+    assert abs(e.mean() - ratio.noised_log_bias_factor(6.0)) <= 4 * e.std() / math.sqrt(e.size)
+    deb = np.array([ratio.noised_log(5, 4, epsilon=6.0, debias=True, rng=rng).value for _ in range(20000)])
     assert abs(deb.mean() - 5 / 4) <= 4 * deb.std() / math.sqrt(deb.size)
 
 
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
 def test_noised_log_debias_does_not_exist_for_small_epsilon(eps):
     with pytest.raises(DPInputError, match="does not exist"):
-        R.noised_log(5, 4, epsilon=eps, debias=True)
+        ratio.noised_log(5, 4, epsilon=eps, debias=True)
     with pytest.raises(DPInputError, match="does not exist"):
-        R.noised_log_bias_factor(eps)
+        ratio.noised_log_bias_factor(eps)
 
 
 def test_noised_log_relative_risk_scaling():
-    a = R.noised_log(5, 4, epsilon=1.0, n_x=50, n_y=100, rng=4)
-    b = R.noised_log(5, 4, epsilon=1.0, rng=4)
+    a = ratio.noised_log(5, 4, epsilon=1.0, n_x=50, n_y=100, rng=4)
+    b = ratio.noised_log(5, 4, epsilon=1.0, rng=4)
     assert a.value == pytest.approx(b.value * 100 / 50)
     with pytest.raises(DPInputError, match="x must be >= 1"):
-        R.noised_log(0, 4, epsilon=1.0)
+        ratio.noised_log(0, 4, epsilon=1.0)
 
 
 # ------------------------------------------------------------------ local / smooth sensitivity (Claim C.6)
@@ -118,12 +118,12 @@ def _ls_brute(x, y):
 def test_local_sensitivity_brute_force():
     for x in range(0, 40):
         for y in range(1, 40):
-            assert R.ratio_local_sensitivity(x, y) == pytest.approx(_ls_brute(x, y))
+            assert ratio.ratio_local_sensitivity(x, y) == pytest.approx(_ls_brute(x, y))
 
 
 def _ls_table(xmax, ymax):
     xs, ys = np.meshgrid(np.arange(xmax + 1), np.arange(1, ymax + 1), indexing="ij")
-    return R.ratio_local_sensitivity(xs, ys)  # [x, y-1]
+    return ratio.ratio_local_sensitivity(xs, ys)  # [x, y-1]
 
 
 def test_claim_c6_closed_form_matches_brute_force():
@@ -135,7 +135,7 @@ def test_claim_c6_closed_form_matches_brute_force():
     for x in range(XMAX + 1):
         for y in range(1, YMAX + 1):
             dist = np.abs(xs - x) + np.abs(ys - y)
-            closed = R.ratio_sensitivity_at_distance(x, y, np.arange(KMAX + 1))
+            closed = ratio.ratio_sensitivity_at_distance(x, y, np.arange(KMAX + 1))
             for k in range(KMAX + 1):
                 brute = ls[dist <= k].max()
                 mismatches += not math.isclose(closed[k], brute, rel_tol=1e-12)
@@ -144,7 +144,7 @@ def test_claim_c6_closed_form_matches_brute_force():
 
 def test_a_k_is_nondecreasing():
     for x, y in [(0, 1), (3, 1), (5, 9), (40, 7), (2, 60)]:
-        a = R.ratio_sensitivity_at_distance(x, y, np.arange(300))
+        a = ratio.ratio_sensitivity_at_distance(x, y, np.arange(300))
         assert np.all(np.diff(a) >= 0)
 
 
@@ -154,12 +154,12 @@ def test_smooth_sensitivity_is_a_beta_smooth_upper_bound(beta):
     max_k e^{-beta k} A^(k) over a k range far beyond the loop bound k_max."""
     for x in range(0, 18):
         for y in range(1, 18):
-            s = R.ratio_smooth_sensitivity(x, y, beta=beta).value
-            assert s >= R.ratio_local_sensitivity(x, y) - 1e-15
+            s = ratio.ratio_smooth_sensitivity(x, y, beta=beta).value
+            assert s >= ratio.ratio_local_sensitivity(x, y) - 1e-15
             for a, b in _neighbours(x, y):
-                assert s <= math.exp(beta) * R.ratio_smooth_sensitivity(a, b, beta=beta).value * (1 + 1e-12)
-            k = np.arange(4 * R._k_max(x, y, beta) + 50)
-            assert s == pytest.approx(np.max(np.exp(-beta * k) * R.ratio_sensitivity_at_distance(x, y, k)))
+                assert s <= math.exp(beta) * ratio.ratio_smooth_sensitivity(a, b, beta=beta).value * (1 + 1e-12)
+            k = np.arange(4 * ratio._k_max(x, y, beta) + 50)
+            assert s == pytest.approx(np.max(np.exp(-beta * k) * ratio.ratio_sensitivity_at_distance(x, y, k)))
 
 
 def _laplace_hockey_stick(m0, s0, m1, s1, eps):
@@ -213,21 +213,21 @@ def test_smooth_laplace_mechanism_is_eps_delta_on_neighbours():
     """The released densities of x/y + (2 S*/eps) Lap(1) for every neighbouring pair (x, y < 16) have
     hockey-stick divergence <= delta at eps (Lemma C.5 with beta = eps / (2 ln(2/delta)))."""
     eps, delta = 1.0, 0.01
-    beta = R.smooth_laplace_beta(eps, delta)
+    beta = ratio.smooth_laplace_beta(eps, delta)
     worst = 0.0
     for x in range(0, 16):
         for y in range(1, 16):
-            s0 = 2 * R.ratio_smooth_sensitivity(x, y, beta=beta).value / eps
+            s0 = 2 * ratio.ratio_smooth_sensitivity(x, y, beta=beta).value / eps
             for a, b in _neighbours(x, y):
-                s1 = 2 * R.ratio_smooth_sensitivity(a, b, beta=beta).value / eps
+                s1 = 2 * ratio.ratio_smooth_sensitivity(a, b, beta=beta).value / eps
                 worst = max(worst, _laplace_hockey_stick(x / y, s0, a / b, s1, eps))
     assert worst <= delta
     # the same check catches a broken calibration: local sensitivity instead of smooth
     x, y, a, b = 0, 1, 0, 2
-    bad = _laplace_hockey_stick(x / y, 2 * R.ratio_local_sensitivity(x, y) / eps, a / b,
-                                2 * float(R.ratio_local_sensitivity(a, b)) / eps, eps)
-    bad2 = max(_laplace_hockey_stick(5 / 2, 2 * float(R.ratio_local_sensitivity(5, 2)) / eps, 5 / 1,
-                                     2 * float(R.ratio_local_sensitivity(5, 1)) / eps, eps), bad)
+    bad = _laplace_hockey_stick(x / y, 2 * ratio.ratio_local_sensitivity(x, y) / eps, a / b,
+                                2 * float(ratio.ratio_local_sensitivity(a, b)) / eps, eps)
+    bad2 = max(_laplace_hockey_stick(5 / 2, 2 * float(ratio.ratio_local_sensitivity(5, 2)) / eps, 5 / 1,
+                                     2 * float(ratio.ratio_local_sensitivity(5, 1)) / eps, eps), bad)
     assert bad2 > delta
 
 
@@ -253,22 +253,22 @@ def test_smooth_cauchy_privacy_loss_on_neighbours():
                     worst = max(worst, float(np.max(np.abs(l0 - l1))))
         return worst
 
-    assert worst_loss(lambda x, y: R.ratio_smooth_sensitivity(x, y, beta=cal.beta).value) <= eps
+    assert worst_loss(lambda x, y: ratio.ratio_smooth_sensitivity(x, y, beta=cal.beta).value) <= eps
     # the check fails for broken scales: local sensitivity (about 3.3 eps) or a 3x too large beta (about 2.3 eps)
-    assert worst_loss(lambda x, y: float(R.ratio_local_sensitivity(x, y))) > eps
-    assert worst_loss(lambda x, y: R.ratio_smooth_sensitivity(x, y, beta=3 * cal.beta).value) > eps
+    assert worst_loss(lambda x, y: float(ratio.ratio_local_sensitivity(x, y))) > eps
+    assert worst_loss(lambda x, y: ratio.ratio_smooth_sensitivity(x, y, beta=3 * cal.beta).value) > eps
 
 
 def test_smooth_releases_run_and_validate():
-    r1 = R.smooth_ratio_laplace(10, 20, epsilon=1.0, delta=1e-3, rng=1)
-    beta = R.smooth_laplace_beta(1.0, 1e-3)
-    assert r1.noise_scale == pytest.approx(2 * R.ratio_smooth_sensitivity(10, 20, beta=beta).value)
-    r2 = R.smooth_ratio_cauchy(10, 20, epsilon=1.0, rng=1)
+    r1 = ratio.smooth_ratio_laplace(10, 20, epsilon=1.0, delta=1e-3, rng=1)
+    beta = ratio.smooth_laplace_beta(1.0, 1e-3)
+    assert r1.noise_scale == pytest.approx(2 * ratio.ratio_smooth_sensitivity(10, 20, beta=beta).value)
+    r2 = ratio.smooth_ratio_cauchy(10, 20, epsilon=1.0, rng=1)
     assert r2.noise_scale > 0 and math.isfinite(r2.value)
     with pytest.raises(DPInputError):
-        R.smooth_ratio_laplace(10, 20, epsilon=1.0, delta=1.0)
+        ratio.smooth_ratio_laplace(10, 20, epsilon=1.0, delta=1.0)
     with pytest.raises(DPInputError, match="y must be >= 1"):
-        R.smooth_ratio_cauchy(10, 0, epsilon=1.0)
+        ratio.smooth_ratio_cauchy(10, 0, epsilon=1.0)
 
 
 # ------------------------------------------------------------------ PTR
@@ -278,31 +278,31 @@ def test_ptr_distance_is_one_lipschitz_and_matches_brute_force():
     for b in (0.05, 0.2, 0.6, 1.5):
         for x in range(0, 20):
             for y in range(1, 20):
-                g = R.ptr_distance(x, y, b)
-                a = R.ratio_sensitivity_at_distance(x, y, np.arange(g + 1))
+                g = ratio.ptr_distance(x, y, b)
+                a = ratio.ratio_sensitivity_at_distance(x, y, np.arange(g + 1))
                 assert a[g] > b and (g == 0 or a[g - 1] <= b)
                 for nx_, ny_ in _neighbours(x, y):
-                    assert abs(R.ptr_distance(nx_, ny_, b) - g) <= 1
+                    assert abs(ratio.ptr_distance(nx_, ny_, b) - g) <= 1
 
 
 @pytest.mark.slow
 def test_ptr_failure_rate_matches_formula():
     rng = np.random.default_rng(6)
     for x, y, b in [(30, 30, 0.05), (30, 30, 0.1), (10, 40, 0.03)]:
-        runs = [R.ptr_ratio(x, y, epsilon=1.0, delta=0.01, bound=b, rng=rng) for _ in range(2000)]
+        runs = [ratio.ptr_ratio(x, y, epsilon=1.0, delta=0.01, bound=b, rng=rng) for _ in range(2000)]
         fails = np.mean([r.failed for r in runs])
-        p = float(R.ptr_failure_probability(R.ptr_distance(x, y, b), epsilon=1.0, delta=0.01))
+        p = float(ratio.ptr_failure_probability(ratio.ptr_distance(x, y, b), epsilon=1.0, delta=0.01))
         assert runs[0].failure_probability == pytest.approx(p)
         assert abs(fails - p) <= 4 * math.sqrt(max(p * (1 - p), 1e-4) / 2000)
         assert all((r.value is None) == r.failed for r in runs)
     # when the proposal is below the local sensitivity (gamma = 0) PTR fails with prob >= 1 - delta/2
-    assert R.ptr_failure_probability(0, epsilon=1.0, delta=0.01) >= 1 - 0.005
+    assert ratio.ptr_failure_probability(0, epsilon=1.0, delta=0.01) >= 1 - 0.005
 
 
 def _ptr_worst_delta(fail_prob, eps, bounds, size):
     """Exact hockey-stick divergence at eps of the whole PTR output (FAIL atom + Laplace density at eps/2)
     over every neighbouring pair with x, y < size; ``fail_prob(x, y, b)`` gives P[FAIL]."""
-    _, er = R._ptr_eps(eps)
+    _, er = ratio._ptr_eps(eps)
     worst = 0.0
     for b in bounds:
         for x in range(0, size):
@@ -329,28 +329,28 @@ def test_ptr_whole_mechanism_is_eps_delta_on_neighbours():
     bounds = (0.03, 0.1, 0.3, 1.0)
 
     def pf(x, y, b):
-        return float(R.ptr_failure_probability(R.ptr_distance(x, y, b), epsilon=eps, delta=delta))
+        return float(ratio.ptr_failure_probability(ratio.ptr_distance(x, y, b), epsilon=eps, delta=delta))
 
     assert _ptr_worst_delta(pf, eps, bounds, 11) <= delta
     for b in bounds:
         for x in range(0, 20):
             for y in range(1, 20):
-                if R.ptr_distance(x, y, b) >= 1:
+                if ratio.ptr_distance(x, y, b) >= 1:
                     assert all(abs(x / y - a / c) <= b + 1e-15 for a, c in _neighbours(x, y))
     # the same check rejects a broken test step (threshold 0 instead of ln(1/delta)/eps_t)
-    et, _ = R._ptr_eps(eps)
+    et, _ = ratio._ptr_eps(eps)
 
     def pf_broken(x, y, b):
-        g = R.ptr_distance(x, y, b)
+        g = ratio.ptr_distance(x, y, b)
         return 0.5 * math.exp(-et * g)
 
     assert _ptr_worst_delta(pf_broken, eps, (0.1,), 8) > delta
 
 
 def test_ptr_oracle_minimises_total_error():
-    bound, beta = R.ptr_oracle_bound(30, 30, epsilon=1.0, delta=1 / 200, alpha=0.1)
-    cands = R.ratio_sensitivity_at_distance(30, 30, np.arange(200))
-    errs = R._ptr_error(30, 30, 1.0, 1 / 200, 0.1, np.unique(cands))
+    bound, beta = ratio.ptr_oracle_bound(30, 30, epsilon=1.0, delta=1 / 200, alpha=0.1)
+    cands = ratio.ratio_sensitivity_at_distance(30, 30, np.arange(200))
+    errs = ratio._ptr_error(30, 30, 1.0, 1 / 200, 0.1, np.unique(cands))
     assert beta == pytest.approx(errs.min())
     assert bound in np.unique(cands)
 
@@ -363,20 +363,20 @@ def _simulate_errors(name, x, y, eps, alpha, n, rng, reps):
     errs = 0
     for _ in range(reps):
         if name == "LaplaceNoisedCounts":
-            c = R.laplace_noised_counts(x, y, epsilon=eps, rng=rng)
+            c = ratio.laplace_noised_counts(x, y, epsilon=eps, rng=rng)
             v = c.ratio_unclipped
         elif name == "NaiveRelativeRisk":
-            v = R.naive_relative_risk(x, y, n, n, epsilon=eps, rng=rng).value
+            v = ratio.naive_relative_risk(x, y, n, n, epsilon=eps, rng=rng).value
         elif name == "NoisedLog":
-            v = R.noised_log(x, y, epsilon=eps, rng=rng).value
+            v = ratio.noised_log(x, y, epsilon=eps, rng=rng).value
         elif name == "NoisedLog (debiased)":
-            v = R.noised_log(x, y, epsilon=eps, debias=True, rng=rng).value
+            v = ratio.noised_log(x, y, epsilon=eps, debias=True, rng=rng).value
         elif name == "Smooth sensitivity (Laplace)":
-            v = R.smooth_ratio_laplace(x, y, epsilon=eps, delta=delta, rng=rng).value
+            v = ratio.smooth_ratio_laplace(x, y, epsilon=eps, delta=delta, rng=rng).value
         elif name == "Smooth sensitivity (generalized Cauchy)":
-            v = R.smooth_ratio_cauchy(x, y, epsilon=eps, rng=rng).value
+            v = ratio.smooth_ratio_cauchy(x, y, epsilon=eps, rng=rng).value
         else:
-            out = R.ptr_ratio(x, y, epsilon=eps, delta=delta, alpha=alpha, rng=rng)
+            out = ratio.ptr_ratio(x, y, epsilon=eps, delta=delta, alpha=alpha, rng=rng)
             v = None if out.failed else out.value
         errs += v is None or abs(v - x / y) >= alpha
     return errs / reps
@@ -387,8 +387,8 @@ def _simulate_errors(name, x, y, eps, alpha, n, rng, reps):
 def test_sample_accuracy_every_algorithm_monte_carlo(x, y, eps):
     """Figure 1's design (alpha = 0.1, delta = 1/n): each closed form against the release function itself."""
     n = 200
-    acc = R.sample_accuracy_all(x, y, epsilon=eps, alpha=0.1, n=n)
-    assert set(acc) == set(R.ALGORITHMS) - (set() if eps > 2 else {"NoisedLog (debiased)"})
+    acc = ratio.sample_accuracy_all(x, y, epsilon=eps, alpha=0.1, n=n)
+    assert set(acc) == set(ratio.ALGORITHMS) - (set() if eps > 2 else {"NoisedLog (debiased)"})
     rng = np.random.default_rng(x + y)
     reps = 1500
     for name, beta in acc.items():
@@ -397,11 +397,11 @@ def test_sample_accuracy_every_algorithm_monte_carlo(x, y, eps):
 
 
 def test_sample_accuracy_all_values_and_ordering():
-    acc = R.sample_accuracy_all(60, 60, epsilon=1.0, alpha=0.1, n=200)
+    acc = ratio.sample_accuracy_all(60, 60, epsilon=1.0, alpha=0.1, n=200)
     # the paper's message (Section 5): at moderate eps and small samples LaplaceNoisedCounts wins
     assert acc["LaplaceNoisedCounts"] == min(acc.values())
     assert acc["NaiveRelativeRisk"] == pytest.approx(math.exp(-0.1 * 1.0 / 100))
     b4 = 0.5 * (1 + 0.1) ** (-0.5) + 0.5 * (1 - 0.1) ** 0.5
     assert acc["NoisedLog"] == pytest.approx(b4)
     with pytest.raises(DPInputError, match="exceed"):
-        R.sample_accuracy_all(60, 300, epsilon=1.0, n=200)
+        ratio.sample_accuracy_all(60, 300, epsilon=1.0, n=200)
