@@ -1,1 +1,20 @@
-"""Helpers shared by tests (importable as ``support.*``: pytest puts tests/ on sys.path)."""
+"""Helpers shared by tests (importable as ``support.*``: pytest puts tests/ on sys.path).
+
+Page tests: ``from support import open_page, page_text, assert_clean, page_script, run_script``
+(defined in ``support/pages.py``, re-exported here):
+
+* :func:`open_page` - an AppTest of ``app.py`` switched to one page (URL query parameters applied
+  before the first run, as a shared link would) and run.
+* :func:`page_text` - the text a reader sees on the page (titles, headers, markdown, captions, alerts).
+* :func:`assert_clean` - no exception, and no ``st.error`` unless an expected message is given.
+* :func:`page_script` - the generated reproduction script shown in a page's share section.
+* :func:`run_script` - run a generated script with the project's Python in a subprocess, from the
+  repository root, and return what it printed (parsed JSON / Python literal when it is one).
+
+Servers: ``support.postgres`` (a throw-away PostgreSQL server).
+"""
+from .pages import (APP, PYTHON, REPO_ROOT, assert_clean, metrics, open_page, page_script, page_text, query_param,
+                    run_script)
+
+__all__ = ["APP", "REPO_ROOT", "PYTHON", "assert_clean", "metrics", "open_page", "page_script", "page_text",
+           "query_param", "run_script"]
