@@ -2,11 +2,13 @@
 # One entry point for a new user on a fresh machine (only Python 3.10+ needed):
 #   bash run.sh app    installs the runtime packages into ./.venv and starts the app
 #   bash run.sh test   installs runtime + test packages into ./.venv and runs the whole pytest suite
+#   bash run.sh serve  [--port 8501] [--workers N] [--address localhost]: N app processes behind nginx
+#                      (sticky sessions, WebSocket upgrade) for a class; see docs/serving.md
 # Extra arguments are passed on (to `streamlit run app.py` or to `pytest`).
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=${1:-}
-case "$mode" in app|test) shift ;; *) echo "usage: bash run.sh app|test [args...]" >&2; exit 2 ;; esac
+case "$mode" in app|test|serve) shift ;; *) echo "usage: bash run.sh app|test|serve [args...]" >&2; exit 2 ;; esac
 PY=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 if [ ! -x "$VENV/bin/python" ]; then
@@ -18,13 +20,16 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 req=requirements.txt
 [ "$mode" = test ] && req=requirements-dev.txt
-stamp="$VENV/.installed-$mode-$(cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)"
+stamp_mode=$mode; [ "$mode" = serve ] && stamp_mode=app
+stamp="$VENV/.installed-$stamp_mode-$(cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$req"
   touch "$stamp"
 fi
 if [ "$mode" = app ]; then
   exec "$VENV/bin/python" -m streamlit run app.py "$@"
+elif [ "$mode" = serve ]; then
+  exec "$VENV/bin/python" deploy/serve.py --python "$VENV/bin/python" "$@"
 else
   exec "$VENV/bin/python" -m pytest "$@"
 fi

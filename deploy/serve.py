@@ -1,0 +1,369 @@
+#!/usr/bin/env python3
+"""Serve the app to a class: N Streamlit processes behind nginx (sticky sessions, WebSocket upgrade).
+
+    bash run.sh serve [--port 8501] [--workers N] [--address localhost] [-- streamlit options]
+
+What it does, as the current user, in a fresh runtime directory (removed on exit):
+  1. starts N ``streamlit run app.py`` processes on free ports of 127.0.0.1 (N defaults to the number
+     of CPU cores: one Python process uses one core, so a single process saturates at ~1 core);
+  2. waits until every one answers ``/_stcore/health``;
+  3. writes an nginx config from ``deploy/nginx.conf.in`` (``-p`` prefix, pid/log/temp paths in the
+     runtime directory, ``daemon off``) and starts Debian's nginx (``/usr/sbin/nginx``) on
+     ``--address:--port``, balancing over the N processes with a sticky cookie;
+  4. checks ``/_stcore/health`` through nginx, then prints the URL;
+  5. on Ctrl-C / SIGTERM stops nginx and the workers and removes the runtime directory. A worker
+     that dies is restarted (at most 5 times in a row), so one crash does not take the class down.
+
+nginx is required (``apt-get install nginx``): without it the command exits with code 3 and says
+how to install it, or how to run one process instead (``bash run.sh app``). We chose not to fall
+back silently: a teacher who asked for several processes should not get one without noticing.
+
+The budget ledger: every process reads ``DPCORE_LEDGER_URL`` from the environment (passed through
+unchanged). With several processes — or several machines — point it at PostgreSQL, so that every
+process charges one shared budget. Caches (``st.cache_data``) stay per process.
+
+This file uses only the Python standard library (no dpcore, no streamlit import), so it starts fast.
+``--print-config`` prints the nginx config it would use (for a fixed list of ``--backend host:port``)
+and exits: docs/serving.md uses it for the multi-machine / compose examples.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = Path(__file__).resolve().parent / "nginx.conf.in"
+NGINX_CANDIDATES = ("/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx")
+INSTALL_HINT = (
+    "nginx is not installed, and `run.sh serve` needs it as the reverse proxy in front of the app\n"
+    "processes. Install it with:\n"
+    "    sudo apt-get install nginx        (Debian/Ubuntu; other systems: the 'nginx' package)\n"
+    "The Debian package also starts a system-wide nginx on port 80; `run.sh serve` does not use it\n"
+    "(stop it with `sudo systemctl disable --now nginx` if you do not want it).\n"
+    "To serve with one process and no proxy instead, run:  bash run.sh app"
+)
+MAX_RESTARTS = 5
+
+
+def log(msg: str) -> None:
+    print(f"[serve] {msg}", file=sys.stderr, flush=True)
+
+
+def find_nginx(explicit: str | None = None) -> str | None:
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    found = shutil.which("nginx")
+    if found:
+        return found
+    for path in NGINX_CANDIDATES:
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_is_free(address: str, port: int) -> bool:
+    host = "0.0.0.0" if address in ("0.0.0.0", "*", "") else ("127.0.0.1" if address == "localhost" else address)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def listen_lines(address: str, port: int) -> list[str]:
+    """nginx ``listen`` directives. 'localhost' binds the loopback interfaces only (the default)."""
+    if address == "localhost":
+        lines = [f"listen 127.0.0.1:{port};"]
+        if socket.has_ipv6 and _ipv6_loopback_works():
+            lines.append(f"listen [::1]:{port};")
+        return lines
+    if address in ("0.0.0.0", "*", ""):
+        return [f"listen {port};"]
+    if ":" in address and not address.startswith("["):
+        return [f"listen [{address}]:{port};"]
+    return [f"listen {address}:{port};"]
+
+
+def _ipv6_loopback_works() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def render_nginx_config(*, runtime: Path, backends: list[str], listen: list[str], max_body_mb: int = 50,
+                        daemon: bool = False, access_log: bool = False, nginx_workers: str = "1",
+                        user_line: str | None = None) -> str:
+    """The nginx config for ``backends`` ("host:port"), with every path inside ``runtime``."""
+    if user_line is None:
+        # nginx started by root drops its workers to an unprivileged user; as any other user it
+        # simply runs as that user (the `user` directive is then ignored, so we leave it out).
+        user_line = "user nobody nogroup;" if os.geteuid() == 0 else "# (runs as the current user)"
+    text = TEMPLATE.read_text(encoding="utf-8")
+    values = {
+        "@USER_LINE@": user_line,
+        "@NGINX_WORKERS@": nginx_workers,
+        "@DAEMON@": "on" if daemon else "off",
+        "@RUNTIME@": str(runtime),
+        "@ACCESS_LOG@": f"{runtime}/nginx-access.log" if access_log else "off",
+        "@MAX_BODY@": f"{int(max_body_mb) + 1}m",
+        "@SERVERS@": "\n".join(f"        server {b} max_fails=0;" for b in backends),
+        "@LISTEN@": "\n".join(f"        {line}" for line in listen),
+    }
+    for key, value in values.items():
+        text = text.replace(key, value)
+    return text
+
+
+def http_ok(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+class Worker:
+    def __init__(self, index: int, python: str, runtime: Path, streamlit_args: list[str], cookie_secret: str):
+        self.index = index
+        self.python = python
+        self.runtime = runtime
+        self.streamlit_args = streamlit_args
+        self.cookie_secret = cookie_secret
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self.restarts = 0
+        self.log_path = runtime / f"worker-{index}.log"
+
+    def start(self) -> None:
+        cmd = [self.python, "-m", "streamlit", "run", str(ROOT / "app.py"),
+               "--server.address", "127.0.0.1", "--server.port", str(self.port),
+               "--server.headless", "true", "--server.fileWatcherType", "none", "--server.runOnSave", "false",
+               "--browser.gatherUsageStats", "false",
+               *self.streamlit_args]
+        # one secret for every process, so signed cookies are valid whichever process answers
+        # (Streamlit refuses this option on the command line; the environment is allowed)
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", self.cookie_secret)
+        logf = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child from now on
+        self.proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=logf, stderr=subprocess.STDOUT,
+                                     env=env, start_new_session=True)
+        logf.close()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def healthy(self) -> bool:
+        return http_ok(f"http://{self.address}/_stcore/health")
+
+    def log_tail(self, chars: int = 2000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+
+def stop_process(proc: subprocess.Popen | None, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        proc.send_signal(sig)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+        proc.wait(timeout=5)
+
+
+def wait_healthy(workers: list[Worker], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    pending = list(workers)
+    while pending:
+        for w in list(pending):
+            if w.proc is not None and w.proc.poll() is not None:
+                raise RuntimeError(f"app process {w.index} exited with code {w.proc.returncode}:\n{w.log_tail()}")
+            if w.healthy():
+                pending.remove(w)
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"app process(es) {[w.index for w in pending]} not healthy after {timeout:.0f} s:\n"
+                               + pending[0].log_tail())
+        time.sleep(0.2)
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_stop(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise _Stop(signum)
+
+
+def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:
+    nginx = find_nginx(args.nginx)
+    if nginx is None:
+        log(INSTALL_HINT)
+        return 3
+    if args.workers < 1:
+        log("--workers must be at least 1")
+        return 2
+    if not port_is_free(args.address, args.port):
+        log(f"port {args.port} on {args.address} is already in use; choose another with --port")
+        return 2
+    if args.workers > 1 and not os.environ.get("DPCORE_LEDGER_URL", "").startswith(("postgresql:", "postgres:")):
+        log("note: DPCORE_LEDGER_URL is not a postgresql:// URL. Planning pages are unaffected; real releases "
+            "from several processes should share one PostgreSQL ledger (see docs/serving.md).")
+
+    runtime = Path(tempfile.mkdtemp(prefix="dp-serve-", dir=args.runtime_dir))
+    if os.geteuid() == 0:
+        runtime.chmod(0o711)  # nginx's unprivileged workers must reach their temp dirs inside
+    signal.signal(signal.SIGTERM, _raise_stop)
+    signal.signal(signal.SIGHUP, _raise_stop)
+    cookie_secret = secrets.token_hex(32)
+    workers = [Worker(i, args.python, runtime, streamlit_args, cookie_secret) for i in range(args.workers)]
+    nginx_proc: subprocess.Popen | None = None
+    code = 0
+    try:
+        t0 = time.perf_counter()
+        log(f"starting {args.workers} app process(es) (runtime dir {runtime})")
+        for w in workers:
+            w.start()
+        wait_healthy(workers, args.timeout)
+        conf = runtime / "nginx.conf"
+        conf.write_text(render_nginx_config(runtime=runtime, backends=[w.address for w in workers],
+                                            listen=listen_lines(args.address, args.port),
+                                            max_body_mb=args.max_upload_mb, access_log=args.access_log),
+                        encoding="utf-8")
+        test = subprocess.run([nginx, "-t", "-q", "-p", str(runtime), "-c", str(conf)],
+                              capture_output=True, text=True)
+        if test.returncode != 0:
+            raise RuntimeError(f"nginx rejected the generated config {conf}:\n{test.stderr}")
+        nginx_log = open(runtime / "nginx-stderr.log", "ab")  # noqa: SIM115
+        nginx_proc = subprocess.Popen([nginx, "-p", str(runtime), "-c", str(conf)], stdout=nginx_log,
+                                      stderr=subprocess.STDOUT, start_new_session=True)
+        nginx_log.close()
+        host = "localhost" if args.address in ("localhost", "127.0.0.1") else args.address
+        probe_host = "127.0.0.1" if args.address in ("localhost", "0.0.0.0", "*", "") else args.address
+        if ":" in probe_host and not probe_host.startswith("["):
+            probe_host = f"[{probe_host}]"
+        deadline = time.monotonic() + 20
+        while not http_ok(f"http://{probe_host}:{args.port}/_stcore/health"):
+            if nginx_proc.poll() is not None or time.monotonic() > deadline:
+                err = (runtime / "nginx-error.log").read_text(errors="replace") if (runtime / "nginx-error.log").exists() else ""
+                raise RuntimeError(f"nginx did not come up on port {args.port}:\n{err[-2000:]}")
+            time.sleep(0.1)
+        log(f"ready in {time.perf_counter() - t0:.1f} s: {args.workers} app process(es) on "
+            f"{', '.join(str(w.port) for w in workers)} behind nginx")
+        print(f"\n  Serving the app at:  http://{host}:{args.port}\n", flush=True)
+        if args.address not in ("localhost", "127.0.0.1", "::1"):
+            log("WARNING: listening beyond this machine. Anyone who can reach this port can use the app and "
+                "upload files; put it behind TLS and a login (docs/serving.md) before opening it to a network.")
+        if args.ready_file:
+            Path(args.ready_file).write_text(f"http://{probe_host}:{args.port}\n", encoding="utf-8")
+        while True:
+            time.sleep(0.5)
+            if nginx_proc.poll() is not None:
+                raise RuntimeError(f"nginx exited with code {nginx_proc.returncode}")
+            for w in workers:
+                if w.proc is not None and w.proc.poll() is not None:
+                    if w.restarts >= MAX_RESTARTS:
+                        raise RuntimeError(f"app process {w.index} keeps dying:\n{w.log_tail()}")
+                    w.restarts += 1
+                    log(f"app process {w.index} exited with code {w.proc.returncode}; restarting on the same port "
+                        f"({w.restarts}/{MAX_RESTARTS})")
+                    w.start()
+    except (KeyboardInterrupt, _Stop):
+        log("stopping")
+    except RuntimeError as exc:
+        log(f"error: {exc}")
+        code = 1
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        stop_process(nginx_proc, signal.SIGQUIT)
+        for w in workers:
+            if w.proc is not None and w.proc.poll() is None:
+                try:
+                    os.killpg(w.proc.pid, signal.SIGTERM)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        for w in workers:
+            stop_process(w.proc)
+        if args.keep_runtime:
+            log(f"kept {runtime}")
+        else:
+            shutil.rmtree(runtime, ignore_errors=True)
+    return code
+
+
+def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, streamlit_args = argv[:cut], argv[cut + 1:]
+    else:
+        streamlit_args = []
+    ap = argparse.ArgumentParser(prog="run.sh serve", description=__doc__.splitlines()[0],
+                                 epilog="Arguments after `--` are passed on to every `streamlit run`.")
+    ap.add_argument("--port", type=int, default=8501, help="port nginx listens on (default 8501)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="number of app processes (default: number of CPU cores)")
+    ap.add_argument("--address", default="localhost",
+                    help="address nginx binds: localhost (default, this machine only) or 0.0.0.0 for every "
+                         "interface (read the security note in docs/serving.md first)")
+    ap.add_argument("--python", default=sys.executable, help="Python that runs streamlit (default: this one)")
+    ap.add_argument("--nginx", default=None, help="path of the nginx binary (default: PATH, then /usr/sbin/nginx)")
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the app processes")
+    ap.add_argument("--max-upload-mb", type=int, default=50, help="largest request body nginx accepts")
+    ap.add_argument("--runtime-dir", default=None, help="parent of the temporary runtime directory")
+    ap.add_argument("--access-log", action="store_true", help="write nginx's access log to the runtime dir")
+    ap.add_argument("--keep-runtime", action="store_true", help="keep the runtime dir (configs, logs) on exit")
+    ap.add_argument("--ready-file", default=None, help="write the URL to this file once healthy (for scripts)")
+    ap.add_argument("--print-config", action="store_true",
+                    help="print the nginx config for --backend host:port (repeatable) and exit")
+    ap.add_argument("--backend", action="append", default=[], help="backend host:port for --print-config")
+    ap.add_argument("--runtime", default="/tmp/dp-serve", help="runtime dir written into --print-config output")
+    return ap.parse_args(argv), streamlit_args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, streamlit_args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.print_config:
+        backends = args.backend or [f"127.0.0.1:{8600 + i}" for i in range(args.workers)]
+        sys.stdout.write(render_nginx_config(runtime=Path(args.runtime), backends=backends,
+                                             listen=listen_lines(args.address, args.port), daemon=False,
+                                             access_log=args.access_log, nginx_workers="auto",
+                                             user_line="# user: see docs/serving.md"))
+        return 0
+    return serve(args, streamlit_args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

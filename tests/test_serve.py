@@ -1,0 +1,140 @@
+"""`bash run.sh serve` (issue 13): several app processes behind a real nginx, loaded over WebSockets.
+
+A short load run (3 users x 2 slider reruns on two pages) against `run.sh serve --workers 2`, with
+the benchmark's own browser-like client (benchmarks/bench_load.py): errors only, no timing asserts.
+Also: the generated nginx config passes `nginx -t`; sticky cookie set once; SIGTERM removes every
+process and the runtime directory; a missing nginx gives the install command and exit code 3.
+Skips with the reason when Debian's nginx is not installed (`.ci/run` installs it).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "deploy"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import serve as serve_launcher  # noqa: E402  (deploy/serve.py)
+
+NGINX = serve_launcher.find_nginx()
+needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx not installed (apt-get install nginx; .ci/run does it)")
+
+
+def _python() -> str:
+    venv = ROOT / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return [int(x) for x in out.stdout.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
+
+
+@needs_nginx
+def test_generated_nginx_config_passes_nginx_t(tmp_path):
+    runtime = tmp_path / "rt"
+    runtime.mkdir()
+    conf = runtime / "nginx.conf"
+    conf.write_text(serve_launcher.render_nginx_config(
+        runtime=runtime, backends=["127.0.0.1:18601", "127.0.0.1:18602"],
+        listen=serve_launcher.listen_lines("localhost", serve_launcher.free_port())))
+    text = conf.read_text()
+    for needed in ("proxy_http_version 1.1", "proxy_set_header Upgrade $http_upgrade",
+                   "proxy_set_header Connection $connection_upgrade", "hash $dpserve_key consistent",
+                   "daemon off", "proxy_read_timeout 86400s", "listen 127.0.0.1:"):
+        assert needed in text, needed
+    assert "@" not in text.replace("@NAME@", ""), "an unfilled @PLACEHOLDER@ is left in the config"
+    res = subprocess.run([NGINX, "-t", "-p", str(runtime), "-c", str(conf)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+
+
+@needs_nginx
+def test_print_config_for_other_machines_passes_nginx_t(tmp_path):
+    out = subprocess.run([_python(), str(ROOT / "deploy" / "serve.py"), "--print-config", "--address", "0.0.0.0",
+                          "--port", str(serve_launcher.free_port()), "--runtime", str(tmp_path),
+                          "--backend", "127.0.0.1:18601", "--backend", "127.0.0.1:18602"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "server 127.0.0.1:18602" in out
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(out)
+    res = subprocess.run([NGINX, "-t", "-p", str(tmp_path), "-c", str(conf)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+
+
+def test_missing_nginx_says_how_to_install_it(tmp_path):
+    res = subprocess.run([_python(), str(ROOT / "deploy" / "serve.py"), "--nginx", str(tmp_path / "no-nginx"),
+                          "--port", str(serve_launcher.free_port())], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 3
+    assert "apt-get install nginx" in res.stderr
+    assert "bash run.sh app" in res.stderr
+
+
+@needs_nginx
+def test_run_sh_serve_under_load_then_clean_shutdown(tmp_path):
+    from bench_load import run_load
+
+    port = serve_launcher.free_port()
+    ready = tmp_path / "ready"
+    runtime_parent = tmp_path / "runtime"
+    runtime_parent.mkdir()
+    log = open(tmp_path / "serve.log", "wb")
+    proc = subprocess.Popen(["bash", "run.sh", "serve", "--port", str(port), "--workers", "2",
+                             "--ready-file", str(ready), "--runtime-dir", str(runtime_parent)],
+                            cwd=str(ROOT), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 240
+        while not ready.exists():
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text(errors="replace")
+            assert time.monotonic() < deadline, "run.sh serve did not become ready"
+            time.sleep(0.2)
+        url = f"http://127.0.0.1:{port}"
+        workers = _children(proc.pid)
+        assert len([p for p in workers if "streamlit" in Path(f"/proc/{p}/cmdline").read_text()]) == 2
+
+        # sticky-session cookie: set on the first request, not again once the client sends it
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=10) as r:
+            cookies = r.headers.get_all("Set-Cookie") or []
+        sticky = [c for c in cookies if c.startswith("dpserve=")]
+        assert len(sticky) == 1 and "HttpOnly" in sticky[0], cookies
+        req = urllib.request.Request(f"{url}/_stcore/health", headers={"Cookie": sticky[0].split(";")[0]})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert not any(c.startswith("dpserve=") for c in r.headers.get_all("Set-Cookie") or [])
+
+        # 3 users x 2 slider reruns on two pages, through nginx's WebSocket upgrade: errors only
+        for page in ("gini", "planner"):
+            tally = run_load(url, page, users=3, think=0.2, seconds=300, max_reruns=2)
+            assert tally.failed_sessions == 0, tally.messages
+            assert tally.exceptions == 0
+            assert len(tally.first_loads) == 3
+            assert len(tally.reruns) == 6
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        finally:
+            log.close()
+    # SIGTERM stops nginx and every app process and removes the runtime directory
+    assert proc.returncode == 0, (tmp_path / "serve.log").read_text(errors="replace")
+    time.sleep(0.5)
+    assert not [p for p in workers if _alive(p)]
+    assert list(runtime_parent.iterdir()) == []
+    assert "stopping" in (tmp_path / "serve.log").read_text(errors="replace")
