@@ -684,9 +684,12 @@ def _noise():
     return noise
 
 
-def _saturated(smooth_value: float, gs: float, noise_scale: float, gamma: float) -> bool:
+def _saturated(smooth_value: float, gs: float, noise_scale: float, gamma: float, dist: Any = None) -> bool:
     # meaningless when S hit the cap, or the median |noise| is at least half the Gini's range
-    med = noise_scale * float(_noise().GeneralizedCauchy(gamma).ppf(0.75))
+    if dist is None:
+        med = noise_scale * float(_noise().GeneralizedCauchy(gamma).ppf(0.75))
+    else:
+        med = noise_scale * float(dist.abs_quantile(0.5))
     return bool(smooth_value >= gs * (1.0 - 1e-9) or med >= 0.5)
 
 
@@ -720,6 +723,11 @@ class GiniRelease:
     confidential_n_clipped_below: int = 0
     confidential_n_clipped_above: int = 0
     confidential_true_value: float | None = None
+    noise: str = "cauchy"          # a dpcore.noise.SMOOTH_NOISES name
+    delta: float = 0.0             # 0 for the pure-DP Cauchy
+    rho: float | None = None       # zCDP noises only
+    privacy_cost: Any = None       # dpcore.budget.PrivacyCost of this release (pure / approx / zCDP)
+    sigma: float | None = None     # Laplace log-normal shape (Bun & Steinke 2019)
 
 
 def _check_gamma(gamma: Any) -> float:
@@ -729,22 +737,27 @@ def _check_gamma(gamma: Any) -> float:
     return gamma
 
 
-def _prepare_release(x, epsilon, gamma, lower, upper, calibration, method, clip_negative):
+def _prepare_release(x, epsilon, gamma, lower, upper, calibration, method, clip_negative,
+                     noise="cauchy", delta=None):
+    from . import smooth_noises  # light-tailed alternatives (issue 17)
+
     epsilon = check_epsilon(epsilon)
     gamma = _check_gamma(gamma)
+    noise = smooth_noises.check_noise(noise)
     if calibration not in ("tight", "paper"):
         raise DPInputError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
     if method not in ("exact", "fast"):
         raise DPInputError(f"method must be 'exact' or 'fast', got {method!r}")
     xs, n_below, n_above = clip_incomes(x, lower=lower, upper=upper, clip_negative=clip_negative)
-    cal = _noise().smooth_noise_calibration(epsilon, gamma, mode=calibration)
+    cal = smooth_noises.smooth_calibration(noise, epsilon, delta=delta, gamma=gamma, mode=calibration)
     ss = smooth_sensitivity(xs, lower=float(lower), upper=float(upper), beta=cal.beta, method=method)
     return epsilon, gamma, xs, n_below, n_above, cal, ss
 
 
-def release_gini(x: Any, *, epsilon: float, gamma: float, lower: float, upper: float,
+def release_gini(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, upper: float,
                  calibration: str = "tight", method: str = "exact", rng: Any = None,
-                 clip_negative: bool = False, include_confidential: bool = False) -> GiniRelease:
+                 clip_negative: bool = False, include_confidential: bool = False,
+                 noise: str = "cauchy", delta: float | None = None) -> GiniRelease:
     """epsilon-DP Gini index: g(X) + (S_beta(X)/alpha) Z, Z ~ GeneralizedCauchy(gamma) (eqs. (9)-(10)).
 
     Neighbours: replace one record; n, lower and upper public. (alpha, beta) from
@@ -753,21 +766,31 @@ def release_gini(x: Any, *, epsilon: float, gamma: float, lower: float, upper: f
     :func:`smooth_sensitivity` (``method`` "exact" or "fast"). Incomes are clipped to
     [lower, upper]; negatives are refused unless ``clip_negative``. ``rng=None`` uses the OS
     CSPRNG (:func:`dpcore.noise.secure_generator`), as a real release should.
+
+    ``noise`` (a ``dpcore.noise.SMOOTH_NOISES`` name, issue 17): "cauchy" (default, pure epsilon,
+    the paper's), "laplace" (NRS, (epsilon, delta)-DP) or "laplace_lognormal" (Bun & Steinke 2019,
+    rho-zCDP with rho implying (epsilon, delta)); ``delta`` defaults to 1e-6 for the last two and is
+    ignored by "cauchy". See :mod:`dpcore.smooth_noises`. ``.privacy_cost`` is the
+    ``dpcore.budget.PrivacyCost`` the ledger composes.
     """
+    from . import smooth_noises
+
     epsilon, gamma, xs, n_below, n_above, cal, ss = _prepare_release(
-        x, epsilon, gamma, lower, upper, calibration, method, clip_negative)
+        x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise, delta)
     nz = _noise()
     gen = nz.secure_generator() if rng is None else as_generator(rng)
     scale = ss.value / cal.alpha
-    z = float(nz.GeneralizedCauchy(gamma).rvs(1, gen)[0])
+    dist = smooth_noises.noise_distribution(cal)
+    z = float(dist.rvs(1, gen)[0])
     g0 = _sorted_gini(xs)
     return GiniRelease(
         value=g0 + scale * z, noise_scale=scale, alpha=cal.alpha, beta=cal.beta, epsilon=epsilon,
         gamma=gamma, smooth_sensitivity=ss.value, k_star=ss.k_star, calibration=calibration,
         method=method, n=xs.size, lower=float(lower), upper=float(upper),
-        saturated=_saturated(ss.value, ss.global_sensitivity, scale, gamma),
+        saturated=_saturated(ss.value, ss.global_sensitivity, scale, gamma, dist),
         confidential_n_clipped_below=n_below, confidential_n_clipped_above=n_above,
-        confidential_true_value=g0 if include_confidential else None)
+        confidential_true_value=g0 if include_confidential else None,
+        noise=cal.noise, delta=cal.delta, rho=cal.rho, privacy_cost=cal.cost, sigma=cal.sigma)
 
 
 @dataclass(frozen=True)
@@ -831,6 +854,9 @@ class GiniSimulation:
     summary: dict
     laplace_summary: dict
     saturated: bool
+    noise: str = "cauchy"
+    delta: float = 0.0
+    privacy_cost: Any = None       # dpcore.budget.PrivacyCost of one release
 
 
 def simulate_releases_from_scale(true_value: float, noise_scale: float, gamma: float, n_releases: int,
@@ -845,29 +871,38 @@ def simulate_releases_from_scale(true_value: float, noise_scale: float, gamma: f
     return true_value + noise_scale * _noise().GeneralizedCauchy(gamma).rvs(n_releases, as_generator(rng))
 
 
-def simulate_gini_releases(x: Any, *, epsilon: float, gamma: float, lower: float, upper: float,
+def simulate_gini_releases(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, upper: float,
                            n_releases: int = 100_000, calibration: str = "tight", method: str = "exact",
-                           rng: Any = None, clip_negative: bool = False) -> GiniSimulation:
+                           rng: Any = None, clip_negative: bool = False, noise: str = "cauchy",
+                           delta: float | None = None) -> GiniSimulation:
     """Simulate ``n_releases`` independent releases of :func:`release_gini` (and the Laplace baseline).
 
     S_beta(X) is computed once; the draws are vectorised. For planning and teaching only: the
-    summary uses the confidential true value.
+    summary uses the confidential true value. ``noise`` and ``delta`` as in :func:`release_gini`
+    (the RMSE is reported for the light-tailed noises, which have a variance).
     """
+    from . import smooth_noises
+
     epsilon, gamma, xs, _, _, cal, ss = _prepare_release(
-        x, epsilon, gamma, lower, upper, calibration, method, clip_negative)
+        x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise, delta)
     n_releases = check_int(n_releases, "n_releases", minimum=1, maximum=50_000_000)
     gen = as_generator(rng)
     g0 = _sorted_gini(xs)
     scale = ss.value / cal.alpha
-    rel = simulate_releases_from_scale(g0, scale, gamma, n_releases, gen)
+    dist = smooth_noises.noise_distribution(cal)
+    if cal.noise == "cauchy":
+        rel = simulate_releases_from_scale(g0, scale, gamma, n_releases, gen)
+    else:
+        rel = g0 + scale * dist.rvs(n_releases, gen)
     gs = ss.global_sensitivity
     lap_scale = gs / epsilon
     lap = g0 + gen.laplace(0.0, lap_scale, size=n_releases)
     return GiniSimulation(
         releases=rel, laplace_releases=lap, confidential_true_value=g0, noise_scale=scale,
         laplace_scale=lap_scale, alpha=cal.alpha, beta=cal.beta, epsilon=epsilon, gamma=gamma,
-        smooth=ss, summary=error_summary(rel - g0, gamma=gamma),
-        laplace_summary=error_summary(lap - g0), saturated=_saturated(ss.value, gs, scale, gamma))
+        smooth=ss, summary=error_summary(rel - g0, gamma=gamma if cal.noise == "cauchy" else None),
+        laplace_summary=error_summary(lap - g0), saturated=_saturated(ss.value, gs, scale, gamma, dist),
+        noise=cal.noise, delta=cal.delta, privacy_cost=cal.cost)
 
 
 try:  # the posterior lives in dpcore/posterior.py (another owner)
