@@ -680,8 +680,20 @@ class Account:
 
     def _check_fits(self, cap: _budget.BudgetCap, costs: list[_budget.PrivacyCost], cost: _budget.PrivacyCost,
                     label: str) -> None:
-        trial = _composed(cap, [*costs, cost])
-        trial._check_compatible(cap)  # DPInputError: e.g. an approximate-DP cost on a pure-epsilon account
+        everything = [*costs, cost]
+        if cap.delta == 0 and any(c.kind != "pure" for c in everything):
+            raise DPInputError(
+                f"the account {self.display_name()!r} is pure epsilon-DP (cap delta = 0), so it cannot pay for "
+                f"'{label}' ({cost.describe()}); a release with delta > 0 or a zCDP cost needs an account created "
+                "with a delta cap (a new account).")
+        approx_delta = sum(c.delta for c in everything if c.kind == "approx")
+        has_zcdp = any(c.kind == "zcdp" for c in everything)
+        if approx_delta > cap.delta * (1 + CAP_TOLERANCE) or (has_zcdp and approx_delta >= cap.delta):
+            raise BudgetExceeded(
+                f"refused: '{label}' ({cost.describe()}) would bring the total delta to {approx_delta:.3g}, "
+                f"which leaves nothing of the cap {cap.describe()} of the account {self.display_name()!r}. "
+                "Nothing was charged or released.")
+        trial = _composed(cap, everything)
         if not trial._within(cap, tol=CAP_TOLERANCE):
             before_eps, before_delta = _spent(cap, costs)
             rem = max(0.0, cap.epsilon - before_eps)
@@ -734,6 +746,13 @@ class Account:
     def spent_epsilon(self) -> float:
         """Total epsilon spent (sequential composition, :mod:`dpcore.budget`)."""
         return self.spent()["epsilon"]
+
+    def spent_pure(self) -> float | None:
+        """Total pure epsilon, or None when some entry is not pure DP (as :meth:`dpcore.budget.Ledger.spent_pure`)."""
+        costs = [e.cost for e in self.entries()]
+        if any(c.kind != "pure" for c in costs):
+            return None
+        return float(sum(c.epsilon for c in costs))
 
     def spent_delta(self) -> float:
         return self.spent()["delta"]

@@ -169,6 +169,16 @@ def test_approx_and_zcdp_costs_compose_like_dpcore_budget(url):
             pure_acct.charge("x", cost=cost)
         assert not isinstance(info.value, L.BudgetExceeded)
     assert pure_acct.entries() == []
+    assert pure_acct.spent_pure() == 0.0 and acct.spent_pure() is None
+    # the delta cap binds too: deltas add (basic composition)
+    small = db.account("delta-cap", cap_epsilon=10.0, cap_delta=1e-8)
+    small.charge("a", cost=B.approx(0.1, 6e-9))
+    with pytest.raises(L.BudgetExceeded, match="delta"):
+        small.charge("b", cost=B.approx(0.1, 6e-9))
+    small.charge("c", cost=B.approx(0.1, 4e-9))
+    assert small.spent_delta() == pytest.approx(1e-8) and len(small.entries()) == 2
+    with pytest.raises(L.BudgetExceeded):  # a zCDP cost needs some delta left to be converted
+        small.charge("z", cost=B.zcdp(0.001))
 
 
 def test_charge_argument_errors(tmp_path):
