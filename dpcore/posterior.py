@@ -383,14 +383,18 @@ def grid_posterior_batch(released: Any, *, noise: Any, noise_scale: float,
                           lower=lower, upper=upper)
 
 
-def _gini_noise(gamma: Any):
+def _gini_noise(gamma: Any, noise: Any = None):
+    if noise is not None and not (isinstance(noise, str) and noise == "cauchy"):
+        # a light-tailed smooth noise (issue 17): a dpcore.smooth_noises distribution object (its
+        # .logpdf), e.g. ``smooth_noises.noise_distribution(calibration)``, or "laplace"
+        return noise
     from .noise import GeneralizedCauchy  # the lead's noise core (imported lazily)
 
     return GeneralizedCauchy(gamma)
 
 
-def gini_posterior(released: float, *, noise_scale: float, gamma: float,
-                   prior: Any = "uniform", **grid_options: Any) -> GridPosterior:
+def gini_posterior(released: float, *, noise_scale: float, gamma: float = 2.0,
+                   prior: Any = "uniform", noise: Any = None, **grid_options: Any) -> GridPosterior:
     """Posterior of the confidential Gini index g given one smooth-sensitivity release.
 
     Mechanism (Lan & Reiter eqs. (9)-(10)): ``released = g(X) + (S(X)/alpha) * Z`` with
@@ -403,17 +407,21 @@ def gini_posterior(released: float, *, noise_scale: float, gamma: float,
     The noise scale is treated as known, as in the paper, although it depends on the
     confidential data through S(X): releasing it is not covered by the release's DP guarantee.
 
+    ``noise``: None or "cauchy" (the paper's), or the noise law of a light-tailed release
+    (``dpcore.smooth_noises.noise_distribution(calibration)``, "laplace"); see
+    :func:`dpcore.smooth_noises.release_posterior` to go straight from a ``GiniRelease``.
+
     Returns a :class:`GridPosterior`: ``.interval(level)`` (equal-tail; ``kind="hpd"`` too),
     ``.mean``, ``.grid`` and ``.density`` for plotting.
     """
-    return grid_posterior(released, noise=_gini_noise(gamma), noise_scale=noise_scale,
+    return grid_posterior(released, noise=_gini_noise(gamma, noise), noise_scale=noise_scale,
                           support=(0.0, 1.0), prior=prior, **grid_options)
 
 
-def gini_posterior_batch(released: Any, *, noise_scale: float, gamma: float, prior: Any = "uniform",
-                         level: float = 0.95, kind: str = "equal_tail",
+def gini_posterior_batch(released: Any, *, noise_scale: float, gamma: float = 2.0, prior: Any = "uniform",
+                         level: float = 0.95, kind: str = "equal_tail", noise: Any = None,
                          **grid_options: Any) -> PosteriorBatch:
     """Vectorised :func:`gini_posterior` over many releases (same noise scale and prior)."""
-    return grid_posterior_batch(released, noise=_gini_noise(gamma), noise_scale=noise_scale,
+    return grid_posterior_batch(released, noise=_gini_noise(gamma, noise), noise_scale=noise_scale,
                                 support=(0.0, 1.0), prior=prior, level=level, kind=kind,
                                 **grid_options)

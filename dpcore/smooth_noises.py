@@ -85,6 +85,8 @@ __all__ = [
     "lln_renyi_divergence",
     "rho_for_approx_dp",
     "sample_smooth_noise",
+    "release_noise",
+    "release_posterior",
 ]
 
 #: name -> one-line description (the names outside checks use).
@@ -514,6 +516,11 @@ class LaplaceLogNormal:
 
     def abs_quantile(self, p) -> np.ndarray:
         """The p-quantile of |Z| (bisection in log r on the exact tail)."""
+        if np.ndim(p) == 0:
+            return np.asarray(_lln_abs_quantile(self.sigma, float(_check_probabilities(p))))
+        return self._abs_quantile(p)
+
+    def _abs_quantile(self, p) -> np.ndarray:
         p = _check_probabilities(p)
         flat = p.ravel()
         lo = np.full(flat.shape, -40.0)
@@ -537,6 +544,11 @@ class LaplaceLogNormal:
         gen = as_generator(rng)
         size = _size(size)
         return gen.laplace(0.0, 1.0, size=size) * np.exp(self.sigma * gen.standard_normal(size=size))
+
+
+@lru_cache(maxsize=4096)
+def _lln_abs_quantile(sigma: float, p: float) -> float:
+    return float(LaplaceLogNormal(sigma)._abs_quantile(np.array([p]))[0])
 
 
 def lln_renyi_divergence(order: Any, sigma: float, shift: float, log_dilation: float,
@@ -620,6 +632,28 @@ class _CauchyAdapter(GeneralizedCauchy):
 def sample_smooth_noise(calibration: SmoothCalibration, size, rng=None) -> np.ndarray:
     """Vectorised draws of the standardised noise Z of ``calibration``."""
     return noise_distribution(calibration).rvs(size, rng)
+
+
+def release_noise(release: Any) -> Any:
+    """The standardised noise law of a ``dpcore.gini.GiniRelease`` (any of the registry's noises)."""
+    name = check_noise(getattr(release, "noise", "cauchy"))
+    if name == "cauchy":
+        return _CauchyAdapter(release.gamma)
+    if name == "laplace":
+        return LaplaceNoise()
+    return LaplaceLogNormal(release.sigma)
+
+
+def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: Any):
+    """Posterior of the confidential Gini given a ``GiniRelease`` of any noise (Lan & Reiter eq. (11)).
+
+    Pure post-processing of ``release.value`` with the release's noise density and (known) scale;
+    see :func:`dpcore.posterior.gini_posterior` for the caveat on publishing the scale.
+    """
+    from .posterior import gini_posterior
+
+    return gini_posterior(release.value, noise_scale=release.noise_scale, gamma=release.gamma,
+                          prior=prior, noise=release_noise(release), **grid_options)
 
 
 # ---------------------------------------------------------------------------------------------
