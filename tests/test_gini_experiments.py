@@ -1,4 +1,5 @@
-"""dpcore.gini_experiments: exact error summaries, the paper's Figures 1, 3, 4 and error vs epsilon.
+"""dpcore.experiments.gini: the Gini page's view, exact error summaries, the paper's Figures 1, 3, 4 and error
+vs epsilon.
 
 Monte Carlo tolerances are 4 standard errors. For a sample q-quantile of N draws of a variable
 with density f, the standard error is sqrt(q (1 - q) / N) / f(x_q); for a sample median of
@@ -6,14 +7,15 @@ g + s Z it is s / (2 f_Z(0) sqrt(N)).
 """
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpcore import gini as G
-from dpcore import gini_experiments as E
+from dpcore import gini as gini_mechanism
+from dpcore.experiments import gini as gini_experiments
 from dpcore.data import two_point_incomes
 from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration
 from dpcore.validation import DPInputError
@@ -33,7 +35,7 @@ def test_abs_error_quantiles_match_simulation(gamma):
     gc = GeneralizedCauchy(gamma)
     err = np.abs(s * gc.rvs(n, np.random.default_rng(7)))
     levels = (0.5, 0.9, 0.99)
-    exact = E.abs_error_quantiles(s, gamma, levels)
+    exact = gini_experiments.abs_error_quantiles(s, gamma, levels)
     for q, x_q in zip(levels, exact):
         dens = 2 * float(gc.pdf(x_q / s)) / s  # density of |sZ| at its q-quantile
         assert abs(np.quantile(err, q) - x_q) <= 4 * _quantile_se(q, n, dens), (q, np.quantile(err, q), x_q)
@@ -42,23 +44,23 @@ def test_abs_error_quantiles_match_simulation(gamma):
 def test_abs_error_quantiles_definition():
     # P(|sZ| <= x_q) = q exactly (checked through the CDF, not through ppf)
     gc = GeneralizedCauchy(3.0)
-    for q, x in zip((0.5, 0.9, 0.99), E.abs_error_quantiles(2.0, 3.0)):
+    for q, x in zip((0.5, 0.9, 0.99), gini_experiments.abs_error_quantiles(2.0, 3.0)):
         assert float(gc.cdf(x / 2) - gc.cdf(-x / 2)) == pytest.approx(q, abs=1e-12)
-    for q, x in zip((0.5, 0.9, 0.99), E.laplace_abs_error_quantiles(0.7)):
+    for q, x in zip((0.5, 0.9, 0.99), gini_experiments.laplace_abs_error_quantiles(0.7)):
         assert stats.laplace.cdf(x, scale=0.7) - stats.laplace.cdf(-x, scale=0.7) == pytest.approx(q, abs=1e-12)
 
 
 def test_noise_rmse_exists_only_for_gamma_above_3():
-    assert E.noise_rmse(1.0, 2.0) == math.inf
-    assert E.noise_rmse(1.0, 3.0) == math.inf
+    assert gini_experiments.noise_rmse(1.0, 2.0) == math.inf
+    assert gini_experiments.noise_rmse(1.0, 3.0) == math.inf
     for gamma in (4.0, 6.0):
         c = 1 / integrate.quad(lambda z: 1 / (1 + abs(z) ** gamma), -np.inf, np.inf)[0]
         var = integrate.quad(lambda z: c * z * z / (1 + abs(z) ** gamma), -np.inf, np.inf)[0]
-        assert E.noise_rmse(0.3, gamma) == pytest.approx(0.3 * math.sqrt(var), rel=1e-6)
+        assert gini_experiments.noise_rmse(0.3, gamma) == pytest.approx(0.3 * math.sqrt(var), rel=1e-6)
 
 
 def test_plausible_releases_are_equal_probability_quantiles():
-    dots = E.plausible_releases(0.4, 0.02, 2.0, n_dots=20)
+    dots = gini_experiments.plausible_releases(0.4, 0.02, 2.0, n_dots=20)
     assert dots.shape == (20,) and np.all(np.diff(dots) > 0)
     p = GeneralizedCauchy(2.0).cdf((dots - 0.4) / 0.02)
     np.testing.assert_allclose(p, (np.arange(20) + 0.5) / 20, atol=1e-12)
@@ -72,16 +74,16 @@ def test_plausible_releases_are_equal_probability_quantiles():
 def test_error_vs_epsilon_matches_direct_computation():
     x = np.sort(np.random.default_rng(3).lognormal(10, 1, 3000))
     upper = float(x.max() * 2)
-    table = E.error_vs_epsilon(x, lower=0.0, upper=upper, gamma=2.0, epsilons=[0.5, 2.0], method="exact")
+    table = gini_experiments.error_vs_epsilon(x, lower=0.0, upper=upper, gamma=2.0, epsilons=[0.5, 2.0], method="exact")
     assert list(table.calibration) == ["paper", "tight", "paper", "tight"]
     for _, row in table.iterrows():
         cal = smooth_noise_calibration(row.epsilon, 2.0, mode=row.calibration)
-        ss = G.smooth_sensitivity(x, lower=0.0, upper=upper, beta=cal.beta, method="exact")
+        ss = gini_mechanism.smooth_sensitivity(x, lower=0.0, upper=upper, beta=cal.beta, method="exact")
         assert row.noise_scale == pytest.approx(ss.value / cal.alpha, rel=1e-12)
         gc = GeneralizedCauchy(2.0)
         assert row.median_abs_error == pytest.approx(row.noise_scale * float(gc.ppf(0.75)), rel=1e-12)
         assert row.rmse == math.inf
-        assert row.laplace_scale == pytest.approx(G.gini_global_sensitivity(x.size, 0.0, upper) / row.epsilon)
+        assert row.laplace_scale == pytest.approx(gini_mechanism.gini_global_sensitivity(x.size, 0.0, upper) / row.epsilon)
         assert row.laplace_median_abs_error == pytest.approx(row.laplace_scale * math.log(2))
     paper, tight = table[table.calibration == "paper"], table[table.calibration == "tight"]
     assert np.all(tight.noise_scale.to_numpy() < paper.noise_scale.to_numpy())
@@ -91,7 +93,7 @@ def test_error_vs_epsilon_matches_direct_computation():
 def test_error_vs_epsilon_flags_saturation():
     # n = 200: at epsilon = 0.05 the median noise (about 15) dwarfs the Gini's range; at 5 it is 0.03
     x = np.random.default_rng(4).lognormal(10, 1, 200)
-    table = E.error_vs_epsilon(x, lower=0.0, upper=float(x.max() * 1.5), gamma=2.0, epsilons=[0.05, 5.0],
+    table = gini_experiments.error_vs_epsilon(x, lower=0.0, upper=float(x.max() * 1.5), gamma=2.0, epsilons=[0.05, 5.0],
                                calibrations=("tight",), method="fast")
     assert bool(table.saturated.iloc[0]) and not bool(table.saturated.iloc[1])
 
@@ -102,14 +104,14 @@ def test_error_vs_epsilon_flags_saturation():
 
 def test_figure3_structure_and_paper_claims():
     calls = []
-    res = E.figure3(n_draws=20_000, rng=11, progress=lambda f, m: calls.append(f))
+    res = gini_experiments.figure3(n_draws=20_000, rng=11, progress=lambda f, m: calls.append(f))
     t = res.table
     assert len(t) == 3 * 3 * 3 * 2
     assert calls == sorted(calls) and calls[-1] == pytest.approx(1.0) and len(calls) == 27
-    for g in E.FIG3_GINIS:  # the minimal IQ of Proposition 5.1 (exact for these n: alpha n is an integer)
-        assert np.allclose(t[t.g == g].iq, G.minimal_iq(g))
+    for g in gini_experiments.FIG3_GINIS:  # the minimal IQ of Proposition 5.1 (exact for these n: alpha n is an integer)
+        assert np.allclose(t[t.g == g].iq, gini_mechanism.minimal_iq(g))
     # tight < paper by exactly the ratio of the alphas (same beta, same S)
-    for eps in E.FIG3_EPSILONS:
+    for eps in gini_experiments.FIG3_EPSILONS:
         p = t[(t.calibration == "paper") & (t.epsilon == eps)].noise_scale.to_numpy()
         q = t[(t.calibration == "tight") & (t.epsilon == eps)].noise_scale.to_numpy()
         ratio = smooth_noise_calibration(eps, 2.0).alpha / smooth_noise_calibration(eps, 2.0, mode="paper").alpha
@@ -132,29 +134,29 @@ def test_figure3_fast_shortcut_equals_bound_on_the_records_and_exact_is_smaller(
     # The IQ-only shortcut (no records) must equal the fast bound computed on actual two-point records,
     # and the exact bound on those records can only be smaller.
     kw = dict(ginis=(0.3, 0.7), ns=(4000,), epsilons=(1.0,), calibrations=("paper",), n_draws=100, rng=1)
-    fast = E.figure3(method="fast", **kw).table
-    exact = E.figure3(method="exact", **kw).table
+    fast = gini_experiments.figure3(method="fast", **kw).table
+    exact = gini_experiments.figure3(method="exact", **kw).table
     beta = smooth_noise_calibration(1.0, 2.0, mode="paper").beta
     for g, s_fast, s_exact in zip(fast.g, fast.smooth_sensitivity, exact.smooth_sensitivity):
         td = two_point_incomes(4000, g, definition="eq1")
-        direct = G.smooth_sensitivity(td.values, lower=td.lower, upper=td.upper, beta=beta, method="fast").value
+        direct = gini_mechanism.smooth_sensitivity(td.values, lower=td.lower, upper=td.upper, beta=beta, method="fast").value
         assert s_fast == pytest.approx(direct, rel=1e-9)
         assert s_exact <= s_fast * (1 + 1e-12)
 
 
 def test_figure4_rmse_and_monotone_in_iq():
-    res = E.figure4(iqs=(2, 10, 100), epsilons=(0.5, 2.0), n_draws=1000, rng=2, gamma=2.0)
+    res = gini_experiments.figure4(iqs=(2, 10, 100), epsilons=(0.5, 2.0), n_draws=1000, rng=2, gamma=2.0)
     t = res.table
     assert len(t) == 3 * 2 * 2
     assert np.all(np.isinf(t.rmse)) and any("RMSE does not exist" in n for n in res.notes)
     for (eps, cal), grp in t.groupby(["epsilon", "calibration"]):
         assert np.all(np.diff(grp.sort_values("iq").noise_scale.to_numpy()) > 0)
-    res4 = E.figure4(iqs=(2, 50), epsilons=(1.0,), n_draws=1000, rng=2, gamma=4.0)
+    res4 = gini_experiments.figure4(iqs=(2, 50), epsilons=(1.0,), n_draws=1000, rng=2, gamma=4.0)
     var = GeneralizedCauchy(4.0).variance
     np.testing.assert_allclose(res4.table.rmse, res4.table.noise_scale * math.sqrt(var))
     assert not res4.notes
     with pytest.raises(DPInputError, match="below the minimum"):
-        E.figure4(iqs=(1.5,), n_draws=10)
+        gini_experiments.figure4(iqs=(1.5,), n_draws=10)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,9 +167,9 @@ def test_figure1_public_upper_is_median_unbiased():
     x = np.random.default_rng(5).lognormal(10.5, 0.9, 5000)
     upper = float(x.max() * 1.5)
     n_rel = 40_000
-    res = E.figure1(x, upper=upper, epsilons=(0.5, 2.0), n_releases=n_rel, rng=3)
+    res = gini_experiments.figure1(x, upper=upper, epsilons=(0.5, 2.0), n_releases=n_rel, rng=3)
     t = res.table
-    g0 = G.gini(x)
+    g0 = gini_mechanism.gini(x)
     assert np.allclose(t.true_gini, g0) and np.allclose(t.total_epsilon, t.epsilon)
     gc = GeneralizedCauchy(2.0)
     for _, row in t.iterrows():
@@ -180,7 +182,7 @@ def test_figure1_dp_upper_adds_epsilon_and_clips():
     x = np.random.default_rng(6).lognormal(10.5, 0.9, 3000)
     xmax = float(x.max())
     draws = iter([0.5 * xmax, 3 * xmax] * 10)
-    res = E.figure1(x, upper=None, upper_epsilon=0.15, epsilons=(1.0,), n_releases=1000, n_upper_draws=2,
+    res = gini_experiments.figure1(x, upper=None, upper_epsilon=0.15, epsilons=(1.0,), n_releases=1000, n_upper_draws=2,
                     rng=1, upper_sampler=lambda v, e, r: next(draws))
     t = res.table
     assert np.allclose(t.total_epsilon, 1.15)
@@ -196,19 +198,19 @@ def test_figure1_dp_upper_adds_epsilon_and_clips():
 def test_bad_input():
     x = np.random.default_rng(0).lognormal(10, 1, 100)
     with pytest.raises(DPInputError, match="negative"):
-        E.figure1(np.r_[x, -5.0], upper=1e7, n_releases=10)
+        gini_experiments.figure1(np.r_[x, -5.0], upper=1e7, n_releases=10)
     with pytest.raises(DPInputError, match="at least 2"):
-        E.figure1([5.0], upper=10.0, n_releases=10)
+        gini_experiments.figure1([5.0], upper=10.0, n_releases=10)
     with pytest.raises(DPInputError, match="epsilon"):
-        E.figure3(epsilons=(0.0,), n_draws=10)
+        gini_experiments.figure3(epsilons=(0.0,), n_draws=10)
     with pytest.raises(DPInputError, match="calibrations"):
-        E.figure3(calibrations=("loose",), n_draws=10)
+        gini_experiments.figure3(calibrations=("loose",), n_draws=10)
     with pytest.raises(DPInputError, match="gamma"):
-        E.error_vs_epsilon(x, lower=0, upper=1e7, gamma=1.0, epsilons=[1.0])
+        gini_experiments.error_vs_epsilon(x, lower=0, upper=1e7, gamma=1.0, epsilons=[1.0])
     with pytest.raises(DPInputError, match="quantile levels"):
-        E.abs_error_quantiles(1.0, 2.0, (0.5, 1.0))
+        gini_experiments.abs_error_quantiles(1.0, 2.0, (0.5, 1.0))
     with pytest.raises(DPInputError, match="noise_scale"):
-        E.abs_error_quantiles(-1.0, 2.0)
+        gini_experiments.abs_error_quantiles(-1.0, 2.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,12 +224,12 @@ def test_figure1_on_cps_with_the_dp_upper_bound(cps_path):
     x = inc[inc >= 0]
     assert x.size == 8173
     n_rel = 20_000
-    res = E.figure1(x, epsilons=(0.25, 2.0), n_releases=n_rel, n_upper_draws=1, rng=21)
+    res = gini_experiments.figure1(x, epsilons=(0.25, 2.0), n_releases=n_rel, n_upper_draws=1, rng=21)
     t = res.table
     assert t.true_gini.iloc[0] == pytest.approx(0.5361, abs=5e-5)  # eq. (1), the README's figure
     np.testing.assert_allclose(t.total_epsilon, t.epsilon + 0.15)  # Section 5.1's U costs 0.15
     u = float(t.upper_min.iloc[0])
-    assert t.clipped_gini.iloc[0] == pytest.approx(G.gini(np.minimum(x, u)), rel=1e-12)
+    assert t.clipped_gini.iloc[0] == pytest.approx(gini_mechanism.gini(np.minimum(x, u)), rel=1e-12)
     if u < x.max():  # the DP bound clipped the top incomes: the releases centre on the clipped Gini
         assert t.clipped_gini.iloc[0] < t.true_gini.iloc[0]
         assert any("clipped" in note for note in res.notes)
@@ -236,3 +238,106 @@ def test_figure1_on_cps_with_the_dp_upper_bound(cps_path):
     for _, row in t.iterrows():
         se = row.mean_noise_scale / (2 * f0 * math.sqrt(n_rel))
         assert abs(row["median"] - row.clipped_gini) <= 4 * se
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's view (gini_view): equal to the pipeline written out step by step
+# ---------------------------------------------------------------------------------------------
+
+def _pipeline(values, *, epsilon, gamma, lower, upper, upper_epsilon=0.0, calibration="tight", method="exact",
+              n=None, prior="uniform", seed=2026):
+    """The Gini page's numbers computed step by step from the mechanisms (an independent oracle)."""
+    from dpcore.bounds import dp_upper_bound
+    from dpcore.posterior import gini_posterior
+
+    x = np.asarray(values, dtype=float)
+    if n is not None and n < x.size:
+        x = np.random.default_rng(7919).choice(x, size=n, replace=False)
+    if upper is None:
+        upper = float(dp_upper_bound(x, epsilon_n=upper_epsilon / 2, epsilon_count=upper_epsilon / 2, lower=lower,
+                                     rng=np.random.default_rng(seed + 11)).upper)
+    else:
+        upper_epsilon = 0.0
+    xs, _, _ = gini_mechanism.clip_incomes(x, lower=lower, upper=upper, clip_negative=True)
+    cal = smooth_noise_calibration(epsilon, gamma, mode=calibration)
+    ss = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=cal.beta, method=method)
+    true_g = gini_mechanism.gini(xs)
+    scale = ss.value / cal.alpha
+    noise = GeneralizedCauchy(gamma)
+    med, q90, q99 = (scale * noise.ppf((1 + q) / 2) for q in (0.5, 0.9, 0.99))
+    lap_scale = ss.global_sensitivity / epsilon
+    lap_med, lap_q90, lap_q99 = (-lap_scale * math.log1p(-q) for q in (0.5, 0.9, 0.99))
+    saturated = bool(ss.value >= ss.global_sensitivity * (1 - 1e-9) or med >= 0.5)
+    out = dict(n=xs.size, lower=lower, upper=upper, upper_epsilon=upper_epsilon, total_epsilon=epsilon + upper_epsilon,
+               true_gini=true_g, smooth_sensitivity=ss.value, k_star=ss.k_star, alpha=cal.alpha, beta=cal.beta,
+               noise_scale=scale, median_abs_error=med, q90_abs_error=q90, q99_abs_error=q99,
+               laplace_median_abs_error=lap_med, laplace_q90_abs_error=lap_q90, laplace_q99_abs_error=lap_q99,
+               saturated=float(saturated))
+    if gamma > 3:
+        out.update(rmse=scale * math.sqrt(noise.variance), laplace_rmse=lap_scale * math.sqrt(2))
+    if not saturated:
+        one = float(true_g + scale * noise.rvs(1, np.random.default_rng(seed + 3))[0])
+        post = gini_posterior(one, noise_scale=scale, gamma=gamma, prior=prior)
+        (lo, hi), (h_lo, h_hi) = post.interval(0.95), post.interval(0.95, kind="hpd")
+        out.update(released_gini=one, posterior_mean=post.mean, posterior_interval_lower=lo,
+                   posterior_interval_upper=hi, posterior_hpd_lower=h_lo, posterior_hpd_upper=h_hi)
+    return out
+
+
+GINI_VIEW_CASES = [
+    dict(epsilon=1.0, gamma=2.0, lower=0.0, upper=2_000_000.0),  # the page's defaults
+    dict(epsilon=2.0, gamma=4.0, lower=0.0, upper=None, upper_epsilon=0.15, calibration="paper", method="fast",
+         n=3000, prior=("beta", 6.0, 7.0), seed=5),  # RMSE, DP upper bound, sub-sample, Beta prior
+    dict(epsilon=0.05, gamma=2.0, lower=0.0, upper=2_000_000.0, n=200),  # saturated: no release
+    dict(epsilon=0.5, gamma=3.5, lower=5_000.0, upper=150_000.0, seed=9),  # clipping at both ends
+]
+
+
+@pytest.mark.parametrize("settings", GINI_VIEW_CASES)
+def test_gini_view_equals_the_pipeline_step_by_step(settings):
+    from dpcore.data import lognormal_incomes
+
+    values = lognormal_incomes(10_000, sigma=0.9, rng=2026)
+    view = gini_experiments.gini_view(values, **settings)
+    expected = _pipeline(values, **settings)
+    got = view.numbers()
+    assert set(got) == set(expected)
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(float(value), rel=1e-12, abs=1e-15), key
+    out = view.to_dict()
+    assert json.loads(json.dumps(out)) == out  # plain JSON
+    if view.saturated:
+        assert "plausible_releases" not in out and view.simulated_releases is None
+    else:
+        np.testing.assert_allclose(out["plausible_releases"], gini_experiments.plausible_releases(
+            view.true_gini, view.noise_scale, view.gamma, 20))
+        assert view.simulated_releases.size == gini_experiments.N_SIMULATED_RELEASES
+        # the error chart uses the fast bound and the chosen calibration at the page's epsilons
+        assert list(view.error_curve["epsilon"]) == list(gini_experiments.CURVE_EPSILONS)
+        assert set(view.error_curve["calibration"]) == {view.calibration}
+    # the exact bound is never above the fast one, and the chart's exact curve starts at the same A(0)
+    assert view.exact_curve["decay"].max() <= view.fast_curve["decay"].max() * (1 + 1e-12)
+
+
+def test_gini_view_clipping_counts_and_bad_input():
+    x = np.r_[np.linspace(1_000, 90_000, 200), [-50.0, -1.0, 500_000.0]]
+    view = gini_experiments.gini_view(x, epsilon=1.0, gamma=2.0, lower=2_000.0, upper=100_000.0)
+    assert view.confidential_n_negative == 2
+    assert view.confidential_n_below == 2 + int((x[x >= 0] < 2_000).sum())
+    assert view.confidential_n_above == 1
+    with pytest.raises(DPInputError, match="must be above the lower bound"):
+        gini_experiments.gini_view(x, epsilon=1.0, gamma=2.0, lower=5_000.0, upper=1_000.0)
+    with pytest.raises(DPInputError, match="all incomes are zero"):
+        gini_experiments.gini_view(np.zeros(50), epsilon=1.0, gamma=2.0, lower=0.0, upper=10.0)
+    with pytest.raises(DPInputError, match="at least n = 2"):
+        gini_experiments.gini_view([5.0], epsilon=1.0, gamma=2.0, lower=0.0, upper=10.0)
+    with pytest.raises(DPInputError, match="prior"):
+        gini_experiments.gini_view(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, prior="flat")
+    with pytest.raises(DPInputError, match="calibration"):
+        gini_experiments.gini_view(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, calibration="loose")
+
+
+def test_old_module_name_still_works():
+    from dpcore import gini_experiments as old_name
+
+    assert old_name.gini_view is gini_experiments.gini_view and old_name.figure1 is gini_experiments.figure1

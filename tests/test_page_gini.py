@@ -6,62 +6,35 @@ The rerun time of a slider change is printed (run with -s to see it); no timing 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from support import assert_clean, metrics, open_page, page_script, page_text, query_param, run_script
+
 import ui.sidebar
 from dpcore import gini as G
 from dpcore.data import IncomeData
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "app_pages/gini.py"
 
 
-def _open(dataset: IncomeData | None = None, monkeypatch=None) -> AppTest:
-    if dataset is not None:
-        monkeypatch.setattr(ui.sidebar, "current_dataset", lambda: dataset)
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("app_pages/gini.py")
-    at.run()
-    return at
-
-
-def _no_exception(at: AppTest) -> None:
-    assert not at.exception, [str(e.value)[:500] for e in at.exception]
-
-
-def _clean(at: AppTest) -> None:
-    _no_exception(at)
-    assert not at.error, [e.value for e in at.error]
-
-
-def _text(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [w.value for w in at.warning] \
-        + [i.value for i in at.info] + [e.value for e in at.error]
-    return "\n".join(str(p) for p in parts)
-
-
-def _metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
-def _qp(at: AppTest, key: str) -> str:
-    v = at.query_params.get(key)
-    return v[0] if isinstance(v, list) else v
+def _open_on(dataset: IncomeData, monkeypatch) -> AppTest:
+    """The Gini page on ``dataset`` in place of the sidebar's data (inputs no sidebar source produces)."""
+    monkeypatch.setattr(ui.sidebar, "current_dataset", lambda: dataset)
+    return open_page(PAGE)
 
 
 def test_defaults_render_and_explain_themselves():
-    at = _open()
-    _clean(at)
+    at = open_page(PAGE)
+    assert_clean(at)
     assert at.title[0].value == "Gini index with differential privacy"
-    text = _text(at)
+    text = page_text(at)
     assert "Neighbouring datasets" in text and "Public (not protected)" in text
     assert "treats it as known" in text  # the posterior's known-scale assumption is stated
     assert any("n^2" in lx.value for lx in at.latex)  # the Gini definition used (eq. 1)
-    m = _metrics(at)
+    m = metrics(at)
     # the true Gini shown is dpcore's eq.-(1) Gini of the default data clipped to [0, 2,000,000]
     xs, _, _ = G.clip_incomes(ui.sidebar.default_dataset().values, lower=0.0, upper=2_000_000.0)
     assert m["True Gini (confidential)"] == f"{G.gini(xs):.4f}"
@@ -72,52 +45,52 @@ def test_defaults_render_and_explain_themselves():
 
 
 def test_main_sliders_move_and_are_kept_in_the_url(capsys):
-    at = _open()
+    at = open_page(PAGE)
     timings = []
     for eps in (0.5, 0.25, 2.0, 1.0):
         t = time.perf_counter()
         at.select_slider(key="gini_eps").set_value(eps).run()
         timings.append(time.perf_counter() - t)
-        _clean(at)
-    assert _qp(at, "gini_eps") == "1.0"
+        assert_clean(at)
+    assert query_param(at, "gini_eps") == "1.0"
     at.select_slider(key="gini_gamma").set_value(4.0).run()
-    _clean(at)
-    assert "RMSE is shown because γ > 3" in _text(at)
+    assert_clean(at)
+    assert "RMSE is shown because γ > 3" in page_text(at)
     at.slider(key="gini_n").set_value(500).run()
-    _clean(at)
-    assert _qp(at, "gini_n") == "500"
+    assert_clean(at)
+    assert query_param(at, "gini_n") == "500"
     at.radio(key="gini_method").set_value("fast").run()
-    _clean(at)
+    assert_clean(at)
     at.radio(key="gini_cal").set_value("paper").run()
-    _clean(at)
+    assert_clean(at)
     with capsys.disabled():
         print(f"\n[gini page] epsilon-slider reruns (s): {', '.join(f'{t:.3f}' for t in timings)}; "
               f"median {np.median(timings):.3f}")
 
 
 def test_tight_calibration_gives_less_noise_than_paper():
-    at = _open()
-    tight = float(_metrics(at)["Noise scale S(X)/α"])
+    at = open_page(PAGE)
+    tight = float(metrics(at)["Noise scale S(X)/α"])
     at.radio(key="gini_cal").set_value("paper").run()
-    paper = float(_metrics(at)["Noise scale S(X)/α"])
+    paper = float(metrics(at)["Noise scale S(X)/α"])
     assert tight < paper / 4  # about 5.7x at gamma = 2, epsilon = 1
 
 
 def test_bad_bounds_show_error_not_exception():
-    at = _open()
+    at = open_page(PAGE)
     at.number_input(key="gini_U").set_value(0.0).run()
-    _no_exception(at)
+    assert not at.exception, [str(e.value) for e in at.exception]
     assert any("must be above the lower bound" in e.value for e in at.error)
     at.number_input(key="gini_U").set_value(1000.0).run()
     at.number_input(key="gini_L").set_value(5000.0).run()
-    _no_exception(at)
+    assert not at.exception, [str(e.value) for e in at.exception]
     assert any("must be above the lower bound" in e.value for e in at.error)
 
 
 def test_values_above_u_are_clipped_with_a_visible_count():
-    at = _open()
+    at = open_page(PAGE)
     at.number_input(key="gini_U").set_value(100_000.0).run()
-    _clean(at)
+    assert_clean(at)
     n_above = int((ui.sidebar.default_dataset().values > 100_000).sum())
     assert n_above > 0
     assert any(f"{n_above:,} incomes above U" in w.value for w in at.warning)
@@ -125,57 +98,57 @@ def test_values_above_u_are_clipped_with_a_visible_count():
 
 def test_all_zero_incomes_show_error(monkeypatch):
     ds = IncomeData(values=np.zeros(50), name="zeros", source="synthetic")
-    at = _open(ds, monkeypatch)
-    _no_exception(at)
+    at = _open_on(ds, monkeypatch)
+    assert not at.exception, [str(e.value) for e in at.exception]
     assert any("all incomes are zero" in e.value for e in at.error)
 
 
 def test_negative_incomes_are_clipped_with_a_note(monkeypatch):
     vals = np.r_[np.random.default_rng(1).lognormal(10, 1, 300), [-500.0, -20.0, -1.0]]
-    at = _open(IncomeData(values=vals, name="with losses", source="synthetic"), monkeypatch)
-    _clean(at)
+    at = _open_on(IncomeData(values=vals, name="with losses", source="synthetic"), monkeypatch)
+    assert_clean(at)
     assert any("3 negative incomes" in w.value for w in at.warning)
 
 
 def test_too_few_records_show_error(monkeypatch):
-    at = _open(IncomeData(values=np.array([1234.0]), name="one", source="synthetic"), monkeypatch)
-    _no_exception(at)
+    at = _open_on(IncomeData(values=np.array([1234.0]), name="one", source="synthetic"), monkeypatch)
+    assert not at.exception, [str(e.value) for e in at.exception]
     assert any("at least n = 2" in e.value for e in at.error)
 
 
 def test_two_records_work(monkeypatch):
-    at = _open(IncomeData(values=np.array([100.0, 300.0]), name="two", source="synthetic"), monkeypatch)
-    _clean(at)  # no n slider (nothing to sub-sample); the bound saturates and the page says so
+    at = _open_on(IncomeData(values=np.array([100.0, 300.0]), name="two", source="synthetic"), monkeypatch)
+    assert_clean(at)  # no n slider (nothing to sub-sample); the bound saturates and the page says so
     assert any("noise swamps the Gini" in w.value for w in at.warning)
 
 
 def test_confidential_upload_shows_planning_note(monkeypatch):
     vals = np.random.default_rng(2).lognormal(10, 1, 400)
-    at = _open(IncomeData(values=vals, name="upload.csv", source="upload", confidential=True), monkeypatch)
-    _clean(at)
+    at = _open_on(IncomeData(values=vals, name="upload.csv", source="upload", confidential=True), monkeypatch)
+    assert_clean(at)
     assert any("planning is itself *not* private" in w.value for w in at.warning)
 
 
 def test_saturation_is_explained_instead_of_plotted():
-    at = _open()
+    at = open_page(PAGE)
     at.slider(key="gini_n").set_value(200).run()
     at.select_slider(key="gini_eps").set_value(0.05).run()
-    _clean(at)
-    text = _text(at)
+    assert_clean(at)
+    text = page_text(at)
     assert "noise swamps the Gini" in text and "Hidden" in text
     assert len(at.get("plotly_chart")) == 2  # only the explanation charts: decay and error vs epsilon
 
 
 def test_dp_upper_bound_adds_to_total_epsilon():
-    at = _open()
+    at = open_page(PAGE)
     at.radio(key="gini_bounds").set_value("Estimate U with DP (costs extra ε)").run()
-    _no_exception(at)
+    assert not at.exception, [str(e.value) for e in at.exception]
     try:
         from dpcore import bounds  # noqa: F401
         available = hasattr(bounds, "dp_upper_bound")
     except ImportError:
         available = False
-    assert _metrics(at)["Total privacy loss ε"] == "1.15"
+    assert metrics(at)["Total privacy loss ε"] == "1.15"
     if available:
         assert not at.error
     else:
@@ -184,43 +157,32 @@ def test_dp_upper_bound_adds_to_total_epsilon():
 
 @pytest.mark.slow
 def test_paper_experiments_run_on_buttons():
-    at = _open()
+    at = open_page(PAGE)
     at.selectbox(key="gini_exp_draws").set_value("10,000").run()
     n_charts = len(at.get("plotly_chart"))
     for key in ("gini_run_fig1", "gini_run_fig3", "gini_run_fig4"):
         at.button(key=key).click().run()
-        _clean(at)
+        assert_clean(at)
     assert len(at.get("plotly_chart")) == n_charts + 3
-    assert "RMSE does not exist" in _text(at)  # Figure 4 at gamma = 2
+    assert "RMSE does not exist" in page_text(at)  # Figure 4 at gamma = 2
 
 
 def test_posterior_prior_choice():
-    at = _open()
-    uniform_text = _text(at)
+    at = open_page(PAGE)
+    uniform_text = page_text(at)
     at.radio(key="gini_prior").set_value("beta").run()
-    _clean(at)
-    assert "Beta(6, 7)" in _text(at) and "flat prior" in uniform_text
-
-
-def _open_with_source(label: str) -> AppTest:
-    # AppTest re-executes only the page after the first run of an st.navigation app, so the sidebar's
-    # data source is chosen through the URL before that first run (as tests/test_app_pages.py does).
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["data_source"] = label
-    at.run()
-    at.switch_page("app_pages/gini.py")
-    at.run()
-    return at
+    assert_clean(at)
+    assert "Beta(6, 7)" in page_text(at) and "flat prior" in uniform_text
 
 
 def test_real_cps_file_with_dp_upper_bound(cps_path):
     # The CPS ASEC file from ../shared/data through the sidebar (skips when absent).
-    at = _open_with_source("Real: CPS ASEC 2016, 5 Midwest states")
-    _clean(at)
-    assert _metrics(at)["True Gini (confidential)"] == "0.5361"  # eq. (1), negatives dropped (sidebar default)
+    at = open_page(PAGE, data_source="Real: CPS ASEC 2016, 5 Midwest states")
+    assert_clean(at)
+    assert metrics(at)["True Gini (confidential)"] == "0.5361"  # eq. (1), negatives dropped (sidebar default)
     at.radio(key="gini_bounds").set_value("Estimate U with DP (costs extra ε)").run()
-    _clean(at)
-    assert _metrics(at)["Total privacy loss ε"] == "1.15"
+    assert_clean(at)
+    assert metrics(at)["Total privacy loss ε"] == "1.15"
     assert any("DP estimate: U =" in c.value for c in at.caption)
     # on this file the paper's DP bound (2.5 x the AboveThreshold estimate) clips the top incomes
     assert any("incomes above U" in w.value for w in at.warning)
@@ -229,9 +191,9 @@ def test_real_cps_file_with_dp_upper_bound(cps_path):
 @pytest.mark.parametrize("source", ["Real example: Engel 1857, Belgian households",
                                     "Synthetic: two-point data (Gini paper, Prop. 5.1)"])
 def test_other_sidebar_sources_render(source):
-    at = _open_with_source(source)
-    _clean(at)
-    assert "True Gini (confidential)" in _metrics(at)
+    at = open_page(PAGE, data_source=source)
+    assert_clean(at)
+    assert "True Gini (confidential)" in metrics(at)
 
 
 # ---- share / reproduce (issue 7) -----------------------------------------------------------------
@@ -242,21 +204,6 @@ def _numbers(at: AppTest) -> dict[str, float]:
     return dict(zip(table["quantity"], table["value"].astype(float)))
 
 
-def _run_script(at: AppTest, tmp_path: Path) -> dict:
-    import json
-    import subprocess
-    import sys
-
-    scripts = [c.value for c in at.code if "Reproduces the view" in str(c.value)]
-    assert len(scripts) == 1, "the share section shows the script"
-    path = tmp_path / "gini_view.py"
-    path.write_text(scripts[0])
-    proc = subprocess.run([sys.executable, str(path)], cwd=str(Path(APP).parent), capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
 def _assert_same_numbers(page: dict[str, float], script: dict) -> None:
     missing = set(page) - set(script)
     assert not missing, f"the script does not print {sorted(missing)}"
@@ -264,20 +211,20 @@ def _assert_same_numbers(page: dict[str, float], script: dict) -> None:
         assert float(script[k]) == pytest.approx(v, rel=1e-9, abs=1e-12), k
 
 
-def test_generated_script_reproduces_page_numbers(tmp_path):
-    from dpcore import gini_experiments as E
+def test_generated_script_reproduces_page_numbers():
+    from dpcore.experiments import gini as gini_experiments
 
-    at = _open()
-    _clean(at)
+    at = open_page(PAGE)
+    assert_clean(at)
     page = _numbers(at)
     for k in ("true_gini", "smooth_sensitivity", "noise_scale", "median_abs_error", "laplace_median_abs_error",
               "released_gini", "posterior_interval_lower", "posterior_interval_upper"):
         assert k in page
     # the table holds the headline metrics at full precision
-    assert _metrics(at)["True Gini (confidential)"] == f"{page['true_gini']:.4f}"
-    out = _run_script(at, tmp_path)
+    assert metrics(at)["True Gini (confidential)"] == f"{page['true_gini']:.4f}"
+    out = run_script(page_script(at))
     _assert_same_numbers(page, out)
-    dots = E.plausible_releases(page["true_gini"], page["noise_scale"], 2.0, 20)
+    dots = gini_experiments.plausible_releases(page["true_gini"], page["noise_scale"], 2.0, 20)
     np.testing.assert_allclose(out["plausible_releases"], dots, rtol=1e-12)
     link = next(c.value for c in at.code if "gini_eps=" in str(c.value))
     for key in ("gini_eps", "gini_gamma", "gini_n", "gini_method", "gini_cal", "gini_bounds", "gini_L", "gini_U",
@@ -285,9 +232,9 @@ def test_generated_script_reproduces_page_numbers(tmp_path):
         assert key in link
 
 
-def test_generated_script_reproduces_changed_settings(tmp_path):
+def test_generated_script_reproduces_changed_settings():
     """gamma > 3 (RMSE), fast bound, paper calibration, a sub-sample, Beta prior, DP upper bound."""
-    at = _open()
+    at = open_page(PAGE)
     at.select_slider(key="gini_eps").set_value(2.0).run()
     at.select_slider(key="gini_gamma").set_value(4.0).run()
     at.slider(key="gini_n").set_value(3000).run()
@@ -295,29 +242,31 @@ def test_generated_script_reproduces_changed_settings(tmp_path):
     at.radio(key="gini_cal").set_value("paper").run()
     at.radio(key="gini_prior").set_value("beta").run()
     at.radio(key="gini_bounds").set_value("Estimate U with DP (costs extra ε)").run()
-    _clean(at)
+    assert_clean(at)
     page = _numbers(at)
     assert page["n"] == 3000 and page["upper_epsilon"] == 0.15 and page["total_epsilon"] == pytest.approx(2.15)
     assert "rmse" in page and "posterior_mean" in page
-    out = _run_script(at, tmp_path)
+    out = run_script(page_script(at))
     _assert_same_numbers(page, out)
-    assert "'prior': ('beta', 6.0, 7.0)" in next(c.value for c in at.code if "Reproduces the view" in str(c.value))
+    script = page_script(at)
+    assert "prior=('beta', 6.0, 7.0)" in script and "upper=None" in script  # the page's own settings
+    assert "gini_view(" in script and "smooth_sensitivity(" not in script  # one call, no copy of the pipeline
 
 
-def test_saturated_view_script_matches_and_prints_no_release(tmp_path):
-    at = _open()
+def test_saturated_view_script_matches_and_prints_no_release():
+    at = open_page(PAGE)
     at.slider(key="gini_n").set_value(200).run()
     at.select_slider(key="gini_eps").set_value(0.05).run()
-    _clean(at)
+    assert_clean(at)
     page = _numbers(at)
     assert page["saturated"] == 1.0 and "released_gini" not in page
-    out = _run_script(at, tmp_path)
+    out = run_script(page_script(at))
     _assert_same_numbers(page, out)
     assert "released_gini" not in out
 
 
 def test_link_reproduces_the_view():
-    at = _open()
+    at = open_page(PAGE)
     at.select_slider(key="gini_eps").set_value(0.5).run()
     at.select_slider(key="gini_gamma").set_value(3.5).run()
     at.slider(key="gini_n").set_value(4000).run()
@@ -325,16 +274,11 @@ def test_link_reproduces_the_view():
     at.number_input(key="gini_U").set_value(500_000.0).run()
     at.radio(key="gini_prior").set_value("beta").run()
     at.selectbox(key="gini_exp_draws").set_value("10,000").run()
-    _clean(at)
-    params = {k: _qp(at, k) for k in at.query_params}
+    assert_clean(at)
+    params = {k: query_param(at, k) for k in at.query_params}
     assert params["gini_exp_draws"] == "10,000"
-    fresh = AppTest.from_file(APP, default_timeout=120)
-    for k, v in params.items():
-        fresh.query_params[k] = v
-    fresh.run()
-    fresh.switch_page("app_pages/gini.py")
-    fresh.run()
-    _clean(fresh)
+    fresh = open_page(PAGE, **params)
+    assert_clean(fresh)
     assert _numbers(fresh) == _numbers(at)
     assert fresh.selectbox(key="gini_exp_draws").value == "10,000"
     assert fresh.radio(key="gini_prior").value == "beta"

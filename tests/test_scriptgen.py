@@ -1,19 +1,22 @@
-"""Tests of dpcore.scriptgen: generated scripts run as is (subprocess) and reproduce the numbers."""
+"""Tests of ui.scriptgen: generated scripts run as is (subprocess) and reproduce the numbers.
+
+A view's script is the page's own view call with literal arguments (``view_script``); the data
+part rebuilds the sidebar's dataset with ``dpcore.data.build_dataset``.
+"""
 from __future__ import annotations
 
+import ast
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from dpcore import planner as P, scriptgen as S
-from dpcore.data import lognormal_incomes, pareto_mixture_incomes
+from dpcore.data import lognormal_incomes, pareto_mixture_incomes, two_point_incomes
+from dpcore.experiments import gini as gini_experiments
 from dpcore.validation import DPInputError
-
-REPO = Path(__file__).resolve().parent.parent
+from support import REPO_ROOT, run_script
+from ui import scriptgen
 
 CONFIG = {
     "statistics": [
@@ -28,30 +31,24 @@ CONFIG = {
 }
 
 
-def run_script(text: str, tmp_path: Path) -> dict:
-    path = tmp_path / "view.py"
-    path.write_text(text)
-    proc = subprocess.run([sys.executable, str(path)], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
 @pytest.mark.slow
-def test_planner_script_runs_and_reproduces_numbers(tmp_path):
+def test_planner_script_runs_and_reproduces_numbers():
+    from dpcore import planner
+
     key = ("lognormal", 3000, 0.8, 11)
     cfg = json.loads(json.dumps(CONFIG))
     # a string a user could influence cannot inject code: it is written with repr (unused here: frame is None)
     cfg["group_column"] = "x'); import os; os.system('echo pwned'); ('"
-    text = S.planner_script(key, cfg, seed=2026)
+    text = scriptgen.planner_script(key, cfg, seed=2026)
     assert "'x\\'); import os" in text or "\"x'); import os" in text
-    out = run_script(text, tmp_path)
+    out = run_script(text)
     assert "pwned" not in json.dumps(out)
     # the same computation in this process (what the page does)
     values = lognormal_incomes(3000, sigma=0.8, rng=11)
-    groups = P.planning_groups(values.size, seed=5)
+    groups = planner.planning_groups(values.size, seed=5)
     for item, got in zip(CONFIG["statistics"], out["accuracy_first"]):
-        stat = P.make_statistic(item["kind"], values, groups, **item["params"])
-        sol = P.solve_epsilon(stat, P.AccuracyTarget(**item["target"]))
+        stat = planner.make_statistic(item["kind"], values, groups, **item["params"])
+        sol = planner.solve_epsilon(stat, planner.AccuracyTarget(**item["target"]))
         assert got["epsilon"] == pytest.approx(sol.epsilon, rel=1e-12)
         assert got["statistic"] == stat.name
     assert out["total_epsilon_sequential"] == pytest.approx(sum(s["epsilon"] for s in out["accuracy_first"]))
@@ -64,34 +61,90 @@ def test_dataset_code_rebuilds_each_synthetic_source():
         (("pareto", 400, 0.5, 2.5, 4), pareto_mixture_incomes(400, gini=0.5, tail_index=2.5, median=30_000.0, rng=4)),
         (("lookalike", 300, 0.4, 25_000.0, 9),
          pareto_mixture_incomes(300, gini=0.4, tail_index=2.5, median=25_000.0, rng=9)),
+        (("two_point", 200, 0.5, None, 5), two_point_incomes(200, 0.5, None, mean=30_000.0, rng=5).values),
     ]:
         ns: dict = {}
-        exec(S.dataset_code(key), ns)
+        exec(scriptgen.dataset_code(key), ns)
         np.testing.assert_array_equal(ns["values"], expected)
-        assert ns["frame"] is None
 
 
-def test_dataset_code_example_and_default():
+def test_dataset_code_example_default_and_none():
     ns: dict = {}
-    exec(S.dataset_code(("example", "engel")), ns)
-    assert ns["values"].size > 100
+    exec(scriptgen.dataset_code(("example", "engel")), ns)
+    assert ns["values"].size == 235
     ns = {}
-    exec(S.dataset_code(None), ns)
+    exec(scriptgen.dataset_code(None), ns)
     np.testing.assert_array_equal(ns["values"], lognormal_incomes(10_000, sigma=0.9, rng=2026))
+    ns = {}
+    exec(scriptgen.dataset_code(("none",)), ns)
+    assert ns["values"] is None and ns["frame"] is None
 
 
-def test_upload_is_never_embedded():
-    code = S.dataset_code(("upload", "abc123", "secret.csv", "INCOME", "drop"))
-    assert "DATA_FILE = 'secret.csv'" in code and "load_income_file" in code
-    compile(code, "x", "exec")
+def test_upload_is_never_embedded_and_a_file_name_cannot_inject_code():
+    code = scriptgen.dataset_code(("upload", "abc123", "secret.csv", "INCOME", "drop"))
+    assert "'path': 'secret.csv'" in code and "not embedded" in code
+    hostile = scriptgen.dataset_code(("upload", "abc", "x.csv\nimport os; os.system('echo pwned')\n", "INCOME", "drop"))
+    tree = ast.parse(hostile)
+    assert not any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) for node in tree.body)
+    assert [type(node).__name__ for node in tree.body] == ["ImportFrom", "Assign", "Assign"]
+
+
+def test_call_code_writes_literals_and_refuses_names_that_are_not_identifiers():
+    code = scriptgen.call_code("dpcore.experiments.gini", "gini_view", (), {"epsilon": 0.5, "prior": ("beta", 6.0, 7.0)},
+                               target="result", arg_names=("values",))
+    assert code == ("from dpcore.experiments.gini import gini_view\n"
+                    "result = gini_view(values, epsilon=0.5, prior=('beta', 6.0, 7.0))\n")
+    for bad in ("os; import os", "a b", ""):
+        with pytest.raises(DPInputError):
+            scriptgen.call_code(bad, "f", target="x")
+        with pytest.raises(DPInputError):
+            scriptgen.call_code("m", "f", (), {bad: 1}, target="x")
+
+
+def test_view_script_is_the_view_call_and_prints_the_view():
+    settings = {"epsilon": 0.5, "gamma": 2.0, "lower": 0.0, "upper": 500_000.0, "n": 800, "seed": 3}
+    text = scriptgen.view_script(gini_experiments.__name__, "gini_view", settings, ("lognormal", 1000, 0.9, 4),
+                                 title="Gini index")
+    assert "gini_view(" in text and "smooth_sensitivity" not in text  # the call, not a copy of the pipeline
+    out = run_script(text)
+    expected = gini_experiments.gini_view(lognormal_incomes(1000, sigma=0.9, rng=4), **settings).to_dict()
+    assert set(out) == set(expected)
+    for key, value in expected.items():
+        np.testing.assert_allclose(out[key], value, rtol=1e-12, err_msg=key)
+    with pytest.raises(DPInputError):
+        scriptgen.view_script("m", "f", ["not a dict"], None, title="x")
+    with pytest.raises(DPInputError):
+        scriptgen.view_script("m", "f", {"x": object()}, None, title="x")
 
 
 def test_literal_refuses_objects_and_roundtrips():
     data = {"a": [1, 2.5, None, True, "x'y"], "b": (1,), "c": float("inf")}
-    assert eval(S.literal(data), {"float": float}) == {"a": [1, 2.5, None, True, "x'y"], "b": (1,), "c": float("inf")}
+    assert eval(scriptgen.literal(data), {"float": float}) == data
     with pytest.raises(DPInputError):
-        S.literal(object())
+        scriptgen.literal(object())
     with pytest.raises(DPInputError):
-        S.dataset_code(("nonsense",))
+        scriptgen.dataset_code(("nonsense",))
     with pytest.raises(DPInputError):
-        S.planner_script(None, {"statistics": []}, 1)
+        scriptgen.planner_script(None, {"statistics": []}, 1)
+
+
+def test_dpcore_scriptgen_is_only_a_shim_of_ui_scriptgen():
+    from dpcore import scriptgen as old_location
+
+    assert old_location.view_script is scriptgen.view_script and old_location.literal is scriptgen.literal
+
+
+MY_APP_FILES = ("app_pages/gini.py", "app_pages/percentiles.py", "app_pages/about.py", "ui/gini_views.py",
+                "ui/percentiles_views.py", "ui/scriptgen.py", "ui/repro.py")
+
+
+@pytest.mark.parametrize("name", MY_APP_FILES)
+def test_no_string_constant_holds_dpcore_code(name):
+    """Scripts are built from a function name + literal arguments, never from a template of page logic."""
+    path = Path(REPO_ROOT) / name
+    if not path.is_file():
+        pytest.skip(f"{name} does not exist")
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            lines = [line.strip() for line in node.value.splitlines()]
+            assert not any(line.startswith(("from dpcore", "import dpcore")) for line in lines), (name, node.value[:200])

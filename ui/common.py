@@ -1,7 +1,7 @@
 """Small helpers every page uses: safe execution, shared state, URL-backed widgets.
 
-Pages stay thin: widgets -> dpcore -> ui.plots. Anything heavy is cached with ``st.cache_data``
-in the page module (keyed by parameters) or in ``ui.cached``.
+Pages stay thin: widgets -> one dpcore view call -> ui renderers and ui.plots_* figures. Anything
+heavy is cached with ``st.cache_data`` in the page module (keyed by parameters).
 """
 from __future__ import annotations
 
@@ -135,3 +135,31 @@ def download_csv(frame: Any, label: str, file_name: str, key: str | None = None)
     """A download button for a chart's data (pandas DataFrame) as CSV."""
     st.download_button(label, frame.to_csv(index=False).encode("utf-8"), file_name=file_name,
                        mime="text/csv", key=key or f"dl-{file_name}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared display helpers (added for the thin pages of issue 12)
+# ---------------------------------------------------------------------------------------------
+
+def run_on_button(label: str, key: str, compute: Callable[[], Any], *, what: str, state_key: str | None = None,
+                  **button_kwargs: Any) -> Any:
+    """A button that runs ``compute()`` (inside :func:`guard`) and keeps its result in the session.
+
+    Returns the last stored result (None until the button was pressed once and succeeded). The result
+    lives in ``st.session_state[state_key]`` (default ``f"{key}_result"``), so it survives reruns
+    caused by other widgets.
+    """
+    state_key = state_key or f"{key}_result"
+    if st.button(label, key=key, **button_kwargs):
+        with guard(what):
+            st.session_state[state_key] = compute()
+    return st.session_state.get(state_key)
+
+
+def numbers_table(numbers: dict[str, float], file_name: str, *, key: str) -> None:
+    """A view's numbers at full precision (quantity, value) plus a CSV download of the same table."""
+    import pandas as pd
+
+    table = pd.DataFrame({"quantity": list(numbers), "value": [float(v) for v in numbers.values()]})
+    st.dataframe(table, hide_index=True, column_config={"value": st.column_config.NumberColumn(format="plain")})
+    download_csv(table, "Download these numbers (CSV)", file_name, key=key)

@@ -1,15 +1,16 @@
 """Shareable and reproducible views: a "copy link" hint and a generated Python script.
 
-How a page uses it (3 lines at the end of the page)::
+How a page uses it (one line at the end of the page)::
 
     from ui import repro
-    body = "..."   # code that uses `values`, `frame`, `seed` and fills the dict `results`
-    repro.share_panel("gini", script=repro.script_for(title="Gini index", body=body))
+    repro.share_panel("gini", script=repro.view_script_for(
+        "dpcore.experiments.gini", "gini_view", settings, title="Gini index"))
 
-``script_for`` assembles the script with :func:`dpcore.scriptgen.build_script`, taking the data
-recipe from the sidebar (:func:`dataset_key`) and the sidebar seed, so the script rebuilds the
-same planning data and prints the same numbers as the page. Page state must be in URL query
-parameters (``ui.common.qp_*`` widgets) for the link to reproduce the view.
+``view_script_for`` writes the page's own view call (module, function, the same literal keyword
+arguments the page passed) with :func:`ui.scriptgen.view_script`, taking the data recipe from the
+sidebar (:func:`dataset_key`), so the script rebuilds the same planning data and prints the same
+numbers as the page. ``script_for`` is the older body-based interface (:func:`ui.scriptgen.build_script`).
+Page state must be in URL query parameters (``ui.common.qp_*`` widgets) for the link to reproduce the view.
 """
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from dpcore import scriptgen
+from ui import scriptgen
 from ui.common import seed as sidebar_seed
 
-__all__ = ["dataset_key", "current_link", "script_for", "share_panel"]
+__all__ = ["dataset_key", "current_link", "view_script_for", "script_for", "share_panel"]
 
 
 def dataset_key() -> tuple | None:
@@ -50,6 +51,19 @@ def current_link(page: str | None = None) -> str:
     if not base:
         base = f"http://localhost:8501/{page or ''}".rstrip("/")
     return f"{base}?{query}" if query else base
+
+
+def view_script_for(module: str, function: str, kwargs: dict[str, Any], *, title: str,
+                    dataset_recipe: tuple | None = None, data_arg: str | None = "values") -> str | None:
+    """The script of a view computed by one call ``module.function(values, **kwargs)``, or None when the
+    data source cannot be scripted. ``dataset_recipe`` defaults to the sidebar's recipe; ``("none",)``
+    for a view that builds its own data from ``kwargs``."""
+    try:
+        return scriptgen.view_script(module, function, kwargs,
+                                     dataset_key() if dataset_recipe is None else dataset_recipe,
+                                     title=title, data_arg=data_arg)
+    except ValueError:
+        return None
 
 
 def script_for(*, title: str, body: str, imports: str = "") -> str | None:
@@ -81,7 +95,7 @@ def share_panel(page: str, *, script: str | None = None, note: str = "", key: st
 
 
 def planner_script(config: dict[str, Any]) -> str | None:
-    """The planner page's script (see :func:`dpcore.scriptgen.planner_script`)."""
+    """The planner page's script (see :func:`ui.scriptgen.planner_script`)."""
     try:
         return scriptgen.planner_script(dataset_key(), config, sidebar_seed())
     except ValueError:

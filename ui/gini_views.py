@@ -1,0 +1,221 @@
+"""Renderers of the Gini page: each draws one section from a :class:`dpcore.experiments.gini.GiniView`.
+
+The page (``app_pages/gini.py``) reads the controls, makes one cached call to
+:func:`dpcore.experiments.gini.gini_view` and hands the result to these functions. Figures come
+from :mod:`ui.plots_gini`; nothing here recomputes the mechanism.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore.experiments import gini as gini_experiments
+from dpcore.experiments.gini import GiniView
+from ui import plots_gini
+from ui.common import download_csv, numbers_table, run_on_button
+
+PRIORS = {"uniform": ("uniform", "a flat prior on [0, 1] (the paper's choice)"),
+          "beta": (("beta", 6.0, 7.0), "a Beta(6, 7) prior (most countries' Ginis lie between 0.2 and 0.7)")}
+CAL_LABELS = {"tight": "tight (ours: certified, less noise)", "paper": "paper (Nissim et al. constants)"}
+METHOD_LABELS = {"exact": "exact (Theorem 4.3 structure)", "fast": "fast closed form (Theorem 4.4 structure)"}
+
+
+def fmt(v: float, digits: int = 4) -> str:
+    """A number at ``digits`` decimals (scientific when tiny; ∞ for infinity)."""
+    if not math.isfinite(v):
+        return "∞"
+    return f"{v:.{digits}f}" if abs(v) >= 10 ** -digits or v == 0 else f"{v:.2e}"
+
+
+def clipping_notes(view: GiniView) -> None:
+    """Warnings with the confidential clipping counts (for the data holder only)."""
+    notes = []
+    if view.confidential_n_negative:
+        notes.append(f"{view.confidential_n_negative:,} negative incomes (losses) were set to L = {view.lower:,.6g}.")
+    if view.confidential_n_below - view.confidential_n_negative > 0:
+        notes.append(f"{view.confidential_n_below - view.confidential_n_negative:,} incomes below L were raised to L.")
+    if view.confidential_n_above:
+        notes.append(f"**{view.confidential_n_above:,} incomes above U = {view.upper:,.6g} were clipped to U** "
+                     "(this lowers the Gini).")
+    for note in notes:
+        st.warning(note + " These counts describe the confidential data: they are for the data holder only.")
+
+
+def headline(view: GiniView) -> None:
+    """The five metrics and, when the noise swamps the Gini, the explanation."""
+    med = view.abs_error_quantiles[0]
+    m1, m2, m3, m4, m5 = st.columns(5)
+    m1.metric("True Gini (confidential)", f"{view.true_gini:.4f}", help="Shown for planning only; never published.")
+    m2.metric("Smooth sensitivity S(X)", fmt(view.smooth_sensitivity),
+              help=f"Maximised at k* = {view.k_star} changed records.")
+    m3.metric("Noise scale S(X)/α", fmt(view.noise_scale),
+              help=f"α = {view.alpha:.4g}, β = {view.beta:.4g} ({view.calibration}).")
+    m4.metric("Typical error (median |error|)", fmt(med))
+    m5.metric("Laplace baseline median |error|", fmt(view.laplace_abs_error_quantiles[0]),
+              help=f"Global sensitivity {view.global_sensitivity:.4g} / ε.")
+    if view.saturated:
+        st.warning(
+            f"**At ε = {view.epsilon:g} with n = {view.n:,} and U = {view.upper:,.6g} the noise swamps the Gini.** "
+            + ("The sensitivity bound has reached its worst case (the global sensitivity), so "
+               if view.sensitivity_saturated else "")
+            + f"the typical error ({fmt(med)}) is at least half the Gini's whole range: a release would "
+            "say nothing. Increase ε or n, or use a tighter upper bound U. (Charts of releases are hidden.)")
+
+
+def releases(view: GiniView) -> None:
+    """Section 1: where the published Gini would land (histogram, dot plot, error summary)."""
+    st.header("1 · Where would the published Gini land?")
+    if view.saturated:
+        st.info("Hidden: at these settings the releases would be pure noise (see the message above).")
+        return
+    med, q90, _ = view.abs_error_quantiles
+    lap_med, lap_q90, _ = view.laplace_abs_error_quantiles
+    st.markdown(
+        f"Each release is the true Gini plus noise. Out of many possible releases, half land within "
+        f"**±{fmt(med)}** of the truth and 90 % within **±{fmt(q90)}**. The usual Laplace "
+        f"mechanism (right) must cover the worst case over *all* datasets and is "
+        f"**{lap_med / max(med, 1e-300):,.0f}× noisier** here.")
+    fig = plots_gini.releases_figure(view.true_gini, view.simulated_releases, view.simulated_laplace_releases,
+                                     smooth_range=plots_gini.finite_range(view.true_gini, 1.5 * q90),
+                                     laplace_range=plots_gini.finite_range(view.true_gini, 1.5 * lap_q90))
+    st.plotly_chart(fig, width="stretch")
+    left, right = st.columns([3, 2])
+    n_dots = view.plausible_releases.size
+    with left:
+        st.subheader(f"{n_dots} equally likely releases")
+        st.plotly_chart(plots_gini.dots_figure(view.plausible_releases, view.true_gini), width="stretch")
+        st.caption(f"Each dot is a 1-in-{n_dots} chance: if the agency published today, the Gini would be "
+                   "near one of these dots. Dots far from the black line are the heavy-tailed noise.")
+        download_csv(pd.DataFrame({"probability_level": (np.arange(n_dots) + 0.5) / n_dots,
+                                   "release": view.plausible_releases}),
+                     "Download the dots (CSV)", "gini_plausible_releases.csv", key="gini_dl_dots")
+    with right:
+        st.subheader("Error summary")
+        shown = view.error_table()
+        for column in shown.columns[1:]:
+            shown[column] = [fmt(float(v), 4) if v < 1 else f"{v:.3g}" for v in shown[column]]
+        st.table(shown.set_index("mechanism"))
+        if view.rmse is not None:
+            st.caption("RMSE is shown because γ > 3: the noise then has a finite variance.")
+        else:
+            st.caption(f"No RMSE: with γ = {view.gamma:g} ≤ 3 the noise has **infinite variance**, so an RMSE does "
+                       "not exist (a simulated one keeps growing with more draws). Quantiles of the error "
+                       "are the honest summary. Choose γ > 3 to see an RMSE.")
+    download_csv(pd.DataFrame({"release_smooth": view.simulated_releases[:2000],
+                               "release_laplace": view.simulated_laplace_releases[:2000]}),
+                 "Download 2,000 simulated releases (CSV)", "gini_releases.csv", key="gini_dl_rel")
+
+
+def sensitivity(view: GiniView) -> None:
+    """Section 2: the smooth-sensitivity curves e^(-βk) A(k), exact and fast."""
+    st.header("2 · Why this much noise? Smooth sensitivity")
+    st.markdown(
+        "How much can **one person** move the Gini of this data? That *local sensitivity* cannot be "
+        "published as is (it describes the data), so the mechanism uses a **smooth** bound: it also looks "
+        "at datasets with k records changed, with weight e^(−βk). A(k) is the largest local sensitivity "
+        "within k changes; the noise scale uses the maximum of e^(−βk)·A(k), reached at k*.")
+    st.plotly_chart(plots_gini.decay_figure(view.exact_curve, view.fast_curve, k_star_exact=view.exact_k_star,
+                                            k_star_fast=view.fast_k_star, beta=view.beta), width="stretch")
+    st.caption("The exact bound uses the true smallest and largest Gini reachable by changing k records "
+               "(Theorems 4.1–4.2); the fast one uses only n, the mean and [L, U]. Both are valid; the exact "
+               "one is never larger. Curves stop where larger k can no longer matter (Section 4.4 pruning).")
+    curves = [c.assign(bound=b) for c, b in ((view.exact_curve, "exact"), (view.fast_curve, "fast")) if c is not None]
+    download_csv(pd.concat(curves), "Download the sensitivity curves (CSV)", "gini_sensitivity_decay.csv",
+                 key="gini_dl_decay")
+
+
+def posterior(view: GiniView, prior_text: str) -> None:
+    """Section 3 (after the prior control): one release and the analyst's posterior (eq. 11)."""
+    if view.saturated:
+        st.info("Hidden: a release at these settings carries almost no information about the Gini.")
+        return
+    level = gini_experiments.POSTERIOR_LEVEL
+    lo, hi = view.posterior_interval
+    st.markdown(
+        f"Suppose the agency publishes **{view.released_gini:.4f}**. Combining it with the known noise distribution "
+        f"and {prior_text} (eq. 11, a post-processing step that costs no privacy), an analyst is "
+        f"{level:.0%} sure the true Gini lies in **[{lo:.4f}, {hi:.4f}]** (posterior mean {view.posterior_mean:.4f}).")
+    st.plotly_chart(plots_gini.posterior_figure(view.posterior_grid, view.posterior_density,
+                                                released=view.released_gini, interval=view.posterior_interval,
+                                                hpd=view.posterior_hpd, level=level, true_value=view.true_gini),
+                    width="stretch")
+    st.caption("Assumption (as in the paper): the analyst knows the noise scale S(X)/α. It depends on the "
+               "confidential data, so publishing it is not covered by the release's guarantee. Green ticks: "
+               "the highest-posterior-density interval. Change the sidebar seed to draw another release.")
+    download_csv(pd.DataFrame({"g": view.posterior_grid, "posterior_density": view.posterior_density}),
+                 "Download the posterior density (CSV)", "gini_posterior.csv", key="gini_dl_post")
+
+
+def error_curve(view: GiniView) -> None:
+    """Section 4: error against epsilon for this data (fast bound, the chosen calibration)."""
+    st.header("4 · Error against ε for this data")
+    if view.gamma > 3:
+        quantity, label = "rmse", "RMSE"
+    else:
+        quantity, label = "q90_abs_error", "90% absolute error"
+    st.plotly_chart(plots_gini.error_vs_epsilon_figure(view.error_curve, view.epsilon, quantile=quantity, label=label),
+                    width="stretch")
+    st.caption(f"The smooth-sensitivity curve uses the fast bound (instant; never below the exact one) and your "
+               f"calibration ({view.calibration}); grey: the Laplace baseline with global sensitivity. Shown: the "
+               f"{label}" + ("" if view.gamma > 3 else " (no RMSE: infinite variance for γ ≤ 3)") + ".")
+    download_csv(view.error_curve, "Download the error-vs-ε table (CSV)", "gini_error_vs_epsilon.csv",
+                 key="gini_dl_curve")
+
+
+def _progress_bar(label: str) -> Callable[[float, str], None]:
+    bar = st.progress(0.0, text=label)
+    return lambda fraction, message: bar.progress(float(fraction), text=f"{label}: {message}")
+
+
+def paper_experiments(values: np.ndarray, *, gamma: float, upper: float | None, upper_epsilon: float,
+                      n_draws: int, seed: int) -> None:
+    """Section 5: the paper's Figures 1, 3 and 4, each on a button (results kept in the session)."""
+    tab1, tab3, tab4 = st.tabs(["Figure 1 · this data, ε from 0.25 to 2", "Figure 3 · two-point data",
+                                "Figure 4 · error against IQ"])
+    runs: list[tuple[Any, str, str, Callable[[], Any], Callable[[Any], Any], str]] = [
+        (tab1, "Figure 1",
+         "Distribution of the DP Gini of the current data for ε ∈ {0.25, 0.5, 1, 1.5, 2}, γ = 2, L = 0, fast bound as "
+         "in the paper; U is your public U, or (DP bounds) re-estimated with DP for each block of releases as in the "
+         "paper, which adds its ε to the total.",
+         lambda: gini_experiments.figure1(np.maximum(values, 0.0), upper=upper,
+                                          upper_epsilon=upper_epsilon or gini_experiments.PAPER_UPPER_EPSILON,
+                                          n_releases=n_draws, rng=seed + 101, progress=_progress_bar("Figure 1")),
+         lambda res: plots_gini.figure1_plot(res.table), "1"),
+        (tab3, "Figure 3",
+         "Absolute errors at the smallest range IQ a Gini allows (Prop. 5.1), for g ∈ {0.2, 0.5, 0.7}, "
+         "n ∈ {10⁴, 10⁵, 10⁶}, ε ∈ {0.5, 1, 2}, γ = your γ. Boxes: 1/25/50/75/99 % (exact); ×: largest "
+         "simulated error.",
+         lambda: gini_experiments.figure3(gamma=gamma, n_draws=n_draws, rng=seed + 103,
+                                          progress=_progress_bar("Figure 3")),
+         lambda res: plots_gini.figure3_plot(res.table, res.params["gamma"]), "3"),
+        (tab4, "Figure 4",
+         "Error against the normalised range IQ = (U − L)/mean from 2 to 100 at g = 0.5, n = 10⁵, "
+         "ε ∈ {0.5, 1, 2}, γ = your γ. RMSE only when γ > 3.",
+         lambda: gini_experiments.figure4(gamma=gamma, n_draws=min(n_draws, 100_000), rng=seed + 104,
+                                          progress=_progress_bar("Figure 4")),
+         lambda res: plots_gini.figure4_plot(res.table, res.params["gamma"]), "4"),
+    ]
+    for tab, name, caption, run, plot, number in runs:
+        with tab:
+            st.caption(caption)
+            res = run_on_button(f"Run {name}", f"gini_run_fig{number}", run, what=name, state_key=f"gini_fig{number}")
+            if res is not None:
+                st.plotly_chart(plot(res), width="stretch")
+                for note in res.notes:
+                    st.caption(note)
+                download_csv(res.table, f"Download {name} table (CSV)", f"gini_figure{number}.csv",
+                             key=f"gini_dl_fig{number}")
+
+
+def numbers(view: GiniView) -> None:
+    """Section 6 (first part): the view's numbers at full precision, as the generated script prints them."""
+    st.markdown("The numbers of this view at full precision (the script below prints the same ones):")
+    numbers_table(view.numbers(), "gini_numbers.csv", key="gini_dl_numbers")
+
+
+__all__ = ["PRIORS", "CAL_LABELS", "METHOD_LABELS", "fmt", "clipping_notes", "headline", "releases", "sensitivity",
+           "posterior", "error_curve", "paper_experiments", "numbers"]
