@@ -895,8 +895,9 @@ def grouped_data(recipe: Mapping[str, Any], *, values: Any = None, frame: Any = 
 
     * ``{"source": "synthetic", "n", "k", "alpha", "preset", "seed"}`` -> :func:`synthetic_groups`
     * ``{"source": "acs", "variable", "grouping", "seed"}`` -> :func:`acs_groups`
-    * ``{"source": "columns", "columns", "sigma", "seed"}`` -> :func:`column_groups` on ``values`` /
-      ``frame`` (the income file's values and its table).
+    * ``{"source": "columns", "columns", "sigma", "seed", "dataset"}`` -> :func:`column_groups` on
+      ``values`` / ``frame`` (the income file's values and its table) or, when they are not given, on
+      the dataset that the recipe ``dataset`` builds (:func:`dpcore.data.build_dataset`).
     """
     if not isinstance(recipe, Mapping) or "source" not in recipe:
         raise DPInputError("a data recipe is a dict with a 'source' ('synthetic', 'acs' or 'columns')")
@@ -908,7 +909,16 @@ def grouped_data(recipe: Mapping[str, Any], *, values: Any = None, frame: Any = 
         if source == "acs":
             return acs_groups(r["variable"], r["grouping"], seed=r["seed"], frame=frame)
         if source == "columns":
-            return column_groups(values, frame, r["columns"], sigma=r["sigma"], seed=r["seed"])
+            dataset = r.get("dataset")
+            if values is None and dataset is not None:
+                from ..data import build_dataset
+
+                built = build_dataset(dataset)
+                values, frame = built.values, built.frame
+            out = column_groups(values, frame, r["columns"], sigma=r["sigma"], seed=r["seed"])
+            if dataset is not None:
+                out.recipe["dataset"] = dataset
+            return out
     except KeyError as exc:
         raise DPInputError(f"the {source!r} data recipe needs {exc.args[0]!r}") from None
     raise DPInputError(f"unknown data source {source!r}; choose 'synthetic', 'acs' or 'columns'")
