@@ -1,0 +1,156 @@
+"""AppTest tests of the release panel (ui/release_panel.py, Release mode of the planner page) with the
+durable ledger: a reload (a new session) with the same file finds the spent budget, the metrics are
+read after the release, the cap is fixed, the archive exports, random groups are refused.
+
+Every test points DPCORE_LEDGER_URL at its own temp database (never the user's default ledger)."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore import ledger as L
+from support.postgres import PostgresUnavailable, postgres_server
+
+REPO = Path(__file__).resolve().parent.parent
+RELEASE = "Release: make the real release (spends budget)"
+HARNESS = (f"import runpy, sys\nsys.path.insert(0, {str(REPO)!r})\n"
+           "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
+           f"runpy.run_path({str(REPO / 'app_pages' / 'planner.py')!r})\n")
+
+
+def _csv(seed: int = 404) -> bytes:
+    gen = np.random.default_rng(seed)
+    n = 2000
+    income = np.round(gen.lognormal(10.6, 0.8, n), 2)
+    region = gen.choice(np.array(["north", "south", "west"]), n)
+    return pd.DataFrame({"income": income, "region": region}).to_csv(index=False).encode()
+
+
+def _session(csv: bytes, stats: str = "gini,group_means", group: str | None = "region") -> AppTest:
+    """A fresh browser session (as after a reload): upload the file, open Release mode."""
+    at = AppTest.from_string(HARNESS, default_timeout=240)
+    query = {"data_source": "Upload a CSV or Parquet file", "planner_mode": RELEASE, "planner_stats": stats}
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", csv, "text/csv")).run()
+    if group is not None:
+        at.selectbox(key="planner_groupcol").set_value(group).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def _release(at: AppTest) -> None:
+    at.checkbox(key="planner_confirm").check().run()
+    at.button(key="planner_release").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+@pytest.fixture
+def ledger_url(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    monkeypatch.setenv(L.ENV_VAR, url)
+    return url
+
+
+def _reload_keeps_budget(url: str) -> None:
+    csv = _csv()
+    first = _session(csv)
+    assert _metric(first, "Spent so far") == "ε = 0"
+    first.number_input(key="planner_cap").set_value(3.0).run()
+    first.number_input(key="planner_rel_eps_gini").set_value(0.5).run()
+    first.number_input(key="planner_rel_eps_group_means").set_value(0.75).run()
+    _release(first)
+    assert not first.error, [e.value for e in first.error]
+    assert any("Released" in s.value for s in first.success)
+    # the metrics are read after the release (not stale)
+    assert _metric(first, "Spent so far") == "ε = 1.25" and _metric(first, "Remaining") == "ε = 1.75"
+    fingerprint = L.dataset_fingerprint(csv, "income")
+    acct = L.open_ledger(url).find_account(fingerprint)
+    assert acct is not None and acct.spent_epsilon() == 1.25 and acct.cap_epsilon == 3.0
+    (entry,) = acct.entries()
+    records = entry.result["records"]
+    assert records[0]["dataset"]["fingerprint"] == fingerprint
+    assert records[0]["dataset"]["income_column"] == "income" and records[0]["dataset"]["group_column"] == "region"
+    assert records[0]["dataset"]["n"] == 2000 and records[0]["dataset"]["label"] == "confidential.csv"
+
+    # a reload: a brand-new session with the same file finds the budget, and the cap is fixed
+    second = _session(csv)
+    assert _metric(second, "Spent so far") == "ε = 1.25" and _metric(second, "Remaining") == "ε = 1.75"
+    assert not [w for w in second.number_input if w.key == "planner_cap"], "the cap must not be editable any more"
+    assert not [b for b in second.button if "new ledger" in b.label.lower() or "reset" in b.label.lower()]
+    archive = second.dataframe[0].value
+    assert list(archive["entry"]) == [entry.id] and "Gini" in archive["release"].iloc[0]
+    exports = {b.label for b in second.get("download_button")}
+    assert {"Export the archive (JSON)", "Export the archive (CSV)"} <= exports
+    # a second release from the new session is refused when it would exceed the cap, and charged otherwise
+    second.number_input(key="planner_rel_eps_gini").set_value(1.0).run()
+    second.number_input(key="planner_rel_eps_group_means").set_value(1.0).run()
+    _release(second)
+    assert any("refused" in e.value for e in second.error)
+    assert _metric(second, "Spent so far") == "ε = 1.25"
+    second.number_input(key="planner_rel_eps_group_means").set_value(0.5).run()
+    _release(second)
+    assert _metric(second, "Spent so far") == "ε = 2.75" and _metric(second, "Remaining") == "ε = 0.25"
+    assert len(second.dataframe[-1].value) == 2  # the archive now lists both releases
+    assert L.open_ledger(url).find_account(fingerprint).spent_epsilon() == 2.75
+
+    # the same file with another income column is another account; another file too
+    third = _session(_csv(seed=405))
+    assert _metric(third, "Spent so far") == "ε = 0"
+
+
+def test_reload_finds_the_spent_budget_sqlite(ledger_url):
+    _reload_keeps_budget(ledger_url)
+
+
+def test_reload_finds_the_spent_budget_postgresql(monkeypatch):
+    try:
+        with postgres_server() as url:
+            monkeypatch.setenv(L.ENV_VAR, url)
+            _reload_keeps_budget(url)
+    except PostgresUnavailable as exc:
+        pytest.skip(f"PostgreSQL test server unavailable: {exc}")
+
+
+def test_random_groups_are_refused(ledger_url):
+    at = _session(_csv(), stats="gini,group_means", group=None)
+    errors = [e.value for e in at.error]
+    assert any("random groups" in e and "Mean income by group" in e for e in errors), errors
+    assert at.button(key="planner_release").disabled
+    assert L.open_ledger(ledger_url).accounts() == []
+    # without group statistics the release goes ahead
+    fresh = _session(_csv(), stats="gini", group=None)
+    assert not fresh.error
+    _release(fresh)
+    assert not fresh.error, [e.value for e in fresh.error]
+    assert len(L.open_ledger(ledger_url).accounts()) == 1
+
+
+def test_archive_exports_parse(ledger_url):
+    at = _session(_csv(), stats="gini", group=None)
+    _release(at)
+    buttons = {b.label: b for b in at.get("download_button")}
+    assert "Export the archive (JSON)" in buttons and "Download the release record (JSON)" in buttons
+    acct = L.open_ledger(ledger_url).accounts()[0]
+    doc = json.loads(acct.export("json"))
+    assert doc["accounts"][0]["entries"][0]["result"]["records"][0]["statistic"] == "Gini index"
+    rows = pd.read_csv(io.StringIO(acct.export("csv")))
+    assert len(rows) == 1 and rows["kind"].iloc[0] == "pure"
+
+
+def test_bad_ledger_url_shows_an_error(monkeypatch):
+    monkeypatch.setenv(L.ENV_VAR, "mysql://somewhere/db")
+    at = _session(_csv(), stats="gini", group=None)
+    assert any("unsupported ledger URL" in e.value for e in at.error)
+    assert not at.exception
