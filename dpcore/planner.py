@@ -84,11 +84,36 @@ __all__ = [
     "laplace_epsilon_for_error",
     "STAT_KINDS",
     "make_statistic",
+    "StatisticRelease",
+    "NEIGHBOURING",
     "planning_groups",
     "geometric_epsilon_for_error",
     "EPS_MIN",
     "EPS_MAX",
 ]
+
+#: neighbouring relation per statistic kind; the release record's ``neighbouring`` field. Group / cell
+#: labels and sizes are public in every grouped relation, so the number of groups is public too: a
+#: refusal that depends on it (a relative risk needs two groups) is decided from public inputs.
+NEIGHBOURING = {
+    "count": "replace one record; n public",
+    "mean": "replace one record; n and the clip range public",
+    "group_means": "replace one person's value within their group; group labels and sizes public",
+    "percentiles": "replace one person within a cell; cell labels and sizes and the bin edges public",
+    "gini": "replace one record; n and [lower, upper] public",
+    "ratio": "replace one record (it may change both counts); group labels, n_x and n_y public",
+}
+
+#: public grid and window of the released Gini (the certified generalized-Cauchy sampler snaps to it)
+GINI_GRID = 1e-6
+GINI_WINDOW = (0.0, 1.0)
+#: public floor of the Gini noise scale S_beta(X)/alpha in a real release (max(S, alpha * floor) is again
+#: a beta-smooth upper bound); it lower-bounds every output cell's probability, which makes the certified
+#: sampler pure DP (dpcore.release_noise.gc_pure_sampler_excess)
+GINI_MIN_SCALE = 1e-5
+#: relative slack for the floating-point error of g(X) and S_beta(X) (double precision): the release uses
+#: alpha (1 - 2 FLOAT_SLACK) and certifies alpha (1 - FLOAT_SLACK) and beta (1 + FLOAT_SLACK)
+FLOAT_SLACK = 1e-6
 
 EPS_MIN = 1e-4
 EPS_MAX = 100.0
@@ -166,6 +191,36 @@ def _laplace_interval_prob(t: np.ndarray, c: np.ndarray, b: np.ndarray) -> np.nd
 # Statistics
 # ---------------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class StatisticRelease:
+    """One real (or, with ``rng`` given, simulated) release of a planned statistic.
+
+    ``values``: the released numbers (the only DP output). ``measurement``: the OpenDP
+    measurement(s) or the certified dpcore sampler that drew the noise; ``privacy_map``: its
+    privacy-map statement; ``epsilon``/``delta``: what the maps certify for this statistic under
+    ``neighbouring`` (the relation the charge is stated in). Data-independent by construction:
+    every field except ``values`` is a function of public inputs only.
+    """
+
+    values: np.ndarray
+    measurement: str
+    privacy_map: str
+    epsilon: float
+    delta: float
+    neighbouring: str
+    simulated: bool = False
+    notes: tuple[str, ...] = ()
+
+
+def _combine(draws, values, epsilon: float, delta: float, neighbouring: str, notes=()) -> StatisticRelease:
+    """One StatisticRelease from several NoiseDraws (parallel parts or the two counts of a ratio)."""
+    meas = sorted({d.measurement for d in draws})
+    maps = sorted({d.privacy_map for d in draws})
+    extra = tuple(n for d in draws for n in d.notes)
+    return StatisticRelease(np.asarray(values, dtype=float), " | ".join(meas), " | ".join(maps), float(epsilon),
+                            float(delta), neighbouring, any(d.simulated for d in draws), tuple(notes) + extra)
+
+
 class PlannedStatistic:
     """One statistic of a planned release, on planning data.
 
@@ -195,8 +250,21 @@ class PlannedStatistic:
     def simulate(self, epsilon: float, n: int, rng=None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    def release(self, epsilon: float, rng=None) -> Any:  # pragma: no cover
+    def release_draw(self, epsilon: float, rng=None) -> StatisticRelease:  # pragma: no cover
         raise NotImplementedError
+
+    def release(self, epsilon: float, rng=None) -> np.ndarray:
+        """The released numbers (``release_draw(...).values``). ``rng`` None: a real release with the
+        noise of :mod:`dpcore.release_noise` (OpenDP / certified sampler); a Generator or seed: a
+        reproducible simulation of the same law."""
+        return np.asarray(self.release_draw(epsilon, rng=rng).values, dtype=float)
+
+    release._uses_release_draw = True  # dpcore.release calls release_draw unless release was replaced
+
+    @property
+    def neighbouring(self) -> str:
+        """The neighbouring relation the release's privacy cost is stated in (public)."""
+        return NEIGHBOURING.get(self.kind, "replace one record; n public")
 
     def params(self) -> dict[str, Any]:
         return {}
@@ -225,11 +293,25 @@ class PlannedStatistic:
         return hi, self.prob_within(eps, hi)[1]
 
     def _rel_tolerance(self, rel_error: float) -> np.ndarray:
-        t = np.abs(self.truth) * check_positive(rel_error, "relative error")
+        truth = self.truth
+        if not np.all(np.isfinite(truth)):
+            raise DPInputError(f"{self.name}: a true value is undefined on this planning data (e.g. an empty cell, "
+                               "all-zero incomes or a zero denominator), so a relative error target is undefined; "
+                               "use planning data where the statistic is defined")
+        t = np.abs(truth) * check_positive(rel_error, "relative error")
         if np.any(t == 0):
             raise DPInputError(f"{self.name}: a true value is 0, so a relative error target is undefined; "
                                "use planning data where the statistic is not 0")
         return t
+
+
+def _cell_histogram(values, edges: np.ndarray) -> np.ndarray:
+    """Counts of b_j <= e < b_{j+1} with out-of-range values in the end bins (as
+    dpcore.percentiles.histogram_counts), for a cell of any size including 0."""
+    x = as_finite_array(values, "earnings", min_size=0) if np.size(values) else np.zeros(0)
+    m = edges.size - 1
+    idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, m - 1)
+    return np.bincount(idx, minlength=m).astype(np.int64)
 
 
 def _check_values(values, name="income values", min_size=2) -> np.ndarray:
@@ -271,9 +353,12 @@ class CountAbove(PlannedStatistic):
         k = noise.sample_two_sided_geometric(epsilon, n, rng=as_generator(rng))
         return (self.count + k).astype(float)[:, None]
 
-    def release(self, epsilon, rng=None):
-        k = noise.sample_two_sided_geometric(epsilon, 1, rng=rng)
-        return np.array([float(self.count + int(k[0]))])
+    def release_draw(self, epsilon, rng=None):
+        from . import release_noise
+
+        eps = check_epsilon(epsilon)
+        d = release_noise.release_integer_counts([self.count], scale=1.0 / eps, rng=rng, sensitivity=1)
+        return _combine([d], np.asarray(d.values, dtype=float), eps, 0.0, self.neighbouring)
 
     def params(self):
         return {"threshold": self.threshold, "sensitivity": 1}
@@ -321,12 +406,16 @@ class ClippedMean(PlannedStatistic):
         z = noise.sample_laplace(self.scale(epsilon), n, rng=as_generator(rng))
         return (self.truth[0] + self.bias + z)[:, None]
 
-    def release(self, epsilon, rng=None):
-        from . import stratified
+    def release_draw(self, epsilon, rng=None):
+        """Clipped mean + OpenDP's floating-point-safe Laplace with L1 sensitivity (U - L)/n (Eq. 2)."""
+        from . import release_noise
 
-        r = stratified.clipped_laplace_mean(self.values, epsilon=epsilon, clip_range=(self.lower, self.upper),
-                                            rng=rng)
-        return np.array([r.value])
+        eps = check_epsilon(epsilon)
+        sens = (self.upper - self.lower) / self.values.size
+        clipped_mean = float(np.clip(self.values, self.lower, self.upper).mean())
+        d = release_noise.release_real_values([clipped_mean], scale=release_noise.laplace_scale_for(eps, sens),
+                                              rng=rng, sensitivity=sens)
+        return _combine([d], d.values, eps, 0.0, "replace one record; n and the clip range public")
 
     def params(self):
         return {"clip_lower": self.lower, "clip_upper": self.upper, "n": int(self.values.size)}
@@ -396,12 +485,21 @@ class GroupMeans(PlannedStatistic):
         z = noise.sample_laplace(1.0, (n, b.size), rng=as_generator(rng))
         return (self.truth + self.bias)[None, :] + b[None, :] * z
 
-    def release(self, epsilon, rng=None):
-        from . import stratified
+    def release_draw(self, epsilon, rng=None):
+        """Per group: clipped mean + OpenDP Laplace with sensitivity (U - L)/|G_i| (Eq. 3); the groups are
+        disjoint with public labels and sizes, so the whole vector costs epsilon (parallel composition)."""
+        from . import release_noise
 
-        r = stratified.stratified_mean(self.values, self.groups, epsilon=epsilon, clip_range=(self.lower, self.upper),
-                                       rng=rng)
-        return np.asarray(r.per_group, dtype=float)
+        eps = check_epsilon(epsilon)
+        clipped = np.clip(self.values, self.lower, self.upper)
+        means = np.bincount(self._gi.codes, weights=clipped, minlength=self._gi.k) / self.counts
+        draws = []
+        for m, c in zip(means, self.counts):
+            sens = (self.upper - self.lower) / float(c)
+            draws.append(release_noise.release_real_values([float(m)], scale=release_noise.laplace_scale_for(eps, sens),
+                                                           rng=rng, sensitivity=sens))
+        return _combine(draws, [float(d.values[0]) for d in draws], eps, 0.0,
+                        "replace one person's value within their group; group labels and sizes public")
 
     def params(self):
         return {"clip_lower": self.lower, "clip_upper": self.upper,
@@ -457,14 +555,19 @@ class GiniStatistic(PlannedStatistic):
             raise DPInputError(f"gamma must be > 1, got {g:g}")
         if self.calibration == "paper":
             noise.smooth_noise_calibration(1.0, g, mode="paper")  # refuses gammas where the constants fail
-        xs, _, _ = _g.clip_incomes(x, lower=lo, upper=hi, clip_negative=True)
+        if lo < 0:
+            raise DPInputError(f"lower must be >= 0 for the Gini index (incomes are non-negative), got {lo:g}")
+        # clip as release_gini does (negatives to lower); no refusal for all-zero data: the release
+        # is defined on every data set in [lower, upper]^n (see release_draw)
+        xs = np.sort(np.clip(x, lo, hi))
+        truth_data = np.maximum(x, 0.0)
         object.__setattr__(self, "values", x)
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "gamma", g)
         object.__setattr__(self, "_xs", xs)
-        object.__setattr__(self, "_truth", _g.gini(np.maximum(x, 0.0)))
-        object.__setattr__(self, "_clipped", _g.gini(xs))
+        object.__setattr__(self, "_truth", _g.gini(truth_data) if truth_data.sum() > 0 else math.nan)
+        object.__setattr__(self, "_clipped", _g.gini(xs) if xs.sum() > 0 else 0.0)
         object.__setattr__(self, "_scales", {})
         object.__setattr__(self, "_Z", noise.GeneralizedCauchy(g))
 
@@ -495,10 +598,54 @@ class GiniStatistic(PlannedStatistic):
             else:
                 cal = noise.smooth_noise_calibration(eps, self.gamma, mode="tight")
                 alpha, beta = cal.alpha, cal.beta
-            method = self.method if eps >= self.exact_min_epsilon else "fast"
-            ss = _g.smooth_sensitivity(self._xs, lower=self.lower, upper=self.upper, beta=beta, method=method)
-            self._scales[key] = ss.value / alpha
+            self._scales[key] = self._smooth_sensitivity(eps, beta) / alpha
         return self._scales[key]
+
+    def _smooth_sensitivity(self, eps: float, beta: float) -> float:
+        """S_beta(X) (confidential). All-zero clipped data (possible only with lower = 0): g(0,...,0) := 0 (the
+        convention of dpcore.gini's sensitivity analysis) and S_beta = GS = (n-1)/n exactly: replacing one
+        zero by v > 0 gives g = (n-1)/n, so A^(0) = GS, and S_beta <= GS always. Smoothness holds with
+        the neighbours' values, since A^(1)(X') >= |g(X') - g(0)| = GS for any neighbour X' of 0."""
+        from . import gini as _g
+
+        if float(self._xs.sum()) <= 0.0:
+            return _g.gini_global_sensitivity(self._xs.size, self.lower, self.upper)
+        method = self.method if eps >= self.exact_min_epsilon else "fast"
+        return _g.smooth_sensitivity(self._xs, lower=self.lower, upper=self.upper, beta=beta, method=method).value
+
+    def _calibration(self, eps: float):
+        return noise.smooth_noise_calibration(eps, self.gamma, mode=self.calibration)
+
+    def _release_constants(self, eps: float) -> tuple[float, float, float, float]:
+        """(alpha used, beta, certified epsilon, sampler excess) of the real release: public inputs only.
+
+        alpha used = alpha (1 - 2 FLOAT_SLACK); the certificate (:func:`dpcore.noise.smooth_noise_privacy_loss`,
+        tolerance as the calibration's) is taken at alpha (1 - FLOAT_SLACK), beta (1 + FLOAT_SLACK), which
+        covers a relative floating-point error up to FLOAT_SLACK in g(X) and S_beta(X); the excess is the
+        certified sampler's (scale in [GINI_MIN_SCALE, GS/alpha])."""
+        from . import gini as _g
+        from . import release_noise
+
+        cal = self._calibration(eps)
+        alpha = cal.alpha * (1.0 - 2.0 * FLOAT_SLACK)
+        loss = noise.smooth_noise_privacy_loss(self.gamma, cal.alpha * (1.0 - FLOAT_SLACK),
+                                               cal.beta * (1.0 + FLOAT_SLACK), tol=1e-3 * eps)
+        gs = _g.gini_global_sensitivity(self.values.size, self.lower, self.upper)
+        excess, _ = release_noise.gc_pure_sampler_excess(self.gamma, GINI_GRID, GINI_WINDOW, GINI_MIN_SCALE,
+                                                         max(gs / alpha, GINI_MIN_SCALE))
+        return alpha, cal.beta, float(loss), float(excess)
+
+    def certified_cost(self, epsilon) -> tuple[float, float]:
+        """(epsilon, delta) that the real release certifies: the smooth-noise certificate plus the certified
+        sampler's excess (about 1e-45), delta = 0. Public inputs only."""
+        _, _, loss, excess = self._release_constants(check_epsilon(epsilon))
+        return loss + excess, 0.0
+
+    def privacy_cost(self, epsilon: float) -> _budget.PrivacyCost:
+        """Pure DP: max(epsilon, the certified epsilon of :meth:`certified_cost`) (the certificate is <= epsilon
+        except for rounding at the last digits)."""
+        loss, _ = self.certified_cost(epsilon)
+        return _budget.pure(max(loss, check_epsilon(epsilon)))
 
     def prob_within(self, epsilon, rel_error):
         t = float(self._rel_tolerance(rel_error)[0])
@@ -511,15 +658,29 @@ class GiniStatistic(PlannedStatistic):
         z = self._Z.rvs(n, as_generator(rng))
         return (self._clipped + self.scale(epsilon) * z)[:, None]
 
-    def release(self, epsilon, rng=None):
+    def release_draw(self, epsilon, rng=None):
+        """g(X) + (S_beta(X)/alpha) Z (eqs. (9)-(10)), Z generalized Cauchy, drawn by the certified sampler
+        of :func:`dpcore.release_noise.release_generalized_cauchy` on the public grid GINI_GRID and window
+        GINI_WINDOW = [0, 1] (post-processing), noise scale clamped to [GINI_MIN_SCALE, GS/alpha]. Defined
+        for every data set in [lower, upper]^n, including all-zero incomes (g := 0, S_beta := GS, see
+        ``_smooth_sensitivity``): neighbours never differ in whether the release happens. The noise scale
+        is confidential and stays out of the result."""
         from . import gini as _g
+        from . import release_noise
 
-        if isinstance(rng, noise.SecureRandom):
-            rng = None  # release_gini draws from the OS CSPRNG when rng is None
-        method = self.method if check_epsilon(epsilon) >= self.exact_min_epsilon else "fast"
-        r = _g.release_gini(self.values, epsilon=epsilon, gamma=self.gamma, lower=self.lower, upper=self.upper,
-                            calibration=self.calibration, method=method, rng=rng, clip_negative=True)
-        return np.array([r.value])
+        eps = check_epsilon(epsilon)
+        alpha, beta, loss, excess = self._release_constants(eps)
+        gs = _g.gini_global_sensitivity(self.values.size, self.lower, self.upper)
+        confidential_noise_scale = self._smooth_sensitivity(eps, beta) / alpha
+        d = release_noise.release_generalized_cauchy(self._clipped, scale=confidential_noise_scale, gamma=self.gamma,
+                                                     grid=GINI_GRID, rng=rng, window=GINI_WINDOW, epsilon=loss,
+                                                     min_scale=GINI_MIN_SCALE, max_scale=max(gs / alpha, GINI_MIN_SCALE))
+        total = max(loss + excess, eps)
+        return StatisticRelease(np.asarray(d.values, dtype=float), d.measurement,
+                                f"smooth-sensitivity certificate (dpcore.noise.smooth_noise_privacy_loss, gamma="
+                                f"{self.gamma:g}, alpha={alpha:.6g}, beta={beta:.6g}, with float slack {FLOAT_SLACK:g}) "
+                                f"-> epsilon {loss:.6g}; {d.privacy_map}", total, 0.0, self.neighbouring, d.simulated,
+                                ("the noise scale S_beta(X)/alpha depends on the data and is not published",))
 
     def params(self):
         return {"lower": self.lower, "upper": self.upper, "gamma": self.gamma, "calibration": self.calibration,
@@ -572,9 +733,11 @@ class PercentilesStatistic(PlannedStatistic):
             raise DPInputError("give at least one cell of earnings")
         edges = _p.check_edges(_p.PSEO_BIN_EDGES if self.edges is None else self.edges)
         qa = tuple(float(v) for v in _p._check_q(self.q))
-        binned = [_p.histogram_counts(c, edges) for c in cells]
-        counts = np.vstack([b.counts for b in binned]).astype(float)
-        truth = np.vstack([_p.empirical_percentile(c, qa) for c in cells])
+        # histograms of any cell size (an empty cell or a single person still releases a noisy
+        # histogram: under add/remove a cell's size is not public); the planning truth is NaN there
+        counts = np.vstack([_cell_histogram(c, edges) for c in cells]).astype(float)
+        truth = np.vstack([_p.empirical_percentile(c, qa) if np.size(c) >= 1 else np.full(len(qa), math.nan)
+                           for c in cells])
         n_sims = check_int(self.n_sims, "n_sims", minimum=100, maximum=200_000)
         if self.relation not in _p.RELATIONS:
             raise DPInputError(f"relation must be one of {_p.RELATIONS}")
@@ -640,11 +803,36 @@ class PercentilesStatistic(PlannedStatistic):
                                               rng=as_generator(rng), relation=self.relation)
         return v.reshape(n, -1)
 
-    def release(self, epsilon, rng=None):
-        from . import percentiles as _p
+    @property
+    def neighbouring(self) -> str:
+        if self.relation == "add_remove":
+            return ("replace one person within a cell; cell labels and bin edges public. The noise is calibrated "
+                    "for add/remove (epsilon per bin), which is 2 epsilon under replace-one: charged 2 epsilon")
+        return NEIGHBOURING["percentiles"]
 
-        return np.concatenate([_p.release_percentiles(c, epsilon=epsilon, edges=self.edges, q=self.q, rng=rng,
-                                                      relation=self.relation).values for c in self.cells])
+    def privacy_cost(self, epsilon: float) -> _budget.PrivacyCost:
+        """Replace-one cost. relation="replace": epsilon/2 per bin, L1 sensitivity 2 -> epsilon.
+        relation="add_remove": epsilon per bin is epsilon-DP for adding/removing a person but 2 epsilon
+        under replace-one (one person leaves a bin and enters another), so 2 epsilon is charged."""
+        eps = check_epsilon(epsilon)
+        return _budget.pure(2.0 * eps if self.relation == "add_remove" else eps)
+
+    def release_draw(self, epsilon, rng=None):
+        """Per cell: the histogram + OpenDP discrete Laplace noise of scale 1/eps_bin (the PSEO two-sided
+        geometric), then the eq. (4.2) read-off (post-processing). Cells are disjoint: parallel composition."""
+        from . import percentiles as _p
+        from . import release_noise
+
+        eps = check_epsilon(epsilon)
+        e_bin = self.eps_bin(eps)
+        draws, vals = [], []
+        for row in self._counts:
+            # L1 sensitivity under replace-one: 2 (one person moves between two bins)
+            d = release_noise.release_integer_counts(row.astype(np.int64), scale=1.0 / e_bin, rng=rng, sensitivity=2)
+            draws.append(d)
+            vals.append(_p.percentiles_from_histogram(np.asarray(d.values, dtype=float), self.edges, self.q))
+        cost = self.privacy_cost(eps).epsilon
+        return _combine(draws, np.concatenate(vals), cost, 0.0, self.neighbouring)
 
     def params(self):
         return {"edges": [float(v) for v in self.edges], "q": list(self.q), "relation": self.relation,
@@ -669,19 +857,21 @@ class RatioStatistic(PlannedStatistic):
     mechanism: str = "LaplaceNoisedCounts: x + Lap(2/eps), y + Lap(2/eps), ratio (Claim 3.2)"
 
     def __post_init__(self) -> None:
+        # x = 0 and y = 0 are valid data: the release never refuses them (a refusal that depends on one
+        # person leaks); only planning (a relative error target) needs x > 0 and y > 0, see prob_within
         x = check_int(self.x, "x (cases in group x)", minimum=0)
-        y = check_int(self.y, "y (cases in group y)", minimum=1)
+        y = check_int(self.y, "y (cases in group y)", minimum=0)
         nx = check_int(self.n_x, "n_x", minimum=1)
         ny = check_int(self.n_y, "n_y", minimum=1)
         if x > nx or y > ny:
             raise DPInputError("a count cannot exceed its group size")
-        if x == 0:
-            raise DPInputError("x = 0: the relative risk is 0 and a relative error target is undefined")
         for k, v in (("x", x), ("y", y), ("n_x", nx), ("n_y", ny)):
             object.__setattr__(self, k, v)
 
     @property
     def truth(self):
+        if self.y == 0:
+            return np.array([math.nan])  # undefined: planning refuses it, the release does not care
         return np.array([(self.x / self.n_x) / (self.y / self.n_y)])
 
     @property
@@ -691,6 +881,10 @@ class RatioStatistic(PlannedStatistic):
     def prob_within(self, epsilon, rel_error):
         from . import ratio as _r
 
+        if self.x == 0 or self.y == 0:
+            raise DPInputError(f"{'x' if self.x == 0 else 'y'} = 0 on the planning data: the relative risk is "
+                               f"{'0' if self.x == 0 else 'undefined'} and a relative error target is undefined; "
+                               "plan on data with cases in both groups")
         alpha = check_positive(rel_error, "relative error") * self.x / self.y
         beta = float(_r.ratio_sample_accuracy(self.x, self.y, epsilon=epsilon, alpha=alpha))
         return 1.0 - beta, 0.0
@@ -702,11 +896,17 @@ class RatioStatistic(PlannedStatistic):
         ys = self.y + noise.sample_laplace(b, n, rng=gen)
         return ((xs / np.maximum(ys, 1.0)) * (self.n_y / self.n_x))[:, None]
 
-    def release(self, epsilon, rng=None):
-        from . import ratio as _r
+    def release_draw(self, epsilon, rng=None):
+        """LaplaceNoisedCounts (Claim 3.1) with OpenDP's floating-point-safe Laplace on the vector (x, y):
+        L1 sensitivity 2 (one replaced record may change both counts), scale about 2/epsilon. The ratio
+        x~ / max(y~, 1) * n_y / n_x (Claim 3.4) is post-processing, defined for every noisy pair."""
+        from . import release_noise
 
-        c = _r.laplace_noised_counts(self.x, self.y, epsilon=epsilon, rng=rng)
-        return np.array([c.ratio * self.n_y / self.n_x])
+        eps = check_epsilon(epsilon)
+        d = release_noise.release_real_values([float(self.x), float(self.y)],
+                                              scale=release_noise.laplace_scale_for(eps, 2.0), rng=rng, sensitivity=2.0)
+        xn, yn = (float(v) for v in d.values)
+        return _combine([d], [xn / max(yn, 1.0) * self.n_y / self.n_x], eps, 0.0, self.neighbouring)
 
     def params(self):
         return {"n_x": self.n_x, "n_y": self.n_y, "split": "epsilon/2 per count",

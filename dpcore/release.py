@@ -121,7 +121,21 @@ def _round(values: np.ndarray, grid: float) -> np.ndarray:
     return np.round(v / grid) * grid
 
 
-def _release_one(stat: Any, epsilon: float, rng: Any) -> tuple[np.ndarray, str]:
+OPENDP_SAMPLER = ("OpenDP's exact samplers (discrete Laplace / floating-point-safe Laplace) or the certified "
+                  "generalized-Cauchy sampler of dpcore.release_noise (os.urandom); see the measurement note")
+
+
+def _release_one(stat: Any, epsilon: float, rng: Any) -> tuple[np.ndarray, str] | tuple[np.ndarray, str, dict]:
+    """Draw one statistic. Statistics with ``release_draw`` (dpcore.planner) return
+    (values, sampler, extra) where ``extra`` names the OpenDP measurement / certified sampler and its
+    privacy map (record fields ``measurement``, ``privacy_map`` and ``notes``); others (values, sampler)."""
+    if hasattr(stat, "release_draw") and getattr(type(stat).release, "_uses_release_draw", False):
+        draw = stat.release_draw(epsilon, rng=rng)
+        sampler = "caller-supplied generator (NOT for real releases)" if rng is not None else OPENDP_SAMPLER
+        notes = tuple(getattr(draw, "notes", ())) + (f"measurement: {draw.measurement}",
+                                                     f"privacy map: {draw.privacy_map}")
+        return (np.asarray(draw.values, dtype=float), sampler,
+                {"measurement": draw.measurement, "privacy_map": draw.privacy_map, "notes": notes})
     if rng is not None:
         return np.asarray(stat.release(epsilon, rng=rng), dtype=float), "caller-supplied generator (NOT for real releases)"
     try:
