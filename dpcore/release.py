@@ -94,6 +94,9 @@ class ReleaseRecord:
     cost: dict = field(default_factory=dict)
     #: id of the durable ledger entry (dpcore.ledger) that paid for the release this record belongs to
     ledger_entry_id: int | None = None
+    #: the OpenDP measurement (or certified dpcore sampler) that drew the noise, and its privacy map
+    measurement: str = ""
+    privacy_map: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -262,7 +265,7 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
             if not np.all(np.isfinite(values)):
                 raise DPInputError(f"{stat.name}: the mechanism returned a non-finite value")
             notes = list(extra.pop("notes", ()))
-            if stat.kind == "gini" and not notes:
+            if stat.kind == "gini":
                 notes.append("the noise scale S_beta(X)/alpha depends on the data and is not published")
             fields = dict(
                 statistic=stat.name, kind=stat.kind, labels=tuple(stat.labels),

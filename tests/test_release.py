@@ -154,6 +154,8 @@ def test_release_with_account_charges_once_and_records_identity(data, account):
         assert r.dataset == {"fingerprint": "fingerprint-of-test-data", "label": "test data",
                              "income_column": "income", "group_column": "region", "n": x.size}
         assert r.software == f"dpcore {dpcore.__version__}" and r.mechanism and r.epsilon == 0.5
+        assert r.measurement and r.privacy_map  # the sampler's measurement and privacy map reach the record
+        assert r.to_dict()["measurement"] == r.measurement
     # the record written WITH the charge has everything public but no released number
     planned = entry.record
     assert planned["dataset"]["fingerprint"] == "fingerprint-of-test-data"
