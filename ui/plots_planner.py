@@ -7,24 +7,18 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-N_DOTS = 20
+from dpcore.experiments.planner import StatisticDots
 
 
-def quantile_dots(sim_rel_errors: np.ndarray, n_dots: int = N_DOTS) -> np.ndarray:
-    """n_dots quantiles (i + 1/2)/n_dots of each column: a quantile dot plot, each dot = 1/n_dots of releases."""
-    levels = (np.arange(n_dots) + 0.5) / n_dots
-    return np.quantile(sim_rel_errors, levels, axis=0).T  # (labels, n_dots)
-
-
-def dots_frame(stat_name: str, labels: Sequence[str], sim_rel_errors: np.ndarray, epsilon: float,
-               n_dots: int = N_DOTS) -> pd.DataFrame:
-    """Chart data of one statistic's quantile dot plot (relative error in percent)."""
-    q = quantile_dots(sim_rel_errors, n_dots)
+def dots_frame(dots: Sequence[StatisticDots]) -> pd.DataFrame:
+    """Chart data of the quantile dot plots (one row per dot; relative error in percent)."""
     rows = []
-    for lab, dots in zip(labels, q):
-        for i, v in enumerate(dots):
-            rows.append({"statistic": stat_name, "number": lab, "epsilon": epsilon, "dot": i + 1,
-                         "quantile": (i + 0.5) / n_dots, "relative_error_percent": 100.0 * float(v)})
+    for d in dots:
+        n_dots = len(d.errors_percent[0]) if d.errors_percent else 0
+        for label, values in zip(d.labels, d.errors_percent):
+            for i, v in enumerate(values):
+                rows.append({"statistic": d.statistic, "number": label, "epsilon": d.epsilon, "dot": i + 1,
+                             "quantile": (i + 0.5) / n_dots, "relative_error_percent": float(v)})
     return pd.DataFrame(rows)
 
 

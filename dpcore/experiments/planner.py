@@ -1,0 +1,362 @@
+"""The planner page's views: planning data + settings -> frozen results with ``.to_dict()``.
+
+One function per view of ``app_pages/planner.py``; the page renders the result, the page's
+generated script makes the same call (:func:`planner_view`) and prints ``result.to_dict()``:
+
+* :func:`accuracy_first` - the smallest epsilon meeting each statistic's accuracy target
+  (:func:`dpcore.planner.solve_epsilon`), their total under sequential composition, the largest
+  attacker belief from a 1% prior at that total (:func:`dpcore.risk.max_posterior`), and a
+  quantile dot plot of plausible releases per statistic at its epsilon;
+* :func:`budget_first` - the accuracy each statistic reaches with a given split of a total epsilon
+  (:meth:`dpcore.planner.PlannedStatistic.error_quantile`);
+* :func:`attacker_belief` - what an epsilon means for one person: the largest posterior belief
+  p e^eps / (1 - p + p e^eps) of an attacker with prior p (Kasiviswanathan & Smith's bound,
+  ``dpcore.risk``), curves for a few epsilons;
+* :func:`planner_view` - what the script prints: builds the statistics from a table or an array of
+  incomes, then the accuracy-first and budget-first views.
+
+Neighbouring relation: replace one person's record, n public (and the group / cell sizes). The
+statistics' own docstrings (``dpcore.planner``) state their mechanisms. **Planning numbers are
+computed on the planning data without protection**: plan on synthetic or public data.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .. import planner, risk
+from ..validation import DPInputError, check_epsilon, check_int, check_probability
+
+__all__ = [
+    "StatisticSpec",
+    "statistic_specs",
+    "build_statistics",
+    "quantile_dots",
+    "AccuracyRow",
+    "StatisticDots",
+    "AccuracyFirstView",
+    "accuracy_first",
+    "BudgetRow",
+    "BudgetFirstView",
+    "budget_first",
+    "AttackerBeliefView",
+    "attacker_belief",
+    "PlannerView",
+    "planner_view",
+    "N_DOTS",
+    "N_PLAUSIBLE",
+    "GROUPED_KINDS",
+]
+
+#: Dots per statistic in a quantile dot plot (each dot = 1/20 of the plausible releases).
+N_DOTS = 20
+#: Simulated releases behind each dot plot.
+N_PLAUSIBLE = 2000
+#: Statistics computed on groups or cells (they need a group label per record).
+GROUPED_KINDS = ("percentiles", "group_means", "ratio")
+#: Priors of the attacker-belief curves (201 points in [0, 1], as dpcore.risk.posterior_curve).
+_PRIORS = np.linspace(0.0, 1.0, 201)
+
+
+def _plain(value: Any) -> Any:
+    """A setting as plain data (tuples -> lists, numpy scalars -> Python), for to_dict and scripts."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass(frozen=True)
+class StatisticSpec:
+    """One statistic of the plan: ``kind`` (a key of :data:`dpcore.planner.STAT_KINDS`), its public
+    settings ``params`` (keyword arguments of :func:`dpcore.planner.make_statistic`, as sorted
+    pairs so the spec is hashable) and its accuracy target (relative error at most ``rel_error``
+    with probability ``confidence``, over the noise only)."""
+
+    kind: str
+    params: tuple[tuple[str, Any], ...]
+    rel_error: float
+    confidence: float
+
+    def __post_init__(self) -> None:
+        if self.kind not in planner.STAT_KINDS:
+            raise DPInputError(f"unknown statistic {self.kind!r}; choose one of {', '.join(planner.STAT_KINDS)}")
+        planner.AccuracyTarget(self.rel_error, self.confidence)  # validates both
+
+    @property
+    def target(self) -> planner.AccuracyTarget:
+        return planner.AccuracyTarget(self.rel_error, self.confidence)
+
+    @property
+    def label(self) -> str:
+        return planner.STAT_KINDS[self.kind]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "params": {k: _plain(v) for k, v in self.params},
+                "rel_error": self.rel_error, "confidence": self.confidence}
+
+
+def statistic_specs(statistics: Sequence[Mapping[str, Any] | StatisticSpec]) -> tuple[StatisticSpec, ...]:
+    """Specs from plain dicts ``{"kind", "params", "rel_error", "confidence"}`` (the script's literals)."""
+    if isinstance(statistics, (str, bytes, Mapping)) or not hasattr(statistics, "__iter__"):
+        raise TypeError("statistics must be a list of {'kind', 'params', 'rel_error', 'confidence'} dicts")
+    out = []
+    for item in statistics:
+        if isinstance(item, StatisticSpec):
+            out.append(item)
+            continue
+        if not isinstance(item, Mapping) or "kind" not in item:
+            raise DPInputError(f"each statistic needs a 'kind', got {item!r}")
+        params = item.get("params") or {}
+        if not isinstance(params, Mapping):
+            raise DPInputError(f"the params of {item['kind']!r} must be a dict")
+        frozen = tuple(sorted((str(k), tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
+        out.append(StatisticSpec(str(item["kind"]), frozen, float(item.get("rel_error", 0.1)),
+                                 float(item.get("confidence", 0.9))))
+    if not out:
+        raise DPInputError("the plan has no statistics: choose at least one")
+    kinds = [s.kind for s in out]
+    if len(set(kinds)) != len(kinds):
+        raise DPInputError(f"each statistic can be planned once, got {kinds}")
+    return tuple(out)
+
+
+def build_statistics(values: Any, groups: Any, specs: Sequence[StatisticSpec]) -> tuple[planner.PlannedStatistic, ...]:
+    """The planned statistics of ``specs`` on the planning data (``groups``: one label per record)."""
+    return tuple(planner.make_statistic(s.kind, values, groups, **dict(s.params)) for s in specs)
+
+
+def quantile_dots(sim_rel_errors: np.ndarray, n_dots: int = N_DOTS) -> np.ndarray:
+    """Quantiles (i + 1/2)/n_dots of each column: a quantile dot plot, each dot = 1/n_dots of the releases.
+
+    ``sim_rel_errors``: (n_sims, k) relative errors of simulated releases; returns (k, n_dots)."""
+    n_dots = check_int(n_dots, "n_dots", minimum=1, maximum=1000)
+    levels = (np.arange(n_dots) + 0.5) / n_dots
+    return np.quantile(np.asarray(sim_rel_errors, dtype=float), levels, axis=0).T
+
+
+def _check_pair(statistics: Sequence[Any], specs: Sequence[StatisticSpec]) -> None:
+    if len(statistics) != len(specs) or not specs:
+        raise DPInputError("one spec per statistic is needed (and at least one statistic)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Accuracy first
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AccuracyRow:
+    """The smallest epsilon of one statistic (``dpcore.planner.EpsilonSolution`` as plain data)."""
+
+    statistic: str
+    kind: str
+    target: str
+    epsilon: float
+    achieved: float
+    mc_se: float
+    epsilon_interval: tuple[float, float]
+    method: str
+    parallel_note: str
+
+    @property
+    def uncertainty(self) -> str:
+        if self.mc_se == 0:
+            return "exact"
+        return (f"±{100 * self.mc_se:.2f} pts on the probability; ε between {self.epsilon_interval[0]:.4g} "
+                f"and {self.epsilon_interval[1]:.4g}")
+
+
+@dataclass(frozen=True)
+class StatisticDots:
+    """Quantile dot plot of one statistic at ``epsilon``: ``errors_percent[i][j]`` is dot j of number i
+    (relative error of a plausible release, % of the true value)."""
+
+    statistic: str
+    kind: str
+    epsilon: float
+    rel_error: float
+    confidence: float
+    labels: tuple[str, ...]
+    errors_percent: tuple[tuple[float, ...], ...]
+
+
+@dataclass(frozen=True)
+class AccuracyFirstView:
+    rows: tuple[AccuracyRow, ...]
+    total_epsilon: float
+    belief_from_1pct: float
+    dots: tuple[StatisticDots, ...]
+    dots_seed: int | None
+    failures: tuple[tuple[str, str], ...] = ()  # (statistic, message) of targets that cannot be met
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"failures": [list(f) for f in self.failures], "accuracy_first": [{"statistic": r.statistic, "kind": r.kind, "target": r.target,
+                                    "epsilon": r.epsilon, "achieved": r.achieved, "mc_se": r.mc_se,
+                                    "epsilon_interval": list(r.epsilon_interval), "method": r.method}
+                                   for r in self.rows],
+                "total_epsilon_sequential": self.total_epsilon,
+                "largest_belief_from_1pct_prior": self.belief_from_1pct,
+                "dots": [{"statistic": d.statistic, "epsilon": d.epsilon, "labels": list(d.labels),
+                          "errors_percent": [list(v) for v in d.errors_percent]} for d in self.dots]}
+
+
+def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence[StatisticSpec], *,
+                   dots_seed: int | None = None, n_plausible: int = N_PLAUSIBLE,
+                   n_dots: int = N_DOTS) -> AccuracyFirstView:
+    """Smallest epsilon per statistic (:func:`dpcore.planner.solve_epsilon`), the sequential total,
+    the attacker belief bound at that total, and (``dots_seed`` not None) the quantile dot plots of
+    ``n_plausible`` simulated releases per statistic at its epsilon (seed ``dots_seed``).
+
+    A statistic whose target cannot be met (or whose truth is 0) is listed in ``failures`` with the
+    message of :func:`dpcore.planner.solve_epsilon`; the total covers the others."""
+    _check_pair(statistics, specs)
+    rows, dots, failures = [], [], []
+    for stat, spec in zip(statistics, specs):
+        try:
+            sol = planner.solve_epsilon(stat, spec.target)
+        except ValueError as exc:  # e.g. a target that clipping makes unreachable: report it, plan the rest
+            failures.append((spec.label, str(exc)))
+            continue
+        rows.append(AccuracyRow(sol.statistic, spec.kind, sol.target.describe(), float(sol.epsilon),
+                                float(sol.achieved), float(sol.mc_se),
+                                (float(sol.epsilon_interval[0]), float(sol.epsilon_interval[1])), sol.method,
+                                sol.parallel_note))
+        if dots_seed is not None:
+            sims = stat.simulate(sol.epsilon, check_int(n_plausible, "n_plausible", minimum=20), rng=dots_seed)
+            q = quantile_dots(sims / stat.truth[None, :] - 1.0, n_dots)
+            dots.append(StatisticDots(stat.name, spec.kind, float(sol.epsilon), spec.rel_error, spec.confidence,
+                                      tuple(stat.labels),
+                                      tuple(tuple(100.0 * float(v) for v in row) for row in q)))
+    total = planner.plan_total([(r.statistic, r.epsilon) for r in rows]).epsilon if rows else 0.0
+    return AccuracyFirstView(tuple(rows), float(total), float(risk.max_posterior(0.01, total)) if rows else 0.01,
+                             tuple(dots), dots_seed, tuple(failures))
+
+
+# ---------------------------------------------------------------------------------------------
+# Budget first
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BudgetRow:
+    statistic: str
+    kind: str
+    epsilon: float
+    relative_error: float  # joint error bound reached with probability `confidence`
+    confidence: float
+
+
+@dataclass(frozen=True)
+class BudgetFirstView:
+    rows: tuple[BudgetRow, ...]
+    total_epsilon: float
+    failures: tuple[tuple[str, str], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"budget_failures": [list(f) for f in self.failures], "budget_first": [{"statistic": r.statistic, "kind": r.kind, "epsilon": r.epsilon,
+                                  "relative_error": r.relative_error, "confidence": r.confidence}
+                                 for r in self.rows],
+                "total_epsilon": self.total_epsilon}
+
+
+def budget_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence[StatisticSpec],
+                 allocation: Sequence[float]) -> BudgetFirstView:
+    """The relative error each statistic reaches, at its own confidence level, with the epsilon
+    ``allocation[i]`` (sequential composition: the total is the sum)."""
+    _check_pair(statistics, specs)
+    if isinstance(allocation, (str, bytes)) or len(allocation) != len(specs):
+        raise DPInputError(f"the allocation needs one epsilon per statistic ({len(specs)}), got {allocation!r}")
+    epsilons = [check_epsilon(eps, f"epsilon of {spec.label}") for spec, eps in zip(specs, allocation)]
+    rows, failures = [], []
+    for stat, spec, eps in zip(statistics, specs, epsilons):
+        try:
+            error, _ = stat.error_quantile(eps, spec.confidence)
+        except ValueError as exc:
+            failures.append((spec.label, str(exc)))
+            continue
+        rows.append(BudgetRow(stat.name, spec.kind, eps, float(error), spec.confidence))
+    return BudgetFirstView(tuple(rows), float(sum(epsilons)), tuple(failures))
+
+
+# ---------------------------------------------------------------------------------------------
+# What epsilon means for a person
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AttackerBeliefView:
+    """Largest posterior belief after an epsilon-DP release, from ``prior`` (and curves over priors)."""
+
+    epsilon: float
+    prior: float
+    largest_belief: float
+    curve_epsilons: tuple[float, ...]
+    priors: tuple[float, ...]
+    curves: tuple[tuple[float, ...], ...]  # curves[i][j]: largest belief at curve_epsilons[i], priors[j]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "prior": self.prior, "largest_belief": self.largest_belief,
+                "curve_epsilons": list(self.curve_epsilons)}
+
+
+def attacker_belief(epsilon: float, prior: float, *, curve_epsilons: Sequence[float] = (0.1, 1.0, 5.0)
+                    ) -> AttackerBeliefView:
+    """The bound p e^eps / (1 - p + p e^eps) at (``epsilon``, ``prior``) and its curves over the prior
+    for ``curve_epsilons`` plus ``epsilon`` (``dpcore.risk.max_posterior``)."""
+    eps = check_epsilon(epsilon)
+    prior = check_probability(prior, "prior")
+    eps_list = tuple(sorted({*(check_epsilon(e) for e in curve_epsilons), eps}))
+    curves = tuple(tuple(float(v) for v in risk.max_posterior(_PRIORS, e)) for e in eps_list)
+    return AttackerBeliefView(eps, prior, float(risk.max_posterior(prior, eps)), eps_list,
+                              tuple(float(p) for p in _PRIORS), curves)
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole plan (what the generated script calls)
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PlannerView:
+    specs: tuple[StatisticSpec, ...]
+    accuracy: AccuracyFirstView
+    budget: BudgetFirstView | None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"statistics": [s.to_dict() for s in self.specs], **self.accuracy.to_dict()}
+        if self.budget is not None:
+            out.update(self.budget.to_dict())
+        return out
+
+
+def planner_view(data: Any, *, statistics: Sequence[Mapping[str, Any]], income_column: str | None = None,
+                 group_column: str | None = None, group_seed: int = 0, allocation: Sequence[float] | None = None,
+                 dots_seed: int | None = None) -> PlannerView:
+    """The planner's numbers for ``data``: an array of incomes, or a table (pandas DataFrame) with
+    ``income_column`` and optionally ``group_column`` (the groups / cells of the grouped statistics).
+
+    Without a group column, the grouped statistics use :func:`dpcore.planner.planning_groups`
+    (random groups A/B/C of 50/30/20%, seed ``group_seed``). ``allocation`` (one epsilon per
+    statistic) adds the budget-first view; ``dots_seed`` the dot plots."""
+    specs = statistic_specs(statistics)
+    if hasattr(data, "columns"):  # a table
+        column = income_column or (data.columns[0] if data.shape[1] == 1 else None)
+        if column is None or column not in data.columns:
+            raise DPInputError(f"income_column must name a column of the table, got {income_column!r}")
+        values = data[column].to_numpy(dtype=float)
+    else:
+        values = np.asarray(data, dtype=float)
+    groups = None
+    if group_column is not None:
+        if not hasattr(data, "columns") or group_column not in data.columns:
+            raise DPInputError(f"group_column {group_column!r} needs a table that has that column")
+        groups = data[group_column].astype(str).to_numpy()
+    elif any(s.kind in GROUPED_KINDS for s in specs):
+        groups = planner.planning_groups(values.size, seed=check_int(group_seed, "group_seed", minimum=0))
+    stats = build_statistics(values, groups, specs)
+    accuracy = accuracy_first(stats, specs, dots_seed=dots_seed)
+    budget = None if allocation is None else budget_first(stats, specs, list(allocation))
+    if budget is not None and not math.isfinite(budget.total_epsilon):  # pragma: no cover - checked per item
+        raise DPInputError("the allocation must be finite")
+    return PlannerView(specs, accuracy, budget)

@@ -1,0 +1,353 @@
+"""Controls and renderers of the planner page (``app_pages/planner.py``).
+
+The page reads its controls with the helpers here (statistics, groups, per-statistic settings, the
+budget-first sliders), makes one cached call to a view function of
+:mod:`dpcore.experiments.planner` and hands the result to a ``render_*`` function. Figures come
+from :mod:`ui.plots_planner`; nothing here recomputes a mechanism.
+
+Budget-first state: the allocation (one epsilon per chosen statistic, summing to the total) lives
+in ``st.session_state["_planner_alloc"]`` and in the URL (``planner_alloc``); the sliders
+``planner_eps_<kind>`` always show it (:func:`allocation` re-syncs them whenever the allocation is
+rebuilt, e.g. after a statistic was removed).
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore import planner, risk
+from dpcore.experiments import planner as planner_experiments
+from dpcore.experiments.planner import AccuracyFirstView, AttackerBeliefView, BudgetFirstView, StatisticSpec
+from ui import plots_planner
+from ui.common import download_csv, guard, qp_number, qp_selectbox, qp_slider
+
+RANDOM_GROUPS = "(random groups A/B/C)"
+DEFAULT_TARGETS = {"gini": (10, 90), "percentiles": (10, 90), "group_means": (5, 95), "ratio": (10, 95),
+                   "mean": (5, 95), "count": (5, 95)}
+EPS_SLIDER_MIN = 0.001
+ALLOC_KEY = "_planner_alloc"
+
+
+# ---------------------------------------------------------------------------------------------
+# Controls
+# ---------------------------------------------------------------------------------------------
+
+def qp_multiselect(label: str, key: str, options: list[str], default: list[str], **kwargs: Any) -> list[str]:
+    """``st.multiselect`` backed by the URL query parameter ``key`` (comma-separated)."""
+    if key not in st.session_state:
+        raw = st.query_params.get(key)
+        st.session_state[key] = [v for v in raw.split(",") if v in options] if raw else list(default)
+    out = st.multiselect(label, options, key=key, **kwargs)
+    text = ",".join(out)
+    if st.query_params.get(key) != text:
+        st.query_params[key] = text
+    return list(out)
+
+
+def fingerprint(values: np.ndarray, groups: np.ndarray | None) -> str:
+    """A cache key for the planning data (values hashed in full, groups sampled)."""
+    digest = hashlib.sha1(np.ascontiguousarray(values).tobytes())
+    if groups is not None:
+        digest.update("\x1f".join(map(str, groups[:: max(1, groups.size // 5000)])).encode())
+        digest.update(str(groups.size).encode())
+    return digest.hexdigest()
+
+
+def _memo(dataset: Any, key: tuple, build: Callable[[], Any]) -> Any:
+    """Per-session memo for work on the current dataset (the sidebar returns the same object while the
+    choice is unchanged, so its id is a cheap key; a big frame is never hashed on every rerun)."""
+    memo = st.session_state.setdefault("_planner_memo", {})
+    key = (id(dataset), dataset.n, dataset.name, *key)
+    if key not in memo:
+        if len(memo) > 16:
+            memo.clear()
+        memo[key] = (dataset, build())  # holding the dataset keeps its id from being reused
+    return memo[key][1]
+
+
+def _group_candidates(dataset: Any) -> list[str]:
+    frame = dataset.frame
+    return [str(c) for c in frame.columns if c != dataset.column and 2 <= frame[c].nunique(dropna=True) <= 20]
+
+
+def choose_groups(dataset: Any, values: np.ndarray, kinds: list[str], seed: int
+                  ) -> tuple[np.ndarray | None, str, list[str], str | None]:
+    """The group / cell labels of the grouped statistics: ``(groups, token, labels, group_column)``."""
+    if not any(k in planner_experiments.GROUPED_KINDS for k in kinds):
+        return None, _memo(dataset, ("token",), lambda: fingerprint(values, None)), [], None
+    candidates = _memo(dataset, ("cands",), lambda: _group_candidates(dataset)) if dataset.frame is not None else []
+    choice = qp_selectbox("Groups / cells (disjoint sets of people)", "planner_groupcol", [RANDOM_GROUPS, *candidates],
+                          RANDOM_GROUPS,
+                          help="Percentiles are released per cell, means per group; the relative risk compares "
+                               "two groups. Synthetic data have no groups, so they are split at random (50/30/20%).")
+    column = choice if choice != RANDOM_GROUPS and dataset.frame is not None and choice in dataset.frame.columns else None
+
+    def build():
+        if column is None:
+            groups, n_missing = planner.planning_groups(values.size, seed=seed), 0
+        else:
+            groups = dataset.frame[column].astype(str).to_numpy()
+            n_missing = int(dataset.frame[column].isna().sum())
+        return groups, fingerprint(values, groups), sorted(set(groups.tolist())), n_missing
+
+    groups, token, labels, n_missing = _memo(dataset, ("groups", column, seed), build)
+    if column is None:
+        st.caption("Random groups A/B/C (50/30/20% of records), drawn with the sidebar seed: they differ only "
+                   "in size, which is what the privacy noise depends on.")
+    elif n_missing:
+        st.caption(f"{n_missing:,} records without a value of {column} form their own group 'nan'.")
+    return groups, token, labels, column
+
+
+def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[str, Any]:
+    """The public settings of one statistic (widgets in ``column``)."""
+    if kind == "gini":
+        return {"upper": float(qp_number("Public upper bound U on income", "planner_gini_upper", 1_000_000.0,
+                                          min_value=1.0, max_value=1e12, step=10_000.0, container=column,
+                                          help="Incomes above U are clipped to U; U must not be read off the data.")),
+                "gamma": float(qp_selectbox("Noise tail γ", "planner_gini_gamma", [2.0, 3.0, 4.0], 2.0,
+                                            container=column, help="Noise density ∝ 1/(1+|z|^γ).")),
+                "calibration": qp_selectbox(
+                    "Noise calibration", "planner_gini_cal", ["tight", "paper"], "tight", container=column,
+                    help="tight: the largest noise divisor α whose privacy loss is certified ≤ ε (less noise); "
+                         "paper: the constants α = ε/(4γ), β = ε/γ of Nissim-Raskhodnikova-Smith used in the papers.")}
+    if kind in ("group_means", "mean"):
+        return {"upper": float(qp_number("Public clip range upper end", f"planner_{kind}_upper", 500_000.0,
+                                         min_value=1.0, max_value=1e12, step=10_000.0, container=column,
+                                         help="Incomes are clipped to [0, this]; a tighter range means less "
+                                              "noise but more clipping bias."))}
+    if kind == "percentiles":
+        column.caption("25th, 50th, 75th percentiles of every cell, PSEO's 21 bins (Table 1).")
+        return {"q": (25.0, 50.0, 75.0), "n_sims": 4000, "seed": int(seed)}
+    if kind == "ratio":
+        params = {"threshold": float(qp_number("Low income means below", "planner_ratio_thr", 20_000.0,
+                                               min_value=1.0, max_value=1e9, step=1_000.0, container=column))}
+        if len(group_labels) >= 2:
+            params["group_x"] = qp_selectbox("Group x", "planner_ratio_gx", group_labels, group_labels[0],
+                                             container=column)
+            params["group_y"] = qp_selectbox("Group y", "planner_ratio_gy", group_labels, group_labels[1],
+                                             container=column)
+        return params
+    return {"threshold": float(qp_number("Count people with income at least", "planner_count_thr", 100_000.0,
+                                         min_value=0.0, max_value=1e12, step=5_000.0, container=column))}
+
+
+def statistic_settings(kinds: list[str], group_labels: list[str], seed: int, *, expanded: bool
+                       ) -> tuple[StatisticSpec, ...]:
+    """The settings and accuracy target of each chosen statistic, as specs of the view functions."""
+    specs = []
+    with st.expander("Settings and accuracy target of each statistic", expanded=expanded):
+        st.caption("A target reads: *the released value is within X% of the true value with probability Y%*. "
+                   "The probability is over the privacy noise only (the data are fixed).")
+        for kind in kinds:
+            st.markdown(f"**{planner.STAT_KINDS[kind]}**")
+            c1, c2, c3 = st.columns(3)
+            tol0, conf0 = DEFAULT_TARGETS[kind]
+            tol = qp_slider("Largest relative error, %", f"planner_{kind}_tol", 1, 50, tol0, 1, container=c1)
+            conf = qp_slider("with probability, %", f"planner_{kind}_conf", 50, 99, conf0, 1, container=c2)
+            params = _params(kind, c3, group_labels, seed)
+            specs.append(StatisticSpec(kind, tuple(sorted(params.items())), tol / 100.0, conf / 100.0))
+    return tuple(specs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Budget-first allocation (session state + URL; the sliders always show the allocation in use)
+# ---------------------------------------------------------------------------------------------
+
+def _store(kinds: list[str], alloc: dict[str, float], total: float) -> None:
+    st.session_state[ALLOC_KEY] = alloc
+    for kind, value in alloc.items():  # the slider shows the value inside its range; the allocation stays exact
+        st.session_state[f"planner_eps_{kind}"] = float(min(max(value, EPS_SLIDER_MIN), total))
+    text = ",".join(f"{k}:{alloc[k]:.6g}" for k in kinds)
+    if st.query_params.get("planner_alloc") != text:
+        st.query_params["planner_alloc"] = text
+
+
+def _from_url(kinds: list[str]) -> dict[str, float] | None:
+    raw = st.query_params.get("planner_alloc")
+    if not raw:
+        return None
+    try:
+        pairs = dict(p.split(":") for p in raw.split(","))
+        alloc = {k: float(pairs[k]) for k in kinds}
+    except (ValueError, KeyError):
+        return None
+    return alloc if all(v > 0 for v in alloc.values()) else None
+
+
+def allocation(kinds: list[str], total: float) -> dict[str, float]:
+    """The budget-first split of ``total`` over ``kinds``: session state, else the URL, else an equal
+    split; rescaled (locks kept) when it does not sum to ``total``. Every rebuild goes through
+    :func:`_store`, so the sliders show the very epsilons the table and chart use."""
+    alloc = st.session_state.get(ALLOC_KEY)
+    rebuilt = alloc is None or list(alloc) != list(kinds)
+    if rebuilt:
+        alloc = _from_url(kinds) or {k: total / len(kinds) for k in kinds}
+    if abs(sum(alloc.values()) - total) > 1e-6 * total:
+        alloc = _split(kinds, alloc, total)
+        rebuilt = True
+    if rebuilt or any(st.session_state.get(f"planner_eps_{k}") is None for k in kinds):
+        _store(kinds, alloc, total)
+    return dict(alloc)
+
+
+def _split(kinds: list[str], alloc: dict[str, float], total: float) -> dict[str, float]:
+    locked = {i: alloc[k] for i, k in enumerate(kinds) if st.session_state.get(f"planner_lock_{k}")}
+    try:
+        new = planner.split_budget(total, [alloc[k] for k in kinds], locked)
+    except ValueError as exc:
+        st.session_state["_planner_alloc_error"] = f"{exc}; the locks were ignored for this change"
+        new = planner.split_budget(total, [alloc[k] for k in kinds])
+    return dict(zip(kinds, map(float, new)))
+
+
+def on_total_change(kinds: list[str]) -> None:
+    """Callback of the total-epsilon slider: re-split the total, keeping locked statistics."""
+    total = float(st.session_state["planner_total"])
+    alloc = st.session_state.get(ALLOC_KEY)
+    if alloc is None or list(alloc) != list(kinds):
+        alloc = {k: 1.0 for k in kinds}
+    _store(kinds, _split(kinds, alloc, total), total)
+
+
+def _on_slider(kind: str, kinds: list[str]) -> None:
+    alloc = st.session_state[ALLOC_KEY]
+    total = float(st.session_state["planner_total"])
+    current = [alloc[k] for k in kinds]
+    locked = [i for i, k in enumerate(kinds) if st.session_state.get(f"planner_lock_{k}")]
+    try:
+        new = planner.rebalance(current, kinds.index(kind), float(st.session_state[f"planner_eps_{kind}"]), locked,
+                                total=total, floor=EPS_SLIDER_MIN)
+    except ValueError as exc:
+        st.session_state["_planner_alloc_error"] = str(exc)
+        new = current
+    _store(kinds, dict(zip(kinds, map(float, new))), total)
+
+
+def budget_sliders(kinds: list[str], total: float) -> dict[str, float]:
+    """One epsilon slider (and a lock) per statistic; returns the allocation they show."""
+    st.markdown("Split the **total ε** above. Move one statistic's slider and the others rebalance (in proportion "
+                "to their current shares) so the total stays fixed; lock a statistic to keep its ε. The accuracy "
+                "of each statistic updates at its own confidence level.")
+    allocation(kinds, total)
+    err = st.session_state.pop("_planner_alloc_error", None)
+    if err:
+        st.warning(f"Could not move that slider: {err}")
+    for kind in kinds:
+        c1, c2 = st.columns([4, 1])
+        c2.checkbox("lock", key=f"planner_lock_{kind}", help="Keep this ε when others move.")
+        c1.slider(f"ε for {planner.STAT_KINDS[kind]}", min_value=EPS_SLIDER_MIN, max_value=float(total), step=0.001,
+                  format="%.3f", key=f"planner_eps_{kind}", on_change=_on_slider, args=(kind, list(kinds)))
+    return dict(st.session_state[ALLOC_KEY])
+
+
+# ---------------------------------------------------------------------------------------------
+# Renderers
+# ---------------------------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def figure(builder: str, *args: Any) -> Any:
+    """A figure of :mod:`ui.plots_planner` (plotly validation is slow; equal inputs give the same object)."""
+    return getattr(plots_planner, builder)(*args)
+
+
+def _failures(failures: tuple[tuple[str, str], ...]) -> None:
+    for label, message in failures:
+        st.error(f"Cannot compute {label}: {message}")
+
+
+def accuracy_table(view: AccuracyFirstView) -> pd.DataFrame:
+    return pd.DataFrame([{"statistic": r.statistic, "target": r.target, "smallest ε": r.epsilon,
+                          "probability met at that ε": r.achieved, "how it was found": r.method,
+                          "Monte Carlo uncertainty": r.uncertainty,
+                          "composition inside": r.parallel_note or "one number or a joint mechanism"}
+                         for r in view.rows])
+
+
+def render_accuracy(view: AccuracyFirstView, budget: float) -> None:
+    st.markdown("For each statistic, the **smallest ε** that meets its target on the planning data. Closed forms are "
+                "exact; the percentiles need simulation, so their ε carries Monte Carlo uncertainty (we report the "
+                "conservative end).")
+    _failures(view.failures)
+    if not view.rows:
+        return
+    table = accuracy_table(view)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Total ε of the plan (sequential composition)", f"{view.total_epsilon:.4g}")
+    c2.metric("Largest attacker belief from a 1% prior at that ε", f"{100 * view.belief_from_1pct:.1f}%")
+    fits = "fits" if view.total_epsilon <= budget * (1 + 1e-12) else "exceeds"
+    c3.metric("Your total ε (slider above)", f"{budget:.4g}", help=f"The plan {fits} this budget.")
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={"smallest ε": st.column_config.NumberColumn(format="%.4g"),
+                                "probability met at that ε": st.column_config.NumberColumn(format="%.4f")})
+    st.plotly_chart(figure("fig_epsilons", table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
+                    width="stretch")
+    download_csv(table, "Download this table (CSV)", "planner_accuracy_first.csv", key="planner_dl_acc")
+    if view.dots:
+        st.markdown("**Plausible releases at the chosen ε** — each dot is 1/20 of the releases the mechanism could "
+                    "produce (a quantile dot plot); green dots are within the target.")
+        frame = plots_planner.dots_frame(view.dots)
+        for dots in view.dots:
+            title = f"{dots.statistic} at ε = {dots.epsilon:.3g} ({100 * dots.confidence:g}% target)"
+            st.plotly_chart(figure("fig_quantile_dots", frame[frame["statistic"] == dots.statistic],
+                                   100 * dots.rel_error, title), width="stretch")
+        download_csv(frame, "Download the dot-plot data (CSV)", "planner_dots.csv", key="planner_dl_dots")
+
+
+def render_budget(view: BudgetFirstView) -> None:
+    _failures(view.failures)
+    if not view.rows:
+        return
+    frame = pd.DataFrame([{"statistic": r.statistic, "epsilon": r.epsilon, "relative_error_percent": 100 * r.relative_error,
+                           "confidence_percent": 100 * r.confidence} for r in view.rows])
+    st.plotly_chart(figure("fig_budget", frame), width="stretch")
+    st.dataframe(frame.rename(columns={"relative_error_percent": "error within ±%",
+                                       "confidence_percent": "with probability %"}), hide_index=True, width="stretch")
+    download_csv(frame, "Download the split (CSV)", "planner_budget_first.csv", key="planner_dl_budget")
+
+
+def risk_controls() -> tuple[float, float]:
+    """The epsilon and prior of the attacker-belief view."""
+    st.markdown("Suppose an attacker believes with probability *p* (the **prior**) that a given person is in the data, "
+                "or has some attribute. Whatever else they know, after seeing an ε-DP release their belief can rise "
+                "at most to **p·e^ε / (1 − p + p·e^ε)**.")
+    c1, c2 = st.columns(2)
+    eps = qp_slider("ε to examine", "planner_risk_eps", 0.05, 20.0, 1.0, 0.05, container=c1)
+    prior = qp_slider("Attacker's prior belief, %", "planner_prior", 0.1, 99.0, 1.0, 0.1, container=c2)
+    return float(eps), float(prior) / 100.0
+
+
+def render_risk(view: AttackerBeliefView) -> None:
+    st.metric(f"Largest belief after an ε = {view.epsilon:g} release, from a {100 * view.prior:g}% prior",
+              f"{100 * view.largest_belief:.2f}%")
+    frame = plots_planner.posterior_frame(view.curve_epsilons, np.asarray(view.priors),
+                                          [np.asarray(c) for c in view.curves])
+    st.plotly_chart(figure("fig_posterior", frame, view.prior), width="stretch")
+    download_csv(frame, "Download the curves (CSV)", "planner_posterior.csv", key="planner_dl_post")
+    st.markdown("**ε used in real deployments** (editable: add your organisation's releases). The units differ "
+                "(per person for the whole release, per user per day, local vs central DP), so compare with care.")
+    edited = st.data_editor(pd.DataFrame(risk.deployments_table()), num_rows="dynamic", hide_index=True,
+                            width="stretch", key="planner_deploy_editor")
+    with guard("the deployment table"):
+        eps_col = pd.to_numeric(edited["epsilon"], errors="coerce")
+        ok = eps_col.notna() & (eps_col > 0)
+        table = edited.loc[ok, ["organisation", "release", "epsilon", "privacy unit"]].copy()
+        table[f"largest belief from a {100 * view.prior:g}% prior, %"] = [
+            100 * risk.max_posterior(view.prior, float(e)) for e in eps_col[ok]]
+        st.dataframe(table, hide_index=True, width="stretch")
+        download_csv(edited, "Download the deployment table (CSV)", "planner_deployments.csv", key="planner_dl_deploy")
+
+
+def script_settings(specs: tuple[StatisticSpec, ...], dataset: Any, group_column: str | None, seed: int,
+                    alloc: dict[str, float]) -> tuple[dict[str, Any], str]:
+    """Keyword arguments of :func:`dpcore.experiments.planner.planner_view` for this view (plain
+    literals), and the script's data argument (``values``, or ``frame`` when a group column is used)."""
+    kwargs: dict[str, Any] = {"statistics": [s.to_dict() for s in specs]}
+    if group_column is not None:
+        kwargs.update(income_column=dataset.column, group_column=group_column)
+    kwargs.update(group_seed=int(seed), allocation=[float(alloc[s.kind]) for s in specs])
+    return kwargs, ("frame" if group_column is not None else "values")
