@@ -582,11 +582,15 @@ class SmoothPercentileRelease:
     calibration: str
     lower: float
     upper: float
+    noise: str = "cauchy"       # a dpcore.noise.SMOOTH_NOISES name (issue 17)
+    delta: float = 0.0
+    privacy_cost: Any = None     # dpcore.budget.PrivacyCost of the whole release
 
 
 def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50, 75), rng=None,
                                lower: float = PSEO_LOWER, upper: float = PSEO_TOP, gamma: float = 4.0,
-                               calibration: str = "tight", epsilon_weights: Any = None) -> SmoothPercentileRelease:
+                               calibration: str = "tight", epsilon_weights: Any = None,
+                               noise: str = "cauchy", delta: float | None = None) -> SmoothPercentileRelease:
     """The rival of Section 4.2: each percentile + (S*_beta / alpha) Z, Z ~ h(z) ∝ 1/(1+|z|^gamma).
 
     epsilon is split across the percentiles (sequential composition; equal split by default,
@@ -596,16 +600,36 @@ def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50,
     certified privacy loss is <= eps_x. Neighbours: replace one person, n public; values clipped
     to the public range [lower, upper]. The released values need not be ordered (the paper's
     point); we do not sort them.
+
+    ``noise`` (issue 17, :mod:`dpcore.smooth_noises`): "cauchy" (default, the above, pure epsilon),
+    "laplace" (NRS, each percentile (eps_x, delta/k)-DP: (epsilon, delta) in total by basic
+    composition) or "laplace_lognormal" (Bun & Steinke; rho implying (epsilon, delta) in total,
+    split in proportion to eps_x: zCDP composition adds rho). ``delta`` defaults to 1e-6.
     """
+    from . import budget, smooth_noises
+    from . import noise as noise_module  # the parameter `noise` shadows the module name here
     epsilon = check_epsilon(epsilon)
     lo, hi = _clip_range(lower, upper)
     qa = _check_q(q)
     gamma = check_finite(gamma, "gamma")
     if gamma <= 3:
         raise DPInputError(f"gamma must be > 3 here (finite-variance noise, as the paper's gamma = 4), got {gamma:g}")
+    noise_name = smooth_noises.check_noise(noise)
     x = np.sort(np.clip(_earnings(values), lo, hi))
     eps_q = _split_epsilon(epsilon, qa.size, epsilon_weights)
-    cals = [noise.smooth_noise_calibration(float(e), gamma, mode=calibration) for e in eps_q]
+    if noise_name == "cauchy":
+        cals = [noise_module.smooth_noise_calibration(float(e), gamma, mode=calibration) for e in eps_q]
+        delta_v, cost = 0.0, budget.pure(epsilon)
+    elif noise_name == "laplace":
+        delta_v = smooth_noises.DEFAULT_DELTA if delta is None else delta
+        cals = [smooth_noises.smooth_calibration("laplace", float(e), delta=delta_v / qa.size, mode=calibration)
+                for e in eps_q]
+        cost = budget.approx(epsilon, delta_v)
+    else:
+        delta_v = smooth_noises.DEFAULT_DELTA if delta is None else delta
+        rho = smooth_noises.rho_for_approx_dp(epsilon, delta_v)
+        cals = [smooth_noises.lln_calibration(rho=rho * float(e) / epsilon, delta=delta_v) for e in eps_q]
+        cost = budget.zcdp(rho)
     alpha = np.array([c.alpha for c in cals])
     beta = np.array([c.beta for c in cals])
     s = np.empty(qa.size)
@@ -615,9 +639,13 @@ def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50,
         true[i] = x[rank - 1]
         s[i] = _smooth_from_profile(x, rank, lo, hi, beta[i:i + 1])[0][0]
     scale = s / alpha
-    z = noise.GeneralizedCauchy(gamma).rvs(qa.size, rng=rng)
+    if noise_name == "cauchy":
+        z = noise_module.GeneralizedCauchy(gamma).rvs(qa.size, rng=rng)
+    else:
+        gen = as_generator(rng)
+        z = np.array([float(smooth_noises.sample_smooth_noise(c, 1, gen)[0]) for c in cals])
     return SmoothPercentileRelease(true + scale * z, qa, epsilon, eps_q, alpha, beta, gamma, s, scale,
-                                   calibration, lo, hi)
+                                   calibration, lo, hi, noise=noise_name, delta=delta_v, privacy_cost=cost)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -94,6 +94,7 @@ __all__ = [
     "smooth_laplace_beta",
     "smooth_ratio_laplace",
     "smooth_ratio_cauchy",
+    "smooth_ratio_noise",
     "ptr_distance",
     "ptr_failure_probability",
     "PTRRelease",
@@ -835,6 +836,7 @@ class RatioRelease:
     delta: float | None
     noise_scale: float
     note: str = ""
+    privacy_cost: Any = None  # dpcore.budget.PrivacyCost, set by the smooth rivals' noise= path (issue 17)
 
 
 def naive_sensitivity(n_x: Any, n_y: Any, *, both_counts: bool = False) -> float:
@@ -1009,6 +1011,7 @@ def smooth_ratio_laplace(x: Any, y: Any, *, epsilon: float, delta: float, rng: A
 
 
 _CAL_CACHE: dict[tuple[float, float, str], Any] = {}
+_noise_module = noise  # smooth_ratio_cauchy's parameter `noise` (issue 17) shadows the module name
 
 
 def _cauchy_calibration(epsilon: float, gamma: float, calibration: str):
@@ -1019,21 +1022,50 @@ def _cauchy_calibration(epsilon: float, gamma: float, calibration: str):
 
 
 def smooth_ratio_cauchy(x: Any, y: Any, *, epsilon: float, gamma: float = 4.0, calibration: str = "tight",
-                        rng: Any = None) -> RatioRelease:
+                        rng: Any = None, noise: str = "cauchy", delta: float | None = None) -> RatioRelease:
     """Pure epsilon-DP: x/y + (S*_beta / alpha) Z, Z ~ GeneralizedCauchy(gamma) (NRS; dpcore.noise).
 
     (alpha, beta) from ``dpcore.noise.smooth_noise_calibration(epsilon, gamma, mode=calibration)``.
     Default "paper" (alpha = eps/(4 gamma), beta = eps/gamma): "tight" gives less noise but its
     certification currently takes minutes per epsilon. gamma = 4 by default (finite variance).
+
+    ``noise`` (issue 17): "cauchy" (default, the above), or a light-tailed
+    ``dpcore.noise.SMOOTH_NOISES`` name: "laplace" ((epsilon, delta)-DP, certified tight NRS
+    calibration) or "laplace_lognormal" (rho-zCDP implying (epsilon, delta)); delta defaults to 1e-6.
+    See :func:`smooth_ratio_noise`.
     """
+    if noise != "cauchy":
+        return smooth_ratio_noise(x, y, epsilon=epsilon, noise=noise, delta=delta, calibration=calibration, rng=rng)
     x, y = _check_ratio_counts(x, y)
     epsilon = check_epsilon(epsilon)
     cal = _cauchy_calibration(epsilon, check_finite(gamma, "gamma"), calibration)
     ss = ratio_smooth_sensitivity(x, y, beta=cal.beta)
     scale = ss.value / cal.alpha
-    z = noise.sample_generalized_cauchy(gamma, 1, as_generator(rng))[0]
+    z = _noise_module.sample_generalized_cauchy(gamma, 1, as_generator(rng))[0]  # `noise` is the parameter here
     return RatioRelease(float(x / y + scale * z), "Smooth sensitivity (generalized Cauchy)", epsilon, None, scale,
                         note=f"gamma={gamma:g}, alpha={cal.alpha:.4g}, beta={cal.beta:.4g}, {calibration}")
+
+
+def smooth_ratio_noise(x: Any, y: Any, *, epsilon: float, noise: str = "laplace", delta: float | None = None,
+                       calibration: str = "tight", gamma: float = 4.0, rng: Any = None) -> RatioRelease:
+    """x/y + (S_beta / alpha) Z with any ``dpcore.noise.SMOOTH_NOISES`` noise (issue 17).
+
+    Constants from :func:`dpcore.smooth_noises.smooth_calibration` (same neighbours and smooth
+    sensitivity, Claim C.6, as :func:`smooth_ratio_laplace`); ``.privacy_cost`` is the
+    ``dpcore.budget.PrivacyCost`` (pure, approx or zCDP).
+    """
+    from . import smooth_noises
+
+    x, y = _check_ratio_counts(x, y)
+    epsilon = check_epsilon(epsilon)
+    cal = smooth_noises.smooth_calibration(noise, epsilon, delta=delta, gamma=check_finite(gamma, "gamma"),
+                                           mode=calibration)
+    ss = ratio_smooth_sensitivity(x, y, beta=cal.beta)
+    scale = ss.value / cal.alpha
+    z = float(smooth_noises.sample_smooth_noise(cal, 1, as_generator(rng))[0])
+    return RatioRelease(float(x / y + scale * z), f"Smooth sensitivity ({cal.noise})", epsilon,
+                        cal.delta if cal.delta > 0 else None, scale,
+                        note=f"alpha={cal.alpha:.4g}, beta={cal.beta:.4g}; {cal.statement()}", privacy_cost=cal.cost)
 
 
 def _ptr_distances(x: int, y: int, bounds: np.ndarray) -> np.ndarray:
