@@ -1,0 +1,167 @@
+"""The group-means page's view functions (dpcore.experiments.stratified), called directly: one test per
+view function, each checking its numbers against an independent computation."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore import coinpress, stratified
+from dpcore.data import build_dataset
+from dpcore.experiments import stratified as strat_experiments
+from dpcore.validation import DPInputError
+
+SYNTH = dict(source="synthetic", n=3000, k=5, alpha=1.0, preset=None, seed=11)
+
+
+def test_moved_names_resolve_to_the_experiments_module():
+    for name in stratified.MOVED_TO_EXPERIMENTS:
+        assert getattr(stratified, name) is getattr(strat_experiments, name), name
+    for name in coinpress.MOVED_TO_EXPERIMENTS:
+        assert getattr(coinpress, name) is getattr(strat_experiments, name), name
+    assert stratified.ParityError is stratified.ParityResult  # a result (float), not an exception
+    assert not issubclass(stratified.ParityResult, Exception)
+    with pytest.raises(AttributeError):
+        stratified.no_such_name  # noqa: B018
+
+
+def test_grouped_data_synthetic_is_the_papers_mixture():
+    data = strat_experiments.grouped_data(SYNTH)
+    again = strat_experiments.synthetic_groups(3000, 5, 1.0, seed=11)
+    assert np.array_equal(data.values, again.values) and np.array_equal(data.groups, again.groups)
+    assert data.values.size == 3000 and data.public_groups.size == 1500 and data.k == 5
+    assert sorted(set(data.groups)) == [f"G{i}" for i in range(1, 6)]
+    assert data.sigma.shape == (5,) and np.all((data.sigma >= 0.1) & (data.sigma <= 2.0))  # U(0.1, 2)
+    assert data.sigma_global == pytest.approx(data.values.std(), rel=0.1)
+    preset = strat_experiments.grouped_data(dict(source="synthetic", n=5000, preset="NY RACE (k=9, paper Table 3)",
+                                                 seed=3))
+    assert preset.k == 9
+    with pytest.raises(DPInputError, match="unknown data source"):
+        strat_experiments.grouped_data(dict(source="magic", seed=1))
+    with pytest.raises(DPInputError, match="needs 'n'"):
+        strat_experiments.grouped_data(dict(source="synthetic", seed=1))
+
+
+def test_grouped_data_acs_and_columns():
+    acs = strat_experiments.grouped_data(dict(source="acs", variable="AGEP (age, years)", grouping="SEX", seed=5))
+    assert set(acs.groups) == {"Male", "Female"} and acs.sigma == 23.554
+    assert acs.values.size + acs.public_groups.size in (27_253, 27_252)  # every person, split in halves
+    recipe = dict(kind="lognormal", n=400, sigma=0.9, seed=3)
+    ds = build_dataset(recipe)
+    frame = pd.DataFrame({"income": ds.values, "region": np.tile(["n", "s"], 200)})
+    direct = strat_experiments.column_groups(ds.values, frame, ["region"], sigma=1000.0, seed=2)
+    assert set(direct.groups) == {"n", "s"} and direct.values.size == 200 and direct.sigma == 1000.0
+    with pytest.raises(DPInputError, match="group columns"):
+        strat_experiments.column_groups(ds.values, frame, ["nope"], sigma=1.0, seed=2)
+    with pytest.raises(DPInputError, match="no columns"):
+        strat_experiments.column_groups(ds.values, None, ["region"], sigma=1.0, seed=2)
+
+
+def test_group_means_view_numbers():
+    data = strat_experiments.grouped_data(SYNTH)
+    view = strat_experiments.group_means_view(data, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method="StratCoinpress",
+                                              seed=4, n_sims=300)
+    labels = sorted(set(data.groups))
+    assert view.labels == tuple(labels) and view.n == 3000 and view.k == 5
+    true = [data.values[data.groups == g].mean() for g in labels]
+    np.testing.assert_allclose(view.true_means, true, rtol=1e-12)
+    assert view.true_overall == pytest.approx(data.values.mean(), rel=1e-12)
+    np.testing.assert_allclose(view.shares, [np.mean(data.groups == g) for g in labels])
+    np.testing.assert_allclose(view.pubstrat_shares, [np.mean(data.public_groups == g) for g in labels])
+    assert view.rho == pytest.approx(0.125) and view.epsilon_at_delta == pytest.approx(coinpress.zcdp_to_dp(0.125, 1e-6))
+    # the overall StratCoinpress estimate recombines the group releases with the public group shares
+    rows = {r["method"]: r for r in view.method_rows()}
+    for m in strat_experiments.METHODS:
+        e = view.overall[m] - view.true_overall
+        assert rows[m]["RMSE of overall"] == pytest.approx(np.sqrt(np.mean(e ** 2)), rel=1e-12)
+        assert rows[m]["one release"] == view.overall[m][0]
+        # a global method tells every group the overall number: Definition 11 release by release
+        if m in strat_experiments.GLOBAL_METHODS:
+            for i in (0, 17, 299):
+                phi = stratified.parity_error(view.true_overall, view.overall[m][i], view.true_means,
+                                              np.full(5, view.overall[m][i]))
+                assert view.parity[m][i] == pytest.approx(float(phi), rel=1e-12)
+        assert rows[m]["mean parity error"] == pytest.approx(view.parity[m].mean(), rel=1e-12)
+    assert all(q5 <= q95 for q5, q95 in zip(view.q05, view.q95))
+    table = view.group_rows()
+    assert [r["size"] for r in table] == sorted(view.sizes, reverse=True)
+    out = view.to_dict()
+    assert json.loads(json.dumps(out)) == out  # plain data only
+    assert out["groups k"] == 5 and out["group means"]["method"] == "StratCoinpress"
+    again = strat_experiments.group_means_view(SYNTH, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0],
+                                               method="StratCoinpress", seed=4, n_sims=300)
+    assert again.to_dict() == out  # a recipe gives the very same numbers (what the script relies on)
+    with pytest.raises(DPInputError):
+        strat_experiments.group_means_view(data, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method="Magic", seed=1)
+
+
+def test_parity_draws_match_definition_11():
+    data = strat_experiments.grouped_data(SYNTH)
+    labels = stratified.group_index(data.groups).labels
+    sim = strat_experiments.simulate_methods(data.values, data.groups, epsilon=1.0, clip_range=3.0, lower=-3, upper=3,
+                                             sigma=data.sigma, sigma_global=data.sigma_global,
+                                             public_w=stratified.public_weights(data.public_groups, labels),
+                                             n_sims=20, rng=1)
+    for m in strat_experiments.METHODS:
+        draws = strat_experiments.parity_draws(sim, m)
+        for i in range(0, 20, 7):
+            phi = stratified.parity_error(sim.true_overall, sim.overall[m][i], sim.true_groups, sim.groups[m][i])
+            assert draws[i] == pytest.approx(float(phi), rel=1e-12)
+
+
+def test_trend_view_synthetic_and_summaries():
+    view = strat_experiments.trend_view("k", runs=2, seed=3, n=1000, alpha=1.0)
+    assert view.x == "k" and view.grid == (2, 3, 6, 9, 12, 18)
+    assert len(view.rows) == 6 * 2 * len(strat_experiments.METHODS)
+    summary = view.summary("error")
+    first = summary[(summary["k"] == 2) & (summary["method"] == "CoinPress")].iloc[0]
+    errors = [r["error"] for r in view.rows if r["k"] == 2 and r["method"] == "CoinPress"]
+    assert first["mean"] == pytest.approx(np.mean(errors)) and first["count"] == 2
+    assert first["se"] == pytest.approx(np.std(errors, ddof=1) / np.sqrt(2))
+    assert set(view.to_dict()["summary"]) == {"error"}
+    capped = strat_experiments.trend_view("epsilon", runs=1, seed=3, n=50_000, k=3)
+    assert capped.settings["n"] == 20_000  # the page's cap
+    with pytest.raises(DPInputError, match="unknown experiment"):
+        strat_experiments.trend_view("gamma", seed=1)
+
+
+def test_trend_view_acs_epsilon_has_parity():
+    view = strat_experiments.trend_view("acs_eps", runs=1, seed=2, variable="AGEP (age, years)")
+    assert view.measures == ("error", "parity error") and view.grid == strat_experiments.SWEEPS["acs_eps"][1]
+    parity = view.summary("parity error")
+    assert (parity["mean"] > 0).all()
+
+
+def test_bounds_view_is_figure_1_and_the_ny_example():
+    view = strat_experiments.bounds_view(196_967, 9)
+    assert view.actual == pytest.approx(view.example.actual)  # the NY sizes: n and k match
+    a = view.curves["alpha"]
+    assert a[0] == pytest.approx(0.1) and a[-1] == pytest.approx(1.0) and a.size == 91
+    np.testing.assert_allclose(view.curves["expected, Dirichlet (Thm. 10)"],
+                               stratified.sum_log_expected_dirichlet(196_967, 9, a))
+    assert view.example.improvement == pytest.approx(0.72, abs=0.01)  # not the paper's ~80 %
+    assert strat_experiments.bounds_view(1000, 9).actual is None
+    assert json.loads(json.dumps(view.to_dict()))["ny_example"]["k"] == 9
+    with pytest.raises(DPInputError, match="at least k"):
+        strat_experiments.bounds_view(50, 100)
+
+
+def test_accounting_view_costs():
+    view = strat_experiments.accounting_view(0.5, 12)
+    d = view.to_dict()
+    assert d["all_groups"] == 0.5 and d["groups_plus_fresh_global"] == 1.0 and d["if_group_can_change"] == 1.0
+    assert d["coinpress_rho"] == 0.125
+    assert d["coinpress_epsilon"] == pytest.approx(0.125 + 2 * np.sqrt(0.125 * np.log(1e6)))
+    assert d["coinpress_plus_fresh_epsilon"] == pytest.approx(0.25 + 2 * np.sqrt(0.25 * np.log(1e6)))
+    assert any("parallel composition" in line for line in d["lines"])
+
+
+def test_synthesizer_view_runs_on_the_acs_excerpt():
+    view = strat_experiments.synthesizer_view(runs=1, seed=4)
+    assert view.epsilons == strat_experiments.SYNTH_EPSILONS
+    assert len(view.rows) == len(view.epsilons) * 2
+    parity = view.summary("parity error")
+    assert set(parity["method"]) == {"vanilla (one model)", "stratified (one model per group)"}
+    assert set(view.to_dict()["summary"]) == {"parity error", "max disparity"}
