@@ -18,7 +18,7 @@ Where the ledger lives (:func:`default_url`): the URL given to :func:`open_ledge
 environment variable ``DPCORE_LEDGER_URL``; else the SQLite file
 ``$XDG_DATA_HOME/dpcore/ledger.db`` (``~/.local/share/dpcore/ledger.db``), outside the repository.
 URLs: ``sqlite:///relative/path.db`` and ``sqlite:////absolute/path.db`` (SQLAlchemy's convention:
-the path is what follows ``sqlite:///``), a plain file path, or ``postgresql://user@host:port/db``
+the path is what follows ``sqlite:///``), a ``pathlib.Path``, or ``postgresql://user@host:port/db``
 (also ``postgres://``; driver ``psycopg`` version 3, imported only when such a URL is opened).
 
 What is guaranteed:
@@ -119,8 +119,9 @@ def _sqlite_path(url: str) -> Path:
 def open_ledger(url: str | os.PathLike | None = None) -> "LedgerDB":
     """Open (creating the file, its folders and the tables when missing) the ledger database at ``url``.
 
-    ``url``: ``sqlite:///...``, ``postgresql://...`` / ``postgres://...``, a file path, or None for
-    :func:`default_url` (``DPCORE_LEDGER_URL`` or the default SQLite file).
+    ``url``: ``sqlite:///...``, ``postgresql://...`` / ``postgres://...``, a ``pathlib.Path`` of a SQLite
+    file, or None for :func:`default_url` (``DPCORE_LEDGER_URL`` or the default SQLite file). A bare
+    string without a scheme is refused (it would silently create a file named after a typo).
     """
     if url is None:
         url = default_url()
@@ -139,8 +140,9 @@ def open_ledger(url: str | os.PathLike | None = None) -> "LedgerDB":
         backend = _SqliteBackend(_sqlite_path(url))
     elif "://" in url:
         raise DPInputError(f"unsupported ledger URL {url.split('://')[0]!r}://...: use sqlite:///path.db or postgresql://...")
-    else:
-        backend = _SqliteBackend(Path(url).expanduser())
+    else:  # a bare string is refused rather than silently creating a database file named after it
+        raise DPInputError(f"a ledger URL starts with sqlite:/// or postgresql://, got {url[:60]!r}; for a file give "
+                           "'sqlite:////absolute/path/ledger.db' or a pathlib.Path")
     backend.init_schema()
     return LedgerDB(backend)
 

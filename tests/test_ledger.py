@@ -222,10 +222,11 @@ def test_urls_and_default_location(tmp_path, monkeypatch):
     L.open_ledger().account("ds", cap_epsilon=1.0).charge("c", epsilon=0.5)
     assert L.open_ledger(f"sqlite:///{tmp_path}/env/ledger.db").find_account("ds").spent_epsilon() == 0.5
     assert L.open_ledger(tmp_path / "env" / "ledger.db").find_account("ds").spent_epsilon() == 0.5  # a Path
-    assert L.open_ledger(str(tmp_path / "env" / "ledger.db")).find_account("ds") is not None  # a plain path
-    for bad in ("sqlite:///:memory:", "sqlite://", "mysql://x/y", "", "sqlite:relative.db"):
+    for bad in ("sqlite:///:memory:", "sqlite://", "mysql://x/y", "", "sqlite:relative.db", "abc", "1.0",
+                str(tmp_path / "plain.db")):
         with pytest.raises(DPInputError):
             L.open_ledger(bad)
+    assert not (tmp_path / "plain.db").exists() and not Path("abc").exists()  # no file made from a bad URL
     with pytest.raises(TypeError):
         L.open_ledger(42)
     with pytest.raises(DPInputError, match="cannot"):
