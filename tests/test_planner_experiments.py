@@ -1,0 +1,120 @@
+"""dpcore.experiments.planner: each view function against the dpcore.planner / dpcore.risk calls it
+stands for, its failures, and the whole-plan view from an array or from a table."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore import planner as planner_lib
+from dpcore.data import lognormal_incomes
+from dpcore.experiments import planner as planner_experiments
+from dpcore.validation import DPInputError
+
+VALUES = lognormal_incomes(3000, sigma=0.9, rng=11)
+GROUPS = planner_lib.planning_groups(VALUES.size, seed=11)
+PLAN = [{"kind": "gini", "params": {"upper": 1e6}, "rel_error": 0.1, "confidence": 0.9},
+        {"kind": "group_means", "params": {"upper": 5e5}, "rel_error": 0.05, "confidence": 0.95},
+        {"kind": "ratio", "params": {"threshold": 20_000.0}, "rel_error": 0.1, "confidence": 0.95}]
+
+
+@pytest.fixture(scope="module")
+def specs_and_stats():
+    specs = planner_experiments.statistic_specs(PLAN)
+    return specs, planner_experiments.build_statistics(VALUES, GROUPS, specs)
+
+
+def test_accuracy_first_is_solve_epsilon_per_statistic(specs_and_stats):
+    specs, stats = specs_and_stats
+    view = planner_experiments.accuracy_first(stats, specs, dots_seed=5, n_plausible=400)
+    expected = [planner_lib.solve_epsilon(s, sp.target).epsilon for s, sp in zip(stats, specs)]
+    assert [r.epsilon for r in view.rows] == expected
+    assert view.total_epsilon == pytest.approx(sum(expected), rel=1e-12)
+    total = view.total_epsilon
+    assert view.belief_from_1pct == pytest.approx(0.01 * math.exp(total) / (0.99 + 0.01 * math.exp(total)))
+    assert not view.failures and [r.kind for r in view.rows] == ["gini", "group_means", "ratio"]
+    # dots: quantiles (i + 1/2)/20 of the simulated relative errors, in percent, same seed
+    gini = stats[0]
+    sims = gini.simulate(expected[0], 400, rng=5)
+    ref = 100 * np.quantile(sims / gini.truth[None, :] - 1, (np.arange(20) + 0.5) / 20, axis=0).T
+    np.testing.assert_allclose(view.dots[0].errors_percent, ref, rtol=1e-12)
+    assert len(view.dots) == 3 and len(view.dots[1].labels) == 3  # three group means
+    json.dumps(view.to_dict())
+
+
+def test_accuracy_first_reports_an_unreachable_target_and_plans_the_rest():
+    plan = [dict(PLAN[0], params={"upper": 5_000.0}), PLAN[1]]
+    specs = planner_experiments.statistic_specs(plan)
+    view = planner_experiments.accuracy_first(planner_experiments.build_statistics(VALUES, GROUPS, specs), specs)
+    assert [label for label, _ in view.failures] == ["Gini index"]
+    assert "does not reach" in view.failures[0][1]
+    assert [r.kind for r in view.rows] == ["group_means"] and view.dots == ()
+    assert view.total_epsilon == view.rows[0].epsilon
+
+
+def test_budget_first_is_error_quantile(specs_and_stats):
+    specs, stats = specs_and_stats
+    view = planner_experiments.budget_first(stats, specs, [0.5, 0.25, 1.0])
+    for row, stat, spec, eps in zip(view.rows, stats, specs, [0.5, 0.25, 1.0]):
+        assert row.relative_error == stat.error_quantile(eps, spec.confidence)[0]
+        assert row.epsilon == eps and row.confidence == spec.confidence
+    assert view.total_epsilon == pytest.approx(1.75)
+    # more epsilon, less error (the same statistic)
+    more = planner_experiments.budget_first(stats, specs, [1.0, 0.5, 2.0])
+    assert all(a.relative_error < b.relative_error for a, b in zip(more.rows, view.rows))
+    with pytest.raises(DPInputError, match="one epsilon per statistic"):
+        planner_experiments.budget_first(stats, specs, [1.0])
+    with pytest.raises(DPInputError):
+        planner_experiments.budget_first(stats, specs, [1.0, -1.0, 1.0])
+
+
+def test_attacker_belief_formula():
+    view = planner_experiments.attacker_belief(3.0, 0.01)
+    assert view.largest_belief == pytest.approx(0.01 * math.exp(3) / (0.99 + 0.01 * math.exp(3)), rel=1e-12)
+    assert view.curve_epsilons == (0.1, 1.0, 3.0, 5.0)
+    priors = np.asarray(view.priors)
+    for eps, curve in zip(view.curve_epsilons, view.curves):
+        np.testing.assert_allclose(curve, priors * math.exp(eps) / (1 - priors + priors * math.exp(eps)), rtol=1e-12)
+    with pytest.raises(DPInputError):
+        planner_experiments.attacker_belief(1.0, 1.5)
+
+
+def test_planner_view_from_a_table_equals_the_arrays():
+    frame = pd.DataFrame({"income": VALUES, "region": GROUPS})
+    by_table = planner_experiments.planner_view(frame, statistics=PLAN, income_column="income",
+                                                group_column="region", allocation=[1.0, 1.0, 1.0])
+    specs = planner_experiments.statistic_specs(PLAN)
+    stats = planner_experiments.build_statistics(VALUES, GROUPS.astype(str), specs)
+    direct = planner_experiments.accuracy_first(stats, specs)
+    assert by_table.accuracy.rows == direct.rows
+    assert by_table.budget.rows == planner_experiments.budget_first(stats, specs, [1.0, 1.0, 1.0]).rows
+    # an array: random planning groups drawn with group_seed
+    by_array = planner_experiments.planner_view(VALUES, statistics=PLAN, group_seed=11)
+    assert by_array.accuracy.rows == direct.rows and by_array.budget is None
+    out = by_table.to_dict()
+    assert out["statistics"][0] == {"kind": "gini", "params": {"upper": 1e6}, "rel_error": 0.1, "confidence": 0.9}
+    json.dumps(out)
+
+
+@pytest.mark.parametrize("plan, match", [
+    ([], "no statistics"),
+    ([PLAN[0], PLAN[0]], "planned once"),
+    ([{"kind": "median"}], "unknown statistic"),
+    ([{"kind": "gini", "rel_error": -0.1}], "rel"),
+    ([{"kind": "gini", "confidence": 1.5}], "confidence"),
+    ([{"params": {}}], "needs a 'kind'"),
+])
+def test_bad_plans(plan, match):
+    with pytest.raises(DPInputError, match=match):
+        planner_experiments.statistic_specs(plan)
+
+
+def test_planner_view_bad_columns():
+    frame = pd.DataFrame({"income": VALUES[:50], "region": GROUPS[:50]})
+    with pytest.raises(DPInputError, match="income_column"):
+        planner_experiments.planner_view(frame, statistics=PLAN[:1], income_column="wage")
+    with pytest.raises(DPInputError, match="group_column"):
+        planner_experiments.planner_view(VALUES, statistics=PLAN[:1], group_column="region")
