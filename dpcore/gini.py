@@ -697,28 +697,31 @@ def _saturated(smooth_value: float, gs: float, noise_scale: float, gamma: float,
 class GiniRelease:
     """One DP release of the Gini index (eq. (1)) and the parameters that produced it.
 
-    ``value`` is the only DP output. ``noise_scale = S_beta(X)/alpha`` and ``smooth_sensitivity``
-    depend on the data; the paper (and the posterior) treat them as known, but publishing them is
-    not covered by the DP guarantee. ``confidential_*`` fields describe the data and must not be
-    published; ``confidential_true_value`` is None unless asked for.
-    ``saturated``: the release is meaningless (S_beta hit the global sensitivity, or the median
-    absolute noise is >= 0.5).
+    ``value`` is the only DP output. Every other data-dependent field is named ``confidential_*``
+    (issue 11) and must not be published: ``confidential_noise_scale = S_beta(X)/alpha`` and
+    ``confidential_smooth_sensitivity`` (the paper and the posterior treat them as known, but
+    publishing them is not covered by the DP guarantee), ``confidential_k_star`` (the distance that
+    maximises e^(-beta k) A^(k)), ``confidential_saturated`` (the release is meaningless: S_beta hit
+    the global sensitivity, or the median absolute noise is >= 0.5), the clipping counts, and
+    ``confidential_true_value`` (None unless asked for). The old names ``noise_scale``,
+    ``smooth_sensitivity``, ``k_star``, ``saturated`` remain as read-only aliases for the
+    exploration pages (deprecated).
     """
 
     value: float
-    noise_scale: float
+    confidential_noise_scale: float
     alpha: float
     beta: float
     epsilon: float
     gamma: float
-    smooth_sensitivity: float
-    k_star: int
+    confidential_smooth_sensitivity: float
+    confidential_k_star: int
     calibration: str
     method: str
     n: int
     lower: float
     upper: float
-    saturated: bool
+    confidential_saturated: bool
     definition: str = GINI_DEFINITION
     confidential_n_clipped_below: int = 0
     confidential_n_clipped_above: int = 0
@@ -728,6 +731,24 @@ class GiniRelease:
     rho: float | None = None       # zCDP noises only
     privacy_cost: Any = None       # dpcore.budget.PrivacyCost of this release (pure / approx / zCDP)
     sigma: float | None = None     # Laplace log-normal shape (Bun & Steinke 2019)
+
+    # Deprecated read-only aliases (issue 11 renamed the data-dependent fields to confidential_*); kept
+    # because exploration pages (ui/gini_views.py) and dpcore.smooth_noises read the old names.
+    @property
+    def noise_scale(self) -> float:
+        return self.confidential_noise_scale
+
+    @property
+    def smooth_sensitivity(self) -> float:
+        return self.confidential_smooth_sensitivity
+
+    @property
+    def k_star(self) -> int:
+        return self.confidential_k_star
+
+    @property
+    def saturated(self) -> bool:
+        return self.confidential_saturated
 
 
 def _check_gamma(gamma: Any) -> float:
@@ -784,10 +805,10 @@ def release_gini(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, up
     z = float(dist.rvs(1, gen)[0])
     g0 = _sorted_gini(xs)
     return GiniRelease(
-        value=g0 + scale * z, noise_scale=scale, alpha=cal.alpha, beta=cal.beta, epsilon=epsilon,
-        gamma=gamma, smooth_sensitivity=ss.value, k_star=ss.k_star, calibration=calibration,
-        method=method, n=xs.size, lower=float(lower), upper=float(upper),
-        saturated=_saturated(ss.value, ss.global_sensitivity, scale, gamma, dist),
+        value=g0 + scale * z, confidential_noise_scale=scale, alpha=cal.alpha, beta=cal.beta, epsilon=epsilon,
+        gamma=gamma, confidential_smooth_sensitivity=ss.value, confidential_k_star=ss.k_star,
+        calibration=calibration, method=method, n=xs.size, lower=float(lower), upper=float(upper),
+        confidential_saturated=_saturated(ss.value, ss.global_sensitivity, scale, gamma, dist),
         confidential_n_clipped_below=n_below, confidential_n_clipped_above=n_above,
         confidential_true_value=g0 if include_confidential else None,
         noise=cal.noise, delta=cal.delta, rho=cal.rho, privacy_cost=cal.cost, sigma=cal.sigma)
