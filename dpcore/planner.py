@@ -961,6 +961,12 @@ def make_statistic(kind: str, values, groups=None, **params) -> PlannedStatistic
             raise DPInputError(f"values ({x.size}) and groups ({g.shape[0]}) must have the same length")
         labels = sorted(set(g.tolist()))
     if kind == "gini":
+        if params.get("noise", "cauchy") != "cauchy":  # light-tailed smooth noises (issue 17)
+            from .smooth_noises import gini_planned_statistic
+
+            return gini_planned_statistic(x, lower=float(params.get("lower", 0.0)), upper=float(params["upper"]),
+                                          noise=params["noise"], delta=params.get("delta"),
+                                          calibration=params.get("calibration", "tight"))
         return GiniStatistic(x, float(params.get("lower", 0.0)), float(params["upper"]),
                              gamma=float(params.get("gamma", 2.0)), calibration=params.get("calibration", "tight"))
     if kind == "mean":

@@ -87,6 +87,7 @@ __all__ = [
     "sample_smooth_noise",
     "release_noise",
     "release_posterior",
+    "gini_planned_statistic",
 ]
 
 #: name -> one-line description (the names outside checks use).
@@ -402,14 +403,20 @@ def lln_optimal_sigma(epsilon_cdp: float, beta: float) -> float:
 
 @lru_cache(maxsize=512)
 def _rho_for_approx(epsilon: float, delta: float) -> float:
-    lo, hi = 0.0, epsilon * epsilon / 2.0 + epsilon  # rho + 2 sqrt(rho L) >= rho > epsilon beyond hi
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
+    # bracket: Bun-Steinke's rho + 2 sqrt(rho ln(1/delta)) <= epsilon gives a valid lower end (CKS is never
+    # larger); rho = epsilon is above the answer (the conversion is >= rho). Bisection in log rho.
+    log1d = math.log(1.0 / delta)
+    lo = (math.sqrt(log1d + epsilon) - math.sqrt(log1d)) ** 2
+    hi = epsilon
+    if budget.zcdp_to_approx_dp(hi, delta) <= epsilon:  # pragma: no cover - the conversion exceeds rho
+        return hi
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
         if budget.zcdp_to_approx_dp(mid, delta) <= epsilon:
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 1e-9 * hi:
+        if hi - lo <= 1e-7 * hi:
             break
     return lo
 
@@ -654,6 +661,117 @@ def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: A
 
     return gini_posterior(release.value, noise_scale=release.noise_scale, gamma=release.gamma,
                           prior=prior, noise=release_noise(release), **grid_options)
+
+
+# ---------------------------------------------------------------------------------------------
+# Planner: the Gini statistic with a light-tailed noise (dpcore.planner.make_statistic(noise=...))
+# ---------------------------------------------------------------------------------------------
+
+def _secure_source():
+    try:
+        from .rng import secure_generator
+    except ImportError:  # pragma: no cover - older layout
+        from .noise import secure_generator
+    return secure_generator()
+
+
+@lru_cache(maxsize=1)
+def _gini_noise_statistic_class():
+    """Built on first use: dpcore.planner imports dpcore.noise, which imports this module."""
+    from dataclasses import dataclass as _dataclass
+
+    from . import planner
+
+    @_dataclass(frozen=True, eq=False)
+    class GiniNoiseStatistic(planner.GiniStatistic):
+        """The planner's Gini with a light-tailed smooth noise ("laplace" or "laplace_lognormal").
+
+        Same truth, clipping bias and smooth sensitivity as :class:`dpcore.planner.GiniStatistic`; the
+        noise law, (alpha, beta) and the privacy cost come from :func:`smooth_calibration` at
+        (epsilon, ``delta``): the cost is (epsilon, delta) for "laplace" and rho-zCDP (rho implying
+        (epsilon, delta)) for "laplace_lognormal", so the ledger composes it in its own currency and
+        :func:`dpcore.planner.solve_epsilon` solves epsilon for either noise unchanged.
+        Real releases draw Z from the OS CSPRNG (SecureRandom) in floating point, clamp to [0, 1]
+        and are rounded by dpcore.release; unlike the Cauchy path there is no OpenDP-certified sampler.
+        """
+
+        noise: str = "laplace"
+        delta: float = DEFAULT_DELTA
+
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            name = check_noise(self.noise)
+            if name == "cauchy":
+                raise DPInputError("use dpcore.planner.GiniStatistic for the generalized Cauchy")
+            object.__setattr__(self, "delta", check_delta(self.delta))
+            object.__setattr__(self, "_cals", {})
+            object.__setattr__(self, "mechanism", f"Gini + (S_beta/alpha) * Z, Z ~ {SMOOTH_NOISES[name]}")
+
+        def _calibration(self, eps: float) -> SmoothCalibration:
+            key = round(float(eps), 12)
+            if key not in self._cals:
+                self._cals[key] = smooth_calibration(self.noise, eps, delta=self.delta, mode=self.calibration)
+            return self._cals[key]
+
+        def scale(self, epsilon) -> float:
+            eps = check_epsilon(epsilon)
+            key = round(eps, 12)
+            if key not in self._scales:
+                cal = self._calibration(eps)
+                self._scales[key] = self._smooth_sensitivity(eps, cal.beta) / cal.alpha
+            return self._scales[key]
+
+        def _dist(self, eps: float):
+            return noise_distribution(self._calibration(eps))
+
+        def privacy_cost(self, epsilon: float) -> budget.PrivacyCost:
+            return self._calibration(check_epsilon(epsilon)).cost
+
+        def certified_cost(self, epsilon) -> tuple[float, float]:
+            cal = self._calibration(check_epsilon(epsilon))
+            return float(cal.epsilon), float(cal.delta)
+
+        def prob_within(self, epsilon, rel_error):
+            eps = check_epsilon(epsilon)
+            t = float(self._rel_tolerance(rel_error)[0])
+            s = self.scale(eps)
+            c = self.bias
+            dist = self._dist(eps)
+            p = float(dist.cdf((t - c) / s) - dist.cdf((-t - c) / s))
+            return min(max(p, 0.0), 1.0), 0.0
+
+        def simulate(self, epsilon, n, rng=None):
+            eps = check_epsilon(epsilon)
+            z = self._dist(eps).rvs(n, as_generator(rng))
+            return (self._clipped + self.scale(eps) * z)[:, None]
+
+        def release_draw(self, epsilon, rng=None):
+            eps = check_epsilon(epsilon)
+            cal = self._calibration(eps)
+            gen = _secure_source() if rng is None else as_generator(rng)
+            confidential_noise_scale = self._smooth_sensitivity(eps, cal.beta) / cal.alpha
+            z = float(noise_distribution(cal).rvs(1, gen)[0])
+            value = min(max(self._clipped + confidential_noise_scale * z, 0.0), 1.0)  # post-processing
+            return planner.StatisticRelease(
+                np.array([value]), f"dpcore.smooth_noises {cal.noise} (floating-point sampler, os.urandom)",
+                cal.statement(), float(cal.epsilon), float(cal.delta), self.neighbouring, rng is not None,
+                ("the noise scale S_beta(X)/alpha depends on the data and is not published",
+                 "clamped to [0, 1] (post-processing)"))
+
+        def params(self):
+            out = dict(super().params())
+            out.update(noise=self.noise, delta=self.delta)
+            return out
+
+    return GiniNoiseStatistic
+
+
+def gini_planned_statistic(values: Any, *, lower: float = 0.0, upper: float, noise: str = "laplace",
+                           delta: float | None = None, calibration: str = "tight", gamma: float = 2.0) -> Any:
+    """A ``dpcore.planner`` Gini statistic with a light-tailed noise (what ``make_statistic("gini", noise=...)`` builds)."""
+    cls = _gini_noise_statistic_class()
+    return cls(values, float(lower), float(upper), gamma=float(gamma), calibration=calibration,
+               noise=check_noise(noise), delta=DEFAULT_DELTA if delta is None else delta)
 
 
 # ---------------------------------------------------------------------------------------------

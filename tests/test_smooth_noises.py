@@ -222,3 +222,50 @@ def test_issue_target_light_tail_at_eps_1(incomes):
     assert sl * dl.abs_quantile(0.99) <= 0.2 * sc * dc.abs_quantile(0.99)
     assert sl * dl.abs_quantile(0.5) <= 1.5 * sc * dc.abs_quantile(0.5)
     assert math.isfinite(dl.variance)
+
+
+# ------------------------------------------------------------------------------------ planner, ledger, rivals
+
+def test_planner_solves_epsilon_for_each_noise_and_ledger_composes(incomes):
+    from dpcore import planner
+
+    u = float(incomes.max())
+    target = planner.AccuracyTarget(0.01, 0.95)
+    solved = {}
+    for name, kind in (("cauchy", "pure"), ("laplace", "approx"), ("laplace_lognormal", "zcdp")):
+        stat = planner.make_statistic("gini", incomes, upper=u, noise=name)
+        assert stat.privacy_cost(1.0).kind == kind
+        sol = planner.solve_epsilon(stat, target)
+        solved[name] = sol.epsilon
+        # at the solved epsilon the exact probability meets the target
+        assert stat.prob_within(sol.epsilon * 1.001, 0.01)[0] >= 0.95 - 1e-9
+    assert solved["laplace"] < 0.5 * solved["cauchy"]  # the light tail needs far less epsilon for 1% at 95%
+    ledger = budget.Ledger(cap=budget.BudgetCap(epsilon=3.0, delta=1e-5))
+    stat = planner.make_statistic("gini", incomes, upper=u, noise="laplace")
+    ledger.charge("gini laplace", stat.privacy_cost(1.0))
+    ledger.charge("gini cauchy", planner.make_statistic("gini", incomes, upper=u).privacy_cost(1.0))
+    assert ledger.spent_approx(1e-6) == pytest.approx((2.0, 1e-6))
+    zc = planner.make_statistic("gini", incomes, upper=u, noise="laplace_lognormal").privacy_cost(1.0)
+    ledger.charge("gini lln", zc)
+    eps_total, delta_total = ledger.spent_approx(1e-6)
+    assert eps_total == pytest.approx(3.0, abs=1e-6) and delta_total == pytest.approx(2e-6)
+    draw = stat.release_draw(1.0, rng=3)
+    assert 0 <= draw.values[0] <= 1 and draw.delta == 1e-6
+
+
+def test_percentile_and_ratio_rivals_take_noise():
+    from dpcore import percentiles, ratio
+
+    x = np.random.default_rng(1).lognormal(10.5, 0.9, 5000)
+    for name, kind in (("cauchy", "pure"), ("laplace", "approx"), ("laplace_lognormal", "zcdp")):
+        rel = percentiles.release_percentiles_smooth(x, epsilon=1.0, noise=name, rng=2, upper=300_000)
+        assert rel.noise == name and rel.privacy_cost.kind == kind and np.all(np.isfinite(rel.values))
+        rr = ratio.smooth_ratio_cauchy(500, 400, epsilon=1.0, noise=name, rng=1, calibration="paper")
+        assert math.isfinite(rr.value)
+        if name != "cauchy":
+            assert rr.privacy_cost.kind == kind
+    # laplace per-percentile deltas add up to the total (basic composition)
+    lap = percentiles.release_percentiles_smooth(x, epsilon=1.0, noise="laplace", delta=3e-6, rng=2, upper=300_000)
+    assert lap.privacy_cost == budget.approx(1.0, 3e-6)
+    with pytest.raises(DPInputError):
+        percentiles.release_percentiles_smooth(x, epsilon=1.0, noise="nope")
