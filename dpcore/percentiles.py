@@ -16,8 +16,13 @@ What is here
   :func:`exponential_mechanism_log_density`, :func:`release_percentiles_em`.
 * Credible intervals for the percentiles of a released histogram: :func:`percentile_credible_intervals`.
 * Accuracy (Section 5.2): :func:`relative_accuracy` (eq. 5.1), :func:`summed_l1_error`.
-* Many cells from the real PSEO table: :func:`load_pseo_cells`, :func:`synthesize_cell_earnings`,
-  plus vectorised simulation helpers for Figures 1-3.
+* Vectorised helpers for many cells and many draws: :func:`cell_bin_counts`,
+  :func:`simulate_histogram_percentiles`, :func:`smooth_sensitivity_many_betas`.
+
+The PSEO table loader, the planning-data synthesizer, the page's view functions and the paper's
+accuracy experiments (Figures 1-3) live in :mod:`dpcore.experiments.percentiles`; their old names
+(``load_pseo_cells``, ``synthesize_cell_earnings``, ``make_cell_panel``, ``simulate_accuracy``, ...)
+still resolve here.
 
 Neighbouring relation and what is public
 ----------------------------------------
@@ -60,7 +65,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -114,9 +118,9 @@ __all__ = [
     "percentile_credible_intervals",
     "relative_accuracy",
     "summed_l1_error",
-    "load_pseo_cells",
-    "synthesize_cell_earnings",
-    "synthesize_cells",
+    "cell_bin_counts",
+    "simulate_histogram_percentiles",
+    "smooth_sensitivity_many_betas",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -852,106 +856,6 @@ def summed_l1_error(protected: Any, true: Any) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
-# Many cells from the real PSEO table
-# ---------------------------------------------------------------------------------------------
-
-AGG_LEVELS = {
-    48: "institution x degree x 4-digit field x cohort (finest, disjoint)",
-    44: "institution x degree x cohort (all fields)",
-    42: "institution x degree x 4-digit field (all cohorts)",
-    38: "institution x degree (all fields, all cohorts)",
-}
-
-
-def load_pseo_cells(path: str | Path, *, horizon: str = "y1", agg_level: int | None = 48):
-    """Published cells of the PSEO release table: n, p25, p50, p75 and labels (a pandas DataFrame).
-
-    Keeps rows with status 1 (published) for the chosen horizon ("y1", "y5", "y10") and, when
-    ``agg_level`` is given, one aggregation level (cells of one level are disjoint).
-    """
-    import pandas as pd
-
-    if horizon not in ("y1", "y5", "y10"):
-        raise DPInputError(f"horizon must be 'y1', 'y5' or 'y10', got {horizon!r}")
-    try:
-        frame = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise DPInputError(f"cannot read the PSEO table {path}: {exc}") from None
-    need = [f"status_{horizon}_earnings", f"{horizon}_grads_earn", f"{horizon}_p25_earnings",
-            f"{horizon}_p50_earnings", f"{horizon}_p75_earnings", "agg_level_pseo"]
-    missing = [c for c in need if c not in frame.columns]
-    if missing:
-        raise DPInputError(f"the PSEO table lacks columns {missing}")
-    keep = frame[f"status_{horizon}_earnings"] == 1
-    if agg_level is not None:
-        keep &= frame["agg_level_pseo"] == int(agg_level)
-    sub = frame.loc[keep]
-    out = pd.DataFrame({
-        "n": sub[f"{horizon}_grads_earn"].astype(int).to_numpy(),
-        "p25": sub[f"{horizon}_p25_earnings"].astype(float).to_numpy(),
-        "p50": sub[f"{horizon}_p50_earnings"].astype(float).to_numpy(),
-        "p75": sub[f"{horizon}_p75_earnings"].astype(float).to_numpy(),
-        "institution": sub.get("institution_name", pd.Series("", index=sub.index)).astype(str).to_numpy(),
-        "degree_level": sub["degree_level"].to_numpy() if "degree_level" in sub else 0,
-        "cipcode": sub["cipcode"].astype(str).to_numpy() if "cipcode" in sub else "",
-        "agg_level": sub["agg_level_pseo"].to_numpy(),
-    })
-    out = out[(out.n >= 2) & (out.p25 > 0) & (out.p25 <= out.p50) & (out.p50 <= out.p75)]
-    if out.empty:
-        raise DPInputError("no published cells match this selection")
-    return out.reset_index(drop=True)
-
-
-_Z75 = float(special.ndtri(0.75))
-
-
-def synthesize_cell_earnings(p25: float, p50: float, p75: float, n: int, rng=None) -> np.ndarray:
-    """n earnings whose quartiles match (p25, p50, p75): a two-piece log-normal, stratified draws.
-
-    log e = ln p50 + s z, z standard normal, s = ln(p50/p25)/z_.75 below the median and
-    ln(p75/p50)/z_.75 above: its quartiles are exactly p25, p50, p75. Draws use stratified
-    uniforms u_i = (pi(i) + V_i)/n, so sample quartiles land within one stratum of the targets.
-    Stands in for the confidential microdata behind a published cell (planning data).
-    """
-    n = check_int(n, "cell size", minimum=1)
-    p25 = check_positive(p25, "p25")
-    p50 = check_positive(p50, "p50")
-    p75 = check_positive(p75, "p75")
-    if not p25 <= p50 <= p75:
-        raise DPInputError("need p25 <= p50 <= p75")
-    gen = as_generator(rng)
-    return _two_piece(np.full(n, p25), np.full(n, p50), np.full(n, p75), gen, np.zeros(n, dtype=np.int64), np.array([n]))
-
-
-def _two_piece(p25, p50, p75, gen, cell, sizes) -> np.ndarray:
-    # stratified uniforms within each cell
-    total = cell.size
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    pos = np.arange(total) - offsets[cell]
-    perm_key = gen.random(total)
-    order = np.lexsort((perm_key, cell))  # random order within each cell
-    rank_in_cell = np.empty(total, dtype=np.int64)
-    rank_in_cell[order] = pos
-    u = (rank_in_cell + gen.random(total)) / sizes[cell]
-    z = special.ndtri(np.clip(u, 1e-12, 1 - 1e-12))
-    s_lo = np.log(p50 / p25) / _Z75
-    s_hi = np.log(p75 / p50) / _Z75
-    return np.exp(np.log(p50) + np.where(z < 0, s_lo, s_hi) * z)
-
-
-def synthesize_cells(cells, rng=None) -> tuple[np.ndarray, np.ndarray]:
-    """Earnings for every cell of a :func:`load_pseo_cells` frame: (values, cell index), vectorised."""
-    n = cells["n"].to_numpy().astype(np.int64)
-    if np.any(n < 1):
-        raise DPInputError("every cell needs at least one person")
-    cell = np.repeat(np.arange(n.size), n)
-    gen = as_generator(rng)
-    vals = _two_piece(cells["p25"].to_numpy()[cell], cells["p50"].to_numpy()[cell], cells["p75"].to_numpy()[cell],
-                      gen, cell, n)
-    return vals, cell
-
-
-# ---------------------------------------------------------------------------------------------
 # Vectorised simulation helpers (Figures 1-3, accuracy curves)
 # ---------------------------------------------------------------------------------------------
 
@@ -991,189 +895,14 @@ def smooth_sensitivity_many_betas(values: Any, q: float, betas: Any, *, lower: f
     return float(x[rank - 1]), best
 
 
-# ---------------------------------------------------------------------------------------------
-# Accuracy experiments (Section 5, Figures 1-3)
-# ---------------------------------------------------------------------------------------------
-
-CELL_SIZE_BREAKS = (2, 30, 60, 120, 300, 1000, math.inf)
-CELL_SIZE_LABELS = ("2-29", "30-59", "60-119", "120-299", "300-999", "1000+")
-METHOD_LABELS = {
-    "lognormal": "Log-normal bins",
-    "even": "Even bins",
-    "pseo": "PSEO bins (Table 1)",
-    "smooth_paper": "Smooth sensitivity (paper constants)",
-    "smooth_tight": "Smooth sensitivity (tight constants)",
-    "em": "Exponential mechanism",
-}
+# Names that moved to dpcore.experiments.percentiles (resolved lazily: that module imports this one).
+_MOVED = ("AGG_LEVELS", "load_pseo_cells", "synthesize_cell_earnings", "synthesize_cells", "CELL_SIZE_BREAKS",
+          "CELL_SIZE_LABELS", "size_category", "CellPanel", "make_cell_panel", "simulate_accuracy")
 
 
-def size_category(n: Any) -> np.ndarray:
-    """Cell-size class labels (Figure 2): 2-29, 30-59, 60-119, 120-299, 300-999, 1000+."""
-    n = np.asarray(n)
-    idx = np.searchsorted(np.asarray(CELL_SIZE_BREAKS[1:-1]), n, side="right")
-    return np.asarray(CELL_SIZE_LABELS, dtype=object)[idx]
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        from .experiments import percentiles as percentile_experiments
 
-
-@dataclass(frozen=True)
-class CellPanel:
-    """Earnings of many cells (planning data) with their true percentiles x_(M)."""
-
-    values: np.ndarray  # all earnings, grouped by cell (cell index non-decreasing)
-    cell: np.ndarray  # cell index of each value
-    n: np.ndarray  # cell sizes
-    q: np.ndarray
-    true: np.ndarray  # (cells, len(q)) order statistics x_(M), M = ceil(q n / 100)
-
-    @property
-    def n_cells(self) -> int:
-        return int(self.n.size)
-
-    def cell_values(self, i: int) -> np.ndarray:
-        start = int(self.n[:i].sum())
-        return self.values[start:start + int(self.n[i])]
-
-
-def make_cell_panel(values: Any, cell: Any, q: Any = (25, 50, 75)) -> CellPanel:
-    """Group earnings by cell (cells numbered 0..C-1, each with >= 2 people) and compute true percentiles."""
-    x = np.asarray(values, dtype=float)
-    c = np.asarray(cell)
-    if x.shape != c.shape or x.ndim != 1:
-        raise DPInputError("values and cell must be 1-D arrays of the same length")
-    if x.size == 0:
-        raise DPInputError("no cells: the panel is empty")
-    if not np.all(np.isfinite(x)) or np.any(x < 0):
-        raise DPInputError("earnings must be finite and >= 0")
-    qa = _check_q(q)
-    order = np.lexsort((x, c))
-    x, c = x[order], c[order].astype(np.int64)
-    n = np.bincount(c)
-    if np.any(n < 2):
-        raise DPInputError(f"every cell needs at least 2 people; {int(np.sum(n < 2))} cell(s) have fewer")
-    starts = np.concatenate([[0], np.cumsum(n)[:-1]])
-    ranks = np.ceil(np.round(qa[None, :] * n[:, None] / 100.0, 9)).astype(np.int64).clip(1, n[:, None])
-    true = x[starts[:, None] + ranks - 1]
-    return CellPanel(x, c, n, qa, true)
-
-
-def _progress(cb, frac: float, text: str) -> None:
-    if cb is not None:
-        cb(min(max(frac, 0.0), 1.0), text)
-
-
-def simulate_accuracy(panel: CellPanel, *, epsilons: Sequence[float], q: float = 50,
-                      bin_counts: Sequence[int] = (20,), schemes: Sequence[str] = ("lognormal", "even"),
-                      rivals: Sequence[str] = ("smooth_paper", "smooth_tight", "em"), n_draws: int = 20,
-                      relation: str = "replace", rival_percentiles: int = 3, rng=None,
-                      progress=None):
-    """Mean relative accuracy (eq. 5.1) of the q-th percentile per cell, method, bin count and epsilon.
-
-    Histogram schemes ("lognormal", "even", "pseo") are run for every bin count ("pseo" has 21);
-    the rivals ("smooth_paper", "smooth_tight", "em") do not depend on bins. ``n_draws`` noise draws
-    per setting (the paper used 20). Rivals spend epsilon / ``rival_percentiles`` on this percentile
-    (3 = the fair comparison: the histogram releases all three percentiles for epsilon; 1 = the
-    paper's figures, where each smooth-sensitivity percentile was a separate query). Returns a
-    pandas DataFrame with columns method, n_bins, epsilon, cell, n, size, rel_accuracy, l1_error.
-    ``progress(frac, text)`` is called as the work advances.
-    """
-    import pandas as pd
-
-    eps_arr = np.array([check_epsilon(e) for e in epsilons], dtype=float)
-    if eps_arr.size == 0:
-        raise DPInputError("give at least one epsilon")
-    qv = float(_check_q([q])[0])
-    n_draws = check_int(n_draws, "noise draws", minimum=1, maximum=100_000)
-    rival_percentiles = check_int(rival_percentiles, "percentiles sharing the rivals' budget", minimum=1)
-    _check_relation(relation)
-    gen = as_generator(rng)
-    if qv not in panel.q:
-        raise DPInputError(f"the panel has no true {qv:g}th percentile; build it with q including {qv:g}")
-    true = panel.true[:, int(np.flatnonzero(panel.q == qv)[0])]
-    cells = np.arange(panel.n_cells)
-    sizes = size_category(panel.n)
-    frames: list = []
-    jobs = [(s, b) for s in schemes for b in ((21,) if s == "pseo" else bin_counts)]
-    total_steps = len(jobs) * eps_arr.size + len(rivals) * eps_arr.size + (panel.n_cells if any(
-        r.startswith("smooth") for r in rivals) else 0)
-    step = 0
-
-    def add(method, n_bins, eps, est):  # est: (n_draws, cells)
-        acc = relative_accuracy(est, true[None, :]).mean(axis=0)
-        l1 = np.abs(est - true[None, :]).mean(axis=0)
-        frames.append((method, n_bins, eps, acc, l1))
-
-    for scheme, m in jobs:
-        edges = bin_edges(scheme, m)
-        counts = cell_bin_counts(panel.values, panel.cell, panel.n_cells, edges)
-        for eps in eps_arr:
-            est = simulate_histogram_percentiles(counts, edges, epsilon=eps, q=[qv], n_draws=n_draws, rng=gen,
-                                                 relation=relation)[:, :, 0]
-            add(scheme, edges.size - 1, eps, est)
-            step += 1
-            _progress(progress, step / total_steps, f"{METHOD_LABELS[scheme]}, {edges.size - 1} bins, epsilon {eps:g}")
-    eps_q = eps_arr / rival_percentiles
-    smooth_modes = [r for r in rivals if r.startswith("smooth")]
-    if smooth_modes:
-        cals = {mode: [noise.smooth_noise_calibration(float(e), 4.0, mode=mode.split("_")[1]) for e in eps_q]
-                for mode in smooth_modes}
-        betas = np.unique(np.concatenate([[c.beta for c in cs] for cs in cals.values()]))
-        s_all = np.empty((panel.n_cells, betas.size))
-        starts = np.concatenate([[0], np.cumsum(panel.n)[:-1]])
-        for i in range(panel.n_cells):
-            xs = np.clip(panel.values[starts[i]:starts[i] + panel.n[i]], PSEO_LOWER, PSEO_TOP)
-            rank = percentile_rank(int(panel.n[i]), qv)
-            s_all[i] = _smooth_from_profile(xs, rank, PSEO_LOWER, PSEO_TOP, betas)[0]
-            step += 1
-            if i % 50 == 0:
-                _progress(progress, step / total_steps, f"smooth sensitivity of cell {i + 1} of {panel.n_cells}")
-        h = noise.GeneralizedCauchy(4.0)
-        clipped_true = np.clip(true, PSEO_LOWER, PSEO_TOP)
-        for mode in smooth_modes:
-            for eps, cal in zip(eps_arr, cals[mode]):
-                s = s_all[:, int(np.searchsorted(betas, cal.beta))]
-                z = h.rvs((n_draws, panel.n_cells), rng=gen)
-                add(mode, 0, eps, clipped_true[None, :] + (s / cal.alpha)[None, :] * z)
-                step += 1
-                _progress(progress, step / total_steps, f"{METHOD_LABELS[mode]}, epsilon {eps:g}")
-    if "em" in rivals:
-        starts = np.concatenate([[0], np.cumsum(panel.n)[:-1]])
-        est = np.empty((eps_arr.size, n_draws, panel.n_cells))
-        for i in range(panel.n_cells):
-            xs = panel.values[starts[i]:starts[i] + panel.n[i]]
-            est[:, :, i] = _em_draws_many_eps(xs, eps_q, qv, n_draws, gen)
-            step += 1 / max(1, panel.n_cells) * eps_arr.size
-            if i % 50 == 0:
-                _progress(progress, step / total_steps, f"exponential mechanism, cell {i + 1} of {panel.n_cells}")
-        for k, eps in enumerate(eps_arr):
-            add("em", 0, eps, est[k])
-    _progress(progress, 1.0, "done")
-    k = len(frames)
-    c = panel.n_cells
-    return pd.DataFrame({
-        "method": pd.Categorical(np.repeat([f[0] for f in frames], c)),
-        "n_bins": np.repeat([f[1] for f in frames], c),
-        "epsilon": np.repeat([f[2] for f in frames], c),
-        "cell": np.tile(cells, k),
-        "n": np.tile(panel.n, k),
-        "size": pd.Categorical(np.tile(sizes, k), categories=CELL_SIZE_LABELS, ordered=True),
-        "rel_accuracy": np.concatenate([f[3] for f in frames]) if k else np.empty(0),
-        "l1_error": np.concatenate([f[4] for f in frames]) if k else np.empty(0),
-    })
-
-
-def _em_draws_many_eps(x: np.ndarray, eps_q: np.ndarray, q: float, n_draws: int, gen) -> np.ndarray:
-    """Exponential-mechanism draws for several epsilons at once: shape (len(eps_q), n_draws)."""
-    xs = np.sort(np.clip(x, PSEO_LOWER, PSEO_TOP))
-    n = xs.size
-    pts = np.concatenate([[PSEO_LOWER], xs, [PSEO_TOP]])
-    lengths = np.diff(pts)
-    utility = -np.abs(np.arange(n + 1) - q * n / 100.0)
-    with np.errstate(divide="ignore"):
-        logw = np.log(lengths)[None, :] + 0.5 * eps_q[:, None] * utility[None, :]
-    logw -= logw.max(axis=1, keepdims=True)
-    cdf = np.cumsum(np.exp(logw), axis=1)
-    r = gen.random((eps_q.size, n_draws)) * cdf[:, -1:]
-    idx = np.empty((eps_q.size, n_draws), dtype=np.int64)
-    for k in range(eps_q.size):
-        idx[k] = np.searchsorted(cdf[k], r[k], side="right")
-    idx = np.minimum(idx, n)
-    return pts[idx] + gen.random((eps_q.size, n_draws)) * lengths[idx]
+        return getattr(percentile_experiments, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,8 @@ import pytest
 from scipy import stats
 
 from dpcore import noise
-from dpcore import percentiles as P
+from dpcore import percentiles
+from dpcore.experiments import percentiles as percentile_experiments
 
 P_MIN = 1e-3  # reject at p < 0.001 (fixed seeds: deterministic)
 
@@ -40,33 +41,33 @@ def test_two_sided_geometric_sampler_matches_pmf_and_a_wrong_eps_is_caught(eps):
 
 def test_noise_added_by_noisy_histogram_has_the_per_bin_law():
     """noisy - true over 3,000 releases (63,000 bins): two-sided geometric with epsilon / 2 (replace)."""
-    x = P.synthesize_cell_earnings(30_000, 41_000, 57_000, 150, rng=2)
-    true = P.histogram_counts(x).counts
+    x = percentile_experiments.synthesize_cell_earnings(30_000, 41_000, 57_000, 150, rng=2)
+    true = percentiles.histogram_counts(x).counts
     gen = np.random.default_rng(3)
-    z = np.concatenate([P.noisy_histogram(x, epsilon=1.2, rng=gen).counts - true for _ in range(3000)])
+    z = np.concatenate([percentiles.noisy_histogram(x, epsilon=1.2, rng=gen).counts - true for _ in range(3000)])
     assert _chisq_geometric(z, 0.6) > P_MIN
     assert _chisq_geometric(z, 1.2) < P_MIN  # had we forgotten the factor 2, this would be the law
 
 
 def test_posterior_count_sampler_is_noisy_minus_geometric():
     y = np.array([3, -2, 0, 40])
-    s = P.posterior_count_samples(y, 0.4, size=100_000, rng=4)
+    s = percentiles.posterior_count_samples(y, 0.4, size=100_000, rng=4)
     assert s.shape == (100_000, 4)
     for j in range(4):
         assert _chisq_geometric(y[j] - s[:, j], 0.4) > P_MIN
 
 
 def _coverage(n, eps, level, scheme, target, reps=2000, seed=0):
-    edges = P.bin_edges(scheme, 20)
-    x = P.synthesize_cell_earnings(30_000, 40_000, 55_000, n, rng=seed + 1)
-    true_counts = P.histogram_counts(x, edges).counts
-    truth = P.percentiles_from_histogram(true_counts, edges) if target == "histogram" else P.empirical_percentile(x)
+    edges = percentiles.bin_edges(scheme, 20)
+    x = percentile_experiments.synthesize_cell_earnings(30_000, 40_000, 55_000, n, rng=seed + 1)
+    true_counts = percentiles.histogram_counts(x, edges).counts
+    truth = percentiles.percentiles_from_histogram(true_counts, edges) if target == "histogram" else percentiles.empirical_percentile(x)
     gen = np.random.default_rng(seed)
-    eps_bin = P.epsilon_per_bin(eps)
+    eps_bin = percentiles.epsilon_per_bin(eps)
     hits = np.zeros(3)
     for chunk in range(reps // 200):
         noisy = true_counts + noise.sample_two_sided_geometric(eps_bin, (200, true_counts.size), rng=gen)
-        ci = P.percentile_credible_intervals(noisy, edges, epsilon_bin=eps_bin, level=level, n_samples=500,
+        ci = percentiles.percentile_credible_intervals(noisy, edges, epsilon_bin=eps_bin, level=level, n_samples=500,
                                              target=target, rng=gen)
         hits += ((ci.lower <= truth) & (truth <= ci.upper)).sum(axis=0)
     return hits / reps
@@ -90,11 +91,11 @@ def test_data_target_intervals_are_conservative():
 
 
 def test_credible_intervals_shape_and_order():
-    x = P.synthesize_cell_earnings(30_000, 40_000, 55_000, 300, rng=5)
-    rel = P.release_percentiles(x, epsilon=1.0, rng=6)
-    ci = P.percentile_credible_intervals(rel.noisy_counts, rel.edges, epsilon_bin=rel.epsilon_per_bin, rng=7)
+    x = percentile_experiments.synthesize_cell_earnings(30_000, 40_000, 55_000, 300, rng=5)
+    rel = percentiles.release_percentiles(x, epsilon=1.0, rng=6)
+    ci = percentiles.percentile_credible_intervals(rel.noisy_counts, rel.edges, epsilon_bin=rel.epsilon_per_bin, rng=7)
     assert ci.lower.shape == (3,) and np.all(ci.lower <= ci.center) and np.all(ci.center <= ci.upper)
-    wide = P.percentile_credible_intervals(rel.noisy_counts, rel.edges, epsilon_bin=rel.epsilon_per_bin, rng=7,
+    wide = percentiles.percentile_credible_intervals(rel.noisy_counts, rel.edges, epsilon_bin=rel.epsilon_per_bin, rng=7,
                                            target="data")
     assert np.all(wide.upper - wide.lower >= ci.upper - ci.lower - 1e-9)
 
@@ -102,8 +103,8 @@ def test_credible_intervals_shape_and_order():
 def test_exponential_mechanism_sampler_matches_interval_probabilities():
     x = np.array([12_000, 25_000, 25_000, 31_000, 47_000, 90_000.0])
     eps, q = 0.8, 50
-    draws = P.sample_exponential_mechanism(x, epsilon=eps, q=q, size=200_000, rng=8, lower=10_000, upper=100_000)
-    pts, lengths, logp = P._em_intervals(x, q, 10_000.0, 100_000.0, eps)
+    draws = percentiles.sample_exponential_mechanism(x, epsilon=eps, q=q, size=200_000, rng=8, lower=10_000, upper=100_000)
+    pts, lengths, logp = percentiles._em_intervals(x, q, 10_000.0, 100_000.0, eps)
     keep = lengths > 0
     cuts = pts
     idx = np.clip(np.searchsorted(cuts, draws, side="right") - 1, 0, lengths.size - 1)
@@ -117,12 +118,12 @@ def test_exponential_mechanism_sampler_matches_interval_probabilities():
 
 
 def test_smooth_release_noise_is_generalized_cauchy_4():
-    x = P.synthesize_cell_earnings(25_000, 38_000, 52_000, 80, rng=4)
+    x = percentile_experiments.synthesize_cell_earnings(25_000, 38_000, 52_000, 80, rng=4)
     gen = np.random.default_rng(9)
     z = []
-    truth = P.empirical_percentile(x, [50])[0]
+    truth = percentiles.empirical_percentile(x, [50])[0]
     for _ in range(1500):
-        r = P.release_percentiles_smooth(x, epsilon=1.0, q=[50], rng=gen, calibration="paper")
+        r = percentiles.release_percentiles_smooth(x, epsilon=1.0, q=[50], rng=gen, calibration="paper")
         z.append((r.values[0] - truth) / r.noise_scale[0])
     h = noise.GeneralizedCauchy(4.0)
     assert stats.kstest(z, h.cdf).pvalue > P_MIN
@@ -133,10 +134,10 @@ def test_simulate_accuracy_runs_and_histogram_beats_even_bins_at_moderate_epsilo
     gen = np.random.default_rng(10)
     n = gen.integers(30, 400, 40)
     cell = np.repeat(np.arange(40), n)
-    vals = P.synthesize_cell_earnings(30_000, 40_000, 55_000, int(n.sum()), rng=11)
-    panel = P.make_cell_panel(vals, cell)
+    vals = percentile_experiments.synthesize_cell_earnings(30_000, 40_000, 55_000, int(n.sum()), rng=11)
+    panel = percentile_experiments.make_cell_panel(vals, cell)
     seen = []
-    df = P.simulate_accuracy(panel, epsilons=[0.5, 2.0], bin_counts=(10, 20), n_draws=20, rng=12,
+    df = percentile_experiments.simulate_accuracy(panel, epsilons=[0.5, 2.0], bin_counts=(10, 20), n_draws=20, rng=12,
                              progress=lambda f, t: seen.append(f))
     assert seen[-1] == 1.0 and all(0 <= f <= 1 for f in seen)
     assert set(df.method) == {"lognormal", "even", "smooth_paper", "smooth_tight", "em"}
@@ -148,7 +149,7 @@ def test_simulate_accuracy_runs_and_histogram_beats_even_bins_at_moderate_epsilo
 
 
 def test_make_cell_panel_bad_input():
-    with pytest.raises(P.DPInputError, match="at least 2"):
-        P.make_cell_panel([1.0, 2.0, 3.0], [0, 0, 1])
-    with pytest.raises(P.DPInputError, match="empty"):
-        P.make_cell_panel([], [])
+    with pytest.raises(percentiles.DPInputError, match="at least 2"):
+        percentile_experiments.make_cell_panel([1.0, 2.0, 3.0], [0, 0, 1])
+    with pytest.raises(percentiles.DPInputError, match="empty"):
+        percentile_experiments.make_cell_panel([], [])

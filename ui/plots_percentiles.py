@@ -6,7 +6,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.percentiles import METHOD_LABELS
+#: Display names of the methods (UI text; dpcore uses the keys only).
+METHOD_LABELS = {
+    "lognormal": "Log-normal bins",
+    "even": "Even bins",
+    "pseo": "PSEO bins (Table 1)",
+    "smooth_paper": "Smooth sensitivity (paper constants)",
+    "smooth_tight": "Smooth sensitivity (tight constants)",
+    "em": "Exponential mechanism",
+}
 
 # The paper's legend: Log-Normal solid blue, Even dashed red, Smooth-sensitivity dash-dot green.
 STYLE = {

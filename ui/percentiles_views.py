@@ -1,0 +1,164 @@
+"""Renderers of the percentiles (PSEO) page: each draws one view from a result of
+:mod:`dpcore.experiments.percentiles` (figures from :mod:`ui.plots_percentiles`). Nothing here
+recomputes a mechanism.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.experiments.percentiles import SYNTH_QUARTILES, CellView, FiguresView, ManyCellsView
+from ui import plots_percentiles
+from ui.common import download_csv
+
+__all__ = ["money", "parse_edges", "cell_caption", "cell", "many_cells", "figures", "method_notes"]
+
+MONEY_COLUMNS = ("true (confidential)", "read-off without noise", "histogram release", "smooth sensitivity",
+                 "exponential mechanism")
+
+
+def money(v: float) -> str:
+    return f"${v:,.0f}"
+
+
+def parse_edges(text: str) -> list[float]:
+    """Custom bin edges typed as "10000, 20000, ..." (a "$" and "_" are allowed); ValueError with a message."""
+    try:
+        return [float(t.replace("$", "").replace("_", "")) for t in text.replace(";", ",").split(",") if t.strip()]
+    except ValueError:
+        raise ValueError("custom bin edges must be numbers separated by commas") from None
+
+
+def cell_caption(view: CellView, dataset_name: str = "") -> None:
+    """What the cell is (a published PSEO cell, the synthetic cell or a subset of the sidebar's data)."""
+    info = view.cell_info
+    if view.source == "pseo":
+        st.caption(f"**{info['institution']}**, degree level {info['degree_level']}, field {info['cipcode']}: "
+                   f"{info['n']:,} graduates; published p25/p50/p75 = {money(info['p25'])} / {money(info['p50'])} / "
+                   f"{money(info['p75'])}. The earnings are simulated to match these published numbers (the real "
+                   "microdata are confidential).")
+    elif view.source == "synthetic":
+        st.caption(f"{view.n:,} simulated graduates whose quartiles are {money(SYNTH_QUARTILES[0])}, "
+                   f"{money(SYNTH_QUARTILES[1])} and {money(SYNTH_QUARTILES[2])} (about the average published "
+                   "PSEO cell); the data have their own seed, the sidebar seed redraws the noise.")
+    else:
+        note = (f" {view.confidential_n_dropped:,} records with earnings ≤ 0 were left out (PSEO covers people with "
+                "earnings).") if view.confidential_n_dropped else ""
+        st.caption(f"A random subset of {view.n:,} positive values of **{dataset_name}**.{note}")
+
+
+def _table(view: CellView) -> pd.DataFrame:
+    rows = []
+    for i, qi in enumerate(view.q):
+        rows.append({
+            "percentile": f"P{qi:g}",
+            "true (confidential)": view.true[i],
+            "read-off without noise": view.read_off_without_noise[i],
+            "histogram release": view.histogram[i],
+            "90% interval (histogram read-off)":
+                f"{money(view.interval_histogram[0][i])} – {money(view.interval_histogram[1][i])}",
+            "90% interval (true value)": f"{money(view.interval_true[0][i])} – {money(view.interval_true[1][i])}",
+            "smooth sensitivity": view.smooth[i],
+            "exponential mechanism": view.exponential_mechanism[i],
+        })
+    return pd.DataFrame(rows)
+
+
+def cell(view: CellView) -> None:
+    """The one-cell view: histogram, CDF read-off, released percentiles and accuracy, accuracy against ε."""
+    edges = view.edges
+    st.subheader("1. The histogram: true and noisy counts")
+    st.markdown(
+        f"Each bin count gets two-sided geometric noise with parameter **ε per bin = {view.epsilon_per_bin:g}** "
+        f"(typical size ±{1 / view.epsilon_per_bin:.1f} people). Noisy counts can be negative; the method keeps "
+        "them as they are (the paper's footnote 16).")
+    if view.confidential_n_below or view.confidential_n_above:
+        st.info(f"{view.confidential_n_below:,} earnings below {money(edges[0])} were counted in the first bin and "
+                f"{view.confidential_n_above:,} above {money(edges[-1])} in the last bin (the bins are public and "
+                "fixed; these two numbers are shown for planning and are not private).")
+    st.plotly_chart(plots_percentiles.histogram_figure(edges, view.true_counts, view.noisy_counts), width="stretch")
+    download_csv(pd.DataFrame({"bin_lower": edges[:-1], "bin_upper": edges[1:], "true_count": view.true_counts,
+                               "noisy_count": view.noisy_counts}),
+                 "Download the histogram (CSV)", "pseo_histogram.csv", key="perc_dl_hist")
+
+    st.subheader("2. The noisy CDF and the percentile read-off (eq. 4.2)")
+    st.markdown(
+        "Add the noisy counts from the left; the *Y*th percentile lies in the first bin where the running "
+        "share reaches *Y*%, at the point where earnings spread evenly in that bin would reach it. Taking the "
+        "**first** such bin guarantees P25 ≤ P50 ≤ P75 even when noisy counts are negative.")
+    if view.fallback:
+        st.warning("The noisy total is not positive, so negative counts were set to zero before reading off "
+                   "(post-processing; if nothing was left, a flat histogram was used).")
+    st.plotly_chart(plots_percentiles.cdf_figure(edges, view.true_counts, view.noisy_counts, view.q, view.histogram,
+                                                 view.true), width="stretch")
+
+    st.subheader("3. Released percentiles and how wrong they are")
+    table = _table(view)
+    st.dataframe(table.style.format({c: "${:,.0f}" for c in MONEY_COLUMNS}), hide_index=True, width="stretch")
+    accuracy = view.accuracy_table()
+    st.dataframe(accuracy.style.format({c: "{:.3f}" for c in accuracy.columns if c.startswith("relative")} |
+                                       {"summed L1 error ($)": "${:,.0f}"}), hide_index=True, width="stretch")
+    n_q = len(view.q)
+    st.caption(
+        "Relative accuracy (eq. 5.1) = 1 − |released − true| / true: 1 is perfect, 0.9 means 10% off. "
+        "*Read-off without noise* shows the error from the bins alone (earnings are assumed spread evenly "
+        "inside a bin). "
+        "The **histogram** releases all percentiles for ε in total. The rivals must split ε: each percentile "
+        f"gets ε/{n_q} = {view.epsilon / n_q:.3g}. Smooth sensitivity adds heavy-tailed noise with density "
+        f"∝ 1/(1+|z|⁴), scale S/α (here {', '.join(money(s) for s in view.smooth_noise_scale)}; S is computed "
+        "from the confidential data and is not published). Its answers need not be ordered. "
+        "The intervals use only the released counts: the first covers the value the histogram read-off "
+        "would give without noise, the second the true percentile (wider: it does not assume anything "
+        "about earnings inside a bin).")
+    histogram_accuracy = [accuracy[f"relative accuracy P{qi:g}"].iloc[0] for qi in view.q]
+    download_csv(table.assign(**{"relative accuracy histogram": histogram_accuracy}),
+                 "Download the released percentiles (CSV)", "pseo_percentiles.csv", key="perc_dl_table")
+    if view.relation == "add_remove":
+        st.info("Under add/remove each bin gets the full ε. The rivals are defined for replacement neighbours "
+                "(their target rank depends on the public cell size); a histogram that is ε-DP under "
+                "add/remove is 2ε-DP under replacement, so this comparison favours the histogram.")
+
+    st.subheader("4. Accuracy against ε for this cell")
+    st.plotly_chart(plots_percentiles.accuracy_curve_figure(
+        view.curves, f"Mean relative accuracy of P{view.curve_q:g}, 200 noise draws per ε"), width="stretch")
+    st.caption("Here every method spends the whole ε on this one percentile (the histogram would release all "
+               "the others for free). Means below −0.5 are off the chart: smooth-sensitivity noise is heavy "
+               "tailed and, at small ε, can miss by more than the earnings themselves.")
+    download_csv(view.curves, "Download the curves (CSV)", "pseo_accuracy_curves.csv", key="perc_dl_curves")
+
+
+def many_cells(view: ManyCellsView) -> None:
+    st.plotly_chart(plots_percentiles.many_cells_figure(view.per_cell), width="stretch")
+    st.plotly_chart(plots_percentiles.size_class_figure(view.by_size), width="stretch")
+    st.caption(f"ε = {view.epsilon:g}; log-normal and even schemes with {view.n_bins} bins, PSEO with its 21. Small "
+               "cells suffer most: the same noise is a larger share of a small count.")
+    download_csv(view.per_cell, "Download per-cell accuracy (CSV)", "pseo_many_cells.csv", key="perc_dl_many")
+
+
+def figures(view: FiguresView) -> None:
+    st.markdown("**Figure 1.** Relative accuracy of the median by histogram method")
+    st.plotly_chart(plots_percentiles.figure1(view.figure1), width="stretch")
+    st.markdown("**Figure 2.** Relative accuracy by cell size (20 bins)")
+    st.plotly_chart(plots_percentiles.figure2(view.figure2), width="stretch")
+    st.markdown(f"**Figure 3.** Relative accuracy by number of bins (ε = {view.params['figure3_epsilon']:g})")
+    st.plotly_chart(plots_percentiles.figure3(view.figure3, view.figure3_rivals), width="stretch")
+    st.caption("Means below −0.5 are off the chart. The paper found log-normal bins beat even bins everywhere "
+               "and beat smooth sensitivity for most ε, with accuracy falling slowly as bins are added.")
+    download_csv(view.figure1, "Download Figure 1-2 data (CSV)", "pseo_figures_1_2.csv", key="perc_dl_fig12")
+    download_csv(view.figure3, "Download Figure 3 data (CSV)", "pseo_figure_3.csv", key="perc_dl_fig3")
+
+
+def method_notes() -> None:
+    with st.expander("How it works, and where we differ from the paper"):
+        st.markdown(
+            "* **Bins** (Table 1): $10,000, then every 5th percentile of a log-normal with mean 11.003 and sd 0.753 "
+            "of log earnings, then the 97.5th; the top bin is closed at the 99.9th ($614,597) only for reading off.\n"
+            "* **Read-off** (eq. 4.2, footnote 17): the footnote's formula has a typo (it divides by the running "
+            "total up to bin J instead of the cell total); we use the cell total, which is what the words describe.\n"
+            "* **Neighbours:** the paper protects adding or removing one graduate (ε per bin). This app's default "
+            "is replacing one graduate with the cell size public, which needs ε/2 per bin.\n"
+            "* **Smooth sensitivity** (eq. 4.6) is correct for the released order statistic x₍M₎ with "
+            "M = ⌈qn/100⌉ and earnings clipped to $10,000–$614,597 (we checked it by brute force); the paper's "
+            "M = (N+1)X/100 is not a whole number. The noise density is 1/(1+|z|⁴) (the paper prints 1/|1+x|⁴).\n"
+            "* **Intervals** treat the true counts as unknown and the noise as known (a flat prior over counts): "
+            "coverage was checked by simulation to be within 2% of the nominal 90%.")
