@@ -1,6 +1,6 @@
 """About: differential privacy in plain language, and what each page of the app is for.
 
-Thin page: two sliders (epsilon, the attacker's prior) -> dpcore.risk posterior bound -> plotly.
+Thin page: two sliders (epsilon, the attacker's prior) -> dpcore.risk.max_posterior -> ui.plots_about.
 No data are used and nothing random is drawn here.
 """
 from __future__ import annotations
@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.risk import max_posterior
+from ui import plots_about
 from ui.common import download_csv, guard, privacy_note, qp_slider
 
 NEIGHBOURS = ("two datasets are neighbours when they differ in one record whose value is replaced "
@@ -64,15 +64,7 @@ with guard("the attacker example"):
 
     priors = np.linspace(0.0, 1.0, 101)
     curve = pd.DataFrame({"prior": priors, "largest_posterior": max_posterior(priors, eps)})
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=100 * priors, y=100 * priors, name="no release (belief unchanged)",
-                             line=dict(dash="dot", color="grey")))
-    fig.add_trace(go.Scatter(x=100 * curve["prior"], y=100 * curve["largest_posterior"],
-                             name=f"largest belief after an ε = {eps:g} release", line=dict(width=3)))
-    fig.add_trace(go.Scatter(x=[prior], y=[100 * post], mode="markers", name="your example",
-                             marker=dict(size=12)))
-    fig.update_layout(xaxis_title="attacker's belief before (%)", yaxis_title="attacker's belief after, at most (%)",
-                      height=380, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.25))
+    fig = plots_about.posterior_bound_figure(curve, epsilon=eps, prior=prior, posterior=post)
     st.plotly_chart(fig, width="stretch")
     download_csv(curve, "Download this curve (CSV)", "about_posterior_curve.csv", key="about_dl_curve")
 
@@ -139,8 +131,9 @@ st.header("The data")
 st.markdown(
     "The sidebar chooses the data every page uses: **synthetic** incomes (log-normal; Pareto-tailed with a "
     "Gini you pick; the extreme two-point data of the Gini paper), a small **real example** shipped with "
-    "the app (235 Belgian household incomes from 1857, public domain), the **real survey files** (CPS, "
-    "ACS, PSEO) when they are installed next to the app, or **your own CSV or Parquet file**, read in "
+    "the app (235 Belgian household incomes from 1857, public domain), **real public survey files** shipped "
+    "with the app (an ACS 2019 excerpt of American incomes and the Census PSEO graduate-earnings table), the "
+    "CPS extract when it is installed next to the app, or **your own CSV or Parquet file**, read in "
     "memory only and never saved.")
 
 privacy_note(NEIGHBOURS, PUBLIC)

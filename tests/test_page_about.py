@@ -4,32 +4,25 @@ from __future__ import annotations
 import math
 
 import pytest
-from streamlit.testing.v1 import AppTest
+
+from support import assert_clean, metrics, open_page, page_text
 
 
-def _about(**query) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = str(v)
-    at.run()
-    at.switch_page("app_pages/about.py").run()
-    assert not at.exception, at.exception
+def _about(**query):
+    at = open_page("app_pages/about.py", **query)
+    assert_clean(at)
     return at
 
 
-def _metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.metric if m.label.startswith(label))
-
-
-def _text(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown) + "\n".join(h.value for h in at.header)
+def _metric(at, label: str) -> str:
+    return next(value for name, value in metrics(at).items() if name.startswith(label))
 
 
 def test_opens_with_defaults_and_explains():
     at = _about()
     assert not at.error
     assert at.title[0].value.startswith("What differential privacy does")
-    text = _text(at)
+    text = page_text(at)
     for phrase in ("Epsilon", "Neighbouring datasets", "one person's record is replaced", "n itself is",
                    "What is public", "Smooth sensitivity", "Planning is not release", "What each page is for",
                    "Gini index", "Earnings percentiles", "Group means", "Relative risk", "planner"):
