@@ -1,0 +1,131 @@
+"""The ``dpcore`` command line (also ``python -m dpcore``).
+
+    dpcore release PLAN.toml --data SOURCE [--query SQL] [--engine duckdb|spark|pandas] --out DIR
+                   [--ledger URL] [--seed N] [--master local[*]] [--memory-limit 1GB] [--quiet]
+    dpcore check PLAN.toml          # validate a plan and print its cost (reads no data)
+
+Exit codes: 0 success; 2 a user error (bad plan, missing column, non-numeric income, unknown engine,
+budget exceeded, ...), printed as one line ``dpcore: error: ...`` on stderr without a traceback; 1 an
+unexpected internal error (one line too; ``DPCORE_DEBUG=1`` shows the traceback). Progress goes to
+stderr; the last line on stdout is the output directory. docs/release_cli.md has the details.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+from .validation import DPInputError
+
+__all__ = ["main", "build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"dpcore: error: {message} (see 'dpcore {self._sub or ''} --help')".replace("  ", " "), file=sys.stderr)
+        raise SystemExit(2)
+
+    _sub = ""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dpcore", description="Differentially private income statistics: release plans at scale.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    rel = sub.add_parser("release", help="run a release plan on a data source",
+                         description="Run a release plan (TOML) on a data source and write one table per statistic "
+                                     "(CSV and Parquet) and release_record.json into DIR, atomically.")
+    rel._sub = "release"
+    rel.add_argument("plan", help="the release plan (TOML; docs/plan_format.md)")
+    rel.add_argument("--data", required=True,
+                     help="CSV or Parquet file, a directory or glob of Parquet files, duckdb:///file.db?query=SELECT..., "
+                          "or postgresql://user@host:port/db with --query")
+    rel.add_argument("--query", help="SQL query for a database source (duckdb:///... or postgresql://...)")
+    rel.add_argument("--engine", default="duckdb", help="duckdb (default), spark or pandas")
+    rel.add_argument("--out", required=True, help="output directory (must not exist or be empty)")
+    rel.add_argument("--ledger", default=None,
+                     help="ledger URL (sqlite:///path.db or postgresql://...); default: $DPCORE_LEDGER_URL or "
+                          "~/.local/share/dpcore/ledger.db")
+    rel.add_argument("--seed", default=None,
+                     help="simulation mode: numpy noise with this seed; NOT a release, the ledger is not charged")
+    rel.add_argument("--master", default=None, help="Spark master (default local[*]; under spark-submit: the submission's)")
+    rel.add_argument("--memory-limit", default=None, help="DuckDB memory limit (default 1GB; it spills to disk beyond)")
+    rel.add_argument("--tmpdir", default=None, help="directory for temporary files (DuckDB spill, Spark, staging)")
+    rel.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    chk = sub.add_parser("check", help="validate a plan and print its privacy cost (reads no data)")
+    chk._sub = "check"
+    chk.add_argument("plan")
+    return parser
+
+
+def _release(args: argparse.Namespace) -> int:
+    from . import engines
+    from .engines import execute
+    from .plan import load_plan
+
+    if args.engine not in engines.ENGINES:
+        raise DPInputError(f"unknown engine {args.engine!r}; choose one of {', '.join(engines.ENGINES)}")
+    seed = None
+    if args.seed is not None:
+        try:
+            seed = int(args.seed)
+        except ValueError:
+            raise DPInputError(f"--seed must be a non-negative integer, got {args.seed!r}") from None
+        if seed < 0:
+            raise DPInputError(f"--seed must be a non-negative integer, got {args.seed!r}")
+    plan = load_plan(args.plan)
+    source = engines.parse_source(args.data, args.query)
+    progress = engines.Progress(quiet=args.quiet)
+    if seed is not None:
+        progress.say(f"SIMULATION (seed {seed}): numpy noise, the ledger is not charged; not a release")
+    result = execute.run_plan(plan, source, engine=args.engine, out_dir=args.out, ledger_url=args.ledger, seed=seed,
+                              master=args.master, progress=progress, memory_limit=args.memory_limit,
+                              workdir=args.tmpdir)
+    if result.ledger_entry_id is not None:
+        progress.say(f"charged the ledger: entry {result.ledger_entry_id}, epsilon = {result.record['privacy']['cost']['epsilon']:g}")
+    print(str(result.out_dir))
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .engines.execute import plan_cost
+    from .plan import load_plan
+
+    plan = load_plan(args.plan)
+    cost = plan_cost(plan)
+    print(f"plan OK: dataset {plan.dataset!r}, {len(plan.statistics)} statistic(s), epsilon = {cost.epsilon:g}"
+          + (f", delta = {cost.delta:.3g}" if cost.delta else "") + f" of cap {plan.cap_epsilon:g}")
+    for s, (e, d) in zip(plan.statistics, cost.per_statistic):
+        print(f"  {s.index}. {s.name}: {s.kind} by {', '.join(s.by) or '(whole table)'}, epsilon = {e:g}"
+              + (f", delta = {d:.3g}" if d else ""))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        if args.command == "release":
+            return _release(args)
+        return _check(args)
+    except DPInputError as exc:
+        print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dpcore: interrupted; nothing was written to the output directory", file=sys.stderr)
+        return 130
+    except Exception as exc:  # pragma: no cover - unexpected
+        if os.environ.get("DPCORE_DEBUG"):
+            raise
+        print(f"dpcore: internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:500]} "
+              "(DPCORE_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

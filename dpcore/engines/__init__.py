@@ -1,0 +1,443 @@
+"""Aggregation engines for releases at scale: DuckDB (default), Spark, pandas (the small-data reference).
+
+The engine computes the small per-cell aggregates a release plan needs, out of core; dpcore then adds
+the noise to those aggregates (:mod:`dpcore.engines.execute`). This is the split of Tumult Analytics,
+PipelineDP and OpenDP-on-Polars: aggregation in a data engine, noise on small tables.
+
+Every engine implements :class:`Engine`:
+
+* :meth:`Engine.histogram` -- rows per cell x bin (cells = distinct values of the ``by`` columns;
+  bin j holds ``edges[j] <= x < edges[j+1]``, values below the first edge in bin 0 and at or above
+  the last edge in the last bin, as :func:`dpcore.percentiles.histogram_counts`);
+* :meth:`Engine.sums` -- rows and clipped sums per cell; the sum is exact, in integer cents of the
+  incomes clipped to [lower, upper] (``floor(100 x + 1/2)``), so every engine gets the same number;
+* :meth:`Engine.outcomes` -- rows and outcome counts per cell for an exposed and a reference group;
+* :meth:`Engine.gini_inputs` -- per cell: n, the Gini (eq. (1)) and its beta-smooth sensitivity
+  (:func:`dpcore.gini.smooth_sensitivity`, exact), computed from the sorted clipped incomes of that
+  cell (:func:`gini_cell`). These are confidential inputs of the noise; they never reach an output.
+
+Rows: rows whose income is missing or not finite are left out (for every statistic); then, with a
+``privacy_unit``, each person keeps at most ``max_rows_per_person`` rows: a seeded uniform sample,
+the rows with the smallest ``md5(seed | unit | cell labels | income cents)`` (:func:`bounding_key`,
+identical in every engine; rows of one person with equal keys are identical, so which one is kept
+does not matter). Cell labels (``by``, the relative-risk group) are compared as text; a missing
+label is its own cell (shown empty).
+
+Sources (:func:`parse_source`): a CSV file, a Parquet file / directory / glob, a DuckDB database file
+with a query (``duckdb:///path.db?query=SELECT ...`` or ``--query``), or a PostgreSQL query
+(``postgresql://user@host:port/db`` with ``--query``). CSV files are read as text in every engine
+(the income is parsed as a number, and a non-numeric value is an error), so the three engines see the
+same cell labels. PostgreSQL is read with ``psycopg`` in batches (a server-side cursor) into a
+temporary Parquet file, which the engine then reads (DuckDB's postgres extension needs a download;
+Spark's JDBC needs a driver jar; the staging copy needs neither).
+"""
+from __future__ import annotations
+
+import glob as _glob
+import hashlib
+import os
+import re
+import sys
+import tempfile
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..validation import DPInputError
+
+__all__ = [
+    "ENGINES",
+    "Source",
+    "parse_source",
+    "Engine",
+    "open_engine",
+    "Progress",
+    "gini_cell",
+    "bounding_key",
+    "cents",
+    "bin_index",
+    "outcome_flag",
+    "sort_cells",
+]
+
+ENGINES = ("duckdb", "spark", "pandas")
+TRUE_WORDS = ("1", "1.0", "true", "t", "yes")
+FALSE_WORDS = ("0", "0.0", "false", "f", "no")
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress on stderr
+# ---------------------------------------------------------------------------------------------
+
+class Progress:
+    """One line per step on stderr ("[engine] step ... done in 1.2 s"); ``quiet`` silences it."""
+
+    def __init__(self, quiet: bool = False, stream: Any = None) -> None:
+        self.quiet = quiet
+        self.stream = stream if stream is not None else sys.stderr
+        self._t0 = time.perf_counter()
+
+    def say(self, message: str) -> None:
+        if not self.quiet:
+            print(f"[{time.perf_counter() - self._t0:7.1f} s] {message}", file=self.stream, flush=True)
+
+    def step(self, message: str) -> "_Step":
+        return _Step(self, message)
+
+
+class _Step:
+    def __init__(self, progress: Progress, message: str) -> None:
+        self.progress, self.message = progress, message
+
+    def __enter__(self) -> "_Step":
+        self.t = time.perf_counter()
+        self.progress.say(f"{self.message} ...")
+        return self
+
+    def tick(self, done: int, total: int | None = None, what: str = "") -> None:
+        """A progress bar line for long loops (at most every 2 s)."""
+        now = time.perf_counter()
+        if now - getattr(self, "_last", 0.0) < 2.0:
+            return
+        self._last = now
+        if total:
+            width = 30
+            filled = int(width * done / total)
+            self.progress.say(f"  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {what}")
+        else:
+            self.progress.say(f"  {done} {what}")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.progress.say(f"{self.message}: done in {time.perf_counter() - self.t:.1f} s")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sources
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Source:
+    """Where the data are. ``kind``: csv | parquet | duckdb | postgresql. ``location``: the path, glob or
+    URL; ``query``: the SQL query (database sources). ``paths``: the files (csv/parquet)."""
+
+    kind: str
+    location: str
+    query: str | None = None
+    paths: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """A description for the record (a database URL without its password)."""
+        if self.kind == "postgresql":
+            parts = urllib.parse.urlsplit(self.location)
+            netloc = parts.hostname or ""
+            if parts.port:
+                netloc += f":{parts.port}"
+            if parts.username:
+                netloc = f"{parts.username}@{netloc}"
+            loc = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+            return f"postgresql query on {loc}: {self.query}"
+        if self.kind == "duckdb":
+            return f"duckdb query on {self.location}: {self.query}"
+        return f"{self.kind} {self.location}"
+
+
+_CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt", ".csv.zst")
+
+
+def parse_source(data: str, query: str | None = None) -> Source:
+    """Interpret ``--data`` (and ``--query``); raise :class:`DPInputError` with what is accepted."""
+    if not isinstance(data, str) or not data.strip():
+        raise DPInputError("--data is required: a CSV or Parquet file, a directory or glob of Parquet files, "
+                           "duckdb:///file.db?query=SELECT ..., or postgresql://... with --query")
+    data = data.strip()
+    if query is not None and not query.strip():
+        raise DPInputError("--query is empty")
+    lower = data.lower()
+    if lower.startswith("duckdb:"):
+        # SQLAlchemy's convention, as the ledger's sqlite URLs: duckdb:///relative.db, duckdb:////abs/path.db
+        if not data.startswith("duckdb:///"):
+            raise DPInputError("a DuckDB source is duckdb:///relative/path.db or duckdb:////absolute/path.db "
+                               "(with ?query=SELECT ... or --query)")
+        path, _, qs = data[len("duckdb:///"):].partition("?")
+        path = urllib.parse.unquote(path)
+        q = urllib.parse.parse_qs(qs).get("query", [None])[0] if qs else None
+        if q and query:
+            raise DPInputError("give the query either in the duckdb:// URL (?query=...) or with --query, not both")
+        q = q or query
+        if not q:
+            raise DPInputError("a duckdb:// source needs a query: duckdb:///file.db?query=SELECT ... or --query")
+        if not os.path.isfile(path):
+            raise DPInputError(f"no DuckDB database file at {path!r}")
+        return Source("duckdb", path, q)
+    if lower.startswith(("postgresql://", "postgres://")):
+        if not query:
+            raise DPInputError("a postgresql:// source needs --query \"SELECT ...\" (the rows to release from)")
+        return Source("postgresql", data, query)
+    if query:
+        raise DPInputError("--query applies to database sources only (duckdb:///file.db or postgresql://...)")
+    if lower.endswith(".duckdb") or lower.endswith(".db"):
+        raise DPInputError(f"{data!r} looks like a database: use duckdb:///{data}?query=SELECT ... (or --query)")
+    p = Path(data)
+    if p.is_dir():
+        files = sorted(str(f) for f in p.rglob("*.parquet"))
+        if not files:
+            raise DPInputError(f"the directory {data!r} holds no .parquet files")
+        return Source("parquet", str(p), None, tuple(files))
+    if any(ch in data for ch in "*?["):
+        files = sorted(_glob.glob(data, recursive=True))
+        if not files:
+            raise DPInputError(f"no file matches {data!r}")
+        if all(f.lower().endswith(".parquet") for f in files):
+            return Source("parquet", data, None, tuple(files))
+        if all(f.lower().endswith(_CSV_SUFFIXES) for f in files):
+            return Source("csv", data, None, tuple(files))
+        raise DPInputError(f"{data!r} matches files that are neither all Parquet nor all CSV")
+    if not p.is_file():
+        raise DPInputError(f"no such file or directory: {data!r}")
+    if lower.endswith(".parquet") or lower.endswith(".pq"):
+        return Source("parquet", str(p), None, (str(p),))
+    if lower.endswith(_CSV_SUFFIXES):
+        return Source("csv", str(p), None, (str(p),))
+    raise DPInputError(f"cannot tell the format of {data!r}: name it .csv, .csv.gz or .parquet")
+
+
+_PG_NUMERIC = {20: "int64", 21: "int64", 23: "int64", 700: "float64", 701: "float64", 1700: "float64", 16: "bool"}
+
+
+def stage_postgres(source: Source, directory: str, progress: Progress | None = None,
+                   batch_rows: int = 200_000) -> str:
+    """Stream a PostgreSQL query into ``directory``/stage.parquet (server-side cursor, batches); return the path."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover
+        raise DPInputError("PostgreSQL sources need the 'psycopg' package (pip install 'dpcore[postgres]')") from None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = os.path.join(directory, "stage.parquet")
+    writer = None
+    rows = 0
+    try:
+        with psycopg.connect(source.location, autocommit=False) as conn:
+            with conn.cursor(name="dpcore_release") as cur:
+                cur.itersize = batch_rows
+                try:
+                    cur.execute(source.query)
+                except psycopg.Error as exc:
+                    raise DPInputError(f"the PostgreSQL query failed: {str(exc).strip().splitlines()[0]}") from None
+                while True:
+                    batch = cur.fetchmany(batch_rows)
+                    if writer is None:
+                        names = [d.name for d in cur.description]
+                        types = [_PG_NUMERIC.get(d.type_code, "string") for d in cur.description]
+                        arrow_types = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
+                                       "string": pa.string()}
+                        schema = pa.schema([(n, arrow_types[t]) for n, t in zip(names, types)])
+                        writer = pq.ParquetWriter(out, schema)
+                    if not batch:
+                        break
+                    cols = list(zip(*batch))
+                    arrays = []
+                    for col, t in zip(cols, types):
+                        if t == "string":
+                            col = [None if v is None else str(v) for v in col]
+                        elif t == "float64":
+                            col = [None if v is None else float(v) for v in col]
+                        arrays.append(pa.array(col, type=schema.field(len(arrays)).type))
+                    writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+                    rows += len(batch)
+                    if progress is not None:
+                        progress.say(f"  staged {rows:,} rows from PostgreSQL")
+    except psycopg.Error as exc:
+        raise DPInputError(f"cannot read from PostgreSQL: {str(exc).strip().splitlines()[0]}") from None
+    finally:
+        if writer is not None:
+            writer.close()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared per-row definitions (every engine implements exactly these)
+# ---------------------------------------------------------------------------------------------
+
+def cents(x: np.ndarray, lower: float, upper: float) -> np.ndarray:
+    """Incomes clipped to [lower, upper] in integer cents, floor(100 x + 1/2) (same in every engine)."""
+    return np.floor(np.clip(np.asarray(x, dtype=float), lower, upper) * 100.0 + 0.5).astype(np.int64)
+
+
+def bin_index(x: np.ndarray, edges: Sequence[float]) -> np.ndarray:
+    """Bin of each value: j with edges[j] <= x < edges[j+1]; below the first edge -> 0, at/above the last -> last."""
+    e = np.asarray(edges, dtype=float)
+    return np.clip(np.searchsorted(e, np.asarray(x, dtype=float), side="right") - 1, 0, e.size - 2)
+
+
+def outcome_flag(text: Any) -> float | None:
+    """1 / 0 for the accepted outcome words (case-insensitive), None for a missing value, NaN otherwise."""
+    if text is None:
+        return None
+    t = str(text).strip().lower()
+    if t in TRUE_WORDS:
+        return 1.0
+    if t in FALSE_WORDS:
+        return 0.0
+    return float("nan")
+
+
+def bounding_key(seed: int, parts: Sequence[str | None]) -> str:
+    """md5 hex of "seed|part|part|..." with missing parts skipped (SQL concat_ws); the sampling order."""
+    return hashlib.md5("|".join([str(int(seed)), *[p for p in parts if p is not None]]).encode("utf-8")).hexdigest()
+
+
+def gini_cell(sorted_x: np.ndarray, *, lower: float, upper: float, beta: float) -> tuple[int, float, float]:
+    """(n, Gini eq. (1), beta-smooth sensitivity) of one cell's sorted clipped incomes.
+
+    Decided from public inputs only where the Gini module refuses: n = 1 has Gini 0 for every data set
+    (sensitivity 0); an all-zero cell (possible only when lower = 0) has Gini 0 by the convention of
+    :mod:`dpcore.gini` and smooth sensitivity = the global sensitivity (n-1)/n, the largest any
+    beta-smooth bound can be (its local sensitivity is (n-1)/n, reached by one person earning upper).
+    """
+    from .. import gini as gini_module
+
+    xs = np.asarray(sorted_x, dtype=float)
+    n = int(xs.size)
+    if n <= 1:
+        return n, 0.0, 0.0
+    total = float(xs.sum())
+    if total <= 0:
+        return n, 0.0, float(gini_module.gini_global_sensitivity(n, lower, upper))
+    ranks = 2.0 * np.arange(1, n + 1) - n - 1.0
+    g = float(np.dot(ranks, xs) / (n * total))
+    ss = gini_module.smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta, method="exact")
+    return n, g, float(ss.value)
+
+
+def _cell_sort_key(row: tuple) -> tuple:
+    return tuple((0, "") if v is None or (isinstance(v, float) and np.isnan(v)) else (1, str(v)) for v in row)
+
+
+def sort_cells(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Rows sorted by cell labels as text (missing first): the canonical order in which noise is drawn."""
+    if not by or frame.empty:
+        return frame.reset_index(drop=True)
+    keys = [_cell_sort_key(tuple(r)) for r in frame[list(by)].itertuples(index=False, name=None)]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    out = frame.iloc[order].reset_index(drop=True)
+    for col in by:
+        out[col] = out[col].astype(object).where(out[col].notna(), None)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine interface
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class EngineSpec:
+    """What an engine needs from the plan: the income column, every text column, the bounding."""
+
+    income: str
+    text_columns: tuple[str, ...]
+    privacy_unit: str | None = None
+    max_rows_per_person: int | None = None
+    bounding_seed: int = 0
+    outcome_columns: tuple[str, ...] = ()
+
+    @classmethod
+    def from_plan(cls, plan: Any) -> "EngineSpec":
+        text = []
+        outcomes = []
+        for s in plan.statistics:
+            text.extend(s.by)
+            if s.kind == "relative_risk":
+                text.append(s.group)
+                if s.outcome is not None:
+                    outcomes.append(s.outcome)
+        text = [c for c in dict.fromkeys(text) if c != plan.income]
+        return cls(plan.income, tuple(text), plan.privacy_unit, plan.max_rows_per_person, plan.bounding_seed,
+                   tuple(dict.fromkeys(outcomes)))
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """The text columns hashed into the bounding key (in this order, after the unit)."""
+        return self.text_columns
+
+
+class Engine:
+    """Common interface; see the module docstring. Frames returned have the ``by`` columns as text."""
+
+    name = "engine"
+
+    def __init__(self, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
+                 workdir: str | None = None) -> None:
+        self.source = source
+        self.spec = spec
+        self.progress = progress or Progress(quiet=True)
+        self._tmp = tempfile.TemporaryDirectory(prefix=f"dpcore-{self.name}-", dir=workdir)
+        self.workdir = self._tmp.name
+
+    # to implement -------------------------------------------------------------------------
+    def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
+        """Columns: *by, "bin" (0-based int), "count" (int); only non-zero (cell, bin) pairs."""
+        raise NotImplementedError
+
+    def sums(self, by: Sequence[str], lower: float, upper: float) -> pd.DataFrame:
+        """Columns: *by, "n" (rows), "sum_cents" (exact sum of cents of incomes clipped to [lower, upper])."""
+        raise NotImplementedError
+
+    def outcomes(self, by: Sequence[str], group: str, exposed: str, reference: str, outcome: str | None,
+                 outcome_below: float | None) -> pd.DataFrame:
+        """Columns: *by, n_exposed, n_reference, cases_exposed, cases_reference (cells with a row in either group)."""
+        raise NotImplementedError
+
+    def gini_inputs(self, by: Sequence[str], lower: float, upper: float, beta: float) -> pd.DataFrame:
+        """Columns: *by, n, confidential_gini, confidential_smooth_sensitivity (see :func:`gini_cell`)."""
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        """Check the columns (missing, non-numeric income, bad outcome values) and set up the bounded rows."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # helpers ------------------------------------------------------------------------------
+    def _missing_columns(self, available: Sequence[str]) -> None:
+        needed = [self.spec.income, *([self.spec.privacy_unit] if self.spec.privacy_unit else []),
+                  *self.spec.text_columns, *self.spec.outcome_columns]
+        have = set(available)
+        missing = [c for c in dict.fromkeys(needed) if c not in have]
+        if missing:
+            shown = ", ".join(list(available)[:20])
+            raise DPInputError(f"column {missing[0]!r} is not in the data" +
+                               (f" (nor {', '.join(repr(m) for m in missing[1:])})" if len(missing) > 1 else "") +
+                               f"; the data have: {shown}")
+
+
+def open_engine(name: str, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
+                master: str | None = None, workdir: str | None = None, memory_limit: str | None = None) -> Engine:
+    """Create the engine called ``name`` (duckdb | spark | pandas) on ``source``."""
+    if name == "duckdb":
+        from .duckdb_engine import DuckDBEngine
+
+        return DuckDBEngine(source, spec, progress=progress, workdir=workdir, memory_limit=memory_limit)
+    if name == "spark":
+        from .spark_engine import SparkEngine
+
+        return SparkEngine(source, spec, progress=progress, workdir=workdir, master=master)
+    if name == "pandas":
+        from .pandas_engine import PandasEngine
+
+        return PandasEngine(source, spec, progress=progress, workdir=workdir)
+    raise DPInputError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")

@@ -1,0 +1,196 @@
+"""DuckDB engine (the default): reads the source in place, aggregates out of core, never loads it into pandas.
+
+Only the small aggregate tables come back to Python. For the Gini the clipped incomes are streamed
+sorted by cell (``ORDER BY cell, income``; DuckDB sorts out of core, spilling to a temp directory under
+its ``memory_limit``) in Arrow batches, and each cell's smooth sensitivity is computed as soon as the
+cell is complete, so Python holds one cell at a time.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+
+from ..validation import DPInputError
+from . import Engine, EngineSpec, Progress, Source, gini_cell, sort_cells, stage_postgres
+from . import sql as sqlmod
+
+DEFAULT_MEMORY_LIMIT = "1GB"
+BATCH_ROWS = 1 << 20
+
+
+def _duckdb():
+    try:
+        import duckdb
+    except ImportError:  # pragma: no cover
+        raise DPInputError("the duckdb engine needs the 'duckdb' package (pip install duckdb)") from None
+    return duckdb
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+class DuckDBEngine(Engine):
+    name = "duckdb"
+
+    def __init__(self, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
+                 workdir: str | None = None, memory_limit: str | None = None) -> None:
+        super().__init__(source, spec, progress=progress, workdir=workdir)
+        duckdb = _duckdb()
+        self.d = sqlmod.DUCKDB
+        self.con = duckdb.connect(":memory:")
+        tmp = self.workdir.replace("'", "''")
+        self.con.execute(f"SET temp_directory = '{tmp}/duckdb_tmp'")
+        self.con.execute(f"SET memory_limit = '{memory_limit or DEFAULT_MEMORY_LIMIT}'")
+        self.con.execute("SET preserve_insertion_order = false")
+        self._prepared = False
+
+    def _sql(self, query: str) -> Any:
+        try:
+            return self.con.execute(query)
+        except _duckdb().Error as exc:
+            raise DPInputError(f"DuckDB could not read the data: {_first_line(exc)}") from None
+
+    def _source_relation(self) -> str:
+        s = self.source
+        d = self.d
+        if s.kind == "postgresql":
+            with self.progress.step("staging the PostgreSQL query to Parquet"):
+                path = stage_postgres(s, self.workdir, self.progress)
+            return f"SELECT * FROM read_parquet({d.text(path)})"
+        if s.kind == "csv":
+            files = "[" + ", ".join(d.text(p) for p in s.paths) + "]"
+            return f"SELECT * FROM read_csv({files}, header = true, all_varchar = true, union_by_name = true)"
+        if s.kind == "parquet":
+            files = "[" + ", ".join(d.text(p) for p in s.paths) + "]"
+            return f"SELECT * FROM read_parquet({files}, union_by_name = true)"
+        if s.kind == "duckdb":
+            self._sql(f"ATTACH {d.text(s.location)} AS dp_source_db (READ_ONLY)")
+            self._sql("USE dp_source_db")
+            return s.query
+        raise DPInputError(f"unknown source kind {s.kind!r}")  # pragma: no cover
+
+    def prepare(self) -> None:
+        if self._prepared:
+            return
+        d, spec = self.d, self.spec
+        relation = self._source_relation()
+        self._sql(f"CREATE TEMP VIEW dp_src AS {relation}")
+        columns = [r[0] for r in self._sql("DESCRIBE SELECT * FROM dp_src").fetchall()]
+        self._missing_columns(columns)
+        types = {r[0]: r[1] for r in self._sql("DESCRIBE SELECT * FROM dp_src").fetchall()}
+        numeric = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "UTINYINT", "USMALLINT",
+                   "UINTEGER", "UBIGINT", "UHUGEINT")
+        itype = str(types[spec.income]).upper()
+        if not (itype in numeric or itype.startswith("DECIMAL")):
+            bad = self._sql(sqlmod.nonnumeric_probe(d, spec.income)).fetchone()
+            if bad is not None:
+                raise DPInputError(f"the income column {spec.income!r} is not numeric: found {str(bad[0])[:40]!r}")
+        self._sql(f"CREATE TEMP VIEW dp_valid AS {sqlmod.valid_view(d, spec)}")
+        for i, col in enumerate(spec.outcome_columns):
+            bad = self._sql(f"SELECT COUNT(*) FROM dp_valid WHERE __o{i} = -1").fetchone()[0]
+            if bad:
+                raise DPInputError(f"the outcome column {col!r} has {bad} value(s) other than 0/1/true/false/yes/no")
+        self._sql(f"CREATE TEMP VIEW dp_base AS {sqlmod.base_view(d, spec)}")
+        self._prepared = True
+
+    def _frame(self, query: str, by: Sequence[str]) -> pd.DataFrame:
+        self.prepare()
+        frame = self._sql(query).df()
+        return sort_cells(frame, by)
+
+    def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
+        frame = self._frame(sqlmod.histogram_sql(self.d, by, edges), by)
+        frame["bin"] = frame["bin"].astype(np.int64)
+        frame["count"] = frame["count"].astype(np.int64)
+        return frame
+
+    def sums(self, by: Sequence[str], lower: float, upper: float) -> pd.DataFrame:
+        self.prepare()
+        rows = self._sql(sqlmod.sums_sql(self.d, by, lower, upper)).fetchall()
+        frame = pd.DataFrame(rows, columns=[*by, "n", "sum_cents"])
+        frame["n"] = frame["n"].astype(np.int64)
+        frame["sum_cents"] = [0 if v is None else int(v) for v in frame["sum_cents"]]
+        frame["sum_cents"] = frame["sum_cents"].astype(object)
+        return sort_cells(frame, by)
+
+    def outcomes(self, by: Sequence[str], group: str, exposed: str, reference: str, outcome: str | None,
+                 outcome_below: float | None) -> pd.DataFrame:
+        idx = None if outcome is None else self.spec.outcome_columns.index(outcome)
+        frame = self._frame(sqlmod.outcomes_sql(self.d, by, group, exposed, reference, idx, outcome_below), by)
+        for c in ("n_exposed", "n_reference", "cases_exposed", "cases_reference"):
+            frame[c] = frame[c].fillna(0).astype(np.int64)
+        return frame
+
+    def _sorted_cells(self, by: Sequence[str], lower: float, upper: float) -> Iterator[tuple[tuple, np.ndarray]]:
+        """(cell labels, sorted clipped incomes), one cell at a time, streamed from DuckDB."""
+        self.prepare()
+        try:
+            relation = self.con.sql(sqlmod.clipped_sql(self.d, by, lower, upper))
+            reader = relation.to_arrow_reader(BATCH_ROWS)
+        except _duckdb().Error as exc:
+            raise DPInputError(f"DuckDB could not read the data: {_first_line(exc)}") from None
+        key: tuple | None = None
+        parts: list[np.ndarray] = []
+        seen: set = set()
+        nb = len(by)
+        for batch in reader:
+            values = batch.column(nb).to_numpy(zero_copy_only=False).astype(float, copy=False)
+            if nb == 0:
+                parts.append(values)
+                key = ()
+                continue
+            n = values.size
+            if n == 0:
+                continue
+            labels = [batch.column(i) for i in range(nb)]
+            change = np.zeros(n - 1, dtype=bool)
+            for col in labels:
+                if n > 1:
+                    a, b = col.slice(1), col.slice(0, n - 1)
+                    diff = pc.fill_null(pc.not_equal(a, b), False).to_numpy(zero_copy_only=False)
+                    nulls = pc.is_null(a).to_numpy(zero_copy_only=False) != pc.is_null(b).to_numpy(zero_copy_only=False)
+                    change |= diff | nulls
+            starts = [0, *(np.flatnonzero(change) + 1).tolist()]
+            ends = [*starts[1:], n]
+            for start, end in zip(starts, ends):
+                k = tuple(col[start].as_py() for col in labels)
+                if key is not None and k != key:
+                    yield key, self._finish(key, parts, seen)
+                    parts = []
+                key = k
+                parts.append(values[start:end])
+        if key is not None:
+            yield key, self._finish(key, parts, seen)
+
+    @staticmethod
+    def _finish(key: tuple, parts: list, seen: set) -> np.ndarray:
+        if key in seen:  # the stream must be ordered by cell; never merge two runs silently
+            raise RuntimeError(f"DuckDB returned the cell {key!r} in two runs: the sorted stream is out of order")
+        seen.add(key)
+        xs = np.concatenate(parts) if len(parts) != 1 else parts[0]
+        if xs.size > 1 and not bool(np.all(xs[1:] >= xs[:-1])):
+            xs = np.sort(xs)
+        return xs
+
+    def gini_inputs(self, by: Sequence[str], lower: float, upper: float, beta: float) -> pd.DataFrame:
+        rows = []
+        with self.progress.step(f"gini: sorting incomes by {', '.join(by) or 'the whole table'} (DuckDB)") as step:
+            for i, (key, xs) in enumerate(self._sorted_cells(by, lower, upper), start=1):
+                n, g, s = gini_cell(xs, lower=lower, upper=upper, beta=beta)
+                rows.append((*key, n, g, s))
+                step.tick(i, None, "cells done")
+        if not by and not rows:
+            rows.append((0, 0.0, 0.0))
+        frame = pd.DataFrame(rows, columns=[*by, "n", "confidential_gini", "confidential_smooth_sensitivity"])
+        frame["n"] = frame["n"].astype(np.int64)
+        return sort_cells(frame, by)
+
+    def close(self) -> None:
+        try:
+            self.con.close()
+        finally:
+            super().close()

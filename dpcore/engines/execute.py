@@ -1,0 +1,501 @@
+"""Run a release plan: engine aggregates -> ledger charge -> noise on the small aggregates -> atomic output.
+
+:func:`run_plan` is what ``python -m dpcore release`` calls. Order of events (a real release):
+
+1. the plan is validated and the output directory checked (it must be absent or empty);
+2. the ledger account of ``plan.dataset`` is opened (created with the plan's cap when new) and the plan's
+   total cost is checked against what is left -- **before any data is read**;
+3. the engine computes the per-cell aggregates (confidential, small);
+4. the ledger is charged (one entry for the whole plan, with the release record) -- before any noise is
+   drawn or anything is written;
+5. dpcore adds the noise (:mod:`dpcore.release_noise`: OpenDP's discrete Laplace for counts, OpenDP's
+   floating-point-safe Laplace for sums, the certified generalized-Cauchy sampler for the Gini);
+6. the tables (CSV and Parquet) and ``release_record.json`` are written into a temporary directory beside
+   the output directory, which is renamed into place at the end (nothing is left there on failure).
+
+``seed`` given = **simulation**: numpy noise with that seed, the record says "simulation, not a
+release", the ledger is neither opened nor charged.
+
+Mechanisms, per statistic with epsilon = its ``epsilon`` and m = rows one person can change (1, or
+``max_rows_per_person`` with a privacy unit). Neighbouring relation: replace one person (one row without
+a privacy unit): the values (income, outcome) of up to m of their rows change; the cells (``by``, the
+exposure group) of the rows and the number of rows of every cell are public (as PSEO publishes cell
+counts; the project's "replace one, n public" relation, per cell).
+
+* percentiles (PSEO, Foote et al. 2019, Section 4.1): every cell x bin count + discrete Laplace with
+  scale 2m/epsilon. A row moving between two bins changes two counts by 1, so the whole table (all
+  cells) has L1 sensitivity 2m and is epsilon-DP; percentiles are read off each noisy histogram with
+  eq. (4.2) (:func:`dpcore.percentiles.percentiles_from_histogram`, post-processing).
+* mean (stratified paper Eq. 2/3): clipped sum in cents + Laplace with scale m (cU - cL)/epsilon
+  (cU, cL the bounds in cents; OpenDP's scale for that map), divided by the public n.
+* gini (Lan & Reiter, eqs. (9)-(10)): per cell g + (S_beta(X)/alpha) Z with (alpha, beta) certified for
+  epsilon/m (:func:`dpcore.noise.smooth_noise_calibration`); one person changes at most m rows in
+  total, so by group privacy the cells together cost m * epsilon/m = epsilon. The sampler's delta
+  (:func:`dpcore.release_noise.release_generalized_cauchy`) grows to m e^{(m-1) epsilon/m} delta.
+* relative_risk (Shoham & Ligett, Claim 3.1): both outcome counts of every cell + discrete Laplace with
+  scale 2m/epsilon (epsilon/2 per count, as :func:`dpcore.ratio.laplace_noised_counts`); RR =
+  (x~/n_x) / (max(y~, 1)/n_y) is post-processing ("undefined" -- empty -- when a group is empty).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..plan import ReleasePlan, StatisticSpec, plan_to_dict, plan_to_toml
+from ..validation import DPInputError
+from . import EngineSpec, Progress, Source, open_engine
+
+__all__ = ["GINI_GRID", "DEFAULT_GINI_CAP_DELTA", "PlanCost", "plan_cost", "PlanResult", "run_plan",
+           "SIMULATION_NOTE"]
+
+#: public grid of released Gini values (the certified sampler snaps to it)
+GINI_GRID = 1e-9
+#: delta cap of a ledger account created by a plan with a Gini statistic and no cap_delta
+DEFAULT_GINI_CAP_DELTA = 1e-9
+SIMULATION_NOTE = "simulation, not a release"
+RECORD_FILE = "release_record.json"
+
+
+# ---------------------------------------------------------------------------------------------
+# Costs
+# ---------------------------------------------------------------------------------------------
+
+def _gini_cell_delta(epsilon_cell: float, gamma: float) -> float:
+    """delta of one certified generalized-Cauchy draw at epsilon_cell (public: no data involved)."""
+    from .. import release_noise
+
+    draw = release_noise.release_generalized_cauchy(0.0, scale=1.0, gamma=gamma, grid=GINI_GRID,
+                                                    rng=np.random.default_rng(0), epsilon=epsilon_cell)
+    return float(draw.delta)
+
+
+@dataclass(frozen=True)
+class PlanCost:
+    """The privacy cost of a plan: per statistic (epsilon, delta) and the sequential total."""
+
+    epsilon: float
+    delta: float
+    per_statistic: tuple[tuple[float, float], ...]
+
+    def as_budget_cost(self):
+        from .. import budget
+
+        return budget.approx(self.epsilon, self.delta) if self.delta > 0 else budget.pure(self.epsilon)
+
+
+def _statistic_delta(spec: StatisticSpec, m: int) -> float:
+    if spec.kind != "gini":
+        return 0.0
+    eps_cell = spec.epsilon / m
+    d = _gini_cell_delta(eps_cell, spec.gamma)
+    return float(min(1e-3, m * math.exp((m - 1) * eps_cell) * d))
+
+
+def plan_cost(plan: ReleasePlan) -> PlanCost:
+    """(epsilon, delta) of every statistic and their sum (sequential composition); data-independent."""
+    m = plan.rows_per_person
+    per = tuple((s.epsilon, _statistic_delta(s, m)) for s in plan.statistics)
+    return PlanCost(math.fsum(e for e, _ in per), math.fsum(d for _, d in per), per)
+
+
+# ---------------------------------------------------------------------------------------------
+# Neighbouring relation text
+# ---------------------------------------------------------------------------------------------
+
+def _relation(plan: ReleasePlan) -> dict[str, str]:
+    m = plan.rows_per_person
+    if plan.privacy_unit:
+        who = (f"replace one person (one value of the privacy unit column {plan.privacy_unit!r}); each person "
+               f"keeps at most {m} row(s), a seeded uniform sample of their rows (bounding_seed "
+               f"{plan.bounding_seed}), so one person changes the values of at most {m} row(s), in any cells")
+    else:
+        who = "replace one record (row): one row's values change"
+    public = ("public (not protected): the cells (values of the 'by' columns and of the exposure group) that "
+              "the rows fall in and the number of rows of every cell (published in the tables, as PSEO "
+              "publishes cell counts), the bounds, bins, percentile levels and thresholds of the plan. "
+              "Rows whose income is missing or not a finite number are left out.")
+    change = (f"one person can change: every histogram (all cells together) by at most {2 * m} in L1; every "
+              f"clipped sum by at most {m} x (upper - lower); every outcome count table by at most {m} "
+              f"(calibrated as {2 * m}, epsilon/2 per count); every cell's Gini through at most {m} of its "
+              f"incomes (group privacy: each cell's Gini is released at epsilon/{m})")
+    return {"neighbouring": who, "public": public, "what_one_person_can_change": change}
+
+
+# ---------------------------------------------------------------------------------------------
+# Noise on aggregates
+# ---------------------------------------------------------------------------------------------
+
+def _q_label(q: float) -> str:
+    return "p" + (f"{q:g}".replace(".", "_"))
+
+
+def _percentiles(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
+    from .. import percentiles, release_noise
+
+    by = list(spec.by)
+    edges = np.asarray(spec.bins, dtype=float)
+    n_bins = edges.size - 1
+    hist = engine.histogram(by, edges)
+    cells = hist[by].drop_duplicates().reset_index(drop=True) if by else pd.DataFrame(index=[0] if len(hist) else [])
+    counts = np.zeros((len(cells), n_bins), dtype=np.int64)
+    if len(hist):
+        if by:
+            keys = [tuple(r) for r in cells.itertuples(index=False, name=None)]
+            pos = {k: i for i, k in enumerate(keys)}
+            rows = np.array([pos[tuple(r)] for r in hist[by].itertuples(index=False, name=None)])
+        else:
+            rows = np.zeros(len(hist), dtype=np.int64)
+        np.add.at(counts, (rows, hist["bin"].to_numpy()), hist["count"].to_numpy())
+    info: dict[str, Any] = {"noise": f"discrete Laplace, scale 2m/epsilon = {2 * m / spec.epsilon!r} on every "
+                                      "cell x bin count (L1 sensitivity of the whole table 2m)"}
+    table = cells.copy()
+    table["n"] = counts.sum(axis=1).astype(np.int64)
+    if len(cells):
+        draw = release_noise.release_integer_counts(counts.ravel(), scale=2.0 * m / spec.epsilon, rng=rng,
+                                                    sensitivity=2 * m)
+        noisy = np.asarray(draw.values, dtype=np.int64).reshape(counts.shape)
+        values = percentiles.percentiles_from_histogram(noisy, edges, list(spec.q))
+        values = np.atleast_2d(values)
+        info.update(measurement=draw.measurement, privacy_map=draw.privacy_map, map_epsilon=draw.epsilon)
+    else:
+        values = np.zeros((0, len(spec.q)))
+    for j, q in enumerate(spec.q):
+        table[_q_label(q)] = values[:, j].astype(float)
+    return table, info
+
+
+def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool) -> tuple[pd.DataFrame, dict]:
+    from .. import release_noise
+
+    by = list(spec.by)
+    sums = engine.sums(by, spec.lower, spec.upper)
+    c_lo = math.floor(spec.lower * 100 + 0.5)
+    c_hi = math.floor(spec.upper * 100 + 0.5)
+    sens = float(m * max(c_hi - c_lo, 1))
+    scale = release_noise.laplace_scale_for(spec.epsilon, sens)
+    table = sums[by].copy() if by else pd.DataFrame(index=range(len(sums)))
+    table["n"] = sums["n"].to_numpy(dtype=np.int64)
+    info: dict[str, Any] = {"noise": f"Laplace on the clipped sum in cents, scale {scale!r} (sensitivity m (cU - cL) = "
+                                     f"{sens:g} cents), divided by the public n"}
+    if len(sums):
+        draw = release_noise.release_real_values(np.array([float(v) for v in sums["sum_cents"]]), scale=scale, rng=rng,
+                                                 sensitivity=sens)
+        n = sums["n"].to_numpy(dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.where(n > 0, np.asarray(draw.values, dtype=float) / 100.0 / np.maximum(n, 1), np.nan)
+        info.update(measurement=draw.measurement, privacy_map=draw.privacy_map, map_epsilon=draw.epsilon)
+    else:
+        mean = np.zeros(0)
+    table["mean"] = mean
+    return table, info
+
+
+def _gini(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
+    from .. import noise, release_noise
+
+    by = list(spec.by)
+    eps_cell = spec.epsilon / m
+    cal = noise.smooth_noise_calibration(eps_cell, spec.gamma, mode=spec.calibration)
+    inputs = engine.gini_inputs(by, spec.lower, spec.upper, cal.beta)
+    table = inputs[by].copy() if by else pd.DataFrame(index=range(len(inputs)))
+    table["n"] = inputs["n"].to_numpy(dtype=np.int64)
+    values = []
+    measurement = None
+    for g, s in zip(inputs["confidential_gini"].to_numpy(float), inputs["confidential_smooth_sensitivity"].to_numpy(float)):
+        if s <= 0:  # n <= 1: the Gini is 0 for every data set of that size (public), nothing to protect
+            values.append(0.0)
+            continue
+        draw = release_noise.release_generalized_cauchy(float(g), scale=float(s) / cal.alpha, gamma=spec.gamma,
+                                                        grid=GINI_GRID, rng=rng, epsilon=eps_cell)
+        measurement = measurement or draw.measurement
+        values.append(round(float(draw.values[0]), 9))  # the grid is 1e-9: drop float noise of k * grid
+    table["gini"] = np.array(values, dtype=float)
+    info = {"noise": (f"per cell: Gini + (S_beta(X)/alpha) Z, Z ~ GeneralizedCauchy({spec.gamma:g}), "
+                      f"calibration {spec.calibration!r} at epsilon/m = {eps_cell!r}: alpha = {cal.alpha!r}, "
+                      f"beta = {cal.beta!r}; S_beta(X) and the noise scale depend on the data and are not "
+                      f"published; released values snapped to the grid {GINI_GRID!r}"),
+            "measurement": measurement}
+    return table, info
+
+
+def _relative_risk(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
+    from .. import release_noise
+
+    by = list(spec.by)
+    counts = engine.outcomes(by, spec.group, spec.exposed, spec.reference, spec.outcome, spec.outcome_below)
+    table = counts[by].copy() if by else pd.DataFrame(index=range(len(counts)))
+    nx = counts["n_exposed"].to_numpy(dtype=np.int64)
+    ny = counts["n_reference"].to_numpy(dtype=np.int64)
+    table["n_exposed"], table["n_reference"] = nx, ny
+    info: dict[str, Any] = {"noise": f"discrete Laplace, scale 2m/epsilon = {2 * m / spec.epsilon!r} on both outcome "
+                                     "counts of every cell (epsilon/2 per count, Claim 3.1)"}
+    if len(counts):
+        raw = np.concatenate([counts["cases_exposed"].to_numpy(np.int64), counts["cases_reference"].to_numpy(np.int64)])
+        draw = release_noise.release_integer_counts(raw, scale=2.0 * m / spec.epsilon, rng=rng, sensitivity=2 * m)
+        noisy = np.asarray(draw.values, dtype=np.int64)
+        x, y = noisy[: len(counts)], noisy[len(counts):]
+        info.update(measurement=draw.measurement, privacy_map=draw.privacy_map, map_epsilon=draw.epsilon)
+    else:
+        x = y = np.zeros(0, dtype=np.int64)
+    table["cases_exposed"], table["cases_reference"] = x, y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rr = (x / np.maximum(nx, 1)) / (np.maximum(y, 1) / np.maximum(ny, 1))
+    table["relative_risk"] = np.where((nx > 0) & (ny > 0), rr, np.nan)
+    return table, info
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PlanResult:
+    """What :func:`run_plan` produced: the output directory, the record, the tables."""
+
+    out_dir: Path
+    record: dict
+    tables: dict = field(repr=False)
+    simulation: bool
+    ledger_entry_id: int | None = None
+
+
+def _check_out_dir(out_dir: str | os.PathLike) -> Path:
+    out = Path(out_dir).expanduser().absolute()
+    if out.exists():
+        if not out.is_dir():
+            raise DPInputError(f"--out {str(out)!r} exists and is not a directory")
+        if any(out.iterdir()):
+            raise DPInputError(f"--out {str(out)!r} is not empty: give a new or empty directory (nothing is overwritten)")
+    if not out.parent.is_dir():
+        raise DPInputError(f"the parent directory of --out ({str(out.parent)!r}) does not exist")
+    return out
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_outputs(out: Path, plan: ReleasePlan, tables: dict[str, pd.DataFrame], record: dict) -> dict[str, str]:
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        hashes = {}
+        for name, table in tables.items():
+            csv_path, pq_path = tmp / f"{name}.csv", tmp / f"{name}.parquet"
+            table.to_csv(csv_path, index=False)
+            table.to_parquet(pq_path, index=False)
+            hashes[csv_path.name] = _sha256(csv_path)
+            hashes[pq_path.name] = _sha256(pq_path)
+        (tmp / "plan.toml").write_text(plan_to_toml(plan), encoding="utf-8")
+        hashes["plan.toml"] = _sha256(tmp / "plan.toml")
+        record = {**record, "files": hashes}
+        (tmp / RECORD_FILE).write_text(json.dumps(record, indent=2, sort_keys=False, default=_json_default),
+                                       encoding="utf-8")
+        if out.exists():
+            out.rmdir()  # empty (checked); a race that filled it makes this fail and leaves it alone
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return hashes
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating,)):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def _open_account(plan: ReleasePlan, cost: PlanCost, ledger_url: str | None):
+    from .. import ledger
+
+    db = ledger.open_ledger(ledger_url)
+    existing = db.find_account(plan.dataset)
+    if existing is None:
+        cap_delta = plan.cap_delta if plan.cap_delta is not None else (DEFAULT_GINI_CAP_DELTA if cost.delta > 0 else 0.0)
+    else:
+        cap_delta = plan.cap_delta
+    acct = db.account(plan.dataset, cap_epsilon=plan.cap_epsilon, label=plan.dataset, cap_delta=cap_delta)
+    if cost.delta > 0 and acct.cap_delta <= 0:
+        raise DPInputError(
+            f"the ledger account {plan.dataset!r} is pure epsilon-DP (cap delta = 0), but this plan's Gini sampler "
+            f"has delta = {cost.delta:.3g}; release the Gini from a dataset account created with cap_delta > 0")
+    if acct.would_exceed(cost.as_budget_cost()):
+        spent = acct.spent_epsilon()
+        from ..ledger import BudgetExceeded
+
+        raise BudgetExceeded(
+            f"refused before reading any data: the plan costs epsilon = {cost.epsilon:g}, but the ledger account "
+            f"{plan.dataset!r} has spent {spent:g} of its cap {acct.cap_epsilon:g} (left {max(0.0, acct.cap_epsilon - spent):g})")
+    return db, acct
+
+
+def run_plan(plan: ReleasePlan, source: Source, *, engine: str = "duckdb", out_dir: str | os.PathLike,
+             ledger_url: str | None = None, seed: int | None = None, master: str | None = None,
+             progress: Progress | None = None, memory_limit: str | None = None,
+             workdir: str | None = None) -> PlanResult:
+    """Run ``plan`` on ``source`` with ``engine``; write the tables and the record into ``out_dir``.
+
+    See the module docstring for the order of events, the mechanisms and the neighbouring relation.
+    ``seed`` given: simulation (numpy noise, no ledger). Raises :class:`DPInputError` (or
+    :class:`dpcore.ledger.BudgetExceeded`) with a one-line message for every user error.
+    """
+    from .. import release_noise  # noqa: F401  (fail early when the noise module is missing)
+
+    progress = progress or Progress(quiet=True)
+    if not isinstance(plan, ReleasePlan):
+        raise TypeError("plan must be a dpcore.plan.ReleasePlan (use dpcore.plan.load_plan)")
+    if engine not in ("duckdb", "spark", "pandas"):
+        raise DPInputError(f"unknown engine {engine!r}; choose one of duckdb, spark, pandas")
+    simulate = seed is not None
+    if simulate:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise DPInputError(f"--seed must be a non-negative integer, got {seed!r}")
+        rng = np.random.default_rng(int(seed))
+    else:
+        rng = None
+    out = _check_out_dir(out_dir)
+    cost = plan_cost(plan)
+    acct = None
+    if not simulate:
+        with progress.step(f"ledger: checking the budget of {plan.dataset!r} (plan costs epsilon = {cost.epsilon:g})"):
+            _, acct = _open_account(plan, cost, ledger_url)
+    m = plan.rows_per_person
+    spec = EngineSpec.from_plan(plan)
+    tables: dict[str, pd.DataFrame] = {}
+    infos: dict[str, dict] = {}
+    with open_engine(engine, source, spec, progress=progress, master=master, workdir=workdir,
+                     memory_limit=memory_limit) as eng:
+        with progress.step(f"{engine}: reading and checking the source ({source.describe()[:80]})"):
+            eng.prepare()
+        aggregates = {}
+        for s in plan.statistics:
+            with progress.step(f"{engine}: aggregating {s.where} by {', '.join(s.by) or '(whole table)'}"):
+                aggregates[s.name] = _Deferred(s, eng, m)
+                aggregates[s.name].compute()
+    # the confidential aggregates are in memory; nothing has been revealed yet
+    relation = _relation(plan)
+    record: dict[str, Any] = {
+        "record": "dpcore release record",
+        "record_version": 1,
+        "mode": SIMULATION_NOTE if simulate else "release",
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "software": f"dpcore {__version__}",
+        "dataset": plan.dataset,
+        "source": source.describe(),
+        "engine": engine,
+        "plan": plan_to_dict(plan),
+        "plan_sha256": hashlib.sha256(plan_to_toml(plan).encode("utf-8")).hexdigest(),
+        "privacy": {
+            **relation,
+            "composition": "cells of one statistic are disjoint (parallel composition: each statistic costs its "
+                           "epsilon once); statistics add up (sequential composition)",
+            "cost": {"epsilon": cost.epsilon, "delta": cost.delta},
+            "per_statistic": [{"name": s.name, "kind": s.kind, "epsilon": e, "delta": d}
+                              for s, (e, d) in zip(plan.statistics, cost.per_statistic)],
+        },
+    }
+    if simulate:
+        record["simulation"] = {"seed": int(seed), "note": "numpy noise with this seed; the ledger was not charged; "
+                                                           "these numbers are NOT a differentially private release"}
+    entry = None
+    if acct is not None:
+        with progress.step("ledger: charging the plan (before any noise is drawn)"):
+            entry = acct.charge(f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
+                                cost=cost.as_budget_cost(), record=record)
+        record["ledger"] = {"backend": acct.db.backend if hasattr(acct, "db") else None, "account": plan.dataset,
+                            "entry_id": entry.id, "charged": cost.as_budget_cost().to_dict(),
+                            "spent_epsilon_after": acct.spent_epsilon(), "cap_epsilon": acct.cap_epsilon}
+    with progress.step("adding noise to the aggregates" + (" (simulation: numpy)" if simulate else " (OpenDP / certified)")):
+        stats_out = []
+        for s in plan.statistics:
+            table, info = aggregates[s.name].release(rng)
+            tables[s.name] = table
+            stats_out.append({"name": s.name, "kind": s.kind, "by": list(s.by), "epsilon": s.epsilon,
+                              "cells": int(len(table)), "columns": list(table.columns),
+                              "files": [f"{s.name}.csv", f"{s.name}.parquet"], **info})
+            del aggregates[s.name]
+    record["statistics"] = stats_out
+    with progress.step(f"writing {len(tables)} table(s) and {RECORD_FILE} to {out}"):
+        hashes = _write_outputs(out, plan, tables, record)
+    record["files"] = hashes
+    if entry is not None:
+        try:
+            acct.attach_result(entry.id, {"out_dir": str(out), "files": hashes})
+        except Exception:  # the release is written and charged; the optional link may be refused
+            pass
+    return PlanResult(out, record, tables, simulate, None if entry is None else entry.id)
+
+
+class _Deferred:
+    """The aggregates of one statistic (computed by the engine) and the noise step (later, after the charge)."""
+
+    def __init__(self, spec: StatisticSpec, engine, m: int) -> None:
+        self.spec, self.engine, self.m = spec, engine, m
+        self._frozen: _FrozenEngine | None = None
+
+    def compute(self) -> None:
+        self._frozen = _FrozenEngine(self.engine, self.spec, self.m)
+
+    def release(self, rng) -> tuple[pd.DataFrame, dict]:
+        s, eng = self.spec, self._frozen
+        if s.kind == "percentiles":
+            return _percentiles(eng, s, self.m, rng)
+        if s.kind == "mean":
+            return _mean(eng, s, self.m, rng, rng is not None)
+        if s.kind == "gini":
+            return _gini(eng, s, self.m, rng)
+        return _relative_risk(eng, s, self.m, rng)
+
+
+class _FrozenEngine:
+    """The one aggregate a statistic needs, computed now (while the engine is open) and replayed later."""
+
+    def __init__(self, engine, spec: StatisticSpec, m: int) -> None:
+        by = list(spec.by)
+        self.frames: dict[str, pd.DataFrame] = {}
+        if spec.kind == "percentiles":
+            self.frames["histogram"] = engine.histogram(by, spec.bins)
+        elif spec.kind == "mean":
+            self.frames["sums"] = engine.sums(by, spec.lower, spec.upper)
+        elif spec.kind == "gini":
+            from .. import noise
+
+            cal = noise.smooth_noise_calibration(spec.epsilon / m, spec.gamma, mode=spec.calibration)
+            self.frames["gini_inputs"] = engine.gini_inputs(by, spec.lower, spec.upper, cal.beta)
+        else:
+            self.frames["outcomes"] = engine.outcomes(by, spec.group, spec.exposed, spec.reference, spec.outcome,
+                                                      spec.outcome_below)
+
+    def histogram(self, *args: Any) -> pd.DataFrame:
+        return self.frames["histogram"]
+
+    def sums(self, *args: Any) -> pd.DataFrame:
+        return self.frames["sums"]
+
+    def gini_inputs(self, *args: Any) -> pd.DataFrame:
+        return self.frames["gini_inputs"]
+
+    def outcomes(self, *args: Any) -> pd.DataFrame:
+        return self.frames["outcomes"]

@@ -1,0 +1,225 @@
+"""Spark engine (PySpark): Spark SQL aggregates; the per-cell Gini inputs in the executors through
+``groupBy(...).applyInPandas``. ``--master local[*]`` by default; under ``spark-submit`` the session of the
+submission (its master, its cluster) is used, so the same command runs on a cluster.
+
+The executors must be able to import ``dpcore`` (local mode: this process's ``PYTHONPATH`` is passed on;
+on a cluster: ``spark-submit --py-files dpcore.zip`` or ``pip install`` dpcore on the nodes). Database
+sources (DuckDB files, PostgreSQL) are first staged to Parquet by the driver (DuckDB's ``COPY`` /
+``psycopg`` in batches), so no JDBC driver is needed; on a cluster, point ``--data`` at Parquet files the
+executors can read (HDFS, S3, a shared file system) instead.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..validation import DPInputError
+from . import Engine, EngineSpec, Progress, Source, gini_cell, sort_cells, stage_postgres
+from . import sql as sqlmod
+
+LOCAL_SHUFFLE_PARTITIONS = 8
+
+
+def java_available() -> bool:
+    """True when a Java runtime is on PATH or JAVA_HOME (Spark needs one)."""
+    import shutil
+
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return True
+    return shutil.which("java") is not None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _gini_udf(by: list[str], lower: float, upper: float, beta: float):
+    def per_cell(pdf: pd.DataFrame) -> pd.DataFrame:
+        from dpcore.engines import gini_cell as cell_fn  # imported in the executor
+
+        xs = np.sort(pdf["__c"].to_numpy(dtype=float))
+        n, g, s = cell_fn(xs, lower=lower, upper=upper, beta=beta)
+        row = {c: [pdf[c].iloc[0] if len(pdf) else None] for c in by}
+        row.update({"n": [int(n)], "confidential_gini": [float(g)], "confidential_smooth_sensitivity": [float(s)]})
+        return pd.DataFrame(row)
+
+    return per_cell
+
+
+class SparkEngine(Engine):
+    name = "spark"
+
+    def __init__(self, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
+                 workdir: str | None = None, master: str | None = None) -> None:
+        super().__init__(source, spec, progress=progress, workdir=workdir)
+        try:
+            from pyspark import SparkConf
+            from pyspark.sql import SparkSession
+        except ImportError:
+            raise DPInputError("the spark engine needs PySpark: pip install 'dpcore[spark]' (and a Java runtime)") from None
+        if not java_available() and SparkSession.getActiveSession() is None:
+            raise DPInputError("the spark engine needs Java (e.g. Debian's default-jre-headless); none found on PATH "
+                               "or JAVA_HOME")
+        root = str(Path(__file__).resolve().parents[2])
+        paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if root not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        self._owns_session = SparkSession.getActiveSession() is None
+        builder = SparkSession.builder.appName("dpcore-release")
+        configured = SparkConf().contains("spark.master")
+        if master:
+            builder = builder.master(master)
+        elif not configured:
+            builder = builder.master("local[*]")
+        local = (master or ("local[*]" if not configured else SparkConf().get("spark.master"))).startswith("local")
+        builder = (builder.config("spark.ui.enabled", "false")
+                   .config("spark.sql.session.timeZone", "UTC")
+                   .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+                   .config("spark.local.dir", os.path.join(self.workdir, "spark_local")))
+        if local:
+            builder = builder.config("spark.sql.shuffle.partitions", str(LOCAL_SHUFFLE_PARTITIONS))
+        with self.progress.step(f"starting Spark ({master or ('local[*]' if not configured else 'spark-submit')})"):
+            try:
+                self.spark = builder.getOrCreate()
+            except Exception as exc:  # Java missing or broken: PySparkRuntimeError, OSError, ...
+                raise DPInputError(f"Spark could not start: {_first_line(exc)}") from None
+        self.spark.sparkContext.setLogLevel("ERROR")
+        self.d = sqlmod.SPARK
+        self._prepared = False
+
+    def _sql(self, query: str) -> Any:
+        from pyspark.errors import PySparkException
+
+        try:
+            return self.spark.sql(query)
+        except PySparkException as exc:
+            raise DPInputError(f"Spark could not read the data: {_first_line(exc)}") from None
+
+    def _collect(self, query: str) -> pd.DataFrame:
+        from pyspark.errors import PySparkException
+
+        try:
+            return self._sql(query).toPandas()
+        except PySparkException as exc:
+            raise DPInputError(f"Spark failed: {_first_line(exc)}") from None
+
+    def _stage_duckdb(self) -> str:
+        import duckdb
+
+        out = os.path.join(self.workdir, "stage.parquet")
+        con = duckdb.connect(self.source.location, read_only=True)
+        try:
+            con.execute(f"COPY ({self.source.query}) TO {sqlmod.DUCKDB.text(out)} (FORMAT parquet)")
+        except duckdb.Error as exc:
+            raise DPInputError(f"DuckDB could not read the data: {_first_line(exc)}") from None
+        finally:
+            con.close()
+        return out
+
+    def prepare(self) -> None:
+        if self._prepared:
+            return
+        from pyspark.errors import PySparkException
+        from pyspark.sql import types as T
+
+        s, spec, d = self.source, self.spec, self.d
+        reader = self.spark.read
+        try:
+            if s.kind == "csv":
+                df = reader.csv(list(s.paths), header=True)  # every column as text, as the other engines
+            elif s.kind == "parquet":
+                df = reader.option("mergeSchema", "true").parquet(*s.paths)
+            elif s.kind == "duckdb":
+                with self.progress.step("staging the DuckDB query to Parquet"):
+                    df = reader.parquet(self._stage_duckdb())
+            elif s.kind == "postgresql":
+                with self.progress.step("staging the PostgreSQL query to Parquet"):
+                    df = reader.parquet(stage_postgres(s, self.workdir, self.progress))
+            else:  # pragma: no cover
+                raise DPInputError(f"unknown source kind {s.kind!r}")
+        except PySparkException as exc:
+            raise DPInputError(f"Spark could not read the data: {_first_line(exc)}") from None
+        self._missing_columns(df.columns)
+        df.createOrReplaceTempView("dp_src")
+        itype = df.schema[spec.income].dataType
+        if not isinstance(itype, T.NumericType):
+            bad = self._collect(sqlmod.nonnumeric_probe(d, spec.income))
+            if len(bad):
+                raise DPInputError(f"the income column {spec.income!r} is not numeric: found {str(bad.iloc[0, 0])[:40]!r}")
+        self._sql(f"CREATE OR REPLACE TEMP VIEW dp_valid AS {sqlmod.valid_view(d, spec)}")
+        for i, col in enumerate(spec.outcome_columns):
+            bad = int(self._collect(f"SELECT COUNT(*) AS bad FROM dp_valid WHERE __o{i} = -1").iloc[0, 0])
+            if bad:
+                raise DPInputError(f"the outcome column {col!r} has {bad} value(s) other than 0/1/true/false/yes/no")
+        self._sql(f"CREATE OR REPLACE TEMP VIEW dp_base AS {sqlmod.base_view(d, spec)}")
+        self._prepared = True
+
+    def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
+        self.prepare()
+        frame = self._collect(sqlmod.histogram_sql(self.d, by, edges))
+        frame["bin"] = frame["bin"].astype(np.int64)
+        frame["count"] = frame["count"].astype(np.int64)
+        return sort_cells(frame, by)
+
+    def sums(self, by: Sequence[str], lower: float, upper: float) -> pd.DataFrame:
+        self.prepare()
+        frame = self._collect(sqlmod.sums_sql(self.d, by, lower, upper))
+        frame["n"] = frame["n"].astype(np.int64)
+        frame["sum_cents"] = [0 if v is None or (isinstance(v, float) and np.isnan(v)) else int(v)
+                              for v in frame["sum_cents"]]
+        frame["sum_cents"] = frame["sum_cents"].astype(object)
+        return sort_cells(frame, by)
+
+    def outcomes(self, by: Sequence[str], group: str, exposed: str, reference: str, outcome: str | None,
+                 outcome_below: float | None) -> pd.DataFrame:
+        self.prepare()
+        idx = None if outcome is None else self.spec.outcome_columns.index(outcome)
+        frame = self._collect(sqlmod.outcomes_sql(self.d, by, group, exposed, reference, idx, outcome_below))
+        if not by and len(frame) == 1 and frame["n_exposed"].isna().all():
+            frame = frame.iloc[0:0]
+        for c in ("n_exposed", "n_reference", "cases_exposed", "cases_reference"):
+            frame[c] = frame[c].fillna(0).astype(np.int64)
+        return sort_cells(frame, by)
+
+    def gini_inputs(self, by: Sequence[str], lower: float, upper: float, beta: float) -> pd.DataFrame:
+        from pyspark.errors import PySparkException
+        from pyspark.sql import types as T
+
+        self.prepare()
+        by = list(by)
+        df = self._sql(sqlmod.clipped_sql(self.d, by, lower, upper, order=False))
+        fields = [T.StructField(c, T.StringType(), True) for c in by]
+        fields += [T.StructField("n", T.LongType(), False), T.StructField("confidential_gini", T.DoubleType(), False),
+                   T.StructField("confidential_smooth_sensitivity", T.DoubleType(), False)]
+        schema = T.StructType(fields)
+        with self.progress.step(f"gini: per-cell smooth sensitivity in the executors (applyInPandas by {by or 'all'})"):
+            try:
+                if by:
+                    grouped = df.groupBy(*by)
+                else:
+                    from pyspark.sql import functions as F
+
+                    grouped = df.withColumn("__all", F.lit(1)).groupBy("__all")
+                    df = None
+                frame = grouped.applyInPandas(_gini_udf(by, lower, upper, beta), schema=schema).toPandas()
+            except PySparkException as exc:
+                raise DPInputError(f"Spark failed: {_first_line(exc)}") from None
+        if not by and frame.empty:
+            frame = pd.DataFrame({"n": [0], "confidential_gini": [0.0], "confidential_smooth_sensitivity": [0.0]})
+        frame["n"] = frame["n"].astype(np.int64)
+        return sort_cells(frame, by)
+
+    def close(self) -> None:
+        try:
+            if self._owns_session and getattr(self, "spark", None) is not None:
+                self.spark.stop()
+        finally:
+            super().close()

@@ -1,0 +1,143 @@
+"""SQL shared by the DuckDB and Spark engines (two small dialects), implementing the per-row definitions of
+:mod:`dpcore.engines` exactly (same casts, same clipping, same cents, same bins, same bounding key).
+
+Views: ``dp_src`` (the source), ``dp_valid`` (typed rows with a finite income), ``dp_base`` (after
+contribution bounding). ``dp_base`` columns: ``__x`` (income, DOUBLE), the text columns under their own
+names (as text), ``__o0, __o1, ...`` (outcome flags 1/0/NULL, -1 for an unreadable value) and, with a
+privacy unit, ``__u`` (the unit as text).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from . import FALSE_WORDS, TRUE_WORDS, EngineSpec
+
+#: clamp of the income inside the bounding key (so that cents fit a BIGINT)
+KEY_CLAMP = 1e15
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    string_type: str
+
+    def quote(self, column: str) -> str:
+        if self.name == "spark":
+            return "`" + column.replace("`", "``") + "`"
+        return '"' + column.replace('"', '""') + '"'
+
+    def text(self, value: str) -> str:
+        if self.name == "spark":
+            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return "'" + value.replace("'", "''") + "'"
+
+    def number(self, value: float) -> str:
+        return f"CAST({self.text(repr(float(value)))} AS DOUBLE)"
+
+    def as_text(self, expr: str) -> str:
+        return f"CAST({expr} AS {self.string_type})"
+
+    def finite(self, expr: str) -> str:
+        if self.name == "duckdb":
+            return f"isfinite({expr})"
+        return f"(NOT isnan({expr}) AND {expr} < double('Infinity') AND {expr} > double('-Infinity'))"
+
+
+DUCKDB = Dialect("duckdb", "VARCHAR")
+SPARK = Dialect("spark", "STRING")
+
+
+def outcome_expr(d: Dialect, column: str) -> str:
+    t = f"lower(trim({d.as_text(d.quote(column))}))"
+    yes = ", ".join(d.text(w) for w in TRUE_WORDS)
+    no = ", ".join(d.text(w) for w in FALSE_WORDS)
+    return (f"CASE WHEN {d.quote(column)} IS NULL THEN NULL WHEN {t} IN ({yes}) THEN 1 "
+            f"WHEN {t} IN ({no}) THEN 0 ELSE -1 END")
+
+
+def valid_view(d: Dialect, spec: EngineSpec) -> str:
+    """SELECT for dp_valid (from dp_src)."""
+    x = f"TRY_CAST({d.quote(spec.income)} AS DOUBLE)"
+    cols = [f"{x} AS __x"]
+    cols += [f"{d.as_text(d.quote(c))} AS {d.quote(c)}" for c in spec.text_columns]
+    cols += [f"{outcome_expr(d, c)} AS __o{i}" for i, c in enumerate(spec.outcome_columns)]
+    if spec.privacy_unit:
+        cols.append(f"{d.as_text(d.quote(spec.privacy_unit))} AS __u")
+    return f"SELECT {', '.join(cols)} FROM dp_src WHERE {x} IS NOT NULL AND {d.finite(x)}"
+
+
+def base_view(d: Dialect, spec: EngineSpec) -> str:
+    """SELECT for dp_base (from dp_valid): all rows, or at most m rows per person (the md5 sample)."""
+    keep = ["__x", *[d.quote(c) for c in spec.text_columns], *[f"__o{i}" for i in range(len(spec.outcome_columns))]]
+    if not spec.privacy_unit:
+        return f"SELECT {', '.join(keep)} FROM dp_valid"
+    keep.append("__u")
+    clamp = f"LEAST(GREATEST(__x, {d.number(-KEY_CLAMP)}), {d.number(KEY_CLAMP)})"
+    income_key = d.as_text(f"CAST(FLOOR({clamp} * 100) AS BIGINT)")
+    parts = [d.text(str(int(spec.bounding_seed))), "__u", *[d.quote(c) for c in spec.key_columns], income_key]
+    key = f"md5(concat_ws('|', {', '.join(parts)}))"
+    return (f"SELECT {', '.join(keep)} FROM (SELECT *, row_number() OVER (PARTITION BY __u ORDER BY {key}) AS __rn "
+            f"FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.max_rows_per_person)}")
+
+
+def nonnumeric_probe(d: Dialect, income: str) -> str:
+    col = d.quote(income)
+    return (f"SELECT {d.as_text(col)} FROM dp_src WHERE {col} IS NOT NULL AND trim({d.as_text(col)}) <> '' "
+            f"AND TRY_CAST({col} AS DOUBLE) IS NULL LIMIT 1")
+
+
+def bin_expr(d: Dialect, edges: Sequence[float]) -> str:
+    e = [float(v) for v in edges]
+    last = len(e) - 2
+    if last == 0:
+        return "0"
+    whens = " ".join(f"WHEN __x < {d.number(e[j + 1])} THEN {j}" for j in range(last))
+    return f"CASE {whens} ELSE {last} END"
+
+
+def _group(d: Dialect, by: Sequence[str]) -> tuple[str, str]:
+    cols = ", ".join(d.quote(c) for c in by)
+    return (cols + ", ") if cols else "", (f" GROUP BY {cols}" if cols else "")
+
+
+def histogram_sql(d: Dialect, by: Sequence[str], edges: Sequence[float]) -> str:
+    cols = ", ".join(d.quote(c) for c in by)
+    sel = (cols + ", ") if cols else ""
+    return (f"SELECT {sel}__bin AS bin, COUNT(*) AS count FROM (SELECT {sel}{bin_expr(d, edges)} AS __bin FROM dp_base) AS __binned "
+            f"GROUP BY {sel}__bin")
+
+
+def cents_expr(d: Dialect, lower: float, upper: float) -> str:
+    return f"CAST(FLOOR(LEAST(GREATEST(__x, {d.number(lower)}), {d.number(upper)}) * 100 + 0.5) AS BIGINT)"
+
+
+def sums_sql(d: Dialect, by: Sequence[str], lower: float, upper: float) -> str:
+    sel, grp = _group(d, by)
+    return f"SELECT {sel}COUNT(*) AS n, SUM({cents_expr(d, lower, upper)}) AS sum_cents FROM dp_base{grp}"
+
+
+def outcomes_sql(d: Dialect, by: Sequence[str], group: str, exposed: str, reference: str, outcome_index: int | None,
+                 outcome_below: float | None) -> str:
+    sel, grp = _group(d, by)
+    g = d.quote(group)
+    ex, ref = d.text(exposed), d.text(reference)
+    case = f"__o{outcome_index} = 1" if outcome_index is not None else f"__x < {d.number(outcome_below)}"
+    where = f"{g} IN ({ex}, {ref})"
+    if outcome_index is not None:
+        where += f" AND __o{outcome_index} IS NOT NULL"
+    return (f"SELECT {sel}SUM(CASE WHEN {g} = {ex} THEN 1 ELSE 0 END) AS n_exposed, "
+            f"SUM(CASE WHEN {g} = {ref} THEN 1 ELSE 0 END) AS n_reference, "
+            f"SUM(CASE WHEN {g} = {ex} AND {case} THEN 1 ELSE 0 END) AS cases_exposed, "
+            f"SUM(CASE WHEN {g} = {ref} AND {case} THEN 1 ELSE 0 END) AS cases_reference "
+            f"FROM dp_base WHERE {where}{grp}")
+
+
+def clipped_sql(d: Dialect, by: Sequence[str], lower: float, upper: float, order: bool = True) -> str:
+    cols = ", ".join(d.quote(c) for c in by)
+    sel = (cols + ", ") if cols else ""
+    clip = f"LEAST(GREATEST(__x, {d.number(lower)}), {d.number(upper)})"
+    sql = f"SELECT {sel}{clip} AS __c FROM dp_base"
+    if order:
+        sql += f" ORDER BY {sel}__c"
+    return sql

@@ -1,0 +1,579 @@
+"""Release plan files (TOML, versioned): parse, validate, write.
+
+A release plan says what to release from one dataset, with which privacy budget; the command line
+(``python -m dpcore release PLAN --data SOURCE ...``, :mod:`dpcore.cli`) reads it and the planner page
+writes it ("Download the release plan"). Format, field by field: ``docs/plan_format.md``. Example::
+
+    version = 1
+    dataset = "pseo-earnings-2019"      # the ledger account (its id and label)
+    income = "earnings"                 # income column
+    cap_epsilon = 3.0                   # the dataset's total budget in the ledger
+
+    [[statistics]]
+    kind = "percentiles"                # gini | percentiles | mean | relative_risk
+    by = ["institution", "degree_level", "cohort"]
+    epsilon = 1.0
+    bins = "pseo"                       # or a list of public edges
+    q = [25, 50, 75]
+
+Privacy accounting of a plan (:attr:`ReleasePlan.total_epsilon`): inside one statistic the cells
+(the distinct values of the ``by`` columns) are disjoint, so one statistic costs its ``epsilon`` once
+(parallel composition, Dwork & Roth 2014, Thm 3.16 with disjoint inputs); statistics compose
+sequentially, so the plan costs the sum of its statistics' epsilons. With a ``privacy_unit`` and
+``max_rows_per_person = m`` every mechanism is calibrated for one person changing up to m rows
+(see :mod:`dpcore.engines` and ``docs/release_cli.md``), so the cost per statistic stays ``epsilon``.
+
+Reading uses the standard library's ``tomllib`` (Python 3.11+); writing uses the tiny writer
+:func:`plan_to_toml` (the format only needs strings, numbers, booleans, flat lists and an array of
+tables). Validation errors are :class:`PlanError` (a :class:`dpcore.DPInputError`) naming the
+statistic (index from 1 and kind) and the field.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .validation import DPInputError
+
+try:  # Python 3.11+
+    import tomllib as _toml
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    try:
+        import tomli as _toml  # type: ignore[no-redef]
+    except ModuleNotFoundError:
+        _toml = None
+
+__all__ = [
+    "PLAN_VERSION",
+    "KINDS",
+    "PlanError",
+    "StatisticSpec",
+    "ReleasePlan",
+    "parse_plan",
+    "load_plan",
+    "plan_from_dict",
+    "plan_to_dict",
+    "plan_to_toml",
+    "write_plan",
+    "plan_from_planner",
+]
+
+PLAN_VERSION = 1
+KINDS = ("gini", "percentiles", "mean", "relative_risk")
+BIN_SCHEMES = ("pseo", "lognormal", "even")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+MAX_BINS = 1000
+MAX_BY = 8
+
+#: fields allowed per kind (besides the common ones)
+_COMMON = ("kind", "by", "epsilon", "name")
+_KIND_FIELDS = {
+    "percentiles": ("bins", "q"),
+    "gini": ("lower", "upper", "gamma", "calibration"),
+    "mean": ("lower", "upper"),
+    "relative_risk": ("group", "exposed", "reference", "outcome", "outcome_below"),
+}
+_TOP_FIELDS = ("version", "dataset", "income", "cap_epsilon", "cap_delta", "privacy_unit", "max_rows_per_person",
+               "bounding_seed", "description", "statistics")
+
+
+class PlanError(DPInputError):
+    """A release plan that does not validate; the message names the statistic and the field."""
+
+
+@dataclass(frozen=True)
+class StatisticSpec:
+    """One statistic of a plan (validated). ``index`` counts from 1 (as in error messages).
+
+    Fields that do not apply to ``kind`` are None. ``bins`` holds the public edges (a tuple of floats)
+    and ``bins_scheme`` the scheme name when the plan used one ("pseo", ...), else None.
+    """
+
+    index: int
+    kind: str
+    epsilon: float
+    by: tuple[str, ...] = ()
+    name: str = ""
+    bins: tuple[float, ...] | None = None
+    bins_scheme: str | None = None
+    q: tuple[float, ...] | None = None
+    lower: float | None = None
+    upper: float | None = None
+    gamma: float | None = None
+    calibration: str | None = None
+    group: str | None = None
+    exposed: str | None = None
+    reference: str | None = None
+    outcome: str | None = None
+    outcome_below: float | None = None
+
+    @property
+    def where(self) -> str:
+        return f"statistics[{self.index}] ({self.kind})"
+
+    def columns(self) -> tuple[str, ...]:
+        """Columns this statistic reads besides the income column."""
+        cols = list(self.by)
+        if self.kind == "relative_risk":
+            cols.append(self.group)
+            if self.outcome is not None:
+                cols.append(self.outcome)
+        return tuple(dict.fromkeys(cols))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan-file form (only the fields that apply; ``bins`` as the scheme name when there is one)."""
+        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "by": list(self.by), "epsilon": self.epsilon}
+        if self.kind == "percentiles":
+            out["bins"] = self.bins_scheme if self.bins_scheme else list(self.bins)
+            out["q"] = list(self.q)
+        elif self.kind in ("gini", "mean"):
+            out["lower"], out["upper"] = self.lower, self.upper
+            if self.kind == "gini":
+                out["gamma"], out["calibration"] = self.gamma, self.calibration
+        else:
+            out["group"], out["exposed"], out["reference"] = self.group, self.exposed, self.reference
+            if self.outcome is not None:
+                out["outcome"] = self.outcome
+            else:
+                out["outcome_below"] = self.outcome_below
+        return out
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """A validated release plan (see the module docstring and ``docs/plan_format.md``)."""
+
+    dataset: str
+    income: str
+    cap_epsilon: float
+    statistics: tuple[StatisticSpec, ...]
+    version: int = PLAN_VERSION
+    privacy_unit: str | None = None
+    max_rows_per_person: int | None = None
+    bounding_seed: int = 0
+    description: str = ""
+    cap_delta: float | None = None
+
+    @property
+    def total_epsilon(self) -> float:
+        """Sequential composition across statistics (each statistic costs its epsilon once)."""
+        return float(math.fsum(s.epsilon for s in self.statistics))
+
+    @property
+    def rows_per_person(self) -> int:
+        """m: how many rows one person can change (1 without a privacy unit)."""
+        return int(self.max_rows_per_person) if self.privacy_unit else 1
+
+    def columns(self) -> tuple[str, ...]:
+        """Every column the plan reads (income first)."""
+        cols = [self.income]
+        if self.privacy_unit:
+            cols.append(self.privacy_unit)
+        for s in self.statistics:
+            cols.extend(s.columns())
+        return tuple(dict.fromkeys(cols))
+
+    def to_dict(self) -> dict[str, Any]:
+        return plan_to_dict(self)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation helpers
+# ---------------------------------------------------------------------------------------------
+
+def _fail(where: str, field_name: str, message: str) -> PlanError:
+    return PlanError(f"{where}: field '{field_name}' {message}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def _number(value: Any, where: str, name: str, *, positive: bool = False, minimum: float | None = None) -> float:
+    if not _is_number(value):
+        raise _fail(where, name, f"must be a number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise _fail(where, name, f"must be a finite number, got {value!r}")
+    if positive and v <= 0:
+        raise _fail(where, name, f"must be > 0, got {value!r}")
+    if minimum is not None and v < minimum:
+        raise _fail(where, name, f"must be >= {minimum:g}, got {value!r}")
+    return v
+
+
+def _column(value: Any, where: str, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(where, name, f"must be a column name (a non-empty string), got {value!r}")
+    return value
+
+
+def _label(value: Any, where: str, name: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise _fail(where, name, f"must be a string (or an integer) value of the group column, got {value!r}")
+    return str(value)
+
+
+def _check_statistic(index: int, raw: Any) -> StatisticSpec:
+    where0 = f"statistics[{index}]"
+    if not isinstance(raw, Mapping):
+        raise PlanError(f"{where0}: must be a table ([[statistics]]), got {raw!r}")
+    kind = raw.get("kind")
+    if kind is None:
+        raise _fail(where0, "kind", f"is required (one of {', '.join(KINDS)})")
+    if kind not in KINDS:
+        raise _fail(where0, "kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+    where = f"{where0} ({kind})"
+    allowed = set(_COMMON) | set(_KIND_FIELDS[kind])
+    for key in raw:
+        if key not in allowed:
+            raise _fail(where, key, f"is not a field of a {kind} statistic (allowed: {', '.join(sorted(allowed))})")
+    if "epsilon" not in raw:
+        raise _fail(where, "epsilon", "is required (the privacy cost of this statistic, > 0)")
+    epsilon = _number(raw["epsilon"], where, "epsilon", positive=True)
+    if epsilon > 1e3:
+        raise _fail(where, "epsilon", f"must be at most 1000, got {epsilon:g}")
+    by_raw = raw.get("by", [])
+    if isinstance(by_raw, str):
+        by_raw = [by_raw]
+    if not isinstance(by_raw, list):
+        raise _fail(where, "by", f"must be a list of column names, got {by_raw!r}")
+    by = tuple(_column(c, where, "by") for c in by_raw)
+    if len(set(by)) != len(by):
+        raise _fail(where, "by", f"names a column twice: {list(by)}")
+    if len(by) > MAX_BY:
+        raise _fail(where, "by", f"has {len(by)} columns; at most {MAX_BY}")
+    name = raw.get("name")
+    if name is None:
+        name = f"{index:02d}_{kind}" + ("_by_" + "_".join(re.sub(r"[^A-Za-z0-9]+", "-", c) for c in by) if by else "")
+        name = name[:64]
+    elif not isinstance(name, str) or not _NAME_RE.match(name):
+        raise _fail(where, "name", "must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit "
+                                   f"(it names the output files), got {name!r}")
+    spec = dict(index=index, kind=kind, epsilon=epsilon, by=by, name=name)
+    if kind == "percentiles":
+        bins = raw.get("bins", "pseo")
+        if isinstance(bins, str):
+            if bins not in BIN_SCHEMES:
+                raise _fail(where, "bins", f"must be one of {', '.join(BIN_SCHEMES)} or a list of public edges, got {bins!r}")
+            from . import percentiles
+
+            spec["bins"] = tuple(float(v) for v in percentiles.bin_edges(bins))
+            spec["bins_scheme"] = bins
+        elif isinstance(bins, list):
+            if len(bins) < 2 or len(bins) > MAX_BINS + 1:
+                raise _fail(where, "bins", f"must list between 2 and {MAX_BINS + 1} edges, got {len(bins)}")
+            edges = [_number(v, where, "bins") for v in bins]
+            if any(b <= a for a, b in zip(edges, edges[1:])):
+                raise _fail(where, "bins", f"edges must be strictly increasing, got {bins!r}")
+            if edges[0] < 0:
+                raise _fail(where, "bins", f"edges must be >= 0 (earnings), got {edges[0]:g}")
+            spec["bins"] = tuple(edges)
+        else:
+            raise _fail(where, "bins", f"must be \"pseo\" or a list of public edges, got {bins!r}")
+        q = raw.get("q", [25, 50, 75])
+        if not isinstance(q, list) or not q:
+            raise _fail(where, "q", f"must be a non-empty list of percentiles in (0, 100], got {q!r}")
+        qs = tuple(_number(v, where, "q") for v in q)
+        if any(v <= 0 or v > 100 for v in qs):
+            raise _fail(where, "q", f"percentiles must be in (0, 100], got {q!r}")
+        if len(set(qs)) != len(qs):
+            raise _fail(where, "q", f"lists a percentile twice: {q!r}")
+        spec["q"] = qs
+    elif kind in ("gini", "mean"):
+        for key in ("lower", "upper"):
+            if key not in raw:
+                raise _fail(where, key, "is required (a public income bound chosen without looking at the data)")
+        lower = _number(raw["lower"], where, "lower")
+        upper = _number(raw["upper"], where, "upper")
+        if upper <= lower:
+            raise _fail(where, "upper", f"must be greater than lower ({lower:g}), got {upper:g}")
+        spec["lower"], spec["upper"] = lower, upper
+        if kind == "gini":
+            if lower < 0:
+                raise _fail(where, "lower", f"must be >= 0 for the Gini index, got {lower:g}")
+            gamma = _number(raw.get("gamma", 2.0), where, "gamma")
+            if gamma <= 1 or gamma > 20:
+                raise _fail(where, "gamma", f"must be in (1, 20] (noise density 1/(1+|z|^gamma)), got {gamma:g}")
+            calibration = raw.get("calibration", "tight")
+            if calibration not in ("tight", "paper"):
+                raise _fail(where, "calibration", f"must be 'tight' or 'paper', got {calibration!r}")
+            if calibration == "paper":
+                from . import noise
+
+                try:
+                    noise.smooth_noise_calibration(1.0, gamma, mode="paper")
+                except DPInputError as exc:
+                    raise _fail(where, "calibration", f"'paper' does not work with gamma = {gamma:g}: {exc}") from None
+            spec["gamma"], spec["calibration"] = gamma, calibration
+    else:  # relative_risk
+        for key in ("group", "exposed", "reference"):
+            if key not in raw:
+                raise _fail(where, key, "is required (the exposure column 'group' and its two compared values "
+                                        "'exposed' and 'reference')")
+        spec["group"] = _column(raw["group"], where, "group")
+        spec["exposed"] = _label(raw["exposed"], where, "exposed")
+        spec["reference"] = _label(raw["reference"], where, "reference")
+        if spec["exposed"] == spec["reference"]:
+            raise _fail(where, "reference", f"must differ from exposed ({spec['exposed']!r})")
+        if spec["group"] in by:
+            raise _fail(where, "group", f"{spec['group']!r} is also in 'by'; the exposure column cannot define the cells")
+        has_outcome, has_below = "outcome" in raw, "outcome_below" in raw
+        if has_outcome == has_below:
+            raise _fail(where, "outcome", "give exactly one of 'outcome' (a 0/1 or true/false column) and "
+                                          "'outcome_below' (the outcome is income < this public threshold)")
+        if has_outcome:
+            spec["outcome"] = _column(raw["outcome"], where, "outcome")
+        else:
+            spec["outcome_below"] = _number(raw["outcome_below"], where, "outcome_below")
+    return StatisticSpec(**spec)
+
+
+def plan_from_dict(raw: Mapping[str, Any]) -> ReleasePlan:
+    """Validate a plan given as a dict (what ``tomllib`` returns); raise :class:`PlanError` naming the field."""
+    if not isinstance(raw, Mapping):
+        raise PlanError(f"a plan must be a table of fields, got {type(raw).__name__}")
+    for key in raw:
+        if key not in _TOP_FIELDS:
+            raise PlanError(f"plan: field '{key}' is not a plan field (allowed: {', '.join(_TOP_FIELDS)})")
+    if "version" not in raw:
+        raise PlanError(f"plan: field 'version' is required (this dpcore reads version = {PLAN_VERSION})")
+    if raw["version"] != PLAN_VERSION or isinstance(raw["version"], bool):
+        raise PlanError(f"plan: field 'version' must be {PLAN_VERSION}, got {raw['version']!r}")
+    for key in ("dataset", "income"):
+        if key not in raw:
+            raise PlanError(f"plan: field '{key}' is required")
+    dataset = raw["dataset"]
+    if not isinstance(dataset, str) or not dataset.strip() or len(dataset) > 200:
+        raise PlanError(f"plan: field 'dataset' must be a non-empty name (at most 200 characters), got {dataset!r}")
+    income = _column(raw["income"], "plan", "income")
+    if "cap_epsilon" not in raw:
+        raise PlanError("plan: field 'cap_epsilon' is required (the dataset's total budget in the ledger)")
+    cap = _number(raw["cap_epsilon"], "plan", "cap_epsilon", positive=True)
+    cap_delta = raw.get("cap_delta")
+    if cap_delta is not None:
+        cap_delta = _number(cap_delta, "plan", "cap_delta", minimum=0.0)
+        if cap_delta >= 1e-3:
+            raise PlanError(f"plan: field 'cap_delta' must be below 1e-3, got {cap_delta:g}")
+    unit = raw.get("privacy_unit")
+    m = raw.get("max_rows_per_person")
+    if unit is not None:
+        unit = _column(unit, "plan", "privacy_unit")
+        if unit == income:
+            raise PlanError("plan: field 'privacy_unit' must not be the income column")
+        if m is None:
+            raise PlanError("plan: field 'max_rows_per_person' is required with a privacy_unit "
+                            "(how many rows of one person are kept; sensitivities scale with it)")
+    if m is not None:
+        if unit is None:
+            raise PlanError("plan: field 'max_rows_per_person' needs a 'privacy_unit' column (who a person is)")
+        if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= 1000:
+            raise PlanError(f"plan: field 'max_rows_per_person' must be an integer in [1, 1000], got {m!r}")
+    seed = raw.get("bounding_seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise PlanError(f"plan: field 'bounding_seed' must be a non-negative integer, got {seed!r}")
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        raise PlanError(f"plan: field 'description' must be a string, got {description!r}")
+    stats = raw.get("statistics")
+    if not isinstance(stats, list) or not stats:
+        raise PlanError("plan: field 'statistics' is required: at least one [[statistics]] table")
+    specs = tuple(_check_statistic(i, s) for i, s in enumerate(stats, start=1))
+    names = [s.name for s in specs]
+    for s in specs:
+        if names.count(s.name) > 1:
+            raise _fail(s.where, "name", f"{s.name!r} is used by two statistics (it names the output files)")
+        if income in s.by:
+            raise _fail(s.where, "by", f"contains the income column {income!r}")
+        if unit is not None and unit in s.columns():
+            raise _fail(s.where, "by", f"uses the privacy unit {unit!r} (cells of one person are not protected)")
+    plan = ReleasePlan(dataset=dataset, income=income, cap_epsilon=cap, statistics=specs, privacy_unit=unit,
+                       max_rows_per_person=m, bounding_seed=int(seed), description=description,
+                       cap_delta=cap_delta)
+    for s in specs:
+        if s.epsilon > cap * (1 + 1e-12):
+            raise _fail(s.where, "epsilon", f"{s.epsilon:g} exceeds the plan's cap_epsilon {cap:g}")
+    if plan.total_epsilon > cap * (1 + 1e-12):
+        raise PlanError(f"plan: the statistics cost epsilon = {plan.total_epsilon:g} in total (sequential "
+                        f"composition), more than cap_epsilon = {cap:g}")
+    return plan
+
+
+def parse_plan(text: str | bytes) -> ReleasePlan:
+    """Parse and validate a plan from TOML text."""
+    if _toml is None:  # pragma: no cover
+        raise PlanError("reading plans needs Python 3.11+ (tomllib) or the 'tomli' package")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PlanError("the plan file is not UTF-8 text") from None
+    try:
+        raw = _toml.loads(text)
+    except _toml.TOMLDecodeError as exc:
+        raise PlanError(f"the plan is not valid TOML: {exc}") from None
+    return plan_from_dict(raw)
+
+
+def load_plan(path: str | os.PathLike) -> ReleasePlan:
+    """Read and validate a plan file."""
+    p = Path(path)
+    if not p.is_file():
+        raise PlanError(f"no plan file at {str(p)!r}")
+    return parse_plan(p.read_bytes())
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------------
+
+def plan_to_dict(plan: ReleasePlan) -> dict[str, Any]:
+    """The plan-file form of a validated plan (round-trips through :func:`plan_from_dict`)."""
+    out: dict[str, Any] = {"version": plan.version, "dataset": plan.dataset, "income": plan.income,
+                           "cap_epsilon": plan.cap_epsilon}
+    if plan.cap_delta is not None:
+        out["cap_delta"] = plan.cap_delta
+    if plan.description:
+        out["description"] = plan.description
+    if plan.privacy_unit:
+        out["privacy_unit"] = plan.privacy_unit
+        out["max_rows_per_person"] = plan.max_rows_per_person
+        out["bounding_seed"] = plan.bounding_seed
+    out["statistics"] = [s.to_dict() for s in plan.statistics]
+    return out
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if not math.isfinite(v):
+            raise PlanError(f"cannot write a non-finite number ({v}) into a plan")
+        if v.is_integer() and abs(v) < 1e15:
+            return f"{v:.1f}"
+        return repr(v)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise PlanError(f"cannot write {type(value).__name__} into a plan")
+
+
+def _toml_key(key: str) -> str:
+    return key if re.match(r"^[A-Za-z0-9_-]+$", key) else json.dumps(key)
+
+
+def plan_to_toml(plan: ReleasePlan | Mapping[str, Any]) -> str:
+    """TOML text of a plan (validated first), readable by :func:`parse_plan`; comments explain the fields."""
+    if not isinstance(plan, ReleasePlan):
+        plan = plan_from_dict(plan)
+    data = plan_to_dict(plan)
+    comments = {"version": "plan format version", "dataset": "the ledger account (id and label)",
+                "income": "income column", "cap_epsilon": "the dataset's total budget in the ledger",
+                "cap_delta": "the ledger account's delta cap (set when the account is created)",
+                "privacy_unit": "one person = one value of this column",
+                "max_rows_per_person": "rows kept per person (a seeded uniform sample)"}
+    lines = [f"# dpcore release plan: python -m dpcore release THIS_FILE --data SOURCE --out DIR",
+             f"# total epsilon {plan.total_epsilon:g} of cap {plan.cap_epsilon:g} (docs/plan_format.md)"]
+    for key, value in data.items():
+        if key == "statistics":
+            continue
+        note = f"  # {comments[key]}" if key in comments else ""
+        lines.append(f"{_toml_key(key)} = {_toml_value(value)}{note}")
+    for stat in data["statistics"]:
+        lines.append("")
+        lines.append("[[statistics]]")
+        for key, value in stat.items():
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def write_plan(plan: ReleasePlan | Mapping[str, Any], path: str | os.PathLike | None = None) -> str:
+    """Validate and write ``plan`` as TOML to ``path`` (atomically) and return the text; ``path=None``
+    only returns the text (e.g. for a download button)."""
+    text = plan_to_toml(plan)
+    if path is not None:
+        p = Path(path)
+        tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# From the planner page
+# ---------------------------------------------------------------------------------------------
+
+def _from_planned(stat: Any, epsilon: float, by: Sequence[str]) -> dict[str, Any]:
+    """Map a :class:`dpcore.planner.PlannedStatistic` to a plan statistic (dict form)."""
+    kind = getattr(stat, "kind", None)
+    if kind == "gini":
+        return {"kind": "gini", "by": [], "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper,
+                "gamma": stat.gamma, "calibration": stat.calibration}
+    if kind == "mean":
+        return {"kind": "mean", "by": [], "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper}
+    if kind == "group_means":
+        if not by:
+            raise PlanError("a 'mean income by group' statistic needs the group column name (by=[...])")
+        return {"kind": "mean", "by": list(by), "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper}
+    if kind == "percentiles":
+        from . import percentiles
+
+        if not by:
+            raise PlanError("a percentiles-by-cell statistic needs the cell column names (by=[...])")
+        if getattr(stat, "relation", "replace") != "replace":
+            raise PlanError("release plans use the replace-one relation; the add/remove percentiles setting "
+                            "cannot be written into a plan")
+        edges = stat.edges if getattr(stat, "edges", None) is not None else percentiles.PSEO_BIN_EDGES
+        edges = np.asarray(edges, dtype=float)
+        same = edges.shape == percentiles.PSEO_BIN_EDGES.shape and np.array_equal(edges, percentiles.PSEO_BIN_EDGES)
+        return {"kind": "percentiles", "by": list(by), "epsilon": epsilon,
+                "bins": "pseo" if same else [float(v) for v in edges], "q": [float(v) for v in stat.q]}
+    raise PlanError(f"the planner statistic {getattr(stat, 'name', kind)!r} (kind {kind!r}) has no release-plan "
+                    "form; give it as a dict (kind = gini | percentiles | mean | relative_risk)")
+
+
+def plan_from_planner(statistics: Iterable[Any], *, dataset: str, income: str, cap_epsilon: float,
+                      by: Sequence[str] = (), privacy_unit: str | None = None,
+                      max_rows_per_person: int | None = None, bounding_seed: int = 0,
+                      description: str = "") -> ReleasePlan:
+    """Build a validated plan from the planner page's choices.
+
+    ``statistics``: items of either form
+
+    * ``(planned_statistic, epsilon)`` with a :class:`dpcore.planner.PlannedStatistic` (what
+      ``planner.make_statistic`` returns and ``release.make_release`` takes): gini, mean,
+      group_means (-> mean by ``by``) and percentiles (cells = ``by``) are translated;
+    * a dict in the plan-file form (``{"kind": "relative_risk", "epsilon": 0.5, "group": ..., ...}``).
+
+    ``by``: the column names of the planner's group/cell column(s) in the real data (the planner only
+    knows the planning data). Write the result with :func:`write_plan` (``write_plan(plan)`` returns
+    the TOML text for a download button).
+    """
+    items = []
+    for item in statistics:
+        if isinstance(item, Mapping):
+            items.append(dict(item))
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
+            items.append(_from_planned(item[0], float(item[1]), list(by)))
+        else:
+            raise PlanError(f"each planner statistic must be (statistic, epsilon) or a dict, got {item!r}")
+    raw: dict[str, Any] = {"version": PLAN_VERSION, "dataset": dataset, "income": income, "cap_epsilon": cap_epsilon,
+                           "statistics": items}
+    if description:
+        raw["description"] = description
+    if privacy_unit is not None:
+        raw["privacy_unit"] = privacy_unit
+        raw["max_rows_per_person"] = max_rows_per_person
+        raw["bounding_seed"] = bounding_seed
+    return plan_from_dict(raw)
