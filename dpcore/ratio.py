@@ -828,15 +828,24 @@ def coverage_grid(p_values: Sequence[float], n_x: Any, n_y: Any, *, epsilon: flo
 
 @dataclass(frozen=True)
 class RatioRelease:
-    """One private release of a ratio by a rival algorithm, with its parameters."""
+    """One private release of a ratio by a rival algorithm, with its parameters.
+
+    ``value`` is the DP output. ``confidential_noise_scale`` is the scale of the noise that was added:
+    public for the global-sensitivity rivals, but S(X)/alpha (data-dependent) for the smooth-sensitivity
+    rivals, so it is named confidential for all (issue 11); ``noise_scale`` is a deprecated alias.
+    """
 
     value: float
     algorithm: str
     epsilon: float
     delta: float | None
-    noise_scale: float
+    confidential_noise_scale: float
     note: str = ""
     privacy_cost: Any = None  # dpcore.budget.PrivacyCost, set by the smooth rivals' noise= path (issue 17)
+
+    @property
+    def noise_scale(self) -> float:  # deprecated alias (issue 11 renamed the field)
+        return self.confidential_noise_scale
 
 
 def naive_sensitivity(n_x: Any, n_y: Any, *, both_counts: bool = False) -> float:
@@ -1108,15 +1117,29 @@ def ptr_failure_probability(distance: Any, *, epsilon: float, delta: float) -> n
 
 @dataclass(frozen=True)
 class PTRRelease:
-    """A propose-test-release outcome: ``failed`` (no value) or ``value`` = x/y + Lap(bound / (eps/2))."""
+    """A propose-test-release outcome: ``failed`` (no value) or ``value`` = x/y + Lap(bound / (eps/2)).
+
+    ``value`` and ``failed`` are the DP output. ``confidential_distance`` (the exact distance gamma to
+    a data set whose local sensitivity exceeds the bound) and ``confidential_failure_probability``
+    (P[FAIL] given that distance) describe the data and must not be published (issue 11);
+    ``distance`` and ``failure_probability`` are deprecated read-only aliases.
+    """
 
     value: float | None
     failed: bool
     bound: float
-    distance: int
+    confidential_distance: int
     epsilon: float
     delta: float
-    failure_probability: float
+    confidential_failure_probability: float
+
+    @property
+    def distance(self) -> int:  # deprecated alias
+        return self.confidential_distance
+
+    @property
+    def failure_probability(self) -> float:  # deprecated alias
+        return self.confidential_failure_probability
 
 
 def ptr_ratio(x: Any, y: Any, *, epsilon: float, delta: float, bound: float | None = None, alpha: float = 0.1,
