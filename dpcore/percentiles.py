@@ -570,8 +570,9 @@ def _split_epsilon(epsilon: float, n_q: int, weights: Any) -> np.ndarray:
 class SmoothPercentileRelease:
     """Percentiles released with smooth-sensitivity noise (Section 4.2).
 
-    ``smooth_sensitivity`` and ``noise_scale`` depend on the confidential data: they are kept for
-    teaching and auditing and must not be published.
+    ``confidential_smooth_sensitivity`` and ``confidential_noise_scale`` (S*_beta(X)/alpha) depend on
+    the confidential data: kept for teaching and auditing, never published (issue 11).
+    ``smooth_sensitivity`` and ``noise_scale`` are deprecated read-only aliases.
     """
 
     values: np.ndarray
@@ -581,14 +582,22 @@ class SmoothPercentileRelease:
     alpha: np.ndarray
     beta: np.ndarray
     gamma: float
-    smooth_sensitivity: np.ndarray
-    noise_scale: np.ndarray
+    confidential_smooth_sensitivity: np.ndarray
+    confidential_noise_scale: np.ndarray
     calibration: str
     lower: float
     upper: float
     noise: str = "cauchy"       # a dpcore.noise.SMOOTH_NOISES name (issue 17)
     delta: float = 0.0
     privacy_cost: Any = None     # dpcore.budget.PrivacyCost of the whole release
+
+    @property
+    def smooth_sensitivity(self) -> np.ndarray:  # deprecated alias (issue 11)
+        return self.confidential_smooth_sensitivity
+
+    @property
+    def noise_scale(self) -> np.ndarray:  # deprecated alias (issue 11); read by dpcore.experiments.percentiles
+        return self.confidential_noise_scale
 
 
 def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50, 75), rng=None,
