@@ -138,3 +138,56 @@ def test_run_sh_serve_under_load_then_clean_shutdown(tmp_path):
     assert not [p for p in workers if _alive(p)]
     assert list(runtime_parent.iterdir()) == []
     assert "stopping" in (tmp_path / "serve.log").read_text(errors="replace")
+
+
+# ---------------------------------------------------------------------------------------------
+# Less work per rerun (ui.common helpers used by the pages)
+# ---------------------------------------------------------------------------------------------
+
+FIGURE_APP = '''
+import sys
+sys.path.insert(0, {root!r})
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from ui.common import cached_figure, download_csv, show_figure
+
+CALLS = st.session_state.setdefault("calls", [])
+
+def build(n, title="x"):
+    CALLS.append(n)
+    return go.Figure(go.Scatter(x=list(range(n)), y=[i * i for i in range(n)]), layout=dict(title=title))
+
+n = st.slider("n", 1, 50, 10)
+cached_figure(build, n, title="hello")
+show_figure(go.Figure(go.Bar(x=["a", "b"], y=[1, 2])))
+download_csv(pd.DataFrame({{"a": [1, 2]}}), "Download (CSV)", "a.csv")
+'''
+
+
+def test_cached_figure_builds_once_per_input_and_sends_the_same_spec(tmp_path):
+    import json
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    from streamlit.testing.v1 import AppTest
+
+    script = tmp_path / "figure_app.py"
+    script.write_text(FIGURE_APP.format(root=str(ROOT)))
+    at = AppTest.from_file(str(script), default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert pio.json.config.default_engine == "orjson"  # ui.common switched plotly's JSON engine
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    expected = json.loads(pio.to_json(go.Figure(go.Scatter(x=list(range(10)), y=[i * i for i in range(10)]),
+                                                layout=dict(title="hello")), engine="json"))
+    assert specs[0]["data"] == expected["data"]
+    assert specs[0]["layout"]["title"] == expected["layout"]["title"]
+    assert specs[1]["data"][0]["type"] == "bar"
+    at.slider[0].set_value(20).run()
+    assert len(json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["x"]) == 20
+    at.slider[0].set_value(10).run()  # back to an input seen before: served from the cache
+    assert not at.exception
+    assert at.session_state["calls"] == [10, 20]
+    # the CSV is made on click, not on every rerun
+    assert at.get("download_button")[0].proto.deferred_file_id
