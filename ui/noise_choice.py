@@ -1,0 +1,94 @@
+"""The Gini page's noise selector: choice + one-sentence trade-off + side-by-side error chart (issue 17).
+
+``render_noise_choice(key_prefix, comparison=..., epsilon=...) -> str`` draws a URL-backed selector
+over ``dpcore.noise.SMOOTH_NOISES``, the trade-off of the chosen noise against the paper's Cauchy in
+one sentence (median and 99th-percentile error, and the delta or rho it costs), and, when given a
+:class:`dpcore.smooth_noises.NoiseComparison`, the chart :func:`noise_error_figure`. It returns the
+chosen registry name, for the page to pass as ``noise=`` to ``dpcore.gini``.
+
+The comparison uses the confidential smooth sensitivity (planning view); without one the sentence
+uses :func:`dpcore.smooth_noises.unit_tradeoff` (public inputs only, per unit of S).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from dpcore import smooth_noises
+from ui.common import qp_selectbox
+
+NOISE_LABELS = {
+    "cauchy": "Generalized Cauchy (paper, pure ε)",
+    "laplace": "Laplace (NRS, (ε, δ))",
+    "laplace_lognormal": "Laplace log-normal (Bun & Steinke, zCDP)",
+}
+NOISE_COLORS = {"cauchy": "#1f77b4", "laplace": "#2ca02c", "laplace_lognormal": "#9467bd"}
+_MARGIN = dict(l=10, r=10, t=40, b=10)
+
+
+def noise_error_figure(comparison: smooth_noises.NoiseComparison, *, chosen: str | None = None) -> go.Figure:
+    """Side by side: the release-error densities (left) and the median / 90th / 99th absolute error (right, log).
+
+    Built from plain dicts in one go (fast re-render). The Cauchy's density is cut at the common range;
+    its 99th percentile is on the right panel.
+    """
+    curves = smooth_noises.error_density_curves(comparison)
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
+                        subplot_titles=("error density (release − true Gini)", "absolute error quantiles"))
+    for row in comparison.rows:
+        grid, dens = curves[row.noise]
+        width = 3 if row.noise == chosen else 1.5
+        fig.add_trace(go.Scatter(x=grid, y=dens, mode="lines", name=NOISE_LABELS[row.noise],
+                                 line=dict(color=NOISE_COLORS[row.noise], width=width), legendgroup=row.noise,
+                                 hovertemplate="error %{x:.3g}<br>density %{y:.3g}<extra></extra>"), row=1, col=1)
+        fig.add_trace(go.Bar(x=["median", "90th", "99th"],
+                             y=[row.median_abs_error, row.q90_abs_error, row.q99_abs_error],
+                             marker_color=NOISE_COLORS[row.noise], name=NOISE_LABELS[row.noise],
+                             legendgroup=row.noise, showlegend=False,
+                             hovertemplate="%{x}: ±%{y:.3g}<extra>" + row.noise + "</extra>"), row=1, col=2)
+    fig.update_yaxes(type="log", row=1, col=2, title_text="|error|")
+    fig.update_xaxes(title_text="error", row=1, col=1)
+    fig.update_layout(barmode="group", margin=_MARGIN, height=340,
+                      legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
+                      title=dict(text=f"Same privacy: (ε, δ) = ({comparison.epsilon:.3g}, {comparison.delta:.2g})",
+                                 font=dict(size=14)))
+    return fig
+
+
+def comparison_table(comparison: smooth_noises.NoiseComparison) -> list[dict[str, Any]]:
+    """Rows for ``st.dataframe``: noise, cost, median / 90th / 99th error, RMSE."""
+    return [{"noise": NOISE_LABELS[r.noise], "privacy cost": r.cost.describe(),
+             "median |error|": r.median_abs_error, "90th": r.q90_abs_error, "99th": r.q99_abs_error,
+             "RMSE": r.rmse if r.rmse is not None else np.inf} for r in comparison.rows]
+
+
+def render_noise_choice(key_prefix: str, *, comparison: smooth_noises.NoiseComparison | None = None,
+                        epsilon: float | None = None, delta: float = smooth_noises.DEFAULT_DELTA,
+                        gamma: float = 2.0, container: Any = st, show_chart: bool = True) -> str:
+    """Noise selector + one-sentence trade-off (+ chart when ``comparison`` is given). Returns the registry name.
+
+    ``key_prefix``: the page's widget prefix (the selector's key is ``f"{key_prefix}_noise"``, in the URL).
+    Give ``comparison`` (from ``dpcore.smooth_noises.compare_noises``, cached by the page) for exact
+    numbers on the current data, or ``epsilon`` alone for the data-free per-unit-S sentence.
+    """
+    names = list(smooth_noises.SMOOTH_NOISES)
+    chosen = qp_selectbox("Noise distribution", f"{key_prefix}_noise", names, "cauchy", container=container,
+                          format_func=lambda n: NOISE_LABELS.get(n, n),
+                          help="The paper's generalized Cauchy is pure ε-DP but heavy-tailed; the light-tailed "
+                               "options trade a small δ (or a zCDP ρ) for much smaller rare errors.")
+    if comparison is None:
+        if epsilon is None:
+            return chosen
+        comparison = smooth_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma)
+        per_unit = " (per unit of smooth sensitivity, before looking at the data)"
+    else:
+        per_unit = ""
+    container.markdown(comparison.sentence(chosen) + per_unit)
+    if show_chart and per_unit == "":
+        container.plotly_chart(noise_error_figure(comparison, chosen=chosen), use_container_width=True,
+                               key=f"{key_prefix}_noise_chart")
+    return chosen
