@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import ratio
 from ..validation import DPInputError, check_int, check_probability
+from .plain import to_plain
 
 __all__ = [
     "P_GRID", "N_SAMPLING", "N_COVER", "ACC_EPS", "BIAS_N", "COVER_SPECS", "HEATMAP_METHODS",
@@ -62,18 +63,6 @@ HEATMAP_METHODS = {"Theorem 4.5 conservative": ("normal", True, True),
                    "Katz on noisy counts": ("katz", False, True),
                    "Theorem 4.2, no privacy": ("normal", False, False),
                    "Katz (classic, no privacy)": ("katz", False, False)}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def _seed(seed: Any) -> int:
@@ -120,7 +109,7 @@ class SamplingView:
         return max(0.0, 1 - self.sd_nonprivate ** 2 / self.sd_private ** 2) if self.sd_private > 0 else None
 
     def to_dict(self) -> dict:
-        return _plain({"sd_nonprivate": self.sd_nonprivate, "sd_private": self.sd_private,
+        return to_plain({"sd_nonprivate": self.sd_nonprivate, "sd_private": self.sd_private,
                        "median_nonprivate": self.median_nonprivate, "median_private": self.median_private,
                        "mean_nonprivate": self.mean_nonprivate, "mean_private": self.mean_private,
                        "share_of_variance_from_privacy": self.privacy_variance_share, "true_rr": self.true_rr,
@@ -169,7 +158,7 @@ class IntervalsView:
                "noise_variance_per_count": self.noise_variance, "true_rr": self.true_rr}
         if self.coverage is not None:
             out["coverage"] = self.coverage
-        return _plain(out)
+        return to_plain(out)
 
 
 def coverage_rows(p_x: float, p_y: float, n_x: int, n_y: int, *, epsilon: float, mechanism: str,
@@ -267,7 +256,7 @@ class CoverageHeatmapView:
                 for i, a in enumerate(self.p_values) for j, b in enumerate(self.p_values)]
 
     def to_dict(self) -> dict:
-        return _plain({"method": self.method, "p_values": self.p_values, "coverage": self.coverage,
+        return to_plain({"method": self.method, "p_values": self.p_values, "coverage": self.coverage,
                        "width_ratio": self.width_ratio, "n_sims": self.n_sims, "level": self.level})
 
 
@@ -316,7 +305,7 @@ class AccuracyView:
     rows: tuple[dict, ...]
 
     def to_dict(self) -> dict:
-        return _plain({"counts": [self.x, self.y], "n": self.n, "alpha": self.alpha, "accuracy": self.rows})
+        return to_plain({"counts": [self.x, self.y], "n": self.n, "alpha": self.alpha, "accuracy": self.rows})
 
 
 def accuracy_view(p_x: float, p_y: float, n_x: int, n_y: int, *, alpha: float = 0.1) -> AccuracyView:
@@ -348,7 +337,7 @@ class BiasView:
     rows: tuple[dict, ...]
 
     def to_dict(self) -> dict:
-        return _plain({"p_x": self.p_x, "p_y": self.p_y, "epsilon": self.epsilon, "bias": self.rows})
+        return to_plain({"p_x": self.p_x, "p_y": self.p_y, "epsilon": self.epsilon, "bias": self.rows})
 
 
 def bias_view(p_x: float, p_y: float, *, epsilon: float) -> BiasView:
@@ -373,7 +362,7 @@ class OddsRatioView:
     coverage: Mapping[str, tuple[float, float, float]]  # name -> (coverage, s.e., mean width)
 
     def to_dict(self) -> dict:
-        return _plain({"true_cells": self.true_cells, "noisy_cells": self.noisy_cells,
+        return to_plain({"true_cells": self.true_cells, "noisy_cells": self.noisy_cells,
                        "odds_ratio_intervals": self.intervals, "true_odds_ratio": self.true_or,
                        "coverage": {k: v[0] for k, v in self.coverage.items()},
                        "coverage_se": {k: v[1] for k, v in self.coverage.items()}})
@@ -434,7 +423,7 @@ class PovertyView:
     privacy_share: float
 
     def to_dict(self) -> dict:
-        return _plain({"column": self.column, "groups": [self.group_x, self.group_y], "people": self.people,
+        return to_plain({"column": self.column, "groups": [self.group_x, self.group_y], "people": self.people,
                        "in_poverty_confidential": self.confidential_in_poverty, "noisy_counts": self.noisy_counts,
                        "intervals": self.intervals, "privacy_share": self.privacy_share})
 

@@ -62,6 +62,7 @@ from ..validation import (
     check_int,
     check_positive,
 )
+from .plain import to_plain
 
 __all__ = [
     # the paper's data and experiments
@@ -762,19 +763,6 @@ SYNTH_SIZES = (5, 5, 2, 6)
 SYNTH_EPSILONS = (0.05, 0.1, 0.5, 1.0, 5.0)
 
 
-def _plain(value: Any) -> Any:
-    """Plain Python data for ``to_dict`` (numpy scalars and arrays become floats/ints and lists)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 @dataclass(frozen=True)
 class GroupedData:
     """The group-means page's data: a private half and the public hold-out's group labels.
@@ -1010,7 +998,7 @@ class GroupMeansView:
         return rows
 
     def to_dict(self) -> dict:
-        return _plain({
+        return to_plain({
             "epsilon": self.epsilon, "coinpress_rho": self.rho,
             "coinpress_epsilon_at_delta": {"delta": self.delta, "epsilon": self.epsilon_at_delta},
             "people n": self.n, "groups k": self.k, "smallest group": int(self.sizes.min()),
@@ -1092,7 +1080,7 @@ class TrendView:
         return summarise(self.rows, self.x, measure)
 
     def to_dict(self) -> dict:
-        return _plain({"experiment": self.experiment, "x": self.x, "grid": list(self.grid), "runs": self.runs,
+        return to_plain({"experiment": self.experiment, "x": self.x, "grid": list(self.grid), "runs": self.runs,
                        "settings": self.settings,
                        "summary": {m: self.summary(m).to_dict("records") for m in self.measures}})
 
@@ -1151,7 +1139,7 @@ class BoundsView:
 
     def to_dict(self) -> dict:
         ex = self.example
-        return _plain({"n": self.n, "k": self.k, "curves": dict(self.curves), "actual": self.actual,
+        return to_plain({"n": self.n, "k": self.k, "curves": dict(self.curves), "actual": self.actual,
                        "ny_example": {"n": ex.n, "k": ex.k, "alpha": ex.alpha, "worst": ex.worst,
                                       "expected": ex.expected, "best": ex.best, "lower": ex.lower,
                                       "actual": ex.actual, "improvement": ex.improvement,
@@ -1179,7 +1167,7 @@ class AccountingView:
 
     def to_dict(self) -> dict:
         a = self.accounting
-        return _plain({"lines": list(a.lines), "all_groups": a.all_groups, "combined_overall": a.combined_overall,
+        return to_plain({"lines": list(a.lines), "all_groups": a.all_groups, "combined_overall": a.combined_overall,
                        "groups_plus_fresh_global": a.groups_plus_fresh_global,
                        "if_group_can_change": a.if_group_can_change, "coinpress_rho": self.rho,
                        "delta": self.delta, "coinpress_epsilon": self.coinpress_epsilon,
@@ -1226,7 +1214,7 @@ class SynthesizerView:
         return summarise(self.rows, "epsilon", measure)
 
     def to_dict(self) -> dict:
-        return _plain({"runs": self.runs, "epsilons": list(self.epsilons),
+        return to_plain({"runs": self.runs, "epsilons": list(self.epsilons),
                        "summary": {m: self.summary(m).to_dict("records")
                                    for m in ("parity error", "max disparity")}})
 
