@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from support import assert_clean, metrics, open_page, page_script, page_text, query_param, run_script
 
 import ui.sidebar
-from dpcore import gini as G
+from dpcore import gini as gini_mechanism
 from dpcore.data import IncomeData
 
 PAGE = "app_pages/gini.py"
@@ -36,8 +36,8 @@ def test_defaults_render_and_explain_themselves():
     assert any("n^2" in lx.value for lx in at.latex)  # the Gini definition used (eq. 1)
     m = metrics(at)
     # the true Gini shown is dpcore's eq.-(1) Gini of the default data clipped to [0, 2,000,000]
-    xs, _, _ = G.clip_incomes(ui.sidebar.default_dataset().values, lower=0.0, upper=2_000_000.0)
-    assert m["True Gini (confidential)"] == f"{G.gini(xs):.4f}"
+    xs, _, _ = gini_mechanism.clip_incomes(ui.sidebar.default_dataset().values, lower=0.0, upper=2_000_000.0)
+    assert m["True Gini (confidential)"] == f"{gini_mechanism.gini(xs):.4f}"
     assert m["Total privacy loss ε"] == "1"
     assert len(at.get("plotly_chart")) >= 5  # releases, dots, decay, posterior, error vs epsilon
     assert "No RMSE" in text and "infinite variance" in text  # gamma = 2 by default

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.gini_experiments import abs_error_quantiles
+from dpcore.experiments.gini import abs_error_quantiles
 
 SMOOTH_COLOR = "#1f77b4"
 FAST_COLOR = "#ff7f0e"

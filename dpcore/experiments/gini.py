@@ -58,7 +58,7 @@ import pandas as pd
 from .. import gini as gini_mechanism
 from ..data import two_point_incomes
 from ..noise import GeneralizedCauchy, smooth_noise_calibration
-from ..validation import DPInputError, as_generator, check_epsilon, check_finite, check_int
+from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_finite, check_int
 
 __all__ = [
     "FIG1_EPSILONS",
@@ -494,7 +494,7 @@ SEED_OFFSET_RELEASES, SEED_OFFSET_ONE_RELEASE, SEED_OFFSET_UPPER = 2, 3, 11
 def subsample(values: Any, n: int, seed: int = SUBSAMPLE_SEED) -> np.ndarray:
     """The page's random sub-sample of ``n`` records (all of them when n >= their number), drawn
     with its own fixed seed so that the sidebar seed redraws only the noise."""
-    x = np.asarray(values, dtype=float)
+    x = as_finite_array(values, "incomes", min_size=2)
     n = check_int(n, "n", minimum=2)
     if n >= x.size:
         return x
@@ -624,8 +624,8 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     method = _check_method(method)
     prior = _check_prior(prior)
     seed = check_int(seed, "seed", minimum=0)
-    x = np.asarray(values, dtype=float)
-    if x.ndim != 1 or x.size < 2:
+    x = as_finite_array(values, "incomes", min_size=0)
+    if x.size < 2:
         raise DPInputError(f"Cannot compute the Gini index: the data have {x.size} record(s); "
                            "at least n = 2 are needed.")
     x = subsample(x, x.size if n is None else n)
