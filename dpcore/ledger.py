@@ -50,11 +50,14 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import hashlib
 import io
 import json
 import os
 import sqlite3
+import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -82,6 +85,8 @@ __all__ = [
 ENV_VAR = "DPCORE_LEDGER_URL"
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 60.0
+#: a pooled PostgreSQL connection idle for longer than this is checked (SELECT 1) before use
+PG_PING_AFTER_IDLE_S = 5.0
 #: Relative tolerance of the cap check (float sums of epsilons such as 20 x 0.05 = 1.0000000000000002).
 CAP_TOLERANCE = 1e-12
 
@@ -237,7 +242,8 @@ def _to_json(obj: Any, what: str) -> str:
         raise DPInputError(f"the {what} must be JSON (numbers finite, keys strings): {exc}") from None
 
 
-def _cost_from_json(text: str) -> _budget.PrivacyCost:
+@functools.lru_cache(maxsize=4096)
+def _cost_from_json(text: str) -> _budget.PrivacyCost:  # PrivacyCost is frozen: sharing instances is safe
     d = json.loads(text)
     return _budget.PrivacyCost(d["kind"], epsilon=d.get("epsilon", 0.0), delta=d.get("delta", 0.0), rho=d.get("rho", 0.0))
 
@@ -245,6 +251,13 @@ def _cost_from_json(text: str) -> _budget.PrivacyCost:
 # ----------------------------------------------------------------------------------------------------
 # Backends: the SQL differs only in placeholders, the locking statement and the schema DDL.
 # ----------------------------------------------------------------------------------------------------
+def _unavailable(where: str, exc: BaseException) -> DPInputError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DPInputError(f"the ledger database ({where}) is unavailable: {first}. Nothing was revealed; a charge "
+                        "interrupted at its commit may or may not have been recorded: check the archive before "
+                        "releasing again.")
+
+
 class _Backend:
     name = ""
     ph = "?"
@@ -316,13 +329,19 @@ class _SqliteBackend(_Backend):
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        # one connection per backend object and process, used by one thread at a time; every use is a
+        # complete transaction, so other processes' commits are seen at the next BEGIN
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = 0
 
     def describe(self) -> str:
         return f"SQLite file {self.path}"
 
     def connect(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                                   check_same_thread=False)
         except sqlite3.Error as exc:
             raise DPInputError(f"cannot open the ledger database {str(self.path)!r}: {exc}") from None
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -354,31 +373,55 @@ class _SqliteBackend(_Backend):
             conn.close()
 
     @contextlib.contextmanager
-    def locked(self, dataset_id: str | None) -> Iterator[sqlite3.Connection]:
-        """One write transaction holding SQLite's database-wide write lock (``BEGIN IMMEDIATE``)."""
-        conn = self.connect()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
+    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._conn
+            if conn is None or self._pid != os.getpid():
+                conn = self._conn = self.connect()
+                self._pid = os.getpid()
+            try:
+                conn.execute(begin)
+            except sqlite3.OperationalError as exc:
+                self._drop()
+                raise _unavailable(self.describe(), exc) from exc
+            except BaseException:
+                self._drop()
+                raise
             try:
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
+            except BaseException as exc:
+                try:
+                    conn.execute("ROLLBACK")
+                except BaseException:
+                    self._drop()
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise _unavailable(self.describe(), exc) from exc
                 raise
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                self._drop()  # closing without COMMIT rolls back
+                raise _unavailable(self.describe(), exc) from exc
+            except BaseException:
+                self._drop()
+                raise
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+        self._conn = None
+
+    @contextlib.contextmanager
+    def locked(self, dataset_id: str | None) -> Iterator[sqlite3.Connection]:
+        """One write transaction holding SQLite's database-wide write lock (``BEGIN IMMEDIATE``)."""
+        with self._transaction("BEGIN IMMEDIATE") as conn:
+            yield conn
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
-        conn = self.connect()
-        try:
-            conn.execute("BEGIN")  # one consistent snapshot for the whole read
-            try:
-                yield conn
-            finally:
-                conn.execute("COMMIT")
-        finally:
-            conn.close()
+        with self._transaction("BEGIN") as conn:  # one consistent snapshot for the whole read
+            yield conn
 
 
 def _split_sql(script: str) -> list[str]:
@@ -435,6 +478,12 @@ class _PostgresBackend(_Backend):
 
     def __init__(self, url: str) -> None:
         self.url = url
+        # one connection per backend object and process, used by one thread at a time (a Streamlit
+        # server shares one LedgerDB between sessions); reconnects after an error or a fork
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self._pid = 0
+        self._last_used = 0.0
 
     def describe(self) -> str:
         try:
@@ -473,25 +522,58 @@ class _PostgresBackend(_Backend):
         finally:
             conn.close()
 
+    def _live_connection(self) -> Any:
+        """The pooled connection; a new one when absent, broken, from another process, or when an idle
+        one no longer answers (a server restart): nothing has been sent yet, so reconnecting is safe."""
+        import psycopg
+
+        conn = self._conn
+        if conn is not None and not conn.closed and not conn.broken and self._pid == os.getpid():
+            if time.monotonic() - self._last_used < PG_PING_AFTER_IDLE_S:
+                return conn
+            try:
+                conn.execute("SELECT 1")
+                return conn
+            except psycopg.Error:
+                pass
+        if conn is not None and self._pid == os.getpid():
+            with contextlib.suppress(Exception):
+                conn.close()
+        self._conn = self.connect()
+        self._pid = os.getpid()
+        return self._conn
+
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[Any]:
+        import psycopg
+        from psycopg import pq
+
+        with self._lock:
+            conn = self._live_connection()
+            try:
+                yield conn
+            except BaseException as exc:
+                if conn.closed or conn.broken or conn.info.transaction_status != pq.TransactionStatus.IDLE:
+                    with contextlib.suppress(Exception):
+                        conn.close()
+                    self._conn = None
+                if isinstance(exc, psycopg.OperationalError):
+                    raise _unavailable(self.describe(), exc) from exc
+                raise
+            finally:
+                self._last_used = time.monotonic()
+
     @contextlib.contextmanager
     def locked(self, dataset_id: str | None) -> Iterator[Any]:
         """One transaction; ``charge`` locks the account row with ``SELECT ... FOR UPDATE``."""
-        conn = self.connect()
-        try:
-            with conn.transaction():
-                yield conn
-        finally:
-            conn.close()
+        with self._session() as conn, conn.transaction():
+            yield conn
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Any]:
-        conn = self.connect()
-        try:
-            with conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")  # one consistent snapshot
-                yield conn
-        finally:
-            conn.close()
+        with self._session() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")  # one consistent snapshot
+            yield conn
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -710,7 +792,7 @@ class Account:
         if not isinstance(cost, _budget.PrivacyCost):
             cost = _budget.pure(cost)
         try:
-            self._check_fits(self.cap, [e.cost for e in self.entries()], cost, "check")
+            self._check_fits(self.cap, self._costs(), cost, "check")
         except DPInputError:
             return True
         return False
@@ -740,9 +822,17 @@ class Account:
         with self.db._backend.reading() as conn:
             return self.db._entries(conn, self.dataset_id)
 
-    def spent(self) -> dict[str, float]:
-        """{'epsilon': ..., 'delta': ...} spent (zCDP entries converted at the delta the cap leaves)."""
-        eps, delta = _spent(self.cap, [e.cost for e in self.entries()])
+    def _costs(self) -> list[_budget.PrivacyCost]:
+        ph = self.db._backend.ph
+        with self.db._backend.reading() as conn:
+            return [_cost_from_json(r[0]) for r in conn.execute(
+                f"SELECT cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)).fetchall()]
+
+    def spent(self, entries: list[Entry] | None = None) -> dict[str, float]:
+        """{'epsilon': ..., 'delta': ...} spent (zCDP entries converted at the delta the cap leaves).
+        ``entries``: computed from these (a snapshot from :meth:`entries`) instead of reading again."""
+        costs = self._costs() if entries is None else [e.cost for e in entries]
+        eps, delta = _spent(self.cap, costs)
         return {"epsilon": float(eps), "delta": float(delta)}
 
     def spent_epsilon(self) -> float:
@@ -751,7 +841,7 @@ class Account:
 
     def spent_pure(self) -> float | None:
         """Total pure epsilon, or None when some entry is not pure DP (as :meth:`dpcore.budget.Ledger.spent_pure`)."""
-        costs = [e.cost for e in self.entries()]
+        costs = self._costs()
         if any(c.kind != "pure" for c in costs):
             return None
         return float(sum(c.epsilon for c in costs))
@@ -767,40 +857,46 @@ class Account:
         s = self.spent()
         return {"epsilon": max(0.0, self.cap_epsilon - s["epsilon"]), "delta": max(0.0, self.cap_delta - s["delta"])}
 
-    def describe(self) -> str:
-        s = self.spent()
+    def describe(self, entries: list[Entry] | None = None) -> str:
+        s = self.spent(entries)
         text = f"spent ε = {s['epsilon']:.4g} of {self.cap_epsilon:.4g}"
         if self.cap_delta:
             text += f" (δ = {s['delta']:.3g} of {self.cap_delta:.3g})"
         return text
 
-    def to_dict(self) -> dict[str, Any]:
-        s = self.spent()
+    def to_dict(self, entries: list[Entry] | None = None) -> dict[str, Any]:
+        s = self.spent(entries)
         return {"dataset_id": self.dataset_id, "label": self.label, "cap_epsilon": self.cap_epsilon,
                 "cap_delta": self.cap_delta, "created": self.created, "spent_epsilon": s["epsilon"],
                 "spent_delta": s["delta"]}
 
-    def export(self, fmt: str = "json") -> str:
-        """This account and its entries as JSON (a document) or CSV (one row per entry)."""
-        return _export([self], fmt, self.db)
+    def export(self, fmt: str = "json", entries: list[Entry] | None = None) -> str:
+        """This account and its entries as JSON (a document) or CSV (one row per entry); ``entries``: a
+        snapshot from :meth:`entries` to export instead of reading again."""
+        return _export([self], fmt, self.db, None if entries is None else {self.dataset_id: entries})
 
 
 CSV_COLUMNS = ("dataset_id", "account_label", "cap_epsilon", "cap_delta", "entry_id", "label", "kind", "epsilon",
                "delta", "rho", "time", "record", "result")
 
 
-def _export(accounts: list[Account], fmt: str, db: LedgerDB) -> str:
+def _export(accounts: list[Account], fmt: str, db: LedgerDB, snapshot: dict[str, list[Entry]] | None = None) -> str:
     if fmt not in ("json", "csv"):
         raise DPInputError(f"export format must be 'json' or 'csv', got {fmt!r}")
+    snapshot = dict(snapshot or {})
+    for a in accounts:
+        if a.dataset_id not in snapshot:
+            snapshot[a.dataset_id] = a.entries()
     if fmt == "json":
         doc = {"dpcore_version": __version__, "exported": _now(), "ledger": db.describe(),
-               "accounts": [{**a.to_dict(), "entries": [e.to_dict() for e in a.entries()]} for a in accounts]}
+               "accounts": [{**a.to_dict(snapshot[a.dataset_id]),
+                             "entries": [e.to_dict() for e in snapshot[a.dataset_id]]} for a in accounts]}
         return json.dumps(doc, indent=2, default=_json_default, ensure_ascii=False)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for a in accounts:
-        for e in a.entries():
+        for e in snapshot[a.dataset_id]:
             writer.writerow([a.dataset_id, a.label, repr(a.cap_epsilon), repr(a.cap_delta), e.id, e.label, e.cost.kind,
                              repr(e.cost.epsilon), repr(e.cost.delta), repr(e.cost.rho), e.time,
                              json.dumps(e.record, ensure_ascii=False),

@@ -408,3 +408,44 @@ def test_kill_9_in_a_loop_of_releases_loses_no_revealed_release(url, tmp_path):
     assert len(lost) <= kills
     assert acct.spent_epsilon() == 0.5 * len(entries)  # every charge counts, revealed or not
     assert len(entries) >= len(revealed)
+
+
+def test_postgres_ledger_survives_a_server_side_disconnect(pg_server, monkeypatch):
+    """The pooled connection is replaced when the server dropped it (e.g. a restart)."""
+    import psycopg
+
+    url = _fresh_pg_database(pg_server)
+    acct = L.open_ledger(url).account("ds", cap_epsilon=1.0)
+    acct.charge("before", epsilon=0.25)
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+    monkeypatch.setattr(L, "PG_PING_AFTER_IDLE_S", 0.0)  # an idle connection is checked before use
+    acct.charge("after", epsilon=0.25)
+    assert acct.spent_epsilon() == 0.5
+
+
+def test_unreachable_database_is_a_dpinputerror(tmp_path):
+    path = tmp_path / "l.db"
+    acct = L.open_ledger(f"sqlite:///{path}").account("ds", cap_epsilon=1.0)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the database for longer than the busy timeout
+    try:
+        import dpcore.ledger as ledger_module
+
+        backend = acct.db._backend
+        backend._drop()
+        old = ledger_module.BUSY_TIMEOUT_S
+        ledger_module.BUSY_TIMEOUT_S = 0.2
+        try:
+            with pytest.raises(DPInputError, match="unavailable.*check the archive"):
+                acct.charge("blocked", epsilon=0.5)
+        finally:
+            ledger_module.BUSY_TIMEOUT_S = old
+            backend._drop()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert acct.spent_epsilon() == 0.0
+    acct.charge("later", epsilon=0.5)
+    assert acct.spent_epsilon() == 0.5

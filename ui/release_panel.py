@@ -96,14 +96,14 @@ def _archive_frame(entries: Sequence[L.Entry]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _metrics(box: Any, acct: L.Account | None, cap: float) -> None:
+def _metrics(box: Any, acct: L.Account | None, cap: float, entries: list[L.Entry]) -> None:
     c1, c2, c3 = box.columns(3)
     if acct is None:
         c1.metric("Spent so far", "ε = 0")
         c2.metric("Remaining", f"ε = {cap:.4g}")
         c3.metric("Cap (fixed at the first release)", f"ε = {cap:.4g}")
         return
-    spent = acct.spent()
+    spent = acct.spent(entries)
     c1.metric("Spent so far", f"ε = {spent['epsilon']:.4g}" + (f", δ = {spent['delta']:.2g}" if spent['delta'] else ""))
     c2.metric("Remaining", f"ε = {max(0.0, acct.cap_epsilon - spent['epsilon']):.4g}")
     c3.metric("Cap (fixed)", acct.cap.describe())
@@ -192,7 +192,8 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
             st.success("Released. The numbers below are the only ones you may publish.")
         acct = db.find_account(dataset_id)  # after the release: the spent budget is read again
         st.session_state["planner_ledger"] = acct
-    _metrics(metrics_box, acct, cap)
+    entries = acct.entries() if acct is not None else []  # one snapshot, read after the release
+    _metrics(metrics_box, acct, cap, entries)
 
     records = st.session_state.get("planner_records")
     if records and st.session_state.get("planner_records_account") == dataset_id:
@@ -201,8 +202,9 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                 for r in records for lab, v in zip(r.labels, r.released)]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         if acct is not None:
-            st.warning(f"**Every further release spends more.** Spent so far on this data: {acct.describe()}; "
-                       f"remaining ε = {acct.remaining_epsilon():.4g}. Releasing the same statistic again and "
+            remaining = max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
+            st.warning(f"**Every further release spends more.** Spent so far on this data: {acct.describe(entries)}; "
+                       f"remaining ε = {remaining:.4g}. Releasing the same statistic again and "
                        "averaging would reduce the noise, which is exactly why it costs budget again.")
         c1, c2 = st.columns(2)
         c1.download_button("Download the release record (JSON)", R.records_to_json(records, acct).encode(),
@@ -211,16 +213,15 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                            file_name="dp_released_values.csv", mime="text/csv", key="planner_dl_relcsv")
 
     if acct is not None:
-        entries = acct.entries()
         if entries:
             st.markdown(f"**Archive: every release from these data** ({len(entries)}; append-only, kept in the "
                         "ledger database)")
             st.dataframe(_archive_frame(entries), hide_index=True, width="stretch")
             c1, c2 = st.columns(2)
-            c1.download_button("Export the archive (JSON)", acct.export("json").encode(),
+            c1.download_button("Export the archive (JSON)", acct.export("json", entries).encode(),
                                file_name="dp_release_archive.json", mime="application/json",
                                key="planner_archive_json")
-            c2.download_button("Export the archive (CSV)", acct.export("csv").encode(),
+            c2.download_button("Export the archive (CSV)", acct.export("csv", entries).encode(),
                                file_name="dp_release_archive.csv", mime="text/csv", key="planner_archive_csv")
     st.caption(f"Ledger: {db.describe()} (set `{L.ENV_VAR}` to use another SQLite file or a shared PostgreSQL "
                "server). A real release is not reproducible by design (its noise is not seeded); the JSON record is "
