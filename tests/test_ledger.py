@@ -449,3 +449,32 @@ def test_unreachable_database_is_a_dpinputerror(tmp_path):
     assert acct.spent_epsilon() == 0.0
     acct.charge("later", epsilon=0.5)
     assert acct.spent_epsilon() == 0.5
+
+
+def test_threads_racing_on_shared_and_separate_ledger_objects(url):
+    """Streamlit sessions are threads sharing one LedgerDB (or holding their own): no overspending."""
+    import threading
+
+    shared = L.open_ledger(url)
+    shared.account("threads", cap_epsilon=2.0)
+    accepted, errors = [], []
+
+    def worker(db):
+        acct = db.account("threads", cap_epsilon=2.0)
+        for i in range(15):
+            try:
+                accepted.append(acct.charge(f"t{i}", epsilon=0.125).id)
+            except L.BudgetExceeded:
+                pass
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(repr(exc))
+
+    threads = [threading.Thread(target=worker, args=(shared if k % 2 else L.open_ledger(url),)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors
+    acct = shared.find_account("threads")
+    assert acct.spent_epsilon() == 2.0 and len(accepted) == 16
+    assert sorted(accepted) == [e.id for e in acct.entries()]
