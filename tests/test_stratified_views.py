@@ -165,3 +165,20 @@ def test_synthesizer_view_runs_on_the_acs_excerpt():
     parity = view.summary("parity error")
     assert set(parity["method"]) == {"vanilla (one model)", "stratified (one model per group)"}
     assert set(view.to_dict()["summary"]) == {"parity error", "max disparity"}
+
+
+def test_group_means_view_on_a_fresh_machine_uses_the_bundled_acs(monkeypatch, tmp_path):
+    """Without ../shared/data the ACS views read the copy bundled in dpcore/examples: same numbers."""
+    import dpcore.data as dpdata
+
+    recipe = dict(source="acs", variable="PINCP (personal income, $)", grouping="SEX × RAC1P", seed=2026)
+    settings = dict(epsilon=1.0, clip=(0.0, 200_000.0), prior=[-20_000.0, 500_000.0], seed=2026, n_sims=20)
+    with_shared = strat_experiments.group_means_view(recipe, **settings).to_dict()
+    monkeypatch.setattr(dpdata, "SHARED_DATA_DIR", tmp_path / "no-shared")
+    dpdata._acs_columns.cache_clear()
+    try:
+        assert dpdata.shared_data_path("acs2019_nist_excerpt_national.csv.gz") is None
+        fresh = strat_experiments.group_means_view(recipe, **settings).to_dict()
+    finally:
+        dpdata._acs_columns.cache_clear()
+    assert fresh == with_shared and fresh["groups k"] == 16
