@@ -41,9 +41,9 @@ def output_pmf(data, b_threshold, b_query, cands=CANDS):
     return pmf / pmf.sum()
 
 
-def max_privacy_loss(b_threshold, b_query, values=(0.5, 2.0, 5.0, 20.0, 50.0, 200.0), n=3):
+def max_privacy_loss(b_threshold, b_query, values=(0.5, 2.0, 5.0, 20.0, 50.0, 200.0), n=3, cands=CANDS):
     """Largest |log P(out | X) - log P(out | X')| over all neighbouring X, X' in values^n (replace one)."""
-    pmfs = {d: np.log(output_pmf(d, b_threshold, b_query))
+    pmfs = {d: np.log(output_pmf(d, b_threshold, b_query, cands=cands))
             for d in itertools.combinations_with_replacement(values, n)}
     worst = 0.0
     for data, lp in pmfs.items():
@@ -73,6 +73,19 @@ def test_privacy_oracle_catches_too_little_noise():
     """With 4x less threshold and query noise the same oracle reports a loss above the budget."""
     b1, b2 = above_threshold_noise_scales(1.0, 1.0)
     assert max_privacy_loss(b1 / 4, b2 / 4) > 2.0 + 0.1
+
+
+#: a finer oracle (issue 11): 29 candidate thresholds 0.25, 0.56, ..., 645 (growth 1.25). With the 7
+#: candidates above, halving both noise scales stays below the budget (only a constants test caught it);
+#: with 29 the exact loss of the halved mechanism is 2.92 > 2.
+FINE_CANDS = candidate_grid(0.0, 1.25, np.arange(1, 30))
+
+
+def test_fine_oracle_certifies_the_budget_and_catches_halved_noise():
+    b1, b2 = above_threshold_noise_scales(1.0, 1.0)
+    assert FINE_CANDS.size == 29
+    assert max_privacy_loss(b1, b2, cands=FINE_CANDS) <= 2.0 + 1e-3
+    assert max_privacy_loss(b1 / 2, b2 / 2, cands=FINE_CANDS) > 2.0 + 0.5
 
 
 def test_implementation_output_matches_analysed_distribution():

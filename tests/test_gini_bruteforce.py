@@ -376,3 +376,41 @@ def test_dinkelbach_max_equals_window_scan():
     pf = _Prefix(np.sort(rng.choice([0.0, 1.0, 5.0], 6)) + 1.0)
     assert _gmax_k(pf, 6, 0.0, 7.783012547779508) == pytest.approx(5 / 6)
     assert _gmax_k_scan(pf, 6, 0.0, 7.783012547779508) == pytest.approx(5 / 6)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 11: brute-force sensitivity of stratified.clipped_laplace_mean, calling it directly
+# ---------------------------------------------------------------------------------------------
+
+def test_clipped_laplace_mean_bruteforce_sensitivity_and_privacy_loss():
+    """Every data set in V^3 and every replace-one neighbour (V has values outside the clip range):
+    with the same seed the noise is the same, so value(D) - value(D') is the change of the function's
+    own clipped mean. It must stay within the reported sensitivity (U - L)/n, reach it, and the exact
+    Laplace log-density ratio |value(D) - value(D')| / noise_scale must stay within epsilon."""
+    import itertools
+
+    from dpcore import stratified
+
+    values = (-5.0, 0.0, 2.0, 7.0, 10.0, 15.0)
+    eps, clip = 0.8, (0.0, 10.0)
+    n = 3
+    out = {}
+    for data in itertools.product(values, repeat=n):
+        r = stratified.clipped_laplace_mean(np.array(data), epsilon=eps, clip_range=clip, rng=11)
+        out[data] = r
+    worst_shift, worst_loss = 0.0, 0.0
+    for data, r in out.items():
+        assert r.sensitivity == pytest.approx((clip[1] - clip[0]) / n)
+        assert r.noise_scale == pytest.approx(r.sensitivity / eps)
+        for i in range(n):
+            for v in values:
+                nb = list(data)
+                nb[i] = v
+                other = out[tuple(nb)]
+                shift = abs(r.value - other.value)
+                worst_shift = max(worst_shift, shift)
+                # Laplace densities at any output y: |(|y - m| - |y - m'|)| / b <= |m - m'| / b
+                worst_loss = max(worst_loss, shift / r.noise_scale)
+    assert worst_shift <= (clip[1] - clip[0]) / n * (1 + 1e-12)
+    assert worst_shift == pytest.approx((clip[1] - clip[0]) / n)  # the bound is attained (tight)
+    assert worst_loss <= eps * (1 + 1e-12)
