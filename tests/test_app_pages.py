@@ -1,10 +1,12 @@
 """AppTest: every page registered in app.py opens without an exception, on the default data and on
-the bundled real example; the sidebar in app.py honours the URL on a first run."""
+the bundled real example; the sidebar in app.py honours the URL on a first run; without ../shared/data
+the real-data views show the bundled ACS and PSEO files."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -64,3 +66,46 @@ def test_app_ignores_an_unknown_source_in_the_url():
     at.run()
     assert not at.exception and not at.error
     assert at.session_state["dataset"].name == sb.default_dataset().name
+
+
+# Views whose data are real public files: (page, query, what they show). On a fresh machine they read
+# the copies bundled in dpcore/examples (identical files, so the same numbers).
+REAL_DATA_VIEWS = [
+    ("app_pages/stratified.py", {}, "ACS incomes by group (the page's default)"),
+    ("app_pages/ratios.py", {"ratio_view": "Real example: poverty (ACS)"}, "ACS poverty counts"),
+    ("app_pages/percentiles.py", {"perc_src": "A real PSEO cell (its published quartiles and size)"},
+     "a published PSEO cell"),
+]
+
+
+def _first_table(page: str, query: dict):
+    import streamlit as st
+
+    st.cache_data.clear()  # nothing read with the other file location may be served from a cache
+    st.cache_resource.clear()
+    from support import assert_clean, open_page, page_text
+
+    at = open_page(page, timeout=240, **query)
+    assert_clean(at)
+    assert "not on this machine" not in page_text(at)
+    assert at.dataframe, f"{page} shows no table"
+    return at.dataframe[0].value
+
+
+@pytest.mark.parametrize("page,query,what", REAL_DATA_VIEWS, ids=[p.split("/")[1] for p, _, _ in REAL_DATA_VIEWS])
+def test_fresh_machine_shows_real_acs_and_pseo(monkeypatch, tmp_path, page, query, what):
+    """Without ../shared/data (shared_data_path hidden) the real-data views load the bundled ACS / PSEO
+    copies, and show the same numbers as with ../shared/data."""
+    import dpcore.data as data
+
+    with_shared = _first_table(page, query) if data.shared_data_path(data.SHARED_DATASETS["acs"].file_name) else None
+    monkeypatch.setattr(data, "SHARED_DATA_DIR", tmp_path)
+    monkeypatch.setattr(data, "shared_data_path", lambda name: None)
+    data._acs_columns.cache_clear()
+    try:
+        fresh = _first_table(page, query)
+    finally:
+        data._acs_columns.cache_clear()
+    assert len(fresh) >= 2, what
+    if with_shared is not None:
+        pd.testing.assert_frame_equal(fresh, with_shared)
