@@ -182,3 +182,16 @@ def test_group_means_view_on_a_fresh_machine_uses_the_bundled_acs(monkeypatch, t
     finally:
         dpdata._acs_columns.cache_clear()
     assert fresh == with_shared and fresh["groups k"] == 16
+
+
+def test_columns_recipe_rebuilds_the_sidebar_dataset():
+    """What the page's script does for "Sidebar dataset": the recipe carries the dataset's own recipe,
+    and grouped_data rebuilds it (dpcore.data.build_dataset) before grouping: same data as the page's."""
+    dataset = {"kind": "example", "name": "acs"}
+    ds = build_dataset(dataset)
+    page = strat_experiments.grouped_data(dict(source="columns", columns=["ST"], sigma=50_000.0, seed=3),
+                                          values=ds.values, frame=ds.frame)
+    script = strat_experiments.grouped_data(dict(source="columns", columns=["ST"], sigma=50_000.0, seed=3,
+                                                 dataset=dataset))
+    assert np.array_equal(page.values, script.values) and np.array_equal(page.groups, script.groups)
+    assert script.recipe["dataset"] == dataset and page.k == 16  # 16 states in the excerpt
