@@ -19,8 +19,9 @@ how to install it, or how to run one process instead (``bash run.sh app``). We c
 back silently: a teacher who asked for several processes should not get one without noticing.
 
 The budget ledger: every process reads ``DPCORE_LEDGER_URL`` from the environment (passed through
-unchanged). With several processes — or several machines — point it at PostgreSQL, so that every
-process charges one shared budget. Caches (``st.cache_data``) stay per process.
+unchanged). On one machine the default SQLite file is one file for all processes (dpcore.ledger locks
+it); across machines point it at PostgreSQL, so that every process charges one shared budget.
+Caches (``st.cache_data``) stay per process.
 
 This file uses only the Python standard library (no dpcore, no streamlit import), so it starts fast.
 ``--print-config`` prints the nginx config it would use (for a fixed list of ``--backend host:port``)
@@ -136,6 +137,19 @@ def render_nginx_config(*, runtime: Path, backends: list[str], listen: list[str]
     return text
 
 
+def describe_ledger(url: str | None) -> str:
+    """Where the app processes charge the privacy budget (password hidden)."""
+    if not url:
+        return ("the default SQLite file (~/.local/share/dpcore/ledger.db), one file shared by every process on "
+                "this machine; for several machines set DPCORE_LEDGER_URL=postgresql://... (docs/serving.md)")
+    if "://" in url and "@" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        url = f"{scheme}://{creds.split(':', 1)[0]}:***@{host}" if ":" in creds else url
+    shared = "shared by every process" + ("" if url.startswith(("postgresql:", "postgres:")) else " on this machine")
+    return f"DPCORE_LEDGER_URL={url} ({shared})"
+
+
 def http_ok(url: str, timeout: float = 2.0) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as r:
@@ -238,9 +252,7 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:
     if not port_is_free(args.address, args.port):
         log(f"port {args.port} on {args.address} is already in use; choose another with --port")
         return 2
-    if args.workers > 1 and not os.environ.get("DPCORE_LEDGER_URL", "").startswith(("postgresql:", "postgres:")):
-        log("note: DPCORE_LEDGER_URL is not a postgresql:// URL. Planning pages are unaffected; real releases "
-            "from several processes should share one PostgreSQL ledger (see docs/serving.md).")
+    log(f"budget ledger: {describe_ledger(os.environ.get('DPCORE_LEDGER_URL'))}")
 
     runtime = Path(tempfile.mkdtemp(prefix="dp-serve-", dir=args.runtime_dir))
     if os.geteuid() == 0:

@@ -237,3 +237,10 @@ def test_deploy_examples_agree_with_the_app():
     dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
     for path in ("app.py", "app_pages", "dpcore", "ui", ".streamlit"):
         assert (ROOT / path).exists() and f"COPY {path}" in dockerfile
+
+
+def test_ledger_description_hides_the_password_and_says_what_is_shared():
+    text = serve_launcher.describe_ledger("postgresql://dp:s3cret@db.internal:5432/dpledger")
+    assert "s3cret" not in text and "db.internal:5432/dpledger" in text and "every process" in text
+    assert "SQLite" in serve_launcher.describe_ledger(None)
+    assert "this machine" in serve_launcher.describe_ledger("sqlite:////srv/dp/ledger.db")
