@@ -685,7 +685,9 @@ class GiniStatistic(PlannedStatistic):
     def params(self):
         return {"lower": self.lower, "upper": self.upper, "gamma": self.gamma, "calibration": self.calibration,
                 "smooth_sensitivity_method": f"{self.method} (the closed-form 'fast' bound below epsilon "
-                                             f"{self.exact_min_epsilon:g})", "definition": "eq. (1): sum (2i-n-1) x_(i) / (n sum x)"}
+                                             f"{self.exact_min_epsilon:g})", "definition": "eq. (1): sum (2i-n-1) x_(i) / (n sum x)",
+                "output_grid": GINI_GRID, "output_window": list(GINI_WINDOW), "min_noise_scale": GINI_MIN_SCALE,
+                "float_slack": FLOAT_SLACK}
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,17 +9,15 @@ What happens (:func:`make_release`):
    account's lock (:meth:`dpcore.ledger.Account.charge`), with the planned record (dataset identity,
    mechanisms, parameters, costs): racing sessions cannot overspend, and a crash after this point can
    lose the release but never the charge.
-2. Each statistic is released by its method module (``dpcore.gini.release_gini``,
-   ``dpcore.percentiles.release_percentiles``, ``dpcore.stratified.stratified_mean`` /
-   ``clipped_laplace_mean``, ``dpcore.ratio.laplace_noised_counts``, or a geometric count) with
-   randomness from :func:`dpcore.noise.secure_generator` (``os.urandom``, the OS CSPRNG).
-   If a method module does not accept that source (it validates ``rng`` as a numpy Generator),
-   the release falls back to numpy's PCG64 seeded with 256 bits from ``os.urandom`` and the
-   record says so (``sampler``). Never a user-visible or guessable seed.
-3. Released values are rounded to a public grid (post-processing, no privacy cost), which removes
-   the low-order floating-point bits that Mironov (2012) showed can leak through textbook
-   floating-point samplers. This is a mitigation, not the snapping mechanism's full proof; the
-   geometric counts and histogram counts are integers and have no such issue.
+2. Each statistic is released by its ``release_draw`` (:mod:`dpcore.planner`), whose noise comes
+   from :mod:`dpcore.release_noise` (issue 11): OpenDP's exact discrete Laplace for counts and
+   histograms, OpenDP's floating-point-safe Laplace for means and the ratio's two counts, and the
+   certified generalized-Cauchy sampler (exact inversion of an ``os.urandom`` uniform of 128+ bits
+   against the CDF in high precision, on a public grid) for the Gini. The record names the
+   measurement and its privacy map (``measurement``, ``privacy_map``); its epsilon/delta are the
+   certified ones (docs/release_noise.md). Statistics without ``release_draw`` fall back to their
+   ``release`` with the OS CSPRNG (``sampler`` says which).
+3. Released values are rounded to a public grid (post-processing, no privacy cost).
 4. The released records are appended to the charged ledger entry (``attach_result``) and only then
    returned (revealed). If drawing fails, the charge stays and the error says so.
 5. A :class:`ReleaseRecord` per statistic holds the released numbers, the mechanism, all public
@@ -27,12 +25,8 @@ What happens (:func:`make_release`):
    the replace-one relation), the ledger entry id, a UTC timestamp and ``dpcore.__version__``. It never holds a
    true (confidential) value; data-dependent noise scales (smooth sensitivity) are not published.
 
-Generalized Cauchy (Gini): ``GeneralizedCauchy.rvs`` draws |Z|^gamma as a beta-prime variable by
-the inverse regularised incomplete beta of a uniform (``dpcore.noise``); with the CSPRNG source
-the uniforms come from ``os.urandom`` (53-bit), so the sampler's only randomness is the OS CSPRNG.
-OpenDP's samplers were not used: OpenDP has no generalized-Cauchy sampler, and its Laplace /
-geometric samplers would need the whole release (clipping, histogram, post-processing) rebuilt
-as OpenDP transformations; documented as a possible hardening step.
+Neighbouring data sets behave alike: whether a statistic releases, and every record field except
+the released numbers, depend on public inputs only (tests/test_release_neighbours.py).
 """
 from __future__ import annotations
 
@@ -135,8 +129,7 @@ def _release_one(stat: Any, epsilon: float, rng: Any) -> tuple[np.ndarray, str] 
     if hasattr(stat, "release_draw") and getattr(type(stat).release, "_uses_release_draw", False):
         draw = stat.release_draw(epsilon, rng=rng)
         sampler = "caller-supplied generator (NOT for real releases)" if rng is not None else OPENDP_SAMPLER
-        notes = tuple(getattr(draw, "notes", ())) + (f"measurement: {draw.measurement}",
-                                                     f"privacy map: {draw.privacy_map}")
+        notes = tuple(getattr(draw, "notes", ()))
         return (np.asarray(draw.values, dtype=float), sampler,
                 {"measurement": draw.measurement, "privacy_map": draw.privacy_map, "notes": notes})
     if rng is not None:

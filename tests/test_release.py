@@ -51,8 +51,8 @@ def test_release_uses_opendp_measurements(data):
     recs = R.make_release([(P.CountAbove(x, 50_000), 1.0), (P.RatioStatistic(120, 80, 1500, 1500), 1.0)],
                           B.Ledger())
     assert all(r.sampler == R.OPENDP_SAMPLER for r in recs)
-    assert all(any("opendp.measurements.make_laplace" in n for n in r.notes) for r in recs)
-    assert all(any(n.startswith("privacy map:") for n in r.notes) for r in recs)
+    assert all("opendp.measurements.make_laplace" in r.measurement for r in recs)
+    assert all("map(" in r.privacy_map and r.to_dict()["privacy_map"] == r.privacy_map for r in recs)
 
 
 def test_release_never_contains_true_values(data):
