@@ -120,58 +120,60 @@ if view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
             percentile_experiments.__name__, "cell_view", settings, title="Earnings percentiles (PSEO)",
             dataset_recipe=None if source == "sidebar" else ("none",)))
 
-if view_name == VIEWS[1]:
+if view_name != VIEWS[0] and cells is None:
+    st.info("These views need the real PSEO table (pseo_earnings_co_tx.csv.gz), which is not on this machine.")
+elif view_name == VIEWS[1]:
     st.subheader("Many cells: a whole PSEO table")
-    if cells is None:
-        st.info("The real PSEO table (pseo_earnings_co_tx.csv.gz) is not on this machine.")
-    else:
-        st.markdown(
-            "For each published cell of the real PSEO table (Colorado, UT System and two more; first year after "
-            "graduation) we simulate graduates whose quartiles and count match the published ones, release every "
-            "cell with the settings above (20 noise draws) and measure the relative accuracy of the "
-            "median. Cells of one level are disjoint, so the whole table costs ε once (parallel composition); "
-            "publishing the nested aggregate levels too would cost ε per level.")
-        n_cells = int(qp_slider("Cells used", "perc_cells", 100, len(cells), min(300, len(cells)), 100,
-                                help=f"A random sample of the {len(cells):,} finest cells."))
-        settings = {"n_cells": n_cells, "epsilon": float(eps), "n_bins": int(n_bins), "relation": relation,
-                    "seed": seed()}
-        with guard("the many-cells view"):
-            percentiles_views.many_cells(_many_cells_view(settings))
+    st.markdown(
+        "For each published cell of the real PSEO table (Colorado, UT System and two more; first year after "
+        "graduation) we simulate graduates whose quartiles and count match the published ones, release every "
+        "cell with the settings above (20 noise draws) and measure the relative accuracy of the "
+        "median. Cells of one level are disjoint, so the whole table costs ε once (parallel composition); "
+        "publishing the nested aggregate levels too would cost ε per level.")
+    n_cells = int(qp_slider("Cells used", "perc_cells", 100, len(cells), min(300, len(cells)), 100,
+                            help=f"A random sample of the {len(cells):,} finest cells."))
+    settings = {"n_cells": n_cells, "epsilon": float(eps), "n_bins": int(n_bins), "relation": relation,
+                "seed": seed()}
+    with guard("the many-cells view"):
+        percentiles_views.many_cells(_many_cells_view(settings))
+    repro.share_panel("percentiles", script=repro.view_script_for(
+        percentile_experiments.__name__, "many_cells_view", settings, title="Earnings percentiles: many cells",
+        dataset_recipe=("none",), data_arg=None))
 
-if view_name == VIEWS[2]:
+elif view_name == VIEWS[2]:
     st.subheader("Reproduce the paper's Figures 1–3")
-    if cells is None:
-        st.info("Needs the real PSEO table.")
+    st.markdown(
+        "Mean relative accuracy of the median over PSEO-like cells, for ε = 0.1 … 3 (step 0.1): **Figure 1** by "
+        "number of bins (10, 15, 20, 25), **Figure 2** by cell size (20 bins), **Figure 3** against the number of "
+        "bins (10 … 30) at one ε. Blue = log-normal bins, red dashed = even bins, green dash-dot = smooth "
+        "sensitivity (paper constants), light green = smooth sensitivity (our tight constants), purple = "
+        "exponential mechanism.")
+    f1, f2, f3, f4 = st.columns(4)
+    fig_cells = int(qp_slider("Cells", "perc_fig_cells", 50, min(2000, len(cells)), 300, 50, container=f1))
+    fig_draws = int(qp_slider("Noise draws per setting", "perc_fig_draws", 5, 100, 20, 5, container=f2,
+                              help="The paper used 20."))
+    split_label = qp_radio("Rivals' budget", "perc_fig_split",
+                           ["ε/3 per percentile (fair)", "ε per percentile (as in the paper's figures)"],
+                           container=f3)
+    fig3_eps = float(qp_slider("ε for Figure 3", "perc_fig3_eps", 0.1, 3.0, 1.0, 0.1, container=f4))
+    settings = {"n_cells": fig_cells, "n_draws": fig_draws, "rival_split": 3 if split_label.startswith("ε/3") else 1,
+                "figure3_epsilon": fig3_eps, "relation": relation, "seed": seed()}
+
+    def _run():
+        bar = st.progress(0.0, text="Starting...")
+        result = (settings, percentile_experiments.figures_view(
+            **settings, progress=lambda f, t: bar.progress(min(1.0, f), text=t)))
+        bar.empty()
+        return result
+
+    stored = run_on_button("Run the simulations", "perc_fig_run", _run, what="the figures",
+                           state_key="perc_fig_result", type="primary")
+    if stored is None or stored[0] != settings:
+        st.caption("Press the button to run (about 10–20 s for 300 cells; progress is shown).")
     else:
-        st.markdown(
-            "Mean relative accuracy of the median over PSEO-like cells, for ε = 0.1 … 3 (step 0.1): **Figure 1** by "
-            "number of bins (10, 15, 20, 25), **Figure 2** by cell size (20 bins), **Figure 3** against the number of "
-            "bins (10 … 30) at one ε. Blue = log-normal bins, red dashed = even bins, green dash-dot = smooth "
-            "sensitivity (paper constants), light green = smooth sensitivity (our tight constants), purple = "
-            "exponential mechanism.")
-        f1, f2, f3, f4 = st.columns(4)
-        fig_cells = int(qp_slider("Cells", "perc_fig_cells", 50, min(2000, len(cells)), 300, 50, container=f1))
-        fig_draws = int(qp_slider("Noise draws per setting", "perc_fig_draws", 5, 100, 20, 5, container=f2,
-                                  help="The paper used 20."))
-        split_label = qp_radio("Rivals' budget", "perc_fig_split",
-                               ["ε/3 per percentile (fair)", "ε per percentile (as in the paper's figures)"],
-                               container=f3)
-        fig3_eps = float(qp_slider("ε for Figure 3", "perc_fig3_eps", 0.1, 3.0, 1.0, 0.1, container=f4))
-        settings = {"n_cells": fig_cells, "n_draws": fig_draws, "rival_split": 3 if split_label.startswith("ε/3") else 1,
-                    "figure3_epsilon": fig3_eps, "relation": relation, "seed": seed()}
-
-        def _run():
-            bar = st.progress(0.0, text="Starting...")
-            result = (settings, percentile_experiments.figures_view(
-                **settings, progress=lambda f, t: bar.progress(min(1.0, f), text=t)))
-            bar.empty()
-            return result
-
-        stored = run_on_button("Run the simulations", "perc_fig_run", _run, what="the figures",
-                               state_key="perc_fig_result", type="primary")
-        if stored is None or stored[0] != settings:
-            st.caption("Press the button to run (about 10–20 s for 300 cells; progress is shown).")
-        else:
-            percentiles_views.figures(stored[1])
+        percentiles_views.figures(stored[1])
+        repro.share_panel("percentiles", script=repro.view_script_for(
+            percentile_experiments.__name__, "figures_view", settings, title="Earnings percentiles: Figures 1-3",
+            dataset_recipe=("none",), data_arg=None))
 
 percentiles_views.method_notes()

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from support import assert_clean, metrics, open_page, page_script, page_text, query_param, run_script
+from support import (assert_clean, assert_page_intro, metrics, open_page, page_script, page_text, query_param,
+                     run_script)
 
 import ui.sidebar
 from dpcore import gini as gini_mechanism
@@ -28,10 +29,7 @@ def _open_on(dataset: IncomeData, monkeypatch) -> AppTest:
 
 def test_defaults_render_and_explain_themselves():
     at = open_page(PAGE)
-    assert_clean(at)
-    assert at.title[0].value == "Gini index with differential privacy"
-    text = page_text(at)
-    assert "Neighbouring datasets" in text and "Public (not protected)" in text
+    text = assert_page_intro(at, "Gini index with differential privacy")
     assert "treats it as known" in text  # the posterior's known-scale assumption is stated
     assert any("n^2" in lx.value for lx in at.latex)  # the Gini definition used (eq. 1)
     m = metrics(at)

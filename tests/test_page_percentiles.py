@@ -5,17 +5,14 @@ import time
 
 import pytest
 
-from support import assert_clean, open_page, page_script, page_text, query_param, run_script
+from support import assert_clean, assert_page_intro, open_page, page_script, page_text, query_param, run_script
 
 PAGE = "app_pages/percentiles.py"
 
 
 def test_opens_with_defaults_and_explains_itself():
     at = open_page(PAGE)
-    assert_clean(at)
-    assert at.title[0].value == "Earnings percentiles (PSEO)"
-    text = page_text(at)
-    assert "Neighbouring datasets" in text and "Public (not protected)" in text
+    text = assert_page_intro(at, "Earnings percentiles (PSEO)")
     assert "ε per bin = 0.5" in text  # replace relation: epsilon / 2 per bin
     assert len(at.dataframe) >= 2
     assert query_param(at, "perc_eps") == "1.0"
@@ -79,6 +76,11 @@ def test_many_cells_view(pseo_path):
     at.slider(key="perc_cells").set_value(200).run()
     assert_clean(at)
     assert len(at.get("plotly_chart")) == 2
+    script = page_script(at)
+    assert "many_cells_view(" in script and "n_cells=200" in script
+    res = run_script(script)
+    shown = at.session_state["perc_eps"]
+    assert res["epsilon"] == pytest.approx(shown) and res["n_cells"] == 200
 
 
 @pytest.mark.slow

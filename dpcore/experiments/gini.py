@@ -373,6 +373,14 @@ def _smooth_value(n: int, lo: float, hi: float, iq: float, beta: float, method: 
     return gini_mechanism.smooth_sensitivity(values, lower=lo, upper=hi, beta=beta, method="exact").value
 
 
+def _noise_scales(n: int, lo: float, hi: float, iq: float, vals: np.ndarray | None, eps: float, gamma: float,
+                  cals: Sequence[str], method: str) -> tuple[float, dict[str, float]]:
+    """S_beta of the two-point data (both calibrations share beta = eps/gamma) and S/alpha per calibration."""
+    cal = {c: smooth_noise_calibration(eps, gamma, mode=c) for c in cals}
+    s_val = _smooth_value(n, lo, hi, iq, cal[cals[0]].beta, method, vals)
+    return s_val, {c: s_val / cal[c].alpha for c in cals}
+
+
 def _check_method(method: str) -> str:
     if method not in ("exact", "fast"):
         raise DPInputError(f"method must be 'exact' or 'fast', got {method!r}")
@@ -408,10 +416,8 @@ def figure3(*, ginis: Sequence[float] = FIG3_GINIS, ns: Sequence[int] = FIG3_NS,
         for n in n_list:
             lo, hi, iq, vals = _two_point_scale_inputs(n, g, None, method)
             for eps in eps_list:
-                cal = {c: smooth_noise_calibration(eps, gamma, mode=c) for c in cals}
-                s_val = _smooth_value(n, lo, hi, iq, cal[cals[0]].beta, method, vals)
-                for c in cals:
-                    scale = s_val / cal[c].alpha
+                s_val, scales = _noise_scales(n, lo, hi, iq, vals, eps, gamma, cals, method)
+                for c, scale in scales.items():
                     err = scale * z
                     rows.append({"g": g, "n": n, "epsilon": eps, "calibration": c, "iq": iq, "lower": lo,
                                  "upper": hi, "smooth_sensitivity": s_val, "noise_scale": scale,
@@ -455,10 +461,8 @@ def figure4(*, iqs: Sequence[float] = FIG4_IQS, g: float = 0.5, n: int = 100_000
     for iq_req in iq_list:
         lo, hi, iq, vals = _two_point_scale_inputs(n, g, iq_req, method)
         for eps in eps_list:
-            cal = {c: smooth_noise_calibration(eps, gamma, mode=c) for c in cals}
-            s_val = _smooth_value(n, lo, hi, iq, cal[cals[0]].beta, method, vals)
-            for c in cals:
-                scale = s_val / cal[c].alpha
+            s_val, scales = _noise_scales(n, lo, hi, iq, vals, eps, gamma, cals, method)
+            for c, scale in scales.items():
                 rows.append({"iq": iq, "g": g, "n": n, "epsilon": eps, "calibration": c, "lower": lo, "upper": hi,
                              "smooth_sensitivity": s_val, "noise_scale": scale, **_summary_row(scale, gamma),
                              **_empirical(scale * z)})

@@ -7,14 +7,15 @@ Page tests: ``from support import open_page, page_text, assert_clean, page_scrip
   before the first run, as a shared link would) and run.
 * :func:`page_text` - the text a reader sees on the page (titles, headers, markdown, captions, alerts).
 * :func:`assert_clean` - no exception, and no ``st.error`` unless an expected message is given.
+* :func:`assert_page_intro` - clean, the page's title and the standard privacy note; returns the page text.
 * :func:`page_script` - the generated reproduction script shown in a page's share section.
 * :func:`run_script` - run a generated script with the project's Python in a subprocess, from the
   repository root, and return what it printed (parsed JSON / Python literal when it is one).
 
 Servers: ``support.postgres`` (a throw-away PostgreSQL server).
 """
-from .pages import (APP, PYTHON, REPO_ROOT, assert_clean, metrics, open_page, page_script, page_text, query_param,
+from .pages import (APP, PYTHON, REPO_ROOT, assert_clean, assert_page_intro, metrics, open_page, page_script, page_text, query_param,
                     run_script)
 
-__all__ = ["APP", "REPO_ROOT", "PYTHON", "assert_clean", "metrics", "open_page", "page_script", "page_text",
+__all__ = ["APP", "REPO_ROOT", "PYTHON", "assert_clean", "assert_page_intro", "metrics", "open_page", "page_script", "page_text",
            "query_param", "run_script"]

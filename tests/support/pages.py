@@ -57,6 +57,16 @@ def assert_clean(at, *, expected_error: str | None = None) -> None:
         assert any(expected_error in e for e in errors), (expected_error, errors)
 
 
+def assert_page_intro(at, title: str) -> str:
+    """A method page opened cleanly with ``title`` and the standard privacy note (neighbouring relation,
+    what is public); returns :func:`page_text` for further checks."""
+    assert_clean(at)
+    assert at.title[0].value == title, at.title[0].value
+    text = page_text(at)
+    assert "Neighbouring datasets" in text and "Public (not protected)" in text
+    return text
+
+
 def metrics(at) -> dict[str, str]:
     """The page's ``st.metric`` values by label."""
     return {m.label: m.value for m in at.metric}
