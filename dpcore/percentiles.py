@@ -628,6 +628,10 @@ def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50,
     if gamma <= 3:
         raise DPInputError(f"gamma must be > 3 here (finite-variance noise, as the paper's gamma = 4), got {gamma:g}")
     noise_name = smooth_noises.check_noise(noise)
+    if delta is not None:  # checked for every noise (ignored by the pure-DP Cauchy)
+        from .validation import check_delta
+
+        delta = check_delta(delta)
     x = np.sort(np.clip(_earnings(values), lo, hi))
     eps_q = _split_epsilon(epsilon, qa.size, epsilon_weights)
     if noise_name == "cauchy":

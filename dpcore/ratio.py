@@ -1043,6 +1043,8 @@ def smooth_ratio_cauchy(x: Any, y: Any, *, epsilon: float, gamma: float = 4.0, c
     calibration) or "laplace_lognormal" (rho-zCDP implying (epsilon, delta)); delta defaults to 1e-6.
     See :func:`smooth_ratio_noise`.
     """
+    if delta is not None:  # checked for every noise (ignored by the pure-DP Cauchy)
+        delta = check_delta(delta)
     if noise != "cauchy":
         return smooth_ratio_noise(x, y, epsilon=epsilon, noise=noise, delta=delta, calibration=calibration, rng=rng)
     x, y = _check_ratio_counts(x, y)

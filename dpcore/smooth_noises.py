@@ -169,6 +169,8 @@ def laplace_smooth_delta(epsilon: float, alpha: float, beta: float) -> float:
     epsilon = check_epsilon(epsilon)
     alpha = check_positive(alpha, "alpha")
     beta = check_positive(beta, "beta", allow_zero=True)
+    if beta > 25.0 or epsilon > 700:
+        raise DPInputError("beta must be <= 25 and epsilon <= 700 (no meaningful privacy beyond)")
     eps2 = epsilon - alpha
     if eps2 <= 0:
         return 1.0
@@ -202,8 +204,12 @@ def laplace_smooth_hockey_stick(epsilon: float, shift: float, log_dilation: floa
     rounding; no composition step, no worst case over (d, lam).
     """
     epsilon = check_epsilon(epsilon)
+    if epsilon > 700:
+        raise DPInputError(f"epsilon must be <= 700 here (e^epsilon overflows), got {epsilon:g}")
     d = check_finite(shift, "shift")
     lam = check_finite(log_dilation, "log_dilation")
+    if abs(lam) > 25.0 or abs(d) > 1e6:
+        raise DPInputError("|log_dilation| must be <= 25 and |shift| <= 1e6 (beyond that there is no privacy to measure)")
     k = math.exp(-lam)
     lo, hi = min(0.0, d), max(0.0, d)
     pieces = [(-math.inf, lo), (lo, hi), (hi, math.inf)]
@@ -379,6 +385,8 @@ def lln_epsilon_cdp(alpha: float, beta: float, sigma: float) -> float:
     alpha = check_positive(alpha, "alpha")
     beta = check_positive(beta, "beta", allow_zero=True)
     sigma = check_positive(sigma, "sigma")
+    if sigma > 5:
+        raise DPInputError(f"sigma must be <= 5 (the calibration never needs more), got {sigma:g}")
     return beta / sigma + math.exp(1.5 * sigma * sigma) * alpha
 
 
@@ -611,6 +619,8 @@ def smooth_calibration(noise: str, epsilon: float, *, delta: float | None = None
     ``rho`` is given; ``mode`` is ignored: the theorem's constants are used as they are).
     """
     noise = check_noise(noise)
+    if delta is not None:
+        delta = check_delta(delta)  # checked even where it is not used (cauchy): a bad value is a mistake
     if noise == "cauchy":
         cal = smooth_noise_calibration(epsilon, gamma, mode=mode, beta=beta)
         return SmoothCalibration("cauchy", cal.alpha, cal.beta, cal.epsilon, 0.0, cal.mode,
@@ -625,6 +635,7 @@ def smooth_calibration(noise: str, epsilon: float, *, delta: float | None = None
 
 def noise_distribution(calibration: SmoothCalibration) -> Any:
     """The standardised noise law Z of a calibration (``.rvs``, ``.pdf``, ``.logpdf``, ``.cdf``, ``.abs_quantile``)."""
+    _check_type(calibration, SmoothCalibration, "calibration")
     if calibration.noise == "cauchy":
         return _CauchyAdapter(calibration.gamma)
     if calibration.noise == "laplace":
@@ -644,11 +655,14 @@ class _CauchyAdapter(GeneralizedCauchy):
 
 def sample_smooth_noise(calibration: SmoothCalibration, size, rng=None) -> np.ndarray:
     """Vectorised draws of the standardised noise Z of ``calibration``."""
+    _check_type(calibration, SmoothCalibration, "calibration")
+    size = _size(size)
     return noise_distribution(calibration).rvs(size, rng)
 
 
 def release_noise(release: Any) -> Any:
     """The standardised noise law of a ``dpcore.gini.GiniRelease`` (any of the registry's noises)."""
+    _check_release(release)
     name = check_noise(getattr(release, "noise", "cauchy"))
     if name == "cauchy":
         return _CauchyAdapter(release.gamma)
@@ -665,6 +679,7 @@ def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: A
     """
     from .posterior import gini_posterior
 
+    _check_release(release)
     return gini_posterior(release.value, noise_scale=release.noise_scale, gamma=release.gamma,
                           prior=prior, noise=release_noise(release), **grid_options)
 
@@ -787,6 +802,7 @@ def unit_tradeoff(epsilon: float, *, delta: float = DEFAULT_DELTA, gamma: float 
 
 def error_density_curves(comparison: NoiseComparison, *, n_points: int = 301) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """noise -> (error grid, density of the release error) on a common range (±1.2 x the largest light-tailed 99th pct)."""
+    _check_type(comparison, NoiseComparison, "comparison")
     n_points = check_int(n_points, "n_points", minimum=11, maximum=5001)
     light = [r.q99_abs_error for r in comparison.rows if r.noise != "cauchy"]
     half = 1.2 * max(light) if light else 1.2 * comparison.rows[0].q99_abs_error
@@ -918,6 +934,18 @@ def gini_planned_statistic(values: Any, *, lower: float = 0.0, upper: float, noi
 # ---------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------
+
+def _check_type(obj: Any, cls: type, name: str) -> None:
+    if not isinstance(obj, cls):
+        raise TypeError(f"{name} must be a dpcore.smooth_noises.{cls.__name__}, got {type(obj).__name__}")
+
+
+def _check_release(release: Any) -> None:
+    needed = ("value", "noise_scale", "gamma", "noise")
+    if not all(hasattr(release, a) for a in needed):
+        raise TypeError(f"release must be a dpcore.gini.GiniRelease (with {', '.join(needed)}), got "
+                        f"{type(release).__name__}")
+
 
 def _size(size) -> int | tuple[int, ...]:
     if isinstance(size, tuple):
