@@ -1,0 +1,65 @@
+"""The Gini page's noise choice (issue 17): ui.noise_choice on its own, then on the Gini page."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore import smooth_noises
+from ui import noise_choice
+
+
+def _renderer_app():
+    import numpy as np  # noqa: F811 - runs inside the AppTest script
+    import streamlit as st
+
+    from dpcore import smooth_noises
+    from ui.noise_choice import render_noise_choice
+
+    x = np.random.default_rng(2026).lognormal(10.5, 0.9, 2000)
+    eps = st.slider("epsilon", 0.25, 4.0, 1.0, key="t_eps")
+    comp = smooth_noises.compare_noises(x, epsilon=eps, lower=0.0, upper=float(x.max()))
+    chosen = render_noise_choice("t", comparison=comp)
+    st.write(f"chosen={chosen}")
+    render_noise_choice("u", epsilon=eps)  # data-free variant
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    x = np.random.default_rng(2026).lognormal(10.5, 0.9, 10_000)
+    return smooth_noises.compare_noises(x, epsilon=1.0, lower=0.0, upper=float(x.max()))
+
+
+def test_comparison_numbers_and_sentence(comparison):
+    c, lap, lln = (comparison.row(n) for n in ("cauchy", "laplace", "laplace_lognormal"))
+    assert c.rmse is None and lap.rmse is not None and lln.rmse is not None
+    assert lap.q99_abs_error <= 0.2 * c.q99_abs_error and lap.median_abs_error <= 1.5 * c.median_abs_error
+    sentence = comparison.sentence("laplace")
+    assert "median" in sentence and "99th percentile" in sentence and "1e-06" in sentence
+    assert "ρ" in comparison.sentence("laplace_lognormal")
+    assert comparison.to_dict()["rows"][1]["cost"].startswith("(ε, δ)")
+
+
+def test_error_figure_has_both_panels(comparison):
+    fig = noise_choice.noise_error_figure(comparison, chosen="laplace")
+    kinds = [t.type for t in fig.data]
+    assert kinds.count("scatter") == 3 and kinds.count("bar") == 3
+    assert fig.layout.yaxis2.type == "log"
+    rows = noise_choice.comparison_table(comparison)
+    assert [r["privacy cost"][:1] for r in rows] == ["ε", "(", "ρ"]
+
+
+def test_renderer_selects_and_explains():
+    at = AppTest.from_function(_renderer_app, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert any("chosen=cauchy" in m.value for m in at.markdown)
+    assert any("Generalized Cauchy" in m.value for m in at.markdown)
+    at.selectbox(key="t_noise").set_value("laplace").run()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "chosen=laplace" in text and "Laplace (NRS)" in text and "(ε, δ) = (1, 1e-06)" in text
+    at.slider(key="t_eps").set_value(4.0).run()
+    assert not at.exception
+    assert "(ε, δ) = (4, 1e-06)" in " ".join(m.value for m in at.markdown)
+    assert any("per unit of smooth sensitivity" in m.value for m in at.markdown)
