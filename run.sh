@@ -31,5 +31,7 @@ if [ "$mode" = app ]; then
 elif [ "$mode" = serve ]; then
   exec "$VENV/bin/python" deploy/serve.py --python "$VENV/bin/python" "$@"
 else
-  exec "$VENV/bin/python" -m pytest "$@"
+  # two workers (one per core on the 2-core machine; 'auto' = one per CPU), whole files per worker so
+  # module fixtures and warm caches are not duplicated; pass -n 0 for a serial run (e.g. with --pdb)
+  exec "$VENV/bin/python" -m pytest -n auto --dist loadfile "$@"
 fi
