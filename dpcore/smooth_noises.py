@@ -915,6 +915,12 @@ def _gini_noise_statistic_class():
                 ("the noise scale S_beta(X)/alpha depends on the data and is not published",
                  "clamped to [0, 1] (post-processing)"))
 
+        def release(self, epsilon, rng=None):
+            """The released value. Overridden (not flagged ``_uses_release_draw``) so that dpcore.release
+            labels the sampler truthfully: it passes its OS-CSPRNG source (SecureRandom) here, and this
+            noise is drawn from it in floating point, not by an OpenDP / certified discrete sampler."""
+            return np.asarray(self.release_draw(epsilon, rng=rng).values, dtype=float)
+
         def params(self):
             out = dict(super().params())
             out.update(noise=self.noise, delta=self.delta)

@@ -269,3 +269,18 @@ def test_percentile_and_ratio_rivals_take_noise():
     assert lap.privacy_cost == budget.approx(1.0, 3e-6)
     with pytest.raises(DPInputError):
         percentiles.release_percentiles_smooth(x, epsilon=1.0, noise="nope")
+
+
+def test_make_release_charges_the_light_tailed_cost_and_labels_the_sampler(incomes):
+    from dpcore import planner, release
+
+    u = float(incomes.max())
+    ledger = budget.Ledger(cap=budget.BudgetCap(epsilon=5.0, delta=1e-5))
+    stats_ = [(planner.make_statistic("gini", incomes, upper=u, noise="laplace"), 1.0),
+              (planner.make_statistic("gini", incomes, upper=u, noise="laplace_lognormal"), 1.0)]
+    records = release.make_release(stats_, ledger)
+    assert [r.cost["kind"] for r in records] == ["approx", "zcdp"]
+    assert all("os.urandom" in r.sampler and "OpenDP" not in r.sampler for r in records)
+    assert all(0.0 <= r.released[0] <= 1.0 for r in records)
+    eps, delta = ledger.spent_approx(1e-6)
+    assert eps == pytest.approx(2.0, abs=1e-6) and delta == pytest.approx(2e-6)
