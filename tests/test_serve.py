@@ -160,6 +160,7 @@ def build(n, title="x"):
 
 n = st.slider("n", 1, 50, 10)
 cached_figure(build, n, title="hello")
+cached_figure(build, n + 100, cache_key=("keyed", n % 2))   # the key alone decides: n and n+2 share it
 show_figure(go.Figure(go.Bar(x=["a", "b"], y=[1, 2])))
 download_csv(pd.DataFrame({{"a": [1, 2]}}), "Download (CSV)", "a.csv")
 '''
@@ -183,12 +184,13 @@ def test_cached_figure_builds_once_per_input_and_sends_the_same_spec(tmp_path):
                                                 layout=dict(title="hello")), engine="json"))
     assert specs[0]["data"] == expected["data"]
     assert specs[0]["layout"]["title"] == expected["layout"]["title"]
-    assert specs[1]["data"][0]["type"] == "bar"
+    assert specs[2]["data"][0]["type"] == "bar"
     at.slider[0].set_value(20).run()
     assert len(json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["x"]) == 20
     at.slider[0].set_value(10).run()  # back to an input seen before: served from the cache
     assert not at.exception
-    assert at.session_state["calls"] == [10, 20]
+    assert at.session_state["calls"] == [10, 110, 20], at.session_state["calls"]   # keyed: 110 serves n=20 too
+    assert len(json.loads(at.get("plotly_chart")[1].proto.spec)["data"][0]["x"]) == 110
     # the CSV is made on click, not on every rerun
     assert at.get("download_button")[0].proto.deferred_file_id
 

@@ -218,19 +218,31 @@ def _cached_figure_spec(builder_name: str, _builder: Callable[..., Any], args: t
     return _builder(*args, **kwargs).to_dict()
 
 
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _keyed_figure_spec(builder_name: str, cache_key: Any, _builder: Callable[..., Any], _args: tuple,
+                       _kwargs: dict) -> dict:
+    return _builder(*_args, **_kwargs).to_dict()
+
+
 def cached_figure(builder: Callable[..., Any], *args: Any, chart: dict | None = None, container: Any = st,
-                  **kwargs: Any) -> Any:
+                  cache_key: Any = None, **kwargs: Any) -> Any:
     """Show ``builder(*args, **kwargs)`` (a plotly figure builder from ``ui.plots_*``) with
     ``st.plotly_chart``, building the figure once per distinct input in this process.
 
     The validated figure spec is cached (``st.cache_resource``, keyed by the builder's name and the
     hashed arguments, 512 entries), so a rerun whose inputs did not change — or another user on the
     same settings — skips plotly's figure construction and validation; serialisation uses orjson.
+    Hashing large DataFrames/arrays can cost more than building the figure: pass ``cache_key`` (small,
+    hashable: the page inputs the figure depends on, e.g. ``(dataset_key, epsilon, seed)``) and the
+    arguments are then not hashed at all — the key must determine them.
     ``chart`` holds ``st.plotly_chart`` options (default ``{"width": "stretch"}``). A builder that
     raises ``ValueError`` raises it here (wrap in :func:`guard`).
     """
     name = f"{getattr(builder, '__module__', '')}.{getattr(builder, '__qualname__', repr(builder))}"
-    spec = _cached_figure_spec(name, builder, tuple(args), dict(kwargs))
+    if cache_key is None:
+        spec = _cached_figure_spec(name, builder, tuple(args), dict(kwargs))
+    else:
+        spec = _keyed_figure_spec(name, cache_key, builder, tuple(args), dict(kwargs))
     options = {"width": "stretch"}
     options.update(chart or {})
     return container.plotly_chart(_prebuilt_figure(spec), **options)
