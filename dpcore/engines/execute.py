@@ -151,10 +151,8 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame
     cells = hist[by].drop_duplicates().reset_index(drop=True) if by else pd.DataFrame(index=[0] if len(hist) else [])
     counts = np.zeros((len(cells), n_bins), dtype=np.int64)
     if len(hist):
-        if by:
-            keys = [tuple(r) for r in cells.itertuples(index=False, name=None)]
-            pos = {k: i for i, k in enumerate(keys)}
-            rows = np.array([pos[tuple(r)] for r in hist[by].itertuples(index=False, name=None)])
+        if by:  # hist is sorted by cell: ids in order of first appearance match ``cells``
+            rows = hist.groupby(by, sort=False, dropna=False).ngroup().to_numpy()
         else:
             rows = np.zeros(len(hist), dtype=np.int64)
         np.add.at(counts, (rows, hist["bin"].to_numpy()), hist["count"].to_numpy())

@@ -60,7 +60,7 @@ def valid_view(d: Dialect, spec: EngineSpec) -> str:
     """SELECT for dp_valid (from dp_src)."""
     x = f"TRY_CAST({d.quote(spec.income)} AS DOUBLE)"
     cols = [f"{x} AS __x"]
-    cols += [f"{d.as_text(d.quote(c))} AS {d.quote(c)}" for c in spec.text_columns]
+    cols += [d.quote(c) for c in spec.text_columns]  # native types; cast to text after aggregating
     cols += [f"{outcome_expr(d, c)} AS __o{i}" for i, c in enumerate(spec.outcome_columns)]
     if spec.privacy_unit:
         cols.append(f"{d.as_text(d.quote(spec.privacy_unit))} AS __u")
@@ -75,7 +75,7 @@ def base_view(d: Dialect, spec: EngineSpec) -> str:
     keep.append("__u")
     clamp = f"LEAST(GREATEST(__x, {d.number(-KEY_CLAMP)}), {d.number(KEY_CLAMP)})"
     income_key = d.as_text(f"CAST(FLOOR({clamp} * 100) AS BIGINT)")
-    parts = [d.text(str(int(spec.bounding_seed))), "__u", *[d.quote(c) for c in spec.key_columns], income_key]
+    parts = [d.text(str(int(spec.bounding_seed))), "__u", *[d.as_text(d.quote(c)) for c in spec.key_columns], income_key]
     key = f"md5(concat_ws('|', {', '.join(parts)}))"
     return (f"SELECT {', '.join(keep)} FROM (SELECT *, row_number() OVER (PARTITION BY __u ORDER BY {key}) AS __rn "
             f"FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.max_rows_per_person)}")
@@ -97,15 +97,22 @@ def bin_expr(d: Dialect, edges: Sequence[float]) -> str:
 
 
 def _group(d: Dialect, by: Sequence[str]) -> tuple[str, str]:
+    """(select list, GROUP BY clause) grouping by the native columns."""
     cols = ", ".join(d.quote(c) for c in by)
     return (cols + ", ") if cols else "", (f" GROUP BY {cols}" if cols else "")
 
 
+def _as_text_outer(d: Dialect, by: Sequence[str], inner: str, rest: Sequence[str]) -> str:
+    """Wrap an aggregate query: the cell columns cast to text (on the small result), then ``rest``."""
+    cols = [f"{d.as_text(d.quote(c))} AS {d.quote(c)}" for c in by] + list(rest)
+    return f"SELECT {', '.join(cols)} FROM ({inner}) AS __agg"
+
+
 def histogram_sql(d: Dialect, by: Sequence[str], edges: Sequence[float]) -> str:
-    cols = ", ".join(d.quote(c) for c in by)
-    sel = (cols + ", ") if cols else ""
-    return (f"SELECT {sel}__bin AS bin, COUNT(*) AS count FROM (SELECT {sel}{bin_expr(d, edges)} AS __bin FROM dp_base) AS __binned "
-            f"GROUP BY {sel}__bin")
+    sel, grp = _group(d, by)
+    grp = f" GROUP BY {sel}__bin"
+    inner = f"SELECT {sel}__bin AS bin, COUNT(*) AS count FROM (SELECT {sel}{bin_expr(d, edges)} AS __bin FROM dp_base) AS __binned{grp}"
+    return _as_text_outer(d, by, inner, ["bin", "count"])
 
 
 def cents_expr(d: Dialect, lower: float, upper: float) -> str:
@@ -114,30 +121,47 @@ def cents_expr(d: Dialect, lower: float, upper: float) -> str:
 
 def sums_sql(d: Dialect, by: Sequence[str], lower: float, upper: float) -> str:
     sel, grp = _group(d, by)
-    return f"SELECT {sel}COUNT(*) AS n, SUM({cents_expr(d, lower, upper)}) AS sum_cents FROM dp_base{grp}"
+    inner = f"SELECT {sel}COUNT(*) AS n, SUM({cents_expr(d, lower, upper)}) AS sum_cents FROM dp_base{grp}"
+    return _as_text_outer(d, by, inner, ["n", "sum_cents"])
 
 
 def outcomes_sql(d: Dialect, by: Sequence[str], group: str, exposed: str, reference: str, outcome_index: int | None,
                  outcome_below: float | None) -> str:
     sel, grp = _group(d, by)
-    g = d.quote(group)
+    g = d.as_text(d.quote(group))
     ex, ref = d.text(exposed), d.text(reference)
     case = f"__o{outcome_index} = 1" if outcome_index is not None else f"__x < {d.number(outcome_below)}"
     where = f"{g} IN ({ex}, {ref})"
     if outcome_index is not None:
         where += f" AND __o{outcome_index} IS NOT NULL"
-    return (f"SELECT {sel}SUM(CASE WHEN {g} = {ex} THEN 1 ELSE 0 END) AS n_exposed, "
-            f"SUM(CASE WHEN {g} = {ref} THEN 1 ELSE 0 END) AS n_reference, "
-            f"SUM(CASE WHEN {g} = {ex} AND {case} THEN 1 ELSE 0 END) AS cases_exposed, "
-            f"SUM(CASE WHEN {g} = {ref} AND {case} THEN 1 ELSE 0 END) AS cases_reference "
-            f"FROM dp_base WHERE {where}{grp}")
+    inner = (f"SELECT {sel}SUM(CASE WHEN {g} = {ex} THEN 1 ELSE 0 END) AS n_exposed, "
+             f"SUM(CASE WHEN {g} = {ref} THEN 1 ELSE 0 END) AS n_reference, "
+             f"SUM(CASE WHEN {g} = {ex} AND {case} THEN 1 ELSE 0 END) AS cases_exposed, "
+             f"SUM(CASE WHEN {g} = {ref} AND {case} THEN 1 ELSE 0 END) AS cases_reference "
+             f"FROM dp_base WHERE {where}{grp}")
+    return _as_text_outer(d, by, inner, ["n_exposed", "n_reference", "cases_exposed", "cases_reference"])
 
 
 def clipped_sql(d: Dialect, by: Sequence[str], lower: float, upper: float, order: bool = True) -> str:
-    cols = ", ".join(d.quote(c) for c in by)
+    """Cell columns as text and the clipped income ``__c`` (sorted by cell and income when ``order``)."""
+    cols = ", ".join(f"{d.as_text(d.quote(c))} AS {d.quote(c)}" for c in by)
     sel = (cols + ", ") if cols else ""
     clip = f"LEAST(GREATEST(__x, {d.number(lower)}), {d.number(upper)})"
     sql = f"SELECT {sel}{clip} AS __c FROM dp_base"
     if order:
-        sql += f" ORDER BY {sel}__c"
+        keys = ", ".join(d.quote(c) for c in by)
+        sql = f"SELECT * FROM ({sql}) AS __clipped ORDER BY {keys + ', ' if keys else ''}__c"
     return sql
+
+
+def cells_sql(d: Dialect, by: Sequence[str]) -> str:
+    """The distinct cells (native types) with an id 0, 1, ... (for the DuckDB Gini buckets)."""
+    cols = ", ".join(d.quote(c) for c in by)
+    return f"SELECT row_number() OVER () - 1 AS __id, {cols} FROM (SELECT DISTINCT {cols} FROM dp_base) AS __cells"
+
+
+def cell_values_sql(d: Dialect, by: Sequence[str], lower: float, upper: float) -> str:
+    """(cell id, clipped income) for every row, unsorted (joined with dp_cells)."""
+    on = " AND ".join(f"b.{d.quote(c)} IS NOT DISTINCT FROM c.{d.quote(c)}" for c in by)
+    clip = f"LEAST(GREATEST(b.__x, {d.number(lower)}), {d.number(upper)})"
+    return f"SELECT c.__id AS __id, {clip} AS __c FROM dp_base AS b JOIN dp_cells AS c ON {on}"
