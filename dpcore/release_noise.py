@@ -362,6 +362,10 @@ def generalized_cauchy_sampler_tv(n_boundaries: int, bits: int = GC_UNIFORM_BITS
     """tau = N_b (2^-bits + 2 eta), eta = 2^-(bits + 64 - 42) (the CDF error at bits + 64 working bits;
     2^-150 at the default 128 bits): bound on the total-variation distance between what
     :func:`release_generalized_cauchy` samples and the ideal snapped law (any data)."""
+    from .validation import check_int
+
+    n_boundaries = check_int(n_boundaries, "n_boundaries", minimum=0)
+    bits = check_int(bits, "bits", minimum=8, maximum=4096)
     eta = 2.0 ** -(bits + 64 - (GC_WORKING_BITS - GC_CDF_ERROR_BITS))
     return float(n_boundaries) * (2.0 ** -bits + 2.0 * eta)
 

@@ -24,7 +24,12 @@ _TWO_POW_MINUS_52 = 2.0 ** -52
 
 def uniform_from_words(words: np.ndarray) -> np.ndarray:
     """Map uint64 words to uniforms in (0, 1): the top 52 bits k give (k + 1/2) 2^-52 (exact in float64)."""
-    k = np.asarray(words, dtype=np.uint64) >> np.uint64(12)
+    arr = np.asarray(words)
+    if arr.dtype != np.uint64:
+        from .validation import DPInputError
+
+        raise DPInputError("words must be a numpy array of dtype uint64 (64 random bits each)")
+    k = arr >> np.uint64(12)
     return (k.astype(np.float64) + 0.5) * _TWO_POW_MINUS_52
 
 
