@@ -35,6 +35,11 @@ def _cell_view(values, settings: dict) -> percentile_experiments.CellView:
     return percentile_experiments.cell_view(values, **settings)
 
 
+@st.cache_data(show_spinner="Simulating the accuracy curves...", max_entries=16)
+def _cell_curves_view(values, settings: dict) -> percentile_experiments.CellCurvesView:
+    return percentile_experiments.cell_curves_view(values, **settings)
+
+
 @st.cache_data(show_spinner="Releasing every cell...", max_entries=16)
 def _many_cells_view(settings: dict) -> percentile_experiments.ManyCellsView:
     return percentile_experiments.many_cells_view(**settings)
@@ -101,21 +106,27 @@ view_name = qp_radio("View", "perc_view", list(VIEWS), horizontal=True,
                      help="Only the chosen view is computed, so the page stays quick.")
 
 if view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
-    curve_q = float(qp_selectbox("Percentile shown in the accuracy curves (section 4)", "perc_curve_q",
-                                 [f"{x:g}" for x in q], f"{50 if 50 in q else q[0]:g}"))
-    settings = {"source": source, "n": n, "cell_number": cell_number, "epsilon": float(eps), "scheme": scheme,
-                "n_bins": int(n_bins), "custom_edges": custom_edges, "q": list(q), "relation": relation,
-                "calibration": calibration, "curve_q": curve_q, "seed": seed()}
+    cell_settings = {"source": source, "n": n, "cell_number": cell_number}
+    settings = {**cell_settings, "epsilon": float(eps), "scheme": scheme, "n_bins": int(n_bins),
+                "custom_edges": custom_edges, "q": list(q), "relation": relation, "calibration": calibration,
+                "seed": seed()}
     ds = current_dataset() if source == "sidebar" else None
+    values = None if ds is None else ds.values
     view = None
     with guard("the release"):
-        view = _cell_view(None if ds is None else ds.values, settings)
+        view = _cell_view(values, settings)
     if view is not None:
         percentiles_views.cell_caption(view, "" if ds is None else ds.name)
         if ds is not None and getattr(ds, "confidential", False):
             st.warning("This is an uploaded file: simulating releases on confidential data is itself not "
                        "private. Plan on synthetic data; release once.")
         percentiles_views.cell(view)
+        st.subheader("4. Accuracy against ε for this cell")
+        curve_q = float(qp_selectbox("Percentile shown in the curves", "perc_curve_q", [f"{x:g}" for x in q],
+                                     f"{50 if 50 in q else q[0]:g}"))
+        with guard("the accuracy curves"):
+            percentiles_views.curves(_cell_curves_view(values, {**cell_settings, "q": curve_q, "n_bins": int(n_bins),
+                                                                "relation": relation, "seed": seed()}))
         repro.share_panel("percentiles", script=repro.view_script_for(
             percentile_experiments.__name__, "cell_view", settings, title="Earnings percentiles (PSEO)",
             dataset_recipe=None if source == "sidebar" else ("none",)))

@@ -17,7 +17,7 @@ from dpcore.validation import DPInputError
 @pytest.mark.parametrize("settings", [
     dict(source="synthetic", n=200, epsilon=1.0, scheme="pseo", q=[25, 50, 75], relation="replace", seed=2026),
     dict(source="synthetic", n=57, epsilon=0.3, scheme="lognormal", n_bins=12, q=[10, 50, 90],
-         relation="add_remove", calibration="paper", curve_q=90, seed=4),
+         relation="add_remove", calibration="paper", seed=4),
     dict(source="synthetic", n=500, epsilon=2.0, scheme="custom", custom_edges=[10_000, 30_000, 60_000, 614_597],
          q=[50], seed=1),
 ])
@@ -44,12 +44,26 @@ def test_cell_view_equals_the_mechanisms_step_by_step(settings):
     np.testing.assert_allclose(view.interval_histogram[0], ci.lower, rtol=1e-15)
     np.testing.assert_allclose(view.true, percentiles.empirical_percentile(cell, q), rtol=1e-15)
     assert view.epsilon_per_bin == (settings["epsilon"] / 2 if relation == "replace" else settings["epsilon"])
-    # the accuracy curves: the three bin schemes and the rivals at every curve epsilon
-    assert set(view.curves["method"].astype(str)) == {"pseo", "lognormal", "even", "smooth_paper", "smooth_tight", "em"}
-    assert sorted(set(view.curves["epsilon"])) == list(percentile_experiments.CURVE_EPSILONS)
     out = view.to_dict()
     assert json.loads(json.dumps(out)) == out
     assert out["histogram"] == [float(v) for v in rel.values]
+
+
+def test_cell_curves_view_equals_simulate_accuracy_on_the_same_cell():
+    view = percentile_experiments.cell_curves_view(source="synthetic", n=150, q=75, n_bins=12, relation="add_remove",
+                                                   seed=8)
+    cell = percentile_experiments.synthesize_cell_earnings(*percentile_experiments.SYNTH_QUARTILES, 150,
+                                                           rng=percentile_experiments.DATA_SEED)
+    panel = percentile_experiments.make_cell_panel(cell, np.zeros(150, dtype=int), q=[75])
+    hist = percentile_experiments.simulate_accuracy(panel, epsilons=percentile_experiments.CURVE_EPSILONS, q=75,
+                                                    bin_counts=(12,), schemes=("pseo", "lognormal", "even"), rivals=(),
+                                                    n_draws=200, relation="add_remove", rng=8)
+    expected = hist.groupby(["method", "epsilon"], observed=True, sort=False).rel_accuracy.mean().reset_index()
+    got = view.curves[view.curves["method"].astype(str).isin(["pseo", "lognormal", "even"])]
+    np.testing.assert_allclose(got["rel_accuracy"].to_numpy(), expected["rel_accuracy"].to_numpy(), rtol=1e-15)
+    assert set(view.curves["method"].astype(str)) == {"pseo", "lognormal", "even", "smooth_paper", "smooth_tight", "em"}
+    assert sorted(set(view.curves["epsilon"])) == list(percentile_experiments.CURVE_EPSILONS)
+    assert json.loads(json.dumps(view.to_dict())) == view.to_dict()
 
 
 def test_cell_view_on_sidebar_values_and_a_published_cell(pseo_path):
@@ -69,8 +83,6 @@ def test_cell_view_refuses_bad_settings():
         percentile_experiments.cell_view(scheme="custom", custom_edges=[10_000, 50_000, 40_000])
     with pytest.raises(DPInputError, match="only 1 person"):
         percentile_experiments.cell_view(n=1)
-    with pytest.raises(DPInputError, match="not among the released"):
-        percentile_experiments.cell_view(q=[25, 75], curve_q=50)
     with pytest.raises(DPInputError, match="cell source"):
         percentile_experiments.cell_view(source="elsewhere")
     with pytest.raises(DPInputError, match="sidebar"):

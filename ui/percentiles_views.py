@@ -7,11 +7,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments.percentiles import SYNTH_QUARTILES, CellView, FiguresView, ManyCellsView
+from dpcore.experiments.percentiles import SYNTH_QUARTILES, CellCurvesView, CellView, FiguresView, ManyCellsView
 from ui import plots_percentiles
 from ui.common import download_csv
 
-__all__ = ["money", "parse_edges", "cell_caption", "cell", "many_cells", "figures", "method_notes"]
+__all__ = ["money", "parse_edges", "cell_caption", "cell", "curves", "many_cells", "figures", "method_notes"]
 
 MONEY_COLUMNS = ("true (confidential)", "read-off without noise", "histogram release", "smooth sensitivity",
                  "exponential mechanism")
@@ -65,7 +65,7 @@ def _table(view: CellView) -> pd.DataFrame:
 
 
 def cell(view: CellView) -> None:
-    """The one-cell view: histogram, CDF read-off, released percentiles and accuracy, accuracy against ε."""
+    """The one-cell view, sections 1-3: histogram, CDF read-off, released percentiles and their accuracy."""
     edges = view.edges
     st.subheader("1. The histogram: true and noisy counts")
     st.markdown(
@@ -118,9 +118,11 @@ def cell(view: CellView) -> None:
                 "(their target rank depends on the public cell size); a histogram that is ε-DP under "
                 "add/remove is 2ε-DP under replacement, so this comparison favours the histogram.")
 
-    st.subheader("4. Accuracy against ε for this cell")
+
+def curves(view: CellCurvesView) -> None:
+    """Section 4 of the one-cell view (below its percentile control): accuracy against ε."""
     st.plotly_chart(plots_percentiles.accuracy_curve_figure(
-        view.curves, f"Mean relative accuracy of P{view.curve_q:g}, 200 noise draws per ε"), width="stretch")
+        view.curves, f"Mean relative accuracy of P{view.q:g}, 200 noise draws per ε"), width="stretch")
     st.caption("Here every method spends the whole ε on this one percentile (the histogram would release all "
                "the others for free). Means below −0.5 are off the chart: smooth-sensitivity noise is heavy "
                "tailed and, at small ε, can miss by more than the earnings themselves.")

@@ -11,7 +11,9 @@ credible intervals) are in :mod:`dpcore.percentiles`; this module builds on them
   :func:`simulate_accuracy`, :func:`size_category`.
 * One function per page view, each returning a frozen result with ``.to_dict()`` (what the page's
   generated script prints): :func:`cell_view` (one cell step by step), :func:`many_cells_view`
-  (a whole PSEO table), :func:`figures_view` (the paper's Figures 1-3).
+  (a whole PSEO table), :func:`figures_view` (the paper's Figures 1-3); the one-cell view's accuracy
+  curves are :func:`cell_curves_view` (separate because they do not depend on epsilon, so the page
+  caches them across epsilon changes).
 
 Neighbouring relation: replace one person inside a cell, the cell size public (default; each bin
 gets epsilon/2), or the paper's add/remove (``relation="add_remove"``, each bin gets epsilon). Cells
@@ -37,7 +39,7 @@ from ..validation import DPInputError, as_generator, check_epsilon, check_int, c
 
 __all__ = ["AGG_LEVELS", "PSEO_FILE", "load_pseo_cells", "pseo_cells", "synthesize_cell_earnings", "synthesize_cells",
            "CELL_SIZE_BREAKS", "CELL_SIZE_LABELS", "size_category", "CellPanel", "make_cell_panel",
-           "simulate_accuracy", "CellView", "cell_view", "ManyCellsView", "many_cells_view", "FiguresView",
+           "simulate_accuracy", "CellView", "cell_view", "CellCurvesView", "cell_curves_view", "ManyCellsView", "many_cells_view", "FiguresView",
            "figures_view"]
 
 #: The real PSEO table (Census, public domain): ../shared/data or the copy bundled in dpcore/examples.
@@ -358,8 +360,8 @@ def _floats(values: Any) -> list[float]:
 @dataclass(frozen=True, eq=False)
 class CellView:
     """One cell step by step: its histogram, the noisy release, the percentiles read off it, their
-    credible intervals, the two rivals (smooth sensitivity, exponential mechanism) and accuracy
-    against epsilon. Planning: ``true`` and the true counts describe the confidential cell."""
+    credible intervals and the two rivals (smooth sensitivity, exponential mechanism). Planning:
+    ``true`` and the true counts describe the confidential cell."""
 
     source: str
     n: int
@@ -383,8 +385,6 @@ class CellView:
     smooth: np.ndarray
     smooth_noise_scale: np.ndarray
     exponential_mechanism: np.ndarray
-    curve_q: float
-    curves: pd.DataFrame
     cell_info: dict = field(default_factory=dict)
 
     def accuracy_table(self) -> pd.DataFrame:
@@ -407,8 +407,7 @@ class CellView:
                 "interval_true_lower": _floats(self.interval_true[0]),
                 "interval_true_upper": _floats(self.interval_true[1]),
                 "smooth_sensitivity": _floats(self.smooth), "smooth_noise_scale": _floats(self.smooth_noise_scale),
-                "exponential_mechanism": _floats(self.exponential_mechanism), "curve_q": self.curve_q,
-                "curves": _records(self.curves)}
+                "exponential_mechanism": _floats(self.exponential_mechanism)}
 
 
 def _cell_values(values: Any, source: str, n: int, cell_number: int) -> tuple[np.ndarray, int, dict]:
@@ -453,7 +452,7 @@ def _cell_curves(cell: np.ndarray, *, q: float, n_bins: int, relation: str, seed
 def cell_view(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
               epsilon: float = 1.0, scheme: str = "pseo", n_bins: int = 20, custom_edges: Sequence[float] | None = None,
               q: Sequence[float] = (25, 50, 75), relation: str = "replace", calibration: str = "tight",
-              curve_q: float | None = None, seed: int = 2026) -> CellView:
+              seed: int = 2026) -> CellView:
     """The page's one-cell view. The cell: ``source="synthetic"`` (n earnings with the average published
     PSEO quartiles), ``"pseo"`` (earnings matching published cell number ``cell_number``, 1 = largest) or
     ``"sidebar"`` (a random subset of n positive ``values``); planning data use their own seed (20190).
@@ -461,16 +460,13 @@ def cell_view(values: Any = None, *, source: str = "synthetic", n: int = 200, ce
     Releases (Section 4, eq. 4.2): the noisy histogram with ``scheme`` bins (``custom_edges`` when
     ``scheme="custom"``) and ``relation`` neighbours (seed + 1), 90% credible intervals for the read-off
     and for the true percentile (seed + 2), the smooth-sensitivity rival with ``calibration`` constants
-    (seed + 3) and the exponential mechanism (seed + 4), both splitting epsilon over the percentiles;
-    accuracy curves for percentile ``curve_q`` (seed, seed + 1).
+    (seed + 3) and the exponential mechanism (seed + 4), both splitting epsilon over the percentiles.
+    Accuracy against epsilon is :func:`cell_curves_view` (it does not depend on epsilon).
     """
     epsilon = check_epsilon(epsilon)
     relation = _check_relation(relation)
     seed = check_int(seed, "seed", minimum=0)
     qa = _check_q(q)
-    curve_q = float(50.0 if 50 in qa else qa[0]) if curve_q is None else float(curve_q)
-    if curve_q not in qa:
-        raise DPInputError(f"the curves' percentile {curve_q:g} is not among the released ones {qa.tolist()}")
     n = check_int(n, "cell size", minimum=1)
     cell, dropped, info = _cell_values(values, source, n, cell_number)
     if scheme == "custom":
@@ -498,8 +494,34 @@ def cell_view(values: Any = None, *, source: str = "synthetic", n: int = 200, ce
         read_off_without_noise=percentile_mechanisms.percentiles_from_histogram(binned.counts, edges, qa),
         interval_histogram=(intervals[0].lower, intervals[0].upper),
         interval_true=(intervals[1].lower, intervals[1].upper), smooth=smooth.values,
-        smooth_noise_scale=smooth.noise_scale, exponential_mechanism=em.values, curve_q=curve_q,
-        curves=_cell_curves(cell, q=curve_q, n_bins=n_bins, relation=relation, seed=seed), cell_info=info)
+        smooth_noise_scale=smooth.noise_scale, exponential_mechanism=em.values, cell_info=info)
+
+
+@dataclass(frozen=True, eq=False)
+class CellCurvesView:
+    """Mean relative accuracy of one percentile of a cell against epsilon (200 noise draws per epsilon):
+    PSEO, log-normal and even bins, and the two rivals spending the whole epsilon on this percentile."""
+
+    q: float
+    n_bins: int
+    relation: str
+    curves: pd.DataFrame
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"q": self.q, "n_bins": self.n_bins, "relation": self.relation, "curves": _records(self.curves)}
+
+
+def cell_curves_view(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
+                     q: float = 50.0, n_bins: int = 20, relation: str = "replace", seed: int = 2026) -> CellCurvesView:
+    """Accuracy against epsilon (:data:`CURVE_EPSILONS`) for percentile ``q`` of the cell that
+    :func:`cell_view` builds from the same ``values``/``source``/``n``/``cell_number``: the bin schemes with
+    ``n_bins`` bins and ``relation`` (noise from ``seed``) and the rivals (``seed + 1``)."""
+    relation = _check_relation(relation)
+    seed = check_int(seed, "seed", minimum=0)
+    q = float(_check_q([q])[0])
+    cell, _, _ = _cell_values(values, source, check_int(n, "cell size", minimum=1), cell_number)
+    return CellCurvesView(q, int(n_bins), relation,
+                          _cell_curves(cell, q=q, n_bins=n_bins, relation=relation, seed=seed))
 
 
 def _panel(n_cells: int, agg_level: int = 48, q: Any = (25, 50, 75)) -> CellPanel:
