@@ -249,10 +249,22 @@ def budget_sliders(kinds: list[str], total: float) -> dict[str, float]:
 # Renderers
 # ---------------------------------------------------------------------------------------------
 
-@st.cache_resource(show_spinner=False, max_entries=64)
-def figure(builder: str, *args: Any) -> Any:
-    """A figure of :mod:`ui.plots_planner` (plotly validation is slow; equal inputs give the same object)."""
-    return getattr(plots_planner, builder)(*args)
+_FIGURES: dict[tuple, tuple[Any, Any]] = {}
+
+
+def figure(builder: str, source: Any, *args: Any) -> Any:
+    """``plots_planner.<builder>(*args)``, remembered by the frozen view ``source`` the arguments come
+    from (plotly validation is slow, and hashing the chart frames for st.cache costs as much): the key
+    is the view's hash, a hit is checked by equality, so a figure is never reused for other numbers."""
+    key = (builder, hash(source), *(a for a in args if isinstance(a, (str, int, float))))
+    hit = _FIGURES.get(key)
+    if hit is not None and hit[0] == source:
+        return hit[1]
+    if len(_FIGURES) >= 64:
+        _FIGURES.clear()
+    fig = getattr(plots_planner, builder)(*args)
+    _FIGURES[key] = (source, fig)
+    return fig
 
 
 def _failures(failures: tuple[tuple[str, str], ...]) -> None:
@@ -284,7 +296,7 @@ def render_accuracy(view: AccuracyFirstView, budget: float) -> None:
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"smallest ε": st.column_config.NumberColumn(format="%.4g"),
                                 "probability met at that ε": st.column_config.NumberColumn(format="%.4f")})
-    st.plotly_chart(figure("fig_epsilons", table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
+    st.plotly_chart(figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
                     width="stretch")
     download_csv(table, "Download this table (CSV)", "planner_accuracy_first.csv", key="planner_dl_acc")
     if view.dots:
@@ -293,7 +305,7 @@ def render_accuracy(view: AccuracyFirstView, budget: float) -> None:
         frame = plots_planner.dots_frame(view.dots)
         for dots in view.dots:
             title = f"{dots.statistic} at ε = {dots.epsilon:.3g} ({100 * dots.confidence:g}% target)"
-            st.plotly_chart(figure("fig_quantile_dots", frame[frame["statistic"] == dots.statistic],
+            st.plotly_chart(figure("fig_quantile_dots", dots, frame[frame["statistic"] == dots.statistic],
                                    100 * dots.rel_error, title), width="stretch")
         download_csv(frame, "Download the dot-plot data (CSV)", "planner_dots.csv", key="planner_dl_dots")
 
@@ -304,7 +316,7 @@ def render_budget(view: BudgetFirstView) -> None:
         return
     frame = pd.DataFrame([{"statistic": r.statistic, "epsilon": r.epsilon, "relative_error_percent": 100 * r.relative_error,
                            "confidence_percent": 100 * r.confidence} for r in view.rows])
-    st.plotly_chart(figure("fig_budget", frame), width="stretch")
+    st.plotly_chart(figure("fig_budget", view, frame), width="stretch")
     st.dataframe(frame.rename(columns={"relative_error_percent": "error within ±%",
                                        "confidence_percent": "with probability %"}), hide_index=True, width="stretch")
     download_csv(frame, "Download the split (CSV)", "planner_budget_first.csv", key="planner_dl_budget")
@@ -326,7 +338,7 @@ def render_risk(view: AttackerBeliefView) -> None:
               f"{100 * view.largest_belief:.2f}%")
     frame = plots_planner.posterior_frame(view.curve_epsilons, np.asarray(view.priors),
                                           [np.asarray(c) for c in view.curves])
-    st.plotly_chart(figure("fig_posterior", frame, view.prior), width="stretch")
+    st.plotly_chart(figure("fig_posterior", view, frame, view.prior), width="stretch")
     download_csv(frame, "Download the curves (CSV)", "planner_posterior.csv", key="planner_dl_post")
     st.markdown("**ε used in real deployments** (editable: add your organisation's releases). The units differ "
                 "(per person for the whole release, per user per day, local vs central DP), so compare with care.")
