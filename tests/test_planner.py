@@ -321,3 +321,29 @@ def test_split_budget_all_locked_refuses_a_new_total():
     with pytest.raises(DPInputError, match="locked"):
         P.split_budget(2.0, [1, 1], {0: 0.5, 1: 0.5})
     np.testing.assert_allclose(P.split_budget(1.0, [1, 1], {0: 0.5, 1: 0.5}), [0.5, 0.5])
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 11: real releases draw from dpcore.release_noise (OpenDP / certified sampler)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind, kw, needle", [
+    ("count", dict(threshold=30_000), "make_laplace(vector_domain(atom_domain(T=i64))"),
+    ("mean", dict(upper=2e5), "make_laplace(vector_domain(atom_domain(T=f64"),
+    ("group_means", dict(upper=2e5), "make_laplace(vector_domain(atom_domain(T=f64"),
+    ("percentiles", dict(n_sims=100), "make_laplace(vector_domain(atom_domain(T=i64))"),
+    ("ratio", dict(threshold=30_000), "make_laplace(vector_domain(atom_domain(T=f64"),
+    ("gini", dict(upper=2e5), "certified generalized-Cauchy sampler"),
+])
+def test_real_release_draw_names_its_measurement_and_certifies_epsilon(kind, kw, needle):
+    rng = np.random.default_rng(3)
+    x = rng.lognormal(10.3, 0.7, 400)
+    groups = np.where(np.arange(400) % 2 == 0, "a", "b")
+    stat = P.make_statistic(kind, x, groups, **kw)
+    draw = stat.release_draw(0.8)
+    assert needle in draw.measurement and not draw.simulated
+    assert draw.epsilon <= 0.8 * (1 + 1e-9) + 1e-12 and draw.delta == 0.0
+    assert stat.privacy_cost(0.8).kind == "pure" and stat.privacy_cost(0.8).epsilon == pytest.approx(0.8)
+    assert np.all(np.isfinite(stat.release(0.8)))
+    sim = stat.release_draw(0.8, rng=5)
+    assert sim.simulated and np.array_equal(sim.values, stat.release_draw(0.8, rng=5).values)
