@@ -57,7 +57,7 @@ def test_generated_nginx_config_passes_nginx_t(tmp_path):
         listen=serve_launcher.listen_lines("localhost", serve_launcher.free_port())))
     text = conf.read_text()
     for needed in ("proxy_http_version 1.1", "proxy_set_header Upgrade $http_upgrade",
-                   "proxy_set_header Connection $connection_upgrade", "hash $dpserve_key consistent",
+                   "proxy_set_header Connection $connection_upgrade", "hash $dpserve_key consistent", "least_conn", "proxy_pass http://$dpserve_pool",
                    "daemon off", "proxy_read_timeout 86400s", "listen 127.0.0.1:"):
         assert needed in text, needed
     assert "@" not in text.replace("@NAME@", ""), "an unfilled @PLACEHOLDER@ is left in the config"
