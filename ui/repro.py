@@ -9,7 +9,7 @@ How a page uses it (one line at the end of the page)::
 ``view_script_for`` writes the page's own view call (module, function, the same literal keyword
 arguments the page passed) with :func:`ui.scriptgen.view_script`, taking the data recipe from the
 sidebar (:func:`dataset_key`), so the script rebuilds the same planning data and prints the same
-numbers as the page. ``script_for`` is the older body-based interface (:func:`ui.scriptgen.build_script`).
+numbers as the page.
 Page state must be in URL query parameters (``ui.common.qp_*`` widgets) for the link to reproduce the view.
 """
 from __future__ import annotations
@@ -20,9 +20,8 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from ui import scriptgen
-from ui.common import seed as sidebar_seed
 
-__all__ = ["dataset_key", "current_link", "view_script_for", "script_for", "share_panel"]
+__all__ = ["dataset_key", "current_link", "view_script_for", "share_panel"]
 
 
 def dataset_key() -> tuple | None:
@@ -66,15 +65,6 @@ def view_script_for(module: str, function: str, kwargs: dict[str, Any], *, title
         return None
 
 
-def script_for(*, title: str, body: str, imports: str = "") -> str | None:
-    """A runnable script for this view, or None when the data source cannot be scripted."""
-    try:
-        return scriptgen.build_script(title=title, dataset_key=dataset_key(), body=body, seed=sidebar_seed(),
-                                      imports=imports)
-    except ValueError:
-        return None
-
-
 def share_panel(page: str, *, script: str | None = None, note: str = "", key: str | None = None) -> None:
     """Draw the "share or reproduce" section: the link to copy, and the script (download + view)."""
     key = key or f"{page}_repro"
@@ -92,11 +82,3 @@ def share_panel(page: str, *, script: str | None = None, note: str = "", key: st
                        mime="text/x-python", key=f"{key}_dl")
     with st.expander("Show the script"):
         st.code(script, language="python")
-
-
-def planner_script(config: dict[str, Any]) -> str | None:
-    """The planner page's script (see :func:`ui.scriptgen.planner_script`)."""
-    try:
-        return scriptgen.planner_script(dataset_key(), config, sidebar_seed())
-    except ValueError:
-        return None

@@ -15,9 +15,6 @@ confidential file is never embedded), and the **view** call. It runs as is with
 Scripts are built from Python literals (``repr`` of plain dicts, lists, numbers and strings, see
 :func:`literal`), never from free text a user typed, and checked with ``compile`` before they are
 returned. This module does not import streamlit (it is tested without a page).
-
-:func:`build_script` and :func:`planner_script` are the older body-based interface, kept while
-the planner, group-means and ratios pages move to view functions.
 """
 from __future__ import annotations
 
@@ -28,8 +25,7 @@ from typing import Any, Mapping, Sequence
 from dpcore import __version__
 from dpcore.validation import DPInputError
 
-__all__ = ["literal", "call_code", "dataset_code", "view_script", "build_script", "planner_script",
-           "DEFAULT_DATASET_KEY"]
+__all__ = ["literal", "call_code", "dataset_code", "view_script", "DEFAULT_DATASET_KEY"]
 
 #: The sidebar's default data: log-normal, n = 10,000, sigma 0.9, data seed 2026.
 DEFAULT_DATASET_KEY = ("lognormal", 10_000, 0.9, 2026)
@@ -140,65 +136,3 @@ def view_script(module: str, function: str, kwargs: Mapping[str, Any], dataset_r
     )
     compile(text, "<generated script>", "exec")
     return text
-
-
-def build_script(*, title: str, dataset_key: Sequence[Any] | None, body: str, seed: int,
-                 imports: str = "") -> str:
-    """Older interface: header + data + ``body``; the body fills ``results`` (a dict) printed as JSON."""
-    if not isinstance(body, str) or not body.strip():
-        raise DPInputError("the script body is empty")
-    text = (
-        _header(title)
-        + f"{imports}"
-        + "\n# ---- data: the planning data chosen in the sidebar ----\n"
-        + f"{dataset_code(dataset_key)}"
-        + f"\nseed = {literal(int(seed))}  # the sidebar's random seed\n"
-        + f"results = {{'dpcore_version': {LIBRARY}.__version__}}\n"
-        + "\n# ---- the view ----\n"
-        + f"{body.rstrip()}\n"
-        + "\nprint(json.dumps(results, indent=2, default=float))\n"
-    )
-    compile(text, "<generated script>", "exec")
-    return text
-
-
-_PLANNER_BODY = '''\
-groups = None
-if config["group_column"] and frame is not None:
-    groups = frame[config["group_column"]].astype(str).to_numpy()
-elif any(item["kind"] in ("percentiles", "group_means", "ratio") for item in config["statistics"]):
-    groups = planner.planning_groups(len(values), seed=config["group_seed"])
-
-solutions = []
-for item in config["statistics"]:
-    stat = planner.make_statistic(item["kind"], values, groups, **item["params"])
-    target = planner.AccuracyTarget(**item["target"])
-    sol = planner.solve_epsilon(stat, target)
-    solutions.append({"statistic": stat.name, "kind": item["kind"], "epsilon": sol.epsilon,
-                      "achieved": sol.achieved, "mc_se": sol.mc_se,
-                      "epsilon_interval": list(sol.epsilon_interval), "method": sol.method})
-    item["_stat"] = stat
-results["accuracy_first"] = solutions
-results["total_epsilon_sequential"] = planner.plan_total([(s["statistic"], s["epsilon"]) for s in solutions]).epsilon
-
-alloc = config["budget"]["allocation"]
-results["budget_first"] = [
-    {"statistic": item["_stat"].name, "epsilon": eps,
-     "relative_error": item["_stat"].error_quantile(eps, item["target"]["confidence"])[0],
-     "confidence": item["target"]["confidence"]}
-    for item, eps in zip(config["statistics"], alloc)]
-'''
-
-
-def planner_script(dataset_key: Sequence[Any] | None, config: dict, seed: int) -> str:
-    """Older interface for the planner page (its owner moves it to a view function).
-
-    config: {"statistics": [{"kind", "params", "target": {"rel_error", "confidence"}}], "group_column",
-    "group_seed", "budget": {"allocation": [eps per statistic]}} (plain data only).
-    """
-    for key in ("statistics", "group_column", "group_seed", "budget"):
-        if key not in config:
-            raise DPInputError(f"planner config is missing {key!r}")
-    body = f"config = {literal(config)}\n\n" + _PLANNER_BODY
-    return build_script(title="Choose epsilon (planner)", dataset_key=dataset_key, body=body, seed=seed,
-                        imports=f"from {LIBRARY} import planner\n")
