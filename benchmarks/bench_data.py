@@ -51,9 +51,12 @@ def main() -> None:
     cell = b"income,comment\n1," + b"x" * 10_000_000 + b"\n2,b\n"
     row("CSV with 10 MB of text in one cell", timed(lambda: data.load_income_file(cell), 1))
     row("bundled example (Engel 1857)", timed(data.load_example))
+    for key in ("acs", "pseo"):
+        row(f"bundled example: {key} (gzip CSV, whole file)", timed(lambda: data.load_example(key), 1))
     for key in data.SHARED_DATASETS:
         if data.shared_data_path(data.SHARED_DATASETS[key].file_name):
             row(f"shared file: {key}", timed(lambda: data.load_shared(key), 1))
+    row("build_dataset(default recipe): log-normal n = 10,000", timed(lambda: data.build_dataset()))
 
     header("Synthetic generators")
     row("log-normal, n = 1,000,000", timed(lambda: data.lognormal_incomes(1_000_000, rng=1)))
