@@ -63,3 +63,32 @@ def test_renderer_selects_and_explains():
     assert not at.exception
     assert "(ε, δ) = (4, 1e-06)" in " ".join(m.value for m in at.markdown)
     assert any("per unit of smooth sensitivity" in m.value for m in at.markdown)
+
+
+def _section_app():
+    import numpy as np  # noqa: F811
+    import streamlit as st
+
+    from ui.noise_choice import render_gini_noise_section
+
+    x = np.random.default_rng(2026).lognormal(10.5, 0.9, 3000)
+    eps = st.select_slider("epsilon", [0.25, 1.0, 4.0], 1.0, key="s_eps")
+    render_gini_noise_section("s", x, epsilon=eps, lower=0.0, upper=2e6, gamma=2.0, calibration="tight",
+                              method="exact", seed=7)
+
+
+def test_section_renders_runs_on_button_at_small_epsilon_and_shows_a_release():
+    at = AppTest.from_function(_section_app, default_timeout=120)
+    at.run()
+    assert not at.exception and not at.error
+    text = " ".join(m.value for m in at.markdown)
+    assert "One release with this noise" in text and "ε = 1" in text
+    assert len(at.dataframe) == 1
+    at.selectbox(key="s_noise").set_value("laplace_lognormal").run()
+    assert not at.exception and "ρ = " in " ".join(m.value for m in at.markdown)
+    at.select_slider(key="s_eps").set_value(0.25).run()
+    assert not at.exception
+    assert at.button(key="s_noise_run") is not None
+    assert len(at.dataframe) == 0  # not computed until asked
+    at.button(key="s_noise_run").click().run()
+    assert not at.exception and len(at.dataframe) == 1

@@ -19,7 +19,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dpcore import smooth_noises
-from ui.common import qp_selectbox
+from ui.common import guard, qp_selectbox, run_on_button
 
 NOISE_LABELS = {
     "cauchy": "Generalized Cauchy (paper, pure ε)",
@@ -91,4 +91,66 @@ def render_noise_choice(key_prefix: str, *, comparison: smooth_noises.NoiseCompa
     if show_chart and per_unit == "":
         container.plotly_chart(noise_error_figure(comparison, chosen=chosen), use_container_width=True,
                                key=f"{key_prefix}_noise_chart")
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------------
+# The Gini page's section (one call from app_pages/gini.py)
+# ---------------------------------------------------------------------------------------------
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _comparison(values: np.ndarray, epsilon: float, lower: float, upper: float, gamma: float, calibration: str,
+                method: str, delta: float) -> smooth_noises.NoiseComparison:
+    return smooth_noises.compare_noises(values, epsilon=epsilon, lower=lower, upper=upper, delta=delta, gamma=gamma,
+                                        calibration=calibration, method=method)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _one_release(values: np.ndarray, noise: str, epsilon: float, lower: float, upper: float, gamma: float,
+                 calibration: str, method: str, delta: float, seed: int) -> dict[str, Any]:
+    from dpcore import gini
+
+    rel = gini.release_gini(values, epsilon=epsilon, gamma=gamma, lower=lower, upper=upper, calibration=calibration,
+                            method=method, rng=seed, clip_negative=True, noise=noise, delta=delta)
+    lo, hi = smooth_noises.release_posterior(rel).interval(0.95)
+    return {"value": rel.value, "interval": (lo, hi), "cost": rel.privacy_cost.describe()}
+
+
+def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: float, lower: float, upper: float,
+                              gamma: float, calibration: str, method: str, seed: int,
+                              delta: float = smooth_noises.DEFAULT_DELTA, slow_below: float = 0.5) -> str:
+    """Section "4b" of the Gini page: noise selector, trade-off sentence, side-by-side chart, one release.
+
+    ``values``: the page's (sub-sampled) incomes; bounds as on the page (U may be the DP estimate).
+    With the exact bound and epsilon < ``slow_below`` the comparison runs on a button: the light-tailed
+    noises need a small beta (about epsilon / ln(1/delta)) and the exact smooth sensitivity then takes
+    seconds. Returns the chosen registry name.
+    """
+    st.header("4b · Lighter tails: choose the noise distribution")
+    st.markdown(
+        "The paper's generalized-Cauchy noise gives **pure** ε-DP but has heavy tails: rare releases land very "
+        "far off. Two light-tailed alternatives use the same smooth sensitivity: **Laplace** noise "
+        "(Nissim, Raskhodnikova & Smith 2007) for (ε, δ)-DP, and the **Laplace log-normal** of Bun & Steinke "
+        f"(2019) for zero-concentrated DP. All three are compared at the **same privacy, (ε, δ = {delta:.0e})**: "
+        "the Cauchy is pure ε (so also (ε, δ)), the Laplace spends exactly (ε, δ), the log-normal spends the "
+        "zCDP ρ that implies (ε, δ). Planning view: the numbers use the data's smooth sensitivity.")
+    comparison = None
+    if method == "exact" and epsilon < slow_below:
+        comparison = run_on_button(f"Compare the noises at ε = {epsilon:g} (a few seconds at small ε)",
+                                   f"{key_prefix}_noise_run",
+                                   lambda: _comparison(values, epsilon, lower, upper, gamma, calibration, method, delta),
+                                   what="the noise comparison", state_key=f"{key_prefix}_noise_cmp_{epsilon:g}")
+    else:
+        with guard("the noise comparison"):
+            comparison = _comparison(values, epsilon, lower, upper, gamma, calibration, method, delta)
+    chosen = render_noise_choice(key_prefix, comparison=comparison, epsilon=epsilon, delta=delta, gamma=gamma)
+    if comparison is not None:
+        st.dataframe(comparison_table(comparison), hide_index=True,
+                     column_config={c: st.column_config.NumberColumn(format="%.2e")
+                                    for c in ("median |error|", "90th", "99th", "RMSE")})
+        with guard("the release with the chosen noise"):
+            one = _one_release(values, chosen, epsilon, lower, upper, gamma, calibration, method, delta, int(seed))
+            lo, hi = one["interval"]
+            st.markdown(f"One release with this noise (sidebar seed): **{one['value']:.4f}**, 95% posterior interval "
+                        f"[{lo:.4f}, {hi:.4f}] (uniform prior); privacy cost {one['cost']}.")
     return chosen
