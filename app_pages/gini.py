@@ -107,18 +107,21 @@ b3.metric("Total privacy loss ε", f"{eps + upper_eps:g}",
 
 # Section 3's control comes before the view call (the view draws the posterior for this prior).
 clipping_area, headline_area, section1, section2 = st.container(), st.container(), st.container(), st.container()
-st.header("3 · What can an analyst infer from one release?")
-prior_key = qp_radio("Analyst's prior belief about the Gini", "gini_prior", list(gini_views.PRIORS), "uniform",
-                     format_func=lambda k: gini_views.PRIORS[k][1], horizontal=True)
+section3_controls = st.empty()
+with section3_controls.container():
+    st.header("3 · What can an analyst infer from one release?")
+    prior_key = qp_radio("Analyst's prior belief about the Gini", "gini_prior", list(gini_views.PRIORS), "uniform",
+                         format_func=lambda k: gini_views.PRIORS[k][1], horizontal=True)
 prior, prior_text = gini_views.PRIORS[prior_key]
 
 # ---- the one view call ------------------------------------------------------------------------
 settings = {"epsilon": eps, "gamma": gamma, "lower": lower, "upper": upper, "upper_epsilon": upper_eps,
             "calibration": str(calibration), "method": str(method), "n": int(n), "prior": prior, "seed": seed()}
 view = None
-with guard("the Gini view"):
+with clipping_area, guard("the Gini view"):  # an error shows at the top, where the numbers would be
     view = _view(ds.values, settings)
 if view is None:
+    section3_controls.empty()
     st.stop()
 if bounds_mode == BOUNDS_DP:
     b2.caption(f"DP estimate: U = {view.upper:,.0f} (ε = {view.upper_epsilon:g} spent)")
