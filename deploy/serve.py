@@ -6,7 +6,8 @@
 What it does, as the current user, in a fresh runtime directory (removed on exit):
   1. starts N ``streamlit run app.py`` processes on free ports of 127.0.0.1 (N defaults to the number
      of CPU cores: one Python process uses one core, so a single process saturates at ~1 core);
-  2. waits until every one answers ``/_stcore/health``;
+  2. waits until every one answers ``/_stcore/health``, then opens every page once in every process
+     over the WebSocket protocol (warm-up: imports and default-settings caches; ``--no-warmup``);
   3. writes an nginx config from ``deploy/nginx.conf.in`` (``-p`` prefix, pid/log/temp paths in the
      runtime directory, ``daemon off``) and starts Debian's nginx (``/usr/sbin/nginx``) on
      ``--address:--port``, balancing over the N processes with a sticky cookie;
@@ -233,6 +234,58 @@ def wait_healthy(workers: list[Worker], timeout: float) -> None:
         time.sleep(0.2)
 
 
+def app_page_paths() -> list[str]:
+    """The url paths of app.py's pages ('' = the default page), read from app.py's source."""
+    import re
+
+    text = (ROOT / "app.py").read_text(encoding="utf-8")
+    return ["", *re.findall(r'url_path="([^"]+)"', text)]
+
+
+def warm_up(addresses: list[str], pages: list[str], timeout: float = 120.0) -> tuple[int, list[str]]:
+    """Open every page once in every app process over Streamlit's WebSocket protocol, as a browser
+    would, so that the class's first page loads do not pay the imports and the default-settings
+    computations (each process has its own caches). Returns (page runs done, problems)."""
+    import asyncio
+
+    import websockets  # installed with streamlit
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    async def one(address: str, page: str) -> str | None:
+        try:
+            async with websockets.connect(f"ws://{address}/_stcore/stream", subprotocols=["streamlit"],
+                                          max_size=None, open_timeout=timeout) as conn:
+                msg = BackMsg()
+                msg.rerun_script.page_name = page
+                msg.rerun_script.query_string = ""
+                await conn.send(msg.SerializeToString())
+                while True:
+                    fm = ForwardMsg()
+                    fm.ParseFromString(await asyncio.wait_for(conn.recv(), timeout=timeout))
+                    kind = fm.WhichOneof("type")
+                    if kind == "delta" and fm.delta.WhichOneof("type") == "new_element" \
+                            and fm.delta.new_element.WhichOneof("type") == "exception":
+                        return f"{address} page {page or '(default)'}: exception while warming up"
+                    if kind == "page_not_found":
+                        return f"{address} page {page!r} not found"
+                    if kind == "script_finished":
+                        return None
+        except Exception as exc:  # noqa: BLE001 - reported, the server still starts
+            return f"{address} page {page or '(default)'}: {type(exc).__name__}: {exc}"
+
+    async def worker_pages(address: str) -> list[str | None]:
+        # one process's pages one after the other (they share one interpreter); processes in parallel
+        return [await one(address, page) for page in pages]
+
+    async def run_all() -> list[str | None]:
+        results = await asyncio.gather(*(worker_pages(a) for a in addresses))
+        return [r for rs in results for r in rs]
+
+    results = asyncio.run(run_all())
+    return sum(r is None for r in results), [r for r in results if r]
+
+
 class _Stop(Exception):
     pass
 
@@ -269,6 +322,13 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:
         for w in workers:
             w.start()
         wait_healthy(workers, args.timeout)
+        if not args.no_warmup:
+            t1 = time.perf_counter()
+            pages = app_page_paths()
+            done, problems = warm_up([w.address for w in workers], pages, timeout=args.timeout)
+            for problem in problems:
+                log(f"warm-up: {problem}")
+            log(f"warmed up {done}/{len(pages) * len(workers)} page runs in {time.perf_counter() - t1:.1f} s")
         conf = runtime / "nginx.conf"
         conf.write_text(render_nginx_config(runtime=runtime, backends=[w.address for w in workers],
                                             listen=listen_lines(args.address, args.port),
@@ -355,6 +415,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the app processes")
     ap.add_argument("--max-upload-mb", type=int, default=50, help="largest request body nginx accepts")
     ap.add_argument("--runtime-dir", default=None, help="parent of the temporary runtime directory")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="skip opening every page once in every process before announcing the URL")
     ap.add_argument("--access-log", action="store_true", help="write nginx's access log to the runtime dir")
     ap.add_argument("--keep-runtime", action="store_true", help="keep the runtime dir (configs, logs) on exit")
     ap.add_argument("--ready-file", default=None, help="write the URL to this file once healthy (for scripts)")

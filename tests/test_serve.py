@@ -137,7 +137,11 @@ def test_run_sh_serve_under_load_then_clean_shutdown(tmp_path):
     time.sleep(0.5)
     assert not [p for p in workers if _alive(p)]
     assert list(runtime_parent.iterdir()) == []
-    assert "stopping" in (tmp_path / "serve.log").read_text(errors="replace")
+    log_text = (tmp_path / "serve.log").read_text(errors="replace")
+    assert "stopping" in log_text
+    # every page was opened once in each of the 2 processes before the URL was announced, without exception
+    n_pages = len(serve_launcher.app_page_paths())
+    assert f"warmed up {2 * n_pages}/{2 * n_pages} page runs" in log_text, log_text
 
 
 # ---------------------------------------------------------------------------------------------
