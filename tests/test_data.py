@@ -309,6 +309,16 @@ def test_bundled_files_are_the_shared_files_and_never_cps():
     assert "public domain" in readme.lower()
 
 
+def test_bundled_files_are_package_data_when_packaged():
+    """The examples are read relative to the dpcore package; a packaging config must ship them."""
+    pyproject = data.REPO_ROOT / "pyproject.toml"
+    if not pyproject.is_file():
+        return  # not packaged yet: the files are read from the source tree (dpcore/examples)
+    text = pyproject.read_text(encoding="utf-8")
+    assert "examples" in text and ("package-data" in text or "package_data" in text or "include" in text), (
+        "pyproject.toml must list dpcore/examples/* (the bundled ACS, PSEO and Engel files) as package data")
+
+
 def test_load_example_acs_pseo_and_columns():
     acs = load_example("acs")
     assert acs.source == "example" and acs.n == 22976 and acs.column == "PINCP"
