@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import gzip
 import io
 import math
 import zlib
