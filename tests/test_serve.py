@@ -165,7 +165,8 @@ def build(n, title="x"):
 n = st.slider("n", 1, 50, 10)
 cached_figure(build, n, title="hello")
 cached_figure(build, n + 100, cache_key=("keyed", n % 2))   # the key alone decides: n and n+2 share it
-show_figure(go.Figure(go.Bar(x=["a", "b"], y=[1, 2])))
+BAR = st.session_state.setdefault("bar", go.Figure(go.Bar(x=["a", "b"], y=[1, 2])))  # one memoised figure
+show_figure(BAR)
 download_csv(pd.DataFrame({{"a": [1, 2]}}), "Download (CSV)", "a.csv")
 '''
 
@@ -195,6 +196,9 @@ def test_cached_figure_builds_once_per_input_and_sends_the_same_spec(tmp_path):
     assert not at.exception
     assert at.session_state["calls"] == [10, 110, 20], at.session_state["calls"]   # keyed: 110 serves n=20 too
     assert len(json.loads(at.get("plotly_chart")[1].proto.spec)["data"][0]["x"]) == 110
+    # the memoised figure's spec was made once and reused, and it is what the browser gets
+    assert at.session_state["bar"]._dp_shown_spec["data"][0]["type"] == "bar"
+    assert json.loads(at.get("plotly_chart")[2].proto.spec)["data"][0]["x"] == ["a", "b"]
     # the CSV is made on click, not on every rerun
     assert at.get("download_button")[0].proto.deferred_file_id
 

@@ -249,7 +249,12 @@ def cached_figure(builder: Callable[..., Any], *args: Any, chart: dict | None = 
 
 
 def show_figure(fig: Any, *, container: Any = st, **options: Any) -> Any:
-    """``st.plotly_chart(fig)`` without plotly's second validation pass (the figure is already a
-    validated ``go.Figure``): one ``to_dict`` and an orjson dump instead of a rebuild."""
+    """``st.plotly_chart(fig)`` for a memoised ``go.Figure`` that is shown again and again: its spec
+    (``fig.to_dict()``, a deep copy) is made on the first call and kept on the figure, so later calls
+    skip the copy. Only for figures that are not changed after they were first shown."""
     options.setdefault("width", "stretch")
-    return container.plotly_chart(_prebuilt_figure(fig.to_dict()), **options)
+    spec = getattr(fig, "_dp_shown_spec", None)
+    if spec is None:
+        spec = fig.to_dict()
+        fig._dp_shown_spec = spec
+    return container.plotly_chart(_prebuilt_figure(spec), **options)
