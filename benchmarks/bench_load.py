@@ -3,7 +3,8 @@
 Each simulated user behaves like a browser tab:
   1. GET the page's URL over HTTP (through nginx this sets the sticky-session cookie; Streamlit sets
      its XSRF cookie), then open ``/_stcore/stream`` (subprotocol ``streamlit``) with those cookies;
-  2. send ``BackMsg.rerun_script`` (page name, empty query string, time-zone context) and read
+  2. send ``BackMsg.rerun_script`` (page name, the URL's query string — empty at first, then what the
+     server last set with ``page_info_changed``, as the browser's address bar —, time-zone context) and read
      ``ForwardMsg``s until ``script_finished``: that is the *first load*;
   3. after an exponential think time (mean ``--think`` s) move the page's main ε slider (the first
      main-area slider whose label mentions ε/epsilon, else the first main-area slider) to a random
@@ -101,6 +102,7 @@ class Session:
         self.page = page
         self.cache: dict[str, ForwardMsg] = {}  # the browser's ForwardMsg cache (hash -> message)
         self.states: dict[str, WidgetState] = {}
+        self.query_string = ""  # the URL's query string, as the server last set it (page_info_changed)
         self.conn = None
 
     def _cookies(self) -> str:
@@ -124,7 +126,7 @@ class Session:
         msg = BackMsg()
         rs = msg.rerun_script
         rs.page_name = self.page
-        rs.query_string = ""
+        rs.query_string = self.query_string  # a browser sends its current URL's query string back
         rs.context_info.timezone = "UTC"
         rs.context_info.timezone_offset = 0
         rs.context_info.locale = "en-US"
@@ -153,6 +155,8 @@ class Session:
                 kind = fm.WhichOneof("type")
             elif fm.metadata.cacheable and fm.hash:
                 self.cache[fm.hash] = fm
+            if kind == "page_info_changed":
+                self.query_string = fm.page_info_changed.query_string
             if kind == "page_not_found":
                 raise RuntimeError(f"page not found: {self.page!r}")
             if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
