@@ -166,6 +166,9 @@ def test_lln_density_integrates_to_one_and_sampler_matches():
         emp = float(np.mean(np.abs(z) <= r))
         assert abs(emp - p) < 5 * math.sqrt(p * (1 - p) / z.size)
     assert dist.variance == pytest.approx(2 * math.exp(2 * 0.16))
+    pts = np.concatenate([np.random.default_rng(3).standard_cauchy(500), [0.0, 1e-9, 3.0, -40.0]])
+    reference = dist._log_expect_reference(pts, True) - math.log(2.0)  # one wide uniform y-grid
+    assert np.max(np.abs(dist.logpdf(pts) - reference)) < 1e-8
     assert float(np.var(z)) == pytest.approx(dist.variance, rel=0.1)
 
 
@@ -286,3 +289,30 @@ def test_make_release_charges_the_light_tailed_cost_and_labels_the_sampler(incom
     assert all(0.0 <= r.released[0] <= 1.0 for r in records)
     eps, delta = ledger.spent_approx(1e-6)
     assert eps == pytest.approx(2.0, abs=1e-6) and delta == pytest.approx(2e-6)
+
+
+@pytest.mark.parametrize("eps,delta", [(0.1, 1e-9), (2.0, 1e-2), (8.0, 1e-6), (0.5, 1e-4)])
+def test_laplace_random_neighbours_never_beat_certificate(eps, delta):
+    """Random (shift, dilation) inside the box, other (eps, delta) regimes: exact <= certified <= delta."""
+    cal = S.laplace_smooth_calibration(eps, delta, mode="tight")
+    gen = np.random.default_rng(int(eps * 1000) + 17)
+    d = gen.uniform(-cal.alpha, cal.alpha, 300)
+    lam = gen.uniform(-cal.beta, cal.beta, 300)
+    worst = max(S.laplace_smooth_hockey_stick(eps, a, b) for a, b in zip(d, lam))
+    assert worst <= cal.certificate <= delta
+
+
+@pytest.mark.parametrize("name", ["laplace", "laplace_lognormal"])
+def test_posterior_interval_coverage_for_light_noise(name):
+    """With g drawn from the prior (uniform), the 90% equal-tail interval covers g 90% of the time."""
+    from dpcore.posterior import gini_posterior_batch
+
+    cal = S.smooth_calibration(name, 1.0)
+    dist = S.noise_distribution(cal)
+    gen = np.random.default_rng(5)
+    m, scale = 800, 0.05
+    truth = gen.uniform(0, 1, m)
+    released = truth + scale * dist.rvs(m, gen)
+    batch = gini_posterior_batch(released, noise_scale=scale, noise=dist, level=0.9, n_uniform=257, n_local=150)
+    covered = np.mean((batch.lower <= truth) & (truth <= batch.upper))
+    assert abs(covered - 0.9) < 4 * math.sqrt(0.9 * 0.1 / m)
