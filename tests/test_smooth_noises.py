@@ -316,3 +316,15 @@ def test_posterior_interval_coverage_for_light_noise(name):
     batch = gini_posterior_batch(released, noise_scale=scale, noise=dist, level=0.9, n_uniform=257, n_local=150)
     covered = np.mean((batch.lower <= truth) & (truth <= batch.upper))
     assert abs(covered - 0.9) < 4 * math.sqrt(0.9 * 0.1 / m)
+
+
+def test_lln_dilation_far_beyond_t_is_caught():
+    """The Bun-Steinke bound has slack (numerical D_a <= 0.38 a rho at the extreme (s, t)), so t doubled is not
+    detectable; a dilation of 4 t is (D_a > a rho at high orders): the check does see the t-direction."""
+    cal = S.lln_calibration(rho=0.5)
+    orders = np.array([8.0, 16.0, 32.0])
+    worst = np.zeros(orders.size)
+    for d in (-cal.alpha, cal.alpha):
+        for lam in (-4 * cal.beta, 4 * cal.beta):
+            worst = np.maximum(worst, S.lln_renyi_divergence(orders, cal.sigma, d, lam, n_grid=3001))
+    assert np.any(worst > orders * cal.rho)
