@@ -17,11 +17,14 @@ Every engine implements :class:`Engine`:
   cell (:func:`gini_cell`). These are confidential inputs of the noise; they never reach an output.
 
 Rows: rows whose income is missing or not finite are left out (for every statistic); then, with a
-``privacy_unit``, each person keeps at most ``max_rows_per_person`` rows: a seeded uniform sample,
-the rows with the smallest ``md5(seed | unit | cell labels | income cents)`` (:func:`bounding_key`,
-identical in every engine; rows of one person with equal keys are identical, so which one is kept
-does not matter). Cell labels (``by``, the relative-risk group) are compared as text; a missing
-label is its own cell (shown empty).
+``privacy_unit``, each person keeps at most ``max_rows_per_person`` rows: a seeded uniform sample of the
+person's rows, in the order of ``k1 = md5(seed | unit | cell labels)`` and then
+``k2 = md5(seed | unit | cell labels | income cents | outcome flags)`` (:func:`bounding_key`, identical in
+every engine). ``k1`` does not depend on incomes or outcomes, so which cells the kept rows fall in -- and
+so every cell size -- does not change when a person's values change (the neighbouring relation: cell
+sizes are public); ``k2`` only picks among rows of the same cells, and rows tied on both are identical
+for every statistic. Cell labels (``by``, the relative-risk group) are compared as text; a missing label
+is its own cell (shown empty).
 
 Sources (:func:`parse_source`): a CSV file, a Parquet file / directory / glob, a DuckDB database file
 with a query (``duckdb:///path.db?query=SELECT ...`` or ``--query``), or a PostgreSQL query

@@ -61,7 +61,8 @@ class PandasEngine(Engine):
 
             con = duckdb.connect(s.location, read_only=True)
             try:
-                table = con.execute(s.query).fetch_arrow_table()
+                result = con.execute(s.query)
+                table = result.to_arrow_table() if hasattr(result, "to_arrow_table") else result.fetch_arrow_table()
             except duckdb.Error as exc:
                 raise DPInputError(f"DuckDB could not read the data: {str(exc).strip().splitlines()[0]}") from None
             finally:
@@ -144,14 +145,19 @@ class PandasEngine(Engine):
         spec = self.spec
         cents_key = np.floor(np.clip(frame["__x"].to_numpy(), -KEY_CLAMP, KEY_CLAMP) * 100).astype(np.int64)
         cols = [frame[c].tolist() for c in spec.key_columns]
+        outs = [[None if np.isnan(v) else str(int(v)) for v in frame[f"__o{i}"].to_numpy(float)]
+                for i in range(len(spec.outcome_columns))]
         units = frame["__u"].tolist()
-        keys = [bounding_key(spec.bounding_seed, [u, *[col[i] for col in cols], str(int(cents_key[i]))])
-                for i, u in enumerate(units)]
-        frame = frame.assign(__key=keys, __unit=["\x00missing" if u is None else "v" + u for u in units])
-        frame = frame.sort_values(["__unit", "__key"], kind="stable")
+        k1, k2 = [], []
+        for i, u in enumerate(units):
+            cells = [u, *[col[i] for col in cols]]
+            k1.append(bounding_key(spec.bounding_seed, cells))
+            k2.append(bounding_key(spec.bounding_seed, [*cells, str(int(cents_key[i])), *[o[i] for o in outs]]))
+        frame = frame.assign(__k1=k1, __k2=k2, __unit=["\x00missing" if u is None else "v" + u for u in units])
+        frame = frame.sort_values(["__unit", "__k1", "__k2"], kind="stable")
         rank = frame.groupby("__unit", sort=False).cumcount()
         frame = frame[rank.to_numpy() < int(spec.max_rows_per_person)]
-        return frame.drop(columns=["__key", "__unit"]).reset_index(drop=True)
+        return frame.drop(columns=["__k1", "__k2", "__unit"]).reset_index(drop=True)
 
     # aggregates -------------------------------------------------------------------------------
     def _groups(self, frame: pd.DataFrame, by: Sequence[str]):

@@ -46,8 +46,10 @@ def _gini_udf(by: list[str], lower: float, upper: float, beta: float):
 
         xs = np.sort(pdf["__c"].to_numpy(dtype=float))
         n, g, s = cell_fn(xs, lower=lower, upper=upper, beta=beta)
-        row = {c: [pdf[c].iloc[0] if len(pdf) else None] for c in by}
-        row.update({"n": [int(n)], "confidential_gini": [float(g)], "confidential_smooth_sensitivity": [float(s)]})
+        # object / numpy dtypes: pandas 3's Arrow-backed "str" columns do not convert in PySpark's serializer
+        row = {c: pd.Series([pdf[c].iloc[0] if len(pdf) else None], dtype=object) for c in by}
+        row.update({"n": np.array([n], dtype=np.int64), "confidential_gini": np.array([g], dtype=float),
+                    "confidential_smooth_sensitivity": np.array([s], dtype=float)})
         return pd.DataFrame(row)
 
     return per_cell

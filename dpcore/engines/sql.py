@@ -75,10 +75,14 @@ def base_view(d: Dialect, spec: EngineSpec) -> str:
     keep.append("__u")
     clamp = f"LEAST(GREATEST(__x, {d.number(-KEY_CLAMP)}), {d.number(KEY_CLAMP)})"
     income_key = d.as_text(f"CAST(FLOOR({clamp} * 100) AS BIGINT)")
-    parts = [d.text(str(int(spec.bounding_seed))), "__u", *[d.as_text(d.quote(c)) for c in spec.key_columns], income_key]
-    key = f"md5(concat_ws('|', {', '.join(parts)}))"
-    return (f"SELECT {', '.join(keep)} FROM (SELECT *, row_number() OVER (PARTITION BY __u ORDER BY {key}) AS __rn "
-            f"FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.max_rows_per_person)}")
+    cells = [d.text(str(int(spec.bounding_seed))), "__u", *[d.as_text(d.quote(c)) for c in spec.key_columns]]
+    values = [income_key, *[d.as_text(f"__o{i}") for i in range(len(spec.outcome_columns))]]
+    # k1 depends on the person and the cells only, so which cells the kept rows fall in (and the cell
+    # sizes) never depend on incomes or outcomes; k2 breaks ties among rows of the same cells
+    k1 = f"md5(concat_ws('|', {', '.join(cells)}))"
+    k2 = f"md5(concat_ws('|', {', '.join(cells + values)}))"
+    return (f"SELECT {', '.join(keep)} FROM (SELECT *, row_number() OVER (PARTITION BY __u ORDER BY {k1}, {k2}) "
+            f"AS __rn FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.max_rows_per_person)}")
 
 
 def nonnumeric_probe(d: Dialect, income: str) -> str:
