@@ -54,7 +54,9 @@ import functools
 import hashlib
 import io
 import json
+import hmac
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -261,6 +263,7 @@ def _unavailable(where: str, exc: BaseException) -> DPInputError:
 class _Backend:
     name = ""
     ph = "?"
+    public_id_key = ""
 
     def init_schema(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -364,6 +367,9 @@ class _SqliteBackend(_Backend):
                 conn.execute(stmt)
             conn.execute("INSERT OR IGNORE INTO dpcore_meta(key, value) VALUES ('schema_version', ?)",
                          (str(SCHEMA_VERSION),))
+            conn.execute("INSERT OR IGNORE INTO dpcore_meta(key, value) VALUES ('public_id_key', ?)",
+                         (secrets.token_hex(32),))
+            self.public_id_key = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'public_id_key'").fetchone()[0]
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
@@ -519,6 +525,10 @@ class _PostgresBackend(_Backend):
                         conn.execute(f"CREATE TRIGGER {name} {when} FOR EACH ROW EXECUTE FUNCTION dpcore_refuse_change()")
                 conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('schema_version', %s) "
                              "ON CONFLICT (key) DO NOTHING", (str(SCHEMA_VERSION),))
+                conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('public_id_key', %s) "
+                             "ON CONFLICT (key) DO NOTHING", (secrets.token_hex(32),))
+                self.public_id_key = conn.execute(
+                    "SELECT value FROM dpcore_meta WHERE key = 'public_id_key'").fetchone()[0]
         finally:
             conn.close()
 
@@ -710,6 +720,19 @@ class Account:
         """The cap fixed at creation, as a :class:`dpcore.budget.BudgetCap`."""
         return _budget.BudgetCap(epsilon=self.cap_epsilon, delta=self.cap_delta)
 
+    @property
+    def public_id(self) -> str:
+        """An opaque id of this account for release records: HMAC-SHA-256 of the dataset id under a random
+        key kept in the ledger database (``dpcore_meta.public_id_key``), first 32 hex digits.
+
+        The dataset id of a file is a hash of its content, and a published hash of the data would let
+        anyone who knows all records but one confirm a guess of the last (hash the candidates); it is
+        not a DP output. The public id links a record to its ledger account for whoever holds the
+        ledger, and is unlinkable to the data without the ledger's key (HMAC is a pseudorandom function).
+        """
+        key = self.db._backend.public_id_key.encode()
+        return hmac.new(key, self.dataset_id.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
     def display_name(self) -> str:
         return f"{self.label} [{self.dataset_id[:12]}]" if self.label else self.dataset_id
 
@@ -866,7 +889,8 @@ class Account:
 
     def to_dict(self, entries: list[Entry] | None = None) -> dict[str, Any]:
         s = self.spent(entries)
-        return {"dataset_id": self.dataset_id, "label": self.label, "cap_epsilon": self.cap_epsilon,
+        return {"dataset_id": self.dataset_id, "public_id": self.public_id, "label": self.label,
+                "cap_epsilon": self.cap_epsilon,
                 "cap_delta": self.cap_delta, "created": self.created, "spent_epsilon": s["epsilon"],
                 "spent_delta": s["delta"]}
 

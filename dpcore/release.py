@@ -21,8 +21,9 @@ What happens (:func:`make_release`):
 4. The released records are appended to the charged ledger entry (``attach_result``) and only then
    returned (revealed). If drawing fails, the charge stays and the error says so.
 5. A :class:`ReleaseRecord` per statistic holds the released numbers, the mechanism, all public
-   parameters, epsilon/delta spent, the dataset identity (fingerprint, label, columns, n -- public in
-   the replace-one relation), the ledger entry id, a UTC timestamp and ``dpcore.__version__``. It never holds a
+   parameters, epsilon/delta spent, the dataset identity (the ledger account's public id -- a keyed
+   hash, never the content fingerprint --, label, columns, n -- public in the replace-one relation),
+   the ledger entry id, a UTC timestamp and ``dpcore.__version__``. It never holds a
    true (confidential) value; data-dependent noise scales (smooth sensitivity) are not published.
 
 Neighbouring data sets behave alike: whether a statistic releases, and every record field except
@@ -82,7 +83,7 @@ class ReleaseRecord:
     timestamp: str
     software: str = f"dpcore {__version__}"
     notes: tuple[str, ...] = field(default_factory=tuple)
-    #: public identity of the released dataset: fingerprint, label, income/group column, n (public)
+    #: public identity of the released dataset: ledger account public id, label, income/group column, n (public)
     dataset: dict = field(default_factory=dict)
     #: the composed privacy cost charged for this statistic (budget.PrivacyCost.to_dict())
     cost: dict = field(default_factory=dict)
@@ -149,12 +150,16 @@ def _is_account(ledger: Any) -> bool:
 
 
 def _dataset_identity(ledger: Any, dataset: Any, stats: Sequence[Any]) -> dict[str, Any]:
-    """The public identity of the released data: account fingerprint and label, columns, n."""
+    """The public identity of the released data: the ledger account's public id and label, columns, n.
+
+    Not the dataset fingerprint: that is a hash of the confidential content (not a DP output; with all
+    records but one known, hashing candidates would confirm the last). ``ledger_account`` is the
+    account's keyed-hash public id (:attr:`dpcore.ledger.Account.public_id`)."""
     if dataset is not None and not isinstance(dataset, dict):
         raise TypeError("dataset must be a dict (income_column, group_column, n, source ...) or None")
     out: dict[str, Any] = {}
     if _is_account(ledger):
-        out["fingerprint"] = ledger.dataset_id
+        out["ledger_account"] = ledger.public_id
         out["label"] = ledger.label
     out.update(_jsonable(dict(dataset or {})))
     if "n" not in out:
@@ -194,7 +199,7 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
     ``ledger``: a durable :class:`dpcore.ledger.Account` (real releases; ``db.account(...)``) or, for
     backwards compatibility, an in-memory :class:`dpcore.budget.Ledger`. ``dataset``: public identity
     of the data written into every record (``income_column``, ``group_column``, ``n``, ``source`` ...);
-    with an account, its fingerprint and label are added.
+    with an account, its public id (``ledger_account``) and label are added.
 
     Order (charge before reveal):
 
@@ -327,7 +332,10 @@ def records_to_json(records: Sequence[ReleaseRecord], ledger: Any = None) -> str
     if datasets:
         doc["dataset"] = datasets[0]
     if ledger is not None:
-        doc["ledger"] = ledger.to_dict()  # an account: cap and spent after this release; a budget.Ledger: entries
+        if _is_account(ledger):  # cap and spent after this release; not the dataset id (a hash of the content)
+            doc["ledger"] = {k: v for k, v in ledger.to_dict().items() if k != "dataset_id"}
+        else:
+            doc["ledger"] = ledger.to_dict()
     return json.dumps(doc, indent=2)
 
 

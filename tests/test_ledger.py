@@ -85,6 +85,7 @@ def test_charge_spent_entries_and_cap(url):
     again = L.open_ledger(url).account("ds-1", cap_epsilon=2.0)
     assert again.spent_epsilon() == 2.0 and again.label == "CPS income" and len(again.entries()) == 3
     assert L.open_ledger(url).find_account("ds-1").spent_epsilon() == 2.0
+    assert again.public_id == acct.public_id and len(acct.public_id) == 32 and "ds-1" not in acct.public_id
     assert L.open_ledger(url).find_account("nope") is None
     assert [a.dataset_id for a in db.accounts()] == ["ds-1"]
 

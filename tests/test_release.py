@@ -151,28 +151,53 @@ def test_release_with_account_charges_once_and_records_identity(data, account):
     assert entry.cost == B.pure(1.5) and account.spent_epsilon() == pytest.approx(1.5)
     assert all(r.ledger_entry_id == entry.id for r in recs)
     for r in recs:
-        assert r.dataset == {"fingerprint": "fingerprint-of-test-data", "label": "test data",
+        assert r.dataset == {"ledger_account": account.public_id, "label": "test data",
                              "income_column": "income", "group_column": "region", "n": x.size}
         assert r.software == f"dpcore {dpcore.__version__}" and r.mechanism and r.epsilon == 0.5
         assert r.measurement and r.privacy_map  # the sampler's measurement and privacy map reach the record
         assert r.to_dict()["measurement"] == r.measurement
     # the record written WITH the charge has everything public but no released number
     planned = entry.record
-    assert planned["dataset"]["fingerprint"] == "fingerprint-of-test-data"
+    assert planned["dataset"]["ledger_account"] == account.public_id
     assert [s["statistic"] for s in planned["statistics"]] == [s.name for s in stats]
     assert planned["total_cost"] == B.pure(1.5).to_dict() and planned["software"] == f"dpcore {dpcore.__version__}"
     assert "released" not in json.dumps(planned)
     # the released records were appended to the entry before being returned
     assert entry.result == {"records": [r.to_dict() for r in recs]}
-    doc = json.loads(R.records_to_json(recs, account))
-    assert doc["dataset"]["fingerprint"] == "fingerprint-of-test-data"
+    text = R.records_to_json(recs, account)
+    doc = json.loads(text)
+    assert doc["dataset"]["ledger_account"] == account.public_id
     assert doc["ledger"]["spent_epsilon"] == pytest.approx(1.5) and doc["ledger"]["cap_epsilon"] == 3.0
 
 
 def test_account_release_n_defaults_from_the_statistics(data, account):
     x, _ = data
     rec = R.make_release([(P.CountAbove(x, 50_000), 0.5)], account)[0]
-    assert rec.dataset["n"] == x.size and rec.dataset["fingerprint"] == account.dataset_id
+    assert rec.dataset["n"] == x.size and rec.dataset["ledger_account"] == account.public_id
+
+
+def test_records_never_contain_the_content_fingerprint(data, tmp_path):
+    """The dataset fingerprint is a hash of the confidential file (not a DP output): with all records but
+    one known, hashing candidates would confirm the last. Records carry the account's keyed public id."""
+    import hashlib
+
+    x, g = data
+    content = "income\n".encode() + "\n".join(f"{v:.2f}" for v in x).encode()
+    fingerprint = L.dataset_fingerprint(content, "income")
+    db = L.open_ledger(f"sqlite:///{tmp_path}/l.db")
+    acct = db.account(fingerprint, cap_epsilon=5.0, label="file.csv")
+    recs = R.make_release([(P.CountAbove(x, 50_000), 1.0), (P.GroupMeans(x, g, 0, 400_000), 1.0)], acct,
+                          dataset={"income_column": "income", "n": int(x.size)})
+    published = R.records_to_json(recs, acct) + R.records_to_csv(recs) + json.dumps([r.to_dict() for r in recs])
+    for secret in (fingerprint, fingerprint[:16], hashlib.sha256(content).hexdigest()[:16]):
+        assert secret not in published
+    assert acct.public_id in published and len(acct.public_id) == 32
+    # the public id is stable for the account, differs between accounts and between ledgers (random key)
+    assert db.find_account(fingerprint).public_id == acct.public_id
+    assert db.account("other", cap_epsilon=1.0).public_id != acct.public_id
+    other_ledger = L.open_ledger(f"sqlite:///{tmp_path}/other.db").account(fingerprint, cap_epsilon=5.0)
+    assert other_ledger.public_id != acct.public_id
+    assert L.open_ledger(f"sqlite:///{tmp_path}/l.db").find_account(fingerprint).public_id == acct.public_id
 
 
 def test_account_charged_before_any_noise_is_drawn(data, account, tmp_path):

@@ -80,7 +80,8 @@ def _reload_keeps_budget(url: str) -> None:
     assert acct is not None and acct.spent_epsilon() == 1.25 and acct.cap_epsilon == 3.0
     (entry,) = acct.entries()
     records = entry.result["records"]
-    assert records[0]["dataset"]["fingerprint"] == fingerprint
+    assert records[0]["dataset"]["ledger_account"] == acct.public_id
+    assert fingerprint not in json.dumps(entry.result)  # the content hash never reaches a record
     assert records[0]["dataset"]["income_column"] == "income" and records[0]["dataset"]["group_column"] == "region"
     assert records[0]["dataset"]["n"] == 2000 and records[0]["dataset"]["label"] == "confidential.csv"
 

@@ -157,10 +157,12 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
         cap, cap_delta, label = acct.cap_epsilon, acct.cap_delta, acct.label
         st.markdown(f"**Budget account:** {acct.label or 'unnamed'} · created {acct.created[:19].replace('T', ' ')} "
                     f"UTC · cap {acct.cap.describe()} (fixed)")
-    st.caption(f"Account id `{dataset_id[:16]}…` — "
+    st.caption("The account is found by "
                + ("the SHA-256 fingerprint of the uploaded file and its income column "
                   f"`{ds.column}`: uploading the same file again finds this budget." if ds.source == "upload"
-                  else "derived from the sidebar's data recipe."))
+                  else "the sidebar's data recipe.")
+               + (f" Release records name it by its public id `{acct.public_id}` (a keyed hash that reveals "
+                  "nothing about the file)." if acct is not None else ""))
     metrics_box = st.container()
 
     eps_items = []
