@@ -6,7 +6,9 @@ page_script, run_script``): one copy for every page test instead of a private ``
 """
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,11 @@ for _path in (REPO_ROOT, TESTS_DIR):  # the app's packages, and tests/support
         sys.path.insert(0, str(_path))
 
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+# No test may write to the user's real budget ledger (~/.local/share/dpcore/ledger.db): every test
+# process, and every app or script it starts (they inherit the environment), uses a throwaway one.
+if "DPCORE_LEDGER_URL" not in os.environ:
+    os.environ["DPCORE_LEDGER_URL"] = "sqlite:///" + str(Path(tempfile.mkdtemp(prefix="dpcore-test-ledger-")) / "ledger.db")
 
 
 @pytest.fixture
