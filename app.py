@@ -20,4 +20,11 @@ PAGES = [
 
 navigation = st.navigation(PAGES)
 render_sidebar()
-navigation.run()
+try:
+    navigation.run()
+finally:
+    # After a run that imported modules (a page's first view), move the long-lived objects out of
+    # the garbage collector's way (issue 13; see ui.common.freeze_long_lived_objects).
+    from ui.common import freeze_long_lived_objects
+
+    freeze_long_lived_objects()

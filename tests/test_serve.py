@@ -254,3 +254,22 @@ def test_ledger_description_hides_the_password_and_says_what_is_shared():
     assert "s3cret" not in text and "db.internal:5432/dpledger" in text and "every process" in text
     assert "SQLite" in serve_launcher.describe_ledger(None)
     assert "this machine" in serve_launcher.describe_ledger("sqlite:////srv/dp/ledger.db")
+
+
+def test_freeze_long_lived_objects_acts_only_after_new_imports():
+    import gc
+
+    from ui import common
+
+    common.freeze_long_lived_objects()
+    frozen = gc.get_freeze_count()
+    assert common.freeze_long_lived_objects() is False  # nothing imported since: no freeze
+    import importlib
+    import sys as _sys
+
+    _sys.modules.pop("colorsys", None)
+    importlib.import_module("colorsys")  # a new module
+    junk = [[i] for i in range(1000)]  # noqa: F841 - objects that now exist
+    assert common.freeze_long_lived_objects() is True
+    assert gc.get_freeze_count() > frozen
+    gc.unfreeze()
