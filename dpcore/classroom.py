@@ -1,0 +1,186 @@
+"""Class mode of the "Play the attacker" game: a teacher's session code and the class's pooled guesses.
+
+Stored: for a session, its code; for each guess, the session code, the round id (its seed), the
+mechanism, epsilon, the guess and whether it was right. Nothing else: no names, no IP addresses, no
+times, no browser ids (students are anonymous; the pooled rate is all a teacher sees).
+
+Where: ``DPCORE_CLASSROOM_URL`` when set; else next to the budget ledger (``dpcore.ledger``): a file
+``classroom.db`` in the folder of a SQLite ledger (``DPCORE_LEDGER_URL`` or the default ledger path),
+or the same PostgreSQL database when the ledger URL is ``postgresql://...`` (tables
+``dpcore_classroom_*``). URLs as in :func:`dpcore.ledger.open_ledger`: ``sqlite:///path.db``,
+``sqlite:////absolute/path.db``, a ``pathlib.Path``, or ``postgresql://user@host:port/db`` (psycopg 3).
+Each operation opens a short connection (SQLite in WAL mode; a class of 50 is a few writes a second).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from dpcore import ledger as ledger_lib
+from dpcore.validation import DPInputError, check_epsilon, check_int
+
+__all__ = ["ENV_VAR", "Classroom", "PooledRate", "open_classroom", "default_url", "normalise_code"]
+
+ENV_VAR = "DPCORE_CLASSROOM_URL"
+#: unambiguous characters (no 0/O, 1/I/L) for codes read aloud or written on a board
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 6
+_MAX_MECHANISM = 40
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS dpcore_classroom_sessions (code TEXT PRIMARY KEY)",
+    "CREATE TABLE IF NOT EXISTS dpcore_classroom_guesses (code TEXT NOT NULL REFERENCES dpcore_classroom_sessions(code), "
+    "round_id BIGINT NOT NULL, mechanism TEXT NOT NULL, epsilon DOUBLE PRECISION NOT NULL, "
+    "guess BOOLEAN NOT NULL, correct BOOLEAN NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS dpcore_classroom_guesses_code ON dpcore_classroom_guesses(code)",
+)
+
+
+def default_url() -> str:
+    """``DPCORE_CLASSROOM_URL``, else beside the ledger (same PostgreSQL database, or classroom.db next to
+    the SQLite ledger file)."""
+    url = os.environ.get(ENV_VAR, "").strip()
+    if url:
+        return url
+    ledger_url = ledger_lib.default_url()
+    if ledger_url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+        return ledger_url
+    try:
+        folder = ledger_lib._sqlite_path(ledger_url).parent if ledger_url.startswith("sqlite://") else None
+    except DPInputError:
+        folder = None
+    return "sqlite:///" + str((folder or ledger_lib.default_path().parent) / "classroom.db")
+
+
+def normalise_code(code: Any) -> str:
+    """A session code as stored: upper case, spaces and dashes removed; refuses anything else."""
+    if not isinstance(code, str):
+        raise TypeError(f"a session code is a string, got {type(code).__name__}")
+    text = code.strip().upper().replace("-", "").replace(" ", "")
+    if len(text) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in text):
+        raise DPInputError(f"a session code has {CODE_LENGTH} letters/digits (e.g. 'K7QX2M'), got {code[:20]!r}")
+    return text
+
+
+@dataclass(frozen=True)
+class PooledRate:
+    """The class's guesses for one (mechanism, epsilon): how many, how many right."""
+
+    mechanism: str
+    epsilon: float
+    guesses: int
+    correct: int
+
+    @property
+    def rate(self) -> float:
+        return self.correct / self.guesses if self.guesses else float("nan")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mechanism": self.mechanism, "epsilon": self.epsilon, "guesses": self.guesses,
+                "correct": self.correct, "rate": self.rate}
+
+
+class Classroom:
+    """The class-mode store (see the module docstring). Create with :func:`open_classroom`."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        if url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+            self.backend = "postgresql"
+            self._pg_url = url.replace("postgresql+psycopg://", "postgresql://", 1)
+            self.ph = "%s"
+        else:
+            self.backend = "sqlite"
+            self.path = ledger_lib._sqlite_path(url)
+            self.ph = "?"
+        with self._connection() as conn:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        if self.backend == "postgresql":
+            try:
+                import psycopg
+            except ImportError:
+                raise DPInputError("a PostgreSQL classroom store needs psycopg: pip install 'psycopg[binary]'") from None
+            try:
+                conn = psycopg.connect(self._pg_url, autocommit=True, connect_timeout=30)
+            except psycopg.Error as exc:
+                raise DPInputError(f"cannot connect to the classroom database: {str(exc).strip().splitlines()[0]}") from None
+            try:
+                yield conn
+            finally:
+                conn.close()
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except (OSError, sqlite3.Error) as exc:
+            raise DPInputError(f"cannot open the classroom database {self.path}: {exc}") from None
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def create_session(self) -> str:
+        """A new random session code (6 characters) for a teacher."""
+        for _ in range(20):
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            if not self.session_exists(code):
+                with self._connection() as conn:
+                    conn.execute(f"INSERT INTO dpcore_classroom_sessions(code) VALUES ({self.ph})", (code,))
+                return code
+        raise DPInputError("could not find a free session code")  # pragma: no cover - 31^6 codes
+
+    def session_exists(self, code: str) -> bool:
+        code = normalise_code(code)
+        with self._connection() as conn:
+            row = conn.execute(f"SELECT 1 FROM dpcore_classroom_sessions WHERE code = {self.ph}", (code,)).fetchone()
+        return row is not None
+
+    def record_guess(self, code: str, *, round_id: int, mechanism: str, epsilon: float, guess: bool,
+                     correct: bool) -> None:
+        """Store one guess of a student who joined session ``code`` (refused for an unknown code)."""
+        code = normalise_code(code)
+        round_id = check_int(round_id, "round id", minimum=0, maximum=2**63 - 1)
+        epsilon = check_epsilon(epsilon)
+        if not isinstance(mechanism, str) or not mechanism or len(mechanism) > _MAX_MECHANISM:
+            raise DPInputError("the mechanism is a short name such as 'count'")
+        if not self.session_exists(code):
+            raise DPInputError(f"no class session with code {code}: ask your teacher for the code")
+        with self._connection() as conn:
+            conn.execute("INSERT INTO dpcore_classroom_guesses(code, round_id, mechanism, epsilon, guess, correct) "
+                         f"VALUES ({', '.join([self.ph] * 6)})",
+                         (code, round_id, mechanism, epsilon, bool(guess), bool(correct)))
+
+    def pooled(self, code: str) -> list[PooledRate]:
+        """The class's pooled guesses per (mechanism, epsilon), sorted."""
+        code = normalise_code(code)
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT mechanism, epsilon, COUNT(*), SUM(CASE WHEN correct THEN 1 ELSE 0 END) "
+                f"FROM dpcore_classroom_guesses WHERE code = {self.ph} GROUP BY mechanism, epsilon "
+                "ORDER BY mechanism, epsilon", (code,)).fetchall()
+        return [PooledRate(str(m), float(e), int(n), int(c or 0)) for m, e, n, c in rows]
+
+
+def open_classroom(url: str | os.PathLike | None = None) -> Classroom:
+    """Open (creating tables when missing) the class-mode store at ``url`` (None: :func:`default_url`)."""
+    if url is None:
+        url = default_url()
+    if isinstance(url, os.PathLike):
+        url = "sqlite:///" + str(Path(url).expanduser().absolute())
+    if not isinstance(url, str):
+        raise TypeError(f"the classroom URL must be a string or a path, got {type(url).__name__}")
+    url = url.strip()
+    if not (url.startswith("sqlite://") or url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))):
+        raise DPInputError(f"a classroom URL starts with sqlite:/// or postgresql://, got {url[:60]!r}")
+    return Classroom(url)
