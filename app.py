@@ -16,6 +16,7 @@ PAGES = [
     st.Page("app_pages/stratified.py", title="Group means and parity", icon=":material/groups:", url_path="stratified"),
     st.Page("app_pages/ratios.py", title="Relative risk and ratios", icon=":material/percent:", url_path="ratios"),
     st.Page("app_pages/planner.py", title="Choose epsilon (planner)", icon=":material/explore:", url_path="planner"),
+    st.Page("app_pages/attacker.py", title="Play the attacker", icon=":material/sports_esports:", url_path="attacker"),
 ]
 
 navigation = st.navigation(PAGES)
