@@ -72,6 +72,11 @@ __all__ = [
     "read_table",
     "numeric_columns",
     "guess_income_column",
+    "income_like_column",
+    "explain_column",
+    "NumberFormat",
+    "detect_number_format",
+    "parse_numbers",
     "clean_income_column",
     "load_income_file",
     "EXAMPLES",
@@ -216,8 +221,33 @@ def _gunzip(data: bytes, max_bytes: int, label: str) -> bytes:
     return out
 
 
+def _utf16_without_bom(head: bytes) -> str | None:
+    """"utf-16-le" / "utf-16-be" when ``head`` looks like UTF-16 text without a BOM (ASCII letters
+    alternating with NUL bytes), else None."""
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) >= 0.9 * len(odd) and even.count(0) <= 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) >= 0.9 * len(even) and odd.count(0) <= 0.1 * len(odd):
+        return "utf-16-be"
+    return None
+
+
 def _decode_text(data: bytes, label: str) -> tuple[str, str | None]:
-    """Decode CSV bytes: UTF-8 (with or without BOM), else Latin-1; refuse binary files."""
+    """Decode CSV bytes: UTF-16 (with a BOM, or plainly alternating NUL bytes), UTF-8 (with or
+    without BOM), else Latin-1; refuse binary files."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or _utf16_without_bom(data[:4096]):
+        encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else _utf16_without_bom(data[:4096])
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise DPInputError(f"{label} starts like UTF-16 text but cannot be decoded as UTF-16 "
+                               f"(byte {exc.start}); save it as CSV (UTF-8) and upload that") from None
+        if "\x00" in text[:65536]:
+            raise DPInputError(f"{label} is not a text file (it contains NUL characters after UTF-16 "
+                               "decoding); save it as CSV (UTF-8) or Parquet")
+        return text.lstrip("\ufeff"), "the file is UTF-16 text; it was decoded as such"
     head = data[:65536]
     if b"\x00" in head:
         raise DPInputError(
@@ -264,6 +294,46 @@ def _parse_parquet(data: bytes, label: str) -> pd.DataFrame:
                            f"{str(exc)[:200]})") from None
 
 
+_XLS_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: Excel 97-2003 .xls (and old .doc)
+
+
+def _parse_excel(data: bytes, label: str, max_bytes: int) -> tuple[pd.DataFrame, list[str]]:
+    """The first sheet of an .xlsx workbook (openpyxl), with a note naming it; a zip archive
+    that is not a workbook is refused with what to do."""
+    import zipfile
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        names = archive.namelist()
+        unpacked = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise DPInputError(f"{label} looks like a zip archive or an Excel workbook (.xlsx) but cannot be "
+                           f"opened ({exc}); open it and save the sheet as CSV (UTF-8)") from None
+    if "xl/workbook.xml" not in names:
+        raise DPInputError(f"{label} is a zip archive, not an Excel workbook; unzip it and upload the CSV "
+                           "or Parquet file inside")
+    if unpacked > 8 * max_bytes:
+        raise DPInputError(f"{label} unpacks to {_fmt_bytes(unpacked)}, more than the limit; save the sheet "
+                           "as CSV (UTF-8) and upload a smaller extract")
+    try:
+        import openpyxl  # noqa: F401 - pandas' engine for .xlsx
+    except ImportError:  # pragma: no cover - openpyxl is in requirements.txt
+        raise DPInputError(f"{label} is an Excel workbook and reading .xlsx needs the openpyxl package; "
+                           "open it in Excel and save the sheet as CSV (UTF-8)") from None
+    try:
+        book = pd.ExcelFile(io.BytesIO(data), engine="openpyxl")
+        sheets = book.sheet_names
+        frame = pd.read_excel(book, sheet_name=sheets[0])
+    except Exception as exc:  # openpyxl raises many types for damaged workbooks
+        raise DPInputError(f"{label} is an Excel workbook that cannot be read ({type(exc).__name__}: "
+                           f"{str(exc)[:160]}); open it in Excel and save the sheet as CSV (UTF-8)") from None
+    notes = [f"read the Excel sheet {sheets[0]!r}"
+             + (f" (the first of {len(sheets)} sheets; the others are ignored)" if len(sheets) > 1 else "")]
+    frame = frame.dropna(how="all").dropna(axis=1, how="all")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame.reset_index(drop=True), notes
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -275,17 +345,26 @@ def _is_number(text: str) -> bool:
 def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None = None,
                max_bytes: int = DEFAULT_MAX_BYTES, max_rows: int = DEFAULT_MAX_ROWS,
                ) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """Parse a CSV or Parquet file held in memory (or at a path) into a DataFrame.
+    """Parse a CSV, Parquet or Excel (.xlsx) file held in memory (or at a path) into a DataFrame.
 
     Returns ``(frame, notes)``. The format is detected from the content (Parquet magic ``PAR1``,
-    gzip magic, else CSV text with the delimiter among ``, ; TAB |`` taken from the header line),
-    so a wrong file extension does not matter. CSV text is decoded as UTF-8 (a BOM is allowed),
-    else Latin-1 (with a note); files with NUL bytes or many control characters are refused as
-    binary. Nothing is written to disk.
+    gzip magic, zip magic ``PK`` = .xlsx read with openpyxl (first sheet, with a note), old .xls
+    refused with what to do, else CSV text with the delimiter among ``, ; TAB |`` taken from the
+    header line), so a wrong file extension does not matter. CSV text is decoded as UTF-16 (BOM,
+    or NUL bytes alternating with ASCII), UTF-8 (a BOM is allowed), else Latin-1 (with a note);
+    files with NUL bytes or many control characters are refused as binary. Nothing is written to
+    disk.
+
+    Number formats are never guessed silently (:func:`detect_number_format`): text columns written
+    with thousands separators ("45,527", "1,234.56") or a decimal comma ("1.234,56", "45,5" in a
+    ";"-separated file) are converted to numbers with a note; columns whose separators could mean
+    either (only "45,527" cells in a ";" file) or that mix both styles stay text, and
+    ``frame.attrs["number_formats"]`` keeps the reason (:func:`explain_column`).
 
     Raises DPInputError for: a file over ``max_bytes`` (also after decompression), more than
-    ``max_rows`` data rows, an empty file, a header without data rows, an Excel/zip file, a
-    binary file, a CSV that cannot be parsed (the parser's line number is passed on).
+    ``max_rows`` data rows, an empty file, a header without data rows, a zip that is not a
+    workbook, an .xls workbook, a binary file, a CSV that cannot be parsed (the parser's line
+    number is passed on).
     """
     max_bytes = check_int(max_bytes, "max_bytes", minimum=1)
     max_rows = check_int(max_rows, "max_rows", minimum=1)
@@ -299,12 +378,19 @@ def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None =
         data = _gunzip(data, max_bytes, label)
         if not data.strip():
             raise DPInputError(f"{label} is empty after decompression")
-    if data[:2] == b"PK":
+    if data[:8] == _XLS_MAGIC:
         raise DPInputError(
-            f"{label} is a zip archive or an Excel workbook (.xlsx); open it and save the sheet as "
-            "CSV (UTF-8) or Parquet")
-    if data[:4] == b"PAR1":
+            f"{label} is an old Excel workbook (.xls, Excel 97-2003), which is not read here; open it "
+            "in Excel and save the sheet as CSV (UTF-8) or as .xlsx, then upload that")
+    if data[:2] == b"PK":
+        frame, more = _parse_excel(data, label, max_bytes)
+        notes += more
+        frame, more = _normalize_number_columns(frame, None, label)
+        notes += more
+    elif data[:4] == b"PAR1":
         frame = _parse_parquet(data, label)
+        frame, more = _normalize_number_columns(frame, None, label)
+        notes += more
     else:
         text, note = _decode_text(data, label)
         if note:
@@ -321,6 +407,14 @@ def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None =
                                "has as many fields as the header and that quotes are closed") from None
         except (ValueError, OverflowError, MemoryError) as exc:
             raise DPInputError(f"{label} cannot be read as CSV ({type(exc).__name__}: {str(exc)[:200]})") from None
+        text_frame = None
+        if sep == ";":  # a European export: 1.234 may be a thousand, so look at the text again
+            recheck = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+            if recheck and len(frame) <= max_rows:
+                text_frame = pd.read_csv(io.StringIO(text), sep=sep, usecols=recheck, dtype=str,
+                                         nrows=max_rows + 1, skipinitialspace=True)
+        frame, more = _normalize_number_columns(frame, sep, label, text_frame)
+        notes += more
     if frame.shape[1] == 0:
         raise DPInputError(f"{label} has no columns")
     if len(frame) > max_rows:
@@ -329,7 +423,9 @@ def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None =
     if len(frame) == 0:
         cols = ", ".join(_short(c) for c in list(frame.columns)[:8])
         raise DPInputError(f"{label} has a header ({cols}) but no data rows")
+    formats = {str(k).strip(): v for k, v in frame.attrs.get("number_formats", {}).items()}
     frame.columns = [str(c).strip() for c in frame.columns]
+    frame.attrs["number_formats"] = formats
     if all(_is_number(c) for c in frame.columns):
         notes.append(f"the first line ({', '.join(list(frame.columns)[:3])}) was read as column names; "
                      "if it is data, add a header line such as 'income' at the top of the file")
@@ -375,8 +471,11 @@ def numeric_columns(frame: pd.DataFrame, *, min_share: float = 0.5) -> list[str]
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
     out: list[str] = []
+    unclear = frame.attrs.get("number_formats", {})  # ambiguous or mixed separators: never offered
     for name in frame.columns:
         col = frame[name]
+        if str(name) in unclear:
+            continue
         if pd.api.types.is_bool_dtype(col):
             continue
         if pd.api.types.is_numeric_dtype(col):
@@ -405,6 +504,229 @@ def guess_income_column(columns: Sequence[str]) -> str | None:
         if any(k in c.lower() for k in ("income", "earn", "wage", "salar", "inc")):
             return c
     return columns[0] if columns else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Number formats: thousands separators and decimal commas (never guessed silently).
+# ---------------------------------------------------------------------------------------------
+
+#: Cell patterns (after stripping spaces). "us": 45,527 / 1,234.56 / 1,234,567; "eu": 1.234,56 /
+#: 45,5 / 1.234.567; "comma3": one comma followed by exactly three digits (45,527: thousands or
+#: decimal comma?); "dot3": one dot followed by exactly three digits (1.234: decimal point or
+#: thousands?); "point": a plain decimal point (12.5); "int": digits only.
+_NUMBER_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("int", r"[+-]?\d+"),
+    ("comma3", r"[+-]?\d{1,3},\d{3}"),
+    ("dot3", r"[+-]?\d{1,3}\.\d{3}"),
+    ("us", r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?"),
+    ("eu", r"[+-]?\d{1,3}(?:\.\d{3})+(?:,\d*)?|[+-]?\d*,\d+"),
+    ("point", r"[+-]?\d*\.\d+(?:[eE][+-]?\d+)?|[+-]?\d+\.(?:[eE][+-]?\d+)?|[+-]?\d+[eE][+-]?\d+"),
+)
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    """How the text cells of one column are written, as :func:`detect_number_format` read them.
+
+    style: "plain" (digits and a decimal point: pandas reads them), "thousands_comma" (45,527 and
+        1,234.56: commas group thousands), "decimal_comma" (1.234,56 and 45,5: the comma is the
+        decimal mark, dots group thousands), "ambiguous" (every separator could be either, e.g.
+        only values like 45,527 in a ";"-separated file), "mixed" (both styles in one column) or
+        "text" (some cells are not numbers in any style).
+    examples: up to three cells that decided the style (or that are not numbers).
+    """
+
+    style: str
+    examples: tuple[str, ...] = ()
+
+    @property
+    def parseable(self) -> bool:
+        return self.style in ("plain", "thousands_comma", "decimal_comma")
+
+    def explain(self, column: str) -> str:
+        """A sentence a user can act on: what the cells look like and what to change."""
+        ex = ", ".join(repr(e) for e in self.examples)
+        if self.style == "ambiguous":
+            first = self.examples[0] if self.examples else "45,527"
+            sep = "," if "," in first else "."
+            plain_thousands = first.replace(sep, "")
+            as_decimal = first.replace(",", ".")
+            return (f"column {_short(column)} has values such as {ex} where the {sep!r} could be a thousands "
+                    f"separator ({first} = {plain_thousands}) or a decimal mark ({first} = {as_decimal}); "
+                    f"no guess is made. Write the incomes without thousands separators (e.g. "
+                    f"{plain_thousands}) and with a decimal point, then upload the file again")
+        if self.style == "mixed":
+            return (f"column {_short(column)} mixes two number styles ({ex}): some cells use a decimal "
+                    "comma, others a decimal point with comma thousands. Write every income the same "
+                    "way, without thousands separators and with a decimal point (e.g. 1234.56)")
+        if self.style == "text":
+            return (f"column {_short(column)} holds cells that are not numbers, e.g. {ex}. Write incomes as "
+                    "plain numbers such as 31500.50 (no currency signs, units or words), or choose "
+                    "another column")
+        return f"column {_short(column)} holds numbers ({self.style.replace('_', ' ')})"
+
+
+def _classify_cells(cells: pd.Series) -> pd.Series:
+    """The pattern name of each (stripped, non-missing) text cell; "bad" when none fits."""
+    kind = pd.Series("bad", index=cells.index, dtype=object)
+    for name, pattern in reversed(_NUMBER_PATTERNS):  # earlier patterns win
+        kind[cells.str.fullmatch(pattern)] = name
+    return kind
+
+
+def detect_number_format(cells: Any, *, delimiter: str | None = None) -> NumberFormat:
+    """How the non-missing text cells ``cells`` write their numbers (see :class:`NumberFormat`).
+
+    Decision (a cell shape that fits one convention only decides; never a silent guess):
+
+    * any cell that is not a number in any style -> "text";
+    * thousands-comma shapes (1,234,567 / 1,234.56 / 12.5) and decimal-comma shapes
+      (1.234,56 / 1.234.567 / 45,5) in one column -> "mixed";
+    * one of them (plus cells that fit both such as 45,527 or 1.234) -> that style;
+    * only cells like 45,527 -> thousands when the file is comma-separated (a comma there cannot
+      be the decimal mark of a spreadsheet export: it would need quotes in every cell), else
+      "ambiguous"; only cells like 1.234 -> "plain" (a decimal point) except in a
+      ";"-separated file, where it is "ambiguous" (1.234 is a thousand there).
+
+    ``delimiter``: the CSV field separator ("," ";" TAB "|"), or None for Parquet/Excel cells.
+    """
+    series = pd.Series(cells, dtype=object).dropna().astype(str).str.strip()
+    series = series[series != ""]
+    if series.empty:
+        return NumberFormat("plain")
+    unique = pd.Series(pd.unique(series.to_numpy()))
+    head = _classify_cells(unique.head(2000))
+    if (head == "bad").any():  # cheap exit for label columns (one pass over a sample)
+        return NumberFormat("text", tuple(unique.head(2000)[head == "bad"].head(3)))
+    kinds = _classify_cells(unique)
+    found = set(kinds)
+
+    def examples(*names: str) -> tuple[str, ...]:
+        return tuple(unique[kinds.isin(names)].head(3))
+
+    if "bad" in found:
+        return NumberFormat("text", examples("bad"))
+    us = {"us", "point"} & found
+    eu = {"eu"} & found
+    if us and eu:
+        return NumberFormat("mixed", examples("us", "point")[:2] + examples("eu")[:1])
+    if "us" in found or ("point" in found and "comma3" in found):
+        return NumberFormat("thousands_comma", examples("us", "comma3"))
+    if eu:
+        return NumberFormat("decimal_comma", examples("eu", "dot3", "comma3"))
+    if "comma3" in found and "dot3" in found:
+        return NumberFormat("ambiguous", examples("comma3", "dot3"))
+    if "comma3" in found:
+        if delimiter == ",":
+            return NumberFormat("thousands_comma", examples("comma3"))
+        return NumberFormat("ambiguous", examples("comma3"))
+    if "dot3" in found and delimiter == ";":
+        return NumberFormat("ambiguous", examples("dot3"))
+    return NumberFormat("plain")
+
+
+def parse_numbers(cells: Any, number_format: NumberFormat) -> np.ndarray:
+    """The text cells as floats under ``number_format`` (missing cells -> NaN).
+
+    Raises DPInputError when the format is not parseable (ambiguous, mixed or text) with
+    :meth:`NumberFormat.explain`'s message.
+    """
+    if not isinstance(number_format, NumberFormat):
+        raise TypeError("number_format must be a NumberFormat (see detect_number_format)")
+    series = pd.Series(cells, dtype=object)
+    if not number_format.parseable:
+        raise DPInputError(number_format.explain(str(getattr(cells, "name", "the column"))))
+    text = series.where(series.isna(), series.astype(str).str.strip())
+    if number_format.style == "thousands_comma":
+        text = text.str.replace(",", "", regex=False)
+    elif number_format.style == "decimal_comma":
+        text = text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
+    text = text.where(text != "", None)
+    return pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
+
+
+_STYLE_NOTES = {
+    "thousands_comma": "commas as thousands separators",
+    "decimal_comma": "a decimal comma ('.' or nothing between thousands)",
+}
+
+
+def _normalize_number_columns(frame: pd.DataFrame, delimiter: str | None, label: str,
+                              text_frame: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Convert the text columns written with thousands separators or decimal commas to floats.
+
+    ``text_frame``: the raw text of columns pandas already parsed as numbers but that need a second
+    look (a ";"-separated file, where 1.234 may be a thousand). Columns whose format is ambiguous
+    or mixed stay text; their reason is kept in ``frame.attrs["number_formats"]`` for
+    :func:`explain_column` and the upload page. Returns the frame and notes.
+    """
+    notes: list[str] = []
+    problems: dict[str, str] = {}
+    columns = {}
+    for name in frame.columns:
+        col = frame[name]
+        if text_frame is not None and name in text_frame.columns:
+            col = text_frame[name]
+        elif not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)):
+            continue
+        present = col.dropna()
+        if present.empty:
+            continue
+        fmt = detect_number_format(present, delimiter=delimiter)
+        if fmt.style in ("thousands_comma", "decimal_comma"):
+            columns[name] = parse_numbers(col, fmt)
+            ex = fmt.examples[0] if fmt.examples else ""
+            notes.append(f"column {name!r} is written with {_STYLE_NOTES[fmt.style]}: read {ex!r} as "
+                         f"{parse_numbers(pd.Series([ex]), fmt)[0]:,.6g}")
+        elif fmt.style == "plain" and text_frame is not None and name in text_frame.columns:
+            continue  # pandas' own parse stands
+        elif fmt.style in ("ambiguous", "mixed"):
+            problems[str(name)] = fmt.explain(str(name))
+            if text_frame is not None and name in text_frame.columns:
+                columns[name] = text_frame[name]  # keep the text: never a silent decimal point
+    if columns:
+        frame = frame.copy()
+        for name, values in columns.items():
+            frame[name] = values
+    frame.attrs["number_formats"] = problems
+    return frame, notes
+
+
+def explain_column(frame: pd.DataFrame, column: str) -> str | None:
+    """Why ``frame[column]`` cannot be an income column, as a sentence to act on, or None if it can."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    if column not in frame.columns:
+        return f"column {_short(column)} is not in the file"
+    known = frame.attrs.get("number_formats", {}).get(str(column))
+    if known:
+        return known
+    col = frame[column]
+    if pd.api.types.is_bool_dtype(col):
+        return f"column {_short(column)} holds true/false values, not incomes"
+    if pd.api.types.is_numeric_dtype(col):
+        return None if col.notna().any() else f"column {_short(column)} has no values: every cell is missing"
+    if column in numeric_columns(frame[[column]]):
+        return None
+    fmt = detect_number_format(col.dropna())
+    return fmt.explain(str(column)) if not fmt.parseable else None
+
+
+def income_like_column(columns: Sequence[str]) -> str | None:
+    """The column whose *name* says income (``income``, ``PINCP``, ``wage`` ...), or None.
+
+    Unlike :func:`guess_income_column` it never falls back to the first column: the upload page
+    uses it to tell the user when the column that looks like the income cannot be used.
+    """
+    columns = [str(c) for c in columns]
+    lower = {c.lower(): c for c in columns}
+    for key in _INCOME_NAMES:
+        if key in lower:
+            return lower[key]
+    for c in columns:
+        if any(k in c.lower() for k in ("income", "earn", "wage", "salar")):
+            return c
+    return None
 
 
 def clean_income_column(frame: pd.DataFrame, column: str, *, negative: str = "refuse",
@@ -501,6 +823,12 @@ def load_income_file(source: bytes | str | Path | BinaryIO, *, column: str | Non
     label = name or (Path(source).name if isinstance(source, (str, Path)) else "uploaded file")
     candidates = numeric_columns(frame)
     if column is None:
+        wanted = income_like_column(list(frame.columns))
+        if wanted is not None and wanted not in candidates:
+            raise DPInputError(
+                f"{label}: the column {wanted!r} looks like the income but cannot be used: "
+                f"{explain_column(frame, wanted)}. No other column is used in its place; pass "
+                "column=... to choose one")
         if not candidates:
             if frame.shape[1] == 1:
                 only = frame.columns[0]
