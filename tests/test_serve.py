@@ -21,8 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "deploy"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import serve as serve_launcher  # noqa: E402  (deploy/serve.py)
+from quality_support import chromium_available, launch_chromium, visible_problems, wait_for_app_idle  # noqa: E402
 
 NGINX = serve_launcher.find_nginx()
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx not installed (apt-get install nginx; .ci/run does it)")
@@ -86,6 +88,29 @@ def test_missing_nginx_says_how_to_install_it(tmp_path):
     assert "bash run.sh app" in res.stderr
 
 
+def _browser_check(url: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            context = browser.new_context(accept_downloads=True)
+            page = context.new_page()
+            page.goto(f"{url}/gini")
+            page.wait_for_selector('[data-testid="stMain"] h1', timeout=120_000)
+            wait_for_app_idle(page, timeout_ms=120_000)
+            assert {"dpserve", "_streamlit_xsrf"} <= {c["name"] for c in context.cookies()}
+            assert visible_problems(page) == []
+            with page.expect_download(timeout=60_000) as download:
+                page.get_by_role("button", name="Download the dots (CSV)").click()
+            text = open(download.value.path(), encoding="utf-8").read()
+            assert text.startswith("probability_level,release") and len(text.splitlines()) > 5
+            wait_for_app_idle(page, timeout_ms=60_000)
+            assert visible_problems(page) == []
+        finally:
+            browser.close()
+
+
 @needs_nginx
 def test_run_sh_serve_under_load_then_clean_shutdown(tmp_path):
     from bench_load import run_load
@@ -117,6 +142,11 @@ def test_run_sh_serve_under_load_then_clean_shutdown(tmp_path):
         req = urllib.request.Request(f"{url}/_stcore/health", headers={"Cookie": sticky[0].split(";")[0]})
         with urllib.request.urlopen(req, timeout=10) as r:
             assert not any(c.startswith("dpserve=") for c in r.headers.get_all("Set-Cookie") or [])
+
+        # a real browser through nginx: the page renders, the cookies are set, a CSV download (made on
+        # click, in the process that holds the session: sticky cookie) arrives
+        if chromium_available():
+            _browser_check(url)
 
         # 3 users x 2 slider reruns on two pages, through nginx's WebSocket upgrade: errors only
         for page in ("gini", "planner"):
