@@ -99,6 +99,7 @@ class _Step:
 
     def __enter__(self) -> "_Step":
         self.t = time.perf_counter()
+        self.cpu = time.process_time()
         self.progress.say(f"{self.message} ...")
         return self
 
@@ -117,7 +118,8 @@ class _Step:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
-            self.progress.say(f"{self.message}: done in {time.perf_counter() - self.t:.1f} s")
+            self.progress.say(f"{self.message}: done in {time.perf_counter() - self.t:.1f} s "
+                              f"(CPU {time.process_time() - self.cpu:.1f} s)")
 
 
 # ---------------------------------------------------------------------------------------------

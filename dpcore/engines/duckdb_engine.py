@@ -7,6 +7,7 @@ cell is complete, so Python holds one cell at a time.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -179,36 +180,32 @@ class DuckDBEngine(Engine):
             xs = np.sort(xs)
         return xs
 
-    def _bucketed_cells(self, by: Sequence[str], lower: float, upper: float) -> Iterator[tuple[tuple, np.ndarray]]:
-        """(cell labels, sorted clipped incomes) from one unsorted scan: rows are appended to per-cell numpy
-        buffers (8 bytes per row in memory) and each cell is sorted by numpy. Faster than DuckDB's global
-        sort; used when the rows fit :data:`GINI_BUFFER_BYTES`."""
+    def _bucket_scan(self, by: Sequence[str], lower: float, upper: float) -> tuple[list[tuple], list[list[np.ndarray]]]:
+        """One unsorted scan of (cell id, clipped income): rows are appended to per-cell numpy buffers
+        (8 bytes per row in memory). Faster than DuckDB's global sort; used when the rows fit
+        :data:`GINI_BUFFER_BYTES`. Returns the cell labels (text) and the buffers."""
         d = self.d
         self._sql("CREATE OR REPLACE TEMP TABLE dp_cells AS " + sqlmod.cells_sql(d, by))
         cells = self._sql("SELECT __id, " + ", ".join(d.as_text(d.quote(c)) for c in by)
                           + " FROM dp_cells ORDER BY __id").fetchall()
         n_cells = len(cells)
+        id_type = np.uint16 if n_cells <= 65535 else np.int64  # 16-bit ids: numpy's stable argsort is a radix sort
         buffers: list[list[np.ndarray]] = [[] for _ in range(n_cells)]
         try:
             reader = self.con.sql(sqlmod.cell_values_sql(d, by, lower, upper)).to_arrow_reader(BATCH_ROWS)
         except _duckdb().Error as exc:
             raise DPInputError(f"DuckDB could not read the data: {_first_line(exc)}") from None
         for batch in reader:
-            ids = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+            ids = batch.column(0).to_numpy(zero_copy_only=False).astype(id_type)
             vals = batch.column(1).to_numpy(zero_copy_only=False).astype(float, copy=False)
             if ids.size == 0:
                 continue
             order = np.argsort(ids, kind="stable")
             ids, vals = ids[order], vals[order]
-            bounds = np.flatnonzero(np.diff(ids)) + 1
+            bounds = np.flatnonzero(ids[1:] != ids[:-1]) + 1
             for start, end in zip([0, *bounds.tolist()], [*bounds.tolist(), ids.size]):
-                buffers[int(ids[start])].append(vals[start:end].copy())
-        for cid, *labels in cells:
-            parts = buffers[cid]
-            buffers[cid] = []
-            xs = np.concatenate(parts) if parts else np.zeros(0)
-            xs.sort()
-            yield tuple(labels), xs
+                buffers[int(ids[start])].append(vals[start:end])  # vals is a fresh array: the batch can go
+        return [tuple(labels) for _, *labels in cells], buffers
 
     def gini_inputs(self, by: Sequence[str], lower: float, upper: float, beta: float) -> pd.DataFrame:
         self.prepare()
@@ -217,11 +214,35 @@ class DuckDBEngine(Engine):
         bucket = bool(by) and n_rows * 8 <= GINI_BUFFER_BYTES
         how = "one scan into per-cell buffers" if bucket else "DuckDB sort, streamed"
         with self.progress.step(f"gini: incomes by {', '.join(by) or 'the whole table'} ({how})") as step:
-            cells = self._bucketed_cells(by, lower, upper) if bucket else self._sorted_cells(by, lower, upper)
-            for i, (key, xs) in enumerate(cells, start=1):
-                n, g, s = gini_cell(xs, lower=lower, upper=upper, beta=beta)
-                rows.append((*key, n, g, s))
-                step.tick(i, None, "cells done")
+            if bucket:
+                labels, buffers = self._bucket_scan(by, lower, upper)
+                sizes = [sum(p.size for p in parts) for parts in buffers]
+                done = [0]
+
+                def one(cid: int) -> tuple:
+                    parts = buffers[cid]
+                    buffers[cid] = []
+                    xs = np.concatenate(parts) if len(parts) != 1 else parts[0]
+                    del parts
+                    xs.sort()
+                    n, g, s = gini_cell(xs, lower=lower, upper=upper, beta=beta)
+                    done[0] += 1
+                    return (*labels[cid], n, g, s)
+
+                # numpy's sort and sums release the GIL: two cells at a time use both cores. Smallest cells
+                # first, so the biggest are sorted when most buffers are already freed (lower peak memory).
+                from concurrent.futures import ThreadPoolExecutor
+
+                order = sorted(range(len(labels)), key=sizes.__getitem__)
+                with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
+                    for i, row in enumerate(pool.map(one, order), start=1):
+                        rows.append(row)
+                        step.tick(i, len(order), "cells")
+            else:
+                for i, (key, xs) in enumerate(self._sorted_cells(by, lower, upper), start=1):
+                    n, g, s = gini_cell(xs, lower=lower, upper=upper, beta=beta)
+                    rows.append((*key, n, g, s))
+                    step.tick(i, None, "cells done")
         if not by and not rows:
             rows.append((0, 0.0, 0.0))
         frame = pd.DataFrame(rows, columns=[*by, "n", "confidential_gini", "confidential_smooth_sensitivity"])
