@@ -8,7 +8,9 @@ Data sources (choice kept in the URL as ``data_source`` plus its parameters ``da
 * the bundled real example (Engel 1857, public domain) that ships with the repository;
 * the real survey files: ACS 2019 and PSEO always (``../shared/data``, else the copies bundled in
   ``dpcore/examples``), the CPS extract only when ``../shared/data`` is present;
-* an uploaded CSV or Parquet file, with a column choice and a policy for negative incomes.
+* an uploaded CSV, Excel (.xlsx) or Parquet file, with a column choice (confirmed on screen; a
+  change is announced; a column that looks like the income but cannot be read is never replaced
+  silently) and a policy for negative incomes.
   The upload is parsed in memory (``st.cache_data`` keyed by a SHA-256 of the bytes, computed
   once per uploaded file), never written to disk, and marked confidential: the sidebar warns that
   planning on it is itself not private and offers a synthetic look-alike instead.
@@ -36,7 +38,9 @@ from dpcore.data import (
     available_shared,
     build_dataset,
     clean_income_column,
+    explain_column,
     guess_income_column,
+    income_like_column,
     numeric_columns,
     read_table,
     recipe_from_key,
@@ -49,7 +53,7 @@ SRC_LOGNORMAL = "Synthetic: log-normal incomes"
 SRC_PARETO = "Synthetic: Pareto-tailed incomes with a chosen Gini"
 SRC_TWO_POINT = "Synthetic: two-point data (Gini paper, Prop. 5.1)"
 SRC_EXAMPLE = "Real example: Engel 1857, Belgian households"
-SRC_UPLOAD = "Upload a CSV or Parquet file"
+SRC_UPLOAD = "Upload a CSV or Parquet file"  # URL value kept (shared links); Excel .xlsx is read too
 SHARED_LABELS = {
     "cps": "Real: CPS ASEC 2016, 5 Midwest states",
     "acs": "Real: ACS 2019, NIST excerpt",
@@ -58,7 +62,10 @@ SHARED_LABELS = {
 N_OPTIONS = [100, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 1_000_000]
 IQ_OPTIONS = ["minimum", 2, 3, 5, 10, 20, 50, 100]
 NEGATIVE_LABELS = {"refuse": "refuse the file", "drop": "drop those rows", "clip": "clip them to 0"}
-_UPLOAD_TYPES = ["csv", "txt", "tsv", "gz", "parquet", "pq"]
+#: Accepted by the uploader; the content decides the format (dpcore.data.read_table), and .xls is
+#: accepted only to say, in our words, that it must be saved as .xlsx or CSV (Streamlit's own
+#: type filter would show a raw MIME-type error and leave a failed chip).
+_UPLOAD_TYPES = ["csv", "txt", "tsv", "gz", "parquet", "pq", "xlsx", "xls"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,25 +168,58 @@ def _upload_digest(uploaded: Any) -> str:
 
 def _upload_source() -> _Keyed | None:
     uploaded = st.file_uploader(
-        "CSV or Parquet file", type=_UPLOAD_TYPES, key="data_upload",
+        "CSV, Excel (.xlsx) or Parquet file", type=_UPLOAD_TYPES, key="data_upload",
         help=f"One row per person or household. Up to {DEFAULT_MAX_BYTES // 2**20} MB and "
-             f"{DEFAULT_MAX_ROWS:,} rows. The file stays in this session's memory; it is never saved.")
+             f"{DEFAULT_MAX_ROWS:,} rows. The file stays in this session's memory; it is never saved. "
+             "Thousands separators (45,527) and decimal commas (1.234,56) are read when unambiguous.")
     if uploaded is None:
         st.caption("No file yet: the pages use the default synthetic data until you upload one.")
         return None
     digest = _upload_digest(uploaded)
     frame, read_notes, candidates = _read_upload(digest, uploaded.name, uploaded.getvalue())
+    wanted = income_like_column(list(frame.columns))
     if not candidates:
+        if wanted is not None:
+            raise ValueError(f"{uploaded.name}: {explain_column(frame, wanted)}")
         cols = ", ".join(repr(str(c))[:40] for c in list(frame.columns)[:10])
         raise ValueError(f"{uploaded.name} has no numeric column (columns: {cols}); incomes must be numbers")
-    guess = guess_income_column(candidates)
-    column = st.selectbox("Income column", candidates, index=candidates.index(guess), key="data_col",
+    index: int | None = candidates.index(guess_income_column(candidates))
+    if wanted is not None and wanted not in candidates:
+        # never use another column in its place without the user saying so
+        st.error(f"The column `{wanted}` looks like the income but cannot be used: "
+                 f"{explain_column(frame, wanted)}. Fix the file, or choose the income column below.")
+        index = None
+    column = st.selectbox("Income column", candidates, index=index, key="data_col",
+                          placeholder="Choose the income column",
                           help="Only columns that hold numbers are listed.")
+    if column is None:
+        st.caption("No income column chosen: the pages use the default synthetic data.")
+        return None
+    user_chose = index is None or column != candidates[index]
+    _confirm_column(uploaded.name, column, why="your choice" if user_chose else
+                    ("its name says income" if column == wanted else
+                     "the only column of numbers" if len(candidates) == 1 else
+                     "the first column of numbers: check it is the income"))
     negative = qp_radio("Negative incomes (losses)", "data_neg", list(NEGATIVE_LABELS), "refuse",
                         format_func=NEGATIVE_LABELS.get,
                         help="The methods here assume incomes >= 0. Choose how to treat losses.")
     return _keyed(("upload", digest, uploaded.name, column, negative),
                   lambda: _clean_upload(digest, uploaded.name, column, negative, frame, read_notes))
+
+
+def _confirm_column(file_name: str, column: str, *, why: str) -> None:
+    """Say on screen which column is the income, and announce a change of it (issue 14: an upload
+    once switched the income column silently)."""
+    last = st.session_state.get("_data_upload_column")
+    change = st.session_state.get("_data_upload_change")
+    if last is not None and last[1] != column:
+        change = (f"The income column changed from `{last[1]}` ({last[0]}) to `{column}` ({file_name}).",
+                  file_name, column)
+        st.session_state["_data_upload_change"] = change
+    st.session_state["_data_upload_column"] = (file_name, column)
+    st.success(f"Income column in use: **{column}** ({why}).")
+    if change is not None and change[1:] == (file_name, column):
+        st.info(change[0])
 
 
 def _choose() -> tuple[_Keyed | None, bool]:

@@ -1,0 +1,81 @@
+"""AppTest of the sidebar's upload section with each bad file of issue 14 (tests/upload_files.py).
+
+Before issue 14: the quoted thousands file silently used another column, the decimal-comma file
+said "no numeric column", UTF-16 and .xlsx were refused, and a failed upload's error stayed
+beside the next good one in the browser (tests/test_browser_paths.py checks the page itself).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui import sidebar as sb
+from upload_files import bad_files
+
+HARNESS = """
+import streamlit as st
+from ui.sidebar import render_sidebar, current_dataset
+render_sidebar()
+ds = current_dataset()
+st.write(f"dataset: {ds.name} | n={ds.n} | source={ds.source} | column={ds.column}")
+"""
+FILES = bad_files()
+
+
+def _upload(name: str, content: bytes, at: AppTest | None = None) -> AppTest:
+    if at is None:
+        at = AppTest.from_string(HARNESS, default_timeout=60)
+        at.query_params["data_source"] = sb.SRC_UPLOAD
+        at.run()
+    at.sidebar.file_uploader(key="data_upload").set_value((name, content, "application/octet-stream")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def test_excel_is_an_accepted_upload_type():
+    assert {"xlsx", "xls"} <= set(sb._UPLOAD_TYPES)  # no raw MIME-type error from Streamlit's filter
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_each_bad_file_loads_right_or_shows_a_clear_error(name):
+    content, expect = FILES[name]
+    at = _upload(name, content)
+    data = at.session_state["dataset"]
+    if "error" in expect:
+        assert any(expect["error"] in e for e in _errors(at)), _errors(at)
+        assert data.source == "synthetic"  # the default data, said on screen
+        return
+    assert not _errors(at), _errors(at)
+    assert data.source == "upload" and data.column == expect["column"]
+    np.testing.assert_allclose(data.values, expect["values"])
+    assert any(f"Income column in use: **{expect['column']}**" in s.value for s in at.sidebar.success)
+
+
+def test_ambiguous_income_column_is_not_replaced_until_the_user_chooses():
+    content, _ = FILES["ambiguous.csv"]
+    at = _upload("ambiguous.csv", content)
+    assert at.sidebar.selectbox(key="data_col").value is None  # not 'hours' in its place
+    assert at.session_state["dataset"].source == "synthetic"
+    at.sidebar.selectbox(key="data_col").set_value("hours").run()
+    assert at.session_state["dataset"].column == "hours"
+    assert any("**hours** (your choice)" in s.value for s in at.sidebar.success)
+
+
+def test_no_stale_error_after_a_good_upload():
+    at = _upload("old.xls", FILES["old.xls"][0])
+    assert _errors(at)
+    _upload("incomes.xlsx", FILES["incomes.xlsx"][0], at)
+    assert not _errors(at) and at.session_state["dataset"].name == "incomes.xlsx"
+
+
+def test_a_change_of_income_column_is_announced():
+    at = _upload("a.csv", b"id,income\n1,10\n2,20\n3,30\n")
+    assert at.session_state["dataset"].column == "income"
+    _upload("b.csv", b"id,wage\n1,5\n2,6\n", at)
+    assert at.session_state["dataset"].column == "wage"
+    assert any("changed from `income` (a.csv) to `wage` (b.csv)" in i.value for i in at.sidebar.info)
