@@ -18,19 +18,26 @@ from .sql import KEY_CLAMP
 _NAN_WORDS = {"nan", "+nan", "-nan"}
 
 
-def _arrow_to_text(column: Any) -> list:
-    """Text form of an Arrow column as the SQL engines cast it (ints '12', bools 'true', floats repr)."""
+def _arrow_to_text(column: Any) -> pd.Series:
+    """Text form of an Arrow column as the SQL engines cast it (ints '12', bools 'true', floats repr),
+    as a pandas categorical (one Python string per distinct label, not per row)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     t = column.type
     if pa.types.is_floating(t):
-        return [None if v is None else repr(float(v)) for v in column.to_pylist()]
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return column.to_pylist()
+        return pd.Series([None if v is None else repr(float(v)) for v in column.to_pylist()], dtype=object)
     if pa.types.is_dictionary(t):
-        return _arrow_to_text(column.cast(t.value_type))
-    return pc.cast(column, pa.string()).to_pylist()
+        column = column.cast(t.value_type)
+        t = column.type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        column = pc.cast(column, pa.string())
+    return column.dictionary_encode().to_pandas()
+
+
+def _values(series: pd.Series) -> list:
+    """The labels as a list with None for a missing value."""
+    return [None if (v is None or (isinstance(v, float) and np.isnan(v))) else v for v in series.tolist()]
 
 
 class PandasEngine(Engine):
@@ -101,7 +108,7 @@ class PandasEngine(Engine):
             if self.source.kind == "csv":
                 raw = self._read_csv()
                 income_raw = raw[spec.income]
-                text = {c: raw[c].tolist() for c in (*spec.text_columns, *spec.outcome_columns,
+                text = {c: raw[c].astype("category") for c in (*spec.text_columns, *spec.outcome_columns,
                                                      *([spec.privacy_unit] if spec.privacy_unit else []))}
                 numeric_income = False
             else:
@@ -113,7 +120,7 @@ class PandasEngine(Engine):
                 income_raw = pd.Series(table.column(spec.income).to_pylist() if not numeric_income else
                                        table.column(spec.income).to_numpy(zero_copy_only=False))
                 if not numeric_income:
-                    income_raw = pd.Series(_arrow_to_text(table.column(spec.income)), dtype=object)
+                    income_raw = pd.Series(_values(_arrow_to_text(table.column(spec.income))), dtype=object)
                 text = {c: _arrow_to_text(table.column(c)) for c in (*spec.text_columns, *spec.outcome_columns,
                                                                       *([spec.privacy_unit] if spec.privacy_unit else []))}
         if numeric_income:
@@ -127,15 +134,15 @@ class PandasEngine(Engine):
         keep = np.isfinite(x)
         frame = pd.DataFrame({"__x": x})
         for c in spec.text_columns:
-            frame[c] = pd.Series(text[c], dtype=object)
+            frame[c] = text[c].reset_index(drop=True)
         for i, c in enumerate(spec.outcome_columns):
-            flags = [outcome_flag(v) for v in text[c]]
+            flags = [outcome_flag(v) for v in _values(text[c])]
             bad = sum(1 for f, k in zip(flags, keep) if k and f is not None and np.isnan(f))
             if bad:
                 raise DPInputError(f"the outcome column {c!r} has {bad} value(s) other than 0/1/true/false/yes/no")
             frame[f"__o{i}"] = pd.Series([np.nan if f is None else f for f in flags], dtype=float)
         if spec.privacy_unit:
-            frame["__u"] = pd.Series(text[spec.privacy_unit], dtype=object)
+            frame["__u"] = pd.Series(_values(text[spec.privacy_unit]), dtype=object)
         frame = frame[keep].reset_index(drop=True)
         if spec.privacy_unit:
             frame = self._bound(frame)
@@ -144,7 +151,7 @@ class PandasEngine(Engine):
     def _bound(self, frame: pd.DataFrame) -> pd.DataFrame:
         spec = self.spec
         cents_key = np.floor(np.clip(frame["__x"].to_numpy(), -KEY_CLAMP, KEY_CLAMP) * 100).astype(np.int64)
-        cols = [frame[c].tolist() for c in spec.key_columns]
+        cols = [_values(frame[c]) for c in spec.key_columns]
         outs = [[None if np.isnan(v) else str(int(v)) for v in frame[f"__o{i}"].to_numpy(float)]
                 for i in range(len(spec.outcome_columns))]
         units = frame["__u"].tolist()
@@ -164,7 +171,7 @@ class PandasEngine(Engine):
         if not by:
             return [((), frame)]
         return [((k if isinstance(k, tuple) else (k,)), g)
-                for k, g in frame.groupby(list(by), dropna=False, sort=False)]
+                for k, g in frame.groupby(list(by), dropna=False, sort=False, observed=True)]
 
     @staticmethod
     def _key(k: tuple) -> tuple:
