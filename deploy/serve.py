@@ -73,6 +73,14 @@ def find_nginx(explicit: str | None = None) -> str | None:
     return None
 
 
+def usable_cores() -> int:
+    """CPU cores this process may run on (respects taskset/cgroup CPU sets, unlike os.cpu_count())."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
@@ -405,8 +413,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     ap = argparse.ArgumentParser(prog="run.sh serve", description=__doc__.splitlines()[0],
                                  epilog="Arguments after `--` are passed on to every `streamlit run`.")
     ap.add_argument("--port", type=int, default=8501, help="port nginx listens on (default 8501)")
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                    help="number of app processes (default: number of CPU cores)")
+    ap.add_argument("--workers", type=int, default=usable_cores(),
+                    help=f"number of app processes (default: the CPU cores this process may use, here {usable_cores()})")
     ap.add_argument("--address", default="localhost",
                     help="address nginx binds: localhost (default, this machine only) or 0.0.0.0 for every "
                          "interface (read the security note in docs/serving.md first)")
