@@ -17,6 +17,7 @@ PAGES = [
     st.Page("app_pages/ratios.py", title="Relative risk and ratios", icon=":material/percent:", url_path="ratios"),
     st.Page("app_pages/planner.py", title="Choose epsilon (planner)", icon=":material/explore:", url_path="planner"),
     st.Page("app_pages/attacker.py", title="Play the attacker", icon=":material/sports_esports:", url_path="attacker"),
+    st.Page("app_pages/lessons.py", title="Lessons (teaching)", icon=":material/school:", url_path="lessons"),
 ]
 
 navigation = st.navigation(PAGES)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpcore.experiments import gini as gini_experiments
 from ui import gini_views, repro
-from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, seed
+from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle, seed
 from ui.sidebar import current_dataset
 
 EPS_OPTIONS = [0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0]
@@ -130,7 +130,8 @@ with clipping_area:
 with headline_area:
     gini_views.headline(view)
 with section1:
-    gini_views.releases(view)
+    gini_views.releases(view, fixed_axes=qp_toggle("Fixed axes (compare ε by eye)", "gini_fixed_axes", False,
+                                                   help="Axes 0–1 whatever the draws, so the spread visibly changes with ε."))
 with section2:
     gini_views.sensitivity(view)
 gini_views.posterior(view, prior_text)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpcore.experiments import percentiles as percentile_experiments
 from ui import percentiles_views, repro
-from ui.common import guard, privacy_note, qp_number, qp_radio, qp_selectbox, qp_slider, run_on_button, seed
+from ui.common import guard, privacy_note, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
 from ui.sidebar import current_dataset
 
 SCHEMES = {"PSEO bins (Table 1, 21 bins)": "pseo", "Log-normal bins": "lognormal", "Even bins": "even",
@@ -120,7 +120,8 @@ if view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
         if ds is not None and getattr(ds, "confidential", False):
             st.warning("This is an uploaded file: simulating releases on confidential data is itself not "
                        "private. Plan on synthetic data; release once.")
-        percentiles_views.cell(view)
+        percentiles_views.cell(view, fixed_axes=qp_toggle("Fixed axes (compare ε by eye)", "perc_fixed_axes", False,
+                                                          help="The count axis depends on the cell size only."))
         st.subheader("4. Accuracy against ε for this cell")
         curve_q = float(qp_selectbox("Percentile shown in the curves", "perc_curve_q", [f"{x:g}" for x in q],
                                      f"{50 if 50 in q else q[0]:g}"))

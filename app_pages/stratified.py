@@ -131,7 +131,9 @@ if view == VIEWS[0] and data is not None:
     with guard("the group means"):
         result = _group_means(data_key, data, settings)
         views.group_means(result, value_label=value_label,
-                          memo_key=(data_key, json.dumps({k_: v for k_, v in settings.items() if k_ != "method"})))
+                          memo_key=(data_key, json.dumps({k_: v for k_, v in settings.items() if k_ != "method"})),
+                          fixed_axes=qp_toggle("Fixed axes (compare ε by eye)", "strat_fixed_axes", False,
+                                               help="The y axis spans the public range, whatever the draws."))
 
 elif view == VIEWS[1]:
     st.markdown(views.TRENDS_TEXT)

@@ -66,8 +66,15 @@ def headline(view: GiniView) -> None:
             "say nothing. Increase ε or n, or use a tighter upper bound U. (Charts of releases are hidden.)")
 
 
-def releases(view: GiniView) -> None:
-    """Section 1: where the published Gini would land (histogram, dot plot, error summary)."""
+#: fixed axes (issue 15): the Gini's possible range and shares 0-100%: public, the same for every ε
+FIXED_GINI_RANGE, FIXED_SHARE_RANGE = (0.0, 1.0), (0.0, 1.0)
+
+
+def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
+    """Section 1: where the published Gini would land (histogram, dot plot, error summary).
+
+    ``fixed_axes``: both panels on [0, 1] x [0 %, 100 %] (public, independent of the draws), so two
+    ε side by side show the change in spread instead of the same shape with other tick labels."""
     st.header("1 · Where would the published Gini land?")
     if view.saturated:
         st.info("Hidden: at these settings the releases would be pure noise (see the message above).")
@@ -79,9 +86,14 @@ def releases(view: GiniView) -> None:
         f"**±{fmt(med)}** of the truth and 90 % within **±{fmt(q90)}**. The usual Laplace "
         f"mechanism (right) must cover the worst case over *all* datasets and is "
         f"**{lap_med / max(med, 1e-300):,.0f}× noisier** here.")
-    fig = plots_gini.releases_figure(view.true_gini, view.simulated_releases, view.simulated_laplace_releases,
-                                     smooth_range=plots_gini.finite_range(view.true_gini, 1.5 * q90),
-                                     laplace_range=plots_gini.finite_range(view.true_gini, 1.5 * lap_q90))
+    if fixed_axes:
+        fig = plots_gini.releases_figure(view.true_gini, view.simulated_releases, view.simulated_laplace_releases,
+                                         smooth_range=FIXED_GINI_RANGE, laplace_range=FIXED_GINI_RANGE,
+                                         share_range=FIXED_SHARE_RANGE)
+    else:
+        fig = plots_gini.releases_figure(view.true_gini, view.simulated_releases, view.simulated_laplace_releases,
+                                         smooth_range=plots_gini.finite_range(view.true_gini, 1.5 * q90),
+                                         laplace_range=plots_gini.finite_range(view.true_gini, 1.5 * lap_q90))
     st.plotly_chart(fig, width="stretch")
     left, right = st.columns([3, 2])
     n_dots = view.plausible_releases.size

@@ -64,8 +64,10 @@ def _table(view: CellView) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def cell(view: CellView) -> None:
-    """The one-cell view, sections 1-3: histogram, CDF read-off, released percentiles and their accuracy."""
+def cell(view: CellView, *, fixed_axes: bool = False) -> None:
+    """The one-cell view, sections 1-3: histogram, CDF read-off, released percentiles and their accuracy.
+
+    ``fixed_axes``: the histogram's count axis depends on the public cell size only (not the draws)."""
     edges = view.edges
     st.subheader("1. The histogram: true and noisy counts")
     st.markdown(
@@ -76,7 +78,9 @@ def cell(view: CellView) -> None:
         st.info(f"{view.confidential_n_below:,} earnings below {money(edges[0])} were counted in the first bin and "
                 f"{view.confidential_n_above:,} above {money(edges[-1])} in the last bin (the bins are public and "
                 "fixed; these two numbers are shown for planning and are not private).")
-    st.plotly_chart(plots_percentiles.histogram_figure(edges, view.true_counts, view.noisy_counts), width="stretch")
+    y_range = plots_percentiles.fixed_count_range(view.n) if fixed_axes else None
+    st.plotly_chart(plots_percentiles.histogram_figure(edges, view.true_counts, view.noisy_counts, y_range=y_range),
+                    width="stretch")
     download_csv(pd.DataFrame({"bin_lower": edges[:-1], "bin_upper": edges[1:], "true_count": view.true_counts,
                                "noisy_count": view.noisy_counts}),
                  "Download the histogram (CSV)", "pseo_histogram.csv", key="perc_dl_hist")

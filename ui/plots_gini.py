@@ -78,7 +78,8 @@ def _hist(values: np.ndarray, lo: float, hi: float, bins: int = 80) -> tuple[np.
 
 
 def releases_figure(true_value: float, smooth: np.ndarray, laplace: np.ndarray, *,
-                    smooth_range: tuple[float, float], laplace_range: tuple[float, float]) -> go.Figure:
+                    smooth_range: tuple[float, float], laplace_range: tuple[float, float],
+                    share_range: tuple[float, float] | None = None) -> go.Figure:
     """Histograms of many simulated releases: smooth sensitivity (left) vs the Laplace baseline (right).
 
     Each panel has its own x range (the Laplace spread is often 100x wider); the share of draws
@@ -111,8 +112,9 @@ def releases_figure(true_value: float, smooth: np.ndarray, laplace: np.ndarray, 
         xaxis=dict(domain=[0, 0.47], range=list(smooth_range), title=dict(text=f"released Gini<br>{t_s}")),
         xaxis2=dict(domain=[0.53, 1], range=list(laplace_range),
                     title=dict(text=f"released Gini (red: impossible values)<br>{t_l}")),
-        yaxis=dict(title=dict(text="share of releases"), tickformat=".0%"),
-        yaxis2=dict(anchor="x2", tickformat=".0%")))
+        yaxis=dict(title=dict(text="share of releases"), tickformat=".0%",
+                   **({} if share_range is None else {"range": list(share_range)})),
+        yaxis2=dict(anchor="x2", tickformat=".0%", **({} if share_range is None else {"range": list(share_range)}))))
 
 
 def dots_figure(dots: np.ndarray, true_value: float, *, bin_width: float | None = None) -> go.Figure:

@@ -36,13 +36,22 @@ def bin_labels(edges: np.ndarray) -> list[str]:
     return [f"{_money(a)}–{_money(b)}" for a, b in zip(edges[:-1], edges[1:])]
 
 
-def histogram_figure(edges: np.ndarray, true_counts: np.ndarray, noisy_counts: np.ndarray) -> go.Figure:
+def fixed_count_range(n: int) -> tuple[float, float]:
+    """A count axis that depends only on the public cell size n (issue 15, "fixed axes"): room for the
+    tallest bin of a typical cell (30 % of n) and for noise down to -(10 % of n) - 10 people."""
+    return (-0.1 * n - 10.0, 0.3 * n + 10.0)
+
+
+def histogram_figure(edges: np.ndarray, true_counts: np.ndarray, noisy_counts: np.ndarray, *,
+                     y_range: tuple[float, float] | None = None) -> go.Figure:
     labels = bin_labels(edges)
     fig = go.Figure()
     fig.add_bar(x=labels, y=true_counts, name="True count (confidential)", marker_color="#7f7f7f")
     fig.add_bar(x=labels, y=noisy_counts, name="Noisy count (released)", marker_color="#1f77b4")
     fig.update_layout(barmode="group", height=360, margin=dict(l=10, r=10, t=30, b=10),
                       xaxis_title="Earnings bin", yaxis_title="People", legend=dict(orientation="h", y=1.12))
+    if y_range is not None:
+        fig.update_yaxes(range=list(y_range))
     fig.add_hline(y=0, line_color="black", line_width=1)
     return fig
 

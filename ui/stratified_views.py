@@ -117,9 +117,12 @@ def privacy_cost(view: strat_experiments.GroupMeansView, method: str) -> str:
     return f"ρ = {view.rho:.3g} (ε = {view.epsilon_at_delta:.3g}, δ = {view.delta:g})"
 
 
-def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, memo_key: tuple) -> None:
+def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, memo_key: tuple,
+                fixed_axes: bool = False) -> None:
     """The group-means view: metrics, per-group chart and table, the overall mean of every method,
-    error and parity charts, and the notes of one real release."""
+    error and parity charts, and the notes of one real release.
+
+    ``fixed_axes``: the per-group chart spans the public clipping/prior range (not the draws)."""
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("people n", f"{view.n:,}")
     m2.metric("groups k", view.k)
@@ -141,8 +144,10 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     hi = min(span[1], float(max(table["q95"].max(), table["true mean"].max())))
     pad = 0.1 * max(hi - lo, 1e-9)
     y_range = (lo - pad, hi + pad)
+    if fixed_axes:
+        y_range = (span[0] - 0.05 * (span[1] - span[0]), span[1] + 0.05 * (span[1] - span[0]))
     off = table[(table["q05"] < y_range[0]) | (table["q95"] > y_range[1])]
-    st.plotly_chart(memo(memo_key + ("groups", method), lambda: plots_stratified.group_means_figure(
+    st.plotly_chart(memo(memo_key + ("groups", method, fixed_axes), lambda: plots_stratified.group_means_figure(
         table, method, y_range=y_range, value_label=value_label)), width="stretch")
     if len(off):
         st.caption(f"{len(off)} group(s) have releases beyond the chart's range (tiny groups: "

@@ -1,0 +1,67 @@
+"""Lessons (issue 15): ready lesson paths for a 50-minute class, a printable handout, and a before/after view.
+
+Thin page: the lessons (preset links + questions + answers) live in :mod:`ui.lessons_views`; the
+before/after section is one cached call of :func:`dpcore.experiments.gini.gini_view` per ε, drawn with
+the Gini page's own figure builder on fixed axes.
+"""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from dpcore.experiments import gini as gini_experiments
+from ui import lessons_views
+from ui.common import guard, privacy_note, qp_select_slider, qp_toggle, seed
+from ui.sidebar import current_dataset
+
+EPS_OPTIONS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 5.0]
+GINI_DEFAULTS = {"gamma": 2.0, "lower": 0.0, "upper": 2_000_000.0, "upper_epsilon": 0.0, "calibration": "tight",
+                 "method": "exact", "prior": "uniform"}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _before_after(values: np.ndarray, epsilons: tuple[float, float], seed_value: int) -> tuple:
+    return tuple(gini_experiments.gini_view(values, epsilon=eps, seed=seed_value, **GINI_DEFAULTS) for eps in epsilons)
+
+
+st.title("Lessons: teach differential privacy in one class")
+st.markdown(
+    "Four ready lessons for a 50-minute class. Each is a sequence of links that open a page with its "
+    "settings preset (charts where ε changes the spread open with **fixed axes**, so the change is visible), "
+    "a question to ask the class, and the answer to look for. Students can follow the same links on their "
+    "own devices. Print the handout below, or project this page.")
+privacy_note("as on each linked page (replace one person; n public).",
+             "the lesson settings themselves; the game and the synthetic data are public.")
+
+show_answers = qp_toggle("Show the answers to look for", "les_answers", True,
+                         help="Switch off when projecting this page to the class.")
+for item in lessons_views.LESSONS:
+    with st.container(border=True):
+        lessons_views.lesson(item, show_answers=show_answers)
+
+st.header("Handout")
+base_url = st.text_input("Address of this app (for the links in the handout)", value="http://localhost:8501",
+                         key="les_base", help="The address students type, e.g. https://dp.example.edu")
+if not base_url.startswith(("http://", "https://")):
+    st.error("The address must start with http:// or https:// (e.g. http://localhost:8501).")
+else:
+    lessons_views.handout_downloads(base_url)
+
+st.header("Before / after: the Gini chart at two ε")
+st.markdown("The same data, the same mechanism, two privacy levels, the same axes. Left: smooth-sensitivity "
+            "releases; right (in each chart): the textbook Laplace mechanism.")
+c1, c2 = st.columns(2)
+eps_before = float(qp_select_slider("ε before", "les_eps_a", EPS_OPTIONS, 0.1, container=c1))
+eps_after = float(qp_select_slider("ε after", "les_eps_b", EPS_OPTIONS, 4.0, container=c2))
+ds = current_dataset()
+if ds.n < 2:
+    st.error(f"The Gini needs at least 2 records; the sidebar data have {ds.n}.")
+    st.stop()
+views = None
+with guard("the before/after view"):
+    views = _before_after(ds.values, (eps_before, eps_after), seed())
+if views is not None:
+    if any(view.saturated for view in views):
+        st.info("At one of these ε the releases are pure noise on this data (see the Gini page); pick a larger ε.")
+    else:
+        lessons_views.before_after(views, (eps_before, eps_after))

@@ -1,0 +1,102 @@
+"""AppTest tests of the Lessons page and of the lesson links (issue 15), plus the "fixed axes" option."""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from support import assert_clean, open_page, page_text, query_param
+from ui import lessons_views
+
+PAGE = "app_pages/lessons.py"
+STEPS = [(lesson.key, number, step) for lesson in lessons_views.LESSONS for number, step in enumerate(lesson.steps, 1)]
+
+
+def test_opens_with_lessons_links_and_before_after():
+    at = open_page(PAGE)
+    assert_clean(at)
+    assert at.title[0].value.startswith("Lessons")
+    text = page_text(at)
+    assert 3 <= len(lessons_views.LESSONS) <= 4
+    for lesson in lessons_views.LESSONS:
+        assert lesson.title in "\n".join(s.value for s in at.subheader)
+    for _, _, step in STEPS:
+        assert step.question in text and step.answer in text
+    assert len(at.get("page_link")) == len(STEPS)
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(charts) == 2
+    # before/after: identical axes, from public facts only
+    axes = [(c["layout"]["xaxis"]["range"], c["layout"]["yaxis"]["range"]) for c in charts]
+    assert axes[0] == axes[1] == ([0.0, 1.0], [0.0, 1.0])
+
+
+def test_answers_can_be_hidden_and_epsilon_moves():
+    at = open_page(PAGE, les_answers="0")
+    assert_clean(at)
+    assert STEPS[0][2].answer not in page_text(at)
+    at.select_slider(key="les_eps_b").set_value(1.0).run()
+    assert_clean(at)
+
+
+def test_bad_address_shows_error():
+    at = open_page(PAGE)
+    at.text_input(key="les_base").input("localhost").run()
+    assert_clean(at, expected_error="must start with http")
+
+
+@pytest.mark.parametrize("lesson_key,number,step", STEPS, ids=[f"{k}-{n}" for k, n, _ in STEPS])
+def test_every_lesson_link_opens_and_keeps_its_settings(lesson_key, number, step):
+    """The linked page opens without an exception or error box, and every preset reached a widget that
+    accepted it (an unknown key or an invalid option text would be replaced by the page's default)."""
+    at = open_page(step.page, **step.params)
+    assert_clean(at)
+    for key, value in step.params.items():
+        assert key in at.session_state, f"{step.page} has no widget {key!r}"
+        assert query_param(at, key) == value, (key, query_param(at, key), value)
+
+
+class _Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self.hrefs.append(dict(attrs)["href"])
+
+
+def test_handouts_contain_every_link_question_and_answer():
+    base = "https://dp.example.edu"
+    markdown = lessons_views.handout_markdown(base)
+    page = lessons_views.handout_html(base)
+    parser = _Links()
+    parser.feed(page)
+    expected = [lessons_views.step_url(step, base) for _, _, step in STEPS]
+    assert parser.hrefs == expected
+    assert "<script" not in page and "src=" not in page  # self-contained
+    for _, _, step in STEPS:
+        assert lessons_views.step_url(step, base) in markdown
+        assert step.question in markdown and step.answer in markdown
+    assert expected[0] == "https://dp.example.edu/percentiles?perc_eps=0.1&perc_fixed_axes=1"
+
+
+def _spec(at, index=0):
+    return json.loads(at.get("plotly_chart")[index].proto.spec)
+
+
+@pytest.mark.parametrize("page,toggle,eps_key,low,high,extra,axis", [
+    ("app_pages/gini.py", "gini_fixed_axes", "gini_eps", "0.1", "4.0", {"gini_n": "2000"}, "xaxis"),
+    ("app_pages/percentiles.py", "perc_fixed_axes", "perc_eps", "0.1", "3.0", {}, "yaxis"),
+    ("app_pages/stratified.py", "strat_fixed_axes", "strat_eps", "0.1", "5.0", {}, "yaxis"),
+])
+def test_fixed_axes_do_not_depend_on_the_draws(page, toggle, eps_key, low, high, extra, axis):
+    """With fixed axes the chart's axis range is set and the same at two ε and two seeds; without, it
+    follows the draws (a set range that moves, or plotly's autorange)."""
+    fixed = [_spec(open_page(page, **{toggle: "1", eps_key: eps, "seed": s, **extra}))["layout"][axis].get("range")
+             for eps, s in ((low, "1"), (high, "2"))]
+    assert fixed[0] is not None and fixed[0] == fixed[1]
+    free = [_spec(open_page(page, **{toggle: "0", eps_key: eps, **extra}))["layout"][axis].get("range")
+            for eps in (low, high)]
+    assert free[0] is None or free[0] != free[1]
