@@ -185,8 +185,6 @@ class SparkEngine(Engine):
         self.prepare()
         idx = None if outcome is None else self.spec.outcome_columns.index(outcome)
         frame = self._collect(sqlmod.outcomes_sql(self.d, by, group, exposed, reference, idx, outcome_below))
-        if not by and len(frame) == 1 and frame["n_exposed"].isna().all():
-            frame = frame.iloc[0:0]
         for c in ("n_exposed", "n_reference", "cases_exposed", "cases_reference"):
             frame[c] = frame[c].fillna(0).astype(np.int64)
         return sort_cells(frame, by)
