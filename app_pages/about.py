@@ -1,4 +1,5 @@
-"""About: differential privacy in plain language, and what each page of the app is for.
+"""Landing page: "What do you want to do?" cards that open the right page with a preset (issue 14),
+then differential privacy in plain language and what each page of the app is for.
 
 Thin page: two sliders (epsilon, the attacker's prior) -> dpcore.risk.max_posterior -> ui.plots_about.
 No data are used and nothing random is drawn here.
@@ -12,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.risk import max_posterior
-from ui import plots_about
+from ui import landing, plots_about
 from ui.common import download_csv, guard, privacy_note, qp_slider
 
 NEIGHBOURS = ("two datasets are neighbours when they differ in one record whose value is replaced "
@@ -26,7 +27,10 @@ st.write(
     "This app is for people who publish, teach or use income statistics: the Gini index, earnings "
     "percentiles, group averages and ratios. It shows what happens to those numbers when they are "
     "published with **differential privacy** (DP), the method the US Census Bureau and others now use "
-    "to protect the people in their data. Everything here runs on your computer; pick a page on the left.")
+    "to protect the people in their data. Everything here runs on your computer.")
+landing.render_cards()
+st.divider()
+st.caption("Below: what differential privacy is, in plain language (for reading, not needed to use the pages).")
 
 st.header("The idea")
 st.write(
@@ -129,11 +133,15 @@ st.markdown(
 
 st.header("The data")
 st.markdown(
-    "The sidebar chooses the data every page uses: **synthetic** incomes (log-normal; Pareto-tailed with a "
+    "The sidebar chooses the income data set **in use** (each page says at its top which data it uses): "
+    "the Gini, planner and lessons pages always use it; the percentiles and group-means pages use it when "
+    "you pick *Sidebar dataset* there (by default they show a PSEO cell and the ACS excerpt, because those "
+    "methods need cells or group columns); the ratios page works with counts. The sidebar offers "
+    "**synthetic** incomes (log-normal; Pareto-tailed with a "
     "Gini you pick; the extreme two-point data of the Gini paper), a small **real example** shipped with "
     "the app (235 Belgian household incomes from 1857, public domain), **real public survey files** shipped "
     "with the app (an ACS 2019 excerpt of American incomes and the Census PSEO graduate-earnings table), the "
-    "CPS extract when it is installed next to the app, or **your own CSV or Parquet file**, read in "
+    "CPS extract when it is installed next to the app, or **your own CSV, Excel (.xlsx) or Parquet file**, read in "
     "memory only and never saved.")
 
 privacy_note(NEIGHBOURS, PUBLIC)

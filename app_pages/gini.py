@@ -11,6 +11,7 @@ import streamlit as st
 from dpcore.experiments import gini as gini_experiments
 from ui import gini_views, repro
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle, seed
+from ui.data_note import data_note
 from ui.sidebar import current_dataset
 
 EPS_OPTIONS = [0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0]
@@ -54,6 +55,7 @@ with st.expander("Which Gini? (definition used everywhere on this page)"):
         "records the two agree to the shown digits. Every sensitivity bound here is derived for eq. (1).")
 
 ds = current_dataset()
+data_note(uses_sidebar=True)
 if ds.confidential:
     st.warning("**You are planning on an uploaded (confidential) file.** Every simulated release below "
                "uses the real records, so this planning is itself *not* private. Plan on a synthetic "

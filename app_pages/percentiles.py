@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.experiments import percentiles as percentile_experiments
-from ui import percentiles_views, repro
+from ui import data_note, percentiles_views, repro
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
 from ui.sidebar import current_dataset
 
@@ -104,6 +104,7 @@ if scheme == "custom":
 calibration = CALIBRATIONS[qp_radio("Smooth-sensitivity constants", "perc_cal", list(CALIBRATIONS), horizontal=True)]
 view_name = qp_radio("View", "perc_view", list(VIEWS), horizontal=True,
                      help="Only the chosen view is computed, so the page stays quick.")
+data_note.percentiles_note(view_name == VIEWS[0], source)
 
 if view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
     cell_settings = {"source": source, "n": n, "cell_number": cell_number}

@@ -15,6 +15,7 @@ from ui import planner_views as views
 from ui import repro
 from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
 from ui.release_panel import release_panel
+from ui.data_note import data_note
 from ui.sidebar import current_dataset
 
 PLAN = "Plan: choose ε on planning data"
@@ -64,6 +65,7 @@ privacy_note(
     "ε values chosen here. Planning numbers computed on confidential data are not protected.")
 
 ds = current_dataset()
+data_note(uses_sidebar=True)
 values = np.asarray(ds.values, dtype=float)
 mode = qp_radio("What do you want to do?", "planner_mode", [PLAN, RELEASE], PLAN, horizontal=True)
 if ds.confidential and mode == PLAN:

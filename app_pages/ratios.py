@@ -17,6 +17,7 @@ from dpcore.validation import DPInputError, check_probability
 from ui import ratios_views as views
 from ui import repro
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, seed
+from ui.data_note import data_note
 
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0]
 DELTA_OPTIONS = [1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
@@ -35,8 +36,9 @@ def _view(function: str, settings: dict):
 st.title("Relative risk and ratios")
 st.markdown(views.INTRO)
 privacy_note(*views.PRIVACY_NOTE)
-st.caption("This page works with counts, not with the income file chosen in the sidebar; only the sidebar's "
-           "random seed is used (same seed, same simulated studies).")
+data_note(uses_sidebar=False, what="counts you type in (or the ACS excerpt's poverty counts)",
+          why="a ratio compares two counts, not an income column; only the sidebar's random seed is used "
+              "(same seed, same simulated studies)")
 
 with st.expander("Settings", expanded=True):
     c1, c2, c3 = st.columns(3)

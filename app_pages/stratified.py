@@ -11,7 +11,7 @@ import streamlit as st
 
 from dpcore.data import recipe_from_key
 from dpcore.experiments import stratified as strat_experiments
-from ui import repro
+from ui import data_note, repro
 from ui import stratified_views as views
 from ui.common import (guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider,
                        qp_toggle, run_on_button, seed)
@@ -63,6 +63,7 @@ clamp = qp_toggle("Clamp CoinPress estimates into the prior interval", "strat_cl
 
 data = recipe = None
 clip, prior, value_label, data_key = None, (-3.0, 3.0), "value", ""
+data_note.stratified_note(source, DATA_SOURCES[3])
 with guard("the data"):
     if source == DATA_SOURCES[0]:
         var = qp_selectbox("Variable", "strat_var", list(strat_experiments.ACS_VARIABLES), container=c1)
