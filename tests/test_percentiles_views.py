@@ -124,3 +124,21 @@ def test_moved_names_still_resolve_from_dpcore_percentiles():
     assert not hasattr(percentiles, "METHOD_LABELS")  # display text lives in ui.plots_percentiles
     with pytest.raises(AttributeError):
         percentiles.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("view, settings", [
+    (percentile_experiments.cell_view, dict(epsilon=bad)) for bad in (0.0, -1.0, float("nan"), float("inf"), "1")
+] + [
+    (percentile_experiments.cell_view, dict(n=bad)) for bad in (0, -5, 1.5, float("nan"))
+] + [
+    (percentile_experiments.cell_view, dict(q=bad)) for bad in ([], [0], [101], [float("nan")])
+] + [
+    (percentile_experiments.cell_view, dict(relation="nearby")),
+    (percentile_experiments.cell_view, dict(scheme="custom", custom_edges=None)),
+    (percentile_experiments.cell_curves_view, dict(q=float("nan"))),
+    (percentile_experiments.cell_curves_view, dict(seed=-1)),
+])
+def test_hostile_settings_raise_a_clear_error(view, settings):
+    with pytest.raises((DPInputError, TypeError)) as caught:
+        view(**settings)
+    assert str(caught.value)
