@@ -8,15 +8,17 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from dpcore import defaults
+from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import gini as gini_experiments
-from ui import gini_views, repro
+from ui import answer_views, gini_views, repro
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle, seed
 from ui.data_note import data_note
 from ui.sidebar import current_dataset
 
 EPS_OPTIONS = [0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0]
 GAMMA_OPTIONS = [1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0]
-DEFAULT_UPPER = 2_000_000.0
+DEFAULT_UPPER = defaults.INCOME_UPPER  # shared with the planner (dpcore.defaults)
 BOUNDS_PUBLIC = "Public bounds (typed in, chosen without looking at the data)"
 BOUNDS_DP = "Estimate U with DP (costs extra ε)"
 VIEW_MODULE, VIEW_FUNCTION = gini_experiments.__name__, "gini_view"
@@ -25,6 +27,16 @@ VIEW_MODULE, VIEW_FUNCTION = gini_experiments.__name__, "gini_view"
 @st.cache_data(show_spinner=False, max_entries=32)
 def _view(values: np.ndarray, settings: dict) -> gini_experiments.GiniView:
     return gini_experiments.gini_view(values, **settings)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _answer(values: np.ndarray, settings: dict) -> answer_experiments.GiniAnswer:
+    return answer_experiments.gini_answer(values, **settings)
+
+
+@st.cache_data(show_spinner="Finding the ε for your target...", max_entries=32)
+def _recommendation(values: np.ndarray, settings: dict) -> answer_experiments.EpsilonRecommendation:
+    return answer_experiments.gini_recommendation(values, **settings)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -64,12 +76,18 @@ if ds.n < 2:
     st.error(f"Cannot compute the Gini index: the data have {ds.n} record(s); at least n = 2 are needed.")
     st.stop()
 
+# ---- the answer first (filled once the controls below are read) ---------------------------
+answer_box = st.container(border=True)
+answer_text = answer_box.container()
+target_error, target_confidence = answer_views.gini_target_controls(answer_box)
+
 # ---- controls -----------------------------------------------------------------------------
 c1, c2, c3 = st.columns(3)
+advanced = st.expander("Advanced: noise tail γ, noise calibration, sensitivity bound")
 eps = float(qp_select_slider("Privacy loss ε (log scale)", "gini_eps", EPS_OPTIONS, 1.0, container=c1,
                              help="Smaller ε = stronger privacy = more noise. Steps are roughly "
                                   "evenly spaced on a log scale from 0.05 to 5."))
-gamma = float(qp_select_slider("Noise tail γ (> 1)", "gini_gamma", GAMMA_OPTIONS, 2.0, container=c1,
+gamma = float(qp_select_slider("Noise tail γ (> 1)", "gini_gamma", GAMMA_OPTIONS, 2.0, container=advanced,
                                help="Noise density ∝ 1/(1+|z|^γ). The paper uses γ = 2 (Cauchy-like, "
                                     "no mean or variance). γ > 3 gives a finite variance (an RMSE)."))
 n = ds.n
@@ -79,12 +97,12 @@ if ds.n > 2:
     n = int(qp_slider("Records used n (random sub-sample)", "gini_n", 2, ds.n, ds.n, 1, container=c2,
                       help="A fixed random sub-sample of the sidebar data (the sidebar seed only redraws "
                            "the noise). n is public."))
-method = qp_radio("Sensitivity bound", "gini_method", ["exact", "fast"], "exact", container=c2,
+method = qp_radio("Sensitivity bound", "gini_method", ["exact", "fast"], "exact", container=advanced,
                   format_func=gini_views.METHOD_LABELS.get, horizontal=True)
 if method == "exact" and n > 200_000:
-    c2.caption("On this many records the exact bound takes a few seconds per change; 'fast' is instant and never "
+    advanced.caption("On this many records the exact bound takes a few seconds per change; 'fast' is instant and never "
                "smaller.")
-calibration = qp_radio("Noise calibration", "gini_cal", ["tight", "paper"], "tight", container=c3,
+calibration = qp_radio("Noise calibration", "gini_cal", ["tight", "paper"], "tight", container=advanced,
                        format_func=gini_views.CAL_LABELS.get,
                        help="Both are ε-DP. 'paper' uses α = ε/(4γ); 'tight' the largest α whose "
                             "privacy loss is certified ≤ ε (about 5× less noise at γ = 2).")
@@ -127,6 +145,12 @@ if view is None:
     st.stop()
 if bounds_mode == BOUNDS_DP:
     b2.caption(f"DP estimate: U = {view.upper:,.0f} (ε = {view.upper_epsilon:g} spent)")
+answer_settings = {"lower": lower, "upper": view.upper, "gamma": gamma, "calibration": str(calibration), "n": int(n)}
+with answer_text, guard("the answer"):
+    answer_views.gini_answer(_answer(ds.values, {"epsilon": eps, **answer_settings}),
+                             _recommendation(ds.values, {"target_error": target_error,
+                                                         "confidence": target_confidence, **answer_settings}),
+                             answer_text)
 with clipping_area:
     gini_views.clipping_notes(view)
 with headline_area:

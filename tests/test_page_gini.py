@@ -16,6 +16,7 @@ from support import (assert_clean, assert_page_intro, metrics, open_page, page_s
 
 import ui.sidebar
 from dpcore import gini as gini_mechanism
+from dpcore import defaults
 from dpcore.data import IncomeData
 
 PAGE = "app_pages/gini.py"
@@ -33,8 +34,8 @@ def test_defaults_render_and_explain_themselves():
     assert "treats it as known" in text  # the posterior's known-scale assumption is stated
     assert any("n^2" in lx.value for lx in at.latex)  # the Gini definition used (eq. 1)
     m = metrics(at)
-    # the true Gini shown is dpcore's eq.-(1) Gini of the default data clipped to [0, 2,000,000]
-    xs, _, _ = gini_mechanism.clip_incomes(ui.sidebar.default_dataset().values, lower=0.0, upper=2_000_000.0)
+    # the true Gini shown is dpcore's eq.-(1) Gini of the default data clipped to [0, U] (dpcore.defaults)
+    xs, _, _ = gini_mechanism.clip_incomes(ui.sidebar.default_dataset().values, lower=0.0, upper=defaults.INCOME_UPPER)
     assert m["True Gini (confidential)"] == f"{gini_mechanism.gini(xs):.4f}"
     assert m["Total privacy loss ε"] == "1"
     assert len(at.get("plotly_chart")) >= 5  # releases, dots, decay, posterior, error vs epsilon
@@ -177,7 +178,8 @@ def test_real_cps_file_with_dp_upper_bound(cps_path):
     # The CPS ASEC file from ../shared/data through the sidebar (skips when absent).
     at = open_page(PAGE, data_source="Real: CPS ASEC 2016, 5 Midwest states")
     assert_clean(at)
-    assert metrics(at)["True Gini (confidential)"] == "0.5361"  # eq. (1), negatives dropped (sidebar default)
+    # eq. (1), negatives dropped (sidebar default), clipped to U = 1,000,000 (dpcore.defaults; 0.5361 at 2,000,000)
+    assert metrics(at)["True Gini (confidential)"] == "0.5351"
     at.radio(key="gini_bounds").set_value("Estimate U with DP (costs extra ε)").run()
     assert_clean(at)
     assert metrics(at)["Total privacy loss ε"] == "1.15"

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import planner, risk
+from dpcore import defaults, planner, risk
 from dpcore.experiments import planner as planner_experiments
 from dpcore.experiments.planner import AccuracyFirstView, AttackerBeliefView, BudgetFirstView, StatisticSpec
 from ui import plots_planner
@@ -106,7 +106,7 @@ def choose_groups(dataset: Any, values: np.ndarray, kinds: list[str], seed: int
 def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[str, Any]:
     """The public settings of one statistic (widgets in ``column``)."""
     if kind == "gini":
-        return {"upper": float(qp_number("Public upper bound U on income", "planner_gini_upper", 1_000_000.0,
+        return {"upper": float(qp_number("Public upper bound U on income", "planner_gini_upper", defaults.INCOME_UPPER,
                                           min_value=1.0, max_value=1e12, step=10_000.0, container=column,
                                           help="Incomes above U are clipped to U; U must not be read off the data.")),
                 "gamma": float(qp_selectbox("Noise tail γ", "planner_gini_gamma", [2.0, 3.0, 4.0], 2.0,
@@ -116,7 +116,7 @@ def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[
                     help="tight: the largest noise divisor α whose privacy loss is certified ≤ ε (less noise); "
                          "paper: the constants α = ε/(4γ), β = ε/γ of Nissim-Raskhodnikova-Smith used in the papers.")}
     if kind in ("group_means", "mean"):
-        return {"upper": float(qp_number("Public clip range upper end", f"planner_{kind}_upper", 500_000.0,
+        return {"upper": float(qp_number("Public clip range upper end", f"planner_{kind}_upper", defaults.MEAN_CLIP_UPPER,
                                          min_value=1.0, max_value=1e12, step=10_000.0, container=column,
                                          help="Incomes are clipped to [0, this]; a tighter range means less "
                                               "noise but more clipping bias."))}

@@ -1,0 +1,41 @@
+"""The answer box at the top of a method page (issue 14): the sentence with the number that matters,
+its tail risk, and the recommended ε for a target typed in the statistic's own units.
+
+Numbers come from :mod:`dpcore.experiments.answers`; this module only draws them.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from dpcore import defaults
+from dpcore.experiments.answers import EpsilonRecommendation, GiniAnswer
+from ui.common import qp_number, qp_selectbox
+
+CONFIDENCES = {"half the time": 0.5, "9 times in 10": 0.9, "19 times in 20": 0.95, "99 times in 100": 0.99}
+
+
+def gini_target_controls(container) -> tuple[float, float]:
+    """The target of the recommendation: ± Gini points, how often (URL-backed: gini_target, gini_conf)."""
+    c1, c2 = container.columns(2)
+    target = float(qp_number("Your target: published Gini within ± (Gini points)", "gini_target",
+                             defaults.ANSWER_TARGET_GINI, min_value=0.0005, max_value=0.5, step=0.001,
+                             container=c1, format="%.4f",
+                             help="0.01 = one Gini point, e.g. 0.45 published as anything in 0.44–0.46."))
+    how_often = qp_selectbox("… how often", "gini_conf", list(CONFIDENCES), "9 times in 10", container=c2)
+    return target, CONFIDENCES[how_often]
+
+
+def gini_answer(answer: GiniAnswer, recommendation: EpsilonRecommendation | None, container) -> None:
+    """The answer sentence (success box), the tail risk and the recommendation."""
+    with container:
+        st.success(f"**{answer.sentence}**", icon=":material/lightbulb:")
+        if recommendation is not None:
+            if recommendation.recommended_epsilon is None:
+                st.warning(recommendation.recommendation)
+            else:
+                st.info(f"**Recommended:** {recommendation.recommendation} Set ε below to "
+                        f"{recommendation.recommended_epsilon:.3g} or the nearest step above it.",
+                        icon=":material/recommend:")
+        if abs(answer.clipping_bias) > 0.1 * answer.median_abs_error:
+            st.caption(f"Includes the bias from clipping incomes to U = {answer.upper:,.0f} "
+                       f"({answer.clipping_bias:+.4f}); a lower U means less noise but more clipping.")
