@@ -30,6 +30,8 @@ DEFAULT_TARGETS = {"gini": (10, 90), "percentiles": (10, 90), "group_means": (5,
                    "mean": (5, 95), "count": (5, 95)}
 EPS_SLIDER_MIN = 0.001
 ALLOC_KEY = "_planner_alloc"
+#: the last accuracy-first plan (kind -> smallest ε); ui.release_panel starts from it
+PLAN_KEY = "_planner_plan"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -280,6 +282,23 @@ def accuracy_table(view: AccuracyFirstView) -> pd.DataFrame:
                          for r in view.rows])
 
 
+def plan_memo(view: AccuracyFirstView, table: pd.DataFrame, budget: float) -> str:
+    """The decision memo of an accuracy-first plan (ui.memo): data, ε per statistic and target, total."""
+    from ui import memo as memo_html
+    from ui.sidebar import current_dataset
+
+    ds = current_dataset()
+    dataset = {"name": ds.name, "income column": ds.column, "n": ds.n,
+               "source": "uploaded file (confidential)" if ds.confidential else ds.source}
+    rows = [{"statistic": r.statistic, "target": r.target, "ε": r.epsilon, "probability met": r.achieved}
+            for r in view.rows]
+    return memo_html.decision_memo_html(
+        title="Decision memo: privacy budget plan", dataset=dataset, plan_rows=rows, total_epsilon=view.total_epsilon,
+        cap_epsilon=budget, figures=[memo_html.epsilon_figure({r.statistic: r.epsilon for r in view.rows}, {})],
+        notes=[f"An attacker who was 1% sure of a fact about one person is at most "
+               f"{100 * view.belief_from_1pct:.1f}% sure after the whole release."])
+
+
 def render_accuracy(view: AccuracyFirstView, budget: float) -> None:
     st.markdown("For each statistic, the **smallest ε** that meets its target on the planning data. Closed forms are "
                 "exact; the percentiles need simulation, so their ε carries Monte Carlo uncertainty (we report the "
@@ -287,6 +306,8 @@ def render_accuracy(view: AccuracyFirstView, budget: float) -> None:
     _failures(view.failures)
     if not view.rows:
         return
+    # the plan Release mode starts from (issue 14): the smallest ε per statistic
+    st.session_state[PLAN_KEY] = {row.kind: float(row.epsilon) for row in view.rows}
     table = accuracy_table(view)
     c1, c2, c3 = st.columns(3)
     c1.metric("Total ε of the plan (sequential composition)", f"{view.total_epsilon:.4g}")
@@ -299,6 +320,9 @@ def render_accuracy(view: AccuracyFirstView, budget: float) -> None:
     st.plotly_chart(figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
                     width="stretch")
     download_csv(table, "Download this table (CSV)", "planner_accuracy_first.csv", key="planner_dl_acc")
+    st.download_button("Download the decision memo (HTML, works offline)", plan_memo(view, table, budget).encode(),
+                       file_name="dp_plan_memo.html", mime="text/html", key="planner_dl_memo",
+                       help="A self-contained report of this plan for the people who approve the release.")
     if view.dots:
         st.markdown("**Plausible releases at the chosen ε** — each dot is 1/20 of the releases the mechanism could "
                     "produce (a quantile dot plot); green dots are within the target.")

@@ -30,7 +30,10 @@ from dpcore import budget as B
 from dpcore import ledger as L
 from dpcore import planner as P
 from dpcore import release as R
+from dpcore import memo as memo_lib
+from ui import memo as memo_html
 from ui.common import guard, qp_number
+from ui.planner_views import PLAN_KEY
 
 RANDOM_GROUPS_REFUSAL = (
     "A real release cannot use **random groups A/B/C**: they are a planning device drawn with the sidebar seed, "
@@ -40,6 +43,53 @@ RANDOM_GROUPS_REFUSAL = (
 GROUP_KINDS = ("percentiles", "group_means", "ratio")
 DELTA_CAPS = [0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-6]
 DEFAULT_DELTA_CAP = 1e-8
+
+
+def _round_up(value: float) -> float:
+    """ε rounded *up* to 4 decimals (the field's precision), so the release never has less ε than planned."""
+    import math
+
+    return math.ceil(float(value) * 1e4 - 1e-9) / 1e4
+
+
+def release_memo(records: Sequence[Any], acct: Any, entries: Sequence[Any], plan: dict[str, float]) -> str:
+    """The decision memo of a release: dataset, ε per statistic against the plan, released values."""
+    doc = memo_lib.complete_record(records, acct, entries)
+    rows = [{"statistic": P.STAT_KINDS.get(r.get("kind", ""), r.get("statistic")), "ε released": r.get("epsilon"),
+             "ε planned": plan.get(r.get("kind", "")), "δ": r.get("delta"), "mechanism": r.get("mechanism")}
+            for r in doc["this_release"]]
+    released = [{"statistic": r.get("statistic"), "number": lab, "released value": float(v), "ε": r.get("epsilon")}
+                for r in doc["this_release"] for lab, v in zip(r.get("labels", []), r.get("released", []))]
+    total = float(sum(r.get("epsilon", 0.0) for r in doc["this_release"]))
+    eps = {str(r["statistic"]): float(r["ε released"] or 0.0) for r in rows}
+    return memo_html.decision_memo_html(
+        title="Decision memo: differentially private release", dataset=doc["dataset"], plan_rows=rows,
+        total_epsilon=total, cap_epsilon=doc["account"].get("cap_epsilon"), releases=released,
+        figures=[memo_html.epsilon_figure(eps, {})],
+        notes=[f"Spent on this data so far (every release): ε = {doc['epsilon_spent_in_total']:.4g}."])
+
+
+def plan_cap_default(plan_total: float) -> float:
+    """The cap field's starting value: at least the plan's total (rounded up to 0.1), at least 2."""
+    import math
+
+    return max(2.0, math.ceil(plan_total * 10 - 1e-9) / 10) if plan_total > 0 else 2.0
+
+
+def plan_differences(plan: dict[str, float], chosen: dict[str, float], cap: float) -> list[str]:
+    """Sentences for every way the release differs from the plan (ε per statistic, total above the cap)."""
+    out = []
+    for kind, eps in chosen.items():
+        planned = plan.get(kind)
+        if planned is not None and abs(eps - _round_up(planned)) > 1e-9:
+            effect = "less accurate than planned" if eps < planned else "more accurate than planned, and costs more"
+            out.append(f"{P.STAT_KINDS[kind]}: ε = {eps:.4g} instead of the planned {planned:.4g} ({effect}).")
+        elif planned is None and plan:
+            out.append(f"{P.STAT_KINDS[kind]} was not in the plan (ε = {eps:.4g}, its accuracy was not checked).")
+    total = sum(chosen.values())
+    if total > cap * (1 + 1e-12):
+        out.append(f"The release's total ε = {total:.4g} is above the cap ε = {cap:.4g}: the ledger will refuse it.")
+    return out
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -138,11 +188,14 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
     db, dataset_id, default_label, acct = opened
     st.session_state["planner_ledger"] = acct
 
+    plan = {k: float(v) for k, v in (st.session_state.get(PLAN_KEY) or {}).items() if k in kinds}
+    plan_total = sum(plan.values())
     if acct is None:
         st.markdown("**No release has been made from these data yet.** The first release creates their budget "
                     "account with the cap below; **the cap is then fixed for good** (no reset: a different cap "
                     "would need different data).")
-        cap = float(qp_number("Total privacy budget of this data (ε cap)", "planner_cap", 2.0, min_value=0.001,
+        cap = float(qp_number("Total privacy budget of this data (ε cap)", "planner_cap",
+                              plan_cap_default(plan_total), min_value=0.001,
                               max_value=100.0, step=0.1,
                               help="The ledger refuses any release that would bring the total spent above this. "
                                    "Fixed when the first release creates the account."))
@@ -166,12 +219,23 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
     metrics_box = st.container()
 
     eps_items = []
+    if plan:
+        st.markdown("**ε per statistic: from your plan** (Plan mode, *Accuracy first*). Change them here if you must; "
+                    "any difference from the plan is shown below.")
     for kind in kinds:
+        start = plan.get(kind, allocation.get(kind, 0.1))
         eps_k = qp_number(f"ε for {P.STAT_KINDS[kind]}", f"planner_rel_eps_{kind}",
-                          float(round(allocation.get(kind, 0.1), 4)), min_value=0.0001, max_value=100.0, step=0.01,
+                          float(_round_up(start)), min_value=0.0001, max_value=100.0, step=0.01,
                           format="%.4f")
         eps_items.append((kind, float(eps_k)))
-    st.caption(f"This release costs ε = {sum(e for _, e in eps_items):.4g} in total (sequential composition).")
+    total_eps = sum(e for _, e in eps_items)
+    st.caption(f"This release costs ε = {total_eps:.4g} in total (sequential composition).")
+    differences = plan_differences(plan, dict(eps_items), cap)
+    for message in differences:
+        st.warning(message)
+    if not plan:
+        st.caption("No accuracy-first plan in this session: the ε fields start from the budget-first split. "
+                   "Plan first (Plan mode) to start from the smallest ε that meets your targets.")
     grouped = [k for k in kinds if k in GROUP_KINDS]
     refused = bool(random_groups and grouped)
     if refused:
@@ -208,11 +272,17 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
             st.warning(f"**Every further release spends more.** Spent so far on this data: {acct.describe(entries)}; "
                        f"remaining ε = {remaining:.4g}. Releasing the same statistic again and "
                        "averaging would reduce the noise, which is exactly why it costs budget again.")
-        c1, c2 = st.columns(2)
-        c1.download_button("Download the release record (JSON)", R.records_to_json(records, acct).encode(),
-                           file_name="dp_release_record.json", mime="application/json", key="planner_dl_json")
+        c1, c2, c3 = st.columns(3)
+        c1.download_button("Download the release record (JSON)",
+                           memo_lib.complete_record_json(records, acct, entries).encode(),
+                           file_name="dp_release_record.json", mime="application/json", key="planner_dl_json",
+                           help="This release, every earlier release of the account, the dataset identity (file "
+                                "name, columns, n), mechanisms, (ε, δ), software version. Not the file's "
+                                "fingerprint (a hash of confidential data stays in the ledger).")
         c2.download_button("Download the released values (CSV)", R.records_to_csv(records).encode(),
                            file_name="dp_released_values.csv", mime="text/csv", key="planner_dl_relcsv")
+        c3.download_button("Download the decision memo (HTML)", release_memo(records, acct, entries, plan).encode(),
+                           file_name="dp_release_memo.html", mime="text/html", key="planner_dl_memo_release")
 
     if acct is not None:
         if entries:

@@ -1,0 +1,94 @@
+"""Plan -> release (issue 14): Release mode starts from the accuracy-first plan (ε per statistic,
+cap >= the plan's total) and states every difference; the JSON record holds every release of the
+account and the dataset identity (never the fingerprint); the decision memo is self-contained HTML."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore import ledger as L
+from dpcore import memo as memo_lib
+from test_release_panel import HARNESS, RELEASE, _csv
+from ui import memo as memo_html
+from ui import release_panel
+
+PLAN = "Plan: choose ε on planning data"
+
+
+@pytest.fixture
+def ledger_url(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    monkeypatch.setenv(L.ENV_VAR, url)
+    return url
+
+
+def _downloads(at: AppTest) -> dict[str, bytes]:
+    out = {}
+    for element in at.get("download_button"):
+        proto = element.proto
+        out[proto.label] = proto
+    return out
+
+
+def test_release_starts_from_the_plan_and_shows_differences(ledger_url):
+    at = AppTest.from_string(HARNESS, default_timeout=300)
+    for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_mode": PLAN, "planner_stats": "gini"}.items():
+        at.query_params[k] = v
+    at.run()
+    at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(), "text/csv")).run()
+    assert not at.exception
+    plan = dict(at.session_state["_planner_plan"])
+    assert set(plan) == {"gini"} and plan["gini"] > 0
+    assert any(b.proto.label.startswith("Download the decision memo") for b in at.get("download_button"))
+    at.radio(key="planner_mode").set_value(RELEASE).run()
+    assert not at.exception
+    # before issue 14 the field started at the budget-first split and the cap at 2, whatever the plan
+    field = at.number_input(key="planner_rel_eps_gini").value
+    assert field == pytest.approx(release_panel._round_up(plan["gini"]))
+    assert at.number_input(key="planner_cap").value >= field
+    assert not [w.value for w in at.warning if "instead of the planned" in w.value]
+    at.number_input(key="planner_rel_eps_gini").set_value(round(field / 2, 4)).run()
+    assert any("instead of the planned" in w.value and "less accurate" in w.value for w in at.warning)
+
+
+def test_plan_differences_and_cap_default():
+    assert release_panel.plan_cap_default(5.31) == pytest.approx(5.4)
+    assert release_panel.plan_cap_default(0.3) == 2.0
+    msgs = release_panel.plan_differences({"gini": 1.0}, {"gini": 1.0, "ratio": 0.5}, cap=1.2)
+    assert any("was not in the plan" in m for m in msgs) and any("above the cap" in m for m in msgs)
+    assert release_panel.plan_differences({"gini": 0.12345}, {"gini": 0.1235}, cap=2.0) == []
+
+
+def test_record_holds_every_release_and_identity_but_no_fingerprint(ledger_url):
+    from dpcore import planner, release
+
+    values = np.random.default_rng(3).lognormal(10, 0.8, 500)
+    db = L.open_ledger(ledger_url)
+    fingerprint = L.dataset_fingerprint(b"secret bytes", "income")
+    account = db.account(fingerprint, cap_epsilon=3.0, label="survey")
+    identity = {"file_name": "survey.csv", "income_column": "income", "group_column": None, "n": 500}
+    first = release.make_release([(planner.make_statistic("gini", values, upper=1e6), 0.5)], account,
+                                 dataset=identity)
+    second = release.make_release([(planner.make_statistic("mean", values, upper=1e6), 0.25)], account,
+                                  dataset=identity)
+    text = memo_lib.complete_record_json(second, account, account.entries())
+    doc = json.loads(text)
+    assert len(doc["every_release_of_the_account"]) == 2  # before issue 14: only the last release
+    assert doc["dataset"]["file_name"] == "survey.csv" and doc["dataset"]["n"] == 500
+    assert doc["epsilon_spent_in_total"] == pytest.approx(0.75)
+    assert doc["dpcore_version"] and doc["this_release"][0]["mechanism"]
+    assert fingerprint not in text and "dataset_id" not in text
+    assert first[0].released[0] == pytest.approx(doc["every_release_of_the_account"][0]["result"]["records"][0]["released"][0])
+
+
+def test_memo_is_self_contained_html():
+    page = memo_html.decision_memo_html(
+        title="Memo", dataset={"name": "survey.csv", "n": 500}, plan_rows=[{"statistic": "Gini", "ε": 0.8}],
+        total_epsilon=0.8, cap_epsilon=2.0, figures=[memo_html.epsilon_figure({"Gini": 0.8}, {})])
+    assert page.startswith("<!doctype html>") and "within</b>" not in page and "within the cap" in page
+    assert "<script src=" not in page  # plotly.js inline: works offline
+    assert "Plotly.newPlot" in page and len(page) > 1_000_000  # the library itself is embedded
