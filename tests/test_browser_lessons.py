@@ -1,0 +1,111 @@
+"""Every lesson link opens its page without an exception box (issue 15), in a real headless Chromium.
+
+One Streamlit server per module (``quality_support.streamlit_server``: free localhost port, temp log
+dir, stopped at the end); Playwright drives Debian's /usr/bin/chromium. For each lesson step: open the
+Lessons page, click the step's link (``st.page_link`` with query parameters), wait for the app to
+finish, and fail on any exception box, st.error box, console error or uncaught page error; the
+address must carry the step's query parameters (the target page read them). Also plays one round
+of the attacker game in the browser. Skipped when chromium or playwright is missing.
+"""
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from quality_support import chromium_available, launch_chromium, streamlit_server, visible_problems, wait_for_app_idle
+from ui import lessons_views
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright "
+                       "(apt-get install chromium; .ci/run does it)"),
+]
+
+STEPS = [(lesson, number, step) for lesson in lessons_views.LESSONS for number, step in enumerate(lesson.steps, 1)]
+LINK = '[data-testid="stMain"] [data-testid="stPageLink-NavLink"]'
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with streamlit_server(tmp_path_factory.mktemp("lessons_server")) as srv:
+        yield srv
+
+
+@pytest.fixture
+def tab(browser):
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(f"uncaught page error: {exc}"))
+    page.on("console", lambda msg: errors.append(f"console error: {msg.text[:300]}")
+            if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None)
+    yield page, errors
+    context.close()
+
+
+def test_lessons_page_lists_every_link(server, tab):
+    page, errors = tab
+    page.goto(f"{server.url}/lessons")
+    wait_for_app_idle(page, timeout_ms=90_000)
+    assert not visible_problems(page) and not errors, (visible_problems(page), errors)
+    assert len(page.query_selector_all(LINK)) == len(STEPS)
+
+
+def test_every_lesson_link_opens_without_error(server, tab):
+    """One tab, as a teacher would use it: click a link, check the page, go back to the lessons, next link."""
+    page, errors = tab
+    page.goto(f"{server.url}/lessons")
+    wait_for_app_idle(page, timeout_ms=90_000)
+    failures = []
+    for index, (lesson, number, step) in enumerate(STEPS):
+        link = page.query_selector_all(LINK)[index]
+        assert step.label in link.inner_text()
+        link.click()
+        page.wait_for_timeout(300)
+        wait_for_app_idle(page, timeout_ms=90_000)
+        url = urlparse(page.url)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        where = f"{lesson.key} step {number} ({step.label})"
+        if url.path.rstrip("/").split("/")[-1] != (lessons_views.URL_PATHS[step.page] or url.path.rstrip("/").split("/")[-1]):
+            failures.append(f"{where}: opened {url.path}")
+        failures += [f"{where}: {key}={query.get(key)!r}, expected {value!r}" for key, value in step.params.items()
+                     if query.get(key) != value]
+        if not page.query_selector('[data-testid="stMain"] h1'):
+            failures.append(f"{where}: no title rendered")
+        failures += [f"{where}: {problem}" for problem in visible_problems(page) + errors]
+        errors.clear()
+        page.go_back()
+        page.wait_for_timeout(300)
+        wait_for_app_idle(page, timeout_ms=90_000)
+        if len(page.query_selector_all(LINK)) != len(STEPS):  # back did not restore the lessons page: reload it
+            page.goto(f"{server.url}/lessons")
+            wait_for_app_idle(page, timeout_ms=90_000)
+    assert not failures, failures
+
+
+def test_attacker_round_in_the_browser(server, tab):
+    """Open a round, guess, see the answer, go to the next round: no errors, the round number advances."""
+    page, errors = tab
+    page.goto(f"{server.url}/attacker?atk_mech=count&atk_eps=1.0&atk_round=5")
+    wait_for_app_idle(page, timeout_ms=90_000)
+    assert "The answer was" not in page.inner_text('[data-testid="stMain"]')
+    page.get_by_role("button", name="Guess A: the target is in").click()
+    wait_for_app_idle(page)
+    assert "The answer was" in page.inner_text('[data-testid="stMain"]')
+    page.get_by_role("button", name="Next round").click()
+    page.wait_for_timeout(300)
+    wait_for_app_idle(page)
+    assert "atk_round=6" in page.url
+    assert not visible_problems(page) and not errors, (visible_problems(page), errors)
