@@ -5,7 +5,9 @@ levels x 4 cohorts, 50 states), generated under the gitignored ``artifacts/`` wh
 issue's example (percentiles by institution x degree_level x cohort, Gini and mean by state; epsilon 2).
 Each run is a fresh ``python -m dpcore release ... --seed 1`` process (simulation: no ledger; the
 aggregation, which is what scales, is the same as in a release); peak RSS is the largest sum of the
-resident memory of the process and all its children (Spark's JVM included), sampled every 0.1 s.
+resident memory of the process and all its children (Spark's JVM included), sampled every 0.1 s; CPU
+is user + system time of the whole process tree (sampled for processes that are not waited for, e.g.
+Spark's JVM and its Python workers; a process that ends between two samples loses at most 0.1 s).
 The pandas engine runs under an address-space limit (``--pandas-limit-gb``, default 12) so that running
 out of memory is reported instead of taking the shared machine down.
 
@@ -81,12 +83,24 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
-def tree_rss_kb(root: int) -> int:
+def _cpu_s(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def tree_rss_kb(root: int, cpu_seen: dict[int, float] | None = None) -> int:
+    """Resident memory of ``root`` and all its descendants; records each process's CPU time in ``cpu_seen``."""
     tree = _children()
     total, stack = 0, [root]
     while stack:
         pid = stack.pop()
         total += _rss_kb(pid)
+        if cpu_seen is not None:
+            cpu_seen[pid] = max(cpu_seen.get(pid, 0.0), _cpu_s(pid))
         stack.extend(tree.get(pid, []))
     return total
 
@@ -103,11 +117,12 @@ def run_once(cmd: list[str], *, limit_gb: float | None, timeout: float) -> dict:
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     peak = 0
     stop = threading.Event()
+    cpu_seen: dict[int, float] = {}
 
     def sample() -> None:
         nonlocal peak
         while not stop.is_set():
-            peak = max(peak, tree_rss_kb(proc.pid))
+            peak = max(peak, tree_rss_kb(proc.pid, cpu_seen))
             stop.wait(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -123,7 +138,8 @@ def run_once(cmd: list[str], *, limit_gb: float | None, timeout: float) -> dict:
     sampler.join()
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # waited-for children (exact) or the sampled CPU of the whole tree (includes Spark's JVM and workers)
+    cpu = max((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), sum(cpu_seen.values()))
     if status != "ok":
         tail = (err or "").strip().splitlines()[-1:] or [""]
         if "MemoryError" in (err or "") or "Cannot allocate" in (err or "") or "memory" in tail[0].lower():
