@@ -63,6 +63,7 @@ __all__ = [
     "plan_to_toml",
     "write_plan",
     "plan_from_planner",
+    "plan_from_planner_choices",
 ]
 
 PLAN_VERSION = 1
@@ -541,6 +542,46 @@ def _from_planned(stat: Any, epsilon: float, by: Sequence[str]) -> dict[str, Any
                 "bins": "pseo" if same else [float(v) for v in edges], "q": [float(v) for v in stat.q]}
     raise PlanError(f"the planner statistic {getattr(stat, 'name', kind)!r} (kind {kind!r}) has no release-plan "
                     "form; give it as a dict (kind = gini | percentiles | mean | relative_risk)")
+
+
+def plan_from_planner_choices(kinds: Sequence[str], statistic_for: Any, allocation: Mapping[str, float], *,
+                              dataset: str, income: str, cap_epsilon: float, group_column: str | None = None,
+                              params_for: Any = None) -> tuple[ReleasePlan, list[str]]:
+    """The planner page's choices as a plan: ``(plan, left_out)``.
+
+    ``kinds``: the planner's statistic kinds; ``statistic_for(kind)``: its PlannedStatistic;
+    ``allocation[kind]``: its epsilon; ``group_column``: the real data's group column (cells of the
+    grouped statistics); ``params_for(kind)``: the page's settings (dict) -- the ratio needs its
+    ``threshold``, ``group_x``, ``group_y`` (-> ``relative_risk`` with ``outcome_below``).
+    Statistics that have no plan form (a count, or a grouped statistic without a group column) are
+    left out and named in ``left_out`` (the page says so). ``cap_epsilon`` is at least the plan's total.
+    """
+    items: list[Any] = []
+    left_out: list[str] = []
+    by = [group_column] if group_column else []
+    for kind in kinds:
+        eps = float(allocation[kind])
+        if kind == "ratio":
+            params = dict(params_for(kind)) if params_for is not None else {}
+            if not group_column or not {"threshold", "group_x", "group_y"} <= set(params):
+                left_out.append(f"{kind}: needs a group column and the two groups")
+                continue
+            items.append({"kind": "relative_risk", "epsilon": eps, "group": group_column,
+                          "exposed": str(params["group_x"]), "reference": str(params["group_y"]),
+                          "outcome_below": float(params["threshold"])})
+            continue
+        if kind in ("percentiles", "group_means") and not group_column:
+            left_out.append(f"{kind}: needs a group (cell) column in the data")
+            continue
+        try:
+            items.append(_from_planned(statistic_for(kind), eps, by))
+        except PlanError as exc:
+            left_out.append(f"{kind}: {exc}")
+    if not items:
+        raise PlanError("none of the chosen statistics can be written into a release plan: " + "; ".join(left_out))
+    total = math.fsum(float(i["epsilon"]) for i in items)
+    plan = plan_from_planner(items, dataset=dataset, income=income, cap_epsilon=max(float(cap_epsilon), total))
+    return plan, left_out
 
 
 def plan_from_planner(statistics: Iterable[Any], *, dataset: str, income: str, cap_epsilon: float,

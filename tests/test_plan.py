@@ -209,3 +209,33 @@ def test_toml_writer_numbers():
     assert tomllib.loads(f"a = {planmod._toml_value(0.1)}")["a"] == 0.1
     with pytest.raises(PlanError):
         planmod._toml_value(math.inf)
+
+
+def test_plan_from_planner_choices():
+    from dpcore import planner
+    from dpcore.plan import plan_from_planner_choices
+
+    rng = np.random.default_rng(1)
+    x = rng.lognormal(10.5, 0.8, 300)
+    groups = rng.choice(["north", "south"], 300)
+    params = {"gini": {"upper": 1e6}, "percentiles": {"n_sims": 100}, "group_means": {"lower": 0, "upper": 2e5},
+              "ratio": {"threshold": 20000.0, "group_x": "north", "group_y": "south"}, "count": {"threshold": 1e4}}
+
+    def stat(kind):
+        extra = {k: v for k, v in params[kind].items() if k not in ("group_x", "group_y")}
+        return planner.make_statistic(kind, x, groups, **extra)
+
+    kinds = ["gini", "percentiles", "group_means", "ratio", "count"]
+    alloc = {"gini": 0.5, "percentiles": 1.0, "group_means": 0.25, "ratio": 0.25, "count": 0.1}
+    plan, left_out = plan_from_planner_choices(kinds, stat, alloc, dataset="upload.csv", income="income",
+                                               cap_epsilon=1.0, group_column="region", params_for=params.get)
+    assert [s.kind for s in plan.statistics] == ["gini", "percentiles", "mean", "relative_risk"]
+    rr = plan.statistics[3]
+    assert (rr.group, rr.exposed, rr.reference, rr.outcome_below) == ("region", "north", "south", 20000.0)
+    assert plan.cap_epsilon == pytest.approx(2.0)  # raised to the plan's total
+    assert len(left_out) == 1 and left_out[0].startswith("count")
+    plan2, left_out2 = plan_from_planner_choices(["gini", "percentiles"], stat, alloc, dataset="d", income="i",
+                                                 cap_epsilon=3.0)
+    assert [s.kind for s in plan2.statistics] == ["gini"] and "percentiles" in left_out2[0]
+    with pytest.raises(PlanError, match="none of the chosen statistics"):
+        plan_from_planner_choices(["count"], stat, alloc, dataset="d", income="i", cap_epsilon=1.0)
