@@ -54,7 +54,7 @@ source = qp_radio("Data", "strat_data", DATA_SOURCES, container=c1,
                        "are the paper's Table 3.")
 epsilon = qp_select_slider("Privacy budget ε", "strat_eps", [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0],
                            1.0, container=c2, help="Smaller ε = stronger privacy = more noise.")
-c2.caption(views.coinpress_caption(float(epsilon)))
+c2.caption(views.coinpress_caption(float(epsilon), "epsilon_delta"))
 method = qp_selectbox("Method shown per group", "strat_method", list(strat_experiments.METHODS), "Stratified Laplace",
                       container=c3, help="Global methods give every group the same (overall) number.")
 clamp = qp_toggle("Clamp CoinPress estimates into the prior interval", "strat_clamp", False, container=c3,
@@ -120,7 +120,8 @@ with guard("the data"):
         recipe = dict(source="synthetic", n=int(n), k=int(k), alpha=float(alpha), preset=preset, seed=seed())
         data = _recipe_data(recipe)
         st.caption(views.SYNTHETIC_CAPTION)
-settings = dict(epsilon=float(epsilon), clip=clip, prior=list(prior), clamp=bool(clamp), method=method, seed=seed())
+settings = dict(epsilon=float(epsilon), clip=clip, prior=list(prior), clamp=bool(clamp), method=method, seed=seed(),
+                match="epsilon_delta")  # every method (ε, δ)-DP (issue 15)
 data_key = json.dumps(recipe, sort_keys=True, default=str) + data_key
 
 # One view per run (a URL-backed choice, so a link opens the same view); rendering only the chosen

@@ -100,3 +100,19 @@ def test_fixed_axes_do_not_depend_on_the_draws(page, toggle, eps_key, low, high,
     free = [_spec(open_page(page, **{toggle: "0", eps_key: eps, **extra}))["layout"][axis].get("range")
             for eps in (low, high)]
     assert free[0] is None or free[0] != free[1]
+
+
+def test_group_means_compare_methods_at_equal_privacy():
+    """Issue 15: the group-means page runs CoinPress at the rho whose (eps, delta) conversion equals the
+    Laplace methods' eps (not at rho = eps^2/2, which is (5.76, 1e-6)-DP at eps = 1)."""
+    from dpcore import coinpress
+    from dpcore.experiments import stratified as strat_experiments
+
+    for eps in (0.05, 0.5, 1.0, 5.0):
+        rho = strat_experiments.coinpress_rho(eps, "epsilon_delta")
+        assert coinpress.zcdp_to_dp(rho, strat_experiments.DELTA) <= eps
+        assert coinpress.zcdp_to_dp(rho * (1 + 1e-9), strat_experiments.DELTA) > eps  # the largest such rho
+    assert strat_experiments.coinpress_rho(1.0) == 0.5  # the paper's convention stays available
+    at = open_page("app_pages/stratified.py", strat_eps="1.0")
+    assert_clean(at)
+    assert "Equal privacy: every method is (ε = 1, δ = 1e-06)-DP" in page_text(at)

@@ -65,9 +65,16 @@ SCRIPT_NOTE = ("The script recomputes the **Group means** view (the 200 simulate
                "`group_means_view(...)` the page makes.")
 
 
-def coinpress_caption(epsilon: float) -> str:
-    rho = strat_experiments.pure_dp_to_zcdp(epsilon)
+def coinpress_caption(epsilon: float, match: str = "same_rho") -> str:
     delta = strat_experiments.DELTA
+    if match == "epsilon_delta":  # issue 15: every method at the same (ε, δ)
+        rho = strat_experiments.coinpress_rho(epsilon, match)
+        paper = strat_experiments.pure_dp_to_zcdp(epsilon)
+        return (f"**Equal privacy: every method is (ε = {epsilon:g}, δ = {delta:g})-DP.** Laplace methods: pure "
+                f"ε = {epsilon:g}. CoinPress methods: ρ = **{rho:.4g}** zCDP, the largest ρ that gives "
+                f"(ε = {epsilon:g}, δ = {delta:g}). (The paper's convention ρ = ε²/2 = {paper:.4g} would give CoinPress "
+                f"ε = {strat_experiments.zcdp_to_dp(paper, delta):.3g} at this δ.)")
+    rho = strat_experiments.pure_dp_to_zcdp(epsilon)
     return (f"Laplace methods: ε = {epsilon:g} (pure DP). CoinPress methods: ρ = ε²/2 = **{rho:.4g}** zCDP "
             f"→ (ε = {strat_experiments.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})-DP.")
 

@@ -967,6 +967,7 @@ class GroupMeansView:
     parity: Mapping[str, np.ndarray]
     notes: tuple[str, ...]
     recipe: dict
+    match: str = "same_rho"
 
     @property
     def n(self) -> int:
@@ -999,7 +1000,7 @@ class GroupMeansView:
 
     def to_dict(self) -> dict:
         return to_plain({
-            "epsilon": self.epsilon, "coinpress_rho": self.rho,
+            "epsilon": self.epsilon, "privacy_match": self.match, "coinpress_rho": self.rho,
             "coinpress_epsilon_at_delta": {"delta": self.delta, "epsilon": self.epsilon_at_delta},
             "people n": self.n, "groups k": self.k, "smallest group": int(self.sizes.min()),
             "largest group": int(self.sizes.max()),
@@ -1009,9 +1010,36 @@ class GroupMeansView:
         })
 
 
+#: how CoinPress's zCDP budget is matched to the Laplace methods' epsilon (issue 15, "equal privacy")
+PRIVACY_MATCHES = ("same_rho", "epsilon_delta")
+
+
+def coinpress_rho(epsilon: float, match: str = "same_rho", delta: float = DELTA) -> float:
+    """CoinPress's rho for a comparison with Laplace methods at ``epsilon``.
+
+    ``"same_rho"`` (the paper's convention): rho = epsilon^2/2, the zCDP level epsilon-DP implies
+    (Bun & Steinke 2016, Prop. 1.4); both are then rho-zCDP, but CoinPress is only
+    (rho + 2 sqrt(rho ln(1/delta)), delta)-DP, e.g. (5.76, 1e-6) at epsilon = 1.
+    ``"epsilon_delta"``: the largest rho whose (Prop. 1.3) conversion gives (epsilon, delta)-DP,
+    rho = (sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta)))^2, so every method is (epsilon, delta)-DP
+    (Laplace even with delta = 0): equal privacy in the (epsilon, delta) currency.
+    """
+    epsilon = check_epsilon(epsilon)
+    if match == "same_rho":
+        return pure_dp_to_zcdp(epsilon)
+    if match == "epsilon_delta":
+        log_term = math.log(1.0 / delta)
+        rho = (math.sqrt(log_term + epsilon) - math.sqrt(log_term)) ** 2
+        while zcdp_to_dp(rho, delta) > epsilon:  # rounding: never above epsilon
+            rho -= 4 * math.ulp(rho)
+        return rho
+    raise DPInputError(f"unknown privacy match {match!r}; choose from {list(PRIVACY_MATCHES)}")
+
+
 def group_means_view(data: GroupedData | Mapping[str, Any], *, epsilon: float, clip: Any,
                      prior: Sequence[float], clamp: bool = False, method: str = "Stratified Laplace",
-                     seed: int, n_sims: int = N_SIMS, values: Any = None, frame: Any = None) -> GroupMeansView:
+                     seed: int, n_sims: int = N_SIMS, values: Any = None, frame: Any = None,
+                     match: str = "same_rho") -> GroupMeansView:
     """The group-means view: every method simulated ``n_sims`` times (rng ``seed + 1``) on ``data``
     (a :class:`GroupedData` or a recipe for :func:`grouped_data`, which then uses ``values`` /
     ``frame``), plus one real stratified release (rng ``seed + 2``) for its notes.
@@ -1019,8 +1047,11 @@ def group_means_view(data: GroupedData | Mapping[str, Any], *, epsilon: float, c
     ``clip``: a bound R (synthetic data: Laplace clips at ``R + sqrt(ln|G|/0.1)``, paper Eq. 3) or a
     public ``(low, high)`` range; ``prior``: CoinPress's public prior interval; ``clamp``: clamp
     CoinPress estimates into the prior (free post-processing). Neighbours: replace one person's
-    value within their group; Laplace epsilon-DP, CoinPress rho = epsilon^2/2 zCDP.
+    value within their group; Laplace epsilon-DP, CoinPress rho-zCDP with rho from
+    :func:`coinpress_rho` (``match``: ``"same_rho"`` = epsilon^2/2, or ``"epsilon_delta"`` = every
+    method (epsilon, DELTA)-DP; the page uses the latter).
     """
+    rho = coinpress_rho(epsilon, match)
     if not isinstance(data, GroupedData):
         data = grouped_data(data, values=values, frame=frame)
     epsilon = check_epsilon(epsilon)
@@ -1035,10 +1066,9 @@ def group_means_view(data: GroupedData | Mapping[str, Any], *, epsilon: float, c
     pw = public_weights(data.public_groups, labels)
     sim = simulate_methods(data.values, data.groups, epsilon=epsilon, clip_range=clip, lower=prior[0],
                            upper=prior[1], sigma=data.sigma, sigma_global=data.sigma_global, public_w=pw,
-                           n_sims=n_sims, rng=seed + 1, clamp_to_prior=bool(clamp))
+                           n_sims=n_sims, rng=seed + 1, clamp_to_prior=bool(clamp), rho=rho)
     draws = sim.groups[method]
     rel = stratified_mean(data.values, data.groups, epsilon=epsilon, clip_range=clip, rng=seed + 2)
-    rho = pure_dp_to_zcdp(epsilon)
     return GroupMeansView(
         epsilon=epsilon, rho=rho, delta=DELTA, epsilon_at_delta=zcdp_to_dp(rho, DELTA), method=method,
         n_sims=int(n_sims), seed=seed, clip=clip, prior=prior, labels=tuple(str(x) for x in sim.labels),
@@ -1046,7 +1076,7 @@ def group_means_view(data: GroupedData | Mapping[str, Any], *, epsilon: float, c
         true_means=np.asarray(sim.true_groups), release=draws[0], q05=np.quantile(draws, 0.05, axis=0),
         q95=np.quantile(draws, 0.95, axis=0), sd=draws.std(axis=0), true_overall=float(sim.true_overall),
         overall=dict(sim.overall), parity={m: parity_draws(sim, m) for m in METHODS}, notes=tuple(rel.notes),
-        recipe=dict(data.recipe))
+        recipe=dict(data.recipe), match=match)
 
 
 def summarise(rows: Sequence[Mapping[str, Any]], x: str, y: str):
