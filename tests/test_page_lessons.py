@@ -38,6 +38,8 @@ def test_answers_can_be_hidden_and_epsilon_moves():
     assert STEPS[0][2].answer not in page_text(at)
     at.select_slider(key="les_eps_b").set_value(1.0).run()
     assert_clean(at)
+    at.select_slider(key="les_eps_a").set_value(1.0).run()  # the same ε on both sides is allowed
+    assert_clean(at)
 
 
 def test_bad_address_shows_error():

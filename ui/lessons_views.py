@@ -186,11 +186,11 @@ def before_after(views: tuple, epsilons: tuple[float, float]) -> None:
     from ui.gini_views import FIXED_GINI_RANGE, FIXED_SHARE_RANGE
 
     columns = st.columns(2)
-    for column, view, eps in zip(columns, views, epsilons):
+    for index, (column, view, eps) in enumerate(zip(columns, views, epsilons)):
         med = view.abs_error_quantiles[0]
         column.markdown(f"**ε = {eps:g}**: half of the releases within ±{med:.3g} of the true Gini")
         column.plotly_chart(plots_gini.releases_figure(
             view.true_gini, view.simulated_releases, view.simulated_laplace_releases, smooth_range=FIXED_GINI_RANGE,
-            laplace_range=FIXED_GINI_RANGE, share_range=FIXED_SHARE_RANGE), width="stretch", key=f"les_before_after_{eps}")
+            laplace_range=FIXED_GINI_RANGE, share_range=FIXED_SHARE_RANGE), width="stretch", key=f"les_before_after_{index}")
     st.caption("Both charts use the same axes (Gini 0–1, share 0–100 %), chosen from public facts only, so the "
                "change you see is the change in noise.")
