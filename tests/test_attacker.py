@@ -158,3 +158,14 @@ def test_summary_for_a_player():
 def test_bad_settings_raise_dpinputerror(bad):
     with pytest.raises(DPInputError):
         attacker_lib.game_setup(**bad)
+
+
+@pytest.mark.parametrize("mechanism", [m for m in attacker_lib.MECHANISMS if m != "percentile"])
+def test_hint_densities_integrate_to_one_and_respect_epsilon(mechanism):
+    from ui import plots_attacker
+
+    setup = attacker_lib.game_setup(mechanism, 1.0)
+    grid, dens_in, dens_out, discrete = plots_attacker.release_densities(setup)
+    mass = dens_in.sum() if discrete else np.trapezoid(dens_in, grid)
+    assert 0.9 < mass <= 1.0 + 1e-9
+    assert np.all(np.abs(np.log(dens_in) - np.log(dens_out)) <= 1.0 + 1e-9)

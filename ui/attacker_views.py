@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.experiments import attacker as attacker_lib
+from ui import plots_attacker
 
 MECHANISM_LABELS = {
     "count": "a count (Laplace noise)",
@@ -94,6 +95,12 @@ def release(view: attacker_lib.AttackerView) -> None:
     st.markdown(text)
     st.caption(f"Round {game_round.round_seed} (the round number is its seed: the same number replays the same "
                "coin and noise). This is a simulation with numpy noise, not a real release.")
+    if setup.mechanism != "percentile":
+        with st.expander("Hint: how likely is this release under A and under B?"):
+            st.plotly_chart(plots_attacker.densities_figure(setup, game_round.release), width="stretch",
+                            key="atk_densities")
+            st.caption("The optimal attacker picks the data set whose curve is higher at the published value. "
+                       "DP keeps the two curves within a factor e^ε of each other everywhere.")
 
 
 def guess_buttons(on_guess: Callable[[bool], None]) -> None:
