@@ -82,6 +82,11 @@ class SparkEngine(Engine):
         elif not configured:
             builder = builder.master("local[*]")
         local = (master or ("local[*]" if not configured else SparkConf().get("spark.master"))).startswith("local")
+        import warnings
+
+        warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark(\..*)?")  # "pandas >= 3" notes
+        if self.progress.quiet:
+            builder = builder.config("spark.ui.showConsoleProgress", "false")
         builder = (builder.config("spark.ui.enabled", "false")
                    .config("spark.sql.session.timeZone", "UTC")
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true")
