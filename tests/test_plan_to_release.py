@@ -92,3 +92,17 @@ def test_memo_is_self_contained_html():
     assert page.startswith("<!doctype html>") and "within</b>" not in page and "within the cap" in page
     assert "<script src=" not in page  # plotly.js inline: works offline
     assert "Plotly.newPlot" in page and len(page) > 1_000_000  # the library itself is embedded
+
+
+def test_ratio_groups_stay_different_after_a_change_of_group_column(ledger_url):
+    # before issue 14: random groups A/B/C -> 'region' made both selectors fall back to 'north', and the
+    # real release failed with "choose two different groups for the relative risk"
+    at = AppTest.from_string(HARNESS, default_timeout=300)
+    at.query_params["data_source"] = "Upload a CSV or Parquet file"
+    at.run()
+    at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(1414), "text/csv")).run()
+    at.selectbox(key="planner_groupcol").set_value("region").run()
+    assert not at.exception
+    gx, gy = at.selectbox(key="planner_ratio_gx").value, at.selectbox(key="planner_ratio_gy").value
+    assert gx != gy
+    assert gx not in at.selectbox(key="planner_ratio_gy").options

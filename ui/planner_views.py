@@ -131,7 +131,10 @@ def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[
         if len(group_labels) >= 2:
             params["group_x"] = qp_selectbox("Group x", "planner_ratio_gx", group_labels, group_labels[0],
                                              container=column)
-            params["group_y"] = qp_selectbox("Group y", "planner_ratio_gy", group_labels, group_labels[1],
+            # group y is never group x (issue 14: after a change of group column both fell back to the
+            # first label and the real release failed with "choose two different groups")
+            others = [label for label in group_labels if label != params["group_x"]]
+            params["group_y"] = qp_selectbox("Group y", "planner_ratio_gy", others, others[0],
                                              container=column)
         return params
     return {"threshold": float(qp_number("Count people with income at least", "planner_count_thr", 100_000.0,
