@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-# Material icons, not emoji: an emoji icon makes Streamlit load its emoji catalogue (~0.2 s) on the
-# first page view (issue 13, cold start).
-st.set_page_config(page_title="DP income explorer", page_icon=":material/lock:", layout="wide")
+# Page icons are Material icons, not emoji: an emoji icon makes Streamlit load its emoji catalogue
+# (~0.2 s) on the first page view (issue 13, cold start). The tab icon stays an emoji: a Material
+# favicon is fetched by the browser from fonts.gstatic.com (tests/test_security.py forbids other hosts).
+st.set_page_config(page_title="DP income explorer", page_icon="🔒", layout="wide")
 
 from ui.sidebar import render_sidebar  # noqa: E402  (after set_page_config)
 

@@ -308,12 +308,15 @@ def test_freeze_long_lived_objects_acts_only_after_new_imports():
     common.freeze_long_lived_objects()
     frozen = gc.get_freeze_count()
     assert common.freeze_long_lived_objects() is False  # nothing imported since: no freeze
-    import importlib
     import sys as _sys
+    import types
 
-    _sys.modules.pop("colorsys", None)
-    importlib.import_module("colorsys")  # a new module
-    junk = [[i] for i in range(1000)]  # noqa: F841 - objects that now exist
-    assert common.freeze_long_lived_objects() is True
-    assert gc.get_freeze_count() > frozen
-    gc.unfreeze()
+    name = f"_probe_module_{id(frozen)}"
+    _sys.modules[name] = types.ModuleType(name)  # a module imported since the last call
+    try:
+        junk = [[i] for i in range(1000)]  # noqa: F841 - objects that now exist
+        assert common.freeze_long_lived_objects() is True
+        assert gc.get_freeze_count() > frozen
+    finally:
+        del _sys.modules[name]
+        gc.unfreeze()
