@@ -250,6 +250,42 @@ def cached_figure(builder: Callable[..., Any], *args: Any, chart: dict | None = 
     return container.plotly_chart(_prebuilt_figure(spec), **options)
 
 
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _cached_figure_object(builder_name: str, _builder: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    return _builder(*args, **kwargs)
+
+
+class CachedBuilders:
+    """A figure-builder module (``ui.plots_*``) whose builders remember their figures per input.
+
+    ``plots = CachedBuilders(plots_gini)``; ``plots.releases_figure(...)`` returns the same ``go.Figure``
+    object for the same (hashed) arguments in this process, shared by every session (built once, then
+    free), and :func:`show_figure` keeps that object's spec, so a rerun on seen settings neither builds
+    nor copies the figure. The figures are shared: never change one after it is returned. Attributes
+    that are not callables (constants such as colours) are passed through; so are names in ``uncached``.
+    """
+
+    def __init__(self, module: Any, *, uncached: Sequence[str] = ()) -> None:
+        self._module = module
+        self._uncached = frozenset(uncached)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        if not callable(value) or name in self._uncached or isinstance(value, type):
+            return value
+        qualified = f"{self._module.__name__}.{name}"
+
+        def cached(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return _cached_figure_object(qualified, value, tuple(args), dict(kwargs))
+            except st.errors.UnhashableParamError:  # an argument Streamlit cannot hash: build it every time
+                return value(*args, **kwargs)
+
+        cached.__name__ = name
+        cached.__doc__ = value.__doc__
+        return cached
+
+
 def show_figure(fig: Any, *, container: Any = st, **options: Any) -> Any:
     """``st.plotly_chart(fig)`` for a memoised ``go.Figure`` that is shown again and again: its spec
     (``fig.to_dict()``, a deep copy) is made on the first call and kept on the figure, so later calls
