@@ -106,3 +106,19 @@ def test_ratio_groups_stay_different_after_a_change_of_group_column(ledger_url):
     gx, gy = at.selectbox(key="planner_ratio_gx").value, at.selectbox(key="planner_ratio_gy").value
     assert gx != gy
     assert gx not in at.selectbox(key="planner_ratio_gy").options
+
+
+def test_group_columns_that_do_not_qualify_are_explained_and_small_cells_advised():
+    import pandas as pd
+    from types import SimpleNamespace
+
+    from ui import planner_views
+
+    frame = pd.DataFrame({"income": np.arange(100.0), "id": np.arange(100), "country": ["X"] * 100,
+                          "region": ["a"] * 60 + ["b"] * 39 + ["c"]})
+    reasons = planner_views.group_rejections(SimpleNamespace(frame=frame, column="income"))
+    assert any("`id`: 100 distinct values" in r and "merge" in r for r in reasons)
+    assert any("`country`: 1 distinct value" in r for r in reasons)
+    advice = planner_views.small_cell_advice(frame["region"].to_numpy())
+    assert len(advice) == 1 and "**c** has only 1 records" in advice[0] and "Merge" in advice[0]
+    assert "suppress" in advice[0]

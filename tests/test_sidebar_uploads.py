@@ -79,3 +79,15 @@ def test_a_change_of_income_column_is_announced():
     _upload("b.csv", b"id,wage\n1,5\n2,6\n", at)
     assert at.session_state["dataset"].column == "wage"
     assert any("changed from `income` (a.csv) to `wage` (b.csv)" in i.value for i in at.sidebar.info)
+
+
+def test_lookalike_keeps_the_group_columns_with_synthetic_incomes():
+    content = b"income,region\n" + b"".join(f"{1000 + 7 * i},{'NS'[i % 2]}\n".encode() for i in range(200))
+    at = _upload("groups.csv", content)
+    real = at.session_state["dataset"]
+    at.sidebar.toggle(key="data_lookalike").set_value(True).run()
+    data = at.session_state["dataset"]
+    assert data.source == "synthetic" and data.n == real.n and data.column == "income"
+    assert list(data.frame["region"]) == list(real.frame["region"])  # groups kept (sizes are public)
+    np.testing.assert_array_equal(data.frame["income"].to_numpy(), data.values)
+    assert not np.array_equal(np.sort(data.values), np.sort(real.values))  # incomes are synthetic

@@ -76,6 +76,42 @@ def _group_candidates(dataset: Any) -> list[str]:
     return [str(c) for c in frame.columns if c != dataset.column and 2 <= frame[c].nunique(dropna=True) <= 20]
 
 
+def group_rejections(dataset: Any) -> list[str]:
+    """Why each other column of the data set cannot be a group column (issue 14: the choice offered
+    only random groups with no reason)."""
+    frame = getattr(dataset, "frame", None)
+    if frame is None:
+        return []
+    out = []
+    for name in frame.columns:
+        if name == dataset.column:
+            continue
+        distinct = int(frame[name].nunique(dropna=True))
+        if distinct < 2:
+            out.append(f"`{name}`: {distinct} distinct value — every record would be in one group")
+        elif distinct > 20:
+            kind = "looks like an amount or an id" if pd.api.types.is_numeric_dtype(frame[name]) else "too many groups"
+            out.append(f"`{name}`: {distinct:,} distinct values ({kind}); groups need 2–20 values: merge its "
+                       "values into at most 20 categories in the file (e.g. age bands) and upload it again")
+    return out
+
+
+def small_cell_advice(groups: np.ndarray, *, share: float = 0.02, minimum: int = 30) -> list[str]:
+    """Advice for groups so small that they drive ε up (noise on a group mean or a cell's percentiles
+    grows like 1/size): merge, suppress, or accept the ε the plan shows for them."""
+    labels, counts = np.unique(np.asarray(groups).astype(str), return_counts=True)
+    n = int(counts.sum())
+    out = []
+    for label, count in zip(labels, counts):
+        if count < minimum or count < share * n:
+            out.append(f"Group **{label}** has only {int(count):,} records ({100 * count / n:.1f}% of the data): its "
+                       "mean and percentiles need a much larger ε than the others (the noise grows like 1/size), "
+                       "so it drives the plan's ε for group statistics. **Merge** it with a similar group, "
+                       "**suppress** it (publish nothing for it, as PSEO does below 30 graduates), or accept the ε "
+                       "the plan shows.")
+    return out
+
+
 def choose_groups(dataset: Any, values: np.ndarray, kinds: list[str], seed: int
                   ) -> tuple[np.ndarray | None, str, list[str], str | None]:
     """The group / cell labels of the grouped statistics: ``(groups, token, labels, group_column)``."""
@@ -99,9 +135,15 @@ def choose_groups(dataset: Any, values: np.ndarray, kinds: list[str], seed: int
     groups, token, labels, n_missing = _memo(dataset, ("groups", column, seed), build)
     if column is None:
         st.caption("Random groups A/B/C (50/30/20% of records), drawn with the sidebar seed: they differ only "
-                   "in size, which is what the privacy noise depends on.")
+                   "in size, which is what the privacy noise depends on. A real release refuses them.")
     elif n_missing:
         st.caption(f"{n_missing:,} records without a value of {column} form their own group 'nan'.")
+    rejected = _memo(dataset, ("rejected",), lambda: group_rejections(dataset))
+    if rejected:
+        st.caption("Columns that cannot be groups: " + "; ".join(rejected) + ".")
+    if column is not None:
+        for advice in _memo(dataset, ("small", column), lambda: small_cell_advice(groups)):
+            st.warning(advice)
     return groups, token, labels, column
 
 

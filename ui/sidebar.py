@@ -269,9 +269,25 @@ def _choose() -> tuple[_Keyed | None, bool]:
     return _upload_source(), True
 
 
+def _with_group_columns(lookalike: IncomeData, upload: IncomeData) -> IncomeData:
+    """The look-alike with the upload's other columns (group labels; their sizes are public under the
+    "replace one record" relation) and synthetic incomes in the same column name, so planning by
+    group works on it (issue 14: the look-alike lost the group column). Incomes are synthetic only;
+    the synthetic values are independent draws, unrelated to the real rows."""
+    import dataclasses
+
+    if upload.frame is None or lookalike.n != upload.n or upload.frame.shape[1] < 2:
+        return lookalike
+    frame = upload.frame.drop(columns=[upload.column]).copy()
+    frame[upload.column] = lookalike.values
+    return dataclasses.replace(lookalike, frame=frame, column=upload.column,
+                               notes=lookalike.notes + (f"group columns kept from {upload.name}: "
+                                                        + ", ".join(map(str, frame.columns[:-1][:6])),))
+
+
 def _lookalike_widgets(n: int) -> _Keyed:
     gini = qp_slider("Look-alike Gini (from public figures)", "data_gini", 0.10, 0.80, 0.45, 0.01)
-    median = qp_number("Look-alike median income", "data_median", 30_000.0, min_value=1.0, max_value=1e9,
+    median = qp_number("Look-alike median income", "data_median", 40_000.0, min_value=1.0, max_value=1e9,
                        step=1_000.0)
     seed = _data_seed()
     key = ("lookalike", n, float(gini), float(median), seed)
@@ -297,7 +313,7 @@ def render_sidebar() -> None:
                              help="Pareto-tailed synthetic data with the same n (n is public) and a "
                                   "Gini and median you take from published figures, not from this file."):
                     lookalike = _lookalike_widgets(dataset.n)
-                    dataset, key = lookalike(), lookalike.key
+                    dataset, key = _with_group_columns(lookalike(), dataset), lookalike.key
         except (ValueError, TypeError) as exc:  # DPInputError is a ValueError
             st.error(f"Cannot use this data: {exc}")
             st.caption("The pages show the default synthetic data instead.")
