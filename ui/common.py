@@ -255,6 +255,9 @@ def _cached_figure_object(builder_name: str, _builder: Callable[..., Any], args:
     return _builder(*args, **kwargs)
 
 
+from streamlit.runtime.caching.cache_errors import UnhashableParamError  # noqa: E402
+
+
 class CachedBuilders:
     """A figure-builder module (``ui.plots_*``) whose builders remember their figures per input.
 
@@ -278,7 +281,7 @@ class CachedBuilders:
         def cached(*args: Any, **kwargs: Any) -> Any:
             try:
                 return _cached_figure_object(qualified, value, tuple(args), dict(kwargs))
-            except st.errors.UnhashableParamError:  # an argument Streamlit cannot hash: build it every time
+            except UnhashableParamError:  # an argument Streamlit cannot hash: build it every time
                 return value(*args, **kwargs)
 
         cached.__name__ = name
