@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.caching.cache_errors import UnhashableParamError
 
 DEFAULT_SEED = 2026
 
@@ -253,9 +254,6 @@ def cached_figure(builder: Callable[..., Any], *args: Any, chart: dict | None = 
 @st.cache_resource(show_spinner=False, max_entries=512)
 def _cached_figure_object(builder_name: str, _builder: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     return _builder(*args, **kwargs)
-
-
-from streamlit.runtime.caching.cache_errors import UnhashableParamError  # noqa: E402
 
 
 class CachedBuilders:
