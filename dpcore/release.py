@@ -49,7 +49,8 @@ from .validation import DPInputError, check_epsilon
 __all__ = ["ReleaseRecord", "make_release", "records_to_json", "records_to_csv", "ROUNDING", "secure_rng"]
 
 #: Public rounding grid per statistic kind (units of the statistic).
-ROUNDING = {"count": 1.0, "mean": 0.01, "group_means": 0.01, "percentiles": 1.0, "gini": 1e-6, "ratio": 1e-6}
+ROUNDING = {"count": 1.0, "mean": 0.01, "group_means": 0.01, "percentiles": 1.0, "group_medians": 1.0, "gini": 1e-6,
+            "ratio": 1e-6}
 
 CSPRNG = "dpcore.noise.secure_generator() (os.urandom, the operating system's CSPRNG)"
 FALLBACK = ("numpy PCG64 seeded with 256 bits from os.urandom (the method module accepts only numpy "
@@ -60,6 +61,7 @@ NEIGHBOURING = {
     "mean": "replace one record; n and the clip range public",
     "group_means": "replace one person's value within their group; group labels and sizes public",
     "percentiles": "replace one person within a cell; cell sizes and bin edges public",
+    "group_medians": "replace one person within a group; group sizes and bin edges public",
     "gini": "replace one record; n and [lower, upper] public",
     "ratio": "replace one record (it may change both counts); n_x and n_y public",
 }

@@ -122,3 +122,23 @@ def test_group_columns_that_do_not_qualify_are_explained_and_small_cells_advised
     advice = planner_views.small_cell_advice(frame["region"].to_numpy())
     assert len(advice) == 1 and "**c** has only 1 records" in advice[0] and "Merge" in advice[0]
     assert "suppress" in advice[0]
+
+
+def test_median_income_by_group_plans_and_releases(ledger_url):
+    from dpcore import planner, release
+    from dpcore.experiments.planner import GROUPED_KINDS
+
+    assert planner.STAT_KINDS["group_medians"] == "Median income by group" and "group_medians" in GROUPED_KINDS
+    gen = np.random.default_rng(5)
+    values = gen.lognormal(10.6, 0.6, 3000)
+    groups = gen.choice(["north", "south"], 3000)
+    stat = planner.make_statistic("group_medians", values, groups, n_sims=800, seed=1)
+    assert stat.kind == "group_medians" and len(stat.labels) == 2
+    eps = planner.solve_epsilon(stat, planner.AccuracyTarget(0.10, 0.9)).epsilon
+    assert 0.01 < eps < 10
+    account = L.open_ledger(ledger_url).account("demo:medians", cap_epsilon=5.0)
+    records = release.make_release([(stat, eps)], account)
+    assert records[0].kind == "group_medians" and len(records[0].released) == 2
+    for label, value in zip(("north", "south"), records[0].released):
+        assert abs(value - np.median(values[groups == label])) < 0.5 * np.median(values)
+    assert records[0].neighbouring.startswith("replace one person")

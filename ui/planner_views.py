@@ -26,7 +26,7 @@ from ui import plots_planner
 from ui.common import download_csv, guard, qp_number, qp_selectbox, qp_slider
 
 RANDOM_GROUPS = "(random groups A/B/C)"
-DEFAULT_TARGETS = {"gini": (10, 90), "percentiles": (10, 90), "group_means": (5, 95), "ratio": (10, 95),
+DEFAULT_TARGETS = {"gini": (10, 90), "percentiles": (10, 90), "group_medians": (10, 90), "group_means": (5, 95), "ratio": (10, 95),
                    "mean": (5, 95), "count": (5, 95)}
 EPS_SLIDER_MIN = 0.001
 ALLOC_KEY = "_planner_alloc"
@@ -164,6 +164,9 @@ def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[
                                          min_value=1.0, max_value=1e12, step=10_000.0, container=column,
                                          help="Incomes are clipped to [0, this]; a tighter range means less "
                                               "noise but more clipping bias."))}
+    if kind == "group_medians":
+        column.caption("The median of every group, read off a noisy histogram over PSEO's 21 bins (Table 1).")
+        return {"n_sims": 4000, "seed": int(seed)}
     if kind == "percentiles":
         column.caption("25th, 50th, 75th percentiles of every cell, PSEO's 21 bins (Table 1).")
         return {"q": (25.0, 50.0, 75.0), "n_sims": 4000, "seed": int(seed)}

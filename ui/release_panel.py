@@ -40,7 +40,7 @@ RANDOM_GROUPS_REFUSAL = (
     "not groups of your data, so numbers released by them describe nobody and would still spend budget. Choose a "
     "group column of your file under *Groups / cells*, or release only statistics without groups "
     "(Gini, mean, count).")
-GROUP_KINDS = ("percentiles", "group_means", "ratio")
+GROUP_KINDS = ("percentiles", "group_medians", "group_means", "ratio")
 DELTA_CAPS = [0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-6]
 DEFAULT_DELTA_CAP = 1e-8
 

@@ -56,7 +56,7 @@ N_DOTS = 20
 #: Simulated releases behind each dot plot.
 N_PLAUSIBLE = 2000
 #: Statistics computed on groups or cells (they need a group label per record).
-GROUPED_KINDS = ("percentiles", "group_means", "ratio")
+GROUPED_KINDS = ("percentiles", "group_medians", "group_means", "ratio")
 #: Priors of the attacker-belief curves (201 points in [0, 1], as dpcore.risk.posterior_curve).
 _PRIORS = np.linspace(0.0, 1.0, 201)
 
