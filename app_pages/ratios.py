@@ -13,11 +13,13 @@ import streamlit as st
 from dpcore import ratio
 from dpcore.data import POVERTY_GROUPINGS
 from dpcore.experiments import ratio as ratio_experiments
+from dpcore.experiments import answers as answer_experiments
 from dpcore.validation import DPInputError, check_probability
 from ui import ratios_views as views
 from ui import repro
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, seed
 from ui.data_note import data_note
+from ui import answer_views
 
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0]
 DELTA_OPTIONS = [1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
@@ -25,6 +27,13 @@ MECH = {"Laplace": "laplace", "Gaussian (analytic)": "gaussian"}
 VIEWS = ("Sampling distribution", "Intervals", "Coverage heatmaps", "Accuracy vs ε", "Bias vs n", "Odds ratio",
          "Real example: poverty (ACS)")
 PLANNING = "Proportions (planning)"
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _answer(eps: float, px: float, py: float, nx: int, ny: int, target: float, confidence: float):
+    """The answer sentence and recommended ε (dpcore.experiments.answers.ratio_answer)."""
+    return answer_experiments.ratio_answer(epsilon=eps, p_x=px, p_y=py, n_x=nx, n_y=ny, target_error=target,
+                                           confidence=confidence)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -39,6 +48,10 @@ privacy_note(*views.PRIVACY_NOTE)
 data_note(uses_sidebar=False, what="counts you type in (or the ACS excerpt's poverty counts)",
           why="a ratio compares two counts, not an income column; only the sidebar's random seed is used "
               "(same seed, same simulated studies)")
+
+answer_box = st.container(border=True)  # the answer first (filled once the settings below are read)
+answer_text = answer_box.container()
+target_error, target_confidence = answer_views.ratio_target_controls(answer_box)
 
 with st.expander("Settings", expanded=True):
     c1, c2, c3 = st.columns(3)
@@ -67,6 +80,14 @@ with st.expander("Settings", expanded=True):
     level = qp_select_slider("Confidence level", "ratio_level", [0.8, 0.9, 0.95, 0.99], 0.95, container=c3,
                              format_func=lambda v: f"{v:.0%}")
 
+if nx < 1 or ny < 1:
+    answer_text.caption("No answer: the group sizes must be at least 1 (see the message below).")
+elif mode == PLANNING and mech == "laplace":
+    with answer_text, guard("the answer"):
+        answer_views.statistic_answer(*_answer(float(eps), float(px), float(py), int(nx), int(ny),
+                                               target_error, target_confidence), answer_text)
+else:
+    answer_text.caption("The answer sentence is for planning with the Laplace mechanism (choose them in Settings).")
 view = qp_radio("Show", "ratio_view", list(VIEWS), horizontal=True)
 delta_used = delta if mech == "gaussian" else None
 noise = dict(epsilon=float(eps), mechanism=mech, delta=None if delta_used is None else float(delta_used))

@@ -71,3 +71,22 @@ def test_gini_page_shows_the_answer_first_and_jargon_under_advanced():
     assert_clean(at)
     assert query_param(at, "gini_target") == "0.005"
     assert any("within ±0.005" in i.value for i in at.info)
+
+
+def test_ratio_answer_matches_simulated_releases():
+    from dpcore import planner as planner_lib
+
+    answer, rec = answers.ratio_answer(epsilon=1.0, p_x=0.3, p_y=0.2, n_x=200, n_y=200, target_error=0.1,
+                                       confidence=0.9)
+    stat = planner_lib.RatioStatistic(60, 40, 200, 200)
+    draws = stat.simulate(1.0, 200_000, np.random.default_rng(2))
+    errors = np.abs(np.asarray(draws).ravel() - 1.5)
+    assert abs(np.mean(errors <= answer.q90_rel_error * 1.5) - 0.9) < 0.01
+    assert rec.recommended_epsilon is not None and "within ±0.1 of the true relative risk" in rec.recommendation
+
+
+def test_ratios_page_answers_first():
+    at = open_page("app_pages/ratios.py")
+    assert_clean(at)
+    assert at.success[0].value.startswith("**At ε = 1 the published relative risk is within ±")
+    assert any("**Recommended:** To be within ±0.1 of the true relative risk" in i.value for i in at.info)

@@ -39,3 +39,24 @@ def gini_answer(answer: GiniAnswer, recommendation: EpsilonRecommendation | None
         if abs(answer.clipping_bias) > 0.1 * answer.median_abs_error:
             st.caption(f"Includes the bias from clipping incomes to U = {answer.upper:,.0f} "
                        f"({answer.clipping_bias:+.4f}); a lower U means less noise but more clipping.")
+
+
+def ratio_target_controls(container) -> tuple[float, float]:
+    """The ratios page's target: published relative risk within ± (URL-backed: ratio_target, ratio_conf)."""
+    c1, c2 = container.columns(2)
+    target = float(qp_number("Your target: published relative risk within ±", "ratio_target", 0.1,
+                             min_value=0.001, max_value=100.0, step=0.01, container=c1, format="%.3f",
+                             help="In relative-risk units: 0.1 means 1.5 is published as anything in 1.4–1.6."))
+    how_often = qp_selectbox("… how often", "ratio_conf", list(CONFIDENCES), "9 times in 10", container=c2)
+    return target, CONFIDENCES[how_often]
+
+
+def statistic_answer(answer, recommendation: EpsilonRecommendation | None, container) -> None:
+    """A StatisticAnswer sentence and its recommendation (any planner statistic)."""
+    with container:
+        st.success(f"**{answer.sentence}**", icon=":material/lightbulb:")
+        if recommendation is not None:
+            if recommendation.recommended_epsilon is None:
+                st.warning(recommendation.recommendation)
+            else:
+                st.info(f"**Recommended:** {recommendation.recommendation}", icon=":material/recommend:")

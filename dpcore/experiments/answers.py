@@ -134,3 +134,77 @@ def gini_recommendation(values: Any, *, target_error: float = defaults.ANSWER_TA
         achieved_probability=float(solution.achieved), why_no_epsilon="",
         recommendation=(f"To be within ±{target_error:g} of the true Gini {100 * confidence:g}% of the time, "
                         f"use ε = {eps:.3g}."))
+
+
+@dataclass(frozen=True)
+class StatisticAnswer:
+    """The answer sentence of any planner statistic at ``epsilon``: relative error quantiles (joint
+    over the statistic's numbers) and, for a one-number statistic, the same in its own units."""
+
+    statistic: str
+    epsilon: float
+    median_rel_error: float
+    q90_rel_error: float
+    q99_rel_error: float
+    truth_scale: float
+    sentence: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def statistic_answer(stat: planner_lib.PlannedStatistic, *, epsilon: float, noun: str,
+                     unit_format: str = "{:.3g}") -> StatisticAnswer:
+    """The sentence "at ε the published <noun> is within ±a half the time, ±b nine times in ten; one
+    time in a hundred it is off by more than c" for a planner statistic (its own error law:
+    :meth:`dpcore.planner.PlannedStatistic.error_quantile`, exact for closed forms, Monte Carlo else).
+    Values in the statistic's units for one-number statistics (relative error x |truth|)."""
+    epsilon = check_epsilon(epsilon)
+    rel = [float(stat.error_quantile(epsilon, level)[0]) for level in ANSWER_LEVELS]
+    truth = np.abs(np.asarray(stat.truth, dtype=float))
+    one = truth.size == 1 and math.isfinite(float(truth[0]))
+    scale = float(truth[0]) if one else float("nan")
+
+    def show(r: float) -> str:
+        return unit_format.format(r * scale) if one else f"{100 * r:.3g}% of each value"
+
+    sentence = (f"At ε = {epsilon:g} the published {noun} is within ±{show(rel[0])} of the true value half the time "
+                f"and within ±{show(rel[1])} nine times in ten; one time in a hundred it is off by more than "
+                f"{show(rel[2])}.")
+    return StatisticAnswer(statistic=stat.name, epsilon=epsilon, median_rel_error=rel[0], q90_rel_error=rel[1],
+                           q99_rel_error=rel[2], truth_scale=scale, sentence=sentence)
+
+
+def statistic_recommendation(stat: planner_lib.PlannedStatistic, *, target_error: float, confidence: float,
+                             noun: str) -> EpsilonRecommendation:
+    """Smallest ε with every number of ``stat`` within ±``target_error`` (its own units) of the truth
+    with probability ``confidence``: :func:`dpcore.planner.solve_epsilon` with the relative target
+    ``target_error / max |truth|`` (exactly the target for one number; conservative for several)."""
+    target_error = check_positive(target_error, "target error")
+    confidence = check_probability(confidence, "confidence")
+    truth = float(np.max(np.abs(np.asarray(stat.truth, dtype=float))))
+    if not math.isfinite(truth) or truth <= 0:
+        raise DPInputError(f"the true {noun} is 0 or undefined on these planning numbers: no relative target")
+    try:
+        solution = planner_lib.solve_epsilon(stat, planner_lib.AccuracyTarget(target_error / truth, confidence))
+    except DPInputError as exc:
+        return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), None, None, str(exc),
+                                     f"No ε up to the planner's limit keeps the published {noun} within "
+                                     f"±{target_error:g} {100 * confidence:g}% of the time: relax the target.")
+    eps = float(solution.epsilon)
+    return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), eps, float(solution.achieved), "",
+                                 f"To be within ±{target_error:g} of the true {noun} {100 * confidence:g}% of the "
+                                 f"time, use ε = {eps:.3g}.")
+
+
+def ratio_answer(*, epsilon: float, p_x: float, p_y: float, n_x: int, n_y: int,
+                 target_error: float = 0.1, confidence: float = defaults.ANSWER_CONFIDENCE
+                 ) -> tuple[StatisticAnswer, EpsilonRecommendation]:
+    """The ratios page's answer for planned shares p_x, p_y in groups of public sizes n_x, n_y: the
+    relative risk by Laplace-noised counts (Claim 3.2 of the ratio paper; the planner's statistic),
+    the error sentence at ``epsilon`` and the ε for ±``target_error`` (relative-risk units)."""
+    x = int(round(check_probability(p_x, "p_x") * int(n_x)))
+    y = int(round(check_probability(p_y, "p_y") * int(n_y)))
+    stat = planner_lib.RatioStatistic(x, y, int(n_x), int(n_y))
+    return (statistic_answer(stat, epsilon=epsilon, noun="relative risk"),
+            statistic_recommendation(stat, target_error=target_error, confidence=confidence, noun="relative risk"))
