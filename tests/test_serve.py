@@ -336,3 +336,16 @@ def test_freeze_long_lived_objects_acts_only_after_new_imports():
     finally:
         del _sys.modules[name]
         gc.unfreeze()
+
+
+def test_frame_token_tells_frames_apart():
+    import pandas as pd
+
+    from ui.common import _frame_token
+
+    base = pd.DataFrame({"k": [1, 2, 3], "A": [0.1, 0.2, 0.3], "label": ["a", "b", "c"]})
+    assert _frame_token(base) == _frame_token(base.copy())
+    for changed in (base.assign(A=[0.1, 0.2, 0.30000001]), base.assign(label=["a", "b", "d"]),
+                    base.rename(columns={"A": "B"}), base.set_index(pd.Index([0, 1, 5])), base.iloc[:2],
+                    base.astype({"k": float})):
+        assert _frame_token(changed) != _frame_token(base)

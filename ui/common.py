@@ -251,7 +251,19 @@ def cached_figure(builder: Callable[..., Any], *args: Any, chart: dict | None = 
     return container.plotly_chart(_prebuilt_figure(spec), **options)
 
 
-@st.cache_resource(show_spinner=False, max_entries=512)
+def _frame_token(frame: Any) -> tuple:
+    """What identifies a DataFrame's content, fast: Streamlit's default hash of a frame
+    (``pandas.util.hash_pandas_object``) costs more than building a small figure from it."""
+    def column_token(values: Any) -> Any:
+        values = np.asarray(values)
+        return values.tobytes() if values.dtype.kind in "biufcmM" else tuple(map(str, values.tolist()))
+
+    return (tuple(map(str, frame.columns)), tuple(map(str, frame.dtypes)), frame.shape,
+            column_token(frame.index), *(column_token(frame[column].to_numpy()) for column in frame.columns))
+
+
+@st.cache_resource(show_spinner=False, max_entries=512,
+                   hash_funcs={"pandas.core.frame.DataFrame": _frame_token})
 def _cached_figure_object(builder_name: str, _builder: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     return _builder(*args, **kwargs)
 
