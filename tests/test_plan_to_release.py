@@ -142,3 +142,16 @@ def test_median_income_by_group_plans_and_releases(ledger_url):
     for label, value in zip(("north", "south"), records[0].released):
         assert abs(value - np.median(values[groups == label])) < 0.5 * np.median(values)
     assert records[0].neighbouring.startswith("replace one person")
+
+
+def test_release_mode_with_the_lookalike_says_how_to_release_the_file(ledger_url):
+    at = AppTest.from_string(HARNESS, default_timeout=300)
+    for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_mode": RELEASE, "planner_stats": "gini"}.items():
+        at.query_params[k] = v
+    at.run()
+    at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(), "text/csv")).run()
+    at.sidebar.toggle(key="data_lookalike").set_value(True).run()
+    assert not at.exception
+    # before issue 14: "upload it in the sidebar" although the file was uploaded
+    assert any("switch off *Plan on a synthetic look-alike instead*" in w.value for w in at.warning)
+    assert not any("upload it in the sidebar" in i.value for i in at.info)

@@ -169,7 +169,11 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
     page's groups are the random planning groups (a release is then refused for group statistics).
     """
     st.markdown("### Make the real release")
-    if not ds.confidential:
+    if not ds.confidential and _upload_bytes() is not None and st.session_state.get("data_lookalike"):
+        st.warning("You are planning on the **synthetic look-alike** of your file, so a release here would be a "
+                   "demonstration on synthetic data. To release from your file, switch off *Plan on a synthetic "
+                   "look-alike instead* in the sidebar (the plan's ε per statistic is kept).")
+    elif not ds.confidential:
         st.info("The data in use are **not confidential** (synthetic or public), so this is a demonstration of the "
                 "release workflow, with its own demonstration account in the ledger. To release from your "
                 "confidential file, upload it in the sidebar.")
