@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import percentiles as percentile_experiments
-from ui import data_note, percentiles_views, repro
+from ui import answer_views, data_note, percentiles_views, repro
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
 from ui.sidebar import current_dataset
 
@@ -23,6 +24,12 @@ SOURCES = {"Synthetic cell (PSEO-like quartiles)": "synthetic",
 CALIBRATIONS = {"Tight (certified, less noise)": "tight", "Paper (Nissim-Raskhodnikova-Smith constants)": "paper"}
 VIEWS = ("One cell, step by step", "Many cells (real PSEO table)", "The paper's Figures 1–3")
 DEFAULT_EDGES = "10000, 20000, 30000, 40000, 50000, 65000, 80000, 100000, 150000, 250000, 614597"
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _answer(values, settings: dict):
+    """The answer sentence and recommended ε for the page's cell (dpcore.experiments.answers)."""
+    return answer_experiments.percentile_cell_answer(values, **settings)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -73,6 +80,9 @@ privacy_note(
     "the bin edges (fixed in advance from public survey data, never from the cell), the percentile levels, "
     "the earnings range $10,000–$614,597 used by the rivals, the cell definitions and cell sizes.")
 
+answer_box = st.container(border=True)  # the answer first (filled once the controls below are read)
+answer_text = answer_box.container()
+target_error, target_confidence = answer_views.percentile_target_controls(answer_box)
 c1, c2, c3 = st.columns(3)
 eps = qp_slider("Privacy budget ε (per cell)", "perc_eps", 0.1, 3.0, 1.0, 0.1, container=c1,
                 help="Smaller ε = more noise = more privacy. All percentiles of a cell together cost ε.")
@@ -105,6 +115,12 @@ calibration = CALIBRATIONS[qp_radio("Smooth-sensitivity constants", "perc_cal", 
 view_name = qp_radio("View", "perc_view", list(VIEWS), horizontal=True,
                      help="Only the chosen view is computed, so the page stays quick.")
 data_note.percentiles_note(view_name == VIEWS[0], source)
+with answer_text, guard("the answer"):
+    answer_views.statistic_answer(*_answer(None if source != "sidebar" else current_dataset().values,
+                                           {"source": source, "n": n, "cell_number": cell_number, "epsilon": float(eps),
+                                            "relation": relation, "target_error": target_error,
+                                            "confidence": target_confidence}), answer_text)
+    answer_text.caption("For the cell of section 1 (the cell data chosen below), released with the PSEO bins.")
 
 if view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
     cell_settings = {"source": source, "n": n, "cell_number": cell_number}

@@ -90,3 +90,14 @@ def test_ratios_page_answers_first():
     assert_clean(at)
     assert at.success[0].value.startswith("**At ε = 1 the published relative risk is within ±")
     assert any("**Recommended:** To be within ±0.1 of the true relative risk" in i.value for i in at.info)
+
+
+def test_percentile_cell_answer_and_page():
+    answer, rec = answers.percentile_cell_answer(epsilon=1.0, target_error=3000.0, confidence=0.9)
+    assert answer.median_rel_error < answer.q90_rel_error < answer.q99_rel_error
+    assert answer.sentence.startswith("At ε = 1 the published median of this cell is within ±$")
+    assert rec.recommended_epsilon is not None and "±$3,000" in rec.recommendation
+    at = open_page("app_pages/percentiles.py")
+    assert_clean(at)
+    assert at.success[0].value.startswith("**At ε = 1 the published median of this cell is within ±$")
+    assert any("**Recommended:** To be within ±$2,000 of the true median" in i.value for i in at.info)

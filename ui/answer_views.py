@@ -60,3 +60,13 @@ def statistic_answer(answer, recommendation: EpsilonRecommendation | None, conta
                 st.warning(recommendation.recommendation)
             else:
                 st.info(f"**Recommended:** {recommendation.recommendation}", icon=":material/recommend:")
+
+
+def percentile_target_controls(container) -> tuple[float, float]:
+    """The percentiles page's target: the cell's published median within ± dollars (perc_target, perc_conf)."""
+    c1, c2 = container.columns(2)
+    target = float(qp_number("Your target: published median within ± ($)", "perc_target", 2_000.0,
+                             min_value=1.0, max_value=1e7, step=500.0, container=c1, format="%.0f",
+                             help="In dollars of yearly earnings."))
+    how_often = qp_selectbox("… how often", "perc_conf", list(CONFIDENCES), "9 times in 10", container=c2)
+    return target, CONFIDENCES[how_often]

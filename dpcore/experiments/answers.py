@@ -176,7 +176,7 @@ def statistic_answer(stat: planner_lib.PlannedStatistic, *, epsilon: float, noun
 
 
 def statistic_recommendation(stat: planner_lib.PlannedStatistic, *, target_error: float, confidence: float,
-                             noun: str) -> EpsilonRecommendation:
+                             noun: str, unit_format: str = "{:g}") -> EpsilonRecommendation:
     """Smallest ε with every number of ``stat`` within ±``target_error`` (its own units) of the truth
     with probability ``confidence``: :func:`dpcore.planner.solve_epsilon` with the relative target
     ``target_error / max |truth|`` (exactly the target for one number; conservative for several)."""
@@ -190,10 +190,11 @@ def statistic_recommendation(stat: planner_lib.PlannedStatistic, *, target_error
     except DPInputError as exc:
         return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), None, None, str(exc),
                                      f"No ε up to the planner's limit keeps the published {noun} within "
-                                     f"±{target_error:g} {100 * confidence:g}% of the time: relax the target.")
+                                     f"±{unit_format.format(target_error)} {100 * confidence:g}% of the time: "
+                                     "relax the target.")
     eps = float(solution.epsilon)
     return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), eps, float(solution.achieved), "",
-                                 f"To be within ±{target_error:g} of the true {noun} {100 * confidence:g}% of the "
+                                 f"To be within ±{unit_format.format(target_error)} of the true {noun} {100 * confidence:g}% of the "
                                  f"time, use ε = {eps:.3g}.")
 
 
@@ -208,3 +209,23 @@ def ratio_answer(*, epsilon: float, p_x: float, p_y: float, n_x: int, n_y: int,
     stat = planner_lib.RatioStatistic(x, y, int(n_x), int(n_y))
     return (statistic_answer(stat, epsilon=epsilon, noun="relative risk"),
             statistic_recommendation(stat, target_error=target_error, confidence=confidence, noun="relative risk"))
+
+
+def percentile_cell_answer(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
+                           epsilon: float = 1.0, relation: str = "replace", target_error: float = 2_000.0,
+                           confidence: float = defaults.ANSWER_CONFIDENCE, n_sims: int = 2000, seed: int = 0
+                           ) -> tuple[StatisticAnswer, EpsilonRecommendation]:
+    """The percentiles page's answer for its one cell (the cell ``cell_view`` uses: same ``source``,
+    ``n``, ``cell_number``): the median released by the PSEO noisy histogram over the 21 PSEO bins
+    (Foote et al. 2019, eq. 4.2; the planner's percentiles statistic, Monte Carlo with ``n_sims``
+    draws, seed ``seed``), the error sentence at ``epsilon`` in dollars and the ε for ±``target_error``
+    dollars. Neighbouring: replace one person within the cell (or ``relation="add_remove"``)."""
+    from .percentiles import _cell_values
+
+    cell, _, _ = _cell_values(values, source, n, cell_number)
+    stat = planner_lib.PercentilesStatistic((np.maximum(np.asarray(cell, dtype=float), 0.0),), q=(50.0,),
+                                            relation=relation, n_sims=int(n_sims), seed=int(seed),
+                                            name="Median of the cell (PSEO histogram)")
+    return (statistic_answer(stat, epsilon=epsilon, noun="median of this cell", unit_format="${:,.0f}"),
+            statistic_recommendation(stat, target_error=target_error, confidence=confidence,
+                                     noun="median of this cell", unit_format="${:,.0f}"))
