@@ -10,8 +10,9 @@ import json
 import streamlit as st
 
 from dpcore.data import recipe_from_key
+from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import stratified as strat_experiments
-from ui import data_note, repro
+from ui import answer_views, data_note, repro
 from ui import stratified_views as views
 from ui.common import (guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider,
                        qp_toggle, run_on_button, seed)
@@ -39,6 +40,17 @@ def _group_means(data_key: str, _data: strat_experiments.GroupedData, settings: 
     return strat_experiments.group_means_view(_data, **settings)
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _answer(data_key: str, _data, epsilon: float, clip: tuple, target: float, confidence: float):
+    """The answer sentence and recommended ε (dpcore.experiments.answers.group_means_answer)."""
+    return answer_experiments.group_means_answer(_data.values, _data.groups, epsilon=epsilon, clip=clip,
+                                                 target_error=target, confidence=confidence)
+
+
+def recipe_key_text(recipe) -> str:
+    return json.dumps(recipe, sort_keys=True, default=str)
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def _bounds(n: int, k: int):
     return strat_experiments.bounds_view(n, k)
@@ -48,6 +60,9 @@ st.title("Group means and parity")
 st.markdown(views.INTRO)
 privacy_note(*views.PRIVACY_NOTE)
 
+answer_box = st.container(border=True)  # the answer first (filled once the controls below are read)
+answer_text = answer_box.container()
+target_error, target_confidence = answer_views.group_means_target_controls(answer_box)
 c1, c2, c3 = st.container(border=True).columns(3)
 source = qp_radio("Data", "strat_data", DATA_SOURCES, container=c1,
                   help="The ACS excerpt is real (20 PUMAs); synthetic data follow the paper's model; the NY sizes "
@@ -120,6 +135,14 @@ with guard("the data"):
         recipe = dict(source="synthetic", n=int(n), k=int(k), alpha=float(alpha), preset=preset, seed=seed())
         data = _recipe_data(recipe)
         st.caption(views.SYNTHETIC_CAPTION)
+if data is not None and isinstance(clip, tuple):
+    with answer_text, guard("the answer"):
+        answer_views.statistic_answer(*_answer(data_key + recipe_key_text(recipe), data, float(epsilon), clip,
+                                               target_error, target_confidence), answer_text)
+        answer_text.caption("Stratified Laplace: each group's mean gets its own noise (the method of the table below).")
+else:
+    answer_text.caption("The answer sentence needs values clipped to a public range: choose the ACS excerpt or "
+                        "the sidebar dataset.")
 settings = dict(epsilon=float(epsilon), clip=clip, prior=list(prior), clamp=bool(clamp), method=method, seed=seed(),
                 match="epsilon_delta")  # every method (ε, δ)-DP (issue 15)
 data_key = json.dumps(recipe, sort_keys=True, default=str) + data_key

@@ -101,3 +101,17 @@ def test_percentile_cell_answer_and_page():
     assert_clean(at)
     assert at.success[0].value.startswith("**At ε = 1 the published median of this cell is within ±$")
     assert any("**Recommended:** To be within ±$2,000 of the true median" in i.value for i in at.info)
+
+
+def test_group_means_answer_and_page():
+    gen = np.random.default_rng(4)
+    values = gen.lognormal(10.4, 0.7, 4000)
+    groups = gen.choice(["a", "b", "c"], 4000, p=[0.6, 0.3, 0.1])
+    answer, rec = answers.group_means_answer(values, groups, epsilon=1.0, clip=(0.0, 200_000.0), target_error=500.0)
+    assert "mean of every group" in answer.sentence and "% of each value" in answer.sentence
+    stat = planner_lib.make_statistic("group_means", values, groups, lower=0.0, upper=200_000.0)
+    rel = 500.0 / np.max(stat.truth)
+    assert stat.prob_within(rec.recommended_epsilon, rel)[0] >= 0.9 - 1e-9
+    at = open_page("app_pages/stratified.py")
+    assert_clean(at)
+    assert at.success[0].value.startswith("**At ε = 1 the published mean of every group is within ±")

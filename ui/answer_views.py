@@ -70,3 +70,13 @@ def percentile_target_controls(container) -> tuple[float, float]:
                              help="In dollars of yearly earnings."))
     how_often = qp_selectbox("… how often", "perc_conf", list(CONFIDENCES), "9 times in 10", container=c2)
     return target, CONFIDENCES[how_often]
+
+
+def group_means_target_controls(container) -> tuple[float, float]:
+    """The group-means page's target: every published group mean within ± (strat_target, strat_conf)."""
+    c1, c2 = container.columns(2)
+    target = float(qp_number("Your target: every published group mean within ± (units of the variable)",
+                             "strat_target", 1_000.0, min_value=1e-6, max_value=1e9, step=100.0, container=c1,
+                             help="e.g. 1000 = one thousand dollars for incomes."))
+    how_often = qp_selectbox("… how often", "strat_conf", list(CONFIDENCES), "9 times in 10", container=c2)
+    return target, CONFIDENCES[how_often]

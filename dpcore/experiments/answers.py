@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from scipy import optimize
@@ -229,3 +229,19 @@ def percentile_cell_answer(values: Any = None, *, source: str = "synthetic", n: 
     return (statistic_answer(stat, epsilon=epsilon, noun="median of this cell", unit_format="${:,.0f}"),
             statistic_recommendation(stat, target_error=target_error, confidence=confidence,
                                      noun="median of this cell", unit_format="${:,.0f}"))
+
+
+def group_means_answer(values: Any, groups: Any, *, epsilon: float, clip: Sequence[float],
+                       target_error: float = 1_000.0, confidence: float = defaults.ANSWER_CONFIDENCE
+                       ) -> tuple[StatisticAnswer, EpsilonRecommendation]:
+    """The group-means page's answer: the mean of every group released with stratified Laplace noise
+    on values clipped to the public ``clip`` = (lower, upper) (the planner's group-means statistic:
+    Laplace((upper - lower) / (n_g ε)) per group, parallel composition over disjoint groups; neighbouring:
+    replace one person's value within their group, group sizes public). The sentence gives the joint
+    error (every group at once, relative to each group's mean); the recommendation the ε that keeps
+    every group mean within ±``target_error`` (same units as the values) with probability ``confidence``."""
+    lower, upper = (check_finite(v, "clip bound") for v in clip)
+    stat = planner_lib.make_statistic("group_means", values, groups, lower=lower, upper=upper)
+    return (statistic_answer(stat, epsilon=epsilon, noun="mean of every group"),
+            statistic_recommendation(stat, target_error=target_error, confidence=confidence,
+                                     noun="mean of every group", unit_format="{:,.6g}"))
