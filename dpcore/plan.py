@@ -527,7 +527,7 @@ def _from_planned(stat: Any, epsilon: float, by: Sequence[str]) -> dict[str, Any
         if not by:
             raise PlanError("a 'mean income by group' statistic needs the group column name (by=[...])")
         return {"kind": "mean", "by": list(by), "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper}
-    if kind == "percentiles":
+    if kind in ("percentiles", "group_medians"):  # median income by group = percentiles with q = 50
         from . import percentiles
 
         if not by:
@@ -570,7 +570,7 @@ def plan_from_planner_choices(kinds: Sequence[str], statistic_for: Any, allocati
                           "exposed": str(params["group_x"]), "reference": str(params["group_y"]),
                           "outcome_below": float(params["threshold"])})
             continue
-        if kind in ("percentiles", "group_means") and not group_column:
+        if kind in ("percentiles", "group_medians", "group_means") and not group_column:
             left_out.append(f"{kind}: needs a group (cell) column in the data")
             continue
         try:

@@ -155,3 +155,18 @@ def test_release_mode_with_the_lookalike_says_how_to_release_the_file(ledger_url
     # before issue 14: "upload it in the sidebar" although the file was uploaded
     assert any("switch off *Plan on a synthetic look-alike instead*" in w.value for w in at.warning)
     assert not any("upload it in the sidebar" in i.value for i in at.info)
+
+
+def test_median_by_group_goes_into_a_release_plan():
+    from dpcore import planner
+    from dpcore.plan import plan_from_planner_choices
+
+    gen = np.random.default_rng(6)
+    values, groups = gen.lognormal(10.5, 0.7, 600), gen.choice(["a", "b"], 600)
+    stat = planner.make_statistic("group_medians", values, groups, n_sims=200)
+    plan, left_out = plan_from_planner_choices(["group_medians"], lambda kind: stat, {"group_medians": 0.7},
+                                               dataset="survey", income="income", cap_epsilon=2.0,
+                                               group_column="region")
+    assert not left_out
+    (item,) = plan.statistics
+    assert item.kind == "percentiles" and list(item.by) == ["region"] and list(item.q) == [50.0]
