@@ -116,12 +116,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DPInputError as exc:
         print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("dpcore: error: out of memory; nothing was written to the output directory. The pandas engine holds the "
+              "whole table in memory: use --engine duckdb (out of core) or spark", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("dpcore: interrupted; nothing was written to the output directory", file=sys.stderr)
         return 130
     except Exception as exc:  # pragma: no cover - unexpected
         if os.environ.get("DPCORE_DEBUG"):
             raise
+        if type(exc).__name__ == "ArrowMemoryError":  # pyarrow's MemoryError
+            print("dpcore: error: out of memory (Arrow); nothing was written to the output directory. Use --engine "
+                  "duckdb (out of core) or spark", file=sys.stderr)
+            return 2
         print(f"dpcore: internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:500]} "
               "(DPCORE_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
