@@ -15,8 +15,11 @@ import streamlit as st
 
 from dpcore.experiments import gini as gini_experiments
 from dpcore.experiments.gini import GiniView
-from ui import plots_gini
-from ui.common import download_csv, numbers_table, run_on_button
+from ui import plots_gini as plots_gini_builders
+from ui.common import CachedBuilders, download_csv, numbers_table, run_on_button, show_figure
+
+# figures built once per distinct input in this process, shared by all sessions (issue 13)
+plots_gini = CachedBuilders(plots_gini_builders)
 
 PRIORS = {"uniform": ("uniform", "a flat prior on [0, 1] (the paper's choice)"),
           "beta": (("beta", 6.0, 7.0), "a Beta(6, 7) prior (most countries' Ginis lie between 0.2 and 0.7)")}
@@ -94,12 +97,12 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
         fig = plots_gini.releases_figure(view.true_gini, view.simulated_releases, view.simulated_laplace_releases,
                                          smooth_range=plots_gini.finite_range(view.true_gini, 1.5 * q90),
                                          laplace_range=plots_gini.finite_range(view.true_gini, 1.5 * lap_q90))
-    st.plotly_chart(fig, width="stretch")
+    show_figure(fig, width="stretch")
     left, right = st.columns([3, 2])
     n_dots = view.plausible_releases.size
     with left:
         st.subheader(f"{n_dots} equally likely releases")
-        st.plotly_chart(plots_gini.dots_figure(view.plausible_releases, view.true_gini), width="stretch")
+        show_figure(plots_gini.dots_figure(view.plausible_releases, view.true_gini), width="stretch")
         st.caption(f"Each dot is a 1-in-{n_dots} chance: if the agency published today, the Gini would be "
                    "near one of these dots. Dots far from the black line are the heavy-tailed noise.")
         download_csv(pd.DataFrame({"probability_level": (np.arange(n_dots) + 0.5) / n_dots,
@@ -130,8 +133,8 @@ def sensitivity(view: GiniView) -> None:
         "published as is (it describes the data), so the mechanism uses a **smooth** bound: it also looks "
         "at datasets with k records changed, with weight e^(−βk). A(k) is the largest local sensitivity "
         "within k changes; the noise scale uses the maximum of e^(−βk)·A(k), reached at k*.")
-    st.plotly_chart(plots_gini.decay_figure(view.exact_curve, view.fast_curve, k_star_exact=view.exact_k_star,
-                                            k_star_fast=view.fast_k_star, beta=view.beta), width="stretch")
+    show_figure(plots_gini.decay_figure(view.exact_curve, view.fast_curve, k_star_exact=view.exact_k_star,
+                                         k_star_fast=view.fast_k_star, beta=view.beta), width="stretch")
     st.caption("The exact bound uses the true smallest and largest Gini reachable by changing k records "
                "(Theorems 4.1–4.2); the fast one uses only n, the mean and [L, U]. Both are valid; the exact "
                "one is never larger. Curves stop where larger k can no longer matter (Section 4.4 pruning).")
@@ -151,10 +154,10 @@ def posterior(view: GiniView, prior_text: str) -> None:
         f"Suppose the agency publishes **{view.released_gini:.4f}**. Combining it with the known noise distribution "
         f"and {prior_text} (eq. 11, a post-processing step that costs no privacy), an analyst is "
         f"{level:.0%} sure the true Gini lies in **[{lo:.4f}, {hi:.4f}]** (posterior mean {view.posterior_mean:.4f}).")
-    st.plotly_chart(plots_gini.posterior_figure(view.posterior_grid, view.posterior_density,
-                                                released=view.released_gini, interval=view.posterior_interval,
-                                                hpd=view.posterior_hpd, level=level, true_value=view.true_gini),
-                    width="stretch")
+    show_figure(plots_gini.posterior_figure(view.posterior_grid, view.posterior_density,
+                                             released=view.released_gini, interval=view.posterior_interval,
+                                             hpd=view.posterior_hpd, level=level, true_value=view.true_gini),
+                 width="stretch")
     st.caption("Assumption (as in the paper): the analyst knows the noise scale S(X)/α. It depends on the "
                "confidential data, so publishing it is not covered by the release's guarantee. Green ticks: "
                "the highest-posterior-density interval. Change the sidebar seed to draw another release.")
@@ -169,8 +172,8 @@ def error_curve(view: GiniView) -> None:
         quantity, label = "rmse", "RMSE"
     else:
         quantity, label = "q90_abs_error", "90% absolute error"
-    st.plotly_chart(plots_gini.error_vs_epsilon_figure(view.error_curve, view.epsilon, quantile=quantity, label=label),
-                    width="stretch")
+    show_figure(plots_gini.error_vs_epsilon_figure(view.error_curve, view.epsilon, quantile=quantity, label=label),
+                 width="stretch")
     st.caption(f"The smooth-sensitivity curve uses the fast bound (instant; never below the exact one) and your "
                f"calibration ({view.calibration}); grey: the Laplace baseline with global sensitivity. Shown: the "
                f"{label}" + ("" if view.gamma > 3 else " (no RMSE: infinite variance for γ ≤ 3)") + ".")
@@ -216,7 +219,7 @@ def paper_experiments(values: np.ndarray, *, gamma: float, upper: float | None, 
             st.caption(caption)
             res = run_on_button(f"Run {name}", f"gini_run_fig{number}", run, what=name, state_key=f"gini_fig{number}")
             if res is not None:
-                st.plotly_chart(plot(res), width="stretch")
+                show_figure(plot(res), width="stretch")
                 for note in res.notes:
                     st.caption(note)
                 download_csv(res.table, f"Download {name} table (CSV)", f"gini_figure{number}.csv",

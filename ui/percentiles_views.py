@@ -8,8 +8,11 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.experiments.percentiles import SYNTH_QUARTILES, CellCurvesView, CellView, FiguresView, ManyCellsView
-from ui import plots_percentiles
-from ui.common import download_csv
+from ui import plots_percentiles as plots_percentiles_builders
+from ui.common import CachedBuilders, download_csv, show_figure
+
+# figures built once per distinct input in this process, shared by all sessions (issue 13)
+plots_percentiles = CachedBuilders(plots_percentiles_builders)
 
 __all__ = ["money", "parse_edges", "cell_caption", "cell", "curves", "many_cells", "figures", "method_notes"]
 
@@ -79,8 +82,8 @@ def cell(view: CellView, *, fixed_axes: bool = False) -> None:
                 f"{view.confidential_n_above:,} above {money(edges[-1])} in the last bin (the bins are public and "
                 "fixed; these two numbers are shown for planning and are not private).")
     y_range = plots_percentiles.fixed_count_range(view.n) if fixed_axes else None
-    st.plotly_chart(plots_percentiles.histogram_figure(edges, view.true_counts, view.noisy_counts, y_range=y_range),
-                    width="stretch")
+    show_figure(plots_percentiles.histogram_figure(edges, view.true_counts, view.noisy_counts, y_range=y_range),
+                 width="stretch")
     download_csv(pd.DataFrame({"bin_lower": edges[:-1], "bin_upper": edges[1:], "true_count": view.true_counts,
                                "noisy_count": view.noisy_counts}),
                  "Download the histogram (CSV)", "pseo_histogram.csv", key="perc_dl_hist")
@@ -93,8 +96,8 @@ def cell(view: CellView, *, fixed_axes: bool = False) -> None:
     if view.fallback:
         st.warning("The noisy total is not positive, so negative counts were set to zero before reading off "
                    "(post-processing; if nothing was left, a flat histogram was used).")
-    st.plotly_chart(plots_percentiles.cdf_figure(edges, view.true_counts, view.noisy_counts, view.q, view.histogram,
-                                                 view.true), width="stretch")
+    show_figure(plots_percentiles.cdf_figure(edges, view.true_counts, view.noisy_counts, view.q, view.histogram,
+                                              view.true), width="stretch")
 
     st.subheader("3. Released percentiles and how wrong they are")
     table = _table(view)
@@ -125,7 +128,7 @@ def cell(view: CellView, *, fixed_axes: bool = False) -> None:
 
 def curves(view: CellCurvesView) -> None:
     """Section 4 of the one-cell view (below its percentile control): accuracy against ε."""
-    st.plotly_chart(plots_percentiles.accuracy_curve_figure(
+    show_figure(plots_percentiles.accuracy_curve_figure(
         view.curves, f"Mean relative accuracy of P{view.q:g}, 200 noise draws per ε"), width="stretch")
     st.caption("Here every method spends the whole ε on this one percentile (the histogram would release all "
                "the others for free). Means below −0.5 are off the chart: smooth-sensitivity noise is heavy "
@@ -134,8 +137,8 @@ def curves(view: CellCurvesView) -> None:
 
 
 def many_cells(view: ManyCellsView) -> None:
-    st.plotly_chart(plots_percentiles.many_cells_figure(view.per_cell), width="stretch")
-    st.plotly_chart(plots_percentiles.size_class_figure(view.by_size), width="stretch")
+    show_figure(plots_percentiles.many_cells_figure(view.per_cell), width="stretch")
+    show_figure(plots_percentiles.size_class_figure(view.by_size), width="stretch")
     st.caption(f"ε = {view.epsilon:g}; log-normal and even schemes with {view.n_bins} bins, PSEO with its 21. Small "
                "cells suffer most: the same noise is a larger share of a small count.")
     download_csv(view.per_cell, "Download per-cell accuracy (CSV)", "pseo_many_cells.csv", key="perc_dl_many")
@@ -143,11 +146,11 @@ def many_cells(view: ManyCellsView) -> None:
 
 def figures(view: FiguresView) -> None:
     st.markdown("**Figure 1.** Relative accuracy of the median by histogram method")
-    st.plotly_chart(plots_percentiles.figure1(view.figure1), width="stretch")
+    show_figure(plots_percentiles.figure1(view.figure1), width="stretch")
     st.markdown("**Figure 2.** Relative accuracy by cell size (20 bins)")
-    st.plotly_chart(plots_percentiles.figure2(view.figure2), width="stretch")
+    show_figure(plots_percentiles.figure2(view.figure2), width="stretch")
     st.markdown(f"**Figure 3.** Relative accuracy by number of bins (ε = {view.params['figure3_epsilon']:g})")
-    st.plotly_chart(plots_percentiles.figure3(view.figure3, view.figure3_rivals), width="stretch")
+    show_figure(plots_percentiles.figure3(view.figure3, view.figure3_rivals), width="stretch")
     st.caption("Means below −0.5 are off the chart. The paper found log-normal bins beat even bins everywhere "
                "and beat smooth sensitivity for most ε, with accuracy falling slowly as bins are added.")
     download_csv(view.figure1, "Download Figure 1-2 data (CSV)", "pseo_figures_1_2.csv", key="perc_dl_fig12")

@@ -23,7 +23,7 @@ from dpcore import defaults, planner, risk
 from dpcore.experiments import planner as planner_experiments
 from dpcore.experiments.planner import AccuracyFirstView, AttackerBeliefView, BudgetFirstView, StatisticSpec
 from ui import plots_planner
-from ui.common import download_csv, guard, qp_number, qp_selectbox, qp_slider
+from ui.common import download_csv, guard, qp_number, qp_selectbox, qp_slider, show_figure
 
 RANDOM_GROUPS = "(random groups A/B/C)"
 DEFAULT_TARGETS = {"gini": (10, 90), "percentiles": (10, 90), "group_medians": (10, 90), "group_means": (5, 95), "ratio": (10, 95),
@@ -365,8 +365,8 @@ def render_accuracy(view: AccuracyFirstView, budget: float) -> None:
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"smallest ε": st.column_config.NumberColumn(format="%.4g"),
                                 "probability met at that ε": st.column_config.NumberColumn(format="%.4f")})
-    st.plotly_chart(figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
-                    width="stretch")
+    show_figure(figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
+                 width="stretch")
     download_csv(table, "Download this table (CSV)", "planner_accuracy_first.csv", key="planner_dl_acc")
     st.download_button("Download the decision memo (HTML, works offline)", plan_memo(view, table, budget).encode(),
                        file_name="dp_plan_memo.html", mime="text/html", key="planner_dl_memo",
@@ -377,8 +377,8 @@ def render_accuracy(view: AccuracyFirstView, budget: float) -> None:
         frame = plots_planner.dots_frame(view.dots)
         for dots in view.dots:
             title = f"{dots.statistic} at ε = {dots.epsilon:.3g} ({100 * dots.confidence:g}% target)"
-            st.plotly_chart(figure("fig_quantile_dots", dots, frame[frame["statistic"] == dots.statistic],
-                                   100 * dots.rel_error, title), width="stretch")
+            show_figure(figure("fig_quantile_dots", dots, frame[frame["statistic"] == dots.statistic],
+                                100 * dots.rel_error, title), width="stretch")
         download_csv(frame, "Download the dot-plot data (CSV)", "planner_dots.csv", key="planner_dl_dots")
 
 
@@ -388,7 +388,7 @@ def render_budget(view: BudgetFirstView) -> None:
         return
     frame = pd.DataFrame([{"statistic": r.statistic, "epsilon": r.epsilon, "relative_error_percent": 100 * r.relative_error,
                            "confidence_percent": 100 * r.confidence} for r in view.rows])
-    st.plotly_chart(figure("fig_budget", view, frame), width="stretch")
+    show_figure(figure("fig_budget", view, frame), width="stretch")
     st.dataframe(frame.rename(columns={"relative_error_percent": "error within ±%",
                                        "confidence_percent": "with probability %"}), hide_index=True, width="stretch")
     download_csv(frame, "Download the split (CSV)", "planner_budget_first.csv", key="planner_dl_budget")
@@ -410,7 +410,7 @@ def render_risk(view: AttackerBeliefView) -> None:
               f"{100 * view.largest_belief:.2f}%")
     frame = plots_planner.posterior_frame(view.curve_epsilons, np.asarray(view.priors),
                                           [np.asarray(c) for c in view.curves])
-    st.plotly_chart(figure("fig_posterior", view, frame, view.prior), width="stretch")
+    show_figure(figure("fig_posterior", view, frame, view.prior), width="stretch")
     download_csv(frame, "Download the curves (CSV)", "planner_posterior.csv", key="planner_dl_post")
     st.markdown("**ε used in real deployments** (editable: add your organisation's releases). The units differ "
                 "(per person for the whole release, per user per day, local vs central DP), so compare with care.")

@@ -12,8 +12,11 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.experiments import ratio as ratio_experiments
-from ui import plots_ratio
-from ui.common import download_csv
+from ui import plots_ratio as plots_ratio_builders
+from ui.common import CachedBuilders, download_csv, show_figure
+
+# figures built once per distinct input in this process, shared by all sessions (issue 13)
+plots_ratio = CachedBuilders(plots_ratio_builders)
 
 INTRO = (
     "An analyst receives **differentially private counts**: how many people in group *x* (say, exposed) and in "
@@ -49,7 +52,7 @@ def sampling(view: ratio_experiments.SamplingView) -> None:
                 "Noisy counts below 1 are set to 1, as in the paper.")
     hist = pd.DataFrame({"bin_mid": view.bin_mid, "non-private": view.density_nonprivate,
                          "private": view.density_private})
-    st.plotly_chart(plots_ratio.sampling_figure(hist, view.true_rr), width="stretch")
+    show_figure(plots_ratio.sampling_figure(hist, view.true_rr), width="stretch")
     sd0, sd1, share = view.sd_nonprivate, view.sd_private, view.privacy_variance_share
     c = st.columns(3)
     c[0].metric("spread without privacy (s.d.)", f"{sd0:.3g}")
@@ -75,7 +78,7 @@ def intervals(view: ratio_experiments.IntervalsView, *, seed: int, n_x: int, n_y
     else:
         st.markdown(f"Your released noisy counts: x~ = {xn:g} of n_x = {n_x:,}, y~ = {yn:g} of n_y = {n_y:,}.")
     df = pd.DataFrame(list(view.intervals))
-    st.plotly_chart(plots_ratio.intervals_figure(df, view.true_rr), width="stretch")
+    show_figure(plots_ratio.intervals_figure(df, view.true_rr), width="stretch")
     table(df, 4)
     c = st.columns(2)
     c[0].metric("share of the conservative interval's variance from privacy", f"{view.privacy_share:.0%}")
@@ -97,16 +100,16 @@ def intervals(view: ratio_experiments.IntervalsView, *, seed: int, n_x: int, n_y
 
 def heatmaps(view: ratio_experiments.CoverageHeatmapView) -> None:
     level = view.level
-    st.plotly_chart(plots_ratio.heatmap_figure(view.coverage, view.p_values,
-                                               title=f"Coverage of '{view.method}' at nominal {level:.0%}",
-                                               zmin=level - 0.1, zmax=min(1.0, level + 0.1), mask=view.small_counts),
-                    width="stretch")
+    show_figure(plots_ratio.heatmap_figure(view.coverage, view.p_values,
+                                            title=f"Coverage of '{view.method}' at nominal {level:.0%}",
+                                            zmin=level - 0.1, zmax=min(1.0, level + 0.1), mask=view.small_counts),
+                 width="stretch")
     st.caption(f"Rows p_x, columns p_y. * = an expected count below 30 (the paper's rule of thumb). "
                f"Monte Carlo error about ±{2 * math.sqrt(level * (1 - level) / view.n_sims):.3f}.")
-    st.plotly_chart(plots_ratio.heatmap_figure(view.width_ratio, view.p_values,
-                                               title="Mean width / width of the non-private interval", zmin=1.0,
-                                               zmax=max(1.5, float(np.nanmax(view.width_ratio))), colorscale="Blues",
-                                               fmt=".2f"), width="stretch")
+    show_figure(plots_ratio.heatmap_figure(view.width_ratio, view.p_values,
+                                            title="Mean width / width of the non-private interval", zmin=1.0,
+                                            zmax=max(1.5, float(np.nanmax(view.width_ratio))), colorscale="Blues",
+                                            fmt=".2f"), width="stretch")
     out = pd.DataFrame(view.rows())
     with st.expander("The numbers behind the heatmaps"):
         st.dataframe(out, hide_index=True, width="stretch")
@@ -120,7 +123,7 @@ def accuracy(view: ratio_experiments.AccuracyView) -> None:
                 f"n; here n = max(n_x, n_y) = {view.n:,}).")
     st.caption(ACCURACY_CAPTION)
     df = pd.DataFrame(list(view.rows))
-    st.plotly_chart(plots_ratio.accuracy_figure(df, view.alpha), width="stretch")
+    show_figure(plots_ratio.accuracy_figure(df, view.alpha), width="stretch")
     with st.expander("The numbers behind the chart"):
         st.dataframe(df, hide_index=True, width="stretch")
     download_csv(df, "Download accuracy curves (CSV)", "ratio_accuracy.csv", key="dl-ratio-accuracy")
@@ -133,7 +136,7 @@ def bias(view: ratio_experiments.BiasView) -> None:
                 "weighted over binomial samples with n people in each group. The ratio without privacy is biased "
                 "too: privacy adds little once the counts are moderate.")
     df = pd.DataFrame(list(view.rows))
-    st.plotly_chart(plots_ratio.bias_figure(df), width="stretch")
+    show_figure(plots_ratio.bias_figure(df), width="stretch")
     table(df, 5)
     download_csv(df, "Download bias curve (CSV)", "ratio_bias.csv", key="dl-ratio-bias")
 
@@ -155,7 +158,7 @@ def odds_ratio(view: ratio_experiments.OddsRatioView) -> None:
     table(pd.DataFrame({"": ["group x", "group y"], "with outcome (true)": [a, c], "without (true)": [b, d],
                         "with outcome (noisy)": [na, nc], "without (noisy)": [nb, nd]}), 1)
     df = pd.DataFrame(list(view.intervals))
-    st.plotly_chart(plots_ratio.intervals_figure(df, view.true_or), width="stretch")
+    show_figure(plots_ratio.intervals_figure(df, view.true_or), width="stretch")
     table(df, 4)
     cov = view.coverage
     st.markdown(f"Coverage over {ratio_experiments.N_COVER:,} simulated studies: no privacy "
@@ -170,7 +173,7 @@ def poverty(view: ratio_experiments.PovertyView, names: dict) -> None:
         {"": names[view.group_x], "people (public)": n_x, "in poverty (confidential)": x, "noisy count": xn},
         {"": names[view.group_y], "people (public)": n_y, "in poverty (confidential)": y, "noisy count": yn}]), 1)
     df = pd.DataFrame([{k: r[k] for k in ("method", "estimate", "lower", "upper")} for r in view.intervals])
-    st.plotly_chart(plots_ratio.intervals_figure(df, None), width="stretch")
+    show_figure(plots_ratio.intervals_figure(df, None), width="stretch")
     m = st.columns(3)
     m[0].metric("RR without privacy", f"{view.rr_without_privacy:.3f}")
     m[1].metric("RR with privacy", f"{view.rr_with_privacy:.3f}")

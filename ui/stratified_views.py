@@ -12,8 +12,11 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.experiments import stratified as strat_experiments
-from ui import plots_stratified
-from ui.common import download_csv
+from ui import plots_stratified as plots_stratified_builders
+from ui.common import CachedBuilders, download_csv, show_figure
+
+# figures built once per distinct input in this process, shared by all sessions (issue 13)
+plots_stratified = CachedBuilders(plots_stratified_builders)
 
 #: The trend experiments as the page lists them: label -> (experiment id, x-axis title, log x).
 SWEEP_LABELS = {
@@ -154,7 +157,7 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     if fixed_axes:
         y_range = (span[0] - 0.05 * (span[1] - span[0]), span[1] + 0.05 * (span[1] - span[0]))
     off = table[(table["q05"] < y_range[0]) | (table["q95"] > y_range[1])]
-    st.plotly_chart(memo(memo_key + ("groups", method, fixed_axes), lambda: plots_stratified.group_means_figure(
+    show_figure(memo(memo_key + ("groups", method, fixed_axes), lambda: plots_stratified.group_means_figure(
         table, method, y_range=y_range, value_label=value_label)), width="stretch")
     if len(off):
         st.caption(f"{len(off)} group(s) have releases beyond the chart's range (tiny groups: "
@@ -186,13 +189,13 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     left, right = st.columns(2)
     with left:
         st.markdown("**Error of the overall mean** (simulated releases)")
-        st.plotly_chart(memo(memo_key + ("overall",), lambda: plots_stratified.overall_errors_figure(errs)),
-                        width="stretch")
+        show_figure(memo(memo_key + ("overall",), lambda: plots_stratified.overall_errors_figure(errs)),
+                     width="stretch")
         download_csv(errs.assign(release=errs.groupby("method").cumcount())[["method", "release", "error"]],
                      "Download the simulated errors (CSV)", "stratified_overall_errors.csv", key="strat_dl_overall")
     with right:
         st.markdown("**Parity error** φ = (1/k)·|overall rel. error| + Σ groups |rel. error|")
-        st.plotly_chart(memo(memo_key + ("parity",), lambda: plots_stratified.parity_figure(perr)), width="stretch")
+        show_figure(memo(memo_key + ("parity",), lambda: plots_stratified.parity_figure(perr)), width="stretch")
         download_csv(perr, "Download the parity errors (CSV)", "stratified_parity.csv", key="strat_dl_parity")
     st.caption("Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
                "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
@@ -234,8 +237,8 @@ def trends(view: strat_experiments.TrendView, *, x_title: str, log_x: bool) -> N
                        "(PINCP) is the hard case the paper mentions: wide and long-tailed. Groupings used: "
                        + ", ".join(sorted({f"{r['grouping']} (k={r['k']})" for r in view.rows})))
     else:
-        st.plotly_chart(plots_stratified.sweep_figure(view.summary("error"), view.x, log_x=log_x, x_title=x_title,
-                                                      y_title="|overall estimate − true mean|"), width="stretch")
+        show_figure(plots_stratified.sweep_figure(view.summary("error"), view.x, log_x=log_x, x_title=x_title,
+                                                   y_title="|overall estimate − true mean|"), width="stretch")
         st.caption("Paper Figs. 3/6/7 shape: the stratified methods pay for splitting the data (more noise in "
                    "small groups) and converge to the global ones as n grows; more groups or smaller α (more tiny "
                    "groups) cost more. Laplace curves use ε, CoinPress curves ρ = ε²/2. Parity error is not "
@@ -248,7 +251,7 @@ def trends(view: strat_experiments.TrendView, *, x_title: str, log_x: bool) -> N
 def bounds(view: strat_experiments.BoundsView) -> None:
     """Figure 1 and the paper's New York example, with our honest reading of its "~80 %"."""
     curves = pd.DataFrame(dict(view.curves))
-    st.plotly_chart(memo(("bounds", view.n, view.k), lambda: plots_stratified.bounds_figure(
+    show_figure(memo(("bounds", view.n, view.k), lambda: plots_stratified.bounds_figure(
         curves, alpha_mark=0.13, actual=view.actual)), width="stretch")
     st.caption("The paper plots α from 0.2 to 1. For very small α the expected value can fall below the "
                "lower bound (and below 0): the Dirichlet model allows 'groups' of less than one person "
