@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from support import open_page
 from ui import sidebar as sb
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
@@ -22,12 +23,8 @@ def test_app_registers_pages():
 
 
 def _open(page: str, **query) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=90)
-    for k, v in query.items():
-        at.query_params[k] = str(v)
-    at.run()
-    assert not at.exception, at.exception
-    at.switch_page(page).run()
+    """The page through the shared helper, plus what every registered page must show."""
+    at = open_page(page, timeout=90, **query)
     assert not at.exception, (page, at.exception)
     assert len(at.main.children) > 0, f"{page} rendered nothing"
     assert len(at.title) >= 1, f"{page} has no title"
