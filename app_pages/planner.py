@@ -117,6 +117,19 @@ if mode == PLAN:
         repro.share_panel("planner", script=repro.view_script_for(
             "dpcore.experiments.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),
             note="It prints the smallest ε per statistic, the total, and the budget-first accuracy.")
+        with guard("the release plan"):  # the plan file for `python -m dpcore release` (docs/plan_format.md)
+            from dpcore.plan import plan_from_planner_choices, write_plan
+
+            release_plan, left_out = plan_from_planner_choices(
+                kinds, lambda kind: _stat(kind, _key(kind), token, values, groups), _allocation(total),
+                dataset=ds.name, income=ds.column, cap_epsilon=total, group_column=group_column,
+                params_for=lambda kind: dict(_key(kind)))
+            st.download_button("Download the release plan", write_plan(release_plan), file_name="release_plan.toml",
+                               mime="application/toml", key="planner_release_plan",
+                               help="Run it on the full data: python -m dpcore release release_plan.toml "
+                                    "--data FILE --out DIR (docs/release_cli.md)")
+            if left_out:
+                st.caption("Not in the plan: " + "; ".join(left_out))
 
 # =============================================================================================
 # RELEASE mode

@@ -239,3 +239,22 @@ def test_plan_from_planner_choices():
     assert [s.kind for s in plan2.statistics] == ["gini"] and "percentiles" in left_out2[0]
     with pytest.raises(PlanError, match="none of the chosen statistics"):
         plan_from_planner_choices(["count"], stat, alloc, dataset="d", income="i", cap_epsilon=1.0)
+
+
+def test_planner_page_offers_the_release_plan():
+    """The planner's Share view has a "Download the release plan" button (app_pages/planner.py)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("app_pages/planner.py")
+    at.run()
+    view = [r for r in at.radio if "View" in (r.label or "")][0]
+    view.set_value("4 · Share / reproduce").run()
+    assert not at.exception and not at.error
+    labels = [b.label for b in at.get("download_button")]
+    assert "Download the release plan" in labels
+    captions = " ".join(c.value for c in at.caption)
+    assert "Not in the plan: percentiles: needs a group (cell) column" in captions  # synthetic data: no cells
