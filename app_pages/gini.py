@@ -11,7 +11,7 @@ import streamlit as st
 from dpcore import defaults
 from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import gini as gini_experiments
-from ui import answer_views, gini_views, repro
+from ui import answer_views, gini_views, noise_choice, repro
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle, seed
 from ui.data_note import data_note
 from ui.sidebar import current_dataset
@@ -162,6 +162,8 @@ with section2:
     gini_views.sensitivity(view)
 gini_views.posterior(view, prior_text)
 gini_views.error_curve(view)
+noise_choice.render_gini_noise_section("gini", _subsample(ds.values, n), epsilon=eps, lower=lower, upper=float(view.upper),
+                                       gamma=gamma, calibration=str(calibration), method=str(method), seed=seed())
 
 # ---- 5. paper experiments -----------------------------------------------------------------------
 st.header("5 · Reproduce the paper's experiments")
@@ -177,4 +179,5 @@ gini_views.numbers(view)
 # The script is the same view call with the same literal settings (numbers and fixed option names only).
 repro.share_panel("gini", script=repro.view_script_for(VIEW_MODULE, VIEW_FUNCTION, settings,
                                                        title="Gini index with differential privacy"),
-                  note="The paper experiments (section 5) are not in the script: download their tables above.")
+                  note="The paper experiments (section 5; download their tables above) and the noise comparison "
+                       "(4b) are not in the script.")

@@ -92,3 +92,36 @@ def test_section_renders_runs_on_button_at_small_epsilon_and_shows_a_release():
     assert len(at.dataframe) == 0  # not computed until asked
     at.button(key="s_noise_run").click().run()
     assert not at.exception and len(at.dataframe) == 1
+
+
+# ------------------------------------------------------------------------------------ on the Gini page
+
+PAGE = "app_pages/gini.py"
+
+
+def test_gini_page_offers_the_noise_choice():
+    from support import assert_clean, open_page, page_text, query_param
+
+    at = open_page(PAGE)
+    assert_clean(at)
+    text = page_text(at)
+    assert "Lighter tails" in text and "Generalized Cauchy (the paper's)" in text
+    at.selectbox(key="gini_noise").set_value("laplace").run()
+    assert_clean(at)
+    text = page_text(at)
+    assert "Laplace (NRS)" in text and "1e-06" in text and "One release with this noise" in text
+    assert query_param(at, "gini_noise") == "laplace"
+    at.select_slider(key="gini_eps").set_value(2.0).run()
+    assert_clean(at)
+    assert "(ε, δ) = (2, 1e-06)" in page_text(at)
+
+
+def test_gini_page_bad_noise_in_link_falls_back_and_bad_bounds_show_an_error():
+    from support import assert_clean, open_page, page_text
+
+    at = open_page(PAGE, gini_noise="student_t")  # a hand-edited link: the default noise, no error
+    assert_clean(at)
+    assert "Generalized Cauchy (the paper's)" in page_text(at)
+    at.selectbox(key="gini_noise").set_value("laplace_lognormal").run()
+    at.number_input(key="gini_U").set_value(0.0).run()  # bad bounds: a clear error, no traceback
+    assert_clean(at, expected_error="must be above the lower bound")
