@@ -66,31 +66,44 @@ def comparison_table(comparison: smooth_noises.NoiseComparison) -> list[dict[str
              "RMSE": r.rmse if r.rmse is not None else np.inf} for r in comparison.rows]
 
 
+def noise_selector(key_prefix: str, *, container: Any = st) -> str:
+    """The URL-backed selector (key ``f"{key_prefix}_noise"``) over ``dpcore.noise.SMOOTH_NOISES``; default "cauchy"."""
+    return qp_selectbox("Noise distribution", f"{key_prefix}_noise", list(smooth_noises.SMOOTH_NOISES), "cauchy",
+                        container=container, format_func=lambda n: NOISE_LABELS.get(n, n),
+                        help="The paper's generalized Cauchy is pure ε-DP but heavy-tailed; the light-tailed "
+                             "options trade a small δ (or a zCDP ρ) for much smaller rare errors.")
+
+
+def render_tradeoff(key_prefix: str, chosen: str, comparison: smooth_noises.NoiseComparison, *, per_unit: bool,
+                    container: Any = st, show_chart: bool = True) -> None:
+    """The one-sentence trade-off of ``chosen`` and the side-by-side chart (``per_unit``: a data-free comparison)."""
+    suffix = (" *(Per unit of smooth sensitivity, before looking at the data: exact when every noise's S equals the "
+              "local bound, as for a Gini on thousands of records.)*") if per_unit else ""
+    container.markdown(comparison.sentence(chosen) + suffix)
+    if show_chart:
+        fig = noise_error_figure(comparison, chosen=chosen)
+        if per_unit:
+            fig.update_layout(title=dict(text=f"Per unit of smooth sensitivity, (ε, δ) = ({comparison.epsilon:.3g}, "
+                                              f"{comparison.delta:.2g})"))
+        container.plotly_chart(fig, use_container_width=True, key=f"{key_prefix}_noise_chart")
+
+
 def render_noise_choice(key_prefix: str, *, comparison: smooth_noises.NoiseComparison | None = None,
                         epsilon: float | None = None, delta: float = smooth_noises.DEFAULT_DELTA,
                         gamma: float = 2.0, container: Any = st, show_chart: bool = True) -> str:
-    """Noise selector + one-sentence trade-off (+ chart when ``comparison`` is given). Returns the registry name.
+    """Noise selector + one-sentence trade-off + side-by-side chart. Returns the registry name.
 
     ``key_prefix``: the page's widget prefix (the selector's key is ``f"{key_prefix}_noise"``, in the URL).
     Give ``comparison`` (from ``dpcore.smooth_noises.compare_noises``, cached by the page) for exact
-    numbers on the current data, or ``epsilon`` alone for the data-free per-unit-S sentence.
+    numbers on the current data, or ``epsilon`` alone for the data-free per-unit-S version.
     """
-    names = list(smooth_noises.SMOOTH_NOISES)
-    chosen = qp_selectbox("Noise distribution", f"{key_prefix}_noise", names, "cauchy", container=container,
-                          format_func=lambda n: NOISE_LABELS.get(n, n),
-                          help="The paper's generalized Cauchy is pure ε-DP but heavy-tailed; the light-tailed "
-                               "options trade a small δ (or a zCDP ρ) for much smaller rare errors.")
-    if comparison is None:
+    chosen = noise_selector(key_prefix, container=container)
+    per_unit = comparison is None
+    if per_unit:
         if epsilon is None:
             return chosen
         comparison = smooth_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma)
-        per_unit = " (per unit of smooth sensitivity, before looking at the data)"
-    else:
-        per_unit = ""
-    container.markdown(comparison.sentence(chosen) + per_unit)
-    if show_chart and per_unit == "":
-        container.plotly_chart(noise_error_figure(comparison, chosen=chosen), use_container_width=True,
-                               key=f"{key_prefix}_noise_chart")
+    render_tradeoff(key_prefix, chosen, comparison, per_unit=per_unit, container=container, show_chart=show_chart)
     return chosen
 
 
@@ -122,9 +135,11 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
     """Section "4b" of the Gini page: noise selector, trade-off sentence, side-by-side chart, one release.
 
     ``values``: the page's (sub-sampled) incomes; bounds as on the page (U may be the DP estimate).
-    With the exact bound and epsilon < ``slow_below`` the comparison runs on a button: the light-tailed
-    noises need a small beta (about epsilon / ln(1/delta)) and the exact smooth sensitivity then takes
-    seconds. Returns the chosen registry name.
+    With the default noise ("cauchy") the section shows the data-free comparison (per unit of smooth
+    sensitivity, instant) and computes the one on this data on a button, so slider moves stay fast.
+    With a light-tailed noise chosen it computes on the data directly, except with the exact bound at
+    epsilon < ``slow_below`` (those noises need beta ~ epsilon / ln(1/delta), and the exact smooth
+    sensitivity then takes seconds): a button again. Returns the chosen registry name.
     """
     st.header("4b · Lighter tails: choose the noise distribution")
     st.markdown(
@@ -134,17 +149,26 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
         f"(2019) for zero-concentrated DP. All three are compared at the **same privacy, (ε, δ = {delta:.0e})**: "
         "the Cauchy is pure ε (so also (ε, δ)), the Laplace spends exactly (ε, δ), the log-normal spends the "
         "zCDP ρ that implies (ε, δ). Planning view: the numbers use the data's smooth sensitivity.")
-    comparison = None
-    if method == "exact" and epsilon < slow_below:
-        comparison = run_on_button(f"Compare the noises at ε = {epsilon:g} (a few seconds at small ε)",
-                                   f"{key_prefix}_noise_run",
-                                   lambda: _comparison(values, epsilon, lower, upper, gamma, calibration, method, delta),
-                                   what="the noise comparison", state_key=f"{key_prefix}_noise_cmp_{epsilon:g}")
-    else:
+    chosen = noise_selector(key_prefix)
+    fast_enough = method == "fast" or epsilon >= slow_below
+    if chosen != "cauchy" and fast_enough:
+        comparison = None
         with guard("the noise comparison"):
             comparison = _comparison(values, epsilon, lower, upper, gamma, calibration, method, delta)
-    chosen = render_noise_choice(key_prefix, comparison=comparison, epsilon=epsilon, delta=delta, gamma=gamma)
-    if comparison is not None:
+    else:  # the default view stays instant: a data-free comparison, the exact one on request
+        comparison = run_on_button(f"Compare the noises on this data at ε = {epsilon:g}"
+                                   + ("" if fast_enough else " (a few seconds at small ε)"),
+                                   f"{key_prefix}_noise_run",
+                                   lambda: _comparison(values, epsilon, lower, upper, gamma, calibration, method, delta),
+                                   what="the noise comparison",
+                                   state_key=(f"{key_prefix}_noise_cmp_{epsilon:g}_{lower:g}_{upper:g}_{gamma:g}_{calibration}"
+                                              f"_{method}_{values.size}_{float(np.sum(values)):.12g}"))
+    if comparison is None:
+        render_tradeoff(key_prefix, chosen, smooth_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma),
+                        per_unit=True)
+        return chosen
+    render_tradeoff(key_prefix, chosen, comparison, per_unit=False)
+    if comparison is not None:  # always here; kept for readers of the branch above
         st.dataframe(comparison_table(comparison), hide_index=True,
                      column_config={c: st.column_config.NumberColumn(format="%.2e")
                                     for c in ("median |error|", "90th", "99th", "RMSE")})
