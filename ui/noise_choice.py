@@ -119,6 +119,11 @@ def _comparison(values: np.ndarray, epsilon: float, lower: float, upper: float, 
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def _unit(epsilon: float, delta: float, gamma: float) -> smooth_noises.NoiseComparison:
+    return smooth_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def _one_release(values: np.ndarray, noise: str, epsilon: float, lower: float, upper: float, gamma: float,
                  calibration: str, method: str, delta: float, seed: int) -> dict[str, Any]:
     from dpcore import gini
@@ -164,8 +169,7 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
                                    state_key=(f"{key_prefix}_noise_cmp_{epsilon:g}_{lower:g}_{upper:g}_{gamma:g}_{calibration}"
                                               f"_{method}_{values.size}_{float(np.sum(values)):.12g}"))
     if comparison is None:
-        render_tradeoff(key_prefix, chosen, smooth_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma),
-                        per_unit=True)
+        render_tradeoff(key_prefix, chosen, _unit(epsilon, delta, gamma), per_unit=True)
         return chosen
     render_tradeoff(key_prefix, chosen, comparison, per_unit=False)
     if comparison is not None:  # always here; kept for readers of the branch above
