@@ -163,7 +163,8 @@ with section2:
 gini_views.posterior(view, prior_text)
 gini_views.error_curve(view)
 noise_choice.render_gini_noise_section("gini", _subsample(ds.values, n), epsilon=eps, lower=lower, upper=float(view.upper),
-                                       gamma=gamma, calibration=str(calibration), method=str(method), seed=seed())
+                                       gamma=gamma, calibration=str(calibration), method=str(method), seed=seed(),
+                                       saturated=bool(view.saturated))
 
 # ---- 5. paper experiments -----------------------------------------------------------------------
 st.header("5 · Reproduce the paper's experiments")

@@ -136,7 +136,8 @@ def _one_release(values: np.ndarray, noise: str, epsilon: float, lower: float, u
 
 def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: float, lower: float, upper: float,
                               gamma: float, calibration: str, method: str, seed: int,
-                              delta: float = smooth_noises.DEFAULT_DELTA, slow_below: float = 0.5) -> str:
+                              delta: float = smooth_noises.DEFAULT_DELTA, slow_below: float = 0.5,
+                              saturated: bool = False) -> str:
     """Section "4b" of the Gini page: noise selector, trade-off sentence, side-by-side chart, one release.
 
     ``values``: the page's (sub-sampled) incomes; bounds as on the page (U may be the DP estimate).
@@ -144,7 +145,8 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
     sensitivity, instant) and computes the one on this data on a button, so slider moves stay fast.
     With a light-tailed noise chosen it computes on the data directly, except with the exact bound at
     epsilon < ``slow_below`` (those noises need beta ~ epsilon / ln(1/delta), and the exact smooth
-    sensitivity then takes seconds): a button again. Returns the chosen registry name.
+    sensitivity then takes seconds): a button again. ``saturated`` (the page's view is meaningless at these
+    settings): the sentence stays, the charts are hidden as on the rest of the page. Returns the chosen name.
     """
     st.header("4b · Lighter tails: choose the noise distribution")
     st.markdown(
@@ -169,9 +171,9 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
                                    state_key=(f"{key_prefix}_noise_cmp_{epsilon:g}_{lower:g}_{upper:g}_{gamma:g}_{calibration}"
                                               f"_{method}_{values.size}_{float(np.sum(values)):.12g}"))
     if comparison is None:
-        render_tradeoff(key_prefix, chosen, _unit(epsilon, delta, gamma), per_unit=True)
+        render_tradeoff(key_prefix, chosen, _unit(epsilon, delta, gamma), per_unit=True, show_chart=not saturated)
         return chosen
-    render_tradeoff(key_prefix, chosen, comparison, per_unit=False)
+    render_tradeoff(key_prefix, chosen, comparison, per_unit=False, show_chart=not saturated)
     if comparison is not None:  # always here; kept for readers of the branch above
         st.dataframe(comparison_table(comparison), hide_index=True,
                      column_config={c: st.column_config.NumberColumn(format="%.2e")
