@@ -232,6 +232,8 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
             raise TypeError("items must be a list of (statistic, epsilon) pairs")
         stat, eps = item
         eps = check_epsilon(eps, f"epsilon of {getattr(stat, 'name', 'a statistic')}")
+        if rng is None and hasattr(stat, "check_real_release"):
+            stat.check_real_release(eps)  # public settings only: refuses before anything is charged
         costs.append((stat, eps, stat.privacy_cost(eps)))
     total = _budget.compose_sequential([c for _, _, c in costs])
     identity = _dataset_identity(ledger, dataset, [s for s, _, _ in costs])

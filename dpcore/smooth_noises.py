@@ -862,14 +862,6 @@ def error_density_curves(comparison: NoiseComparison, *, n_points: int = 301) ->
 # Planner: the Gini statistic with a light-tailed noise (dpcore.planner.make_statistic(noise=...))
 # ---------------------------------------------------------------------------------------------
 
-def _secure_source():
-    try:
-        from .rng import secure_generator
-    except ImportError:  # pragma: no cover - older layout
-        from .noise import secure_generator
-    return secure_generator()
-
-
 @lru_cache(maxsize=1)
 def _gini_noise_statistic_class():
     """Built on first use: dpcore.planner imports dpcore.noise, which imports this module."""
@@ -940,24 +932,42 @@ def _gini_noise_statistic_class():
             z = self._dist(eps).rvs(n, as_generator(rng))
             return (self._clipped + self.scale(eps) * z)[:, None]
 
+        def check_real_release(self, epsilon) -> None:
+            """Refuse, from public settings only and before any charge, a real release this noise cannot make
+            with a floating-point-safe sampler: the log-normal factor of "laplace_lognormal" has none (OpenDP
+            samples Laplace and Gaussian only). Planning and simulation are unaffected."""
+            check_epsilon(epsilon)
+            if self.noise != "laplace":
+                raise DPInputError(
+                    f"a real release of the Gini with noise={self.noise!r} is not offered: there is no "
+                    "floating-point-safe sampler for it. Use noise='laplace' (OpenDP's Laplace sampler) or "
+                    "noise='cauchy' (the certified generalized-Cauchy sampler); nothing was charged.")
+
         def release_draw(self, epsilon, rng=None):
+            """One draw. Simulation (``rng`` given): numpy. Real release (``rng=None``): only "laplace", with
+            the noise drawn by OpenDP's floating-point-safe Laplace sampler
+            (:func:`dpcore.release_noise.release_real_values`) at the confidential scale S_beta(X)/alpha;
+            the privacy statement is NRS's (epsilon, delta) for that law (the sampler removes the
+            floating-point artefacts; OpenDP's own privacy map does not apply to a data-dependent scale)."""
             eps = check_epsilon(epsilon)
             cal = self._calibration(eps)
-            gen = _secure_source() if rng is None else as_generator(rng)
             confidential_noise_scale = self._smooth_sensitivity(eps, cal.beta) / cal.alpha
-            z = float(noise_distribution(cal).rvs(1, gen)[0])
-            value = min(max(self._clipped + confidential_noise_scale * z, 0.0), 1.0)  # post-processing
+            if rng is None:
+                self.check_real_release(eps)
+                from . import release_noise
+
+                draw = release_noise.release_real_values([self._clipped], scale=confidential_noise_scale)
+                raw, measurement = float(draw.values[0]), f"{draw.measurement} at the data-dependent scale S_beta(X)/alpha"
+            else:
+                z = float(noise_distribution(cal).rvs(1, as_generator(rng))[0])
+                raw = self._clipped + confidential_noise_scale * z
+                measurement = f"simulation: dpcore.smooth_noises {cal.noise} (numpy; NOT a real release)"
+            value = min(max(raw, 0.0), 1.0)  # post-processing
             return planner.StatisticRelease(
-                np.array([value]), f"dpcore.smooth_noises {cal.noise} (floating-point sampler, os.urandom)",
-                cal.statement(), float(cal.epsilon), float(cal.delta), self.neighbouring, rng is not None,
+                np.array([value]), measurement, cal.statement(), float(cal.epsilon), float(cal.delta),
+                self.neighbouring, rng is not None,
                 ("the noise scale S_beta(X)/alpha depends on the data and is not published",
                  "clamped to [0, 1] (post-processing)"))
-
-        def release(self, epsilon, rng=None):
-            """The released value. Overridden (not flagged ``_uses_release_draw``) so that dpcore.release
-            labels the sampler truthfully: it passes its OS-CSPRNG source (SecureRandom) here, and this
-            noise is drawn from it in floating point, not by an OpenDP / certified discrete sampler."""
-            return np.asarray(self.release_draw(epsilon, rng=rng).values, dtype=float)
 
         def params(self):
             out = dict(super().params())

@@ -283,9 +283,12 @@ def test_make_release_charges_the_light_tailed_cost_and_labels_the_sampler(incom
               (planner.make_statistic("gini", incomes, upper=u, noise="laplace_lognormal"), 1.0)]
     # one make_release per statistic: dpcore.release composes a release's costs with
     # budget.compose_sequential, which refuses to mix zCDP and (epsilon, delta) in one call
-    records = [rec for item in stats_ for rec in release.make_release([item], ledger)]
+    # the Laplace noise is a real release (OpenDP's sampler); the log-normal one has no float-safe sampler,
+    # so it is released here in simulation (seeded numpy) and still charged in its own currency (zCDP)
+    records = (release.make_release([stats_[0]], ledger)
+               + release.make_release([stats_[1]], ledger, rng=np.random.default_rng(5)))
     assert [r.cost["kind"] for r in records] == ["approx", "zcdp"]
-    assert all("os.urandom" in r.sampler and "OpenDP" not in r.sampler for r in records)
+    assert "opendp" in records[0].measurement.lower() and "NOT for real releases" in records[1].sampler
     assert all(0.0 <= r.released[0] <= 1.0 for r in records)
     eps, delta = ledger.spent_approx(1e-6)
     assert eps == pytest.approx(2.0, abs=1e-6) and delta == pytest.approx(2e-6)
@@ -328,3 +331,19 @@ def test_lln_dilation_far_beyond_t_is_caught():
         for lam in (-4 * cal.beta, 4 * cal.beta):
             worst = np.maximum(worst, S.lln_renyi_divergence(orders, cal.sigma, d, lam, n_grid=3001))
     assert np.any(worst > orders * cal.rho)
+
+
+def test_light_noise_real_release_uses_opendp_laplace_and_refuses_lognormal_before_charging(tmp_path):
+    """Release mode (issue 11): the Laplace smooth noise is drawn by OpenDP's float-safe sampler; the
+    log-normal one has no such sampler and is refused from public settings, before any charge."""
+    from dpcore import ledger, planner, release
+
+    x = np.random.default_rng(3).lognormal(10.0, 1.0, 500)
+    acct = ledger.open_ledger(f"sqlite:///{tmp_path / 'l.db'}").account("light", cap_epsilon=5.0, cap_delta=1e-3)
+    rec = release.make_release([(planner.make_statistic("gini", x, upper=1e6, noise="laplace"), 1.0)], acct)[0]
+    assert "opendp" in rec.measurement.lower() and rec.delta > 0 and 0.0 <= rec.released[0] <= 1.0
+    spent = acct.spent_epsilon()
+    lognormal = planner.make_statistic("gini", x, upper=1e6, noise="laplace_lognormal")
+    with pytest.raises(DPInputError, match="not offered"):
+        release.make_release([(lognormal, 1.0)], acct)
+    assert acct.spent_epsilon() == spent and len(acct.entries()) == 1
