@@ -416,6 +416,8 @@ def parse_plan(text: str | bytes) -> ReleasePlan:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise PlanError("the plan file is not UTF-8 text") from None
+    if not isinstance(text, str):
+        raise TypeError(f"a plan is TOML text (str or bytes), got {type(text).__name__}")
     try:
         raw = _toml.loads(text)
     except _toml.TOMLDecodeError as exc:
@@ -437,6 +439,8 @@ def load_plan(path: str | os.PathLike) -> ReleasePlan:
 
 def plan_to_dict(plan: ReleasePlan) -> dict[str, Any]:
     """The plan-file form of a validated plan (round-trips through :func:`plan_from_dict`)."""
+    if not isinstance(plan, ReleasePlan):
+        raise TypeError(f"plan must be a dpcore.plan.ReleasePlan, got {type(plan).__name__}")
     out: dict[str, Any] = {"version": plan.version, "dataset": plan.dataset, "income": plan.income,
                            "cap_epsilon": plan.cap_epsilon}
     if plan.cap_delta is not None:

@@ -272,7 +272,12 @@ def stage_postgres(source: Source, directory: str, progress: Progress | None = N
 # ---------------------------------------------------------------------------------------------
 
 def cents(x: np.ndarray, lower: float, upper: float) -> np.ndarray:
-    """Incomes clipped to [lower, upper] in integer cents, floor(100 x + 1/2) (same in every engine)."""
+    """Incomes clipped to [lower, upper] in integer cents, floor(100 x + 1/2) (same in every engine).
+
+    Missing incomes are removed by the engines before this step; a NaN here is refused, never cast."""
+    arr = np.asarray(x, dtype=float)
+    if np.isnan(arr).any():
+        raise DPInputError("incomes must not be missing (NaN) when converted to cents")
     return np.floor(np.clip(np.asarray(x, dtype=float), lower, upper) * 100.0 + 0.5).astype(np.int64)
 
 
@@ -283,15 +288,17 @@ def bin_index(x: np.ndarray, edges: Sequence[float]) -> np.ndarray:
 
 
 def outcome_flag(text: Any) -> float | None:
-    """1 / 0 for the accepted outcome words (case-insensitive), None for a missing value, NaN otherwise."""
-    if text is None:
+    """1 / 0 for the accepted outcome words (case-insensitive), None for a missing value (None or a float
+    NaN); any other value raises a DPInputError naming it (never a silent NaN)."""
+    if text is None or (isinstance(text, float) and np.isnan(text)):
         return None
     t = str(text).strip().lower()
     if t in TRUE_WORDS:
         return 1.0
     if t in FALSE_WORDS:
         return 0.0
-    return float("nan")
+    raise DPInputError(f"outcome value {text!r} is not one of the accepted words "
+                       f"({', '.join(sorted(set(TRUE_WORDS) | set(FALSE_WORDS)))})")
 
 
 def bounding_key(seed: int, parts: Sequence[str | None]) -> str:
@@ -324,6 +331,10 @@ def gini_cell(sorted_x: np.ndarray, *, lower: float, upper: float, beta: float) 
 
 def sort_cells(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Rows sorted by cell labels as text (missing first): the canonical order in which noise is drawn."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    if isinstance(by, str) or not isinstance(by, (list, tuple)) or not all(isinstance(c, str) for c in by):
+        raise TypeError("by must be a list of column names")
     if not by or frame.empty:
         return frame.reset_index(drop=True)
     out = frame.copy()

@@ -136,7 +136,7 @@ class PandasEngine(Engine):
         for c in spec.text_columns:
             frame[c] = text[c].reset_index(drop=True)
         for i, c in enumerate(spec.outcome_columns):
-            flags = [outcome_flag(v) for v in _values(text[c])]
+            flags = [_flag_or_nan(v) for v in _values(text[c])]
             bad = sum(1 for f, k in zip(flags, keep) if k and f is not None and np.isnan(f))
             if bad:
                 raise DPInputError(f"the outcome column {c!r} has {bad} value(s) other than 0/1/true/false/yes/no")
@@ -242,3 +242,12 @@ class PandasEngine(Engine):
         out = pd.DataFrame(rows, columns=[*by, "n", "confidential_gini", "confidential_smooth_sensitivity"])
         out["n"] = out["n"].astype(np.int64)
         return sort_cells(out, by)
+
+
+def _flag_or_nan(value: Any) -> float | None:
+    """:func:`outcome_flag`, with an unaccepted word as NaN: counted (on rows with an income) and reported
+    once per column with the number of such values, as the SQL engines do."""
+    try:
+        return outcome_flag(value)
+    except DPInputError:
+        return float("nan")
