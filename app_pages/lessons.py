@@ -9,13 +9,15 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from dpcore import defaults
 from dpcore.experiments import gini as gini_experiments
 from ui import lessons_views
 from ui.common import guard, privacy_note, qp_select_slider, qp_toggle, seed
 from ui.sidebar import current_dataset
 
 EPS_OPTIONS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 5.0]
-GINI_DEFAULTS = {"gamma": 2.0, "lower": 0.0, "upper": 2_000_000.0, "upper_epsilon": 0.0, "calibration": "tight",
+GINI_DEFAULTS = {"gamma": defaults.GINI_GAMMA, "lower": defaults.INCOME_LOWER, "upper": defaults.INCOME_UPPER,
+                 "upper_epsilon": 0.0, "calibration": defaults.GINI_CALIBRATION,
                  "method": "exact", "prior": "uniform"}
 
 
