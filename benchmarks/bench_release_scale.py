@@ -30,32 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-PLAN = """version = 1
-dataset = "pseo-like-benchmark"
-income = "earnings"
-cap_epsilon = 3.0
+from dpcore import plan as plan_module  # noqa: E402  (after the path set-up)
 
-[[statistics]]
-kind = "percentiles"
-by = ["institution", "degree_level", "cohort"]
-epsilon = 1.0
-bins = "pseo"
-q = [25, 50, 75]
-
-[[statistics]]
-kind = "gini"
-by = ["state"]
-epsilon = 0.5
-lower = 0
-upper = 2000000
-
-[[statistics]]
-kind = "mean"
-by = ["state"]
-epsilon = 0.5
-lower = 0
-upper = 500000
-"""
+PLAN = plan_module.EXAMPLE_PLAN.replace('dataset = "pseo-earnings-2019"', 'dataset = "pseo-like-benchmark"')
 
 
 def _children() -> dict[int, list[int]]:

@@ -50,7 +50,37 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     except ModuleNotFoundError:
         _toml = None
 
+#: The documented example plan (docs/plan_format.md; the format's reference case, tested as written).
+EXAMPLE_PLAN = """
+version = 1
+dataset = "pseo-earnings-2019"      # the ledger account's label
+income = "earnings"                 # income column
+cap_epsilon = 3.0                   # the dataset's total budget in the ledger
+
+[[statistics]]
+kind = "percentiles"                # gini | percentiles | mean | relative_risk
+by = ["institution", "degree_level", "cohort"]   # disjoint cells: parallel composition
+epsilon = 1.0
+bins = "pseo"                       # or a list of public edges
+q = [25, 50, 75]
+
+[[statistics]]
+kind = "gini"
+by = ["state"]
+epsilon = 0.5
+lower = 0
+upper = 2000000
+
+[[statistics]]
+kind = "mean"
+by = ["state"]
+epsilon = 0.5
+lower = 0
+upper = 500000
+"""
+
 __all__ = [
+    "EXAMPLE_PLAN",
     "PLAN_VERSION",
     "KINDS",
     "PlanError",

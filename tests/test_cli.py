@@ -13,37 +13,12 @@ import pandas as pd
 import pytest
 
 from dpcore import cli, ledger
+from dpcore import plan as plan_module
 from dpcore.plan import write_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PLAN = """
-version = 1
-dataset = "pseo-earnings-2019"
-income = "earnings"
-cap_epsilon = 3.0
-
-[[statistics]]
-kind = "percentiles"
-by = ["institution", "degree_level", "cohort"]
-epsilon = 1.0
-bins = "pseo"
-q = [25, 50, 75]
-
-[[statistics]]
-kind = "gini"
-by = ["state"]
-epsilon = 0.5
-lower = 0
-upper = 2000000
-
-[[statistics]]
-kind = "mean"
-by = ["state"]
-epsilon = 0.5
-lower = 0
-upper = 500000
-"""
+PLAN = plan_module.EXAMPLE_PLAN
 
 
 @pytest.fixture()

@@ -10,33 +10,7 @@ import pytest
 from dpcore import plan as planmod
 from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, plan_to_toml, write_plan
 
-ISSUE_PLAN = """
-version = 1
-dataset = "pseo-earnings-2019"      # the ledger account's label
-income = "earnings"                 # income column
-cap_epsilon = 3.0                   # the dataset's total budget in the ledger
-
-[[statistics]]
-kind = "percentiles"                # gini | percentiles | mean | relative_risk
-by = ["institution", "degree_level", "cohort"]   # disjoint cells: parallel composition
-epsilon = 1.0
-bins = "pseo"                       # or a list of public edges
-q = [25, 50, 75]
-
-[[statistics]]
-kind = "gini"
-by = ["state"]
-epsilon = 0.5
-lower = 0
-upper = 2000000
-
-[[statistics]]
-kind = "mean"
-by = ["state"]
-epsilon = 0.5
-lower = 0
-upper = 500000
-"""
+ISSUE_PLAN = planmod.EXAMPLE_PLAN  # the issue's example, verbatim (comments included)
 
 
 def _raw() -> dict:
