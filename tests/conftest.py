@@ -54,3 +54,16 @@ def acs_path() -> Path:
 @pytest.fixture
 def pseo_path() -> Path:
     return shared_file("pseo_earnings_co_tx.csv.gz")
+
+
+@pytest.fixture(scope="module")
+def pg_server():
+    """URL of a real PostgreSQL server for this test module (tests/support/postgres.py: initdb + pg_ctl as a
+    non-root user in a temp dir, free localhost port); skips with the reason when it cannot start."""
+    from support.postgres import PostgresUnavailable, postgres_server
+
+    try:
+        with postgres_server() as url:
+            yield url
+    except PostgresUnavailable as exc:
+        pytest.skip(f"PostgreSQL test server unavailable: {exc}")

@@ -8,16 +8,6 @@ import pytest
 
 from dpcore import classroom as classroom_lib
 from dpcore.validation import DPInputError
-from support.postgres import PostgresUnavailable, postgres_server
-
-
-@pytest.fixture(scope="module")
-def pg_server():
-    try:
-        with postgres_server() as url:
-            yield url
-    except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL test server unavailable: {exc}")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

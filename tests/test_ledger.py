@@ -21,7 +21,6 @@ import pytest
 
 from dpcore import budget as B, ledger as L
 from dpcore.validation import DPInputError
-from support.postgres import PostgresUnavailable, postgres_server
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,15 +28,6 @@ REPO = Path(__file__).resolve().parents[1]
 # ----------------------------------------------------------------------------------------------------
 # Fixtures: one SQLite file per test; one PostgreSQL server per module (each test its own database)
 # ----------------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def pg_server():
-    try:
-        with postgres_server() as url:
-            yield url
-    except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL test server unavailable: {exc}")
-
-
 _DB_COUNTER = [0]
 
 
