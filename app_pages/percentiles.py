@@ -27,9 +27,15 @@ DEFAULT_EDGES = "10000, 20000, 30000, 40000, 50000, 65000, 80000, 100000, 150000
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _answer(values, settings: dict):
-    """The answer sentence and recommended ε for the page's cell (dpcore.experiments.answers)."""
-    return answer_experiments.percentile_cell_answer(values, **settings)
+def _recommendation(values, settings: dict):
+    """The recommended ε for the page's cell (dpcore.experiments.answers): independent of the ε slider."""
+    return answer_experiments.percentile_cell_answer(values, **settings)[1]
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _answer_sentence(values, settings: dict):
+    """The answer sentence at the slider's ε (the same numbers as percentile_cell_answer's first half)."""
+    return percentile_experiments.cell_answer_at_epsilon(values, **settings)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -116,10 +122,12 @@ view_name = qp_radio("View", "perc_view", list(VIEWS), horizontal=True,
                      help="Only the chosen view is computed, so the page stays quick.")
 data_note.percentiles_note(view_name == VIEWS[0], source)
 with answer_text, guard("the answer"):
-    answer_views.statistic_answer(*_answer(None if source != "sidebar" else current_dataset().values,
-                                           {"source": source, "n": n, "cell_number": cell_number, "epsilon": float(eps),
-                                            "relation": relation, "target_error": target_error,
-                                            "confidence": target_confidence}), answer_text)
+    answer_cell = {"source": source, "n": n, "cell_number": cell_number, "relation": relation}
+    answer_values = None if source != "sidebar" else current_dataset().values
+    answer_views.statistic_answer(
+        _answer_sentence(answer_values, {**answer_cell, "epsilon": float(eps)}),
+        _recommendation(answer_values, {**answer_cell, "target_error": target_error, "confidence": target_confidence}),
+        answer_text)
     answer_text.caption("For the cell of section 1 (the cell data chosen below), released with the PSEO bins.")
 
 if view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):

@@ -142,3 +142,46 @@ def test_hostile_settings_raise_a_clear_error(view, settings):
     with pytest.raises((DPInputError, TypeError)) as caught:
         view(**settings)
     assert str(caught.value)
+
+
+def _assert_same_spec(built, fast, path="figure"):
+    """Recursive equality of two figure specs (types included: an int where plotly wrote a float fails)."""
+    if isinstance(built, dict):
+        assert isinstance(fast, dict) and built.keys() == fast.keys(), (path, built.keys(), fast)
+        for key in built:
+            _assert_same_spec(built[key], fast[key], f"{path}.{key}")
+    elif isinstance(built, (list, tuple)):
+        assert isinstance(fast, (list, tuple)) and len(built) == len(fast), (path, built, fast)
+        for index, (a, b) in enumerate(zip(built, fast)):
+            _assert_same_spec(a, b, f"{path}[{index}]")
+    else:
+        assert type(built) is type(fast) and built == fast, (path, built, fast)
+
+
+@pytest.mark.parametrize("settings, y_range", [
+    (dict(epsilon=0.3, scheme="pseo", q=[25, 50, 75], seed=3), None),
+    (dict(epsilon=2.0, scheme="lognormal", n_bins=12, q=[10, 50, 90], seed=4), (-30.0, 70.0)),
+    (dict(epsilon=0.1, n=40, scheme="even", n_bins=25, q=[50], relation="add_remove", seed=5), None),
+])
+def test_plain_figure_specs_equal_the_plotly_builders(settings, y_range):
+    """The page draws the one-cell histogram and CDF from plain specs (issue 13: no plotly validation per
+    ε move); they must be exactly the go.Figure builders' figures."""
+    from ui import plots_percentiles
+
+    view = percentile_experiments.cell_view(source="synthetic", **settings)
+    _assert_same_spec(
+        plots_percentiles.histogram_figure(view.edges, view.true_counts, view.noisy_counts, y_range=y_range).to_dict(),
+        plots_percentiles.histogram_spec(view.edges, view.true_counts, view.noisy_counts, y_range=y_range))
+    cdf_args = (view.edges, view.true_counts, view.noisy_counts, view.q, view.histogram, view.true)
+    _assert_same_spec(plots_percentiles.cdf_figure(*cdf_args).to_dict(), plots_percentiles.cdf_spec(*cdf_args))
+
+
+@pytest.mark.parametrize("cell", [dict(source="synthetic", n=200), dict(source="synthetic", n=57, relation="add_remove")])
+def test_answer_at_epsilon_is_the_first_half_of_the_cell_answer(cell):
+    """The page computes the sentence per ε and the recommendation once per target (issue 13): the
+    sentence must be percentile_cell_answer's, number for number."""
+    from dpcore.experiments import answers
+
+    for epsilon in (0.3, 1.7):
+        full, _ = answers.percentile_cell_answer(epsilon=epsilon, target_error=2_000.0, confidence=0.9, **cell)
+        assert percentile_experiments.cell_answer_at_epsilon(epsilon=epsilon, **cell) == full

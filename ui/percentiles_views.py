@@ -9,7 +9,7 @@ import streamlit as st
 
 from dpcore.experiments.percentiles import SYNTH_QUARTILES, CellCurvesView, CellView, FiguresView, ManyCellsView
 from ui import plots_percentiles as plots_percentiles_builders
-from ui.common import CachedBuilders, download_csv, show_figure
+from ui.common import CachedBuilders, download_csv, show_figure, show_spec
 
 # figures built once per distinct input in this process, shared by all sessions (issue 13)
 plots_percentiles = CachedBuilders(plots_percentiles_builders)
@@ -67,6 +67,13 @@ def _table(view: CellView) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+DOLLARS = "$%,.0f"  # as "${:,.0f}"
+
+
+def _formats(columns, number_format: str) -> dict:
+    return {c: st.column_config.NumberColumn(format=number_format) for c in columns}
+
+
 def cell(view: CellView, *, fixed_axes: bool = False) -> None:
     """The one-cell view, sections 1-3: histogram, CDF read-off, released percentiles and their accuracy.
 
@@ -82,8 +89,8 @@ def cell(view: CellView, *, fixed_axes: bool = False) -> None:
                 f"{view.confidential_n_above:,} above {money(edges[-1])} in the last bin (the bins are public and "
                 "fixed; these two numbers are shown for planning and are not private).")
     y_range = plots_percentiles.fixed_count_range(view.n) if fixed_axes else None
-    show_figure(plots_percentiles.histogram_figure(edges, view.true_counts, view.noisy_counts, y_range=y_range),
-                 width="stretch")
+    # plain specs (equal to the go.Figure builders' to_dict()): the noisy counts change with every ε (issue 13)
+    show_spec(plots_percentiles_builders.histogram_spec(edges, view.true_counts, view.noisy_counts, y_range=y_range))
     download_csv(pd.DataFrame({"bin_lower": edges[:-1], "bin_upper": edges[1:], "true_count": view.true_counts,
                                "noisy_count": view.noisy_counts}),
                  "Download the histogram (CSV)", "pseo_histogram.csv", key="perc_dl_hist")
@@ -96,15 +103,17 @@ def cell(view: CellView, *, fixed_axes: bool = False) -> None:
     if view.fallback:
         st.warning("The noisy total is not positive, so negative counts were set to zero before reading off "
                    "(post-processing; if nothing was left, a flat histogram was used).")
-    show_figure(plots_percentiles.cdf_figure(edges, view.true_counts, view.noisy_counts, view.q, view.histogram,
-                                              view.true), width="stretch")
+    show_spec(plots_percentiles_builders.cdf_spec(edges, view.true_counts, view.noisy_counts, view.q, view.histogram,
+                                                  view.true))
 
     st.subheader("3. Released percentiles and how wrong they are")
     table = _table(view)
-    st.dataframe(table.style.format({c: "${:,.0f}" for c in MONEY_COLUMNS}), hide_index=True, width="stretch")
+    # number formats by column_config (drawn by the browser), not a pandas Styler (~20 ms per table per rerun)
+    st.dataframe(table, hide_index=True, width="stretch", column_config=_formats(MONEY_COLUMNS, DOLLARS))
     accuracy = view.accuracy_table()
-    st.dataframe(accuracy.style.format({c: "{:.3f}" for c in accuracy.columns if c.startswith("relative")} |
-                                       {"summed L1 error ($)": "${:,.0f}"}), hide_index=True, width="stretch")
+    st.dataframe(accuracy, hide_index=True, width="stretch",
+                 column_config=_formats([c for c in accuracy.columns if c.startswith("relative")], "%.3f")
+                 | _formats(["summed L1 error ($)"], DOLLARS))
     n_q = len(view.q)
     st.caption(
         "Relative accuracy (eq. 5.1) = 1 − |released − true| / true: 1 is perfect, 0.9 means 10% off. "

@@ -524,6 +524,24 @@ def cell_curves_view(values: Any = None, *, source: str = "synthetic", n: int = 
                           _cell_curves(cell, q=q, n_bins=n_bins, relation=relation, seed=seed))
 
 
+def cell_answer_at_epsilon(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
+                           epsilon: float = 1.0, relation: str = "replace", n_sims: int = 2000, seed: int = 0):
+    """The sentence half of :func:`dpcore.experiments.answers.percentile_cell_answer` (the same planner
+    statistic: the cell's median released by the PSEO noisy histogram, eq. 4.2 of Foote et al. 2019, Monte
+    Carlo with ``n_sims`` draws from ``seed``; the same numbers and sentence) without its ε
+    recommendation, which does not depend on ``epsilon``: the page computes that once per target and
+    this per ε move (issue 13). Neighbouring: replace one person within the cell (or add/remove)."""
+    from .. import planner as planner_lib
+    from . import answers as answer_experiments
+
+    cell, _, _ = _cell_values(values, source, n, cell_number)
+    stat = planner_lib.PercentilesStatistic((np.maximum(np.asarray(cell, dtype=float), 0.0),), q=(50.0,),
+                                            relation=relation, n_sims=int(n_sims), seed=int(seed),
+                                            name="Median of the cell (PSEO histogram)")
+    return answer_experiments.statistic_answer(stat, epsilon=epsilon, noun="median of this cell",
+                                               unit_format="${:,.0f}")
+
+
 def _panel(n_cells: int, agg_level: int = 48, q: Any = (25, 50, 75)) -> CellPanel:
     """Earnings for a random sample of ``n_cells`` published cells (sample and earnings from DATA_SEED)."""
     cells = pseo_cells(agg_level)
