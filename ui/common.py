@@ -311,6 +311,13 @@ def show_figure(fig: Any, *, container: Any = st, **options: Any) -> Any:
     return container.plotly_chart(_prebuilt_figure(spec), **options)
 
 
+def show_spec(spec: dict, *, container: Any = st, **options: Any) -> Any:
+    """``st.plotly_chart`` of a figure spec that is already plain, valid data (e.g. a ``plots_*``
+    ``*_spec`` builder, equal to a ``go.Figure``'s ``to_dict()``): neither validated nor copied again."""
+    options.setdefault("width", "stretch")
+    return container.plotly_chart(_prebuilt_figure(spec), **options)
+
+
 _FROZEN_AT_MODULE_COUNT = 0
 
 
