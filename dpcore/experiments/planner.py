@@ -13,7 +13,10 @@ generated script makes the same call (:func:`planner_view`) and prints ``result.
   p e^eps / (1 - p + p e^eps) of an attacker with prior p (Kasiviswanathan & Smith's bound,
   ``dpcore.risk``), curves for a few epsilons;
 * :func:`planner_view` - what the script prints: builds the statistics from a table or an array of
-  incomes, then the accuracy-first and budget-first views.
+  incomes, then the accuracy-first and budget-first views;
+* :func:`plan_cost` - the privacy cost of a plan in the currency each mechanism gives (issue 17: the
+  Gini's smooth-sensitivity noise is pure epsilon for "cauchy", (epsilon, delta) for "laplace",
+  rho-zCDP for "laplace_lognormal"), composed sequentially by a :class:`dpcore.budget.Ledger`.
 
 Neighbouring relation: replace one person's record, n public (and the group / cell sizes). The
 statistics' own docstrings (``dpcore.planner``) state their mechanisms. **Planning numbers are
@@ -27,7 +30,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .. import planner, risk
+from .. import budget, planner, risk
 from ..validation import DPInputError, check_epsilon, check_int, check_probability
 
 __all__ = [
@@ -49,6 +52,10 @@ __all__ = [
     "N_DOTS",
     "N_PLAUSIBLE",
     "GROUPED_KINDS",
+    "PlanCost",
+    "plan_cost",
+    "statistic_cost",
+    "describe_cost",
 ]
 
 #: Dots per statistic in a quantile dot plot (each dot = 1/20 of the plausible releases).
@@ -145,6 +152,103 @@ def _check_pair(statistics: Sequence[Any], specs: Sequence[StatisticSpec]) -> No
 
 
 # ---------------------------------------------------------------------------------------------
+# Privacy cost of a plan (pure, approximate, zCDP) composed sequentially
+# ---------------------------------------------------------------------------------------------
+
+def statistic_cost(stat: planner.PlannedStatistic, epsilon: float) -> budget.PrivacyCost:
+    """What one statistic planned at ``epsilon`` costs, in its mechanism's own currency.
+
+    A Gini with a light-tailed smooth noise (``noise`` "laplace" or "laplace_lognormal",
+    :func:`dpcore.smooth_noises.gini_planned_statistic`) costs its calibration's statement:
+    (epsilon, delta) for "laplace" (NRS), rho-zCDP for "laplace_lognormal" (Bun & Steinke 2019;
+    rho is the largest whose conversion gives epsilon at the statistic's delta). Every other statistic
+    of the planner (including the generalized-Cauchy Gini) is pure epsilon-DP at its planned epsilon."""
+    eps = check_epsilon(epsilon)
+    if getattr(stat, "noise", "cauchy") != "cauchy":
+        return stat.privacy_cost(eps)
+    return budget.pure(eps)
+
+
+@dataclass(frozen=True)
+class PlanCost:
+    """The privacy cost of a plan: its statistics composed sequentially (:class:`dpcore.budget.Ledger`).
+
+    ``kind``: "pure" (epsilon), "approx" ((epsilon, delta): epsilons and deltas add, Dwork & Roth
+    Thm 3.16) or "zcdp" (rho: rhos add, pure epsilon counted as epsilon^2/2, Bun & Steinke 2016
+    Lemma 2.3 / Prop. 1.4). ``epsilon``/``delta``: the plan as (epsilon, delta)-DP; when zCDP is in the
+    plan it is converted at ``conversion_delta`` (the plan's delta, Canonne-Kamath-Steinke 2020),
+    which is included in ``delta``. ``rho``: total rho when the plan has no (epsilon, delta) part.
+    ``explicit_conversion``: zCDP and (epsilon, delta) parts were both present, so the zCDP part was
+    converted to (epsilon, delta) at ``conversion_delta`` before composing (``compose_sequential``
+    refuses to mix them without a delta)."""
+
+    kind: str
+    epsilon: float
+    delta: float
+    rho: float | None
+    conversion_delta: float | None
+    explicit_conversion: bool
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "epsilon": self.epsilon, "delta": self.delta, "rho": self.rho,
+                "conversion_delta": self.conversion_delta, "explicit_conversion": self.explicit_conversion,
+                "text": self.text}
+
+
+def describe_cost(cost: budget.PrivacyCost, delta: float | None = None) -> str:
+    """One statistic's cost as text; a zCDP cost also in (epsilon, delta) at ``delta``."""
+    if cost.kind == "pure":
+        return f"ε = {cost.epsilon:.4g} (pure)"
+    if cost.kind == "approx":
+        return f"(ε, δ) = ({cost.epsilon:.4g}, {cost.delta:.3g})"
+    if delta is None:
+        return f"ρ = {cost.rho:.4g} (zCDP)"
+    eps, d = cost.as_approx(delta)
+    return f"ρ = {cost.rho:.4g} (zCDP), i.e. (ε, δ) = ({eps:.4g}, {d:.3g})"
+
+
+def plan_cost(costs: Sequence[tuple[str, budget.PrivacyCost]], *, delta: float | None = None) -> PlanCost:
+    """Sequential composition of ``(name, cost)`` pairs (one per statistic, each already composed in
+    parallel over its groups or cells) with :class:`dpcore.budget.Ledger`.
+
+    ``delta``: the plan's delta, used to state a zCDP part as (epsilon, delta) (needed only then; the
+    views pass the delta the zCDP statistic was calibrated at). Pure + approximate: (sum epsilon, sum delta). Pure + zCDP: rho (pure as epsilon^2/2) and
+    its (epsilon, delta) at ``delta`` (the better of two valid accountings, ``Ledger.spent_approx``).
+    zCDP + approximate: the zCDP part converted to (epsilon, delta) at ``delta`` explicitly, then
+    basic composition (deltas add)."""
+    if not costs:
+        raise DPInputError("the plan has no statistics")
+    ledger = budget.Ledger()
+    for name, cost in costs:
+        ledger.charge(name, cost)
+    kinds = ledger.kinds
+    if kinds == {"pure"}:
+        eps = float(ledger.spent_pure())
+        return PlanCost("pure", eps, 0.0, None, None, False, f"ε = {eps:.4g} (pure ε-DP)")
+    if "zcdp" in kinds and delta is None:
+        raise DPInputError("a plan with a zCDP statistic needs the plan's delta to state its (epsilon, delta)")
+    conversion = check_probability(delta, "delta") if "zcdp" in kinds else None
+    eps, total_delta = ledger.spent_approx(conversion if conversion is not None else 1e-300)
+    rho = ledger.spent_rho()
+    if "approx" in kinds and "zcdp" in kinds:
+        text = (f"(ε, δ) = ({eps:.4g}, {total_delta:.3g}): the zCDP part converted to (ε, δ) at δ = "
+                f"{conversion:.3g} before adding the (ε, δ) parts")
+        return PlanCost("approx", float(eps), float(total_delta), None, conversion, True, text)
+    if "zcdp" in kinds:
+        text = f"ρ = {rho:.4g} (zCDP), i.e. (ε, δ) = ({eps:.4g}, {total_delta:.3g})"
+        return PlanCost("zcdp", float(eps), float(total_delta), float(rho), conversion, False, text)
+    return PlanCost("approx", float(eps), float(total_delta), None, None, False,
+                    f"(ε, δ) = ({eps:.4g}, {total_delta:.3g})")
+
+
+def _plan_delta(statistics: Sequence[planner.PlannedStatistic]) -> float | None:
+    """The delta a zCDP statistic of the plan was calibrated at (its (epsilon, delta) target), if any."""
+    deltas = [float(s.delta) for s in statistics if getattr(s, "noise", "cauchy") == "laplace_lognormal"]
+    return max(deltas) if deltas else None
+
+
+# ---------------------------------------------------------------------------------------------
 # Accuracy first
 # ---------------------------------------------------------------------------------------------
 
@@ -161,6 +265,7 @@ class AccuracyRow:
     epsilon_interval: tuple[float, float]
     method: str
     parallel_note: str
+    cost: str = ""  # the statistic's privacy cost at epsilon (describe_cost)
 
     @property
     def uncertainty(self) -> str:
@@ -192,13 +297,16 @@ class AccuracyFirstView:
     dots: tuple[StatisticDots, ...]
     dots_seed: int | None
     failures: tuple[tuple[str, str], ...] = ()  # (statistic, message) of targets that cannot be met
+    cost: PlanCost | None = None  # the plan's privacy cost composed (None when no statistic was planned)
 
     def to_dict(self) -> dict[str, Any]:
         return {"failures": [list(f) for f in self.failures], "accuracy_first": [{"statistic": r.statistic, "kind": r.kind, "target": r.target,
                                     "epsilon": r.epsilon, "achieved": r.achieved, "mc_se": r.mc_se,
-                                    "epsilon_interval": list(r.epsilon_interval), "method": r.method}
+                                    "epsilon_interval": list(r.epsilon_interval), "method": r.method,
+                                    "cost": r.cost}
                                    for r in self.rows],
                 "total_epsilon_sequential": self.total_epsilon,
+                "privacy_cost": None if self.cost is None else self.cost.to_dict(),
                 "largest_belief_from_1pct_prior": self.belief_from_1pct,
                 "dots": [{"statistic": d.statistic, "epsilon": d.epsilon, "labels": list(d.labels),
                           "errors_percent": [list(v) for v in d.errors_percent]} for d in self.dots]}
@@ -214,26 +322,30 @@ def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequen
     A statistic whose target cannot be met (or whose truth is 0) is listed in ``failures`` with the
     message of :func:`dpcore.planner.solve_epsilon`; the total covers the others."""
     _check_pair(statistics, specs)
-    rows, dots, failures = [], [], []
+    rows, dots, failures, costs = [], [], [], []
+    delta = _plan_delta(statistics)
     for stat, spec in zip(statistics, specs):
         try:
             sol = planner.solve_epsilon(stat, spec.target)
         except ValueError as exc:  # e.g. a target that clipping makes unreachable: report it, plan the rest
             failures.append((spec.label, str(exc)))
             continue
+        cost = statistic_cost(stat, sol.epsilon)
+        costs.append((sol.statistic, cost))
         rows.append(AccuracyRow(sol.statistic, spec.kind, sol.target.describe(), float(sol.epsilon),
                                 float(sol.achieved), float(sol.mc_se),
                                 (float(sol.epsilon_interval[0]), float(sol.epsilon_interval[1])), sol.method,
-                                sol.parallel_note))
+                                sol.parallel_note, describe_cost(cost, delta)))
         if dots_seed is not None:
             sims = stat.simulate(sol.epsilon, check_int(n_plausible, "n_plausible", minimum=20), rng=dots_seed)
             q = quantile_dots(sims / stat.truth[None, :] - 1.0, n_dots)
             dots.append(StatisticDots(stat.name, spec.kind, float(sol.epsilon), spec.rel_error, spec.confidence,
                                       tuple(stat.labels),
                                       tuple(tuple(100.0 * float(v) for v in row) for row in q)))
-    total = planner.plan_total([(r.statistic, r.epsilon) for r in rows]).epsilon if rows else 0.0
+    cost = plan_cost(costs, delta=delta) if rows else None
+    total = cost.epsilon if cost is not None else 0.0  # pure plans: the sum of the epsilons (as plan_total)
     return AccuracyFirstView(tuple(rows), float(total), float(risk.max_posterior(0.01, total)) if rows else 0.01,
-                             tuple(dots), dots_seed, tuple(failures))
+                             tuple(dots), dots_seed, tuple(failures), cost)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,6 +359,7 @@ class BudgetRow:
     epsilon: float
     relative_error: float  # joint error bound reached with probability `confidence`
     confidence: float
+    cost: str = ""  # the statistic's privacy cost at epsilon (describe_cost)
 
 
 @dataclass(frozen=True)
@@ -254,31 +367,36 @@ class BudgetFirstView:
     rows: tuple[BudgetRow, ...]
     total_epsilon: float
     failures: tuple[tuple[str, str], ...] = ()
+    cost: PlanCost | None = None  # the split's privacy cost composed over every statistic of the split
 
     def to_dict(self) -> dict[str, Any]:
         return {"budget_failures": [list(f) for f in self.failures], "budget_first": [{"statistic": r.statistic, "kind": r.kind, "epsilon": r.epsilon,
-                                  "relative_error": r.relative_error, "confidence": r.confidence}
+                                  "relative_error": r.relative_error, "confidence": r.confidence, "cost": r.cost}
                                  for r in self.rows],
-                "total_epsilon": self.total_epsilon}
+                "total_epsilon": self.total_epsilon,
+                "budget_privacy_cost": None if self.cost is None else self.cost.to_dict()}
 
 
 def budget_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence[StatisticSpec],
                  allocation: Sequence[float]) -> BudgetFirstView:
     """The relative error each statistic reaches, at its own confidence level, with the epsilon
-    ``allocation[i]`` (sequential composition: the total is the sum)."""
+    ``allocation[i]`` (``total_epsilon`` is their sum; ``cost`` is the split composed in each
+    statistic's currency by :func:`plan_cost`: a pure plan costs exactly the sum)."""
     _check_pair(statistics, specs)
     if isinstance(allocation, (str, bytes)) or len(allocation) != len(specs):
         raise DPInputError(f"the allocation needs one epsilon per statistic ({len(specs)}), got {allocation!r}")
     epsilons = [check_epsilon(eps, f"epsilon of {spec.label}") for spec, eps in zip(specs, allocation)]
     rows, failures = [], []
-    for stat, spec, eps in zip(statistics, specs, epsilons):
+    delta = _plan_delta(statistics)
+    costs = [(stat.name, statistic_cost(stat, eps)) for stat, eps in zip(statistics, epsilons)]
+    for stat, spec, eps, (_, cost) in zip(statistics, specs, epsilons, costs):
         try:
             error, _ = stat.error_quantile(eps, spec.confidence)
         except ValueError as exc:
             failures.append((spec.label, str(exc)))
             continue
-        rows.append(BudgetRow(stat.name, spec.kind, eps, float(error), spec.confidence))
-    return BudgetFirstView(tuple(rows), float(sum(epsilons)), tuple(failures))
+        rows.append(BudgetRow(stat.name, spec.kind, eps, float(error), spec.confidence, describe_cost(cost, delta)))
+    return BudgetFirstView(tuple(rows), float(sum(epsilons)), tuple(failures), plan_cost(costs, delta=delta))
 
 
 # ---------------------------------------------------------------------------------------------
