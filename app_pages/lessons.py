@@ -13,7 +13,7 @@ from dpcore import defaults
 from dpcore.experiments import gini as gini_experiments
 from ui import lessons_views
 from ui.common import guard, privacy_note, qp_select_slider, qp_toggle, seed
-from ui.sidebar import current_dataset
+from ui.sidebar import current_dataset, current_dataset_key
 
 EPS_OPTIONS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 5.0]
 GINI_DEFAULTS = {"gamma": defaults.GINI_GAMMA, "lower": defaults.INCOME_LOWER, "upper": defaults.INCOME_UPPER,
@@ -21,9 +21,33 @@ GINI_DEFAULTS = {"gamma": defaults.GINI_GAMMA, "lower": defaults.INCOME_LOWER, "
                  "method": "exact", "prior": "uniform"}
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _before_after(values: np.ndarray, epsilons: tuple[float, float], seed_value: int) -> tuple:
-    return tuple(gini_experiments.gini_view(values, epsilon=eps, seed=seed_value, **GINI_DEFAULTS) for eps in epsilons)
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _panel(data_key: tuple, _values: np.ndarray, epsilon: float, seed_value: int) -> tuple:
+    """One side of the before/after view, once per (data, ε, seed) in this process and shared by every
+    session (issue 13: moving one ε recomputes one side, and a seen ε builds nothing): the Gini page's
+    view and its figure spec (None when saturated). ``data_key`` is the sidebar's recipe key of ``_values``."""
+    view = gini_experiments.gini_view(_values, epsilon=epsilon, seed=seed_value, **GINI_DEFAULTS)
+    return view, None if view.saturated else lessons_views.releases_spec(view)
+
+
+@st.fragment
+def _before_after_section() -> None:
+    """The two ε sliders and the charts: a slider move reruns only this section (issue 13)."""
+    c1, c2 = st.columns(2)
+    eps_before = float(qp_select_slider("ε before", "les_eps_a", EPS_OPTIONS, 0.1, container=c1))
+    eps_after = float(qp_select_slider("ε after", "les_eps_b", EPS_OPTIONS, 4.0, container=c2))
+    ds = current_dataset()
+    if ds.n < 2:
+        st.error(f"The Gini needs at least 2 records; the sidebar data have {ds.n}.")
+        return
+    panels = None
+    with guard("the before/after view"):
+        panels = tuple(_panel(current_dataset_key(), ds.values, eps, seed()) for eps in (eps_before, eps_after))
+    if panels is not None:
+        if any(view.saturated for view, _ in panels):
+            st.info("At one of these ε the releases are pure noise on this data (see the Gini page); pick a larger ε.")
+        else:
+            lessons_views.before_after(panels, (eps_before, eps_after))
 
 
 st.title("Lessons: teach differential privacy in one class")
@@ -52,18 +76,4 @@ else:
 st.header("Before / after: the Gini chart at two ε")
 st.markdown("The same data, the same mechanism, two privacy levels, the same axes. Left: smooth-sensitivity "
             "releases; right (in each chart): the textbook Laplace mechanism.")
-c1, c2 = st.columns(2)
-eps_before = float(qp_select_slider("ε before", "les_eps_a", EPS_OPTIONS, 0.1, container=c1))
-eps_after = float(qp_select_slider("ε after", "les_eps_b", EPS_OPTIONS, 4.0, container=c2))
-ds = current_dataset()
-if ds.n < 2:
-    st.error(f"The Gini needs at least 2 records; the sidebar data have {ds.n}.")
-    st.stop()
-views = None
-with guard("the before/after view"):
-    views = _before_after(ds.values, (eps_before, eps_after), seed())
-if views is not None:
-    if any(view.saturated for view in views):
-        st.info("At one of these ε the releases are pure noise on this data (see the Gini page); pick a larger ε.")
-    else:
-        lessons_views.before_after(views, (eps_before, eps_after))
+_before_after_section()

@@ -118,3 +118,31 @@ def test_group_means_compare_methods_at_equal_privacy():
     at = open_page("app_pages/stratified.py", strat_eps="1.0")
     assert_clean(at)
     assert "Equal privacy: every method is (ε = 1, δ = 1e-06)-DP" in page_text(at)
+
+
+def test_before_after_charts_are_the_gini_views_at_each_epsilon():
+    """Each side is computed on its own (issue 13: one ε move recomputes one side) and still shows the
+    Gini page's release histogram of gini_view at that ε on the sidebar data, number for number."""
+    import plotly.io as pio
+
+    from dpcore.experiments import gini as gini_experiments
+    from ui.sidebar import default_dataset
+
+    at = open_page(PAGE)
+    before = _spec(at, 1)
+    at.select_slider(key="les_eps_a").set_value(2.0).run()
+    assert_clean(at)
+    assert _spec(at, 1) == before  # the "after" side did not change
+    values = default_dataset().values
+    for index, eps in ((0, 2.0), (1, 4.0)):
+        view = gini_experiments.gini_view(values, epsilon=eps, seed=int(at.session_state["seed"]),
+                                          **_lessons_defaults())
+        expected = json.loads(pio.to_json(lessons_views.releases_spec(view), validate=False))
+        assert _spec(at, index) == expected, index
+
+
+def _lessons_defaults() -> dict:
+    from dpcore import defaults
+
+    return {"gamma": defaults.GINI_GAMMA, "lower": defaults.INCOME_LOWER, "upper": defaults.INCOME_UPPER,
+            "upper_epsilon": 0.0, "calibration": defaults.GINI_CALIBRATION, "method": "exact", "prior": "uniform"}

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from ui import plots_gini
+from ui.common import show_spec
 
 
 @dataclass(frozen=True)
@@ -181,16 +182,23 @@ def handout_downloads(base_url: str) -> None:
                           mime="text/markdown", key="les_dl_md")
 
 
-def before_after(views: tuple, epsilons: tuple[float, float]) -> None:
-    """The Gini release histogram at two ε, side by side, on the same fixed axes (existing figure builder)."""
+def releases_spec(view) -> dict:
+    """The Gini page's release histogram (``plots_gini.releases_figure``) of one Gini view on the fixed
+    public axes (Gini 0–1, share 0–100 %), as its plain spec (``to_dict()``), for :func:`before_after`."""
     from ui.gini_views import FIXED_GINI_RANGE, FIXED_SHARE_RANGE
 
+    return plots_gini.releases_figure(
+        view.true_gini, view.simulated_releases, view.simulated_laplace_releases, smooth_range=FIXED_GINI_RANGE,
+        laplace_range=FIXED_GINI_RANGE, share_range=FIXED_SHARE_RANGE).to_dict()
+
+
+def before_after(panels: tuple, epsilons: tuple[float, float]) -> None:
+    """The Gini release histogram at two ε, side by side, on the same fixed axes: ``panels`` holds
+    (view, :func:`releases_spec` of the view) per ε."""
     columns = st.columns(2)
-    for index, (column, view, eps) in enumerate(zip(columns, views, epsilons)):
+    for index, (column, (view, spec), eps) in enumerate(zip(columns, panels, epsilons)):
         med = view.abs_error_quantiles[0]
         column.markdown(f"**ε = {eps:g}**: half of the releases within ±{med:.3g} of the true Gini")
-        column.plotly_chart(plots_gini.releases_figure(
-            view.true_gini, view.simulated_releases, view.simulated_laplace_releases, smooth_range=FIXED_GINI_RANGE,
-            laplace_range=FIXED_GINI_RANGE, share_range=FIXED_SHARE_RANGE), width="stretch", key=f"les_before_after_{index}")
+        show_spec(spec, container=column, key=f"les_before_after_{index}")
     st.caption("Both charts use the same axes (Gini 0–1, share 0–100 %), chosen from public facts only, so the "
                "change you see is the change in noise.")
