@@ -525,6 +525,7 @@ try:
         LaplaceNoise,
         SmoothCalibration,
         laplace_smooth_delta,
+        lln_renyi_bound,
         lln_renyi_divergence,
         noise_distribution,
         smooth_calibration,
@@ -533,4 +534,4 @@ except ImportError:  # smooth_noises is being imported first (and imports us): i
     pass
 
 __all__ += ["SMOOTH_NOISES", "SmoothCalibration", "smooth_calibration", "noise_distribution",
-            "LaplaceNoise", "LaplaceLogNormal", "laplace_smooth_delta", "lln_renyi_divergence"]
+            "LaplaceNoise", "LaplaceLogNormal", "laplace_smooth_delta", "lln_renyi_divergence", "lln_renyi_bound"]
