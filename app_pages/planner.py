@@ -89,21 +89,23 @@ def _key(kind: str) -> tuple:
     return spec_of[kind].params
 
 
-def _allocation(total: float) -> dict[str, float]:
-    return views.allocation(kinds, total)
+def _statistic(kind: str) -> planner_lib.PlannedStatistic:
+    return _stat(kind, _key(kind), token, values, groups)
 
 
 # =============================================================================================
-# PLAN mode: one view at a time (only the chosen view is computed)
+# PLAN mode: the main ε slider and one view at a time (only the chosen view is computed). An
+# st.fragment: moving the slider or a view's controls reruns only this part (issue 13).
 # =============================================================================================
-if mode == PLAN:
+@st.fragment
+def plan_views() -> None:
     total = float(qp_slider("Total ε you can afford for the whole release", "planner_total", 0.05, 20.0, 2.0, 0.05,
                             on_change=views.on_total_change, args=(list(kinds),),
                             help="Budget first splits it; accuracy first compares the plan's total with it."))
     view = qp_radio("View", "planner_view", VIEWS, VIEWS[0], horizontal=True)
     if view == VIEWS[0]:
         with guard("the accuracy-first plan"):
-            views.render_accuracy(_accuracy(specs, token, seed()), total)
+            views.render_accuracy(_accuracy(specs, token, seed()), total, views.dataset_summary(ds))
     elif view == VIEWS[1]:
         alloc = views.budget_sliders(kinds, total)
         with guard("the budget-first accuracy"):
@@ -113,28 +115,20 @@ if mode == PLAN:
         with guard("the attacker's belief"):
             views.render_risk(_belief(epsilon, prior))
     else:
-        kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), _allocation(total))
+        alloc = views.allocation(kinds, total)
+        kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), alloc)
         repro.share_panel("planner", script=repro.view_script_for(
             "dpcore.experiments.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),
             note="It prints the smallest ε per statistic, the total, and the budget-first accuracy.")
         with guard("the release plan"):  # the plan file for `python -m dpcore release` (docs/plan_format.md)
-            from dpcore.plan import plan_from_planner_choices, write_plan
+            views.release_plan_download(kinds, specs, _statistic, alloc, ds, group_column, total)
 
-            release_plan, left_out = plan_from_planner_choices(
-                kinds, lambda kind: _stat(kind, _key(kind), token, values, groups), _allocation(total),
-                dataset=ds.name, income=ds.column, cap_epsilon=total, group_column=group_column,
-                params_for=lambda kind: dict(_key(kind)))
-            st.download_button("Download the release plan", write_plan(release_plan), file_name="release_plan.toml",
-                               mime="application/toml", key="planner_release_plan",
-                               help="Run it on the full data: python -m dpcore release release_plan.toml "
-                                    "--data FILE --out DIR (docs/release_cli.md)")
-            if left_out:
-                st.caption("Not in the plan: " + "; ".join(left_out))
 
-# =============================================================================================
-# RELEASE mode
-# =============================================================================================
-else:
-    release_panel(ds, kinds, lambda kind: _stat(kind, _key(kind), token, values, groups),
-                  st.session_state.get("_planner_alloc") or _allocation(2.0),
+refusal = views.release_refusal(specs)
+if mode == PLAN:
+    plan_views()
+else:  # RELEASE mode (durable ledger)
+    if refusal:
+        st.warning(refusal)
+    release_panel(ds, kinds, _statistic, st.session_state.get("_planner_alloc") or views.allocation(kinds, 2.0),
                   group_column=group_column, random_groups=needs_groups and group_column is None)

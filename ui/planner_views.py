@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import defaults, planner, risk
+from dpcore import defaults, planner, risk, smooth_noises
+from dpcore.noise import SMOOTH_NOISES
 from dpcore.experiments import planner as planner_experiments
 from dpcore.experiments.planner import AccuracyFirstView, AttackerBeliefView, BudgetFirstView, StatisticSpec
 from ui import plots_planner
@@ -32,6 +33,16 @@ EPS_SLIDER_MIN = 0.001
 ALLOC_KEY = "_planner_alloc"
 #: the last accuracy-first plan (kind -> smallest ε); ui.release_panel starts from it
 PLAN_KEY = "_planner_plan"
+#: the Gini's smooth-sensitivity noises (dpcore.noise.SMOOTH_NOISES) as the selector shows them (issue 17)
+NOISE_LABELS = {"cauchy": "generalized Cauchy (pure ε, heavy tails)",
+                "laplace": "Laplace ((ε, δ), light tails)",
+                "laplace_lognormal": "Laplace log-normal (ρ-zCDP, light tails)"}
+NOISE_DELTAS = [1e-5, 1e-6, 1e-7, 1e-8, 1e-9]
+#: noises the real release refuses (dpcore.smooth_noises: check_real_release), said before Release mode
+REFUSED_REAL_RELEASE = {
+    "laplace_lognormal": "Plan only: a **real release** of the Gini with the Laplace log-normal noise is refused "
+                         "(there is no floating-point-safe sampler for its log-normal factor). Plan with it, but "
+                         "release with the Laplace or the generalized Cauchy noise."}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -150,15 +161,30 @@ def choose_groups(dataset: Any, values: np.ndarray, kinds: list[str], seed: int
 def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[str, Any]:
     """The public settings of one statistic (widgets in ``column``)."""
     if kind == "gini":
-        return {"upper": float(qp_number("Public upper bound U on income", "planner_gini_upper", defaults.INCOME_UPPER,
-                                          min_value=1.0, max_value=1e12, step=10_000.0, container=column,
-                                          help="Incomes above U are clipped to U; U must not be read off the data.")),
-                "gamma": float(qp_selectbox("Noise tail γ", "planner_gini_gamma", [2.0, 3.0, 4.0], 2.0,
-                                            container=column, help="Noise density ∝ 1/(1+|z|^γ).")),
-                "calibration": qp_selectbox(
-                    "Noise calibration", "planner_gini_cal", ["tight", "paper"], "tight", container=column,
-                    help="tight: the largest noise divisor α whose privacy loss is certified ≤ ε (less noise); "
-                         "paper: the constants α = ε/(4γ), β = ε/γ of Nissim-Raskhodnikova-Smith used in the papers.")}
+        params: dict[str, Any] = {"upper": float(qp_number(
+            "Public upper bound U on income", "planner_gini_upper", defaults.INCOME_UPPER, min_value=1.0,
+            max_value=1e12, step=10_000.0, container=column,
+            help="Incomes above U are clipped to U; U must not be read off the data."))}
+        noise = qp_selectbox("Smooth-sensitivity noise", "planner_gini_noise", list(SMOOTH_NOISES), "cauchy",
+                             container=column, format_func=NOISE_LABELS.get,
+                             help="; ".join(f"{name}: {text}" for name, text in SMOOTH_NOISES.items()))
+        if noise == "cauchy":  # the paper's noise; the settings (and caches, scripts) are as before issue 17
+            params["gamma"] = float(qp_selectbox("Noise tail γ", "planner_gini_gamma", [2.0, 3.0, 4.0], 2.0,
+                                                 container=column, help="Noise density ∝ 1/(1+|z|^γ)."))
+        else:
+            params["noise"] = noise
+            params["delta"] = float(qp_selectbox(
+                "δ of the noise", "planner_gini_delta", NOISE_DELTAS, smooth_noises.DEFAULT_DELTA,
+                container=column, format_func=lambda d: f"{d:g}",
+                help="The (ε, δ) target the noise is calibrated to; the Laplace log-normal noise is ρ-zCDP with "
+                     "the largest ρ whose (ε, δ) at this δ is ε."))
+        params["calibration"] = qp_selectbox(
+            "Noise calibration", "planner_gini_cal", ["tight", "paper"], "tight", container=column,
+            help="tight: the largest noise divisor α whose privacy loss is certified ≤ ε (less noise); "
+                 "paper: the constants of Nissim-Raskhodnikova-Smith used in the papers.")
+        if noise in REFUSED_REAL_RELEASE:
+            column.warning(REFUSED_REAL_RELEASE[noise])
+        return params
     if kind in ("group_means", "mean"):
         return {"upper": float(qp_number("Public clip range upper end", f"planner_{kind}_upper", defaults.MEAN_CLIP_UPPER,
                                          min_value=1.0, max_value=1e12, step=10_000.0, container=column,
@@ -302,19 +328,27 @@ def budget_sliders(kinds: list[str], total: float) -> dict[str, float]:
 _FIGURES: dict[tuple, tuple[Any, Any]] = {}
 
 
-def figure(builder: str, source: Any, *args: Any) -> Any:
-    """``plots_planner.<builder>(*args)``, remembered by the frozen view ``source`` the arguments come
-    from (plotly validation is slow, and hashing the chart frames for st.cache costs as much): the key
-    is the view's hash, a hit is checked by equality, so a figure is never reused for other numbers."""
-    key = (builder, hash(source), *(a for a in args if isinstance(a, (str, int, float))))
+def _remembered(name: str, source: Any, build: Callable[[], Any], *extra: Any) -> Any:
+    """``build()`` remembered per frozen view ``source`` (and small ``extra`` keys) in this process: the
+    key is the view's hash, a hit is checked by equality, so nothing is reused for other numbers. Used
+    for figures and the tables drawn from a view, so a rerun that does not change the view (e.g. a
+    move of the total-ε slider) builds nothing (issue 13). The results are shared: never change one."""
+    key = (name, hash(source), *extra)
     hit = _FIGURES.get(key)
     if hit is not None and hit[0] == source:
         return hit[1]
-    if len(_FIGURES) >= 64:
+    if len(_FIGURES) >= 128:
         _FIGURES.clear()
-    fig = getattr(plots_planner, builder)(*args)
-    _FIGURES[key] = (source, fig)
-    return fig
+    value = build()
+    _FIGURES[key] = (source, value)
+    return value
+
+
+def figure(builder: str, source: Any, *args: Any) -> Any:
+    """``plots_planner.<builder>(*args)``, remembered by the frozen view ``source`` the arguments come
+    from (plotly validation is slow, and hashing the chart frames for st.cache costs as much)."""
+    return _remembered(builder, source, lambda: getattr(plots_planner, builder)(*args),
+                       *(a for a in args if isinstance(a, (str, int, float))))
 
 
 def _failures(failures: tuple[tuple[str, str], ...]) -> None:
@@ -326,28 +360,51 @@ def accuracy_table(view: AccuracyFirstView) -> pd.DataFrame:
     return pd.DataFrame([{"statistic": r.statistic, "target": r.target, "smallest ε": r.epsilon,
                           "probability met at that ε": r.achieved, "how it was found": r.method,
                           "Monte Carlo uncertainty": r.uncertainty,
-                          "composition inside": r.parallel_note or "one number or a joint mechanism"}
+                          "composition inside": r.parallel_note or "one number or a joint mechanism",
+                          "privacy cost": r.cost}
                          for r in view.rows])
 
 
-def plan_memo(view: AccuracyFirstView, table: pd.DataFrame, budget: float) -> str:
-    """The decision memo of an accuracy-first plan (ui.memo): data, ε per statistic and target, total."""
-    from ui import memo as memo_html
-    from ui.sidebar import current_dataset
+def dataset_summary(dataset: Any) -> dict[str, Any]:
+    return {"name": dataset.name, "income column": dataset.column, "n": dataset.n,
+            "source": "uploaded file (confidential)" if dataset.confidential else dataset.source}
 
-    ds = current_dataset()
-    dataset = {"name": ds.name, "income column": ds.column, "n": ds.n,
-               "source": "uploaded file (confidential)" if ds.confidential else ds.source}
-    rows = [{"statistic": r.statistic, "target": r.target, "ε": r.epsilon, "probability met": r.achieved}
-            for r in view.rows]
+
+def plan_memo(view: AccuracyFirstView, budget: float, dataset: dict[str, Any]) -> str:
+    """The decision memo of an accuracy-first plan (ui.memo): data, ε per statistic and target, total.
+    Built only when the download button is clicked (it embeds plotly.js: ~50 ms)."""
+    from ui import memo as memo_html
+
+    rows = [{"statistic": r.statistic, "target": r.target, "ε": r.epsilon, "probability met": r.achieved,
+             "privacy cost": r.cost} for r in view.rows]
+    notes = [f"An attacker who was 1% sure of a fact about one person is at most "
+             f"{100 * view.belief_from_1pct:.1f}% sure after the whole release."]
+    if view.cost is not None and view.cost.kind != "pure":
+        notes.append(f"Privacy cost of the plan (sequential composition): {view.cost.text}.")
     return memo_html.decision_memo_html(
         title="Decision memo: privacy budget plan", dataset=dataset, plan_rows=rows, total_epsilon=view.total_epsilon,
         cap_epsilon=budget, figures=[memo_html.epsilon_figure({r.statistic: r.epsilon for r in view.rows}, {})],
-        notes=[f"An attacker who was 1% sure of a fact about one person is at most "
-               f"{100 * view.belief_from_1pct:.1f}% sure after the whole release."])
+        notes=notes)
 
 
-def render_accuracy(view: AccuracyFirstView, budget: float) -> None:
+def render_cost(cost: Any) -> None:
+    """The plan's privacy cost when it is not pure ε (issue 17): its currency and how it was composed."""
+    if cost is None or cost.kind == "pure":
+        return
+    st.metric("Privacy cost of the plan (sequential composition)", cost.text.split(":")[0])
+    if cost.explicit_conversion:
+        st.caption(f"The zCDP part was converted to (ε, δ) at δ = {cost.conversion_delta:g} before it was added "
+                   "to the (ε, δ) parts (zCDP and (ε, δ) do not compose otherwise).")
+    elif cost.kind == "zcdp":
+        st.caption("The Gini's Laplace log-normal noise is ρ-zCDP: the plan composes in zCDP (rhos add, a pure ε "
+                   f"counts as ε²/2) and is stated as (ε, δ) at δ = {cost.conversion_delta:g}, the noise's δ. "
+                   "The total ε above is that ε.")
+    else:
+        st.caption("The Gini's Laplace noise is (ε, δ)-DP: the plan's ε and δ add up over the statistics "
+                   "(basic composition). The total ε above comes with this δ.")
+
+
+def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, Any]) -> None:
     st.markdown("For each statistic, the **smallest ε** that meets its target on the planning data. Closed forms are "
                 "exact; the percentiles need simulation, so their ε carries Monte Carlo uncertainty (we report the "
                 "conservative end).")
@@ -356,39 +413,46 @@ def render_accuracy(view: AccuracyFirstView, budget: float) -> None:
         return
     # the plan Release mode starts from (issue 14): the smallest ε per statistic
     st.session_state[PLAN_KEY] = {row.kind: float(row.epsilon) for row in view.rows}
-    table = accuracy_table(view)
+    table = _remembered("accuracy_table", view, lambda: accuracy_table(view))
     c1, c2, c3 = st.columns(3)
     c1.metric("Total ε of the plan (sequential composition)", f"{view.total_epsilon:.4g}")
     c2.metric("Largest attacker belief from a 1% prior at that ε", f"{100 * view.belief_from_1pct:.1f}%")
     fits = "fits" if view.total_epsilon <= budget * (1 + 1e-12) else "exceeds"
     c3.metric("Your total ε (slider above)", f"{budget:.4g}", help=f"The plan {fits} this budget.")
+    render_cost(view.cost)
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"smallest ε": st.column_config.NumberColumn(format="%.4g"),
                                 "probability met at that ε": st.column_config.NumberColumn(format="%.4f")})
     show_figure(figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
-                 width="stretch")
+                width="stretch")
     download_csv(table, "Download this table (CSV)", "planner_accuracy_first.csv", key="planner_dl_acc")
-    st.download_button("Download the decision memo (HTML, works offline)", plan_memo(view, table, budget).encode(),
+    st.download_button("Download the decision memo (HTML, works offline)",
+                       lambda: plan_memo(view, budget, dataset).encode(),
                        file_name="dp_plan_memo.html", mime="text/html", key="planner_dl_memo",
                        help="A self-contained report of this plan for the people who approve the release.")
     if view.dots:
         st.markdown("**Plausible releases at the chosen ε** — each dot is 1/20 of the releases the mechanism could "
                     "produce (a quantile dot plot); green dots are within the target.")
-        frame = plots_planner.dots_frame(view.dots)
+        frame = _remembered("dots_frame", view, lambda: plots_planner.dots_frame(view.dots))
         for dots in view.dots:
             title = f"{dots.statistic} at ε = {dots.epsilon:.3g} ({100 * dots.confidence:g}% target)"
-            show_figure(figure("fig_quantile_dots", dots, frame[frame["statistic"] == dots.statistic],
-                                100 * dots.rel_error, title), width="stretch")
+            show_figure(_remembered("fig_quantile_dots", dots, lambda: plots_planner.fig_quantile_dots(
+                frame[frame["statistic"] == dots.statistic], 100 * dots.rel_error, title), title), width="stretch")
         download_csv(frame, "Download the dot-plot data (CSV)", "planner_dots.csv", key="planner_dl_dots")
+
+
+def budget_frame(view: BudgetFirstView) -> pd.DataFrame:
+    return pd.DataFrame([{"statistic": r.statistic, "epsilon": r.epsilon, "relative_error_percent": 100 * r.relative_error,
+                          "confidence_percent": 100 * r.confidence, "privacy cost": r.cost} for r in view.rows])
 
 
 def render_budget(view: BudgetFirstView) -> None:
     _failures(view.failures)
     if not view.rows:
         return
-    frame = pd.DataFrame([{"statistic": r.statistic, "epsilon": r.epsilon, "relative_error_percent": 100 * r.relative_error,
-                           "confidence_percent": 100 * r.confidence} for r in view.rows])
+    frame = _remembered("budget_frame", view, lambda: budget_frame(view))
     show_figure(figure("fig_budget", view, frame), width="stretch")
+    render_cost(view.cost)
     st.dataframe(frame.rename(columns={"relative_error_percent": "error within ±%",
                                        "confidence_percent": "with probability %"}), hide_index=True, width="stretch")
     download_csv(frame, "Download the split (CSV)", "planner_budget_first.csv", key="planner_dl_budget")
@@ -435,3 +499,41 @@ def script_settings(specs: tuple[StatisticSpec, ...], dataset: Any, group_column
         kwargs.update(income_column=dataset.column, group_column=group_column)
     kwargs.update(group_seed=int(seed), allocation=[float(alloc[s.kind]) for s in specs])
     return kwargs, ("frame" if group_column is not None else "values")
+
+
+def _gini_noise(specs: tuple[StatisticSpec, ...]) -> str:
+    for spec in specs:
+        if spec.kind == "gini":
+            return str(dict(spec.params).get("noise", "cauchy"))
+    return "cauchy"
+
+
+def release_refusal(specs: tuple[StatisticSpec, ...]) -> str | None:
+    """Why a real release of the planned statistics will be refused (before the user gets there), or None."""
+    return REFUSED_REAL_RELEASE.get(_gini_noise(specs))
+
+
+def release_plan_download(kinds: list[str], specs: tuple[StatisticSpec, ...], statistic_for: Callable[[str], Any],
+                          alloc: dict[str, float], dataset: Any, group_column: str | None, total: float) -> None:
+    """The plan file for ``python -m dpcore release`` (docs/plan_format.md) and what it leaves out.
+
+    The plan format has no noise field (its Gini is the generalized Cauchy), so a Gini planned with a
+    light-tailed noise is left out and named, never written with another noise than the one planned."""
+    from dpcore.plan import plan_from_planner_choices, write_plan
+
+    noise = _gini_noise(specs)
+    in_plan = [k for k in kinds if not (k == "gini" and noise != "cauchy")]
+    left_out = [] if in_plan == list(kinds) else [
+        f"gini: the plan format has no noise field (its Gini uses the generalized Cauchy), so the Gini with the "
+        f"{NOISE_LABELS[noise]} noise is not written into it" + ("" if noise in REFUSED_REAL_RELEASE else
+                                                                 "; make that release in Release mode above")]
+    params_of = {s.kind: dict(s.params) for s in specs}
+    release_plan, more = plan_from_planner_choices(in_plan, statistic_for, alloc, dataset=dataset.name,
+                                                   income=dataset.column, cap_epsilon=total, group_column=group_column,
+                                                   params_for=params_of.get)
+    st.download_button("Download the release plan", write_plan(release_plan), file_name="release_plan.toml",
+                       mime="application/toml", key="planner_release_plan",
+                       help="Run it on the full data: python -m dpcore release release_plan.toml "
+                            "--data FILE --out DIR (docs/release_cli.md)")
+    if left_out + more:
+        st.caption("Not in the plan: " + "; ".join(left_out + more))
