@@ -1,17 +1,22 @@
 """Entry point: `streamlit run app.py`. Navigation over the pages plus the shared sidebar."""
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import streamlit as st
 
 # Page icons are Material icons, not emoji: an emoji icon makes Streamlit load its emoji catalogue
-# (~0.2 s) on the first page view (issue 13, cold start). The tab icon stays an emoji: a Material
-# favicon is fetched by the browser from fonts.gstatic.com (tests/test_security.py forbids other hosts).
-st.set_page_config(page_title="DP income explorer", page_icon="🔒", layout="wide")
+# (~0.15 s) on the first page view (issue 13, cold start). The tab icon is the lock emoji drawn in a
+# small inline SVG (an ASCII data: URL, so Streamlit does not look it up in the catalogue either; a
+# Material favicon would be fetched from fonts.gstatic.com, which tests/test_security.py forbids).
+FAVICON = "data:image/svg+xml," + quote(
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">'
+    '<text y=".9em" font-size="90">\N{LOCK}</text></svg>')
+st.set_page_config(page_title="DP income explorer", page_icon=FAVICON, layout="wide")
 
-from ui.sidebar import render_sidebar  # noqa: E402  (after set_page_config)
-
+ABOUT = st.Page("app_pages/about.py", title="About differential privacy", icon=":material/menu_book:", default=True)
 PAGES = [
-    st.Page("app_pages/about.py", title="About differential privacy", icon=":material/menu_book:", default=True),
+    ABOUT,
     st.Page("app_pages/gini.py", title="Gini index", icon=":material/show_chart:", url_path="gini"),
     st.Page("app_pages/percentiles.py", title="Earnings percentiles (PSEO)", icon=":material/bar_chart:", url_path="percentiles"),
     st.Page("app_pages/stratified.py", title="Group means and parity", icon=":material/groups:", url_path="stratified"),
@@ -20,11 +25,28 @@ PAGES = [
     st.Page("app_pages/attacker.py", title="Play the attacker", icon=":material/sports_esports:", url_path="attacker"),
     st.Page("app_pages/lessons.py", title="Lessons (teaching)", icon=":material/school:", url_path="lessons"),
 ]
+#: Pages that never read the sidebar's dataset: their content is drawn before the sidebar.
+DATA_FREE_PAGES = (ABOUT,)
+
+
+def render_sidebar() -> None:
+    # Imported on first use: ui.sidebar brings pandas and dpcore.data (~0.6 s on a cold server).
+    from ui.sidebar import render_sidebar as draw_sidebar
+
+    draw_sidebar()
+
 
 navigation = st.navigation(PAGES)
-render_sidebar()
+# On the landing page (the first page of a cold server) the page goes first and the sidebar second:
+# the browser draws the page while the server imports the data modules for the sidebar (issue 13).
+# Every other page reads the sidebar's dataset, so the sidebar goes first there.
+data_free = any(navigation is page for page in DATA_FREE_PAGES)
 try:
+    if not data_free:
+        render_sidebar()
     navigation.run()
+    if data_free:
+        render_sidebar()
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of
     # the garbage collector's way (issue 13; see ui.common.freeze_long_lived_objects).

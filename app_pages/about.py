@@ -1,20 +1,23 @@
 """Landing page: "What do you want to do?" cards that open the right page with a preset (issue 14),
 then differential privacy in plain language and what each page of the app is for.
 
-Thin page: two sliders (epsilon, the attacker's prior) -> dpcore.risk.max_posterior -> ui.plots_about.
-No data are used and nothing random is drawn here.
+Thin page: two sliders (epsilon, the attacker's prior) -> dpcore.risk.max_posterior -> ui.about_views (an SVG
+chart and a markdown table). No data are used and nothing random is drawn here.
+
+This is the page a cold server shows first (issue 13: cold start <= 1.2x a bare one-slider app), so it
+imports nothing heavy: no pandas and no plotly (plotly.js alone costs the browser ~1 s on a first
+load); app.py draws the sidebar after it, so the server imports the data modules while the browser
+draws this page.
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from dpcore.risk import max_posterior
-from ui import landing, plots_about
-from ui.common import download_csv, guard, privacy_note, qp_slider
+from ui import about_views, landing
+from ui.common import guard, privacy_note, qp_slider
 
 NEIGHBOURS = ("two datasets are neighbours when they differ in one record whose value is replaced "
               "by any other allowed value; the number of records n is the same, so n is public")
@@ -66,21 +69,8 @@ with guard("the attacker example"):
         f"**{100 * post:.1f}%** sure. This holds whatever else the attacker knows, even everybody "
         "else's income.")
 
-    priors = np.linspace(0.0, 1.0, 101)
-    curve = pd.DataFrame({"prior": priors, "largest_posterior": max_posterior(priors, eps)})
-    fig = plots_about.posterior_bound_figure(curve, epsilon=eps, prior=prior, posterior=post)
-    st.plotly_chart(fig, width="stretch")
-    download_csv(curve, "Download this curve (CSV)", "about_posterior_curve.csv", key="about_dl_curve")
-
-    table = pd.DataFrame({"epsilon": [0.1, 0.5, 1.0, 2.0, 5.0, 10.0]})
-    table["e^epsilon"] = np.exp(table["epsilon"])
-    table["from 50%, at most (%)"] = [100 * max_posterior(0.5, e) for e in table["epsilon"]]
-    table["from 10%, at most (%)"] = [100 * max_posterior(0.1, e) for e in table["epsilon"]]
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "epsilon": st.column_config.NumberColumn(format="%g"),
-        "e^epsilon": st.column_config.NumberColumn(format="%.2f"),
-        "from 50%, at most (%)": st.column_config.NumberColumn(format="%.1f"),
-        "from 10%, at most (%)": st.column_config.NumberColumn(format="%.1f")})
+    about_views.render_posterior_chart(eps, prior, post)
+    st.markdown(about_views.examples_table())
 
 st.header("Neighbouring datasets: what exactly is protected")
 st.write(

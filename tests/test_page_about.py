@@ -1,17 +1,27 @@
 """AppTest for app_pages/about.py: opens, explains epsilon with correct numbers, sliders work, URL state."""
 from __future__ import annotations
 
+import base64
 import math
+import re
 
 import pytest
 
 from support import assert_clean, metrics, open_page, page_text
+from ui import about_views, svg_charts
 
 
 def _about(**query):
     at = open_page("app_pages/about.py", **query)
     assert_clean(at)
     return at
+
+
+def _chart_svg(at) -> str:
+    (image,) = at.get("image")
+    url = image.proto.imgs[0].url
+    assert url.startswith("data:image/svg+xml;base64,")
+    return base64.b64decode(url.split(",", 1)[1]).decode("utf-8")
 
 
 def _metric(at, label: str) -> str:
@@ -32,7 +42,13 @@ def test_opens_with_defaults_and_explains():
     assert _metric(at, "At most") == f"{100 * math.e / (1 + math.e):.1f}%" == "73.1%"
     caption = " ".join(c.value for c in at.caption)
     assert "Neighbouring datasets" in caption and "Public" in caption
-    assert len(at.get("plotly_chart")) == 1
+    # the chart is an SVG image (no plotly on the landing page: issue 13, cold start), with its numbers
+    assert not at.get("plotly_chart") and not at.get("arrow_data_frame")
+    svg = _chart_svg(at)
+    assert "your example: (50, 73.1)" in svg and "ε = 1 release" in svg
+    table = next(m.value for m in at.markdown if m.value.startswith("| ε | e^ε"))
+    assert "| 1 | 2.72 | 73.1% | 23.2% |" in table  # 0.1 e / (0.9 + 0.1 e) = 23.2%
+    assert "| 0.1 | 1.11 | 52.5% | 10.9% |" in table
 
 
 @pytest.mark.parametrize("eps,prior", [(0.1, 50), (5.0, 10), (10.0, 1)])
@@ -46,6 +62,7 @@ def test_sliders_move_the_numbers(eps, prior):
     assert _metric(at, "At most") == f"{100 * post:.1f}%"
     assert _metric(at, "e^ε") == f"{math.exp(eps):,.2f}×"
     assert at.query_params["about_eps"] in (str(eps), [str(eps)])
+    assert f"your example: ({prior}, {100 * post:.1f})" in _chart_svg(at)
 
 
 def test_url_state_reproduces_view():
@@ -58,3 +75,43 @@ def test_bad_url_values_fall_back_to_defaults():
     at = _about(about_eps="-3", about_prior="abc")
     assert at.slider(key="about_eps").value == 1.0 and at.slider(key="about_prior").value == 50
     assert not at.error
+
+
+def _polyline_points(svg: str) -> list[list[tuple[float, float]]]:
+    return [[tuple(map(float, pair.split(","))) for pair in points.split()]
+            for points in re.findall(r'<polyline points="([^"]+)"', svg)]
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
+def test_chart_curve_is_the_largest_posterior(eps):
+    """The drawn curve is p e^eps / (1 - p + p e^eps) in the plot's coordinates: map the pixels back
+    (x0 = 64 px, y0 = bottom of the plot, both axes 0..100%) and compare with the formula."""
+    svg = about_views.posterior_chart_svg(eps, 50, 0.5)
+    diagonal, curve = _polyline_points(svg)
+    (x_left, y_bottom), (x_right, y_top) = diagonal[0], diagonal[-1]
+    assert len(curve) == 101 and x_left == 64
+    for (px, py), i in zip(curve, range(101)):
+        p = i / 100
+        prior = 100 * (px - x_left) / (x_right - x_left)
+        after = 100 * (y_bottom - py) / (y_bottom - y_top)
+        assert prior == pytest.approx(100 * p, abs=0.2)
+        assert after == pytest.approx(100 * p * math.exp(eps) / (1 - p + p * math.exp(eps)), abs=0.3)
+
+
+def test_curve_csv_matches_the_formula():
+    priors, posteriors = about_views.posterior_curve(2.0)
+    lines = about_views.curve_csv(priors, posteriors).decode().splitlines()
+    assert lines[0] == "prior,largest_posterior" and len(lines) == 102
+    p, q = map(float, lines[21].split(","))
+    assert p == 0.2 and q == pytest.approx(0.2 * math.exp(2) / (0.8 + 0.2 * math.exp(2)), rel=1e-12)
+
+
+def test_svg_chart_escapes_text_and_checks_its_input():
+    svg = svg_charts.line_chart_svg([svg_charts.SvgLine("a < b & c", (0.0, 1.0), (0.0, 2.0))],
+                                    x_range=(0, 1), y_range=(0, 2), x_label="x", y_label="y", title="<t>")
+    assert "a &lt; b &amp; c" in svg and "<title>&lt;t&gt;</title>" in svg and "<t>" not in svg
+    with pytest.raises(ValueError, match="2 x values but 1 y values"):
+        svg_charts.line_chart_svg([svg_charts.SvgLine("bad", (0.0, 1.0), (0.0,))], x_range=(0, 1),
+                                  y_range=(0, 1), x_label="x", y_label="y", title="t")
+    with pytest.raises(ValueError, match="empty chart range"):
+        svg_charts.line_chart_svg([], x_range=(1, 1), y_range=(0, 1), x_label="x", y_label="y", title="t")
