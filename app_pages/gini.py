@@ -87,6 +87,7 @@ advanced = st.expander("Advanced: noise tail γ, noise calibration, sensitivity 
 eps = float(qp_select_slider("Privacy loss ε (log scale)", "gini_eps", EPS_OPTIONS, 1.0, container=c1,
                              help="Smaller ε = stronger privacy = more noise. Steps are roughly "
                                   "evenly spaced on a log scale from 0.05 to 5."))
+noise = noise_choice.noise_selector("gini", container=c1)  # every number below follows it (issue 17; section 4b)
 gamma = float(qp_select_slider("Noise tail γ (> 1)", "gini_gamma", GAMMA_OPTIONS, 2.0, container=advanced,
                                help="Noise density ∝ 1/(1+|z|^γ). The paper uses γ = 2 (Cauchy-like, "
                                     "no mean or variance). γ > 3 gives a finite variance (an RMSE)."))
@@ -124,6 +125,8 @@ else:
                                                           "AboveThreshold search; U = 2.5 × the estimate."))
 b3.metric("Total privacy loss ε", f"{eps + upper_eps:g}",
           help="ε of the Gini release plus ε spent on U (sequential composition).")
+if noise != "cauchy":
+    b3.caption(f"plus δ = {noise_choice.DEFAULT_DELTA:.0e}: {noise_choice.NOISE_LABELS[noise]}")
 
 # Section 3's control comes before the view call (the view draws the posterior for this prior).
 clipping_area, headline_area, section1, section2 = st.container(), st.container(), st.container(), st.container()
@@ -136,7 +139,8 @@ prior, prior_text = gini_views.PRIORS[prior_key]
 
 # ---- the one view call ------------------------------------------------------------------------
 settings = {"epsilon": eps, "gamma": gamma, "lower": lower, "upper": upper, "upper_epsilon": upper_eps,
-            "calibration": str(calibration), "method": str(method), "n": int(n), "prior": prior, "seed": seed()}
+            "calibration": str(calibration), "method": str(method), "n": int(n), "prior": prior, "seed": seed(),
+            "noise": str(noise)}
 view = None
 with clipping_area, guard("the Gini view"):  # an error shows at the top, where the numbers would be
     view = _view(ds.values, settings)
@@ -145,7 +149,8 @@ if view is None:
     st.stop()
 if bounds_mode == BOUNDS_DP:
     b2.caption(f"DP estimate: U = {view.upper:,.0f} (ε = {view.upper_epsilon:g} spent)")
-answer_settings = {"lower": lower, "upper": view.upper, "gamma": gamma, "calibration": str(calibration), "n": int(n)}
+answer_settings = {"lower": lower, "upper": view.upper, "gamma": gamma, "calibration": str(calibration), "n": int(n),
+                   "noise": str(noise)}
 with answer_text, guard("the answer"):
     answer_views.gini_answer(_answer(ds.values, {"epsilon": eps, **answer_settings}),
                              _recommendation(ds.values, {"target_error": target_error,
@@ -164,7 +169,7 @@ gini_views.posterior(view, prior_text)
 gini_views.error_curve(view)
 noise_choice.render_gini_noise_section("gini", _subsample(ds.values, n), epsilon=eps, lower=lower, upper=float(view.upper),
                                        gamma=gamma, calibration=str(calibration), method=str(method), seed=seed(),
-                                       saturated=bool(view.saturated))
+                                       saturated=bool(view.saturated), chosen=str(noise))
 
 # ---- 5. paper experiments -----------------------------------------------------------------------
 st.header("5 · Reproduce the paper's experiments")

@@ -24,6 +24,8 @@ plots_gini = CachedBuilders(plots_gini_builders)
 PRIORS = {"uniform": ("uniform", "a flat prior on [0, 1] (the paper's choice)"),
           "beta": (("beta", 6.0, 7.0), "a Beta(6, 7) prior (most countries' Ginis lie between 0.2 and 0.7)")}
 CAL_LABELS = {"tight": "tight (ours: certified, less noise)", "paper": "paper (Nissim et al. constants)"}
+NOISE_NAMES = {"cauchy": "generalized Cauchy, as in the paper", "laplace": "Laplace",
+               "laplace_lognormal": "Laplace log-normal"}
 METHOD_LABELS = {"exact": "exact (Theorem 4.3 structure)", "fast": "fast closed form (Theorem 4.4 structure)"}
 
 
@@ -56,7 +58,7 @@ def headline(view: GiniView) -> None:
     m2.metric("Smooth sensitivity S(X)", fmt(view.smooth_sensitivity),
               help=f"Maximised at k* = {view.k_star} changed records.")
     m3.metric("Noise scale S(X)/α", fmt(view.noise_scale),
-              help=f"α = {view.alpha:.4g}, β = {view.beta:.4g} ({view.calibration}).")
+              help=f"α = {view.alpha:.4g}, β = {view.beta:.4g} ({view.calibration}); {view.privacy_statement}.")
     m4.metric("Typical error (median |error|)", fmt(med))
     m5.metric("Laplace baseline median |error|", fmt(view.laplace_abs_error_quantiles[0]),
               help=f"Global sensitivity {view.global_sensitivity:.4g} / ε.")
@@ -104,7 +106,8 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
         st.subheader(f"{n_dots} equally likely releases")
         show_figure(plots_gini.dots_figure(view.plausible_releases, view.true_gini), width="stretch")
         st.caption(f"Each dot is a 1-in-{n_dots} chance: if the agency published today, the Gini would be "
-                   "near one of these dots. Dots far from the black line are the heavy-tailed noise.")
+                   "near one of these dots." + (" Dots far from the black line are the heavy-tailed noise."
+                                                if view.noise == "cauchy" else ""))
         download_csv(pd.DataFrame({"probability_level": (np.arange(n_dots) + 0.5) / n_dots,
                                    "release": view.plausible_releases}),
                      "Download the dots (CSV)", "gini_plausible_releases.csv", key="gini_dl_dots")
@@ -115,7 +118,8 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
             shown[column] = [fmt(float(v), 4) if v < 1 else f"{v:.3g}" for v in shown[column]]
         st.table(shown.set_index("mechanism"))
         if view.rmse is not None:
-            st.caption("RMSE is shown because γ > 3: the noise then has a finite variance.")
+            st.caption("RMSE is shown because γ > 3: the noise then has a finite variance." if view.noise == "cauchy"
+                       else "RMSE is shown: this light-tailed noise has a finite variance.")
         else:
             st.caption(f"No RMSE: with γ = {view.gamma:g} ≤ 3 the noise has **infinite variance**, so an RMSE does "
                        "not exist (a simulated one keeps growing with more draws). Quantiles of the error "
@@ -152,6 +156,7 @@ def posterior(view: GiniView, prior_text: str) -> None:
     lo, hi = view.posterior_interval
     st.markdown(
         f"Suppose the agency publishes **{view.released_gini:.4f}**. Combining it with the known noise distribution "
+        f"({NOISE_NAMES.get(view.noise, view.noise)}) "
         f"and {prior_text} (eq. 11, a post-processing step that costs no privacy), an analyst is "
         f"{level:.0%} sure the true Gini lies in **[{lo:.4f}, {hi:.4f}]** (posterior mean {view.posterior_mean:.4f}).")
     show_figure(plots_gini.posterior_figure(view.posterior_grid, view.posterior_density,
@@ -168,7 +173,7 @@ def posterior(view: GiniView, prior_text: str) -> None:
 def error_curve(view: GiniView) -> None:
     """Section 4: error against epsilon for this data (fast bound, the chosen calibration)."""
     st.header("4 · Error against ε for this data")
-    if view.gamma > 3:
+    if view.rmse is not None:  # the Cauchy with gamma > 3, or a light-tailed noise
         quantity, label = "rmse", "RMSE"
     else:
         quantity, label = "q90_abs_error", "90% absolute error"
@@ -176,7 +181,7 @@ def error_curve(view: GiniView) -> None:
                  width="stretch")
     st.caption(f"The smooth-sensitivity curve uses the fast bound (instant; never below the exact one) and your "
                f"calibration ({view.calibration}); grey: the Laplace baseline with global sensitivity. Shown: the "
-               f"{label}" + ("" if view.gamma > 3 else " (no RMSE: infinite variance for γ ≤ 3)") + ".")
+               f"{label}" + ("" if view.rmse is not None else " (no RMSE: infinite variance for γ ≤ 3)") + ".")
     download_csv(view.error_curve, "Download the error-vs-ε table (CSV)", "gini_error_vs_epsilon.csv",
                  key="gini_dl_curve")
 

@@ -26,6 +26,7 @@ NOISE_LABELS = {
     "laplace": "Laplace (NRS, (ε, δ))",
     "laplace_lognormal": "Laplace log-normal (Bun & Steinke, zCDP)",
 }
+DEFAULT_DELTA = smooth_noises.DEFAULT_DELTA
 NOISE_COLORS = {"cauchy": "#1f77b4", "laplace": "#2ca02c", "laplace_lognormal": "#9467bd"}
 _MARGIN = dict(l=10, r=10, t=40, b=10)
 
@@ -137,7 +138,7 @@ def _one_release(values: np.ndarray, noise: str, epsilon: float, lower: float, u
 def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: float, lower: float, upper: float,
                               gamma: float, calibration: str, method: str, seed: int,
                               delta: float = smooth_noises.DEFAULT_DELTA, slow_below: float = 0.5,
-                              saturated: bool = False) -> str:
+                              saturated: bool = False, chosen: str | None = None) -> str:
     """Section "4b" of the Gini page: noise selector, trade-off sentence, side-by-side chart, one release.
 
     ``values``: the page's (sub-sampled) incomes; bounds as on the page (U may be the DP estimate).
@@ -146,7 +147,9 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
     With a light-tailed noise chosen it computes on the data directly, except with the exact bound at
     epsilon < ``slow_below`` (those noises need beta ~ epsilon / ln(1/delta), and the exact smooth
     sensitivity then takes seconds): a button again. ``saturated`` (the page's view is meaningless at these
-    settings): the sentence stays, the charts are hidden as on the rest of the page. Returns the chosen name.
+    settings): the sentence stays, the charts are hidden as on the rest of the page. ``chosen``: the noise the
+    page's own selector (drawn with :func:`noise_selector` above the view) chose; None draws the selector here.
+    Returns the chosen name.
     """
     st.header("4b · Lighter tails: choose the noise distribution")
     st.markdown(
@@ -156,7 +159,10 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
         f"(2019) for zero-concentrated DP. All three are compared at the **same privacy, (ε, δ = {delta:.0e})**: "
         "the Cauchy is pure ε (so also (ε, δ)), the Laplace spends exactly (ε, δ), the log-normal spends the "
         "zCDP ρ that implies (ε, δ). Planning view: the numbers use the data's smooth sensitivity.")
-    chosen = noise_selector(key_prefix)
+    if chosen is None:  # the page may draw the selector itself, above its view (the whole page follows it)
+        chosen = noise_selector(key_prefix)
+    else:
+        st.markdown(f"Chosen above: **{NOISE_LABELS.get(chosen, chosen)}**; every number on this page uses it.")
     fast_enough = method == "fast" or epsilon >= slow_below
     if chosen != "cauchy" and fast_enough:
         comparison = None

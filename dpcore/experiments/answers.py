@@ -19,6 +19,8 @@ from .. import planner as planner_lib
 from ..validation import DPInputError, check_epsilon, check_finite, check_positive, check_probability
 from .gini import subsample
 
+#: how the answer sentence names a light-tailed noise (dpcore.smooth_noises.SMOOTH_NOISES, issue 17)
+_NOISE_NAMES = {"laplace": "Laplace", "laplace_lognormal": "Laplace log-normal"}
 #: the three levels of the answer sentence: half the time, nine times in ten, one time in a hundred
 ANSWER_LEVELS = (0.5, 0.9, 0.99)
 
@@ -60,11 +62,13 @@ class EpsilonRecommendation:
 
 
 def _abs_error_quantile(stat: planner_lib.GiniStatistic, epsilon: float, level: float) -> float:
-    """t with P(|c + s Z| <= t) = level (c the clipping bias, s the noise scale, Z generalized Cauchy)."""
+    """t with P(|c + s Z| <= t) = level (c the clipping bias, s the noise scale, Z the statistic's noise:
+    generalized Cauchy, or the light-tailed law of a ``make_statistic("gini", noise=...)`` statistic)."""
     c, s = float(stat.bias), float(stat.scale(epsilon))
     if s <= 0:
         return abs(c)
-    prob = lambda t: float(stat._Z.cdf((t - c) / s) - stat._Z.cdf((-t - c) / s)) - level  # noqa: E731
+    law = stat._dist(epsilon) if hasattr(stat, "_dist") else stat._Z  # issue 17: the chosen noise's law
+    prob = lambda t: float(law.cdf((t - c) / s) - law.cdf((-t - c) / s)) - level  # noqa: E731
     hi = abs(c) + s
     while prob(hi) < 0:
         hi *= 2.0
@@ -76,10 +80,11 @@ def _fmt(value: float) -> str:
 
 
 def _gini_statistic(values: Any, *, lower: float, upper: float, gamma: float, calibration: str,
-                    n: int | None) -> planner_lib.GiniStatistic:
+                    n: int | None, noise: str = "cauchy", delta: float | None = None) -> planner_lib.GiniStatistic:
     x = subsample(values, np.asarray(values).size if n is None else int(n))
     lower, upper = check_finite(lower, "lower bound L"), check_finite(upper, "upper bound U")
-    stat = planner_lib.make_statistic("gini", x, lower=lower, upper=upper, gamma=gamma, calibration=calibration)
+    stat = planner_lib.make_statistic("gini", x, lower=lower, upper=upper, gamma=gamma, calibration=calibration,
+                                      noise=noise, delta=delta)
     truth = float(stat.truth[0])
     if not math.isfinite(truth) or truth <= 0:
         raise DPInputError("the Gini of these data is 0 (every income is 0): there is no error to state")
@@ -88,19 +93,30 @@ def _gini_statistic(values: Any, *, lower: float, upper: float, gamma: float, ca
 
 def gini_answer(values: Any, *, epsilon: float, lower: float = defaults.INCOME_LOWER,
                 upper: float = defaults.INCOME_UPPER, gamma: float = defaults.GINI_GAMMA,
-                calibration: str = defaults.GINI_CALIBRATION, n: int | None = None) -> GiniAnswer:
+                calibration: str = defaults.GINI_CALIBRATION, n: int | None = None, noise: str = "cauchy",
+                delta: float | None = None) -> GiniAnswer:
     """The answer sentence for the Gini at ``epsilon`` (Lan & Reiter 2025: smooth sensitivity eq. (8)
     + generalized Cauchy noise, as released by :func:`dpcore.gini.release_gini`): the median, 90% and
     99% quantiles of |published - true Gini| (exact: noise CDF plus the clipping bias).
 
     ``values``: the planning incomes (the page's sub-sample of ``n`` records, as in ``gini_view``).
+    ``noise``/``delta``: the smooth-sensitivity noise (``dpcore.smooth_noises.SMOOTH_NOISES``, issue 17) as in
+    ``release_gini``; the light-tailed ones cost (ε, δ) (or the zCDP ρ implying it), said in the sentence.
     """
     epsilon = check_epsilon(epsilon)
-    stat = _gini_statistic(values, lower=lower, upper=upper, gamma=gamma, calibration=calibration, n=n)
+    stat = _gini_statistic(values, lower=lower, upper=upper, gamma=gamma, calibration=calibration, n=n,
+                           noise=noise, delta=delta)
     med, q90, q99 = (_abs_error_quantile(stat, epsilon, q) for q in ANSWER_LEVELS)
+    if noise == "cauchy":
+        tail = "the noise has a heavy tail: rare releases land far away"
+    else:
+        cost = stat.privacy_cost(epsilon)
+        implied = "" if cost.kind != "zcdp" else f", which implies (ε, δ) = ({epsilon:g}, {stat.delta:.0e})"
+        tail = (f"light-tailed {_NOISE_NAMES.get(noise, noise)} noise: it costs {cost.describe()}{implied} "
+                "instead of pure ε")
     sentence = (f"At ε = {epsilon:g} the published Gini is within ±{_fmt(med)} of the true Gini half the time "
                 f"and within ±{_fmt(q90)} nine times in ten; one time in a hundred it is off by more than "
-                f"{_fmt(q99)} (the noise has a heavy tail: rare releases land far away).")
+                f"{_fmt(q99)} ({tail}).")
     return GiniAnswer(epsilon=epsilon, n=int(stat.values.size), upper=float(stat.upper), true_gini=float(stat.truth[0]),
                       clipping_bias=float(stat.bias), median_abs_error=med, q90_abs_error=q90, q99_abs_error=q99,
                       sentence=sentence)
@@ -109,7 +125,8 @@ def gini_answer(values: Any, *, epsilon: float, lower: float = defaults.INCOME_L
 def gini_recommendation(values: Any, *, target_error: float = defaults.ANSWER_TARGET_GINI,
                         confidence: float = defaults.ANSWER_CONFIDENCE, lower: float = defaults.INCOME_LOWER,
                         upper: float = defaults.INCOME_UPPER, gamma: float = defaults.GINI_GAMMA,
-                        calibration: str = defaults.GINI_CALIBRATION, n: int | None = None) -> EpsilonRecommendation:
+                        calibration: str = defaults.GINI_CALIBRATION, n: int | None = None, noise: str = "cauchy",
+                        delta: float | None = None) -> EpsilonRecommendation:
     """The smallest ε that keeps the published Gini within ±``target_error`` Gini points of the true
     Gini with probability ``confidence``: :func:`dpcore.planner.solve_epsilon` on the planner's Gini
     statistic with the relative target ``target_error / true Gini`` (the planner gives the same ε)."""
@@ -117,7 +134,8 @@ def gini_recommendation(values: Any, *, target_error: float = defaults.ANSWER_TA
     if target_error >= 1:
         raise DPInputError(f"the target error is in Gini points (between 0 and 1), got {target_error:g}")
     confidence = check_probability(confidence, "confidence")
-    stat = _gini_statistic(values, lower=lower, upper=upper, gamma=gamma, calibration=calibration, n=n)
+    stat = _gini_statistic(values, lower=lower, upper=upper, gamma=gamma, calibration=calibration, n=n,
+                           noise=noise, delta=delta)
     target = planner_lib.AccuracyTarget(rel_error=target_error / float(stat.truth[0]), confidence=confidence)
     try:
         solution = planner_lib.solve_epsilon(stat, target)

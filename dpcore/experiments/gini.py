@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from .. import gini as gini_mechanism
+from .. import smooth_noises
 from ..data import two_point_incomes
 from ..noise import GeneralizedCauchy, smooth_noise_calibration
 from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_finite, check_int
@@ -141,16 +142,20 @@ def noise_rmse(noise_scale: float, gamma: float) -> float:
     return math.inf if not math.isfinite(var) else float(noise_scale) * math.sqrt(var)
 
 
-def plausible_releases(true_value: float, noise_scale: float, gamma: float, n_dots: int = 20) -> np.ndarray:
+def plausible_releases(true_value: float, noise_scale: float, gamma: float, n_dots: int = 20, *,
+                       noise_law: Any = None) -> np.ndarray:
     """Quantile dot plot: the (i - 1/2)/n_dots quantiles of the release, i = 1..n_dots.
 
-    "n_dots equally likely releases": each dot stands for a 1/n_dots chance.
+    "n_dots equally likely releases": each dot stands for a 1/n_dots chance. ``noise_law``: the
+    standardised noise (anything with ``.ppf``, e.g. ``dpcore.smooth_noises.noise_distribution(cal)``);
+    default the generalized Cauchy(gamma) of the paper.
     """
     t = check_finite(true_value, "true_value")
     n_dots = check_int(n_dots, "n_dots", minimum=1, maximum=1000)
     p = (np.arange(n_dots) + 0.5) / n_dots
     s = check_finite(noise_scale, "noise_scale")
-    return t + s * GeneralizedCauchy(_check_gamma(gamma)).ppf(p)
+    law = GeneralizedCauchy(_check_gamma(gamma)) if noise_law is None else noise_law
+    return t + s * np.asarray(law.ppf(p), dtype=float)
 
 
 def _summary_row(scale: float, gamma: float) -> dict[str, float]:
@@ -203,38 +208,52 @@ class ExperimentResult:
 # Error against epsilon for one data set (the page's live chart)
 # ---------------------------------------------------------------------------------------------
 
+def _law_summary(scale: float, gamma: float, law: Any, noise: str) -> dict[str, float]:
+    """Exact median/q90/q99 of |scale Z| and the RMSE (inf without a variance) for one registry noise."""
+    if noise == "cauchy":
+        return _summary_row(scale, gamma)
+    qs = scale * np.asarray(law.abs_quantile(np.asarray(_LEVELS)), dtype=float)
+    return {**dict(zip(_COLS, map(float, qs))), "rmse": float(scale) * math.sqrt(float(law.variance))}
+
+
 def error_vs_epsilon(x: Any, *, lower: float, upper: float, gamma: float, epsilons: Sequence[float],
                      calibrations: Sequence[str] = CALIBRATIONS, method: str = "exact",
-                     progress: ProgressFn | None = None) -> pd.DataFrame:
+                     progress: ProgressFn | None = None, noise: str = "cauchy",
+                     delta: float | None = None) -> pd.DataFrame:
     """Exact absolute-error quantiles of the smooth-sensitivity release and of the Laplace baseline.
 
     One row per (epsilon, calibration): epsilon, calibration, alpha, beta, smooth_sensitivity,
-    k_star, noise_scale, median/q90/q99 abs error, rmse (inf for gamma <= 3), saturated, and the
-    Laplace global-sensitivity baseline's laplace_scale, laplace median/q90/q99 abs errors and
+    k_star, noise_scale, median/q90/q99 abs error, rmse (inf for the Cauchy with gamma <= 3), saturated,
+    and the Laplace global-sensitivity baseline's laplace_scale, laplace median/q90/q99 abs errors and
     laplace_rmse (= scale * sqrt 2).
+    ``noise``: a ``dpcore.smooth_noises.SMOOTH_NOISES`` name (default the paper's generalized Cauchy),
+    calibrated by :func:`dpcore.smooth_noises.smooth_calibration` at (epsilon, ``delta``).
     ``x`` must already lie in [lower, upper] (see :func:`dpcore.gini.clip_incomes`).
     """
     gamma = _check_gamma(gamma)
+    noise = smooth_noises.check_noise(noise)
     eps_list = _epsilons(epsilons)
     cals = _calibrations(calibrations)
     xs = np.sort(np.asarray(x, dtype=float))
     rows = []
     total = len(eps_list)
     for i, eps in enumerate(eps_list):
-        cal0 = smooth_noise_calibration(eps, gamma, mode=cals[0])
-        ss = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=cal0.beta, method=method)
-        lap_scale = ss.global_sensitivity / eps
-        lap = laplace_abs_error_quantiles(lap_scale)
+        sens: dict[float, Any] = {}  # one smooth sensitivity per beta (the Cauchy's calibrations share it)
         for c in cals:
-            cal = cal0 if c == cals[0] else smooth_noise_calibration(eps, gamma, mode=c)
-            assert math.isclose(cal.beta, cal0.beta), "both calibrations use beta = eps/gamma"
+            cal = smooth_noises.smooth_calibration(noise, eps, delta=delta, gamma=gamma, mode=c)
+            if cal.beta not in sens:
+                sens[cal.beta] = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=cal.beta,
+                                                                   method=method)
+            ss = sens[cal.beta]
+            lap_scale = ss.global_sensitivity / eps
+            lap = laplace_abs_error_quantiles(lap_scale)
             scale = ss.value / cal.alpha
-            med = float(abs_error_quantiles(scale, gamma, (0.5,))[0])
+            summary = _law_summary(scale, gamma, smooth_noises.noise_distribution(cal), noise)
             rows.append({
                 "epsilon": eps, "calibration": c, "alpha": cal.alpha, "beta": cal.beta,
                 "smooth_sensitivity": ss.value, "k_star": ss.k_star, "noise_scale": scale,
-                **_summary_row(scale, gamma),
-                "saturated": bool(ss.saturated or med >= 0.5),
+                **summary,
+                "saturated": bool(ss.saturated or summary["median_abs_error"] >= 0.5),
                 "laplace_scale": lap_scale,
                 **{f"laplace_{c2}": float(v) for c2, v in zip(_COLS, lap)},
                 "laplace_rmse": lap_scale * math.sqrt(2.0),
@@ -559,6 +578,10 @@ class GiniView:
     posterior_mean: float | None = None
     posterior_interval: tuple[float, float] | None = None
     posterior_hpd: tuple[float, float] | None = None
+    noise: str = "cauchy"
+    delta: float = 0.0
+    rho: float | None = None
+    privacy_statement: str = ""
 
     def numbers(self) -> dict[str, float]:
         """The page's full-precision numbers table: quantity -> value (floats; booleans as 0/1)."""
@@ -570,6 +593,8 @@ class GiniView:
                "beta": self.beta, "noise_scale": self.noise_scale, "median_abs_error": med, "q90_abs_error": q90,
                "q99_abs_error": q99, "laplace_median_abs_error": lap_med, "laplace_q90_abs_error": lap_q90,
                "laplace_q99_abs_error": lap_q99, "saturated": float(self.saturated)}
+        if self.noise != "cauchy":  # the light-tailed noises' price: delta (and rho for the zCDP one)
+            out.update(delta=self.delta, **({} if self.rho is None else {"rho": self.rho}))
         if self.rmse is not None:
             out.update(rmse=self.rmse, laplace_rmse=self.laplace_rmse)
         if self.released_gini is not None:
@@ -608,7 +633,8 @@ def _check_prior(prior: Any) -> Any:
 
 def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper: float | None,
               upper_epsilon: float = 0.0, calibration: str = "tight", method: str = "exact",
-              n: int | None = None, prior: Any = "uniform", seed: int = 2026) -> GiniView:
+              n: int | None = None, prior: Any = "uniform", seed: int = 2026, noise: str = "cauchy",
+              delta: float | None = None) -> GiniView:
     """The Gini page's view for one setting: the smooth-sensitivity mechanism of Lan & Reiter (2025)
     on ``values`` (a fixed random sub-sample of ``n`` records), its exact error quantiles next to the
     Laplace global-sensitivity baseline, the smooth-sensitivity curves (eq. (8)), the error against
@@ -620,9 +646,17 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     ``upper_epsilon`` split equally between the noisy n and the counts, seed + 11); its epsilon is
     added to the total. Incomes below L (and losses) are raised to L, those above U clipped to U.
     Draws: simulated releases with ``seed + 2``, the one release with ``seed + 3``.
+
+    ``noise`` (issue 17): a ``dpcore.smooth_noises.SMOOTH_NOISES`` name, as ``noise=`` of
+    :func:`dpcore.gini.release_gini`: "cauchy" (default, the paper's, pure epsilon), "laplace"
+    ((epsilon, delta), NRS) or "laplace_lognormal" (rho-zCDP implying (epsilon, delta), Bun & Steinke);
+    ``delta`` defaults to 1e-6 for the last two. Every number follows the chosen noise: the error
+    quantiles, the RMSE (the light-tailed noises have one), the simulated releases, the dots, the one
+    release and its posterior (that noise's density), and the error-against-epsilon curve.
     """
     epsilon = check_epsilon(epsilon)
     gamma = _check_gamma(gamma)
+    noise = smooth_noises.check_noise(noise)
     if calibration not in CALIBRATIONS:
         raise DPInputError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
     method = _check_method(method)
@@ -648,7 +682,8 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
         raise DPInputError(f"the upper bound U = {upper:,.6g} must be above the lower bound L = {lower:,.6g}")
     n_negative = int((x < 0).sum())
     xs, n_below, n_above = gini_mechanism.clip_incomes(x, lower=lower, upper=upper, clip_negative=True)
-    cal = smooth_noise_calibration(epsilon, gamma, mode=calibration)
+    cal = smooth_noises.smooth_calibration(noise, epsilon, delta=delta, gamma=gamma, mode=calibration)
+    law = smooth_noises.noise_distribution(cal)
     true_g = gini_mechanism.gini(xs)
     fast = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=cal.beta, method="fast")
     # The exact curve for the chart, over the same k range as the fast one. Forcing k = 0..k_max
@@ -664,29 +699,32 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
         ss = exact if exact is not None else gini_mechanism.smooth_sensitivity(
             xs, lower=lower, upper=upper, beta=cal.beta, method="exact")
     scale = ss.value / cal.alpha
-    errors = tuple(float(v) for v in abs_error_quantiles(scale, gamma))
+    summary = _law_summary(scale, gamma, law, noise)
+    errors = tuple(summary[c] for c in _COLS)
     lap_scale = ss.global_sensitivity / epsilon
     lap_errors = tuple(float(v) for v in laplace_abs_error_quantiles(lap_scale))
     saturated = bool(ss.saturated or errors[0] >= 0.5)
-    finite_variance = gamma > 3
+    finite_variance = math.isfinite(summary["rmse"])
     error_curve = error_vs_epsilon(xs, lower=lower, upper=upper, gamma=gamma, epsilons=CURVE_EPSILONS,
-                                   method="fast", calibrations=(calibration,))
+                                   method="fast", calibrations=(calibration,), noise=noise, delta=delta)
 
     def curve(result: Any) -> pd.DataFrame:
         return pd.DataFrame({"k": np.arange(result.A.size), "A": result.A, "decay": result.decay})
 
     extra: dict[str, Any] = {}
     if not saturated:
-        noise = GeneralizedCauchy(gamma)
         sim_rng = np.random.default_rng(seed + SEED_OFFSET_RELEASES)
-        releases = true_g + scale * noise.rvs(N_SIMULATED_RELEASES, sim_rng)
+        releases = true_g + scale * law.rvs(N_SIMULATED_RELEASES, sim_rng)
         laplace_releases = true_g + sim_rng.laplace(0.0, lap_scale, N_SIMULATED_RELEASES)
-        one = float(true_g + scale * noise.rvs(1, np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE))[0])
+        one = float(true_g + scale * law.rvs(1, np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE))[0])
         from ..posterior import gini_posterior
 
-        post = gini_posterior(one, noise_scale=scale, gamma=gamma, prior=prior)
+        post = gini_posterior(one, noise_scale=scale, gamma=gamma, prior=prior,
+                              noise=None if noise == "cauchy" else law)
+        dots = (plausible_releases(true_g, scale, gamma, N_DOTS) if noise == "cauchy"
+                else plausible_releases(true_g, scale, gamma, N_DOTS, noise_law=law))
         extra = dict(simulated_releases=releases, simulated_laplace_releases=laplace_releases,
-                     plausible_releases=plausible_releases(true_g, scale, gamma, N_DOTS), released_gini=one,
+                     plausible_releases=dots, released_gini=one,
                      posterior_grid=post.grid, posterior_density=post.density, posterior_mean=float(post.mean),
                      posterior_interval=tuple(float(v) for v in post.interval(POSTERIOR_LEVEL)),
                      posterior_hpd=tuple(float(v) for v in post.interval(POSTERIOR_LEVEL, kind="hpd")))
@@ -698,7 +736,9 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
         sensitivity_saturated=bool(ss.saturated), global_sensitivity=float(ss.global_sensitivity),
         alpha=float(cal.alpha), beta=float(cal.beta), noise_scale=float(scale), abs_error_quantiles=errors,
         laplace_scale=float(lap_scale), laplace_abs_error_quantiles=lap_errors,
-        rmse=noise_rmse(scale, gamma) if finite_variance else None,
+        rmse=summary["rmse"] if finite_variance else None,
         laplace_rmse=lap_scale * math.sqrt(2.0) if finite_variance else None, saturated=saturated,
         fast_curve=curve(fast), exact_curve=None if exact is None else curve(exact), fast_k_star=int(fast.k_star),
-        exact_k_star=None if exact is None else int(exact.k_star), error_curve=error_curve, prior=prior, **extra)
+        exact_k_star=None if exact is None else int(exact.k_star), error_curve=error_curve, prior=prior,
+        noise=noise, delta=float(cal.delta), rho=None if cal.rho is None else float(cal.rho),
+        privacy_statement=cal.statement(), **extra)
