@@ -341,3 +341,56 @@ def test_old_module_name_still_works():
     from dpcore import gini_experiments as old_name
 
     assert old_name.gini_view is gini_experiments.gini_view and old_name.figure1 is gini_experiments.figure1
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's view with a light-tailed noise (issue 17): every number follows the chosen noise
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("noise", ["cauchy", "laplace", "laplace_lognormal"])
+def test_gini_view_follows_the_chosen_noise(noise):
+    """The view's release, its posterior, error quantiles, RMSE, dots and error curve are those of
+    ``release_gini(noise=...)`` (same seed) and of that noise's law: an independent path through
+    dpcore.gini / dpcore.smooth_noises, not the view's code."""
+    from dpcore import smooth_noises
+    from dpcore.data import lognormal_incomes
+
+    values = lognormal_incomes(10_000, sigma=0.9, rng=2026)
+    view = gini_experiments.gini_view(values, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, seed=4, noise=noise)
+    assert view.noise == noise
+    xs, _, _ = gini_mechanism.clip_incomes(values, lower=0.0, upper=1e6, clip_negative=True)
+    release = gini_mechanism.release_gini(xs, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, rng=4 + 3, noise=noise)
+    law = smooth_noises.release_noise(release)
+    assert view.noise_scale == pytest.approx(release.confidential_noise_scale, rel=1e-12)
+    assert view.released_gini == pytest.approx(release.value, rel=1e-12)
+    post = smooth_noises.release_posterior(release)
+    assert view.posterior_interval == pytest.approx(post.interval(0.95), rel=1e-9)
+    assert view.posterior_mean == pytest.approx(post.mean, rel=1e-9)
+    expected = release.confidential_noise_scale * np.asarray(law.abs_quantile(np.array([0.5, 0.9, 0.99])))
+    np.testing.assert_allclose(view.abs_error_quantiles, expected, rtol=1e-9)
+    # dots: equal-probability quantiles of this noise's law
+    p = law.cdf((view.plausible_releases - view.true_gini) / view.noise_scale)
+    np.testing.assert_allclose(p, (np.arange(20) + 0.5) / 20, atol=1e-6)
+    # simulated releases: their median |error| agrees with the exact one (4 Monte Carlo standard errors)
+    err = np.abs(view.simulated_releases - view.true_gini)
+    dens = 2 * float(law.pdf(expected[0] / view.noise_scale)) / view.noise_scale
+    assert abs(np.median(err) - expected[0]) <= 4 * _quantile_se(0.5, err.size, dens)
+    numbers = view.numbers()
+    if noise == "cauchy":
+        assert view.rmse is None and "delta" not in numbers and release.delta == 0.0
+    else:  # light tails: a finite RMSE, and the price (delta; rho for the zCDP noise) in the numbers
+        assert view.rmse == pytest.approx(view.noise_scale * math.sqrt(law.variance), rel=1e-12)
+        assert numbers["delta"] == 1e-6 and ("rho" in numbers) == (noise == "laplace_lognormal")
+        assert view.abs_error_quantiles[2] < 0.5 * gini_experiments.gini_view(
+            values, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, seed=4).abs_error_quantiles[2]
+    curve = view.error_curve.set_index("epsilon")
+    cal = smooth_noises.smooth_calibration(noise, 1.0, gamma=2.0, mode="tight")
+    assert curve.loc[1.0, "alpha"] == pytest.approx(cal.alpha, rel=1e-12)
+    fast = gini_mechanism.smooth_sensitivity(xs, lower=0.0, upper=1e6, beta=cal.beta, method="fast").value
+    assert curve.loc[1.0, "q99_abs_error"] == pytest.approx(fast / cal.alpha * float(law.abs_quantile(0.99)), rel=1e-9)
+
+
+def test_gini_view_refuses_an_unknown_noise():
+    x = np.linspace(1_000, 90_000, 200)
+    with pytest.raises(DPInputError, match="noise"):
+        gini_experiments.gini_view(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e5, noise="student_t")
