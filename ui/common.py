@@ -67,7 +67,12 @@ def qp_slider(label: str, key: str, min_value: float, max_value: float, value: f
     parse = int if is_int else float
     if key not in st.session_state:
         st.session_state[key] = _from_query(key, parse, value, lambda v: min_value <= v <= max_value)
-    out = container.slider(label, min_value=min_value, max_value=max_value, step=step, key=key, **kwargs)
+        out = container.slider(label, min_value=min_value, max_value=max_value, step=step, key=key, **kwargs)
+    else:
+        # The session-state value is shown either way; passing a default spares Streamlit a scan of the
+        # whole session state (filtered_state) that a keyed slider without one makes on every run (issue 13).
+        out = container.slider(label, min_value=min_value, max_value=max_value, value=value, step=step, key=key,
+                               **kwargs)
     _remember(key, out)
     return out
 
@@ -302,8 +307,11 @@ class CachedBuilders:
 def show_figure(fig: Any, *, container: Any = st, **options: Any) -> Any:
     """``st.plotly_chart(fig)`` for a memoised ``go.Figure`` that is shown again and again: its spec
     (``fig.to_dict()``, a deep copy) is made on the first call and kept on the figure, so later calls
-    skip the copy. Only for figures that are not changed after they were first shown."""
+    skip the copy. Only for figures that are not changed after they were first shown. A plain dict
+    specification (``{"data": [...], "layout": {...}}``, as ``ui.plots_gini`` builds) is sent as is."""
     options.setdefault("width", "stretch")
+    if isinstance(fig, dict):
+        return container.plotly_chart(_prebuilt_figure(fig), **options)
     spec = getattr(fig, "_dp_shown_spec", None)
     if spec is None:
         spec = fig.to_dict()
