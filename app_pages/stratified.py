@@ -25,12 +25,14 @@ VIEWS = ("Group means", "Trends (paper figures)", "Theory: cost of stratifying",
 NONE = "(none)"
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+# cache_resource: one shared GroupedData per recipe (read only), so its group index is built once and a
+# rerun does not unpickle a copy of the data (issue 13)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _recipe_data(recipe: dict) -> strat_experiments.GroupedData:
     return strat_experiments.grouped_data(recipe)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def _column_data(values, frame, recipe: dict) -> strat_experiments.GroupedData:
     return strat_experiments.grouped_data(recipe, values=values, frame=frame)
 
@@ -40,11 +42,23 @@ def _group_means(data_key: str, _data: strat_experiments.GroupedData, settings: 
     return strat_experiments.group_means_view(_data, **settings)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _answer_statistic(data_key: str, _data, clip: tuple):
+    """The answer's planner statistic, once per data and clip range (shared, never mutated)."""
+    return strat_experiments.group_means_answer_statistic(_data.values, _data.groups, clip=clip)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _answer_sentence(data_key: str, _data, clip: tuple, epsilon: float):
+    """The answer sentence at the slider's ε (group_means_answer's first half, the same numbers)."""
+    return strat_experiments.group_means_answer_at_epsilon(_answer_statistic(data_key, _data, clip), epsilon=epsilon)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
-def _answer(data_key: str, _data, epsilon: float, clip: tuple, target: float, confidence: float):
-    """The answer sentence and recommended ε (dpcore.experiments.answers.group_means_answer)."""
-    return answer_experiments.group_means_answer(_data.values, _data.groups, epsilon=epsilon, clip=clip,
-                                                 target_error=target, confidence=confidence)
+def _recommendation(data_key: str, _data, clip: tuple, target: float, confidence: float):
+    """The recommended ε (dpcore.experiments.answers.group_means_answer): independent of the ε slider."""
+    return answer_experiments.group_means_answer(_data.values, _data.groups, epsilon=1.0, clip=clip,
+                                                 target_error=target, confidence=confidence)[1]
 
 
 def recipe_key_text(recipe) -> str:
@@ -137,8 +151,10 @@ with guard("the data"):
         st.caption(views.SYNTHETIC_CAPTION)
 if data is not None and isinstance(clip, tuple):
     with answer_text, guard("the answer"):
-        answer_views.statistic_answer(*_answer(data_key + recipe_key_text(recipe), data, float(epsilon), clip,
-                                               target_error, target_confidence), answer_text)
+        answer_key = data_key + recipe_key_text(recipe)
+        answer_views.statistic_answer(_answer_sentence(answer_key, data, clip, float(epsilon)),
+                                      _recommendation(answer_key, data, clip, target_error, target_confidence),
+                                      answer_text)
         answer_text.caption("Stratified Laplace: each group's mean gets its own noise (the method of the table below).")
 else:
     answer_text.caption("The answer sentence needs values clipped to a public range: choose the ACS excerpt or "

@@ -195,3 +195,74 @@ def test_columns_recipe_rebuilds_the_sidebar_dataset():
                                                  dataset=dataset))
     assert np.array_equal(page.values, script.values) and np.array_equal(page.groups, script.groups)
     assert script.recipe["dataset"] == dataset and page.k == 16  # 16 states in the excerpt
+
+
+def _assert_same_spec(built, fast, path="figure"):
+    """Recursive equality of two figure specs (types included)."""
+    if isinstance(built, dict):
+        assert isinstance(fast, dict) and built.keys() == fast.keys(), (path, built.keys(), fast)
+        for key in built:
+            _assert_same_spec(built[key], fast[key], f"{path}.{key}")
+    elif isinstance(built, (list, tuple)):
+        assert isinstance(fast, (list, tuple)) and len(built) == len(fast), (path, built, fast)
+        for index, (a, b) in enumerate(zip(built, fast)):
+            _assert_same_spec(a, b, f"{path}[{index}]")
+    else:
+        assert type(built) is type(fast) and built == fast, (path, built, fast)
+
+
+@pytest.mark.parametrize("method, y_range", [("Stratified Laplace", None), ("CoinPress", (-4.0, 4.0))])
+def test_plain_figure_specs_equal_the_plotly_builders(method, y_range):
+    """The group-means view draws its three charts from plain specs (issue 13: no plotly validation per
+    ε move); each must be exactly the go.Figure builder's figure."""
+    from ui import plots_stratified
+
+    data = strat_experiments.grouped_data(dict(source="synthetic", n=2000, k=6, alpha=0.3, seed=3))
+    view = strat_experiments.group_means_view(data, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method=method, seed=3,
+                                              n_sims=50)
+    table = pd.DataFrame(view.group_rows())
+    _assert_same_spec(plots_stratified.group_means_figure(table, method, y_range=y_range, value_label="v").to_dict(),
+                      plots_stratified.group_means_spec(table, method, y_range=y_range, value_label="v"))
+    errs = pd.concat([pd.DataFrame({"method": m, "error": view.overall[m] - view.true_overall})
+                      for m in strat_experiments.METHODS], ignore_index=True)
+    _assert_same_spec(plots_stratified.overall_errors_figure(errs).to_dict(), plots_stratified.overall_errors_spec(errs))
+    perr = pd.DataFrame([{"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"],
+                          "q95": r["parity q95"]} for r in view.method_rows()])
+    _assert_same_spec(plots_stratified.parity_figure(perr).to_dict(), plots_stratified.parity_spec(perr))
+
+
+def test_answer_at_epsilon_is_the_first_half_of_the_group_means_answer():
+    """The page builds the answer's statistic once, the sentence per ε and the recommendation per target
+    (issue 13): the sentence must be group_means_answer's, number for number."""
+    from dpcore.experiments import answers
+
+    data = strat_experiments.grouped_data(dict(source="acs", variable=list(strat_experiments.ACS_VARIABLES)[0],
+                                               grouping=list(strat_experiments.ACS_GROUPINGS)[0], seed=0))
+    clip = (0.0, 150_000.0)
+    statistic = strat_experiments.group_means_answer_statistic(data.values, data.groups, clip=clip)
+    for epsilon in (0.1, 2.0):
+        full, _ = answers.group_means_answer(data.values, data.groups, epsilon=epsilon, clip=clip, target_error=1000.0)
+        assert repr(strat_experiments.group_means_answer_at_epsilon(statistic, epsilon=epsilon)) == repr(full)  # NaN
+
+
+@pytest.mark.parametrize("recipe", [dict(source="synthetic", n=1000, k=40, alpha=0.05, seed=1),  # single-member groups
+                                    dict(source="synthetic", n=3000, k=5, alpha=1.0, seed=2)])
+def test_group_means_view_equals_the_simulation_on_the_text_labels(recipe):
+    """The view simulates on integer group codes and skips the note-only release when no group has a
+    single member (issue 13): the draws, labels and notes must be those of the text-label calls."""
+    data = strat_experiments.grouped_data(recipe)
+    view = strat_experiments.group_means_view(data, epsilon=0.3, clip=3.0, prior=[-3.0, 3.0], method="StratCoinpress",
+                                              seed=5, n_sims=100)
+    labels = stratified.group_index(data.groups).labels
+    pw = stratified.public_weights(data.public_groups, labels)
+    sim = strat_experiments.simulate_methods(data.values, data.groups, epsilon=0.3, clip_range=3.0, lower=-3.0,
+                                             upper=3.0, sigma=data.sigma, sigma_global=data.sigma_global, public_w=pw,
+                                             n_sims=100, rng=6, rho=view.rho)
+    assert view.labels == tuple(str(x) for x in sim.labels)
+    for m in strat_experiments.METHODS:
+        np.testing.assert_array_equal(view.overall[m], sim.overall[m])
+    np.testing.assert_array_equal(view.release, sim.groups["StratCoinpress"][0])
+    np.testing.assert_array_equal(view.pubstrat_shares, pw)
+    notes = stratified.stratified_mean(data.values, data.groups, epsilon=0.3, clip_range=3.0, rng=7).notes
+    assert view.notes == tuple(notes)
+    assert bool(notes) == (min(view.sizes) <= 1)

@@ -90,7 +90,7 @@ def _default_template() -> dict:
     return go.Figure().to_dict()["layout"]["template"]
 
 
-def _spec(data: list[dict], layout: dict) -> dict:
+def plain_spec(data: list[dict], layout: dict) -> dict:
     """A figure spec as plain data, equal to ``go.Figure(...).to_dict()`` of the same figure (arrays as
     plotly's base64 typed arrays, the default template) without plotly's per-property validation,
     which costs ~15 ms per small figure on every slider move (issue 13)."""
@@ -107,7 +107,7 @@ def histogram_spec(edges: np.ndarray, true_counts: np.ndarray, noisy_counts: np.
     yaxis: dict = {"title": {"text": "People"}}
     if y_range is not None:
         yaxis["range"] = list(y_range)
-    return _spec(
+    return plain_spec(
         [{"marker": {"color": "#7f7f7f"}, "name": "True count (confidential)", "type": "bar", "x": labels,
           "y": np.asarray(true_counts)},
          {"marker": {"color": "#1f77b4"}, "name": "Noisy count (released)", "type": "bar", "x": list(labels),
@@ -141,7 +141,7 @@ def cdf_spec(edges: np.ndarray, true_counts: np.ndarray, noisy_counts: np.ndarra
         data.append({"marker": {"color": "#ff7f0e", "size": 10}, "mode": "markers",
                      "name": f"P{qi:g} released: {_money(r)} (true {_money(t)})", "type": "scatter",
                      "x": [float(r)], "y": [float(qi / 100)]})
-    return _spec(data, {"height": 380, "legend": {"orientation": "h", "y": -0.25},
+    return plain_spec(data, {"height": 380, "legend": {"orientation": "h", "y": -0.25},
                         "margin": {"b": 10, "l": 10, "r": 10, "t": 30}, "shapes": shapes,
                         "xaxis": {"title": {"text": "Earnings ($, log scale)"}, "type": "log"},
                         "yaxis": {"range": [-0.05, 1.05], "title": {"text": "Share of the cell at or below"}}})

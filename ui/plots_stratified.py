@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ui.plots_percentiles import plain_spec
+
 METHOD_COLORS = {
     "Global Laplace": "#7f7f7f",
     "Stratified Laplace": "#1f77b4",
@@ -20,6 +22,18 @@ def group_means_figure(df: pd.DataFrame, method: str, *, y_range: tuple[float, f
                        value_label: str = "mean") -> go.Figure:
     """True mean per group (diamond) vs the DP release (dot) with the middle 90 % of simulated
     releases as an error bar. ``df`` columns: group, size, true mean, release, q05, q95."""
+    return go.Figure(dict(zip(("data", "layout"), _group_means(df, method, y_range=y_range, value_label=value_label))))
+
+
+def group_means_spec(df: pd.DataFrame, method: str, *, y_range: tuple[float, float] | None = None,
+                     value_label: str = "mean") -> dict:
+    """:func:`group_means_figure` as a plain spec (equal to its ``to_dict()``; tests check), no plotly
+    validation (issue 13: rebuilt on every ε move)."""
+    return plain_spec(*_group_means(df, method, y_range=y_range, value_label=value_label))
+
+
+def _group_means(df: pd.DataFrame, method: str, *, y_range: tuple[float, float] | None,
+                 value_label: str) -> tuple[list, dict]:
     labels = [f"{g} (n={s:,})" for g, s in zip(df["group"], df["size"])]
     rel = df["release"].to_numpy()
     data = [
@@ -37,7 +51,7 @@ def group_means_figure(df: pd.DataFrame, method: str, *, y_range: tuple[float, f
         yaxis["range"] = list(y_range)
     layout = dict(xaxis=dict(title=dict(text="group (size)")), yaxis=yaxis, legend=dict(orientation="h", y=1.12),
                   margin=dict(l=10, r=10, t=40, b=10), height=430)
-    return go.Figure(dict(data=data, layout=layout))
+    return data, layout
 
 
 def overall_errors_figure(df: pd.DataFrame) -> go.Figure:
@@ -45,6 +59,15 @@ def overall_errors_figure(df: pd.DataFrame) -> go.Figure:
 
     The boxes are drawn from precomputed statistics (whiskers at the 5th/95th percentiles, dashed
     line at the mean), so the chart does not ship every simulated value to the browser."""
+    return go.Figure(dict(zip(("data", "layout"), _overall_errors(df))))
+
+
+def overall_errors_spec(df: pd.DataFrame) -> dict:
+    """:func:`overall_errors_figure` as a plain spec (equal to its ``to_dict()``; tests check)."""
+    return plain_spec(*_overall_errors(df))
+
+
+def _overall_errors(df: pd.DataFrame) -> tuple[list, dict]:
     methods, q = [], {p: [] for p in (5, 25, 50, 75, 95)}
     means = []
     for m, sub in df.groupby("method", sort=False):
@@ -59,7 +82,7 @@ def overall_errors_figure(df: pd.DataFrame) -> go.Figure:
     layout = dict(yaxis=dict(title=dict(text="release − true overall mean (box 25–75 %, whiskers 5–95 %)"),
                              zeroline=True),
                   showlegend=False, height=360, margin=dict(l=10, r=10, t=20, b=10), shapes=[_hline(0.0)])
-    return go.Figure(dict(data=data, layout=layout))
+    return data, layout
 
 
 def _hline(y: float, color: str = "#444", dash: str = "dot") -> dict:
@@ -72,13 +95,22 @@ def _vline(x: float, color: str = "#444", dash: str = "dot") -> dict:
 
 def parity_figure(df: pd.DataFrame) -> go.Figure:
     """Mean parity error per method with the middle 90 % of simulations (df: method, mean, q05, q95)."""
+    return go.Figure(dict(zip(("data", "layout"), _parity(df))))
+
+
+def parity_spec(df: pd.DataFrame) -> dict:
+    """:func:`parity_figure` as a plain spec (equal to its ``to_dict()``; tests check)."""
+    return plain_spec(*_parity(df))
+
+
+def _parity(df: pd.DataFrame) -> tuple[list, dict]:
     mean = df["mean"].to_numpy()
     data = [dict(type="bar", x=list(df["method"]), y=mean, marker=dict(color=[METHOD_COLORS.get(m) for m in df["method"]]),
                  error_y=dict(type="data", symmetric=False, array=np.maximum(df["q95"].to_numpy() - mean, 0),
                               arrayminus=np.maximum(mean - df["q05"].to_numpy(), 0)))]
     layout = dict(yaxis=dict(title=dict(text="parity error φ (Definition 11)")), height=360,
                   margin=dict(l=10, r=10, t=20, b=10))
-    return go.Figure(dict(data=data, layout=layout))
+    return data, layout
 
 
 def sweep_figure(df: pd.DataFrame, x: str, y: str = "error", *, log_x: bool = False, log_y: bool = True,

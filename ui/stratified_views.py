@@ -13,7 +13,7 @@ import streamlit as st
 
 from dpcore.experiments import stratified as strat_experiments
 from ui import plots_stratified as plots_stratified_builders
-from ui.common import CachedBuilders, download_csv, show_figure
+from ui.common import CachedBuilders, download_csv, show_figure, show_spec
 
 # figures built once per distinct input in this process, shared by all sessions (issue 13)
 plots_stratified = CachedBuilders(plots_stratified_builders)
@@ -157,8 +157,9 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     if fixed_axes:
         y_range = (span[0] - 0.05 * (span[1] - span[0]), span[1] + 0.05 * (span[1] - span[0]))
     off = table[(table["q05"] < y_range[0]) | (table["q95"] > y_range[1])]
-    show_figure(memo(memo_key + ("groups", method, fixed_axes), lambda: plots_stratified.group_means_figure(
-        table, method, y_range=y_range, value_label=value_label)), width="stretch")
+    # plain specs equal to the plotly builders' figures (no validation per ε move; issue 13)
+    show_spec(memo(memo_key + ("groups", method, fixed_axes), lambda: plots_stratified_builders.group_means_spec(
+        table, method, y_range=y_range, value_label=value_label)))
     if len(off):
         st.caption(f"{len(off)} group(s) have releases beyond the chart's range (tiny groups: "
                    f"{', '.join(off['group'].astype(str).head(6))}); see the table.")
@@ -189,13 +190,12 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     left, right = st.columns(2)
     with left:
         st.markdown("**Error of the overall mean** (simulated releases)")
-        show_figure(memo(memo_key + ("overall",), lambda: plots_stratified.overall_errors_figure(errs)),
-                     width="stretch")
+        show_spec(memo(memo_key + ("overall",), lambda: plots_stratified_builders.overall_errors_spec(errs)))
         download_csv(errs.assign(release=errs.groupby("method").cumcount())[["method", "release", "error"]],
                      "Download the simulated errors (CSV)", "stratified_overall_errors.csv", key="strat_dl_overall")
     with right:
         st.markdown("**Parity error** φ = (1/k)·|overall rel. error| + Σ groups |rel. error|")
-        show_figure(memo(memo_key + ("parity",), lambda: plots_stratified.parity_figure(perr)), width="stretch")
+        show_spec(memo(memo_key + ("parity",), lambda: plots_stratified_builders.parity_spec(perr)))
         download_csv(perr, "Download the parity errors (CSV)", "stratified_parity.csv", key="strat_dl_parity")
     st.caption("Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
                "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
