@@ -1,0 +1,115 @@
+"""Issue 17 on the planner page: the Gini's smooth-sensitivity noise is a choice (dpcore.noise.SMOOTH_NOISES),
+the page solves epsilon for the chosen noise exactly as the library does, states each statistic's cost in its
+own currency (pure, (eps, delta), rho-zCDP with its (eps, delta)) and composes the plan's cost; the plan file
+never carries a noise it cannot express; a refused real release is announced before Release mode.
+Also the library change behind the speed of those solves (dpcore.planner: the exact smooth sensitivity reuses
+its beta-free A^(k) profile)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpcore import budget, gini
+from dpcore import planner as planner_lib
+from dpcore.data import lognormal_incomes
+from dpcore.noise import SMOOTH_NOISES
+from support import assert_clean, metrics, open_page, page_text
+
+PAGE = "app_pages/planner.py"
+DELTA = 1e-6
+QUERY = {"data_n": "2000", "planner_stats": "gini,mean"}
+TARGETS = {"gini": planner_lib.AccuracyTarget(0.10, 0.90), "mean": planner_lib.AccuracyTarget(0.05, 0.95)}
+
+
+def _open(**query):
+    return open_page(PAGE, timeout=300, **{**QUERY, **query})
+
+
+def _library_plan(values: np.ndarray, noise: str) -> tuple[float, float, budget.PrivacyCost]:
+    """(Gini epsilon, mean epsilon, Gini cost) straight from dpcore.planner on the page's data and defaults."""
+    extra = {} if noise == "cauchy" else {"noise": noise, "delta": DELTA}
+    stat = planner_lib.make_statistic("gini", values, upper=1e6, **extra)
+    eps_gini = planner_lib.solve_epsilon(stat, TARGETS["gini"]).epsilon
+    mean = planner_lib.make_statistic("mean", values, upper=500_000.0)
+    eps_mean = planner_lib.solve_epsilon(mean, TARGETS["mean"]).epsilon
+    return eps_gini, eps_mean, stat.privacy_cost(eps_gini)
+
+
+@pytest.mark.parametrize("noise", list(SMOOTH_NOISES))
+def test_page_solves_epsilon_per_noise_and_composes_its_cost(noise):
+    at = _open(planner_gini_noise=noise)
+    assert_clean(at)
+    assert at.selectbox(key="planner_gini_noise").value == noise
+    values = np.asarray(at.session_state["dataset"].values, dtype=float)
+    eps_gini, eps_mean, gini_cost = _library_plan(values, noise)
+    table = at.dataframe[0].value
+    row = table[table["statistic"] == "Gini index"].iloc[0]
+    assert row["smallest ε"] == eps_gini  # the library's number, not a re-derivation
+    shown = metrics(at)
+    total = float(shown["Total ε of the plan (sequential composition)"])
+    if noise == "cauchy":
+        assert gini_cost.kind == "pure" and row["privacy cost"] == f"ε = {eps_gini:.4g} (pure)"
+        assert total == pytest.approx(eps_gini + eps_mean, rel=5e-4)
+        assert "Privacy cost of the plan (sequential composition)" not in shown
+    elif noise == "laplace":
+        # (eps, delta)-DP: basic composition, epsilons and deltas add (the mean is pure: delta 0)
+        assert gini_cost.kind == "approx" and gini_cost.delta == DELTA
+        assert row["privacy cost"] == f"(ε, δ) = ({eps_gini:.4g}, {DELTA:.3g})"
+        assert total == pytest.approx(eps_gini + eps_mean, rel=5e-4)
+        assert shown["Privacy cost of the plan (sequential composition)"] == \
+            f"(ε, δ) = ({eps_gini + eps_mean:.4g}, {DELTA:.3g})"
+    else:
+        # rho-zCDP: rho such that its (eps, delta) at the noise's delta is the planned epsilon; the plan
+        # composes in zCDP (pure eps -> eps^2/2) or adds the pure epsilon to the converted rho, the smaller
+        rho = gini_cost.rho
+        assert gini_cost.kind == "zcdp" and rho > 0
+        assert budget.zcdp_to_approx_dp(rho, DELTA) == pytest.approx(eps_gini, rel=1e-6)
+        expected = min(eps_mean + budget.zcdp_to_approx_dp(rho, DELTA),
+                       budget.zcdp_to_approx_dp(rho + eps_mean ** 2 / 2, DELTA))
+        assert expected < eps_gini + eps_mean  # composing in zCDP is better than adding epsilons here
+        assert total == pytest.approx(expected, rel=5e-4)
+        assert row["privacy cost"].startswith(f"ρ = {rho:.4g} (zCDP), i.e. (ε, δ) = ({eps_gini:.4g}, ")
+        assert shown["Privacy cost of the plan (sequential composition)"].startswith(
+            f"ρ = {rho + eps_mean ** 2 / 2:.4g} (zCDP)")
+        text = page_text(at)
+        assert "real release" in text and "refused" in text  # said in Plan mode, before Release mode
+
+
+def test_release_mode_announces_the_refused_noise_and_the_plan_file_leaves_a_light_noise_gini_out():
+    at = _open(planner_gini_noise="laplace_lognormal", planner_mode="Release: make the real release (spends budget)")
+    assert not at.exception
+    assert any("refused" in str(w.value) for w in at.warning)
+    at = _open(planner_gini_noise="laplace", planner_view="4 · Share / reproduce")
+    assert_clean(at)
+    caption = " ".join(str(c.value) for c in at.caption)
+    assert "Not in the plan: gini: the plan format has no noise field" in caption
+    at = _open(planner_view="4 · Share / reproduce")  # the paper's noise is written into the plan
+    assert "gini: the plan format" not in " ".join(str(c.value) for c in at.caption)
+
+
+def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
+    values = lognormal_incomes(1500, sigma=0.9, rng=3)
+    stat = planner_lib.make_statistic("gini", values, upper=1e6)
+    xs = np.sort(np.clip(values, 0, 1e6))
+    fresh = {beta: gini.smooth_sensitivity(xs, lower=0.0, upper=1e6, beta=beta).value
+             for beta in (0.5, 0.01, 0.05, 0.02, 0.012, 0.3)}
+    exact_calls = []
+    library = gini.smooth_sensitivity
+
+    def counted(*args, **kwargs):
+        if kwargs.get("method") == "exact":
+            exact_calls.append(kwargs["beta"])
+        return library(*args, **kwargs)
+
+    monkeypatch.setattr(gini, "smooth_sensitivity", counted)
+    # large beta first (short profile), then a small one (longer profile), then betas served from it
+    for beta, value in fresh.items():
+        assert stat._exact_smooth_sensitivity(beta) == pytest.approx(value, rel=1e-12, abs=0.0)
+    assert exact_calls == [0.5, 0.01]  # the others came from the kept A^(k) profile
+    assert stat._profile.size > 1
+
+
+def test_solve_epsilon_at_the_bottom_of_the_range_still_returns_eps_min():
+    stat = planner_lib.make_statistic("mean", lognormal_incomes(5000, sigma=0.9, rng=4), upper=500_000.0)
+    loose = planner_lib.AccuracyTarget(0.5, 0.5)
+    assert planner_lib.solve_epsilon(stat, loose, eps_min=0.05).epsilon == 0.05
