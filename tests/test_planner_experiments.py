@@ -118,3 +118,69 @@ def test_planner_view_bad_columns():
         planner_experiments.planner_view(frame, statistics=PLAN[:1], income_column="wage")
     with pytest.raises(DPInputError, match="group_column"):
         planner_experiments.planner_view(VALUES, statistics=PLAN[:1], group_column="region")
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan's privacy cost in each currency (issue 17)
+# ---------------------------------------------------------------------------------------------
+
+def test_plan_cost_pure_adds_epsilons():
+    from dpcore import budget
+
+    cost = planner_experiments.plan_cost([("a", budget.pure(0.5)), ("b", budget.pure(0.25))])
+    assert (cost.kind, cost.epsilon, cost.delta, cost.rho) == ("pure", 0.75, 0.0, None)
+
+
+def test_plan_cost_approx_adds_epsilons_and_deltas():
+    from dpcore import budget
+
+    cost = planner_experiments.plan_cost([("gini", budget.approx(0.4, 1e-6)), ("mean", budget.pure(0.6)),
+                                          ("other", budget.approx(0.1, 2e-7))])
+    assert cost.kind == "approx" and not cost.explicit_conversion
+    assert cost.epsilon == pytest.approx(1.1, rel=1e-12) and cost.delta == pytest.approx(1.2e-6, rel=1e-12)
+
+
+def test_plan_cost_zcdp_composes_rho_and_states_its_epsilon_delta():
+    from dpcore import budget
+
+    rho, eps, delta = 0.004, 0.3, 1e-6
+    cost = planner_experiments.plan_cost([("gini", budget.zcdp(rho)), ("mean", budget.pure(eps))], delta=delta)
+    assert cost.kind == "zcdp" and cost.rho == pytest.approx(rho + eps ** 2 / 2, rel=1e-12)
+    # the better of: pure epsilon + converted rho, or everything in zCDP converted (Ledger.spent_approx)
+    expected = min(eps + budget.zcdp_to_approx_dp(rho, delta), budget.zcdp_to_approx_dp(rho + eps ** 2 / 2, delta))
+    assert cost.epsilon == pytest.approx(expected, rel=1e-9) and cost.delta == delta
+    assert cost.conversion_delta == delta and cost.text.startswith(f"ρ = {rho + eps ** 2 / 2:.4g} (zCDP)")
+    with pytest.raises(DPInputError, match="delta"):
+        planner_experiments.plan_cost([("gini", budget.zcdp(rho))])
+
+
+def test_plan_cost_converts_zcdp_explicitly_before_mixing_with_epsilon_delta():
+    from dpcore import budget
+
+    rho, delta = 0.01, 1e-7
+    with pytest.raises(DPInputError):  # what the library refuses without a delta
+        budget.compose_sequential([budget.zcdp(rho), budget.approx(0.5, 1e-6)])
+    cost = planner_experiments.plan_cost([("a", budget.zcdp(rho)), ("b", budget.approx(0.5, 1e-6))], delta=delta)
+    assert cost.kind == "approx" and cost.explicit_conversion and cost.conversion_delta == delta
+    assert cost.epsilon == pytest.approx(0.5 + budget.zcdp_to_approx_dp(rho, delta), rel=1e-9)
+    assert cost.delta == pytest.approx(1e-6 + delta, rel=1e-12)
+    assert "converted to (ε, δ) at δ = 1e-07" in cost.text
+
+
+@pytest.mark.parametrize("noise, kind", [("cauchy", "pure"), ("laplace", "approx"), ("laplace_lognormal", "zcdp")])
+def test_views_cost_the_gini_in_its_noise_currency(noise, kind):
+    from dpcore import budget
+
+    params = {"upper": 1e6} if noise == "cauchy" else {"upper": 1e6, "noise": noise, "delta": 1e-6}
+    specs = planner_experiments.statistic_specs([{"kind": "gini", "params": params, "rel_error": 0.2, "confidence": 0.8},
+                                                 PLAN[1]])
+    stats = planner_experiments.build_statistics(VALUES, GROUPS, specs)
+    view = planner_experiments.budget_first(stats, specs, [0.5, 0.5])
+    assert view.cost.kind == kind and view.total_epsilon == 1.0
+    gini_cost = planner_experiments.statistic_cost(stats[0], 0.5)
+    assert gini_cost == (stats[0].privacy_cost(0.5) if noise != "cauchy" else budget.pure(0.5))
+    if kind == "zcdp":
+        assert view.cost.epsilon < 1.0  # composing in zCDP beats adding the epsilons
+    else:
+        assert view.cost.epsilon == pytest.approx(1.0, rel=1e-12)
+    json.dumps(view.to_dict())
