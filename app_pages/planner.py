@@ -34,7 +34,8 @@ def _stats(specs: tuple, token: str) -> tuple:
     return tuple(_stat(s.kind, s.params, token, values, groups) for s in specs)
 
 
-@st.cache_data(show_spinner="Solving for the smallest ε...", max_entries=128)
+@st.cache_data(show_spinner="Solving for the smallest ε... (a light-tailed Gini noise: up to ~20 s the first time)",
+               max_entries=128)
 def _accuracy(specs: tuple, token: str, dots_seed: int) -> planner_experiments.AccuracyFirstView:
     return planner_experiments.accuracy_first(_stats(specs, token), specs, dots_seed=dots_seed)
 
