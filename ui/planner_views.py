@@ -396,12 +396,12 @@ def render_cost(cost: Any) -> None:
         st.caption(f"The zCDP part was converted to (ε, δ) at δ = {cost.conversion_delta:g} before it was added "
                    "to the (ε, δ) parts (zCDP and (ε, δ) do not compose otherwise).")
     elif cost.kind == "zcdp":
-        st.caption("The Gini's Laplace log-normal noise is ρ-zCDP: the plan composes in zCDP (rhos add, a pure ε "
-                   f"counts as ε²/2) and is stated as (ε, δ) at δ = {cost.conversion_delta:g}, the noise's δ. "
-                   "The total ε above is that ε.")
+        st.caption("The Gini's Laplace log-normal noise is ρ-zCDP: ρ adds up in zCDP (a pure ε counts as ε²/2); the "
+                   f"plan's total ε is its (ε, δ) at δ = {cost.conversion_delta:g}, the noise's δ — the smaller of "
+                   "converting the total ρ, or adding the pure ε to the converted ρ of the Gini (both valid).")
     else:
         st.caption("The Gini's Laplace noise is (ε, δ)-DP: the plan's ε and δ add up over the statistics "
-                   "(basic composition). The total ε above comes with this δ.")
+                   "(basic composition), so the plan's total ε comes with this δ.")
 
 
 def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, Any]) -> None:
