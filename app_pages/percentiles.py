@@ -86,131 +86,138 @@ privacy_note(
     "the bin edges (fixed in advance from public survey data, never from the cell), the percentile levels, "
     "the earnings range $10,000–$614,597 used by the rivals, the cell definitions and cell sizes.")
 
-answer_box = st.container(border=True)  # the answer first (filled once the controls below are read)
-answer_text = answer_box.container()
-target_error, target_confidence = answer_views.percentile_target_controls(answer_box)
-c1, c2, c3 = st.columns(3)
-eps = qp_slider("Privacy budget ε (per cell)", "perc_eps", 0.1, 3.0, 1.0, 0.1, container=c1,
-                help="Smaller ε = more noise = more privacy. All percentiles of a cell together cost ε.")
-scheme = SCHEMES[qp_radio("Bins", "perc_scheme", list(SCHEMES), container=c2,
-                          help="PSEO: the Bureau's 21 bins. Log-normal: equally likely bins for typical earnings. "
-                               "Even: equal widths from $10,000 to $614,597.")]
-n_bins = qp_slider("Number of bins (log-normal and even)", "perc_bins", 10, 30, 20, 1, container=c1,
-                   help="More bins: finer read-off but more noise in total (noise is added to every bin).")
-q = Q_OPTIONS[qp_selectbox("Percentiles to release", "perc_q", list(Q_OPTIONS), container=c3)]
-relation = RELATIONS[qp_radio("Neighbouring relation", "perc_rel", list(RELATIONS), container=c3)]
-source = SOURCES[qp_selectbox("Cell data", "perc_src", list(SOURCES), container=c2)]
-if scheme == "pseo":
-    c1.caption("The PSEO scheme always has 21 bins; the slider applies to the log-normal and even schemes.")
-cells = _cells()
-if source == "pseo" and cells is None:
-    st.warning("The real PSEO table is not on this machine; using the synthetic cell.")
-    source = "synthetic"
-cell_number, n = 100, 200
-if source == "pseo":
-    cell_number = int(qp_number(f"Cell number (1 = largest of {len(cells):,} published cells)", "perc_cell", 100,
-                                min_value=1, max_value=len(cells), step=1))
-else:
-    n = int(qp_number("Cell size (graduates)", "perc_n", 200, min_value=1, max_value=200_000, step=10,
-                      help="PSEO suppresses cells with fewer than 30 graduates."))
-custom_edges = None
-if scheme == "custom":
-    with guard("the bins"):
-        custom_edges = percentiles_views.parse_edges(_custom_edges_text())
-calibration = CALIBRATIONS[qp_radio("Smooth-sensitivity constants", "perc_cal", list(CALIBRATIONS), horizontal=True)]
-view_name = qp_radio("View", "perc_view", list(VIEWS), horizontal=True,
-                     help="Only the chosen view is computed, so the page stays quick.")
-data_note.percentiles_note(view_name == VIEWS[0], source)
-with answer_text, guard("the answer"):
-    answer_cell = {"source": source, "n": n, "cell_number": cell_number, "relation": relation}
-    answer_values = None if source != "sidebar" else current_dataset().values
-    answer_views.statistic_answer(
-        _answer_sentence(answer_values, {**answer_cell, "epsilon": float(eps)}),
-        _recommendation(answer_values, {**answer_cell, "target_error": target_error, "confidence": target_confidence}),
-        answer_text)
-    answer_text.caption("For the cell of section 1 (the cell data chosen below), released with the PSEO bins.")
-
-if view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
-    cell_settings = {"source": source, "n": n, "cell_number": cell_number}
-    settings = {**cell_settings, "epsilon": float(eps), "scheme": scheme, "n_bins": int(n_bins),
-                "custom_edges": custom_edges, "q": list(q), "relation": relation, "calibration": calibration,
-                "seed": seed()}
-    ds = current_dataset() if source == "sidebar" else None
-    values = None if ds is None else ds.values
-    view = None
-    with guard("the release"):
-        view = _cell_view(values, settings)
-    if view is not None:
-        percentiles_views.cell_caption(view, "" if ds is None else ds.name)
-        if ds is not None and getattr(ds, "confidential", False):
-            st.warning("This is an uploaded file: simulating releases on confidential data is itself not "
-                       "private. Plan on synthetic data; release once.")
-        percentiles_views.cell(view, fixed_axes=qp_toggle("Fixed axes (compare ε by eye)", "perc_fixed_axes", False,
-                                                          help="The count axis depends on the cell size only."))
-        st.subheader("4. Accuracy against ε for this cell")
-        curve_q = float(qp_selectbox("Percentile shown in the curves", "perc_curve_q", [f"{x:g}" for x in q],
-                                     f"{50 if 50 in q else q[0]:g}"))
-        with guard("the accuracy curves"):
-            percentiles_views.curves(_cell_curves_view(values, {**cell_settings, "q": curve_q, "n_bins": int(n_bins),
-                                                                "relation": relation, "seed": seed()}))
-        repro.share_panel("percentiles", script=repro.view_script_for(
-            percentile_experiments.__name__, "cell_view", settings, title="Earnings percentiles (PSEO)",
-            dataset_recipe=None if source == "sidebar" else ("none",)))
-
-if view_name != VIEWS[0] and cells is None:
-    st.info("These views need the real PSEO table (pseo_earnings_co_tx.csv.gz), which is not on this machine.")
-elif view_name == VIEWS[1]:
-    st.subheader("Many cells: a whole PSEO table")
-    st.markdown(
-        "For each published cell of the real PSEO table (Colorado, UT System and two more; first year after "
-        "graduation) we simulate graduates whose quartiles and count match the published ones, release every "
-        "cell with the settings above (20 noise draws) and measure the relative accuracy of the "
-        "median. Cells of one level are disjoint, so the whole table costs ε once (parallel composition); "
-        "publishing the nested aggregate levels too would cost ε per level.")
-    n_cells = int(qp_slider("Cells used", "perc_cells", 100, len(cells), min(300, len(cells)), 100,
-                            help=f"A random sample of the {len(cells):,} finest cells."))
-    settings = {"n_cells": n_cells, "epsilon": float(eps), "n_bins": int(n_bins), "relation": relation,
-                "seed": seed()}
-    with guard("the many-cells view"):
-        percentiles_views.many_cells(_many_cells_view(settings))
-    repro.share_panel("percentiles", script=repro.view_script_for(
-        percentile_experiments.__name__, "many_cells_view", settings, title="Earnings percentiles: many cells",
-        dataset_recipe=("none",), data_arg=None))
-
-elif view_name == VIEWS[2]:
-    st.subheader("Reproduce the paper's Figures 1–3")
-    st.markdown(
-        "Mean relative accuracy of the median over PSEO-like cells, for ε = 0.1 … 3 (step 0.1): **Figure 1** by "
-        "number of bins (10, 15, 20, 25), **Figure 2** by cell size (20 bins), **Figure 3** against the number of "
-        "bins (10 … 30) at one ε. Blue = log-normal bins, red dashed = even bins, green dash-dot = smooth "
-        "sensitivity (paper constants), light green = smooth sensitivity (our tight constants), purple = "
-        "exponential mechanism.")
-    f1, f2, f3, f4 = st.columns(4)
-    fig_cells = int(qp_slider("Cells", "perc_fig_cells", 50, min(2000, len(cells)), 300, 50, container=f1))
-    fig_draws = int(qp_slider("Noise draws per setting", "perc_fig_draws", 5, 100, 20, 5, container=f2,
-                              help="The paper used 20."))
-    split_label = qp_radio("Rivals' budget", "perc_fig_split",
-                           ["ε/3 per percentile (fair)", "ε per percentile (as in the paper's figures)"],
-                           container=f3)
-    fig3_eps = float(qp_slider("ε for Figure 3", "perc_fig3_eps", 0.1, 3.0, 1.0, 0.1, container=f4))
-    settings = {"n_cells": fig_cells, "n_draws": fig_draws, "rival_split": 3 if split_label.startswith("ε/3") else 1,
-                "figure3_epsilon": fig3_eps, "relation": relation, "seed": seed()}
-
-    def _run():
-        bar = st.progress(0.0, text="Starting...")
-        result = (settings, percentile_experiments.figures_view(
-            **settings, progress=lambda f, t: bar.progress(min(1.0, f), text=t)))
-        bar.empty()
-        return result
-
-    stored = run_on_button("Run the simulations", "perc_fig_run", _run, what="the figures",
-                           state_key="perc_fig_result", type="primary")
-    if stored is None or stored[0] != settings:
-        st.caption("Press the button to run (about 10–20 s for 300 cells; progress is shown).")
+# Everything below depends on the page's controls: an st.fragment, so a control reruns this part only
+# (not the sidebar, the page script's set-up or the intro; issue 13). A full rerun runs it too.
+@st.fragment
+def _page_body() -> None:
+    answer_box = st.container(border=True)  # the answer first (filled once the controls below are read)
+    answer_text = answer_box.container()
+    target_error, target_confidence = answer_views.percentile_target_controls(answer_box)
+    c1, c2, c3 = st.columns(3)
+    eps = qp_slider("Privacy budget ε (per cell)", "perc_eps", 0.1, 3.0, 1.0, 0.1, container=c1,
+                    help="Smaller ε = more noise = more privacy. All percentiles of a cell together cost ε.")
+    scheme = SCHEMES[qp_radio("Bins", "perc_scheme", list(SCHEMES), container=c2,
+                              help="PSEO: the Bureau's 21 bins. Log-normal: equally likely bins for typical earnings. "
+                                   "Even: equal widths from $10,000 to $614,597.")]
+    n_bins = qp_slider("Number of bins (log-normal and even)", "perc_bins", 10, 30, 20, 1, container=c1,
+                       help="More bins: finer read-off but more noise in total (noise is added to every bin).")
+    q = Q_OPTIONS[qp_selectbox("Percentiles to release", "perc_q", list(Q_OPTIONS), container=c3)]
+    relation = RELATIONS[qp_radio("Neighbouring relation", "perc_rel", list(RELATIONS), container=c3)]
+    source = SOURCES[qp_selectbox("Cell data", "perc_src", list(SOURCES), container=c2)]
+    if scheme == "pseo":
+        c1.caption("The PSEO scheme always has 21 bins; the slider applies to the log-normal and even schemes.")
+    cells = _cells()
+    if source == "pseo" and cells is None:
+        st.warning("The real PSEO table is not on this machine; using the synthetic cell.")
+        source = "synthetic"
+    cell_number, n = 100, 200
+    if source == "pseo":
+        cell_number = int(qp_number(f"Cell number (1 = largest of {len(cells):,} published cells)", "perc_cell", 100,
+                                    min_value=1, max_value=len(cells), step=1))
     else:
-        percentiles_views.figures(stored[1])
+        n = int(qp_number("Cell size (graduates)", "perc_n", 200, min_value=1, max_value=200_000, step=10,
+                          help="PSEO suppresses cells with fewer than 30 graduates."))
+    custom_edges = None
+    if scheme == "custom":
+        with guard("the bins"):
+            custom_edges = percentiles_views.parse_edges(_custom_edges_text())
+    calibration = CALIBRATIONS[qp_radio("Smooth-sensitivity constants", "perc_cal", list(CALIBRATIONS), horizontal=True)]
+    view_name = qp_radio("View", "perc_view", list(VIEWS), horizontal=True,
+                         help="Only the chosen view is computed, so the page stays quick.")
+    data_note.percentiles_note(view_name == VIEWS[0], source)
+    with answer_text, guard("the answer"):
+        answer_cell = {"source": source, "n": n, "cell_number": cell_number, "relation": relation}
+        answer_values = None if source != "sidebar" else current_dataset().values
+        answer_views.statistic_answer(
+            _answer_sentence(answer_values, {**answer_cell, "epsilon": float(eps)}),
+            _recommendation(answer_values, {**answer_cell, "target_error": target_error, "confidence": target_confidence}),
+            answer_text)
+        answer_text.caption("For the cell of section 1 (the cell data chosen below), released with the PSEO bins.")
+
+    if view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
+        cell_settings = {"source": source, "n": n, "cell_number": cell_number}
+        settings = {**cell_settings, "epsilon": float(eps), "scheme": scheme, "n_bins": int(n_bins),
+                    "custom_edges": custom_edges, "q": list(q), "relation": relation, "calibration": calibration,
+                    "seed": seed()}
+        ds = current_dataset() if source == "sidebar" else None
+        values = None if ds is None else ds.values
+        view = None
+        with guard("the release"):
+            view = _cell_view(values, settings)
+        if view is not None:
+            percentiles_views.cell_caption(view, "" if ds is None else ds.name)
+            if ds is not None and getattr(ds, "confidential", False):
+                st.warning("This is an uploaded file: simulating releases on confidential data is itself not "
+                           "private. Plan on synthetic data; release once.")
+            percentiles_views.cell(view, fixed_axes=qp_toggle("Fixed axes (compare ε by eye)", "perc_fixed_axes", False,
+                                                              help="The count axis depends on the cell size only."))
+            st.subheader("4. Accuracy against ε for this cell")
+            curve_q = float(qp_selectbox("Percentile shown in the curves", "perc_curve_q", [f"{x:g}" for x in q],
+                                         f"{50 if 50 in q else q[0]:g}"))
+            with guard("the accuracy curves"):
+                percentiles_views.curves(_cell_curves_view(values, {**cell_settings, "q": curve_q, "n_bins": int(n_bins),
+                                                                    "relation": relation, "seed": seed()}))
+            repro.share_panel("percentiles", script=repro.view_script_for(
+                percentile_experiments.__name__, "cell_view", settings, title="Earnings percentiles (PSEO)",
+                dataset_recipe=None if source == "sidebar" else ("none",)))
+
+    if view_name != VIEWS[0] and cells is None:
+        st.info("These views need the real PSEO table (pseo_earnings_co_tx.csv.gz), which is not on this machine.")
+    elif view_name == VIEWS[1]:
+        st.subheader("Many cells: a whole PSEO table")
+        st.markdown(
+            "For each published cell of the real PSEO table (Colorado, UT System and two more; first year after "
+            "graduation) we simulate graduates whose quartiles and count match the published ones, release every "
+            "cell with the settings above (20 noise draws) and measure the relative accuracy of the "
+            "median. Cells of one level are disjoint, so the whole table costs ε once (parallel composition); "
+            "publishing the nested aggregate levels too would cost ε per level.")
+        n_cells = int(qp_slider("Cells used", "perc_cells", 100, len(cells), min(300, len(cells)), 100,
+                                help=f"A random sample of the {len(cells):,} finest cells."))
+        settings = {"n_cells": n_cells, "epsilon": float(eps), "n_bins": int(n_bins), "relation": relation,
+                    "seed": seed()}
+        with guard("the many-cells view"):
+            percentiles_views.many_cells(_many_cells_view(settings))
         repro.share_panel("percentiles", script=repro.view_script_for(
-            percentile_experiments.__name__, "figures_view", settings, title="Earnings percentiles: Figures 1-3",
+            percentile_experiments.__name__, "many_cells_view", settings, title="Earnings percentiles: many cells",
             dataset_recipe=("none",), data_arg=None))
+
+    elif view_name == VIEWS[2]:
+        st.subheader("Reproduce the paper's Figures 1–3")
+        st.markdown(
+            "Mean relative accuracy of the median over PSEO-like cells, for ε = 0.1 … 3 (step 0.1): **Figure 1** by "
+            "number of bins (10, 15, 20, 25), **Figure 2** by cell size (20 bins), **Figure 3** against the number of "
+            "bins (10 … 30) at one ε. Blue = log-normal bins, red dashed = even bins, green dash-dot = smooth "
+            "sensitivity (paper constants), light green = smooth sensitivity (our tight constants), purple = "
+            "exponential mechanism.")
+        f1, f2, f3, f4 = st.columns(4)
+        fig_cells = int(qp_slider("Cells", "perc_fig_cells", 50, min(2000, len(cells)), 300, 50, container=f1))
+        fig_draws = int(qp_slider("Noise draws per setting", "perc_fig_draws", 5, 100, 20, 5, container=f2,
+                                  help="The paper used 20."))
+        split_label = qp_radio("Rivals' budget", "perc_fig_split",
+                               ["ε/3 per percentile (fair)", "ε per percentile (as in the paper's figures)"],
+                               container=f3)
+        fig3_eps = float(qp_slider("ε for Figure 3", "perc_fig3_eps", 0.1, 3.0, 1.0, 0.1, container=f4))
+        settings = {"n_cells": fig_cells, "n_draws": fig_draws, "rival_split": 3 if split_label.startswith("ε/3") else 1,
+                    "figure3_epsilon": fig3_eps, "relation": relation, "seed": seed()}
+
+        def _run():
+            bar = st.progress(0.0, text="Starting...")
+            result = (settings, percentile_experiments.figures_view(
+                **settings, progress=lambda f, t: bar.progress(min(1.0, f), text=t)))
+            bar.empty()
+            return result
+
+        stored = run_on_button("Run the simulations", "perc_fig_run", _run, what="the figures",
+                               state_key="perc_fig_result", type="primary")
+        if stored is None or stored[0] != settings:
+            st.caption("Press the button to run (about 10–20 s for 300 cells; progress is shown).")
+        else:
+            percentiles_views.figures(stored[1])
+            repro.share_panel("percentiles", script=repro.view_script_for(
+                percentile_experiments.__name__, "figures_view", settings, title="Earnings percentiles: Figures 1-3",
+                dataset_recipe=("none",), data_arg=None))
+
+
+_page_body()
 
 percentiles_views.method_notes()

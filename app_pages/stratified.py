@@ -74,163 +74,170 @@ st.title("Group means and parity")
 st.markdown(views.INTRO)
 privacy_note(*views.PRIVACY_NOTE)
 
-answer_box = st.container(border=True)  # the answer first (filled once the controls below are read)
-answer_text = answer_box.container()
-target_error, target_confidence = answer_views.group_means_target_controls(answer_box)
-c1, c2, c3 = st.container(border=True).columns(3)
-source = qp_radio("Data", "strat_data", DATA_SOURCES, container=c1,
-                  help="The ACS excerpt is real (20 PUMAs); synthetic data follow the paper's model; the NY sizes "
-                       "are the paper's Table 3.")
-epsilon = qp_select_slider("Privacy budget ε", "strat_eps", [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0],
-                           1.0, container=c2, help="Smaller ε = stronger privacy = more noise.")
-c2.caption(views.coinpress_caption(float(epsilon), "epsilon_delta"))
-method = qp_selectbox("Method shown per group", "strat_method", list(strat_experiments.METHODS), "Stratified Laplace",
-                      container=c3, help="Global methods give every group the same (overall) number.")
-clamp = qp_toggle("Clamp CoinPress estimates into the prior interval", "strat_clamp", False, container=c3,
-                  help="Free post-processing (not in the paper): stops a tiny group's estimate from flying far "
-                       "outside the public prior interval.")
+# Everything below depends on the page's controls: an st.fragment, so a control reruns this part only
+# (not the sidebar, the page script's set-up or the intro; issue 13). A full rerun runs it too.
+@st.fragment
+def _page_body() -> None:
+    answer_box = st.container(border=True)  # the answer first (filled once the controls below are read)
+    answer_text = answer_box.container()
+    target_error, target_confidence = answer_views.group_means_target_controls(answer_box)
+    c1, c2, c3 = st.container(border=True).columns(3)
+    source = qp_radio("Data", "strat_data", DATA_SOURCES, container=c1,
+                      help="The ACS excerpt is real (20 PUMAs); synthetic data follow the paper's model; the NY sizes "
+                           "are the paper's Table 3.")
+    epsilon = qp_select_slider("Privacy budget ε", "strat_eps", [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0],
+                               1.0, container=c2, help="Smaller ε = stronger privacy = more noise.")
+    c2.caption(views.coinpress_caption(float(epsilon), "epsilon_delta"))
+    method = qp_selectbox("Method shown per group", "strat_method", list(strat_experiments.METHODS), "Stratified Laplace",
+                          container=c3, help="Global methods give every group the same (overall) number.")
+    clamp = qp_toggle("Clamp CoinPress estimates into the prior interval", "strat_clamp", False, container=c3,
+                      help="Free post-processing (not in the paper): stops a tiny group's estimate from flying far "
+                           "outside the public prior interval.")
 
-data = recipe = None
-clip, prior, value_label, data_key = None, (-3.0, 3.0), "value", ""
-data_note.stratified_note(source, DATA_SOURCES[3])
-with guard("the data"):
-    if source == DATA_SOURCES[0]:
-        var = qp_selectbox("Variable", "strat_var", list(strat_experiments.ACS_VARIABLES), container=c1)
-        grouping = qp_selectbox("Groups", "strat_grp", list(strat_experiments.ACS_GROUPINGS), container=c1)
-        spec = strat_experiments.ACS_VARIABLES[var]
-        hi = qp_slider("Clip values to at most (public)", "strat_cliphi", float(spec["step"]), spec["clip_max"],
-                       spec["clip"][1], spec["step"], container=c2,
-                       help="Chosen without looking at the data. Values above are set to this; below 0 set to 0.")
-        clip, prior, value_label = (0.0, float(hi)), tuple(spec["prior"]), var
-        recipe = dict(source="acs", variable=var, grouping=grouping, seed=seed())
-        data = _recipe_data(recipe)
-        st.caption(views.acs_caption(spec))
-    elif source == DATA_SOURCES[3]:
-        ds = current_dataset()
-        cols = [] if ds.frame is None else [str(c) for c in ds.frame.columns if str(c) != ds.column]
-        if not cols:
-            st.info(f"The sidebar dataset ({ds.name}) has no other columns to group by. Choose a file with group "
-                    "columns in the sidebar (a real survey file or your own upload).")
+    data = recipe = None
+    clip, prior, value_label, data_key = None, (-3.0, 3.0), "value", ""
+    data_note.stratified_note(source, DATA_SOURCES[3])
+    with guard("the data"):
+        if source == DATA_SOURCES[0]:
+            var = qp_selectbox("Variable", "strat_var", list(strat_experiments.ACS_VARIABLES), container=c1)
+            grouping = qp_selectbox("Groups", "strat_grp", list(strat_experiments.ACS_GROUPINGS), container=c1)
+            spec = strat_experiments.ACS_VARIABLES[var]
+            hi = qp_slider("Clip values to at most (public)", "strat_cliphi", float(spec["step"]), spec["clip_max"],
+                           spec["clip"][1], spec["step"], container=c2,
+                           help="Chosen without looking at the data. Values above are set to this; below 0 set to 0.")
+            clip, prior, value_label = (0.0, float(hi)), tuple(spec["prior"]), var
+            recipe = dict(source="acs", variable=var, grouping=grouping, seed=seed())
+            data = _recipe_data(recipe)
+            st.caption(views.acs_caption(spec))
+        elif source == DATA_SOURCES[3]:
+            ds = current_dataset()
+            cols = [] if ds.frame is None else [str(c) for c in ds.frame.columns if str(c) != ds.column]
+            if not cols:
+                st.info(f"The sidebar dataset ({ds.name}) has no other columns to group by. Choose a file with group "
+                        "columns in the sidebar (a real survey file or your own upload).")
+            else:
+                g1 = qp_selectbox("Group by", "strat_col1", cols, container=c1)
+                g2 = qp_selectbox("… and by", "strat_col2", [NONE] + [c for c in cols if c != g1], NONE, container=c1)
+                hi = qp_number("Clip values to at most (public)", "strat_cliphi_ds", 200_000.0, min_value=1.0,
+                               max_value=1e12, container=c2,
+                               help="Choose it without looking at the data (e.g. a published top-code).")
+                sig = qp_number("Public guess of the standard deviation σ (CoinPress)", "strat_sigma_ds",
+                                float(hi) / 4, min_value=1e-9, max_value=1e12, container=c2)
+                clip, prior, value_label = (0.0, float(hi)), (0.0, float(hi)), ds.column
+                if ds.confidential:
+                    st.warning(views.CONFIDENTIAL_WARNING)
+                recipe = dict(source="columns", columns=[g1] if g2 == NONE else [g1, g2], sigma=float(sig), seed=seed())
+                data = _column_data(ds.values, ds.frame, recipe)
+                try:  # the script rebuilds the sidebar's data from its recipe
+                    recipe = dict(recipe, dataset=recipe_from_key(repro.dataset_key()))
+                except (TypeError, ValueError):
+                    pass
+                data_key = f"{ds.name}|{ds.n}|{float(ds.values.sum())!r}"
+                st.caption(views.columns_caption(ds.name))
         else:
-            g1 = qp_selectbox("Group by", "strat_col1", cols, container=c1)
-            g2 = qp_selectbox("… and by", "strat_col2", [NONE] + [c for c in cols if c != g1], NONE, container=c1)
-            hi = qp_number("Clip values to at most (public)", "strat_cliphi_ds", 200_000.0, min_value=1.0,
-                           max_value=1e12, container=c2,
-                           help="Choose it without looking at the data (e.g. a published top-code).")
-            sig = qp_number("Public guess of the standard deviation σ (CoinPress)", "strat_sigma_ds",
-                            float(hi) / 4, min_value=1e-9, max_value=1e12, container=c2)
-            clip, prior, value_label = (0.0, float(hi)), (0.0, float(hi)), ds.column
-            if ds.confidential:
-                st.warning(views.CONFIDENTIAL_WARNING)
-            recipe = dict(source="columns", columns=[g1] if g2 == NONE else [g1, g2], sigma=float(sig), seed=seed())
-            data = _column_data(ds.values, ds.frame, recipe)
-            try:  # the script rebuilds the sidebar's data from its recipe
-                recipe = dict(recipe, dataset=recipe_from_key(repro.dataset_key()))
-            except (TypeError, ValueError):
-                pass
-            data_key = f"{ds.name}|{ds.n}|{float(ds.values.sum())!r}"
-            st.caption(views.columns_caption(ds.name))
+            n = qp_select_slider("Number of people n", "strat_n", [1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000,
+                                                                     196_967], 10_000, container=c1)
+            if source == DATA_SOURCES[1]:
+                k = qp_slider("Number of groups k", "strat_k", 2, 40, 9, container=c1)
+                alpha = qp_select_slider("Dirichlet α (group-size spread)", "strat_alpha",
+                                         [0.05, 0.1, 0.13, 0.2, 0.3, 0.5, 0.7, 1.0, 2.0, 5.0, 10.0], 0.3, container=c1,
+                                         help="Small α: one or two big groups and many tiny ones. Large α: similar sizes.")
+                preset = None
+            else:
+                preset = qp_selectbox("Group sizes", "strat_preset", list(strat_experiments.PRESETS), container=c1)
+                k, alpha = len(strat_experiments.PRESETS[preset]), 1.0
+            bound = qp_slider("Bound R on group means (public)", "strat_R", 1.0, 10.0, 3.0, 0.5, container=c2,
+                              help="Laplace clips at ±(R + √(ln|G|/γ)), γ = 0.1 (paper Eq. 3); CoinPress starts from "
+                                   "[−R, R].")
+            clip, prior = float(bound), (-float(bound), float(bound))
+            recipe = dict(source="synthetic", n=int(n), k=int(k), alpha=float(alpha), preset=preset, seed=seed())
+            data = _recipe_data(recipe)
+            st.caption(views.SYNTHETIC_CAPTION)
+    if data is not None and isinstance(clip, tuple):
+        with answer_text, guard("the answer"):
+            answer_key = data_key + recipe_key_text(recipe)
+            answer_views.statistic_answer(_answer_sentence(answer_key, data, clip, float(epsilon)),
+                                          _recommendation(answer_key, data, clip, target_error, target_confidence),
+                                          answer_text)
+            answer_text.caption("Stratified Laplace: each group's mean gets its own noise (the method of the table below).")
     else:
-        n = qp_select_slider("Number of people n", "strat_n", [1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000,
-                                                                 196_967], 10_000, container=c1)
-        if source == DATA_SOURCES[1]:
-            k = qp_slider("Number of groups k", "strat_k", 2, 40, 9, container=c1)
-            alpha = qp_select_slider("Dirichlet α (group-size spread)", "strat_alpha",
-                                     [0.05, 0.1, 0.13, 0.2, 0.3, 0.5, 0.7, 1.0, 2.0, 5.0, 10.0], 0.3, container=c1,
-                                     help="Small α: one or two big groups and many tiny ones. Large α: similar sizes.")
-            preset = None
+        answer_text.caption("The answer sentence needs values clipped to a public range: choose the ACS excerpt or "
+                            "the sidebar dataset.")
+    settings = dict(epsilon=float(epsilon), clip=clip, prior=list(prior), clamp=bool(clamp), method=method, seed=seed(),
+                    match="epsilon_delta")  # every method (ε, δ)-DP (issue 15)
+    data_key = json.dumps(recipe, sort_keys=True, default=str) + data_key
+
+    # One view per run (a URL-backed choice, so a link opens the same view); rendering only the chosen
+    # view keeps slider reruns fast.
+    view = qp_radio("Show", "strat_view", VIEWS, horizontal=True, label_visibility="collapsed")
+    st.divider()
+
+    if view == VIEWS[0] and data is not None:
+        with guard("the group means"):
+            result = _group_means(data_key, data, settings)
+            views.group_means(result, value_label=value_label,
+                              memo_key=(data_key, json.dumps({k_: v for k_, v in settings.items() if k_ != "method"})),
+                              fixed_axes=qp_toggle("Fixed axes (compare ε by eye)", "strat_fixed_axes", False,
+                                                   help="The y axis spans the public range, whatever the draws."))
+
+    elif view == VIEWS[1]:
+        st.markdown(views.TRENDS_TEXT)
+        sweep = qp_selectbox("Experiment", "strat_sweep", list(views.SWEEP_LABELS))
+        runs = qp_slider("Runs per point", "strat_runs", 5, 50, 20, 5)
+        experiment, x_title, log_x = views.SWEEP_LABELS[sweep]
+        grid = strat_experiments.SWEEPS[experiment][1]
+        st.caption(views.coinpress_budgets(grid if experiment in ("epsilon", "acs_eps") else [float(epsilon)]))
+        if experiment in ("acs", "acs_eps"):
+            trend = dict(variable=qp_selectbox("ACS variable", "strat_sweepvar", list(strat_experiments.ACS_VARIABLES)))
+        else:  # the synthetic model's settings from the controls above (n capped at 20,000 by trend_view)
+            synthetic = source in DATA_SOURCES[1:3]
+            trend = dict(n=int(st.session_state.get("strat_n", 10_000)) if synthetic else 10_000,
+                         k=int(st.session_state.get("strat_k", 9)), alpha=float(st.session_state.get("strat_alpha", 0.3)),
+                         R=float(st.session_state.get("strat_R", 3.0)))
+        trend.update(experiment=experiment, runs=int(runs), seed=seed(), clamp=bool(clamp), epsilon=float(epsilon))
+        result = run_on_button("Run experiment", "strat_run", lambda: views.with_progress(
+            lambda progress: strat_experiments.trend_view(**trend, progress=progress)), what="the experiment",
+            state_key="strat_sweep:" + json.dumps(trend, sort_keys=True), type="primary")
+        if result is None:
+            st.info("Press **Run experiment** (takes a few seconds; a progress bar shows how far it is).")
         else:
-            preset = qp_selectbox("Group sizes", "strat_preset", list(strat_experiments.PRESETS), container=c1)
-            k, alpha = len(strat_experiments.PRESETS[preset]), 1.0
-        bound = qp_slider("Bound R on group means (public)", "strat_R", 1.0, 10.0, 3.0, 0.5, container=c2,
-                          help="Laplace clips at ±(R + √(ln|G|/γ)), γ = 0.1 (paper Eq. 3); CoinPress starts from "
-                               "[−R, R].")
-        clip, prior = float(bound), (-float(bound), float(bound))
-        recipe = dict(source="synthetic", n=int(n), k=int(k), alpha=float(alpha), preset=preset, seed=seed())
-        data = _recipe_data(recipe)
-        st.caption(views.SYNTHETIC_CAPTION)
-if data is not None and isinstance(clip, tuple):
-    with answer_text, guard("the answer"):
-        answer_key = data_key + recipe_key_text(recipe)
-        answer_views.statistic_answer(_answer_sentence(answer_key, data, clip, float(epsilon)),
-                                      _recommendation(answer_key, data, clip, target_error, target_confidence),
-                                      answer_text)
-        answer_text.caption("Stratified Laplace: each group's mean gets its own noise (the method of the table below).")
-else:
-    answer_text.caption("The answer sentence needs values clipped to a public range: choose the ACS excerpt or "
-                        "the sidebar dataset.")
-settings = dict(epsilon=float(epsilon), clip=clip, prior=list(prior), clamp=bool(clamp), method=method, seed=seed(),
-                match="epsilon_delta")  # every method (ε, δ)-DP (issue 15)
-data_key = json.dumps(recipe, sort_keys=True, default=str) + data_key
+            views.trends(result, x_title=x_title, log_x=log_x)
 
-# One view per run (a URL-backed choice, so a link opens the same view); rendering only the chosen
-# view keeps slider reruns fast.
-view = qp_radio("Show", "strat_view", VIEWS, horizontal=True, label_visibility="collapsed")
-st.divider()
+    elif view == VIEWS[2]:
+        st.markdown(views.THEORY_TEXT)
+        t1, t2 = st.columns(2)
+        tn = qp_number("n", "strat_thn", 196_967, min_value=2, max_value=10_000_000, step=1000, container=t1)
+        tk = qp_number("k", "strat_thk", 9, min_value=2, max_value=100, step=1, container=t2)
+        with guard("the bounds"):
+            views.bounds(_bounds(int(tn), int(tk)))
 
-if view == VIEWS[0] and data is not None:
-    with guard("the group means"):
-        result = _group_means(data_key, data, settings)
-        views.group_means(result, value_label=value_label,
-                          memo_key=(data_key, json.dumps({k_: v for k_, v in settings.items() if k_ != "method"})),
-                          fixed_axes=qp_toggle("Fixed axes (compare ε by eye)", "strat_fixed_axes", False,
-                                               help="The y axis spans the public range, whatever the draws."))
+    elif view == VIEWS[3]:
+        with guard("the accounting"):
+            views.accounting(strat_experiments.accounting_view(float(epsilon), data.k if data is not None else 9))
 
-elif view == VIEWS[1]:
-    st.markdown(views.TRENDS_TEXT)
-    sweep = qp_selectbox("Experiment", "strat_sweep", list(views.SWEEP_LABELS))
-    runs = qp_slider("Runs per point", "strat_runs", 5, 50, 20, 5)
-    experiment, x_title, log_x = views.SWEEP_LABELS[sweep]
-    grid = strat_experiments.SWEEPS[experiment][1]
-    st.caption(views.coinpress_budgets(grid if experiment in ("epsilon", "acs_eps") else [float(epsilon)]))
-    if experiment in ("acs", "acs_eps"):
-        trend = dict(variable=qp_selectbox("ACS variable", "strat_sweepvar", list(strat_experiments.ACS_VARIABLES)))
-    else:  # the synthetic model's settings from the controls above (n capped at 20,000 by trend_view)
-        synthetic = source in DATA_SOURCES[1:3]
-        trend = dict(n=int(st.session_state.get("strat_n", 10_000)) if synthetic else 10_000,
-                     k=int(st.session_state.get("strat_k", 9)), alpha=float(st.session_state.get("strat_alpha", 0.3)),
-                     R=float(st.session_state.get("strat_R", 3.0)))
-    trend.update(experiment=experiment, runs=int(runs), seed=seed(), clamp=bool(clamp), epsilon=float(epsilon))
-    result = run_on_button("Run experiment", "strat_run", lambda: views.with_progress(
-        lambda progress: strat_experiments.trend_view(**trend, progress=progress)), what="the experiment",
-        state_key="strat_sweep:" + json.dumps(trend, sort_keys=True), type="primary")
-    if result is None:
-        st.info("Press **Run experiment** (takes a few seconds; a progress bar shows how far it is).")
+    elif view == VIEWS[4]:
+        st.markdown(views.SYNTHESIZER_TEXT)
+        st.caption(views.SYNTHESIZER_CAPTION)
+        syn_runs = qp_slider("Runs per ε", "strat_synruns", 1, 10, 3, 1)
+        result = run_on_button("Run synthesizers", "strat_synrun", lambda: views.with_progress(
+            lambda progress: strat_experiments.synthesizer_view(runs=int(syn_runs), seed=seed(), progress=progress)),
+            what="the synthetic data", state_key=f"strat_synth:{syn_runs}:{seed()}")
+        if result is None:
+            st.info("Press **Run synthesizers** (a few seconds).")
+        else:
+            views.synthesizer(result)
+
+    # ---- Share or reproduce: the group-means view as one dpcore call ---------------------------------
+    st.divider()
+    if data is not None:
+        script = views.memo(("script", data_key, json.dumps(settings)), lambda: repro.view_script_for(
+            "dpcore.experiments.stratified", "group_means_view", dict(data=recipe, **settings),
+            title="Group means and parity", dataset_recipe=("none",), data_arg=None))
+        repro.share_panel("stratified", script=script, note=views.SCRIPT_NOTE)
     else:
-        views.trends(result, x_title=x_title, log_x=log_x)
+        st.markdown("#### Share or reproduce this view")
+        st.caption("Every choice on this page is kept in the address bar: this link opens the same view.")
+        st.code(repro.current_link("stratified"), language=None)
 
-elif view == VIEWS[2]:
-    st.markdown(views.THEORY_TEXT)
-    t1, t2 = st.columns(2)
-    tn = qp_number("n", "strat_thn", 196_967, min_value=2, max_value=10_000_000, step=1000, container=t1)
-    tk = qp_number("k", "strat_thk", 9, min_value=2, max_value=100, step=1, container=t2)
-    with guard("the bounds"):
-        views.bounds(_bounds(int(tn), int(tk)))
 
-elif view == VIEWS[3]:
-    with guard("the accounting"):
-        views.accounting(strat_experiments.accounting_view(float(epsilon), data.k if data is not None else 9))
-
-elif view == VIEWS[4]:
-    st.markdown(views.SYNTHESIZER_TEXT)
-    st.caption(views.SYNTHESIZER_CAPTION)
-    syn_runs = qp_slider("Runs per ε", "strat_synruns", 1, 10, 3, 1)
-    result = run_on_button("Run synthesizers", "strat_synrun", lambda: views.with_progress(
-        lambda progress: strat_experiments.synthesizer_view(runs=int(syn_runs), seed=seed(), progress=progress)),
-        what="the synthetic data", state_key=f"strat_synth:{syn_runs}:{seed()}")
-    if result is None:
-        st.info("Press **Run synthesizers** (a few seconds).")
-    else:
-        views.synthesizer(result)
-
-# ---- Share or reproduce: the group-means view as one dpcore call ---------------------------------
-st.divider()
-if data is not None:
-    script = views.memo(("script", data_key, json.dumps(settings)), lambda: repro.view_script_for(
-        "dpcore.experiments.stratified", "group_means_view", dict(data=recipe, **settings),
-        title="Group means and parity", dataset_recipe=("none",), data_arg=None))
-    repro.share_panel("stratified", script=script, note=views.SCRIPT_NOTE)
-else:
-    st.markdown("#### Share or reproduce this view")
-    st.caption("Every choice on this page is kept in the address bar: this link opens the same view.")
-    st.code(repro.current_link("stratified"), language=None)
+_page_body()

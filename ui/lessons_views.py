@@ -187,9 +187,10 @@ def releases_spec(view) -> dict:
     public axes (Gini 0–1, share 0–100 %), as its plain spec (``to_dict()``), for :func:`before_after`."""
     from ui.gini_views import FIXED_GINI_RANGE, FIXED_SHARE_RANGE
 
-    return plots_gini.releases_figure(
+    figure = plots_gini.releases_figure(
         view.true_gini, view.simulated_releases, view.simulated_laplace_releases, smooth_range=FIXED_GINI_RANGE,
-        laplace_range=FIXED_GINI_RANGE, share_range=FIXED_SHARE_RANGE).to_dict()
+        laplace_range=FIXED_GINI_RANGE, share_range=FIXED_SHARE_RANGE)
+    return figure if isinstance(figure, dict) else figure.to_dict()  # a plain spec already, or a go.Figure
 
 
 def before_after(panels: tuple, epsilons: tuple[float, float]) -> None:
