@@ -131,5 +131,7 @@ if mode == PLAN:
 else:  # RELEASE mode (durable ledger)
     if refusal:
         st.warning(refusal)
+    elif views.release_delta_note(specs):
+        st.info(views.release_delta_note(specs))
     release_panel(ds, kinds, _statistic, st.session_state.get("_planner_alloc") or views.allocation(kinds, 2.0),
                   group_column=group_column, random_groups=needs_groups and group_column is None)

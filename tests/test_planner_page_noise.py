@@ -79,6 +79,10 @@ def test_release_mode_announces_the_refused_noise_and_the_plan_file_leaves_a_lig
     at = _open(planner_gini_noise="laplace_lognormal", planner_mode="Release: make the real release (spends budget)")
     assert not at.exception
     assert any("refused" in str(w.value) for w in at.warning)
+    at = _open(planner_gini_noise="laplace", planner_gini_delta="1e-07",
+               planner_mode="Release: make the real release (spends budget)")
+    assert not at.exception
+    assert any("spends δ = 1e-07" in str(i.value) and "δ cap" in str(i.value) for i in at.info)
     at = _open(planner_gini_noise="laplace", planner_view="4 · Share / reproduce")
     assert_clean(at)
     caption = " ".join(str(c.value) for c in at.caption)

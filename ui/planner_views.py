@@ -513,6 +513,16 @@ def release_refusal(specs: tuple[StatisticSpec, ...]) -> str | None:
     return REFUSED_REAL_RELEASE.get(_gini_noise(specs))
 
 
+def release_delta_note(specs: tuple[StatisticSpec, ...]) -> str | None:
+    """What an (ε, δ) Gini needs from the ledger account (a δ cap at least its δ), or None."""
+    if _gini_noise(specs) != "laplace":
+        return None
+    delta = dict(next(s for s in specs if s.kind == "gini").params)["delta"]
+    return (f"The Gini with the Laplace noise is (ε, δ)-DP: each of its releases spends δ = {delta:g}. The ledger "
+            f"refuses it unless the account's δ cap is at least {delta:g} (set with the ε cap when the account is "
+            "created).")
+
+
 def release_plan_download(kinds: list[str], specs: tuple[StatisticSpec, ...], statistic_for: Callable[[str], Any],
                           alloc: dict[str, float], dataset: Any, group_column: str | None, total: float) -> None:
     """The plan file for ``python -m dpcore release`` (docs/plan_format.md) and what it leaves out.
