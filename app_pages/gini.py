@@ -39,6 +39,18 @@ def _recommendation(values: np.ndarray, settings: dict) -> answer_experiments.Ep
     return answer_experiments.gini_recommendation(values, **settings)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _warm_calibrations(gamma: float, calibration: str, noise: str) -> bool:
+    """Once per process and setting: the calibration of every ε of the slider (public; issue 13). A setting
+    that cannot be calibrated is left to the view call, which shows the error."""
+    try:
+        gini_experiments.calibrate_epsilons(EPS_OPTIONS, gamma=gamma, calibration=calibration, noise=noise)
+        noise_choice.warm_unit_tradeoffs(tuple(EPS_OPTIONS), noise_choice.DEFAULT_DELTA, gamma)
+    except ValueError:
+        return False
+    return True
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
 def _subsample(values: np.ndarray, n: int) -> np.ndarray:
     return gini_experiments.subsample(values, n)
@@ -138,6 +150,7 @@ with section3_controls.container():
 prior, prior_text = gini_views.PRIORS[prior_key]
 
 # ---- the one view call ------------------------------------------------------------------------
+_warm_calibrations(gamma, str(calibration), str(noise))
 settings = {"epsilon": eps, "gamma": gamma, "lower": lower, "upper": upper, "upper_epsilon": upper_eps,
             "calibration": str(calibration), "method": str(method), "n": int(n), "prior": prior, "seed": seed(),
             "noise": str(noise)}

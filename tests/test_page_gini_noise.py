@@ -41,10 +41,14 @@ def test_comparison_numbers_and_sentence(comparison):
 
 
 def test_error_figure_has_both_panels(comparison):
-    fig = noise_choice.noise_error_figure(comparison, chosen="laplace")
-    kinds = [t.type for t in fig.data]
+    spec = noise_choice.noise_error_figure(comparison, chosen="laplace")  # a plain plotly specification
+    kinds = [t["type"] for t in spec["data"]]
     assert kinds.count("scatter") == 3 and kinds.count("bar") == 3
-    assert fig.layout.yaxis2.type == "log"
+    assert spec["layout"]["yaxis2"]["type"] == "log"
+    import plotly.graph_objects as go
+
+    fig = go.Figure(spec)  # valid for plotly: the bars on the right panel, the densities on the left
+    assert [t.xaxis for t in fig.data] == ["x", "x2"] * 3 and fig.layout.xaxis2.domain[0] > fig.layout.xaxis.domain[1]
     rows = noise_choice.comparison_table(comparison)
     assert [r["privacy cost"][:1] for r in rows] == ["ε", "(", "ρ"]
 

@@ -11,15 +11,17 @@ uses :func:`dpcore.smooth_noises.unit_tradeoff` (public inputs only, per unit of
 """
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
+import plotly.io as pio
 import streamlit as st
 from plotly.subplots import make_subplots
 
 from dpcore import smooth_noises
-from ui.common import guard, qp_selectbox, run_on_button
+from ui.common import guard, qp_selectbox, run_on_button, show_figure
 
 NOISE_LABELS = {
     "cauchy": "Generalized Cauchy (paper, pure ε)",
@@ -31,33 +33,56 @@ NOISE_COLORS = {"cauchy": "#1f77b4", "laplace": "#2ca02c", "laplace_lognormal": 
 _MARGIN = dict(l=10, r=10, t=40, b=10)
 
 
-def noise_error_figure(comparison: smooth_noises.NoiseComparison, *, chosen: str | None = None) -> go.Figure:
-    """Side by side: the release-error densities (left) and the median / 90th / 99th absolute error (right, log).
-
-    Built from plain dicts in one go (fast re-render). The Cauchy's density is cut at the common range;
-    its 99th percentile is on the right panel.
-    """
-    curves = smooth_noises.error_density_curves(comparison)
+@functools.lru_cache(maxsize=4)
+def _two_panel_layout(template_name: str) -> dict:
+    """The two-panel layout of :func:`noise_error_figure` (axes domains, panel titles, template) as a plain
+    dict, built once with ``make_subplots`` (~30 ms) and reused for every figure."""
     fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
                         subplot_titles=("error density (release − true Gini)", "absolute error quantiles"))
+    return fig.to_plotly_json()["layout"]
+
+
+def noise_error_figure(comparison: smooth_noises.NoiseComparison, *, chosen: str | None = None,
+                       title: str | None = None) -> dict:
+    """Side by side: the release-error densities (left) and the median / 90th / 99th absolute error (right, log).
+
+    A plain plotly specification (dict; no ``go.Figure`` validation, issue 13). The Cauchy's density is cut
+    at the common range; its 99th percentile is on the right panel. ``title``: default "Same privacy: (ε, δ)".
+    """
+    curves = smooth_noises.error_density_curves(comparison)
+    data = []
     for row in comparison.rows:
         grid, dens = curves[row.noise]
         width = 3 if row.noise == chosen else 1.5
-        fig.add_trace(go.Scatter(x=grid, y=dens, mode="lines", name=NOISE_LABELS[row.noise],
-                                 line=dict(color=NOISE_COLORS[row.noise], width=width), legendgroup=row.noise,
-                                 hovertemplate="error %{x:.3g}<br>density %{y:.3g}<extra></extra>"), row=1, col=1)
-        fig.add_trace(go.Bar(x=["median", "90th", "99th"],
-                             y=[row.median_abs_error, row.q90_abs_error, row.q99_abs_error],
-                             marker_color=NOISE_COLORS[row.noise], name=NOISE_LABELS[row.noise],
-                             legendgroup=row.noise, showlegend=False,
-                             hovertemplate="%{x}: ±%{y:.3g}<extra>" + row.noise + "</extra>"), row=1, col=2)
-    fig.update_yaxes(type="log", row=1, col=2, title_text="|error|")
-    fig.update_xaxes(title_text="error", row=1, col=1)
-    fig.update_layout(barmode="group", margin=_MARGIN, height=340,
-                      legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
-                      title=dict(text=f"Same privacy: (ε, δ) = ({comparison.epsilon:.3g}, {comparison.delta:.2g})",
-                                 font=dict(size=14)))
-    return fig
+        data.append(dict(type="scatter", x=grid.tolist(), y=np.asarray(dens, dtype=float).tolist(), mode="lines",
+                         name=NOISE_LABELS[row.noise], line=dict(color=NOISE_COLORS[row.noise], width=width),
+                         legendgroup=row.noise, xaxis="x", yaxis="y",
+                         hovertemplate="error %{x:.3g}<br>density %{y:.3g}<extra></extra>"))
+        data.append(dict(type="bar", x=["median", "90th", "99th"],
+                         y=[row.median_abs_error, row.q90_abs_error, row.q99_abs_error],
+                         marker=dict(color=NOISE_COLORS[row.noise]), name=NOISE_LABELS[row.noise],
+                         legendgroup=row.noise, showlegend=False, xaxis="x2", yaxis="y2",
+                         hovertemplate="%{x}: ±%{y:.3g}<extra>" + row.noise + "</extra>"))
+    base = _two_panel_layout(str(pio.templates.default))
+    layout = dict(base)
+    layout.update(
+        xaxis={**base["xaxis"], "title": {"text": "error"}},
+        yaxis2={**base["yaxis2"], "type": "log", "title": {"text": "|error|"}},
+        barmode="group", margin=_MARGIN, height=340, legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
+        title=dict(text=title or f"Same privacy: (ε, δ) = ({comparison.epsilon:.3g}, {comparison.delta:.2g})",
+                   font=dict(size=14)))
+    return {"data": data, "layout": layout}
+
+
+def _comparison_token(comparison: smooth_noises.NoiseComparison) -> str:
+    return json.dumps(comparison.to_dict(), sort_keys=True, default=str)
+
+
+@st.cache_resource(show_spinner=False, max_entries=128,
+                   hash_funcs={smooth_noises.NoiseComparison: _comparison_token})
+def _cached_noise_figure(comparison: smooth_noises.NoiseComparison, chosen: str, title: str | None) -> dict:
+    # shared by every session of this process; read-only (nothing changes a spec after it is built)
+    return noise_error_figure(comparison, chosen=chosen, title=title)
 
 
 def comparison_table(comparison: smooth_noises.NoiseComparison) -> list[dict[str, Any]]:
@@ -82,11 +107,10 @@ def render_tradeoff(key_prefix: str, chosen: str, comparison: smooth_noises.Nois
               "local bound, as for a Gini on thousands of records.)*") if per_unit else ""
     container.markdown(comparison.sentence(chosen) + suffix)
     if show_chart:
-        fig = noise_error_figure(comparison, chosen=chosen)
-        if per_unit:
-            fig.update_layout(title=dict(text=f"Per unit of smooth sensitivity, (ε, δ) = ({comparison.epsilon:.3g}, "
-                                              f"{comparison.delta:.2g})"))
-        container.plotly_chart(fig, use_container_width=True, key=f"{key_prefix}_noise_chart")
+        title = (f"Per unit of smooth sensitivity, (ε, δ) = ({comparison.epsilon:.3g}, {comparison.delta:.2g})"
+                 if per_unit else None)
+        show_figure(_cached_noise_figure(comparison, chosen, title), container=container,
+                    key=f"{key_prefix}_noise_chart")
 
 
 def render_noise_choice(key_prefix: str, *, comparison: smooth_noises.NoiseComparison | None = None,
@@ -122,6 +146,15 @@ def _comparison(values: np.ndarray, epsilon: float, lower: float, upper: float, 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _unit(epsilon: float, delta: float, gamma: float) -> smooth_noises.NoiseComparison:
     return smooth_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def warm_unit_tradeoffs(epsilons: tuple[float, ...], delta: float, gamma: float) -> bool:
+    """Compute the data-free comparison at every epsilon of the page's slider once per process (public
+    inputs only), so a slider move finds it ready (issue 13)."""
+    for epsilon in epsilons:
+        _unit(float(epsilon), float(delta), float(gamma))
+    return True
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -1,16 +1,20 @@
 """Plotly figure builders for the Gini page (pure functions: numbers / DataFrames in, figures out).
 
 Figures are kept light (pre-binned histograms, precomputed box statistics) so that a slider
-change re-renders quickly.
+change re-renders quickly. The live view's figures are plain plotly specifications (dicts, see
+``_figure``); the paper experiments' figures (on buttons) are ``go.Figure`` objects.
 """
 from __future__ import annotations
 
+import base64
+import functools
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from dpcore.experiments.gini import abs_error_quantiles
@@ -34,15 +38,35 @@ def _vline(x: float, *, xref: str = "x", color: str = TRUTH_COLOR, dash: str = "
     return shape, ann
 
 
-def _figure(data: list[dict], layout: dict) -> go.Figure:
-    """Build a figure in one go from plain dicts (incremental add_* calls are 10x slower)."""
+def _typed_array(values: np.ndarray) -> Any:
+    """A numpy array as plotly.js's typed-array spec (float64 -> base64 ``bdata``, as plotly's own
+    validation writes it); other dtypes as plain lists."""
+    if values.ndim == 1 and values.dtype.kind == "f":
+        return {"dtype": "f8", "bdata": base64.b64encode(np.ascontiguousarray(values, dtype="<f8").tobytes()).decode()}
+    return values.tolist()
+
+
+@functools.lru_cache(maxsize=4)
+def _template(name: str) -> dict:
+    """The plotly default template as a plain dict (what ``go.Figure`` would put in ``layout.template``)."""
+    return pio.templates[name].to_plotly_json()
+
+
+def _figure(data: list[dict], layout: dict) -> dict:
+    """A figure specification built in one go from plain dicts: no ``go.Figure`` (its validation cost ~10 ms
+    per figure and a deep copy on display, issue 13). ``st.plotly_chart`` takes it as is through
+    :func:`ui.common.show_figure` (or validates it when given the dict directly); the JSON sent is
+    what ``go.Figure(data=data, layout=layout).to_dict()`` gives, template included."""
+    traces = [{key: _typed_array(value) if isinstance(value, np.ndarray) else value for key, value in trace.items()}
+              for trace in data]
     base = dict(margin=_MARGIN)
     base.update(layout)
-    return go.Figure(data=data, layout=base)
+    base["template"] = _template(str(pio.templates.default))
+    return {"data": traces, "layout": base}
 
 
 def decay_figure(decay_exact: pd.DataFrame | None, decay_fast: pd.DataFrame, *, k_star_exact: int | None,
-                 k_star_fast: int, beta: float) -> go.Figure:
+                 k_star_fast: int, beta: float) -> dict:
     """e^{-beta k} A^(k) against k for the exact and fast bounds, with k* (the maximiser) marked.
 
     Frames have columns k, A, decay.
@@ -79,7 +103,7 @@ def _hist(values: np.ndarray, lo: float, hi: float, bins: int = 80) -> tuple[np.
 
 def releases_figure(true_value: float, smooth: np.ndarray, laplace: np.ndarray, *,
                     smooth_range: tuple[float, float], laplace_range: tuple[float, float],
-                    share_range: tuple[float, float] | None = None) -> go.Figure:
+                    share_range: tuple[float, float] | None = None) -> dict:
     """Histograms of many simulated releases: smooth sensitivity (left) vs the Laplace baseline (right).
 
     Each panel has its own x range (the Laplace spread is often 100x wider); the share of draws
@@ -117,7 +141,7 @@ def releases_figure(true_value: float, smooth: np.ndarray, laplace: np.ndarray, 
         yaxis2=dict(anchor="x2", tickformat=".0%", **({} if share_range is None else {"range": list(share_range)}))))
 
 
-def dots_figure(dots: np.ndarray, true_value: float, *, bin_width: float | None = None) -> go.Figure:
+def dots_figure(dots: np.ndarray, true_value: float, *, bin_width: float | None = None) -> dict:
     """Quantile dot plot: each dot is one of ``len(dots)`` equally likely releases, stacked in bins."""
     dots = np.asarray(dots, dtype=float)
     span = float(dots.max() - dots.min()) or max(abs(true_value), 1e-3) * 1e-3
@@ -139,7 +163,7 @@ def dots_figure(dots: np.ndarray, true_value: float, *, bin_width: float | None 
 
 
 def posterior_figure(grid: np.ndarray, density: np.ndarray, *, released: float, interval: tuple[float, float],
-                     hpd: tuple[float, float], level: float, true_value: float | None = None) -> go.Figure:
+                     hpd: tuple[float, float], level: float, true_value: float | None = None) -> dict:
     """Posterior density of the Gini given one release, with the credible interval shaded."""
     lo, hi = interval
     width = max(hi - lo, 1e-12)
@@ -171,7 +195,7 @@ def posterior_figure(grid: np.ndarray, density: np.ndarray, *, released: float, 
 
 
 def error_vs_epsilon_figure(table: pd.DataFrame, current_epsilon: float, *, quantile: str = "q90_abs_error",
-                            label: str = "90% absolute error") -> go.Figure:
+                            label: str = "90% absolute error") -> dict:
     """Absolute error (a quantile) against epsilon: smooth sensitivity per calibration, and Laplace."""
     data = []
     for cal, sub in table.groupby("calibration", sort=False):

@@ -48,7 +48,10 @@ bar), called after each configuration.
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -81,6 +84,7 @@ __all__ = [
     "GiniView",
     "gini_view",
     "subsample",
+    "calibrate_epsilons",
 ]
 
 ProgressFn = Callable[[float, str], None]
@@ -514,6 +518,113 @@ POSTERIOR_LEVEL = 0.95
 SEED_OFFSET_RELEASES, SEED_OFFSET_ONE_RELEASE, SEED_OFFSET_UPPER = 2, 3, 11
 
 
+class _SensitivityMemo:
+    """The beta-free parts of the Gini's smooth sensitivity on one clipped, sorted data set (issue 13).
+
+    S_beta(X) = max_k e^(-beta k) A^(k)(X) (eq. (8)): A^(k) depends on the data and [L, U] but not on
+    beta, so the page computes each exact A^(k) once per data set and bounds and a new epsilon only
+    re-weights them. :meth:`smooth_sensitivity` returns exactly what
+    ``dpcore.gini.smooth_sensitivity(xs, method="exact", k_max=k_max)`` returns (same k range, the same
+    Section 4.4 pruning, the same floating-point operations; a test checks equality), built from that
+    module's own pieces. Thread-safe (Streamlit runs sessions in threads).
+    """
+
+    def __init__(self, xs: np.ndarray, lower: float, upper: float) -> None:
+        self.lower, self.upper, self.n = float(lower), float(upper), int(xs.size)
+        self._prefix = gini_mechanism._Prefix(xs)
+        self.global_sensitivity = gini_mechanism.gini_global_sensitivity(self.n, self.lower, self.upper)
+        g0 = gini_mechanism._sorted_gini(xs)
+        s0 = np.array([self._prefix.S])
+        self.a0 = float(gini_mechanism._ls_bound(self.n, self.lower, self.upper, np.array([g0]), np.array([g0]),
+                                                 s0, s0)[0])
+        self._exact: list[float] = [self.a0]  # A^(k) for k = 0..len-1, already capped by the fast bound
+        self._lock = threading.Lock()
+        self.curves: dict[tuple, pd.DataFrame] = {}  # error-against-epsilon tables (beta-free inputs only)
+
+    def _fast(self, ks: np.ndarray) -> np.ndarray:
+        a_fast = gini_mechanism._fast_A(self.n, self.lower, self.upper, self._prefix.S, ks)
+        a_fast[ks >= self.n] = self.global_sensitivity
+        return a_fast
+
+    def exact_a(self, k: int) -> float:
+        """min(exact A^(k), fast A^(k)) as in ``dpcore.gini.smooth_sensitivity``'s loop (k >= 1)."""
+        with self._lock:
+            while len(self._exact) <= k:
+                j = len(self._exact)
+                if j >= self.n:
+                    a_j = self.global_sensitivity
+                else:
+                    pf, lo, hi = self._prefix, self.lower, self.upper
+                    gmin, gmax = gini_mechanism._gmin_k(pf, j), gini_mechanism._gmax_k(pf, j, lo, hi)
+                    smin, smax = gini_mechanism._sum_extremes(pf, np.array([j]), lo, hi)
+                    a_j = float(gini_mechanism._ls_bound(self.n, lo, hi, np.array([gmin]), np.array([gmax]),
+                                                         smin, smax)[0])
+                self._exact.append(min(a_j, float(self._fast(np.array([j]))[0])))
+            return self._exact[k]
+
+    def smooth_sensitivity(self, beta: float, k_max: int | None = None) -> gini_mechanism.GiniSmoothSensitivity:
+        n, gs, a0 = self.n, self.global_sensitivity, self.a0
+        if a0 > 0:
+            k_cap = int(min(n, math.ceil(math.log(gs / a0) / beta) + 1))
+        else:
+            k_cap = n
+        k_cap = max(k_cap, 1)
+        if k_max is not None:
+            k_cap = max(k_cap, min(k_max, n))
+        ks = np.arange(0, k_cap + 1)
+        decay_w = np.exp(-beta * ks)
+        a_fast = self._fast(ks)
+        suffix = np.maximum.accumulate((decay_w * a_fast)[::-1])[::-1]
+        vals, best = [a0], a0
+        for k in range(1, k_cap + 1):
+            if suffix[k] <= best and (k_max is None or k > k_max):
+                break
+            a_k = self.exact_a(k)
+            vals.append(a_k)
+            best = max(best, math.exp(-beta * k) * a_k)
+        big_a = np.array(vals)
+        decay = np.exp(-beta * np.arange(big_a.size)) * big_a
+        k_star = int(np.argmax(decay))
+        return gini_mechanism.GiniSmoothSensitivity(
+            value=float(decay[k_star]), k_star=k_star, A=big_a, decay=decay, beta=beta, method="exact", n=n,
+            lower=self.lower, upper=self.upper, global_sensitivity=gs)
+
+
+_MEMO_ENTRIES = 8
+_MEMOS: OrderedDict[tuple, _SensitivityMemo] = OrderedDict()
+_MEMOS_LOCK = threading.Lock()
+
+
+def _memo_for(xs: np.ndarray, lower: float, upper: float) -> _SensitivityMemo:
+    """The memo of this clipped data set and bounds (the last few kept; keyed by a digest of the records)."""
+    key = (hashlib.blake2b(np.ascontiguousarray(xs).tobytes(), digest_size=20).hexdigest(), xs.size,
+           float(lower), float(upper))
+    with _MEMOS_LOCK:
+        memo = _MEMOS.get(key)
+        if memo is not None:
+            _MEMOS.move_to_end(key)
+            return memo
+    memo = _SensitivityMemo(xs, lower, upper)
+    with _MEMOS_LOCK:
+        memo = _MEMOS.setdefault(key, memo)
+        while len(_MEMOS) > _MEMO_ENTRIES:
+            _MEMOS.popitem(last=False)
+    return memo
+
+
+def calibrate_epsilons(epsilons: Sequence[float], *, gamma: float, calibration: str = "tight",
+                       noise: str = "cauchy", delta: float | None = None) -> tuple[Any, ...]:
+    """The smooth-noise calibrations of ``noise`` at every epsilon of ``epsilons`` (public inputs only).
+
+    A page calls this once per process for its slider's epsilons: the calibrations (the certified
+    tight alpha of the generalized Cauchy costs 20-80 ms each) are remembered by :mod:`dpcore.noise` /
+    :mod:`dpcore.smooth_noises`, so a later slider move only does the data-dependent work (issue 13).
+    """
+    gamma = _check_gamma(gamma)
+    return tuple(smooth_noises.smooth_calibration(noise, e, delta=delta, gamma=gamma, mode=calibration)
+                 for e in _epsilons(epsilons))
+
+
 def subsample(values: Any, n: int, seed: int = SUBSAMPLE_SEED) -> np.ndarray:
     """The page's random sub-sample of ``n`` records (all of them when n >= their number), drawn
     with its own fixed seed so that the sidebar seed redraws only the noise."""
@@ -689,15 +800,15 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     # The exact curve for the chart, over the same k range as the fast one. Forcing k = 0..k_max
     # disables pruning (O(n) per k), so k_max is capped on big data; the value S(X) is the maximum
     # over all k whatever k_max, so this one call also serves as the exact bound itself.
+    # A^(k) does not depend on epsilon: it comes from a per-data memo (same numbers, issue 13).
+    memo = _memo_for(xs, lower, upper)
     exact = None
     if xs.size <= 200_000:
-        exact = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=cal.beta, method="exact",
-                                                  k_max=min(fast.A.size - 1, 100 if xs.size <= 50_000 else 25))
+        exact = memo.smooth_sensitivity(cal.beta, k_max=min(fast.A.size - 1, 100 if xs.size <= 50_000 else 25))
     if method == "fast":
         ss = fast
     else:
-        ss = exact if exact is not None else gini_mechanism.smooth_sensitivity(
-            xs, lower=lower, upper=upper, beta=cal.beta, method="exact")
+        ss = exact if exact is not None else memo.smooth_sensitivity(cal.beta)
     scale = ss.value / cal.alpha
     summary = _law_summary(scale, gamma, law, noise)
     errors = tuple(summary[c] for c in _COLS)
@@ -705,8 +816,11 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     lap_errors = tuple(float(v) for v in laplace_abs_error_quantiles(lap_scale))
     saturated = bool(ss.saturated or errors[0] >= 0.5)
     finite_variance = math.isfinite(summary["rmse"])
-    error_curve = error_vs_epsilon(xs, lower=lower, upper=upper, gamma=gamma, epsilons=CURVE_EPSILONS,
-                                   method="fast", calibrations=(calibration,), noise=noise, delta=delta)
+    curve_key = (gamma, calibration, noise, delta)  # the curve does not depend on epsilon: once per data set
+    if curve_key not in memo.curves:
+        memo.curves[curve_key] = error_vs_epsilon(xs, lower=lower, upper=upper, gamma=gamma, epsilons=CURVE_EPSILONS,
+                                                  method="fast", calibrations=(calibration,), noise=noise, delta=delta)
+    error_curve = memo.curves[curve_key].copy()
 
     def curve(result: Any) -> pd.DataFrame:
         return pd.DataFrame({"k": np.arange(result.A.size), "A": result.A, "decay": result.decay})
