@@ -394,3 +394,29 @@ def test_gini_view_refuses_an_unknown_noise():
     x = np.linspace(1_000, 90_000, 200)
     with pytest.raises(DPInputError, match="noise"):
         gini_experiments.gini_view(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e5, noise="student_t")
+
+
+# ---------------------------------------------------------------------------------------------
+# The view's per-data memo of A^(k) (issue 13): exactly dpcore.gini.smooth_sensitivity
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("data", ["lognormal", "two_point", "small"])
+def test_memoised_exact_smooth_sensitivity_equals_the_mechanism(data):
+    rng = np.random.default_rng(11)
+    if data == "lognormal":
+        x, lower, upper = rng.lognormal(10, 1, 1500), 0.0, 400_000.0
+    elif data == "two_point":
+        td = two_point_incomes(1000, 0.5, None, definition="eq1")
+        x, lower, upper = td.values, td.lower, td.upper
+    else:
+        x, lower, upper = rng.uniform(0, 10, 7), 0.0, 10.0
+    xs, _, _ = gini_mechanism.clip_incomes(x, lower=lower, upper=upper, clip_negative=True)
+    memo = gini_experiments._SensitivityMemo(xs, lower, upper)
+    # small and large beta, in an order that makes the memo both extend and reuse its A^(k)
+    for beta in (0.5, 0.05, 2.0, 0.02, 0.1):
+        for k_max in (None, 0, 5, 100):
+            got = memo.smooth_sensitivity(beta, k_max=k_max)
+            want = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta, method="exact", k_max=k_max)
+            assert (got.value, got.k_star, got.global_sensitivity) == (want.value, want.k_star, want.global_sensitivity)
+            np.testing.assert_array_equal(got.A, want.A)
+            np.testing.assert_array_equal(got.decay, want.decay)
