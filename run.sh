@@ -37,6 +37,7 @@ elif [ "$mode" = serve ]; then
   exec "$VENV/bin/python" deploy/serve.py --python "$VENV/bin/python" "$@"
 else
   # two workers (one per core on the 2-core machine; 'auto' = one per CPU), whole files per worker so
-  # module fixtures and warm caches are not duplicated; pass -n 0 for a serial run (e.g. with --pdb)
-  exec "$VENV/bin/python" -m pytest -n auto --dist loadfile "$@"
+  # module fixtures and warm caches are not duplicated, handed out longest file first (the order of
+  # SLOW_FILES_FIRST in tests/conftest.py, not xdist's most-tests-first); -n 0 for a serial run (e.g. --pdb)
+  exec "$VENV/bin/python" -m pytest -n auto --dist loadfile --no-loadscope-reorder "$@"
 fi

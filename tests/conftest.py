@@ -28,6 +28,23 @@ if "DPCORE_LEDGER_URL" not in os.environ:
     os.environ["DPCORE_LEDGER_URL"] = "sqlite:///" + str(Path(tempfile.mkdtemp(prefix="dpcore-test-ledger-")) / "ledger.db")
 
 
+# The longest test files first (measured with --durations; longest at the top). With
+# `bash run.sh test` (pytest-xdist, --dist loadfile --no-loadscope-reorder) whole files go to the two
+# workers in collection order: the long ones start at once and the short ones fill in at the end, so
+# both workers finish together (the wall time is at least the longest file). A serial run only
+# changes its order. Files not listed keep their alphabetical order after these.
+SLOW_FILES_FIRST = (
+    "test_browser_lessons.py", "test_browser.py", "test_browser_paths.py", "test_engines.py", "test_serve.py",
+    "test_security.py", "test_hostile_inputs.py", "test_cli.py", "test_load.py", "test_page_stratified.py",
+    "test_ledger.py", "test_bounds.py", "test_page_gini.py", "test_page_ratios.py", "test_release_panel.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook signature
+    rank = {name: index for index, name in enumerate(SLOW_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: in-file order is kept
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
@@ -67,3 +84,44 @@ def pg_server():
             yield url
     except PostgresUnavailable as exc:
         pytest.skip(f"PostgreSQL test server unavailable: {exc}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Real browser (tests/support/browser.py): one app server per test process, one Chromium per module
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory):
+    """The app (``streamlit run app.py``) shared by every browser test of this process, with its own
+    throw-away ledger; ``app_server.cold_visit`` is what its first visitor (a cold deep link) saw.
+    Skips when chromium or playwright is missing."""
+    from quality_support import chromium_available
+    from support.browser import shared_app_server
+
+    if not chromium_available():
+        pytest.skip("needs /usr/bin/chromium and playwright (apt-get install chromium; .ci/run does it)")
+    with shared_app_server(tmp_path_factory.mktemp("app_server")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser(app_server):
+    """Chromium for one test module (after ``app_server``, whose cold visit runs a Playwright of its own:
+    the sync API cannot run two at once in a thread)."""
+    from playwright.sync_api import sync_playwright
+
+    from quality_support import launch_chromium
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def tab(browser):
+    """A new browser context (a new Streamlit session) with one watched page (support.browser.PageWatch)."""
+    from support.browser import open_tab
+
+    with open_tab(browser) as watch:
+        yield watch

@@ -67,20 +67,29 @@ def discover_pages(app_file: Path | None = None) -> list[PageInfo]:
     except (OSError, SyntaxError):
         tree = None
     if tree is not None:
+        def page_of(call) -> PageInfo | None:
+            if not (isinstance(call, ast.Call) and getattr(call.func, "attr", getattr(call.func, "id", "")) == "Page"):
+                return None
+            if not call.args or not isinstance(call.args[0], ast.Constant):
+                return None
+            path = str(call.args[0].value)
+            kw = {k.arg: k.value.value for k in call.keywords if isinstance(k.value, ast.Constant)}
+            stem = Path(path).stem
+            return PageInfo(path=path, title=str(kw.get("title", stem)), url_path=str(kw.get("url_path", stem)),
+                            default=bool(kw.get("default", False)))
+
+        # module-level names bound to one page (e.g. ``ABOUT = st.Page(...)``, then ``PAGES = [ABOUT, ...]``)
+        named = {t.id: page_of(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                 for t in node.targets if isinstance(t, ast.Name) and page_of(node.value) is not None}
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PAGES"
                                                          for t in node.targets)):
                 continue
-            for call in ast.walk(node.value):
-                if not (isinstance(call, ast.Call) and getattr(call.func, "attr", getattr(call.func, "id", "")) == "Page"):
-                    continue
-                if not call.args or not isinstance(call.args[0], ast.Constant):
-                    continue
-                path = str(call.args[0].value)
-                kw = {k.arg: k.value.value for k in call.keywords if isinstance(k.value, ast.Constant)}
-                stem = Path(path).stem
-                pages.append(PageInfo(path=path, title=str(kw.get("title", stem)),
-                                      url_path=str(kw.get("url_path", stem)), default=bool(kw.get("default", False))))
+            elements = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+            for element in elements:
+                page = named.get(element.id) if isinstance(element, ast.Name) else page_of(element)
+                if page is not None:
+                    pages.append(page)
     if not pages:
         pages = [PageInfo(path=f"app_pages/{p.name}", title=p.stem, url_path=p.stem)
                  for p in sorted((REPO_ROOT / "app_pages").glob("*.py"))]
@@ -242,16 +251,18 @@ def python_executable() -> str:
 
 
 @contextlib.contextmanager
-def streamlit_server(log_dir: Path, *, timeout: float = 60, extra_args: tuple[str, ...] = ()) -> Iterator[Server]:
+def streamlit_server(log_dir: Path, *, timeout: float = 60, extra_args: tuple[str, ...] = (),
+                     extra_env: dict[str, str] | None = None) -> Iterator[Server]:
     """Start ``streamlit run app.py --server.headless true`` on a free port; stop it afterwards.
 
     The server reads the repository's .streamlit/config.toml (localhost bind, XSRF on, ...);
     its stdout+stderr go to ``log_dir/streamlit.log`` so tests can inspect what it logs.
+    ``extra_env`` is added to the server's environment (e.g. its own DPCORE_LEDGER_URL).
     """
     port = free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / "streamlit.log"
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {}))
     log = open(log_path, "wb")  # noqa: SIM115 - closed below
     t0 = time.perf_counter()
     proc = subprocess.Popen(

@@ -1,7 +1,8 @@
 """End-to-end tests in a real headless Chromium (issue 8, "Real browser").
 
-A module-scoped fixture starts ``streamlit run app.py --server.headless true`` on a free localhost
-port; Playwright (from PyPI) drives Debian's /usr/bin/chromium (never a downloaded browser).
+The app server is the one shared by every browser test of the process (``app_server`` in
+tests/conftest.py: ``streamlit run app.py --server.headless true`` on a free localhost port, its first
+visitor a cold deep link); Playwright (from PyPI) drives Debian's /usr/bin/chromium (never a downloaded browser).
 For every page of app.py's PAGES list: open it, move its main slider, fail on any exception box,
 st.error box, browser console error or uncaught page error, and save a screenshot to
 screenshots/ (git-ignored). Then upload a CSV through the sidebar and visit every page with it.
@@ -17,15 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from quality_support import (
-    REPO_ROOT,
-    chromium_available,
-    discover_pages,
-    launch_chromium,
-    streamlit_server,
-    visible_problems,
-    wait_for_app_idle,
-)
+from quality_support import REPO_ROOT, chromium_available, discover_pages, wait_for_app_idle
+from support.browser import COLD_SEED, PageWatch, good_csv, sidebar_seeds, upload
 
 pytestmark = [
     pytest.mark.browser,
@@ -35,73 +29,19 @@ pytestmark = [
 
 PAGES = discover_pages()
 SHOTS = REPO_ROOT / "screenshots"
-# Streamlit's frontend probes <page>/_stcore/health and host-config when a deep link such as
-# /gini is opened (to detect a base path); the 404s of those probes are expected, nothing else is.
-BENIGN_404 = re.compile(r"^https?://[^/]+/[^_][^/]*/_stcore/(health|host-config)$")
 TIMINGS: dict[str, float] = {}
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, browser):
-    with streamlit_server(tmp_path_factory.mktemp("browser_server")) as srv:
-        TIMINGS["server start to healthy"] = srv.started_in
-        # Cold start measured through the entry point (deep links on a cold server have their own test).
-        context = browser.new_context()
-        page = context.new_page()
-        t0 = time.perf_counter()
-        page.goto(srv.url)
-        wait_for_app_idle(page, timeout_ms=60_000)
-        TIMINGS["first render of / (cold server)"] = time.perf_counter() - t0
-        context.close()
-        yield srv
-    # How long the real-browser steps took (for people, not a check): screenshots/timings.txt
+@pytest.fixture(scope="module", autouse=True)
+def timings(app_server):
+    """How long the real-browser steps took (for people, not a check): screenshots/timings.txt."""
+    TIMINGS["server start to healthy"] = app_server.started_in
+    TIMINGS["first render of a cold deep link"] = app_server.cold_visit.seconds
+    yield TIMINGS
     SHOTS.mkdir(exist_ok=True)
     width = max(map(len, TIMINGS))
     (SHOTS / "timings.txt").write_text(
         "".join(f"{k:<{width}}  {v:6.2f} s\n" for k, v in TIMINGS.items()), encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        yield b
-        b.close()
-
-
-class PageWatch:
-    """Collects console errors, uncaught page errors and failed HTTP responses of one tab."""
-
-    def __init__(self, page):
-        self.page = page
-        self.errors: list[str] = []
-        page.on("console", self._console)
-        page.on("pageerror", lambda exc: self.errors.append(f"uncaught page error: {exc}"))
-        page.on("response", self._response)
-
-    def _console(self, msg) -> None:
-        # "Failed to load resource" duplicates a failed response, which _response judges by URL.
-        if msg.type == "error" and not msg.text.startswith("Failed to load resource"):
-            self.errors.append(f"console error: {msg.text[:500]}")
-
-    def _response(self, resp) -> None:
-        if resp.status >= 400 and not (resp.status == 404 and BENIGN_404.match(resp.url)):
-            self.errors.append(f"HTTP {resp.status} for {resp.url}")
-
-    def all_problems(self) -> list[str]:
-        return visible_problems(self.page) + self.errors
-
-
-@pytest.fixture
-def tab(browser):
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    watch = PageWatch(page)
-    yield watch
-    context.close()
 
 
 def _shot(page, name: str) -> None:
@@ -163,15 +103,33 @@ def _move_main_slider(watch: PageWatch) -> str | None:
     return f"{label} {before} -> {after}"
 
 
+@pytest.fixture(scope="module")
+def page_tab(browser):
+    """One browser context for the page-by-page tests (its cache keeps the app's scripts between page
+    loads; every page.goto is still a new Streamlit session). Problems are cleared before each test."""
+    from support.browser import open_tab
+
+    with open_tab(browser) as watch:
+        yield watch
+
+
 @pytest.mark.parametrize("pg", PAGES, ids=[p.name for p in PAGES])
-def test_page_renders_and_main_slider_moves(server, tab, pg):
+def test_page_renders_and_main_slider_moves(app_server, page_tab, pg):
+    """Open the page by its URL, then move its main slider: no exception box, st.error, console or page
+    error, or failed request either time. The last page is opened as a shared link with a seed in the
+    query string (a warm deep link): the sidebar must show that seed."""
+    tab = page_tab
+    tab.errors.clear()
     page = tab.page
+    deep_link = pg == PAGES[-1]
     t0 = time.perf_counter()
-    page.goto(f"{server.url}/{pg.route}")
+    page.goto(f"{app_server.url}/{pg.route}" + (f"?seed={COLD_SEED}" if deep_link else ""))
     wait_for_app_idle(page)
     TIMINGS[f"open {pg.name}"] = time.perf_counter() - t0
     assert page.query_selector('[data-testid="stMain"] h1'), f"{pg.path}: no title rendered"
     assert not tab.all_problems(), f"{pg.path} on open: {tab.all_problems()}"
+    if deep_link:
+        assert COLD_SEED in sidebar_seeds(page), f"seed from the URL not shown in the sidebar: {sidebar_seeds(page)}"
     _shot(page, pg.name)
 
     t0 = time.perf_counter()
@@ -182,98 +140,26 @@ def test_page_renders_and_main_slider_moves(server, tab, pg):
         _shot(page, f"{pg.name}_slider_moved")
 
 
-def test_deep_link_with_query_params_restores_the_view(server, tab):
-    """A shared URL (page + seed in the query string) opens without errors and keeps the seed."""
-    page = tab.page
-    page.goto(f"{server.url}/{PAGES[-1].route}?seed=777")
-    wait_for_app_idle(page)
-    assert not tab.all_problems(), tab.all_problems()
-    seed_inputs = page.query_selector_all('[data-testid="stSidebar"] [data-testid="stNumberInput"] input')
-    values = [el.input_value() for el in seed_inputs]
-    assert "777" in values, f"seed from the URL not shown in the sidebar: {values}"
-
-
-def test_cold_deep_link_runs_through_app_py(tmp_path_factory, browser):
-    """The first visitor after a restart opens a shared URL: it must get the real app."""
-    with streamlit_server(tmp_path_factory.mktemp("cold_server")) as srv:
-        context = browser.new_context()
-        page = context.new_page()
-        watch = PageWatch(page)
-        page.goto(f"{srv.url}/{PAGES[-1].route}?seed=777")
-        wait_for_app_idle(page, timeout_ms=60_000)
-        seeds = [el.input_value() for el in
-                 page.query_selector_all('[data-testid="stSidebar"] [data-testid="stNumberInput"] input')]
-        problems = watch.all_problems()
-        context.close()
-    assert not problems, problems
-    assert "777" in seeds, f"cold deep link did not run app.py's sidebar (seed inputs: {seeds})"
+def test_cold_deep_link_runs_through_app_py(app_server):
+    """The first visitor after a restart opens a shared URL (``/<last page>?seed=777``): it must get the
+    real app, app.py's sidebar included. The shared server's fixture made that visit before anyone else
+    (tests/support/browser.py: visit_cold_deep_link)."""
+    visit = app_server.cold_visit
+    assert not visit.problems, visit.problems
+    assert COLD_SEED in visit.seeds, f"cold deep link did not run app.py's sidebar (seed inputs: {visit.seeds})"
 
 
 # ---------------------------------------------------------------------------------------------
 # Upload through the sidebar
 # ---------------------------------------------------------------------------------------------
 
-def find_upload_input(page, timeout_s: float = 3.0):
-    """The sidebar's <input type=file>, selecting an 'upload' data source first if needed.
-
-    The sidebar's data-source widget is still being extended (issue 2): we try, in order, a file
-    input that is already there, a radio option / selectbox option / button mentioning 'upload'.
-    Returns None when the sidebar offers no upload (the caller skips with that reason).
-    """
-    sidebar = '[data-testid="stSidebar"]'
-    sel = f'{sidebar} input[type="file"]'
-    if page.query_selector(sel):
-        return page.query_selector(sel)
-    for label in page.query_selector_all(f'{sidebar} [data-testid="stRadio"] label'):
-        if "upload" in label.inner_text().lower():
-            label.click()
-            wait_for_app_idle(page)
-            break
-    if not page.query_selector(sel):
-        for box in page.query_selector_all(f'{sidebar} [data-testid="stSelectbox"]'):
-            box.click()
-            opts = page.query_selector_all('[role="option"]')
-            hit = next((o for o in opts if "upload" in o.inner_text().lower()), None)
-            if hit:
-                hit.click()
-                wait_for_app_idle(page)
-                break
-            page.keyboard.press("Escape")
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        el = page.query_selector(sel)
-        if el:
-            return el
-        page.wait_for_timeout(200)
-    return None
-
-
-def good_csv(n: int = 1500, seed: int = 7) -> bytes:
-    g = np.random.default_rng(seed)
-    income = np.round(g.lognormal(10.5, 0.9, n), 2)
-    group = g.choice(["A", "B", "C"], n)
-    weight = np.round(g.uniform(0.5, 2.0, n), 3)
-    rows = "\n".join(f"{i:.2f},{gr},{w}" for i, gr, w in zip(income, group, weight))
-    return ("income,group,weight\n" + rows + "\n").encode()
-
-
-def upload(page, name: str, content: bytes, mime: str = "text/csv") -> bool:
-    el = find_upload_input(page)
-    if el is None:
-        return False
-    el.set_input_files({"name": name, "mimeType": mime, "buffer": content})
-    page.wait_for_timeout(300)
-    wait_for_app_idle(page)
-    return True
-
-
 def _nav_links(page):
     return page.query_selector_all('[data-testid="stSidebarNav"] a')
 
 
-def test_upload_csv_then_every_page_works(server, tab):
+def test_upload_csv_then_every_page_works(app_server, tab):
     page = tab.page
-    page.goto(server.url)
+    page.goto(app_server.url)
     wait_for_app_idle(page)
     if not upload(page, "incomes_upload.csv", good_csv()):
         pytest.skip("the sidebar has no CSV upload yet (issue 2 in progress)")
@@ -292,12 +178,12 @@ def test_upload_csv_then_every_page_works(server, tab):
         _shot(page, f"upload_{pg.name}")
 
 
-def test_binary_upload_shows_a_message_and_the_app_recovers(server, tab):
+def test_binary_upload_shows_a_message_and_the_app_recovers(app_server, tab):
     """A binary file renamed .csv: a clear message (st.error/st.warning), no exception box,
     and a valid upload afterwards works (the full malformed-file matrix runs in AppTest, in
     tests/test_hostile_inputs.py)."""
     page = tab.page
-    page.goto(server.url)
+    page.goto(app_server.url)
     wait_for_app_idle(page)
     junk = bytes(np.random.default_rng(3).integers(0, 256, 4096, dtype=np.uint8))
     if not upload(page, "not_a_table.csv", junk):

@@ -1,7 +1,7 @@
 """Every lesson link opens its page without an exception box (issue 15), in a real headless Chromium.
 
-One Streamlit server per module (``quality_support.streamlit_server``: free localhost port, temp log
-dir, stopped at the end); Playwright drives Debian's /usr/bin/chromium. For each lesson step: open the
+The app server shared by the browser tests (``app_server`` in tests/conftest.py: free localhost port,
+temp log dir, stopped at the end); Playwright drives Debian's /usr/bin/chromium. For each lesson step: open the
 Lessons page, click the step's link (``st.page_link`` with query parameters), wait for the app to
 finish, and fail on any exception box, st.error box, console error or uncaught page error; the
 address must carry the step's query parameters (the target page read them). Also plays one round
@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from quality_support import chromium_available, launch_chromium, streamlit_server, visible_problems, wait_for_app_idle
+from quality_support import chromium_available, visible_problems, wait_for_app_idle
 from ui import lessons_views
 
 pytestmark = [
@@ -26,54 +26,30 @@ STEPS = [(lesson, number, step) for lesson in lessons_views.LESSONS for number, 
 LINK = '[data-testid="stMain"] [data-testid="stPageLink-NavLink"]'
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        yield b
-        b.close()
+def _on_lessons_page(page) -> bool:
+    return len(page.query_selector_all(LINK)) == len(STEPS)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with streamlit_server(tmp_path_factory.mktemp("lessons_server")) as srv:
-        yield srv
+def _open_lessons(page, server) -> None:
+    page.goto(f"{server.url}/lessons")
+    wait_for_app_idle(page, timeout_ms=90_000)
 
 
-@pytest.fixture
-def tab(browser):
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
-    page = context.new_page()
+def test_every_lesson_link_opens_without_error(app_server, tab):
+    """One tab, as a teacher would use it: the Lessons page lists every step's link; click a link, check
+    the page, go back to the lessons, next link."""
+    page, errors = tab.page, tab.errors
     page.set_default_timeout(60_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(f"uncaught page error: {exc}"))
-    page.on("console", lambda msg: errors.append(f"console error: {msg.text[:300]}")
-            if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None)
-    yield page, errors
-    context.close()
-
-
-def test_lessons_page_lists_every_link(server, tab):
-    page, errors = tab
-    page.goto(f"{server.url}/lessons")
-    wait_for_app_idle(page, timeout_ms=90_000)
+    _open_lessons(page, app_server)
     assert not visible_problems(page) and not errors, (visible_problems(page), errors)
-    assert len(page.query_selector_all(LINK)) == len(STEPS)
-
-
-def test_every_lesson_link_opens_without_error(server, tab):
-    """One tab, as a teacher would use it: click a link, check the page, go back to the lessons, next link."""
-    page, errors = tab
-    page.goto(f"{server.url}/lessons")
-    wait_for_app_idle(page, timeout_ms=90_000)
+    assert _on_lessons_page(page), f"{len(page.query_selector_all(LINK))} lesson links for {len(STEPS)} steps"
     failures = []
     for index, (lesson, number, step) in enumerate(STEPS):
         link = page.query_selector_all(LINK)[index]
         assert step.label in link.inner_text()
+        before = page.url
         link.click()
-        page.wait_for_timeout(300)
+        page.wait_for_function("before => window.location.href !== before", arg=before)  # navigation started
         wait_for_app_idle(page, timeout_ms=90_000)
         url = urlparse(page.url)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
@@ -84,28 +60,32 @@ def test_every_lesson_link_opens_without_error(server, tab):
                      if query.get(key) != value]
         if not page.query_selector('[data-testid="stMain"] h1'):
             failures.append(f"{where}: no title rendered")
-        failures += [f"{where}: {problem}" for problem in visible_problems(page) + errors]
+        failures += [f"{where}: {problem}" for problem in tab.all_problems()]
         errors.clear()
         page.go_back()
-        page.wait_for_timeout(300)
-        wait_for_app_idle(page, timeout_ms=90_000)
-        if len(page.query_selector_all(LINK)) != len(STEPS):  # back did not restore the lessons page: reload it
-            page.goto(f"{server.url}/lessons")
+        try:  # back restores the lessons page (a rerun of it): wait for its links, not a fixed time
+            page.wait_for_function(f"n => document.querySelectorAll('{LINK}').length === n", arg=len(STEPS),
+                                   timeout=30_000)
             wait_for_app_idle(page, timeout_ms=90_000)
+        except Exception:  # noqa: BLE001 - back did not restore the lessons page: reload it
+            _open_lessons(page, app_server)
+        if not _on_lessons_page(page):
+            _open_lessons(page, app_server)
     assert not failures, failures
 
 
-def test_attacker_round_in_the_browser(server, tab):
+def test_attacker_round_in_the_browser(app_server, tab):
     """Open a round, guess, see the answer, go to the next round: no errors, the round number advances."""
-    page, errors = tab
-    page.goto(f"{server.url}/attacker?atk_mech=count&atk_eps=1.0&atk_round=5")
+    page, errors = tab.page, tab.errors
+    page.set_default_timeout(60_000)
+    page.goto(f"{app_server.url}/attacker?atk_mech=count&atk_eps=1.0&atk_round=5")
     wait_for_app_idle(page, timeout_ms=90_000)
     assert "The answer was" not in page.inner_text('[data-testid="stMain"]')
     page.get_by_role("button", name="Guess A: the target is in").click()
     wait_for_app_idle(page)
     assert "The answer was" in page.inner_text('[data-testid="stMain"]')
     page.get_by_role("button", name="Next round").click()
-    page.wait_for_timeout(300)
+    page.wait_for_url("**atk_round=6**")
     wait_for_app_idle(page)
     assert "atk_round=6" in page.url
     assert not visible_problems(page) and not errors, (visible_problems(page), errors)

@@ -1,24 +1,23 @@
-"""Issue 14's three paths in a real headless Chromium (Playwright + /usr/bin/chromium), reusing
-tests/test_browser.py's browser/tab fixtures and upload helpers and quality_support's server:
+"""Issue 14's three paths in a real headless Chromium (Playwright + /usr/bin/chromium), with the shared
+browser fixtures of tests/conftest.py (``app_server``, ``browser``, ``tab``) and tests/support/browser.py:
 
 * director: landing page -> "Open the Gini page" card -> the answer sentence and the recommended ε
   -> a target typed in Gini points changes the recommendation;
 * analyst: upload -> planner (plan) -> Release mode starts from the plan -> release -> the JSON
   record holds the release and the dataset identity -> a reload (new session) with the same file
-  shows the spent budget (the server's DPCORE_LEDGER_URL points at a temp SQLite file);
+  shows the spent budget (the shared server's DPCORE_LEDGER_URL points at its own temp SQLite file);
 * each bad file of issue 14 gives the right column or a clear message, and no stale error stays
   after a good upload.
 """
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
 
-from quality_support import chromium_available, streamlit_server, wait_for_app_idle
-from test_browser import PageWatch, browser, tab, upload  # noqa: F401  (fixtures and helpers reused)
+from quality_support import chromium_available, wait_for_app_idle
+from support.browser import SIDEBAR, open_tab, upload
 from test_release_panel import _csv
 from upload_files import bad_files
 
@@ -27,23 +26,16 @@ pytestmark = [
     pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright "
                        "(apt-get install chromium; .ci/run does it)"),
 ]
-SIDEBAR = '[data-testid="stSidebar"]'
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, browser):  # noqa: F811
-    """The app with its own throw-away ledger database (restored environment afterwards)."""
-    folder = tmp_path_factory.mktemp("paths_server")
-    old = os.environ.get("DPCORE_LEDGER_URL")
-    os.environ["DPCORE_LEDGER_URL"] = f"sqlite:///{folder}/ledger.db"
-    try:
-        with streamlit_server(folder) as srv:
-            yield srv
-    finally:
-        if old is None:
-            os.environ.pop("DPCORE_LEDGER_URL", None)
-        else:
-            os.environ["DPCORE_LEDGER_URL"] = old
+def upload_tab(app_server, browser):
+    """One session for the bad-file checks: each test uploads its file over the previous one (what a user
+    does after a refusal), so a stale message from the file before would also show up as a failure."""
+    with open_tab(browser) as watch:
+        watch.page.goto(app_server.url)
+        wait_for_app_idle(watch.page, timeout_ms=60_000)
+        yield watch
 
 
 def _main_text(page) -> str:
@@ -58,9 +50,9 @@ def _errors(page, where: str = "") -> list[str]:
     return [e.inner_text() for e in page.query_selector_all(f'{where} [data-testid="stAlertContentError"]')]
 
 
-def test_director_path_landing_to_recommended_epsilon(server, tab):  # noqa: F811
+def test_director_path_landing_to_recommended_epsilon(app_server, tab):
     page = tab.page
-    page.goto(server.url)
+    page.goto(app_server.url)
     wait_for_app_idle(page, timeout_ms=60_000)
     assert "What do you want to do?" in _main_text(page)
     page.get_by_role("link", name="Open the Gini page").click()
@@ -80,11 +72,11 @@ def test_director_path_landing_to_recommended_epsilon(server, tab):  # noqa: F81
 
 
 @pytest.mark.parametrize("name", sorted(bad_files()))
-def test_each_bad_file_shows_the_right_column_or_a_clear_message(server, tab, name):  # noqa: F811
+def test_each_bad_file_shows_the_right_column_or_a_clear_message(upload_tab, name):
     content, expect = bad_files()[name]
+    tab = upload_tab
+    tab.errors.clear()
     page = tab.page
-    page.goto(server.url)
-    wait_for_app_idle(page, timeout_ms=60_000)
     assert upload(page, name, content, "application/octet-stream")
     sidebar = _sidebar_text(page)
     if "error" in expect:
@@ -96,10 +88,8 @@ def test_each_bad_file_shows_the_right_column_or_a_clear_message(server, tab, na
         assert not tab.all_problems(), tab.all_problems()
 
 
-def test_no_stale_error_after_a_good_upload(server, tab):  # noqa: F811
-    page = tab.page
-    page.goto(server.url)
-    wait_for_app_idle(page, timeout_ms=60_000)
+def test_no_stale_error_after_a_good_upload(upload_tab):
+    page = upload_tab.page
     content, _ = bad_files()["old.xls"]
     assert upload(page, "old.xls", content, "application/vnd.ms-excel")
     assert _errors(page, SIDEBAR)
@@ -119,10 +109,10 @@ def _open_planner_release(page, csv: bytes) -> None:
     wait_for_app_idle(page, timeout_ms=180_000)
 
 
-def test_analyst_path_upload_plan_release_record_reload(server, tab):  # noqa: F811
+def test_analyst_path_upload_plan_release_record_reload(app_server, tab):
     csv = _csv(seed=1414)
     page = tab.page
-    page.goto(server.url)
+    page.goto(app_server.url)
     wait_for_app_idle(page, timeout_ms=60_000)
     _open_planner_release(page, csv)
     assert "smallest ε" in _main_text(page)

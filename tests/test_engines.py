@@ -187,8 +187,45 @@ def _spark_reason() -> str | None:
     return None
 
 
-@pytest.mark.skipif(_spark_reason() is not None, reason=str(_spark_reason()))
-def test_spark_identical_to_pandas_and_duckdb(data_dir, tmp_path):
+# The smallest local Spark that still runs every code path of the engine: one core, no UI, no
+# progress bars, no compression of tiny shuffles (the engine sets its own shuffle partitions).
+SPARK_TEST_CONFIG = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.default.parallelism": "1",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.shuffle.compress": "false",
+    "spark.rdd.compress": "false",
+    "spark.driver.memory": "512m",
+}
+
+
+def _stop_spark_jvm() -> None:
+    """Stop the Py4J gateway's JVM too: ``SparkSession.stop`` leaves it running (and using CPU) until the
+    test process ends; it dies when its stdin pipe closes (pyspark.java_gateway)."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway  # noqa: SLF001 - no public way to end the gateway
+    if gateway is None:
+        return
+    proc = getattr(gateway, "proc", None)
+    try:
+        gateway.shutdown()
+    finally:
+        if proc is not None:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            try:
+                proc.wait(timeout=30)
+            except Exception:  # noqa: BLE001 - still alive after 30 s: kill it
+                proc.kill()
+        SparkContext._gateway = None  # noqa: SLF001
+        SparkContext._jvm = None  # noqa: SLF001
+
+
+@pytest.fixture(scope="module")
+def spark_session():
+    """One local[1] SparkSession for the module (JVM included, stopped at the end)."""
     import sys
 
     from pyspark.sql import SparkSession
@@ -196,19 +233,29 @@ def test_spark_identical_to_pandas_and_duckdb(data_dir, tmp_path):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers need this venv (pandas, dpcore)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.environ["PYTHONPATH"] = os.pathsep.join([root, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
-    spark = (SparkSession.builder.master("local[2]").appName("dpcore-tests").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    builder = SparkSession.builder.master("local[1]").appName("dpcore-tests")
+    for key, value in SPARK_TEST_CONFIG.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     try:
-        plan = plan_from_dict(plan_dict(privacy_unit="person", max_rows_per_person=2, bounding_seed=11))
-        ref = _run(plan, parse_source(str(data_dir / "data.parquet")), "pandas", tmp_path / "pandas").tables
-        duck = _run(plan, parse_source(str(data_dir / "data.csv")), "duckdb", tmp_path / "duck").tables
-        sp = _run(plan, parse_source(str(data_dir / "data.parquet")), "spark", tmp_path / "spark").tables
-        sp_csv = _run(plan, parse_source(str(data_dir / "data.csv")), "spark", tmp_path / "spark-csv").tables
-        _assert_same_tables(ref, duck)
-        _assert_same_tables(ref, sp)
-        _assert_same_tables(ref, sp_csv)
+        yield spark
     finally:
         spark.stop()
+        _stop_spark_jvm()
+
+
+@pytest.mark.skipif(_spark_reason() is not None, reason=str(_spark_reason()))
+def test_spark_identical_to_pandas_and_duckdb(data_dir, tmp_path, spark_session):
+    """The Spark engine (on the session of the test: the engine uses an active session, as under
+    spark-submit) gives the pandas tables exactly, from Parquet and from CSV."""
+    plan = plan_from_dict(plan_dict(privacy_unit="person", max_rows_per_person=2, bounding_seed=11))
+    ref = _run(plan, parse_source(str(data_dir / "data.parquet")), "pandas", tmp_path / "pandas").tables
+    duck = _run(plan, parse_source(str(data_dir / "data.csv")), "duckdb", tmp_path / "duck").tables
+    sp = _run(plan, parse_source(str(data_dir / "data.parquet")), "spark", tmp_path / "spark").tables
+    sp_csv = _run(plan, parse_source(str(data_dir / "data.csv")), "spark", tmp_path / "spark-csv").tables
+    _assert_same_tables(ref, duck)
+    _assert_same_tables(ref, sp)
+    _assert_same_tables(ref, sp_csv)
 
 
 # ---------------------------------------------------------------------------------------------

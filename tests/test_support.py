@@ -39,3 +39,15 @@ def test_run_script_parses_json_literals_and_fails_on_errors():
                       ).strip() == "dpcore"
     with pytest.raises(AssertionError):
         run_script("raise SystemExit(3)")
+
+
+def test_discover_pages_finds_every_page_of_app_py():
+    """The quality gates (browser, load, hostile uploads) visit what discover_pages() returns: every page
+    file of app_pages/ must be there, with one default page (a page bound to a name first, e.g.
+    ``ABOUT = st.Page(...)``, was once dropped)."""
+    from quality_support import REPO_ROOT, discover_pages
+
+    pages = discover_pages()
+    files = {f"app_pages/{f.name}" for f in (REPO_ROOT / "app_pages").glob("*.py") if not f.name.startswith("_")}
+    assert {p.path for p in pages} == files
+    assert len(pages) == len(files) and sum(p.default for p in pages) == 1
