@@ -78,15 +78,19 @@ def test_lln_shift_alone_below_step_1(sigma):
 
 @pytest.mark.parametrize("sigma", [0.309, 0.6])
 def test_lln_dilation_alone_below_the_gaussian_shift(sigma):
-    """D_a(Z || e^lam Z) <= a lam^2 / (2 sigma^2) (data processing of a Gaussian shift), approached at high order."""
-    orders = np.array([1.1, 2.0, 8.0, 32.0, 128.0, 256.0])
-    ratio_at_top = 0.0
-    for lam in (-0.2, 0.02, 0.07, 0.2):
+    """D_a(Z || e^lam Z) <= a lam^2 / (2 sigma^2) (data processing of a Gaussian shift), approached at high order.
+
+    The ratio tends to 1 as (a - 1) lam grows (the far right tail of ln|Z| is the Gaussian's): 0.95 at
+    (a - 1) lam ~ 40, so a dilation term weakened by 3% (bound x 0.94) is beaten here."""
+    orders = np.array([1.1, 2.0, 8.0, 32.0, 128.0, 512.0, 2048.0])
+    best_ratio = 0.0
+    for lam in (-0.2, -0.02, 0.02, 0.07):
         numeric = smooth.lln_renyi_divergence(orders, sigma, 0.0, lam, n_grid=6001)
         bound = smooth.lln_renyi_bound(orders, sigma, 0.0, lam)
         assert np.all(numeric <= bound)
-        ratio_at_top = max(ratio_at_top, float(numeric[-1] / bound[-1]))
-    assert ratio_at_top > 0.6  # the lemma's constant is not loose by more than that at accessible orders
+        inside = (orders - 1) * abs(lam) <= 45  # the quadrature window reaches |z| = e^60
+        best_ratio = max(best_ratio, float(np.max((numeric / bound)[inside])))
+    assert best_ratio > 0.94
 
 
 def _gaussian_renyi(order, mean_gap):
@@ -126,7 +130,7 @@ def test_lln_brute_force_never_beats_the_certificate(setting):
             if d == 0.0 and lam == 0.0:
                 continue
             shift, dilation = d * cal.alpha, lam * cal.beta
-            numeric = smooth.lln_renyi_divergence(orders, cal.sigma, shift, dilation, n_grid=6001)
+            numeric = smooth.lln_renyi_divergence(orders, cal.sigma, shift, dilation, n_grid=4001)
             bound = smooth.lln_renyi_bound(orders, cal.sigma, shift, dilation)
             assert np.all(numeric <= bound), (d, lam, numeric / bound)
             worst_ratio = max(worst_ratio, float(np.max(numeric / bound)))
@@ -136,13 +140,13 @@ def test_lln_brute_force_never_beats_the_certificate(setting):
 
 
 def test_brute_force_is_converged_on_the_grid_used():
-    """The quadrature used above agrees with a 4x finer one (so 'never beats' is not an artefact)."""
+    """The quadrature used above agrees with a 4x finer one within 1% (so 'never beats' is not an artefact)."""
     cal = smooth.lln_calibration(1.0, 1e-6)
     orders = np.array([1.5, 4.0, 32.0, 128.0])
     for d, lam in ((cal.alpha, cal.beta), (-3 * cal.alpha, 3 * cal.beta), (0.0, -cal.beta)):
-        coarse = smooth.lln_renyi_divergence(orders, cal.sigma, d, lam, n_grid=6001)
-        fine = smooth.lln_renyi_divergence(orders, cal.sigma, d, lam, n_grid=24001)
-        assert np.allclose(coarse, fine, rtol=0.05, atol=2e-5)
+        coarse = smooth.lln_renyi_divergence(orders, cal.sigma, d, lam, n_grid=4001)
+        fine = smooth.lln_renyi_divergence(orders, cal.sigma, d, lam, n_grid=16001)
+        assert np.allclose(coarse, fine, rtol=0.01, atol=1e-6)
 
 
 # ------------------------------------------------------------------------------------ the calibration
@@ -226,3 +230,16 @@ def test_laplace_certificate_is_within_a_factor_of_the_brute_force():
                     for d in np.linspace(-cal.alpha, cal.alpha, 41) for lam in np.linspace(-cal.beta, cal.beta, 41))
         assert exact <= cal.certificate
         assert exact >= 0.45 * cal.certificate
+
+
+@pytest.mark.parametrize("epsilon,alpha,beta", [(1.0, 0.5, 0.8), (0.5, 0.1, 0.6), (2.0, 1.0, 0.3), (1.0, 0.2, 0.05),
+                                                (0.3, 0.05, 0.4)])
+def test_laplace_certificate_dominates_brute_force_beyond_the_calibrations(epsilon, alpha, beta):
+    """Large beta (beta > epsilon - alpha, where the 'centre' events are the worst ones) as well as small:
+    the certificate is never beaten by the exact divergence over a grid of neighbours, and is not vacuous."""
+    certificate = smooth.laplace_smooth_delta(epsilon, alpha, beta)
+    assert certificate < 1.0
+    exact = max(smooth.laplace_smooth_hockey_stick(epsilon, d, lam)
+                for d in np.linspace(-alpha, alpha, 21) for lam in np.linspace(-beta, beta, 21))
+    assert exact <= certificate
+    assert exact >= 0.2 * certificate
