@@ -32,13 +32,19 @@ def _recommendation(values, settings: dict):
     return answer_experiments.percentile_cell_answer(values, **settings)[1]
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _answer_statistic(values, cell: dict):
+    """The answer's planner statistic, once per cell (shared; its Monte Carlo memo is deterministic)."""
+    return percentile_experiments.cell_answer_statistic(values, **cell)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
-def _answer_sentence(values, settings: dict):
+def _answer_sentence(values, cell: dict, epsilon: float):
     """The answer sentence at the slider's ε (the same numbers as percentile_cell_answer's first half)."""
-    return percentile_experiments.cell_answer_at_epsilon(values, **settings)
+    return percentile_experiments.cell_answer_at_epsilon(_answer_statistic(values, cell), epsilon=epsilon)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner=False, max_entries=4)  # read only: no copy per rerun
 def _cells():
     return percentile_experiments.pseo_cells(48)
 
@@ -48,7 +54,8 @@ def _cell_view(values, settings: dict) -> percentile_experiments.CellView:
     return percentile_experiments.cell_view(values, **settings)
 
 
-@st.cache_data(show_spinner="Simulating the accuracy curves...", max_entries=16)
+# cache_resource: ε does not change the curves; the shared view is not unpickled on every ε move (issue 13)
+@st.cache_resource(show_spinner="Simulating the accuracy curves...", max_entries=16)
 def _cell_curves_view(values, settings: dict) -> percentile_experiments.CellCurvesView:
     return percentile_experiments.cell_curves_view(values, **settings)
 
@@ -129,7 +136,7 @@ def _page_body() -> None:
         answer_cell = {"source": source, "n": n, "cell_number": cell_number, "relation": relation}
         answer_values = None if source != "sidebar" else current_dataset().values
         answer_views.statistic_answer(
-            _answer_sentence(answer_values, {**answer_cell, "epsilon": float(eps)}),
+            _answer_sentence(answer_values, answer_cell, float(eps)),
             _recommendation(answer_values, {**answer_cell, "target_error": target_error, "confidence": target_confidence}),
             answer_text)
         answer_text.caption("For the cell of section 1 (the cell data chosen below), released with the PSEO bins.")

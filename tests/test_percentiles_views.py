@@ -182,6 +182,7 @@ def test_answer_at_epsilon_is_the_first_half_of_the_cell_answer(cell):
     sentence must be percentile_cell_answer's, number for number."""
     from dpcore.experiments import answers
 
-    for epsilon in (0.3, 1.7):
+    statistic = percentile_experiments.cell_answer_statistic(**cell)
+    for epsilon in (0.3, 1.7, 0.3):
         full, _ = answers.percentile_cell_answer(epsilon=epsilon, target_error=2_000.0, confidence=0.9, **cell)
-        assert percentile_experiments.cell_answer_at_epsilon(epsilon=epsilon, **cell) == full
+        assert percentile_experiments.cell_answer_at_epsilon(statistic, epsilon=epsilon) == full

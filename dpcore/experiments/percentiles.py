@@ -524,21 +524,28 @@ def cell_curves_view(values: Any = None, *, source: str = "synthetic", n: int = 
                           _cell_curves(cell, q=q, n_bins=n_bins, relation=relation, seed=seed))
 
 
-def cell_answer_at_epsilon(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
-                           epsilon: float = 1.0, relation: str = "replace", n_sims: int = 2000, seed: int = 0):
-    """The sentence half of :func:`dpcore.experiments.answers.percentile_cell_answer` (the same planner
-    statistic: the cell's median released by the PSEO noisy histogram, eq. 4.2 of Foote et al. 2019, Monte
-    Carlo with ``n_sims`` draws from ``seed``; the same numbers and sentence) without its ε
-    recommendation, which does not depend on ``epsilon``: the page computes that once per target and
-    this per ε move (issue 13). Neighbouring: replace one person within the cell (or add/remove)."""
+def cell_answer_statistic(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
+                          relation: str = "replace", n_sims: int = 2000, seed: int = 0):
+    """The planner statistic of :func:`dpcore.experiments.answers.percentile_cell_answer` (the same
+    construction): the median of the cell that :func:`cell_view` uses, released by the PSEO noisy
+    histogram (Foote et al. 2019, eq. 4.2), Monte Carlo with ``n_sims`` common random draws from
+    ``seed``. It does not depend on epsilon: the page builds it once per cell (issue 13).
+    Neighbouring: replace one person within the cell (or ``relation="add_remove"``)."""
     from .. import planner as planner_lib
-    from . import answers as answer_experiments
 
     cell, _, _ = _cell_values(values, source, n, cell_number)
-    stat = planner_lib.PercentilesStatistic((np.maximum(np.asarray(cell, dtype=float), 0.0),), q=(50.0,),
+    return planner_lib.PercentilesStatistic((np.maximum(np.asarray(cell, dtype=float), 0.0),), q=(50.0,),
                                             relation=relation, n_sims=int(n_sims), seed=int(seed),
                                             name="Median of the cell (PSEO histogram)")
-    return answer_experiments.statistic_answer(stat, epsilon=epsilon, noun="median of this cell",
+
+
+def cell_answer_at_epsilon(statistic: Any, *, epsilon: float):
+    """The sentence half of :func:`dpcore.experiments.answers.percentile_cell_answer` for a statistic from
+    :func:`cell_answer_statistic` (the same numbers and sentence), without its epsilon recommendation,
+    which does not depend on ``epsilon`` (the page computes that once per target, this per epsilon)."""
+    from . import answers as answer_experiments
+
+    return answer_experiments.statistic_answer(statistic, epsilon=epsilon, noun="median of this cell",
                                                unit_format="${:,.0f}")
 
 
