@@ -121,17 +121,11 @@ def page_arg(page: PageInfo | str) -> str:
 
 
 def open_page(page: PageInfo | str, *, timeout: float = 60, query_params: dict | None = None):
-    """An AppTest of the app (see :func:`app_script`) switched to ``page`` and run once."""
-    from streamlit.testing.v1 import AppTest
+    """An AppTest of the app (see :func:`app_script`) switched to ``page`` and run once
+    (:func:`support.pages.open_page` with a :class:`PageInfo` and a dict of query parameters)."""
+    from support.pages import open_page as open_app_page
 
-    path = page_arg(page)
-    at = AppTest.from_file(str(app_script()), default_timeout=timeout)
-    if query_params:
-        at.query_params.update(query_params)
-    at.run()
-    at.switch_page(path)
-    at.run()
-    return at
+    return open_app_page(page_arg(page), timeout=timeout, **(query_params or {}))
 
 
 def main_sliders(at) -> list[Any]:
@@ -246,8 +240,10 @@ class Server:
 
 
 def python_executable() -> str:
-    venv = REPO_ROOT / ".venv" / "bin" / "python"
-    return str(venv) if venv.exists() else sys.executable
+    """The project's venv Python when present, else this one (:data:`support.pages.PYTHON`)."""
+    from support.pages import PYTHON
+
+    return PYTHON
 
 
 @contextlib.contextmanager
