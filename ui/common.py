@@ -144,9 +144,12 @@ def download_csv(frame: Any, label: str, file_name: str, key: str | None = None)
     """A download button for a chart's data (pandas DataFrame) as CSV.
 
     The CSV is made when the button is clicked (Streamlit's deferred download), not on every rerun:
-    a page with six charts no longer encodes six CSV files per slider move (issue 13)."""
-    st.download_button(label, lambda: frame.to_csv(index=False).encode("utf-8"), file_name=file_name,
-                       mime="text/csv", key=key or f"dl-{file_name}")
+    a page with six charts no longer encodes six CSV files per slider move (issue 13). ``frame`` may also
+    be a function returning the DataFrame, so that even the frame is built only on a click."""
+    def data() -> bytes:
+        return (frame() if callable(frame) else frame).to_csv(index=False).encode("utf-8")
+
+    st.download_button(label, data, file_name=file_name, mime="text/csv", key=key or f"dl-{file_name}")
 
 
 # ---------------------------------------------------------------------------------------------

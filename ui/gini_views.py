@@ -108,15 +108,12 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
         st.caption(f"Each dot is a 1-in-{n_dots} chance: if the agency published today, the Gini would be "
                    "near one of these dots." + (" Dots far from the black line are the heavy-tailed noise."
                                                 if view.noise == "cauchy" else ""))
-        download_csv(pd.DataFrame({"probability_level": (np.arange(n_dots) + 0.5) / n_dots,
+        download_csv(lambda: pd.DataFrame({"probability_level": (np.arange(n_dots) + 0.5) / n_dots,
                                    "release": view.plausible_releases}),
                      "Download the dots (CSV)", "gini_plausible_releases.csv", key="gini_dl_dots")
     with right:
         st.subheader("Error summary")
-        shown = view.error_table()
-        for column in shown.columns[1:]:
-            shown[column] = [fmt(float(v), 4) if v < 1 else f"{v:.3g}" for v in shown[column]]
-        st.table(shown.set_index("mechanism"))
+        st.markdown(_error_summary_markdown(view.error_table()))
         if view.rmse is not None:
             st.caption("RMSE is shown because γ > 3: the noise then has a finite variance." if view.noise == "cauchy"
                        else "RMSE is shown: this light-tailed noise has a finite variance.")
@@ -124,9 +121,19 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
             st.caption(f"No RMSE: with γ = {view.gamma:g} ≤ 3 the noise has **infinite variance**, so an RMSE does "
                        "not exist (a simulated one keeps growing with more draws). Quantiles of the error "
                        "are the honest summary. Choose γ > 3 to see an RMSE.")
-    download_csv(pd.DataFrame({"release_smooth": view.simulated_releases[:2000],
+    download_csv(lambda: pd.DataFrame({"release_smooth": view.simulated_releases[:2000],
                                "release_laplace": view.simulated_laplace_releases[:2000]}),
                  "Download 2,000 simulated releases (CSV)", "gini_releases.csv", key="gini_dl_rel")
+
+
+def _error_summary_markdown(table: pd.DataFrame) -> str:
+    """The error summary as a Markdown table (one small element instead of an Arrow table; issue 13)."""
+    columns = list(table.columns)
+    rows = [[str(row[columns[0]])] + [fmt(float(v), 4) if v < 1 else f"{v:.3g}" for v in row[columns[1:]]]
+            for _, row in table.iterrows()]
+    header = [c.replace("|", "\\|") for c in columns]  # "median |error|": escape the pipes
+    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(columns) - 1)]
+    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows])
 
 
 def sensitivity(view: GiniView) -> None:
@@ -142,8 +149,8 @@ def sensitivity(view: GiniView) -> None:
     st.caption("The exact bound uses the true smallest and largest Gini reachable by changing k records "
                "(Theorems 4.1–4.2); the fast one uses only n, the mean and [L, U]. Both are valid; the exact "
                "one is never larger. Curves stop where larger k can no longer matter (Section 4.4 pruning).")
-    curves = [c.assign(bound=b) for c, b in ((view.exact_curve, "exact"), (view.fast_curve, "fast")) if c is not None]
-    download_csv(pd.concat(curves), "Download the sensitivity curves (CSV)", "gini_sensitivity_decay.csv",
+    curves = [(c, b) for c, b in ((view.exact_curve, "exact"), (view.fast_curve, "fast")) if c is not None]
+    download_csv(lambda: pd.concat([c.assign(bound=b) for c, b in curves]), "Download the sensitivity curves (CSV)", "gini_sensitivity_decay.csv",
                  key="gini_dl_decay")
 
 
@@ -166,7 +173,7 @@ def posterior(view: GiniView, prior_text: str) -> None:
     st.caption("Assumption (as in the paper): the analyst knows the noise scale S(X)/α. It depends on the "
                "confidential data, so publishing it is not covered by the release's guarantee. Green ticks: "
                "the highest-posterior-density interval. Change the sidebar seed to draw another release.")
-    download_csv(pd.DataFrame({"g": view.posterior_grid, "posterior_density": view.posterior_density}),
+    download_csv(lambda: pd.DataFrame({"g": view.posterior_grid, "posterior_density": view.posterior_density}),
                  "Download the posterior density (CSV)", "gini_posterior.csv", key="gini_dl_post")
 
 
