@@ -127,12 +127,11 @@ def plan_views() -> None:
             views.release_plan_download(kinds, specs, _statistic, alloc, ds, group_column, total)
 
 
-refusal = views.release_refusal(specs)
 if mode == PLAN:
     plan_views()
-else:  # RELEASE mode (durable ledger)
-    if refusal:
-        st.warning(refusal)
+else:  # RELEASE mode (durable ledger); what the chosen Gini noise implies is said first (issue 17)
+    if views.release_refusal(specs):
+        st.warning(views.release_refusal(specs))
     elif views.release_delta_note(specs):
         st.info(views.release_delta_note(specs))
     release_panel(ds, kinds, _statistic, st.session_state.get("_planner_alloc") or views.allocation(kinds, 2.0),
