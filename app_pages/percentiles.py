@@ -56,8 +56,10 @@ def _cell_view(values, settings: dict) -> percentile_experiments.CellView:
 
 # cache_resource: ε does not change the curves; the shared view is not unpickled on every ε move (issue 13)
 @st.cache_resource(show_spinner="Simulating the accuracy curves...", max_entries=16)
-def _cell_curves_view(values, settings: dict) -> percentile_experiments.CellCurvesView:
-    return percentile_experiments.cell_curves_view(values, **settings)
+def _cell_curves_view(values, settings: dict) -> tuple:
+    """The curves view and its figure spec, built together once per setting (no DataFrame hashing per rerun)."""
+    view = percentile_experiments.cell_curves_view(values, **settings)
+    return view, percentiles_views.curves_spec(view)
 
 
 @st.cache_data(show_spinner="Releasing every cell...", max_entries=16)
@@ -162,7 +164,7 @@ def _page_body() -> None:
             curve_q = float(qp_selectbox("Percentile shown in the curves", "perc_curve_q", [f"{x:g}" for x in q],
                                          f"{50 if 50 in q else q[0]:g}"))
             with guard("the accuracy curves"):
-                percentiles_views.curves(_cell_curves_view(values, {**cell_settings, "q": curve_q, "n_bins": int(n_bins),
+                percentiles_views.curves(*_cell_curves_view(values, {**cell_settings, "q": curve_q, "n_bins": int(n_bins),
                                                                     "relation": relation, "seed": seed()}))
             repro.share_panel("percentiles", script=repro.view_script_for(
                 percentile_experiments.__name__, "cell_view", settings, title="Earnings percentiles (PSEO)",

@@ -135,10 +135,16 @@ def cell(view: CellView, *, fixed_axes: bool = False) -> None:
                 "add/remove is 2ε-DP under replacement, so this comparison favours the histogram.")
 
 
-def curves(view: CellCurvesView) -> None:
-    """Section 4 of the one-cell view (below its percentile control): accuracy against ε."""
-    show_figure(plots_percentiles.accuracy_curve_figure(
-        view.curves, f"Mean relative accuracy of P{view.q:g}, 200 noise draws per ε"), width="stretch")
+def curves_spec(view: CellCurvesView) -> dict:
+    """The accuracy-against-ε figure of a curves view as a plain spec (built once per view by the page)."""
+    return plots_percentiles_builders.accuracy_curve_figure(
+        view.curves, f"Mean relative accuracy of P{view.q:g}, 200 noise draws per ε").to_dict()
+
+
+def curves(view: CellCurvesView, spec: dict | None = None) -> None:
+    """Section 4 of the one-cell view (below its percentile control): accuracy against ε (``spec``: the
+    view's :func:`curves_spec`, when the caller kept it)."""
+    show_spec(spec if spec is not None else curves_spec(view))
     st.caption("Here every method spends the whole ε on this one percentile (the histogram would release all "
                "the others for free). Means below −0.5 are off the chart: smooth-sensitivity noise is heavy "
                "tailed and, at small ε, can miss by more than the earnings themselves.")

@@ -127,6 +127,16 @@ def privacy_cost(view: strat_experiments.GroupMeansView, method: str) -> str:
     return f"ρ = {view.rho:.3g} (ε = {view.epsilon_at_delta:.3g}, δ = {view.delta:g})"
 
 
+class _LazyFrame:
+    """A table for :func:`ui.common.download_csv` that is built only when its CSV is downloaded."""
+
+    def __init__(self, build: Callable[[], pd.DataFrame]) -> None:
+        self._build = build
+
+    def to_csv(self, *args: Any, **kwargs: Any) -> Any:
+        return self._build().to_csv(*args, **kwargs)
+
+
 def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, memo_key: tuple,
                 fixed_axes: bool = False) -> None:
     """The group-means view: metrics, per-group chart and table, the overall mean of every method,
@@ -150,8 +160,8 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
         "short, but the dots miss groups whose true mean differs from the overall one.")
     clip, prior = view.clip, view.prior
     span = prior if isinstance(clip, float) else (min(prior[0], clip[0]), max(prior[1], clip[1]))
-    lo = max(span[0], float(min(table["q05"].min(), table["true mean"].min())))
-    hi = min(span[1], float(max(table["q95"].max(), table["true mean"].max())))
+    lo = max(span[0], float(min(view.q05.min(), view.true_means.min())))  # the table's columns, from the view
+    hi = min(span[1], float(max(view.q95.max(), view.true_means.max())))
     pad = 0.1 * max(hi - lo, 1e-9)
     y_range = (lo - pad, hi + pad)
     if fixed_axes:
@@ -183,15 +193,18 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     st.dataframe(summary, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format=f) for c, f in _NUMBER_FORMATS.items()})
     download_csv(summary, "Download method summary (CSV)", "stratified_methods.csv", key="strat_dl_methods")
-    errs = pd.concat([pd.DataFrame({"method": m, "error": view.overall[m] - view.true_overall})
-                      for m in strat_experiments.METHODS], ignore_index=True)
+    def errors_frame() -> pd.DataFrame:  # built only for a new chart or a download (issue 13)
+        return pd.concat([pd.DataFrame({"method": m, "error": view.overall[m] - view.true_overall})
+                          for m in strat_experiments.METHODS], ignore_index=True)
+
     perr = pd.DataFrame([{"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"],
                           "q95": r["parity q95"]} for r in rows])
     left, right = st.columns(2)
     with left:
         st.markdown("**Error of the overall mean** (simulated releases)")
-        show_spec(memo(memo_key + ("overall",), lambda: plots_stratified_builders.overall_errors_spec(errs)))
-        download_csv(errs.assign(release=errs.groupby("method").cumcount())[["method", "release", "error"]],
+        show_spec(memo(memo_key + ("overall",), lambda: plots_stratified_builders.overall_errors_spec(errors_frame())))
+        download_csv(_LazyFrame(lambda: errors_frame().pipe(
+            lambda errs: errs.assign(release=errs.groupby("method").cumcount())[["method", "release", "error"]])),
                      "Download the simulated errors (CSV)", "stratified_overall_errors.csv", key="strat_dl_overall")
     with right:
         st.markdown("**Parity error** φ = (1/k)·|overall rel. error| + Σ groups |rel. error|")
