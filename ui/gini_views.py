@@ -80,13 +80,13 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
 
     ``fixed_axes``: both panels on [0, 1] x [0 %, 100 %] (public, independent of the draws), so two
     ε side by side show the change in spread instead of the same shape with other tick labels."""
-    st.header("1 · Where would the published Gini land?")
     if view.saturated:
         st.info("Hidden: at these settings the releases would be pure noise (see the message above).")
         return
     med, q90, _ = view.abs_error_quantiles
     lap_med, lap_q90, _ = view.laplace_abs_error_quantiles
-    st.markdown(
+    st.markdown(  # the section's heading and text in one element (fewer messages per rerun, issue 13)
+        "## 1 · Where would the published Gini land?\n\n"
         f"Each release is the true Gini plus noise. Out of many possible releases, half land within "
         f"**±{fmt(med)}** of the truth and 90 % within **±{fmt(q90)}**. The usual Laplace "
         f"mechanism (right) must cover the worst case over *all* datasets and is "
@@ -112,8 +112,7 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
                                    "release": view.plausible_releases}),
                      "Download the dots (CSV)", "gini_plausible_releases.csv", key="gini_dl_dots")
     with right:
-        st.subheader("Error summary")
-        st.markdown(_error_summary_markdown(view.error_table()))
+        st.markdown("### Error summary\n\n" + _error_summary_markdown(view.error_table()))
         if view.rmse is not None:
             st.caption("RMSE is shown because γ > 3: the noise then has a finite variance." if view.noise == "cauchy"
                        else "RMSE is shown: this light-tailed noise has a finite variance.")
@@ -138,8 +137,8 @@ def _error_summary_markdown(table: pd.DataFrame) -> str:
 
 def sensitivity(view: GiniView) -> None:
     """Section 2: the smooth-sensitivity curves e^(-βk) A(k), exact and fast."""
-    st.header("2 · Why this much noise? Smooth sensitivity")
     st.markdown(
+        "## 2 · Why this much noise? Smooth sensitivity\n\n"
         "How much can **one person** move the Gini of this data? That *local sensitivity* cannot be "
         "published as is (it describes the data), so the mechanism uses a **smooth** bound: it also looks "
         "at datasets with k records changed, with weight e^(−βk). A(k) is the largest local sensitivity "
@@ -238,9 +237,11 @@ def paper_experiments(values: np.ndarray, *, gamma: float, upper: float | None, 
                              key=f"gini_dl_fig{number}")
 
 
-def numbers(view: GiniView) -> None:
-    """Section 6 (first part): the view's numbers at full precision, as the generated script prints them."""
-    st.markdown("The numbers of this view at full precision (the script below prints the same ones):")
+def numbers(view: GiniView, *, heading: str | None = None) -> None:
+    """The share section's first part: the view's numbers at full precision, as the generated script prints
+    them (``heading``: the section's title, drawn in the same element)."""
+    st.markdown((f"## {heading}\n\n" if heading else "")
+                + "The numbers of this view at full precision (the script below prints the same ones):")
     numbers_table(view.numbers(), "gini_numbers.csv", key="gini_dl_numbers")
 
 

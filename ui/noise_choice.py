@@ -184,8 +184,8 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
     page's own selector (drawn with :func:`noise_selector` above the view) chose; None draws the selector here.
     Returns the chosen name.
     """
-    st.header("4b · Lighter tails: choose the noise distribution")
-    st.markdown(
+    intro = (
+        "## 4b · Lighter tails: choose the noise distribution\n\n"
         "The paper's generalized-Cauchy noise gives **pure** ε-DP but has heavy tails: rare releases land very "
         "far off. Two light-tailed alternatives use the same smooth sensitivity: **Laplace** noise "
         "(Nissim, Raskhodnikova & Smith 2007) for (ε, δ)-DP, and the **Laplace log-normal** of Bun & Steinke "
@@ -193,9 +193,11 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
         "the Cauchy is pure ε (so also (ε, δ)), the Laplace spends exactly (ε, δ), the log-normal spends the "
         "zCDP ρ that implies (ε, δ). Planning view: the numbers use the data's smooth sensitivity.")
     if chosen is None:  # the page may draw the selector itself, above its view (the whole page follows it)
+        st.markdown(intro)
         chosen = noise_selector(key_prefix)
-    else:
-        st.markdown(f"Chosen above: **{NOISE_LABELS.get(chosen, chosen)}**; every number on this page uses it.")
+    else:  # one element for the heading, the text and the choice (fewer messages per rerun, issue 13)
+        st.markdown(intro + f"\n\nChosen above: **{NOISE_LABELS.get(chosen, chosen)}**; every number on this "
+                    "page uses it.")
     fast_enough = method == "fast" or epsilon >= slow_below
     if chosen != "cauchy" and fast_enough:
         comparison = None
