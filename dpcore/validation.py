@@ -14,6 +14,7 @@ import numpy as np
 
 __all__ = [
     "DPInputError",
+    "NotAnIntegerError",
     "as_generator",
     "check_epsilon",
     "check_delta",
@@ -31,6 +32,12 @@ MAX_EPSILON = 1e6  # beyond this, e^epsilon overflows in some formulas and priva
 
 class DPInputError(ValueError):
     """A bad argument or bad data given to a dpcore function (the message says what to change)."""
+
+
+class NotAnIntegerError(DPInputError, TypeError):
+    """A count, size or seed given something that is not an integer (2.5, NaN, inf, a string, None):
+    refused by :func:`check_int`, never truncated. A :class:`DPInputError` (so a ``ValueError``) and,
+    as :func:`check_int` raised before, a ``TypeError``: callers catching either keep working."""
 
 
 # re-exported from dpcore.rng (kept here so ``from dpcore.validation import as_generator`` works)
@@ -99,15 +106,16 @@ def check_probability(p: Any, name: str, *, open_interval: bool = True) -> float
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
-    """An integer (numpy ints and integral floats such as 10.0 accepted) within [minimum, maximum]."""
+    """An integer (numpy ints and integral floats such as 10.0 accepted) within [minimum, maximum].
+    Anything else (2.5, NaN, a string) raises :class:`NotAnIntegerError`: never truncated by ``int()``."""
     if isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, got bool")
+        raise NotAnIntegerError(f"{name} must be an integer, got bool")
     if isinstance(value, (Integral, np.integer)):
         v = int(value)
     elif isinstance(value, (Real, np.floating)) and math.isfinite(float(value)) and float(value).is_integer():
         v = int(value)
     else:
-        raise TypeError(f"{name} must be an integer, got {value!r}")
+        raise NotAnIntegerError(f"{name} must be an integer (a whole number), got {value!r}")
     if minimum is not None and v < minimum:
         raise DPInputError(f"{name} must be >= {minimum}, got {v}")
     if maximum is not None and v > maximum:

@@ -53,8 +53,6 @@ HEAVY = {
 # drawn examples change whenever a signature changes, so they cannot be strict).
 nan = math.nan
 KNOWN_CALLS: dict[str, tuple[dict[str, Any], str]] = {
-    "dpcore.gini_experiments.plausible_releases": (
-        {"noise_law": nan}, "noise_law is not checked: AttributeError 'float' object has no attribute 'ppf'"),
 }
 # Targeted checks known to fail: "function:parameter" -> what happens.
 KNOWN_TARGETED: dict[str, str] = {
@@ -660,21 +658,11 @@ VIEW_HOSTILE_BY_FUNCTION: dict[tuple[str, str], list[tuple[Any, str]]] = {
 # Defects this part found, reported to the owners of dpcore.experiments: "function:param=value" -> what
 # happens. Each is a strict xfail (it fails once fixed, so the entry gets removed).
 KNOWN_VIEW_DEFECTS: dict[str, str] = {
-    "answers.gini_answer:n=2.5": "int(n) truncates a fractional sample size to 2 and answers for n = 2",
-    "answers.gini_recommendation:n=2.5": "int(n) truncates a fractional sample size to 2",
-    "answers.ratio_answer:n_x=2.5": "int(n_x) truncates a fractional group size",
-    "answers.percentile_cell_answer:seed=1.5": "int(seed) truncates a fractional seed (cell_view refuses it)",
-    "answers.percentile_cell_answer:values=array[52000.0]": "answers for a one-person cell (cell_view refuses it)",
-    "answers.percentile_cell_answer:values=array[1.0, nan, 3.0]": "NaN dropped with the non-positive incomes",
-    "percentiles.cell_view:values=array[1.0, nan, 3.0]": "NaN silently dropped (counted as a non-positive income)",
-    "percentiles.cell_curves_view:values=array[1.0, nan, 3.0]": "NaN silently dropped (counted as non-positive)",
-    "ratio.intervals_view:n_x=-5": "numpy's bare ValueError('n < 0') instead of a DPInputError naming n_x",
-    "ratio.intervals_view:n_y=-5": "numpy's bare ValueError('n < 0') instead of a DPInputError naming n_y",
-    "ratio.odds_ratio_view:n_x=-5": "numpy's bare ValueError('n < 0') instead of a DPInputError naming n_x",
-    "ratio.odds_ratio_view:n_y=-5": "numpy's bare ValueError('n < 0') instead of a DPInputError naming n_y",
-    "ratio.accuracy_view:n_x=0": "no check of the group sizes: returns accuracy curves for an empty group",
-    "ratio.accuracy_view:n_x=2.5": "int(n_x) truncates a fractional group size",
-    "ratio.accuracy_view:alpha=1.5": "no check that the failure probability alpha is in (0, 1)",
+    # Not a defect of accuracy_view (reported back to the harness owner): alpha is the accuracy target of
+    # the ratio paper's Definition 2.2, an absolute error in x/y (alpha >= x/y is valid, spec section 3.1),
+    # not a failure probability; accuracy_view refuses alpha <= 0 and NaN. The hostile value 1.5 should go.
+    "ratio.accuracy_view:alpha=1.5": "alpha = 1.5 is a valid accuracy target (an error in the ratio, not a "
+                                     "probability): accuracy_view rightly answers",
 }
 
 

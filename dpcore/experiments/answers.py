@@ -16,7 +16,7 @@ from scipy import optimize
 
 from .. import defaults
 from .. import planner as planner_lib
-from ..validation import DPInputError, check_epsilon, check_finite, check_positive, check_probability
+from ..validation import DPInputError, check_epsilon, check_finite, check_int, check_positive, check_probability
 from .gini import subsample
 
 #: how the answer sentence names a light-tailed noise (dpcore.smooth_noises.SMOOTH_NOISES, issue 17)
@@ -81,7 +81,8 @@ def _fmt(value: float) -> str:
 
 def _gini_statistic(values: Any, *, lower: float, upper: float, gamma: float, calibration: str,
                     n: int | None, noise: str = "cauchy", delta: float | None = None) -> planner_lib.GiniStatistic:
-    x = subsample(values, np.asarray(values).size if n is None else int(n))
+    # n is checked by subsample (an integer >= 2: 2.5 is refused, never truncated)
+    x = subsample(values, np.asarray(values).size if n is None else n)
     lower, upper = check_finite(lower, "lower bound L"), check_finite(upper, "upper bound U")
     stat = planner_lib.make_statistic("gini", x, lower=lower, upper=upper, gamma=gamma, calibration=calibration,
                                       noise=noise, delta=delta)
@@ -222,9 +223,10 @@ def ratio_answer(*, epsilon: float, p_x: float, p_y: float, n_x: int, n_y: int,
     """The ratios page's answer for planned shares p_x, p_y in groups of public sizes n_x, n_y: the
     relative risk by Laplace-noised counts (Claim 3.2 of the ratio paper; the planner's statistic),
     the error sentence at ``epsilon`` and the ε for ±``target_error`` (relative-risk units)."""
-    x = int(round(check_probability(p_x, "p_x") * int(n_x)))
-    y = int(round(check_probability(p_y, "p_y") * int(n_y)))
-    stat = planner_lib.RatioStatistic(x, y, int(n_x), int(n_y))
+    n_x, n_y = check_int(n_x, "group size n_x", minimum=1), check_int(n_y, "group size n_y", minimum=1)
+    x = int(round(check_probability(p_x, "p_x") * n_x))
+    y = int(round(check_probability(p_y, "p_y") * n_y))
+    stat = planner_lib.RatioStatistic(x, y, n_x, n_y)
     return (statistic_answer(stat, epsilon=epsilon, noun="relative risk"),
             statistic_recommendation(stat, target_error=target_error, confidence=confidence, noun="relative risk"))
 
@@ -238,12 +240,11 @@ def percentile_cell_answer(values: Any = None, *, source: str = "synthetic", n: 
     (Foote et al. 2019, eq. 4.2; the planner's percentiles statistic, Monte Carlo with ``n_sims``
     draws, seed ``seed``), the error sentence at ``epsilon`` in dollars and the ε for ±``target_error``
     dollars. Neighbouring: replace one person within the cell (or ``relation="add_remove"``)."""
-    from .percentiles import _cell_values
+    from .percentiles import cell_answer_statistic
 
-    cell, _, _ = _cell_values(values, source, n, cell_number)
-    stat = planner_lib.PercentilesStatistic((np.maximum(np.asarray(cell, dtype=float), 0.0),), q=(50.0,),
-                                            relation=relation, n_sims=int(n_sims), seed=int(seed),
-                                            name="Median of the cell (PSEO histogram)")
+    # one construction (and one set of argument checks) with the page's per-cell statistic
+    stat = cell_answer_statistic(values, source=source, n=n, cell_number=cell_number, relation=relation,
+                                 n_sims=n_sims, seed=seed)
     return (statistic_answer(stat, epsilon=epsilon, noun="median of this cell", unit_format="${:,.0f}"),
             statistic_recommendation(stat, target_error=target_error, confidence=confidence,
                                      noun="median of this cell", unit_format="${:,.0f}"))

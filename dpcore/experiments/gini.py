@@ -62,7 +62,8 @@ from .. import gini as gini_mechanism
 from .. import smooth_noises
 from ..data import two_point_incomes
 from ..noise import GeneralizedCauchy, smooth_noise_calibration
-from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_finite, check_int
+from ..validation import (DPInputError, as_finite_array, as_generator, check_epsilon, check_finite, check_int,
+                          check_positive)
 
 __all__ = [
     "FIG1_EPSILONS",
@@ -157,9 +158,21 @@ def plausible_releases(true_value: float, noise_scale: float, gamma: float, n_do
     t = check_finite(true_value, "true_value")
     n_dots = check_int(n_dots, "n_dots", minimum=1, maximum=1000)
     p = (np.arange(n_dots) + 0.5) / n_dots
-    s = check_finite(noise_scale, "noise_scale")
-    law = GeneralizedCauchy(_check_gamma(gamma)) if noise_law is None else noise_law
-    return t + s * np.asarray(law.ppf(p), dtype=float)
+    s = check_positive(noise_scale, "noise_scale", allow_zero=True)
+    if noise_law is None:
+        law = GeneralizedCauchy(_check_gamma(gamma))
+    elif callable(getattr(noise_law, "ppf", None)):
+        law = noise_law
+    else:
+        raise DPInputError("noise_law must be a noise distribution with a .ppf method (e.g. "
+                           f"dpcore.smooth_noises.noise_distribution(cal)) or None, got {noise_law!r}")
+    dots = t + s * np.asarray(law.ppf(p), dtype=float)
+    if dots.shape != p.shape:
+        raise DPInputError(f"noise_law.ppf must give one quantile per dot (shape {p.shape}), got shape {dots.shape}")
+    if not np.isfinite(dots).all():
+        raise DPInputError("noise_law.ppf gave non-finite quantiles: the dots need a law with finite quantiles "
+                           "in (0, 1)")
+    return dots
 
 
 def _summary_row(scale: float, gamma: float) -> dict[str, float]:

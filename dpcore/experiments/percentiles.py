@@ -35,7 +35,7 @@ from .. import noise
 from .. import percentiles as percentile_mechanisms
 from ..percentiles import (PSEO_LOWER, PSEO_TOP, _check_q, _check_relation, _smooth_from_profile, bin_edges,
                            cell_bin_counts, percentile_rank, relative_accuracy, simulate_histogram_percentiles)
-from ..validation import DPInputError, as_generator, check_epsilon, check_int, check_positive
+from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_int, check_positive
 
 __all__ = ["AGG_LEVELS", "PSEO_FILE", "load_pseo_cells", "pseo_cells", "synthesize_cell_earnings", "synthesize_cells",
            "CELL_SIZE_BREAKS", "CELL_SIZE_LABELS", "size_category", "CellPanel", "make_cell_panel",
@@ -411,6 +411,7 @@ class CellView:
 
 
 def _cell_values(values: Any, source: str, n: int, cell_number: int) -> tuple[np.ndarray, int, dict]:
+    n = check_int(n, "cell size", minimum=1)  # 2.5 is refused, never truncated
     if source == "synthetic":
         return synthesize_cell_earnings(*SYNTH_QUARTILES, n, rng=DATA_SEED), 0, {}
     if source == "pseo":
@@ -428,7 +429,8 @@ def _cell_values(values: Any, source: str, n: int, cell_number: int) -> tuple[np
     if source == "sidebar":
         if values is None:
             raise DPInputError("this cell source needs the sidebar's earnings")
-        x = np.asarray(values, dtype=float)
+        # NaN/inf refused as on upload (never dropped silently with the non-positive incomes)
+        x = as_finite_array(values, "the sidebar's earnings")
         positive = x[x > 0]
         take = positive if n >= positive.size else np.random.default_rng(DATA_SEED).choice(positive, size=n,
                                                                                            replace=False)
@@ -533,9 +535,12 @@ def cell_answer_statistic(values: Any = None, *, source: str = "synthetic", n: i
     Neighbouring: replace one person within the cell (or ``relation="add_remove"``)."""
     from .. import planner as planner_lib
 
+    n_sims = check_int(n_sims, "simulated releases n_sims", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)  # 1.5 is refused, never truncated
     cell, _, _ = _cell_values(values, source, n, cell_number)
-    return planner_lib.PercentilesStatistic((np.maximum(np.asarray(cell, dtype=float), 0.0),), q=(50.0,),
-                                            relation=relation, n_sims=int(n_sims), seed=int(seed),
+    cell = percentile_mechanisms._earnings(cell, "the cell's earnings")  # a one-person cell refused, as in cell_view
+    return planner_lib.PercentilesStatistic((np.maximum(cell, 0.0),), q=(50.0,),
+                                            relation=relation, n_sims=n_sims, seed=seed,
                                             name="Median of the cell (PSEO histogram)")
 
 

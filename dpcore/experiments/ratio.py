@@ -33,7 +33,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import ratio
-from ..validation import DPInputError, check_int, check_probability
+from ..validation import DPInputError, check_int, check_positive, check_probability
 from .plain import to_plain
 
 __all__ = [
@@ -67,6 +67,12 @@ HEATMAP_METHODS = {"Theorem 4.5 conservative": ("normal", True, True),
 
 def _seed(seed: Any) -> int:
     return check_int(seed, "seed", minimum=0)
+
+
+def _group_sizes(n_x: Any, n_y: Any) -> tuple[int, int]:
+    """The public group sizes: integers >= 1 (2.5 refused, never truncated; a negative size named here,
+    not numpy's bare 'n < 0' from the binomial draw)."""
+    return check_int(n_x, "group size n_x", minimum=1), check_int(n_y, "group size n_y", minimum=1)
 
 
 def noised_counts(x: Any, y: Any, *, epsilon: float, mechanism: str, delta: float | None,
@@ -185,6 +191,7 @@ def intervals_view(n_x: int, n_y: int, *, epsilon: float, mechanism: str = "lapl
     counts, rng ``seed + 61``), or (x_obs, y_obs) for released noisy counts. Intervals: Katz and
     Theorem 4.2 on the true counts (simulated study, both counts >= 1), Theorem 4.2 on the noisy
     counts, Theorem 4.5 (adds the known noise variance)."""
+    n_x, n_y = _group_sizes(n_x, n_y)
     cn = ratio.count_noise(epsilon, mechanism=mechanism, delta=delta)
     simulated = x_obs is None
     if simulated:
@@ -309,10 +316,15 @@ class AccuracyView:
 
 
 def accuracy_view(p_x: float, p_y: float, n_x: int, n_y: int, *, alpha: float = 0.1) -> AccuracyView:
-    """The accuracy view (no randomness: every accuracy is exact)."""
+    """The accuracy view (no randomness: every accuracy is exact). ``alpha`` is the accuracy target of
+    Definition 2.2 ((alpha, beta)-sample accuracy): an absolute error in the ratio x/y, any number > 0
+    (alpha >= x/y is valid: spec section 3.1 uses the general CDF there), not a probability."""
+    n_x, n_y = _group_sizes(n_x, n_y)
+    p_x, p_y = check_probability(p_x, "p_x"), check_probability(p_y, "p_y")
+    alpha = check_positive(alpha, "accuracy target alpha")
     x, y = int(round(p_x * n_x)), int(round(p_y * n_y))
-    n = max(int(n_x), int(n_y))
-    return AccuracyView(x=x, y=y, n=n, alpha=float(alpha), rows=accuracy_curves(x, y, n, alpha))
+    n = max(n_x, n_y)
+    return AccuracyView(x=x, y=y, n=n, alpha=alpha, rows=accuracy_curves(x, y, n, alpha))
 
 
 def bias_curve(p_x: float, p_y: float, epsilon: float, ns: Sequence[int] = BIAS_N) -> tuple[dict, ...]:
@@ -373,6 +385,8 @@ def odds_ratio_view(p_x: float, p_y: float, n_x: int, n_y: int, *, epsilon: floa
     """The odds-ratio view: X, Y and the noisy 2x2 table from rng ``seed + 71`` (each cell
     Laplace(2/epsilon) or the Gaussian equivalent, L1 sensitivity 2), coverage runs ``seed + 0/1/2``."""
     seed = _seed(seed)
+    n_x, n_y = _group_sizes(n_x, n_y)
+    p_x, p_y = check_probability(p_x, "p_x"), check_probability(p_y, "p_y")
     gen = np.random.default_rng(seed + 71)
     X = int(gen.binomial(n_x, p_x))
     Y = int(gen.binomial(n_y, p_y))
