@@ -817,7 +817,9 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     memo = _memo_for(xs, lower, upper)
     exact = None
     if xs.size <= 200_000:
-        exact = memo.smooth_sensitivity(cal.beta, k_max=min(fast.A.size - 1, 100 if xs.size <= 50_000 else 25))
+        chart_k = 100 if xs.size <= 50_000 else 25
+        memo.exact_a(min(chart_k, xs.size - 1))  # the chart's A^(k) at once (the first view of a data set pays)
+        exact = memo.smooth_sensitivity(cal.beta, k_max=min(fast.A.size - 1, chart_k))
     if method == "fast":
         ss = fast
     else:
