@@ -115,3 +115,51 @@ def test_group_means_answer_and_page():
     at = open_page("app_pages/stratified.py")
     assert_clean(at)
     assert at.success[0].value.startswith("**At ε = 1 the published mean of every group is within ±")
+
+
+# ---- bad input (issue 8): refused with a DPInputError naming the parameter, never truncated or dropped ----
+
+@pytest.mark.parametrize("call", [
+    lambda: answers.gini_answer(VALUES, epsilon=1.0, n=2.5),
+    lambda: answers.gini_recommendation(VALUES, n=2.5),
+    lambda: answers.gini_answer(VALUES, epsilon=1.0, n=float("nan")),
+], ids=["gini_answer", "gini_recommendation", "gini_answer-nan"])
+def test_gini_answers_refuse_a_fractional_sample_size(call):
+    # int(2.5) used to answer for n = 2 (a different question, silently)
+    with pytest.raises(DPInputError, match=r"\bn must be an integer"):
+        call()
+    assert answers.gini_answer(VALUES, epsilon=1.0, n=500.0).n == 500  # an integral float is a size
+
+
+@pytest.mark.parametrize("n_x,n_y,message", [(2.5, 120, "n_x must be an integer"), (100, 7.9, "n_y must be an integer"),
+                                             (0, 120, "n_x must be >= 1"), (100, -5, "n_y must be >= 1")])
+def test_ratio_answer_refuses_bad_group_sizes(n_x, n_y, message):
+    with pytest.raises(DPInputError, match=message):
+        answers.ratio_answer(epsilon=1.0, p_x=0.3, p_y=0.2, n_x=n_x, n_y=n_y)
+
+
+def test_percentile_cell_answer_refuses_what_cell_view_refuses():
+    from dpcore.experiments import percentiles as percentile_experiments
+
+    incomes = np.sort(np.random.default_rng(0).lognormal(10.3, 0.8, 60)).round(2)
+    sidebar = dict(source="sidebar", n=60, n_sims=100)
+    with pytest.raises(DPInputError, match="seed must be an integer"):  # int(1.5) used to run seed 1
+        answers.percentile_cell_answer(incomes, **sidebar, seed=1.5)
+    with pytest.raises(DPInputError, match="n_sims"):
+        answers.percentile_cell_answer(incomes, source="sidebar", n=60, n_sims=99.5)
+    with pytest.raises(DPInputError, match="cell size must be an integer"):
+        answers.percentile_cell_answer(incomes, source="sidebar", n=2.5, n_sims=100)
+    # a one-person cell: cell_view refuses it, so the answer (same cell) refuses it with the same message
+    for call in (answers.percentile_cell_answer, percentile_experiments.cell_view):
+        with pytest.raises(DPInputError, match="only 1 person"):
+            call(np.array([52_000.0]), source="sidebar", n=60)
+    # NaN is refused (as on upload), not dropped with the non-positive incomes
+    with_nan = np.array([30_000.0, np.nan, 45_000.0, 52_000.0])
+    for call in (answers.percentile_cell_answer, percentile_experiments.cell_view,
+                 percentile_experiments.cell_curves_view):
+        with pytest.raises(DPInputError, match="missing or infinite"):
+            call(with_nan, source="sidebar", n=4)
+    # the answer is built on the page's per-cell statistic: the same numbers
+    answer, _ = answers.percentile_cell_answer(incomes, **sidebar, seed=3)
+    stat = percentile_experiments.cell_answer_statistic(incomes, **sidebar, seed=3)
+    assert answer == percentile_experiments.cell_answer_at_epsilon(stat, epsilon=1.0)

@@ -121,3 +121,33 @@ def test_poverty_view_on_the_acs_excerpt():
     with pytest.raises(DPInputError, match="two different groups"):
         ratio_experiments.poverty_view("SEX", 1, 1, **NOISE, seed=1)
     _plain_json(view.to_dict())
+
+
+# ---- bad group sizes and accuracy targets (issue 8): a DPInputError naming the parameter ----
+
+@pytest.mark.parametrize("view", ["intervals", "odds_ratio", "accuracy"])
+@pytest.mark.parametrize("n_x,n_y,message", [(-5, 100, "n_x must be >= 1"), (100, -5, "n_y must be >= 1"),
+                                             (0, 100, "n_x must be >= 1"), (2.5, 100, "n_x must be an integer"),
+                                             (100, float("nan"), "n_y must be an integer")])
+def test_views_refuse_bad_group_sizes(view, n_x, n_y, message):
+    # numpy's bare "n < 0" from the binomial draw (negative), curves for an empty group (0) and int()
+    # truncation (2.5) used to come out instead
+    calls = {"intervals": lambda: ratio_experiments.intervals_view(n_x, n_y, **NOISE, seed=1, p_x=0.3, p_y=0.2),
+             "odds_ratio": lambda: ratio_experiments.odds_ratio_view(0.3, 0.2, n_x, n_y, epsilon=1.0, seed=1),
+             "accuracy": lambda: ratio_experiments.accuracy_view(0.3, 0.2, n_x, n_y)}
+    with pytest.raises(DPInputError, match=message):
+        calls[view]()
+
+
+def test_accuracy_view_alpha_is_an_error_tolerance_not_a_probability():
+    """alpha is Definition 2.2's accuracy target, an absolute error in x/y: alpha >= x/y is valid (spec 3.1:
+    the general CDF), so 1.5 gives an answer; alpha <= 0 or NaN is refused."""
+    view = ratio_experiments.accuracy_view(0.3, 0.2, 100, 120, alpha=1.5)
+    want = ratio.sample_accuracy_all(30, 24, epsilon=1.0, alpha=1.5, n=120)
+    got = {r["algorithm"]: r["accuracy"] for r in view.rows if r["epsilon"] == 1.0}
+    assert got == {k: 1.0 - float(v) for k, v in want.items()}
+    for bad in (0.0, -0.1, float("nan"), float("inf")):
+        with pytest.raises(DPInputError, match="alpha"):
+            ratio_experiments.accuracy_view(0.3, 0.2, 100, 120, alpha=bad)
+    with pytest.raises(DPInputError, match="p_x"):
+        ratio_experiments.accuracy_view(1.5, 0.2, 100, 120)
