@@ -146,3 +146,48 @@ def _lessons_defaults() -> dict:
 
     return {"gamma": defaults.GINI_GAMMA, "lower": defaults.INCOME_LOWER, "upper": defaults.INCOME_UPPER,
             "upper_epsilon": 0.0, "calibration": defaults.GINI_CALIBRATION, "method": "exact", "prior": "uniform"}
+
+
+def test_epsilon_sliders_of_percentiles_group_means_and_lessons_rerun_their_fragment():
+    """Issue 13, on a real `run.sh app` server with the benchmarks' browser-like client: the ε slider that
+    benchmarks/bench_load.py and st_load.py move (the first main-area slider naming ε) sits in an
+    st.fragment on each of these pages, and moving it reruns that fragment without an exception while
+    the address bar follows the new value. No timing assertions."""
+    import asyncio
+    import random
+    import sys
+    from pathlib import Path
+    from urllib.parse import parse_qs
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from bench_load import Session, pick_slider, start_server
+
+    expected = {"percentiles": ("Privacy budget ε (per cell)", "perc_eps"),
+                "stratified": ("Privacy budget ε", "strat_eps"), "lessons": ("ε before", "les_eps_a")}
+
+    async def scenario(base: str, page: str) -> None:
+        session = Session(base, base.replace("http", "ws", 1) + "/_stcore/stream", page)
+        await session.open()
+        try:
+            _, sliders, exceptions = await session.rerun()
+            assert exceptions == 0, page
+            slider = pick_slider(sliders)
+            assert slider is not None and slider.label == expected[page][0], (page, slider)
+            assert slider.fragment_id, f"{page}: the ε slider is not in an st.fragment"
+            for _ in range(2):
+                session.move(slider)
+                state = session.states[slider.widget_id]
+                moved = (state.string_array_value.data[0] if slider.options
+                         else state.double_array_value.data[0])
+                _, sliders, exceptions = await session.rerun(slider.fragment_id)
+                assert exceptions == 0, page
+                assert any(s.widget_id == slider.widget_id for s in sliders), page  # the fragment was redrawn
+                shown = parse_qs(session.query_string)[expected[page][1]][0]
+                assert float(shown) == pytest.approx(float(moved)), (page, shown, moved)
+        finally:
+            await session.close()
+
+    random.seed(13)
+    with start_server("app") as server:
+        for page in expected:
+            asyncio.run(scenario(server.url, page))
