@@ -243,3 +243,65 @@ def test_laplace_certificate_dominates_brute_force_beyond_the_calibrations(epsil
                 for d in np.linspace(-alpha, alpha, 21) for lam in np.linspace(-beta, beta, 21))
     assert exact <= certificate
     assert exact >= 0.2 * certificate
+
+
+# ------------------------------------------------------------------------------------ Gaussian (library only)
+
+def _gaussian_hockey_stick_by_quadrature(epsilon, d, lam):
+    from scipy import integrate, stats
+
+    p = stats.norm(0.0, 1.0).pdf
+    q = stats.norm(d, math.exp(lam)).pdf
+    out = []
+    for f, g in ((p, q), (q, p)):
+        total = 0.0
+        edges = np.linspace(-40.0, 40.0, 81)
+        for a, b in zip(edges[:-1], edges[1:]):
+            total += integrate.quad(lambda u: max(f(u) - math.exp(epsilon) * g(u), 0.0), a, b,
+                                    limit=200, epsabs=1e-15)[0]
+        out.append(total)
+    return max(out)
+
+
+@pytest.mark.parametrize("d,lam,eps", [(0.9, -0.3, 0.5), (-0.4, 0.5, 0.2), (0.3, -0.8, 1.0), (0.0, 0.6, 0.3),
+                                       (1.5, 0.0, 0.4)])
+def test_gaussian_exact_hockey_stick_matches_quadrature(d, lam, eps):
+    exact = smooth.gaussian_smooth_hockey_stick(eps, d, lam)
+    assert exact > 1e-4
+    assert exact == pytest.approx(_gaussian_hockey_stick_by_quadrature(eps, d, lam), rel=1e-6, abs=1e-10)
+
+
+@pytest.mark.parametrize("epsilon,delta", [(0.25, 1e-6), (1.0, 1e-6), (4.0, 1e-6), (1.0, 1e-3)])
+def test_gaussian_brute_force_never_beats_certificate_and_broken_constants_fail(epsilon, delta):
+    cal = smooth.gaussian_smooth_calibration(epsilon, delta)
+    assert cal.certificate <= delta and cal.cost == budget.approx(epsilon, delta)
+    exact = max(smooth.gaussian_smooth_hockey_stick(epsilon, d, lam)
+                for d in np.linspace(-cal.alpha, cal.alpha, 13) for lam in np.linspace(-cal.beta, cal.beta, 13))
+    assert exact <= cal.certificate
+    assert exact >= 0.5 * cal.certificate  # within a factor 2 of the truth
+    gen = np.random.default_rng(int(epsilon * 100))
+    assert max(smooth.gaussian_smooth_hockey_stick(epsilon, a, b) for a, b in
+               zip(gen.uniform(-cal.alpha, cal.alpha, 200), gen.uniform(-cal.beta, cal.beta, 200))) <= cal.certificate
+    # alpha or beta 3% larger: certified delta above delta; alpha or beta doubled: the exact divergence is too
+    assert smooth.gaussian_smooth_delta(epsilon, 1.03 * cal.alpha, cal.beta) > delta
+    assert smooth.gaussian_smooth_delta(epsilon, cal.alpha, 1.03 * cal.beta) > delta
+    assert max(smooth.gaussian_smooth_hockey_stick(epsilon, s * 2 * cal.alpha, cal.beta) for s in (-1, 1)) > delta
+    assert max(smooth.gaussian_smooth_hockey_stick(epsilon, cal.alpha, s * 2 * cal.beta) for s in (-1, 1)) > delta
+
+
+@pytest.mark.parametrize("epsilon,alpha,beta", [(1.0, 0.5, 0.8), (0.5, 0.1, 0.6), (2.0, 1.0, 0.3), (0.3, 0.05, 0.4)])
+def test_gaussian_certificate_dominates_brute_force_beyond_the_calibrations(epsilon, alpha, beta):
+    certificate = smooth.gaussian_smooth_delta(epsilon, alpha, beta)
+    assert certificate < 1.0
+    exact = max(smooth.gaussian_smooth_hockey_stick(epsilon, d, lam)
+                for d in np.linspace(-alpha, alpha, 21) for lam in np.linspace(-beta, beta, 21))
+    assert exact <= certificate
+
+
+def test_gaussian_refuses_bad_input():
+    with pytest.raises(DPInputError):
+        smooth.gaussian_smooth_calibration(1.0, 0.0)
+    with pytest.raises(DPInputError, match="too large"):
+        smooth.gaussian_smooth_calibration(1.0, 1e-6, beta=5.0)
+    with pytest.raises(DPInputError):
+        smooth.gaussian_smooth_hockey_stick(1.0, 0.1, 30.0)
