@@ -29,24 +29,25 @@ PAGES = [
 DATA_FREE_PAGES = (ABOUT,)
 
 
-def render_sidebar() -> None:
-    # Imported on first use: ui.sidebar brings pandas and dpcore.data (~0.6 s on a cold server).
+def render_sidebar(*, data_free: bool) -> None:
+    # On a data-free page the sidebar draws its widgets but builds the default data only when a page
+    # needs them (no dpcore.data, no pandas on a plain first visit: ui.sidebar.render_sidebar).
     from ui.sidebar import render_sidebar as draw_sidebar
 
-    draw_sidebar()
+    draw_sidebar(defer_default=data_free)
 
 
 navigation = st.navigation(PAGES)
-# On the landing page (the first page of a cold server) the page goes first and the sidebar second:
-# the browser draws the page while the server imports the data modules for the sidebar (issue 13).
-# Every other page reads the sidebar's dataset, so the sidebar goes first there.
+# On the landing page (the first page of a cold server) the page goes first and the sidebar second,
+# and on a plain visit the sidebar does not build the default data (issue 13, cold start). Every
+# other page reads the sidebar's dataset, so the sidebar goes first there.
 data_free = any(navigation is page for page in DATA_FREE_PAGES)
 try:
     if not data_free:
-        render_sidebar()
+        render_sidebar(data_free=False)
     navigation.run()
     if data_free:
-        render_sidebar()
+        render_sidebar(data_free=True)
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of
     # the garbage collector's way (issue 13; see ui.common.freeze_long_lived_objects).

@@ -229,3 +229,113 @@ def test_dataset_key_always_names_the_data_in_use():
     at.sidebar.file_uploader(key="data_upload").set_value(("b.csv", b"\x00binary", "text/csv")).run()
     assert _errors(at) and at.session_state["_data_memo"][0] == sb.DEFAULT_KEY  # fallback -> default key
     assert at.session_state["_data_memo"][1] is _ds(at)
+
+
+# ---------------------------------------------------------------------------------------------
+# The landing page's sidebar defers the default data (issue 13, cold start)
+# ---------------------------------------------------------------------------------------------
+
+DEFERRING_HARNESS = """
+import streamlit as st
+from ui.sidebar import render_sidebar, current_dataset, current_dataset_key
+render_sidebar(defer_default=True)
+st.write(f"key: {current_dataset_key()}")
+if st.button("use the data", key="use"):
+    st.write(f"built: {current_dataset().name} n={current_dataset().n}")
+"""
+
+
+def test_shared_file_list_agrees_with_dpcore_data():
+    """The sidebar lists the real files without importing dpcore.data: same names, same answer."""
+    from dpcore import data as data_lib
+
+    assert sb._SHARED_FILES == {key: spec.file_name for key, spec in data_lib.SHARED_DATASETS.items()}
+    assert sb._SHARED_DATA_DIR == data_lib.SHARED_DATA_DIR and sb._EXAMPLES_DIR == data_lib.EXAMPLES_DIR
+    assert set(sb._BUNDLED) == set(data_lib._BUNDLED_SHARED)
+
+
+def _light_available_shared(monkeypatch) -> list[str]:
+    """sb._available_shared() as a plain visit runs it: before dpcore.data is imported."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "dpcore.data")
+    try:
+        return sb._available_shared()
+    finally:
+        monkeypatch.undo()
+
+
+def test_shared_file_list_follows_the_files(tmp_path, monkeypatch):
+    from dpcore import data as data_lib
+
+    assert _light_available_shared(monkeypatch) == data_lib.available_shared()
+    monkeypatch.setattr(data_lib, "SHARED_DATA_DIR", tmp_path)  # no ../shared/data: the bundled copies
+    monkeypatch.setattr(sb, "_SHARED_DATA_DIR", tmp_path)
+    assert data_lib.available_shared() == ["acs", "pseo"]
+    assert sb._available_shared() == ["acs", "pseo"]
+    light = _light_available_shared(monkeypatch)
+    assert light == ["acs", "pseo"]
+    monkeypatch.setattr(data_lib, "SHARED_DATA_DIR", tmp_path)
+    monkeypatch.setattr(sb, "_SHARED_DATA_DIR", tmp_path)
+    (tmp_path / sb._SHARED_FILES["cps"]).write_bytes(b"x")
+    assert data_lib.available_shared() == ["cps", "acs", "pseo"]
+    light = _light_available_shared(monkeypatch)
+    assert light == ["cps", "acs", "pseo"]
+
+
+def test_deferred_default_builds_nothing_until_a_choice():
+    at = AppTest.from_string(DEFERRING_HARNESS, default_timeout=60)
+    at.run()
+    assert not at.exception and not _errors(at)
+    assert isinstance(_ds(at), sb.DeferredDataset) and "_data_memo" not in at.session_state
+    assert _ds(at).key == sb.DEFAULT_KEY and _ds(at).source == "synthetic" and _ds(at).n == sb.DEFAULT_N
+    assert any("key: " + str(sb.DEFAULT_KEY) in m.value for m in at.markdown)
+    assert any("default synthetic data" in c.value for c in at.sidebar.caption)
+    assert at.sidebar.selectbox(key="data_source").value == sb.SRC_LOGNORMAL
+    assert any("Planning is not release" in i.value for i in at.info)
+    at.run()  # a rerun with the defaults the sidebar wrote in the URL: still nothing built
+    assert isinstance(_ds(at), sb.DeferredDataset)
+    at.button(key="use").click().run()  # a page asking for data gets the built default
+    assert any(m.value == f"built: {sb.default_dataset().name} n={sb.DEFAULT_N}" for m in at.markdown)
+    _choose(at, sb.SRC_EXAMPLE)  # a real choice is built at once
+    assert _ds(at).n == 235 and at.session_state["_data_memo"][0] == ("example", "engel")
+    _choose(at, sb.SRC_LOGNORMAL)  # back to the default: the memo names the data in use
+    assert at.session_state["_data_memo"][0] == sb.DEFAULT_KEY and _ds(at).name == sb.default_dataset().name
+
+
+@pytest.mark.parametrize("query", [{"data_source": "no such source"}, {"data_n": "-5"},
+                                   {"data_source": sb.SRC_TWO_POINT, "data_gini": "0.6"}])
+def test_deferred_default_still_builds_what_the_url_asks_for(query):
+    """A URL with anything but the defaults is built on the first run (a bad value -> the default data)."""
+    at = AppTest.from_string(DEFERRING_HARNESS, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    ds = _ds(at)
+    if "data_gini" in query:
+        assert ds.bounds is not None and "Gini 0.600" in ds.name
+    else:
+        assert ds.name == sb.default_dataset().name
+
+
+def test_landing_page_imports_no_pandas_or_data_modules():
+    """A plain first visit of app.py (the landing page) in a fresh process: the page and the sidebar are
+    drawn without importing pandas, scipy, dpcore.data or a plotly figure module of ours (issue 13, cold start)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    code = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        f"at = AppTest.from_file({str(root / 'app.py')!r}, default_timeout=120)\n"
+        "at.run()\n"
+        "assert not at.exception, [e.value for e in at.exception]\n"
+        "assert at.title[0].value.startswith('What differential privacy does')\n"
+        "heavy = ['pandas', 'scipy', 'dpcore.data', 'dpcore.experiments', 'ui.plots_about']\n"
+        "print(sorted(name for name in heavy if name in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout

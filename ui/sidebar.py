@@ -25,27 +25,19 @@ sidebar and the default dataset is used, so the page keeps working.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
-import pandas as pd
 import streamlit as st
 
-from dpcore.data import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_ROWS,
-    SHARED_DATASETS,
-    IncomeData,
-    available_shared,
-    build_dataset,
-    clean_income_column,
-    explain_column,
-    guess_income_column,
-    income_like_column,
-    numeric_columns,
-    read_table,
-    recipe_from_key,
-)
 from ui.common import DEFAULT_SEED, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle
+
+if TYPE_CHECKING:  # dpcore.data brings pandas (~0.6 s on a cold server): imported where data are built
+    import pandas as pd
+
+    from dpcore.data import IncomeData
 
 DEFAULT_N = 10_000
 
@@ -67,6 +59,15 @@ NEGATIVE_LABELS = {"refuse": "refuse the file", "drop": "drop those rows", "clip
 #: type filter would show a raw MIME-type error and leave a failed chip).
 _UPLOAD_TYPES = ["csv", "txt", "tsv", "gz", "parquet", "pq", "xlsx", "xls"]
 
+#: The real survey files, as dpcore.data.SHARED_DATASETS names them (a test checks both agree): the
+#: source list is drawn from these without importing dpcore.data, so a plain visit of the landing page
+#: imports no pandas (issue 13, cold start). ACS and PSEO are bundled in dpcore/examples.
+_SHARED_FILES = {"cps": "cps_asec2016_ipums_midwest.csv.gz", "acs": "acs2019_nist_excerpt_national.csv.gz",
+                 "pseo": "pseo_earnings_co_tx.csv.gz"}
+_SHARED_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+_EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "dpcore" / "examples"
+_BUNDLED = ("acs", "pseo")
+
 
 # ---------------------------------------------------------------------------------------------
 # Cached loaders (each keyed by its parameters; uploads by the SHA-256 of their bytes).
@@ -76,6 +77,8 @@ _UPLOAD_TYPES = ["csv", "txt", "tsv", "gz", "parquet", "pq", "xlsx", "xls"]
 def _build(key: tuple) -> IncomeData:
     """The dataset of a sidebar key, built from its recipe by :func:`dpcore.data.build_dataset`
     (the generated scripts call the same function with the same recipe)."""
+    from dpcore.data import build_dataset, recipe_from_key
+
     return build_dataset(recipe_from_key(key))
 
 
@@ -86,12 +89,16 @@ def _synthetic(n: int, seed: int) -> IncomeData:
 
 @st.cache_data(show_spinner="Loading the survey file...", max_entries=8)
 def _shared(key: str, negative: str) -> IncomeData | None:
+    from dpcore.data import build_dataset, recipe_from_key
+
     return build_dataset(recipe_from_key(("shared", key, negative)))
 
 
 @st.cache_data(show_spinner="Reading the file...", max_entries=4, ttl=3600)
 def _read_upload(digest: str, file_name: str, _raw: bytes) -> tuple[pd.DataFrame, tuple[str, ...], list[str]]:
     """Parse an upload (cache key: digest + name; the bytes themselves are not hashed again)."""
+    from dpcore.data import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, numeric_columns, read_table
+
     frame, notes = read_table(_raw, file_name=file_name, max_bytes=DEFAULT_MAX_BYTES, max_rows=DEFAULT_MAX_ROWS)
     return frame, notes, numeric_columns(frame)
 
@@ -99,6 +106,8 @@ def _read_upload(digest: str, file_name: str, _raw: bytes) -> tuple[pd.DataFrame
 @st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
 def _clean_upload(digest: str, file_name: str, column: str, negative: str, _frame: pd.DataFrame,
                   read_notes: tuple[str, ...]) -> IncomeData:
+    from dpcore.data import IncomeData, clean_income_column
+
     cleaned, notes = clean_income_column(_frame, column, negative=negative)
     return IncomeData(values=cleaned[column].to_numpy(dtype=float), name=file_name, source="upload",
                       column=column, confidential=True, frame=cleaned, notes=tuple(read_notes) + notes)
@@ -111,6 +120,20 @@ DEFAULT_KEY = ("lognormal", DEFAULT_N, 0.9, DEFAULT_SEED)
 def default_dataset() -> IncomeData:
     """What pages get when nothing else is chosen or a choice fails: log-normal, n = 10,000."""
     return _synthetic(DEFAULT_N, DEFAULT_SEED)
+
+
+@dataclass(frozen=True)
+class DeferredDataset:
+    """The default dataset (DEFAULT_KEY) before it is built: what the landing page's sidebar stores
+    in ``st.session_state["dataset"]`` on a plain visit, so that neither dpcore.data nor pandas is
+    imported there (issue 13, cold start). It says what will be used; :func:`current_dataset` builds
+    the real :class:`dpcore.data.IncomeData` (:func:`default_dataset`) when a page asks for data."""
+
+    key: tuple = DEFAULT_KEY
+    n: int = DEFAULT_N
+    source: str = "synthetic"
+    confidential: bool = False
+    name: str = f"the default synthetic data (log-normal incomes, n = {DEFAULT_N:,}, sigma 0.9)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,8 +162,19 @@ def _keyed(key: tuple, load: Callable[[], IncomeData | None]) -> _Keyed:
     return _Keyed(key, load)
 
 
+def _available_shared() -> list[str]:
+    """dpcore.data.available_shared(), asked directly once dpcore.data is imported; before that (a
+    plain visit of the landing page) the same check on the same files without importing it: the
+    files in ../shared/data plus the bundled ACS and PSEO copies (tests/test_sidebar.py: they agree)."""
+    data_lib = sys.modules.get("dpcore.data")
+    if data_lib is not None:
+        return data_lib.available_shared()
+    return [key for key, file_name in _SHARED_FILES.items()
+            if (_SHARED_DATA_DIR / file_name).is_file() or (key in _BUNDLED and (_EXAMPLES_DIR / file_name).is_file())]
+
+
 def _source_options() -> list[str]:
-    shared = [SHARED_LABELS[k] for k in available_shared() if k in SHARED_LABELS]
+    shared = [SHARED_LABELS[k] for k in _available_shared() if k in SHARED_LABELS]
     return [SRC_LOGNORMAL, SRC_PARETO, SRC_TWO_POINT, SRC_EXAMPLE, *shared, SRC_UPLOAD]
 
 
@@ -167,6 +201,9 @@ def _upload_digest(uploaded: Any) -> str:
 
 
 def _upload_source() -> _Keyed | None:
+    from dpcore.data import (DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, explain_column, guess_income_column,
+                             income_like_column)
+
     uploaded = st.file_uploader(
         "CSV, Excel (.xlsx) or Parquet file", type=_UPLOAD_TYPES, key="data_upload",
         help=f"One row per person or household. Up to {DEFAULT_MAX_BYTES // 2**20} MB and "
@@ -260,6 +297,8 @@ def _choose() -> tuple[_Keyed | None, bool]:
         return _keyed(("example", "engel"), lambda: _build(("example", "engel"))), False
     for key, label in SHARED_LABELS.items():
         if source == label:
+            from dpcore.data import SHARED_DATASETS
+
             spec = SHARED_DATASETS[key]
             negative = qp_radio("Negative incomes (losses)", "data_shared_neg", ["drop", "clip"], "drop",
                                 format_func=NEGATIVE_LABELS.get)
@@ -294,14 +333,37 @@ def _lookalike_widgets(n: int) -> _Keyed:
     return _keyed(key, lambda: _build(key))
 
 
-def render_sidebar() -> None:
-    """Draw the sidebar and store the chosen dataset in ``st.session_state['dataset']``."""
+def _data_params() -> dict[str, str]:
+    """The data choices in the URL (query parameters data_*), as text."""
+    return {name: str(st.query_params.get(name)) for name in st.query_params if name.startswith("data_")}
+
+
+def render_sidebar(*, defer_default: bool = False) -> None:
+    """Draw the sidebar and store the chosen dataset in ``st.session_state['dataset']``.
+
+    ``defer_default=True`` (app.py passes it on pages that never read the dataset, i.e. the landing
+    page): while the choice is the default data and the URL held nothing else (a plain visit, or the
+    defaults the sidebar wrote there itself), the widgets are drawn as usual but the dataset is not
+    built, so neither dpcore.data nor pandas is imported (issue 13: a cold server shows the landing
+    page ~0.5 s sooner): ``st.session_state["dataset"]`` is a :class:`DeferredDataset` until a page
+    uses data (``current_dataset`` then builds :func:`default_dataset`; ``current_dataset_key`` is
+    DEFAULT_KEY)."""
     with st.sidebar:
         st.header("Data")
+        url_before = _data_params()
         dataset: IncomeData | None = None
         key: tuple = DEFAULT_KEY
         try:
             loader, offer_lookalike = _choose()
+            # the widgets rewrite the URL to what they show: a URL they changed held something else
+            url_as_shown = url_before.items() <= _data_params().items()
+            if defer_default and url_as_shown and loader is not None and loader.key == DEFAULT_KEY:
+                deferred = DeferredDataset()
+                st.session_state.pop("_data_memo", None)  # the memo only ever holds built data
+                st.session_state["dataset"] = deferred
+                st.caption(f"**In use:** {deferred.name}, made when you open a page that uses data.")
+                _randomness(confidential=False)
+                return
             if loader is not None:
                 dataset, key = loader(), loader.key
             if dataset is not None and dataset.confidential and offer_lookalike:
@@ -327,14 +389,17 @@ def render_sidebar() -> None:
         st.session_state["_data_memo"] = (key, dataset)
         st.session_state["dataset"] = dataset
         _summary(dataset)
+        _randomness(confidential=dataset.confidential)
 
-        st.header("Randomness")
-        qp_number("Random seed", "seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1,
-                  help="Every simulated release on every page is drawn from this seed: same seed, same picture.")
-        if not dataset.confidential:
-            st.info("**Planning is not release.** Simulating releases on confidential data is itself not "
-                    "private: plan on synthetic or public look-alike data; use the real file only for the "
-                    "one release you count against the budget.")
+
+def _randomness(*, confidential: bool) -> None:
+    st.header("Randomness")
+    qp_number("Random seed", "seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1,
+              help="Every simulated release on every page is drawn from this seed: same seed, same picture.")
+    if not confidential:
+        st.info("**Planning is not release.** Simulating releases on confidential data is itself not "
+                "private: plan on synthetic or public look-alike data; use the real file only for the "
+                "one release you count against the budget.")
 
 
 def _summary(ds: IncomeData) -> None:
@@ -348,7 +413,7 @@ def _summary(ds: IncomeData) -> None:
 def current_dataset() -> IncomeData:
     """The dataset chosen in the sidebar."""
     ds = st.session_state.get("dataset")
-    if ds is None:
+    if ds is None or isinstance(ds, DeferredDataset):
         ds = default_dataset()
     return ds
 
@@ -365,6 +430,8 @@ def current_dataset_key() -> tuple:
 def current_dataset_recipe() -> dict | None:
     """The :func:`dpcore.data.build_dataset` recipe of the dataset in use (an upload gives a "file"
     recipe naming the file), or None when the key has no recipe."""
+    from dpcore.data import recipe_from_key
+
     try:
         return recipe_from_key(current_dataset_key())
     except ValueError:
