@@ -157,30 +157,10 @@ def _nav_links(page):
     return page.query_selector_all('[data-testid="stSidebarNav"] a')
 
 
-def test_upload_csv_then_every_page_works(app_server, tab):
-    page = tab.page
-    page.goto(app_server.url)
-    wait_for_app_idle(page)
-    if not upload(page, "incomes_upload.csv", good_csv()):
-        pytest.skip("the sidebar has no CSV upload yet (issue 2 in progress)")
-    assert not tab.all_problems(), f"after uploading a valid CSV: {tab.all_problems()}"
-    _shot(page, "upload_done")
-    # Visit every page in the same session (page.goto would start a new session without the file).
-    n_links = len(_nav_links(page))
-    assert n_links == len(PAGES), f"sidebar navigation shows {n_links} links for {len(PAGES)} pages"
-    for i, pg in enumerate(PAGES):
-        _nav_links(page)[i].click()
-        page.wait_for_timeout(200)
-        wait_for_app_idle(page)
-        assert not tab.all_problems(), f"{pg.path} with the uploaded CSV: {tab.all_problems()}"
-        _move_main_slider(tab)
-        assert not tab.all_problems(), f"{pg.path} with the uploaded CSV, slider moved: {tab.all_problems()}"
-        _shot(page, f"upload_{pg.name}")
-
-
-def test_binary_upload_shows_a_message_and_the_app_recovers(app_server, tab):
-    """A binary file renamed .csv: a clear message (st.error/st.warning), no exception box,
-    and a valid upload afterwards works (the full malformed-file matrix runs in AppTest, in
+def test_bad_then_good_upload_then_every_page_works(app_server, tab):
+    """One session, as a user would go: a binary file renamed .csv gets a clear message (st.error /
+    st.warning), no exception box; a valid CSV uploaded next is taken without a stale error; then every
+    page works with it, its main slider moved (the full malformed-file matrix runs in AppTest, in
     tests/test_hostile_inputs.py)."""
     page = tab.page
     page.goto(app_server.url)
@@ -195,3 +175,15 @@ def test_binary_upload_shows_a_message_and_the_app_recovers(app_server, tab):
     _shot(page, "upload_binary")
     assert upload(page, "incomes_upload.csv", good_csv())
     assert not tab.all_problems(), f"after a good upload following a bad one: {tab.all_problems()}"
+    _shot(page, "upload_done")
+    # Visit every page in the same session (page.goto would start a new session without the file).
+    n_links = len(_nav_links(page))
+    assert n_links == len(PAGES), f"sidebar navigation shows {n_links} links for {len(PAGES)} pages"
+    for i, pg in enumerate(PAGES):
+        _nav_links(page)[i].click()
+        page.wait_for_timeout(200)
+        wait_for_app_idle(page)
+        assert not tab.all_problems(), f"{pg.path} with the uploaded CSV: {tab.all_problems()}"
+        _move_main_slider(tab)
+        assert not tab.all_problems(), f"{pg.path} with the uploaded CSV, slider moved: {tab.all_problems()}"
+        _shot(page, f"upload_{pg.name}")

@@ -62,15 +62,15 @@ def test_every_lesson_link_opens_without_error(app_server, tab):
             failures.append(f"{where}: no title rendered")
         failures += [f"{where}: {problem}" for problem in tab.all_problems()]
         errors.clear()
-        page.go_back()
-        try:  # back restores the lessons page (a rerun of it): wait for its links, not a fixed time
-            page.wait_for_function(f"n => document.querySelectorAll('{LINK}').length === n", arg=len(STEPS),
-                                   timeout=30_000)
-            wait_for_app_idle(page, timeout_ms=90_000)
-        except Exception:  # noqa: BLE001 - back did not restore the lessons page: reload it
-            _open_lessons(page, app_server)
+        page.go_back()  # back reruns the lessons page: wait for the rerun, then for its links (not a fixed time)
+        wait_for_app_idle(page, timeout_ms=90_000)
         if not _on_lessons_page(page):
-            _open_lessons(page, app_server)
+            try:
+                page.wait_for_function(f"n => document.querySelectorAll('{LINK}').length === n", arg=len(STEPS),
+                                       timeout=5_000)
+                wait_for_app_idle(page, timeout_ms=90_000)
+            except Exception:  # noqa: BLE001 - back did not restore the lessons page: reload it
+                _open_lessons(page, app_server)
     assert not failures, failures
 
 
