@@ -13,7 +13,8 @@ from dpcore import defaults
 from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import gini as gini_experiments
 from ui import answer_views, gini_views, noise_choice, repro
-from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle, seed
+from ui.common import (guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle,
+                       run_on_button, seed)
 from ui.data_note import data_note
 from ui.sidebar import current_dataset
 
@@ -22,6 +23,7 @@ GAMMA_OPTIONS = [1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0]
 DEFAULT_UPPER = defaults.INCOME_UPPER  # shared with the planner (dpcore.defaults)
 BOUNDS_PUBLIC = "Public bounds (typed in, chosen without looking at the data)"
 BOUNDS_DP = "Estimate U with DP (costs extra ε)"
+LIGHT_EXACT_MIN_EPSILON = 1.0  # below it, light-tailed noises use the fast bound in the view (see slow_light)
 DRAW_OPTIONS = {"10,000": 10_000, "100,000": 100_000, "1,000,000 (as in the paper; slower)": 1_000_000}
 DEFAULT_DRAWS = "100,000"
 VIEW_MODULE, VIEW_FUNCTION = gini_experiments.__name__, "gini_view"
@@ -158,9 +160,16 @@ def live_view(ds) -> None:
 
     # ---- the one view call ------------------------------------------------------------------------
     _warm_calibrations(gamma, str(calibration), str(noise))
+    # Light-tailed noises need beta ~ ε/ln(1/δ): below ε = 1 the exact bound takes seconds to minutes. The view
+    # then uses the fast bound (never smaller) and the answer (exact, as a release plans it) waits for a click.
+    slow_light = noise != "cauchy" and method == "exact" and eps < LIGHT_EXACT_MIN_EPSILON
+    if slow_light:
+        clipping_area.info(f"With a light-tailed noise at ε < {LIGHT_EXACT_MIN_EPSILON:g} the exact sensitivity bound "
+                           "takes seconds to minutes: the sections below use the fast bound (never smaller, so "
+                           "their errors are upper bounds).")
     settings = {"epsilon": eps, "gamma": gamma, "lower": lower, "upper": upper, "upper_epsilon": upper_eps,
-                "calibration": str(calibration), "method": str(method), "n": int(n), "prior": prior, "seed": seed(),
-                "noise": str(noise)}
+                "calibration": str(calibration), "method": "fast" if slow_light else str(method), "n": int(n),
+                "prior": prior, "seed": seed(), "noise": str(noise)}
     view = None
     with clipping_area, guard("the Gini view"):  # an error shows at the top, where the numbers would be
         view = _view(ds.values, settings)
@@ -173,10 +182,15 @@ def live_view(ds) -> None:
     answer_settings = {"lower": lower, "upper": view.upper, "gamma": gamma, "calibration": str(calibration), "n": int(n),
                        "noise": str(noise)}
     with answer_text, guard("the answer"):
-        answer_views.gini_answer(_answer(ds.values, {"epsilon": eps, **answer_settings}),
-                                 _recommendation(ds.values, {"target_error": target_error,
-                                                             "confidence": target_confidence, **answer_settings}),
-                                 answer_text)
+        answer_args = {"epsilon": eps, **answer_settings}
+        answer = (run_on_button("Compute the answer (exact bound; slow at small ε with this noise)", "gini_answer_run",
+                                lambda: _answer(ds.values, answer_args), what="the answer",
+                                state_key=f"gini_answer_{sorted(answer_args.items())}")
+                  if slow_light else _answer(ds.values, answer_args))
+        if answer is not None:
+            answer_views.gini_answer(answer, _recommendation(ds.values, {"target_error": target_error,
+                                                                         "confidence": target_confidence,
+                                                                         **answer_settings}), answer_text)
     with clipping_area:
         gini_views.clipping_notes(view)
     with headline_area:
@@ -189,7 +203,7 @@ def live_view(ds) -> None:
     gini_views.posterior(view, prior_text)
     gini_views.error_curve(view)
     noise_choice.render_gini_noise_section("gini", _subsample(ds.values, n), epsilon=eps, lower=lower, upper=float(view.upper),
-                                           gamma=gamma, calibration=str(calibration), method=str(method), seed=seed(),
+                                           gamma=gamma, calibration=str(calibration), method=settings["method"], seed=seed(),
                                            saturated=bool(view.saturated), chosen=str(noise))
 
     # ---- 5. share / reproduce -------------------------------------------------------------------------

@@ -91,3 +91,22 @@ def test_generated_scripts_print_the_pages_numbers_for_each_noise(pages):
         assert set(page) <= set(out), (noise, sorted(set(page) - set(out)))
         for key, value in page.items():
             assert float(out[key]) == pytest.approx(value, rel=1e-9, abs=1e-12), (noise, key)
+
+
+def test_light_noise_at_small_epsilon_uses_the_fast_bound_and_the_exact_answer_on_a_click():
+    """Light-tailed noises need a small beta: below ε = 1 the view uses the fast bound (said on the page, and
+    the script makes the same call) and the answer, exact as the planner computes it, waits for a click."""
+    at = open_page(PAGE, gini_noise="laplace", gini_eps="0.5")
+    assert_clean(at)
+    assert any("the sections below use the fast bound" in i.value for i in at.info)
+    assert "method='fast'" in page_script(at) and "noise='laplace'" in page_script(at)
+    assert not at.success  # no answer yet
+    at.button(key="gini_answer_run").click().run()
+    assert_clean(at)
+    values = ui.sidebar.default_dataset().values
+    answer = answer_experiments.gini_answer(values, epsilon=0.5, lower=0.0, upper=defaults.INCOME_UPPER, gamma=2.0,
+                                            calibration="tight", n=values.size, noise="laplace")
+    assert at.success[0].value == f"**{answer.sentence}**"
+    at.select_slider(key="gini_eps").set_value(2.0).run()  # from ε = 1 on: exact bound, answer at once
+    assert_clean(at)
+    assert "method='exact'" in page_script(at) and at.success and "At ε = 2" in at.success[0].value
