@@ -5,9 +5,10 @@ Thin page: two sliders (epsilon, the attacker's prior) -> dpcore.risk.max_poster
 chart and a markdown table). No data are used and nothing random is drawn here.
 
 This is the page a cold server shows first (issue 13: cold start <= 1.2x a bare one-slider app), so it
-imports nothing heavy: no pandas and no plotly (plotly.js alone costs the browser ~1 s on a first
-load); app.py draws the sidebar after it, so the server imports the data modules while the browser
-draws this page.
+imports nothing heavy: no pandas and no plotly (plotly.js alone cost the browser ~1 s on a first
+load). app.py draws it before the sidebar, and on a plain visit the sidebar does not build the
+default data (ui.sidebar.render_sidebar(defer_default=True)): tests/test_sidebar.py checks that a
+first visit imports no pandas, scipy or dpcore.data.
 """
 from __future__ import annotations
 
