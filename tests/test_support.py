@@ -51,3 +51,15 @@ def test_discover_pages_finds_every_page_of_app_py():
     files = {f"app_pages/{f.name}" for f in (REPO_ROOT / "app_pages").glob("*.py") if not f.name.startswith("_")}
     assert {p.path for p in pages} == files
     assert len(pages) == len(files) and sum(p.default for p in pages) == 1
+
+
+def test_assert_same_spec_checks_values_and_types():
+    from support.figures import assert_same_spec
+
+    spec = {"data": [{"x": [1.0, 2.0], "type": "bar"}], "layout": {"title": "t"}}
+    assert_same_spec(spec, {"data": [{"x": [1.0, 2.0], "type": "bar"}], "layout": {"title": "t"}})
+    for other in ({"data": [{"x": [1, 2.0], "type": "bar"}], "layout": {"title": "t"}},      # int for float
+                  {"data": [{"x": [1.0, 2.5], "type": "bar"}], "layout": {"title": "t"}},    # a value
+                  {"data": [{"x": [1.0, 2.0], "type": "bar"}], "layout": {}}):               # a key
+        with pytest.raises(AssertionError):
+            assert_same_spec(spec, other)
