@@ -166,7 +166,7 @@ def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[
             max_value=1e12, step=10_000.0, container=column,
             help="Incomes above U are clipped to U; U must not be read off the data."))}
         noise = qp_selectbox("Smooth-sensitivity noise", "planner_gini_noise", list(SMOOTH_NOISES), "cauchy",
-                             container=column, format_func=NOISE_LABELS.get,
+                             container=column, format_func=lambda name: NOISE_LABELS.get(name, name),
                              help="; ".join(f"{name}: {text}" for name, text in SMOOTH_NOISES.items()))
         if noise == "cauchy":  # the paper's noise; the settings (and caches, scripts) are as before issue 17
             params["gamma"] = float(qp_selectbox("Noise tail γ", "planner_gini_gamma", [2.0, 3.0, 4.0], 2.0,
@@ -182,8 +182,8 @@ def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[
             "Noise calibration", "planner_gini_cal", ["tight", "paper"], "tight", container=column,
             help="tight: the largest noise divisor α whose privacy loss is certified ≤ ε (less noise); "
                  "paper: the constants of Nissim-Raskhodnikova-Smith used in the papers.")
-        if noise in REFUSED_REAL_RELEASE:
-            column.warning(REFUSED_REAL_RELEASE[noise])
+        if _refusal(noise):
+            column.warning(_refusal(noise))
         return params
     if kind in ("group_means", "mean"):
         return {"upper": float(qp_number("Public clip range upper end", f"planner_{kind}_upper", defaults.MEAN_CLIP_UPPER,
@@ -508,9 +508,18 @@ def _gini_noise(specs: tuple[StatisticSpec, ...]) -> str:
     return "cauchy"
 
 
+def _refusal(noise: str) -> str | None:
+    """The real release offers the Gini with "cauchy" and "laplace" only (dpcore.smooth_noises: check_real_release)."""
+    if noise in ("cauchy", "laplace"):
+        return None
+    return REFUSED_REAL_RELEASE.get(noise, f"Plan only: a **real release** of the Gini with the {noise} noise is "
+                                           "refused (no floating-point-safe sampler). Release with the Laplace or "
+                                           "the generalized Cauchy noise.")
+
+
 def release_refusal(specs: tuple[StatisticSpec, ...]) -> str | None:
     """Why a real release of the planned statistics will be refused (before the user gets there), or None."""
-    return REFUSED_REAL_RELEASE.get(_gini_noise(specs))
+    return _refusal(_gini_noise(specs))
 
 
 def release_delta_note(specs: tuple[StatisticSpec, ...]) -> str | None:
@@ -535,7 +544,7 @@ def release_plan_download(kinds: list[str], specs: tuple[StatisticSpec, ...], st
     in_plan = [k for k in kinds if not (k == "gini" and noise != "cauchy")]
     left_out = [] if in_plan == list(kinds) else [
         f"gini: the plan format has no noise field (its Gini uses the generalized Cauchy), so the Gini with the "
-        f"{NOISE_LABELS[noise]} noise is not written into it" + ("" if noise in REFUSED_REAL_RELEASE else
+        f"{NOISE_LABELS.get(noise, noise)} noise is not written into it" + ("" if _refusal(noise) else
                                                                  "; make that release in Release mode above")]
     params_of = {s.kind: dict(s.params) for s in specs}
     release_plan, more = plan_from_planner_choices(in_plan, statistic_for, alloc, dataset=dataset.name,

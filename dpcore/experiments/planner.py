@@ -243,8 +243,9 @@ def plan_cost(costs: Sequence[tuple[str, budget.PrivacyCost]], *, delta: float |
 
 
 def _plan_delta(statistics: Sequence[planner.PlannedStatistic]) -> float | None:
-    """The delta a zCDP statistic of the plan was calibrated at (its (epsilon, delta) target), if any."""
-    deltas = [float(s.delta) for s in statistics if getattr(s, "noise", "cauchy") == "laplace_lognormal"]
+    """The delta a light-noise statistic of the plan was calibrated at (its (epsilon, delta) target), if any:
+    where a zCDP cost is stated as (epsilon, delta)."""
+    deltas = [float(s.delta) for s in statistics if getattr(s, "noise", "cauchy") != "cauchy" and hasattr(s, "delta")]
     return max(deltas) if deltas else None
 
 
