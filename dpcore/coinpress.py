@@ -342,7 +342,7 @@ class CoinPressSimulation:
     true_overall: float
     strat_groups: np.ndarray
     strat_overall: np.ndarray
-    global_overall: np.ndarray
+    global_overall: np.ndarray | None  # None when include_global=False (not simulated)
     rho: float
 
 
@@ -354,7 +354,10 @@ def simulate_coinpress(values: Any, groups: Any, *, rho: float, lower: float, up
 
     ``sigma_global`` (public) is used for the global run; default: the largest group sigma.
     Empty groups are not allowed here (simulations use observed groups only).
+    ``include_global`` (a bool): also simulate global CoinPress; without it ``global_overall`` is None.
     """
+    if not isinstance(include_global, (bool, np.bool_)):
+        raise DPInputError(f"include_global must be True or False, got {include_global!r}")
     x = as_finite_array(values, "values", min_size=2)
     rho, lower, upper, schedule, beta = _check_common(rho, lower, upper, t, beta)
     n_sims = check_int(n_sims, "n_sims", minimum=1, maximum=100_000)
@@ -373,12 +376,12 @@ def simulate_coinpress(values: Any, groups: Any, *, rho: float, lower: float, up
                                 np.array([beta]), gen, n_sims, clamp_to_prior)
         glob = zg[:, 0]
     else:
-        glob = np.full(n_sims, np.nan)
+        glob = None
     true_groups = np.bincount(gi.codes, weights=x, minlength=gi.k) / gi.counts
     return CoinPressSimulation(labels=gi.labels, counts=gi.counts, weights=_readonly(w),
                                true_groups=_readonly(true_groups), true_overall=float(x.mean()),
                                strat_groups=_readonly(z), strat_overall=_readonly(z @ w),
-                               global_overall=_readonly(glob), rho=rho)
+                               global_overall=None if glob is None else _readonly(glob), rho=rho)
 
 
 # ---------------------------------------------------------------------------------------------

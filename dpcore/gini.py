@@ -357,7 +357,13 @@ def mean_extremes_after_k(x_sorted: Any, k: Any, lower: float, upper: float) -> 
     lower, upper = check_bounds(lower, upper)
     xs = _check_sorted_in_bounds(x_sorted, lower, upper)
     pf = _Prefix(xs)
-    kk = np.minimum(np.asarray(k, dtype=int), pf.n)
+    try:
+        k_arr = np.asarray(k, dtype=float)
+    except (TypeError, ValueError):
+        raise DPInputError(f"k must be a whole number of replaced records (or an array of them), got {k!r}") from None
+    if not (np.all(np.isfinite(k_arr)) and np.all(k_arr >= 0) and np.all(k_arr == np.floor(k_arr))):
+        raise DPInputError(f"k must be whole numbers >= 0 (records replaced), got {k!r}")
+    kk = np.minimum(k_arr, pf.n).astype(int)
     return _sum_extremes(pf, kk, lower, upper)
 
 

@@ -171,7 +171,10 @@ def test_stratified_coinpress_group_coverage_and_weights():
     assert np.all(hits / N >= p - 3 * math.sqrt(p * (1 - p) / N))
     sim = simulate_coinpress(x, g, rho=0.5, lower=-5, upper=5, sigma=1.0, beta=beta, n_sims=50, rng=rng,
                              include_global=False)
+    assert sim.global_overall is None  # not simulated: no NaN placeholder
     np.testing.assert_allclose(sim.strat_overall, sim.strat_groups @ (sizes / sizes.sum()))
+    with pytest.raises(DPInputError, match="include_global"):
+        simulate_coinpress(x, g, rho=0.5, lower=-5, upper=5, sigma=1.0, n_sims=5, rng=rng, include_global=[])
     # weights are normalised public weights; PubStrat weights are used verbatim
     w = public_weights([0, 0, 1, 2], [0, 1, 2])
     r = stratified_coinpress(x, g, rho=0.5, lower=-5, upper=5, sigma=1.0, weights=w, rng=1)

@@ -88,6 +88,9 @@ def test_extremes_curve_is_monotone_and_consistent():
     smin, smax = mean_extremes_after_k(x, [0, 3], 0.0, U)
     assert smin[1] == pytest.approx(x.sum() - x[-3:].sum())
     assert smax[1] == pytest.approx(x.sum() - x[:3].sum() + 3 * U)
+    for bad_k in (-1, 2.5, np.nan, -4.4e16, [0, -3], "two"):  # was IndexError / silent truncation
+        with pytest.raises(DPInputError, match="k must be"):
+            mean_extremes_after_k(x, bad_k, 0.0, U)
 
 
 # --------------------------------------------------------------------------- real data
