@@ -53,11 +53,6 @@ HEAVY = {
 # drawn examples change whenever a signature changes, so they cannot be strict).
 nan = math.nan
 KNOWN_CALLS: dict[str, tuple[dict[str, Any], str]] = {
-    "dpcore.gini.mean_extremes_after_k": (
-        {"k": -4.406072046511659e+16, "upper": 6.336608650413174e+16},
-        "k is not checked as an integer in [0, n]: a huge negative float k raises IndexError"),
-    "dpcore.coinpress.simulate_coinpress": (
-        {"include_global": []}, "include_global falsy: result.global_overall is NaN (a placeholder, not None)"),
 }
 # Targeted checks known to fail: "function:parameter" -> what happens.
 KNOWN_TARGETED: dict[str, str] = {
