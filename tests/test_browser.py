@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from quality_support import REPO_ROOT, chromium_available, discover_pages, wait_for_app_idle
-from support.browser import COLD_SEED, PageWatch, good_csv, sidebar_seeds, upload
+from support.browser import COLD_SEED, PageWatch, find_upload_input, good_csv, sidebar_seeds, upload  # noqa: F401
+# (find_upload_input: tests/test_security.py imports it from here; it lives in tests/support/browser.py)
 
 pytestmark = [
     pytest.mark.browser,
@@ -124,7 +125,7 @@ def test_page_renders_and_main_slider_moves(app_server, page_tab, pg):
     deep_link = pg == PAGES[-1]
     t0 = time.perf_counter()
     page.goto(f"{app_server.url}/{pg.route}" + (f"?seed={COLD_SEED}" if deep_link else ""))
-    wait_for_app_idle(page)
+    wait_for_app_idle(page, timeout_ms=90_000)  # a first run on a loaded machine (a limit, not a timed check)
     TIMINGS[f"open {pg.name}"] = time.perf_counter() - t0
     assert page.query_selector('[data-testid="stMain"] h1'), f"{pg.path}: no title rendered"
     assert not tab.all_problems(), f"{pg.path} on open: {tab.all_problems()}"

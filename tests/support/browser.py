@@ -172,11 +172,26 @@ def good_csv(n: int = 1500, seed: int = 7) -> bytes:
     return ("income,group,weight\n" + rows + "\n").encode()
 
 
+# Records the next start of a script run (MutationObserver on the attribute wait_for_app_idle reads), so a
+# run is seen however short it is and however late it starts.
+_WATCH_NEXT_RUN = """() => {
+    window.__dpRunStarted = false;
+    const app = document.querySelector('[data-testid="stApp"]');
+    new MutationObserver((records, observer) => {
+        if (app.getAttribute('data-test-script-state') === 'running') { window.__dpRunStarted = true; observer.disconnect(); }
+    }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+
 def upload(page, name: str, content: bytes, mime: str = "text/csv") -> bool:
+    """Upload ``content`` as ``name`` through the sidebar and wait for the run that reads it to start and
+    finish (no fixed sleep: a loaded machine cannot make us read the page before that run); False when
+    the sidebar offers no upload."""
     el = find_upload_input(page)
     if el is None:
         return False
+    page.evaluate(_WATCH_NEXT_RUN)
     el.set_input_files({"name": name, "mimeType": mime, "buffer": content})
-    page.wait_for_timeout(300)
-    wait_for_app_idle(page)
+    page.wait_for_function("() => window.__dpRunStarted === true", timeout=60_000)
+    wait_for_app_idle(page, timeout_ms=60_000)
     return True
