@@ -34,7 +34,7 @@ if "DPCORE_LEDGER_URL" not in os.environ:
 # both workers finish together (the wall time is at least the longest file). A serial run only
 # changes its order. Files not listed keep their alphabetical order after these.
 SLOW_FILES_FIRST = (
-    "test_browser_lessons.py", "test_engines.py", "test_browser.py", "test_serve.py", "test_browser_paths.py",
+    "test_browser_lessons.py", "test_engines.py", "test_browser_lessons_more.py", "test_browser.py", "test_serve.py", "test_browser_paths.py",
     "test_ledger.py", "test_smooth_noise_certificates.py", "test_smooth_noises.py", "test_release_noise.py",
     "test_attacker.py", "test_hostile_inputs.py", "test_security.py", "test_cli.py", "test_scriptgen.py",
     "test_planner_page_noise.py", "test_ratio_rivals.py", "test_percentiles_stats.py", "test_load.py",
