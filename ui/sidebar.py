@@ -166,9 +166,11 @@ def _available_shared() -> list[str]:
     """dpcore.data.available_shared(), asked directly once dpcore.data is imported; before that (a
     plain visit of the landing page) the same check on the same files without importing it: the
     files in ../shared/data plus the bundled ACS and PSEO copies (tests/test_sidebar.py: they agree)."""
-    data_lib = sys.modules.get("dpcore.data")
-    if data_lib is not None:
-        return data_lib.available_shared()
+    if "dpcore.data" in sys.modules:
+        # through the import system, not the sys.modules entry: another session's thread may still be
+        # importing dpcore.data (a partially initialised module there); the import waits for it
+        from dpcore.data import available_shared
+        return available_shared()
     return [key for key, file_name in _SHARED_FILES.items()
             if (_SHARED_DATA_DIR / file_name).is_file() or (key in _BUNDLED and (_EXAMPLES_DIR / file_name).is_file())]
 
