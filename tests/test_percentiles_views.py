@@ -12,6 +12,7 @@ from dpcore import percentiles
 from dpcore.data import lognormal_incomes
 from dpcore.experiments import percentiles as percentile_experiments
 from dpcore.validation import DPInputError
+from support.figures import assert_same_spec
 
 
 @pytest.mark.parametrize("settings", [
@@ -144,18 +145,6 @@ def test_hostile_settings_raise_a_clear_error(view, settings):
     assert str(caught.value)
 
 
-def _assert_same_spec(built, fast, path="figure"):
-    """Recursive equality of two figure specs (types included: an int where plotly wrote a float fails)."""
-    if isinstance(built, dict):
-        assert isinstance(fast, dict) and built.keys() == fast.keys(), (path, built.keys(), fast)
-        for key in built:
-            _assert_same_spec(built[key], fast[key], f"{path}.{key}")
-    elif isinstance(built, (list, tuple)):
-        assert isinstance(fast, (list, tuple)) and len(built) == len(fast), (path, built, fast)
-        for index, (a, b) in enumerate(zip(built, fast)):
-            _assert_same_spec(a, b, f"{path}[{index}]")
-    else:
-        assert type(built) is type(fast) and built == fast, (path, built, fast)
 
 
 @pytest.mark.parametrize("settings, y_range", [
@@ -169,11 +158,11 @@ def test_plain_figure_specs_equal_the_plotly_builders(settings, y_range):
     from ui import plots_percentiles
 
     view = percentile_experiments.cell_view(source="synthetic", **settings)
-    _assert_same_spec(
+    assert_same_spec(
         plots_percentiles.histogram_figure(view.edges, view.true_counts, view.noisy_counts, y_range=y_range).to_dict(),
         plots_percentiles.histogram_spec(view.edges, view.true_counts, view.noisy_counts, y_range=y_range))
     cdf_args = (view.edges, view.true_counts, view.noisy_counts, view.q, view.histogram, view.true)
-    _assert_same_spec(plots_percentiles.cdf_figure(*cdf_args).to_dict(), plots_percentiles.cdf_spec(*cdf_args))
+    assert_same_spec(plots_percentiles.cdf_figure(*cdf_args).to_dict(), plots_percentiles.cdf_spec(*cdf_args))
 
 
 @pytest.mark.parametrize("cell", [dict(source="synthetic", n=200), dict(source="synthetic", n=57, relation="add_remove")])

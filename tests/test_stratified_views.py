@@ -12,6 +12,7 @@ from dpcore import coinpress, stratified
 from dpcore.data import build_dataset
 from dpcore.experiments import stratified as strat_experiments
 from dpcore.validation import DPInputError
+from support.figures import assert_same_spec
 
 SYNTH = dict(source="synthetic", n=3000, k=5, alpha=1.0, preset=None, seed=11)
 
@@ -197,18 +198,6 @@ def test_columns_recipe_rebuilds_the_sidebar_dataset():
     assert script.recipe["dataset"] == dataset and page.k == 16  # 16 states in the excerpt
 
 
-def _assert_same_spec(built, fast, path="figure"):
-    """Recursive equality of two figure specs (types included)."""
-    if isinstance(built, dict):
-        assert isinstance(fast, dict) and built.keys() == fast.keys(), (path, built.keys(), fast)
-        for key in built:
-            _assert_same_spec(built[key], fast[key], f"{path}.{key}")
-    elif isinstance(built, (list, tuple)):
-        assert isinstance(fast, (list, tuple)) and len(built) == len(fast), (path, built, fast)
-        for index, (a, b) in enumerate(zip(built, fast)):
-            _assert_same_spec(a, b, f"{path}[{index}]")
-    else:
-        assert type(built) is type(fast) and built == fast, (path, built, fast)
 
 
 @pytest.mark.parametrize("method, y_range", [("Stratified Laplace", None), ("CoinPress", (-4.0, 4.0))])
@@ -221,14 +210,14 @@ def test_plain_figure_specs_equal_the_plotly_builders(method, y_range):
     view = strat_experiments.group_means_view(data, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method=method, seed=3,
                                               n_sims=50)
     table = pd.DataFrame(view.group_rows())
-    _assert_same_spec(plots_stratified.group_means_figure(table, method, y_range=y_range, value_label="v").to_dict(),
+    assert_same_spec(plots_stratified.group_means_figure(table, method, y_range=y_range, value_label="v").to_dict(),
                       plots_stratified.group_means_spec(table, method, y_range=y_range, value_label="v"))
     errs = pd.concat([pd.DataFrame({"method": m, "error": view.overall[m] - view.true_overall})
                       for m in strat_experiments.METHODS], ignore_index=True)
-    _assert_same_spec(plots_stratified.overall_errors_figure(errs).to_dict(), plots_stratified.overall_errors_spec(errs))
+    assert_same_spec(plots_stratified.overall_errors_figure(errs).to_dict(), plots_stratified.overall_errors_spec(errs))
     perr = pd.DataFrame([{"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"],
                           "q95": r["parity q95"]} for r in view.method_rows()])
-    _assert_same_spec(plots_stratified.parity_figure(perr).to_dict(), plots_stratified.parity_spec(perr))
+    assert_same_spec(plots_stratified.parity_figure(perr).to_dict(), plots_stratified.parity_spec(perr))
 
 
 def test_answer_at_epsilon_is_the_first_half_of_the_group_means_answer():
