@@ -60,6 +60,7 @@ Where this module departs from the paper (each proven by a test)
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +79,7 @@ from .validation import (
 __all__ = [
     "GINI_DEFINITION",
     "gini",
+    "ExactSensitivityProfile",
     "clip_incomes",
     "min_gini_after_k",
     "max_gini_after_k",
@@ -598,49 +600,105 @@ def smooth_sensitivity(x: Any, *, lower: float, upper: float, beta: float, metho
         raise DPInputError("all incomes are zero: the Gini index is undefined (0/0)")
     if k_max is not None:
         k_max = check_int(k_max, "k_max", minimum=0)
+    if method == "exact":
+        return ExactSensitivityProfile(xs, lower, upper).smooth_sensitivity(beta, k_max)
     n = xs.size
     pf = _Prefix(xs)
     gs = gini_global_sensitivity(n, lower, upper)
     g0 = _sorted_gini(xs)
     A0 = float(_ls_bound(n, lower, upper, np.array([g0]), np.array([g0]),
                          np.array([pf.S]), np.array([pf.S]))[0])
-    # Beyond k_cap, e^{-beta k} * GS < A0 <= value: nothing there can matter.
-    if A0 > 0:
-        k_cap = int(min(n, math.ceil(math.log(gs / A0) / beta) + 1))
-    else:
-        k_cap = n
-    k_cap = max(k_cap, 1)
-    if k_max is not None:
-        k_cap = max(k_cap, min(k_max, n))
+    k_cap = _k_cap(n, gs, A0, beta, k_max)
     ks = np.arange(0, k_cap + 1)
-    decay_w = np.exp(-beta * ks)
-    A_fast = _fast_A(n, lower, upper, pf.S, ks)
-    A_fast[ks >= n] = gs
-    if method == "fast":
-        A = np.maximum(A_fast, 0.0)
-        A[0] = max(A[0], 0.0)
-    else:
-        suffix = np.maximum.accumulate((decay_w * A_fast)[::-1])[::-1]
-        vals = [A0]
-        best = A0
-        for k in range(1, k_cap + 1):
-            if suffix[k] <= best and (k_max is None or k > k_max):
-                break
-            if k >= n:
-                a_k = gs
-            else:
-                gmin = _gmin_k(pf, k)
-                gmax = _gmax_k(pf, k, lower, upper)
-                smin, smax = _sum_extremes(pf, np.array([k]), lower, upper)
-                a_k = float(_ls_bound(n, lower, upper, np.array([gmin]), np.array([gmax]), smin, smax)[0])
-            a_k = min(a_k, A_fast[k])  # both valid; exact box is inside the relaxed one
-            vals.append(a_k)
-            best = max(best, math.exp(-beta * k) * a_k)
-        A = np.array(vals)
+    A = np.maximum(_fast_A_capped(n, lower, upper, pf.S, ks, gs), 0.0)
+    A[0] = max(A[0], 0.0)
     decay = np.exp(-beta * np.arange(A.size)) * A
     k_star = int(np.argmax(decay))
     return GiniSmoothSensitivity(value=float(decay[k_star]), k_star=k_star, A=A, decay=decay, beta=beta,
                              method=method, n=n, lower=lower, upper=upper, global_sensitivity=gs)
+
+
+def _k_cap(n: int, gs: float, a0: float, beta: float, k_max: int | None) -> int:
+    """Beyond k_cap, e^{-beta k} * GS < A0 <= S_beta: nothing there can matter (Section 4.4 pruning)."""
+    k_cap = int(min(n, math.ceil(math.log(gs / a0) / beta) + 1)) if a0 > 0 else n
+    k_cap = max(k_cap, 1)
+    if k_max is not None:
+        k_cap = max(k_cap, min(k_max, n))
+    return k_cap
+
+
+def _fast_A_capped(n: int, lower: float, upper: float, total: float, ks: np.ndarray, gs: float) -> np.ndarray:
+    """The closed-form A^(k) (Section 5.2), equal to GS once k >= n (every record replaced)."""
+    a_fast = _fast_A(n, lower, upper, total, ks)
+    a_fast[ks >= n] = gs
+    return a_fast
+
+
+class ExactSensitivityProfile:
+    """The beta-free part of the exact smooth sensitivity on one sorted data set in [lower, upper].
+
+    S_beta(X) = max_k e^(-beta k) A^(k)(X) (eq. (8)): A^(k) depends on the data and the bounds but not on
+    beta, so it is computed once per k (:meth:`exact_a`, kept) and each beta only re-weights it
+    (:meth:`smooth_sensitivity`, with the Section 4.4 pruning). ``smooth_sensitivity(method="exact")``
+    is one call to a fresh profile; a page keeps a profile per data set so a new epsilon pays nothing
+    for the k already seen. Thread-safe (Streamlit runs sessions in threads). The input must already be
+    sorted and inside [lower, upper] (``smooth_sensitivity`` checks it).
+    """
+
+    def __init__(self, xs: np.ndarray, lower: float, upper: float) -> None:
+        lower, upper = check_bounds(lower, upper)
+        xs = _check_sorted_in_bounds(xs, lower, upper)
+        if float(xs.sum()) <= 0:
+            raise DPInputError("all incomes are zero: the Gini index is undefined (0/0)")
+        self.lower, self.upper, self.n = float(lower), float(upper), int(xs.size)
+        self._prefix = _Prefix(xs)
+        self.global_sensitivity = gini_global_sensitivity(self.n, self.lower, self.upper)
+        g0 = _sorted_gini(xs)
+        s0 = np.array([self._prefix.S])
+        self.a0 = float(_ls_bound(self.n, self.lower, self.upper, np.array([g0]), np.array([g0]), s0, s0)[0])
+        self._exact: list[float] = [self.a0]  # A^(k) for k = 0..len-1, already capped by the fast bound
+        self._lock = threading.Lock()
+
+    def _fast(self, ks: np.ndarray) -> np.ndarray:
+        return _fast_A_capped(self.n, self.lower, self.upper, self._prefix.S, ks, self.global_sensitivity)
+
+    def exact_a(self, k: int) -> float:
+        """min(exact A^(k), fast A^(k)): both are valid bounds and the exact box lies inside the relaxed one."""
+        with self._lock:
+            while len(self._exact) <= k:
+                j = len(self._exact)
+                if j >= self.n:
+                    a_j = self.global_sensitivity
+                else:
+                    pf, lo, hi = self._prefix, self.lower, self.upper
+                    gmin, gmax = _gmin_k(pf, j), _gmax_k(pf, j, lo, hi)
+                    smin, smax = _sum_extremes(pf, np.array([j]), lo, hi)
+                    a_j = float(_ls_bound(self.n, lo, hi, np.array([gmin]), np.array([gmax]), smin, smax)[0])
+                self._exact.append(min(a_j, float(self._fast(np.array([j]))[0])))
+            return self._exact[k]
+
+    def smooth_sensitivity(self, beta: float, k_max: int | None = None) -> GiniSmoothSensitivity:
+        """S_beta(X) (eq. (8)) with the exact A^(k); k_max forces A^(k) up to k_max (for charts)."""
+        beta = _check_beta(beta)
+        if k_max is not None:
+            k_max = check_int(k_max, "k_max", minimum=0)
+        n, gs, a0 = self.n, self.global_sensitivity, self.a0
+        k_cap = _k_cap(n, gs, a0, beta, k_max)
+        ks = np.arange(0, k_cap + 1)
+        decay_w = np.exp(-beta * ks)
+        suffix = np.maximum.accumulate((decay_w * self._fast(ks))[::-1])[::-1]
+        vals, best = [a0], a0
+        for k in range(1, k_cap + 1):
+            if suffix[k] <= best and (k_max is None or k > k_max):
+                break
+            a_k = self.exact_a(k)
+            vals.append(a_k)
+            best = max(best, math.exp(-beta * k) * a_k)
+        big_a = np.array(vals)
+        decay = np.exp(-beta * np.arange(big_a.size)) * big_a
+        k_star = int(np.argmax(decay))
+        return GiniSmoothSensitivity(value=float(decay[k_star]), k_star=k_star, A=big_a, decay=decay, beta=beta,
+                                     method="exact", n=n, lower=self.lower, upper=self.upper, global_sensitivity=gs)
 
 
 def minimal_iq(g: float) -> float:

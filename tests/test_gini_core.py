@@ -294,3 +294,20 @@ def test_posterior_is_reexported():
 def test_error_summary_bad_input(kwargs, msg):
     with pytest.raises(DPInputError, match=msg):
         error_summary(**kwargs)
+
+
+def test_exact_profile_is_smooth_sensitivity_and_checks_its_input():
+    """dpcore.gini.ExactSensitivityProfile: one profile, many beta, each equal to smooth_sensitivity(exact)."""
+    from dpcore.gini import ExactSensitivityProfile, smooth_sensitivity
+
+    xs = np.sort(np.random.default_rng(5).lognormal(10, 1, 300))
+    upper = float(xs.max())
+    profile = ExactSensitivityProfile(xs, 0.0, upper)
+    for beta in (2.0, 0.5, 0.05, 1.0):
+        got, want = profile.smooth_sensitivity(beta), smooth_sensitivity(xs, lower=0.0, upper=upper, beta=beta, method="exact")
+        assert got.value == want.value and got.k_star == want.k_star and np.array_equal(got.A, want.A)
+    for bad in (xs[::-1], np.zeros(5), np.append(xs, upper * 2)):
+        with pytest.raises(DPInputError):
+            ExactSensitivityProfile(bad, 0.0, upper)
+    with pytest.raises(DPInputError):
+        profile.smooth_sensitivity(-1.0)

@@ -531,76 +531,14 @@ POSTERIOR_LEVEL = 0.95
 SEED_OFFSET_RELEASES, SEED_OFFSET_ONE_RELEASE, SEED_OFFSET_UPPER = 2, 3, 11
 
 
-class _SensitivityMemo:
-    """The beta-free parts of the Gini's smooth sensitivity on one clipped, sorted data set (issue 13).
-
-    S_beta(X) = max_k e^(-beta k) A^(k)(X) (eq. (8)): A^(k) depends on the data and [L, U] but not on
-    beta, so the page computes each exact A^(k) once per data set and bounds and a new epsilon only
-    re-weights them. :meth:`smooth_sensitivity` returns exactly what
-    ``dpcore.gini.smooth_sensitivity(xs, method="exact", k_max=k_max)`` returns (same k range, the same
-    Section 4.4 pruning, the same floating-point operations; a test checks equality), built from that
-    module's own pieces. Thread-safe (Streamlit runs sessions in threads).
-    """
+class _SensitivityMemo(gini_mechanism.ExactSensitivityProfile):
+    """The exact smooth-sensitivity profile of one clipped, sorted data set (``dpcore.gini``'s own
+    :class:`~dpcore.gini.ExactSensitivityProfile`, so its results are ``smooth_sensitivity(method="exact")``'s)
+    plus the error-against-epsilon tables of that data set (issue 13: a new epsilon only re-weights A^(k))."""
 
     def __init__(self, xs: np.ndarray, lower: float, upper: float) -> None:
-        self.lower, self.upper, self.n = float(lower), float(upper), int(xs.size)
-        self._prefix = gini_mechanism._Prefix(xs)
-        self.global_sensitivity = gini_mechanism.gini_global_sensitivity(self.n, self.lower, self.upper)
-        g0 = gini_mechanism._sorted_gini(xs)
-        s0 = np.array([self._prefix.S])
-        self.a0 = float(gini_mechanism._ls_bound(self.n, self.lower, self.upper, np.array([g0]), np.array([g0]),
-                                                 s0, s0)[0])
-        self._exact: list[float] = [self.a0]  # A^(k) for k = 0..len-1, already capped by the fast bound
-        self._lock = threading.Lock()
+        super().__init__(xs, lower, upper)
         self.curves: dict[tuple, pd.DataFrame] = {}  # error-against-epsilon tables (beta-free inputs only)
-
-    def _fast(self, ks: np.ndarray) -> np.ndarray:
-        a_fast = gini_mechanism._fast_A(self.n, self.lower, self.upper, self._prefix.S, ks)
-        a_fast[ks >= self.n] = self.global_sensitivity
-        return a_fast
-
-    def exact_a(self, k: int) -> float:
-        """min(exact A^(k), fast A^(k)) as in ``dpcore.gini.smooth_sensitivity``'s loop (k >= 1)."""
-        with self._lock:
-            while len(self._exact) <= k:
-                j = len(self._exact)
-                if j >= self.n:
-                    a_j = self.global_sensitivity
-                else:
-                    pf, lo, hi = self._prefix, self.lower, self.upper
-                    gmin, gmax = gini_mechanism._gmin_k(pf, j), gini_mechanism._gmax_k(pf, j, lo, hi)
-                    smin, smax = gini_mechanism._sum_extremes(pf, np.array([j]), lo, hi)
-                    a_j = float(gini_mechanism._ls_bound(self.n, lo, hi, np.array([gmin]), np.array([gmax]),
-                                                         smin, smax)[0])
-                self._exact.append(min(a_j, float(self._fast(np.array([j]))[0])))
-            return self._exact[k]
-
-    def smooth_sensitivity(self, beta: float, k_max: int | None = None) -> gini_mechanism.GiniSmoothSensitivity:
-        n, gs, a0 = self.n, self.global_sensitivity, self.a0
-        if a0 > 0:
-            k_cap = int(min(n, math.ceil(math.log(gs / a0) / beta) + 1))
-        else:
-            k_cap = n
-        k_cap = max(k_cap, 1)
-        if k_max is not None:
-            k_cap = max(k_cap, min(k_max, n))
-        ks = np.arange(0, k_cap + 1)
-        decay_w = np.exp(-beta * ks)
-        a_fast = self._fast(ks)
-        suffix = np.maximum.accumulate((decay_w * a_fast)[::-1])[::-1]
-        vals, best = [a0], a0
-        for k in range(1, k_cap + 1):
-            if suffix[k] <= best and (k_max is None or k > k_max):
-                break
-            a_k = self.exact_a(k)
-            vals.append(a_k)
-            best = max(best, math.exp(-beta * k) * a_k)
-        big_a = np.array(vals)
-        decay = np.exp(-beta * np.arange(big_a.size)) * big_a
-        k_star = int(np.argmax(decay))
-        return gini_mechanism.GiniSmoothSensitivity(
-            value=float(decay[k_star]), k_star=k_star, A=big_a, decay=decay, beta=beta, method="exact", n=n,
-            lower=self.lower, upper=self.upper, global_sensitivity=gs)
 
 
 _MEMO_ENTRIES = 8
