@@ -178,8 +178,11 @@ _WATCH_NEXT_RUN = """() => {
     window.__dpRunStarted = false;
     const app = document.querySelector('[data-testid="stApp"]');
     new MutationObserver((records, observer) => {
-        if (app.getAttribute('data-test-script-state') === 'running') { window.__dpRunStarted = true; observer.disconnect(); }
-    }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+        // a short run can go running -> notRunning before this callback: the records' old values show it
+        if (app.getAttribute('data-test-script-state') === 'running' || records.some(r => r.oldValue === 'running')) {
+            window.__dpRunStarted = true; observer.disconnect();
+        }
+    }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
 }"""
 
 
