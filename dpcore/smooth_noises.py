@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -328,22 +328,38 @@ def laplace_smooth_calibration(epsilon: float, delta: float = DEFAULT_DELTA, mod
     return SmoothCalibration("laplace", alpha, b, epsilon, delta, mode, budget.approx(epsilon, delta), cert)
 
 
-@lru_cache(maxsize=512)
-def _laplace_tight(epsilon: float, delta: float, beta: float) -> tuple[float, float]:
-    lo, hi = 0.0, epsilon
-    if laplace_smooth_delta(epsilon, epsilon * 1e-9, beta) > delta:
+def _largest_certified_alpha(certified_delta: Callable[[float, float, float], float], epsilon: float,
+                             delta: float, beta: float, *, upper: float, smallest: float, iterations: int,
+                             absolute_tolerance: float = 0.0, relative_tolerance: float = 0.0) -> tuple[float, float]:
+    """The largest alpha in (0, upper] with ``certified_delta(epsilon, alpha, beta) <= delta``, and that delta.
+
+    Bisection on [0, upper] (the certified delta increases with alpha): ``lo`` always stays on the
+    certified side (delta(lo) <= delta, or lo = 0), ``hi`` on the refused side, and ``lo`` is returned,
+    so the alpha given back is certified (its delta is recomputed and returned with it). ``smallest``
+    is checked first and returned when the bisection never leaves 0; if even ``smallest`` misses delta
+    the beta is refused. Stops after ``iterations`` halvings or once
+    hi - lo <= max(absolute_tolerance, relative_tolerance * hi).
+    """
+    if certified_delta(epsilon, smallest, beta) > delta:
         raise DPInputError(f"beta = {beta:g} is too large for (epsilon, delta) = ({epsilon:g}, {delta:g}): "
                            "even tiny alpha misses delta; choose a smaller beta")
-    for _ in range(100):
+    lo, hi = 0.0, upper
+    for _ in range(iterations):
         mid = 0.5 * (lo + hi)
-        if laplace_smooth_delta(epsilon, mid, beta) <= delta:
+        if certified_delta(epsilon, mid, beta) <= delta:
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 1e-10 * epsilon:
+        if hi - lo <= max(absolute_tolerance, relative_tolerance * hi):
             break
-    alpha = lo if lo > 0 else epsilon * 1e-9
-    return alpha, laplace_smooth_delta(epsilon, alpha, beta)
+    alpha = lo if lo > 0 else smallest
+    return alpha, certified_delta(epsilon, alpha, beta)
+
+
+@lru_cache(maxsize=512)
+def _laplace_tight(epsilon: float, delta: float, beta: float) -> tuple[float, float]:
+    return _largest_certified_alpha(laplace_smooth_delta, epsilon, delta, beta, upper=epsilon,
+                                    smallest=epsilon * 1e-9, iterations=100, absolute_tolerance=1e-10 * epsilon)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,20 +486,8 @@ def gaussian_smooth_calibration(epsilon: float, delta: float = DEFAULT_DELTA, *,
 
 @lru_cache(maxsize=256)
 def _gaussian_tight(epsilon: float, delta: float, beta: float) -> tuple[float, float]:
-    lo, hi = 0.0, 4.0 * epsilon + 4.0
-    if gaussian_smooth_delta(epsilon, epsilon * 1e-6, beta) > delta:
-        raise DPInputError(f"beta = {beta:g} is too large for (epsilon, delta) = ({epsilon:g}, {delta:g}): "
-                           "even tiny alpha misses delta; choose a smaller beta")
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if gaussian_smooth_delta(epsilon, mid, beta) <= delta:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-9 * hi:
-            break
-    alpha = lo if lo > 0 else epsilon * 1e-6
-    return alpha, gaussian_smooth_delta(epsilon, alpha, beta)
+    return _largest_certified_alpha(gaussian_smooth_delta, epsilon, delta, beta, upper=4.0 * epsilon + 4.0,
+                                    smallest=epsilon * 1e-6, iterations=60, relative_tolerance=1e-9)
 
 
 class LaplaceNoise:
