@@ -91,3 +91,37 @@ def test_lookalike_keeps_the_group_columns_with_synthetic_incomes():
     assert list(data.frame["region"]) == list(real.frame["region"])  # groups kept (sizes are public)
     np.testing.assert_array_equal(data.frame["income"].to_numpy(), data.values)
     assert not np.array_equal(np.sort(data.values), np.sort(real.values))  # incomes are synthetic
+
+
+GOOD_INCOME_FILE = ("a.csv", b"id,income\n1,10\n2,20\n3,30\n")
+
+
+@pytest.mark.parametrize("refused", [
+    ("ambiguous.csv", FILES["ambiguous.csv"][0]),           # income-like column unreadable: no column chosen
+    ("words.csv", b"id,income\n1,abc\n2,def\n"),             # the same with a single other numeric column
+    ("text.csv", b"name,city\na,b\nc,d\n"),                 # no numeric column at all
+    ("old.xls", FILES["old.xls"][0]),                       # a file that cannot be read
+])
+def test_the_next_upload_after_a_refused_one_picks_its_own_income_column(refused):
+    """Issue 17's closing note: after a refused upload the next file kept "No income column chosen"
+    (the column choice of the refused file stayed in the widget state). Each new file starts from its
+    own guess; a second upload of a refused file and then the good one are checked too."""
+    at = _upload(*refused)
+    assert at.session_state["dataset"].source == "synthetic"
+    for _ in range(2):
+        _upload(*GOOD_INCOME_FILE, at)
+        data = at.session_state["dataset"]
+        assert (data.source, data.name, data.column) == ("upload", "a.csv", "income")
+        assert not _errors(at), _errors(at)
+        assert not any("No income column chosen" in c.value for c in at.sidebar.caption)
+        assert any("Income column in use: **income**" in s.value for s in at.sidebar.success)
+        _upload(*refused, at)
+        assert at.session_state["dataset"].source == "synthetic"
+
+
+def test_a_column_the_user_chose_is_kept_while_the_same_file_stays():
+    """The reset above happens only when the file changes: a rerun with the same file keeps the choice."""
+    at = _upload("two.csv", b"income,wage\n1,5\n2,6\n3,9\n")
+    at.sidebar.selectbox(key="data_col").set_value("wage").run()
+    at.sidebar.toggle(key="data_lookalike").set_value(False).run()  # any rerun
+    assert at.session_state["dataset"].column == "wage"

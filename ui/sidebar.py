@@ -215,6 +215,11 @@ def _upload_source() -> _Keyed | None:
         st.caption("No file yet: the pages use the default synthetic data until you upload one.")
         return None
     digest = _upload_digest(uploaded)
+    if st.session_state.get("_data_upload_for") != digest:
+        # a new file starts from its own guess: the column choice (or the "none chosen" of a refused
+        # income column) of the previous file must not stick to it (issue 17 closing note)
+        st.session_state.pop("data_col", None)
+        st.session_state["_data_upload_for"] = digest
     frame, read_notes, candidates = _read_upload(digest, uploaded.name, uploaded.getvalue())
     wanted = income_like_column(list(frame.columns))
     if not candidates:
