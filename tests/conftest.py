@@ -22,6 +22,13 @@ for _path in (REPO_ROOT, TESTS_DIR):  # the app's packages, and tests/support
 
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
+# Bytecode caches (__pycache__/, git-ignored) are written even when PYTHONDONTWRITEBYTECODE is set in the
+# environment: without them every pytest process (each xdist worker, each collection) compiles every
+# module again and re-runs pytest's assertion rewriting of every test file, about half of the CPU time
+# of a collection (measured: `pytest --collect-only` 13.0 s CPU without the caches, 6.0 s with them).
+# Set here, before pytest imports the test modules; python subprocesses of tests read the caches too.
+sys.dont_write_bytecode = False
+
 # No test may write to the user's real budget ledger (~/.local/share/dpcore/ledger.db): every test
 # process, and every app or script it starts (they inherit the environment), uses a throwaway one.
 if "DPCORE_LEDGER_URL" not in os.environ:
