@@ -45,12 +45,14 @@ their current values; :meth:`PlannedStatistic.error_quantile` gives the resultin
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 from . import budget as _budget
 from . import noise
@@ -181,10 +183,20 @@ def geometric_epsilon_for_error(abs_error: float, confidence: float) -> float:
     return -math.log(lo)
 
 
+def _laplace_cdf(x: np.ndarray) -> np.ndarray:
+    """The standard Laplace CDF, F(x) = 1 - e^(-x)/2 (x > 0), e^x/2 (x <= 0): the formula of
+    ``scipy.stats.laplace.cdf`` (its ``_cdf``; equal bit for bit, including at +-inf and NaN, a test checks
+    it) without the distribution object's argument handling, which cost ~10 us per call and the planner
+    calls it thousands of times per answer (issue 13)."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(over="ignore"):
+        return np.where(x > 0, 1.0 - 0.5 * np.exp(-x), 0.5 * np.exp(x))
+
+
 def _laplace_interval_prob(t: np.ndarray, c: np.ndarray, b: np.ndarray) -> np.ndarray:
     """P(|c + L| <= t) for L ~ Lap(b), elementwise (0 when t < |c| - ... handled by the CDF)."""
-    upper = sps.laplace.cdf((t - c) / b)
-    lower = sps.laplace.cdf((-t - c) / b)
+    upper = _laplace_cdf((t - c) / b)
+    lower = _laplace_cdf((-t - c) / b)
     return np.clip(upper - lower, 0.0, 1.0)
 
 
@@ -317,6 +329,34 @@ def _cell_histogram(values, edges: np.ndarray) -> np.ndarray:
 
 def _check_values(values, name="income values", min_size=2) -> np.ndarray:
     return as_finite_array(values, name, min_size=min_size)
+
+
+#: Exact Gini smooth-sensitivity profiles kept per (clipped sorted data, bounds): the last few data sets
+#: (each holds a few arrays of n floats).
+_GINI_PROFILE_ENTRIES = 4
+_GINI_PROFILES: OrderedDict[tuple, Any] = OrderedDict()
+_GINI_PROFILES_LOCK = threading.Lock()
+
+
+def _gini_exact_profile(xs: np.ndarray, lower: float, upper: float):
+    """The :class:`dpcore.gini.ExactSensitivityProfile` of these sorted, clipped data and bounds, shared by
+    every :class:`GiniStatistic` on them in this process (keyed by a digest of the records; thread-safe, as
+    the profile is). Confidential like the data: it only ever yields S_beta(X), as a fresh computation would."""
+    from . import gini as _g
+
+    key = (hashlib.blake2b(np.ascontiguousarray(xs).tobytes(), digest_size=20).hexdigest(), int(xs.size),
+           float(lower), float(upper))
+    with _GINI_PROFILES_LOCK:
+        profile = _GINI_PROFILES.get(key)
+        if profile is not None:
+            _GINI_PROFILES.move_to_end(key)
+            return profile
+    profile = _g.ExactSensitivityProfile(xs, lower, upper)
+    with _GINI_PROFILES_LOCK:
+        profile = _GINI_PROFILES.setdefault(key, profile)
+        while len(_GINI_PROFILES) > _GINI_PROFILE_ENTRIES:
+            _GINI_PROFILES.popitem(last=False)
+    return profile
 
 
 @dataclass(frozen=True, eq=False)
@@ -466,12 +506,23 @@ class GroupMeans(PlannedStatistic):
 
     @property
     def truth(self) -> np.ndarray:
-        return np.bincount(self._gi.codes, weights=self.values, minlength=self._gi.k) / self.counts
+        return self._group_means()[0].copy()
 
     @property
     def bias(self) -> np.ndarray:
-        clipped = np.clip(self.values, self.lower, self.upper)
-        return np.bincount(self._gi.codes, weights=clipped, minlength=self._gi.k) / self.counts - self.truth
+        return self._group_means()[1].copy()
+
+    def _group_means(self) -> tuple[np.ndarray, np.ndarray]:
+        """(true group means, clipping bias), computed once: the answer's error law asks for them at every
+        step of its bisections (issue 13). The data are never changed after __post_init__."""
+        cached = self.__dict__.get("_truth_bias")
+        if cached is None:
+            truth = np.bincount(self._gi.codes, weights=self.values, minlength=self._gi.k) / self.counts
+            clipped = np.clip(self.values, self.lower, self.upper)
+            bias = np.bincount(self._gi.codes, weights=clipped, minlength=self._gi.k) / self.counts - truth
+            cached = (truth, bias)
+            object.__setattr__(self, "_truth_bias", cached)
+        return cached
 
     def scale(self, epsilon) -> np.ndarray:
         return (self.upper - self.lower) / (self.counts * check_epsilon(epsilon))
@@ -617,27 +668,14 @@ class GiniStatistic(PlannedStatistic):
         return _g.smooth_sensitivity(self._xs, lower=self.lower, upper=self.upper, beta=beta, method=method).value
 
     def _exact_smooth_sensitivity(self, beta: float) -> float:
-        """Exact S_beta(X) = max_k e^(-beta k) A^(k)(X) (:func:`dpcore.gini.smooth_sensitivity`), reusing the
-        A^(k) of an earlier call: they do not depend on beta, so when the kept profile A^(0..K) covers every
-        k that can matter at this beta (each later k has e^(-beta k) A_fast^(k) <= the maximum found, with
-        A_fast >= A the closed-form bound, and beyond the library's k cap e^(-beta k) GS < A^(0)), the
-        maximum over the profile is S_beta itself, without the O(n) work per k. The solver's bisection
-        then costs one exact computation at its smallest beta instead of one per step (the light-tailed
-        noises' beta is ~15x smaller than the Cauchy's at the same epsilon). Equal to a fresh computation
-        up to floating-point rounding of e^(-beta k) (tests check it)."""
-        from . import gini as _g
-
-        profile = self.__dict__.get("_profile")
-        if profile is not None:
-            best = float(np.max(np.exp(-beta * np.arange(profile.size)) * profile))
-            fast = _g.smooth_sensitivity(self._xs, lower=self.lower, upper=self.upper, beta=beta, method="fast").A
-            later = np.arange(profile.size, fast.size)
-            if later.size == 0 or float(np.max(np.exp(-beta * later) * fast[profile.size:])) <= best:
-                return best
-        result = _g.smooth_sensitivity(self._xs, lower=self.lower, upper=self.upper, beta=beta, method="exact")
-        if profile is None or result.A.size > profile.size:
-            object.__setattr__(self, "_profile", np.asarray(result.A, dtype=float).copy())
-        return result.value
+        """Exact S_beta(X) = max_k e^(-beta k) A^(k)(X): :func:`dpcore.gini.smooth_sensitivity` with
+        method "exact", computed by the same :class:`dpcore.gini.ExactSensitivityProfile` (so the same
+        number bit for bit), kept per data set and bounds (:func:`_gini_exact_profile`): A^(k) does not
+        depend on beta, so each A^(k) is computed once per data set in this process and a new beta only
+        re-weights them. The solver's bisection, and an answer at a new epsilon on data already seen (a
+        page's slider; every statistic of those data shares the profile), pay only for the k not seen
+        yet (the light-tailed noises' beta is ~15x smaller than the Cauchy's at the same epsilon; issue 13)."""
+        return _gini_exact_profile(self._xs, self.lower, self.upper).smooth_sensitivity(beta).value
 
     def _calibration(self, eps: float):
         return noise.smooth_noise_calibration(eps, self.gamma, mode=self.calibration)

@@ -75,7 +75,7 @@ def test_page_solves_epsilon_per_noise_and_composes_its_cost(noise):
         assert "real release" in text and "refused" in text  # said in Plan mode, before Release mode
 
 
-def test_release_mode_announces_the_refused_noise_and_the_plan_file_leaves_a_light_noise_gini_out():
+def test_release_mode_announces_the_refused_noise_and_the_plan_file_has_the_laplace_gini_not_the_lln():
     at = _open(planner_gini_noise="laplace_lognormal", planner_mode="Release: make the real release (spends budget)")
     assert not at.exception
     assert any("refused" in str(w.value) for w in at.warning)
@@ -83,34 +83,49 @@ def test_release_mode_announces_the_refused_noise_and_the_plan_file_leaves_a_lig
                planner_mode="Release: make the real release (spends budget)")
     assert not at.exception
     assert any("spends δ = 1e-07" in str(i.value) and "δ cap" in str(i.value) for i in at.info)
+    # the plan file has a noise field (tests/test_plan_light_noise.py): the Laplace Gini is written into it
     at = _open(planner_gini_noise="laplace", planner_view="4 · Share / reproduce")
     assert_clean(at)
+    assert "Download the release plan" in [b.label for b in at.get("download_button")]
+    assert "Not in the plan: gini" not in " ".join(str(c.value) for c in at.caption)
+    # the Laplace log-normal has no floating-point-safe sampler: left out, and the reason said
+    at = _open(planner_gini_noise="laplace_lognormal", planner_view="4 · Share / reproduce")
+    assert_clean(at)
     caption = " ".join(str(c.value) for c in at.caption)
-    assert "Not in the plan: gini: the plan format has no noise field" in caption
+    assert "Not in the plan: gini: the Gini with noise 'laplace_lognormal' cannot be released" in caption
     at = _open(planner_view="4 · Share / reproduce")  # the paper's noise is written into the plan
-    assert "gini: the plan format" not in " ".join(str(c.value) for c in at.caption)
+    assert "Not in the plan: gini" not in " ".join(str(c.value) for c in at.caption)
 
 
 def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
+    """Every GiniStatistic on the same data shares one A^(k) profile (dpcore.planner._gini_exact_profile): its
+    S_beta equals a fresh dpcore.gini.smooth_sensitivity bit for bit, and each A^(k) is computed once however
+    many statistics and betas ask (a page's answer at each new ε builds a new statistic; issue 13)."""
     values = lognormal_incomes(1500, sigma=0.9, rng=3)
-    stat = planner_lib.make_statistic("gini", values, upper=1e6)
     xs = np.sort(np.clip(values, 0, 1e6))
-    fresh = {beta: gini.smooth_sensitivity(xs, lower=0.0, upper=1e6, beta=beta).value
-             for beta in (0.5, 0.01, 0.05, 0.02, 0.012, 0.3)}
-    exact_calls = []
-    library = gini.smooth_sensitivity
+    betas = (0.5, 0.01, 0.05, 0.02, 0.012, 0.3)
+    fresh = {beta: gini.smooth_sensitivity(xs, lower=0.0, upper=1e6, beta=beta).value for beta in betas}
+    monkeypatch.setattr(planner_lib, "_GINI_PROFILES", type(planner_lib._GINI_PROFILES)())  # nothing kept from other tests
+    computed_k = []
+    library = gini._gmin_k  # called once per new A^(k)
 
-    def counted(*args, **kwargs):
-        if kwargs.get("method") == "exact":
-            exact_calls.append(kwargs["beta"])
-        return library(*args, **kwargs)
+    def counted(prefix, k):
+        computed_k.append(k)
+        return library(prefix, k)
 
-    monkeypatch.setattr(gini, "smooth_sensitivity", counted)
-    # large beta first (short profile), then a small one (longer profile), then betas served from it
+    monkeypatch.setattr(gini, "_gmin_k", counted)
+    # large beta first (short profile), then a small one (longer profile), then betas served from it, each time
+    # by a new statistic on the same data
     for beta, value in fresh.items():
-        assert stat._exact_smooth_sensitivity(beta) == pytest.approx(value, rel=1e-12, abs=0.0)
-    assert exact_calls == [0.5, 0.01]  # the others came from the kept A^(k) profile
-    assert stat._profile.size > 1
+        stat = planner_lib.make_statistic("gini", values, upper=1e6)
+        assert stat._exact_smooth_sensitivity(beta) == value
+    assert computed_k == list(range(1, len(computed_k) + 1))  # every k once, in order
+    assert len(computed_k) > 1
+    assert len(planner_lib._GINI_PROFILES) == 1
+    other = planner_lib.make_statistic("gini", values[:-1], upper=1e6)  # other data: its own profile
+    assert other._exact_smooth_sensitivity(0.3) == gini.smooth_sensitivity(
+        np.sort(np.clip(values[:-1], 0, 1e6)), lower=0.0, upper=1e6, beta=0.3).value
+    assert len(planner_lib._GINI_PROFILES) == 2
 
 
 def test_solve_epsilon_at_the_bottom_of_the_range_still_returns_eps_min():
