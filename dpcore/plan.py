@@ -19,7 +19,9 @@ writes it ("Download the release plan"). Format, field by field: ``docs/plan_for
 Privacy accounting of a plan (:attr:`ReleasePlan.total_epsilon`): inside one statistic the cells
 (the distinct values of the ``by`` columns) are disjoint, so one statistic costs its ``epsilon`` once
 (parallel composition, Dwork & Roth 2014, Thm 3.16 with disjoint inputs); statistics compose
-sequentially, so the plan costs the sum of its statistics' epsilons. With a ``privacy_unit`` and
+sequentially, so the plan costs the sum of its statistics' epsilons. A Gini's ``noise`` is "cauchy" (the
+default when the field is absent: pure epsilon) or "laplace" (issue 17: NRS 2007 (epsilon, delta) with the
+entry's ``delta``; the plan then needs ``cap_delta`` >= the sum of those deltas, :attr:`ReleasePlan.noise_delta`). With a ``privacy_unit`` and
 ``max_rows_per_person = m`` every mechanism is calibrated for one person changing up to m rows
 (see :mod:`dpcore.engines` and ``docs/release_cli.md``), so the cost per statistic stays ``epsilon``.
 
@@ -94,6 +96,7 @@ __all__ = [
     "write_plan",
     "plan_from_planner",
     "plan_from_planner_choices",
+    "GINI_PLAN_NOISES",
 ]
 
 PLAN_VERSION = 1
@@ -107,10 +110,16 @@ MAX_BY = 8
 _COMMON = ("kind", "by", "epsilon", "name")
 _KIND_FIELDS = {
     "percentiles": ("bins", "q"),
-    "gini": ("lower", "upper", "gamma", "calibration"),
+    "gini": ("lower", "upper", "gamma", "calibration", "noise", "delta"),
     "mean": ("lower", "upper"),
     "relative_risk": ("group", "exposed", "reference", "outcome", "outcome_below"),
 }
+#: the Gini's smooth-sensitivity noises a plan can release (issue 17): "cauchy" (the default when the field is
+#: absent: pure epsilon, the certified generalized-Cauchy sampler) and "laplace" (NRS 2007, (epsilon, delta),
+#: OpenDP's floating-point-safe Laplace sampler). "laplace_lognormal" is refused: no floating-point-safe sampler.
+GINI_PLAN_NOISES = ("cauchy", "laplace")
+#: the delta of a noise = "laplace" Gini when its plan entry gives none (dpcore.smooth_noises.DEFAULT_DELTA)
+DEFAULT_GINI_NOISE_DELTA = 1e-6
 _TOP_FIELDS = ("version", "dataset", "income", "cap_epsilon", "cap_delta", "privacy_unit", "max_rows_per_person",
                "bounding_seed", "description", "statistics")
 
@@ -144,6 +153,10 @@ class StatisticSpec:
     reference: str | None = None
     outcome: str | None = None
     outcome_below: float | None = None
+    #: the Gini's smooth-sensitivity noise ("cauchy" or "laplace"; None for the other kinds)
+    noise: str | None = None
+    #: the (epsilon, delta) target of a noise = "laplace" Gini (None otherwise)
+    delta: float | None = None
 
     @property
     def where(self) -> str:
@@ -166,7 +179,9 @@ class StatisticSpec:
             out["q"] = list(self.q)
         elif self.kind in ("gini", "mean"):
             out["lower"], out["upper"] = self.lower, self.upper
-            if self.kind == "gini":
+            if self.kind == "gini" and self.noise == "laplace":  # "cauchy" is written as before (no noise field)
+                out["noise"], out["delta"], out["calibration"] = self.noise, self.delta, self.calibration
+            elif self.kind == "gini":
                 out["gamma"], out["calibration"] = self.gamma, self.calibration
         else:
             out["group"], out["exposed"], out["reference"] = self.group, self.exposed, self.reference
@@ -196,6 +211,11 @@ class ReleasePlan:
     def total_epsilon(self) -> float:
         """Sequential composition across statistics (each statistic costs its epsilon once)."""
         return float(math.fsum(s.epsilon for s in self.statistics))
+
+    @property
+    def noise_delta(self) -> float:
+        """Sum of the deltas of the noise = "laplace" Gini statistics (sequential composition; 0 without any)."""
+        return float(math.fsum(s.delta for s in self.statistics if s.noise == "laplace"))
 
     @property
     def rows_per_person(self) -> int:
@@ -250,6 +270,34 @@ def _label(value: Any, where: str, name: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise _fail(where, name, f"must be a string (or an integer) value of the group column, got {value!r}")
     return str(value)
+
+
+def _gini_noise(raw: Mapping, where: str) -> str:
+    """The Gini's ``noise`` field: "cauchy" when absent (plans written before issue 17), else checked."""
+    noise_name = raw.get("noise", "cauchy")
+    if noise_name in GINI_PLAN_NOISES and isinstance(noise_name, str):
+        return noise_name
+    if noise_name == "laplace_lognormal":
+        raise _fail(where, "noise", "'laplace_lognormal' cannot be released: there is no floating-point-safe "
+                                    "sampler for the Laplace log-normal noise (plan with it, release with "
+                                    "\"laplace\" or \"cauchy\")")
+    raise _fail(where, "noise", f"must be \"cauchy\" (the default) or \"laplace\", got {noise_name!r}")
+
+
+def _laplace_gini_fields(raw: Mapping, where: str) -> dict[str, Any]:
+    """``delta`` (default 1e-6, in (0, 1e-3)) and ``calibration`` of a noise = "laplace" Gini; ``gamma`` is
+    the generalized Cauchy's exponent and is refused here (it would be silently unused)."""
+    if "gamma" in raw:
+        raise _fail(where, "gamma", "is the generalized Cauchy's tail exponent; it does not apply to "
+                                    "noise = \"laplace\" (remove it)")
+    delta = _number(raw.get("delta", DEFAULT_GINI_NOISE_DELTA), where, "delta")
+    if not 0.0 < delta < 1e-3:
+        raise _fail(where, "delta", f"must be in (0, 1e-3) (the (epsilon, delta) target of the Laplace noise), "
+                                    f"got {delta:g}")
+    calibration = raw.get("calibration", "tight")
+    if calibration not in ("tight", "paper"):
+        raise _fail(where, "calibration", f"must be 'tight' or 'paper', got {calibration!r}")
+    return {"noise": "laplace", "delta": delta, "calibration": calibration}
 
 
 def _check_statistic(index: int, raw: Any) -> StatisticSpec:
@@ -330,6 +378,14 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:
         if kind == "gini":
             if lower < 0:
                 raise _fail(where, "lower", f"must be >= 0 for the Gini index, got {lower:g}")
+            noise_name = _gini_noise(raw, where)
+            if noise_name == "laplace":
+                spec.update(_laplace_gini_fields(raw, where))
+                return StatisticSpec(**spec)
+            if "delta" in raw:
+                raise _fail(where, "delta", "applies to noise = \"laplace\" only: the generalized Cauchy (the "
+                                            "default noise) is pure epsilon-DP (its sampler's tiny delta is computed)")
+            spec["noise"] = "cauchy"
             gamma = _number(raw.get("gamma", 2.0), where, "gamma")
             if gamma <= 1 or gamma > 20:
                 raise _fail(where, "gamma", f"must be in (1, 20] (noise density 1/(1+|z|^gamma)), got {gamma:g}")
@@ -428,6 +484,13 @@ def plan_from_dict(raw: Mapping[str, Any]) -> ReleasePlan:
     plan = ReleasePlan(dataset=dataset, income=income, cap_epsilon=cap, statistics=specs, privacy_unit=unit,
                        max_rows_per_person=m, bounding_seed=int(seed), description=description,
                        cap_delta=cap_delta)
+    noise_delta = plan.noise_delta
+    if noise_delta > 0 and cap_delta is None:
+        raise PlanError(f"plan: field 'cap_delta' is required when a Gini uses noise = \"laplace\" (its statistics "
+                        f"spend delta = {noise_delta:g} in total; cap_delta is the ledger account's delta cap)")
+    if noise_delta > 0 and noise_delta > cap_delta * (1 + 1e-12):
+        raise PlanError(f"plan: the Gini statistics with noise = \"laplace\" spend delta = {noise_delta:g} in total, "
+                        f"more than cap_delta = {cap_delta:g}")
     for s in specs:
         if s.epsilon > cap * (1 + 1e-12):
             raise _fail(s.where, "epsilon", f"{s.epsilon:g} exceeds the plan's cap_epsilon {cap:g}")
@@ -553,8 +616,15 @@ def _from_planned(stat: Any, epsilon: float, by: Sequence[str]) -> dict[str, Any
     """Map a :class:`dpcore.planner.PlannedStatistic` to a plan statistic (dict form)."""
     kind = getattr(stat, "kind", None)
     if kind == "gini":
+        noise_name = getattr(stat, "noise", "cauchy")
+        if noise_name == "cauchy":
+            return {"kind": "gini", "by": [], "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper,
+                    "gamma": stat.gamma, "calibration": stat.calibration}
+        if noise_name not in GINI_PLAN_NOISES:
+            raise PlanError(f"the Gini with noise {noise_name!r} cannot be released (no floating-point-safe sampler); "
+                            "plan it with the Laplace or the generalized Cauchy noise to write it into a plan")
         return {"kind": "gini", "by": [], "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper,
-                "gamma": stat.gamma, "calibration": stat.calibration}
+                "noise": noise_name, "delta": float(stat.delta), "calibration": stat.calibration}
     if kind == "mean":
         return {"kind": "mean", "by": [], "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper}
     if kind == "group_means":
@@ -645,6 +715,10 @@ def plan_from_planner(statistics: Iterable[Any], *, dataset: str, income: str, c
             raise PlanError(f"each planner statistic must be (statistic, epsilon) or a dict, got {item!r}")
     raw: dict[str, Any] = {"version": PLAN_VERSION, "dataset": dataset, "income": income, "cap_epsilon": cap_epsilon,
                            "statistics": items}
+    noise_deltas = [i.get("delta", DEFAULT_GINI_NOISE_DELTA) for i in items
+                    if i.get("kind") == "gini" and i.get("noise") == "laplace"]
+    if noise_deltas and all(_is_number(d) for d in noise_deltas):  # (a bad delta: validation names it)  # the account's delta cap: what the plan spends, as cap_epsilon is at least its epsilon
+        raw["cap_delta"] = math.fsum(noise_deltas)
     if description:
         raw["description"] = description
     if privacy_unit is not None:

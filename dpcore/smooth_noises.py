@@ -1211,7 +1211,9 @@ def _gini_noise_statistic_class():
                 from . import release_noise
 
                 draw = release_noise.release_real_values([self._clipped], scale=confidential_noise_scale)
-                raw, measurement = float(draw.values[0]), f"{draw.measurement} at the data-dependent scale S_beta(X)/alpha"
+                raw = float(draw.values[0])
+                # the sampler names its scale; here it is S_beta(X)/alpha, confidential: never in a record
+                measurement = public_measurement(draw.measurement)
             else:
                 z = float(noise_distribution(cal).rvs(1, as_generator(rng))[0])
                 raw = self._clipped + confidential_noise_scale * z
@@ -1229,6 +1231,15 @@ def _gini_noise_statistic_class():
             return out
 
     return GiniNoiseStatistic
+
+
+def public_measurement(measurement: str) -> str:
+    """A sampler's description with its noise scale replaced by "S_beta(X)/alpha": for a smooth-sensitivity
+    release the scale depends on the data (it is not a DP output) and must not reach a release record."""
+    import re
+
+    text = re.sub(r"scale=[^),;]+", "scale=S_beta(X)/alpha", measurement)
+    return f"{text} at the data-dependent scale S_beta(X)/alpha (not published)"
 
 
 def gini_planned_statistic(values: Any, *, lower: float = 0.0, upper: float, noise: str = "laplace",

@@ -536,23 +536,19 @@ def release_plan_download(kinds: list[str], specs: tuple[StatisticSpec, ...], st
                           alloc: dict[str, float], dataset: Any, group_column: str | None, total: float) -> None:
     """The plan file for ``python -m dpcore release`` (docs/plan_format.md) and what it leaves out.
 
-    The plan format has no noise field (its Gini is the generalized Cauchy), so a Gini planned with a
-    light-tailed noise is left out and named, never written with another noise than the one planned."""
+    The Gini is written with the noise it was planned with (the plan's ``noise`` field: "cauchy" or
+    "laplace" with its delta, and ``cap_delta``), so the release uses the planner's calibration; the
+    Laplace log-normal noise has no floating-point-safe sampler and is left out and named
+    (:func:`dpcore.plan.plan_from_planner_choices`), never written with another noise than the one planned."""
     from dpcore.plan import plan_from_planner_choices, write_plan
 
-    noise = _gini_noise(specs)
-    in_plan = [k for k in kinds if not (k == "gini" and noise != "cauchy")]
-    left_out = [] if in_plan == list(kinds) else [
-        f"gini: the plan format has no noise field (its Gini uses the generalized Cauchy), so the Gini with the "
-        f"{NOISE_LABELS.get(noise, noise)} noise is not written into it" + ("" if _refusal(noise) else
-                                                                 "; make that release in Release mode above")]
     params_of = {s.kind: dict(s.params) for s in specs}
-    release_plan, more = plan_from_planner_choices(in_plan, statistic_for, alloc, dataset=dataset.name,
-                                                   income=dataset.column, cap_epsilon=total, group_column=group_column,
-                                                   params_for=params_of.get)
+    release_plan, left_out = plan_from_planner_choices(list(kinds), statistic_for, alloc, dataset=dataset.name,
+                                                       income=dataset.column, cap_epsilon=total,
+                                                       group_column=group_column, params_for=params_of.get)
     st.download_button("Download the release plan", write_plan(release_plan), file_name="release_plan.toml",
                        mime="application/toml", key="planner_release_plan",
                        help="Run it on the full data: python -m dpcore release release_plan.toml "
                             "--data FILE --out DIR (docs/release_cli.md)")
-    if left_out + more:
-        st.caption("Not in the plan: " + "; ".join(left_out + more))
+    if left_out:
+        st.caption("Not in the plan: " + "; ".join(left_out))

@@ -32,6 +32,13 @@ counts; the project's "replace one, n public" relation, per cell).
   epsilon/m (:func:`dpcore.noise.smooth_noise_calibration`); one person changes at most m rows in
   total, so by group privacy the cells together cost m * epsilon/m = epsilon. The sampler's delta
   (:func:`dpcore.release_noise.release_generalized_cauchy`) grows to m e^{(m-1) epsilon/m} delta.
+  With ``noise = "laplace"`` (issue 17): Z ~ Laplace(1) and (alpha, beta) from
+  :func:`dpcore.smooth_noises.smooth_calibration` ("laplace", NRS 2007's (epsilon, delta) with the certified
+  delta of :func:`dpcore.smooth_noises.laplace_smooth_delta`) at epsilon/m and delta_cell = delta / (m
+  e^{(m-1) epsilon/m}) (= delta for m = 1: the planner's calibration exactly), so by group privacy
+  ((k eps, k e^{(k-1) eps} delta) for k changed rows; the cells compose) the statistic costs (epsilon, delta);
+  the noise is drawn by OpenDP's floating-point-safe Laplace sampler at the confidential scale S_beta(X)/alpha
+  and the value clamped to [0, 1] (post-processing).
 * relative_risk (Shoham & Ligett, Claim 3.1): both outcome counts of every cell + discrete Laplace with
   scale 2m/epsilon (epsilon/2 per count, as :func:`dpcore.ratio.laplace_noised_counts`); RR =
   (x~/n_x) / (max(y~, 1)/n_y) is post-processing ("undefined" -- empty -- when a group is empty).
@@ -95,9 +102,32 @@ class PlanCost:
         return budget.approx(self.epsilon, self.delta) if self.delta > 0 else budget.pure(self.epsilon)
 
 
+def gini_noise_cell_delta(spec: StatisticSpec, m: int) -> float:
+    """The delta each cell of a noise = "laplace" Gini is calibrated at: delta / (m e^{(m-1) epsilon/m}), so that
+    group privacy over the m rows of one person gives back the plan's (epsilon, delta); exactly delta for m = 1."""
+    if m == 1:
+        return float(spec.delta)
+    return float(spec.delta) / (m * math.exp((m - 1) * spec.epsilon / m)) * (1.0 - 1e-12)
+
+
+def gini_calibration(spec: StatisticSpec, m: int):
+    """(alpha, beta) of a plan's Gini at epsilon/m: :func:`dpcore.noise.smooth_noise_calibration` for the
+    generalized Cauchy, :func:`dpcore.smooth_noises.smooth_calibration` ("laplace", the planner's call) else."""
+    if spec.noise == "laplace":
+        from .. import smooth_noises
+
+        return smooth_noises.smooth_calibration("laplace", spec.epsilon / m, delta=gini_noise_cell_delta(spec, m),
+                                                mode=spec.calibration)
+    from .. import noise
+
+    return noise.smooth_noise_calibration(spec.epsilon / m, spec.gamma, mode=spec.calibration)
+
+
 def _statistic_delta(spec: StatisticSpec, m: int) -> float:
     if spec.kind != "gini":
         return 0.0
+    if spec.noise == "laplace":
+        return float(spec.delta)  # the (epsilon, delta) the plan states; cells calibrated for it (above)
     eps_cell = spec.epsilon / m
     d = _gini_cell_delta(eps_cell, spec.gamma)
     return float(min(1e-3, m * math.exp((m - 1) * eps_cell) * d))
@@ -201,12 +231,14 @@ def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool) -> tuple[pd.
 
 
 def _gini(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
-    from .. import noise, release_noise
+    from .. import release_noise
 
     by = list(spec.by)
     eps_cell = spec.epsilon / m
-    cal = noise.smooth_noise_calibration(eps_cell, spec.gamma, mode=spec.calibration)
+    cal = gini_calibration(spec, m)
     inputs = engine.gini_inputs(by, spec.lower, spec.upper, cal.beta)
+    if spec.noise == "laplace":
+        return _gini_laplace(inputs, spec, m, cal, rng)
     table = inputs[by].copy() if by else pd.DataFrame(index=range(len(inputs)))
     table["n"] = inputs["n"].to_numpy(dtype=np.int64)
     values = []
@@ -225,6 +257,36 @@ def _gini(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]
                       f"beta = {cal.beta!r}; S_beta(X) and the noise scale depend on the data and are not "
                       f"published; released values snapped to the grid {GINI_GRID!r}"),
             "measurement": measurement}
+    return table, info
+
+
+def _gini_laplace(inputs: pd.DataFrame, spec: StatisticSpec, m: int, cal, rng) -> tuple[pd.DataFrame, dict]:
+    """The noise = "laplace" Gini per cell: g + (S_beta(X)/alpha) Z, Z ~ Laplace(1), drawn by
+    :func:`dpcore.release_noise.release_real_values` (OpenDP's floating-point-safe Laplace; numpy in a
+    simulation) at the confidential scale, clamped to [0, 1] and snapped to the grid (post-processing)."""
+    from .. import release_noise, smooth_noises
+
+    by = list(spec.by)
+    table = inputs[by].copy() if by else pd.DataFrame(index=range(len(inputs)))
+    table["n"] = inputs["n"].to_numpy(dtype=np.int64)
+    values = []
+    measurement = None
+    for g, s in zip(inputs["confidential_gini"].to_numpy(float), inputs["confidential_smooth_sensitivity"].to_numpy(float)):
+        if s <= 0:  # n <= 1: the Gini is 0 for every data set of that size (public), nothing to protect
+            values.append(0.0)
+            continue
+        draw = release_noise.release_real_values([float(g)], scale=float(s) / cal.alpha, rng=rng)
+        measurement = measurement or smooth_noises.public_measurement(draw.measurement)  # never the scale
+        values.append(round(min(max(float(draw.values[0]), 0.0), 1.0), 9))
+    table["gini"] = np.array(values, dtype=float)
+    info = {"noise": (f"per cell: Gini + (S_beta(X)/alpha) Z, Z ~ Laplace(1) (smooth sensitivity, Nissim, "
+                      f"Raskhodnikova & Smith 2007, (epsilon, delta)-DP), calibration {spec.calibration!r} at "
+                      f"epsilon/m = {spec.epsilon / m!r}, delta per cell = {cal.delta!r}: alpha = {cal.alpha!r}, "
+                      f"beta = {cal.beta!r}, certified delta {cal.certificate!r}; the statistic costs (epsilon, "
+                      f"delta) = ({spec.epsilon!r}, {spec.delta!r}) (group privacy over m = {m} rows); "
+                      f"S_beta(X) and the noise scale depend on the data and are not published; released values "
+                      f"clamped to [0, 1] and snapped to the grid {GINI_GRID!r}"),
+            "measurement": measurement, "privacy_statement_per_cell": cal.statement()}
     return table, info
 
 
@@ -478,9 +540,7 @@ class _FrozenEngine:
         elif spec.kind == "mean":
             self.frames["sums"] = engine.sums(by, spec.lower, spec.upper)
         elif spec.kind == "gini":
-            from .. import noise
-
-            cal = noise.smooth_noise_calibration(spec.epsilon / m, spec.gamma, mode=spec.calibration)
+            cal = gini_calibration(spec, m)
             self.frames["gini_inputs"] = engine.gini_inputs(by, spec.lower, spec.upper, cal.beta)
         else:
             self.frames["outcomes"] = engine.outcomes(by, spec.group, spec.exposed, spec.reference, spec.outcome,

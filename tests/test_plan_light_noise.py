@@ -1,0 +1,272 @@
+"""Issue 17 follow-up: the plan file's Gini has an optional ``noise`` field ("cauchy" when absent, or
+"laplace" with its ``delta``), so the planner writes a Laplace-noise Gini into the release plan and
+``python -m dpcore release`` (dpcore.engines.execute.run_plan) releases it with the calibration the
+planner solved with, at the privacy cost the planner stated. The Laplace log-normal stays refused (no
+floating-point-safe sampler). Neighbouring data sets refuse and release alike, and no record holds the
+data-dependent noise scale S_beta(X)/alpha."""
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore import budget, planner, release, smooth_noises
+from dpcore.engines import execute, parse_source
+from dpcore.experiments import planner as planner_experiments
+from dpcore.plan import (EXAMPLE_PLAN, PlanError, parse_plan, plan_from_dict, plan_from_planner_choices,
+                         plan_to_toml, write_plan)
+
+DELTA = 1e-7
+
+
+def _laplace_raw(**gini) -> dict:
+    raw = tomllib.loads(EXAMPLE_PLAN)
+    raw["statistics"][1].pop("gamma", None)
+    raw["statistics"][1].update({"noise": "laplace", "delta": DELTA, **gini})
+    raw["cap_delta"] = 1e-6
+    return raw
+
+
+def _error(raw: dict) -> str:
+    with pytest.raises(PlanError) as info:
+        plan_from_dict(raw)
+    return str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# The format: default, round trip, validation
+# ---------------------------------------------------------------------------------------------
+
+OLD_PLAN_FILE = """# written by the planner before the noise field existed
+version = 1
+dataset = "old"
+income = "income"
+cap_epsilon = 1.5
+
+[[statistics]]
+kind = "gini"
+name = "01_gini"
+by = []
+epsilon = 1.25
+lower = 0.0
+upper = 1000000.0
+gamma = 2.0
+calibration = "tight"
+"""
+
+
+def test_an_old_plan_file_loads_as_the_generalized_cauchy_and_is_written_as_before():
+    plan = parse_plan(OLD_PLAN_FILE)
+    gini = plan.statistics[0]
+    assert (gini.noise, gini.delta, gini.gamma, gini.calibration) == ("cauchy", None, 2.0, "tight")
+    assert plan.noise_delta == 0.0 and plan.cap_delta is None
+    text = write_plan(plan)
+    assert "noise" not in text and "delta" not in text  # a Cauchy plan is written exactly as before
+    assert text.split("\n", 2)[2] == "\n".join(OLD_PLAN_FILE.split("\n")[1:]).replace(
+        'version = 1', 'version = 1  # plan format version').replace(
+        'dataset = "old"', 'dataset = "old"  # the ledger account (id and label)').replace(
+        'income = "income"', 'income = "income"  # income column').replace(
+        'cap_epsilon = 1.5', "cap_epsilon = 1.5  # the dataset's total budget in the ledger")
+    assert parse_plan(text) == plan
+    assert parse_plan(EXAMPLE_PLAN).statistics[1].noise == "cauchy"
+
+
+def test_a_laplace_gini_round_trips():
+    plan = plan_from_dict(_laplace_raw(calibration="paper"))
+    gini = plan.statistics[1]
+    assert (gini.noise, gini.delta, gini.calibration, gini.gamma) == ("laplace", DELTA, "paper", None)
+    assert plan.noise_delta == DELTA and plan.cap_delta == 1e-6
+    text = plan_to_toml(plan)
+    entry = tomllib.loads(text)["statistics"][1]
+    assert entry["noise"] == "laplace" and entry["delta"] == DELTA and "gamma" not in entry
+    assert parse_plan(text) == plan
+    # delta defaults to 1e-6 (dpcore.smooth_noises.DEFAULT_DELTA)
+    raw = _laplace_raw()
+    del raw["statistics"][1]["delta"]
+    assert plan_from_dict(raw).statistics[1].delta == smooth_noises.DEFAULT_DELTA
+
+
+@pytest.mark.parametrize("change, expected", [
+    (dict(noise="gaussian"), "statistics[2] (gini): field 'noise' must be \"cauchy\" (the default) or \"laplace\", got 'gaussian'"),
+    (dict(noise=3), "field 'noise' must be \"cauchy\" (the default) or \"laplace\", got 3"),
+    (dict(noise=["laplace"]), "field 'noise' must be"),
+    (dict(noise="laplace_lognormal"), "statistics[2] (gini): field 'noise' 'laplace_lognormal' cannot be released: "
+                                      "there is no floating-point-safe sampler"),
+    (dict(gamma=2.0), "statistics[2] (gini): field 'gamma' is the generalized Cauchy's tail exponent"),
+    (dict(delta=0.0), "statistics[2] (gini): field 'delta' must be in (0, 1e-3)"),
+    (dict(delta=0.01), "field 'delta' must be in (0, 1e-3)"),
+    (dict(delta="1e-6"), "statistics[2] (gini): field 'delta' must be a number"),
+    (dict(calibration="loose"), "statistics[2] (gini): field 'calibration' must be 'tight' or 'paper'"),
+])
+def test_bad_noise_fields_are_refused_precisely(change, expected):
+    assert expected in _error(_laplace_raw(**change))
+
+
+def test_delta_without_laplace_and_the_delta_cap_are_checked():
+    raw = tomllib.loads(EXAMPLE_PLAN)
+    raw["statistics"][1]["delta"] = 1e-6
+    assert "statistics[2] (gini): field 'delta' applies to noise = \"laplace\" only" in _error(raw)
+    raw = _laplace_raw()
+    del raw["cap_delta"]
+    assert "plan: field 'cap_delta' is required when a Gini uses noise = \"laplace\"" in _error(raw)
+    assert "spend delta = 1e-07 in total, more than cap_delta = 5e-08" in _error(_laplace_raw() | {"cap_delta": 5e-8})
+
+
+# ---------------------------------------------------------------------------------------------
+# Planner -> plan -> release: the same calibration, the same cost
+# ---------------------------------------------------------------------------------------------
+
+def _incomes(n: int = 600, seed: int = 4) -> np.ndarray:
+    return np.round(np.random.default_rng(seed).lognormal(10.4, 0.8, n), 2)
+
+
+@pytest.fixture(scope="module")
+def planned():
+    """What the planner page does for a Laplace-noise Gini: solve epsilon, write the plan."""
+    values = _incomes()
+    stat = planner.make_statistic("gini", values, upper=1e6, noise="laplace", delta=DELTA)
+    eps = planner.solve_epsilon(stat, planner.AccuracyTarget(0.2, 0.9)).epsilon
+    plan, left_out = plan_from_planner_choices(["gini"], lambda kind: stat, {"gini": eps}, dataset="light",
+                                               income="income", cap_epsilon=eps)
+    return values, stat, eps, plan, left_out
+
+
+def test_the_planner_writes_the_laplace_gini_with_its_delta(planned):
+    _, stat, eps, plan, left_out = planned
+    assert left_out == []
+    (gini,) = plan.statistics
+    assert (gini.kind, gini.noise, gini.delta, gini.epsilon, gini.calibration) == ("gini", "laplace", DELTA, eps,
+                                                                                    stat.calibration)
+    assert plan.cap_delta == DELTA and plan.cap_epsilon == eps
+    assert parse_plan(write_plan(plan)) == plan
+
+
+def test_the_planner_leaves_the_lognormal_gini_out_and_says_why():
+    values = _incomes(200)
+    lln = planner.make_statistic("gini", values, upper=1e6, noise="laplace_lognormal", delta=DELTA)
+    mean = planner.make_statistic("mean", values, upper=5e5)
+    plan, left_out = plan_from_planner_choices(["gini", "mean"], {"gini": lln, "mean": mean}.get,
+                                               {"gini": 1.0, "mean": 0.5}, dataset="d", income="income",
+                                               cap_epsilon=1.5)
+    assert [s.kind for s in plan.statistics] == ["mean"] and plan.cap_delta is None
+    assert left_out == ["gini: the Gini with noise 'laplace_lognormal' cannot be released (no floating-point-safe "
+                        "sampler); plan it with the Laplace or the generalized Cauchy noise to write it into a plan"]
+
+
+def _write(tmp_path, name: str, values: np.ndarray):
+    folder = tmp_path / name
+    folder.mkdir()
+    pd.DataFrame({"income": values}).to_csv(folder / "data.csv", index=False)
+    return parse_source(str(folder / "data.csv"))
+
+
+def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(planned, tmp_path):
+    values, stat, eps, plan, _ = planned
+    cal = stat._calibration(eps)  # what the planner solved with
+    assert execute.gini_calibration(plan.statistics[0], 1) == cal  # the very same (alpha, beta, delta)
+    planner_cost = planner_experiments.statistic_cost(stat, eps)
+    assert (planner_cost.kind, planner_cost.epsilon, planner_cost.delta) == ("approx", eps, DELTA)
+    cost = execute.plan_cost(plan)
+    assert cost.per_statistic == ((eps, DELTA),) and cost.as_budget_cost() == planner_cost
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    result = execute.run_plan(plan, _write(tmp_path, "d", values), engine="pandas", out_dir=tmp_path / "out",
+                              ledger_url=url)
+    record = result.record
+    assert record["mode"] == "release"
+    assert record["privacy"]["cost"] == {"epsilon": eps, "delta": DELTA}
+    assert record["ledger"]["charged"] == planner_cost.to_dict()
+    (info,) = record["statistics"]
+    assert f"alpha = {cal.alpha!r}, beta = {cal.beta!r}" in info["noise"] and "Laplace(1)" in info["noise"]
+    assert info["measurement"].startswith("OpenDP") and "make_laplace" in info["measurement"]
+    released = result.tables["01_gini"]["gini"].item()
+    assert 0.0 <= released <= 1.0 and released == round(released, 9)
+    scale = stat.scale(eps)  # S_beta(X)/alpha: confidential, never in the record
+    assert repr(scale) not in json.dumps(record) and f"{scale:.6g}" not in json.dumps(record)
+    # the ledger now refuses a second release of the same plan (its delta cap is the plan's delta)
+    with pytest.raises(Exception, match="refused before reading any data|exceed"):
+        execute.run_plan(plan, _write(tmp_path, "d2", values), engine="pandas", out_dir=tmp_path / "out2",
+                         ledger_url=url)
+
+
+def test_simulated_plan_release_follows_the_planners_noise_law(planned, tmp_path):
+    """Simulations of the plan (seeded) have the planner's error law: Laplace with scale S_beta(X)/alpha."""
+    values, stat, eps, plan, _ = planned
+    source = _write(tmp_path, "d", values)
+    draws = np.array([execute.run_plan(plan, source, engine="pandas", out_dir=tmp_path / f"s{i}", seed=i)
+                      .tables["01_gini"]["gini"].item() for i in range(60)])
+    from scipy import stats
+
+    centre = float(stat._clipped)
+    assert stats.kstest((draws - centre) / stat.scale(eps), "laplace").pvalue > 1e-3
+
+
+def test_group_privacy_gives_back_the_plans_delta():
+    raw = _laplace_raw()
+    raw.update(privacy_unit="person", max_rows_per_person=3)
+    plan = plan_from_dict(raw)
+    gini = plan.statistics[1]
+    cell = execute.gini_noise_cell_delta(gini, 3)
+    assert 3 * math.exp(2 * gini.epsilon / 3) * cell <= DELTA and cell > 0.99 * DELTA / (3 * math.exp(2 * gini.epsilon / 3))
+    cal = execute.gini_calibration(gini, 3)
+    assert (cal.epsilon, cal.delta) == (gini.epsilon / 3, cell) and cal.certificate <= cell
+    assert execute.plan_cost(plan).per_statistic[1] == (gini.epsilon, DELTA)
+    assert execute.gini_noise_cell_delta(plan_from_dict(_laplace_raw()).statistics[1], 1) == DELTA
+
+
+# ---------------------------------------------------------------------------------------------
+# Neighbouring data sets
+# ---------------------------------------------------------------------------------------------
+
+def _public_part(record: dict) -> dict:
+    keep = {k: record[k] for k in ("mode", "dataset", "engine", "plan", "plan_sha256", "privacy", "statistics")}
+    keep["charged"] = record.get("ledger", {}).get("charged")
+    return keep
+
+
+@pytest.mark.parametrize("case", ["one_record_replaced", "all_zero_vs_one_positive", "one_row_vs_two_rows"])
+def test_neighbours_release_and_refuse_alike(tmp_path, case):
+    """Replace one record: whether the plan releases or is refused, and every record field but the released
+    Gini, are the same (real releases, OpenDP sampler)."""
+    base = {"one_record_replaced": _incomes(300, 9), "all_zero_vs_one_positive": np.zeros(5),
+            "one_row_vs_two_rows": np.array([1000.0, 2000.0])}[case]
+    neighbour = base.copy()
+    neighbour[0] = 999_999.0 if case != "one_row_vs_two_rows" else 0.0
+    raw = {"version": 1, "dataset": "nb", "income": "income", "cap_epsilon": 1.0, "cap_delta": DELTA,
+           "statistics": [{"kind": "gini", "epsilon": 1.0, "lower": 0, "upper": 1e6, "noise": "laplace", "delta": DELTA}]}
+    plan = plan_from_dict(raw)
+    records = []
+    for name, values in (("a", base), ("b", neighbour)):
+        url = f"sqlite:///{tmp_path}/{name}.db"
+        result = execute.run_plan(plan, _write(tmp_path, name, values), engine="pandas", out_dir=tmp_path / f"o{name}",
+                                  ledger_url=url)
+        records.append(_public_part(result.record))
+        # a second release is refused on both (the cap is spent), before reading any data
+        with pytest.raises(Exception) as info:
+            execute.run_plan(plan, _write(tmp_path, name + "2", values), engine="pandas",
+                             out_dir=tmp_path / f"p{name}", ledger_url=url)
+        records[-1]["refusal"] = str(info.value)
+    assert records[0] == records[1]
+    # the Laplace log-normal is refused alike, from the plan alone
+    raw["statistics"][0]["noise"] = "laplace_lognormal"
+    with pytest.raises(PlanError, match="no floating-point-safe sampler"):
+        plan_from_dict(raw)
+
+
+def test_in_app_release_record_of_a_laplace_gini_has_no_noise_scale():
+    """dpcore.release (Release mode of the planner page): the measurement named OpenDP's sampler with its
+    scale, which is S_beta(X)/alpha here (data-dependent); records of neighbours must match but for the value."""
+    base = _incomes(300, 11)
+    neighbour = base.copy()
+    neighbour[0] = 900_000.0
+    out = []
+    for values in (base, neighbour):
+        stat = smooth_noises.gini_planned_statistic(values, upper=1e6, noise="laplace", delta=DELTA)
+        (rec,) = release.make_release([(stat, 1.0)], budget.Ledger())
+        d = rec.to_dict()
+        assert repr(stat.scale(1.0)) not in json.dumps(d) and "scale=S_beta(X)/alpha" in d["measurement"]
+        out.append({k: v for k, v in d.items() if k not in ("released", "timestamp")})
+    assert out[0] == out[1]
