@@ -231,54 +231,56 @@ def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool) -> tuple[pd.
 
 
 def _gini(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
-    from .. import release_noise
-
+    """Per cell: Gini + (S_beta(X)/alpha) Z with the plan's noise (module docstring); a cell with n <= 1
+    releases 0 (the Gini is 0 for every data set of that size, public: nothing to protect)."""
     by = list(spec.by)
-    eps_cell = spec.epsilon / m
     cal = gini_calibration(spec, m)
     inputs = engine.gini_inputs(by, spec.lower, spec.upper, cal.beta)
-    if spec.noise == "laplace":
-        return _gini_laplace(inputs, spec, m, cal, rng)
+    draw_cell, info = (_laplace_gini_noise if spec.noise == "laplace" else _cauchy_gini_noise)(spec, m, cal, rng)
     table = inputs[by].copy() if by else pd.DataFrame(index=range(len(inputs)))
     table["n"] = inputs["n"].to_numpy(dtype=np.int64)
     values = []
     measurement = None
     for g, s in zip(inputs["confidential_gini"].to_numpy(float), inputs["confidential_smooth_sensitivity"].to_numpy(float)):
-        if s <= 0:  # n <= 1: the Gini is 0 for every data set of that size (public), nothing to protect
+        if s <= 0:
             values.append(0.0)
             continue
-        draw = release_noise.release_generalized_cauchy(float(g), scale=float(s) / cal.alpha, gamma=spec.gamma,
-                                                        grid=GINI_GRID, rng=rng, epsilon=eps_cell)
-        measurement = measurement or draw.measurement
-        values.append(round(float(draw.values[0]), 9))  # the grid is 1e-9: drop float noise of k * grid
+        value, name = draw_cell(float(g), float(s) / cal.alpha)
+        measurement = measurement or name
+        values.append(round(value, 9))  # the grid is 1e-9: drop float noise of k * grid
     table["gini"] = np.array(values, dtype=float)
+    return table, {**info, "measurement": measurement}
+
+
+def _cauchy_gini_noise(spec: StatisticSpec, m: int, cal, rng):
+    """(draw a cell, info) for the generalized Cauchy: the certified sampler snaps to the grid itself."""
+    from .. import release_noise
+
+    eps_cell = spec.epsilon / m
+
+    def draw_cell(gini_value: float, confidential_scale: float) -> tuple[float, str]:
+        draw = release_noise.release_generalized_cauchy(gini_value, scale=confidential_scale, gamma=spec.gamma,
+                                                        grid=GINI_GRID, rng=rng, epsilon=eps_cell)
+        return float(draw.values[0]), draw.measurement
+
     info = {"noise": (f"per cell: Gini + (S_beta(X)/alpha) Z, Z ~ GeneralizedCauchy({spec.gamma:g}), "
                       f"calibration {spec.calibration!r} at epsilon/m = {eps_cell!r}: alpha = {cal.alpha!r}, "
                       f"beta = {cal.beta!r}; S_beta(X) and the noise scale depend on the data and are not "
-                      f"published; released values snapped to the grid {GINI_GRID!r}"),
-            "measurement": measurement}
-    return table, info
+                      f"published; released values snapped to the grid {GINI_GRID!r}")}
+    return draw_cell, info
 
 
-def _gini_laplace(inputs: pd.DataFrame, spec: StatisticSpec, m: int, cal, rng) -> tuple[pd.DataFrame, dict]:
-    """The noise = "laplace" Gini per cell: g + (S_beta(X)/alpha) Z, Z ~ Laplace(1), drawn by
+def _laplace_gini_noise(spec: StatisticSpec, m: int, cal, rng):
+    """(draw a cell, info) for noise = "laplace": Z ~ Laplace(1) drawn by
     :func:`dpcore.release_noise.release_real_values` (OpenDP's floating-point-safe Laplace; numpy in a
-    simulation) at the confidential scale, clamped to [0, 1] and snapped to the grid (post-processing)."""
+    simulation) at the confidential scale, clamped to [0, 1] (post-processing). The sampler's description
+    names its scale, so it is recorded through :func:`dpcore.smooth_noises.public_measurement`."""
     from .. import release_noise, smooth_noises
 
-    by = list(spec.by)
-    table = inputs[by].copy() if by else pd.DataFrame(index=range(len(inputs)))
-    table["n"] = inputs["n"].to_numpy(dtype=np.int64)
-    values = []
-    measurement = None
-    for g, s in zip(inputs["confidential_gini"].to_numpy(float), inputs["confidential_smooth_sensitivity"].to_numpy(float)):
-        if s <= 0:  # n <= 1: the Gini is 0 for every data set of that size (public), nothing to protect
-            values.append(0.0)
-            continue
-        draw = release_noise.release_real_values([float(g)], scale=float(s) / cal.alpha, rng=rng)
-        measurement = measurement or smooth_noises.public_measurement(draw.measurement)  # never the scale
-        values.append(round(min(max(float(draw.values[0]), 0.0), 1.0), 9))
-    table["gini"] = np.array(values, dtype=float)
+    def draw_cell(gini_value: float, confidential_scale: float) -> tuple[float, str]:
+        draw = release_noise.release_real_values([gini_value], scale=confidential_scale, rng=rng)
+        return min(max(float(draw.values[0]), 0.0), 1.0), smooth_noises.public_measurement(draw.measurement)
+
     info = {"noise": (f"per cell: Gini + (S_beta(X)/alpha) Z, Z ~ Laplace(1) (smooth sensitivity, Nissim, "
                       f"Raskhodnikova & Smith 2007, (epsilon, delta)-DP), calibration {spec.calibration!r} at "
                       f"epsilon/m = {spec.epsilon / m!r}, delta per cell = {cal.delta!r}: alpha = {cal.alpha!r}, "
@@ -286,8 +288,8 @@ def _gini_laplace(inputs: pd.DataFrame, spec: StatisticSpec, m: int, cal, rng) -
                       f"delta) = ({spec.epsilon!r}, {spec.delta!r}) (group privacy over m = {m} rows); "
                       f"S_beta(X) and the noise scale depend on the data and are not published; released values "
                       f"clamped to [0, 1] and snapped to the grid {GINI_GRID!r}"),
-            "measurement": measurement, "privacy_statement_per_cell": cal.statement()}
-    return table, info
+            "privacy_statement_per_cell": cal.statement()}
+    return draw_cell, info
 
 
 def _relative_risk(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
