@@ -29,19 +29,23 @@ DEFAULT_DRAWS = "100,000"
 VIEW_MODULE, VIEW_FUNCTION = gini_experiments.__name__, "gini_view"
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _view(values: np.ndarray, settings: dict) -> gini_experiments.GiniView:
-    return gini_experiments.gini_view(values, **settings)
+# The cached calls take the data's digest (gini_views.data_digest: computed once per data set) and the
+# records as an unhashed argument, so a rerun does not hash the records once per call (issue 13).
+# cache_resource: one shared, never-changed view object per setting (no pickling of its 40,000 draws per
+# rerun); the renderers only read it.
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _view(data_digest: str, _values: np.ndarray, settings: dict) -> gini_experiments.GiniView:
+    return gini_experiments.gini_view(_values, **settings)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _answer(values: np.ndarray, settings: dict) -> answer_experiments.GiniAnswer:
-    return answer_experiments.gini_answer(values, **settings)
+def _answer(data_digest: str, _values: np.ndarray, settings: dict) -> answer_experiments.GiniAnswer:
+    return answer_experiments.gini_answer(_values, **settings)
 
 
 @st.cache_data(show_spinner="Finding the ε for your target...", max_entries=32)
-def _recommendation(values: np.ndarray, settings: dict) -> answer_experiments.EpsilonRecommendation:
-    return answer_experiments.gini_recommendation(values, **settings)
+def _recommendation(data_digest: str, _values: np.ndarray, settings: dict) -> answer_experiments.EpsilonRecommendation:
+    return answer_experiments.gini_recommendation(_values, **settings)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -57,8 +61,8 @@ def _warm_calibrations(gamma: float, calibration: str, noise: str) -> bool:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _subsample(values: np.ndarray, n: int) -> np.ndarray:
-    return gini_experiments.subsample(values, n)
+def _subsample(data_digest: str, _values: np.ndarray, n: int) -> np.ndarray:
+    return gini_experiments.subsample(_values, n)
 
 
 st.title("Gini index with differential privacy")
@@ -171,8 +175,9 @@ def live_view(ds) -> None:
                 "calibration": str(calibration), "method": "fast" if slow_light else str(method), "n": int(n),
                 "prior": prior, "seed": seed(), "noise": str(noise)}
     view = None
+    digest = gini_views.data_digest(ds.values)
     with clipping_area, guard("the Gini view"):  # an error shows at the top, where the numbers would be
-        view = _view(ds.values, settings)
+        view = _view(digest, ds.values, settings)
     if view is None:
         section3_controls.empty()
         st.session_state["_gini_paper_inputs"] = None
@@ -184,13 +189,13 @@ def live_view(ds) -> None:
     with answer_text, guard("the answer"):
         answer_args = {"epsilon": eps, **answer_settings}
         answer = (run_on_button("Compute the answer (exact bound; slow at small ε with this noise)", "gini_answer_run",
-                                lambda: _answer(ds.values, answer_args), what="the answer",
+                                lambda: _answer(digest, ds.values, answer_args), what="the answer",
                                 state_key=f"gini_answer_{sorted(answer_args.items())}")
-                  if slow_light else _answer(ds.values, answer_args))
+                  if slow_light else _answer(digest, ds.values, answer_args))
         if answer is not None:
-            answer_views.gini_answer(answer, _recommendation(ds.values, {"target_error": target_error,
-                                                                         "confidence": target_confidence,
-                                                                         **answer_settings}), answer_text)
+            recommendation = _recommendation(digest, ds.values, {"target_error": target_error,
+                                                                 "confidence": target_confidence, **answer_settings})
+            answer_views.gini_answer(answer, recommendation, answer_text)
     with clipping_area:
         gini_views.clipping_notes(view)
     with headline_area:
@@ -202,7 +207,7 @@ def live_view(ds) -> None:
         gini_views.sensitivity(view)
     gini_views.posterior(view, prior_text)
     gini_views.error_curve(view)
-    noise_choice.render_gini_noise_section("gini", _subsample(ds.values, n), epsilon=eps, lower=lower, upper=float(view.upper),
+    noise_choice.render_gini_noise_section("gini", _subsample(digest, ds.values, n), epsilon=eps, lower=lower, upper=float(view.upper),
                                            gamma=gamma, calibration=str(calibration), method=settings["method"], seed=seed(),
                                            saturated=bool(view.saturated), chosen=str(noise))
 
@@ -237,5 +242,5 @@ if paper is not None:
                 "the paper's calibration and ours side by side.")
     n_draws = DRAW_OPTIONS[qp_selectbox("Simulated releases per setting", "gini_exp_draws", list(DRAW_OPTIONS),
                                         DEFAULT_DRAWS)]
-    gini_views.paper_experiments(_subsample(ds.values, paper["n"]), gamma=paper["gamma"], upper=paper["upper"],
+    gini_views.paper_experiments(_subsample(gini_views.data_digest(ds.values), ds.values, paper["n"]), gamma=paper["gamma"], upper=paper["upper"],
                                  upper_epsilon=paper["upper_epsilon"], n_draws=n_draws, seed=seed())

@@ -37,7 +37,8 @@ def _column_data(values, frame, recipe: dict) -> strat_experiments.GroupedData:
     return strat_experiments.grouped_data(recipe, values=values, frame=frame)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+# cache_resource: one shared view object per setting (read only), not a pickled copy per rerun (issue 13)
+@st.cache_resource(show_spinner=False, max_entries=32)
 def _group_means(data_key: str, _data: strat_experiments.GroupedData, settings: dict):
     return strat_experiments.group_means_view(_data, **settings)
 

@@ -6,7 +6,10 @@ from :mod:`ui.plots_gini`; nothing here recomputes the mechanism.
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -71,6 +74,33 @@ def headline(view: GiniView) -> None:
             "say nothing. Increase ε or n, or use a tighter upper bound U. (Charts of releases are hidden.)")
 
 
+#: the mechanisms' names in ``GiniView.error_table()`` (the error summary's rows)
+ERROR_TABLE_MECHANISMS = ("smooth sensitivity (this page)", "Laplace, global sensitivity")
+
+
+def data_digest(values: np.ndarray) -> str:
+    """A digest of the records that keys the page's cached calls (instead of Streamlit hashing the array
+    at every call of every rerun; issue 13). Computed once per data array (the sidebar keeps one array per
+    data set and never changes it): remembered by the array's identity, checked through a weak reference."""
+    entry = _DIGESTS.get(id(values))
+    if entry is not None and entry[0]() is values:
+        return entry[1]
+    digest = hashlib.blake2b(np.ascontiguousarray(values).tobytes(), digest_size=20).hexdigest()
+    digest = f"{values.dtype}:{values.shape}:{digest}"
+    with _DIGESTS_LOCK:
+        if len(_DIGESTS) >= 64:  # forget arrays that no longer exist (and everything, if all 64 still do)
+            alive = {k: entry for k, entry in _DIGESTS.items() if entry[0]() is not None}
+            _DIGESTS.clear()
+            if len(alive) < 64:
+                _DIGESTS.update(alive)
+        _DIGESTS[id(values)] = (weakref.ref(values), digest)
+    return digest
+
+
+_DIGESTS: dict[int, tuple[weakref.ref, str]] = {}
+_DIGESTS_LOCK = threading.Lock()
+
+
 #: fixed axes (issue 15): the Gini's possible range and shares 0-100%: public, the same for every ε
 FIXED_GINI_RANGE, FIXED_SHARE_RANGE = (0.0, 1.0), (0.0, 1.0)
 
@@ -112,7 +142,7 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
                                    "release": view.plausible_releases}),
                      "Download the dots (CSV)", "gini_plausible_releases.csv", key="gini_dl_dots")
     with right:
-        st.markdown("### Error summary\n\n" + _error_summary_markdown(view.error_table()))
+        st.markdown("### Error summary\n\n" + _error_summary_markdown(view))
         if view.rmse is not None:
             st.caption("RMSE is shown because γ > 3: the noise then has a finite variance." if view.noise == "cauchy"
                        else "RMSE is shown: this light-tailed noise has a finite variance.")
@@ -125,11 +155,17 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
                  "Download 2,000 simulated releases (CSV)", "gini_releases.csv", key="gini_dl_rel")
 
 
-def _error_summary_markdown(table: pd.DataFrame) -> str:
-    """The error summary as a Markdown table (one small element instead of an Arrow table; issue 13)."""
-    columns = list(table.columns)
-    rows = [[str(row[columns[0]])] + [fmt(float(v), 4) if v < 1 else f"{v:.3g}" for v in row[columns[1:]]]
-            for _, row in table.iterrows()]
+def _error_summary_markdown(view: GiniView) -> str:
+    """The error summary (the rows and columns of ``view.error_table()``) as a Markdown table: one small
+    element instead of an Arrow table, read from the view's numbers without building the DataFrame (issue 13)."""
+    columns = ["mechanism", "median |error|", "90% of errors below", "99% of errors below"]
+    numbers = [list(view.abs_error_quantiles), list(view.laplace_abs_error_quantiles)]
+    if view.rmse is not None:
+        columns.append("RMSE")
+        numbers[0].append(view.rmse)
+        numbers[1].append(math.nan if view.laplace_rmse is None else view.laplace_rmse)
+    rows = [[label] + [fmt(float(v), 4) if float(v) < 1 else f"{float(v):.3g}" for v in values]
+            for label, values in zip(ERROR_TABLE_MECHANISMS, numbers)]
     header = [c.replace("|", "\\|") for c in columns]  # "median |error|": escape the pipes
     lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(columns) - 1)]
     return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows])

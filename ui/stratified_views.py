@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any, Callable
 
 import numpy as np
@@ -142,16 +144,88 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     """The group-means view: metrics, per-group chart and table, the overall mean of every method,
     error and parity charts, and the notes of one real release.
 
-    ``fixed_axes``: the per-group chart spans the public clipping/prior range (not the draws)."""
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("people n", f"{view.n:,}")
-    m2.metric("groups k", view.k)
-    m3.metric("smallest group", f"{int(view.sizes.min()):,}")
-    m4.metric("largest group", f"{int(view.sizes.max()):,}")
+    ``fixed_axes``: the per-group chart spans the public clipping/prior range (not the draws).
+    ``memo_key``: identifies the view (data and settings but the method): what is drawn from it (tables,
+    chart specs, texts) is prepared once per view, method and axes in this process and shared by every
+    session (:func:`_prepared_group_means`), so a rerun on a view already seen only sends the elements."""
+    ready = _prepared_group_means(view, value_label=value_label, memo_key=memo_key, fixed_axes=fixed_axes)
+    for column, (label, value) in zip(st.columns(4), ready["metrics"]):
+        column.metric(label, value)
+    st.subheader(ready["subheader"])
+    st.markdown(ready["intro"])
+    show_spec(ready["groups_spec"])
+    for caption in ready["captions"]:
+        st.caption(caption)
+    if ready["tiny"]:
+        st.info(ready["tiny"])
+    st.dataframe(ready["table_shown"], hide_index=True, width="stretch")
+    download_csv(ready["table"], "Download group means (CSV)", "stratified_group_means.csv", key="strat_dl_groups")
+
+    st.subheader("The overall mean from each method")
+    st.dataframe(ready["summary_shown"], hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format=f) for c, f in _NUMBER_FORMATS.items()})
+    download_csv(ready["summary"], "Download method summary (CSV)", "stratified_methods.csv", key="strat_dl_methods")
+    errors_frame = ready["errors_frame"]
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Error of the overall mean** (simulated releases)")
+        show_spec(ready["overall_spec"])
+        download_csv(_LazyFrame(lambda: errors_frame().pipe(
+            lambda errs: errs.assign(release=errs.groupby("method").cumcount())[["method", "release", "error"]])),
+                     "Download the simulated errors (CSV)", "stratified_overall_errors.csv", key="strat_dl_overall")
+    with right:
+        st.markdown("**Parity error** φ = (1/k)·|overall rel. error| + Σ groups |rel. error|")
+        show_spec(ready["parity_spec"])
+        download_csv(ready["parity"], "Download the parity errors (CSV)", "stratified_parity.csv", key="strat_dl_parity")
+    st.caption("Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
+               "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
+               "near 0 — that is why the paper reports parity only on real data. The overall estimates of "
+               "StratCoinpress and PubStratCoinpress use the same group releases, combined with different "
+               "public weights.")
+    for note in view.notes:
+        st.caption("Note: " + note)
+
+
+_PREPARED: OrderedDict[tuple, dict] = OrderedDict()
+_PREPARED_LOCK = threading.Lock()
+_PREPARED_ENTRIES = 64
+
+
+def _prepared_group_means(view: strat_experiments.GroupMeansView, *, value_label: str, memo_key: tuple,
+                          fixed_axes: bool) -> dict:
+    """Everything :func:`group_means` draws, built from the view once per (view, method, axes, label) and
+    kept for every session of this process (the last 64; never changed once built). The two tables go to
+    the browser as Arrow tables converted once (:func:`_arrow_table`: the bytes ``st.dataframe`` would make
+    from the DataFrame)."""
+    key = memo_key + (view.method, bool(fixed_axes), value_label)
+    with _PREPARED_LOCK:
+        ready = _PREPARED.get(key)
+        if ready is not None:
+            _PREPARED.move_to_end(key)
+            return ready
+    ready = _prepare_group_means(view, value_label=value_label, fixed_axes=fixed_axes)
+    with _PREPARED_LOCK:
+        ready = _PREPARED.setdefault(key, ready)
+        while len(_PREPARED) > _PREPARED_ENTRIES:
+            _PREPARED.popitem(last=False)
+    return ready
+
+
+def _arrow_table(frame: pd.DataFrame) -> Any:
+    """The Arrow table ``st.dataframe`` makes of ``frame`` (its own conversion), so a rerun sends it without
+    converting again; the frame itself where that conversion is not available."""
+    try:
+        from streamlit import dataframe_util
+
+        return dataframe_util.convert_pandas_df_to_arrow_table(frame)
+    except (ImportError, AttributeError):  # another Streamlit: let st.dataframe convert
+        return frame
+
+
+def _prepare_group_means(view: strat_experiments.GroupMeansView, *, value_label: str, fixed_axes: bool) -> dict:
     method = view.method
     table = pd.DataFrame(view.group_rows())
-    st.subheader(f"Each group's mean: {method}")
-    st.markdown(
+    intro = (
         "Black diamonds are the true group means (not private). Dots are one private release "
         f"(seed {view.seed}); the bars cover the middle 90 % of {view.n_sims} simulated releases, so you can "
         "see how far a release can wander. Groups are sorted from largest to smallest: "
@@ -167,56 +241,42 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     if fixed_axes:
         y_range = (span[0] - 0.05 * (span[1] - span[0]), span[1] + 0.05 * (span[1] - span[0]))
     off = table[(table["q05"] < y_range[0]) | (table["q95"] > y_range[1])]
-    # plain specs equal to the plotly builders' figures (no validation per ε move; issue 13)
-    show_spec(memo(memo_key + ("groups", method, fixed_axes), lambda: plots_stratified_builders.group_means_spec(
-        table, method, y_range=y_range, value_label=value_label)))
+    captions = []
     if len(off):
-        st.caption(f"{len(off)} group(s) have releases beyond the chart's range (tiny groups: "
-                   f"{', '.join(off['group'].astype(str).head(6))}); see the table.")
+        captions.append(f"{len(off)} group(s) have releases beyond the chart's range (tiny groups: "
+                        f"{', '.join(off['group'].astype(str).head(6))}); see the table.")
     if not isinstance(clip, float) and "Laplace" in method:
-        st.caption(f"Part of the gap between dot and diamond is **clipping bias**: values above "
-                   f"{clip[1]:,.0f} are set to {clip[1]:,.0f} before averaging, which lowers the mean of groups "
-                   "with many high values. A higher clip limit means less bias but more noise.")
+        captions.append(f"Part of the gap between dot and diamond is **clipping bias**: values above "
+                        f"{clip[1]:,.0f} are set to {clip[1]:,.0f} before averaging, which lowers the mean of groups "
+                        "with many high values. A higher clip limit means less bias but more noise.")
     tiny = table[table["size"] <= 1]
-    if len(tiny):
-        st.info(f"Group(s) {', '.join(tiny['group'])} have a single member: the release is that person's "
-                "clipped value plus noise as wide as the whole clip range divided by ε, so it is mostly "
-                "noise (nothing is divided by zero; a group with no members would get the midpoint of "
-                "the clip range, which uses no data).")
-    st.dataframe(table.round(4), hide_index=True, width="stretch")
-    download_csv(table, "Download group means (CSV)", "stratified_group_means.csv", key="strat_dl_groups")
-
-    st.subheader("The overall mean from each method")
+    tiny_text = (f"Group(s) {', '.join(tiny['group'])} have a single member: the release is that person's "
+                 "clipped value plus noise as wide as the whole clip range divided by ε, so it is mostly "
+                 "noise (nothing is divided by zero; a group with no members would get the midpoint of "
+                 "the clip range, which uses no data).") if len(tiny) else ""
     rows = view.method_rows()
     summary = pd.DataFrame([{"method": r["method"], "privacy cost": privacy_cost(view, r["method"]),
                              **{c: r[c] for c in _NUMBER_FORMATS}} for r in rows])
-    st.dataframe(summary, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format=f) for c, f in _NUMBER_FORMATS.items()})
-    download_csv(summary, "Download method summary (CSV)", "stratified_methods.csv", key="strat_dl_methods")
-    def errors_frame() -> pd.DataFrame:  # built only for a new chart or a download (issue 13)
+
+    def errors_frame() -> pd.DataFrame:  # built only for the chart and a download (issue 13)
         return pd.concat([pd.DataFrame({"method": m, "error": view.overall[m] - view.true_overall})
                           for m in strat_experiments.METHODS], ignore_index=True)
 
     perr = pd.DataFrame([{"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"],
                           "q95": r["parity q95"]} for r in rows])
-    left, right = st.columns(2)
-    with left:
-        st.markdown("**Error of the overall mean** (simulated releases)")
-        show_spec(memo(memo_key + ("overall",), lambda: plots_stratified_builders.overall_errors_spec(errors_frame())))
-        download_csv(_LazyFrame(lambda: errors_frame().pipe(
-            lambda errs: errs.assign(release=errs.groupby("method").cumcount())[["method", "release", "error"]])),
-                     "Download the simulated errors (CSV)", "stratified_overall_errors.csv", key="strat_dl_overall")
-    with right:
-        st.markdown("**Parity error** φ = (1/k)·|overall rel. error| + Σ groups |rel. error|")
-        show_spec(memo(memo_key + ("parity",), lambda: plots_stratified_builders.parity_spec(perr)))
-        download_csv(perr, "Download the parity errors (CSV)", "stratified_parity.csv", key="strat_dl_parity")
-    st.caption("Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
-               "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
-               "near 0 — that is why the paper reports parity only on real data. The overall estimates of "
-               "StratCoinpress and PubStratCoinpress use the same group releases, combined with different "
-               "public weights.")
-    for note in view.notes:
-        st.caption("Note: " + note)
+    # plain specs equal to the plotly builders' figures (no validation per ε move; issue 13)
+    return {
+        "metrics": (("people n", f"{view.n:,}"), ("groups k", view.k), ("smallest group", f"{int(view.sizes.min()):,}"),
+                    ("largest group", f"{int(view.sizes.max()):,}")),
+        "subheader": f"Each group's mean: {method}", "intro": intro,
+        "groups_spec": plots_stratified_builders.group_means_spec(table, method, y_range=y_range,
+                                                                  value_label=value_label),
+        "captions": tuple(captions), "tiny": tiny_text,
+        "table": table, "table_shown": _arrow_table(table.round(4)),
+        "summary": summary, "summary_shown": _arrow_table(summary),
+        "errors_frame": errors_frame, "overall_spec": plots_stratified_builders.overall_errors_spec(errors_frame()),
+        "parity": perr, "parity_spec": plots_stratified_builders.parity_spec(perr),
+    }
 
 
 def coinpress_budgets(epsilons) -> str:
