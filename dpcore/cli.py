@@ -84,7 +84,9 @@ def _release(args: argparse.Namespace) -> int:
                               master=args.master, progress=progress, memory_limit=args.memory_limit,
                               workdir=args.tmpdir)
     if result.ledger_entry_id is not None:
-        progress.say(f"charged the ledger: entry {result.ledger_entry_id}, epsilon = {result.record['privacy']['cost']['epsilon']:g}")
+        cost = result.record["privacy"]["cost"]
+        progress.say(f"charged the ledger: entry {result.ledger_entry_id}, epsilon = {cost['epsilon']:g}"
+                     + (f", delta = {cost['delta']:.3g}" if cost["delta"] > 0 else ""))
     print(str(result.out_dir))
     return 0
 

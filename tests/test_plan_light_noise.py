@@ -270,3 +270,21 @@ def test_in_app_release_record_of_a_laplace_gini_has_no_noise_scale():
         assert repr(stat.scale(1.0)) not in json.dumps(d) and "scale=S_beta(X)/alpha" in d["measurement"]
         out.append({k: v for k, v in d.items() if k not in ("released", "timestamp")})
     assert out[0] == out[1]
+
+
+def test_the_command_line_releases_a_laplace_gini_plan_and_says_its_delta(tmp_path, capsys):
+    from dpcore import cli
+
+    source_dir = tmp_path / "data"
+    source_dir.mkdir()
+    pd.DataFrame({"income": _incomes(400, 2)}).to_csv(source_dir / "data.csv", index=False)
+    raw = {"version": 1, "dataset": "cli", "income": "income", "cap_epsilon": 1.0, "cap_delta": DELTA,
+           "statistics": [{"kind": "gini", "epsilon": 1.0, "lower": 0, "upper": 1e6, "noise": "laplace", "delta": DELTA}]}
+    (tmp_path / "plan.toml").write_text(write_plan(plan_from_dict(raw)), encoding="utf-8")
+    code = cli.main(["release", str(tmp_path / "plan.toml"), "--data", str(source_dir / "data.csv"), "--out",
+                     str(tmp_path / "out"), "--engine", "pandas", "--ledger", f"sqlite:///{tmp_path}/l.db"])
+    _, err = capsys.readouterr()
+    assert code == 0 and "charged the ledger: entry 1, epsilon = 1, delta = 1e-07" in err
+    record = json.loads((tmp_path / "out" / "release_record.json").read_text())
+    assert record["privacy"]["per_statistic"][0]["delta"] == DELTA
+    assert tomllib.loads((tmp_path / "out" / "plan.toml").read_text())["statistics"][0]["noise"] == "laplace"
