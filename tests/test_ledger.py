@@ -322,9 +322,33 @@ HOLD_WORKER = textwrap.dedent("""
     print("READY", flush=True)
     while not os.path.exists(sys.argv[2]):
         time.sleep(0.001)
+    print("CHARGING", flush=True)
     acct.charge("waiting", epsilon=0.5)
     print("CHARGED", flush=True)
 """)
+
+
+def _wait_until_waiting_for_the_lock(proc: subprocess.Popen, url: str) -> None:
+    """Return once the charge of ``proc`` waits for the lock (a condition, not a fixed sleep): PostgreSQL
+    shows its session waiting on a lock; SQLite's busy handler sleeps between tries, the only sleep of a
+    charge (``/proc/<pid>/wchan``; where /proc has no wchan, 1.5 s are given)."""
+    deadline = time.monotonic() + 60
+    if url.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as watcher:
+            while not watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                      "AND datname = current_database()").fetchone()[0]:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+                time.sleep(0.01)
+        return
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+    if not wchan.exists():
+        time.sleep(1.5)
+        return
+    while "sleep" not in wchan.read_text():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.01)
 
 
 def test_charge_waits_for_the_account_lock(url, tmp_path):
@@ -340,7 +364,8 @@ def test_charge_waits_for_the_account_lock(url, tmp_path):
         if backend.name == "postgresql":
             conn.execute("SELECT 1 FROM dpcore_accounts WHERE dataset_id = %s FOR UPDATE", ("held",))
         flag.write_text("go")
-        time.sleep(1.5)
+        assert proc.stdout.readline().strip() == "CHARGING", proc.communicate()[1]
+        _wait_until_waiting_for_the_lock(proc, url)
         assert proc.poll() is None, proc.communicate()  # still waiting for the lock
         # the lock holder charges first: the waiting charge must see it
         conn.execute(("INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record) "
