@@ -64,3 +64,21 @@ def test_group_means_tables_are_the_bytes_st_dataframe_makes():
     again = stratified_views._prepared_group_means(view, value_label="value", memo_key=("k",), fixed_axes=False)
     assert stratified_views._prepared_group_means(view, value_label="value", memo_key=("k",), fixed_axes=False) is again
     assert stratified_views._prepared_group_means(view, value_label="value", memo_key=("k",), fixed_axes=True) is not again
+
+
+def test_overall_errors_boxes_are_the_per_method_percentiles():
+    """The box plot's statistics (one np.percentile call per method, methods in order of appearance) equal the
+    pandas groupby(sort=False) + one np.percentile per level they replaced."""
+    from ui import plots_stratified
+
+    rng = np.random.default_rng(2)
+    methods = np.array(["b", "a", "c", "a", "b"] * 60, dtype=object)  # interleaved rows, not sorted
+    frame = pd.DataFrame({"method": methods, "error": rng.standard_cauchy(methods.size)})
+    boxes = plots_stratified.overall_errors_spec(frame)["data"]
+    assert [box["name"] for box in boxes] == ["b", "a", "c"]
+    for box, (method, sub) in zip(boxes, frame.groupby("method", sort=False)):
+        e = sub["error"].to_numpy()
+        assert box["name"] == method
+        assert [box["lowerfence"][0], box["q1"][0], box["median"][0], box["q3"][0], box["upperfence"][0]] == \
+            [float(np.percentile(e, p)) for p in (5, 25, 50, 75, 95)]
+        assert box["mean"][0] == float(e.mean())

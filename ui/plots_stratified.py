@@ -70,11 +70,12 @@ def overall_errors_spec(df: pd.DataFrame) -> dict:
 def _overall_errors(df: pd.DataFrame) -> tuple[list, dict]:
     methods, q = [], {p: [] for p in (5, 25, 50, 75, 95)}
     means = []
-    for m, sub in df.groupby("method", sort=False):
-        e = sub["error"].to_numpy()
+    labels, errors = df["method"].to_numpy(), df["error"].to_numpy(dtype=float)
+    for m in dict.fromkeys(labels):  # methods in order of first appearance, rows in order (= groupby(sort=False))
+        e = errors[labels == m]
         methods.append(m)
-        for p_ in q:
-            q[p_].append(float(np.percentile(e, p_)))
+        for p_, value in zip(q, np.percentile(e, list(q))):  # one call for the five (same numbers, issue 13)
+            q[p_].append(float(value))
         means.append(float(e.mean()))
     data = [dict(type="box", x=[m], q1=[q[25][i]], median=[q[50][i]], q3=[q[75][i]], lowerfence=[q[5][i]],
                  upperfence=[q[95][i]], mean=[means[i]], name=m, marker=dict(color=METHOD_COLORS.get(m)))

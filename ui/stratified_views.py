@@ -151,11 +151,10 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     ready = _prepared_group_means(view, value_label=value_label, memo_key=memo_key, fixed_axes=fixed_axes)
     for column, (label, value) in zip(st.columns(4), ready["metrics"]):
         column.metric(label, value)
-    st.subheader(ready["subheader"])
-    st.markdown(ready["intro"])
+    st.markdown(f"### {ready['subheader']}\n\n{ready['intro']}")  # heading and text in one element (issue 13)
     show_spec(ready["groups_spec"])
-    for caption in ready["captions"]:
-        st.caption(caption)
+    if ready["captions"]:
+        st.caption("\n\n".join(ready["captions"]))
     if ready["tiny"]:
         st.info(ready["tiny"])
     st.dataframe(ready["table_shown"], hide_index=True, width="stretch")
@@ -177,13 +176,12 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
         st.markdown("**Parity error** φ = (1/k)·|overall rel. error| + Σ groups |rel. error|")
         show_spec(ready["parity_spec"])
         download_csv(ready["parity"], "Download the parity errors (CSV)", "stratified_parity.csv", key="strat_dl_parity")
-    st.caption("Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
-               "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
-               "near 0 — that is why the paper reports parity only on real data. The overall estimates of "
-               "StratCoinpress and PubStratCoinpress use the same group releases, combined with different "
-               "public weights.")
-    for note in view.notes:
-        st.caption("Note: " + note)
+    st.caption("\n\n".join([  # one element for the notes (fewer messages per rerun, issue 13)
+        "Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
+        "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
+        "near 0 — that is why the paper reports parity only on real data. The overall estimates of "
+        "StratCoinpress and PubStratCoinpress use the same group releases, combined with different "
+        "public weights.", *("Note: " + note for note in view.notes)]))
 
 
 _PREPARED: OrderedDict[tuple, dict] = OrderedDict()
@@ -259,8 +257,10 @@ def _prepare_group_means(view: strat_experiments.GroupMeansView, *, value_label:
                              **{c: r[c] for c in _NUMBER_FORMATS}} for r in rows])
 
     def errors_frame() -> pd.DataFrame:  # built only for the chart and a download (issue 13)
-        return pd.concat([pd.DataFrame({"method": m, "error": view.overall[m] - view.true_overall})
-                          for m in strat_experiments.METHODS], ignore_index=True)
+        errors = [view.overall[m] - view.true_overall for m in strat_experiments.METHODS]
+        return pd.DataFrame({"method": np.repeat(np.array(strat_experiments.METHODS, dtype=object),
+                                                 [e.size for e in errors]),
+                             "error": np.concatenate(errors)})
 
     perr = pd.DataFrame([{"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"],
                           "q95": r["parity q95"]} for r in rows])
