@@ -288,3 +288,16 @@ def test_the_command_line_releases_a_laplace_gini_plan_and_says_its_delta(tmp_pa
     record = json.loads((tmp_path / "out" / "release_record.json").read_text())
     assert record["privacy"]["per_statistic"][0]["delta"] == DELTA
     assert tomllib.loads((tmp_path / "out" / "plan.toml").read_text())["statistics"][0]["noise"] == "laplace"
+
+
+def test_cauchy_gini_delta_is_the_exact_group_privacy_delta_never_capped():
+    """The recorded delta of a Cauchy Gini is m e^{(m-1) eps/m} delta_cell exactly (it was min(1e-3, ...),
+    which would have understated the cost had delta_cell ever been large)."""
+    for m in (1, 3):
+        raw = tomllib.loads(EXAMPLE_PLAN)
+        if m > 1:
+            raw.update(privacy_unit="person", max_rows_per_person=m)
+        spec = next(s for s in plan_from_dict(raw).statistics if s.kind == "gini")
+        assert spec.noise == "cauchy"
+        cell = execute._gini_cell_delta(spec.epsilon / m, spec.gamma)
+        assert execute._statistic_delta(spec, m) == m * math.exp((m - 1) * spec.epsilon / m) * cell
