@@ -1238,7 +1238,9 @@ def public_measurement(measurement: str) -> str:
     release the scale depends on the data (it is not a DP output) and must not reach a release record."""
     import re
 
-    text = re.sub(r"scale=[^),;]+", "scale=S_beta(X)/alpha", measurement)
+    text, replaced = re.subn(r"scale=[^),;]+", "scale=S_beta(X)/alpha", measurement)
+    if replaced == 0:  # the sampler's text changed format: refuse rather than let a scale through unscrubbed
+        raise RuntimeError(f"cannot find the noise scale in the sampler's description {measurement!r}")
     return f"{text} at the data-dependent scale S_beta(X)/alpha (not published)"
 
 
