@@ -2,12 +2,9 @@
 posterior and the generated script all use the noise picked in the selector (``gini_noise``)."""
 from __future__ import annotations
 
-import ast
-import json
-
 import pytest
 
-from support import assert_clean, open_page, page_script, run_script
+from support import assert_clean, open_page, page_script, run_scripts
 
 import ui.sidebar
 from dpcore import defaults
@@ -65,28 +62,10 @@ def test_the_three_noises_give_different_answers(pages):
     assert q99["laplace"] < 0.2 * q99["cauchy"]  # issue 17's target on the default data
 
 
-_RUN_ALL = """
-import contextlib, io, json
-outputs = []
-for source in SOURCES:
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        exec(compile(source, "view_script.py", "exec"), {"__name__": "__main__"})
-    outputs.append(buffer.getvalue())
-print(json.dumps(outputs))
-"""
-
-
 def test_generated_scripts_print_the_pages_numbers_for_each_noise(pages):
     """One subprocess runs the three generated scripts (the page's own call with noise=...)."""
     scripts = [page_script(pages[noise]) for noise in NOISES]
-    outputs = run_script(f"SOURCES = {scripts!r}\n" + _RUN_ALL)
-    for noise, printed in zip(NOISES, outputs):
-        printed = printed.strip()
-        try:
-            out = json.loads(printed)
-        except ValueError:
-            out = ast.literal_eval(printed)
+    for noise, out in zip(NOISES, run_scripts(scripts)):
         page = _numbers(pages[noise])
         assert set(page) <= set(out), (noise, sorted(set(page) - set(out)))
         for key, value in page.items():

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from support import (assert_clean, assert_page_intro, metrics, open_page, page_script, page_text, query_param,
-                     run_script)
+                     run_scripts)
 
 import ui.sidebar
 from dpcore import gini as gini_mechanism
@@ -211,10 +211,30 @@ def _assert_same_numbers(page: dict[str, float], script: dict) -> None:
         assert float(script[k]) == pytest.approx(v, rel=1e-9, abs=1e-12), k
 
 
-def test_generated_script_reproduces_page_numbers():
+# Views whose generated script must print the page's numbers, opened through their links (widgets and links
+# agree: test_main_sliders_move_and_are_kept_in_the_url, test_link_reproduces_the_view). The three scripts run
+# in ONE subprocess (support.run_scripts: one interpreter start and one import of dpcore/scipy, not three).
+SCRIPT_VIEWS = {
+    "defaults": {},
+    # gamma > 3 (RMSE), fast bound, paper calibration, a sub-sample, Beta prior, DP upper bound
+    "changed": dict(gini_eps="2.0", gini_gamma="4.0", gini_n="3000", gini_method="fast", gini_cal="paper",
+                    gini_prior="beta", gini_bounds="Estimate U with DP (costs extra ε)"),
+    "saturated": dict(gini_n="200", gini_eps="0.05"),
+}
+
+
+@pytest.fixture(scope="module")
+def script_views() -> dict:
+    """name -> (the page's AppTest, what its generated script printed)."""
+    pages = {name: open_page(PAGE, **query) for name, query in SCRIPT_VIEWS.items()}
+    outputs = run_scripts([page_script(at) for at in pages.values()])
+    return {name: (at, out) for (name, at), out in zip(pages.items(), outputs)}
+
+
+def test_generated_script_reproduces_page_numbers(script_views):
     from dpcore.experiments import gini as gini_experiments
 
-    at = open_page(PAGE)
+    at, out = script_views["defaults"]
     assert_clean(at)
     page = _numbers(at)
     for k in ("true_gini", "smooth_sensitivity", "noise_scale", "median_abs_error", "laplace_median_abs_error",
@@ -222,7 +242,6 @@ def test_generated_script_reproduces_page_numbers():
         assert k in page
     # the table holds the headline metrics at full precision
     assert metrics(at)["True Gini (confidential)"] == f"{page['true_gini']:.4f}"
-    out = run_script(page_script(at))
     _assert_same_numbers(page, out)
     dots = gini_experiments.plausible_releases(page["true_gini"], page["noise_scale"], 2.0, 20)
     np.testing.assert_allclose(out["plausible_releases"], dots, rtol=1e-12)
@@ -232,35 +251,25 @@ def test_generated_script_reproduces_page_numbers():
         assert key in link
 
 
-def test_generated_script_reproduces_changed_settings():
+def test_generated_script_reproduces_changed_settings(script_views):
     """gamma > 3 (RMSE), fast bound, paper calibration, a sub-sample, Beta prior, DP upper bound."""
-    at = open_page(PAGE)
-    at.select_slider(key="gini_eps").set_value(2.0).run()
-    at.select_slider(key="gini_gamma").set_value(4.0).run()
-    at.slider(key="gini_n").set_value(3000).run()
-    at.radio(key="gini_method").set_value("fast").run()
-    at.radio(key="gini_cal").set_value("paper").run()
-    at.radio(key="gini_prior").set_value("beta").run()
-    at.radio(key="gini_bounds").set_value("Estimate U with DP (costs extra ε)").run()
+    at, out = script_views["changed"]
     assert_clean(at)
+    assert (at.slider(key="gini_n").value, at.radio(key="gini_method").value) == (3000, "fast")
     page = _numbers(at)
     assert page["n"] == 3000 and page["upper_epsilon"] == 0.15 and page["total_epsilon"] == pytest.approx(2.15)
     assert "rmse" in page and "posterior_mean" in page
-    out = run_script(page_script(at))
     _assert_same_numbers(page, out)
     script = page_script(at)
     assert "prior=('beta', 6.0, 7.0)" in script and "upper=None" in script  # the page's own settings
     assert "gini_view(" in script and "smooth_sensitivity(" not in script  # one call, no copy of the pipeline
 
 
-def test_saturated_view_script_matches_and_prints_no_release():
-    at = open_page(PAGE)
-    at.slider(key="gini_n").set_value(200).run()
-    at.select_slider(key="gini_eps").set_value(0.05).run()
+def test_saturated_view_script_matches_and_prints_no_release(script_views):
+    at, out = script_views["saturated"]
     assert_clean(at)
     page = _numbers(at)
-    assert page["saturated"] == 1.0 and "released_gini" not in page
-    out = run_script(page_script(at))
+    assert page["n"] == 200 and page["saturated"] == 1.0 and "released_gini" not in page
     _assert_same_numbers(page, out)
     assert "released_gini" not in out
 

@@ -85,6 +85,44 @@ def page_script(at, marker: str = "Reproduces the view") -> str:
     return scripts[0]
 
 
+_RUN_ALL = """
+import contextlib, io, json, sys
+outputs = []
+for source in json.load(open(sys.argv[1], encoding="utf-8")):
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        exec(compile(source, "view_script.py", "exec"), {"__name__": "__main__"})
+    outputs.append(buffer.getvalue())
+print(json.dumps(outputs))
+"""
+
+
+def _parsed(printed: str) -> Any:
+    """What a script printed: parsed as JSON, else as a Python literal, else the raw text."""
+    out = printed.strip()
+    try:
+        return json.loads(out)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(out)
+    except (ValueError, SyntaxError):
+        return printed
+
+
+def run_scripts(codes: list[str], *, timeout: float = 300) -> list[Any]:
+    """Several generated scripts run one after the other in ONE subprocess (each with fresh globals, as
+    ``python script.py``), so the interpreter starts and imports dpcore/scipy once: what each printed,
+    parsed as :func:`run_script` does. A script that raises fails the test with the traceback."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sources = Path(tmp) / "scripts.json"
+        sources.write_text(json.dumps(list(codes)), encoding="utf-8")
+        proc = subprocess.run([PYTHON, "-c", _RUN_ALL, str(sources)], cwd=str(REPO_ROOT), capture_output=True,
+                              text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return [_parsed(out) for out in json.loads(proc.stdout)]
+
+
 def run_script(code: str, *, timeout: float = 300, name: str = "view_script.py") -> Any:
     """Run ``code`` with the project's Python in a subprocess from the repository root.
 
@@ -97,12 +135,4 @@ def run_script(code: str, *, timeout: float = 300, name: str = "view_script.py")
         proc = subprocess.run([PYTHON, str(path)], cwd=str(REPO_ROOT), capture_output=True, text=True,
                               timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    out = proc.stdout.strip()
-    try:
-        return json.loads(out)
-    except ValueError:
-        pass
-    try:
-        return ast.literal_eval(out)
-    except (ValueError, SyntaxError):
-        return proc.stdout
+    return _parsed(proc.stdout)
