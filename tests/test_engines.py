@@ -176,9 +176,9 @@ def test_pandas_and_duckdb_identical(data_dir, tmp_path, unit):
 
 
 def _spark_reason() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None:  # found, not imported: this runs at collection
         return "pyspark is not installed (pip install 'dpcore[spark]')"
     from dpcore.engines.spark_engine import java_available
 
@@ -248,7 +248,10 @@ def spark_session():
         _stop_spark_jvm()
 
 
-@pytest.mark.skipif(_spark_reason() is not None, reason=str(_spark_reason()))
+SPARK_REASON = _spark_reason()
+
+
+@pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
 def test_spark_identical_to_pandas_and_duckdb(data_dir, tmp_path, spark_session):
     """The Spark engine (on the session of the test: the engine uses an active session, as under
     spark-submit) gives the pandas tables exactly, from Parquet and from CSV."""
