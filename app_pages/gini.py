@@ -29,23 +29,24 @@ DEFAULT_DRAWS = "100,000"
 VIEW_MODULE, VIEW_FUNCTION = gini_experiments.__name__, "gini_view"
 
 
-# The cached calls take the data's digest (gini_views.data_digest: computed once per data set) and the
-# records as an unhashed argument, so a rerun does not hash the records once per call (issue 13).
-# cache_resource: one shared, never-changed view object per setting (no pickling of its 40,000 draws per
-# rerun); the renderers only read it.
+# The cached calls are keyed by the data's digest (gini_views.data_digest: computed once per data set) and
+# the settings' text (gini_views.settings_key); records and settings are passed unhashed, so a rerun does not
+# hash the records and walk the settings dicts once per call (issue 13). cache_resource: one shared,
+# never-changed view object per setting (no pickling of its 40,000 draws per rerun); renderers only read it.
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _view(data_digest: str, _values: np.ndarray, settings: dict) -> gini_experiments.GiniView:
-    return gini_experiments.gini_view(_values, **settings)
+def _view(data_digest: str, settings_key: str, _values: np.ndarray, _settings: dict) -> gini_experiments.GiniView:
+    return gini_experiments.gini_view(_values, **_settings)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _answer(data_digest: str, _values: np.ndarray, settings: dict) -> answer_experiments.GiniAnswer:
-    return answer_experiments.gini_answer(_values, **settings)
+def _answer(data_digest: str, settings_key: str, _values: np.ndarray, _settings: dict) -> answer_experiments.GiniAnswer:
+    return answer_experiments.gini_answer(_values, **_settings)
 
 
 @st.cache_data(show_spinner="Finding the ε for your target...", max_entries=32)
-def _recommendation(data_digest: str, _values: np.ndarray, settings: dict) -> answer_experiments.EpsilonRecommendation:
-    return answer_experiments.gini_recommendation(_values, **settings)
+def _recommendation(data_digest: str, settings_key: str, _values: np.ndarray,
+                    _settings: dict) -> answer_experiments.EpsilonRecommendation:
+    return answer_experiments.gini_recommendation(_values, **_settings)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -177,7 +178,7 @@ def live_view(ds) -> None:
     view = None
     digest = gini_views.data_digest(ds.values)
     with clipping_area, guard("the Gini view"):  # an error shows at the top, where the numbers would be
-        view = _view(digest, ds.values, settings)
+        view = _view(digest, gini_views.settings_key(settings), ds.values, settings)
     if view is None:
         section3_controls.empty()
         st.session_state["_gini_paper_inputs"] = None
@@ -188,13 +189,14 @@ def live_view(ds) -> None:
                        "noise": str(noise)}
     with answer_text, guard("the answer"):
         answer_args = {"epsilon": eps, **answer_settings}
+        answer_key = gini_views.settings_key(answer_args)
         answer = (run_on_button("Compute the answer (exact bound; slow at small ε with this noise)", "gini_answer_run",
-                                lambda: _answer(digest, ds.values, answer_args), what="the answer",
+                                lambda: _answer(digest, answer_key, ds.values, answer_args), what="the answer",
                                 state_key=f"gini_answer_{sorted(answer_args.items())}")
-                  if slow_light else _answer(digest, ds.values, answer_args))
+                  if slow_light else _answer(digest, answer_key, ds.values, answer_args))
         if answer is not None:
-            recommendation = _recommendation(digest, ds.values, {"target_error": target_error,
-                                                                 "confidence": target_confidence, **answer_settings})
+            target = {"target_error": target_error, "confidence": target_confidence, **answer_settings}
+            recommendation = _recommendation(digest, gini_views.settings_key(target), ds.values, target)
             answer_views.gini_answer(answer, recommendation, answer_text)
     with clipping_area:
         gini_views.clipping_notes(view)

@@ -82,3 +82,14 @@ def test_overall_errors_boxes_are_the_per_method_percentiles():
         assert [box["lowerfence"][0], box["q1"][0], box["median"][0], box["q3"][0], box["upperfence"][0]] == \
             [float(np.percentile(e, p)) for p in (5, 25, 50, 75, 95)]
         assert box["mean"][0] == float(e.mean())
+
+
+def test_settings_key_tells_settings_apart():
+    base = {"epsilon": 1.0, "gamma": 2.0, "upper": None, "prior": "uniform", "n": 10_000, "noise": "cauchy"}
+    key = gini_views.settings_key(base)
+    assert gini_views.settings_key(dict(reversed(list(base.items())))) == key  # order does not matter
+    for change in ({"epsilon": 0.30000000000000004}, {"epsilon": 1}, {"upper": 0.0}, {"prior": ("beta", 6.0, 7.0)},
+                   {"n": 9_999}, {"noise": "laplace"}, {"extra": None}):
+        assert gini_views.settings_key({**base, **change}) != key, change
+    with pytest.raises(TypeError):
+        gini_views.settings_key({"values": np.zeros(3)})

@@ -10,6 +10,7 @@ import hashlib
 import math
 import threading
 import weakref
+from numbers import Number
 from typing import Any, Callable
 
 import numpy as np
@@ -99,6 +100,16 @@ def data_digest(values: np.ndarray) -> str:
 
 _DIGESTS: dict[int, tuple[weakref.ref, str]] = {}
 _DIGESTS_LOCK = threading.Lock()
+
+
+def settings_key(settings: dict) -> str:
+    """The text of a settings dict (names sorted; numbers, strings, None and tuples as ``repr`` writes them,
+    which tells every two different values apart): a cache key Streamlit hashes in microseconds, where
+    walking the dict costs ~0.5 ms per cached call (issue 13)."""
+    for value in settings.values():
+        if not isinstance(value, (str, Number, type(None), tuple)):
+            raise TypeError(f"settings_key: {type(value).__name__} values are not keyed by their text")
+    return repr(sorted(settings.items()))
 
 
 #: fixed axes (issue 15): the Gini's possible range and shares 0-100%: public, the same for every ε
