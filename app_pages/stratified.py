@@ -28,8 +28,9 @@ NONE = "(none)"
 # cache_resource: one shared GroupedData per recipe (read only), so its group index is built once and a
 # rerun does not unpickle a copy of the data (issue 13)
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _recipe_data(recipe: dict) -> strat_experiments.GroupedData:
-    return strat_experiments.grouped_data(recipe)
+def _recipe_data(recipe_text: str, _recipe: dict) -> strat_experiments.GroupedData:
+    """Keyed by the recipe's JSON text (a dict costs Streamlit ~0.5 ms to hash per call; issue 13)."""
+    return strat_experiments.grouped_data(_recipe)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -39,8 +40,8 @@ def _column_data(values, frame, recipe: dict) -> strat_experiments.GroupedData:
 
 # cache_resource: one shared view object per setting (read only), not a pickled copy per rerun (issue 13)
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _group_means(data_key: str, _data: strat_experiments.GroupedData, settings: dict):
-    return strat_experiments.group_means_view(_data, **settings)
+def _group_means(data_key: str, settings_text: str, _data: strat_experiments.GroupedData, _settings: dict):
+    return strat_experiments.group_means_view(_data, **_settings)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -108,7 +109,7 @@ def _page_body() -> None:
                            help="Chosen without looking at the data. Values above are set to this; below 0 set to 0.")
             clip, prior, value_label = (0.0, float(hi)), tuple(spec["prior"]), var
             recipe = dict(source="acs", variable=var, grouping=grouping, seed=seed())
-            data = _recipe_data(recipe)
+            data = _recipe_data(recipe_key_text(recipe), recipe)
             st.caption(views.acs_caption(spec))
         elif source == DATA_SOURCES[3]:
             ds = current_dataset()
@@ -152,7 +153,7 @@ def _page_body() -> None:
                                    "[−R, R].")
             clip, prior = float(bound), (-float(bound), float(bound))
             recipe = dict(source="synthetic", n=int(n), k=int(k), alpha=float(alpha), preset=preset, seed=seed())
-            data = _recipe_data(recipe)
+            data = _recipe_data(recipe_key_text(recipe), recipe)
             st.caption(views.SYNTHETIC_CAPTION)
     if data is not None and isinstance(clip, tuple):
         with answer_text, guard("the answer"):
@@ -175,7 +176,7 @@ def _page_body() -> None:
 
     if view == VIEWS[0] and data is not None:
         with guard("the group means"):
-            result = _group_means(data_key, data, settings)
+            result = _group_means(data_key, json.dumps(settings, sort_keys=True), data, settings)
             views.group_means(result, value_label=value_label,
                               memo_key=(data_key, json.dumps({k_: v for k_, v in settings.items() if k_ != "method"})),
                               fixed_axes=qp_toggle("Fixed axes (compare ε by eye)", "strat_fixed_axes", False,
