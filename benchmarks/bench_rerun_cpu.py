@@ -9,7 +9,11 @@ of the machine's load (unlike wall time, which is also shown). /proc counts CPU 
 the mean over the reruns (total CPU / reruns) is the precise figure, the median is tick-rounded. The first load is shown separately
 (imports and cold caches). Target (issue 13): median server CPU per slider rerun <= 50 ms per page.
 
-Run: .venv/bin/python benchmarks/bench_rerun_cpu.py [--reruns 15] [--pages gini,planner]
+On a shared machine the per-rerun CPU varies with the load (cache and core contention): ``--rounds N``
+repeats the whole measurement on N fresh servers (same seeded moves each round) and pools the reruns, so the
+median and mean rest on N x reruns moves; the table also gives the spread of the per-round means.
+
+Run: .venv/bin/python benchmarks/bench_rerun_cpu.py [--reruns 15] [--rounds 1] [--pages gini,planner]
 """
 from __future__ import annotations
 
@@ -66,7 +70,7 @@ async def measure_page(base: str, pid: int, page: str, reruns: int) -> dict:
         return {"page": page or "(default)", "slider": slider.label, "fragment": bool(slider.fragment_id),
                 "first_cpu": first[0], "first_wall": first[1], "cpu_med": statistics.median(cpu),
                 "cpu_max": max(cpu), "cpu_mean": sum(cpu) / len(cpu), "wall_med": statistics.median(wall), "wall_max": max(wall),
-                "exceptions": exceptions}
+                "exceptions": exceptions, "cpu": cpu, "wall": wall}
     finally:
         await session.close()
 
@@ -76,17 +80,23 @@ def main() -> None:
     ap.add_argument("--reruns", type=int, default=15)
     ap.add_argument("--pages", default="all")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=1, help="fresh servers, same moves; the reruns are pooled")
     args = ap.parse_args()
-    random.seed(args.seed)
     pages = app_pages() if args.pages == "all" else [p.strip() for p in args.pages.split(",")]
-    rows = []
-    with start_server("app") as srv:
-        pid = srv.pids()[0]
-        for page in pages:
-            rows.append(asyncio.run(measure_page(srv.url, pid, page, args.reruns)))
-            print(rows[-1], flush=True)
-    print(f"\nServer CPU per slider rerun (one user, defaults, {args.reruns} reruns per page; "
-          f"load average {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+    rounds: list[list[dict]] = []
+    loads = []
+    for _ in range(max(1, args.rounds)):
+        random.seed(args.seed)  # every round makes the same moves
+        loads.append(os.getloadavg()[0])
+        with start_server("app") as srv:
+            pid = srv.pids()[0]
+            rounds.append([asyncio.run(measure_page(srv.url, pid, page, args.reruns)) for page in pages])
+        for r in rounds[-1]:
+            print({k: v for k, v in r.items() if k not in ("cpu", "wall")}, flush=True)
+    rows = [_pooled([one[i] for one in rounds]) for i in range(len(pages))]
+    print(f"\nServer CPU per slider rerun (one user, defaults, {args.reruns} reruns per page x {len(rounds)} round(s); "
+          f"load average {', '.join(f'{load:.2f}' for load in loads)} at the start of each round, "
+          f"{os.getloadavg()[0]:.2f} at the end; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
     print("| page | slider moved | in fragment | first load CPU / wall s | rerun CPU mean / median / max ms | "
           "rerun wall median / max ms | exceptions |")
     print("| --- | --- | --- | --- | ---: | ---: | ---: |")
@@ -97,6 +107,20 @@ def main() -> None:
         print(f"| {r['page']} | {r['slider'][:40]} | {'yes' if r['fragment'] else 'no'} | "
               f"{r['first_cpu']:.2f} / {r['first_wall']:.2f} | {1000 * r['cpu_mean']:.0f} / {1000 * r['cpu_med']:.0f} / {1000 * r['cpu_max']:.0f} | "
               f"{1000 * r['wall_med']:.0f} / {1000 * r['wall_max']:.0f} | {r['exceptions']} |")
+    if len(rounds) > 1:
+        print("\nPer-round mean CPU per rerun (ms): " + "; ".join(
+            f"{r['page']} " + " / ".join(f"{1000 * m:.0f}" for m in r["round_means"]) for r in rows if "error" not in r))
+
+
+def _pooled(results: list[dict]) -> dict:
+    """One page's rounds as one row: reruns pooled (median, mean, max), first load from the first round."""
+    if any("error" in r for r in results):
+        return next(r for r in results if "error" in r)
+    cpu = [c for r in results for c in r["cpu"]]
+    wall = [w for r in results for w in r["wall"]]
+    return {**results[0], "cpu_med": statistics.median(cpu), "cpu_mean": sum(cpu) / len(cpu), "cpu_max": max(cpu),
+            "wall_med": statistics.median(wall), "wall_max": max(wall),
+            "exceptions": sum(r["exceptions"] for r in results), "round_means": [r["cpu_mean"] for r in results]}
 
 
 if __name__ == "__main__":
