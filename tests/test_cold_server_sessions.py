@@ -14,10 +14,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from bench_load import run_load, start_server  # noqa: E402
+from support import outside_event_loop  # noqa: E402
 
 
 def test_simultaneous_first_loads_on_a_cold_server_raise_nothing():
     with start_server("app") as server:
-        tally = run_load(server.url, "gini", users=10, think=0.0, seconds=5, max_reruns=1)
+        tally = outside_event_loop(run_load, server.url, "gini", users=10, think=0.0, seconds=5, max_reruns=1)
     assert tally.exceptions == 0 and tally.failed_sessions == 0, tally.messages
     assert len(tally.first_loads) == 10

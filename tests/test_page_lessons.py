@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from support import assert_clean, open_page, page_text, query_param
+from support import assert_clean, open_page, outside_event_loop, page_text, query_param
 from ui import lessons_views
 
 PAGE = "app_pages/lessons.py"
@@ -190,4 +190,4 @@ def test_epsilon_sliders_of_percentiles_group_means_and_lessons_rerun_their_frag
     random.seed(13)
     with start_server("app") as server:
         for page in expected:
-            asyncio.run(scenario(server.url, page))
+            outside_event_loop(asyncio.run, scenario(server.url, page))  # Playwright may hold this thread's loop

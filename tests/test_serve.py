@@ -9,6 +9,7 @@ Skips with the reason when Debian's nginx is not installed (`.ci/run` installs i
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import serve as serve_launcher  # noqa: E402  (deploy/serve.py)
 from quality_support import (chromium_available, launch_chromium, python_executable, visible_problems,  # noqa: E402
                              wait_for_app_idle)
+from support import outside_event_loop  # noqa: E402
 
 NGINX = serve_launcher.find_nginx()
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx not installed (apt-get install nginx; .ci/run does it)")
@@ -85,31 +87,48 @@ def test_missing_nginx_says_how_to_install_it(tmp_path):
     assert "bash run.sh app" in res.stderr
 
 
-def _browser_check(url: str) -> None:
+@contextlib.contextmanager
+def _chromium(request):
+    """The test process's Chromium: conftest's session-wide ``chromium`` fixture when it exists (Playwright's sync
+    API cannot run twice in one thread, and the browser tests of this process may hold it), else one of our own."""
+    try:
+        shared = request.getfixturevalue("chromium")
+    except pytest.FixtureLookupError:
+        shared = None
+    if shared is not None:
+        yield shared
+        return
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = launch_chromium(p)
         try:
-            context = browser.new_context(accept_downloads=True)
-            page = context.new_page()
-            page.goto(f"{url}/gini")
-            page.wait_for_selector('[data-testid="stMain"] h1', timeout=120_000)
-            wait_for_app_idle(page, timeout_ms=120_000)
-            assert {"dpserve", "_streamlit_xsrf"} <= {c["name"] for c in context.cookies()}
-            assert visible_problems(page) == []
-            with page.expect_download(timeout=60_000) as download:
-                page.get_by_role("button", name="Download the dots (CSV)").click()
-            text = open(download.value.path(), encoding="utf-8").read()
-            assert text.startswith("probability_level,release") and len(text.splitlines()) > 5
-            wait_for_app_idle(page, timeout_ms=60_000)
-            assert visible_problems(page) == []
+            yield browser
         finally:
             browser.close()
 
 
+def _browser_check(url: str, browser) -> None:
+    context = browser.new_context(accept_downloads=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{url}/gini")
+        page.wait_for_selector('[data-testid="stMain"] h1', timeout=120_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        assert {"dpserve", "_streamlit_xsrf"} <= {c["name"] for c in context.cookies()}
+        assert visible_problems(page) == []
+        with page.expect_download(timeout=60_000) as download:
+            page.get_by_role("button", name="Download the dots (CSV)").click()
+        text = open(download.value.path(), encoding="utf-8").read()
+        assert text.startswith("probability_level,release") and len(text.splitlines()) > 5
+        wait_for_app_idle(page, timeout_ms=60_000)
+        assert visible_problems(page) == []
+    finally:
+        context.close()
+
+
 @needs_nginx
-def test_run_sh_serve_under_load_then_clean_shutdown(tmp_path):
+def test_run_sh_serve_under_load_then_clean_shutdown(tmp_path, request):
     from bench_load import run_load
 
     port = serve_launcher.free_port()
@@ -143,12 +162,13 @@ def test_run_sh_serve_under_load_then_clean_shutdown(tmp_path):
         # a real browser through nginx: the page renders, the cookies are set, a CSV download (made on
         # click, in the process that holds the session: sticky cookie) arrives
         if chromium_available():
-            _browser_check(url)
+            with _chromium(request) as browser:
+                _browser_check(url, browser)
 
         # 3 users x 2 slider reruns through nginx's WebSocket upgrade: errors only (one page: the browser
         # check above opened the Gini page, every page was opened in both processes by the warm-up, and
         # the ratios page gets 4 users after the restart below)
-        tally = run_load(url, "planner", users=3, think=0.2, seconds=300, max_reruns=2)
+        tally = outside_event_loop(run_load, url, "planner", users=3, think=0.2, seconds=300, max_reruns=2)
         assert tally.failed_sessions == 0, tally.messages
         assert tally.exceptions == 0
         assert len(tally.first_loads) == 3
@@ -161,7 +181,7 @@ def test_run_sh_serve_under_load_then_clean_shutdown(tmp_path):
         while "restarting on the same port" not in (tmp_path / "serve.log").read_text(errors="replace"):
             assert time.monotonic() < deadline, "the killed app process was not restarted"
             time.sleep(0.2)
-        tally = run_load(url, "ratios", users=4, think=0.2, seconds=300, max_reruns=1)
+        tally = outside_event_loop(run_load, url, "ratios", users=4, think=0.2, seconds=300, max_reruns=1)
         assert tally.failed_sessions == 0 and tally.exceptions == 0, tally.messages
         workers = _children(proc.pid)
     finally:

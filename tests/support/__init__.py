@@ -12,13 +12,15 @@ Page tests: ``from support import open_page, page_text, assert_clean, page_scrip
 * :func:`run_script` - run a generated script with the project's Python in a subprocess, from the
   repository root, and return what it printed (parsed JSON / Python literal when it is one);
   :func:`run_scripts` - several such scripts in one subprocess (one interpreter start, one import of dpcore).
+* :func:`outside_event_loop` - call a function that uses ``asyncio.run`` (the benchmarks' WebSocket client) in a
+  fresh thread, so it works while Playwright's sync API (a session-wide Chromium) holds the main thread's loop.
 
 Servers: ``support.postgres`` (a throw-away PostgreSQL server), ``support.browser`` (the shared app server and
 Chromium helpers behind the ``app_server`` / ``browser`` / ``tab`` fixtures of tests/conftest.py).
 Figures: ``support.figures.assert_same_spec`` (two figure specs equal, types included).
 """
-from .pages import (APP, PYTHON, REPO_ROOT, assert_clean, assert_page_intro, metrics, open_page, page_script, page_text, query_param,
-                    run_script, run_scripts)
+from .pages import (APP, PYTHON, REPO_ROOT, assert_clean, assert_page_intro, metrics, open_page, outside_event_loop, page_script,
+                    page_text, query_param, run_script, run_scripts)
 
 __all__ = ["APP", "REPO_ROOT", "PYTHON", "assert_clean", "assert_page_intro", "metrics", "open_page", "page_script", "page_text",
-           "query_param", "run_script", "run_scripts"]
+           "outside_event_loop", "query_param", "run_script", "run_scripts"]

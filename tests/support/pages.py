@@ -123,6 +123,17 @@ def run_scripts(codes: list[str], *, timeout: float = 300) -> list[Any]:
     return [_parsed(out) for out in json.loads(proc.stdout)]
 
 
+def outside_event_loop(function, *args, **kwargs) -> Any:
+    """``function(*args, **kwargs)`` in a fresh thread, for code that calls ``asyncio.run`` (the benchmarks'
+    WebSocket client): Playwright's sync API keeps an event loop running in the main thread while a
+    Chromium is open (conftest's session-wide ``chromium`` may be, after a browser test of this process),
+    and ``asyncio.run`` refuses to start inside a running loop."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(function, *args, **kwargs).result()
+
+
 def run_script(code: str, *, timeout: float = 300, name: str = "view_script.py") -> Any:
     """Run ``code`` with the project's Python in a subprocess from the repository root.
 
