@@ -20,6 +20,7 @@ brute-force grid); here the broken-by-a-few-percent constants.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -178,14 +179,22 @@ def test_lln_constants_broken_by_three_percent_fail_the_certificate(broken):
 
 # ------------------------------------------------------------------------------------ (epsilon, delta)
 
-def _lln_hockey_stick(epsilon, sigma, shift, log_dilation, n_grid=20001):
-    """max(E_eps(P||Q), E_eps(Q||P)) = integral of (p - e^eps q)_+ for P = LLN(sigma), Q = e^lam P + d."""
+@functools.lru_cache(maxsize=8)
+def _lln_grid(sigma: float, n_grid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Quadrature nodes z, weights and the density p = LLN(sigma) on them: the same for every neighbour Q, so
+    computed once per sigma (the y-quadrature of exact_logpdf is most of the cost)."""
     dist = smooth.LaplaceLogNormal(sigma)
     wmax = math.asinh(math.exp(min(60.0, 14.0 * sigma + 12.0)))
     w = np.linspace(-wmax, wmax, n_grid)
     z = np.sinh(w)
     jac = np.cosh(w) * (w[1] - w[0])
-    p = np.exp(dist.exact_logpdf(z))
+    return z, jac, np.exp(dist.exact_logpdf(z))
+
+
+def _lln_hockey_stick(epsilon, sigma, shift, log_dilation, n_grid=20001):
+    """max(E_eps(P||Q), E_eps(Q||P)) = integral of (p - e^eps q)_+ for P = LLN(sigma), Q = e^lam P + d."""
+    dist = smooth.LaplaceLogNormal(sigma)
+    z, jac, p = _lln_grid(sigma, n_grid)
     q = np.exp(dist.exact_logpdf((z - shift) * math.exp(-log_dilation)) - log_dilation)
     return max(float(np.sum(np.maximum(p - math.exp(epsilon) * q, 0) * jac)),
                float(np.sum(np.maximum(q - math.exp(epsilon) * p, 0) * jac)))
