@@ -28,8 +28,8 @@ def _open_on(dataset: IncomeData, monkeypatch) -> AppTest:
     return open_page(PAGE)
 
 
-def test_defaults_render_and_explain_themselves():
-    at = open_page(PAGE)
+def test_defaults_render_and_explain_themselves(script_views):
+    at = script_views["defaults"][0]  # the page at its defaults, opened once for this module (read only here)
     text = assert_page_intro(at, "Gini index with differential privacy")
     assert "treats it as known" in text  # the posterior's known-scale assumption is stated
     assert any("n^2" in lx.value for lx in at.latex)  # the Gini definition used (eq. 1)
