@@ -278,6 +278,7 @@ RACE_WORKER = textwrap.dedent("""
     from dpcore import ledger
     url, dataset, start_flag, tag = sys.argv[1:5]
     acct = ledger.open_ledger(url).account(dataset, cap_epsilon=3.0)
+    print("READY", flush=True)
     while not os.path.exists(start_flag):
         time.sleep(0.001)
     for i in range(30):
@@ -299,7 +300,8 @@ def test_two_processes_racing_30_charges_each_never_overspend(url, tmp_path):
     flag = tmp_path / "go"
     procs = [subprocess.Popen([sys.executable, "-c", RACE_WORKER, url, "race", str(flag), tag], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=_env(), cwd=str(tmp_path)) for tag in "AB"]
-    time.sleep(0.5)  # both open the ledger; then they start together
+    for p in procs:  # both have opened the ledger; then they start together
+        assert p.stdout.readline().strip() == "READY", p.communicate()[1]
     flag.write_text("go")
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, outs):
