@@ -97,35 +97,36 @@ def pg_server():
 
 
 # ---------------------------------------------------------------------------------------------
-# Real browser (tests/support/browser.py): one app server per test process, one Chromium per module
+# Real browser (tests/support/browser.py): one app server and one Chromium per test process
 # ---------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
-def app_server(tmp_path_factory):
-    """The app (``streamlit run app.py``) shared by every browser test of this process, with its own
-    throw-away ledger; ``app_server.cold_visit`` is what its first visitor (a cold deep link) saw.
-    Skips when chromium or playwright is missing."""
+def chromium():
+    """Debian's Chromium through Playwright, one per test process (the sync API cannot run two at once in
+    a thread: every browser test uses this one). Skips when chromium or playwright is missing."""
     from quality_support import chromium_available
-    from support.browser import shared_app_server
+    from support.browser import chromium_browser
 
     if not chromium_available():
         pytest.skip("needs /usr/bin/chromium and playwright (apt-get install chromium; .ci/run does it)")
-    with shared_app_server(tmp_path_factory.mktemp("app_server")) as server:
+    with chromium_browser() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory, chromium):
+    """The app (``streamlit run app.py``) shared by every browser test of this process, with its own
+    throw-away ledger; ``app_server.cold_visit`` is what its first visitor (a cold deep link) saw."""
+    from support.browser import shared_app_server
+
+    with shared_app_server(tmp_path_factory.mktemp("app_server"), chromium) as server:
         yield server
 
 
-@pytest.fixture(scope="module")
-def browser(app_server):
-    """Chromium for one test module (after ``app_server``, whose cold visit runs a Playwright of its own:
-    the sync API cannot run two at once in a thread)."""
-    from playwright.sync_api import sync_playwright
-
-    from quality_support import launch_chromium
-
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
+@pytest.fixture(scope="session")
+def browser(app_server, chromium):
+    """``chromium``, once ``app_server`` has had its cold first visitor."""
+    return chromium
 
 
 @pytest.fixture

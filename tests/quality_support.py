@@ -312,26 +312,45 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
 
 
-def wait_for_app_idle(page, timeout_ms: float = 30_000) -> None:
+# One poll of wait_for_app_idle, run inside the page (no round trip to Python per poll: the old Python-side
+# loop cost Chromium about a third of a core while it waited). The quiet period restarts at each call
+# (``call``) and at every change of the run state seen by a MutationObserver, so a run that starts and
+# ends between two polls is not mistaken for quiet.
+_APP_IDLE_JS = """([quietMs, call]) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app) return false;
+    const now = performance.now();
+    if (window.__dpIdleApp !== app) {
+        window.__dpIdleApp = app;
+        window.__dpStateChangedAt = now;
+        new MutationObserver(() => { window.__dpStateChangedAt = performance.now(); }).observe(app,
+            {attributes: true, attributeFilter: ['data-test-script-state', 'data-test-connection-state']});
+    }
+    if (window.__dpIdleCall !== call) { window.__dpIdleCall = call; window.__dpIdleSince = null; }
+    const idle = app.getAttribute('data-test-connection-state') === 'CONNECTED'
+        && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-testid="stSkeleton"]');
+    if (!idle) { window.__dpIdleSince = null; return false; }
+    if (window.__dpIdleSince === null) window.__dpIdleSince = now;
+    return now - Math.max(window.__dpIdleSince, window.__dpStateChangedAt) >= quietMs;
+}"""
+_idle_calls = iter(range(1, 1 << 62))
+
+
+def wait_for_app_idle(page, timeout_ms: float = 30_000, *, quiet_ms: float = 400) -> None:
     """Wait until the Streamlit frontend is connected and the script has finished running.
 
     Uses the attributes Streamlit's own end-to-end tests wait on: stApp's
-    data-test-connection-state / data-test-script-state. A short settle period follows so a
-    rerun triggered by the last interaction has time to start before we declare it idle.
+    data-test-connection-state / data-test-script-state. A settle period (``quiet_ms`` without a run
+    or a skeleton) follows so a rerun triggered by the last interaction has time to start before we
+    declare it idle. The polling (every 50 ms) runs inside the page.
     """
-    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]', timeout=timeout_ms)
-    deadline = time.monotonic() + timeout_ms / 1000
-    idle_since = None
-    while time.monotonic() < deadline:
-        state = page.eval_on_selector('[data-testid="stApp"]', "e => e.getAttribute('data-test-script-state')")
-        if state == "notRunning" and not page.query_selector('[data-testid="stSkeleton"]'):
-            idle_since = idle_since or time.monotonic()
-            if time.monotonic() - idle_since > 0.4:
-                return
-        else:
-            idle_since = None
-        page.wait_for_timeout(50)
-    raise TimeoutError("the app did not finish running within the timeout")
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(_APP_IDLE_JS, arg=[quiet_ms, next(_idle_calls)], polling=50, timeout=timeout_ms)
+    except PlaywrightTimeout:
+        raise TimeoutError("the app did not finish running within the timeout") from None
 
 
 def visible_problems(page) -> list[str]:

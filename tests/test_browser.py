@@ -19,8 +19,7 @@ import numpy as np
 import pytest
 
 from quality_support import REPO_ROOT, chromium_available, discover_pages, wait_for_app_idle
-from support.browser import COLD_SEED, PageWatch, find_upload_input, good_csv, sidebar_seeds, upload  # noqa: F401
-# (find_upload_input: tests/test_security.py imports it from here; it lives in tests/support/browser.py)
+from support.browser import COLD_SEED, PageWatch, good_csv, run_and_wait, sidebar_seeds, upload
 
 pytestmark = [
     pytest.mark.browser,
@@ -82,25 +81,29 @@ def _slider_value(thumb) -> str | None:
     return thumb.get_attribute("aria-valuetext") or thumb.get_attribute("aria-valuenow") or thumb.input_value()
 
 
+# A thumb at its maximum (react-aria <input type=range>, or a baseweb [role=slider]): ArrowRight would not move it.
+_AT_MAX = """e => e.type === 'range' ? e.valueAsNumber >= Number(e.max)
+    : Number(e.getAttribute('aria-valuenow')) >= Number(e.getAttribute('aria-valuemax'))"""
+
+
 def _move_main_slider(watch: PageWatch) -> str | None:
-    """Press ArrowRight on the main slider (ArrowLeft at its maximum); 'old -> new' or None."""
+    """Press ArrowRight on the main slider (ArrowLeft at its maximum) and wait for the run it starts;
+    'old -> new' or None when the page shows no slider."""
     page = watch.page
     thumb = _main_slider_thumb(page)
     if thumb is None:
         return None
     label = thumb.get_attribute("aria-label") or ""
     before = _slider_value(thumb)
-    after = before
-    for key in ("ArrowRight", "ArrowLeft"):
-        thumb = _main_slider_thumb(page)
+    key = "ArrowLeft" if thumb.evaluate(_AT_MAX) else "ArrowRight"
+
+    def press() -> None:
         thumb.focus()
         page.keyboard.press(key)
-        page.wait_for_timeout(300)
-        wait_for_app_idle(page)
-        after = _slider_value(_main_slider_thumb(page))
-        if after != before:
-            break
-    assert after != before, f"the main slider {label!r} did not move"
+
+    run_and_wait(page, press)
+    after = _slider_value(_main_slider_thumb(page))
+    assert after != before, f"the main slider {label!r} did not move ({key})"
     return f"{label} {before} -> {after}"
 
 
@@ -181,9 +184,9 @@ def test_bad_then_good_upload_then_every_page_works(app_server, tab):
     n_links = len(_nav_links(page))
     assert n_links == len(PAGES), f"sidebar navigation shows {n_links} links for {len(PAGES)} pages"
     for i, pg in enumerate(PAGES):
-        _nav_links(page)[i].click()
-        page.wait_for_timeout(200)
-        wait_for_app_idle(page)
+        t0 = time.perf_counter()
+        run_and_wait(page, _nav_links(page)[i].click)
+        TIMINGS[f"upload: open {pg.name} (navigation link)"] = time.perf_counter() - t0
         assert not tab.all_problems(), f"{pg.path} with the uploaded CSV: {tab.all_problems()}"
         _move_main_slider(tab)
         assert not tab.all_problems(), f"{pg.path} with the uploaded CSV, slider moved: {tab.all_problems()}"

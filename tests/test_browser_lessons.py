@@ -5,10 +5,12 @@ share them (each half is ~half a minute of page runs).
 
 The app server shared by the browser tests (``app_server`` in tests/conftest.py: free localhost port,
 temp log dir, stopped at the end); Playwright drives Debian's /usr/bin/chromium. For each lesson step: open the
-Lessons page, click the step's link (``st.page_link`` with query parameters), wait for the app to
-finish, and fail on any exception box, st.error box, console error or uncaught page error; the
-address must carry the step's query parameters (the target page read them). Also plays one round
-of the attacker game in the browser. Skipped when chromium or playwright is missing.
+Lessons page, click the step's link (``st.page_link`` with query parameters), wait for the run it
+starts to finish, and fail on any exception box, st.error box, console error or uncaught page error;
+the address must carry the step's query parameters (the target page read them). Then back to the
+Lessons page through the sidebar's navigation link, as a teacher would (in the app: no reload of the
+frontend, which cost about 2 s of browser CPU per step), and the next step. Also plays one round of
+the attacker game in the browser. Skipped when chromium or playwright is missing.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from quality_support import chromium_available, visible_problems, wait_for_app_idle
+from support.browser import run_and_wait
 from ui import lessons_views
 
 pytestmark = [
@@ -27,6 +30,7 @@ pytestmark = [
 
 STEPS = [(lesson, number, step) for lesson in lessons_views.LESSONS for number, step in enumerate(lesson.steps, 1)]
 LINK = '[data-testid="stMain"] [data-testid="stPageLink-NavLink"]'
+NAV_LESSONS = '[data-testid="stSidebarNav"] a[href$="/lessons"]'
 
 
 def _on_lessons_page(page) -> bool:
@@ -47,7 +51,8 @@ def test_first_half_of_lesson_links_open_without_error(app_server, tab):
 
 def check_lesson_links(app_server, tab, indices) -> None:
     """One tab, as a teacher would use it: the Lessons page lists every step's link; click a link, check
-    the page, open the lessons again, next link (for the steps in ``indices``)."""
+    the page, back to the Lessons page by the sidebar's navigation link, next link (for the steps in
+    ``indices``)."""
     page, errors = tab.page, tab.errors
     page.set_default_timeout(60_000)
     _open_lessons(page, app_server)
@@ -58,11 +63,10 @@ def check_lesson_links(app_server, tab, indices) -> None:
         lesson, number, step = STEPS[index]
         link = page.query_selector_all(LINK)[index]
         assert step.label in link.inner_text()
-        before = page.url
-        link.click()
-        page.wait_for_function("before => window.location.href !== before", arg=before)  # navigation started
-        wait_for_app_idle(page, timeout_ms=90_000)
-        url = urlparse(page.url)
+        before = page.evaluate("location.href")  # (page.url can lag behind the app's in-page navigations)
+        run_and_wait(page, link.click, timeout_ms=90_000)
+        page.wait_for_function("before => location.href !== before", arg=before)  # the address changed
+        url = urlparse(page.evaluate("location.href"))
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         where = f"{lesson.key} step {number} ({step.label})"
         if url.path.rstrip("/").split("/")[-1] != (lessons_views.URL_PATHS[step.page] or url.path.rstrip("/").split("/")[-1]):
@@ -73,11 +77,13 @@ def check_lesson_links(app_server, tab, indices) -> None:
             failures.append(f"{where}: no title rendered")
         failures += [f"{where}: {problem}" for problem in tab.all_problems()]
         errors.clear()
-        # back to the Lessons page by its address: st.page_link navigates inside the app, so the browser's
-        # back button does not return there (it cost a 5 s wait and a reload per step)
+        # back to the Lessons page by the sidebar's link (st.page_link navigates inside the app, so the
+        # browser's back button does not return there; opening /lessons again reloads the whole frontend)
         if index != indices[-1]:
-            _open_lessons(page, app_server)
-            assert _on_lessons_page(page), "the Lessons page lost its links"
+            run_and_wait(page, page.locator(NAV_LESSONS).click, timeout_ms=90_000)
+            assert _on_lessons_page(page), f"back on the Lessons page after {where}: {len(page.query_selector_all(LINK))} links"
+            failures += [f"Lessons page after {where}: {problem}" for problem in tab.all_problems()]
+            errors.clear()
     assert not failures, failures
 
 
@@ -88,11 +94,9 @@ def test_attacker_round_in_the_browser(app_server, tab):
     page.goto(f"{app_server.url}/attacker?atk_mech=count&atk_eps=1.0&atk_round=5")
     wait_for_app_idle(page, timeout_ms=90_000)
     assert "The answer was" not in page.inner_text('[data-testid="stMain"]')
-    page.get_by_role("button", name="Guess A: the target is in").click()
-    wait_for_app_idle(page)
+    run_and_wait(page, page.get_by_role("button", name="Guess A: the target is in").click)
     assert "The answer was" in page.inner_text('[data-testid="stMain"]')
-    page.get_by_role("button", name="Next round").click()
+    run_and_wait(page, page.get_by_role("button", name="Next round").click)
     page.wait_for_url("**atk_round=6**")
-    wait_for_app_idle(page)
     assert "atk_round=6" in page.url
     assert not visible_problems(page) and not errors, (visible_problems(page), errors)

@@ -7,7 +7,8 @@ browser fixtures of tests/conftest.py (``app_server``, ``browser``, ``tab``) and
   record holds the release and the dataset identity -> a reload (new session) with the same file
   shows the spent budget (the shared server's DPCORE_LEDGER_URL points at its own temp SQLite file);
 * each bad file of issue 14 gives the right column or a clear message, and no stale error stays
-  after a good upload.
+  after a good upload. The files are uploaded one after the other in one session (each refused file
+  followed by a good one, which must then show no error): one page load instead of one per file.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import re
 import pytest
 
 from quality_support import chromium_available, wait_for_app_idle
-from support.browser import SIDEBAR, open_tab, upload
+from support.browser import data_panel_errors, data_panel_text, open_tab, run_and_wait, upload
 from test_release_panel import _csv
 from upload_files import bad_files
 
@@ -30,7 +31,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def upload_tab(app_server, browser):
-    """One browser context for the bad-file checks (its cache keeps the app's scripts between reloads)."""
+    """One session (one page load) for the bad-file checks."""
     with open_tab(browser) as watch:
         watch.page.goto(app_server.url)
         wait_for_app_idle(watch.page, timeout_ms=60_000)
@@ -41,12 +42,43 @@ def _main_text(page) -> str:
     return page.inner_text('[data-testid="stMain"]')
 
 
-def _sidebar_text(page) -> str:
-    return page.inner_text(SIDEBAR)
+def _errors(page) -> list[str]:
+    return [e.inner_text() for e in page.query_selector_all('[data-testid="stAlertContentError"]')]
 
 
-def _errors(page, where: str = "") -> list[str]:
-    return [e.inner_text() for e in page.query_selector_all(f'{where} [data-testid="stAlertContentError"]')]
+#: The order of the bad-file uploads in one session: each refused file is followed by a file that loads
+#: (which must then show no stale error); old.xls -> incomes.xlsx is also test_no_stale_error_after_a_good_upload's.
+BAD_FILE_ORDER = ("ambiguous.csv", "thousands.csv", "old.xls", "incomes.xlsx", "decimal_comma.csv",
+                  "utf16.csv", "utf8_bom.csv")
+
+
+@pytest.fixture(scope="module")
+def bad_file_results(upload_tab) -> dict[str, list[str]]:
+    """Upload every bad file of issue 14 in turn in one session; for each, what went wrong (empty: right)."""
+    files = bad_files()
+    assert sorted(BAD_FILE_ORDER) == sorted(files), "a bad file is missing from BAD_FILE_ORDER"
+    tab, page = upload_tab, upload_tab.page
+    results: dict[str, list[str]] = {}
+    previous = "a fresh session"
+    for name in BAD_FILE_ORDER:
+        content, expect = files[name]
+        tab.errors.clear()
+        assert upload(page, name, content, "application/octet-stream")
+        panel, failures = data_panel_text(page), []
+        after = f"(uploaded after {previous})"
+        if "error" in expect:
+            errors = data_panel_errors(page)
+            if not any(expect["error"] in e for e in errors):
+                failures.append(f"{name} {after}: no error saying {expect['error']!r}; errors {errors}; sidebar {panel[:1500]}")
+            if page.query_selector('[data-testid="stException"]'):
+                failures.append(f"{name} {after}: an exception box")
+        else:
+            if f"Income column in use: {expect['column']}" not in panel:
+                failures.append(f"{name} {after}: 'Income column in use: {expect['column']}' not shown; sidebar {panel[:1500]}")
+            failures += [f"{name} {after}: {problem}" for problem in tab.all_problems()]
+        results[name] = failures
+        previous = name
+    return results
 
 
 def test_director_path_landing_to_recommended_epsilon(app_server, tab):
@@ -54,8 +86,7 @@ def test_director_path_landing_to_recommended_epsilon(app_server, tab):
     page.goto(app_server.url)
     wait_for_app_idle(page, timeout_ms=60_000)
     assert "What do you want to do?" in _main_text(page)
-    page.get_by_role("link", name="Open the Gini page").click()
-    wait_for_app_idle(page, timeout_ms=60_000)
+    run_and_wait(page, page.get_by_role("link", name="Open the Gini page").click)
     text = _main_text(page)
     assert re.search(r"At ε = 1 the published Gini is within ±[0-9.]+ of the true Gini half the time", text), text[:2000]
     assert "one time in a hundred" in text
@@ -63,53 +94,36 @@ def test_director_path_landing_to_recommended_epsilon(app_server, tab):
     assert match, text[:3000]
     target = page.get_by_role("spinbutton", name="Your target: published Gini within ± (Gini points)")
     target.fill("0.005")
-    target.press("Enter")
-    wait_for_app_idle(page, timeout_ms=60_000)
+    run_and_wait(page, lambda: target.press("Enter"))
     second = re.search(r"within ±0\.005 of the true Gini 90% of the time, use ε = ([0-9]+(?:\.[0-9]+)?)", _main_text(page))
     assert second and float(second.group(1)) > float(match.group(1))
     assert not tab.all_problems(), tab.all_problems()
 
 
 @pytest.mark.parametrize("name", sorted(bad_files()))
-def test_each_bad_file_shows_the_right_column_or_a_clear_message(upload_tab, name):
-    """Each file in a new session (a reload): after a refused file, the same session keeps "no income
-    column" for the next file (reported), so the files are not chained here."""
-    content, expect = bad_files()[name]
-    tab = upload_tab
-    page = tab.page
-    page.goto(page.url.split("?")[0])
-    wait_for_app_idle(page, timeout_ms=60_000)
-    tab.errors.clear()
-    assert upload(page, name, content, "application/octet-stream")
-    sidebar = _sidebar_text(page)
-    if "error" in expect:
-        errors = _errors(page, SIDEBAR)
-        assert any(expect["error"] in e for e in errors), (errors, sidebar[:1500])
-        assert not page.query_selector('[data-testid="stException"]')
-    else:
-        assert f"Income column in use: {expect['column']}" in sidebar, sidebar[:1500]
-        assert not tab.all_problems(), tab.all_problems()
+def test_each_bad_file_shows_the_right_column_or_a_clear_message(bad_file_results, name):
+    """The file's upload (in the session of ``bad_file_results``) shows its income column, or a clear
+    st.error naming the problem and no exception box."""
+    assert not bad_file_results[name], bad_file_results[name]
 
 
-def test_no_stale_error_after_a_good_upload(upload_tab):
+def test_no_stale_error_after_a_good_upload(upload_tab, bad_file_results):  # noqa: ARG001 - runs after the chain
     page = upload_tab.page
     content, _ = bad_files()["old.xls"]
     assert upload(page, "old.xls", content, "application/vnd.ms-excel")
-    assert _errors(page, SIDEBAR)
+    assert data_panel_errors(page)
     content, _ = bad_files()["incomes.xlsx"]
     assert upload(page, "incomes.xlsx", content,
                   "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
     assert not _errors(page), _errors(page)
-    assert "incomes.xlsx" in _sidebar_text(page)
+    assert "incomes.xlsx" in data_panel_text(page)
 
 
 def _open_planner_release(page, csv: bytes) -> None:
     assert upload(page, "confidential.csv", csv)
-    page.locator('[data-testid="stSidebarNav"] a', has_text="Choose epsilon").click()
-    wait_for_app_idle(page, timeout_ms=120_000)
+    run_and_wait(page, page.locator('[data-testid="stSidebarNav"] a', has_text="Choose epsilon").click, timeout_ms=120_000)
     page.locator('[data-testid="stSelectbox"]', has_text="Groups / cells").click()
-    page.get_by_role("option", name="region").click()
-    wait_for_app_idle(page, timeout_ms=180_000)
+    run_and_wait(page, page.get_by_role("option", name="region").click, timeout_ms=180_000)
 
 
 def test_analyst_path_upload_plan_release_record_reload(app_server, tab):
@@ -119,16 +133,13 @@ def test_analyst_path_upload_plan_release_record_reload(app_server, tab):
     wait_for_app_idle(page, timeout_ms=60_000)
     _open_planner_release(page, csv)
     assert "smallest ε" in _main_text(page)
-    page.get_by_text("Release: make the real release (spends budget)").click()
-    wait_for_app_idle(page, timeout_ms=120_000)
+    run_and_wait(page, page.get_by_text("Release: make the real release (spends budget)").click, timeout_ms=120_000)
     text = _main_text(page)
     assert "from your plan" in text, text[:2000]
     assert page.get_by_role("spinbutton", name="ε for Gini index").input_value()
     total = float(re.search(r"This release costs ε = ([0-9]+(?:\.[0-9]+)?) in total", text).group(1))
-    page.get_by_text("I understand that this spends privacy budget").click()
-    wait_for_app_idle(page)
-    page.get_by_role("button", name="Make the release").click()
-    wait_for_app_idle(page, timeout_ms=120_000)
+    run_and_wait(page, page.get_by_text("I understand that this spends privacy budget").click)
+    run_and_wait(page, page.get_by_role("button", name="Make the release").click, timeout_ms=120_000)
     assert "Released." in _main_text(page), _main_text(page)[-2500:]
     with page.expect_download() as download:
         page.get_by_role("button", name="Download the release record (JSON)").click()
@@ -141,8 +152,7 @@ def test_analyst_path_upload_plan_release_record_reload(app_server, tab):
     wait_for_app_idle(page, timeout_ms=60_000)
     _open_planner_release(page, csv)
     if "Release: make the real release" in _main_text(page) and "Spent so far" not in _main_text(page):
-        page.get_by_text("Release: make the real release (spends budget)").click()
-        wait_for_app_idle(page, timeout_ms=120_000)
+        run_and_wait(page, page.get_by_text("Release: make the real release (spends budget)").click, timeout_ms=120_000)
     spent = re.search(r"Spent so far\s*ε = ([0-9.]+)", _main_text(page))
     assert spent and float(spent.group(1)) == pytest.approx(total, rel=1e-3), _main_text(page)[-2000:]
     assert not page.query_selector('[data-testid="stException"]')

@@ -29,7 +29,6 @@ from quality_support import (
     REPO_ROOT,
     chromium_available,
     find_upload_widget,
-    launch_chromium,
     open_page,
     problems,
     python_executable,
@@ -237,59 +236,49 @@ def test_apptest_upload_is_not_written_to_disk_or_logs(caplog):
     assert not hits, f"uploaded data written to disk: {hits}"
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright")
-def test_browser_upload_is_not_written_to_disk_or_logs(server):
-    """Through a real server and browser: the marker never reaches the disk or the server log."""
-    from playwright.sync_api import sync_playwright
-
-    from test_browser import find_upload_input
+@pytest.fixture(scope="module")
+def browser_visit(server, chromium):
+    """One visit of ``server`` in a fresh context of the shared Chromium (tests/conftest.py): every request
+    the page makes is recorded from the first one, then a CSV carrying a unique marker is uploaded through
+    the sidebar (the requests made while the upload runs, seconds after the page loaded, are recorded too).
+    Shared by the two tests below (one page load instead of two)."""
+    from support.browser import open_tab, upload
 
     marker = f"QGMARK{uuid.uuid4().hex}"
     since = time.time() - 1
-    outside_hosts: list[str] = []
-    with sync_playwright() as p:
-        browser = launch_chromium(p)
-        context = browser.new_context()
-        page = context.new_page()
-        page.on("request", lambda r: outside_hosts.append(r.url)
-                if not r.url.startswith((server.url, "data:", "blob:", "about:")) else None)
+    requests: list[str] = []
+    with open_tab(chromium, timeout_ms=60_000) as watch:
+        page = watch.page
+        page.on("request", lambda r: requests.append(r.url))
         page.goto(server.url)
         wait_for_app_idle(page, timeout_ms=60_000)
-        el = find_upload_input(page)
-        if el is None:
-            browser.close()
-            pytest.skip("the sidebar has no CSV upload yet (issue 2 in progress)")
-        el.set_input_files({"name": "marker.csv", "mimeType": "text/csv", "buffer": _marker_csv(marker)})
-        page.wait_for_timeout(300)
-        wait_for_app_idle(page)
-        exceptions = page.query_selector_all('[data-testid="stException"]')
-        browser.close()
-    assert not exceptions, "the upload raised an exception in the page"
-    assert not outside_hosts, f"the page contacted other hosts: {outside_hosts[:5]}"
+        uploaded = upload(page, "marker.csv", _marker_csv(marker))
+        exceptions = [e.inner_text()[:300] for e in page.query_selector_all('[data-testid="stException"]')]
+    return {"marker": marker, "since": since, "requests": requests, "uploaded": uploaded, "exceptions": exceptions}
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright")
+def test_browser_upload_is_not_written_to_disk_or_logs(server, browser_visit):
+    """Through a real server and browser: the marker never reaches the disk or the server log."""
+    if not browser_visit["uploaded"]:
+        pytest.skip("the sidebar has no CSV upload yet (issue 2 in progress)")
+    marker = browser_visit["marker"]
+    assert not browser_visit["exceptions"], f"the upload raised an exception in the page: {browser_visit['exceptions']}"
     assert marker not in server.log_text(), "uploaded data appeared in the streamlit log output"
     # Playwright stages its own copy of the upload in its temp folders: that is the test's client
     # side, not the server; exclude it.
-    hits = [h for h in _files_containing(marker.encode(), _scan_roots(), since)
+    hits = [h for h in _files_containing(marker.encode(), _scan_roots(), browser_visit["since"])
             if "playwright" not in h]
     assert not hits, f"uploaded data written to disk: {hits}"
 
 
 @pytest.mark.browser
 @pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright")
-def test_page_contacts_no_other_host(server):
-    """No usage statistics, fonts or scripts from elsewhere: every request goes to the server."""
-    from playwright.sync_api import sync_playwright
-
-    requests: list[str] = []
-    with sync_playwright() as p:
-        browser = launch_chromium(p)
-        page = browser.new_page()
-        page.on("request", lambda r: requests.append(r.url))
-        page.goto(server.url)
-        wait_for_app_idle(page, timeout_ms=60_000)
-        page.wait_for_timeout(1000)
-        browser.close()
+def test_page_contacts_no_other_host(browser_visit, server):
+    """No usage statistics, fonts or scripts from elsewhere: every request, from the first page load to the
+    end of an upload's run, goes to the server."""
+    requests = browser_visit["requests"]
     outside = [u for u in requests if not u.startswith((server.url, "data:", "blob:", "about:"))]
     assert requests, "no request recorded (the watcher is broken)"
     assert not outside, f"the page contacted other hosts: {outside[:5]}"

@@ -2,22 +2,29 @@
 
 The fixtures built on them live in tests/conftest.py:
 
+* ``chromium`` (session): Debian's Chromium driven by Playwright, one per test process (Playwright's sync API
+  cannot run twice at once in a thread, so every browser test of the process uses this one; a launch costs
+  a second or more of CPU on a loaded machine).
 * ``app_server`` (session): one ``streamlit run app.py`` per test process for every browser test, with its
   own throw-away budget ledger. Its very first visitor is a cold deep link (a shared URL opened right after
-  a restart); what that visitor saw is kept in ``app_server.cold_visit`` for
-  ``test_browser.py::test_cold_deep_link_runs_through_app_py``.
-* ``browser`` (module): Debian's Chromium driven by Playwright. Module scope, not session: Playwright's sync
-  API cannot run twice in one thread, and tests/test_security.py starts its own.
+  a restart, in a fresh context of ``chromium``); what that visitor saw is kept in ``app_server.cold_visit``
+  for ``test_browser.py::test_cold_deep_link_runs_through_app_py``.
+* ``browser``: ``chromium`` once ``app_server`` has had its cold visit.
 * ``tab``: a fresh browser context + page with a :class:`PageWatch` (console errors, page errors, HTTP errors).
+
+Waiting: :func:`run_and_wait` does an action that starts a script run (a click, a key press, an upload)
+and waits for that very run to start and finish (a MutationObserver sees the start however short the run
+is), then for the app to be quiet (``wait_for_app_idle``); no fixed sleeps.
 """
 from __future__ import annotations
 
 import contextlib
 import re
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -33,14 +40,22 @@ COLD_SEED = "777"
 
 
 class PageWatch:
-    """Collects console errors, uncaught page errors and failed HTTP responses of one tab."""
+    """Collects console errors, uncaught page errors and failed HTTP responses of one tab, and counts the
+    script runs the server reports finished (its ``script_finished`` messages on the app's WebSocket)."""
 
     def __init__(self, page):
         self.page = page
         self.errors: list[str] = []
+        self.runs_finished = 0
         page.on("console", self._console)
         page.on("pageerror", lambda exc: self.errors.append(f"uncaught page error: {exc}"))
         page.on("response", self._response)
+        page.on("websocket", lambda websocket: websocket.on("framereceived", self._frame))
+        _WATCHES[page] = self
+
+    def _frame(self, payload) -> None:
+        if isinstance(payload, (bytes, bytearray)) and _is_run_finished(payload):
+            self.runs_finished += 1
 
     def _console(self, msg) -> None:
         # "Failed to load resource" duplicates a failed response, which _response judges by URL.
@@ -53,6 +68,22 @@ class PageWatch:
 
     def all_problems(self) -> list[str]:
         return visible_problems(self.page) + self.errors
+
+
+_WATCHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # page -> its PageWatch
+
+
+def _is_run_finished(payload: bytes) -> bool:
+    """Whether a WebSocket frame from the server is a ForwardMsg saying a script run (or a fragment run)
+    finished; a run stopped early for a rerun does not count (the rerun's own end will)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    msg = ForwardMsg()
+    try:
+        msg.ParseFromString(payload)
+    except Exception:  # noqa: BLE001 - not a ForwardMsg (protobuf's DecodeError)
+        return False
+    return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
 
 
 @contextlib.contextmanager
@@ -98,67 +129,106 @@ class AppServer:
         return self.server.started_in
 
 
-def visit_cold_deep_link(server: Server) -> ColdVisit:
-    """Open ``/<last page>?seed=777`` as the first visitor (a Playwright of its own, closed at once)."""
-    from playwright.sync_api import sync_playwright
-
+def visit_cold_deep_link(server: Server, browser) -> ColdVisit:
+    """Open ``/<last page>?seed=777`` as the first visitor (a fresh context of ``browser``, closed at once)."""
     visit = ColdVisit(url=f"{server.url}/{discover_pages()[-1].route}?seed={COLD_SEED}")
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            with open_tab(browser, timeout_ms=60_000) as watch:
-                t0 = time.perf_counter()
-                watch.page.goto(visit.url)
-                wait_for_app_idle(watch.page, timeout_ms=90_000)
-                visit.seconds = time.perf_counter() - t0
-                visit.seeds = sidebar_seeds(watch.page)
-                visit.problems = watch.all_problems()
-        finally:
-            browser.close()
+    with open_tab(browser, timeout_ms=60_000) as watch:
+        t0 = time.perf_counter()
+        watch.page.goto(visit.url)
+        wait_for_app_idle(watch.page, timeout_ms=90_000)
+        visit.seconds = time.perf_counter() - t0
+        visit.seeds = sidebar_seeds(watch.page)
+        visit.problems = watch.all_problems()
     return visit
 
 
 @contextlib.contextmanager
-def shared_app_server(folder: Path) -> Iterator[AppServer]:
-    """A ``streamlit run app.py`` with its own SQLite ledger in ``folder``, cold-visited once through a deep link."""
+def chromium_browser() -> Iterator:
+    """Playwright (sync API) with Debian's Chromium, closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
+def shared_app_server(folder: Path, browser) -> Iterator[AppServer]:
+    """A ``streamlit run app.py`` with its own SQLite ledger in ``folder``, cold-visited once through a deep
+    link by ``browser`` (a Playwright Chromium)."""
     env = {"DPCORE_LEDGER_URL": f"sqlite:///{folder}/ledger.db"}
     with streamlit_server(folder, extra_env=env) as server:
-        yield AppServer(server=server, cold_visit=visit_cold_deep_link(server))
+        yield AppServer(server=server, cold_visit=visit_cold_deep_link(server, browser))
 
 
-# Upload through the sidebar (tests/test_browser.py, tests/test_browser_paths.py)
+# Upload through the sidebar (tests/test_browser.py, tests/test_browser_paths.py, tests/test_security.py)
+
+#: Where the data-source widgets are: the sidebar, or the sidebar popover a compact sidebar keeps them in
+#: (the landing page: "Choose the data"; the browser mounts its widgets only while it is open).
+POPOVER_BODY = '[data-testid="stPopoverBody"]'
+DATA_PANELS = (SIDEBAR, POPOVER_BODY)
+
+
+def _in_data_panels(page, selector: str) -> list:
+    return [el for root in DATA_PANELS for el in page.query_selector_all(f"{root} {selector}")]
+
+
+def open_data_popover(page) -> bool:
+    """Open the sidebar popover holding the data source when the sidebar is compact (a click in the
+    browser, no script run); False when there is none or it is already open."""
+    if page.query_selector(POPOVER_BODY):
+        return False
+    for button in page.query_selector_all(f'{SIDEBAR} [data-testid="stPopoverButton"]'):
+        if "data" in button.inner_text().lower():
+            button.click()
+            # the popover's widgets mount after it opens: wait for the data source's
+            page.wait_for_selector(", ".join(f"{POPOVER_BODY} {widget}" for widget in (
+                '[data-testid="stSelectbox"]', '[data-testid="stRadio"]', 'input[type="file"]')))
+            return True
+    return False
+
+
+def data_panel_text(page) -> str:
+    """The text of the sidebar and of an open sidebar popover (the upload's messages are in one of them)."""
+    return "\n".join(el.inner_text() for root in DATA_PANELS for el in page.query_selector_all(root))
+
+
+def data_panel_errors(page) -> list[str]:
+    """The st.error boxes of the sidebar and of an open sidebar popover."""
+    return [el.inner_text() for el in _in_data_panels(page, '[data-testid="stAlertContentError"]')]
+
 
 def find_upload_input(page, timeout_s: float = 3.0):
     """The sidebar's <input type=file>, selecting an 'upload' data source first if needed.
 
-    The sidebar's data-source widget is still being extended (issue 2): we try, in order, a file
-    input that is already there, a radio option / selectbox option / button mentioning 'upload'.
+    The data source is a radio or a select box in the sidebar, or in a sidebar popover (opened first).
     Returns None when the sidebar offers no upload (the caller skips with that reason).
     """
-    sidebar = '[data-testid="stSidebar"]'
-    sel = f'{sidebar} input[type="file"]'
-    if page.query_selector(sel):
-        return page.query_selector(sel)
-    for label in page.query_selector_all(f'{sidebar} [data-testid="stRadio"] label'):
+    sel = 'input[type="file"]'
+    open_data_popover(page)
+    if _in_data_panels(page, sel):
+        return _in_data_panels(page, sel)[0]
+    for label in _in_data_panels(page, '[data-testid="stRadio"] label'):
         if "upload" in label.inner_text().lower():
-            label.click()
-            wait_for_app_idle(page)
+            run_and_wait(page, label.click)
             break
-    if not page.query_selector(sel):
-        for box in page.query_selector_all(f'{sidebar} [data-testid="stSelectbox"]'):
+    if not _in_data_panels(page, sel):
+        for box in _in_data_panels(page, '[data-testid="stSelectbox"]'):
             box.click()
-            opts = page.query_selector_all('[role="option"]')
-            hit = next((o for o in opts if "upload" in o.inner_text().lower()), None)
+            page.wait_for_selector('[role="option"]')
+            hit = next((o for o in page.query_selector_all('[role="option"]') if "upload" in o.inner_text().lower()), None)
             if hit:
-                hit.click()
-                wait_for_app_idle(page)
+                run_and_wait(page, hit.click)
                 break
             page.keyboard.press("Escape")
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        el = page.query_selector(sel)
-        if el:
-            return el
+        found = _in_data_panels(page, sel)
+        if found:
+            return found[0]
         page.wait_for_timeout(200)
     return None
 
@@ -172,29 +242,29 @@ def good_csv(n: int = 1500, seed: int = 7) -> bytes:
     return ("income,group,weight\n" + rows + "\n").encode()
 
 
-# Records the next start of a script run (MutationObserver on the attribute wait_for_app_idle reads), so a
-# run is seen however short it is and however late it starts.
-_WATCH_NEXT_RUN = """() => {
-    window.__dpRunStarted = false;
-    const app = document.querySelector('[data-testid="stApp"]');
-    new MutationObserver((records, observer) => {
-        // a short run can go running -> notRunning before this callback: the records' old values show it
-        if (app.getAttribute('data-test-script-state') === 'running' || records.some(r => r.oldValue === 'running')) {
-            window.__dpRunStarted = true; observer.disconnect();
-        }
-    }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
-}"""
+def run_and_wait(page, action: Callable[[], object], *, timeout_ms: float = 60_000) -> None:
+    """Do ``action`` (a click on a navigation or page link, a key press on a slider, an upload: something
+    that makes the app run its script) and wait until the server reports a run finished after it, then for
+    the app to be quiet (``wait_for_app_idle``). No fixed sleep: a loaded machine cannot make us read the
+    page before that run. The run is seen on the WebSocket (a ``script_finished`` message), not in the
+    DOM: a fast run's start and end can reach the browser together and be drawn as one render, leaving no
+    trace in stApp's ``data-test-script-state``. ``page`` must come from :func:`open_tab` (a PageWatch)."""
+    watch = _WATCHES[page]
+    before = watch.runs_finished
+    action()
+    deadline = time.monotonic() + timeout_ms / 1000
+    while watch.runs_finished == before:  # Playwright delivers the frames while we wait in one of its calls
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no script run finished within {timeout_ms / 1000:.0f} s of the action")
+        page.wait_for_timeout(50)
+    wait_for_app_idle(page, timeout_ms=timeout_ms)
 
 
 def upload(page, name: str, content: bytes, mime: str = "text/csv") -> bool:
     """Upload ``content`` as ``name`` through the sidebar and wait for the run that reads it to start and
-    finish (no fixed sleep: a loaded machine cannot make us read the page before that run); False when
-    the sidebar offers no upload."""
+    finish (:func:`run_and_wait`); False when the sidebar offers no upload."""
     el = find_upload_input(page)
     if el is None:
         return False
-    page.evaluate(_WATCH_NEXT_RUN)
-    el.set_input_files({"name": name, "mimeType": mime, "buffer": content})
-    page.wait_for_function("() => window.__dpRunStarted === true", timeout=60_000)
-    wait_for_app_idle(page, timeout_ms=60_000)
+    run_and_wait(page, lambda: el.set_input_files({"name": name, "mimeType": mime, "buffer": content}))
     return True
