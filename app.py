@@ -9,10 +9,13 @@ import streamlit as st
 # (~0.15 s) on the first page view (issue 13, cold start). The tab icon is the lock emoji drawn in a
 # small inline SVG (an ASCII data: URL, so Streamlit does not look it up in the catalogue either; a
 # Material favicon would be fetched from fonts.gstatic.com, which tests/test_security.py forbids).
+# It is set at the end of the run (set_page_config calls add up): Streamlit passes any icon but an
+# emoji through its image code, which imports numpy and PIL (~0.1 s on a cold server) before the
+# first element would leave; at the end they are imported already.
 FAVICON = "data:image/svg+xml," + quote(
     '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">'
     '<text y=".9em" font-size="90">\N{LOCK}</text></svg>')
-st.set_page_config(page_title="DP income explorer", page_icon=FAVICON, layout="wide")
+st.set_page_config(page_title="DP income explorer", layout="wide")
 
 ABOUT = st.Page("app_pages/about.py", title="About differential privacy", icon=":material/menu_book:", default=True)
 PAGES = [
@@ -30,11 +33,12 @@ DATA_FREE_PAGES = (ABOUT,)
 
 
 def render_sidebar(*, data_free: bool) -> None:
-    # On a data-free page the sidebar draws its widgets but builds the default data only when a page
-    # needs them (no dpcore.data, no pandas on a plain first visit: ui.sidebar.render_sidebar).
+    # On a data-free page the sidebar builds the default data only when a page needs them (no
+    # dpcore.data, no pandas on a plain first visit) and keeps its widgets in popovers, which the
+    # browser mounts only when opened (ui.sidebar.render_sidebar: defer_default, compact).
     from ui.sidebar import render_sidebar as draw_sidebar
 
-    draw_sidebar(defer_default=data_free)
+    draw_sidebar(defer_default=data_free, compact=data_free)
 
 
 navigation = st.navigation(PAGES)
@@ -48,6 +52,7 @@ try:
     navigation.run()
     if data_free:
         render_sidebar(data_free=True)
+    st.set_page_config(page_icon=FAVICON)
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of
     # the garbage collector's way (issue 13; see ui.common.freeze_long_lived_objects).

@@ -9,6 +9,13 @@ imports nothing heavy: no pandas and no plotly (plotly.js alone cost the browser
 load). app.py draws it before the sidebar, and on a plain visit the sidebar does not build the
 default data (ui.sidebar.render_sidebar(defer_default=True)): tests/test_sidebar.py checks that a
 first visit imports no pandas, scipy or dpcore.data.
+
+What a cold start costs here (benchmarks/bench_cold_start_ratio.py): the title, introduction and cards
+are sent before the modules that import numpy (ui.common, dpcore.risk; ~0.1 s of CPU on a cold
+server), so the browser draws the top of the page while the server imports them; section headings
+are markdown inside their section's text (an ``st.header`` element cost the browser several times a
+paragraph); the example's three numbers are one line of text, not three ``st.metric`` elements; no
+italics (they load a second font file).
 """
 from __future__ import annotations
 
@@ -16,9 +23,7 @@ import math
 
 import streamlit as st
 
-from dpcore.risk import max_posterior
-from ui import about_views, landing
-from ui.common import guard, privacy_note, qp_slider
+from ui import landing
 
 NEIGHBOURS = ("two datasets are neighbours when they differ in one record whose value is replaced "
               "by any other allowed value; the number of records n is the same, so n is public")
@@ -36,15 +41,20 @@ landing.render_cards()
 st.divider()
 st.caption("Below: what differential privacy is, in plain language (for reading, not needed to use the pages).")
 
-st.header("The idea")
-st.write(
+# imported after the top of the page is on its way to the browser (see the module docstring)
+from dpcore.risk import max_posterior  # noqa: E402
+from ui import about_views  # noqa: E402
+from ui.common import guard, privacy_note, qp_slider  # noqa: E402
+
+st.markdown(
+    "## The idea\n\n"
     "A statistic is published with DP when a little random noise is added on purpose, so that the "
     "published number would look almost the same **whether or not any one person's record were "
     "changed**. Then nobody, whatever else they know, can learn much about one person from it. "
     "The price is accuracy: the published number is a bit off, and these pages show by how much.")
 
-st.header("Epsilon: how much one person can move the result")
-st.write(
+st.markdown(
+    "## Epsilon: how much one person can move the result\n\n"
     "The privacy parameter **epsilon** (ε) is a limit: changing one person's record may make any "
     "published result at most **e^ε times** more (or less) likely. Small ε means strong privacy "
     "and more noise; large ε means weak privacy and less noise. Typical values run from about 0.1 "
@@ -59,11 +69,9 @@ prior = qp_slider("Attacker's belief before the release (%)", "about_prior", 1, 
 with guard("the attacker example"):
     ratio = math.exp(eps)
     post = max_posterior(prior / 100.0, eps)
-    c1, c2, c3 = st.columns(3)
-    c1.metric("e^ε (largest change in odds)", f"{ratio:,.2f}×")
-    c2.metric("Attacker's belief before", f"{prior:d}%")
-    c3.metric("At most, after seeing the release", f"{100 * post:.1f}%")
-    st.write(
+    st.markdown(
+        f"**e^ε (largest change in odds): {ratio:,.2f}×** · **Attacker's belief before: {prior:d}%** · "
+        f"**At most, after seeing the release: {100 * post:.1f}%**\n\n"
         f"**Example.** An attacker thinks there is a {prior}% chance that Ana earns more than $100,000 "
         f"(odds {prior}:{100 - prior}). With ε = {eps:g}, seeing the published statistic can multiply "
         f"those odds by at most e^ε = {ratio:,.2f}, so the attacker can end up at most "
@@ -73,8 +81,8 @@ with guard("the attacker example"):
     about_views.render_posterior_chart(eps, prior, post)
     st.markdown(about_views.examples_table())
 
-st.header("Neighbouring datasets: what exactly is protected")
-st.write(
+st.markdown(
+    "## Neighbouring datasets: what exactly is protected\n\n"
     "DP compares two **neighbouring** datasets. In this app they are the real data and a copy in "
     "which **one person's record is replaced** by any other allowed value, for instance Ana's income "
     "of $48,000 replaced by $2,000,000. Both have the same number of records n, so **n itself is "
@@ -82,8 +90,8 @@ st.write(
     "several records (say, one per year), the protection is weaker for them. Some pages use a "
     "different relation and say so.")
 
-st.header("What is public")
 st.markdown(
+    "## What is public\n\n"
     "- **The method and ε.** DP does not rely on secrecy of how the noise is made.\n"
     "- **Bounds**, such as the lowest and highest income allowed (L and U), and **histogram bin "
     "edges**. They must be chosen without looking at the data (from the law, a survey design or "
@@ -92,24 +100,24 @@ st.markdown(
     "- **The random seed in the sidebar is for teaching only.** It makes a picture reproducible. A real "
     "release draws its noise from the operating system's secure random source and never publishes it.")
 
-st.header("Sensitivity, and smooth sensitivity in one paragraph")
-st.write(
+st.markdown(
+    "## Sensitivity, and smooth sensitivity in one paragraph\n\n"
     "How much noise is needed depends on how much one record can move the statistic: its "
     "**sensitivity**. For a count it is 1, so noise of typical size 1/ε is enough. For the Gini index "
     "one very rich person can move the result a lot in a tiny dataset but hardly at all in a large "
-    "one. **Smooth sensitivity** measures how sensitive *this* dataset and its near neighbours are, "
+    "one. **Smooth sensitivity** measures how sensitive **this** dataset and its near neighbours are, "
     "smoothed so the amount of noise itself does not give a person away, and uses heavy-tailed noise "
     "scaled to it. The Gini and percentile pages compare it with simpler worst-case methods.")
 
-st.header("Planning is not release")
-st.write(
+st.markdown(
+    "## Planning is not release\n\n"
     "Every page lets you simulate many releases to see the typical error. Doing that on the "
     "confidential data itself is **not private**: the simulations reveal things about the real records. "
     "Plan on synthetic data or a public look-alike (sidebar), then make the one real release with the "
     "chosen ε and count it against the privacy budget. When you upload a file, the sidebar reminds you.")
 
-st.header("What each page is for")
 st.markdown(
+    "## What each page is for\n\n"
     "- **Gini index**: the inequality index with smooth-sensitivity noise (Lan & Reiter): how far the "
     "published Gini lands from the true one, and a credible interval for it.\n"
     "- **Earnings percentiles (PSEO)**: the Census Bureau's graduate-earnings method: a noisy histogram "
@@ -122,11 +130,11 @@ st.markdown(
     "budget over several statistics.\n"
     "- **About** (this page).")
 
-st.header("The data")
 st.markdown(
+    "## The data\n\n"
     "The sidebar chooses the income data set **in use** (each page says at its top which data it uses): "
     "the Gini, planner and lessons pages always use it; the percentiles and group-means pages use it when "
-    "you pick *Sidebar dataset* there (by default they show a PSEO cell and the ACS excerpt, because those "
+    "you pick \"Sidebar dataset\" there (by default they show a PSEO cell and the ACS excerpt, because those "
     "methods need cells or group columns); the ratios page works with counts. The sidebar offers "
     "**synthetic** incomes (log-normal; Pareto-tailed with a "
     "Gini you pick; the extreme two-point data of the Gini paper), a small **real example** shipped with "

@@ -54,3 +54,49 @@ def test_about_page_claim_matches_the_pages():
     text = page_text(open_page("app_pages/about.py"))
     assert "The sidebar chooses the data every page uses" not in text
     assert "each page says at its top which data it uses" in text
+
+
+def _popovers(at) -> dict[str, object]:
+    return {block.proto.popover.label: block for block in at.get("popover")}
+
+
+def test_landing_sidebar_keeps_its_widgets_in_popovers():
+    """A plain first visit of app.py (the landing page): the sidebar's data widgets and the seed sit in
+    two popovers, which the browser mounts only when opened (issue 13, cold start: the widgets were
+    half of the landing page's browser work); the widgets themselves, their keys, values and URL
+    parameters are those of every other page, and the data are not built."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui import sidebar
+
+    at = AppTest.from_file("../app.py", default_timeout=90)
+    at.run()
+    assert_clean(at)
+    popovers = _popovers(at)
+    assert set(popovers) == {"Choose the data", f"Random seed: {sidebar.DEFAULT_SEED}"}
+    (source,) = popovers["Choose the data"].selectbox
+    assert source.key == "data_source" and source.value == sidebar.SRC_LOGNORMAL
+    assert [w.key for w in popovers[f"Random seed: {sidebar.DEFAULT_SEED}"].number_input] == ["seed"]
+    assert isinstance(at.session_state["dataset"], sidebar.DeferredDataset)
+    assert any("default synthetic data" in c.value for c in at.sidebar.caption)
+    # a choice made in the popover is used like anywhere else, and the seed's label follows the seed
+    at.number_input(key="seed").set_value(7).run()
+    source = at.sidebar.selectbox(key="data_source").set_value(sidebar.SRC_EXAMPLE)
+    at = source.run()
+    assert_clean(at)
+    assert at.session_state["dataset"].n == 235 and "Random seed: 7" in _popovers(at)
+    assert at.query_params["data_source"] in (sidebar.SRC_EXAMPLE, [sidebar.SRC_EXAMPLE])
+
+
+def test_data_pages_show_the_sidebar_widgets_directly():
+    """Only the landing page folds the sidebar's widgets away: a page that uses data shows them."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file("../app.py", default_timeout=90)
+    at.query_params["data_source"] = "Real example: Engel 1857, Belgian households"
+    at.run()
+    assert_clean(at)
+    at.switch_page("app_pages/gini.py").run()
+    assert_clean(at)
+    assert not _popovers(at)
+    assert at.sidebar.selectbox(key="data_source").value.startswith("Real example")

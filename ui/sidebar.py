@@ -24,6 +24,7 @@ sidebar and the default dataset is used, so the page keeps working.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sys
 from dataclasses import dataclass
@@ -345,7 +346,7 @@ def _data_params() -> dict[str, str]:
     return {name: str(st.query_params.get(name)) for name in st.query_params if name.startswith("data_")}
 
 
-def render_sidebar(*, defer_default: bool = False) -> None:
+def render_sidebar(*, defer_default: bool = False, compact: bool = False) -> None:
     """Draw the sidebar and store the chosen dataset in ``st.session_state['dataset']``.
 
     ``defer_default=True`` (app.py passes it on pages that never read the dataset, i.e. the landing
@@ -354,14 +355,21 @@ def render_sidebar(*, defer_default: bool = False) -> None:
     built, so neither dpcore.data nor pandas is imported (issue 13: a cold server shows the landing
     page ~0.5 s sooner): ``st.session_state["dataset"]`` is a :class:`DeferredDataset` until a page
     uses data (``current_dataset`` then builds :func:`default_dataset`; ``current_dataset_key`` is
-    DEFAULT_KEY)."""
+    DEFAULT_KEY).
+
+    ``compact=True`` (app.py passes it on the landing page): the data-source widgets and the seed sit in
+    two popovers ("Choose the data", "Random seed: N"). They are created as usual (same keys, same URL
+    parameters, same session state), but the browser mounts a popover's widgets only when it is opened:
+    the sliders, select box and number inputs were half of the landing page's browser work on a cold
+    start (issue 13; benchmarks/bench_cold_start_ratio.py)."""
     with st.sidebar:
         st.header("Data")
         url_before = _data_params()
         dataset: IncomeData | None = None
         key: tuple = DEFAULT_KEY
         try:
-            loader, offer_lookalike = _choose()
+            with _popover("Choose the data", ":material/tune:") if compact else contextlib.nullcontext():
+                loader, offer_lookalike = _choose()
             # the widgets rewrite the URL to what they show: a URL they changed held something else
             url_as_shown = url_before.items() <= _data_params().items()
             if defer_default and url_as_shown and loader is not None and loader.key == DEFAULT_KEY:
@@ -369,7 +377,7 @@ def render_sidebar(*, defer_default: bool = False) -> None:
                 st.session_state.pop("_data_memo", None)  # the memo only ever holds built data
                 st.session_state["dataset"] = deferred
                 st.caption(f"**In use:** {deferred.name}, made when you open a page that uses data.")
-                _randomness(confidential=False)
+                _randomness(confidential=False, compact=compact)
                 return
             if loader is not None:
                 dataset, key = loader(), loader.key
@@ -396,13 +404,29 @@ def render_sidebar(*, defer_default: bool = False) -> None:
         st.session_state["_data_memo"] = (key, dataset)
         st.session_state["dataset"] = dataset
         _summary(dataset)
-        _randomness(confidential=dataset.confidential)
+        _randomness(confidential=dataset.confidential, compact=compact)
 
 
-def _randomness(*, confidential: bool) -> None:
+def _popover(label: str, icon: str) -> Any:
+    return st.popover(label, icon=icon, width="stretch")
+
+
+def _seed_shown() -> int:
+    """The seed the number input below will show (its session state, else the URL's valid value)."""
+    if "seed" in st.session_state:
+        return int(st.session_state["seed"])
+    try:
+        value = int(st.query_params.get("seed", DEFAULT_SEED))
+    except ValueError:
+        return DEFAULT_SEED
+    return value if 0 <= value <= 2**31 - 1 else DEFAULT_SEED
+
+
+def _randomness(*, confidential: bool, compact: bool = False) -> None:
     st.header("Randomness")
-    qp_number("Random seed", "seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1,
-              help="Every simulated release on every page is drawn from this seed: same seed, same picture.")
+    with _popover(f"Random seed: {_seed_shown()}", ":material/casino:") if compact else contextlib.nullcontext():
+        qp_number("Random seed", "seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1,
+                  help="Every simulated release on every page is drawn from this seed: same seed, same picture.")
     if not confidential:
         st.info("**Planning is not release.** Simulating releases on confidential data is itself not "
                 "private: plan on synthetic or public look-alike data; use the real file only for the "
