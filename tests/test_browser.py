@@ -11,6 +11,7 @@ Skipped cleanly when /usr/bin/chromium or playwright is missing (``.ci/run`` ins
 """
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -44,17 +45,27 @@ def timings(app_server):
         "".join(f"{k:<{width}}  {v:6.2f} s\n" for k, v in TIMINGS.items()), encoding="utf-8")
 
 
-def _shot(page, name: str) -> None:
+#: BROWSER_SCREENSHOTS=all also saves each page before its slider moves and each page with the uploaded
+#: file (16 more shots, ~0.6 s each); by default one shot per page (slider moved) and the two uploads.
+ALL_SHOTS = os.environ.get("BROWSER_SCREENSHOTS", "") == "all"
+
+
+def _shot(page, name: str, *, extra: bool = False) -> None:
     """Screenshot of the whole page: Streamlit scrolls inside its main container, so the
-    viewport is made as tall as the content for the shot (capped), then restored."""
+    viewport is made as tall as the content for the shot (capped), then restored. ``extra`` shots
+    only with BROWSER_SCREENSHOTS=all (for people, not a check)."""
+    if extra and not ALL_SHOTS:
+        return
+    t0 = time.perf_counter()
     SHOTS.mkdir(exist_ok=True)
     size = page.viewport_size or {"width": 1366, "height": 900}
     height = page.evaluate("""() => { const m = document.querySelector('[data-testid="stMain"]');
         return m ? m.scrollHeight : document.body.scrollHeight; }""")
     page.set_viewport_size({"width": size["width"], "height": int(min(max(height, size["height"]), 8000))})
-    page.wait_for_timeout(200)
+    page.wait_for_timeout(200)  # the charts follow the new size
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
     page.set_viewport_size(size)
+    TIMINGS["screenshots (all)"] = TIMINGS.get("screenshots (all)", 0.0) + time.perf_counter() - t0
 
 
 THUMB = 'input[type="range"], [role="slider"]'  # react-aria (Streamlit >= 1.5x) or baseweb
@@ -134,14 +145,14 @@ def test_page_renders_and_main_slider_moves(app_server, page_tab, pg):
     assert not tab.all_problems(), f"{pg.path} on open: {tab.all_problems()}"
     if deep_link:
         assert COLD_SEED in sidebar_seeds(page), f"seed from the URL not shown in the sidebar: {sidebar_seeds(page)}"
-    _shot(page, pg.name)
+    _shot(page, f"{pg.name}_opened", extra=True)
 
     t0 = time.perf_counter()
     moved = _move_main_slider(tab)
     if moved is not None:
         TIMINGS[f"slider {pg.name}"] = time.perf_counter() - t0
         assert not tab.all_problems(), f"{pg.path} after moving the main slider ({moved}): {tab.all_problems()}"
-        _shot(page, f"{pg.name}_slider_moved")
+    _shot(page, pg.name)  # the slider moved, if the page has one
 
 
 def test_cold_deep_link_runs_through_app_py(app_server):
@@ -190,4 +201,4 @@ def test_bad_then_good_upload_then_every_page_works(app_server, tab):
         assert not tab.all_problems(), f"{pg.path} with the uploaded CSV: {tab.all_problems()}"
         _move_main_slider(tab)
         assert not tab.all_problems(), f"{pg.path} with the uploaded CSV, slider moved: {tab.all_problems()}"
-        _shot(page, f"upload_{pg.name}")
+        _shot(page, f"upload_{pg.name}", extra=True)
