@@ -1,21 +1,16 @@
 """Entry point: `streamlit run app.py`. Navigation over the pages plus the shared sidebar."""
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import streamlit as st
 
-# Page icons are Material icons, not emoji: an emoji icon makes Streamlit load its emoji catalogue
-# (~0.15 s) on the first page view (issue 13, cold start). The tab icon is the lock emoji drawn in a
-# small inline SVG (an ASCII data: URL, so Streamlit does not look it up in the catalogue either; a
-# Material favicon would be fetched from fonts.gstatic.com, which tests/test_security.py forbids).
-# It is set at the end of the run (set_page_config calls add up): Streamlit passes any icon but an
-# emoji through its image code, which imports numpy and PIL (~0.1 s on a cold server) before the
-# first element would leave; at the end they are imported already.
-FAVICON = "data:image/svg+xml," + quote(
-    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">'
-    '<text y=".9em" font-size="90">\N{LOCK}</text></svg>')
-st.set_page_config(page_title="DP income explorer", layout="wide")
+# Page icons are Material icons, not emoji: an emoji page icon makes the browser load Streamlit's emoji
+# catalogue (~0.15 s) on the first page view (issue 13, cold start). The tab icon (favicon) is set here,
+# before st.navigation: otherwise the browser takes the page's Material icon as the favicon and fetches
+# it from fonts.gstatic.com (tests/test_security.py forbids any other host). It is the lock emoji, which
+# the frontend draws as an inline SVG (no request, no catalogue); the server only checks it against
+# streamlit.emojis (~35 ms once per process), where a data: URL or image would go through Streamlit's
+# image code and import numpy and PIL (~0.1 s) before the first element leaves.
+st.set_page_config(page_title="DP income explorer", layout="wide", page_icon="\N{LOCK}")
 
 ABOUT = st.Page("app_pages/about.py", title="About differential privacy", icon=":material/menu_book:", default=True)
 PAGES = [
@@ -52,7 +47,6 @@ try:
     navigation.run()
     if data_free:
         render_sidebar(data_free=True)
-    st.set_page_config(page_icon=FAVICON)
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of
     # the garbage collector's way (issue 13; see ui.common.freeze_long_lived_objects).
