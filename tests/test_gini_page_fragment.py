@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_load import Session, Slider, start_server  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+from support import outside_event_loop  # noqa: E402
 
 SECTION_6_CONTROL = "Simulated releases per setting"
 
@@ -123,4 +124,4 @@ def _choice(slider, option: str):
 
 def test_epsilon_moves_rerun_the_fragment_and_section_6_follows_its_inputs():
     with start_server("app") as server:
-        asyncio.run(_scenario(server.url))
+        outside_event_loop(asyncio.run, _scenario(server.url))  # conftest's Chromium may hold the main thread's event loop
