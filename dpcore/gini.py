@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -699,6 +700,37 @@ class ExactSensitivityProfile:
         k_star = int(np.argmax(decay))
         return GiniSmoothSensitivity(value=float(decay[k_star]), k_star=k_star, A=big_a, decay=decay, beta=beta,
                                      method="exact", n=n, lower=self.lower, upper=self.upper, global_sensitivity=gs)
+
+
+
+#: How many data sets' exact profiles one process keeps (each holds a few arrays of n floats).
+SHARED_PROFILE_ENTRIES = 8
+_SHARED_PROFILES: OrderedDict[tuple, ExactSensitivityProfile] = OrderedDict()
+_SHARED_PROFILES_LOCK = threading.Lock()
+
+
+def shared_exact_profile(xs: np.ndarray, lower: float, upper: float) -> ExactSensitivityProfile:
+    """The process-wide :class:`ExactSensitivityProfile` of these sorted, clipped data and bounds (the last
+    :data:`SHARED_PROFILE_ENTRIES` kept, keyed by a digest of the records; thread-safe, as the profile is).
+
+    One profile serves every caller on the same data (the Gini view and the planner's Gini statistics), so
+    each A^(k) is computed once per process (issue 13). Confidential like the data: it only ever yields
+    S_beta(X), bit for bit what :func:`smooth_sensitivity` (``method="exact"``) returns."""
+    import hashlib
+
+    key = (hashlib.blake2b(np.ascontiguousarray(xs).tobytes(), digest_size=20).hexdigest(), int(xs.size),
+           float(lower), float(upper))
+    with _SHARED_PROFILES_LOCK:
+        profile = _SHARED_PROFILES.get(key)
+        if profile is not None:
+            _SHARED_PROFILES.move_to_end(key)
+            return profile
+    profile = ExactSensitivityProfile(xs, lower, upper)
+    with _SHARED_PROFILES_LOCK:
+        profile = _SHARED_PROFILES.setdefault(key, profile)
+        while len(_SHARED_PROFILES) > SHARED_PROFILE_ENTRIES:
+            _SHARED_PROFILES.popitem(last=False)
+    return profile
 
 
 def minimal_iq(g: float) -> float:

@@ -45,10 +45,7 @@ their current values; :meth:`PlannedStatistic.error_quantile` gives the resultin
 """
 from __future__ import annotations
 
-import hashlib
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -331,32 +328,12 @@ def _check_values(values, name="income values", min_size=2) -> np.ndarray:
     return as_finite_array(values, name, min_size=min_size)
 
 
-#: Exact Gini smooth-sensitivity profiles kept per (clipped sorted data, bounds): the last few data sets
-#: (each holds a few arrays of n floats).
-_GINI_PROFILE_ENTRIES = 4
-_GINI_PROFILES: OrderedDict[tuple, Any] = OrderedDict()
-_GINI_PROFILES_LOCK = threading.Lock()
-
-
 def _gini_exact_profile(xs: np.ndarray, lower: float, upper: float):
     """The :class:`dpcore.gini.ExactSensitivityProfile` of these sorted, clipped data and bounds, shared by
-    every :class:`GiniStatistic` on them in this process (keyed by a digest of the records; thread-safe, as
-    the profile is). Confidential like the data: it only ever yields S_beta(X), as a fresh computation would."""
+    every :class:`GiniStatistic` on them and by the Gini view (:func:`dpcore.gini.shared_exact_profile`)."""
     from . import gini as _g
 
-    key = (hashlib.blake2b(np.ascontiguousarray(xs).tobytes(), digest_size=20).hexdigest(), int(xs.size),
-           float(lower), float(upper))
-    with _GINI_PROFILES_LOCK:
-        profile = _GINI_PROFILES.get(key)
-        if profile is not None:
-            _GINI_PROFILES.move_to_end(key)
-            return profile
-    profile = _g.ExactSensitivityProfile(xs, lower, upper)
-    with _GINI_PROFILES_LOCK:
-        profile = _GINI_PROFILES.setdefault(key, profile)
-        while len(_GINI_PROFILES) > _GINI_PROFILE_ENTRIES:
-            _GINI_PROFILES.popitem(last=False)
-    return profile
+    return _g.shared_exact_profile(xs, lower, upper)
 
 
 @dataclass(frozen=True, eq=False)

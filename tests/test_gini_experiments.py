@@ -411,7 +411,7 @@ def test_memoised_exact_smooth_sensitivity_equals_the_mechanism(data):
     else:
         x, lower, upper = rng.uniform(0, 10, 7), 0.0, 10.0
     xs, _, _ = gini_mechanism.clip_incomes(x, lower=lower, upper=upper, clip_negative=True)
-    memo = gini_experiments._SensitivityMemo(xs, lower, upper)
+    memo = gini_mechanism.ExactSensitivityProfile(xs, lower, upper)
     # small and large beta, in an order that makes the memo both extend and reuse its A^(k)
     for beta in (0.5, 0.05, 2.0, 0.02, 0.1):
         for k_max in (None, 0, 5, 100):
@@ -420,3 +420,15 @@ def test_memoised_exact_smooth_sensitivity_equals_the_mechanism(data):
             assert (got.value, got.k_star, got.global_sensitivity) == (want.value, want.k_star, want.global_sensitivity)
             np.testing.assert_array_equal(got.A, want.A)
             np.testing.assert_array_equal(got.decay, want.decay)
+
+
+def test_the_view_and_the_planner_share_one_exact_profile_per_data_set():
+    """dpcore.gini.shared_exact_profile: the Gini view's memo and the planner's Gini statistics hold the same
+    A^(k) for the same clipped data (each A^(k) computed once per process, not once in each; issue 13)."""
+    from dpcore import planner as planner_library
+
+    xs = np.sort(np.random.default_rng(5).uniform(0, 10, 50))
+    view_profile, curves = gini_experiments._memo_for(xs, 0.0, 10.0)
+    assert planner_library._gini_exact_profile(xs, 0.0, 10.0) is view_profile
+    assert gini_experiments._memo_for(xs, 0.0, 10.0)[1] is curves
+    assert gini_mechanism.shared_exact_profile(xs[1:], 0.0, 10.0) is not view_profile  # other data, other profile

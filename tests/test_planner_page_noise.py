@@ -98,14 +98,14 @@ def test_release_mode_announces_the_refused_noise_and_the_plan_file_has_the_lapl
 
 
 def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
-    """Every GiniStatistic on the same data shares one A^(k) profile (dpcore.planner._gini_exact_profile): its
+    """Every GiniStatistic on the same data shares one A^(k) profile (dpcore.gini.shared_exact_profile, also the Gini view's): its
     S_beta equals a fresh dpcore.gini.smooth_sensitivity bit for bit, and each A^(k) is computed once however
     many statistics and betas ask (a page's answer at each new ε builds a new statistic; issue 13)."""
     values = lognormal_incomes(1500, sigma=0.9, rng=3)
     xs = np.sort(np.clip(values, 0, 1e6))
     betas = (0.5, 0.01, 0.05, 0.02, 0.012, 0.3)
     fresh = {beta: gini.smooth_sensitivity(xs, lower=0.0, upper=1e6, beta=beta).value for beta in betas}
-    monkeypatch.setattr(planner_lib, "_GINI_PROFILES", type(planner_lib._GINI_PROFILES)())  # nothing kept from other tests
+    monkeypatch.setattr(gini, "_SHARED_PROFILES", type(gini._SHARED_PROFILES)())  # nothing kept from other tests
     computed_k = []
     library = gini._gmin_k  # called once per new A^(k)
 
@@ -121,11 +121,11 @@ def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
         assert stat._exact_smooth_sensitivity(beta) == value
     assert computed_k == list(range(1, len(computed_k) + 1))  # every k once, in order
     assert len(computed_k) > 1
-    assert len(planner_lib._GINI_PROFILES) == 1
+    assert len(gini._SHARED_PROFILES) == 1
     other = planner_lib.make_statistic("gini", values[:-1], upper=1e6)  # other data: its own profile
     assert other._exact_smooth_sensitivity(0.3) == gini.smooth_sensitivity(
         np.sort(np.clip(values[:-1], 0, 1e6)), lower=0.0, upper=1e6, beta=0.3).value
-    assert len(planner_lib._GINI_PROFILES) == 2
+    assert len(gini._SHARED_PROFILES) == 2
 
 
 def test_solve_epsilon_at_the_bottom_of_the_range_still_returns_eps_min():

@@ -48,10 +48,9 @@ bar), called after each configuration.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
-from collections import OrderedDict
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -531,36 +530,20 @@ POSTERIOR_LEVEL = 0.95
 SEED_OFFSET_RELEASES, SEED_OFFSET_ONE_RELEASE, SEED_OFFSET_UPPER = 2, 3, 11
 
 
-class _SensitivityMemo(gini_mechanism.ExactSensitivityProfile):
-    """The exact smooth-sensitivity profile of one clipped, sorted data set (``dpcore.gini``'s own
-    :class:`~dpcore.gini.ExactSensitivityProfile`, so its results are ``smooth_sensitivity(method="exact")``'s)
-    plus the error-against-epsilon tables of that data set (issue 13: a new epsilon only re-weights A^(k))."""
-
-    def __init__(self, xs: np.ndarray, lower: float, upper: float) -> None:
-        super().__init__(xs, lower, upper)
-        self.curves: dict[tuple, pd.DataFrame] = {}  # error-against-epsilon tables (beta-free inputs only)
+#: Error-against-epsilon tables of each data set, kept as long as its shared exact profile is
+#: (:func:`dpcore.gini.shared_exact_profile`: the Gini view and the planner share one A^(k) per data set).
+_CURVES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CURVES_LOCK = threading.Lock()
 
 
-_MEMO_ENTRIES = 8
-_MEMOS: OrderedDict[tuple, _SensitivityMemo] = OrderedDict()
-_MEMOS_LOCK = threading.Lock()
-
-
-def _memo_for(xs: np.ndarray, lower: float, upper: float) -> _SensitivityMemo:
-    """The memo of this clipped data set and bounds (the last few kept; keyed by a digest of the records)."""
-    key = (hashlib.blake2b(np.ascontiguousarray(xs).tobytes(), digest_size=20).hexdigest(), xs.size,
-           float(lower), float(upper))
-    with _MEMOS_LOCK:
-        memo = _MEMOS.get(key)
-        if memo is not None:
-            _MEMOS.move_to_end(key)
-            return memo
-    memo = _SensitivityMemo(xs, lower, upper)
-    with _MEMOS_LOCK:
-        memo = _MEMOS.setdefault(key, memo)
-        while len(_MEMOS) > _MEMO_ENTRIES:
-            _MEMOS.popitem(last=False)
-    return memo
+def _memo_for(xs: np.ndarray, lower: float, upper: float) -> tuple[gini_mechanism.ExactSensitivityProfile,
+                                                                     dict[tuple, pd.DataFrame]]:
+    """This clipped data set's shared exact smooth-sensitivity profile (issue 13: a new epsilon only
+    re-weights A^(k)) and its error-against-epsilon tables (beta-free inputs only)."""
+    profile = gini_mechanism.shared_exact_profile(xs, lower, upper)
+    with _CURVES_LOCK:
+        curves = _CURVES.setdefault(profile, {})
+    return profile, curves
 
 
 def calibrate_epsilons(epsilons: Sequence[float], *, gamma: float, calibration: str = "tight",
@@ -752,7 +735,7 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     # disables pruning (O(n) per k), so k_max is capped on big data; the value S(X) is the maximum
     # over all k whatever k_max, so this one call also serves as the exact bound itself.
     # A^(k) does not depend on epsilon: it comes from a per-data memo (same numbers, issue 13).
-    memo = _memo_for(xs, lower, upper)
+    memo, curves = _memo_for(xs, lower, upper)
     exact = None
     if xs.size <= 200_000:
         chart_k = 100 if xs.size <= 50_000 else 25
@@ -770,10 +753,10 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     saturated = bool(ss.saturated or errors[0] >= 0.5)
     finite_variance = math.isfinite(summary["rmse"])
     curve_key = (gamma, calibration, noise, delta)  # the curve does not depend on epsilon: once per data set
-    if curve_key not in memo.curves:
-        memo.curves[curve_key] = error_vs_epsilon(xs, lower=lower, upper=upper, gamma=gamma, epsilons=CURVE_EPSILONS,
+    if curve_key not in curves:
+        curves[curve_key] = error_vs_epsilon(xs, lower=lower, upper=upper, gamma=gamma, epsilons=CURVE_EPSILONS,
                                                   method="fast", calibrations=(calibration,), noise=noise, delta=delta)
-    error_curve = memo.curves[curve_key].copy()
+    error_curve = curves[curve_key].copy()
 
     def curve(result: Any) -> pd.DataFrame:
         return pd.DataFrame({"k": np.arange(result.A.size), "A": result.A, "decay": result.decay})
