@@ -227,8 +227,13 @@ def laplace_scale_for(epsilon: float, sensitivity: float) -> float:
     raise DPInputError("could not find an OpenDP Laplace scale for this epsilon")  # pragma: no cover
 
 
-def release_real_values(values: Any, *, scale: float, rng: Any = None, sensitivity: float | None = None) -> NoiseDraw:
+def release_real_values(values: Any, *, scale: float, rng: Any = None, sensitivity: float | None = None,
+                        confidential_scale_label: str | None = None) -> NoiseDraw:
     """values + Laplace(scale) noise per entry, floating-point safe.
+
+    ``confidential_scale_label``: for a scale that depends on the data (smooth sensitivity: S_beta(X)/alpha),
+    the text written in the draw's description and statement instead of the number, which then appears
+    nowhere in the draw but its values (a release record may show the description).
 
     Real release: OpenDP ``make_laplace`` on ``vector_domain(atom_domain(T=f64, nan=False))`` with
     ``l1_distance(T=f64)``: the input is rounded to a grid 2^k and discrete Laplace noise is added
@@ -240,16 +245,17 @@ def release_real_values(values: Any, *, scale: float, rng: Any = None, sensitivi
     scale = check_positive(scale, "scale")
     arr = _float_vector(values)
     sens = _sensitivity(sensitivity)
+    shown = repr(scale) if confidential_scale_label is None else confidential_scale_label
     if _simulated(rng):
         z = noise.sample_laplace(scale, arr.size, rng=as_generator(rng))
-        return NoiseDraw(arr + z, f"simulation: dpcore.noise.sample_laplace(scale={scale!r}) (numpy; NOT a real release)",
-                         f"d_in -> d_in / {scale!r} (L1, pure DP)", 0.0, None if sens is None else sens / scale,
+        return NoiseDraw(arr + z, f"simulation: dpcore.noise.sample_laplace(scale={shown}) (numpy; NOT a real release)",
+                         f"d_in -> d_in / {shown} (L1, pure DP)", 0.0, None if sens is None else sens / scale,
                          None, sens, True)
     meas = _float_laplace(scale)
     out = np.asarray(meas([float(v) for v in arr]), dtype=float)
     eps = None if sens is None else float(meas.map(sens))
     name = (f"{_opendp_version()}: opendp.measurements.make_laplace(vector_domain(atom_domain(T=f64, nan=False)), "
-            f"l1_distance(T=f64), scale={scale!r}) -- floating-point-safe Laplace (discrete Laplace on a 2^k grid)")
+            f"l1_distance(T=f64), scale={shown}) -- floating-point-safe Laplace (discrete Laplace on a 2^k grid)")
     stmt = "L1 distance d_in -> epsilon = map(d_in) (MaxDivergence, about d_in/scale plus the 2^k rounding allowance)"
     if sens is not None:
         stmt += f"; map({sens!r}) = {eps!r}"

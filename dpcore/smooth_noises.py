@@ -1210,10 +1210,9 @@ def _gini_noise_statistic_class():
                 self.check_real_release(eps)
                 from . import release_noise
 
-                draw = release_noise.release_real_values([self._clipped], scale=confidential_noise_scale)
-                raw = float(draw.values[0])
-                # the sampler names its scale; here it is S_beta(X)/alpha, confidential: never in a record
-                measurement = public_measurement(draw.measurement)
+                draw = release_noise.release_real_values([self._clipped], scale=confidential_noise_scale,
+                                                         confidential_scale_label=CONFIDENTIAL_SCALE_LABEL)
+                raw, measurement = float(draw.values[0]), draw.measurement
             else:
                 z = float(noise_distribution(cal).rvs(1, as_generator(rng))[0])
                 raw = self._clipped + confidential_noise_scale * z
@@ -1233,15 +1232,9 @@ def _gini_noise_statistic_class():
     return GiniNoiseStatistic
 
 
-def public_measurement(measurement: str) -> str:
-    """A sampler's description with its noise scale replaced by "S_beta(X)/alpha": for a smooth-sensitivity
-    release the scale depends on the data (it is not a DP output) and must not reach a release record."""
-    import re
-
-    text, replaced = re.subn(r"scale=[^),;]+", "scale=S_beta(X)/alpha", measurement)
-    if replaced == 0:  # the sampler's text changed format: refuse rather than let a scale through unscrubbed
-        raise RuntimeError(f"cannot find the noise scale in the sampler's description {measurement!r}")
-    return f"{text} at the data-dependent scale S_beta(X)/alpha (not published)"
+#: How a smooth-sensitivity release names its noise scale: the number depends on the data (it is not a DP
+#: output) and must not reach a release record (``release_real_values(confidential_scale_label=...)``).
+CONFIDENTIAL_SCALE_LABEL = "S_beta(X)/alpha (data-dependent, not published)"
 
 
 def gini_planned_statistic(values: Any, *, lower: float = 0.0, upper: float, noise: str = "laplace",

@@ -267,7 +267,7 @@ def test_in_app_release_record_of_a_laplace_gini_has_no_noise_scale():
         stat = smooth_noises.gini_planned_statistic(values, upper=1e6, noise="laplace", delta=DELTA)
         (rec,) = release.make_release([(stat, 1.0)], budget.Ledger())
         d = rec.to_dict()
-        assert repr(stat.scale(1.0)) not in json.dumps(d) and "scale=S_beta(X)/alpha" in d["measurement"]
+        assert repr(stat.scale(1.0)) not in json.dumps(d) and f"scale={smooth_noises.CONFIDENTIAL_SCALE_LABEL}" in d["measurement"]
         out.append({k: v for k, v in d.items() if k not in ("released", "timestamp")})
     assert out[0] == out[1]
 
@@ -301,3 +301,18 @@ def test_cauchy_gini_delta_is_the_exact_group_privacy_delta_never_capped():
         assert spec.noise == "cauchy"
         cell = execute._gini_cell_delta(spec.epsilon / m, spec.gamma)
         assert execute._statistic_delta(spec, m) == m * math.exp((m - 1) * spec.epsilon / m) * cell
+
+
+@pytest.mark.parametrize("rng", [None, 3], ids=["real", "simulation"])
+def test_a_confidential_scale_is_named_by_its_label_only(rng):
+    """release_real_values(confidential_scale_label=...): the number appears nowhere in the draw's texts."""
+    from dpcore import release_noise
+
+    scale = 0.012345678901
+    draw = release_noise.release_real_values([0.3], scale=scale, rng=rng, sensitivity=None,
+                                             confidential_scale_label=smooth_noises.CONFIDENTIAL_SCALE_LABEL)
+    texts = f"{draw.measurement} {draw.privacy_map}"
+    assert repr(scale) not in texts and "0.0123" not in texts
+    assert smooth_noises.CONFIDENTIAL_SCALE_LABEL in draw.measurement
+    plain = release_noise.release_real_values([0.3], scale=scale, rng=rng)
+    assert repr(scale) in plain.measurement  # a public scale is still named

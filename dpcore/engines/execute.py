@@ -276,12 +276,14 @@ def _laplace_gini_noise(spec: StatisticSpec, m: int, cal, rng):
     """(draw a cell, info) for noise = "laplace": Z ~ Laplace(1) drawn by
     :func:`dpcore.release_noise.release_real_values` (OpenDP's floating-point-safe Laplace; numpy in a
     simulation) at the confidential scale, clamped to [0, 1] (post-processing). The sampler's description
-    names its scale, so it is recorded through :func:`dpcore.smooth_noises.public_measurement`."""
+    would name its scale, which is confidential here: it is told to write
+    :data:`dpcore.smooth_noises.CONFIDENTIAL_SCALE_LABEL` instead."""
     from .. import release_noise, smooth_noises
 
     def draw_cell(gini_value: float, confidential_scale: float) -> tuple[float, str]:
-        draw = release_noise.release_real_values([gini_value], scale=confidential_scale, rng=rng)
-        return min(max(float(draw.values[0]), 0.0), 1.0), smooth_noises.public_measurement(draw.measurement)
+        draw = release_noise.release_real_values([gini_value], scale=confidential_scale, rng=rng,
+                                                 confidential_scale_label=smooth_noises.CONFIDENTIAL_SCALE_LABEL)
+        return min(max(float(draw.values[0]), 0.0), 1.0), draw.measurement
 
     info = {"noise": (f"per cell: Gini + (S_beta(X)/alpha) Z, Z ~ Laplace(1) (smooth sensitivity, Nissim, "
                       f"Raskhodnikova & Smith 2007, (epsilon, delta)-DP), calibration {spec.calibration!r} at "
