@@ -61,12 +61,12 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .lru import BoundedCache, array_digest
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -702,35 +702,19 @@ class ExactSensitivityProfile:
                                      method="exact", n=n, lower=self.lower, upper=self.upper, global_sensitivity=gs)
 
 
-
-#: How many data sets' exact profiles one process keeps (each holds a few arrays of n floats).
-SHARED_PROFILE_ENTRIES = 8
-_SHARED_PROFILES: OrderedDict[tuple, ExactSensitivityProfile] = OrderedDict()
-_SHARED_PROFILES_LOCK = threading.Lock()
+#: The exact profiles one process keeps: the last 8 data sets (each holds a few arrays of n floats).
+SHARED_PROFILES = BoundedCache(8)
 
 
 def shared_exact_profile(xs: np.ndarray, lower: float, upper: float) -> ExactSensitivityProfile:
-    """The process-wide :class:`ExactSensitivityProfile` of these sorted, clipped data and bounds (the last
-    :data:`SHARED_PROFILE_ENTRIES` kept, keyed by a digest of the records; thread-safe, as the profile is).
+    """The process-wide :class:`ExactSensitivityProfile` of these sorted, clipped data and bounds (kept in
+    :data:`SHARED_PROFILES`, keyed by a digest of the records; thread-safe, as the profile is).
 
     One profile serves every caller on the same data (the Gini view and the planner's Gini statistics), so
     each A^(k) is computed once per process (issue 13). Confidential like the data: it only ever yields
     S_beta(X), bit for bit what :func:`smooth_sensitivity` (``method="exact"``) returns."""
-    import hashlib
-
-    key = (hashlib.blake2b(np.ascontiguousarray(xs).tobytes(), digest_size=20).hexdigest(), int(xs.size),
-           float(lower), float(upper))
-    with _SHARED_PROFILES_LOCK:
-        profile = _SHARED_PROFILES.get(key)
-        if profile is not None:
-            _SHARED_PROFILES.move_to_end(key)
-            return profile
-    profile = ExactSensitivityProfile(xs, lower, upper)
-    with _SHARED_PROFILES_LOCK:
-        profile = _SHARED_PROFILES.setdefault(key, profile)
-        while len(_SHARED_PROFILES) > SHARED_PROFILE_ENTRIES:
-            _SHARED_PROFILES.popitem(last=False)
-    return profile
+    key = (array_digest(xs), int(xs.size), float(lower), float(upper))
+    return SHARED_PROFILES.get_or_build(key, lambda: ExactSensitivityProfile(xs, lower, upper))
 
 
 def minimal_iq(g: float) -> float:

@@ -428,7 +428,7 @@ def test_the_view_and_the_planner_share_one_exact_profile_per_data_set():
     from dpcore import planner as planner_library
 
     xs = np.sort(np.random.default_rng(5).uniform(0, 10, 50))
-    view_profile, curves = gini_experiments._memo_for(xs, 0.0, 10.0)
+    view_profile, curves = gini_experiments._profile_and_curves(xs, 0.0, 10.0)
     assert planner_library._gini_exact_profile(xs, 0.0, 10.0) is view_profile
-    assert gini_experiments._memo_for(xs, 0.0, 10.0)[1] is curves
+    assert gini_experiments._profile_and_curves(xs, 0.0, 10.0)[1] is curves
     assert gini_mechanism.shared_exact_profile(xs[1:], 0.0, 10.0) is not view_profile  # other data, other profile

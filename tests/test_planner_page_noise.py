@@ -12,6 +12,7 @@ import pytest
 from dpcore import budget, gini
 from dpcore import planner as planner_lib
 from dpcore.data import lognormal_incomes
+from dpcore.lru import BoundedCache
 from dpcore.noise import SMOOTH_NOISES
 from support import assert_clean, metrics, open_page, page_text
 
@@ -105,7 +106,7 @@ def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
     xs = np.sort(np.clip(values, 0, 1e6))
     betas = (0.5, 0.01, 0.05, 0.02, 0.012, 0.3)
     fresh = {beta: gini.smooth_sensitivity(xs, lower=0.0, upper=1e6, beta=beta).value for beta in betas}
-    monkeypatch.setattr(gini, "_SHARED_PROFILES", type(gini._SHARED_PROFILES)())  # nothing kept from other tests
+    monkeypatch.setattr(gini, "SHARED_PROFILES", BoundedCache(8))  # nothing kept from other tests
     computed_k = []
     library = gini._gmin_k  # called once per new A^(k)
 
@@ -121,11 +122,11 @@ def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
         assert stat._exact_smooth_sensitivity(beta) == value
     assert computed_k == list(range(1, len(computed_k) + 1))  # every k once, in order
     assert len(computed_k) > 1
-    assert len(gini._SHARED_PROFILES) == 1
+    assert len(gini.SHARED_PROFILES) == 1
     other = planner_lib.make_statistic("gini", values[:-1], upper=1e6)  # other data: its own profile
     assert other._exact_smooth_sensitivity(0.3) == gini.smooth_sensitivity(
         np.sort(np.clip(values[:-1], 0, 1e6)), lower=0.0, upper=1e6, beta=0.3).value
-    assert len(gini._SHARED_PROFILES) == 2
+    assert len(gini.SHARED_PROFILES) == 2
 
 
 def test_solve_epsilon_at_the_bottom_of_the_range_still_returns_eps_min():

@@ -6,7 +6,6 @@ from :mod:`ui.plots_gini`; nothing here recomputes the mechanism.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 import weakref
@@ -19,6 +18,7 @@ import streamlit as st
 
 from dpcore.experiments import gini as gini_experiments
 from dpcore.experiments.gini import GiniView
+from dpcore.lru import array_digest
 from ui import plots_gini
 from ui.common import download_csv, numbers_table, run_on_button, show_figure
 
@@ -86,8 +86,7 @@ def data_digest(values: np.ndarray) -> str:
     entry = _DIGESTS.get(id(values))
     if entry is not None and entry[0]() is values:
         return entry[1]
-    digest = hashlib.blake2b(np.ascontiguousarray(values).tobytes(), digest_size=20).hexdigest()
-    digest = f"{values.dtype}:{values.shape}:{digest}"
+    digest = f"{values.dtype}:{values.shape}:{array_digest(values)}"
     with _DIGESTS_LOCK:
         if len(_DIGESTS) >= 64:  # forget arrays that no longer exist (and everything, if all 64 still do)
             alive = {k: entry for k, entry in _DIGESTS.items() if entry[0]() is not None}

@@ -5,8 +5,6 @@
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any, Callable
 
 import numpy as np
@@ -14,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.experiments import stratified as strat_experiments
+from dpcore.lru import BoundedCache
 from ui import plots_stratified as plots_stratified_builders
 from ui.common import CachedBuilders, download_csv, show_figure, show_spec
 
@@ -184,9 +183,7 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
         "public weights.", *("Note: " + note for note in view.notes)]))
 
 
-_PREPARED: OrderedDict[tuple, dict] = OrderedDict()
-_PREPARED_LOCK = threading.Lock()
-_PREPARED_ENTRIES = 64
+_PREPARED = BoundedCache(64)
 
 
 def _prepared_group_means(view: strat_experiments.GroupMeansView, *, value_label: str, memo_key: tuple,
@@ -196,17 +193,8 @@ def _prepared_group_means(view: strat_experiments.GroupMeansView, *, value_label
     the browser as Arrow tables converted once (:func:`_arrow_table`: the bytes ``st.dataframe`` would make
     from the DataFrame)."""
     key = memo_key + (view.method, bool(fixed_axes), value_label)
-    with _PREPARED_LOCK:
-        ready = _PREPARED.get(key)
-        if ready is not None:
-            _PREPARED.move_to_end(key)
-            return ready
-    ready = _prepare_group_means(view, value_label=value_label, fixed_axes=fixed_axes)
-    with _PREPARED_LOCK:
-        ready = _PREPARED.setdefault(key, ready)
-        while len(_PREPARED) > _PREPARED_ENTRIES:
-            _PREPARED.popitem(last=False)
-    return ready
+    return _PREPARED.get_or_build(key, lambda: _prepare_group_means(view, value_label=value_label,
+                                                                    fixed_axes=fixed_axes))
 
 
 def _arrow_table(frame: pd.DataFrame) -> Any:

@@ -536,7 +536,7 @@ _CURVES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _CURVES_LOCK = threading.Lock()
 
 
-def _memo_for(xs: np.ndarray, lower: float, upper: float) -> tuple[gini_mechanism.ExactSensitivityProfile,
+def _profile_and_curves(xs: np.ndarray, lower: float, upper: float) -> tuple[gini_mechanism.ExactSensitivityProfile,
                                                                      dict[tuple, pd.DataFrame]]:
     """This clipped data set's shared exact smooth-sensitivity profile (issue 13: a new epsilon only
     re-weights A^(k)) and its error-against-epsilon tables (beta-free inputs only)."""
@@ -734,17 +734,17 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     # The exact curve for the chart, over the same k range as the fast one. Forcing k = 0..k_max
     # disables pruning (O(n) per k), so k_max is capped on big data; the value S(X) is the maximum
     # over all k whatever k_max, so this one call also serves as the exact bound itself.
-    # A^(k) does not depend on epsilon: it comes from a per-data memo (same numbers, issue 13).
-    memo, curves = _memo_for(xs, lower, upper)
+    # A^(k) does not depend on epsilon: it comes from the data set's shared profile (same numbers, issue 13).
+    profile, curves = _profile_and_curves(xs, lower, upper)
     exact = None
     if xs.size <= 200_000:
         chart_k = 100 if xs.size <= 50_000 else 25
-        memo.exact_a(min(chart_k, xs.size - 1))  # the chart's A^(k) at once (the first view of a data set pays)
-        exact = memo.smooth_sensitivity(cal.beta, k_max=min(fast.A.size - 1, chart_k))
+        profile.exact_a(min(chart_k, xs.size - 1))  # the chart's A^(k) at once (the first view of a data set pays)
+        exact = profile.smooth_sensitivity(cal.beta, k_max=min(fast.A.size - 1, chart_k))
     if method == "fast":
         ss = fast
     else:
-        ss = exact if exact is not None else memo.smooth_sensitivity(cal.beta)
+        ss = exact if exact is not None else profile.smooth_sensitivity(cal.beta)
     scale = ss.value / cal.alpha
     summary = _law_summary(scale, gamma, law, noise)
     errors = tuple(summary[c] for c in _COLS)
@@ -755,7 +755,7 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     curve_key = (gamma, calibration, noise, delta)  # the curve does not depend on epsilon: once per data set
     if curve_key not in curves:
         curves[curve_key] = error_vs_epsilon(xs, lower=lower, upper=upper, gamma=gamma, epsilons=CURVE_EPSILONS,
-                                                  method="fast", calibrations=(calibration,), noise=noise, delta=delta)
+                                             method="fast", calibrations=(calibration,), noise=noise, delta=delta)
     error_curve = curves[curve_key].copy()
 
     def curve(result: Any) -> pd.DataFrame:
