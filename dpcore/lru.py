@@ -16,9 +16,10 @@ from typing import Any, Callable, Hashable
 import numpy as np
 
 
-def array_digest(values: np.ndarray) -> str:
-    """A 160-bit BLAKE2b digest of the array's bytes (C order), in hex: equal arrays of one dtype, equal digests."""
-    return hashlib.blake2b(np.ascontiguousarray(values).tobytes(), digest_size=20).hexdigest()
+def array_digest(array: np.ndarray) -> str:
+    """A 160-bit BLAKE2b digest of the array's bytes (C order), in hex: equal arrays of one dtype, equal
+    digests. Any array (empty, NaN, inf included): it names data, it does not check them."""
+    return hashlib.blake2b(np.ascontiguousarray(array).tobytes(), digest_size=20).hexdigest()
 
 
 class BoundedCache:
