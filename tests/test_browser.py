@@ -120,8 +120,8 @@ def _move_main_slider(watch: PageWatch) -> str | None:
 
 @pytest.fixture(scope="module")
 def page_tab(browser):
-    """One browser context for the page-by-page tests (its cache keeps the app's scripts between page
-    loads; every page.goto is still a new Streamlit session). Problems are cleared before each test."""
+    """One browser context and one page for the page-by-page tests (one Streamlit session from the first
+    page to the last but one, then a page load for the deep link). Problems are cleared before each test."""
     from support.browser import open_tab
 
     with open_tab(browser) as watch:
@@ -130,16 +130,23 @@ def page_tab(browser):
 
 @pytest.mark.parametrize("pg", PAGES, ids=[p.name for p in PAGES])
 def test_page_renders_and_main_slider_moves(app_server, page_tab, pg):
-    """Open the page by its URL, then move its main slider: no exception box, st.error, console or page
-    error, or failed request either time. The last page is opened as a shared link with a seed in the
-    query string (a warm deep link): the sidebar must show that seed."""
+    """Open the page, then move its main slider: no exception box, st.error, console or page error, or
+    failed request either time. The first page is opened by its URL, the next ones by the sidebar's
+    navigation link, as a user goes (in the app: a reload of the frontend costs the browser 1-1.5 s of
+    CPU per page; every page opened fresh by its URL is tests/test_app_pages.py's, in AppTest). The last
+    page is opened as a shared link with a seed in the query string (a warm deep link, a page load): the
+    sidebar must show that seed."""
     tab = page_tab
     tab.errors.clear()
     page = tab.page
     deep_link = pg == PAGES[-1]
     t0 = time.perf_counter()
-    page.goto(f"{app_server.url}/{pg.route}" + (f"?seed={COLD_SEED}" if deep_link else ""))
-    wait_for_app_idle(page, timeout_ms=90_000)  # a first run on a loaded machine (a limit, not a timed check)
+    links = [] if deep_link or not page.url.startswith(app_server.url) else _nav_links(page)
+    if len(links) == len(PAGES):
+        run_and_wait(page, links[PAGES.index(pg)].click, timeout_ms=90_000)
+    else:
+        page.goto(f"{app_server.url}/{pg.route}" + (f"?seed={COLD_SEED}" if deep_link else ""))
+        wait_for_app_idle(page, timeout_ms=90_000)  # a first run on a loaded machine (a limit, not a timed check)
     TIMINGS[f"open {pg.name}"] = time.perf_counter() - t0
     assert page.query_selector('[data-testid="stMain"] h1'), f"{pg.path}: no title rendered"
     assert not tab.all_problems(), f"{pg.path} on open: {tab.all_problems()}"
