@@ -1,6 +1,6 @@
 """Every lesson link opens its page without an exception box (issue 15), in a real headless Chromium.
 
-The steps are split over this file and tests/test_browser_lessons_more.py so that the two xdist workers
+The steps are split over this file and tests/test_browser_lessons_more.py so that two xdist workers
 share them (each half is ~half a minute of page runs).
 
 The app server shared by the browser tests (``app_server`` in tests/conftest.py: free localhost port,
