@@ -105,6 +105,24 @@ BIN_SCHEMES = ("pseo", "lognormal", "even")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_BINS = 1000
 MAX_BY = 8
+#: statistics per plan. Each statistic is its own pass over the data and its own output file; a plan of
+#: 100,000 statistics took 175 s to check alone. 1,000 is far above any published release (PSEO's
+#: earnings tables are a few dozen) and is refused before any statistic is looked at.
+MAX_STATISTICS = 1000
+#: characters of the free-text ``description``: it is copied into the release record and every ledger row
+#: of the release, so a 10 MB description became 10 MB per ledger row.
+MAX_DESCRIPTION_CHARS = 2000
+#: characters of a column name (income, by, group, outcome, privacy unit): names are echoed in messages,
+#: output files and the record.
+MAX_COLUMN_NAME_CHARS = 200
+#: bytes of a plan file, refused before the TOML is parsed (1,000 statistics with their fields and a full
+#: description fit in well under this).
+MAX_PLAN_BYTES = 2_000_000
+#: sanity range of every public number that is an income (lower, upper, bin edges, outcome_below): a
+#: bound beyond it is a typo, not a choice -- ``upper = 1e300`` released means near +-1e298 (the noise
+#: scales with upper - lower). 1e15 is also the income clamp of the bounding key (cents then fit a
+#: 64-bit integer: 1e17 < 9.2e18).
+MAX_ABS_INCOME_BOUND = 1e15
 
 #: fields allowed per kind (besides the common ones)
 _COMMON = ("kind", "by", "epsilon", "name")
@@ -249,26 +267,47 @@ def _is_number(value: Any) -> bool:
 
 def _number(value: Any, where: str, name: str, *, positive: bool = False, minimum: float | None = None) -> float:
     if not _is_number(value):
-        raise _fail(where, name, f"must be a number, got {value!r}")
+        raise _fail(where, name, f"must be a number, got {_shown(value)}")
     v = float(value)
     if not math.isfinite(v):
-        raise _fail(where, name, f"must be a finite number, got {value!r}")
+        raise _fail(where, name, f"must be a finite number, got {_shown(value)}")
     if positive and v <= 0:
-        raise _fail(where, name, f"must be > 0, got {value!r}")
+        raise _fail(where, name, f"must be > 0, got {_shown(value)}")
     if minimum is not None and v < minimum:
-        raise _fail(where, name, f"must be >= {minimum:g}, got {value!r}")
+        raise _fail(where, name, f"must be >= {minimum:g}, got {_shown(value)}")
     return v
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters: a message quotes what it refuses, never all of it."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def _column(value: Any, where: str, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise _fail(where, name, f"must be a column name (a non-empty string), got {value!r}")
+        raise _fail(where, name, f"must be a column name (a non-empty string), got {_shown(value)}")
+    if len(value) > MAX_COLUMN_NAME_CHARS:
+        raise _fail(where, name, f"must be a column name of at most {MAX_COLUMN_NAME_CHARS} characters, "
+                                 f"got {len(value):,} characters ({_shown(value)})")
     return value
+
+
+def _income_bound(value: Any, where: str, name: str) -> float:
+    """A public income number (bound, edge, threshold): finite and within +-:data:`MAX_ABS_INCOME_BOUND`."""
+    v = _number(value, where, name)
+    if abs(v) > MAX_ABS_INCOME_BOUND:
+        raise _fail(where, name, f"must be within +-{MAX_ABS_INCOME_BOUND:g} (a public income bound; beyond it "
+                                 f"the noise, which scales with the bounds, swamps any income), got {v:g}")
+    return v
 
 
 def _label(value: Any, where: str, name: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise _fail(where, name, f"must be a string (or an integer) value of the group column, got {value!r}")
+        raise _fail(where, name, f"must be a string (or an integer) value of the group column, got {_shown(value)}")
+    if len(str(value)) > MAX_COLUMN_NAME_CHARS:
+        raise _fail(where, name, f"must be a value of at most {MAX_COLUMN_NAME_CHARS} characters, "
+                                 f"got {len(str(value)):,} characters ({_shown(value)})")
     return str(value)
 
 
@@ -281,7 +320,7 @@ def _gini_noise(raw: Mapping, where: str) -> str:
         raise _fail(where, "noise", "'laplace_lognormal' cannot be released: there is no floating-point-safe "
                                     "sampler for the Laplace log-normal noise (plan with it, release with "
                                     "\"laplace\" or \"cauchy\")")
-    raise _fail(where, "noise", f"must be \"cauchy\" (the default) or \"laplace\", got {noise_name!r}")
+    raise _fail(where, "noise", f"must be \"cauchy\" (the default) or \"laplace\", got {_shown(noise_name)}")
 
 
 def _laplace_gini_fields(raw: Mapping, where: str) -> dict[str, Any]:
@@ -296,24 +335,25 @@ def _laplace_gini_fields(raw: Mapping, where: str) -> dict[str, Any]:
                                     f"got {delta:g}")
     calibration = raw.get("calibration", "tight")
     if calibration not in ("tight", "paper"):
-        raise _fail(where, "calibration", f"must be 'tight' or 'paper', got {calibration!r}")
+        raise _fail(where, "calibration", f"must be 'tight' or 'paper', got {_shown(calibration)}")
     return {"noise": "laplace", "delta": delta, "calibration": calibration}
 
 
 def _check_statistic(index: int, raw: Any) -> StatisticSpec:
     where0 = f"statistics[{index}]"
     if not isinstance(raw, Mapping):
-        raise PlanError(f"{where0}: must be a table ([[statistics]]), got {raw!r}")
+        raise PlanError(f"{where0}: must be a table ([[statistics]]), got {_shown(raw)}")
     kind = raw.get("kind")
     if kind is None:
         raise _fail(where0, "kind", f"is required (one of {', '.join(KINDS)})")
     if kind not in KINDS:
-        raise _fail(where0, "kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+        raise _fail(where0, "kind", f"must be one of {', '.join(KINDS)}, got {_shown(kind)}")
     where = f"{where0} ({kind})"
     allowed = set(_COMMON) | set(_KIND_FIELDS[kind])
     for key in raw:
         if key not in allowed:
-            raise _fail(where, key, f"is not a field of a {kind} statistic (allowed: {', '.join(sorted(allowed))})")
+            raise _fail(where, _shown(key, 40).strip("'\""), f"is not a field of a {kind} statistic "
+                                                            f"(allowed: {', '.join(sorted(allowed))})")
     if "epsilon" not in raw:
         raise _fail(where, "epsilon", "is required (the privacy cost of this statistic, > 0)")
     epsilon = _number(raw["epsilon"], where, "epsilon", positive=True)
@@ -323,7 +363,7 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:
     if isinstance(by_raw, str):
         by_raw = [by_raw]
     if not isinstance(by_raw, list):
-        raise _fail(where, "by", f"must be a list of column names, got {by_raw!r}")
+        raise _fail(where, "by", f"must be a list of column names, got {_shown(by_raw)}")
     by = tuple(_column(c, where, "by") for c in by_raw)
     if len(set(by)) != len(by):
         raise _fail(where, "by", f"names a column twice: {list(by)}")
@@ -335,13 +375,13 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:
         name = name[:64]
     elif not isinstance(name, str) or not _NAME_RE.match(name):
         raise _fail(where, "name", "must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit "
-                                   f"(it names the output files), got {name!r}")
+                                   f"(it names the output files), got {_shown(name)}")
     spec = dict(index=index, kind=kind, epsilon=epsilon, by=by, name=name)
     if kind == "percentiles":
         bins = raw.get("bins", "pseo")
         if isinstance(bins, str):
             if bins not in BIN_SCHEMES:
-                raise _fail(where, "bins", f"must be one of {', '.join(BIN_SCHEMES)} or a list of public edges, got {bins!r}")
+                raise _fail(where, "bins", f"must be one of {', '.join(BIN_SCHEMES)} or a list of public edges, got {_shown(bins)}")
             from . import percentiles
 
             spec["bins"] = tuple(float(v) for v in percentiles.bin_edges(bins))
@@ -349,29 +389,29 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:
         elif isinstance(bins, list):
             if len(bins) < 2 or len(bins) > MAX_BINS + 1:
                 raise _fail(where, "bins", f"must list between 2 and {MAX_BINS + 1} edges, got {len(bins)}")
-            edges = [_number(v, where, "bins") for v in bins]
+            edges = [_income_bound(v, where, "bins") for v in bins]
             if any(b <= a for a, b in zip(edges, edges[1:])):
-                raise _fail(where, "bins", f"edges must be strictly increasing, got {bins!r}")
+                raise _fail(where, "bins", f"edges must be strictly increasing, got {_shown(bins)}")
             if edges[0] < 0:
                 raise _fail(where, "bins", f"edges must be >= 0 (earnings), got {edges[0]:g}")
             spec["bins"] = tuple(edges)
         else:
-            raise _fail(where, "bins", f"must be \"pseo\" or a list of public edges, got {bins!r}")
+            raise _fail(where, "bins", f"must be \"pseo\" or a list of public edges, got {_shown(bins)}")
         q = raw.get("q", [25, 50, 75])
         if not isinstance(q, list) or not q:
-            raise _fail(where, "q", f"must be a non-empty list of percentiles in (0, 100], got {q!r}")
+            raise _fail(where, "q", f"must be a non-empty list of percentiles in (0, 100], got {_shown(q)}")
         qs = tuple(_number(v, where, "q") for v in q)
         if any(v <= 0 or v > 100 for v in qs):
-            raise _fail(where, "q", f"percentiles must be in (0, 100], got {q!r}")
+            raise _fail(where, "q", f"percentiles must be in (0, 100], got {_shown(q)}")
         if len(set(qs)) != len(qs):
-            raise _fail(where, "q", f"lists a percentile twice: {q!r}")
+            raise _fail(where, "q", f"lists a percentile twice: {_shown(q)}")
         spec["q"] = qs
     elif kind in ("gini", "mean"):
         for key in ("lower", "upper"):
             if key not in raw:
                 raise _fail(where, key, "is required (a public income bound chosen without looking at the data)")
-        lower = _number(raw["lower"], where, "lower")
-        upper = _number(raw["upper"], where, "upper")
+        lower = _income_bound(raw["lower"], where, "lower")
+        upper = _income_bound(raw["upper"], where, "upper")
         if upper <= lower:
             raise _fail(where, "upper", f"must be greater than lower ({lower:g}), got {upper:g}")
         spec["lower"], spec["upper"] = lower, upper
@@ -391,7 +431,7 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:
                 raise _fail(where, "gamma", f"must be in (1, 20] (noise density 1/(1+|z|^gamma)), got {gamma:g}")
             calibration = raw.get("calibration", "tight")
             if calibration not in ("tight", "paper"):
-                raise _fail(where, "calibration", f"must be 'tight' or 'paper', got {calibration!r}")
+                raise _fail(where, "calibration", f"must be 'tight' or 'paper', got {_shown(calibration)}")
             if calibration == "paper":
                 from . import noise
 
@@ -419,7 +459,7 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:
         if has_outcome:
             spec["outcome"] = _column(raw["outcome"], where, "outcome")
         else:
-            spec["outcome_below"] = _number(raw["outcome_below"], where, "outcome_below")
+            spec["outcome_below"] = _income_bound(raw["outcome_below"], where, "outcome_below")
     return StatisticSpec(**spec)
 
 
@@ -429,17 +469,17 @@ def plan_from_dict(raw: Mapping[str, Any]) -> ReleasePlan:
         raise PlanError(f"a plan must be a table of fields, got {type(raw).__name__}")
     for key in raw:
         if key not in _TOP_FIELDS:
-            raise PlanError(f"plan: field '{key}' is not a plan field (allowed: {', '.join(_TOP_FIELDS)})")
+            raise PlanError(f"plan: field {_shown(key, 40)} is not a plan field (allowed: {', '.join(_TOP_FIELDS)})")
     if "version" not in raw:
         raise PlanError(f"plan: field 'version' is required (this dpcore reads version = {PLAN_VERSION})")
     if raw["version"] != PLAN_VERSION or isinstance(raw["version"], bool):
-        raise PlanError(f"plan: field 'version' must be {PLAN_VERSION}, got {raw['version']!r}")
+        raise PlanError(f"plan: field 'version' must be {PLAN_VERSION}, got {_shown(raw['version'])}")
     for key in ("dataset", "income"):
         if key not in raw:
             raise PlanError(f"plan: field '{key}' is required")
     dataset = raw["dataset"]
     if not isinstance(dataset, str) or not dataset.strip() or len(dataset) > 200:
-        raise PlanError(f"plan: field 'dataset' must be a non-empty name (at most 200 characters), got {dataset!r}")
+        raise PlanError(f"plan: field 'dataset' must be a non-empty name (at most 200 characters), got {_shown(dataset)}")
     income = _column(raw["income"], "plan", "income")
     if "cap_epsilon" not in raw:
         raise PlanError("plan: field 'cap_epsilon' is required (the dataset's total budget in the ledger)")
@@ -462,21 +502,29 @@ def plan_from_dict(raw: Mapping[str, Any]) -> ReleasePlan:
         if unit is None:
             raise PlanError("plan: field 'max_rows_per_person' needs a 'privacy_unit' column (who a person is)")
         if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= 1000:
-            raise PlanError(f"plan: field 'max_rows_per_person' must be an integer in [1, 1000], got {m!r}")
+            raise PlanError(f"plan: field 'max_rows_per_person' must be an integer in [1, 1000], got {_shown(m)}")
     seed = raw.get("bounding_seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise PlanError(f"plan: field 'bounding_seed' must be a non-negative integer, got {seed!r}")
+        raise PlanError(f"plan: field 'bounding_seed' must be a non-negative integer, got {_shown(seed)}")
     description = raw.get("description", "")
     if not isinstance(description, str):
-        raise PlanError(f"plan: field 'description' must be a string, got {description!r}")
+        raise PlanError(f"plan: field 'description' must be a string, got {_shown(description)}")
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise PlanError(f"plan: field 'description' must be at most {MAX_DESCRIPTION_CHARS:,} characters (it is "
+                        f"copied into the release record and every ledger row), got {len(description):,}")
     stats = raw.get("statistics")
     if not isinstance(stats, list) or not stats:
         raise PlanError("plan: field 'statistics' is required: at least one [[statistics]] table")
+    if len(stats) > MAX_STATISTICS:
+        raise PlanError(f"plan: at most {MAX_STATISTICS:,} statistics per plan, got {len(stats):,} "
+                        "(split the release into several plans)")
     specs = tuple(_check_statistic(i, s) for i, s in enumerate(stats, start=1))
-    names = [s.name for s in specs]
+    seen_names: set[str] = set()
     for s in specs:
-        if names.count(s.name) > 1:
-            raise _fail(s.where, "name", f"{s.name!r} is used by two statistics (it names the output files)")
+        if s.name in seen_names:
+            first = next(t for t in specs if t.name == s.name)
+            raise _fail(first.where, "name", f"{s.name!r} is used by two statistics (it names the output files)")
+        seen_names.add(s.name)
         if income in s.by:
             raise _fail(s.where, "by", f"contains the income column {income!r}")
         if unit is not None and unit in s.columns():
@@ -504,6 +552,10 @@ def parse_plan(text: str | bytes) -> ReleasePlan:
     """Parse and validate a plan from TOML text."""
     if _toml is None:  # pragma: no cover
         raise PlanError("reading plans needs Python 3.11+ (tomllib) or the 'tomli' package")
+    if len(text) > MAX_PLAN_BYTES:
+        raise PlanError(f"the plan is {len(text):,} bytes; a plan file is at most {MAX_PLAN_BYTES:,} bytes "
+                        f"(at most {MAX_STATISTICS:,} statistics, a description of at most "
+                        f"{MAX_DESCRIPTION_CHARS:,} characters)")
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -523,6 +575,10 @@ def load_plan(path: str | os.PathLike) -> ReleasePlan:
     p = Path(path)
     if not p.is_file():
         raise PlanError(f"no plan file at {str(p)!r}")
+    size = p.stat().st_size
+    if size > MAX_PLAN_BYTES:  # refused before reading it into memory
+        raise PlanError(f"the plan file {str(p)!r} is {size:,} bytes; a plan file is at most {MAX_PLAN_BYTES:,} "
+                        f"bytes (at most {MAX_STATISTICS:,} statistics)")
     return parse_plan(p.read_bytes())
 
 

@@ -232,3 +232,72 @@ def test_planner_page_offers_the_release_plan():
     assert "Download the release plan" in labels
     captions = " ".join(c.value for c in at.caption)
     assert "Not in the plan: percentiles: needs a group (cell) column" in captions  # synthetic data: no cells
+
+
+# ---------------------------------------------------------------------------------------------
+# Documented limits (docs/plan_format.md, "Limits"): refused up front with a message, never echoed whole
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field, value", [("lower", -1e300), ("upper", 1e300), ("upper", 1e16)])
+def test_bounds_beyond_the_sanity_range_are_refused(field, value):
+    raw = _raw()
+    raw["statistics"][2][field] = value  # the mean: lower may be negative, so only the range refuses it
+    message = _error(raw)
+    assert f"statistics[3] (mean): field '{field}' must be within +-1e+15" in message
+    raw = _raw()
+    raw["statistics"][0]["bins"] = [0, 1e300]
+    assert "statistics[1] (percentiles): field 'bins' must be within +-1e+15" in _error(raw)
+    raw = _raw()
+    raw["statistics"].append(dict(RR, outcome_below=1e300))
+    del raw["statistics"][-1]["outcome"]
+    assert "field 'outcome_below' must be within +-1e+15" in _error(raw)
+    raw = _raw()
+    raw["statistics"][2]["upper"] = planmod.MAX_ABS_INCOME_BOUND  # the limit itself is accepted
+    assert plan_from_dict(raw).statistics[2].upper == 1e15
+
+
+def test_description_longer_than_the_limit_is_refused_without_echo():
+    raw = _raw()
+    raw["description"] = "x" * planmod.MAX_DESCRIPTION_CHARS
+    assert len(plan_from_dict(raw).description) == 2000
+    raw["description"] = "x" * 10_000_000
+    message = _error(raw)
+    assert "field 'description' must be at most 2,000 characters" in message and "10,000,000" in message
+    assert len(message) < 300
+
+
+def test_statistics_per_plan_limit_refused_before_checking_them():
+    raw = _raw()
+    one = {"kind": "mean", "epsilon": 0.001, "lower": 0, "upper": 1000}
+    raw["statistics"] = [dict(one) for _ in range(planmod.MAX_STATISTICS)]
+    raw["cap_epsilon"] = 10.0
+    plan = plan_from_dict(raw)  # 1,000 statistics: accepted (duplicate-name check is linear, not quadratic)
+    assert len(plan.statistics) == 1000 and plan.statistics[-1].name == "1000_mean"
+    raw["statistics"] = [dict(one) for _ in range(100_000)] + [{"kind": "nonsense"}]
+    message = _error(raw)  # refused by count, before the bad last statistic is reached
+    assert message == ("plan: at most 1,000 statistics per plan, got 100,001 (split the release into "
+                       "several plans)")
+
+
+def test_plan_file_size_and_long_values_are_refused_with_short_messages(tmp_path):
+    big = tmp_path / "big.toml"
+    big.write_text(ISSUE_PLAN + "\n" * planmod.MAX_PLAN_BYTES)
+    with pytest.raises(PlanError, match="is at most 2,000,000 bytes"):
+        load_plan(big)
+    with pytest.raises(PlanError, match="a plan file is at most"):
+        parse_plan(ISSUE_PLAN + "#" * planmod.MAX_PLAN_BYTES)
+    huge = "c" * 5_000_000
+    for mutate, expected in [
+        (lambda r: r.update(income=huge), "plan: field 'income' must be a column name of at most 200 characters"),
+        (lambda r: r["statistics"][1].update(by=[huge]), "field 'by' must be a column name of at most 200"),
+        (lambda r: r.update(dataset=huge), "plan: field 'dataset' must be a non-empty name"),
+        (lambda r: r["statistics"][1].update(name=huge), "field 'name' must be 1-64 letters"),
+        (lambda r: r["statistics"][1].update(kind=huge), "field 'kind' must be one of"),
+        (lambda r: r["statistics"][1].update({huge: 1}), "is not a field of a gini statistic"),
+        (lambda r: r.update({huge: 1}), "is not a plan field"),
+        (lambda r: r["statistics"].append(dict(RR, exposed=huge)), "field 'exposed' must be a value of at most 200"),
+    ]:
+        raw = _raw()
+        mutate(raw)
+        message = _error(raw)
+        assert expected in message and len(message) < 400, message[:500]
