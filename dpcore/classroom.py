@@ -1,8 +1,20 @@
 """Class mode of the "Play the attacker" game: a teacher's session code and the class's pooled guesses.
 
-Stored: for a session, its code; for each guess, the session code, the round id (its seed), the
-mechanism, epsilon, the guess and whether it was right. Nothing else: no names, no IP addresses, no
-times, no browser ids (students are anonymous; the pooled rate is all a teacher sees).
+Stored: for a session, its code and the one statistic (mechanism) its students play; for each guess,
+the session code, the round id (its seed), the mechanism, epsilon, the guess and whether it was right.
+Nothing else: no names, no IP addresses, no times, no browser ids (students are anonymous; the pooled
+rate is all a teacher sees).
+
+One statistic per session: the pooled rate is compared with e^eps/(1+e^eps), and only a mechanism
+that reaches that bound (the discrete Laplace count, :data:`DEFAULT_CLASS_MECHANISM`) makes the
+class's rate approach it; a class whose students mixed statistics would split the teacher's table
+into rows of a few guesses each, whose intervals say nothing.
+
+Rounds differ per student (:func:`student_round_seed`): a round's seed is derived from the session
+code, a random id that lives only in the student's browser session, and the round number. Were
+every student on round 1 given seed 1, the answers could be passed around the room and the pooled
+rate would measure the class's chat, not the attacker's chance. The id itself is never stored; the
+stored round id is a 63-bit hash, so one student's rounds cannot be linked without it.
 
 Where: ``DPCORE_CLASSROOM_URL`` when set; else next to the budget ledger (``dpcore.ledger``): a file
 ``classroom.db`` in the folder of a SQLite ledger (``DPCORE_LEDGER_URL`` or the default ledger path),
@@ -14,6 +26,7 @@ Each operation opens a short connection (SQLite in WAL mode; a class of 50 is a 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import secrets
 import sqlite3
@@ -22,18 +35,23 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from dpcore import ledger as ledger_lib
+from dpcore.experiments.attacker import MECHANISMS
 from dpcore.validation import DPInputError, check_epsilon, check_int
 
-__all__ = ["ENV_VAR", "Classroom", "PooledRate", "open_classroom", "default_url", "normalise_code"]
+__all__ = ["ENV_VAR", "DEFAULT_CLASS_MECHANISM", "Classroom", "ClassSession", "PooledRate", "open_classroom",
+           "default_url", "normalise_code", "new_student_id", "student_round_seed"]
 
 ENV_VAR = "DPCORE_CLASSROOM_URL"
 #: unambiguous characters (no 0/O, 1/I/L) for codes read aloud or written on a board
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
-_MAX_MECHANISM = 40
+#: the class's statistic when the teacher does not choose: the discrete Laplace count is the one mechanism
+#: whose optimal attacker reaches e^eps/(1+e^eps) exactly, so the pooled rate can be read against the bound
+DEFAULT_CLASS_MECHANISM = "count_geometric"
+_STUDENT_ID_HEX = 16
 
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS dpcore_classroom_sessions (code TEXT PRIMARY KEY)",
+    "CREATE TABLE IF NOT EXISTS dpcore_classroom_sessions (code TEXT PRIMARY KEY, mechanism TEXT)",
     "CREATE TABLE IF NOT EXISTS dpcore_classroom_guesses (code TEXT NOT NULL REFERENCES dpcore_classroom_sessions(code), "
     "round_id BIGINT NOT NULL, mechanism TEXT NOT NULL, epsilon DOUBLE PRECISION NOT NULL, "
     "guess BOOLEAN NOT NULL, correct BOOLEAN NOT NULL)",
@@ -58,13 +76,53 @@ def default_url() -> str:
 
 
 def normalise_code(code: Any) -> str:
-    """A session code as stored: upper case, spaces and dashes removed; refuses anything else."""
+    """A session code as stored: upper case, spaces and dashes removed; refuses anything else.
+
+    The refusal does not quote the input: it comes from a URL or a text box and is shown on a page
+    (a code that passes is made of :data:`CODE_ALPHABET` only, so it is safe to show)."""
     if not isinstance(code, str):
         raise TypeError(f"a session code is a string, got {type(code).__name__}")
     text = code.strip().upper().replace("-", "").replace(" ", "")
     if len(text) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in text):
-        raise DPInputError(f"a session code has {CODE_LENGTH} letters/digits (e.g. 'K7QX2M'), got {code[:20]!r}")
+        raise DPInputError(f"that is not a session code: a code has {CODE_LENGTH} characters from A-Z and 2-9 "
+                           "(no 0, O, 1, I or L), e.g. K7QX2M")
     return text
+
+
+def check_mechanism(mechanism: Any) -> str:
+    """One of the attacker game's statistics (``dpcore.experiments.attacker.MECHANISMS``)."""
+    if mechanism not in MECHANISMS:
+        raise DPInputError(f"the class's statistic is one of {', '.join(MECHANISMS)}")
+    return str(mechanism)
+
+
+def new_student_id() -> str:
+    """A random id for one student's browser session (kept there, never stored): see :func:`student_round_seed`."""
+    return secrets.token_hex(_STUDENT_ID_HEX // 2)
+
+
+def student_round_seed(code: str, student_id: str, round_number: int) -> int:
+    """The seed of a student's round ``round_number`` in session ``code``: a 63-bit hash of the three.
+
+    Different students get unrelated rounds (answers cannot be passed around, see the module
+    docstring); the same student replays the same round from the same number. The hash keeps the
+    stored round id from revealing the student id or linking one student's rounds."""
+    code = normalise_code(code)
+    if not isinstance(student_id, str) or not (1 <= len(student_id) <= 64) or not student_id.isalnum():
+        raise DPInputError("a student id is a short letters-and-digits token (dpcore.classroom.new_student_id())")
+    round_number = check_int(round_number, "round number", minimum=0, maximum=10**12)
+    digest = hashlib.blake2b(f"{code}|{student_id}|{round_number}".encode(), digest_size=8,
+                             person=b"dpcore-class").digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+@dataclass(frozen=True)
+class ClassSession:
+    """A class session: its code and the statistic its students play (None: a session made before
+    sessions carried one; any statistic is pooled then)."""
+
+    code: str
+    mechanism: str | None
 
 
 @dataclass(frozen=True)
@@ -101,6 +159,16 @@ class Classroom:
         with self._connection() as conn:
             for statement in _SCHEMA:
                 conn.execute(statement)
+            self._add_mechanism_column(conn)
+
+    def _add_mechanism_column(self, conn: Any) -> None:
+        """Stores made before sessions carried their statistic have a one-column sessions table."""
+        if self.backend == "postgresql":
+            conn.execute("ALTER TABLE dpcore_classroom_sessions ADD COLUMN IF NOT EXISTS mechanism TEXT")
+            return
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(dpcore_classroom_sessions)")]
+        if "mechanism" not in columns:
+            conn.execute("ALTER TABLE dpcore_classroom_sessions ADD COLUMN mechanism TEXT")
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Any]:
@@ -130,32 +198,42 @@ class Classroom:
         finally:
             conn.close()
 
-    def create_session(self) -> str:
-        """A new random session code (6 characters) for a teacher."""
+    def create_session(self, mechanism: str = DEFAULT_CLASS_MECHANISM) -> str:
+        """A new random session code (6 characters) for a teacher; its students play ``mechanism``."""
+        mechanism = check_mechanism(mechanism)
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             if not self.session_exists(code):
                 with self._connection() as conn:
-                    conn.execute(f"INSERT INTO dpcore_classroom_sessions(code) VALUES ({self.ph})", (code,))
+                    conn.execute(f"INSERT INTO dpcore_classroom_sessions(code, mechanism) VALUES ({self.ph}, {self.ph})",
+                                 (code, mechanism))
                 return code
         raise DPInputError("could not find a free session code")  # pragma: no cover - 31^6 codes
 
-    def session_exists(self, code: str) -> bool:
+    def session(self, code: str) -> ClassSession | None:
+        """The session with ``code`` (refused when ``code`` is not a code), None when there is none."""
         code = normalise_code(code)
         with self._connection() as conn:
-            row = conn.execute(f"SELECT 1 FROM dpcore_classroom_sessions WHERE code = {self.ph}", (code,)).fetchone()
-        return row is not None
+            row = conn.execute(f"SELECT code, mechanism FROM dpcore_classroom_sessions WHERE code = {self.ph}",
+                               (code,)).fetchone()
+        return None if row is None else ClassSession(str(row[0]), None if row[1] is None else str(row[1]))
+
+    def session_exists(self, code: str) -> bool:
+        return self.session(code) is not None
 
     def record_guess(self, code: str, *, round_id: int, mechanism: str, epsilon: float, guess: bool,
                      correct: bool) -> None:
-        """Store one guess of a student who joined session ``code`` (refused for an unknown code)."""
+        """Store one guess of a student who joined session ``code`` (refused for an unknown code, and for
+        a statistic other than the session's: the class pools one statistic)."""
         code = normalise_code(code)
         round_id = check_int(round_id, "round id", minimum=0, maximum=2**63 - 1)
         epsilon = check_epsilon(epsilon)
-        if not isinstance(mechanism, str) or not mechanism or len(mechanism) > _MAX_MECHANISM:
-            raise DPInputError("the mechanism is a short name such as 'count'")
-        if not self.session_exists(code):
+        mechanism = check_mechanism(mechanism)
+        session = self.session(code)
+        if session is None:
             raise DPInputError(f"no class session with code {code}: ask your teacher for the code")
+        if session.mechanism is not None and session.mechanism != mechanism:
+            raise DPInputError(f"class session {code} pools guesses at {session.mechanism} only, not {mechanism}")
         with self._connection() as conn:
             conn.execute("INSERT INTO dpcore_classroom_guesses(code, round_id, mechanism, epsilon, guess, correct) "
                          f"VALUES ({', '.join([self.ph] * 6)})",
