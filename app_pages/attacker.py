@@ -1,7 +1,11 @@
 """Play the attacker (issue 15): guess a secret from one DP release; see the bound e^ε/(1+e^ε) hold.
 
-Thin page: controls -> one cached call to :func:`dpcore.experiments.attacker.attacker_view` ->
-renderers in :mod:`ui.attacker_views`. Nothing secret is drawn before the round has a guess.
+Thin page: class mode (:mod:`ui.classroom_views`, at the top: the teacher's projector view and live
+results, or the student's session) -> controls -> one cached call to
+:func:`dpcore.experiments.attacker.attacker_view` -> renderers in :mod:`ui.attacker_views`. Nothing
+secret is drawn before the round has a guess. In a class session each student's round seed comes from
+the class code, a per-browser-session id and the round number (``dpcore.classroom.student_round_seed``),
+and guesses are pooled at the session's statistic only.
 """
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import streamlit as st
 
 from dpcore import classroom as classroom_lib
 from dpcore.experiments import attacker as attacker_lib
-from ui import attacker_views
+from ui import attacker_views, classroom_views
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, run_on_button, seed
 
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0]
@@ -26,29 +30,46 @@ def _simulate(mechanism: str, epsilon: float, rounds: int, sim_seed: int) -> att
     return attacker_lib.simulate_optimal_attacker(mechanism, epsilon, rounds=rounds, seed=sim_seed)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _open_classroom(url: str) -> classroom_lib.Classroom:
-    return classroom_lib.open_classroom(url)
-
-
-def _classroom() -> classroom_lib.Classroom:
-    return _open_classroom(classroom_lib.default_url())
-
-
 st.title("Play the attacker")
 attacker_views.intro()
 privacy_note("data sets A and B differ in **one person** (the target replaced by a stand-in; n is the same).",
              "everything you see above the release: both data sets, their true statistics, ε and the noise law. "
              "Only the coin (A or B) and the noise draw are secret.")
 
+# ---- class mode (first: the teacher projects the top of the page; a student sees the session) -------
+klass = classroom_views.current_class()
+with st.expander("Class mode: pool the class's guesses",
+                 expanded=st.session_state.get("atk_role", st.query_params.get("atk_role")) == "teacher"):
+    st.markdown("The teacher creates a session code; students open this page with the code (link or QR code) "
+                "and play; the teacher sees the class's pooled success rate. Stored per guess: the code, the "
+                "round's seed, the statistic, ε, the guess and whether it was right — nothing about the student.")
+    role = qp_radio("I am", "atk_role", ["student", "teacher"], "student", horizontal=True)
+    if role == "teacher":
+        classroom_views.teacher_controls(list(attacker_lib.MECHANISMS), attacker_views.MECHANISM_LABELS)
+    else:
+        classroom_views.student_controls(klass)
+classroom_views.show_class_message()
+class_mechanism = klass.mechanism if klass is not None else None
+if klass is not None and role == "teacher":
+    classroom_views.projector(klass, classroom_views.app_base_url(),
+                              attacker_views.MECHANISM_LABELS.get(class_mechanism or "", "any statistic"),
+                              attacker_views.pooled_table)
+in_class = klass is not None and role == "student"
+
 # ---- controls -----------------------------------------------------------------------------------
 c1, c2, c3 = st.columns(3)
-mechanism = qp_selectbox("Statistic released", "atk_mech", list(attacker_lib.MECHANISMS), "count", container=c1,
-                         format_func=attacker_views.MECHANISM_LABELS.get)
+mechanism = qp_selectbox("Statistic released", "atk_mech", list(attacker_lib.MECHANISMS), class_mechanism or "count",
+                         container=c1, format_func=attacker_views.MECHANISM_LABELS.get)
 eps = float(qp_select_slider("Privacy loss ε", "atk_eps", EPS_OPTIONS, 1.0, container=c2,
                              help="Smaller ε = more noise = harder to guess."))
-round_seed = int(qp_number("Round", "atk_round", 1, min_value=0, max_value=10**12, step=1, container=c3,
-                           help="The round number is its seed: share it to replay the same coin and noise."))
+round_number = int(qp_number("Round", "atk_round", 1, min_value=0, max_value=10**12, step=1, container=c3,
+                             help="Your rounds in a class session are your own; otherwise the round number is "
+                                  "its seed: share it to replay the same coin and noise."))
+pooled = in_class and class_mechanism in (None, mechanism)
+if in_class:
+    attacker_views.class_note(klass.code, attacker_views.MECHANISM_LABELS.get(class_mechanism or "", ""), pooled)
+round_seed = (classroom_lib.student_round_seed(klass.code, classroom_views.student_id(), round_number) if in_class
+              else round_number)
 
 # ---- the one view call ----------------------------------------------------------------------------
 view = None
@@ -60,7 +81,6 @@ if view is None:
 history: list[dict] = st.session_state.setdefault(HISTORY, [])
 round_key = (view.setup.mechanism, view.setup.epsilon, view.round.round_seed)
 answered = {(h["mechanism"], h["epsilon"], h["round"]): h for h in history}
-class_code = str(st.query_params.get("atk_class", "")).strip().upper()
 
 
 def _record(guess: bool) -> None:
@@ -70,20 +90,20 @@ def _record(guess: bool) -> None:
     st.session_state[HISTORY].append({"mechanism": round_key[0], "epsilon": round_key[1], "round": round_key[2],
                                       "guess": guess, "correct": correct,
                                       "optimal_correct": view.round.optimal_guess == view.confidential_secret})
-    if class_code:
+    if pooled:
         try:
-            _classroom().record_guess(class_code, round_id=round_key[2], mechanism=round_key[0], epsilon=round_key[1],
-                                      guess=guess, correct=correct)
+            classroom_views.store().record_guess(klass.code, round_id=round_key[2], mechanism=round_key[0],
+                                                 epsilon=round_key[1], guess=guess, correct=correct)
         except ValueError as exc:
             st.session_state["atk_class_error"] = str(exc)
 
 
 def _next_round() -> None:
-    st.session_state["atk_round"] = int(st.session_state.get("atk_round", round_seed)) + 1
+    st.session_state["atk_round"] = int(st.session_state.get("atk_round", round_number)) + 1
 
 
 attacker_views.candidates(view)
-attacker_views.release(view)
+attacker_views.release(view, class_round=(round_number, klass.code) if in_class else None)
 if round_key in answered:
     attacker_views.reveal(view, answered[round_key]["guess"], _next_round)
 else:
@@ -101,32 +121,3 @@ summary = run_on_button("Let the computer play 1,000 rounds", "atk_sim",
                         lambda: _simulate(str(mechanism), eps, 1000, seed()), what="the simulation")
 if summary is not None and (summary.mechanism, summary.epsilon) == (mechanism, eps):
     attacker_views.simulation(summary)
-
-# ---- class mode -------------------------------------------------------------------------------------
-with st.expander("Class mode: pool the class's guesses", expanded=bool(class_code)):
-    st.markdown("The teacher creates a session code; students open this page with the code (link below) and "
-                "play; the teacher sees the class's pooled success rate. Stored per guess: the code, the round "
-                "number, the statistic, ε, the guess and whether it was right — nothing about the student.")
-    role = qp_radio("I am", "atk_role", ["student", "teacher"], "student", horizontal=True)
-    if role == "teacher":
-        if st.button("Create a new session code", key="atk_create"):
-            with guard("a class session"):
-                st.query_params["atk_class"] = _classroom().create_session()
-                st.rerun()
-        if class_code:
-            st.markdown(f"Session code: **{class_code}** — students open this page with `?atk_class={class_code}` "
-                        "(or type the code below).")
-            st.button("Refresh the class results", key="atk_refresh")
-            with guard("the class results"):
-                attacker_views.pooled_table(_classroom().pooled(class_code))
-    else:
-        typed = st.text_input("Session code from your teacher", value=class_code, key="atk_code_input", max_chars=8)
-        if typed.strip().upper() != class_code:
-            with guard("the session code"):
-                code = classroom_lib.normalise_code(typed) if typed.strip() else ""
-                if code and not _classroom().session_exists(code):
-                    raise ValueError(f"no class session with code {code}: check the code on the board")
-                st.query_params["atk_class"] = code
-                st.rerun()
-        if class_code:
-            st.caption(f"Joined session {class_code}: your guesses count towards the class's pooled rate.")

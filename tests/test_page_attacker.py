@@ -7,7 +7,7 @@ import pytest
 
 from dpcore import classroom as classroom_lib
 from dpcore.experiments import attacker as attacker_lib
-from support import assert_clean, metrics, open_page, page_text
+from support import assert_clean, metrics, open_page, page_text, query_param
 
 PAGE = "app_pages/attacker.py"
 
@@ -98,15 +98,111 @@ def test_bad_class_code_shows_error(tmp_path, monkeypatch):
     assert_clean(at, expected_error="session code")
 
 
-def test_class_mode_pools_guesses(tmp_path, monkeypatch):
+@pytest.fixture
+def class_store(tmp_path, monkeypatch):
     monkeypatch.setenv(classroom_lib.ENV_VAR, f"sqlite:///{tmp_path}/classroom.db")
-    code = classroom_lib.open_classroom().create_session()
-    seed_in, seed_out = _seeds_with_secrets("mean", 1.0)
-    for seed, guess_key in ((seed_in, "atk_guess_in"), (seed_out, "atk_guess_in")):  # one right, one wrong
-        student = open_page(PAGE, atk_mech="mean", atk_eps="1.0", atk_round=str(seed), atk_class=code)
-        student.button(key=guess_key).click().run()
+    return classroom_lib.open_classroom()
+
+
+def _class_texts(at) -> str:
+    return page_text(at) + "\n" + "\n".join(str(e.value) for e in at.error)
+
+
+@pytest.mark.parametrize("code,says", [
+    ("ZZZZZZ", "no class session has the code ZZZZZZ"),  # well formed, but no teacher made it
+    ("<SCRIPT>alert(1)</SCRIPT>", "that is not a session code"),
+    ("K7QX2O", "that is not a session code"),  # O is not in the code alphabet
+])
+def test_a_code_from_the_url_is_checked_before_joining(class_store, code, says):
+    """One clear error, no "Joined"/"You are in" text, nothing of the raw input echoed, no guess pooled."""
+    at = open_page(PAGE, atk_class=code)
+    assert_clean(at, expected_error=says)
+    assert len(at.error) == 1
+    text = _class_texts(at)
+    assert "Joined" not in text and "Class session **" not in text
+    assert "<script" not in text.lower() and "alert(1)" not in text and "K7QX2O" not in text
+    assert query_param(at, "atk_class") is None  # the refused code left the address
+    at.button(key="atk_guess_in").click().run()
+    assert_clean(at)
+    assert class_store.pooled("ZZZZZZ") == []
+
+
+def test_a_typed_code_joins_only_an_existing_session(class_store):
+    code = class_store.create_session()
+    at = open_page(PAGE)
+    at.text_input(key="atk_code_input").input("ZZZZZZ").run()
+    assert_clean(at, expected_error="no class session has the code ZZZZZZ")
+    assert "Class session **" not in page_text(at)
+    at.text_input(key="atk_code_input").input(code.lower()).run()
+    assert_clean(at)
+    assert f"Class session **{code}**" in page_text(at) and query_param(at, "atk_class") == code
+
+
+def test_class_mode_pools_guesses(class_store):
+    code = class_store.create_session("mean")
+    guessed = {True: 0, False: 0}
+    for _ in range(2):  # two students, each one guess "A" on their round 1
+        student = open_page(PAGE, atk_eps="1.0", atk_class=code)
         assert_clean(student)
+        assert student.selectbox(key="atk_mech").value == "mean"  # the session's statistic by default
+        student.button(key="atk_guess_in").click().run()
+        assert_clean(student)
+        guessed[any("You were **right**" in s.value for s in student.success)] += 1
     teacher = open_page(PAGE, atk_role="teacher", atk_class=code)
     assert_clean(teacher)
     table = teacher.dataframe[-1].value
-    assert list(table["guesses"]) == [2] and list(table["right"]) == [1]
+    assert list(table["guesses"]) == [2] and list(table["right"]) == [guessed[True]]
+
+
+def _release_line(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("Published"))
+
+
+def test_students_of_a_class_get_their_own_rounds(class_store):
+    """Round 1 of two students is two different rounds (seeds from the class code and each browser
+    session), while without a class round 1 is the same round for everyone."""
+    code = class_store.create_session("mean")
+    in_class = [_release_line(open_page(PAGE, atk_class=code, atk_round="1")) for _ in range(2)]
+    alone = [_release_line(open_page(PAGE, atk_mech="mean", atk_round="1")) for _ in range(2)]
+    assert in_class[0] != in_class[1]
+    assert alone[0] == alone[1]
+
+
+def test_another_statistic_is_practice_and_not_pooled(class_store):
+    code = class_store.create_session()  # count_geometric, as the lessons use
+    at = open_page(PAGE, atk_class=code, atk_mech="gini")
+    assert_clean(at)
+    assert any("Practice" in w.value for w in at.warning)
+    at.button(key="atk_guess_in").click().run()
+    assert_clean(at)
+    assert class_store.pooled(code) == []
+
+
+def test_teacher_projector_view_has_the_full_link_a_qr_code_and_live_results(class_store):
+    code = class_store.create_session()
+    at = open_page(PAGE, atk_role="teacher", atk_class=code)
+    assert_clean(at)
+    link = f"http://localhost:8501/attacker?atk_class={code}"  # AppTest has no browser URL: the fallback host
+    assert link in [c.value for c in at.code]
+    images = at.get("image")
+    assert images and images[0].proto.imgs[0].url.startswith("data:image/svg+xml;base64,")
+    assert "update by themselves every" in page_text(at)
+    # the table is the first thing after the projector's text: before the game's controls
+    assert "No guesses in this session yet." in page_text(at)
+
+
+def test_teacher_creates_a_session_with_its_statistic(class_store):
+    at = open_page(PAGE, atk_role="teacher")
+    at.selectbox(key="atk_class_mech").set_value("mean").run()
+    at.button(key="atk_create").click().run()
+    assert_clean(at)
+    code = query_param(at, "atk_class")
+    assert class_store.session(code) == classroom_lib.ClassSession(code, "mean")
+    assert at.selectbox(key="atk_mech").value == "mean"
+
+
+def test_one_round_is_said_in_the_singular():
+    at = open_page(PAGE, atk_mech="count", atk_round="3")
+    at.button(key="atk_guess_in").click().run()
+    text = page_text(at)
+    assert "After 1 round your rate" in text and "1 rounds" not in text

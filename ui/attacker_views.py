@@ -84,8 +84,21 @@ def candidates(view: attacker_lib.AttackerView) -> None:
         st.caption(f"Noise: {kind} with scale {setup.noise_scale_in:,.4g} (sensitivity / ε), the same for A and B.")
 
 
-def release(view: attacker_lib.AttackerView) -> None:
-    """The published number (and, for the percentile, the two informative noisy bin counts)."""
+def class_note(code: str, class_statistic: str, pooled: bool) -> None:
+    """What a student in a class session should know: pooled or practice, and whose rounds these are."""
+    if pooled:
+        st.info(f"Class session **{code}**: your guesses count towards the class's pooled rate. Your rounds are "
+                "your own (another student's round 1 is a different round), so answers cannot be passed around.")
+    else:
+        st.warning(f"Practice: class session **{code}** plays {class_statistic}; guesses at this statistic are not "
+                   "sent to the class. Pick that statistic above to count again.")
+
+
+def release(view: attacker_lib.AttackerView, *, class_round: tuple[int, str] | None = None) -> None:
+    """The published number (and, for the percentile, the two informative noisy bin counts).
+
+    ``class_round`` = (round number, class code) for a student in a class session, whose round seed is
+    derived from the class code and the student's session (so it is not the round number)."""
     setup, game_round = view.setup, view.round
     st.subheader("The release")
     text = f"Published {statistic_name(setup)}: **{fmt_statistic(setup.mechanism, game_round.release, released=True)}**"
@@ -93,8 +106,13 @@ def release(view: attacker_lib.AttackerView) -> None:
         text += (f"  \nNoisy count of the target's bin: **{game_round.release_bins[0]:.0f}**; of the stand-in's bin: "
                  f"**{game_round.release_bins[1]:.0f}**")
     st.markdown(text)
-    st.caption(f"Round {game_round.round_seed} (the round number is its seed: the same number replays the same "
-               "coin and noise). This is a simulation with numpy noise, not a real release.")
+    if class_round is None:
+        st.caption(f"Round {game_round.round_seed} (the round number is its seed: the same number replays the same "
+                   "coin and noise). This is a simulation with numpy noise, not a real release.")
+    else:
+        st.caption(f"Your round {class_round[0]} in class session {class_round[1]} (its seed comes from the class "
+                   "code, your browser session and the round number). This is a simulation with numpy noise, not a "
+                   "real release.")
     if setup.mechanism != "percentile":
         with st.expander("Hint: how likely is this release under A and under B?"):
             st.plotly_chart(plots_attacker.densities_figure(setup, game_round.release), width="stretch",
@@ -139,7 +157,8 @@ def score(history: list[dict[str, Any]], mechanism: str, epsilon: float) -> None
     cols[0].metric("You", f"{you.rate:.0%}", help=f"{you.successes} right out of {you.rounds}")
     cols[1].metric("Optimal attacker, same rounds", f"{best.rate:.0%}", help=f"{best.successes} of {best.rounds}")
     cols[2].metric("DP bound e^ε/(1+e^ε)", f"{bound:.1%}")
-    st.caption(f"After {you.rounds} rounds your rate is {you.rate:.0%}, 95% interval {you.interval[0]:.0%} to "
+    rounds = f"{you.rounds} round" if you.rounds == 1 else f"{you.rounds} rounds"
+    st.caption(f"After {rounds} your rate is {you.rate:.0%}, 95% interval {you.interval[0]:.0%} to "
                f"{you.interval[1]:.0%} (Clopper–Pearson): with few rounds luck can put anyone above the bound; "
                "the interval says how far chance alone could move the rate.")
 
