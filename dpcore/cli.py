@@ -1,24 +1,32 @@
 """The ``dpcore`` command line (also ``python -m dpcore``).
 
     dpcore release PLAN.toml --data SOURCE [--query SQL] [--engine duckdb|spark|pandas] --out DIR
-                   [--ledger URL] [--seed N] [--master local[*]] [--memory-limit 1GB] [--quiet]
+                   [--ledger URL] [--init-ledger] [--seed N] [--master local[*]] [--memory-limit 1GB] [--quiet]
     dpcore check PLAN.toml          # validate a plan and print its cost (reads no data)
 
-Exit codes: 0 success; 2 a user error (bad plan, missing column, non-numeric income, unknown engine,
-budget exceeded, ...), printed as one line ``dpcore: error: ...`` on stderr without a traceback; 1 an
-unexpected internal error (one line too; ``DPCORE_DEBUG=1`` shows the traceback). Progress goes to
-stderr; the last line on stdout is the output directory. docs/release_cli.md has the details.
+Exit codes: 0 success (a ``dpcore: warning:`` line when the release was written and charged but the ledger
+could not mark it revealed); 2 a user error (bad plan, missing column, non-numeric income, no rows, unknown
+engine, budget exceeded, missing ledger, ``--out`` not writable or locked by another run, not enough space,
+a ledger database fault ...), all refused before any charge, printed as one line ``dpcore: error: ...`` on
+stderr without a traceback; 3 a failure after the charge (the line says that epsilon was spent and nothing
+was written); 130 / 143 SIGINT / SIGTERM (the line says whether epsilon was spent); 1 an unexpected internal
+error before the charge (one line too; ``DPCORE_DEBUG=1`` shows the traceback). Progress goes to stderr;
+the last line on stdout is the output directory. docs/release_cli.md has the details.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from typing import Sequence
 
 from .validation import DPInputError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "EXIT_CHARGED_NOT_DELIVERED"]
+
+#: exit code of a run that charged the ledger and then failed (nothing written): the epsilon is spent
+EXIT_CHARGED_NOT_DELIVERED = 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--ledger", default=None,
                      help="ledger URL (sqlite:///path.db or postgresql://...); default: $DPCORE_LEDGER_URL or "
                           "~/.local/share/dpcore/ledger.db")
+    rel.add_argument("--init-ledger", action="store_true",
+                     help="first release only: create a new ledger at --ledger (refused when one exists). Without "
+                          "it a missing ledger is refused, never created silently")
     rel.add_argument("--seed", default=None,
                      help="simulation mode: numpy noise with this seed; NOT a release, the ledger is not charged")
     rel.add_argument("--master", default=None, help="Spark master (default local[*]; under spark-submit: the submission's)")
@@ -82,13 +93,38 @@ def _release(args: argparse.Namespace) -> int:
         progress.say(f"SIMULATION (seed {seed}): numpy noise, the ledger is not charged; not a release")
     result = execute.run_plan(plan, source, engine=args.engine, out_dir=args.out, ledger_url=args.ledger, seed=seed,
                               master=args.master, progress=progress, memory_limit=args.memory_limit,
-                              workdir=args.tmpdir)
+                              workdir=args.tmpdir, init_ledger=args.init_ledger)
     if result.ledger_entry_id is not None:
         cost = result.record["privacy"]["cost"]
         progress.say(f"charged the ledger: entry {result.ledger_entry_id}, epsilon = {cost['epsilon']:g}"
                      + (f", delta = {cost['delta']:.3g}" if cost["delta"] > 0 else ""))
+    if result.ledger_link_warning:  # delivered and charged: a warning, not a failure (docs/release_cli.md)
+        print(f"dpcore: warning: {result.ledger_link_warning}", file=sys.stderr)
     print(str(result.out_dir))
     return 0
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    from .engines.execute import Terminated
+
+    raise Terminated()
+
+
+class _TerminateAsInterrupt:
+    """SIGTERM raises :class:`dpcore.engines.execute.Terminated` (a KeyboardInterrupt) while a command runs, so it
+    unwinds like Ctrl-C: the staging folder and the --out lock are removed and the message says what was
+    charged. Python's default for SIGTERM is to die at once, leaving both behind."""
+
+    def __enter__(self) -> None:
+        import threading
+
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, _raise_terminated)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGTERM, self._previous)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -111,10 +147,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    from .engines.execute import InterruptedAfterCharge, ReleaseNotDelivered
+
     try:
-        if args.command == "release":
-            return _release(args)
-        return _check(args)
+        with _TerminateAsInterrupt():
+            if args.command == "release":
+                return _release(args)
+            return _check(args)
+    except ReleaseNotDelivered as exc:
+        print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_CHARGED_NOT_DELIVERED
+    except InterruptedAfterCharge as exc:
+        print(f"dpcore: interrupted: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 128 + int(exc.signal_number)
     except DPInputError as exc:
         print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
@@ -122,9 +167,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dpcore: error: out of memory; nothing was written to the output directory. The pandas engine holds the "
               "whole table in memory: use --engine duckdb (out of core) or spark", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("dpcore: interrupted; nothing was written to the output directory", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        name = "SIGTERM" if getattr(exc, "signal_number", None) == signal.SIGTERM else "SIGINT"
+        print(f"dpcore: interrupted by {name} before anything was charged; nothing was written to the output "
+              "directory", file=sys.stderr)
+        return 128 + (signal.SIGTERM if name == "SIGTERM" else signal.SIGINT)
     except Exception as exc:  # pragma: no cover - unexpected
         if os.environ.get("DPCORE_DEBUG"):
             raise

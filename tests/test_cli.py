@@ -54,7 +54,11 @@ def test_release_end_to_end_with_ledger(setup, capsys):
     tmp, plan, data = setup
     url = f"sqlite:///{tmp / 'ledger.db'}"
     out = tmp / "out"
-    code, stdout, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--ledger", url)
+    # no ledger yet: refused (never created silently), nothing written; --init-ledger creates it
+    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--ledger", url)
+    assert code == 2 and "--init-ledger" in _one_line_error(err)
+    assert not (tmp / "ledger.db").exists() and not out.exists()
+    code, stdout, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--ledger", url, "--init-ledger")
     assert code == 0, err
     assert stdout.strip().splitlines()[-1] == str(out)
     assert "charging the plan" in err and "done in" in err  # progress on stderr
@@ -87,6 +91,12 @@ def test_release_end_to_end_with_ledger(setup, capsys):
     assert code == 2 and "refused before reading any data" in _one_line_error(err)
     assert not (tmp / "out2").exists()
     assert len(acct.entries()) == 1
+    # --init-ledger on a ledger that holds charges is refused (a script always passing it cannot recreate a
+    # ledger that vanished)
+    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "out2", "--ledger", url,
+                        "--init-ledger")
+    assert code == 2 and "already holds charges" in _one_line_error(err)
+    assert len(acct.entries()) == 1
 
 
 def test_simulation_charges_nothing(setup, capsys):
@@ -117,7 +127,7 @@ def test_failed_run_leaves_out_dir_empty(setup, capsys):
     out.mkdir()
     bad_plan = tmp / "bad.toml"
     bad_plan.write_text(PLAN.replace('income = "earnings"', 'income = "salary"'))
-    code, _, err = _cli(capsys, "release", bad_plan, "--data", data, "--out", out, "--ledger", url)
+    code, _, err = _cli(capsys, "release", bad_plan, "--data", data, "--out", out, "--ledger", url, "--init-ledger")
     assert code == 2
     assert "column 'salary' is not in the data" in _one_line_error(err)
     assert list(out.iterdir()) == []
@@ -144,7 +154,11 @@ def test_failed_run_leaves_out_dir_empty(setup, capsys):
         code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--ledger", url)
     finally:
         execute._write_outputs = real
-    assert code == 1 and "disk full" in err and "Traceback" not in err
+    # one line saying that epsilon was spent, and why nothing was written; exit 3 (charged, not delivered)
+    line = _one_line_error(err)
+    assert code == cli.EXIT_CHARGED_NOT_DELIVERED == 3
+    assert "epsilon = 2 (delta = " in line and "was charged to account 'pseo-earnings-2019'" in line
+    assert "nothing was written: disk full" in line
     assert list(out.iterdir()) == []
     assert [p.name for p in tmp.iterdir() if p.name.startswith(".empty")] == []
     # the charge happened before the noise (charge first, then reveal): the budget is spent

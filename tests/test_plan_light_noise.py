@@ -174,7 +174,7 @@ def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(pl
     assert cost.per_statistic == ((eps, DELTA),) and cost.as_budget_cost() == planner_cost
     url = f"sqlite:///{tmp_path}/ledger.db"
     result = execute.run_plan(plan, _write(tmp_path, "d", values), engine="pandas", out_dir=tmp_path / "out",
-                              ledger_url=url)
+                              ledger_url=url, init_ledger=True)
     record = result.record
     assert record["mode"] == "release"
     assert record["privacy"]["cost"] == {"epsilon": eps, "delta": DELTA}
@@ -242,7 +242,7 @@ def test_neighbours_release_and_refuse_alike(tmp_path, case):
     for name, values in (("a", base), ("b", neighbour)):
         url = f"sqlite:///{tmp_path}/{name}.db"
         result = execute.run_plan(plan, _write(tmp_path, name, values), engine="pandas", out_dir=tmp_path / f"o{name}",
-                                  ledger_url=url)
+                                  ledger_url=url, init_ledger=True)
         records.append(_public_part(result.record))
         # a second release is refused on both (the cap is spent), before reading any data
         with pytest.raises(Exception) as info:
@@ -282,7 +282,7 @@ def test_the_command_line_releases_a_laplace_gini_plan_and_says_its_delta(tmp_pa
            "statistics": [{"kind": "gini", "epsilon": 1.0, "lower": 0, "upper": 1e6, "noise": "laplace", "delta": DELTA}]}
     (tmp_path / "plan.toml").write_text(write_plan(plan_from_dict(raw)), encoding="utf-8")
     code = cli.main(["release", str(tmp_path / "plan.toml"), "--data", str(source_dir / "data.csv"), "--out",
-                     str(tmp_path / "out"), "--engine", "pandas", "--ledger", f"sqlite:///{tmp_path}/l.db"])
+                     str(tmp_path / "out"), "--engine", "pandas", "--ledger", f"sqlite:///{tmp_path}/l.db", "--init-ledger"])
     _, err = capsys.readouterr()
     assert code == 0 and "charged the ledger: entry 1, epsilon = 1, delta = 1e-07" in err
     record = json.loads((tmp_path / "out" / "release_record.json").read_text())

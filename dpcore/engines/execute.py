@@ -45,12 +45,16 @@ counts; the project's "replace one, n public" relation, per cell).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
+import re
 import shutil
+import signal
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -65,7 +69,8 @@ from ..validation import DPInputError
 from . import EngineSpec, Progress, Source, open_engine
 
 __all__ = ["GINI_GRID", "DEFAULT_GINI_CAP_DELTA", "PlanCost", "plan_cost", "PlanResult", "run_plan",
-           "SIMULATION_NOTE"]
+           "SIMULATION_NOTE", "OutputSlot", "ChargeNotice", "ReleaseNotDelivered", "InterruptedAfterCharge",
+           "Terminated"]
 
 #: public grid of released Gini values (the certified sampler snaps to it)
 GINI_GRID = 1e-9
@@ -323,30 +328,245 @@ def _relative_risk(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFra
 
 
 # ---------------------------------------------------------------------------------------------
-# Output
+# Output: the --out slot (checked, locked and probed before any charge), atomic writing
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class PlanResult:
-    """What :func:`run_plan` produced: the output directory, the record, the tables."""
+    """What :func:`run_plan` produced: the output directory, the record, the tables.
+
+    ``ledger_link_warning``: None, or one line saying that the tables were written and the charge is on the
+    ledger but marking the entry revealed failed (the release is delivered; exit code 0 on the command line)."""
 
     out_dir: Path
     record: dict
     tables: dict = field(repr=False)
     simulation: bool
     ledger_entry_id: int | None = None
+    ledger_link_warning: str | None = None
 
 
-def _check_out_dir(out_dir: str | os.PathLike) -> Path:
-    out = Path(out_dir).expanduser().absolute()
-    if out.exists():
-        if not out.is_dir():
-            raise DPInputError(f"--out {str(out)!r} exists and is not a directory")
-        if any(out.iterdir()):
-            raise DPInputError(f"--out {str(out)!r} is not empty: give a new or empty directory (nothing is overwritten)")
-    if not out.parent.is_dir():
-        raise DPInputError(f"the parent directory of --out ({str(out.parent)!r}) does not exist")
-    return out
+@dataclass(frozen=True)
+class ChargeNotice:
+    """A charge that is on the ledger: what a failure after it must say (the epsilon is spent whatever follows)."""
+
+    epsilon: float
+    delta: float
+    account: str
+    entry_id: int
+
+    def lost(self, reason: str) -> str:
+        spent = f"epsilon = {self.epsilon:g}" + (f" (delta = {self.delta:.3g})" if self.delta > 0 else "")
+        return (f"{spent} was charged to account {self.account!r} (ledger entry {self.entry_id}) and nothing was "
+                f"written: {reason}")
+
+
+class ReleaseNotDelivered(Exception):
+    """A failure after the charge: the epsilon is spent (the charge stands: a lost release is acceptable, a lost
+    charge never) and nothing was written to ``--out``. ``str()`` is the one line that says both."""
+
+    def __init__(self, notice: ChargeNotice, reason: str) -> None:
+        super().__init__(notice.lost(reason))
+        self.notice, self.reason = notice, reason
+
+
+class InterruptedAfterCharge(KeyboardInterrupt):
+    """SIGINT/SIGTERM after the charge: still an interrupt for the caller (a ``KeyboardInterrupt``), and its text
+    says that the epsilon was spent. ``signal_number`` is the signal that stopped the run; ``written_to`` is
+    the output directory when the tables were already in place (then only the ledger's revealed mark is
+    missing: the entry still counts in full)."""
+
+    def __init__(self, notice: ChargeNotice, signal_number: int, written_to: Path | None = None) -> None:
+        name = signal.Signals(signal_number).name
+        if written_to is None:
+            text = notice.lost(f"interrupted by {name}")
+        else:
+            text = (f"interrupted by {name} after the release was written to {str(written_to)!r}: epsilon = "
+                    f"{notice.epsilon:g} is charged to account {notice.account!r} (ledger entry {notice.entry_id}), "
+                    "which may not be marked revealed")
+        super().__init__(text)
+        self.notice, self.signal_number, self.written_to = notice, signal_number, written_to
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised by the command line's SIGTERM handler, so that SIGTERM unwinds like Ctrl-C: the temporary folder
+    and the ``--out`` lock are removed by the ``finally`` blocks that already handle Ctrl-C."""
+
+    signal_number = signal.SIGTERM
+
+
+#: the staging folder beside --out: ``.<name>.tmp-<pid>-<random>``; a folder of this shape whose run is gone
+#: (no lock held on --out) is what a killed run (kill -9, power loss) left
+_STAGING = ".{name}.tmp-"
+_STAGING_SUFFIX = re.compile(r"(?:[0-9]+-)?[a-z0-9_]{8}")
+#: what a staging folder holds: the tables, plan.toml, the record (and half-written files of them)
+_RELEASE_FILE = re.compile(r"[A-Za-z0-9_.-]+\.(?:csv|parquet)|plan\.toml|release_record\.json")
+#: bytes one CSV/Parquet cell may take (a float's repr is at most 24 characters; Parquet is smaller)
+_BYTES_PER_VALUE = 26
+#: a Parquet file's fixed part (footer, schema, metadata: 2-3 KiB measured for 4-7 columns) and the record's
+#: fixed part per statistic (noise description, measurement, privacy map: 1-3 KiB measured)
+_PARQUET_OVERHEAD = 4096
+_RECORD_PER_STATISTIC = 4096
+
+
+class OutputSlot:
+    """``--out`` made ready for one run, before any data is read or anything is charged.
+
+    Entered: ``--out`` is absent or an empty directory, its parent exists; a lock file ``.<name>.lock`` beside
+    it is held (``fcntl.flock``, so a second run writing the same ``--out`` is refused at once, before its
+    charge; the kernel drops the lock when a run dies, even by kill -9); staging folders left by a killed run
+    are reported and removed; a probe file is created, written and removed in the parent (a read-only or
+    full file system, or a directory without write permission, is found now, not after the charge).
+    :meth:`check_space` (after aggregation, before the charge) refuses when the free space is clearly short of
+    what the tables need. Left: the lock file is removed.
+    """
+
+    def __init__(self, out_dir: str | os.PathLike, progress: Progress) -> None:
+        self.out = Path(out_dir).expanduser().absolute()
+        self.progress = progress
+        self.lock_path = self.out.parent / f".{self.out.name}.lock"
+        self._lock_fd: int | None = None
+
+    def __enter__(self) -> "OutputSlot":
+        self._check_empty()
+        if not self.out.parent.is_dir():
+            raise DPInputError(f"the parent directory of --out ({str(self.out.parent)!r}) does not exist")
+        self._lock()
+        try:
+            self._remove_leftovers()
+            self._check_empty()  # again under the lock: a run that finished meanwhile filled it
+            self._probe()
+        except BaseException:
+            self._unlock()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._unlock()
+
+    def _check_empty(self) -> None:
+        out = self.out
+        if out.exists() or out.is_symlink():
+            if not out.is_dir():
+                raise DPInputError(f"--out {str(out)!r} exists and is not a directory")
+            if any(out.iterdir()):
+                raise DPInputError(f"--out {str(out)!r} is not empty: give a new or empty directory (nothing is "
+                                   "overwritten)")
+
+    def _lock(self) -> None:
+        import fcntl
+
+        while True:
+            try:
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise DPInputError(f"--out {str(self.out)!r} cannot be written: cannot create the lock file "
+                                   f"{self.lock_path.name!r} beside it ({exc.strerror or exc}); nothing was charged"
+                                   ) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise DPInputError(f"another dpcore release is writing --out {str(self.out)!r} (it holds "
+                                   f"{self.lock_path.name!r}); nothing was charged: wait for it or choose another "
+                                   "--out") from None
+            # the holder before us may have removed the file between our open and our flock: then we hold a
+            # lock on a name nobody sees; start again on the current file
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.lock_path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                self._lock_fd = fd
+                os.write(fd, f"{os.getpid()}\n".encode())
+                return
+            os.close(fd)
+
+    def _unlock(self) -> None:
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is None:
+            return
+        try:  # remove the name while still holding the lock (a waiter re-checks the name, _lock)
+            if os.path.samestat(os.fstat(fd), os.stat(self.lock_path)):
+                os.unlink(self.lock_path)
+        except OSError:
+            pass
+        os.close(fd)
+
+    def _remove_leftovers(self) -> None:
+        """Remove staging folders of this --out left by a killed run: we hold the lock, so no live run owns one.
+
+        Only a folder named as :func:`_write_outputs` names them (``.<name>.tmp-<pid>-<random>``, or the
+        ``.<name>.tmp-<random>`` of earlier versions) and holding only the files a release writes is removed."""
+        prefix = _STAGING.format(name=self.out.name)
+        try:
+            names = sorted(n for n in os.listdir(self.out.parent)
+                           if n.startswith(prefix) and _STAGING_SUFFIX.fullmatch(n[len(prefix):]))
+        except OSError:
+            return
+        for name in names:
+            path = self.out.parent / name
+            try:
+                if path.is_symlink() or not path.is_dir():
+                    continue
+                if not all(child.is_file() and _RELEASE_FILE.fullmatch(child.name) for child in path.iterdir()):
+                    continue
+            except OSError:
+                continue
+            shutil.rmtree(path, ignore_errors=True)
+            if not path.exists():
+                self.progress.say(f"removed leftover {name} from an interrupted run")
+
+    def _probe(self) -> None:
+        probe = self.out.parent / f".{self.out.name}.probe-{os.getpid()}"
+        try:
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.write(fd, b"\0" * 4096)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+                os.unlink(probe)
+        except OSError as exc:
+            raise DPInputError(f"--out {str(self.out)!r} cannot be written ({exc.strerror or exc}); nothing was "
+                               "charged") from None
+
+    def check_space(self, needed: int) -> None:
+        """Refuse when the free space beside --out is below ``needed`` bytes (an estimate, :func:`_output_bytes`)."""
+        try:
+            st = os.statvfs(self.out.parent)
+        except OSError:
+            return
+        free = st.f_bavail * st.f_frsize
+        if free < needed:
+            raise DPInputError(f"not enough free space for --out {str(self.out)!r}: the tables need about "
+                               f"{_human_bytes(needed)} and {_human_bytes(free)} are free; nothing was charged")
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"  # pragma: no cover
+
+
+def _output_bytes(plan: ReleasePlan, frames: dict[str, pd.DataFrame], block: int) -> int:
+    """Bytes the output will take, from the number of cells and columns of every statistic (public: the cell
+    counts are released): per table a CSV and a Parquet file of at most _BYTES_PER_VALUE per value (plus the
+    labels' length and a Parquet footer), each rounded up to the file system's block; plan.toml and the record."""
+    def blocks(n: int) -> int:
+        return -(-max(int(n), 1) // block) * block
+
+    total = blocks(len(plan_to_toml(plan).encode())) + blocks(_RECORD_PER_STATISTIC * (1 + len(plan.statistics)))
+    for s in plan.statistics:
+        frame = frames[s.name]
+        rows = len(frame)
+        label_bytes = sum(int(frame[c].astype(str).str.len().sum()) for c in s.by if c in frame.columns)
+        values = rows * (len(frame.columns) + len(getattr(s, "q", ()) or ()) + 2)
+        csv = label_bytes + values * _BYTES_PER_VALUE
+        total += blocks(csv) + blocks(_PARQUET_OVERHEAD + csv)
+    return total
 
 
 def _sha256(path: Path) -> str:
@@ -358,7 +578,7 @@ def _sha256(path: Path) -> str:
 
 
 def _write_outputs(out: Path, plan: ReleasePlan, tables: dict[str, pd.DataFrame], record: dict) -> dict[str, str]:
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=_STAGING.format(name=out.name) + f"{os.getpid()}-", dir=out.parent))
     try:
         hashes = {}
         for name, table in tables.items():
@@ -393,10 +613,63 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
-def _open_account(plan: ReleasePlan, cost: PlanCost, ledger_url: str | None):
+def _open_ledger(ledger_url: str | None, *, create: bool, progress: Progress):
+    """:func:`dpcore.ledger.open_ledger` with ``create`` and a progress note while it waits for a lock."""
+    import inspect
+
     from .. import ledger
 
-    db = ledger.open_ledger(ledger_url)
+    def waiting(*args: Any, **kwargs: Any) -> None:
+        progress.say("waiting for the ledger lock (another release or session is writing to the ledger) ...")
+
+    params = inspect.signature(ledger.open_ledger).parameters
+    kwargs: dict[str, Any] = {}
+    if "create" in params:
+        kwargs["create"] = create
+    elif not create:
+        url = ledger_url or ledger.default_url()
+        if isinstance(url, str) and url.startswith("sqlite:///"):
+            path = ledger._sqlite_path(url)
+            if not path.is_file() or path.stat().st_size == 0:
+                raise _LedgerMissingShim(f"no ledger at {str(path)!r}: the first release creates it with "
+                                         "--init-ledger")
+    for name in ("on_wait", "wait_callback", "on_lock_wait"):
+        if name in params:
+            kwargs[name] = waiting
+    return ledger.open_ledger(ledger_url, **kwargs)
+
+
+class _LedgerMissingShim(DPInputError):
+    pass
+
+
+def _ledger_missing_class():
+    from .. import ledger
+
+    return getattr(ledger, "LedgerMissing", _LedgerMissingShim)
+
+
+def _open_account(plan: ReleasePlan, cost: PlanCost, ledger_url: str | None, *, init_ledger: bool = False,
+                  progress: Progress | None = None):
+    """Open the ledger (never created silently: ``init_ledger`` creates a new one and refuses an existing one),
+    open or create the plan's account and check the plan's cost against what is left (public inputs only)."""
+    from .. import ledger
+
+    progress = progress or Progress(quiet=True)
+    if init_ledger:
+        # refused on a ledger that holds charges, so that a script which always passes the flag cannot recreate
+        # a ledger that vanished; accepted on one without charges (a first release refused before its charge)
+        try:
+            db = _open_ledger(ledger_url, create=False, progress=progress)
+        except _ledger_missing_class():
+            db = _open_ledger(ledger_url, create=True, progress=progress)
+            progress.say(f"created a new ledger: {db.describe()}")
+        else:
+            if any(account.entries() for account in db.accounts()):
+                raise DPInputError(f"--init-ledger creates a new ledger, but {db.describe()} already holds charges: "
+                                   "drop --init-ledger (it is for the first release only)")
+    else:
+        db = _open_ledger(ledger_url, create=False, progress=progress)
     existing = db.find_account(plan.dataset)
     if existing is None:
         cap_delta = plan.cap_delta if plan.cap_delta is not None else (DEFAULT_GINI_CAP_DELTA if cost.delta > 0 else 0.0)
@@ -417,15 +690,94 @@ def _open_account(plan: ReleasePlan, cost: PlanCost, ledger_url: str | None):
     return db, acct
 
 
+@contextlib.contextmanager
+def _signals_held():
+    """Hold SIGINT and SIGTERM while the charge commits, then deliver them.
+
+    An interrupt inside the charge's transaction would leave the caller not knowing whether epsilon was spent
+    (the commit may or may not have happened); held, it lands either before the charge (nothing spent) or after
+    it (spent, and said so). Python signal handlers run in the main thread only: elsewhere nothing is held."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(sig)
+        if handler is None:  # installed outside Python: leave it alone
+            continue
+        previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return (text or type(exc).__name__)[:400]
+
+
+def _statistic_rows(deferred: "_Deferred") -> tuple[int, int]:
+    """(cells, rows) of one statistic's aggregates: both public (every cell's n is released)."""
+    spec = deferred.spec
+    frame = deferred.aggregate_frame()
+    by = list(spec.by)
+    if spec.kind == "percentiles":
+        rows = int(frame["count"].sum()) if len(frame) else 0
+        cells = (len(frame[by].drop_duplicates()) if by else 1) if len(frame) else 0
+    elif spec.kind == "relative_risk":
+        rows = int(frame["n_exposed"].sum() + frame["n_reference"].sum()) if len(frame) else 0
+        cells = len(frame)
+    else:
+        rows = int(frame["n"].sum()) if len(frame) else 0
+        cells = len(frame)
+    return cells, rows
+
+
+def _refuse_undeliverable(plan: ReleasePlan, aggregates: dict[str, "_Deferred"], slot: OutputSlot) -> None:
+    """Before the charge: refuse a statistic with no row to release, and an output the disk cannot hold.
+
+    A statistic whose cells hold no row (a header-only, empty or all-missing input, or filters that keep
+    nothing) would be charged for empty tables. Refusing reveals only that its total n is 0, and n is public:
+    every cell's number of rows is published in the tables (the neighbouring relation: replace one person,
+    cell sizes public), so the refusal is a function of public information and costs no epsilon. The space
+    estimate uses the numbers of cells, public too."""
+    empty = []
+    cells: dict[str, pd.DataFrame] = {}
+    for s in plan.statistics:
+        n_cells, n_rows = _statistic_rows(aggregates[s.name])
+        if n_rows == 0:
+            empty.append(f"{s.where} {s.name!r}")
+        cells[s.name] = aggregates[s.name].aggregate_frame()
+    if empty and len(empty) == len(plan.statistics):
+        raise DPInputError(f"the data have no row with a finite income {plan.income!r} (a header-only, empty or "
+                           "all-missing input): nothing to release; nothing was charged")
+    if empty:
+        raise DPInputError(f"no row of the data can be released for {', '.join(empty)} (0 rows in every cell); "
+                           "nothing was charged")
+    try:
+        block = os.statvfs(slot.out.parent).f_frsize or 4096
+    except OSError:
+        block = 4096
+    slot.check_space(_output_bytes(plan, cells, block))
+
+
 def run_plan(plan: ReleasePlan, source: Source, *, engine: str = "duckdb", out_dir: str | os.PathLike,
              ledger_url: str | None = None, seed: int | None = None, master: str | None = None,
              progress: Progress | None = None, memory_limit: str | None = None,
-             workdir: str | None = None) -> PlanResult:
+             workdir: str | None = None, init_ledger: bool = False) -> PlanResult:
     """Run ``plan`` on ``source`` with ``engine``; write the tables and the record into ``out_dir``.
 
     See the module docstring for the order of events, the mechanisms and the neighbouring relation.
-    ``seed`` given: simulation (numpy noise, no ledger). Raises :class:`DPInputError` (or
-    :class:`dpcore.ledger.BudgetExceeded`) with a one-line message for every user error.
+    ``seed`` given: simulation (numpy noise, no ledger). The ledger must exist (``init_ledger=True`` creates a
+    new one for a first release). Raises :class:`DPInputError` (or :class:`dpcore.ledger.BudgetExceeded`) with
+    a one-line message for every user error, all before the charge; after the charge,
+    :class:`ReleaseNotDelivered` (or :class:`InterruptedAfterCharge` on SIGINT/SIGTERM), whose text says that
+    epsilon was spent.
     """
     from .. import release_noise  # noqa: F401  (fail early when the noise module is missing)
 
@@ -441,16 +793,25 @@ def run_plan(plan: ReleasePlan, source: Source, *, engine: str = "duckdb", out_d
         rng = np.random.default_rng(int(seed))
     else:
         rng = None
-    out = _check_out_dir(out_dir)
+    with OutputSlot(out_dir, progress) as slot:
+        return _run_in_slot(plan, source, slot, engine=engine, ledger_url=ledger_url, seed=seed, rng=rng,
+                            master=master, progress=progress, memory_limit=memory_limit, workdir=workdir,
+                            init_ledger=init_ledger)
+
+
+def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine: str, ledger_url: str | None,
+                 seed: int | None, rng: Any, master: str | None, progress: Progress, memory_limit: str | None,
+                 workdir: str | None, init_ledger: bool) -> PlanResult:
+    out = slot.out
+    simulate = seed is not None
     cost = plan_cost(plan)
     acct = None
     if not simulate:
         with progress.step(f"ledger: checking the budget of {plan.dataset!r} (plan costs epsilon = {cost.epsilon:g})"):
-            _, acct = _open_account(plan, cost, ledger_url)
+            _, acct = _open_account(plan, cost, ledger_url, init_ledger=init_ledger, progress=progress)
     m = plan.rows_per_person
     spec = EngineSpec.from_plan(plan)
     tables: dict[str, pd.DataFrame] = {}
-    infos: dict[str, dict] = {}
     with open_engine(engine, source, spec, progress=progress, master=master, workdir=workdir,
                      memory_limit=memory_limit) as eng:
         with progress.step(f"{engine}: reading and checking the source ({source.describe()[:80]})"):
@@ -460,7 +821,8 @@ def run_plan(plan: ReleasePlan, source: Source, *, engine: str = "duckdb", out_d
             with progress.step(f"{engine}: aggregating {s.where} by {', '.join(s.by) or '(whole table)'}"):
                 aggregates[s.name] = _Deferred(s, eng, m)
                 aggregates[s.name].compute()
-    # the confidential aggregates are in memory; nothing has been revealed yet
+    # the confidential aggregates are in memory; nothing has been revealed or charged yet
+    _refuse_undeliverable(plan, aggregates, slot)
     relation = _relation(plan)
     record: dict[str, Any] = {
         "record": "dpcore release record",
@@ -486,32 +848,58 @@ def run_plan(plan: ReleasePlan, source: Source, *, engine: str = "duckdb", out_d
         record["simulation"] = {"seed": int(seed), "note": "numpy noise with this seed; the ledger was not charged; "
                                                            "these numbers are NOT a differentially private release"}
     entry = None
-    if acct is not None:
-        with progress.step("ledger: charging the plan (before any noise is drawn)"):
-            entry = acct.charge(f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
-                                cost=cost.as_budget_cost(), record=record)
-        record["ledger"] = {"backend": acct.db.backend if hasattr(acct, "db") else None, "account": plan.dataset,
-                            "entry_id": entry.id, "charged": cost.as_budget_cost().to_dict(),
-                            "spent_epsilon_after": acct.spent_epsilon(), "cap_epsilon": acct.cap_epsilon}
-    with progress.step("adding noise to the aggregates" + (" (simulation: numpy)" if simulate else " (OpenDP / certified)")):
-        stats_out = []
-        for s in plan.statistics:
-            table, info = aggregates[s.name].release(rng)
-            tables[s.name] = table
-            stats_out.append({"name": s.name, "kind": s.kind, "by": list(s.by), "epsilon": s.epsilon,
-                              "cells": int(len(table)), "columns": list(table.columns),
-                              "files": [f"{s.name}.csv", f"{s.name}.parquet"], **info})
-            del aggregates[s.name]
-    record["statistics"] = stats_out
-    with progress.step(f"writing {len(tables)} table(s) and {RECORD_FILE} to {out}"):
-        hashes = _write_outputs(out, plan, tables, record)
-    record["files"] = hashes
-    if entry is not None:
-        try:
-            acct.attach_result(entry.id, {"out_dir": str(out), "files": hashes})
-        except Exception:  # the release is written and charged; the optional link may be refused
-            pass
-    return PlanResult(out, record, tables, simulate, None if entry is None else entry.id)
+    notice: ChargeNotice | None = None
+    written = False
+    try:
+        if acct is not None:
+            with progress.step("ledger: charging the plan (before any noise is drawn)"), _signals_held():
+                entry = acct.charge(f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
+                                    cost=cost.as_budget_cost(), record=record)
+                notice = ChargeNotice(cost.epsilon, cost.delta, plan.dataset, int(entry.id))
+            record["ledger"] = {"backend": acct.db.backend if hasattr(acct, "db") else None, "account": plan.dataset,
+                                "entry_id": entry.id, "charged": cost.as_budget_cost().to_dict(),
+                                "spent_epsilon_after": acct.spent_epsilon(), "cap_epsilon": acct.cap_epsilon}
+        with progress.step("adding noise to the aggregates" + (" (simulation: numpy)" if simulate else " (OpenDP / certified)")):
+            stats_out = []
+            for s in plan.statistics:
+                table, info = aggregates[s.name].release(rng)
+                tables[s.name] = table
+                stats_out.append({"name": s.name, "kind": s.kind, "by": list(s.by), "epsilon": s.epsilon,
+                                  "cells": int(len(table)), "columns": list(table.columns),
+                                  "files": [f"{s.name}.csv", f"{s.name}.parquet"], **info})
+                del aggregates[s.name]
+        record["statistics"] = stats_out
+        with progress.step(f"writing {len(tables)} table(s) and {RECORD_FILE} to {out}"):
+            hashes = _write_outputs(out, plan, tables, record)
+        written = True
+        record["files"] = hashes
+        warning = None
+        if entry is not None:
+            warning = _mark_revealed(acct, entry.id, out, hashes, notice)
+    except KeyboardInterrupt as exc:
+        if notice is None:
+            raise
+        raise InterruptedAfterCharge(notice, int(getattr(exc, "signal_number", signal.SIGINT)),
+                                     written_to=out if written else None) from exc
+    except Exception as exc:
+        if notice is None:
+            raise
+        raise ReleaseNotDelivered(notice, _one_line(exc)) from exc
+    return PlanResult(out, record, tables, simulate, None if entry is None else entry.id, warning)
+
+
+def _mark_revealed(acct, entry_id: int, out: Path, hashes: dict[str, str], notice: ChargeNotice) -> str | None:
+    """Attach the written files to the charged entry (marks it revealed); on failure, the one-line warning.
+
+    The tables are written and the charge is on the ledger, so the release stands whatever happens here; an
+    entry not marked revealed still counts in full against the cap (the ledger never under-counts)."""
+    try:
+        acct.attach_result(entry_id, {"out_dir": str(out), "files": hashes})
+    except Exception as exc:
+        return (f"the release was written to {str(out)!r} and epsilon = {notice.epsilon:g} is charged to account "
+                f"{notice.account!r} (ledger entry {entry_id}), but the ledger could not mark the entry revealed: "
+                f"{_one_line(exc)}")
+    return None
 
 
 class _Deferred:
@@ -523,6 +911,10 @@ class _Deferred:
 
     def compute(self) -> None:
         self._frozen = _FrozenEngine(self.engine, self.spec, self.m)
+
+    def aggregate_frame(self) -> pd.DataFrame:
+        """The one aggregate frame of this statistic (histogram, sums, Gini inputs or outcome counts)."""
+        return next(iter(self._frozen.frames.values()))
 
     def release(self, rng) -> tuple[pd.DataFrame, dict]:
         s, eng = self.spec, self._frozen
