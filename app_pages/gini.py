@@ -195,7 +195,8 @@ def live_view(ds) -> None:
                                 state_key=f"gini_answer_{sorted(answer_args.items())}")
                   if slow_light else _answer(digest, answer_key, ds.values, answer_args))
         if answer is not None:
-            target = {"target_error": target_error, "confidence": target_confidence, **answer_settings}
+            target = {"target_error": target_error, "confidence": target_confidence, **answer_settings,
+                      "max_epsilon": max(EPS_OPTIONS)}
             recommendation = _recommendation(digest, gini_views.settings_key(target), ds.values, target)
             answer_views.gini_answer(answer, recommendation, answer_text)
     with clipping_area:

@@ -23,6 +23,7 @@ SOURCES = {"Synthetic cell (PSEO-like quartiles)": "synthetic",
            "A real PSEO cell (its published quartiles and size)": "pseo", "Sidebar dataset (random subset)": "sidebar"}
 CALIBRATIONS = {"Tight (certified, less noise)": "tight", "Paper (Nissim-Raskhodnikova-Smith constants)": "paper"}
 VIEWS = ("One cell, step by step", "Many cells (real PSEO table)", "The paper's Figures 1–3")
+EPS_MAX = 3.0  # the ε slider's end: a recommendation above it could not be set
 DEFAULT_EDGES = "10000, 20000, 30000, 40000, 50000, 65000, 80000, 100000, 150000, 250000, 614597"
 
 
@@ -103,7 +104,7 @@ def _page_body() -> None:
     answer_text = answer_box.container()
     target_error, target_confidence = answer_views.percentile_target_controls(answer_box)
     c1, c2, c3 = st.columns(3)
-    eps = qp_slider("Privacy budget ε (per cell)", "perc_eps", 0.1, 3.0, 1.0, 0.1, container=c1,
+    eps = qp_slider("Privacy budget ε (per cell)", "perc_eps", 0.1, EPS_MAX, 1.0, 0.1, container=c1,
                     help="Smaller ε = more noise = more privacy. All percentiles of a cell together cost ε.")
     scheme = SCHEMES[qp_radio("Bins", "perc_scheme", list(SCHEMES), container=c2,
                               help="PSEO: the Bureau's 21 bins. Log-normal: equally likely bins for typical earnings. "
@@ -139,7 +140,8 @@ def _page_body() -> None:
         answer_values = None if source != "sidebar" else current_dataset().values
         answer_views.statistic_answer(
             _answer_sentence(answer_values, answer_cell, float(eps)),
-            _recommendation(answer_values, {**answer_cell, "target_error": target_error, "confidence": target_confidence}),
+            _recommendation(answer_values, {**answer_cell, "target_error": target_error, "confidence": target_confidence,
+                                            "max_epsilon": EPS_MAX}),
             answer_text)
         answer_text.caption("For the cell of section 1 (the cell data chosen below), released with the PSEO bins.")
 

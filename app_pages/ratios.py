@@ -33,7 +33,7 @@ PLANNING = "Proportions (planning)"
 def _answer(eps: float, px: float, py: float, nx: int, ny: int, target: float, confidence: float):
     """The answer sentence and recommended ε (dpcore.experiments.answers.ratio_answer)."""
     return answer_experiments.ratio_answer(epsilon=eps, p_x=px, p_y=py, n_x=nx, n_y=ny, target_error=target,
-                                           confidence=confidence)
+                                           confidence=confidence, max_epsilon=max(EPS_OPTIONS))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -23,6 +23,7 @@ DATA_SOURCES = ("ACS 2019 excerpt", "Synthetic mixture (paper's model)", "Paper'
 VIEWS = ("Group means", "Trends (paper figures)", "Theory: cost of stratifying", "Privacy accounting",
          "Synthetic data (illustration)")
 NONE = "(none)"
+EPS_OPTIONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0]
 
 
 # cache_resource: one shared GroupedData per recipe (read only), so its group index is built once and a
@@ -58,9 +59,9 @@ def _answer_sentence(data_key: str, _data, clip: tuple, epsilon: float):
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _recommendation(data_key: str, _data, clip: tuple, target: float, confidence: float):
-    """The recommended ε (dpcore.experiments.answers.group_means_answer): independent of the ε slider."""
-    return answer_experiments.group_means_answer(_data.values, _data.groups, epsilon=1.0, clip=clip,
-                                                 target_error=target, confidence=confidence)[1]
+    """The recommended ε (group_means_answer's second half, the same numbers): independent of the ε slider."""
+    return answer_experiments.group_means_recommendation(_answer_statistic(data_key, _data, clip), target_error=target,
+                                                         confidence=confidence, max_epsilon=max(EPS_OPTIONS))
 
 
 def recipe_key_text(recipe) -> str:
@@ -87,8 +88,7 @@ def _page_body() -> None:
     source = qp_radio("Data", "strat_data", DATA_SOURCES, container=c1,
                       help="The ACS excerpt is real (20 PUMAs); synthetic data follow the paper's model; the NY sizes "
                            "are the paper's Table 3.")
-    epsilon = qp_select_slider("Privacy budget ε", "strat_eps", [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0],
-                               1.0, container=c2, help="Smaller ε = stronger privacy = more noise.")
+    epsilon = qp_select_slider("Privacy budget ε", "strat_eps", EPS_OPTIONS, 1.0, container=c2, help="Smaller ε = stronger privacy = more noise.")
     c2.caption(views.coinpress_caption(float(epsilon), "epsilon_delta"))
     method = qp_selectbox("Method shown per group", "strat_method", list(strat_experiments.METHODS), "Stratified Laplace",
                           container=c3, help="Global methods give every group the same (overall) number.")

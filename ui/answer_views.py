@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore import defaults
+from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments.answers import EpsilonRecommendation, GiniAnswer
 from ui.common import qp_number, qp_selectbox
 
@@ -75,8 +76,10 @@ def percentile_target_controls(container) -> tuple[float, float]:
 def group_means_target_controls(container) -> tuple[float, float]:
     """The group-means page's target: every published group mean within ± (strat_target, strat_conf)."""
     c1, c2 = container.columns(2)
-    target = float(qp_number("Your target: every published group mean within ± (units of the variable)",
-                             "strat_target", 1_000.0, min_value=1e-6, max_value=1e9, step=100.0, container=c1,
-                             help="e.g. 1000 = one thousand dollars for incomes."))
+    target = float(qp_number("Your target: every group mean within ±", "strat_target",
+                             answer_experiments.DEFAULT_GROUP_MEANS_TARGET, min_value=1e-6, max_value=1e9, step=1000.0,
+                             container=c1, format="%g",
+                             help="In the units of the variable (dollars for incomes), for every group at once: tiny "
+                                  "groups get the most noise, so they set the ε."))
     how_often = qp_selectbox("… how often", "strat_conf", list(CONFIDENCES), "9 times in 10", container=c2)
     return target, CONFIDENCES[how_often]

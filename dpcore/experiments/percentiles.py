@@ -551,7 +551,7 @@ def cell_answer_at_epsilon(statistic: Any, *, epsilon: float):
     from . import answers as answer_experiments
 
     return answer_experiments.statistic_answer(statistic, epsilon=epsilon, noun="median of this cell",
-                                               unit_format="${:,.0f}")
+                                               unit_format="${:,.0f}", truth_noun="median")
 
 
 def _panel(n_cells: int, agg_level: int = 48, q: Any = (25, 50, 75)) -> CellPanel:

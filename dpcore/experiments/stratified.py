@@ -1136,7 +1136,7 @@ def group_means_answer_at_epsilon(statistic: Any, *, epsilon: float):
     recommendation, which does not depend on ``epsilon`` (the page computes it once per target)."""
     from . import answers as answer_experiments
 
-    return answer_experiments.statistic_answer(statistic, epsilon=epsilon, noun="mean of every group")
+    return answer_experiments.group_means_sentence(statistic, epsilon=epsilon)
 
 
 def summarise(rows: Sequence[Mapping[str, Any]], x: str, y: str):
