@@ -1,6 +1,7 @@
 """Lessons (issue 15): ready lesson paths for a 50-minute class, a printable handout, and a before/after view.
 
-Thin page: the lessons (preset links + questions + answers) live in :mod:`ui.lessons_views`; the
+Thin page: the lessons (preset links + questions + answers, the class session's code in every link
+when there is one) and the two handouts (students', teacher's) live in :mod:`ui.lessons_views`; the
 before/after section is one cached call of :func:`dpcore.experiments.gini.gini_view` per ε, drawn with
 the Gini page's own figure builder on fixed axes.
 """
@@ -11,7 +12,7 @@ import streamlit as st
 
 from dpcore import defaults
 from dpcore.experiments import gini as gini_experiments
-from ui import lessons_views
+from ui import classroom_views, lessons_views
 from ui.common import guard, privacy_note, qp_select_slider, qp_toggle, seed
 from ui.sidebar import current_dataset, current_dataset_key
 
@@ -59,19 +60,29 @@ st.markdown(
 privacy_note("as on each linked page (replace one person; n public).",
              "the lesson settings themselves; the game and the synthetic data are public.")
 
+klass = classroom_views.current_class()  # a class session joined on the attacker page (or in this URL)
+classroom_views.show_class_message()
+if klass is not None:
+    st.info(f"Class session **{klass.code}**: every link below keeps it, and the attacker game's steps play the "
+            "session's statistic, so the class's guesses pool into one table.")
 show_answers = qp_toggle("Show the answers to look for", "les_answers", True,
                          help="Switch off when projecting this page to the class.")
 for item in lessons_views.LESSONS:
     with st.container(border=True):
-        lessons_views.lesson(item, show_answers=show_answers)
+        lessons_views.lesson(item, show_answers=show_answers, class_session=klass)
 
-st.header("Handout")
-base_url = st.text_input("Address of this app (for the links in the handout)", value="http://localhost:8501",
-                         key="les_base", help="The address students type, e.g. https://dp.example.edu")
+st.header("Handouts")
+st.markdown("Two versions: the **student handout** has the links and the questions only; the **teacher's "
+            "handout** adds the answer to look for under each question."
+            + (f" The links join class session {klass.code}." if klass is not None else ""))
+if "les_base" not in st.session_state:
+    st.session_state["les_base"] = classroom_views.app_base_url()  # the address this browser uses
+base_url = st.text_input("Address of this app (for the links in the handouts)", key="les_base",
+                         help="The address students type, e.g. https://dp.example.edu")
 if not base_url.startswith(("http://", "https://")):
     st.error("The address must start with http:// or https:// (e.g. http://localhost:8501).")
 else:
-    lessons_views.handout_downloads(base_url)
+    lessons_views.handout_downloads(base_url, class_session=klass)
 
 st.header("Before / after: the Gini chart at two ε")
 st.markdown("The same data, the same mechanism, two privacy levels, the same axes. Left: smooth-sensitivity "

@@ -1,9 +1,11 @@
 """AppTest tests of the Lessons page and of the lesson links (issue 15), plus the "fixed axes" option."""
 from __future__ import annotations
 
+import html
 import json
 import re
 from html.parser import HTMLParser
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -70,18 +72,79 @@ class _Links(HTMLParser):
 
 
 def test_handouts_contain_every_link_question_and_answer():
+    """The teacher's handout has every link, question and answer; the student handout the same links and
+    questions and none of the answers (it used to be one handout, answers always in)."""
     base = "https://dp.example.edu"
-    markdown = lessons_views.handout_markdown(base)
-    page = lessons_views.handout_html(base)
-    parser = _Links()
-    parser.feed(page)
     expected = [lessons_views.step_url(step, base) for _, _, step in STEPS]
-    assert parser.hrefs == expected
-    assert "<script" not in page and "src=" not in page  # self-contained
-    for _, _, step in STEPS:
-        assert lessons_views.step_url(step, base) in markdown
-        assert step.question in markdown and step.answer in markdown
     assert expected[0] == "https://dp.example.edu/percentiles?perc_eps=0.1&perc_fixed_axes=1"
+    for answers in (True, False):
+        markdown = lessons_views.handout_markdown(base, answers=answers)
+        page = lessons_views.handout_html(base, answers=answers)
+        parser = _Links()
+        parser.feed(page)
+        assert parser.hrefs == expected
+        assert "<script" not in page and "src=" not in page  # self-contained
+        for text in (markdown, page):
+            for _, _, step in STEPS:
+                assert html.escape(step.question) in text or step.question in text
+                assert (html.escape(step.answer) in text or step.answer in text) is answers, step.label
+            assert text.count("Look for:") == (len(STEPS) if answers else 0)
+        for url in expected:
+            assert url in markdown
+    assert "teacher's handout" in lessons_views.handout_markdown(base, answers=True)
+    assert "student handout" in lessons_views.handout_markdown(base, answers=False)
+
+
+def test_the_page_offers_both_handouts_and_hides_answers_from_the_student_one():
+    at = open_page(PAGE, les_answers="0")
+    assert_clean(at)
+    labels = [d.proto.label for d in at.get("download_button")]
+    assert labels == ["Student handout (no answers) · HTML, printable", "Student handout (no answers) · Markdown",
+                      "Teacher's handout (with the answers) · HTML, printable",
+                      "Teacher's handout (with the answers) · Markdown"]
+
+
+@pytest.fixture
+def class_session(tmp_path, monkeypatch):
+    from dpcore import classroom as classroom_lib
+
+    monkeypatch.setenv(classroom_lib.ENV_VAR, f"sqlite:///{tmp_path}/classroom.db")
+    store = classroom_lib.open_classroom()
+    return store.session(store.create_session("mean"))
+
+
+def test_lesson_links_keep_the_class_session_and_its_statistic(class_session):
+    """Every lesson link carries the class code (it was dropped: students left the class at the first
+    lesson link), and the steps where students play take the session's statistic (a lesson used
+    count_geometric while the class played count, so the teacher's table split)."""
+    at = open_page(PAGE, atk_class=class_session.code)
+    assert_clean(at)
+    assert f"Class session **{class_session.code}**" in page_text(at)
+    for link, (_, _, step) in zip(at.get("page_link"), STEPS):
+        query = dict(parse_qsl(link.proto.query_string))
+        assert query["atk_class"] == class_session.code, step.label
+        if step.plays_class_statistic:
+            assert query["atk_mech"] == "mean", step.label
+        else:
+            assert {k: v for k, v in query.items() if k != "atk_class"} == step.params, step.label
+    assert sum(step.plays_class_statistic for _, _, step in STEPS) == 3
+    handout = lessons_views.handout_markdown("http://x", answers=False, class_session=class_session)
+    assert handout.count(f"atk_class={class_session.code}") == len(STEPS)
+
+
+def test_a_lesson_link_opens_the_attacker_game_inside_the_class(class_session):
+    step = next(step for _, _, step in STEPS if step.plays_class_statistic)
+    at = open_page(step.page, **lessons_views.step_params(step, class_session))
+    assert_clean(at)
+    assert f"Class session **{class_session.code}**" in page_text(at)  # joined: the guesses are pooled
+    assert at.selectbox(key="atk_mech").value == "mean"
+
+
+def test_a_bad_class_code_on_the_lessons_page_is_one_error_and_no_class_links(class_session):
+    at = open_page(PAGE, atk_class="ZZZZZZ")
+    assert_clean(at, expected_error="no class session has the code ZZZZZZ")
+    assert len(at.error) == 1
+    assert all("atk_class" not in link.proto.query_string for link in at.get("page_link"))
 
 
 def _spec(at, index=0):

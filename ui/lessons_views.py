@@ -1,8 +1,13 @@
-"""Lesson paths for a 50-minute class (issue 15): preset links, questions, answers, a printable handout.
+"""Lesson paths for a 50-minute class (issue 15): preset links, questions, answers, printable handouts.
 
 Each step is a link to a page with URL query parameters that the page's ``qp_*`` widgets read (keys
 and option texts exactly as the pages define them; ``tests/test_page_lessons.py`` opens every link and
 checks that the page kept each value). Charts where ε moves the spread open with fixed axes.
+
+In a class session (``ui.classroom_views``) every link carries the class code, and the steps where
+students play take the session's statistic, so a lesson never sends a class to a statistic its
+teacher's table does not pool. The handout comes in two versions: the students' (questions only) and
+the teacher's (with the answers to look for).
 """
 from __future__ import annotations
 
@@ -12,8 +17,13 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from dpcore.classroom import ClassSession
 from ui import plots_gini
 from ui.common import show_spec
+
+#: URL query parameter of the class code (ui.classroom_views.CODE_PARAM; not imported here, so the
+#: handout functions stay usable without a Streamlit session)
+CLASS_PARAM = "atk_class"
 
 
 @dataclass(frozen=True)
@@ -23,6 +33,8 @@ class Step:
     params: dict
     question: str
     answer: str
+    #: students play the game here: in a class session the link takes the session's statistic
+    plays_class_statistic: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,16 +100,18 @@ LESSONS: tuple[Lesson, ...] = (
                  {"atk_mech": "count_geometric", "atk_eps": "1.0", "atk_round": "1"},
                  "Play ten rounds. What fraction did you get right? Who in the class did best?",
                  "Most students land near 60–80 %; a few get lucky. The bound is 73 %: with 10 rounds the "
-                 "interval is wide, so above-bound scores are luck (pool the class to see it)."),
+                 "interval is wide, so above-bound scores are luck (pool the class to see it).",
+                 plays_class_statistic=True),
             Step("The computer plays at ε = 1", "app_pages/attacker.py",
                  {"atk_mech": "count_geometric", "atk_eps": "1.0", "atk_round": "1"},
                  "Press 'let the computer play 1,000 rounds'. Does the best possible attacker beat the bound?",
                  "No: it reaches the bound (73 %) within its Monte Carlo error and never exceeds it. That is "
-                 "what ε-DP promises, for any attacker."),
+                 "what ε-DP promises, for any attacker.", plays_class_statistic=True),
             Step("Play at ε = 0.1", "app_pages/attacker.py",
                  {"atk_mech": "count_geometric", "atk_eps": "0.1", "atk_round": "100"},
                  "Play ten rounds. How is it different?",
-                 "It is a coin toss: at most 52.5 % right. Small ε makes the two worlds nearly indistinguishable."),
+                 "It is a coin toss: at most 52.5 % right. Small ε makes the two worlds nearly indistinguishable.",
+                 plays_class_statistic=True),
             Step("The Gini of 50 incomes at ε = 1", "app_pages/attacker.py",
                  {"atk_mech": "gini", "atk_eps": "1.0", "atk_round": "200"},
                  "The bound is the same 73 %. Does the optimal attacker reach it here?",
@@ -123,63 +137,95 @@ LESSONS: tuple[Lesson, ...] = (
 )
 
 
-def step_url(step: Step, base_url: str = "") -> str:
+def step_params(step: Step, class_session: ClassSession | None = None) -> dict:
+    """The step's query parameters; in a class session plus the class code, and the session's statistic
+    where students play (the teacher's table pools one statistic)."""
+    params = dict(step.params)
+    if class_session is not None:
+        if step.plays_class_statistic and class_session.mechanism:
+            params["atk_mech"] = class_session.mechanism
+        params[CLASS_PARAM] = class_session.code
+    return params
+
+
+def step_url(step: Step, base_url: str = "", class_session: ClassSession | None = None) -> str:
     path = URL_PATHS[step.page]
-    query = urlencode(step.params)
+    query = urlencode(step_params(step, class_session))
     return f"{base_url.rstrip('/')}/{path}" + (f"?{query}" if query else "")
 
 
-def handout_markdown(base_url: str) -> str:
-    """The handout as Markdown: every lesson, its links (absolute, from ``base_url``), questions and answers."""
-    lines = ["# Differential privacy in one class: lesson handout", "",
-             f"Open the links in a browser (app at {base_url}). Each link opens a page with the settings preset.", ""]
+def _handout_title(answers: bool) -> str:
+    return ("Differential privacy in one class: teacher's handout (with the answers)" if answers
+            else "Differential privacy in one class: student handout")
+
+
+def _handout_intro(base_url: str, class_session: ClassSession | None) -> str:
+    text = f"Open the links in a browser (app at {base_url}). Each link opens a page with the settings preset."
+    if class_session is not None:
+        text += f" The links join class session {class_session.code}."
+    return text
+
+
+def handout_markdown(base_url: str, *, answers: bool = True, class_session: ClassSession | None = None) -> str:
+    """The handout as Markdown: every lesson, its links (absolute, from ``base_url``) and questions, and
+    with ``answers`` (the teacher's copy) the answer to look for under each question."""
+    lines = [f"# {_handout_title(answers)}", "", _handout_intro(base_url, class_session), ""]
     for lesson in LESSONS:
         lines += [f"## {lesson.title} ({lesson.minutes} min)", "", lesson.goal, ""]
         for number, step in enumerate(lesson.steps, 1):
-            lines += [f"{number}. **[{step.label}]({step_url(step, base_url)})**",
-                      f"   - Ask: {step.question}", f"   - Look for: {step.answer}", ""]
+            lines += [f"{number}. **[{step.label}]({step_url(step, base_url, class_session)})**",
+                      f"   - Ask: {step.question}"]
+            if answers:
+                lines.append(f"   - Look for: {step.answer}")
+            lines.append("")
     return "\n".join(lines)
 
 
-def handout_html(base_url: str) -> str:
+def handout_html(base_url: str, *, answers: bool = True, class_session: ClassSession | None = None) -> str:
     """The same handout as one self-contained HTML file (no scripts, no external resources; prints well)."""
-    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>DP lesson handout</title>",
+    title = _handout_title(answers)
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              "<style>body{font-family:sans-serif;max-width:48em;margin:2em auto;line-height:1.4}"
              "li{margin-bottom:.6em}.ask{margin:.2em 0}.answer{color:#335}"
              "@media print{a{color:black}h2{page-break-before:auto}}</style></head><body>",
-             "<h1>Differential privacy in one class: lesson handout</h1>",
-             f"<p>Open the links in a browser (app at {html.escape(base_url)}). Each link opens a page with the "
-             "settings preset.</p>"]
+             f"<h1>{html.escape(title)}</h1>", f"<p>{html.escape(_handout_intro(base_url, class_session))}</p>"]
     for lesson in LESSONS:
         parts.append(f"<h2>{html.escape(lesson.title)} ({lesson.minutes} min)</h2><p>{html.escape(lesson.goal)}</p><ol>")
         for step in lesson.steps:
-            url = html.escape(step_url(step, base_url), quote=True)
+            url = html.escape(step_url(step, base_url, class_session), quote=True)
+            answer = f"<p class='answer'><b>Look for:</b> {html.escape(step.answer)}</p>" if answers else ""
             parts.append(f"<li><a href=\"{url}\">{html.escape(step.label)}</a>"
-                         f"<p class='ask'><b>Ask:</b> {html.escape(step.question)}</p>"
-                         f"<p class='answer'><b>Look for:</b> {html.escape(step.answer)}</p></li>")
+                         f"<p class='ask'><b>Ask:</b> {html.escape(step.question)}</p>{answer}</li>")
         parts.append("</ol>")
     parts.append("</body></html>")
     return "".join(parts)
 
 
-def lesson(item: Lesson, *, show_answers: bool) -> None:
+def lesson(item: Lesson, *, show_answers: bool, class_session: ClassSession | None = None) -> None:
     """One lesson: goal, then each step's link, question and (optionally) the answer to look for."""
     st.subheader(f"{item.title} · {item.minutes} min")
     st.markdown(item.goal)
     for number, step in enumerate(item.steps, 1):
         st.page_link(step.page, label=f"{number}. {step.label}", icon=":material/arrow_forward:",
-                     query_params=step.params)
+                     query_params=step_params(step, class_session))
         st.markdown(f"**Ask:** {step.question}")
         if show_answers:
             st.caption(f"**Look for:** {step.answer}")
 
 
-def handout_downloads(base_url: str) -> None:
-    left, right = st.columns(2)
-    left.download_button("Download the handout (HTML, printable)", handout_html(base_url), file_name="dp_lessons.html",
-                         mime="text/html", key="les_dl_html")
-    right.download_button("Download the handout (Markdown)", handout_markdown(base_url), file_name="dp_lessons.md",
-                          mime="text/markdown", key="les_dl_md")
+def handout_downloads(base_url: str, class_session: ClassSession | None = None) -> None:
+    """Two versions, each as printable HTML and as Markdown, built when a button is clicked."""
+    students, teacher = st.columns(2)
+    for column, answers, who, name in ((students, False, "student", "Student handout (no answers)"),
+                                       (teacher, True, "teacher", "Teacher's handout (with the answers)")):
+        column.download_button(
+            f"{name} · HTML, printable", lambda answers=answers: handout_html(base_url, answers=answers,
+                                                                             class_session=class_session),
+            file_name=f"dp_lessons_{who}.html", mime="text/html", key=f"les_dl_{who}_html")
+        column.download_button(
+            f"{name} · Markdown", lambda answers=answers: handout_markdown(base_url, answers=answers,
+                                                                         class_session=class_session),
+            file_name=f"dp_lessons_{who}.md", mime="text/markdown", key=f"les_dl_{who}_md")
 
 
 def releases_spec(view) -> dict:
