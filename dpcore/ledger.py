@@ -8,10 +8,14 @@ Public API (kept stable; outside checks use these names)::
 
     from dpcore import ledger
     db = ledger.open_ledger("sqlite:////abs/path/ledger.db")   # or "postgresql://...", None = default
+    db = ledger.open_ledger(url, create=False, on_wait=print)  # refuse a missing ledger; lock-wait notes
+    ledger.init_ledger(url)                                     # create a new ledger (refuses an existing one)
     acct = db.account("dataset-id", cap_epsilon=2.0, label="CPS 2023, income")   # open or create
     acct.charge("label", epsilon=0.5, record={...})       # raises ledger.BudgetExceeded over the cap
     acct.charge("label", cost=budget.approx(0.5, 1e-9))   # approximate DP / zCDP costs too
+    link = acct.attach_result(entry.id, {...})            # ResultLink: recorded, or journaled (link.message)
     acct.spent_epsilon(); acct.remaining_epsilon(); acct.entries(); acct.cap; acct.export("csv")
+    db.verify()                                           # VerifyReport: integrity, schema, hash chain
     ledger.dataset_fingerprint(path_or_bytes, "income", group_column=None)
 
 Where the ledger lives (:func:`default_url`): the URL given to :func:`open_ledger`; else the
@@ -23,6 +27,14 @@ the path is what follows ``sqlite:///``), a ``pathlib.Path``, or ``postgresql://
 
 What is guaranteed:
 
+* **The ledger knows it exists.** A ledger is created only on purpose (:func:`init_ledger`, or
+  ``open_ledger(create=True)``, the library default, for a path that does not exist yet), atomically
+  (built under a temporary name, then linked into place), so a 0-byte ledger file is never one of ours.
+  A 0-byte file, a file that is not SQLite, a truncated or damaged file, a SQLite file or PostgreSQL
+  database without the ledger's tables are refused (:class:`LedgerCorrupt`), never taken as a new, empty
+  ledger (that would restore a full cap and lose the history). ``create=False`` (the command line and
+  the app) refuses a missing ledger too (:class:`LedgerMissing`). A ledger file deleted or replaced
+  while a process holds it open is noticed at the next transaction (its inode changed).
 * **Accounts** are keyed by a dataset identity (for files: :func:`dataset_fingerprint`, a SHA-256
   of the file's bytes and the income/group column names, so re-uploading the same file finds its
   budget) and carry a human label. The cap (epsilon, and delta for approximate-DP / zCDP releases)
@@ -30,18 +42,31 @@ What is guaranteed:
   refused (:class:`DPInputError`): a new cap means a new, visibly different account.
 * **Charge before reveal**: :meth:`Account.charge` checks the cap and appends the entry in ONE
   transaction that holds the account's lock (SQLite ``BEGIN IMMEDIATE``, a database-wide write
-  lock; PostgreSQL ``SELECT ... FOR UPDATE`` on the account row), so racing sessions, tabs or
-  processes are serialised and can never together spend more than the cap. Callers draw noise only
-  after ``charge`` returned; a crash after the commit loses at most the release, never the charge.
-* **Append-only**: there is no API to delete, reset or edit an entry or a cap, and database triggers
-  refuse ``UPDATE``/``DELETE`` of entries and results and a change of an account's cap.
+  lock; PostgreSQL ``SELECT ... FOR UPDATE`` on the account row, then a transaction-scoped advisory
+  lock for the hash chain), so racing sessions, tabs or processes are serialised and can never together
+  spend more than the cap. Callers draw noise only after ``charge`` returned; a crash after the commit
+  loses at most the release, never the charge.
+* **Append-only, chained**: there is no API to delete, reset or edit an entry, a result, an account or
+  the key table; database triggers refuse ``UPDATE``/``DELETE`` on every table (and ``TRUNCATE`` on
+  PostgreSQL, and SQLite's ``INSERT OR REPLACE``, which deletes without firing delete triggers). Each
+  entry stores the hash of the previous entry of the ledger and its own hash over its content and its
+  account's cap, and each result a hash over its entry's hash and content, so an edited, reordered or
+  deleted entry (or a cap changed with the triggers dropped) is found by :meth:`LedgerDB.verify`
+  (``python -m dpcore ledger verify``). Ledgers of schema 1 are migrated once on open (see docs/ledger.md).
+* **The link survives**: :meth:`Account.attach_result` retries a few seconds; if the database stays
+  unreachable it appends the result to a local journal file (mode 0600) and says so
+  (:class:`ResultLink`); every later :func:`open_ledger` replays the journal (idempotent) and removes it.
+* **Database faults are messages**: every sqlite3 / psycopg error that can reach a caller is a
+  :class:`LedgerError` (a :class:`DPInputError`) naming the ledger and what to do; a wait for the lock
+  longer than :data:`LOCK_NOTE_AFTER_S` is reported to ``on_wait`` (a callable taking one line).
 * **Composition** uses :mod:`dpcore.budget`: pure epsilons add (Dwork & Roth 2014, Thm 3.16);
   (epsilon, delta) costs add in both; zCDP rhos add (Bun & Steinke 2016, Lemma 2.3) and are
   converted to (epsilon, delta) at the delta the cap leaves (Canonne, Kamath & Steinke 2020, Cor. 13).
   A pure-epsilon account (cap delta = 0) accepts only pure-DP costs.
 
-What the ledger stores is public: parameters, costs, times and release records (released DP outputs
-and public inputs). It never needs the confidential data; the fingerprint is a one-way hash.
+What the ledger stores is public except the account ids (fingerprints of the data: a one-way hash,
+but a hash of confidential content) and the key of the public ids; the SQLite file is created 0600 in a
+0700 folder (when dpcore creates the folder), and exports carry the keyed public id, never the fingerprint.
 
 SQLite runs in WAL mode with ``synchronous=FULL`` and a 60 s busy timeout, so racing processes wait
 for the lock instead of failing, and a committed charge survives a crash of the process or machine.
@@ -50,6 +75,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import fcntl
 import functools
 import hashlib
 import io
@@ -60,10 +86,11 @@ import secrets
 import sqlite3
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -73,10 +100,18 @@ from .validation import DPInputError, check_delta, check_epsilon
 
 __all__ = [
     "BudgetExceeded",
+    "LedgerError",
+    "LedgerMissing",
+    "LedgerExists",
+    "LedgerCorrupt",
+    "LedgerUnavailable",
     "LedgerDB",
     "Account",
     "Entry",
+    "ResultLink",
+    "VerifyReport",
     "open_ledger",
+    "init_ledger",
     "default_url",
     "default_path",
     "dataset_fingerprint",
@@ -85,16 +120,55 @@ __all__ = [
 
 #: Environment variable naming the ledger database URL.
 ENV_VAR = "DPCORE_LEDGER_URL"
-SCHEMA_VERSION = 1
+#: 1: tables and append-only triggers; 2: hash chain (prev_hash, entry_hash, result_hash), every table
+#: append-only (the key table included), insert guards.
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 60.0
+#: a wait for the ledger's lock longer than this is reported to ``on_wait`` (then every LOCK_NOTE_EVERY_S)
+LOCK_NOTE_AFTER_S = 1.0
+LOCK_NOTE_EVERY_S = 10.0
+#: pauses between the tries of attach_result before it journals the result (about 4 s in all: a
+#: PostgreSQL restart or a brief network cut is over by then; a read-only file is not, and is journaled)
+ATTACH_RETRY_DELAYS_S = (0.25, 0.5, 1.0, 2.0)
 #: a pooled PostgreSQL connection idle for longer than this is checked (SELECT 1) before use
 PG_PING_AFTER_IDLE_S = 5.0
 #: Relative tolerance of the cap check (float sums of epsilons such as 20 x 0.05 = 1.0000000000000002).
 CAP_TOLERANCE = 1e-12
+#: prev_hash of the first entry of a ledger
+CHAIN_GENESIS = hashlib.sha256(b"dpcore-ledger-chain-v1").hexdigest()
+_PG_SCHEMA_LOCK = 727270011
+_PG_CHAIN_LOCK = 727270012
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_TABLES = ("dpcore_meta", "dpcore_accounts", "dpcore_entries", "dpcore_results")
+_INIT_HINT = ("create it with 'python -m dpcore ledger init {url}' (or the release command's --init-ledger), "
+              "or point DPCORE_LEDGER_URL / --ledger at the existing ledger")
+
+OnWait = Callable[[str], Any]
 
 
 class BudgetExceeded(DPInputError):
     """A charge that would bring the account's spending above its cap (nothing was charged)."""
+
+
+class LedgerError(DPInputError):
+    """A fault of the ledger database itself (the message names the ledger and what to do)."""
+
+
+class LedgerMissing(LedgerError):
+    """No ledger where one was expected (``create=False``): the file or the tables do not exist."""
+
+
+class LedgerExists(LedgerError):
+    """:func:`init_ledger` on a location that already holds a ledger (or any file)."""
+
+
+class LedgerCorrupt(LedgerError):
+    """The location holds something that is not an intact ledger: 0 bytes, not SQLite, truncated,
+    damaged, tables missing, a newer schema. Never taken as a new ledger (that would reset the caps)."""
+
+
+class LedgerUnavailable(LedgerError):
+    """The ledger exists but cannot be used now: read-only, locked too long, disk full, server down."""
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -123,13 +197,7 @@ def _sqlite_path(url: str) -> Path:
     return Path(path).expanduser()
 
 
-def open_ledger(url: str | os.PathLike | None = None) -> "LedgerDB":
-    """Open (creating the file, its folders and the tables when missing) the ledger database at ``url``.
-
-    ``url``: ``sqlite:///...``, ``postgresql://...`` / ``postgres://...``, a ``pathlib.Path`` of a SQLite
-    file, or None for :func:`default_url` (``DPCORE_LEDGER_URL`` or the default SQLite file). A bare
-    string without a scheme is refused (it would silently create a file named after a typo).
-    """
+def _backend_for(url: str | os.PathLike | None) -> "_Backend":
     if url is None:
         url = default_url()
     if isinstance(url, os.PathLike):
@@ -140,23 +208,55 @@ def open_ledger(url: str | os.PathLike | None = None) -> "LedgerDB":
     if not url:
         raise DPInputError("the ledger URL is empty: give sqlite:///path.db, postgresql://... or None for the default")
     if url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
-        backend: _Backend = _PostgresBackend(url.replace("postgresql+psycopg://", "postgresql://", 1))
-    elif url.startswith("sqlite:"):
+        return _PostgresBackend(url.replace("postgresql+psycopg://", "postgresql://", 1))
+    if url.startswith("sqlite:"):
         if not url.startswith("sqlite://"):
             raise DPInputError(f"a SQLite ledger URL starts with sqlite:/// , got {url!r}")
-        backend = _SqliteBackend(_sqlite_path(url))
-    elif "://" in url:
+        return _SqliteBackend(_sqlite_path(url))
+    if "://" in url:
         raise DPInputError(f"unsupported ledger URL {url.split('://')[0]!r}://...: use sqlite:///path.db or postgresql://...")
-    else:  # a bare string is refused rather than silently creating a database file named after it
-        raise DPInputError(f"a ledger URL starts with sqlite:/// or postgresql://, got {url[:60]!r}; for a file give "
-                           "'sqlite:////absolute/path/ledger.db' or a pathlib.Path")
-    backend.init_schema()
-    return LedgerDB(backend)
+    # a bare string is refused rather than silently creating a database file named after it
+    raise DPInputError(f"a ledger URL starts with sqlite:/// or postgresql://, got {url[:60]!r}; for a file give "
+                       "'sqlite:////absolute/path/ledger.db' or a pathlib.Path")
 
 
-# ----------------------------------------------------------------------------------------------------
-# Dataset identity
-# ----------------------------------------------------------------------------------------------------
+def open_ledger(url: str | os.PathLike | None = None, *, create: bool = True,
+                on_wait: OnWait | None = None) -> "LedgerDB":
+    """Open the ledger database at ``url``; with ``create=True`` (the library default) create it when
+    nothing exists there yet (SQLite: the file, mode 0600, and its missing folders, mode 0700;
+    PostgreSQL: the tables in an existing, empty database).
+
+    ``url``: ``sqlite:///...``, ``postgresql://...`` / ``postgres://...``, a ``pathlib.Path`` of a SQLite
+    file, or None for :func:`default_url` (``DPCORE_LEDGER_URL`` or the default SQLite file). A bare
+    string without a scheme is refused (it would silently create a file named after a typo).
+
+    Refused whatever ``create`` says (:class:`LedgerCorrupt`): a 0-byte file, a file that is not SQLite,
+    a truncated or damaged file, a database without the ledger's tables, a schema newer than this
+    dpcore. ``create=False`` also refuses a missing file or schema (:class:`LedgerMissing`, saying how to
+    create one): a deleted ledger must not come back as an empty one with full caps.
+
+    ``on_wait(line)`` is called when a transaction of this ledger (a charge, an account, a result)
+    waits for another process's lock longer than :data:`LOCK_NOTE_AFTER_S` (then every
+    :data:`LOCK_NOTE_EVERY_S`); :meth:`Account.charge` and :meth:`Account.attach_result` take their own.
+    A ledger of schema 1 is migrated (hash chain added) in one transaction; result marks journaled by an
+    earlier :meth:`Account.attach_result` are replayed into the database and removed from the journal.
+    """
+    backend = _backend_for(url)
+    backend.open(create=create, on_wait=on_wait)
+    db = LedgerDB(backend, on_wait=on_wait)
+    db._replay_journal()
+    return db
+
+
+def init_ledger(url: str | os.PathLike | None = None, *, on_wait: OnWait | None = None) -> "LedgerDB":
+    """Create a new, empty ledger at ``url`` (``python -m dpcore ledger init``); refuses
+    (:class:`LedgerExists`) when a file, or the ledger's tables, already exist there: an existing
+    ledger is never re-initialised, whatever state it is in."""
+    backend = _backend_for(url)
+    backend.create_new(on_wait=on_wait)
+    return LedgerDB(backend, on_wait=on_wait)
+
+
 def dataset_fingerprint(content: bytes | bytearray | memoryview | str | os.PathLike, income_column: str,
                         group_column: str | None = None) -> str:
     """SHA-256 (hex) of a dataset's content and the columns released from it: the ledger account key.
@@ -212,11 +312,13 @@ class Entry:
     time: str
     record: Any
     result: Any = None
+    #: this entry's link in the ledger's hash chain (see LedgerDB.verify)
+    entry_hash: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "dataset_id": self.dataset_id, "label": self.label, "cost": self.cost.to_dict(),
                 "epsilon": self.epsilon, "delta": self.delta, "time": self.time, "record": self.record,
-                "result": self.result}
+                "result": self.result, "entry_hash": self.entry_hash}
 
 
 def _now() -> str:
@@ -251,28 +353,173 @@ def _cost_from_json(text: str) -> _budget.PrivacyCost:  # PrivacyCost is frozen:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Backends: the SQL differs only in placeholders, the locking statement and the schema DDL.
+
+
 # ----------------------------------------------------------------------------------------------------
-def _unavailable(where: str, exc: BaseException) -> DPInputError:
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return DPInputError(f"the ledger database ({where}) is unavailable: {first}. Nothing was revealed; a charge "
-                        "interrupted at its commit may or may not have been recorded: check the archive before "
-                        "releasing again.")
+# The hash chain
+# ----------------------------------------------------------------------------------------------------
+def _sha(parts: list[Any]) -> str:
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
+def _entry_hash(prev_hash: str, public_id: str, account: tuple, label: str, cost_json: str, epsilon: float,
+                delta: float, stamp: str, record_json: str) -> str:
+    """SHA-256 over the previous entry's hash, the account (by its keyed public id, never the fingerprint:
+    the hash may be exported, and a hash over the fingerprint would let an export holder confirm a
+    guessed file), the account's label, cap and creation time, and the entry's own content. Floats are
+    hashed by ``repr`` (exact round trip through SQLite REAL and PostgreSQL DOUBLE PRECISION)."""
+    acct_label, cap_eps, cap_delta, created = account
+    return _sha(["dpcore-entry-v1", prev_hash, public_id, acct_label, repr(float(cap_eps)), repr(float(cap_delta)),
+                 created, label, cost_json, repr(float(epsilon)), repr(float(delta)), stamp, record_json])
+
+
+def _result_hash(entry_hash: str, stamp: str, result_json: str) -> str:
+    return _sha(["dpcore-result-v1", entry_hash, stamp, result_json])
+
+
+def _public_id(key: str, dataset_id: str) -> str:
+    return hmac.new(key.encode(), dataset_id.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Faults -> messages
+# ----------------------------------------------------------------------------------------------------
+_CHARGE_NOTE = ("Nothing was revealed; a charge interrupted at its commit may or may not have been recorded: "
+                "check the archive before releasing again.")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _unavailable(where: str, exc: BaseException | str) -> LedgerUnavailable:
+    reason = exc if isinstance(exc, str) else _first_line(exc)
+    return LedgerUnavailable(f"the ledger database ({where}) is unavailable: {reason}. {_CHARGE_NOTE}")
+
+
+def _sqlite_fault(where: str, exc: sqlite3.Error) -> LedgerError:
+    """One line naming the ledger and what to do, for every sqlite3 error a caller could meet."""
+    text = _first_line(exc)
+    low = text.lower()
+    if "readonly" in low or "read-only" in low:
+        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: it is read-only for this user "
+                                 f"({text}); make the file and its folder writable (chmod u+w) and retry. {_CHARGE_NOTE}")
+    if "locked" in low or "busy" in low:
+        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: it stayed locked by another process "
+                                 f"(a release in progress?) for {BUSY_TIMEOUT_S:.0f} s ({text}); retry when it has "
+                                 f"finished. {_CHARGE_NOTE}")
+    if "full" in low:
+        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: the disk is full ({text}); free "
+                                 f"space and retry. {_CHARGE_NOTE}")
+    if "malformed" in low or "not a database" in low or "corrupt" in low or "disk i/o" in low:
+        return LedgerCorrupt(f"the ledger database ({where}) is damaged ({text}): restore it from a backup "
+                             "(docs/ledger.md) and run 'python -m dpcore ledger verify'. Nothing was released.")
+    if "unable to open" in low:
+        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: it cannot be opened ({text}); check "
+                                 "that the file and its folder exist and are readable and writable by this user.")
+    return _unavailable(where, exc)
+
+
+def _pg_fault(where: str, exc: BaseException) -> LedgerError:
+    text = _first_line(exc)
+    name = type(exc).__name__
+    if name in ("UndefinedTable", "UndefinedColumn"):
+        return LedgerCorrupt(f"the ledger database ({where}) lacks the ledger's tables or columns ({text}): restore it "
+                             "from a backup (docs/ledger.md). Nothing was released.")
+    if name in ("ReadOnlySqlTransaction", "InsufficientPrivilege"):
+        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: this user cannot write to it ({text}); "
+                                 f"grant the ledger's role write access or use a primary server. {_CHARGE_NOTE}")
+    if name in ("DiskFull",):
+        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: the server's disk is full ({text}). "
+                                 f"{_CHARGE_NOTE}")
+    return LedgerUnavailable(f"the ledger database ({where}) is unavailable: {text}; check that the PostgreSQL server "
+                             f"is running and reachable. {_CHARGE_NOTE}")
+
+
+def _lock_note(where: str, waited: float) -> str:
+    return (f"waiting for the ledger lock held by another release ({where}): {waited:.0f} s so far, "
+            f"up to {BUSY_TIMEOUT_S:.0f} s")
+
+
+# ----------------------------------------------------------------------------------------------------
+# The local journal of result marks that could not reach the database
+# ----------------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _locked_file(path: Path, flags: int) -> Iterator[int | None]:
+    """An fd of ``path`` under an exclusive flock, re-opened when another process replaced or removed the
+    file while we waited (a replay unlinks the journal it emptied); None when it does not exist and
+    ``flags`` do not create it."""
+    while True:
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileNotFoundError:
+            yield None
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                yield fd
+                return
+        finally:
+            os.close(fd)
+
+
+def _journal_append(paths: list[Path], line: dict[str, Any]) -> Path:
+    data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    errors = []
+    for path in paths:
+        try:
+            if not path.parent.exists():
+                _make_private_dirs(path.parent)
+            with _locked_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT) as fd:
+                assert fd is not None
+                os.write(fd, data)
+                os.fsync(fd)
+            return path
+        except OSError as exc:
+            errors.append(f"{path}: {exc.strerror or exc}")
+    raise LedgerUnavailable("the result could not be recorded in the ledger nor journaled locally ("
+                            + "; ".join(errors) + "); the charge stands, the entry shows 'not revealed'")
+
+
+def _make_private_dirs(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, each mode 0700 (they may hold the ledger or its journal)."""
+    missing = []
+    cur = folder
+    while not cur.exists():
+        missing.append(cur)
+        if cur.parent == cur:
+            break
+        cur = cur.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        os.chmod(path, 0o700)  # mkdir's mode is masked by the umask; 0700 is what we mean
+
+
+# ----------------------------------------------------------------------------------------------------
+# Backends: the SQL differs only in placeholders, the locking statements and the schema DDL.
+# ----------------------------------------------------------------------------------------------------
 class _Backend:
     name = ""
     ph = "?"
     public_id_key = ""
 
-    def init_schema(self) -> None:  # pragma: no cover - abstract
+    def open(self, *, create: bool, on_wait: OnWait | None) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def connect(self):  # pragma: no cover - abstract
+    def create_new(self, *, on_wait: OnWait | None) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     @contextlib.contextmanager
-    def locked(self, dataset_id: str | None) -> Iterator[Any]:  # pragma: no cover - abstract
+    def locked(self, dataset_id: str | None, on_wait: OnWait | None = None) -> Iterator[Any]:  # pragma: no cover
         raise NotImplementedError
         yield
 
@@ -281,13 +528,85 @@ class _Backend:
         raise NotImplementedError
         yield
 
+    def lock_row(self, conn: Any, sql: str, params: tuple, on_wait: OnWait | None) -> Any:
+        """Run a locking SELECT (PostgreSQL's FOR UPDATE waits here; SQLite already holds its lock)."""
+        return conn.execute(sql, params).fetchone()
+
+    def lock_chain(self, conn: Any, on_wait: OnWait | None) -> None:
+        """Serialise appends to the ledger-wide hash chain (SQLite's write lock already does)."""
+
     def describe(self) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def journal_paths(self) -> list[Path]:  # pragma: no cover - abstract
+        raise NotImplementedError
 
-_SQLITE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS dpcore_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS dpcore_accounts (
+    def _user_journal(self, key: str) -> Path:
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+        return default_path().parent / "pending-results" / f"{digest}.jsonl"
+
+    # ----- schema, shared by both backends ---------------------------------------------------------
+    def _migrate_1_to_2(self, conn: Any, *, record: bool) -> None:
+        """Chain the existing entries once, in id order (oldest first), hash the results, make every
+        table append-only, record the schema version. Runs inside the caller's write transaction."""
+        ph = self.ph
+        self._drop_triggers(conn)
+        self._add_hash_columns(conn)
+        key = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'public_id_key'").fetchone()[0]
+        accounts = {r[0]: (r[1], float(r[2]), float(r[3]), r[4]) for r in conn.execute(
+            "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts").fetchall()}
+        prev = CHAIN_GENESIS
+        hashes: dict[int, str] = {}
+        rows = conn.execute("SELECT id, dataset_id, label, cost, epsilon, delta, time, record FROM dpcore_entries "
+                            "ORDER BY id").fetchall()
+        for r in rows:
+            h = _entry_hash(prev, _public_id(key, r[1]), accounts[r[1]], r[2], r[3], r[4], r[5], r[6], r[7])
+            conn.execute(f"UPDATE dpcore_entries SET prev_hash = {ph}, entry_hash = {ph} WHERE id = {ph}",
+                         (prev, h, int(r[0])))
+            hashes[int(r[0])] = h
+            prev = h
+        for r in conn.execute("SELECT entry_id, time, result FROM dpcore_results ORDER BY entry_id").fetchall():
+            conn.execute(f"UPDATE dpcore_results SET result_hash = {ph} WHERE entry_id = {ph}",
+                         (_result_hash(hashes[int(r[0])], r[1], r[2]), int(r[0])))
+        conn.execute(f"UPDATE dpcore_meta SET value = {ph} WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        if record:
+            conn.execute(f"INSERT INTO dpcore_meta(key, value) VALUES ('migrated_1_to_2', {ph})",
+                         (json.dumps({"time": _now(), "entries_chained": len(rows), "software": f"dpcore {__version__}"}),))
+        self._create_triggers(conn)
+
+    def _read_meta(self, conn: Any) -> dict[str, str]:
+        return {r[0]: r[1] for r in conn.execute("SELECT key, value FROM dpcore_meta").fetchall()}
+
+    def _check_version(self, meta: dict[str, str]) -> int:
+        try:
+            version = int(meta.get("schema_version", ""))
+        except ValueError:
+            raise LedgerCorrupt(f"the ledger database ({self.describe()}) has no valid schema version: restore it "
+                                "from a backup (docs/ledger.md)") from None
+        if version > SCHEMA_VERSION:
+            raise LedgerCorrupt(f"the ledger database ({self.describe()}) has schema version {version}, newer than this "
+                                f"dpcore {__version__} understands ({SCHEMA_VERSION}): upgrade dpcore")
+        if "public_id_key" not in meta:
+            raise LedgerCorrupt(f"the ledger database ({self.describe()}) has lost its key (dpcore_meta.public_id_key): "
+                                "restore it from a backup (docs/ledger.md)")
+        return version
+
+    def _drop_triggers(self, conn: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _add_hash_columns(self, conn: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _create_triggers(self, conn: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def trigger_names(self, conn: Any) -> set[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+_SQLITE_V1 = """
+CREATE TABLE dpcore_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE dpcore_accounts (
     dataset_id TEXT PRIMARY KEY,
     label TEXT NOT NULL,
     cap_epsilon REAL NOT NULL,
@@ -295,7 +614,7 @@ CREATE TABLE IF NOT EXISTS dpcore_accounts (
     created TEXT NOT NULL,
     software TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS dpcore_entries (
+CREATE TABLE dpcore_entries (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     dataset_id TEXT NOT NULL REFERENCES dpcore_accounts(dataset_id),
     label TEXT NOT NULL,
@@ -305,25 +624,41 @@ CREATE TABLE IF NOT EXISTS dpcore_entries (
     time TEXT NOT NULL,
     record TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS dpcore_entries_account ON dpcore_entries(dataset_id, id);
-CREATE TABLE IF NOT EXISTS dpcore_results (
+CREATE INDEX dpcore_entries_account ON dpcore_entries(dataset_id, id);
+CREATE TABLE dpcore_results (
     entry_id INTEGER PRIMARY KEY REFERENCES dpcore_entries(id),
     time TEXT NOT NULL,
     result TEXT NOT NULL
 );
-CREATE TRIGGER IF NOT EXISTS dpcore_entries_no_update BEFORE UPDATE ON dpcore_entries
-BEGIN SELECT RAISE(ABORT, 'dpcore ledger entries are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS dpcore_entries_no_delete BEFORE DELETE ON dpcore_entries
-BEGIN SELECT RAISE(ABORT, 'dpcore ledger entries are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS dpcore_results_no_update BEFORE UPDATE ON dpcore_results
-BEGIN SELECT RAISE(ABORT, 'dpcore ledger results are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS dpcore_results_no_delete BEFORE DELETE ON dpcore_results
-BEGIN SELECT RAISE(ABORT, 'dpcore ledger results are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS dpcore_accounts_no_delete BEFORE DELETE ON dpcore_accounts
-BEGIN SELECT RAISE(ABORT, 'dpcore ledger accounts cannot be deleted'); END;
-CREATE TRIGGER IF NOT EXISTS dpcore_accounts_cap_fixed BEFORE UPDATE ON dpcore_accounts
-BEGIN SELECT RAISE(ABORT, 'the cap of a dpcore ledger account is fixed when it is created'); END;
 """
+#: schema 1's triggers (dropped by the migration)
+_SQLITE_V1_TRIGGERS = ("dpcore_entries_no_update", "dpcore_entries_no_delete", "dpcore_results_no_update",
+                       "dpcore_results_no_delete", "dpcore_accounts_no_delete", "dpcore_accounts_cap_fixed")
+
+
+def _sqlite_v2_triggers() -> dict[str, str]:
+    """name -> CREATE TRIGGER. Every table refuses UPDATE and DELETE. The INSERT guards refuse a row whose
+    key exists: SQLite's INSERT OR REPLACE deletes the old row without firing delete triggers (unless
+    recursive_triggers is on, which an SQL shell does not set), so without them REPLACE would edit a cap,
+    an entry or the key. Entries and results must carry their hashes."""
+    out = {}
+    for table, what in (("dpcore_meta", "the key table of the dpcore ledger is append-only"),
+                        ("dpcore_accounts", "a dpcore ledger account is fixed when it is created (its cap too)"),
+                        ("dpcore_entries", "dpcore ledger entries are append-only"),
+                        ("dpcore_results", "dpcore ledger results are append-only")):
+        for op in ("UPDATE", "DELETE"):
+            name = f"{table}_no_{op.lower()}"
+            out[name] = f"CREATE TRIGGER {name} BEFORE {op} ON {table} BEGIN SELECT RAISE(ABORT, '{what}'); END"
+    guards = {"dpcore_meta": "EXISTS (SELECT 1 FROM dpcore_meta WHERE key = NEW.key)",
+              "dpcore_accounts": "EXISTS (SELECT 1 FROM dpcore_accounts WHERE dataset_id = NEW.dataset_id)",
+              "dpcore_entries": "NEW.prev_hash IS NULL OR NEW.entry_hash IS NULL OR "
+                                "EXISTS (SELECT 1 FROM dpcore_entries WHERE id = NEW.id)",
+              "dpcore_results": "NEW.result_hash IS NULL OR EXISTS (SELECT 1 FROM dpcore_results WHERE entry_id = NEW.entry_id)"}
+    for table, cond in guards.items():
+        name = f"{table}_insert_guard"
+        out[name] = (f"CREATE TRIGGER {name} BEFORE INSERT ON {table} WHEN {cond} "
+                     f"BEGIN SELECT RAISE(ABORT, 'dpcore ledger: {table} is append-only (no replace; hashes required)'); END")
+    return out
 
 
 class _SqliteBackend(_Backend):
@@ -331,65 +666,236 @@ class _SqliteBackend(_Backend):
     ph = "?"
 
     def __init__(self, path: Path) -> None:
-        self.path = Path(path)
+        self.path = Path(path).absolute()
         # one connection per backend object and process, used by one thread at a time; every use is a
         # complete transaction, so other processes' commits are seen at the next BEGIN
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
+        self._inode: tuple[int, int] | None = None
 
     def describe(self) -> str:
         return f"SQLite file {self.path}"
 
-    def connect(self) -> sqlite3.Connection:
+    def journal_paths(self) -> list[Path]:
+        """Beside the ledger (backed up and moved with it); in the user's data folder when that folder is
+        not writable (a read-only ledger folder must not lose the mark)."""
+        return [self.path.with_name(self.path.name + ".pending.jsonl"), self._user_journal(f"sqlite:{self.path}")]
+
+    def _connect_path(self, path: Path) -> sqlite3.Connection:
+        # mode=rw: never create a database file as a side effect of opening (a deleted ledger would come back
+        # empty); creation is create_new's job, under a temporary name
+        uri = "file:" + urllib.parse.quote(str(path)) + "?mode=rw"
         try:
-            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None,
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                                    check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error as exc:
-            raise DPInputError(f"cannot open the ledger database {str(self.path)!r}: {exc}") from None
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        conn.execute("PRAGMA synchronous = FULL")
-        conn.execute("PRAGMA foreign_keys = ON")
+            raise _sqlite_fault(self.describe(), exc) from None
         return conn
 
-    def init_schema(self) -> None:
+    def connect(self) -> sqlite3.Connection:
+        return self._connect_path(self.path)
+
+    # ----- opening ---------------------------------------------------------------------------------
+    def _check_file(self) -> None:
+        """Refuse what is not an intact SQLite file without opening it: 0 bytes, another format, shorter
+        than its header says (truncated; only when no WAL file exists, which may legitimately hold pages
+        a crash left between the WAL and the file)."""
+        where = self.describe()
+        if self.path.is_dir():
+            raise LedgerCorrupt(f"the ledger location {self.path} is a folder, not a ledger file")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "rb") as fh:
+                header = fh.read(100)
+                size = os.fstat(fh.fileno()).st_size
         except OSError as exc:
-            raise DPInputError(f"cannot create the folder of the ledger database {str(self.path)!r}: {exc}") from None
-        conn = self.connect()
+            raise LedgerUnavailable(f"the ledger database ({where}) cannot be read: {exc.strerror or exc}; check the "
+                                    "file's permissions") from None
+        if size == 0:
+            raise LedgerCorrupt(f"the ledger database ({where}) is an empty file (0 bytes): it was truncated or "
+                                "replaced, and its accounts, caps and history are not in it. dpcore never takes an empty "
+                                "file as a new ledger (that would restore full caps): restore the file from a backup "
+                                "(docs/ledger.md), or remove it and run 'python -m dpcore ledger init' only if this is "
+                                "truly a new ledger")
+        if not header.startswith(_SQLITE_HEADER):
+            raise LedgerCorrupt(f"the ledger database ({where}) is not a SQLite database (it does not start with the "
+                                "SQLite header): not a dpcore ledger. Point DPCORE_LEDGER_URL / --ledger at the ledger "
+                                "file, or restore it from a backup (docs/ledger.md)")
+        wal = self.path.with_name(self.path.name + "-wal")
+        if len(header) == 100 and not (wal.exists() and wal.stat().st_size > 0):
+            page_size = int.from_bytes(header[16:18], "big")
+            page_size = 65536 if page_size == 1 else page_size
+            pages = int.from_bytes(header[28:32], "big")
+            if pages and header[24:28] == header[92:96] and size < pages * page_size:
+                raise LedgerCorrupt(f"the ledger database ({where}) is truncated ({size} bytes; its header says "
+                                    f"{pages * page_size}): restore it from a backup (docs/ledger.md)")
+        elif len(header) < 100:
+            raise LedgerCorrupt(f"the ledger database ({where}) is truncated ({size} bytes, shorter than a SQLite "
+                                "header): restore it from a backup (docs/ledger.md)")
+
+    def _stat_key(self) -> tuple[int, int] | None:
         try:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":  # pragma: no cover - e.g. a network file system
-                raise DPInputError(f"the ledger database {str(self.path)!r} cannot use WAL mode (got {mode!r})")
-            conn.execute("BEGIN IMMEDIATE")
-            for stmt in _split_sql(_SQLITE_SCHEMA):
-                conn.execute(stmt)
-            conn.execute("INSERT OR IGNORE INTO dpcore_meta(key, value) VALUES ('schema_version', ?)",
-                         (str(SCHEMA_VERSION),))
-            conn.execute("INSERT OR IGNORE INTO dpcore_meta(key, value) VALUES ('public_id_key', ?)",
-                         (secrets.token_hex(32),))
-            self.public_id_key = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'public_id_key'").fetchone()[0]
-            conn.execute("COMMIT")
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    def open(self, *, create: bool, on_wait: OnWait | None) -> None:
+        if not self.path.exists():
+            if not create:
+                raise LedgerMissing(f"there is no ledger at {self.path} (the file does not exist): "
+                                    + _INIT_HINT.format(url="sqlite:///" + str(self.path)))
+            with contextlib.suppress(LedgerExists):  # another process created it meanwhile: open that one
+                self.create_new(on_wait=on_wait)
+        self._check_file()
+        self._inode = self._stat_key()
+        self._setup(on_wait)
+
+    def create_new(self, *, on_wait: OnWait | None) -> None:
+        """Build the ledger under a temporary name (mode 0600) and link it into place, so a crash never leaves a
+        0-byte or half-made file under the ledger's name (which open would then refuse)."""
+        if os.path.lexists(self.path):
+            raise LedgerExists(f"a file already exists at {self.path}: dpcore never re-initialises an existing ledger "
+                               "(run 'python -m dpcore ledger verify' to check it; move it away yourself if it is not one)")
+        try:
+            _make_private_dirs(self.path.parent)
+        except OSError as exc:
+            raise LedgerUnavailable(f"cannot create the folder of the ledger database {self.path}: "
+                                    f"{exc.strerror or exc}") from None
+        tmp = self.path.with_name(f".{self.path.name}.init-{os.getpid()}-{secrets.token_hex(4)}")
+        try:
+            os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            conn = self._connect_path(tmp)
+            try:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":  # pragma: no cover - e.g. a network file system
+                    raise LedgerUnavailable(f"the ledger database {self.path} cannot use WAL mode (got {mode!r})")
+                conn.execute("BEGIN IMMEDIATE")
+                for stmt in _split_sql(_SQLITE_V1):
+                    conn.execute(stmt)
+                conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('schema_version', '1')")
+                conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('public_id_key', ?)", (secrets.token_hex(32),))
+                conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('created', ?)",
+                             (json.dumps({"time": _now(), "software": f"dpcore {__version__}"}),))
+                self._migrate_1_to_2(conn, record=False)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()  # the last connection checkpoints the WAL into the file and removes it
+            try:
+                os.link(tmp, self.path)  # atomic; fails when someone else created the ledger meanwhile
+            except FileExistsError:
+                raise LedgerExists(f"a ledger was created at {self.path} by another process meanwhile") from None
+            with contextlib.suppress(OSError):
+                dir_fd = os.open(self.path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(dir_fd)
+                finally:
+                    os.close(dir_fd)
         except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise DPInputError(f"cannot set up the ledger database {str(self.path)!r}: {exc}") from None
+            raise _sqlite_fault(self.describe(), exc) from None
+        except OSError as exc:
+            raise LedgerUnavailable(f"cannot create the ledger database {self.path}: {exc.strerror or exc}") from None
         finally:
-            conn.close()
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(str(tmp) + suffix)
+
+    def _setup(self, on_wait: OnWait | None) -> None:
+        where = self.describe()
+        with self.reading() as conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
+            ours = tables & set(_TABLES)
+            if not ours:
+                raise LedgerCorrupt(f"the ledger database ({where}) is a SQLite database without the ledger's tables: "
+                                    "not a dpcore ledger, and dpcore will not turn it into one. Point DPCORE_LEDGER_URL / "
+                                    "--ledger at the ledger file, or give a new path to 'python -m dpcore ledger init'")
+            if ours != set(_TABLES):
+                raise LedgerCorrupt(f"the ledger database ({where}) lacks the tables {sorted(set(_TABLES) - ours)}: "
+                                    "restore it from a backup (docs/ledger.md)")
+            meta = self._read_meta(conn)
+        version = self._check_version(meta)
+        if version < SCHEMA_VERSION:
+            with self.locked(None, on_wait) as conn:
+                meta = self._read_meta(conn)
+                if self._check_version(meta) < SCHEMA_VERSION:  # not migrated by a racing process meanwhile
+                    self._migrate_1_to_2(conn, record=True)
+        self.public_id_key = meta["public_id_key"]
+
+    # ----- schema 2 --------------------------------------------------------------------------------
+    def _drop_triggers(self, conn: Any) -> None:
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'dpcore%'").fetchall():
+            conn.execute(f'DROP TRIGGER "{name}"')
+
+    def _add_hash_columns(self, conn: Any) -> None:
+        have = {r[1] for r in conn.execute("PRAGMA table_info(dpcore_entries)").fetchall()}
+        for col in ("prev_hash", "entry_hash"):
+            if col not in have:
+                conn.execute(f"ALTER TABLE dpcore_entries ADD COLUMN {col} TEXT")
+        if "result_hash" not in {r[1] for r in conn.execute("PRAGMA table_info(dpcore_results)").fetchall()}:
+            conn.execute("ALTER TABLE dpcore_results ADD COLUMN result_hash TEXT")
+
+    def _create_triggers(self, conn: Any) -> None:
+        for sql in _sqlite_v2_triggers().values():
+            conn.execute(sql)
+
+    def trigger_names(self, conn: Any) -> set[str]:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()}
+
+    def expected_triggers(self) -> set[str]:
+        return set(_sqlite_v2_triggers())
+
+    # ----- transactions ----------------------------------------------------------------------------
+    def _begin(self, conn: sqlite3.Connection, begin: str, on_wait: OnWait | None) -> None:
+        """BEGIN, waiting up to BUSY_TIMEOUT_S for another process's write lock. SQLite's busy handler cannot
+        call back into Python, so the wait is cut into slices (the busy timeout of each try) and ``on_wait``
+        hears about it between slices."""
+        if on_wait is None or begin != "BEGIN IMMEDIATE":
+            conn.execute(begin)
+            return
+        start = time.monotonic()
+        notes = 0
+        try:
+            while True:
+                elapsed = time.monotonic() - start
+                next_note = LOCK_NOTE_AFTER_S + notes * LOCK_NOTE_EVERY_S
+                budget = min(BUSY_TIMEOUT_S - elapsed, max(0.01, next_note - elapsed))
+                conn.execute(f"PRAGMA busy_timeout = {max(1, int(budget * 1000))}")
+                try:
+                    conn.execute(begin)
+                    return
+                except sqlite3.OperationalError as exc:
+                    low = str(exc).lower()
+                    waited = time.monotonic() - start
+                    if ("locked" not in low and "busy" not in low) or waited >= BUSY_TIMEOUT_S - 0.005:
+                        raise
+                    if waited >= next_note - 0.005:
+                        notes += 1
+                        on_wait(_lock_note(self.describe(), waited))
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
 
     @contextlib.contextmanager
-    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, begin: str, on_wait: OnWait | None = None) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            if self._inode is not None and self._stat_key() != self._inode:
+                # the pooled connection would write into a deleted or replaced file, where nobody will read it
+                self._drop()
+                raise LedgerMissing(f"the ledger file {self.path} was deleted or replaced while in use: its accounts "
+                                    "and history are not in the file now at that path. Restore it from a backup "
+                                    "(docs/ledger.md); nothing was charged or released by this attempt")
             conn = self._conn
             if conn is None or self._pid != os.getpid():
                 conn = self._conn = self.connect()
                 self._pid = os.getpid()
             try:
-                conn.execute(begin)
-            except sqlite3.OperationalError as exc:
+                self._begin(conn, begin, on_wait)
+            except sqlite3.Error as exc:
                 self._drop()
-                raise _unavailable(self.describe(), exc) from exc
+                raise _sqlite_fault(self.describe(), exc) from exc
             except BaseException:
                 self._drop()
                 raise
@@ -400,14 +906,14 @@ class _SqliteBackend(_Backend):
                     conn.execute("ROLLBACK")
                 except BaseException:
                     self._drop()
-                if isinstance(exc, sqlite3.OperationalError):
-                    raise _unavailable(self.describe(), exc) from exc
+                if isinstance(exc, sqlite3.Error):
+                    raise _sqlite_fault(self.describe(), exc) from exc
                 raise
             try:
                 conn.execute("COMMIT")
-            except sqlite3.OperationalError as exc:
+            except sqlite3.Error as exc:
                 self._drop()  # closing without COMMIT rolls back
-                raise _unavailable(self.describe(), exc) from exc
+                raise _sqlite_fault(self.describe(), exc) from exc
             except BaseException:
                 self._drop()
                 raise
@@ -419,9 +925,9 @@ class _SqliteBackend(_Backend):
         self._conn = None
 
     @contextlib.contextmanager
-    def locked(self, dataset_id: str | None) -> Iterator[sqlite3.Connection]:
+    def locked(self, dataset_id: str | None, on_wait: OnWait | None = None) -> Iterator[sqlite3.Connection]:
         """One write transaction holding SQLite's database-wide write lock (``BEGIN IMMEDIATE``)."""
-        with self._transaction("BEGIN IMMEDIATE") as conn:
+        with self._transaction("BEGIN IMMEDIATE", on_wait) as conn:
             yield conn
 
     @contextlib.contextmanager
@@ -444,16 +950,16 @@ def _split_sql(script: str) -> list[str]:
     return out
 
 
-_PG_SCHEMA = [
-    "CREATE TABLE IF NOT EXISTS dpcore_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS dpcore_accounts (
+_PG_V1 = [
+    "CREATE TABLE dpcore_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE dpcore_accounts (
         dataset_id TEXT PRIMARY KEY,
         label TEXT NOT NULL,
         cap_epsilon DOUBLE PRECISION NOT NULL,
         cap_delta DOUBLE PRECISION NOT NULL,
         created TEXT NOT NULL,
         software TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS dpcore_entries (
+    """CREATE TABLE dpcore_entries (
         id BIGSERIAL PRIMARY KEY,
         dataset_id TEXT NOT NULL REFERENCES dpcore_accounts(dataset_id),
         label TEXT NOT NULL,
@@ -462,20 +968,21 @@ _PG_SCHEMA = [
         delta DOUBLE PRECISION NOT NULL,
         time TEXT NOT NULL,
         record TEXT NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS dpcore_entries_account ON dpcore_entries(dataset_id, id)",
-    """CREATE TABLE IF NOT EXISTS dpcore_results (
+    "CREATE INDEX dpcore_entries_account ON dpcore_entries(dataset_id, id)",
+    """CREATE TABLE dpcore_results (
         entry_id BIGINT PRIMARY KEY REFERENCES dpcore_entries(id),
         time TEXT NOT NULL,
         result TEXT NOT NULL)""",
-    """CREATE OR REPLACE FUNCTION dpcore_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'dpcore ledger: % on % is refused (append-only; caps are fixed)', TG_OP, TG_TABLE_NAME;
-        END $$""",
 ]
+_PG_REFUSE_FUNCTION = """CREATE OR REPLACE FUNCTION dpcore_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'dpcore ledger: % on % is refused (append-only; caps and the key are fixed)', TG_OP, TG_TABLE_NAME;
+    END $$"""
+#: name -> when; row triggers refuse UPDATE/DELETE, statement triggers TRUNCATE (which fires no row trigger)
 _PG_TRIGGERS = {
-    "dpcore_entries_append_only": "BEFORE UPDATE OR DELETE ON dpcore_entries",
-    "dpcore_results_append_only": "BEFORE UPDATE OR DELETE ON dpcore_results",
-    "dpcore_accounts_fixed": "BEFORE UPDATE OR DELETE ON dpcore_accounts",
+    **{f"{t}_append_only": f"BEFORE UPDATE OR DELETE ON {t} FOR EACH ROW" for t in _TABLES},
+    **{f"{t}_no_truncate": f"BEFORE TRUNCATE ON {t} FOR EACH STATEMENT" for t in _TABLES},
 }
+_PG_V1_TRIGGERS = ("dpcore_entries_append_only", "dpcore_results_append_only", "dpcore_accounts_fixed")
 
 
 class _PostgresBackend(_Backend):
@@ -491,46 +998,148 @@ class _PostgresBackend(_Backend):
         self._pid = 0
         self._last_used = 0.0
 
+    def _info(self) -> dict[str, Any]:
+        from psycopg.conninfo import conninfo_to_dict
+
+        return conninfo_to_dict(self.url)
+
     def describe(self) -> str:
         try:
-            from psycopg.conninfo import conninfo_to_dict
-
-            info = conninfo_to_dict(self.url)
+            info = self._info()
             return f"PostgreSQL database {info.get('dbname', '?')} on {info.get('host', 'localhost')}:{info.get('port', 5432)}"
         except Exception:  # pragma: no cover - never show a password
             return "PostgreSQL database"
+
+    def journal_paths(self) -> list[Path]:
+        """Under the user's data folder, keyed by the URL without its password."""
+        try:
+            info = {k: v for k, v in self._info().items() if k in ("host", "port", "dbname", "user")}
+            key = json.dumps(info, sort_keys=True)
+        except Exception:  # pragma: no cover
+            key = self.describe()
+        return [self._user_journal("postgresql:" + key)]
 
     def connect(self):
         try:
             import psycopg
         except ImportError:
-            raise DPInputError("a PostgreSQL ledger needs the psycopg package: pip install 'psycopg[binary]'") from None
+            raise LedgerUnavailable("a PostgreSQL ledger needs the psycopg package: pip install 'psycopg[binary]'") from None
         try:
             return psycopg.connect(self.url, autocommit=True, connect_timeout=30)
         except psycopg.Error as exc:
-            raise DPInputError(f"cannot connect to the PostgreSQL ledger ({self.describe()}): "
-                               f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}") from None
+            raise LedgerUnavailable(f"cannot connect to the PostgreSQL ledger ({self.describe()}): {_first_line(exc)}; "
+                                    "check that the server is running and the URL is right") from None
 
-    def init_schema(self) -> None:
+    def _tables(self, conn: Any) -> set[str]:
+        return {r[0] for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+            "AND table_name = ANY(%s)", (list(_TABLES),)).fetchall()}
+
+    def _create_schema(self, conn: Any) -> None:
+        for stmt in _PG_V1:
+            conn.execute(stmt)
+        conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('schema_version', '1')")
+        conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('public_id_key', %s)", (secrets.token_hex(32),))
+        conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('created', %s)",
+                     (json.dumps({"time": _now(), "software": f"dpcore {__version__}"}),))
+        self._migrate_1_to_2(conn, record=False)
+
+    def open(self, *, create: bool, on_wait: OnWait | None) -> None:
+        self._setup(create=create, must_be_new=False, on_wait=on_wait)
+
+    def create_new(self, *, on_wait: OnWait | None) -> None:
+        self._setup(create=True, must_be_new=True, on_wait=on_wait)
+
+    def _setup(self, *, create: bool, must_be_new: bool, on_wait: OnWait | None) -> None:
+        import psycopg
+
+        where = self.describe()
         conn = self.connect()
         try:
             with conn.transaction():
-                # concurrent first-time set-ups would race on the catalogue: serialise them
-                conn.execute("SELECT pg_advisory_xact_lock(727270011)")
-                for stmt in _PG_SCHEMA:
-                    conn.execute(stmt)
-                for name, when in _PG_TRIGGERS.items():
-                    exists = conn.execute("SELECT 1 FROM pg_trigger WHERE tgname = %s", (name,)).fetchone()
-                    if not exists:
-                        conn.execute(f"CREATE TRIGGER {name} {when} FOR EACH ROW EXECUTE FUNCTION dpcore_refuse_change()")
-                conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('schema_version', %s) "
-                             "ON CONFLICT (key) DO NOTHING", (str(SCHEMA_VERSION),))
-                conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('public_id_key', %s) "
-                             "ON CONFLICT (key) DO NOTHING", (secrets.token_hex(32),))
-                self.public_id_key = conn.execute(
-                    "SELECT value FROM dpcore_meta WHERE key = 'public_id_key'").fetchone()[0]
+                # concurrent first-time set-ups and migrations would race on the catalogue: serialise them
+                self.lock_row(conn, "SELECT pg_advisory_xact_lock(%s)", (_PG_SCHEMA_LOCK,), on_wait)
+                tables = self._tables(conn)
+                if must_be_new and tables:
+                    raise LedgerExists(f"the ledger database ({where}) already holds ledger tables: dpcore never "
+                                       "re-initialises an existing ledger (run 'python -m dpcore ledger verify')")
+                if not tables:
+                    if not create:
+                        raise LedgerMissing(f"there is no ledger in the {where} (its tables do not exist): "
+                                            + _INIT_HINT.format(url="postgresql://..."))
+                    self._create_schema(conn)
+                elif tables != set(_TABLES):
+                    raise LedgerCorrupt(f"the ledger database ({where}) lacks the tables {sorted(set(_TABLES) - tables)}: "
+                                        "restore it from a backup (docs/ledger.md)")
+                meta = self._read_meta(conn)
+                if self._check_version(meta) < SCHEMA_VERSION:
+                    self._migrate_1_to_2(conn, record=True)
+                self.public_id_key = meta["public_id_key"]
+        except psycopg.Error as exc:
+            raise _pg_fault(where, exc) from None
         finally:
             conn.close()
+
+    def _drop_triggers(self, conn: Any) -> None:
+        for name in (*_PG_V1_TRIGGERS, *_PG_TRIGGERS):
+            table = next((t for t in _TABLES if name.startswith(t)), None)
+            if table is not None:
+                conn.execute(f"DROP TRIGGER IF EXISTS {name} ON {table}")
+
+    def _add_hash_columns(self, conn: Any) -> None:
+        conn.execute("ALTER TABLE dpcore_entries ADD COLUMN IF NOT EXISTS prev_hash TEXT")
+        conn.execute("ALTER TABLE dpcore_entries ADD COLUMN IF NOT EXISTS entry_hash TEXT")
+        conn.execute("ALTER TABLE dpcore_results ADD COLUMN IF NOT EXISTS result_hash TEXT")
+
+    def _create_triggers(self, conn: Any) -> None:
+        for col, table in (("prev_hash", "dpcore_entries"), ("entry_hash", "dpcore_entries"),
+                           ("result_hash", "dpcore_results")):
+            conn.execute(f"ALTER TABLE {table} ALTER COLUMN {col} SET NOT NULL")  # filled by the migration
+        conn.execute(_PG_REFUSE_FUNCTION)
+        for name, when in _PG_TRIGGERS.items():
+            conn.execute(f"CREATE TRIGGER {name} {when} EXECUTE FUNCTION dpcore_refuse_change()")
+
+    def trigger_names(self, conn: Any) -> set[str]:
+        return {r[0] for r in conn.execute(
+            "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE NOT t.tgisinternal AND c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
+            (list(_TABLES),)).fetchall()}
+
+    def expected_triggers(self) -> set[str]:
+        return set(_PG_TRIGGERS)
+
+    def lock_row(self, conn: Any, sql: str, params: tuple, on_wait: OnWait | None) -> Any:
+        """A locking statement that waits up to BUSY_TIMEOUT_S, telling ``on_wait`` after LOCK_NOTE_AFTER_S:
+        each try runs in a savepoint with a ``lock_timeout`` slice, so a timed-out try leaves the
+        transaction usable."""
+        import psycopg
+
+        if on_wait is None:
+            return conn.execute(sql, params).fetchone()
+        start = time.monotonic()
+        notes = 0
+        while True:
+            elapsed = time.monotonic() - start
+            next_note = LOCK_NOTE_AFTER_S + notes * LOCK_NOTE_EVERY_S
+            budget = min(BUSY_TIMEOUT_S - elapsed, max(0.01, next_note - elapsed))
+            try:
+                with conn.transaction():
+                    conn.execute(f"SET LOCAL lock_timeout = '{max(1, int(budget * 1000))}ms'")
+                    row = conn.execute(sql, params).fetchone()
+                conn.execute("SET LOCAL lock_timeout = 0")
+                return row
+            except psycopg.errors.LockNotAvailable:
+                waited = time.monotonic() - start
+                if waited >= BUSY_TIMEOUT_S - 0.005:
+                    raise LedgerUnavailable(f"the ledger database ({self.describe()}) is unavailable: it stayed locked "
+                                            f"by another process for {BUSY_TIMEOUT_S:.0f} s; retry when that release has "
+                                            f"finished. {_CHARGE_NOTE}") from None
+                if waited >= next_note - 0.005:
+                    notes += 1
+                    on_wait(_lock_note(self.describe(), waited))
+
+    def lock_chain(self, conn: Any, on_wait: OnWait | None) -> None:
+        self.lock_row(conn, "SELECT pg_advisory_xact_lock(%s)", (_PG_CHAIN_LOCK,), on_wait)
 
     def _live_connection(self) -> Any:
         """The pooled connection; a new one when absent, broken, from another process, or when an idle
@@ -549,6 +1158,7 @@ class _PostgresBackend(_Backend):
         if conn is not None and self._pid == os.getpid():
             with contextlib.suppress(Exception):
                 conn.close()
+        self._conn = None
         self._conn = self.connect()
         self._pid = os.getpid()
         return self._conn
@@ -567,14 +1177,14 @@ class _PostgresBackend(_Backend):
                     with contextlib.suppress(Exception):
                         conn.close()
                     self._conn = None
-                if isinstance(exc, psycopg.OperationalError):
-                    raise _unavailable(self.describe(), exc) from exc
+                if isinstance(exc, psycopg.Error):
+                    raise _pg_fault(self.describe(), exc) from exc
                 raise
             finally:
                 self._last_used = time.monotonic()
 
     @contextlib.contextmanager
-    def locked(self, dataset_id: str | None) -> Iterator[Any]:
+    def locked(self, dataset_id: str | None, on_wait: OnWait | None = None) -> Iterator[Any]:
         """One transaction; ``charge`` locks the account row with ``SELECT ... FOR UPDATE``."""
         with self._session() as conn, conn.transaction():
             yield conn
@@ -599,11 +1209,59 @@ def _check_dataset_id(dataset_id: Any) -> str:
     return dataset_id
 
 
+@dataclass(frozen=True)
+class ResultLink:
+    """What :meth:`Account.attach_result` did: ``recorded`` in the database, or (the database stayed
+    unreachable through the retries) appended to the local ``journal`` file, to be recorded by the next
+    :func:`open_ledger` of this ledger. ``message`` is one line for the user ('' when recorded)."""
+
+    entry_id: int
+    recorded: bool
+    journal: str | None = None
+    reason: str = ""
+
+    @property
+    def message(self) -> str:
+        if self.recorded:
+            return ""
+        return (f"the release was charged and its output produced, but the ledger could not be updated "
+                f"({self.reason}): entry {self.entry_id}'s result is journaled at {self.journal} and will be "
+                "recorded the next time this ledger is opened")
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """What :meth:`LedgerDB.verify` found: ``ok`` when ``problems`` is empty."""
+
+    ledger: str
+    schema_version: int
+    accounts: int
+    entries: int
+    results: int
+    head: str
+    problems: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        """One line: 'ledger OK: ...' or 'ledger DAMAGED: ...'."""
+        counts = (f"{self.ledger}, schema {self.schema_version}, {self.accounts} account(s), {self.entries} "
+                  f"entr{'y' if self.entries == 1 else 'ies'}, {self.results} result(s), chain head {self.head[:16]}")
+        if self.ok:
+            return f"ledger OK: {counts}" + (f"; {'; '.join(self.notes)}" if self.notes else "")
+        return f"ledger DAMAGED: {counts}; {len(self.problems)} problem(s): " + "; ".join(self.problems[:5]) + (
+            " ..." if len(self.problems) > 5 else "")
+
+
 class LedgerDB:
     """A ledger database (see the module docstring); get accounts with :meth:`account`."""
 
-    def __init__(self, backend: _Backend) -> None:
+    def __init__(self, backend: _Backend, on_wait: OnWait | None = None) -> None:
         self._backend = backend
+        self._on_wait = on_wait
 
     @property
     def backend(self) -> str:
@@ -633,16 +1291,18 @@ class LedgerDB:
         if not isinstance(label, str):
             raise TypeError(f"label must be a string, got {type(label).__name__}")
         ph = self._backend.ph
-        with self._backend.locked(dataset_id) as conn:
-            row = conn.execute(f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts WHERE dataset_id = {ph}",
-                               (dataset_id,)).fetchone()
-            if row is None:
-                row = (label, cap_eps, 0.0 if cap_d is None else cap_d, _now())
-                conn.execute(f"INSERT INTO dpcore_accounts(dataset_id, label, cap_epsilon, cap_delta, created, software) "
-                             f"VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}) ON CONFLICT (dataset_id) DO NOTHING",
-                             (dataset_id, *row, f"dpcore {__version__}"))
-                row = conn.execute(f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts "
-                                   f"WHERE dataset_id = {ph}", (dataset_id,)).fetchone()
+        select = f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts WHERE dataset_id = {ph}"
+        with self._backend.reading() as conn:  # the common case (the account exists) takes no write lock
+            row = conn.execute(select, (dataset_id,)).fetchone()
+        if row is None:
+            with self._backend.locked(dataset_id, self._on_wait) as conn:
+                row = conn.execute(select, (dataset_id,)).fetchone()
+                if row is None:
+                    row = (label, cap_eps, 0.0 if cap_d is None else cap_d, _now())
+                    conn.execute(f"INSERT INTO dpcore_accounts(dataset_id, label, cap_epsilon, cap_delta, created, "
+                                 f"software) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}) ON CONFLICT (dataset_id) DO NOTHING",
+                                 (dataset_id, *row, f"dpcore {__version__}"))
+                    row = conn.execute(select, (dataset_id,)).fetchone()
         acct = Account(self, dataset_id, row[0], float(row[1]), float(row[2]), row[3])
         if acct.cap_epsilon != cap_eps or (cap_d is not None and acct.cap_delta != cap_d):
             raise DPInputError(
@@ -672,19 +1332,158 @@ class LedgerDB:
         return [Account(self, r[0], r[1], float(r[2]), float(r[3]), r[4]) for r in rows]
 
     def export(self, fmt: str = "json") -> str:
-        """Every account and entry, as JSON (a document) or CSV (one row per entry), for the archive."""
+        """Every account and entry, as JSON (a document) or CSV (one row per entry), for the archive.
+        Accounts are named by their public id, never by their dataset id (a fingerprint of the data)."""
         return _export(self.accounts(), fmt, self)
+
+    def pending_results(self) -> list[tuple[str, int]]:
+        """(journal file, number of result marks) still waiting to be recorded in the database."""
+        out = []
+        for path in self._backend.journal_paths():
+            with contextlib.suppress(OSError):
+                with open(path, "rb") as fh:
+                    n = sum(1 for line in fh if line.strip())
+                if n:
+                    out.append((str(path), n))
+        return out
+
+    # ----- integrity ---------------------------------------------------------------------------------
+    def verify(self) -> VerifyReport:
+        """Check the database's integrity (SQLite ``PRAGMA integrity_check``), the schema version, the
+        append-only triggers, and recompute the hash chain: every entry's hash over its content and its
+        account, every entry's link to the previous one (first: :data:`CHAIN_GENESIS`), every result's
+        hash; on SQLite also that no entry after the last one was removed (``sqlite_sequence``).
+
+        What it cannot see: entries removed from the end of the chain together with the id counter, by
+        someone who can write the file. Compare the chain head (in the summary) with a copy kept elsewhere
+        (docs/ledger.md: backups) to cover that.
+        """
+        backend = self._backend
+        problems: list[str] = []
+        notes: list[str] = []
+        with backend.reading() as conn:
+            if backend.name == "sqlite":
+                checks = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+                if checks != ["ok"]:
+                    problems.append("SQLite integrity check: " + "; ".join(checks[:3]))
+            meta = backend._read_meta(conn)
+            version = int(meta.get("schema_version", "0") or 0)
+            if version != SCHEMA_VERSION:
+                problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
+            missing = sorted(backend.expected_triggers() - backend.trigger_names(conn))
+            if missing:
+                problems.append(f"append-only triggers missing (someone dropped them): {', '.join(missing)}")
+            key = meta.get("public_id_key", "")
+            accounts = {r[0]: (r[1], float(r[2]), float(r[3]), r[4]) for r in conn.execute(
+                "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts").fetchall()}
+            prev = CHAIN_GENESIS
+            hashes: dict[int, str] = {}
+            n_entries = 0
+            last_id = 0
+            for r in conn.execute("SELECT id, dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
+                                  "entry_hash FROM dpcore_entries ORDER BY id").fetchall():
+                n_entries += 1
+                entry_id, last_id = int(r[0]), int(r[0])
+                if r[1] not in accounts:
+                    problems.append(f"entry {entry_id} belongs to no account")
+                    prev = r[9] or prev
+                    continue
+                if r[8] != prev:
+                    problems.append(f"entry {entry_id} does not follow the entry before it (an entry was deleted, "
+                                    "inserted or reordered)" if n_entries > 1 else
+                                    f"entry {entry_id}, the first, does not start the chain (the entries before it were "
+                                    "deleted)")
+                want = _entry_hash(r[8] or "", _public_id(key, r[1]), accounts[r[1]], r[2], r[3], r[4], r[5], r[6], r[7])
+                if r[9] != want:
+                    problems.append(f"entry {entry_id} was edited (its content or its account's cap does not match its hash)")
+                hashes[entry_id] = r[9] or ""
+                prev = r[9] or prev
+            head = prev
+            n_results = 0
+            for r in conn.execute("SELECT entry_id, time, result, result_hash FROM dpcore_results ORDER BY entry_id").fetchall():
+                n_results += 1
+                if int(r[0]) not in hashes:
+                    problems.append(f"result of entry {r[0]} has no entry")
+                elif r[3] != _result_hash(hashes[int(r[0])], r[1], r[2]):
+                    problems.append(f"the result of entry {r[0]} was edited")
+            if backend.name == "sqlite":
+                seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'dpcore_entries'").fetchone()
+                if seq is not None and int(seq[0]) > last_id:
+                    problems.append(f"entries after entry {last_id} were deleted (the id counter is at {int(seq[0])})")
+            if "migrated_1_to_2" in meta:
+                with contextlib.suppress(Exception):
+                    info = json.loads(meta["migrated_1_to_2"])
+                    notes.append(f"{info['entries_chained']} entr{'y' if info['entries_chained'] == 1 else 'ies'} "
+                                 f"chained when the ledger was upgraded on {info['time'][:19]}")
+        for path, n in self.pending_results():
+            notes.append(f"{n} result(s) journaled at {path}, recorded at the next write-open")
+        return VerifyReport(self.describe(), version, len(accounts), n_entries, n_results, head, tuple(problems),
+                            tuple(notes))
+
+    # ----- journal -----------------------------------------------------------------------------------
+    def _replay_journal(self) -> int:
+        """Record the results journaled by :meth:`Account.attach_result` while the database was
+        unreachable, then remove them from the journal. Idempotent: a mark already recorded (another
+        process replayed it, or the first try did commit) is dropped. A mark the database refuses (its
+        entry is not in this ledger) stays for a person to look at (``verify`` lists it). Returns the
+        number recorded; leaves the journal when the database is still unwritable."""
+        recorded = 0
+        for path in self._backend.journal_paths():
+            if not path.exists():
+                continue
+            try:
+                with _locked_file(path, os.O_RDWR) as fd:
+                    if fd is None:
+                        continue
+                    with os.fdopen(os.dup(fd), "rb") as fh:
+                        lines = [line for line in fh.read().decode("utf-8", "replace").splitlines() if line.strip()]
+                    keep: list[str] = []
+                    with self._backend.locked(None, self._on_wait) as conn:
+                        for line in lines:
+                            try:
+                                mark = json.loads(line)
+                                done = self._insert_result(conn, mark["dataset_id"], int(mark["entry_id"]),
+                                                           mark["time"], mark["result"], replay=True)
+                            except (ValueError, KeyError, TypeError, DPInputError):
+                                keep.append(line)
+                                continue
+                            recorded += int(done)
+                    if keep:
+                        os.ftruncate(fd, 0)
+                        os.lseek(fd, 0, os.SEEK_SET)
+                        os.write(fd, ("\n".join(keep) + "\n").encode("utf-8"))
+                        os.fsync(fd)
+                    else:
+                        os.unlink(path)
+            except (LedgerError, OSError):
+                continue  # still unwritable: the journal waits for the next open
+        return recorded
+
+    def _insert_result(self, conn: Any, dataset_id: str, entry_id: int, stamp: str, result_json: str, *,
+                       replay: bool = False) -> bool:
+        """Insert a result (False when the entry already has one and ``replay``: idempotent)."""
+        ph = self._backend.ph
+        row = conn.execute(f"SELECT dataset_id, entry_hash FROM dpcore_entries WHERE id = {ph}", (entry_id,)).fetchone()
+        if row is None or row[0] != dataset_id:
+            raise DPInputError(f"entry {entry_id} is not an entry of this account in {self.describe()}")
+        if conn.execute(f"SELECT 1 FROM dpcore_results WHERE entry_id = {ph}", (entry_id,)).fetchone():
+            if replay:
+                return False
+            raise DPInputError(f"entry {entry_id} already has its result (results are append-only)")
+        conn.execute(f"INSERT INTO dpcore_results(entry_id, time, result, result_hash) VALUES ({ph}, {ph}, {ph}, {ph})",
+                     (entry_id, stamp, result_json, _result_hash(row[1], stamp, result_json)))
+        return True
 
     # ----- internal --------------------------------------------------------------------------------
     def _entries(self, conn: Any, dataset_id: str) -> list[Entry]:
         ph = self._backend.ph
         rows = conn.execute(
-            f"SELECT e.id, e.label, e.cost, e.epsilon, e.delta, e.time, e.record, r.result FROM dpcore_entries e "
-            f"LEFT JOIN dpcore_results r ON r.entry_id = e.id WHERE e.dataset_id = {ph} ORDER BY e.id",
-            (dataset_id,)).fetchall()
+            f"SELECT e.id, e.label, e.cost, e.epsilon, e.delta, e.time, e.record, r.result, e.entry_hash "
+            f"FROM dpcore_entries e LEFT JOIN dpcore_results r ON r.entry_id = e.id WHERE e.dataset_id = {ph} "
+            f"ORDER BY e.id", (dataset_id,)).fetchall()
         return [Entry(id=int(r[0]), dataset_id=dataset_id, label=r[1], cost=_cost_from_json(r[2]), epsilon=float(r[3]),
                       delta=float(r[4]), time=r[5], record=json.loads(r[6]),
-                      result=None if r[7] is None else json.loads(r[7])) for r in rows]
+                      result=None if r[7] is None else json.loads(r[7]), entry_hash=r[8] or "") for r in rows]
 
 
 def _composed(cap: _budget.BudgetCap, costs: list[_budget.PrivacyCost]) -> _budget.Ledger:
@@ -702,6 +1501,8 @@ def _spent(cap: _budget.BudgetCap, costs: list[_budget.PrivacyCost]) -> tuple[fl
     if cap.delta == 0:  # cannot happen for entries accepted by charge; say it rather than guess
         raise DPInputError("this pure-epsilon account holds non-pure entries")
     return ledger.spent_approx(ledger._zcdp_delta(cap))
+
+
 
 
 @dataclass(frozen=True)
@@ -730,15 +1531,14 @@ class Account:
         not a DP output. The public id links a record to its ledger account for whoever holds the
         ledger, and is unlinkable to the data without the ledger's key (HMAC is a pseudorandom function).
         """
-        key = self.db._backend.public_id_key.encode()
-        return hmac.new(key, self.dataset_id.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+        return _public_id(self.db._backend.public_id_key, self.dataset_id)
 
     def display_name(self) -> str:
         return f"{self.label} [{self.dataset_id[:12]}]" if self.label else self.dataset_id
 
     # ----- charging --------------------------------------------------------------------------------
     def charge(self, label: str, epsilon: float | None = None, *, cost: _budget.PrivacyCost | None = None,
-               record: Any = None) -> Entry:
+               record: Any = None, on_wait: OnWait | None = None) -> Entry:
         """Charge one release, atomically: lock the account, check the cap, append the entry, commit.
 
         Give ``epsilon`` (a pure epsilon-DP cost) or ``cost`` (a :class:`dpcore.budget.PrivacyCost`:
@@ -746,7 +1546,10 @@ class Account:
         the charge. Raises :class:`BudgetExceeded` (a :class:`DPInputError`) when the total would
         exceed the cap, and :class:`DPInputError` for a cost the account cannot take (an (epsilon, delta)
         or zCDP cost on a pure-epsilon account); nothing is written then. Draw noise only after this
-        returned: the charge is durable (committed) at that point.
+        returned: the charge is durable (committed) at that point. ``on_wait(line)`` (default: the
+        ledger's) hears when the charge waits for another release's lock longer than LOCK_NOTE_AFTER_S.
+        The entry is appended to the ledger's hash chain (its hash covers the previous entry's hash,
+        the account's cap and the entry's content).
         """
         if not isinstance(label, str) or not label.strip():
             raise DPInputError("a charge needs a non-empty label (what is being released)")
@@ -765,25 +1568,32 @@ class Account:
         cap = self.cap
         backend = self.db._backend
         ph = backend.ph
-        with backend.locked(self.dataset_id) as conn:
+        on_wait = self.db._on_wait if on_wait is None else on_wait
+        with backend.locked(self.dataset_id, on_wait) as conn:
             lock = " FOR UPDATE" if backend.name == "postgresql" else ""
-            row = conn.execute(f"SELECT cap_epsilon, cap_delta FROM dpcore_accounts WHERE dataset_id = {ph}{lock}",
-                               (self.dataset_id,)).fetchone()
+            row = backend.lock_row(conn, f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts "
+                                         f"WHERE dataset_id = {ph}{lock}", (self.dataset_id,), on_wait)
             if row is None:
                 raise DPInputError(f"the ledger account {self.display_name()!r} does not exist in {self.db.describe()}")
             costs = [_cost_from_json(r[0]) for r in conn.execute(
                 f"SELECT cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)).fetchall()]
             self._check_fits(cap, costs, cost, label)
+            backend.lock_chain(conn, on_wait)
+            last = conn.execute("SELECT entry_hash FROM dpcore_entries ORDER BY id DESC LIMIT 1").fetchone()
+            prev = CHAIN_GENESIS if last is None else last[0]
             stamp = _now()
-            params = (self.dataset_id, label, cost_json, float(cost.epsilon), float(cost.delta), stamp, record_json)
-            sql = (f"INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record) "
-                   f"VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph})")
+            entry_hash = _entry_hash(prev, self.public_id, (row[0], float(row[1]), float(row[2]), row[3]), label,
+                                     cost_json, float(cost.epsilon), float(cost.delta), stamp, record_json)
+            params = (self.dataset_id, label, cost_json, float(cost.epsilon), float(cost.delta), stamp, record_json,
+                      prev, entry_hash)
+            sql = (f"INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
+                   f"entry_hash) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph})")
             if backend.name == "postgresql":
                 entry_id = conn.execute(sql + " RETURNING id", params).fetchone()[0]
             else:
                 entry_id = conn.execute(sql, params).lastrowid
         return Entry(id=int(entry_id), dataset_id=self.dataset_id, label=label, cost=cost, epsilon=float(cost.epsilon),
-                     delta=float(cost.delta), time=stamp, record=json.loads(record_json))
+                     delta=float(cost.delta), time=stamp, record=json.loads(record_json), entry_hash=entry_hash)
 
     def _check_fits(self, cap: _budget.BudgetCap, costs: list[_budget.PrivacyCost], cost: _budget.PrivacyCost,
                     label: str) -> None:
@@ -820,24 +1630,44 @@ class Account:
             return True
         return False
 
-    def attach_result(self, entry_id: int, result: Any) -> None:
+    def attach_result(self, entry_id: int, result: Any, *, on_wait: OnWait | None = None) -> ResultLink:
         """Append the released output of a charged entry (once; results are append-only too).
 
         Call after the noise was drawn and before showing it. A release whose result is missing was
-        charged but never revealed (a crash or an error after the charge)."""
+        charged but never revealed (a crash or an error after the charge).
+
+        The output exists at this point (tables may already be written), so losing this mark would show a
+        delivered release as 'not revealed'. When the database is unreachable (server down, file
+        read-only or locked, disk full) it is tried again after each pause of ATTACH_RETRY_DELAYS_S
+        (about 4 s in all); then the mark is appended to a local journal file (mode 0600; beside a SQLite
+        ledger, under the user's data folder for PostgreSQL) and the returned :class:`ResultLink` says
+        so (``recorded`` False, ``message`` one line to print); :func:`open_ledger` replays the journal.
+        Raises :class:`DPInputError` for an entry of another account or one that has its result, and
+        :class:`LedgerUnavailable` when neither the database nor the journal can be written.
+        """
         if isinstance(entry_id, bool) or not isinstance(entry_id, (int, np.integer)):
             raise TypeError("entry_id must be the id of an entry returned by charge")
         result_json = _to_json(result, "release result")
-        backend = self.db._backend
-        ph = backend.ph
-        with backend.locked(self.dataset_id) as conn:
-            row = conn.execute(f"SELECT dataset_id FROM dpcore_entries WHERE id = {ph}", (int(entry_id),)).fetchone()
-            if row is None or row[0] != self.dataset_id:
-                raise DPInputError(f"entry {entry_id} is not an entry of the account {self.display_name()!r}")
-            if conn.execute(f"SELECT 1 FROM dpcore_results WHERE entry_id = {ph}", (int(entry_id),)).fetchone():
-                raise DPInputError(f"entry {entry_id} already has its result (results are append-only)")
-            conn.execute(f"INSERT INTO dpcore_results(entry_id, time, result) VALUES ({ph}, {ph}, {ph})",
-                         (int(entry_id), _now(), result_json))
+        entry_id = int(entry_id)
+        on_wait = self.db._on_wait if on_wait is None else on_wait
+        stamp = _now()
+        delays = tuple(ATTACH_RETRY_DELAYS_S)
+        last: LedgerError | None = None
+        for attempt in range(len(delays) + 1):
+            try:
+                with self.db._backend.locked(self.dataset_id, on_wait) as conn:
+                    # replay=True after a failed try: that try's commit may have landed before the error
+                    self.db._insert_result(conn, self.dataset_id, entry_id, stamp, result_json, replay=attempt > 0)
+                return ResultLink(entry_id, True)
+            except (LedgerUnavailable, LedgerCorrupt) as exc:
+                last = exc
+                if attempt < len(delays):
+                    time.sleep(delays[attempt])
+        reason = str(last).split(". ")[0] if last is not None else "unavailable"
+        path = _journal_append(self.db._backend.journal_paths(),
+                               {"v": 1, "dataset_id": self.dataset_id, "entry_id": entry_id, "time": stamp,
+                                "result": result_json})
+        return ResultLink(entry_id, False, str(path), reason)
 
     # ----- reading ---------------------------------------------------------------------------------
     def entries(self) -> list[Entry]:
@@ -900,8 +1730,18 @@ class Account:
         return _export([self], fmt, self.db, None if entries is None else {self.dataset_id: entries})
 
 
-CSV_COLUMNS = ("dataset_id", "account_label", "cap_epsilon", "cap_delta", "entry_id", "label", "kind", "epsilon",
+CSV_COLUMNS = ("public_id", "account_label", "cap_epsilon", "cap_delta", "entry_id", "label", "kind", "epsilon",
                "delta", "rho", "time", "record", "result")
+
+
+def _public_account(d: dict[str, Any]) -> dict[str, Any]:
+    """An account for an export: named by its keyed public id, never by its dataset id (a fingerprint of
+    the confidential file, which release records deliberately omit)."""
+    return {k: v for k, v in d.items() if k != "dataset_id"}
+
+
+def _public_entry(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k != "dataset_id"}
 
 
 def _export(accounts: list[Account], fmt: str, db: LedgerDB, snapshot: dict[str, list[Entry]] | None = None) -> str:
@@ -913,15 +1753,16 @@ def _export(accounts: list[Account], fmt: str, db: LedgerDB, snapshot: dict[str,
             snapshot[a.dataset_id] = a.entries()
     if fmt == "json":
         doc = {"dpcore_version": __version__, "exported": _now(), "ledger": db.describe(),
-               "accounts": [{**a.to_dict(snapshot[a.dataset_id]),
-                             "entries": [e.to_dict() for e in snapshot[a.dataset_id]]} for a in accounts]}
+               "accounts": [{**_public_account(a.to_dict(snapshot[a.dataset_id])),
+                             "entries": [_public_entry(e.to_dict()) for e in snapshot[a.dataset_id]]}
+                            for a in accounts]}
         return json.dumps(doc, indent=2, default=_json_default, ensure_ascii=False)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for a in accounts:
         for e in snapshot[a.dataset_id]:
-            writer.writerow([a.dataset_id, a.label, repr(a.cap_epsilon), repr(a.cap_delta), e.id, e.label, e.cost.kind,
+            writer.writerow([a.public_id, a.label, repr(a.cap_epsilon), repr(a.cap_delta), e.id, e.label, e.cost.kind,
                              repr(e.cost.epsilon), repr(e.cost.delta), repr(e.cost.rho), e.time,
                              json.dumps(e.record, ensure_ascii=False),
                              "" if e.result is None else json.dumps(e.result, ensure_ascii=False)])

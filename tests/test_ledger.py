@@ -258,12 +258,15 @@ def test_export_json_and_csv(url):
     db.account("other", cap_epsilon=1.0).charge("x", epsilon=0.125)
     doc = json.loads(acct.export("json"))
     (a,) = doc["accounts"]
-    assert a["dataset_id"] == "ds" and a["spent_epsilon"] == 0.75 and a["cap_epsilon"] == 2.0
+    # named by the keyed public id, never by the dataset id (a fingerprint of the confidential file)
+    assert "dataset_id" not in a and a["public_id"] == acct.public_id
+    assert a["spent_epsilon"] == 0.75 and a["cap_epsilon"] == 2.0
     assert [x["label"] for x in a["entries"]] == ["release: Gini", "release: mean"]
     assert a["entries"][0]["result"] == {"records": [{"released": [0.42]}]} and a["entries"][1]["result"] is None
     assert "password" not in json.dumps(doc)
     rows = list(csv.DictReader(io.StringIO(db.export("csv"))))
     assert len(rows) == 3 and rows[0]["account_label"] == "label, with \"quotes\""
+    assert rows[0]["public_id"] == acct.public_id and "dataset_id" not in rows[0]
     assert json.loads(rows[0]["record"]) == {"statistics": [{"statistic": "Gini"}]}
     assert float(rows[1]["epsilon"]) == 0.25 and rows[1]["result"] == ""
     with pytest.raises(DPInputError):
@@ -353,6 +356,21 @@ def _wait_until_waiting_for_the_lock(proc: subprocess.Popen, url: str) -> None:
         time.sleep(0.01)
 
 
+def _append_chained_entry(conn, backend, dataset_id: str, label: str, epsilon: float) -> None:
+    """What a charge appends, written by hand inside a transaction the test holds (hash chain included)."""
+    ph = backend.ph
+    acct = conn.execute(f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts WHERE dataset_id = {ph}",
+                        (dataset_id,)).fetchone()
+    last = conn.execute("SELECT entry_hash FROM dpcore_entries ORDER BY id DESC LIMIT 1").fetchone()
+    prev = L.CHAIN_GENESIS if last is None else last[0]
+    cost = json.dumps(B.pure(epsilon).to_dict())
+    h = L._entry_hash(prev, L._public_id(backend.public_id_key, dataset_id), (acct[0], acct[1], acct[2], acct[3]),
+                      label, cost, epsilon, 0.0, "t", "{}")
+    conn.execute(f"INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
+                 f"entry_hash) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph})",
+                 (dataset_id, label, cost, epsilon, 0.0, "t", "{}", prev, h))
+
+
 def test_charge_waits_for_the_account_lock(url, tmp_path):
     """While another transaction holds the account's lock, a charge waits (it neither fails nor skips
     the check) and then sees what the holder committed."""
@@ -370,9 +388,7 @@ def test_charge_waits_for_the_account_lock(url, tmp_path):
         _wait_until_waiting_for_the_lock(proc, url)
         assert proc.poll() is None, proc.communicate()  # still waiting for the lock
         # the lock holder charges first: the waiting charge must see it
-        conn.execute(("INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record) "
-                      "VALUES ({0}, {0}, {0}, {0}, {0}, {0}, {0})").format(backend.ph),
-                     ("held", "holder", json.dumps(B.pure(0.75).to_dict()), 0.75, 0.0, "t", "{}"))
+        _append_chained_entry(conn, backend, "held", "holder", 0.75)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode != 0 and "BudgetExceeded" in err  # 0.75 + 0.5 > 1: refused after waiting
     assert "CHARGED" not in out
