@@ -34,6 +34,7 @@ import csv
 import functools
 import io
 import math
+import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,8 +67,13 @@ __all__ = [
     "EXAMPLES_DIR",
     "IncomeData",
     "NEGATIVE_POLICIES",
+    "MAX_UPLOAD_MB",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ROWS",
+    "MAX_SHEET_XML_BYTES",
+    "MAX_TABLE_CELLS",
+    "WORKBOOK_SECONDS",
+    "WORKBOOK_MEMORY_BYTES",
     "shared_data_path",
     "read_table",
     "numeric_columns",
@@ -115,8 +121,29 @@ EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 
 #: What to do with negative incomes (losses): refuse the file, drop those rows, or clip them to 0.
 NEGATIVE_POLICIES = ("refuse", "drop", "clip")
-#: Default cap on the size of a file (bytes, after gzip decompression).
-DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+#: The upload limit in megabytes, as `.streamlit/config.toml` sets ``server.maxUploadSize``.
+MAX_UPLOAD_MB = 50
+#: Default cap on the size of a file (bytes, after gzip decompression). One limit in bytes
+#: everywhere: Streamlit's uploader turns ``maxUploadSize`` into bytes with 1 MB = 10**6 bytes
+#: (1024**2 only in a browser on Windows; frontend ``utils``), its server with 1024**2
+#: (``starlette_routes``: ``maxUploadSize * 1024 * 1024``), nginx (`run.sh serve`) with 1024**2 + 1 MiB.
+#: The smallest, 50,000,000 bytes, is the limit the browser states and shows ("50MB"), so it is
+#: the one dpcore enforces and names in its messages (with the exact number of bytes).
+DEFAULT_MAX_BYTES = MAX_UPLOAD_MB * 1_000_000
+#: Largest first sheet of an .xlsx workbook, in bytes of sheet XML once unzipped. openpyxl parses
+#: 2-5 MB of sheet XML per second of CPU (measured 5.4 MB/s on the 2-core dev machine, idle), so
+#: this bounds the parse at ~20-50 s; a 1,048,576-row sheet (Excel's own maximum) of one or two
+#: numeric columns is ~60-90 MB. A workbook bomb (1.5 MB zipped, 373 MB of sheet XML) took 206 s.
+MAX_SHEET_XML_BYTES = 100_000_000
+#: Largest number of cells a workbook's first sheet or a Parquet file may hold (rows x columns,
+#: from the sheet's declared dimension or the Parquet metadata, checked before parsing). Ten
+#: million cells of Python objects are ~1 GB in pandas' object columns.
+MAX_TABLE_CELLS = 10_000_000
+#: Wall-clock seconds and address space (bytes) of the subprocess that parses a workbook. The
+#: parse runs in its own process so that it neither holds the app process's GIL (every other
+#: session of a Streamlit process waits while pure-Python openpyxl runs) nor its memory.
+WORKBOOK_SECONDS = 60.0
+WORKBOOK_MEMORY_BYTES = 2 * 1024**3
 #: Default cap on the number of data rows.
 DEFAULT_MAX_ROWS = 2_000_000
 #: Longest text shown from a bad cell in an error message.
@@ -170,11 +197,22 @@ def _short(value: Any) -> str:
 
 
 def _fmt_bytes(n: int) -> str:
-    if n >= 1024 * 1024:
-        return f"{n / (1024 * 1024):.1f} MB"
-    if n >= 1024:
-        return f"{n / 1024:.1f} KB"
+    """A size in the units the browser's uploader uses (1 MB = 10**6 bytes, see DEFAULT_MAX_BYTES)."""
+    if n >= 1_000_000_000:
+        return f"{n / 1_000_000_000:.1f} GB"
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f} MB"
+    if n >= 1000:
+        return f"{n / 1000:.1f} KB"
     return f"{n} bytes"
+
+
+def _fmt_limit(n: int) -> str:
+    """A limit in exact bytes, with its size in MB when it is a whole number of them: "50 MB
+    (50,000,000 bytes)" (the browser's uploader says "50MB" for the same limit)."""
+    if n >= 1_000_000 and n % 1_000_000 == 0:
+        return f"{n // 1_000_000} MB ({n:,} bytes)"
+    return f"{n:,} bytes"
 
 
 def _read_source(source: Any, max_bytes: int) -> tuple[bytes, str]:
@@ -189,7 +227,7 @@ def _read_source(source: Any, max_bytes: int) -> tuple[bytes, str]:
         size = path.stat().st_size
         if size > max_bytes:
             raise DPInputError(
-                f"the file {path.name} is {_fmt_bytes(size)}, larger than the {_fmt_bytes(max_bytes)} "
+                f"the file {path.name} is {_fmt_bytes(size)}, larger than the {_fmt_limit(max_bytes)} "
                 "limit; use a smaller extract (a sample of rows or fewer columns)")
         data = path.read_bytes()
         label = path.name
@@ -203,7 +241,7 @@ def _read_source(source: Any, max_bytes: int) -> tuple[bytes, str]:
     if len(data) > max_bytes:
         size = "more than " + _fmt_bytes(max_bytes) if hasattr(source, "read") else _fmt_bytes(len(data))
         raise DPInputError(
-            f"{label} is {size}, larger than the {_fmt_bytes(max_bytes)} limit; use a smaller extract "
+            f"{label} is {size}, larger than the {_fmt_limit(max_bytes)} limit; use a smaller extract "
             "(a sample of rows or fewer columns)")
     return data, str(label)
 
@@ -217,7 +255,7 @@ def _gunzip(data: bytes, max_bytes: int, label: str) -> bytes:
         raise DPInputError(f"{label} looks gzip-compressed but cannot be decompressed ({exc})") from None
     if len(out) > max_bytes or d.unconsumed_tail:
         raise DPInputError(
-            f"{label} decompresses to more than the {_fmt_bytes(max_bytes)} limit; use a smaller extract")
+            f"{label} decompresses to more than the {_fmt_limit(max_bytes)} limit; use a smaller extract")
     return out
 
 
@@ -284,23 +322,163 @@ def _sniff_delimiter(text: str) -> str:
         return ","  # one column: any delimiter works
 
 
-def _parse_parquet(data: bytes, label: str) -> pd.DataFrame:
+def _parse_parquet(data: bytes, label: str, max_bytes: int, max_rows: int) -> tuple[pd.DataFrame, list[str]]:
+    """A Parquet file's flat columns, after checking its metadata (rows, cells, unpacked bytes)
+    against the limits before any column is decoded: a few MB of Parquet can hold billions of
+    run-length-encoded values. Nested columns (struct, list, map) cannot hold incomes and are left
+    out with a note (pandas would give dict / array cells, which no column check can hash). Text
+    columns are read dictionary-encoded, so a value repeated on every row is held once."""
     try:
-        return pd.read_parquet(io.BytesIO(data))
+        import pyarrow as pa
+        import pyarrow.parquet as pq
     except ImportError as exc:  # pragma: no cover - pyarrow is in requirements.txt
         raise DPInputError(f"reading Parquet needs the pyarrow package ({exc})") from None
+    try:
+        parquet = pq.ParquetFile(io.BytesIO(data))
+        meta = parquet.metadata
+        fields = list(parquet.schema_arrow)
+        unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     except Exception as exc:  # pyarrow raises its own error types
         raise DPInputError(f"{label} is not a readable Parquet file ({type(exc).__name__}: "
                            f"{str(exc)[:200]})") from None
+    nested = [f.name for f in fields if pa.types.is_nested(f.type)]
+    flat = [f for f in fields if not pa.types.is_nested(f.type)]
+    if not flat:
+        raise DPInputError(f"{label} has only nested columns ({', '.join(_short(n) for n in nested[:5])}: "
+                           "structs, lists or maps); incomes must be a plain numeric column. Flatten the "
+                           "table (one column per field) and save it again")
+    if meta.num_rows > max_rows:
+        raise DPInputError(f"{label} has {meta.num_rows:,} data rows, more than the {max_rows:,}-row limit; "
+                           "use a random sample of rows")
+    if meta.num_rows * len(flat) > MAX_TABLE_CELLS:
+        raise DPInputError(f"{label} has {meta.num_rows:,} rows x {len(flat):,} columns, more than the "
+                           f"{MAX_TABLE_CELLS:,}-cell limit; keep only the columns you need")
+    if unpacked > 8 * max_bytes:
+        raise DPInputError(f"{label} unpacks to {_fmt_bytes(unpacked)}, more than 8 x the "
+                           f"{_fmt_limit(max_bytes)} limit; use a smaller extract")
+    text_columns = [f.name for f in flat if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+                    or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+    try:
+        table = pq.read_table(io.BytesIO(data), columns=[f.name for f in flat],
+                              read_dictionary=text_columns or None)
+        frame = table.to_pandas()
+    except MemoryError:
+        raise DPInputError(f"{label} needs more memory than this server has to open; use a smaller "
+                           "extract") from None
+    except Exception as exc:  # pyarrow raises its own error types
+        raise DPInputError(f"{label} is not a readable Parquet file ({type(exc).__name__}: "
+                           f"{str(exc)[:200]})") from None
+    for name in text_columns:
+        if name in frame.columns and isinstance(frame[name].dtype, pd.CategoricalDtype):
+            # back to plain text cells (the same string objects, so no copy per row)
+            frame[name] = frame[name].astype(object)
+    notes = []
+    if nested:
+        notes.append(f"left out {len(nested)} nested column(s) ({', '.join(_short(n) for n in nested[:5])}): "
+                     "structs, lists and maps cannot hold incomes")
+    return frame, notes
 
 
 _XLS_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: Excel 97-2003 .xls (and old .doc)
 
+#: The workbook parser's child process: reads the workbook from stdin, limits its own address space
+#: first (RLIMIT_AS) and asks the kernel to kill it if the app process dies (PR_SET_PDEATHSIG), then
+#: writes a pickle of (status, payload) to stdout. Run with ``python -I -c`` (no current directory,
+#: no PYTHONPATH: only the installed pandas and openpyxl), and never imports dpcore.
+_WORKBOOK_CHILD = r"""
+import io, pickle, resource, sys
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    import ctypes, signal
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+except Exception:
+    pass
+out = sys.stdout.buffer
+try:
+    import pandas as pd
+    data = sys.stdin.buffer.read()
+    book = pd.ExcelFile(io.BytesIO(data), engine="openpyxl")
+    sheets = book.sheet_names
+    frame = pd.read_excel(book, sheet_name=sheets[0])
+    result = ("ok", (frame, sheets))
+except MemoryError:
+    result = ("memory", "")
+except Exception as exc:
+    result = ("error", f"{type(exc).__name__}: {str(exc)[:160]}")
+out.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+out.flush()
+"""
 
-def _parse_excel(data: bytes, label: str, max_bytes: int) -> tuple[pd.DataFrame, list[str]]:
+
+def _first_sheet_part(archive: Any) -> str | None:
+    """The zip member of a workbook's first sheet (xl/workbook.xml's first <sheet>, resolved through
+    xl/_rels/workbook.xml.rels), or None when the workbook does not say."""
+    import re
+
+    def small(name: str) -> str:
+        info = archive.getinfo(name)
+        if info.file_size > 5_000_000:  # an index file, never this large in a real workbook
+            return ""
+        return archive.read(name).decode("utf-8", "replace")
+
+    try:
+        sheet = re.search(r"<(?:\w+:)?sheet\b[^>]*>", small("xl/workbook.xml"))
+        rid = sheet and re.search(r'\b(?:\w+:)?id="([^"]+)"', sheet.group(0))
+        rels = small("xl/_rels/workbook.xml.rels")
+    except KeyError:
+        return None
+    if not rid:
+        return None
+    for rel in re.findall(r"<(?:\w+:)?Relationship\b[^>]*>", rels):
+        if re.search(rf'\bId="{re.escape(rid.group(1))}"', rel):
+            target = re.search(r'\bTarget="([^"]+)"', rel)
+            if target:
+                path = target.group(1)
+                return path.lstrip("/") if path.startswith("/") else "xl/" + path
+    return None
+
+
+def _declared_cells(archive: Any, part: str) -> tuple[int, int] | None:
+    """(rows, columns) of a sheet's <dimension ref="A1:C900"/>, read from its first 64 KB."""
+    import re
+
+    with archive.open(part) as sheet:
+        head = sheet.read(65536).decode("utf-8", "replace")
+    found = re.search(r'<(?:\w+:)?dimension\s+ref="([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?"', head)
+    if not found:
+        return None
+
+    def column_number(letters: str) -> int:
+        number = 0
+        for ch in letters:
+            number = number * 26 + ord(ch) - 64
+        return number
+
+    c1, r1, c2, r2 = found.groups()
+    c2, r2 = c2 or c1, r2 or r1
+    return abs(int(r2) - int(r1)) + 1, abs(column_number(c2) - column_number(c1)) + 1
+
+
+def _parse_excel(data: bytes, label: str, max_bytes: int, max_rows: int = DEFAULT_MAX_ROWS,
+                 ) -> tuple[pd.DataFrame, list[str]]:
     """The first sheet of an .xlsx workbook (openpyxl), with a note naming it; a zip archive
-    that is not a workbook is refused with what to do."""
+    that is not a workbook is refused with what to do.
+
+    Bounded before and during parsing (a workbook bomb is 1.5 MB zipped and 373 MB of sheet XML):
+    the zip's unpacked total (8 x ``max_bytes``), the first sheet's XML (MAX_SHEET_XML_BYTES) and its
+    declared dimension (rows <= ``max_rows``, cells <= MAX_TABLE_CELLS) are checked from the zip's
+    directory and the sheet's first bytes; then the sheet is parsed in a child process limited to
+    WORKBOOK_SECONDS of wall-clock time and WORKBOOK_MEMORY_BYTES of address space, so that a sheet
+    that lies about its dimension costs at most that, and the app process's other sessions go on
+    meanwhile (its thread only waits on a pipe). The limits are read when called (tests lower them)."""
+    import pickle
+    import subprocess
+    import sys
     import zipfile
+
+    max_sheet_xml, max_cells = MAX_SHEET_XML_BYTES, MAX_TABLE_CELLS
+    seconds, memory = WORKBOOK_SECONDS, WORKBOOK_MEMORY_BYTES
 
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
@@ -313,20 +491,61 @@ def _parse_excel(data: bytes, label: str, max_bytes: int) -> tuple[pd.DataFrame,
         raise DPInputError(f"{label} is a zip archive, not an Excel workbook; unzip it and upload the CSV "
                            "or Parquet file inside")
     if unpacked > 8 * max_bytes:
-        raise DPInputError(f"{label} unpacks to {_fmt_bytes(unpacked)}, more than the limit; save the sheet "
-                           "as CSV (UTF-8) and upload a smaller extract")
+        raise DPInputError(f"{label} unpacks to {_fmt_bytes(unpacked)}, more than 8 x the "
+                           f"{_fmt_limit(max_bytes)} limit; save the sheet as CSV (UTF-8) and upload a "
+                           "smaller extract")
+    part = _first_sheet_part(archive)
+    sheet_parts = [part] if part in names else [n for n in names if n.startswith("xl/worksheets/")
+                                                and n.endswith(".xml")]
     try:
-        import openpyxl  # noqa: F401 - pandas' engine for .xlsx
+        for sheet_part in sheet_parts:
+            size = archive.getinfo(sheet_part).file_size
+            if size > max_sheet_xml:
+                raise DPInputError(
+                    f"{label}: its first sheet unpacks to {_fmt_bytes(size)} of XML, more than the "
+                    f"{_fmt_limit(max_sheet_xml)} a workbook may hold here (reading it would stall the "
+                    "server); save the sheet as CSV (UTF-8), gzip it if you like, and upload that")
+            declared = _declared_cells(archive, sheet_part)
+            if declared is not None:
+                rows, columns = declared
+                if rows - 1 > max_rows:
+                    raise DPInputError(f"{label}: its first sheet has {rows - 1:,} data rows, more than the "
+                                       f"{max_rows:,}-row limit; use a random sample of rows")
+                if rows * columns > max_cells:
+                    raise DPInputError(
+                        f"{label}: its first sheet has {rows:,} rows x {columns:,} columns, more than the "
+                        f"{max_cells:,}-cell limit; keep only the columns you need, or save it as CSV")
+            if part in names:
+                break
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+        raise DPInputError(f"{label} is an Excel workbook that cannot be read ({type(exc).__name__}: "
+                           f"{str(exc)[:160]}); open it in Excel and save the sheet as CSV (UTF-8)") from None
+    try:
+        import openpyxl  # noqa: F401 - pandas' engine for .xlsx (imported in the child too)
     except ImportError:  # pragma: no cover - openpyxl is in requirements.txt
         raise DPInputError(f"{label} is an Excel workbook and reading .xlsx needs the openpyxl package; "
                            "open it in Excel and save the sheet as CSV (UTF-8)") from None
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     try:
-        book = pd.ExcelFile(io.BytesIO(data), engine="openpyxl")
-        sheets = book.sheet_names
-        frame = pd.read_excel(book, sheet_name=sheets[0])
-    except Exception as exc:  # openpyxl raises many types for damaged workbooks
-        raise DPInputError(f"{label} is an Excel workbook that cannot be read ({type(exc).__name__}: "
-                           f"{str(exc)[:160]}); open it in Excel and save the sheet as CSV (UTF-8)") from None
+        child = subprocess.run([sys.executable, "-I", "-c", _WORKBOOK_CHILD, str(int(memory))], input=data,
+                               capture_output=True, timeout=seconds, env=env, check=False)
+    except subprocess.TimeoutExpired:
+        raise DPInputError(f"{label}: reading this workbook took longer than {seconds:g} s and was stopped; "
+                           "save the sheet as CSV (UTF-8) and upload that") from None
+    try:
+        status, payload = pickle.loads(child.stdout)  # written by _WORKBOOK_CHILD, our own code
+    except Exception:  # noqa: BLE001 - the child died before writing its answer
+        # out of address space inside C code (a failed allocation aborts rather than raising), or killed
+        last = (child.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit code {child.returncode}"])[-1]
+        status = "memory" if ("MemoryError" in last or "alloc" in last or child.returncode < 0) else "error"
+        payload = last[:160]
+    if status == "memory":
+        raise DPInputError(f"{label}: reading this workbook needed more than {_fmt_bytes(memory)} of memory "
+                           "and was stopped; save the sheet as CSV (UTF-8) and upload that")
+    if status != "ok":
+        raise DPInputError(f"{label} is an Excel workbook that cannot be read ({payload}); open it in Excel "
+                           "and save the sheet as CSV (UTF-8)")
+    frame, sheets = payload
     notes = [f"read the Excel sheet {sheets[0]!r}"
              + (f" (the first of {len(sheets)} sheets; the others are ignored)" if len(sheets) > 1 else "")]
     frame = frame.dropna(how="all").dropna(axis=1, how="all")
@@ -383,12 +602,13 @@ def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None =
             f"{label} is an old Excel workbook (.xls, Excel 97-2003), which is not read here; open it "
             "in Excel and save the sheet as CSV (UTF-8) or as .xlsx, then upload that")
     if data[:2] == b"PK":
-        frame, more = _parse_excel(data, label, max_bytes)
+        frame, more = _parse_excel(data, label, max_bytes, max_rows)
         notes += more
         frame, more = _normalize_number_columns(frame, None, label)
         notes += more
     elif data[:4] == b"PAR1":
-        frame = _parse_parquet(data, label)
+        frame, more = _parse_parquet(data, label, max_bytes, max_rows)
+        notes += more
         frame, more = _normalize_number_columns(frame, None, label)
         notes += more
     else:

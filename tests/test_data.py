@@ -123,14 +123,14 @@ def test_latin1_fallback_and_utf8_bom():
 
 def test_size_cap_bytes_path_fileobj_and_gzip_bomb(tmp_path):
     blob = b"income\n" + b"1\n" * 1000
-    _bad(blob, r"larger than the 1\.0 KB limit", max_bytes=1024)
+    _bad(blob, r"larger than the 1,024 bytes limit", max_bytes=1024)
     p = tmp_path / "big.csv"
     p.write_bytes(blob)
-    _bad(p, r"big\.csv is 2\.0 KB, larger than the 1\.0 KB limit", max_bytes=1024)
+    _bad(p, r"big\.csv is 2\.0 KB, larger than the 1,024 bytes limit", max_bytes=1024)
     _bad(io.BytesIO(blob), "larger than the", max_bytes=1024)
     bomb = gzip.compress(b"income\n" + b"1\n" * 5_000_000)  # ~10 MB unpacked, a few KB packed
     assert len(bomb) < 100_000
-    _bad(bomb, r"decompresses to more than the 1\.0 MB limit", max_bytes=1024 * 1024)
+    _bad(bomb, r"decompresses to more than the 1 MB \(1,000,000 bytes\) limit", max_bytes=1_000_000)
 
 
 def test_row_cap():
