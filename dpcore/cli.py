@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--memory-limit", default=None, help="DuckDB memory limit (default 1GB; it spills to disk beyond)")
     rel.add_argument("--tmpdir", default=None, help="directory for temporary files (DuckDB spill, Spark, staging)")
     rel.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    sub.add_parser("ledger", help="init, verify, show or back up the budget ledger (dpcore ledger --help)")
     chk = sub.add_parser("check", help="validate a plan and print its privacy cost (reads no data)")
     chk._sub = "check"
     chk.add_argument("plan")
@@ -142,6 +143,10 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ledger"]:  # init / verify / show / backup: dpcore.ledger_cli
+        from .ledger_cli import main as ledger_main
+        return ledger_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -1,0 +1,136 @@
+"""``python -m dpcore ledger ...``: create, check, show and back up the privacy-budget ledger.
+
+    dpcore ledger init [URL]             # create a new, empty ledger (refused where one exists)
+    dpcore ledger verify [URL]           # integrity, schema version, append-only triggers, the hash chain
+    dpcore ledger show [URL]             # accounts: label, public id, cap, spent, entries
+    dpcore ledger backup DEST [--ledger URL]   # a consistent copy of a SQLite ledger (mode 0600)
+
+URL defaults to ``$DPCORE_LEDGER_URL``, else ``~/.local/share/dpcore/ledger.db`` (:func:`dpcore.ledger.default_url`).
+Exit codes: 0 success (``verify``: the ledger is intact; one ``ledger OK: ...`` line); 2 anything wrong
+(``verify``: what is wrong; a missing, damaged or unreachable ledger; a bad URL), as one line
+``dpcore: error: ...`` on stderr without a traceback. ``show`` never prints a dataset id (a fingerprint
+of the data) or the ledger's key: accounts appear by label and keyed public id.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sqlite3
+import sys
+import urllib.parse
+from pathlib import Path
+from typing import Sequence
+
+from . import ledger as ledger_lib
+from .validation import DPInputError
+
+__all__ = ["main", "build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit code 2 (as ``dpcore release``)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"dpcore: error: {message} (see 'dpcore ledger --help')", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dpcore ledger", description="Create, check, show and back up the privacy-budget ledger "
+                                                       "(docs/ledger.md).")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    url_help = "ledger URL (sqlite:///path.db or postgresql://...); default: $DPCORE_LEDGER_URL or ~/.local/share/dpcore/ledger.db"
+    init = sub.add_parser("init", help="create a new, empty ledger (refused where a ledger or any file exists)")
+    init.add_argument("url", nargs="?", default=None, help=url_help)
+    ver = sub.add_parser("verify", help="check integrity, schema, append-only triggers and the entries' hash chain")
+    ver.add_argument("url", nargs="?", default=None, help=url_help)
+    show = sub.add_parser("show", help="list the accounts: label, public id, cap, spent, entries")
+    show.add_argument("url", nargs="?", default=None, help=url_help)
+    back = sub.add_parser("backup", help="write a consistent copy of a SQLite ledger to DEST (mode 0600)")
+    back.add_argument("dest", help="the copy's path (must not exist)")
+    back.add_argument("--ledger", default=None, help=url_help)
+    return parser
+
+
+def _say(line: str) -> None:
+    print(f"dpcore: {line}", file=sys.stderr, flush=True)
+
+
+def _init(args: argparse.Namespace) -> int:
+    db = ledger_lib.init_ledger(args.url, on_wait=_say)
+    print(f"created a new, empty ledger: {db.describe()}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    report = ledger_lib.open_ledger(args.url, create=False, on_wait=_say).verify()
+    if report.ok:
+        print(report.summary())
+        return 0
+    print(f"dpcore: error: {report.summary()}", file=sys.stderr)
+    for problem in report.problems:
+        print(f"  - {problem}", file=sys.stderr)
+    return 2
+
+
+def _show(args: argparse.Namespace) -> int:
+    db = ledger_lib.open_ledger(args.url, create=False, on_wait=_say)
+    accounts = db.accounts()
+    print(f"{db.describe()}: {len(accounts)} account(s)")
+    for acct in accounts:
+        entries = acct.entries()
+        spent = acct.spent(entries)
+        cap = f"ε = {acct.cap_epsilon:g}" + (f", δ = {acct.cap_delta:.3g}" if acct.cap_delta else "")
+        used = f"ε = {spent['epsilon']:.6g}" + (f", δ = {spent['delta']:.3g}" if acct.cap_delta else "")
+        hidden = sum(1 for e in entries if e.result is None)
+        print(f"  {acct.label or '(no label)'} [public id {acct.public_id}]: spent {used} of {cap}; "
+              f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+              + (f" ({hidden} not revealed)" if hidden else "") + f"; created {acct.created[:19]}")
+    for path, n in db.pending_results():
+        print(f"  {n} result mark(s) journaled at {path}, waiting for the database to be writable")
+    return 0
+
+
+def _backup(args: argparse.Namespace) -> int:
+    db = ledger_lib.open_ledger(args.ledger, create=False, on_wait=_say)
+    if db.backend != "sqlite":
+        raise DPInputError("'dpcore ledger backup' copies SQLite ledgers; back up a PostgreSQL ledger with pg_dump "
+                           "(docs/ledger.md)")
+    dest = Path(args.dest).expanduser().absolute()
+    if os.path.lexists(dest):
+        raise DPInputError(f"the backup destination {dest} exists: give a new path")
+    source_path = db._backend.path
+    try:
+        os.close(os.open(dest, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # the copy holds the key: 0600
+        with contextlib.closing(sqlite3.connect("file:" + urllib.parse.quote(str(source_path)) + "?mode=ro",
+                                                uri=True)) as src, \
+                contextlib.closing(sqlite3.connect(str(dest))) as out:
+            src.backup(out)  # SQLite's online backup: one consistent snapshot, even while releases run
+    except (OSError, sqlite3.Error) as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(dest)
+        raise DPInputError(f"the backup of {db.describe()} to {dest} failed: {exc}") from None
+    report = ledger_lib.open_ledger(f"sqlite:///{dest}", create=False).verify()
+    print(f"backed up {db.describe()} to {dest}: {report.summary()}")
+    return 0 if report.ok else 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return {"init": _init, "verify": _verify, "show": _show, "backup": _backup}[args.command](args)
+    except DPInputError as exc:
+        print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dpcore: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
