@@ -86,9 +86,11 @@ def base_view(d: Dialect, spec: EngineSpec) -> str:
 
 
 def nonnumeric_probe(d: Dialect, income: str) -> str:
+    """The smallest income text that is not a number (NULL when there is none): the smallest, not the
+    first found, so that every engine names the same value (scan order differs between engines)."""
     col = d.quote(income)
-    return (f"SELECT {d.as_text(col)} FROM dp_src WHERE {col} IS NOT NULL AND trim({d.as_text(col)}) <> '' "
-            f"AND TRY_CAST({col} AS DOUBLE) IS NULL LIMIT 1")
+    return (f"SELECT MIN({d.as_text(col)}) FROM dp_src WHERE {col} IS NOT NULL AND trim({d.as_text(col)}) <> '' "
+            f"AND TRY_CAST({col} AS DOUBLE) IS NULL")
 
 
 def bin_expr(d: Dialect, edges: Sequence[float]) -> str:
