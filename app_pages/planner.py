@@ -53,38 +53,50 @@ def _belief(epsilon: float, prior: float) -> planner_experiments.AttackerBeliefV
 
 
 st.title("Choose ε before a release")
-st.markdown(
-    "Before publishing statistics with differential privacy you must pick **ε**, the privacy-loss budget: "
-    "smaller ε hides each person better but adds more noise. This page helps in four steps: "
-    "**(1) accuracy first** — say how accurate each statistic must be and get the smallest ε that achieves it; "
-    "**(2) budget first** — fix a total ε, split it, and see the accuracy you get; "
-    "**(3) what ε means for a person** — how much an attacker could learn; "
-    "**(4) release** — make the real release from the confidential file and keep a ledger of the budget spent.")
-privacy_note(
-    "two datasets that differ by replacing one person's record; the number of records n (and the size of each "
-    "group or cell) stays the same. A statistic computed separately on disjoint groups or cells costs ε once "
-    "(parallel composition); different statistics on the same people add up (sequential composition).",
-    "n and the group/cell sizes, the bounds and clip ranges, the PSEO bin edges, the accuracy targets and the "
-    "ε values chosen here. Planning numbers computed on confidential data are not protected.")
+st.markdown("Say how accurate each statistic must be: the page answers with the **smallest ε** that achieves it "
+            "(right below). Settings, other views and the real release follow; the total ε is the privacy-loss "
+            "budget: smaller hides each person better but adds more noise.")
 
 ds = current_dataset()
-data_note(uses_sidebar=True)
 values = np.asarray(ds.values, dtype=float)
 mode = qp_radio("What do you want to do?", "planner_mode", [PLAN, RELEASE], PLAN, horizontal=True)
 if ds.confidential and mode == PLAN:
     st.warning("**You are planning on a confidential file.** Planning is itself not private: every number on this "
                "page is computed from the real records. Prefer the synthetic look-alike in the sidebar for "
                "planning, and use the real file only in Release mode.")
+# The answer comes first (a new user sees the plan's total ε on the first screen, 1280x720); the
+# settings it depends on are read below it, into containers drawn further down the page.
+answer_area = st.container()
+settings_area = st.container()
+release_area = st.container()  # Release mode: after the statistics it releases
+about_area = st.container()
+with about_area:
+    data_note(uses_sidebar=True)
+    st.markdown(
+        "**How this page helps, in four steps:** "
+        "**(1) accuracy first** — say how accurate each statistic must be and get the smallest ε that achieves it; "
+        "**(2) budget first** — fix a total ε, split it, and see the accuracy you get; "
+        "**(3) what ε means for a person** — how much an attacker could learn; "
+        "**(4) release** — make the real release from the confidential file and keep a ledger of the budget spent.")
+    privacy_note(
+        "two datasets that differ by replacing one person's record; the number of records n (and the size of each "
+        "group or cell) stays the same. A statistic computed separately on disjoint groups or cells costs ε once "
+        "(parallel composition); different statistics on the same people add up (sequential composition).",
+        "n and the group/cell sizes, the bounds and clip ranges, the PSEO bin edges, the accuracy targets and the "
+        "ε values chosen here. Planning numbers computed on confidential data are not protected.")
 
-kinds = views.qp_multiselect("Statistics in the planned release", "planner_stats", list(planner_lib.STAT_KINDS),
-                             DEFAULT_KINDS, format_func=planner_lib.STAT_KINDS.get,
-                             help="Each statistic is released once; their ε add up (sequential composition).")
-if not kinds:
-    st.info("Choose at least one statistic to plan.")
-    st.stop()
-needs_groups = any(k in planner_experiments.GROUPED_KINDS for k in kinds)
-groups, token, group_labels, group_column = views.choose_groups(ds, values, kinds, seed())
-specs = views.statistic_settings(kinds, group_labels, seed(), expanded=mode == PLAN)
+with settings_area:
+    kinds = views.qp_multiselect("Statistics in the planned release", "planner_stats", list(planner_lib.STAT_KINDS),
+                                 DEFAULT_KINDS, format_func=planner_lib.STAT_KINDS.get,
+                                 help="Each statistic is released once; their ε add up (sequential composition).")
+    if not kinds:
+        st.info("Choose at least one statistic to plan.")
+        st.stop()
+    needs_groups = any(k in planner_experiments.GROUPED_KINDS for k in kinds)
+    groups, token, group_labels, group_column = views.choose_groups(ds, values, kinds, seed())
+    specs = views.statistic_settings(
+        kinds, group_labels, seed(), expanded=False,
+        gini_of=lambda params: float(_stat("gini", tuple(sorted(params.items())), token, values, groups).truth[0]))
 spec_of = {s.kind: s for s in specs}
 
 
@@ -128,11 +140,13 @@ def plan_views() -> None:
 
 
 if mode == PLAN:
-    plan_views()
+    with answer_area:
+        plan_views()
 else:  # RELEASE mode (durable ledger); what the chosen Gini noise implies is said first (issue 17)
-    if views.release_refusal(specs):
-        st.warning(views.release_refusal(specs))
-    elif views.release_delta_note(specs):
-        st.info(views.release_delta_note(specs))
-    release_panel(ds, kinds, _statistic, st.session_state.get("_planner_alloc") or views.allocation(kinds, 2.0),
-                  group_column=group_column, random_groups=needs_groups and group_column is None)
+    with release_area:
+        if views.release_refusal(specs):
+            st.warning(views.release_refusal(specs))
+        elif views.release_delta_note(specs):
+            st.info(views.release_delta_note(specs))
+        release_panel(ds, kinds, _statistic, st.session_state.get("_planner_alloc") or views.allocation(kinds, 2.0),
+                      group_column=group_column, random_groups=needs_groups and group_column is None)

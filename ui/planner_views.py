@@ -27,9 +27,13 @@ from ui import plots_planner
 from ui.common import download_csv, guard, qp_number, qp_selectbox, qp_slider, show_figure
 
 RANDOM_GROUPS = "(random groups A/B/C)"
-DEFAULT_TARGETS = {"gini": (10, 90), "percentiles": (10, 90), "group_medians": (10, 90), "group_means": (5, 95), "ratio": (10, 95),
+#: (largest relative error %, probability %) per statistic; the Gini's error is in Gini points (GINI_ERR_KEY)
+DEFAULT_TARGETS = {"gini": (None, round(100 * defaults.ANSWER_CONFIDENCE)), "percentiles": (10, 90), "group_medians": (10, 90), "group_means": (5, 95), "ratio": (10, 95),
                    "mean": (5, 95), "count": (5, 95)}
 EPS_SLIDER_MIN = 0.001
+#: the Gini's target in Gini points (URL-backed); links made before carried LEGACY_GINI_TOL (relative %)
+GINI_ERR_KEY, LEGACY_GINI_TOL = "planner_gini_err", "planner_gini_tol"
+GINI_ERR_MIN, GINI_ERR_MAX = 0.0005, 0.5
 ALLOC_KEY = "_planner_alloc"
 #: the last accuracy-first plan (kind -> smallest ε); ui.release_panel starts from it
 PLAN_KEY = "_planner_plan"
@@ -212,21 +216,63 @@ def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[
                                          min_value=0.0, max_value=1e12, step=5_000.0, container=column))}
 
 
-def statistic_settings(kinds: list[str], group_labels: list[str], seed: int, *, expanded: bool
-                       ) -> tuple[StatisticSpec, ...]:
-    """The settings and accuracy target of each chosen statistic, as specs of the view functions."""
+def _gini_points_target(container: Any, gini_params: dict[str, Any],
+                        gini_of: Callable[[dict[str, Any]], float] | None) -> float:
+    """The Gini's target in Gini points (absolute ±, the Gini page's unit: 0.01 = one point).
+
+    A link made before the target was in Gini points carries ``planner_gini_tol`` (a relative error
+    in %): it is converted once with the planning data's Gini, ``gini_of(gini_params)``, and the page
+    says so (the same plan, in the new unit)."""
+    legacy = st.query_params.get(LEGACY_GINI_TOL)
+    if legacy is not None:
+        del st.query_params[LEGACY_GINI_TOL]
+        if GINI_ERR_KEY not in st.session_state and GINI_ERR_KEY not in st.query_params and gini_of is not None:
+            try:
+                percent = float(legacy)
+            except ValueError:
+                percent = float("nan")
+            if 0 < percent < 100:
+                gini = float(gini_of(gini_params))
+                points = min(max(round(percent / 100.0 * gini, 4), GINI_ERR_MIN), GINI_ERR_MAX)
+                st.session_state[GINI_ERR_KEY] = points
+                st.session_state["_planner_gini_converted"] = (
+                    f"This link gave the Gini's target as a relative error of {percent:g}% of the Gini; the planner "
+                    f"now states it in Gini points, like the Gini page: ±{points:.4g} on these data.")
+    return float(qp_number("Largest error, ± Gini points", GINI_ERR_KEY, defaults.ANSWER_TARGET_GINI,
+                           min_value=GINI_ERR_MIN, max_value=GINI_ERR_MAX, step=0.001, format="%.4f",
+                           container=container,
+                           help="As on the Gini page: 0.01 = one Gini point, e.g. 0.45 published as anything "
+                                "in 0.44–0.46."))
+
+
+def statistic_settings(kinds: list[str], group_labels: list[str], seed: int, *, expanded: bool,
+                       gini_of: Callable[[dict[str, Any]], float] | None = None) -> tuple[StatisticSpec, ...]:
+    """The settings and accuracy target of each chosen statistic, as specs of the view functions.
+
+    The Gini's target is in Gini points (absolute ±, as on the Gini page), the others' a relative
+    error in %; ``gini_of(params)`` (the planning data's Gini) converts an old link's relative Gini
+    target."""
     specs = []
     with st.expander("Settings and accuracy target of each statistic", expanded=expanded):
-        st.caption("A target reads: *the released value is within X% of the true value with probability Y%*. "
-                   "The probability is over the privacy noise only (the data are fixed).")
+        st.caption("A target reads: *the released value is within ± X of the true value with probability Y%*: X in "
+                   "Gini points for the Gini (0.01 = one point, as on the Gini page), in % of the true value for "
+                   "the others. The probability is over the privacy noise only (the data are fixed).")
         for kind in kinds:
             st.markdown(f"**{planner.STAT_KINDS[kind]}**")
             c1, c2, c3 = st.columns(3)
             tol0, conf0 = DEFAULT_TARGETS[kind]
-            tol = qp_slider("Largest relative error, %", f"planner_{kind}_tol", 1, 50, tol0, 1, container=c1)
-            conf = qp_slider("with probability, %", f"planner_{kind}_conf", 50, 99, conf0, 1, container=c2)
             params = _params(kind, c3, group_labels, seed)
+            conf = qp_slider("with probability, %", f"planner_{kind}_conf", 50, 99, conf0, 1, container=c2)
+            if kind == "gini":
+                points = _gini_points_target(c1, params, gini_of)
+                specs.append(StatisticSpec(kind, tuple(sorted(params.items())), None, conf / 100.0,
+                                           abs_error=points))
+                continue
+            tol = qp_slider("Largest relative error, %", f"planner_{kind}_tol", 1, 50, tol0, 1, container=c1)
             specs.append(StatisticSpec(kind, tuple(sorted(params.items())), tol / 100.0, conf / 100.0))
+    converted = st.session_state.pop("_planner_gini_converted", None)
+    if converted:
+        st.info(converted)
     return tuple(specs)
 
 
@@ -357,12 +403,25 @@ def _failures(failures: tuple[tuple[str, str], ...]) -> None:
 
 
 def accuracy_table(view: AccuracyFirstView) -> pd.DataFrame:
+    """Every column of the accuracy-first plan (the CSV download)."""
     return pd.DataFrame([{"statistic": r.statistic, "target": r.target, "smallest ε": r.epsilon,
                           "probability met at that ε": r.achieved, "how it was found": r.method,
                           "Monte Carlo uncertainty": r.uncertainty,
                           "composition inside": r.parallel_note or "one number or a joint mechanism",
                           "privacy cost": r.cost}
                          for r in view.rows])
+
+
+#: the columns of the accuracy table drawn on the page (every column is in its CSV): eight columns in a
+#: grid scrolled sideways even at 1920 px wide; a static table of six wraps its text to the page's width
+SHOWN_ACCURACY_COLUMNS = ["statistic", "target", "smallest ε", "probability met at that ε", "how it was found",
+                          "privacy cost"]
+
+
+def shown_accuracy_table(table: pd.DataFrame) -> Any:
+    """The accuracy table as drawn: six columns, numbers formatted (the values stay exact)."""
+    return table[SHOWN_ACCURACY_COLUMNS].style.format(
+        {"smallest ε": "{:.4g}", "probability met at that ε": "{:.4f}"}).hide(axis="index")
 
 
 def dataset_summary(dataset: Any) -> dict[str, Any]:
@@ -404,10 +463,11 @@ def render_cost(cost: Any) -> None:
                    "(basic composition), so the plan's total ε comes with this δ.")
 
 
+ANSWER_LABEL = "Total ε of the plan"
+
+
 def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, Any]) -> None:
-    st.markdown("For each statistic, the **smallest ε** that meets its target on the planning data. Closed forms are "
-                "exact; the percentiles need simulation, so their ε carries Monte Carlo uncertainty (we report the "
-                "conservative end).")
+    """The answer first (total ε, what it means, whether it fits the budget), then the table behind it."""
     _failures(view.failures)
     if not view.rows:
         return
@@ -415,14 +475,22 @@ def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, A
     st.session_state[PLAN_KEY] = {row.kind: float(row.epsilon) for row in view.rows}
     table = _remembered("accuracy_table", view, lambda: accuracy_table(view))
     c1, c2, c3 = st.columns(3)
-    c1.metric("Total ε of the plan (sequential composition)", f"{view.total_epsilon:.4g}")
-    c2.metric("Largest attacker belief from a 1% prior at that ε", f"{100 * view.belief_from_1pct:.1f}%")
-    fits = "fits" if view.total_epsilon <= budget * (1 + 1e-12) else "exceeds"
-    c3.metric("Your total ε (slider above)", f"{budget:.4g}", help=f"The plan {fits} this budget.")
+    c1.metric(ANSWER_LABEL, f"{view.total_epsilon:.4g}",
+              help="The smallest ε of each statistic, added up (sequential composition: the statistics are "
+                   "computed on the same people).")
+    c2.metric("Largest belief from a 1% prior", f"{100 * view.belief_from_1pct:.1f}%",
+              help="An attacker 1% sure of a fact about one person is at most this sure after the whole release.")
+    fits = view.total_epsilon <= budget * (1 + 1e-12)
+    c3.metric("Your total ε (slider above)", f"{budget:.4g}",
+              help=f"The plan {'fits' if fits else 'exceeds'} this budget.")
+    if not fits:
+        st.warning(f"The plan needs ε = {view.total_epsilon:.4g} in total, more than the ε = {budget:.4g} you can "
+                   "afford: relax a target (lower probability, larger error) or raise the total.")
     render_cost(view.cost)
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={"smallest ε": st.column_config.NumberColumn(format="%.4g"),
-                                "probability met at that ε": st.column_config.NumberColumn(format="%.4f")})
+    st.markdown("For each statistic, the **smallest ε** that meets its target on the planning data. Closed forms are "
+                "exact; the percentiles need simulation, so their ε carries Monte Carlo uncertainty (we report the "
+                "conservative end; see the CSV).")
+    st.table(_remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)))
     show_figure(figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
                 width="stretch")
     download_csv(table, "Download this table (CSV)", "planner_accuracy_first.csv", key="planner_dl_acc")

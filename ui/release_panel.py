@@ -1,36 +1,52 @@
 """Release mode of the planner page: the real DP release, paid from the durable ledger (dpcore.ledger).
 
-One entry point, :func:`release_panel`, called by ``app_pages/planner.py`` in Release mode.
+One entry point, :func:`release_panel`, called by ``app_pages/planner.py`` in Release mode, and one
+function, :func:`release_choices`, that says what a release would use (ε per statistic, the cap):
+the panel's fields start from it and the plan file of Plan mode (``ui.planner_views``) is written
+from it, so the downloaded plan is the release this panel makes.
 
 * The budget account is keyed by the dataset's identity: for an uploaded file,
   ``dpcore.ledger.dataset_fingerprint(file bytes, income column)`` -- re-uploading the same file
   (in a reloaded tab, another session, after a restart) finds its budget. The group column is not part
   of the key: releases by any grouping of the same people spend the same budget. Synthetic / public
-  data get a demonstration account keyed by their recipe.
+  data get a demonstration account keyed by their recipe; the panel says which account it shows.
+* The ledger is never created silently: a missing ledger is offered once, with a button
+  (``dpcore.ledger.open_ledger(create=False)``, then ``init_ledger``); a ledger fault is an ``st.error``
+  naming the ledger; a wait for another release's lock is said while it lasts.
 * The cap is asked only before the first release of a dataset (that release creates the account);
   afterwards it is shown, fixed. There is no reset button.
-* Spent / remaining are read from the database after the release button was handled, so they are
-  never stale.
+* **One click, one charge.** The button's click is a request (a callback) that is honoured only with
+  the confirmation ticked *for this release*: every release moves a counter that renames the
+  confirmation box (a new, unticked one) and invalidates the clicks bound to the old counter. A double
+  click's second message still carries the old box ticked and the old counter (the browser sent it
+  before it saw the release), so it charges nothing. The release runs at the end of the run, after
+  the button was drawn disabled, then the page is drawn again from the ledger, so every status line
+  reads the database after the release.
+* Over the cap, the button is disabled and the reason is said before a click.
 * The archive lists every past release of the account and exports it (JSON / CSV).
 * A release by random groups (the planner's "(random groups A/B/C)" planning device) is refused.
 
-The ledger database is ``dpcore.ledger.open_ledger()``: ``DPCORE_LEDGER_URL`` (``sqlite:///...`` or
-``postgresql://...``) or the default SQLite file ``~/.local/share/dpcore/ledger.db``.
+The ledger database is ``DPCORE_LEDGER_URL`` (``sqlite:///...`` or ``postgresql://...``) or the
+default SQLite file ``~/.local/share/dpcore/ledger.db`` (``dpcore.ledger.default_url``).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import threading
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
+from urllib.parse import urlsplit
 
 import pandas as pd
 import streamlit as st
 
-from dpcore import budget as B
-from dpcore import ledger as L
-from dpcore import planner as P
-from dpcore import release as R
+from dpcore import budget as budget_lib
+from dpcore import ledger as ledger_lib
 from dpcore import memo as memo_lib
+from dpcore import planner as planner_lib
+from dpcore import release as release_lib
 from ui import memo as memo_html
 from ui.common import guard, qp_number
 from ui.planner_views import PLAN_KEY
@@ -43,20 +59,189 @@ RANDOM_GROUPS_REFUSAL = (
 GROUP_KINDS = ("percentiles", "group_medians", "group_means", "ratio")
 DELTA_CAPS = [0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-6]
 DEFAULT_DELTA_CAP = 1e-8
+#: bounds of the release's ε fields and of the cap field (the fields and release_choices use the same)
+EPS_FIELD_MIN, EPS_FIELD_MAX = 0.0001, 100.0
+CAP_FIELD_MIN, CAP_FIELD_MAX = 0.001, 100.0
+CAP_KEY = "planner_cap"
+#: session keys of the one-click-one-charge protocol (see the module docstring)
+RELEASE_COUNTER = "_planner_release_counter"
+RELEASE_REQUEST = "_planner_release_request"
+RELEASE_OUTCOME = "_planner_release_outcome"
+CONFIRM_LABEL = "I understand that this spends privacy budget that cannot be recovered."
 
 
 def _round_up(value: float) -> float:
     """ε rounded *up* to 4 decimals (the field's precision), so the release never has less ε than planned."""
-    import math
-
     return math.ceil(float(value) * 1e4 - 1e-9) / 1e4
 
+
+def eps_key(kind: str) -> str:
+    return f"planner_rel_eps_{kind}"
+
+
+def confirm_key(counter: int) -> str:
+    """The confirmation box of release number ``counter`` of this session (a new box for every release)."""
+    return "planner_confirm" if counter == 0 else f"planner_confirm_{counter}"
+
+
+# ---------------------------------------------------------------------------------------------
+# What a release would use: one function for the panel and the downloaded plan
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ReleaseChoices:
+    """What Release mode will release: ε per statistic, the cap, and where they come from.
+
+    ``epsilons``: kind -> ε (the panel's field: the user's value, else the accuracy-first plan rounded
+    up to the field's 4 decimals, else the budget-first split); ``cap``: the account's fixed cap, else
+    the cap field (default: the release's total rounded up to 0.1, at least 2); ``cap_fixed``: the
+    account exists; ``planned``: kind -> the unrounded accuracy-first ε (empty without a plan)."""
+
+    epsilons: dict[str, float]
+    cap: float
+    cap_fixed: bool
+    planned: dict[str, float]
+
+    @property
+    def total(self) -> float:
+        return math.fsum(self.epsilons.values())
+
+
+def _field_value(key: str, default: float, low: float, high: float) -> float:
+    """The value the number field ``key`` holds or will start with (as ``ui.common.qp_number``: this
+    session's value, else the link's value clamped to [low, high], else ``default``)."""
+    if key in st.session_state:
+        return float(st.session_state[key])
+    raw = st.query_params.get(key)
+    if raw is None:
+        return float(default)
+    try:
+        number = float(raw)
+    except ValueError:
+        return float(default)
+    if number != number:
+        return float(default)
+    return float(min(max(number, low), high))
+
+
+def planned_epsilons(kinds: Sequence[str]) -> dict[str, float]:
+    """The accuracy-first plan of this session (kind -> smallest ε), for the chosen kinds."""
+    return {k: float(v) for k, v in (st.session_state.get(PLAN_KEY) or {}).items() if k in kinds}
+
+
+def plan_cap_default(plan_total: float) -> float:
+    """The cap field's starting value: at least the release's total (rounded up to 0.1), at least 2."""
+    return max(2.0, math.ceil(plan_total * 10 - 1e-9) / 10) if plan_total > 0 else 2.0
+
+
+def release_choices(kinds: Sequence[str], allocation: dict[str, float], account: Any = None) -> ReleaseChoices:
+    """ε per statistic and the cap that Release mode uses (``account``: the data's ledger account, if any)."""
+    planned = planned_epsilons(kinds)
+    epsilons = {kind: _field_value(eps_key(kind), _round_up(planned.get(kind, allocation.get(kind, 0.1))),
+                                   EPS_FIELD_MIN, EPS_FIELD_MAX) for kind in kinds}
+    if account is not None:
+        return ReleaseChoices(epsilons, float(account.cap_epsilon), True, planned)
+    cap = _field_value(CAP_KEY, plan_cap_default(math.fsum(epsilons.values())), CAP_FIELD_MIN, CAP_FIELD_MAX)
+    return ReleaseChoices(epsilons, cap, False, planned)
+
+
+def plan_differences(plan: dict[str, float], chosen: dict[str, float], cap: float) -> list[str]:
+    """Sentences for every way the release differs from the plan (ε per statistic, total above the cap)."""
+    out = []
+    for kind, eps in chosen.items():
+        planned = plan.get(kind)
+        if planned is not None and abs(eps - _round_up(planned)) > 1e-9:
+            effect = "less accurate than planned" if eps < planned else "more accurate than planned, and costs more"
+            out.append(f"{planner_lib.STAT_KINDS[kind]}: ε = {eps:.4g} instead of the planned {planned:.4g} ({effect}).")
+        elif planned is None and plan:
+            out.append(f"{planner_lib.STAT_KINDS[kind]} was not in the plan (ε = {eps:.4g}, its accuracy was not "
+                       "checked).")
+    total = sum(chosen.values())
+    if total > cap * (1 + 1e-12):
+        out.append(f"The release's total ε = {total:.4g} is above the cap ε = {cap:.4g}: the ledger will refuse it.")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The ledger: opened, never created silently; lock waits said
+# ---------------------------------------------------------------------------------------------
+
+_WAIT_NOTE = threading.local()  # the running script's placeholder for lock-wait notes (one per script thread)
+
+
+def _note_lock_wait(line: str) -> None:
+    """``on_wait`` of the app's ledger: say in the running page that the release waits for the lock.
+
+    The ledger calls it from the thread that waits, i.e. the script thread of the session releasing;
+    the placeholder is that session's, so another session's wait is never shown here."""
+    slot = getattr(_WAIT_NOTE, "slot", None)
+    if slot is not None:
+        slot.info(f"Waiting for the ledger: {line}", icon=":material/hourglass_top:")
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _open_ledger(url: str) -> ledger_lib.LedgerDB:
+    """One LedgerDB per URL (the set-up runs once per process); a missing ledger raises (not cached)."""
+    return ledger_lib.open_ledger(url, create=False, on_wait=_note_lock_wait)
+
+
+def ledger_place(url: str) -> str:
+    """Where the ledger at ``url`` lives, for a sentence (a file path, or host and database; no password)."""
+    if url.startswith("sqlite:///"):
+        return url[len("sqlite:///"):] or url
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "localhost"
+        return f"PostgreSQL database {parts.path.lstrip('/') or '?'} on {host}:{parts.port or 5432}"
+    except ValueError:
+        return "the configured ledger database"
+
+
+class _NoLedgerYet:
+    """Stands for a ledger that does not exist yet: no account, nothing spent (the panel still shows what
+    a release would be, with the button disabled until the ledger is created)."""
+
+    def find_account(self, dataset_id: str) -> None:
+        return None
+
+    def describe(self) -> str:
+        return "not created yet"
+
+
+def _ledger_or_ask(url: str) -> Any:
+    """The ledger at ``url``; a :class:`_NoLedgerYet` after asking to create a missing one; None after
+    an error naming a ledger that cannot be used."""
+    try:
+        return _open_ledger(url)
+    except ledger_lib.LedgerMissing:
+        place = ledger_place(url)
+        st.warning(f"**No budget ledger exists at `{place}` yet. Create it?** The ledger keeps every release's "
+                   "privacy cost for good. It is created once, on purpose, so that a ledger that went missing is "
+                   "noticed instead of silently starting again with full budgets. "
+                   f"(Set `{ledger_lib.ENV_VAR}` to use another SQLite file or a PostgreSQL server.)")
+        if st.button("Create the budget ledger", key="planner_create_ledger"):
+            with guard(f"the budget ledger at {place}"):
+                ledger_lib.init_ledger(url)
+                st.session_state[RELEASE_OUTCOME] = ("success", f"Created the budget ledger at `{place}`.")
+                st.rerun()
+        return _NoLedgerYet()
+    except (ValueError, TypeError) as exc:  # every ledger fault is a DPInputError naming the ledger
+        st.error(f"The budget ledger cannot be used: {exc}")
+        st.caption(f"The ledger is `{ledger_place(url)}`. Set `{ledger_lib.ENV_VAR}` to a `sqlite:///...` file or "
+                   "a `postgresql://...` server.")
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Dataset identity, memo, archive
+# ---------------------------------------------------------------------------------------------
 
 def release_memo(records: Sequence[Any], acct: Any, entries: Sequence[Any], plan: dict[str, float]) -> str:
     """The decision memo of a release: dataset, ε per statistic against the plan, released values."""
     doc = memo_lib.complete_record(records, acct, entries)
-    rows = [{"statistic": P.STAT_KINDS.get(r.get("kind", ""), r.get("statistic")), "ε released": r.get("epsilon"),
-             "ε planned": plan.get(r.get("kind", "")), "δ": r.get("delta"), "mechanism": r.get("mechanism")}
+    rows = [{"statistic": planner_lib.STAT_KINDS.get(r.get("kind", ""), r.get("statistic")),
+             "ε released": r.get("epsilon"), "ε planned": plan.get(r.get("kind", "")), "δ": r.get("delta"),
+             "mechanism": r.get("mechanism")}
             for r in doc["this_release"]]
     released = [{"statistic": r.get("statistic"), "number": lab, "released value": float(v), "ε": r.get("epsilon")}
                 for r in doc["this_release"] for lab, v in zip(r.get("labels", []), r.get("released", []))]
@@ -67,35 +252,6 @@ def release_memo(records: Sequence[Any], acct: Any, entries: Sequence[Any], plan
         total_epsilon=total, cap_epsilon=doc["account"].get("cap_epsilon"), releases=released,
         figures=[memo_html.epsilon_figure(eps, {})],
         notes=[f"Spent on this data so far (every release): ε = {doc['epsilon_spent_in_total']:.4g}."])
-
-
-def plan_cap_default(plan_total: float) -> float:
-    """The cap field's starting value: at least the plan's total (rounded up to 0.1), at least 2."""
-    import math
-
-    return max(2.0, math.ceil(plan_total * 10 - 1e-9) / 10) if plan_total > 0 else 2.0
-
-
-def plan_differences(plan: dict[str, float], chosen: dict[str, float], cap: float) -> list[str]:
-    """Sentences for every way the release differs from the plan (ε per statistic, total above the cap)."""
-    out = []
-    for kind, eps in chosen.items():
-        planned = plan.get(kind)
-        if planned is not None and abs(eps - _round_up(planned)) > 1e-9:
-            effect = "less accurate than planned" if eps < planned else "more accurate than planned, and costs more"
-            out.append(f"{P.STAT_KINDS[kind]}: ε = {eps:.4g} instead of the planned {planned:.4g} ({effect}).")
-        elif planned is None and plan:
-            out.append(f"{P.STAT_KINDS[kind]} was not in the plan (ε = {eps:.4g}, its accuracy was not checked).")
-    total = sum(chosen.values())
-    if total > cap * (1 + 1e-12):
-        out.append(f"The release's total ε = {total:.4g} is above the cap ε = {cap:.4g}: the ledger will refuse it.")
-    return out
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _open_ledger(url: str) -> L.LedgerDB:
-    """One LedgerDB per URL (the schema set-up runs once per process)."""
-    return L.open_ledger(url)
 
 
 def _upload_bytes() -> bytes | None:
@@ -118,23 +274,32 @@ def dataset_identity(ds: Any) -> tuple[str, str]:
             return memo[1], ds.name
         raw = _upload_bytes()
         if raw is None:
-            raise L.DPInputError("the uploaded file's bytes are not available: upload it again in the sidebar")
-        fingerprint = L.dataset_fingerprint(raw, ds.column)
+            raise ledger_lib.DPInputError("the uploaded file's bytes are not available: upload it again in the sidebar")
+        fingerprint = ledger_lib.dataset_fingerprint(raw, ds.column)
         st.session_state["_release_fingerprint"] = (memo_key, fingerprint)
         return fingerprint, ds.name
     recipe = json.dumps([str(k) for k in key], separators=(",", ":"))
     return "demo:" + hashlib.sha256(recipe.encode()).hexdigest(), f"demonstration data: {ds.name}"
 
 
+def existing_account(ds: Any) -> Any:
+    """The ledger account of the data in use when the ledger and the account exist, else None (a read:
+    nothing is created; a missing or faulty ledger is said by Release mode, not here)."""
+    try:
+        return _open_ledger(ledger_lib.default_url()).find_account(dataset_identity(ds)[0])
+    except (ValueError, TypeError):
+        return None
+
+
 def _cost_text(cost: dict) -> str:
     try:
-        return B.PrivacyCost(cost["kind"], epsilon=cost.get("epsilon", 0.0), delta=cost.get("delta", 0.0),
-                             rho=cost.get("rho", 0.0)).describe()
+        return budget_lib.PrivacyCost(cost["kind"], epsilon=cost.get("epsilon", 0.0), delta=cost.get("delta", 0.0),
+                                      rho=cost.get("rho", 0.0)).describe()
     except (KeyError, TypeError, ValueError):
         return str(cost)
 
 
-def _archive_frame(entries: Sequence[L.Entry]) -> pd.DataFrame:
+def _archive_frame(entries: Sequence[ledger_lib.Entry]) -> pd.DataFrame:
     rows = []
     for e in entries:
         records = (e.result or {}).get("records", []) if isinstance(e.result, dict) else []
@@ -146,20 +311,103 @@ def _archive_frame(entries: Sequence[L.Entry]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _metrics(box: Any, acct: L.Account | None, cap: float, entries: list[L.Entry]) -> None:
-    c1, c2, c3 = box.columns(3)
+# ---------------------------------------------------------------------------------------------
+# Status: which account, what was spent (read after any release)
+# ---------------------------------------------------------------------------------------------
+
+def _account_note(ds: Any) -> None:
+    """Which account the panel shows: the demonstration account of synthetic/public data, or the file's."""
+    if not ds.confidential and _upload_bytes() is not None and st.session_state.get("data_lookalike"):
+        st.warning("You are planning on the **synthetic look-alike** of your file, so a release here would be a "
+                   "demonstration on synthetic data, paid from the look-alike's **demonstration account**, not your "
+                   "file's. To release from your file, switch off *Plan on a synthetic look-alike instead* in the "
+                   "sidebar (the plan's ε per statistic is kept).")
+    elif not ds.confidential:
+        st.info("**Shown: the demonstration account** of the data in use (synthetic or public, not confidential), "
+                "not the account of any file you uploaded. **Your file's account is kept** in the ledger with "
+                "everything spent from it: a reloaded tab forgets the upload, so upload the same file again in the "
+                "sidebar to see its account and release from it.")
+    else:
+        st.success(f"**Shown: the account of your file** `{ds.name}` (income column `{ds.column}`), kept in the "
+                   "ledger: uploading the same file again, in any tab or after a restart, finds it.")
+
+
+def _metrics(acct: Any, cap: float, entries: list[ledger_lib.Entry], demonstration: bool) -> None:
+    which = "demonstration account" if demonstration else "your file's account"
+    c1, c2, c3 = st.columns(3)
     if acct is None:
-        c1.metric("Spent so far", "ε = 0")
-        c2.metric("Remaining", f"ε = {cap:.4g}")
-        c3.metric("Cap (fixed at the first release)", f"ε = {cap:.4g}")
+        c1.metric("Spent so far", "ε = 0", help=f"Nothing released yet from these data ({which}).")
+        c2.metric("Remaining", f"ε = {cap:.4g}", help="The cap below, until the first release.")
+        c3.metric("Cap (set below)", f"ε = {cap:.4g}", help="Fixed for good by the first release.")
         return
     spent = acct.spent(entries)
-    c1.metric("Spent so far", f"ε = {spent['epsilon']:.4g}" + (f", δ = {spent['delta']:.2g}" if spent['delta'] else ""))
+    c1.metric("Spent so far", f"ε = {spent['epsilon']:.4g}" + (f", δ = {spent['delta']:.2g}" if spent['delta'] else ""),
+              help=f"Every release from these data ({which}), read from the ledger.")
     c2.metric("Remaining", f"ε = {max(0.0, acct.cap_epsilon - spent['epsilon']):.4g}")
     c3.metric("Cap (fixed)", acct.cap.describe())
 
 
-def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str], P.PlannedStatistic],
+def _status(acct: Any, entries: list[ledger_lib.Entry], cap: float, demonstration: bool) -> None:
+    if acct is None:
+        st.markdown("**No release has been made from these data yet.** The first release creates their budget "
+                    "account with the cap below; **the cap is then fixed for good** (no reset: a different cap "
+                    "would need different data).")
+    else:
+        count = len(entries)
+        st.markdown(f"**Budget account:** {acct.label or 'unnamed'} · created "
+                    f"{acct.created[:19].replace('T', ' ')} UTC · cap {acct.cap.describe()} (fixed) · "
+                    f"**{count} release{'' if count == 1 else 's'} so far** (the archive below lists "
+                    f"{'it' if count == 1 else 'them'}).")
+    _metrics(acct, cap, entries, demonstration)
+
+
+# ---------------------------------------------------------------------------------------------
+# The release: one click, one charge
+# ---------------------------------------------------------------------------------------------
+
+def _request_release(counter: int, dataset_id: str) -> None:
+    """The button's callback (runs before the script): a request only if the click belongs to the
+    current release number and its confirmation box is ticked; then the number moves on, which retires
+    the box and every click still bound to the old number (a double click's second message)."""
+    state = st.session_state
+    if state.get(RELEASE_COUNTER, 0) != counter or not state.get(confirm_key(counter)):
+        return
+    state[RELEASE_COUNTER] = counter + 1
+    state[RELEASE_REQUEST] = dataset_id
+
+
+def _refusal_text(exc: BaseException) -> str:
+    text = str(exc)
+    for prefix in ("refused: ", "refused:"):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    return text[:1].upper() + text[1:]
+
+
+def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, cap: float, cap_delta: float,
+             items: list[tuple[str, float]], build_statistic: Callable[[str], planner_lib.PlannedStatistic],
+             group_column: str | None) -> None:
+    """Make the release and keep its outcome for the next run (which draws everything from the ledger)."""
+    try:
+        stats = [(build_statistic(kind), eps) for kind, eps in items]
+        account = db.account(dataset_id, cap_epsilon=cap, label=str(label or default_label).strip(),
+                             cap_delta=cap_delta)
+        identity = {"income_column": ds.column, "group_column": group_column, "n": int(ds.n),
+                    "source": ds.source, "file_name": ds.name if ds.source == "upload" else None}
+        records = release_lib.make_release(stats, account, dataset=identity)
+    except ledger_lib.BudgetExceeded as exc:
+        outcome = ("error", "**The ledger refused this release; nothing was charged.** " + _refusal_text(exc))
+    except (ValueError, TypeError) as exc:  # DPInputError: the message says whether ε was spent
+        outcome = ("error", f"**The release did not complete.** {exc}")
+    else:
+        st.session_state["planner_records"] = records
+        st.session_state["planner_records_account"] = dataset_id
+        outcome = ("success", "Released. The numbers below are the only ones you may publish. The confirmation "
+                              "was used up: a further release needs a new one (and spends more).")
+    st.session_state[RELEASE_OUTCOME] = outcome
+
+
+def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str], planner_lib.PlannedStatistic],
                   allocation: dict[str, float], *, group_column: str | None, random_groups: bool) -> None:
     """Draw Release mode: account, cap, ε per statistic, the release button, the records, the archive.
 
@@ -169,38 +417,37 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
     page's groups are the random planning groups (a release is then refused for group statistics).
     """
     st.markdown("### Make the real release")
-    if not ds.confidential and _upload_bytes() is not None and st.session_state.get("data_lookalike"):
-        st.warning("You are planning on the **synthetic look-alike** of your file, so a release here would be a "
-                   "demonstration on synthetic data. To release from your file, switch off *Plan on a synthetic "
-                   "look-alike instead* in the sidebar (the plan's ε per statistic is kept).")
-    elif not ds.confidential:
-        st.info("The data in use are **not confidential** (synthetic or public), so this is a demonstration of the "
-                "release workflow, with its own demonstration account in the ledger. To release from your "
-                "confidential file, upload it in the sidebar.")
-    st.markdown("The release draws its noise from the operating system's cryptographic random generator "
-                "(`os.urandom`), never from the seed in the sidebar, so it cannot be replayed or guessed. "
-                "True values are never shown: only the released (noisy) numbers. The budget is charged in the "
-                "ledger database **before** any noise is drawn.")
-    opened = None
-    with guard("the privacy-budget ledger"):
-        db = _open_ledger(L.default_url())
-        dataset_id, default_label = dataset_identity(ds)
-        opened = (db, dataset_id, default_label, db.find_account(dataset_id))
-    if opened is None:
-        st.caption(f"Set `{L.ENV_VAR}` to a `sqlite:///...` file or a `postgresql://...` server.")
+    outcome = st.session_state.pop(RELEASE_OUTCOME, None)
+    if outcome is not None:
+        (st.success if outcome[0] == "success" else st.error)(outcome[1])
+    _account_note(ds)
+    st.caption("The release draws its noise from the operating system's cryptographic random generator "
+               "(`os.urandom`), never from the seed in the sidebar, so it cannot be replayed or guessed. True values "
+               "are never shown: only the released (noisy) numbers. The budget is charged in the ledger database "
+               "**before** any noise is drawn.")
+    url = ledger_lib.default_url()
+    db = _ledger_or_ask(url)
+    if db is None:
         return
-    db, dataset_id, default_label, acct = opened
+    identity = None
+    with guard(f"the budget account (ledger {ledger_place(url)})"):
+        dataset_id, default_label = dataset_identity(ds)
+        identity = (dataset_id, default_label, db.find_account(dataset_id))
+    if identity is None:
+        return
+    dataset_id, default_label, acct = identity
     st.session_state["planner_ledger"] = acct
+    entries = []
+    if acct is not None:
+        with guard(f"the releases of this account (ledger {ledger_place(url)})"):
+            entries = acct.entries()
+    demonstration = not ds.confidential
+    choices = release_choices(kinds, allocation, acct)
+    status_box = st.container()
 
-    plan = {k: float(v) for k, v in (st.session_state.get(PLAN_KEY) or {}).items() if k in kinds}
-    plan_total = sum(plan.values())
     if acct is None:
-        st.markdown("**No release has been made from these data yet.** The first release creates their budget "
-                    "account with the cap below; **the cap is then fixed for good** (no reset: a different cap "
-                    "would need different data).")
-        cap = float(qp_number("Total privacy budget of this data (ε cap)", "planner_cap",
-                              plan_cap_default(plan_total), min_value=0.001,
-                              max_value=100.0, step=0.1,
+        cap = float(qp_number("Total privacy budget of this data (ε cap)", CAP_KEY, choices.cap,
+                              min_value=CAP_FIELD_MIN, max_value=CAP_FIELD_MAX, step=0.1,
                               help="The ledger refuses any release that would bring the total spent above this. "
                                    "Fixed when the first release creates the account."))
         cap_delta = float(st.selectbox(
@@ -212,58 +459,75 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                               key=f"planner_account_label_{dataset_id[:16]}", max_chars=200)
     else:
         cap, cap_delta, label = acct.cap_epsilon, acct.cap_delta, acct.label
-        st.markdown(f"**Budget account:** {acct.label or 'unnamed'} · created {acct.created[:19].replace('T', ' ')} "
-                    f"UTC · cap {acct.cap.describe()} (fixed)")
+    with status_box:
+        _status(acct, entries, cap, demonstration)
     st.caption("The account is found by "
                + ("the SHA-256 fingerprint of the uploaded file and its income column "
                   f"`{ds.column}`: uploading the same file again finds this budget." if ds.source == "upload"
                   else "the sidebar's data recipe.")
                + (f" Release records name it by its public id `{acct.public_id}` (a keyed hash that reveals "
                   "nothing about the file)." if acct is not None else ""))
-    metrics_box = st.container()
 
-    eps_items = []
+    plan = choices.planned
     if plan:
         st.markdown("**ε per statistic: from your plan** (Plan mode, *Accuracy first*). Change them here if you must; "
                     "any difference from the plan is shown below.")
+    eps_items = []
     for kind in kinds:
-        start = plan.get(kind, allocation.get(kind, 0.1))
-        eps_k = qp_number(f"ε for {P.STAT_KINDS[kind]}", f"planner_rel_eps_{kind}",
-                          float(_round_up(start)), min_value=0.0001, max_value=100.0, step=0.01,
-                          format="%.4f")
+        eps_k = qp_number(f"ε for {planner_lib.STAT_KINDS[kind]}", eps_key(kind), choices.epsilons[kind],
+                          min_value=EPS_FIELD_MIN, max_value=EPS_FIELD_MAX, step=0.01, format="%.4f")
         eps_items.append((kind, float(eps_k)))
-    total_eps = sum(e for _, e in eps_items)
+    total_eps = math.fsum(e for _, e in eps_items)
     st.caption(f"This release costs ε = {total_eps:.4g} in total (sequential composition).")
-    differences = plan_differences(plan, dict(eps_items), cap)
-    for message in differences:
+    for message in plan_differences(plan, dict(eps_items), cap):
         st.warning(message)
     if not plan:
         st.caption("No accuracy-first plan in this session: the ε fields start from the budget-first split. "
                    "Plan first (Plan mode) to start from the smallest ε that meets your targets.")
+
     grouped = [k for k in kinds if k in GROUP_KINDS]
-    refused = bool(random_groups and grouped)
-    if refused:
-        st.error(RANDOM_GROUPS_REFUSAL + " Statistics that need groups here: "
-                 + ", ".join(P.STAT_KINDS[k] for k in grouped) + ".")
-    confirm = st.checkbox("I understand that this spends privacy budget that cannot be recovered.",
-                          key="planner_confirm", disabled=refused)
-    if st.button("Make the release", type="primary", disabled=refused or not confirm, key="planner_release"):
-        with guard("the release"):
-            if refused:  # never reached through the disabled button; kept for direct session-state clicks
-                raise L.DPInputError(RANDOM_GROUPS_REFUSAL)
-            stats = [(build_statistic(kind), eps) for kind, eps in eps_items]
-            account = db.account(dataset_id, cap_epsilon=cap, label=str(label or default_label).strip(),
-                                 cap_delta=cap_delta)
-            identity = {"income_column": ds.column, "group_column": group_column, "n": int(ds.n),
-                        "source": ds.source, "file_name": ds.name if ds.source == "upload" else None}
-            records = R.make_release(stats, account, dataset=identity)
-            st.session_state["planner_records"] = records
-            st.session_state["planner_records_account"] = dataset_id
-            st.success("Released. The numbers below are the only ones you may publish.")
-        acct = db.find_account(dataset_id)  # after the release: the spent budget is read again
-        st.session_state["planner_ledger"] = acct
-    entries = acct.entries() if acct is not None else []  # one snapshot, read after the release
-    _metrics(metrics_box, acct, cap, entries)
+    blocked = None
+    if random_groups and grouped:
+        blocked = (RANDOM_GROUPS_REFUSAL + " Statistics that need groups here: "
+                   + ", ".join(planner_lib.STAT_KINDS[k] for k in grouped) + ".")
+        st.error(blocked)
+    elif isinstance(db, _NoLedgerYet):
+        blocked = "There is no budget ledger yet: create it above first (nothing can be charged without one)."
+    else:
+        remaining = cap if acct is None else max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
+        if total_eps > remaining * (1 + 1e-12):
+            blocked = (f"**This release needs ε = {total_eps:.4g} but only ε = {remaining:.4g} "
+                       f"{'is available under the cap' if acct is None else 'remains'} of these data** "
+                       f"(cap ε = {cap:.4g}{'' if acct is None else ', fixed'}), so the ledger would refuse it. "
+                       + ("Raise the cap above or lower the ε per statistic (less accuracy)." if acct is None else
+                          "Lower the ε per statistic (less accuracy) or release fewer statistics: the cap of these "
+                          "data cannot be raised."))
+            st.warning(blocked)
+
+    counter = int(st.session_state.get(RELEASE_COUNTER, 0))
+    pending = st.session_state.get(RELEASE_REQUEST) is not None
+    confirmed = st.checkbox(CONFIRM_LABEL, key=confirm_key(counter), disabled=bool(blocked) or pending)
+    reason = ("Releasing…" if pending else
+              "Not possible: see the message above." if blocked else
+              None if confirmed else "Tick the confirmation above first (once per release).")
+    st.button("Make the release", type="primary", disabled=reason is not None, key="planner_release",
+              on_click=_request_release, args=(counter, dataset_id), help=reason)
+    if pending:
+        # The request is taken and the release made with no Streamlit call in between, so nothing can
+        # interrupt the run between the two (Streamlit stops a run only inside its own calls); the
+        # button above is already drawn disabled.
+        requested_for = st.session_state.pop(RELEASE_REQUEST, None)
+        if requested_for == dataset_id and not blocked:
+            _WAIT_NOTE.slot = st.empty()
+            try:
+                _release(db, ds, dataset_id, default_label, label, cap, cap_delta, eps_items, build_statistic,
+                         group_column)
+            finally:
+                _WAIT_NOTE.slot = None
+        elif requested_for is not None:
+            st.session_state[RELEASE_OUTCOME] = ("error", "**Nothing was released or charged:** "
+                                                 + (blocked or "the data changed after the click."))
+        st.rerun()  # draw everything again from the ledger, after the release
 
     records = st.session_state.get("planner_records")
     if records and st.session_state.get("planner_records_account") == dataset_id:
@@ -283,23 +547,22 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                            help="This release, every earlier release of the account, the dataset identity (file "
                                 "name, columns, n), mechanisms, (ε, δ), software version. Not the file's "
                                 "fingerprint (a hash of confidential data stays in the ledger).")
-        c2.download_button("Download the released values (CSV)", R.records_to_csv(records).encode(),
+        c2.download_button("Download the released values (CSV)", release_lib.records_to_csv(records).encode(),
                            file_name="dp_released_values.csv", mime="text/csv", key="planner_dl_relcsv")
         c3.download_button("Download the decision memo (HTML)", release_memo(records, acct, entries, plan).encode(),
                            file_name="dp_release_memo.html", mime="text/html", key="planner_dl_memo_release")
 
-    if acct is not None:
-        if entries:
-            st.markdown(f"**Archive: every release from these data** ({len(entries)}; append-only, kept in the "
-                        "ledger database)")
-            st.dataframe(_archive_frame(entries), hide_index=True, width="stretch")
-            c1, c2 = st.columns(2)
-            c1.download_button("Export the archive (JSON)", acct.export("json", entries).encode(),
-                               file_name="dp_release_archive.json", mime="application/json",
-                               key="planner_archive_json")
-            c2.download_button("Export the archive (CSV)", acct.export("csv", entries).encode(),
-                               file_name="dp_release_archive.csv", mime="text/csv", key="planner_archive_csv")
-    st.caption(f"Ledger: {db.describe()} (set `{L.ENV_VAR}` to use another SQLite file or a shared PostgreSQL "
-               "server). A real release is not reproducible by design (its noise is not seeded); the JSON record is "
-               "its audit trail: dataset fingerprint, statistic, released values, mechanism, all public parameters, "
-               "ε and δ, time, dpcore version.")
+    if acct is not None and entries:
+        st.markdown(f"**Archive: every release from these data** ({len(entries)}; append-only, kept in the "
+                    "ledger database)")
+        st.dataframe(_archive_frame(entries), hide_index=True, width="stretch")
+        c1, c2 = st.columns(2)
+        c1.download_button("Export the archive (JSON)", acct.export("json", entries).encode(),
+                           file_name="dp_release_archive.json", mime="application/json",
+                           key="planner_archive_json")
+        c2.download_button("Export the archive (CSV)", acct.export("csv", entries).encode(),
+                           file_name="dp_release_archive.csv", mime="text/csv", key="planner_archive_csv")
+    st.caption(f"Ledger: {ledger_place(url) if isinstance(db, _NoLedgerYet) else db.describe()} (set `{ledger_lib.ENV_VAR}` to use another SQLite file or a shared "
+               "PostgreSQL server). A real release is not reproducible by design (its noise is not seeded); the "
+               "JSON record is its audit trail: dataset fingerprint, statistic, released values, mechanism, all "
+               "public parameters, ε and δ, time, dpcore version.")

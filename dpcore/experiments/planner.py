@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import budget, planner, risk
-from ..validation import DPInputError, check_epsilon, check_int, check_probability
+from ..validation import DPInputError, check_epsilon, check_int, check_positive, check_probability
 
 __all__ = [
     "StatisticSpec",
@@ -52,6 +52,7 @@ __all__ = [
     "N_DOTS",
     "N_PLAUSIBLE",
     "GROUPED_KINDS",
+    "ABSOLUTE_TARGET_KINDS",
     "PlanCost",
     "plan_cost",
     "statistic_cost",
@@ -64,6 +65,8 @@ N_DOTS = 20
 N_PLAUSIBLE = 2000
 #: Statistics computed on groups or cells (they need a group label per record).
 GROUPED_KINDS = ("percentiles", "group_medians", "group_means", "ratio")
+#: Statistics whose accuracy target may be absolute (one number in [0, 1]: the Gini, in Gini points).
+ABSOLUTE_TARGET_KINDS = ("gini",)
 #: Priors of the attacker-belief curves (201 points in [0, 1], as dpcore.risk.posterior_curve).
 _PRIORS = np.linspace(0.0, 1.0, 201)
 
@@ -81,30 +84,77 @@ def _plain(value: Any) -> Any:
 class StatisticSpec:
     """One statistic of the plan: ``kind`` (a key of :data:`dpcore.planner.STAT_KINDS`), its public
     settings ``params`` (keyword arguments of :func:`dpcore.planner.make_statistic`, as sorted
-    pairs so the spec is hashable) and its accuracy target (relative error at most ``rel_error``
-    with probability ``confidence``, over the noise only)."""
+    pairs so the spec is hashable) and its accuracy target, over the noise only, with probability
+    ``confidence``: a relative error at most ``rel_error`` (a share of the true value), or, for the
+    Gini only, an absolute error at most ``abs_error`` Gini points (0.01 = one point), the unit the
+    Gini page states its answers in.
+
+    An absolute Gini target is exactly a relative one: ``|G~ - G| <= a`` is ``|G~ - G| <= (a / G) G``,
+    so :meth:`target_for` hands :func:`dpcore.planner.solve_epsilon` the relative error ``a / G`` of
+    the planning data's Gini ``G`` (planning numbers are computed on the planning data anyway)."""
 
     kind: str
     params: tuple[tuple[str, Any], ...]
-    rel_error: float
+    rel_error: float | None
     confidence: float
+    abs_error: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in planner.STAT_KINDS:
             raise DPInputError(f"unknown statistic {self.kind!r}; choose one of {', '.join(planner.STAT_KINDS)}")
-        planner.AccuracyTarget(self.rel_error, self.confidence)  # validates both
+        if self.abs_error is not None:
+            if self.kind not in ABSOLUTE_TARGET_KINDS:
+                raise DPInputError(f"an absolute error target (abs_error) is for the Gini only, got it for {self.kind!r}; "
+                                   "give rel_error (a share of the true value) instead")
+            if self.rel_error is not None:
+                raise DPInputError("give either rel_error or abs_error for a statistic, not both")
+            check_positive(self.abs_error, "Gini error target (Gini points)")
+            if self.abs_error >= 1.0:
+                raise DPInputError(f"a Gini error target of ±{self.abs_error:g} is at least the whole range [0, 1] "
+                                   "of the Gini: give Gini points, e.g. 0.01 for one point")
+            check_probability(self.confidence, "confidence level")
+        elif self.rel_error is None:
+            raise DPInputError(f"the target of {self.kind!r} needs rel_error (a share of the true value)")
+        else:
+            planner.AccuracyTarget(self.rel_error, self.confidence)  # validates both
 
     @property
     def target(self) -> planner.AccuracyTarget:
+        """The relative target (a spec with a relative error only; see :meth:`target_for`)."""
+        if self.rel_error is None:
+            raise DPInputError("an absolute Gini target depends on the data's Gini: use target_for(statistic)")
         return planner.AccuracyTarget(self.rel_error, self.confidence)
+
+    def target_for(self, stat: planner.PlannedStatistic) -> planner.AccuracyTarget:
+        """The target as :func:`dpcore.planner.solve_epsilon` takes it, for the planned statistic ``stat``
+        (an absolute Gini target divided by the statistic's Gini, see the class docstring)."""
+        if self.abs_error is None:
+            return self.target
+        truth = abs(float(np.asarray(stat.truth, dtype=float).ravel()[0]))
+        if not truth > 0:
+            raise DPInputError("the Gini of these data is 0 (every income equal after clipping): "
+                               "there is no inequality to measure")
+        return planner.AccuracyTarget(self.abs_error / truth, self.confidence)
+
+    def describe_target(self) -> str:
+        """The target in words, in its own unit."""
+        if self.abs_error is None:
+            return self.target.describe()
+        points = 100 * self.abs_error
+        return (f"within ±{self.abs_error:.4g} of the true Gini ({points:.4g} Gini point{'' if points == 1 else 's'}) "
+                f"with {100 * self.confidence:g}% probability")
 
     @property
     def label(self) -> str:
         return planner.STAT_KINDS[self.kind]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "params": {k: _plain(v) for k, v in self.params},
-                "rel_error": self.rel_error, "confidence": self.confidence}
+        out = {"kind": self.kind, "params": {k: _plain(v) for k, v in self.params},
+               "rel_error": self.rel_error, "confidence": self.confidence}
+        if self.abs_error is not None:
+            out = {"kind": self.kind, "params": out["params"], "abs_error": self.abs_error,
+                   "confidence": self.confidence}
+        return out
 
 
 def statistic_specs(statistics: Sequence[Mapping[str, Any] | StatisticSpec]) -> tuple[StatisticSpec, ...]:
@@ -122,8 +172,12 @@ def statistic_specs(statistics: Sequence[Mapping[str, Any] | StatisticSpec]) -> 
         if not isinstance(params, Mapping):
             raise DPInputError(f"the params of {item['kind']!r} must be a dict")
         frozen = tuple(sorted((str(k), tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
-        out.append(StatisticSpec(str(item["kind"]), frozen, float(item.get("rel_error", 0.1)),
-                                 float(item.get("confidence", 0.9))))
+        if item.get("abs_error") is not None:
+            out.append(StatisticSpec(str(item["kind"]), frozen, None, float(item.get("confidence", 0.9)),
+                                     abs_error=float(item["abs_error"])))
+        else:
+            out.append(StatisticSpec(str(item["kind"]), frozen, float(item.get("rel_error", 0.1)),
+                                     float(item.get("confidence", 0.9))))
     if not out:
         raise DPInputError("the plan has no statistics: choose at least one")
     kinds = [s.kind for s in out]
@@ -327,20 +381,21 @@ def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequen
     delta = _plan_delta(statistics)
     for stat, spec in zip(statistics, specs):
         try:
-            sol = planner.solve_epsilon(stat, spec.target)
+            target = spec.target_for(stat)
+            sol = planner.solve_epsilon(stat, target)
         except ValueError as exc:  # e.g. a target that clipping makes unreachable: report it, plan the rest
             failures.append((spec.label, str(exc)))
             continue
         cost = statistic_cost(stat, sol.epsilon)
         costs.append((sol.statistic, cost))
-        rows.append(AccuracyRow(sol.statistic, spec.kind, sol.target.describe(), float(sol.epsilon),
+        rows.append(AccuracyRow(sol.statistic, spec.kind, spec.describe_target(), float(sol.epsilon),
                                 float(sol.achieved), float(sol.mc_se),
                                 (float(sol.epsilon_interval[0]), float(sol.epsilon_interval[1])), sol.method,
                                 sol.parallel_note, describe_cost(cost, delta)))
         if dots_seed is not None:
             sims = stat.simulate(sol.epsilon, check_int(n_plausible, "n_plausible", minimum=20), rng=dots_seed)
             q = quantile_dots(sims / stat.truth[None, :] - 1.0, n_dots)
-            dots.append(StatisticDots(stat.name, spec.kind, float(sol.epsilon), spec.rel_error, spec.confidence,
+            dots.append(StatisticDots(stat.name, spec.kind, float(sol.epsilon), target.rel_error, spec.confidence,
                                       tuple(stat.labels),
                                       tuple(tuple(100.0 * float(v) for v in row) for row in q)))
     cost = plan_cost(costs, delta=delta) if rows else None
