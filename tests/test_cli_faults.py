@@ -1,0 +1,295 @@
+"""Faults around a command-line release: what can be checked without the confidential values is refused
+before the charge; after the charge, every failure says that epsilon was spent; nothing is left beside --out.
+
+Real SQLite ledgers, real file systems (a read-only and a tiny tmpfs when the tests may mount them, i.e. as
+root), real signals sent to real runs. A fault is injected in a child process by a small wrapper around
+pandas' Parquet writer (the run sends itself the signal while its staging folder exists), so the signal lands
+at a known step without timing races.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore import cli, ledger
+from dpcore import plan as plan_module
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASET = "pseo-earnings-2019"
+#: the example plan (epsilon = 2 per release) with room for several releases on one account
+PLAN = plan_module.EXAMPLE_PLAN.replace("cap_epsilon = 3.0", "cap_epsilon = 10.0")
+COLUMNS = ["institution", "degree_level", "cohort", "state", "earnings"]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    base = tmp_path_factory.mktemp("cli_faults")
+    rng = np.random.default_rng(5)
+    n = 600
+    df = pd.DataFrame({"institution": rng.choice(["A", "B"], n), "degree_level": rng.choice([1, 2, 3], n),
+                       "cohort": rng.choice([2010, 2015], n), "state": rng.choice(["CO", "TX"], n),
+                       "earnings": np.round(rng.lognormal(10.8, 0.8, n))})
+    df.to_parquet(base / "data.parquet", index=False)
+    (base / "plan.toml").write_text(PLAN)
+    return base
+
+
+@pytest.fixture()
+def run(files, tmp_path):
+    """(work dir, plan, data, ledger URL) with a ledger that exists and holds the plan's account, no charge."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    ledger.open_ledger(url).account(DATASET, cap_epsilon=10.0, label=DATASET, cap_delta=1e-9)
+    return tmp_path, files / "plan.toml", files / "data.parquet", url
+
+
+def _entries(url: str) -> int:
+    return len(ledger.open_ledger(url).find_account(DATASET).entries())
+
+
+def _cli(capsys, *args):
+    code = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_line(err: str, prefix: str = "dpcore:") -> str:
+    lines = [ln for ln in err.splitlines() if ln.startswith(prefix)]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def _beside(out: Path) -> list[str]:
+    """Hidden files and folders of this --out beside it (staging folders, lock, probe)."""
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs with nothing to release
+# ---------------------------------------------------------------------------------------------
+
+def _header_only(path: Path) -> Path:
+    path = path / "header.csv"
+    path.write_text(",".join(COLUMNS) + "\n")
+    return path
+
+
+def _all_missing(path: Path) -> Path:
+    path = path / "missing.csv"
+    path.write_text(",".join(COLUMNS) + "\nA,1,2010,CO,\nB,2,2015,TX,NaN\nA,3,2015,CO,\n")
+    return path
+
+
+def _zero_rows(path: Path) -> Path:
+    path = path / "zero.parquet"
+    pd.DataFrame({c: pd.Series([], dtype="float64" if c == "earnings" else "object") for c in COLUMNS}).to_parquet(
+        path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("make", [_header_only, _all_missing, _zero_rows], ids=["header-only", "all-missing", "zero-rows"])
+@pytest.mark.parametrize("engine", ["duckdb", "pandas"])
+def test_an_input_with_no_rows_is_refused_before_the_charge(run, capsys, make, engine):
+    tmp, plan, _, url = run
+    data = make(tmp)
+    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "out", "--ledger", url,
+                        "--engine", engine)
+    line = _one_line(err)
+    assert code == 2 and "no row with a finite income 'earnings'" in line and "nothing was charged" in line
+    assert _entries(url) == 0
+    assert not (tmp / "out").exists() and _beside(tmp / "out") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# --out that cannot take the output
+# ---------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _tmpfs(where: Path, options: str):
+    """A tmpfs mounted at ``where`` (root only); skip with the reason when it cannot be mounted."""
+    where.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()[:200]}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+@contextlib.contextmanager
+def _read_only_dir(where: Path):
+    """A directory nobody can write into: a read-only tmpfs as root (chmod does not stop root), else mode 0500."""
+    if os.geteuid() == 0:
+        with _tmpfs(where, "ro,size=1m") as mounted:
+            yield mounted
+        return
+    where.mkdir()
+    where.chmod(0o500)
+    try:
+        yield where
+    finally:
+        where.chmod(0o700)
+
+
+def test_a_read_only_out_is_refused_before_the_charge(run, capsys):
+    tmp, plan, data, url = run
+    with _read_only_dir(tmp / "ro") as ro:
+        code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", ro / "out", "--ledger", url)
+        line = _one_line(err)
+        assert code == 2 and "cannot be written" in line and "nothing was charged" in line
+        assert "Read-only file system" in line or "Permission denied" in line
+        assert list(ro.iterdir()) == []
+    assert _entries(url) == 0
+
+
+def test_a_full_file_system_is_refused_before_the_charge(run, capsys):
+    """16 KiB free: the lock and the probe fit, the three tables (CSV + Parquet) and the record do not."""
+    tmp, plan, data, url = run
+    with _tmpfs(tmp / "small", "size=16k") as small:
+        code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", small / "out", "--ledger", url)
+        line = _one_line(err)
+        assert code == 2 and "not enough free space" in line and "nothing was charged" in line
+        assert list(small.iterdir()) == []
+    assert _entries(url) == 0
+
+
+def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
+    """The free-space check must not refuse what fits: the estimate is at least the bytes written (refusing
+    needs free < estimate), and within a small factor of them (so 'clearly short' stays clear)."""
+    from dpcore.engines import execute
+
+    tmp, plan, data, url = run
+    out = tmp / "sized"
+    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--seed", 1, "--quiet")
+    assert code == 0, err
+    block = os.statvfs(tmp).f_frsize
+    used = sum(-(-f.stat().st_size // block) * block for f in out.iterdir())
+    loaded = plan_module.load_plan(plan)
+    frames = {s.name: pd.read_csv(out / f"{s.name}.csv") for s in loaded.statistics}
+    estimate = execute._output_bytes(loaded, frames, block)
+    assert used <= estimate <= 4 * used + 16 * block
+
+
+# ---------------------------------------------------------------------------------------------
+# two runs on one --out
+# ---------------------------------------------------------------------------------------------
+
+def test_a_second_run_on_the_same_out_is_refused_before_its_charge(run, capsys):
+    """Run A holds --out while it waits for the ledger (a transaction of this test holds SQLite's write lock);
+    run B on the same --out is refused at once, charges nothing; A then finishes and is charged once."""
+    tmp, plan, data, url = run
+    out = tmp / "shared-out"
+    blocker = sqlite3.connect(str(tmp / "ledger.db"), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    a = subprocess.Popen([sys.executable, "-m", "dpcore", "release", str(plan), "--data", str(data), "--out", str(out),
+                          "--ledger", url], cwd=tmp, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        seen = []
+        for line in a.stderr:  # A has taken --out when it starts checking the budget
+            seen.append(line)
+            if "ledger: checking the budget" in line:
+                break
+        else:
+            pytest.fail("run A ended early: " + "".join(seen))
+        code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--ledger", url)
+        line = _one_line(err)
+        assert code == 2 and "another dpcore release is writing --out" in line and "nothing was charged" in line
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        stdout, rest = a.communicate(timeout=120)
+    assert a.returncode == 0, "".join(seen) + rest
+    assert stdout.strip().splitlines()[-1] == str(out)
+    assert (out / "release_record.json").exists() and _entries(url) == 1
+    assert _beside(out) == []  # the lock file is gone with A
+
+
+# ---------------------------------------------------------------------------------------------
+# signals after the charge; what a killed run leaves
+# ---------------------------------------------------------------------------------------------
+
+def _run_with_signal(args: list, signal_name: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m dpcore`` ``args`` in a child that sends itself ``signal_name`` right after writing its first
+    Parquet table (after the charge, while the staging folder beside --out exists)."""
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        import pandas as pd
+        from dpcore import cli
+        write = pd.DataFrame.to_parquet
+        def write_then_signal(self, *args, **kwargs):
+            write(self, *args, **kwargs)
+            os.kill(os.getpid(), signal.{signal_name})
+            import time; time.sleep(5)  # the signal is handled before this ends
+        pd.DataFrame.to_parquet = write_then_signal
+        sys.exit(cli.main({[str(a) for a in args]!r}))
+    """)
+    return subprocess.run([sys.executable, "-c", script], cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("signal_name, code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_after_the_charge_says_epsilon_was_spent_and_leaves_nothing(run, signal_name, code):
+    tmp, plan, data, url = run
+    out = tmp / "out"
+    proc = _run_with_signal(["release", plan, "--data", data, "--out", out, "--ledger", url], signal_name, tmp)
+    assert proc.returncode == code, proc.stderr
+    line = _one_line(proc.stderr)
+    assert line.startswith("dpcore: interrupted: epsilon = 2 (delta = ")
+    assert f"was charged to account '{DATASET}' (ledger entry 1) and nothing was written: interrupted by " \
+           f"{signal_name}" in line
+    assert _entries(url) == 1  # the charge stands
+    assert not out.exists() and _beside(out) == []  # no staging folder, no lock file
+
+
+def test_what_a_killed_run_left_is_reported_and_removed_by_the_next_run(run, capsys):
+    tmp, plan, data, url = run
+    out = tmp / "out"
+    proc = _run_with_signal(["release", plan, "--data", data, "--out", out, "--ledger", url], "SIGKILL", tmp)
+    assert proc.returncode == -signal.SIGKILL
+    left = [name for name in _beside(out) if ".tmp-" in name]
+    assert len(left) == 1 and any((tmp / left[0]).iterdir())  # noisy tables of the killed run
+    assert _entries(url) == 1  # charged, never delivered
+    code, stdout, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--ledger", url)
+    assert code == 0, err
+    assert f"removed leftover {left[0]} from an interrupted run" in err
+    assert _beside(out) == [] and (out / "release_record.json").exists()
+    assert _entries(url) == 2
+
+
+def test_a_killed_runs_leftovers_of_another_shape_are_left_alone(run, capsys):
+    """Only folders named and filled as a release's staging folder are removed: a user's folder that merely
+    starts with the same name stays."""
+    tmp, plan, data, url = run
+    out = tmp / "out"
+    mine = tmp / ".out.tmp-notes"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    lookalike = tmp / ".out.tmp-123-abcdefgh"
+    lookalike.mkdir()
+    (lookalike / "notes.txt").write_text("keep")
+    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--seed", 1, "--quiet")
+    assert code == 0, err
+    assert mine.is_dir() and lookalike.is_dir()
+
+
+def test_a_missing_ledger_is_refused_and_never_created(files, tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'nowhere' / 'ledger.db'}"
+    code, _, err = _cli(capsys, "release", files / "plan.toml", "--data", files / "data.parquet", "--out",
+                        tmp_path / "out", "--ledger", url)
+    line = _one_line(err)
+    assert code == 2 and "--init-ledger" in line and "ledger.db" in line
+    assert not (tmp_path / "nowhere").exists() and not (tmp_path / "out").exists()
