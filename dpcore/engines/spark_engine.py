@@ -19,10 +19,36 @@ import numpy as np
 import pandas as pd
 
 from ..validation import DPInputError
-from . import Engine, EngineSpec, Progress, Source, gini_cell, sort_cells, stage_postgres
+from . import (Engine, EngineSpec, Progress, Source, first_line, gini_cell, income_not_numeric, sort_cells,
+               stage_postgres)
 from . import sql as sqlmod
 
 LOCAL_SHUFFLE_PARTITIONS = 8
+
+
+def column_kind(data_type: Any) -> str:
+    """A Spark SQL type in the generic words of :func:`dpcore.engines.column_kind_refusal`."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, T.StructType):
+        return "struct"
+    if isinstance(data_type, T.MapType):
+        return "map"
+    if isinstance(data_type, T.ArrayType):
+        return "list"
+    if isinstance(data_type, T.BooleanType):
+        return "boolean"
+    if isinstance(data_type, T.NumericType):
+        return "number"
+    if isinstance(data_type, (T.StringType, getattr(T, "CharType", T.StringType), getattr(T, "VarcharType", T.StringType))):
+        return "text"
+    if isinstance(data_type, (T.DateType, T.TimestampType, getattr(T, "TimestampNTZType", T.TimestampType))):
+        return "date/time"
+    if isinstance(data_type, T.BinaryType):
+        return "binary"
+    if isinstance(data_type, T.NullType):
+        return "null"
+    return "other"
 
 
 def java_available() -> bool:
@@ -35,9 +61,7 @@ def java_available() -> bool:
     return shutil.which("java") is not None
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+_first_line = first_line
 
 
 def _gini_udf(by: list[str], lower: float, upper: float, beta: float):
@@ -135,13 +159,12 @@ class SparkEngine(Engine):
         if self._prepared:
             return
         from pyspark.errors import PySparkException
-        from pyspark.sql import types as T
 
         s, spec, d = self.source, self.spec, self.d
         reader = self.spark.read
         try:
             if s.kind == "csv":
-                df = reader.csv(list(s.paths), header=True)  # every column as text, as the other engines
+                df = self._read_csv()
             elif s.kind == "parquet":
                 df = reader.option("mergeSchema", "true").parquet(*s.paths)
             elif s.kind == "duckdb":
@@ -155,12 +178,13 @@ class SparkEngine(Engine):
         except PySparkException as exc:
             raise DPInputError(f"Spark could not read the data: {_first_line(exc)}") from None
         self._missing_columns(df.columns)
+        kinds = {f.name: column_kind(f.dataType) for f in df.schema.fields}
+        self._check_column_kinds(kinds)
         df.createOrReplaceTempView("dp_src")
-        itype = df.schema[spec.income].dataType
-        if not isinstance(itype, T.NumericType):
+        if kinds[spec.income] != "number":
             bad = self._collect(sqlmod.nonnumeric_probe(d, spec.income))
-            if len(bad):
-                raise DPInputError(f"the income column {spec.income!r} is not numeric: found {str(bad.iloc[0, 0])[:40]!r}")
+            if len(bad) and not pd.isna(bad.iloc[0, 0]):
+                raise income_not_numeric(spec.income, bad.iloc[0, 0])
         self._sql(f"CREATE OR REPLACE TEMP VIEW dp_valid AS {sqlmod.valid_view(d, spec)}")
         for i, col in enumerate(spec.outcome_columns):
             bad = int(self._collect(f"SELECT COUNT(*) AS bad FROM dp_valid WHERE __o{i} = -1").iloc[0, 0])
@@ -168,6 +192,24 @@ class SparkEngine(Engine):
                 raise DPInputError(f"the outcome column {col!r} has {bad} value(s) other than 0/1/true/false/yes/no")
         self._sql(f"CREATE OR REPLACE TEMP VIEW dp_base AS {sqlmod.base_view(d, spec)}")
         self._prepared = True
+
+    def _read_csv(self) -> Any:
+        """Each CSV file read with the header layout every engine uses (delimiter, names; every column as
+        text), its columns renamed from that layout (Spark keeps a BOM in the first name and names the
+        columns of every file after the first file's header), the needed columns stacked by name."""
+        needed = self._needed()
+        frames = []
+        for layout in self._csv_layouts():
+            df = (self.spark.read.option("header", True).option("sep", layout.delimiter).option("quote", '"')
+                  .option("escape", '"').option("encoding", "UTF-8").csv(layout.path))
+            if layout.columns:
+                keep = set(needed)
+                df = df.toDF(*[c if c in keep else f"__dpcore_unread_{i}" for i, c in enumerate(layout.columns)])
+            frames.append(df.select(*[f"`{c.replace('`', '``')}`" for c in needed]))
+        out = frames[0]
+        for df in frames[1:]:
+            out = out.unionByName(df)
+        return out
 
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
         self.prepare()
