@@ -180,9 +180,13 @@ def simulation(summary: attacker_lib.SuccessSummary) -> None:
 
 
 def pooled_table(rows: list[Any]) -> None:
+    """The class's pooled guesses per ε, under one line a projector shows from the back of the room."""
     if not rows:
         st.caption("No guesses in this session yet.")
         return
+    guesses, right = sum(row.guesses for row in rows), sum(row.correct for row in rows)
+    st.markdown(f"**{guesses:,} {'guess' if guesses == 1 else 'guesses'}** from the class so far, "
+                f"**{right:,}** right ({right / guesses:.0%}).")
     data = []
     for row in rows:
         summary = attacker_lib.success_summary(row.correct, row.guesses, epsilon=row.epsilon)

@@ -15,6 +15,7 @@ import html
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+import numpy as np
 import streamlit as st
 
 from dpcore.classroom import ClassSession
@@ -228,15 +229,39 @@ def handout_downloads(base_url: str, class_session: ClassSession | None = None) 
             file_name=f"dp_lessons_{who}.md", mime="text/markdown", key=f"les_dl_{who}_md")
 
 
+def _share_off_chart(values, value_range: tuple[float, float]) -> float:
+    values = np.asarray(values, dtype=float)
+    inside = (values >= value_range[0]) & (values <= value_range[1])
+    return 1.0 - float(inside.sum()) / max(values.size, 1)
+
+
+def _panel_title(name: str, off_chart: float) -> str:
+    return f"<b>{name}</b><br>released Gini" + ("" if off_chart < 0.0005 else f"<br>{off_chart:.1%} off-chart")
+
+
 def releases_spec(view) -> dict:
     """The Gini page's release histogram (``plots_gini.releases_figure``) of one Gini view on the fixed
-    public axes (Gini 0–1, share 0–100 %), as its plain spec (``to_dict()``), for :func:`before_after`."""
+    public axes (Gini 0–1, share 0–100 %), as its plain spec (``to_dict()``), for :func:`before_after`.
+
+    Each chart gets half of the page here (two ε side by side), about 450 px at a 1280 px window, where
+    the Gini page's two-line panel titles ran into each other: the titles are cut to the panel's name,
+    the axis and the share off-chart (the red "impossible values" note has nothing to mark on the fixed
+    0–1 axis), and the right panel's share ticks, equal to the left's on fixed axes, are left out."""
     from ui.gini_views import FIXED_GINI_RANGE, FIXED_SHARE_RANGE
 
     figure = plots_gini.releases_figure(
         view.true_gini, view.simulated_releases, view.simulated_laplace_releases, smooth_range=FIXED_GINI_RANGE,
         laplace_range=FIXED_GINI_RANGE, share_range=FIXED_SHARE_RANGE)
-    return figure if isinstance(figure, dict) else figure.to_dict()  # a plain spec already, or a go.Figure
+    spec = figure if isinstance(figure, dict) else figure.to_dict()  # a plain spec already, or a go.Figure
+    layout = spec["layout"]
+    layout["xaxis"]["title"] = dict(text=_panel_title(
+        "Smooth sensitivity", _share_off_chart(view.simulated_releases, FIXED_GINI_RANGE)))
+    layout["xaxis2"]["title"] = dict(text=_panel_title(
+        "Laplace (baseline)", _share_off_chart(view.simulated_laplace_releases, FIXED_GINI_RANGE)))
+    layout["yaxis"]["title"] = dict(text="share of releases")
+    layout["yaxis2"]["showticklabels"] = False
+    layout["xaxis"]["domain"], layout["xaxis2"]["domain"] = [0.0, 0.47], [0.53, 1.0]
+    return spec
 
 
 def before_after(panels: tuple, epsilons: tuple[float, float]) -> None:
