@@ -404,7 +404,8 @@ def _sqlite_fault(where: str, exc: sqlite3.Error) -> LedgerError:
     low = text.lower()
     if "readonly" in low or "read-only" in low:
         return LedgerUnavailable(f"the ledger database ({where}) is unavailable: it is read-only for this user "
-                                 f"({text}); make the file and its folder writable (chmod u+w) and retry. {_CHARGE_NOTE}")
+                                 f"({text}); make the ledger file, its -wal and -shm files and its folder writable for this "
+                                 f"user (chmod u+w on each) and retry. {_CHARGE_NOTE}")
     if "locked" in low or "busy" in low:
         return LedgerUnavailable(f"the ledger database ({where}) is unavailable: it stayed locked by another process "
                                  f"(a release in progress?) for {BUSY_TIMEOUT_S:.0f} s ({text}); retry when it has "
