@@ -131,6 +131,8 @@ def plan_views() -> None:
             views.render_risk(_belief(epsilon, prior))
     else:
         alloc = views.allocation(kinds, total)
+        with guard("the accuracy-first plan"):  # the plan file carries the accuracy-first ε, as Release mode
+            views.remember_plan(_accuracy(specs, token, seed()))
         kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), alloc)
         repro.share_panel("planner", script=repro.view_script_for(
             "dpcore.experiments.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),

@@ -466,13 +466,17 @@ def render_cost(cost: Any) -> None:
 ANSWER_LABEL = "Total ε of the plan"
 
 
+def remember_plan(view: AccuracyFirstView) -> None:
+    """Keep the accuracy-first plan (kind -> smallest ε) for Release mode and the plan file."""
+    st.session_state[PLAN_KEY] = {row.kind: float(row.epsilon) for row in view.rows}
+
+
 def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, Any]) -> None:
     """The answer first (total ε, what it means, whether it fits the budget), then the table behind it."""
     _failures(view.failures)
     if not view.rows:
         return
-    # the plan Release mode starts from (issue 14): the smallest ε per statistic
-    st.session_state[PLAN_KEY] = {row.kind: float(row.epsilon) for row in view.rows}
+    remember_plan(view)
     table = _remembered("accuracy_table", view, lambda: accuracy_table(view))
     c1, c2, c3 = st.columns(3)
     c1.metric(ANSWER_LABEL, f"{view.total_epsilon:.4g}",
@@ -602,21 +606,48 @@ def release_delta_note(specs: tuple[StatisticSpec, ...]) -> str | None:
 
 def release_plan_download(kinds: list[str], specs: tuple[StatisticSpec, ...], statistic_for: Callable[[str], Any],
                           alloc: dict[str, float], dataset: Any, group_column: str | None, total: float) -> None:
-    """The plan file for ``python -m dpcore release`` (docs/plan_format.md) and what it leaves out.
+    """The plan file for ``python -m dpcore release`` (docs/plan_format.md): exactly the release Release
+    mode makes -- the same ε per statistic and the same cap, from one function
+    (:func:`ui.release_panel.release_choices`: the Release fields' values, else the accuracy-first ε
+    rounded up to the field's 4 decimals, else the budget-first split; the account's fixed cap, else the
+    cap field) -- and what it leaves out.
 
     The Gini is written with the noise it was planned with (the plan's ``noise`` field: "cauchy" or
     "laplace" with its delta, and ``cap_delta``), so the release uses the planner's calibration; the
     Laplace log-normal noise has no floating-point-safe sampler and is left out and named
     (:func:`dpcore.plan.plan_from_planner_choices`), never written with another noise than the one planned."""
     from dpcore.plan import plan_from_planner_choices, write_plan
+    from ui.release_panel import existing_account, release_choices
 
+    account = existing_account(dataset)
+    choices = release_choices(kinds, alloc, account)
+    source = "your accuracy-first plan" if choices.planned else "the budget-first split (no accuracy-first plan yet)"
+    st.markdown(f"**The release plan** (for the command line): exactly what Release mode will release — ε per "
+                f"statistic from {source}, "
+                + ", ".join(f"{planner.STAT_KINDS[k]} {eps:g}" for k, eps in choices.epsilons.items())
+                + f"; total ε = {choices.total:.4g}; cap ε = {choices.cap:.4g} "
+                + ("(the fixed cap of these data's ledger account)." if choices.cap_fixed else
+                   "(the cap field of Release mode)."))
+    if choices.total > total * (1 + 1e-12):
+        st.warning(f"**This plan spends ε = {choices.total:.4g}, more than your total ε = {total:.4g}** (the slider "
+                   "above): meeting every accuracy target costs that much. Relax a target, drop a statistic, or "
+                   "accept the larger ε.")
+    available = choices.cap if account is None else max(0.0, choices.cap - account.spent_epsilon())
+    if choices.total > available * (1 + 1e-12):
+        st.warning(f"Release mode would refuse this plan: it needs ε = {choices.total:.4g} and only ε = "
+                   f"{available:.4g} is available under the cap of these data. No plan file is offered.")
+        return
     params_of = {s.kind: dict(s.params) for s in specs}
-    release_plan, left_out = plan_from_planner_choices(list(kinds), statistic_for, alloc, dataset=dataset.name,
-                                                       income=dataset.column, cap_epsilon=total,
-                                                       group_column=group_column, params_for=params_of.get)
-    st.download_button("Download the release plan", write_plan(release_plan), file_name="release_plan.toml",
+    release_plan, left_out = plan_from_planner_choices(list(kinds), statistic_for, choices.epsilons,
+                                                       dataset=dataset.name, income=dataset.column,
+                                                       cap_epsilon=choices.cap, group_column=group_column,
+                                                       params_for=params_of.get)
+    text = write_plan(release_plan)
+    st.download_button("Download the release plan", text, file_name="release_plan.toml",
                        mime="application/toml", key="planner_release_plan",
                        help="Run it on the full data: python -m dpcore release release_plan.toml "
                             "--data FILE --out DIR (docs/release_cli.md)")
     if left_out:
         st.caption("Not in the plan: " + "; ".join(left_out))
+    with st.expander("What the plan file says"):
+        st.code(text, language="toml")
