@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.common import open_notice_area
+
 # Page icons are Material icons, not emoji: an emoji page icon makes the browser load Streamlit's emoji
 # catalogue (~0.15 s) on the first page view (issue 13, cold start). The tab icon (favicon) is set here,
 # before st.navigation: otherwise the browser takes the page's Material icon as the favicon and fetches
@@ -13,6 +15,8 @@ import streamlit as st
 st.set_page_config(page_title="DP income explorer", layout="wide", page_icon="\N{LOCK}")
 
 ABOUT = st.Page("app_pages/about.py", title="About differential privacy", icon=":material/menu_book:", default=True)
+ATTACKER = st.Page("app_pages/attacker.py", title="Play the attacker", icon=":material/sports_esports:",
+                   url_path="attacker")
 PAGES = [
     ABOUT,
     st.Page("app_pages/gini.py", title="Gini index", icon=":material/show_chart:", url_path="gini"),
@@ -20,20 +24,23 @@ PAGES = [
     st.Page("app_pages/stratified.py", title="Group means and parity", icon=":material/groups:", url_path="stratified"),
     st.Page("app_pages/ratios.py", title="Relative risk and ratios", icon=":material/percent:", url_path="ratios"),
     st.Page("app_pages/planner.py", title="Choose epsilon (planner)", icon=":material/explore:", url_path="planner"),
-    st.Page("app_pages/attacker.py", title="Play the attacker", icon=":material/sports_esports:", url_path="attacker"),
+    ATTACKER,
     st.Page("app_pages/lessons.py", title="Lessons (teaching)", icon=":material/school:", url_path="lessons"),
 ]
 #: Pages that never read the sidebar's dataset: their content is drawn before the sidebar.
-DATA_FREE_PAGES = (ABOUT,)
+DATA_FREE_PAGES = (ABOUT, ATTACKER)
+#: Data-free pages whose sidebar keeps the data choice out of the way, in one closed popover ("This page
+#: does not use these data"): the landing page instead offers the data choice for the pages its cards open.
+PAGES_WITHOUT_DATA_SECTION = (ATTACKER,)
 
 
-def render_sidebar(*, data_free: bool) -> None:
+def render_sidebar(*, data_free: bool, data_used: bool = True) -> None:
     # On a data-free page the sidebar builds the default data only when a page needs them (no
     # dpcore.data, no pandas on a plain first visit) and keeps its widgets in popovers, which the
-    # browser mounts only when opened (ui.sidebar.render_sidebar: defer_default, compact).
+    # browser mounts only when opened (ui.sidebar.render_sidebar: defer_default, compact, data_used).
     from ui.sidebar import render_sidebar as draw_sidebar
 
-    draw_sidebar(defer_default=data_free, compact=data_free)
+    draw_sidebar(defer_default=data_free, compact=data_free, data_used=data_used)
 
 
 navigation = st.navigation(PAGES)
@@ -41,12 +48,16 @@ navigation = st.navigation(PAGES)
 # and on a plain visit the sidebar does not build the default data (issue 13, cold start). Every
 # other page reads the sidebar's dataset, so the sidebar goes first there.
 data_free = any(navigation is page for page in DATA_FREE_PAGES)
+data_used = not any(navigation is page for page in PAGES_WITHOUT_DATA_SECTION)
+# The top of the main area, for notices (a link value that was out of range, a refused upload),
+# wherever the widget that raises them is drawn (ui.common.main_notice).
+open_notice_area()
 try:
     if not data_free:
         render_sidebar(data_free=False)
     navigation.run()
     if data_free:
-        render_sidebar(data_free=True)
+        render_sidebar(data_free=True, data_used=data_used)
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of
     # the garbage collector's way (issue 13; see ui.common.freeze_long_lived_objects).

@@ -5,12 +5,15 @@
 #   bash run.sh serve  [--port 8501] [--workers N] [--address localhost]: N app processes behind nginx
 #                      (sticky sessions, WebSocket upgrade) for a class; see docs/serving.md
 #   bash run.sh release PLAN.toml --data SOURCE --out DIR [...]: python -m dpcore release (docs/release_cli.md)
+#   bash run.sh check PLAN.toml: python -m dpcore check (validates a plan, prints its privacy cost; reads no data)
+#   bash run.sh ledger init|verify|show|backup [...]: python -m dpcore ledger (the durable budget ledger)
 # Extra arguments are passed on (to `streamlit run app.py` or to `pytest`).
 set -euo pipefail
-caller_dir=$PWD  # release: paths on the command line are relative to where it was called
+caller_dir=$PWD  # release, check, ledger: paths on the command line are relative to where it was called
 cd "$(dirname "$0")"
 mode=${1:-}
-case "$mode" in app|test|serve|release) shift ;; *) echo "usage: bash run.sh app|test|serve|release [args...]" >&2; exit 2 ;; esac
+case "$mode" in app|test|serve|release|check|ledger) shift ;;
+  *) echo "usage: bash run.sh app|test|serve|release|check|ledger [args...]" >&2; exit 2 ;; esac
 PY=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 if [ ! -x "$VENV/bin/python" ]; then
@@ -22,7 +25,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 req=requirements.txt
 [ "$mode" = test ] && req=requirements-dev.txt
-stamp_mode=$mode; { [ "$mode" = serve ] || [ "$mode" = release ]; } && stamp_mode=app
+stamp_mode=$mode; [ "$mode" != test ] && stamp_mode=app  # serve and the dpcore commands need what the app needs
 stamp="$VENV/.installed-$stamp_mode-$(cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$req"
@@ -30,9 +33,9 @@ if [ ! -f "$stamp" ]; then
 fi
 if [ "$mode" = app ]; then
   exec "$VENV/bin/python" -m streamlit run app.py "$@"
-elif [ "$mode" = release ]; then
+elif [ "$mode" = release ] || [ "$mode" = check ] || [ "$mode" = ledger ]; then
   repo=$PWD; venv_python="$(cd "$VENV" && pwd)/bin/python"
-  cd "$caller_dir" && PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" exec "$venv_python" -m dpcore release "$@"
+  cd "$caller_dir" && PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" exec "$venv_python" -m dpcore "$mode" "$@"
 elif [ "$mode" = serve ]; then
   exec "$VENV/bin/python" deploy/serve.py --python "$VENV/bin/python" "$@"
 else

@@ -128,6 +128,10 @@ st.markdown(
     "bias and confidence intervals.\n"
     "- **Choose epsilon (planner)**: start from the accuracy you need and find the ε, or split a total "
     "budget over several statistics.\n"
+    "- **Play the attacker**: a game: guess from one noisy release which of two data sets, differing in one "
+    "person, was used, and see that no strategy beats the bound e^ε/(1+e^ε); a class can play together.\n"
+    "- **Lessons (teaching)**: ready lesson paths for a class (links with presets, questions and answers), a "
+    "printable handout and a before/after view of the same release at two ε.\n"
     "- **About** (this page).")
 
 st.markdown(

@@ -62,7 +62,12 @@ def test_app_ignores_an_unknown_source_in_the_url():
     at.query_params["data_n"] = "-5"
     at.run()
     assert not at.exception and not at.error
-    assert at.session_state["dataset"].name == sb.default_dataset().name
+    # the default source, at the nearest allowed n; the main area says what the link asked for
+    assert at.session_state["dataset"].name == sb._synthetic(100, sb.DEFAULT_SEED).name
+    notices = [w.value for w in at.main.warning]
+    assert any("“Data source” = no such source, which is not one of the choices" in w for w in notices), notices
+    assert any("“Number of records n” = -5; the smallest allowed is 100, used instead" in w for w in notices), notices
+    assert not at.sidebar.warning
 
 
 # Views whose data are real public files: (page, query, what they show). On a fresh machine they read

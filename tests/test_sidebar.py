@@ -306,7 +306,8 @@ def test_deferred_default_builds_nothing_until_a_choice():
 @pytest.mark.parametrize("query", [{"data_source": "no such source"}, {"data_n": "-5"},
                                    {"data_source": sb.SRC_TWO_POINT, "data_gini": "0.6"}])
 def test_deferred_default_still_builds_what_the_url_asks_for(query):
-    """A URL with anything but the defaults is built on the first run (a bad value -> the default data)."""
+    """A URL with anything but the defaults is built on the first run (an unknown source -> the default
+    data; an n out of range -> the nearest allowed n, with a notice)."""
     at = AppTest.from_string(DEFERRING_HARNESS, default_timeout=60)
     for k, v in query.items():
         at.query_params[k] = v
@@ -315,6 +316,8 @@ def test_deferred_default_still_builds_what_the_url_asks_for(query):
     ds = _ds(at)
     if "data_gini" in query:
         assert ds.bounds is not None and "Gini 0.600" in ds.name
+    elif "data_n" in query:  # below the smallest n: the smallest n, and the reader is told
+        assert ds.n == 100 and any("the smallest allowed is 100, used instead" in w.value for w in at.warning)
     else:
         assert ds.name == sb.default_dataset().name
 

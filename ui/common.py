@@ -30,8 +30,11 @@ def guard(what: str = "this view") -> Iterator[None]:
 
 
 def seed() -> int:
-    """The random seed chosen in the sidebar (shown to the user, so a view can be replayed)."""
-    return int(st.session_state.get("seed", DEFAULT_SEED))
+    """The random seed chosen in the sidebar (shown to the user, so a view can be replayed); on a page
+    drawn before the sidebar, the seed the sidebar kept (see ``persistent`` below)."""
+    if "seed" in st.session_state:
+        return int(st.session_state["seed"])
+    return int(st.session_state.get(PERSISTENT_VALUES, {}).get("seed", DEFAULT_SEED))
 
 
 def rng(offset: int = 0) -> np.random.Generator:
@@ -41,17 +44,149 @@ def rng(offset: int = 0) -> np.random.Generator:
 
 # ---------------------------------------------------------------------------------------------
 # Widgets whose values live in st.query_params, so that a URL reproduces a view.
+#
+# A value a link asks for that the widget cannot show (out of range, not one of the choices, not a
+# number) is never replaced silently: the widget takes the nearest allowed value (or its default when
+# there is no nearest one) and the main area says what the link asked for and what is used instead.
+#
+# ``persistent=True`` (the sidebar's data recipe and seed): the value is kept in one place,
+# st.session_state[PERSISTENT_VALUES], and the widget is given it on every run. Streamlit forgets a
+# widget's value when a run does not draw the widget (its widget cleanup), and the browser shows a
+# keyed widget's own default, not the server's value, when the widget was never mounted there (the
+# landing page keeps these widgets in closed popovers) or is mounted anew on another page: the server
+# then computed with n = 10,000 while the sidebar showed n = 100, and the next click sent 100 back.
+# A value assigned through st.session_state before the widget is drawn is sent with the widget, so
+# the browser always shows (and sends back) the value the server uses.
 # ---------------------------------------------------------------------------------------------
 
-def _from_query(key: str, parse: Callable[[str], Any], default: Any, valid: Callable[[Any], bool]) -> Any:
-    raw = st.query_params.get(key)
-    if raw is None:
-        return default
+#: Session-state dict {widget key: value} of the persistent widgets (the single source of truth).
+PERSISTENT_VALUES = "_qp_persistent_values"
+#: Session-state slot of the main-area container app.py opens at the top of every full run.
+_NOTICE_AREA = "_main_notice_area"
+
+
+def open_notice_area() -> None:
+    """Reserve the top of the main area for this run's notices (app.py calls it before the page and the
+    sidebar are drawn, so a notice raised by a sidebar widget still lands in the main area)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    # kept with this run's cursor table (a new dict every run): a later run never writes into this one
+    st.session_state[_NOTICE_AREA] = (getattr(ctx, "cursors", None), st.container())
+
+
+def main_notice(text: str, *, error: bool = False, inline_fallback: bool = True) -> None:
+    """Show ``text`` at the top of the main area (``st.warning``, or ``st.error``). Where this run has no
+    notice area (a page or the sidebar run without app.py, or a fragment rerun, which may not write
+    outside its fragment) it is shown at the caller's position, or not at all with
+    ``inline_fallback=False`` (a caller that has already said it there)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    run, area = st.session_state.get(_NOTICE_AREA, (None, None))
+    if area is None or ctx is None or run is not ctx.cursors or ctx.fragment_ids_this_run:
+        if not inline_fallback:
+            return
+        area = st
+    if error:
+        area.error(text, icon=":material/error:")
+    else:
+        area.warning(text, icon=":material/link:")
+
+
+def _shown(value: Any, format_func: Callable[[Any], Any] | None = None) -> str:
+    if format_func is not None:
+        return str(format_func(value))
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+    return str(value)
+
+
+def _link_asked(label: str, raw: str) -> str:
+    return f"The link asked for “{label}” = {raw[:60]}"
+
+
+def _number_from_link(label: str, raw: str, *, whole: bool, default: Any, min_value: Any,
+                      max_value: Any) -> tuple[Any, str | None]:
+    """A number typed in a link, parsed and clamped to [min_value, max_value] (None: no bound)."""
+    asked = _link_asked(label, raw)
     try:
-        value = parse(raw)
+        number = float(raw)
     except (TypeError, ValueError):
-        return default
-    return value if valid(value) else default
+        number = float("nan")
+    if number != number:  # not a number (or NaN)
+        return default, f"{asked}, which is not a number; {_shown(default)} (the default) is used instead."
+    if number in (float("inf"), float("-inf")) and (max_value if number > 0 else min_value) is None:
+        return default, f"{asked}, which is not a finite number; {_shown(default)} (the default) is used instead."
+    note = None
+    if max_value is not None and number > max_value:
+        number, note = max_value, f"{asked}; the largest allowed is {_shown(max_value)}, used instead."
+    elif min_value is not None and number < min_value:
+        number, note = min_value, f"{asked}; the smallest allowed is {_shown(min_value)}, used instead."
+    if whole:
+        if number != int(number):
+            rounded = int(round(number))
+            return rounded, f"{asked}, which is not a whole number; {_shown(rounded)} is used instead."
+        return int(number), note
+    return float(number), note
+
+
+def _choice_from_link(label: str, raw: str, options: Sequence[Any], default: Any,
+                      format_func: Callable[[Any], Any] | None = None) -> tuple[Any, str | None]:
+    """An option named in a link (matched by its text); otherwise the nearest option when the options
+    are numbers, else the default, with a notice."""
+    by_text = {str(o): o for o in options}
+    if raw in by_text:
+        return by_text[raw], None
+    asked = _link_asked(label, raw)
+    numeric = [o for o in options if isinstance(o, (int, float)) and not isinstance(o, bool)]
+    try:
+        number = float(raw)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if numeric and number == number:
+        nearest = min(numeric, key=lambda o: abs(o - number))
+        shown = _shown(nearest, format_func)
+        if number > max(numeric):
+            return nearest, f"{asked}; the largest allowed is {shown}, used instead."
+        if number < min(numeric):
+            return nearest, f"{asked}; the smallest allowed is {shown}, used instead."
+        if number == nearest:  # "1" for the option 1.0
+            return nearest, None
+        return nearest, f"{asked}, which is not one of the choices; the nearest, {shown}, is used instead."
+    return default, (f"{asked}, which is not one of the choices; {_shown(default, format_func)} (the default) "
+                     "is used instead.")
+
+
+def _start_value(key: str, from_link: Callable[[str], tuple[Any, str | None]], default: Any, *,
+                 persistent: bool, valid: Callable[[Any], bool]) -> bool:
+    """Put the value the widget ``key`` starts this run with in st.session_state[key]; True when it was
+    assigned in this run (the widget must then be drawn without a default value of its own).
+
+    Order: the value the widget already holds in this session; for a persistent widget the value it
+    showed last (kept when a page did not draw it); else the link's value (made allowed, with a notice);
+    else the default."""
+    state = st.session_state
+    if key in state:
+        if not persistent:
+            return False
+        value = state[key]
+    elif persistent and key in state.get(PERSISTENT_VALUES, {}) and valid(state[PERSISTENT_VALUES][key]):
+        value = state[PERSISTENT_VALUES][key]
+    else:
+        raw = st.query_params.get(key)
+        value, notice = (default, None) if raw is None else from_link(raw)
+        if notice:
+            main_notice(notice)
+    state[key] = value
+    return True
+
+
+def _kept(key: str, value: Any, persistent: bool) -> None:
+    if persistent:
+        st.session_state.setdefault(PERSISTENT_VALUES, {})[key] = value
 
 
 def _remember(key: str, value: Any) -> None:
@@ -61,76 +196,95 @@ def _remember(key: str, value: Any) -> None:
 
 
 def qp_slider(label: str, key: str, min_value: float, max_value: float, value: float,
-              step: float | None = None, *, container: Any = st, **kwargs: Any) -> Any:
+              step: float | None = None, *, container: Any = st, persistent: bool = False, **kwargs: Any) -> Any:
     """``st.slider`` whose value is read from / written to the URL query parameter ``key``."""
     is_int = all(isinstance(v, int) for v in (min_value, max_value, value)) and (step is None or isinstance(step, int))
-    parse = int if is_int else float
-    if key not in st.session_state:
-        st.session_state[key] = _from_query(key, parse, value, lambda v: min_value <= v <= max_value)
+
+    def from_link(raw: str) -> tuple[Any, str | None]:
+        return _number_from_link(label, raw, whole=is_int, default=value, min_value=min_value, max_value=max_value)
+
+    if _start_value(key, from_link, value, persistent=persistent, valid=lambda v: min_value <= v <= max_value):
         out = container.slider(label, min_value=min_value, max_value=max_value, step=step, key=key, **kwargs)
     else:
         # The session-state value is shown either way; passing a default spares Streamlit a scan of the
         # whole session state (filtered_state) that a keyed slider without one makes on every run (issue 13).
         out = container.slider(label, min_value=min_value, max_value=max_value, value=value, step=step, key=key,
                                **kwargs)
+    _kept(key, out, persistent)
     _remember(key, out)
     return out
 
 
 def qp_select_slider(label: str, key: str, options: Sequence[Any], value: Any, *, container: Any = st,
-                     **kwargs: Any) -> Any:
-    """``st.select_slider`` backed by the URL (options are matched by their text)."""
-    by_text = {str(o): o for o in options}
-    if key not in st.session_state:
-        st.session_state[key] = by_text.get(st.query_params.get(key, ""), value)
+                     persistent: bool = False, **kwargs: Any) -> Any:
+    """``st.select_slider`` backed by the URL (options are matched by their text; a number between
+    the options takes the nearest one)."""
+    format_func = kwargs.get("format_func")
+    _start_value(key, lambda raw: _choice_from_link(label, raw, options, value, format_func), value,
+                 persistent=persistent, valid=lambda v: v in options)
     out = container.select_slider(label, options=list(options), key=key, **kwargs)
+    _kept(key, out, persistent)
     _remember(key, out)
     return out
 
 
 def _qp_choice(widget: Callable[..., Any], label: str, key: str, options: Sequence[Any], value: Any | None,
-               **kwargs: Any) -> Any:
-    by_text = {str(o): o for o in options}
+               persistent: bool, **kwargs: Any) -> Any:
     default = options[0] if value is None else value
-    if key not in st.session_state:
-        st.session_state[key] = by_text.get(st.query_params.get(key, ""), default)
+    format_func = kwargs.get("format_func")
+    _start_value(key, lambda raw: _choice_from_link(label, raw, options, default, format_func), default,
+                 persistent=persistent, valid=lambda v: v in options)
     out = widget(label, options=list(options), key=key, **kwargs)
+    _kept(key, out, persistent)
     _remember(key, out)
     return out
 
 
 def qp_selectbox(label: str, key: str, options: Sequence[Any], value: Any | None = None, *,
-                 container: Any = st, **kwargs: Any) -> Any:
+                 container: Any = st, persistent: bool = False, **kwargs: Any) -> Any:
     """``st.selectbox`` backed by the URL (options matched by their text)."""
-    return _qp_choice(container.selectbox, label, key, options, value, **kwargs)
+    return _qp_choice(container.selectbox, label, key, options, value, persistent, **kwargs)
 
 
 def qp_radio(label: str, key: str, options: Sequence[Any], value: Any | None = None, *,
-             container: Any = st, **kwargs: Any) -> Any:
+             container: Any = st, persistent: bool = False, **kwargs: Any) -> Any:
     """``st.radio`` backed by the URL (options matched by their text)."""
-    return _qp_choice(container.radio, label, key, options, value, **kwargs)
+    return _qp_choice(container.radio, label, key, options, value, persistent, **kwargs)
 
 
 def qp_number(label: str, key: str, value: float, *, min_value: float | None = None,
-              max_value: float | None = None, container: Any = st, **kwargs: Any) -> Any:
+              max_value: float | None = None, container: Any = st, persistent: bool = False, **kwargs: Any) -> Any:
     """``st.number_input`` backed by the URL."""
-    parse = int if isinstance(value, int) and not isinstance(value, bool) else float
+    whole = isinstance(value, int) and not isinstance(value, bool)
 
     def valid(v: Any) -> bool:
         return (min_value is None or v >= min_value) and (max_value is None or v <= max_value)
 
-    if key not in st.session_state:
-        st.session_state[key] = _from_query(key, parse, value, valid)
+    def from_link(raw: str) -> tuple[Any, str | None]:
+        return _number_from_link(label, raw, whole=whole, default=value, min_value=min_value, max_value=max_value)
+
+    _start_value(key, from_link, value, persistent=persistent, valid=valid)
     out = container.number_input(label, min_value=min_value, max_value=max_value, key=key, **kwargs)
+    _kept(key, out, persistent)
     _remember(key, out)
     return out
 
 
-def qp_toggle(label: str, key: str, value: bool = False, *, container: Any = st, **kwargs: Any) -> bool:
+_TOGGLE_TEXT = {"1": True, "true": True, "True": True, "0": False, "false": False, "False": False}
+
+
+def qp_toggle(label: str, key: str, value: bool = False, *, container: Any = st, persistent: bool = False,
+              **kwargs: Any) -> bool:
     """``st.toggle`` backed by the URL ("1"/"0")."""
-    if key not in st.session_state:
-        st.session_state[key] = _from_query(key, lambda s: s in ("1", "true", "True"), value, lambda v: True)
+    def from_link(raw: str) -> tuple[bool, str | None]:
+        if raw in _TOGGLE_TEXT:
+            return _TOGGLE_TEXT[raw], None
+        return value, (f"{_link_asked(label, raw)}, which is neither on (1) nor off (0); "
+                       f"{'on' if value else 'off'} (the default) is used instead.")
+
+    _start_value(key, from_link, value, persistent=persistent, valid=lambda v: isinstance(v, bool))
     out = container.toggle(label, key=key, **kwargs)
+    _kept(key, bool(out), persistent)
     _remember(key, "1" if out else "0")
     return bool(out)
 

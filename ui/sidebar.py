@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import streamlit as st
 
-from ui.common import DEFAULT_SEED, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle
+from ui.common import (DEFAULT_SEED, PERSISTENT_VALUES, main_notice, qp_number, qp_radio, qp_select_slider,
+                       qp_selectbox, qp_slider, qp_toggle)
 
 if TYPE_CHECKING:  # dpcore.data brings pandas (~0.6 s on a cold server): imported where data are built
     import pandas as pd
@@ -182,12 +183,13 @@ def _source_options() -> list[str]:
 
 
 def _n_widget() -> int:
-    return int(qp_select_slider("Number of records n", "data_n", N_OPTIONS, DEFAULT_N,
+    return int(qp_select_slider("Number of records n", "data_n", N_OPTIONS, DEFAULT_N, persistent=True,
                                 help="n is public: the neighbouring datasets have the same n."))
 
 
 def _data_seed() -> int:
     return int(qp_number("Data seed", "data_seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1,
+                         persistent=True,
                          help="Draws the synthetic data. The seed below draws the privacy noise, so you "
                               "can redraw the noise on the same data."))
 
@@ -204,12 +206,12 @@ def _upload_digest(uploaded: Any) -> str:
 
 
 def _upload_source() -> _Keyed | None:
-    from dpcore.data import (DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, explain_column, guess_income_column,
+    from dpcore.data import (DEFAULT_MAX_ROWS, MAX_UPLOAD_MB, explain_column, guess_income_column,
                              income_like_column)
 
     uploaded = st.file_uploader(
         "CSV, Excel (.xlsx) or Parquet file", type=_UPLOAD_TYPES, key="data_upload",
-        help=f"One row per person or household. Up to {DEFAULT_MAX_BYTES // 2**20} MB and "
+        help=f"One row per person or household. Up to {MAX_UPLOAD_MB} MB and "
              f"{DEFAULT_MAX_ROWS:,} rows. The file stays in this session's memory; it is never saved. "
              "Thousands separators (45,527) and decimal commas (1.234,56) are read when unambiguous.")
     if uploaded is None:
@@ -234,18 +236,25 @@ def _upload_source() -> _Keyed | None:
         st.error(f"The column `{wanted}` looks like the income but cannot be used: "
                  f"{explain_column(frame, wanted)}. Fix the file, or choose the income column below.")
         index = None
-    column = st.selectbox("Income column", candidates, index=index, key="data_col",
-                          placeholder="Choose the income column",
-                          help="Only columns that hold numbers are listed.")
+    column_kwargs: dict[str, Any] = {"index": index}
+    if "data_col" in st.session_state and st.session_state["data_col"] in (*candidates, None):
+        # the choice the server holds is given to the widget on every run, so a browser that mounts it
+        # anew (another page, the landing page's popover) shows it rather than the guess (ui.common)
+        st.session_state["data_col"] = st.session_state["data_col"]
+        column_kwargs = {}
+    column = st.selectbox("Income column", candidates, key="data_col", placeholder="Choose the income column",
+                          help="Only columns that hold numbers are listed.", **column_kwargs)
     if column is None:
         st.caption("No income column chosen: the pages use the default synthetic data.")
+        main_notice(f"Your file {uploaded.name} is not in use yet: choose its income column in the sidebar. "
+                    "The pages show the default synthetic data until then.", inline_fallback=False)
         return None
     user_chose = index is None or column != candidates[index]
     _confirm_column(uploaded.name, column, why="your choice" if user_chose else
                     ("its name says income" if column == wanted else
                      "the only column of numbers" if len(candidates) == 1 else
                      "the first column of numbers: check it is the income"))
-    negative = qp_radio("Negative incomes (losses)", "data_neg", list(NEGATIVE_LABELS), "refuse",
+    negative = qp_radio("Negative incomes (losses)", "data_neg", list(NEGATIVE_LABELS), "refuse", persistent=True,
                         format_func=NEGATIVE_LABELS.get,
                         help="The methods here assume incomes >= 0. Choose how to treat losses.")
     return _keyed(("upload", digest, uploaded.name, column, negative),
@@ -269,28 +278,29 @@ def _confirm_column(file_name: str, column: str, *, why: str) -> None:
 
 def _choose() -> tuple[_Keyed | None, bool]:
     """Draw the source widgets; return (loader, offer_lookalike)."""
-    source = qp_selectbox("Data source", "data_source", _source_options(), SRC_LOGNORMAL,
+    source = qp_selectbox("Data source", "data_source", _source_options(), SRC_LOGNORMAL, persistent=True,
                           help="Synthetic and public data are safe for planning; an uploaded file is "
                                "treated as confidential.")
     if source == SRC_LOGNORMAL:
         n = _n_widget()
-        sigma = qp_slider("Spread sigma of log income", "data_sigma", 0.2, 2.0, 0.9, 0.05,
+        sigma = qp_slider("Spread sigma of log income", "data_sigma", 0.2, 2.0, 0.9, 0.05, persistent=True,
                           help="Population Gini = 2 Phi(sigma / sqrt 2) - 1; 0.9 gives 0.47.")
         seed = _data_seed()
         key = ("lognormal", n, float(sigma), seed)
         return _keyed(key, lambda: _build(key)), False
     if source == SRC_PARETO:
         n = _n_widget()
-        gini = qp_slider("Target Gini (population)", "data_gini", 0.10, 0.80, 0.45, 0.01)
+        gini = qp_slider("Target Gini (population)", "data_gini", 0.10, 0.80, 0.45, 0.01, persistent=True)
         tail = qp_select_slider("Pareto tail index of the top 10%", "data_tail", [1.5, 2.0, 2.5, 3.0, 4.0], 2.5,
+                                persistent=True,
                                 help="Smaller = heavier tail = more very high incomes.")
         seed = _data_seed()
         key = ("pareto", n, float(gini), float(tail), seed)
         return _keyed(key, lambda: _build(key)), False
     if source == SRC_TWO_POINT:
         n = _n_widget()
-        gini = qp_slider("Gini", "data_gini", 0.10, 0.80, 0.45, 0.01)
-        iq = qp_select_slider("Normalized range IQ = (U - L) / mean", "data_iq", IQ_OPTIONS, "minimum",
+        gini = qp_slider("Gini", "data_gini", 0.10, 0.80, 0.45, 0.01, persistent=True)
+        iq = qp_select_slider("Normalized range IQ = (U - L) / mean", "data_iq", IQ_OPTIONS, "minimum", persistent=True,
                               help="How wide the public bounds are, in means. 'minimum' is the smallest "
                                    "IQ this Gini allows (Prop. 5.1); the Gini paper varies it up to 100.")
         seed = _data_seed()
@@ -309,6 +319,7 @@ def _choose() -> tuple[_Keyed | None, bool]:
 
             spec = SHARED_DATASETS[key]
             negative = qp_radio("Negative incomes (losses)", "data_shared_neg", ["drop", "clip"], "drop",
+                                persistent=True,
                                 format_func=NEGATIVE_LABELS.get)
             st.caption(spec.description)
             return _keyed(("shared", key, negative), lambda: _shared(key, negative)), False
@@ -333,9 +344,10 @@ def _with_group_columns(lookalike: IncomeData, upload: IncomeData) -> IncomeData
 
 
 def _lookalike_widgets(n: int) -> _Keyed:
-    gini = qp_slider("Look-alike Gini (from public figures)", "data_gini", 0.10, 0.80, 0.45, 0.01)
+    gini = qp_slider("Look-alike Gini (from public figures)", "data_gini", 0.10, 0.80, 0.45, 0.01,
+                     persistent=True)
     median = qp_number("Look-alike median income", "data_median", 40_000.0, min_value=1.0, max_value=1e9,
-                       step=1_000.0)
+                       step=1_000.0, persistent=True)
     seed = _data_seed()
     key = ("lookalike", n, float(gini), float(median), seed)
     return _keyed(key, lambda: _build(key))
@@ -346,10 +358,10 @@ def _data_params() -> dict[str, str]:
     return {name: str(st.query_params.get(name)) for name in st.query_params if name.startswith("data_")}
 
 
-def render_sidebar(*, defer_default: bool = False, compact: bool = False) -> None:
+def render_sidebar(*, defer_default: bool = False, compact: bool = False, data_used: bool = True) -> None:
     """Draw the sidebar and store the chosen dataset in ``st.session_state['dataset']``.
 
-    ``defer_default=True`` (app.py passes it on pages that never read the dataset, i.e. the landing
+    ``defer_default=True`` (app.py passes it on pages that never read the dataset, e.g. the landing
     page): while the choice is the default data and the URL held nothing else (a plain visit, or the
     defaults the sidebar wrote there itself), the widgets are drawn as usual but the dataset is not
     built, so neither dpcore.data nor pandas is imported (issue 13: a cold server shows the landing
@@ -361,50 +373,80 @@ def render_sidebar(*, defer_default: bool = False, compact: bool = False) -> Non
     two popovers ("Choose the data", "Random seed: N"). They are created as usual (same keys, same URL
     parameters, same session state), but the browser mounts a popover's widgets only when it is opened:
     the sliders, select box and number inputs were half of the landing page's browser work on a cold
-    start (issue 13; benchmarks/bench_cold_start_ratio.py)."""
+    start (issue 13; benchmarks/bench_cold_start_ratio.py).
+
+    ``data_used=False`` (pages that never read the sidebar's data, e.g. the attacker game): the sidebar
+    says so and keeps the whole data section in one closed popover, "Data for the other pages"; the
+    seed stays in view. The data widgets are still drawn on every run: a run that does not draw a widget
+    makes Streamlit drop its state, and an uploaded file would be lost on the way back to a data page.
+
+    The data widgets and the seed are ``persistent`` (ui.common): their values are kept in the session
+    and given to the widgets on every run, so every page, reached by a card, a sidebar link, a deep
+    link or a reload, shows and uses the same recipe and seed."""
     with st.sidebar:
         st.header("Data")
+        if not data_used:
+            st.caption("This page does not use these data. Your choice is kept for the pages that do.")
+            defer_default = True
         url_before = _data_params()
         dataset: IncomeData | None = None
         key: tuple = DEFAULT_KEY
-        try:
-            with _popover("Choose the data", ":material/tune:") if compact else contextlib.nullcontext():
-                loader, offer_lookalike = _choose()
-            # the widgets rewrite the URL to what they show: a URL they changed held something else
-            url_as_shown = url_before.items() <= _data_params().items()
-            if defer_default and url_as_shown and loader is not None and loader.key == DEFAULT_KEY:
-                deferred = DeferredDataset()
-                st.session_state.pop("_data_memo", None)  # the memo only ever holds built data
-                st.session_state["dataset"] = deferred
-                st.caption(f"**In use:** {deferred.name}, made when you open a page that uses data.")
-                _randomness(confidential=False, compact=compact)
-                return
-            if loader is not None:
-                dataset, key = loader(), loader.key
-            if dataset is not None and dataset.confidential and offer_lookalike:
-                st.warning("**Planning on confidential data is itself not private.** Every simulated "
-                           "release you look at here uses the real records. Plan on a synthetic "
-                           "look-alike (below) and use the real file only for the one release you "
-                           "count against the privacy budget.")
-                if qp_toggle("Plan on a synthetic look-alike instead", "data_lookalike", False,
-                             help="Pareto-tailed synthetic data with the same n (n is public) and a "
-                                  "Gini and median you take from published figures, not from this file."):
-                    lookalike = _lookalike_widgets(dataset.n)
-                    dataset, key = _with_group_columns(lookalike(), dataset), lookalike.key
-        except (ValueError, TypeError) as exc:  # DPInputError is a ValueError
-            st.error(f"Cannot use this data: {exc}")
-            st.caption("The pages show the default synthetic data instead.")
-            dataset = None
-        except MemoryError:
-            st.error("Cannot use this data: not enough memory; upload a smaller extract.")
-            dataset = None
-        if dataset is None:
-            dataset, key = default_dataset(), DEFAULT_KEY
-        # the memo always names the dataset in use (ui.repro reads its key to rebuild the data)
-        st.session_state["_data_memo"] = (key, dataset)
-        st.session_state["dataset"] = dataset
-        _summary(dataset)
-        _randomness(confidential=dataset.confidential, compact=compact)
+        with contextlib.ExitStack() as data_panel:
+            if not data_used:
+                data_panel.enter_context(_popover("Data for the other pages", ":material/database:"))
+            try:
+                choice_panel = _popover("Choose the data", ":material/tune:") if compact and data_used else None
+                with contextlib.nullcontext() if choice_panel is None else choice_panel:
+                    loader, offer_lookalike = _choose()
+                # the widgets rewrite the URL to what they show: a URL they changed held something else
+                url_as_shown = url_before.items() <= _data_params().items()
+                if defer_default and url_as_shown and loader is not None and loader.key == DEFAULT_KEY:
+                    deferred = DeferredDataset()
+                    st.session_state.pop("_data_memo", None)  # the memo only ever holds built data
+                    st.session_state["dataset"] = deferred
+                    st.caption(f"**In use:** {deferred.name}, made when you open a page that uses data.")
+                    data_panel.close()
+                    _randomness(confidential=False, compact=compact, data_used=data_used)
+                    return
+                if loader is not None:
+                    dataset, key = loader(), loader.key
+                if dataset is not None and dataset.confidential and offer_lookalike:
+                    st.warning("**Planning on confidential data is itself not private.** Every simulated "
+                               "release you look at here uses the real records. Plan on a synthetic "
+                               "look-alike (below) and use the real file only for the one release you "
+                               "count against the privacy budget.")
+                    if qp_toggle("Plan on a synthetic look-alike instead", "data_lookalike", False, persistent=True,
+                                 help="Pareto-tailed synthetic data with the same n (n is public) and a "
+                                      "Gini and median you take from published figures, not from this file."):
+                        lookalike = _lookalike_widgets(dataset.n)
+                        dataset, key = _with_group_columns(lookalike(), dataset), lookalike.key
+            except (ValueError, TypeError) as exc:  # DPInputError is a ValueError
+                st.error(f"Cannot use this data: {exc}")
+                st.caption("The pages show the default synthetic data instead.")
+                _refusal_in_main_area(str(exc))
+                dataset = None
+            except MemoryError:
+                st.error("Cannot use this data: not enough memory; upload a smaller extract.")
+                _refusal_in_main_area("not enough memory; upload a smaller extract")
+                dataset = None
+            if dataset is None:
+                dataset, key = default_dataset(), DEFAULT_KEY
+            # the memo always names the dataset in use (ui.repro reads its key to rebuild the data)
+            st.session_state["_data_memo"] = (key, dataset)
+            st.session_state["dataset"] = dataset
+            _summary(dataset)
+        _randomness(confidential=dataset.confidential, compact=compact, data_used=data_used)
+
+
+def _refusal_in_main_area(reason: str) -> None:
+    """Repeat a refused data choice at the top of the main area: the pages below say they use the
+    default synthetic data, and a reader looking there must learn why (the sidebar alone is easy to miss)."""
+    if st.session_state.get("data_source") == SRC_UPLOAD:
+        main_notice(f"Your file was refused: {reason}. The pages show the default synthetic data instead "
+                    "(see the sidebar).", error=True, inline_fallback=False)
+    else:
+        main_notice(f"The data chosen in the sidebar cannot be used: {reason}. The pages show the default "
+                    "synthetic data instead.", error=True, inline_fallback=False)
 
 
 def _popover(label: str, icon: str) -> Any:
@@ -412,22 +454,29 @@ def _popover(label: str, icon: str) -> Any:
 
 
 def _seed_shown() -> int:
-    """The seed the number input below will show (its session state, else the URL's valid value)."""
+    """The seed the number input below will show: its session state, else the value kept for it, else
+    the URL's value made allowed as ui.common.qp_number does (rounded, clamped to [0, 2**31 - 1])."""
     if "seed" in st.session_state:
         return int(st.session_state["seed"])
+    kept = st.session_state.get(PERSISTENT_VALUES, {})
+    if "seed" in kept:
+        return int(kept["seed"])
     try:
-        value = int(st.query_params.get("seed", DEFAULT_SEED))
+        value = float(st.query_params.get("seed", DEFAULT_SEED))
     except ValueError:
         return DEFAULT_SEED
-    return value if 0 <= value <= 2**31 - 1 else DEFAULT_SEED
+    if value != value:
+        return DEFAULT_SEED
+    return int(round(min(max(value, 0), 2**31 - 1)))
 
 
-def _randomness(*, confidential: bool, compact: bool = False) -> None:
+def _randomness(*, confidential: bool, compact: bool = False, data_used: bool = True) -> None:
     st.header("Randomness")
-    with _popover(f"Random seed: {_seed_shown()}", ":material/casino:") if compact else contextlib.nullcontext():
-        qp_number("Random seed", "seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1,
+    seed_panel = _popover(f"Random seed: {_seed_shown()}", ":material/casino:") if compact and data_used else None
+    with contextlib.nullcontext() if seed_panel is None else seed_panel:
+        qp_number("Random seed", "seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1, persistent=True,
                   help="Every simulated release on every page is drawn from this seed: same seed, same picture.")
-    if not confidential:
+    if not confidential and data_used:
         st.info("**Planning is not release.** Simulating releases on confidential data is itself not "
                 "private: plan on synthetic or public look-alike data; use the real file only for the "
                 "one release you count against the budget.")
