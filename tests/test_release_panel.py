@@ -166,3 +166,104 @@ def test_bad_ledger_url_shows_an_error(monkeypatch):
     at = _session(_csv(), stats="gini", group=None)
     assert any("unsupported ledger URL" in e.value for e in at.error)
     assert not at.exception
+
+
+def _spent_epsilon(url: str, csv: bytes) -> tuple[float, int]:
+    acct = L.open_ledger(url).find_account(L.dataset_fingerprint(csv, "income"))
+    return (acct.spent_epsilon(), len(acct.entries())) if acct is not None else (0.0, 0)
+
+
+def test_one_click_one_charge_and_a_new_confirmation_per_release(ledger_url):
+    """A second click (a double click's second message, sent by the browser before it saw the release,
+    with the old box still ticked) charges nothing: the confirmation is used up by the release."""
+    csv = _csv()
+    at = _session(csv, stats="gini", group=None)
+    at.number_input(key="planner_rel_eps_gini").set_value(0.5).run()
+    _release(at)
+    assert _spent_epsilon(ledger_url, csv) == (0.5, 1)
+    # the status reads the ledger after the release
+    text = " ".join(m.value for m in at.markdown)
+    assert "No release has been made from these data yet" not in text and "1 release so far" in text
+    assert _metric(at, "Spent so far") == "ε = 0.5"
+    assert any(s.value.startswith("Released.") for s in at.success)
+    # a new, unticked box; the button disabled until it is ticked
+    box = _confirmation(at)
+    assert box.key != "planner_confirm" and not box.value
+    button = at.button(key="planner_release")
+    assert button.disabled
+    # the stale second click: the old box ticked in the message, the button still live in the browser
+    at.session_state["planner_confirm"] = True
+    button.proto.disabled = False
+    button.click().run()
+    assert not at.exception
+    assert _spent_epsilon(ledger_url, csv) == (0.5, 1), "a second click spent the budget again"
+    # a new confirmation makes a new release (and spends again)
+    _release(at)
+    assert _spent_epsilon(ledger_url, csv) == (1.0, 2)
+    assert "2 releases so far" in " ".join(m.value for m in at.markdown)
+
+
+def test_demonstration_account_is_named_and_the_file_account_is_kept(ledger_url):
+    """After a reload the upload is gone and Release mode shows the synthetic data's account: it must
+    not read as a reset of the file's budget."""
+    at = AppTest.from_string(HARNESS, default_timeout=240)
+    at.query_params["planner_mode"] = RELEASE
+    at.query_params["planner_stats"] = "mean"
+    at.run()
+    assert not at.exception
+    info = " ".join(i.value for i in at.info)
+    assert "Shown: the demonstration account" in info and "Your file's account is kept" in info
+
+
+def test_missing_ledger_is_created_only_when_asked(tmp_path, monkeypatch):
+    path = tmp_path / "new" / "ledger.db"
+    monkeypatch.setenv(L.ENV_VAR, f"sqlite:///{path}")
+    at = AppTest.from_string(HARNESS, default_timeout=240)
+    at.query_params["planner_mode"] = RELEASE
+    at.query_params["planner_stats"] = "mean"
+    at.run()
+    assert not at.exception
+    assert any(f"No budget ledger exists at `{path}` yet. Create it?" in w.value for w in at.warning)
+    assert not path.exists(), "the ledger was created without asking"
+    assert at.button(key="planner_release").disabled
+    at.button(key="planner_create_ledger").click().run()
+    assert not at.exception and path.exists()
+    assert not [b for b in at.button if b.key == "planner_create_ledger"]
+    assert any("Created the budget ledger" in s.value for s in at.success)
+
+
+def test_a_ledger_that_is_not_one_is_an_error_naming_it(tmp_path, monkeypatch):
+    path = tmp_path / "ledger.db"
+    path.write_bytes(b"")  # truncated to 0 bytes: never taken as a new, empty ledger
+    monkeypatch.setenv(L.ENV_VAR, f"sqlite:///{path}")
+    at = AppTest.from_string(HARNESS, default_timeout=240)
+    at.query_params["planner_mode"] = RELEASE
+    at.query_params["planner_stats"] = "mean"
+    at.run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert any("budget ledger cannot be used" in e and str(path) in e for e in errors), errors
+    assert not [b for b in at.button if b.key in ("planner_release", "planner_create_ledger")]
+
+
+def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
+    """Another release holding the ledger's write lock: the release waits, and says so."""
+    import sqlite3
+    import threading
+
+    csv = _csv()
+    at = _session(csv, stats="gini", group=None)
+    _confirmation(at).check().run()
+    path = ledger_url[len("sqlite:///"):]
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # what a racing release holds while it charges
+    release_lock = threading.Timer(L.LOCK_NOTE_AFTER_S + 1.5, lambda: holder.execute("ROLLBACK"))
+    release_lock.start()
+    try:
+        at.button(key="planner_release").click().run()
+    finally:
+        release_lock.join()
+        holder.close()
+    assert not at.exception
+    done = [s.value for s in at.success if s.value.startswith("Released.")]
+    assert done and "waiting for the ledger lock held by another release" in done[0], done

@@ -176,6 +176,7 @@ def _note_lock_wait(line: str) -> None:
     the placeholder is that session's, so another session's wait is never shown here."""
     slot = getattr(_WAIT_NOTE, "slot", None)
     if slot is not None:
+        _WAIT_NOTE.lines.append(line)
         slot.info(f"Waiting for the ledger: {line}", icon=":material/hourglass_top:")
 
 
@@ -518,12 +519,16 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
         # button above is already drawn disabled.
         requested_for = st.session_state.pop(RELEASE_REQUEST, None)
         if requested_for == dataset_id and not blocked:
-            _WAIT_NOTE.slot = st.empty()
+            _WAIT_NOTE.slot, _WAIT_NOTE.lines = st.empty(), []
             try:
                 _release(db, ds, dataset_id, default_label, label, cap, cap_delta, eps_items, build_statistic,
                          group_column)
+                if _WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
+                    kind, text = st.session_state[RELEASE_OUTCOME]
+                    st.session_state[RELEASE_OUTCOME] = (kind, f"{text} (The release first waited for the "
+                                                               f"ledger: {_WAIT_NOTE.lines[-1]})")
             finally:
-                _WAIT_NOTE.slot = None
+                _WAIT_NOTE.slot, _WAIT_NOTE.lines = None, []
         elif requested_for is not None:
             st.session_state[RELEASE_OUTCOME] = ("error", "**Nothing was released or charged:** "
                                                  + (blocked or "the data changed after the click."))
