@@ -12,8 +12,17 @@ What it does, as the current user, in a fresh runtime directory (removed on exit
      runtime directory, ``daemon off``) and starts Debian's nginx (``/usr/sbin/nginx``) on
      ``--address:--port``, balancing over the N processes with a sticky cookie;
   4. checks ``/_stcore/health`` through nginx, then prints the URL;
-  5. on Ctrl-C / SIGTERM stops nginx and the workers and removes the runtime directory. A worker
-     that dies is restarted (at most 5 times in a row), so one crash does not take the class down.
+  5. on Ctrl-C / SIGTERM stops nginx (fast shutdown: open WebSockets are closed, not waited for) and
+     the workers at the same time, and removes the runtime directory. A worker that dies is restarted
+     on its port, so one crash does not take the class down; a worker that dies more than
+     ``--max-restarts`` times (5) within ``--restart-window`` seconds (300) is taken out of nginx's
+     upstream (the config is rewritten and nginx reloaded) and the others keep serving; only when
+     no worker is left does the server stop.
+
+Every child (nginx, the workers) is started with PR_SET_PDEATHSIG (Linux prctl): if this process is
+killed (kill -9, OOM killer), the kernel sends the children SIGTERM, so no nginx or worker is left
+answering on the port. The children run in their own process groups (a Ctrl-C in the terminal
+reaches only this process, which stops them in order).
 
 nginx is required (``apt-get install nginx``): without it the command exits with code 3 and says
 how to install it, or how to run one process instead (``bash run.sh app``). We chose not to fall
@@ -31,6 +40,7 @@ and exits: docs/serving.md uses it for the multi-machine / compose examples.
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import secrets
 import shutil
@@ -55,10 +65,36 @@ INSTALL_HINT = (
     "To serve with one process and no proxy instead, run:  bash run.sh app"
 )
 MAX_RESTARTS = 5
+#: Seconds over which a worker's restarts are counted: more than MAX_RESTARTS deaths in this window
+#: means the worker cannot stay up (a bad build, a file that crashes it on load), fewer means
+#: occasional crashes over a class of several hours, each worth a restart.
+RESTART_WINDOW = 300.0
+#: Seconds SIGTERM'd children get to exit before SIGKILL, at shutdown. nginx stops fast (SIGTERM
+#: closes the WebSockets; a graceful SIGQUIT waited for them: 10.5 s with 10 open sessions) and
+#: Streamlit closes its sessions on SIGTERM in well under a second.
+STOP_GRACE = 3.0
+PR_SET_PDEATHSIG = 1
 
 
 def log(msg: str) -> None:
     print(f"[serve] {msg}", file=sys.stderr, flush=True)
+
+
+def die_with_parent(parent_pid: int):
+    """A ``preexec_fn`` that asks the kernel to SIGTERM the child when ``parent_pid`` (this launcher)
+    dies, whatever kills it (PR_SET_PDEATHSIG; Linux). If the parent died between fork and prctl,
+    the child exits at once. Elsewhere (no prctl) it does nothing."""
+    def preexec() -> None:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent_pid:
+            os._exit(1)
+    return preexec
 
 
 def find_nginx(explicit: str | None = None) -> str | None:
@@ -176,11 +212,19 @@ class Worker:
         self.cookie_secret = cookie_secret
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
-        self.restarts = 0
+        self.restart_times: collections.deque[float] = collections.deque()
+        self.retired = False  # taken out of nginx's upstream: it kept dying
         self.log_path = runtime / f"worker-{index}.log"
+        self.app_script = ROOT / "app.py"
+
+    def restarts_within(self, window: float, now: float) -> int:
+        """Restarts in the last ``window`` seconds (older ones are forgotten)."""
+        while self.restart_times and self.restart_times[0] < now - window:
+            self.restart_times.popleft()
+        return len(self.restart_times)
 
     def start(self) -> None:
-        cmd = [self.python, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        cmd = [self.python, "-m", "streamlit", "run", str(self.app_script),
                "--server.address", "127.0.0.1", "--server.port", str(self.port),
                "--server.headless", "true", "--server.fileWatcherType", "none", "--server.runOnSave", "false",
                "--browser.gatherUsageStats", "false",
@@ -191,7 +235,7 @@ class Worker:
         env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", self.cookie_secret)
         logf = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child from now on
         self.proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=logf, stderr=subprocess.STDOUT,
-                                     env=env, start_new_session=True)
+                                     env=env, start_new_session=True, preexec_fn=die_with_parent(os.getpid()))
         logf.close()
 
     @property
@@ -208,21 +252,29 @@ class Worker:
             return ""
 
 
-def stop_process(proc: subprocess.Popen | None, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        proc.send_signal(sig)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
+def stop_all(procs: list[subprocess.Popen | None], grace: float = STOP_GRACE) -> list[int]:
+    """SIGTERM every process's group at once, wait up to ``grace`` seconds for all of them together,
+    then SIGKILL what is left. Returns the pids that had to be killed. (Stopping them one after the
+    other with a graceful nginx stop first took 10.5 s with 10 open WebSocket sessions.)"""
+    live = [p for p in procs if p is not None and p.poll() is None]
+    for proc in live:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(proc.pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
-            proc.kill()
-        proc.wait(timeout=5)
+            proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    killed = []
+    for proc in live:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            killed.append(proc.pid)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+            proc.wait(timeout=5)
+    return killed
 
 
 def wait_healthy(workers: list[Worker], timeout: float) -> None:
@@ -322,6 +374,8 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:
     signal.signal(signal.SIGHUP, _raise_stop)
     cookie_secret = secrets.token_hex(32)
     workers = [Worker(i, args.python, runtime, streamlit_args, cookie_secret) for i in range(args.workers)]
+    for w in workers:
+        w.app_script = Path(args.app_script)
     nginx_proc: subprocess.Popen | None = None
     code = 0
     try:
@@ -338,17 +392,23 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:
                 log(f"warm-up: {problem}")
             log(f"warmed up {done}/{len(pages) * len(workers)} page runs in {time.perf_counter() - t1:.1f} s")
         conf = runtime / "nginx.conf"
-        conf.write_text(render_nginx_config(runtime=runtime, backends=[w.address for w in workers],
-                                            listen=listen_lines(args.address, args.port),
-                                            max_body_mb=args.max_upload_mb, access_log=args.access_log),
-                        encoding="utf-8")
-        test = subprocess.run([nginx, "-t", "-q", "-p", str(runtime), "-c", str(conf)],
-                              capture_output=True, text=True)
-        if test.returncode != 0:
-            raise RuntimeError(f"nginx rejected the generated config {conf}:\n{test.stderr}")
+
+        def write_config(serving: list[Worker]) -> None:
+            """Render the config for the workers still serving and check it with ``nginx -t``."""
+            conf.write_text(render_nginx_config(runtime=runtime, backends=[w.address for w in serving],
+                                                listen=listen_lines(args.address, args.port),
+                                                max_body_mb=args.max_upload_mb, access_log=args.access_log),
+                            encoding="utf-8")
+            test = subprocess.run([nginx, "-t", "-q", "-p", str(runtime), "-c", str(conf)],
+                                  capture_output=True, text=True)
+            if test.returncode != 0:
+                raise RuntimeError(f"nginx rejected the generated config {conf}:\n{test.stderr}")
+
+        write_config(workers)
         nginx_log = open(runtime / "nginx-stderr.log", "ab")  # noqa: SIM115
         nginx_proc = subprocess.Popen([nginx, "-p", str(runtime), "-c", str(conf)], stdout=nginx_log,
-                                      stderr=subprocess.STDOUT, start_new_session=True)
+                                      stderr=subprocess.STDOUT, start_new_session=True,
+                                      preexec_fn=die_with_parent(os.getpid()))
         nginx_log.close()
         host = "localhost" if args.address in ("localhost", "127.0.0.1") else args.address
         probe_host = "127.0.0.1" if args.address in ("localhost", "0.0.0.0", "*", "") else args.address
@@ -373,13 +433,27 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:
             if nginx_proc.poll() is not None:
                 raise RuntimeError(f"nginx exited with code {nginx_proc.returncode}")
             for w in workers:
-                if w.proc is not None and w.proc.poll() is not None:
-                    if w.restarts >= MAX_RESTARTS:
-                        raise RuntimeError(f"app process {w.index} keeps dying:\n{w.log_tail()}")
-                    w.restarts += 1
+                if w.retired or w.proc is None or w.proc.poll() is None:
+                    continue
+                now = time.monotonic()
+                if w.restarts_within(args.restart_window, now) < args.max_restarts:
+                    w.restart_times.append(now)
                     log(f"app process {w.index} exited with code {w.proc.returncode}; restarting on the same port "
-                        f"({w.restarts}/{MAX_RESTARTS})")
+                        f"({len(w.restart_times)} restart(s) in the last {args.restart_window:g} s, at most "
+                        f"{args.max_restarts})")
                     w.start()
+                    continue
+                w.retired = True
+                serving = [v for v in workers if not v.retired]
+                if not serving:
+                    raise RuntimeError(f"every app process keeps dying; the last one, {w.index}, died "
+                                       f"{args.max_restarts + 1} times in {args.restart_window:g} s:\n{w.log_tail()}")
+                write_config(serving)
+                os.kill(nginx_proc.pid, signal.SIGHUP)  # reload: new connections go to the others only
+                log(f"app process {w.index} died {args.max_restarts + 1} times in {args.restart_window:g} s: taken "
+                    f"out of nginx's upstream; {len(serving)} app process(es) keep serving "
+                    f"(ports {', '.join(str(v.port) for v in serving)}). Its log ({w.log_path.name}) ends:\n"
+                    f"{w.log_tail(1200)}")
     except (KeyboardInterrupt, _Stop):
         log("stopping")
     except RuntimeError as exc:
@@ -388,15 +462,14 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        stop_process(nginx_proc, signal.SIGQUIT)
-        for w in workers:
-            if w.proc is not None and w.proc.poll() is None:
-                try:
-                    os.killpg(w.proc.pid, signal.SIGTERM)
-                except (ProcessLookupError, PermissionError):
-                    pass
-        for w in workers:
-            stop_process(w.proc)
+        # nginx and the workers together: nginx's fast stop (SIGTERM) closes the open WebSockets at once
+        t_stop = time.monotonic()
+        procs = [nginx_proc, *(w.proc for w in workers)]
+        running = sum(p is not None and p.poll() is None for p in procs)
+        killed = stop_all(procs)
+        log(f"stopped {running} process(es) in {time.monotonic() - t_stop:.1f} s"
+            + (f"; {len(killed)} did not stop within {STOP_GRACE:g} s and were killed" if killed else
+               " (each ended on SIGTERM)"))
         if args.keep_runtime:
             log(f"kept {runtime}")
         else:
@@ -422,6 +495,12 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     ap.add_argument("--nginx", default=None, help="path of the nginx binary (default: PATH, then /usr/sbin/nginx)")
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the app processes")
     ap.add_argument("--max-upload-mb", type=int, default=50, help="largest request body nginx accepts")
+    ap.add_argument("--max-restarts", type=int, default=MAX_RESTARTS,
+                    help=f"restarts of one app process allowed within --restart-window (default {MAX_RESTARTS}); "
+                         "one more death takes it out of the proxy")
+    ap.add_argument("--restart-window", type=float, default=RESTART_WINDOW,
+                    help=f"seconds over which restarts are counted (default {RESTART_WINDOW:g})")
+    ap.add_argument("--app-script", default=str(ROOT / "app.py"), help=argparse.SUPPRESS)  # tests: a tiny app
     ap.add_argument("--runtime-dir", default=None, help="parent of the temporary runtime directory")
     ap.add_argument("--no-warmup", action="store_true",
                     help="skip opening every page once in every process before announcing the URL")
