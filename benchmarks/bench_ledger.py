@@ -1,5 +1,7 @@
-"""Latency of the durable ledger (dpcore.ledger): charge, read spent, a full make_release, on SQLite and,
-when the PostgreSQL binaries are present, on a throw-away local PostgreSQL server.
+"""Latency of the durable ledger (dpcore.ledger): charge, read spent, a full make_release, open an existing
+ledger (create=False: existence and format checks, journal replay check) and verify (integrity check and the
+whole hash chain), on SQLite and, when the PostgreSQL binaries are present, on a throw-away local PostgreSQL
+server.
 
 Run: .venv/bin/python benchmarks/bench_ledger.py   (about 20 s)
 """
@@ -38,8 +40,17 @@ def _bench(url: str, name: str, n: int = 200) -> None:
     for _ in range(20):
         release.make_release([(stat, 0.1)], acct)
     rel_ms = (time.perf_counter() - t) / 20 * 1e3
+    t = time.perf_counter()
+    for _ in range(20):
+        ledger.open_ledger(url, create=False)
+    open_ms = (time.perf_counter() - t) / 20 * 1e3
+    t = time.perf_counter()
+    report = db.verify()
+    verify_ms = (time.perf_counter() - t) * 1e3
+    assert report.ok, report.problems
     print(f"{name:11s} charge {charge_ms:6.2f} ms | spent_epsilon with {n + 21} entries {spent_ms:6.2f} ms | "
-          f"make_release(count) {rel_ms:6.2f} ms")
+          f"make_release(count) {rel_ms:6.2f} ms | open_ledger {open_ms:6.2f} ms | verify {report.entries} entries "
+          f"{verify_ms:7.1f} ms")
 
 
 if __name__ == "__main__":
