@@ -31,6 +31,7 @@ pytestmark = [
 STEPS = [(lesson, number, step) for lesson in lessons_views.LESSONS for number, step in enumerate(lesson.steps, 1)]
 LINK = '[data-testid="stMain"] [data-testid="stPageLink-NavLink"]'
 NAV_LESSONS = '[data-testid="stSidebarNav"] a[href$="/lessons"]'
+MAIN_CHARTS = '[data-testid="stMain"] [data-testid="stPlotlyChart"]'
 
 
 def _on_lessons_page(page) -> bool:
@@ -46,18 +47,45 @@ HALF = (len(STEPS) + 1) // 2  # the second half runs in tests/test_browser_lesso
 
 
 def test_first_half_of_lesson_links_open_without_error(app_server, tab):
-    check_lesson_links(app_server, tab, range(0, HALF))
+    tab.page.set_viewport_size({"width": 1280, "height": 720})  # the window of the layout check below
+    check_lesson_links(app_server, tab, range(0, HALF), check_chart_labels=True)
 
 
-def check_lesson_links(app_server, tab, indices) -> None:
+# The texts of a plotly chart (axis titles, tick labels, annotations) whose boxes overlap by more than 2 px
+# both ways: what a reader sees as labels written over each other.
+_OVERLAPPING_LABELS_JS = """chart => {
+    const boxes = [...chart.querySelectorAll('svg text')].filter(t => t.textContent.trim())
+        .map(t => [t.textContent.trim(), t.getBoundingClientRect()]);
+    const out = [];
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+        const [ta, a] = boxes[i], [tb, b] = boxes[j];
+        const dx = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const dy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (dx > 2 && dy > 2) out.push(ta + ' | ' + tb);
+    }
+    return out;
+}"""
+
+
+def overlapping_chart_labels(page) -> list[str]:
+    """Overlapping labels in the Lessons page's before/after charts (drawn at the page's width)."""
+    charts = f'{MAIN_CHARTS}:has(svg.main-svg text)'
+    page.wait_for_function(f"() => document.querySelectorAll('{charts}').length >= 2")
+    return [overlap for chart in page.query_selector_all(charts) for overlap in chart.evaluate(_OVERLAPPING_LABELS_JS)]
+
+
+def check_lesson_links(app_server, tab, indices, *, check_chart_labels: bool = False) -> None:
     """One tab, as a teacher would use it: the Lessons page lists every step's link; click a link, check
     the page, back to the Lessons page by the sidebar's navigation link, next link (for the steps in
-    ``indices``)."""
+    ``indices``). With ``check_chart_labels``, first: no overlapping labels in the before/after charts
+    (at 1280 px their two-line panel titles used to run into each other)."""
     page, errors = tab.page, tab.errors
     page.set_default_timeout(60_000)
     _open_lessons(page, app_server)
     assert not visible_problems(page) and not errors, (visible_problems(page), errors)
     assert _on_lessons_page(page), f"{len(page.query_selector_all(LINK))} lesson links for {len(STEPS)} steps"
+    if check_chart_labels:
+        assert not overlapping_chart_labels(page), overlapping_chart_labels(page)
     failures = []
     for index in indices:
         lesson, number, step = STEPS[index]
