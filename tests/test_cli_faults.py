@@ -188,8 +188,9 @@ def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
 # ---------------------------------------------------------------------------------------------
 
 def test_a_second_run_on_the_same_out_is_refused_before_its_charge(run, capsys):
-    """Run A holds --out while it waits for the ledger (a transaction of this test holds SQLite's write lock);
-    run B on the same --out is refused at once, charges nothing; A then finishes and is charged once."""
+    """Run A holds --out while it waits for the ledger (a transaction of this test holds SQLite's write lock)
+    and says that it waits; run B on the same --out is refused at once, charges nothing; A then finishes and is
+    charged once."""
     tmp, plan, data, url = run
     out = tmp / "shared-out"
     blocker = sqlite3.connect(str(tmp / "ledger.db"), isolation_level=None)
@@ -199,12 +200,13 @@ def test_a_second_run_on_the_same_out_is_refused_before_its_charge(run, capsys):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         seen = []
-        for line in a.stderr:  # A has taken --out when it starts checking the budget
+        for line in a.stderr:  # A took --out before the ledger; it says so while it waits for the ledger's lock
             seen.append(line)
-            if "ledger: checking the budget" in line:
+            if "waiting for the ledger lock" in line:
                 break
         else:
-            pytest.fail("run A ended early: " + "".join(seen))
+            pytest.fail("run A ended without a note while waiting for the ledger lock: " + "".join(seen))
+        assert "ledger.db" in seen[-1]
         code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--ledger", url)
         line = _one_line(err)
         assert code == 2 and "another dpcore release is writing --out" in line and "nothing was charged" in line
@@ -293,3 +295,56 @@ def test_a_missing_ledger_is_refused_and_never_created(files, tmp_path, capsys):
     line = _one_line(err)
     assert code == 2 and "--init-ledger" in line and "ledger.db" in line
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# ledger faults on the command line
+# ---------------------------------------------------------------------------------------------
+
+def test_a_revealed_mark_that_cannot_reach_the_ledger_is_a_warning_and_is_replayed(run):
+    """The tables are written, then another connection holds the ledger's write lock: the revealed mark cannot
+    be recorded (short lock timeout and retries in the child, to keep the test fast), so it is journaled beside
+    the ledger; the run exits 0 with one warning line naming the journal; the next open records the mark."""
+    tmp, plan, data, url = run
+    out = tmp / "out"
+    script = textwrap.dedent(f"""
+        import sqlite3, sys
+        from dpcore import cli, ledger
+        from dpcore.engines import execute
+        ledger.BUSY_TIMEOUT_S, ledger.ATTACH_RETRY_DELAYS_S = 0.3, (0.05,)
+        write = execute._write_outputs
+        def write_then_lock(*args, **kwargs):
+            hashes = write(*args, **kwargs)
+            holder = sqlite3.connect({str(tmp / "ledger.db")!r}, isolation_level=None)
+            holder.execute("BEGIN IMMEDIATE")
+            execute._lock_holder = holder
+            return hashes
+        execute._write_outputs = write_then_lock
+        sys.exit(cli.main({["release", str(plan), "--data", str(data), "--out", str(out), "--ledger", url]!r}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp / "xdg")})
+    assert proc.returncode == 0, proc.stderr
+    line = _one_line(proc.stderr, "dpcore: warning:")
+    assert f"the release was written to {str(out)!r}" in line and "journaled at" in line and "entry 1" in line
+    assert (out / "release_record.json").exists()
+    (entry,) = ledger.open_ledger(url, create=False).find_account(DATASET).entries()
+    assert entry.result is not None and entry.result["out_dir"] == str(out)
+
+
+def _not_a_ledger(path: Path) -> None:
+    with contextlib.closing(sqlite3.connect(path)) as conn:  # another application's SQLite database
+        conn.execute("CREATE TABLE customers(id INTEGER, name TEXT)")
+        conn.commit()
+
+
+@pytest.mark.parametrize("make", [lambda path: path.write_bytes(b""), _not_a_ledger], ids=["0-bytes", "other-sqlite"])
+def test_a_ledger_fault_is_one_line_naming_the_ledger_before_any_data_is_read(files, tmp_path, capsys, make):
+    path = tmp_path / "ledger.db"
+    make(path)
+    before = path.read_bytes()
+    code, _, err = _cli(capsys, "release", files / "plan.toml", "--data", files / "data.parquet", "--out",
+                        tmp_path / "out", "--ledger", f"sqlite:///{path}")
+    line = _one_line(err)
+    assert code == 2 and str(path) in line and "internal error" not in line
+    assert path.read_bytes() == before and not (tmp_path / "out").exists()

@@ -614,54 +614,29 @@ def _json_default(obj: Any) -> Any:
 
 
 def _open_ledger(ledger_url: str | None, *, create: bool, progress: Progress):
-    """:func:`dpcore.ledger.open_ledger` with ``create`` and a progress note while it waits for a lock."""
-    import inspect
-
+    """:func:`dpcore.ledger.open_ledger` (``create=True``: :func:`dpcore.ledger.init_ledger`, a new ledger only),
+    with the ledger's lock-wait notes ("waiting for the ledger lock ...") shown as progress lines."""
     from .. import ledger
 
-    def waiting(*args: Any, **kwargs: Any) -> None:
-        progress.say("waiting for the ledger lock (another release or session is writing to the ledger) ...")
-
-    params = inspect.signature(ledger.open_ledger).parameters
-    kwargs: dict[str, Any] = {}
-    if "create" in params:
-        kwargs["create"] = create
-    elif not create:
-        url = ledger_url or ledger.default_url()
-        if isinstance(url, str) and url.startswith("sqlite:///"):
-            path = ledger._sqlite_path(url)
-            if not path.is_file() or path.stat().st_size == 0:
-                raise _LedgerMissingShim(f"no ledger at {str(path)!r}: the first release creates it with "
-                                         "--init-ledger")
-    for name in ("on_wait", "wait_callback", "on_lock_wait"):
-        if name in params:
-            kwargs[name] = waiting
-    return ledger.open_ledger(ledger_url, **kwargs)
-
-
-class _LedgerMissingShim(DPInputError):
-    pass
-
-
-def _ledger_missing_class():
-    from .. import ledger
-
-    return getattr(ledger, "LedgerMissing", _LedgerMissingShim)
+    if create:
+        return ledger.init_ledger(ledger_url, on_wait=progress.say)
+    return ledger.open_ledger(ledger_url, create=False, on_wait=progress.say)
 
 
 def _open_account(plan: ReleasePlan, cost: PlanCost, ledger_url: str | None, *, init_ledger: bool = False,
                   progress: Progress | None = None):
-    """Open the ledger (never created silently: ``init_ledger`` creates a new one and refuses an existing one),
-    open or create the plan's account and check the plan's cost against what is left (public inputs only)."""
+    """Open the ledger (never created silently: ``init_ledger`` creates a new one, and refuses a ledger that holds
+    charges), open or create the plan's account and check the plan's cost against what is left (public inputs only)."""
     from .. import ledger
 
     progress = progress or Progress(quiet=True)
     if init_ledger:
-        # refused on a ledger that holds charges, so that a script which always passes the flag cannot recreate
-        # a ledger that vanished; accepted on one without charges (a first release refused before its charge)
+        # refused on a ledger that holds charges: a script that always passed the flag would fail from its second
+        # release on, so the flag cannot stay in a script and recreate, unseen, a ledger deleted later. Accepted
+        # on a ledger without charges, so a first release refused before its charge can be run again as it was.
         try:
             db = _open_ledger(ledger_url, create=False, progress=progress)
-        except _ledger_missing_class():
+        except ledger.LedgerMissing:
             db = _open_ledger(ledger_url, create=True, progress=progress)
             progress.say(f"created a new ledger: {db.describe()}")
         else:
@@ -889,17 +864,21 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
 
 
 def _mark_revealed(acct, entry_id: int, out: Path, hashes: dict[str, str], notice: ChargeNotice) -> str | None:
-    """Attach the written files to the charged entry (marks it revealed); on failure, the one-line warning.
+    """Attach the written files to the charged entry (marks it revealed); when that fails, the one-line warning.
 
-    The tables are written and the charge is on the ledger, so the release stands whatever happens here; an
-    entry not marked revealed still counts in full against the cap (the ledger never under-counts)."""
+    The tables are written and the charge is on the ledger, so the release stands whatever happens here: an
+    entry not marked revealed still counts in full against the cap (the ledger never under-counts).
+    :meth:`dpcore.ledger.Account.attach_result` retries, then journals the mark locally (replayed by the next
+    :func:`dpcore.ledger.open_ledger`) and says where; when even the journal cannot be written it raises."""
     try:
-        acct.attach_result(entry_id, {"out_dir": str(out), "files": hashes})
+        link = acct.attach_result(entry_id, {"out_dir": str(out), "files": hashes})
     except Exception as exc:
         return (f"the release was written to {str(out)!r} and epsilon = {notice.epsilon:g} is charged to account "
-                f"{notice.account!r} (ledger entry {entry_id}), but the ledger could not mark the entry revealed: "
-                f"{_one_line(exc)}")
-    return None
+                f"{notice.account!r} (ledger entry {entry_id}), but the ledger could not mark the entry revealed "
+                f"and no journal could keep the mark: {_one_line(exc)}")
+    if getattr(link, "recorded", True):
+        return None
+    return f"the release was written to {str(out)!r}; {link.message}"
 
 
 class _Deferred:
