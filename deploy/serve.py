@@ -277,6 +277,30 @@ def stop_all(procs: list[subprocess.Popen | None], grace: float = STOP_GRACE) ->
     return killed
 
 
+def remove_leftover_runtimes(parent: Path) -> list[Path]:
+    """Runtime directories (``dp-serve-*``, this user's) of launchers that were killed (kill -9, power
+    loss) and so could not remove them: their ``serve.pid`` names a process that no longer exists.
+    Their children died with them (PR_SET_PDEATHSIG); only the files are left."""
+    removed = []
+    for path in parent.glob("dp-serve-*"):
+        try:
+            if path.stat().st_uid != os.geteuid():
+                continue
+            pid = int((path / "serve.pid").read_text().strip())
+        except (OSError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # its launcher is running
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
 def wait_healthy(workers: list[Worker], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     pending = list(workers)
@@ -355,6 +379,8 @@ def _raise_stop(signum, frame):  # noqa: ARG001 - signal handler signature
 
 
 def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:
+    for leftover in remove_leftover_runtimes(Path(args.runtime_dir or tempfile.gettempdir())):
+        log(f"removed {leftover}, left by a launcher that was killed")
     nginx = find_nginx(args.nginx)
     if nginx is None:
         log(INSTALL_HINT)
@@ -368,6 +394,7 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:
     log(f"budget ledger: {describe_ledger(os.environ.get('DPCORE_LEDGER_URL'))}")
 
     runtime = Path(tempfile.mkdtemp(prefix="dp-serve-", dir=args.runtime_dir))
+    (runtime / "serve.pid").write_text(f"{os.getpid()}\n", encoding="utf-8")
     if os.geteuid() == 0:
         runtime.chmod(0o711)  # nginx's unprivileged workers must reach their temp dirs inside
     signal.signal(signal.SIGTERM, _raise_stop)

@@ -223,5 +223,11 @@ def test_kill_9_of_the_launcher_takes_nginx_and_the_workers_with_it(tmp_path):
         _wait(lambda: not [p for p in children if _alive(p)], "nginx and the worker to die with the launcher",
               timeout=30, log=serve.log)
         assert not _healthy_through_nginx(serve.url)
+        # only its runtime directory is left, and the next launcher removes it
+        leftover = next(serve.runtime_parent.iterdir())
+        again = subprocess.run([sys.executable, str(ROOT / "deploy" / "serve.py"), "--nginx", str(tmp_path / "no-nginx"),
+                                "--runtime-dir", str(serve.runtime_parent)], capture_output=True, text=True, timeout=60)
+        assert again.returncode == 3  # (stopped early on purpose: no nginx at that path)
+        assert not leftover.exists()
     finally:
         serve.close()
