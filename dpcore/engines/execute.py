@@ -2,16 +2,24 @@
 
 :func:`run_plan` is what ``python -m dpcore release`` calls. Order of events (a real release):
 
-1. the plan is validated and the output directory checked (it must be absent or empty);
-2. the ledger account of ``plan.dataset`` is opened (created with the plan's cap when new) and the plan's
-   total cost is checked against what is left -- **before any data is read**;
+1. the plan is validated; ``--out`` is taken (:class:`OutputSlot`: absent or empty, locked against a second
+   run, leftovers of a killed run removed, a probe file written, so an unwritable ``--out`` is refused now);
+2. the ledger is opened (it must exist; ``init_ledger`` creates it for a first release) and the account of
+   ``plan.dataset`` (created with the plan's cap when new); the plan's total cost is checked against what is
+   left -- **before any data is read**;
 3. the engine computes the per-cell aggregates (confidential, small);
-4. the ledger is charged (one entry for the whole plan, with the release record) -- before any noise is
-   drawn or anything is written;
-5. dpcore adds the noise (:mod:`dpcore.release_noise`: OpenDP's discrete Laplace for counts, OpenDP's
+4. a statistic with no row to release, or an output the free space cannot hold, is refused (public facts:
+   cell sizes are released) -- everything so far charges nothing;
+5. the ledger is charged (one entry for the whole plan, with the release record) -- before any noise is
+   drawn or anything is written; SIGINT/SIGTERM are held while it commits;
+6. dpcore adds the noise (:mod:`dpcore.release_noise`: OpenDP's discrete Laplace for counts, OpenDP's
    floating-point-safe Laplace for sums, the certified generalized-Cauchy sampler for the Gini);
-6. the tables (CSV and Parquet) and ``release_record.json`` are written into a temporary directory beside
-   the output directory, which is renamed into place at the end (nothing is left there on failure).
+7. the tables (CSV and Parquet) and ``release_record.json`` are written into a staging folder beside the
+   output directory, which is renamed into place at the end (nothing is left there on failure or signal);
+   a failure after step 5 raises :class:`ReleaseNotDelivered` / :class:`InterruptedAfterCharge`, whose text
+   says that epsilon was spent;
+8. the entry is marked revealed (:meth:`dpcore.ledger.Account.attach_result`; when the ledger cannot record
+   it, the mark is journaled and :attr:`PlanResult.ledger_link_warning` says so).
 
 ``seed`` given = **simulation**: numpy noise with that seed, the record says "simulation, not a
 release", the ledger is neither opened nor charged.
