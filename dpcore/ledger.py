@@ -1535,7 +1535,12 @@ class Account:
         return _public_id(self.db._backend.public_id_key, self.dataset_id)
 
     def display_name(self) -> str:
-        return f"{self.label} [{self.dataset_id[:12]}]" if self.label else self.dataset_id
+        """The label and the start of the public id, for messages: never the start of a fingerprint (messages
+        reach screens, logs and bug reports). A dataset id that is a name (not a 64-hex hash) is shown as is."""
+        if self.label:
+            return f"{self.label} [{self.public_id[:12]}]"
+        fingerprint_like = len(self.dataset_id) == 64 and all(c in "0123456789abcdef" for c in self.dataset_id)
+        return f"account {self.public_id[:12]}" if fingerprint_like else self.dataset_id
 
     # ----- charging --------------------------------------------------------------------------------
     def charge(self, label: str, epsilon: float | None = None, *, cost: _budget.PrivacyCost | None = None,

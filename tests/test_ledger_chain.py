@@ -294,6 +294,14 @@ def test_exports_and_show_never_contain_the_fingerprint_or_the_key(tmp_path, cap
         assert fingerprint not in text and fingerprint[:12] not in text and key not in text
         assert acct.public_id in text
     assert "survey 2026" in texts[-1] and "spent ε = 0.5 of ε = 2" in texts[-1]
+    with pytest.raises(L.BudgetExceeded) as info:  # messages reach screens and logs: the public id, not the hash
+        acct.charge("too much", epsilon=5.0)
+    unlabelled = db.account(L.dataset_fingerprint(b"income\n1\n", "income"), cap_epsilon=1.0)
+    with pytest.raises(L.BudgetExceeded) as info2:
+        unlabelled.charge("too much", epsilon=5.0)
+    for message in (str(info.value), str(info2.value)):
+        assert fingerprint[:12] not in message and unlabelled.dataset_id[:12] not in message
+    assert acct.public_id[:12] in str(info.value) and unlabelled.public_id[:12] in str(info2.value)
 
 
 # ----------------------------------------------------------------------------------------------------
