@@ -823,7 +823,17 @@ class _SqliteBackend(_Backend):
                 meta = self._read_meta(conn)
                 if self._check_version(meta) < SCHEMA_VERSION:  # not migrated by a racing process meanwhile
                     self._migrate_1_to_2(conn, record=True)
+            self._make_private()
         self.public_id_key = meta["public_id_key"]
+
+    def _make_private(self) -> None:
+        """Schema-1 ledgers were created with the umask's mode (often 0644, world-readable) although they hold
+        the fingerprints and the key: at the upgrade, make the file and its -wal/-shm files 0600 when this
+        user owns them (a file owned by someone else is left as its owner set it)."""
+        for path in (self.path, self.path.with_name(self.path.name + "-wal"), self.path.with_name(self.path.name + "-shm")):
+            with contextlib.suppress(OSError):
+                if os.stat(path).st_uid == os.geteuid():
+                    os.chmod(path, 0o600)
 
     # ----- schema 2 --------------------------------------------------------------------------------
     def _drop_triggers(self, conn: Any) -> None:

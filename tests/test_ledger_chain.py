@@ -231,7 +231,11 @@ def _make_schema_1_ledger(url: str) -> None:
 
 def test_a_schema_1_ledger_is_chained_once_on_open(url):
     _make_schema_1_ledger(url)
+    if url.startswith("sqlite"):
+        os.chmod(L._sqlite_path(url), 0o644)  # schema 1 took the umask's mode: world-readable
     db = L.open_ledger(url, create=False)
+    if url.startswith("sqlite"):
+        assert oct(L._sqlite_path(url).stat().st_mode & 0o777) == "0o600"  # made private at the upgrade
     report = db.verify()
     assert report.ok, report.problems
     assert report.schema_version == 2 and report.entries == 3 and report.results == 1
