@@ -348,3 +348,72 @@ def test_a_ledger_fault_is_one_line_naming_the_ledger_before_any_data_is_read(fi
     line = _one_line(err)
     assert code == 2 and str(path) in line and "internal error" not in line
     assert path.read_bytes() == before and not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    from support.postgres import PostgresUnavailable, postgres_server
+
+    try:
+        with postgres_server() as url:
+            yield url
+    except PostgresUnavailable as exc:
+        pytest.skip(f"PostgreSQL unavailable: {exc}")
+
+
+def test_postgres_ledger_gone_after_the_tables_are_written_is_a_warning_and_is_replayed(postgres_url, files,
+                                                                                         tmp_path):
+    """Issue 28's case: the PostgreSQL ledger goes away while the tables are written (its database stops
+    accepting connections and the run's connection is ended). The run exits 0 with one warning naming the
+    journal; once the database is back, the next open records the revealed mark."""
+    import psycopg
+
+    admin = postgres_url
+    url = postgres_url.rsplit("/", 1)[0] + "/cli_ledger"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE cli_ledger")
+    ledger.init_ledger(url).account(DATASET, cap_epsilon=10.0, label=DATASET, cap_delta=1e-9)
+    out = tmp_path / "out"
+    script = textwrap.dedent(f"""
+        import sys
+        import psycopg
+        from dpcore import cli, ledger
+        from dpcore.engines import execute
+        ledger.ATTACH_RETRY_DELAYS_S = (0.05,)
+        write = execute._write_outputs
+        def write_then_drop_the_database(*args, **kwargs):
+            hashes = write(*args, **kwargs)
+            with psycopg.connect({admin!r}, autocommit=True) as conn:
+                conn.execute("ALTER DATABASE cli_ledger ALLOW_CONNECTIONS false")
+                conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'cli_ledger'")
+            return hashes
+        execute._write_outputs = write_then_drop_the_database
+        sys.exit(cli.main({["release", str(files / "plan.toml"), "--data", str(files / "data.parquet"), "--out",
+                            str(out), "--ledger", url]!r}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp_path / "xdg")})
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("ALTER DATABASE cli_ledger ALLOW_CONNECTIONS true")
+    assert proc.returncode == 0, proc.stderr
+    line = _one_line(proc.stderr, "dpcore: warning:")
+    assert f"the release was written to {str(out)!r}" in line and "journaled at" in line and "cli_ledger" in line
+    assert (out / "release_record.json").exists()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # where the child journaled the mark
+        (entry,) = ledger.open_ledger(url, create=False).find_account(DATASET).entries()
+    assert entry.result is not None and entry.result["out_dir"] == str(out)
+
+
+def test_a_postgres_ledger_that_cannot_be_reached_is_one_line_naming_it(files, tmp_path, capsys):
+    """Nothing listens at the ledger's address: exit 2 before any data is read, the ledger named."""
+    import socket
+
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code, _, err = _cli(capsys, "release", files / "plan.toml", "--data", files / "data.parquet", "--out",
+                        tmp_path / "out", "--ledger", f"postgresql://dp@127.0.0.1:{port}/ledger")
+    line = _one_line(err)
+    assert code == 2 and f"127.0.0.1:{port}" in line and "PostgreSQL" in line and "internal error" not in line
+    assert not (tmp_path / "out").exists()
