@@ -1549,8 +1549,11 @@ class Account:
         reach screens, logs and bug reports). A dataset id that is a name (not a 64-hex hash) is shown as is."""
         if self.label:
             return f"{self.label} [{self.public_id[:12]}]"
-        fingerprint_like = len(self.dataset_id) == 64 and all(c in "0123456789abcdef" for c in self.dataset_id)
-        return f"account {self.public_id[:12]}" if fingerprint_like else self.dataset_id
+        return f"account {self.public_id[:12]}" if self.id_is_a_hash() else self.dataset_id
+
+    def id_is_a_hash(self) -> bool:
+        """True when the dataset id looks like a fingerprint (64 hex digits): kept out of messages and listings."""
+        return len(self.dataset_id) == 64 and all(c in "0123456789abcdef" for c in self.dataset_id.lower())
 
     # ----- charging --------------------------------------------------------------------------------
     def charge(self, label: str, epsilon: float | None = None, *, cost: _budget.PrivacyCost | None = None,

@@ -84,7 +84,8 @@ def _show(args: argparse.Namespace) -> int:
         cap = f"ε = {acct.cap_epsilon:g}" + (f", δ = {acct.cap_delta:.3g}" if acct.cap_delta else "")
         used = f"ε = {spent['epsilon']:.6g}" + (f", δ = {spent['delta']:.3g}" if acct.cap_delta else "")
         hidden = sum(1 for e in entries if e.result is None)
-        print(f"  {acct.label or '(no label)'} [public id {acct.public_id}]: spent {used} of {cap}; "
+        name = acct.label or ("(no label)" if acct.id_is_a_hash() else acct.dataset_id)  # a name, not a hash
+        print(f"  {name} [public id {acct.public_id}]: spent {used} of {cap}; "
               f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
               + (f" ({hidden} not revealed)" if hidden else "") + f"; created {acct.created[:19]}")
     for path, n in db.pending_results():
