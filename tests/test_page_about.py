@@ -76,10 +76,36 @@ def test_url_state_reproduces_view():
     assert _metric(at, "At most") == f"{100 * 0.2 * math.exp(2) / (0.8 + 0.2 * math.exp(2)):.1f}%"
 
 
-def test_bad_url_values_fall_back_to_defaults():
-    at = _about(about_eps="-3", about_prior="abc")
-    assert at.slider(key="about_eps").value == 1.0 and at.slider(key="about_prior").value == 50
+def test_bad_url_values_are_made_allowed_with_a_notice():
+    """Out of range: the nearest allowed value; unreadable: the default; each said, never silently."""
+    from streamlit.testing.v1 import AppTest
+
+    from support.pages import APP
+
+    at = AppTest.from_file(str(APP), default_timeout=90)  # the landing page, as the link opens it (one run)
+    at.query_params.update(about_eps="-3", about_prior="abc")
+    at.run()
+    assert not at.exception
+    assert at.slider(key="about_eps").value == 0.05 and at.slider(key="about_prior").value == 50
     assert not at.error
+    notices = " ".join(w.value for w in at.main.warning)
+    assert "“Epsilon (ε)” = -3; the smallest allowed is 0.05, used instead." in notices, notices
+    assert "= abc, which is not a number; 50 (the default) is used instead." in notices, notices
+
+
+def test_what_each_page_is_for_names_every_page_of_the_app():
+    """The list once stopped at the planner: the attacker game and the Lessons page were missing."""
+    import ast
+    from pathlib import Path
+
+    app = ast.parse((Path(__file__).resolve().parents[1] / "app.py").read_text())
+    titles = [keyword.value.value for node in ast.walk(app) if isinstance(node, ast.Call)
+              and getattr(node.func, "attr", None) == "Page" for keyword in node.keywords if keyword.arg == "title"]
+    assert len(titles) >= 8, titles
+    section = next(m.value for m in _about().markdown if m.value.startswith("## What each page is for"))
+    for title in titles:
+        short = "About" if title.startswith("About") else title
+        assert f"**{short}**" in section, (title, section)
 
 
 def _polyline_points(svg: str) -> list[list[tuple[float, float]]]:

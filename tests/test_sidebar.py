@@ -187,6 +187,39 @@ def test_bad_upload_shows_error_and_keeps_working(content, message):
     assert "dataset:" in at.markdown[-1].value  # the page below still rendered
 
 
+#: The sidebar as app.py draws it: a notice area at the top of the main area first (ui.common.open_notice_area).
+HARNESS_WITH_NOTICE_AREA = """
+import streamlit as st
+from ui.common import open_notice_area
+from ui.sidebar import render_sidebar, current_dataset
+open_notice_area()
+render_sidebar()
+st.write(f"dataset: {current_dataset().name}")
+"""
+
+
+def test_refused_upload_is_said_in_the_main_area_too():
+    """The main area said "synthetic data in use" while only the sidebar said the file was refused."""
+    at = AppTest.from_string(HARNESS_WITH_NOTICE_AREA, default_timeout=60)
+    at.run()
+    _upload(at, "neg.csv", b"income\n10\n-5\n20\n")
+    (main_error,) = [e.value for e in at.main.error]
+    assert main_error.startswith("Your file was refused: ") and "1 negative value" in main_error, main_error
+    assert "default synthetic data" in main_error
+    assert len(at.sidebar.error) == 1 and "1 negative value" in at.sidebar.error[0].value
+    at.sidebar.radio(key="data_neg").set_value("drop").run()  # a usable choice: no error anywhere
+    assert not at.error and _ds(at).n == 2
+
+
+def test_upload_without_a_usable_income_column_says_so_in_the_main_area():
+    at = AppTest.from_string(HARNESS_WITH_NOTICE_AREA, default_timeout=60)
+    at.run()
+    _upload(at, "odd.csv", b"income,other\n10,1\nabc,2\nxyz,3\n")
+    (notice,) = [w.value for w in at.main.warning]
+    assert notice.startswith("Your file odd.csv is not in use yet: choose its income column"), notice
+    assert "default synthetic data" in notice
+
+
 def test_lookalike_replaces_the_upload():
     at = _upload(_app(), "incomes.csv", CSV)
     at.sidebar.toggle(key="data_lookalike").set_value(True).run()
