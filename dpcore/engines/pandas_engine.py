@@ -1,7 +1,18 @@
-"""pandas engine: the small-data reference (the whole table in memory; what the app uses for uploads).
+"""pandas engine: the small-data reference, in bounded memory.
 
 It implements the per-row definitions of :mod:`dpcore.engines` with numpy, independently of the SQL of
 the DuckDB and Spark engines; the tests check that the three give identical tables.
+
+Memory: the source is read in chunks of :data:`CHUNK_ROWS` rows and only the columns the plan needs;
+each chunk is checked and turned into compact columns (the income as float64, every text column as int32
+codes into one dictionary of labels per column), written to files in the engine's work directory
+(12 bytes per row for one text column). The histogram, the clipped sums and the outcome counts read
+those files back chunk by chunk and add per-chunk results, so their peak memory does not grow with the
+file (tests/test_engine_inputs.py measures it; a 404 MB sparse CSV: peak RSS 2,714 MB read whole as
+text, 432 MB now, benchmarks/bench_engine_memory.py). Two steps need more by their nature: the Gini
+holds the clipped incomes of its cells (8 bytes per row: each cell is sorted), and the contribution
+bounding (``privacy_unit``) ranks all rows of each person, so it holds the compact rows. For data
+beyond memory use DuckDB (out-of-core sort).
 """
 from __future__ import annotations
 
@@ -80,15 +91,6 @@ def _encode(values: np.ndarray, dictionary: dict[str, int]) -> np.ndarray:
     return out
 
 
-def _decode(codes: np.ndarray, dictionary: dict[str, int]) -> pd.Series:
-    """The codes as a categorical column (one Python string per distinct label, not per row)."""
-    return pd.Series(pd.Categorical.from_codes(codes, categories=list(dictionary)))
-
-
-def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype=dtype)
-
-
 def _arrow_to_text(column: Any) -> pd.Series:
     """Text form of an Arrow column as the SQL engines cast it (ints '12', bools 'true', floats repr),
     as a pandas categorical (one Python string per distinct label, not per row)."""
@@ -117,17 +119,12 @@ class PandasEngine(Engine):
     def __init__(self, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
                  workdir: str | None = None) -> None:
         super().__init__(source, spec, progress=progress, workdir=workdir)
-        self.frame: pd.DataFrame | None = None
+        self._prepared = False
+        self._bounded: dict[str, np.ndarray] | None = None
 
     # reading ----------------------------------------------------------------------------------
-    # The source is read in chunks of CHUNK_ROWS rows, only the needed columns, and each chunk is checked
-    # and turned into compact arrays at once: the income as float64 (finite rows only), every text column
-    # as integer codes into one dictionary per column, outcome flags as float. So the memory is a chunk
-    # of text plus ~8 + 4 x (text columns) + 8 x (outcomes) bytes per kept row, whatever the width of the
-    # file or the length of its cells (a 2 GB sparse CSV read whole as text peaked at 14.5 GB RSS;
-    # benchmarks/bench_engine_memory.py measures it). The Gini needs every income of a cell and the
-    # contribution bounding every row of a person, so the compact rows stay in memory: DuckDB is the
-    # engine for data that do not fit (it sorts out of core).
+    # Chunks of CHUNK_ROWS rows of the needed columns, checked and encoded at once (see the module
+    # docstring); a chunk of text is all that is ever held of the file itself.
 
     def _arrow_batches(self) -> Iterator[Any]:
         """Record batches of the needed columns (Parquet, a DuckDB query, a staged PostgreSQL query), after
@@ -213,90 +210,115 @@ class PandasEngine(Engine):
             raise income_not_numeric(spec.income, smallest_bad)
 
     def prepare(self) -> None:
-        if self.frame is not None:
+        if self._prepared:
             return
         spec = self.spec
         text_columns = [c for c in self._needed() if c != spec.income]
-        dictionaries: dict[str, dict[str, int]] = {c: {} for c in text_columns}
-        parts: dict[str, list[np.ndarray]] = {c: [] for c in ["__x", *text_columns]}
+        self._dictionaries = {c: {} for c in text_columns}
+        word_counts = {c: np.zeros(0, dtype=np.int64) for c in spec.outcome_columns}
+        store = _ColumnStore(self.workdir, {"__x": np.float64, **{c: np.int32 for c in text_columns}})
         with self.progress.step(f"pandas: reading the needed columns in chunks of {CHUNK_ROWS:,} rows") as step:
             rows = 0
             for x, text in self._chunks():
                 keep = np.isfinite(x)
-                parts["__x"].append(x[keep])
+                arrays = {"__x": x[keep]}
                 for c in text_columns:
-                    parts[c].append(_encode(text[c][keep], dictionaries[c]))
+                    arrays[c] = _encode(text[c][keep], self._dictionaries[c])
+                for c in spec.outcome_columns:  # how often each word occurs (checked once, at the end)
+                    counts = np.bincount(arrays[c][arrays[c] >= 0], minlength=len(self._dictionaries[c]))
+                    counts[:word_counts[c].size] += word_counts[c]
+                    word_counts[c] = counts
+                store.append(arrays)
                 rows += x.size
                 step.tick(rows, None, "rows read")
-        frame = pd.DataFrame({"__x": _concat(parts["__x"], np.float64)})
-        columns = {c: _decode(_concat(parts[c], np.int32), dictionaries[c]) for c in text_columns}
-        for c in spec.text_columns:
-            frame[c] = columns[c]
-        for i, c in enumerate(spec.outcome_columns):
-            # one flag per distinct word: 1.0, 0.0, None (missing) or NaN (not an accepted word)
-            word_flags = [_flag_or_nan(w) for w in dictionaries[c]]
-            flags = np.array([np.nan if f is None else f for f in word_flags] + [np.nan])
-            unaccepted = np.array([f is not None and np.isnan(f) for f in word_flags] + [False])
-            codes = _concat(parts[c], np.int32)
-            row_word = np.where(codes < 0, len(word_flags), codes)
-            bad = int(unaccepted[row_word].sum())
+        store.finish()
+        self._flags = {}
+        for c in spec.outcome_columns:
+            # one flag per distinct word: 1.0, 0.0 or NaN (not an accepted word); index -1 (missing) -> NaN
+            word_flags = [_flag_or_nan(w) for w in self._dictionaries[c]]
+            bad = int(sum(n for f, n in zip(word_flags, word_counts[c]) if f is not None and np.isnan(f)))
             if bad:
                 raise DPInputError(f"the outcome column {c!r} has {bad} value(s) other than 0/1/true/false/yes/no")
-            frame[f"__o{i}"] = pd.Series(flags[row_word], dtype=float)
-        if spec.privacy_unit:
-            frame["__u"] = columns[spec.privacy_unit]
-            frame = self._bound(frame)
-        self.frame = frame
+            self._flags[c] = np.array([np.nan if f is None else f for f in word_flags] + [np.nan])
+        self._labels = {c: list(d) for c, d in self._dictionaries.items()}
+        self._store = store
+        if spec.privacy_unit:  # the bounding ranks every row of a person: the compact rows in memory
+            self._bounded = self._bound(store)
+        self._prepared = True
 
-    def _bound(self, frame: pd.DataFrame) -> pd.DataFrame:
+    def _bound(self, store: "_ColumnStore") -> dict[str, np.ndarray]:
+        """The rows kept by the contribution bounding (at most m per person, the md5 order of
+        :func:`dpcore.engines.bounding_key`), as compact arrays."""
         spec = self.spec
-        cents_key = np.floor(np.clip(frame["__x"].to_numpy(), -KEY_CLAMP, KEY_CLAMP) * 100).astype(np.int64)
-        cols = [_values(frame[c]) for c in spec.key_columns]
-        outs = [[None if np.isnan(v) else str(int(v)) for v in frame[f"__o{i}"].to_numpy(float)]
-                for i in range(len(spec.outcome_columns))]
-        units = _values(frame["__u"])
+        columns = store.read_all()
+        x = columns["__x"]
+        cents_key = np.floor(np.clip(x, -KEY_CLAMP, KEY_CLAMP) * 100).astype(np.int64)
+        cols = [self._texts(c, columns[c]) for c in spec.key_columns]
+        outs = [[None if np.isnan(v) else str(int(v)) for v in self._outcome(c, columns[c])]
+                for c in spec.outcome_columns]
+        units = self._texts(spec.privacy_unit, columns[spec.privacy_unit])
         k1, k2 = [], []
         for i, u in enumerate(units):
             cells = [u, *[col[i] for col in cols]]
             k1.append(bounding_key(spec.bounding_seed, cells))
             k2.append(bounding_key(spec.bounding_seed, [*cells, str(int(cents_key[i])), *[o[i] for o in outs]]))
-        frame = frame.assign(__k1=k1, __k2=k2, __unit=["\x00missing" if u is None else "v" + u for u in units])
+        frame = pd.DataFrame({"__k1": k1, "__k2": k2, "__unit": ["\x00missing" if u is None else "v" + u for u in units],
+                              "__row": np.arange(x.size)})
         frame = frame.sort_values(["__unit", "__k1", "__k2"], kind="stable")
         rank = frame.groupby("__unit", sort=False).cumcount()
-        frame = frame[rank.to_numpy() < int(spec.max_rows_per_person)]
-        return frame.drop(columns=["__k1", "__k2", "__unit"]).reset_index(drop=True)
+        kept = np.sort(frame["__row"].to_numpy()[rank.to_numpy() < int(spec.max_rows_per_person)])
+        return {c: a[kept] for c, a in columns.items()}
 
     # aggregates -------------------------------------------------------------------------------
-    def _groups(self, frame: pd.DataFrame, by: Sequence[str]):
-        if not by:
-            return [((), frame)]
-        return [((k if isinstance(k, tuple) else (k,)), g)
-                for k, g in frame.groupby(list(by), dropna=False, sort=False, observed=True)]
+    # Each aggregate streams the compact rows chunk by chunk (or the bounded rows) and adds per-cell
+    # partial results; cells are the distinct code tuples of the ``by`` columns, labelled at the end.
 
-    @staticmethod
-    def _key(k: tuple) -> tuple:
-        return tuple(None if (v is None or (isinstance(v, float) and np.isnan(v))) else v for v in k)
+    def _texts(self, column: str, codes: np.ndarray) -> list:
+        labels = self._labels[column]
+        return [None if k < 0 else labels[k] for k in codes.tolist()]
+
+    def _outcome(self, column: str, codes: np.ndarray) -> np.ndarray:
+        return self._flags[column][np.where(codes < 0, len(self._flags[column]) - 1, codes)]
+
+    def _row_chunks(self, columns: Sequence[str]) -> Iterator[dict[str, np.ndarray]]:
+        self.prepare()
+        if self._bounded is not None:
+            total = self._bounded["__x"].size
+            for start in range(0, max(total, 1), CHUNK_ROWS):
+                yield {c: self._bounded[c][start:start + CHUNK_ROWS] for c in columns}
+        else:
+            yield from self._store.chunks(columns)
+
+    def _cells(self, by: Sequence[str]) -> "_CellIndex":
+        self.prepare()
+        return _CellIndex(list(by), self._labels)
 
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
-        self.prepare()
-        frame = self.frame.assign(bin=bin_index(self.frame["__x"].to_numpy(), edges))
-        rows = []
-        for k, g in self._groups(frame, by):
-            counts = np.bincount(g["bin"].to_numpy(), minlength=len(edges) - 1)
-            for j in np.flatnonzero(counts):
-                rows.append((*self._key(k), int(j), int(counts[j])))
+        cells = self._cells(by)
+        nbins = len(edges) - 1
+        counts = np.zeros(0, dtype=np.int64)
+        for chunk in self._row_chunks(["__x", *by]):
+            ids = cells.ids(chunk)
+            flat = np.bincount(ids * nbins + bin_index(chunk["__x"], edges), minlength=len(cells) * nbins)
+            flat[:counts.size] += counts
+            counts = flat
+        counts = counts.reshape(len(cells), nbins) if len(cells) else counts.reshape(0, nbins)
+        rows = [(*cells.label(k), int(j), int(counts[k, j])) for k in range(len(cells))
+                for j in np.flatnonzero(counts[k])]
         out = pd.DataFrame(rows, columns=[*by, "bin", "count"])
         out["bin"] = out["bin"].astype(np.int64)
         out["count"] = out["count"].astype(np.int64)
         return sort_cells(out, by)
 
     def sums(self, by: Sequence[str], lower: float, upper: float) -> pd.DataFrame:
-        self.prepare()
-        rows = []
-        groups = self._groups(self.frame, by)
-        for k, g in groups:
-            c = cents(g["__x"].to_numpy(), lower, upper)
-            rows.append((*self._key(k), int(c.size), int(c.sum())))  # int64: exact below 9.2e18 cents
+        cells = self._cells(by)
+        n = np.zeros(0, dtype=np.int64)
+        total = np.zeros(0, dtype=np.int64)
+        for chunk in self._row_chunks(["__x", *by]):
+            ids = cells.ids(chunk)
+            n = _add(n, np.bincount(ids, minlength=len(cells)))
+            total = _add(total, _int_sums(ids, cents(chunk["__x"], lower, upper), len(cells)))
+        rows = [(*cells.label(k), int(n[k]), int(total[k])) for k in range(len(cells))]
         if not by and not rows:
             rows.append((0, 0))
         out = pd.DataFrame(rows, columns=[*by, "n", "sum_cents"])
@@ -307,41 +329,147 @@ class PandasEngine(Engine):
     def outcomes(self, by: Sequence[str], group: str, exposed: str, reference: str, outcome: str | None,
                  outcome_below: float | None) -> pd.DataFrame:
         self.prepare()
-        f = self.frame
-        in_group = np.array(f[group].isin([exposed, reference]).to_numpy(), dtype=bool)
-        if outcome is not None:
-            col = f"__o{self.spec.outcome_columns.index(outcome)}"
-            in_group &= f[col].notna().to_numpy()
-            case = (f[col].to_numpy() == 1.0)
-        else:
-            case = f["__x"].to_numpy() < outcome_below
-        f = f.assign(__case=case)[in_group]
-        rows = []
-        for k, g in self._groups(f, by):
-            ex = (g[group] == exposed).to_numpy()
-            ref = (g[group] == reference).to_numpy()
-            cs = g["__case"].to_numpy()
-            rows.append((*self._key(k), int(ex.sum()), int(ref.sum()), int((ex & cs).sum()), int((ref & cs).sum())))
-        out = pd.DataFrame(rows, columns=[*by, "n_exposed", "n_reference", "cases_exposed", "cases_reference"])
-        for c in ("n_exposed", "n_reference", "cases_exposed", "cases_reference"):
+        cells = self._cells(by)
+        ex_code = self._dictionaries[group].get(exposed, -2)  # -2: no row has the label
+        ref_code = self._dictionaries[group].get(reference, -2)
+        names = ["n_exposed", "n_reference", "cases_exposed", "cases_reference"]
+        sums = {k: np.zeros(0, dtype=np.int64) for k in names}
+        needed = ["__x", group, *by, *([outcome] if outcome is not None else [])]
+        for chunk in self._row_chunks(list(dict.fromkeys(needed))):
+            ex = chunk[group] == ex_code
+            ref = chunk[group] == ref_code
+            if outcome is not None:
+                flag = self._outcome(outcome, chunk[outcome])
+                known = ~np.isnan(flag)
+                ex &= known
+                ref &= known
+                case = flag == 1.0
+            else:
+                case = chunk["__x"] < outcome_below
+            ids = cells.ids(chunk, rows=ex | ref)
+            for k, mask in zip(names, (ex, ref, ex & case, ref & case)):
+                sums[k] = _add(sums[k], np.bincount(ids[mask[ex | ref]], minlength=len(cells)))
+        rows = [(*cells.label(k), *(int(sums[name][k]) for name in names)) for k in range(len(cells))]
+        out = pd.DataFrame(rows, columns=[*by, *names])
+        for c in names:
             out[c] = out[c].astype(np.int64)
         if not by and out.empty:
             return out
         return sort_cells(out, by)
 
     def gini_inputs(self, by: Sequence[str], lower: float, upper: float, beta: float) -> pd.DataFrame:
-        self.prepare()
+        cells = self._cells(by)
+        buckets: list[list[np.ndarray]] = []
+        for chunk in self._row_chunks(["__x", *by]):  # the clipped incomes of each cell (8 bytes per row)
+            ids = cells.ids(chunk)
+            buckets.extend([] for _ in range(len(cells) - len(buckets)))
+            order = np.argsort(ids, kind="stable")
+            sorted_ids, values = ids[order], np.clip(chunk["__x"][order], lower, upper)
+            starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]) if ids.size else []
+            for start, end in zip(starts, [*starts[1:], ids.size]):
+                buckets[int(sorted_ids[start])].append(values[start:end])
+        if not by and not buckets:
+            buckets.append([])
+            cells.ensure_whole_table()
         rows = []
-        groups = self._groups(self.frame, by)
-        with self.progress.step(f"gini: {len(groups)} cell(s) (pandas)") as step:
-            for i, (k, g) in enumerate(groups, start=1):
-                xs = np.sort(np.clip(g["__x"].to_numpy(), lower, upper))
+        with self.progress.step(f"gini: {len(buckets)} cell(s) (pandas)") as step:
+            for k, parts in enumerate(buckets):
+                xs = np.sort(np.concatenate(parts)) if parts else np.empty(0)
+                buckets[k] = []
                 n, gv, s = gini_cell(xs, lower=lower, upper=upper, beta=beta)
-                rows.append((*self._key(k), n, gv, s))
-                step.tick(i, len(groups), "cells")
+                rows.append((*cells.label(k), n, gv, s))
+                step.tick(k + 1, len(buckets), "cells")
         out = pd.DataFrame(rows, columns=[*by, "n", "confidential_gini", "confidential_smooth_sensitivity"])
         out["n"] = out["n"].astype(np.int64)
         return sort_cells(out, by)
+
+
+def _add(total: np.ndarray, part: np.ndarray) -> np.ndarray:
+    """``total + part`` where ``part`` may be longer (cells first seen in this chunk)."""
+    part = part.astype(np.int64, copy=True)
+    part[:total.size] += total
+    return part
+
+
+def _int_sums(ids: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """Exact int64 sums of ``values`` per id (np.bincount's weights are float64: not exact in cents)."""
+    out = np.zeros(size, dtype=np.int64)
+    if ids.size:
+        order = np.argsort(ids, kind="stable")
+        sorted_ids = ids[order]
+        starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+        out[sorted_ids[starts]] = np.add.reduceat(values[order].astype(np.int64), starts)
+    return out
+
+
+class _CellIndex:
+    """Cell ids 0, 1, ... for the distinct tuples of codes of the ``by`` columns, in order of appearance."""
+
+    def __init__(self, by: list[str], labels: dict[str, list[str]]) -> None:
+        self.by, self.labels = by, labels
+        self.keys: list[tuple] = []
+        self.index: dict[tuple, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def ensure_whole_table(self) -> None:
+        if not self.keys:
+            self.keys.append(())
+            self.index[()] = 0
+
+    def ids(self, chunk: dict[str, np.ndarray], rows: np.ndarray | None = None) -> np.ndarray:
+        size = chunk["__x"].size if rows is None else int(np.count_nonzero(rows))
+        if not self.by:
+            if size:
+                self.ensure_whole_table()
+            return np.zeros(size, dtype=np.int64)
+        codes = np.stack([chunk[c] if rows is None else chunk[c][rows] for c in self.by], axis=1)
+        if not size:
+            return np.zeros(0, dtype=np.int64)
+        unique, inverse = np.unique(codes, axis=0, return_inverse=True)
+        mapping = np.empty(len(unique), dtype=np.int64)
+        for i, key in enumerate(map(tuple, unique.tolist())):
+            mapping[i] = self.index.setdefault(key, len(self.keys))
+            if mapping[i] == len(self.keys):
+                self.keys.append(key)
+        return mapping[inverse.reshape(-1)]
+
+    def label(self, k: int) -> tuple:
+        return tuple(None if code < 0 else self.labels[c][code] for c, code in zip(self.by, self.keys[k]))
+
+
+class _ColumnStore:
+    """The compact columns of the kept rows in files of the engine's work directory: appended chunk by
+    chunk while reading, read back chunk by chunk by each aggregate (so memory stays one chunk)."""
+
+    def __init__(self, directory: str, dtypes: dict[str, Any]) -> None:
+        self.dtypes = {c: np.dtype(t) for c, t in dtypes.items()}
+        self.paths = {c: os.path.join(directory, f"column{i}.bin") for i, c in enumerate(dtypes)}
+        self._files = {c: open(p, "wb") for c, p in self.paths.items()}
+        self.rows = 0
+
+    def append(self, arrays: dict[str, np.ndarray]) -> None:
+        for c, f in self._files.items():
+            f.write(np.ascontiguousarray(arrays[c], dtype=self.dtypes[c]).tobytes())
+        self.rows += arrays["__x"].size
+
+    def finish(self) -> None:
+        for f in self._files.values():
+            f.close()
+
+    def chunks(self, columns: Sequence[str]) -> Iterator[dict[str, np.ndarray]]:
+        files = {c: open(self.paths[c], "rb") for c in dict.fromkeys(columns)}
+        try:
+            for start in range(0, max(self.rows, 1), CHUNK_ROWS):
+                count = min(CHUNK_ROWS, self.rows - start)
+                yield {c: np.fromfile(f, dtype=self.dtypes[c], count=count) for c, f in files.items()}
+        finally:
+            for f in files.values():
+                f.close()
+
+    def read_all(self) -> dict[str, np.ndarray]:
+        return {c: np.fromfile(p, dtype=self.dtypes[c]) for c, p in self.paths.items()}
 
 
 def _flag_or_nan(value: Any) -> float | None:
