@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import open_notice_area
+from ui.notices import open_notice_area
 
 # Page icons are Material icons, not emoji: an emoji page icon makes the browser load Streamlit's emoji
 # catalogue (~0.15 s) on the first page view (issue 13, cold start). The tab icon (favicon) is set here,
@@ -50,7 +50,7 @@ navigation = st.navigation(PAGES)
 data_free = any(navigation is page for page in DATA_FREE_PAGES)
 data_used = not any(navigation is page for page in PAGES_WITHOUT_DATA_SECTION)
 # The top of the main area, for notices (a link value that was out of range, a refused upload),
-# wherever the widget that raises them is drawn (ui.common.main_notice).
+# wherever the widget that raises them is drawn (ui.notices.main_notice).
 open_notice_area()
 try:
     if not data_free:
