@@ -122,7 +122,10 @@ def test_no_stale_error_after_a_good_upload(upload_tab, bad_file_results):  # no
 def _open_planner_release(page, csv: bytes) -> None:
     assert upload(page, "confidential.csv", csv)
     run_and_wait(page, page.locator('[data-testid="stSidebarNav"] a', has_text="Choose epsilon").click, timeout_ms=120_000)
-    page.locator('[data-testid="stSelectbox"]', has_text="Groups / cells").click()
+    groups = page.locator('[data-testid="stSelectbox"]', has_text="Groups / cells")
+    groups.scroll_into_view_if_needed()  # below the plan's answer and charts, which settle as they draw
+    wait_for_app_idle(page)
+    groups.click()
     run_and_wait(page, page.get_by_role("option", name="region").click, timeout_ms=180_000)
 
 
@@ -134,6 +137,9 @@ def test_analyst_path_upload_plan_release_record_reload(app_server, tab):
     _open_planner_release(page, csv)
     assert "smallest ε" in _main_text(page)
     run_and_wait(page, page.get_by_text("Release: make the real release (spends budget)").click, timeout_ms=120_000)
+    create = page.get_by_role("button", name="Create the budget ledger")  # the server's ledger is new: asked once
+    if create.count():
+        run_and_wait(page, create.click)
     text = _main_text(page)
     assert "from your plan" in text, text[:2000]
     assert page.get_by_role("spinbutton", name="ε for Gini index").input_value()
