@@ -1588,6 +1588,10 @@ class Account:
         backend = self.db._backend
         ph = backend.ph
         on_wait = self.db._on_wait if on_wait is None else on_wait
+        if any(path.exists() for path in backend.journal_paths()):
+            # a long-lived process (the app) opens the ledger once: the marks it journaled while the
+            # database was away are recorded at its next charge, not only at the next open
+            self.db._replay_journal()
         with backend.locked(self.dataset_id, on_wait) as conn:
             lock = " FOR UPDATE" if backend.name == "postgresql" else ""
             row = backend.lock_row(conn, f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts "

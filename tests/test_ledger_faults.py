@@ -294,11 +294,12 @@ def test_postgres_stopped_before_attach_result_journals_then_replays(stoppable_p
             assert "\n" not in str(info.value)
     finally:
         stoppable_pg.start()
-    db = L.open_ledger(url, create=False)  # replays the journal
-    assert db.find_account("pg-ds").entries()[0].result == {"out_dir": "/srv/out", "files": {"a.csv": "ab12"}}
-    assert not journal.exists() and db.pending_results() == []
-    assert L.open_ledger(url, create=False).find_account("pg-ds").entries()[0].result is not None  # idempotent
-    assert db.verify().ok
+    assert acct.db.pending_results() == [(str(journal), 1)]
+    acct.charge("after the restart", epsilon=0.25)  # the same process's next charge replays the journal
+    assert acct.entries()[0].result == {"out_dir": "/srv/out", "files": {"a.csv": "ab12"}}
+    assert not journal.exists() and acct.db.pending_results() == []
+    db = L.open_ledger(url, create=False)
+    assert db.find_account("pg-ds").spent_epsilon() == 0.75 and db.verify().ok
 
 
 def test_postgres_database_without_the_schema_is_missing_with_create_false(stoppable_pg):
@@ -317,3 +318,24 @@ def test_postgres_database_without_the_schema_is_missing_with_create_false(stopp
     with pytest.raises(L.LedgerExists):
         L.init_ledger(url)
     assert isinstance(L.LedgerMissing("x"), DPInputError)
+
+
+def test_journal_replay_is_idempotent_and_keeps_what_the_ledger_refuses(tmp_path):
+    path = tmp_path / "ledger.db"
+    acct = L.open_ledger(path).account("ds", cap_epsilon=1.0)
+    done = acct.charge("revealed", epsilon=0.25)
+    acct.attach_result(done.id, {"released": [1.0]})
+    pending = acct.charge("journaled", epsilon=0.25)
+    journal = acct.db._backend.journal_paths()[0]
+    lines = [  # the first try may have committed before its error: its mark is then in the journal too
+        {"v": 1, "dataset_id": "ds", "entry_id": done.id, "time": "t", "result": json.dumps({"released": [9.0]})},
+        {"v": 1, "dataset_id": "ds", "entry_id": pending.id, "time": "t", "result": json.dumps({"released": [2.0]})},
+        {"v": 1, "dataset_id": "another", "entry_id": pending.id, "time": "t", "result": "{}"},  # not this account's
+    ]
+    journal.write_text("".join(json.dumps(line) + "\n" for line in lines) + "not json\n")
+    db = L.open_ledger(path, create=False)
+    results = [e.result for e in db.find_account("ds").entries()]
+    assert results == [{"released": [1.0]}, {"released": [2.0]}]  # recorded once; the first is not overwritten
+    kept = journal.read_text().splitlines()
+    assert kept == [json.dumps(lines[2]), "not json"]  # left for a person to look at
+    assert db.pending_results() == [(str(journal), 2)] and any("journaled" in n for n in db.verify().notes)
