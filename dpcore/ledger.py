@@ -745,7 +745,11 @@ class _SqliteBackend(_Backend):
         return (st.st_dev, st.st_ino)
 
     def open(self, *, create: bool, on_wait: OnWait | None) -> None:
-        if not self.path.exists():
+        try:
+            exists = os.path.lexists(self.path)
+        except OSError as exc:  # pragma: no cover - lexists swallows most; a folder we may not search
+            raise LedgerUnavailable(f"cannot look for the ledger at {self.path}: {exc.strerror or exc}") from None
+        if not exists:
             if not create:
                 raise LedgerMissing(f"there is no ledger at {self.path} (the file does not exist): "
                                     + _INIT_HINT.format(url="sqlite:///" + str(self.path)))
