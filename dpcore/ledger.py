@@ -1425,6 +1425,13 @@ class LedgerDB:
                 seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'dpcore_entries'").fetchone()
                 if seq is not None and int(seq[0]) > last_id:
                     problems.append(f"entries after entry {last_id} were deleted (the id counter is at {int(seq[0])})")
+            else:  # a PostgreSQL sequence also advances for a charge whose commit failed: a note, not a verdict
+                name = conn.execute("SELECT pg_get_serial_sequence('dpcore_entries', 'id')").fetchone()[0]
+                if name:
+                    seq = conn.execute(f"SELECT last_value, is_called FROM {name}").fetchone()
+                    if seq is not None and seq[1] and int(seq[0]) > last_id:
+                        notes.append(f"the entry id sequence is at {int(seq[0])}, after the last entry {last_id}: entries "
+                                     "were cut from the end, or a charge failed at its commit (compare with a backup)")
             if "migrated_1_to_2" in meta:
                 with contextlib.suppress(Exception):
                     info = json.loads(meta["migrated_1_to_2"])
