@@ -37,6 +37,8 @@ GINI_ERR_MIN, GINI_ERR_MAX = 0.0005, 0.5
 ALLOC_KEY = "_planner_alloc"
 #: the last accuracy-first plan (kind -> smallest ε); ui.release_panel starts from it
 PLAN_KEY = "_planner_plan"
+#: the accuracy target of each planned statistic (kind -> text): what its planned ε buys (the release memo)
+PLAN_TARGETS_KEY = "_planner_plan_targets"
 #: the Gini's smooth-sensitivity noises (dpcore.noise.SMOOTH_NOISES) as the selector shows them (issue 17)
 NOISE_LABELS = {"cauchy": "generalized Cauchy (pure ε, heavy tails)",
                 "laplace": "Laplace ((ε, δ), light tails)",
@@ -430,12 +432,13 @@ def dataset_summary(dataset: Any) -> dict[str, Any]:
 
 
 def plan_memo(view: AccuracyFirstView, budget: float, dataset: dict[str, Any]) -> str:
-    """The decision memo of an accuracy-first plan (ui.memo): data, ε per statistic and target, total.
-    Built only when the download button is clicked (it embeds plotly.js: ~50 ms)."""
+    """The decision memo of an accuracy-first plan (ui.memo): data, ε per statistic and the accuracy it
+    buys, total. Built only when the download button is clicked."""
     from ui import memo as memo_html
 
-    rows = [{"statistic": r.statistic, "target": r.target, "ε": r.epsilon, "probability met": r.achieved,
-             "privacy cost": r.cost} for r in view.rows]
+    rows = [{"statistic": r.statistic, "ε": r.epsilon,
+             "accuracy it buys": f"{r.target} (probability {r.achieved:.3f} at this ε)", "privacy cost": r.cost}
+            for r in view.rows]
     notes = [f"An attacker who was 1% sure of a fact about one person is at most "
              f"{100 * view.belief_from_1pct:.1f}% sure after the whole release."]
     if view.cost is not None and view.cost.kind != "pure":
@@ -467,8 +470,9 @@ ANSWER_LABEL = "Total ε of the plan"
 
 
 def remember_plan(view: AccuracyFirstView) -> None:
-    """Keep the accuracy-first plan (kind -> smallest ε) for Release mode and the plan file."""
+    """Keep the accuracy-first plan (kind -> smallest ε, and its target) for Release mode and the plan file."""
     st.session_state[PLAN_KEY] = {row.kind: float(row.epsilon) for row in view.rows}
+    st.session_state[PLAN_TARGETS_KEY] = {row.kind: row.target for row in view.rows}
 
 
 def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, Any]) -> None:

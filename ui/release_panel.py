@@ -49,7 +49,7 @@ from dpcore import planner as planner_lib
 from dpcore import release as release_lib
 from ui import memo as memo_html
 from ui.common import guard, qp_number
-from ui.planner_views import PLAN_KEY
+from ui.planner_views import PLAN_KEY, PLAN_TARGETS_KEY
 
 RANDOM_GROUPS_REFUSAL = (
     "A real release cannot use **random groups A/B/C**: they are a planning device drawn with the sidebar seed, "
@@ -237,12 +237,27 @@ def _ledger_or_ask(url: str) -> Any:
 # Dataset identity, memo, archive
 # ---------------------------------------------------------------------------------------------
 
-def release_memo(records: Sequence[Any], acct: Any, entries: Sequence[Any], plan: dict[str, float]) -> str:
-    """The decision memo of a release: dataset, ε per statistic against the plan, released values."""
+def release_accuracy(kind: str, released: float | None, plan: dict[str, float], targets: dict[str, str]) -> str:
+    """What the released ε buys, in the plan's public terms: its accuracy target when the release has at
+    least the planned ε (the target was met on the planning data at that ε), else what is missing."""
+    planned, target = plan.get(kind), targets.get(kind)
+    if planned is None or target is None:
+        return "not planned: its accuracy was not checked"
+    if released is not None and released >= _round_up(planned) - 1e-12:
+        return f"{target} (the plan's target, met at ε = {planned:.4g})"
+    return f"less than planned: {target} needs ε = {planned:.4g}"
+
+
+def release_memo(records: Sequence[Any], acct: Any, entries: Sequence[Any], plan: dict[str, float],
+                 targets: dict[str, str] | None = None) -> str:
+    """The decision memo of a release: dataset, ε per statistic against the plan and the accuracy it buys,
+    released values."""
     doc = memo_lib.complete_record(records, acct, entries)
+    targets = targets or {}
     rows = [{"statistic": planner_lib.STAT_KINDS.get(r.get("kind", ""), r.get("statistic")),
-             "ε released": r.get("epsilon"), "ε planned": plan.get(r.get("kind", "")), "δ": r.get("delta"),
-             "mechanism": r.get("mechanism")}
+             "ε released": r.get("epsilon"), "ε planned": plan.get(r.get("kind", "")),
+             "accuracy it buys": release_accuracy(r.get("kind", ""), r.get("epsilon"), plan, targets),
+             "δ": r.get("delta"), "mechanism": r.get("mechanism")}
             for r in doc["this_release"]]
     released = [{"statistic": r.get("statistic"), "number": lab, "released value": float(v), "ε": r.get("epsilon")}
                 for r in doc["this_release"] for lab, v in zip(r.get("labels", []), r.get("released", []))]
@@ -554,7 +569,9 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                                 "fingerprint (a hash of confidential data stays in the ledger).")
         c2.download_button("Download the released values (CSV)", release_lib.records_to_csv(records).encode(),
                            file_name="dp_released_values.csv", mime="text/csv", key="planner_dl_relcsv")
-        c3.download_button("Download the decision memo (HTML)", release_memo(records, acct, entries, plan).encode(),
+        targets = st.session_state.get(PLAN_TARGETS_KEY) or {}
+        c3.download_button("Download the decision memo (HTML)",
+                           release_memo(records, acct, entries, plan, targets).encode(),
                            file_name="dp_release_memo.html", mime="text/html", key="planner_dl_memo_release")
 
     if acct is not None and entries:
