@@ -31,15 +31,16 @@ def _simulate(mechanism: str, epsilon: float, rounds: int, sim_seed: int) -> att
 
 
 st.title("Play the attacker")
+projector_slot = st.container()  # a teacher's projector view goes first: it is the part of the page projected
 attacker_views.intro()
 privacy_note("data sets A and B differ in **one person** (the target replaced by a stand-in; n is the same).",
              "everything you see above the release: both data sets, their true statistics, ε and the noise law. "
              "Only the coin (A or B) and the noise draw are secret.")
 
-# ---- class mode (first: the teacher projects the top of the page; a student sees the session) -------
+# ---- class mode (the teacher's projector view is drawn into projector_slot, above the introduction) ---
 klass = classroom_views.current_class()
-with st.expander("Class mode: pool the class's guesses",
-                 expanded=st.session_state.get("atk_role", st.query_params.get("atk_role")) == "teacher"):
+with st.expander("Class mode: pool the class's guesses", expanded=klass is None and st.session_state.get(
+        "atk_role", st.query_params.get("atk_role")) == "teacher"):
     st.markdown("The teacher creates a session code; students open this page with the code (link or QR code) "
                 "and play; the teacher sees the class's pooled success rate. Stored per guess: the code, the "
                 "round's seed, the statistic, ε, the guess and whether it was right — nothing about the student.")
@@ -51,9 +52,10 @@ with st.expander("Class mode: pool the class's guesses",
 classroom_views.show_class_message()
 class_mechanism = klass.mechanism if klass is not None else None
 if klass is not None and role == "teacher":
-    classroom_views.projector(klass, classroom_views.app_base_url(),
-                              attacker_views.MECHANISM_LABELS.get(class_mechanism or "", "any statistic"),
-                              attacker_views.pooled_table)
+    with projector_slot:
+        classroom_views.projector(klass, classroom_views.app_base_url(),
+                                  attacker_views.MECHANISM_LABELS.get(class_mechanism or "", "any statistic"),
+                                  attacker_views.pooled_table)
 in_class = klass is not None and role == "student"
 
 # ---- controls -----------------------------------------------------------------------------------

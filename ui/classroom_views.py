@@ -170,7 +170,7 @@ def projector(session: classroom_lib.ClassSession, base_url: str, mechanism_labe
         text, code_image = st.columns([3, 2])
         text.markdown(f"### Class session **{session.code}**")
         text.markdown(f"Students open this address (or scan the code), then play. Statistic: **{mechanism_label}**.")
-        text.code(link, language=None)
+        text.code(link, language=None, wrap_lines=True)  # a long host name wraps instead of scrolling
         code_image.image(qr_svg(link), width=240, caption="Scan to join the class")
         st.markdown("**The class's results** (update by themselves every "
                     f"{LIVE_REFRESH_SECONDS} seconds)")
