@@ -19,7 +19,9 @@ What happens (:func:`make_release`):
    ``release`` with the OS CSPRNG (``sampler`` says which).
 3. Released values are rounded to a public grid (post-processing, no privacy cost).
 4. The released records are appended to the charged ledger entry (``attach_result``) and only then
-   returned (revealed). If drawing fails, the charge stays and the error says so.
+   returned (revealed). If drawing fails, the charge stays and the error says so. If the ledger cannot
+   record the result (unreachable after retries), the ledger journals it locally and every record's
+   ``notes`` ends with a ``"ledger: ..."`` line saying where (the entry counts in full meanwhile).
 5. A :class:`ReleaseRecord` per statistic holds the released numbers, the mechanism, all public
    parameters, epsilon/delta spent, the dataset identity (the ledger account's public id -- a keyed
    hash, never the content fingerprint --, label, columns, n -- public in the replace-one relation),
@@ -35,7 +37,7 @@ import io
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
@@ -281,7 +283,12 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
             fields.update({k: _jsonable(v) for k, v in extra.items() if k in known})
             out.append(ReleaseRecord(**fields))
         if account:
-            ledger.attach_result(entry_id, {"records": [r.to_dict() for r in out]})
+            link = ledger.attach_result(entry_id, {"records": [r.to_dict() for r in out]})
+            if not getattr(link, "recorded", True):
+                # the ledger was unreachable: the mark is journaled (replayed at the next open). The release
+                # goes ahead (charged, drawn): each record says so, for the page to show
+                note = f"ledger: {link.message}"
+                out = [replace(r, notes=r.notes + (note,)) for r in out]
     except Exception as exc:
         where = f"ledger entry {entry_id}" if entry_id is not None else "the budget"
         raise DPInputError(f"the release failed after its cost {total.describe()} was charged ({where}); the "

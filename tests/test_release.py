@@ -252,3 +252,33 @@ def test_account_release_bad_dataset_argument(data, account):
     with pytest.raises(TypeError):
         R.make_release([P.CountAbove(x, 1.0)], account)
     assert account.entries() == []
+
+
+def test_account_result_the_ledger_cannot_record_is_journaled_and_said_in_the_records(data, tmp_path, monkeypatch):
+    """After the noise is drawn another connection holds the ledger's write lock (short lock timeout and
+    retries): the result mark is journaled beside the ledger and each record's last note says so; the next
+    open of the ledger records it."""
+    import sqlite3
+
+    x, _ = data
+    monkeypatch.setattr(L, "BUSY_TIMEOUT_S", 0.2)  # before the connection is opened: it keeps its timeout
+    monkeypatch.setattr(L, "ATTACH_RETRY_DELAYS_S", (0.05,))
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    acct = L.open_ledger(url).account("fingerprint-of-test-data", cap_epsilon=3.0, label="test data")
+    holder = sqlite3.connect(str(tmp_path / "ledger.db"), isolation_level=None)
+    orig = P.CountAbove.release
+
+    def draw_then_lock(self, eps, rng=None):
+        values = orig(self, eps, rng=rng)
+        holder.execute("BEGIN IMMEDIATE")
+        return values
+
+    monkeypatch.setattr(P.CountAbove, "release", draw_then_lock)
+    try:
+        (rec,) = R.make_release([(P.CountAbove(x, 50_000), 0.5)], acct, rng=np.random.default_rng(1))
+    finally:
+        holder.close()
+    assert rec.notes[-1].startswith("ledger: ") and "journaled at" in rec.notes[-1]
+    assert (tmp_path / "ledger.db.pending.jsonl").exists()
+    (entry,) = L.open_ledger(url, create=False).find_account("fingerprint-of-test-data").entries()
+    assert entry.result["records"][0]["released"] == list(rec.released)
