@@ -1124,19 +1124,19 @@ class _PostgresBackend(_Backend):
         return set(_PG_TRIGGERS)
 
     def lock_row(self, conn: Any, sql: str, params: tuple, on_wait: OnWait | None) -> Any:
-        """A locking statement that waits up to BUSY_TIMEOUT_S, telling ``on_wait`` after LOCK_NOTE_AFTER_S:
-        each try runs in a savepoint with a ``lock_timeout`` slice, so a timed-out try leaves the
-        transaction usable."""
+        """A locking statement that waits up to BUSY_TIMEOUT_S (then LedgerUnavailable, as SQLite), telling
+        ``on_wait`` after LOCK_NOTE_AFTER_S: each try runs in a savepoint with a ``lock_timeout`` slice, so a
+        timed-out try leaves the transaction usable."""
         import psycopg
 
-        if on_wait is None:
-            return conn.execute(sql, params).fetchone()
         start = time.monotonic()
         notes = 0
         while True:
             elapsed = time.monotonic() - start
             next_note = LOCK_NOTE_AFTER_S + notes * LOCK_NOTE_EVERY_S
-            budget = min(BUSY_TIMEOUT_S - elapsed, max(0.01, next_note - elapsed))
+            budget = BUSY_TIMEOUT_S - elapsed  # as SQLite's busy timeout: a lock held for ever is an error
+            if on_wait is not None:
+                budget = min(budget, max(0.01, next_note - elapsed))
             try:
                 with conn.transaction():
                     conn.execute(f"SET LOCAL lock_timeout = '{max(1, int(budget * 1000))}ms'")
@@ -1149,7 +1149,7 @@ class _PostgresBackend(_Backend):
                     raise LedgerUnavailable(f"the ledger database ({self.describe()}) is unavailable: it stayed locked "
                                             f"by another process for {BUSY_TIMEOUT_S:.0f} s; retry when that release has "
                                             f"finished. {_CHARGE_NOTE}") from None
-                if waited >= next_note - 0.005:
+                if on_wait is not None and waited >= next_note - 0.005:
                     notes += 1
                     on_wait(_lock_note(self.describe(), waited))
 
