@@ -282,6 +282,24 @@ def test_a_charge_waiting_for_the_postgres_account_lock_says_so(pg_server):
     assert acct.entries()[-1].id == entry.id and L.open_ledger(url).verify().ok
 
 
+def test_a_postgres_lock_held_too_long_is_a_ledger_error_not_an_endless_wait(pg_server, monkeypatch):
+    import psycopg
+
+    url = _fresh_pg_database(pg_server)
+    acct = L.open_ledger(url).account("stuck", cap_epsilon=1.0)
+    monkeypatch.setattr(L, "BUSY_TIMEOUT_S", 0.3)  # 60 s in use; the same code path, shorter
+    holder = psycopg.connect(url)
+    holder.execute("SELECT 1 FROM dpcore_accounts WHERE dataset_id = 'stuck' FOR UPDATE")
+    try:
+        with pytest.raises(L.LedgerUnavailable, match="stayed locked") as info:
+            acct.charge("blocked", epsilon=0.25)  # no on_wait: waited for ever before
+        assert "PostgreSQL database" in str(info.value)
+    finally:
+        holder.close()
+    assert acct.entries() == []
+    acct.charge("later", epsilon=0.25)
+
+
 # ----------------------------------------------------------------------------------------------------
 # Exports and `dpcore ledger show` never contain a fingerprint or the key
 # ----------------------------------------------------------------------------------------------------
