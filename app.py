@@ -15,6 +15,7 @@ from ui.notices import open_notice_area
 st.set_page_config(page_title="DP income explorer", layout="wide", page_icon="\N{LOCK}")
 
 ABOUT = st.Page("app_pages/about.py", title="About differential privacy", icon=":material/menu_book:", default=True)
+RATIOS = st.Page("app_pages/ratios.py", title="Relative risk and ratios", icon=":material/percent:", url_path="ratios")
 ATTACKER = st.Page("app_pages/attacker.py", title="Play the attacker", icon=":material/sports_esports:",
                    url_path="attacker")
 PAGES = [
@@ -22,16 +23,17 @@ PAGES = [
     st.Page("app_pages/gini.py", title="Gini index", icon=":material/show_chart:", url_path="gini"),
     st.Page("app_pages/percentiles.py", title="Earnings percentiles (PSEO)", icon=":material/bar_chart:", url_path="percentiles"),
     st.Page("app_pages/stratified.py", title="Group means and parity", icon=":material/groups:", url_path="stratified"),
-    st.Page("app_pages/ratios.py", title="Relative risk and ratios", icon=":material/percent:", url_path="ratios"),
+    RATIOS,
     st.Page("app_pages/planner.py", title="Choose epsilon (planner)", icon=":material/explore:", url_path="planner"),
     ATTACKER,
     st.Page("app_pages/lessons.py", title="Lessons (teaching)", icon=":material/school:", url_path="lessons"),
 ]
 #: Pages that never read the sidebar's dataset: their content is drawn before the sidebar.
-DATA_FREE_PAGES = (ABOUT, ATTACKER)
+DATA_FREE_PAGES = (ABOUT, RATIOS, ATTACKER)
 #: Data-free pages whose sidebar keeps the data choice out of the way, in one closed popover ("This page
-#: does not use these data"): the landing page instead offers the data choice for the pages its cards open.
-PAGES_WITHOUT_DATA_SECTION = (ATTACKER,)
+#: does not use these data"; the ratios page works with counts, the attacker game with its own two data
+#: sets). The landing page instead offers the data choice for the pages its cards open.
+PAGES_WITHOUT_DATA_SECTION = (RATIOS, ATTACKER)
 
 
 def render_sidebar(*, data_free: bool, data_used: bool = True) -> None:

@@ -70,6 +70,47 @@ def test_app_ignores_an_unknown_source_in_the_url():
     assert not at.sidebar.warning
 
 
+def _page_files_of(tuple_name: str) -> list[str]:
+    """The page files of a tuple of st.Page names in app.py, e.g. PAGES_WITHOUT_DATA_SECTION."""
+    import ast
+
+    tree = ast.parse(APP.read_text(encoding="utf-8"))
+    files = {target.id: node.value.args[0].value for node in tree.body if isinstance(node, ast.Assign)
+             and isinstance(node.value, ast.Call) and getattr(node.value.func, "attr", None) == "Page"
+             for target in node.targets}
+    (names,) = [node.value.elts for node in tree.body if isinstance(node, ast.Assign)
+                and any(getattr(target, "id", None) == tuple_name for target in node.targets)]
+    return [files[name.id] for name in names]
+
+
+def test_every_page_that_never_reads_the_sidebar_data_skips_its_data_section():
+    """The attacker page showed a Data sidebar it does not use. A page that never asks for the sidebar's
+    dataset (ui.sidebar.current_dataset) keeps the data choice in one closed popover; the landing page
+    offers it (in popovers too) for the pages its cards open."""
+    without = set(_page_files_of("PAGES_WITHOUT_DATA_SECTION"))
+    for page in PAGES:
+        reads_data = "current_dataset" in (APP.parent / page).read_text(encoding="utf-8")
+        if page != "app_pages/about.py":
+            assert (page in without) == (not reads_data), page
+    assert "app_pages/attacker.py" in without and without <= set(_page_files_of("DATA_FREE_PAGES"))
+
+
+def test_attacker_page_sidebar_says_it_uses_no_data_and_keeps_the_choice():
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.query_params.update(data_n="1000", seed="5")
+    at.switch_page("app_pages/attacker.py")  # a deep link to the page: app.py's first run draws it
+    at.run()
+    assert not at.exception and not at.error
+    assert any("This page does not use these data" in c.value for c in at.sidebar.caption)
+    (panel,) = at.sidebar.get("popover")
+    assert panel.proto.popover.label == "Data for the other pages"
+    assert panel.selectbox(key="data_source").value == sb.SRC_LOGNORMAL  # drawn, so kept for the data pages
+    assert panel.select_slider(key="data_n").value == 1000
+    assert [w.key for w in at.sidebar.number_input if w.key == "seed"] == ["seed"] and at.session_state["seed"] == 5
+    assert not [w for w in panel.number_input if w.key == "seed"]  # the seed stays in view (the game uses it)
+    assert not any("Planning is not release" in i.value for i in at.sidebar.info)
+
+
 # Views whose data are real public files: (page, query, what they show). On a fresh machine they read
 # the copies bundled in dpcore/examples (identical files, so the same numbers).
 REAL_DATA_VIEWS = [

@@ -220,6 +220,29 @@ def test_upload_without_a_usable_income_column_says_so_in_the_main_area():
     assert "default synthetic data" in notice
 
 
+PAGE_BEFORE_SIDEBAR = """
+import streamlit as st
+from ui.common import seed
+st.session_state["seed_seen_by_the_page"] = seed()
+from ui.sidebar import render_sidebar
+render_sidebar(defer_default=True, compact=True, data_used=False)
+"""
+
+
+@pytest.mark.parametrize("link_seed,seed", [("5", 5), ("-4", 0), (None, sb.DEFAULT_SEED)])
+def test_a_page_drawn_before_the_sidebar_uses_the_links_seed(link_seed, seed):
+    """Pages that use no data are drawn before the sidebar (app.py); on a shared link's first run the
+    page must draw with the link's seed, the one the sidebar then shows, not the default."""
+    at = AppTest.from_string(PAGE_BEFORE_SIDEBAR, default_timeout=60)
+    if link_seed is not None:
+        at.query_params["seed"] = link_seed
+    at.run()
+    assert not at.exception
+    assert at.session_state["seed_seen_by_the_page"] == seed == at.session_state["seed"]
+    at.run()
+    assert at.session_state["seed_seen_by_the_page"] == seed
+
+
 def test_lookalike_replaces_the_upload():
     at = _upload(_app(), "incomes.csv", CSV)
     at.sidebar.toggle(key="data_lookalike").set_value(True).run()

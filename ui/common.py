@@ -18,6 +18,8 @@ from streamlit.runtime.caching.cache_errors import UnhashableParamError
 from ui.notices import main_notice, open_notice_area  # noqa: F401 - re-exported for the pages and tests
 
 DEFAULT_SEED = 2026
+#: The largest seed the sidebar's number inputs take.
+SEED_MAX = 2**31 - 1
 
 
 @contextlib.contextmanager
@@ -32,11 +34,21 @@ def guard(what: str = "this view") -> Iterator[None]:
 
 
 def seed() -> int:
-    """The random seed chosen in the sidebar (shown to the user, so a view can be replayed); on a page
-    drawn before the sidebar, the seed the sidebar kept (see ``persistent`` below)."""
+    """The random seed chosen in the sidebar (shown to the user, so a view can be replayed). A page drawn
+    before the sidebar (app.py's DATA_FREE_PAGES) gets the seed the sidebar kept (see ``persistent``
+    below), or on a session's first run the one the sidebar is about to take from the link (made allowed
+    as the sidebar's number input does; the sidebar says so), so a shared link replays the same draws."""
     if "seed" in st.session_state:
         return int(st.session_state["seed"])
-    return int(st.session_state.get(PERSISTENT_VALUES, {}).get("seed", DEFAULT_SEED))
+    kept = st.session_state.get(PERSISTENT_VALUES, {})
+    if "seed" in kept:
+        return int(kept["seed"])
+    raw = st.query_params.get("seed")
+    if raw is None:
+        return DEFAULT_SEED
+    value, _ = _number_from_link("Random seed", raw, whole=True, default=DEFAULT_SEED, min_value=0,
+                                 max_value=SEED_MAX)
+    return int(value)
 
 
 def rng(offset: int = 0) -> np.random.Generator:

@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import streamlit as st
 
-from ui.common import (DEFAULT_SEED, PERSISTENT_VALUES, main_notice, qp_number, qp_radio, qp_select_slider,
-                       qp_selectbox, qp_slider, qp_toggle)
+from ui.common import (DEFAULT_SEED, SEED_MAX, main_notice, qp_number, qp_radio, qp_select_slider, qp_selectbox,
+                       qp_slider, qp_toggle)
+from ui.common import seed as random_seed
 
 if TYPE_CHECKING:  # dpcore.data brings pandas (~0.6 s on a cold server): imported where data are built
     import pandas as pd
@@ -188,7 +189,7 @@ def _n_widget() -> int:
 
 
 def _data_seed() -> int:
-    return int(qp_number("Data seed", "data_seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1,
+    return int(qp_number("Data seed", "data_seed", DEFAULT_SEED, min_value=0, max_value=SEED_MAX, step=1,
                          persistent=True,
                          help="Draws the synthetic data. The seed below draws the privacy noise, so you "
                               "can redraw the noise on the same data."))
@@ -453,28 +454,11 @@ def _popover(label: str, icon: str) -> Any:
     return st.popover(label, icon=icon, width="stretch")
 
 
-def _seed_shown() -> int:
-    """The seed the number input below will show: its session state, else the value kept for it, else
-    the URL's value made allowed as ui.common.qp_number does (rounded, clamped to [0, 2**31 - 1])."""
-    if "seed" in st.session_state:
-        return int(st.session_state["seed"])
-    kept = st.session_state.get(PERSISTENT_VALUES, {})
-    if "seed" in kept:
-        return int(kept["seed"])
-    try:
-        value = float(st.query_params.get("seed", DEFAULT_SEED))
-    except ValueError:
-        return DEFAULT_SEED
-    if value != value:
-        return DEFAULT_SEED
-    return int(round(min(max(value, 0), 2**31 - 1)))
-
-
 def _randomness(*, confidential: bool, compact: bool = False, data_used: bool = True) -> None:
     st.header("Randomness")
-    seed_panel = _popover(f"Random seed: {_seed_shown()}", ":material/casino:") if compact and data_used else None
+    seed_panel = _popover(f"Random seed: {random_seed()}", ":material/casino:") if compact and data_used else None
     with contextlib.nullcontext() if seed_panel is None else seed_panel:
-        qp_number("Random seed", "seed", DEFAULT_SEED, min_value=0, max_value=2**31 - 1, step=1, persistent=True,
+        qp_number("Random seed", "seed", DEFAULT_SEED, min_value=0, max_value=SEED_MAX, step=1, persistent=True,
                   help="Every simulated release on every page is drawn from this seed: same seed, same picture.")
     if not confidential and data_used:
         st.info("**Planning is not release.** Simulating releases on confidential data is itself not "
