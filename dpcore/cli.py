@@ -54,11 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--engine", default="duckdb", help="duckdb (default), spark or pandas")
     rel.add_argument("--out", required=True, help="output directory (must not exist or be empty)")
     rel.add_argument("--ledger", default=None,
-                     help="ledger URL (sqlite:///path.db or postgresql://...); default: $DPCORE_LEDGER_URL or "
-                          "~/.local/share/dpcore/ledger.db")
+                     help="ledger URL (sqlite:///path.db or postgresql://...), which must exist (see --init-ledger and "
+                          "'dpcore ledger init'); default: $DPCORE_LEDGER_URL or ~/.local/share/dpcore/ledger.db")
     rel.add_argument("--init-ledger", action="store_true",
-                     help="first release only: create a new ledger at --ledger (refused when one exists). Without "
-                          "it a missing ledger is refused, never created silently")
+                     help="first release only: create the ledger at --ledger when it does not exist (refused on a "
+                          "ledger that holds charges). Without it a missing ledger is refused, never created silently")
     rel.add_argument("--seed", default=None,
                      help="simulation mode: numpy noise with this seed; NOT a release, the ledger is not charged")
     rel.add_argument("--master", default=None, help="Spark master (default local[*]; under spark-submit: the submission's)")
@@ -105,12 +105,6 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
-    from .engines.execute import Terminated
-
-    raise Terminated()
-
-
 class _TerminateAsInterrupt:
     """SIGTERM raises :class:`dpcore.engines.execute.Terminated` (a KeyboardInterrupt) while a command runs, so it
     unwinds like Ctrl-C: the staging folder and the --out lock are removed and the message says what was
@@ -119,9 +113,14 @@ class _TerminateAsInterrupt:
     def __enter__(self) -> None:
         import threading
 
+        from .engines.execute import Terminated
+
+        def raise_terminated(signum: int, frame: object) -> None:
+            raise Terminated()
+
         self._previous = None
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGTERM, _raise_terminated)
+            self._previous = signal.signal(signal.SIGTERM, raise_terminated)
 
     def __exit__(self, *exc: object) -> None:
         if self._previous is not None:
