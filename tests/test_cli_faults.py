@@ -361,11 +361,11 @@ def postgres_url():
         pytest.skip(f"PostgreSQL unavailable: {exc}")
 
 
-def test_postgres_ledger_gone_after_the_tables_are_written_is_a_warning_and_is_replayed(postgres_url, files,
-                                                                                         tmp_path):
-    """Issue 28's case: the PostgreSQL ledger goes away while the tables are written (its database stops
-    accepting connections and the run's connection is ended). The run exits 0 with one warning naming the
-    journal; once the database is back, the next open records the revealed mark."""
+def test_postgres_ledger_gone_after_the_charge_is_a_warning_and_is_replayed(postgres_url, files, tmp_path):
+    """Issue 28's case: the PostgreSQL ledger goes away right after the charge, while the noise is drawn and the
+    tables written (its database stops accepting connections and the run's connection is ended). The tables are
+    written, the run exits 0 with one warning naming the journal; once the database is back, the next open
+    records the revealed mark."""
     import psycopg
 
     admin = postgres_url
@@ -380,14 +380,14 @@ def test_postgres_ledger_gone_after_the_tables_are_written_is_a_warning_and_is_r
         from dpcore import cli, ledger
         from dpcore.engines import execute
         ledger.ATTACH_RETRY_DELAYS_S = (0.05,)
-        write = execute._write_outputs
-        def write_then_drop_the_database(*args, **kwargs):
-            hashes = write(*args, **kwargs)
+        charge = ledger.Account.charge
+        def charge_then_drop_the_database(*args, **kwargs):
+            entry = charge(*args, **kwargs)
             with psycopg.connect({admin!r}, autocommit=True) as conn:
                 conn.execute("ALTER DATABASE cli_ledger ALLOW_CONNECTIONS false")
                 conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'cli_ledger'")
-            return hashes
-        execute._write_outputs = write_then_drop_the_database
+            return entry
+        ledger.Account.charge = charge_then_drop_the_database
         sys.exit(cli.main({["release", str(files / "plan.toml"), "--data", str(files / "data.parquet"), "--out",
                             str(out), "--ledger", url]!r}))
     """)

@@ -840,9 +840,13 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
                 entry = acct.charge(f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
                                     cost=cost.as_budget_cost(), record=record)
                 notice = ChargeNotice(cost.epsilon, cost.delta, plan.dataset, int(entry.id))
+            try:
+                spent_after = acct.spent_epsilon()
+            except DPInputError:  # the ledger went away after the charge: the release goes on (the entry is there)
+                spent_after = None
             record["ledger"] = {"backend": acct.db.backend if hasattr(acct, "db") else None, "account": plan.dataset,
                                 "entry_id": entry.id, "charged": cost.as_budget_cost().to_dict(),
-                                "spent_epsilon_after": acct.spent_epsilon(), "cap_epsilon": acct.cap_epsilon}
+                                "spent_epsilon_after": spent_after, "cap_epsilon": acct.cap_epsilon}
         with progress.step("adding noise to the aggregates" + (" (simulation: numpy)" if simulate else " (OpenDP / certified)")):
             stats_out = []
             for s in plan.statistics:
