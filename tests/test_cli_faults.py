@@ -231,6 +231,7 @@ def _run_with_signal(args: list, signal_name: str, cwd: Path) -> subprocess.Comp
         import os, signal, sys
         import pandas as pd
         from dpcore import cli
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as from a shell, whatever the test runner set
         write = pd.DataFrame.to_parquet
         def write_then_signal(self, *args, **kwargs):
             write(self, *args, **kwargs)
