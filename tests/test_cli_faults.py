@@ -418,3 +418,21 @@ def test_a_postgres_ledger_that_cannot_be_reached_is_one_line_naming_it(files, t
     line = _one_line(err)
     assert code == 2 and f"127.0.0.1:{port}" in line and "PostgreSQL" in line and "internal error" not in line
     assert not (tmp_path / "out").exists()
+
+
+def test_a_read_only_ledger_is_one_line_naming_it_before_any_data_is_read(files, tmp_path, capsys):
+    """The ledger's file system is read-only (a tmpfs remounted read-only as root; chmod does not stop root)."""
+    import gc
+
+    with _tmpfs(tmp_path / "ledgerfs", "size=1m") as mounted:
+        url = f"sqlite:///{mounted / 'ledger.db'}"
+        ledger.init_ledger(url).account(DATASET, cap_epsilon=10.0, label=DATASET, cap_delta=1e-9)
+        gc.collect()  # the pooled connection is closed with its ledger object: nothing holds the file open
+        proc = subprocess.run(["mount", "-o", "remount,ro", str(mounted)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            pytest.skip(f"cannot remount the tmpfs read-only: {proc.stderr.strip()[:200]}")
+        code, _, err = _cli(capsys, "release", files / "plan.toml", "--data", files / "data.parquet", "--out",
+                            tmp_path / "out", "--ledger", url)
+        line = _one_line(err)
+        assert code == 2 and str(mounted / "ledger.db") in line and "internal error" not in line
+        assert not (tmp_path / "out").exists()
