@@ -75,6 +75,8 @@ def rng(offset: int = 0) -> np.random.Generator:
 
 #: Session-state dict {widget key: value} of the persistent widgets (the single source of truth).
 PERSISTENT_VALUES = "_qp_persistent_values"
+
+
 def _shown(value: Any, format_func: Callable[[Any], Any] | None = None) -> str:
     if format_func is not None:
         return str(format_func(value))
@@ -150,12 +152,13 @@ def _start_value(key: str, from_link: Callable[[str], tuple[Any, str | None]], d
     showed last (kept when a page did not draw it); else the link's value (made allowed, with a notice);
     else the default."""
     state = st.session_state
-    if key in state:
-        if not persistent:
-            return False
+    if key in state and not persistent:
+        return False
+    kept = state.get(PERSISTENT_VALUES, {})
+    if key in state and valid(state[key]):
         value = state[key]
-    elif persistent and key in state.get(PERSISTENT_VALUES, {}) and valid(state[PERSISTENT_VALUES][key]):
-        value = state[PERSISTENT_VALUES][key]
+    elif key in kept and valid(kept[key]):
+        value = kept[key]
     else:
         raw = st.query_params.get(key)
         value, notice = (default, None) if raw is None else from_link(raw)
