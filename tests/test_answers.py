@@ -210,6 +210,38 @@ def test_the_swamped_gini_is_said_in_words():
                                "guess (half the time it is off by more than the Gini's whole range of 0 to 1).")
 
 
+def test_gini_page_says_in_words_when_noise_swamps_and_names_its_slider_end():
+    """n = 100, ε = 0.05 on the page: no impossible number in the answer, and the unreachable target names the
+    ε slider's end (5), not the planner's 10."""
+    at = open_page("app_pages/gini.py", gini_n="100", gini_eps="0.05")
+    assert_clean(at)
+    answer = at.success[0].value
+    assert "noise swamps the Gini" in answer and "no better than a guess" in answer and "±" not in answer
+    warning = next(w.value for w in at.warning if "No ε up to" in w.value)
+    assert warning.startswith("No ε up to 5 keeps the published Gini within ±0.01") and "up to 10" not in warning
+
+
+def _lesson_steps_on_method_pages():
+    from ui.lessons_views import LESSONS
+
+    pages = ("app_pages/gini.py", "app_pages/percentiles.py", "app_pages/stratified.py", "app_pages/ratios.py")
+    return [(f"{lesson.key}-{number}", step) for lesson in LESSONS for number, step in enumerate(lesson.steps)
+            if step.page in pages]
+
+
+@pytest.mark.parametrize("step", [s for _, s in _lesson_steps_on_method_pages()],
+                         ids=[i for i, _ in _lesson_steps_on_method_pages()])
+def test_every_lesson_step_on_a_method_page_lands_on_an_answer(step):
+    """A lesson link opens its page on an answer sentence, never on a failure (lesson 2's group-means steps
+    opened on "No ε up to the planner's limit ... relax the target")."""
+    at = open_page(step.page, **step.params)
+    assert_clean(at)
+    assert at.success and at.success[0].value.startswith("**At ε = "), step.label
+    if step.page == "app_pages/stratified.py":  # the default target is reachable on the default data
+        # (a 30-graduate PSEO cell may well miss ±$2,000 below the slider's ε = 3: that warning is the lesson)
+        assert not [w.value for w in at.warning if "No ε" in w.value], step.label
+
+
 # ---- bad input (issue 8): refused with a DPInputError naming the parameter, never truncated or dropped ----
 
 @pytest.mark.parametrize("call", [

@@ -36,7 +36,7 @@ def test_defaults_render_and_explain_themselves(script_views):
     m = metrics(at)
     # the true Gini shown is dpcore's eq.-(1) Gini of the default data clipped to [0, U] (dpcore.defaults)
     xs, _, _ = gini_mechanism.clip_incomes(ui.sidebar.default_dataset().values, lower=0.0, upper=defaults.INCOME_UPPER)
-    assert m["True Gini (confidential)"] == f"{gini_mechanism.gini(xs):.4f}"
+    assert m["True Gini"] == f"{gini_mechanism.gini(xs):.4f}"
     assert m["Total privacy loss ε"] == "1"
     assert len(at.get("plotly_chart")) >= 5  # releases, dots, decay, posterior, error vs epsilon
     assert "No RMSE" in text and "infinite variance" in text  # gamma = 2 by default
@@ -69,9 +69,9 @@ def test_main_sliders_move_and_are_kept_in_the_url(capsys):
 
 def test_tight_calibration_gives_less_noise_than_paper():
     at = open_page(PAGE)
-    tight = float(metrics(at)["Noise scale S(X)/α"])
+    tight = float(metrics(at)["Noise scale"])
     at.radio(key="gini_cal").set_value("paper").run()
-    paper = float(metrics(at)["Noise scale S(X)/α"])
+    paper = float(metrics(at)["Noise scale"])
     assert tight < paper / 4  # about 5.7x at gamma = 2, epsilon = 1
 
 
@@ -179,7 +179,7 @@ def test_real_cps_file_with_dp_upper_bound(cps_path):
     at = open_page(PAGE, data_source="Real: CPS ASEC 2016, 5 Midwest states")
     assert_clean(at)
     # eq. (1), negatives dropped (sidebar default), clipped to U = 1,000,000 (dpcore.defaults; 0.5361 at 2,000,000)
-    assert metrics(at)["True Gini (confidential)"] == "0.5351"
+    assert metrics(at)["True Gini"] == "0.5351"
     at.radio(key="gini_bounds").set_value("Estimate U with DP (costs extra ε)").run()
     assert_clean(at)
     assert metrics(at)["Total privacy loss ε"] == "1.15"
@@ -193,7 +193,7 @@ def test_real_cps_file_with_dp_upper_bound(cps_path):
 def test_other_sidebar_sources_render(source):
     at = open_page(PAGE, data_source=source)
     assert_clean(at)
-    assert "True Gini (confidential)" in metrics(at)
+    assert "True Gini" in metrics(at)
 
 
 # ---- share / reproduce (issue 7) -----------------------------------------------------------------
@@ -241,7 +241,7 @@ def test_generated_script_reproduces_page_numbers(script_views):
               "released_gini", "posterior_interval_lower", "posterior_interval_upper"):
         assert k in page
     # the table holds the headline metrics at full precision
-    assert metrics(at)["True Gini (confidential)"] == f"{page['true_gini']:.4f}"
+    assert metrics(at)["True Gini"] == f"{page['true_gini']:.4f}"
     _assert_same_numbers(page, out)
     dots = gini_experiments.plausible_releases(page["true_gini"], page["noise_scale"], 2.0, 20)
     np.testing.assert_allclose(out["plausible_releases"], dots, rtol=1e-12)

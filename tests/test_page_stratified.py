@@ -180,9 +180,12 @@ def test_generated_script_reproduces_page_numbers():
     assert res["group means"]["method"] == "StratCoinpress"
     rows = res["group means"]["groups"]
     assert sorted(r["group"] for r in rows) == sorted(table.index)
-    for r in rows:  # the table is shown rounded to 4 decimals
-        for col in ("share (public)", "PubStrat share", "true mean", "release", "q05", "q95", "sd of releases"):
-            assert float(table.loc[r["group"], col]) == pytest.approx(float(np.round(r[col], 4)), abs=1e-9)
+    shown_columns = {"share (public)": "share", "true mean": "true mean", "release": "release", "sd of releases": "sd"}
+    for r in rows:  # the page's seven columns (numbers unrounded, formatted by the browser; the 90% range as text)
+        for col, shown_col in shown_columns.items():
+            assert float(table.loc[r["group"], shown_col]) == pytest.approx(r[col], rel=1e-12, abs=1e-12), col
+        short = [f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}" for v in (r["q05"], r["q95"])]
+        assert table.loc[r["group"], "middle 90% of releases"] == " – ".join(short)
     summary = at.dataframe[1].value.set_index("method")  # shown unrounded
     for m, r in res["overall mean by method"].items():
         for col in ("one release", "true overall mean", "RMSE of overall", "mean parity error"):

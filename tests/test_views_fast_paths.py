@@ -58,7 +58,8 @@ def test_group_means_tables_are_the_bytes_st_dataframe_makes():
     ready = stratified_views._prepare_group_means(view, value_label="value", fixed_axes=False)
     table = pd.DataFrame(view.group_rows())
     pd.testing.assert_frame_equal(ready["table"], table)
-    for shown, frame in ((ready["table_shown"], table.round(4)), (ready["summary_shown"], ready["summary"])):
+    for shown, frame in ((ready["table_shown"], stratified_views.group_table_shown(table)),
+                         (ready["summary_shown"], ready["summary"])):
         assert (dataframe_util.convert_arrow_table_to_arrow_bytes(shown)
                 == dataframe_util.convert_pandas_df_to_arrow_bytes(frame))
     again = stratified_views._prepared_group_means(view, value_label="value", memo_key=("k",), fixed_axes=False)

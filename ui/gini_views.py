@@ -20,7 +20,7 @@ from dpcore.experiments import gini as gini_experiments
 from dpcore.experiments.gini import GiniView
 from dpcore.lru import array_digest
 from ui import plots_gini
-from ui.common import download_csv, numbers_table, run_on_button, show_figure
+from ui.common import download_csv, numbers_table, privacy_note, run_on_button, show_figure
 
 # The live figures are plain plotly specifications built from the view in ~1 ms each (ui.plots_gini): cheaper
 # than hashing the view's 20,000 simulated releases to look a remembered figure up (issue 13).
@@ -55,17 +55,12 @@ def clipping_notes(view: GiniView) -> None:
 
 
 def headline(view: GiniView) -> None:
-    """The five metrics and, when the noise swamps the Gini, the explanation."""
+    """The five metrics and, when the noise swamps the Gini, the explanation. Labels fit a fifth of the main
+    area at 1280 px (about 130 px); the detail is in each tooltip."""
     med = view.abs_error_quantiles[0]
     m1, m2, m3, m4, m5 = st.columns(5)
-    m1.metric("True Gini (confidential)", f"{view.true_gini:.4f}", help="Shown for planning only; never published.")
-    m2.metric("Smooth sensitivity S(X)", fmt(view.smooth_sensitivity),
-              help=f"Maximised at k* = {view.k_star} changed records.")
-    m3.metric("Noise scale S(X)/α", fmt(view.noise_scale),
-              help=f"α = {view.alpha:.4g}, β = {view.beta:.4g} ({view.calibration}); {view.privacy_statement}.")
-    m4.metric("Typical error (median |error|)", fmt(med))
-    m5.metric("Laplace baseline median |error|", fmt(view.laplace_abs_error_quantiles[0]),
-              help=f"Global sensitivity {view.global_sensitivity:.4g} / ε.")
+    for column, (label, value, detail) in zip((m1, m2, m3, m4, m5), headline_metrics(view)):
+        column.metric(label, value, help=detail)
     if view.saturated:
         st.warning(
             f"**At ε = {view.epsilon:g} with n = {view.n:,} and U = {view.upper:,.6g} the noise swamps the Gini.** "
@@ -73,6 +68,40 @@ def headline(view: GiniView) -> None:
                if view.sensitivity_saturated else "")
             + f"the typical error ({fmt(med)}) is at least half the Gini's whole range: a release would "
             "say nothing. Increase ε or n, or use a tighter upper bound U. (Charts of releases are hidden.)")
+
+
+def guarantee_and_definition() -> None:
+    """What the guarantee protects and what is public (the page's privacy note), and the Gini's definition:
+    drawn after the controls, so the answer box and its recommended ε stay on the first screen."""
+    privacy_note(
+        "two datasets are neighbours when they differ in **one person's income** (replace one record); "
+        "the number of records n is the same.",
+        "n, the bounds L and U (or the DP estimate of U, whose ε is added to the total), ε, γ and the "
+        "mechanism. The noise scale S(X)/α depends on the data: it is not published with the release "
+        "(the posterior below treats it as known, as the paper does).")
+    with st.expander("Which Gini? (definition used everywhere on this page)"):
+        st.latex(r"g(X) \;=\; \frac{\sum_{i=1}^{n}\sum_{j=1}^{n} |x_i - x_j|}{2\,n^2\,\bar x}"
+                 r"\;=\; \frac{\sum_{i=1}^{n} (2i - n - 1)\,x_{(i)}}{n \sum_i x_i}")
+        st.markdown(
+            "This is eq. (1) of the paper (x sorted ascending; range 0 to (n−1)/n). The paper's toy example "
+            "uses eq. (2), which divides by n(n−1)·mean instead and is larger by n/(n−1); for thousands of "
+            "records the two agree to the shown digits. Every sensitivity bound here is derived for eq. (1).")
+
+
+def headline_metrics(view: GiniView) -> list[tuple[str, str, str]]:
+    """(label, value, tooltip) of the five headline metrics."""
+    return [
+        ("True Gini", f"{view.true_gini:.4f}", "The Gini of the confidential data: shown for planning only, never "
+                                               "published."),
+        ("Sensitivity S(X)", fmt(view.smooth_sensitivity),
+         f"Smooth sensitivity S(X), maximised at k* = {view.k_star} changed records."),
+        ("Noise scale", fmt(view.noise_scale),
+         f"S(X)/α with α = {view.alpha:.4g}, β = {view.beta:.4g} ({view.calibration}); {view.privacy_statement}."),
+        ("Median error", fmt(view.abs_error_quantiles[0]),
+         "Typical error of a release: the median of |published − true Gini|."),
+        ("Laplace error", fmt(view.laplace_abs_error_quantiles[0]),
+         f"Median |error| of the Laplace baseline: global sensitivity {view.global_sensitivity:.4g} / ε."),
+    ]
 
 
 #: the mechanisms' names in ``GiniView.error_table()`` (the error summary's rows)
@@ -140,7 +169,8 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
                                          smooth_range=plots_gini.finite_range(view.true_gini, 1.5 * q90),
                                          laplace_range=plots_gini.finite_range(view.true_gini, 1.5 * lap_q90))
     show_figure(fig, width="stretch")
-    left, right = st.columns([3, 2])
+    # 5:4, not 3:2: at 1280 px the error summary's four columns were 3 px wider than two fifths of the main area
+    left, right = st.columns([5, 4])
     n_dots = view.plausible_releases.size
     with left:
         st.subheader(f"{n_dots} equally likely releases")

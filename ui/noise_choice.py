@@ -68,9 +68,12 @@ def noise_error_figure(comparison: smooth_noises.NoiseComparison, *, chosen: str
     layout.update(
         xaxis={**base["xaxis"], "title": {"text": "error"}},
         yaxis2={**base["yaxis2"], "type": "log", "title": {"text": "|error|"}},
-        barmode="group", margin=_MARGIN, height=340, legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
+        # the figure's title sits in a taller top margin, above the two panel titles (drawn at the top of the
+        # plot area): with the default margin it was drawn over them
+        barmode="group", margin={**_MARGIN, "t": 78}, height=370,
+        legend=dict(orientation="h", yanchor="top", y=-0.24, x=0),
         title=dict(text=title or f"Same privacy: (ε, δ) = ({comparison.epsilon:.3g}, {comparison.delta:.2g})",
-                   font=dict(size=14)))
+                   font=dict(size=14), x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=6)))
     return {"data": data, "layout": layout}
 
 

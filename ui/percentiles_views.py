@@ -70,8 +70,29 @@ def _table(view: CellView) -> pd.DataFrame:
 DOLLARS = "$%,.0f"  # as "${:,.0f}"
 
 
-def _formats(columns, number_format: str) -> dict:
-    return {c: st.column_config.NumberColumn(format=number_format) for c in columns}
+def _formats(columns, number_format: str, labels: dict[str, tuple[str, str]] | None = None) -> dict:
+    """Number formats of ``columns``; ``labels``: column -> (short header, tooltip), so a table keeps its
+    column names (the CSV's, the tests') while its headers fit the main area at 1280 px."""
+    labels = labels or {}
+    return {c: st.column_config.NumberColumn(labels.get(c, (None,))[0], help=labels.get(c, (None, None))[1],
+                                             format=number_format) for c in columns}
+
+
+#: short headers (and their tooltips) of section 3's table: with the long names its eight columns were 1,112 px
+#: wide and scrolled sideways in the 820 px main area at 1280x720
+VALUE_HEADERS = {
+    "true (confidential)": ("true", "The confidential percentile of the cell (planning only, never published)."),
+    "read-off without noise": ("bins only", "The histogram read-off without noise: the error of the bins alone."),
+    "histogram release": ("histogram", "The PSEO release: the percentile read off the noisy histogram."),
+    "smooth sensitivity": ("smooth sens.", "Rival 1: smooth sensitivity (ε split between the percentiles)."),
+    "exponential mechanism": ("exponential", "Rival 2: the exponential mechanism (ε split between the percentiles)."),
+}
+INTERVAL_COLUMNS = ("90% interval (histogram read-off)", "90% interval (true value)")
+
+
+def _accuracy_headers(columns) -> dict[str, tuple[str, str]]:
+    return {c: (c.replace("relative accuracy ", "") + " accuracy", f"{c} (eq. 5.1): 1 is perfect, 0.9 means 10% off.")
+            for c in columns if c.startswith("relative accuracy ")}
 
 
 def cell(view: CellView, *, fixed_axes: bool = False) -> None:
@@ -108,17 +129,22 @@ def cell(view: CellView, *, fixed_axes: bool = False) -> None:
 
     st.subheader("3. Released percentiles and how wrong they are")
     table = _table(view)
-    # number formats by column_config (drawn by the browser), not a pandas Styler (~20 ms per table per rerun)
-    st.dataframe(table, hide_index=True, width="stretch", column_config=_formats(MONEY_COLUMNS, DOLLARS))
+    # number formats by column_config (drawn by the browser), not a pandas Styler (~20 ms per table per rerun);
+    # the values and their 90% intervals in two tables that fit the main area (one table of eight scrolled sideways)
+    st.dataframe(table.drop(columns=list(INTERVAL_COLUMNS)), hide_index=True, width="stretch",
+                 column_config=_formats(MONEY_COLUMNS, DOLLARS, VALUE_HEADERS))
+    st.dataframe(table[["percentile", *INTERVAL_COLUMNS]], hide_index=True, width="stretch")
     accuracy = view.accuracy_table()
+    relative = [c for c in accuracy.columns if c.startswith("relative")]
     st.dataframe(accuracy, hide_index=True, width="stretch",
-                 column_config=_formats([c for c in accuracy.columns if c.startswith("relative")], "%.3f")
-                 | _formats(["summed L1 error ($)"], DOLLARS))
+                 column_config=_formats(relative, "%.3f", _accuracy_headers(relative))
+                 | _formats(["summed L1 error ($)"], DOLLARS, {"summed L1 error ($)": (
+                     "L1 error", "Summed absolute error of the released percentiles, in dollars.")}))
     n_q = len(view.q)
     st.caption(
         "Relative accuracy (eq. 5.1) = 1 − |released − true| / true: 1 is perfect, 0.9 means 10% off. "
-        "*Read-off without noise* shows the error from the bins alone (earnings are assumed spread evenly "
-        "inside a bin). "
+        "*Bins only* (the read-off without noise) shows the error from the bins alone (earnings are assumed "
+        "spread evenly inside a bin). "
         "The **histogram** releases all percentiles for ε in total. The rivals must split ε: each percentile "
         f"gets ε/{n_q} = {view.epsilon / n_q:.3g}. Smooth sensitivity adds heavy-tailed noise with density "
         f"∝ 1/(1+|z|⁴), scale S/α (here {', '.join(money(s) for s in view.smooth_noise_scale)}; S is computed "

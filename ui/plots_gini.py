@@ -69,13 +69,18 @@ def decay_figure(decay_exact: pd.DataFrame | None, decay_fast: pd.DataFrame, *, 
                  k_star_fast: int, beta: float) -> dict:
     """e^{-beta k} A^(k) against k for the exact and fast bounds, with k* (the maximiser) marked.
 
-    Frames have columns k, A, decay.
+    Frames have columns k, A, decay. The exact bound is never above the fast one, so the exact k* is labelled
+    below its star and the fast one above; when both k* are the same k the stars sit almost on top of each
+    other and one label says so (two "k* = 0" labels were drawn over each other).
     """
     data: list[dict] = []
-    curves = [("fast bound (closed form)", decay_fast, k_star_fast, FAST_COLOR, "dash")]
+    same_k_star = decay_exact is not None and k_star_exact is not None and int(k_star_exact) == int(k_star_fast)
+    curves = [("fast bound (closed form)", decay_fast, k_star_fast, FAST_COLOR, "dash",
+               f"k* = {int(k_star_fast)} (both)" if same_k_star else f"k* = {int(k_star_fast)}", "top right")]
     if decay_exact is not None:
-        curves.insert(0, ("exact bound", decay_exact, k_star_exact, SMOOTH_COLOR, "solid"))
-    for name, df, k_star, color, dash in curves:
+        curves.insert(0, ("exact bound", decay_exact, k_star_exact, SMOOTH_COLOR, "solid",
+                          "" if same_k_star or k_star_exact is None else f"k* = {int(k_star_exact)}", "bottom right"))
+    for name, df, k_star, color, dash, label, label_position in curves:
         k = df["k"].to_numpy()
         data.append(dict(type="scatter", x=k, y=df["decay"].to_numpy(), mode="lines", name=f"e^(−βk)·A(k): {name}",
                          line=dict(color=color, dash=dash),
@@ -85,9 +90,10 @@ def decay_figure(decay_exact: pd.DataFrame | None, decay_fast: pd.DataFrame, *, 
                          hovertemplate="k = %{x}<br>A(k) = %{y:.3g}<extra></extra>"))
         if k_star is not None and 0 <= int(k_star) < len(df):
             ks = int(k_star)
-            data.append(dict(type="scatter", x=[ks], y=[float(df["decay"].iloc[ks])], mode="markers+text",
-                             marker=dict(size=13, color=color, symbol="star"), text=[f"k* = {ks}"],
-                             textposition="top right", showlegend=False, name=f"maximum ({name})",
+            data.append(dict(type="scatter", x=[ks], y=[float(df["decay"].iloc[ks])],
+                             mode="markers+text" if label else "markers",
+                             marker=dict(size=13, color=color, symbol="star"), text=[label],
+                             textposition=label_position, showlegend=False, name=f"maximum ({name})",
                              hovertemplate="k* = %{x}<br>S = %{y:.3g}<extra></extra>"))
     return _figure(data, dict(height=380, legend=dict(orientation="h", y=-0.25),
                               yaxis=dict(type="log", title=dict(text="local-sensitivity bound")),

@@ -30,7 +30,9 @@ def sampling_figure(hist: pd.DataFrame, true_rr: float) -> go.Figure:
         dict(type="bar", x=hist["bin_mid"], y=hist["private"], name="with privacy noise (sampling + noise)",
              marker=dict(color=COLORS["private"]), opacity=0.55, width=width),
     ]
-    layout = dict(barmode="overlay", height=380, margin=_MARGIN, legend=dict(orientation="h", y=1.12),
+    # the legend goes under the x axis: above the plot it sat under the "true RR" label drawn at the top
+    layout = dict(barmode="overlay", height=400, margin=_MARGIN,
+                  legend=dict(orientation="h", y=-0.22, yanchor="top", x=0, xanchor="left"),
                   xaxis=dict(title=dict(text="estimated relative risk")),
                   yaxis=dict(title=dict(text="density")),
                   shapes=[dict(type="line", x0=true_rr, x1=true_rr, y0=0, y1=1, yref="paper",

@@ -34,24 +34,45 @@ def group_means_spec(df: pd.DataFrame, method: str, *, y_range: tuple[float, flo
 
 def _group_means(df: pd.DataFrame, method: str, *, y_range: tuple[float, float] | None,
                  value_label: str) -> tuple[list, dict]:
+    """Groups down the vertical axis, values across (``y_range``: the value axis's range): one row per group
+    whatever their number, where group names along a horizontal axis (16 ACS groups, "Female × Other race
+    (n=207)") were tilted by plotly and drawn over each other at 1280 px."""
     labels = [f"{g} (n={s:,})" for g, s in zip(df["group"], df["size"])]
     rel = df["release"].to_numpy()
     data = [
-        dict(type="scatter", x=labels, y=rel, mode="markers", name=f"DP release ({method})",
+        dict(type="scatter", x=rel, y=labels, mode="markers", name=f"DP release ({method})",
              marker=dict(size=10, color=METHOD_COLORS.get(method, "#1f77b4")),
-             error_y=dict(type="data", symmetric=False, array=np.maximum(df["q95"].to_numpy() - rel, 0),
+             error_x=dict(type="data", symmetric=False, array=np.maximum(df["q95"].to_numpy() - rel, 0),
                           arrayminus=np.maximum(rel - df["q05"].to_numpy(), 0), thickness=1.5, width=6),
-             hovertemplate="%{x}<br>release %{y:.4g}<extra></extra>"),
-        dict(type="scatter", x=labels, y=df["true mean"].to_numpy(), mode="markers", name="true mean (not private)",
+             hovertemplate="%{y}<br>release %{x:.4g}<extra></extra>"),
+        dict(type="scatter", x=df["true mean"].to_numpy(), y=labels, mode="markers", name="true mean (not private)",
              marker=dict(symbol="diamond", size=11, color="black"),
-             hovertemplate="%{x}<br>true %{y:.4g}<extra></extra>"),
+             hovertemplate="%{y}<br>true %{x:.4g}<extra></extra>"),
     ]
-    yaxis = dict(title=dict(text=value_label))
+    value_axis = dict(title=dict(text=value_label))
     if y_range is not None:
-        yaxis["range"] = list(y_range)
-    layout = dict(xaxis=dict(title=dict(text="group (size)")), yaxis=yaxis, legend=dict(orientation="h", y=1.12),
-                  margin=dict(l=10, r=10, t=40, b=10), height=430)
+        value_axis["range"] = list(y_range)
+    layout = dict(xaxis=value_axis, yaxis=dict(autorange="reversed", automargin=True),
+                  legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0, xanchor="left"),
+                  margin=dict(l=10, r=10, t=40, b=10), height=GROUP_CHART_BASE + GROUP_CHART_ROW * len(labels))
     return data, layout
+
+
+#: the per-group chart's height: a fixed part (legend, value axis) plus one row per group (a label's height
+#: and some air), so any number of groups gets readable, non-overlapping labels
+GROUP_CHART_BASE, GROUP_CHART_ROW = 110, 24
+
+
+#: method names on two lines under a chart of the five methods: on one line plotly tilted them (half of the
+#: main area at 1280 px gives each about 75 px; "PubStratCoinpress" needs about 105)
+METHOD_TICKS = {"Global Laplace": "Global<br>Laplace", "Stratified Laplace": "Stratified<br>Laplace",
+                "CoinPress": "CoinPress", "StratCoinpress": "Strat<br>Coinpress",
+                "PubStratCoinpress": "PubStrat<br>Coinpress"}
+
+
+def _method_axis(methods) -> dict:
+    methods = list(methods)
+    return dict(tickmode="array", tickvals=methods, ticktext=[METHOD_TICKS.get(m, m) for m in methods], tickangle=0)
 
 
 def overall_errors_figure(df: pd.DataFrame) -> go.Figure:
@@ -80,8 +101,9 @@ def _overall_errors(df: pd.DataFrame) -> tuple[list, dict]:
     data = [dict(type="box", x=[m], q1=[q[25][i]], median=[q[50][i]], q3=[q[75][i]], lowerfence=[q[5][i]],
                  upperfence=[q[95][i]], mean=[means[i]], name=m, marker=dict(color=METHOD_COLORS.get(m)))
             for i, m in enumerate(methods)]
-    layout = dict(yaxis=dict(title=dict(text="release − true overall mean (box 25–75 %, whiskers 5–95 %)"),
-                             zeroline=True),
+    # the y title fits the chart's height (the box and whisker levels are in the heading above the chart)
+    layout = dict(yaxis=dict(title=dict(text="release − true overall mean"), zeroline=True),
+                  xaxis=_method_axis(methods),
                   showlegend=False, height=360, margin=dict(l=10, r=10, t=20, b=10), shapes=[_hline(0.0)])
     return data, layout
 
@@ -110,7 +132,7 @@ def _parity(df: pd.DataFrame) -> tuple[list, dict]:
                  error_y=dict(type="data", symmetric=False, array=np.maximum(df["q95"].to_numpy() - mean, 0),
                               arrayminus=np.maximum(mean - df["q05"].to_numpy(), 0)))]
     layout = dict(yaxis=dict(title=dict(text="parity error φ (Definition 11)")), height=360,
-                  margin=dict(l=10, r=10, t=20, b=10))
+                  xaxis=_method_axis(df["method"]), margin=dict(l=10, r=10, t=20, b=10))
     return data, layout
 
 

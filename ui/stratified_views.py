@@ -156,7 +156,8 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
         st.caption("\n\n".join(ready["captions"]))
     if ready["tiny"]:
         st.info(ready["tiny"])
-    st.dataframe(ready["table_shown"], hide_index=True, width="stretch")
+    st.dataframe(ready["table_shown"], hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format=f) for c, f in _GROUP_FORMATS.items()})
     download_csv(ready["table"], "Download group means (CSV)", "stratified_group_means.csv", key="strat_dl_groups")
 
     st.subheader("The overall mean from each method")
@@ -166,7 +167,7 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     errors_frame = ready["errors_frame"]
     left, right = st.columns(2)
     with left:
-        st.markdown("**Error of the overall mean** (simulated releases)")
+        st.markdown("**Error of the overall mean** (simulated releases: box 25–75 %, whiskers 5–95 %)")
         show_spec(ready["overall_spec"])
         download_csv(_LazyFrame(lambda: errors_frame().pipe(
             lambda errs: errs.assign(release=errs.groupby("method").cumcount())[["method", "release", "error"]])),
@@ -206,6 +207,24 @@ def _arrow_table(frame: pd.DataFrame) -> Any:
         return dataframe_util.convert_pandas_df_to_arrow_table(frame)
     except (ImportError, AttributeError):  # another Streamlit: let st.dataframe convert
         return frame
+
+
+#: number formats of the group table on the page (5 significant digits: "90474", not "90473.6087")
+_GROUP_FORMATS = {"share": "%.3g", "true mean": "%.5g", "release": "%.5g", "sd": "%.3g"}
+
+
+def _short_number(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def group_table_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The group table as the page shows it: seven columns that fit the main area at 1280 px (the nine of
+    the CSV scrolled sideways with long group names): the PubStrat share stays in the CSV, the 5% and 95%
+    quantiles of the releases become one "middle 90%" column."""
+    middle = [f"{_short_number(lo)} – {_short_number(hi)}" for lo, hi in zip(table["q05"], table["q95"])]
+    return pd.DataFrame({"group": table["group"], "size": table["size"], "share": table["share (public)"],
+                         "true mean": table["true mean"], "release": table["release"],
+                         "middle 90% of releases": middle, "sd": table["sd of releases"]})
 
 
 def _prepare_group_means(view: strat_experiments.GroupMeansView, *, value_label: str, fixed_axes: bool) -> dict:
@@ -260,7 +279,7 @@ def _prepare_group_means(view: strat_experiments.GroupMeansView, *, value_label:
         "groups_spec": plots_stratified_builders.group_means_spec(table, method, y_range=y_range,
                                                                   value_label=value_label),
         "captions": tuple(captions), "tiny": tiny_text,
-        "table": table, "table_shown": _arrow_table(table.round(4)),
+        "table": table, "table_shown": _arrow_table(group_table_shown(table)),
         "summary": summary, "summary_shown": _arrow_table(summary),
         "errors_frame": errors_frame, "overall_spec": plots_stratified_builders.overall_errors_spec(errors_frame()),
         "parity": perr, "parity_spec": plots_stratified_builders.parity_spec(perr),
