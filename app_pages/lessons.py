@@ -56,7 +56,7 @@ st.markdown(
     "Four ready lessons for a 50-minute class. Each is a sequence of links that open a page with its "
     "settings preset (charts where ε changes the spread open with **fixed axes**, so the change is visible), "
     "a question to ask the class, and the answer to look for. Students can follow the same links on their "
-    "own devices. Print the handout below, or project this page.")
+    "own devices. Print a handout below (the students' has no answers), or project this page.")
 privacy_note("as on each linked page (replace one person; n public).",
              "the lesson settings themselves; the game and the synthetic data are public.")
 
@@ -65,7 +65,8 @@ classroom_views.show_class_message()
 if klass is not None:
     st.info(f"Class session **{klass.code}**: every link below keeps it, and the attacker game's steps play the "
             "session's statistic, so the class's guesses pool into one table.")
-show_answers = qp_toggle("Show the answers to look for", "les_answers", True,
+# in a class session students open this page too: the answers start hidden there (the teacher's handout has them)
+show_answers = qp_toggle("Show the answers to look for", "les_answers", klass is None,
                          help="Switch off when projecting this page to the class.")
 for item in lessons_views.LESSONS:
     with st.container(border=True):

@@ -132,6 +132,15 @@ def test_lesson_links_keep_the_class_session_and_its_statistic(class_session):
     assert handout.count(f"atk_class={class_session.code}") == len(STEPS)
 
 
+def test_in_a_class_session_the_answers_start_hidden(class_session):
+    """Students of a class open the Lessons page too: there the answers are off until switched on."""
+    at = open_page(PAGE, atk_class=class_session.code)
+    assert STEPS[0][2].answer not in page_text(at)
+    at.toggle(key="les_answers").set_value(True).run()
+    assert_clean(at)
+    assert STEPS[0][2].answer in page_text(at)
+
+
 def test_a_lesson_link_opens_the_attacker_game_inside_the_class(class_session):
     step = next(step for _, _, step in STEPS if step.plays_class_statistic)
     at = open_page(step.page, **lessons_views.step_params(step, class_session))
