@@ -167,8 +167,8 @@ def test_a_full_file_system_is_refused_before_the_charge(run, capsys):
 
 
 def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
-    """The free-space check must not refuse what fits: the estimate is at least the bytes written (refusing
-    needs free < estimate), and within a small factor of them (so 'clearly short' stays clear)."""
+    """The free-space estimate is about what a release writes (within a factor 2 either way), so that only an
+    output that clearly does not fit is refused before the charge."""
     from dpcore.engines import execute
 
     tmp, plan, data, url = run
@@ -178,9 +178,9 @@ def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
     block = os.statvfs(tmp).f_frsize
     used = sum(-(-f.stat().st_size // block) * block for f in out.iterdir())
     loaded = plan_module.load_plan(plan)
-    frames = {s.name: pd.read_csv(out / f"{s.name}.csv") for s in loaded.statistics}
-    estimate = execute._output_bytes(loaded, frames, block)
-    assert used <= estimate <= 4 * used + 16 * block
+    cells = {s.name: pd.read_csv(out / f"{s.name}.csv", keep_default_na=False)[list(s.by)] for s in loaded.statistics}
+    estimate = execute._output_bytes(loaded, cells, block)
+    assert used / 2 <= estimate <= 2 * used
 
 
 # ---------------------------------------------------------------------------------------------
