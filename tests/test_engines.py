@@ -265,6 +265,22 @@ def test_spark_identical_to_pandas_and_duckdb(data_dir, tmp_path, spark_session)
     _assert_same_tables(ref, sp_csv)
 
 
+#: odd input files (tests/test_engine_inputs.py) also run through Spark, here where the module's JVM runs
+SPARK_ODD_FILES = ("semicolons", "BOM", "text in income", "a row with an extra field", "boolean income parquet",
+                   "struct by parquet")
+
+
+@pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
+def test_spark_agrees_on_a_few_odd_files(tmp_path, spark_session):
+    """Spark gives the same message or the same tables as pandas on the odd files (CSV layout, column
+    types, strict rows; the full matrix of pandas and DuckDB is in test_engine_inputs)."""
+    from test_engine_inputs import CASES, assert_same_outcome, outcome, write_input_files
+
+    files = write_input_files(str(tmp_path), SPARK_ODD_FILES)
+    for name in SPARK_ODD_FILES:
+        assert_same_outcome(name, CASES[name][1], {e: outcome(e, files[name]) for e in ("pandas", "spark")})
+
+
 # ---------------------------------------------------------------------------------------------
 # Contribution bounding (privacy_unit, max_rows_per_person)
 # ---------------------------------------------------------------------------------------------

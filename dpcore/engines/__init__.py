@@ -74,6 +74,7 @@ __all__ = [
     "income_not_numeric",
     "MAX_CSV_HEADER_BYTES",
     "MAX_CSV_COLUMNS",
+    "MAX_CSV_ROW_BYTES",
 ]
 
 ENGINES = ("duckdb", "spark", "pandas")
@@ -154,6 +155,31 @@ MAX_CSV_COLUMNS = 50_000
 CSV_DELIMITERS = (",", ";", "\t", "|")
 
 
+#: bytes of one CSV row that every engine reads. The pandas engine parses blocks of this size (Arrow's
+#: reader: a row may straddle one block boundary, not two), DuckDB is given twice this as its
+#: ``max_line_size``: a row up to this size is read by every engine, a row over twice this size is
+#: refused by every engine with the same message (in between, Arrow's refusal depends on where the
+#: row falls in its blocks)
+MAX_CSV_ROW_BYTES = 8 << 20
+
+
+def csv_fields_error(path: str, columns: int) -> DPInputError:
+    """A row whose fields do not match the header (every engine reads CSV strictly: a row with an unquoted
+    delimiter inside a value, e.g. ``1,234``, would otherwise shift every later field of the row)."""
+    return DPInputError(f"the CSV file {shown(os.path.basename(path))} has a row whose fields do not match its "
+                        f"header's {columns:,} columns (a missing or extra field, a delimiter inside an unquoted "
+                        "value, or an unclosed quote)")
+
+
+def csv_row_too_long_error(path: str) -> DPInputError:
+    return DPInputError(f"the CSV file {shown(os.path.basename(path))} has a row longer than the "
+                        f"{MAX_CSV_ROW_BYTES:,} bytes read in one piece")
+
+
+def csv_not_utf8_error(path: str) -> DPInputError:
+    return DPInputError(f"the CSV file {shown(os.path.basename(path))} is not UTF-8 text")
+
+
 @dataclass(frozen=True)
 class CsvLayout:
     """A CSV file as every engine reads it: the header's column names (BOM and line end removed), the
@@ -162,6 +188,12 @@ class CsvLayout:
     path: str
     columns: tuple[str, ...]
     delimiter: str
+
+    def read_names(self, needed: Sequence[str]) -> list[str]:
+        """The names every engine gives the columns: the needed ones keep theirs, the others get
+        placeholders (duplicate or empty names elsewhere in the header do not matter)."""
+        keep = set(needed)
+        return [c if c in keep else f"__dpcore_unread_{i}" for i, c in enumerate(self.columns)]
 
 
 def _open_csv_bytes(path: str):

@@ -8,6 +8,7 @@ cell is complete, so Python holds one cell at a time.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -15,8 +16,8 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from ..validation import DPInputError
-from . import (Engine, EngineSpec, Progress, Source, first_line, gini_cell, income_not_numeric, shown, sort_cells,
-               stage_postgres)
+from . import (MAX_CSV_ROW_BYTES, Engine, EngineSpec, Progress, Source, csv_fields_error, csv_not_utf8_error,
+               csv_row_too_long_error, first_line, gini_cell, income_not_numeric, shown, sort_cells, stage_postgres)
 from . import sql as sqlmod
 
 DEFAULT_MEMORY_LIMIT = "1GB"
@@ -35,10 +36,6 @@ def _duckdb():
 
 
 _first_line = first_line
-
-#: DuckDB's longest CSV line (its default is 2 MB, where pandas and Spark read any line): one rule for every
-#: engine, so a huge cell reaches the same checks (and the same message) everywhere
-MAX_CSV_LINE_BYTES = 1 << 30
 
 _NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "UTINYINT", "USMALLINT",
                   "UINTEGER", "UBIGINT", "UHUGEINT")
@@ -84,12 +81,29 @@ class DuckDBEngine(Engine):
         self.con.execute(f"SET memory_limit = '{memory_limit or DEFAULT_MEMORY_LIMIT}'")
         self.con.execute("SET preserve_insertion_order = false")
         self._prepared = False
+        self._layouts: list = []
 
     def _sql(self, query: str) -> Any:
         try:
             return self.con.execute(query)
         except _duckdb().Error as exc:
-            raise DPInputError(f"DuckDB could not read the data: {_first_line(exc)}") from None
+            raise self._read_error(exc) from None
+
+    def _read_error(self, exc: Exception) -> DPInputError:
+        """DuckDB's CSV errors as the messages of every engine (they quote the offending line, which can be
+        megabytes long); other errors as their first line."""
+        text = str(exc)
+        if self.source.kind == "csv" and ("CSV Error" in text or "line size" in text.lower()):
+            found = re.search(r"^\s*file = (.*)$", text, flags=re.MULTILINE)
+            path = found.group(1).strip() if found else (self.source.paths[0] if self.source.paths else "")
+            if "Expected Number of Columns" in text or "unterminated quote" in text:
+                columns = next((len(lay.columns) for lay in self._layouts if lay.path == path), 0)
+                return csv_fields_error(path, columns)
+            if "Invalid unicode" in text:
+                return csv_not_utf8_error(path)
+            if "line size" in text.lower():
+                return csv_row_too_long_error(path)
+        return DPInputError(f"DuckDB could not read the data: {_first_line(exc)}")
 
     def _source_relation(self) -> str:
         s = self.source
@@ -106,17 +120,16 @@ class DuckDBEngine(Engine):
             needed = self._needed()
             select = ", ".join(d.quote(c) for c in needed)
             parts = []
-            for layout in self._csv_layouts():
+            self._layouts = self._csv_layouts()
+            for layout in self._layouts:
                 if not layout.columns:  # a .zst file without the zstandard module: DuckDB's own reading
                     parts.append(f"SELECT {select} FROM read_csv({d.text(layout.path)}, header = true, "
                                  "all_varchar = true)")
                     continue
-                keep = set(needed)
-                columns = ", ".join(f"{d.text(c if c in keep else f'__dpcore_unread_{i}')}: 'VARCHAR'"
-                                    for i, c in enumerate(layout.columns))
+                columns = ", ".join(f"{d.text(c)}: 'VARCHAR'" for c in layout.read_names(needed))
                 parts.append(f"SELECT {select} FROM read_csv({d.text(layout.path)}, header = true, auto_detect = false, "
-                             f"delim = {d.text(layout.delimiter)}, quote = '\"', escape = '\"', "
-                             f"null_padding = true, max_line_size = {MAX_CSV_LINE_BYTES}, columns = {{{columns}}})")
+                             f"delim = {d.text(layout.delimiter)}, quote = '\"', escape = '\"', null_padding = false, "
+                             f"strict_mode = true, max_line_size = {2 * MAX_CSV_ROW_BYTES}, columns = {{{columns}}})")
             return " UNION ALL ".join(parts)
         if s.kind == "parquet":
             import pyarrow as pa
@@ -193,7 +206,7 @@ class DuckDBEngine(Engine):
             relation = self.con.sql(sqlmod.clipped_sql(self.d, by, lower, upper))
             reader = relation.to_arrow_reader(BATCH_ROWS)
         except _duckdb().Error as exc:
-            raise DPInputError(f"DuckDB could not read the data: {_first_line(exc)}") from None
+            raise self._read_error(exc) from None
         key: tuple | None = None
         parts: list[np.ndarray] = []
         seen: set = set()
@@ -251,7 +264,7 @@ class DuckDBEngine(Engine):
         try:
             reader = self.con.sql(sqlmod.cell_values_sql(d, by, lower, upper)).to_arrow_reader(BATCH_ROWS)
         except _duckdb().Error as exc:
-            raise DPInputError(f"DuckDB could not read the data: {_first_line(exc)}") from None
+            raise self._read_error(exc) from None
         for batch in reader:
             ids = batch.column(0).to_numpy(zero_copy_only=False).astype(id_type)
             vals = batch.column(1).to_numpy(zero_copy_only=False).astype(float, copy=False)

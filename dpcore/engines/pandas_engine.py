@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from ..validation import DPInputError
-from . import (Engine, EngineSpec, Progress, Source, bin_index, bounding_key, cents, first_line, gini_cell,
+from . import (MAX_CSV_ROW_BYTES, Engine, EngineSpec, Progress, Source, bin_index, bounding_key, cents,
+               csv_fields_error, csv_not_utf8_error, csv_row_too_long_error, first_line, gini_cell,
                income_not_numeric, outcome_flag, shown, sort_cells, stage_postgres)
 from .sql import KEY_CLAMP
 
@@ -167,19 +168,43 @@ class PandasEngine(Engine):
         self._missing_columns(schema.names)
         self._check_column_kinds({name: _arrow_kind(schema.field(name).type) for name in self._needed()})
 
-    def _csv_chunks(self) -> Iterator[pd.DataFrame]:
-        """Chunks of the needed columns of every CSV file as text (None for an empty field)."""
+    def _csv_batches(self) -> Iterator[Any]:
+        """Record batches of the needed columns of every CSV file, all as text (None for an empty field),
+        named from the shared header layout. Arrow's streaming CSV reader, strict like DuckDB's: a row
+        whose fields do not match the header is refused (pandas' reader with ``usecols`` drops extra
+        fields silently, so ``1,234`` in an unquoted income shifted the row)."""
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        needed = self._needed()
         for layout in self._csv_layouts():
-            name = shown(os.path.basename(layout.path))
+            if layout.columns:
+                read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES, skip_rows=1,
+                                         column_names=layout.read_names(needed))
+            else:  # a .zst file without the zstandard module: Arrow reads its header
+                read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES)
+            parse = pacsv.ParseOptions(delimiter=layout.delimiter, quote_char='"', double_quote=True,
+                                       newlines_in_values=True, ignore_empty_lines=True)
+            convert = pacsv.ConvertOptions(include_columns=needed, column_types={c: pa.string() for c in needed},
+                                           null_values=[""], strings_can_be_null=True,
+                                           quoted_strings_can_be_null=True)
             try:
-                reader = pd.read_csv(layout.path, sep=layout.delimiter, usecols=self._needed(), dtype=str,
-                                     keep_default_na=False, na_values=[""], chunksize=CHUNK_ROWS, encoding="utf-8")
-                for chunk in reader:
-                    yield chunk.astype(object).where(chunk.notna(), None)
-            except UnicodeDecodeError:
-                raise DPInputError(f"the CSV file {name} is not UTF-8 text") from None
-            except (OSError, ValueError, pd.errors.ParserError) as exc:
-                raise DPInputError(f"cannot read the CSV file {name}: {first_line(exc)}") from None
+                with pa.input_stream(layout.path, compression="detect") as stream:
+                    reader = pacsv.open_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
+                    yield from reader
+            except pa.ArrowInvalid as exc:
+                text = str(exc)
+                if "columns, got" in text:
+                    raise csv_fields_error(layout.path, len(layout.columns)) from None
+                if "UTF8" in text or "UTF-8" in text:
+                    raise csv_not_utf8_error(layout.path) from None
+                if "straddl" in text or "block size" in text:
+                    raise csv_row_too_long_error(layout.path) from None
+                raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(layout.path))}: "
+                                   f"{first_line(exc)}") from None
+            except (OSError, pa.ArrowException) as exc:
+                raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(layout.path))}: "
+                                   f"{first_line(exc)}") from None
 
     def _chunks(self) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
         """(income as float, needed text columns as object arrays of str / None), chunk by chunk; a text
@@ -187,25 +212,19 @@ class PandasEngine(Engine):
         spec = self.spec
         others = [c for c in self._needed() if c != spec.income]
         smallest_bad: str | None = None
-        if self.source.kind == "csv":
-            for chunk in self._csv_chunks():
-                x, bad = _parse_income(chunk[spec.income].to_numpy(dtype=object))
+        batches = self._csv_batches() if self.source.kind == "csv" else self._arrow_batches()
+        for batch in batches:
+            col = batch.column(batch.schema.get_field_index(spec.income))
+            if _arrow_kind(col.type) == "number":
+                x = pd.to_numeric(pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce")
+                x = x.astype(float).to_numpy()
+            else:
+                x, bad = _parse_income(np.asarray(_values(_arrow_to_text(col)), dtype=object))
                 if bad is not None and (smallest_bad is None or bad < smallest_bad):
                     smallest_bad = bad
-                yield x, {c: chunk[c].to_numpy(dtype=object) for c in others}
-        else:
-            for batch in self._arrow_batches():
-                col = batch.column(batch.schema.get_field_index(spec.income))
-                if _arrow_kind(col.type) == "number":
-                    x = pd.to_numeric(pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce")
-                    x = x.astype(float).to_numpy()
-                else:
-                    x, bad = _parse_income(np.asarray(_values(_arrow_to_text(col)), dtype=object))
-                    if bad is not None and (smallest_bad is None or bad < smallest_bad):
-                        smallest_bad = bad
-                text = {c: np.asarray(_values(_arrow_to_text(batch.column(batch.schema.get_field_index(c)))),
-                                      dtype=object) for c in others}
-                yield x, text
+            text = {c: np.asarray(_values(_arrow_to_text(batch.column(batch.schema.get_field_index(c)))),
+                                  dtype=object) for c in others}
+            yield x, text
         if smallest_bad is not None:
             raise income_not_numeric(spec.income, smallest_bad)
 

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ..validation import DPInputError
-from . import (Engine, EngineSpec, Progress, Source, first_line, gini_cell, income_not_numeric, sort_cells,
-               stage_postgres)
+from . import (Engine, EngineSpec, Progress, Source, csv_fields_error, first_line, gini_cell, income_not_numeric,
+               sort_cells, stage_postgres)
 from . import sql as sqlmod
 
 LOCAL_SHUFFLE_PARTITIONS = 8
@@ -135,12 +135,13 @@ class SparkEngine(Engine):
             raise DPInputError(f"Spark could not read the data: {_first_line(exc)}") from None
 
     def _collect(self, query: str) -> pd.DataFrame:
+        from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
         try:
             return self._sql(query).toPandas()
-        except PySparkException as exc:
-            raise DPInputError(f"Spark failed: {_first_line(exc)}") from None
+        except (PySparkException, Py4JJavaError) as exc:
+            raise self._spark_error(exc, "Spark failed") from None
 
     def _stage_duckdb(self) -> str:
         import duckdb
@@ -195,21 +196,34 @@ class SparkEngine(Engine):
 
     def _read_csv(self) -> Any:
         """Each CSV file read with the header layout every engine uses (delimiter, names; every column as
-        text), its columns renamed from that layout (Spark keeps a BOM in the first name and names the
-        columns of every file after the first file's header), the needed columns stacked by name."""
+        text) as an explicit schema (Spark keeps a BOM in the first name and names the columns of every
+        file after the first file's header), strictly (FAILFAST: a row whose fields do not match the
+        header is refused, as in the other engines); the needed columns stacked by name."""
+        from pyspark.sql import types as T
+
         needed = self._needed()
         frames = []
-        for layout in self._csv_layouts():
-            df = (self.spark.read.option("header", True).option("sep", layout.delimiter).option("quote", '"')
-                  .option("escape", '"').option("encoding", "UTF-8").csv(layout.path))
+        self._layouts = self._csv_layouts()
+        for layout in self._layouts:
+            reader = (self.spark.read.option("header", True).option("sep", layout.delimiter).option("quote", '"')
+                      .option("escape", '"').option("encoding", "UTF-8").option("multiLine", True))
             if layout.columns:
-                keep = set(needed)
-                df = df.toDF(*[c if c in keep else f"__dpcore_unread_{i}" for i, c in enumerate(layout.columns)])
-            frames.append(df.select(*[f"`{c.replace('`', '``')}`" for c in needed]))
+                schema = T.StructType([T.StructField(c, T.StringType(), True) for c in layout.read_names(needed)])
+                reader = reader.schema(schema).option("mode", "FAILFAST").option("enforceSchema", True)
+            frames.append(reader.csv(layout.path).select(*[f"`{c.replace('`', '``')}`" for c in needed]))
         out = frames[0]
         for df in frames[1:]:
             out = out.unionByName(df)
         return out
+
+    def _spark_error(self, exc: Exception, prefix: str) -> DPInputError:
+        """Spark's errors as the messages of every engine where they mean the same (a malformed CSV row);
+        others as their first line."""
+        text = str(exc)
+        if self.source.kind == "csv" and "Malformed" in text and getattr(self, "_layouts", None):
+            layout = next((lay for lay in self._layouts if lay.path in text), self._layouts[0])
+            return csv_fields_error(layout.path, len(layout.columns))
+        return DPInputError(f"{prefix}: {_first_line(exc)}")
 
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
         self.prepare()
