@@ -152,6 +152,8 @@ def test_class_mode_pools_guesses(class_store):
     assert_clean(teacher)
     table = teacher.dataframe[-1].value
     assert list(table["guesses"]) == [2] and list(table["right"]) == [guessed[True]]
+    assert "statistic" not in table.columns  # one statistic per session, named in the projector view
+    assert f"**2 guesses** from the class so far, **{guessed[True]}** right" in page_text(teacher)
 
 
 def _release_line(at) -> str:

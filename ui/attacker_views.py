@@ -193,6 +193,9 @@ def pooled_table(rows: list[Any]) -> None:
         data.append({"statistic": MECHANISM_LABELS.get(row.mechanism, row.mechanism), "ε": row.epsilon,
                      "guesses": row.guesses, "right": row.correct, "class rate": summary.rate,
                      "95% low": summary.interval[0], "95% high": summary.interval[1], "bound": summary.bound})
-    st.dataframe(pd.DataFrame(data), hide_index=True,
+    table = pd.DataFrame(data)
+    if len({row.mechanism for row in rows}) == 1:  # a session pools one statistic: named above the table
+        table = table.drop(columns="statistic")
+    st.dataframe(table, hide_index=True,
                  column_config={c: st.column_config.NumberColumn(format="percent")
                                 for c in ("class rate", "95% low", "95% high", "bound")})
