@@ -97,7 +97,8 @@ def _zero_rows(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("make", [_header_only, _all_missing, _zero_rows], ids=["header-only", "all-missing", "zero-rows"])
+@pytest.mark.parametrize("make", [_header_only, _all_missing, _zero_rows],
+                         ids=["header-only", "all-missing", "zero-rows"])
 @pytest.mark.parametrize("engine", ["duckdb", "pandas"])
 def test_an_input_with_no_rows_is_refused_before_the_charge(run, capsys, make, engine):
     tmp, plan, _, url = run

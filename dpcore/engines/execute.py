@@ -857,7 +857,8 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
             record["ledger"] = {"backend": acct.db.backend if hasattr(acct, "db") else None, "account": plan.dataset,
                                 "entry_id": entry.id, "charged": cost.as_budget_cost().to_dict(),
                                 "spent_epsilon_after": spent_after, "cap_epsilon": acct.cap_epsilon}
-        with progress.step("adding noise to the aggregates" + (" (simulation: numpy)" if simulate else " (OpenDP / certified)")):
+        noise_step = "adding noise to the aggregates" + (" (simulation: numpy)" if simulate else " (OpenDP / certified)")
+        with progress.step(noise_step):
             stats_out = []
             for s in plan.statistics:
                 table, info = aggregates[s.name].release(rng)
