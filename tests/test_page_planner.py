@@ -43,7 +43,7 @@ def _assert_no_true_value(at: AppTest | None, truths: list[float], text: str | N
     except the released numbers themselves, which may coincide with the truth by chance."""
     if at is not None:
         text = _all_text(at)
-        released = [v for df in at.dataframe if "released value" in df.value.columns
+        released = [v for df in [*at.dataframe, *at.table] if "released value" in df.value.columns
                     for v in df.value["released value"]]
     released = np.asarray(released, dtype=float)
     for token in NUMBER.findall(text):
@@ -216,7 +216,7 @@ def test_release_from_uploaded_confidential_file_shows_no_true_value(tmp_path, m
     at.checkbox(key="planner_confirm").check().run()
     at.button(key="planner_release").click().run()
     assert_clean(at)
-    released = next(df.value for df in at.dataframe if "released value" in df.value.columns)
+    released = next(df.value for df in at.table if "released value" in df.value.columns)
     assert set(released["statistic"]) >= {"Gini index", "Mean income by group"}
     assert set(released.loc[released["statistic"] == "Mean income by group", "number"]) == {"north", "south", "west"}
     groups = region.astype(str)

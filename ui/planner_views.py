@@ -519,6 +519,8 @@ def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, A
 
 def budget_frame(view: BudgetFirstView) -> pd.DataFrame:
     return pd.DataFrame([{"statistic": r.statistic, "epsilon": r.epsilon, "relative_error_percent": 100 * r.relative_error,
+                          "error within ±": (f"{r.abs_error:.4f} Gini points" if r.abs_error is not None
+                                             else f"{100 * r.relative_error:.3g}% of the value"),
                           "confidence_percent": 100 * r.confidence, "privacy cost": r.cost} for r in view.rows])
 
 
@@ -529,9 +531,18 @@ def render_budget(view: BudgetFirstView) -> None:
     frame = _remembered("budget_frame", view, lambda: budget_frame(view))
     show_figure(figure("fig_budget", view, frame), width="stretch")
     render_cost(view.cost)
-    st.dataframe(frame.rename(columns={"relative_error_percent": "error within ±%",
-                                       "confidence_percent": "with probability %"}), hide_index=True, width="stretch")
+    st.dataframe(frame.drop(columns=["relative_error_percent"]).rename(columns={"confidence_percent": "with probability %"}),
+                 hide_index=True, width="stretch")
     download_csv(frame, "Download the split (CSV)", "planner_budget_first.csv", key="planner_dl_budget")
+
+
+#: the deployment table's columns shown in the editor (δ, ρ, model and source are in its CSV): all eight
+#: scrolled sideways (1,621 px in 818 at 1280x720)
+DEPLOYMENT_COLUMNS = ["organisation", "release", "epsilon", "privacy unit"]
+DEPLOYMENT_COLUMN_CONFIG = {"organisation": st.column_config.TextColumn(width=150),
+                            "release": st.column_config.TextColumn(width=350),
+                            "epsilon": st.column_config.NumberColumn(width=80),
+                            "privacy unit": st.column_config.TextColumn(width=190)}
 
 
 def risk_controls() -> tuple[float, float]:
@@ -555,14 +566,16 @@ def render_risk(view: AttackerBeliefView) -> None:
     st.markdown("**ε used in real deployments** (editable: add your organisation's releases). The units differ "
                 "(per person for the whole release, per user per day, local vs central DP), so compare with care.")
     edited = st.data_editor(pd.DataFrame(risk.deployments_table()), num_rows="dynamic", hide_index=True,
-                            width="stretch", key="planner_deploy_editor")
+                            width="stretch", key="planner_deploy_editor", column_order=DEPLOYMENT_COLUMNS,
+                            column_config=DEPLOYMENT_COLUMN_CONFIG)
     with guard("the deployment table"):
         eps_col = pd.to_numeric(edited["epsilon"], errors="coerce")
         ok = eps_col.notna() & (eps_col > 0)
         table = edited.loc[ok, ["organisation", "release", "epsilon", "privacy unit"]].copy()
         table[f"largest belief from a {100 * view.prior:g}% prior, %"] = [
             100 * risk.max_posterior(view.prior, float(e)) for e in eps_col[ok]]
-        st.dataframe(table, hide_index=True, width="stretch")
+        st.table(table.reset_index(drop=True).style.format({"epsilon": "{:g}", table.columns[-1]: "{:.2f}"})
+                 .hide(axis="index"))
         download_csv(edited, "Download the deployment table (CSV)", "planner_deployments.csv", key="planner_dl_deploy")
 
 

@@ -70,12 +70,14 @@ def fig_budget(frame: pd.DataFrame) -> go.Figure:
         data=[go.Bar(x=frame["epsilon"].tolist(), y=statistics, orientation="h", marker_color="steelblue",
                      showlegend=False, xaxis="x", yaxis="y"),
               go.Bar(x=errors, y=statistics, orientation="h", marker_color="darkorange", showlegend=False,
-                     text=[f"±{v:.3g}% ({c:g}%)" for v, c in zip(errors, frame["confidence_percent"])],
+                     text=[f"±{shown} ({c:g}%)" for shown, c in zip(
+                         frame["error within ±"] if "error within ±" in frame else [f"{v:.3g}%" for v in errors],
+                         frame["confidence_percent"])],
                      textposition="auto", xaxis="x2", yaxis="y2")],
         layout=dict(
             xaxis=dict(domain=[0.0, 0.45], anchor="y", title=dict(text="ε")),
             yaxis=dict(anchor="x"),
-            xaxis2=dict(domain=[0.55, 1.0], anchor="y2", title=dict(text="relative error, %")),
+            xaxis2=dict(domain=[0.55, 1.0], anchor="y2", title=dict(text="relative error, % of the true value")),
             yaxis2=dict(anchor="x2", matches="y", showticklabels=False),
             annotations=[dict(text="ε given to each statistic", x=0.225, y=1.0, xref="paper", yref="paper",
                               xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=16)),

@@ -307,6 +307,20 @@ def existing_account(ds: Any) -> Any:
         return None
 
 
+def _readable(value: float) -> str:
+    """A released number as people read it: thousands separators for incomes, 6 digits otherwise."""
+    return f"{value:,.2f}" if abs(value) >= 1000 else f"{value:.6g}"
+
+
+def released_table(records: Sequence[Any]) -> Any:
+    """The released numbers as a static table that wraps to the page (the time is in the archive and the
+    record; a grid with the mechanism and time columns scrolled sideways, 1,092 px in 818)."""
+    frame = pd.DataFrame([{"statistic": r.statistic, "number": lab, "released value": float(v), "ε": r.epsilon,
+                           "δ": r.delta, "mechanism": r.mechanism}
+                          for r in records for lab, v in zip(r.labels, r.released)])
+    return frame.style.format({"released value": _readable, "ε": "{:.6g}", "δ": "{:.3g}"}).hide(axis="index")
+
+
 def _cost_text(cost: dict) -> str:
     try:
         return budget_lib.PrivacyCost(cost["kind"], epsilon=cost.get("epsilon", 0.0), delta=cost.get("delta", 0.0),
@@ -433,9 +447,7 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
     page's groups are the random planning groups (a release is then refused for group statistics).
     """
     st.markdown("### Make the real release")
-    outcome = st.session_state.pop(RELEASE_OUTCOME, None)
-    if outcome is not None:
-        (st.success if outcome[0] == "success" else st.error)(outcome[1])
+    outcome = st.session_state.pop(RELEASE_OUTCOME, None)  # of the click of the previous run: said at the button
     _account_note(ds)
     st.caption("The release draws its noise from the operating system's cryptographic random generator "
                "(`os.urandom`), never from the seed in the sidebar, so it cannot be replayed or guessed. True values "
@@ -444,12 +456,14 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
     url = ledger_lib.default_url()
     db = _ledger_or_ask(url)
     if db is None:
+        st.session_state.pop(RELEASE_REQUEST, None)  # a click cannot wait for the ledger to come back
         return
     identity = None
     with guard(f"the budget account (ledger {ledger_place(url)})"):
         dataset_id, default_label = dataset_identity(ds)
         identity = (dataset_id, default_label, db.find_account(dataset_id))
     if identity is None:
+        st.session_state.pop(RELEASE_REQUEST, None)
         return
     dataset_id, default_label, acct = identity
     st.session_state["planner_ledger"] = acct
@@ -528,6 +542,8 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
               None if confirmed else "Tick the confirmation above first (once per release).")
     st.button("Make the release", type="primary", disabled=reason is not None, key="planner_release",
               on_click=_request_release, args=(counter, dataset_id), help=reason)
+    if outcome is not None:
+        (st.success if outcome[0] == "success" else st.error)(outcome[1])
     if pending:
         # The request is taken and the release made with no Streamlit call in between, so nothing can
         # interrupt the run between the two (Streamlit stops a run only inside its own calls); the
@@ -551,10 +567,7 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
 
     records = st.session_state.get("planner_records")
     if records and st.session_state.get("planner_records_account") == dataset_id:
-        rows = [{"statistic": r.statistic, "number": lab, "released value": v, "ε": r.epsilon, "δ": r.delta,
-                 "mechanism": r.mechanism, "time (UTC)": r.timestamp}
-                for r in records for lab, v in zip(r.labels, r.released)]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        st.table(released_table(records))
         if acct is not None:
             remaining = max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
             st.warning(f"**Every further release spends more.** Spent so far on this data: {acct.describe(entries)}; "

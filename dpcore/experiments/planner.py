@@ -416,6 +416,8 @@ class BudgetRow:
     relative_error: float  # joint error bound reached with probability `confidence`
     confidence: float
     cost: str = ""  # the statistic's privacy cost at epsilon (describe_cost)
+    #: the same bound in the unit of an absolute target (Gini points), when the spec's target is absolute
+    abs_error: float | None = None
 
 
 @dataclass(frozen=True)
@@ -427,7 +429,8 @@ class BudgetFirstView:
 
     def to_dict(self) -> dict[str, Any]:
         return {"budget_failures": [list(f) for f in self.failures], "budget_first": [{"statistic": r.statistic, "kind": r.kind, "epsilon": r.epsilon,
-                                  "relative_error": r.relative_error, "confidence": r.confidence, "cost": r.cost}
+                                  "relative_error": r.relative_error, "abs_error": r.abs_error,
+                                  "confidence": r.confidence, "cost": r.cost}
                                  for r in self.rows],
                 "total_epsilon": self.total_epsilon,
                 "budget_privacy_cost": None if self.cost is None else self.cost.to_dict()}
@@ -451,7 +454,11 @@ def budget_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence
         except ValueError as exc:
             failures.append((spec.label, str(exc)))
             continue
-        rows.append(BudgetRow(stat.name, spec.kind, eps, float(error), spec.confidence, describe_cost(cost, delta)))
+        # an absolute (Gini-point) target is answered in its unit: |G~ - G| <= r G is |G~ - G| <= r |G|
+        absolute = (float(error) * abs(float(np.asarray(stat.truth, dtype=float).ravel()[0]))
+                    if spec.abs_error is not None else None)
+        rows.append(BudgetRow(stat.name, spec.kind, eps, float(error), spec.confidence, describe_cost(cost, delta),
+                              absolute))
     return BudgetFirstView(tuple(rows), float(sum(epsilons)), tuple(failures), plan_cost(costs, delta=delta))
 
 
