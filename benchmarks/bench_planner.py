@@ -68,7 +68,7 @@ def bench_page() -> None:
     reruns = [timed(lambda: at.run())[0] for _ in range(10)]
     print(f"plain rerun: median {statistics.median(reruns):.3f} s, worst {max(reruns):.3f} s (10 reruns)")
     # (view, widget kind, key, value): the sliders of each view, visited in turn
-    moves = [(None, "slider", "planner_gini_tol", 12), (None, "slider", "planner_gini_tol", 10),
+    moves = [(None, "number_input", "planner_gini_err", 0.012), (None, "number_input", "planner_gini_err", 0.01),
              (None, "slider", "planner_percentiles_conf", 91), (None, "slider", "planner_percentiles_conf", 90),
              (None, "slider", "planner_group_means_tol", 6), (None, "slider", "planner_ratio_conf", 96),
              (None, "slider", "planner_total", 3.0), ("2 · Budget first", "slider", "planner_eps_gini", 1.0),
