@@ -267,6 +267,7 @@ def test_what_a_killed_run_left_is_reported_and_removed_by_the_next_run(run, cap
     left = [name for name in _beside(out) if ".tmp-" in name]
     assert len(left) == 1 and any((tmp / left[0]).iterdir())  # noisy tables of the killed run
     assert _entries(url) == 1  # charged, never delivered
+    (tmp / ".out.probe-99999").write_bytes(b"\0" * 4096)  # a run killed while probing --out leaves this
     code, stdout, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--ledger", url)
     assert code == 0, err
     assert f"removed leftover {left[0]} from an interrupted run" in err

@@ -389,7 +389,7 @@ class InterruptedAfterCharge(KeyboardInterrupt):
         if written_to is None:
             text = notice.lost(f"interrupted by {name}")
         else:
-            text = (f"interrupted by {name} after the release was written to {str(written_to)!r}: epsilon = "
+            text = (f"{name} after the release was written to {str(written_to)!r}: epsilon = "
                     f"{notice.epsilon:g} is charged to account {notice.account!r} (ledger entry {notice.entry_id}), "
                     "which may not be marked revealed")
         super().__init__(text)
@@ -511,11 +511,16 @@ class OutputSlot:
         Only a folder named as :func:`_write_outputs` names them (``.<name>.tmp-<pid>-<random>``, or the
         ``.<name>.tmp-<random>`` of earlier versions) and holding only the files a release writes is removed."""
         prefix = _STAGING.format(name=self.out.name)
+        probe = f".{self.out.name}.probe-"
         try:
-            names = sorted(n for n in os.listdir(self.out.parent)
-                           if n.startswith(prefix) and _STAGING_SUFFIX.fullmatch(n[len(prefix):]))
+            listing = os.listdir(self.out.parent)
         except OSError:
             return
+        for name in listing:  # a probe file of a run killed between creating and removing it (zeros)
+            if name.startswith(probe) and name[len(probe):].isdigit():
+                with contextlib.suppress(OSError):
+                    os.unlink(self.out.parent / name)
+        names = sorted(n for n in listing if n.startswith(prefix) and _STAGING_SUFFIX.fullmatch(n[len(prefix):]))
         for name in names:
             path = self.out.parent / name
             try:
