@@ -30,7 +30,22 @@ Sources (:func:`parse_source`): a CSV file, a Parquet file / directory / glob, a
 with a query (``duckdb:///path.db?query=SELECT ...`` or ``--query``), or a PostgreSQL query
 (``postgresql://user@host:port/db`` with ``--query``). CSV files are read as text in every engine
 (the income is parsed as a number, and a non-numeric value is an error), so the three engines see the
-same cell labels. PostgreSQL is read with ``psycopg`` in batches (a server-side cursor) into a
+same cell labels.
+
+One set of input rules, whatever the engine (tests/test_engine_inputs.py runs odd files through each and
+asserts the same message or the same tables):
+
+* CSV: the header line is read once for every engine (:func:`csv_layout`): at most
+  :data:`MAX_CSV_HEADER_BYTES` and :data:`MAX_CSV_COLUMNS` columns, UTF-8 (a BOM is dropped), the
+  delimiter , ; tab or | (the most frequent in the header), each needed column named once; only the
+  needed columns are read; a row whose fields do not match the header (a missing or extra field, an
+  unclosed quote) is refused, as is a row longer than :data:`MAX_CSV_ROW_BYTES` (read up to it; refused
+  past twice it) and text that is not UTF-8. Several files: each must have every needed column.
+* Types (:func:`column_kind_refusal`): nested columns (struct, list, map, union) are refused in every
+  column a plan reads; the income must be numbers or text that parses as numbers (booleans, dates and
+  binary values are refused); a non-numeric income names the smallest offending text.
+* Messages are one line; a value quoted from the data is cut to :data:`MAX_SHOWN_CHARS` characters and
+  an engine's own error to its first line (:func:`first_line`). PostgreSQL is read with ``psycopg`` in batches (a server-side cursor) into a
 temporary Parquet file, which the engine then reads (DuckDB's postgres extension needs a download;
 Spark's JDBC needs a driver jar; the staging copy needs neither).
 """
@@ -431,7 +446,7 @@ def stage_postgres(source: Source, directory: str, progress: Progress | None = N
                 try:
                     cur.execute(source.query)
                 except psycopg.Error as exc:
-                    raise DPInputError(f"the PostgreSQL query failed: {str(exc).strip().splitlines()[0]}") from None
+                    raise DPInputError(f"the PostgreSQL query failed: {first_line(exc)}") from None
                 while True:
                     batch = cur.fetchmany(batch_rows)
                     if writer is None:
@@ -456,7 +471,7 @@ def stage_postgres(source: Source, directory: str, progress: Progress | None = N
                     if progress is not None:
                         progress.say(f"  staged {rows:,} rows from PostgreSQL")
     except psycopg.Error as exc:
-        raise DPInputError(f"cannot read from PostgreSQL: {str(exc).strip().splitlines()[0]}") from None
+        raise DPInputError(f"cannot read from PostgreSQL: {first_line(exc)}") from None
     finally:
         if writer is not None:
             writer.close()
@@ -493,7 +508,7 @@ def outcome_flag(text: Any) -> float | None:
         return 1.0
     if t in FALSE_WORDS:
         return 0.0
-    raise DPInputError(f"outcome value {text!r} is not one of the accepted words "
+    raise DPInputError(f"outcome value {shown(text)} is not one of the accepted words "
                        f"({', '.join(sorted(set(TRUE_WORDS) | set(FALSE_WORDS)))})")
 
 
