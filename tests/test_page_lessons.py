@@ -163,7 +163,7 @@ def _spec(at, index=0):
 @pytest.mark.parametrize("page,toggle,eps_key,low,high,extra,axis", [
     ("app_pages/gini.py", "gini_fixed_axes", "gini_eps", "0.1", "4.0", {"gini_n": "2000"}, "xaxis"),
     ("app_pages/percentiles.py", "perc_fixed_axes", "perc_eps", "0.1", "3.0", {}, "yaxis"),
-    ("app_pages/stratified.py", "strat_fixed_axes", "strat_eps", "0.1", "5.0", {}, "yaxis"),
+    ("app_pages/stratified.py", "strat_fixed_axes", "strat_eps", "0.1", "5.0", {}, "xaxis"),  # horizontal bars
 ])
 def test_fixed_axes_do_not_depend_on_the_draws(page, toggle, eps_key, low, high, extra, axis):
     """With fixed axes the chart's axis range is set and the same at two ε and two seeds; without, it
