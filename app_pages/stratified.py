@@ -82,8 +82,7 @@ privacy_note(*views.PRIVACY_NOTE)
 @st.fragment
 def _page_body() -> None:
     answer_box = st.container(border=True)  # the answer first (filled once the controls below are read)
-    answer_text = answer_box.container()
-    target_error, target_confidence = answer_views.group_means_target_controls(answer_box)
+    answer_text = answer_box.container()  # the target controls go under it once the variable is known
     c1, c2, c3 = st.container(border=True).columns(3)
     source = qp_radio("Data", "strat_data", DATA_SOURCES, container=c1,
                       help="The ACS excerpt is real (20 PUMAs); synthetic data follow the paper's model; the NY sizes "
@@ -98,12 +97,14 @@ def _page_body() -> None:
 
     data = recipe = None
     clip, prior, value_label, data_key = None, (-3.0, 3.0), "value", ""
+    target_range, target_variable = 200_000.0, source  # the variable's default clip range: its target's start
     data_note.stratified_note(source, DATA_SOURCES[3])
     with guard("the data"):
         if source == DATA_SOURCES[0]:
             var = qp_selectbox("Variable", "strat_var", list(strat_experiments.ACS_VARIABLES), container=c1)
             grouping = qp_selectbox("Groups", "strat_grp", list(strat_experiments.ACS_GROUPINGS), container=c1)
             spec = strat_experiments.ACS_VARIABLES[var]
+            target_range, target_variable = spec["clip"][1] - spec["clip"][0], f"ACS {var}"
             hi = qp_slider("Clip values to at most (public)", "strat_cliphi", float(spec["step"]), spec["clip_max"],
                            spec["clip"][1], spec["step"], container=c2,
                            help="Chosen without looking at the data. Values above are set to this; below 0 set to 0.")
@@ -126,6 +127,7 @@ def _page_body() -> None:
                 sig = qp_number("Public guess of the standard deviation σ (CoinPress)", "strat_sigma_ds",
                                 float(hi) / 4, min_value=1e-9, max_value=1e12, container=c2)
                 clip, prior, value_label = (0.0, float(hi)), (0.0, float(hi)), ds.column
+                target_variable = f"{ds.name}: {ds.column}"
                 if ds.confidential:
                     st.warning(views.CONFIDENTIAL_WARNING)
                 recipe = dict(source="columns", columns=[g1] if g2 == NONE else [g1, g2], sigma=float(sig), seed=seed())
@@ -152,9 +154,12 @@ def _page_body() -> None:
                               help="Laplace clips at ±(R + √(ln|G|/γ)), γ = 0.1 (paper Eq. 3); CoinPress starts from "
                                    "[−R, R].")
             clip, prior = float(bound), (-float(bound), float(bound))
+            target_range = 6.0  # the bound R's default range, [-3, 3]
             recipe = dict(source="synthetic", n=int(n), k=int(k), alpha=float(alpha), preset=preset, seed=seed())
             data = _recipe_data(recipe_key_text(recipe), recipe)
             st.caption(views.SYNTHETIC_CAPTION)
+    target_error, target_confidence = answer_views.group_means_target_controls(
+        answer_box, clip_range=target_range, variable=target_variable)
     if data is not None and isinstance(clip, tuple):
         with answer_text, guard("the answer"):
             answer_key = data_key + recipe_key_text(recipe)

@@ -214,3 +214,17 @@ def test_link_reopens_the_same_view():
     assert fresh.selectbox(key="strat_method").value == "StratCoinpress"
     assert fresh.dataframe[0].value.equals(at.dataframe[0].value)
     assert fresh.dataframe[1].value.equals(at.dataframe[1].value)
+
+
+def test_the_target_starts_in_the_variables_units():
+    """The answer's target is in the variable's units: ±40,000 for incomes clipped to 0-200,000, ±20 (years) once
+    the variable is age (±40,000 years recommended ε = 0.006); a target from a shared link is kept."""
+    at = open_page(PAGE)
+    assert at.number_input(key="strat_target").value == 40_000.0
+    at.selectbox(key="strat_var").set_value("AGEP (age, years)").run()
+    assert_clean(at)
+    assert at.number_input(key="strat_target").value == 20.0
+    assert any("within ±20," in w.value for w in at.warning)  # the 1-person groups need more than the slider's ε
+    shared = open_page(PAGE, strat_target="50000")
+    assert shared.number_input(key="strat_target").value == 50_000.0
+    assert any("within ±50,000 of its true mean" in i.value for i in shared.info)

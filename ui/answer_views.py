@@ -8,7 +8,6 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore import defaults
-from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments.answers import EpsilonRecommendation, GiniAnswer
 from ui.common import qp_number, qp_selectbox
 
@@ -73,12 +72,23 @@ def percentile_target_controls(container) -> tuple[float, float]:
     return target, CONFIDENCES[how_often]
 
 
-def group_means_target_controls(container) -> tuple[float, float]:
-    """The group-means page's target: every published group mean within ± (strat_target, strat_conf)."""
+#: the group-means target a variable starts with, as a share of its public clip range: ±40,000 for incomes clipped
+#: to 0-200,000 (dpcore.experiments.answers.DEFAULT_GROUP_MEANS_TARGET, reachable on the page's default data),
+#: ±20 years for ages clipped to 0-100 (a target of ±40,000 years recommended ε = 0.006: true, and useless)
+TARGET_SHARE_OF_CLIP_RANGE = 0.2
+
+
+def group_means_target_controls(container, *, clip_range: float, variable: str) -> tuple[float, float]:
+    """The group-means page's target: every published group mean within ± (strat_target, strat_conf), in the
+    units of ``variable``; it starts at :data:`TARGET_SHARE_OF_CLIP_RANGE` of ``clip_range`` (its default clip
+    range) and starts there again when the variable changes (a target in dollars means nothing for ages)."""
+    default = TARGET_SHARE_OF_CLIP_RANGE * float(clip_range)
+    if st.session_state.get("_strat_target_variable", variable) != variable:
+        st.session_state["strat_target"] = default
+    st.session_state["_strat_target_variable"] = variable
     c1, c2 = container.columns(2)
-    target = float(qp_number("Your target: every group mean within ±", "strat_target",
-                             answer_experiments.DEFAULT_GROUP_MEANS_TARGET, min_value=1e-6, max_value=1e9, step=1000.0,
-                             container=c1, format="%g",
+    target = float(qp_number("Your target: every group mean within ±", "strat_target", default, min_value=1e-6,
+                             max_value=1e9, step=max(default / 20, 1e-6), container=c1, format="%g",
                              help="In the units of the variable (dollars for incomes), for every group at once: tiny "
                                   "groups get the most noise, so they set the ε."))
     how_often = qp_selectbox("… how often", "strat_conf", list(CONFIDENCES), "9 times in 10", container=c2)
