@@ -24,6 +24,7 @@ JOINED_KEY = "atk_joined_class"
 #: session_state: this browser session's random student id (never stored: see dpcore.classroom)
 STUDENT_ID_KEY = "atk_student_id"
 _MESSAGE_KEY = "atk_class_message"
+CODE_INPUT_KEY = "atk_code_input"
 #: seconds between two refreshes of the teacher's results (a fragment: only the table reruns)
 LIVE_REFRESH_SECONDS = 5
 ATTACKER_PATH = "attacker"
@@ -73,6 +74,8 @@ def _lookup(text: str) -> classroom_lib.ClassSession:
 
 
 def _join(session: classroom_lib.ClassSession | None) -> None:
+    """Join ``session`` (None: leave): session_state, the URL and the student's code box agree. Called
+    before the code box is drawn (or from its own callback), when its value may still be set."""
     if session is None:
         st.session_state.pop(JOINED_KEY, None)
         if CODE_PARAM in st.query_params:
@@ -80,6 +83,7 @@ def _join(session: classroom_lib.ClassSession | None) -> None:
     else:
         st.session_state[JOINED_KEY] = session
         st.query_params[CODE_PARAM] = session.code
+    st.session_state[CODE_INPUT_KEY] = session.code if session is not None else ""
 
 
 def current_class() -> classroom_lib.ClassSession | None:
@@ -113,7 +117,7 @@ def student_id() -> str:
 
 def _join_typed_code() -> None:
     """on_change of the student's code box: join, leave (empty box) or say why not."""
-    typed = str(st.session_state.get("atk_code_input") or "")
+    typed = str(st.session_state.get(CODE_INPUT_KEY) or "")
     if not typed.strip():
         _join(None)
         return
@@ -128,9 +132,9 @@ def _join_typed_code() -> None:
 
 
 def student_controls(session: classroom_lib.ClassSession | None) -> None:
-    if "atk_code_input" not in st.session_state:
-        st.session_state["atk_code_input"] = session.code if session else ""
-    st.text_input("Session code from your teacher", key="atk_code_input", max_chars=12, on_change=_join_typed_code,
+    if CODE_INPUT_KEY not in st.session_state:
+        st.session_state[CODE_INPUT_KEY] = session.code if session else ""
+    st.text_input("Session code from your teacher", key=CODE_INPUT_KEY, max_chars=12, on_change=_join_typed_code,
                   help="6 characters, e.g. K7QX2M; empty the box to leave the class.")
 
 
