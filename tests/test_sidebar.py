@@ -195,6 +195,8 @@ from ui.sidebar import render_sidebar, current_dataset
 open_notice_area()
 render_sidebar()
 st.write(f"dataset: {current_dataset().name}")
+from ui.data_note import data_note
+data_note(uses_sidebar=True)
 """
 
 
@@ -207,8 +209,11 @@ def test_refused_upload_is_said_in_the_main_area_too():
     assert main_error.startswith("Your file was refused: ") and "1 negative value" in main_error, main_error
     assert "default synthetic data" in main_error
     assert len(at.sidebar.error) == 1 and "1 negative value" in at.sidebar.error[0].value
+    (note,) = [i.value for i in at.main.info if "Data on this page" in i.value]
+    assert "were refused (see the message above), so these are the default data" in note, note
     at.sidebar.radio(key="data_neg").set_value("drop").run()  # a usable choice: no error anywhere
     assert not at.error and _ds(at).n == 2
+    assert not any("refused" in i.value for i in at.main.info)
 
 
 def test_upload_without_a_usable_income_column_says_so_in_the_main_area():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.sidebar import current_dataset
+from ui.sidebar import current_dataset, refused_choice
 
 
 def sidebar_data_sentence() -> str:
@@ -26,7 +26,10 @@ def data_note(*, uses_sidebar: bool, what: str = "", why: str = "", option: str 
     option: the control value that switches this page to the sidebar's data set, if any.
     """
     if uses_sidebar:
-        st.info(f"**Data on this page:** the sidebar's data set in use, {sidebar_data_sentence()}.",
+        refused = refused_choice()
+        instead = (" The data chosen in the sidebar were refused (see the message above), so these are the "
+                   "default data.") if refused else ""
+        st.info(f"**Data on this page:** the sidebar's data set in use, {sidebar_data_sentence()}.{instead}",
                 icon=":material/database:")
         return
     text = f"**Data on this page:** {what}, not the sidebar's data set ({current_dataset().name})"

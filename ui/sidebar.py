@@ -390,6 +390,7 @@ def render_sidebar(*, defer_default: bool = False, compact: bool = False, data_u
             st.caption("This page does not use these data. Your choice is kept for the pages that do.")
             defer_default = True
         url_before = _data_params()
+        st.session_state.pop(_REFUSAL, None)
         dataset: IncomeData | None = None
         key: tuple = DEFAULT_KEY
         with contextlib.ExitStack() as data_panel:
@@ -439,9 +440,19 @@ def render_sidebar(*, defer_default: bool = False, compact: bool = False, data_u
         _randomness(confidential=dataset.confidential, compact=compact, data_used=data_used)
 
 
+#: Session-state slot: why the sidebar's data choice was refused in the last run (absent: it was not).
+_REFUSAL = "_data_choice_refused"
+
+
+def refused_choice() -> str | None:
+    """Why the data chosen in the sidebar were refused in this run (the default data are in use), or None."""
+    return st.session_state.get(_REFUSAL)
+
+
 def _refusal_in_main_area(reason: str) -> None:
     """Repeat a refused data choice at the top of the main area: the pages below say they use the
     default synthetic data, and a reader looking there must learn why (the sidebar alone is easy to miss)."""
+    st.session_state[_REFUSAL] = reason
     if st.session_state.get("data_source") == SRC_UPLOAD:
         main_notice(f"Your file was refused: {reason}. The pages show the default synthetic data instead "
                     "(see the sidebar).", error=True, inline_fallback=False)
