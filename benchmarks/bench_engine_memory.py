@@ -5,8 +5,8 @@
 1. Writes a sparse CSV of about ``--mb`` megabytes (3 columns the plan reads, 24 mostly empty ones),
    then, in a fresh subprocess per run, reads it with the pandas engine and computes a histogram, clipped
    sums and the Gini inputs by one cell column; prints the subprocess's peak RSS (``ru_maxrss``).
-2. Writes a CSV of ``--wide-columns`` columns (2,000 rows) and times DuckDB's ``prepare`` + one
-   aggregate on it.
+2. Writes a CSV of ``--wide-columns`` columns (2,000 rows) and times ``prepare`` + one aggregate on it
+   in DuckDB and pandas.
 
 ``--tree DIR`` imports dpcore from another checkout (e.g. ``git archive HEAD~3 dpcore | tar -x -C /tmp/old``)
 to compare before and after in one run. Not part of pytest (no timed tests).
@@ -81,12 +81,12 @@ def write_wide_csv(path: str, columns: int, rows: int = 2000) -> None:
             f.write(f"{rng.lognormal(10, 1):.2f},{rng.choice(['A', 'B'])}{filler}\n")
 
 
-def wide_seconds(tree: str, path: str) -> float:
+def wide_seconds(tree: str, path: str, engine: str = "duckdb") -> float:
     code = (f"import sys, time; sys.path.insert(0, {tree!r})\n"
             "from dpcore.engines import EngineSpec, open_engine, parse_source\n"
             "spec = EngineSpec('earnings', ('state',))\n"
             "t = time.perf_counter()\n"
-            f"with open_engine('duckdb', parse_source({path!r}), spec) as eng:\n"
+            f"with open_engine({engine!r}, parse_source({path!r}), spec) as eng:\n"
             "    eng.sums(['state'], 0, 1e6)\n"
             "print(time.perf_counter() - t)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -115,7 +115,9 @@ def main() -> None:
         write_wide_csv(wide, args.wide_columns)
         print(f"wide CSV: {args.wide_columns:,} columns x 2,000 rows, {os.path.getsize(wide) / 1e6:.0f} MB")
         for tree in trees:
-            print(f"  duckdb engine, tree {tree}: {wide_seconds(tree, wide):.2f} s (prepare + sums by one column)")
+            for engine in ("duckdb", "pandas"):
+                print(f"  {engine} engine, tree {tree}: {wide_seconds(tree, wide, engine):.2f} s "
+                      "(prepare + sums by one column)")
 
 
 if __name__ == "__main__":

@@ -131,7 +131,17 @@ def _latin1(directory) -> str:
     return path
 
 
+def _gzip(directory) -> str:
+    import gzip
+
+    path = os.path.join(directory, "plain.csv.gz")
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write(_csv_text(BASE))
+    return path
+
+
 CASES["latin-1 cell"] = (_latin1, "the CSV file 'latin1.csv' is not UTF-8 text")
+CASES["gzip csv"] = (_gzip, "tables")
 
 
 def _write(directory, name: str, text: str) -> str:
@@ -204,7 +214,8 @@ def test_same_cells_as_the_plain_file(input_files):
     """The layout variants (BOM, CRLF, separators, typed Parquet) are the same data: the same tables."""
     plain = outcome("duckdb", input_files["plain csv"])[1]
     assert list(plain["sums"]["state"]) == [None, "CO", "TX", "VA"] and list(plain["sums"]["n"]) == [1, 2, 2, 1]
-    for name in ("BOM", "CRLF", "semicolons", "tabs (.tsv)", "typed parquet", "text income parquet"):
+    for name in ("BOM", "CRLF", "semicolons", "tabs (.tsv)", "gzip csv", "quoted delimiter and newline",
+                 "typed parquet", "text income parquet"):
         got = outcome("pandas", input_files[name])[1]
         for table in ("histogram", "sums", "gini", "outcomes"):
             pd.testing.assert_frame_equal(plain[table], got[table], obj=f"{name}: {table}")
