@@ -6,8 +6,8 @@ browser fixtures of tests/conftest.py (``app_server``, ``browser``, ``tab``) and
 * analyst: upload -> planner (plan) -> Release mode starts from the plan -> release -> the JSON
   record holds the release and the dataset identity -> a reload (new session) with the same file
   shows the spent budget (the shared server's DPCORE_LEDGER_URL points at its own temp SQLite file);
-* each bad file of issue 14 gives the right column or a clear message, and no stale error stays
-  after a good upload. The files are uploaded one after the other in one session (each refused file
+* each bad file of issue 14 gives the right column or a clear message (in the main area too: the file
+  is not in use, the default data are), and no stale error stays after a good upload. The files are uploaded one after the other in one session (each refused file
   followed by a good one, which must then show no error): one page load instead of one per file.
 """
 from __future__ import annotations
@@ -72,6 +72,9 @@ def bad_file_results(upload_tab) -> dict[str, list[str]]:
                 failures.append(f"{name} {after}: no error saying {expect['error']!r}; errors {errors}; sidebar {panel[:1500]}")
             if page.query_selector('[data-testid="stException"]'):
                 failures.append(f"{name} {after}: an exception box")
+            main = _main_text(page)  # the main area says it too, not only the sidebar
+            if name not in main or "default synthetic data" not in main:
+                failures.append(f"{name} {after}: the main area does not say the file is not in use: {main[:800]}")
         else:
             if f"Income column in use: {expect['column']}" not in panel:
                 failures.append(f"{name} {after}: 'Income column in use: {expect['column']}' not shown; sidebar {panel[:1500]}")
