@@ -32,6 +32,10 @@ def test_gini_target_is_in_gini_points_like_the_gini_page():
     stat = planner_lib.make_statistic("gini", values, upper=defaults.INCOME_UPPER)
     expected = planner_lib.solve_epsilon(stat, planner_lib.AccuracyTarget(0.01 / stat.truth[0], 0.9)).epsilon
     assert row["smallest ε"] == expected
+    # its dot plot is drawn in the same unit: the band is ±0.01 of the Gini, not a % of it
+    specs = [chart.proto.spec for chart in at.get("plotly_chart")]
+    gini_dots = [spec for spec in specs if "Gini index at ε" in spec]
+    assert gini_dots and "one Gini point" in gini_dots[0] and "target ±0.01\"" in gini_dots[0]
 
 
 def test_an_old_link_with_a_relative_gini_target_is_converted_and_said():

@@ -512,8 +512,10 @@ def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, A
         frame = _remembered("dots_frame", view, lambda: plots_planner.dots_frame(view.dots))
         for dots in view.dots:
             title = f"{dots.statistic} at ε = {dots.epsilon:.3g} ({100 * dots.confidence:g}% target)"
+            absolute = dots.errors_abs is not None
             show_figure(_remembered("fig_quantile_dots", dots, lambda: plots_planner.fig_quantile_dots(
-                frame[frame["statistic"] == dots.statistic], 100 * dots.rel_error, title), title), width="stretch")
+                frame[frame["statistic"] == dots.statistic], dots.abs_error if absolute else 100 * dots.rel_error,
+                title, gini_points=absolute), title), width="stretch")
         download_csv(frame, "Download the dot-plot data (CSV)", "planner_dots.csv", key="planner_dl_dots")
 
 

@@ -11,38 +11,49 @@ from dpcore.experiments.planner import StatisticDots
 
 
 def dots_frame(dots: Sequence[StatisticDots]) -> pd.DataFrame:
-    """Chart data of the quantile dot plots (one row per dot; relative error in percent)."""
+    """Chart data of the quantile dot plots (one row per dot): ``error`` in the target's unit, ``unit``
+    "% of the true value" or "Gini" (released minus true Gini, 0.01 = one Gini point)."""
     rows = []
     for d in dots:
-        n_dots = len(d.errors_percent[0]) if d.errors_percent else 0
-        for label, values in zip(d.labels, d.errors_percent):
+        absolute = d.errors_abs is not None
+        values_of = d.errors_abs if absolute else d.errors_percent
+        n_dots = len(values_of[0]) if values_of else 0
+        for label, values in zip(d.labels, values_of):
             for i, v in enumerate(values):
                 rows.append({"statistic": d.statistic, "number": label, "epsilon": d.epsilon, "dot": i + 1,
-                             "quantile": (i + 0.5) / n_dots, "relative_error_percent": float(v)})
+                             "quantile": (i + 0.5) / n_dots, "error": float(v),
+                             "unit": "Gini" if absolute else "% of the true value"})
     return pd.DataFrame(rows)
 
 
-def fig_quantile_dots(frame: pd.DataFrame, tol_percent: float, title: str) -> go.Figure:
-    """One row per released number; each dot is 1/20 of plausible releases; the band is the target.
+def fig_quantile_dots(frame: pd.DataFrame, tolerance: float, title: str, *, gini_points: bool = False) -> go.Figure:
+    """One row per released number; each dot is 1/20 of plausible releases; the band is the target
+    (``tolerance`` in % of the true value, or in Gini units when ``gini_points``).
 
     Built as a single trace with the band and the zero line as layout shapes (fast to build)."""
     labels = list(dict.fromkeys(frame["number"]))
-    x = frame["relative_error_percent"].to_numpy()
-    inside = np.abs(x) <= tol_percent
+    x = frame["error"].to_numpy()
+    inside = np.abs(x) <= tolerance * (1 + 1e-12)
+    if gini_points:
+        axis = "error of a release, Gini (0.01 = one Gini point; each dot = 5% of releases)"
+        hover, target = "%{y}: %{x:+.4f}<extra></extra>", f"target ±{tolerance:g}"
+    else:
+        axis = "error of a release, % of the true value (each dot = 5% of releases)"
+        hover, target = "%{y}: %{x:.2f}% error<extra></extra>", f"target ±{tolerance:g}%"
     fig = go.Figure(
         data=[go.Scatter(x=x, y=frame["number"].to_numpy(), mode="markers", showlegend=False,
                          marker=dict(size=11, color=np.where(inside, "seagreen", "firebrick").tolist(),
                                      line=dict(width=0.5, color="white")),
-                         hovertemplate="%{y}: %{x:.2f}% error<extra></extra>")],
+                         hovertemplate=hover)],
         layout=dict(
             title=dict(text=title),
-            xaxis=dict(title=dict(text="error of a release, % of the true value (each dot = 5% of releases)")),
+            xaxis=dict(title=dict(text=axis)),
             yaxis=dict(categoryorder="array", categoryarray=labels[::-1]),
-            shapes=[dict(type="rect", xref="x", yref="paper", x0=-tol_percent, x1=tol_percent, y0=0, y1=1,
+            shapes=[dict(type="rect", xref="x", yref="paper", x0=-tolerance, x1=tolerance, y0=0, y1=1,
                          fillcolor="rgba(46,139,87,0.15)", line=dict(width=0), layer="below"),
                     dict(type="line", xref="x", yref="paper", x0=0, x1=0, y0=0, y1=1,
                          line=dict(color="grey", dash="dot"))],
-            annotations=[dict(x=tol_percent, y=1, xref="x", yref="paper", text=f"target ±{tol_percent:g}%",
+            annotations=[dict(x=tolerance, y=1, xref="x", yref="paper", text=target,
                               showarrow=False, xanchor="right", yanchor="bottom")],
             height=140 + 28 * len(labels), margin=dict(l=10, r=10, t=50, b=40)))
     return fig

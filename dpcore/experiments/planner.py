@@ -342,6 +342,10 @@ class StatisticDots:
     confidence: float
     labels: tuple[str, ...]
     errors_percent: tuple[tuple[float, ...], ...]
+    #: for an absolute (Gini-point) target: the target and the dots in its unit (released - true Gini);
+    #: ``errors_percent`` is then empty (one plot, in the unit the target was given in)
+    abs_error: float | None = None
+    errors_abs: tuple[tuple[float, ...], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -364,7 +368,10 @@ class AccuracyFirstView:
                 "privacy_cost": None if self.cost is None else self.cost.to_dict(),
                 "largest_belief_from_1pct_prior": self.belief_from_1pct,
                 "dots": [{"statistic": d.statistic, "epsilon": d.epsilon, "labels": list(d.labels),
-                          "errors_percent": [list(v) for v in d.errors_percent]} for d in self.dots]}
+                          "errors_percent": [list(v) for v in d.errors_percent],
+                          **({} if d.errors_abs is None else {"abs_error": d.abs_error,
+                                                               "errors_abs": [list(v) for v in d.errors_abs]})}
+                         for d in self.dots]}
 
 
 def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence[StatisticSpec], *,
@@ -394,10 +401,16 @@ def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequen
                                 sol.parallel_note, describe_cost(cost, delta)))
         if dots_seed is not None:
             sims = stat.simulate(sol.epsilon, check_int(n_plausible, "n_plausible", minimum=20), rng=dots_seed)
-            q = quantile_dots(sims / stat.truth[None, :] - 1.0, n_dots)
-            dots.append(StatisticDots(stat.name, spec.kind, float(sol.epsilon), target.rel_error, spec.confidence,
-                                      tuple(stat.labels),
-                                      tuple(tuple(100.0 * float(v) for v in row) for row in q)))
+            if spec.abs_error is None:
+                q = quantile_dots(sims / stat.truth[None, :] - 1.0, n_dots)
+                dots.append(StatisticDots(stat.name, spec.kind, float(sol.epsilon), target.rel_error,
+                                          spec.confidence, tuple(stat.labels),
+                                          tuple(tuple(100.0 * float(v) for v in row) for row in q)))
+            else:
+                q = quantile_dots(sims - stat.truth[None, :], n_dots)
+                dots.append(StatisticDots(stat.name, spec.kind, float(sol.epsilon), target.rel_error,
+                                          spec.confidence, tuple(stat.labels), (), spec.abs_error,
+                                          tuple(tuple(float(v) for v in row) for row in q)))
     cost = plan_cost(costs, delta=delta) if rows else None
     total = cost.epsilon if cost is not None else 0.0  # pure plans: the sum of the epsilons (as plan_total)
     return AccuracyFirstView(tuple(rows), float(total), float(risk.max_posterior(0.01, total)) if rows else 0.01,
