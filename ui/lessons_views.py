@@ -20,11 +20,8 @@ import streamlit as st
 
 from dpcore.classroom import ClassSession
 from ui import plots_gini
+from ui.classroom_views import CODE_PARAM
 from ui.common import show_spec
-
-#: URL query parameter of the class code (ui.classroom_views.CODE_PARAM; not imported here, so the
-#: handout functions stay usable without a Streamlit session)
-CLASS_PARAM = "atk_class"
 
 
 @dataclass(frozen=True)
@@ -145,7 +142,7 @@ def step_params(step: Step, class_session: ClassSession | None = None) -> dict:
     if class_session is not None:
         if step.plays_class_statistic and class_session.mechanism:
             params["atk_mech"] = class_session.mechanism
-        params[CLASS_PARAM] = class_session.code
+        params[CODE_PARAM] = class_session.code
     return params
 
 
