@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore import ledger as L
+from dpcore import ledger as ledger_lib
 from support.postgres import PostgresUnavailable, postgres_server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,7 +68,7 @@ def _release(at: AppTest) -> None:
 @pytest.fixture
 def ledger_url(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path}/ledger.db"
-    monkeypatch.setenv(L.ENV_VAR, url)
+    monkeypatch.setenv(ledger_lib.ENV_VAR, url)
     return url
 
 
@@ -84,8 +84,8 @@ def _reload_keeps_budget(url: str) -> None:
     assert any("Released" in s.value for s in first.success)
     # the metrics are read after the release (not stale)
     assert _metric(first, "Spent so far") == "ε = 1.25" and _metric(first, "Remaining") == "ε = 1.75"
-    fingerprint = L.dataset_fingerprint(csv, "income")
-    acct = L.open_ledger(url).find_account(fingerprint)
+    fingerprint = ledger_lib.dataset_fingerprint(csv, "income")
+    acct = ledger_lib.open_ledger(url).find_account(fingerprint)
     assert acct is not None and acct.spent_epsilon() == 1.25 and acct.cap_epsilon == 3.0
     (entry,) = acct.entries()
     records = entry.result["records"]
@@ -115,7 +115,7 @@ def _reload_keeps_budget(url: str) -> None:
     _release(second)
     assert _metric(second, "Spent so far") == "ε = 2.75" and _metric(second, "Remaining") == "ε = 0.25"
     assert len(second.dataframe[-1].value) == 2  # the archive now lists both releases
-    assert L.open_ledger(url).find_account(fingerprint).spent_epsilon() == 2.75
+    assert ledger_lib.open_ledger(url).find_account(fingerprint).spent_epsilon() == 2.75
 
     # the same file with another income column is another account; another file too
     third = _session(_csv(seed=405))
@@ -129,7 +129,7 @@ def test_reload_finds_the_spent_budget_sqlite(ledger_url):
 def test_reload_finds_the_spent_budget_postgresql(monkeypatch):
     try:
         with postgres_server() as url:
-            monkeypatch.setenv(L.ENV_VAR, url)
+            monkeypatch.setenv(ledger_lib.ENV_VAR, url)
             _reload_keeps_budget(url)
     except PostgresUnavailable as exc:
         pytest.skip(f"PostgreSQL test server unavailable: {exc}")
@@ -140,13 +140,13 @@ def test_random_groups_are_refused(ledger_url):
     errors = [e.value for e in at.error]
     assert any("random groups" in e and "Mean income by group" in e for e in errors), errors
     assert at.button(key="planner_release").disabled
-    assert L.open_ledger(ledger_url).accounts() == []
+    assert ledger_lib.open_ledger(ledger_url).accounts() == []
     # without group statistics the release goes ahead
     fresh = _session(_csv(), stats="gini", group=None)
     assert not fresh.error
     _release(fresh)
     assert not fresh.error, [e.value for e in fresh.error]
-    assert len(L.open_ledger(ledger_url).accounts()) == 1
+    assert len(ledger_lib.open_ledger(ledger_url).accounts()) == 1
 
 
 def test_archive_exports_parse(ledger_url):
@@ -154,7 +154,7 @@ def test_archive_exports_parse(ledger_url):
     _release(at)
     buttons = {b.label: b for b in at.get("download_button")}
     assert "Export the archive (JSON)" in buttons and "Download the release record (JSON)" in buttons
-    acct = L.open_ledger(ledger_url).accounts()[0]
+    acct = ledger_lib.open_ledger(ledger_url).accounts()[0]
     doc = json.loads(acct.export("json"))
     assert doc["accounts"][0]["entries"][0]["result"]["records"][0]["statistic"] == "Gini index"
     rows = pd.read_csv(io.StringIO(acct.export("csv")))
@@ -162,14 +162,14 @@ def test_archive_exports_parse(ledger_url):
 
 
 def test_bad_ledger_url_shows_an_error(monkeypatch):
-    monkeypatch.setenv(L.ENV_VAR, "mysql://somewhere/db")
+    monkeypatch.setenv(ledger_lib.ENV_VAR, "mysql://somewhere/db")
     at = _session(_csv(), stats="gini", group=None)
     assert any("unsupported ledger URL" in e.value for e in at.error)
     assert not at.exception
 
 
 def _spent_epsilon(url: str, csv: bytes) -> tuple[float, int]:
-    acct = L.open_ledger(url).find_account(L.dataset_fingerprint(csv, "income"))
+    acct = ledger_lib.open_ledger(url).find_account(ledger_lib.dataset_fingerprint(csv, "income"))
     return (acct.spent_epsilon(), len(acct.entries())) if acct is not None else (0.0, 0)
 
 
@@ -217,7 +217,7 @@ def test_demonstration_account_is_named_and_the_file_account_is_kept(ledger_url)
 
 def test_missing_ledger_is_created_only_when_asked(tmp_path, monkeypatch):
     path = tmp_path / "new" / "ledger.db"
-    monkeypatch.setenv(L.ENV_VAR, f"sqlite:///{path}")
+    monkeypatch.setenv(ledger_lib.ENV_VAR, f"sqlite:///{path}")
     at = AppTest.from_string(HARNESS, default_timeout=240)
     at.query_params["planner_mode"] = RELEASE
     at.query_params["planner_stats"] = "mean"
@@ -235,7 +235,7 @@ def test_missing_ledger_is_created_only_when_asked(tmp_path, monkeypatch):
 def test_a_ledger_that_is_not_one_is_an_error_naming_it(tmp_path, monkeypatch):
     path = tmp_path / "ledger.db"
     path.write_bytes(b"")  # truncated to 0 bytes: never taken as a new, empty ledger
-    monkeypatch.setenv(L.ENV_VAR, f"sqlite:///{path}")
+    monkeypatch.setenv(ledger_lib.ENV_VAR, f"sqlite:///{path}")
     at = AppTest.from_string(HARNESS, default_timeout=240)
     at.query_params["planner_mode"] = RELEASE
     at.query_params["planner_stats"] = "mean"
@@ -257,7 +257,7 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     path = ledger_url[len("sqlite:///"):]
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # what a racing release holds while it charges
-    release_lock = threading.Timer(L.LOCK_NOTE_AFTER_S + 1.5, lambda: holder.execute("ROLLBACK"))
+    release_lock = threading.Timer(ledger_lib.LOCK_NOTE_AFTER_S + 1.5, lambda: holder.execute("ROLLBACK"))
     release_lock.start()
     try:
         at.button(key="planner_release").click().run()

@@ -429,6 +429,9 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
         outcome = ("error", "**The ledger refused this release; nothing was charged.** " + _refusal_text(exc))
     except (ValueError, TypeError) as exc:  # DPInputError: the message says whether ε was spent
         outcome = ("error", f"**The release did not complete.** {exc}")
+    except Exception as exc:  # noqa: BLE001 - never a traceback in front of the analyst; the ledger is the truth
+        outcome = ("error", f"**The release failed unexpectedly** ({type(exc).__name__}: {exc}). If the ledger charged "
+                            "it, the archive below lists the charge as not revealed; nothing else was published.")
     else:
         st.session_state["planner_records"] = records
         st.session_state["planner_records_account"] = dataset_id
