@@ -205,8 +205,8 @@ class Classroom:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             if not self.session_exists(code):
                 with self._connection() as conn:
-                    conn.execute(f"INSERT INTO dpcore_classroom_sessions(code, mechanism) VALUES ({self.ph}, {self.ph})",
-                                 (code, mechanism))
+                    conn.execute("INSERT INTO dpcore_classroom_sessions(code, mechanism) "
+                                 f"VALUES ({self.ph}, {self.ph})", (code, mechanism))
                 return code
         raise DPInputError("could not find a free session code")  # pragma: no cover - 31^6 codes
 

@@ -85,7 +85,8 @@ def test_class_session_from_projector_to_student_and_back(app_server, browser, t
         student.wait_for_function("code => location.href.includes('atk_class=' + code)", arg=code)
         hrefs = [a.get_attribute("href") for a in student.query_selector_all(LESSON_LINK)]
         assert hrefs and all(f"atk_class={code}" in href for href in hrefs), hrefs
-        attacker_link = next(a for a in student.query_selector_all(LESSON_LINK) if "attacker?" in a.get_attribute("href"))
+        attacker_link = next(a for a in student.query_selector_all(LESSON_LINK)
+                             if "attacker?" in a.get_attribute("href"))
         run_and_wait(student, attacker_link.click)
         student.wait_for_function("() => location.pathname.endsWith('/attacker')")
         assert _query(student).get("atk_class") == code
