@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from html.parser import HTMLParser
 from urllib.parse import parse_qsl
 
