@@ -34,6 +34,8 @@ def test_downloaded_plan_is_what_release_mode_releases():
     at = open_page(PAGE, timeout=240, data_n="2000", planner_stats="gini,mean", planner_total="2.0")
     assert_clean(at)
     plan = dict(at.session_state["_planner_plan"])
+    assert sum(plan.values()) > 2.0  # the answer says it does not fit the total ε the user can afford
+    assert any("more than the ε = 2 you can afford" in w.value for w in at.warning)
     at.radio(key="planner_view").set_value(SHARE).run()
     assert_clean(at)
     written = _plan_file(at)
