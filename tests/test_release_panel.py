@@ -250,19 +250,30 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     """Another release holding the ledger's write lock: the release waits, and says so."""
     import sqlite3
     import threading
+    import time
+
+    from ui import release_panel
 
     csv = _csv()
-    at = _session(csv, stats="gini", group=None)
+    at = _session(csv, stats="mean", group=None)
     _confirmation(at).check().run()
     path = ledger_url[len("sqlite:///"):]
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # what a racing release holds while it charges
-    release_lock = threading.Timer(ledger_lib.LOCK_NOTE_AFTER_S + 1.5, lambda: holder.execute("ROLLBACK"))
-    release_lock.start()
+    said_before = release_panel.lock_waits_said()
+
+    def let_go() -> None:  # once the panel has said that it waits (at most 60 s), the racing release ends
+        deadline = time.monotonic() + 60
+        while release_panel.lock_waits_said() == said_before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        holder.execute("ROLLBACK")
+
+    racing = threading.Thread(target=let_go)
+    racing.start()
     try:
         at.button(key="planner_release").click().run()
     finally:
-        release_lock.join()
+        racing.join()
         holder.close()
     assert not at.exception
     done = [s.value for s in at.success if s.value.startswith("Released.")]

@@ -167,6 +167,12 @@ def plan_differences(plan: dict[str, float], chosen: dict[str, float], cap: floa
 # ---------------------------------------------------------------------------------------------
 
 _WAIT_NOTE = threading.local()  # the running script's placeholder for lock-wait notes (one per script thread)
+_LOCK_WAITS_SAID = [0]  # lock-wait notes said in this process (tests release a held lock once one was said)
+
+
+def lock_waits_said() -> int:
+    """How many lock-wait notes the panel has said in this process."""
+    return _LOCK_WAITS_SAID[0]
 
 
 def _note_lock_wait(line: str) -> None:
@@ -177,6 +183,7 @@ def _note_lock_wait(line: str) -> None:
     slot = getattr(_WAIT_NOTE, "slot", None)
     if slot is not None:
         _WAIT_NOTE.lines.append(line)
+        _LOCK_WAITS_SAID[0] += 1
         slot.info(f"Waiting for the ledger: {line}", icon=":material/hourglass_top:")
 
 
