@@ -171,11 +171,12 @@ CSV_DELIMITERS = (",", ";", "\t", "|")
 
 
 #: bytes of one CSV row that every engine reads. The pandas engine parses blocks of this size (Arrow's
-#: reader: a row may straddle one block boundary, not two), DuckDB is given twice this as its
+#: reader: a row may straddle one block boundary, not two; it reads a bounded number of blocks ahead,
+#: ~90 MB with 4 MiB blocks, whatever the file size), DuckDB is given twice this as its
 #: ``max_line_size``: a row up to this size is read by every engine, a row over twice this size is
 #: refused by every engine with the same message (in between, Arrow's refusal depends on where the
 #: row falls in its blocks)
-MAX_CSV_ROW_BYTES = 8 << 20
+MAX_CSV_ROW_BYTES = 4 << 20
 
 
 def csv_fields_error(path: str, columns: int) -> DPInputError:
