@@ -85,5 +85,6 @@ def test_answer_first_and_a_double_click_charges_once(app_server, tab):
     wait_for_app_idle(page)
     assert _spent(page) == pytest.approx(before + cost, rel=1e-3)
     assert "1 release so far" in _main_text(page)
+    assert not _cut_or_scrolled(page), _cut_or_scrolled(page)  # the released values and the status fit
     assert not page.query_selector('[data-testid="stException"]')
     assert not tab.all_problems(), tab.all_problems()
