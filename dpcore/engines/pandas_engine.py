@@ -82,13 +82,34 @@ def _parse_income(raw: np.ndarray) -> tuple[np.ndarray, str | None]:
     return x, smallest
 
 
-def _encode(values: np.ndarray, dictionary: dict[str, int]) -> np.ndarray:
-    """Codes of ``values`` (str / None) in ``dictionary`` (extended with new labels); -1 for None."""
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+def _parse_text_income(column: Any) -> tuple[np.ndarray, str | None]:
+    """:func:`_parse_income` of an Arrow text column. Arrow's own parser first (trimmed, C++): when it
+    accepts every value the numbers are the same (both round the decimal text correctly); when it refuses
+    one, the row-by-row pandas parse decides what is a number, a missing value or an error."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        try:
+            parsed = pc.cast(pc.utf8_trim_whitespace(column), pa.float64())
+            return parsed.to_numpy(zero_copy_only=False).astype(float, copy=False), None
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+    return _parse_income(np.asarray(_values(_arrow_to_text(column)), dtype=object))
+
+
+def _encode(values: pd.Series, dictionary: dict[str, int]) -> np.ndarray:
+    """Codes of ``values`` (text labels, missing as None / NaN) in ``dictionary`` (extended with new
+    labels); -1 for a missing value. A categorical is mapped through its categories (one Python step
+    per distinct label, not per row)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        local, uniques = values.cat.codes.to_numpy(), values.cat.categories
+    else:
+        local, uniques = pd.factorize(np.asarray(_values(values), dtype=object), use_na_sentinel=True)
     mapping = np.array([dictionary.setdefault(u, len(dictionary)) for u in uniques], dtype=np.int32)
-    out = np.full(codes.size, -1, dtype=np.int32)
-    found = codes >= 0
-    out[found] = mapping[codes[found]]
+    out = np.full(local.size, -1, dtype=np.int32)
+    found = local >= 0
+    out[found] = mapping[local[found]]
     return out
 
 
@@ -206,8 +227,8 @@ class PandasEngine(Engine):
                 raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(layout.path))}: "
                                    f"{first_line(exc)}") from None
 
-    def _chunks(self) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
-        """(income as float, needed text columns as object arrays of str / None), chunk by chunk; a text
+    def _chunks(self) -> Iterator[tuple[np.ndarray, dict[str, pd.Series]]]:
+        """(income as float, needed text columns as pandas Series of labels), chunk by chunk; a text
         income that is not a number is refused (after the whole scan, naming the smallest such text)."""
         spec = self.spec
         others = [c for c in self._needed() if c != spec.income]
@@ -219,11 +240,10 @@ class PandasEngine(Engine):
                 x = pd.to_numeric(pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce")
                 x = x.astype(float).to_numpy()
             else:
-                x, bad = _parse_income(np.asarray(_values(_arrow_to_text(col)), dtype=object))
+                x, bad = _parse_text_income(col)
                 if bad is not None and (smallest_bad is None or bad < smallest_bad):
                     smallest_bad = bad
-            text = {c: np.asarray(_values(_arrow_to_text(batch.column(batch.schema.get_field_index(c)))),
-                                  dtype=object) for c in others}
+            text = {c: _arrow_to_text(batch.column(batch.schema.get_field_index(c))) for c in others}
             yield x, text
         if smallest_bad is not None:
             raise income_not_numeric(spec.income, smallest_bad)
@@ -242,7 +262,7 @@ class PandasEngine(Engine):
                 keep = np.isfinite(x)
                 arrays = {"__x": x[keep]}
                 for c in text_columns:
-                    arrays[c] = _encode(text[c][keep], self._dictionaries[c])
+                    arrays[c] = _encode(text[c], self._dictionaries[c])[keep]
                 for c in spec.outcome_columns:  # how often each word occurs (checked once, at the end)
                     counts = np.bincount(arrays[c][arrays[c] >= 0], minlength=len(self._dictionaries[c]))
                     counts[:word_counts[c].size] += word_counts[c]
@@ -443,10 +463,25 @@ class _CellIndex:
             if size:
                 self.ensure_whole_table()
             return np.zeros(size, dtype=np.int64)
-        codes = np.stack([chunk[c] if rows is None else chunk[c][rows] for c in self.by], axis=1)
         if not size:
             return np.zeros(0, dtype=np.int64)
-        unique, inverse = np.unique(codes, axis=0, return_inverse=True)
+        columns = [(chunk[c] if rows is None else chunk[c][rows]).astype(np.int64) for c in self.by]
+        radices = [len(self.labels[c]) + 1 for c in self.by]  # codes -1 (missing) .. len - 1
+        if float(np.prod(np.array(radices, dtype=float))) < 2.0 ** 62:
+            # one int64 per row (mixed radix): a 1-D unique, much faster than np.unique(axis=0)
+            combined = columns[0] + 1
+            for col, radix in zip(columns[1:], radices[1:]):
+                combined = combined * radix + (col + 1)
+            unique_keys, inverse = np.unique(combined, return_inverse=True)
+            digits = []
+            rest = unique_keys.copy()
+            for radix in reversed(radices[1:]):
+                digits.append(rest % radix - 1)
+                rest //= radix
+            digits.append(rest - 1)
+            unique = np.stack(digits[::-1], axis=1)
+        else:
+            unique, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
         mapping = np.empty(len(unique), dtype=np.int64)
         for i, key in enumerate(map(tuple, unique.tolist())):
             mapping[i] = self.index.setdefault(key, len(self.keys))
