@@ -278,3 +278,25 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     assert not at.exception
     done = [s.value for s in at.success if s.value.startswith("Released.")]
     assert done and "waiting for the ledger lock held by another release" in done[0], done
+
+
+def test_a_release_above_the_delta_cap_cannot_be_asked_for(ledger_url):
+    """The Gini's Laplace noise spends δ: with a δ cap of 0 the ledger would refuse it, so the box and the
+    button are disabled and the reason said before a click (it was a refusal after the click)."""
+    at = AppTest.from_string(HARNESS, default_timeout=240)
+    for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_mode": RELEASE, "planner_stats": "gini",
+                 "planner_gini_noise": "laplace", "planner_gini_delta": "1e-06"}.items():
+        at.query_params[k] = v
+    at.run()
+    at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(), "text/csv")).run()
+    create = [b for b in at.button if b.key == "planner_create_ledger"]
+    if create:
+        create[0].click().run()
+    at.selectbox(key="planner_cap_delta").set_value(0.0).run()
+    assert not at.exception
+    assert _confirmation(at).disabled and at.button(key="planner_release").disabled
+    assert any("spends δ = 1e-06" in w.value and "δ cap of at least 1e-06" in w.value for w in at.warning)
+    at.selectbox(key="planner_cap_delta").set_value(1e-6).run()
+    assert not _confirmation(at).disabled
+    _release(at)
+    assert any(s.value.startswith("Released.") for s in at.success), [e.value for e in at.error]

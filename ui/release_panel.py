@@ -402,6 +402,25 @@ def _status(acct: Any, entries: list[ledger_lib.Entry], cap: float, demonstratio
 # The release: one click, one charge
 # ---------------------------------------------------------------------------------------------
 
+def _release_delta(items: Sequence[tuple[str, float]],
+                   build_statistic: Callable[[str], planner_lib.PlannedStatistic]) -> float:
+    """The δ the release spends (basic composition): only a Gini with a light-tailed noise has one. 0 when
+    it cannot be computed here (the release itself then says what is wrong)."""
+    from dpcore.experiments import planner as planner_experiments
+
+    delta = 0.0
+    for kind, eps in items:
+        if kind != "gini":
+            continue  # every other statistic of the planner is pure ε-DP
+        try:
+            cost = planner_experiments.statistic_cost(build_statistic(kind), eps)
+        except (ValueError, TypeError):
+            return 0.0
+        if cost.kind == "approx":
+            delta += float(cost.delta)
+    return delta
+
+
 def _request_release(counter: int, dataset_id: str) -> None:
     """The button's callback (runs before the script): a request only if the click belongs to the
     current release number and its confirmation box is ticked; then the number moves on, which retires
@@ -433,7 +452,9 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
                     "source": ds.source, "file_name": ds.name if ds.source == "upload" else None}
         records = release_lib.make_release(stats, account, dataset=identity)
     except ledger_lib.BudgetExceeded as exc:
-        outcome = ("error", "**The ledger refused this release; nothing was charged.** " + _refusal_text(exc))
+        text = _refusal_text(exc)
+        said = "nothing was charged" in text.lower()
+        outcome = ("error", f"**The ledger refused this release{'' if said else '; nothing was charged'}.** {text}")
     except (ValueError, TypeError) as exc:  # DPInputError: the message says whether ε was spent
         outcome = ("error", f"**The release did not complete.** {exc}")
     except Exception as exc:  # noqa: BLE001 - never a traceback in front of the analyst; the ledger is the truth
@@ -535,7 +556,16 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
         blocked = "There is no budget ledger yet: create it above first (nothing can be charged without one)."
     else:
         remaining = cap if acct is None else max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
-        if total_eps > remaining * (1 + 1e-12):
+        needed_delta = _release_delta(eps_items, build_statistic)
+        remaining_delta = cap_delta if acct is None else max(0.0, acct.cap_delta - acct.spent(entries)["delta"])
+        if needed_delta > remaining_delta * (1 + 1e-9):
+            blocked = (f"**This release spends δ = {needed_delta:.3g}** (the Gini's Laplace noise is (ε, δ)-DP) **but "
+                       f"only δ = {remaining_delta:.3g} {'is allowed by the δ cap' if acct is None else 'remains'} of "
+                       "these data**, so the ledger would refuse it. "
+                       + (f"Choose a δ cap of at least {needed_delta:.3g} above, or " if acct is None else "")
+                       + "plan the Gini with the generalized Cauchy noise (pure ε, no δ).")
+            st.warning(blocked)
+        elif total_eps > remaining * (1 + 1e-12):
             blocked = (f"**This release needs ε = {total_eps:.4g} but only ε = {remaining:.4g} "
                        f"{'is available under the cap' if acct is None else 'remains'} of these data** "
                        f"(cap ε = {cap:.4g}{'' if acct is None else ', fixed'}), so the ledger would refuse it. "
