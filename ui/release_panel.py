@@ -586,11 +586,13 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
         (st.success if outcome[0] == "success" else st.error)(outcome[1])
     if pending:
         # The request is taken and the release made with no Streamlit call in between, so nothing can
-        # interrupt the run between the two (Streamlit stops a run only inside its own calls); the
-        # button above is already drawn disabled.
+        # interrupt the run between the two (Streamlit stops a run only inside its own calls, and a new
+        # click stops the run to start another: the request would be lost); the button above is already
+        # drawn disabled.
+        wait_slot = st.empty()
         requested_for = st.session_state.pop(RELEASE_REQUEST, None)
         if requested_for == dataset_id and not blocked:
-            _WAIT_NOTE.slot, _WAIT_NOTE.lines = st.empty(), []
+            _WAIT_NOTE.slot, _WAIT_NOTE.lines = wait_slot, []
             try:
                 _release(db, ds, dataset_id, default_label, label, cap, cap_delta, eps_items, build_statistic,
                          group_column)
