@@ -99,7 +99,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, action="append", default=None,
                         help="size(s) of the sparse CSV in MB (default 400; give two to see the growth)")
-    parser.add_argument("--tree", action="append", default=None, help="dpcore checkout(s) to compare (default: this one)")
+    parser.add_argument("--tree", action="append", default=None,
+                        help="dpcore checkout(s) to compare (default: this one)")
     parser.add_argument("--wide-columns", type=int, default=10_000)
     parser.add_argument("--skip-memory", action="store_true")
     args = parser.parse_args()

@@ -381,7 +381,8 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:
         bins = raw.get("bins", "pseo")
         if isinstance(bins, str):
             if bins not in BIN_SCHEMES:
-                raise _fail(where, "bins", f"must be one of {', '.join(BIN_SCHEMES)} or a list of public edges, got {_shown(bins)}")
+                raise _fail(where, "bins", f"must be one of {', '.join(BIN_SCHEMES)} or a list of public edges, "
+                                           f"got {_shown(bins)}")
             from . import percentiles
 
             spec["bins"] = tuple(float(v) for v in percentiles.bin_edges(bins))
@@ -479,7 +480,8 @@ def plan_from_dict(raw: Mapping[str, Any]) -> ReleasePlan:
             raise PlanError(f"plan: field '{key}' is required")
     dataset = raw["dataset"]
     if not isinstance(dataset, str) or not dataset.strip() or len(dataset) > 200:
-        raise PlanError(f"plan: field 'dataset' must be a non-empty name (at most 200 characters), got {_shown(dataset)}")
+        raise PlanError(f"plan: field 'dataset' must be a non-empty name (at most 200 characters), "
+                        f"got {_shown(dataset)}")
     income = _column(raw["income"], "plan", "income")
     if "cap_epsilon" not in raw:
         raise PlanError("plan: field 'cap_epsilon' is required (the dataset's total budget in the ledger)")

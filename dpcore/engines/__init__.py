@@ -45,9 +45,11 @@ asserts the same message or the same tables):
   column a plan reads; the income must be numbers or text that parses as numbers (booleans, dates and
   binary values are refused); a non-numeric income names the smallest offending text.
 * Messages are one line; a value quoted from the data is cut to :data:`MAX_SHOWN_CHARS` characters and
-  an engine's own error to its first line (:func:`first_line`). PostgreSQL is read with ``psycopg`` in batches (a server-side cursor) into a
-temporary Parquet file, which the engine then reads (DuckDB's postgres extension needs a download;
-Spark's JDBC needs a driver jar; the staging copy needs neither).
+  an engine's own error to its first line (:func:`first_line`).
+
+PostgreSQL is read with ``psycopg`` in batches (a server-side cursor) into a temporary Parquet file,
+which the engine then reads (DuckDB's postgres extension needs a download; Spark's JDBC needs a driver
+jar; the staging copy needs neither).
 """
 from __future__ import annotations
 

@@ -127,7 +127,8 @@ class DuckDBEngine(Engine):
                                  "all_varchar = true)")
                     continue
                 columns = ", ".join(f"{d.text(c)}: 'VARCHAR'" for c in layout.read_names(needed))
-                parts.append(f"SELECT {select} FROM read_csv({d.text(layout.path)}, header = true, auto_detect = false, "
+                parts.append(f"SELECT {select} FROM read_csv({d.text(layout.path)}, header = true, "
+                             "auto_detect = false, "
                              f"delim = {d.text(layout.delimiter)}, quote = '\"', escape = '\"', null_padding = false, "
                              f"strict_mode = true, max_line_size = {2 * MAX_CSV_ROW_BYTES}, columns = {{{columns}}})")
             return " UNION ALL ".join(parts)

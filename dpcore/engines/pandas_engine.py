@@ -178,7 +178,8 @@ class PandasEngine(Engine):
             try:
                 f = pq.ParquetFile(p)
             except (OSError, pa.ArrowException) as exc:
-                raise DPInputError(f"cannot read the Parquet file {shown(os.path.basename(p))}: {first_line(exc)}") from None
+                raise DPInputError(f"cannot read the Parquet file {shown(os.path.basename(p))}: "
+                                   f"{first_line(exc)}") from None
             self._check_schema(f.schema_arrow)
             files.append(f)
         for f in files:
@@ -301,7 +302,8 @@ class PandasEngine(Engine):
             cells = [u, *[col[i] for col in cols]]
             k1.append(bounding_key(spec.bounding_seed, cells))
             k2.append(bounding_key(spec.bounding_seed, [*cells, str(int(cents_key[i])), *[o[i] for o in outs]]))
-        frame = pd.DataFrame({"__k1": k1, "__k2": k2, "__unit": ["\x00missing" if u is None else "v" + u for u in units],
+        frame = pd.DataFrame({"__k1": k1, "__k2": k2,
+                              "__unit": ["\x00missing" if u is None else "v" + u for u in units],
                               "__row": np.arange(x.size)})
         frame = frame.sort_values(["__unit", "__k1", "__k2"], kind="stable")
         rank = frame.groupby("__unit", sort=False).cumcount()

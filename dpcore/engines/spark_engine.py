@@ -40,7 +40,8 @@ def column_kind(data_type: Any) -> str:
         return "boolean"
     if isinstance(data_type, T.NumericType):
         return "number"
-    if isinstance(data_type, (T.StringType, getattr(T, "CharType", T.StringType), getattr(T, "VarcharType", T.StringType))):
+    text_types = (T.StringType, getattr(T, "CharType", T.StringType), getattr(T, "VarcharType", T.StringType))
+    if isinstance(data_type, text_types):
         return "text"
     if isinstance(data_type, (T.DateType, T.TimestampType, getattr(T, "TimestampNTZType", T.TimestampType))):
         return "date/time"
