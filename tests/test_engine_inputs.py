@@ -140,7 +140,29 @@ def _gzip(directory) -> str:
     return path
 
 
+def _duckdb_query(select: str):
+    """A DuckDB database file with the base rows (typed) and a query over them, as a --data source."""
+    def write(directory) -> str:
+        import duckdb
+
+        path = os.path.join(directory, "source.duckdb")
+        if not os.path.exists(path):
+            con = duckdb.connect(path)
+            con.execute("CREATE TABLE t AS SELECT * FROM read_parquet(?)",
+                        [_parquet(directory, "for_duckdb.parquet", _typed())])
+            con.close()
+        return f"duckdb:///{path}?query={select}"
+    return write
+
+
 CASES["latin-1 cell"] = (_latin1, "the CSV file 'latin1.csv' is not UTF-8 text")
+CASES["duckdb query"] = (_duckdb_query("SELECT * FROM t"), "tables")
+CASES["duckdb query, boolean income"] = (_duckdb_query("SELECT earnings > 20000 AS earnings, state, \"group\", "
+                                                        "employed FROM t"),
+                                         "the income column 'earnings' holds true/false values, not amounts")
+CASES["duckdb query, struct cells"] = (_duckdb_query("SELECT earnings, {'s': state} AS state, \"group\", "
+                                                     "employed FROM t"),
+                                       "the column 'state' holds nested values (a struct)")
 CASES["gzip csv"] = (_gzip, "tables")
 
 
@@ -215,7 +237,7 @@ def test_same_cells_as_the_plain_file(input_files):
     plain = outcome("duckdb", input_files["plain csv"])[1]
     assert list(plain["sums"]["state"]) == [None, "CO", "TX", "VA"] and list(plain["sums"]["n"]) == [1, 2, 2, 1]
     for name in ("BOM", "CRLF", "semicolons", "tabs (.tsv)", "gzip csv", "quoted delimiter and newline",
-                 "typed parquet", "text income parquet"):
+                 "typed parquet", "text income parquet", "duckdb query"):
         got = outcome("pandas", input_files[name])[1]
         for table in ("histogram", "sums", "gini", "outcomes"):
             pd.testing.assert_frame_equal(plain[table], got[table], obj=f"{name}: {table}")
