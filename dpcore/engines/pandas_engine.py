@@ -3,13 +3,15 @@
 It implements the per-row definitions of :mod:`dpcore.engines` with numpy, independently of the SQL of
 the DuckDB and Spark engines; the tests check that the three give identical tables.
 
-Memory: the source is read in chunks of :data:`CHUNK_ROWS` rows and only the columns the plan needs;
+Memory: the source is read in chunks (batches of :data:`CHUNK_ROWS` rows from Parquet and DuckDB,
+blocks of :data:`dpcore.engines.MAX_CSV_ROW_BYTES` bytes of CSV), only the columns the plan needs;
 each chunk is checked and turned into compact columns (the income as float64, every text column as int32
 codes into one dictionary of labels per column), written to files in the engine's work directory
 (12 bytes per row for one text column). The histogram, the clipped sums and the outcome counts read
 those files back chunk by chunk and add per-chunk results, so their peak memory does not grow with the
-file (tests/test_engine_inputs.py measures it; a 404 MB sparse CSV: peak RSS 2,714 MB read whole as
-text, 432 MB now, benchmarks/bench_engine_memory.py). Two steps need more by their nature: the Gini
+file (tests/test_engine_inputs.py measures it; benchmarks/bench_engine_memory.py: sparse CSVs of 104 and
+404 MB, histogram + sums by a cell column, peak RSS 868 and 2,714 MB read whole as text, 321 and 393 MB
+now; 383 and 526 MB with a Gini by the same cells). Two steps need more by their nature: the Gini
 holds the clipped incomes of its cells (8 bytes per row: each cell is sorted), and the contribution
 bounding (``privacy_unit``) ranks all rows of each person, so it holds the compact rows. For data
 beyond memory use DuckDB (out-of-core sort).
