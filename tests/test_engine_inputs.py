@@ -163,7 +163,15 @@ CASES["duckdb query, boolean income"] = (_duckdb_query("SELECT earnings > 20000 
 CASES["duckdb query, struct cells"] = (_duckdb_query("SELECT earnings, {'s': state} AS state, \"group\", "
                                                      "employed FROM t"),
                                        "the column 'state' holds nested values (a struct)")
+def _zstd(directory) -> str:
+    path = os.path.join(directory, "plain.csv.zst")
+    with pa.CompressedOutputStream(path, "zstd") as f:
+        f.write(_csv_text(BASE).encode("utf-8"))
+    return path
+
+
 CASES["gzip csv"] = (_gzip, "tables")
+CASES["zstd csv"] = (_zstd, "tables")
 
 
 def _write(directory, name: str, text: str) -> str:
@@ -236,7 +244,7 @@ def test_same_cells_as_the_plain_file(input_files):
     """The layout variants (BOM, CRLF, separators, typed Parquet) are the same data: the same tables."""
     plain = outcome("duckdb", input_files["plain csv"])[1]
     assert list(plain["sums"]["state"]) == [None, "CO", "TX", "VA"] and list(plain["sums"]["n"]) == [1, 2, 2, 1]
-    for name in ("BOM", "CRLF", "semicolons", "tabs (.tsv)", "gzip csv", "quoted delimiter and newline",
+    for name in ("BOM", "CRLF", "semicolons", "tabs (.tsv)", "gzip csv", "zstd csv", "quoted delimiter and newline",
                  "typed parquet", "text income parquet", "duckdb query"):
         got = outcome("pandas", input_files[name])[1]
         for table in ("histogram", "sums", "gini", "outcomes"):

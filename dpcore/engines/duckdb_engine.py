@@ -122,7 +122,7 @@ class DuckDBEngine(Engine):
             parts = []
             self._layouts = self._csv_layouts()
             for layout in self._layouts:
-                if not layout.columns:  # a .zst file without the zstandard module: DuckDB's own reading
+                if not layout.columns:  # a codec this Arrow build lacks: DuckDB's own reading
                     parts.append(f"SELECT {select} FROM read_csv({d.text(layout.path)}, header = true, "
                                  "all_varchar = true)")
                     continue

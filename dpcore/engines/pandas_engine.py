@@ -205,7 +205,7 @@ class PandasEngine(Engine):
             if layout.columns:
                 read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES, skip_rows=1,
                                          column_names=layout.read_names(needed))
-            else:  # a .zst file without the zstandard module: Arrow reads its header
+            else:  # a codec this Arrow build lacks: its own header reading
                 read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES)
             parse = pacsv.ParseOptions(delimiter=layout.delimiter, quote_char='"', double_quote=True,
                                        newlines_in_values=True, ignore_empty_lines=True)
