@@ -59,7 +59,7 @@ KNOWN_TARGETED: dict[str, str] = {
 }
 
 # Command-line entry points: argparse answers a bad argv with SystemExit by design (tested with the CLI).
-ENTRY_POINTS = {"dpcore.cli.main"}
+ENTRY_POINTS = {"dpcore.cli.main", "dpcore.ledger_cli.main"}
 
 CALL_TIMEOUT_S = 30.0  # generous: the machine is shared; a real hang is still caught
 
@@ -619,6 +619,10 @@ _VIEW_STATISTIC = importlib.import_module("dpcore.planner").make_statistic("gini
 VIEW_CALLS["answers.statistic_answer"] = dict(stat=_VIEW_STATISTIC, epsilon=1.0, noun="Gini index")
 VIEW_CALLS["answers.statistic_recommendation"] = dict(stat=_VIEW_STATISTIC, target_error=0.01, confidence=0.9,
                                                       noun="Gini index")
+_VIEW_GROUP_MEANS = importlib.import_module("dpcore.experiments.stratified").group_means_answer_statistic(
+    _VIEW_INCOMES, _VIEW_GROUPS, clip=(0.0, 200_000.0))
+VIEW_CALLS["answers.group_means_recommendation"] = dict(stat=_VIEW_GROUP_MEANS, target_error=40_000.0,
+                                                        confidence=0.9)
 # Documented NaN placeholders in a view result (not a silent NaN): function -> result path.
 VIEW_NAN_PLACEHOLDERS = {
     # StatisticAnswer.truth_scale is NaN "for several numbers" (group means: one error scale per group)
