@@ -68,6 +68,24 @@ def _shot(page, name: str, *, extra: bool = False) -> None:
     TIMINGS["screenshots (all)"] = TIMINGS.get("screenshots (all)", 0.0) + time.perf_counter() - t0
 
 
+#: The README's picture: the Gini page's first screen at 1280x720, remade by every run of this test so it
+#: shows the page as it is (a policy-maker's first view: the answer and the recommended epsilon).
+README_PICTURE = REPO_ROOT / "docs" / "img" / "gini_page.png"
+
+
+def _readme_picture(page) -> None:
+    size = page.viewport_size or {"width": 1366, "height": 900}
+    page.set_viewport_size({"width": 1280, "height": 720})
+    try:
+        page.wait_for_timeout(300)  # the charts follow the new size
+        page.evaluate("""() => { const m = document.querySelector('[data-testid="stMain"]');
+            if (m) m.scrollTo(0, 0); window.scrollTo(0, 0); }""")
+        README_PICTURE.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(README_PICTURE))
+    finally:
+        page.set_viewport_size(size)
+
+
 THUMB = 'input[type="range"], [role="slider"]'  # react-aria (Streamlit >= 1.5x) or baseweb
 
 
@@ -160,6 +178,8 @@ def test_page_renders_and_main_slider_moves(app_server, page_tab, pg):
         TIMINGS[f"slider {pg.name}"] = time.perf_counter() - t0
         assert not tab.all_problems(), f"{pg.path} after moving the main slider ({moved}): {tab.all_problems()}"
     _shot(page, pg.name)  # the slider moved, if the page has one
+    if pg.name == "gini":
+        _readme_picture(page)
 
 
 def test_cold_deep_link_runs_through_app_py(app_server):
