@@ -1,0 +1,82 @@
+"""Every record of a source, every column, in chunks: the input of the record fingerprint
+(:mod:`dpcore.record_fingerprint`) that attaches a source to its population in the ledger.
+
+The engines read only the columns a plan needs; the fingerprint needs all of them (the same records
+released for another income column are the same people). This reader is Arrow's (as the pandas engine
+reads): CSV with every column as text, named from the header layout the engines share
+(:func:`dpcore.engines.csv_layout`), Parquet with its types, a DuckDB query through DuckDB's Arrow
+reader, a PostgreSQL query staged to Parquet. The DuckDB and Spark engines compute the same
+fingerprint with their own scans; the canonical value text makes typed and text readings agree.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator
+
+from ..validation import DPInputError
+from . import MAX_CSV_ROW_BYTES, Progress, Source, csv_layout, first_line, shown, stage_postgres
+
+CHUNK_ROWS = 65_536
+
+
+def arrow_record_batches(source: Source, *, workdir: str | None = None,
+                         progress: Progress | None = None) -> Iterator[Any]:
+    """pyarrow RecordBatches of every column of ``source``."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    if source.kind == "csv":
+        for path in source.paths:
+            layout = csv_layout(path)
+            if layout.columns:
+                read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES, skip_rows=1,
+                                         column_names=[c.strip() for c in layout.columns])
+                types = {c.strip(): pa.string() for c in layout.columns}
+            else:
+                read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES)
+                types = None
+            parse = pacsv.ParseOptions(delimiter=layout.delimiter, quote_char='"', double_quote=True,
+                                       newlines_in_values=True, ignore_empty_lines=True)
+            convert = pacsv.ConvertOptions(column_types=types, null_values=[""], strings_can_be_null=True,
+                                           quoted_strings_can_be_null=True)
+            try:
+                with pa.input_stream(path, compression="detect") as stream:
+                    yield from pacsv.open_csv(stream, read_options=read, parse_options=parse,
+                                              convert_options=convert)
+            except (OSError, pa.ArrowException) as exc:
+                raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(path))} to fingerprint its "
+                                   f"records: {first_line(exc)}") from None
+        return
+    if source.kind == "duckdb":
+        import duckdb
+
+        con = duckdb.connect(source.location, read_only=True)
+        try:
+            yield from con.sql(source.query).to_arrow_reader(CHUNK_ROWS)
+        except duckdb.Error as exc:
+            raise DPInputError(f"DuckDB could not read the data to fingerprint its records: {first_line(exc)}") from None
+        finally:
+            con.close()
+        return
+    if source.kind == "postgresql":
+        paths: tuple[str, ...] = (stage_postgres(source, workdir or ".", progress),)
+    elif source.kind == "parquet":
+        paths = source.paths
+    else:  # pragma: no cover
+        raise DPInputError(f"unknown source kind {source.kind!r}")
+    for path in paths:
+        try:
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK_ROWS):
+                yield batch
+        except (OSError, pa.ArrowException) as exc:
+            raise DPInputError(f"cannot read the Parquet file {shown(os.path.basename(path))} to fingerprint its "
+                               f"records: {first_line(exc)}") from None
+
+
+def source_record_fingerprint(source: Source, *, workdir: str | None = None,
+                              progress: Progress | None = None) -> str:
+    """The record fingerprint of every row and column of ``source`` (Arrow reading, chunk by chunk)."""
+    from ..record_fingerprint import batches_fingerprint
+
+    return batches_fingerprint(arrow_record_batches(source, workdir=workdir, progress=progress))
