@@ -636,3 +636,14 @@ def test_fuzz_never_a_traceback():
                 assert negative != "clip" or (d.values >= 0).all()
                 loaded += 1
     assert refused > 0 and loaded > 0
+
+
+def test_constant_income_upload_is_said_to_be_equal_incomes_not_zero():
+    # a file where everyone earns the same: its Gini is 0 because the incomes are equal, not because they
+    # are 0 (the answer sentence said "every income is 0" for 40,000 x 3)
+    from dpcore.experiments import answers
+
+    loaded = load_income_file(b"income\n40000\n40000\n40000\n")
+    with pytest.raises(DPInputError, match=r"the Gini of these data is 0 \(every income is equal\)") as info:
+        answers.gini_answer(loaded.values, epsilon=1.0)
+    assert "is 0)" not in str(info.value)
