@@ -83,15 +83,19 @@ def log(msg: str) -> None:
 def die_with_parent(parent_pid: int):
     """A ``preexec_fn`` that asks the kernel to SIGTERM the child when ``parent_pid`` (this launcher)
     dies, whatever kills it (PR_SET_PDEATHSIG; Linux). If the parent died between fork and prctl,
-    the child exits at once. Elsewhere (no prctl) it does nothing."""
-    def preexec() -> None:
-        try:
-            import ctypes
+    the child exits at once. Elsewhere (no prctl) it does nothing. libc's prctl is looked up here, in
+    the parent: between fork and exec the child only calls it (no import, no allocation to speak of)."""
+    try:
+        import ctypes
 
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        except (OSError, AttributeError):
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        prctl = None
+
+    def preexec() -> None:
+        if prctl is None:
             return
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
         if os.getppid() != parent_pid:
             os._exit(1)
     return preexec
