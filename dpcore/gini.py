@@ -811,6 +811,9 @@ class GiniRelease:
     rho: float | None = None       # zCDP noises only
     privacy_cost: Any = None       # dpcore.budget.PrivacyCost of this release (pure / approx / zCDP)
     sigma: float | None = None     # Laplace log-normal shape (Bun & Steinke 2019)
+    #: g(X) + scale Z before the clamp to [0, 1] on the 1e-6 grid (dpcore.release_noise.publish_gini): a DP
+    #: output too; the posterior needs it (a density applies to it, not to a clamped value)
+    noisy_value: float | None = None
 
     # Deprecated read-only aliases (issue 11 renamed the data-dependent fields to confidential_*); kept
     # because exploration pages (ui/gini_views.py) and dpcore.smooth_noises read the old names.
@@ -866,7 +869,9 @@ def release_gini(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, up
     certified largest alpha; "paper": alpha = eps/(4 gamma), beta = eps/gamma). S_beta from
     :func:`smooth_sensitivity` (``method`` "exact" or "fast"). Incomes are clipped to
     [lower, upper]; negatives are refused unless ``clip_negative``. ``rng=None`` uses the OS
-    CSPRNG (:func:`dpcore.noise.secure_generator`), as a real release should.
+    CSPRNG (:func:`dpcore.noise.secure_generator`), as a real release should. ``value`` is published as
+    every released Gini is (:func:`dpcore.release_noise.publish_gini`: clamped to [0, 1] on the 1e-6 grid,
+    post-processing); ``noisy_value`` is the noisy number before that step (the posterior's input).
 
     ``noise`` (a ``dpcore.noise.SMOOTH_NOISES`` name, issue 17): "cauchy" (default, pure epsilon,
     the paper's), "laplace" (NRS, (epsilon, delta)-DP) or "laplace_lognormal" (Bun & Steinke 2019,
@@ -884,9 +889,13 @@ def release_gini(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, up
     dist = smooth_noises.noise_distribution(cal)
     z = float(dist.rvs(1, gen)[0])
     g0 = _sorted_gini(xs)
+    from .release_noise import publish_gini
+
+    noisy = g0 + scale * z
     return GiniRelease(
-        value=g0 + scale * z, confidential_noise_scale=scale, alpha=cal.alpha, beta=cal.beta, epsilon=epsilon,
-        gamma=gamma, confidential_smooth_sensitivity=ss.value, confidential_k_star=ss.k_star,
+        value=publish_gini(noisy), noisy_value=noisy, confidential_noise_scale=scale, alpha=cal.alpha,
+        beta=cal.beta, epsilon=epsilon, gamma=gamma, confidential_smooth_sensitivity=ss.value,
+        confidential_k_star=ss.k_star,
         calibration=calibration, method=method, n=xs.size, lower=float(lower), upper=float(upper),
         confidential_saturated=_saturated(ss.value, ss.global_sensitivity, scale, gamma, dist),
         confidential_n_clipped_below=n_below, confidential_n_clipped_above=n_above,

@@ -53,6 +53,7 @@ import numpy as np
 
 from . import budget as _budget
 from . import noise
+from . import release_noise as _release_noise
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -104,9 +105,10 @@ NEIGHBOURING = {
     "ratio": "replace one record (it may change both counts); group labels, n_x and n_y public",
 }
 
-#: public grid and window of the released Gini (the certified generalized-Cauchy sampler snaps to it)
-GINI_GRID = 1e-6
-GINI_WINDOW = (0.0, 1.0)
+#: public grid and window of the released Gini (the certified generalized-Cauchy sampler snaps to it): the one
+#: grid and window of every released Gini, dpcore.release_noise's
+GINI_GRID = _release_noise.GINI_GRID
+GINI_WINDOW = _release_noise.GINI_WINDOW
 #: public floor of the Gini noise scale S_beta(X)/alpha in a real release (max(S, alpha * floor) is again
 #: a beta-smooth upper bound); it lower-bounds every output cell's probability, which makes the certified
 #: sampler pure DP (dpcore.release_noise.gc_pure_sampler_excess)
@@ -717,7 +719,8 @@ class GiniStatistic(PlannedStatistic):
                                                      grid=GINI_GRID, rng=rng, window=GINI_WINDOW, epsilon=loss,
                                                      min_scale=GINI_MIN_SCALE, max_scale=max(gs / alpha, GINI_MIN_SCALE))
         total = max(loss + excess, eps)
-        return StatisticRelease(np.asarray(d.values, dtype=float), d.measurement,
+        published = np.array([_release_noise.publish_gini(v) for v in np.asarray(d.values, dtype=float)])
+        return StatisticRelease(published, d.measurement,
                                 f"smooth-sensitivity certificate (dpcore.noise.smooth_noise_privacy_loss, gamma="
                                 f"{self.gamma:g}, alpha={alpha:.6g}, beta={beta:.6g}, with float slack {FLOAT_SLACK:g}) "
                                 f"-> epsilon {loss:.6g}; {d.privacy_map}", total, 0.0, self.neighbouring, d.simulated,

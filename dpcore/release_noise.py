@@ -56,6 +56,9 @@ __all__ = [
     "release_generalized_cauchy",
     "laplace_scale_for",
     "generalized_cauchy_sampler_tv",
+    "GINI_GRID",
+    "GINI_WINDOW",
+    "publish_gini",
     "GC_UNIFORM_BITS",
     "GC_CDF_ERROR_BITS",
 ]
@@ -67,6 +70,32 @@ GC_WORKING_BITS = 192
 #: stated bound eta = 2^-GC_CDF_ERROR_BITS on |computed CDF - exact CDF| at 192-bit precision
 #: (tests compare with a 384-bit evaluation; the observed error is below 2^-170)
 GC_CDF_ERROR_BITS = 150
+#: the one public grid of every released Gini index (CLI, app release, planner, dpcore.gini.release_gini)
+GINI_GRID = 1e-6
+#: the one public window of every released Gini index: the Gini of non-negative incomes lies in [0, 1]
+GINI_WINDOW = (0.0, 1.0)
+_GINI_GRID_DECIMALS = 6  # GINI_GRID = 10^-6: a grid point is the nearest double to a 6-decimal number
+
+
+def publish_gini(value: Any) -> float:
+    """The published form of a noisy Gini index: clamped to :data:`GINI_WINDOW` = [0, 1] and rounded to
+    the nearest point of :data:`GINI_GRID` = 1e-6 (returned as the double nearest that 6-decimal number).
+
+    Both steps use only the noisy value and public constants, so they are post-processing: the release keeps
+    the noise's (epsilon, delta). Clamping can only move the value towards the truth (the Gini of
+    non-negative incomes lies in [0, 1]), and one grid for every path (command line, app release, planner,
+    :func:`dpcore.gini.release_gini`) means the same statistic is never published to different precisions.
+    An infinite value (a heavy-tailed draw overflowing) goes to the nearer end; NaN is refused."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise DPInputError(f"a released Gini must be a number, got {value!r}") from None
+    if math.isnan(number):
+        raise DPInputError("a released Gini cannot be NaN: the noisy value was not computed")
+    lo, hi = GINI_WINDOW
+    return round(min(max(number, lo), hi), _GINI_GRID_DECIMALS)
+
+
 #: default public clamp window of the generalized-Cauchy output, in grid units (+-2^52 cells)
 _DEFAULT_HALF_WINDOW_CELLS = 2 ** 52
 

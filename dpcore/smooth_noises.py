@@ -972,7 +972,10 @@ def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: A
     from .posterior import gini_posterior
 
     _check_release(release)
-    return gini_posterior(release.value, noise_scale=release.noise_scale, gamma=release.gamma,
+    # the likelihood is the noise density at the noisy value; the published value is clamped to [0, 1], where
+    # a density no longer applies, so the posterior reads the noisy value before that post-processing
+    noisy = getattr(release, "noisy_value", None)
+    return gini_posterior(release.value if noisy is None else noisy, noise_scale=release.noise_scale, gamma=release.gamma,
                           prior=prior, noise=release_noise(release), **grid_options)
 
 
@@ -1217,12 +1220,14 @@ def _gini_noise_statistic_class():
                 z = float(noise_distribution(cal).rvs(1, as_generator(rng))[0])
                 raw = self._clipped + confidential_noise_scale * z
                 measurement = f"simulation: dpcore.smooth_noises {cal.noise} (numpy; NOT a real release)"
-            value = min(max(raw, 0.0), 1.0)  # post-processing
+            from .release_noise import publish_gini
+
+            value = publish_gini(raw)  # [0, 1] on the public 1e-6 grid: post-processing
             return planner.StatisticRelease(
                 np.array([value]), measurement, cal.statement(), float(cal.epsilon), float(cal.delta),
                 self.neighbouring, rng is not None,
                 ("the noise scale S_beta(X)/alpha depends on the data and is not published",
-                 "clamped to [0, 1] (post-processing)"))
+                 "clamped to [0, 1] and rounded to the grid 1e-6 (post-processing)"))
 
         def params(self):
             out = dict(super().params())

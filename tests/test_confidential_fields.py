@@ -21,7 +21,7 @@ from dpcore import budget, gini, percentiles, planner, ratio, release, stratifie
 
 #: class -> fields that are DP outputs (or post-processing of them)
 DP_OUTPUTS = {
-    "GiniRelease": {"value"},
+    "GiniRelease": {"value", "noisy_value"},
     "LaplaceGiniRelease": {"value"},
     "PercentileRelease": {"values", "noisy_counts", "fallback"},
     "SmoothPercentileRelease": {"values"},

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpcore.release_noise import publish_gini
 from dpcore import gini as G
 from dpcore.gini import (
     clip_incomes,
@@ -162,7 +163,8 @@ def test_release_uses_calibration_and_generalized_cauchy():
         ss = smooth_sensitivity(x, lower=0, upper=U, beta=c.beta)
         assert rel.noise_scale == pytest.approx(ss.value / c.alpha)
         z = GeneralizedCauchy(2.0).rvs(1, np.random.default_rng(42))[0]
-        assert rel.value == pytest.approx(gini(x) + rel.noise_scale * z, rel=1e-12)
+        assert rel.noisy_value == pytest.approx(gini(x) + rel.noise_scale * z, rel=1e-12)
+        assert rel.value == publish_gini(rel.noisy_value)  # clamped to [0, 1] on the 1e-6 grid
         assert rel.confidential_true_value is None           # the truth is not on the public result
     assert release_gini(x, epsilon=1, gamma=2, lower=0, upper=U, rng=1,
                         include_confidential=True).confidential_true_value == pytest.approx(gini(x))

@@ -80,8 +80,9 @@ __all__ = ["GINI_GRID", "DEFAULT_GINI_CAP_DELTA", "PlanCost", "plan_cost", "Plan
            "SIMULATION_NOTE", "OutputSlot", "ChargeNotice", "ReleaseNotDelivered", "InterruptedAfterCharge",
            "Terminated"]
 
-#: public grid of released Gini values (the certified sampler snaps to it)
-GINI_GRID = 1e-9
+#: public grid of released Gini values: the one grid of dpcore.release_noise (the certified sampler snaps to
+#: it, then dpcore.release_noise.publish_gini clamps to [0, 1] on the same grid)
+GINI_GRID = 1e-6
 #: delta cap of a ledger account created by a plan with a Gini statistic and no cap_delta
 DEFAULT_GINI_CAP_DELTA = 1e-9
 SIMULATION_NOTE = "simulation, not a release"
@@ -248,6 +249,8 @@ def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool) -> tuple[pd.
 def _gini(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
     """Per cell: Gini + (S_beta(X)/alpha) Z with the plan's noise (module docstring); a cell with n <= 1
     releases 0 (the Gini is 0 for every data set of that size, public: nothing to protect)."""
+    from .. import release_noise
+
     by = list(spec.by)
     cal = gini_calibration(spec, m)
     inputs = engine.gini_inputs(by, spec.lower, spec.upper, cal.beta)
@@ -262,9 +265,17 @@ def _gini(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]
             continue
         value, name = draw_cell(float(g), float(s) / cal.alpha)
         measurement = measurement or name
-        values.append(round(value, 9))  # the grid is 1e-9: drop float noise of k * grid
+        values.append(release_noise.publish_gini(value))  # [0, 1] on the 1e-6 grid: post-processing
     table["gini"] = np.array(values, dtype=float)
     return table, {**info, "measurement": measurement}
+
+
+def _gini_output_fields() -> dict:
+    """What every released Gini value went through after the noise (the record says it as data)."""
+    from .. import release_noise
+
+    return {"output_grid": release_noise.GINI_GRID, "output_window": list(release_noise.GINI_WINDOW),
+            "output_rule": "dpcore.release_noise.publish_gini: clamp to [0, 1], round to the grid (post-processing)"}
 
 
 def _cauchy_gini_noise(spec: StatisticSpec, m: int, cal, rng):
@@ -281,7 +292,11 @@ def _cauchy_gini_noise(spec: StatisticSpec, m: int, cal, rng):
     info = {"noise": (f"per cell: Gini + (S_beta(X)/alpha) Z, Z ~ GeneralizedCauchy({spec.gamma:g}), "
                       f"calibration {spec.calibration!r} at epsilon/m = {eps_cell!r}: alpha = {cal.alpha!r}, "
                       f"beta = {cal.beta!r}; S_beta(X) and the noise scale depend on the data and are not "
-                      f"published; released values snapped to the grid {GINI_GRID!r}")}
+                      f"published; the sampler snaps to the grid {GINI_GRID!r} inside its default window of "
+                      f"+-2^52 grid cells (delta per cell from its 2^53 cell boundaries), then every released "
+                      f"value is clamped to [0, 1] on the same grid (post-processing); no floor on the noise "
+                      f"scale"),
+            **_gini_output_fields()}
     return draw_cell, info
 
 
@@ -296,7 +311,7 @@ def _laplace_gini_noise(spec: StatisticSpec, m: int, cal, rng):
     def draw_cell(gini_value: float, confidential_scale: float) -> tuple[float, str]:
         draw = release_noise.release_real_values([gini_value], scale=confidential_scale, rng=rng,
                                                  confidential_scale_label=smooth_noises.CONFIDENTIAL_SCALE_LABEL)
-        return min(max(float(draw.values[0]), 0.0), 1.0), draw.measurement
+        return float(draw.values[0]), draw.measurement
 
     info = {"noise": (f"per cell: Gini + (S_beta(X)/alpha) Z, Z ~ Laplace(1) (smooth sensitivity, Nissim, "
                       f"Raskhodnikova & Smith 2007, (epsilon, delta)-DP), calibration {spec.calibration!r} at "
@@ -304,8 +319,9 @@ def _laplace_gini_noise(spec: StatisticSpec, m: int, cal, rng):
                       f"beta = {cal.beta!r}, certified delta {cal.certificate!r}; the statistic costs (epsilon, "
                       f"delta) = ({spec.epsilon!r}, {spec.delta!r}) (group privacy over m = {m} rows); "
                       f"S_beta(X) and the noise scale depend on the data and are not published; released values "
-                      f"clamped to [0, 1] and snapped to the grid {GINI_GRID!r}"),
-            "privacy_statement_per_cell": cal.statement()}
+                      f"clamped to [0, 1] and rounded to the grid {GINI_GRID!r} (post-processing); no floor on "
+                      f"the noise scale"),
+            "privacy_statement_per_cell": cal.statement(), **_gini_output_fields()}
     return draw_cell, info
 
 
