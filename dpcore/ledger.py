@@ -39,7 +39,7 @@ What is guaranteed:
   of the file's bytes and the income/group column names, so re-uploading the same file finds its
   budget) and carry a human label. The cap (epsilon, and delta for approximate-DP / zCDP releases)
   is fixed when the account is created and stored with it; opening the account with another cap is
-  refused (:class:`DPInputError`): a new cap means a new, visibly different account.
+  refused (:class:`DPInputError`): a cap is never raised or reset.
 * **Charge before reveal**: :meth:`Account.charge` checks the cap and appends the entry in ONE
   transaction that holds the account's lock (SQLite ``BEGIN IMMEDIATE``, a database-wide write
   lock; PostgreSQL ``SELECT ... FOR UPDATE`` on the account row, then a transaction-scoped advisory
@@ -122,7 +122,7 @@ __all__ = [
 ENV_VAR = "DPCORE_LEDGER_URL"
 #: 1: tables and append-only triggers; 2: hash chain (prev_hash, entry_hash, result_hash), every table
 #: append-only (the key table included), insert guards.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 60.0
 #: a wait for the ledger's lock longer than this is reported to ``on_wait`` (then every LOCK_NOTE_EVERY_S)
 LOCK_NOTE_AFTER_S = 1.0
@@ -140,10 +140,19 @@ _PG_SCHEMA_LOCK = 727270011
 _PG_CHAIN_LOCK = 727270012
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _TABLES = ("dpcore_meta", "dpcore_accounts", "dpcore_entries", "dpcore_results")
+#: schema 3: populations (the people protected, one budget each) and the sources attached to them
+_POPULATION_TABLES = ("dpcore_populations", "dpcore_sources")
+#: the account id of a population registered with schema 3 (older accounts keep their ids)
+POPULATION_ID_PREFIX = "population:"
 _INIT_HINT = ("create it with 'python -m dpcore ledger init {url}' (or the release command's --init-ledger), "
               "or point DPCORE_LEDGER_URL / --ledger at the existing ledger")
 
 OnWait = Callable[[str], Any]
+
+
+class PopulationError(DPInputError):
+    """A population that is not registered, registered again with other caps, or a source that belongs to
+    another population (the message names it and says what to do)."""
 
 
 class BudgetExceeded(DPInputError):
@@ -257,14 +266,46 @@ def init_ledger(url: str | os.PathLike | None = None, *, on_wait: OnWait | None 
     return LedgerDB(backend, on_wait=on_wait)
 
 
-def dataset_fingerprint(content: bytes | bytearray | memoryview | str | os.PathLike, income_column: str,
-                        group_column: str | None = None) -> str:
-    """SHA-256 (hex) of a dataset's content and the columns released from it: the ledger account key.
+def dataset_fingerprint(data: Any, income_column: str | None = None, group_column: str | None = None) -> str:
+    """The record-canonical fingerprint (64 hex) of a data source: what attaches it to its population.
 
-    ``content`` is the file's bytes or a path to it (a ``str`` is a path). The same bytes with the same
-    income (and group) column give the same fingerprint, so re-uploading the same file finds its
-    budget; another column or another file gives another account. The hash is one-way: storing it
-    reveals nothing about the data beyond equality with a file one already has.
+    ``data``: a pandas DataFrame (parsed records, e.g. an upload), a path to a CSV (optionally .gz/.zst/.bz2)
+    or Parquet file (a ``str`` is a path), or a file's bytes (parsed as the app parses an upload,
+    :func:`dpcore.data.read_table`). The same records give the same fingerprint whatever their row order,
+    line ends, quoting, encoding, number spelling or file format (:mod:`dpcore.record_fingerprint` defines
+    the canonical row text exactly). Every column counts, so ``income_column`` and ``group_column`` do not
+    change it: they are accepted (and checked) only so that older calls keep working -- another income
+    column of the same records is the same people, hence the same source. The hash is one-way, but it is a
+    hash of confidential records: it stays in the ledger, never in a release record or an export.
+    """
+    from . import record_fingerprint as records
+
+    if income_column is not None and (not isinstance(income_column, str) or not income_column.strip()):
+        raise DPInputError("income_column must be the (non-empty) name of the income column, or None")
+    if group_column is not None and (not isinstance(group_column, str) or not group_column.strip()):
+        raise DPInputError("group_column must be a non-empty column name or None")
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return records.frame_fingerprint(data)
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        if len(data) == 0:
+            raise DPInputError("the dataset is empty (0 bytes): there is nothing to fingerprint")
+        from .data import read_table
+
+        frame, _notes = read_table(bytes(data))
+        return records.frame_fingerprint(frame)
+    if isinstance(data, (str, os.PathLike)):
+        return records.file_fingerprint(data)
+    raise TypeError(f"data must be a DataFrame, bytes or a file path, got {type(data).__name__}")
+
+
+def file_bytes_fingerprint(content: bytes | bytearray | memoryview | str | os.PathLike, income_column: str,
+                           group_column: str | None = None) -> str:
+    """The account key of schema 1 and 2 ledgers' app accounts: SHA-256 over a domain tag, the SHA-256 of
+    the file's bytes and the JSON of the column names. Kept only to find an old account: the app looks it
+    up once for an upload whose records are not attached yet, and attaches the records to that account's
+    population (a re-saved copy of the file then finds the same budget). Not an identity of the records.
     """
     if not isinstance(income_column, str) or not income_column.strip():
         raise DPInputError("income_column must be the (non-empty) name of the income column")
@@ -375,6 +416,11 @@ def _entry_hash(prev_hash: str, public_id: str, account: tuple, label: str, cost
 
 def _result_hash(entry_hash: str, stamp: str, result_json: str) -> str:
     return _sha(["dpcore-result-v1", entry_hash, stamp, result_json])
+
+
+def _looks_like_fingerprint(dataset_id: str) -> bool:
+    """A 64-hex id is a file fingerprint (kept out of messages and listings); anything else is a name."""
+    return len(dataset_id) == 64 and all(c in "0123456789abcdef" for c in dataset_id.lower())
 
 
 def _public_id(key: str, dataset_id: str) -> str:
@@ -569,11 +615,54 @@ class _Backend:
         for r in conn.execute("SELECT entry_id, time, result FROM dpcore_results ORDER BY entry_id").fetchall():
             conn.execute(f"UPDATE dpcore_results SET result_hash = {ph} WHERE entry_id = {ph}",
                          (_result_hash(hashes[int(r[0])], r[1], r[2]), int(r[0])))
-        conn.execute(f"UPDATE dpcore_meta SET value = {ph} WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        conn.execute(f"UPDATE dpcore_meta SET value = {ph} WHERE key = 'schema_version'", ("2",))
         if record:
             conn.execute(f"INSERT INTO dpcore_meta(key, value) VALUES ('migrated_1_to_2', {ph})",
                          (json.dumps({"time": _now(), "entries_chained": len(rows), "software": f"dpcore {__version__}"}),))
         self._create_triggers(conn)
+
+    def _migrate(self, conn: Any, version: int, *, record: bool) -> None:
+        """Bring a ledger of schema ``version`` to :data:`SCHEMA_VERSION`, one step after the other, inside the
+        caller's write transaction."""
+        if version < 2:
+            self._migrate_1_to_2(conn, record=record)
+        if version < 3:
+            self._migrate_2_to_3(conn, record=record)
+
+    def _migrate_2_to_3(self, conn: Any, *, record: bool) -> None:
+        """Populations and sources. Every existing account becomes a population with its cap and history:
+        an account whose id is a name (the command line's plan ``dataset``) keeps it as the population's
+        name, so old plans keep working; an account keyed by a file fingerprint (the app's) is named by its
+        label (or ``account-<public id>`` when the label is empty or taken). Nothing is re-charged, no
+        cap changes, no entry is rewritten: the chain continues across the upgrade."""
+        ph = self.ph
+        self._drop_triggers(conn)  # the key table refuses UPDATE (schema_version): re-created below
+        self._create_population_tables(conn)
+        key = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'public_id_key'").fetchone()[0]
+        taken: set[str] = set()
+        rows = conn.execute("SELECT dataset_id, label, created FROM dpcore_accounts ORDER BY created, dataset_id").fetchall()
+        named = [r for r in rows if not _looks_like_fingerprint(r[0])]
+        for dataset_id, _label, _created in named:
+            taken.add(dataset_id)
+        for dataset_id, label, _created in rows:
+            if _looks_like_fingerprint(dataset_id):
+                name = " ".join(str(label or "").split())[:200]
+                if not name or name in taken or name.startswith(POPULATION_ID_PREFIX):
+                    name = f"account-{_public_id(key, dataset_id)[:12]}"
+            else:
+                name = dataset_id
+            taken.add(name)
+            conn.execute(f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph})",
+                         (name, dataset_id, _now(), f"dpcore {__version__} (migration 2 to 3)"))
+        conn.execute(f"UPDATE dpcore_meta SET value = {ph} WHERE key = 'schema_version'", ("3",))
+        if record:
+            conn.execute(f"INSERT INTO dpcore_meta(key, value) VALUES ('migrated_2_to_3', {ph})",
+                         (json.dumps({"time": _now(), "populations_from_accounts": len(rows),
+                                      "software": f"dpcore {__version__}"}),))
+        self._create_triggers(conn)
+
+    def _create_population_tables(self, conn: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def _read_meta(self, conn: Any) -> dict[str, str]:
         return {r[0]: r[1] for r in conn.execute("SELECT key, value FROM dpcore_meta").fetchall()}
@@ -659,6 +748,37 @@ def _sqlite_v2_triggers() -> dict[str, str]:
         name = f"{table}_insert_guard"
         out[name] = (f"CREATE TRIGGER {name} BEFORE INSERT ON {table} WHEN {cond} "
                      f"BEGIN SELECT RAISE(ABORT, 'dpcore ledger: {table} is append-only (no replace; hashes required)'); END")
+    return out
+
+
+_SQLITE_V3 = """
+CREATE TABLE dpcore_populations (
+    name TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL UNIQUE REFERENCES dpcore_accounts(dataset_id),
+    created TEXT NOT NULL,
+    software TEXT NOT NULL
+);
+CREATE TABLE dpcore_sources (
+    fingerprint TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL REFERENCES dpcore_accounts(dataset_id),
+    attached TEXT NOT NULL,
+    software TEXT NOT NULL
+);
+"""
+
+
+def _sqlite_v3_triggers() -> dict[str, str]:
+    """Populations and sources are append-only like every other table: a source moved to another
+    population, or a population pointed at a fresh account, would restart a budget."""
+    out = {}
+    for table, key in (("dpcore_populations", "name"), ("dpcore_sources", "fingerprint")):
+        for op in ("UPDATE", "DELETE"):
+            name = f"{table}_no_{op.lower()}"
+            out[name] = (f"CREATE TRIGGER {name} BEFORE {op} ON {table} BEGIN SELECT RAISE(ABORT, "
+                         f"'dpcore ledger: {table} is append-only (a population and its sources are fixed)'); END")
+        name = f"{table}_insert_guard"
+        out[name] = (f"CREATE TRIGGER {name} BEFORE INSERT ON {table} WHEN EXISTS (SELECT 1 FROM {table} WHERE "
+                     f"{key} = NEW.{key}) BEGIN SELECT RAISE(ABORT, 'dpcore ledger: {table} is append-only (no replace)'); END")
     return out
 
 
@@ -785,7 +905,7 @@ class _SqliteBackend(_Backend):
                 conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('public_id_key', ?)", (secrets.token_hex(32),))
                 conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('created', ?)",
                              (json.dumps({"time": _now(), "software": f"dpcore {__version__}"}),))
-                self._migrate_1_to_2(conn, record=False)
+                self._migrate(conn, 1, record=False)
                 conn.execute("COMMIT")
             finally:
                 conn.close()  # the last connection checkpoints the WAL into the file and removes it
@@ -825,8 +945,9 @@ class _SqliteBackend(_Backend):
         if version < SCHEMA_VERSION:
             with self.locked(None, on_wait) as conn:
                 meta = self._read_meta(conn)
-                if self._check_version(meta) < SCHEMA_VERSION:  # not migrated by a racing process meanwhile
-                    self._migrate_1_to_2(conn, record=True)
+                version = self._check_version(meta)
+                if version < SCHEMA_VERSION:  # not migrated by a racing process meanwhile
+                    self._migrate(conn, version, record=True)
             self._make_private()
         self.public_id_key = meta["public_id_key"]
 
@@ -856,11 +977,17 @@ class _SqliteBackend(_Backend):
         for sql in _sqlite_v2_triggers().values():
             conn.execute(sql)
 
+    def _create_population_tables(self, conn: Any) -> None:
+        for stmt in _split_sql(_SQLITE_V3):
+            conn.execute(stmt)
+        for sql in _sqlite_v3_triggers().values():
+            conn.execute(sql)
+
     def trigger_names(self, conn: Any) -> set[str]:
         return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()}
 
     def expected_triggers(self) -> set[str]:
-        return set(_sqlite_v2_triggers())
+        return set(_sqlite_v2_triggers()) | set(_sqlite_v3_triggers())
 
     # ----- transactions ----------------------------------------------------------------------------
     def _begin(self, conn: sqlite3.Connection, begin: str, on_wait: OnWait | None) -> None:
@@ -998,6 +1125,22 @@ _PG_TRIGGERS = {
     **{f"{t}_no_truncate": f"BEFORE TRUNCATE ON {t} FOR EACH STATEMENT" for t in _TABLES},
 }
 _PG_V1_TRIGGERS = ("dpcore_entries_append_only", "dpcore_results_append_only", "dpcore_accounts_fixed")
+_PG_V3 = [
+    """CREATE TABLE dpcore_populations (
+        name TEXT PRIMARY KEY,
+        dataset_id TEXT NOT NULL UNIQUE REFERENCES dpcore_accounts(dataset_id),
+        created TEXT NOT NULL,
+        software TEXT NOT NULL)""",
+    """CREATE TABLE dpcore_sources (
+        fingerprint TEXT PRIMARY KEY,
+        dataset_id TEXT NOT NULL REFERENCES dpcore_accounts(dataset_id),
+        attached TEXT NOT NULL,
+        software TEXT NOT NULL)""",
+]
+_PG_V3_TRIGGERS = {
+    **{f"{t}_append_only": f"BEFORE UPDATE OR DELETE ON {t} FOR EACH ROW" for t in _POPULATION_TABLES},
+    **{f"{t}_no_truncate": f"BEFORE TRUNCATE ON {t} FOR EACH STATEMENT" for t in _POPULATION_TABLES},
+}
 
 
 class _PostgresBackend(_Backend):
@@ -1057,7 +1200,7 @@ class _PostgresBackend(_Backend):
         conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('public_id_key', %s)", (secrets.token_hex(32),))
         conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('created', %s)",
                      (json.dumps({"time": _now(), "software": f"dpcore {__version__}"}),))
-        self._migrate_1_to_2(conn, record=False)
+        self._migrate(conn, 1, record=False)
 
     def open(self, *, create: bool, on_wait: OnWait | None) -> None:
         self._setup(create=create, must_be_new=False, on_wait=on_wait)
@@ -1087,8 +1230,9 @@ class _PostgresBackend(_Backend):
                     raise LedgerCorrupt(f"the ledger database ({where}) lacks the tables {sorted(set(_TABLES) - tables)}: "
                                         "restore it from a backup (docs/ledger.md)")
                 meta = self._read_meta(conn)
-                if self._check_version(meta) < SCHEMA_VERSION:
-                    self._migrate_1_to_2(conn, record=True)
+                version = self._check_version(meta)
+                if version < SCHEMA_VERSION:
+                    self._migrate(conn, version, record=True)
                 self.public_id_key = meta["public_id_key"]
         except psycopg.Error as exc:
             raise _pg_fault(where, exc) from None
@@ -1114,14 +1258,21 @@ class _PostgresBackend(_Backend):
         for name, when in _PG_TRIGGERS.items():
             conn.execute(f"CREATE TRIGGER {name} {when} EXECUTE FUNCTION dpcore_refuse_change()")
 
+    def _create_population_tables(self, conn: Any) -> None:
+        for stmt in _PG_V3:
+            conn.execute(stmt)
+        conn.execute(_PG_REFUSE_FUNCTION)
+        for name, when in _PG_V3_TRIGGERS.items():
+            conn.execute(f"CREATE TRIGGER {name} {when} EXECUTE FUNCTION dpcore_refuse_change()")
+
     def trigger_names(self, conn: Any) -> set[str]:
         return {r[0] for r in conn.execute(
             "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
             "WHERE NOT t.tgisinternal AND c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
-            (list(_TABLES),)).fetchall()}
+            (list(_TABLES + _POPULATION_TABLES),)).fetchall()}
 
     def expected_triggers(self) -> set[str]:
-        return set(_PG_TRIGGERS)
+        return set(_PG_TRIGGERS) | set(_PG_V3_TRIGGERS)
 
     def lock_row(self, conn: Any, sql: str, params: tuple, on_wait: OnWait | None) -> Any:
         """A locking statement that waits up to BUSY_TIMEOUT_S (then LedgerUnavailable, as SQLite), telling
@@ -1214,6 +1365,30 @@ class _PostgresBackend(_Backend):
 # ----------------------------------------------------------------------------------------------------
 # The ledger and its accounts
 # ----------------------------------------------------------------------------------------------------
+def check_population_name(name: Any) -> str:
+    """A population name: a non-empty one-line string of at most 200 characters, surrounding blanks removed."""
+    if not isinstance(name, str):
+        raise TypeError(f"a population name must be a string, got {type(name).__name__}")
+    text = name.strip()
+    if not text:
+        raise DPInputError("the population name is empty: name the people the budget protects, e.g. 'CPS 2023 households'")
+    if len(text) > 200 or any(ord(c) < 32 for c in text):
+        raise DPInputError("a population name is one line of at most 200 characters")
+    return text
+
+
+def _check_fingerprint(fingerprint: Any) -> str:
+    if not isinstance(fingerprint, str) or not _looks_like_fingerprint(fingerprint):
+        raise DPInputError("a source fingerprint is 64 hex digits (ledger.dataset_fingerprint(...))")
+    return fingerprint.lower()
+
+
+def _shell_word(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
 def _check_dataset_id(dataset_id: Any) -> str:
     if not isinstance(dataset_id, str):
         raise TypeError(f"dataset_id must be a string (e.g. ledger.dataset_fingerprint(...)), got {type(dataset_id).__name__}")
@@ -1296,7 +1471,7 @@ class LedgerDB:
 
         The cap (``cap_epsilon``, and ``cap_delta`` -- default 0, i.e. pure epsilon-DP -- for accounts that
         take approximate-DP or zCDP releases) is fixed at creation. Opening an existing account with a
-        different cap raises :class:`DPInputError`: a new cap means a new account (another dataset id).
+        different cap raises :class:`DPInputError`.
         ``cap_delta=None`` on an existing account accepts whatever delta it was created with.
         ``label`` names the account for people (kept from creation; not part of the identity).
         """
@@ -1323,9 +1498,8 @@ class LedgerDB:
             raise DPInputError(
                 f"the ledger account {acct.display_name()!r} was created on {acct.created} with the cap "
                 f"{acct.cap.describe()}; you asked for {_budget.BudgetCap(epsilon=cap_eps, delta=cap_d or 0.0).describe()}. "
-                "A cap is fixed when its account is created and can never be raised or reset: a new cap means a new "
-                "account (a different dataset id, shown as a different account), and the budget already spent on "
-                "this dataset still counts against it.")
+                "A cap is fixed when its account is created and can never be raised or reset; the budget already "
+                "spent on these people counts against it.")
         return acct
 
     def find_account(self, dataset_id: str) -> "Account | None":
@@ -1338,6 +1512,121 @@ class LedgerDB:
         if row is None:
             return None
         return Account(self, dataset_id, row[0], float(row[1]), float(row[2]), row[3])
+
+    # ----- populations and their sources ------------------------------------------------------------
+    def register_population(self, name: str, cap_epsilon: float, cap_delta: float = 0.0, label: str = "") -> "Account":
+        """Register a population (the people a budget protects) with its caps; returns its account.
+
+        Done once, by the data owner: the caps are the owner's decision and are fixed at registration
+        (:meth:`population` opens it later; a plan names it). Registering the same name again with the
+        same caps returns the existing account (a set-up script may run twice); with other caps it raises
+        :class:`PopulationError`. Sources (files, tables, queries of these people) are attached to it by
+        their record fingerprint with :meth:`attach_source`.
+        """
+        name = check_population_name(name)
+        cap_eps = check_epsilon(cap_epsilon, "cap_epsilon")
+        cap_d = check_delta(cap_delta, "cap_delta", allow_zero=True)
+        if not isinstance(label, str):
+            raise TypeError(f"label must be a string, got {type(label).__name__}")
+        ph = self._backend.ph
+        dataset_id = POPULATION_ID_PREFIX + name
+        with self._backend.locked(dataset_id, self._on_wait) as conn:
+            row = conn.execute(f"SELECT dataset_id FROM dpcore_populations WHERE name = {ph}", (name,)).fetchone()
+            if row is None:
+                if conn.execute(f"SELECT 1 FROM dpcore_accounts WHERE dataset_id = {ph}", (dataset_id,)).fetchone() is None:
+                    conn.execute(f"INSERT INTO dpcore_accounts(dataset_id, label, cap_epsilon, cap_delta, created, software) "
+                                 f"VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}) "
+                                 f"ON CONFLICT (dataset_id) DO NOTHING",
+                                 (dataset_id, label.strip() or name, cap_eps, cap_d, _now(), f"dpcore {__version__}"))
+                conn.execute(f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph}) "
+                             f"ON CONFLICT (name) DO NOTHING", (name, dataset_id, _now(), f"dpcore {__version__}"))
+        acct = self.population(name)
+        if acct.cap_epsilon != cap_eps or acct.cap_delta != cap_d:
+            raise PopulationError(
+                f"the population {name!r} was registered on {acct.created} with the cap {acct.cap.describe()}; you "
+                f"asked for {_budget.BudgetCap(epsilon=cap_eps, delta=cap_d).describe()}. A population's cap is fixed "
+                "when it is registered and can never be raised or reset.")
+        return acct
+
+    def population(self, name: str) -> "Account | None":
+        """The account of the registered population ``name``, or None."""
+        name = check_population_name(name)
+        ph = self._backend.ph
+        with self._backend.reading() as conn:
+            row = conn.execute(f"SELECT p.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created FROM dpcore_populations p "
+                               f"JOIN dpcore_accounts a ON a.dataset_id = p.dataset_id WHERE p.name = {ph}", (name,)).fetchone()
+        if row is None:
+            return None
+        return Account(self, row[0], row[1], float(row[2]), float(row[3]), row[4], population=name)
+
+    def require_population(self, name: str) -> "Account":
+        """The account of the population ``name``; :class:`PopulationError` with the command that registers it
+        when it is not registered (a plan never creates a population: its cap is the data owner's decision)."""
+        acct = self.population(name)
+        if acct is None:
+            raise PopulationError(
+                f"the population {name!r} is not registered in the ledger ({self.describe()}): the data owner "
+                f"registers it once, with its cap, e.g. 'python -m dpcore ledger population add {_shell_word(name)} "
+                "--cap-epsilon 2' (add --cap-delta 1e-8 for releases with a delta); nothing was charged")
+        return acct
+
+    def populations(self) -> list["Account"]:
+        """The account of every registered population (``.population`` is its name), oldest first."""
+        with self._backend.reading() as conn:
+            rows = conn.execute("SELECT p.name, p.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created "
+                                "FROM dpcore_populations p JOIN dpcore_accounts a ON a.dataset_id = p.dataset_id "
+                                "ORDER BY a.created, p.name").fetchall()
+        return [Account(self, r[1], r[2], float(r[3]), float(r[4]), r[5], population=r[0]) for r in rows]
+
+    def population_of_account(self, dataset_id: str) -> str | None:
+        """The name of the population whose account is ``dataset_id``, or None."""
+        dataset_id = _check_dataset_id(dataset_id)
+        ph = self._backend.ph
+        with self._backend.reading() as conn:
+            row = conn.execute(f"SELECT name FROM dpcore_populations WHERE dataset_id = {ph}", (dataset_id,)).fetchone()
+        return None if row is None else row[0]
+
+    def source_population(self, fingerprint: str) -> "Account | None":
+        """The account of the population the source with this record fingerprint is attached to, or None."""
+        fingerprint = _check_fingerprint(fingerprint)
+        ph = self._backend.ph
+        with self._backend.reading() as conn:
+            row = conn.execute(f"SELECT p.name, s.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created "
+                               f"FROM dpcore_sources s JOIN dpcore_accounts a ON a.dataset_id = s.dataset_id "
+                               f"LEFT JOIN dpcore_populations p ON p.dataset_id = s.dataset_id "
+                               f"WHERE s.fingerprint = {ph}", (fingerprint,)).fetchone()
+        if row is None:
+            return None
+        return Account(self, row[1], row[2], float(row[3]), float(row[4]), row[5], population=row[0])
+
+    def attach_source(self, fingerprint: str, population: str) -> "Account":
+        """Attach the source whose record fingerprint is ``fingerprint`` (:func:`dataset_fingerprint`) to the
+        registered ``population``; returns the population's account. Idempotent for the same population.
+
+        The same records can belong to one population only: a source already attached to another one (the
+        same file under another plan name, a re-saved or reordered copy, another income column of it) is
+        refused with :class:`PopulationError` naming the population it belongs to, so a second name never
+        opens a second budget for the same people. Runs under the ledger's write lock (racing first
+        releases of one file under two names: one wins, the other is refused)."""
+        fingerprint = _check_fingerprint(fingerprint)
+        target = self.require_population(population)
+        ph = self._backend.ph
+        with self._backend.locked(target.dataset_id, self._on_wait) as conn:
+            row = conn.execute(f"SELECT dataset_id FROM dpcore_sources WHERE fingerprint = {ph}", (fingerprint,)).fetchone()
+            if row is None:
+                conn.execute(f"INSERT INTO dpcore_sources(fingerprint, dataset_id, attached, software) "
+                             f"VALUES ({ph}, {ph}, {ph}, {ph}) ON CONFLICT (fingerprint) DO NOTHING",
+                             (fingerprint, target.dataset_id, _now(), f"dpcore {__version__}"))
+                row = conn.execute(f"SELECT dataset_id FROM dpcore_sources WHERE fingerprint = {ph}", (fingerprint,)).fetchone()
+        if row[0] != target.dataset_id:
+            owner = self.source_population(fingerprint)
+            owner_name = owner.population if owner is not None and owner.population else (
+                owner.display_name() if owner is not None else "another account")
+            raise PopulationError(
+                f"these records already belong to the population {owner_name!r} (the same records, whatever the file's "
+                f"name, row order, line ends or released column), not to {population!r}: one population has one budget. "
+                f"Release them with population = {owner_name!r}; nothing was charged")
+        return target
 
     def accounts(self) -> list["Account"]:
         """Every account, oldest first."""
@@ -1537,6 +1826,8 @@ class Account:
     cap_epsilon: float
     cap_delta: float
     created: str
+    #: the registered population this account is the budget of (None for an account opened by id only)
+    population: str | None = field(default=None, compare=False)
 
     @property
     def cap(self) -> _budget.BudgetCap:
@@ -1564,7 +1855,7 @@ class Account:
 
     def id_is_a_hash(self) -> bool:
         """True when the dataset id looks like a fingerprint (64 hex digits): kept out of messages and listings."""
-        return len(self.dataset_id) == 64 and all(c in "0123456789abcdef" for c in self.dataset_id.lower())
+        return _looks_like_fingerprint(self.dataset_id)
 
     # ----- charging --------------------------------------------------------------------------------
     def charge(self, label: str, epsilon: float | None = None, *, cost: _budget.PrivacyCost | None = None,

@@ -17,6 +17,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from dpcore import budget as B, ledger as L
@@ -83,11 +84,12 @@ def test_charge_spent_entries_and_cap(url):
 def test_cap_is_fixed_at_creation(url):
     db = L.open_ledger(url)
     db.account("ds", cap_epsilon=1.0, label="a")
-    with pytest.raises(DPInputError, match="new cap means a new account") as info:
+    with pytest.raises(DPInputError, match="can never be raised or reset") as info:
         db.account("ds", cap_epsilon=3.0)
     assert not isinstance(info.value, L.BudgetExceeded)
     assert "ε = 1" in str(info.value) and "ε = 3" in str(info.value)
-    with pytest.raises(DPInputError, match="new cap means a new account"):
+    assert "new account" not in str(info.value)  # the refusal no longer says how to reset the budget
+    with pytest.raises(DPInputError, match="can never be raised or reset"):
         db.account("ds", cap_epsilon=1.0, cap_delta=1e-6)
     assert db.account("ds", cap_epsilon=1.0).cap_epsilon == 1.0  # the same cap reopens it
     # a different dataset id is a different, independent account
@@ -224,7 +226,7 @@ def test_urls_and_default_location(tmp_path, monkeypatch):
         L.open_ledger("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
 
 
-def test_dataset_fingerprint(tmp_path):
+def test_dataset_fingerprint_is_record_canonical(tmp_path):
     content = b"income,region\n1000,north\n2000,south\n"
     path = tmp_path / "data.csv"
     path.write_bytes(content)
@@ -232,13 +234,15 @@ def test_dataset_fingerprint(tmp_path):
     assert len(fp) == 64 and int(fp, 16) >= 0
     assert fp == L.dataset_fingerprint(path, "income") == L.dataset_fingerprint(str(path), "income")
     assert fp == L.dataset_fingerprint(bytearray(content), "income")
-    assert fp != L.dataset_fingerprint(content, "region")
-    assert fp != L.dataset_fingerprint(content, "income", group_column="region")
-    assert L.dataset_fingerprint(content, "income", "region") != L.dataset_fingerprint(content, "income", "other")
+    # the same records: another released column, row order, line ends, quoting, trailing newline, spelling
+    assert fp == L.dataset_fingerprint(content, "region") == L.dataset_fingerprint(content, "income", "region")
+    assert fp == L.dataset_fingerprint(b'region,income\r\n"south","2,000"\r\nnorth,1000.0\r\n\r\n')
+    assert fp == L.dataset_fingerprint(pd.DataFrame({"income": [2000, 1000], "region": ["south", "north"]}))
+    # other records
     assert fp != L.dataset_fingerprint(content + b"3000,west\n", "income")
-    import hashlib
-
-    assert fp != hashlib.sha256(content).hexdigest()  # the column names are part of the identity
+    assert fp != L.dataset_fingerprint(b"income,region\n1000,north\n2001,south\n")
+    assert fp != L.dataset_fingerprint(b"income,area\n1000,north\n2000,south\n")
+    assert fp != L.file_bytes_fingerprint(content, "income")  # the schema-2 key of the app (bytes) is not it
     with pytest.raises(DPInputError):
         L.dataset_fingerprint(b"", "income")
     with pytest.raises(DPInputError):
