@@ -1628,6 +1628,13 @@ class LedgerDB:
                 f"Release them with population = {owner_name!r}; nothing was charged")
         return target
 
+    def source_count(self, dataset_id: str) -> int:
+        """How many sources (record fingerprints) are attached to the account ``dataset_id``."""
+        ph = self._backend.ph
+        with self._backend.reading() as conn:
+            return int(conn.execute(f"SELECT COUNT(*) FROM dpcore_sources WHERE dataset_id = {ph}",
+                                    (dataset_id,)).fetchone()[0])
+
     def accounts(self) -> list["Account"]:
         """Every account, oldest first."""
         with self._backend.reading() as conn:

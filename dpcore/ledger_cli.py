@@ -4,6 +4,14 @@
     dpcore ledger verify [URL]           # integrity, schema version, append-only triggers, the hash chain
     dpcore ledger show [URL]             # accounts: label, public id, cap, spent, entries
     dpcore ledger backup DEST [--ledger URL]   # a consistent copy of a SQLite ledger (mode 0600)
+    dpcore ledger population add NAME --cap-epsilon E [--cap-delta D] [--label TEXT] [--ledger URL]
+    dpcore ledger population list [--ledger URL]
+    dpcore ledger population attach NAME FILE... [--ledger URL]   # attach a source's records (CSV/Parquet)
+
+A population is the set of people a budget protects; the data owner registers it once with its caps,
+plans name it (``population = "..."``), and every source of its records (files, tables, queries, the
+app's uploads) is attached to it by a fingerprint of the records (:func:`dpcore.ledger.dataset_fingerprint`)
+at its first release -- or explicitly with ``population attach`` (e.g. another extract of the same people).
 
 URL defaults to ``$DPCORE_LEDGER_URL``, else ``~/.local/share/dpcore/ledger.db`` (:func:`dpcore.ledger.default_url`).
 Exit codes: 0 success (``verify``: the ledger is intact; one ``ledger OK: ...`` line); 2 anything wrong
@@ -50,6 +58,21 @@ def build_parser() -> argparse.ArgumentParser:
     back = sub.add_parser("backup", help="write a consistent copy of a SQLite ledger to DEST (mode 0600)")
     back.add_argument("dest", help="the copy's path (must not exist)")
     back.add_argument("--ledger", default=None, help=url_help)
+    pop = sub.add_parser("population", help="register and list populations (one budget per population)")
+    pop_sub = pop.add_subparsers(dest="population_command", parser_class=_Parser)
+    add = pop_sub.add_parser("add", help="register a population (the people protected) with its caps, once")
+    add.add_argument("name", help="the population's name, as plans give it (population = \"NAME\")")
+    add.add_argument("--cap-epsilon", type=float, required=True, help="the total ε of every release about these people")
+    add.add_argument("--cap-delta", type=float, default=0.0,
+                     help="the total δ (default 0: pure ε-DP only; the Gini's Laplace noise needs e.g. 1e-8)")
+    add.add_argument("--label", default="", help="a longer description (shown by 'show')")
+    add.add_argument("--ledger", default=None, help=url_help)
+    lst = pop_sub.add_parser("list", help="the populations: name, cap, spent, sources attached")
+    lst.add_argument("--ledger", default=None, help=url_help)
+    att = pop_sub.add_parser("attach", help="attach the records of files (CSV or Parquet) to a population")
+    att.add_argument("name", help="the registered population")
+    att.add_argument("files", nargs="+", help="CSV (optionally .gz/.zst/.bz2) or Parquet files")
+    att.add_argument("--ledger", default=None, help=url_help)
     return parser
 
 
@@ -85,11 +108,39 @@ def _show(args: argparse.Namespace) -> int:
         used = f"ε = {spent['epsilon']:.6g}" + (f", δ = {spent['delta']:.3g}" if acct.cap_delta else "")
         hidden = sum(1 for e in entries if e.result is None)
         name = acct.label or ("(no label)" if acct.id_is_a_hash() else acct.dataset_id)  # a name, not a hash
+        population = db.population_of_account(acct.dataset_id)
+        if population is not None and population != name:
+            name = f"{name} (population {population})"
         print(f"  {name} [public id {acct.public_id}]: spent {used} of {cap}; "
               f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
               + (f" ({hidden} not revealed)" if hidden else "") + f"; created {acct.created[:19]}")
     for path, n in db.pending_results():
         print(f"  {n} result mark(s) journaled at {path}, waiting for the database to be writable")
+    return 0
+
+
+def _population(args: argparse.Namespace) -> int:
+    if args.population_command is None:
+        raise DPInputError("say what to do: 'dpcore ledger population add NAME --cap-epsilon E', 'list' or 'attach'")
+    db = ledger_lib.open_ledger(args.ledger, create=False, on_wait=_say)
+    if args.population_command == "add":
+        existed = db.population(args.name) is not None
+        acct = db.register_population(args.name, args.cap_epsilon, args.cap_delta, label=args.label)
+        print(f"{'already registered with this cap' if existed else 'registered'}: population {acct.population!r}, cap "
+              f"{acct.cap.describe()} [public id {acct.public_id}] in {db.describe()}")
+        return 0
+    if args.population_command == "attach":
+        acct = db.require_population(args.name)
+        for path in args.files:
+            db.attach_source(ledger_lib.dataset_fingerprint(path), acct.population)
+            print(f"attached the records of {path} to the population {acct.population!r}")
+        return 0
+    populations = db.populations()
+    print(f"{db.describe()}: {len(populations)} population(s)")
+    for acct in populations:
+        spent = acct.spent()
+        print(f"  {acct.population} [public id {acct.public_id}]: cap {acct.cap.describe()}, spent ε = "
+              f"{spent['epsilon']:.6g}; {db.source_count(acct.dataset_id)} source(s) attached")
     return 0
 
 
@@ -124,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return {"init": _init, "verify": _verify, "show": _show, "backup": _backup}[args.command](args)
+        return {"init": _init, "verify": _verify, "show": _show, "backup": _backup,
+                "population": _population}[args.command](args)
     except DPInputError as exc:
         print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
