@@ -45,7 +45,25 @@ def render_sidebar(*, data_free: bool, data_used: bool = True) -> None:
     draw_sidebar(defer_default=data_free, compact=data_free, data_used=data_used)
 
 
+def scroll_to_top_on_page_change(current: str) -> None:
+    """Streamlit keeps the main area's scroll position when the app moves to another page inside the tab
+    (st.page_link, the sidebar's links): a lesson link clicked low on the Lessons page opened its page
+    mid-way. Scroll to the top when the page changes; not on a first run or a rerun of the same page, so
+    neither the cold start nor a slider move pays for it."""
+    previous = st.session_state.get("_page_shown")
+    st.session_state["_page_shown"] = current
+    if previous is not None and previous != current:
+        # numbered: the frontend keeps an element whose content did not change since the last run in place
+        # (and does not run its script again), so two page changes in a row must not send the same text
+        count = st.session_state["_page_changes"] = st.session_state.get("_page_changes", 0) + 1
+        st.html(f"""<script>(() => {{ /* page change {count} */
+            const main = document.querySelector('[data-testid="stMain"]');
+            (main || document.scrollingElement).scrollTo(0, 0);
+        }})();</script>""", unsafe_allow_javascript=True)
+
+
 navigation = st.navigation(PAGES)
+scroll_to_top_on_page_change(navigation.url_path)
 # On the landing page (the first page of a cold server) the page goes first and the sidebar second,
 # and on a plain visit the sidebar does not build the default data (issue 13, cold start). Every
 # other page reads the sidebar's dataset, so the sidebar goes first there.

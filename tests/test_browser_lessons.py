@@ -30,6 +30,9 @@ pytestmark = [
 
 STEPS = [(lesson, number, step) for lesson in lessons_views.LESSONS for number, step in enumerate(lesson.steps, 1)]
 LINK = '[data-testid="stMain"] [data-testid="stPageLink-NavLink"]'
+SCROLL_TOP = """() => { const m = document.querySelector('[data-testid="stMain"]');
+    return m ? m.scrollTop : document.scrollingElement.scrollTop; }"""
+SCROLLED_TO_TOP = f"() => ({SCROLL_TOP})() === 0"
 NAV_LESSONS = '[data-testid="stSidebarNav"] a[href$="/lessons"]'
 MAIN_CHARTS = '[data-testid="stMain"] [data-testid="stPlotlyChart"]'
 
@@ -103,6 +106,10 @@ def check_lesson_links(app_server, tab, indices, *, check_chart_labels: bool = F
                      if query.get(key) != value]
         if not page.query_selector('[data-testid="stMain"] h1'):
             failures.append(f"{where}: no title rendered")
+        try:  # the page opens at its top, wherever the link sat on the Lessons page (app.py scrolls up)
+            page.wait_for_function(SCROLLED_TO_TOP, timeout=10_000)
+        except Exception:  # noqa: BLE001 - reported with the position below
+            failures.append(f"{where}: opened {page.evaluate(SCROLL_TOP)} px down the page, not at its top")
         failures += [f"{where}: {problem}" for problem in tab.all_problems()]
         errors.clear()
         # back to the Lessons page by the sidebar's link (st.page_link navigates inside the app, so the
