@@ -63,6 +63,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -234,7 +235,7 @@ def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool) -> tuple[pd.
     info: dict[str, Any] = {"noise": f"Laplace on the clipped sum in cents, scale {scale!r} (sensitivity m (cU - cL) = "
                                      f"{sens:g} cents), divided by the public n"}
     if len(sums):
-        draw = release_noise.release_real_values(np.array([float(v) for v in sums["sum_cents"]]), scale=scale, rng=rng,
+        draw = release_noise.release_real_values(sums["sum_cents"].to_numpy(dtype=np.float64), scale=scale, rng=rng,
                                                  sensitivity=sens)
         n = sums["n"].to_numpy(dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -814,26 +815,54 @@ def run_plan(plan: ReleasePlan, source: Source, *, engine: str = "duckdb", out_d
                             init_ledger=init_ledger)
 
 
+class _StepTimes:
+    """Wall seconds of the phases of a release (ledger, scan, aggregate, noise, write), said as one progress
+    line at the end, so an operator (and benchmarks/bench_release_scale.py, which sets them beside the bare
+    DuckDB scan) sees where the time of a release goes; "other" is the rest (engine start, checks, record)."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+
+    def line(self) -> str:
+        total = time.perf_counter() - self.started
+        parts = [f"{name} {sec:.1f} s" for name, sec in self.seconds.items()]
+        parts.append(f"other {max(total - sum(self.seconds.values()), 0.0):.1f} s")
+        return f"step times: {', '.join(parts)} (total {total:.1f} s)"
+
+
 def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine: str, ledger_url: str | None,
                  seed: int | None, rng: Any, master: str | None, progress: Progress, memory_limit: str | None,
                  workdir: str | None, init_ledger: bool) -> PlanResult:
     out = slot.out
+    times = _StepTimes()
     simulate = seed is not None
     cost = plan_cost(plan)
     acct = None
     if not simulate:
-        with progress.step(f"ledger: checking the budget of {plan.dataset!r} (plan costs epsilon = {cost.epsilon:g})"):
+        with progress.step(f"ledger: checking the budget of {plan.dataset!r} (plan costs epsilon = {cost.epsilon:g})"), \
+                times.phase("ledger"):
             _, acct = _open_account(plan, cost, ledger_url, init_ledger=init_ledger, progress=progress)
     m = plan.rows_per_person
     spec = EngineSpec.from_plan(plan)
     tables: dict[str, pd.DataFrame] = {}
     with open_engine(engine, source, spec, progress=progress, master=master, workdir=workdir,
                      memory_limit=memory_limit) as eng:
-        with progress.step(f"{engine}: reading and checking the source ({source.describe()[:80]})"):
+        with progress.step(f"{engine}: reading and checking the source ({source.describe()[:80]})"), \
+                times.phase("scan"):
             eng.prepare()
         aggregates = {}
         for s in plan.statistics:
-            with progress.step(f"{engine}: aggregating {s.where} by {', '.join(s.by) or '(whole table)'}"):
+            with progress.step(f"{engine}: aggregating {s.where} by {', '.join(s.by) or '(whole table)'}"), \
+                    times.phase("aggregate"):
                 aggregates[s.name] = _Deferred(s, eng, m)
                 aggregates[s.name].compute()
     # the confidential aggregates are in memory; nothing has been revealed or charged yet
@@ -867,7 +896,8 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
     written = False
     try:
         if acct is not None:
-            with progress.step("ledger: charging the plan (before any noise is drawn)"), _signals_held():
+            with progress.step("ledger: charging the plan (before any noise is drawn)"), _signals_held(), \
+                    times.phase("ledger"):
                 entry = acct.charge(f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
                                     cost=cost.as_budget_cost(), record=record)
                 notice = ChargeNotice(cost.epsilon, cost.delta, plan.dataset, int(entry.id))
@@ -879,7 +909,7 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
                                 "entry_id": entry.id, "charged": cost.as_budget_cost().to_dict(),
                                 "spent_epsilon_after": spent_after, "cap_epsilon": acct.cap_epsilon}
         noise_step = "adding noise to the aggregates" + (" (simulation: numpy)" if simulate else " (OpenDP / certified)")
-        with progress.step(noise_step):
+        with progress.step(noise_step), times.phase("noise"):
             stats_out = []
             for s in plan.statistics:
                 table, info = aggregates[s.name].release(rng)
@@ -889,13 +919,14 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
                                   "files": [f"{s.name}.csv", f"{s.name}.parquet"], **info})
                 del aggregates[s.name]
         record["statistics"] = stats_out
-        with progress.step(f"writing {len(tables)} table(s) and {RECORD_FILE} to {out}"):
+        with progress.step(f"writing {len(tables)} table(s) and {RECORD_FILE} to {out}"), times.phase("write"):
             hashes = _write_outputs(out, plan, tables, record)
         written = True
         record["files"] = hashes
         warning = None
         if entry is not None:
-            warning = _mark_revealed(acct, entry.id, out, hashes, notice)
+            with times.phase("ledger"):
+                warning = _mark_revealed(acct, entry.id, out, hashes, notice)
     except KeyboardInterrupt as exc:
         if notice is None:
             raise
@@ -905,6 +936,7 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
         if notice is None:
             raise
         raise ReleaseNotDelivered(notice, _one_line(exc)) from exc
+    progress.say(times.line())
     return PlanResult(out, record, tables, simulate, None if entry is None else entry.id, warning)
 
 
