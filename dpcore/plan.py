@@ -58,6 +58,7 @@ version = 1
 dataset = "pseo-earnings-2019"      # the ledger account's label
 income = "earnings"                 # income column
 cap_epsilon = 3.0                   # the dataset's total budget in the ledger
+cell_sizes = "public"               # PSEO publishes its cells and their exact counts
 
 [[statistics]]
 kind = "percentiles"                # gini | percentiles | mean | relative_risk
@@ -138,8 +139,14 @@ _KIND_FIELDS = {
 GINI_PLAN_NOISES = ("cauchy", "laplace")
 #: the delta of a noise = "laplace" Gini when its plan entry gives none (dpcore.smooth_noises.DEFAULT_DELTA)
 DEFAULT_GINI_NOISE_DELTA = 1e-6
-_TOP_FIELDS = ("version", "dataset", "income", "cap_epsilon", "cap_delta", "privacy_unit", "max_rows_per_person",
-               "bounding_seed", "description", "statistics")
+_TOP_FIELDS = ("version", "population", "dataset", "income", "cap_epsilon", "cap_delta", "privacy_unit", "max_rows_per_person",
+               "bounding_seed", "description", "statistics", "missing_income", "keys", "cell_sizes", "n_epsilon",
+               "selection_delta", "small_cell_threshold")
+#: what a row with a missing (or non-finite) income counts as; public rules, so one person's missing value
+#: moves only noisy numbers. "lower": the row stays in every n; the mean and the Gini take the statistic's
+#: public ``lower`` bound, the percentiles' histogram its first bin, an ``outcome_below`` outcome is missing
+#: (not a case). "refuse": a missing income stops the release before any charge (the owner cleans the data).
+MISSING_INCOME_RULES = ("lower", "refuse")
 
 
 class PlanError(DPInputError):
@@ -224,11 +231,46 @@ class ReleasePlan:
     bounding_seed: int = 0
     description: str = ""
     cap_delta: float | None = None
+    #: the public rule for a missing income (:data:`MISSING_INCOME_RULES`)
+    missing_income: str = "lower"
+    #: the public cells (the ``[keys]`` table, :class:`dpcore.cell_keys.DeclaredKeys`); None: none declared
+    keys: Any = None
+    #: "noisy" (the default: every cell's n is a noisy count costing n_epsilon more) or "public" (the PSEO
+    #: assumption: cells present and their exact n are public)
+    cell_sizes: str = "noisy"
+    #: the registered population (the people protected) whose ledger budget pays: the ``population``
+    #: field; a plan without it (written before populations existed) names it by ``dataset``
+    population: str = ""
+    #: epsilon of each statistic's noisy cell sizes (and DP partition selection) with cell_sizes = "noisy"
+    n_epsilon: float = 0.1
+    #: delta of each statistic's DP partition selection (cells not declared, cell sizes noisy)
+    selection_delta: float = 1e-10
+    #: with cell_sizes = "public", cells with fewer rows are warned about
+    small_cell_threshold: int = 10
+
+    def cells_private(self, spec: "StatisticSpec") -> bool:
+        """True when this statistic's cells and their sizes are protected: cell_sizes = "noisy" and it has cells
+        (``by``, or the exposure groups of a relative risk)."""
+        return self.cell_sizes != "public" and (bool(spec.by) or spec.kind == "relative_risk")
+
+    def keys_declared(self, spec: "StatisticSpec") -> bool:
+        """True when every ``by`` column of the statistic is declared in ``[keys]`` (its cells are public)."""
+        return self.keys is not None and self.keys.covers(spec.by)
+
+    def statistic_epsilon(self, spec: "StatisticSpec") -> float:
+        """The statistic's cost: its ``epsilon`` plus ``n_epsilon`` when its cell sizes are noisy."""
+        return spec.epsilon + (self.n_epsilon if self.cells_private(spec) else 0.0)
+
+    def statistic_selection_delta(self, spec: "StatisticSpec") -> float:
+        """delta of the statistic's DP partition selection (0 when its cells are declared or public)."""
+        selected = self.cells_private(spec) and bool(spec.by) and not self.keys_declared(spec)
+        return self.selection_delta if selected else 0.0
 
     @property
     def total_epsilon(self) -> float:
-        """Sequential composition across statistics (each statistic costs its epsilon once)."""
-        return float(math.fsum(s.epsilon for s in self.statistics))
+        """Sequential composition across statistics (each statistic costs its epsilon once, plus n_epsilon when its
+        cell sizes are noisy: :meth:`statistic_epsilon`)."""
+        return float(math.fsum(self.statistic_epsilon(s) for s in self.statistics))
 
     @property
     def noise_delta(self) -> float:
@@ -464,8 +506,45 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:
     return StatisticSpec(**spec)
 
 
-def plan_from_dict(raw: Mapping[str, Any]) -> ReleasePlan:
-    """Validate a plan given as a dict (what ``tomllib`` returns); raise :class:`PlanError` naming the field."""
+def _cell_settings(raw: Mapping[str, Any], specs: Sequence[StatisticSpec],
+                   base_dir: str | os.PathLike | None) -> dict[str, Any]:
+    """``keys``, ``cell_sizes``, ``n_epsilon``, ``selection_delta``, ``small_cell_threshold`` (see
+    :mod:`dpcore.cell_keys`), checked against the statistics."""
+    from . import cell_keys
+
+    cell_sizes = raw.get("cell_sizes", "noisy")
+    if not isinstance(cell_sizes, str) or cell_sizes not in cell_keys.CELL_SIZES:
+        raise PlanError(f"plan: field 'cell_sizes' must be \"noisy\" (the default: noisy counts, cells declared or "
+                        f"selected with DP) or \"public\" (exact n, the PSEO assumption), got {_shown(cell_sizes)}")
+    n_epsilon = _number(raw.get("n_epsilon", cell_keys.DEFAULT_N_EPSILON), "plan", "n_epsilon", positive=True)
+    if n_epsilon > 1e3:
+        raise PlanError(f"plan: field 'n_epsilon' must be at most 1000, got {n_epsilon:g}")
+    selection_delta = _number(raw.get("selection_delta", cell_keys.DEFAULT_SELECTION_DELTA), "plan",
+                              "selection_delta", positive=True)
+    if selection_delta >= 1e-3:
+        raise PlanError(f"plan: field 'selection_delta' must be below 1e-3, got {selection_delta:g}")
+    small = raw.get("small_cell_threshold", cell_keys.DEFAULT_SMALL_CELL_THRESHOLD)
+    if isinstance(small, bool) or not isinstance(small, int) or not 0 <= small <= 1_000_000:
+        raise PlanError(f"plan: field 'small_cell_threshold' must be an integer in [0, 1000000], got {_shown(small)}")
+    keys = cell_keys.parse_keys(raw["keys"], base_dir) if "keys" in raw else None
+    if cell_sizes != "public":
+        for s in specs:
+            if s.kind == "gini" and s.by:
+                raise _fail(s.where, "by", "needs cell_sizes = \"public\": the Gini's smooth-sensitivity calibration "
+                                           "assumes each cell's n is public (release the Gini of the whole table, "
+                                           "by = [], or declare cell_sizes = \"public\" as PSEO does)")
+    if keys is not None:
+        for s in specs:
+            if keys.covers(s.by) and keys.count(s.by) > cell_keys.MAX_DECLARED_CELLS:
+                raise _fail(s.where, "by", f"has {keys.count(s.by):,} declared cells (the cross product of [keys]); "
+                                           f"at most {cell_keys.MAX_DECLARED_CELLS:,}")
+    return {"keys": keys, "cell_sizes": cell_sizes, "n_epsilon": n_epsilon, "selection_delta": selection_delta,
+            "small_cell_threshold": int(small)}
+
+
+def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = None) -> ReleasePlan:
+    """Validate a plan given as a dict (what ``tomllib`` returns); raise :class:`PlanError` naming the field.
+    ``base_dir``: the folder a relative ``[keys] file`` is read from (the plan file's folder)."""
     if not isinstance(raw, Mapping):
         raise PlanError(f"a plan must be a table of fields, got {type(raw).__name__}")
     for key in raw:
@@ -475,13 +554,20 @@ def plan_from_dict(raw: Mapping[str, Any]) -> ReleasePlan:
         raise PlanError(f"plan: field 'version' is required (this dpcore reads version = {PLAN_VERSION})")
     if raw["version"] != PLAN_VERSION or isinstance(raw["version"], bool):
         raise PlanError(f"plan: field 'version' must be {PLAN_VERSION}, got {_shown(raw['version'])}")
-    for key in ("dataset", "income"):
-        if key not in raw:
-            raise PlanError(f"plan: field '{key}' is required")
-    dataset = raw["dataset"]
-    if not isinstance(dataset, str) or not dataset.strip() or len(dataset) > 200:
-        raise PlanError(f"plan: field 'dataset' must be a non-empty name (at most 200 characters), "
-                        f"got {_shown(dataset)}")
+    if "population" not in raw and "dataset" not in raw:
+        raise PlanError("plan: field 'population' is required (the registered population whose budget pays; "
+                        "'python -m dpcore ledger population list' shows them)")
+    if "income" not in raw:
+        raise PlanError("plan: field 'income' is required")
+    for key in ("population", "dataset"):
+        value = raw.get(key, "x")
+        if not isinstance(value, str) or not value.strip() or len(value) > 200 or any(ord(c) < 32 for c in value):
+            raise PlanError(f"plan: field {key!r} must be a non-empty name (one line, at most 200 characters), "
+                            f"got {_shown(value)}")
+    # a plan written before populations existed names its budget by `dataset`: that name is its population
+    # (the ledger's migration made every old account a population of the same name)
+    population = raw.get("population", raw.get("dataset")).strip()
+    dataset = raw.get("dataset", population)
     income = _column(raw["income"], "plan", "income")
     if "cap_epsilon" not in raw:
         raise PlanError("plan: field 'cap_epsilon' is required (the dataset's total budget in the ledger)")
@@ -508,6 +594,10 @@ def plan_from_dict(raw: Mapping[str, Any]) -> ReleasePlan:
     seed = raw.get("bounding_seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise PlanError(f"plan: field 'bounding_seed' must be a non-negative integer, got {_shown(seed)}")
+    missing_income = raw.get("missing_income", "lower")
+    if not isinstance(missing_income, str) or missing_income not in MISSING_INCOME_RULES:
+        raise PlanError(f"plan: field 'missing_income' must be one of {', '.join(map(repr, MISSING_INCOME_RULES))}, "
+                        f"got {_shown(missing_income)}")
     description = raw.get("description", "")
     if not isinstance(description, str):
         raise PlanError(f"plan: field 'description' must be a string, got {_shown(description)}")
@@ -533,7 +623,8 @@ def plan_from_dict(raw: Mapping[str, Any]) -> ReleasePlan:
             raise _fail(s.where, "by", f"uses the privacy unit {unit!r} (cells of one person are not protected)")
     plan = ReleasePlan(dataset=dataset, income=income, cap_epsilon=cap, statistics=specs, privacy_unit=unit,
                        max_rows_per_person=m, bounding_seed=int(seed), description=description,
-                       cap_delta=cap_delta)
+                       cap_delta=cap_delta, missing_income=missing_income, population=population)
+    plan = replace(plan, **_cell_settings(raw, specs, base_dir))
     noise_delta = plan.noise_delta
     if noise_delta > 0 and cap_delta is None:
         raise PlanError(f"plan: field 'cap_delta' is required when a Gini uses noise = \"laplace\" (its statistics "
@@ -547,11 +638,17 @@ def plan_from_dict(raw: Mapping[str, Any]) -> ReleasePlan:
     if plan.total_epsilon > cap * (1 + 1e-12):
         raise PlanError(f"plan: the statistics cost epsilon = {plan.total_epsilon:g} in total (sequential "
                         f"composition), more than cap_epsilon = {cap:g}")
+    selection = math.fsum(plan.statistic_selection_delta(s) for s in specs)
+    delta_cap = cap_delta if cap_delta is not None else 1e-9  # a new account's default delta cap (engines.execute)
+    if selection > 0 and noise_delta + selection > delta_cap * (1 + 1e-12):
+        raise PlanError(f"plan: the DP cell selections spend delta = {selection:g} (selection_delta per statistic "
+                        f"without declared [keys]), more than the delta cap {delta_cap:g}; declare the cells in "
+                        "[keys], lower selection_delta or raise cap_delta")
     return plan
 
 
-def parse_plan(text: str | bytes) -> ReleasePlan:
-    """Parse and validate a plan from TOML text."""
+def parse_plan(text: str | bytes, base_dir: str | os.PathLike | None = None) -> ReleasePlan:
+    """Parse and validate a plan from TOML text (``base_dir``: where a relative ``[keys] file`` is read from)."""
     if _toml is None:  # pragma: no cover
         raise PlanError("reading plans needs Python 3.11+ (tomllib) or the 'tomli' package")
     if len(text) > MAX_PLAN_BYTES:
@@ -569,7 +666,7 @@ def parse_plan(text: str | bytes) -> ReleasePlan:
         raw = _toml.loads(text)
     except _toml.TOMLDecodeError as exc:
         raise PlanError(f"the plan is not valid TOML: {exc}") from None
-    return plan_from_dict(raw)
+    return plan_from_dict(raw, base_dir)
 
 
 def load_plan(path: str | os.PathLike) -> ReleasePlan:
@@ -581,7 +678,7 @@ def load_plan(path: str | os.PathLike) -> ReleasePlan:
     if size > MAX_PLAN_BYTES:  # refused before reading it into memory
         raise PlanError(f"the plan file {str(p)!r} is {size:,} bytes; a plan file is at most {MAX_PLAN_BYTES:,} "
                         f"bytes (at most {MAX_STATISTICS:,} statistics)")
-    return parse_plan(p.read_bytes())
+    return parse_plan(p.read_bytes(), p.parent)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -592,8 +689,10 @@ def plan_to_dict(plan: ReleasePlan) -> dict[str, Any]:
     """The plan-file form of a validated plan (round-trips through :func:`plan_from_dict`)."""
     if not isinstance(plan, ReleasePlan):
         raise TypeError(f"plan must be a dpcore.plan.ReleasePlan, got {type(plan).__name__}")
-    out: dict[str, Any] = {"version": plan.version, "dataset": plan.dataset, "income": plan.income,
-                           "cap_epsilon": plan.cap_epsilon}
+    out: dict[str, Any] = {"version": plan.version}
+    if plan.population and plan.population != plan.dataset:
+        out["population"] = plan.population
+    out.update({"dataset": plan.dataset, "income": plan.income, "cap_epsilon": plan.cap_epsilon})
     if plan.cap_delta is not None:
         out["cap_delta"] = plan.cap_delta
     if plan.description:
@@ -602,6 +701,20 @@ def plan_to_dict(plan: ReleasePlan) -> dict[str, Any]:
         out["privacy_unit"] = plan.privacy_unit
         out["max_rows_per_person"] = plan.max_rows_per_person
         out["bounding_seed"] = plan.bounding_seed
+    if plan.missing_income != "lower":  # the default is not written: plans written before the field read the same
+        out["missing_income"] = plan.missing_income
+    if plan.cell_sizes == "public" or any(s.by or s.kind == "relative_risk" for s in plan.statistics):
+        out["cell_sizes"] = plan.cell_sizes  # written wherever there are cells: is n exact? a reader's first question
+    from .cell_keys import DEFAULT_N_EPSILON, DEFAULT_SELECTION_DELTA
+
+    if plan.n_epsilon != DEFAULT_N_EPSILON:
+        out["n_epsilon"] = plan.n_epsilon
+    if plan.selection_delta != DEFAULT_SELECTION_DELTA:
+        out["selection_delta"] = plan.selection_delta
+    if plan.small_cell_threshold != 10:
+        out["small_cell_threshold"] = plan.small_cell_threshold
+    if plan.keys is not None:
+        out["keys"] = plan.keys.to_dict()
     out["statistics"] = [s.to_dict() for s in plan.statistics]
     return out
 
@@ -634,18 +747,29 @@ def plan_to_toml(plan: ReleasePlan | Mapping[str, Any]) -> str:
     if not isinstance(plan, ReleasePlan):
         plan = plan_from_dict(plan)
     data = plan_to_dict(plan)
-    comments = {"version": "plan format version", "dataset": "the ledger account (id and label)",
+    comments = {"version": "plan format version",
+                "population": "the registered population whose ledger budget pays (dpcore ledger population add)",
+                "dataset": "the data's name (and the population when 'population' is absent)",
                 "income": "income column", "cap_epsilon": "the dataset's total budget in the ledger",
                 "cap_delta": "the ledger account's delta cap (set when the account is created)",
                 "privacy_unit": "one person = one value of this column",
-                "max_rows_per_person": "rows kept per person (a seeded uniform sample)"}
+                "max_rows_per_person": "rows kept per person (a seeded uniform sample)",
+                "cell_sizes": "\"noisy\": n is a noisy count (cells from [keys] or DP-selected); \"public\": exact n",
+                "n_epsilon": "epsilon of each statistic's noisy cell sizes, on top of its epsilon",
+                "selection_delta": "delta of each DP cell selection (statistics whose cells are not in [keys])",
+                "missing_income": "a missing income: 'lower' (kept in n at the public lower bound) or 'refuse'"}
     lines = [f"# dpcore release plan: python -m dpcore release THIS_FILE --data SOURCE --out DIR",
              f"# total epsilon {plan.total_epsilon:g} of cap {plan.cap_epsilon:g} (docs/plan_format.md)"]
     for key, value in data.items():
-        if key == "statistics":
+        if key in ("statistics", "keys"):
             continue
         note = f"  # {comments[key]}" if key in comments else ""
         lines.append(f"{_toml_key(key)} = {_toml_value(value)}{note}")
+    if "keys" in data:  # the public cells: a table before the statistics
+        lines.append("")
+        lines.append("[keys]")
+        for key, value in data["keys"].items():
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
     for stat in data["statistics"]:
         lines.append("")
         lines.append("[[statistics]]")
@@ -708,7 +832,8 @@ def _from_planned(stat: Any, epsilon: float, by: Sequence[str]) -> dict[str, Any
 
 def plan_from_planner_choices(kinds: Sequence[str], statistic_for: Any, allocation: Mapping[str, float], *,
                               dataset: str, income: str, cap_epsilon: float, group_column: str | None = None,
-                              params_for: Any = None) -> tuple[ReleasePlan, list[str]]:
+                              params_for: Any = None, keys: Mapping[str, Any] | None = None,
+                              cell_sizes: str = "noisy") -> tuple[ReleasePlan, list[str]]:
     """The planner page's choices as a plan: ``(plan, left_out)``.
 
     ``kinds``: the planner's statistic kinds; ``statistic_for(kind)``: its PlannedStatistic;
@@ -741,15 +866,20 @@ def plan_from_planner_choices(kinds: Sequence[str], statistic_for: Any, allocati
             left_out.append(f"{kind}: {exc}")
     if not items:
         raise PlanError("none of the chosen statistics can be written into a release plan: " + "; ".join(left_out))
-    total = math.fsum(float(i["epsilon"]) for i in items)
-    plan = plan_from_planner(items, dataset=dataset, income=income, cap_epsilon=max(float(cap_epsilon), total))
+    from .cell_keys import DEFAULT_N_EPSILON
+
+    noisy_cells = sum(1 for i in items if cell_sizes != "public" and (i.get("by") or i["kind"] == "relative_risk"))
+    total = math.fsum(float(i["epsilon"]) for i in items) + noisy_cells * DEFAULT_N_EPSILON
+    plan = plan_from_planner(items, dataset=dataset, income=income, cap_epsilon=max(float(cap_epsilon), total),
+                             keys=keys, cell_sizes=cell_sizes)
     return plan, left_out
 
 
 def plan_from_planner(statistics: Iterable[Any], *, dataset: str, income: str, cap_epsilon: float,
                       by: Sequence[str] = (), privacy_unit: str | None = None,
                       max_rows_per_person: int | None = None, bounding_seed: int = 0,
-                      description: str = "") -> ReleasePlan:
+                      description: str = "", keys: Mapping[str, Any] | None = None,
+                      cell_sizes: str = "noisy") -> ReleasePlan:
     """Build a validated plan from the planner page's choices.
 
     ``statistics``: items of either form
@@ -762,6 +892,10 @@ def plan_from_planner(statistics: Iterable[Any], *, dataset: str, income: str, c
     ``by``: the column names of the planner's group/cell column(s) in the real data (the planner only
     knows the planning data). Write the result with :func:`write_plan` (``write_plan(plan)`` returns
     the TOML text for a download button).
+
+    ``keys``: the public cells, the plan's ``[keys]`` table (``{"state": ["AK", "CA"]}`` or ``{"file":
+    "keys.csv"}``); ``cell_sizes``: "noisy" (the default: noisy n, cells from ``keys`` or selected with DP) or
+    "public" (the PSEO assumption). Both are written into the plan (:mod:`dpcore.cell_keys`).
     """
     items = []
     for item in statistics:
@@ -772,7 +906,9 @@ def plan_from_planner(statistics: Iterable[Any], *, dataset: str, income: str, c
         else:
             raise PlanError(f"each planner statistic must be (statistic, epsilon) or a dict, got {item!r}")
     raw: dict[str, Any] = {"version": PLAN_VERSION, "dataset": dataset, "income": income, "cap_epsilon": cap_epsilon,
-                           "statistics": items}
+                           "statistics": items, "cell_sizes": cell_sizes}
+    if keys is not None:
+        raw["keys"] = dict(keys)
     noise_deltas = [i.get("delta", DEFAULT_GINI_NOISE_DELTA) for i in items
                     if i.get("kind") == "gini" and i.get("noise") == "laplace"]
     if noise_deltas and all(_is_number(d) for d in noise_deltas):  # (a bad delta: validation names it)  # the account's delta cap: what the plan spends, as cap_epsilon is at least its epsilon

@@ -166,7 +166,7 @@ def test_plan_from_planner():
     assert kinds == [("gini", ()), ("percentiles", ("region",)), ("mean", ("region",)), ("mean", ()),
                      ("relative_risk", ())]
     assert plan.statistics[0].upper == 1e6 and plan.statistics[1].bins_scheme == "pseo"
-    assert plan.total_epsilon == pytest.approx(2.5)
+    assert plan.total_epsilon == pytest.approx(2.5 + 3 * 0.1)  # + n_epsilon per statistic with noisy cell sizes
     text = write_plan(plan)
     assert parse_plan(text) == plan
     with pytest.raises(PlanError, match="no release-plan form"):
@@ -206,7 +206,7 @@ def test_plan_from_planner_choices():
     assert [s.kind for s in plan.statistics] == ["gini", "percentiles", "mean", "relative_risk"]
     rr = plan.statistics[3]
     assert (rr.group, rr.exposed, rr.reference, rr.outcome_below) == ("region", "north", "south", 20000.0)
-    assert plan.cap_epsilon == pytest.approx(2.0)  # raised to the plan's total
+    assert plan.cap_epsilon == pytest.approx(2.0 + 3 * 0.1)  # raised to the plan's total (+ n_epsilon: noisy n)
     assert len(left_out) == 1 and left_out[0].startswith("count")
     plan2, left_out2 = plan_from_planner_choices(["gini", "percentiles"], stat, alloc, dataset="d", income="i",
                                                  cap_epsilon=3.0)

@@ -22,7 +22,10 @@
    it, the mark is journaled and :attr:`PlanResult.ledger_link_warning` says so).
 
 ``seed`` given = **simulation**: numpy noise with that seed, the record says "simulation, not a
-release", the ledger is neither opened nor charged.
+release", the ledger is neither opened nor charged. Only on data the caller declares public
+(``public_data=True``, ``--public-data``; refused before any data is read otherwise): with the seed the noise
+can be regenerated and subtracted, so a simulation reveals its source exactly. Every table it writes has a
+``simulation`` column (True) and is named ``SIMULATION_<statistic>.csv`` / ``.parquet``.
 
 Mechanisms, per statistic with epsilon = its ``epsilon`` and m = rows one person can change (1, or
 ``max_rows_per_person`` with a privacy unit). Neighbouring relation: replace one person (one row without
@@ -78,8 +81,8 @@ from ..validation import DPInputError
 from . import EngineSpec, Progress, Source, open_engine
 
 __all__ = ["GINI_GRID", "DEFAULT_GINI_CAP_DELTA", "PlanCost", "plan_cost", "PlanResult", "run_plan",
-           "SIMULATION_NOTE", "OutputSlot", "ChargeNotice", "ReleaseNotDelivered", "InterruptedAfterCharge",
-           "Terminated"]
+           "SIMULATION_NOTE", "SIMULATION_PREFIX", "check_simulation_allowed", "OutputSlot", "ChargeNotice",
+           "ReleaseNotDelivered", "InterruptedAfterCharge", "Terminated"]
 
 #: public grid of released Gini values: the one grid of dpcore.release_noise (the certified sampler snaps to
 #: it, then dpcore.release_noise.publish_gini clamps to [0, 1] on the same grid)
@@ -153,13 +156,39 @@ def _statistic_delta(spec: StatisticSpec, m: int) -> float:
 def plan_cost(plan: ReleasePlan) -> PlanCost:
     """(epsilon, delta) of every statistic and their sum (sequential composition); data-independent."""
     m = plan.rows_per_person
-    per = tuple((s.epsilon, _statistic_delta(s, m)) for s in plan.statistics)
+    # a statistic with noisy cell sizes also costs n_epsilon, and its DP cell selection selection_delta
+    # (dpcore.cell_keys): ReleasePlan.statistic_epsilon / statistic_selection_delta
+    per = tuple((plan.statistic_epsilon(s), _statistic_delta(s, m) + plan.statistic_selection_delta(s))
+                for s in plan.statistics)
     return PlanCost(math.fsum(e for e, _ in per), math.fsum(d for _, d in per), per)
 
 
 # ---------------------------------------------------------------------------------------------
 # Neighbouring relation text
 # ---------------------------------------------------------------------------------------------
+
+def missing_values_rule(plan: ReleasePlan) -> dict[str, str]:
+    """The public rule for missing values that a release follows (the record's ``missing_values``).
+
+    Why a rule and not a filter: dropping a row with a missing value changes the published cell sizes (a
+    one-person cell disappears), and with a ``privacy_unit`` it changes which rows of a person are kept, when
+    only that person's value goes missing. Under these rules one person's value going missing (or coming
+    back) is a change of that person's values, which the neighbouring relation already covers: only noisy
+    numbers move. A missing outcome counts as not a case (no extra count and no extra epsilon; a noisy count of
+    missing outcomes would need its own share of epsilon or a wider noise)."""
+    if plan.missing_income == "refuse":
+        income = (f"refuse: a missing or non-finite value of the income column {plan.income!r} stops the release "
+                  "before any charge (the data were checked to have none)")
+    else:
+        income = (f"lower: a row whose income {plan.income!r} is missing or not finite stays in every n; the mean "
+                  "and the Gini count it at the statistic's public 'lower' bound, the percentiles' histogram in its "
+                  "first bin, an 'outcome_below' outcome as not a case")
+    return {"income": income,
+            "outcome": "a missing outcome is a third value: the row stays in n_exposed / n_reference and is not a "
+                       "case (cases count the known positives only)",
+            "cells": "a missing cell label ('by', the exposure group) is its own cell, shown empty",
+            "privacy_unit": "the per-person row sample is taken from every row, before any missing value is looked at"}
+
 
 def _relation(plan: ReleasePlan) -> dict[str, str]:
     m = plan.rows_per_person
@@ -172,7 +201,8 @@ def _relation(plan: ReleasePlan) -> dict[str, str]:
     public = ("public (not protected): the cells (values of the 'by' columns and of the exposure group) that "
               "the rows fall in and the number of rows of every cell (published in the tables, as PSEO "
               "publishes cell counts), the bounds, bins, percentile levels and thresholds of the plan. "
-              "Rows whose income is missing or not a finite number are left out.")
+              "No row is left out for a missing value: a person's value going missing is a change of their values "
+              "(rules in 'missing_values').")
     change = (f"one person can change: every histogram (all cells together) by at most {2 * m} in L1; every "
               f"clipped sum by at most {m} x (upper - lower); every outcome count table by at most {m} "
               f"(calibrated as {2 * m}, epsilon/2 per count); every cell's Gini through at most {m} of its "
@@ -221,14 +251,18 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame
     return table, info
 
 
-def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool) -> tuple[pd.DataFrame, dict]:
+def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool, cells_move: bool = False
+          ) -> tuple[pd.DataFrame, dict]:
+    """``cells_move``: cell sizes are protected, so one person's rows may move between cells (a wider sensitivity,
+    :func:`dpcore.cell_keys.mean_sum_sensitivity_cents`) and the n divided by is the noisy one."""
     from .. import release_noise
+    from ..cell_keys import mean_sum_sensitivity_cents
 
     by = list(spec.by)
     sums = engine.sums(by, spec.lower, spec.upper)
     c_lo = math.floor(spec.lower * 100 + 0.5)
     c_hi = math.floor(spec.upper * 100 + 0.5)
-    sens = float(m * max(c_hi - c_lo, 1))
+    sens = mean_sum_sensitivity_cents(c_lo, c_hi, m, cells_move)
     scale = release_noise.laplace_scale_for(spec.epsilon, sens)
     table = sums[by].copy() if by else pd.DataFrame(index=range(len(sums)))
     table["n"] = sums["n"].to_numpy(dtype=np.int64)
@@ -620,12 +654,14 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _write_outputs(out: Path, plan: ReleasePlan, tables: dict[str, pd.DataFrame], record: dict) -> dict[str, str]:
+def _write_outputs(out: Path, plan: ReleasePlan, tables: dict[str, pd.DataFrame], record: dict, *,
+                   simulation: bool = False) -> dict[str, str]:
     tmp = Path(tempfile.mkdtemp(prefix=_STAGING.format(name=out.name) + f"{os.getpid()}-", dir=out.parent))
     try:
         hashes = {}
         for name, table in tables.items():
-            csv_path, pq_path = tmp / f"{name}.csv", tmp / f"{name}.parquet"
+            stem = _table_stem(name, simulation)
+            csv_path, pq_path = tmp / f"{stem}.csv", tmp / f"{stem}.parquet"
             table.to_csv(csv_path, index=False)
             table.to_parquet(pq_path, index=False)
             hashes[csv_path.name] = _sha256(csv_path)
@@ -758,7 +794,7 @@ def _statistic_cells(deferred: "_Deferred") -> tuple[pd.DataFrame, int]:
 def _refuse_undeliverable(plan: ReleasePlan, aggregates: dict[str, "_Deferred"], slot: OutputSlot) -> None:
     """Before the charge: refuse a statistic with no row to release, and an output the disk cannot hold.
 
-    A statistic whose cells hold no row (a header-only, empty or all-missing input, or filters that keep
+    A statistic whose cells hold no row (a header-only or empty input, or filters that keep
     nothing) would be charged for empty tables. Refusing reveals only that its total n is 0, and n is public:
     every cell's number of rows is published in the tables (the neighbouring relation: replace one person,
     cell sizes public), so the refusal is a function of public information and costs no epsilon. The space
@@ -770,26 +806,111 @@ def _refuse_undeliverable(plan: ReleasePlan, aggregates: dict[str, "_Deferred"],
         if n_rows == 0:
             empty.append(f"{s.where} {s.name!r}")
     if empty and len(empty) == len(plan.statistics):
-        raise DPInputError(f"the data have no row with a finite income {plan.income!r} (a header-only, empty or "
-                           "all-missing input): nothing to release; nothing was charged")
+        raise DPInputError(f"the data have no row (a header-only or empty input): nothing to release from "
+                           f"{plan.income!r}; nothing was charged")
     if empty:
         raise DPInputError(f"no row of the data can be released for {', '.join(empty)} (0 rows in every cell); "
                            "nothing was charged")
+    warnings = _check_cells(plan, aggregates, cells, slot.progress)
     try:
         block = os.statvfs(slot.out.parent).f_frsize or 4096
     except OSError:
         block = 4096
     slot.check_space(_output_bytes(plan, cells, block))
+    return warnings
+
+
+def _check_cells(plan: ReleasePlan, aggregates: dict[str, "_Deferred"], cells: dict[str, pd.DataFrame],
+                 progress: Progress) -> list[str]:
+    """Before the charge: refuse a ``by`` whose cells are (nearly) one per row, and warn about small public cells.
+
+    Refused: a statistic whose cells are not declared in ``[keys]`` and number more than half its rows
+    (:func:`dpcore.cell_keys.nearly_unique_cells`, e.g. ``by = ["pid"]``): with public cell sizes it would
+    publish every person's cell and n = 1; with DP selection nothing could pass the threshold. The refusal
+    releases no DP output and charges nothing; what it reveals is only that fact about the data (one bit:
+    the cells outnumber half the rows), not any value of a person. Warned (cell_sizes = "public"): cells, or
+    exposure groups of a relative risk, with fewer rows than the plan's public ``small_cell_threshold``."""
+    from .. import cell_keys
+
+    for s in plan.statistics:
+        if not s.by or plan.keys_declared(s):
+            continue
+        n_rows = _statistic_cells(aggregates[s.name])[1]
+        if cell_keys.nearly_unique_cells(len(cells[s.name]), n_rows):
+            raise DPInputError(f"{s.where} {s.name!r}: 'by' = {list(s.by)} gives nearly one cell per row (more cells "
+                               f"than half the rows): such cells single out people; declare the public cells in "
+                               "[keys] or choose coarser columns; nothing was charged and nothing was released")
+    warnings = []
+    if plan.cell_sizes != "public" or plan.small_cell_threshold <= 0:
+        return warnings
+    for s in plan.statistics:
+        if not (s.by or s.kind == "relative_risk"):
+            continue
+        _, counts = cell_keys.cell_counts(aggregates[s.name].aggregate_frame(), s.kind, list(s.by))
+        small = int(np.count_nonzero((counts > 0) & (counts < plan.small_cell_threshold)))
+        if small:
+            what = "exposure groups of cells" if s.kind == "relative_risk" else "cells"
+            text = (f"{s.where} {s.name!r}: {small} {what} with fewer than {plan.small_cell_threshold} rows are "
+                    "published with their exact n (cell_sizes = \"public\"); a one-person cell's value is that "
+                    "person's value plus noise at epsilon")
+            warnings.append(text)
+            progress.say(f"warning: {text}")
+    return warnings
+
+
+def _cells_rule(plan: ReleasePlan) -> dict[str, Any]:
+    """The record's ``cells``: how the listed cells and their n were obtained (:mod:`dpcore.cell_keys`)."""
+    if plan.cell_sizes == "public":
+        rule = {"cell_sizes": "public", "n": "exact (the PSEO assumption: cells present and their sizes are public)",
+                "small_cell_threshold": plan.small_cell_threshold}
+    else:
+        rule = {"cell_sizes": "noisy", "n_epsilon": plan.n_epsilon, "selection_delta": plan.selection_delta,
+                "n": "a noisy count (discrete Laplace, scale 2m/n_epsilon), charged n_epsilon per statistic with cells",
+                "cells": "declared in [keys] when every 'by' column is declared (absent cells released as n = 0 plus "
+                         "noise, undeclared rows dropped), else selected with DP (Laplace threshold, delta "
+                         "selection_delta)"}
+    if plan.keys is not None:
+        rule["keys"] = plan.keys.to_dict() if plan.keys.file is None else {"file": plan.keys.file}
+    return rule
+
+
+#: file-name prefix of every table a simulation writes (a simulated table is never mistaken for a release)
+SIMULATION_PREFIX = "SIMULATION_"
+
+
+def _table_stem(name: str, simulation: bool) -> str:
+    return SIMULATION_PREFIX + name if simulation else name
+
+
+def check_simulation_allowed(public_data: bool) -> None:
+    """Refuse a seeded simulation unless the caller declares the source public.
+
+    A simulation draws numpy noise from a seed that its record names and charges nothing: anyone who reruns
+    the plan with that seed on a file with the same cells (sizes are public) regenerates the noise exactly,
+    and released minus regenerated noise is every true aggregate (a lone person's income, to the cent),
+    whatever epsilon the plan states. So it may only run on data that may be revealed anyway: a synthetic or
+    public file (such as the bundled examples), which the caller declares with ``public_data=True``
+    (``--public-data``). Checked before any data is read."""
+    if public_data is not True:
+        raise DPInputError(
+            "refused before reading any data: --seed runs a simulation, not a release -- its noise is "
+            "regenerated from the seed, so subtracting it recovers every true value of the source exactly (a "
+            "seeded simulation of confidential data publishes invertible numbers), and nothing is charged. "
+            "For confidential data run a real release (drop --seed: the ledger is charged and the secure "
+            "sampler draws the noise); to simulate, use a synthetic or public file and declare it with "
+            "--public-data")
 
 
 def run_plan(plan: ReleasePlan, source: Source, *, engine: str = "duckdb", out_dir: str | os.PathLike,
              ledger_url: str | None = None, seed: int | None = None, master: str | None = None,
              progress: Progress | None = None, memory_limit: str | None = None,
-             workdir: str | None = None, init_ledger: bool = False) -> PlanResult:
+             workdir: str | None = None, init_ledger: bool = False, public_data: bool = False) -> PlanResult:
     """Run ``plan`` on ``source`` with ``engine``; write the tables and the record into ``out_dir``.
 
     See the module docstring for the order of events, the mechanisms and the neighbouring relation.
-    ``seed`` given: simulation (numpy noise, no ledger). The ledger must exist (``init_ledger=True`` creates a
+    ``seed`` given: simulation (numpy noise, no ledger), only with ``public_data=True`` -- the caller declares
+    the source public (:func:`check_simulation_allowed`); its tables carry ``simulation = True`` and are written
+    as ``SIMULATION_<name>.csv`` / ``.parquet``. The ledger must exist (``init_ledger=True`` creates a
     new one for a first release). Raises :class:`DPInputError` (or :class:`dpcore.ledger.BudgetExceeded`) with
     a one-line message for every user error, all before the charge; after the charge,
     :class:`ReleaseNotDelivered` (or :class:`InterruptedAfterCharge` on SIGINT/SIGTERM), whose text says that
@@ -806,6 +927,7 @@ def run_plan(plan: ReleasePlan, source: Source, *, engine: str = "duckdb", out_d
     if simulate:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise DPInputError(f"--seed must be a non-negative integer, got {seed!r}")
+        check_simulation_allowed(public_data)
         rng = np.random.default_rng(int(seed))
     else:
         rng = None
@@ -863,10 +985,10 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
         for s in plan.statistics:
             with progress.step(f"{engine}: aggregating {s.where} by {', '.join(s.by) or '(whole table)'}"), \
                     times.phase("aggregate"):
-                aggregates[s.name] = _Deferred(s, eng, m)
+                aggregates[s.name] = _Deferred(s, eng, m, plan)
                 aggregates[s.name].compute()
     # the confidential aggregates are in memory; nothing has been revealed or charged yet
-    _refuse_undeliverable(plan, aggregates, slot)
+    cell_warnings = _refuse_undeliverable(plan, aggregates, slot)
     relation = _relation(plan)
     record: dict[str, Any] = {
         "record": "dpcore release record",
@@ -887,10 +1009,19 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
             "per_statistic": [{"name": s.name, "kind": s.kind, "epsilon": e, "delta": d}
                               for s, (e, d) in zip(plan.statistics, cost.per_statistic)],
         },
+        "missing_values": missing_values_rule(plan),
+        "cells": {**_cells_rule(plan), "warnings": cell_warnings},
     }
-    if simulate:
-        record["simulation"] = {"seed": int(seed), "note": "numpy noise with this seed; the ledger was not charged; "
-                                                           "these numbers are NOT a differentially private release"}
+    if plan.cell_sizes != "public":  # the cells and their sizes are protected, not public
+        record["privacy"]["public"] = (
+            "public (not protected): the declared [keys] cells, the bounds, bins, percentile levels and thresholds "
+            "of the plan. Protected: which cell and exposure group each row falls in (rows may move between "
+            "cells: the mean's sum sensitivity is m max(U - L, 2 max(|L|, |U|))) and every cell's n (noisy).")
+    if simulate:  # the seed is recorded only here: the source was declared public (check_simulation_allowed)
+        record["simulation"] = {"seed": int(seed), "public_data": True,
+                                "note": "numpy noise with this seed; the ledger was not charged; the source was "
+                                        "declared public (--public-data): these numbers are NOT a differentially "
+                                        "private release and, with the seed, reveal the source's aggregates exactly"}
     entry = None
     notice: ChargeNotice | None = None
     written = False
@@ -913,14 +1044,17 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
             stats_out = []
             for s in plan.statistics:
                 table, info = aggregates[s.name].release(rng)
+                if simulate:  # every simulated table says so, in a column and in its file names
+                    table = table.assign(simulation=True)
                 tables[s.name] = table
                 stats_out.append({"name": s.name, "kind": s.kind, "by": list(s.by), "epsilon": s.epsilon,
                                   "cells": int(len(table)), "columns": list(table.columns),
-                                  "files": [f"{s.name}.csv", f"{s.name}.parquet"], **info})
+                                  "files": [f"{_table_stem(s.name, simulate)}.csv",
+                                            f"{_table_stem(s.name, simulate)}.parquet"], **info})
                 del aggregates[s.name]
         record["statistics"] = stats_out
         with progress.step(f"writing {len(tables)} table(s) and {RECORD_FILE} to {out}"), times.phase("write"):
-            hashes = _write_outputs(out, plan, tables, record)
+            hashes = _write_outputs(out, plan, tables, record, simulation=simulate)
         written = True
         record["files"] = hashes
         warning = None
@@ -961,23 +1095,80 @@ def _mark_revealed(acct, entry_id: int, out: Path, hashes: dict[str, str], notic
 class _Deferred:
     """The aggregates of one statistic (computed by the engine) and the noise step (later, after the charge)."""
 
-    def __init__(self, spec: StatisticSpec, engine, m: int) -> None:
-        self.spec, self.engine, self.m = spec, engine, m
+    def __init__(self, spec: StatisticSpec, engine, m: int, plan: ReleasePlan | None = None) -> None:
+        self.spec, self.engine, self.m, self.plan = spec, engine, m, plan
         self._frozen: _FrozenEngine | None = None
 
     def compute(self) -> None:
         self._frozen = _FrozenEngine(self.engine, self.spec, self.m)
+        if self.plan is not None and self.plan.keys_declared(self.spec):
+            # declared cells only, each present (absent ones as zeros): the listed cells are public
+            from ..cell_keys import restrict_to_declared
+
+            by = list(self.spec.by)
+            name = next(iter(self._frozen.frames))
+            self._frozen.frames[name] = restrict_to_declared(self._frozen.frames[name], by, self.plan.keys.cells(by))
+
+    def _noisy_cells(self, rng) -> tuple[dict, dict]:
+        """Noisy cell sizes (and, without declared keys, the DP-selected cells) of a statistic whose cell sizes
+        are protected; the aggregate frame is cut to the released cells and carries the noisy n from here on
+        (the mean divides by it, the relative risk by its noisy group sizes)."""
+        from .. import cell_keys
+
+        plan, s, by = self.plan, self.spec, list(self.spec.by)
+        name = next(iter(self._frozen.frames))
+        frame = self._frozen.frames[name]
+        keys, counts = cell_keys.cell_counts(frame, s.kind, by)
+        select = bool(by) and not plan.keys_declared(s)
+        drawn = cell_keys.noisy_cell_counts(keys, counts, n_epsilon=plan.n_epsilon, m=self.m, rng=rng,
+                                            select=select, delta=plan.selection_delta)
+        noisy = {k: max(int(v), 0) for k, v in drawn.counts.items()}  # a count below 0 shown as 0: post-processing
+        if s.kind == "relative_risk":  # a cell is listed when both its groups are
+            cells = {k[:-1] for k in noisy if k[:-1] + ("exposed",) in noisy and k[:-1] + ("reference",) in noisy}
+        else:
+            cells = set(noisy)
+        if select:
+            frame = cell_keys.restrict_to_cells(frame, by, cells)
+        frame = frame.copy()
+        frame_keys = cell_keys._keys_of(frame, by) if by else [()] * len(frame)
+        if s.kind == "mean":
+            frame["n"] = np.array([noisy[k] for k in frame_keys], dtype=np.int64)
+        elif s.kind == "relative_risk":
+            frame["n_exposed"] = np.array([noisy[k + ("exposed",)] for k in frame_keys], dtype=np.int64)
+            frame["n_reference"] = np.array([noisy[k + ("reference",)] for k in frame_keys], dtype=np.int64)
+        self._frozen.frames[name] = frame
+        return noisy, {**drawn.info, "n": "noisy (cell_sizes = \"noisy\")"}
 
     def aggregate_frame(self) -> pd.DataFrame:
         """The one aggregate frame of this statistic (histogram, sums, Gini inputs or outcome counts)."""
         return next(iter(self._frozen.frames.values()))
 
     def release(self, rng) -> tuple[pd.DataFrame, dict]:
+        table, info = self._release_values(rng)
+        plan, s = self.plan, self.spec
+        if plan is not None and (s.by or s.kind == "relative_risk"):
+            info = {**info, "cells": self._cells_info}
+        return table, info
+
+    def _release_values(self, rng) -> tuple[pd.DataFrame, dict]:
         s, eng = self.spec, self._frozen
+        private = self.plan is not None and self.plan.cells_private(s)
+        noisy: dict = {}
+        if private:
+            noisy, self._cells_info = self._noisy_cells(rng)
+        elif self.plan is not None:
+            self._cells_info = {"cells": ("declared in the plan's [keys]" if self.plan.keys_declared(s) else
+                                          "the cells present in the data"),
+                                "n": "exact (cell_sizes = \"public\": the PSEO assumption)"}
         if s.kind == "percentiles":
-            return _percentiles(eng, s, self.m, rng)
+            table, info = _percentiles(eng, s, self.m, rng)
+            if private:  # the histogram's exact row counts replaced by the noisy cell sizes
+                from ..cell_keys import _keys_of
+
+                table["n"] = np.array([noisy[k] for k in _keys_of(table, list(s.by))], dtype=np.int64)
+            return table, info
         if s.kind == "mean":
-            return _mean(eng, s, self.m, rng, rng is not None)
+            return _mean(eng, s, self.m, rng, rng is not None, cells_move=private)
         if s.kind == "gini":
             return _gini(eng, s, self.m, rng)
         return _relative_risk(eng, s, self.m, rng)

@@ -1,0 +1,342 @@
+"""Cell keys and cell sizes of a release plan: declared (public) keys, DP partition selection, noisy n.
+
+Why: a table that lists only the cells present in the data, each with its exact number of rows, is not
+differentially private under "replace one person": a neighbouring file in which one person sits in another
+cell lists another set of cells (a one-person cell appears or vanishes) and other exact n's. Two public ways
+to get the cells, and one to get their sizes:
+
+* **declared keys** (a top-level ``[keys]`` table of the plan: a list of values per ``by`` column, the cells
+  being the cross product of the lists of a statistic's ``by`` columns, or ``file = "keys.csv"``, the allowed
+  combinations). The cells listed are exactly the declared ones, whatever the data hold: a declared cell absent
+  from the data is released like any other (n = 0 plus noise) and rows whose key is not declared are dropped
+  (a public rule). Nothing about which cells exist depends on the data.
+* **DP partition selection** (no declared keys, cell sizes not public): the cell counts go through OpenDP's
+  Laplace threshold mechanism (``make_laplace_threshold``, Rogers et al. 2023, "A unifying privacy analysis
+  framework for unknown domain algorithms"): discrete Laplace noise of scale 2m / n_epsilon on every present
+  cell's count, and only the cells whose noisy count reaches a threshold T are kept. A cell absent from one file
+  and present (with at most m rows of one person) in its neighbour is kept with probability <= delta, which is
+  why the mechanism is (epsilon, delta)-DP; T is the smallest integer for which OpenDP's privacy map gives
+  delta <= ``selection_delta`` at the input distance (l0, l1, linf) = (2m, 2m, m) (one person moves at most m
+  rows, each between two cells). The released n of a kept cell is its noisy count (the same draw).
+* **noisy n** (declared keys, cell sizes not public): every declared cell's count + discrete Laplace of scale
+  2m / n_epsilon (L1 sensitivity 2m: one person moves m rows, each changing two counts by 1).
+
+``cell_sizes = "public"`` keeps the PSEO assumption (cells present and their exact n are public, as the Census
+Bureau publishes PSEO cell counts): the paper's setting and the bundled PSEO example. Cells below a public
+size threshold are then warned about.
+
+Neighbouring relation with private cell sizes: replace one person; their rows may move between cells (and
+exposure groups). What that changes besides the counts: a clipped sum moves by at most max(U - L, 2 max(|L|, |U|))
+per row (removed from one cell, added to another) -- :func:`mean_sum_sensitivity_cents`; histograms and outcome
+counts by 2 per row, as already calibrated; a Gini's smooth sensitivity assumes a fixed n per cell, so a Gini
+by cells needs ``cell_sizes = "public"`` (refused otherwise when the plan is read).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .validation import DPInputError
+
+__all__ = ["CELL_SIZES", "DEFAULT_N_EPSILON", "DEFAULT_SELECTION_DELTA", "DEFAULT_SMALL_CELL_THRESHOLD",
+           "MAX_DECLARED_CELLS", "DeclaredKeys", "parse_keys", "cell_text", "selection_threshold",
+           "mean_sum_sensitivity_cents", "restrict_to_declared", "cell_counts", "restrict_to_cells",
+           "noisy_cell_counts", "NoisyCells", "nearly_unique_cells"]
+
+CELL_SIZES = ("public", "noisy")
+#: the epsilon of each statistic's noisy cell sizes (and of the partition selection) when the plan gives none:
+#: charged on top of the statistic's own epsilon. 0.1 adds discrete Laplace noise of scale 20 (m = 1) to n.
+DEFAULT_N_EPSILON = 0.1
+#: the delta of one statistic's DP partition selection when the plan gives none. Ten selections fit the
+#: default 1e-9 delta cap of a new ledger account; at n_epsilon = 0.1 (m = 1) the threshold is 475 rows.
+DEFAULT_SELECTION_DELTA = 1e-10
+#: with cell_sizes = "public": cells with fewer rows are warned about (one-person cells are the PSEO worry)
+DEFAULT_SMALL_CELL_THRESHOLD = 10
+#: declared cells per statistic (cross product or file rows): each is an output row and a noisy draw
+MAX_DECLARED_CELLS = 1_000_000
+#: bytes of a keys file (read whole when the plan is read)
+MAX_KEYS_FILE_BYTES = 64_000_000
+#: a statistic's data cells are "nearly unique per row" when there are more than this share of its rows
+NEARLY_UNIQUE_SHARE = 0.5
+
+
+def _fail(field_name: str, message: str) -> DPInputError:
+    from .plan import PlanError
+
+    return PlanError(f"plan: [keys] field '{field_name}' {message}")
+
+
+def _key_value(value: Any, column: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise _fail(column, f"must list text (or integer) values of the column, got {str(value)[:60]!r}")
+    text = str(value)
+    if len(text) > 200:
+        raise _fail(column, f"lists a value of {len(text):,} characters; at most 200")
+    return text
+
+
+@dataclass(frozen=True)
+class DeclaredKeys:
+    """The public cells of a plan: per-column value lists (``values``) or the combinations of a keys file
+    (``combinations``, one tuple per row, in ``columns`` order). Values are text (compared as text)."""
+
+    columns: tuple[str, ...]
+    values: tuple[tuple[str, ...], ...] | None = None
+    combinations: tuple[tuple[str, ...], ...] | None = None
+    file: str | None = None
+
+    def covers(self, by: Sequence[str]) -> bool:
+        """True when every ``by`` column is declared (then the statistic's cells are the declared ones)."""
+        return bool(by) and all(c in self.columns for c in by)
+
+    def cells(self, by: Sequence[str]) -> list[tuple[str, ...]]:
+        """The declared cells of a statistic by ``by`` (in declared order, no repeats)."""
+        index = [self.columns.index(c) for c in by]
+        if self.values is not None:
+            return list(itertools.product(*(self.values[i] for i in index)))
+        return list(dict.fromkeys(tuple(row[i] for i in index) for row in self.combinations))
+
+    def count(self, by: Sequence[str]) -> int:
+        if self.values is not None:
+            return math.prod(len(self.values[self.columns.index(c)]) for c in by)
+        return len(self.cells(by))
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.file is not None:
+            return {"file": self.file}
+        return {c: list(v) for c, v in zip(self.columns, self.values)}
+
+
+def parse_keys(raw: Any, base_dir: str | os.PathLike | None = None) -> DeclaredKeys:
+    """The plan's ``[keys]`` table: ``column = [values]`` entries, or ``file = "keys.csv"`` (a CSV whose header
+    names the declared columns and whose rows are the allowed combinations; a relative path is relative to the
+    plan file's folder, ``base_dir``)."""
+    from .plan import MAX_COLUMN_NAME_CHARS
+
+    if not isinstance(raw, Mapping) or not raw:
+        raise _fail("keys", "must be a table of column = [values] entries or file = \"keys.csv\"")
+    if "file" in raw:
+        if len(raw) != 1:
+            raise _fail("file", "is the only field of [keys] when given (the file lists the allowed combinations)")
+        name = raw["file"]
+        if not isinstance(name, str) or not name.strip():
+            raise _fail("file", f"must be a path (text), got {str(name)[:60]!r}")
+        path = Path(name).expanduser()
+        if not path.is_absolute() and base_dir is not None:
+            path = Path(base_dir) / path
+        if not path.is_file():
+            raise _fail("file", f"names no file: {str(path)[:200]!r}")
+        if path.stat().st_size > MAX_KEYS_FILE_BYTES:
+            raise _fail("file", f"is over {MAX_KEYS_FILE_BYTES:,} bytes")
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise _fail("file", f"{str(path)[:200]!r} is not UTF-8 text") from None
+        rows = [r for r in csv.reader(io.StringIO(text)) if r]
+        if len(rows) < 2:
+            raise _fail("file", f"{str(path)[:200]!r} needs a header (the columns) and at least one combination")
+        header = tuple(h.strip() for h in rows[0])
+        if any(not h or len(h) > MAX_COLUMN_NAME_CHARS for h in header) or len(set(header)) != len(header):
+            raise _fail("file", f"{str(path)[:200]!r}: the header must name distinct columns")
+        for line, row in enumerate(rows[1:], start=2):
+            if len(row) != len(header):
+                raise _fail("file", f"{str(path)[:200]!r} line {line}: {len(row)} fields, the header has {len(header)}")
+        combos = tuple(dict.fromkeys(tuple(v for v in row) for row in rows[1:]))
+        if len(combos) > MAX_DECLARED_CELLS:
+            raise _fail("file", f"lists {len(combos):,} combinations; at most {MAX_DECLARED_CELLS:,}")
+        return DeclaredKeys(header, combinations=combos, file=str(path.absolute()))
+    columns, values = [], []
+    for column, listed in raw.items():
+        if not isinstance(column, str) or not column.strip() or len(column) > MAX_COLUMN_NAME_CHARS:
+            raise _fail(str(column)[:60], "is not a column name")
+        if not isinstance(listed, list) or not listed:
+            raise _fail(column, "must be a non-empty list of the column's public values")
+        texts = tuple(_key_value(v, column) for v in listed)
+        if len(set(texts)) != len(texts):
+            raise _fail(column, "lists a value twice")
+        columns.append(column)
+        values.append(texts)
+    return DeclaredKeys(tuple(columns), values=tuple(values))
+
+
+def cell_text(value: Any) -> str:
+    """A cell label as text, as keys are compared: missing -> "", an integral float -> its integer ("3", the
+    same cell as the integer 3 of another engine), booleans -> "true" / "false"."""
+    if value is None:
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return ""
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    try:
+        if pd.isna(value):
+            return ""
+    except (TypeError, ValueError):
+        pass
+    return str(value)
+
+
+def _keys_of(frame: pd.DataFrame, by: Sequence[str]) -> list[tuple[str, ...]]:
+    if not len(frame):
+        return []
+    columns = [[cell_text(v) for v in frame[c].tolist()] for c in by]
+    return list(zip(*columns))
+
+
+def restrict_to_declared(frame: pd.DataFrame, by: Sequence[str], declared: Sequence[tuple[str, ...]]) -> pd.DataFrame:
+    """An aggregate frame (label columns ``by`` + aggregate columns) restricted to the declared cells, with a row
+    of zeros for every declared cell the data lack, labels as declared text, in declared order. Rows of cells
+    not declared are dropped (a public rule)."""
+    by = list(by)
+    order = {key: i for i, key in enumerate(declared)}
+    keys = _keys_of(frame, by)
+    position = np.array([order.get(k, -1) for k in keys], dtype=np.int64)
+    kept = frame.loc[position >= 0].copy() if len(frame) else frame.copy()
+    kept_pos = position[position >= 0]
+    for j, c in enumerate(by):
+        kept[c] = [declared[p][j] for p in kept_pos]
+    missing = sorted(set(range(len(declared))) - set(kept_pos.tolist()))
+    if missing:
+        zeros: dict[str, Any] = {c: [declared[p][j] for p in missing] for j, c in enumerate(by)}
+        for c in frame.columns:
+            if c not in by:
+                zeros[c] = [0] * len(missing)
+        filler = pd.DataFrame(zeros, columns=list(frame.columns))
+        for c in frame.columns:
+            if c not in by and frame[c].dtype != object:
+                filler[c] = filler[c].astype(frame[c].dtype)
+        kept = pd.concat([kept, filler], ignore_index=True) if len(kept) else filler
+        kept_pos = np.concatenate([kept_pos, np.array(missing, dtype=np.int64)])
+    kept["_declared_order"] = kept_pos
+    out = kept.sort_values("_declared_order", kind="stable").drop(columns="_declared_order")
+    return out.reset_index(drop=True)
+
+
+def cell_counts(frame: pd.DataFrame, kind: str, by: Sequence[str]) -> tuple[list[tuple[str, ...]], np.ndarray]:
+    """(cell keys, counts) of an aggregate frame: rows per cell; for a relative risk the keys carry the group
+    as a last element ("exposed" / "reference") and count its rows."""
+    by = list(by)
+    keys = _keys_of(frame, by) if by else [()] * len(frame)
+    if kind == "percentiles":
+        totals: dict[tuple[str, ...], int] = {}
+        for k, c in zip(keys, frame["count"].to_numpy(np.int64)):
+            totals[k] = totals.get(k, 0) + int(c)
+        return list(totals), np.array(list(totals.values()), dtype=np.int64)
+    if kind == "relative_risk":
+        out_keys = [k + (g,) for k in keys for g in ("exposed", "reference")]
+        counts = np.column_stack([frame["n_exposed"].to_numpy(np.int64), frame["n_reference"].to_numpy(np.int64)])
+        return out_keys, counts.reshape(-1)
+    return keys, frame["n"].to_numpy(np.int64)
+
+
+def restrict_to_cells(frame: pd.DataFrame, by: Sequence[str], cells: set) -> pd.DataFrame:
+    """The rows of an aggregate frame whose cell is in ``cells`` (keys as :func:`cell_counts` gives them)."""
+    keys = _keys_of(frame, by)
+    mask = np.array([k in cells for k in keys], dtype=bool)
+    return frame.loc[mask].reset_index(drop=True) if len(frame) else frame
+
+
+def mean_sum_sensitivity_cents(c_lo: int, c_hi: int, m: int, cells_move: bool) -> float:
+    """L1 sensitivity of a statistic's clipped sums (cents) when one person changes m rows: m (cU - cL) when
+    cells are public (a row's value changes inside its cell); m max(cU - cL, 2 max(|cL|, |cU|)) when rows may
+    move between cells (one cell loses a value in [cL, cU], another gains one)."""
+    width = max(c_hi - c_lo, 1)
+    if not cells_move:
+        return float(m * width)
+    return float(m * max(width, 2 * max(abs(c_lo), abs(c_hi))))
+
+
+def selection_threshold(n_epsilon: float, delta: float, m: int) -> int:
+    """The smallest integer threshold T for which OpenDP's Laplace threshold mechanism (scale 2m / n_epsilon,
+    integer counts) maps the distance (l0, l1, linf) = (2m, 2m, m) to a delta <= ``delta``. Public (no data)."""
+    measurement = _threshold_measurement
+    lo, hi = 1, 1
+    while measurement(n_epsilon, m, hi).map((2 * m, 2 * m, m))[1] > delta:
+        lo, hi = hi, hi * 2
+        if hi > 1 << 40:  # pragma: no cover - unreachable for delta > 0
+            raise DPInputError(f"no selection threshold reaches delta = {delta:g}")
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if measurement(n_epsilon, m, mid).map((2 * m, 2 * m, m))[1] <= delta:
+            hi = mid
+        else:
+            lo = mid + 1
+    return int(hi)
+
+
+def _threshold_measurement(n_epsilon: float, m: int, threshold: int):
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    domain = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=dp.i64))
+    metric = dp.l01inf_distance(dp.absolute_distance(T=dp.i64))
+    return dp.m.make_laplace_threshold(domain, metric, scale=2.0 * m / n_epsilon, threshold=int(threshold))
+
+
+@dataclass(frozen=True)
+class NoisyCells:
+    """The cells a statistic releases and their noisy sizes (``counts[key]``), with how they were obtained."""
+
+    counts: dict
+    info: dict
+
+
+def noisy_cell_counts(keys: Sequence[tuple[str, ...]], counts: np.ndarray, *, n_epsilon: float, m: int, rng: Any,
+                      select: bool, delta: float) -> NoisyCells:
+    """Noisy cell sizes: discrete Laplace (scale 2m / n_epsilon) on every count; with ``select`` the Laplace
+    threshold mechanism (only the cells whose noisy count reaches :func:`selection_threshold` are kept). Real
+    release (``rng`` None or a SecureRandom): OpenDP; simulation: the same law drawn by
+    :func:`dpcore.release_noise.release_integer_counts` with ``rng``."""
+    from . import release_noise
+
+    scale = 2.0 * m / n_epsilon
+    keys = list(keys)
+    counts = np.asarray(counts, dtype=np.int64)
+    if not select:
+        if not keys:
+            return NoisyCells({}, {"cells": "declared", "n_noise": f"discrete Laplace, scale {scale!r}"})
+        draw = release_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
+        noisy = dict(zip(keys, (int(v) for v in np.asarray(draw.values, dtype=np.int64))))
+        return NoisyCells(noisy, {"cells": "declared in the plan's [keys] (public; absent cells released as n = 0 "
+                                           "plus noise, rows of undeclared cells dropped)",
+                                  "n_noise": f"discrete Laplace, scale 2m/n_epsilon = {scale!r} on every cell's count "
+                                             f"(L1 sensitivity 2m = {2 * m}: one person's rows may move between cells)",
+                                  "n_epsilon": n_epsilon, "n_measurement": draw.measurement})
+    threshold = selection_threshold(n_epsilon, delta, m)
+    info = {"cells": "selected with differential privacy (Laplace threshold mechanism, Rogers et al. 2023): only "
+                     "cells whose noisy count reaches the threshold are listed",
+            "n_noise": f"discrete Laplace, scale 2m/n_epsilon = {scale!r}; the listed n is the noisy count",
+            "n_epsilon": n_epsilon, "selection_delta": delta, "selection_threshold": threshold}
+    if not keys:
+        return NoisyCells({}, info)
+    if release_noise._simulated(rng):
+        draw = release_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
+        noisy = {k: int(v) for k, v in zip(keys, np.asarray(draw.values, dtype=np.int64)) if v >= threshold}
+        info["n_measurement"] = draw.measurement + f", kept when >= {threshold}"
+        return NoisyCells(noisy, info)
+    measurement = _threshold_measurement(n_epsilon, m, threshold)
+    by_text = {json.dumps(list(k)): k for k in keys}
+    released = measurement({json.dumps(list(k)): int(c) for k, c in zip(keys, counts)})
+    info["n_measurement"] = (f"opendp.measurements.make_laplace_threshold(map_domain(atom_domain(T=str), "
+                             f"atom_domain(T=i64)), l01inf_distance(absolute_distance(T=i64)), scale={scale!r}, "
+                             f"threshold={threshold})")
+    return NoisyCells({by_text[t]: int(v) for t, v in released.items()}, info)
+
+
+def nearly_unique_cells(n_cells: int, n_rows: int) -> bool:
+    """True when a statistic's data cells are (nearly) one per row: more cells than half its rows (at least 2)."""
+    return n_cells >= 2 and n_cells > NEARLY_UNIQUE_SHARE * n_rows
