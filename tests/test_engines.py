@@ -41,7 +41,7 @@ def make_frame(n: int = 3000, seed: int = 1) -> pd.DataFrame:
 
 def plan_dict(**top) -> dict:
     raw = {
-        "version": 1, "dataset": "test-dataset", "income": "earnings", "cap_epsilon": 4.0,
+        "version": 1, "dataset": "test-dataset", "income": "earnings", "cap_epsilon": 4.0, "cell_sizes": "public",
         "statistics": [
             {"kind": "percentiles", "by": BY3, "epsilon": 1.0, "bins": "pseo", "q": [25, 50, 75]},
             {"kind": "gini", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 2_000_000},
