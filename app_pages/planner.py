@@ -120,7 +120,8 @@ def plan_views() -> None:
     view = qp_radio("View", "planner_view", VIEWS, VIEWS[0], horizontal=True)
     if view == VIEWS[0]:
         with guard("the accuracy-first plan"):
-            views.render_accuracy(_accuracy(specs, token, seed()), total, views.dataset_summary(ds))
+            views.render_accuracy(_accuracy(specs, token, seed()), total, views.dataset_summary(ds),
+                                  confidential=ds.confidential)
     elif view == VIEWS[1]:
         alloc = views.budget_sliders(kinds, total)
         with guard("the budget-first accuracy"):
@@ -132,7 +133,7 @@ def plan_views() -> None:
     else:
         alloc = views.allocation(kinds, total)
         with guard("the accuracy-first plan"):  # the plan file carries the accuracy-first ε, as Release mode
-            views.remember_plan(_accuracy(specs, token, seed()))
+            views.remember_plan(_accuracy(specs, token, seed()), confidential=ds.confidential, data_name=ds.name)
         kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), alloc)
         repro.share_panel("planner", script=repro.view_script_for(
             "dpcore.experiments.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),

@@ -39,6 +39,11 @@ ALLOC_KEY = "_planner_alloc"
 PLAN_KEY = "_planner_plan"
 #: the accuracy target of each planned statistic (kind -> text): what its planned ε buys (the release memo)
 PLAN_TARGETS_KEY = "_planner_plan_targets"
+#: which data the last accuracy-first plan was solved on ({"confidential": bool, "name": str}). An ε solved on
+#: the confidential file is a function of its records, not a DP output (the audit's neighbouring files gave
+#: 7.977 and 7.844), so Release mode and the plan file never start from it and the memos mark it; an ε solved
+#: on public or synthetic data may start them.
+PLAN_SOURCE_KEY = "_planner_plan_source"
 #: the Gini's smooth-sensitivity noises (dpcore.noise.SMOOTH_NOISES) as the selector shows them (issue 17)
 NOISE_LABELS = {"cauchy": "generalized Cauchy (pure ε, heavy tails)",
                 "laplace": "Laplace ((ε, δ), light tails)",
@@ -431,9 +436,10 @@ def dataset_summary(dataset: Any) -> dict[str, Any]:
             "source": "uploaded file (confidential)" if dataset.confidential else dataset.source}
 
 
-def plan_memo(view: AccuracyFirstView, budget: float, dataset: dict[str, Any]) -> str:
+def plan_memo(view: AccuracyFirstView, budget: float, dataset: dict[str, Any], *, confidential: bool = False) -> str:
     """The decision memo of an accuracy-first plan (ui.memo): data, ε per statistic and the accuracy it
-    buys, total. Built only when the download button is clicked."""
+    buys, total. Built only when the download button is clicked. ``confidential``: solved on a confidential
+    file: the title and a note say that every number in it is computed from the records (not for publication)."""
     from ui import memo as memo_html
 
     rows = [{"statistic": r.statistic, "ε": r.epsilon,
@@ -443,8 +449,14 @@ def plan_memo(view: AccuracyFirstView, budget: float, dataset: dict[str, Any]) -
              f"{100 * view.belief_from_1pct:.1f}% sure after the whole release."]
     if view.cost is not None and view.cost.kind != "pure":
         notes.append(f"Privacy cost of the plan (sequential composition): {view.cost.text}.")
+    title = "Decision memo: privacy budget plan"
+    if confidential:
+        title = "CONFIDENTIAL planning memo: computed from the confidential file (not for publication)"
+        notes.insert(0, "CONFIDENTIAL: every ε and probability in this memo was computed from the confidential "
+                        "records (planning is not private). Do not publish them, and do not release with these "
+                        "exact ε: choose a round, public ε in Release mode (or plan on synthetic data).")
     return memo_html.decision_memo_html(
-        title="Decision memo: privacy budget plan", dataset=dataset, plan_rows=rows, total_epsilon=view.total_epsilon,
+        title=title, dataset=dataset, plan_rows=rows, total_epsilon=view.total_epsilon,
         cap_epsilon=budget, figures=[memo_html.epsilon_figure({r.statistic: r.epsilon for r in view.rows}, {})],
         notes=notes)
 
@@ -469,18 +481,36 @@ def render_cost(cost: Any) -> None:
 ANSWER_LABEL = "Total ε of the plan"
 
 
-def remember_plan(view: AccuracyFirstView) -> None:
-    """Keep the accuracy-first plan (kind -> smallest ε, and its target) for Release mode and the plan file."""
+def remember_plan(view: AccuracyFirstView, *, confidential: bool = True, data_name: str = "") -> None:
+    """Keep the accuracy-first plan (kind -> smallest ε, and its target) for Release mode and the plan file,
+    with the data it was solved on (``confidential``: the sidebar's file is confidential; unknown counts as
+    confidential, so a forgotten argument never lets a data-derived ε start a release)."""
     st.session_state[PLAN_KEY] = {row.kind: float(row.epsilon) for row in view.rows}
     st.session_state[PLAN_TARGETS_KEY] = {row.kind: row.target for row in view.rows}
+    st.session_state[PLAN_SOURCE_KEY] = {"confidential": bool(confidential), "name": str(data_name)}
 
 
-def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, Any]) -> None:
-    """The answer first (total ε, what it means, whether it fits the budget), then the table behind it."""
+def plan_solved_on_confidential() -> bool:
+    """True when this session's accuracy-first plan was solved on a confidential file (or its data are unknown)."""
+    source = st.session_state.get(PLAN_SOURCE_KEY)
+    return bool(st.session_state.get(PLAN_KEY)) and (source is None or bool(source.get("confidential", True)))
+
+
+#: said wherever an ε solved on the confidential file would otherwise be used or shown as public
+CONFIDENTIAL_PLAN_NOTE = ("Your accuracy-first ε were solved on the **confidential file**: each is a function of its "
+                          "records (not a DP output), so publishing one leaks information about the people in it. "
+                          "They are not copied into the release: type the ε you decide on (a round, public choice), "
+                          "or plan on the synthetic look-alike, whose ε may be used as they are.")
+
+
+def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, Any], *,
+                    confidential: bool = True) -> None:
+    """The answer first (total ε, what it means, whether it fits the budget), then the table behind it.
+    ``confidential``: the plan was solved on a confidential file (remembered with it; its memo is marked)."""
     _failures(view.failures)
     if not view.rows:
         return
-    remember_plan(view)
+    remember_plan(view, confidential=confidential, data_name=str(dataset.get("name", "")))
     table = _remembered("accuracy_table", view, lambda: accuracy_table(view))
     c1, c2, c3 = st.columns(3)
     c1.metric(ANSWER_LABEL, f"{view.total_epsilon:.4g}",
@@ -503,7 +533,7 @@ def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, A
                 width="stretch")
     download_csv(table, "Download this table (CSV)", "planner_accuracy_first.csv", key="planner_dl_acc")
     st.download_button("Download the decision memo (HTML, works offline)",
-                       lambda: plan_memo(view, budget, dataset).encode(),
+                       lambda: plan_memo(view, budget, dataset, confidential=confidential).encode(),
                        file_name="dp_plan_memo.html", mime="text/html", key="planner_dl_memo",
                        help="A self-contained report of this plan for the people who approve the release.")
     if view.dots:
@@ -640,7 +670,12 @@ def release_plan_download(kinds: list[str], specs: tuple[StatisticSpec, ...], st
 
     account = existing_account(dataset)
     choices = release_choices(kinds, alloc, account)
-    source = "your accuracy-first plan" if choices.planned else "the budget-first split (no accuracy-first plan yet)"
+    if choices.planned_confidential:  # its ε are a function of the confidential records: never written as public
+        st.warning(CONFIDENTIAL_PLAN_NOTE)
+        source = ("the Release fields, else the budget-first split (the accuracy-first ε were solved on the "
+                  "confidential file)")
+    else:
+        source = "your accuracy-first plan" if choices.planned else "the budget-first split (no accuracy-first plan yet)"
     st.markdown(f"**The release plan** (for the command line): exactly what Release mode will release — ε per "
                 f"statistic from {source}, "
                 + ", ".join(f"{planner.STAT_KINDS[k]} {eps:g}" for k, eps in choices.epsilons.items())

@@ -49,7 +49,7 @@ from dpcore import planner as planner_lib
 from dpcore import release as release_lib
 from ui import memo as memo_html
 from ui.common import guard, qp_number
-from ui.planner_views import PLAN_KEY, PLAN_TARGETS_KEY
+from ui.planner_views import CONFIDENTIAL_PLAN_NOTE, PLAN_KEY, PLAN_TARGETS_KEY, plan_solved_on_confidential
 
 RANDOM_GROUPS_REFUSAL = (
     "A real release cannot use **random groups A/B/C**: they are a planning device drawn with the sidebar seed, "
@@ -93,14 +93,17 @@ class ReleaseChoices:
     """What Release mode will release: ε per statistic, the cap, and where they come from.
 
     ``epsilons``: kind -> ε (the panel's field: the user's value, else the accuracy-first plan rounded
-    up to the field's 4 decimals, else the budget-first split); ``cap``: the account's fixed cap, else
-    the cap field (default: the release's total rounded up to 0.1, at least 2); ``cap_fixed``: the
-    account exists; ``planned``: kind -> the unrounded accuracy-first ε (empty without a plan)."""
+    up to the field's 4 decimals when it was solved on public or synthetic data, else the budget-first
+    split); ``cap``: the account's fixed cap, else the cap field (default: the release's total rounded up
+    to 0.1, at least 2); ``cap_fixed``: the account exists; ``planned``: kind -> the unrounded
+    accuracy-first ε (empty without a plan); ``planned_confidential``: that plan was solved on the
+    confidential file, so it started nothing (an ε computed from the records is not a DP output)."""
 
     epsilons: dict[str, float]
     cap: float
     cap_fixed: bool
     planned: dict[str, float]
+    planned_confidential: bool = False
 
     @property
     def total(self) -> float:
@@ -137,12 +140,14 @@ def plan_cap_default(plan_total: float) -> float:
 def release_choices(kinds: Sequence[str], allocation: dict[str, float], account: Any = None) -> ReleaseChoices:
     """ε per statistic and the cap that Release mode uses (``account``: the data's ledger account, if any)."""
     planned = planned_epsilons(kinds)
-    epsilons = {kind: _field_value(eps_key(kind), _round_up(planned.get(kind, allocation.get(kind, 0.1))),
+    confidential = bool(planned) and plan_solved_on_confidential()
+    start = {} if confidential else planned  # an ε solved on the confidential file never starts a field
+    epsilons = {kind: _field_value(eps_key(kind), _round_up(start.get(kind, allocation.get(kind, 0.1))),
                                    EPS_FIELD_MIN, EPS_FIELD_MAX) for kind in kinds}
     if account is not None:
-        return ReleaseChoices(epsilons, float(account.cap_epsilon), True, planned)
+        return ReleaseChoices(epsilons, float(account.cap_epsilon), True, planned, confidential)
     cap = _field_value(CAP_KEY, plan_cap_default(math.fsum(epsilons.values())), CAP_FIELD_MIN, CAP_FIELD_MAX)
-    return ReleaseChoices(epsilons, cap, False, planned)
+    return ReleaseChoices(epsilons, cap, False, planned, confidential)
 
 
 def plan_differences(plan: dict[str, float], chosen: dict[str, float], cap: float) -> list[str]:
@@ -244,26 +249,39 @@ def _ledger_or_ask(url: str) -> Any:
 # Dataset identity, memo, archive
 # ---------------------------------------------------------------------------------------------
 
-def release_accuracy(kind: str, released: float | None, plan: dict[str, float], targets: dict[str, str]) -> str:
+def release_accuracy(kind: str, released: float | None, plan: dict[str, float], targets: dict[str, str], *,
+                     plan_confidential: bool = False) -> str:
     """What the released ε buys, in the plan's public terms: its accuracy target when the release has at
-    least the planned ε (the target was met on the planning data at that ε), else what is missing."""
+    least the planned ε (the target was met on the planning data at that ε), else what is missing. With
+    ``plan_confidential`` (solved on the confidential file) the planned ε is not named."""
     planned, target = plan.get(kind), targets.get(kind)
     if planned is None or target is None:
         return "not planned: its accuracy was not checked"
+    if plan_confidential:
+        return (f"target {target}: the ε it needs was solved on the confidential file (not a DP output, "
+                "not in this memo)")
     if released is not None and released >= _round_up(planned) - 1e-12:
         return f"{target} (the plan's target, met at ε = {planned:.4g})"
     return f"less than planned: {target} needs ε = {planned:.4g}"
 
 
 def release_memo(records: Sequence[Any], acct: Any, entries: Sequence[Any], plan: dict[str, float],
-                 targets: dict[str, str] | None = None) -> str:
+                 targets: dict[str, str] | None = None, *, plan_confidential: bool = False) -> str:
     """The decision memo of a release: dataset, ε per statistic against the plan and the accuracy it buys,
-    released values."""
+    released values. ``plan_confidential``: the plan was solved on the confidential file; its ε are
+    computed from the records, so the memo shows only the released (typed) ε and says why."""
     doc = memo_lib.complete_record(records, acct, entries)
     targets = targets or {}
+
+    def planned_cell(kind: str) -> Any:
+        if plan_confidential and kind in plan:
+            return "confidential (solved on the confidential file)"
+        return plan.get(kind)
+
     rows = [{"statistic": planner_lib.STAT_KINDS.get(r.get("kind", ""), r.get("statistic")),
-             "ε released": r.get("epsilon"), "ε planned": plan.get(r.get("kind", "")),
-             "accuracy it buys": release_accuracy(r.get("kind", ""), r.get("epsilon"), plan, targets),
+             "ε released": r.get("epsilon"), "ε planned": planned_cell(r.get("kind", "")),
+             "accuracy it buys": release_accuracy(r.get("kind", ""), r.get("epsilon"), plan, targets,
+                                                  plan_confidential=plan_confidential),
              "δ": r.get("delta"), "mechanism": r.get("mechanism")}
             for r in doc["this_release"]]
     released = [{"statistic": r.get("statistic"), "number": lab, "released value": float(v), "ε": r.get("epsilon")}
@@ -529,7 +547,9 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                + (f" Release records name it by its public id `{acct.public_id}` (a keyed hash that reveals "
                   "nothing about the file)." if acct is not None else ""))
 
-    plan = choices.planned
+    plan = {} if choices.planned_confidential else choices.planned  # never compare with (or show) a confidential ε
+    if choices.planned_confidential:
+        st.warning(CONFIDENTIAL_PLAN_NOTE + " The fields start from the budget-first split of your total ε.")
     if plan:
         st.markdown("**ε per statistic: from your plan** (Plan mode, *Accuracy first*). Change them here if you must; "
                     "any difference from the plan is shown below.")
@@ -542,7 +562,7 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
     st.caption(f"This release costs ε = {total_eps:.4g} in total (sequential composition).")
     for message in plan_differences(plan, dict(eps_items), cap):
         st.warning(message)
-    if not plan:
+    if not plan and not choices.planned_confidential:
         st.caption("No accuracy-first plan in this session: the ε fields start from the budget-first split. "
                    "Plan first (Plan mode) to start from the smallest ε that meets your targets.")
 
@@ -626,7 +646,8 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                            file_name="dp_released_values.csv", mime="text/csv", key="planner_dl_relcsv")
         targets = st.session_state.get(PLAN_TARGETS_KEY) or {}
         c3.download_button("Download the decision memo (HTML)",
-                           release_memo(records, acct, entries, plan, targets).encode(),
+                           release_memo(records, acct, entries, choices.planned, targets,
+                                        plan_confidential=choices.planned_confidential).encode(),
                            file_name="dp_release_memo.html", mime="text/html", key="planner_dl_memo_release")
 
     if acct is not None and entries:
