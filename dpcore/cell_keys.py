@@ -58,7 +58,7 @@ CELL_SIZES = ("public", "noisy")
 #: charged on top of the statistic's own epsilon. 0.1 adds discrete Laplace noise of scale 20 (m = 1) to n.
 DEFAULT_N_EPSILON = 0.1
 #: the delta of one statistic's DP partition selection when the plan gives none. Ten selections fit the
-#: default 1e-9 delta cap of a new ledger account; at n_epsilon = 0.1 (m = 1) the threshold is 475 rows.
+#: default 1e-9 delta cap of a new ledger account; at n_epsilon = 0.1 (m = 1) the threshold is 462 rows.
 DEFAULT_SELECTION_DELTA = 1e-10
 #: with cell_sizes = "public": cells with fewer rows are warned about (one-person cells are the PSEO worry)
 DEFAULT_SMALL_CELL_THRESHOLD = 10
@@ -264,7 +264,7 @@ def selection_threshold(n_epsilon: float, delta: float, m: int) -> int:
     """The smallest integer threshold T for which OpenDP's Laplace threshold mechanism (scale 2m / n_epsilon,
     integer counts) maps the distance (l0, l1, linf) = (2m, 2m, m) to a delta <= ``delta``. Public (no data)."""
     measurement = _threshold_measurement
-    lo, hi = 1, 1
+    lo, hi = m, m  # OpenDP refuses a threshold below the l-infinity distance m
     while measurement(n_epsilon, m, hi).map((2 * m, 2 * m, m))[1] > delta:
         lo, hi = hi, hi * 2
         if hi > 1 << 40:  # pragma: no cover - unreachable for delta > 0

@@ -1,0 +1,197 @@
+"""Cell keys and cell sizes that protect one person (dpcore.cell_keys, the plan's [keys] / cell_sizes).
+
+The attacks reproduced (each failed on the code before cell keys): neighbouring files that differ in one person's
+cell (a one-person cell in one, none in the other) listed different cells with exact n; ``by = ["pid"]`` was
+accepted; small cells were published without a word. Real releases (OpenDP noise, a SQLite ledger in a temp dir).
+"""
+from __future__ import annotations
+
+import io
+import math
+from contextlib import redirect_stdout
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore import cell_keys, ledger
+from dpcore.engines import execute, parse_source
+from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
+from dpcore.validation import DPInputError
+
+ENGINES = ["pandas", "duckdb"]
+
+
+def base_frame(n: int = 3000, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "pid": [f"p{i}" for i in range(n)],
+        "state": rng.choice(["CO", "TX"], n),
+        "earnings": np.round(rng.lognormal(10.5, 0.7, n), 2),
+        "treated": rng.choice(["yes", "no"], n),
+        "employed": rng.choice([0, 1], n),
+    })
+
+
+@pytest.fixture(scope="module")
+def neighbours(tmp_path_factory):
+    """Two files that differ in one person: alone in 'WY' (their own cell) in one, in 'CO' in the other."""
+    d = tmp_path_factory.mktemp("keys")
+    df = base_frame()
+    alone = df.copy()
+    alone.loc[0, ["state", "earnings", "treated", "employed"]] = ["WY", 87000.0, "yes", 1]
+    moved = df.copy()
+    moved.loc[0, ["state", "earnings", "treated", "employed"]] = ["CO", 87000.0, "yes", 1]
+    alone.to_csv(d / "alone.csv", index=False)
+    moved.to_csv(d / "moved.csv", index=False)
+    return d
+
+
+def raw_plan(**top) -> dict:
+    raw = {"version": 1, "dataset": "keys-test", "income": "earnings", "cap_epsilon": 100.0,
+           "statistics": [
+               {"kind": "percentiles", "by": ["state"], "epsilon": 1.0},
+               {"kind": "mean", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 500_000},
+               {"kind": "relative_risk", "by": ["state"], "epsilon": 0.5, "group": "treated", "exposed": "yes",
+                "reference": "no", "outcome": "employed"},
+           ]}
+    raw.update(top)
+    return raw
+
+
+def release(plan, path, engine, tmp_path, name):
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    return execute.run_plan(plan, parse_source(str(path)), engine=engine, out_dir=tmp_path / name,
+                            ledger_url=url, init_ledger=not (tmp_path / "ledger.db").exists())
+
+
+def cells_of(result) -> dict[str, list]:
+    return {name: table["state"].astype(str).tolist() for name, table in result.tables.items()}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_neighbours_in_another_cell_list_the_same_cells_without_declared_keys(neighbours, tmp_path, engine):
+    """No [keys]: cells are selected with DP, so the one-person cell 'WY' is not listed (it would need a noisy
+    count of at least the threshold, 462 rows: probability <= 1e-10) and both neighbours list CO and TX."""
+    plan = plan_from_dict(raw_plan())
+    a = release(plan, neighbours / "alone.csv", engine, tmp_path, "a")
+    b = release(plan, neighbours / "moved.csv", engine, tmp_path, "b")
+    assert cells_of(a) == cells_of(b)
+    assert all(sorted(c) == ["CO", "TX"] for c in cells_of(a).values())
+    for result in (a, b):
+        for table in result.tables.values():
+            assert "WY" not in set(table["state"].astype(str))
+        per = result.record["privacy"]["per_statistic"]
+        assert [p["epsilon"] for p in per] == [1.1, 0.6, 0.6]  # each statistic + n_epsilon 0.1
+        assert [p["delta"] for p in per] == [1e-10] * 3  # the selection's delta, charged
+        assert result.record["cells"]["cell_sizes"] == "noisy"
+        info = [s["cells"] for s in result.record["statistics"]]
+        assert all(i["selection_threshold"] == cell_keys.selection_threshold(0.1, 1e-10, 1) for i in info)
+    entries = ledger.open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}").find_account("keys-test").entries()
+    assert len(entries) == 2
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_declared_keys_list_every_declared_cell_and_only_those(neighbours, tmp_path, engine):
+    """[keys]: the declared cells, in declared order, whatever the data hold: 'AK' (absent) is listed with a noisy
+    n, 'WY' (not declared) is dropped; the neighbours list the same cells."""
+    plan = plan_from_dict(raw_plan(keys={"state": ["TX", "CO", "AK"]}))
+    a = release(plan, neighbours / "alone.csv", engine, tmp_path, "a")
+    b = release(plan, neighbours / "moved.csv", engine, tmp_path, "b")
+    assert cells_of(a) == cells_of(b) == {name: ["TX", "CO", "AK"] for name in a.tables}
+    assert [p["delta"] for p in a.record["privacy"]["per_statistic"]] == [0.0, 0.0, 0.0]  # no selection
+    ak = a.tables["02_mean_by_state"].set_index("state").loc["AK"]
+    assert ak["n"] >= 0  # a noisy count (clamped at 0), not a missing row
+    exact = pd.read_csv(neighbours / "alone.csv").groupby("state").size()
+    n_co = [int(t.set_index("state").loc["CO", "n"]) for name, t in a.tables.items() if "n" in t.columns]
+    assert n_co and all(v >= 0 for v in n_co) and exact["CO"] > 0
+
+
+@pytest.mark.parametrize("cell_sizes", ["public", "noisy"])
+def test_by_a_column_unique_per_row_is_refused_before_any_charge(neighbours, tmp_path, cell_sizes):
+    plan = plan_from_dict({**raw_plan(cell_sizes=cell_sizes), "statistics": [
+        {"kind": "mean", "by": ["pid"], "epsilon": 0.5, "lower": 0, "upper": 500_000}]})
+    with pytest.raises(DPInputError, match=r"nearly one cell per row.*nothing was charged"):
+        release(plan, neighbours / "alone.csv", "duckdb", tmp_path, "out")
+    account = ledger.open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}").find_account("keys-test")
+    assert account is None or not account.entries()
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_public_cell_sizes_publish_exact_n_and_warn_about_small_cells(neighbours, tmp_path, engine):
+    """cell_sizes = "public" (the PSEO assumption): the cells present with their exact n, as before, and the
+    one-person cell is named in a warning of the record."""
+    plan = plan_from_dict(raw_plan(cell_sizes="public"))
+    result = release(plan, neighbours / "alone.csv", engine, tmp_path, "out")
+    exact = pd.read_csv(neighbours / "alone.csv").groupby("state").size()
+    table = result.tables["01_percentiles_by_state"].set_index("state")
+    assert table["n"].to_dict() == exact.to_dict()
+    assert [p["epsilon"] for p in result.record["privacy"]["per_statistic"]] == [1.0, 0.5, 0.5]
+    warnings = result.record["cells"]["warnings"]
+    assert len(warnings) == 3 and all("fewer than 10 rows" in w for w in warnings)
+
+
+def test_cost_includes_noisy_sizes_and_selection_in_dpcore_check(tmp_path):
+    from dpcore import cli
+
+    path = tmp_path / "plan.toml"
+    write_plan(plan_from_dict(raw_plan(n_epsilon=0.2, selection_delta=1e-11)), path)
+    cost = execute.plan_cost(load_plan(path))
+    assert cost.epsilon == pytest.approx(2.0 + 3 * 0.2) and cost.delta == pytest.approx(3e-11)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert cli.main(["check", str(path)]) == 0
+    assert "epsilon = 2.6 of cap 100" in out.getvalue() and "delta = 3e-11" in out.getvalue()
+    # declared keys: no selection delta; public sizes: no n_epsilon
+    assert execute.plan_cost(plan_from_dict(raw_plan(keys={"state": ["CO"]}))).delta == 0.0
+    assert execute.plan_cost(plan_from_dict(raw_plan(cell_sizes="public"))).epsilon == pytest.approx(2.0)
+
+
+def test_plan_fields(tmp_path):
+    gini_by = {"kind": "gini", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 1e6}
+    with pytest.raises(PlanError, match=r"statistics\[1\] \(gini\): field 'by' needs cell_sizes = \"public\""):
+        plan_from_dict({**raw_plan(), "statistics": [gini_by]})
+    plan_from_dict({**raw_plan(cell_sizes="public"), "statistics": [gini_by]})
+    with pytest.raises(PlanError, match="field 'cell_sizes' must be"):
+        plan_from_dict(raw_plan(cell_sizes="exact"))
+    with pytest.raises(PlanError, match=r"\[keys\] field 'state' lists a value twice"):
+        plan_from_dict(raw_plan(keys={"state": ["CO", "CO"]}))
+    with pytest.raises(PlanError, match="DP cell selections spend delta"):
+        plan_from_dict(raw_plan(selection_delta=1e-9))  # 3 selections > the default 1e-9 cap
+    # a keys file, relative to the plan file; the plan round-trips with its keys
+    (tmp_path / "keys.csv").write_text("state,treated\nCO,yes\nTX,no\nCO,no\n", encoding="utf-8")
+    text = write_plan(plan_from_dict(raw_plan(keys={"state": ["CO", "TX"]})))
+    assert "[keys]\nstate = [\"CO\", \"TX\"]" in text and parse_plan(text).keys.cells(["state"]) == [("CO",), ("TX",)]
+    (tmp_path / "plan.toml").write_text(text.replace('state = ["CO", "TX"]', 'file = "keys.csv"'), encoding="utf-8")
+    keys = load_plan(tmp_path / "plan.toml").keys
+    assert keys.cells(["state"]) == [("CO",), ("TX",)] and keys.count(["treated", "state"]) == 3
+
+
+def test_mean_sensitivity_when_rows_move_between_cells():
+    """Replace one person whose row may move between cells: one cell loses a value, another gains one."""
+    assert cell_keys.mean_sum_sensitivity_cents(0, 100, 1, cells_move=False) == 100
+    assert cell_keys.mean_sum_sensitivity_cents(0, 100, 1, cells_move=True) == 200
+    assert cell_keys.mean_sum_sensitivity_cents(-50, 100, 2, cells_move=True) == 2 * 200
+    assert cell_keys.mean_sum_sensitivity_cents(-50, 50, 1, cells_move=True) == 100
+
+
+def test_selection_threshold_is_the_smallest_meeting_delta():
+    import opendp.prelude as dp  # noqa: F401  (the map is OpenDP's)
+
+    t = cell_keys.selection_threshold(0.1, 1e-10, 1)
+    meas = cell_keys._threshold_measurement
+    assert meas(0.1, 1, t).map((2, 2, 1))[1] <= 1e-10 < meas(0.1, 1, t - 1).map((2, 2, 1))[1]
+    assert meas(0.1, 1, t).map((2, 2, 1))[0] == pytest.approx(0.1)
+    assert cell_keys.selection_threshold(0.1, 1e-10, 2) > t  # m rows per person: a higher threshold
+
+
+def test_planner_writes_keys_and_cell_sizes():
+    item = {"kind": "mean", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 1e5}
+    noisy = write_plan(plan_from_planner([item], dataset="d", income="earnings", cap_epsilon=1.0))
+    assert 'cell_sizes = "noisy"' in noisy
+    declared = plan_from_planner([item], dataset="d", income="earnings", cap_epsilon=1.0,
+                                 keys={"state": ["CO", "TX"]}, cell_sizes="public")
+    text = write_plan(declared)
+    assert 'cell_sizes = "public"' in text and "[keys]" in text and parse_plan(text) == declared
+    assert math.isclose(declared.total_epsilon, 0.5)
