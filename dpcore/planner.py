@@ -238,9 +238,11 @@ class PlannedStatistic:
 
     Subclasses define ``truth`` (array of the true values, one per released number),
     ``prob_within(epsilon, rel_error) -> (p, se)`` (se = 0 for closed forms), ``simulate(epsilon,
-    n, rng) -> (n, k) array of plausible released values``, ``release(epsilon, rng)`` (the real
-    mechanism from the method module), ``labels`` and ``mechanism``. ``partition_parts`` is the
-    number of disjoint parts the statistic is computed on (parallel composition inside it).
+    n, rng) -> (n, k) array of plausible released values``, ``_draw(epsilon, rng)`` (the mechanism
+    from the method module: real noise only through :func:`dpcore.release.make_release`, which charges a
+    ledger first; :meth:`simulate_draw` for one seeded numpy draw), ``labels`` and ``mechanism``.
+    ``partition_parts`` is the number of disjoint parts the statistic is computed on (parallel composition
+    inside it).
     """
 
     name: str = "statistic"
@@ -262,16 +264,30 @@ class PlannedStatistic:
     def simulate(self, epsilon: float, n: int, rng=None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    def release_draw(self, epsilon: float, rng=None) -> StatisticRelease:  # pragma: no cover
+    def _draw(self, epsilon: float, rng=None) -> StatisticRelease:  # pragma: no cover
+        """One draw of the mechanism: ``rng`` None (or :class:`dpcore.rng.SecureRandom`) draws the real noise of
+        :mod:`dpcore.release_noise`, a numpy Generator a simulation of the same law. Private: a real draw is only
+        made by :func:`dpcore.release.make_release`, after the ledger is charged (:meth:`_draw_real`)."""
         raise NotImplementedError
 
-    def release(self, epsilon: float, rng=None) -> np.ndarray:
-        """The released numbers (``release_draw(...).values``). ``rng`` None: a real release with the
-        noise of :mod:`dpcore.release_noise` (OpenDP / certified sampler); a Generator or seed: a
-        reproducible simulation of the same law."""
-        return np.asarray(self.release_draw(epsilon, rng=rng).values, dtype=float)
+    def simulate_draw(self, epsilon: float, rng=None) -> np.ndarray:
+        """One SIMULATED draw of the released numbers, for exploration: numpy noise of the mechanism's law,
+        reproducible from ``rng`` (a seed or a numpy Generator; None: a fresh unseeded Generator).
 
-    release._uses_release_draw = True  # dpcore.release calls release_draw unless release was replaced
+        This is NOT a release: nothing is charged, and with a known seed the noise can be subtracted, so the
+        output reveals the planning data exactly. Use it on public or synthetic data only; a real release is
+        :func:`dpcore.release.make_release` with a ledger account (charged first, secure sampler)."""
+        from .rng import SecureRandom
+
+        if isinstance(rng, SecureRandom):
+            raise DPInputError("simulate_draw draws numpy noise for exploration and never the secure sampler: a real "
+                               "release is dpcore.release.make_release(items, ledger_account), which charges first")
+        return np.asarray(self._draw(epsilon, rng=as_generator(rng)).values, dtype=float)
+
+    def _draw_real(self, epsilon: float) -> StatisticRelease:
+        """The real draw (OpenDP / certified sampler), with no ledger of its own: only
+        :func:`dpcore.release.make_release` calls it, after it has charged the cost."""
+        return self._draw(epsilon, rng=None)
 
     @property
     def neighbouring(self) -> str:
@@ -373,7 +389,7 @@ class CountAbove(PlannedStatistic):
         k = noise.sample_two_sided_geometric(epsilon, n, rng=as_generator(rng))
         return (self.count + k).astype(float)[:, None]
 
-    def release_draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None):
         from . import release_noise
 
         eps = check_epsilon(epsilon)
@@ -426,7 +442,7 @@ class ClippedMean(PlannedStatistic):
         z = noise.sample_laplace(self.scale(epsilon), n, rng=as_generator(rng))
         return (self.truth[0] + self.bias + z)[:, None]
 
-    def release_draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None):
         """Clipped mean + OpenDP's floating-point-safe Laplace with L1 sensitivity (U - L)/n (Eq. 2)."""
         from . import release_noise
 
@@ -516,7 +532,7 @@ class GroupMeans(PlannedStatistic):
         z = noise.sample_laplace(1.0, (n, b.size), rng=as_generator(rng))
         return (self.truth + self.bias)[None, :] + b[None, :] * z
 
-    def release_draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None):
         """Per group: clipped mean + OpenDP Laplace with sensitivity (U - L)/|G_i| (Eq. 3); the groups are
         disjoint with public labels and sizes, so the whole vector costs epsilon (parallel composition)."""
         from . import release_noise
@@ -589,7 +605,7 @@ class GiniStatistic(PlannedStatistic):
         if lo < 0:
             raise DPInputError(f"lower must be >= 0 for the Gini index (incomes are non-negative), got {lo:g}")
         # clip as release_gini does (negatives to lower); no refusal for all-zero data: the release
-        # is defined on every data set in [lower, upper]^n (see release_draw)
+        # is defined on every data set in [lower, upper]^n (see _draw)
         xs = np.sort(np.clip(x, lo, hi))
         truth_data = np.maximum(x, 0.0)
         object.__setattr__(self, "values", x)
@@ -701,7 +717,7 @@ class GiniStatistic(PlannedStatistic):
         z = self._Z.rvs(n, as_generator(rng))
         return (self._clipped + self.scale(epsilon) * z)[:, None]
 
-    def release_draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None):
         """g(X) + (S_beta(X)/alpha) Z (eqs. (9)-(10)), Z generalized Cauchy, drawn by the certified sampler
         of :func:`dpcore.release_noise.release_generalized_cauchy` on the public grid GINI_GRID and window
         GINI_WINDOW = [0, 1] (post-processing), noise scale clamped to [GINI_MIN_SCALE, GS/alpha]. Defined
@@ -863,7 +879,7 @@ class PercentilesStatistic(PlannedStatistic):
         eps = check_epsilon(epsilon)
         return _budget.pure(2.0 * eps if self.relation == "add_remove" else eps)
 
-    def release_draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None):
         """Per cell: the histogram + OpenDP discrete Laplace noise of scale 1/eps_bin (the PSEO two-sided
         geometric), then the eq. (4.2) read-off (post-processing). Cells are disjoint: parallel composition."""
         from . import percentiles as _p
@@ -872,11 +888,20 @@ class PercentilesStatistic(PlannedStatistic):
         eps = check_epsilon(epsilon)
         e_bin = self.eps_bin(eps)
         draws, vals = [], []
-        for row in self._counts:
-            # L1 sensitivity under replace-one: 2 (one person moves between two bins)
-            d = release_noise.release_integer_counts(row.astype(np.int64), scale=1.0 / e_bin, rng=rng, sensitivity=2)
-            draws.append(d)
-            vals.append(_p.percentiles_from_histogram(np.asarray(d.values, dtype=float), self.edges, self.q))
+        if not release_noise._simulated(rng):
+            # a real release: every cell's counts in one draw (one OpenDP measurement, on every core); the noise
+            # is independent per count, so this is the law of one draw per cell, with the same measurement text
+            d = release_noise.release_integer_counts(self._counts.astype(np.int64).ravel(), scale=1.0 / e_bin,
+                                                     rng=rng, sensitivity=2)
+            noisy = np.asarray(d.values, dtype=float).reshape(self._counts.shape)
+            draws, vals = [d], [np.ravel(_p.percentiles_from_histogram(noisy, self.edges, self.q))]
+        else:  # a simulation: a seeded draw per cell (the numbers a seed gave before stay the same)
+            for row in self._counts:
+                # L1 sensitivity under replace-one: 2 (one person moves between two bins)
+                d = release_noise.release_integer_counts(row.astype(np.int64), scale=1.0 / e_bin, rng=rng,
+                                                         sensitivity=2)
+                draws.append(d)
+                vals.append(_p.percentiles_from_histogram(np.asarray(d.values, dtype=float), self.edges, self.q))
         cost = self.privacy_cost(eps).epsilon
         return _combine(draws, np.concatenate(vals), cost, 0.0, self.neighbouring)
 
@@ -942,7 +967,7 @@ class RatioStatistic(PlannedStatistic):
         ys = self.y + noise.sample_laplace(b, n, rng=gen)
         return ((xs / np.maximum(ys, 1.0)) * (self.n_y / self.n_x))[:, None]
 
-    def release_draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None):
         """LaplaceNoisedCounts (Claim 3.1) with OpenDP's floating-point-safe Laplace on the vector (x, y):
         L1 sensitivity 2 (one replaced record may change both counts), scale about 2/epsilon. The ratio
         x~ / max(y~, 1) * n_y / n_x (Claim 3.4) is post-processing, defined for every noisy pair."""

@@ -174,12 +174,13 @@ def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
 
     tmp, plan, data, url = run
     out = tmp / "sized"
-    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--seed", 1, "--quiet")
+    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--seed", 1, "--public-data", "--quiet")
     assert code == 0, err
     block = os.statvfs(tmp).f_frsize
     used = sum(-(-f.stat().st_size // block) * block for f in out.iterdir())
     loaded = plan_module.load_plan(plan)
-    cells = {s.name: pd.read_csv(out / f"{s.name}.csv", keep_default_na=False)[list(s.by)] for s in loaded.statistics}
+    cells = {s.name: pd.read_csv(out / f"SIMULATION_{s.name}.csv", keep_default_na=False)[list(s.by)]
+             for s in loaded.statistics}
     estimate = execute._output_bytes(loaded, cells, block)
     assert used / 2 <= estimate <= 2 * used
 
@@ -286,7 +287,7 @@ def test_a_killed_runs_leftovers_of_another_shape_are_left_alone(run, capsys):
     lookalike = tmp / ".out.tmp-123-abcdefgh"
     lookalike.mkdir()
     (lookalike / "notes.txt").write_text("keep")
-    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--seed", 1, "--quiet")
+    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--seed", 1, "--public-data", "--quiet")
     assert code == 0, err
     assert mine.is_dir() and lookalike.is_dir()
 

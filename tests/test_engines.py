@@ -75,8 +75,8 @@ def data_dir(tmp_path_factory):
     return d
 
 
-def _run(plan, source, engine, out, seed=5, **kw):
-    return execute.run_plan(plan, source, engine=engine, out_dir=out, seed=seed, **kw)
+def _run(plan, source, engine, out, seed=5, **kw):  # synthetic data: declared public, so it may be simulated
+    return execute.run_plan(plan, source, engine=engine, out_dir=out, seed=seed, public_data=True, **kw)
 
 
 def _assert_same_tables(a: dict, b: dict):
@@ -169,7 +169,7 @@ def test_pandas_and_duckdb_identical(data_dir, tmp_path, unit):
     tables = list(ref.values())
     gini = ref["02_gini_by_state"]
     assert gini.loc[gini.state == "WY", "gini"].item() == 0.0 and gini.loc[gini.state == "WY", "n"].item() == 1
-    assert set(tables[0].columns) == {*BY3, "n", "p25", "p50", "p75"}
+    assert set(tables[0].columns) == {*BY3, "n", "p25", "p50", "p75", "simulation"}  # a simulation says so
     # another seed gives other noise (the seed is used)
     other = _run(plan, parse_source(str(data_dir / "data.parquet")), "pandas", tmp_path / "other", seed=6)
     assert not other.tables["03_mean_by_state"]["mean"].equals(ref["03_mean_by_state"]["mean"])
