@@ -27,7 +27,7 @@ def main() -> None:
             release.make_release([(stat, 1.0)], budget.Ledger())
             real.append(time.perf_counter() - t)
             t = time.perf_counter()
-            stat.release(1.0, rng=i)
+            stat.simulate_draw(1.0, rng=i)
             sim.append(time.perf_counter() - t)
         print(f"{kind:12s} real release {statistics.median(real) * 1e3:8.2f} ms   simulation {statistics.median(sim) * 1e3:8.2f} ms")
 

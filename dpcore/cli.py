@@ -1,7 +1,8 @@
 """The ``dpcore`` command line (also ``python -m dpcore``).
 
     dpcore release PLAN.toml --data SOURCE [--query SQL] [--engine duckdb|spark|pandas] --out DIR
-                   [--ledger URL] [--init-ledger] [--seed N] [--master local[*]] [--memory-limit 1GB] [--quiet]
+                   [--ledger URL] [--init-ledger] [--seed N --public-data] [--master local[*]]
+                   [--memory-limit 1GB] [--quiet]
     dpcore check PLAN.toml          # validate a plan and print its cost (reads no data)
 
 Exit codes: 0 success (a ``dpcore: warning:`` line when the release was written and charged but the ledger
@@ -60,7 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="first release only: create the ledger at --ledger when it does not exist (refused on a "
                           "ledger that holds charges). Without it a missing ledger is refused, never created silently")
     rel.add_argument("--seed", default=None,
-                     help="simulation mode: numpy noise with this seed; NOT a release, the ledger is not charged")
+                     help="simulation mode: numpy noise with this seed; NOT a release, the ledger is not charged. "
+                          "Needs --public-data: with the seed the noise can be subtracted, revealing the data")
+    rel.add_argument("--public-data", action="store_true",
+                     help="I declare this source public: simulation output may reveal it exactly (required by "
+                          "--seed; for synthetic or public files such as the bundled examples)")
     rel.add_argument("--master", default=None, help="Spark master (default local[*]; under spark-submit: the submission's)")
     rel.add_argument("--memory-limit", default=None, help="DuckDB memory limit (default 1GB; it spills to disk beyond)")
     rel.add_argument("--tmpdir", default=None, help="directory for temporary files (DuckDB spill, Spark, staging)")
@@ -87,14 +92,16 @@ def _release(args: argparse.Namespace) -> int:
             raise DPInputError(f"--seed must be a non-negative integer, got {args.seed!r}") from None
         if seed < 0:
             raise DPInputError(f"--seed must be a non-negative integer, got {args.seed!r}")
+        execute.check_simulation_allowed(args.public_data)  # before the plan, the source or the ledger is opened
     plan = load_plan(args.plan)
     source = engines.parse_source(args.data, args.query)
     progress = engines.Progress(quiet=args.quiet)
     if seed is not None:
-        progress.say(f"SIMULATION (seed {seed}): numpy noise, the ledger is not charged; not a release")
+        progress.say(f"SIMULATION (seed {seed}) of data declared public: numpy noise, the ledger is not charged; "
+                     "not a release (tables named SIMULATION_*)")
     result = execute.run_plan(plan, source, engine=args.engine, out_dir=args.out, ledger_url=args.ledger, seed=seed,
                               master=args.master, progress=progress, memory_limit=args.memory_limit,
-                              workdir=args.tmpdir, init_ledger=args.init_ledger)
+                              workdir=args.tmpdir, init_ledger=args.init_ledger, public_data=args.public_data)
     if result.ledger_entry_id is not None:
         cost = result.record["privacy"]["cost"]
         progress.say(f"charged the ledger: entry {result.ledger_entry_id}, epsilon = {cost['epsilon']:g}"

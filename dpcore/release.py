@@ -9,14 +9,15 @@ What happens (:func:`make_release`):
    account's lock (:meth:`dpcore.ledger.Account.charge`), with the planned record (dataset identity,
    mechanisms, parameters, costs): racing sessions cannot overspend, and a crash after this point can
    lose the release but never the charge.
-2. Each statistic is released by its ``release_draw`` (:mod:`dpcore.planner`), whose noise comes
+2. Each statistic is released by its private ``_draw_real`` (:mod:`dpcore.planner`), whose noise comes
    from :mod:`dpcore.release_noise` (issue 11): OpenDP's exact discrete Laplace for counts and
    histograms, OpenDP's floating-point-safe Laplace for means and the ratio's two counts, and the
    certified generalized-Cauchy sampler (exact inversion of an ``os.urandom`` uniform of 128+ bits
    against the CDF in high precision, on a public grid) for the Gini. The record names the
    measurement and its privacy map (``measurement``, ``privacy_map``); its epsilon/delta are the
-   certified ones (docs/release_noise.md). Statistics without ``release_draw`` fall back to their
-   ``release`` with the OS CSPRNG (``sampler`` says which).
+   certified ones (docs/release_noise.md). Other statistic objects fall back to their own
+   ``release`` with the OS CSPRNG (``sampler`` says which). A real draw is reachable only here, after
+   the charge; a durable account refuses a caller's ``rng`` (a seeded draw could be inverted).
 3. Released values are rounded to a public grid (post-processing, no privacy cost).
 4. The released records are appended to the charged ledger entry (``attach_result``) and only then
    returned (revealed). If drawing fails, the charge stays and the error says so. If the ledger cannot
@@ -123,22 +124,34 @@ def _round(values: np.ndarray, grid: float) -> np.ndarray:
     return np.round(v / grid) * grid
 
 
+#: the sampler of a make_release on an in-memory budget with a caller's generator: reproducible from it
+SIMULATION_SAMPLER = ("caller-supplied generator: a SIMULATION, NOT for real releases (the noise is reproducible "
+                      "from it)")
 OPENDP_SAMPLER = ("OpenDP's exact samplers (discrete Laplace / floating-point-safe Laplace) or the certified "
                   "generalized-Cauchy sampler of dpcore.release_noise (os.urandom); see the measurement note")
 
 
+def _is_secure_source(rng: Any) -> bool:
+    """None or :class:`dpcore.rng.SecureRandom`: the sources of a real release (nothing a caller can replay)."""
+    return rng is None or isinstance(rng, noise.SecureRandom)
+
+
 def _release_one(stat: Any, epsilon: float, rng: Any) -> tuple[np.ndarray, str] | tuple[np.ndarray, str, dict]:
-    """Draw one statistic. Statistics with ``release_draw`` (dpcore.planner) return
+    """Draw one statistic. Planned statistics (dpcore.planner: ``_draw_real`` / ``_draw``) return
     (values, sampler, extra) where ``extra`` names the OpenDP measurement / certified sampler and its
-    privacy map (record fields ``measurement``, ``privacy_map`` and ``notes``); others (values, sampler)."""
-    if hasattr(stat, "release_draw") and getattr(type(stat).release, "_uses_release_draw", False):
-        draw = stat.release_draw(epsilon, rng=rng)
-        sampler = "caller-supplied generator (NOT for real releases)" if rng is not None else OPENDP_SAMPLER
+    privacy map (record fields ``measurement``, ``privacy_map`` and ``notes``); others (values, sampler).
+    ``rng`` is a caller's generator only with an in-memory :class:`dpcore.budget.Ledger` (a simulation:
+    :func:`make_release` refuses one with a durable account)."""
+    if hasattr(stat, "_draw_real"):
+        if _is_secure_source(rng):
+            draw, sampler = stat._draw_real(epsilon), OPENDP_SAMPLER
+        else:
+            draw, sampler = stat._draw(epsilon, rng=rng), SIMULATION_SAMPLER
         notes = tuple(getattr(draw, "notes", ()))
         return (np.asarray(draw.values, dtype=float), sampler,
                 {"measurement": draw.measurement, "privacy_map": draw.privacy_map, "notes": notes})
-    if rng is not None:
-        return np.asarray(stat.release(epsilon, rng=rng), dtype=float), "caller-supplied generator (NOT for real releases)"
+    if not _is_secure_source(rng):
+        return np.asarray(stat.release(epsilon, rng=rng), dtype=float), SIMULATION_SAMPLER
     try:
         return np.asarray(stat.release(epsilon, rng=secure_rng()), dtype=float), CSPRNG
     except TypeError as exc:
@@ -216,7 +229,13 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
        charged entry (:meth:`~dpcore.ledger.Account.attach_result`) before returning them.
 
     If anything fails after step 2 the charge stays (a lost release is acceptable, a lost charge never)
-    and the error says so. ``rng`` must stay None for a real release (OS CSPRNG); tests pass a seed.
+    and the error says so.
+
+    ``rng``: None (or :class:`dpcore.rng.SecureRandom`) -- the secure samplers. With a durable account any
+    other ``rng`` is refused before anything is charged: noise reproducible from a caller's seed can be
+    regenerated and subtracted, which would publish the true values under a charged epsilon. Only an
+    in-memory :class:`dpcore.budget.Ledger` accepts a generator, and its records say ``sampler``: a
+    simulation, not a release (for tests and exploration).
     """
     if not items:
         raise DPInputError("nothing to release: choose at least one statistic")
@@ -224,6 +243,15 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
     if not account and not isinstance(ledger, _budget.Ledger):
         raise TypeError("ledger must be a dpcore.ledger account (ledger.open_ledger(...).account(...)) "
                         "or a dpcore.budget.Ledger")
+    if account and not _is_secure_source(rng):
+        # a charged release whose noise the caller can regenerate is no release: with the seed, released minus
+        # regenerated noise is the true value, whatever epsilon was charged
+        raise DPInputError(
+            f"refused: rng={rng!r} would make this release reproducible from the caller's generator, so the noise "
+            "could be regenerated and subtracted (the true values exactly, whatever epsilon is charged). A release "
+            "charged to a ledger account always draws from the secure sampler: leave rng=None. To explore with "
+            "seeded noise, use statistic.simulate_draw(epsilon, rng) (no ledger; not a release). Nothing was "
+            "charged or released.")
     try:
         items = list(items)
     except TypeError:
@@ -234,7 +262,7 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
             raise TypeError("items must be a list of (statistic, epsilon) pairs")
         stat, eps = item
         eps = check_epsilon(eps, f"epsilon of {getattr(stat, 'name', 'a statistic')}")
-        if rng is None and hasattr(stat, "check_real_release"):
+        if _is_secure_source(rng) and hasattr(stat, "check_real_release"):
             stat.check_real_release(eps)  # public settings only: refuses before anything is charged
         costs.append((stat, eps, stat.privacy_cost(eps)))
     total = _budget.compose_sequential([c for _, _, c in costs])

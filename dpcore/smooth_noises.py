@@ -1200,7 +1200,7 @@ def _gini_noise_statistic_class():
                     "floating-point-safe sampler for it. Use noise='laplace' (OpenDP's Laplace sampler) or "
                     "noise='cauchy' (the certified generalized-Cauchy sampler); nothing was charged.")
 
-        def release_draw(self, epsilon, rng=None):
+        def _draw(self, epsilon, rng=None):
             """One draw. Simulation (``rng`` given): numpy. Real release (``rng=None``): only "laplace", with
             the noise drawn by OpenDP's floating-point-safe Laplace sampler
             (:func:`dpcore.release_noise.release_real_values`) at the confidential scale S_beta(X)/alpha;

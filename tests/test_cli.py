@@ -103,6 +103,7 @@ def test_simulation_charges_nothing(setup, capsys):
     tmp, plan, data = setup
     url = f"sqlite:///{tmp / 'ledger.db'}"
     code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "sim", "--ledger", url, "--seed", 7,
+                        "--public-data",
                         "--engine", "pandas")
     assert code == 0, err
     assert "SIMULATION" in err
@@ -114,9 +115,11 @@ def test_simulation_charges_nothing(setup, capsys):
         acct = ledger.open_ledger(url).find_account("pseo-earnings-2019")
         assert acct is None or acct.entries() == []
     # same seed, other engine: the same tables
-    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "sim2", "--seed", 7, "--quiet")
+    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "sim2", "--seed", 7, "--public-data",
+                        "--quiet")
     assert code == 0 and err == ""
-    for f in ("02_gini_by_state.csv", "03_mean_by_state.csv", "01_percentiles_by_institution_degree-level_cohort.csv"):
+    for name in ("02_gini_by_state", "03_mean_by_state", "01_percentiles_by_institution_degree-level_cohort"):
+        f = f"SIMULATION_{name}.csv"  # a simulation's tables say so in their names
         assert (tmp / "sim" / f).read_bytes() == (tmp / "sim2" / f).read_bytes()
 
 
@@ -170,7 +173,7 @@ def test_out_dir_not_empty_is_refused(setup, capsys):
     out = tmp / "full"
     out.mkdir()
     (out / "keep.txt").write_text("x")
-    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--seed", 1)
+    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--seed", 1, "--public-data")
     assert code == 2 and "is not empty" in _one_line_error(err)
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
@@ -189,13 +192,14 @@ def test_bad_plan_and_bad_data(setup, capsys):
     tmp, plan, data = setup
     bad = tmp / "bad.toml"
     bad.write_text(PLAN.replace("upper = 500000", "upper = -1"))
-    code, _, err = _cli(capsys, "release", bad, "--data", data, "--out", tmp / "o", "--seed", 1)
+    code, _, err = _cli(capsys, "release", bad, "--data", data, "--out", tmp / "o", "--seed", 1, "--public-data")
     assert code == 2
     assert "statistics[3] (mean): field 'upper' must be greater than lower" in _one_line_error(err)
     df = pd.read_parquet(data).astype({"earnings": object})
     df.loc[3, "earnings"] = "n/a"
     df.to_csv(tmp / "text.csv", index=False)
-    code, _, err = _cli(capsys, "release", plan, "--data", tmp / "text.csv", "--out", tmp / "o", "--seed", 1)
+    code, _, err = _cli(capsys, "release", plan, "--data", tmp / "text.csv", "--out", tmp / "o", "--seed", 1,
+                        "--public-data")
     assert code == 2 and "income column 'earnings' is not numeric: found 'n/a'" in _one_line_error(err)
     code, _, err = _cli(capsys)
     assert code == 2
@@ -216,7 +220,7 @@ def test_subprocess_module_and_console_script_entry(setup):
     tmp, plan, data = setup
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-m", "dpcore", "release", str(plan), "--data", str(data), "--engine",
-                           "duckdb", "--out", str(tmp / "sub"), "--seed", "3", "--quiet"],
+                           "duckdb", "--out", str(tmp / "sub"), "--seed", "3", "--public-data", "--quiet"],
                           capture_output=True, text=True, cwd=tmp, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert (tmp / "sub" / "release_record.json").exists()
@@ -243,7 +247,8 @@ def test_run_sh_release_passthrough(setup):
     digest = hashlib.sha1((ROOT / "requirements.txt").read_bytes() + (ROOT / "requirements-dev.txt").read_bytes())
     (venv / f".installed-app-{digest.hexdigest()[:12]}").touch()  # nothing gets installed
     proc = subprocess.run(["bash", str(ROOT / "run.sh"), "release", plan.name, "--data", data.name, "--out", "runsh",
-                           "--seed", "1", "--quiet"], capture_output=True, text=True, timeout=300, cwd=tmp,
+                           "--seed", "1", "--public-data", "--quiet"], capture_output=True, text=True, timeout=300,
+                          cwd=tmp,
                           env={**os.environ, "VENV": str(venv)})
     assert proc.returncode == 0, proc.stderr
     assert (tmp / "runsh" / "release_record.json").exists()
@@ -260,6 +265,6 @@ def test_plan_written_by_library_runs(setup, capsys):
                              dataset="from-planner", income="earnings", cap_epsilon=2.0)
     path = tmp / "downloaded.toml"
     write_plan(plan, path)
-    code, _, err = _cli(capsys, "release", path, "--data", data, "--out", tmp / "p", "--seed", 2)
+    code, _, err = _cli(capsys, "release", path, "--data", data, "--out", tmp / "p", "--seed", 2, "--public-data")
     assert code == 0, err
-    assert len(pd.read_csv(tmp / "p" / "01_gini.csv")) == 1
+    assert len(pd.read_csv(tmp / "p" / "SIMULATION_01_gini.csv")) == 1

@@ -85,8 +85,8 @@ def _releases():
     for kind, kw in [("count", dict(threshold=30_000)), ("mean", dict(upper=2e5)),
                      ("group_means", dict(upper=2e5)), ("gini", dict(upper=2e5)),
                      ("percentiles", dict(n_sims=100)), ("ratio", dict(threshold=30_000))]:
-        pair(f"planner.{kind}.release_draw",
-             lambda x, kind=kind, kw=kw: planner.make_statistic(kind, x, GROUPS, **kw).release_draw(1.0, rng=5))
+        pair(f"planner.{kind}._draw",
+             lambda x, kind=kind, kw=kw: planner.make_statistic(kind, x, GROUPS, **kw)._draw(1.0, rng=5))
         pair(f"release.make_release[{kind}]",
              lambda x, kind=kind, kw=kw: release.make_release(
                  [(planner.make_statistic(kind, x, GROUPS, **kw), 1.0)], budget.Ledger(), rng=5)[0])

@@ -196,7 +196,8 @@ def test_simulated_plan_release_follows_the_planners_noise_law(planned, tmp_path
     """Simulations of the plan (seeded) have the planner's error law: Laplace with scale S_beta(X)/alpha."""
     values, stat, eps, plan, _ = planned
     source = _write(tmp_path, "d", values)
-    draws = np.array([execute.run_plan(plan, source, engine="pandas", out_dir=tmp_path / f"s{i}", seed=i)
+    draws = np.array([execute.run_plan(plan, source, engine="pandas", out_dir=tmp_path / f"s{i}", seed=i,
+                                       public_data=True)
                       .tables["01_gini"]["gini"].item() for i in range(60)])
     from scipy import stats
 

@@ -278,12 +278,12 @@ def test_ratio_reference_value_from_spec():
 
 
 def test_releases_use_method_modules(incomes, groups):
-    """release() calls the method modules and returns one number per label."""
+    """simulate_draw() calls the method modules and returns one number per label."""
     stats_ = [P.CountAbove(incomes, 60_000), P.ClippedMean(incomes, 0, 400_000),
               P.GroupMeans(incomes, groups, 0, 400_000), P.RatioStatistic(30, 20, 100, 100),
               P.PercentilesStatistic([incomes[:500], incomes[500:900]], n_sims=200)]
     for s in stats_:
-        v = s.release(1.0, rng=np.random.default_rng(0))
+        v = s.simulate_draw(1.0, rng=np.random.default_rng(0))
         assert v.shape == (len(s.labels),) and np.all(np.isfinite(v))
         sims = s.simulate(1.0, 50, rng=1)
         assert sims.shape == (50, len(s.labels))
@@ -340,10 +340,10 @@ def test_real_release_draw_names_its_measurement_and_certifies_epsilon(kind, kw,
     x = rng.lognormal(10.3, 0.7, 400)
     groups = np.where(np.arange(400) % 2 == 0, "a", "b")
     stat = P.make_statistic(kind, x, groups, **kw)
-    draw = stat.release_draw(0.8)
+    draw = stat._draw_real(0.8)
     assert needle in draw.measurement and not draw.simulated
     assert draw.epsilon <= 0.8 * (1 + 1e-9) + 1e-12 and draw.delta == 0.0
     assert stat.privacy_cost(0.8).kind == "pure" and stat.privacy_cost(0.8).epsilon == pytest.approx(0.8)
-    assert np.all(np.isfinite(stat.release(0.8)))
-    sim = stat.release_draw(0.8, rng=5)
-    assert sim.simulated and np.array_equal(sim.values, stat.release_draw(0.8, rng=5).values)
+    assert np.all(np.isfinite(draw.values))
+    sim = stat._draw(0.8, rng=5)
+    assert sim.simulated and np.array_equal(sim.values, stat._draw(0.8, rng=5).values)

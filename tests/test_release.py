@@ -77,7 +77,8 @@ def test_refusal_before_noise_and_no_charge(data, monkeypatch):
     led = B.Ledger(cap=B.BudgetCap(epsilon=1.0))
     led.charge("earlier", B.pure(0.8))
     called = []
-    monkeypatch.setattr(P.CountAbove, "release", lambda self, eps, rng=None: called.append(1) or np.array([1.0]))
+    real_draw = P.CountAbove._draw_real
+    monkeypatch.setattr(P.CountAbove, "_draw_real", lambda self, eps: called.append(1) or real_draw(self, eps))
     with pytest.raises(DPInputError, match="refused.*Nothing was released"):
         R.make_release([(P.CountAbove(x, 50_000), 0.5)], led)
     assert not called and len(led.entries) == 1
@@ -88,10 +89,10 @@ def test_failed_release_keeps_the_charge(data, monkeypatch):
     x, _ = data
     led = B.Ledger()
 
-    def boom(self, eps, rng=None):
+    def boom(self, eps):
         raise DPInputError("bad data")
 
-    monkeypatch.setattr(P.ClippedMean, "release", boom)
+    monkeypatch.setattr(P.ClippedMean, "_draw_real", boom)
     with pytest.raises(DPInputError, match="charge stands.*bad data"):
         R.make_release([(P.CountAbove(x, 50_000), 0.5), (P.ClippedMean(x, 0, 1e5), 0.5)], led)
     assert sum(e.cost.epsilon for e in led.entries) == pytest.approx(1.0)
@@ -204,18 +205,18 @@ def test_account_charged_before_any_noise_is_drawn(data, account, tmp_path):
     """When the mechanism runs, the charge is already committed (seen from another connection)."""
     x, _ = data
     seen = []
-    orig = P.CountAbove.release
+    orig = P.CountAbove._draw_real
 
-    def spy(self, eps, rng=None):
+    def spy(self, eps):
         other = L.open_ledger(f"sqlite:///{tmp_path}/ledger.db").find_account(account.dataset_id)
         seen.append(other.spent_epsilon())
-        return orig(self, eps, rng=rng)
+        return orig(self, eps)
 
-    P.CountAbove.release = spy
+    P.CountAbove._draw_real = spy
     try:
         R.make_release([(P.CountAbove(x, 50_000), 0.75)], account)
     finally:
-        P.CountAbove.release = orig
+        P.CountAbove._draw_real = orig
     assert seen == [0.75]
 
 
@@ -223,22 +224,23 @@ def test_account_refusal_before_charge_and_noise(data, account, monkeypatch):
     x, _ = data
     account.charge("earlier", epsilon=2.75)
     called = []
-    monkeypatch.setattr(P.CountAbove, "release", lambda self, eps, rng=None: called.append(1) or np.array([1.0]))
+    real_draw = P.CountAbove._draw_real
+    monkeypatch.setattr(P.CountAbove, "_draw_real", lambda self, eps: called.append(1) or real_draw(self, eps))
     with pytest.raises(L.BudgetExceeded, match="Nothing was charged or released"):
         R.make_release([(P.CountAbove(x, 50_000), 0.25), (P.CountAbove(x, 10_000), 0.25)], account)
     assert not called and len(account.entries()) == 1 and account.spent_epsilon() == pytest.approx(2.75)
     # exactly at the cap is allowed
-    R.make_release([(P.CountAbove(x, 50_000), 0.25)], account, rng=np.random.default_rng(0))
+    R.make_release([(P.CountAbove(x, 50_000), 0.25)], account)
     assert account.spent_epsilon() == pytest.approx(3.0)
 
 
 def test_account_failure_after_charge_keeps_charge_without_result(data, account, monkeypatch):
     x, _ = data
 
-    def boom(self, eps, rng=None):
+    def boom(self, eps):
         raise DPInputError("sampler broke")
 
-    monkeypatch.setattr(P.ClippedMean, "release", boom)
+    monkeypatch.setattr(P.ClippedMean, "_draw_real", boom)
     with pytest.raises(DPInputError, match="charge stands.*sampler broke"):
         R.make_release([(P.CountAbove(x, 50_000), 0.5), (P.ClippedMean(x, 0, 1e5), 0.5)], account)
     (entry,) = account.entries()
@@ -266,16 +268,16 @@ def test_account_result_the_ledger_cannot_record_is_journaled_and_said_in_the_re
     url = f"sqlite:///{tmp_path}/ledger.db"
     acct = L.open_ledger(url).account("fingerprint-of-test-data", cap_epsilon=3.0, label="test data")
     holder = sqlite3.connect(str(tmp_path / "ledger.db"), isolation_level=None)
-    orig = P.CountAbove.release
+    orig = P.CountAbove._draw_real
 
-    def draw_then_lock(self, eps, rng=None):
-        values = orig(self, eps, rng=rng)
+    def draw_then_lock(self, eps):
+        values = orig(self, eps)
         holder.execute("BEGIN IMMEDIATE")
         return values
 
-    monkeypatch.setattr(P.CountAbove, "release", draw_then_lock)
+    monkeypatch.setattr(P.CountAbove, "_draw_real", draw_then_lock)
     try:
-        (rec,) = R.make_release([(P.CountAbove(x, 50_000), 0.5)], acct, rng=np.random.default_rng(1))
+        (rec,) = R.make_release([(P.CountAbove(x, 50_000), 0.5)], acct)
     finally:
         holder.close()
     assert rec.notes[-1].startswith("ledger: ") and "journaled at" in rec.notes[-1]

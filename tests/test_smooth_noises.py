@@ -252,7 +252,7 @@ def test_planner_solves_epsilon_for_each_noise_and_ledger_composes(incomes):
     ledger.charge("gini lln", zc)
     eps_total, delta_total = ledger.spent_approx(1e-6)
     assert eps_total == pytest.approx(3.0, abs=1e-6) and delta_total == pytest.approx(2e-6)
-    draw = stat.release_draw(1.0, rng=3)
+    draw = stat._draw(1.0, rng=3)
     assert 0 <= draw.values[0] <= 1 and draw.delta == 1e-6
 
 
