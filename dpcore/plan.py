@@ -141,12 +141,17 @@ GINI_PLAN_NOISES = ("cauchy", "laplace")
 DEFAULT_GINI_NOISE_DELTA = 1e-6
 _TOP_FIELDS = ("version", "population", "dataset", "income", "cap_epsilon", "cap_delta", "privacy_unit", "max_rows_per_person",
                "bounding_seed", "description", "statistics", "missing_income", "keys", "cell_sizes", "n_epsilon",
-               "selection_delta", "small_cell_threshold")
+               "selection_delta", "small_cell_threshold", "negative_incomes")
 #: what a row with a missing (or non-finite) income counts as; public rules, so one person's missing value
 #: moves only noisy numbers. "lower": the row stays in every n; the mean and the Gini take the statistic's
 #: public ``lower`` bound, the percentiles' histogram its first bin, an ``outcome_below`` outcome is missing
 #: (not a case). "refuse": a missing income stops the release before any charge (the owner cleans the data).
 MISSING_INCOME_RULES = ("lower", "refuse")
+#: what a negative income (a loss) does, the app's three choices (dpcore.data.NEGATIVE_POLICIES): "refuse" (the
+#: default: a negative income stops the release before any charge, never a silent clip), "clip" (to the
+#: statistic's public lower bound, as every income below it), "drop" (the row's income counts as missing: the
+#: row stays in n under ``missing_income``, so one person's sign moves only noisy numbers)
+NEGATIVE_INCOME_RULES = ("refuse", "clip", "drop")
 
 
 class PlanError(DPInputError):
@@ -233,6 +238,8 @@ class ReleasePlan:
     cap_delta: float | None = None
     #: the public rule for a missing income (:data:`MISSING_INCOME_RULES`)
     missing_income: str = "lower"
+    #: the public rule for a negative income (:data:`NEGATIVE_INCOME_RULES`)
+    negative_incomes: str = "refuse"
     #: the public cells (the ``[keys]`` table, :class:`dpcore.cell_keys.DeclaredKeys`); None: none declared
     keys: Any = None
     #: "noisy" (the default: every cell's n is a noisy count costing n_epsilon more) or "public" (the PSEO
@@ -598,6 +605,10 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
     if not isinstance(missing_income, str) or missing_income not in MISSING_INCOME_RULES:
         raise PlanError(f"plan: field 'missing_income' must be one of {', '.join(map(repr, MISSING_INCOME_RULES))}, "
                         f"got {_shown(missing_income)}")
+    negative_incomes = raw.get("negative_incomes", "refuse")
+    if not isinstance(negative_incomes, str) or negative_incomes not in NEGATIVE_INCOME_RULES:
+        raise PlanError("plan: field 'negative_incomes' must be one of "
+                        f"{', '.join(map(repr, NEGATIVE_INCOME_RULES))}, got {_shown(negative_incomes)}")
     description = raw.get("description", "")
     if not isinstance(description, str):
         raise PlanError(f"plan: field 'description' must be a string, got {_shown(description)}")
@@ -623,7 +634,8 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
             raise _fail(s.where, "by", f"uses the privacy unit {unit!r} (cells of one person are not protected)")
     plan = ReleasePlan(dataset=dataset, income=income, cap_epsilon=cap, statistics=specs, privacy_unit=unit,
                        max_rows_per_person=m, bounding_seed=int(seed), description=description,
-                       cap_delta=cap_delta, missing_income=missing_income, population=population)
+                       cap_delta=cap_delta, missing_income=missing_income, population=population,
+                       negative_incomes=negative_incomes)
     plan = replace(plan, **_cell_settings(raw, specs, base_dir))
     noise_delta = plan.noise_delta
     if noise_delta > 0 and cap_delta is None:
@@ -703,6 +715,8 @@ def plan_to_dict(plan: ReleasePlan) -> dict[str, Any]:
         out["bounding_seed"] = plan.bounding_seed
     if plan.missing_income != "lower":  # the default is not written: plans written before the field read the same
         out["missing_income"] = plan.missing_income
+    if plan.negative_incomes != "refuse":  # the default (refuse) is not written, as missing_income's
+        out["negative_incomes"] = plan.negative_incomes
     if plan.cell_sizes == "public" or any(s.by or s.kind == "relative_risk" for s in plan.statistics):
         out["cell_sizes"] = plan.cell_sizes  # written wherever there are cells: is n exact? a reader's first question
     from .cell_keys import DEFAULT_N_EPSILON, DEFAULT_SELECTION_DELTA
@@ -757,7 +771,8 @@ def plan_to_toml(plan: ReleasePlan | Mapping[str, Any]) -> str:
                 "cell_sizes": "\"noisy\": n is a noisy count (cells from [keys] or DP-selected); \"public\": exact n",
                 "n_epsilon": "epsilon of each statistic's noisy cell sizes, on top of its epsilon",
                 "selection_delta": "delta of each DP cell selection (statistics whose cells are not in [keys])",
-                "missing_income": "a missing income: 'lower' (kept in n at the public lower bound) or 'refuse'"}
+                "missing_income": "a missing income: 'lower' (kept in n at the public lower bound) or 'refuse'",
+                "negative_incomes": "a negative income: 'refuse', 'clip' (to the lower bound) or 'drop' (as missing)"}
     lines = [f"# dpcore release plan: python -m dpcore release THIS_FILE --data SOURCE --out DIR",
              f"# total epsilon {plan.total_epsilon:g} of cap {plan.cap_epsilon:g} (docs/plan_format.md)"]
     for key, value in data.items():
@@ -833,7 +848,8 @@ def _from_planned(stat: Any, epsilon: float, by: Sequence[str]) -> dict[str, Any
 def plan_from_planner_choices(kinds: Sequence[str], statistic_for: Any, allocation: Mapping[str, float], *,
                               dataset: str, income: str, cap_epsilon: float, group_column: str | None = None,
                               params_for: Any = None, keys: Mapping[str, Any] | None = None,
-                              cell_sizes: str = "noisy") -> tuple[ReleasePlan, list[str]]:
+                              cell_sizes: str = "noisy", negative_incomes: str = "refuse"
+                              ) -> tuple[ReleasePlan, list[str]]:
     """The planner page's choices as a plan: ``(plan, left_out)``.
 
     ``kinds``: the planner's statistic kinds; ``statistic_for(kind)``: its PlannedStatistic;
@@ -871,7 +887,7 @@ def plan_from_planner_choices(kinds: Sequence[str], statistic_for: Any, allocati
     noisy_cells = sum(1 for i in items if cell_sizes != "public" and (i.get("by") or i["kind"] == "relative_risk"))
     total = math.fsum(float(i["epsilon"]) for i in items) + noisy_cells * DEFAULT_N_EPSILON
     plan = plan_from_planner(items, dataset=dataset, income=income, cap_epsilon=max(float(cap_epsilon), total),
-                             keys=keys, cell_sizes=cell_sizes)
+                             keys=keys, cell_sizes=cell_sizes, negative_incomes=negative_incomes)
     return plan, left_out
 
 
@@ -879,7 +895,7 @@ def plan_from_planner(statistics: Iterable[Any], *, dataset: str, income: str, c
                       by: Sequence[str] = (), privacy_unit: str | None = None,
                       max_rows_per_person: int | None = None, bounding_seed: int = 0,
                       description: str = "", keys: Mapping[str, Any] | None = None,
-                      cell_sizes: str = "noisy") -> ReleasePlan:
+                      cell_sizes: str = "noisy", negative_incomes: str = "refuse") -> ReleasePlan:
     """Build a validated plan from the planner page's choices.
 
     ``statistics``: items of either form
@@ -906,7 +922,7 @@ def plan_from_planner(statistics: Iterable[Any], *, dataset: str, income: str, c
         else:
             raise PlanError(f"each planner statistic must be (statistic, epsilon) or a dict, got {item!r}")
     raw: dict[str, Any] = {"version": PLAN_VERSION, "dataset": dataset, "income": income, "cap_epsilon": cap_epsilon,
-                           "statistics": items, "cell_sizes": cell_sizes}
+                           "statistics": items, "cell_sizes": cell_sizes, "negative_incomes": negative_incomes}
     if keys is not None:
         raw["keys"] = dict(keys)
     noise_deltas = [i.get("delta", DEFAULT_GINI_NOISE_DELTA) for i in items

@@ -84,12 +84,6 @@ def _header_only(path: Path) -> Path:
     return path
 
 
-def _all_missing(path: Path) -> Path:
-    path = path / "missing.csv"
-    path.write_text(",".join(COLUMNS) + "\nA,1,2010,CO,\nB,2,2015,TX,NaN\nA,3,2015,CO,\n")
-    return path
-
-
 def _zero_rows(path: Path) -> Path:
     path = path / "zero.parquet"
     pd.DataFrame({c: pd.Series([], dtype="float64" if c == "earnings" else "object") for c in COLUMNS}).to_parquet(
@@ -97,8 +91,8 @@ def _zero_rows(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("make", [_header_only, _all_missing, _zero_rows],
-                         ids=["header-only", "all-missing", "zero-rows"])
+# (an all-missing income is released: missing incomes stay in n, tests/test_missing_values.py)
+@pytest.mark.parametrize("make", [_header_only, _zero_rows], ids=["header-only", "zero-rows"])
 @pytest.mark.parametrize("engine", ["duckdb", "pandas"])
 def test_an_input_with_no_rows_is_refused_before_the_charge(run, capsys, make, engine):
     tmp, plan, _, url = run
@@ -106,7 +100,7 @@ def test_an_input_with_no_rows_is_refused_before_the_charge(run, capsys, make, e
     code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "out", "--ledger", url,
                         "--engine", engine)
     line = _one_line(err)
-    assert code == 2 and "no row with a finite income 'earnings'" in line and "nothing was charged" in line
+    assert code == 2 and "the data have no row" in line and "nothing was charged" in line
     assert _entries(url) == 0
     assert not (tmp / "out").exists() and _beside(tmp / "out") == []
 

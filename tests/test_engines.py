@@ -32,7 +32,7 @@ def make_frame(n: int = 3000, seed: int = 1) -> pd.DataFrame:
         "employed": rng.choice([0, 1], n),
     })
     df.loc[3, "state"] = None          # a missing cell label is its own cell
-    df.loc[5, "earnings"] = np.nan     # left out
+    df.loc[5, "earnings"] = np.nan     # kept in n: the statistic's lower bound, the first bin
     df.loc[6, "earnings"] = 0.0
     df.loc[7, "earnings"] = 5e6        # clipped
     df.loc[8, "state"] = "WY"          # a one-row cell (Gini released as 0: n = 1 is public)
@@ -91,14 +91,13 @@ def _assert_same_tables(a: dict, b: dict):
 
 @pytest.mark.parametrize("engine", ["pandas", "duckdb"])
 def test_aggregates_match_brute_force(data_dir, engine):
-    df = make_frame()
-    df = df[np.isfinite(df["earnings"])]
+    df = make_frame()  # the missing income stays in n (missing_income = "lower")
     plan = plan_from_dict(plan_dict())
     with open_engine(engine, parse_source(str(data_dir / "data.parquet")), EngineSpec.from_plan(plan)) as eng:
         edges = plan.statistics[0].bins
         hist = eng.histogram(BY3, edges)
         key = df[BY3].astype(str).agg("|".join, axis=1)
-        bins = np.clip(np.searchsorted(edges, df["earnings"], side="right") - 1, 0, len(edges) - 2)
+        bins = np.clip(np.searchsorted(edges, df["earnings"].fillna(-np.inf), side="right") - 1, 0, len(edges) - 2)
         expected = pd.Series(1, index=pd.MultiIndex.from_arrays([key, bins])).groupby(level=[0, 1]).sum()
         got = pd.Series(hist["count"].to_numpy(),
                         index=pd.MultiIndex.from_arrays([hist[BY3].agg("|".join, axis=1), hist["bin"]]))
@@ -107,7 +106,7 @@ def test_aggregates_match_brute_force(data_dir, engine):
         sums = eng.sums(["state"], 0, 500_000)
         got = sums.assign(state=sums["state"].fillna("~")).set_index("state")
         for state, g in df.groupby(df["state"].fillna("~")):
-            cents = np.floor(np.clip(g["earnings"], 0, 500_000) * 100 + 0.5).astype(np.int64)
+            cents = np.floor(np.clip(g["earnings"].fillna(0), 0, 500_000) * 100 + 0.5).astype(np.int64)
             assert int(got.loc[state, "n"]) == len(g) and int(got.loc[state, "sum_cents"]) == int(cents.sum())
         assert len(got) == df["state"].fillna("~").nunique()
 
@@ -116,7 +115,7 @@ def test_aggregates_match_brute_force(data_dir, engine):
         assert list(gi["state"]) == [None, "CO", "TX", "VA", "WY"]  # canonical order: missing first, then text
         for _, row in gi.iterrows():
             g = df[df["state"].isna()] if row["state"] is None else df[df["state"] == row["state"]]
-            xs = np.sort(np.clip(g["earnings"].to_numpy(), 0, 2e6))
+            xs = np.sort(np.clip(g["earnings"].fillna(0).to_numpy(), 0, 2e6))
             assert row["n"] == xs.size
             if xs.size >= 2:
                 assert row["confidential_gini"] == pytest.approx(gini_module.gini(xs), rel=1e-12)
@@ -281,19 +280,27 @@ def test_spark_agrees_on_a_few_odd_files(tmp_path, spark_session):
         assert_same_outcome(name, CASES[name][1], {e: outcome(e, files[name]) for e in ("pandas", "spark")})
 
 
+@pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
+def test_spark_keeps_missing_values_in_n(tmp_path, spark_session):
+    """A missing income and outcome keep their row in n in Spark too (test_missing_values, on this session)."""
+    from test_missing_values import spark_case
+
+    spark_case(tmp_path)
+
+
 # ---------------------------------------------------------------------------------------------
 # Contribution bounding (privacy_unit, max_rows_per_person)
 # ---------------------------------------------------------------------------------------------
 
 def _expected_kept(df: pd.DataFrame, m: int, seed: int, key_columns) -> pd.DataFrame:
-    df = df[np.isfinite(df["earnings"])].copy()
+    df = df.copy()  # every row, a missing income included (its key part is skipped, as SQL's concat_ws)
 
     def md5(parts):
         return hashlib.md5("|".join(p for p in parts if p is not None).encode()).hexdigest()
 
     def keys(row):
         cells = [str(seed), row["person"], *[None if pd.isna(row[c]) else str(row[c]) for c in key_columns]]
-        cents = str(int(math.floor(min(max(row["earnings"], -1e15), 1e15) * 100)))
+        cents = None if pd.isna(row["earnings"]) else str(int(math.floor(min(max(row["earnings"], -1e15), 1e15) * 100)))
         return md5(cells), md5(cells + [cents, str(int(row["employed"]))])
 
     df["k1"], df["k2"] = zip(*df.apply(keys, axis=1))
@@ -311,7 +318,7 @@ def test_bounding_keeps_the_seeded_sample(data_dir, engine, m):
     with open_engine(engine, parse_source(str(data_dir / "data.parquet")), spec) as eng:
         sums = eng.sums(["state"], 0, 500_000)
     expected = kept.groupby(kept["state"].fillna("~"))["earnings"].agg(
-        n="size", s=lambda x: int(np.floor(np.clip(x, 0, 500_000) * 100 + 0.5).sum()))
+        n="size", s=lambda x: int(np.floor(np.clip(x.fillna(0), 0, 500_000) * 100 + 0.5).sum()))
     got = sums.assign(state=sums["state"].fillna("~")).set_index("state")
     assert got["n"].to_dict() == expected["n"].to_dict()
     assert {k: int(v) for k, v in got["sum_cents"].items()} == expected["s"].to_dict()

@@ -16,9 +16,14 @@ Every engine implements :class:`Engine`:
   (:func:`dpcore.gini.smooth_sensitivity`, exact), computed from the sorted clipped incomes of that
   cell (:func:`gini_cell`). These are confidential inputs of the noise; they never reach an output.
 
-Rows: rows whose income is missing or not finite are left out (for every statistic); then, with a
-``privacy_unit``, each person keeps at most ``max_rows_per_person`` rows: a seeded uniform sample of the
-person's rows, in the order of ``k1 = md5(seed | unit | cell labels)`` and then
+Rows: no row is left out for a missing value. A missing or non-finite income follows the plan's public
+``missing_income`` rule (:func:`missing_income_refused` for "refuse"; with "lower", the default, the row
+stays in every n, the mean and the Gini take the statistic's ``lower`` bound, the histogram its first bin,
+an ``outcome_below`` outcome counts it as not a case); a missing outcome is not a case and its row stays in
+``n_exposed`` / ``n_reference``. So one person's value going missing moves only noisy numbers, never a
+cell or its n. With a ``privacy_unit``, each person keeps at most ``max_rows_per_person`` rows (taken
+before anything looks at missing values): a seeded uniform sample of the person's rows, in the order of
+``k1 = md5(seed | unit | cell labels)`` and then
 ``k2 = md5(seed | unit | cell labels | income cents | outcome flags)`` (:func:`bounding_key`, identical in
 every engine). ``k1`` does not depend on incomes or outcomes, so which cells the kept rows fall in -- and
 so every cell size -- does not change when a person's values change (the neighbouring relation: cell
@@ -89,6 +94,8 @@ __all__ = [
     "csv_layout",
     "column_kind_refusal",
     "income_not_numeric",
+    "missing_income_refused",
+    "negative_income_refused",
     "MAX_CSV_HEADER_BYTES",
     "MAX_CSV_COLUMNS",
     "MAX_CSV_ROW_BYTES",
@@ -124,6 +131,23 @@ def first_line(exc: BaseException, limit: int = MAX_ENGINE_MESSAGE_CHARS) -> str
     text = str(exc).strip()
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "") or type(exc).__name__
     return line if len(line) <= limit else f"{line[:limit]}... (cut; {len(line):,} characters)"
+
+
+def missing_income_refused(column: str, count: int) -> DPInputError:
+    """The one message for a plan with ``missing_income = "refuse"`` on data with a missing or non-finite
+    income (seen only by whoever runs the release on the confidential data; nothing is charged)."""
+    return DPInputError(f"the income column {column!r} has {count:,} missing or non-finite value(s) and the plan "
+                        "says missing_income = 'refuse': fill or remove them, or use missing_income = 'lower' "
+                        "(kept in n at the public lower bound); nothing was charged")
+
+
+def negative_income_refused(column: str, count: int) -> DPInputError:
+    """The one message for a plan without a negative-income rule (``negative_incomes = "refuse"``, the
+    default) on data with a negative income: never clipped silently (the app asks the same question);
+    seen only by whoever runs the release on the confidential data; nothing is charged."""
+    return DPInputError(f"the income column {column!r} has {count:,} negative value(s) and the plan says "
+                        "negative_incomes = 'refuse' (the default): set negative_incomes = 'clip' (to the lower "
+                        "bound) or 'drop' (counted as a missing income), as the app asks; nothing was charged")
 
 
 def income_not_numeric(column: str, smallest_bad: Any) -> DPInputError:
@@ -486,7 +510,7 @@ def stage_postgres(source: Source, directory: str, progress: Progress | None = N
 def cents(x: np.ndarray, lower: float, upper: float) -> np.ndarray:
     """Incomes clipped to [lower, upper] in integer cents, floor(100 x + 1/2) (same in every engine).
 
-    Missing incomes are removed by the engines before this step; a NaN here is refused, never cast."""
+    The engines replace a missing income by ``lower`` before this step; a NaN here is refused, never cast."""
     arr = np.asarray(x, dtype=float)
     if np.isnan(arr).any():
         raise DPInputError("incomes must not be missing (NaN) when converted to cents")
@@ -573,6 +597,11 @@ class EngineSpec:
     max_rows_per_person: int | None = None
     bounding_seed: int = 0
     outcome_columns: tuple[str, ...] = ()
+    #: the plan's public rule for a missing income ("lower" or "refuse", :data:`dpcore.plan.MISSING_INCOME_RULES`)
+    missing_income: str = "lower"
+    #: the plan's public rule for a negative income ("refuse", "clip" or "drop",
+    #: :data:`dpcore.plan.NEGATIVE_INCOME_RULES`); "clip" here for engines built without a plan
+    negative_incomes: str = "clip"
 
     @classmethod
     def from_plan(cls, plan: Any) -> "EngineSpec":
@@ -586,7 +615,8 @@ class EngineSpec:
                     outcomes.append(s.outcome)
         text = [c for c in dict.fromkeys(text) if c != plan.income]
         return cls(plan.income, tuple(text), plan.privacy_unit, plan.max_rows_per_person, plan.bounding_seed,
-                   tuple(dict.fromkeys(outcomes)))
+                   tuple(dict.fromkeys(outcomes)), getattr(plan, "missing_income", "lower"),
+                   getattr(plan, "negative_incomes", "refuse"))
 
     @property
     def key_columns(self) -> tuple[str, ...]:

@@ -17,7 +17,9 @@ import pyarrow.compute as pc
 
 from ..validation import DPInputError
 from . import (MAX_CSV_ROW_BYTES, Engine, EngineSpec, Progress, Source, csv_fields_error, csv_not_utf8_error,
-               csv_row_too_long_error, first_line, gini_cell, income_not_numeric, shown, sort_cells, stage_postgres)
+               csv_row_too_long_error, first_line, gini_cell, income_not_numeric, missing_income_refused,
+               negative_income_refused, shown,
+               sort_cells, stage_postgres)
 from . import sql as sqlmod
 
 DEFAULT_MEMORY_LIMIT = "1GB"
@@ -165,6 +167,14 @@ class DuckDBEngine(Engine):
             if bad and bad[0][0] is not None:
                 raise income_not_numeric(spec.income, bad[0][0])
         self._sql(f"CREATE TEMP VIEW dp_valid AS {sqlmod.valid_view(d, spec)}")
+        if spec.missing_income == "refuse":
+            missing = self._sql("SELECT COUNT(*) FROM dp_valid WHERE __x IS NULL").fetchall()[0][0]
+            if missing:
+                raise missing_income_refused(spec.income, int(missing))
+        if spec.negative_incomes == "refuse":
+            negative = self._sql("SELECT COUNT(*) FROM dp_valid WHERE __x < 0").fetchall()[0][0]
+            if negative:
+                raise negative_income_refused(spec.income, int(negative))
         for i, col in enumerate(spec.outcome_columns):
             bad = self._sql(f"SELECT COUNT(*) FROM dp_valid WHERE __o{i} = -1").fetchall()[0][0]
             if bad:

@@ -79,6 +79,7 @@ from .. import __version__
 from ..plan import ReleasePlan, StatisticSpec, plan_to_dict, plan_to_toml
 from ..validation import DPInputError
 from . import EngineSpec, Progress, Source, open_engine
+from .fingerprint import engine_record_fingerprint
 
 __all__ = ["GINI_GRID", "DEFAULT_GINI_CAP_DELTA", "PlanCost", "plan_cost", "PlanResult", "run_plan",
            "SIMULATION_NOTE", "SIMULATION_PREFIX", "check_simulation_allowed", "OutputSlot", "ChargeNotice",
@@ -188,6 +189,22 @@ def missing_values_rule(plan: ReleasePlan) -> dict[str, str]:
                        "case (cases count the known positives only)",
             "cells": "a missing cell label ('by', the exposure group) is its own cell, shown empty",
             "privacy_unit": "the per-person row sample is taken from every row, before any missing value is looked at"}
+
+
+#: the record's sentence for each negative-income rule of a plan (dpcore.plan.NEGATIVE_INCOME_RULES)
+NEGATIVE_INCOME_SENTENCES = {
+    "refuse": "refuse: a negative income stops the release before any charge (the data were checked to have none)",
+    "clip": "clip: a negative income is clipped to the statistic's public lower bound, as every income below it",
+    "drop": "drop: a negative income counts as a missing income (the missing-values rule applies; the row stays in "
+            "every n, so one person's sign moves only noisy numbers)",
+}
+
+
+def negative_incomes_rule(plan: ReleasePlan) -> str:
+    """The public rule for negative incomes that a release follows (the record's ``negative_incomes``): the
+    plan's field, refuse unless it says otherwise (a silent clip made the command line's n differ from the
+    app's, which asks the user)."""
+    return NEGATIVE_INCOME_SENTENCES[getattr(plan, "negative_incomes", "refuse")]
 
 
 def _relation(plan: ReleasePlan) -> dict[str, str]:
@@ -724,23 +741,34 @@ def _open_account(plan: ReleasePlan, cost: PlanCost, ledger_url: str | None, *, 
                                    "drop --init-ledger (it is for the first release only)")
     else:
         db = _open_ledger(ledger_url, create=False, progress=progress)
-    existing = db.find_account(plan.dataset)
-    if existing is None:
+    # One budget per population: the plan names a population the data owner registered (with its caps); a plan
+    # never creates one, since a name typed in a plan would otherwise open a fresh budget for the same people.
+    population = plan.population or plan.dataset
+    if init_ledger and db.population(population) is None:
+        # --init-ledger is the data owner's first release into a ledger without charges (checked above): the
+        # flag that creates the ledger also registers the plan's population with the plan's caps, said on screen
         cap_delta = plan.cap_delta if plan.cap_delta is not None else (DEFAULT_GINI_CAP_DELTA if cost.delta > 0 else 0.0)
-    else:
-        cap_delta = plan.cap_delta
-    acct = db.account(plan.dataset, cap_epsilon=plan.cap_epsilon, label=plan.dataset, cap_delta=cap_delta)
+        registered = db.register_population(population, plan.cap_epsilon, cap_delta)
+        progress.say(f"registered the population {population!r} with the cap {registered.cap.describe()} "
+                     "(--init-ledger; later plans name it, and its cap is fixed)")
+    acct = db.require_population(population)
+    if plan.cap_epsilon != acct.cap_epsilon or (plan.cap_delta is not None and plan.cap_delta != acct.cap_delta):
+        raise DPInputError(
+            f"the plan's cap (cap_epsilon = {plan.cap_epsilon:g}"
+            + (f", cap_delta = {plan.cap_delta:g}" if plan.cap_delta is not None else "")
+            + f") is not the cap of the population {population!r} in the ledger ({acct.cap.describe()}, fixed when it "
+            "was registered): write the registered cap in the plan; nothing was charged")
     if cost.delta > 0 and acct.cap_delta <= 0:
         raise DPInputError(
-            f"the ledger account {plan.dataset!r} is pure epsilon-DP (cap delta = 0), but this plan's Gini sampler "
-            f"has delta = {cost.delta:.3g}; release the Gini from a dataset account created with cap_delta > 0")
+            f"the population {population!r} is pure epsilon-DP (cap delta = 0), but this plan's Gini sampler "
+            f"has delta = {cost.delta:.3g}; release the Gini for a population registered with --cap-delta > 0")
     if acct.would_exceed(cost.as_budget_cost()):
         spent = acct.spent_epsilon()
         from ..ledger import BudgetExceeded
 
         raise BudgetExceeded(
-            f"refused before reading any data: the plan costs epsilon = {cost.epsilon:g}, but the ledger account "
-            f"{plan.dataset!r} has spent {spent:g} of its cap {acct.cap_epsilon:g} (left {max(0.0, acct.cap_epsilon - spent):g})")
+            f"refused before reading any data: the plan costs epsilon = {cost.epsilon:g}, but the population "
+            f"{population!r} has spent {spent:g} of its cap {acct.cap_epsilon:g} (left {max(0.0, acct.cap_epsilon - spent):g})")
     return db, acct
 
 
@@ -987,8 +1015,23 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
                     times.phase("aggregate"):
                 aggregates[s.name] = _Deferred(s, eng, m, plan)
                 aggregates[s.name].compute()
+        fingerprint: str | DPInputError | None = None
+        if acct is not None:
+            with progress.step(f"{engine}: fingerprinting the source's records (which population they belong to)"), \
+                    times.phase("fingerprint"):
+                try:
+                    fingerprint = engine_record_fingerprint(eng)
+                except DPInputError as exc:  # e.g. no rows: the refusals below say it first
+                    fingerprint = exc
     # the confidential aggregates are in memory; nothing has been revealed or charged yet
     cell_warnings = _refuse_undeliverable(plan, aggregates, slot)
+    if acct is not None:
+        # the source joins its population before anything is charged: the same records already attached to
+        # another population (another plan name, a re-saved, reordered or converted copy) are refused here
+        if isinstance(fingerprint, DPInputError):
+            raise fingerprint
+        with times.phase("ledger"):
+            acct.db.attach_source(fingerprint, acct.population)
     relation = _relation(plan)
     record: dict[str, Any] = {
         "record": "dpcore release record",
@@ -1010,6 +1053,7 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
                               for s, (e, d) in zip(plan.statistics, cost.per_statistic)],
         },
         "missing_values": missing_values_rule(plan),
+        "negative_incomes": negative_incomes_rule(plan),
         "cells": {**_cells_rule(plan), "warnings": cell_warnings},
     }
     if plan.cell_sizes != "public":  # the cells and their sizes are protected, not public
@@ -1031,12 +1075,13 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
                     times.phase("ledger"):
                 entry = acct.charge(f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
                                     cost=cost.as_budget_cost(), record=record)
-                notice = ChargeNotice(cost.epsilon, cost.delta, plan.dataset, int(entry.id))
+                notice = ChargeNotice(cost.epsilon, cost.delta, acct.population or plan.dataset, int(entry.id))
             try:
                 spent_after = acct.spent_epsilon()
             except DPInputError:  # the ledger went away after the charge: the release goes on (the entry is there)
                 spent_after = None
-            record["ledger"] = {"backend": acct.db.backend if hasattr(acct, "db") else None, "account": plan.dataset,
+            record["ledger"] = {"backend": acct.db.backend if hasattr(acct, "db") else None,
+                                "account": acct.population or plan.dataset, "population": acct.population,
                                 "entry_id": entry.id, "charged": cost.as_budget_cost().to_dict(),
                                 "spent_epsilon_after": spent_after, "cap_epsilon": acct.cap_epsilon}
         noise_step = "adding noise to the aggregates" + (" (simulation: numpy)" if simulate else " (OpenDP / certified)")

@@ -27,7 +27,7 @@ import pandas as pd
 from ..validation import DPInputError
 from . import (MAX_CSV_ROW_BYTES, Engine, EngineSpec, Progress, Source, bin_index, bounding_key, cents,
                csv_fields_error, csv_not_utf8_error, csv_row_too_long_error, first_line, gini_cell,
-               income_not_numeric, outcome_flag, shown, sort_cells, stage_postgres)
+               income_not_numeric, missing_income_refused, negative_income_refused, outcome_flag, shown, sort_cells, stage_postgres)
 from .sql import KEY_CLAMP
 
 _NAN_WORDS = {"nan", "+nan", "-nan"}
@@ -259,13 +259,21 @@ class PandasEngine(Engine):
         self._dictionaries = {c: {} for c in text_columns}
         word_counts = {c: np.zeros(0, dtype=np.int64) for c in spec.outcome_columns}
         store = _ColumnStore(self.workdir, {"__x": np.float64, **{c: np.int32 for c in text_columns}})
+        missing_incomes = negative_incomes = 0
         with self.progress.step(f"pandas: reading the needed columns in chunks of {CHUNK_ROWS:,} rows") as step:
             rows = 0
             for x, text in self._chunks():
-                keep = np.isfinite(x)
-                arrays = {"__x": x[keep]}
+                # every row is kept (a missing value never changes which rows are counted or bounded); a
+                # missing or non-finite income is stored as NaN and follows spec.missing_income
+                finite = np.isfinite(x)
+                negative = finite & (x < 0)
+                negative_incomes += int(np.count_nonzero(negative))
+                if spec.negative_incomes == "drop":  # counted as a missing income (the row stays)
+                    finite &= ~negative
+                missing_incomes += int(x.size - np.count_nonzero(finite))
+                arrays = {"__x": np.where(finite, x, np.nan)}
                 for c in text_columns:
-                    arrays[c] = _encode(text[c], self._dictionaries[c])[keep]
+                    arrays[c] = _encode(text[c], self._dictionaries[c])
                 for c in spec.outcome_columns:  # how often each word occurs (checked once, at the end)
                     counts = np.bincount(arrays[c][arrays[c] >= 0], minlength=len(self._dictionaries[c]))
                     counts[:word_counts[c].size] += word_counts[c]
@@ -274,6 +282,10 @@ class PandasEngine(Engine):
                 rows += x.size
                 step.tick(rows, None, "rows read")
         store.finish()
+        if missing_incomes and spec.missing_income == "refuse":
+            raise missing_income_refused(spec.income, missing_incomes)
+        if negative_incomes and spec.negative_incomes == "refuse":
+            raise negative_income_refused(spec.income, negative_incomes)
         self._flags = {}
         for c in spec.outcome_columns:
             # one flag per distinct word: 1.0, 0.0 or NaN (not an accepted word); index -1 (missing) -> NaN
@@ -294,7 +306,10 @@ class PandasEngine(Engine):
         spec = self.spec
         columns = store.read_all()
         x = columns["__x"]
-        cents_key = np.floor(np.clip(x, -KEY_CLAMP, KEY_CLAMP) * 100).astype(np.int64)
+        known = ~np.isnan(x)
+        cents_key = np.zeros(x.size, dtype=np.int64)
+        cents_key[known] = np.floor(np.clip(x[known], -KEY_CLAMP, KEY_CLAMP) * 100).astype(np.int64)
+        income_keys = [str(int(v)) if k else None for v, k in zip(cents_key.tolist(), known.tolist())]
         cols = [self._texts(c, columns[c]) for c in spec.key_columns]
         outs = [[None if np.isnan(v) else str(int(v)) for v in self._outcome(c, columns[c])]
                 for c in spec.outcome_columns]
@@ -303,7 +318,7 @@ class PandasEngine(Engine):
         for i, u in enumerate(units):
             cells = [u, *[col[i] for col in cols]]
             k1.append(bounding_key(spec.bounding_seed, cells))
-            k2.append(bounding_key(spec.bounding_seed, [*cells, str(int(cents_key[i])), *[o[i] for o in outs]]))
+            k2.append(bounding_key(spec.bounding_seed, [*cells, income_keys[i], *[o[i] for o in outs]]))
         frame = pd.DataFrame({"__k1": k1, "__k2": k2,
                               "__unit": ["\x00missing" if u is None else "v" + u for u in units],
                               "__row": np.arange(x.size)})
@@ -342,7 +357,9 @@ class PandasEngine(Engine):
         counts = np.zeros(0, dtype=np.int64)
         for chunk in self._row_chunks(["__x", *by]):
             ids = cells.ids(chunk)
-            flat = np.bincount(ids * nbins + bin_index(chunk["__x"], edges), minlength=len(cells) * nbins)
+            x = chunk["__x"]
+            bins = np.where(np.isnan(x), 0, bin_index(x, edges))  # a missing income: the first bin (bin_expr)
+            flat = np.bincount(ids * nbins + bins, minlength=len(cells) * nbins)
             flat[:counts.size] += counts
             counts = flat
         counts = counts.reshape(len(cells), nbins) if len(cells) else counts.reshape(0, nbins)
@@ -360,7 +377,7 @@ class PandasEngine(Engine):
         for chunk in self._row_chunks(["__x", *by]):
             ids = cells.ids(chunk)
             n = _add(n, np.bincount(ids, minlength=len(cells)))
-            total = _add(total, _int_sums(ids, cents(chunk["__x"], lower, upper), len(cells)))
+            total = _add(total, _int_sums(ids, cents(_income_or_lower(chunk["__x"], lower), lower, upper), len(cells)))
         rows = [(*cells.label(k), int(n[k]), int(total[k])) for k in range(len(cells))]
         if not by and not rows:
             rows.append((0, 0))
@@ -381,12 +398,9 @@ class PandasEngine(Engine):
         for chunk in self._row_chunks(list(dict.fromkeys(needed))):
             ex = chunk[group] == ex_code
             ref = chunk[group] == ref_code
+            # a missing outcome (or income, with outcome_below) is not a case; its row stays in n (sql.outcomes_sql)
             if outcome is not None:
-                flag = self._outcome(outcome, chunk[outcome])
-                known = ~np.isnan(flag)
-                ex &= known
-                ref &= known
-                case = flag == 1.0
+                case = self._outcome(outcome, chunk[outcome]) == 1.0
             else:
                 case = chunk["__x"] < outcome_below
             ids = cells.ids(chunk, rows=ex | ref)
@@ -407,7 +421,7 @@ class PandasEngine(Engine):
             ids = cells.ids(chunk)
             buckets.extend([] for _ in range(len(cells) - len(buckets)))
             order = np.argsort(ids, kind="stable")
-            sorted_ids, values = ids[order], np.clip(chunk["__x"][order], lower, upper)
+            sorted_ids, values = ids[order], np.clip(_income_or_lower(chunk["__x"][order], lower), lower, upper)
             starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]) if ids.size else []
             for start, end in zip(starts, [*starts[1:], ids.size]):
                 buckets[int(sorted_ids[start])].append(values[start:end])
@@ -425,6 +439,12 @@ class PandasEngine(Engine):
         out = pd.DataFrame(rows, columns=[*by, "n", "confidential_gini", "confidential_smooth_sensitivity"])
         out["n"] = out["n"].astype(np.int64)
         return sort_cells(out, by)
+
+
+def _income_or_lower(x: np.ndarray, lower: float) -> np.ndarray:
+    """Incomes with a missing one (NaN) replaced by the public ``lower`` (as
+    :func:`dpcore.engines.sql.income_or_lower`)."""
+    return np.where(np.isnan(x), float(lower), x)
 
 
 def _add(total: np.ndarray, part: np.ndarray) -> np.ndarray:
@@ -531,7 +551,7 @@ class _ColumnStore:
 
 
 def _flag_or_nan(value: Any) -> float | None:
-    """:func:`outcome_flag`, with an unaccepted word as NaN: counted (on rows with an income) and reported
+    """:func:`outcome_flag`, with an unaccepted word as NaN: counted (on every row) and reported
     once per column with the number of such values, as the SQL engines do."""
     try:
         return outcome_flag(value)

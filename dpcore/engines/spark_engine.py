@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..validation import DPInputError
 from . import (Engine, EngineSpec, Progress, Source, csv_fields_error, first_line, gini_cell, income_not_numeric,
-               sort_cells, stage_postgres)
+               missing_income_refused, negative_income_refused, sort_cells, stage_postgres)
 from . import sql as sqlmod
 
 LOCAL_SHUFFLE_PARTITIONS = 8
@@ -188,6 +188,14 @@ class SparkEngine(Engine):
             if len(bad) and not pd.isna(bad.iloc[0, 0]):
                 raise income_not_numeric(spec.income, bad.iloc[0, 0])
         self._sql(f"CREATE OR REPLACE TEMP VIEW dp_valid AS {sqlmod.valid_view(d, spec)}")
+        if spec.missing_income == "refuse":
+            missing = int(self._collect("SELECT COUNT(*) AS missing FROM dp_valid WHERE __x IS NULL").iloc[0, 0])
+            if missing:
+                raise missing_income_refused(spec.income, missing)
+        if spec.negative_incomes == "refuse":
+            negative = int(self._collect("SELECT COUNT(*) AS negative FROM dp_valid WHERE __x < 0").iloc[0, 0])
+            if negative:
+                raise negative_income_refused(spec.income, negative)
         for i, col in enumerate(spec.outcome_columns):
             bad = int(self._collect(f"SELECT COUNT(*) AS bad FROM dp_valid WHERE __o{i} = -1").iloc[0, 0])
             if bad:

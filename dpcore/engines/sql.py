@@ -1,8 +1,9 @@
 """SQL shared by the DuckDB and Spark engines (two small dialects), implementing the per-row definitions of
 :mod:`dpcore.engines` exactly (same casts, same clipping, same cents, same bins, same bounding key).
 
-Views: ``dp_src`` (the source), ``dp_valid`` (typed rows with a finite income), ``dp_base`` (after
-contribution bounding). ``dp_base`` columns: ``__x`` (income, DOUBLE), the text columns under their own
+Views: ``dp_src`` (the source), ``dp_valid`` (every row, typed), ``dp_base`` (after contribution
+bounding). ``dp_base`` columns: ``__x`` (income, DOUBLE; NULL when missing or not finite: such rows are
+kept, see :func:`income_or_lower`), the text columns under their own
 names (as text), ``__o0, __o1, ...`` (outcome flags 1/0/NULL, -1 for an unreadable value) and, with a
 privacy unit, ``__u`` (the unit as text).
 """
@@ -57,14 +58,20 @@ def outcome_expr(d: Dialect, column: str) -> str:
 
 
 def valid_view(d: Dialect, spec: EngineSpec) -> str:
-    """SELECT for dp_valid (from dp_src)."""
+    """SELECT for dp_valid (from dp_src): every row, a missing or non-finite income as NULL.
+
+    No row is dropped here: a filter on missing values before the contribution bounding would change which
+    rows of a person are kept, and after it would change the public cell sizes, both when one person's
+    income goes missing (the neighbouring relation lets a person's values change, missingness included)."""
     x = f"TRY_CAST({d.quote(spec.income)} AS DOUBLE)"
-    cols = [f"{x} AS __x"]
+    # negative_incomes = "drop": a negative income counts as missing (the row stays, as a missing one does)
+    drop = f" AND {x} >= 0" if spec.negative_incomes == "drop" else ""
+    cols = [f"CASE WHEN {x} IS NOT NULL AND {d.finite(x)}{drop} THEN {x} ELSE NULL END AS __x"]
     cols += [d.quote(c) for c in spec.text_columns]  # native types; cast to text after aggregating
     cols += [f"{outcome_expr(d, c)} AS __o{i}" for i, c in enumerate(spec.outcome_columns)]
     if spec.privacy_unit:
         cols.append(f"{d.as_text(d.quote(spec.privacy_unit))} AS __u")
-    return f"SELECT {', '.join(cols)} FROM dp_src WHERE {x} IS NOT NULL AND {d.finite(x)}"
+    return f"SELECT {', '.join(cols)} FROM dp_src"
 
 
 def base_view(d: Dialect, spec: EngineSpec) -> str:
@@ -73,6 +80,7 @@ def base_view(d: Dialect, spec: EngineSpec) -> str:
     if not spec.privacy_unit:
         return f"SELECT {', '.join(keep)} FROM dp_valid"
     keep.append("__u")
+    # a missing income gives a NULL key part, which concat_ws skips (as bounding_key skips None)
     clamp = f"LEAST(GREATEST(__x, {d.number(-KEY_CLAMP)}), {d.number(KEY_CLAMP)})"
     income_key = d.as_text(f"CAST(FLOOR({clamp} * 100) AS BIGINT)")
     cells = [d.text(str(int(spec.bounding_seed))), "__u", *[d.as_text(d.quote(c)) for c in spec.key_columns]]
@@ -93,13 +101,21 @@ def nonnumeric_probe(d: Dialect, income: str) -> str:
             f"AND TRY_CAST({col} AS DOUBLE) IS NULL")
 
 
+def income_or_lower(d: Dialect, lower: float) -> str:
+    """The income with a missing one replaced by the statistic's public ``lower`` bound (the plan's
+    ``missing_income = "lower"`` rule; with "refuse" no NULL reaches an aggregate)."""
+    return f"COALESCE(__x, {d.number(lower)})"
+
+
 def bin_expr(d: Dialect, edges: Sequence[float]) -> str:
+    """The histogram bin of ``__x``; a missing income is in the first bin (below the first edge: the
+    ``missing_income = "lower"`` rule for percentiles, which have no ``lower`` field)."""
     e = [float(v) for v in edges]
     last = len(e) - 2
     if last == 0:
         return "0"
     whens = " ".join(f"WHEN __x < {d.number(e[j + 1])} THEN {j}" for j in range(last))
-    return f"CASE {whens} ELSE {last} END"
+    return f"CASE WHEN __x IS NULL THEN 0 {whens} ELSE {last} END"
 
 
 def _group(d: Dialect, by: Sequence[str]) -> tuple[str, str]:
@@ -122,7 +138,8 @@ def histogram_sql(d: Dialect, by: Sequence[str], edges: Sequence[float]) -> str:
 
 
 def cents_expr(d: Dialect, lower: float, upper: float) -> str:
-    return f"CAST(FLOOR(LEAST(GREATEST(__x, {d.number(lower)}), {d.number(upper)}) * 100 + 0.5) AS BIGINT)"
+    x = income_or_lower(d, lower)
+    return f"CAST(FLOOR(LEAST(GREATEST({x}, {d.number(lower)}), {d.number(upper)}) * 100 + 0.5) AS BIGINT)"
 
 
 def sums_sql(d: Dialect, by: Sequence[str], lower: float, upper: float) -> str:
@@ -136,10 +153,10 @@ def outcomes_sql(d: Dialect, by: Sequence[str], group: str, exposed: str, refere
     sel, grp = _group(d, by)
     g = d.as_text(d.quote(group))
     ex, ref = d.text(exposed), d.text(reference)
+    # a missing outcome (or, with outcome_below, a missing income) is a third outcome value: the row stays
+    # in n_exposed / n_reference and is not a case (NULL = 1 and NULL < t are not true)
     case = f"__o{outcome_index} = 1" if outcome_index is not None else f"__x < {d.number(outcome_below)}"
     where = f"{g} IN ({ex}, {ref})"
-    if outcome_index is not None:
-        where += f" AND __o{outcome_index} IS NOT NULL"
     inner = (f"SELECT {sel}SUM(CASE WHEN {g} = {ex} THEN 1 ELSE 0 END) AS n_exposed, "
              f"SUM(CASE WHEN {g} = {ref} THEN 1 ELSE 0 END) AS n_reference, "
              f"SUM(CASE WHEN {g} = {ex} AND {case} THEN 1 ELSE 0 END) AS cases_exposed, "
@@ -152,7 +169,7 @@ def clipped_sql(d: Dialect, by: Sequence[str], lower: float, upper: float, order
     """Cell columns as text and the clipped income ``__c`` (sorted by cell and income when ``order``)."""
     cols = ", ".join(f"{d.as_text(d.quote(c))} AS {d.quote(c)}" for c in by)
     sel = (cols + ", ") if cols else ""
-    clip = f"LEAST(GREATEST(__x, {d.number(lower)}), {d.number(upper)})"
+    clip = f"LEAST(GREATEST({income_or_lower(d, lower)}, {d.number(lower)}), {d.number(upper)})"
     sql = f"SELECT {sel}{clip} AS __c FROM dp_base"
     if order:
         keys = ", ".join(d.quote(c) for c in by)
@@ -169,5 +186,5 @@ def cells_sql(d: Dialect, by: Sequence[str]) -> str:
 def cell_values_sql(d: Dialect, by: Sequence[str], lower: float, upper: float) -> str:
     """(cell id, clipped income) for every row, unsorted (joined with dp_cells)."""
     on = " AND ".join(f"b.{d.quote(c)} IS NOT DISTINCT FROM c.{d.quote(c)}" for c in by)
-    clip = f"LEAST(GREATEST(b.__x, {d.number(lower)}), {d.number(upper)})"
+    clip = f"LEAST(GREATEST(COALESCE(b.__x, {d.number(lower)}), {d.number(lower)}), {d.number(upper)})"
     return f"SELECT c.__id AS __id, {clip} AS __c FROM dp_base AS b JOIN dp_cells AS c ON {on}"
