@@ -653,6 +653,38 @@ def release_delta_note(specs: tuple[StatisticSpec, ...]) -> str | None:
             "created).")
 
 
+#: the sidebar's negative-income choice for each data source kind (ui.sidebar: "data_neg" for an upload,
+#: "data_shared_neg" for the bundled shared tables) and what it starts as there
+_NEGATIVE_CHOICE = {"upload": ("data_neg", "refuse"), "shared": ("data_shared_neg", "drop")}
+
+
+def app_negative_incomes(dataset: Any) -> str:
+    """The negative-income rule the app used for ``dataset`` (the sidebar's choice: refuse, drop or clip), the
+    plan's ``negative_incomes``: the command line then treats the full data's negatives as the app did (it
+    refuses them unless the plan says). Data without the choice (synthetic, examples) have no negatives."""
+    key, default = _NEGATIVE_CHOICE.get(getattr(dataset, "source", ""), (None, "refuse"))
+    if key is None:
+        return "refuse"
+    value = st.session_state.get(key, st.query_params.get(key, default))
+    return value if value in ("refuse", "clip", "drop") else default
+
+
+def release_plan_cells(dataset: Any, group_column: str | None) -> tuple[dict | None, str]:
+    """``(keys, cell_sizes)`` of the downloaded plan (dpcore.cell_keys): the PSEO table keeps its published
+    cell sizes ("public", the paper's setting); the cells of real public data (a bundled or shared file) are
+    declared as [keys]; uploads and synthetic data declare none (their labels are confidential or invented),
+    so the release selects cells with DP and publishes noisy n."""
+    from dpcore.cell_keys import cell_text
+
+    cell_sizes = "public" if str(getattr(dataset, "name", "")).startswith("PSEO") else "noisy"
+    frame = getattr(dataset, "frame", None)
+    if (getattr(dataset, "source", None) not in ("example", "shared") or getattr(dataset, "confidential", True)
+            or not group_column or frame is None or group_column not in frame.columns):
+        return None, cell_sizes
+    values = sorted({cell_text(v) for v in frame[group_column].tolist()} - {""})
+    return ({group_column: values} if 0 < len(values) <= 1000 else None), cell_sizes
+
+
 def release_plan_download(kinds: list[str], specs: tuple[StatisticSpec, ...], statistic_for: Callable[[str], Any],
                           alloc: dict[str, float], dataset: Any, group_column: str | None, total: float) -> None:
     """The plan file for ``python -m dpcore release`` (docs/plan_format.md): exactly the release Release
@@ -692,10 +724,13 @@ def release_plan_download(kinds: list[str], specs: tuple[StatisticSpec, ...], st
                    f"{available:.4g} is available under the cap of these data. No plan file is offered.")
         return
     params_of = {s.kind: dict(s.params) for s in specs}
+    keys, cell_sizes = release_plan_cells(dataset, group_column)
     release_plan, left_out = plan_from_planner_choices(list(kinds), statistic_for, choices.epsilons,
                                                        dataset=dataset.name, income=dataset.column,
                                                        cap_epsilon=choices.cap, group_column=group_column,
-                                                       params_for=params_of.get)
+                                                       params_for=params_of.get,
+                                                       negative_incomes=app_negative_incomes(dataset),
+                                                       keys=keys, cell_sizes=cell_sizes)
     text = write_plan(release_plan)
     st.download_button("Download the release plan", text, file_name="release_plan.toml",
                        mime="application/toml", key="planner_release_plan",
