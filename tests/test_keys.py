@@ -195,3 +195,19 @@ def test_planner_writes_keys_and_cell_sizes():
     text = write_plan(declared)
     assert 'cell_sizes = "public"' in text and "[keys]" in text and parse_plan(text) == declared
     assert math.isclose(declared.total_epsilon, 0.5)
+
+
+def test_planner_page_declares_public_cells_of_public_data_only():
+    """The downloaded plan: the PSEO table keeps its published cell sizes; a public real file declares its
+    cells as [keys]; synthetic data (invented labels) declares none."""
+    from dpcore import data
+    from ui.planner_views import release_plan_cells
+
+    pseo = data.load_shared("pseo")
+    keys, cell_sizes = release_plan_cells(pseo, "institution")
+    assert cell_sizes == "public" and len(keys["institution"]) == pseo.frame["institution"].nunique()
+    acs = data.load_shared("acs")
+    keys, cell_sizes = release_plan_cells(acs, "ST")
+    assert cell_sizes == "noisy" and keys["ST"] == sorted({str(int(v)) for v in acs.frame["ST"]})
+    synthetic = data.build_dataset({"kind": "lognormal", "n": 200, "sigma": 0.9, "seed": 1})
+    assert release_plan_cells(synthetic, "group") == (None, "noisy")
