@@ -763,7 +763,7 @@ def plan_to_toml(plan: ReleasePlan | Mapping[str, Any]) -> str:
     data = plan_to_dict(plan)
     comments = {"version": "plan format version",
                 "population": "the registered population whose ledger budget pays (dpcore ledger population add)",
-                "dataset": "the data's name (and the population when 'population' is absent)",
+                "dataset": "the ledger account (id and label)",
                 "income": "income column", "cap_epsilon": "the dataset's total budget in the ledger",
                 "cap_delta": "the ledger account's delta cap (set when the account is created)",
                 "privacy_unit": "one person = one value of this column",

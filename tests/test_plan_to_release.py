@@ -69,7 +69,7 @@ def test_record_holds_every_release_and_identity_but_no_fingerprint(ledger_url):
 
     values = np.random.default_rng(3).lognormal(10, 0.8, 500)
     db = L.open_ledger(ledger_url)
-    fingerprint = L.dataset_fingerprint(b"secret bytes", "income")
+    fingerprint = L.dataset_fingerprint(b"income\n87000\n", "income")
     account = db.account(fingerprint, cap_epsilon=3.0, label="survey")
     identity = {"file_name": "survey.csv", "income_column": "income", "group_column": None, "n": 500}
     first = release.make_release([(planner.make_statistic("gini", values, upper=1e6), 0.5)], account,

@@ -80,3 +80,13 @@ def source_record_fingerprint(source: Source, *, workdir: str | None = None,
     from ..record_fingerprint import batches_fingerprint
 
     return batches_fingerprint(arrow_record_batches(source, workdir=workdir, progress=progress))
+
+
+def engine_record_fingerprint(engine: Any) -> str:
+    """The record fingerprint of an open engine's source: the engine's own scan (``record_fingerprint()``)
+    when it has one, else the Arrow reading above (the same fingerprint by construction)."""
+    own = getattr(engine, "record_fingerprint", None)
+    if callable(own):
+        return own()
+    return source_record_fingerprint(engine.source, workdir=getattr(engine, "workdir", None),
+                                     progress=getattr(engine, "progress", None))
