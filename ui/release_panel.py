@@ -467,7 +467,11 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
         account = db.account(dataset_id, cap_epsilon=cap, label=str(label or default_label).strip(),
                              cap_delta=cap_delta)
         identity = {"income_column": ds.column, "group_column": group_column, "n": int(ds.n),
-                    "source": ds.source, "file_name": ds.name if ds.source == "upload" else None}
+                    "source": ds.source, "file_name": ds.name if ds.source == "upload" else None,
+                    # the app cleans at load time; the command line keeps such rows (plan field missing_income)
+                    "missing_values": "none in the released data: rows with a missing income were removed when "
+                                      "the file was loaded (the data note says how many); n counts rows with an "
+                                      "income"}
         records = release_lib.make_release(stats, account, dataset=identity)
     except ledger_lib.BudgetExceeded as exc:
         text = _refusal_text(exc)
