@@ -29,9 +29,12 @@ can be regenerated and subtracted, so a simulation reveals its source exactly. E
 
 Mechanisms, per statistic with epsilon = its ``epsilon`` and m = rows one person can change (1, or
 ``max_rows_per_person`` with a privacy unit). Neighbouring relation: replace one person (one row without
-a privacy unit): the values (income, outcome) of up to m of their rows change; the cells (``by``, the
-exposure group) of the rows and the number of rows of every cell are public (as PSEO publishes cell
-counts; the project's "replace one, n public" relation, per cell).
+a privacy unit): the values (income, outcome) of up to m of their rows change; with ``cell_sizes = "public"``
+the cells (``by``, the exposure group) of the rows and the number of rows of every cell are public (as PSEO
+publishes cell counts; the project's "replace one, n public" relation, per cell). With ``cell_sizes = "noisy"``
+(the default) the rows may also move between cells: the cells listed are the plan's declared ``[keys]`` or
+selected with DP, every n is a noisy count costing ``n_epsilon`` more, and the mean's sum sensitivity widens
+(:mod:`dpcore.cell_keys`); a Gini by cells needs public cell sizes.
 
 * percentiles (PSEO, Foote et al. 2019, Section 4.1): every cell x bin count + discrete Laplace with
   scale 2m/epsilon. A row moving between two bins changes two counts by 1, so the whole table (all
@@ -283,8 +286,9 @@ def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool, cells_move: 
     scale = release_noise.laplace_scale_for(spec.epsilon, sens)
     table = sums[by].copy() if by else pd.DataFrame(index=range(len(sums)))
     table["n"] = sums["n"].to_numpy(dtype=np.int64)
-    info: dict[str, Any] = {"noise": f"Laplace on the clipped sum in cents, scale {scale!r} (sensitivity m (cU - cL) = "
-                                     f"{sens:g} cents), divided by the public n"}
+    sens_rule = "m max(cU - cL, 2 max(|cL|, |cU|)): rows may move between cells" if cells_move else "m (cU - cL)"
+    info: dict[str, Any] = {"noise": f"Laplace on the clipped sum in cents, scale {scale!r} (sensitivity {sens_rule} = "
+                                     f"{sens:g} cents), divided by the " + ("noisy n" if cells_move else "public n")}
     if len(sums):
         draw = release_noise.release_real_values(sums["sum_cents"].to_numpy(dtype=np.float64), scale=scale, rng=rng,
                                                  sensitivity=sens)
