@@ -213,3 +213,12 @@ def test_planner_page_declares_public_cells_of_public_data_only():
     assert cell_sizes == "noisy" and keys["ST"] == sorted({str(int(v)) for v in acs.frame["ST"]})
     synthetic = data.build_dataset({"kind": "lognormal", "n": 200, "sigma": 0.9, "seed": 1})
     assert release_plan_cells(synthetic, "group") == (None, "noisy")
+
+
+def test_declared_cells_without_rows_are_released_not_refused(neighbours, tmp_path):
+    """Every row in undeclared cells: the statistic's declared cells hold no row. Refusing would reveal that
+    count (it is protected); the cells are released as noise like any other, and charged."""
+    plan = plan_from_dict(raw_plan(keys={"state": ["AK", "AL"]}))
+    result = release(plan, neighbours / "alone.csv", "pandas", tmp_path, "out")
+    assert all(table["state"].tolist() == ["AK", "AL"] for table in result.tables.values())
+    assert result.ledger_entry_id is not None

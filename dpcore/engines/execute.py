@@ -835,7 +835,9 @@ def _refuse_undeliverable(plan: ReleasePlan, aggregates: dict[str, "_Deferred"],
     cells: dict[str, pd.DataFrame] = {}
     for s in plan.statistics:
         cells[s.name], n_rows = _statistic_cells(aggregates[s.name])
-        if n_rows == 0:
+        # declared [keys] with noisy sizes: the rows in the declared cells are protected (undeclared rows are
+        # dropped), so an empty statistic is released as noise, never refused on a data-dependent count
+        if n_rows == 0 and not (plan.cells_private(s) and plan.keys_declared(s)):
             empty.append(f"{s.where} {s.name!r}")
     if empty and len(empty) == len(plan.statistics):
         raise DPInputError(f"the data have no row (a header-only or empty input): nothing to release from "
