@@ -85,7 +85,7 @@ def _reload_keeps_budget(url: str) -> None:
     # the metrics are read after the release (not stale)
     assert _metric(first, "Spent so far") == "ε = 1.25" and _metric(first, "Remaining") == "ε = 1.75"
     fingerprint = ledger_lib.dataset_fingerprint(csv, "income")
-    acct = ledger_lib.open_ledger(url).find_account(fingerprint)
+    acct = ledger_lib.open_ledger(url).source_population(fingerprint)
     assert acct is not None and acct.spent_epsilon() == 1.25 and acct.cap_epsilon == 3.0
     (entry,) = acct.entries()
     records = entry.result["records"]
@@ -116,7 +116,7 @@ def _reload_keeps_budget(url: str) -> None:
     _release(second)
     assert _metric(second, "Spent so far") == "ε = 2.75" and _metric(second, "Remaining") == "ε = 0.25"
     assert len(second.dataframe[-1].value) == 2  # the archive now lists both releases
-    assert ledger_lib.open_ledger(url).find_account(fingerprint).spent_epsilon() == 2.75
+    assert ledger_lib.open_ledger(url).source_population(fingerprint).spent_epsilon() == 2.75
 
     # the same file with another income column is another account; another file too
     third = _session(_csv(seed=405))
@@ -170,7 +170,7 @@ def test_bad_ledger_url_shows_an_error(monkeypatch):
 
 
 def _spent_epsilon(url: str, csv: bytes) -> tuple[float, int]:
-    acct = ledger_lib.open_ledger(url).find_account(ledger_lib.dataset_fingerprint(csv, "income"))
+    acct = ledger_lib.open_ledger(url).source_population(ledger_lib.dataset_fingerprint(csv, "income"))
     return (acct.spent_epsilon(), len(acct.entries())) if acct is not None else (0.0, 0)
 
 

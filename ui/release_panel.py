@@ -5,10 +5,15 @@ function, :func:`release_choices`, that says what a release would use (ε per st
 the panel's fields start from it and the plan file of Plan mode (``ui.planner_views``) is written
 from it, so the downloaded plan is the release this panel makes.
 
-* The budget account is keyed by the dataset's identity: for an uploaded file,
-  ``dpcore.ledger.dataset_fingerprint(file bytes, income column)`` -- re-uploading the same file
-  (in a reloaded tab, another session, after a restart) finds its budget. The group column is not part
-  of the key: releases by any grouping of the same people spend the same budget. Synthetic / public
+* One budget per population, shared with the command line: an uploaded file is a *source* attached to
+  a population (the people it describes) by the record fingerprint of its parsed records
+  (``dpcore.ledger.dataset_fingerprint(frame)``: row order, line ends, quoting, encoding, file format
+  and the income column do not change it). Re-uploading the same records (a re-saved, reordered or
+  converted copy, another income column) finds the same population; so does the command line's
+  release of the same records (same ledger: ``DPCORE_LEDGER_URL`` or the default file). The first
+  release of records not attached yet names the population: an existing one (its cap applies) or a new
+  one registered with the cap typed here. An upload whose bytes keyed an account of an older ledger
+  (``dpcore.ledger.file_bytes_fingerprint``) joins that account's population. Synthetic / public
   data get a demonstration account keyed by their recipe; the panel says which account it shows.
 * The ledger is never created silently: a missing ledger is offered once, with a button
   (``dpcore.ledger.open_ledger(create=False)``, then ``init_ledger``); a ledger fault is an ``st.error``
@@ -302,9 +307,37 @@ def _upload_bytes() -> bytes | None:
     return uploaded.getvalue()
 
 
+def upload_population_account(db: Any, fingerprint: str, raw: bytes | None, income_column: str) -> Any:
+    """The population account an upload's records belong to, or None before their first release: the
+    population the record fingerprint is attached to; else (a ledger from before populations) the
+    account keyed by the file's bytes, whose population the records then join."""
+    acct = db.source_population(fingerprint)
+    if acct is not None or raw is None:
+        return acct
+    legacy = db.find_account(ledger_lib.file_bytes_fingerprint(raw, income_column))
+    if legacy is None:
+        return None
+    population = db.population_of_account(legacy.dataset_id)
+    return None if population is None else db.attach_source(fingerprint, population)
+
+
+def population_for_release(db: Any, fingerprint: str, name: str, cap: float, cap_delta: float) -> Any:
+    """The account a first release of these records pays from: the population ``name`` (registered now with
+    this cap when new; an existing one keeps its cap, and another cap typed here is refused), with the
+    records attached to it (refused when they belong to another population)."""
+    acct = db.population(name) if name.strip() else None
+    if acct is None:
+        acct = db.register_population(name, cap, cap_delta, label=name)
+    return db.attach_source(fingerprint, acct.population)
+
+
+def _is_source_fingerprint(dataset_id: str) -> bool:
+    return not dataset_id.startswith("demo:")
+
+
 def dataset_identity(ds: Any) -> tuple[str, str]:
-    """(dataset id, default label) of the data in use: the file fingerprint for an upload, else a
-    demonstration id from the sidebar recipe."""
+    """(identity, default name) of the data in use: the record fingerprint of an upload's parsed records (a
+    source, attached to a population), else a demonstration account id from the sidebar recipe."""
     from ui.sidebar import current_dataset_key
 
     key = current_dataset_key()
@@ -316,18 +349,28 @@ def dataset_identity(ds: Any) -> tuple[str, str]:
         raw = _upload_bytes()
         if raw is None:
             raise ledger_lib.DPInputError("the uploaded file's bytes are not available: upload it again in the sidebar")
-        fingerprint = ledger_lib.dataset_fingerprint(raw, ds.column)
+        fingerprint = ledger_lib.dataset_fingerprint(raw)  # every parsed record, as the command line's engines
         st.session_state["_release_fingerprint"] = (memo_key, fingerprint)
         return fingerprint, ds.name
     recipe = json.dumps([str(k) for k in key], separators=(",", ":"))
     return "demo:" + hashlib.sha256(recipe.encode()).hexdigest(), f"demonstration data: {ds.name}"
 
 
+def _find_account(db: Any, ds: Any, dataset_id: str) -> Any:
+    """The account of the data in use (a population for an upload's records, the demonstration account
+    otherwise), or None before the first release."""
+    if isinstance(db, _NoLedgerYet):
+        return None
+    if ds.source == "upload" and _is_source_fingerprint(dataset_id):
+        return upload_population_account(db, dataset_id, _upload_bytes(), ds.column)
+    return db.find_account(dataset_id)
+
+
 def existing_account(ds: Any) -> Any:
     """The ledger account of the data in use when the ledger and the account exist, else None (a read:
     nothing is created; a missing or faulty ledger is said by Release mode, not here)."""
     try:
-        return _open_ledger(ledger_lib.default_url()).find_account(dataset_identity(ds)[0])
+        return _find_account(_open_ledger(ledger_lib.default_url()), ds, dataset_identity(ds)[0])
     except (ValueError, TypeError):
         return None
 
@@ -464,8 +507,11 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
     """Make the release and keep its outcome for the next run (which draws everything from the ledger)."""
     try:
         stats = [(build_statistic(kind), eps) for kind, eps in items]
-        account = db.account(dataset_id, cap_epsilon=cap, label=str(label or default_label).strip(),
-                             cap_delta=cap_delta)
+        if ds.source == "upload" and _is_source_fingerprint(dataset_id):
+            account = population_for_release(db, dataset_id, str(label or default_label).strip(), cap, cap_delta)
+        else:
+            account = db.account(dataset_id, cap_epsilon=cap, label=str(label or default_label).strip(),
+                                 cap_delta=cap_delta)
         identity = {"income_column": ds.column, "group_column": group_column, "n": int(ds.n),
                     "source": ds.source, "file_name": ds.name if ds.source == "upload" else None,
                     # the app cleans at load time; the command line keeps such rows (plan field missing_income)
@@ -514,7 +560,7 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
     identity = None
     with guard(f"the budget account (ledger {ledger_place(url)})"):
         dataset_id, default_label = dataset_identity(ds)
-        identity = (dataset_id, default_label, db.find_account(dataset_id))
+        identity = (dataset_id, default_label, _find_account(db, ds, dataset_id))
     if identity is None:
         st.session_state.pop(RELEASE_REQUEST, None)
         return
@@ -538,15 +584,19 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
             format_func=lambda d: "0 (pure ε-DP only)" if d == 0 else f"{d:g}",
             help="Only mechanisms with a small certified failure probability (an (ε, δ) cost) spend δ; pure ε-DP "
                  "releases spend none. Fixed with the cap."))
-        label = st.text_input("Name of this dataset in the ledger", value=default_label,
+        label = st.text_input("Population: the people these data describe (one budget in the ledger)",
+                              value=default_label, help="A population registered before (also with 'python -m "
+                              "dpcore ledger population add') keeps its cap; a new name registers it with the cap "
+                              "above. The command line's plans name it with population = \"...\".",
                               key=f"planner_account_label_{dataset_id[:16]}", max_chars=200)
     else:
         cap, cap_delta, label = acct.cap_epsilon, acct.cap_delta, acct.label
     with status_box:
         _status(acct, entries, cap, demonstration)
     st.caption("The account is found by "
-               + ("the SHA-256 fingerprint of the uploaded file and its income column "
-                  f"`{ds.column}`: uploading the same file again finds this budget." if ds.source == "upload"
+               + ("a fingerprint of the uploaded file's records (whatever their order, line ends, format or "
+                  "income column): the same records, uploaded again or released with the command line, spend "
+                  "this population's budget." if ds.source == "upload"
                   else "the sidebar's data recipe.")
                + (f" Release records name it by its public id `{acct.public_id}` (a keyed hash that reveals "
                   "nothing about the file)." if acct is not None else ""))

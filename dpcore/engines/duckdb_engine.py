@@ -182,6 +182,36 @@ class DuckDBEngine(Engine):
         self._sql(f"CREATE TEMP VIEW dp_base AS {sqlmod.base_view(d, spec)}")
         self._prepared = True
 
+    def record_fingerprint(self) -> str:
+        """The record fingerprint of the source (:mod:`dpcore.record_fingerprint`) from DuckDB's own scan of
+        every column (CSV all as text, named from the shared header layout; Parquet with its types),
+        streamed in Arrow batches into the order-independent row-hash sums. Other sources: the Arrow reader."""
+        from ..record_fingerprint import RecordFingerprint
+        from . import csv_layout
+        from .fingerprint import CHUNK_ROWS, source_record_fingerprint
+
+        s, d = self.source, self.d
+        if s.kind == "csv":
+            parts = []
+            for path in s.paths:
+                layout = csv_layout(path)
+                if not layout.columns:
+                    return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
+                columns = ", ".join(f"{d.text(c.strip())}: 'VARCHAR'" for c in layout.columns)
+                parts.append(f"SELECT * FROM read_csv({d.text(path)}, header = true, auto_detect = false, "
+                             f"delim = {d.text(layout.delimiter)}, quote = '\"', escape = '\"', null_padding = false, "
+                             f"strict_mode = true, max_line_size = {2 * MAX_CSV_ROW_BYTES}, columns = {{{columns}}})")
+            relation = " UNION ALL BY NAME ".join(parts)
+        elif s.kind == "parquet":
+            relation = "SELECT * FROM read_parquet([" + ", ".join(d.text(p) for p in s.paths) + "], union_by_name = true)"
+        else:
+            return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
+        acc = RecordFingerprint()
+        reader = self._sql(relation).fetch_record_batch(CHUNK_ROWS)
+        for batch in reader:
+            acc.update(batch.to_pandas())
+        return acc.hexdigest()
+
     def _frame(self, query: str, by: Sequence[str]) -> pd.DataFrame:
         self.prepare()
         frame = self._sql(query).df()
