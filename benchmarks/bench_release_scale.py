@@ -42,7 +42,8 @@ from dpcore import percentiles  # noqa: E402  (after the path set-up)
 def example_plan(code: Path) -> str:
     """The issue's example plan as the checkout that runs knows it (its plan fields may differ from ours)."""
     text = subprocess.run([sys.executable, "-c", "from dpcore import plan; print(plan.EXAMPLE_PLAN)"], cwd=str(code),
-                          env={**os.environ, "PYTHONPATH": str(code)}, check=True, capture_output=True, text=True).stdout
+                          env={**os.environ, "PYTHONPATH": str(code)}, check=True, capture_output=True,
+                          text=True).stdout
     return text.replace('dataset = "pseo-earnings-2019"', 'dataset = "pseo-like-benchmark"')
 
 #: the physical floor: the percentiles statistic's 21-bin histogram by cell, no DP, in a fresh DuckDB process
