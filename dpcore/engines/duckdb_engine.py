@@ -164,8 +164,18 @@ class DuckDBEngine(Engine):
         self._check_column_kinds(kinds)
         if kinds[spec.income] != "number":
             bad = self._sql(sqlmod.nonnumeric_probe(d, spec.income)).fetchall()
-            if bad and bad[0][0] is not None:
-                raise income_not_numeric(spec.income, bad[0][0])
+            if bad and bad[0][0] is not None:  # the app's number rule (thousands or decimal commas), or refused
+                import dataclasses
+
+                from . import csv_delimiter, decide_income_format
+
+                shapes = dict(self._sql(sqlmod.income_shapes(d, spec.income)).fetchall())
+                fmt = decide_income_format(spec.income, shapes, csv_delimiter(self.source))
+                if fmt != "plain":
+                    self.spec = spec = dataclasses.replace(spec, income_format=fmt)
+                    bad = self._sql(sqlmod.nonnumeric_probe(d, spec.income, fmt)).fetchall()
+                if bad and bad[0][0] is not None:
+                    raise income_not_numeric(spec.income, bad[0][0])
         self._sql(f"CREATE TEMP VIEW dp_valid AS {sqlmod.valid_view(d, spec)}")
         if spec.missing_income == "refuse":
             missing = self._sql("SELECT COUNT(*) FROM dp_valid WHERE __x IS NULL").fetchall()[0][0]
@@ -207,9 +217,11 @@ class DuckDBEngine(Engine):
         else:
             return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
         acc = RecordFingerprint()
-        reader = self._sql(relation).fetch_record_batch(CHUNK_ROWS)
-        for batch in reader:
-            acc.update(batch.to_pandas())
+        try:
+            for batch in self.con.sql(relation).to_arrow_reader(CHUNK_ROWS):
+                acc.update(batch.to_pandas())
+        except _duckdb().Error as exc:
+            raise self._read_error(exc) from None
         return acc.hexdigest()
 
     def _frame(self, query: str, by: Sequence[str]) -> pd.DataFrame:

@@ -1,0 +1,306 @@
+"""One budget per population, across the app and the command line (docs/ledger.md, "Populations").
+
+The attacks these tests reproduce, each of which opened a fresh budget for the same people before
+populations: the same file released under another plan name; a re-saved copy (CRLF line ends,
+reordered rows, a trailing newline, other quoting, a Parquet copy) or another income column of the same
+file uploaded to the app; the app and the command line spending separate accounts for the same file.
+Each runs on SQLite and on a throw-away PostgreSQL server (tests/support/postgres.py via conftest).
+"""
+from __future__ import annotations
+
+import os
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore import ledger as L
+from dpcore import planner, release
+from dpcore.data import read_table
+from dpcore.engines import EngineSpec, parse_source
+from dpcore.engines import execute
+from dpcore.engines.fingerprint import engine_record_fingerprint, source_record_fingerprint
+from dpcore.engines import open_engine
+from dpcore.plan import parse_plan
+from dpcore.validation import DPInputError
+
+_DB_COUNTER = [0]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path}/ledger/ledger.db"
+    else:
+        import psycopg
+
+        server = request.getfixturevalue("pg_server")
+        _DB_COUNTER[0] += 1
+        name = f"population_test_{os.getpid()}_{_DB_COUNTER[0]}"
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        url = server.rsplit("/", 1)[0] + "/" + name
+    L.init_ledger(url)
+    return url
+
+
+def _records(n: int = 60) -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    return pd.DataFrame({"pid": [f"p{i:03d}" for i in range(n)],
+                         "wage": np.round(rng.lognormal(10, 0.7, n), 2),
+                         "hours": rng.integers(10, 60, n),
+                         "state": rng.choice(["CA", "NA", "TX"], n)})  # "NA": a state, and a missing word
+
+
+def _variants(tmp_path) -> dict[str, str]:
+    """The same records as files that differ in every byte-level way a re-save can change."""
+    frame = _records()
+    paths = {"csv": tmp_path / "survey.csv", "renamed": tmp_path / "copy_for_b.csv",
+             "crlf_reordered": tmp_path / "resaved.csv", "quoted_trailing": tmp_path / "quoted.csv",
+             "columns_reordered": tmp_path / "cols.csv", "parquet": tmp_path / "survey.parquet"}
+    text = frame.to_csv(index=False)
+    paths["csv"].write_text(text)
+    paths["renamed"].write_text(text)
+    paths["crlf_reordered"].write_bytes(frame.sample(frac=1.0, random_state=3).to_csv(
+        index=False, lineterminator="\r\n").encode())
+    paths["quoted_trailing"].write_text(frame.to_csv(index=False, quoting=1) + "\n")
+    paths["columns_reordered"].write_text(frame[["state", "hours", "wage", "pid"]].to_csv(index=False))
+    frame.to_parquet(paths["parquet"])
+    return {k: str(v) for k, v in paths.items()}
+
+
+def _plan(population: str, *, income: str = "wage", cap: float = 1.0, epsilon: float = 0.5, dataset: str | None = None):
+    head = f'population = "{population}"\n' if population else ""
+    return parse_plan(textwrap.dedent(f"""\
+        version = 1
+        {head}dataset = "{dataset or population or 'survey'}"
+        income = "{income}"
+        cap_epsilon = {cap}
+        cell_sizes = "public"
+
+        [[statistics]]
+        kind = "mean"
+        epsilon = {epsilon}
+        lower = 0
+        upper = 200000
+        """))
+
+
+def _release(plan, path, tmp_path, url, name, engine="duckdb"):
+    return execute.run_plan(plan, parse_source(path), engine=engine, out_dir=tmp_path / name, ledger_url=url)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The fingerprint: same records, same fingerprint, in every engine and in the app's parser
+# ----------------------------------------------------------------------------------------------------
+def test_every_engine_and_the_app_give_one_fingerprint_for_the_same_records(tmp_path):
+    files = _variants(tmp_path)
+    spec = EngineSpec("wage", ())
+    expected = L.dataset_fingerprint(_records())
+    for kind, path in files.items():
+        source = parse_source(path)
+        assert source_record_fingerprint(source) == expected, kind
+        for engine in ("duckdb", "pandas"):
+            with open_engine(engine, source, spec) as eng:
+                assert engine_record_fingerprint(eng) == expected, (kind, engine)
+        raw = open(path, "rb").read()
+        assert L.dataset_fingerprint(read_table(raw)[0]) == expected, kind  # the app's parsed upload
+        assert L.dataset_fingerprint(raw, "hours") == expected, kind  # another income column: same people
+    # the key of the app before populations (the file's bytes and income column) gave each copy its own budget
+    old_keys = {L.file_bytes_fingerprint(open(p, "rb").read(), "wage") for p in files.values()}
+    assert len(old_keys) == len(files) - 1  # only the byte-identical renamed copy shared one
+    assert L.file_bytes_fingerprint(open(files["csv"], "rb").read(), "hours") not in old_keys
+    changed = _records()
+    changed.loc[5, "wage"] += 1.0  # one person's value: other records
+    assert L.dataset_fingerprint(changed) != expected
+    assert L.dataset_fingerprint(_records().iloc[1:]) != expected
+
+
+def test_the_spark_engine_gives_the_same_fingerprint(tmp_path):
+    from dpcore.engines.spark_engine import java_available
+
+    if not java_available():
+        pytest.skip("Spark needs Java, which is not installed here")
+    files = _variants(tmp_path)
+    expected = L.dataset_fingerprint(_records())
+    for kind in ("crlf_reordered", "parquet"):
+        with open_engine("spark", parse_source(files[kind]), EngineSpec("wage", ())) as eng:
+            assert engine_record_fingerprint(eng) == expected, kind
+
+
+def test_canonical_values_are_defined_exactly():
+    from dpcore.record_fingerprint import NULL_MARK, canonical_values
+
+    got = list(canonical_values(pd.Series(["87,000", " 87000.0 ", "8.7e4", "NA", "", None, "TRUE", "x", "-0", "1.5"],
+                                          dtype=object)))
+    assert got == ["87000", "87000", "87000", NULL_MARK, NULL_MARK, NULL_MARK, "true", "x", "0", "1.5"]
+    assert list(canonical_values(pd.Series([87000.0, np.nan, 1.5, 2.0 ** 60]))) == [
+        "87000", NULL_MARK, "1.5", repr(2.0 ** 60)]
+    assert list(canonical_values(pd.Series([True, False]))) == ["true", "false"]
+
+
+# ----------------------------------------------------------------------------------------------------
+# The command line: a plan names a registered population; a second name for the same records is refused
+# ----------------------------------------------------------------------------------------------------
+def test_a_plan_cannot_create_a_population(url, tmp_path):
+    files = _variants(tmp_path)
+    with pytest.raises(L.PopulationError, match="not registered.*population add households --cap-epsilon"):
+        _release(_plan("households"), files["csv"], tmp_path, url, "out")
+    assert not (tmp_path / "out").exists()
+    db = L.open_ledger(url, create=False)
+    assert db.populations() == [] and db.accounts() == []
+
+
+def test_the_same_file_under_another_plan_name_is_refused(url, tmp_path):
+    # the audit: two plan names, two fresh caps, both spent in full on the same people
+    files = _variants(tmp_path)
+    db = L.open_ledger(url, create=False)
+    db.register_population("households A", 1.0)
+    db.register_population("households B", 1.0)
+    _release(_plan("households A", epsilon=1.0), files["csv"], tmp_path, url, "a")
+    for kind in ("renamed", "crlf_reordered", "parquet"):
+        with pytest.raises(L.PopulationError, match="already belong to the population 'households A'") as info:
+            _release(_plan("households B", epsilon=1.0), files[kind], tmp_path, url, f"b-{kind}")
+        assert "nothing was charged" in str(info.value) and "new account" not in str(info.value)
+        assert not (tmp_path / f"b-{kind}").exists()
+    assert db.population("households B").spent_epsilon() == 0.0
+    assert db.population("households A").spent_epsilon() == pytest.approx(1.0)
+
+
+def test_old_plans_name_their_population_by_dataset(url, tmp_path):
+    files = _variants(tmp_path)
+    L.open_ledger(url, create=False).register_population("survey-2023", 1.0)
+    plan = _plan("", dataset="survey-2023")  # a plan written before populations: no population field
+    assert plan.population == "survey-2023"
+    _release(plan, files["csv"], tmp_path, url, "out", engine="pandas")
+    assert L.open_ledger(url, create=False).population("survey-2023").spent_epsilon() == pytest.approx(0.5)
+
+
+def test_resaved_copies_and_other_income_columns_spend_one_budget(url, tmp_path):
+    files = _variants(tmp_path)
+    db = L.open_ledger(url, create=False)
+    db.register_population("households", 1.0)
+    _release(_plan("households"), files["crlf_reordered"], tmp_path, url, "one", engine="pandas")
+    _release(_plan("households", income="hours"), files["parquet"], tmp_path, url, "two")
+    with pytest.raises(L.BudgetExceeded):  # a third copy finds the budget spent
+        _release(_plan("households"), files["quoted_trailing"], tmp_path, url, "three")
+    acct = db.population("households")
+    assert acct.spent_epsilon() == pytest.approx(1.0) and db.source_count(acct.dataset_id) == 1
+
+
+def test_a_population_cap_is_fixed(url):
+    db = L.open_ledger(url, create=False)
+    db.register_population("households", 2.0, 1e-8)
+    assert db.register_population("households", 2.0, 1e-8).cap_epsilon == 2.0  # the same caps: idempotent
+    with pytest.raises(L.PopulationError, match="can never be raised or reset") as info:
+        db.register_population("households", 4.0, 1e-8)
+    assert "new account" not in str(info.value)
+    with pytest.raises(DPInputError, match="64 hex"):
+        db.register_population("a" * 64, 1.0)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The app and the command line spend one budget
+# ----------------------------------------------------------------------------------------------------
+def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
+    from ui import release_panel
+
+    files = _variants(tmp_path)
+    db = L.open_ledger(url, create=False)
+    # the app: an upload of the re-saved copy, released with income column "wage" (Release mode's functions)
+    raw = open(files["crlf_reordered"], "rb").read()
+    fingerprint = L.dataset_fingerprint(raw)
+    assert release_panel.upload_population_account(db, fingerprint, raw, "wage") is None  # no release yet
+    acct = release_panel.population_for_release(db, fingerprint, "households", 1.0, 0.0)
+    values = read_table(raw)[0]["wage"].to_numpy(dtype=float)
+    release.make_release([(planner.make_statistic("mean", values, upper=200000.0), 0.5)], acct,
+                         dataset={"income_column": "wage", "n": len(values)})
+    # another upload of the same records (CSV as first written, another income column) finds that budget
+    raw_again = open(files["csv"], "rb").read()
+    found = release_panel.upload_population_account(db, L.dataset_fingerprint(raw_again), raw_again, "hours")
+    assert found is not None and found.population == "households" and found.spent_epsilon() == pytest.approx(0.5)
+    # the command line, on the Parquet copy: the same population, the same budget
+    _release(_plan("households"), files["parquet"], tmp_path, url, "cli")
+    assert db.population("households").spent_epsilon() == pytest.approx(1.0)
+    with pytest.raises(L.BudgetExceeded):
+        _release(_plan("households"), files["csv"], tmp_path, url, "cli2")
+    # and a new app population for the same records is refused, naming the one they belong to
+    with pytest.raises(L.PopulationError, match="'households'"):
+        release_panel.population_for_release(db, fingerprint, "households (new cap)", 5.0, 0.0)
+
+
+def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records(url, tmp_path):
+    files = _variants(tmp_path)
+    raw = open(files["csv"], "rb").read()
+    db = L.open_ledger(url, create=False)
+    old = db.account(L.file_bytes_fingerprint(raw, "wage"), cap_epsilon=1.0, label="survey (app)")
+    old.charge("release: mean", epsilon=0.75)
+    from ui import release_panel
+
+    # the migration to schema 3 gives every old account a population; this one was made through the API on
+    # schema 3, so it gets its population row here as the migration would have written it
+    with db._backend.locked(None) as conn:
+        ph = db._backend.ph
+        conn.execute(f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph})",
+                     ("survey (app)", old.dataset_id, "2026-01-01", "test"))
+    resaved = open(files["crlf_reordered"], "rb").read()
+    found = release_panel.upload_population_account(db, L.dataset_fingerprint(raw), raw, "wage")
+    assert found is not None and found.dataset_id == old.dataset_id and found.spent_epsilon() == 0.75
+    # the re-saved copy (other bytes) now finds the same budget through its records
+    assert release_panel.upload_population_account(db, L.dataset_fingerprint(resaved), resaved, "wage").dataset_id \
+        == old.dataset_id
+
+
+# ----------------------------------------------------------------------------------------------------
+# Migration: a schema-2 ledger's accounts become populations
+# ----------------------------------------------------------------------------------------------------
+def _downgrade_to_schema_2(db) -> None:
+    """Turn a fresh schema-3 ledger back into what schema 2 wrote (no population tables, version 2)."""
+    backend = db._backend
+    with backend.locked(None) as conn:
+        backend._drop_triggers(conn)
+        conn.execute("DROP TABLE dpcore_sources")
+        conn.execute("DROP TABLE dpcore_populations")
+        conn.execute("UPDATE dpcore_meta SET value = '2' WHERE key = 'schema_version'")
+        backend._create_triggers(conn)
+
+
+def test_a_schema_2_ledger_migrates_its_accounts_to_populations(url):
+    db = L.open_ledger(url, create=False)
+    plan_account = db.account("cps-2023", cap_epsilon=2.0, label="cps-2023")  # the command line's key: a name
+    app_account = db.account(L.file_bytes_fingerprint(b"income\n1\n", "income"), cap_epsilon=3.0, label="survey.csv")
+    twin = db.account(L.file_bytes_fingerprint(b"income\n2\n", "income"), cap_epsilon=1.0, label="survey.csv")
+    plan_account.charge("release plan", epsilon=0.5)
+    app_account.charge("release: Gini", epsilon=1.0)
+    _downgrade_to_schema_2(db)
+    migrated = L.open_ledger(url, create=False)
+    report = migrated.verify()
+    assert report.ok and report.schema_version == 3, report.problems
+    names = {a.population: a for a in migrated.populations()}
+    assert set(names) == {"cps-2023", "survey.csv", f"account-{twin.public_id[:12]}"}
+    assert names["cps-2023"].dataset_id == "cps-2023" and names["cps-2023"].spent_epsilon() == 0.5
+    assert names["survey.csv"].dataset_id == app_account.dataset_id and names["survey.csv"].spent_epsilon() == 1.0
+    # old plans (dataset = "cps-2023") keep their budget; the chain goes on across the upgrade
+    names["cps-2023"].charge("after the upgrade", epsilon=0.25)
+    assert migrated.verify().ok and migrated.population("cps-2023").spent_epsilon() == 0.75
+    with migrated._backend.reading() as conn:
+        assert conn.execute("SELECT value FROM dpcore_meta WHERE key = 'migrated_2_to_3'").fetchone() is not None
+
+
+def test_population_tables_are_append_only(url, tmp_path):
+    db = L.open_ledger(url, create=False)
+    db.register_population("households", 1.0)
+    db.attach_source(L.dataset_fingerprint(_records()), "households")
+    db.register_population("other", 1.0)
+    backend = db._backend
+    for sql in ("UPDATE dpcore_sources SET dataset_id = 'other'", "DELETE FROM dpcore_sources",
+                "UPDATE dpcore_populations SET dataset_id = 'other' WHERE name = 'households'",
+                "DELETE FROM dpcore_populations"):
+        with pytest.raises(L.LedgerError):
+            with backend.locked(None) as conn:
+                try:
+                    conn.execute(sql)
+                except Exception as exc:  # the driver's error, as a ledger fault (what a caller would see)
+                    raise L.LedgerError(str(exc)) from None
+    assert db.source_population(L.dataset_fingerprint(_records())).population == "households"
