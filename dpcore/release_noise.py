@@ -166,8 +166,8 @@ def _opendp_version() -> str:
 
 
 #: fewest draws given to one thread: OpenDP's exact discrete Laplace costs about 6.5 us a draw (18 us for
-#: the float Laplace), so a slice this size takes ~0.1 s, far above the ~0.1 ms of handing it to a thread
-MIN_DRAWS_PER_THREAD = 16_384
+#: the float Laplace), so a slice this size takes 25-75 ms, far above the ~0.1 ms of handing it to a thread
+MIN_DRAWS_PER_THREAD = 4_096
 
 
 def _available_cores() -> int:
