@@ -35,9 +35,13 @@ What is guaranteed:
   ledger (that would restore a full cap and lose the history). ``create=False`` (the command line and
   the app) refuses a missing ledger too (:class:`LedgerMissing`). A ledger file deleted or replaced
   while a process holds it open is noticed at the next transaction (its inode changed).
-* **Accounts** are keyed by a dataset identity (for files: :func:`dataset_fingerprint`, a SHA-256
-  of the file's bytes and the income/group column names, so re-uploading the same file finds its
-  budget) and carry a human label. The cap (epsilon, and delta for approximate-DP / zCDP releases)
+* **Populations** (schema 3): one budget per group of people, registered once by the data owner
+  with its caps (:meth:`LedgerDB.register_population`, ``python -m dpcore ledger population add``);
+  data sources attach to one population by the record-canonical :func:`dataset_fingerprint` of their
+  records (:meth:`LedgerDB.attach_source`), so the same records under another name, re-saved or
+  converted, or with another income column, find the same budget (docs/ledger.md, "Populations").
+* **Accounts** are keyed by an id (a population's name; for old app accounts a fingerprint of the
+  file's bytes) and carry a human label. The cap (epsilon, and delta for approximate-DP / zCDP releases)
   is fixed when the account is created and stored with it; opening the account with another cap is
   refused (:class:`DPInputError`): a cap is never raised or reset.
 * **Charge before reveal**: :meth:`Account.charge` checks the cap and appends the entry in ONE
@@ -142,8 +146,6 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 _TABLES = ("dpcore_meta", "dpcore_accounts", "dpcore_entries", "dpcore_results")
 #: schema 3: populations (the people protected, one budget each) and the sources attached to them
 _POPULATION_TABLES = ("dpcore_populations", "dpcore_sources")
-#: the account id of a population registered with schema 3 (older accounts keep their ids)
-POPULATION_ID_PREFIX = "population:"
 _INIT_HINT = ("create it with 'python -m dpcore ledger init {url}' (or the release command's --init-ledger), "
               "or point DPCORE_LEDGER_URL / --ledger at the existing ledger")
 
@@ -647,7 +649,7 @@ class _Backend:
         for dataset_id, label, _created in rows:
             if _looks_like_fingerprint(dataset_id):
                 name = " ".join(str(label or "").split())[:200]
-                if not name or name in taken or name.startswith(POPULATION_ID_PREFIX):
+                if not name or name in taken or _looks_like_fingerprint(name):
                     name = f"account-{_public_id(key, dataset_id)[:12]}"
             else:
                 name = dataset_id
@@ -1374,6 +1376,9 @@ def check_population_name(name: Any) -> str:
         raise DPInputError("the population name is empty: name the people the budget protects, e.g. 'CPS 2023 households'")
     if len(text) > 200 or any(ord(c) < 32 for c in text):
         raise DPInputError("a population name is one line of at most 200 characters")
+    if _looks_like_fingerprint(text):
+        raise DPInputError("a population name cannot be 64 hex digits (that is how record fingerprints look): "
+                           "give it a name people read")
     return text
 
 
@@ -1529,7 +1534,7 @@ class LedgerDB:
         if not isinstance(label, str):
             raise TypeError(f"label must be a string, got {type(label).__name__}")
         ph = self._backend.ph
-        dataset_id = POPULATION_ID_PREFIX + name
+        dataset_id = name  # as the command line keyed accounts before populations: old plans find their budget
         with self._backend.locked(dataset_id, self._on_wait) as conn:
             row = conn.execute(f"SELECT dataset_id FROM dpcore_populations WHERE name = {ph}", (name,)).fetchone()
             if row is None:
@@ -1563,6 +1568,14 @@ class LedgerDB:
         """The account of the population ``name``; :class:`PopulationError` with the command that registers it
         when it is not registered (a plan never creates a population: its cap is the data owner's decision)."""
         acct = self.population(name)
+        if acct is None and not _looks_like_fingerprint(name.strip()) and self.find_account(name.strip()) is not None:
+            # an account opened by name through the API (``db.account(name, cap_epsilon=...)``) was given its cap
+            # in code by whoever holds the ledger, as registering does: it becomes the population of that name
+            ph = self._backend.ph
+            with self._backend.locked(name.strip(), self._on_wait) as conn:
+                conn.execute(f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, "
+                             f"{ph}) ON CONFLICT DO NOTHING", (name.strip(), name.strip(), _now(), f"dpcore {__version__}"))
+            acct = self.population(name)
         if acct is None:
             raise PopulationError(
                 f"the population {name!r} is not registered in the ledger ({self.describe()}): the data owner "
