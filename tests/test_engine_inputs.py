@@ -84,7 +84,7 @@ CASES = {
         "the income column 'earnings' is not numeric: found 'abc'"),
     "quoted thousands separator": (lambda d: _write(d, "thousands.csv", _csv_text(_with(
         earnings=['"1,234.50"', "2", "3", "4", "5", "6", "7", "8"]))),
-        "the income column 'earnings' is not numeric: found '1,234.50'"),
+        "tables"),  # read as 1234.50, as the app reads it (its number rule, tests/test_side_door_number_formats.py)
     "true/false text income": (lambda d: _write(d, "booltext.csv", _csv_text(_with(
         earnings=["true", "false"] * 4))), "the income column 'earnings' is not numeric: found 'false'"),
     "huge cell": (lambda d: _write(d, "hugecell.csv", _csv_text(_with(

@@ -41,7 +41,8 @@ def test_command_line_ginis_lie_in_the_unit_interval_on_the_one_grid(tmp_path, c
     data = tmp_path / "data.csv"
     frame.to_csv(data, index=False)
     plan = tmp_path / "plan.toml"
-    plan.write_text('version = 1\ndataset = "gini-grid"\nincome = "earnings"\ncap_epsilon = 1.0\n\n'
+    plan.write_text('version = 1\ndataset = "gini-grid"\nincome = "earnings"\ncap_epsilon = 1.0\n'
+                    'cell_sizes = "public"\n\n'
                     '[[statistics]]\nkind = "gini"\nby = ["state"]\nepsilon = 0.5\nlower = 0\nupper = 2000000\n')
     out = tmp_path / "out"
     code = cli.main(["release", str(plan), "--data", str(data), "--out", str(out), "--engine", "pandas",

@@ -96,6 +96,10 @@ __all__ = [
     "income_not_numeric",
     "missing_income_refused",
     "negative_income_refused",
+    "INCOME_FORMATS",
+    "income_shape",
+    "decide_income_format",
+    "csv_delimiter",
     "MAX_CSV_HEADER_BYTES",
     "MAX_CSV_COLUMNS",
     "MAX_CSV_ROW_BYTES",
@@ -148,6 +152,54 @@ def negative_income_refused(column: str, count: int) -> DPInputError:
     return DPInputError(f"the income column {column!r} has {count:,} negative value(s) and the plan says "
                         "negative_incomes = 'refuse' (the default): set negative_incomes = 'clip' (to the lower "
                         "bound) or 'drop' (counted as a missing income), as the app asks; nothing was charged")
+
+
+#: how a text income writes its numbers, the app's rule (dpcore.data.detect_number_format): "plain" (a decimal
+#: point), "thousands_comma" (45,527 / 1,234.56: the commas are dropped), "decimal_comma" (1.234,56 / 45,5: dots
+#: dropped, the comma read as the point). The engines consult the rule only when a plain parse fails.
+INCOME_FORMATS = ("plain", "thousands_comma", "decimal_comma")
+
+
+def income_shape(text: str) -> str:
+    """The app's cell shape of one stripped text (dpcore.data's patterns: int, comma3, dot3, us, eu, point; the
+    first that fits), "castable" for other texts a plain parse reads (nan, inf) and "bad" for the rest."""
+    import re
+
+    from ..data import _NUMBER_PATTERNS
+
+    for name, pattern in _NUMBER_PATTERNS:
+        if re.fullmatch(pattern, text):
+            return name
+    try:
+        float(text)
+        return "castable"
+    except ValueError:
+        return "castable" if text.lower() in ("nan", "+nan", "-nan") else "bad"
+
+
+def decide_income_format(column: str, shapes: dict[str, str], delimiter: str | None) -> str:
+    """The format of a text income from its shapes (shape -> one example text, every non-blank cell
+    classified), by the app's own decision (:func:`dpcore.data.detect_number_format`, which depends only on
+    the shapes found and the CSV delimiter). A cell that fits no number shape is refused, naming the smallest
+    such text; ambiguous or mixed conventions are refused with the app's message, never guessed."""
+    from ..data import detect_number_format
+
+    if "bad" in shapes:  # a text no format reads: named (the smallest, as every engine sees it)
+        raise income_not_numeric(column, shapes["bad"])
+    fmt = detect_number_format([t for s, t in shapes.items() if s != "castable"], delimiter=delimiter)
+    if fmt.style in ("thousands_comma", "decimal_comma"):
+        return fmt.style
+    if fmt.style in ("ambiguous", "mixed"):
+        raise DPInputError(fmt.explain(column).replace("upload the file again", "run the release again"))
+    return "plain"
+
+
+def csv_delimiter(source: Any) -> str | None:
+    """The field delimiter of a CSV source (its first file's header, :func:`csv_layout`), None for the others:
+    the app's number rule reads "45,527" as a thousand only in a comma-separated file."""
+    if getattr(source, "kind", None) != "csv" or not getattr(source, "paths", ()):
+        return None
+    return csv_layout(source.paths[0]).delimiter
 
 
 def income_not_numeric(column: str, smallest_bad: Any) -> DPInputError:
@@ -602,6 +654,8 @@ class EngineSpec:
     #: the plan's public rule for a negative income ("refuse", "clip" or "drop",
     #: :data:`dpcore.plan.NEGATIVE_INCOME_RULES`); "clip" here for engines built without a plan
     negative_incomes: str = "clip"
+    #: how a text income writes its numbers (:data:`INCOME_FORMATS`), set by the engine when it reads the data
+    income_format: str = "plain"
 
     @classmethod
     def from_plan(cls, plan: Any) -> "EngineSpec":

@@ -84,6 +84,30 @@ def _parse_income(raw: np.ndarray) -> tuple[np.ndarray, str | None]:
     return x, smallest
 
 
+class _ReadAgain(Exception):
+    """The text income is written in the app's ``number_format`` (thousands or decimal commas): read again."""
+
+    def __init__(self, number_format: str) -> None:
+        super().__init__(number_format)
+        self.number_format = number_format
+
+
+def _with_number_format(column: Any, number_format: str) -> Any:
+    """An Arrow text income rewritten as a plain number text under the app's format (as
+    :func:`dpcore.engines.sql.income_number`): thousands commas dropped, or dots dropped and the comma a point."""
+    if number_format == "plain":
+        return column
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        column = pc.cast(column, pa.string())
+    text = pc.utf8_trim_whitespace(column)
+    if number_format == "thousands_comma":
+        return pc.replace_substring(text, ",", "")
+    return pc.replace_substring(pc.replace_substring(text, ".", ""), ",", ".")
+
+
 def _parse_text_income(column: Any) -> tuple[np.ndarray, str | None]:
     """:func:`_parse_income` of an Arrow text column. Arrow's own parser first (trimmed, C++): when it
     accepts every value the numbers are the same (both round the decimal text correctly); when it refuses
@@ -243,15 +267,50 @@ class PandasEngine(Engine):
                 x = pd.to_numeric(pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce")
                 x = x.astype(float).to_numpy()
             else:
-                x, bad = _parse_text_income(col)
+                x, bad = _parse_text_income(_with_number_format(col, spec.income_format))
                 if bad is not None and (smallest_bad is None or bad < smallest_bad):
                     smallest_bad = bad
             text = {c: _arrow_to_text(batch.column(batch.schema.get_field_index(c))) for c in others}
             yield x, text
         if smallest_bad is not None:
+            if spec.income_format == "plain":  # the app's number rule (thousands or decimal commas)
+                from . import csv_delimiter, decide_income_format
+
+                number_format = decide_income_format(spec.income, self._income_shapes(), csv_delimiter(self.source))
+                if number_format != "plain":
+                    raise _ReadAgain(number_format)
             raise income_not_numeric(spec.income, smallest_bad)
 
+    def _income_shapes(self) -> dict[str, str]:
+        """(shape -> smallest text) of the non-blank text incomes (:func:`dpcore.engines.income_shape`), one more
+        pass over the income column, made only when a plain parse failed."""
+        from . import income_shape
+
+        shapes: dict[str, str] = {}
+        batches = self._csv_batches() if self.source.kind == "csv" else self._arrow_batches()
+        for batch in batches:
+            col = batch.column(batch.schema.get_field_index(self.spec.income))
+            texts = pd.Series(_values(_arrow_to_text(col)), dtype=object).dropna().astype(str).str.strip()
+            for text in pd.unique(texts[texts != ""].to_numpy()):
+                shape = income_shape(text)
+                if shape not in shapes or text < shapes[shape]:
+                    shapes[shape] = text
+        return shapes
+
     def prepare(self) -> None:
+        """Read the needed columns once (:meth:`_prepare_rows`); a text income in the app's thousands- or
+        decimal-comma format (found when a plain parse fails) is read again in that format."""
+        try:
+            self._prepare_rows()
+        except _ReadAgain as again:
+            import dataclasses
+
+            self._reading_store.finish()
+
+            self.spec = dataclasses.replace(self.spec, income_format=again.number_format)
+            self._prepare_rows()
+
+    def _prepare_rows(self) -> None:
         if self._prepared:
             return
         spec = self.spec
@@ -259,6 +318,7 @@ class PandasEngine(Engine):
         self._dictionaries = {c: {} for c in text_columns}
         word_counts = {c: np.zeros(0, dtype=np.int64) for c in spec.outcome_columns}
         store = _ColumnStore(self.workdir, {"__x": np.float64, **{c: np.int32 for c in text_columns}})
+        self._reading_store = store  # closed by prepare() before a second reading (its buffers would overwrite)
         missing_incomes = negative_incomes = 0
         with self.progress.step(f"pandas: reading the needed columns in chunks of {CHUNK_ROWS:,} rows") as step:
             rows = 0

@@ -185,8 +185,18 @@ class SparkEngine(Engine):
         df.createOrReplaceTempView("dp_src")
         if kinds[spec.income] != "number":
             bad = self._collect(sqlmod.nonnumeric_probe(d, spec.income))
-            if len(bad) and not pd.isna(bad.iloc[0, 0]):
-                raise income_not_numeric(spec.income, bad.iloc[0, 0])
+            if len(bad) and not pd.isna(bad.iloc[0, 0]):  # the app's number rule (thousands or decimal commas)
+                import dataclasses
+
+                from . import csv_delimiter, decide_income_format
+
+                shapes = dict(self._collect(sqlmod.income_shapes(d, spec.income)).itertuples(index=False))
+                fmt = decide_income_format(spec.income, shapes, csv_delimiter(self.source))
+                if fmt != "plain":
+                    self.spec = spec = dataclasses.replace(spec, income_format=fmt)
+                    bad = self._collect(sqlmod.nonnumeric_probe(d, spec.income, fmt))
+                if len(bad) and not pd.isna(bad.iloc[0, 0]):
+                    raise income_not_numeric(spec.income, bad.iloc[0, 0])
         self._sql(f"CREATE OR REPLACE TEMP VIEW dp_valid AS {sqlmod.valid_view(d, spec)}")
         if spec.missing_income == "refuse":
             missing = int(self._collect("SELECT COUNT(*) AS missing FROM dp_valid WHERE __x IS NULL").iloc[0, 0])

@@ -39,6 +39,12 @@ class Dialect:
     def as_text(self, expr: str) -> str:
         return f"CAST({expr} AS {self.string_type})"
 
+    def full_match(self, expr: str, pattern: str) -> str:
+        """``expr`` matches the (RE2 / Java) regular expression ``pattern`` as a whole."""
+        if self.name == "spark":
+            return f"({expr} rlike {self.text('^(?:' + pattern + ')$')})"
+        return f"regexp_full_match({expr}, {self.text(pattern)})"
+
     def finite(self, expr: str) -> str:
         if self.name == "duckdb":
             return f"isfinite({expr})"
@@ -57,13 +63,43 @@ def outcome_expr(d: Dialect, column: str) -> str:
             f"WHEN {t} IN ({no}) THEN 0 ELSE -1 END")
 
 
+def income_number(d: Dialect, column: str, number_format: str = "plain") -> str:
+    """The income as DOUBLE (NULL when it is not a number) under the app's number format
+    (:data:`dpcore.engines.INCOME_FORMATS`): thousands commas dropped, or a decimal comma read as the point."""
+    col = d.quote(column)
+    if number_format == "plain":
+        return f"TRY_CAST({col} AS DOUBLE)"
+    t = f"trim({d.as_text(col)})"
+    if number_format == "thousands_comma":
+        t = f"replace({t}, ',', '')"
+    elif number_format == "decimal_comma":
+        t = f"replace(replace({t}, '.', ''), ',', '.')"
+    else:
+        raise ValueError(f"unknown number format {number_format!r}")
+    return f"TRY_CAST({t} AS DOUBLE)"
+
+
+def income_shapes(d: Dialect, income: str) -> str:
+    """(shape, smallest text) of the non-blank income texts, shaped as :func:`dpcore.engines.income_shape`
+    (the app's cell patterns): the input of :func:`dpcore.engines.decide_income_format`."""
+    from ..data import _NUMBER_PATTERNS
+
+    t = "__t"
+    cases = " ".join(f"WHEN {d.full_match(t, pattern)} THEN {d.text(name)}" for name, pattern in _NUMBER_PATTERNS)
+    shape = f"CASE {cases} WHEN TRY_CAST({t} AS DOUBLE) IS NOT NULL THEN 'castable' ELSE 'bad' END"
+    col = d.quote(income)
+    return (f"SELECT __shape, MIN(__t) AS __example FROM (SELECT __t, {shape} AS __shape FROM (SELECT "
+            f"trim({d.as_text(col)}) AS __t FROM dp_src WHERE {col} IS NOT NULL) AS __texts WHERE __t <> '') "
+            "AS __shaped GROUP BY __shape")
+
+
 def valid_view(d: Dialect, spec: EngineSpec) -> str:
     """SELECT for dp_valid (from dp_src): every row, a missing or non-finite income as NULL.
 
     No row is dropped here: a filter on missing values before the contribution bounding would change which
     rows of a person are kept, and after it would change the public cell sizes, both when one person's
     income goes missing (the neighbouring relation lets a person's values change, missingness included)."""
-    x = f"TRY_CAST({d.quote(spec.income)} AS DOUBLE)"
+    x = income_number(d, spec.income, spec.income_format)
     # negative_incomes = "drop": a negative income counts as missing (the row stays, as a missing one does)
     drop = f" AND {x} >= 0" if spec.negative_incomes == "drop" else ""
     cols = [f"CASE WHEN {x} IS NOT NULL AND {d.finite(x)}{drop} THEN {x} ELSE NULL END AS __x"]
@@ -93,12 +129,12 @@ def base_view(d: Dialect, spec: EngineSpec) -> str:
             f"AS __rn FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.max_rows_per_person)}")
 
 
-def nonnumeric_probe(d: Dialect, income: str) -> str:
+def nonnumeric_probe(d: Dialect, income: str, number_format: str = "plain") -> str:
     """The smallest income text that is not a number (NULL when there is none): the smallest, not the
     first found, so that every engine names the same value (scan order differs between engines)."""
     col = d.quote(income)
     return (f"SELECT MIN({d.as_text(col)}) FROM dp_src WHERE {col} IS NOT NULL AND trim({d.as_text(col)}) <> '' "
-            f"AND TRY_CAST({col} AS DOUBLE) IS NULL")
+            f"AND {income_number(d, income, number_format)} IS NULL")
 
 
 def income_or_lower(d: Dialect, lower: float) -> str:
