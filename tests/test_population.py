@@ -211,14 +211,15 @@ def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
     # the app: an upload of the re-saved copy, released with income column "wage" (Release mode's functions)
     raw = open(files["crlf_reordered"], "rb").read()
     fingerprint = L.dataset_fingerprint(raw)
-    assert release_panel.upload_population_account(db, fingerprint, raw, "wage") is None  # no release yet
+    assert release_panel.upload_population_account(db, fingerprint, L.file_bytes_fingerprint(raw, "wage")) is None  # no release yet
     acct = release_panel.population_for_release(db, fingerprint, "households", 1.0, 0.0)
     values = read_table(raw)[0]["wage"].to_numpy(dtype=float)
     release.make_release([(planner.make_statistic("mean", values, upper=200000.0), 0.5)], acct,
                          dataset={"income_column": "wage", "n": len(values)})
     # another upload of the same records (CSV as first written, another income column) finds that budget
     raw_again = open(files["csv"], "rb").read()
-    found = release_panel.upload_population_account(db, L.dataset_fingerprint(raw_again), raw_again, "hours")
+    found = release_panel.upload_population_account(db, L.dataset_fingerprint(raw_again),
+                                                     L.file_bytes_fingerprint(raw_again, "hours"))
     assert found is not None and found.population == "households" and found.spent_epsilon() == pytest.approx(0.5)
     # the command line, on the Parquet copy: the same population, the same budget
     _release(_plan("households"), files["parquet"], tmp_path, url, "cli")
@@ -245,10 +246,10 @@ def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records
         conn.execute(f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph})",
                      ("survey (app)", old.dataset_id, "2026-01-01", "test"))
     resaved = open(files["crlf_reordered"], "rb").read()
-    found = release_panel.upload_population_account(db, L.dataset_fingerprint(raw), raw, "wage")
+    found = release_panel.upload_population_account(db, L.dataset_fingerprint(raw), L.file_bytes_fingerprint(raw, "wage"))
     assert found is not None and found.dataset_id == old.dataset_id and found.spent_epsilon() == 0.75
     # the re-saved copy (other bytes) now finds the same budget through its records
-    assert release_panel.upload_population_account(db, L.dataset_fingerprint(resaved), resaved, "wage").dataset_id \
+    assert release_panel.upload_population_account(db, L.dataset_fingerprint(resaved), None).dataset_id \
         == old.dataset_id
 
 

@@ -307,14 +307,15 @@ def _upload_bytes() -> bytes | None:
     return uploaded.getvalue()
 
 
-def upload_population_account(db: Any, fingerprint: str, raw: bytes | None, income_column: str) -> Any:
+def upload_population_account(db: Any, fingerprint: str, legacy_id: str | None) -> Any:
     """The population account an upload's records belong to, or None before their first release: the
     population the record fingerprint is attached to; else (a ledger from before populations) the
-    account keyed by the file's bytes, whose population the records then join."""
+    account keyed by ``legacy_id`` (``dpcore.ledger.file_bytes_fingerprint(bytes, income column)``),
+    whose population the records then join."""
     acct = db.source_population(fingerprint)
-    if acct is not None or raw is None:
+    if acct is not None or legacy_id is None:
         return acct
-    legacy = db.find_account(ledger_lib.file_bytes_fingerprint(raw, income_column))
+    legacy = db.find_account(legacy_id)
     if legacy is None:
         return None
     population = db.population_of_account(legacy.dataset_id)
@@ -349,8 +350,17 @@ def dataset_identity(ds: Any) -> tuple[str, str]:
         raw = _upload_bytes()
         if raw is None:
             raise ledger_lib.DPInputError("the uploaded file's bytes are not available: upload it again in the sidebar")
-        fingerprint = ledger_lib.dataset_fingerprint(raw)  # every parsed record, as the command line's engines
-        st.session_state["_release_fingerprint"] = (memo_key, fingerprint)
+        if len(key) > 2 and isinstance(key[1], str) and isinstance(key[2], str):
+            from ui.sidebar import _read_upload  # the sidebar's cached parse of these bytes: not parsed again
+
+            frame = _read_upload(key[1], key[2], raw)[0]
+        else:
+            frame = raw
+        # every parsed record (all columns), as the command line's engines fingerprint the same file; the
+        # bytes key of older ledgers is computed once here too (the page reruns on every widget change)
+        fingerprint = ledger_lib.dataset_fingerprint(frame)
+        legacy_id = ledger_lib.file_bytes_fingerprint(raw, ds.column)
+        st.session_state["_release_fingerprint"] = (memo_key, fingerprint, legacy_id)
         return fingerprint, ds.name
     recipe = json.dumps([str(k) for k in key], separators=(",", ":"))
     return "demo:" + hashlib.sha256(recipe.encode()).hexdigest(), f"demonstration data: {ds.name}"
@@ -362,7 +372,9 @@ def _find_account(db: Any, ds: Any, dataset_id: str) -> Any:
     if isinstance(db, _NoLedgerYet):
         return None
     if ds.source == "upload" and _is_source_fingerprint(dataset_id):
-        return upload_population_account(db, dataset_id, _upload_bytes(), ds.column)
+        memo = st.session_state.get("_release_fingerprint")
+        legacy_id = memo[2] if memo and len(memo) > 2 and memo[1] == dataset_id else None
+        return upload_population_account(db, dataset_id, legacy_id)
     return db.find_account(dataset_id)
 
 
