@@ -29,7 +29,7 @@ import resource, sys, time
 sys.path.insert(0, {tree!r})
 from dpcore.engines import EngineSpec, open_engine, parse_source
 from dpcore.plan import plan_from_dict
-plan = plan_from_dict({{"version": 1, "dataset": "bench", "income": "earnings", "cap_epsilon": 3.0,
+plan = plan_from_dict({{"version": 1, "dataset": "bench", "income": "earnings", "cap_epsilon": 3.0, "cell_sizes": "public",
     "statistics": [{{"kind": "percentiles", "by": ["state"], "epsilon": 1.0}},
                    {{"kind": "mean", "by": ["state"], "epsilon": 1.0, "lower": 0, "upper": 500000}},
                    {{"kind": "gini", "by": ["state"], "epsilon": 1.0, "lower": 0, "upper": 2000000}}]}})
