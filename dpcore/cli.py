@@ -141,7 +141,7 @@ def _check(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan)
     cost = plan_cost(plan)
     print(f"plan OK: dataset {plan.dataset!r}, {len(plan.statistics)} statistic(s), epsilon = {cost.epsilon:g} of cap "
-          f"{plan.cap_epsilon:g}" + (f", delta = {cost.delta:.3g} (certified Gini sampler)" if cost.delta else ""))
+          f"{plan.cap_epsilon:g}" + (f", delta = {cost.delta:.3g} (Gini samplers, DP cell selection)" if cost.delta else ""))
     for s, (e, d) in zip(plan.statistics, cost.per_statistic):
         print(f"  {s.index}. {s.name}: {s.kind} by {', '.join(s.by) or '(whole table)'}, epsilon = {e:g}"
               + (f", delta = {d:.3g}" if d else ""))
