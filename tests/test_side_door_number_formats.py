@@ -28,8 +28,8 @@ def _write(path, cells, delimiter):
 
 
 def _cents(engine, path):
-    eng = open_engine(engine, parse_source(str(path)), EngineSpec("income", ("state",)))
-    return eng.sums(["state"], 0.0, 2e6).set_index("state")[["n", "sum_cents"]]
+    with open_engine(engine, parse_source(str(path)), EngineSpec("income", ("state",))) as eng:
+        return eng.sums(["state"], 0.0, 2e6).set_index("state")[["n", "sum_cents"]]
 
 
 def _app_values(cells, delimiter):
