@@ -19,8 +19,11 @@ writes it ("Download the release plan"). Format, field by field: ``docs/plan_for
 Privacy accounting of a plan (:attr:`ReleasePlan.total_epsilon`): inside one statistic the cells
 (the distinct values of the ``by`` columns) are disjoint, so one statistic costs its ``epsilon`` once
 (parallel composition, Dwork & Roth 2014, Thm 3.16 with disjoint inputs); statistics compose
-sequentially, so the plan costs the sum of its statistics' epsilons. A Gini's ``noise`` is "cauchy" (the
-default when the field is absent: pure epsilon) or "laplace" (issue 17: NRS 2007 (epsilon, delta) with the
+sequentially, so the plan costs the sum of its statistics' epsilons. Cells are the plan's declared
+``[keys]`` or selected with DP, and each cell's n is a noisy count costing ``n_epsilon`` more (plus
+``selection_delta`` for a selection), unless ``cell_sizes = "public"`` (the PSEO assumption):
+:mod:`dpcore.cell_keys`. A Gini's ``noise`` is "cauchy" (the default when the field is absent: pure
+epsilon) or "laplace" (issue 17: NRS 2007 (epsilon, delta) with the
 entry's ``delta``; the plan then needs ``cap_delta`` >= the sum of those deltas, :attr:`ReleasePlan.noise_delta`). With a ``privacy_unit`` and
 ``max_rows_per_person = m`` every mechanism is calibrated for one person changing up to m rows
 (see :mod:`dpcore.engines` and ``docs/release_cli.md``), so the cost per statistic stays ``epsilon``.

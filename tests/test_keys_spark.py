@@ -19,7 +19,8 @@ def spark_session():
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    os.environ["PYTHONPATH"] = os.pathsep.join([root, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
     builder = SparkSession.builder.master("local[1]").appName("dpcore-keys-tests")
     for key, value in SPARK_TEST_CONFIG.items():
         builder = builder.config(key, value)
