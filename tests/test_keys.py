@@ -222,3 +222,21 @@ def test_declared_cells_without_rows_are_released_not_refused(neighbours, tmp_pa
     result = release(plan, neighbours / "alone.csv", "pandas", tmp_path, "out")
     assert all(table["state"].tolist() == ["AK", "AL"] for table in result.tables.values())
     assert result.ledger_entry_id is not None
+
+
+def test_a_keys_file_of_combinations_restricts_the_cells(tmp_path):
+    """file = "keys.csv": only the listed combinations are cells (not the cross product); the record says how
+    the cells and their n were obtained, and what one person can change when rows move between cells."""
+    df = base_frame(n=600)
+    df["level"] = (df.index % 2) + 1
+    df.to_csv(tmp_path / "data.csv", index=False)
+    (tmp_path / "keys.csv").write_text("state,level\nCO,1\nTX,2\nAK,1\n", encoding="utf-8")
+    raw = raw_plan(keys={"file": "keys.csv"})
+    raw["statistics"] = [{"kind": "mean", "by": ["state", "level"], "epsilon": 1.0, "lower": 0, "upper": 1e5}]
+    (tmp_path / "plan.toml").write_text(write_plan(plan_from_dict(raw, tmp_path)), encoding="utf-8")
+    plan = load_plan(tmp_path / "plan.toml")
+    result = release(plan, tmp_path / "data.csv", "duckdb", tmp_path, "out")
+    table = next(iter(result.tables.values()))
+    assert list(zip(table["state"], table["level"])) == [("CO", "1"), ("TX", "2"), ("AK", "1")]
+    assert result.record["cells"]["keys"] == {"file": str(tmp_path / "keys.csv")}
+    assert "move between cells" in result.record["privacy"]["what_one_person_can_change"]

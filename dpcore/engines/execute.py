@@ -1067,6 +1067,10 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
             "public (not protected): the declared [keys] cells, the bounds, bins, percentile levels and thresholds "
             "of the plan. Protected: which cell and exposure group each row falls in (rows may move between "
             "cells: the mean's sum sensitivity is m max(U - L, 2 max(|L|, |U|))) and every cell's n (noisy).")
+        record["privacy"]["what_one_person_can_change"] += (
+            f"; their rows may also move between cells and exposure groups (cell_sizes = \"noisy\"): every clipped "
+            f"sum table by at most {plan.rows_per_person} x max(upper - lower, 2 max(|lower|, |upper|)) in L1, every "
+            f"table of cell sizes by at most {2 * plan.rows_per_person} (noise scale 2m/n_epsilon)")
     if simulate:  # the seed is recorded only here: the source was declared public (check_simulation_allowed)
         record["simulation"] = {"seed": int(seed), "public_data": True,
                                 "note": "numpy noise with this seed; the ledger was not charged; the source was "
