@@ -54,6 +54,10 @@ def test_ambiguous_and_non_numbers_are_refused_with_the_apps_words(tmp_path, eng
     assert data.detect_number_format(pd.Series(cells), delimiter=";").style == "ambiguous"  # the app refuses too
     with pytest.raises(DPInputError, match="no guess is made"):
         _cents(engine, _write(tmp_path / "ambiguous.csv", cells, ";"))
+    # a ';' file whose incomes read plainly: 1.234 may be a thousand there (the app refuses it; read as 1.234 before)
+    assert data.detect_number_format(pd.Series(["1.234", "12"]), delimiter=";").style == "ambiguous"
+    with pytest.raises(DPInputError, match="no guess is made"):
+        _cents(engine, _write(tmp_path / "dots.csv", ["1.234", "12"], ";"))
     with pytest.raises(DPInputError, match="is not numeric: found 'abc'"):
         _cents(engine, _write(tmp_path / "text.csv", ["87,000.00", "abc"], ","))
 

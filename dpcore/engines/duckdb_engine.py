@@ -164,13 +164,16 @@ class DuckDBEngine(Engine):
         self._check_column_kinds(kinds)
         if kinds[spec.income] != "number":
             bad = self._sql(sqlmod.nonnumeric_probe(d, spec.income)).fetchall()
-            if bad and bad[0][0] is not None:  # the app's number rule (thousands or decimal commas), or refused
+            from . import csv_delimiter, decide_income_format
+
+            delimiter = csv_delimiter(self.source)
+            # the app's number rule (thousands or decimal commas, or refused) when a plain parse fails, and always
+            # in a ';' file, where the app reads 1.234 as ambiguous (a thousand?), never as 1.234 silently
+            if (bad and bad[0][0] is not None) or delimiter == ";":
                 import dataclasses
 
-                from . import csv_delimiter, decide_income_format
-
                 shapes = dict(self._sql(sqlmod.income_shapes(d, spec.income)).fetchall())
-                fmt = decide_income_format(spec.income, shapes, csv_delimiter(self.source))
+                fmt = decide_income_format(spec.income, shapes, delimiter)
                 if fmt != "plain":
                     self.spec = spec = dataclasses.replace(spec, income_format=fmt)
                     bad = self._sql(sqlmod.nonnumeric_probe(d, spec.income, fmt)).fetchall()

@@ -260,6 +260,7 @@ class PandasEngine(Engine):
         spec = self.spec
         others = [c for c in self._needed() if c != spec.income]
         smallest_bad: str | None = None
+        text_income = False
         batches = self._csv_batches() if self.source.kind == "csv" else self._arrow_batches()
         for batch in batches:
             col = batch.column(batch.schema.get_field_index(spec.income))
@@ -267,18 +268,22 @@ class PandasEngine(Engine):
                 x = pd.to_numeric(pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce")
                 x = x.astype(float).to_numpy()
             else:
+                text_income = True
                 x, bad = _parse_text_income(_with_number_format(col, spec.income_format))
                 if bad is not None and (smallest_bad is None or bad < smallest_bad):
                     smallest_bad = bad
             text = {c: _arrow_to_text(batch.column(batch.schema.get_field_index(c))) for c in others}
             yield x, text
-        if smallest_bad is not None:
-            if spec.income_format == "plain":  # the app's number rule (thousands or decimal commas)
-                from . import csv_delimiter, decide_income_format
+        from . import csv_delimiter, decide_income_format
 
-                number_format = decide_income_format(spec.income, self._income_shapes(), csv_delimiter(self.source))
-                if number_format != "plain":
-                    raise _ReadAgain(number_format)
+        delimiter = csv_delimiter(self.source)
+        # the app's number rule (thousands or decimal commas, or refused) when a plain parse failed, and always in
+        # a ';' file, where the app reads 1.234 as ambiguous (a thousand?), never as 1.234 silently
+        if spec.income_format == "plain" and (smallest_bad is not None or (delimiter == ";" and text_income)):
+            number_format = decide_income_format(spec.income, self._income_shapes(), delimiter)
+            if number_format != "plain":
+                raise _ReadAgain(number_format)
+        if smallest_bad is not None:
             raise income_not_numeric(spec.income, smallest_bad)
 
     def _income_shapes(self) -> dict[str, str]:

@@ -185,13 +185,15 @@ class SparkEngine(Engine):
         df.createOrReplaceTempView("dp_src")
         if kinds[spec.income] != "number":
             bad = self._collect(sqlmod.nonnumeric_probe(d, spec.income))
-            if len(bad) and not pd.isna(bad.iloc[0, 0]):  # the app's number rule (thousands or decimal commas)
+            from . import csv_delimiter, decide_income_format
+
+            delimiter = csv_delimiter(self.source)
+            # the app's number rule when a plain parse fails, and always in a ';' file (as the DuckDB engine)
+            if (len(bad) and not pd.isna(bad.iloc[0, 0])) or delimiter == ";":
                 import dataclasses
 
-                from . import csv_delimiter, decide_income_format
-
                 shapes = dict(self._collect(sqlmod.income_shapes(d, spec.income)).itertuples(index=False))
-                fmt = decide_income_format(spec.income, shapes, csv_delimiter(self.source))
+                fmt = decide_income_format(spec.income, shapes, delimiter)
                 if fmt != "plain":
                     self.spec = spec = dataclasses.replace(spec, income_format=fmt)
                     bad = self._collect(sqlmod.nonnumeric_probe(d, spec.income, fmt))
