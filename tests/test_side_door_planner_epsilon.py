@@ -8,6 +8,8 @@ releases) starts from an ε solved on public or synthetic data only, and the mem
 """
 from __future__ import annotations
 
+import tomllib
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -40,6 +42,14 @@ def test_epsilon_solved_on_the_confidential_file_does_not_start_the_release(tmp_
     field = at.number_input(key="planner_rel_eps_gini").value
     assert field == pytest.approx(2.0) and field != pytest.approx(planned)  # was the planned ε
     assert any("solved on the **confidential file**" in w.value for w in at.warning)
+    # the plan file for the command line is what Release mode releases: not the confidential ε either
+    at.radio(key="planner_mode").set_value(PLAN).run()
+    at.radio(key="planner_view").set_value("4 · Share / reproduce").run()
+    assert not at.exception
+    texts = [c.value for c in at.code if "cap_epsilon" in c.value]
+    assert texts and tomllib.loads(texts[0])["statistics"][0]["epsilon"] == pytest.approx(2.0)
+    assert any("solved on the **confidential file**" in w.value for w in at.warning)
+    at.radio(key="planner_mode").set_value(RELEASE).run()
     # typing the planned ε is the user's choice; the page never compares the release with the confidential plan
     at.number_input(key="planner_rel_eps_gini").set_value(round(planned / 2, 4)).run()
     assert not [w.value for w in at.warning if "instead of the planned" in w.value]
