@@ -74,7 +74,9 @@ def _number_text(x: np.ndarray) -> np.ndarray:
         out[integral] = x[integral].astype(np.int64).astype(str)
     rest = ~integral
     if rest.any():
-        out[rest] = [repr(float(v)) for v in x[rest]]
+        # NumPy's float64 -> str is the shortest round-trip text, identical to Python's repr (checked on
+        # 500,000 values from 5e-324 to 1.8e308 in tests/test_population.py), and vectorised
+        out[rest] = x[rest].astype(str).astype(object)
     return out
 
 
@@ -102,12 +104,18 @@ def canonical_values(values: pd.Series | np.ndarray | list) -> np.ndarray:
     if not present.any():
         return out
     objects = s[present]
-    booleans = objects.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy()
-    text = objects.map(lambda v: ("true" if v else "false") if isinstance(v, (bool, np.bool_))
-                       else _float_or_text(v)).astype(str)
-    text = text.str.strip().str.normalize("NFC")
+    if pd.api.types.infer_dtype(objects, skipna=True) == "string":  # text only (CSV read as text): no per-value work
+        booleans = np.zeros(len(objects), dtype=bool)
+        text = objects.astype(object)
+    else:
+        booleans = objects.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy()
+        text = objects.map(lambda v: ("true" if v else "false") if isinstance(v, (bool, np.bool_))
+                           else _float_or_text(v)).astype(str).astype(object)
+    text = pd.Series(text.to_numpy(dtype=object), dtype=object).str.strip()
+    if not text.str.isascii().all():
+        text = text.str.normalize("NFC")
     lower = text.str.lower()
-    result = text.to_numpy(dtype=object)
+    result = text.to_numpy(dtype=object, copy=True)
     missing = lower.isin(MISSING_WORDS).to_numpy() & ~booleans
     result[missing] = NULL_MARK
     truth = lower.isin(("true", "false")).to_numpy() & ~missing
@@ -115,7 +123,12 @@ def canonical_values(values: pd.Series | np.ndarray | list) -> np.ndarray:
     candidates = ~missing & ~truth
     if candidates.any():
         cand = text[candidates]
-        unsep = cand.where(~cand.str.match(_THOUSANDS), cand.str.replace(",", "", regex=False))
+        comma = cand.str.contains(",", regex=False).to_numpy()
+        unsep = cand
+        if comma.any():
+            thousands = np.zeros(len(cand), dtype=bool)
+            thousands[comma] = cand[comma].str.match(_THOUSANDS).to_numpy(dtype=bool)
+            unsep = cand.where(~thousands, cand.str.replace(",", "", regex=False))
         number = pd.to_numeric(unsep, errors="coerce").astype(float).to_numpy()
         # a text "inf"/"infinity" parses as a float: keep the float's own spelling
         is_number = ~np.isnan(number)

@@ -138,6 +138,13 @@ def test_canonical_values_are_defined_exactly():
     assert list(canonical_values(pd.Series([87000.0, np.nan, 1.5, 2.0 ** 60]))) == [
         "87000", NULL_MARK, "1.5", repr(2.0 ** 60)]
     assert list(canonical_values(pd.Series([True, False]))) == ["true", "false"]
+    # numbers are written by NumPy's vectorised float -> str, which must be Python's repr exactly
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.lognormal(10, 3, 200_000), -rng.lognormal(0, 20, 200_000),
+                        rng.standard_normal(100_000) * 1e-300, [0.1, 1e-5, 1e16, 1e22, 5e-324, 1.7976931348623157e308,
+                                                                9007199254740993.0, 123456789012345678.0]])
+    x = x[np.isfinite(x) & ~((np.abs(x) < 2.0 ** 53) & (np.floor(x) == x))]
+    assert list(canonical_values(pd.Series(x))) == [repr(float(v)) for v in x]
 
 
 # ----------------------------------------------------------------------------------------------------
