@@ -240,3 +240,17 @@ def test_a_keys_file_of_combinations_restricts_the_cells(tmp_path):
     assert list(zip(table["state"], table["level"])) == [("CO", "1"), ("TX", "2"), ("AK", "1")]
     assert result.record["cells"]["keys"] == {"file": str(tmp_path / "keys.csv")}
     assert "move between cells" in result.record["privacy"]["what_one_person_can_change"]
+
+
+def test_a_pure_epsilon_population_refuses_a_dp_selection_before_the_charge(neighbours, tmp_path):
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    ledger.init_ledger(url).register_population("keys-pure", 100.0)
+    plan = plan_from_dict(raw_plan(dataset="keys-pure"))
+    with pytest.raises(DPInputError, match=r"DP cell selections\); declare the cells in \[keys\].*nothing was charged"):
+        execute.run_plan(plan, parse_source(str(neighbours / "alone.csv")), engine="pandas", out_dir=tmp_path / "o",
+                         ledger_url=url)
+    declared = plan_from_dict(raw_plan(dataset="keys-pure", keys={"state": ["CO", "TX"]}))  # pure epsilon: accepted
+    result = execute.run_plan(declared, parse_source(str(neighbours / "alone.csv")), engine="pandas",
+                              out_dir=tmp_path / "o2", ledger_url=url)
+    assert result.record["privacy"]["cost"]["delta"] == 0.0
+    assert len(ledger.open_ledger(url).population("keys-pure").entries()) == 1

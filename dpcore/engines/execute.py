@@ -764,8 +764,9 @@ def _open_account(plan: ReleasePlan, cost: PlanCost, ledger_url: str | None, *, 
             "was registered): write the registered cap in the plan; nothing was charged")
     if cost.delta > 0 and acct.cap_delta <= 0:
         raise DPInputError(
-            f"the population {population!r} is pure epsilon-DP (cap delta = 0), but this plan's Gini sampler "
-            f"has delta = {cost.delta:.3g}; release the Gini for a population registered with --cap-delta > 0")
+            f"the population {population!r} is pure epsilon-DP (cap delta = 0), but this plan has delta = "
+            f"{cost.delta:.3g} (its Gini samplers and DP cell selections); declare the cells in [keys] (no selection "
+            "delta) or use a population registered with --cap-delta > 0; nothing was charged")
     if acct.would_exceed(cost.as_budget_cost()):
         spent = acct.spent_epsilon()
         from ..ledger import BudgetExceeded
