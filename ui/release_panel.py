@@ -548,6 +548,21 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
     st.session_state[RELEASE_OUTCOME] = outcome
 
 
+def _say_existing_population(db: Any, ds: Any, name: str) -> None:
+    """Before the first release of an upload's records: when the name typed is a registered population (also
+    one the command line uses), say that the release pays from it, under its cap."""
+    if ds.source != "upload" or isinstance(db, _NoLedgerYet) or not str(name or "").strip():
+        return
+    try:
+        population = db.population(str(name))
+    except (ValueError, TypeError):  # not a valid population name: the release says why
+        return
+    if population is not None:
+        st.info(f"**{population.population}** is a registered population (cap {population.cap.describe()}, spent "
+                f"ε = {population.spent_epsilon():.4g}): this release attaches these records to it and pays from its "
+                "budget; the cap above is not used.")
+
+
 def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str], planner_lib.PlannedStatistic],
                   allocation: dict[str, float], *, group_column: str | None, random_groups: bool) -> None:
     """Draw Release mode: account, cap, ε per statistic, the release button, the records, the archive.
@@ -601,6 +616,7 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                               "dpcore ledger population add') keeps its cap; a new name registers it with the cap "
                               "above. The command line's plans name it with population = \"...\".",
                               key=f"planner_account_label_{dataset_id[:16]}", max_chars=200)
+        _say_existing_population(db, ds, label)
     else:
         cap, cap_delta, label = acct.cap_epsilon, acct.cap_delta, acct.label
     with status_box:
