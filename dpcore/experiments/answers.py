@@ -138,7 +138,7 @@ def _gini_statistic(values: Any, *, lower: float, upper: float, gamma: float, ca
                                       noise=noise, delta=delta)
     truth = float(stat.truth[0])
     if not math.isfinite(truth) or truth <= 0:
-        raise DPInputError("the Gini of these data is 0 (every income is 0): there is no error to state")
+        raise DPInputError("the Gini of these data is 0 (every income is equal): there is no error to state")
     return stat
 
 
