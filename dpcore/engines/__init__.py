@@ -167,6 +167,8 @@ def income_shape(text: str) -> str:
 
     from ..data import _NUMBER_PATTERNS
 
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     for name, pattern in _NUMBER_PATTERNS:
         if re.fullmatch(pattern, text):
             return name
@@ -184,6 +186,12 @@ def decide_income_format(column: str, shapes: dict[str, str], delimiter: str | N
     such text; ambiguous or mixed conventions are refused with the app's message, never guessed."""
     from ..data import detect_number_format
 
+    if not isinstance(column, str):
+        raise TypeError(f"column must be a column name (str), got {type(column).__name__}")
+    if not isinstance(shapes, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in shapes.items()):
+        raise TypeError("shapes must be a dict of shape name -> example text (str -> str)")
+    if delimiter is not None and delimiter not in CSV_DELIMITERS:
+        raise DPInputError(f"delimiter must be None or one of {CSV_DELIMITERS!r}, got {shown(delimiter)}")
     if "bad" in shapes:  # a text no format reads: named (the smallest, as every engine sees it)
         raise income_not_numeric(column, shapes["bad"])
     fmt = detect_number_format([t for s, t in shapes.items() if s != "castable"], delimiter=delimiter)
