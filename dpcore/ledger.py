@@ -1700,6 +1700,16 @@ class LedgerDB:
             key = meta.get("public_id_key", "")
             accounts = {r[0]: (r[1], float(r[2]), float(r[3]), r[4]) for r in conn.execute(
                 "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts").fetchall()}
+            if version >= 3:
+                # a population or a source pointing at no account would send releases to a budget that is not there
+                orphans = [r[0] for r in conn.execute("SELECT name, dataset_id FROM dpcore_populations").fetchall()
+                           if r[1] not in accounts]
+                if orphans:
+                    problems.append(f"{len(orphans)} population(s) without their account: {', '.join(orphans[:3])}")
+                lost = sum(1 for r in conn.execute("SELECT dataset_id FROM dpcore_sources").fetchall()
+                           if r[0] not in accounts)
+                if lost:
+                    problems.append(f"{lost} source(s) attached to no account")
             prev = CHAIN_GENESIS
             hashes: dict[int, str] = {}
             n_entries = 0

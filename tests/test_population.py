@@ -312,3 +312,21 @@ def test_population_tables_are_append_only(url, tmp_path):
                 except Exception as exc:  # the driver's error, as a ledger fault (what a caller would see)
                     raise L.LedgerError(str(exc)) from None
     assert db.source_population(L.dataset_fingerprint(_records())).population == "households"
+
+
+def test_verify_finds_a_source_or_population_without_its_account(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "ledger.db"
+    db = L.open_ledger(path)
+    db.register_population("households", 1.0)
+    assert db.verify().ok
+    raw = sqlite3.connect(path)  # someone with write access, foreign keys off (SQLite's default)
+    with raw:
+        raw.execute("INSERT INTO dpcore_sources VALUES (?, 'ghost', '2026-01-01', 'x')", ("a" * 64,))
+        raw.execute("INSERT INTO dpcore_populations VALUES ('ghosts', 'ghost', '2026-01-01', 'x')")
+    raw.close()
+    report = L.open_ledger(path, create=False).verify()
+    assert not report.ok
+    assert any("population(s) without their account: ghosts" in p for p in report.problems)
+    assert any("1 source(s) attached to no account" in p for p in report.problems)
