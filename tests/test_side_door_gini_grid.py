@@ -55,6 +55,7 @@ def test_command_line_ginis_lie_in_the_unit_interval_on_the_one_grid(tmp_path, c
     stat = record["statistics"][0]
     assert stat["output_grid"] == 1e-6 and stat["output_window"] == [0.0, 1.0]
     assert "publish_gini" in stat["output_rule"]
+    assert 5e-23 < stat["sampler_delta_per_cell"] < 8e-23  # (1 + e^0.5) 2^53 (2^-128 + 2^-149): docs say 7.0e-23
     assert "grid 1e-06" in stat["measurement"]  # the sampler itself uses the same grid
 
 

@@ -352,6 +352,7 @@ def _cauchy_gini_noise(spec: StatisticSpec, m: int, cal, rng):
                       f"+-2^52 grid cells (delta per cell from its 2^53 cell boundaries), then every released "
                       f"value is clamped to [0, 1] on the same grid (post-processing); no floor on the noise "
                       f"scale"),
+            "sampler_delta_per_cell": _gini_cell_delta(eps_cell, spec.gamma),  # (1 + e^{eps/m}) tau, public
             **_gini_output_fields()}
     return draw_cell, info
 
