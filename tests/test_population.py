@@ -330,3 +330,29 @@ def test_verify_finds_a_source_or_population_without_its_account(tmp_path):
     assert not report.ok
     assert any("population(s) without their account: ghosts" in p for p in report.problems)
     assert any("1 source(s) attached to no account" in p for p in report.problems)
+
+
+def test_the_population_commands(url, tmp_path, capsys):
+    from dpcore import ledger_cli
+
+    files = _variants(tmp_path)
+
+    def run(*args):
+        code = ledger_cli.main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, out, _ = run("population", "add", "households", "--cap-epsilon", "2", "--cap-delta", "1e-8", "--ledger", url)
+    assert code == 0 and "registered: population 'households'" in out
+    assert run("population", "add", "households", "--cap-epsilon", "2", "--cap-delta", "1e-8", "--ledger", url)[0] == 0
+    code, _, err = run("population", "add", "households", "--cap-epsilon", "3", "--ledger", url)
+    assert code == 2 and err.count("\n") == 1 and "can never be raised or reset" in err
+    assert run("population", "add", "others", "--cap-epsilon", "1", "--ledger", url)[0] == 0
+    code, out, _ = run("population", "attach", "households", files["csv"], files["parquet"], "--ledger", url)
+    assert code == 0 and out.count("attached") == 2
+    code, _, err = run("population", "attach", "others", files["crlf_reordered"], "--ledger", url)
+    assert code == 2 and "already belong to the population 'households'" in err and "Traceback" not in err
+    code, out, _ = run("population", "list", "--ledger", url)
+    assert code == 0 and "households" in out and "1 source(s) attached" in out and "0 source(s) attached" in out
+    fingerprint = L.dataset_fingerprint(files["csv"])
+    assert fingerprint not in out and fingerprint not in run("show", url)[1]  # fingerprints stay in the ledger
