@@ -46,7 +46,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .validation import DPInputError
+from .validation import DPInputError, check_delta, check_epsilon, check_int
 
 __all__ = ["CELL_SIZES", "DEFAULT_N_EPSILON", "DEFAULT_SELECTION_DELTA", "DEFAULT_SMALL_CELL_THRESHOLD",
            "MAX_DECLARED_CELLS", "DeclaredKeys", "parse_keys", "cell_text", "selection_threshold",
@@ -190,6 +190,25 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
+def _check_frame(frame: Any, by: Any, what: str) -> list[str]:
+    """The aggregate frame and its label columns, checked (these helpers take engine output; a wrong call is a
+    programming error said in words, never a KeyError from pandas)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"{what}: frame must be a pandas DataFrame of per-cell aggregates, got {type(frame).__name__}")
+    if isinstance(by, str) or not isinstance(by, (list, tuple)) or not all(isinstance(c, str) for c in by):
+        raise TypeError(f"{what}: by must be a list of column names, got {by!r}"[:200])
+    missing = [c for c in by if c not in frame.columns]
+    if missing:
+        raise DPInputError(f"{what}: the aggregate has no column {missing[0]!r}"[:200])
+    return list(by)
+
+
+def _check_keys(keys: Any, what: str) -> list[tuple]:
+    if isinstance(keys, (str, bytes)) or not isinstance(keys, (list, tuple)) or not all(isinstance(k, tuple) for k in keys):
+        raise TypeError(f"{what}: cell keys must be a list of tuples of text, got {type(keys).__name__}")
+    return list(keys)
+
+
 def _keys_of(frame: pd.DataFrame, by: Sequence[str]) -> list[tuple[str, ...]]:
     if not len(frame):
         return []
@@ -201,7 +220,8 @@ def restrict_to_declared(frame: pd.DataFrame, by: Sequence[str], declared: Seque
     """An aggregate frame (label columns ``by`` + aggregate columns) restricted to the declared cells, with a row
     of zeros for every declared cell the data lack, labels as declared text, in declared order. Rows of cells
     not declared are dropped (a public rule)."""
-    by = list(by)
+    by = _check_frame(frame, by, "restrict_to_declared")
+    declared = _check_keys(declared, "restrict_to_declared")
     order = {key: i for i, key in enumerate(declared)}
     keys = _keys_of(frame, by)
     position = np.array([order.get(k, -1) for k in keys], dtype=np.int64)
@@ -229,7 +249,9 @@ def restrict_to_declared(frame: pd.DataFrame, by: Sequence[str], declared: Seque
 def cell_counts(frame: pd.DataFrame, kind: str, by: Sequence[str]) -> tuple[list[tuple[str, ...]], np.ndarray]:
     """(cell keys, counts) of an aggregate frame: rows per cell; for a relative risk the keys carry the group
     as a last element ("exposed" / "reference") and count its rows."""
-    by = list(by)
+    by = _check_frame(frame, by, "cell_counts")
+    if kind not in ("percentiles", "relative_risk", "mean", "gini"):
+        raise DPInputError(f"cell_counts: unknown statistic kind {kind!r}"[:200])
     keys = _keys_of(frame, by) if by else [()] * len(frame)
     if kind == "percentiles":
         totals: dict[tuple[str, ...], int] = {}
@@ -245,6 +267,9 @@ def cell_counts(frame: pd.DataFrame, kind: str, by: Sequence[str]) -> tuple[list
 
 def restrict_to_cells(frame: pd.DataFrame, by: Sequence[str], cells: set) -> pd.DataFrame:
     """The rows of an aggregate frame whose cell is in ``cells`` (keys as :func:`cell_counts` gives them)."""
+    by = _check_frame(frame, by, "restrict_to_cells")
+    if not isinstance(cells, (set, frozenset)):
+        raise TypeError(f"restrict_to_cells: cells must be a set of cell keys, got {type(cells).__name__}")
     keys = _keys_of(frame, by)
     mask = np.array([k in cells for k in keys], dtype=bool)
     return frame.loc[mask].reset_index(drop=True) if len(frame) else frame
@@ -254,6 +279,11 @@ def mean_sum_sensitivity_cents(c_lo: int, c_hi: int, m: int, cells_move: bool) -
     """L1 sensitivity of a statistic's clipped sums (cents) when one person changes m rows: m (cU - cL) when
     cells are public (a row's value changes inside its cell); m max(cU - cL, 2 max(|cL|, |cU|)) when rows may
     move between cells (one cell loses a value in [cL, cU], another gains one)."""
+    c_lo = check_int(c_lo, "c_lo")
+    c_hi = check_int(c_hi, "c_hi")
+    m = check_int(m, "m", minimum=1)
+    if c_hi < c_lo:
+        raise DPInputError(f"the clipping range in cents is empty: c_lo = {c_lo} > c_hi = {c_hi}")
     width = max(c_hi - c_lo, 1)
     if not cells_move:
         return float(m * width)
@@ -263,6 +293,9 @@ def mean_sum_sensitivity_cents(c_lo: int, c_hi: int, m: int, cells_move: bool) -
 def selection_threshold(n_epsilon: float, delta: float, m: int) -> int:
     """The smallest integer threshold T for which OpenDP's Laplace threshold mechanism (scale 2m / n_epsilon,
     integer counts) maps the distance (l0, l1, linf) = (2m, 2m, m) to a delta <= ``delta``. Public (no data)."""
+    n_epsilon = check_epsilon(n_epsilon, "n_epsilon")
+    delta = check_delta(delta, "selection delta")
+    m = check_int(m, "m", minimum=1)
     measurement = _threshold_measurement
     lo, hi = m, m  # OpenDP refuses a threshold below the l-infinity distance m
     while measurement(n_epsilon, m, hi).map((2 * m, 2 * m, m))[1] > delta:
@@ -303,8 +336,12 @@ def noisy_cell_counts(keys: Sequence[tuple[str, ...]], counts: np.ndarray, *, n_
     :func:`dpcore.release_noise.release_integer_counts` with ``rng``."""
     from . import release_noise
 
+    n_epsilon = check_epsilon(n_epsilon, "n_epsilon")
+    m = check_int(m, "m", minimum=1)
+    keys = _check_keys(keys, "noisy_cell_counts")
+    if select:
+        delta = check_delta(delta, "selection delta")
     scale = 2.0 * m / n_epsilon
-    keys = list(keys)
     counts = np.asarray(counts, dtype=np.int64)
     if not select:
         if not keys:
