@@ -13,9 +13,14 @@ gave a "new" file), so the fingerprint is computed from the parsed records inste
     ``"\\x00"`` (the app's parser turns these words into NaN, the engines read them as text: both
     must give the same row);
   - a number (a numeric value, or a text that parses as one after removing surrounding blanks and
-    thousands separators ``1,234.5``) -> Python's ``repr`` of the float64, ``-0.0`` as ``0.0``, with
-    integral values below 2**53 written without ``.0`` (``87000``): ``87000``, ``87000.0``,
-    ``"87,000"`` and ``8.7e4`` are the same value, as the engines and the app read them;
+    thousands separators ``1,234.5``, or written with a decimal comma in a shape that cannot be anything
+    else: ``1.234,56``, ``1.234.567``, ``45,5``) -> Python's ``repr`` of the float64, ``-0.0`` as ``0.0``,
+    with integral values below 2**53 written without ``.0`` (``87000``): ``87000``, ``87000.0``,
+    ``"87,000"`` and ``8.7e4`` are the same value, as the engines and the app read them. These are rules
+    per value; the app decides a column's spelling from all its cells (``dpcore.data.detect_number_format``),
+    so a column that only that rule resolves (``45,527`` beside ``45,5`` means 45.527 there, 45527 here)
+    gives the app's upload and the file two fingerprints: two sources, which the data owner attaches to
+    one population (``dpcore ledger population attach``);
   - a boolean, or the text ``true``/``false`` in any case -> ``true`` / ``false``;
   - anything else -> its text, stripped of surrounding blanks, in Unicode NFC (dates: their ISO text,
     e.g. ``2020-01-31``).
@@ -62,6 +67,8 @@ MISSING_WORDS = frozenset(w.lower() for w in (
     "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",
     "NA", "NULL", "NaN", "None", "n/a", "nan", "null"))
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
+#: decimal-comma spellings that cannot be anything else (1.234,56 / 1.234.567 / 45,5 / 45,5678)
+_DECIMAL_COMMA = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+,\d+|\d{1,3}(\.\d{3}){2,}|\d+,(\d{1,2}|\d{4,}))$")
 _EXACT_INT_LIMIT = float(2 ** 53)
 
 
@@ -123,13 +130,20 @@ def canonical_values(values: pd.Series | np.ndarray | list) -> np.ndarray:
     candidates = ~missing & ~truth
     if candidates.any():
         cand = text[candidates]
-        comma = cand.str.contains(",", regex=False).to_numpy()
-        unsep = cand
-        if comma.any():
-            thousands = np.zeros(len(cand), dtype=bool)
-            thousands[comma] = cand[comma].str.match(_THOUSANDS).to_numpy(dtype=bool)
-            unsep = cand.where(~thousands, cand.str.replace(",", "", regex=False))
-        number = pd.to_numeric(unsep, errors="coerce").astype(float).to_numpy()
+        number = pd.to_numeric(cand, errors="coerce").astype(float).to_numpy(copy=True)
+        # only texts that are not plain numbers can be numbers with separators (few, in most columns)
+        retry = np.flatnonzero(np.isnan(number))
+        if retry.size:
+            maybe = cand.iloc[retry]
+            retry = retry[(maybe.str.contains(",", regex=False) | maybe.str.contains(".", regex=False)).to_numpy()]
+        if retry.size:
+            other = cand.iloc[retry]
+            thousands = other.str.match(_THOUSANDS).to_numpy(dtype=bool)
+            decimal_comma = other.str.match(_DECIMAL_COMMA).to_numpy(dtype=bool)
+            unsep = other.where(~thousands, other.str.replace(",", "", regex=False))
+            unsep = unsep.where(~decimal_comma,
+                                other.str.replace(".", "", regex=False).str.replace(",", ".", regex=False))
+            number[retry] = pd.to_numeric(unsep, errors="coerce").astype(float).to_numpy()
         # a text "inf"/"infinity" parses as a float: keep the float's own spelling
         is_number = ~np.isnan(number)
         idx = np.flatnonzero(candidates)[is_number]

@@ -356,3 +356,17 @@ def test_the_population_commands(url, tmp_path, capsys):
     assert code == 0 and "households" in out and "1 source(s) attached" in out and "0 source(s) attached" in out
     fingerprint = L.dataset_fingerprint(files["csv"])
     assert fingerprint not in out and fingerprint not in run("show", url)[1]  # fingerprints stay in the ledger
+
+
+def test_a_decimal_comma_file_has_one_fingerprint_in_the_app_and_the_engines(tmp_path):
+    # a spreadsheet export: ';' between fields, decimal commas, dots between thousands
+    path = tmp_path / "export.csv"
+    path.write_bytes("income;region\n45,5;north\n1.234,56;south\n12,25;west\n2.500.000;north\n".encode())
+    frame, _ = read_table(path.read_bytes())
+    assert frame["income"].tolist() == [45.5, 1234.56, 12.25, 2500000.0]  # the app reads numbers
+    expected = L.dataset_fingerprint(frame)
+    assert expected == L.dataset_fingerprint(pd.DataFrame({"income": [2500000.0, 45.5, 1234.56, 12.25],
+                                                           "region": ["north", "north", "south", "west"]}))
+    for engine in ("duckdb", "pandas"):  # the engines read the same cells as text
+        with open_engine(engine, parse_source(str(path)), EngineSpec("income", ())) as eng:
+            assert engine_record_fingerprint(eng) == expected, engine
