@@ -1006,7 +1006,8 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
     cost = plan_cost(plan)
     acct = None
     if not simulate:
-        with progress.step(f"ledger: checking the budget of {plan.dataset!r} (plan costs epsilon = {cost.epsilon:g})"), \
+        with progress.step(f"ledger: checking the budget of the population {plan.population or plan.dataset!r} "
+                           f"(plan costs epsilon = {cost.epsilon:g})"), \
                 times.phase("ledger"):
             _, acct = _open_account(plan, cost, ledger_url, init_ledger=init_ledger, progress=progress)
     m = plan.rows_per_person
