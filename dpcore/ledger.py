@@ -1956,8 +1956,9 @@ class Account:
         if cap.delta == 0 and any(c.kind != "pure" for c in everything):
             raise DPInputError(
                 f"the account {self.display_name()!r} is pure epsilon-DP (cap delta = 0), so it cannot pay for "
-                f"'{label}' ({cost.describe()}); a release with delta > 0 or a zCDP cost needs an account created "
-                "with a delta cap (a new account).")
+                f"'{label}' ({cost.describe()}); a release with delta > 0 or a zCDP cost needs a delta cap, which is "
+                "fixed when a population is registered: release pure-epsilon statistics from it (e.g. the Gini with "
+                "the generalized Cauchy noise).")
         approx_delta = sum(c.delta for c in everything if c.kind == "approx")
         has_zcdp = any(c.kind == "zcdp" for c in everything)
         if approx_delta > cap.delta * (1 + CAP_TOLERANCE) or (has_zcdp and approx_delta >= cap.delta):

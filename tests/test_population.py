@@ -205,6 +205,12 @@ def test_a_population_cap_is_fixed(url):
     assert "new account" not in str(info.value)
     with pytest.raises(DPInputError, match="64 hex"):
         db.register_population("a" * 64, 1.0)
+    from dpcore import budget
+
+    pure = db.register_population("pure households", 2.0)
+    with pytest.raises(DPInputError, match="fixed when a population is registered") as info:
+        pure.charge("release: Gini (Laplace)", cost=budget.approx(0.5, 1e-9))
+    assert "new account" not in str(info.value)  # no hint to open a second budget for the same people
 
 
 # ----------------------------------------------------------------------------------------------------
