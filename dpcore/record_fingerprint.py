@@ -87,9 +87,10 @@ def _number_text(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def canonical_values(values: pd.Series | np.ndarray | list) -> np.ndarray:
-    """The canonical text of every value of one column (object array of str; ``NULL_MARK`` for missing)."""
-    s = values if isinstance(values, pd.Series) else pd.Series(values)
+def canonical_values(column: pd.Series | np.ndarray | list) -> np.ndarray:
+    """The canonical text of every value of one column (object array of str; ``NULL_MARK`` for missing).
+    Any column is named, missing and infinite values included: it writes records, it does not check incomes."""
+    s = column if isinstance(column, pd.Series) else pd.Series(column)
     s = s.reset_index(drop=True)
     n = len(s)
     out = np.empty(n, dtype=object)
@@ -248,6 +249,9 @@ def batches_fingerprint(batches: Iterable[Any]) -> str:
     """The record fingerprint of a stream of pyarrow RecordBatches or pandas DataFrames."""
     acc = RecordFingerprint()
     for batch in batches:
+        if not isinstance(batch, pd.DataFrame) and not callable(getattr(batch, "to_pandas", None)):
+            raise TypeError(f"a record batch must be a pyarrow RecordBatch or a pandas DataFrame, got "
+                            f"{type(batch).__name__}")
         acc.update(batch if isinstance(batch, pd.DataFrame) else batch.to_pandas())
     return acc.hexdigest()
 
