@@ -144,7 +144,8 @@ def test_analyst_path_upload_plan_release_record_reload(app_server, tab):
     if create.count():
         run_and_wait(page, create.click)
     text = _main_text(page)
-    assert "from your plan" in text, text[:2000]
+    # the plan's accuracy-first ε were solved on the uploaded confidential file: not copied into the release
+    assert "solved on the confidential file" in text, text[:2000]
     assert page.get_by_role("spinbutton", name="ε for Gini index").input_value()
     total = float(re.search(r"This release costs ε = ([0-9]+(?:\.[0-9]+)?) in total", text).group(1))
     run_and_wait(page, page.get_by_text("I understand that this spends privacy budget").click)
