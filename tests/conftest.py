@@ -36,24 +36,23 @@ if "DPCORE_LEDGER_URL" not in os.environ:
 
 
 # The test files of 3 s or more, longest first (summed test times per file from the junit report of a full
-# `bash run.sh test`, 2026-11-23 08:13 UTC; a simulation of xdist's loadfile hand-out with these times gives
-# both workers within 1 s of each other). With
-# `bash run.sh test` (pytest-xdist, --dist loadfile --no-loadscope-reorder) whole files go to the two
-# workers in collection order: the long ones start at once and the short ones fill in at the end, so
-# both workers finish together (the wall time is at least the longest file). A serial run only
-# changes its order. Files not listed keep their alphabetical order after these.
+# `bash run.sh test`, 2026-11-27 05:10 UTC, three workers). With `bash run.sh test` (pytest-xdist, --dist
+# loadfile --no-loadscope-reorder) whole files go to the workers in collection order: the long ones start
+# at once and the short ones fill in at the end, so the workers finish together (the wall time is at least
+# the longest file). A serial run only changes its order. Files not listed keep their alphabetical order.
 SLOW_FILES_FIRST = (
-    "test_browser.py", "test_engines.py", "test_browser_paths.py", "test_browser_lessons.py", "test_serve.py",
-    "test_browser_lessons_more.py", "test_plan_light_noise.py", "test_hostile_inputs.py",
-    "test_smooth_noise_certificates.py", "test_page_gini.py", "test_ledger.py", "test_page_lessons.py",
-    "test_page_planner.py", "test_sidebar.py", "test_page_stratified.py", "test_security.py", "test_ratio.py",
-    "test_page_ratios.py", "test_page_percentiles.py", "test_cli.py", "test_percentiles_stats.py",
-    "test_app_pages.py", "test_release_panel.py", "test_ratio_rivals.py", "test_posterior.py",
-    "test_gini_bruteforce.py", "test_bounds.py", "test_cold_server_sessions.py", "test_smooth_noises.py",
-    "test_planner_page_noise.py", "test_page_gini_noise.py", "test_release_noise.py", "test_page_attacker.py",
-    "test_gini_page_noise_follows.py", "test_attacker.py", "test_data.py", "test_gini_experiments.py",
-    "test_plan_to_release.py", "test_load.py", "test_scriptgen.py", "test_sidebar_uploads.py", "test_planner.py",
-    "test_ratio_ci.py", "test_landing.py", "test_classroom.py", "test_noise.py",
+    "test_browser.py", "test_browser_paths.py", "test_engines.py", "test_browser_lessons.py",
+    "test_browser_lessons_more.py", "test_population.py", "test_cli_faults.py", "test_keys_spark.py",
+    "test_browser_class_mode.py", "test_serve.py", "test_browser_sidebar_state.py", "test_hostile_inputs.py",
+    "test_ledger.py", "test_smooth_noise_certificates.py", "test_browser_layout.py", "test_page_gini.py",
+    "test_page_lessons.py", "test_serve_faults.py", "test_plan_light_noise.py", "test_release_panel.py",
+    "test_browser_planner_release.py", "test_ledger_chain.py", "test_security.py", "test_page_percentiles.py",
+    "test_page_stratified.py", "test_upload_bombs.py", "test_cli.py", "test_page_ratios.py", "test_page_planner.py",
+    "test_answers.py", "test_page_attacker.py", "test_page_gini_noise.py", "test_ledger_faults.py", "test_load.py",
+    "test_gini_bruteforce.py", "test_sidebar.py", "test_attacker.py", "test_percentiles_stats.py",
+    "test_gini_page_noise_follows.py", "test_app_pages.py", "test_sidebar_uploads.py", "test_ratio_rivals.py",
+    "test_smooth_noises.py", "test_engine_inputs.py", "test_gini_experiments.py", "test_cold_server_sessions.py",
+    "test_release_noise.py", "test_gini_page_fragment.py",
 )
 
 
