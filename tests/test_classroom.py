@@ -1,26 +1,20 @@
 """Class mode storage (dpcore.classroom): SQLite by default, PostgreSQL by URL."""
 from __future__ import annotations
 
-import os
 import sqlite3
 
 import pytest
 
 from dpcore import classroom as classroom_lib
 from dpcore.validation import DPInputError
+from support.postgres import fresh_database
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path}/sub/classroom.db"
-    import psycopg
-
-    server = request.getfixturevalue("pg_server")
-    name = f"classroom_{os.getpid()}_{tmp_path.name.replace('-', '_').lower()}"[:60]
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return server.rsplit("/", 1)[0] + "/" + name
+    return fresh_database(request.getfixturevalue("pg_server"), "classroom")
 
 
 def test_two_sessions_pool_their_guesses(url):

@@ -22,6 +22,7 @@ import pytest
 
 from dpcore import budget as B, ledger as L
 from dpcore.validation import DPInputError
+from support.postgres import fresh_database
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,17 +30,8 @@ REPO = Path(__file__).resolve().parents[1]
 # ----------------------------------------------------------------------------------------------------
 # Fixtures: one SQLite file per test; one PostgreSQL server per module (each test its own database)
 # ----------------------------------------------------------------------------------------------------
-_DB_COUNTER = [0]
-
-
 def _fresh_pg_database(server_url: str) -> str:
-    import psycopg
-
-    _DB_COUNTER[0] += 1
-    name = f"ledger_test_{os.getpid()}_{_DB_COUNTER[0]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return server_url.rsplit("/", 1)[0] + "/" + name
+    return fresh_database(server_url, "ledger_test")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -17,18 +17,10 @@ import threading
 import pytest
 
 from dpcore import budget as B, ledger as L, ledger_cli
-
-_DB_COUNTER = [0]
-
+from support.postgres import fresh_database
 
 def _fresh_pg_database(server_url: str) -> str:
-    import psycopg
-
-    _DB_COUNTER[0] += 1
-    name = f"chain_test_{os.getpid()}_{_DB_COUNTER[0]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return server_url.rsplit("/", 1)[0] + "/" + name
+    return fresh_database(server_url, "chain_test")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

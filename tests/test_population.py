@@ -8,7 +8,6 @@ Each runs on SQLite and on a throw-away PostgreSQL server (tests/support/postgre
 """
 from __future__ import annotations
 
-import os
 import textwrap
 
 import numpy as np
@@ -21,6 +20,7 @@ from dpcore.data import read_table
 from dpcore.engines import EngineSpec, parse_source
 from dpcore.engines import execute
 from dpcore.engines.fingerprint import engine_record_fingerprint, source_record_fingerprint
+from support.postgres import fresh_database
 from dpcore.engines import open_engine
 from dpcore.plan import parse_plan
 from dpcore.validation import DPInputError
@@ -33,14 +33,7 @@ def url(request, tmp_path):
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path}/ledger/ledger.db"
     else:
-        import psycopg
-
-        server = request.getfixturevalue("pg_server")
-        _DB_COUNTER[0] += 1
-        name = f"population_test_{os.getpid()}_{_DB_COUNTER[0]}"
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        url = server.rsplit("/", 1)[0] + "/" + name
+        url = fresh_database(request.getfixturevalue("pg_server"), "population_test")
     L.init_ledger(url)
     return url
 

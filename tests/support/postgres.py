@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["PostgresUnavailable", "find_pg_bin", "postgres_server"]
+__all__ = ["PostgresUnavailable", "find_pg_bin", "fresh_database", "postgres_server"]
 
 
 class PostgresUnavailable(RuntimeError):
@@ -104,3 +104,18 @@ def postgres_server(base_dir: str | os.PathLike | None = None, *, start_timeout:
                 subprocess.run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
                                capture_output=True, text=True, env=env, cwd=str(tmp), timeout=120)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+_DATABASES_MADE = [0]
+
+
+def fresh_database(server_url: str, prefix: str) -> str:
+    """A new, empty database on the test server (one per test, so tests never see each other's tables):
+    its ``postgresql://`` URL. ``prefix`` names the test file's databases."""
+    import psycopg
+
+    _DATABASES_MADE[0] += 1
+    name = f"{prefix}_{os.getpid()}_{_DATABASES_MADE[0]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return server_url.rsplit("/", 1)[0] + "/" + name
