@@ -42,7 +42,7 @@ if "DPCORE_LEDGER_URL" not in os.environ:
 # the longest file). A serial run only changes its order. Files not listed keep their alphabetical order.
 SLOW_FILES_FIRST = (
     "test_browser.py", "test_browser_paths.py", "test_engines.py", "test_browser_lessons.py",
-    "test_browser_lessons_more.py", "test_population.py", "test_cli_faults.py", "test_keys_spark.py",
+    "test_browser_lessons_more.py", "test_population.py", "test_cli_faults.py",
     "test_browser_class_mode.py", "test_serve.py", "test_browser_sidebar_state.py", "test_hostile_inputs.py",
     "test_ledger.py", "test_smooth_noise_certificates.py", "test_browser_layout.py", "test_page_gini.py",
     "test_page_lessons.py", "test_serve_faults.py", "test_plan_light_noise.py", "test_release_panel.py",

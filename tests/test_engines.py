@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -286,6 +285,14 @@ def test_spark_keeps_missing_values_in_n(tmp_path, spark_session):
     from test_missing_values import spark_case
 
     spark_case(tmp_path)
+
+
+@pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
+def test_spark_declared_and_selected_cells_match_pandas(tmp_path, spark_session):
+    """Declared keys and DP-selected cells with Spark equal pandas' tables (test_keys, on this session)."""
+    from test_keys import spark_keys_case
+
+    spark_keys_case(tmp_path)
 
 
 # ---------------------------------------------------------------------------------------------

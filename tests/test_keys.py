@@ -254,3 +254,29 @@ def test_a_pure_epsilon_population_refuses_a_dp_selection_before_the_charge(neig
                               out_dir=tmp_path / "o2", ledger_url=url)
     assert result.record["privacy"]["cost"]["delta"] == 0.0
     assert len(ledger.open_ledger(url).population("keys-pure").entries()) == 1
+
+
+def spark_keys_case(tmp_path) -> None:
+    """Declared keys and DP selection give pandas' tables exactly with the Spark engine (the key handling runs on
+    the engines' aggregates, so Spark's cell labels must map to the same text keys); run by
+    tests/test_engines.py on its Spark session (one JVM for the suite's Spark cases)."""
+    df = base_frame(n=1200)
+    df.loc[0, "state"] = "WY"           # a one-person cell: dropped (not declared) / not selected
+    df["level"] = (df.index % 2) + 1    # an integer cell column: keys declared as integers
+    df.to_parquet(tmp_path / "data.parquet", index=False)
+    for name, extra in [("declared", {"keys": {"state": ["CO", "TX", "AK"], "level": [1, 2]}}), ("selected", {})]:
+        raw = raw_plan(**extra, n_epsilon=1.0)
+        raw["statistics"][0]["by"] = ["state", "level"]
+        plan = plan_from_dict(raw)
+        tables = {}
+        for engine in ("pandas", "spark"):
+            result = execute.run_plan(plan, parse_source(str(tmp_path / "data.parquet")), engine=engine,
+                                      out_dir=tmp_path / f"{name}-{engine}", seed=7, public_data=True)
+            tables[engine] = result.tables
+        for stat in tables["pandas"]:
+            a = tables["pandas"][stat].reset_index(drop=True)
+            b = tables["spark"][stat].reset_index(drop=True)
+            assert a.astype(str).equals(b.astype(str)), stat
+        cells = tables["spark"]["01_percentiles_by_state_level"]
+        expected = 6 if name == "declared" else 4  # AK x {1, 2} listed only when declared; WY never
+        assert len(cells) == expected and "WY" not in set(cells["state"])
