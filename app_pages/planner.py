@@ -152,4 +152,5 @@ else:  # RELEASE mode (durable ledger); what the chosen Gini noise implies is sa
         elif views.release_delta_note(specs):
             st.info(views.release_delta_note(specs))
         release_panel(ds, kinds, _statistic, st.session_state.get("_planner_alloc") or views.allocation(kinds, 2.0),
-                      group_column=group_column, random_groups=needs_groups and group_column is None)
+                      group_column=group_column, random_groups=needs_groups and group_column is None,
+                      statistic_params=lambda kind: dict(_key(kind)))

@@ -49,11 +49,61 @@ from . import budget as _budget
 from . import noise
 from .validation import DPInputError, check_epsilon
 
-__all__ = ["ReleaseRecord", "make_release", "records_to_json", "records_to_csv", "ROUNDING", "secure_rng"]
+__all__ = ["ReleaseRecord", "make_release", "records_to_json", "records_to_csv", "ROUNDING", "secure_rng",
+           "MISSING_INCOME_AT_LOWER_BOUND", "missing_income_value", "with_missing_incomes"]
 
 #: Public rounding grid per statistic kind (units of the statistic).
 ROUNDING = {"count": 1.0, "mean": 0.01, "group_means": 0.01, "percentiles": 1.0, "group_medians": 1.0, "gini": 1e-6,
             "ratio": 1e-6}
+
+#: The record's ``dataset.missing_values`` of an app release: the command line's ``missing_income = "lower"``
+#: rule. Why a rule and not a filter: removing a row whose income is missing changes the published n (and a
+#: group's size) when only one person's value goes missing; counted at a public value, that person's income
+#: going missing is a change of their value, which the replace-one relation covers: only noisy numbers move.
+#: The number of such rows is data-dependent and never written in a record.
+MISSING_INCOME_AT_LOWER_BOUND = (
+    "no row is left out: a row whose income is missing (or negative, with the 'drop' policy for negative incomes) "
+    "stays in n and is counted at the statistic's public lower bound: the Gini's and the means' 'lower' clip bound; "
+    "the first bin of a percentile histogram; not a case of a relative risk of low income; not above the "
+    "threshold of a count (the command line's missing_income = \"lower\")")
+
+
+def missing_income_value(kind: str, params: dict) -> float:
+    """The public income a missing income is counted at, for a statistic ``kind`` with ``params`` (those of
+    :func:`dpcore.planner.make_statistic`): see :data:`MISSING_INCOME_AT_LOWER_BOUND`."""
+    if kind in ("gini", "mean", "group_means"):
+        return float(params.get("lower", 0.0))
+    if kind in ("percentiles", "group_medians"):
+        return 0.0  # below the first public edge (PSEO bins start at $10,000): the first bin
+    threshold = float(params["threshold"])
+    if not math.isfinite(threshold):
+        raise DPInputError(f"the threshold of {kind!r} must be finite, got {threshold!r}")
+    if kind == "ratio":
+        return threshold  # a case is income < threshold: at the threshold it is not a case
+    if kind == "count":
+        return threshold - max(1.0, abs(threshold))  # counted are incomes >= threshold: this one is not
+    raise DPInputError(f"unknown statistic kind {kind!r}")
+
+
+def with_missing_incomes(kind: str, params: dict, values: Any, groups: Any, missing_groups: Any,
+                         n_missing: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """(values, groups) of a release with ``n_missing`` rows of missing income put back at the public value
+    of :func:`missing_income_value`; ``missing_groups``: their group labels (as text) when ``groups`` is given.
+    """
+    x = np.asarray(values, dtype=float)
+    if isinstance(n_missing, bool) or not isinstance(n_missing, (int, np.integer)) or n_missing < 0:
+        raise DPInputError(f"n_missing must be a count >= 0, got {n_missing!r}")
+    if n_missing == 0:
+        return x, None if groups is None else np.asarray(groups).astype(str)
+    x = np.concatenate([x, np.full(int(n_missing), missing_income_value(kind, params))])
+    if groups is None:
+        return x, None
+    extra = np.asarray(missing_groups if missing_groups is not None else [], dtype=object).astype(str)
+    if extra.shape[0] != n_missing:
+        raise DPInputError(f"give a group label for each of the {n_missing} rows with a missing income, "
+                           f"got {extra.shape[0]}")
+    return x, np.concatenate([np.asarray(groups).astype(str), extra])
+
 
 CSPRNG = "dpcore.noise.secure_generator() (os.urandom, the operating system's CSPRNG)"
 FALLBACK = ("numpy PCG64 seeded with 256 bits from os.urandom (the method module accepts only numpy "

@@ -93,7 +93,7 @@ def _reload_keeps_budget(url: str) -> None:
     assert fingerprint not in json.dumps(entry.result)  # the content hash never reaches a record
     assert records[0]["dataset"]["income_column"] == "income" and records[0]["dataset"]["group_column"] == "region"
     assert records[0]["dataset"]["n"] == 2000 and records[0]["dataset"]["label"] == "confidential.csv"
-    assert records[0]["dataset"]["missing_values"].startswith("none in the released data")  # the app's rule
+    assert records[0]["dataset"]["missing_values"].startswith("no row is left out")  # the command line's rule
 
     # a reload: a brand-new session with the same file finds the budget, and the cap is fixed
     second = _session(csv)

@@ -366,6 +366,40 @@ def dataset_identity(ds: Any) -> tuple[str, str]:
     return "demo:" + hashlib.sha256(recipe.encode()).hexdigest(), f"demonstration data: {ds.name}"
 
 
+_ROW_MARK = "__dpcore_release_row__"
+
+
+def missing_income_rows(ds: Any, group_column: str | None) -> tuple[int, list[str] | None]:
+    """(how many rows of an upload the sidebar's cleaning removed, their group labels as text) -- the rows
+    with a missing income, and with the 'drop' policy the negative ones. A release puts them back at each
+    statistic's public lower bound (``dpcore.release.with_missing_incomes``), so the published n does not
+    depend on whether one person's income is present. (0, None) for any other data."""
+    from ui.sidebar import current_dataset_key
+
+    key = current_dataset_key()
+    raw = _upload_bytes()
+    if ds.source != "upload" or raw is None or len(key) < 5 or not all(isinstance(k, str) for k in key[1:5]):
+        return 0, None
+    from dpcore.data import clean_income_column
+    from ui.sidebar import _read_upload  # the sidebar's cached parse of these bytes: not parsed again
+
+    memo_key = (tuple(key), group_column)
+    memo = st.session_state.get("_release_missing_rows")
+    if memo and memo[0] == memo_key:
+        return memo[1]
+    frame = _read_upload(key[1], key[2], raw)[0]
+    marked = frame.assign(**{_ROW_MARK: range(len(frame))})
+    kept = clean_income_column(marked, ds.column, negative=key[4])[0][_ROW_MARK].to_numpy()
+    removed = sorted(set(range(len(frame))) - set(kept.tolist()))
+    if len(kept) != int(ds.n):  # another file than the one the sidebar cleaned: never mix two files
+        raise ledger_lib.DPInputError("the uploaded file changed while the page was drawn: upload it again")
+    labels = None
+    if removed and group_column is not None and group_column in frame.columns:
+        labels = frame[group_column].iloc[removed].astype(str).tolist()
+    st.session_state["_release_missing_rows"] = (memo_key, (len(removed), labels))
+    return len(removed), labels
+
+
 def _find_account(db: Any, ds: Any, dataset_id: str) -> Any:
     """The account of the data in use (a population for an upload's records, the demonstration account
     otherwise), or None before the first release."""
@@ -515,21 +549,30 @@ def _refusal_text(exc: BaseException) -> str:
 
 def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, cap: float, cap_delta: float,
              items: list[tuple[str, float]], build_statistic: Callable[[str], planner_lib.PlannedStatistic],
-             group_column: str | None) -> None:
+             group_column: str | None, statistic_params: Callable[[str], dict] | None = None) -> None:
     """Make the release and keep its outcome for the next run (which draws everything from the ledger)."""
     try:
-        stats = [(build_statistic(kind), eps) for kind, eps in items]
+        n_missing, missing_groups = missing_income_rows(ds, group_column)
+        if n_missing and statistic_params is None:
+            raise ledger_lib.DPInputError("rows with a missing income cannot be counted here; nothing was charged")
+        if n_missing:  # every row stays in n: missing incomes at each statistic's public lower bound
+            stats = []
+            for kind, eps in items:
+                params = dict(statistic_params(kind))
+                groups = _page_groups(ds, group_column) if kind in GROUP_KINDS else None
+                values, groups = release_lib.with_missing_incomes(kind, params, ds.values, groups, missing_groups,
+                                                                  n_missing)
+                stats.append((planner_lib.make_statistic(kind, values, groups, **params), eps))
+        else:
+            stats = [(build_statistic(kind), eps) for kind, eps in items]
         if ds.source == "upload" and _is_source_fingerprint(dataset_id):
             account = population_for_release(db, dataset_id, str(label or default_label).strip(), cap, cap_delta)
         else:
             account = db.account(dataset_id, cap_epsilon=cap, label=str(label or default_label).strip(),
                                  cap_delta=cap_delta)
-        identity = {"income_column": ds.column, "group_column": group_column, "n": int(ds.n),
+        identity = {"income_column": ds.column, "group_column": group_column, "n": int(ds.n) + n_missing,
                     "source": ds.source, "file_name": ds.name if ds.source == "upload" else None,
-                    # the app cleans at load time; the command line keeps such rows (plan field missing_income)
-                    "missing_values": "none in the released data: rows with a missing income were removed when "
-                                      "the file was loaded (the data note says how many); n counts rows with an "
-                                      "income"}
+                    "missing_values": release_lib.MISSING_INCOME_AT_LOWER_BOUND}
         records = release_lib.make_release(stats, account, dataset=identity)
     except ledger_lib.BudgetExceeded as exc:
         text = _refusal_text(exc)
@@ -548,6 +591,13 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
     st.session_state[RELEASE_OUTCOME] = outcome
 
 
+def _page_groups(ds: Any, group_column: str | None) -> Any:
+    """The group label of every kept row, as the page's groups (``ui.planner_views.choose_groups``)."""
+    if group_column is None or ds.frame is None:
+        raise ledger_lib.DPInputError("a group statistic needs a group column of the file")
+    return ds.frame[group_column].astype(str).to_numpy()
+
+
 def _say_existing_population(db: Any, ds: Any, name: str) -> None:
     """Before the first release of an upload's records: when the name typed is a registered population (also
     one the command line uses), say that the release pays from it, under its cap."""
@@ -564,13 +614,16 @@ def _say_existing_population(db: Any, ds: Any, name: str) -> None:
 
 
 def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str], planner_lib.PlannedStatistic],
-                  allocation: dict[str, float], *, group_column: str | None, random_groups: bool) -> None:
+                  allocation: dict[str, float], *, group_column: str | None, random_groups: bool,
+                  statistic_params: Callable[[str], dict] | None = None) -> None:
     """Draw Release mode: account, cap, ε per statistic, the release button, the records, the archive.
 
     ds: the sidebar's IncomeData; kinds: planned statistic kinds; build_statistic(kind): the planned
     statistic on the data in use; allocation: default ε per kind (the budget-first split);
     group_column: the group column used (None with random groups); random_groups: True when the
-    page's groups are the random planning groups (a release is then refused for group statistics).
+    page's groups are the random planning groups (a release is then refused for group statistics);
+    statistic_params(kind): the parameters of ``dpcore.planner.make_statistic`` the page built it with (a
+    release of an upload with missing incomes rebuilds each statistic with those rows put back).
     """
     st.markdown("### Make the real release")
     outcome = st.session_state.pop(RELEASE_OUTCOME, None)  # of the click of the previous run: said at the button
@@ -579,6 +632,15 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                "(`os.urandom`), never from the seed in the sidebar, so it cannot be replayed or guessed. True values "
                "are never shown: only the released (noisy) numbers. The budget is charged in the ledger database "
                "**before** any noise is drawn.")
+    with guard("the rows with a missing income"):
+        n_missing = missing_income_rows(ds, group_column)[0]
+        if n_missing:
+            st.info(f"**{n_missing:,} row{'s' if n_missing != 1 else ''} of your file ha{'ve' if n_missing != 1 else 's'} "
+                    "no usable income** (missing, or negative with the sidebar's *drop* policy). Planning leaves "
+                    "them out; **the release keeps them in n**, counted at each statistic's public lower bound "
+                    "(the Gini's and the means' lower clip bound, the first histogram bin, not a case, not above "
+                    "a count's threshold), so whether one person's income is missing moves only noisy numbers. "
+                    "The record states this rule, not the number of such rows.")
     url = ledger_lib.default_url()
     db = _ledger_or_ask(url)
     if db is None:
@@ -697,7 +759,7 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
             _WAIT_NOTE.slot, _WAIT_NOTE.lines = wait_slot, []
             try:
                 _release(db, ds, dataset_id, default_label, label, cap, cap_delta, eps_items, build_statistic,
-                         group_column)
+                         group_column, statistic_params)
                 if _WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
                     kind, text = st.session_state[RELEASE_OUTCOME]
                     st.session_state[RELEASE_OUTCOME] = (kind, f"{text} (The release first waited for the "
