@@ -46,11 +46,11 @@ def ledger_url(tmp_path, monkeypatch):
     return url
 
 
-def _release_records(csv: bytes, name: str) -> list[dict]:
-    """Upload ``csv`` in a fresh session, release a Gini, a mean and means by region, return the records."""
+def _session(csv: bytes, name: str, stats: str = "gini,mean,group_means") -> AppTest:
+    """A fresh session: upload ``csv``, open Release mode with ``stats`` by region."""
     at = AppTest.from_string(HARNESS, default_timeout=240)
     for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_mode": RELEASE,
-                 "planner_stats": "gini,mean,group_means"}.items():
+                 "planner_stats": stats}.items():
         at.query_params[k] = v
     at.run()
     at.sidebar.file_uploader(key="data_upload").set_value((name, csv, "text/csv")).run()
@@ -58,6 +58,20 @@ def _release_records(csv: bytes, name: str) -> list[dict]:
     if create:
         create[0].click().run()
     at.selectbox(key="planner_groupcol").set_value("region").run()
+    return at
+
+
+def _declare(at: AppTest, labels: str) -> None:
+    at.checkbox(key="planner_labels_public").check().run()
+    at.text_input(key="planner_public_labels").set_value(labels).run()
+    at.checkbox(key="planner_sizes_public").check().run()
+
+
+def _release_records(csv: bytes, name: str, labels: str = "north, south, island",
+                     stats: str = "gini,mean,group_means") -> list[dict]:
+    """Upload ``csv`` in a fresh session, declare the regions, release ``stats``, return the records."""
+    at = _session(csv, name, stats)
+    _declare(at, labels)
     at.text_input(key=next(t.key for t in at.text_input if t.key.startswith("planner_account_label"))) \
         .set_value(name).run()
     (box,) = [c for c in at.checkbox if c.key.startswith("planner_confirm")]
@@ -80,7 +94,7 @@ def test_a_missing_income_does_not_change_the_published_n(ledger_url):
     assert _public_n(with_income) == _public_n(without_income)
     assert with_income[0]["dataset"]["n"] == 600
     sizes = next(r["parameters"]["group_sizes"] for r in without_income if r["parameters"].get("group_sizes"))
-    assert sizes["island"] == 1  # the person whose income is missing stays in their group (sizes: item 2)
+    assert sizes["island"] == 1  # the person whose income is missing stays in their (declared) group
     for record in with_income + without_income:
         assert record["dataset"]["missing_values"] == release_lib.MISSING_INCOME_AT_LOWER_BOUND
 
@@ -95,3 +109,33 @@ def test_missing_income_value_is_the_public_lower_bound():
     assert values.tolist() == [2.0, 3.0, 1.0] and groups.tolist() == ["a", "b", "c"]
     with pytest.raises(ValueError, match="a group label for each"):
         release_lib.with_missing_incomes("group_means", {"upper": 9.0}, [2.0], ["a"], [], 1)
+
+
+def test_a_one_person_group_is_not_published_without_a_declaration(ledger_url):
+    present, _ = _neighbours()
+    at = _session(present, "present.csv", "group_means")
+    assert at.button(key="planner_release").disabled
+    (box,) = [c for c in at.checkbox if c.key.startswith("planner_confirm")]
+    assert box.disabled
+    assert any("Group statistics need public groups" in w.value for w in at.warning), [w.value for w in at.warning]
+    # ticking the labels alone is not enough: exact sizes need their own declaration (the PSEO assumption)
+    at.checkbox(key="planner_labels_public").check().run()
+    at.text_input(key="planner_public_labels").set_value("north, south, island").run()
+    assert at.button(key="planner_release").disabled
+    assert ledger_lib.open_ledger(ledger_url).source_population(
+        ledger_lib.dataset_fingerprint(present, "income")) is None  # nothing charged, no account
+
+
+def test_declared_groups_are_listed_whatever_group_one_person_is_in(ledger_url):
+    """Neighbours: the lone islander of one file lives in the north in the other. With north and south declared,
+    both records list exactly the declared groups (the islander's row is left out by the public rule)."""
+    present, _ = _neighbours()
+    frame = pd.read_csv(__import__("io").BytesIO(present))
+    frame.loc[frame["region"] == "island", "region"] = "north"
+    moved = frame.to_csv(index=False).encode()
+    listed = []
+    for csv, name in ((present, "island.csv"), (moved, "north.csv")):
+        (record,) = _release_records(csv, name, labels="south, north", stats="group_means")
+        listed.append(list(record["labels"]))
+        assert record["dataset"]["group_labels"]["declared_public"] == ["south", "north"]
+    assert listed[0] == listed[1] and "island" not in " ".join(listed[0])

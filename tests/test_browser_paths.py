@@ -148,6 +148,11 @@ def test_analyst_path_upload_plan_release_record_reload(app_server, tab):
     assert "solved on the confidential file" in text, text[:2000]
     assert page.get_by_role("spinbutton", name="ε for Gini index").input_value()
     total = float(re.search(r"This release costs ε = ([0-9]+(?:\.[0-9]+)?) in total", text).group(1))
+    run_and_wait(page, page.get_by_text("These group labels are public").click)  # group statistics: declared
+    labels = page.get_by_role("textbox", name="The public group labels, separated by commas")
+    labels.fill("north, south, west")
+    run_and_wait(page, lambda: labels.press("Enter"))
+    run_and_wait(page, page.get_by_text("The size of each group is public too").click)
     run_and_wait(page, page.get_by_text("I understand that this spends privacy budget").click)
     run_and_wait(page, page.get_by_role("button", name="Make the release").click, timeout_ms=120_000)
     assert "Released." in _main_text(page), _main_text(page)[-2500:]

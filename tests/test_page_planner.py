@@ -213,6 +213,9 @@ def test_release_from_uploaded_confidential_file_shows_no_true_value(tmp_path, m
     at.selectbox(key="planner_groupcol").set_value("region").run()
     at.button(key="planner_create_ledger").click().run()  # a new ledger is created on purpose, once
     assert_clean(at)
+    at.checkbox(key="planner_labels_public").check().run()  # group statistics need declared public groups
+    at.text_input(key="planner_public_labels").set_value("north, south, west").run()
+    at.checkbox(key="planner_sizes_public").check().run()
     at.checkbox(key="planner_confirm").check().run()
     at.button(key="planner_release").click().run()
     assert_clean(at)

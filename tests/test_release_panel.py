@@ -45,8 +45,18 @@ def _session(csv: bytes, stats: str = "gini,group_means", group: str | None = "r
         create[0].click().run()
     if group is not None:
         at.selectbox(key="planner_groupcol").set_value(group).run()
+        declare_groups(at, "north, south, west")
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def declare_groups(at: AppTest, labels: str) -> None:
+    """Declare the group labels (and their sizes) public, as a data owner does before a group release."""
+    if not [c for c in at.checkbox if c.key == "planner_labels_public"]:
+        return  # no group statistic (or random groups): nothing to declare
+    at.checkbox(key="planner_labels_public").check().run()
+    at.text_input(key="planner_public_labels").set_value(labels).run()
+    at.checkbox(key="planner_sizes_public").check().run()
 
 
 def _metric(at: AppTest, label: str) -> str:

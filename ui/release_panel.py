@@ -30,12 +30,19 @@ from it, so the downloaded plan is the release this panel makes.
 * Over the cap, the button is disabled and the reason is said before a click.
 * The archive lists every past release of the account and exports it (JSON / CSV).
 * A release by random groups (the planner's "(random groups A/B/C)" planning device) is refused.
+* Groups are public or not released: group statistics need the group labels declared public (typed, not read
+  from the file; the groups listed are the declared ones, rows of other groups left out) and the group sizes
+  declared public (the PSEO assumption), because the planner's group mechanisms divide by exact group sizes.
+  DP group selection with noisy sizes (``dpcore.cell_keys``) is the command line's (a plan without ``[keys]``).
+* No row is left out for a missing income: the rows the sidebar's cleaning removed are put back at each
+  statistic's public lower bound (``dpcore.release.with_missing_incomes``), as the command line does.
 
 The ledger database is ``DPCORE_LEDGER_URL`` (``sqlite:///...`` or ``postgresql://...``) or the
 default SQLite file ``~/.local/share/dpcore/ledger.db`` (``dpcore.ledger.default_url``).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -44,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 from urllib.parse import urlsplit
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -549,20 +557,27 @@ def _refusal_text(exc: BaseException) -> str:
 
 def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, cap: float, cap_delta: float,
              items: list[tuple[str, float]], build_statistic: Callable[[str], planner_lib.PlannedStatistic],
-             group_column: str | None, statistic_params: Callable[[str], dict] | None = None) -> None:
+             group_column: str | None, statistic_params: Callable[[str], dict] | None = None,
+             declared_labels: list[str] | None = None) -> None:
     """Make the release and keep its outcome for the next run (which draws everything from the ledger)."""
     try:
         n_missing, missing_groups = missing_income_rows(ds, group_column)
-        if n_missing and statistic_params is None:
-            raise ledger_lib.DPInputError("rows with a missing income cannot be counted here; nothing was charged")
-        if n_missing:  # every row stays in n: missing incomes at each statistic's public lower bound
+        grouped = any(kind in GROUP_KINDS for kind, _ in items)
+        if grouped and not declared_labels:
+            raise ledger_lib.DPInputError("group statistics need group labels declared public; nothing was charged")
+        if (n_missing or grouped) and statistic_params is None:
+            raise ledger_lib.DPInputError("this release needs the statistics' settings; nothing was charged")
+        if n_missing or grouped:  # every row stays in n (missing incomes at the public lower bound)
             stats = []
             for kind, eps in items:
                 params = dict(statistic_params(kind))
                 groups = _page_groups(ds, group_column) if kind in GROUP_KINDS else None
                 values, groups = release_lib.with_missing_incomes(kind, params, ds.values, groups, missing_groups,
                                                                   n_missing)
-                stats.append((planner_lib.make_statistic(kind, values, groups, **params), eps))
+                if groups is None:
+                    stats.append((planner_lib.make_statistic(kind, values, None, **params), eps))
+                else:
+                    stats.append((declared_group_statistic(kind, params, values, groups, declared_labels), eps))
         else:
             stats = [(build_statistic(kind), eps) for kind, eps in items]
         if ds.source == "upload" and _is_source_fingerprint(dataset_id):
@@ -573,6 +588,11 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
         identity = {"income_column": ds.column, "group_column": group_column, "n": int(ds.n) + n_missing,
                     "source": ds.source, "file_name": ds.name if ds.source == "upload" else None,
                     "missing_values": release_lib.MISSING_INCOME_AT_LOWER_BOUND}
+        if grouped:
+            identity["group_labels"] = {"declared_public": list(declared_labels),
+                                        "rule": "the groups listed are the declared ones, whatever the data hold; "
+                                                "rows of other groups are left out (a public rule)"}
+            identity["group_sizes"] = "declared public by the data owner (the PSEO assumption): exact"
         records = release_lib.make_release(stats, account, dataset=identity)
     except ledger_lib.BudgetExceeded as exc:
         text = _refusal_text(exc)
@@ -589,6 +609,65 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
         outcome = ("success", "Released. The numbers below are the only ones you may publish. The confirmation "
                               "was used up: a further release needs a new one (and spends more).")
     st.session_state[RELEASE_OUTCOME] = outcome
+
+
+LABELS_PUBLIC = "These group labels are public (e.g. states, sexes)"
+SIZES_PUBLIC = "The size of each group is public too (the PSEO assumption: published cell counts)"
+UNDECLARED_GROUPS = (
+    "**Group statistics need public groups.** Listing the groups found in your file, each with its exact size, "
+    "would publish a one-person group (and whether someone is in it). Declare the group labels public (a list "
+    "fixed without looking at who is in the file: states, sexes...) and, if they are published anyway, the group "
+    "sizes (the PSEO assumption). Groups selected with DP and noisy group sizes are made by the command line "
+    "(`python -m dpcore release`, a plan without `[keys]`); the app does not make them yet.")
+
+
+def parse_declared_labels(text: str) -> list[str]:
+    """The declared group labels: comma-separated text, stripped, in the order typed, no repeats."""
+    return list(dict.fromkeys(p.strip() for p in str(text or "").split(",") if p.strip()))
+
+
+def declared_groups(grouped: Sequence[str], group_column: str | None) -> list[str] | str:
+    """The group labels declared public (both boxes ticked and labels typed), else the reason a group release
+    cannot be made (a sentence). Asked only when the release has group statistics on a column of the file."""
+    st.markdown(f"**Groups of `{group_column}`** (used by "
+                + ", ".join(planner_lib.STAT_KINDS[k] for k in grouped) + ")")
+    public = st.checkbox(LABELS_PUBLIC, key="planner_labels_public",
+                         help="The groups listed are the ones declared here, whatever the file holds: a declared "
+                              "group with no row is listed too, rows of undeclared groups are left out.")
+    if not public:
+        return UNDECLARED_GROUPS
+    labels = parse_declared_labels(st.text_input(
+        "The public group labels, separated by commas", key="planner_public_labels", max_chars=20_000,
+        help="Type them from a public list (not copied from the file): this list is what the release publishes."))
+    sizes = st.checkbox(SIZES_PUBLIC, key="planner_sizes_public",
+                        help="Without it the group sizes would have to be noisy, which only the command line does.")
+    if not labels:
+        return "Type the public group labels (separated by commas) before releasing group statistics."
+    if not sizes:
+        return UNDECLARED_GROUPS
+    return labels
+
+
+def declared_group_statistic(kind: str, params: dict, values: Any, groups: Any, labels: Sequence[str]) -> Any:
+    """A group statistic on the declared groups only: rows of undeclared groups left out (a public rule), every
+    declared group listed in the declared order (percentile cells of a declared group with no row are empty
+    histograms: noise only)."""
+    x, g = np.asarray(values, dtype=float), np.asarray(groups).astype(str)
+    keep = np.isin(g, np.asarray(list(labels), dtype=str))
+    x, g = x[keep], g[keep]
+    if kind in ("percentiles", "group_medians"):
+        stat = planner_lib.make_statistic(kind, x, g, **params) if x.size else None
+        cells = tuple(np.maximum(x[g == lab], 0.0) for lab in labels)
+        if stat is None:
+            raise ledger_lib.DPInputError("no row of the file is in a declared group; nothing was charged")
+        return dataclasses.replace(stat, cells=cells, cell_labels=tuple(labels))
+    if kind == "group_means":
+        empty = [lab for lab in labels if not np.any(g == lab)]
+        if empty:  # sizes are declared public, so saying which declared group is empty reveals nothing more
+            raise ledger_lib.DPInputError(f"the declared group {empty[0][:60]!r} has no row, and a mean of no "
+                                          "one cannot be released; remove it from the list. Nothing was charged")
+        return planner_lib.make_statistic(kind, x, g, **params)
+    return planner_lib.make_statistic(kind, x, g, **params)
 
 
 def _page_groups(ds: Any, group_column: str | None) -> Any:
@@ -711,11 +790,15 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                    "Plan first (Plan mode) to start from the smallest ε that meets your targets.")
 
     grouped = [k for k in kinds if k in GROUP_KINDS]
+    declared = declared_groups(grouped, group_column) if grouped and not random_groups else None
     blocked = None
     if random_groups and grouped:
         blocked = (RANDOM_GROUPS_REFUSAL + " Statistics that need groups here: "
                    + ", ".join(planner_lib.STAT_KINDS[k] for k in grouped) + ".")
         st.error(blocked)
+    elif grouped and isinstance(declared, str):
+        blocked = declared
+        st.warning(blocked)
     elif isinstance(db, _NoLedgerYet):
         blocked = "There is no budget ledger yet: create it above first (nothing can be charged without one)."
     else:
@@ -759,7 +842,7 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
             _WAIT_NOTE.slot, _WAIT_NOTE.lines = wait_slot, []
             try:
                 _release(db, ds, dataset_id, default_label, label, cap, cap_delta, eps_items, build_statistic,
-                         group_column, statistic_params)
+                         group_column, statistic_params, declared if isinstance(declared, list) else None)
                 if _WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
                     kind, text = st.session_state[RELEASE_OUTCOME]
                     st.session_state[RELEASE_OUTCOME] = (kind, f"{text} (The release first waited for the "
