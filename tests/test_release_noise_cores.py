@@ -65,10 +65,14 @@ def test_draw_on_cores_hands_contiguous_numpy_slices_to_one_measurement_on_sever
     measurement = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), scale=0.05)
     calls: list[tuple[int, type, int, int]] = []
     lock = threading.Lock()
+    # every slice waits for the other two before drawing: the three are drawn at the same time, on three
+    # threads (without it a fast first slice could free its thread for the next one on a loaded machine)
+    together = threading.Barrier(3, timeout=60)
 
     def recorded(values):  # the real measurement, with a note of what each thread handed it
         with lock:
             calls.append((threading.get_ident(), type(values), int(values[0]), int(values.size)))
+        together.wait()
         return measurement(values)
 
     n = 3 * SLICE + 5
