@@ -389,7 +389,7 @@ def simulate_coinpress(values: Any, groups: Any, *, rho: float, lower: float, up
 # Moved: every method side by side and the paper's sweeps live in dpcore.experiments.stratified
 # ---------------------------------------------------------------------------------------------
 
-#: Names that moved to :mod:`dpcore.experiments.stratified` (issue 12); still importable from here.
+#: Names that moved to :mod:`dpcore.experiments.stratified`; still importable from here.
 MOVED_TO_EXPERIMENTS = frozenset({
     "METHODS",
     "GLOBAL_METHODS",

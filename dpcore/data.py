@@ -48,7 +48,7 @@ from .validation import DPInputError, as_generator, check_finite, check_int, che
 
 class _LazyModule:
     """A module imported on first attribute access (app start-up time: scipy.special alone costs
-    0.2-0.4 s and the default synthetic data never needs it; issue 13)."""
+    0.2-0.4 s and the default synthetic data never needs it)."""
 
     def __init__(self, name: str) -> None:
         self._name = name

@@ -1,4 +1,4 @@
-"""One set of public defaults shared by every page, the planner and the generated scripts (issue 14).
+"""One set of public defaults shared by every page, the planner and the generated scripts.
 
 These are *public* inputs chosen without looking at any data set (design.md section 2).
 

@@ -711,7 +711,7 @@ def shared_exact_profile(xs: np.ndarray, lower: float, upper: float) -> ExactSen
     :data:`SHARED_PROFILES`, keyed by a digest of the records; thread-safe, as the profile is).
 
     One profile serves every caller on the same data (the Gini view and the planner's Gini statistics), so
-    each A^(k) is computed once per process (issue 13). Confidential like the data: it only ever yields
+    each A^(k) is computed once per process. Confidential like the data: it only ever yields
     S_beta(X), bit for bit what :func:`smooth_sensitivity` (``method="exact"``) returns."""
     key = (array_digest(xs), int(xs.size), float(lower), float(upper))
     return SHARED_PROFILES.get_or_build(key, lambda: ExactSensitivityProfile(xs, lower, upper))
@@ -778,7 +778,7 @@ class GiniRelease:
     """One DP release of the Gini index (eq. (1)) and the parameters that produced it.
 
     ``value`` is the only DP output. Every other data-dependent field is named ``confidential_*``
-    (issue 11) and must not be published: ``confidential_noise_scale = S_beta(X)/alpha`` and
+    and must not be published: ``confidential_noise_scale = S_beta(X)/alpha`` and
     ``confidential_smooth_sensitivity`` (the paper and the posterior treat them as known, but
     publishing them is not covered by the DP guarantee), ``confidential_k_star`` (the distance that
     maximises e^(-beta k) A^(k)), ``confidential_saturated`` (the release is meaningless: S_beta hit
@@ -815,7 +815,7 @@ class GiniRelease:
     #: output too; the posterior needs it (a density applies to it, not to a clamped value)
     noisy_value: float | None = None
 
-    # Deprecated read-only aliases (issue 11 renamed the data-dependent fields to confidential_*); kept
+    # Deprecated read-only aliases (the data-dependent fields are named confidential_*: never published); kept
     # because exploration pages (ui/gini_views.py) and dpcore.smooth_noises read the old names.
     @property
     def noise_scale(self) -> float:
@@ -843,7 +843,7 @@ def _check_gamma(gamma: Any) -> float:
 
 def _prepare_release(x, epsilon, gamma, lower, upper, calibration, method, clip_negative,
                      noise="cauchy", delta=None):
-    from . import smooth_noises  # light-tailed alternatives (issue 17)
+    from . import smooth_noises  # light-tailed alternatives
 
     epsilon = check_epsilon(epsilon)
     gamma = _check_gamma(gamma)
@@ -873,7 +873,7 @@ def release_gini(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, up
     every released Gini is (:func:`dpcore.release_noise.publish_gini`: clamped to [0, 1] on the 1e-6 grid,
     post-processing); ``noisy_value`` is the noisy number before that step (the posterior's input).
 
-    ``noise`` (a ``dpcore.noise.SMOOTH_NOISES`` name, issue 17): "cauchy" (default, pure epsilon,
+    ``noise`` (a ``dpcore.noise.SMOOTH_NOISES`` name): "cauchy" (default, pure epsilon,
     the paper's), "laplace" (NRS, (epsilon, delta)-DP) or "laplace_lognormal" (Bun & Steinke 2019,
     rho-zCDP with rho implying (epsilon, delta)); ``delta`` defaults to 1e-6 for the last two and is
     ignored by "cauchy". See :mod:`dpcore.smooth_noises`. ``.privacy_cost`` is the

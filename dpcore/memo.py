@@ -1,4 +1,4 @@
-"""The complete release record of a budget account (issue 14) and the plain-data content of a
+"""The complete release record of a budget account and the plain-data content of a
 decision memo; the HTML with figures is drawn by :mod:`ui.memo` (dpcore never imports streamlit).
 
 The record holds every release of the account (the ledger's entries: statistic, released values,

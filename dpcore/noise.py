@@ -514,7 +514,7 @@ def _tight(epsilon: float, gamma: float, beta: float) -> SmoothNoiseCalibration:
 
 
 # ---------------------------------------------------------------------------------------------
-# Light-tailed smooth-sensitivity noises (issue 17): defined in dpcore.smooth_noises, which
+# Light-tailed smooth-sensitivity noises: defined in dpcore.smooth_noises, which
 # imports this module; re-exported here at the end so `dpcore.noise.SMOOTH_NOISES` works without
 # an import cycle (by the time this runs, everything smooth_noises needs from here exists).
 # ---------------------------------------------------------------------------------------------

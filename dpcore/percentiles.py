@@ -571,7 +571,7 @@ class SmoothPercentileRelease:
     """Percentiles released with smooth-sensitivity noise (Section 4.2).
 
     ``confidential_smooth_sensitivity`` and ``confidential_noise_scale`` (S*_beta(X)/alpha) depend on
-    the confidential data: kept for teaching and auditing, never published (issue 11).
+    the confidential data: kept for teaching and auditing, never published.
     ``smooth_sensitivity`` and ``noise_scale`` are deprecated read-only aliases.
     """
 
@@ -587,16 +587,16 @@ class SmoothPercentileRelease:
     calibration: str
     lower: float
     upper: float
-    noise: str = "cauchy"       # a dpcore.noise.SMOOTH_NOISES name (issue 17)
+    noise: str = "cauchy"       # a dpcore.noise.SMOOTH_NOISES name
     delta: float = 0.0
     privacy_cost: Any = None     # dpcore.budget.PrivacyCost of the whole release
 
     @property
-    def smooth_sensitivity(self) -> np.ndarray:  # deprecated alias (issue 11)
+    def smooth_sensitivity(self) -> np.ndarray:  # deprecated alias
         return self.confidential_smooth_sensitivity
 
     @property
-    def noise_scale(self) -> np.ndarray:  # deprecated alias (issue 11); read by dpcore.experiments.percentiles
+    def noise_scale(self) -> np.ndarray:  # deprecated alias; read by dpcore.experiments.percentiles
         return self.confidential_noise_scale
 
 
@@ -614,7 +614,7 @@ def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50,
     to the public range [lower, upper]. The released values need not be ordered (the paper's
     point); we do not sort them.
 
-    ``noise`` (issue 17, :mod:`dpcore.smooth_noises`): "cauchy" (default, the above, pure epsilon),
+    ``noise`` (:mod:`dpcore.smooth_noises`): "cauchy" (default, the above, pure epsilon),
     "laplace" (NRS, each percentile (eps_x, delta/k)-DP: (epsilon, delta) in total by basic
     composition) or "laplace_lognormal" (Bun & Steinke; rho implying (epsilon, delta) in total,
     split in proportion to eps_x: zCDP composition adds rho). ``delta`` defaults to 1e-6.

@@ -23,7 +23,7 @@ sequentially, so the plan costs the sum of its statistics' epsilons. Cells are t
 ``[keys]`` or selected with DP, and each cell's n is a noisy count costing ``n_epsilon`` more (plus
 ``selection_delta`` for a selection), unless ``cell_sizes = "public"`` (the PSEO assumption):
 :mod:`dpcore.cell_keys`. A Gini's ``noise`` is "cauchy" (the default when the field is absent: pure
-epsilon) or "laplace" (issue 17: NRS 2007 (epsilon, delta) with the
+epsilon) or "laplace" (NRS 2007 (epsilon, delta) with the
 entry's ``delta``; the plan then needs ``cap_delta`` >= the sum of those deltas, :attr:`ReleasePlan.noise_delta`). With a ``privacy_unit`` and
 ``max_rows_per_person = m`` every mechanism is calibrated for one person changing up to m rows
 (see :mod:`dpcore.engines` and ``docs/release_cli.md``), so the cost per statistic stays ``epsilon``.
@@ -136,7 +136,7 @@ _KIND_FIELDS = {
     "mean": ("lower", "upper"),
     "relative_risk": ("group", "exposed", "reference", "outcome", "outcome_below"),
 }
-#: the Gini's smooth-sensitivity noises a plan can release (issue 17): "cauchy" (the default when the field is
+#: the Gini's smooth-sensitivity noises a plan can release: "cauchy" (the default when the field is
 #: absent: pure epsilon, the certified generalized-Cauchy sampler) and "laplace" (NRS 2007, (epsilon, delta),
 #: OpenDP's floating-point-safe Laplace sampler). "laplace_lognormal" is refused: no floating-point-safe sampler.
 GINI_PLAN_NOISES = ("cauchy", "laplace")
@@ -364,7 +364,7 @@ def _label(value: Any, where: str, name: str) -> str:
 
 
 def _gini_noise(raw: Mapping, where: str) -> str:
-    """The Gini's ``noise`` field: "cauchy" when absent (plans written before issue 17), else checked."""
+    """The Gini's ``noise`` field: "cauchy" when absent (plans written before the field existed), else checked."""
     noise_name = raw.get("noise", "cauchy")
     if noise_name in GINI_PLAN_NOISES and isinstance(noise_name, str):
         return noise_name

@@ -186,7 +186,7 @@ def _laplace_cdf(x: np.ndarray) -> np.ndarray:
     """The standard Laplace CDF, F(x) = 1 - e^(-x)/2 (x > 0), e^x/2 (x <= 0): the formula of
     ``scipy.stats.laplace.cdf`` (its ``_cdf``; equal bit for bit, including at +-inf and NaN, a test checks
     it) without the distribution object's argument handling, which cost ~10 us per call and the planner
-    calls it thousands of times per answer (issue 13)."""
+    calls it thousands of times per answer."""
     x = np.asarray(x, dtype=float)
     with np.errstate(over="ignore"):
         return np.where(x > 0, 1.0 - 0.5 * np.exp(-x), 0.5 * np.exp(x))
@@ -509,7 +509,7 @@ class GroupMeans(PlannedStatistic):
 
     def _group_means(self) -> tuple[np.ndarray, np.ndarray]:
         """(true group means, clipping bias), computed once: the answer's error law asks for them at every
-        step of its bisections (issue 13). The data are never changed after __post_init__."""
+        step of its bisections. The data are never changed after __post_init__."""
         cached = self.__dict__.get("_truth_bias")
         if cached is None:
             truth = np.bincount(self._gi.codes, weights=self.values, minlength=self._gi.k) / self.counts
@@ -669,7 +669,7 @@ class GiniStatistic(PlannedStatistic):
         depend on beta, so each A^(k) is computed once per data set in this process and a new beta only
         re-weights them. The solver's bisection, and an answer at a new epsilon on data already seen (a
         page's slider; every statistic of those data shares the profile), pay only for the k not seen
-        yet (the light-tailed noises' beta is ~15x smaller than the Cauchy's at the same epsilon; issue 13)."""
+        yet (the light-tailed noises' beta is ~15x smaller than the Cauchy's at the same epsilon)."""
         return _gini_exact_profile(self._xs, self.lower, self.upper).smooth_sensitivity(beta).value
 
     def _calibration(self, eps: float):
@@ -1033,7 +1033,7 @@ def make_statistic(kind: str, values, groups=None, **params) -> PlannedStatistic
             raise DPInputError(f"values ({x.size}) and groups ({g.shape[0]}) must have the same length")
         labels = sorted(set(g.tolist()))
     if kind == "gini":
-        if params.get("noise", "cauchy") != "cauchy":  # light-tailed smooth noises (issue 17)
+        if params.get("noise", "cauchy") != "cauchy":  # light-tailed smooth noises
             from .smooth_noises import gini_planned_statistic
 
             return gini_planned_statistic(x, lower=float(params.get("lower", 0.0)), upper=float(params["upper"]),
@@ -1047,7 +1047,7 @@ def make_statistic(kind: str, values, groups=None, **params) -> PlannedStatistic
         return CountAbove(x, float(params["threshold"]))
     if kind == "group_means":
         return GroupMeans(x, g, float(params.get("lower", 0.0)), float(params["upper"]))
-    if kind == "group_medians":  # the PSEO histogram machinery with q = 50 (issue 14)
+    if kind == "group_medians":  # the PSEO histogram machinery with q = 50
         cells = tuple(np.maximum(x[g == lab], 0.0) for lab in labels)
         return PercentilesStatistic(cells, q=(50.0,), cell_labels=tuple(labels),
                                     n_sims=int(params.get("n_sims", 4000)), seed=int(params.get("seed", 0)),

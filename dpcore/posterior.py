@@ -385,7 +385,7 @@ def grid_posterior_batch(released: Any, *, noise: Any, noise_scale: float,
 
 def _gini_noise(gamma: Any, noise: Any = None):
     if noise is not None and not (isinstance(noise, str) and noise == "cauchy"):
-        # a light-tailed smooth noise (issue 17): a dpcore.smooth_noises distribution object (its
+        # a light-tailed smooth noise: a dpcore.smooth_noises distribution object (its
         # .logpdf), e.g. ``smooth_noises.noise_distribution(calibration)``, or "laplace"
         return noise
     from .noise import GeneralizedCauchy  # the lead's noise core (imported lazily)

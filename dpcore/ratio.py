@@ -832,7 +832,7 @@ class RatioRelease:
 
     ``value`` is the DP output. ``confidential_noise_scale`` is the scale of the noise that was added:
     public for the global-sensitivity rivals, but S(X)/alpha (data-dependent) for the smooth-sensitivity
-    rivals, so it is named confidential for all (issue 11); ``noise_scale`` is a deprecated alias.
+    rivals, so it is named confidential for all; ``noise_scale`` is a deprecated alias.
     """
 
     value: float
@@ -841,10 +841,10 @@ class RatioRelease:
     delta: float | None
     confidential_noise_scale: float
     note: str = ""
-    privacy_cost: Any = None  # dpcore.budget.PrivacyCost, set by the smooth rivals' noise= path (issue 17)
+    privacy_cost: Any = None  # dpcore.budget.PrivacyCost, set by the smooth rivals' noise= path
 
     @property
-    def noise_scale(self) -> float:  # deprecated alias (issue 11 renamed the field)
+    def noise_scale(self) -> float:  # deprecated alias of confidential_noise_scale
         return self.confidential_noise_scale
 
 
@@ -1020,7 +1020,7 @@ def smooth_ratio_laplace(x: Any, y: Any, *, epsilon: float, delta: float, rng: A
 
 
 _CAL_CACHE: dict[tuple[float, float, str], Any] = {}
-_noise_module = noise  # smooth_ratio_cauchy's parameter `noise` (issue 17) shadows the module name
+_noise_module = noise  # smooth_ratio_cauchy's parameter `noise` shadows the module name
 
 
 def _cauchy_calibration(epsilon: float, gamma: float, calibration: str):
@@ -1038,7 +1038,7 @@ def smooth_ratio_cauchy(x: Any, y: Any, *, epsilon: float, gamma: float = 4.0, c
     Default "paper" (alpha = eps/(4 gamma), beta = eps/gamma): "tight" gives less noise but its
     certification currently takes minutes per epsilon. gamma = 4 by default (finite variance).
 
-    ``noise`` (issue 17): "cauchy" (default, the above), or a light-tailed
+    ``noise``: "cauchy" (default, the above), or a light-tailed
     ``dpcore.noise.SMOOTH_NOISES`` name: "laplace" ((epsilon, delta)-DP, certified tight NRS
     calibration) or "laplace_lognormal" (rho-zCDP implying (epsilon, delta)); delta defaults to 1e-6.
     See :func:`smooth_ratio_noise`.
@@ -1059,7 +1059,7 @@ def smooth_ratio_cauchy(x: Any, y: Any, *, epsilon: float, gamma: float = 4.0, c
 
 def smooth_ratio_noise(x: Any, y: Any, *, epsilon: float, noise: str = "laplace", delta: float | None = None,
                        calibration: str = "tight", gamma: float = 4.0, rng: Any = None) -> RatioRelease:
-    """x/y + (S_beta / alpha) Z with any ``dpcore.noise.SMOOTH_NOISES`` noise (issue 17).
+    """x/y + (S_beta / alpha) Z with any ``dpcore.noise.SMOOTH_NOISES`` noise.
 
     Constants from :func:`dpcore.smooth_noises.smooth_calibration` (same neighbours and smooth
     sensitivity, Claim C.6, as :func:`smooth_ratio_laplace`); ``.privacy_cost`` is the
@@ -1123,7 +1123,7 @@ class PTRRelease:
 
     ``value`` and ``failed`` are the DP output. ``confidential_distance`` (the exact distance gamma to
     a data set whose local sensitivity exceeds the bound) and ``confidential_failure_probability``
-    (P[FAIL] given that distance) describe the data and must not be published (issue 11);
+    (P[FAIL] given that distance) describe the data and must not be published;
     ``distance`` and ``failure_probability`` are deprecated read-only aliases.
     """
 
@@ -1390,7 +1390,7 @@ def simulate_or_coverage(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon:
 # 9. Real example: poverty (POVPIP < 100) in the ACS excerpt
 # ---------------------------------------------------------------------------------------------
 
-#: The ACS poverty loader moved to :mod:`dpcore.data` (data loading lives there, issue 12); these
+#: The ACS poverty loader moved to :mod:`dpcore.data` (data loading lives there); these
 #: names stay importable from here.
 MOVED_TO_DATA = frozenset({"POVERTY_GROUPINGS", "poverty_counts"})
 

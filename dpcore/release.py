@@ -10,7 +10,7 @@ What happens (:func:`make_release`):
    mechanisms, parameters, costs): racing sessions cannot overspend, and a crash after this point can
    lose the release but never the charge.
 2. Each statistic is released by its private ``_draw_real`` (:mod:`dpcore.planner`), whose noise comes
-   from :mod:`dpcore.release_noise` (issue 11): OpenDP's exact discrete Laplace for counts and
+   from :mod:`dpcore.release_noise`: OpenDP's exact discrete Laplace for counts and
    histograms, OpenDP's floating-point-safe Laplace for means and the ratio's two counts, and the
    certified generalized-Cauchy sampler (exact inversion of an ``os.urandom`` uniform of 128+ bits
    against the CDF in high precision, on a public grid) for the Gini. The record names the

@@ -819,7 +819,7 @@ def lln_renyi_divergence(order: Any, sigma: float, shift: float, log_dilation: f
 
 
 # ---------------------------------------------------------------------------------------------
-# Laplace log-normal: the certified Renyi bound (issue 17)
+# Laplace log-normal: the certified Renyi bound
 # ---------------------------------------------------------------------------------------------
 
 def lln_log_density_lipschitz(sigma: float) -> float:

@@ -668,7 +668,7 @@ def sum_log_lower_bound(n: int, k: int) -> float:
 # Moved: the paper's experiments, data and simulations live in dpcore.experiments.stratified
 # ---------------------------------------------------------------------------------------------
 
-#: Names that moved to :mod:`dpcore.experiments.stratified` (issue 12: mechanisms here, experiments
+#: Names that moved to :mod:`dpcore.experiments.stratified` (mechanisms here, experiments
 #: there). They stay importable from this module for existing code and outside checks.
 MOVED_TO_EXPERIMENTS = frozenset({
     "bound_curves",

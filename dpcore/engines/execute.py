@@ -46,7 +46,7 @@ selected with DP, every n is a noisy count costing ``n_epsilon`` more, and the m
   epsilon/m (:func:`dpcore.noise.smooth_noise_calibration`); one person changes at most m rows in
   total, so by group privacy the cells together cost m * epsilon/m = epsilon. The sampler's delta
   (:func:`dpcore.release_noise.release_generalized_cauchy`) grows to m e^{(m-1) epsilon/m} delta.
-  With ``noise = "laplace"`` (issue 17): Z ~ Laplace(1) and (alpha, beta) from
+  With ``noise = "laplace"``: Z ~ Laplace(1) and (alpha, beta) from
   :func:`dpcore.smooth_noises.smooth_calibration` ("laplace", NRS 2007's (epsilon, delta) with the certified
   delta of :func:`dpcore.smooth_noises.laplace_smooth_delta`) at epsilon/m and delta_cell = delta / (m
   e^{(m-1) epsilon/m}) (= delta for m = 1: the planner's calibration exactly), so by group privacy

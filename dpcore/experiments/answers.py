@@ -1,4 +1,4 @@
-"""The answer a method page shows first (issue 14): one sentence with the number that matters, its
+"""The answer a method page shows first: one sentence with the number that matters, its
 tail risk, and the smallest ε that meets a target the user types in the statistic's own units.
 
 Planning, not release: the numbers describe the planning data (confidential when uploaded); they are
@@ -19,7 +19,7 @@ from .. import planner as planner_lib
 from ..validation import DPInputError, check_epsilon, check_finite, check_int, check_positive, check_probability
 from .gini import subsample
 
-#: how the answer sentence names a light-tailed noise (dpcore.smooth_noises.SMOOTH_NOISES, issue 17)
+#: how the answer sentence names a light-tailed noise (dpcore.smooth_noises.SMOOTH_NOISES)
 _NOISE_NAMES = {"laplace": "Laplace", "laplace_lognormal": "Laplace log-normal"}
 #: the three levels of the answer sentence: half the time, nine times in ten, one time in a hundred
 ANSWER_LEVELS = (0.5, 0.9, 0.99)
@@ -72,7 +72,7 @@ def _abs_error_quantile(stat: planner_lib.GiniStatistic, epsilon: float, level: 
     c, s = float(stat.bias), float(stat.scale(epsilon))
     if s <= 0:
         return abs(c)
-    law = stat._dist(epsilon) if hasattr(stat, "_dist") else stat._Z  # issue 17: the chosen noise's law
+    law = stat._dist(epsilon) if hasattr(stat, "_dist") else stat._Z  # the chosen noise's law
     prob = lambda t: float(law.cdf((t - c) / s) - law.cdf((-t - c) / s)) - level  # noqa: E731
     hi = abs(c) + s
     while prob(hi) < 0:
@@ -151,7 +151,7 @@ def gini_answer(values: Any, *, epsilon: float, lower: float = defaults.INCOME_L
     99% quantiles of |published - true Gini| (exact: noise CDF plus the clipping bias).
 
     ``values``: the planning incomes (the page's sub-sample of ``n`` records, as in ``gini_view``).
-    ``noise``/``delta``: the smooth-sensitivity noise (``dpcore.smooth_noises.SMOOTH_NOISES``, issue 17) as in
+    ``noise``/``delta``: the smooth-sensitivity noise (``dpcore.smooth_noises.SMOOTH_NOISES``) as in
     ``release_gini``; the light-tailed ones cost (ε, δ) (or the zCDP ρ implying it), said in the sentence.
     """
     epsilon = check_epsilon(epsilon)

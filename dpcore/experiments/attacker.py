@@ -1,4 +1,4 @@
-"""The "play the attacker" game (issue 15): one secret bit, one DP release, one guess.
+"""The "play the attacker" game: one secret bit, one DP release, one guess.
 
 The game is the definition of differential privacy played out. Two **neighbouring** data sets are
 public to the attacker (the worst case DP protects against): ``D_in`` = a group of ``n - 1`` shared

@@ -538,7 +538,7 @@ _CURVES_LOCK = threading.Lock()
 
 def _profile_and_curves(xs: np.ndarray, lower: float, upper: float) -> tuple[gini_mechanism.ExactSensitivityProfile,
                                                                      dict[tuple, pd.DataFrame]]:
-    """This clipped data set's shared exact smooth-sensitivity profile (issue 13: a new epsilon only
+    """This clipped data set's shared exact smooth-sensitivity profile (a new epsilon only
     re-weights A^(k)) and its error-against-epsilon tables (beta-free inputs only)."""
     profile = gini_mechanism.shared_exact_profile(xs, lower, upper)
     with _CURVES_LOCK:
@@ -552,7 +552,7 @@ def calibrate_epsilons(epsilons: Sequence[float], *, gamma: float, calibration: 
 
     A page calls this once per process for its slider's epsilons: the calibrations (the certified
     tight alpha of the generalized Cauchy costs 20-80 ms each) are remembered by :mod:`dpcore.noise` /
-    :mod:`dpcore.smooth_noises`, so a later slider move only does the data-dependent work (issue 13).
+    :mod:`dpcore.smooth_noises`, so a later slider move only does the data-dependent work.
     """
     gamma = _check_gamma(gamma)
     return tuple(smooth_noises.smooth_calibration(noise, e, delta=delta, gamma=gamma, mode=calibration)
@@ -692,7 +692,7 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     added to the total. Incomes below L (and losses) are raised to L, those above U clipped to U.
     Draws: simulated releases with ``seed + 2``, the one release with ``seed + 3``.
 
-    ``noise`` (issue 17): a ``dpcore.smooth_noises.SMOOTH_NOISES`` name, as ``noise=`` of
+    ``noise``: a ``dpcore.smooth_noises.SMOOTH_NOISES`` name, as ``noise=`` of
     :func:`dpcore.gini.release_gini`: "cauchy" (default, the paper's, pure epsilon), "laplace"
     ((epsilon, delta), NRS) or "laplace_lognormal" (rho-zCDP implying (epsilon, delta), Bun & Steinke);
     ``delta`` defaults to 1e-6 for the last two. Every number follows the chosen noise: the error
@@ -734,7 +734,7 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     # The exact curve for the chart, over the same k range as the fast one. Forcing k = 0..k_max
     # disables pruning (O(n) per k), so k_max is capped on big data; the value S(X) is the maximum
     # over all k whatever k_max, so this one call also serves as the exact bound itself.
-    # A^(k) does not depend on epsilon: it comes from the data set's shared profile (same numbers, issue 13).
+    # A^(k) does not depend on epsilon: it comes from the data set's shared profile (same numbers).
     profile, curves = _profile_and_curves(xs, lower, upper)
     exact = None
     if xs.size <= 200_000:

@@ -531,7 +531,7 @@ def cell_answer_statistic(values: Any = None, *, source: str = "synthetic", n: i
     """The planner statistic of :func:`dpcore.experiments.answers.percentile_cell_answer` (the same
     construction): the median of the cell that :func:`cell_view` uses, released by the PSEO noisy
     histogram (Foote et al. 2019, eq. 4.2), Monte Carlo with ``n_sims`` common random draws from
-    ``seed``. It does not depend on epsilon: the page builds it once per cell (issue 13).
+    ``seed``. It does not depend on epsilon: the page builds it once per cell.
     Neighbouring: replace one person within the cell (or ``relation="add_remove"``)."""
     from .. import planner as planner_lib
 

@@ -14,7 +14,7 @@ generated script makes the same call (:func:`planner_view`) and prints ``result.
   ``dpcore.risk``), curves for a few epsilons;
 * :func:`planner_view` - what the script prints: builds the statistics from a table or an array of
   incomes, then the accuracy-first and budget-first views;
-* :func:`plan_cost` - the privacy cost of a plan in the currency each mechanism gives (issue 17: the
+* :func:`plan_cost` - the privacy cost of a plan in the currency each mechanism gives (the
   Gini's smooth-sensitivity noise is pure epsilon for "cauchy", (epsilon, delta) for "laplace",
   rho-zCDP for "laplace_lognormal"), composed sequentially by a :class:`dpcore.budget.Ledger`.
 

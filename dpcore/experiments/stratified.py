@@ -788,7 +788,7 @@ class GroupedData:
     @functools.cached_property
     def index(self):
         """The private groups' :func:`dpcore.stratified.group_index` (sorted labels, codes, counts), built
-        once per dataset: sorting text labels is most of a view's cost (issue 13). Not a dataclass field."""
+        once per dataset: sorting text labels is most of a view's cost. Not a dataclass field."""
         return group_index(self.groups)
 
     @functools.cached_property
@@ -1024,7 +1024,7 @@ class GroupMeansView:
         })
 
 
-#: how CoinPress's zCDP budget is matched to the Laplace methods' epsilon (issue 15, "equal privacy")
+#: how CoinPress's zCDP budget is matched to the Laplace methods' epsilon ("equal privacy")
 PRIVACY_MATCHES = ("same_rho", "epsilon_delta")
 
 
@@ -1102,7 +1102,7 @@ def group_means_answer_statistic(values: Any, groups: Any, *, clip: Sequence[flo
     call): every group's mean by stratified Laplace on values clipped to the public ``clip``
     (Laplace((U - L) / (n_g epsilon)) per group, parallel composition; neighbouring: replace one
     person's value within their group, group sizes public). It does not depend on epsilon, so the page
-    builds it once per data and clip range (issue 13)."""
+    builds it once per data and clip range."""
     from ..validation import check_finite
 
     lower, upper = (check_finite(v, "clip bound") for v in clip)
@@ -1120,7 +1120,7 @@ def _planner():
 def _group_means_once_class() -> type:
     """``dpcore.planner.GroupMeans`` whose true group means and clipping bias (properties recomputed
     over all n values at every call, ~90 calls per answer sentence) are computed once: the same
-    numbers, half the time (issue 13)."""
+    numbers, half the time."""
     group_means = _planner().GroupMeans
 
     class GroupMeansComputedOnce(group_means):
