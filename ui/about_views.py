@@ -1,6 +1,6 @@
 """Renderers of the About (landing) page: the attacker's largest belief after an epsilon-DP release.
 
-The landing page is the one a cold server shows first (issue 13: cold start <= 1.2x a bare one-slider
+The landing page is the one a cold server shows first (cold start <= 1.2x a bare one-slider
 Streamlit app), so nothing here imports pandas or plotly: the curve is an SVG drawn by
 :mod:`ui.svg_charts` and shown with ``st.image``, the table of examples is markdown and the CSV is
 plain text. The numbers all come from :func:`dpcore.risk.max_posterior` (odds multiplied by at most

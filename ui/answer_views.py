@@ -1,4 +1,4 @@
-"""The answer box at the top of a method page (issue 14): the sentence with the number that matters,
+"""The answer box at the top of a method page: the sentence with the number that matters,
 its tail risk, and the recommended ε for a target typed in the statistic's own units.
 
 Numbers come from :mod:`dpcore.experiments.answers`; this module only draws them.

@@ -1,4 +1,4 @@
-"""Renderers of the "Play the attacker" page (issue 15); the game itself is dpcore.experiments.attacker.
+"""Renderers of the "Play the attacker" page; the game itself is dpcore.experiments.attacker.
 
 Before the player guesses, only public things are drawn: both candidate data sets (the DP attacker
 knows them), the noise law and the release. The secret (target in or out) and the optimal attacker's

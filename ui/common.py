@@ -191,7 +191,7 @@ def qp_slider(label: str, key: str, min_value: float, max_value: float, value: f
         out = container.slider(label, min_value=min_value, max_value=max_value, step=step, key=key, **kwargs)
     else:
         # The session-state value is shown either way; passing a default spares Streamlit a scan of the
-        # whole session state (filtered_state) that a keyed slider without one makes on every run (issue 13).
+        # whole session state (filtered_state) that a keyed slider without one makes on every run.
         out = container.slider(label, min_value=min_value, max_value=max_value, value=value, step=step, key=key,
                                **kwargs)
     _kept(key, out, persistent)
@@ -282,7 +282,7 @@ def download_csv(frame: Any, label: str, file_name: str, key: str | None = None)
     """A download button for a chart's data (pandas DataFrame) as CSV.
 
     The CSV is made when the button is clicked (Streamlit's deferred download), not on every rerun:
-    a page with six charts no longer encodes six CSV files per slider move (issue 13). ``frame`` may also
+    a page with six charts no longer encodes six CSV files per slider move. ``frame`` may also
     be a function returning the DataFrame, so that even the frame is built only on a click."""
     def data() -> bytes:
         return (frame() if callable(frame) else frame).to_csv(index=False).encode("utf-8")
@@ -291,7 +291,7 @@ def download_csv(frame: Any, label: str, file_name: str, key: str | None = None)
 
 
 # ---------------------------------------------------------------------------------------------
-# Shared display helpers (added for the thin pages of issue 12)
+# Shared display helpers (used by the thin page scripts in app_pages/)
 # ---------------------------------------------------------------------------------------------
 
 def run_on_button(label: str, key: str, compute: Callable[[], Any], *, what: str, state_key: str | None = None,
@@ -319,7 +319,7 @@ def numbers_table(numbers: dict[str, float], file_name: str, *, key: str) -> Non
 
 
 # ---------------------------------------------------------------------------------------------
-# Less work per rerun when a class uses one server (issue 13)
+# Less work per rerun when a class uses one server
 # ---------------------------------------------------------------------------------------------
 
 def use_fast_plotly_json() -> bool:
@@ -471,7 +471,7 @@ _FROZEN_AT_MODULE_COUNT = 0
 
 
 def freeze_long_lived_objects() -> bool:
-    """``gc.freeze()`` whenever modules were imported since the last call (issue 13).
+    """``gc.freeze()`` whenever modules were imported since the last call.
 
     With Streamlit's post-run ``gc.collect`` switched off (``.streamlit/config.toml``), Python's own
     collector still runs full (generation 2) collections now and then, and each walked every object

@@ -1,4 +1,4 @@
-"""One sentence at the top of every page saying which data the page uses (issue 14).
+"""One sentence at the top of every page saying which data the page uses.
 
 Some pages use the sidebar's "In use" data set, others have their own data (a PSEO cell, the ACS
 excerpt, counts typed in): each page calls :func:`data_note` once, so the reader never has to guess

@@ -23,7 +23,7 @@ from ui import plots_gini
 from ui.common import download_csv, numbers_table, privacy_note, run_on_button, show_figure
 
 # The live figures are plain plotly specifications built from the view in ~1 ms each (ui.plots_gini): cheaper
-# than hashing the view's 20,000 simulated releases to look a remembered figure up (issue 13).
+# than hashing the view's 20,000 simulated releases to look a remembered figure up.
 
 PRIORS = {"uniform": ("uniform", "a flat prior on [0, 1] (the paper's choice)"),
           "beta": (("beta", 6.0, 7.0), "a Beta(6, 7) prior (most countries' Ginis lie between 0.2 and 0.7)")}
@@ -110,7 +110,7 @@ ERROR_TABLE_MECHANISMS = ("smooth sensitivity (this page)", "Laplace, global sen
 
 def data_digest(values: np.ndarray) -> str:
     """A digest of the records that keys the page's cached calls (instead of Streamlit hashing the array
-    at every call of every rerun; issue 13). Computed once per data array (the sidebar keeps one array per
+    at every call of every rerun). Computed once per data array (the sidebar keeps one array per
     data set and never changes it): remembered by the array's identity, checked through a weak reference."""
     entry = _DIGESTS.get(id(values))
     if entry is not None and entry[0]() is values:
@@ -133,14 +133,14 @@ _DIGESTS_LOCK = threading.Lock()
 def settings_key(settings: dict) -> str:
     """The text of a settings dict (names sorted; numbers, strings, None and tuples as ``repr`` writes them,
     which tells every two different values apart): a cache key Streamlit hashes in microseconds, where
-    walking the dict costs ~0.5 ms per cached call (issue 13)."""
+    walking the dict costs ~0.5 ms per cached call."""
     for value in settings.values():
         if not isinstance(value, (str, Number, type(None), tuple)):
             raise TypeError(f"settings_key: {type(value).__name__} values are not keyed by their text")
     return repr(sorted(settings.items()))
 
 
-#: fixed axes (issue 15): the Gini's possible range and shares 0-100%: public, the same for every ε
+#: fixed axes: the Gini's possible range and shares 0-100%: public, the same for every ε
 FIXED_GINI_RANGE, FIXED_SHARE_RANGE = (0.0, 1.0), (0.0, 1.0)
 
 
@@ -154,7 +154,7 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
         return
     med, q90, _ = view.abs_error_quantiles
     lap_med, lap_q90, _ = view.laplace_abs_error_quantiles
-    st.markdown(  # the section's heading and text in one element (fewer messages per rerun, issue 13)
+    st.markdown(  # the section's heading and text in one element (fewer messages per rerun)
         "## 1 · Where would the published Gini land?\n\n"
         f"Each release is the true Gini plus noise. Out of many possible releases, half land within "
         f"**±{fmt(med)}** of the truth and 90 % within **±{fmt(q90)}**. The usual Laplace "
@@ -197,7 +197,7 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
 
 def _error_summary_markdown(view: GiniView) -> str:
     """The error summary (the rows and columns of ``view.error_table()``) as a Markdown table: one small
-    element instead of an Arrow table, read from the view's numbers without building the DataFrame (issue 13)."""
+    element instead of an Arrow table, read from the view's numbers without building the DataFrame."""
     columns = ["mechanism", "median |error|", "90% of errors below", "99% of errors below"]
     numbers = [list(view.abs_error_quantiles), list(view.laplace_abs_error_quantiles)]
     if view.rmse is not None:

@@ -1,4 +1,4 @@
-"""The landing page's "What do you want to do?" cards (issue 14): each opens the right page with a
+"""The landing page's "What do you want to do?" cards: each opens the right page with a
 sensible preset through ``st.page_link`` query parameters (the pages' URL-backed widgets read them).
 """
 from __future__ import annotations

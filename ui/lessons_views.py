@@ -1,4 +1,4 @@
-"""Lesson paths for a 50-minute class (issue 15): preset links, questions, answers, printable handouts.
+"""Lesson paths for a 50-minute class: preset links, questions, answers, printable handouts.
 
 Each step is a link to a page with URL query parameters that the page's ``qp_*`` widgets read (keys
 and option texts exactly as the pages define them; ``tests/test_page_lessons.py`` opens every link and

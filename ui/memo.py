@@ -1,5 +1,5 @@
-"""Decision memo: a self-contained HTML report of a plan or a release for the people who approve it
-(issue 14). No streamlit here: the planner page offers it as a download.
+"""Decision memo: a self-contained HTML report of a plan or a release for the people who approve it.
+No streamlit here: the planner page offers it as a download.
 
 The chart is a static SVG drawn here (numbers in, SVG text out), inline in the HTML: the memo opens
 offline, in any browser or mail client, and stays small. (It embedded plotly.js, 4.8 MB, for one bar

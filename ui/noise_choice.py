@@ -1,4 +1,4 @@
-"""The Gini page's noise selector: choice + one-sentence trade-off + side-by-side error chart (issue 17).
+"""The Gini page's noise selector: choice + one-sentence trade-off + side-by-side error chart.
 
 ``render_noise_choice(key_prefix, comparison=..., epsilon=...) -> str`` draws a URL-backed selector
 over ``dpcore.noise.SMOOTH_NOISES``, the trade-off of the chosen noise against the paper's Cauchy in
@@ -46,7 +46,7 @@ def noise_error_figure(comparison: smooth_noises.NoiseComparison, *, chosen: str
                        title: str | None = None) -> dict:
     """Side by side: the release-error densities (left) and the median / 90th / 99th absolute error (right, log).
 
-    A plain plotly specification (dict; no ``go.Figure`` validation, issue 13). The Cauchy's density is cut
+    A plain plotly specification (dict; no ``go.Figure`` validation). The Cauchy's density is cut
     at the common range; its 99th percentile is on the right panel. ``title``: default "Same privacy: (ε, δ)".
     """
     curves = smooth_noises.error_density_curves(comparison)
@@ -154,7 +154,7 @@ def _unit(epsilon: float, delta: float, gamma: float) -> smooth_noises.NoiseComp
 @st.cache_resource(show_spinner=False, max_entries=16)
 def warm_unit_tradeoffs(epsilons: tuple[float, ...], delta: float, gamma: float) -> bool:
     """Compute the data-free comparison at every epsilon of the page's slider once per process (public
-    inputs only), so a slider move finds it ready (issue 13)."""
+    inputs only), so a slider move finds it ready."""
     for epsilon in epsilons:
         _unit(float(epsilon), float(delta), float(gamma))
     return True
@@ -198,7 +198,7 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
     if chosen is None:  # the page may draw the selector itself, above its view (the whole page follows it)
         st.markdown(intro)
         chosen = noise_selector(key_prefix)
-    else:  # one element for the heading, the text and the choice (fewer messages per rerun, issue 13)
+    else:  # one element for the heading, the text and the choice (fewer messages per rerun)
         st.markdown(intro + f"\n\nChosen above: **{NOISE_LABELS.get(chosen, chosen)}**; every number on this "
                     "page uses it.")
     fast_enough = method == "fast" or epsilon >= slow_below

@@ -11,7 +11,7 @@ from dpcore.experiments.percentiles import SYNTH_QUARTILES, CellCurvesView, Cell
 from ui import plots_percentiles as plots_percentiles_builders
 from ui.common import CachedBuilders, download_csv, show_figure, show_spec
 
-# figures built once per distinct input in this process, shared by all sessions (issue 13)
+# figures built once per distinct input in this process, shared by all sessions
 plots_percentiles = CachedBuilders(plots_percentiles_builders)
 
 __all__ = ["money", "parse_edges", "cell_caption", "cell", "curves", "many_cells", "figures", "method_notes"]
@@ -110,7 +110,7 @@ def cell(view: CellView, *, fixed_axes: bool = False) -> None:
                 f"{view.confidential_n_above:,} above {money(edges[-1])} in the last bin (the bins are public and "
                 "fixed; these two numbers are shown for planning and are not private).")
     y_range = plots_percentiles.fixed_count_range(view.n) if fixed_axes else None
-    # plain specs (equal to the go.Figure builders' to_dict()): the noisy counts change with every ε (issue 13)
+    # plain specs (equal to the go.Figure builders' to_dict()): the noisy counts change with every ε
     show_spec(plots_percentiles_builders.histogram_spec(edges, view.true_counts, view.noisy_counts, y_range=y_range))
     download_csv(pd.DataFrame({"bin_lower": edges[:-1], "bin_upper": edges[1:], "true_count": view.true_counts,
                                "noisy_count": view.noisy_counts}),

@@ -44,7 +44,7 @@ PLAN_TARGETS_KEY = "_planner_plan_targets"
 #: 7.977 and 7.844), so Release mode and the plan file never start from it and the memos mark it; an ε solved
 #: on public or synthetic data may start them.
 PLAN_SOURCE_KEY = "_planner_plan_source"
-#: the Gini's smooth-sensitivity noises (dpcore.noise.SMOOTH_NOISES) as the selector shows them (issue 17)
+#: the Gini's smooth-sensitivity noises (dpcore.noise.SMOOTH_NOISES) as the selector shows them
 NOISE_LABELS = {"cauchy": "generalized Cauchy (pure ε, heavy tails)",
                 "laplace": "Laplace ((ε, δ), light tails)",
                 "laplace_lognormal": "Laplace log-normal (ρ-zCDP, light tails)"}
@@ -99,7 +99,7 @@ def _group_candidates(dataset: Any) -> list[str]:
 
 
 def group_rejections(dataset: Any) -> list[str]:
-    """Why each other column of the data set cannot be a group column (issue 14: the choice offered
+    """Why each other column of the data set cannot be a group column (the choice offered
     only random groups with no reason)."""
     frame = getattr(dataset, "frame", None)
     if frame is None:
@@ -179,7 +179,8 @@ def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[
         noise = qp_selectbox("Smooth-sensitivity noise", "planner_gini_noise", list(SMOOTH_NOISES), "cauchy",
                              container=column, format_func=lambda name: NOISE_LABELS.get(name, name),
                              help="; ".join(f"{name}: {text}" for name, text in SMOOTH_NOISES.items()))
-        if noise == "cauchy":  # the paper's noise; the settings (and caches, scripts) are as before issue 17
+        # the paper's noise: no "noise" field, so its settings (and caches, scripts) match plans that predate the choice
+        if noise == "cauchy":
             params["gamma"] = float(qp_selectbox("Noise tail γ", "planner_gini_gamma", [2.0, 3.0, 4.0], 2.0,
                                                  container=column, help="Noise density ∝ 1/(1+|z|^γ)."))
         else:
@@ -213,7 +214,7 @@ def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[
         if len(group_labels) >= 2:
             params["group_x"] = qp_selectbox("Group x", "planner_ratio_gx", group_labels, group_labels[0],
                                              container=column)
-            # group y is never group x (issue 14: after a change of group column both fell back to the
+            # group y is never group x (after a change of group column both fell back to the
             # first label and the real release failed with "choose two different groups")
             others = [label for label in group_labels if label != params["group_x"]]
             params["group_y"] = qp_selectbox("Group y", "planner_ratio_gy", others, others[0],
@@ -385,7 +386,7 @@ def _remembered(name: str, source: Any, build: Callable[[], Any], *extra: Any) -
     """``build()`` remembered per frozen view ``source`` (and small ``extra`` keys) in this process: the
     key is the view's hash, a hit is checked by equality, so nothing is reused for other numbers. Used
     for figures and the tables drawn from a view, so a rerun that does not change the view (e.g. a
-    move of the total-ε slider) builds nothing (issue 13). The results are shared: never change one."""
+    move of the total-ε slider) builds nothing. The results are shared: never change one."""
     key = (name, hash(source), *extra)
     hit = _FIGURES.get(key)
     if hit is not None and hit[0] == source:
@@ -462,7 +463,7 @@ def plan_memo(view: AccuracyFirstView, budget: float, dataset: dict[str, Any], *
 
 
 def render_cost(cost: Any) -> None:
-    """The plan's privacy cost when it is not pure ε (issue 17): its currency and how it was composed."""
+    """The plan's privacy cost when it is not pure ε: its currency and how it was composed."""
     if cost is None or cost.kind == "pure":
         return
     st.metric("Privacy cost of the plan (sequential composition)", cost.text.split(":")[0])

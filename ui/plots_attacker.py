@@ -1,4 +1,4 @@
-"""Figures of the attacker game (issue 15): numbers in, plotly figure out (no st.* calls)."""
+"""Figures of the attacker game: numbers in, plotly figure out (no st.* calls)."""
 from __future__ import annotations
 
 import numpy as np

@@ -54,7 +54,7 @@ def _template(name: str) -> dict:
 
 def _figure(data: list[dict], layout: dict) -> dict:
     """A figure specification built in one go from plain dicts: no ``go.Figure`` (its validation cost ~10 ms
-    per figure and a deep copy on display, issue 13). ``st.plotly_chart`` takes it as is through
+    per figure and a deep copy on display). ``st.plotly_chart`` takes it as is through
     :func:`ui.common.show_figure` (or validates it when given the dict directly); the JSON sent is
     what ``go.Figure(data=data, layout=layout).to_dict()`` gives, template included."""
     traces = [{key: _typed_array(value) if isinstance(value, np.ndarray) else value for key, value in trace.items()}

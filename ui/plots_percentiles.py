@@ -40,7 +40,7 @@ def bin_labels(edges: np.ndarray) -> list[str]:
 
 
 def fixed_count_range(n: int) -> tuple[float, float]:
-    """A count axis that depends only on the public cell size n (issue 15, "fixed axes"): room for the
+    """A count axis that depends only on the public cell size n ("fixed axes"): room for the
     tallest bin of a typical cell (30 % of n) and for noise down to -(10 % of n) - 10 people."""
     return (-0.1 * n - 10.0, 0.3 * n + 10.0)
 
@@ -93,7 +93,7 @@ def _default_template() -> dict:
 def plain_spec(data: list[dict], layout: dict) -> dict:
     """A figure spec as plain data, equal to ``go.Figure(...).to_dict()`` of the same figure (arrays as
     plotly's base64 typed arrays, the default template) without plotly's per-property validation,
-    which costs ~15 ms per small figure on every slider move (issue 13)."""
+    which costs ~15 ms per small figure on every slider move."""
     spec = {"data": data, "layout": layout}
     convert_to_base64(spec)  # in place, as to_dict() does (the template holds no arrays)
     spec["layout"] = {**layout, "template": _default_template()}

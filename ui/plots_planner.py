@@ -73,7 +73,7 @@ def fig_budget(frame: pd.DataFrame) -> go.Figure:
     """Budget first: each statistic's epsilon share and the resulting error (two panels side by side).
 
     The two panels are laid out by hand (x-axis domains, shared categories) rather than with
-    ``make_subplots``, whose grid construction costs ~15 ms per figure (issue 13: a budget-first view
+    ``make_subplots``, whose grid construction costs ~15 ms per figure (a budget-first view
     is rebuilt at every move of the total-ε slider)."""
     statistics = frame["statistic"].tolist()
     errors = frame["relative_error_percent"].tolist()

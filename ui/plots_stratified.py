@@ -28,7 +28,7 @@ def group_means_figure(df: pd.DataFrame, method: str, *, y_range: tuple[float, f
 def group_means_spec(df: pd.DataFrame, method: str, *, y_range: tuple[float, float] | None = None,
                      value_label: str = "mean") -> dict:
     """:func:`group_means_figure` as a plain spec (equal to its ``to_dict()``; tests check), no plotly
-    validation (issue 13: rebuilt on every ε move)."""
+    validation (rebuilt on every ε move)."""
     return plain_spec(*_group_means(df, method, y_range=y_range, value_label=value_label))
 
 
@@ -95,7 +95,7 @@ def _overall_errors(df: pd.DataFrame) -> tuple[list, dict]:
     for m in dict.fromkeys(labels):  # methods in order of first appearance, rows in order (= groupby(sort=False))
         e = errors[labels == m]
         methods.append(m)
-        for p_, value in zip(q, np.percentile(e, list(q))):  # one call for the five (same numbers, issue 13)
+        for p_, value in zip(q, np.percentile(e, list(q))):  # one call for the five (same numbers)
             q[p_].append(float(value))
         means.append(float(e.mean()))
     data = [dict(type="box", x=[m], q1=[q[25][i]], median=[q[50][i]], q3=[q[75][i]], lowerfence=[q[5][i]],

@@ -15,7 +15,7 @@ from dpcore.experiments import ratio as ratio_experiments
 from ui import plots_ratio as plots_ratio_builders
 from ui.common import CachedBuilders, download_csv, show_figure
 
-# figures built once per distinct input in this process, shared by all sessions (issue 13)
+# figures built once per distinct input in this process, shared by all sessions
 plots_ratio = CachedBuilders(plots_ratio_builders)
 
 INTRO = (

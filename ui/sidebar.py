@@ -64,7 +64,7 @@ _UPLOAD_TYPES = ["csv", "txt", "tsv", "gz", "parquet", "pq", "xlsx", "xls"]
 
 #: The real survey files, as dpcore.data.SHARED_DATASETS names them (a test checks both agree): the
 #: source list is drawn from these without importing dpcore.data, so a plain visit of the landing page
-#: imports no pandas (issue 13, cold start). ACS and PSEO are bundled in dpcore/examples.
+#: imports no pandas (cold start). ACS and PSEO are bundled in dpcore/examples.
 _SHARED_FILES = {"cps": "cps_asec2016_ipums_midwest.csv.gz", "acs": "acs2019_nist_excerpt_national.csv.gz",
                  "pseo": "pseo_earnings_co_tx.csv.gz"}
 _SHARED_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -129,7 +129,7 @@ def default_dataset() -> IncomeData:
 class DeferredDataset:
     """The default dataset (DEFAULT_KEY) before it is built: what the landing page's sidebar stores
     in ``st.session_state["dataset"]`` on a plain visit, so that neither dpcore.data nor pandas is
-    imported there (issue 13, cold start). It says what will be used; :func:`current_dataset` builds
+    imported there (cold start). It says what will be used; :func:`current_dataset` builds
     the real :class:`dpcore.data.IncomeData` (:func:`default_dataset`) when a page asks for data."""
 
     key: tuple = DEFAULT_KEY
@@ -221,7 +221,7 @@ def _upload_source() -> _Keyed | None:
     digest = _upload_digest(uploaded)
     if st.session_state.get("_data_upload_for") != digest:
         # a new file starts from its own guess: the column choice (or the "none chosen" of a refused
-        # income column) of the previous file must not stick to it (issue 17 closing note)
+        # income column) of the previous file must not stick to it
         st.session_state.pop("data_col", None)
         st.session_state["_data_upload_for"] = digest
     frame, read_notes, candidates = _read_upload(digest, uploaded.name, uploaded.getvalue())
@@ -263,7 +263,7 @@ def _upload_source() -> _Keyed | None:
 
 
 def _confirm_column(file_name: str, column: str, *, why: str) -> None:
-    """Say on screen which column is the income, and announce a change of it (issue 14: an upload
+    """Say on screen which column is the income, and announce a change of it (an upload
     once switched the income column silently)."""
     last = st.session_state.get("_data_upload_column")
     change = st.session_state.get("_data_upload_change")
@@ -331,7 +331,7 @@ def _choose() -> tuple[_Keyed | None, bool]:
 def _with_group_columns(lookalike: IncomeData, upload: IncomeData) -> IncomeData:
     """The look-alike with the upload's other columns (group labels; their sizes are public under the
     "replace one record" relation) and synthetic incomes in the same column name, so planning by
-    group works on it (issue 14: the look-alike lost the group column). Incomes are synthetic only;
+    group works on it (the look-alike lost the group column). Incomes are synthetic only;
     the synthetic values are independent draws, unrelated to the real rows."""
     import dataclasses
 
@@ -365,7 +365,7 @@ def render_sidebar(*, defer_default: bool = False, compact: bool = False, data_u
     ``defer_default=True`` (app.py passes it on pages that never read the dataset, e.g. the landing
     page): while the choice is the default data and the URL held nothing else (a plain visit, or the
     defaults the sidebar wrote there itself), the widgets are drawn as usual but the dataset is not
-    built, so neither dpcore.data nor pandas is imported (issue 13: a cold server shows the landing
+    built, so neither dpcore.data nor pandas is imported (a cold server shows the landing
     page ~0.5 s sooner): ``st.session_state["dataset"]`` is a :class:`DeferredDataset` until a page
     uses data (``current_dataset`` then builds :func:`default_dataset`; ``current_dataset_key`` is
     DEFAULT_KEY).
@@ -374,7 +374,7 @@ def render_sidebar(*, defer_default: bool = False, compact: bool = False, data_u
     two popovers ("Choose the data", "Random seed: N"). They are created as usual (same keys, same URL
     parameters, same session state), but the browser mounts a popover's widgets only when it is opened:
     the sliders, select box and number inputs were half of the landing page's browser work on a cold
-    start (issue 13; benchmarks/bench_cold_start_ratio.py).
+    start (benchmarks/bench_cold_start_ratio.py).
 
     ``data_used=False`` (pages that never read the sidebar's data, e.g. the attacker game): the sidebar
     says so and keeps the whole data section in one closed popover, "Data for the other pages"; the

@@ -16,7 +16,7 @@ from dpcore.lru import BoundedCache
 from ui import plots_stratified as plots_stratified_builders
 from ui.common import CachedBuilders, download_csv, show_figure, show_spec
 
-# figures built once per distinct input in this process, shared by all sessions (issue 13)
+# figures built once per distinct input in this process, shared by all sessions
 plots_stratified = CachedBuilders(plots_stratified_builders)
 
 #: The trend experiments as the page lists them: label -> (experiment id, x-axis title, log x).
@@ -71,7 +71,7 @@ SCRIPT_NOTE = ("The script recomputes the **Group means** view (the 200 simulate
 
 def coinpress_caption(epsilon: float, match: str = "same_rho") -> str:
     delta = strat_experiments.DELTA
-    if match == "epsilon_delta":  # issue 15: every method at the same (ε, δ)
+    if match == "epsilon_delta":  # every method at the same (ε, δ)
         rho = strat_experiments.coinpress_rho(epsilon, match)
         paper = strat_experiments.pure_dp_to_zcdp(epsilon)
         return (f"**Equal privacy: every method is (ε = {epsilon:g}, δ = {delta:g})-DP.** Laplace methods: pure "
@@ -150,7 +150,7 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     ready = _prepared_group_means(view, value_label=value_label, memo_key=memo_key, fixed_axes=fixed_axes)
     for column, (label, value) in zip(st.columns(4), ready["metrics"]):
         column.metric(label, value)
-    st.markdown(f"### {ready['subheader']}\n\n{ready['intro']}")  # heading and text in one element (issue 13)
+    st.markdown(f"### {ready['subheader']}\n\n{ready['intro']}")  # heading and text in one element
     show_spec(ready["groups_spec"])
     if ready["captions"]:
         st.caption("\n\n".join(ready["captions"]))
@@ -176,7 +176,7 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
         st.markdown("**Parity error** φ = (1/k)·|overall rel. error| + Σ groups |rel. error|")
         show_spec(ready["parity_spec"])
         download_csv(ready["parity"], "Download the parity errors (CSV)", "stratified_parity.csv", key="strat_dl_parity")
-    st.caption("\n\n".join([  # one element for the notes (fewer messages per rerun, issue 13)
+    st.caption("\n\n".join([  # one element for the notes (fewer messages per rerun)
         "Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
         "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
         "near 0 — that is why the paper reports parity only on real data. The overall estimates of "
@@ -263,7 +263,7 @@ def _prepare_group_means(view: strat_experiments.GroupMeansView, *, value_label:
     summary = pd.DataFrame([{"method": r["method"], "privacy cost": privacy_cost(view, r["method"]),
                              **{c: r[c] for c in _NUMBER_FORMATS}} for r in rows])
 
-    def errors_frame() -> pd.DataFrame:  # built only for the chart and a download (issue 13)
+    def errors_frame() -> pd.DataFrame:  # built only for the chart and a download
         errors = [view.overall[m] - view.true_overall for m in strat_experiments.METHODS]
         return pd.DataFrame({"method": np.repeat(np.array(strat_experiments.METHODS, dtype=object),
                                                  [e.size for e in errors]),
@@ -271,7 +271,7 @@ def _prepare_group_means(view: strat_experiments.GroupMeansView, *, value_label:
 
     perr = pd.DataFrame([{"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"],
                           "q95": r["parity q95"]} for r in rows])
-    # plain specs equal to the plotly builders' figures (no validation per ε move; issue 13)
+    # plain specs equal to the plotly builders' figures (no validation per ε move)
     return {
         "metrics": (("people n", f"{view.n:,}"), ("groups k", view.k), ("smallest group", f"{int(view.sizes.min()):,}"),
                     ("largest group", f"{int(view.sizes.max()):,}")),

@@ -1,6 +1,6 @@
 """Small static line charts drawn as SVG text by Python (numbers in, SVG out; no st.* calls).
 
-For pages that must open fast (the landing page, issue 13): a plotly chart makes the browser load
+For pages that must open fast (the landing page): a plotly chart makes the browser load
 and start plotly.js (~1 s of a cold start), while an SVG shown with ``st.image`` is a few kilobytes
 the browser draws at once. No interaction (no hover, zoom): use plotly where that matters.
 """
