@@ -6,7 +6,7 @@ import streamlit as st
 from ui.notices import open_notice_area
 
 # Page icons are Material icons, not emoji: an emoji page icon makes the browser load Streamlit's emoji
-# catalogue (~0.15 s) on the first page view (issue 13, cold start). The tab icon (favicon) is set here,
+# catalogue (~0.15 s) on the first page view (cold start). The tab icon (favicon) is set here,
 # before st.navigation: otherwise the browser takes the page's Material icon as the favicon and fetches
 # it from fonts.gstatic.com (tests/test_security.py forbids any other host). It is the lock emoji, which
 # the frontend draws as an inline SVG (no request, no catalogue); the server only checks it against
@@ -65,7 +65,7 @@ def scroll_to_top_on_page_change(current: str) -> None:
 navigation = st.navigation(PAGES)
 scroll_to_top_on_page_change(navigation.url_path)
 # On the landing page (the first page of a cold server) the page goes first and the sidebar second,
-# and on a plain visit the sidebar does not build the default data (issue 13, cold start). Every
+# and on a plain visit the sidebar does not build the default data (cold start). Every
 # other page reads the sidebar's dataset, so the sidebar goes first there.
 data_free = any(navigation is page for page in DATA_FREE_PAGES)
 data_used = not any(navigation is page for page in PAGES_WITHOUT_DATA_SECTION)
@@ -80,7 +80,7 @@ try:
         render_sidebar(data_free=True, data_used=data_used)
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of
-    # the garbage collector's way (issue 13; see ui.common.freeze_long_lived_objects).
+    # the garbage collector's way (see ui.common.freeze_long_lived_objects).
     from ui.common import freeze_long_lived_objects
 
     freeze_long_lived_objects()

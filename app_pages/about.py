@@ -1,10 +1,10 @@
-"""Landing page: "What do you want to do?" cards that open the right page with a preset (issue 14),
+"""Landing page: "What do you want to do?" cards that open the right page with a preset,
 then differential privacy in plain language and what each page of the app is for.
 
 Thin page: two sliders (epsilon, the attacker's prior) -> dpcore.risk.max_posterior -> ui.about_views (an SVG
 chart and a markdown table). No data are used and nothing random is drawn here.
 
-This is the page a cold server shows first (issue 13: cold start <= 1.2x a bare one-slider app), so it
+This is the page a cold server shows first (cold start <= 1.2x a bare one-slider app), so it
 imports nothing heavy: no pandas and no plotly (plotly.js alone cost the browser ~1 s on a first
 load). app.py draws it before the sidebar, and on a plain visit the sidebar does not build the
 default data (ui.sidebar.render_sidebar(defer_default=True)): tests/test_sidebar.py checks that a

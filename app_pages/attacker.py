@@ -1,4 +1,4 @@
-"""Play the attacker (issue 15): guess a secret from one DP release; see the bound e^ε/(1+e^ε) hold.
+"""Play the attacker: guess a secret from one DP release; see the bound e^ε/(1+e^ε) hold.
 
 Thin page: class mode (:mod:`ui.classroom_views`, at the top: the teacher's projector view and live
 results, or the student's session) -> controls -> one cached call to

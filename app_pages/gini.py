@@ -31,7 +31,7 @@ VIEW_MODULE, VIEW_FUNCTION = gini_experiments.__name__, "gini_view"
 
 # The cached calls are keyed by the data's digest (gini_views.data_digest: computed once per data set) and
 # the settings' text (gini_views.settings_key); records and settings are passed unhashed, so a rerun does not
-# hash the records and walk the settings dicts once per call (issue 13). cache_resource: one shared,
+# hash the records and walk the settings dicts once per call. cache_resource: one shared,
 # never-changed view object per setting (no pickling of its 40,000 draws per rerun); renderers only read it.
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _view(data_digest: str, settings_key: str, _values: np.ndarray, _settings: dict) -> gini_experiments.GiniView:
@@ -51,7 +51,7 @@ def _recommendation(data_digest: str, settings_key: str, _values: np.ndarray,
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _warm_calibrations(gamma: float, calibration: str, noise: str) -> bool:
-    """Once per process and setting: the calibration of every ε of the slider (public; issue 13). A setting
+    """Once per process and setting: the calibration of every ε of the slider (public). A setting
     that cannot be calibrated is left to the view call, which shows the error."""
     try:
         gini_experiments.calibrate_epsilons(EPS_OPTIONS, gamma=gamma, calibration=calibration, noise=noise)
@@ -85,7 +85,7 @@ if ds.n < 2:
     st.error(f"Cannot compute the Gini index: the data have {ds.n} record(s); at least n = 2 are needed.")
     st.stop()
 
-# ---- everything below the introduction is one fragment (issue 13): moving a control reruns this part only,
+# ---- everything below the introduction is one fragment: moving a control reruns this part only,
 # not the sidebar, the navigation and the introduction; the data come from the sidebar's last full run.
 @st.fragment
 def live_view(ds) -> None:
@@ -100,7 +100,7 @@ def live_view(ds) -> None:
     eps = float(qp_select_slider("Privacy loss ε (log scale)", "gini_eps", EPS_OPTIONS, 1.0, container=c1,
                                  help="Smaller ε = stronger privacy = more noise. Steps are roughly "
                                       "evenly spaced on a log scale from 0.05 to 5."))
-    noise = noise_choice.noise_selector("gini", container=c1)  # every number below follows it (issue 17; section 4b)
+    noise = noise_choice.noise_selector("gini", container=c1)  # every number below follows it (section 4b)
     gamma = float(qp_select_slider("Noise tail γ (> 1)", "gini_gamma", GAMMA_OPTIONS, 2.0, container=advanced,
                                    help="Noise density ∝ 1/(1+|z|^γ). The paper uses γ = 2 (Cauchy-like, "
                                         "no mean or variance). γ > 3 gives a finite variance (an RMSE)."))

@@ -1,4 +1,4 @@
-"""Lessons (issue 15): ready lesson paths for a 50-minute class, a printable handout, and a before/after view.
+"""Lessons: ready lesson paths for a 50-minute class, a printable handout, and a before/after view.
 
 Thin page: the lessons (preset links + questions + answers, the class session's code in every link
 when there is one) and the two handouts (students', teacher's) live in :mod:`ui.lessons_views`; the
@@ -25,7 +25,7 @@ GINI_DEFAULTS = {"gamma": defaults.GINI_GAMMA, "lower": defaults.INCOME_LOWER, "
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _panel(data_key: tuple, _values: np.ndarray, epsilon: float, seed_value: int) -> tuple:
     """One side of the before/after view, once per (data, ε, seed) in this process and shared by every
-    session (issue 13: moving one ε recomputes one side, and a seen ε builds nothing): the Gini page's
+    session (moving one ε recomputes one side, and a seen ε builds nothing): the Gini page's
     view and its figure spec (None when saturated). ``data_key`` is the sidebar's recipe key of ``_values``."""
     view = gini_experiments.gini_view(_values, epsilon=epsilon, seed=seed_value, **GINI_DEFAULTS)
     return view, None if view.saturated else lessons_views.releases_spec(view)
@@ -33,7 +33,7 @@ def _panel(data_key: tuple, _values: np.ndarray, epsilon: float, seed_value: int
 
 @st.fragment
 def _before_after_section() -> None:
-    """The two ε sliders and the charts: a slider move reruns only this section (issue 13)."""
+    """The two ε sliders and the charts: a slider move reruns only this section."""
     c1, c2 = st.columns(2)
     eps_before = float(qp_select_slider("ε before", "les_eps_a", EPS_OPTIONS, 0.1, container=c1))
     eps_after = float(qp_select_slider("ε after", "les_eps_b", EPS_OPTIONS, 4.0, container=c2))

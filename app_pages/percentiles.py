@@ -55,7 +55,7 @@ def _cell_view(values, settings: dict) -> percentile_experiments.CellView:
     return percentile_experiments.cell_view(values, **settings)
 
 
-# cache_resource: ε does not change the curves; the shared view is not unpickled on every ε move (issue 13)
+# cache_resource: ε does not change the curves; the shared view is not unpickled on every ε move
 @st.cache_resource(show_spinner="Simulating the accuracy curves...", max_entries=16)
 def _cell_curves_view(values, settings: dict) -> tuple:
     """The curves view and its figure spec, built together once per setting (no DataFrame hashing per rerun)."""
@@ -97,7 +97,7 @@ privacy_note(
     "the earnings range $10,000–$614,597 used by the rivals, the cell definitions and cell sizes.")
 
 # Everything below depends on the page's controls: an st.fragment, so a control reruns this part only
-# (not the sidebar, the page script's set-up or the intro; issue 13). A full rerun runs it too.
+# (not the sidebar, the page script's set-up or the intro). A full rerun runs it too.
 @st.fragment
 def _page_body() -> None:
     answer_box = st.container(border=True)  # the answer first (filled once the controls below are read)

@@ -3,8 +3,8 @@
 Thin page: controls -> one cached view call of ``dpcore.experiments.planner`` -> renderers in
 ``ui.planner_views`` (figures in ``ui.plots_planner``); Release mode is ``ui.release_panel``.
 Only the chosen view is computed and drawn. The main ε slider and the views are an ``st.fragment``:
-moving the slider reruns only them (issue 13). The Gini's smooth-sensitivity noise is a setting
-(``dpcore.noise.SMOOTH_NOISES``, issue 17); each view states the plan's cost in its currency.
+moving the slider reruns only them. The Gini's smooth-sensitivity noise is a setting
+(``dpcore.noise.SMOOTH_NOISES``); each view states the plan's cost in its currency.
 """
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def _statistic(kind: str) -> planner_lib.PlannedStatistic:
 
 # =============================================================================================
 # PLAN mode: the main ε slider and one view at a time (only the chosen view is computed). An
-# st.fragment: moving the slider or a view's controls reruns only this part (issue 13).
+# st.fragment: moving the slider or a view's controls reruns only this part.
 # =============================================================================================
 @st.fragment
 def plan_views() -> None:
@@ -145,7 +145,7 @@ def plan_views() -> None:
 if mode == PLAN:
     with answer_area:
         plan_views()
-else:  # RELEASE mode (durable ledger); what the chosen Gini noise implies is said first (issue 17)
+else:  # RELEASE mode (durable ledger); what the chosen Gini noise implies is said first
     with release_area:
         if views.release_refusal(specs):
             st.warning(views.release_refusal(specs))

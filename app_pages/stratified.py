@@ -27,10 +27,10 @@ EPS_OPTIONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0]
 
 
 # cache_resource: one shared GroupedData per recipe (read only), so its group index is built once and a
-# rerun does not unpickle a copy of the data (issue 13)
+# rerun does not unpickle a copy of the data
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _recipe_data(recipe_text: str, _recipe: dict) -> strat_experiments.GroupedData:
-    """Keyed by the recipe's JSON text (a dict costs Streamlit ~0.5 ms to hash per call; issue 13)."""
+    """Keyed by the recipe's JSON text (a dict costs Streamlit ~0.5 ms to hash per call)."""
     return strat_experiments.grouped_data(_recipe)
 
 
@@ -39,7 +39,7 @@ def _column_data(values, frame, recipe: dict) -> strat_experiments.GroupedData:
     return strat_experiments.grouped_data(recipe, values=values, frame=frame)
 
 
-# cache_resource: one shared view object per setting (read only), not a pickled copy per rerun (issue 13)
+# cache_resource: one shared view object per setting (read only), not a pickled copy per rerun
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _group_means(data_key: str, settings_text: str, _data: strat_experiments.GroupedData, _settings: dict):
     return strat_experiments.group_means_view(_data, **_settings)
@@ -78,7 +78,7 @@ st.markdown(views.INTRO)
 privacy_note(*views.PRIVACY_NOTE)
 
 # Everything below depends on the page's controls: an st.fragment, so a control reruns this part only
-# (not the sidebar, the page script's set-up or the intro; issue 13). A full rerun runs it too.
+# (not the sidebar, the page script's set-up or the intro). A full rerun runs it too.
 @st.fragment
 def _page_body() -> None:
     answer_box = st.container(border=True)  # the answer first (filled once the controls below are read)
@@ -171,7 +171,7 @@ def _page_body() -> None:
         answer_text.caption("The answer sentence needs values clipped to a public range: choose the ACS excerpt or "
                             "the sidebar dataset.")
     settings = dict(epsilon=float(epsilon), clip=clip, prior=list(prior), clamp=bool(clamp), method=method, seed=seed(),
-                    match="epsilon_delta")  # every method (ε, δ)-DP (issue 15)
+                    match="epsilon_delta")  # every method (ε, δ)-DP
     data_key = json.dumps(recipe, sort_keys=True, default=str) + data_key
 
     # One view per run (a URL-backed choice, so a link opens the same view); rendering only the chosen
