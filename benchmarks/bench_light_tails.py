@@ -1,4 +1,4 @@
-"""Error of each smooth-sensitivity noise for the DP Gini at the same privacy (issue 17).
+"""Error of each smooth-sensitivity noise for the DP Gini at the same privacy.
 
 Run: .venv/bin/python benchmarks/bench_light_tails.py [--draws 200000] [--markdown] [--certificates]
 

@@ -1,4 +1,4 @@
-"""Timing figures for issue 4 (percentiles). Prints tables; not part of pytest.
+"""Timing figures for the percentile estimators. Prints tables; not part of pytest.
 
     .venv/bin/python benchmarks/bench_percentiles.py [--quick]
 """

@@ -1,4 +1,4 @@
-"""Real-release cost per statistic kind (issue 11): dpcore.release.make_release with OpenDP / the certified
+"""Real-release cost per statistic kind: dpcore.release.make_release with OpenDP / the certified
 generalized-Cauchy sampler, vs the numpy simulation of the same law. Run:
     .venv/bin/python benchmarks/bench_release_noise.py
 Prints seconds per release (median of 5, after one warm-up that pays the OpenDP import)."""

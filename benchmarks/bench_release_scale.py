@@ -1,4 +1,4 @@
-"""Release at scale: wall time and peak RSS of `python -m dpcore release` per engine (issue 16).
+"""Release at scale: wall time and peak RSS of `python -m dpcore release` per engine.
 
 Data: a PSEO-like Parquet table (benchmarks/make_pseo_like.py: 28,600 cells = 650 institutions x 11 degree
 levels x 4 cohorts, 50 states), generated under the gitignored ``artifacts/`` when missing. Plan: the

@@ -7,7 +7,7 @@ CPU time from /proc before sending the message and after ``script_finished`` arr
 CPU the rerun cost the server (script + serialisation + hashing + websocket writes), independent
 of the machine's load (unlike wall time, which is also shown). /proc counts CPU in 10 ms ticks:
 the mean over the reruns (total CPU / reruns) is the precise figure, the median is tick-rounded. The first load is shown separately
-(imports and cold caches). Target (issue 13): median server CPU per slider rerun <= 50 ms per page.
+(imports and cold caches). Target (docs/CONVENTIONS.md): median server CPU per slider rerun <= 50 ms per page.
 
 On a shared machine the per-rerun CPU varies with the load (cache and core contention): ``--rounds N``
 repeats the whole measurement on N fresh servers (same seeded moves each round) and pools the reruns, so the

@@ -1,4 +1,4 @@
-"""Shared helpers for the quality gates (issue 8): page discovery, slider moves, a live server.
+"""Shared helpers for the quality gates: page discovery, slider moves, a live server.
 
 Used by tests/test_browser.py, test_security.py, test_load.py, test_hostile_inputs.py and by the
 scripts in benchmarks/. Pages are discovered from the ``PAGES`` list in app.py (parsed, not
@@ -366,7 +366,7 @@ def visible_problems(page) -> list[str]:
 def find_upload_widget(at):
     """The sidebar's st.file_uploader in an AppTest, choosing an 'upload' data source first.
 
-    The sidebar's data-source widget is being extended (issue 2), so we adapt: a file uploader
+    The sidebar's data-source widget may change shape, so we adapt: a file uploader
     that is already shown, else a sidebar radio / selectbox option mentioning 'upload'.
     Returns None when the app offers no upload (callers skip with that reason).
     """

@@ -1,4 +1,4 @@
-"""The answer first (issue 14): dpcore.experiments.answers and the Gini page's answer box."""
+"""The answer first: dpcore.experiments.answers and the Gini page's answer box."""
 from __future__ import annotations
 
 import numpy as np
@@ -242,7 +242,7 @@ def test_every_lesson_step_on_a_method_page_lands_on_an_answer(step):
         assert not [w.value for w in at.warning if "No ε" in w.value], step.label
 
 
-# ---- bad input (issue 8): refused with a DPInputError naming the parameter, never truncated or dropped ----
+# ---- bad input: refused with a DPInputError naming the parameter, never truncated or dropped ----
 
 @pytest.mark.parametrize("call", [
     lambda: answers.gini_answer(VALUES, epsilon=1.0, n=2.5),

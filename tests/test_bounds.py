@@ -75,7 +75,7 @@ def test_privacy_oracle_catches_too_little_noise():
     assert max_privacy_loss(b1 / 4, b2 / 4) > 2.0 + 0.1
 
 
-#: a finer oracle (issue 11): 29 candidate thresholds 0.25, 0.56, ..., 645 (growth 1.25). With the 7
+#: a finer oracle: 29 candidate thresholds 0.25, 0.56, ..., 645 (growth 1.25). With the 7
 #: candidates above, halving both noise scales stays below the budget (only a constants test caught it);
 #: with 29 the exact loss of the halved mechanism is 2.92 > 2.
 FINE_CANDS = candidate_grid(0.0, 1.25, np.arange(1, 30))

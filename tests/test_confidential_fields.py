@@ -1,4 +1,4 @@
-"""Issue 11: every data-dependent field other than the released value is named ``confidential_*``,
+"""Every data-dependent field other than the released value is named ``confidential_*``,
 and release records never contain confidential values.
 
 Method: each release function runs on a data set and on a neighbour (one record replaced) with the

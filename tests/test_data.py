@@ -109,7 +109,7 @@ def test_binary_and_wrong_encoding():
     _bad(b"\x00\x01\x02\x03" * 100, "not a text file .*NUL")
     _bad(bytes(range(1, 9)) * 200, "does not look like CSV text")
     _bad(b"PK\x03\x04" + b"\x10" * 50, "Excel workbook")
-    # UTF-16 text is decoded since issue 14 (tests/test_upload_formats.py)
+    # UTF-16 text is decoded (tests/test_upload_formats.py)
 
 
 def test_latin1_fallback_and_utf8_bom():

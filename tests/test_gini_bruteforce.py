@@ -379,7 +379,7 @@ def test_dinkelbach_max_equals_window_scan():
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 11: brute-force sensitivity of stratified.clipped_laplace_mean, calling it directly
+# Brute-force sensitivity of stratified.clipped_laplace_mean, calling it directly
 # ---------------------------------------------------------------------------------------------
 
 def test_clipped_laplace_mean_bruteforce_sensitivity_and_privacy_loss():

@@ -344,7 +344,7 @@ def test_old_module_name_still_works():
 
 
 # ---------------------------------------------------------------------------------------------
-# The page's view with a light-tailed noise (issue 17): every number follows the chosen noise
+# The page's view with a light-tailed noise: every number follows the chosen noise
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("noise", ["cauchy", "laplace", "laplace_lognormal"])
@@ -398,7 +398,7 @@ def test_gini_view_refuses_an_unknown_noise():
 
 
 # ---------------------------------------------------------------------------------------------
-# The view's per-data memo of A^(k) (issue 13): exactly dpcore.gini.smooth_sensitivity
+# The view's per-data memo of A^(k): exactly dpcore.gini.smooth_sensitivity
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("data", ["lognormal", "two_point", "small"])
@@ -425,7 +425,7 @@ def test_memoised_exact_smooth_sensitivity_equals_the_mechanism(data):
 
 def test_the_view_and_the_planner_share_one_exact_profile_per_data_set():
     """dpcore.gini.shared_exact_profile: the Gini view's memo and the planner's Gini statistics hold the same
-    A^(k) for the same clipped data (each A^(k) computed once per process, not once in each; issue 13)."""
+    A^(k) for the same clipped data (each A^(k) computed once per process, not once in each)."""
     from dpcore import planner as planner_library
 
     xs = np.sort(np.random.default_rng(5).uniform(0, 10, 50))

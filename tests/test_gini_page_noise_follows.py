@@ -1,4 +1,4 @@
-"""The Gini page follows the chosen noise (issue 17): the answer sentence, the numbers table, the
+"""The Gini page follows the chosen noise: the answer sentence, the numbers table, the
 posterior and the generated script all use the noise picked in the selector (``gini_noise``)."""
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_the_three_noises_give_different_answers(pages):
     sentences = {noise: at.success[0].value for noise, at in pages.items()}
     assert len(set(sentences.values())) == 3
     q99 = {noise: _numbers(at)["q99_abs_error"] for noise, at in pages.items()}
-    assert q99["laplace"] < 0.2 * q99["cauchy"]  # issue 17's target on the default data
+    assert q99["laplace"] < 0.2 * q99["cauchy"]  # the light-tailed noise's target on the default data
 
 
 def test_generated_scripts_print_the_pages_numbers_for_each_noise(pages):

@@ -1,4 +1,4 @@
-"""Argument checks (issue 8): dpcore.validation.check_int and the Gini page's dot plot (plausible_releases)."""
+"""Argument checks: dpcore.validation.check_int and the Gini page's dot plot (plausible_releases)."""
 from __future__ import annotations
 
 import math

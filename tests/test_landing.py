@@ -1,4 +1,4 @@
-"""The landing page routes (issue 14): "What do you want to do?" cards before the essay, each a
+"""The landing page routes: "What do you want to do?" cards before the essay, each a
 page link with a preset that the target page accepts; every page says which data it uses."""
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def _popovers(at) -> dict[str, object]:
 
 def test_landing_sidebar_keeps_its_widgets_in_popovers():
     """A plain first visit of app.py (the landing page): the sidebar's data widgets and the seed sit in
-    two popovers, which the browser mounts only when opened (issue 13, cold start: the widgets were
+    two popovers, which the browser mounts only when opened (cold start: the widgets were
     half of the landing page's browser work); the widgets themselves, their keys, values and URL
     parameters are those of every other page, and the data are not built."""
     from streamlit.testing.v1 import AppTest

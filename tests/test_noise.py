@@ -316,7 +316,7 @@ def test_absurd_privacy_parameters_are_refused_with_a_message():
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 11: uniforms strictly inside (0, 1), every sampler finite for the extreme words
+# Uniforms strictly inside (0, 1), every sampler finite for the extreme words
 # ---------------------------------------------------------------------------------------------
 
 def test_uniform_from_words_extremes_are_strictly_inside():
@@ -360,7 +360,7 @@ def test_old_import_paths_still_work():
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 11 mutation gaps: each piece of the certificate tested directly
+# Mutation gaps: each piece of the certificate tested directly
 # ---------------------------------------------------------------------------------------------
 
 def test_certificate_includes_the_tail_term(monkeypatch):

@@ -26,7 +26,7 @@ def _chart_svg(at) -> str:
 
 def _metric(at, label: str) -> str:
     """A number of the example's headline, e.g. "**e^ε (largest change in odds): 2.72×** · ...": one line of
-    text, not three st.metric elements (issue 13, cold start)."""
+    text, not three st.metric elements (cold start)."""
     assert not metrics(at)
     (line,) = [m.value.split("\n\n")[0] for m in at.markdown if m.value.startswith("**e^ε")]
     numbers = dict(part.strip().strip("*").split(": ") for part in line.split(" · "))
@@ -47,7 +47,7 @@ def test_opens_with_defaults_and_explains():
     assert _metric(at, "At most") == f"{100 * math.e / (1 + math.e):.1f}%" == "73.1%"
     caption = " ".join(c.value for c in at.caption)
     assert "Neighbouring datasets" in caption and "Public" in caption
-    # the chart is an SVG image (no plotly on the landing page: issue 13, cold start), with its numbers
+    # the chart is an SVG image (no plotly on the landing page: cold start), with its numbers
     assert not at.get("plotly_chart") and not at.get("arrow_data_frame")
     svg = _chart_svg(at)
     assert "your example: (50, 73.1)" in svg and "ε = 1 release" in svg

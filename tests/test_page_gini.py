@@ -196,7 +196,7 @@ def test_other_sidebar_sources_render(source):
     assert "True Gini" in metrics(at)
 
 
-# ---- share / reproduce (issue 7) -----------------------------------------------------------------
+# ---- share / reproduce -------------------------------------------------------------------------
 
 def _numbers(at: AppTest) -> dict[str, float]:
     """The page's full-precision numbers table (section 6)."""

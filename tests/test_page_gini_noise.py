@@ -1,4 +1,4 @@
-"""The Gini page's noise choice (issue 17): ui.noise_choice on its own, then on the Gini page."""
+"""The Gini page's noise choice: ui.noise_choice on its own, then on the Gini page."""
 from __future__ import annotations
 
 import numpy as np

@@ -21,7 +21,7 @@ def _view(at: AppTest, name: str) -> None:
 
 def test_opens_with_defaults_and_explains_itself():
     """The default view is real data: ACS 2019 incomes by SEX × RAC1P (bundled, so also on a fresh
-    machine). Before issue 12 the default was the synthetic mixture (n = 10,000, k = 9)."""
+    machine). The default used to be the synthetic mixture (n = 10,000, k = 9)."""
     at = open_page(PAGE)
     assert_clean(at)
     assert at.title[0].value == "Group means and parity"

@@ -153,7 +153,7 @@ def test_hostile_settings_raise_a_clear_error(view, settings):
     (dict(epsilon=0.1, n=40, scheme="even", n_bins=25, q=[50], relation="add_remove", seed=5), None),
 ])
 def test_plain_figure_specs_equal_the_plotly_builders(settings, y_range):
-    """The page draws the one-cell histogram and CDF from plain specs (issue 13: no plotly validation per
+    """The page draws the one-cell histogram and CDF from plain specs (no plotly validation per
     ε move); they must be exactly the go.Figure builders' figures."""
     from ui import plots_percentiles
 
@@ -167,7 +167,7 @@ def test_plain_figure_specs_equal_the_plotly_builders(settings, y_range):
 
 @pytest.mark.parametrize("cell", [dict(source="synthetic", n=200), dict(source="synthetic", n=57, relation="add_remove")])
 def test_answer_at_epsilon_is_the_first_half_of_the_cell_answer(cell):
-    """The page computes the sentence per ε and the recommendation once per target (issue 13): the
+    """The page computes the sentence per ε and the recommendation once per target: the
     sentence must be percentile_cell_answer's, number for number."""
     from dpcore.experiments import answers
 

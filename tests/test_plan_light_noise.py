@@ -1,4 +1,4 @@
-"""Issue 17 follow-up: the plan file's Gini has an optional ``noise`` field ("cauchy" when absent, or
+"""The plan file's Gini has an optional ``noise`` field ("cauchy" when absent, or
 "laplace" with its ``delta``), so the planner writes a Laplace-noise Gini into the release plan and
 ``python -m dpcore release`` (dpcore.engines.execute.run_plan) releases it with the calibration the
 planner solved with, at the privacy cost the planner stated. The Laplace log-normal stays refused (no

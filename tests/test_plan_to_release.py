@@ -1,4 +1,4 @@
-"""Plan -> release (issue 14): Release mode starts from the accuracy-first plan (ε per statistic,
+"""Plan -> release: Release mode starts from the accuracy-first plan (ε per statistic,
 cap >= the plan's total) and states every difference; the JSON record holds every release of the
 account and the dataset identity (never the fingerprint); the decision memo is self-contained HTML."""
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_release_starts_from_the_plan_and_shows_differences(ledger_url):
     assert any(b.proto.label.startswith("Download the decision memo") for b in at.get("download_button"))
     at.radio(key="planner_mode").set_value(RELEASE).run()
     assert not at.exception
-    # before issue 14 the field started at the budget-first split and the cap at 2, whatever the plan
+    # the bug this guards against: the field started at the budget-first split and the cap at 2, whatever the plan
     field = at.number_input(key="planner_rel_eps_gini").value
     assert field == pytest.approx(release_panel._round_up(plan["gini"]))
     assert at.number_input(key="planner_cap").value >= field
@@ -78,7 +78,7 @@ def test_record_holds_every_release_and_identity_but_no_fingerprint(ledger_url):
                                   dataset=identity)
     text = memo_lib.complete_record_json(second, account, account.entries())
     doc = json.loads(text)
-    assert len(doc["every_release_of_the_account"]) == 2  # before issue 14: only the last release
+    assert len(doc["every_release_of_the_account"]) == 2  # the bug: only the last release was kept
     assert doc["dataset"]["file_name"] == "survey.csv" and doc["dataset"]["n"] == 500
     assert doc["epsilon_spent_in_total"] == pytest.approx(0.75)
     assert doc["dpcore_version"] and doc["this_release"][0]["mechanism"]
@@ -96,7 +96,7 @@ def test_memo_is_self_contained_html():
 
 
 def test_ratio_groups_stay_different_after_a_change_of_group_column(ledger_url):
-    # before issue 14: random groups A/B/C -> 'region' made both selectors fall back to 'north', and the
+    # the bug this guards against: random groups A/B/C -> 'region' made both selectors fall back to 'north', and the
     # real release failed with "choose two different groups for the relative risk"
     at = AppTest.from_string(HARNESS, default_timeout=300)
     at.query_params["data_source"] = "Upload a CSV or Parquet file"
@@ -153,7 +153,7 @@ def test_release_mode_with_the_lookalike_says_how_to_release_the_file(ledger_url
     at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(), "text/csv")).run()
     at.sidebar.toggle(key="data_lookalike").set_value(True).run()
     assert not at.exception
-    # before issue 14: "upload it in the sidebar" although the file was uploaded
+    # the bug: "upload it in the sidebar" although the file was uploaded
     assert any("switch off *Plan on a synthetic look-alike instead*" in w.value for w in at.warning)
     assert not any("upload it in the sidebar" in i.value for i in at.info)
 

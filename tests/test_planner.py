@@ -324,7 +324,7 @@ def test_split_budget_all_locked_refuses_a_new_total():
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 11: real releases draw from dpcore.release_noise (OpenDP / certified sampler)
+# Real releases draw from dpcore.release_noise (OpenDP / certified sampler)
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind, kw, needle", [

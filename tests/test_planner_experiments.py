@@ -121,7 +121,7 @@ def test_planner_view_bad_columns():
 
 
 # ---------------------------------------------------------------------------------------------
-# The plan's privacy cost in each currency (issue 17)
+# The plan's privacy cost in each currency
 # ---------------------------------------------------------------------------------------------
 
 def test_plan_cost_pure_adds_epsilons():

@@ -1,4 +1,4 @@
-"""The planner's fast paths (issue 13) compute the same numbers as the slow ones they replaced: the closed-form
+"""The planner's fast paths compute the same numbers as the slow ones they replaced: the closed-form
 Laplace CDF is scipy.stats.laplace.cdf bit for bit, and GroupMeans' kept true means and clipping bias are the
 recomputed ones (and cannot be changed through what the properties return)."""
 from __future__ import annotations

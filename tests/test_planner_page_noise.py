@@ -1,4 +1,4 @@
-"""Issue 17 on the planner page: the Gini's smooth-sensitivity noise is a choice (dpcore.noise.SMOOTH_NOISES),
+"""The planner page: the Gini's smooth-sensitivity noise is a choice (dpcore.noise.SMOOTH_NOISES),
 the page solves epsilon for the chosen noise exactly as the library does, states each statistic's cost in its
 own currency (pure, (eps, delta), rho-zCDP with its (eps, delta)) and composes the plan's cost; the plan file
 never carries a noise it cannot express; a refused real release is announced before Release mode.
@@ -103,7 +103,7 @@ def test_release_mode_announces_the_refused_noise_and_the_plan_file_has_the_lapl
 def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
     """Every GiniStatistic on the same data shares one A^(k) profile (dpcore.gini.shared_exact_profile, also the Gini view's): its
     S_beta equals a fresh dpcore.gini.smooth_sensitivity bit for bit, and each A^(k) is computed once however
-    many statistics and betas ask (a page's answer at each new ε builds a new statistic; issue 13)."""
+    many statistics and betas ask (a page's answer at each new ε builds a new statistic)."""
     values = lognormal_incomes(1500, sigma=0.9, rng=3)
     xs = np.sort(np.clip(values, 0, 1e6))
     betas = (0.5, 0.01, 0.05, 0.02, 0.012, 0.3)

@@ -292,7 +292,7 @@ def test_binomial_bias_bad_input(args):
         ratio.binomial_ratio_bias(*args, epsilon=1.0)
 
 
-# ------------------------------------------------------------------ hostile values (issue 8 reports)
+# ------------------------------------------------------------------ hostile values
 
 def test_hostile_values_raise_or_stay_finite():
     import warnings

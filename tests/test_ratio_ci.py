@@ -79,7 +79,7 @@ def test_delta_method_variance_matches_monte_carlo():
 @pytest.mark.slow
 @pytest.mark.parametrize("mechanism,delta", [("laplace", None), ("gaussian", 1e-4)])
 def test_conservative_intervals_cover_at_the_paper_design(mechanism, delta):
-    """Issue 6: at 95% nominal, conservative coverage >= 93% wherever both expected counts >= 30,
+    """At 95% nominal, conservative coverage >= 93% wherever both expected counts >= 30,
     on the 9x9 grid of Appendix D.2 (n_x = n_y = 200, eps = 1, delta = 1e-4)."""
     g = ratio.coverage_grid(P_GRID, 200, 200, epsilon=1.0, mechanism=mechanism, conservative=True, delta=delta,
                         n_sims=8000, rng=np.random.default_rng(200))

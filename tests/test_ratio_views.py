@@ -123,7 +123,7 @@ def test_poverty_view_on_the_acs_excerpt():
     _plain_json(view.to_dict())
 
 
-# ---- bad group sizes and accuracy targets (issue 8): a DPInputError naming the parameter ----
+# ---- bad group sizes and accuracy targets: a DPInputError naming the parameter ----
 
 @pytest.mark.parametrize("view", ["intervals", "odds_ratio", "accuracy"])
 @pytest.mark.parametrize("n_x,n_y,message", [(-5, 100, "n_x must be >= 1"), (100, -5, "n_y must be >= 1"),

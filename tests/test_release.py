@@ -46,7 +46,7 @@ def test_release_charges_ledger_and_records_fields(data):
 
 
 def test_release_uses_opendp_measurements(data):
-    # issue 11: real releases draw their noise from OpenDP (counts: discrete Laplace; ratio: float-safe Laplace)
+    # real releases draw their noise from OpenDP (counts: discrete Laplace; ratio: float-safe Laplace)
     x, _ = data
     recs = R.make_release([(P.CountAbove(x, 50_000), 1.0), (P.RatioStatistic(120, 80, 1500, 1500), 1.0)],
                           B.Ledger())

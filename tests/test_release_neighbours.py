@@ -1,4 +1,4 @@
-"""Issue 11: data-independent release mode.
+"""Data-independent release mode.
 
 For every statistic kind, neighbouring data sets either both release or both refuse with the same
 message, decided from public inputs only; and the release records of neighbours agree on every

@@ -293,7 +293,7 @@ def test_dataset_key_always_names_the_data_in_use():
 
 
 # ---------------------------------------------------------------------------------------------
-# The landing page's sidebar defers the default data (issue 13, cold start)
+# The landing page's sidebar defers the default data (cold start)
 # ---------------------------------------------------------------------------------------------
 
 DEFERRING_HARNESS = """
@@ -385,7 +385,7 @@ def test_deferred_default_still_builds_what_the_url_asks_for(query):
 
 def test_landing_page_imports_no_pandas_or_data_modules():
     """A plain first visit of app.py (the landing page) in a fresh process: the page and the sidebar are
-    drawn without importing pandas, scipy, dpcore.data or a plotly figure module of ours (issue 13, cold start)."""
+    drawn without importing pandas, scipy, dpcore.data or a plotly figure module of ours (cold start)."""
     import subprocess
     import sys
     from pathlib import Path

@@ -1,6 +1,6 @@
-"""AppTest of the sidebar's upload section with each bad file of issue 14 (tests/upload_files.py).
+"""AppTest of the sidebar's upload section with each bad file of tests/upload_files.py.
 
-Before issue 14: the quoted thousands file silently used another column, the decimal-comma file
+The bugs these guard against: the quoted thousands file silently used another column, the decimal-comma file
 said "no numeric column", UTF-16 and .xlsx were refused, and a failed upload's error stayed
 beside the next good one in the browser (tests/test_browser_paths.py checks the page itself).
 """
@@ -103,7 +103,7 @@ GOOD_INCOME_FILE = ("a.csv", b"id,income\n1,10\n2,20\n3,30\n")
     ("old.xls", FILES["old.xls"][0]),                       # a file that cannot be read
 ])
 def test_the_next_upload_after_a_refused_one_picks_its_own_income_column(refused):
-    """Issue 17's closing note: after a refused upload the next file kept "No income column chosen"
+    """The bug this guards against: after a refused upload the next file kept "No income column chosen"
     (the column choice of the refused file stayed in the widget state). Each new file starts from its
     own guess; a second upload of a refused file and then the good one are checked too."""
     at = _upload(*refused)

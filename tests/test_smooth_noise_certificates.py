@@ -1,4 +1,4 @@
-"""Certificates of the light-tailed smooth noises (issue 17): bound >= brute force, broken constants fail.
+"""Certificates of the light-tailed smooth noises: bound >= brute force, broken constants fail.
 
 Laplace log-normal (Bun & Steinke 2019, Section 3.1): ``smooth_noises.lln_renyi_bound`` is a proof in
 three steps (see its docstring). Each step is checked here against an independent computation that it

@@ -1,4 +1,4 @@
-"""Light-tailed smooth-sensitivity noises (issue 17): certified privacy, samplers, Gini wiring.
+"""Light-tailed smooth-sensitivity noises: certified privacy, samplers, Gini wiring.
 
 Every privacy test has a brute-force side (an exact or numerical computation for given shift d and
 dilation lambda) that must never beat the certified / cited bound, and a broken-constant side
@@ -214,7 +214,8 @@ def test_neighbours_get_alike_noise(incomes):
 
 
 def test_issue_target_light_tail_at_eps_1(incomes):
-    """Issue 17 target, exact quantiles: Laplace 99th-pct error <= 1/5 of the Cauchy's, median <= 1.5x."""
+    """The light-tailed noise's target, exact quantiles: Laplace 99th-pct error <= 1/5 of the Cauchy's,
+    median <= 1.5x."""
     u = float(incomes.max())
     cauchy = S.smooth_calibration("cauchy", 1.0, gamma=2.0)
     lap = S.smooth_calibration("laplace", 1.0, delta=1e-6)
@@ -334,7 +335,7 @@ def test_lln_dilation_far_beyond_t_is_caught():
 
 
 def test_light_noise_real_release_uses_opendp_laplace_and_refuses_lognormal_before_charging(tmp_path):
-    """Release mode (issue 11): the Laplace smooth noise is drawn by OpenDP's float-safe sampler; the
+    """Release mode: the Laplace smooth noise is drawn by OpenDP's float-safe sampler; the
     log-normal one has no such sampler and is refused from public settings, before any charge."""
     from dpcore import ledger, planner, release
 

@@ -202,7 +202,7 @@ def test_columns_recipe_rebuilds_the_sidebar_dataset():
 
 @pytest.mark.parametrize("method, y_range", [("Stratified Laplace", None), ("CoinPress", (-4.0, 4.0))])
 def test_plain_figure_specs_equal_the_plotly_builders(method, y_range):
-    """The group-means view draws its three charts from plain specs (issue 13: no plotly validation per
+    """The group-means view draws its three charts from plain specs (no plotly validation per
     ε move); each must be exactly the go.Figure builder's figure."""
     from ui import plots_stratified
 
@@ -221,8 +221,8 @@ def test_plain_figure_specs_equal_the_plotly_builders(method, y_range):
 
 
 def test_answer_at_epsilon_is_the_first_half_of_the_group_means_answer():
-    """The page builds the answer's statistic once, the sentence per ε and the recommendation per target
-    (issue 13): the sentence must be group_means_answer's, number for number."""
+    """The page builds the answer's statistic once, the sentence per ε and the recommendation per target:
+    the sentence must be group_means_answer's, number for number."""
     from dpcore.experiments import answers
 
     data = strat_experiments.grouped_data(dict(source="acs", variable=list(strat_experiments.ACS_VARIABLES)[0],
@@ -238,7 +238,7 @@ def test_answer_at_epsilon_is_the_first_half_of_the_group_means_answer():
                                     dict(source="synthetic", n=3000, k=5, alpha=1.0, seed=2)])
 def test_group_means_view_equals_the_simulation_on_the_text_labels(recipe):
     """The view simulates on integer group codes and skips the note-only release when no group has a
-    single member (issue 13): the draws, labels and notes must be those of the text-label calls."""
+    single member: the draws, labels and notes must be those of the text-label calls."""
     data = strat_experiments.grouped_data(recipe)
     view = strat_experiments.group_means_view(data, epsilon=0.3, clip=3.0, prior=[-3.0, 3.0], method="StratCoinpress",
                                               seed=5, n_sims=100)

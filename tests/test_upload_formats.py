@@ -1,6 +1,6 @@
-"""Uploads that never guess wrong (issue 14): number formats, encodings, Excel, the income column.
+"""Uploads that never guess wrong: number formats, encodings, Excel, the income column.
 
-Every file of tests/upload_files.py failed on the code before issue 14 (silently another column,
+Every file of tests/upload_files.py is a case the reader once got wrong (silently another column,
 "no numeric column", UTF-16 refused, .xlsx refused).
 """
 from __future__ import annotations
@@ -70,7 +70,7 @@ def test_parse_numbers_and_refusals():
 
 
 def test_semicolon_file_with_dot_thousands_is_not_read_as_decimals():
-    # before issue 14 pandas read 1.234 as 1.234 (a decimal) in a ';' file: a thousand times too small
+    # pandas alone reads 1.234 as 1.234 (a decimal) in a ';' file: a thousand times too small
     content = b"region;income\nN;1.234\nS;45.000\n"
     frame, _ = read_table(content)
     assert "income" not in numeric_columns(frame)

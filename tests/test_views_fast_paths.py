@@ -1,4 +1,4 @@
-"""The Gini and group-means renderers' fast paths (issue 13) show what the slow ones showed: the Gini error
+"""The Gini and group-means renderers' fast paths show what the slow ones showed: the Gini error
 summary read from the view equals the one built from ``view.error_table()``, the data digest that keys the
 Gini page's caches follows the records, and the group-means tables sent as prepared Arrow tables are the
 bytes st.dataframe makes of the DataFrames."""

@@ -1,4 +1,4 @@
-"""The bad upload files of issue 14, shared by the dpcore, sidebar and browser tests.
+"""The bad upload files, shared by the dpcore, sidebar and browser tests.
 
 Each entry: file name -> (bytes, what must happen). ``column``/``values``: the upload must load
 with that income column and those values; ``error``: a DPInputError / st.error naming the problem.
