@@ -209,11 +209,78 @@ def _check_keys(keys: Any, what: str) -> list[tuple]:
     return list(keys)
 
 
+#: exact types of object-column values whose equality (as pandas.factorize sees it) implies equal cell_text,
+#: as long as booleans and numbers are not mixed (True == 1 and False == 0 for factorize, "true" != "1")
+_SAFE_OBJECT_TYPES = frozenset({str, np.str_, int, float, bool, np.bool_, type(None), type(pd.NaT), type(pd.NA)})
+_BOOL_TYPES = frozenset({bool, np.bool_})
+
+
+def _factorize_safe(column: pd.Series) -> Any:
+    """The values to factorize when grouping equal values never merges two cell texts (else None: the column
+    is converted row by row)."""
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype):
+        if dtype.kind in "biufmM":
+            return column
+        if dtype.kind != "O":
+            return None
+        values = column.to_numpy()
+        types = set(map(type, values))
+        numeric = types - _SAFE_OBJECT_TYPES
+        if not all(issubclass(t, (np.integer, np.floating)) for t in numeric):
+            return None
+        if types & _BOOL_TYPES and (numeric or types & {int, float}):
+            return None
+        return values
+    from pandas.core.dtypes.dtypes import BaseMaskedDtype
+
+    if isinstance(dtype, (pd.CategoricalDtype, pd.StringDtype, pd.DatetimeTZDtype, BaseMaskedDtype)):
+        return column
+    return None
+
+
+def _text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, texts): the cell text of row i is texts[codes[i]]; texts distinct, in order of first appearance.
+    cell_text is called once per distinct value (the whole column only for columns of unusual types)."""
+    values = _factorize_safe(column)
+    if values is None:
+        texts = np.array([cell_text(v) for v in column.tolist()], dtype=object)
+        codes, uniques = pd.factorize(texts)
+        return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    texts = [cell_text(v) for v in uniques.tolist()]
+    codes = codes.astype(np.int64, copy=False)
+    if len(codes) and codes.min() < 0:
+        codes = np.where(codes < 0, len(texts), codes)
+        texts.append("")
+    # distinct values may share a text (1 and 1.0, "3" and 3): the codes of the texts, in first-appearance order
+    text_codes, text_uniques = pd.factorize(np.array(texts, dtype=object))
+    codes = text_codes.astype(np.int64, copy=False)[codes]
+    renumber, order = pd.factorize(codes)
+    return renumber.astype(np.int64, copy=False), np.asarray(text_uniques, dtype=object)[order]
+
+
+def _cells_of(frame: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, list[tuple[str, ...]]]:
+    """(group, cells) of a non-empty frame and non-empty ``by``: ``cells`` the distinct keys (tuples of cell
+    text, as :func:`_keys_of` gives them) in order of first appearance, ``group[i]`` the index in ``cells`` of
+    row i's key."""
+    columns = [_text_codes(frame[c]) for c in by]
+    group = columns[0][0]
+    for codes, texts in columns[1:]:
+        group, _ = pd.factorize(group * max(len(texts), 1) + codes)
+        group = group.astype(np.int64, copy=False)
+    _, first = np.unique(group, return_index=True)
+    cells = list(zip(*(texts[codes[first]].tolist() for codes, texts in columns)))
+    return group, cells
+
+
 def _keys_of(frame: pd.DataFrame, by: Sequence[str]) -> list[tuple[str, ...]]:
-    if not len(frame):
+    """The cell key of every row (a tuple of :func:`cell_text` of its ``by`` labels); cell_text is called once
+    per distinct label value, not per row (a percentiles frame has 21 rows per cell)."""
+    if not len(frame) or not by:
         return []
-    columns = [[cell_text(v) for v in frame[c].tolist()] for c in by]
-    return list(zip(*columns))
+    columns = [_text_codes(frame[c]) for c in by]
+    return list(zip(*(texts[codes].tolist() for codes, texts in columns)))
 
 
 def restrict_to_declared(frame: pd.DataFrame, by: Sequence[str], declared: Sequence[tuple[str, ...]]) -> pd.DataFrame:
@@ -223,13 +290,18 @@ def restrict_to_declared(frame: pd.DataFrame, by: Sequence[str], declared: Seque
     by = _check_frame(frame, by, "restrict_to_declared")
     declared = _check_keys(declared, "restrict_to_declared")
     order = {key: i for i, key in enumerate(declared)}
-    keys = _keys_of(frame, by)
-    position = np.array([order.get(k, -1) for k in keys], dtype=np.int64)
+    if len(frame) and by:  # one look-up per distinct cell, not per row
+        group, cells = _cells_of(frame, by)
+        position = np.array([order.get(k, -1) for k in cells], dtype=np.int64)[group]
+    else:
+        position = np.array([order.get(k, -1) for k in _keys_of(frame, by)], dtype=np.int64)
     kept = frame.loc[position >= 0].copy() if len(frame) else frame.copy()
     kept_pos = position[position >= 0]
     for j, c in enumerate(by):
-        kept[c] = [declared[p][j] for p in kept_pos]
-    missing = sorted(set(range(len(declared))) - set(kept_pos.tolist()))
+        labels = np.empty(len(declared), dtype=object)
+        labels[:] = [d[j] if j < len(d) else None for d in declared]
+        kept[c] = labels[kept_pos].tolist()
+    missing = np.setdiff1d(np.arange(len(declared), dtype=np.int64), kept_pos).tolist()
     if missing:
         zeros: dict[str, Any] = {c: [declared[p][j] for p in missing] for j, c in enumerate(by)}
         for c in frame.columns:
@@ -252,12 +324,18 @@ def cell_counts(frame: pd.DataFrame, kind: str, by: Sequence[str]) -> tuple[list
     by = _check_frame(frame, by, "cell_counts")
     if kind not in ("percentiles", "relative_risk", "mean", "gini"):
         raise DPInputError(f"cell_counts: unknown statistic kind {kind!r}"[:200])
+    if kind == "percentiles":  # several rows (bins) per cell: counts summed per cell, cells in order of first row
+        if not len(frame):
+            frame["count"].to_numpy(np.int64)  # a frame without counts fails as it always did
+            return [], np.zeros(0, dtype=np.int64)
+        if by:
+            group, cells = _cells_of(frame, by)
+        else:
+            group, cells = np.zeros(len(frame), dtype=np.int64), [()]
+        totals = np.zeros(len(cells), dtype=np.int64)
+        np.add.at(totals, group, frame["count"].to_numpy(np.int64))
+        return cells, totals
     keys = _keys_of(frame, by) if by else [()] * len(frame)
-    if kind == "percentiles":
-        totals: dict[tuple[str, ...], int] = {}
-        for k, c in zip(keys, frame["count"].to_numpy(np.int64)):
-            totals[k] = totals.get(k, 0) + int(c)
-        return list(totals), np.array(list(totals.values()), dtype=np.int64)
     if kind == "relative_risk":
         out_keys = [k + (g,) for k in keys for g in ("exposed", "reference")]
         counts = np.column_stack([frame["n_exposed"].to_numpy(np.int64), frame["n_reference"].to_numpy(np.int64)])
@@ -270,8 +348,11 @@ def restrict_to_cells(frame: pd.DataFrame, by: Sequence[str], cells: set) -> pd.
     by = _check_frame(frame, by, "restrict_to_cells")
     if not isinstance(cells, (set, frozenset)):
         raise TypeError(f"restrict_to_cells: cells must be a set of cell keys, got {type(cells).__name__}")
-    keys = _keys_of(frame, by)
-    mask = np.array([k in cells for k in keys], dtype=bool)
+    if len(frame) and by:  # one look-up per distinct cell, not per row
+        group, distinct = _cells_of(frame, by)
+        mask = np.array([k in cells for k in distinct], dtype=bool)[group]
+    else:
+        mask = np.array([k in cells for k in _keys_of(frame, by)], dtype=bool)
     return frame.loc[mask].reset_index(drop=True) if len(frame) else frame
 
 

@@ -280,3 +280,121 @@ def spark_keys_case(tmp_path) -> None:
         cells = tables["spark"]["01_percentiles_by_state_level"]
         expected = 6 if name == "declared" else 4  # AK x {1, 2} listed only when declared; WY never
         assert len(cells) == expected and "WY" not in set(cells["state"])
+
+
+# --- vectorised cell keys: identical to the row-by-row reference (the code before the speed fix) ---------------
+
+def _ref_keys_of(frame, by):
+    if not len(frame):
+        return []
+    columns = [[cell_keys.cell_text(v) for v in frame[c].tolist()] for c in by]
+    return list(zip(*columns))
+
+
+def _ref_restrict_to_declared(frame, by, declared):
+    by, declared = list(by), list(declared)
+    order = {key: i for i, key in enumerate(declared)}
+    position = np.array([order.get(k, -1) for k in _ref_keys_of(frame, by)], dtype=np.int64)
+    kept = frame.loc[position >= 0].copy() if len(frame) else frame.copy()
+    kept_pos = position[position >= 0]
+    for j, c in enumerate(by):
+        kept[c] = [declared[p][j] for p in kept_pos]
+    missing = sorted(set(range(len(declared))) - set(kept_pos.tolist()))
+    if missing:
+        zeros = {c: [declared[p][j] for p in missing] for j, c in enumerate(by)}
+        for c in frame.columns:
+            if c not in by:
+                zeros[c] = [0] * len(missing)
+        filler = pd.DataFrame(zeros, columns=list(frame.columns))
+        for c in frame.columns:
+            if c not in by and frame[c].dtype != object:
+                filler[c] = filler[c].astype(frame[c].dtype)
+        kept = pd.concat([kept, filler], ignore_index=True) if len(kept) else filler
+        kept_pos = np.concatenate([kept_pos, np.array(missing, dtype=np.int64)])
+    kept["_declared_order"] = kept_pos
+    return kept.sort_values("_declared_order", kind="stable").drop(columns="_declared_order").reset_index(drop=True)
+
+
+def _ref_cell_counts(frame, kind, by):
+    keys = _ref_keys_of(frame, by) if by else [()] * len(frame)
+    if kind == "percentiles":
+        totals = {}
+        for k, c in zip(keys, frame["count"].to_numpy(np.int64)):
+            totals[k] = totals.get(k, 0) + int(c)
+        return list(totals), np.array(list(totals.values()), dtype=np.int64)
+    if kind == "relative_risk":
+        out_keys = [k + (g,) for k in keys for g in ("exposed", "reference")]
+        counts = np.column_stack([frame["n_exposed"].to_numpy(np.int64), frame["n_reference"].to_numpy(np.int64)])
+        return out_keys, counts.reshape(-1)
+    return keys, frame["n"].to_numpy(np.int64)
+
+
+def _ref_restrict_to_cells(frame, by, cells):
+    mask = np.array([k in cells for k in _ref_keys_of(frame, by)], dtype=bool)
+    return frame.loc[mask].reset_index(drop=True) if len(frame) else frame
+
+
+def _label_columns(rng, n):
+    """Label columns of many kinds: values that compare equal but read differently (True / 1, 1 / 1.0 / "1"),
+    missing values of every sort, nullable and categorical dtypes."""
+    import decimal
+
+    small = rng.integers(0, 4, n)
+    mixed_pool = [1, 1.0, "1", True, False, 0, 0.0, None, np.nan, pd.NA, "x", 2.5, np.int64(2), np.float32(2.5),
+                  np.bool_(True), "", "nan", -0.0, pd.NaT, 10 ** 16, 1e16]
+    pick = lambda pool: [pool[i] for i in rng.integers(0, len(pool), n)]  # noqa: E731
+    floats = rng.choice([0.0, 1.0, 2.5, np.nan, -0.0, 1e300, 0.1], n)
+    return {
+        "int": small,
+        "float": floats,
+        "float32": np.where(np.abs(floats) > 1e30, 7.0, floats).astype(np.float32),
+        "bool": rng.integers(0, 2, n).astype(bool),
+        "text": pd.Series(pick(["a", "b", None, "", "A", "é"]), dtype=object),
+        "str": pd.Series(pick(["a", "b", None, "c"]), dtype="str"),
+        "mixed": pd.Series(pick(mixed_pool), dtype=object),
+        "bool_int": pd.Series(pick([True, False, 1, 0, None]), dtype=object),
+        "int_float_str": pd.Series(pick([1, 1.0, "1", 2, 2.5, "2.5", None]), dtype=object),
+        "decimal": pd.Series(pick([decimal.Decimal("1"), decimal.Decimal("1.0"), decimal.Decimal("NaN"), 1, None]),
+                             dtype=object),
+        "nullable": pd.array(pick([1, 2, None, 3]), dtype="Int64"),
+        "nullbool": pd.array(pick([True, False, None]), dtype="boolean"),
+        "category": pd.Categorical(pick(["u", "v", None, 3])),
+        "when": pd.to_datetime(pd.Series(pick(["2020-01-01", "2021-06-30", None]))),
+    }
+
+
+_LABEL_KINDS = list(_label_columns(np.random.default_rng(0), 1))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_vectorised_cell_keys_match_the_row_by_row_reference(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([0, 1, 7, 300, 300]))
+    labels = _label_columns(rng, n)
+    if seed < len(_LABEL_KINDS):  # every kind of column alone, then random combinations of 1 to 3
+        by = [_LABEL_KINDS[seed]]
+        n = 300
+        labels = _label_columns(rng, n)
+    else:
+        by = [_LABEL_KINDS[i] for i in rng.choice(len(_LABEL_KINDS), int(rng.integers(1, 4)), replace=False)]
+    frame = pd.DataFrame({c: labels[c] for c in by})
+    frame["n"] = rng.integers(0, 50, n)
+    frame["count"] = rng.integers(0, 9, n)
+    frame["n_exposed"] = rng.integers(0, 9, n)
+    frame["n_reference"] = rng.integers(0, 9, n)
+    frame["sum_cents"] = rng.normal(0, 1e6, n)
+    assert cell_keys._keys_of(frame, by) == _ref_keys_of(frame, by)
+    for kind in ("percentiles", "relative_risk", "mean", "gini"):
+        for cols in (by, []):
+            keys, counts = cell_keys.cell_counts(frame, kind, cols)
+            ref_keys, ref_counts = _ref_cell_counts(frame, kind, cols)
+            assert keys == ref_keys and all(type(t) is str for k in keys for t in k)
+            assert counts.dtype == ref_counts.dtype and counts.tolist() == ref_counts.tolist()
+    distinct = list(dict.fromkeys(_ref_keys_of(frame, by)))
+    chosen = {distinct[i] for i in range(len(distinct)) if rng.random() < 0.5} | {("zz",) * len(by)}
+    pd.testing.assert_frame_equal(cell_keys.restrict_to_cells(frame, by, chosen),
+                                  _ref_restrict_to_cells(frame, by, chosen))
+    declared = [k for k in distinct if rng.random() < 0.6] + [("never",) * len(by), ("",) * len(by)]
+    declared = list(dict.fromkeys(declared[i] for i in rng.permutation(len(declared))))
+    pd.testing.assert_frame_equal(cell_keys.restrict_to_declared(frame, by, declared),
+                                  _ref_restrict_to_declared(frame, by, declared))
