@@ -99,7 +99,7 @@ def main() -> None:
     frame = percentiles_frame()
     by = ["institution", "degree_level", "cohort"]
     ref_keys, ref_counts = old_cell_counts_percentiles(frame, by)
-    assert len(ref_keys) == 28_600 and len(frame) == 28_600 * BINS
+    assert len(ref_keys) == 28_600 and len(frame) == 28_600 * BINS and ref_counts.sum() == frame["count"].sum()
     rng = np.random.default_rng(2)
     selected = {k for k in ref_keys if rng.random() < 0.7}
     declared = [k for k in ref_keys if rng.random() < 0.9] + [("institution 999", "1", "2001")]

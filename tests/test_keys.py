@@ -342,7 +342,10 @@ def _label_columns(rng, n):
     small = rng.integers(0, 4, n)
     mixed_pool = [1, 1.0, "1", True, False, 0, 0.0, None, np.nan, pd.NA, "x", 2.5, np.int64(2), np.float32(2.5),
                   np.bool_(True), "", "nan", -0.0, pd.NaT, 10 ** 16, 1e16]
-    pick = lambda pool: [pool[i] for i in rng.integers(0, len(pool), n)]  # noqa: E731
+
+    def pick(pool):
+        return [pool[i] for i in rng.integers(0, len(pool), n)]
+
     floats = rng.choice([0.0, 1.0, 2.5, np.nan, -0.0, 1e300, 0.1], n)
     return {
         "int": small,
