@@ -1,4 +1,4 @@
-"""End-to-end tests in a real headless Chromium (issue 8, "Real browser").
+"""End-to-end tests in a real headless Chromium.
 
 The app server is the one shared by every browser test of the process (``app_server`` in
 tests/conftest.py: ``streamlit run app.py --server.headless true`` on a free localhost port, its first
@@ -209,7 +209,7 @@ def test_bad_then_good_upload_then_every_page_works(app_server, tab):
     wait_for_app_idle(page)
     junk = bytes(np.random.default_rng(3).integers(0, 256, 4096, dtype=np.uint8))
     if not upload(page, "not_a_table.csv", junk):
-        pytest.skip("the sidebar has no CSV upload yet (issue 2 in progress)")
+        pytest.skip("the sidebar has no CSV upload yet")
     boxes = page.query_selector_all('[data-testid="stAlertContentError"], [data-testid="stAlertContentWarning"]')
     assert boxes, "a binary upload produced no error or warning message"
     assert not page.query_selector('[data-testid="stException"]'), "binary upload raised a traceback"

@@ -1,4 +1,4 @@
-"""Every lesson link opens its page without an exception box (issue 15), in a real headless Chromium.
+"""Every lesson link opens its page without an exception box, in a real headless Chromium.
 
 The steps are split over this file and tests/test_browser_lessons_more.py so that two xdist workers
 share them (each half is ~half a minute of page runs).

@@ -1,12 +1,13 @@
-"""Issue 14's three paths in a real headless Chromium (Playwright + /usr/bin/chromium), with the shared
-browser fixtures of tests/conftest.py (``app_server``, ``browser``, ``tab``) and tests/support/browser.py:
+"""The three user paths (director, analyst, bad upload) in a real headless Chromium (Playwright +
+/usr/bin/chromium), with the shared browser fixtures of tests/conftest.py (``app_server``, ``browser``,
+``tab``) and tests/support/browser.py:
 
 * director: landing page -> "Open the Gini page" card -> the answer sentence and the recommended ε
   -> a target typed in Gini points changes the recommendation;
 * analyst: upload -> planner (plan) -> Release mode starts from the plan -> release -> the JSON
   record holds the release and the dataset identity -> a reload (new session) with the same file
   shows the spent budget (the shared server's DPCORE_LEDGER_URL points at its own temp SQLite file);
-* each bad file of issue 14 gives the right column or a clear message (in the main area too: the file
+* each bad file of tests/upload_files.py gives the right column or a clear message (in the main area too: the file
   is not in use, the default data are), and no stale error stays after a good upload. The files are uploaded one after the other in one session (each refused file
   followed by a good one, which must then show no error): one page load instead of one per file.
 """
@@ -54,7 +55,8 @@ BAD_FILE_ORDER = ("ambiguous.csv", "thousands.csv", "old.xls", "incomes.xlsx", "
 
 @pytest.fixture(scope="module")
 def bad_file_results(upload_tab) -> dict[str, list[str]]:
-    """Upload every bad file of issue 14 in turn in one session; for each, what went wrong (empty: right)."""
+    """Upload every bad file of tests/upload_files.py in turn in one session; for each, what went wrong
+    (empty: right)."""
     files = bad_files()
     assert sorted(BAD_FILE_ORDER) == sorted(files), "a bad file is missing from BAD_FILE_ORDER"
     tab, page = upload_tab, upload_tab.page

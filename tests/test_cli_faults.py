@@ -360,7 +360,7 @@ def postgres_url():
 
 
 def test_postgres_ledger_gone_after_the_charge_is_a_warning_and_is_replayed(postgres_url, files, tmp_path):
-    """Issue 28's case: the PostgreSQL ledger goes away right after the charge, while the noise is drawn and the
+    """The case this guards against: the PostgreSQL ledger goes away right after the charge, while the noise is drawn and the
     tables written (its database stops accepting connections and the run's connection is ended). The tables are
     written, the run exits 0 with one warning naming the journal; once the database is back, the next open
     records the revealed mark."""

@@ -1,4 +1,4 @@
-"""A cold `run.sh app` server, several sessions opening a data page at the same moment (issue 13).
+"""A cold `run.sh app` server, several sessions opening a data page at the same moment.
 
 Found by benchmarks/bench_load.py on a fresh server: the landing page defers `dpcore.data`, so the
 first data page imports it inside a script run; with several sessions starting together, one thread

@@ -1,4 +1,4 @@
-"""The Gini page's live view is an st.fragment (issue 13), checked on a real `run.sh app` server with the
+"""The Gini page's live view is an st.fragment, checked on a real `run.sh app` server with the
 benchmark's browser-like WebSocket client (benchmarks/bench_load.py): an ε move reruns the fragment only
 (the paper experiments' section is not sent again), and a change of one of that section's inputs inside
 the fragment (γ) redraws the whole page once, with no exception either way. No timing assertions.

@@ -1,4 +1,4 @@
-"""Hostile input (issue 8): every public dpcore function, and malformed uploads in the UI.
+"""Hostile input: every public dpcore function, and malformed uploads in the UI.
 
 1. Property tests (hypothesis, fixed seed): every public function of every dpcore module (from
    the module's ``__all__``; modules not present are skipped) is called with plausible arguments
@@ -498,7 +498,7 @@ def upload_app():
     at = open_page(discover_pages()[0])
     widget = find_upload_widget(at)
     if widget is None:
-        pytest.skip("the sidebar has no file upload yet (issue 2 in progress)")
+        pytest.skip("the sidebar has no file upload yet")
     return at
 
 
@@ -546,7 +546,7 @@ def test_malformed_upload_gives_a_clear_message_and_pages_still_work(upload_app,
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. The view functions of dpcore.experiments (one per page view, issue 12)
+# 4. The view functions of dpcore.experiments (one per page view)
 # ---------------------------------------------------------------------------------------------
 # Every public ``*_view`` / ``*_answer`` / ``*_recommendation`` function of every dpcore.experiments
 # module (what a page, and its generated script, calls) gets a small plausible call here, which must

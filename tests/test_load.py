@@ -1,4 +1,4 @@
-"""Many users (issue 8): 20 concurrent sessions moving sliders at once.
+"""Many users: 20 concurrent sessions moving sliders at once.
 
 Each session is an AppTest of the real app (see quality_support.app_script) running in its own
 thread, spread over every page of app.py's PAGES list; each moves its page's main slider back and

@@ -1,4 +1,4 @@
-"""AppTest tests of the Lessons page and of the lesson links (issue 15), plus the "fixed axes" option."""
+"""AppTest tests of the Lessons page and of the lesson links, plus the "fixed axes" option."""
 from __future__ import annotations
 
 import html
@@ -176,7 +176,7 @@ def test_fixed_axes_do_not_depend_on_the_draws(page, toggle, eps_key, low, high,
 
 
 def test_group_means_compare_methods_at_equal_privacy():
-    """Issue 15: the group-means page runs CoinPress at the rho whose (eps, delta) conversion equals the
+    """The group-means page runs CoinPress at the rho whose (eps, delta) conversion equals the
     Laplace methods' eps (not at rho = eps^2/2, which is (5.76, 1e-6)-DP at eps = 1)."""
     from dpcore import coinpress
     from dpcore.experiments import stratified as strat_experiments
@@ -192,7 +192,7 @@ def test_group_means_compare_methods_at_equal_privacy():
 
 
 def test_before_after_charts_are_the_gini_views_at_each_epsilon():
-    """Each side is computed on its own (issue 13: one ε move recomputes one side) and still shows the
+    """Each side is computed on its own (one ε move recomputes one side) and still shows the
     Gini page's release histogram of gini_view at that ε on the sidebar data, number for number."""
     import plotly.io as pio
 
@@ -220,7 +220,7 @@ def _lessons_defaults() -> dict:
 
 
 def test_epsilon_sliders_of_percentiles_group_means_and_lessons_rerun_their_fragment():
-    """Issue 13, on a real `run.sh app` server with the benchmarks' browser-like client: the ε slider that
+    """On a real `run.sh app` server with the benchmarks' browser-like client: the ε slider that
     benchmarks/bench_load.py and st_load.py move (the first main-area slider naming ε) sits in an
     st.fragment on each of these pages, and moving it reruns that fragment without an exception while
     the address bar follows the new value. No timing assertions."""

@@ -1,4 +1,4 @@
-"""Security and privacy of the deployment (issue 8).
+"""Security and privacy of the deployment.
 
 - .streamlit/config.toml: no usage statistics, bound to localhost, an upload size limit, XSRF on;
   checked in the file *and* in the configuration Streamlit actually resolves from it.
@@ -227,7 +227,7 @@ def test_apptest_upload_is_not_written_to_disk_or_logs(caplog):
     at = open_page("app_pages/about.py")
     widget = find_upload_widget(at)
     if widget is None:
-        pytest.skip("the sidebar has no file upload yet (issue 2 in progress)")
+        pytest.skip("the sidebar has no file upload yet")
     widget.set_value((f"upload_{marker[:6]}.csv", _marker_csv(marker), "text/csv"))
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -262,7 +262,7 @@ def browser_visit(server, chromium):
 def test_browser_upload_is_not_written_to_disk_or_logs(server, browser_visit):
     """Through a real server and browser: the marker never reaches the disk or the server log."""
     if not browser_visit["uploaded"]:
-        pytest.skip("the sidebar has no CSV upload yet (issue 2 in progress)")
+        pytest.skip("the sidebar has no CSV upload yet")
     marker = browser_visit["marker"]
     assert not browser_visit["exceptions"], f"the upload raised an exception in the page: {browser_visit['exceptions']}"
     assert marker not in server.log_text(), "uploaded data appeared in the streamlit log output"

@@ -1,4 +1,4 @@
-"""`bash run.sh serve` (issue 13): several app processes behind a real nginx, loaded over WebSockets.
+"""`bash run.sh serve`: several app processes behind a real nginx, loaded over WebSockets.
 
 A short load run (3 users x 2 slider reruns, then 4 users after an app process is killed and restarted)
 against `run.sh serve --workers 2`, with the benchmark's own browser-like client (benchmarks/bench_load.py):
