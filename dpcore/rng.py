@@ -17,6 +17,8 @@ from numbers import Integral
 
 import numpy as np
 
+from .errors import DPInputError
+
 __all__ = ["SecureRandom", "secure_generator", "as_generator", "uniform_from_words"]
 
 _TWO_POW_MINUS_52 = 2.0 ** -52
@@ -26,8 +28,6 @@ def uniform_from_words(words: np.ndarray) -> np.ndarray:
     """Map uint64 words to uniforms in (0, 1): the top 52 bits k give (k + 1/2) 2^-52 (exact in float64)."""
     arr = np.asarray(words)
     if arr.dtype != np.uint64:
-        from .validation import DPInputError
-
         raise DPInputError("words must be a numpy array of dtype uint64 (64 random bits each)")
     k = arr >> np.uint64(12)
     return (k.astype(np.float64) + 0.5) * _TWO_POW_MINUS_52
@@ -102,8 +102,6 @@ class SecureRandom:
         return np.floor(np.log(self.random(size)) / np.log1p(-p)).astype(np.int64) + 1
 
     def integers(self, low, high=None, size=None):
-        from .validation import DPInputError
-
         if high is None:
             low, high = 0, low
         span = int(high) - int(low)
@@ -144,8 +142,6 @@ def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
         return rng
     if isinstance(rng, (Integral, np.integer)) and not isinstance(rng, bool):
         if int(rng) < 0:
-            from .validation import DPInputError
-
             raise DPInputError(f"a random seed must be a non-negative integer, got {rng}")
         return np.random.default_rng(int(rng))
     if isinstance(rng, SecureRandom):

@@ -30,17 +30,8 @@ __all__ = [
 MAX_EPSILON = 1e6  # beyond this, e^epsilon overflows in some formulas and privacy is void anyway
 
 
-class DPInputError(ValueError):
-    """A bad argument or bad data given to a dpcore function (the message says what to change)."""
+from .errors import DPInputError, NotAnIntegerError  # noqa: E402 (re-exported: their home is dpcore.errors)
 
-
-class NotAnIntegerError(DPInputError, TypeError):
-    """A count, size or seed given something that is not an integer (2.5, NaN, inf, a string, None):
-    refused by :func:`check_int`, never truncated. A :class:`DPInputError` (so a ``ValueError``) and,
-    as :func:`check_int` raised before, a ``TypeError``: callers catching either keep working."""
-
-
-# re-exported from dpcore.rng (kept here so ``from dpcore.validation import as_generator`` works)
 from .rng import SecureRandom, as_generator, secure_generator  # noqa: E402
 
 
