@@ -49,7 +49,7 @@ import pandas as pd
 from .validation import DPInputError, check_delta, check_epsilon, check_int
 
 __all__ = ["CELL_SIZES", "DEFAULT_N_EPSILON", "DEFAULT_SELECTION_DELTA", "DEFAULT_SMALL_CELL_THRESHOLD",
-           "MAX_DECLARED_CELLS", "DeclaredKeys", "parse_keys", "cell_text", "selection_threshold",
+           "MAX_DECLARED_CELLS", "DeclaredKeys", "KeysError", "parse_keys", "cell_text", "selection_threshold",
            "mean_sum_sensitivity_cents", "restrict_to_declared", "cell_counts", "restrict_to_cells",
            "noisy_cell_counts", "NoisyCells", "nearly_unique_cells"]
 
@@ -70,10 +70,13 @@ MAX_KEYS_FILE_BYTES = 64_000_000
 NEARLY_UNIQUE_SHARE = 0.5
 
 
-def _fail(field_name: str, message: str) -> DPInputError:
-    from .plan import PlanError
+class KeysError(DPInputError):
+    """A ``[keys]`` table that does not validate (dpcore.plan reports it as a PlanError: the plan module sits
+    above this one, so this module never imports it)."""
 
-    return PlanError(f"plan: [keys] field '{field_name}' {message}")
+
+def _fail(field_name: str, message: str) -> DPInputError:
+    return KeysError(f"plan: [keys] field '{field_name}' {message}")
 
 
 def _key_value(value: Any, column: str) -> str:
@@ -117,12 +120,11 @@ class DeclaredKeys:
         return {c: list(v) for c, v in zip(self.columns, self.values)}
 
 
-def parse_keys(raw: Any, base_dir: str | os.PathLike | None = None) -> DeclaredKeys:
+def parse_keys(raw: Any, base_dir: str | os.PathLike | None = None, *,
+               max_column_name_chars: int = 200) -> DeclaredKeys:
     """The plan's ``[keys]`` table: ``column = [values]`` entries, or ``file = "keys.csv"`` (a CSV whose header
     names the declared columns and whose rows are the allowed combinations; a relative path is relative to the
-    plan file's folder, ``base_dir``)."""
-    from .plan import MAX_COLUMN_NAME_CHARS
-
+    plan file's folder, ``base_dir``); column names of at most ``max_column_name_chars`` (the plan's limit)."""
     if not isinstance(raw, Mapping) or not raw:
         raise _fail("keys", "must be a table of column = [values] entries or file = \"keys.csv\"")
     if "file" in raw:
@@ -146,7 +148,7 @@ def parse_keys(raw: Any, base_dir: str | os.PathLike | None = None) -> DeclaredK
         if len(rows) < 2:
             raise _fail("file", f"{str(path)[:200]!r} needs a header (the columns) and at least one combination")
         header = tuple(h.strip() for h in rows[0])
-        if any(not h or len(h) > MAX_COLUMN_NAME_CHARS for h in header) or len(set(header)) != len(header):
+        if any(not h or len(h) > max_column_name_chars for h in header) or len(set(header)) != len(header):
             raise _fail("file", f"{str(path)[:200]!r}: the header must name distinct columns")
         for line, row in enumerate(rows[1:], start=2):
             if len(row) != len(header):
@@ -157,7 +159,7 @@ def parse_keys(raw: Any, base_dir: str | os.PathLike | None = None) -> DeclaredK
         return DeclaredKeys(header, combinations=combos, file=str(path.absolute()))
     columns, values = [], []
     for column, listed in raw.items():
-        if not isinstance(column, str) or not column.strip() or len(column) > MAX_COLUMN_NAME_CHARS:
+        if not isinstance(column, str) or not column.strip() or len(column) > max_column_name_chars:
             raise _fail(str(column)[:60], "is not a column name")
         if not isinstance(listed, list) or not listed:
             raise _fail(column, "must be a non-empty list of the column's public values")

@@ -297,8 +297,10 @@ def dataset_fingerprint(data: Any, income_column: str | None = None, group_colum
 
         frame, _notes = read_table(bytes(data))
         return records.frame_fingerprint(frame)
-    if isinstance(data, (str, os.PathLike)):
-        return records.file_fingerprint(data)
+    if isinstance(data, (str, os.PathLike)):  # read as the engines read it: the same records, the same text
+        from .engines.fingerprint import file_fingerprint
+
+        return file_fingerprint(data)
     raise TypeError(f"data must be a DataFrame, bytes or a file path, got {type(data).__name__}")
 
 

@@ -39,7 +39,7 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -536,7 +536,11 @@ def _cell_settings(raw: Mapping[str, Any], specs: Sequence[StatisticSpec],
     small = raw.get("small_cell_threshold", cell_keys.DEFAULT_SMALL_CELL_THRESHOLD)
     if isinstance(small, bool) or not isinstance(small, int) or not 0 <= small <= 1_000_000:
         raise PlanError(f"plan: field 'small_cell_threshold' must be an integer in [0, 1000000], got {_shown(small)}")
-    keys = cell_keys.parse_keys(raw["keys"], base_dir) if "keys" in raw else None
+    try:
+        keys = (cell_keys.parse_keys(raw["keys"], base_dir, max_column_name_chars=MAX_COLUMN_NAME_CHARS)
+                if "keys" in raw else None)
+    except cell_keys.KeysError as exc:
+        raise PlanError(str(exc)) from None
     if cell_sizes != "public":
         for s in specs:
             if s.kind == "gini" and s.by:
@@ -776,7 +780,7 @@ def plan_to_toml(plan: ReleasePlan | Mapping[str, Any]) -> str:
                 "selection_delta": "delta of each DP cell selection (statistics whose cells are not in [keys])",
                 "missing_income": "a missing income: 'lower' (kept in n at the public lower bound) or 'refuse'",
                 "negative_incomes": "a negative income: 'refuse', 'clip' (to the lower bound) or 'drop' (as missing)"}
-    lines = [f"# dpcore release plan: python -m dpcore release THIS_FILE --data SOURCE --out DIR",
+    lines = ["# dpcore release plan: python -m dpcore release THIS_FILE --data SOURCE --out DIR",
              f"# total epsilon {plan.total_epsilon:g} of cap {plan.cap_epsilon:g} (docs/plan_format.md)"]
     for key, value in data.items():
         if key in ("statistics", "keys"):

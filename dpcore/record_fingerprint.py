@@ -44,11 +44,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
@@ -254,18 +251,3 @@ def batches_fingerprint(batches: Iterable[Any]) -> str:
                             f"{type(batch).__name__}")
         acc.update(batch if isinstance(batch, pd.DataFrame) else batch.to_pandas())
     return acc.hexdigest()
-
-
-def file_fingerprint(path: str | os.PathLike) -> str:
-    """The record fingerprint of a CSV (optionally compressed) or Parquet file, read with Arrow in chunks:
-    CSV with every column as text (the header layout the engines use), Parquet with its types."""
-    from .engines import Source
-    from .engines.fingerprint import arrow_record_batches
-
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise DPInputError(f"no such file to fingerprint: {str(path)!r}")
-    with open(path, "rb") as fh:
-        parquet = fh.read(4) == b"PAR1"
-    source = Source(kind="parquet" if parquet else "csv", location=str(path), paths=(str(path),))
-    return batches_fingerprint(arrow_record_batches(source))

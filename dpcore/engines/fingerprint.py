@@ -90,3 +90,19 @@ def engine_record_fingerprint(engine: Any) -> str:
         return own()
     return source_record_fingerprint(engine.source, workdir=getattr(engine, "workdir", None),
                                      progress=getattr(engine, "progress", None))
+
+
+def file_fingerprint(path: str | os.PathLike) -> str:
+    """The record fingerprint of a CSV (optionally compressed) or Parquet file, read with Arrow in chunks:
+    CSV with every column as text (the header layout the engines use), Parquet with its types."""
+    from pathlib import Path
+
+    from ..record_fingerprint import batches_fingerprint
+
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise DPInputError(f"no such file to fingerprint: {str(path)!r}")
+    with open(path, "rb") as fh:
+        parquet = fh.read(4) == b"PAR1"
+    source = Source(kind="parquet" if parquet else "csv", location=str(path), paths=(str(path),))
+    return batches_fingerprint(arrow_record_batches(source))
