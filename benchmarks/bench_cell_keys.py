@@ -20,55 +20,26 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
 
 from dpcore import cell_keys  # noqa: E402
-from dpcore.cell_keys import cell_text  # noqa: E402
+from test_keys import (_ref_cell_counts, _ref_keys_of, _ref_restrict_to_cells,  # noqa: E402
+                       _ref_restrict_to_declared)
 
 BINS = 21
 
 
-# --- the code before the fix (reference) -------------------------------------------------------------------------
+# --- the code before the fix: the reference implementation tests/test_keys.py checks the fast path against ----
 def old_keys_of(frame, by):
-    if not len(frame):
-        return []
-    columns = [[cell_text(v) for v in frame[c].tolist()] for c in by]
-    return list(zip(*columns))
+    return _ref_keys_of(frame, by)
 
 
 def old_cell_counts_percentiles(frame, by):
-    keys = old_keys_of(frame, by)
-    totals = {}
-    for k, c in zip(keys, frame["count"].to_numpy(np.int64)):
-        totals[k] = totals.get(k, 0) + int(c)
-    return list(totals), np.array(list(totals.values()), dtype=np.int64)
+    return _ref_cell_counts(frame, "percentiles", by)
 
 
-def old_restrict_to_cells(frame, by, cells):
-    mask = np.array([k in cells for k in old_keys_of(frame, by)], dtype=bool)
-    return frame.loc[mask].reset_index(drop=True)
-
-
-def old_restrict_to_declared(frame, by, declared):
-    order = {key: i for i, key in enumerate(declared)}
-    position = np.array([order.get(k, -1) for k in old_keys_of(frame, by)], dtype=np.int64)
-    kept = frame.loc[position >= 0].copy()
-    kept_pos = position[position >= 0]
-    for j, c in enumerate(by):
-        kept[c] = [declared[p][j] for p in kept_pos]
-    missing = sorted(set(range(len(declared))) - set(kept_pos.tolist()))
-    if missing:
-        zeros = {c: [declared[p][j] for p in missing] for j, c in enumerate(by)}
-        for c in frame.columns:
-            if c not in by:
-                zeros[c] = [0] * len(missing)
-        filler = pd.DataFrame(zeros, columns=list(frame.columns))
-        for c in frame.columns:
-            if c not in by and frame[c].dtype != object:
-                filler[c] = filler[c].astype(frame[c].dtype)
-        kept = pd.concat([kept, filler], ignore_index=True) if len(kept) else filler
-        kept_pos = np.concatenate([kept_pos, np.array(missing, dtype=np.int64)])
-    kept["_declared_order"] = kept_pos
-    return kept.sort_values("_declared_order", kind="stable").drop(columns="_declared_order").reset_index(drop=True)
+old_restrict_to_cells = _ref_restrict_to_cells
+old_restrict_to_declared = _ref_restrict_to_declared
 
 
 # --- the frame -----------------------------------------------------------------------------------------------------
