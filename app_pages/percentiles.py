@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import percentiles as percentile_experiments
 from ui import answer_views, data_note, percentiles_views, repro
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
@@ -30,7 +29,7 @@ DEFAULT_EDGES = "10000, 20000, 30000, 40000, 50000, 65000, 80000, 100000, 150000
 @st.cache_data(show_spinner=False, max_entries=32)
 def _recommendation(values, settings: dict):
     """The recommended ε for the page's cell (dpcore.experiments.answers): independent of the ε slider."""
-    return answer_experiments.percentile_cell_answer(values, **settings)[1]
+    return percentile_experiments.percentile_cell_answer(values, **settings)[1]
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

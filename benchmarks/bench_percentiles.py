@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dpcore import percentiles as P  # noqa: E402
+from dpcore.experiments import percentiles as PX  # noqa: E402
 from dpcore.data import shared_data_path  # noqa: E402
 
 
@@ -33,12 +34,12 @@ def library_table():
     print(f"|{'-' * 64}|--------|-------|")
     rows = []
     for n in (200, 10_000, 1_000_000):
-        x = P.synthesize_cell_earnings(31_000, 42_000, 56_000, n, rng=1)
+        x = PX.synthesize_cell_earnings(31_000, 42_000, 56_000, n, rng=1)
         rows.append((f"release_percentiles, n = {n:,}", lambda x=x: P.release_percentiles(x, epsilon=1.0, rng=2)))
         rows.append((f"release_percentiles_smooth (tight, 3 percentiles), n = {n:,}",
                      lambda x=x: P.release_percentiles_smooth(x, epsilon=1.0, rng=2)))
         rows.append((f"release_percentiles_em, n = {n:,}", lambda x=x: P.release_percentiles_em(x, epsilon=1.0, rng=2)))
-    counts = P.histogram_counts(P.synthesize_cell_earnings(31_000, 42_000, 56_000, 500, rng=1)).counts
+    counts = P.histogram_counts(PX.synthesize_cell_earnings(31_000, 42_000, 56_000, 500, rng=1)).counts
     rows.append(("1,000,000 simulated releases of one cell (21 bins, 3 percentiles)",
                  lambda: P.simulate_histogram_percentiles(counts, P.PSEO_BIN_EDGES, epsilon=1.0, q=(25, 50, 75),
                                                           n_draws=1_000_000, rng=3)))
@@ -56,19 +57,19 @@ def figures_table(n_cells=300):
     if path is None:
         print("\n(PSEO table absent: figure timings skipped)")
         return
-    cells = P.load_pseo_cells(path).sample(n_cells, random_state=1)
-    vals, cell = P.synthesize_cells(cells, rng=1)
-    panel = P.make_cell_panel(vals, cell, q=[50])
+    cells = PX.load_pseo_cells(path).sample(n_cells, random_state=1)
+    vals, cell = PX.synthesize_cells(cells, rng=1)
+    panel = PX.make_cell_panel(vals, cell, q=[50])
     eps = np.round(np.arange(0.1, 3.0001, 0.1), 1)
     print(f"\n## Figures 1-3 simulation, {n_cells} cells, 20 draws, 30 epsilons (seconds)")
     for label, kw in [("histograms: 2 schemes x bins 10/15/20/25", dict(rivals=())),
                       ("smooth sensitivity, paper + tight constants", dict(schemes=(), rivals=("smooth_paper", "smooth_tight"))),
                       ("exponential mechanism", dict(schemes=(), rivals=("em",)))]:
         t = time.perf_counter()
-        P.simulate_accuracy(panel, epsilons=eps, q=50, bin_counts=(10, 15, 20, 25), rng=2, **kw)
+        PX.simulate_accuracy(panel, epsilons=eps, q=50, bin_counts=(10, 15, 20, 25), rng=2, **kw)
         print(f"| {label:<48} | {time.perf_counter() - t:6.2f} |")
     t = time.perf_counter()
-    P.simulate_accuracy(panel, epsilons=[1.0], q=50, bin_counts=tuple(range(10, 31)), rivals=(), rng=2)
+    PX.simulate_accuracy(panel, epsilons=[1.0], q=50, bin_counts=tuple(range(10, 31)), rivals=(), rng=2)
     print(f"| {'Figure 3: bins 10..30, one epsilon':<48} | {time.perf_counter() - t:6.2f} |")
 
 

@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 from dpcore import coinpress as cp  # noqa: E402
 from dpcore import stratified as sm  # noqa: E402
+from dpcore.experiments import stratified as sx  # noqa: E402
 
 
 def best_of(fn, repeat: int = 5) -> float:
@@ -40,31 +41,31 @@ def header(title: str) -> None:
 def core() -> None:
     header("dpcore (best of 5)")
     for n, k in [(10_000, 9), (196_967, 18), (1_000_000, 18)]:
-        m = sm.gaussian_mixture(n, k, 0.3, rng=1)
+        m = sx.gaussian_mixture(n, k, 0.3, rng=1)
         row(f"stratified_mean, n={n:,}, k={k}", best_of(lambda: sm.stratified_mean(m.values, m.groups, epsilon=1.0,
                                                                                    clip_range=3.0, rng=1)))
         row(f"stratified_coinpress, n={n:,}, k={k}, t=2",
             best_of(lambda: cp.stratified_coinpress(m.values, m.groups, rho=0.5, lower=-3, upper=3, sigma=m.sigmas,
                                                     rng=1)))
         row(f"simulate_laplace_releases x1000, n={n:,}, k={k}",
-            best_of(lambda: sm.simulate_laplace_releases(m.values, m.groups, epsilon=1.0, clip_range=3.0,
+            best_of(lambda: sx.simulate_laplace_releases(m.values, m.groups, epsilon=1.0, clip_range=3.0,
                                                          n_sims=1000, rng=1)))
         pw = sm.public_weights(m.groups[::2], sm.group_index(m.groups).labels)
         row(f"simulate_methods (5 methods) x200, n={n:,}, k={k}",
-            best_of(lambda: cp.simulate_methods(m.values, m.groups, epsilon=1.0, clip_range=3.0, lower=-3, upper=3,
+            best_of(lambda: sx.simulate_methods(m.values, m.groups, epsilon=1.0, clip_range=3.0, lower=-3, upper=3,
                                                 sigma=m.sigmas, sigma_global=1.5, public_w=pw, n_sims=200, rng=1),
                     repeat=3))
-    m = sm.gaussian_mixture(1_000_000, 18, 0.3, rng=1)
+    m = sx.gaussian_mixture(1_000_000, 18, 0.3, rng=1)
     row("1,000,000 simulated stratified Laplace releases, k=18 (+ error summary)",
-        best_of(lambda: np.sqrt(np.mean((sm.simulate_laplace_releases(m.values, m.groups, epsilon=1.0, clip_range=3.0,
+        best_of(lambda: np.sqrt(np.mean((sx.simulate_laplace_releases(m.values, m.groups, epsilon=1.0, clip_range=3.0,
                                                                         n_sims=1_000_000, rng=1).strat_overall) ** 2)),
                 repeat=2))
     header("paper-figure sweeps (one call each)")
     t = time.perf_counter()
-    cp.synthetic_sweep("n", [2000, 4000, 6000, 8000, 10_000], runs=20, rng=1)
+    sx.synthetic_sweep("n", [2000, 4000, 6000, 8000, 10_000], runs=20, rng=1)
     row("synthetic_sweep vs n, 5 points x 20 runs x 5 methods", time.perf_counter() - t)
     t = time.perf_counter()
-    cp.synthetic_sweep("k", [2, 3, 6, 9, 12, 18], runs=20, rng=1)
+    sx.synthetic_sweep("k", [2, 3, 6, 9, 12, 18], runs=20, rng=1)
     row("synthetic_sweep vs k, 6 points x 20 runs", time.perf_counter() - t)
 
 

@@ -1,21 +1,21 @@
 """dpcore: differential privacy mechanisms for income statistics, without any UI.
 
-Mechanisms, one module per method: ``gini`` (Gini index, exact smooth sensitivity, release),
-``bounds`` (DP upper bound), ``posterior`` (credible intervals for additive-noise releases),
-``percentiles`` (PSEO histogram mechanism and rivals), ``stratified`` and ``coinpress`` (group
-means), ``ratio`` (noisy counts, ratios, confidence intervals).
-Noise and randomness: ``noise`` (samplers, calibration, privacy-loss certificates),
-``smooth_noises`` (light-tailed smooth-sensitivity noises), ``release_noise`` (samplers for real
-releases), ``rng`` (seeded and OS-CSPRNG generators), ``validation`` (argument checks).
-Views and experiments: ``experiments`` (one view function per page view, the papers' experiments;
-``gini_experiments`` is the old name of ``experiments.gini``).
-Data: ``data`` (file loading and validation, synthetic generators, bundled examples in
-``examples/``, ``build_dataset(recipe)``).
-Planning and releasing: ``planner`` (smallest epsilon for an accuracy target), ``budget``
-(composition), ``risk`` (what epsilon means for a person), ``ledger`` (durable budget ledger),
-``release`` (real releases and their records), ``plan`` (release plan files), ``engines``
-(DuckDB / Spark / pandas aggregation), ``cli`` and ``__main__`` (the ``dpcore`` command line).
-See README.md for the public API.
+The layers, bottom to top (an import-linter contract in pyproject.toml keeps them one-way; no import cycles):
+
+1. foundation: ``errors``, ``rng`` (seeded and OS-CSPRNG generators), ``validation`` (argument checks), ``lru``,
+   ``defaults``; ``budget`` (privacy costs and their composition), ``data`` (file loading, synthetic generators,
+   bundled examples), ``record_fingerprint``.
+2. noise: ``noise`` (samplers, calibration, privacy-loss certificates), ``smooth_noises`` (light-tailed
+   smooth-sensitivity noises), ``release_noise`` (the samplers of real releases: OpenDP and certified).
+3. methods, one module per paper: ``gini`` (Lan & Reiter), ``percentiles`` (Foote et al.), ``stratified`` and
+   ``coinpress`` (Rosenblatt et al.), ``ratio`` (Shoham & Ligett), ``bounds``, ``posterior``, ``risk``.
+4. ``mechanisms``: one mechanism object per released statistic kind (the front door to every real draw).
+5. planning and accounting: ``planner`` (smallest epsilon for a target), ``cell_keys``, ``plan`` (release plan
+   files), ``ledger`` (the durable budget ledger), ``release`` (the app's real releases), ``memo``.
+6. ``engines`` (DuckDB / Spark / pandas aggregation and ``engines.execute``, the command line's release).
+7. views: ``experiments`` (one view function per page view, the papers' experiments), ``classroom``.
+8. ``cli``, ``ledger_cli`` and ``__main__`` (the ``dpcore`` command line).
+See README.md and docs/api.md for the public API.
 """
 from .validation import DPInputError
 

@@ -27,7 +27,7 @@ size threshold are then warned about.
 
 Neighbouring relation with private cell sizes: replace one person; their rows may move between cells (and
 exposure groups). What that changes besides the counts: a clipped sum moves by at most max(U - L, 2 max(|L|, |U|))
-per row (removed from one cell, added to another) -- :func:`mean_sum_sensitivity_cents`; histograms and outcome
+per row (removed from one cell, added to another) -- :func:`dpcore.stratified.mean_sum_sensitivity_cents`; histograms and outcome
 counts by 2 per row, as already calibrated; a Gini's smooth sensitivity assumes a fixed n per cell, so a Gini
 by cells needs ``cell_sizes = "public"`` (refused otherwise when the plan is read).
 """
@@ -50,7 +50,7 @@ from .validation import DPInputError, check_delta, check_epsilon, check_int
 
 __all__ = ["CELL_SIZES", "DEFAULT_N_EPSILON", "DEFAULT_SELECTION_DELTA", "DEFAULT_SMALL_CELL_THRESHOLD",
            "MAX_DECLARED_CELLS", "DeclaredKeys", "KeysError", "parse_keys", "cell_text", "selection_threshold",
-           "mean_sum_sensitivity_cents", "restrict_to_declared", "cell_counts", "restrict_to_cells",
+           "restrict_to_declared", "cell_counts", "restrict_to_cells",
            "noisy_cell_counts", "NoisyCells", "nearly_unique_cells"]
 
 CELL_SIZES = ("public", "noisy")
@@ -356,21 +356,6 @@ def restrict_to_cells(frame: pd.DataFrame, by: Sequence[str], cells: set) -> pd.
     else:
         mask = np.array([k in cells for k in _keys_of(frame, by)], dtype=bool)
     return frame.loc[mask].reset_index(drop=True) if len(frame) else frame
-
-
-def mean_sum_sensitivity_cents(c_lo: int, c_hi: int, m: int, cells_move: bool) -> float:
-    """L1 sensitivity of a statistic's clipped sums (cents) when one person changes m rows: m (cU - cL) when
-    cells are public (a row's value changes inside its cell); m max(cU - cL, 2 max(|cL|, |cU|)) when rows may
-    move between cells (one cell loses a value in [cL, cU], another gains one)."""
-    c_lo = check_int(c_lo, "c_lo")
-    c_hi = check_int(c_hi, "c_hi")
-    m = check_int(m, "m", minimum=1)
-    if c_hi < c_lo:
-        raise DPInputError(f"the clipping range in cents is empty: c_lo = {c_lo} > c_hi = {c_hi}")
-    width = max(c_hi - c_lo, 1)
-    if not cells_move:
-        return float(m * width)
-    return float(m * max(width, 2 * max(abs(c_lo), abs(c_hi))))
 
 
 def selection_threshold(n_epsilon: float, delta: float, m: int) -> int:

@@ -388,25 +388,3 @@ def simulate_coinpress(values: Any, groups: Any, *, rho: float, lower: float, up
 # All methods side by side, and the sweeps behind the paper's Figures 2, 3, 6 and # ---------------------------------------------------------------------------------------------
 # Moved: every method side by side and the paper's sweeps live in dpcore.experiments.stratified
 # ---------------------------------------------------------------------------------------------
-
-#: Names that moved to :mod:`dpcore.experiments.stratified`; still importable from here.
-MOVED_TO_EXPERIMENTS = frozenset({
-    "METHODS",
-    "GLOBAL_METHODS",
-    "MethodsSimulation",
-    "simulate_methods",
-    "mixture_sigma",
-    "synthetic_sweep",
-    "grouping_sweep",
-    "real_epsilon_sweep",
-})
-
-
-def __getattr__(name: str) -> Any:
-    """PEP 562 compatibility: ``dpcore.coinpress.<moved name>`` resolves to
-    ``dpcore.experiments.stratified.<name>`` (imported on first use, no import cycle at load time)."""
-    if name in MOVED_TO_EXPERIMENTS:
-        import importlib
-
-        return getattr(importlib.import_module("dpcore.experiments.stratified"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -59,6 +59,7 @@ Where this module departs from the paper (each proven by a test)
 """
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ from .validation import (
     as_finite_array,
     as_generator,
     check_bounds,
+    check_delta,
     check_epsilon,
     check_finite,
     check_int,
@@ -95,6 +97,11 @@ __all__ = [
     "GiniSmoothSensitivity",
     "SmoothSensitivity",
     "GiniRelease",
+    "GiniMechanism",
+    "GiniDraw",
+    "GINI_MIN_SCALE",
+    "FLOAT_SLACK",
+    "CONFIDENTIAL_SCALE_LABEL",
     "release_gini",
     "LaplaceGiniRelease",
     "release_gini_laplace",
@@ -806,7 +813,7 @@ class GiniRelease:
     confidential_n_clipped_below: int = 0
     confidential_n_clipped_above: int = 0
     confidential_true_value: float | None = None
-    noise: str = "cauchy"          # a dpcore.noise.SMOOTH_NOISES name
+    noise: str = "cauchy"          # a dpcore.smooth_noises.SMOOTH_NOISES name
     delta: float = 0.0             # 0 for the pure-DP Cauchy
     rho: float | None = None       # zCDP noises only
     privacy_cost: Any = None       # dpcore.budget.PrivacyCost of this release (pure / approx / zCDP)
@@ -834,6 +841,254 @@ class GiniRelease:
         return self.confidential_saturated
 
 
+#: public floor of a real release's Gini noise scale S_beta(X)/alpha: max(S, alpha * floor) is again a beta-smooth
+#: upper bound, and a floor lower-bounds every output cell's probability, which makes the certified sampler pure DP
+#: (dpcore.release_noise.gc_pure_sampler_excess)
+GINI_MIN_SCALE = 1e-5
+#: relative slack for the floating-point error of g(X) and S_beta(X) (double precision): the generalized-Cauchy
+#: release uses alpha (1 - 2 FLOAT_SLACK) and certifies alpha (1 - FLOAT_SLACK) and beta (1 + FLOAT_SLACK)
+FLOAT_SLACK = 1e-6
+#: how a smooth-sensitivity release names its noise scale: the number depends on the data (it is not a DP
+#: output) and must not reach a release record
+CONFIDENTIAL_SCALE_LABEL = "S_beta(X)/alpha (data-dependent, not published)"
+
+
+@dataclass(frozen=True)
+class GiniDraw:
+    """One draw of :class:`GiniMechanism`: ``value`` is the published number (clamped to [0, 1] on the public
+    grid); ``noisy_value`` the noisy number before that post-processing (a DP output too: the posterior needs it);
+    ``measurement`` / ``privacy_map`` name the sampler and its statement (public text: the confidential scale is
+    named, never written)."""
+
+    value: float
+    noisy_value: float
+    measurement: str
+    privacy_map: str
+    simulated: bool
+
+
+@dataclass(frozen=True)
+class GiniMechanism:
+    """The one mechanism of every released Gini index (eqs. (9)-(10)): ``g(X) + (S_beta(X)/alpha) Z``.
+
+    Built from public parameters only: epsilon, the bounds, the noise (a ``dpcore.smooth_noises.SMOOTH_NOISES``
+    name), gamma, the calibration mode, delta, and ``rows_per_person`` m (one person changes at most m records:
+    each cell's Gini is calibrated at epsilon/m, and for "laplace" at delta / (m e^{(m-1) epsilon/m}), so group
+    privacy over m records gives back (epsilon, delta)). Every path draws through :meth:`draw` (the planner and
+    ``dpcore.release.make_release``, the command line's engines, :func:`release_gini`) and simulates through
+    :meth:`simulate` (the pages), so one grid, one clamp and one record text hold for all of them.
+
+    Real draw, "cauchy": the certified generalized-Cauchy sampler (:func:`dpcore.release_noise.release_generalized_cauchy`)
+    in its pure-DP mode: window [0, 1], grid 1e-6, scale clamped to [GINI_MIN_SCALE, 1/alpha] (S_beta <= GS <= 1,
+    so the top clamp never binds on a valid S; the floor keeps max(S, alpha floor) a beta-smooth bound), alpha
+    shrunk by 2 FLOAT_SLACK and the loss certified at alpha (1 - FLOAT_SLACK), beta (1 + FLOAT_SLACK), which
+    covers a relative floating-point error up to FLOAT_SLACK in g(X) and S_beta(X). Cost: pure
+    m max(certified loss + sampler excess, epsilon/m).
+    Real draw, "laplace": OpenDP's floating-point-safe Laplace at the confidential scale (NRS 2007's (epsilon,
+    delta) with the certified delta of ``dpcore.smooth_noises.laplace_smooth_delta``); no floor (not needed by
+    the sampler). "laplace_lognormal" has no floating-point-safe sampler: a real draw is refused (simulation only).
+    Every value is published by :func:`dpcore.release_noise.publish_gini` (clamp to [0, 1], grid 1e-6).
+    """
+
+    epsilon: float
+    lower: float
+    upper: float
+    noise: str = "cauchy"
+    gamma: float = 2.0
+    calibration: str = "tight"
+    delta: float | None = None
+    rows_per_person: int = 1
+
+    def __post_init__(self) -> None:
+        from . import smooth_noises
+
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        lo, hi = check_bounds(self.lower, self.upper, lower_name="lower bound", upper_name="upper bound")
+        if lo < 0:
+            raise DPInputError(f"lower must be >= 0 for the Gini index (incomes are non-negative), got {lo:g}")
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        object.__setattr__(self, "noise", smooth_noises.check_noise(self.noise))
+        object.__setattr__(self, "gamma", _check_gamma(self.gamma))
+        if self.calibration not in ("tight", "paper"):
+            raise DPInputError(f"calibration must be 'tight' or 'paper', got {self.calibration!r}")
+        m = check_int(self.rows_per_person, "rows per person", minimum=1)
+        object.__setattr__(self, "rows_per_person", m)
+        if self.noise == "laplace_lognormal" and m > 1:
+            raise DPInputError("noise 'laplace_lognormal' is offered for one row per person only")
+        if self.delta is not None:
+            object.__setattr__(self, "delta", check_delta(self.delta))
+
+    # -- calibration (public) ------------------------------------------------------------------------------
+    @property
+    def epsilon_cell(self) -> float:
+        """epsilon of one cell's Gini: epsilon / m (group privacy over the m records of one person)."""
+        return self.epsilon / self.rows_per_person
+
+    @property
+    def delta_cell(self) -> float:
+        """delta one cell is calibrated at: delta / (m e^{(m-1) epsilon/m}) (group privacy gives back delta);
+        0 for the pure-DP Cauchy."""
+        from . import smooth_noises
+
+        if self.noise == "cauchy":
+            return 0.0
+        d = smooth_noises.DEFAULT_DELTA if self.delta is None else self.delta
+        m = self.rows_per_person
+        if m == 1:
+            return float(d)
+        return float(d) / (m * math.exp((m - 1) * self.epsilon / m)) * (1.0 - 1e-12)
+
+    @functools.cached_property
+    def smooth_calibration(self):
+        """The ``dpcore.smooth_noises.SmoothCalibration`` of one cell (alpha, beta, the certificate)."""
+        from . import smooth_noises
+
+        return smooth_noises.smooth_calibration(self.noise, self.epsilon_cell, delta=self.delta_cell or None,
+                                                gamma=self.gamma, mode=self.calibration)
+
+    @property
+    def alpha(self) -> float:
+        """alpha of the calibration: the law of the exploration draws (:meth:`simulate`, :meth:`noise_scale`)."""
+        return self.smooth_calibration.alpha
+
+    @property
+    def release_alpha(self) -> float:
+        """alpha a draw divides S_beta(X) by: the Cauchy's is shrunk by 2 FLOAT_SLACK (class docstring), a margin
+        of 2e-6 of the noise scale, below any digit a page shows."""
+        a = self.smooth_calibration.alpha
+        return a * (1.0 - 2.0 * FLOAT_SLACK) if self.noise == "cauchy" else a
+
+    @property
+    def beta(self) -> float:
+        """Smoothness of S_beta: the engines and the planner compute S_beta(X) at this beta."""
+        return self.smooth_calibration.beta
+
+    @property
+    def max_scale(self) -> float:
+        return max(1.0 / self.release_alpha, GINI_MIN_SCALE)
+
+    @functools.cached_property
+    def certified(self) -> tuple[float, float]:
+        """(certified loss of the continuous mechanism, sampler excess) of one Cauchy cell; (epsilon_cell, 0)
+        for the other noises, whose certificate is their calibration's."""
+        from . import noise as noise_module
+        from . import release_noise
+
+        if self.noise != "cauchy":
+            return self.epsilon_cell, 0.0
+        cal = self.smooth_calibration
+        loss = noise_module.smooth_noise_privacy_loss(self.gamma, cal.alpha * (1.0 - FLOAT_SLACK),
+                                                      cal.beta * (1.0 + FLOAT_SLACK), tol=1e-3 * self.epsilon_cell)
+        excess, _ = release_noise.gc_pure_sampler_excess(self.gamma, release_noise.GINI_GRID, release_noise.GINI_WINDOW,
+                                                         GINI_MIN_SCALE, self.max_scale)
+        return float(loss), float(excess)
+
+    def privacy_cost(self):
+        """The ``dpcore.budget.PrivacyCost`` of the statistic (every cell: disjoint cells compose in parallel)."""
+        from . import budget
+
+        m = self.rows_per_person
+        if self.noise == "cauchy":
+            loss, excess = self.certified
+            return budget.pure(m * max(loss + excess, self.epsilon_cell))
+        if m == 1:
+            return self.smooth_calibration.cost
+        return budget.approx(self.epsilon, self.delta_cell * m * math.exp((m - 1) * self.epsilon_cell))
+
+    def noise_law(self):
+        """The standardised noise law Z (``.rvs``, ``.cdf``, ``.abs_quantile``)."""
+        from . import smooth_noises
+
+        return smooth_noises.noise_distribution(self.smooth_calibration)
+
+    def noise_scale(self, confidential_smooth_sensitivity: float) -> float:
+        """S_beta(X)/alpha, the scale of the law the pages explore (confidential: it depends on the data)."""
+        return float(confidential_smooth_sensitivity) / self.alpha
+
+    def confidential_noise_scale(self, confidential_smooth_sensitivity: float) -> float:
+        """S_beta(X)/alpha as a draw uses it (Cauchy: alpha with the float slack, clamped to [GINI_MIN_SCALE,
+        1/alpha]). Confidential."""
+        scale = float(confidential_smooth_sensitivity) / self.release_alpha
+        if self.noise == "cauchy":
+            scale = min(max(scale, GINI_MIN_SCALE), self.max_scale)
+        return scale
+
+    def record(self) -> dict[str, Any]:
+        """The public description every release record of this statistic carries (one text for every path)."""
+        cal = self.smooth_calibration
+        out: dict[str, Any] = {
+            "noise": self.noise, "gamma": self.gamma, "calibration": self.calibration,
+            "epsilon_per_cell": self.epsilon_cell, "alpha": self.alpha, "beta": self.beta,
+            "privacy_statement_per_cell": cal.statement(), "output_grid": 1e-6, "output_window": [0.0, 1.0],
+            "output_rule": "dpcore.release_noise.publish_gini: clamp to [0, 1], round to the grid (post-processing)",
+            "noise_scale": CONFIDENTIAL_SCALE_LABEL,
+        }
+        if self.noise == "cauchy":
+            loss, excess = self.certified
+            out.update(alpha_used=self.release_alpha, min_noise_scale=GINI_MIN_SCALE, max_noise_scale=self.max_scale,
+                       float_slack=FLOAT_SLACK, certified_loss_per_cell=loss, sampler_excess_per_cell=excess)
+        else:
+            out.update(delta_per_cell=self.delta_cell)
+        return out
+
+    # -- draws --------------------------------------------------------------------------------------------
+    def check_real_release(self) -> None:
+        """Refuse, from public settings only and before any charge, a real draw without a floating-point-safe
+        sampler (the log-normal factor of "laplace_lognormal": OpenDP samples Laplace and Gaussian only)."""
+        if self.noise == "laplace_lognormal":
+            raise DPInputError(
+                "a real release of the Gini with noise='laplace_lognormal' is not offered: there is no "
+                "floating-point-safe sampler for it. Use noise='laplace' (OpenDP's Laplace sampler) or "
+                "noise='cauchy' (the certified generalized-Cauchy sampler); nothing was charged.")
+
+    def draw(self, confidential_gini: float, confidential_smooth_sensitivity: float, rng: Any = None) -> GiniDraw:
+        """One cell's release. ``rng`` None (or a ``dpcore.rng.SecureRandom``): the real sampler; a numpy
+        Generator or seed: a simulation of the same law on the same grid (NOT a release). A real Cauchy draw's
+        ``noisy_value`` lies in the sampler's window [0, 1] (the window is part of its pure-DP mode). A smooth sensitivity
+        <= 0 marks a cell whose Gini is the same for every data set of its size (n <= 1): 0 is released exactly."""
+        from . import release_noise
+
+        if float(confidential_smooth_sensitivity) <= 0.0:
+            return GiniDraw(0.0, 0.0, "none: the Gini of n <= 1 records is 0 on every data set (public)",
+                            "no data-dependent output", release_noise._simulated(rng))
+        g = float(confidential_gini)
+        simulated = release_noise._simulated(rng)
+        if simulated:
+            # the calibrated law S/alpha that the pages explore (the real sampler's float-slack margin, 2e-6 of the
+            # scale, and its floor are safety margins of the real draw), without the sampler's window: the
+            # published value is the same (publish_gini clamps to the window and rounds to the grid), and the
+            # noisy value keeps the density the posterior reads
+            noisy = g + self.noise_scale(confidential_smooth_sensitivity) * float(
+                self.noise_law().rvs(1, as_generator(rng))[0])
+            return GiniDraw(release_noise.publish_gini(noisy), noisy,
+                            f"simulation: value + scale * {self.noise} noise (numpy), clamped to [0, 1] on the grid "
+                            "1e-06 (NOT a real release)", self.smooth_calibration.statement(), True)
+        scale = self.confidential_noise_scale(confidential_smooth_sensitivity)
+        if self.noise == "cauchy":
+            loss, _ = self.certified
+            d = release_noise.release_generalized_cauchy(
+                g, scale=scale, gamma=self.gamma, grid=release_noise.GINI_GRID, rng=rng,
+                window=release_noise.GINI_WINDOW, epsilon=loss, min_scale=GINI_MIN_SCALE, max_scale=self.max_scale)
+            noisy = float(d.values[0])
+            statement = (f"smooth-sensitivity certificate (dpcore.noise.smooth_noise_privacy_loss, gamma={self.gamma:g}, "
+                         f"alpha={self.release_alpha:.6g}, beta={self.beta:.6g}, float slack {FLOAT_SLACK:g}) -> epsilon "
+                         f"{loss:.6g} per cell; {d.privacy_map}")
+            return GiniDraw(release_noise.publish_gini(noisy), noisy, d.measurement, statement, simulated)
+        self.check_real_release()
+        d = release_noise.release_real_values([g], scale=scale, rng=rng, confidential_scale_label=CONFIDENTIAL_SCALE_LABEL)
+        noisy = float(d.values[0])
+        return GiniDraw(release_noise.publish_gini(noisy), noisy, d.measurement, self.smooth_calibration.statement(),
+                        False)
+
+    def simulate(self, confidential_gini: float, confidential_noise_scale: float, size: Any, rng: Any = None
+                 ) -> np.ndarray:
+        """``size`` simulated noisy values g + scale Z of this mechanism's law (numpy, vectorised; before the
+        [0, 1] clamp, which is post-processing): exploration only, nothing is released or charged."""
+        return float(confidential_gini) + float(confidential_noise_scale) * self.noise_law().rvs(size,
+                                                                                                 as_generator(rng))
+
+
 def _check_gamma(gamma: Any) -> float:
     gamma = check_finite(gamma, "gamma")
     if gamma <= 1:
@@ -843,64 +1098,53 @@ def _check_gamma(gamma: Any) -> float:
 
 def _prepare_release(x, epsilon, gamma, lower, upper, calibration, method, clip_negative,
                      noise="cauchy", delta=None):
-    from . import smooth_noises  # light-tailed alternatives
-
-    epsilon = check_epsilon(epsilon)
-    gamma = _check_gamma(gamma)
-    noise = smooth_noises.check_noise(noise)
-    if calibration not in ("tight", "paper"):
-        raise DPInputError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
+    mech = GiniMechanism(epsilon, float(lower), float(upper), noise=noise, gamma=gamma, calibration=calibration,
+                         delta=delta)
     if method not in ("exact", "fast"):
         raise DPInputError(f"method must be 'exact' or 'fast', got {method!r}")
     xs, n_below, n_above = clip_incomes(x, lower=lower, upper=upper, clip_negative=clip_negative)
-    cal = smooth_noises.smooth_calibration(noise, epsilon, delta=delta, gamma=gamma, mode=calibration)
-    ss = smooth_sensitivity(xs, lower=float(lower), upper=float(upper), beta=cal.beta, method=method)
-    return epsilon, gamma, xs, n_below, n_above, cal, ss
+    ss = smooth_sensitivity(xs, lower=float(lower), upper=float(upper), beta=mech.beta, method=method)
+    return mech, xs, n_below, n_above, ss
 
 
 def release_gini(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, upper: float,
                  calibration: str = "tight", method: str = "exact", rng: Any = None,
                  clip_negative: bool = False, include_confidential: bool = False,
                  noise: str = "cauchy", delta: float | None = None) -> GiniRelease:
-    """epsilon-DP Gini index: g(X) + (S_beta(X)/alpha) Z, Z ~ GeneralizedCauchy(gamma) (eqs. (9)-(10)).
+    """epsilon-DP Gini index: g(X) + (S_beta(X)/alpha) Z, Z ~ GeneralizedCauchy(gamma) (eqs. (9)-(10)), drawn by
+    :class:`GiniMechanism` (the mechanism of every released Gini).
 
     Neighbours: replace one record; n, lower and upper public. (alpha, beta) from
     ``dpcore.noise.smooth_noise_calibration(epsilon, gamma, mode=calibration)`` ("tight":
     certified largest alpha; "paper": alpha = eps/(4 gamma), beta = eps/gamma). S_beta from
     :func:`smooth_sensitivity` (``method`` "exact" or "fast"). Incomes are clipped to
-    [lower, upper]; negatives are refused unless ``clip_negative``. ``rng=None`` uses the OS
-    CSPRNG (:func:`dpcore.noise.secure_generator`), as a real release should. ``value`` is published as
-    every released Gini is (:func:`dpcore.release_noise.publish_gini`: clamped to [0, 1] on the 1e-6 grid,
-    post-processing); ``noisy_value`` is the noisy number before that step (the posterior's input).
+    [lower, upper]; negatives are refused unless ``clip_negative``. ``rng=None`` draws with the real sampler
+    (the certified generalized-Cauchy sampler, or OpenDP's Laplace), as a real release should; a seed or numpy
+    Generator simulates the same law. ``value`` is published as every released Gini is
+    (:func:`dpcore.release_noise.publish_gini`: clamped to [0, 1] on the 1e-6 grid, post-processing);
+    ``noisy_value`` is the noisy number before that step (the posterior's input).
 
-    ``noise`` (a ``dpcore.noise.SMOOTH_NOISES`` name): "cauchy" (default, pure epsilon,
+    ``noise`` (a ``dpcore.smooth_noises.SMOOTH_NOISES`` name): "cauchy" (default, pure epsilon,
     the paper's), "laplace" (NRS, (epsilon, delta)-DP) or "laplace_lognormal" (Bun & Steinke 2019,
-    rho-zCDP with rho implying (epsilon, delta)); ``delta`` defaults to 1e-6 for the last two and is
-    ignored by "cauchy". See :mod:`dpcore.smooth_noises`. ``.privacy_cost`` is the
+    rho-zCDP with rho implying (epsilon, delta); simulation only: it has no floating-point-safe sampler);
+    ``delta`` defaults to 1e-6 for the last two and is ignored by "cauchy". ``.privacy_cost`` is the
     ``dpcore.budget.PrivacyCost`` the ledger composes.
     """
-    from . import smooth_noises
-
-    epsilon, gamma, xs, n_below, n_above, cal, ss = _prepare_release(
+    mech, xs, n_below, n_above, ss = _prepare_release(
         x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise, delta)
-    nz = _noise()
-    gen = nz.secure_generator() if rng is None else as_generator(rng)
-    scale = ss.value / cal.alpha
-    dist = smooth_noises.noise_distribution(cal)
-    z = float(dist.rvs(1, gen)[0])
     g0 = _sorted_gini(xs)
-    from .release_noise import publish_gini
-
-    noisy = g0 + scale * z
+    draw = mech.draw(g0, ss.value, rng=rng)
+    scale = mech.noise_scale(ss.value)
+    cal = mech.smooth_calibration
     return GiniRelease(
-        value=publish_gini(noisy), noisy_value=noisy, confidential_noise_scale=scale, alpha=cal.alpha,
-        beta=cal.beta, epsilon=epsilon, gamma=gamma, confidential_smooth_sensitivity=ss.value,
+        value=draw.value, noisy_value=draw.noisy_value, confidential_noise_scale=scale, alpha=mech.alpha,
+        beta=mech.beta, epsilon=mech.epsilon, gamma=mech.gamma, confidential_smooth_sensitivity=ss.value,
         confidential_k_star=ss.k_star,
         calibration=calibration, method=method, n=xs.size, lower=float(lower), upper=float(upper),
-        confidential_saturated=_saturated(ss.value, ss.global_sensitivity, scale, gamma, dist),
+        confidential_saturated=_saturated(ss.value, ss.global_sensitivity, scale, mech.gamma, mech.noise_law()),
         confidential_n_clipped_below=n_below, confidential_n_clipped_above=n_above,
         confidential_true_value=g0 if include_confidential else None,
-        noise=cal.noise, delta=cal.delta, rho=cal.rho, privacy_cost=cal.cost, sigma=cal.sigma)
+        noise=cal.noise, delta=cal.delta, rho=cal.rho, privacy_cost=mech.privacy_cost(), sigma=cal.sigma)
 
 
 @dataclass(frozen=True)
@@ -991,28 +1235,24 @@ def simulate_gini_releases(x: Any, *, epsilon: float, gamma: float = 2.0, lower:
     summary uses the confidential true value. ``noise`` and ``delta`` as in :func:`release_gini`
     (the RMSE is reported for the light-tailed noises, which have a variance).
     """
-    from . import smooth_noises
-
-    epsilon, gamma, xs, _, _, cal, ss = _prepare_release(
+    mech, xs, _, _, ss = _prepare_release(
         x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise, delta)
     n_releases = check_int(n_releases, "n_releases", minimum=1, maximum=50_000_000)
     gen = as_generator(rng)
     g0 = _sorted_gini(xs)
-    scale = ss.value / cal.alpha
-    dist = smooth_noises.noise_distribution(cal)
-    if cal.noise == "cauchy":
-        rel = simulate_releases_from_scale(g0, scale, gamma, n_releases, gen)
-    else:
-        rel = g0 + scale * dist.rvs(n_releases, gen)
+    scale = mech.noise_scale(ss.value)
+    rel = mech.simulate(g0, scale, n_releases, gen)
     gs = ss.global_sensitivity
-    lap_scale = gs / epsilon
+    lap_scale = gs / mech.epsilon
     lap = g0 + gen.laplace(0.0, lap_scale, size=n_releases)
+    cal = mech.smooth_calibration
     return GiniSimulation(
         releases=rel, laplace_releases=lap, confidential_true_value=g0, noise_scale=scale,
-        laplace_scale=lap_scale, alpha=cal.alpha, beta=cal.beta, epsilon=epsilon, gamma=gamma,
-        smooth=ss, summary=error_summary(rel - g0, gamma=gamma if cal.noise == "cauchy" else None),
-        laplace_summary=error_summary(lap - g0), saturated=_saturated(ss.value, gs, scale, gamma, dist),
-        noise=cal.noise, delta=cal.delta, privacy_cost=cal.cost)
+        laplace_scale=lap_scale, alpha=mech.alpha, beta=mech.beta, epsilon=mech.epsilon, gamma=mech.gamma,
+        smooth=ss, summary=error_summary(rel - g0, gamma=mech.gamma if cal.noise == "cauchy" else None),
+        laplace_summary=error_summary(lap - g0),
+        saturated=_saturated(ss.value, gs, scale, mech.gamma, mech.noise_law()),
+        noise=cal.noise, delta=cal.delta, privacy_cost=mech.privacy_cost())
 
 
 try:  # the posterior lives in dpcore/posterior.py (another owner)

@@ -511,27 +511,3 @@ def _tight(epsilon: float, gamma: float, beta: float) -> SmoothNoiseCalibration:
         alpha = max(lo, alpha * (1.0 - 1e-3))
     return SmoothNoiseCalibration(alpha, beta, epsilon, gamma, "tight",
                                   smooth_noise_privacy_loss(gamma, alpha, beta, tol=tol))
-
-
-# ---------------------------------------------------------------------------------------------
-# Light-tailed smooth-sensitivity noises: defined in dpcore.smooth_noises, which
-# imports this module; re-exported here at the end so `dpcore.noise.SMOOTH_NOISES` works without
-# an import cycle (by the time this runs, everything smooth_noises needs from here exists).
-# ---------------------------------------------------------------------------------------------
-try:
-    from .smooth_noises import (  # noqa: E402
-        SMOOTH_NOISES,
-        LaplaceLogNormal,
-        LaplaceNoise,
-        SmoothCalibration,
-        laplace_smooth_delta,
-        lln_renyi_bound,
-        lln_renyi_divergence,
-        noise_distribution,
-        smooth_calibration,
-    )
-except ImportError:  # smooth_noises is being imported first (and imports us): it sets these names here when done
-    pass
-
-__all__ += ["SMOOTH_NOISES", "SmoothCalibration", "smooth_calibration", "noise_distribution",
-            "LaplaceNoise", "LaplaceLogNormal", "laplace_smooth_delta", "lln_renyi_divergence", "lln_renyi_bound"]

@@ -83,6 +83,8 @@ from .validation import (
 )
 
 __all__ = [
+    "HistogramMechanism",
+    "HistogramDraw",
     "PSEO_BIN_EDGES",
     "PSEO_LOWER",
     "PSEO_TOP",
@@ -587,7 +589,7 @@ class SmoothPercentileRelease:
     calibration: str
     lower: float
     upper: float
-    noise: str = "cauchy"       # a dpcore.noise.SMOOTH_NOISES name
+    noise: str = "cauchy"       # a dpcore.smooth_noises.SMOOTH_NOISES name
     delta: float = 0.0
     privacy_cost: Any = None     # dpcore.budget.PrivacyCost of the whole release
 
@@ -908,14 +910,106 @@ def smooth_sensitivity_many_betas(values: Any, q: float, betas: Any, *, lower: f
     return float(x[rank - 1]), best
 
 
-# Names that moved to dpcore.experiments.percentiles (resolved lazily: that module imports this one).
-_MOVED = ("AGG_LEVELS", "load_pseo_cells", "synthesize_cell_earnings", "synthesize_cells", "CELL_SIZE_BREAKS",
-          "CELL_SIZE_LABELS", "size_category", "CellPanel", "make_cell_panel", "simulate_accuracy")
+# ---------------------------------------------------------------------------------------------
+# The mechanism of every released PSEO histogram (planner, app release, command line)
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HistogramDraw:
+    """One draw of :class:`HistogramMechanism`: the noisy counts (cells x bins, int64), the percentiles read off
+    them (cells x q, post-processing), and what drew the noise (public text)."""
+
+    noisy_counts: np.ndarray
+    percentiles: np.ndarray
+    measurement: str
+    privacy_map: str
+    map_epsilon: float | None
+    simulated: bool
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        from .experiments import percentiles as percentile_experiments
+@dataclass(frozen=True)
+class HistogramMechanism:
+    """The one mechanism of every released PSEO table (Foote et al. 2019, Section 4.1): every cell x bin count +
+    discrete Laplace (the two-sided geometric law) of scale ``noise_scale``, then the eq. (4.2) read-off.
 
-        return getattr(percentile_experiments, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    Public parameters only: epsilon, the bin edges, the percentile levels, ``rows_per_person`` m and the
+    neighbouring ``relation``. Replace-one (default): one person moves between two bins, changing two counts by
+    1 each, and with m rows per person the whole table (all cells together) has L1 sensitivity 2m: scale 2m/epsilon
+    is epsilon-DP (parallel composition over the disjoint cells is implied: one L1 ball for the whole table).
+    ``relation="add_remove"`` (the paper's Section 3.2, the planner's option): scale 1/epsilon, which is epsilon-DP
+    for adding or removing one person and 2 epsilon under replace-one: the cost charged is 2 epsilon.
+    Real draws: OpenDP's exact discrete Laplace on every core (:func:`dpcore.release_noise.release_integer_counts`,
+    one measurement for the whole table); simulations: the same law with numpy, one seeded draw per cell row.
+    """
+
+    epsilon: float
+    edges: Any = None
+    q: Any = (25.0, 50.0, 75.0)
+    rows_per_person: int = 1
+    relation: str = "replace"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        # a tuple, so that two mechanisms with the same public parameters compare equal
+        object.__setattr__(self, "edges", tuple(float(v) for v in check_edges(PSEO_BIN_EDGES if self.edges is None
+                                                                              else self.edges)))
+        object.__setattr__(self, "q", tuple(float(v) for v in _check_q(self.q)))
+        object.__setattr__(self, "rows_per_person", check_int(self.rows_per_person, "rows per person", minimum=1))
+        object.__setattr__(self, "relation", _check_relation(self.relation))
+        if self.relation == "add_remove" and self.rows_per_person > 1:
+            raise DPInputError("relation 'add_remove' is offered for one row per person only")
+
+    @property
+    def sensitivity(self) -> int:
+        """L1 sensitivity of the whole table under replace-one: 2m."""
+        return 2 * self.rows_per_person
+
+    @property
+    def noise_scale(self) -> float:
+        """Scale of the discrete Laplace on every count: 2m/epsilon (replace), 1/epsilon (add_remove)."""
+        return self.rows_per_person / epsilon_per_bin(self.epsilon, self.relation)
+
+    def privacy_cost(self):
+        """Replace-one cost: epsilon (relation "replace"), 2 epsilon (relation "add_remove")."""
+        from . import budget
+
+        return budget.pure(2.0 * self.epsilon if self.relation == "add_remove" else self.epsilon)
+
+    def record(self) -> dict[str, Any]:
+        """The public description every release record of this statistic carries."""
+        return {"noise": (f"discrete Laplace, scale {'2m' if self.relation == 'replace' else 'm'}/epsilon = "
+                          f"{self.noise_scale!r} on every cell x bin count (L1 sensitivity of the whole table "
+                          f"{self.sensitivity})"),
+                "bin_edges": list(self.edges), "q": list(self.q), "relation": self.relation,
+                "read_off": "eq. (4.2) of Foote et al. on each noisy histogram (post-processing)"}
+
+    def draw(self, counts: Any, rng: Any = None) -> HistogramDraw:
+        """Noisy counts and percentiles for a (cells x bins) table of integer counts. ``rng`` None: the real
+        sampler; a numpy Generator or seed: a simulation (one seeded draw per cell, NOT a release)."""
+        from . import release_noise
+
+        table = np.asarray(counts)
+        if table.ndim != 2 or table.shape[1] != len(self.edges) - 1:
+            raise DPInputError(f"counts must be a (cells x {len(self.edges) - 1}) table, got shape {table.shape}")
+        table = table.astype(np.int64)
+        if table.shape[0] == 0:
+            return HistogramDraw(table, np.zeros((0, len(self.q))), "none: no cells", "no data-dependent output",
+                                 None, release_noise._simulated(rng))
+        if not release_noise._simulated(rng):
+            d = release_noise.release_integer_counts(table.ravel(), scale=self.noise_scale, rng=rng,
+                                                     sensitivity=self.sensitivity)
+            noisy = np.asarray(d.values, dtype=np.int64).reshape(table.shape)
+            measurement, privacy_map, map_eps, simulated = d.measurement, d.privacy_map, d.epsilon, False
+        else:
+            rows = [release_noise.release_integer_counts(row, scale=self.noise_scale, rng=rng,
+                                                         sensitivity=self.sensitivity) for row in table]
+            noisy = np.vstack([np.asarray(d.values, dtype=np.int64) for d in rows])
+            measurement, privacy_map, map_eps, simulated = rows[0].measurement, rows[0].privacy_map, rows[0].epsilon, True
+        values = np.atleast_2d(percentiles_from_histogram(noisy.astype(float), np.asarray(self.edges), list(self.q)))
+        return HistogramDraw(noisy, values.reshape(table.shape[0], len(self.q)), measurement, privacy_map, map_eps,
+                             simulated)
+
+    def simulate(self, counts: Any, n_draws: int, rng: Any = None) -> np.ndarray:
+        """Percentiles of ``n_draws`` simulated releases of each row: (n_draws, cells, q) (numpy, vectorised)."""
+        return simulate_histogram_percentiles(np.asarray(counts, dtype=float), np.asarray(self.edges), epsilon=self.epsilon,
+                                              q=self.q, n_draws=n_draws, rng=rng, relation=self.relation)

@@ -105,18 +105,6 @@ NEIGHBOURING = {
     "ratio": "replace one record (it may change both counts); group labels, n_x and n_y public",
 }
 
-#: public grid and window of the released Gini (the certified generalized-Cauchy sampler snaps to it): the one
-#: grid and window of every released Gini, dpcore.release_noise's
-GINI_GRID = _release_noise.GINI_GRID
-GINI_WINDOW = _release_noise.GINI_WINDOW
-#: public floor of the Gini noise scale S_beta(X)/alpha in a real release (max(S, alpha * floor) is again
-#: a beta-smooth upper bound); it lower-bounds every output cell's probability, which makes the certified
-#: sampler pure DP (dpcore.release_noise.gc_pure_sampler_excess)
-GINI_MIN_SCALE = 1e-5
-#: relative slack for the floating-point error of g(X) and S_beta(X) (double precision): the release uses
-#: alpha (1 - 2 FLOAT_SLACK) and certifies alpha (1 - FLOAT_SLACK) and beta (1 + FLOAT_SLACK)
-FLOAT_SLACK = 1e-6
-
 EPS_MIN = 1e-4
 EPS_MAX = 100.0
 Z_ONE_SIDED_95 = 1.6448536269514722
@@ -224,13 +212,10 @@ class StatisticRelease:
     notes: tuple[str, ...] = ()
 
 
-def _combine(draws, values, epsilon: float, delta: float, neighbouring: str, notes=()) -> StatisticRelease:
-    """One StatisticRelease from several NoiseDraws (parallel parts or the two counts of a ratio)."""
-    meas = sorted({d.measurement for d in draws})
-    maps = sorted({d.privacy_map for d in draws})
-    extra = tuple(n for d in draws for n in d.notes)
-    return StatisticRelease(np.asarray(values, dtype=float), " | ".join(meas), " | ".join(maps), float(epsilon),
-                            float(delta), neighbouring, any(d.simulated for d in draws), tuple(notes) + extra)
+def _from_mechanism(draw, values, epsilon: float, neighbouring: str, notes=()) -> StatisticRelease:
+    """The StatisticRelease of one mechanism draw (any of dpcore.mechanisms' ``*Draw``): pure DP, delta 0."""
+    return StatisticRelease(np.asarray(values, dtype=float), draw.measurement, draw.privacy_map, float(epsilon), 0.0,
+                            neighbouring, bool(draw.simulated), tuple(notes))
 
 
 class PlannedStatistic:
@@ -389,12 +374,14 @@ class CountAbove(PlannedStatistic):
         k = noise.sample_two_sided_geometric(epsilon, n, rng=as_generator(rng))
         return (self.count + k).astype(float)[:, None]
 
-    def _draw(self, epsilon, rng=None):
-        from . import release_noise
+    def mechanism_at(self, epsilon):
+        from .mechanisms import CountMechanism
 
-        eps = check_epsilon(epsilon)
-        d = release_noise.release_integer_counts([self.count], scale=1.0 / eps, rng=rng, sensitivity=1)
-        return _combine([d], np.asarray(d.values, dtype=float), eps, 0.0, self.neighbouring)
+        return CountMechanism(epsilon, sensitivity=1)
+
+    def _draw(self, epsilon, rng=None):
+        d = self.mechanism_at(epsilon).draw([self.count], rng=rng)
+        return _from_mechanism(d, d.counts, check_epsilon(epsilon), self.neighbouring)
 
     def params(self):
         return {"threshold": self.threshold, "sensitivity": 1}
@@ -442,16 +429,19 @@ class ClippedMean(PlannedStatistic):
         z = noise.sample_laplace(self.scale(epsilon), n, rng=as_generator(rng))
         return (self.truth[0] + self.bias + z)[:, None]
 
-    def _draw(self, epsilon, rng=None):
-        """Clipped mean + OpenDP's floating-point-safe Laplace with L1 sensitivity (U - L)/n (Eq. 2)."""
-        from . import release_noise
+    def mechanism_at(self, epsilon):
+        from .stratified import MeanMechanism
 
-        eps = check_epsilon(epsilon)
-        sens = (self.upper - self.lower) / self.values.size
-        clipped_mean = float(np.clip(self.values, self.lower, self.upper).mean())
-        d = release_noise.release_real_values([clipped_mean], scale=release_noise.laplace_scale_for(eps, sens),
-                                              rng=rng, sensitivity=sens)
-        return _combine([d], d.values, eps, 0.0, "replace one record; n and the clip range public")
+        return MeanMechanism(epsilon, self.lower, self.upper)
+
+    def _draw(self, epsilon, rng=None):
+        """(Clipped sum in cents + OpenDP's floating-point-safe Laplace) / n (Eq. 2) by
+        :class:`dpcore.stratified.MeanMechanism`, the command line's mechanism."""
+        from .stratified import clipped_cents
+
+        mech = self.mechanism_at(epsilon)
+        d = mech.draw([int(clipped_cents(self.values, self.lower, self.upper).sum())], [self.values.size], rng=rng)
+        return _from_mechanism(d, d.means, mech.epsilon, "replace one record; n and the clip range public")
 
     def params(self):
         return {"clip_lower": self.lower, "clip_upper": self.upper, "n": int(self.values.size)}
@@ -532,21 +522,24 @@ class GroupMeans(PlannedStatistic):
         z = noise.sample_laplace(1.0, (n, b.size), rng=as_generator(rng))
         return (self.truth + self.bias)[None, :] + b[None, :] * z
 
-    def _draw(self, epsilon, rng=None):
-        """Per group: clipped mean + OpenDP Laplace with sensitivity (U - L)/|G_i| (Eq. 3); the groups are
-        disjoint with public labels and sizes, so the whole vector costs epsilon (parallel composition)."""
-        from . import release_noise
+    def mechanism_at(self, epsilon):
+        from .stratified import MeanMechanism
 
-        eps = check_epsilon(epsilon)
-        clipped = np.clip(self.values, self.lower, self.upper)
-        means = np.bincount(self._gi.codes, weights=clipped, minlength=self._gi.k) / self.counts
-        draws = []
-        for m, c in zip(means, self.counts):
-            sens = (self.upper - self.lower) / float(c)
-            draws.append(release_noise.release_real_values([float(m)], scale=release_noise.laplace_scale_for(eps, sens),
-                                                           rng=rng, sensitivity=sens))
-        return _combine(draws, [float(d.values[0]) for d in draws], eps, 0.0,
-                        "replace one person's value within their group; group labels and sizes public")
+        return MeanMechanism(epsilon, self.lower, self.upper)
+
+    def _draw(self, epsilon, rng=None):
+        """Per group: (clipped sum in cents + Laplace) / |G_i| (Eq. 3) by :class:`dpcore.stratified.MeanMechanism`:
+        one person changes one group's sum by at most U - L, so the whole vector costs epsilon (the groups are
+        disjoint with public labels and sizes: parallel composition)."""
+        from .stratified import clipped_cents
+
+        mech = self.mechanism_at(epsilon)
+        cents = clipped_cents(self.values, self.lower, self.upper)
+        sums = np.zeros(self._gi.k, dtype=np.int64)
+        np.add.at(sums, self._gi.codes, cents)
+        d = mech.draw(sums, self.counts, rng=rng)
+        return _from_mechanism(d, d.means, mech.epsilon,
+                               "replace one person's value within their group; group labels and sizes public")
 
     def params(self):
         return {"clip_lower": self.lower, "clip_upper": self.upper,
@@ -555,12 +548,18 @@ class GroupMeans(PlannedStatistic):
 
 @dataclass(frozen=True, eq=False)
 class GiniStatistic(PlannedStatistic):
-    """Gini index (eq. (1)) by smooth sensitivity + generalized Cauchy noise (:func:`dpcore.gini.release_gini`).
+    """Gini index (eq. (1)) by smooth sensitivity (Lan & Reiter), drawn by :class:`dpcore.gini.GiniMechanism`.
 
     Truth: the Gini of the planning incomes with negatives set to 0. The release clips incomes to
     the public [lower, upper] (negatives to ``lower``), so the error is
     ``c + (S_beta(X)/alpha) Z`` with the clipping bias ``c = gini(clipped) - truth``;
-    ``P(|c + sZ| <= t) = F_Z((t - c)/s) - F_Z((-t - c)/s)`` with the exact generalized Cauchy CDF.
+    ``P(|c + sZ| <= t) = F_Z((t - c)/s) - F_Z((-t - c)/s)`` with the exact CDF of the noise law.
+
+    ``noise``: a ``dpcore.smooth_noises.SMOOTH_NOISES`` name: "cauchy" (the paper's generalized Cauchy, pure
+    epsilon), "laplace" (NRS, (epsilon, delta)) or "laplace_lognormal" (Bun & Steinke, rho-zCDP implying
+    (epsilon, delta); planning and simulation only). The noise law, (alpha, beta) and the privacy cost come
+    from the mechanism's calibration at (epsilon, ``delta``), so the ledger composes the cost in its own
+    currency and :func:`solve_epsilon` solves epsilon for any noise unchanged.
 
     Below ``exact_min_epsilon`` (0.05) the planner uses the closed-form "fast" smooth sensitivity, a
     valid upper bound on the exact one (``dpcore.gini``: exact <= fast), because the exact one costs
@@ -582,6 +581,8 @@ class GiniStatistic(PlannedStatistic):
     gamma: float = 2.0
     calibration: str = "tight"
     method: str = "exact"
+    noise: str = "cauchy"
+    delta: float | None = None
     name: str = "Gini index"
     kind: str = "gini"
     eps_min: float = 0.01
@@ -592,6 +593,7 @@ class GiniStatistic(PlannedStatistic):
 
     def __post_init__(self) -> None:
         from . import gini as _g
+        from . import smooth_noises
 
         x = _check_values(self.values)
         lo, hi = check_bounds(self.lower, self.upper, lower_name="lower bound", upper_name="upper bound")
@@ -600,7 +602,8 @@ class GiniStatistic(PlannedStatistic):
         g = check_finite(self.gamma, "gamma")
         if g <= 1:
             raise DPInputError(f"gamma must be > 1, got {g:g}")
-        if self.calibration == "paper":
+        name = smooth_noises.check_noise(self.noise)
+        if self.calibration == "paper" and name == "cauchy":
             noise.smooth_noise_calibration(1.0, g, mode="paper")  # refuses gammas where the constants fail
         if lo < 0:
             raise DPInputError(f"lower must be >= 0 for the Gini index (incomes are non-negative), got {lo:g}")
@@ -612,10 +615,18 @@ class GiniStatistic(PlannedStatistic):
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "gamma", g)
+        object.__setattr__(self, "noise", name)
+        if name == "cauchy":
+            object.__setattr__(self, "delta", 0.0)
+        else:
+            object.__setattr__(self, "delta", smooth_noises.DEFAULT_DELTA if self.delta is None
+                               else check_probability(self.delta, "delta"))
+            object.__setattr__(self, "mechanism", f"Gini + (S_beta/alpha) * Z, Z ~ {smooth_noises.SMOOTH_NOISES[name]}")
         object.__setattr__(self, "_xs", xs)
         object.__setattr__(self, "_truth", _g.gini(truth_data) if truth_data.sum() > 0 else math.nan)
         object.__setattr__(self, "_clipped", _g.gini(xs) if xs.sum() > 0 else 0.0)
         object.__setattr__(self, "_scales", {})
+        object.__setattr__(self, "_mechanisms", {})
         object.__setattr__(self, "_Z", noise.GeneralizedCauchy(g))
 
     @property
@@ -630,21 +641,36 @@ class GiniStatistic(PlannedStatistic):
     def bias(self) -> float:
         return self._clipped - self._truth
 
-    def scale(self, epsilon) -> float:
-        """Noise scale S_beta(X)/alpha at this epsilon (cached per epsilon)."""
+    def mechanism_at(self, epsilon):
+        """The :class:`dpcore.gini.GiniMechanism` of this statistic at ``epsilon`` (public parameters only)."""
         from . import gini as _g
 
         eps = check_epsilon(epsilon)
         key = round(eps, 12)
-        if key not in self._scales:
+        mech = self._mechanisms.get(key)
+        if mech is None:
+            mech = _g.GiniMechanism(eps, self.lower, self.upper, noise=self.noise, gamma=self.gamma,
+                                    calibration=self.calibration, delta=self.delta or None)
+            self._mechanisms[key] = mech
+        return mech
+
+    def _alpha_beta(self, eps: float) -> tuple[float, float]:
+        """(alpha, beta) of the planning scale. The Cauchy's "paper" constants in closed form (the release
+        certifies them; certifying at every step of the search would cost seconds per step)."""
+        if self.noise == "cauchy":
             if self.calibration == "paper":
-                # Nissim-Raskhodnikova-Smith constants in closed form; dpcore.noise certifies them (and
-                # refuses gammas where they fail) when the release is made. Computing the certificate
-                # at every step of the search would cost seconds per step.
-                alpha, beta = eps / (4.0 * self.gamma), eps / self.gamma
-            else:
-                cal = noise.smooth_noise_calibration(eps, self.gamma, mode="tight")
-                alpha, beta = cal.alpha, cal.beta
+                return eps / (4.0 * self.gamma), eps / self.gamma
+            cal = noise.smooth_noise_calibration(eps, self.gamma, mode="tight")
+            return cal.alpha, cal.beta
+        cal = self.mechanism_at(eps).smooth_calibration
+        return cal.alpha, cal.beta
+
+    def scale(self, epsilon) -> float:
+        """Noise scale S_beta(X)/alpha at this epsilon (cached per epsilon)."""
+        eps = check_epsilon(epsilon)
+        key = round(eps, 12)
+        if key not in self._scales:
+            alpha, beta = self._alpha_beta(eps)
             self._scales[key] = self._smooth_sensitivity(eps, beta) / alpha
         return self._scales[key]
 
@@ -672,82 +698,65 @@ class GiniStatistic(PlannedStatistic):
         yet (the light-tailed noises' beta is ~15x smaller than the Cauchy's at the same epsilon)."""
         return _gini_exact_profile(self._xs, self.lower, self.upper).smooth_sensitivity(beta).value
 
-    def _calibration(self, eps: float):
-        return noise.smooth_noise_calibration(eps, self.gamma, mode=self.calibration)
-
-    def _release_constants(self, eps: float) -> tuple[float, float, float, float]:
-        """(alpha used, beta, certified epsilon, sampler excess) of the real release: public inputs only.
-
-        alpha used = alpha (1 - 2 FLOAT_SLACK); the certificate (:func:`dpcore.noise.smooth_noise_privacy_loss`,
-        tolerance as the calibration's) is taken at alpha (1 - FLOAT_SLACK), beta (1 + FLOAT_SLACK), which
-        covers a relative floating-point error up to FLOAT_SLACK in g(X) and S_beta(X); the excess is the
-        certified sampler's (scale in [GINI_MIN_SCALE, GS/alpha])."""
-        from . import gini as _g
-        from . import release_noise
-
-        cal = self._calibration(eps)
-        alpha = cal.alpha * (1.0 - 2.0 * FLOAT_SLACK)
-        loss = noise.smooth_noise_privacy_loss(self.gamma, cal.alpha * (1.0 - FLOAT_SLACK),
-                                               cal.beta * (1.0 + FLOAT_SLACK), tol=1e-3 * eps)
-        gs = _g.gini_global_sensitivity(self.values.size, self.lower, self.upper)
-        excess, _ = release_noise.gc_pure_sampler_excess(self.gamma, GINI_GRID, GINI_WINDOW, GINI_MIN_SCALE,
-                                                         max(gs / alpha, GINI_MIN_SCALE))
-        return alpha, cal.beta, float(loss), float(excess)
-
     def certified_cost(self, epsilon) -> tuple[float, float]:
-        """(epsilon, delta) that the real release certifies: the smooth-noise certificate plus the certified
-        sampler's excess (about 1e-45), delta = 0. Public inputs only."""
-        _, _, loss, excess = self._release_constants(check_epsilon(epsilon))
-        return loss + excess, 0.0
+        """(epsilon, delta) that the real release certifies (the mechanism's cost; public inputs only)."""
+        cost = self.mechanism_at(epsilon).privacy_cost()
+        if cost.kind == "zcdp":
+            cal = self.mechanism_at(epsilon).smooth_calibration
+            return float(cal.epsilon), float(cal.delta)
+        return float(cost.epsilon), float(cost.delta)
 
     def privacy_cost(self, epsilon: float) -> _budget.PrivacyCost:
-        """Pure DP: max(epsilon, the certified epsilon of :meth:`certified_cost`) (the certificate is <= epsilon
-        except for rounding at the last digits)."""
-        loss, _ = self.certified_cost(epsilon)
-        return _budget.pure(max(loss, check_epsilon(epsilon)))
+        """The mechanism's cost: pure max(epsilon, certified loss + sampler excess) for the Cauchy, (epsilon,
+        delta) for "laplace", rho-zCDP for "laplace_lognormal"."""
+        return self.mechanism_at(epsilon).privacy_cost()
+
+    def check_real_release(self, epsilon) -> None:
+        """Refuse, from public settings only and before any charge, a real release without a floating-point-safe
+        sampler ("laplace_lognormal"). Planning and simulation are unaffected."""
+        self.mechanism_at(epsilon).check_real_release()
+
+    def _dist(self, eps: float):
+        return self._Z if self.noise == "cauchy" else self.mechanism_at(eps).noise_law()
 
     def prob_within(self, epsilon, rel_error):
+        eps = check_epsilon(epsilon)
         t = float(self._rel_tolerance(rel_error)[0])
-        s = self.scale(epsilon)
+        s = self.scale(eps)
         c = self.bias
-        p = float(self._Z.cdf((t - c) / s) - self._Z.cdf((-t - c) / s))
+        dist = self._dist(eps)
+        p = float(dist.cdf((t - c) / s) - dist.cdf((-t - c) / s))
         return min(max(p, 0.0), 1.0), 0.0
 
     def simulate(self, epsilon, n, rng=None):
-        z = self._Z.rvs(n, as_generator(rng))
-        return (self._clipped + self.scale(epsilon) * z)[:, None]
+        eps = check_epsilon(epsilon)
+        return self.mechanism_at(eps).simulate(self._clipped, self.scale(eps), n, as_generator(rng))[:, None]
 
     def _draw(self, epsilon, rng=None):
-        """g(X) + (S_beta(X)/alpha) Z (eqs. (9)-(10)), Z generalized Cauchy, drawn by the certified sampler
-        of :func:`dpcore.release_noise.release_generalized_cauchy` on the public grid GINI_GRID and window
-        GINI_WINDOW = [0, 1] (post-processing), noise scale clamped to [GINI_MIN_SCALE, GS/alpha]. Defined
-        for every data set in [lower, upper]^n, including all-zero incomes (g := 0, S_beta := GS, see
-        ``_smooth_sensitivity``): neighbours never differ in whether the release happens. The noise scale
-        is confidential and stays out of the result."""
-        from . import gini as _g
-        from . import release_noise
-
+        """g(X) + (S_beta(X)/alpha) Z by :meth:`dpcore.gini.GiniMechanism.draw` (the mechanism of every released
+        Gini: certified sampler or OpenDP's Laplace, grid 1e-6, window [0, 1]). Defined for every data set in
+        [lower, upper]^n, including all-zero incomes (g := 0, S_beta := GS, see ``_smooth_sensitivity``):
+        neighbours never differ in whether the release happens. The noise scale is confidential and stays out of
+        the result."""
         eps = check_epsilon(epsilon)
-        alpha, beta, loss, excess = self._release_constants(eps)
-        gs = _g.gini_global_sensitivity(self.values.size, self.lower, self.upper)
-        confidential_noise_scale = self._smooth_sensitivity(eps, beta) / alpha
-        d = release_noise.release_generalized_cauchy(self._clipped, scale=confidential_noise_scale, gamma=self.gamma,
-                                                     grid=GINI_GRID, rng=rng, window=GINI_WINDOW, epsilon=loss,
-                                                     min_scale=GINI_MIN_SCALE, max_scale=max(gs / alpha, GINI_MIN_SCALE))
-        total = max(loss + excess, eps)
-        published = np.array([_release_noise.publish_gini(v) for v in np.asarray(d.values, dtype=float)])
-        return StatisticRelease(published, d.measurement,
-                                f"smooth-sensitivity certificate (dpcore.noise.smooth_noise_privacy_loss, gamma="
-                                f"{self.gamma:g}, alpha={alpha:.6g}, beta={beta:.6g}, with float slack {FLOAT_SLACK:g}) "
-                                f"-> epsilon {loss:.6g}; {d.privacy_map}", total, 0.0, self.neighbouring, d.simulated,
-                                ("the noise scale S_beta(X)/alpha depends on the data and is not published",))
+        mech = self.mechanism_at(eps)
+        if not _release_noise._simulated(rng):
+            mech.check_real_release()
+        d = mech.draw(self._clipped, self._smooth_sensitivity(eps, mech.beta), rng=rng)
+        eps_out, delta_out = self.certified_cost(eps)
+        return StatisticRelease(np.array([d.value]), d.measurement, d.privacy_map, eps_out, delta_out,
+                                self.neighbouring, d.simulated,
+                                ("the noise scale S_beta(X)/alpha depends on the data and is not published",
+                                 "clamped to [0, 1] and rounded to the grid 1e-6 (post-processing)"))
 
     def params(self):
-        return {"lower": self.lower, "upper": self.upper, "gamma": self.gamma, "calibration": self.calibration,
-                "smooth_sensitivity_method": f"{self.method} (the closed-form 'fast' bound below epsilon "
-                                             f"{self.exact_min_epsilon:g})", "definition": "eq. (1): sum (2i-n-1) x_(i) / (n sum x)",
-                "output_grid": GINI_GRID, "output_window": list(GINI_WINDOW), "min_noise_scale": GINI_MIN_SCALE,
-                "float_slack": FLOAT_SLACK}
+        out = {"lower": self.lower, "upper": self.upper, "gamma": self.gamma, "calibration": self.calibration,
+               "smooth_sensitivity_method": f"{self.method} (the closed-form 'fast' bound below epsilon "
+                                            f"{self.exact_min_epsilon:g})",
+               "definition": "eq. (1): sum (2i-n-1) x_(i) / (n sum x)", "noise": self.noise}
+        if self.noise != "cauchy":
+            out["delta"] = self.delta
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -859,11 +868,7 @@ class PercentilesStatistic(PlannedStatistic):
         return p, math.sqrt(max(p * (1 - p), 1.0 / self.n_sims) / self.n_sims)
 
     def simulate(self, epsilon, n, rng=None):
-        from . import percentiles as _p
-
-        v = _p.simulate_histogram_percentiles(self._counts, self.edges, epsilon=epsilon, q=self.q, n_draws=n,
-                                              rng=as_generator(rng), relation=self.relation)
-        return v.reshape(n, -1)
+        return self.mechanism_at(epsilon).simulate(self._counts, n, as_generator(rng)).reshape(n, -1)
 
     @property
     def neighbouring(self) -> str:
@@ -879,31 +884,18 @@ class PercentilesStatistic(PlannedStatistic):
         eps = check_epsilon(epsilon)
         return _budget.pure(2.0 * eps if self.relation == "add_remove" else eps)
 
-    def _draw(self, epsilon, rng=None):
-        """Per cell: the histogram + OpenDP discrete Laplace noise of scale 1/eps_bin (the PSEO two-sided
-        geometric), then the eq. (4.2) read-off (post-processing). Cells are disjoint: parallel composition."""
-        from . import percentiles as _p
-        from . import release_noise
+    def mechanism_at(self, epsilon):
+        from .percentiles import HistogramMechanism
 
-        eps = check_epsilon(epsilon)
-        e_bin = self.eps_bin(eps)
-        draws, vals = [], []
-        if not release_noise._simulated(rng):
-            # a real release: every cell's counts in one draw (one OpenDP measurement, on every core); the noise
-            # is independent per count, so this is the law of one draw per cell, with the same measurement text
-            d = release_noise.release_integer_counts(self._counts.astype(np.int64).ravel(), scale=1.0 / e_bin,
-                                                     rng=rng, sensitivity=2)
-            noisy = np.asarray(d.values, dtype=float).reshape(self._counts.shape)
-            draws, vals = [d], [np.ravel(_p.percentiles_from_histogram(noisy, self.edges, self.q))]
-        else:  # a simulation: a seeded draw per cell (the numbers a seed gave before stay the same)
-            for row in self._counts:
-                # L1 sensitivity under replace-one: 2 (one person moves between two bins)
-                d = release_noise.release_integer_counts(row.astype(np.int64), scale=1.0 / e_bin, rng=rng,
-                                                         sensitivity=2)
-                draws.append(d)
-                vals.append(_p.percentiles_from_histogram(np.asarray(d.values, dtype=float), self.edges, self.q))
-        cost = self.privacy_cost(eps).epsilon
-        return _combine(draws, np.concatenate(vals), cost, 0.0, self.neighbouring)
+        return HistogramMechanism(epsilon, self.edges, self.q, relation=self.relation)
+
+    def _draw(self, epsilon, rng=None):
+        """Every cell's histogram + discrete Laplace, then the eq. (4.2) read-off, by
+        :class:`dpcore.percentiles.HistogramMechanism` (the command line's mechanism). Cells are disjoint: one L1
+        ball for the whole table."""
+        mech = self.mechanism_at(epsilon)
+        d = mech.draw(self._counts.astype(np.int64), rng=rng)
+        return _from_mechanism(d, np.ravel(d.percentiles), mech.privacy_cost().epsilon, self.neighbouring)
 
     def params(self):
         return {"edges": [float(v) for v in self.edges], "q": list(self.q), "relation": self.relation,
@@ -967,17 +959,17 @@ class RatioStatistic(PlannedStatistic):
         ys = self.y + noise.sample_laplace(b, n, rng=gen)
         return ((xs / np.maximum(ys, 1.0)) * (self.n_y / self.n_x))[:, None]
 
-    def _draw(self, epsilon, rng=None):
-        """LaplaceNoisedCounts (Claim 3.1) with OpenDP's floating-point-safe Laplace on the vector (x, y):
-        L1 sensitivity 2 (one replaced record may change both counts), scale about 2/epsilon. The ratio
-        x~ / max(y~, 1) * n_y / n_x (Claim 3.4) is post-processing, defined for every noisy pair."""
-        from . import release_noise
+    def mechanism_at(self, epsilon):
+        from .ratio import RelativeRiskMechanism
 
-        eps = check_epsilon(epsilon)
-        d = release_noise.release_real_values([float(self.x), float(self.y)],
-                                              scale=release_noise.laplace_scale_for(eps, 2.0), rng=rng, sensitivity=2.0)
-        xn, yn = (float(v) for v in d.values)
-        return _combine([d], [xn / max(yn, 1.0) * self.n_y / self.n_x], eps, 0.0, self.neighbouring)
+        return RelativeRiskMechanism(epsilon)
+
+    def _draw(self, epsilon, rng=None):
+        """LaplaceNoisedCounts (Claim 3.1) by :class:`dpcore.ratio.RelativeRiskMechanism` (the command line's
+        mechanism); the ratio (x~/n_x) / (max(y~, 1)/n_y) (Claim 3.4) is post-processing."""
+        mech = self.mechanism_at(epsilon)
+        d = mech.draw([self.x], [self.y], [self.n_x], [self.n_y], rng=rng)
+        return _from_mechanism(d, d.relative_risk, mech.epsilon, self.neighbouring)
 
     def params(self):
         return {"n_x": self.n_x, "n_y": self.n_y, "split": "epsilon/2 per count",
@@ -1033,14 +1025,9 @@ def make_statistic(kind: str, values, groups=None, **params) -> PlannedStatistic
             raise DPInputError(f"values ({x.size}) and groups ({g.shape[0]}) must have the same length")
         labels = sorted(set(g.tolist()))
     if kind == "gini":
-        if params.get("noise", "cauchy") != "cauchy":  # light-tailed smooth noises
-            from .smooth_noises import gini_planned_statistic
-
-            return gini_planned_statistic(x, lower=float(params.get("lower", 0.0)), upper=float(params["upper"]),
-                                          noise=params["noise"], delta=params.get("delta"),
-                                          calibration=params.get("calibration", "tight"))
         return GiniStatistic(x, float(params.get("lower", 0.0)), float(params["upper"]),
-                             gamma=float(params.get("gamma", 2.0)), calibration=params.get("calibration", "tight"))
+                             gamma=float(params.get("gamma", 2.0)), calibration=params.get("calibration", "tight"),
+                             noise=params.get("noise", "cauchy"), delta=params.get("delta"))
     if kind == "mean":
         return ClippedMean(x, float(params.get("lower", 0.0)), float(params["upper"]))
     if kind == "count":

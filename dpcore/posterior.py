@@ -51,6 +51,7 @@ __all__ = [
     "gini_posterior",
     "gini_posterior_batch",
     "make_prior",
+    "release_posterior",
 ]
 
 # Grid sizes: a uniform grid over the support plus a geometric grid on each side of the release.
@@ -425,3 +426,19 @@ def gini_posterior_batch(released: Any, *, noise_scale: float, gamma: float = 2.
     return grid_posterior_batch(released, noise=_gini_noise(gamma, noise), noise_scale=noise_scale,
                                 support=(0.0, 1.0), prior=prior, level=level, kind=kind,
                                 **grid_options)
+
+
+def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: Any):
+    """Posterior of the confidential Gini given a ``GiniRelease`` of any noise (Lan & Reiter eq. (11)).
+
+    Pure post-processing of ``release.value`` with the release's noise density and (known) scale;
+    see :func:`dpcore.posterior.gini_posterior` for the caveat on publishing the scale.
+    """
+    from . import smooth_noises
+
+    smooth_noises._check_release(release)
+    # the likelihood is the noise density at the noisy value; the published value is clamped to [0, 1], where
+    # a density no longer applies, so the posterior reads the noisy value before that post-processing
+    noisy = getattr(release, "noisy_value", None)
+    return gini_posterior(release.value if noisy is None else noisy, noise_scale=release.confidential_noise_scale, gamma=release.gamma,
+                          prior=prior, noise=smooth_noises.release_noise(release), **grid_options)

@@ -59,6 +59,8 @@ from .validation import (
 )
 
 __all__ = [
+    "RelativeRiskMechanism",
+    "RelativeRiskDraw",
     "CountNoise",
     "count_noise",
     "NoisedCounts",
@@ -1039,7 +1041,7 @@ def smooth_ratio_cauchy(x: Any, y: Any, *, epsilon: float, gamma: float = 4.0, c
     certification currently takes minutes per epsilon. gamma = 4 by default (finite variance).
 
     ``noise``: "cauchy" (default, the above), or a light-tailed
-    ``dpcore.noise.SMOOTH_NOISES`` name: "laplace" ((epsilon, delta)-DP, certified tight NRS
+    ``dpcore.smooth_noises.SMOOTH_NOISES`` name: "laplace" ((epsilon, delta)-DP, certified tight NRS
     calibration) or "laplace_lognormal" (rho-zCDP implying (epsilon, delta)); delta defaults to 1e-6.
     See :func:`smooth_ratio_noise`.
     """
@@ -1059,7 +1061,7 @@ def smooth_ratio_cauchy(x: Any, y: Any, *, epsilon: float, gamma: float = 4.0, c
 
 def smooth_ratio_noise(x: Any, y: Any, *, epsilon: float, noise: str = "laplace", delta: float | None = None,
                        calibration: str = "tight", gamma: float = 4.0, rng: Any = None) -> RatioRelease:
-    """x/y + (S_beta / alpha) Z with any ``dpcore.noise.SMOOTH_NOISES`` noise.
+    """x/y + (S_beta / alpha) Z with any ``dpcore.smooth_noises.SMOOTH_NOISES`` noise.
 
     Constants from :func:`dpcore.smooth_noises.smooth_calibration` (same neighbours and smooth
     sensitivity, Claim C.6, as :func:`smooth_ratio_laplace`); ``.privacy_cost`` is the
@@ -1387,19 +1389,83 @@ def simulate_or_coverage(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon:
 
 
 # ---------------------------------------------------------------------------------------------
-# 9. Real example: poverty (POVPIP < 100) in the ACS excerpt
+# The mechanism of every released relative risk (planner, app release, command line)
 # ---------------------------------------------------------------------------------------------
 
-#: The ACS poverty loader moved to :mod:`dpcore.data` (data loading lives there); these
-#: names stay importable from here.
-MOVED_TO_DATA = frozenset({"POVERTY_GROUPINGS", "poverty_counts"})
+@dataclass(frozen=True)
+class RelativeRiskDraw:
+    """One draw of :class:`RelativeRiskMechanism`: the noisy case counts, the relative risks (post-processing;
+    NaN where a group is empty) and what drew the noise."""
+
+    cases_exposed: np.ndarray
+    cases_reference: np.ndarray
+    relative_risk: np.ndarray
+    measurement: str
+    privacy_map: str
+    map_epsilon: float | None
+    simulated: bool
 
 
-def __getattr__(name: str) -> Any:
-    """PEP 562 compatibility: ``dpcore.ratio.poverty_counts`` / ``POVERTY_GROUPINGS`` resolve to
-    :mod:`dpcore.data` (imported on first use, so importing this module stays light)."""
-    if name in MOVED_TO_DATA:
-        import importlib
+@dataclass(frozen=True)
+class RelativeRiskMechanism:
+    """The one mechanism of every released relative risk: Shoham & Ligett's LaplaceNoisedCounts (Claim 3.1).
 
-        return getattr(importlib.import_module("dpcore.data"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    Both case counts of every cell + Laplace of scale 2m/epsilon (epsilon/2 per count): one replaced record may
+    change both counts of its cell by 1, and with m rows per person the vector of all counts moves by at most 2m
+    in L1. The noise is OpenDP's floating-point-safe Laplace (continuous law, as in the paper, so Claim 3.2 and
+    the interval of ``ratio_math_spec.md`` hold for it); the relative risk
+    (x~ / n_x) / (max(y~, 1) / n_y) (Claim 3.4's max(y~, 1)) is post-processing with the public group sizes.
+    """
+
+    epsilon: float
+    rows_per_person: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "rows_per_person", check_int(self.rows_per_person, "rows per person", minimum=1))
+
+    @property
+    def sensitivity(self) -> float:
+        return 2.0 * self.rows_per_person
+
+    @property
+    def noise_scale(self) -> float:
+        """OpenDP's Laplace scale for epsilon at L1 sensitivity 2m (2m/epsilon up to its rounding allowance)."""
+        from . import release_noise
+
+        return release_noise.laplace_scale_for(self.epsilon, self.sensitivity)
+
+    def privacy_cost(self):
+        from . import budget
+
+        return budget.pure(self.epsilon)
+
+    def record(self) -> dict[str, Any]:
+        return {"noise": (f"Laplace, scale 2m/epsilon = {self.noise_scale!r} on both case counts of every cell "
+                          "(epsilon/2 per count, Claim 3.1); relative risk (x~/n_x) / (max(y~, 1)/n_y) "
+                          "(post-processing)")}
+
+    def draw(self, cases_exposed: Any, cases_reference: Any, n_exposed: Any, n_reference: Any,
+             rng: Any = None) -> RelativeRiskDraw:
+        """Noisy counts and relative risks of every cell. ``rng`` None: the real sampler; a numpy Generator or
+        seed: a simulation (NOT a release)."""
+        from . import release_noise
+
+        x = np.asarray(cases_exposed, dtype=float).ravel()
+        y = np.asarray(cases_reference, dtype=float).ravel()
+        nx = np.asarray(n_exposed, dtype=float).ravel()
+        ny = np.asarray(n_reference, dtype=float).ravel()
+        if not x.shape == y.shape == nx.shape == ny.shape:
+            raise DPInputError("one exposed count, reference count and group sizes per cell are needed")
+        if x.size == 0:
+            empty = np.zeros(0)
+            return RelativeRiskDraw(empty, empty, empty, "none: no cells", "no data-dependent output", None,
+                                    release_noise._simulated(rng))
+        d = release_noise.release_real_values(np.concatenate([x, y]), scale=self.noise_scale, rng=rng,
+                                              sensitivity=self.sensitivity)
+        noisy = np.asarray(d.values, dtype=float)
+        xn, yn = noisy[: x.size], noisy[x.size:]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rr = (xn / np.maximum(nx, 1.0)) / (np.maximum(yn, 1.0) / np.maximum(ny, 1.0))
+        rr = np.where((nx > 0) & (ny > 0), rr, np.nan)
+        return RelativeRiskDraw(xn, yn, rr, d.measurement, d.privacy_map, d.epsilon, d.simulated)

@@ -69,6 +69,10 @@ from .validation import (
 )
 
 __all__ = [
+    "MeanMechanism",
+    "MeanDraw",
+    "clipped_cents",
+    "mean_sum_sensitivity_cents",
     "MAX_GROUPS",
     "DEFAULT_GAMMA",
     "GroupIndex",
@@ -668,37 +672,117 @@ def sum_log_lower_bound(n: int, k: int) -> float:
 # Moved: the paper's experiments, data and simulations live in dpcore.experiments.stratified
 # ---------------------------------------------------------------------------------------------
 
-#: Names that moved to :mod:`dpcore.experiments.stratified` (mechanisms here, experiments
-#: there). They stay importable from this module for existing code and outside checks.
-MOVED_TO_EXPERIMENTS = frozenset({
-    "bound_curves",
-    "fit_symmetric_dirichlet",
-    "NYExample",
-    "ny_race_example",
-    "NY_RACE_COUNTS",
-    "NY_SEX_RACE_COUNTS",
-    "PRESETS",
-    "preset_counts",
-    "sizes_from_proportions",
-    "dirichlet_group_sizes",
-    "MixtureSample",
-    "gaussian_mixture",
-    "LaplaceSimulation",
-    "simulate_laplace_releases",
-    "ChainSynthesis",
-    "synthesize_chain",
-    "stratified_synthesize",
-    "synthetic_parity",
-    "synthesizer_sweep",
-})
+
+# ---------------------------------------------------------------------------------------------
+# The mechanism of every released mean (planner, app release, command line)
+# ---------------------------------------------------------------------------------------------
+
+def clipped_cents(x: Any, lower: float, upper: float) -> np.ndarray:
+    """Incomes clipped to [lower, upper] in integer cents, floor(100 x + 1/2): the fixed-point form every
+    released sum uses (exact int64 sums, so the sensitivity holds bit for bit). A NaN is refused, never cast."""
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim != 1 or arr.size == 0:
+        raise DPInputError(f"incomes to convert to cents must be a non-empty 1-D array, got shape {arr.shape}")
+    if np.isnan(arr).any():
+        raise DPInputError("incomes must not be missing (NaN) when converted to cents")
+    return np.floor(np.clip(arr, lower, upper) * 100.0 + 0.5).astype(np.int64)
 
 
-def __getattr__(name: str) -> Any:
-    """PEP 562 compatibility: ``dpcore.stratified.<moved name>`` resolves to
-    ``dpcore.experiments.stratified.<name>``. Imported on first use only, so importing this module
-    never imports the experiments (no import cycle at load time)."""
-    if name in MOVED_TO_EXPERIMENTS:
-        import importlib
+def bound_cents(value: float) -> int:
+    """A public bound in cents, rounded as :func:`clipped_cents` rounds a value."""
+    return int(math.floor(float(value) * 100 + 0.5))
 
-        return getattr(importlib.import_module("dpcore.experiments.stratified"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def mean_sum_sensitivity_cents(c_lo: int, c_hi: int, m: int, cells_move: bool) -> float:
+    """L1 sensitivity of a statistic's clipped sums (cents) when one person changes m rows: m (cU - cL) when
+    cells are public (a row's value changes inside its cell); m max(cU - cL, 2 max(|cL|, |cU|)) when rows may
+    move between cells (one cell loses a value in [cL, cU], another gains one)."""
+    c_lo = check_int(c_lo, "c_lo")
+    c_hi = check_int(c_hi, "c_hi")
+    m = check_int(m, "m", minimum=1)
+    if c_hi < c_lo:
+        raise DPInputError(f"the clipping range in cents is empty: c_lo = {c_lo} > c_hi = {c_hi}")
+    width = max(c_hi - c_lo, 1)
+    if not cells_move:
+        return float(m * width)
+    return float(m * max(width, 2 * max(abs(c_lo), abs(c_hi))))
+
+
+@dataclass(frozen=True)
+class MeanDraw:
+    """One draw of :class:`MeanMechanism`: the released means (NaN for an empty cell) and what drew the noise."""
+
+    means: np.ndarray
+    measurement: str
+    privacy_map: str
+    map_epsilon: float | None
+    simulated: bool
+
+
+@dataclass(frozen=True)
+class MeanMechanism:
+    """The one mechanism of every released mean (stratified paper Eq. 2/3): the clipped sum of each cell in cents
+    + Laplace, divided by the cell's n (public, or a DP count when cells move).
+
+    Public parameters only: epsilon, [lower, upper], ``rows_per_person`` m and ``cells_move`` (cell sizes
+    protected: one person's rows may move between cells, which widens the sensitivity). One person changes the
+    vector of clipped sums by at most :func:`mean_sum_sensitivity_cents` in L1, so OpenDP's floating-point-safe
+    Laplace at the scale whose privacy map gives epsilon at that sensitivity is epsilon-DP for all cells together
+    (disjoint cells: one L1 ball). Real draws: :func:`dpcore.release_noise.release_real_values` (every core);
+    simulations: the same law with numpy.
+    """
+
+    epsilon: float
+    lower: float
+    upper: float
+    rows_per_person: int = 1
+    cells_move: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        lo, hi = check_bounds(self.lower, self.upper, lower_name="clip lower", upper_name="clip upper")
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        object.__setattr__(self, "rows_per_person", check_int(self.rows_per_person, "rows per person", minimum=1))
+
+    @property
+    def sensitivity_cents(self) -> float:
+        return mean_sum_sensitivity_cents(bound_cents(self.lower), bound_cents(self.upper), self.rows_per_person,
+                                          bool(self.cells_move))
+
+    @property
+    def noise_scale_cents(self) -> float:
+        """OpenDP's Laplace scale for epsilon at the sensitivity (sensitivity/epsilon up to its rounding allowance)."""
+        from . import release_noise
+
+        return release_noise.laplace_scale_for(self.epsilon, self.sensitivity_cents)
+
+    def privacy_cost(self):
+        from . import budget
+
+        return budget.pure(self.epsilon)
+
+    def record(self) -> dict[str, Any]:
+        rule = "m max(cU - cL, 2 max(|cL|, |cU|)): rows may move between cells" if self.cells_move else "m (cU - cL)"
+        return {"noise": (f"Laplace on the clipped sum in cents, scale {self.noise_scale_cents!r} (sensitivity {rule} = "
+                          f"{self.sensitivity_cents:g} cents), divided by the " + ("noisy n" if self.cells_move
+                                                                                  else "public n")),
+                "clip_lower": self.lower, "clip_upper": self.upper}
+
+    def draw(self, clipped_sums_cents: Any, n: Any, rng: Any = None) -> MeanDraw:
+        """Released means of cells with these clipped sums (cents) and sizes n. ``rng`` None: the real sampler; a
+        numpy Generator or seed: a simulation (NOT a release)."""
+        from . import release_noise
+
+        sums = np.asarray(clipped_sums_cents, dtype=np.float64).ravel()
+        sizes = np.asarray(n, dtype=float).ravel()
+        if sums.shape != sizes.shape:
+            raise DPInputError("one n per clipped sum is needed")
+        if sums.size == 0:
+            return MeanDraw(np.zeros(0), "none: no cells", "no data-dependent output", None,
+                            release_noise._simulated(rng))
+        d = release_noise.release_real_values(sums, scale=self.noise_scale_cents, rng=rng,
+                                              sensitivity=self.sensitivity_cents)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            means = np.where(sizes > 0, np.asarray(d.values, dtype=float) / 100.0 / np.maximum(sizes, 1), np.nan)
+        return MeanDraw(means, d.measurement, d.privacy_map, d.epsilon, d.simulated)

@@ -8,6 +8,7 @@ from dpcore import defaults, noise
 from dpcore import planner as planner_lib
 from dpcore.data import lognormal_incomes
 from dpcore.experiments import answers
+from dpcore.experiments import percentiles as percentile_experiments
 from dpcore.validation import DPInputError
 from support import assert_clean, open_page, query_param
 
@@ -93,7 +94,7 @@ def test_ratios_page_answers_first():
 
 
 def test_percentile_cell_answer_and_page():
-    answer, rec = answers.percentile_cell_answer(epsilon=1.0, target_error=3000.0, confidence=0.9)
+    answer, rec = percentile_experiments.percentile_cell_answer(epsilon=1.0, target_error=3000.0, confidence=0.9)
     assert answer.median_rel_error < answer.q90_rel_error < answer.q99_rel_error
     assert answer.sentence.startswith("At ε = 1 the published median of this cell is within ±$")
     assert rec.recommended_epsilon is not None and "±$3,000" in rec.recommendation
@@ -183,7 +184,7 @@ def _template_cases():
         yield (f"ratio-eps{epsilon}", lambda e=epsilon: answers.ratio_answer(
             epsilon=e, p_x=0.3, p_y=0.2, n_x=40, n_y=40)[0].sentence, None)
     for epsilon in (0.1, 3.0):
-        yield (f"percentile-eps{epsilon}", lambda e=epsilon: answers.percentile_cell_answer(
+        yield (f"percentile-eps{epsilon}", lambda e=epsilon: percentile_experiments.percentile_cell_answer(
             epsilon=e, n_sims=300)[0].sentence, None)
 
 
@@ -269,22 +270,22 @@ def test_percentile_cell_answer_refuses_what_cell_view_refuses():
     incomes = np.sort(np.random.default_rng(0).lognormal(10.3, 0.8, 60)).round(2)
     sidebar = dict(source="sidebar", n=60, n_sims=100)
     with pytest.raises(DPInputError, match="seed must be an integer"):  # int(1.5) used to run seed 1
-        answers.percentile_cell_answer(incomes, **sidebar, seed=1.5)
+        percentile_experiments.percentile_cell_answer(incomes, **sidebar, seed=1.5)
     with pytest.raises(DPInputError, match="n_sims"):
-        answers.percentile_cell_answer(incomes, source="sidebar", n=60, n_sims=99.5)
+        percentile_experiments.percentile_cell_answer(incomes, source="sidebar", n=60, n_sims=99.5)
     with pytest.raises(DPInputError, match="cell size must be an integer"):
-        answers.percentile_cell_answer(incomes, source="sidebar", n=2.5, n_sims=100)
+        percentile_experiments.percentile_cell_answer(incomes, source="sidebar", n=2.5, n_sims=100)
     # a one-person cell: cell_view refuses it, so the answer (same cell) refuses it with the same message
-    for call in (answers.percentile_cell_answer, percentile_experiments.cell_view):
+    for call in (percentile_experiments.percentile_cell_answer, percentile_experiments.cell_view):
         with pytest.raises(DPInputError, match="only 1 person"):
             call(np.array([52_000.0]), source="sidebar", n=60)
     # NaN is refused (as on upload), not dropped with the non-positive incomes
     with_nan = np.array([30_000.0, np.nan, 45_000.0, 52_000.0])
-    for call in (answers.percentile_cell_answer, percentile_experiments.cell_view,
+    for call in (percentile_experiments.percentile_cell_answer, percentile_experiments.cell_view,
                  percentile_experiments.cell_curves_view):
         with pytest.raises(DPInputError, match="missing or infinite"):
             call(with_nan, source="sidebar", n=4)
     # the answer is built on the page's per-cell statistic: the same numbers
-    answer, _ = answers.percentile_cell_answer(incomes, **sidebar, seed=3)
+    answer, _ = percentile_experiments.percentile_cell_answer(incomes, **sidebar, seed=3)
     stat = percentile_experiments.cell_answer_statistic(incomes, **sidebar, seed=3)
     assert answer == percentile_experiments.cell_answer_at_epsilon(stat, epsilon=1.0)

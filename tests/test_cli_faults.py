@@ -247,7 +247,7 @@ def test_a_signal_after_the_charge_says_epsilon_was_spent_and_leaves_nothing(run
     proc = _run_with_signal(["release", plan, "--data", data, "--out", out, "--ledger", url], signal_name, tmp)
     assert proc.returncode == code, proc.stderr
     line = _one_line(proc.stderr)
-    assert line.startswith("dpcore: interrupted: epsilon = 2 (delta = ")
+    assert line.startswith("dpcore: interrupted: epsilon = 2 was charged")
     assert f"was charged to account '{DATASET}' (ledger entry 1) and nothing was written: interrupted by " \
            f"{signal_name}" in line
     assert _entries(url) == 1  # the charge stands

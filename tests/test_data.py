@@ -338,10 +338,10 @@ def test_load_example_acs_pseo_and_columns():
 
 
 def test_pseo_cells_load_from_the_bundled_copy(monkeypatch, tmp_path):
-    from dpcore import percentiles
+    from dpcore.experiments import percentiles as percentile_experiments
 
     _hide_shared(monkeypatch, tmp_path)
-    cells = percentiles.load_pseo_cells(data.real_data_path("pseo_earnings_co_tx.csv.gz"), agg_level=None)
+    cells = percentile_experiments.load_pseo_cells(data.real_data_path("pseo_earnings_co_tx.csv.gz"), agg_level=None)
     assert len(cells) > 7000 and (cells["p25"] <= cells["p50"]).all()
 
 

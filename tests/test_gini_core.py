@@ -247,7 +247,7 @@ def test_bad_definition_and_k():
     (dict(epsilon=-1.0), "epsilon must be > 0"),
     (dict(epsilon=float("nan")), "NaN"),
     (dict(gamma=1.0), "gamma must be > 1"),
-    (dict(lower=5.0, upper=5.0), "lower must be smaller"),
+    (dict(lower=5.0, upper=5.0), "must be smaller"),
     (dict(lower=-1.0), "lower must be >= 0"),
     (dict(calibration="loose"), "calibration"),
     (dict(method="slow"), "method"),

@@ -41,9 +41,9 @@ MODULES = [importlib.import_module(f"dpcore.{_m}")
 # Whole-experiment drivers that run sweeps by design (seconds to minutes per call even with
 # valid input); their argument checks are the ones of the functions they call, tested here.
 HEAVY = {
-    "dpcore.gini_experiments.figure1", "dpcore.gini_experiments.figure3", "dpcore.gini_experiments.figure4",
-    "dpcore.gini_experiments.error_vs_epsilon", "dpcore.coinpress.synthetic_sweep",
-    "dpcore.coinpress.grouping_sweep",
+    "dpcore.experiments.gini.figure1", "dpcore.experiments.gini.figure3", "dpcore.experiments.gini.figure4",
+    "dpcore.experiments.gini.error_vs_epsilon", "dpcore.experiments.stratified.synthetic_sweep",
+    "dpcore.experiments.stratified.grouping_sweep",
 }
 
 # Known defects found by this harness and reported to the owners (see docs/quality.md).
@@ -587,7 +587,7 @@ VIEW_CALLS: dict[str, dict[str, Any]] = {
     "answers.gini_answer": dict(values=_VIEW_INCOMES, epsilon=1.0),
     "answers.gini_recommendation": dict(values=_VIEW_INCOMES),
     "answers.group_means_answer": dict(values=_VIEW_INCOMES, groups=_VIEW_GROUPS, epsilon=1.0, clip=(0.0, 200_000.0)),
-    "answers.percentile_cell_answer": dict(values=_VIEW_INCOMES, source="sidebar", n=60, n_sims=100),
+    "percentiles.percentile_cell_answer": dict(values=_VIEW_INCOMES, source="sidebar", n=60, n_sims=100),
     "answers.ratio_answer": dict(epsilon=1.0, p_x=0.3, p_y=0.2, n_x=100, n_y=120),
     "attacker.attacker_view": dict(mechanism="count", epsilon=1.0, round_seed=1),
     "gini.gini_view": dict(values=_VIEW_INCOMES, epsilon=1.0, gamma=2.0, lower=0.0, upper=200_000.0),
@@ -661,7 +661,7 @@ VIEW_HOSTILE_BY_FUNCTION: dict[tuple[str, str], list[tuple[Any, str]]] = {
     ("stratified.trend_view", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],
     ("percentiles.cell_view", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],  # a one-person cell releases
     ("percentiles.cell_curves_view", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],  # a noisy histogram
-    ("answers.percentile_cell_answer", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],
+    ("percentiles.percentile_cell_answer", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],
 }
 # Defects this part found, reported to the owners of dpcore.experiments: "function:param=value" -> what
 # happens. Each is a strict xfail (it fails once fixed, so the entry gets removed).

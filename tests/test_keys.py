@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpcore import stratified
 from dpcore import cell_keys, ledger
 from dpcore.engines import execute, parse_source
 from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
@@ -172,10 +173,10 @@ def test_plan_fields(tmp_path):
 
 def test_mean_sensitivity_when_rows_move_between_cells():
     """Replace one person whose row may move between cells: one cell loses a value, another gains one."""
-    assert cell_keys.mean_sum_sensitivity_cents(0, 100, 1, cells_move=False) == 100
-    assert cell_keys.mean_sum_sensitivity_cents(0, 100, 1, cells_move=True) == 200
-    assert cell_keys.mean_sum_sensitivity_cents(-50, 100, 2, cells_move=True) == 2 * 200
-    assert cell_keys.mean_sum_sensitivity_cents(-50, 50, 1, cells_move=True) == 100
+    assert stratified.mean_sum_sensitivity_cents(0, 100, 1, cells_move=False) == 100
+    assert stratified.mean_sum_sensitivity_cents(0, 100, 1, cells_move=True) == 200
+    assert stratified.mean_sum_sensitivity_cents(-50, 100, 2, cells_move=True) == 2 * 200
+    assert stratified.mean_sum_sensitivity_cents(-50, 50, 1, cells_move=True) == 100
 
 
 def test_selection_threshold_is_the_smallest_meeting_delta():

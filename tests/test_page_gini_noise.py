@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpcore.experiments import gini_noises
 from dpcore import smooth_noises
 from ui import noise_choice
 
@@ -13,12 +14,12 @@ def _renderer_app():
     import numpy as np  # noqa: F811 - runs inside the AppTest script
     import streamlit as st
 
-    from dpcore import smooth_noises
+    from dpcore.experiments import gini_noises
     from ui.noise_choice import render_noise_choice
 
     x = np.random.default_rng(2026).lognormal(10.5, 0.9, 2000)
     eps = st.slider("epsilon", 0.25, 4.0, 1.0, key="t_eps")
-    comp = smooth_noises.compare_noises(x, epsilon=eps, lower=0.0, upper=float(x.max()))
+    comp = gini_noises.compare_noises(x, epsilon=eps, lower=0.0, upper=float(x.max()))
     chosen = render_noise_choice("t", comparison=comp)
     st.write(f"chosen={chosen}")
     render_noise_choice("u", epsilon=eps)  # data-free variant
@@ -27,7 +28,7 @@ def _renderer_app():
 @pytest.fixture(scope="module")
 def comparison():
     x = np.random.default_rng(2026).lognormal(10.5, 0.9, 10_000)
-    return smooth_noises.compare_noises(x, epsilon=1.0, lower=0.0, upper=float(x.max()))
+    return gini_noises.compare_noises(x, epsilon=1.0, lower=0.0, upper=float(x.max()))
 
 
 def test_comparison_numbers_and_sentence(comparison):

@@ -119,8 +119,7 @@ def test_figures_view_runs_small_and_reports_progress(pseo_path):
 
 
 def test_moved_names_still_resolve_from_dpcore_percentiles():
-    assert percentiles.make_cell_panel is percentile_experiments.make_cell_panel
-    assert percentiles.load_pseo_cells is percentile_experiments.load_pseo_cells
+    assert not hasattr(percentiles, "make_cell_panel")  # the experiments live in dpcore.experiments only
     assert percentiles.SmoothSensitivity is percentiles.PercentileSmoothSensitivity
     assert not hasattr(percentiles, "METHOD_LABELS")  # display text lives in ui.plots_percentiles
     with pytest.raises(AttributeError):

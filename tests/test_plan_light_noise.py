@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from dpcore import budget, planner, release, smooth_noises
+from dpcore.gini import CONFIDENTIAL_SCALE_LABEL
 from dpcore.engines import execute, parse_source
 from dpcore.experiments import planner as planner_experiments
 from dpcore.plan import (EXAMPLE_PLAN, PlanError, parse_plan, plan_from_dict, plan_from_planner_choices,
@@ -166,8 +167,8 @@ def _write(tmp_path, name: str, values: np.ndarray):
 
 def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(planned, tmp_path):
     values, stat, eps, plan, _ = planned
-    cal = stat._calibration(eps)  # what the planner solved with
-    assert execute.gini_calibration(plan.statistics[0], 1) == cal  # the very same (alpha, beta, delta)
+    cal = stat.mechanism_at(eps).smooth_calibration  # what the planner solved with
+    assert execute.gini_mechanism(plan.statistics[0], 1).smooth_calibration == cal  # the very same (alpha, beta, delta)
     planner_cost = planner_experiments.statistic_cost(stat, eps)
     assert (planner_cost.kind, planner_cost.epsilon, planner_cost.delta) == ("approx", eps, DELTA)
     cost = execute.plan_cost(plan)
@@ -180,7 +181,7 @@ def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(pl
     assert record["privacy"]["cost"] == {"epsilon": eps, "delta": DELTA}
     assert record["ledger"]["charged"] == planner_cost.to_dict()
     (info,) = record["statistics"]
-    assert f"alpha = {cal.alpha!r}, beta = {cal.beta!r}" in info["noise"] and "Laplace(1)" in info["noise"]
+    assert (info["alpha"], info["beta"], info["noise_scale"]) == (cal.alpha, cal.beta, CONFIDENTIAL_SCALE_LABEL)
     assert info["measurement"].startswith("OpenDP") and "make_laplace" in info["measurement"]
     released = result.tables["01_gini"]["gini"].item()
     assert 0.0 <= released <= 1.0 and released == round(released, 9)
@@ -210,12 +211,13 @@ def test_group_privacy_gives_back_the_plans_delta():
     raw.update(privacy_unit="person", max_rows_per_person=3)
     plan = plan_from_dict(raw)
     gini = plan.statistics[1]
-    cell = execute.gini_noise_cell_delta(gini, 3)
+    cell = execute.gini_mechanism(gini, 3).delta_cell
     assert 3 * math.exp(2 * gini.epsilon / 3) * cell <= DELTA and cell > 0.99 * DELTA / (3 * math.exp(2 * gini.epsilon / 3))
-    cal = execute.gini_calibration(gini, 3)
+    cal = execute.gini_mechanism(gini, 3).smooth_calibration
     assert (cal.epsilon, cal.delta) == (gini.epsilon / 3, cell) and cal.certificate <= cell
-    assert execute.plan_cost(plan).per_statistic[1] == (gini.epsilon, DELTA)
-    assert execute.gini_noise_cell_delta(plan_from_dict(_laplace_raw()).statistics[1], 1) == DELTA
+    eps_total, delta_total = execute.plan_cost(plan).per_statistic[1]
+    assert eps_total == gini.epsilon and delta_total == pytest.approx(DELTA, rel=1e-9) and delta_total <= DELTA
+    assert execute.gini_mechanism(plan_from_dict(_laplace_raw()).statistics[1], 1).delta_cell == DELTA
 
 
 # ---------------------------------------------------------------------------------------------
@@ -265,10 +267,10 @@ def test_in_app_release_record_of_a_laplace_gini_has_no_noise_scale():
     neighbour[0] = 900_000.0
     out = []
     for values in (base, neighbour):
-        stat = smooth_noises.gini_planned_statistic(values, upper=1e6, noise="laplace", delta=DELTA)
+        stat = planner.make_statistic("gini", values, upper=1e6, noise="laplace", delta=DELTA)
         (rec,) = release.make_release([(stat, 1.0)], budget.Ledger())
         d = rec.to_dict()
-        assert repr(stat.scale(1.0)) not in json.dumps(d) and f"scale={smooth_noises.CONFIDENTIAL_SCALE_LABEL}" in d["measurement"]
+        assert repr(stat.scale(1.0)) not in json.dumps(d) and f"scale={CONFIDENTIAL_SCALE_LABEL}" in d["measurement"]
         out.append({k: v for k, v in d.items() if k not in ("released", "timestamp")})
     assert out[0] == out[1]
 
@@ -291,17 +293,19 @@ def test_the_command_line_releases_a_laplace_gini_plan_and_says_its_delta(tmp_pa
     assert tomllib.loads((tmp_path / "out" / "plan.toml").read_text())["statistics"][0]["noise"] == "laplace"
 
 
-def test_cauchy_gini_delta_is_the_exact_group_privacy_delta_never_capped():
-    """The recorded delta of a Cauchy Gini is m e^{(m-1) eps/m} delta_cell exactly (it was min(1e-3, ...),
-    which would have understated the cost had delta_cell ever been large)."""
+def test_cauchy_gini_is_pure_dp_for_any_rows_per_person():
+    """The certified sampler runs in its pure-DP mode (window [0, 1], scale floor) on every path: a Cauchy Gini
+    records delta 0, and its epsilon is m times the per-cell certificate (group privacy), never below epsilon."""
     for m in (1, 3):
         raw = tomllib.loads(EXAMPLE_PLAN)
         if m > 1:
             raw.update(privacy_unit="person", max_rows_per_person=m)
         spec = next(s for s in plan_from_dict(raw).statistics if s.kind == "gini")
         assert spec.noise == "cauchy"
-        cell = execute._gini_cell_delta(spec.epsilon / m, spec.gamma)
-        assert execute._statistic_delta(spec, m) == m * math.exp((m - 1) * spec.epsilon / m) * cell
+        mech = execute.gini_mechanism(spec, m)
+        loss, excess = mech.certified
+        assert execute._statistic_delta(spec, m) == 0.0
+        assert mech.privacy_cost().epsilon == m * max(loss + excess, spec.epsilon / m) == pytest.approx(spec.epsilon)
 
 
 @pytest.mark.parametrize("rng", [None, 3], ids=["real", "simulation"])
@@ -311,9 +315,9 @@ def test_a_confidential_scale_is_named_by_its_label_only(rng):
 
     scale = 0.012345678901
     draw = release_noise.release_real_values([0.3], scale=scale, rng=rng, sensitivity=None,
-                                             confidential_scale_label=smooth_noises.CONFIDENTIAL_SCALE_LABEL)
+                                             confidential_scale_label=CONFIDENTIAL_SCALE_LABEL)
     texts = f"{draw.measurement} {draw.privacy_map}"
     assert repr(scale) not in texts and "0.0123" not in texts
-    assert smooth_noises.CONFIDENTIAL_SCALE_LABEL in draw.measurement
+    assert CONFIDENTIAL_SCALE_LABEL in draw.measurement
     plain = release_noise.release_real_values([0.3], scale=scale, rng=rng)
     assert repr(scale) in plain.measurement  # a public scale is still named

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.experiments import stratified as strat_experiments
 from dpcore import noise, planner as P
 from dpcore.validation import DPInputError
 
@@ -72,7 +73,7 @@ def test_clipped_mean_solution_independent_simulation(incomes):
     one = np.zeros(incomes.size, dtype=int)
 
     def sim(eps, seed):
-        r = stratified.simulate_laplace_releases(incomes, one, epsilon=eps, clip_range=(0.0, 400_000),
+        r = strat_experiments.simulate_laplace_releases(incomes, one, epsilon=eps, clip_range=(0.0, 400_000),
                                                  n_sims=200_000, rng=seed)
         return np.abs(np.asarray(r.global_overall) - truth) <= TARGET.rel_error * truth
 
@@ -87,7 +88,7 @@ def test_group_means_solution_independent_simulation(incomes, groups):
     truth = stat.truth
 
     def sim(eps, seed):
-        r = stratified.simulate_laplace_releases(incomes, groups, epsilon=eps, clip_range=(0.0, 400_000),
+        r = strat_experiments.simulate_laplace_releases(incomes, groups, epsilon=eps, clip_range=(0.0, 400_000),
                                                  n_sims=100_000, rng=seed)
         return np.all(np.abs(np.asarray(r.strat_groups) - truth) <= TARGET.rel_error * truth, axis=1)
 

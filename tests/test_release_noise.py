@@ -143,8 +143,9 @@ def _neighbour_gini_scales(eps: float, gamma: float):
     out = []
     for data in (x, x2):
         st = planner.make_statistic("gini", data, upper=100_000.0, gamma=gamma)
-        alpha, beta, loss, excess = st._release_constants(eps)
-        out.append((st._clipped, st._smooth_sensitivity(eps, beta) / alpha))
+        mech = st.mechanism_at(eps)
+        loss, excess = mech.certified
+        out.append((st._clipped, mech.confidential_noise_scale(st._smooth_sensitivity(eps, mech.beta))))
     return out, loss, excess
 
 

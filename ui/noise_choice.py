@@ -1,13 +1,13 @@
 """The Gini page's noise selector: choice + one-sentence trade-off + side-by-side error chart.
 
 ``render_noise_choice(key_prefix, comparison=..., epsilon=...) -> str`` draws a URL-backed selector
-over ``dpcore.noise.SMOOTH_NOISES``, the trade-off of the chosen noise against the paper's Cauchy in
+over ``dpcore.smooth_noises.SMOOTH_NOISES``, the trade-off of the chosen noise against the paper's Cauchy in
 one sentence (median and 99th-percentile error, and the delta or rho it costs), and, when given a
-:class:`dpcore.smooth_noises.NoiseComparison`, the chart :func:`noise_error_figure`. It returns the
+:class:`dpcore.gini_noises.NoiseComparison`, the chart :func:`noise_error_figure`. It returns the
 chosen registry name, for the page to pass as ``noise=`` to ``dpcore.gini``.
 
 The comparison uses the confidential smooth sensitivity (planning view); without one the sentence
-uses :func:`dpcore.smooth_noises.unit_tradeoff` (public inputs only, per unit of S).
+uses :func:`dpcore.gini_noises.unit_tradeoff` (public inputs only, per unit of S).
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ import plotly.io as pio
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dpcore import smooth_noises
+from dpcore import posterior, smooth_noises
+from dpcore.experiments import gini_noises
 from ui.common import guard, qp_selectbox, run_on_button, show_figure
 
 NOISE_LABELS = {
@@ -42,14 +43,14 @@ def _two_panel_layout(template_name: str) -> dict:
     return fig.to_plotly_json()["layout"]
 
 
-def noise_error_figure(comparison: smooth_noises.NoiseComparison, *, chosen: str | None = None,
+def noise_error_figure(comparison: gini_noises.NoiseComparison, *, chosen: str | None = None,
                        title: str | None = None) -> dict:
     """Side by side: the release-error densities (left) and the median / 90th / 99th absolute error (right, log).
 
     A plain plotly specification (dict; no ``go.Figure`` validation). The Cauchy's density is cut
     at the common range; its 99th percentile is on the right panel. ``title``: default "Same privacy: (ε, δ)".
     """
-    curves = smooth_noises.error_density_curves(comparison)
+    curves = gini_noises.error_density_curves(comparison)
     data = []
     for row in comparison.rows:
         grid, dens = curves[row.noise]
@@ -77,18 +78,18 @@ def noise_error_figure(comparison: smooth_noises.NoiseComparison, *, chosen: str
     return {"data": data, "layout": layout}
 
 
-def _comparison_token(comparison: smooth_noises.NoiseComparison) -> str:
+def _comparison_token(comparison: gini_noises.NoiseComparison) -> str:
     return json.dumps(comparison.to_dict(), sort_keys=True, default=str)
 
 
 @st.cache_resource(show_spinner=False, max_entries=128,
-                   hash_funcs={smooth_noises.NoiseComparison: _comparison_token})
-def _cached_noise_figure(comparison: smooth_noises.NoiseComparison, chosen: str, title: str | None) -> dict:
+                   hash_funcs={gini_noises.NoiseComparison: _comparison_token})
+def _cached_noise_figure(comparison: gini_noises.NoiseComparison, chosen: str, title: str | None) -> dict:
     # shared by every session of this process; read-only (nothing changes a spec after it is built)
     return noise_error_figure(comparison, chosen=chosen, title=title)
 
 
-def comparison_table(comparison: smooth_noises.NoiseComparison) -> list[dict[str, Any]]:
+def comparison_table(comparison: gini_noises.NoiseComparison) -> list[dict[str, Any]]:
     """Rows for ``st.dataframe``: noise, cost, median / 90th / 99th error, RMSE."""
     return [{"noise": NOISE_LABELS[r.noise], "privacy cost": r.cost.describe(),
              "median |error|": r.median_abs_error, "90th": r.q90_abs_error, "99th": r.q99_abs_error,
@@ -96,14 +97,14 @@ def comparison_table(comparison: smooth_noises.NoiseComparison) -> list[dict[str
 
 
 def noise_selector(key_prefix: str, *, container: Any = st) -> str:
-    """The URL-backed selector (key ``f"{key_prefix}_noise"``) over ``dpcore.noise.SMOOTH_NOISES``; default "cauchy"."""
+    """The URL-backed selector (key ``f"{key_prefix}_noise"``) over ``dpcore.smooth_noises.SMOOTH_NOISES``; default "cauchy"."""
     return qp_selectbox("Noise distribution", f"{key_prefix}_noise", list(smooth_noises.SMOOTH_NOISES), "cauchy",
                         container=container, format_func=lambda n: NOISE_LABELS.get(n, n),
                         help="The paper's generalized Cauchy is pure ε-DP but heavy-tailed; the light-tailed "
                              "options trade a small δ (or a zCDP ρ) for much smaller rare errors.")
 
 
-def render_tradeoff(key_prefix: str, chosen: str, comparison: smooth_noises.NoiseComparison, *, per_unit: bool,
+def render_tradeoff(key_prefix: str, chosen: str, comparison: gini_noises.NoiseComparison, *, per_unit: bool,
                     container: Any = st, show_chart: bool = True) -> None:
     """The one-sentence trade-off of ``chosen`` and the side-by-side chart (``per_unit``: a data-free comparison)."""
     suffix = (" *(Per unit of smooth sensitivity, before looking at the data: exact when every noise's S equals the "
@@ -116,13 +117,13 @@ def render_tradeoff(key_prefix: str, chosen: str, comparison: smooth_noises.Nois
                     key=f"{key_prefix}_noise_chart")
 
 
-def render_noise_choice(key_prefix: str, *, comparison: smooth_noises.NoiseComparison | None = None,
+def render_noise_choice(key_prefix: str, *, comparison: gini_noises.NoiseComparison | None = None,
                         epsilon: float | None = None, delta: float = smooth_noises.DEFAULT_DELTA,
                         gamma: float = 2.0, container: Any = st, show_chart: bool = True) -> str:
     """Noise selector + one-sentence trade-off + side-by-side chart. Returns the registry name.
 
     ``key_prefix``: the page's widget prefix (the selector's key is ``f"{key_prefix}_noise"``, in the URL).
-    Give ``comparison`` (from ``dpcore.smooth_noises.compare_noises``, cached by the page) for exact
+    Give ``comparison`` (from ``dpcore.gini_noises.compare_noises``, cached by the page) for exact
     numbers on the current data, or ``epsilon`` alone for the data-free per-unit-S version.
     """
     chosen = noise_selector(key_prefix, container=container)
@@ -130,7 +131,7 @@ def render_noise_choice(key_prefix: str, *, comparison: smooth_noises.NoiseCompa
     if per_unit:
         if epsilon is None:
             return chosen
-        comparison = smooth_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma)
+        comparison = gini_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma)
     render_tradeoff(key_prefix, chosen, comparison, per_unit=per_unit, container=container, show_chart=show_chart)
     return chosen
 
@@ -141,14 +142,14 @@ def render_noise_choice(key_prefix: str, *, comparison: smooth_noises.NoiseCompa
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _comparison(values: np.ndarray, epsilon: float, lower: float, upper: float, gamma: float, calibration: str,
-                method: str, delta: float) -> smooth_noises.NoiseComparison:
-    return smooth_noises.compare_noises(values, epsilon=epsilon, lower=lower, upper=upper, delta=delta, gamma=gamma,
+                method: str, delta: float) -> gini_noises.NoiseComparison:
+    return gini_noises.compare_noises(values, epsilon=epsilon, lower=lower, upper=upper, delta=delta, gamma=gamma,
                                         calibration=calibration, method=method)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _unit(epsilon: float, delta: float, gamma: float) -> smooth_noises.NoiseComparison:
-    return smooth_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma)
+def _unit(epsilon: float, delta: float, gamma: float) -> gini_noises.NoiseComparison:
+    return gini_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -167,7 +168,7 @@ def _one_release(values: np.ndarray, noise: str, epsilon: float, lower: float, u
 
     rel = gini.release_gini(values, epsilon=epsilon, gamma=gamma, lower=lower, upper=upper, calibration=calibration,
                             method=method, rng=seed, clip_negative=True, noise=noise, delta=delta)
-    lo, hi = smooth_noises.release_posterior(rel).interval(0.95)
+    lo, hi = posterior.release_posterior(rel).interval(0.95)
     return {"value": rel.value, "interval": (lo, hi), "cost": rel.privacy_cost.describe()}
 
 

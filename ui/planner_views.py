@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import defaults, planner, risk, smooth_noises
-from dpcore.noise import SMOOTH_NOISES
+from dpcore.smooth_noises import SMOOTH_NOISES
 from dpcore.experiments import planner as planner_experiments
 from dpcore.experiments.planner import AccuracyFirstView, AttackerBeliefView, BudgetFirstView, StatisticSpec
 from ui import plots_planner
@@ -44,7 +44,7 @@ PLAN_TARGETS_KEY = "_planner_plan_targets"
 #: 7.977 and 7.844), so Release mode and the plan file never start from it and the memos mark it; an ε solved
 #: on public or synthetic data may start them.
 PLAN_SOURCE_KEY = "_planner_plan_source"
-#: the Gini's smooth-sensitivity noises (dpcore.noise.SMOOTH_NOISES) as the selector shows them
+#: the Gini's smooth-sensitivity noises (dpcore.smooth_noises.SMOOTH_NOISES) as the selector shows them
 NOISE_LABELS = {"cauchy": "generalized Cauchy (pure ε, heavy tails)",
                 "laplace": "Laplace ((ε, δ), light tails)",
                 "laplace_lognormal": "Laplace log-normal (ρ-zCDP, light tails)"}

@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from ..validation import DPInputError
-from . import (MAX_CSV_ROW_BYTES, Engine, EngineSpec, Progress, Source, csv_fields_error, csv_not_utf8_error,
+from .base import (MAX_CSV_ROW_BYTES, Engine, EngineSpec, Progress, Source, csv_fields_error, csv_not_utf8_error,
                csv_row_too_long_error, first_line, gini_cell, income_not_numeric, missing_income_refused,
                negative_income_refused, shown,
                sort_cells, stage_postgres)
@@ -164,7 +164,7 @@ class DuckDBEngine(Engine):
         self._check_column_kinds(kinds)
         if kinds[spec.income] != "number":
             bad = self._sql(sqlmod.nonnumeric_probe(d, spec.income)).fetchall()
-            from . import csv_delimiter, decide_income_format
+            from .base import csv_delimiter, decide_income_format
 
             delimiter = csv_delimiter(self.source)
             # the app's number rule (thousands or decimal commas, or refused) when a plain parse fails, and always
@@ -200,7 +200,7 @@ class DuckDBEngine(Engine):
         every column (CSV all as text, named from the shared header layout; Parquet with its types),
         streamed in Arrow batches into the order-independent row-hash sums. Other sources: the Arrow reader."""
         from ..record_fingerprint import RecordFingerprint
-        from . import csv_layout
+        from .base import csv_layout
         from .fingerprint import CHUNK_ROWS, source_record_fingerprint
 
         s, d = self.source, self.d

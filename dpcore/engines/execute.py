@@ -42,10 +42,11 @@ selected with DP, every n is a noisy count costing ``n_epsilon`` more, and the m
   eq. (4.2) (:func:`dpcore.percentiles.percentiles_from_histogram`, post-processing).
 * mean (stratified paper Eq. 2/3): clipped sum in cents + Laplace with scale m (cU - cL)/epsilon
   (cU, cL the bounds in cents; OpenDP's scale for that map), divided by the public n.
-* gini (Lan & Reiter, eqs. (9)-(10)): per cell g + (S_beta(X)/alpha) Z with (alpha, beta) certified for
-  epsilon/m (:func:`dpcore.noise.smooth_noise_calibration`); one person changes at most m rows in
-  total, so by group privacy the cells together cost m * epsilon/m = epsilon. The sampler's delta
-  (:func:`dpcore.release_noise.release_generalized_cauchy`) grows to m e^{(m-1) epsilon/m} delta.
+* gini (Lan & Reiter, eqs. (9)-(10)): per cell g + (S_beta(X)/alpha) Z drawn by :class:`dpcore.gini.GiniMechanism`
+  (the mechanism of every released Gini) with (alpha, beta) certified for epsilon/m
+  (:func:`dpcore.noise.smooth_noise_calibration`); one person changes at most m rows in total, so by group
+  privacy the cells together cost m * epsilon/m = epsilon. The certified sampler runs in its pure-DP mode
+  (window [0, 1], scale floor), so the statistic's delta is 0.
   With ``noise = "laplace"``: Z ~ Laplace(1) and (alpha, beta) from
   :func:`dpcore.smooth_noises.smooth_calibration` ("laplace", NRS 2007's (epsilon, delta) with the certified
   delta of :func:`dpcore.smooth_noises.laplace_smooth_delta`) at epsilon/m and delta_cell = delta / (m
@@ -84,13 +85,10 @@ from ..validation import DPInputError
 from . import EngineSpec, Progress, Source, open_engine
 from .fingerprint import engine_record_fingerprint
 
-__all__ = ["GINI_GRID", "DEFAULT_GINI_CAP_DELTA", "PlanCost", "plan_cost", "PlanResult", "run_plan",
+__all__ = ["gini_mechanism", "DEFAULT_GINI_CAP_DELTA", "PlanCost", "plan_cost", "PlanResult", "run_plan",
            "SIMULATION_NOTE", "SIMULATION_PREFIX", "check_simulation_allowed", "OutputSlot", "ChargeNotice",
            "ReleaseNotDelivered", "InterruptedAfterCharge", "Terminated"]
 
-#: public grid of released Gini values: the one grid of dpcore.release_noise (the certified sampler snaps to
-#: it, then dpcore.release_noise.publish_gini clamps to [0, 1] on the same grid)
-GINI_GRID = 1e-6
 #: delta cap of a ledger account created by a plan with a Gini statistic and no cap_delta
 DEFAULT_GINI_CAP_DELTA = 1e-9
 SIMULATION_NOTE = "simulation, not a release"
@@ -100,15 +98,6 @@ RECORD_FILE = "release_record.json"
 # ---------------------------------------------------------------------------------------------
 # Costs
 # ---------------------------------------------------------------------------------------------
-
-def _gini_cell_delta(epsilon_cell: float, gamma: float) -> float:
-    """delta of one certified generalized-Cauchy draw at epsilon_cell (public: no data involved)."""
-    from .. import release_noise
-
-    draw = release_noise.release_generalized_cauchy(0.0, scale=1.0, gamma=gamma, grid=GINI_GRID,
-                                                    rng=np.random.default_rng(0), epsilon=epsilon_cell)
-    return float(draw.delta)
-
 
 @dataclass(frozen=True)
 class PlanCost:
@@ -124,37 +113,22 @@ class PlanCost:
         return budget.approx(self.epsilon, self.delta) if self.delta > 0 else budget.pure(self.epsilon)
 
 
-def gini_noise_cell_delta(spec: StatisticSpec, m: int) -> float:
-    """The delta each cell of a noise = "laplace" Gini is calibrated at: delta / (m e^{(m-1) epsilon/m}), so that
-    group privacy over the m rows of one person gives back the plan's (epsilon, delta); exactly delta for m = 1."""
-    if m == 1:
-        return float(spec.delta)
-    return float(spec.delta) / (m * math.exp((m - 1) * spec.epsilon / m)) * (1.0 - 1e-12)
+def gini_mechanism(spec: StatisticSpec, m: int):
+    """The :class:`dpcore.gini.GiniMechanism` of a plan's Gini (the mechanism every released Gini is drawn by):
+    epsilon/m per cell, and for "laplace" delta / (m e^{(m-1) epsilon/m}) per cell, so group privacy over the m
+    rows of one person gives back the plan's (epsilon, delta)."""
+    from .. import gini
 
-
-def gini_calibration(spec: StatisticSpec, m: int):
-    """(alpha, beta) of a plan's Gini at epsilon/m: :func:`dpcore.noise.smooth_noise_calibration` for the
-    generalized Cauchy, :func:`dpcore.smooth_noises.smooth_calibration` ("laplace", the planner's call) else."""
-    if spec.noise == "laplace":
-        from .. import smooth_noises
-
-        return smooth_noises.smooth_calibration("laplace", spec.epsilon / m, delta=gini_noise_cell_delta(spec, m),
-                                                mode=spec.calibration)
-    from .. import noise
-
-    return noise.smooth_noise_calibration(spec.epsilon / m, spec.gamma, mode=spec.calibration)
+    return gini.GiniMechanism(spec.epsilon, spec.lower, spec.upper, noise=spec.noise,
+                              gamma=2.0 if spec.gamma is None else spec.gamma,
+                              calibration=spec.calibration, delta=spec.delta if spec.noise != "cauchy" else None,
+                              rows_per_person=m)
 
 
 def _statistic_delta(spec: StatisticSpec, m: int) -> float:
     if spec.kind != "gini":
         return 0.0
-    if spec.noise == "laplace":
-        return float(spec.delta)  # the (epsilon, delta) the plan states; cells calibrated for it (above)
-    eps_cell = spec.epsilon / m
-    d = _gini_cell_delta(eps_cell, spec.gamma)
-    # group privacy over m rows: (m eps_cell, m e^{(m-1) eps_cell} delta_cell); recorded exactly, never capped
-    # (a cap would understate the cost; the certified float delta is ~1e-22, far below any cap)
-    return float(m * math.exp((m - 1) * eps_cell) * d)
+    return float(gini_mechanism(spec, m).privacy_cost().delta)
 
 
 def plan_cost(plan: ReleasePlan) -> PlanCost:
@@ -239,12 +213,13 @@ def _q_label(q: float) -> str:
 
 
 def _percentiles(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
-    from .. import percentiles, release_noise
+    """Every cell's histogram through :class:`dpcore.percentiles.HistogramMechanism` (module docstring)."""
+    from ..percentiles import HistogramMechanism
 
     by = list(spec.by)
-    edges = np.asarray(spec.bins, dtype=float)
-    n_bins = edges.size - 1
-    hist = engine.histogram(by, edges)
+    mech = HistogramMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m)
+    n_bins = len(mech.edges) - 1
+    hist = engine.histogram(by, spec.bins)
     cells = hist[by].drop_duplicates().reset_index(drop=True) if by else pd.DataFrame(index=[0] if len(hist) else [])
     counts = np.zeros((len(cells), n_bins), dtype=np.int64)
     if len(hist):
@@ -253,137 +228,62 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame
         else:
             rows = np.zeros(len(hist), dtype=np.int64)
         np.add.at(counts, (rows, hist["bin"].to_numpy()), hist["count"].to_numpy())
-    info: dict[str, Any] = {"noise": f"discrete Laplace, scale 2m/epsilon = {2 * m / spec.epsilon!r} on every "
-                                      "cell x bin count (L1 sensitivity of the whole table 2m)"}
     table = cells.copy()
     table["n"] = counts.sum(axis=1).astype(np.int64)
-    if len(cells):
-        draw = release_noise.release_integer_counts(counts.ravel(), scale=2.0 * m / spec.epsilon, rng=rng,
-                                                    sensitivity=2 * m)
-        noisy = np.asarray(draw.values, dtype=np.int64).reshape(counts.shape)
-        values = percentiles.percentiles_from_histogram(noisy, edges, list(spec.q))
-        values = np.atleast_2d(values)
-        info.update(measurement=draw.measurement, privacy_map=draw.privacy_map, map_epsilon=draw.epsilon)
-    else:
-        values = np.zeros((0, len(spec.q)))
+    d = mech.draw(counts, rng=rng)
+    info: dict[str, Any] = {**mech.record(), "measurement": d.measurement, "privacy_map": d.privacy_map,
+                            "map_epsilon": d.map_epsilon}
     for j, q in enumerate(spec.q):
-        table[_q_label(q)] = values[:, j].astype(float)
+        table[_q_label(q)] = d.percentiles[:, j].astype(float)
     return table, info
 
 
 def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool, cells_move: bool = False
           ) -> tuple[pd.DataFrame, dict]:
-    """``cells_move``: cell sizes are protected, so one person's rows may move between cells (a wider sensitivity,
-    :func:`dpcore.cell_keys.mean_sum_sensitivity_cents`) and the n divided by is the noisy one."""
-    from .. import release_noise
-    from ..cell_keys import mean_sum_sensitivity_cents
+    """Clipped sums through :class:`dpcore.stratified.MeanMechanism`. ``cells_move``: cell sizes are protected, so
+    one person's rows may move between cells (a wider sensitivity) and the n divided by is the noisy one."""
+    from ..stratified import MeanMechanism
 
     by = list(spec.by)
     sums = engine.sums(by, spec.lower, spec.upper)
-    c_lo = math.floor(spec.lower * 100 + 0.5)
-    c_hi = math.floor(spec.upper * 100 + 0.5)
-    sens = mean_sum_sensitivity_cents(c_lo, c_hi, m, cells_move)
-    scale = release_noise.laplace_scale_for(spec.epsilon, sens)
+    mech = MeanMechanism(spec.epsilon, spec.lower, spec.upper, rows_per_person=m, cells_move=cells_move)
     table = sums[by].copy() if by else pd.DataFrame(index=range(len(sums)))
     table["n"] = sums["n"].to_numpy(dtype=np.int64)
-    sens_rule = "m max(cU - cL, 2 max(|cL|, |cU|)): rows may move between cells" if cells_move else "m (cU - cL)"
-    info: dict[str, Any] = {"noise": f"Laplace on the clipped sum in cents, scale {scale!r} (sensitivity {sens_rule} = "
-                                     f"{sens:g} cents), divided by the " + ("noisy n" if cells_move else "public n")}
-    if len(sums):
-        draw = release_noise.release_real_values(sums["sum_cents"].to_numpy(dtype=np.float64), scale=scale, rng=rng,
-                                                 sensitivity=sens)
-        n = sums["n"].to_numpy(dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean = np.where(n > 0, np.asarray(draw.values, dtype=float) / 100.0 / np.maximum(n, 1), np.nan)
-        info.update(measurement=draw.measurement, privacy_map=draw.privacy_map, map_epsilon=draw.epsilon)
-    else:
-        mean = np.zeros(0)
-    table["mean"] = mean
+    d = mech.draw(sums["sum_cents"].to_numpy(dtype=np.float64), sums["n"].to_numpy(dtype=float), rng=rng)
+    info: dict[str, Any] = {**mech.record(), "measurement": d.measurement, "privacy_map": d.privacy_map,
+                            "map_epsilon": d.map_epsilon}
+    table["mean"] = d.means
     return table, info
 
 
 def _gini(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
-    """Per cell: Gini + (S_beta(X)/alpha) Z with the plan's noise (module docstring); a cell with n <= 1
-    releases 0 (the Gini is 0 for every data set of that size, public: nothing to protect)."""
-    from .. import release_noise
-
+    """Per cell: :meth:`dpcore.gini.GiniMechanism.draw` (module docstring); a cell with n <= 1 releases 0 (the Gini
+    is 0 for every data set of that size, public: nothing to protect)."""
     by = list(spec.by)
-    cal = gini_calibration(spec, m)
-    inputs = engine.gini_inputs(by, spec.lower, spec.upper, cal.beta)
-    draw_cell, info = (_laplace_gini_noise if spec.noise == "laplace" else _cauchy_gini_noise)(spec, m, cal, rng)
+    mech = gini_mechanism(spec, m)
+    inputs = engine.gini_inputs(by, spec.lower, spec.upper, mech.beta)
     table = inputs[by].copy() if by else pd.DataFrame(index=range(len(inputs)))
     table["n"] = inputs["n"].to_numpy(dtype=np.int64)
     values = []
-    measurement = None
-    for g, s in zip(inputs["confidential_gini"].to_numpy(float), inputs["confidential_smooth_sensitivity"].to_numpy(float)):
-        if s <= 0:
-            values.append(0.0)
-            continue
-        value, name = draw_cell(float(g), float(s) / cal.alpha)
-        measurement = measurement or name
-        values.append(release_noise.publish_gini(value))  # [0, 1] on the 1e-6 grid: post-processing
+    measurement = privacy_map = None
+    for g, s in zip(inputs["confidential_gini"].to_numpy(float),
+                    inputs["confidential_smooth_sensitivity"].to_numpy(float), strict=True):
+        draw = mech.draw(float(g), float(s), rng=rng)
+        if s > 0:
+            measurement, privacy_map = measurement or draw.measurement, privacy_map or draw.privacy_map
+        values.append(draw.value)
     table["gini"] = np.array(values, dtype=float)
-    return table, {**info, "measurement": measurement}
-
-
-def _gini_output_fields() -> dict:
-    """What every released Gini value went through after the noise (the record says it as data)."""
-    from .. import release_noise
-
-    return {"output_grid": release_noise.GINI_GRID, "output_window": list(release_noise.GINI_WINDOW),
-            "output_rule": "dpcore.release_noise.publish_gini: clamp to [0, 1], round to the grid (post-processing)"}
-
-
-def _cauchy_gini_noise(spec: StatisticSpec, m: int, cal, rng):
-    """(draw a cell, info) for the generalized Cauchy: the certified sampler snaps to the grid itself."""
-    from .. import release_noise
-
-    eps_cell = spec.epsilon / m
-
-    def draw_cell(gini_value: float, confidential_scale: float) -> tuple[float, str]:
-        draw = release_noise.release_generalized_cauchy(gini_value, scale=confidential_scale, gamma=spec.gamma,
-                                                        grid=GINI_GRID, rng=rng, epsilon=eps_cell)
-        return float(draw.values[0]), draw.measurement
-
-    info = {"noise": (f"per cell: Gini + (S_beta(X)/alpha) Z, Z ~ GeneralizedCauchy({spec.gamma:g}), "
-                      f"calibration {spec.calibration!r} at epsilon/m = {eps_cell!r}: alpha = {cal.alpha!r}, "
-                      f"beta = {cal.beta!r}; S_beta(X) and the noise scale depend on the data and are not "
-                      f"published; the sampler snaps to the grid {GINI_GRID!r} inside its default window of "
-                      f"+-2^52 grid cells (delta per cell from its 2^53 cell boundaries), then every released "
-                      f"value is clamped to [0, 1] on the same grid (post-processing); no floor on the noise "
-                      f"scale"),
-            "sampler_delta_per_cell": _gini_cell_delta(eps_cell, spec.gamma),  # (1 + e^{eps/m}) tau, public
-            **_gini_output_fields()}
-    return draw_cell, info
-
-
-def _laplace_gini_noise(spec: StatisticSpec, m: int, cal, rng):
-    """(draw a cell, info) for noise = "laplace": Z ~ Laplace(1) drawn by
-    :func:`dpcore.release_noise.release_real_values` (OpenDP's floating-point-safe Laplace; numpy in a
-    simulation) at the confidential scale, clamped to [0, 1] (post-processing). The sampler's description
-    would name its scale, which is confidential here: it is told to write
-    :data:`dpcore.smooth_noises.CONFIDENTIAL_SCALE_LABEL` instead."""
-    from .. import release_noise, smooth_noises
-
-    def draw_cell(gini_value: float, confidential_scale: float) -> tuple[float, str]:
-        draw = release_noise.release_real_values([gini_value], scale=confidential_scale, rng=rng,
-                                                 confidential_scale_label=smooth_noises.CONFIDENTIAL_SCALE_LABEL)
-        return float(draw.values[0]), draw.measurement
-
-    info = {"noise": (f"per cell: Gini + (S_beta(X)/alpha) Z, Z ~ Laplace(1) (smooth sensitivity, Nissim, "
-                      f"Raskhodnikova & Smith 2007, (epsilon, delta)-DP), calibration {spec.calibration!r} at "
-                      f"epsilon/m = {spec.epsilon / m!r}, delta per cell = {cal.delta!r}: alpha = {cal.alpha!r}, "
-                      f"beta = {cal.beta!r}, certified delta {cal.certificate!r}; the statistic costs (epsilon, "
-                      f"delta) = ({spec.epsilon!r}, {spec.delta!r}) (group privacy over m = {m} rows); "
-                      f"S_beta(X) and the noise scale depend on the data and are not published; released values "
-                      f"clamped to [0, 1] and rounded to the grid {GINI_GRID!r} (post-processing); no floor on "
-                      f"the noise scale"),
-            "privacy_statement_per_cell": cal.statement(), **_gini_output_fields()}
-    return draw_cell, info
+    info = {**mech.record(),
+            "noise": (f"per cell: Gini + (S_beta(X)/alpha) Z by dpcore.gini.GiniMechanism (noise {spec.noise!r}, "
+                      f"epsilon/m = {mech.epsilon_cell!r} per cell; group privacy over m = {m} rows); S_beta(X) and "
+                      "the noise scale depend on the data and are not published"),
+            "measurement": measurement, "privacy_map": privacy_map}
+    return table, info
 
 
 def _relative_risk(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
-    from .. import release_noise
+    """Both case counts of every cell through :class:`dpcore.ratio.RelativeRiskMechanism` (module docstring)."""
+    from ..ratio import RelativeRiskMechanism
 
     by = list(spec.by)
     counts = engine.outcomes(by, spec.group, spec.exposed, spec.reference, spec.outcome, spec.outcome_below)
@@ -391,20 +291,13 @@ def _relative_risk(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFra
     nx = counts["n_exposed"].to_numpy(dtype=np.int64)
     ny = counts["n_reference"].to_numpy(dtype=np.int64)
     table["n_exposed"], table["n_reference"] = nx, ny
-    info: dict[str, Any] = {"noise": f"discrete Laplace, scale 2m/epsilon = {2 * m / spec.epsilon!r} on both outcome "
-                                     "counts of every cell (epsilon/2 per count, Claim 3.1)"}
-    if len(counts):
-        raw = np.concatenate([counts["cases_exposed"].to_numpy(np.int64), counts["cases_reference"].to_numpy(np.int64)])
-        draw = release_noise.release_integer_counts(raw, scale=2.0 * m / spec.epsilon, rng=rng, sensitivity=2 * m)
-        noisy = np.asarray(draw.values, dtype=np.int64)
-        x, y = noisy[: len(counts)], noisy[len(counts):]
-        info.update(measurement=draw.measurement, privacy_map=draw.privacy_map, map_epsilon=draw.epsilon)
-    else:
-        x = y = np.zeros(0, dtype=np.int64)
-    table["cases_exposed"], table["cases_reference"] = x, y
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rr = (x / np.maximum(nx, 1)) / (np.maximum(y, 1) / np.maximum(ny, 1))
-    table["relative_risk"] = np.where((nx > 0) & (ny > 0), rr, np.nan)
+    mech = RelativeRiskMechanism(spec.epsilon, rows_per_person=m)
+    d = mech.draw(counts["cases_exposed"].to_numpy(np.int64), counts["cases_reference"].to_numpy(np.int64), nx, ny,
+                  rng=rng)
+    info: dict[str, Any] = {**mech.record(), "measurement": d.measurement, "privacy_map": d.privacy_map,
+                            "map_epsilon": d.map_epsilon}
+    table["cases_exposed"], table["cases_reference"] = d.cases_exposed, d.cases_reference
+    table["relative_risk"] = d.relative_risk
     return table, info
 
 
@@ -1243,8 +1136,7 @@ class _FrozenEngine:
         elif spec.kind == "mean":
             self.frames["sums"] = engine.sums(by, spec.lower, spec.upper)
         elif spec.kind == "gini":
-            cal = gini_calibration(spec, m)
-            self.frames["gini_inputs"] = engine.gini_inputs(by, spec.lower, spec.upper, cal.beta)
+            self.frames["gini_inputs"] = engine.gini_inputs(by, spec.lower, spec.upper, gini_mechanism(spec, m).beta)
         else:
             self.frames["outcomes"] = engine.outcomes(by, spec.group, spec.exposed, spec.reference, spec.outcome,
                                                       spec.outcome_below)

@@ -14,7 +14,7 @@ import os
 from typing import Any, Iterator
 
 from ..validation import DPInputError
-from . import MAX_CSV_ROW_BYTES, Progress, Source, csv_layout, first_line, shown, stage_postgres
+from .base import MAX_CSV_ROW_BYTES, Progress, Source, csv_layout, first_line, shown, stage_postgres
 
 CHUNK_ROWS = 65_536
 

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from ..validation import DPInputError
-from . import (MAX_CSV_ROW_BYTES, Engine, EngineSpec, Progress, Source, bin_index, bounding_key, cents,
+from ..stratified import clipped_cents
+from .base import (MAX_CSV_ROW_BYTES, Engine, EngineSpec, Progress, Source, bin_index, bounding_key,
                csv_fields_error, csv_not_utf8_error, csv_row_too_long_error, first_line, gini_cell,
                income_not_numeric, missing_income_refused, negative_income_refused, outcome_flag, shown, sort_cells, stage_postgres)
 from .sql import KEY_CLAMP
@@ -274,7 +275,7 @@ class PandasEngine(Engine):
                     smallest_bad = bad
             text = {c: _arrow_to_text(batch.column(batch.schema.get_field_index(c))) for c in others}
             yield x, text
-        from . import csv_delimiter, decide_income_format
+        from .base import csv_delimiter, decide_income_format
 
         delimiter = csv_delimiter(self.source)
         # the app's number rule (thousands or decimal commas, or refused) when a plain parse failed, and always in
@@ -289,7 +290,7 @@ class PandasEngine(Engine):
     def _income_shapes(self) -> dict[str, str]:
         """(shape -> smallest text) of the non-blank text incomes (:func:`dpcore.engines.income_shape`), one more
         pass over the income column, made only when a plain parse failed."""
-        from . import income_shape
+        from .base import income_shape
 
         shapes: dict[str, str] = {}
         batches = self._csv_batches() if self.source.kind == "csv" else self._arrow_batches()
@@ -449,7 +450,7 @@ class PandasEngine(Engine):
         for chunk in self._row_chunks(["__x", *by]):
             ids = cells.ids(chunk)
             n = _add(n, np.bincount(ids, minlength=len(cells)))
-            total = _add(total, _int_sums(ids, cents(_income_or_lower(chunk["__x"], lower), lower, upper), len(cells)))
+            total = _add(total, _int_sums(ids, clipped_cents(_income_or_lower(chunk["__x"], lower), lower, upper), len(cells)))
         rows = [(*cells.label(k), int(n[k]), int(total[k])) for k in range(len(cells))]
         if not by and not rows:
             rows.append((0, 0))

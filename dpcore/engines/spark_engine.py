@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..validation import DPInputError
-from . import (Engine, EngineSpec, Progress, Source, csv_fields_error, first_line, gini_cell, income_not_numeric,
+from .base import (Engine, EngineSpec, Progress, Source, csv_fields_error, first_line, gini_cell, income_not_numeric,
                missing_income_refused, negative_income_refused, sort_cells, stage_postgres)
 from . import sql as sqlmod
 
@@ -67,7 +67,7 @@ _first_line = first_line
 
 def _gini_udf(by: list[str], lower: float, upper: float, beta: float):
     def per_cell(pdf: pd.DataFrame) -> pd.DataFrame:
-        from dpcore.engines import gini_cell as cell_fn  # imported in the executor
+        from dpcore.engines.base import gini_cell as cell_fn  # imported in the executor
 
         xs = np.sort(pdf["__c"].to_numpy(dtype=float))
         n, g, s = cell_fn(xs, lower=lower, upper=upper, beta=beta)
@@ -185,7 +185,7 @@ class SparkEngine(Engine):
         df.createOrReplaceTempView("dp_src")
         if kinds[spec.income] != "number":
             bad = self._collect(sqlmod.nonnumeric_probe(d, spec.income))
-            from . import csv_delimiter, decide_income_format
+            from .base import csv_delimiter, decide_income_format
 
             delimiter = csv_delimiter(self.source)
             # the app's number rule when a plain parse fails, and always in a ';' file (as the DuckDB engine)
@@ -223,7 +223,7 @@ class SparkEngine(Engine):
         from pyspark.sql import types as T
 
         from ..record_fingerprint import RecordFingerprint
-        from . import csv_layout
+        from .base import csv_layout
         from .fingerprint import source_record_fingerprint
 
         s = self.source

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from . import FALSE_WORDS, TRUE_WORDS, EngineSpec
+from .base import FALSE_WORDS, TRUE_WORDS, EngineSpec
 
 #: clamp of the income inside the bounding key (so that cents fit a BIGINT)
 KEY_CLAMP = 1e15

@@ -401,27 +401,6 @@ def ratio_answer(*, epsilon: float, p_x: float, p_y: float, n_x: int, n_y: int,
                                      max_epsilon=max_epsilon))
 
 
-def percentile_cell_answer(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
-                           epsilon: float = 1.0, relation: str = "replace", target_error: float = 2_000.0,
-                           confidence: float = defaults.ANSWER_CONFIDENCE, n_sims: int = 2000, seed: int = 0,
-                           max_epsilon: float | None = None) -> tuple[StatisticAnswer, EpsilonRecommendation]:
-    """The percentiles page's answer for its one cell (the cell ``cell_view`` uses: same ``source``,
-    ``n``, ``cell_number``): the median released by the PSEO noisy histogram over the 21 PSEO bins
-    (Foote et al. 2019, eq. 4.2; the planner's percentiles statistic, Monte Carlo with ``n_sims``
-    draws, seed ``seed``), the error sentence at ``epsilon`` in dollars and the ε for ±``target_error``
-    dollars (up to ``max_epsilon``, the page's largest ε). Neighbouring: replace one person within the cell
-    (or ``relation="add_remove"``)."""
-    from .percentiles import cell_answer_at_epsilon, cell_answer_statistic
-
-    # one construction (and one set of argument checks) with the page's per-cell statistic
-    stat = cell_answer_statistic(values, source=source, n=n, cell_number=cell_number, relation=relation,
-                                 n_sims=n_sims, seed=seed)
-    return (cell_answer_at_epsilon(stat, epsilon=epsilon),
-            statistic_recommendation(stat, target_error=target_error, confidence=confidence,
-                                     noun="median of this cell", unit_format="${:,.0f}", truth_noun="median",
-                                     max_epsilon=max_epsilon))
-
-
 def group_means_answer(values: Any, groups: Any, *, epsilon: float, clip: Sequence[float],
                        target_error: float = DEFAULT_GROUP_MEANS_TARGET, confidence: float = defaults.ANSWER_CONFIDENCE,
                        max_epsilon: float | None = None) -> tuple[StatisticAnswer, EpsilonRecommendation]:

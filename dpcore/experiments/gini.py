@@ -727,8 +727,10 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
         raise DPInputError(f"the upper bound U = {upper:,.6g} must be above the lower bound L = {lower:,.6g}")
     n_negative = int((x < 0).sum())
     xs, n_below, n_above = gini_mechanism.clip_incomes(x, lower=lower, upper=upper, clip_negative=True)
-    cal = smooth_noises.smooth_calibration(noise, epsilon, delta=delta, gamma=gamma, mode=calibration)
-    law = smooth_noises.noise_distribution(cal)
+    mech = gini_mechanism.GiniMechanism(epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration,
+                                        delta=delta)
+    cal = mech.smooth_calibration
+    law = mech.noise_law()
     true_g = gini_mechanism.gini(xs)
     fast = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=cal.beta, method="fast")
     # The exact curve for the chart, over the same k range as the fast one. Forcing k = 0..k_max
@@ -745,7 +747,7 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
         ss = fast
     else:
         ss = exact if exact is not None else profile.smooth_sensitivity(cal.beta)
-    scale = ss.value / cal.alpha
+    scale = mech.noise_scale(ss.value)
     summary = _law_summary(scale, gamma, law, noise)
     errors = tuple(summary[c] for c in _COLS)
     lap_scale = ss.global_sensitivity / epsilon
@@ -764,9 +766,9 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     extra: dict[str, Any] = {}
     if not saturated:
         sim_rng = np.random.default_rng(seed + SEED_OFFSET_RELEASES)
-        releases = true_g + scale * law.rvs(N_SIMULATED_RELEASES, sim_rng)
+        releases = mech.simulate(true_g, scale, N_SIMULATED_RELEASES, sim_rng)
         laplace_releases = true_g + sim_rng.laplace(0.0, lap_scale, N_SIMULATED_RELEASES)
-        one = float(true_g + scale * law.rvs(1, np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE))[0])
+        one = mech.draw(true_g, ss.value, rng=np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE)).noisy_value
         from ..posterior import gini_posterior
 
         post = gini_posterior(one, noise_scale=scale, gamma=gamma, prior=prior,

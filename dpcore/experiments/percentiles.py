@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from .. import noise
+from .. import defaults, noise
+from . import answers as answer_experiments
 from .. import percentiles as percentile_mechanisms
 from ..percentiles import (PSEO_LOWER, PSEO_TOP, _check_q, _check_relation, _smooth_from_profile, bin_edges,
                            cell_bin_counts, percentile_rank, relative_accuracy, simulate_histogram_percentiles)
@@ -40,7 +41,7 @@ from ..validation import DPInputError, as_finite_array, as_generator, check_epsi
 __all__ = ["AGG_LEVELS", "PSEO_FILE", "load_pseo_cells", "pseo_cells", "synthesize_cell_earnings", "synthesize_cells",
            "CELL_SIZE_BREAKS", "CELL_SIZE_LABELS", "size_category", "CellPanel", "make_cell_panel",
            "simulate_accuracy", "CellView", "cell_view", "CellCurvesView", "cell_curves_view", "ManyCellsView", "many_cells_view", "FiguresView",
-           "figures_view"]
+           "figures_view", "percentile_cell_answer"]
 
 #: The real PSEO table (Census, public domain): ../shared/data or the copy bundled in dpcore/examples.
 PSEO_FILE = "pseo_earnings_co_tx.csv.gz"
@@ -528,7 +529,7 @@ def cell_curves_view(values: Any = None, *, source: str = "synthetic", n: int = 
 
 def cell_answer_statistic(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
                           relation: str = "replace", n_sims: int = 2000, seed: int = 0):
-    """The planner statistic of :func:`dpcore.experiments.answers.percentile_cell_answer` (the same
+    """The planner statistic of :func:`percentile_cell_answer` (the same
     construction): the median of the cell that :func:`cell_view` uses, released by the PSEO noisy
     histogram (Foote et al. 2019, eq. 4.2), Monte Carlo with ``n_sims`` common random draws from
     ``seed``. It does not depend on epsilon: the page builds it once per cell.
@@ -545,11 +546,9 @@ def cell_answer_statistic(values: Any = None, *, source: str = "synthetic", n: i
 
 
 def cell_answer_at_epsilon(statistic: Any, *, epsilon: float):
-    """The sentence half of :func:`dpcore.experiments.answers.percentile_cell_answer` for a statistic from
+    """The sentence half of :func:`percentile_cell_answer` for a statistic from
     :func:`cell_answer_statistic` (the same numbers and sentence), without its epsilon recommendation,
     which does not depend on ``epsilon`` (the page computes that once per target, this per epsilon)."""
-    from . import answers as answer_experiments
-
     return answer_experiments.statistic_answer(statistic, epsilon=epsilon, noun="median of this cell",
                                                unit_format="${:,.0f}", truth_noun="median")
 
@@ -652,3 +651,22 @@ def figures_view(*, n_cells: int = 300, n_draws: int = 20, rival_split: int = 3,
     params = dict(n_cells=panel.n_cells, n_draws=int(n_draws), rival_split=int(rival_split),
                   figure3_epsilon=figure3_epsilon, relation=relation, seed=seed)
     return FiguresView(params, figure1, figure2, figure3, rivals)
+
+
+def percentile_cell_answer(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
+                           epsilon: float = 1.0, relation: str = "replace", target_error: float = 2_000.0,
+                           confidence: float = defaults.ANSWER_CONFIDENCE, n_sims: int = 2000, seed: int = 0,
+                           max_epsilon: float | None = None) -> tuple[Any, Any]:
+    """The percentiles page's answer for its one cell (the cell ``cell_view`` uses: same ``source``,
+    ``n``, ``cell_number``): the median released by the PSEO noisy histogram over the 21 PSEO bins
+    (Foote et al. 2019, eq. 4.2; the planner's percentiles statistic, Monte Carlo with ``n_sims``
+    draws, seed ``seed``), the error sentence at ``epsilon`` in dollars and the ε for ±``target_error``
+    dollars (up to ``max_epsilon``, the page's largest ε). Neighbouring: replace one person within the cell
+    (or ``relation="add_remove"``)."""
+    # one construction (and one set of argument checks) with the page's per-cell statistic
+    stat = cell_answer_statistic(values, source=source, n=n, cell_number=cell_number, relation=relation,
+                                 n_sims=n_sims, seed=seed)
+    return (cell_answer_at_epsilon(stat, epsilon=epsilon),
+            answer_experiments.statistic_recommendation(stat, target_error=target_error, confidence=confidence,
+                                     noun="median of this cell", unit_format="${:,.0f}", truth_noun="median",
+                                     max_epsilon=max_epsilon))

@@ -1,0 +1,706 @@
+"""The engines' shared parts: sources, progress, the CSV checks, the aggregate helpers and the Engine base class
+(the package docstring of :mod:`dpcore.engines` describes them)."""
+from __future__ import annotations
+
+import glob as _glob
+import hashlib
+import os
+import re
+import sys
+import tempfile
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..validation import DPInputError
+
+__all__ = [
+    "ENGINES",
+    "Source",
+    "parse_source",
+    "Engine",
+    "Progress",
+    "gini_cell",
+    "bounding_key",
+    "bin_index",
+    "outcome_flag",
+    "sort_cells",
+    "shown",
+    "first_line",
+    "CsvLayout",
+    "csv_layout",
+    "column_kind_refusal",
+    "income_not_numeric",
+    "missing_income_refused",
+    "negative_income_refused",
+    "INCOME_FORMATS",
+    "income_shape",
+    "decide_income_format",
+    "csv_delimiter",
+    "MAX_CSV_HEADER_BYTES",
+    "MAX_CSV_COLUMNS",
+    "MAX_CSV_ROW_BYTES",
+]
+
+ENGINES = ("duckdb", "spark", "pandas")
+TRUE_WORDS = ("1", "1.0", "true", "t", "yes")
+FALSE_WORDS = ("0", "0.0", "false", "f", "no")
+
+
+# ---------------------------------------------------------------------------------------------
+# One-line messages: what is quoted from the data is cut, so a 50 MB header or cell never fills a message
+# ---------------------------------------------------------------------------------------------
+
+#: characters of a value quoted from the data (a cell, a column name, a label) in a message
+MAX_SHOWN_CHARS = 60
+#: characters of a message taken from an engine's own error (its first line)
+MAX_ENGINE_MESSAGE_CHARS = 300
+
+
+def shown(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters with the full length said."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    length = len(value) if isinstance(value, (str, bytes)) else len(text)
+    return f"{text[:limit]}... ({length:,} characters)"
+
+
+def first_line(exc: BaseException, limit: int = MAX_ENGINE_MESSAGE_CHARS) -> str:
+    """The first non-empty line of an engine's error, cut to ``limit`` characters (DuckDB and Spark quote
+    the offending line or header in their messages; the cut keeps the message one short line)."""
+    text = str(exc).strip()
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "") or type(exc).__name__
+    return line if len(line) <= limit else f"{line[:limit]}... (cut; {len(line):,} characters)"
+
+
+def missing_income_refused(column: str, count: int) -> DPInputError:
+    """The one message for a plan with ``missing_income = "refuse"`` on data with a missing or non-finite
+    income (seen only by whoever runs the release on the confidential data; nothing is charged)."""
+    return DPInputError(f"the income column {column!r} has {count:,} missing or non-finite value(s) and the plan "
+                        "says missing_income = 'refuse': fill or remove them, or use missing_income = 'lower' "
+                        "(kept in n at the public lower bound); nothing was charged")
+
+
+def negative_income_refused(column: str, count: int) -> DPInputError:
+    """The one message for a plan without a negative-income rule (``negative_incomes = "refuse"``, the
+    default) on data with a negative income: never clipped silently (the app asks the same question);
+    seen only by whoever runs the release on the confidential data; nothing is charged."""
+    return DPInputError(f"the income column {column!r} has {count:,} negative value(s) and the plan says "
+                        "negative_incomes = 'refuse' (the default): set negative_incomes = 'clip' (to the lower "
+                        "bound) or 'drop' (counted as a missing income), as the app asks; nothing was charged")
+
+
+#: how a text income writes its numbers, the app's rule (dpcore.data.detect_number_format): "plain" (a decimal
+#: point), "thousands_comma" (45,527 / 1,234.56: the commas are dropped), "decimal_comma" (1.234,56 / 45,5: dots
+#: dropped, the comma read as the point). The engines consult the rule only when a plain parse fails.
+INCOME_FORMATS = ("plain", "thousands_comma", "decimal_comma")
+
+
+def income_shape(text: str) -> str:
+    """The app's cell shape of one stripped text (dpcore.data's patterns: int, comma3, dot3, us, eu, point; the
+    first that fits), "castable" for other texts a plain parse reads (nan, inf) and "bad" for the rest."""
+    import re
+
+    from ..data import _NUMBER_PATTERNS
+
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    for name, pattern in _NUMBER_PATTERNS:
+        if re.fullmatch(pattern, text):
+            return name
+    try:
+        float(text)
+        return "castable"
+    except ValueError:
+        return "castable" if text.lower() in ("nan", "+nan", "-nan") else "bad"
+
+
+def decide_income_format(column: str, shapes: dict[str, str], delimiter: str | None) -> str:
+    """The format of a text income from its shapes (shape -> one example text, every non-blank cell
+    classified), by the app's own decision (:func:`dpcore.data.detect_number_format`, which depends only on
+    the shapes found and the CSV delimiter). A cell that fits no number shape is refused, naming the smallest
+    such text; ambiguous or mixed conventions are refused with the app's message, never guessed."""
+    from ..data import detect_number_format
+
+    if not isinstance(column, str):
+        raise TypeError(f"column must be a column name (str), got {type(column).__name__}")
+    if not isinstance(shapes, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in shapes.items()):
+        raise TypeError("shapes must be a dict of shape name -> example text (str -> str)")
+    if delimiter is not None and delimiter not in CSV_DELIMITERS:
+        raise DPInputError(f"delimiter must be None or one of {CSV_DELIMITERS!r}, got {shown(delimiter)}")
+    if "bad" in shapes:  # a text no format reads: named (the smallest, as every engine sees it)
+        raise income_not_numeric(column, shapes["bad"])
+    fmt = detect_number_format([t for s, t in shapes.items() if s != "castable"], delimiter=delimiter)
+    if fmt.style in ("thousands_comma", "decimal_comma"):
+        return fmt.style
+    if fmt.style in ("ambiguous", "mixed"):
+        raise DPInputError(fmt.explain(column).replace("upload the file again", "run the release again"))
+    return "plain"
+
+
+def csv_delimiter(source: Any) -> str | None:
+    """The field delimiter of a CSV source (its first file's header, :func:`csv_layout`), None for the others:
+    the app's number rule reads "45,527" as a thousand only in a comma-separated file."""
+    if getattr(source, "kind", None) != "csv" or not getattr(source, "paths", ()):
+        return None
+    return csv_layout(source.paths[0]).delimiter
+
+
+def income_not_numeric(column: str, smallest_bad: Any) -> DPInputError:
+    """The one message for a text income that does not parse as a number. Every engine quotes the
+    *smallest* such text (code-point order, the same in Python, DuckDB and Spark), so the engines name the
+    same value whatever order they scan the rows in."""
+    return DPInputError(f"the income column {column!r} is not numeric: found {shown(str(smallest_bad))}")
+
+
+#: generic names of column types, the same words in every engine's messages
+NESTED_KINDS = ("struct", "list", "map", "union")
+
+
+def column_kind_refusal(column: str, kind: str, *, income: bool) -> DPInputError | None:
+    """One rule for column types, whatever the engine (``kind`` is the engine's type in generic words:
+    "number", "text", "boolean", "date/time", "binary", "null", "struct", "list", "map", "union", "other").
+
+    * nested values (struct, list, map, union) are refused in every column a plan reads: their text form
+      differs between engines, so the same file would give different cells;
+    * the income must be a number or text (text is parsed as a number): booleans are refused (DuckDB and
+      Spark cast them to 0/1, pandas did not: a true/false column is not an amount), and so are dates,
+      times and binary values.
+    Returns the error to raise, or None when the column is accepted."""
+    if kind in NESTED_KINDS:
+        return DPInputError(f"the column {column!r} holds nested values (a {kind}); the income, by, group, outcome "
+                            "and privacy-unit columns must hold text or numbers (flatten the column first)")
+    if income and kind == "boolean":
+        return DPInputError(f"the income column {column!r} holds true/false values, not amounts: booleans are "
+                            "refused as incomes (convert them to numbers first if they are meant as 0/1)")
+    if income and kind not in ("number", "text", "null"):
+        return DPInputError(f"the income column {column!r} holds {kind} values, not amounts")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV files: one reading of the header for every engine
+# ---------------------------------------------------------------------------------------------
+
+#: bytes of a CSV header line; a longer "header" (a file with no line breaks, a 50 MB first line) is refused
+#: before any engine parses it
+MAX_CSV_HEADER_BYTES = 1 << 20
+#: columns of a CSV file; every engine reads only the columns the plan needs, so a wide file is fast (a
+#: 10,000-column file: DuckDB 0.2 s instead of 8.5 s with its type sniffer), but beyond this it is refused
+MAX_CSV_COLUMNS = 50_000
+#: delimiters recognised in the header line (the most frequent one outside quotes wins; none -> ",")
+CSV_DELIMITERS = (",", ";", "\t", "|")
+
+
+#: bytes of one CSV row that every engine reads. The pandas engine parses blocks of this size (Arrow's
+#: reader: a row may straddle one block boundary, not two; it reads a bounded number of blocks ahead,
+#: ~90 MB with 4 MiB blocks, whatever the file size), DuckDB is given twice this as its
+#: ``max_line_size``: a row up to this size is read by every engine, a row over twice this size is
+#: refused by every engine with the same message (in between, Arrow's refusal depends on where the
+#: row falls in its blocks)
+MAX_CSV_ROW_BYTES = 4 << 20
+
+
+def csv_fields_error(path: str, columns: int) -> DPInputError:
+    """A row whose fields do not match the header (every engine reads CSV strictly: a row with an unquoted
+    delimiter inside a value, e.g. ``1,234``, would otherwise shift every later field of the row)."""
+    return DPInputError(f"the CSV file {shown(os.path.basename(path))} has a row whose fields do not match its "
+                        f"header's {columns:,} columns (a missing or extra field, a delimiter inside an unquoted "
+                        "value, or an unclosed quote)")
+
+
+def csv_row_too_long_error(path: str) -> DPInputError:
+    return DPInputError(f"the CSV file {shown(os.path.basename(path))} has a row longer than the "
+                        f"{MAX_CSV_ROW_BYTES:,} bytes read in one piece")
+
+
+def csv_not_utf8_error(path: str) -> DPInputError:
+    return DPInputError(f"the CSV file {shown(os.path.basename(path))} is not UTF-8 text")
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """A CSV file as every engine reads it: the header's column names (BOM and line end removed), the
+    delimiter (taken from the header), and whether the file has rows after the header."""
+
+    path: str
+    columns: tuple[str, ...]
+    delimiter: str
+
+    def read_names(self, needed: Sequence[str]) -> list[str]:
+        """The names every engine gives the columns: the needed ones keep theirs, the others get
+        placeholders (duplicate or empty names elsewhere in the header do not matter)."""
+        keep = set(needed)
+        return [c if c in keep else f"__dpcore_unread_{i}" for i, c in enumerate(self.columns)]
+
+
+def _open_csv_bytes(path: str):
+    """The file's bytes, decompressed (.gz, .zst, .bz2) by Arrow as the engines do; None when this Arrow
+    build lacks the codec (the engines then read the header themselves)."""
+    if path.lower().endswith((".gz", ".zst", ".bz2")):
+        import pyarrow as pa
+
+        try:
+            return pa.input_stream(path, compression="detect")
+        except (pa.ArrowNotImplementedError, ValueError):
+            return None
+    return open(path, "rb")
+
+
+def _count_outside_quotes(line: str, char: str) -> int:
+    count, quoted = 0, False
+    for c in line:
+        if c == '"':
+            quoted = not quoted
+        elif c == char and not quoted:
+            count += 1
+    return count
+
+
+def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
+    """Read the header line of ``path`` (at most :data:`MAX_CSV_HEADER_BYTES`), find the delimiter and the
+    column names; refuse an empty file, an overlong header, too many columns, a header that is not UTF-8,
+    and a needed column that appears twice (engines rename duplicates differently)."""
+    import csv
+    import io
+
+    name = shown(os.path.basename(path))
+    try:
+        handle = _open_csv_bytes(path)
+        if handle is None:  # a codec this Arrow build lacks: the engines read it, the header is not checked
+            return CsvLayout(path, (), ",")
+        with handle:
+            buf = bytearray()
+            while b"\n" not in buf and len(buf) <= MAX_CSV_HEADER_BYTES:
+                block = handle.read(64 * 1024)
+                if not block:
+                    break
+                buf += block
+    except OSError as exc:
+        raise DPInputError(f"cannot read the CSV file {name}: {first_line(exc)}") from None
+    end = buf.find(b"\n")
+    if end < 0 and len(buf) > MAX_CSV_HEADER_BYTES or end > MAX_CSV_HEADER_BYTES:
+        raise DPInputError(f"the CSV file {name} has a header line longer than {MAX_CSV_HEADER_BYTES:,} bytes "
+                           f"(at most {MAX_CSV_COLUMNS:,} columns are read): is it a CSV file with a header?")
+    line_bytes = bytes(buf if end < 0 else buf[:end])
+    if line_bytes.startswith(b"\xef\xbb\xbf"):
+        line_bytes = line_bytes[3:]
+    line_bytes = line_bytes.rstrip(b"\r")
+    if not line_bytes.strip():
+        raise DPInputError(f"the CSV file {name} is empty: it has no header line (the first line names the columns)")
+    try:
+        line = line_bytes.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DPInputError(f"the header of the CSV file {name} is not UTF-8 text") from None
+    counts = {d: _count_outside_quotes(line, d) for d in CSV_DELIMITERS}
+    delimiter = max(CSV_DELIMITERS, key=lambda d: counts[d]) if any(counts.values()) else ","
+    columns = tuple(next(csv.reader(io.StringIO(line), delimiter=delimiter)))
+    if len(columns) > MAX_CSV_COLUMNS:
+        raise DPInputError(f"the CSV file {name} has {len(columns):,} columns; at most {MAX_CSV_COLUMNS:,} are read "
+                           "(keep the columns the plan needs)")
+    for col in dict.fromkeys(needed):
+        times = columns.count(col)
+        if times > 1:
+            raise DPInputError(f"the column {col!r} appears {times} times in the header of the CSV file {name}")
+    return CsvLayout(path, columns, delimiter)
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress on stderr
+# ---------------------------------------------------------------------------------------------
+
+class Progress:
+    """One line per step on stderr ("[engine] step ... done in 1.2 s"); ``quiet`` silences it."""
+
+    def __init__(self, quiet: bool = False, stream: Any = None) -> None:
+        self.quiet = quiet
+        self.stream = stream if stream is not None else sys.stderr
+        self._t0 = time.perf_counter()
+
+    def say(self, message: str) -> None:
+        if not self.quiet:
+            print(f"[{time.perf_counter() - self._t0:7.1f} s] {message}", file=self.stream, flush=True)
+
+    def step(self, message: str) -> "_Step":
+        return _Step(self, message)
+
+
+class _Step:
+    def __init__(self, progress: Progress, message: str) -> None:
+        self.progress, self.message = progress, message
+
+    def __enter__(self) -> "_Step":
+        self.t = time.perf_counter()
+        self.cpu = time.process_time()
+        self.progress.say(f"{self.message} ...")
+        return self
+
+    def tick(self, done: int, total: int | None = None, what: str = "") -> None:
+        """A progress bar line for long loops (at most every 2 s)."""
+        now = time.perf_counter()
+        if now - getattr(self, "_last", 0.0) < 2.0:
+            return
+        self._last = now
+        if total:
+            width = 30
+            filled = int(width * done / total)
+            self.progress.say(f"  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {what}")
+        else:
+            self.progress.say(f"  {done} {what}")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.progress.say(f"{self.message}: done in {time.perf_counter() - self.t:.1f} s "
+                              f"(CPU {time.process_time() - self.cpu:.1f} s)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sources
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Source:
+    """Where the data are. ``kind``: csv | parquet | duckdb | postgresql. ``location``: the path, glob or
+    URL; ``query``: the SQL query (database sources). ``paths``: the files (csv/parquet)."""
+
+    kind: str
+    location: str
+    query: str | None = None
+    paths: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """A description for the record (a database URL without its password)."""
+        if self.kind == "postgresql":
+            parts = urllib.parse.urlsplit(self.location)
+            netloc = parts.hostname or ""
+            if parts.port:
+                netloc += f":{parts.port}"
+            if parts.username:
+                netloc = f"{parts.username}@{netloc}"
+            loc = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+            return f"postgresql query on {loc}: {self.query}"
+        if self.kind == "duckdb":
+            return f"duckdb query on {self.location}: {self.query}"
+        return f"{self.kind} {self.location}"
+
+
+_CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt", ".csv.zst")
+
+
+def parse_source(data: str, query: str | None = None) -> Source:
+    """Interpret ``--data`` (and ``--query``); raise :class:`DPInputError` with what is accepted."""
+    if not isinstance(data, str) or not data.strip():
+        raise DPInputError("--data is required: a CSV or Parquet file, a directory or glob of Parquet files, "
+                           "duckdb:///file.db?query=SELECT ..., or postgresql://... with --query")
+    data = data.strip()
+    if query is not None and not query.strip():
+        raise DPInputError("--query is empty")
+    lower = data.lower()
+    if lower.startswith("duckdb:"):
+        # SQLAlchemy's convention, as the ledger's sqlite URLs: duckdb:///relative.db, duckdb:////abs/path.db
+        if not data.startswith("duckdb:///"):
+            raise DPInputError("a DuckDB source is duckdb:///relative/path.db or duckdb:////absolute/path.db "
+                               "(with ?query=SELECT ... or --query)")
+        path, _, qs = data[len("duckdb:///"):].partition("?")
+        path = urllib.parse.unquote(path)
+        q = urllib.parse.parse_qs(qs).get("query", [None])[0] if qs else None
+        if q and query:
+            raise DPInputError("give the query either in the duckdb:// URL (?query=...) or with --query, not both")
+        q = q or query
+        if not q:
+            raise DPInputError("a duckdb:// source needs a query: duckdb:///file.db?query=SELECT ... or --query")
+        if not os.path.isfile(path):
+            raise DPInputError(f"no DuckDB database file at {path!r}")
+        return Source("duckdb", path, q)
+    if lower.startswith(("postgresql://", "postgres://")):
+        if not query:
+            raise DPInputError("a postgresql:// source needs --query \"SELECT ...\" (the rows to release from)")
+        return Source("postgresql", data, query)
+    if query:
+        raise DPInputError("--query applies to database sources only (duckdb:///file.db or postgresql://...)")
+    if lower.endswith(".duckdb") or lower.endswith(".db"):
+        raise DPInputError(f"{data!r} looks like a database: use duckdb:///{data}?query=SELECT ... (or --query)")
+    p = Path(data)
+    if p.is_dir():
+        files = sorted(str(f) for f in p.rglob("*.parquet"))
+        if not files:
+            raise DPInputError(f"the directory {data!r} holds no .parquet files")
+        return Source("parquet", str(p), None, tuple(files))
+    if any(ch in data for ch in "*?["):
+        files = sorted(_glob.glob(data, recursive=True))
+        if not files:
+            raise DPInputError(f"no file matches {data!r}")
+        if all(f.lower().endswith(".parquet") for f in files):
+            return Source("parquet", data, None, tuple(files))
+        if all(f.lower().endswith(_CSV_SUFFIXES) for f in files):
+            return Source("csv", data, None, tuple(files))
+        raise DPInputError(f"{data!r} matches files that are neither all Parquet nor all CSV")
+    if not p.is_file():
+        raise DPInputError(f"no such file or directory: {data!r}")
+    if lower.endswith(".parquet") or lower.endswith(".pq"):
+        return Source("parquet", str(p), None, (str(p),))
+    if lower.endswith(_CSV_SUFFIXES):
+        return Source("csv", str(p), None, (str(p),))
+    raise DPInputError(f"cannot tell the format of {data!r}: name it .csv, .csv.gz or .parquet")
+
+
+_PG_NUMERIC = {20: "int64", 21: "int64", 23: "int64", 700: "float64", 701: "float64", 1700: "float64", 16: "bool"}
+
+
+def stage_postgres(source: Source, directory: str, progress: Progress | None = None,
+                   batch_rows: int = 200_000) -> str:
+    """Stream a PostgreSQL query into ``directory``/stage.parquet (server-side cursor, batches); return the path."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover
+        raise DPInputError("PostgreSQL sources need the 'psycopg' package (pip install 'dpcore[postgres]')") from None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = os.path.join(directory, "stage.parquet")
+    writer = None
+    rows = 0
+    try:
+        with psycopg.connect(source.location, autocommit=False) as conn:
+            with conn.cursor(name="dpcore_release") as cur:
+                cur.itersize = batch_rows
+                try:
+                    cur.execute(source.query)
+                except psycopg.Error as exc:
+                    raise DPInputError(f"the PostgreSQL query failed: {first_line(exc)}") from None
+                while True:
+                    batch = cur.fetchmany(batch_rows)
+                    if writer is None:
+                        names = [d.name for d in cur.description]
+                        types = [_PG_NUMERIC.get(d.type_code, "string") for d in cur.description]
+                        arrow_types = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
+                                       "string": pa.string()}
+                        schema = pa.schema([(n, arrow_types[t]) for n, t in zip(names, types)])
+                        writer = pq.ParquetWriter(out, schema)
+                    if not batch:
+                        break
+                    cols = list(zip(*batch))
+                    arrays = []
+                    for col, t in zip(cols, types):
+                        if t == "string":
+                            col = [None if v is None else str(v) for v in col]
+                        elif t == "float64":
+                            col = [None if v is None else float(v) for v in col]
+                        arrays.append(pa.array(col, type=schema.field(len(arrays)).type))
+                    writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+                    rows += len(batch)
+                    if progress is not None:
+                        progress.say(f"  staged {rows:,} rows from PostgreSQL")
+    except psycopg.Error as exc:
+        raise DPInputError(f"cannot read from PostgreSQL: {first_line(exc)}") from None
+    finally:
+        if writer is not None:
+            writer.close()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared per-row definitions (every engine implements exactly these)
+# ---------------------------------------------------------------------------------------------
+
+def bin_index(x: np.ndarray, edges: Sequence[float]) -> np.ndarray:
+    """Bin of each value: j with edges[j] <= x < edges[j+1]; below the first edge -> 0, at/above the last -> last."""
+    e = np.asarray(edges, dtype=float)
+    return np.clip(np.searchsorted(e, np.asarray(x, dtype=float), side="right") - 1, 0, e.size - 2)
+
+
+def outcome_flag(text: Any) -> float | None:
+    """1 / 0 for the accepted outcome words (case-insensitive), None for a missing value (None or a float
+    NaN); any other value raises a DPInputError naming it (never a silent NaN)."""
+    if text is None or (isinstance(text, float) and np.isnan(text)):
+        return None
+    t = str(text).strip().lower()
+    if t in TRUE_WORDS:
+        return 1.0
+    if t in FALSE_WORDS:
+        return 0.0
+    raise DPInputError(f"outcome value {shown(text)} is not one of the accepted words "
+                       f"({', '.join(sorted(set(TRUE_WORDS) | set(FALSE_WORDS)))})")
+
+
+def bounding_key(seed: int, parts: Sequence[str | None]) -> str:
+    """md5 hex of "seed|part|part|..." with missing parts skipped (SQL concat_ws); the sampling order."""
+    return hashlib.md5("|".join([str(int(seed)), *[p for p in parts if p is not None]]).encode("utf-8")).hexdigest()
+
+
+def gini_cell(sorted_x: np.ndarray, *, lower: float, upper: float, beta: float) -> tuple[int, float, float]:
+    """(n, Gini eq. (1), beta-smooth sensitivity) of one cell's sorted clipped incomes.
+
+    Decided from public inputs only where the Gini module refuses: n = 1 has Gini 0 for every data set
+    (sensitivity 0); an all-zero cell (possible only when lower = 0) has Gini 0 by the convention of
+    :mod:`dpcore.gini` and smooth sensitivity = the global sensitivity (n-1)/n, the largest any
+    beta-smooth bound can be (its local sensitivity is (n-1)/n, reached by one person earning upper).
+    """
+    from .. import gini as gini_module
+
+    xs = np.asarray(sorted_x, dtype=float)
+    n = int(xs.size)
+    if n <= 1:
+        return n, 0.0, 0.0
+    total = float(xs.sum())
+    if total <= 0:
+        return n, 0.0, float(gini_module.gini_global_sensitivity(n, lower, upper))
+    ranks = 2.0 * np.arange(1, n + 1) - n - 1.0
+    g = float(np.dot(ranks, xs) / (n * total))
+    ss = gini_module.smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta, method="exact")
+    return n, g, float(ss.value)
+
+
+def sort_cells(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Rows sorted by cell labels as text (missing first): the canonical order in which noise is drawn."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    if isinstance(by, str) or not isinstance(by, (list, tuple)) or not all(isinstance(c, str) for c in by):
+        raise TypeError("by must be a list of column names")
+    if not by or frame.empty:
+        return frame.reset_index(drop=True)
+    out = frame.copy()
+    for col in by:
+        out[col] = out[col].astype(object).where(out[col].notna(), None)
+        bad = [v for v in out[col].head(1000) if v is not None and not isinstance(v, str)]
+        if bad:
+            raise TypeError(f"cell labels must be text, got {type(bad[0]).__name__}")  # engine bug, not user input
+    out = out.sort_values(list(by), na_position="first", kind="mergesort").reset_index(drop=True)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine interface
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class EngineSpec:
+    """What an engine needs from the plan: the income column, every text column, the bounding."""
+
+    income: str
+    text_columns: tuple[str, ...]
+    privacy_unit: str | None = None
+    max_rows_per_person: int | None = None
+    bounding_seed: int = 0
+    outcome_columns: tuple[str, ...] = ()
+    #: the plan's public rule for a missing income ("lower" or "refuse", :data:`dpcore.plan.MISSING_INCOME_RULES`)
+    missing_income: str = "lower"
+    #: the plan's public rule for a negative income ("refuse", "clip" or "drop",
+    #: :data:`dpcore.plan.NEGATIVE_INCOME_RULES`); "clip" here for engines built without a plan
+    negative_incomes: str = "clip"
+    #: how a text income writes its numbers (:data:`INCOME_FORMATS`), set by the engine when it reads the data
+    income_format: str = "plain"
+
+    @classmethod
+    def from_plan(cls, plan: Any) -> "EngineSpec":
+        text = []
+        outcomes = []
+        for s in plan.statistics:
+            text.extend(s.by)
+            if s.kind == "relative_risk":
+                text.append(s.group)
+                if s.outcome is not None:
+                    outcomes.append(s.outcome)
+        text = [c for c in dict.fromkeys(text) if c != plan.income]
+        return cls(plan.income, tuple(text), plan.privacy_unit, plan.max_rows_per_person, plan.bounding_seed,
+                   tuple(dict.fromkeys(outcomes)), getattr(plan, "missing_income", "lower"),
+                   getattr(plan, "negative_incomes", "refuse"))
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """The text columns hashed into the bounding key (in this order, after the unit)."""
+        return self.text_columns
+
+
+class Engine:
+    """Common interface; see the module docstring. Frames returned have the ``by`` columns as text."""
+
+    name = "engine"
+
+    def __init__(self, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
+                 workdir: str | None = None) -> None:
+        self.source = source
+        self.spec = spec
+        self.progress = progress or Progress(quiet=True)
+        self._tmp = tempfile.TemporaryDirectory(prefix=f"dpcore-{self.name}-", dir=workdir)
+        self.workdir = self._tmp.name
+
+    # to implement -------------------------------------------------------------------------
+    def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
+        """Columns: *by, "bin" (0-based int), "count" (int); only non-zero (cell, bin) pairs."""
+        raise NotImplementedError
+
+    def sums(self, by: Sequence[str], lower: float, upper: float) -> pd.DataFrame:
+        """Columns: *by, "n" (rows), "sum_cents" (exact sum of cents of incomes clipped to [lower, upper])."""
+        raise NotImplementedError
+
+    def outcomes(self, by: Sequence[str], group: str, exposed: str, reference: str, outcome: str | None,
+                 outcome_below: float | None) -> pd.DataFrame:
+        """Columns: *by, n_exposed, n_reference, cases_exposed, cases_reference (cells with a row in either group)."""
+        raise NotImplementedError
+
+    def gini_inputs(self, by: Sequence[str], lower: float, upper: float, beta: float) -> pd.DataFrame:
+        """Columns: *by, n, confidential_gini, confidential_smooth_sensitivity (see :func:`gini_cell`)."""
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        """Check the columns (missing, non-numeric income, bad outcome values) and set up the bounded rows."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # helpers ------------------------------------------------------------------------------
+    def _missing_columns(self, available: Sequence[str]) -> None:
+        needed = [self.spec.income, *([self.spec.privacy_unit] if self.spec.privacy_unit else []),
+                  *self.spec.text_columns, *self.spec.outcome_columns]
+        have = set(available)
+        missing = [c for c in dict.fromkeys(needed) if c not in have]
+        if missing:
+            names = list(available)
+            listed_names: list[str] = []
+            for c in names:  # at most ~200 characters of names, each cut to 40
+                if listed_names and sum(len(n) + 2 for n in listed_names) + len(shown(c, 40)) > 200:
+                    break
+                listed_names.append(shown(c, 40))
+            listed = ", ".join(listed_names) + (f" and {len(names) - len(listed_names):,} more"
+                                                if len(names) > len(listed_names) else "")
+            raise DPInputError(f"column {missing[0]!r} is not in the data" +
+                               (f" (nor {', '.join(repr(m) for m in missing[1:])})" if len(missing) > 1 else "") +
+                               f"; the data have: {listed}")
+
+    def _needed(self) -> list[str]:
+        """The columns the plan reads (income, unit, text columns, outcomes), each once."""
+        s = self.spec
+        return list(dict.fromkeys([s.income, *([s.privacy_unit] if s.privacy_unit else []), *s.text_columns,
+                                   *s.outcome_columns]))
+
+    def _csv_layouts(self) -> list[CsvLayout]:
+        """Every CSV file's header, checked the same way for every engine (each file must have every
+        needed column: a column missing from one file of several is an error, never a column of NULLs)."""
+        layouts = []
+        for path in self.source.paths:
+            layout = csv_layout(path, self._needed())
+            if layout.columns:
+                self._missing_columns(layout.columns)
+            layouts.append(layout)
+        return layouts
+
+    def _check_column_kinds(self, kinds: dict[str, str]) -> None:
+        """Apply :func:`column_kind_refusal` to the needed columns (``kinds``: column -> generic kind)."""
+        for col in self._needed():
+            error = column_kind_refusal(col, kinds.get(col, "text"), income=(col == self.spec.income))
+            if error is not None:
+                raise error
