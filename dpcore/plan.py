@@ -39,14 +39,17 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from types import ModuleType
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .validation import DPInputError
 
+_toml: ModuleType | None
 try:  # Python 3.11+
     import tomllib as _toml
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -161,6 +164,16 @@ class PlanError(DPInputError):
     """A release plan that does not validate; the message names the statistic and the field."""
 
 
+_T = TypeVar("_T")
+
+
+def _required(value: _T | None, where: str, field_name: str) -> _T:
+    """``value``, or a PlanError when a field its kind needs is missing (a spec built without the parser)."""
+    if value is None:
+        raise PlanError(f"{where}: field '{field_name}' is required")
+    return value
+
+
 @dataclass(frozen=True)
 class StatisticSpec:
     """One statistic of a plan (validated). ``index`` counts from 1 (as in error messages).
@@ -199,7 +212,7 @@ class StatisticSpec:
         """Columns this statistic reads besides the income column."""
         cols = list(self.by)
         if self.kind == "relative_risk":
-            cols.append(self.group)
+            cols.append(_required(self.group, self.where, "group"))
             if self.outcome is not None:
                 cols.append(self.outcome)
         return tuple(dict.fromkeys(cols))
@@ -208,8 +221,8 @@ class StatisticSpec:
         """The plan-file form (only the fields that apply; ``bins`` as the scheme name when there is one)."""
         out: dict[str, Any] = {"kind": self.kind, "name": self.name, "by": list(self.by), "epsilon": self.epsilon}
         if self.kind == "percentiles":
-            out["bins"] = self.bins_scheme if self.bins_scheme else list(self.bins)
-            out["q"] = list(self.q)
+            out["bins"] = self.bins_scheme if self.bins_scheme else list(_required(self.bins, self.where, "bins"))
+            out["q"] = list(_required(self.q, self.where, "q"))
         elif self.kind in ("gini", "mean"):
             out["lower"], out["upper"] = self.lower, self.upper
             if self.kind == "gini" and self.noise == "laplace":  # "cauchy" is written as before (no noise field)
@@ -258,20 +271,20 @@ class ReleasePlan:
     #: with cell_sizes = "public", cells with fewer rows are warned about
     small_cell_threshold: int = 10
 
-    def cells_private(self, spec: "StatisticSpec") -> bool:
+    def cells_private(self, spec: StatisticSpec) -> bool:
         """True when this statistic's cells and their sizes are protected: cell_sizes = "noisy" and it has cells
         (``by``, or the exposure groups of a relative risk)."""
         return self.cell_sizes != "public" and (bool(spec.by) or spec.kind == "relative_risk")
 
-    def keys_declared(self, spec: "StatisticSpec") -> bool:
+    def keys_declared(self, spec: StatisticSpec) -> bool:
         """True when every ``by`` column of the statistic is declared in ``[keys]`` (its cells are public)."""
         return self.keys is not None and self.keys.covers(spec.by)
 
-    def statistic_epsilon(self, spec: "StatisticSpec") -> float:
+    def statistic_epsilon(self, spec: StatisticSpec) -> float:
         """The statistic's cost: its ``epsilon`` plus ``n_epsilon`` when its cell sizes are noisy."""
         return spec.epsilon + (self.n_epsilon if self.cells_private(spec) else 0.0)
 
-    def statistic_selection_delta(self, spec: "StatisticSpec") -> float:
+    def statistic_selection_delta(self, spec: StatisticSpec) -> float:
         """delta of the statistic's DP partition selection (0 when its cells are declared or public)."""
         selected = self.cells_private(spec) and bool(spec.by) and not self.keys_declared(spec)
         return self.selection_delta if selected else 0.0
@@ -285,12 +298,14 @@ class ReleasePlan:
     @property
     def noise_delta(self) -> float:
         """Sum of the deltas of the noise = "laplace" Gini statistics (sequential composition; 0 without any)."""
-        return float(math.fsum(s.delta for s in self.statistics if s.noise == "laplace"))
+        return float(math.fsum(_required(s.delta, s.where, "delta") for s in self.statistics if s.noise == "laplace"))
 
     @property
     def rows_per_person(self) -> int:
         """m: how many rows one person can change (1 without a privacy unit)."""
-        return int(self.max_rows_per_person) if self.privacy_unit else 1
+        if not self.privacy_unit:
+            return 1
+        return int(_required(self.max_rows_per_person, "plan", "max_rows_per_person"))
 
     def columns(self) -> tuple[str, ...]:
         """Every column the plan reads (income first)."""
@@ -391,7 +406,8 @@ def _laplace_gini_fields(raw: Mapping, where: str) -> dict[str, Any]:
     return {"noise": "laplace", "delta": delta, "calibration": calibration}
 
 
-def _check_statistic(index: int, raw: Any) -> StatisticSpec:
+# complexity above the cap: a flat list of independent field checks per statistic kind
+def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
     where0 = f"statistics[{index}]"
     if not isinstance(raw, Mapping):
         raise PlanError(f"{where0}: must be a table ([[statistics]]), got {_shown(raw)}")
@@ -443,7 +459,7 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:
             if len(bins) < 2 or len(bins) > MAX_BINS + 1:
                 raise _fail(where, "bins", f"must list between 2 and {MAX_BINS + 1} edges, got {len(bins)}")
             edges = [_income_bound(v, where, "bins") for v in bins]
-            if any(b <= a for a, b in zip(edges, edges[1:])):
+            if any(b <= a for a, b in zip(edges[:-1], edges[1:], strict=True)):
                 raise _fail(where, "bins", f"edges must be strictly increasing, got {_shown(bins)}")
             if edges[0] < 0:
                 raise _fail(where, "bins", f"edges must be >= 0 (earnings), got {edges[0]:g}")
@@ -556,7 +572,8 @@ def _cell_settings(raw: Mapping[str, Any], specs: Sequence[StatisticSpec],
             "small_cell_threshold": int(small)}
 
 
-def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = None) -> ReleasePlan:
+# complexity above the cap: a flat list of independent checks of the plan's top-level fields
+def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = None) -> ReleasePlan:  # noqa: C901
     """Validate a plan given as a dict (what ``tomllib`` returns); raise :class:`PlanError` naming the field.
     ``base_dir``: the folder a relative ``[keys] file`` is read from (the plan file's folder)."""
     if not isinstance(raw, Mapping):
@@ -648,7 +665,7 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
     if noise_delta > 0 and cap_delta is None:
         raise PlanError(f"plan: field 'cap_delta' is required when a Gini uses noise = \"laplace\" (its statistics "
                         f"spend delta = {noise_delta:g} in total; cap_delta is the ledger account's delta cap)")
-    if noise_delta > 0 and noise_delta > cap_delta * (1 + 1e-12):
+    if noise_delta > 0 and cap_delta is not None and noise_delta > cap_delta * (1 + 1e-12):
         raise PlanError(f"plan: the Gini statistics with noise = \"laplace\" spend delta = {noise_delta:g} in total, "
                         f"more than cap_delta = {cap_delta:g}")
     for s in specs:
