@@ -13,8 +13,17 @@ from dpcore import defaults
 from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import gini as gini_experiments
 from ui import answer_views, gini_views, noise_choice, repro
-from ui.common import (guard, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, qp_toggle,
-                       run_on_button, seed)
+from ui.common import (
+    guard,
+    qp_number,
+    qp_radio,
+    qp_select_slider,
+    qp_selectbox,
+    qp_slider,
+    qp_toggle,
+    run_on_button,
+    seed,
+)
 from ui.data_note import data_note
 from ui.sidebar import current_dataset
 

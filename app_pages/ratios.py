@@ -12,14 +12,13 @@ import streamlit as st
 
 from dpcore import ratio
 from dpcore.data import POVERTY_GROUPINGS
-from dpcore.experiments import ratio as ratio_experiments
 from dpcore.experiments import answers as answer_experiments
+from dpcore.experiments import ratio as ratio_experiments
 from dpcore.validation import DPInputError, check_probability
+from ui import answer_views, repro
 from ui import ratios_views as views
-from ui import repro
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, seed
 from ui.data_note import data_note
-from ui import answer_views
 
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0]
 DELTA_OPTIONS = [1e-7, 1e-6, 1e-5, 1e-4, 1e-3]

@@ -22,9 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
+from test_keys import _ref_cell_counts, _ref_keys_of, _ref_restrict_to_cells, _ref_restrict_to_declared  # noqa: E402
+
 from dpcore import cell_keys  # noqa: E402
-from test_keys import (_ref_cell_counts, _ref_keys_of, _ref_restrict_to_cells,  # noqa: E402
-                       _ref_restrict_to_declared)
 
 BINS = 21
 

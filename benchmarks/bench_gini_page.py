@@ -26,9 +26,9 @@ def _table(title: str, rows: list[tuple[str, float | str, ...]], header: tuple[s
     print(f"\n{title}")
     widths = [max(len(str(h)), *(len(f"{r[i]:.3f}" if isinstance(r[i], float) else str(r[i])) for r in rows))
               for i, h in enumerate(header)]
-    print("  ".join(str(h).ljust(w) for h, w in zip(header, widths)))
+    print("  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)))
     for r in rows:
-        print("  ".join((f"{v:.3f}" if isinstance(v, float) else str(v)).ljust(w) for v, w in zip(r, widths)))
+        print("  ".join((f"{v:.3f}" if isinstance(v, float) else str(v)).ljust(w) for v, w in zip(r, widths, strict=True)))
 
 
 def bench_page() -> None:
@@ -98,8 +98,8 @@ def bench_posterior() -> None:
 
 
 def bench_experiments() -> None:
-    from dpcore.experiments import gini as E
     from dpcore.data import lognormal_incomes
+    from dpcore.experiments import gini as E
 
     x = np.minimum(lognormal_incomes(10_000, rng=1), 2e6)
     draws = 10_000 if QUICK else 100_000

@@ -18,8 +18,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from dpcore import ledger, planner, release  # noqa: E402
 from support.postgres import PostgresUnavailable, postgres_server  # noqa: E402
+
+from dpcore import ledger, planner, release  # noqa: E402
 
 
 def _bench(url: str, name: str, n: int = 200) -> None:

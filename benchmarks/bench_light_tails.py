@@ -31,8 +31,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpcore import data as income_data  # noqa: E402
-from dpcore import gini  # noqa: E402
-from dpcore import smooth_noises  # noqa: E402
+from dpcore import (
+    gini,  # noqa: E402
+    smooth_noises,  # noqa: E402
+)
 
 EPSILONS = (0.25, 1.0, 4.0)
 DELTA = 1e-6

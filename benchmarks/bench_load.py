@@ -43,10 +43,10 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar
 from pathlib import Path
-from typing import Iterator
 
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg

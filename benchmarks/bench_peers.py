@@ -151,8 +151,11 @@ def _worker_tumult(args: argparse.Namespace) -> dict:
     from pyspark.sql import functions as F  # noqa: N812  (Spark's own convention)
     from tmlt.analytics import AddMaxRows, BinningSpec, KeySet, PureDPBudget, QueryBuilder, Session
 
+    # Spark's Python workers must run this virtualenv's interpreter (the one that has tmlt), not the PATH's
+    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     spark = (SparkSession.builder.master("local[*]").config("spark.driver.memory", args.spark_memory)
-             .config("spark.ui.enabled", "false").config("spark.sql.warehouse.dir", args.tmp)
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.warehouse.dir", args.tmp)
              .config("spark.local.dir", args.tmp).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     df = spark.read.parquet(str(args.data)).select(

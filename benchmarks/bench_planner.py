@@ -15,7 +15,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-from dpcore import budget as B, planner as P, release as R  # noqa: E402
+from dpcore import budget as B  # noqa: E402
+from dpcore import planner as P
+from dpcore import release as R
 from dpcore.data import lognormal_incomes  # noqa: E402
 
 

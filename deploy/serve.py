@@ -382,7 +382,8 @@ def _raise_stop(signum, frame):  # noqa: ARG001 - signal handler signature
     raise _Stop(signum)
 
 
-def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:
+# complexity above the cap: the start-up sequence in order: each step's failure is reported where it happens
+def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:  # noqa: C901
     for leftover in remove_leftover_runtimes(Path(args.runtime_dir or tempfile.gettempdir())):
         log(f"removed {leftover}, left by a launcher that was killed")
     nginx = find_nginx(args.nginx)

@@ -39,9 +39,10 @@ import itertools
 import json
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -117,10 +118,11 @@ class DeclaredKeys:
     def to_dict(self) -> dict[str, Any]:
         if self.file is not None:
             return {"file": self.file}
-        return {c: list(v) for c, v in zip(self.columns, self.values)}
+        return {c: list(v) for c, v in zip(self.columns, self.values, strict=True)}
 
 
-def parse_keys(raw: Any, base_dir: str | os.PathLike | None = None, *,
+# complexity above the cap: a flat list of independent checks of one keys file
+def parse_keys(raw: Any, base_dir: str | os.PathLike | None = None, *,  # noqa: C901
                max_column_name_chars: int = 200) -> DeclaredKeys:
     """The plan's ``[keys]`` table: ``column = [values]`` entries, or ``file = "keys.csv"`` (a CSV whose header
     names the declared columns and whose rows are the allowed combinations; a relative path is relative to the
@@ -272,7 +274,7 @@ def _cells_of(frame: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, list[
         group, _ = pd.factorize(group * max(len(texts), 1) + codes)
         group = group.astype(np.int64, copy=False)
     _, first = np.unique(group, return_index=True)
-    cells = list(zip(*(texts[codes[first]].tolist() for codes, texts in columns)))
+    cells = list(zip(*(texts[codes[first]].tolist() for codes, texts in columns), strict=True))
     return group, cells
 
 
@@ -282,7 +284,7 @@ def _keys_of(frame: pd.DataFrame, by: Sequence[str]) -> list[tuple[str, ...]]:
     if not len(frame) or not by:
         return []
     columns = [_text_codes(frame[c]) for c in by]
-    return list(zip(*(texts[codes].tolist() for codes, texts in columns)))
+    return list(zip(*(texts[codes].tolist() for codes, texts in columns), strict=True))
 
 
 def restrict_to_declared(frame: pd.DataFrame, by: Sequence[str], declared: Sequence[tuple[str, ...]]) -> pd.DataFrame:
@@ -415,7 +417,7 @@ def noisy_cell_counts(keys: Sequence[tuple[str, ...]], counts: np.ndarray, *, n_
         if not keys:
             return NoisyCells({}, {"cells": "declared", "n_noise": f"discrete Laplace, scale {scale!r}"})
         draw = release_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
-        noisy = dict(zip(keys, (int(v) for v in np.asarray(draw.values, dtype=np.int64))))
+        noisy = dict(zip(keys, (int(v) for v in np.asarray(draw.values, dtype=np.int64)), strict=True))
         return NoisyCells(noisy, {"cells": "declared in the plan's [keys] (public; absent cells released as n = 0 "
                                            "plus noise, rows of undeclared cells dropped)",
                                   "n_noise": f"discrete Laplace, scale 2m/n_epsilon = {scale!r} on every cell's count "
@@ -430,12 +432,12 @@ def noisy_cell_counts(keys: Sequence[tuple[str, ...]], counts: np.ndarray, *, n_
         return NoisyCells({}, info)
     if release_noise._simulated(rng):
         draw = release_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
-        noisy = {k: int(v) for k, v in zip(keys, np.asarray(draw.values, dtype=np.int64)) if v >= threshold}
+        noisy = {k: int(v) for k, v in zip(keys, np.asarray(draw.values, dtype=np.int64), strict=True) if v >= threshold}
         info["n_measurement"] = draw.measurement + f", kept when >= {threshold}"
         return NoisyCells(noisy, info)
     measurement = _threshold_measurement(n_epsilon, m, threshold)
     by_text = {json.dumps(list(k)): k for k in keys}
-    released = measurement({json.dumps(list(k)): int(c) for k, c in zip(keys, counts)})
+    released = measurement({json.dumps(list(k)): int(c) for k, c in zip(keys, counts, strict=True)})
     info["n_measurement"] = (f"opendp.measurements.make_laplace_threshold(map_domain(atom_domain(T=str), "
                              f"atom_domain(T=i64)), l01inf_distance(absolute_distance(T=i64)), scale={scale!r}, "
                              f"threshold={threshold})")

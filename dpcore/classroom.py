@@ -30,9 +30,10 @@ import hashlib
 import os
 import secrets
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from dpcore import ledger as ledger_lib
 from dpcore.experiments.attacker import MECHANISMS

@@ -20,7 +20,7 @@ import argparse
 import os
 import signal
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .validation import DPInputError
 
@@ -142,7 +142,7 @@ def _check(args: argparse.Namespace) -> int:
     cost = plan_cost(plan)
     print(f"plan OK: dataset {plan.dataset!r}, {len(plan.statistics)} statistic(s), epsilon = {cost.epsilon:g} of cap "
           f"{plan.cap_epsilon:g}" + (f", delta = {cost.delta:.3g} (Gini samplers, DP cell selection)" if cost.delta else ""))
-    for s, (e, d) in zip(plan.statistics, cost.per_statistic):
+    for s, (e, d) in zip(plan.statistics, cost.per_statistic, strict=True):
         print(f"  {s.index}. {s.name}: {s.kind} by {', '.join(s.by) or '(whole table)'}, epsilon = {e:g}"
               + (f", delta = {d:.3g}" if d else ""))
     return 0

@@ -40,19 +40,20 @@ every step (the reference clips in place; both are private).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from . import noise
 from .stratified import MAX_GROUPS, _readonly, _resolve_weights, group_index
 from .validation import (
-    check_epsilon,
     DPInputError,
     as_finite_array,
     as_generator,
     check_bounds,
+    check_epsilon,
     check_int,
     check_positive,
     check_probability,
@@ -148,7 +149,7 @@ def uvm_step(values: Any, lower: float, upper: float, *, sigma: float, rho: floa
 def _prefix_sums(xs: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
     """Prefix sums (leading 0) of every group's sorted values, computed **within** the group so that
     no group's result depends on another group's data, not even through rounding."""
-    return [np.concatenate([[0.0], np.cumsum(xs[int(s):int(s) + int(g)])]) for s, g in zip(starts, counts)]
+    return [np.concatenate([[0.0], np.cumsum(xs[int(s):int(s) + int(g)])]) for s, g in zip(starts, counts, strict=True)]
 
 
 def _clipped_sums(xs: np.ndarray, cs: list[np.ndarray], starts: np.ndarray, counts: np.ndarray, a: np.ndarray,
@@ -324,7 +325,7 @@ def stratified_coinpress(values: Any, groups: Any, *, rho: float, lower: float, 
     intervals[nonempty, 1] = hi[0]
     empty = gi.counts == 0
     notes = tuple(f"group {lab!r} has no records: its released value is the prior midpoint "
-                  f"{(lower + upper) / 2:g} (uses no data)" for lab, e in zip(gi.labels, empty) if e)
+                  f"{(lower + upper) / 2:g} (uses no data)" for lab, e in zip(gi.labels, empty, strict=True) if e)
     return StratifiedCoinPressRelease(
         overall=float(w @ est), per_group=_readonly(est), labels=gi.labels, counts=gi.counts, weights=_readonly(w),
         weights_source=source, intervals=_readonly(intervals), rho=rho, schedule=tuple(schedule.tolist()),

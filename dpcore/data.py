@@ -36,9 +36,10 @@ import io
 import math
 import os
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Sequence
+from typing import Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -463,7 +464,8 @@ def _declared_cells(archive: Any, part: str) -> tuple[int, int] | None:
     return abs(int(r2) - int(r1)) + 1, abs(column_number(c2) - column_number(c1)) + 1
 
 
-def _parse_excel(data: bytes, label: str, max_bytes: int, max_rows: int = DEFAULT_MAX_ROWS,
+# complexity above the cap: a flat list of independent guards of one workbook
+def _parse_excel(data: bytes, label: str, max_bytes: int, max_rows: int = DEFAULT_MAX_ROWS,  # noqa: C901
                  ) -> tuple[pd.DataFrame, list[str]]:
     """The first sheet of an .xlsx workbook (openpyxl), with a note naming it; a zip archive
     that is not a workbook is refused with what to do.
@@ -568,7 +570,8 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None = None,
+# complexity above the cap: one branch per file format, in detection order
+def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None = None,  # noqa: C901
                max_bytes: int = DEFAULT_MAX_BYTES, max_rows: int = DEFAULT_MAX_ROWS,
                ) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Parse a CSV, Parquet or Excel (.xlsx) file held in memory (or at a path) into a DataFrame.
@@ -1446,7 +1449,7 @@ class ParetoTailMixture:
 
     @classmethod
     def calibrated(cls, gini: float, *, tail_share: float = 0.1, tail_index: float = 2.5,
-                   mu: float = 10.0) -> "ParetoTailMixture":
+                   mu: float = 10.0) -> ParetoTailMixture:
         """The mixture whose population Gini equals ``gini`` (solved for sigma by Brent's method).
 
         G is increasing in sigma; the reachable range is (G(sigma -> 0), G(sigma = 4)). A target
@@ -1705,7 +1708,7 @@ def recipe_from_key(key: Sequence[Any] | None) -> dict[str, Any]:
               "upload": ("sha256", "path", "column", "negative")}
     if kind not in shapes or len(rest) != len(shapes[kind]):
         raise DPInputError(f"this data source ({kind!r}) has no recipe")
-    fields = dict(zip(shapes[kind], rest))
+    fields = dict(zip(shapes[kind], rest, strict=True))
     if kind == "upload":
         fields.pop("sha256")
         kind = "file"

@@ -75,8 +75,11 @@ __all__ = [
     "relative_risk_interval",
     "gini_bound_release",
     "simulate_gini_bounds",
+    "GINI_INTERVAL_METHODS",
     "gini_plan",
     "gini_plan_with_eta",
+    "gini_interval_quantile",
+    "pivot_quantile",
     "optimise_gini_split",
     "planning_smooth_sensitivity",
     "gini_interval_from_release",
@@ -155,9 +158,9 @@ class PercentileInterval:
 class GiniInterval:
     """An interval for a released Gini index and what it cost.
 
-    ``s_upper``: the published DP upper bound on S_beta(X) it used (None for the oracle); ``level_value`` the
-    level of the noise quantile and ``eta`` the bound's failure probability (level_value - eta = level);
-    ``epsilon`` / ``delta``: the privacy cost of value and bound together (None where not given)."""
+    ``s_upper``: the published DP upper bound on S_beta(X) it used (None for the oracle); ``eta`` the bound's
+    stated failure probability; ``epsilon`` / ``delta``: the privacy cost of value and bound together (None
+    where not given)."""
 
     value: float
     lower: float
@@ -166,7 +169,6 @@ class GiniInterval:
     method: str
     caveat: str
     s_upper: float | None = None
-    level_value: float | None = None
     eta: float | None = None
     epsilon: float | None = None
     delta: float | None = None
@@ -177,6 +179,10 @@ class GiniInterval:
 
     def covers(self, truth: float) -> bool:
         return bool(self.lower <= truth <= self.upper)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("value", "lower", "upper", "level", "method", "caveat", "s_upper",
+                                              "eta", "epsilon", "delta")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,11 +340,50 @@ def _discrete_laplace_pmf(scale: float) -> tuple[np.ndarray, np.ndarray]:
 def _pivot_pvalues(mu: np.ndarray, s_noisy: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale: float,
                    noise: str) -> np.ndarray:
     """P(|Z_s - mu Z_n| >= |S̃ - mu ñ|) for mu of shape (R, G) and rows' S̃, ñ of shape (R, 1)."""
+    if noise == "laplace":
+        return _laplace_pivot_pvalues(np.abs(mu), np.abs(s_noisy - mu * n_noisy), scale, n_scale)
+    return _summed_pivot_pvalues(mu, s_noisy, n_noisy, scale, n_scale, noise)
+
+
+def _laplace_pivot_pvalues(c: np.ndarray, t: np.ndarray, b: float, s: float) -> np.ndarray:
+    """P(|Z_s - c K| > t), Z_s ~ Laplace(b), K discrete Laplace of scale s, c >= 0, t >= 0: closed form.
+
+    By the symmetry of K it is 2 sum_k p(k) P(Z_s > t + c k), p(k) = C r^|k|, C = (1-r)/(1+r), r = e^{-1/s}.
+    With J = floor(t/c) (so t + c k >= 0 iff k >= -J) and a = e^{-c/b}, the sum splits into geometric series:
+    k >= 0: (C/2) e^{-t/b} / (1 - r a); -J <= k < 0: (C/2) e^{-t/b} sum_{j=1..J} e^{j (c/b - 1/s)};
+    k < -J: P(K <= -J-1) - (C/2) e^{(t - c (J+1))/b} r^{J+1} / (1 - r a), P(K <= -J-1) = r^{J+1}/(1+r).
+    Checked against the direct sum over k in the tests."""
+    r = math.exp(-1.0 / s)
+    cc = (1.0 - r) / (1.0 + r)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        safe_c = np.where(c > 0, c, 1.0)
+        j = np.where(c > 0, np.floor(t / safe_c), 0.0)
+        a = np.exp(-safe_c / b)
+        x = safe_c / b - 1.0 / s
+        jx = j * x
+        pos = x + jx + np.log1p(-np.exp(-np.abs(jx))) - np.log(np.abs(np.expm1(x)))
+        middle = np.where(j == 0, 0.0, np.where(np.abs(x) < 1e-12, j * np.exp(-t / b),
+                                                  np.exp(-t / b + np.where(x > 0, pos, x + np.log(-np.expm1(jx))
+                                                                           - np.log(-np.expm1(x))))))
+        upper = np.exp(-t / b) / (1.0 - r * a)
+        below = np.exp((j + 1.0) * math.log(r)) * (1.0 / (1.0 + r) - 0.5 * cc * np.exp((t - safe_c * (j + 1.0)) / b)
+                                                   / (1.0 - r * a))
+        total = 2.0 * (0.5 * cc * (upper + middle) + below)
+    return np.clip(np.where(c > 0, total, np.exp(-t / b)), 0.0, 1.0)
+
+
+def _summed_pivot_pvalues(mu: np.ndarray, s_noisy: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale: float,
+                          noise: str) -> np.ndarray:
+    """The p-value of :func:`_pivot_pvalues` by the direct sum over the (truncated) discrete Laplace support."""
     k, pmf = _discrete_laplace_pmf(n_scale)
     t = np.abs(s_noisy - mu * n_noisy)[..., None]
     shift = mu[..., None] * k
     tail = _sum_noise_sf(t + shift, scale, noise) + _sum_noise_sf(t - shift, scale, noise)
     return np.minimum(np.tensordot(tail, pmf, axes=([-1], [0])) + _TRUNCATION_MASS, 1.0)
+
+
+#: points of the coarse scan over [lower, upper] that finds every accepted region before the ends are bisected
+_PIVOT_GRID = 17
 
 
 def _noisy_n_bounds(vals: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale: float, lo: float, hi: float,
@@ -350,11 +395,12 @@ def _noisy_n_bounds(vals: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale
         return lows, ups
     v, nn = vals[ok][:, None], n_noisy[ok][:, None]
     s_noisy = v * nn
-    grid = np.concatenate([np.broadcast_to(np.linspace(lo, hi, 129), (v.shape[0], 129)), np.clip(v, lo, hi)], axis=1)
+    coarse = np.broadcast_to(np.linspace(lo, hi, _PIVOT_GRID), (v.shape[0], _PIVOT_GRID))
+    grid = np.concatenate([coarse, np.clip(v, lo, hi)], axis=1)
     grid.sort(axis=1)
     accept = np.zeros(grid.shape, dtype=bool)
-    for start in range(0, grid.shape[0], 64):
-        sl = slice(start, start + 64)
+    for start in range(0, grid.shape[0], 256):
+        sl = slice(start, start + 256)
         accept[sl] = _pivot_pvalues(grid[sl], s_noisy[sl], nn[sl], scale, n_scale, noise) >= 1.0 - level
     rows = np.arange(grid.shape[0])
     any_ok = accept.any(axis=1)
@@ -646,12 +692,11 @@ def simulate_gini_bounds(confidential_smooth_sensitivity: Any, *, plan: "GiniInt
 
 
 # ---------------------------------------------------------------------------------------------
-# The Gini: plan (split of epsilon, beta, eta) and the published interval
+# The Gini: plan (split of epsilon, beta) and the published interval
 # ---------------------------------------------------------------------------------------------
 
-def _abs_quantile(noise: str, p: float, gamma: float, sigma: float | None) -> float:
-    """The p-quantile of |Z| for the standardised smooth noise Z."""
-    return float(_noise_law(noise, gamma, sigma).abs_quantile(p))
+#: the two ways of turning the published bound into an interval (see :func:`gini_interval_from_release`)
+GINI_INTERVAL_METHODS = ("pivot", "union")
 
 
 def _noise_law(noise: str, gamma: float, sigma: float | None) -> Any:
@@ -666,10 +711,61 @@ def _noise_law(noise: str, gamma: float, sigma: float | None) -> Any:
 
 
 class _Cauchy(noise_lib.GeneralizedCauchy):
-    """The generalized Cauchy with ``abs_quantile`` (the interface of ``dpcore.smooth_noises``' laws)."""
+    """The generalized Cauchy with ``abs_quantile`` / ``abs_sf`` (the interface of ``dpcore.smooth_noises``' laws)."""
 
     def abs_quantile(self, p: Any) -> np.ndarray:
         return self.ppf(0.5 + 0.5 * np.asarray(p, dtype=float))
+
+    def abs_sf(self, r: Any) -> np.ndarray:
+        return 2.0 * self.sf(np.abs(np.asarray(r, dtype=float)))
+
+
+def _abs_sf(law: Any, r: np.ndarray) -> np.ndarray:
+    """P(|Z| > r) for r >= 0 (the Laplace law has no ``abs_sf``: |Z| is exponential)."""
+    if isinstance(law, smooth_noises.LaplaceNoise):
+        return np.exp(-r)
+    return np.asarray(law.abs_sf(r), dtype=float)
+
+
+def _abs_quantile(noise: str, p: float, gamma: float, sigma: float | None) -> float:
+    """The p-quantile of |Z| for the standardised smooth noise Z."""
+    return float(_noise_law(noise, gamma, sigma).abs_quantile(p))
+
+
+@lru_cache(maxsize=512)
+def pivot_quantile(noise: str, level: float, bound_scale: float, gamma: float = 2.0, sigma: float | None = None
+                   ) -> float:
+    """The level-quantile of |Z| e^{-L}: Z the value's standardised noise, L ~ Laplace(bound_scale) independent.
+
+    P(|Z| e^{-L} > x) = integral of P(|Z| > x e^l) p_L(l) dl, by the trapezoidal rule on l in +-50 bound scales
+    (4,001 nodes, one at the kink l = 0; the Laplace mass left out, e^{-50}, is added), then bisection in ln x to
+    a relative 1e-7; the upper end of the final bracket is returned (never below the true quantile, up to the
+    quadrature's error, which the tests measure against Monte Carlo)."""
+    lev = _level(level)
+    b = check_positive(bound_scale, "bound_scale")
+    law = _noise_law(noise, gamma, sigma)
+    l_grid = np.linspace(-50.0 * b, 50.0 * b, 4001)
+    weights = np.exp(-np.abs(l_grid) / b) / (2.0 * b) * (l_grid[1] - l_grid[0])
+    weights[[0, -1]] *= 0.5
+    factor = np.exp(l_grid)
+
+    def tail(x: float) -> float:
+        return float(np.dot(weights, _abs_sf(law, x * factor))) + math.exp(-50.0)
+
+    lo = hi = float(law.abs_quantile(lev))
+    while tail(lo) <= 1.0 - lev:
+        lo /= 2.0
+    while tail(hi) > 1.0 - lev:
+        hi *= 2.0
+    for _ in range(80):
+        mid = math.sqrt(lo * hi)
+        if tail(mid) > 1.0 - lev:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-7 * hi:
+            break
+    return hi
 
 
 @dataclass(frozen=True)
@@ -677,9 +773,10 @@ class GiniIntervalPlan:
     """Everything public about a Gini released with its interval: the split, beta, eta and what it costs.
 
     The value is released at (epsilon_value, delta) with the smooth-noise calibration ``calibration`` (alpha,
-    beta); the bound on S_beta(X) at (epsilon_bound, 0) (:func:`gini_bound_release`). Basic composition: the pair
-    costs (epsilon, delta) = (epsilon_value + epsilon_bound, delta) (for "laplace_lognormal", whose value is
-    rho-zCDP, the (epsilon_value, delta) it implies). ``level_value`` - ``eta`` = ``level``.
+    beta); the bound on S_beta(X) at (epsilon_bound, 0) (:func:`gini_bound_release`, Laplace scale
+    ``bound_scale``, margin ``bound_margin`` = bound_scale ln(1/(2 eta))). Basic composition: the pair costs
+    (epsilon, delta) = (epsilon_value + epsilon_bound, delta) (for "laplace_lognormal", whose value is rho-zCDP,
+    the (epsilon_value, delta) it implies). ``method``: "pivot" (default, exact) or "union" (eta in the level).
     ``release_alpha`` and ``min_scale`` / ``max_scale``: what a real draw divides S by and clamps to
     (``dpcore.gini.GiniMechanism``: the Cauchy's float slack and scale window). ``model_width`` /
     ``model_oracle_width``: the median-width model the split was chosen by (planning numbers, no data).
@@ -694,7 +791,6 @@ class GiniIntervalPlan:
     beta: float
     alpha: float
     eta: float
-    level_value: float
     gamma: float
     sigma: float | None
     bound_scale: float
@@ -705,43 +801,48 @@ class GiniIntervalPlan:
     n: int
     lower: float
     upper: float
+    method: str = "pivot"
     model_width: float = math.nan
     model_oracle_width: float = math.nan
     calibration: Any = field(default=None, repr=False, compare=False)
 
-    def noise_quantile(self) -> float:
-        """q with P(|Z| <= q) = level_value for the value's standardised noise."""
-        return _abs_quantile(self.noise, self.level_value, self.gamma, self.sigma)
+    def quantile(self) -> float:
+        """The multiplier q of the published half-width q * scale_hat (:func:`gini_interval_quantile`)."""
+        return gini_interval_quantile(self.noise, self.level, bound_scale=self.bound_scale, eta=self.eta,
+                                      method=self.method, gamma=self.gamma, sigma=self.sigma,
+                                      clamped=self.min_scale > 0)
 
     def interval(self, value: float, s_upper: float) -> GiniInterval:
         """The published interval from the published value and bound (:func:`gini_interval_from_release`)."""
-        return gini_interval_from_release(value, s_upper, noise=self.noise, alpha=self.release_alpha, eta=self.eta,
-                                          level=self.level, gamma=self.gamma, sigma=self.sigma,
-                                          min_scale=self.min_scale, max_scale=self.max_scale,
-                                          epsilon=self.epsilon, delta=self.delta)
+        return gini_interval_from_release(value, s_upper, **self.public_constants(), epsilon=self.epsilon,
+                                          delta=self.delta)
+
+    def public_constants(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`gini_interval_from_release` / :func:`gini_interval_bounds`."""
+        return {"noise": self.noise, "alpha": self.release_alpha, "bound_scale": self.bound_scale, "eta": self.eta,
+                "level": self.level, "method": self.method, "gamma": self.gamma, "sigma": self.sigma,
+                "min_scale": self.min_scale, "max_scale": self.max_scale}
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in ("noise", "epsilon", "delta", "level", "epsilon_value", "epsilon_bound",
-                                             "beta", "alpha", "eta", "level_value", "gamma", "sigma", "bound_scale",
-                                             "bound_margin", "release_alpha", "min_scale", "max_scale", "n",
-                                             "lower", "upper", "model_width", "model_oracle_width")}
-        return out
+        return {k: getattr(self, k) for k in ("noise", "epsilon", "delta", "level", "epsilon_value", "epsilon_bound",
+                                              "beta", "alpha", "eta", "gamma", "sigma", "bound_scale", "bound_margin",
+                                              "release_alpha", "min_scale", "max_scale", "n", "lower", "upper",
+                                              "method", "model_width", "model_oracle_width")}
 
 
-def gini_plan(epsilon_value: float, epsilon_bound: float, beta: float, eta: float, *, noise: str, n: int,
-              lower: float, upper: float, delta: float | None = None, level: float = DEFAULT_LEVEL,
-              gamma: float = 2.0, calibration_mode: str = "tight") -> GiniIntervalPlan:
+def gini_plan(epsilon_value: float, epsilon_bound: float, beta: float, *, noise: str, n: int, lower: float,
+              upper: float, delta: float | None = None, level: float = DEFAULT_LEVEL, eta: float | None = None,
+              method: str = "pivot", gamma: float = 2.0, calibration_mode: str = "tight") -> GiniIntervalPlan:
     """A :class:`GiniIntervalPlan` from explicit public choices (the optimiser calls this; so can a user).
 
-    ``eta`` must be below 1 - level (the bound's failure is part of the miss probability: the noise quantile is
-    taken at level_value = level + eta). ``beta``: the calibration's smoothness (the value is calibrated at it
-    and S_beta(X) computed at it). ``delta``: the value's (ignored for "cauchy", pure DP)."""
+    ``beta``: the calibration's smoothness (the value is calibrated at it and S_beta(X) computed at it).
+    ``delta``: the value's (ignored for "cauchy", pure DP). ``eta``: the bound's stated failure probability
+    (default (1 - level)/5); with ``method="union"`` it must be below 1 - level, since it is part of the miss
+    probability there."""
     noise = smooth_noises.check_noise(noise)
     eps_v, eps_s = check_epsilon(epsilon_value, "epsilon_value"), check_epsilon(epsilon_bound, "epsilon_bound")
     lev = _level(level)
-    eta = check_probability(eta, "eta")
-    if eta >= 1.0 - lev:
-        raise DPInputError(f"eta must be below 1 - level = {1.0 - lev:g} (its failure counts against the level)")
+    eta = _check_eta(eta, lev, method)
     n = check_int(n, "n", minimum=2)
     lo, hi = check_bounds(lower, upper)
     d = None if noise == "cauchy" or delta is None else check_delta(delta)
@@ -752,57 +853,94 @@ def gini_plan(epsilon_value: float, epsilon_bound: float, beta: float, eta: floa
     min_scale, max_scale = ((gini_lib.GINI_MIN_SCALE, max(1.0 / release_alpha, gini_lib.GINI_MIN_SCALE))
                             if noise == "cauchy" else (0.0, math.inf))
     return GiniIntervalPlan(noise, eps_v + eps_s, float(cal.delta), lev, eps_v, eps_s, cal.beta, cal.alpha, eta,
-                            lev + eta, float(gamma), cal.sigma, scale, scale * math.log(1.0 / (2.0 * eta)),
-                            release_alpha, min_scale, max_scale, n, lo, hi, calibration=cal)
+                            float(gamma), cal.sigma, scale, scale * math.log(1.0 / (2.0 * eta)), release_alpha,
+                            min_scale, max_scale, n, lo, hi, method, calibration=cal)
 
 
-def gini_interval_bounds(values: Any, s_upper: Any, *, noise: str, alpha: float, eta: float,
-                         level: float = DEFAULT_LEVEL, gamma: float = 2.0, sigma: float | None = None,
-                         min_scale: float = 0.0, max_scale: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
+def _check_eta(eta: Any, level: float, method: str) -> float:
+    if method not in GINI_INTERVAL_METHODS:
+        raise DPInputError(f"method must be one of {GINI_INTERVAL_METHODS}, got {method!r}")
+    eta = (1.0 - level) / 5.0 if eta is None else check_probability(eta, "eta")
+    if method == "union" and eta >= 1.0 - level:
+        raise DPInputError(f"eta must be below 1 - level = {1.0 - level:g} (its failure counts against the level)")
+    return eta
+
+
+def gini_interval_quantile(noise: str, level: float, *, bound_scale: float, eta: float, method: str = "pivot",
+                           gamma: float = 2.0, sigma: float | None = None, clamped: bool = False) -> float:
+    """The multiplier q of the published half-width q * scale_hat, scale_hat = clamp(S_hat e^{-margin} / alpha).
+
+    "pivot": q = the level-quantile of |Z| e^{-L} (:func:`pivot_quantile`), and also >= the level-quantile of |Z|
+    when the scale has a lower clamp (``clamped``, the Cauchy release's floor). "union": q = the
+    (level + eta)-quantile of |Z| times e^{margin} (S_hat itself is used: an upper bound with probability
+    1 - eta)."""
+    lev = _level(level)
+    eta = _check_eta(eta, lev, method)
+    b = check_positive(bound_scale, "bound_scale")
+    if method == "union":
+        return _abs_quantile(noise, lev + eta, gamma, sigma) * math.exp(b * math.log(1.0 / (2.0 * eta)))
+    q = pivot_quantile(noise, lev, b, float(gamma), sigma)
+    return max(q, _abs_quantile(noise, lev, gamma, sigma)) if clamped else q
+
+
+def gini_interval_bounds(values: Any, s_upper: Any, *, noise: str, alpha: float, bound_scale: float, eta: float,
+                         level: float = DEFAULT_LEVEL, method: str = "pivot", gamma: float = 2.0,
+                         sigma: float | None = None, min_scale: float = 0.0, max_scale: float = math.inf
+                         ) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised :func:`gini_interval_from_release`: (lower ends, upper ends) for arrays of values and bounds."""
     vals = as_finite_array(values, "values")
     s_hat = as_finite_array(s_upper, "s_upper")
     if vals.shape != s_hat.shape or np.any(s_hat <= 0):
         raise DPInputError("one positive bound s_upper per released value is needed")
     alpha = check_positive(alpha, "alpha")
-    lev = _level(level)
-    eta = check_probability(eta, "eta")
-    if eta >= 1.0 - lev:
-        raise DPInputError(f"eta must be below 1 - level = {1.0 - lev:g}")
-    scale_hat = np.minimum(np.maximum(s_hat / alpha, check_positive(min_scale, "min_scale", allow_zero=True)),
-                           float(max_scale))
-    half = _abs_quantile(noise, lev + eta, gamma, sigma) * scale_hat + 0.5 * release_noise.GINI_GRID
+    min_scale = check_positive(min_scale, "min_scale", allow_zero=True)
+    q = gini_interval_quantile(noise, level, bound_scale=bound_scale, eta=eta, method=method, gamma=gamma,
+                               sigma=sigma, clamped=min_scale > 0)
+    margin = bound_scale * math.log(1.0 / (2.0 * eta))
+    scale_hat = np.minimum(np.maximum(s_hat * math.exp(-margin) / alpha, min_scale), float(max_scale))
+    half = q * scale_hat + 0.5 * release_noise.GINI_GRID
     lo, hi = release_noise.GINI_WINDOW
     return np.clip(vals - half, lo, hi), np.clip(vals + half, lo, hi)
 
 
-def gini_interval_from_release(value: float, s_upper: float, *, noise: str, alpha: float, eta: float,
-                               level: float = DEFAULT_LEVEL, gamma: float = 2.0, sigma: float | None = None,
-                               min_scale: float = 0.0, max_scale: float = math.inf, epsilon: float | None = None,
-                               delta: float | None = None) -> GiniInterval:
-    """The published Gini interval: value -+ q_Z(level + eta) * S_hat / alpha, from published numbers only.
+def gini_interval_from_release(value: float, s_upper: float, *, noise: str, alpha: float, bound_scale: float,
+                               eta: float, level: float = DEFAULT_LEVEL, method: str = "pivot", gamma: float = 2.0,
+                               sigma: float | None = None, min_scale: float = 0.0, max_scale: float = math.inf,
+                               epsilon: float | None = None, delta: float | None = None) -> GiniInterval:
+    """The published Gini interval value -+ q * scale_hat, from published numbers only.
 
     Inputs: the published value (``dpcore.release_noise.publish_gini``: clamped to [0, 1] on the 1e-6 grid), the
-    published bound S_hat (:func:`gini_bound_release`), and public constants: the noise (``noise``, ``gamma``,
-    ``sigma``), the ``alpha`` the draw divided by and its scale window (``min_scale``, ``max_scale``: the
-    Cauchy release clamps S/alpha there), eta and level.
+    published bound S_hat = exp(T) (:func:`gini_bound_release`: T = ln S + L + margin, L ~ Laplace(bound_scale),
+    margin = bound_scale ln(1/(2 eta))), and public constants: the noise law (``noise``, ``gamma``, ``sigma``),
+    the ``alpha`` the draw divided by and its scale window (``min_scale``, ``max_scale``: the Cauchy release
+    clamps S/alpha there). scale_hat = clamp(S_hat e^{-margin} / alpha) = clamp(S e^L / alpha).
 
-    Proof of coverage. The noisy value is g + s Z with s = the real draw's scale (a non-decreasing function of S)
-    and Z independent of the bound's noise. On the event S_hat >= S (probability >= 1 - eta) the scale computed
-    from S_hat is >= s, so |noisy - g| = s |Z| <= q s_hat as soon as |Z| <= q, q the level_value quantile of |Z|.
-    Misses: P(S_hat < S) + P(|Z| > q) <= eta + (1 - level - eta) = 1 - level. Clamping to [0, 1] and rounding
-    to the grid are monotone: the interval of the published value, widened by half a grid step and cut to
-    [0, 1] (where every Gini of non-negative incomes lies), still contains g whenever the noisy one did.
+    ``method="pivot"`` (default; exact). The noisy value is g + s Z, s = clamp(S/alpha), Z independent of L.
+    Without a clamp, (noisy - g) / scale_hat = Z e^{-L}: a pivot whose law does not depend on the data, so with q
+    its level-quantile (:func:`pivot_quantile`) P(|noisy - g| <= q scale_hat) = level exactly. With the Cauchy's
+    floor s = max(S/alpha, m): S is fixed by the data, so either S/alpha >= m (then s = S/alpha and
+    scale_hat >= S e^L/alpha: a miss needs |Z| e^{-L} > q) or S/alpha < m (then s = m <= scale_hat: a miss needs
+    |Z| > q); q = the larger of the two quantiles covers both. (The ceiling 1/alpha is never reached: S <= GS < 1.)
 
-    Caveat (in the result): it covers the Gini of the incomes clipped to the public [lower, upper].
+    ``method="union"`` (the direct argument). On the event S_hat >= S (probability 1 - eta, the bound's margin)
+    the scale from S_hat is >= s, so a miss needs S_hat < S or |Z| > q', q' the (level + eta)-quantile of |Z|:
+    misses <= eta + (1 - level - eta). Same release, a wider interval (the benchmark compares them).
+
+    Both: clamping to [0, 1] and rounding to the grid are monotone, so the interval of the published value,
+    widened by half a grid step and cut to [0, 1] (where every Gini of non-negative incomes lies), still
+    contains g whenever the noisy one did. Caveat (in the result): it covers the Gini of the incomes clipped to
+    the public [lower, upper].
     """
     v = check_finite(value, "value")
-    lows, ups = gini_interval_bounds([v], [check_positive(s_upper, "s_upper")], noise=noise, alpha=alpha, eta=eta,
-                                     level=level, gamma=gamma, sigma=sigma, min_scale=min_scale, max_scale=max_scale)
-    caveat = ("covers the Gini of the incomes clipped to the public bounds; the bound S_hat >= S_beta(X) fails with "
-              f"probability {eta:g}, counted in the level")
-    return GiniInterval(v, float(lows[0]), float(ups[0]), float(level), f"published bound S_hat, {noise} quantile "
-                        f"at {level + eta:.6g}", caveat, float(s_upper), float(level) + eta, float(eta), epsilon, delta)
+    lows, ups = gini_interval_bounds([v], [check_positive(s_upper, "s_upper")], noise=noise, alpha=alpha,
+                                     bound_scale=bound_scale, eta=eta, level=level, method=method, gamma=gamma,
+                                     sigma=sigma, min_scale=min_scale, max_scale=max_scale)
+    caveat = "covers the Gini of the incomes clipped to the public bounds"
+    if method == "union":
+        caveat += f"; the bound S_hat >= S_beta(X) fails with probability {eta:g}, counted in the level"
+    return GiniInterval(v, float(lows[0]), float(ups[0]), float(level),
+                        f"published bound S_hat, {method} ({noise} noise)", caveat, float(s_upper), float(eta),
+                        epsilon, delta)
 
 
 def gini_oracle_interval(value: float, confidential_noise_scale: float, *, noise: str,
@@ -818,7 +956,7 @@ def gini_oracle_interval(value: float, confidential_noise_scale: float, *, noise
 
 
 # ---------------------------------------------------------------------------------------------
-# The Gini: choosing the split of epsilon, beta and eta
+# The Gini: choosing the split of epsilon and beta
 # ---------------------------------------------------------------------------------------------
 
 #: the planning model's data: log-normal incomes with this Gini (a public, typical value)
@@ -873,16 +1011,18 @@ def _beta_candidates(epsilon: float, noise: str, gamma: float) -> np.ndarray:
     return np.geomspace(epsilon * 2e-3, top * 0.95, 18)
 
 
-def _try_plan(eps_v: float, eps_s: float, beta: float, eta: float, common: dict) -> GiniIntervalPlan | None:
+def _try_plan(eps_v: float, eps_s: float, beta: float, common: dict) -> GiniIntervalPlan | None:
     try:
-        return gini_plan(eps_v, eps_s, beta, eta, **common)
+        return gini_plan(eps_v, eps_s, beta, **common)
     except DPInputError:  # beta infeasible for this noise at epsilon_value (the calibration says so)
         return None
 
 
 def _model_widths(plan: GiniIntervalPlan, etas: np.ndarray, s_typ: float) -> np.ndarray:
-    """Median width model for each eta: 2 q_Z(level + eta) median(S_hat)/alpha, median(S_hat) = S (1/(2 eta))^scale
-    (the bound's Laplace noise has median 0). One vectorised quantile call for all etas."""
+    """Median width model for each eta: 2 q * median(scale_hat); median(S_hat e^{-margin}) = S (the bound's
+    Laplace noise has median 0). "pivot" does not depend on eta; "union" in one vectorised quantile call."""
+    if plan.method == "pivot":
+        return np.full(etas.shape, 2.0 * plan.quantile() * s_typ / plan.release_alpha)
     law = _noise_law(plan.noise, plan.gamma, plan.sigma)
     q = np.asarray(law.abs_quantile(plan.level + etas), dtype=float)
     return 2.0 * q * s_typ * np.exp(plan.bound_scale * np.log(1.0 / (2.0 * etas))) / plan.release_alpha
@@ -891,12 +1031,12 @@ def _model_widths(plan: GiniIntervalPlan, etas: np.ndarray, s_typ: float) -> np.
 def _best_for_beta(epsilon: float, beta: float, s_typ: float, level: float, common: dict
                    ) -> tuple[float, GiniIntervalPlan | None]:
     best: tuple[float, GiniIntervalPlan | None] = (math.inf, None)
-    etas = (1.0 - level) * np.array(_ETA_SHARES)
+    etas = (1.0 - level) * np.array(_ETA_SHARES if common["method"] == "union" else (0.2,))
     for f in _SPLITS:
         eps_s = f * epsilon
         if beta / eps_s > MAX_BOUND_SCALE:
             continue
-        base = _try_plan(epsilon - eps_s, eps_s, beta, float(etas[0]), common)
+        base = _try_plan(epsilon - eps_s, eps_s, beta, {**common, "eta": float(etas[0])})
         if base is None:
             continue
         widths = _model_widths(base, etas, s_typ)
@@ -907,37 +1047,36 @@ def _best_for_beta(epsilon: float, beta: float, s_typ: float, level: float, comm
 
 
 def gini_plan_with_eta(plan: GiniIntervalPlan, eta: float) -> GiniIntervalPlan:
-    """The same plan with another eta (the bound's margin and the noise quantile's level change; nothing else)."""
-    eta = check_probability(eta, "eta")
-    if eta >= 1.0 - plan.level:
-        raise DPInputError(f"eta must be below 1 - level = {1.0 - plan.level:g}")
-    return replace(plan, eta=eta, level_value=plan.level + eta, bound_margin=plan.bound_scale * math.log(1 / (2 * eta)))
+    """The same plan with another eta (the bound's margin changes, and for "union" the noise quantile's level)."""
+    eta = _check_eta(eta, plan.level, plan.method)
+    return replace(plan, eta=eta, bound_margin=plan.bound_scale * math.log(1 / (2 * eta)))
 
 
 def optimise_gini_split(epsilon_total: float, delta: float | None, noise: str, n: int, lower: float, upper: float,
-                        level: float = DEFAULT_LEVEL, *, gamma: float = 2.0,
+                        level: float = DEFAULT_LEVEL, *, method: str = "pivot", gamma: float = 2.0,
                         typical_smooth_sensitivity: Callable[[float], float] | None = None,
                         planning_mean: float | None = None, calibration_mode: str = "tight") -> GiniIntervalPlan:
-    """The split epsilon_total = epsilon_value + epsilon_bound, the calibration's beta and eta that minimise the
-    modelled median width of the published interval, at a fixed total (epsilon_total, delta).
+    """The split epsilon_total = epsilon_value + epsilon_bound and the calibration's beta (and, for "union", eta)
+    that minimise the modelled median width of the published interval, at a fixed total (epsilon_total, delta).
 
-    Width model (what is minimised): 2 q_Z(level + eta) S_typ(beta) (1/(2 eta))^(beta/epsilon_bound) / alpha,
-    where alpha = alpha(epsilon_value, beta, delta) is the certified calibration of ``noise``, the middle factor
-    is the median of S_hat / S (the Laplace noise of the bound has median 0, the margin is
-    (beta/epsilon_bound) ln(1/(2 eta))), and S_typ(beta) a public typical smooth sensitivity:
-    ``typical_smooth_sensitivity(beta)`` if given, else :func:`planning_smooth_sensitivity` (no data). beta now
-    sets two costs: a small beta makes S_beta(X) large (e^{-k beta} decays slowly, distant data sets count), a
-    large beta makes the bound noisy (scale beta/epsilon_bound) and, for "laplace", shrinks alpha (NRS needs
+    Width model (what is minimised): 2 q S_typ(beta) / alpha, where alpha = alpha(epsilon_value, beta, delta) is
+    the certified calibration of ``noise``, q the interval's multiplier (:func:`gini_interval_quantile`: the
+    pivot's quantile of |Z| e^{-L} with L ~ Laplace(beta/epsilon_bound); for "union", the (level + eta)-quantile
+    of |Z| times the median of S_hat/S, (1/(2 eta))^(beta/epsilon_bound)), and S_typ(beta) a public typical smooth
+    sensitivity: ``typical_smooth_sensitivity(beta)`` if given, else :func:`planning_smooth_sensitivity` (no data).
+    beta sets two costs: a small beta makes S_beta(X) large (e^{-k beta} decays slowly, distant data sets count),
+    a large beta makes the bound noisy (scale beta/epsilon_bound) and, for "laplace", shrinks alpha (NRS needs
     beta ~ epsilon/(2 ln(2/delta))). The search is a grid: 18 betas (log-spaced up to the noise's limit), 9
-    splits (epsilon_bound = 5%..50% of the total), 8 etas (5%..60% of 1 - level); the bound's scale is kept
-    <= :data:`MAX_BOUND_SCALE`. ``n``: the smallest public cell size the plan serves (S_beta decays from its
-    k = 0 value at a larger beta for small n, so planning at the smallest n is the safe side).
+    splits (epsilon_bound = 5%..50% of the total), and for "union" 8 etas (5%..60% of 1 - level); the bound's
+    scale is kept <= :data:`MAX_BOUND_SCALE`. ``n``: the smallest public cell size the plan serves (S_beta decays
+    to its k = 0 value at a larger beta for small n, so planning at the smallest n is the safe side).
     ``model_oracle_width``: the same model for the oracle (value at the full epsilon with the default beta, scale
     known), for comparison.
     """
     eps = check_epsilon(epsilon_total, "epsilon_total")
     noise = smooth_noises.check_noise(noise)
     lev = _level(level)
+    _check_eta(None, lev, method)
     n = check_int(n, "n", minimum=2)
     lo, hi = check_bounds(lower, upper)
     if lo < 0:
@@ -945,18 +1084,18 @@ def optimise_gini_split(epsilon_total: float, delta: float | None, noise: str, n
     d = None if noise == "cauchy" else check_delta(smooth_noises.DEFAULT_DELTA if delta is None else delta)
     if planning_mean is not None:
         planning_mean = check_positive(planning_mean, "planning_mean")
-    return _optimise(eps, d, noise, n, lo, hi, lev, float(gamma), typical_smooth_sensitivity, planning_mean,
+    return _optimise(eps, d, noise, n, lo, hi, lev, method, float(gamma), typical_smooth_sensitivity, planning_mean,
                      calibration_mode)
 
 
 @lru_cache(maxsize=128)
-def _optimise(eps: float, d: float | None, noise: str, n: int, lo: float, hi: float, lev: float, gamma: float,
-              typical_smooth_sensitivity: Callable[[float], float] | None, planning_mean: float | None,
+def _optimise(eps: float, d: float | None, noise: str, n: int, lo: float, hi: float, lev: float, method: str,
+              gamma: float, typical_smooth_sensitivity: Callable[[float], float] | None, planning_mean: float | None,
               calibration_mode: str) -> GiniIntervalPlan:
     """The grid search of :func:`optimise_gini_split` (arguments checked; plans are frozen, so cached)."""
     s_model = typical_smooth_sensitivity or (lambda b: planning_smooth_sensitivity(n, lo, hi, b,
                                                                                     planning_mean=planning_mean))
-    common = dict(noise=noise, n=n, lower=lo, upper=hi, delta=d, level=lev, gamma=gamma,
+    common = dict(noise=noise, n=n, lower=lo, upper=hi, delta=d, level=lev, method=method, gamma=gamma,
                   calibration_mode=calibration_mode)
     best: tuple[float, GiniIntervalPlan | None] = (math.inf, None)
     for beta in _beta_candidates(eps, noise, gamma):
@@ -1032,7 +1171,7 @@ def gini_posterior_interval(value: float, s_upper: float, *, plan: GiniIntervalP
     lo_q, hi_q = np.interp([(1 - lev) / 2, (1 + lev) / 2], cdf, edges)
     return GiniInterval(v, float(lo_q), float(hi_q), lev, "posterior over g and S (uniform priors on g and ln S)",
                         "a credible interval: its frequentist coverage is measured, not guaranteed", s_hat,
-                        epsilon=plan.epsilon, delta=plan.delta)
+                        plan.eta, plan.epsilon, plan.delta)
 
 
 # ---------------------------------------------------------------------------------------------

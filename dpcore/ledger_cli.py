@@ -27,8 +27,8 @@ import os
 import sqlite3
 import sys
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from . import ledger as ledger_lib
 from .validation import DPInputError

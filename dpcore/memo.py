@@ -10,8 +10,9 @@ database only; records name the account by its keyed public id).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import Any
 
 from . import __version__
 

@@ -747,7 +747,7 @@ def release_percentiles_em(values: Any, *, epsilon: float, q: Any = (25, 50, 75)
     eps_q = _split_epsilon(epsilon, qa.size, epsilon_weights)
     gen = as_generator(rng)
     vals = np.array([sample_exponential_mechanism(x, epsilon=float(e), q=float(qi), size=1, rng=gen,
-                                                  lower=lo, upper=hi)[0] for e, qi in zip(eps_q, qa)])
+                                                  lower=lo, upper=hi)[0] for e, qi in zip(eps_q, qa, strict=True)])
     return EMPercentileRelease(vals, qa, epsilon, eps_q, lo, hi)
 
 

@@ -46,8 +46,9 @@ their current values; :meth:`PlannedStatistic.error_quantile` gives the resultin
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -543,7 +544,7 @@ class GroupMeans(PlannedStatistic):
 
     def params(self):
         return {"clip_lower": self.lower, "clip_upper": self.upper,
-                "group_sizes": {lab: int(c) for lab, c in zip(self.labels, self.counts)}}
+                "group_sizes": {lab: int(c) for lab, c in zip(self.labels, self.counts, strict=True)}}
 
 
 @dataclass(frozen=True, eq=False)
@@ -899,7 +900,7 @@ class PercentilesStatistic(PlannedStatistic):
 
     def params(self):
         return {"edges": [float(v) for v in self.edges], "q": list(self.q), "relation": self.relation,
-                "cells": {lab: int(c.size) for lab, c in zip(self.cell_labels, self.cells)}}
+                "cells": {lab: int(c.size) for lab, c in zip(self.cell_labels, self.cells, strict=True)}}
 
 
 @dataclass(frozen=True, eq=False)

@@ -40,8 +40,9 @@ Choices where the paper is silent or inconsistent (each is tested):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -322,7 +323,7 @@ class SampleAccuracy(float):
 
     __slots__ = ("_params",)
 
-    def __new__(cls, beta: float, **params: Any) -> "SampleAccuracy":
+    def __new__(cls, beta: float, **params: Any) -> SampleAccuracy:
         obj = super().__new__(cls, beta)
         obj._params = dict(params)
         return obj
@@ -1301,7 +1302,7 @@ def noisy_two_by_two(a: Any, b: Any, c: Any, d: Any, *, epsilon: float, mechanis
     """Release the four cells with noise. Neighbours: replace one record (total n public); the record
     leaves one cell and enters another, so the table has L1 sensitivity 2 and L2 sensitivity sqrt 2:
     Laplace(2/eps) per cell is eps-DP; Gaussian sigma = analytic(eps, delta, sqrt 2) is (eps, delta)-DP."""
-    cells = [_count(v, name) for v, name in zip((a, b, c, d), "abcd")]
+    cells = [_count(v, name) for v, name in zip((a, b, c, d), "abcd", strict=True)]
     scale, var = _table_noise(epsilon, mechanism, delta)
     gen = as_generator(rng)
     e = noise.sample_laplace(scale, 4, gen) if mechanism == "laplace" else noise.sample_gaussian(scale, 4, gen)
@@ -1334,7 +1335,7 @@ def or_confidence_interval(a: Any, b: Any, c: Any, d: Any, *, level: float = 0.9
     level = _level(level)
     var = check_positive(noise_variance, "noise_variance", allow_zero=True)
     vals = []
-    for v, name in zip((a, b, c, d), "abcd"):
+    for v, name in zip((a, b, c, d), "abcd", strict=True):
         v = check_finite(v, name)
         if v <= 0 and not clip:
             raise DPInputError(f"cell {name} = {v:g} is <= 0: the odds ratio needs positive cells; use more data, a "

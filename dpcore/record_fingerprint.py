@@ -45,8 +45,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -180,7 +181,7 @@ class RecordFingerprint:
     sum2: int = 0
     columns: tuple[str, ...] | None = None
 
-    def update(self, frame: pd.DataFrame) -> "RecordFingerprint":
+    def update(self, frame: pd.DataFrame) -> RecordFingerprint:
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"a chunk of records must be a pandas DataFrame, got {type(frame).__name__}")
         names = [str(c).strip() for c in frame.columns]
@@ -206,7 +207,7 @@ class RecordFingerprint:
         self.sum2 = (self.sum2 + s2) % (1 << 64)
         return self
 
-    def merge(self, rows: int, sum1: int, sum2: int, columns: Iterable[str] | None = None) -> "RecordFingerprint":
+    def merge(self, rows: int, sum1: int, sum2: int, columns: Iterable[str] | None = None) -> RecordFingerprint:
         if columns is not None:
             columns = tuple(columns)
             if self.columns is not None and self.columns != columns:

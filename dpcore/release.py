@@ -38,15 +38,15 @@ import io
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from . import __version__
+from . import __version__, noise
 from . import budget as _budget
-from . import noise
 from .validation import DPInputError, check_epsilon
 
 __all__ = ["ReleaseRecord", "make_release", "records_to_json", "records_to_csv", "ROUNDING", "secure_rng",
@@ -259,7 +259,8 @@ def _unpack_release(result: Any) -> tuple[np.ndarray, str, dict[str, Any]]:
     return np.asarray(values, dtype=float), str(sampler), {}
 
 
-def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = None, *,
+# complexity above the cap: the release steps in order: the order (check, charge, draw, record) is the safety argument
+def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = None, *,  # noqa: C901
                  dataset: dict | None = None) -> list[ReleaseRecord]:
     """Release every (statistic, epsilon) pair on its (confidential) data, paying from ``ledger``.
 
@@ -434,7 +435,7 @@ def records_to_csv(records: Sequence[ReleaseRecord]) -> str:
     buf = io.StringIO()
     buf.write("statistic,label,released_value,epsilon,delta,mechanism,timestamp\n")
     for r in records:
-        for lab, v in zip(r.labels, r.released):
+        for lab, v in zip(r.labels, r.released, strict=True):
             fields = [r.statistic, lab, repr(float(v)), repr(r.epsilon), repr(r.delta), r.mechanism, r.timestamp]
             buf.write(",".join('"' + str(f).replace('"', '""') + '"' for f in fields) + "\n")
     return buf.getvalue()

@@ -52,9 +52,10 @@ n public). All samplers take ``rng`` (Generator, int seed, None, or dpcore's Sec
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -49,18 +49,19 @@ Choices where the paper is inconsistent (each proved by a test in tests/test_str
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import special
 
 from . import noise
 from .validation import (
-    check_bounds,
     DPInputError,
     as_finite_array,
     as_generator,
+    check_bounds,
     check_epsilon,
     check_finite,
     check_int,
@@ -314,7 +315,7 @@ class StratifiedMeanRelease:
         return math.sqrt(float(np.sum(self.weights ** 2 * 2.0 * np.where(self.empty, 0.0, self.noise_scale) ** 2)))
 
     def as_dict(self) -> dict[Any, float]:
-        return dict(zip(self.labels, self.per_group.tolist()))
+        return dict(zip(self.labels, self.per_group.tolist(), strict=True))
 
 
 def _resolve_weights(weights: Any, labels: tuple, counts: np.ndarray) -> tuple[np.ndarray, str]:
@@ -439,7 +440,7 @@ def public_weights(public_groups: Any, labels: Sequence, *, max_groups: int = MA
     if len(labels) > max_groups:
         raise DPInputError(f"{len(labels)} groups exceed the cap of {max_groups}")
     vals, cnt = np.unique(arr, return_counts=True)
-    lookup = {v.item() if isinstance(v, np.generic) else v: c for v, c in zip(vals, cnt)}
+    lookup = {v.item() if isinstance(v, np.generic) else v: c for v, c in zip(vals, cnt, strict=True)}
     w = np.array([float(lookup.get(lab, 0)) for lab in labels])
     if w.sum() <= 0:
         raise DPInputError("no group of the private data appears in the public hold-out sample")
@@ -515,7 +516,7 @@ class ParityResult(float):
     skipped: tuple[int, ...]
 
     def __new__(cls, value: float, *, omega: float, overall_term: float, per_group: np.ndarray,
-                skipped: tuple[int, ...]) -> "ParityResult":
+                skipped: tuple[int, ...]) -> ParityResult:
         obj = super().__new__(cls, value)
         obj.omega = omega
         obj.overall_term = overall_term
@@ -677,12 +678,13 @@ def sum_log_lower_bound(n: int, k: int) -> float:
 # The mechanism of every released mean (planner, app release, command line)
 # ---------------------------------------------------------------------------------------------
 
-def clipped_cents(x: Any, lower: float, upper: float) -> np.ndarray:
+def clipped_cents(incomes: Any, lower: float, upper: float) -> np.ndarray:
     """Incomes clipped to [lower, upper] in integer cents, floor(100 x + 1/2): the fixed-point form every
-    released sum uses (exact int64 sums, so the sensitivity holds bit for bit). A NaN is refused, never cast."""
-    arr = np.asarray(x, dtype=float)
-    if arr.ndim != 1 or arr.size == 0:
-        raise DPInputError(f"incomes to convert to cents must be a non-empty 1-D array, got shape {arr.shape}")
+    released sum uses (exact int64 sums, so the sensitivity holds bit for bit). A NaN is refused, never cast;
+    no incomes give no cents."""
+    arr = np.asarray(incomes, dtype=float)
+    if arr.ndim != 1:
+        raise DPInputError(f"incomes to convert to cents must be a 1-D array, got shape {arr.shape}")
     if np.isnan(arr).any():
         raise DPInputError("incomes must not be missing (NaN) when converted to cents")
     return np.floor(np.clip(arr, lower, upper) * 100.0 + 0.5).astype(np.int64)

@@ -31,8 +31,7 @@ MAX_EPSILON = 1e6  # beyond this, e^epsilon overflows in some formulas and priva
 
 
 from .errors import DPInputError, NotAnIntegerError  # noqa: E402 (re-exported: their home is dpcore.errors)
-
-from .rng import SecureRandom, as_generator, secure_generator  # noqa: E402
+from .rng import as_generator  # noqa: E402
 
 
 def _as_real(value: Any, name: str) -> float:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import assert_clean, open_page, query_param
 
 from dpcore import defaults, noise
 from dpcore import planner as planner_lib
@@ -10,7 +11,6 @@ from dpcore.data import lognormal_incomes
 from dpcore.experiments import answers
 from dpcore.experiments import percentiles as percentile_experiments
 from dpcore.validation import DPInputError
-from support import assert_clean, open_page, query_param
 
 VALUES = lognormal_incomes(2_000, rng=np.random.default_rng(7))
 
@@ -20,7 +20,7 @@ def test_sentence_quantiles_are_those_of_the_released_gini():
     stat = planner_lib.make_statistic("gini", VALUES, upper=defaults.INCOME_UPPER)
     draws = 400_000
     errors = np.abs(stat.bias + stat.scale(1.0) * noise.GeneralizedCauchy(2.0).rvs(draws, np.random.default_rng(1)))
-    for level, value in zip(answers.ANSWER_LEVELS, (answer.median_abs_error, answer.q90_abs_error, answer.q99_abs_error)):
+    for level, value in zip(answers.ANSWER_LEVELS, (answer.median_abs_error, answer.q90_abs_error, answer.q99_abs_error), strict=True):
         share = float(np.mean(errors <= value))
         se = np.sqrt(level * (1 - level) / draws)
         assert abs(share - level) < 5 * se, (level, share)
@@ -115,7 +115,7 @@ def test_group_means_answer_and_page():
     stat = planner_lib.make_statistic("group_means", values, groups, lower=0.0, upper=200_000.0)
     draws = 200_000
     largest = np.max(np.abs(stat.simulate(1.0, draws, np.random.default_rng(5)) - stat.truth), axis=1)
-    for level, value in zip(answers.ANSWER_LEVELS, (answer.median_error, answer.q90_error, answer.q99_error)):
+    for level, value in zip(answers.ANSWER_LEVELS, (answer.median_error, answer.q90_error, answer.q99_error), strict=True):
         assert abs(np.mean(largest <= value) - level) < 5 * np.sqrt(level * (1 - level) / draws), level
     # the recommendation keeps every group within ±500 (not ±500 scaled down to the smallest mean): the smallest ε
     eps = rec.recommended_epsilon

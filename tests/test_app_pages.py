@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
-
 from support import open_page
+
 from ui import sidebar as sb
 
 APP = Path(__file__).resolve().parent.parent / "app.py"

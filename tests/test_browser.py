@@ -14,11 +14,9 @@ from __future__ import annotations
 import os
 import re
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-
 from quality_support import REPO_ROOT, chromium_available, discover_pages, wait_for_app_idle
 from support.browser import COLD_SEED, PageWatch, good_csv, run_and_wait, sidebar_seeds, upload
 
@@ -97,7 +95,7 @@ def _main_slider_thumb(page):
     if not sliders:
         return None
     labels = [(s.query_selector('[data-testid="stWidgetLabel"]') or s).inner_text() for s in sliders]
-    eps = [s for s, lab in zip(sliders, labels)
+    eps = [s for s, lab in zip(sliders, labels, strict=True)
            if re.search(r"ε|epsilon|privacy budget", lab, re.I)
            and not re.match(r"\s*(runs|number|how many)", lab, re.I)]
     chosen = (eps or sliders)[0]

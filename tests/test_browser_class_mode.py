@@ -15,7 +15,6 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from quality_support import chromium_available, visible_problems, wait_for_app_idle
 from support.browser import open_tab, run_and_wait
 

@@ -16,7 +16,6 @@ sidebar's links (in-app navigation), and on each measures:
 from __future__ import annotations
 
 import pytest
-
 from quality_support import chromium_available, wait_for_app_idle
 from support.browser import PageWatch, run_and_wait
 
@@ -32,7 +31,7 @@ PAGES = {"gini": "Gini index", "percentiles": "Earnings percentiles (PSEO)", "st
          "ratios": "Relative risk and ratios"}
 
 # Everything is measured inside the page in one evaluation (no round trip per element).
-_MEASURE = """() => {
+_MEASURE = r"""() => {
     const main = document.querySelector('[data-testid="stMain"]');
     const cut = [];
     for (const label of main.querySelectorAll('[data-testid="stMetricLabel"]')) {

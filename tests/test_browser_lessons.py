@@ -17,9 +17,9 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from quality_support import chromium_available, visible_problems, wait_for_app_idle
 from support.browser import run_and_wait
+
 from ui import lessons_views
 
 pytestmark = [

@@ -17,7 +17,6 @@ import json
 import re
 
 import pytest
-
 from quality_support import chromium_available, wait_for_app_idle
 from support.browser import data_panel_errors, data_panel_text, open_tab, run_and_wait, upload
 from test_release_panel import _csv

@@ -14,7 +14,6 @@ import re
 import secrets
 
 import pytest
-
 from quality_support import chromium_available, wait_for_app_idle
 from support.browser import run_and_wait
 

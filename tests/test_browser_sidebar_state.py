@@ -16,7 +16,6 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from quality_support import chromium_available, wait_for_app_idle
 from support.browser import SIDEBAR, open_tab, run_and_wait, sidebar_seeds
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from support.postgres import fresh_database
 
 from dpcore import classroom as classroom_lib
 from dpcore.validation import DPInputError
-from support.postgres import fresh_database
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -5,12 +5,12 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import tomllib
 
 from dpcore import cli, ledger
 from dpcore import plan as plan_module

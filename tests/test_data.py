@@ -116,7 +116,7 @@ def test_latin1_fallback_and_utf8_bom():
     d = load_income_file("name;income\nJosé;100\nAndré;200\n".encode("latin-1"))
     assert d.frame["name"].tolist() == ["José", "André"]
     assert any("Latin-1" in n for n in d.notes)
-    d = load_income_file("name,income\nJosé,100\nZoë,200\n".encode("utf-8"))
+    d = load_income_file("name,income\nJosé,100\nZoë,200\n".encode())
     assert d.frame["name"].tolist() == ["José", "Zoë"] and not any("Latin-1" in n for n in d.notes)
     assert load_income_file(b"\xef\xbb\xbfincome\n1\n2\n").column == "income"  # BOM stripped
 

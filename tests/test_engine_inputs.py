@@ -272,7 +272,7 @@ def _sparse_csv(path: str, rows: int) -> str:
     employed = rng.integers(0, 2, rows)
     with open(path, "w") as f:
         f.write("earnings,state,group,employed," + ",".join(f"f{i}" for i in range(12)) + "\n")
-        f.writelines(f"{e},{s},{g},{o},,,,,,,,,,,,\n" for e, s, g, o in zip(earnings, states, groups, employed))
+        f.writelines(f"{e},{s},{g},{o},,,,,,,,,,,,\n" for e, s, g, o in zip(earnings, states, groups, employed, strict=True))
     return path
 
 

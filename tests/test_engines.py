@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import engines, gini as gini_module, noise
+from dpcore import engines, noise
+from dpcore import gini as gini_module
 from dpcore.engines import EngineSpec, execute, open_engine, parse_source
 from dpcore.plan import plan_from_dict
 from dpcore.validation import DPInputError
@@ -310,7 +311,7 @@ def _expected_kept(df: pd.DataFrame, m: int, seed: int, key_columns) -> pd.DataF
         cents = None if pd.isna(row["earnings"]) else str(int(math.floor(min(max(row["earnings"], -1e15), 1e15) * 100)))
         return md5(cells), md5(cells + [cents, str(int(row["employed"]))])
 
-    df["k1"], df["k2"] = zip(*df.apply(keys, axis=1))
+    df["k1"], df["k2"] = zip(*df.apply(keys, axis=1), strict=True)
     return df.sort_values(["person", "k1", "k2"]).groupby("person").head(m)
 
 

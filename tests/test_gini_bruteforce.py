@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from dpcore.gini import (
-    _Prefix,
     _gmax_k,
     _gmin_k,
     _ls_bound,
+    _Prefix,
     _sorted_gini,
     _sum_extremes,
     exact_local_sensitivity,

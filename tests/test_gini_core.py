@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.release_noise import publish_gini
 from dpcore import gini as G
 from dpcore.gini import (
     clip_incomes,
@@ -27,6 +26,7 @@ from dpcore.gini import (
     smooth_sensitivity,
 )
 from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration, smooth_noise_privacy_loss
+from dpcore.release_noise import publish_gini
 from dpcore.validation import DPInputError
 
 TOY = np.array([3.0, 6.0, 7.0, 7.5])

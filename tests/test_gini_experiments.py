@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpcore import posterior
 from dpcore import gini as gini_mechanism
-from dpcore.experiments import gini as gini_experiments
+from dpcore import posterior
 from dpcore.data import two_point_incomes
+from dpcore.experiments import gini as gini_experiments
 from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration
 from dpcore.validation import DPInputError
 
@@ -37,7 +37,7 @@ def test_abs_error_quantiles_match_simulation(gamma):
     err = np.abs(s * gc.rvs(n, np.random.default_rng(7)))
     levels = (0.5, 0.9, 0.99)
     exact = gini_experiments.abs_error_quantiles(s, gamma, levels)
-    for q, x_q in zip(levels, exact):
+    for q, x_q in zip(levels, exact, strict=True):
         dens = 2 * float(gc.pdf(x_q / s)) / s  # density of |sZ| at its q-quantile
         assert abs(np.quantile(err, q) - x_q) <= 4 * _quantile_se(q, n, dens), (q, np.quantile(err, q), x_q)
 
@@ -45,9 +45,9 @@ def test_abs_error_quantiles_match_simulation(gamma):
 def test_abs_error_quantiles_definition():
     # P(|sZ| <= x_q) = q exactly (checked through the CDF, not through ppf)
     gc = GeneralizedCauchy(3.0)
-    for q, x in zip((0.5, 0.9, 0.99), gini_experiments.abs_error_quantiles(2.0, 3.0)):
+    for q, x in zip((0.5, 0.9, 0.99), gini_experiments.abs_error_quantiles(2.0, 3.0), strict=True):
         assert float(gc.cdf(x / 2) - gc.cdf(-x / 2)) == pytest.approx(q, abs=1e-12)
-    for q, x in zip((0.5, 0.9, 0.99), gini_experiments.laplace_abs_error_quantiles(0.7)):
+    for q, x in zip((0.5, 0.9, 0.99), gini_experiments.laplace_abs_error_quantiles(0.7), strict=True):
         assert stats.laplace.cdf(x, scale=0.7) - stats.laplace.cdf(-x, scale=0.7) == pytest.approx(q, abs=1e-12)
 
 
@@ -138,7 +138,7 @@ def test_figure3_fast_shortcut_equals_bound_on_the_records_and_exact_is_smaller(
     fast = gini_experiments.figure3(method="fast", **kw).table
     exact = gini_experiments.figure3(method="exact", **kw).table
     beta = smooth_noise_calibration(1.0, 2.0, mode="paper").beta
-    for g, s_fast, s_exact in zip(fast.g, fast.smooth_sensitivity, exact.smooth_sensitivity):
+    for g, s_fast, s_exact in zip(fast.g, fast.smooth_sensitivity, exact.smooth_sensitivity, strict=True):
         td = two_point_incomes(4000, g, definition="eq1")
         direct = gini_mechanism.smooth_sensitivity(td.values, lower=td.lower, upper=td.upper, beta=beta, method="fast").value
         assert s_fast == pytest.approx(direct, rel=1e-9)

@@ -3,7 +3,6 @@ posterior and the generated script all use the noise picked in the selector (``g
 from __future__ import annotations
 
 import pytest
-
 from support import assert_clean, open_page, page_script, run_scripts
 
 import ui.sidebar
@@ -17,7 +16,7 @@ NOISES = ("cauchy", "laplace", "laplace_lognormal")
 
 def _numbers(at) -> dict[str, float]:
     table = next(d.value for d in at.dataframe if "quantity" in d.value.columns)
-    return dict(zip(table["quantity"], table["value"].astype(float)))
+    return dict(zip(table["quantity"], table["value"].astype(float), strict=True))
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +64,7 @@ def test_the_three_noises_give_different_answers(pages):
 def test_generated_scripts_print_the_pages_numbers_for_each_noise(pages):
     """One subprocess runs the three generated scripts (the page's own call with noise=...)."""
     scripts = [page_script(pages[noise]) for noise in NOISES]
-    for noise, out in zip(NOISES, run_scripts(scripts)):
+    for noise, out in zip(NOISES, run_scripts(scripts), strict=True):
         page = _numbers(pages[noise])
         assert set(page) <= set(out), (noise, sorted(set(page) - set(out)))
         for key, value in page.items():

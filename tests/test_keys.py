@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import stratified
-from dpcore import cell_keys, ledger
+from dpcore import cell_keys, ledger, stratified
 from dpcore.engines import execute, parse_source
 from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
 from dpcore.validation import DPInputError
@@ -238,7 +237,7 @@ def test_a_keys_file_of_combinations_restricts_the_cells(tmp_path):
     plan = load_plan(tmp_path / "plan.toml")
     result = release(plan, tmp_path / "data.csv", "duckdb", tmp_path, "out")
     table = next(iter(result.tables.values()))
-    assert list(zip(table["state"], table["level"])) == [("CO", "1"), ("TX", "2"), ("AK", "1")]
+    assert list(zip(table["state"], table["level"], strict=True)) == [("CO", "1"), ("TX", "2"), ("AK", "1")]
     assert result.record["cells"]["keys"] == {"file": str(tmp_path / "keys.csv")}
     assert "move between cells" in result.record["privacy"]["what_one_person_can_change"]
 
@@ -289,7 +288,7 @@ def _ref_keys_of(frame, by):
     if not len(frame):
         return []
     columns = [[cell_keys.cell_text(v) for v in frame[c].tolist()] for c in by]
-    return list(zip(*columns))
+    return list(zip(*columns, strict=True))
 
 
 def _ref_restrict_to_declared(frame, by, declared):
@@ -320,7 +319,7 @@ def _ref_cell_counts(frame, kind, by):
     keys = _ref_keys_of(frame, by) if by else [()] * len(frame)
     if kind == "percentiles":
         totals = {}
-        for k, c in zip(keys, frame["count"].to_numpy(np.int64)):
+        for k, c in zip(keys, frame["count"].to_numpy(np.int64), strict=True):
             totals[k] = totals.get(k, 0) + int(c)
         return list(totals), np.array(list(totals.values()), dtype=np.int64)
     if kind == "relative_risk":

@@ -2,10 +2,9 @@
 page link with a preset that the target page accepts; every page says which data it uses."""
 from __future__ import annotations
 
-
 import pytest
-
 from support import assert_clean, open_page, page_text
+
 from ui import landing
 
 

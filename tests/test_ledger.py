@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from dpcore import budget as B, ledger as L
-from dpcore.validation import DPInputError
 from support.postgres import fresh_database
+
+from dpcore import budget as B
+from dpcore import ledger as L
+from dpcore.validation import DPInputError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -303,7 +304,7 @@ def test_two_processes_racing_30_charges_each_never_overspend(url, tmp_path):
         assert p.stdout.readline().strip() == "READY", p.communicate()[1]
     flag.write_text("go")
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
     lines = [line.split() for out, _ in outs for line in out.splitlines()]
     accepted = [int(parts[1]) for parts in lines if parts[0] == "OK"]

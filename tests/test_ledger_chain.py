@@ -15,9 +15,12 @@ import sqlite3
 import threading
 
 import pytest
-
-from dpcore import budget as B, ledger as L, ledger_cli
 from support.postgres import fresh_database
+
+from dpcore import budget as B
+from dpcore import ledger as L
+from dpcore import ledger_cli
+
 
 def _fresh_pg_database(server_url: str) -> str:
     return fresh_database(server_url, "chain_test")

@@ -234,7 +234,6 @@ class _Server:
 
     def __init__(self, url: str) -> None:
         import psycopg
-
         from support.postgres import find_pg_bin
 
         self.url = url

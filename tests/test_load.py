@@ -22,7 +22,6 @@ from unittest.mock import MagicMock
 
 import numpy as np
 import pytest
-
 from quality_support import REPO_ROOT, discover_pages, main_slider, move_slider, open_page
 
 N_SESSIONS = 20
@@ -33,8 +32,8 @@ RERUNS_PER_SESSION = 2  # was 8 s of reruns (~4 per session at load 2): the over
 def shared_runtime(monkeypatch):
     from streamlit.runtime import Runtime
     from streamlit.runtime.caching.storage.dummy_cache_storage import MemoryCacheStorageManager
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
     from streamlit.runtime.media_file_manager import MediaFileManager
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
     from streamlit.testing.v1.util import patch_config_options
 
     runtime = MagicMock(spec=Runtime)

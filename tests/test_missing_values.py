@@ -16,7 +16,7 @@ import pytest
 
 from dpcore import ledger
 from dpcore.engines import EngineSpec, execute, open_engine, parse_source
-from dpcore.plan import PlanError, plan_from_dict, plan_to_toml, parse_plan
+from dpcore.plan import PlanError, parse_plan, plan_from_dict, plan_to_toml
 from dpcore.validation import DPInputError
 
 EDGES = [0.0, 20_000.0, 50_000.0, 100_000.0, 1e6]

@@ -6,8 +6,8 @@ import math
 import re
 
 import pytest
-
 from support import assert_clean, metrics, open_page, page_text
+
 from ui import about_views, svg_charts
 
 
@@ -79,7 +79,6 @@ def test_url_state_reproduces_view():
 def test_bad_url_values_are_made_allowed_with_a_notice():
     """Out of range: the nearest allowed value; unreadable: the default; each said, never silently."""
     from streamlit.testing.v1 import AppTest
-
     from support.pages import APP
 
     at = AppTest.from_file(str(APP), default_timeout=90)  # the landing page, as the link opens it (one run)
@@ -121,7 +120,7 @@ def test_chart_curve_is_the_largest_posterior(eps):
     diagonal, curve = _polyline_points(svg)
     (x_left, y_bottom), (x_right, y_top) = diagonal[0], diagonal[-1]
     assert len(curve) == 101 and x_left == 64
-    for (px, py), i in zip(curve, range(101)):
+    for (px, py), i in zip(curve, range(101), strict=True):
         p = i / 100
         prior = 100 * (px - x_left) / (x_right - x_left)
         after = 100 * (y_bottom - py) / (y_bottom - y_top)

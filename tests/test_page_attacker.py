@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from support import assert_clean, metrics, open_page, page_text, query_param
 
 from dpcore import classroom as classroom_lib
 from dpcore.experiments import attacker as attacker_lib
-from support import assert_clean, metrics, open_page, page_text, query_param
 
 PAGE = "app_pages/attacker.py"
 

@@ -10,13 +10,20 @@ import time
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
-
-from support import (assert_clean, assert_page_intro, metrics, open_page, page_script, page_text, query_param,
-                     run_scripts)
+from support import (
+    assert_clean,
+    assert_page_intro,
+    metrics,
+    open_page,
+    page_script,
+    page_text,
+    query_param,
+    run_scripts,
+)
 
 import ui.sidebar
-from dpcore import gini as gini_mechanism
 from dpcore import defaults
+from dpcore import gini as gini_mechanism
 from dpcore.data import IncomeData
 
 PAGE = "app_pages/gini.py"
@@ -201,7 +208,7 @@ def test_other_sidebar_sources_render(source):
 def _numbers(at: AppTest) -> dict[str, float]:
     """The page's full-precision numbers table (section 6)."""
     table = next(d.value for d in at.dataframe if "quantity" in d.value.columns)
-    return dict(zip(table["quantity"], table["value"].astype(float)))
+    return dict(zip(table["quantity"], table["value"].astype(float), strict=True))
 
 
 def _assert_same_numbers(page: dict[str, float], script: dict) -> None:
@@ -228,7 +235,7 @@ def script_views() -> dict:
     """name -> (the page's AppTest, what its generated script printed)."""
     pages = {name: open_page(PAGE, **query) for name, query in SCRIPT_VIEWS.items()}
     outputs = run_scripts([page_script(at) for at in pages.values()])
-    return {name: (at, out) for (name, at), out in zip(pages.items(), outputs)}
+    return {name: (at, out) for (name, at), out in zip(pages.items(), outputs, strict=True)}
 
 
 def test_generated_script_reproduces_page_numbers(script_views):

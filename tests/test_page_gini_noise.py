@@ -6,7 +6,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.experiments import gini_noises
-from dpcore import smooth_noises
 from ui import noise_choice
 
 

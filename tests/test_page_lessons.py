@@ -7,8 +7,8 @@ from html.parser import HTMLParser
 from urllib.parse import parse_qsl
 
 import pytest
-
 from support import assert_clean, open_page, outside_event_loop, page_text, query_param
+
 from ui import lessons_views
 
 PAGE = "app_pages/lessons.py"
@@ -119,7 +119,7 @@ def test_lesson_links_keep_the_class_session_and_its_statistic(class_session):
     at = open_page(PAGE, atk_class=class_session.code)
     assert_clean(at)
     assert f"Class session **{class_session.code}**" in page_text(at)
-    for link, (_, _, step) in zip(at.get("page_link"), STEPS):
+    for link, (_, _, step) in zip(at.get("page_link"), STEPS, strict=True):
         query = dict(parse_qsl(link.proto.query_string))
         assert query["atk_class"] == class_session.code, step.label
         if step.plays_class_statistic:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from support import assert_clean, assert_page_intro, open_page, page_script, page_text, query_param, run_script
 
 PAGE = "app_pages/percentiles.py"

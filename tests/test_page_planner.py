@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
+from support import assert_clean, metrics, open_page, page_script, page_text, run_script
 
 from dpcore import ledger
 from dpcore import planner as planner_lib
-from support import assert_clean, metrics, open_page, page_script, page_text, run_script
 
 PAGE = "app_pages/planner.py"
 RELEASE = "Release: make the real release (spends budget)"

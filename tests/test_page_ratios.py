@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from support import assert_clean, open_page, page_script, page_text, run_script
 
 from dpcore import data as dpdata
 from dpcore import ratio
-from support import assert_clean, open_page, page_script, page_text, run_script
 
 PAGE = "app_pages/ratios.py"
 VIEWS = ("Sampling distribution", "Intervals", "Coverage heatmaps", "Accuracy vs ε", "Bias vs n", "Odds ratio",
@@ -33,7 +33,7 @@ def test_opens_with_defaults_and_explains_itself():
 
 
 FUNCTIONS = dict(zip(VIEWS, ("sampling_view", "intervals_view", "coverage_heatmap_view", "accuracy_view", "bias_view",
-                             "odds_ratio_view", "poverty_view")))
+                             "odds_ratio_view", "poverty_view"), strict=True))
 
 
 @pytest.mark.parametrize("view", VIEWS)

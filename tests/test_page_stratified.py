@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
-
 from support import APP, assert_clean, metrics, open_page, page_script, page_text, run_script
 
 PAGE = "app_pages/stratified.py"

@@ -10,11 +10,9 @@ import numpy as np
 import pytest
 from scipy import special
 
-from dpcore import noise
-from dpcore import percentiles
+from dpcore import noise, percentiles
 from dpcore.experiments import percentiles as percentile_experiments
 from dpcore.validation import DPInputError
-
 
 # ------------------------------------------------------------------ bins
 
@@ -259,7 +257,7 @@ def _stat(y, rank):
     return np.sort(y)[rank - 1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ls_brute_cached(sorted_y: tuple, rank: int) -> float:
     """Local sensitivity by brute force: replace each entry by every value in [L, U] (a grid with
     L and U suffices: the order statistic is monotone in the replaced value). Vectorised."""
@@ -352,7 +350,7 @@ def test_smooth_release_calibration_and_certified_loss(calibration):
     np.testing.assert_allclose(r.beta, 0.5 / 4)
     if calibration == "paper":
         np.testing.assert_allclose(r.alpha, 0.5 / 16)  # the paper's eps_x / 16
-    for a, b in zip(r.alpha, r.beta):
+    for a, b in zip(r.alpha, r.beta, strict=True):
         assert noise.smooth_noise_privacy_loss(4.0, a, b) <= 0.5 * (1 + 1e-6)
 
 

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore import noise
-from dpcore import percentiles
+from dpcore import noise, percentiles
 from dpcore.experiments import percentiles as percentile_experiments
 
 P_MIN = 1e-3  # reject at p < 0.001 (fixed seeds: deterministic)

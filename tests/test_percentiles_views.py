@@ -7,12 +7,12 @@ import json
 
 import numpy as np
 import pytest
+from support.figures import assert_same_spec
 
 from dpcore import percentiles
 from dpcore.data import lognormal_incomes
 from dpcore.experiments import percentiles as percentile_experiments
 from dpcore.validation import DPInputError
-from support.figures import assert_same_spec
 
 
 @pytest.mark.parametrize("settings", [
@@ -168,9 +168,7 @@ def test_plain_figure_specs_equal_the_plotly_builders(settings, y_range):
 def test_answer_at_epsilon_is_the_first_half_of_the_cell_answer(cell):
     """The page computes the sentence per ε and the recommendation once per target: the
     sentence must be percentile_cell_answer's, number for number."""
-    from dpcore.experiments import answers
-
     statistic = percentile_experiments.cell_answer_statistic(**cell)
     for epsilon in (0.3, 1.7, 0.3):
-        full, _ = answers.percentile_cell_answer(epsilon=epsilon, target_error=2_000.0, confidence=0.9, **cell)
+        full, _ = percentile_experiments.percentile_cell_answer(epsilon=epsilon, target_error=2_000.0, confidence=0.9, **cell)
         assert percentile_experiments.cell_answer_at_epsilon(statistic, epsilon=epsilon) == full

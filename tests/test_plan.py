@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import math
-import tomllib
 
 import numpy as np
 import pytest
+import tomllib
 
 from dpcore import plan as planmod
-from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, plan_to_toml, write_plan
+from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
 
 ISSUE_PLAN = planmod.EXAMPLE_PLAN  # the issue's example, verbatim (comments included)
 

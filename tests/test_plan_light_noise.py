@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 
 import numpy as np
 import pandas as pd
 import pytest
+import tomllib
 
 from dpcore import budget, planner, release, smooth_noises
-from dpcore.gini import CONFIDENTIAL_SCALE_LABEL
 from dpcore.engines import execute, parse_source
 from dpcore.experiments import planner as planner_experiments
-from dpcore.plan import (EXAMPLE_PLAN, PlanError, parse_plan, plan_from_dict, plan_from_planner_choices,
-                         plan_to_toml, write_plan)
+from dpcore.gini import CONFIDENTIAL_SCALE_LABEL
+from dpcore.plan import (
+    EXAMPLE_PLAN,
+    PlanError,
+    parse_plan,
+    plan_from_dict,
+    plan_from_planner_choices,
+    plan_to_toml,
+    write_plan,
+)
 
 DELTA = 1e-7
 

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_release_panel import HARNESS, RELEASE, _csv
 
 from dpcore import ledger as L
 from dpcore import memo as memo_lib
-from test_release_panel import HARNESS, RELEASE, _csv
 from ui import memo as memo_html
 from ui import release_panel
 
@@ -110,7 +110,6 @@ def test_ratio_groups_stay_different_after_a_change_of_group_column(ledger_url):
 
 
 def test_group_columns_that_do_not_qualify_are_explained_and_small_cells_advised():
-    import pandas as pd
     from types import SimpleNamespace
 
     from ui import planner_views
@@ -140,7 +139,7 @@ def test_median_income_by_group_plans_and_releases(ledger_url):
     account = L.open_ledger(ledger_url).account("demo:medians", cap_epsilon=5.0)
     records = release.make_release([(stat, eps)], account)
     assert records[0].kind == "group_medians" and len(records[0].released) == 2
-    for label, value in zip(("north", "south"), records[0].released):
+    for label, value in zip(("north", "south"), records[0].released, strict=True):
         assert abs(value - np.median(values[groups == label])) < 0.5 * np.median(values)
     assert records[0].neighbouring.startswith("replace one person")
 

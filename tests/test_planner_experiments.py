@@ -30,7 +30,7 @@ def specs_and_stats():
 def test_accuracy_first_is_solve_epsilon_per_statistic(specs_and_stats):
     specs, stats = specs_and_stats
     view = planner_experiments.accuracy_first(stats, specs, dots_seed=5, n_plausible=400)
-    expected = [planner_lib.solve_epsilon(s, sp.target).epsilon for s, sp in zip(stats, specs)]
+    expected = [planner_lib.solve_epsilon(s, sp.target).epsilon for s, sp in zip(stats, specs, strict=True)]
     assert [r.epsilon for r in view.rows] == expected
     assert view.total_epsilon == pytest.approx(sum(expected), rel=1e-12)
     total = view.total_epsilon
@@ -58,13 +58,13 @@ def test_accuracy_first_reports_an_unreachable_target_and_plans_the_rest():
 def test_budget_first_is_error_quantile(specs_and_stats):
     specs, stats = specs_and_stats
     view = planner_experiments.budget_first(stats, specs, [0.5, 0.25, 1.0])
-    for row, stat, spec, eps in zip(view.rows, stats, specs, [0.5, 0.25, 1.0]):
+    for row, stat, spec, eps in zip(view.rows, stats, specs, [0.5, 0.25, 1.0], strict=True):
         assert row.relative_error == stat.error_quantile(eps, spec.confidence)[0]
         assert row.epsilon == eps and row.confidence == spec.confidence
     assert view.total_epsilon == pytest.approx(1.75)
     # more epsilon, less error (the same statistic)
     more = planner_experiments.budget_first(stats, specs, [1.0, 0.5, 2.0])
-    assert all(a.relative_error < b.relative_error for a, b in zip(more.rows, view.rows))
+    assert all(a.relative_error < b.relative_error for a, b in zip(more.rows, view.rows, strict=True))
     with pytest.raises(DPInputError, match="one epsilon per statistic"):
         planner_experiments.budget_first(stats, specs, [1.0])
     with pytest.raises(DPInputError):
@@ -76,7 +76,7 @@ def test_attacker_belief_formula():
     assert view.largest_belief == pytest.approx(0.01 * math.exp(3) / (0.99 + 0.01 * math.exp(3)), rel=1e-12)
     assert view.curve_epsilons == (0.1, 1.0, 3.0, 5.0)
     priors = np.asarray(view.priors)
-    for eps, curve in zip(view.curve_epsilons, view.curves):
+    for eps, curve in zip(view.curve_epsilons, view.curves, strict=True):
         np.testing.assert_allclose(curve, priors * math.exp(eps) / (1 - priors + priors * math.exp(eps)), rtol=1e-12)
     with pytest.raises(DPInputError):
         planner_experiments.attacker_belief(1.0, 1.5)

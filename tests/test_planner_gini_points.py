@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import assert_clean, open_page
 
 from dpcore import defaults
 from dpcore import planner as planner_lib
 from dpcore.experiments import planner as planner_experiments
-from support import assert_clean, open_page
 
 PAGE = "app_pages/planner.py"
 QUERY = {"data_n": "2000", "planner_stats": "gini"}

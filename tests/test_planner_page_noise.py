@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import assert_clean, metrics, open_page, page_text
 
 from dpcore import budget, gini
 from dpcore import planner as planner_lib
 from dpcore.data import lognormal_incomes
 from dpcore.lru import BoundedCache
 from dpcore.smooth_noises import SMOOTH_NOISES
-from support import assert_clean, metrics, open_page, page_text
 
 PAGE = "app_pages/planner.py"
 DELTA = 1e-6

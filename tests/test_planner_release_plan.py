@@ -5,11 +5,10 @@ can afford says so. Before, the file held an even split of the total-ε slider (
 Release mode used the accuracy-first ε, and nothing was said when the plan totalled 6.2 next to "2"."""
 from __future__ import annotations
 
-import tomllib
-
 import pytest
-
+import tomllib
 from support import assert_clean, open_page
+
 from ui.release_panel import _round_up
 
 PAGE = "app_pages/planner.py"

@@ -43,7 +43,7 @@ def test_group_means_chart_has_a_row_per_group_and_level_method_names():
                           "true mean": np.linspace(1, 2, 16), "q05": np.zeros(16), "q95": np.full(16, 3.0)})
     spec = plots_stratified.group_means_spec(table, "Stratified Laplace")
     points = spec["data"][0]
-    assert list(points["y"]) == [f"{g} (n={s:,})" for g, s in zip(groups, table["size"])]  # names down the side
+    assert list(points["y"]) == [f"{g} (n={s:,})" for g, s in zip(groups, table["size"], strict=True)]  # names down the side
     assert spec["layout"]["height"] >= 16 * plots_stratified.GROUP_CHART_ROW
     errors = pd.DataFrame({"method": np.repeat(list(plots_stratified.METHOD_COLORS), 3), "error": np.arange(15.0)})
     for spec in (plots_stratified.overall_errors_spec(errors),

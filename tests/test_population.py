@@ -13,15 +13,13 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
+from support.postgres import fresh_database
 
 from dpcore import ledger as L
 from dpcore import planner, release
 from dpcore.data import read_table
-from dpcore.engines import EngineSpec, parse_source
-from dpcore.engines import execute
+from dpcore.engines import EngineSpec, execute, open_engine, parse_source
 from dpcore.engines.fingerprint import engine_record_fingerprint, source_record_fingerprint
-from support.postgres import fresh_database
-from dpcore.engines import open_engine
 from dpcore.plan import parse_plan
 from dpcore.validation import DPInputError
 
@@ -360,7 +358,7 @@ def test_the_population_commands(url, tmp_path, capsys):
 def test_a_decimal_comma_file_has_one_fingerprint_in_the_app_and_the_engines(tmp_path):
     # a spreadsheet export: ';' between fields, decimal commas, dots between thousands
     path = tmp_path / "export.csv"
-    path.write_bytes("income;region\n45,5;north\n1.234,56;south\n12,25;west\n2.500.000;north\n".encode())
+    path.write_bytes(b"income;region\n45,5;north\n1.234,56;south\n12,25;west\n2.500.000;north\n")
     frame, _ = read_table(path.read_bytes())
     assert frame["income"].tolist() == [45.5, 1234.56, 12.25, 2500000.0]  # the app reads numbers
     expected = L.dataset_fingerprint(frame)

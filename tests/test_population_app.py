@@ -11,11 +11,11 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
+from test_release_panel import _metric, _release, _session
 
 from dpcore import ledger as L
 from dpcore.engines import execute, parse_source
 from dpcore.plan import parse_plan
-from test_release_panel import _metric, _release, _session
 
 
 def test_the_command_line_then_the_app_spend_one_budget(tmp_path, monkeypatch):

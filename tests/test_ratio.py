@@ -12,11 +12,9 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpcore import noise
 from dpcore import data as dpdata
-from dpcore import ratio
+from dpcore import noise, ratio
 from dpcore.validation import DPInputError
-
 
 # ------------------------------------------------------------------ noisy counts and their privacy
 
@@ -199,9 +197,9 @@ def test_claim_32_monte_carlo(x, y, eps, alpha):
 
 def test_claim_32_decreases_with_epsilon_and_y():
     betas_eps = [ratio.ratio_sample_accuracy(20, 40, epsilon=e, alpha=0.1) for e in (0.25, 0.5, 1, 2, 4)]
-    assert all(a > b for a, b in zip(betas_eps, betas_eps[1:]))
+    assert all(a > b for a, b in zip(betas_eps[:-1], betas_eps[1:], strict=True))
     betas_y = [ratio.ratio_sample_accuracy(y, y, epsilon=1.0, alpha=0.1) for y in (10, 50, 200, 1000, 10_000)]
-    assert all(a > b for a, b in zip(betas_y, betas_y[1:]))
+    assert all(a > b for a, b in zip(betas_y[:-1], betas_y[1:], strict=True))
     assert betas_y[-1] < 1e-20  # Corollary 3.3: consistency (beta -> 0 as y grows)
 
 

@@ -12,9 +12,7 @@ import math
 import numpy as np
 import pytest
 
-
-from dpcore import noise
-from dpcore import ratio
+from dpcore import noise, ratio
 from dpcore.validation import DPInputError
 
 
@@ -182,7 +180,7 @@ def _laplace_hockey_stick(m0, s0, m1, s1, eps):
     knots = sorted({m0, m1})
     edges = [-math.inf] + knots + [math.inf]
     total = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         # h is linear on (lo, hi): evaluate its slope and a point
         a = lo if math.isfinite(lo) else (hi - 1.0 if math.isfinite(hi) else 0.0)
         b = hi if math.isfinite(hi) else a + 1.0
@@ -194,7 +192,7 @@ def _laplace_hockey_stick(m0, s0, m1, s1, eps):
             root = a - h(a) / slope
             if lo < root < hi:
                 cuts = [lo, root, hi]
-        for l, u in zip(cuts[:-1], cuts[1:]):
+        for l, u in zip(cuts[:-1], cuts[1:], strict=True):
             mid = (l + u) / 2 if math.isfinite(l) and math.isfinite(u) else (u - 1.0 if math.isfinite(u) else l + 1.0)
             if h(mid) > 0:
                 total += (F0(u) - F0(l)) - math.exp(eps) * (F1(u) - F1(l))

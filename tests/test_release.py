@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 
 import dpcore
-from dpcore import budget as B, ledger as L, noise, planner as P, release as R
+from dpcore import budget as B
+from dpcore import ledger as L
+from dpcore import planner as P
+from dpcore import release as R
 from dpcore.validation import DPInputError
 
 
@@ -32,7 +35,7 @@ def test_release_charges_ledger_and_records_fields(data):
     recs = R.make_release([(s, 1.0) for s in stats], led)
     assert led.spent_pure() == pytest.approx(6.0)
     assert len(led.entries) == 6
-    for s, r in zip(stats, recs):
+    for s, r in zip(stats, recs, strict=True):
         assert r.labels == s.labels and len(r.released) == len(s.labels)
         assert np.all(np.isfinite(r.released))
         assert r.epsilon == 1.0 and r.delta == 0.0 and r.timestamp and r.software == f"dpcore {dpcore.__version__}"
@@ -183,7 +186,7 @@ def test_records_never_contain_the_content_fingerprint(data, tmp_path):
     import hashlib
 
     x, g = data
-    content = "income\n".encode() + "\n".join(f"{v:.2f}" for v in x).encode()
+    content = b"income\n" + "\n".join(f"{v:.2f}" for v in x).encode()
     fingerprint = L.dataset_fingerprint(content, "income")
     db = L.open_ledger(f"sqlite:///{tmp_path}/l.db")
     acct = db.account(fingerprint, cap_epsilon=5.0, label="file.csv")

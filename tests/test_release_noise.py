@@ -28,7 +28,7 @@ def _chi_square_p(draws: np.ndarray, pmf_at) -> float:
     tail_mass = 1.0 - expected.sum() / draws.size
     obs, exp = [], []
     acc_o = acc_e = 0.0
-    for o, e in zip(observed, expected):
+    for o, e in zip(observed, expected, strict=True):
         acc_o += o
         acc_e += e
         if acc_e >= 5:
@@ -122,7 +122,7 @@ def test_ideal_pmf_matches_independent_scipy_cdf(gamma):
     assert float(sum(ideal)) == pytest.approx(1.0, abs=1e-40)
     assert sum(sampled) == 1
     tau1 = 2 * (2.0**-128 + 2.0**-150)
-    assert max(abs(float(q) - float(p)) for p, q in zip(ideal, sampled)) <= tau1
+    assert max(abs(float(q) - float(p)) for p, q in zip(ideal, sampled, strict=True)) <= tau1
 
 
 def test_cdf_evaluation_error_is_below_the_stated_eta():
@@ -150,7 +150,7 @@ def _neighbour_gini_scales(eps: float, gamma: float):
 
 
 def _max_log_ratio(p, q) -> float:
-    return max(abs(math.log(float(a) / float(b))) for a, b in zip(p, q))
+    return max(abs(math.log(float(a) / float(b))) for a, b in zip(p, q, strict=True))
 
 
 @pytest.mark.parametrize("gamma", [2.0, 4.0])
@@ -192,11 +192,11 @@ def test_few_bits_sampler_breaks_pure_dp_but_stays_within_stated_delta():
     _, ideal1, _ = release_noise._gc_exact_pmfs(c1, s_small, gamma, GRID, WINDOW)
     eps_ideal = _max_log_ratio(ideal1, ideal2)
     delta = (1 + math.exp(eps_ideal)) * tau
-    hockey = sum(max(float(a) - math.exp(eps_ideal) * float(b), 0.0) for a, b in zip(q1, q2))
-    assert any(float(b) == 0 and float(a) > 0 for a, b in zip(q1, q2))  # pure DP broken at 12 bits
+    hockey = sum(max(float(a) - math.exp(eps_ideal) * float(b), 0.0) for a, b in zip(q1, q2, strict=True))
+    assert any(float(b) == 0 and float(a) > 0 for a, b in zip(q1, q2, strict=True))  # pure DP broken at 12 bits
     assert 0 < hockey <= delta
     # and the sampled law is within tau of the ideal one in total variation
-    tv = 0.5 * sum(abs(float(a) - float(b)) for a, b in zip(q1, ideal1))
+    tv = 0.5 * sum(abs(float(a) - float(b)) for a, b in zip(q1, ideal1, strict=True))
     assert tv <= tau
 
 
@@ -206,7 +206,7 @@ def test_real_gc_draws_follow_the_enumerated_pmf():
     draws = np.array([release_noise.release_generalized_cauchy(value, scale=scale, gamma=gamma, grid=GRID,
                                                                window=WINDOW).values[0] for _ in range(400)])
     idx = np.round(draws / GRID).astype(int)
-    pmf = dict(zip(ks, [float(p) for p in ideal]))
+    pmf = dict(zip(ks, [float(p) for p in ideal], strict=True))
     assert _chi_square_p(idx, lambda k: np.array([pmf.get(int(v), 0.0) for v in k])) > P_MIN
     sim = np.array([release_noise.release_generalized_cauchy(value, scale=scale, gamma=gamma, grid=GRID, window=WINDOW,
                                                              rng=np.random.default_rng(i)).values[0]

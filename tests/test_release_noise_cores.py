@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from test_release_noise import P_MIN, _chi_square_p
 
 from dpcore import noise, release_noise
 from dpcore.engines import Progress, execute, parse_source
 from dpcore.plan import plan_from_dict
 from dpcore.validation import DPInputError
-from test_release_noise import P_MIN, _chi_square_p
 
 SLICE = release_noise.MIN_DRAWS_PER_THREAD
 
@@ -82,7 +82,7 @@ def test_draw_on_cores_hands_contiguous_numpy_slices_to_one_measurement_on_sever
     assert len(calls) == 3 and len({c[0] for c in calls}) == 3
     assert all(c[1] is np.ndarray for c in calls)  # numpy buffers, never Python lists
     starts = sorted((c[2] // 1000, c[3]) for c in calls)
-    assert starts[0][0] == 0 and all(a + la == b for (a, la), (b, _) in zip(starts, starts[1:]))
+    assert starts[0][0] == 0 and all(a + la == b for (a, la), (b, _) in zip(starts[:-1], starts[1:], strict=True))
     assert sum(size for _, size in starts) == n
     assert np.abs(out - values).max() < 1000  # each noisy value is in its own place (scale 0.05: tiny noise)
 

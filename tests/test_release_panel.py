@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
+from support.postgres import PostgresUnavailable, postgres_server
 
 from dpcore import ledger as ledger_lib
-from support.postgres import PostgresUnavailable, postgres_server
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASE = "Release: make the real release (spends budget)"

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support import REPO_ROOT, run_script
 
 from dpcore.data import lognormal_incomes, pareto_mixture_incomes, two_point_incomes
 from dpcore.experiments import gini as gini_experiments
 from dpcore.validation import DPInputError
-from support import REPO_ROOT, run_script
 from ui import scriptgen
+
 
 def test_dataset_code_rebuilds_each_synthetic_source():
     for key, expected in [

@@ -17,20 +17,18 @@ import os
 import socket
 import subprocess
 import time
-import tomllib
 import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
 
 import pytest
-
+import tomllib
 from quality_support import (
     REPO_ROOT,
     chromium_available,
     find_upload_widget,
     open_page,
-    problems,
     python_executable,
     streamlit_server,
     wait_for_app_idle,

@@ -26,8 +26,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import serve as serve_launcher  # noqa: E402  (deploy/serve.py)
-from quality_support import (chromium_available, launch_chromium, python_executable, visible_problems,  # noqa: E402
-                             wait_for_app_idle)
+from quality_support import chromium_available, launch_chromium, python_executable, visible_problems, wait_for_app_idle  # noqa: E402
 from support import outside_event_loop  # noqa: E402
 
 NGINX = serve_launcher.find_nginx()

@@ -13,9 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import posterior
-from dpcore import cli, gini, planner, smooth_noises
-from dpcore import release_noise
+from dpcore import cli, gini, planner, posterior, release_noise
 from dpcore.validation import DPInputError
 
 

@@ -8,14 +8,15 @@ any charge, in every engine; the record states the rule; the planner's plan file
 from __future__ import annotations
 
 import json
-import tomllib
 
 import pandas as pd
 import pytest
+import tomllib
 from streamlit.testing.v1 import AppTest
-
-from dpcore import cli, plan as plan_module
 from test_release_panel import HARNESS
+
+from dpcore import cli
+from dpcore import plan as plan_module
 
 PLAN_TEXT = ('version = 1\ndataset = "losses"\nincome = "income"\ncap_epsilon = 4.0\n{extra}\n'
              '[[statistics]]\nkind = "mean"\nepsilon = 0.5\nlower = 0\nupper = 200000\n')

@@ -23,7 +23,7 @@ DECIMAL_COMMA = ["1.234,56", "45,5", "87.000,00", "12", "1.000.000"]
 def _write(path, cells, delimiter):
     quote = (lambda t: f'"{t}"') if delimiter == "," else (lambda t: t)
     path.write_text(f"income{delimiter}state\n" + "".join(f"{quote(t)}{delimiter}{s}\n"
-                                                          for t, s in zip(cells * 3, "ABC" * len(cells))))
+                                                          for t, s in zip(cells * 3, "ABC" * len(cells), strict=True)))
     return path
 
 

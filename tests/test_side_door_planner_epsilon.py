@@ -8,17 +8,16 @@ releases) starts from an ε solved on public or synthetic data only, and the mem
 """
 from __future__ import annotations
 
-import tomllib
-
 import numpy as np
 import pytest
+import tomllib
 from streamlit.testing.v1 import AppTest
+from test_release_panel import HARNESS, RELEASE, _csv
 
 from dpcore import ledger as ledger_lib
 from dpcore import planner as planner_lib
 from dpcore import release as release_lib
 from dpcore.experiments import planner as planner_experiments
-from test_release_panel import HARNESS, RELEASE, _csv
 from ui import planner_views, release_panel
 
 PLAN = "Plan: choose ε on planning data"

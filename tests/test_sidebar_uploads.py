@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
+from upload_files import bad_files
 
 from ui import sidebar as sb
-from upload_files import bad_files
 
 HARNESS = """
 import streamlit as st

@@ -265,7 +265,7 @@ def _gaussian_hockey_stick_by_quadrature(epsilon, d, lam):
     for f, g in ((p, q), (q, p)):
         total = 0.0
         edges = np.linspace(-40.0, 40.0, 81)
-        for a, b in zip(edges[:-1], edges[1:]):
+        for a, b in zip(edges[:-1], edges[1:], strict=True):
             total += integrate.quad(lambda u: max(f(u) - math.exp(epsilon) * g(u), 0.0), a, b,
                                     limit=200, epsabs=1e-15)[0]
         out.append(total)
@@ -290,7 +290,7 @@ def test_gaussian_brute_force_never_beats_certificate_and_broken_constants_fail(
     assert exact >= 0.5 * cal.certificate  # within a factor 2 of the truth
     gen = np.random.default_rng(int(epsilon * 100))
     assert max(smooth.gaussian_smooth_hockey_stick(epsilon, a, b) for a, b in
-               zip(gen.uniform(-cal.alpha, cal.alpha, 200), gen.uniform(-cal.beta, cal.beta, 200))) <= cal.certificate
+               zip(gen.uniform(-cal.alpha, cal.alpha, 200), gen.uniform(-cal.beta, cal.beta, 200), strict=True)) <= cal.certificate
     # alpha or beta 3% larger: certified delta above delta; alpha or beta doubled: the exact divergence is too
     assert smooth.gaussian_smooth_delta(epsilon, 1.03 * cal.alpha, cal.beta) > delta
     assert smooth.gaussian_smooth_delta(epsilon, cal.alpha, 1.03 * cal.beta) > delta

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpcore import posterior
-from dpcore import budget
+from dpcore import budget, posterior
 from dpcore import gini as G
 from dpcore import noise as N
 from dpcore import smooth_noises as S
@@ -51,7 +50,7 @@ def _numeric_hockey_stick(eps, d, lam):
         h = lambda u: max(f(u) - math.exp(eps) * g(u), 0.0)
         total = 0.0
         edges = [-200.0] + pts + [200.0]
-        for a, b in zip(edges[:-1], edges[1:]):
+        for a, b in zip(edges[:-1], edges[1:], strict=True):
             total += integrate.quad(h, a, b, limit=400, epsabs=1e-14)[0]
         out.append(total)
     return max(out)
@@ -303,7 +302,7 @@ def test_laplace_random_neighbours_never_beat_certificate(eps, delta):
     gen = np.random.default_rng(int(eps * 1000) + 17)
     d = gen.uniform(-cal.alpha, cal.alpha, 300)
     lam = gen.uniform(-cal.beta, cal.beta, 300)
-    worst = max(S.laplace_smooth_hockey_stick(eps, a, b) for a, b in zip(d, lam))
+    worst = max(S.laplace_smooth_hockey_stick(eps, a, b) for a, b in zip(d, lam, strict=True))
     assert worst <= cal.certificate <= delta
 
 

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from dpcore.coinpress import pure_dp_to_zcdp, stratified_coinpress
-from dpcore.stratified import public_weights
 from dpcore.experiments.stratified import (
     GLOBAL_METHODS,
     METHODS,
@@ -16,6 +15,7 @@ from dpcore.experiments.stratified import (
     simulate_methods,
     synthetic_sweep,
 )
+from dpcore.stratified import public_weights
 from dpcore.validation import DPInputError
 
 
@@ -60,7 +60,7 @@ def test_clamp_to_prior_is_post_processing_inside_the_prior():
                for s in range(30)]
     assert all(-3 <= c <= 3 for c in clamped)
     # same noise: clamping only changes the outputs that were outside
-    for o, c in zip(outs, clamped):
+    for o, c in zip(outs, clamped, strict=True):
         assert c == pytest.approx(min(max(o, -3), 3))
 
 
@@ -98,7 +98,7 @@ def test_grouping_sweep_parity_global_vs_stratified():
 
 
 def test_real_epsilon_sweep_rows():
-    
+
     rng = np.random.default_rng(1)
     values = np.concatenate([rng.normal(10, 1, 500), rng.normal(30, 1, 500)])
     labels = np.repeat(["x", "y"], 500)

@@ -31,7 +31,7 @@ def test_marginals_l1_sensitivity_brute_force():
     for i, new in itertools.product(range(len(c)), itertools.product(*[range(v) for v in s])):
         d = c.copy()
         d[i] = new
-        l1 = sum(int(np.abs(a - b).sum()) for a, b in zip(base, _exact_chain(d, s)))
+        l1 = sum(int(np.abs(a - b).sum()) for a, b in zip(base, _exact_chain(d, s), strict=True))
         assert l1 <= 2 * (len(s) - 1)
         worst = max(worst, l1)
     assert worst == 2 * (len(s) - 1)

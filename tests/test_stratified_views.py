@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from support.figures import assert_same_spec
 
 from dpcore import coinpress, stratified
 from dpcore.data import build_dataset
 from dpcore.experiments import stratified as strat_experiments
 from dpcore.validation import DPInputError
-from support.figures import assert_same_spec
 
 SYNTH = dict(source="synthetic", n=3000, k=5, alpha=1.0, preset=None, seed=11)
 
@@ -82,7 +82,7 @@ def test_group_means_view_numbers():
                                               np.full(5, view.overall[m][i]))
                 assert view.parity[m][i] == pytest.approx(float(phi), rel=1e-12)
         assert rows[m]["mean parity error"] == pytest.approx(view.parity[m].mean(), rel=1e-12)
-    assert all(q5 <= q95 for q5, q95 in zip(view.q05, view.q95))
+    assert all(q5 <= q95 for q5, q95 in zip(view.q05, view.q95, strict=True))
     table = view.group_rows()
     assert [r["size"] for r in table] == sorted(view.sizes, reverse=True)
     out = view.to_dict()

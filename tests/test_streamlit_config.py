@@ -5,8 +5,9 @@ copies .streamlit), and nothing overrides it. The browser check is in tests/test
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 

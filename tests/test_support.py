@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from support import assert_clean, open_page, page_text, query_param, run_script
 
 

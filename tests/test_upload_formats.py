@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from upload_files import bad_files
 
 from dpcore.data import (
     DPInputError,
@@ -19,7 +20,6 @@ from dpcore.data import (
     parse_numbers,
     read_table,
 )
-from upload_files import bad_files, xlsx_bytes
 
 FILES = bad_files()
 

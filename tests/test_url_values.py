@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 from streamlit.testing.v1 import AppTest
-
 from support import assert_clean, open_page
 
 HARNESS = """

@@ -12,8 +12,7 @@ from streamlit import dataframe_util
 from dpcore.data import lognormal_incomes
 from dpcore.experiments import gini as gini_experiments
 from dpcore.experiments import stratified as strat_experiments
-from ui import gini_views
-from ui import stratified_views
+from ui import gini_views, stratified_views
 
 
 def _summary_from_table(table: pd.DataFrame) -> str:
@@ -77,7 +76,7 @@ def test_overall_errors_boxes_are_the_per_method_percentiles():
     frame = pd.DataFrame({"method": methods, "error": rng.standard_cauchy(methods.size)})
     boxes = plots_stratified.overall_errors_spec(frame)["data"]
     assert [box["name"] for box in boxes] == ["b", "a", "c"]
-    for box, (method, sub) in zip(boxes, frame.groupby("method", sort=False)):
+    for box, (method, sub) in zip(boxes, frame.groupby("method", sort=False), strict=True):
         e = sub["error"].to_numpy()
         assert box["name"] == method
         assert [box["lowerfence"][0], box["q1"][0], box["median"][0], box["q3"][0], box["upperfence"][0]] == \

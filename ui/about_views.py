@@ -9,7 +9,7 @@ e^epsilon: p e^eps / (1 - p + p e^eps)).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import streamlit as st
 
@@ -28,7 +28,7 @@ def posterior_curve(epsilon: float) -> tuple[tuple[float, ...], tuple[float, ...
 
 def curve_csv(priors: Sequence[float], posteriors: Sequence[float]) -> bytes:
     """The curve as CSV (columns prior, largest_posterior; fractions, full precision)."""
-    rows = "".join(f"{p!r},{q!r}\n" for p, q in zip(priors, posteriors))
+    rows = "".join(f"{p!r},{q!r}\n" for p, q in zip(priors, posteriors, strict=True))
     return ("prior,largest_posterior\n" + rows).encode("utf-8")
 
 

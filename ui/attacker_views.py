@@ -6,7 +6,8 @@ guess are drawn by :func:`reveal`, which the page calls only once the round has 
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -123,8 +124,8 @@ def release(view: attacker_lib.AttackerView, *, class_round: tuple[int, str] | N
 
 def guess_buttons(on_guess: Callable[[bool], None]) -> None:
     left, right = st.columns(2)
-    left.button(f"Guess A: the target is in", key="atk_guess_in", on_click=on_guess, args=(True,), type="primary")
-    right.button(f"Guess B: the target is not in", key="atk_guess_out", on_click=on_guess, args=(False,), type="primary")
+    left.button("Guess A: the target is in", key="atk_guess_in", on_click=on_guess, args=(True,), type="primary")
+    right.button("Guess B: the target is not in", key="atk_guess_out", on_click=on_guess, args=(False,), type="primary")
 
 
 def reveal(view: attacker_lib.AttackerView, guess: bool, on_next: Callable[[], None]) -> None:

@@ -9,7 +9,7 @@ refusal never repeats what was typed. The storage is :mod:`dpcore.classroom`.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st

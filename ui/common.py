@@ -9,7 +9,8 @@ import contextlib
 import functools
 import gc
 import sys
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import streamlit as st

@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 import threading
 import weakref
+from collections.abc import Callable
 from numbers import Number
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,7 +60,7 @@ def headline(view: GiniView) -> None:
     area at 1280 px (about 130 px); the detail is in each tooltip."""
     med = view.abs_error_quantiles[0]
     m1, m2, m3, m4, m5 = st.columns(5)
-    for column, (label, value, detail) in zip((m1, m2, m3, m4, m5), headline_metrics(view)):
+    for column, (label, value, detail) in zip((m1, m2, m3, m4, m5), headline_metrics(view), strict=True):
         column.metric(label, value, help=detail)
     if view.saturated:
         st.warning(
@@ -205,7 +206,7 @@ def _error_summary_markdown(view: GiniView) -> str:
         numbers[0].append(view.rmse)
         numbers[1].append(math.nan if view.laplace_rmse is None else view.laplace_rmse)
     rows = [[label] + [fmt(float(v), 4) if float(v) < 1 else f"{float(v):.3g}" for v in values]
-            for label, values in zip(ERROR_TABLE_MECHANISMS, numbers)]
+            for label, values in zip(ERROR_TABLE_MECHANISMS, numbers, strict=True)]
     header = [c.replace("|", "\\|") for c in columns]  # "median |error|": escape the pipes
     lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(columns) - 1)]
     return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows])

@@ -46,7 +46,7 @@ def render_cards() -> None:
     st.header("What do you want to do?")
     items = cards()
     for start in range(0, len(items), 3):
-        for column, (title, line, page, label, icon, preset) in zip(st.columns(3), items[start:start + 3]):
+        for column, (title, line, page, label, icon, preset) in zip(st.columns(3), items[start:start + 3], strict=True):
             with column.container(border=True):
                 st.markdown(f"**{title}**  \n{line}")
                 st.page_link(page, label=label, icon=icon, query_params=preset or None)

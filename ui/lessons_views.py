@@ -265,7 +265,7 @@ def before_after(panels: tuple, epsilons: tuple[float, float]) -> None:
     """The Gini release histogram at two ε, side by side, on the same fixed axes: ``panels`` holds
     (view, :func:`releases_spec` of the view) per ε."""
     columns = st.columns(2)
-    for index, (column, (view, spec), eps) in enumerate(zip(columns, panels, epsilons)):
+    for index, (column, (view, spec), eps) in enumerate(zip(columns, panels, epsilons, strict=True)):
         med = view.abs_error_quantiles[0]
         column.markdown(f"**ε = {eps:g}**: half of the releases within ±{med:.3g} of the true Gini")
         show_spec(spec, container=column, key=f"les_before_after_{index}")

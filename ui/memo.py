@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import Any
 
 from dpcore import __version__
 
@@ -85,8 +86,8 @@ def epsilon_figure(plan: dict[str, float], labels: dict[str, str], *, width: int
            f'height="{height}" font-family="sans-serif" font-size="13" role="img">',
            "<title>ε per statistic (they add up: sequential composition)</title>",
            f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-           f'<text x="0" y="18" font-weight="bold">ε per statistic (they add up: sequential composition)</text>']
-    for i, (name, value) in enumerate(zip(names, values)):
+           '<text x="0" y="18" font-weight="bold">ε per statistic (they add up: sequential composition)</text>']
+    for i, (name, value) in enumerate(zip(names, values, strict=True)):
         y = head + i * row
         bar = plot * max(value, 0.0) / top
         short = name if len(name) <= 36 else name[:35] + "…"

@@ -13,16 +13,17 @@ rebuilt, e.g. after a statistic was removed).
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dpcore import defaults, planner, risk, smooth_noises
-from dpcore.smooth_noises import SMOOTH_NOISES
 from dpcore.experiments import planner as planner_experiments
 from dpcore.experiments.planner import AccuracyFirstView, AttackerBeliefView, BudgetFirstView, StatisticSpec
+from dpcore.smooth_noises import SMOOTH_NOISES
 from ui import plots_planner
 from ui.common import download_csv, guard, qp_number, qp_selectbox, qp_slider, show_figure
 
@@ -124,7 +125,7 @@ def small_cell_advice(groups: np.ndarray, *, share: float = 0.02, minimum: int =
     labels, counts = np.unique(np.asarray(groups).astype(str), return_counts=True)
     n = int(counts.sum())
     out = []
-    for label, count in zip(labels, counts):
+    for label, count in zip(labels, counts, strict=True):
         if count < minimum or count < share * n:
             out.append(f"Group **{label}** has only {int(count):,} records ({100 * count / n:.1f}% of the data): its "
                        "mean and percentiles need a much larger ε than the others (the noise grows like 1/size), "
@@ -332,7 +333,7 @@ def _split(kinds: list[str], alloc: dict[str, float], total: float) -> dict[str,
     except ValueError as exc:
         st.session_state["_planner_alloc_error"] = f"{exc}; the locks were ignored for this change"
         new = planner.split_budget(total, [alloc[k] for k in kinds])
-    return dict(zip(kinds, map(float, new)))
+    return dict(zip(kinds, map(float, new), strict=True))
 
 
 def on_total_change(kinds: list[str]) -> None:
@@ -355,7 +356,7 @@ def _on_slider(kind: str, kinds: list[str]) -> None:
     except ValueError as exc:
         st.session_state["_planner_alloc_error"] = str(exc)
         new = current
-    _store(kinds, dict(zip(kinds, map(float, new))), total)
+    _store(kinds, dict(zip(kinds, map(float, new), strict=True)), total)
 
 
 def budget_sliders(kinds: list[str], total: float) -> dict[str, float]:
@@ -544,7 +545,8 @@ def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, A
         for dots in view.dots:
             title = f"{dots.statistic} at ε = {dots.epsilon:.3g} ({100 * dots.confidence:g}% target)"
             absolute = dots.errors_abs is not None
-            show_figure(_remembered("fig_quantile_dots", dots, lambda: plots_planner.fig_quantile_dots(
+            show_figure(_remembered("fig_quantile_dots", dots, lambda dots=dots, absolute=absolute, title=title:
+                                    plots_planner.fig_quantile_dots(
                 frame[frame["statistic"] == dots.statistic], dots.abs_error if absolute else 100 * dots.rel_error,
                 title, gini_points=absolute), title), width="stretch")
         download_csv(frame, "Download the dot-plot data (CSV)", "planner_dots.csv", key="planner_dl_dots")

@@ -36,7 +36,7 @@ def _money(v: float) -> str:
 
 
 def bin_labels(edges: np.ndarray) -> list[str]:
-    return [f"{_money(a)}–{_money(b)}" for a, b in zip(edges[:-1], edges[1:])]
+    return [f"{_money(a)}–{_money(b)}" for a, b in zip(edges[:-1], edges[1:], strict=True)]
 
 
 def fixed_count_range(n: int) -> tuple[float, float]:
@@ -71,7 +71,7 @@ def cdf_figure(edges: np.ndarray, true_counts: np.ndarray, noisy_counts: np.ndar
     fig.add_scatter(x=edges, y=cum(true_counts), mode="lines+markers", name="True CDF", line=dict(color="#7f7f7f"))
     fig.add_scatter(x=edges, y=cum(noisy_counts), mode="lines+markers", name="Noisy CDF (eq. 4.1 on noisy counts)",
                     line=dict(color="#1f77b4"))
-    for qi, r, t in zip(q, released, truth):
+    for qi, r, t in zip(q, released, truth, strict=True):
         fig.add_shape(type="line", x0=edges[0], x1=r, y0=qi / 100, y1=qi / 100,
                       line=dict(color="#ff7f0e", dash="dot", width=1))
         fig.add_shape(type="line", x0=r, x1=r, y0=0, y1=qi / 100, line=dict(color="#ff7f0e", dash="dot", width=1))
@@ -135,7 +135,7 @@ def cdf_spec(edges: np.ndarray, true_counts: np.ndarray, noisy_counts: np.ndarra
             {"line": {"color": "#1f77b4"}, "mode": "lines+markers", "name": "Noisy CDF (eq. 4.1 on noisy counts)",
              "type": "scatter", "x": x.copy(), "y": _cumulative_share(noisy_counts)}]
     shapes = []
-    for qi, r, t in zip(q, released, truth):
+    for qi, r, t in zip(q, released, truth, strict=True):
         shapes += [{"line": dict(line), "type": "line", "x0": edges[0], "x1": r, "y0": qi / 100, "y1": qi / 100},
                    {"line": dict(line), "type": "line", "x0": r, "x1": r, "y0": 0, "y1": qi / 100}]
         data.append({"marker": {"color": "#ff7f0e", "size": 10}, "mode": "markers",

@@ -1,7 +1,7 @@
 """Plotly figure builders for the planner page (no Streamlit calls here)."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,7 @@ def dots_frame(dots: Sequence[StatisticDots]) -> pd.DataFrame:
         absolute = d.errors_abs is not None
         values_of = d.errors_abs if absolute else d.errors_percent
         n_dots = len(values_of[0]) if values_of else 0
-        for label, values in zip(d.labels, values_of):
+        for label, values in zip(d.labels, values_of, strict=True):
             for i, v in enumerate(values):
                 rows.append({"statistic": d.statistic, "number": label, "epsilon": d.epsilon, "dot": i + 1,
                              "quantile": (i + 0.5) / n_dots, "error": float(v),
@@ -83,7 +83,7 @@ def fig_budget(frame: pd.DataFrame) -> go.Figure:
               go.Bar(x=errors, y=statistics, orientation="h", marker_color="darkorange", showlegend=False,
                      text=[f"±{shown} ({c:g}%)" for shown, c in zip(
                          frame["error within ±"] if "error within ±" in frame else [f"{v:.3g}%" for v in errors],
-                         frame["confidence_percent"])],
+                         frame["confidence_percent"], strict=True)],
                      textposition="auto", xaxis="x2", yaxis="y2")],
         layout=dict(
             xaxis=dict(domain=[0.0, 0.45], anchor="y", title=dict(text="ε")),
@@ -100,8 +100,8 @@ def fig_budget(frame: pd.DataFrame) -> go.Figure:
 
 def posterior_frame(epsilons: Sequence[float], priors: np.ndarray, uppers: Sequence[np.ndarray]) -> pd.DataFrame:
     rows = []
-    for eps, up in zip(epsilons, uppers):
-        for p, q in zip(priors, up):
+    for eps, up in zip(epsilons, uppers, strict=True):
+        for p, q in zip(priors, up, strict=True):
             rows.append({"epsilon": float(eps), "prior": float(p), "largest_posterior": float(q)})
     return pd.DataFrame(rows)
 

@@ -1,7 +1,7 @@
 """Plotly figure builders for the ratios / relative-risk page (pure functions: data in, figure out)."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

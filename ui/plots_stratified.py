@@ -1,7 +1,7 @@
 """Plotly figure builders for the stratified-means page (pure functions: DataFrame in, figure out)."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,7 @@ def group_means_figure(df: pd.DataFrame, method: str, *, y_range: tuple[float, f
                        value_label: str = "mean") -> go.Figure:
     """True mean per group (diamond) vs the DP release (dot) with the middle 90 % of simulated
     releases as an error bar. ``df`` columns: group, size, true mean, release, q05, q95."""
-    return go.Figure(dict(zip(("data", "layout"), _group_means(df, method, y_range=y_range, value_label=value_label))))
+    return go.Figure(dict(zip(("data", "layout"), _group_means(df, method, y_range=y_range, value_label=value_label), strict=True)))
 
 
 def group_means_spec(df: pd.DataFrame, method: str, *, y_range: tuple[float, float] | None = None,
@@ -37,7 +37,7 @@ def _group_means(df: pd.DataFrame, method: str, *, y_range: tuple[float, float] 
     """Groups down the vertical axis, values across (``y_range``: the value axis's range): one row per group
     whatever their number, where group names along a horizontal axis (16 ACS groups, "Female × Other race
     (n=207)") were tilted by plotly and drawn over each other at 1280 px."""
-    labels = [f"{g} (n={s:,})" for g, s in zip(df["group"], df["size"])]
+    labels = [f"{g} (n={s:,})" for g, s in zip(df["group"], df["size"], strict=True)]
     rel = df["release"].to_numpy()
     data = [
         dict(type="scatter", x=rel, y=labels, mode="markers", name=f"DP release ({method})",
@@ -80,7 +80,7 @@ def overall_errors_figure(df: pd.DataFrame) -> go.Figure:
 
     The boxes are drawn from precomputed statistics (whiskers at the 5th/95th percentiles, dashed
     line at the mean), so the chart does not ship every simulated value to the browser."""
-    return go.Figure(dict(zip(("data", "layout"), _overall_errors(df))))
+    return go.Figure(dict(zip(("data", "layout"), _overall_errors(df), strict=True)))
 
 
 def overall_errors_spec(df: pd.DataFrame) -> dict:
@@ -95,7 +95,7 @@ def _overall_errors(df: pd.DataFrame) -> tuple[list, dict]:
     for m in dict.fromkeys(labels):  # methods in order of first appearance, rows in order (= groupby(sort=False))
         e = errors[labels == m]
         methods.append(m)
-        for p_, value in zip(q, np.percentile(e, list(q))):  # one call for the five (same numbers)
+        for p_, value in zip(q, np.percentile(e, list(q)), strict=True):  # one call for the five (same numbers)
             q[p_].append(float(value))
         means.append(float(e.mean()))
     data = [dict(type="box", x=[m], q1=[q[25][i]], median=[q[50][i]], q3=[q[75][i]], lowerfence=[q[5][i]],
@@ -118,7 +118,7 @@ def _vline(x: float, color: str = "#444", dash: str = "dot") -> dict:
 
 def parity_figure(df: pd.DataFrame) -> go.Figure:
     """Mean parity error per method with the middle 90 % of simulations (df: method, mean, q05, q95)."""
-    return go.Figure(dict(zip(("data", "layout"), _parity(df))))
+    return go.Figure(dict(zip(("data", "layout"), _parity(df), strict=True)))
 
 
 def parity_spec(df: pd.DataFrame) -> dict:

@@ -47,8 +47,9 @@ import hashlib
 import json
 import math
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -298,7 +299,7 @@ def release_memo(records: Sequence[Any], acct: Any, entries: Sequence[Any], plan
              "δ": r.get("delta"), "mechanism": r.get("mechanism")}
             for r in doc["this_release"]]
     released = [{"statistic": r.get("statistic"), "number": lab, "released value": float(v), "ε": r.get("epsilon")}
-                for r in doc["this_release"] for lab, v in zip(r.get("labels", []), r.get("released", []))]
+                for r in doc["this_release"] for lab, v in zip(r.get("labels", []), r.get("released", []), strict=True)]
     total = float(sum(r.get("epsilon", 0.0) for r in doc["this_release"]))
     eps = {str(r["statistic"]): float(r["ε released"] or 0.0) for r in rows}
     return memo_html.decision_memo_html(
@@ -439,7 +440,7 @@ def released_table(records: Sequence[Any]) -> Any:
     record; a grid with the mechanism and time columns scrolled sideways, 1,092 px in 818)."""
     frame = pd.DataFrame([{"statistic": r.statistic, "number": lab, "released value": float(v), "ε": r.epsilon,
                            "δ": r.delta, "mechanism": r.mechanism}
-                          for r in records for lab, v in zip(r.labels, r.released)])
+                          for r in records for lab, v in zip(r.labels, r.released, strict=True)])
     return frame.style.format({"released value": _readable, "ε": "{:.6g}", "δ": "{:.3g}"}).hide(axis="index")
 
 
@@ -456,7 +457,7 @@ def _archive_frame(entries: Sequence[ledger_lib.Entry]) -> pd.DataFrame:
     for e in entries:
         records = (e.result or {}).get("records", []) if isinstance(e.result, dict) else []
         released = "; ".join(f"{lab}: {float(v)!r}" for r in records for lab, v in zip(r.get("labels", []),
-                                                                                  r.get("released", [])))
+                                                                                  r.get("released", []), strict=True))
         rows.append({"entry": e.id, "time (UTC)": e.time[:19].replace("T", " "), "release": e.label,
                      "cost": e.cost.describe(),
                      "released values": released if e.result is not None else "not revealed (lost after the charge)"})
@@ -692,7 +693,8 @@ def _say_existing_population(db: Any, ds: Any, name: str) -> None:
                 "budget; the cap above is not used.")
 
 
-def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str], planner_lib.PlannedStatistic],
+# complexity above the cap: the panel's controls in display order
+def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str], planner_lib.PlannedStatistic],  # noqa: C901
                   allocation: dict[str, float], *, group_column: str | None, random_groups: bool,
                   statistic_params: Callable[[str], dict] | None = None) -> None:
     """Draw Release mode: account, cap, ε per statistic, the release button, the records, the archive.

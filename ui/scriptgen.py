@@ -19,8 +19,9 @@ returned. This module does not import streamlit (it is tested without a page).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from dpcore import __version__
 from dpcore.validation import DPInputError

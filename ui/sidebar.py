@@ -27,14 +27,24 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from ui.common import (DEFAULT_SEED, SEED_MAX, main_notice, qp_number, qp_radio, qp_select_slider, qp_selectbox,
-                       qp_slider, qp_toggle)
+from ui.common import (
+    DEFAULT_SEED,
+    SEED_MAX,
+    main_notice,
+    qp_number,
+    qp_radio,
+    qp_select_slider,
+    qp_selectbox,
+    qp_slider,
+    qp_toggle,
+)
 from ui.common import seed as random_seed
 
 if TYPE_CHECKING:  # dpcore.data brings pandas (~0.6 s on a cold server): imported where data are built
@@ -207,8 +217,7 @@ def _upload_digest(uploaded: Any) -> str:
 
 
 def _upload_source() -> _Keyed | None:
-    from dpcore.data import (DEFAULT_MAX_ROWS, MAX_UPLOAD_MB, explain_column, guess_income_column,
-                             income_like_column)
+    from dpcore.data import DEFAULT_MAX_ROWS, MAX_UPLOAD_MB, explain_column, guess_income_column, income_like_column
 
     uploaded = st.file_uploader(
         "CSV, Excel (.xlsx) or Parquet file", type=_UPLOAD_TYPES, key="data_upload",
@@ -323,7 +332,7 @@ def _choose() -> tuple[_Keyed | None, bool]:
                                 persistent=True,
                                 format_func=NEGATIVE_LABELS.get)
             st.caption(spec.description)
-            return _keyed(("shared", key, negative), lambda: _shared(key, negative)), False
+            return _keyed(("shared", key, negative), lambda key=key, negative=negative: _shared(key, negative)), False
     # upload
     return _upload_source(), True
 

@@ -5,7 +5,8 @@
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -148,7 +149,7 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
     chart specs, texts) is prepared once per view, method and axes in this process and shared by every
     session (:func:`_prepared_group_means`), so a rerun on a view already seen only sends the elements."""
     ready = _prepared_group_means(view, value_label=value_label, memo_key=memo_key, fixed_axes=fixed_axes)
-    for column, (label, value) in zip(st.columns(4), ready["metrics"]):
+    for column, (label, value) in zip(st.columns(4), ready["metrics"], strict=True):
         column.metric(label, value)
     st.markdown(f"### {ready['subheader']}\n\n{ready['intro']}")  # heading and text in one element
     show_spec(ready["groups_spec"])
@@ -221,7 +222,7 @@ def group_table_shown(table: pd.DataFrame) -> pd.DataFrame:
     """The group table as the page shows it: seven columns that fit the main area at 1280 px (the nine of
     the CSV scrolled sideways with long group names): the PubStrat share stays in the CSV, the 5% and 95%
     quantiles of the releases become one "middle 90%" column."""
-    middle = [f"{_short_number(lo)} – {_short_number(hi)}" for lo, hi in zip(table["q05"], table["q95"])]
+    middle = [f"{_short_number(lo)} – {_short_number(hi)}" for lo, hi in zip(table["q05"], table["q95"], strict=True)]
     return pd.DataFrame({"group": table["group"], "size": table["size"], "share": table["share (public)"],
                          "true mean": table["true mean"], "release": table["release"],
                          "middle 90% of releases": middle, "sd": table["sd of releases"]})

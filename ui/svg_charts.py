@@ -7,8 +7,8 @@ the browser draws at once. No interaction (no hover, zoom): use plotly where tha
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 #: Plotly's default colours, so an SVG chart looks like the app's plotly charts.
 BLUE, RED, GREEN, GREY = "#636efa", "#ef553b", "#00cc96", "#808080"
@@ -86,7 +86,7 @@ def line_chart_svg(lines: Sequence[SvgLine], *, points: Sequence[SvgPoint] = (),
     for line in lines:
         if len(line.xs) != len(line.ys):
             raise ValueError(f"line {line.label!r}: {len(line.xs)} x values but {len(line.ys)} y values")
-        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in zip(line.xs, line.ys))
+        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in zip(line.xs, line.ys, strict=True))
         dash = ' stroke-dasharray="6 4"' if line.dashed else ""
         out.append(f'<polyline points="{path}" fill="none" stroke="{line.color}" stroke-width="{line.width:g}"{dash}>'
                    f"<title>{esc(line.label)}</title></polyline>")

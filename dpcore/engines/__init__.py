@@ -58,10 +58,10 @@ jar; the staging copy needs neither).
 """
 from __future__ import annotations
 
-from .base import *  # noqa: F403  (the engines' public names: sources, Progress, Engine ...)
-from .base import __all__ as _base_all
-from .base import ENGINES, Engine, EngineSpec, Progress, Source
 from ..validation import DPInputError
+from .base import *  # noqa: F403  (the engines' public names: sources, Progress, Engine ...)
+from .base import ENGINES, Engine, EngineSpec, Progress, Source
+from .base import __all__ as _base_all
 
 __all__ = [*_base_all, "open_engine"]
 

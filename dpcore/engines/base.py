@@ -10,9 +10,10 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -105,7 +106,6 @@ INCOME_FORMATS = ("plain", "thousands_comma", "decimal_comma")
 def income_shape(text: str) -> str:
     """The app's cell shape of one stripped text (dpcore.data's patterns: int, comma3, dot3, us, eu, point; the
     first that fits), "castable" for other texts a plain parse reads (nan, inf) and "bad" for the rest."""
-    import re
 
     from ..data import _NUMBER_PATTERNS
 
@@ -327,7 +327,7 @@ class Progress:
         if not self.quiet:
             print(f"[{time.perf_counter() - self._t0:7.1f} s] {message}", file=self.stream, flush=True)
 
-    def step(self, message: str) -> "_Step":
+    def step(self, message: str) -> _Step:
         return _Step(self, message)
 
 
@@ -335,7 +335,7 @@ class _Step:
     def __init__(self, progress: Progress, message: str) -> None:
         self.progress, self.message = progress, message
 
-    def __enter__(self) -> "_Step":
+    def __enter__(self) -> _Step:
         self.t = time.perf_counter()
         self.cpu = time.process_time()
         self.progress.say(f"{self.message} ...")
@@ -393,7 +393,8 @@ class Source:
 _CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt", ".csv.zst")
 
 
-def parse_source(data: str, query: str | None = None) -> Source:
+# complexity above the cap: one branch per source kind, in detection order
+def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
     """Interpret ``--data`` (and ``--query``); raise :class:`DPInputError` with what is accepted."""
     if not isinstance(data, str) or not data.strip():
         raise DPInputError("--data is required: a CSV or Parquet file, a directory or glob of Parquet files, "
@@ -481,13 +482,13 @@ def stage_postgres(source: Source, directory: str, progress: Progress | None = N
                         types = [_PG_NUMERIC.get(d.type_code, "string") for d in cur.description]
                         arrow_types = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
                                        "string": pa.string()}
-                        schema = pa.schema([(n, arrow_types[t]) for n, t in zip(names, types)])
+                        schema = pa.schema([(n, arrow_types[t]) for n, t in zip(names, types, strict=True)])
                         writer = pq.ParquetWriter(out, schema)
                     if not batch:
                         break
-                    cols = list(zip(*batch))
+                    cols = list(zip(*batch, strict=True))
                     arrays = []
-                    for col, t in zip(cols, types):
+                    for col, t in zip(cols, types, strict=True):
                         if t == "string":
                             col = [None if v is None else str(v) for v in col]
                         elif t == "float64":
@@ -598,7 +599,7 @@ class EngineSpec:
     income_format: str = "plain"
 
     @classmethod
-    def from_plan(cls, plan: Any) -> "EngineSpec":
+    def from_plan(cls, plan: Any) -> EngineSpec:
         text = []
         outcomes = []
         for s in plan.statistics:
@@ -656,7 +657,7 @@ class Engine:
     def close(self) -> None:
         self._tmp.cleanup()
 
-    def __enter__(self) -> "Engine":
+    def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -9,18 +9,33 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
 from ..validation import DPInputError
-from .base import (MAX_CSV_ROW_BYTES, Engine, EngineSpec, Progress, Source, csv_fields_error, csv_not_utf8_error,
-               csv_row_too_long_error, first_line, gini_cell, income_not_numeric, missing_income_refused,
-               negative_income_refused, shown,
-               sort_cells, stage_postgres)
 from . import sql as sqlmod
+from .base import (
+    MAX_CSV_ROW_BYTES,
+    Engine,
+    EngineSpec,
+    Progress,
+    Source,
+    csv_fields_error,
+    csv_not_utf8_error,
+    csv_row_too_long_error,
+    first_line,
+    gini_cell,
+    income_not_numeric,
+    missing_income_refused,
+    negative_income_refused,
+    shown,
+    sort_cells,
+    stage_postgres,
+)
 
 DEFAULT_MEMORY_LIMIT = "1GB"
 BATCH_ROWS = 1 << 20
@@ -286,7 +301,7 @@ class DuckDBEngine(Engine):
                     change |= diff | nulls
             starts = [0, *(np.flatnonzero(change) + 1).tolist()]
             ends = [*starts[1:], n]
-            for start, end in zip(starts, ends):
+            for start, end in zip(starts, ends, strict=True):
                 k = tuple(col[start].as_py() for col in labels)
                 if key is not None and k != key:
                     yield key, self._finish(key, parts, seen)
@@ -329,7 +344,7 @@ class DuckDBEngine(Engine):
             order = np.argsort(ids, kind="stable")
             ids, vals = ids[order], vals[order]
             bounds = np.flatnonzero(ids[1:] != ids[:-1]) + 1
-            for start, end in zip([0, *bounds.tolist()], [*bounds.tolist(), ids.size]):
+            for start, end in zip([0, *bounds.tolist()], [*bounds.tolist(), ids.size], strict=True):
                 buffers[int(ids[start])].append(vals[start:end])  # vals is a fresh array: the batch can go
         return [tuple(labels) for _, *labels in cells], buffers
 

@@ -119,6 +119,9 @@ def gini_mechanism(spec: StatisticSpec, m: int):
     rows of one person gives back the plan's (epsilon, delta)."""
     from .. import gini
 
+    # the plan parser sets the bounds, the noise and the calibration of every Gini
+    assert spec.lower is not None and spec.upper is not None and spec.noise is not None
+    assert spec.calibration is not None
     return gini.GiniMechanism(spec.epsilon, spec.lower, spec.upper, noise=spec.noise,
                               gamma=2.0 if spec.gamma is None else spec.gamma,
                               calibration=spec.calibration, delta=spec.delta if spec.noise != "cauchy" else None,
@@ -233,6 +236,7 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame
     d = mech.draw(counts, rng=rng)
     info: dict[str, Any] = {**mech.record(), "measurement": d.measurement, "privacy_map": d.privacy_map,
                             "map_epsilon": d.map_epsilon}
+    assert spec.q is not None  # the plan parser sets the levels of every percentiles statistic
     for j, q in enumerate(spec.q):
         table[_q_label(q)] = d.percentiles[:, j].astype(float)
     return table, info
@@ -245,6 +249,7 @@ def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool, cells_move: 
     from ..stratified import MeanMechanism
 
     by = list(spec.by)
+    assert spec.lower is not None and spec.upper is not None  # the plan parser requires both for a mean
     sums = engine.sums(by, spec.lower, spec.upper)
     mech = MeanMechanism(spec.epsilon, spec.lower, spec.upper, rows_per_person=m, cells_move=cells_move)
     table = sums[by].copy() if by else pd.DataFrame(index=range(len(sums)))
@@ -404,7 +409,7 @@ class OutputSlot:
         self.lock_path = self.out.parent / f".{self.out.name}.lock"
         self._lock_fd: int | None = None
 
-    def __enter__(self) -> "OutputSlot":
+    def __enter__(self) -> OutputSlot:
         self._check_empty()
         if not self.out.parent.is_dir():
             raise DPInputError(f"the parent directory of --out ({str(self.out.parent)!r}) does not exist")
@@ -537,6 +542,7 @@ def _human_bytes(n: float) -> str:
 def _numeric_columns(spec: StatisticSpec) -> int:
     """Columns a statistic's table has besides its cell labels (n and the released values)."""
     if spec.kind == "percentiles":
+        assert spec.q is not None  # the plan parser sets the levels of every percentiles statistic
         return 1 + len(spec.q)
     if spec.kind == "relative_risk":
         return 5  # n_exposed, n_reference, cases_exposed, cases_reference, relative_risk
@@ -702,7 +708,7 @@ def _one_line(exc: BaseException) -> str:
     return (text or type(exc).__name__)[:400]
 
 
-def _statistic_cells(deferred: "_Deferred") -> tuple[pd.DataFrame, int]:
+def _statistic_cells(deferred: _Deferred) -> tuple[pd.DataFrame, int]:
     """(one row per cell with its labels, total rows) of one statistic's aggregates: both public (every cell and
     its n are released)."""
     spec = deferred.spec
@@ -718,7 +724,7 @@ def _statistic_cells(deferred: "_Deferred") -> tuple[pd.DataFrame, int]:
     return cells, rows
 
 
-def _refuse_undeliverable(plan: ReleasePlan, aggregates: dict[str, "_Deferred"], slot: OutputSlot) -> None:
+def _refuse_undeliverable(plan: ReleasePlan, aggregates: dict[str, _Deferred], slot: OutputSlot) -> list[str]:
     """Before the charge: refuse a statistic with no row to release, and an output the disk cannot hold.
 
     A statistic whose cells hold no row (a header-only or empty input, or filters that keep
@@ -749,7 +755,7 @@ def _refuse_undeliverable(plan: ReleasePlan, aggregates: dict[str, "_Deferred"],
     return warnings
 
 
-def _check_cells(plan: ReleasePlan, aggregates: dict[str, "_Deferred"], cells: dict[str, pd.DataFrame],
+def _check_cells(plan: ReleasePlan, aggregates: dict[str, _Deferred], cells: dict[str, pd.DataFrame],
                  progress: Progress) -> list[str]:
     """Before the charge: refuse a ``by`` whose cells are (nearly) one per row, and warn about small public cells.
 
@@ -769,7 +775,7 @@ def _check_cells(plan: ReleasePlan, aggregates: dict[str, "_Deferred"], cells: d
             raise DPInputError(f"{s.where} {s.name!r}: 'by' = {list(s.by)} gives nearly one cell per row (more cells "
                                f"than half the rows): such cells single out people; declare the public cells in "
                                "[keys] or choose coarser columns; nothing was charged and nothing was released")
-    warnings = []
+    warnings: list[str] = []
     if plan.cell_sizes != "public" or plan.small_cell_threshold <= 0:
         return warnings
     for s in plan.statistics:
@@ -890,7 +896,8 @@ class _StepTimes:
         return f"step times: {', '.join(parts)} (total {total:.1f} s)"
 
 
-def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine: str, ledger_url: str | None,
+# complexity above the cap: the release steps in order: the order (check, charge, draw, write) is the safety argument
+def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine: str, ledger_url: str | None,  # noqa: C901
                  seed: int | None, rng: Any, master: str | None, progress: Progress, memory_limit: str | None,
                  workdir: str | None, init_ledger: bool) -> PlanResult:
     out = slot.out
@@ -952,7 +959,7 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
                            "epsilon once); statistics add up (sequential composition)",
             "cost": {"epsilon": cost.epsilon, "delta": cost.delta},
             "per_statistic": [{"name": s.name, "kind": s.kind, "epsilon": e, "delta": d}
-                              for s, (e, d) in zip(plan.statistics, cost.per_statistic)],
+                              for s, (e, d) in zip(plan.statistics, cost.per_statistic, strict=True)],
         },
         "missing_values": missing_values_rule(plan),
         "negative_incomes": negative_incomes_rule(plan),
@@ -967,7 +974,7 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
             f"; their rows may also move between cells and exposure groups (cell_sizes = \"noisy\"): every clipped "
             f"sum table by at most {plan.rows_per_person} x max(upper - lower, 2 max(|lower|, |upper|)) in L1, every "
             f"table of cell sizes by at most {2 * plan.rows_per_person} (noise scale 2m/n_epsilon)")
-    if simulate:  # the seed is recorded only here: the source was declared public (check_simulation_allowed)
+    if seed is not None:  # simulate: the seed is recorded only here (the source was declared public)
         record["simulation"] = {"seed": int(seed), "public_data": True,
                                 "note": "numpy noise with this seed; the ledger was not charged; the source was "
                                         "declared public (--public-data): these numbers are NOT a differentially "
@@ -1010,6 +1017,7 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
         record["files"] = hashes
         warning = None
         if entry is not None:
+            assert notice is not None  # set together with entry by the charge
             with times.phase("ledger"):
                 warning = _mark_revealed(acct, entry.id, out, hashes, notice)
     except KeyboardInterrupt as exc:
@@ -1051,14 +1059,21 @@ class _Deferred:
         self._frozen: _FrozenEngine | None = None
 
     def compute(self) -> None:
-        self._frozen = _FrozenEngine(self.engine, self.spec, self.m)
+        self._frozen = frozen = _FrozenEngine(self.engine, self.spec, self.m)
         if self.plan is not None and self.plan.keys_declared(self.spec):
             # declared cells only, each present (absent ones as zeros): the listed cells are public
             from ..cell_keys import restrict_to_declared
 
             by = list(self.spec.by)
-            name = next(iter(self._frozen.frames))
-            self._frozen.frames[name] = restrict_to_declared(self._frozen.frames[name], by, self.plan.keys.cells(by))
+            name = next(iter(frozen.frames))
+            frozen.frames[name] = restrict_to_declared(frozen.frames[name], by, self.plan.keys.cells(by))
+
+    @property
+    def _frames(self) -> dict[str, pd.DataFrame]:
+        """The frozen aggregate frames (:meth:`compute` runs first, while the engine is open)."""
+        if self._frozen is None:
+            raise RuntimeError("the aggregates are used before compute() froze them")
+        return self._frozen.frames
 
     def _noisy_cells(self, rng) -> tuple[dict, dict]:
         """Noisy cell sizes (and, without declared keys, the DP-selected cells) of a statistic whose cell sizes
@@ -1067,8 +1082,9 @@ class _Deferred:
         from .. import cell_keys
 
         plan, s, by = self.plan, self.spec, list(self.spec.by)
-        name = next(iter(self._frozen.frames))
-        frame = self._frozen.frames[name]
+        assert plan is not None  # only statistics of a plan with private cell sizes get here
+        name = next(iter(self._frames))
+        frame = self._frames[name]
         keys, counts = cell_keys.cell_counts(frame, s.kind, by)
         select = bool(by) and not plan.keys_declared(s)
         drawn = cell_keys.noisy_cell_counts(keys, counts, n_epsilon=plan.n_epsilon, m=self.m, rng=rng,
@@ -1087,12 +1103,12 @@ class _Deferred:
         elif s.kind == "relative_risk":
             frame["n_exposed"] = np.array([noisy[k + ("exposed",)] for k in frame_keys], dtype=np.int64)
             frame["n_reference"] = np.array([noisy[k + ("reference",)] for k in frame_keys], dtype=np.int64)
-        self._frozen.frames[name] = frame
+        self._frames[name] = frame
         return noisy, {**drawn.info, "n": "noisy (cell_sizes = \"noisy\")"}
 
     def aggregate_frame(self) -> pd.DataFrame:
         """The one aggregate frame of this statistic (histogram, sums, Gini inputs or outcome counts)."""
-        return next(iter(self._frozen.frames.values()))
+        return next(iter(self._frames.values()))
 
     def release(self, rng) -> tuple[pd.DataFrame, dict]:
         table, info = self._release_values(rng)

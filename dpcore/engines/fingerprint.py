@@ -11,7 +11,8 @@ fingerprint with their own scans; the canonical value text makes typed and text 
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..validation import DPInputError
 from .base import MAX_CSV_ROW_BYTES, Progress, Source, csv_layout, first_line, shown, stage_postgres
@@ -67,8 +68,7 @@ def arrow_record_batches(source: Source, *, workdir: str | None = None,
         raise DPInputError(f"unknown source kind {source.kind!r}")
     for path in paths:
         try:
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK_ROWS):
-                yield batch
+            yield from pq.ParquetFile(path).iter_batches(batch_size=CHUNK_ROWS)
         except (OSError, pa.ArrowException) as exc:
             raise DPInputError(f"cannot read the Parquet file {shown(os.path.basename(path))} to fingerprint its "
                                f"records: {first_line(exc)}") from None

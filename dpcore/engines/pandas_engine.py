@@ -19,16 +19,35 @@ beyond memory use DuckDB (out-of-core sort).
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..validation import DPInputError
 from ..stratified import clipped_cents
-from .base import (MAX_CSV_ROW_BYTES, Engine, EngineSpec, Progress, Source, bin_index, bounding_key,
-               csv_fields_error, csv_not_utf8_error, csv_row_too_long_error, first_line, gini_cell,
-               income_not_numeric, missing_income_refused, negative_income_refused, outcome_flag, shown, sort_cells, stage_postgres)
+from ..validation import DPInputError
+from .base import (
+    MAX_CSV_ROW_BYTES,
+    Engine,
+    EngineSpec,
+    Progress,
+    Source,
+    bin_index,
+    bounding_key,
+    csv_fields_error,
+    csv_not_utf8_error,
+    csv_row_too_long_error,
+    first_line,
+    gini_cell,
+    income_not_numeric,
+    missing_income_refused,
+    negative_income_refused,
+    outcome_flag,
+    shown,
+    sort_cells,
+    stage_postgres,
+)
 from .sql import KEY_CLAMP
 
 _NAN_WORDS = {"nan", "+nan", "-nan"}
@@ -210,8 +229,7 @@ class PandasEngine(Engine):
             self._check_schema(f.schema_arrow)
             files.append(f)
         for f in files:
-            for batch in f.iter_batches(batch_size=CHUNK_ROWS, columns=self._needed()):
-                yield batch
+            yield from f.iter_batches(batch_size=CHUNK_ROWS, columns=self._needed())
 
     def _check_schema(self, schema: Any) -> None:
         self._missing_columns(schema.names)
@@ -363,7 +381,7 @@ class PandasEngine(Engine):
         for c in spec.outcome_columns:
             # one flag per distinct word: 1.0, 0.0 or NaN (not an accepted word); index -1 (missing) -> NaN
             word_flags = [_flag_or_nan(w) for w in self._dictionaries[c]]
-            bad = int(sum(n for f, n in zip(word_flags, word_counts[c]) if f is not None and np.isnan(f)))
+            bad = int(sum(n for f, n in zip(word_flags, word_counts[c], strict=True) if f is not None and np.isnan(f)))
             if bad:
                 raise DPInputError(f"the outcome column {c!r} has {bad} value(s) other than 0/1/true/false/yes/no")
             self._flags[c] = np.array([np.nan if f is None else f for f in word_flags] + [np.nan])
@@ -373,7 +391,7 @@ class PandasEngine(Engine):
             self._bounded = self._bound(store)
         self._prepared = True
 
-    def _bound(self, store: "_ColumnStore") -> dict[str, np.ndarray]:
+    def _bound(self, store: _ColumnStore) -> dict[str, np.ndarray]:
         """The rows kept by the contribution bounding (at most m per person, the md5 order of
         :func:`dpcore.engines.bounding_key`), as compact arrays."""
         spec = self.spec
@@ -382,7 +400,7 @@ class PandasEngine(Engine):
         known = ~np.isnan(x)
         cents_key = np.zeros(x.size, dtype=np.int64)
         cents_key[known] = np.floor(np.clip(x[known], -KEY_CLAMP, KEY_CLAMP) * 100).astype(np.int64)
-        income_keys = [str(int(v)) if k else None for v, k in zip(cents_key.tolist(), known.tolist())]
+        income_keys = [str(int(v)) if k else None for v, k in zip(cents_key.tolist(), known.tolist(), strict=True)]
         cols = [self._texts(c, columns[c]) for c in spec.key_columns]
         outs = [[None if np.isnan(v) else str(int(v)) for v in self._outcome(c, columns[c])]
                 for c in spec.outcome_columns]
@@ -420,7 +438,7 @@ class PandasEngine(Engine):
         else:
             yield from self._store.chunks(columns)
 
-    def _cells(self, by: Sequence[str]) -> "_CellIndex":
+    def _cells(self, by: Sequence[str]) -> _CellIndex:
         self.prepare()
         return _CellIndex(list(by), self._labels)
 
@@ -450,7 +468,8 @@ class PandasEngine(Engine):
         for chunk in self._row_chunks(["__x", *by]):
             ids = cells.ids(chunk)
             n = _add(n, np.bincount(ids, minlength=len(cells)))
-            total = _add(total, _int_sums(ids, clipped_cents(_income_or_lower(chunk["__x"], lower), lower, upper), len(cells)))
+            cents = clipped_cents(_income_or_lower(chunk["__x"], lower), lower, upper)
+            total = _add(total, _int_sums(ids, cents, len(cells)))
         rows = [(*cells.label(k), int(n[k]), int(total[k])) for k in range(len(cells))]
         if not by and not rows:
             rows.append((0, 0))
@@ -477,7 +496,7 @@ class PandasEngine(Engine):
             else:
                 case = chunk["__x"] < outcome_below
             ids = cells.ids(chunk, rows=ex | ref)
-            for k, mask in zip(names, (ex, ref, ex & case, ref & case)):
+            for k, mask in zip(names, (ex, ref, ex & case, ref & case), strict=True):
                 sums[k] = _add(sums[k], np.bincount(ids[mask[ex | ref]], minlength=len(cells)))
         rows = [(*cells.label(k), *(int(sums[name][k]) for name in names)) for k in range(len(cells))]
         out = pd.DataFrame(rows, columns=[*by, *names])
@@ -496,7 +515,7 @@ class PandasEngine(Engine):
             order = np.argsort(ids, kind="stable")
             sorted_ids, values = ids[order], np.clip(_income_or_lower(chunk["__x"][order], lower), lower, upper)
             starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]) if ids.size else []
-            for start, end in zip(starts, [*starts[1:], ids.size]):
+            for start, end in zip(starts, [*starts[1:], ids.size], strict=False):  # no rows: starts is empty
                 buckets[int(sorted_ids[start])].append(values[start:end])
         if not by and not buckets:
             buckets.append([])
@@ -567,7 +586,7 @@ class _CellIndex:
         if float(np.prod(np.array(radices, dtype=float))) < 2.0 ** 62:
             # one int64 per row (mixed radix): a 1-D unique, much faster than np.unique(axis=0)
             combined = columns[0] + 1
-            for col, radix in zip(columns[1:], radices[1:]):
+            for col, radix in zip(columns[1:], radices[1:], strict=True):
                 combined = combined * radix + (col + 1)
             unique_keys, inverse = np.unique(combined, return_inverse=True)
             digits = []
@@ -587,7 +606,7 @@ class _CellIndex:
         return mapping[inverse.reshape(-1)]
 
     def label(self, k: int) -> tuple:
-        return tuple(None if code < 0 else self.labels[c][code] for c, code in zip(self.by, self.keys[k]))
+        return tuple(None if code < 0 else self.labels[c][code] for c, code in zip(self.by, self.keys[k], strict=True))
 
 
 class _ColumnStore:

@@ -9,8 +9,8 @@ privacy unit, ``__u`` (the unit as text).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .base import FALSE_WORDS, TRUE_WORDS, EngineSpec
 

@@ -8,8 +8,9 @@ Neighbouring relation: replace one record; n, the bounds and ε public.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import optimize

@@ -141,7 +141,7 @@ def _gini_exact(g_in: float, s_in: float, g_out: float, s_out: float, gamma: flo
     centre = 0.5 * (g_in + g_out)
     edges = sorted({g_in, g_out, *(centre - offsets), *(centre + offsets)})
     total = 0.0
-    for a, b in zip(edges[:-1], edges[1:]):
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
         total += integrate.quad(gap, a, b, limit=100)[0]
     tv = min(1.0, 0.5 * total)
     return 0.5 + 0.5 * tv

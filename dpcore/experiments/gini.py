@@ -51,8 +51,9 @@ from __future__ import annotations
 import math
 import threading
 import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,8 +62,15 @@ from .. import gini as gini_mechanism
 from .. import smooth_noises
 from ..data import two_point_incomes
 from ..noise import GeneralizedCauchy, smooth_noise_calibration
-from ..validation import (DPInputError, as_finite_array, as_generator, check_epsilon, check_finite, check_int,
-                          check_positive)
+from ..validation import (
+    DPInputError,
+    as_finite_array,
+    as_generator,
+    check_epsilon,
+    check_finite,
+    check_int,
+    check_positive,
+)
 
 __all__ = [
     "FIG1_EPSILONS",
@@ -176,13 +184,13 @@ def plausible_releases(true_value: float, noise_scale: float, gamma: float, n_do
 
 def _summary_row(scale: float, gamma: float) -> dict[str, float]:
     qs = abs_error_quantiles(scale, gamma)
-    return {**dict(zip(_COLS, map(float, qs))), "rmse": noise_rmse(scale, gamma)}
+    return {**dict(zip(_COLS, map(float, qs), strict=True)), "rmse": noise_rmse(scale, gamma)}
 
 
 def _empirical(err: np.ndarray, prefix: str = "sim_") -> dict[str, float]:
     a = np.abs(err)
     q = np.quantile(a, _LEVELS)
-    return {f"{prefix}{c}": float(v) for c, v in zip(_COLS, q)} | {
+    return {f"{prefix}{c}": float(v) for c, v in zip(_COLS, q, strict=True)} | {
         "empirical_rmse": float(np.sqrt(np.mean(a * a))), "max_abs_error": float(a.max())}
 
 
@@ -229,7 +237,7 @@ def _law_summary(scale: float, gamma: float, law: Any, noise: str) -> dict[str, 
     if noise == "cauchy":
         return _summary_row(scale, gamma)
     qs = scale * np.asarray(law.abs_quantile(np.asarray(_LEVELS)), dtype=float)
-    return {**dict(zip(_COLS, map(float, qs))), "rmse": float(scale) * math.sqrt(float(law.variance))}
+    return {**dict(zip(_COLS, map(float, qs), strict=True)), "rmse": float(scale) * math.sqrt(float(law.variance))}
 
 
 def error_vs_epsilon(x: Any, *, lower: float, upper: float, gamma: float, epsilons: Sequence[float],
@@ -271,7 +279,7 @@ def error_vs_epsilon(x: Any, *, lower: float, upper: float, gamma: float, epsilo
                 **summary,
                 "saturated": bool(ss.saturated or summary["median_abs_error"] >= 0.5),
                 "laplace_scale": lap_scale,
-                **{f"laplace_{c2}": float(v) for c2, v in zip(_COLS, lap)},
+                **{f"laplace_{c2}": float(v) for c2, v in zip(_COLS, lap, strict=True)},
                 "laplace_rmse": lap_scale * math.sqrt(2.0),
             })
         _tick(progress, i + 1, total, f"epsilon = {eps:g}")

@@ -23,20 +23,31 @@ Everything here is planning on simulated or confidential earnings, not a release
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
 from .. import defaults, noise
-from . import answers as answer_experiments
 from .. import percentiles as percentile_mechanisms
-from ..percentiles import (PSEO_LOWER, PSEO_TOP, _check_q, _check_relation, _smooth_from_profile, bin_edges,
-                           cell_bin_counts, percentile_rank, relative_accuracy, simulate_histogram_percentiles)
+from ..percentiles import (
+    PSEO_LOWER,
+    PSEO_TOP,
+    _check_q,
+    _check_relation,
+    _smooth_from_profile,
+    bin_edges,
+    cell_bin_counts,
+    percentile_rank,
+    relative_accuracy,
+    simulate_histogram_percentiles,
+)
 from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_int, check_positive
+from . import answers as answer_experiments
 
 __all__ = ["AGG_LEVELS", "PSEO_FILE", "load_pseo_cells", "pseo_cells", "synthesize_cell_earnings", "synthesize_cells",
            "CELL_SIZE_BREAKS", "CELL_SIZE_LABELS", "size_category", "CellPanel", "make_cell_panel",
@@ -282,7 +293,7 @@ def simulate_accuracy(panel: CellPanel, *, epsilons: Sequence[float], q: float =
         h = noise.GeneralizedCauchy(4.0)
         clipped_true = np.clip(true, PSEO_LOWER, PSEO_TOP)
         for mode in smooth_modes:
-            for eps, cal in zip(eps_arr, cals[mode]):
+            for eps, cal in zip(eps_arr, cals[mode], strict=True):
                 s = s_all[:, int(np.searchsorted(betas, cal.beta))]
                 z = h.rvs((n_draws, panel.n_cells), rng=gen)
                 add(mode, 0, eps, clipped_true[None, :] + (s / cal.alpha)[None, :] * z)

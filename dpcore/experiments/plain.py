@@ -1,7 +1,8 @@
 """Plain data for the view results' ``to_dict()`` (what a generated script prints as JSON)."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

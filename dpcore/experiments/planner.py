@@ -25,8 +25,9 @@ computed on the planning data without protection**: plan on synthetic or public 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -386,7 +387,7 @@ def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequen
     _check_pair(statistics, specs)
     rows, dots, failures, costs = [], [], [], []
     delta = _plan_delta(statistics)
-    for stat, spec in zip(statistics, specs):
+    for stat, spec in zip(statistics, specs, strict=True):
         try:
             target = spec.target_for(stat)
             sol = planner.solve_epsilon(stat, target)
@@ -457,11 +458,11 @@ def budget_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence
     _check_pair(statistics, specs)
     if isinstance(allocation, (str, bytes)) or len(allocation) != len(specs):
         raise DPInputError(f"the allocation needs one epsilon per statistic ({len(specs)}), got {allocation!r}")
-    epsilons = [check_epsilon(eps, f"epsilon of {spec.label}") for spec, eps in zip(specs, allocation)]
+    epsilons = [check_epsilon(eps, f"epsilon of {spec.label}") for spec, eps in zip(specs, allocation, strict=True)]
     rows, failures = [], []
     delta = _plan_delta(statistics)
-    costs = [(stat.name, statistic_cost(stat, eps)) for stat, eps in zip(statistics, epsilons)]
-    for stat, spec, eps, (_, cost) in zip(statistics, specs, epsilons, costs):
+    costs = [(stat.name, statistic_cost(stat, eps)) for stat, eps in zip(statistics, epsilons, strict=True)]
+    for stat, spec, eps, (_, cost) in zip(statistics, specs, epsilons, costs, strict=True):
         try:
             error, _ = stat.error_quantile(eps, spec.confidence)
         except ValueError as exc:

@@ -22,14 +22,19 @@ import contextlib
 import re
 import time
 import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
-
-from quality_support import (Server, discover_pages, launch_chromium, streamlit_server, visible_problems,
-                             wait_for_app_idle)
+from quality_support import (
+    Server,
+    discover_pages,
+    launch_chromium,
+    streamlit_server,
+    visible_problems,
+    wait_for_app_idle,
+)
 
 SIDEBAR = '[data-testid="stSidebar"]'
 # Streamlit's frontend probes <page>/_stcore/health and host-config when a deep link such as
@@ -70,7 +75,7 @@ class PageWatch:
         return visible_problems(self.page) + self.errors
 
 
-_WATCHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # page -> its PageWatch
+_WATCHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> its PageWatch
 
 
 def _is_run_finished(payload: bytes) -> bool:
@@ -238,7 +243,7 @@ def good_csv(n: int = 1500, seed: int = 7) -> bytes:
     income = np.round(g.lognormal(10.5, 0.9, n), 2)
     group = g.choice(["A", "B", "C"], n)
     weight = np.round(g.uniform(0.5, 2.0, n), 3)
-    rows = "\n".join(f"{i:.2f},{gr},{w}" for i, gr, w in zip(income, group, weight))
+    rows = "\n".join(f"{i:.2f},{gr},{w}" for i, gr, w in zip(income, group, weight, strict=True))
     return ("income,group,weight\n" + rows + "\n").encode()
 
 

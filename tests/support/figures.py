@@ -13,7 +13,7 @@ def assert_same_spec(built: Any, fast: Any, path: str = "figure") -> None:
             assert_same_spec(built[key], fast[key], f"{path}.{key}")
     elif isinstance(built, (list, tuple)):
         assert isinstance(fast, (list, tuple)) and len(built) == len(fast), (path, built, fast)
-        for index, (a, b) in enumerate(zip(built, fast)):
+        for index, (a, b) in enumerate(zip(built, fast, strict=True)):
             assert_same_spec(a, b, f"{path}[{index}]")
     else:
         assert type(built) is type(fast) and built == fast, (path, built, fast)

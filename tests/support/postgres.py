@@ -16,8 +16,8 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 __all__ = ["PostgresUnavailable", "find_pg_bin", "fresh_database", "postgres_server"]
 

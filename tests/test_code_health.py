@@ -1,0 +1,94 @@
+"""The code's own health, as CI sees it: ruff (lint), import-linter (dpcore's one-way layers) and mypy (dpcore,
+check_untyped_defs) pass, and dpcore has no import cycle, counting the imports inside functions (which
+import-linter's layer contract also counts). Configured in pyproject.toml; installed by requirements-dev.txt."""
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def _tool(name: str) -> str:
+    path = BIN / name
+    if path.exists():
+        return str(path)
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed (pip install -r requirements-dev.txt)")
+    return found
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_ruff_finds_nothing():
+    proc = _run(_tool("ruff"), "check", "--output-format", "concise", ".")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_dpcore_layers_hold():
+    proc = _run(_tool("lint-imports"), "--no-cache")
+    assert proc.returncode == 0 and "0 broken" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_mypy_finds_nothing_in_dpcore():
+    proc = _run(_tool("mypy"), "--no-incremental")
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """dpcore module -> the dpcore modules it imports, anywhere in its body (function-local imports included)."""
+    modules = {}
+    for path in (ROOT / "dpcore").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    head = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(head + ([node.module] if node.module else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rsplit(".", 1)[0] if "." in target else ""
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def test_no_import_cycle_in_dpcore_counting_imports_inside_functions():
+    graph = _import_graph()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt])
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for start in sorted(graph):
+        if start not in state:
+            visit(start, [start])
+    assert not cycles, cycles[:5]
+    assert len(graph) > 40  # the walk saw the package
