@@ -314,9 +314,10 @@ def measured_run(cmd: list[str], *, timeout: float, env: dict[str, str], cwd: Pa
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     peak_kb = max(peak_kb, rusage.ru_maxrss if rusage else 0)
     result = {"wall_s": wall, "peak_rss_mb": peak_kb / 1024, "status": status}
-    if status != "ok":
-        tail = [line for line in stderr.strip().splitlines() if line.strip()][-1:] or [""]
-        result["error"] = tail[0][:300]
+    if status != "ok":  # the last line naming an error (a JVM's stack trace ends with "at ..." lines)
+        lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+        named = [line for line in lines if "Error" in line or "Exception" in line]
+        result["error"] = (named or lines or [""])[-1][:300]
     steps = [line.split("] ", 1)[-1] for line in stderr.splitlines() if "step times:" in line]
     if steps:
         result["steps"] = steps[-1]
@@ -473,7 +474,7 @@ def workload_table(workload: str, rows: int, runs: list[dict], versions: dict[st
         ratio = f"{s['median_s'] / floor:.1f}×" if floor and s["median_s"] is not None else "-"
         if tool == "duckdb":
             ratio = "1×"
-        rss = _mb(s["peak_rss_mb"]) + (" (at stop)" if s["median_s"] is None else "")
+        rss = _mb(s["peak_rss_mb"]) + (" (at failure)" if s["median_s"] is None else "")
         lines.append(f"| {LABELS[tool]} | {versions.get(tool, '')} | {_wall_cell(s)} | {rss} | "
                      f"{s['ok']}/{s['runs']} | {ratio} |")
     steps = summaries.get("dpcore", {}).get("steps")
@@ -538,6 +539,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--spark-memory", default="8g", help="Tumult's Spark driver memory")
     ap.add_argument("--write-doc", action="store_true", help="write the results into docs/benchmarks.md")
     ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    ap.add_argument("--from-results", action="store_true",
+                    help=f"run nothing: print (and with --write-doc write) the section of the last results ({RESULTS})")
     # worker mode (inside a peer's virtualenv)
     ap.add_argument("--worker", choices=[t for t in ALL_TOOLS if t in VENVS], help=argparse.SUPPRESS)
     ap.add_argument("--workload", choices=["hist", "mean"], help=argparse.SUPPRESS)
@@ -555,12 +558,27 @@ def main(argv: list[str] | None = None) -> None:
     for p in (ROOT, ROOT / "benchmarks"):
         if str(p) not in sys.path:
             sys.path.insert(0, str(p))
-    from run_all import machine_facts, write_doc
-
-    from dpcore import percentiles
+    from run_all import write_doc
 
     def log(text: str) -> None:
         print(text, flush=True)
+
+    if args.from_results:
+        payload = json.loads(RESULTS.read_text())
+    else:
+        payload = measure(args, argv, log)
+    section = doc_section(payload)
+    print("\n" + section)
+    if args.write_doc:
+        write_doc({"bench_peers": section}, path=args.doc, writer="benchmarks/bench_peers.py --write-doc")
+        log(f"\nwrote the bench_peers section of {args.doc} (results: {RESULTS})")
+
+
+def measure(args: argparse.Namespace, argv: list[str] | None, log) -> dict:
+    """Every chosen workload x tool, alternating; the payload (also saved to ``RESULTS``) the doc is written from."""
+    from run_all import machine_facts
+
+    from dpcore import percentiles
 
     facts = machine_facts()
     tools = list(dict.fromkeys(args.peers))
@@ -586,11 +604,7 @@ def main(argv: list[str] | None = None) -> None:
                "config": {"epsilon": args.epsilon, "timeout": args.timeout, "slow_after": args.slow_after}}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(payload, indent=1))
-    section = doc_section(payload)
-    print("\n" + section)
-    if args.write_doc:
-        write_doc({"bench_peers": section}, path=args.doc, writer="benchmarks/bench_peers.py --write-doc")
-        log(f"\nwrote the bench_peers section of {args.doc} (results: {RESULTS})")
+    return payload
 
 
 if __name__ == "__main__":
