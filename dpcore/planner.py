@@ -237,8 +237,14 @@ class PlannedStatistic:
     exact: bool = True
     eps_min: float = EPS_MIN
     eps_max: float = EPS_MAX
-    labels: tuple[str, ...] = ()
     parallel_note: str = ""
+    #: simulated releases behind ``prob_within`` (the Monte Carlo statistics, ``exact`` False, set their own)
+    n_sims: int = 0
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """One label per released number (none by default)."""
+        return ()
 
     @property
     def truth(self) -> np.ndarray:  # pragma: no cover - abstract
@@ -480,6 +486,7 @@ class GroupMeans(PlannedStatistic):
         object.__setattr__(self, "groups", g)
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
+        self._gi: stratified.GroupIndex  # derived from the data, not a field
         object.__setattr__(self, "_gi", gi)
 
     @property
@@ -623,6 +630,13 @@ class GiniStatistic(PlannedStatistic):
             object.__setattr__(self, "delta", smooth_noises.DEFAULT_DELTA if self.delta is None
                                else check_probability(self.delta, "delta"))
             object.__setattr__(self, "mechanism", f"Gini + (S_beta/alpha) * Z, Z ~ {smooth_noises.SMOOTH_NOISES[name]}")
+        # derived from the data and caches, not fields
+        self._xs: np.ndarray
+        self._truth: float
+        self._clipped: float
+        self._scales: dict[float, float]
+        self._mechanisms: dict[float, _g.GiniMechanism]
+        self._Z: noise.GeneralizedCauchy
         object.__setattr__(self, "_xs", xs)
         object.__setattr__(self, "_truth", _g.gini(truth_data) if truth_data.sum() > 0 else math.nan)
         object.__setattr__(self, "_clipped", _g.gini(xs) if xs.sum() > 0 else 0.0)
@@ -822,6 +836,12 @@ class PercentilesStatistic(PlannedStatistic):
         object.__setattr__(self, "q", qa)
         object.__setattr__(self, "n_sims", n_sims)
         object.__setattr__(self, "cell_labels", tuple(str(v) for v in labels))
+        # derived from the data (and the common random numbers) and a cache, not fields
+        self._counts: np.ndarray
+        self._truth: np.ndarray
+        self._E1: np.ndarray
+        self._E2: np.ndarray
+        self._cache: dict[float, np.ndarray]
         object.__setattr__(self, "_counts", counts)
         object.__setattr__(self, "_truth", truth)
         shape = (n_sims, counts.shape[0], counts.shape[1])
@@ -835,6 +855,7 @@ class PercentilesStatistic(PlannedStatistic):
 
     @property
     def labels(self):
+        assert self.cell_labels is not None  # set by __post_init__
         return tuple(f"{c}: p{q:g}" for c in self.cell_labels for q in self.q)
 
     def eps_bin(self, epsilon) -> float:
@@ -899,6 +920,7 @@ class PercentilesStatistic(PlannedStatistic):
         return _from_mechanism(d, np.ravel(d.percentiles), mech.privacy_cost().epsilon, self.neighbouring)
 
     def params(self):
+        assert self.edges is not None and self.cell_labels is not None  # set by __post_init__
         return {"edges": [float(v) for v in self.edges], "q": list(self.q), "relation": self.relation,
                 "cells": {lab: int(c.size) for lab, c in zip(self.cell_labels, self.cells, strict=True)}}
 
@@ -1206,7 +1228,9 @@ def plan_total(solutions: Sequence[EpsilonSolution | tuple[str, float]]) -> Plan
         per.append((name, eps))
     if not per:
         raise DPInputError("the plan has no statistics")
-    return PlanTotal(led.spent_pure(), tuple(per), led)
+    total = led.spent_pure()
+    assert total is not None  # every charge above is pure
+    return PlanTotal(total, tuple(per), led)
 
 
 # ---------------------------------------------------------------------------------------------
