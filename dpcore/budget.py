@@ -358,6 +358,12 @@ class BudgetCap:
         return f"ε = {self.epsilon:.4g}"
 
 
+def _cap_epsilon(cap: BudgetCap) -> float:
+    """The epsilon of a cap that is not a zCDP rho (BudgetCap.__post_init__ requires exactly one of the two)."""
+    assert cap.epsilon is not None
+    return cap.epsilon
+
+
 @dataclass
 class Ledger:
     """A privacy budget ledger (sequential composition across entries, parallel within an entry).
@@ -465,14 +471,23 @@ class Ledger:
                     f"the deltas of the releases ({approx_delta:.3g}) leave nothing of the budget delta {cap.delta:.3g}"
                 )
 
+    def _spent_in(self, cap: BudgetCap) -> float:
+        """What is spent in the currency of a compatible cap with no delta: rho (zCDP cap) or pure epsilon
+        (:meth:`_check_compatible` has refused the entries that have no total in that currency)."""
+        spent = self.spent_rho() if cap.rho is not None else self.spent_pure()
+        if spent is None:
+            raise DPInputError(f"the releases charged so far cannot be totalled under the budget {cap.describe()}")
+        return spent
+
     def _within(self, cap: BudgetCap, tol: float = 1e-12) -> bool:
         self._check_compatible(cap)
         if cap.rho is not None:
-            return self.spent_rho() <= cap.rho * (1 + tol)
+            return self._spent_in(cap) <= cap.rho * (1 + tol)
+        cap_epsilon = _cap_epsilon(cap)
         if cap.delta == 0:
-            return self.spent_pure() <= cap.epsilon * (1 + tol)
+            return self._spent_in(cap) <= cap_epsilon * (1 + tol)
         eps, _ = self.spent_approx(self._zcdp_delta(cap))
-        return eps <= cap.epsilon * (1 + tol)
+        return eps <= cap_epsilon * (1 + tol)
 
     def _zcdp_delta(self, cap: BudgetCap) -> float:
         """The delta left for converting zCDP entries: the cap's delta minus the approximate entries' deltas."""
@@ -485,11 +500,12 @@ class Ledger:
             raise DPInputError("this ledger has no budget cap, so there is no remaining budget")
         self._check_compatible(self.cap)
         if self.cap.rho is not None:
-            return {"rho": max(0.0, self.cap.rho - self.spent_rho())}
+            return {"rho": max(0.0, self.cap.rho - self._spent_in(self.cap))}
+        cap_epsilon = _cap_epsilon(self.cap)
         if self.cap.delta == 0:
-            return {"epsilon": max(0.0, self.cap.epsilon - self.spent_pure()), "delta": 0.0}
+            return {"epsilon": max(0.0, cap_epsilon - self._spent_in(self.cap)), "delta": 0.0}
         eps, d = self.spent_approx(self._zcdp_delta(self.cap))
-        return {"epsilon": max(0.0, self.cap.epsilon - eps), "delta": max(0.0, self.cap.delta - d)}
+        return {"epsilon": max(0.0, cap_epsilon - eps), "delta": max(0.0, self.cap.delta - d)}
 
     def describe_spent(self, delta: float | None = None) -> str:
         if not self.entries:
