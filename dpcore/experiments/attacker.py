@@ -165,7 +165,7 @@ def game_setup(mechanism: str, epsilon: float, *, n: int = DEFAULT_N, lower: flo
     shared = _shared_people(n, lower, upper)
     d_in = np.append(shared, target_income)
     d_out = np.append(shared, stand_in_income)
-    common = dict(mechanism=mechanism, epsilon=epsilon, n=n, lower=lower, upper=upper, target_income=float(target_income),
+    common: dict[str, Any] = dict(mechanism=mechanism, epsilon=epsilon, n=n, lower=lower, upper=upper, target_income=float(target_income),
                   stand_in_income=float(stand_in_income), bound=attacker_bound(epsilon),
                   count_threshold=float(count_threshold), gamma=float(gamma), shared_incomes=shared)
     if mechanism in ("count", "count_geometric"):
@@ -194,8 +194,8 @@ def game_setup(mechanism: str, epsilon: float, *, n: int = DEFAULT_N, lower: flo
         eps_bin = epsilon / 2.0
         return GameSetup(statistic_in=med_in, statistic_out=med_out, noise_scale_in=1.0 / eps_bin,
                          noise_scale_out=1.0 / eps_bin, exact_success=attacker_bound(eps_bin),
-                         bin_counts_in=tuple(int(counts_in[b]) for b in bins),
-                         bin_counts_out=tuple(int(counts_out[b]) for b in bins), **common)
+                         bin_counts_in=(int(counts_in[bins[0]]), int(counts_in[bins[1]])),
+                         bin_counts_out=(int(counts_out[bins[0]]), int(counts_out[bins[1]])), **common)
     # gini
     from dpcore import gini as gini_lib
 
