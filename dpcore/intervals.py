@@ -20,8 +20,10 @@ Which law each interval inverts (``docs/release_noise.md``, "How each published 
 * relative risk: Shoham & Ligett's conservative interval (their Theorem 4.5, ``dpcore.ratio``) from the noisy
   counts (:func:`relative_risk_interval`);
 * the Gini with smooth-sensitivity noise (Lan & Reiter 2025, eqs. (8)-(10)): a DP upper bound on S_beta(X),
-  released and charged, turns the confidential noise scale into a public one (:func:`gini_bound_release`,
-  :func:`gini_interval_from_release`, :func:`optimise_gini_split`, :func:`gini_posterior_interval`);
+  released and charged, turns the confidential noise scale into a public one (:func:`gini_bound_release`);
+  the noise of value and bound together form a pivot of known law, inverted exactly
+  (:func:`gini_interval_from_release`); :func:`optimise_gini_split` chooses the split of epsilon and beta;
+  :func:`gini_posterior_interval` is the Bayesian variant;
 * honest digits: :func:`honest_grid`, :func:`round_to_grid`, :func:`round_interval`.
 
 Coverage is a frequentist statement over the noise: for fixed confidential data, the interval covers the
@@ -32,9 +34,10 @@ each result's ``caveat`` says so where it applies.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -332,7 +335,9 @@ def _sum_noise_sf(x: np.ndarray, scale: float, noise: str) -> np.ndarray:
 def _discrete_laplace_pmf(scale: float) -> tuple[np.ndarray, np.ndarray]:
     """Support and pmf of the discrete Laplace of ``scale``, truncated where both tails hold < _TRUNCATION_MASS."""
     q = math.exp(-1.0 / scale)
-    k_max = max(1, math.ceil(math.log(_TRUNCATION_MASS * (1.0 + q) / 2.0) / math.log(q)))
+    if q < 1e-300:  # scale so small that the noise is 0 with probability 1 - 2e-300
+        return np.zeros(1), np.ones(1)
+    k_max = max(1, math.ceil(-scale * math.log(_TRUNCATION_MASS * (1.0 + q) / 2.0)))  # ln q = -1/scale
     k = np.arange(-k_max, k_max + 1)
     pmf = (1.0 - q) / (1.0 + q) * np.exp(-np.abs(k) / scale)
     return k.astype(float), pmf
@@ -680,7 +685,7 @@ def gini_bound_release(confidential_smooth_sensitivity: float, *, beta: float, e
                             draw.simulated)
 
 
-def simulate_gini_bounds(confidential_smooth_sensitivity: Any, *, plan: "GiniIntervalPlan", size: int,
+def simulate_gini_bounds(confidential_smooth_sensitivity: Any, *, plan: GiniIntervalPlan, size: int,
                          rng: Any = None) -> np.ndarray:
     """``size`` simulated bounds S_hat for each S given (shape (len(S), size)): numpy draws of the law of
     :func:`gini_bound_release` (exploration and coverage studies; nothing is released or charged)."""
