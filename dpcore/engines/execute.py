@@ -81,6 +81,7 @@ import pandas as pd
 
 from .. import __version__
 from ..plan import ReleasePlan, StatisticSpec, plan_to_dict, plan_to_toml
+from ..release_card import CARD_FILES, card_bytes_estimate, write_release_card
 from ..validation import DPInputError
 from . import EngineSpec, Progress, Source, open_engine
 from .fingerprint import engine_record_fingerprint
@@ -559,6 +560,7 @@ def _output_bytes(plan: ReleasePlan, cells: dict[str, pd.DataFrame], block: int)
         return -(-max(int(n), 1) // block) * block
 
     total = blocks(len(plan_to_toml(plan).encode())) + blocks(_RECORD_PER_STATISTIC * (1 + len(plan.statistics)))
+    total += 3 * blocks(card_bytes_estimate([len(cells[s.name]) for s in plan.statistics]) // 3)  # the card's files
     for s in plan.statistics:
         frame = cells[s.name]
         label_bytes = sum(int(frame[c].astype(str).str.len().sum()) + len(frame) for c in s.by if c in frame.columns)
@@ -589,7 +591,7 @@ def _write_outputs(out: Path, plan: ReleasePlan, tables: dict[str, pd.DataFrame]
             hashes[pq_path.name] = _sha256(pq_path)
         (tmp / "plan.toml").write_text(plan_to_toml(plan), encoding="utf-8")
         hashes["plan.toml"] = _sha256(tmp / "plan.toml")
-        record = {**record, "files": hashes}
+        record = {**record, **_write_card(tmp, record, tables, hashes), "files": hashes}
         (tmp / RECORD_FILE).write_text(json.dumps(record, indent=2, sort_keys=False, default=_json_default),
                                        encoding="utf-8")
         if out.exists():
@@ -599,6 +601,21 @@ def _write_outputs(out: Path, plan: ReleasePlan, tables: dict[str, pd.DataFrame]
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return hashes
+
+
+def _write_card(tmp: Path, record: dict, tables: dict[str, pd.DataFrame], hashes: dict[str, str]) -> dict:
+    """The card for publication and the registry entry (post-processing of the record and the tables), added to
+    ``hashes``. A failure here loses the card, never the charged release: the record says why it is missing."""
+    try:
+        for path in write_release_card(tmp, record, tables):
+            hashes[path.name] = _sha256(path)
+    except Exception as exc:  # the tables and the record are what was paid for; the card can be remade from them
+        for name in CARD_FILES:
+            (tmp / name).unlink(missing_ok=True)
+            hashes.pop(name, None)
+        return {"release_card": f"not written: {_one_line(exc)} (remake it with dpcore.release_card from this "
+                                "record and the tables)"}
+    return {}
 
 
 def _json_default(obj: Any) -> Any:

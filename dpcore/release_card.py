@@ -1,0 +1,792 @@
+"""The release card: what an agency publishes beside the tables, and the release as a registry entry.
+
+Three files, all computed from the release record and the released tables alone (post-processing of DP
+outputs and public parameters; nothing here sees the confidential data):
+
+* ``release_card.html`` (:func:`release_card_html`): one self-contained page (inline CSS, no script, no
+  external URL; a Content-Security-Policy of ``default-src 'none'`` forbids any fetch, so it opens offline and
+  cannot run anything a label smuggled in). Every text taken from the record or the tables is escaped
+  (``html.escape``): cell labels and column names come from the user's data.
+* ``release_card.md`` (:func:`release_card_markdown`): the same content in Markdown (HTML-escaped and
+  Markdown-escaped, so a label cannot open a link, a table cell or a tag in a renderer).
+* ``opendp_registry.yaml`` (:func:`opendp_registry_entry`): the release as an entry of the OpenDP
+  Differential Privacy Deployments Registry, so agencies can publish their epsilons there.
+
+What the card shows: every released value with its interval when the table has ``<v>_lower`` / ``<v>_upper``
+columns, rounded honestly (:func:`card_number`: the step of :func:`dpcore.intervals.honest_grid`, between
+1/50 and 1/20 of the interval's width, so no digit finer than the noise allows); the privacy statement in
+plain words (who is protected, the unit, epsilon and delta per statistic and in total, what is public); the
+methods with their papers; the date and the software (dpcore and OpenDP versions, read from the record).
+
+Neighbouring data sets give cards that differ only in the released numbers (and the intervals and rounding
+steps computed from them): every other text is a function of the plan and public parameters
+(tests/test_release_card.py).
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import intervals as intervals_lib
+from .errors import DPInputError
+
+__all__ = ["CARD_HTML", "CARD_MARKDOWN", "REGISTRY_YAML", "CARD_FILES", "MAX_CARD_ROWS", "CardNumber",
+           "card_number", "release_card_html", "release_card_markdown", "opendp_registry_entry",
+           "write_release_card", "card_inputs_from_app_records", "card_bytes_estimate", "REGISTRY_PLACEHOLDER"]
+
+CARD_HTML = "release_card.html"
+CARD_MARKDOWN = "release_card.md"
+REGISTRY_YAML = "opendp_registry.yaml"
+CARD_FILES = (CARD_HTML, CARD_MARKDOWN, REGISTRY_YAML)
+
+#: rows of one statistic shown on the card; the rest are in the statistic's CSV (a card of 60,000 cells would
+#: be a 15 MB page nobody reads; the tables hold every cell)
+MAX_CARD_ROWS = 1000
+
+#: the marker of a registry field only the publishing agency can fill
+REGISTRY_PLACEHOLDER = "FILL IN"
+
+#: columns of a released table that are neither cell labels nor released numbers
+_NOT_VALUES = {"simulation"}
+#: columns holding a cell's number of rows (exact when cell sizes are public, noisy otherwise)
+_SIZE_COLUMNS = {"n", "n_exposed", "n_reference"}
+
+#: per statistic kind: (what it is, the method in one sentence, the paper)
+METHODS: dict[str, tuple[str, str, str]] = {
+    "gini": ("Gini index", "the Gini index of each cell's incomes clipped to public bounds, plus noise scaled to "
+             "its smooth sensitivity (a noise scale that depends on the data and is not published)",
+             "W. Lan and J. P. Reiter (2025), Differentially Private Computation of the Gini Index for Income "
+             "Inequality"),
+    "percentiles": ("earnings percentiles", "a histogram of each cell's incomes over public bins, each count with "
+                    "discrete Laplace noise; the percentiles are read off the noisy histogram",
+                    "A. Foote, A. Machanavajjhala and K. McKinney (2019), Releasing Earnings Distributions using "
+                    "Differential Privacy: Disclosure Avoidance System for Post-Secondary Employment Outcomes "
+                    "(PSEO), Journal of Privacy and Confidentiality"),
+    "mean": ("mean income", "the sum of each cell's incomes clipped to public bounds, with Laplace noise, divided "
+             "by the cell's number of rows",
+             "L. Rosenblatt, J. Stoyanovich and C. Musco (2023), A Simple and Practical Method for Reducing the "
+             "Disparate Impact of Differential Privacy, arXiv:2312.11712"),
+    "relative_risk": ("relative risk", "the two case counts (exposed and reference group), each with noise; the "
+                      "relative risk is their ratio over the group sizes",
+                      "T. Shoham and K. Ligett (2025), Differentially Private Ratio Statistics, arXiv:2505.20351"),
+    "count": ("count", "a count with discrete Laplace noise",
+              "C. Dwork, F. McSherry, K. Nissim and A. Smith (2006), Calibrating Noise to Sensitivity in Private "
+              "Data Analysis, TCC"),
+}
+#: the app's statistic kinds, by the method they use
+_KIND_METHOD = {"group_means": "mean", "group_medians": "percentiles", "ratio": "relative_risk"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Numbers, rounded honestly
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CardNumber:
+    """One released number as the card shows it.
+
+    ``value``: the released value rounded to ``step`` (None when not finite: an undefined ratio); ``lower`` /
+    ``upper``: the interval rounded outwards to the same step (None without an interval); ``step``: the public
+    rounding step (None when the value is shown as the table has it: no interval to set the digits);
+    ``text`` / ``interval_text``: what the card prints."""
+
+    value: float | None
+    lower: float | None
+    upper: float | None
+    step: float | None
+    text: str
+    interval_text: str
+
+
+def _decimals(step: float) -> int:
+    return max(0, -math.floor(math.log10(step) + 1e-12))
+
+
+def _fmt(x: float, decimals: int) -> str:
+    return f"{x + 0.0:,.{decimals}f}"  # + 0.0: never "-0"
+
+
+def _as_float(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def card_number(value: Any, lower: Any = None, upper: Any = None, *, integer: bool = False) -> CardNumber:
+    """``value`` (and its interval [lower, upper]) as the card prints it.
+
+    With a finite interval of positive width: the step is :func:`dpcore.intervals.honest_grid` (1, 2 or 5 x 10^k
+    between width/50 and width/20), the value is rounded to it (:func:`~dpcore.intervals.round_to_grid`) and the
+    interval outwards (:func:`~dpcore.intervals.round_interval`, so rounding never loses coverage): the card
+    never shows a digit the noise makes meaningless. Post-processing of published numbers only.
+
+    Without an interval (or a zero-width one): whole numbers (``integer``, or a value that is whole) as they
+    are, others to 6 significant digits, and the card says that no interval was published."""
+    v, lo, hi = _as_float(value), _as_float(lower), _as_float(upper)
+    if v is None:
+        return CardNumber(None, None, None, None, "undefined", "")
+    if lo is not None and hi is not None and hi > lo:
+        step = intervals_lib.honest_grid(lo, hi)
+        d = _decimals(step)
+        rv = float(intervals_lib.round_to_grid(v, step))
+        rlo, rhi = intervals_lib.round_interval(lo, hi, step)
+        return CardNumber(rv, rlo, rhi, step, _fmt(rv, d), f"{_fmt(rlo, d)} to {_fmt(rhi, d)}")
+    if integer or float(v).is_integer():
+        return CardNumber(v, None, None, None, f"{int(round(v)):,}", "")
+    return CardNumber(v, None, None, None, f"{v:,.6g}", "")
+
+
+# ---------------------------------------------------------------------------------------------
+# The card's content, once, for both renderers
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Column:
+    name: str
+    interval: bool  # the table has <name>_lower and <name>_upper
+    size: bool  # a cell size (n) column
+
+
+@dataclass(frozen=True)
+class _Statistic:
+    name: str
+    kind: str
+    by: tuple[str, ...]
+    epsilon: float
+    delta: float
+    columns: tuple[_Column, ...]
+    rows: tuple[tuple[tuple[str, ...], tuple[CardNumber, ...]], ...]  # (labels, numbers) per shown row
+    cells: int
+    noise: str
+    measurement: str
+
+
+def _value_columns(table: pd.DataFrame, by: Sequence[str]) -> tuple[_Column, ...]:
+    names = [str(c) for c in table.columns]
+    bounds = {c for c in names for base in names if c in (f"{base}_lower", f"{base}_upper") and base != c}
+    out = []
+    for c in names:
+        if c in by or c in _NOT_VALUES or c in bounds:
+            continue
+        out.append(_Column(c, f"{c}_lower" in names and f"{c}_upper" in names, c in _SIZE_COLUMNS))
+    return tuple(out)
+
+
+def _table_rows(table: pd.DataFrame, by: Sequence[str], columns: Sequence[_Column]
+                ) -> tuple[tuple[tuple[str, ...], tuple[CardNumber, ...]], ...]:
+    rows = []
+    head = table.head(MAX_CARD_ROWS)
+    for _, row in head.iterrows():
+        labels = tuple("(missing)" if _missing(row[b]) else str(row[b]) for b in by)
+        numbers = tuple(card_number(row[c.name], row[f"{c.name}_lower"] if c.interval else None,
+                                    row[f"{c.name}_upper"] if c.interval else None, integer=c.size)
+                        for c in columns)
+        rows.append((labels, numbers))
+    return tuple(rows)
+
+
+def _missing(x: Any) -> bool:
+    try:
+        return bool(pd.isna(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def _costs(record: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    per = record.get("privacy", {}).get("per_statistic", [])
+    return {str(p.get("name")): (float(p.get("epsilon", 0.0)), float(p.get("delta", 0.0))) for p in per}
+
+
+def _statistic(info: Mapping[str, Any], table: pd.DataFrame, costs: Mapping[str, tuple[float, float]]
+               ) -> _Statistic:
+    name = str(info.get("name"))
+    by = tuple(str(b) for b in info.get("by", ()))
+    missing = [b for b in by if b not in table.columns]
+    if missing:
+        raise DPInputError(f"the table of {name!r} has no column {missing[0]!r} (a cell label of the record)")
+    columns = _value_columns(table, by)
+    eps, delta = costs.get(name, (float(info.get("epsilon", 0.0)), 0.0))
+    return _Statistic(name, str(info.get("kind", "")), by, eps, delta, columns, _table_rows(table, by, columns),
+                      int(len(table)), str(info.get("noise") or ""), str(info.get("measurement") or ""))
+
+
+def _statistics(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> tuple[_Statistic, ...]:
+    if not isinstance(record, Mapping) or not isinstance(record.get("statistics"), list):
+        raise DPInputError("a release card needs the release record (release_record.json) with its 'statistics'")
+    costs = _costs(record)
+    out = []
+    for info in record["statistics"]:
+        name = str(info.get("name"))
+        if name not in tables:
+            raise DPInputError(f"no table for the statistic {name!r} of the record (tables: {sorted(tables)})")
+        out.append(_statistic(info, tables[name], costs))
+    return tuple(out)
+
+
+_OPENDP_VERSION = re.compile(r"OpenDP (\d+\.\d+(?:\.\d+)?[0-9A-Za-z.+-]*)")
+
+
+def opendp_version(record: Mapping[str, Any]) -> str | None:
+    """The OpenDP version named by the record's measurements ("OpenDP 0.16.0: ..."), None when no statistic
+    drew its noise with OpenDP (a simulation, or only the certified Gini sampler)."""
+    found = sorted({m.group(1) for s in record.get("statistics", []) for key in ("measurement", "sampler")
+                    for m in _OPENDP_VERSION.finditer(str(s.get(key) or ""))})
+    return ", ".join(found) or None
+
+
+def _level(record: Mapping[str, Any]) -> float:
+    """The intervals' level: the record's (``intervals.level`` or the plan's ``level``), else the default."""
+    for source in (record.get("intervals"), record.get("plan"), record):
+        if isinstance(source, Mapping) and _as_float(source.get("level")) is not None:
+            return float(source["level"])
+    return intervals_lib.DEFAULT_LEVEL
+
+
+def _plan_statistics(record: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    plan = record.get("plan") or {}
+    return {str(s.get("name")): s for s in plan.get("statistics", []) if isinstance(s, Mapping)}
+
+
+def _g(x: Any) -> str:
+    v = _as_float(x)
+    return "?" if v is None else (f"{v:,.0f}" if float(v).is_integer() and abs(v) >= 1000 else f"{v:g}")
+
+
+@dataclass(frozen=True)
+class _Card:
+    title: str
+    simulation: bool
+    created: str
+    software: str
+    opendp: str | None
+    epsilon: float
+    delta: float
+    level: float
+    statistics: tuple[_Statistic, ...]
+    protected: tuple[str, ...]  # the privacy statement's paragraphs (plain text)
+    public: tuple[str, ...]  # what is public, one item each
+    methods: tuple[tuple[str, str, str], ...]  # (statistic kind, method, paper)
+    notes: tuple[str, ...]  # measurement lines, composition, ledger
+
+
+def _population(record: Mapping[str, Any]) -> str:
+    plan = record.get("plan") or {}
+    ledger = record.get("ledger") or {}
+    return str(plan.get("population") or ledger.get("population") or record.get("dataset") or "the data set")
+
+
+def _unit_sentence(record: Mapping[str, Any]) -> str:
+    plan = record.get("plan") or {}
+    if plan.get("privacy_unit"):
+        m = plan.get("max_rows_per_person", 1)
+        return (f"The unit of privacy is one person: all the rows that share a value of the column "
+                f"{plan['privacy_unit']!r}, of which at most {m} per person are used (a public, seeded sample). "
+                "The guarantee compares data sets in which one person's rows are replaced by any others.")
+    return ("The unit of privacy is one record (row): the guarantee compares data sets that differ in one row, "
+            "replaced by any other (the number of rows is public). A person with k rows is protected as k units: "
+            "their privacy loss is at most k times epsilon (group privacy).")
+
+
+def _loss_sentence(eps: float, delta: float) -> str:
+    odds = f"{math.exp(eps):,.3g}" if eps < 700 else "more than 10^300"
+    tail = "" if delta == 0 else f", except with a probability of at most delta = {delta:.3g}"
+    kind = "epsilon-differentially private (pure DP)" if delta == 0 else "(epsilon, delta)-differentially private"
+    return (f"The whole release is {kind} with epsilon = {eps:g} and delta = {delta:.3g} in total: for every person, "
+            f"the probability of any published outcome changes by at most a factor e^epsilon = {odds} whether or "
+            f"not their record is in the data as it is{tail}. The statistics add up (sequential composition); the "
+            "cells of one statistic are disjoint, so each statistic costs its epsilon once (parallel composition).")
+
+
+def _protected(record: Mapping[str, Any], eps: float, delta: float) -> tuple[str, ...]:
+    privacy = record.get("privacy") or {}
+    out = [f"Who is protected: the people in the data set {_population(record)!r}.", _unit_sentence(record),
+           _loss_sentence(eps, delta)]
+    for key, what in (("neighbouring", "The neighbouring relation, as the record states it"),
+                      ("what_one_person_can_change", "What one person can change, as the record states it")):
+        if privacy.get(key):
+            out.append(f"{what}: {privacy[key]}.")
+    return tuple(out)
+
+
+def _public_items(record: Mapping[str, Any], stats: Sequence[_Statistic]) -> tuple[str, ...]:
+    cells = record.get("cells") or {}
+    plan_stats = _plan_statistics(record)
+    out = []
+    for s in stats:
+        p = plan_stats.get(s.name, {})
+        if s.by and cells:  # the app's tables list numbers by label, not cells
+            out.append(f"{s.name}: the cells (values of {', '.join(s.by)}) of the {s.cells:,} published rows")
+        bounds = (p.get("lower"), p.get("upper"))
+        if all(b is not None for b in bounds):
+            out.append(f"{s.name}: the clipping bounds {_g(bounds[0])} to {_g(bounds[1])}")
+        edges = next((st.get("bin_edges") for st in record.get("statistics", []) if st.get("name") == s.name), None)
+        if edges:
+            out.append(f"{s.name}: the {len(edges) - 1} histogram bins, edges {_g(edges[0])} to {_g(edges[-1])}")
+        if p.get("q"):
+            out.append(f"{s.name}: the percentile levels {', '.join(_g(q) for q in p['q'])}")
+        for key in ("group", "exposed", "reference", "outcome", "outcome_below", "threshold"):
+            if p.get(key) is not None:
+                out.append(f"{s.name}: {key} = {p[key]}")
+    if cells.get("n"):
+        out.append(f"cell sizes: {cells['n']}")
+    statement = (record.get("privacy") or {}).get("public")
+    if statement:
+        out.append(f"as the record states it: {statement}")
+    return tuple(out)
+
+
+def _methods(stats: Sequence[_Statistic]) -> tuple[tuple[str, str, str], ...]:
+    seen: dict[str, tuple[str, str, str]] = {}
+    for s in stats:
+        key = _KIND_METHOD.get(s.kind, s.kind)
+        if key in METHODS and key not in seen:
+            seen[key] = METHODS[key]
+    return tuple(seen.values())
+
+
+def _notes(record: Mapping[str, Any], stats: Sequence[_Statistic]) -> tuple[str, ...]:
+    out = [f"{s.name}: {s.measurement}" for s in stats if s.measurement]
+    ledger = record.get("ledger") or {}
+    if ledger.get("entry_id") is not None:
+        out.append(f"charged to the budget account {ledger.get('account')!r} (ledger entry {ledger['entry_id']}); "
+                   f"epsilon spent on it after this release: {_g(ledger.get('spent_epsilon_after'))} of its cap "
+                   f"{_g(ledger.get('cap_epsilon'))}")
+    return tuple(out)
+
+
+def _card(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> _Card:
+    stats = _statistics(record, tables)
+    cost = (record.get("privacy") or {}).get("cost") or {}
+    eps = float(cost.get("epsilon", sum(s.epsilon for s in stats)))
+    delta = float(cost.get("delta", sum(s.delta for s in stats)))
+    mode = str(record.get("mode", "release"))
+    return _Card(title=str(record.get("dataset") or "release"), simulation=mode != "release",
+                 created=str(record.get("created", "")), software=str(record.get("software", "")),
+                 opendp=opendp_version(record), epsilon=eps, delta=delta, level=_level(record), statistics=stats,
+                 protected=_protected(record, eps, delta), public=_public_items(record, stats),
+                 methods=_methods(stats), notes=_notes(record, stats))
+
+
+SIMULATION_WARNING = ("SIMULATION, NOT A RELEASE: numpy noise from a recorded seed on data declared public; these "
+                      "numbers are not differentially private and must not be published as such.")
+
+
+def _interval_note(card: _Card) -> str:
+    if any(c.interval for s in card.statistics for c in s.columns):
+        return (f"Each interval is a {card.level:.0%} confidence interval computed from the published numbers "
+                "alone (the released values and the public parameters of their mechanisms): over the noise, it "
+                "covers the statistic of the data clipped to the public bounds with at least that probability; "
+                "the clipping bias is not in it. Values and intervals are rounded to a public step between 1/50 "
+                "and 1/20 of the interval's width (intervals outwards), so no digit is finer than the noise "
+                "allows.")
+    return ("This release publishes no intervals: values are shown as in the tables (whole numbers as they are, "
+            "others to 6 significant digits), which says nothing about their accuracy.")
+
+
+def _software(card: _Card) -> str:
+    opendp = f"OpenDP {card.opendp}" if card.opendp else "OpenDP not used by this release's noise"
+    return f"{card.software}; {opendp}"
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML
+# ---------------------------------------------------------------------------------------------
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+_CSS = """
+body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1f24;background:#fff;margin:0}
+main{max-width:60rem;margin:0 auto;padding:1.5rem}
+h1{font-size:1.7rem;margin:.2rem 0 1rem}h2{font-size:1.3rem;margin-top:2rem;border-bottom:1px solid #d0d7de}
+h3{font-size:1.05rem;margin:1.4rem 0 .3rem}
+table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.93rem}
+th,td{border:1px solid #d0d7de;padding:.25rem .55rem;text-align:left;vertical-align:top}
+th{background:#f3f5f7}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.sim{background:#fff0f0;border:2px solid #c62828;padding:.6rem;font-weight:600}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}dd{margin:0}
+.note{color:#484f58;font-size:.93rem}
+@media print{main{max-width:none}}
+"""
+
+
+def _html_values(s: _Statistic, level: float) -> str:
+    head = [f"<th>{_e(b)}</th>" for b in s.by]
+    for c in s.columns:
+        head.append(f"<th>{_e(c.name)}</th>")
+        if c.interval:
+            head.append(f"<th>{_e(c.name)}: {level:.0%} interval</th>")
+    body = []
+    for labels, numbers in s.rows:
+        cells = [f"<td>{_e(lab)}</td>" for lab in labels]
+        for c, num in zip(s.columns, numbers, strict=True):
+            cells.append(f'<td class="num value" data-column="{_e(c.name)}">{_e(num.text)}</td>')
+            if c.interval:
+                cells.append(f'<td class="num interval" data-column="{_e(c.name)}">{_e(num.interval_text)}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = "" if s.cells <= len(s.rows) else (
+        f'<p class="note">The first {len(s.rows):,} of {s.cells:,} cells; every cell is in the table file.</p>')
+    return (f'<table data-statistic="{_e(s.name)}"><thead><tr>{"".join(head)}</tr></thead><tbody>'
+            + "".join(body) + f"</tbody></table>{more}")
+
+
+def _what(s: _Statistic) -> str:
+    what = METHODS.get(_KIND_METHOD.get(s.kind, s.kind), (s.kind,))[0]
+    where = f" by {', '.join(s.by)}" if s.by else ""
+    return f"{what}{where}; epsilon = {s.epsilon:g}, delta = {s.delta:.3g}; {s.cells:,} cell(s)"
+
+
+def release_card_html(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> str:
+    """The release card as one self-contained HTML page (module docstring). ``record``: the release record
+    (``release_record.json`` as a dict); ``tables``: the released table of each statistic, by statistic name."""
+    card = _card(record, tables)
+    parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             f"<title>Release card: {_e(card.title)}</title><style>{_CSS}</style></head><body><main>",
+             f"<h1>Release card: {_e(card.title)}</h1>"]
+    if card.simulation:
+        parts.append(f'<p class="sim">{_e(SIMULATION_WARNING)}</p>')
+    parts.append(f"<dl><dt>Published</dt><dd>{_e(card.created)}</dd><dt>Privacy loss</dt><dd>epsilon = "
+                 f"{card.epsilon:g}, delta = {card.delta:.3g} in total</dd><dt>Software</dt>"
+                 f"<dd>{_e(_software(card))}</dd></dl>")
+    parts.append("<h2>Released values</h2>")
+    parts.append(f'<p class="note">{_e(_interval_note(card))}</p>')
+    for s in card.statistics:
+        parts.append(f"<section><h3>{_e(s.name)}</h3><p>{_e(_what(s))}</p>{_html_values(s, card.level)}</section>")
+    parts.append("<h2>Privacy statement</h2>" + "".join(f"<p>{_e(p)}</p>" for p in card.protected))
+    parts.append(_html_cost_table(card))
+    parts.append("<h3>What is public (not protected)</h3><ul>" + "".join(f"<li>{_e(p)}</li>" for p in card.public)
+                 + "</ul>")
+    parts.append("<h2>Methods</h2><ul>" + "".join(f"<li><strong>{_e(w)}</strong>: {_e(m)}. Paper: <cite>{_e(p)}"
+                                                  "</cite>.</li>" for w, m, p in card.methods) + "</ul>")
+    if card.notes:
+        parts.append("<h3>Noise, as recorded</h3><ul>" + "".join(f'<li class="note">{_e(n)}</li>' for n in card.notes)
+                     + "</ul>")
+    parts.append(f"<h2>Date and software</h2><p>Released {_e(card.created)} with {_e(_software(card))}. The full "
+                 "audit record is release_record.json beside this card (SHA-256 of every file).</p>")
+    parts.append("</main></body></html>\n")
+    return "\n".join(parts)
+
+
+def _html_cost_table(card: _Card) -> str:
+    rows = "".join(f"<tr><td>{_e(s.name)}</td><td>{_e(s.kind)}</td><td class=\"num\">{s.epsilon:g}</td>"
+                   f"<td class=\"num\">{s.delta:.3g}</td></tr>" for s in card.statistics)
+    return ("<table><thead><tr><th>statistic</th><th>kind</th><th>epsilon</th><th>delta</th></tr></thead><tbody>"
+            f"{rows}<tr><th>total</th><th></th><th class=\"num\">{card.epsilon:g}</th>"
+            f"<th class=\"num\">{card.delta:.3g}</th></tr></tbody></table>")
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown
+# ---------------------------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def _m(x: Any) -> str:
+    """Text safe in Markdown: HTML-escaped (a renderer passes raw HTML through), the punctuation that opens
+    emphasis, code, links, strike-through or a table cell escaped, one line. Every such text follows "| ", "- "
+    or a fixed word on its line, so no label can start a heading or a list."""
+    text = html.escape(str(x), quote=False).replace("\r", " ").replace("\n", " ")
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def _md_values(s: _Statistic, level: float) -> list[str]:
+    head = [_m(b) for b in s.by]
+    for c in s.columns:
+        head.append(_m(c.name))
+        if c.interval:
+            head.append(_m(f"{c.name}: {level:.0%} interval"))
+    align = ["---"] * len(s.by) + ["---:"] * (len(head) - len(s.by))
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
+    for labels, numbers in s.rows:
+        cells = [_m(lab) for lab in labels]
+        for c, num in zip(s.columns, numbers, strict=True):
+            cells.append(_m(num.text))
+            if c.interval:
+                cells.append(_m(num.interval_text))
+        lines.append("| " + " | ".join(cells) + " |")
+    if s.cells > len(s.rows):
+        lines += ["", f"The first {len(s.rows):,} of {s.cells:,} cells; every cell is in the table file."]
+    return lines
+
+
+def release_card_markdown(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> str:
+    """The release card in Markdown: the content of :func:`release_card_html`."""
+    card = _card(record, tables)
+    out = [f"# Release card: {_m(card.title)}", ""]
+    if card.simulation:
+        out += [f"**{_m(SIMULATION_WARNING)}**", ""]
+    out += [f"- **Published:** {_m(card.created)}",
+            f"- **Privacy loss:** epsilon = {card.epsilon:g}, delta = {card.delta:.3g} in total",
+            f"- **Software:** {_m(_software(card))}", "", "## Released values", "", _m(_interval_note(card)), ""]
+    for s in card.statistics:
+        out += [f"### {_m(s.name)}", "", _m(_what(s)), "", *_md_values(s, card.level), ""]
+    out += ["## Privacy statement", ""]
+    for p in card.protected:
+        out += [_m(p), ""]
+    out += ["| statistic | kind | epsilon | delta |", "| --- | --- | ---: | ---: |"]
+    out += [f"| {_m(s.name)} | {_m(s.kind)} | {s.epsilon:g} | {s.delta:.3g} |" for s in card.statistics]
+    out += [f"| **total** | | {card.epsilon:g} | {card.delta:.3g} |", "", "### What is public (not protected)", ""]
+    out += [f"- {_m(p)}" for p in card.public]
+    out += ["", "## Methods", ""]
+    out += [f"- **{_m(w)}**: {_m(m)}. Paper: *{_m(p)}*." for w, m, p in card.methods]
+    if card.notes:
+        out += ["", "### Noise, as recorded", ""] + [f"- {_m(n)}" for n in card.notes]
+    out += ["", "## Date and software", "", f"Released {_m(card.created)} with {_m(_software(card))}. The full audit "
+            "record is release\\_record.json beside this card (SHA-256 of every file).", ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# The OpenDP Deployments Registry entry
+# ---------------------------------------------------------------------------------------------
+
+def _yaml_scalar(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ".nan"
+        if math.isinf(v):
+            return ".inf" if v > 0 else "-.inf"
+        text = repr(v)
+        if "e" in text and "." not in text.split("e")[0]:  # YAML 1.1 reads 1e-06 as text; 1.0e-06 as a number
+            mantissa, exponent = text.split("e")
+            text = f"{mantissa}.0e{exponent}"
+        return text
+    return json.dumps(str(v), ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+
+
+def _yaml_lines(obj: Any, indent: int) -> list[str]:
+    pad = "  " * indent
+    lines: list[str] = []
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            if isinstance(v, (Mapping, list)) and v:
+                lines.append(f"{pad}{k}:")
+                lines += _yaml_lines(v, indent + 1)
+            else:
+                lines.append(f"{pad}{k}: {_yaml_scalar(v)}")
+        return lines
+    for item in obj:
+        if isinstance(item, (Mapping, list)):
+            raise DPInputError("the registry emitter writes lists of scalars only")
+        lines.append(f"{pad}- {_yaml_scalar(item)}")
+    return lines
+
+
+def to_yaml(doc: Mapping[str, Any]) -> str:
+    """A tiny YAML emitter for nested mappings, lists of scalars and scalars (every string double-quoted with
+    JSON escapes, which YAML reads the same), enough for a registry entry without a YAML dependency."""
+    return "\n".join(_yaml_lines(doc, 0)) + "\n"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:80] or "release"
+
+
+def _fill(what: str) -> str:
+    return f"{REGISTRY_PLACEHOLDER}: {what}"
+
+
+def _privacy_parameters(eps: float, delta: float) -> dict[str, Any]:
+    return {"epsilon": float(eps), "delta": float(delta)}
+
+
+def _registry_basic(record: Mapping[str, Any], card: _Card) -> dict[str, Any]:
+    plan = record.get("plan") or {}
+    date = card.created[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", card.created[:10]) else _fill("YYYY-MM-DD")
+    kinds = ", ".join(sorted({METHODS.get(_KIND_METHOD.get(s.kind, s.kind), (s.kind,))[0] for s in card.statistics}))
+    description = str(plan.get("description") or f"Differentially private {kinds} of the data set "
+                                                   f"{card.title!r}, released by cell with dpcore.")
+    return {"name": card.title, "data_curators": [_fill("the agency publishing this release")],
+            "description": description, "intended_use": _fill("what the statistics are published for"),
+            "data_product_type": "Summary statistics",
+            "data_product_region": _fill("the region the data describe, or whose laws apply"),
+            "publication_date": date, "data_product_sector": "Government"}
+
+
+def _registry_privacy(record: Mapping[str, Any], card: _Card) -> tuple[dict[str, Any], dict[str, Any]]:
+    privacy = record.get("privacy") or {}
+    plan = record.get("plan") or {}
+    variant = {"variant_name": "Pure DP" if card.delta == 0 else "Approximate DP",
+               "data_domain": (f"tables of rows with an income column {plan.get('income', 'income')!r} and the "
+                               f"cell columns of the statistics ({', '.join(sorted({b for s in card.statistics for b in s.by})) or 'none'})"),
+               "unprotected_quantities": str(privacy.get("public") or "; ".join(card.public))}
+    unit = (f"person (column {plan['privacy_unit']!r}, at most {plan.get('max_rows_per_person', 1)} rows each)"
+            if plan.get("privacy_unit") else "record (one row)")
+    per = "; ".join(f"{s.name}: epsilon {s.epsilon:g}, delta {s.delta:.3g}" for s in card.statistics)
+    loss = {"privacy_unit": unit,
+            "privacy_unit_details": ". ".join(str(privacy[k]) for k in ("neighbouring", "what_one_person_can_change")
+                                              if privacy.get(k)) or _unit_sentence(record),
+            "privacy_parameters": _privacy_parameters(card.epsilon, card.delta),
+            "privacy_parameters_details": f"per statistic (they add up): {per}"}
+    return variant, loss
+
+
+def _registry_model(record: Mapping[str, Any]) -> dict[str, Any]:
+    ledger = record.get("ledger") or {}
+    budget = ("" if ledger.get("entry_id") is None else
+              f" This release was charged to the budget account {ledger.get('account')!r} of a durable ledger "
+              f"(entry {ledger['entry_id']}), whose cap is epsilon = {_g(ledger.get('cap_epsilon'))}; epsilon spent "
+              f"on it after this release: {_g(ledger.get('spent_epsilon_after'))}.")
+    return {"model_name": "Central",
+            "model_name_details": "The curator runs dpcore on the confidential data and publishes only the noisy "
+                                  "tables, the plan and the release record.",
+            "actors": _fill("who holds the confidential data, who runs the release, who reads the tables"),
+            "release_type": "One release",
+            "release_type_details": "One release of the plan's statistics." + budget,
+            "data_source_type": "Static", "access_type": "Non-interactive"}
+
+
+def _registry_implementation(record: Mapping[str, Any], card: _Card) -> dict[str, Any]:
+    missing = record.get("missing_values") or {}
+    mechanisms = " ".join(f"{s.name} ({s.kind}): " + ". ".join(t for t in (s.noise, s.measurement) if t) + "."
+                          for s in card.statistics)
+    papers = "; ".join(p for _, _, p in card.methods)
+    return {"preprocessing_and_hyperparameter_tuning": (
+                f"Missing incomes: {missing.get('income', 'see the record')}. "
+                + _fill("how the plan's epsilon, bounds and bins were chosen, and whether that used the data")),
+            "mechanisms": f"{mechanisms} Papers: {papers}. Software: {_software(card)}.",
+            "justification": _fill("why these choices (epsilon, bounds, cells)")}
+
+
+def opendp_registry_entry(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame] | None = None) -> str:
+    """The release as an entry of the OpenDP Differential Privacy Deployments Registry, in YAML.
+
+    The field names, nesting, enumerations and required keys are those of the registry's schema
+    ``schemas/deployments-schema.yaml`` and its template ``tests/good_deployments/template.yaml`` in
+    github.com/opendp/deployments-registry-data (commit 3e9c812, July 2026; the registry is shown at
+    registry.opendp.org): required ``url_slug``, ``status``, ``tier``, ``deployment.basic`` (``name``,
+    ``data_curators``, ``description``, ``intended_use``, ``data_product_type``, ``data_product_region``,
+    ``publication_date``) and ``deployment.administrative.registry_authors``; no key outside the schema (it
+    sets ``additionalProperties: False`` at every level).
+
+    Mapping: a tier-3 ``Draft`` entry; the name is the record's dataset, the publication date its ``created``
+    day, the description the plan's (else a sentence naming the statistics); ``dp_variant`` pure or approximate
+    DP from the total delta, the unprotected quantities the record's public statement; ``privacy_loss`` the
+    unit, the relation and the total (epsilon, delta), per statistic in the details; a central, non-interactive,
+    static, one-release deployment (with the ledger account and its cap when charged); composition and
+    post-processing as the record states them; the mechanisms as recorded with their papers and the software.
+    What only the agency knows (curator, intended use, region, actors, how epsilon was chosen, the sources and
+    the registry's authors) is left as ``"FILL IN: ..."``. ``tables`` is accepted for symmetry with the card
+    and used only to count cells (the entry holds no released value)."""
+    card = _card(record, tables if tables is not None else _empty_tables(record))
+    variant, loss = _registry_privacy(record, card)
+    privacy = record.get("privacy") or {}
+    doc = {"url_slug": _slug(f"{card.title}_{card.created[:10]}"), "status": "Draft", "tier": 3,
+           "deployment": {
+               "basic": _registry_basic(record, card), "dp_variant": variant, "privacy_loss": loss,
+               "deployment_model": _registry_model(record),
+               "accounting": {"post_processing": (
+                   "Released values are clamped to their possible range and rounded to public grids; percentiles "
+                   "are read off the noisy histograms; intervals are computed from the published numbers only."),
+                   "composition": str(privacy.get("composition") or "sequential composition of the statistics")},
+               "implementation": _registry_implementation(record, card),
+               "administrative": {
+                   "sources": _fill("a link to the published tables and release card"),
+                   "notes": (f"Exported by {card.software} from release_record.json (plan SHA-256 "
+                             f"{record.get('plan_sha256', 'not recorded')})."),
+                   "registry_authors": [_fill("who fills in this entry")]}}}
+    header = ("# An entry for the OpenDP Differential Privacy Deployments Registry (schema: "
+              "opendp/deployments-registry-data, schemas/deployments-schema.yaml).\n"
+              f"# Replace every \"{REGISTRY_PLACEHOLDER}: ...\" before submitting it.\n")
+    return header + to_yaml(doc)
+
+
+def _empty_tables(record: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    return {str(s.get("name")): pd.DataFrame(columns=list(s.get("by", []))) for s in record.get("statistics", [])}
+
+
+# ---------------------------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------------------------
+
+def write_release_card(out_dir: str | Path, record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]
+                       ) -> list[Path]:
+    """Write release_card.html, release_card.md and opendp_registry.yaml into ``out_dir``; return their paths
+    (the caller lists them in the record's files with their SHA-256)."""
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise DPInputError(f"the release card's folder {str(out)!r} does not exist")
+    texts = {CARD_HTML: release_card_html(record, tables), CARD_MARKDOWN: release_card_markdown(record, tables),
+             REGISTRY_YAML: opendp_registry_entry(record, tables)}
+    paths = []
+    for name, text in texts.items():
+        path = out / name
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+#: measured bytes of the card files (HTML + Markdown + YAML): a fixed part and a part per shown row
+_CARD_FIXED_BYTES = 24_000
+_CARD_BYTES_PER_ROW = 400
+
+
+def card_bytes_estimate(rows_per_statistic: Sequence[int]) -> int:
+    """About the bytes of the three card files for statistics of these many cells (at most
+    :data:`MAX_CARD_ROWS` shown each), for the free-space check before a release."""
+    return _CARD_FIXED_BYTES + _CARD_BYTES_PER_ROW * sum(min(int(r), MAX_CARD_ROWS) for r in rows_per_statistic)
+
+
+# ---------------------------------------------------------------------------------------------
+# The app's releases
+# ---------------------------------------------------------------------------------------------
+
+def _app_table(r: Mapping[str, Any]) -> pd.DataFrame:
+    frame = pd.DataFrame({"number": [str(x) for x in r.get("labels", [])],
+                          "value": [float(v) for v in r.get("released", [])]})
+    for end in ("lower", "upper"):
+        ends = r.get(f"released_{end}") or r.get(end)
+        if isinstance(ends, (list, tuple)) and len(ends) == len(frame):
+            frame[f"value_{end}"] = [float(v) for v in ends]
+    return frame
+
+
+def card_inputs_from_app_records(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any],
+                                                                                dict[str, pd.DataFrame]]:
+    """(record, tables) for :func:`release_card_html` from the app's release records
+    (:meth:`dpcore.release.ReleaseRecord.to_dict`): one table per statistic with its labels and released values
+    (and ``value_lower`` / ``value_upper`` when the records carry intervals)."""
+    recs = [dict(r) for r in records]
+    if not recs:
+        raise DPInputError("no release record to make a card from")
+    dataset = recs[0].get("dataset") or {}
+    names = [str(r.get("statistic")) for r in recs]
+    simulation = any("SIMULATION" in str(r.get("sampler", "")) for r in recs)
+    stats = [{"name": n, "kind": r.get("kind"), "by": ["number"], "epsilon": r.get("epsilon"),
+              "noise": r.get("mechanism", ""), "measurement": r.get("measurement") or r.get("sampler", "")}
+             for n, r in zip(names, recs, strict=True)]
+    plan_stats = [{"name": n, **{k: v for k, v in (r.get("parameters") or {}).items() if not isinstance(v, (list, dict))}}
+                  for n, r in zip(names, recs, strict=True)]
+    public = "; ".join(sorted({str(r.get("neighbouring")) for r in recs if r.get("neighbouring")}))
+    record = {"record": "dpcore app release", "mode": "simulation, not a release" if simulation else "release",
+              "created": recs[0].get("timestamp", ""), "software": recs[0].get("software", ""),
+              "dataset": dataset.get("label") or dataset.get("source") or "the uploaded data",
+              "plan": {"statistics": plan_stats},
+              "privacy": {"neighbouring": public, "public": f"the relation and public quantities per statistic: {public}",
+                          "composition": "the statistics add up (sequential composition)",
+                          "cost": {"epsilon": sum(float(r.get("epsilon", 0.0)) for r in recs),
+                                   "delta": sum(float(r.get("delta", 0.0)) for r in recs)},
+                          "per_statistic": [{"name": n, "kind": r.get("kind"), "epsilon": r.get("epsilon"),
+                                             "delta": r.get("delta", 0.0)} for n, r in zip(names, recs, strict=True)]},
+              "statistics": stats}
+    return record, {n: _app_table(r) for n, r in zip(names, recs, strict=True)}
