@@ -137,6 +137,7 @@ def _gini_statistic(values: Any, *, lower: float, upper: float, gamma: float, ca
     lower, upper = check_finite(lower, "lower bound L"), check_finite(upper, "upper bound U")
     stat = planner_lib.make_statistic("gini", x, lower=lower, upper=upper, gamma=gamma, calibration=calibration,
                                       noise=noise, delta=delta)
+    assert isinstance(stat, planner_lib.GiniStatistic)  # make_statistic("gini", ...) builds one
     truth = float(stat.truth[0])
     if not math.isfinite(truth) or truth <= 0:
         raise DPInputError("the Gini of these data is 0 (every income is equal): there is no error to state")
@@ -300,7 +301,7 @@ def statistic_recommendation(stat: planner_lib.PlannedStatistic, *, target_error
                                  f"the time, use ε = {eps:.3g}.")
 
 
-def _group_means_within(stat: planner_lib.PlannedStatistic, epsilon: float, error: float) -> float:
+def _group_means_within(stat: planner_lib.GroupMeans, epsilon: float, error: float) -> float:
     """P(every published group mean within ±``error`` of its true mean) at ``epsilon``: the product over the
     (independent) groups of P(|c_g + L_g| <= error), L_g ~ Laplace((U - L)/(n_g ε)), c_g the clipping bias."""
     p = planner_lib._laplace_interval_prob(np.full(len(stat.counts), float(error)), np.asarray(stat.bias, dtype=float),
@@ -308,7 +309,7 @@ def _group_means_within(stat: planner_lib.PlannedStatistic, epsilon: float, erro
     return float(np.prod(p))
 
 
-def _group_means_error_quantile(stat: planner_lib.PlannedStatistic, epsilon: float, level: float) -> float:
+def _group_means_error_quantile(stat: planner_lib.GroupMeans, epsilon: float, level: float) -> float:
     """t with P(max over groups |published - true| <= t) = level (bisection; the probability grows with t)."""
     lo, hi = 0.0, float(np.max(np.abs(stat.bias))) + float(np.max(stat.scale(epsilon))) + 1e-300
     while _group_means_within(stat, epsilon, hi) < level:
@@ -328,7 +329,7 @@ def _format_units(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
-def group_means_sentence(stat: planner_lib.PlannedStatistic, *, epsilon: float) -> StatisticAnswer:
+def group_means_sentence(stat: planner_lib.GroupMeans, *, epsilon: float) -> StatisticAnswer:
     """The group-means answer at ``epsilon`` in the variable's units: quantiles of the largest |published -
     true| over the groups (every group at once), exact (closed-form Laplace law with each group's clipping
     bias). Public range of the values: the clip range [lower, upper]; an error wider than it is said in words.
@@ -347,7 +348,7 @@ def group_means_sentence(stat: planner_lib.PlannedStatistic, *, epsilon: float) 
                            q90_error=errors[1], q99_error=errors[2])
 
 
-def group_means_recommendation(stat: planner_lib.PlannedStatistic, *, target_error: float, confidence: float,
+def group_means_recommendation(stat: planner_lib.GroupMeans, *, target_error: float, confidence: float,
                                max_epsilon: float | None = None) -> EpsilonRecommendation:
     """Smallest ε with every published group mean within ±``target_error`` (the variable's units) of its true
     mean with probability ``confidence`` (exact: :func:`_group_means_within` grows with ε; bisection in log ε
@@ -414,5 +415,6 @@ def group_means_answer(values: Any, groups: Any, *, epsilon: float, clip: Sequen
     with probability ``confidence`` (:func:`group_means_recommendation`), up to ``max_epsilon``."""
     lower, upper = (check_finite(v, "clip bound") for v in clip)
     stat = planner_lib.make_statistic("group_means", values, groups, lower=lower, upper=upper)
+    assert isinstance(stat, planner_lib.GroupMeans)  # make_statistic("group_means", ...) builds one
     return (group_means_sentence(stat, epsilon=epsilon),
             group_means_recommendation(stat, target_error=target_error, confidence=confidence, max_epsilon=max_epsilon))

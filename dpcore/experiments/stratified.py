@@ -30,7 +30,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import optimize, special
@@ -66,6 +66,9 @@ from ..validation import (
     check_positive,
 )
 from .plain import to_plain
+
+if TYPE_CHECKING:
+    from ..planner import GroupMeans
 
 __all__ = [
     # the paper's data and experiments
@@ -590,6 +593,7 @@ def simulate_methods(values: Any, groups: Any, *, epsilon: float, clip_range: An
                                 max_groups=max_groups, include_global="CoinPress" in methods,
                                 clamp_to_prior=clamp_to_prior)
         if "CoinPress" in methods:
+            assert cs.global_overall is not None  # simulated: include_global is True here
             out_o["CoinPress"] = cs.global_overall
             out_g["CoinPress"] = np.repeat(cs.global_overall[:, None], k, axis=1)
         if "StratCoinpress" in methods:
@@ -1118,15 +1122,20 @@ def _planner():
 
 
 @functools.lru_cache(maxsize=1)
-def _group_means_once_class() -> type:
+def _group_means_once_class() -> type[GroupMeans]:
     """``dpcore.planner.GroupMeans`` whose true group means and clipping bias (properties recomputed
     over all n values at every call, ~90 calls per answer sentence) are computed once: the same
     numbers, half the time."""
-    group_means = _planner().GroupMeans
+    from ..planner import GroupMeans
 
-    class GroupMeansComputedOnce(group_means):
-        truth = functools.cached_property(group_means.truth.fget)
-        bias = functools.cached_property(group_means.bias.fget)
+    class GroupMeansComputedOnce(GroupMeans):
+        @functools.cached_property
+        def truth(self) -> np.ndarray:
+            return super().truth
+
+        @functools.cached_property
+        def bias(self) -> np.ndarray:
+            return super().bias
 
     return GroupMeansComputedOnce
 
@@ -1196,6 +1205,7 @@ def trend_view(experiment: str, *, runs: int = 20, seed: int, clamp: bool = Fals
                       runs=runs, rng=seed, clamp_to_prior=bool(clamp), progress=progress)
         settings = dict(variable=variable, epsilon=float(epsilon))
         if experiment == "acs_eps":
+            assert grid is not None  # SWEEPS gives acs_eps its epsilon grid
             rows = real_epsilon_sweep(df[spec["col"]].to_numpy(float), acs_labels(df, ("SEX", "RAC1P")), grid,
                                       **common)
             settings.pop("epsilon")
@@ -1205,8 +1215,9 @@ def trend_view(experiment: str, *, runs: int = 20, seed: int, clamp: bool = Fals
             strata.append(("RAC1P × HISP", acs_labels(df, ("RAC1P", "HISP"))))
             rows = grouping_sweep(df[spec["col"]].to_numpy(float), strata, epsilon=float(epsilon), **common)
             grid = tuple(sorted({r["k"] for r in rows}))
-        measures = ("error", "parity error")
+        measures: tuple[str, ...] = ("error", "parity error")
     else:
+        assert grid is not None  # SWEEPS gives every synthetic sweep its grid
         n = min(check_int(n, "n", minimum=2), 20_000)
         settings = dict(n=n, k=int(k), alpha=float(alpha), epsilon=float(epsilon), R=float(R))
         rows = synthetic_sweep(x, grid, n=n, k=int(k), alpha=float(alpha), epsilon=float(epsilon), R=float(R),
