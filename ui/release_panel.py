@@ -61,6 +61,7 @@ from dpcore import ledger as ledger_lib
 from dpcore import memo as memo_lib
 from dpcore import planner as planner_lib
 from dpcore import release as release_lib
+from dpcore import release_card
 from ui import memo as memo_html
 from ui.common import guard, qp_number
 from ui.planner_views import CONFIDENTIAL_PLAN_NOTE, PLAN_KEY, PLAN_TARGETS_KEY, plan_solved_on_confidential
@@ -442,6 +443,27 @@ def released_table(records: Sequence[Any]) -> Any:
                            "δ": r.delta, "mechanism": r.mechanism}
                           for r in records for lab, v in zip(r.labels, r.released, strict=True)])
     return frame.style.format({"released value": _readable, "ε": "{:.6g}", "δ": "{:.3g}"}).hide(axis="index")
+
+
+def _card_downloads(records: Sequence[Any]) -> None:
+    """The release card (HTML, Markdown) and the OpenDP Deployments Registry entry of this release, each built
+    on click (post-processing of the released records only)."""
+    def inputs() -> tuple[dict, dict]:
+        return release_card.card_inputs_from_app_records([r.to_dict() for r in records])
+
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Download the release card (HTML)", lambda: release_card.release_card_html(*inputs()).encode(),
+                       file_name=release_card.CARD_HTML, mime="text/html", key="planner_dl_card_html",
+                       help="A page to publish beside the numbers: the released values, the privacy statement in "
+                            "plain words, the methods and their papers, the date and the software. Opens offline.")
+    c2.download_button("Download the release card (Markdown)",
+                       lambda: release_card.release_card_markdown(*inputs()).encode(),
+                       file_name=release_card.CARD_MARKDOWN, mime="text/markdown", key="planner_dl_card_md")
+    c3.download_button("Download the OpenDP registry entry (YAML)",
+                       lambda: release_card.opendp_registry_entry(*inputs()).encode(),
+                       file_name=release_card.REGISTRY_YAML, mime="application/yaml", key="planner_dl_registry",
+                       help="This release as an entry of the OpenDP Differential Privacy Deployments Registry; "
+                            "fill in the fields marked FILL IN (the curator, the intended use ...) before submitting.")
 
 
 def _cost_text(cost: dict) -> str:
@@ -878,6 +900,7 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
                            release_memo(records, acct, entries, choices.planned, targets,
                                         plan_confidential=choices.planned_confidential).encode(),
                            file_name="dp_release_memo.html", mime="text/html", key="planner_dl_memo_release")
+        _card_downloads(records)
 
     if acct is not None and entries:
         st.markdown(f"**Archive: every release from these data** ({len(entries)}; append-only, kept in the "
