@@ -82,7 +82,7 @@ def income_number(d: Dialect, column: str, number_format: str = "plain") -> str:
 def income_shapes(d: Dialect, income: str) -> str:
     """(shape, smallest text) of the non-blank income texts, shaped as :func:`dpcore.engines.income_shape`
     (the app's cell patterns): the input of :func:`dpcore.engines.decide_income_format`."""
-    from ..data import _NUMBER_PATTERNS
+    from ..data.io import _NUMBER_PATTERNS
 
     t = "__t"
     cases = " ".join(f"WHEN {d.full_match(t, pattern)} THEN {d.text(name)}" for name, pattern in _NUMBER_PATTERNS)
