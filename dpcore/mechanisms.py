@@ -12,6 +12,8 @@ kind                   mechanism (module where its mathematics lives)
 =====================  ===========================================================================
 gini                   :class:`dpcore.gini.GiniMechanism` (smooth sensitivity, Lan & Reiter)
 percentiles            :class:`dpcore.percentiles.HistogramMechanism` (PSEO noisy histogram, Foote et al.)
+exponential quantiles  :class:`dpcore.percentiles.ExponentialQuantileMechanism` (exponential mechanism on a
+                       public candidate grid, permute-and-flip form; plans' ``method = "exponential"``)
 mean, group means      :class:`dpcore.stratified.MeanMechanism` (clipped Laplace mean, Rosenblatt et al.)
 relative risk          :class:`dpcore.ratio.RelativeRiskMechanism` (LaplaceNoisedCounts, Shoham & Ligett)
 count                  :class:`CountMechanism` (discrete Laplace on one count)
@@ -26,12 +28,13 @@ import numpy as np
 
 from . import budget, release_noise
 from .gini import GiniDraw, GiniMechanism
-from .percentiles import HistogramDraw, HistogramMechanism
+from .percentiles import ExponentialQuantileDraw, ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
 from .ratio import RelativeRiskDraw, RelativeRiskMechanism
 from .stratified import MeanDraw, MeanMechanism
 from .validation import check_epsilon, check_int
 
-__all__ = ["GiniMechanism", "GiniDraw", "HistogramMechanism", "HistogramDraw", "MeanMechanism", "MeanDraw",
+__all__ = ["GiniMechanism", "GiniDraw", "HistogramMechanism", "HistogramDraw", "ExponentialQuantileMechanism",
+           "ExponentialQuantileDraw", "MeanMechanism", "MeanDraw",
            "RelativeRiskMechanism", "RelativeRiskDraw", "CountMechanism", "CountDraw"]
 
 
