@@ -172,7 +172,8 @@ def coverage_rows(p_x: float, p_y: float, n_x: int, n_y: int, *, epsilon: float,
                   delta: float | None, level: float, seed: int) -> tuple[dict, ...]:
     """Coverage, its Monte Carlo s.e. and mean width of every :data:`COVER_SPECS` interval
     (``N_COVER`` studies each, rng ``seed + i``), and the width relative to the non-private Theorem 4.2."""
-    rows, base = [], None
+    rows: list[dict[str, Any]] = []
+    base: float | None = None
     for i, (name, m, cons, kind) in enumerate(COVER_SPECS):
         res = ratio.simulate_rr_coverage(p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism=m or mechanism,
                                          conservative=cons, delta=delta, n_sims=N_COVER, level=level,
@@ -180,6 +181,7 @@ def coverage_rows(p_x: float, p_y: float, n_x: int, n_y: int, *, epsilon: float,
         if name == "Theorem 4.2, no privacy":
             base = res.mean_width
         rows.append({"method": name, "coverage": res.coverage, "± (MC s.e.)": res.se, "mean width": res.mean_width})
+    assert base is not None  # COVER_SPECS includes the non-private Theorem 4.2
     for r in rows:
         r["width / non-private width"] = r["mean width"] / base
     return tuple(rows)
@@ -195,6 +197,8 @@ def intervals_view(n_x: int, n_y: int, *, epsilon: float, mechanism: str = "lapl
     n_x, n_y = _group_sizes(n_x, n_y)
     cn = ratio.count_noise(epsilon, mechanism=mechanism, delta=delta)
     simulated = x_obs is None
+    X: int | None
+    Y: int | None
     if simulated:
         if p_x is None or p_y is None or y_obs is not None:
             raise DPInputError("give either (p_x, p_y) for a simulated study or (x_obs, y_obs) released counts")
@@ -205,12 +209,12 @@ def intervals_view(n_x: int, n_y: int, *, epsilon: float, mechanism: str = "lapl
         released = noised_counts(X, Y, epsilon=epsilon, mechanism=mechanism, delta=delta, rng=gen)
         xn, yn = released.x_noisy, released.y_noisy
     else:
-        if y_obs is None:
+        if x_obs is None or y_obs is None:  # x_obs is given here (not simulated)
             raise DPInputError("give both released noisy counts x_obs and y_obs")
         X = Y = None
         xn, yn = float(x_obs), float(y_obs)
     rows = []
-    if X is not None and X >= 1 and Y >= 1:
+    if X is not None and Y is not None and X >= 1 and Y >= 1:
         rows.append(_rr_row("Katz on true counts (no privacy)", ratio.katz_interval(X, Y, n_x, n_y, level=level)))
         rows.append(_rr_row("Theorem 4.2 on true counts (no privacy)",
                             ratio.rr_confidence_interval(X, Y, n_x, n_y, level=level)))
@@ -218,12 +222,16 @@ def intervals_view(n_x: int, n_y: int, *, epsilon: float, mechanism: str = "lapl
     rows.append(_rr_row("Theorem 4.2 on noisy counts", t42))
     cons = ratio.rr_confidence_interval(xn, yn, n_x, n_y, level=level, noise_variance=cn.variance, clip=simulated)
     rows.append(_rr_row("Theorem 4.5 conservative", cons))
-    cov = (coverage_rows(p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism=mechanism, delta=delta, level=level,
-                         seed=seed) if simulated else None)
-    return IntervalsView(true_counts=None if X is None else (X, Y), noisy_counts=(float(xn), float(yn)),
+    cov, true_rr = None, None
+    if simulated:
+        assert p_x is not None and p_y is not None  # checked above for a simulated study
+        cov = coverage_rows(p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism=mechanism, delta=delta, level=level,
+                            seed=seed)
+        true_rr = p_x / p_y
+    return IntervalsView(true_counts=None if X is None or Y is None else (X, Y), noisy_counts=(float(xn), float(yn)),
                          intervals=tuple(rows), privacy_share=float(cons.privacy_share),
                          width_ratio=float(cons.width / t42.width), noise_variance=float(cn.variance),
-                         true_rr=(p_x / p_y) if simulated else None, coverage=cov)
+                         true_rr=true_rr, coverage=cov)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,7 +421,8 @@ def odds_ratio_view(p_x: float, p_y: float, n_x: int, n_y: int, *, epsilon: floa
     r = ratio.simulate_or_coverage(p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism="none", n_sims=N_COVER, level=level,
                                    rng=seed + 2)
     cov["no privacy"] = (r.coverage, r.se, r.mean_width)
-    return OddsRatioView(true_cells=(X, n_x - X, Y, n_y - Y), noisy_cells=tuple(float(c) for c in table.cells),
+    a, b, c, d = table.cells
+    return OddsRatioView(true_cells=(X, n_x - X, Y, n_y - Y), noisy_cells=(float(a), float(b), float(c), float(d)),
                          intervals=tuple(rows), true_or=p_x * (1 - p_y) / ((1 - p_x) * p_y), coverage=cov)
 
 
