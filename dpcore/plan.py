@@ -109,6 +109,10 @@ __all__ = [
 PLAN_VERSION = 1
 KINDS = ("gini", "percentiles", "mean", "relative_risk")
 BIN_SCHEMES = ("pseo", "lognormal", "even")
+#: how a percentiles statistic is released: "histogram" (the default: the PSEO noisy histogram, every percentile
+#: for one epsilon) or "exponential" (the exponential-mechanism quantile on a public candidate grid, epsilon split
+#: across at most dpcore.percentiles.MAX_EXPONENTIAL_QUANTILES levels: the better choice for a lone median)
+PERCENTILE_METHODS = ("histogram", "exponential")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_BINS = 1000
 MAX_BY = 8
@@ -134,7 +138,7 @@ MAX_ABS_INCOME_BOUND = 1e15
 #: fields allowed per kind (besides the common ones)
 _COMMON = ("kind", "by", "epsilon", "name")
 _KIND_FIELDS = {
-    "percentiles": ("bins", "q"),
+    "percentiles": ("bins", "q", "method", "candidates"),
     "gini": ("lower", "upper", "gamma", "calibration", "noise", "delta"),
     "mean": ("lower", "upper"),
     "relative_risk": ("group", "exposed", "reference", "outcome", "outcome_below"),
@@ -147,7 +151,7 @@ GINI_PLAN_NOISES = ("cauchy", "laplace")
 DEFAULT_GINI_NOISE_DELTA = 1e-6
 _TOP_FIELDS = ("version", "population", "dataset", "income", "cap_epsilon", "cap_delta", "privacy_unit", "max_rows_per_person",
                "bounding_seed", "description", "statistics", "missing_income", "keys", "cell_sizes", "n_epsilon",
-               "selection_delta", "small_cell_threshold", "negative_incomes")
+               "selection_delta", "small_cell_threshold", "negative_incomes", "level")
 #: what a row with a missing (or non-finite) income counts as; public rules, so one person's missing value
 #: moves only noisy numbers. "lower": the row stays in every n; the mean and the Gini take the statistic's
 #: public ``lower`` bound, the percentiles' histogram its first bin, an ``outcome_below`` outcome is missing
@@ -179,7 +183,9 @@ class StatisticSpec:
     """One statistic of a plan (validated). ``index`` counts from 1 (as in error messages).
 
     Fields that do not apply to ``kind`` are None. ``bins`` holds the public edges (a tuple of floats)
-    and ``bins_scheme`` the scheme name when the plan used one ("pseo", ...), else None.
+    and ``bins_scheme`` the scheme name when the plan used one ("pseo", ...), else None. A percentiles statistic
+    with ``method = "exponential"`` keeps its candidate grid in ``bins`` (the engines count the rows into it, as
+    into any histogram) and the grid's name ("pseo-fine") in ``bins_scheme``.
     """
 
     index: int
@@ -203,6 +209,8 @@ class StatisticSpec:
     noise: str | None = None
     #: the (epsilon, delta) target of a noise = "laplace" Gini (None otherwise)
     delta: float | None = None
+    #: a percentiles statistic's method ("histogram" or "exponential"; None for the other kinds)
+    method: str | None = None
 
     @property
     def where(self) -> str:
@@ -221,7 +229,11 @@ class StatisticSpec:
         """The plan-file form (only the fields that apply; ``bins`` as the scheme name when there is one)."""
         out: dict[str, Any] = {"kind": self.kind, "name": self.name, "by": list(self.by), "epsilon": self.epsilon}
         if self.kind == "percentiles":
-            out["bins"] = self.bins_scheme if self.bins_scheme else list(_required(self.bins, self.where, "bins"))
+            edges = self.bins_scheme if self.bins_scheme else list(_required(self.bins, self.where, "bins"))
+            if self.method == "exponential":  # a histogram plan is written as before (no method field)
+                out["method"], out["candidates"] = "exponential", edges
+            else:
+                out["bins"] = edges
             out["q"] = list(_required(self.q, self.where, "q"))
         elif self.kind in ("gini", "mean"):
             out["lower"], out["upper"] = self.lower, self.upper
@@ -270,6 +282,8 @@ class ReleasePlan:
     selection_delta: float = 1e-10
     #: with cell_sizes = "public", cells with fewer rows are warned about
     small_cell_threshold: int = 10
+    #: the level of the interval published next to every released value (dpcore.published)
+    level: float = 0.95
 
     def cells_private(self, spec: StatisticSpec) -> bool:
         """True when this statistic's cells and their sizes are protected: cell_sizes = "noisy" and it has cells
@@ -406,6 +420,64 @@ def _laplace_gini_fields(raw: Mapping, where: str) -> dict[str, Any]:
     return {"noise": "laplace", "delta": delta, "calibration": calibration}
 
 
+def _public_edges(value: Any, where: str, field_name: str, schemes: Sequence[str]) -> dict[str, Any]:
+    """``bins`` / ``candidates``: a scheme name or a list of 2 to MAX_BINS + 1 increasing edges >= 0."""
+    from . import percentiles
+
+    if isinstance(value, str):
+        if value not in schemes:
+            raise _fail(where, field_name, f"must be one of {', '.join(schemes)} or a list of public edges, "
+                                           f"got {_shown(value)}")
+        grid = percentiles.bin_edges(value) if value in BIN_SCHEMES else percentiles.candidate_grid(value)
+        return {"bins": tuple(float(v) for v in grid), "bins_scheme": value}
+    if not isinstance(value, list):
+        raise _fail(where, field_name, f"must be \"{schemes[0]}\" or a list of public edges, got {_shown(value)}")
+    if len(value) < 2 or len(value) > MAX_BINS + 1:
+        raise _fail(where, field_name, f"must list between 2 and {MAX_BINS + 1} edges, got {len(value)}")
+    edges = [_income_bound(v, where, field_name) for v in value]
+    if any(b <= a for a, b in zip(edges[:-1], edges[1:], strict=True)):
+        raise _fail(where, field_name, f"edges must be strictly increasing, got {_shown(value)}")
+    if edges[0] < 0:
+        raise _fail(where, field_name, f"edges must be >= 0 (earnings), got {edges[0]:g}")
+    return {"bins": tuple(edges)}
+
+
+def _percentiles_fields(raw: Mapping, where: str) -> dict[str, Any]:
+    """``method``, ``bins`` or ``candidates``, and ``q`` of a percentiles statistic."""
+    from . import percentiles
+
+    method = raw.get("method", "histogram")
+    if method not in PERCENTILE_METHODS:
+        raise _fail(where, "method", f"must be 'histogram' or 'exponential', got {_shown(method)}")
+    if method == "exponential":
+        if "bins" in raw:
+            raise _fail(where, "bins", "applies to method = \"histogram\"; the exponential mechanism chooses among "
+                                       "'candidates' (\"pseo-fine\" or a list of public edges)")
+        fields = _public_edges(raw.get("candidates", "pseo-fine"), where, "candidates", percentiles.CANDIDATE_SCHEMES)
+    else:
+        if "candidates" in raw:
+            raise _fail(where, "candidates", "applies to method = \"exponential\"; the histogram uses 'bins'")
+        fields = _public_edges(raw.get("bins", "pseo"), where, "bins", BIN_SCHEMES)
+    q = raw.get("q", [50] if method == "exponential" else [25, 50, 75])
+    if not isinstance(q, list) or not q:
+        raise _fail(where, "q", f"must be a non-empty list of percentiles in (0, 100], got {_shown(q)}")
+    qs = tuple(_number(v, where, "q") for v in q)
+    if any(v <= 0 or v > 100 for v in qs):
+        raise _fail(where, "q", f"percentiles must be in (0, 100], got {_shown(q)}")
+    if len(set(qs)) != len(qs):
+        raise _fail(where, "q", f"lists a percentile twice: {_shown(q)}")
+    if method == "exponential":
+        if any(v >= 100 for v in qs):
+            raise _fail(where, "q", "the exponential mechanism needs levels below 100 (the 100th percentile is the "
+                                    "maximum: no rank to aim at); use method = \"histogram\"")
+        if len(qs) > percentiles.MAX_EXPONENTIAL_QUANTILES:
+            raise _fail(where, "q", f"lists {len(qs)} percentiles; method = \"exponential\" releases at most "
+                                    f"{percentiles.MAX_EXPONENTIAL_QUANTILES} (epsilon is split across them, so each "
+                                    "gets noisier): use method = \"histogram\", which gives every percentile and the "
+                                    "histogram itself for one epsilon")
+    return {**fields, "q": qs, "method": method}
+
+
 # complexity above the cap: a flat list of independent field checks per statistic kind
 def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
     where0 = f"statistics[{index}]"
@@ -446,35 +518,7 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
                                    f"(it names the output files), got {_shown(name)}")
     spec = dict(index=index, kind=kind, epsilon=epsilon, by=by, name=name)
     if kind == "percentiles":
-        bins = raw.get("bins", "pseo")
-        if isinstance(bins, str):
-            if bins not in BIN_SCHEMES:
-                raise _fail(where, "bins", f"must be one of {', '.join(BIN_SCHEMES)} or a list of public edges, "
-                                           f"got {_shown(bins)}")
-            from . import percentiles
-
-            spec["bins"] = tuple(float(v) for v in percentiles.bin_edges(bins))
-            spec["bins_scheme"] = bins
-        elif isinstance(bins, list):
-            if len(bins) < 2 or len(bins) > MAX_BINS + 1:
-                raise _fail(where, "bins", f"must list between 2 and {MAX_BINS + 1} edges, got {len(bins)}")
-            edges = [_income_bound(v, where, "bins") for v in bins]
-            if any(b <= a for a, b in zip(edges[:-1], edges[1:], strict=True)):
-                raise _fail(where, "bins", f"edges must be strictly increasing, got {_shown(bins)}")
-            if edges[0] < 0:
-                raise _fail(where, "bins", f"edges must be >= 0 (earnings), got {edges[0]:g}")
-            spec["bins"] = tuple(edges)
-        else:
-            raise _fail(where, "bins", f"must be \"pseo\" or a list of public edges, got {_shown(bins)}")
-        q = raw.get("q", [25, 50, 75])
-        if not isinstance(q, list) or not q:
-            raise _fail(where, "q", f"must be a non-empty list of percentiles in (0, 100], got {_shown(q)}")
-        qs = tuple(_number(v, where, "q") for v in q)
-        if any(v <= 0 or v > 100 for v in qs):
-            raise _fail(where, "q", f"percentiles must be in (0, 100], got {_shown(q)}")
-        if len(set(qs)) != len(qs):
-            raise _fail(where, "q", f"lists a percentile twice: {_shown(q)}")
-        spec["q"] = qs
+        spec.update(_percentiles_fields(raw, where))
     elif kind in ("gini", "mean"):
         for key in ("lower", "upper"):
             if key not in raw:
@@ -633,6 +677,10 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
     if not isinstance(negative_incomes, str) or negative_incomes not in NEGATIVE_INCOME_RULES:
         raise PlanError("plan: field 'negative_incomes' must be one of "
                         f"{', '.join(map(repr, NEGATIVE_INCOME_RULES))}, got {_shown(negative_incomes)}")
+    level = raw.get("level", 0.95)
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.5 <= float(level) < 1.0:
+        raise PlanError(f"plan: field 'level' (the published intervals' level) must be a number in [0.5, 1), "
+                        f"got {_shown(level)}")
     description = raw.get("description", "")
     if not isinstance(description, str):
         raise PlanError(f"plan: field 'description' must be a string, got {_shown(description)}")
@@ -659,7 +707,7 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
     plan = ReleasePlan(dataset=dataset, income=income, cap_epsilon=cap, statistics=specs, privacy_unit=unit,
                        max_rows_per_person=m, bounding_seed=int(seed), description=description,
                        cap_delta=cap_delta, missing_income=missing_income, population=population,
-                       negative_incomes=negative_incomes)
+                       negative_incomes=negative_incomes, level=float(level))
     plan = replace(plan, **_cell_settings(raw, specs, base_dir))
     noise_delta = plan.noise_delta
     if noise_delta > 0 and cap_delta is None:
@@ -751,6 +799,8 @@ def plan_to_dict(plan: ReleasePlan) -> dict[str, Any]:
         out["selection_delta"] = plan.selection_delta
     if plan.small_cell_threshold != 10:
         out["small_cell_threshold"] = plan.small_cell_threshold
+    if plan.level != 0.95:  # the default is not written: plans written before the field read the same
+        out["level"] = plan.level
     if plan.keys is not None:
         out["keys"] = plan.keys.to_dict()
     out["statistics"] = [s.to_dict() for s in plan.statistics]
@@ -796,6 +846,7 @@ def plan_to_toml(plan: ReleasePlan | Mapping[str, Any]) -> str:
                 "n_epsilon": "epsilon of each statistic's noisy cell sizes, on top of its epsilon",
                 "selection_delta": "delta of each DP cell selection (statistics whose cells are not in [keys])",
                 "missing_income": "a missing income: 'lower' (kept in n at the public lower bound) or 'refuse'",
+                "level": "level of the interval published next to every released value",
                 "negative_incomes": "a negative income: 'refuse', 'clip' (to the lower bound) or 'drop' (as missing)"}
     lines = ["# dpcore release plan: python -m dpcore release THIS_FILE --data SOURCE --out DIR",
              f"# total epsilon {plan.total_epsilon:g} of cap {plan.cap_epsilon:g} (docs/plan_format.md)"]

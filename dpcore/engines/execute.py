@@ -39,7 +39,10 @@ selected with DP, every n is a noisy count costing ``n_epsilon`` more, and the m
 * percentiles (PSEO, Foote et al. 2019, Section 4.1): every cell x bin count + discrete Laplace with
   scale 2m/epsilon. A row moving between two bins changes two counts by 1, so the whole table (all
   cells) has L1 sensitivity 2m and is epsilon-DP; percentiles are read off each noisy histogram with
-  eq. (4.2) (:func:`dpcore.percentiles.percentiles_from_histogram`, post-processing).
+  eq. (4.2) (:func:`dpcore.percentiles.percentiles_from_histogram`, post-processing). With ``method =
+  "exponential"``: the rows counted into the public candidate grid, and per cell and level one candidate chosen by
+  OpenDP's noisy max on the scores -|#(x < c) - q n / 100| (:class:`dpcore.percentiles.ExponentialQuantileMechanism`;
+  epsilon / len(q) per level, score sensitivity m, 2m when cell sizes are noisy).
 * mean (stratified paper Eq. 2/3): clipped sum in cents + Laplace with scale m (cU - cL)/epsilon
   (cU, cL the bounds in cents; OpenDP's scale for that map), divided by the public n.
 * gini (Lan & Reiter, eqs. (9)-(10)): per cell g + (S_beta(X)/alpha) Z drawn by :class:`dpcore.gini.GiniMechanism`
@@ -216,13 +219,21 @@ def _q_label(q: float) -> str:
     return "p" + (f"{q:g}".replace(".", "_"))
 
 
-def _percentiles(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
-    """Every cell's histogram through :class:`dpcore.percentiles.HistogramMechanism` (module docstring)."""
-    from ..percentiles import HistogramMechanism
+def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = False) -> tuple[pd.DataFrame, dict]:
+    """Every cell's histogram through :class:`dpcore.percentiles.HistogramMechanism` (module docstring), or with
+    ``method = "exponential"`` its histogram on the candidate grid through
+    :class:`dpcore.percentiles.ExponentialQuantileMechanism` (score sensitivity m, 2m when ``cells_move``: cell
+    sizes protected, rows may move between cells)."""
+    from ..percentiles import ExponentialQuantileMechanism, HistogramMechanism
 
     by = list(spec.by)
-    mech = HistogramMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m)
-    n_bins = len(mech.edges) - 1
+    mech: HistogramMechanism | ExponentialQuantileMechanism
+    if spec.method == "exponential":
+        mech = ExponentialQuantileMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m, cells_move=cells_move)
+        n_bins = len(mech.candidates) - 1
+    else:
+        mech = HistogramMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m)
+        n_bins = len(mech.edges) - 1
     hist = engine.histogram(by, spec.bins)
     cells = hist[by].drop_duplicates().reset_index(drop=True) if by else pd.DataFrame(index=[0] if len(hist) else [])
     counts = np.zeros((len(cells), n_bins), dtype=np.int64)
@@ -1145,7 +1156,7 @@ class _Deferred:
                                           "the cells present in the data"),
                                 "n": "exact (cell_sizes = \"public\": the PSEO assumption)"}
         if s.kind == "percentiles":
-            table, info = _percentiles(eng, s, self.m, rng)
+            table, info = _percentiles(eng, s, self.m, rng, cells_move=private)
             if private:  # the histogram's exact row counts replaced by the noisy cell sizes
                 from ..cell_keys import _keys_of
 
