@@ -169,6 +169,7 @@ class _Statistic:
     cells: int
     noise: str
     measurement: str
+    labelled: bool = False  # rows are labelled numbers (the app's releases), not cells of 'by' columns
 
 
 def _value_columns(table: pd.DataFrame, by: Sequence[str]) -> tuple[_Column, ...]:
@@ -217,7 +218,8 @@ def _statistic(info: Mapping[str, Any], table: pd.DataFrame, costs: Mapping[str,
     columns = _value_columns(table, by)
     eps, delta = costs.get(name, (float(info.get("epsilon", 0.0)), 0.0))
     return _Statistic(name, str(info.get("kind", "")), by, eps, delta, columns, _table_rows(table, by, columns),
-                      int(len(table)), str(info.get("noise") or ""), str(info.get("measurement") or ""))
+                      int(len(table)), str(info.get("noise") or ""), str(info.get("measurement") or ""),
+                      bool(info.get("labelled")))
 
 
 def _statistics(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> tuple[_Statistic, ...]:
@@ -443,8 +445,9 @@ def _html_values(s: _Statistic, level: float) -> str:
 
 def _what(s: _Statistic) -> str:
     what = METHODS.get(_KIND_METHOD.get(s.kind, s.kind), (s.kind,))[0]
-    where = f" by {', '.join(s.by)}" if s.by else ""
-    return f"{what}{where}; epsilon = {s.epsilon:g}, delta = {s.delta:.3g}; {s.cells:,} cell(s)"
+    where = f" by {', '.join(s.by)}" if s.by and not s.labelled else ""
+    count = f"{s.cells:,} released number(s)" if s.labelled else f"{s.cells:,} cell(s)"
+    return f"{what}{where}; epsilon = {s.epsilon:g}, delta = {s.delta:.3g}; {count}"
 
 
 def release_card_html(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> str:
@@ -555,6 +558,8 @@ def release_card_markdown(record: Mapping[str, Any], tables: Mapping[str, pd.Dat
 # ---------------------------------------------------------------------------------------------
 
 def _yaml_scalar(v: Any) -> str:
+    if isinstance(v, (Mapping, list)):  # only empty ones get here
+        return "{}" if isinstance(v, Mapping) else "[]"
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -752,13 +757,22 @@ def card_bytes_estimate(rows_per_statistic: Sequence[int]) -> int:
 # ---------------------------------------------------------------------------------------------
 
 def _app_table(r: Mapping[str, Any]) -> pd.DataFrame:
-    frame = pd.DataFrame({"number": [str(x) for x in r.get("labels", [])],
+    frame = pd.DataFrame({"released number": [str(x) for x in r.get("labels", [])],
                           "value": [float(v) for v in r.get("released", [])]})
     for end in ("lower", "upper"):
         ends = r.get(f"released_{end}") or r.get(end)
         if isinstance(ends, (list, tuple)) and len(ends) == len(frame):
             frame[f"value_{end}"] = [float(v) for v in ends]
     return frame
+
+
+def _app_parameters(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The public scalars of an app statistic's parameters, its clip bounds named as the plan names them."""
+    out = {k: v for k, v in params.items() if not isinstance(v, (list, dict))}
+    for end in ("lower", "upper"):
+        if f"clip_{end}" in out:
+            out.setdefault(end, out.pop(f"clip_{end}"))
+    return out
 
 
 def card_inputs_from_app_records(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any],
@@ -772,17 +786,18 @@ def card_inputs_from_app_records(records: Sequence[Mapping[str, Any]]) -> tuple[
     dataset = recs[0].get("dataset") or {}
     names = [str(r.get("statistic")) for r in recs]
     simulation = any("SIMULATION" in str(r.get("sampler", "")) for r in recs)
-    stats = [{"name": n, "kind": r.get("kind"), "by": ["number"], "epsilon": r.get("epsilon"),
-              "noise": r.get("mechanism", ""), "measurement": r.get("measurement") or r.get("sampler", "")}
-             for n, r in zip(names, recs, strict=True)]
-    plan_stats = [{"name": n, **{k: v for k, v in (r.get("parameters") or {}).items() if not isinstance(v, (list, dict))}}
-                  for n, r in zip(names, recs, strict=True)]
-    public = "; ".join(sorted({str(r.get("neighbouring")) for r in recs if r.get("neighbouring")}))
+    stats = [{"name": n, "kind": r.get("kind"), "by": ["released number"], "labelled": True,
+              "epsilon": r.get("epsilon"), "noise": r.get("mechanism", ""),
+              "measurement": r.get("measurement") or r.get("sampler", "")} for n, r in zip(names, recs, strict=True)]
+    plan_stats = [{"name": n, **_app_parameters(r.get("parameters") or {})} for n, r in zip(names, recs, strict=True)]
+    relations = "; ".join(sorted({str(r.get("neighbouring")) for r in recs if r.get("neighbouring")}))
+    size = f"the number of rows (n = {dataset['n']:,}), " if isinstance(dataset.get("n"), int) else ""
+    public = f"{size}the bounds and thresholds of each statistic; per statistic: {relations}"
     record = {"record": "dpcore app release", "mode": "simulation, not a release" if simulation else "release",
               "created": recs[0].get("timestamp", ""), "software": recs[0].get("software", ""),
               "dataset": dataset.get("label") or dataset.get("source") or "the uploaded data",
               "plan": {"statistics": plan_stats},
-              "privacy": {"neighbouring": public, "public": f"the relation and public quantities per statistic: {public}",
+              "privacy": {"neighbouring": relations, "public": public,
                           "composition": "the statistics add up (sequential composition)",
                           "cost": {"epsilon": sum(float(r.get("epsilon", 0.0)) for r in recs),
                                    "delta": sum(float(r.get("delta", 0.0)) for r in recs)},
