@@ -139,7 +139,7 @@ def _first_table(page: str, query: dict):
 def test_fresh_machine_shows_real_acs_and_pseo(monkeypatch, tmp_path, page, query, what):
     """Without ../shared/data (shared_data_path hidden) the real-data views load the bundled ACS / PSEO
     copies, and show the same numbers as with ../shared/data."""
-    import dpcore.data as data
+    from dpcore.data import catalogue as data
 
     with_shared = _first_table(page, query) if data.shared_data_path(data.SHARED_DATASETS["acs"].file_name) else None
     monkeypatch.setattr(data, "SHARED_DATA_DIR", tmp_path)

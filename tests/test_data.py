@@ -6,6 +6,8 @@ import gzip
 import io
 import itertools
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -47,6 +49,16 @@ def _bad(source, match, **kwargs):
 # ---------------------------------------------------------------------------------------------
 
 CSV = b"id,income,sex\n1,1000,F\n2,2500.5,M\n3,0,F\n4,40000,M\n"
+
+
+def test_importing_dpcore_data_imports_neither_pandas_nor_scipy():
+    """The sidebar reads the catalogue (dpcore.data) on the landing page's cold start: pandas (~0.6 s) and
+    scipy are imported when data are first read or drawn, and dpcore.gini (scipy.stats) when a Gini is."""
+    code = ("import sys\nimport dpcore.data\n"
+            "print(sorted(m for m in ('pandas', 'scipy', 'dpcore.gini') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=data.REPO_ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr[-2000:]
 
 
 def test_csv_bytes_path_and_file_object_agree(tmp_path):

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.data import gini_coefficient
+from dpcore.gini import gini
 from ui import sidebar as sb
 
 HARNESS = """
@@ -75,18 +75,24 @@ def test_every_source_loads():
     assert seen[sb.SRC_EXAMPLE].n == 235 and seen[sb.SRC_EXAMPLE].source == "example"
     two = seen[sb.SRC_TWO_POINT]
     assert two.bounds is not None and np.unique(two.values).size == 2
-    assert gini_coefficient(two.values) == pytest.approx(0.45, abs=1e-12)
+    assert gini(two.values) == pytest.approx(0.45, abs=1e-12)
     assert seen[sb.SRC_PARETO].name.startswith("Synthetic Pareto-tailed")
     for label in options[4:-1]:  # the ../shared files, only listed when present
         assert seen[label].source == "shared" and seen[label].n > 1000
 
 
 def test_shared_sources_listed_only_when_present(monkeypatch, tmp_path):
-    """Without ../shared/data the CPS extract (never bundled) is not offered; ACS and PSEO are
-    (from the copies bundled in dpcore/examples)."""
-    monkeypatch.setattr("dpcore.data.SHARED_DATA_DIR", tmp_path)
+    """The sidebar lists the real files of dpcore.data's catalogue (no copy of it): without ../shared/data
+    the CPS extract (never bundled) is not offered, ACS and PSEO are (from the copies bundled in
+    dpcore/examples); the CPS file, once there, is."""
+    from dpcore.data import SHARED_DATASETS
+
+    monkeypatch.setattr("dpcore.data.catalogue.SHARED_DATA_DIR", tmp_path)
+    real = [sb.SHARED_LABELS["acs"], sb.SHARED_LABELS["pseo"]]
     assert sb._source_options() == [sb.SRC_LOGNORMAL, sb.SRC_PARETO, sb.SRC_TWO_POINT, sb.SRC_EXAMPLE,
-                                    sb.SHARED_LABELS["acs"], sb.SHARED_LABELS["pseo"], sb.SRC_UPLOAD]
+                                    *real, sb.SRC_UPLOAD]
+    (tmp_path / SHARED_DATASETS["cps"].file_name).write_bytes(b"x")
+    assert sb._source_options()[4:-1] == [sb.SHARED_LABELS["cps"], *real]
 
 
 def test_shared_source_with_clip_policy(cps_path):
@@ -101,7 +107,7 @@ def test_url_reproduces_a_synthetic_view():
     ds = _ds(at)
     assert ds.n == 100_000 and "Gini 0.30" in ds.name
     # the population Gini is 0.3; a sample of 1e5 is within a few standard errors (SE ~ 0.001)
-    assert gini_coefficient(ds.values) == pytest.approx(0.3, abs=0.01)
+    assert gini(ds.values) == pytest.approx(0.3, abs=0.01)
     again = _app(data_source=sb.SRC_PARETO, data_gini="0.3", data_n="100000", data_seed="7")
     np.testing.assert_array_equal(_ds(again).values, ds.values)
     other = _app(data_source=sb.SRC_PARETO, data_gini="0.3", data_n="100000", data_seed="8")
@@ -306,44 +312,6 @@ if st.button("use the data", key="use"):
 """
 
 
-def test_shared_file_list_agrees_with_dpcore_data():
-    """The sidebar lists the real files without importing dpcore.data: same names, same answer."""
-    from dpcore import data as data_lib
-
-    assert sb._SHARED_FILES == {key: spec.file_name for key, spec in data_lib.SHARED_DATASETS.items()}
-    assert sb._SHARED_DATA_DIR == data_lib.SHARED_DATA_DIR and sb._EXAMPLES_DIR == data_lib.EXAMPLES_DIR
-    assert set(sb._BUNDLED) == set(data_lib._BUNDLED_SHARED)
-
-
-def _light_available_shared(monkeypatch) -> list[str]:
-    """sb._available_shared() as a plain visit runs it: before dpcore.data is imported."""
-    import sys
-
-    monkeypatch.delitem(sys.modules, "dpcore.data")
-    try:
-        return sb._available_shared()
-    finally:
-        monkeypatch.undo()
-
-
-def test_shared_file_list_follows_the_files(tmp_path, monkeypatch):
-    from dpcore import data as data_lib
-
-    assert _light_available_shared(monkeypatch) == data_lib.available_shared()
-    monkeypatch.setattr(data_lib, "SHARED_DATA_DIR", tmp_path)  # no ../shared/data: the bundled copies
-    monkeypatch.setattr(sb, "_SHARED_DATA_DIR", tmp_path)
-    assert data_lib.available_shared() == ["acs", "pseo"]
-    assert sb._available_shared() == ["acs", "pseo"]
-    light = _light_available_shared(monkeypatch)
-    assert light == ["acs", "pseo"]
-    monkeypatch.setattr(data_lib, "SHARED_DATA_DIR", tmp_path)
-    monkeypatch.setattr(sb, "_SHARED_DATA_DIR", tmp_path)
-    (tmp_path / sb._SHARED_FILES["cps"]).write_bytes(b"x")
-    assert data_lib.available_shared() == ["cps", "acs", "pseo"]
-    light = _light_available_shared(monkeypatch)
-    assert light == ["cps", "acs", "pseo"]
-
-
 def test_deferred_default_builds_nothing_until_a_choice():
     at = AppTest.from_string(DEFERRING_HARNESS, default_timeout=60)
     at.run()
@@ -385,7 +353,8 @@ def test_deferred_default_still_builds_what_the_url_asks_for(query):
 
 def test_landing_page_imports_no_pandas_or_data_modules():
     """A plain first visit of app.py (the landing page) in a fresh process: the page and the sidebar are
-    drawn without importing pandas, scipy, dpcore.data or a plotly figure module of ours (cold start)."""
+    drawn without importing pandas, scipy, the page experiments or a plotly figure module of ours (cold start;
+    the sidebar reads dpcore.data's catalogue, which imports pandas and scipy only when data are read)."""
     import subprocess
     import sys
     from pathlib import Path
@@ -398,7 +367,7 @@ def test_landing_page_imports_no_pandas_or_data_modules():
         "at.run()\n"
         "assert not at.exception, [e.value for e in at.exception]\n"
         "assert at.title[0].value.startswith('What differential privacy does')\n"
-        "heavy = ['pandas', 'scipy', 'dpcore.data', 'dpcore.experiments']\n"
+        "heavy = ['pandas', 'scipy', 'dpcore.experiments']\n"
         "print(sorted(name for name in sys.modules if name in heavy or name.startswith('ui.plots_')))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -167,7 +167,7 @@ def test_synthesizer_view_runs_on_the_acs_excerpt():
 
 def test_group_means_view_on_a_fresh_machine_uses_the_bundled_acs(monkeypatch, tmp_path):
     """Without ../shared/data the ACS views read the copy bundled in dpcore/examples: same numbers."""
-    import dpcore.data as dpdata
+    from dpcore.data import catalogue as dpdata
 
     recipe = dict(source="acs", variable="PINCP (personal income, $)", grouping="SEX × RAC1P", seed=2026)
     settings = dict(epsilon=1.0, clip=(0.0, 200_000.0), prior=[-20_000.0, 500_000.0], seed=2026, n_sims=20)

@@ -11,7 +11,6 @@ import pytest
 from upload_files import bad_files
 
 from dpcore.data import (
-    DPInputError,
     detect_number_format,
     explain_column,
     income_like_column,
@@ -20,6 +19,7 @@ from dpcore.data import (
     parse_numbers,
     read_table,
 )
+from dpcore.validation import DPInputError
 
 FILES = bad_files()
 

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from dpcore.data import SHARED_DATASETS, IncomeData, available_shared
 from ui.common import (
     DEFAULT_SEED,
     SEED_MAX,
@@ -47,10 +46,8 @@ from ui.common import (
 )
 from ui.common import seed as random_seed
 
-if TYPE_CHECKING:  # dpcore.data brings pandas (~0.6 s on a cold server): imported where data are built
+if TYPE_CHECKING:  # pandas costs ~0.6 s on a cold server; dpcore.data imports it only when data are read
     import pandas as pd
-
-    from dpcore.data import IncomeData
 
 DEFAULT_N = 10_000
 
@@ -71,15 +68,6 @@ NEGATIVE_LABELS = {"refuse": "refuse the file", "drop": "drop those rows", "clip
 #: accepted only to say, in our words, that it must be saved as .xlsx or CSV (Streamlit's own
 #: type filter would show a raw MIME-type error and leave a failed chip).
 _UPLOAD_TYPES = ["csv", "txt", "tsv", "gz", "parquet", "pq", "xlsx", "xls"]
-
-#: The real survey files, as dpcore.data.SHARED_DATASETS names them (a test checks both agree): the
-#: source list is drawn from these without importing dpcore.data, so a plain visit of the landing page
-#: imports no pandas (cold start). ACS and PSEO are bundled in dpcore/examples.
-_SHARED_FILES = {"cps": "cps_asec2016_ipums_midwest.csv.gz", "acs": "acs2019_nist_excerpt_national.csv.gz",
-                 "pseo": "pseo_earnings_co_tx.csv.gz"}
-_SHARED_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-_EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "dpcore" / "examples"
-_BUNDLED = ("acs", "pseo")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,7 +107,7 @@ def _read_upload(digest: str, file_name: str, _raw: bytes) -> tuple[pd.DataFrame
 @st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
 def _clean_upload(digest: str, file_name: str, column: str, negative: str, _frame: pd.DataFrame,
                   read_notes: tuple[str, ...]) -> IncomeData:
-    from dpcore.data import IncomeData, clean_income_column
+    from dpcore.data import clean_income_column
 
     cleaned, notes = clean_income_column(_frame, column, negative=negative)
     return IncomeData(values=cleaned[column].to_numpy(dtype=float), name=file_name, source="upload",
@@ -138,8 +126,8 @@ def default_dataset() -> IncomeData:
 @dataclass(frozen=True)
 class DeferredDataset:
     """The default dataset (DEFAULT_KEY) before it is built: what the landing page's sidebar stores
-    in ``st.session_state["dataset"]`` on a plain visit, so that neither dpcore.data nor pandas is
-    imported there (cold start). It says what will be used; :func:`current_dataset` builds
+    in ``st.session_state["dataset"]`` on a plain visit, so that no data are drawn or read there
+    (cold start). It says what will be used; :func:`current_dataset` builds
     the real :class:`dpcore.data.IncomeData` (:func:`default_dataset`) when a page asks for data."""
 
     key: tuple = DEFAULT_KEY
@@ -175,21 +163,10 @@ def _keyed(key: tuple, load: Callable[[], IncomeData | None]) -> _Keyed:
     return _Keyed(key, load)
 
 
-def _available_shared() -> list[str]:
-    """dpcore.data.available_shared(), asked directly once dpcore.data is imported; before that (a
-    plain visit of the landing page) the same check on the same files without importing it: the
-    files in ../shared/data plus the bundled ACS and PSEO copies (tests/test_sidebar.py: they agree)."""
-    if "dpcore.data" in sys.modules:
-        # through the import system, not the sys.modules entry: another session's thread may still be
-        # importing dpcore.data (a partially initialised module there); the import waits for it
-        from dpcore.data import available_shared
-        return available_shared()
-    return [key for key, file_name in _SHARED_FILES.items()
-            if (_SHARED_DATA_DIR / file_name).is_file() or (key in _BUNDLED and (_EXAMPLES_DIR / file_name).is_file())]
-
-
 def _source_options() -> list[str]:
-    shared = [SHARED_LABELS[k] for k in _available_shared() if k in SHARED_LABELS]
+    """The data sources offered: the real survey files are those of dpcore.data's catalogue on this machine
+    (the ../shared/data files present, plus the bundled ACS and PSEO copies)."""
+    shared = [SHARED_LABELS[k] for k in available_shared() if k in SHARED_LABELS]
     return [SRC_LOGNORMAL, SRC_PARETO, SRC_TWO_POINT, SRC_EXAMPLE, *shared, SRC_UPLOAD]
 
 
@@ -325,8 +302,6 @@ def _choose() -> tuple[_Keyed | None, bool]:
         return _keyed(("example", "engel"), lambda: _build(("example", "engel"))), False
     for key, label in SHARED_LABELS.items():
         if source == label:
-            from dpcore.data import SHARED_DATASETS
-
             spec = SHARED_DATASETS[key]
             negative = qp_radio("Negative incomes (losses)", "data_shared_neg", ["drop", "clip"], "drop",
                                 persistent=True,
@@ -374,10 +349,9 @@ def render_sidebar(*, defer_default: bool = False, compact: bool = False, data_u
     ``defer_default=True`` (app.py passes it on pages that never read the dataset, e.g. the landing
     page): while the choice is the default data and the URL held nothing else (a plain visit, or the
     defaults the sidebar wrote there itself), the widgets are drawn as usual but the dataset is not
-    built, so neither dpcore.data nor pandas is imported (a cold server shows the landing
-    page ~0.5 s sooner): ``st.session_state["dataset"]`` is a :class:`DeferredDataset` until a page
-    uses data (``current_dataset`` then builds :func:`default_dataset`; ``current_dataset_key`` is
-    DEFAULT_KEY).
+    built, so a plain visit draws and reads no data (cold start): ``st.session_state["dataset"]`` is a
+    :class:`DeferredDataset` until a page uses data (``current_dataset`` then builds
+    :func:`default_dataset`; ``current_dataset_key`` is DEFAULT_KEY).
 
     ``compact=True`` (app.py passes it on the landing page): the data-source widgets and the seed sit in
     two popovers ("Choose the data", "Random seed: N"). They are created as usual (same keys, same URL
