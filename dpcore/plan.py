@@ -911,6 +911,12 @@ def _from_planned(stat: Any, epsilon: float, by: Sequence[str]) -> dict[str, Any
         if getattr(stat, "relation", "replace") != "replace":
             raise PlanError("release plans use the replace-one relation; the add/remove percentiles setting "
                             "cannot be written into a plan")
+        if getattr(stat, "method", "histogram") == "exponential":
+            grid = np.asarray(stat.edges, dtype=float)
+            fine = percentiles.fine_candidate_grid()
+            same = grid.shape == fine.shape and np.array_equal(grid, fine)
+            return {"kind": "percentiles", "by": list(by), "epsilon": epsilon, "method": "exponential",
+                    "candidates": "pseo-fine" if same else [float(v) for v in grid], "q": [float(v) for v in stat.q]}
         edges = stat.edges if getattr(stat, "edges", None) is not None else percentiles.PSEO_BIN_EDGES
         edges = np.asarray(edges, dtype=float)
         same = edges.shape == percentiles.PSEO_BIN_EDGES.shape and np.array_equal(edges, percentiles.PSEO_BIN_EDGES)

@@ -76,6 +76,9 @@ __all__ = [
     "GroupMeans",
     "GiniStatistic",
     "PercentilesStatistic",
+    "ExponentialPercentilesStatistic",
+    "PercentilesMethodAdvice",
+    "recommend_percentiles_method",
     "RatioStatistic",
     "solve_epsilon",
     "plan_total",
@@ -926,6 +929,124 @@ class PercentilesStatistic(PlannedStatistic):
 
 
 @dataclass(frozen=True, eq=False)
+class ExponentialPercentilesStatistic(PercentilesStatistic):
+    """One (or a few) quantiles of every cell by the exponential mechanism on a public candidate grid
+    (:class:`dpcore.percentiles.ExponentialQuantileMechanism`, a plan's ``method = "exponential"``).
+
+    ``edges`` are the candidates (default None: the "pseo-fine" grid); ``q`` at most
+    ``dpcore.percentiles.MAX_EXPONENTIAL_QUANTILES`` levels in (0, 100), epsilon split equally across them.
+    Replace-one with public cell sizes (the add/remove setting of the histogram does not apply). The target and
+    ``prob_within`` are those of :class:`PercentilesStatistic` (every level of every cell within the relative
+    tolerance); the Monte Carlo uses common random numbers without storing them: the same seeded stream of
+    standard exponentials E for every epsilon, the choice being argmax(u / b + E) (b the noise scale), so the
+    success curve is nearly monotone in epsilon and memory stays bounded by one chunk.
+    """
+
+    q: tuple = (50.0,)
+    n_sims: int = 1000
+    name: str = "Median by cell (exponential mechanism)"
+    mechanism: str = ("exponential-mechanism quantile on a public candidate grid (OpenDP noisy max, permute-and-flip "
+                      "form); epsilon split across the levels; parallel over cells")
+    method: str = "exponential"
+
+    def __post_init__(self) -> None:
+        from . import percentiles as _p
+
+        cells = self.cells
+        if isinstance(cells, np.ndarray) and cells.ndim == 1 and cells.dtype != object:
+            cells = (cells,)
+        cells = tuple(np.asarray(c, dtype=float) for c in cells)
+        if not cells:
+            raise DPInputError("give at least one cell of earnings")
+        if self.relation != "replace":
+            raise DPInputError("the exponential mechanism is defined for replace-one neighbours (cell sizes public)")
+        mech = _p.ExponentialQuantileMechanism(1.0, self.edges, self.q)  # checks the grid and the levels
+        edges = np.asarray(mech.candidates)
+        labels = self.cell_labels or tuple(f"cell {i + 1}" for i in range(len(cells)))
+        if len(labels) != len(cells):
+            raise DPInputError("one label per cell is needed")
+        truth = np.vstack([_p.empirical_percentile(c, mech.q) if c.size >= 1 else np.full(len(mech.q), math.nan)
+                           for c in cells])
+        object.__setattr__(self, "cells", cells)
+        object.__setattr__(self, "edges", edges)
+        object.__setattr__(self, "q", mech.q)
+        object.__setattr__(self, "n_sims", check_int(self.n_sims, "n_sims", minimum=100, maximum=200_000))
+        object.__setattr__(self, "cell_labels", tuple(str(v) for v in labels))
+        object.__setattr__(self, "_counts", np.vstack([_cell_histogram(c, edges) for c in cells]).astype(np.int64))
+        object.__setattr__(self, "_truth", truth)
+        object.__setattr__(self, "_cache", {})
+
+    def _max_rel_errors(self, epsilon) -> np.ndarray:
+        """(n_sims, cells): the largest relative error over the levels, per simulated release and cell."""
+        key = round(float(epsilon), 12)
+        hit = self._cache.get(key)
+        if hit is None:
+            mech = self.mechanism_at(epsilon)
+            u = mech.scores(self._counts) / mech.noise_scale  # (cells, q, K + 1)
+            gen = as_generator(self.seed)  # the same stream for every epsilon: common random numbers
+            chunk = max(1, 4_000_000 // max(u.size, 1))
+            hit = np.empty((self.n_sims, u.shape[0]))
+            for start in range(0, self.n_sims, chunk):
+                stop = min(self.n_sims, start + chunk)
+                choices = np.argmax(u + gen.standard_exponential((stop - start,) + u.shape), axis=-1)
+                vals = mech._ordered(choices)[1]
+                hit[start:stop] = np.max(np.abs(vals / self._truth[None] - 1.0), axis=2)
+            if len(self._cache) >= 512:
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
+
+    def privacy_cost(self, epsilon: float) -> _budget.PrivacyCost:
+        """epsilon: epsilon / len(q) per level (sequential composition), parallel over the disjoint cells."""
+        return _budget.pure(check_epsilon(epsilon))
+
+    def mechanism_at(self, epsilon):
+        from .percentiles import ExponentialQuantileMechanism
+
+        return ExponentialQuantileMechanism(epsilon, self.edges, self.q)
+
+    def _draw(self, epsilon, rng=None):
+        """Every cell's levels by :class:`dpcore.percentiles.ExponentialQuantileMechanism` (the command line's)."""
+        mech = self.mechanism_at(epsilon)
+        d = mech.draw(self._counts, rng=rng)
+        return _from_mechanism(d, np.ravel(d.percentiles), mech.privacy_cost().epsilon, self.neighbouring)
+
+    def params(self):
+        return {**super().params(), "method": "exponential"}
+
+
+@dataclass(frozen=True)
+class PercentilesMethodAdvice:
+    """Which percentiles method to use for the wanted levels, and why (one sentence a page shows)."""
+
+    method: str
+    reason: str
+
+
+def recommend_percentiles_method(q: Sequence[float]) -> PercentilesMethodAdvice:
+    """The exponential mechanism when a single percentile is wanted, the noisy histogram otherwise.
+
+    One level: the exponential mechanism spends all of epsilon on it and chooses among fine public candidates, so
+    its error is smaller than that of a read-off from a few noisy bins (docs/percentiles.md, "One median":
+    measured on PSEO-like cells). Several levels: the exponential mechanism splits epsilon across them, while
+    the histogram gives every percentile and the histogram itself for the same epsilon."""
+    from .percentiles import _check_q
+
+    levels = _check_q(q)
+    if levels.size == 1 and levels[0] < 100:
+        return PercentilesMethodAdvice("exponential", (
+            f"For one percentile (p{levels[0]:g}) use the exponential mechanism: it spends the whole ε on that "
+            "percentile and picks it among fine public candidates, so it is more accurate than a value read off "
+            "21 noisy bins."))
+    return PercentilesMethodAdvice("histogram", (
+        f"For {levels.size} percentiles use the noisy histogram: it gives "
+        f"{', '.join(f'p{v:g}' for v in levels)} and the histogram itself for the same ε, while the exponential "
+        f"mechanism would split ε {levels.size} ways." if levels.size > 1 else
+        "For the 100th percentile (the maximum) use the noisy histogram: the exponential mechanism needs a level "
+        "below 100."))
+
+
+@dataclass(frozen=True, eq=False)
 class RatioStatistic(PlannedStatistic):
     """Relative risk (x/n_x)/(y/n_y) from LaplaceNoisedCounts (Shoham & Ligett, Claim 3.1; eps/2 per count).
 
@@ -1027,13 +1148,28 @@ def planning_groups(n: int, *, shares: Sequence[float] = (0.5, 0.3, 0.2), seed: 
     return labels[as_generator(seed).choice(sh.size, size=n, p=sh / sh.sum())]
 
 
+def _percentiles_statistic(cells: tuple, labels: tuple, params: dict) -> PercentilesStatistic:
+    """The percentiles statistic of ``make_statistic``: the noisy histogram, or the exponential mechanism."""
+    method = params.get("method", "histogram")
+    if method == "exponential":
+        return ExponentialPercentilesStatistic(cells, edges=params.get("candidates"), q=tuple(params.get("q", (50,))),
+                                               cell_labels=labels, n_sims=int(params.get("n_sims", 1000)),
+                                               seed=int(params.get("seed", 0)))
+    if method != "histogram":
+        raise DPInputError(f"percentiles method must be 'histogram' or 'exponential', got {method!r}")
+    return PercentilesStatistic(cells, q=tuple(params.get("q", (25, 50, 75))), cell_labels=labels,
+                                n_sims=int(params.get("n_sims", 4000)), seed=int(params.get("seed", 0)),
+                                relation=params.get("relation", "replace"))
+
+
 def make_statistic(kind: str, values, groups=None, **params) -> PlannedStatistic:
     """Build a planned statistic of one of :data:`STAT_KINDS` from planning data.
 
     values: incomes; groups: one label per record (needed by "percentiles" (cells = groups),
     "group_means" and "ratio"). params per kind:
     gini: lower=0, upper, gamma=2, calibration="tight"; percentiles: q=(25, 50, 75), n_sims, seed,
-    relation="replace" (negative incomes are set to 0: PSEO bins start at $10,000 anyway);
+    relation="replace" (negative incomes are set to 0: PSEO bins start at $10,000 anyway), method="histogram" or
+    "exponential" (:class:`ExponentialPercentilesStatistic`: q=(50,), candidates=None for "pseo-fine");
     group_means / mean: lower, upper (clip range); count: threshold;
     ratio: threshold (low income = below it), group_x, group_y (default: the first two labels).
     """
@@ -1064,10 +1200,7 @@ def make_statistic(kind: str, values, groups=None, **params) -> PlannedStatistic
                                     relation=params.get("relation", "replace"),
                                     name="Median income by group (PSEO histogram)", kind="group_medians")
     if kind == "percentiles":
-        cells = tuple(np.maximum(x[g == lab], 0.0) for lab in labels)
-        return PercentilesStatistic(cells, q=tuple(params.get("q", (25, 50, 75))), cell_labels=tuple(labels),
-                                    n_sims=int(params.get("n_sims", 4000)), seed=int(params.get("seed", 0)),
-                                    relation=params.get("relation", "replace"))
+        return _percentiles_statistic(tuple(np.maximum(x[g == lab], 0.0) for lab in labels), tuple(labels), params)
     # ratio
     if len(labels) < 2:
         raise DPInputError("a relative risk needs two groups; the data have one")
