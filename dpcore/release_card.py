@@ -38,7 +38,8 @@ import pandas as pd
 from . import intervals as intervals_lib
 from .errors import DPInputError
 
-__all__ = ["CARD_HTML", "CARD_MARKDOWN", "REGISTRY_YAML", "CARD_FILES", "MAX_CARD_ROWS", "CardNumber",
+__all__ = ["CARD_HTML", "CARD_MARKDOWN", "REGISTRY_YAML", "CARD_FILES", "SIMULATION_FILE_PREFIX", "card_file_names",
+           "MAX_CARD_ROWS", "CardNumber",
            "card_number", "release_card_html", "release_card_markdown", "opendp_registry_entry",
            "write_release_card", "card_inputs_from_app_records", "card_bytes_estimate", "REGISTRY_PLACEHOLDER"]
 
@@ -46,6 +47,8 @@ CARD_HTML = "release_card.html"
 CARD_MARKDOWN = "release_card.md"
 REGISTRY_YAML = "opendp_registry.yaml"
 CARD_FILES = (CARD_HTML, CARD_MARKDOWN, REGISTRY_YAML)
+#: a simulation's card files start with this, as its tables' files do: nothing of a simulation passes for a release
+SIMULATION_FILE_PREFIX = "SIMULATION_"
 
 #: rows of one statistic shown on the card; the rest are in the statistic's CSV (a card of 60,000 cells would
 #: be a 15 MB page nobody reads; the tables hold every cell)
@@ -724,20 +727,32 @@ def _empty_tables(record: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
 # Files
 # ---------------------------------------------------------------------------------------------
 
+def card_file_names(record: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The names of the card's three files: :data:`CARD_FILES`, each starting with ``SIMULATION_`` when the
+    record is a simulation's."""
+    prefix = "" if str(record.get("mode", "release")) == "release" else SIMULATION_FILE_PREFIX
+    html_name, markdown_name, yaml_name = (prefix + name for name in CARD_FILES)
+    return html_name, markdown_name, yaml_name
+
+
 def write_release_card(out_dir: str | Path, record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]
                        ) -> list[Path]:
-    """Write release_card.html, release_card.md and opendp_registry.yaml into ``out_dir``; return their paths
-    (the caller lists them in the record's files with their SHA-256)."""
+    """Write release_card.html, release_card.md and opendp_registry.yaml (:func:`card_file_names`) into
+    ``out_dir``; return their paths (the caller lists them in the record's files with their SHA-256). All three
+    texts are made before anything is written; a failure while writing removes what was written."""
     out = Path(out_dir)
     if not out.is_dir():
         raise DPInputError(f"the release card's folder {str(out)!r} does not exist")
-    texts = {CARD_HTML: release_card_html(record, tables), CARD_MARKDOWN: release_card_markdown(record, tables),
-             REGISTRY_YAML: opendp_registry_entry(record, tables)}
-    paths = []
-    for name, text in texts.items():
-        path = out / name
-        path.write_text(text, encoding="utf-8")
-        paths.append(path)
+    texts = (release_card_html(record, tables), release_card_markdown(record, tables),
+             opendp_registry_entry(record, tables))
+    paths = [out / name for name in card_file_names(record)]
+    try:
+        for path, text in zip(paths, texts, strict=True):
+            path.write_text(text, encoding="utf-8")
+    except BaseException:
+        for path in paths:
+            path.unlink(missing_ok=True)
+        raise
     return paths
 
 

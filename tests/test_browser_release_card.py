@@ -74,7 +74,7 @@ def _assert_numbers_equal(cells, record, tables):
 
 def test_the_card_opens_offline_and_shows_the_tables_numbers(chromium, tmp_path):
     result = simulated_release(tmp_path / "release")
-    card = result.out_dir / release_card.CARD_HTML
+    card = result.out_dir / release_card.card_file_names(result.record)[0]
     cells, requests, errors = _open_offline(chromium, card)
     assert requests == [] and errors == []
     _assert_numbers_equal(cells, result.record, result.tables)
@@ -83,7 +83,7 @@ def test_the_card_opens_offline_and_shows_the_tables_numbers(chromium, tmp_path)
     folder = tmp_path / "with_intervals"
     folder.mkdir()
     release_card.write_release_card(folder, result.record, tables)
-    cells, requests, errors = _open_offline(chromium, folder / release_card.CARD_HTML)
+    cells, requests, errors = _open_offline(chromium, folder / release_card.card_file_names(result.record)[0])
     assert requests == [] and errors == []
     assert any(c["interval"] for c in cells)
     _assert_numbers_equal(cells, result.record, tables)

@@ -248,10 +248,12 @@ def test_neighbouring_data_give_cards_that_differ_only_in_the_released_numbers(t
 def test_a_release_writes_the_card_and_lists_it_with_its_hash(released):
     out = released.out_dir
     record = json.loads((out / "release_record.json").read_text())
-    for name in release_card.CARD_FILES:
+    names = release_card.card_file_names(record)
+    assert names == tuple(f"SIMULATION_{name}" for name in release_card.CARD_FILES)  # as a simulation's tables
+    assert release_card.card_file_names({**record, "mode": "release"}) == release_card.CARD_FILES
+    for name in names:
         assert record["files"][name] == hashlib.sha256((out / name).read_bytes()).hexdigest()
-    assert (out / release_card.CARD_HTML).read_text() == release_card.release_card_html(released.record,
-                                                                                        released.tables)
+    assert (out / names[0]).read_text() == release_card.release_card_html(released.record, released.tables)
 
 
 def test_a_card_failure_never_loses_the_release(tmp_path, monkeypatch):
@@ -264,7 +266,8 @@ def test_a_card_failure_never_loses_the_release(tmp_path, monkeypatch):
     result = simulated_release(tmp_path)
     record = json.loads((result.out_dir / "release_record.json").read_text())
     assert "card went wrong" in record["release_card"]
-    assert not any((result.out_dir / name).exists() for name in release_card.CARD_FILES)
+    assert not any(name.endswith(release_card.CARD_FILES) for name in record["files"])
+    assert not any(path.name.endswith(release_card.CARD_FILES) for path in result.out_dir.iterdir())
     assert any(name.endswith(".csv") for name in record["files"])
 
 

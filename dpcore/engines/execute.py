@@ -84,7 +84,7 @@ import pandas as pd
 
 from .. import __version__
 from ..plan import ReleasePlan, StatisticSpec, plan_to_dict, plan_to_toml
-from ..release_card import CARD_FILES, card_bytes_estimate, write_release_card
+from ..release_card import card_bytes_estimate, write_release_card
 from ..validation import DPInputError
 from . import EngineSpec, Progress, Source, open_engine
 from .fingerprint import engine_record_fingerprint
@@ -618,14 +618,11 @@ def _write_card(tmp: Path, record: dict, tables: dict[str, pd.DataFrame], hashes
     """The card for publication and the registry entry (post-processing of the record and the tables), added to
     ``hashes``. A failure here loses the card, never the charged release: the record says why it is missing."""
     try:
-        for path in write_release_card(tmp, record, tables):
-            hashes[path.name] = _sha256(path)
+        paths = write_release_card(tmp, record, tables)  # all three or none
     except Exception as exc:  # the tables and the record are what was paid for; the card can be remade from them
-        for name in CARD_FILES:
-            (tmp / name).unlink(missing_ok=True)
-            hashes.pop(name, None)
         return {"release_card": f"not written: {_one_line(exc)} (remake it with dpcore.release_card from this "
                                 "record and the tables)"}
+    hashes.update({path.name: _sha256(path) for path in paths})
     return {}
 
 
