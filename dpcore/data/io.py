@@ -176,9 +176,9 @@ def _read_source(source: Any, max_bytes: int) -> tuple[bytes, str]:
     else:
         raise TypeError(f"source must be bytes, a path or a binary file object, got {type(source).__name__}")
     if len(data) > max_bytes:
-        size = "more than " + _fmt_bytes(max_bytes) if hasattr(source, "read") else _fmt_bytes(len(data))
+        shown = "more than " + _fmt_bytes(max_bytes) if hasattr(source, "read") else _fmt_bytes(len(data))
         raise DPInputError(
-            f"{label} is {size}, larger than the {_fmt_limit(max_bytes)} limit; use a smaller extract "
+            f"{label} is {shown}, larger than the {_fmt_limit(max_bytes)} limit; use a smaller extract "
             "(a sample of rows or fewer columns)")
     return data, str(label)
 
@@ -212,8 +212,10 @@ def _utf16_without_bom(head: bytes) -> str | None:
 def _decode_text(data: bytes, label: str) -> tuple[str, str | None]:
     """Decode CSV bytes: UTF-16 (with a BOM, or plainly alternating NUL bytes), UTF-8 (with or
     without BOM), else Latin-1; refuse binary files."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or _utf16_without_bom(data[:4096]):
-        encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else _utf16_without_bom(data[:4096])
+    bom = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+    without_bom = None if bom else _utf16_without_bom(data[:4096])
+    if bom or without_bom:
+        encoding = without_bom or "utf-16"
         try:
             text = data.decode(encoding)
         except UnicodeDecodeError as exc:
@@ -250,7 +252,7 @@ def _sniff_delimiter(text: str) -> str:
     # the header line decides when it has a clear delimiter
     first = sample.split("\n", 1)[0]
     counts = {d: first.count(d) for d in (",", ";", "\t", "|")}
-    best = max(counts, key=counts.get)
+    best = max(counts, key=lambda d: counts[d])
     if counts[best] > 0:
         return best
     try:
@@ -1002,7 +1004,7 @@ def load_income_file(source: bytes | str | Path | BinaryIO, *, column: str | Non
                     "if the file uses another delimiter, save it as comma-separated CSV")
             cols = ", ".join(_short(c) for c in list(frame.columns)[:12])
             raise DPInputError(f"{label} has no numeric column (columns: {cols}); incomes must be numbers")
-        column = guess_income_column(candidates)
+        column = guess_income_column(candidates) or candidates[0]  # candidates is not empty here
         if len(candidates) > 1:
             notes = notes + (f"used column {column!r} (numeric columns: {', '.join(candidates[:12])})",)
     cleaned, more = clean_income_column(frame, column, negative=negative, min_rows=min_rows)

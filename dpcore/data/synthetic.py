@@ -278,8 +278,8 @@ def two_point_incomes(n: int, gini: float, iq: float | None = None, *, mean: flo
                 f"(the limit {iq_inf:.6g} of Prop. 5.1 needs alpha n to be an integer); got {iq:g}")
         i = int(np.argmin(np.where(feasible, iq - spread, np.inf)))
     best = (max(0.0, iq - float(spread[i])), int(m_all[i]), max(float(a_all[i]), 0.0), float(spread[i]))
-    slack, m, a, spread = best
-    b = a + spread
+    slack, m, a, width = best
+    b = a + width
     lower = max(0.0, a - slack / 2)
     upper = lower + iq
     values = np.concatenate([np.full(m, a), np.full(n - m, b)]) * mean
