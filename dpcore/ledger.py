@@ -698,6 +698,9 @@ class _Backend:
     def trigger_names(self, conn: Any) -> set[str]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def expected_triggers(self) -> set[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
 
 _SQLITE_V1 = """
 CREATE TABLE dpcore_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -1549,6 +1552,8 @@ class LedgerDB:
                 conn.execute(f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph}) "
                              f"ON CONFLICT (name) DO NOTHING", (name, dataset_id, _now(), f"dpcore {__version__}"))
         acct = self.population(name)
+        if acct is None:  # inserted above unless it was there: a ledger that lost the row cannot register it
+            raise PopulationError(f"the population {name!r} could not be registered in {self.describe()}")
         if acct.cap_epsilon != cap_eps or acct.cap_delta != cap_d:
             raise PopulationError(
                 f"the population {name!r} was registered on {acct.created} with the cap {acct.cap.describe()}; you "
@@ -1910,7 +1915,7 @@ class Account:
             raise DPInputError("a charge needs a non-empty label (what is being released)")
         if (epsilon is None) == (cost is None):
             raise DPInputError("give either epsilon (pure DP) or cost (a dpcore.budget.PrivacyCost), not both or neither")
-        if cost is None:
+        if epsilon is not None:  # and cost is None (exactly one of the two is given)
             cost = _budget.pure(epsilon)
         elif not isinstance(cost, _budget.PrivacyCost):
             raise TypeError("cost must be a dpcore.budget.PrivacyCost (budget.pure / approx / zcdp)")
@@ -1973,6 +1978,7 @@ class Account:
         trial = _composed(cap, everything)
         if not trial._within(cap, tol=CAP_TOLERANCE):
             before_eps, before_delta = _spent(cap, costs)
+            assert cap.epsilon is not None  # an account's cap is an (epsilon, delta) cap
             rem = max(0.0, cap.epsilon - before_eps)
             raise BudgetExceeded(
                 f"refused: '{label}' costs {cost.describe()}, but the account {self.display_name()!r} has spent "

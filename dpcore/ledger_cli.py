@@ -131,6 +131,7 @@ def _population(args: argparse.Namespace) -> int:
         return 0
     if args.population_command == "attach":
         acct = db.require_population(args.name)
+        assert acct.population is not None  # require_population returns a registered population's account
         for path in args.files:
             db.attach_source(ledger_lib.dataset_fingerprint(path), acct.population)
             print(f"attached the records of {path} to the population {acct.population!r}")
@@ -152,7 +153,9 @@ def _backup(args: argparse.Namespace) -> int:
     dest = Path(args.dest).expanduser().absolute()
     if os.path.lexists(dest):
         raise DPInputError(f"the backup destination {dest} exists: give a new path")
-    source_path = db._backend.path
+    backend = db._backend
+    assert isinstance(backend, ledger_lib._SqliteBackend)  # db.backend == "sqlite", checked above
+    source_path = backend.path
     try:
         os.close(os.open(dest, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # the copy holds the key: 0600
         with contextlib.closing(sqlite3.connect("file:" + urllib.parse.quote(str(source_path)) + "?mode=ro",
