@@ -640,7 +640,7 @@ class GiniView:
         """The page's full-precision numbers table: quantity -> value (floats; booleans as 0/1)."""
         med, q90, q99 = self.abs_error_quantiles
         lap_med, lap_q90, lap_q99 = self.laplace_abs_error_quantiles
-        out = {"n": float(self.n), "lower": self.lower, "upper": self.upper, "upper_epsilon": self.upper_epsilon,
+        out: dict[str, Any] = {"n": float(self.n), "lower": self.lower, "upper": self.upper, "upper_epsilon": self.upper_epsilon,
                "total_epsilon": self.total_epsilon, "true_gini": self.true_gini,
                "smooth_sensitivity": self.smooth_sensitivity, "k_star": float(self.k_star), "alpha": self.alpha,
                "beta": self.beta, "noise_scale": self.noise_scale, "median_abs_error": med, "q90_abs_error": q90,
@@ -651,6 +651,7 @@ class GiniView:
         if self.rmse is not None:
             out.update(rmse=self.rmse, laplace_rmse=self.laplace_rmse)
         if self.released_gini is not None:
+            assert self.posterior_interval is not None and self.posterior_hpd is not None  # set with released_gini
             out.update(released_gini=self.released_gini, posterior_mean=self.posterior_mean,
                        posterior_interval_lower=self.posterior_interval[0],
                        posterior_interval_upper=self.posterior_interval[1],
@@ -757,9 +758,11 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
         ss = exact if exact is not None else profile.smooth_sensitivity(cal.beta)
     scale = mech.noise_scale(ss.value)
     summary = _law_summary(scale, gamma, law, noise)
-    errors = tuple(summary[c] for c in _COLS)
+    median_error, q90_error, q99_error = (summary[c] for c in _COLS)
+    errors = (median_error, q90_error, q99_error)
     lap_scale = ss.global_sensitivity / epsilon
-    lap_errors = tuple(float(v) for v in laplace_abs_error_quantiles(lap_scale))
+    lap_median, lap_q90, lap_q99 = (float(v) for v in laplace_abs_error_quantiles(lap_scale))
+    lap_errors = (lap_median, lap_q90, lap_q99)
     saturated = bool(ss.saturated or errors[0] >= 0.5)
     finite_variance = math.isfinite(summary["rmse"])
     curve_key = (gamma, calibration, noise, delta)  # the curve does not depend on epsilon: once per data set

@@ -146,6 +146,7 @@ def error_density_curves(comparison: NoiseComparison, *, n_points: int = 301) ->
     grid = np.linspace(-half, half, n_points)
     out = {}
     for r in comparison.rows:
+        dist: _CauchyAdapter | LaplaceNoise | LaplaceLogNormal
         if r.noise == "cauchy":
             dist = _CauchyAdapter(comparison.gamma)
         elif r.noise == "laplace":
