@@ -279,7 +279,9 @@ def plan_cost(costs: Sequence[tuple[str, budget.PrivacyCost]], *, delta: float |
         ledger.charge(name, cost)
     kinds = ledger.kinds
     if kinds == {"pure"}:
-        eps = float(ledger.spent_pure())
+        spent = ledger.spent_pure()
+        assert spent is not None  # every charge is pure
+        eps = float(spent)
         return PlanCost("pure", eps, 0.0, None, None, False, f"ε = {eps:.4g} (pure ε-DP)")
     if "zcdp" in kinds and delta is None:
         raise DPInputError("a plan with a zCDP statistic needs the plan's delta to state its (epsilon, delta)")
@@ -291,6 +293,7 @@ def plan_cost(costs: Sequence[tuple[str, budget.PrivacyCost]], *, delta: float |
                 f"{conversion:.3g} before adding the (ε, δ) parts")
         return PlanCost("approx", float(eps), float(total_delta), None, conversion, True, text)
     if "zcdp" in kinds:
+        assert rho is not None  # zCDP and pure parts only: no (epsilon, delta) entry
         text = f"ρ = {rho:.4g} (zCDP), i.e. (ε, δ) = ({eps:.4g}, {total_delta:.3g})"
         return PlanCost("zcdp", float(eps), float(total_delta), float(rho), conversion, False, text)
     return PlanCost("approx", float(eps), float(total_delta), None, None, False,
@@ -412,10 +415,10 @@ def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequen
                 dots.append(StatisticDots(stat.name, spec.kind, float(sol.epsilon), target.rel_error,
                                           spec.confidence, tuple(stat.labels), (), spec.abs_error,
                                           tuple(tuple(float(v) for v in row) for row in q)))
-    cost = plan_cost(costs, delta=delta) if rows else None
-    total = cost.epsilon if cost is not None else 0.0  # pure plans: the sum of the epsilons (as plan_total)
+    total_cost = plan_cost(costs, delta=delta) if rows else None
+    total = total_cost.epsilon if total_cost is not None else 0.0  # pure plans: the sum of the epsilons (as plan_total)
     return AccuracyFirstView(tuple(rows), float(total), float(risk.max_posterior(0.01, total)) if rows else 0.01,
-                             tuple(dots), dots_seed, tuple(failures), cost)
+                             tuple(dots), dots_seed, tuple(failures), total_cost)
 
 
 # ---------------------------------------------------------------------------------------------
