@@ -59,6 +59,9 @@ REGISTRY_PLACEHOLDER = "FILL IN"
 
 #: columns of a released table that are neither cell labels nor released numbers
 _NOT_VALUES = {"simulation"}
+#: published columns a reader of the card does not need beside the statistics (they are in the table files): the
+#: noisy histogram a percentile and its interval are read from, the Gini's DP bound on its smooth sensitivity
+_AUXILIARY_PREFIXES = ("noisy_bin_", "smooth_sensitivity_bound")
 #: columns holding a cell's number of rows (exact when cell sizes are public, noisy otherwise)
 _SIZE_COLUMNS = {"n", "n_exposed", "n_reference"}
 
@@ -125,28 +128,59 @@ def _as_float(x: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def card_number(value: Any, lower: Any = None, upper: Any = None, *, integer: bool = False) -> CardNumber:
+def _exact_decimals(*xs: float) -> int:
+    """The fewest decimals (at most 12) that write every x exactly: how a number already rounded to a public grid
+    is printed, without adding or dropping a digit."""
+    for d in range(13):
+        if all(abs(round(x, d) - x) <= 1e-9 * max(1.0, abs(x)) for x in xs):
+            return d
+    return 12
+
+
+def _one_sided(lo: float | None, hi: float | None, text: Any) -> str:
+    if lo is not None and hi is None:
+        return f"{text(lo)} or more"
+    if hi is not None and lo is None:
+        return f"up to {text(hi)}"
+    return "not available"
+
+
+def card_number(value: Any, lower: Any = None, upper: Any = None, *, integer: bool = False,
+                published: bool = False) -> CardNumber:
     """``value`` (and its interval [lower, upper]) as the card prints it.
 
-    With a finite interval of positive width: the step is :func:`dpcore.intervals.honest_grid` (1, 2 or 5 x 10^k
-    between width/50 and width/20), the value is rounded to it (:func:`~dpcore.intervals.round_to_grid`) and the
-    interval outwards (:func:`~dpcore.intervals.round_interval`, so rounding never loses coverage): the card
-    never shows a digit the noise makes meaningless. Post-processing of published numbers only.
+    ``published``: the release already rounded the value and its interval to public grids (its tables carry
+    honest digits, :mod:`dpcore.published`): the card prints them exactly as the table has them, with the fewest
+    decimals that write them, and never rounds them again (another grid would change a published number).
+
+    Otherwise, with a finite interval of positive width: the step is :func:`dpcore.intervals.honest_grid` (1, 2
+    or 5 x 10^k between width/50 and width/20), the value is rounded to it
+    (:func:`~dpcore.intervals.round_to_grid`) and the interval outwards (:func:`~dpcore.intervals.round_interval`,
+    so rounding never loses coverage): the card never shows a digit the noise makes meaningless.
+    Post-processing of published numbers only.
 
     Without an interval (or a zero-width one): whole numbers (``integer``, or a value that is whole) as they
-    are, others to 6 significant digits, and the card says that no interval was published."""
+    are, others to 6 significant digits; a one-sided interval (an open top bin) prints as "X or more"."""
     v, lo, hi = _as_float(value), _as_float(lower), _as_float(upper)
     if v is None:
         return CardNumber(None, None, None, None, "undefined", "")
-    if lo is not None and hi is not None and hi > lo:
+    two_sided = lo is not None and hi is not None and hi > lo
+    if published:
+        ends = [x for x in (lo, hi) if x is not None]
+        d = _exact_decimals(v, *ends)
+        step = intervals_lib.honest_grid(lo, hi) if two_sided and lo is not None and hi is not None else None
+        interval = (f"{_fmt(lo, d)} to {_fmt(hi, d)}" if lo is not None and hi is not None
+                    else _one_sided(lo, hi, lambda x: _fmt(x, d)) if ends else "")
+        return CardNumber(v, lo, hi, step, _fmt(v, d), interval)
+    if two_sided and lo is not None and hi is not None:
         step = intervals_lib.honest_grid(lo, hi)
         d = _decimals(step)
         rv = float(intervals_lib.round_to_grid(v, step))
         rlo, rhi = intervals_lib.round_interval(lo, hi, step)
         return CardNumber(rv, rlo, rhi, step, _fmt(rv, d), f"{_fmt(rlo, d)} to {_fmt(rhi, d)}")
-    if integer or float(v).is_integer():
-        return CardNumber(v, None, None, None, f"{int(round(v)):,}", "")
-    return CardNumber(v, None, None, None, f"{v:,.6g}", "")
+    text = f"{int(round(v)):,}" if integer or float(v).is_integer() else f"{v:,.6g}"
+    interval = _one_sided(lo, hi, lambda x: f"{x:,.6g}") if (lo is None) != (hi is None) else ""
+    return CardNumber(v, lo, hi, None, text, interval)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,6 +207,8 @@ class _Statistic:
     noise: str
     measurement: str
     labelled: bool = False  # rows are labelled numbers (the app's releases), not cells of 'by' columns
+    auxiliary: tuple[str, ...] = ()  # published columns left to the table file
+    published: bool = False  # the release rounded the values itself (honest digits in the tables)
 
 
 def _value_columns(table: pd.DataFrame, by: Sequence[str]) -> tuple[_Column, ...]:
@@ -180,20 +216,25 @@ def _value_columns(table: pd.DataFrame, by: Sequence[str]) -> tuple[_Column, ...
     bounds = {c for c in names for base in names if c in (f"{base}_lower", f"{base}_upper") and base != c}
     out = []
     for c in names:
-        if c in by or c in _NOT_VALUES or c in bounds:
+        if c in by or c in _NOT_VALUES or c in bounds or c.startswith(_AUXILIARY_PREFIXES):
             continue
         out.append(_Column(c, f"{c}_lower" in names and f"{c}_upper" in names, c in _SIZE_COLUMNS))
     return tuple(out)
 
 
-def _table_rows(table: pd.DataFrame, by: Sequence[str], columns: Sequence[_Column]
+def _auxiliary(table: pd.DataFrame) -> tuple[str, ...]:
+    return tuple(str(c) for c in table.columns if str(c).startswith(_AUXILIARY_PREFIXES))
+
+
+def _table_rows(table: pd.DataFrame, by: Sequence[str], columns: Sequence[_Column], published: bool
                 ) -> tuple[tuple[tuple[str, ...], tuple[CardNumber, ...]], ...]:
     rows = []
     head = table.head(MAX_CARD_ROWS)
     for _, row in head.iterrows():
         labels = tuple("(missing)" if _missing(row[b]) else str(row[b]) for b in by)
         numbers = tuple(card_number(row[c.name], row[f"{c.name}_lower"] if c.interval else None,
-                                    row[f"{c.name}_upper"] if c.interval else None, integer=c.size)
+                                    row[f"{c.name}_upper"] if c.interval else None, integer=c.size,
+                                    published=published)
                         for c in columns)
         rows.append((labels, numbers))
     return tuple(rows)
@@ -219,10 +260,11 @@ def _statistic(info: Mapping[str, Any], table: pd.DataFrame, costs: Mapping[str,
     if missing:
         raise DPInputError(f"the table of {name!r} has no column {missing[0]!r} (a cell label of the record)")
     columns = _value_columns(table, by)
+    published = info.get("interval_level") is not None  # set where the release rounded its tables honestly
     eps, delta = costs.get(name, (float(info.get("epsilon", 0.0)), 0.0))
-    return _Statistic(name, str(info.get("kind", "")), by, eps, delta, columns, _table_rows(table, by, columns),
-                      int(len(table)), str(info.get("noise") or ""), str(info.get("measurement") or ""),
-                      bool(info.get("labelled")))
+    return _Statistic(name, str(info.get("kind", "")), by, eps, delta, columns,
+                      _table_rows(table, by, columns, published), int(len(table)), str(info.get("noise") or ""),
+                      str(info.get("measurement") or ""), bool(info.get("labelled")), _auxiliary(table), published)
 
 
 def _statistics(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> tuple[_Statistic, ...]:
@@ -250,7 +292,10 @@ def opendp_version(record: Mapping[str, Any]) -> str | None:
 
 
 def _level(record: Mapping[str, Any]) -> float:
-    """The intervals' level: the record's (``intervals.level`` or the plan's ``level``), else the default."""
+    """The intervals' level: a statistic's ``interval_level``, the plan's ``level``, else the default."""
+    for stat in record.get("statistics", []):
+        if isinstance(stat, Mapping) and _as_float(stat.get("interval_level")) is not None:
+            return float(stat["interval_level"])
     for source in (record.get("intervals"), record.get("plan"), record):
         if isinstance(source, Mapping) and _as_float(source.get("level")) is not None:
             return float(source["level"])
@@ -388,14 +433,29 @@ SIMULATION_WARNING = ("SIMULATION, NOT A RELEASE: numpy noise from a recorded se
 
 def _interval_note(card: _Card) -> str:
     if any(c.interval for s in card.statistics for c in s.columns):
+        rounding = ("as the release published them: rounded to a public step" if
+                    all(s.published for s in card.statistics if any(c.interval for c in s.columns)) else
+                    "rounded here to a public step")
         return (f"Each interval is a {card.level:.0%} confidence interval computed from the published numbers "
                 "alone (the released values and the public parameters of their mechanisms): over the noise, it "
                 "covers the statistic of the data clipped to the public bounds with at least that probability; "
-                "the clipping bias is not in it. Values and intervals are rounded to a public step between 1/50 "
-                "and 1/20 of the interval's width (intervals outwards), so no digit is finer than the noise "
-                "allows.")
+                f"the clipping bias is not in it. Values and intervals are shown {rounding} of about 1/50 to 1/20 "
+                "of the interval's width (intervals outwards), so no digit is finer than the noise allows.")
     return ("This release publishes no intervals: values are shown as in the tables (whole numbers as they are, "
             "others to 6 significant digits), which says nothing about their accuracy.")
+
+
+def _auxiliary_note(s: _Statistic) -> str:
+    if not s.auxiliary:
+        return ""
+    what = []
+    bins = [c for c in s.auxiliary if c.startswith("noisy_bin_")]
+    if bins:
+        what.append(f"{bins[0]} to {bins[-1]} (the noisy histogram the percentiles and their intervals are read from)"
+                    if len(bins) > 1 else f"{bins[0]} (the noisy histogram)")
+    what += [f"{c} (the published DP upper bound on the smooth sensitivity that the interval is computed from)"
+             for c in s.auxiliary if not c.startswith("noisy_bin_")]
+    return "Also published in the table file: " + "; ".join(what) + "."
 
 
 def _software(card: _Card) -> str:
@@ -470,7 +530,9 @@ def release_card_html(record: Mapping[str, Any], tables: Mapping[str, pd.DataFra
     parts.append("<h2>Released values</h2>")
     parts.append(f'<p class="note">{_e(_interval_note(card))}</p>')
     for s in card.statistics:
-        parts.append(f"<section><h3>{_e(s.name)}</h3><p>{_e(_what(s))}</p>{_html_values(s, card.level)}</section>")
+        aux = f'<p class="note">{_e(_auxiliary_note(s))}</p>' if s.auxiliary else ""
+        parts.append(f"<section><h3>{_e(s.name)}</h3><p>{_e(_what(s))}</p>{_html_values(s, card.level)}{aux}"
+                     "</section>")
     parts.append("<h2>Privacy statement</h2>" + "".join(f"<p>{_e(p)}</p>" for p in card.protected))
     parts.append(_html_cost_table(card))
     parts.append("<h3>What is public (not protected)</h3><ul>" + "".join(f"<li>{_e(p)}</li>" for p in card.public)
@@ -540,6 +602,8 @@ def release_card_markdown(record: Mapping[str, Any], tables: Mapping[str, pd.Dat
             f"- **Software:** {_m(_software(card))}", "", "## Released values", "", _m(_interval_note(card)), ""]
     for s in card.statistics:
         out += [f"### {_m(s.name)}", "", _m(_what(s)), "", *_md_values(s, card.level), ""]
+        if s.auxiliary:
+            out += [_m(_auxiliary_note(s)), ""]
     out += ["## Privacy statement", ""]
     for p in card.protected:
         out += [_m(p), ""]

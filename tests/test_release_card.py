@@ -11,7 +11,16 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from support.cards import card_cells, card_data, expected_text, number, simulated_release, with_intervals
+from support.cards import (
+    card_cells,
+    card_data,
+    expected_text,
+    interval,
+    number,
+    plain,
+    simulated_release,
+    with_intervals,
+)
 
 from dpcore import budget, planner, release, release_card
 from dpcore.validation import DPInputError
@@ -26,7 +35,8 @@ def released(tmp_path_factory):
 
 def _value_columns(table: pd.DataFrame, by) -> list[str]:
     names = list(table.columns)
-    return [c for c in names if c not in by and c != "simulation" and not re.search(r"_(lower|upper)$", c)]
+    return [c for c in names if c not in by and c != "simulation" and not re.search(r"_(lower|upper)$", c)
+            and not c.startswith(("noisy_bin_", "smooth_sensitivity_bound"))]
 
 
 def _check_numbers(html_text: str, record: dict, tables: dict[str, pd.DataFrame]) -> int:
@@ -42,34 +52,82 @@ def _check_numbers(html_text: str, record: dict, tables: dict[str, pd.DataFrame]
             assert len(shown) == len(table)
             for i, text in enumerate(shown):
                 lo, hi = (table[f"{c}_lower"].iloc[i], table[f"{c}_upper"].iloc[i]) if has else (None, None)
-                value, interval = expected_text(table[c].iloc[i], lo, hi, integer=c.startswith("n"))
+                value, ends = expected_text(table[c].iloc[i], lo, hi, integer=c.startswith("n"),
+                                            published="interval_level" in s)
                 assert number(text) == value, (s["name"], c, i, text, value)
-                if interval is not None:
-                    a, b = cells.intervals[s["name"]][c][i].split(" to ")
-                    assert (number(a), number(b)) == interval
+                if ends is not None:
+                    assert interval(cells.intervals[s["name"]][c][i]) == ends
                 compared += 1
     return compared
 
 
-def test_card_numbers_equal_the_tables_without_intervals(released):
+def test_card_numbers_equal_the_tables_as_released(released):
     html_text = release_card.release_card_html(released.record, released.tables)
     assert _check_numbers(html_text, released.record, released.tables) == 2 * (3 + 2 + 2 + 5)
+
+
+def test_card_numbers_equal_the_tables_without_intervals(released):
+    record, tables = plain(released.record, released.tables)
+    html_text = release_card.release_card_html(record, tables)
+    assert _check_numbers(html_text, record, tables) == 2 * (3 + 2 + 2 + 5)
     assert "publishes no intervals" in html_text
 
 
 def test_card_numbers_equal_the_tables_with_intervals_rounded_honestly(released):
-    tables = with_intervals(released.tables)
-    html_text = release_card.release_card_html(released.record, tables)
-    assert _check_numbers(html_text, released.record, tables) == 2 * (3 + 2 + 2 + 5)
-    assert "95% confidence interval" in html_text
+    record, tables = plain(released.record, released.tables)
+    tables = with_intervals(tables)
+    html_text = release_card.release_card_html(record, tables)
+    assert _check_numbers(html_text, record, tables) == 2 * (3 + 2 + 2 + 5)
+    assert "95% confidence interval" in html_text and "rounded here" in html_text
     # the digits follow the interval: a mean of about 45,000 with an interval about 7,000 wide is shown to the 100
     mean = card_cells(html_text).values["02_mean_by_region"]["mean"]
     assert all(number(t) % 100 == 0 for t in mean), mean
-    markdown = release_card.release_card_markdown(released.record, tables)
+    markdown = release_card.release_card_markdown(record, tables)
     for texts in card_cells(html_text).values.values():
         for column in texts.values():
             for text in column:
                 assert f"| {text} |" in markdown or f"| {text} " in markdown
+
+
+def test_tables_the_release_rounded_are_shown_as_published(released):
+    """A release that rounds its own tables (its statistics carry ``interval_level``): the card shows its numbers
+    exactly, never on another grid, and an open top bin as "X or more"."""
+    record, tables = plain(released.record, released.tables)
+    tables = with_intervals(tables)
+    for table in tables.values():  # published: every value and interval on the grid of its honest step
+        for c in [c for c in table.columns if f"{c}_lower" in table.columns]:
+            shown = [expected_text(v, lo, hi) for v, lo, hi in
+                     zip(table[c], table[f"{c}_lower"], table[f"{c}_upper"], strict=True)]
+            table[c] = [v for v, _ in shown]
+            table[f"{c}_lower"], table[f"{c}_upper"] = [e[0] for _, e in shown], [e[1] for _, e in shown]
+    risk = tables["04_relative_risk_by_region"]
+    risk[["cases_exposed", "cases_reference"]] = risk[["cases_exposed", "cases_reference"]].round()  # whole counts
+    mean = tables["02_mean_by_region"]
+    mean["mean"] = [49_650.0, 41_450.0]  # on a grid of 50, finer than the card's own step for these intervals
+    pct = tables["01_percentiles_by_region"]
+    pct.loc[0, "p50_upper"] = float("nan")
+    for s in record["statistics"]:
+        s["interval_level"] = 0.9
+    html_text = release_card.release_card_html(record, tables)
+    assert _check_numbers(html_text, record, tables) == 2 * (3 + 2 + 2 + 5)
+    cells = card_cells(html_text)
+    assert cells.values["02_mean_by_region"]["mean"] == ["49,650", "41,450"]
+    assert cells.intervals["01_percentiles_by_region"]["p50"][0].endswith(" or more")
+    assert "90% confidence interval" in html_text and "as the release published them" in html_text
+
+
+def test_auxiliary_published_columns_are_left_to_the_table_file(released):
+    record, tables = plain(released.record, released.tables)
+    tables = {k: t.copy() for k, t in tables.items()}
+    for j in range(1, 22):
+        tables["01_percentiles_by_region"][f"noisy_bin_{j:02d}"] = j
+    tables["03_gini_by_region"]["smooth_sensitivity_bound"] = 0.01
+    html_text = release_card.release_card_html(record, tables)
+    cells = card_cells(html_text).values
+    assert set(cells["01_percentiles_by_region"]) == {"n", "p25", "p50"} and set(cells["03_gini_by_region"]) == {
+        "n", "gini"}
+    assert "noisy_bin_01 to noisy_bin_21 (the noisy histogram" in html_text
+    assert "smooth_sensitivity_bound (the published DP upper bound" in html_text
 
 
 def test_card_number_rules():
@@ -105,7 +163,9 @@ def test_hostile_labels_and_column_names_are_escaped(released):
     markdown = release_card.release_card_markdown(record, tables)
     assert "<script" not in markdown.lower() and "<img" not in markdown.lower()
     row = next(line for line in markdown.splitlines() if "&lt;script&gt;alert(\"x\")" in line)
-    assert len(re.findall(r"(?<!\\)\|", row)) == 4  # the label's | is escaped: 3 cells, 4 bars
+    header = next(line for line in markdown.splitlines() if line.startswith("| &lt;img"))
+    bars = re.compile(r"(?<!\\)\|")
+    assert len(bars.findall(row)) == len(bars.findall(header))  # the label's | is escaped: no extra cell
     assert "\\[click\\](http://evil.example) \\*bold\\* \\`code\\` next" in row
 
 
@@ -236,7 +296,7 @@ def test_neighbouring_data_give_cards_that_differ_only_in_the_released_numbers(t
     a = simulated_release(tmp_path / "a", data)
     b = simulated_release(tmp_path / "b", neighbour)
     b.record["created"] = a.record["created"]  # the clock, not the data
-    for make in (lambda r: r.tables, lambda r: with_intervals(r.tables)):
+    for make in (lambda r: r.tables, lambda r: with_intervals(plain(r.record, r.tables)[1])):
         card_a = release_card.release_card_html(a.record, make(a))
         card_b = release_card.release_card_html(b.record, make(b))
         assert card_a != card_b  # the released numbers differ ...

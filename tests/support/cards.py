@@ -2,7 +2,9 @@
 and tests/test_browser_release_card.py)."""
 from __future__ import annotations
 
+import copy
 import math
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -41,36 +43,66 @@ def simulated_release(folder: Path, data: pd.DataFrame | None = None, *, seed: i
                             out_dir=folder / "out", seed=seed, public_data=True)
 
 
+def plain(record: dict, tables: dict[str, pd.DataFrame]) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """The record and tables without published intervals (no ``<v>_lower`` / ``<v>_upper`` columns, no
+    ``interval_level``): a release whose card rounds nothing but what it is given."""
+    record = copy.deepcopy(record)
+    for s in record["statistics"]:
+        s.pop("interval_level", None)
+    return record, {k: t.drop(columns=[c for c in t.columns if re.search(r"_(lower|upper)$", c)])
+                    for k, t in tables.items()}
+
+
 def with_intervals(tables: dict[str, pd.DataFrame], width: float = 0.08) -> dict[str, pd.DataFrame]:
     """The tables with made-up ``<v>_lower`` / ``<v>_upper`` columns (value -+ width x |value| + 0.5, not a real
     interval): what a card shows when a release publishes intervals."""
     out = {}
     for name, table in tables.items():
         t = table.copy()
-        for c in [c for c in table.columns if c.startswith("p") or c in ("mean", "gini", "relative_risk")]:
+        for c in [c for c in table.columns if re.fullmatch(r"p[0-9_]+|mean|gini|relative_risk", c)]:
             v = pd.to_numeric(t[c], errors="coerce")
             t[f"{c}_lower"], t[f"{c}_upper"] = v - width * v.abs() - 0.5, v + width * v.abs() + 0.5
         out[name] = t
     return out
 
 
+def _finite(x) -> float | None:
+    return None if x is None or not math.isfinite(float(x)) else float(x)
+
+
 def expected_text(value: float, lower: float | None = None, upper: float | None = None, *,
-                  integer: bool = False) -> tuple[float | None, tuple[float, float] | None]:
-    """What a card must show, computed here from the table's numbers with dpcore.intervals' grid helpers:
-    (value, (lower, upper)) with an interval, (value, None) without."""
-    if value is None or not math.isfinite(float(value)):
+                  integer: bool = False, published: bool = False) -> tuple[float | None, tuple | None]:
+    """What a card must show, computed here from the table's numbers: (value, (lower, upper)) with an interval
+    (an open end None), (value, None) without. ``published``: the release rounded them itself, so exactly the
+    table's numbers; otherwise rounded with dpcore.intervals' grid helpers."""
+    value, lower, upper = _finite(value), _finite(lower), _finite(upper)
+    if value is None:
         return None, None
-    if lower is not None and upper is not None and math.isfinite(lower) and math.isfinite(upper) and upper > lower:
+    if published:
+        return value, (lower, upper) if (lower, upper) != (None, None) else None
+    if lower is not None and upper is not None and upper > lower:
         step = intervals.honest_grid(lower, upper)
         return float(intervals.round_to_grid(value, step)), intervals.round_interval(lower, upper, step)
+    one_sided = (lower, upper) if (lower is None) != (upper is None) else None
+    one_sided = None if one_sided is None else tuple(None if x is None else float(f"{x:.6g}") for x in one_sided)
     if integer or float(value).is_integer():
-        return float(round(value)), None
-    return float(f"{value:.6g}"), None
+        return float(round(value)), one_sided
+    return float(f"{value:.6g}"), one_sided
 
 
 def number(text: str) -> float | None:
     """A number as a card prints it (thousands separators), None for "undefined"."""
     return None if text == "undefined" else float(text.replace(",", ""))
+
+
+def interval(text: str) -> tuple[float | None, float | None]:
+    """An interval as a card prints it: "a to b", "a or more" (no upper end) or "up to b"."""
+    if text.endswith(" or more"):
+        return number(text[: -len(" or more")]), None
+    if text.startswith("up to "):
+        return None, number(text[len("up to "):])
+    a, b = re.split(r"\s+to\s+", text)
+    return number(a), number(b)
 
 
 class CardCells(HTMLParser):
