@@ -314,7 +314,7 @@ def measured_run(cmd: list[str], *, timeout: float, env: dict[str, str], cwd: Pa
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     peak_kb = max(peak_kb, rusage.ru_maxrss if rusage else 0)
     result = {"wall_s": wall, "peak_rss_mb": peak_kb / 1024, "status": status}
-    if status != "ok":  # the last line naming an error (a JVM's stack trace ends with "at ..." lines)
+    if status not in ("ok", "stopped"):  # the last line naming an error (a JVM's stack trace ends with "at ..." lines)
         lines = [line.strip() for line in stderr.splitlines() if line.strip()]
         named = [line for line in lines if "Error" in line or "Exception" in line]
         result["error"] = (named or lines or [""])[-1][:300]
@@ -434,6 +434,7 @@ def summarize(runs: list[dict]) -> dict:
            "peak_rss_mb": max((r["peak_rss_mb"] for r in runs), default=0.0)}
     if failed:
         f = failed[0]
+        out["stop_s"] = f["wall_s"]
         out["failure"] = (f"> {f['wall_s']:.0f} s (stopped)" if f["status"] == "stopped"
                           else f"{f['status']}: {f.get('error', '')[:120]}")
     steps = [r["steps"] for r in ok if r.get("steps")]
@@ -474,7 +475,11 @@ def workload_table(workload: str, rows: int, runs: list[dict], versions: dict[st
         ratio = f"{s['median_s'] / floor:.1f}×" if floor and s["median_s"] is not None else "-"
         if tool == "duckdb":
             ratio = "1×"
-        rss = _mb(s["peak_rss_mb"]) + (" (at failure)" if s["median_s"] is None else "")
+        elif floor and s["median_s"] is None and "stopped" in s.get("failure", ""):
+            ratio = f"> {s['stop_s'] / floor:.0f}×"
+        rss = _mb(s["peak_rss_mb"])
+        if s["median_s"] is None:
+            rss += " (at stop)" if "stopped" in s.get("failure", "") else " (at failure)"
         lines.append(f"| {LABELS[tool]} | {versions.get(tool, '')} | {_wall_cell(s)} | {rss} | "
                      f"{s['ok']}/{s['runs']} | {ratio} |")
     steps = summaries.get("dpcore", {}).get("steps")

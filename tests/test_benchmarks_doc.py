@@ -74,4 +74,5 @@ def test_peers_section_one_table_per_workload_with_machine_and_versions():
     assert _tables(section) == 3
     assert "#### 10M rows: 28,600 cells" in section and "#### 100M rows: 28,600 cells" in section
     assert "| 8.5 s (8.0–9.0) |" in section and "| 4.2× |" in section  # median of two runs, / bare scan
-    assert "> 600 s (stopped)" in section and "tmlt.analytics 0.21.0" in section
+    assert "> 600 s (stopped) | 500 MB (at stop) | 0/1 | > 300× |" in section
+    assert "tmlt.analytics 0.21.0" in section
