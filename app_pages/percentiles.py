@@ -1,8 +1,8 @@
 """Earnings percentiles from a noisy histogram (the Census PSEO system) and its rivals.
 
-Thin page: controls -> one cached view call in :mod:`dpcore.experiments.percentiles` (``cell_view``,
-``many_cells_view`` or ``figures_view``) -> renderers in :mod:`ui.percentiles_views`. The generated
-script makes the same call.
+Thin page: controls -> one cached view call in :mod:`dpcore.experiments.percentiles` (``cell_view`` or, with the
+exponential mechanism chosen, ``exponential_cell_view``; ``many_cells_view`` or ``figures_view``) -> renderers in
+:mod:`ui.percentiles_views`. The generated script makes the same call.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpcore.experiments import percentiles as percentile_experiments
 from ui import answer_views, data_note, percentiles_views, repro
-from ui.common import guard, privacy_note, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
+from ui.common import guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
 from ui.sidebar import current_dataset
 
 SCHEMES = {"PSEO bins (Table 1, 21 bins)": "pseo", "Log-normal bins": "lognormal", "Even bins": "even",
@@ -54,6 +54,11 @@ def _cell_view(values, settings: dict) -> percentile_experiments.CellView:
     return percentile_experiments.cell_view(values, **settings)
 
 
+@st.cache_data(show_spinner="Computing the cell's view...", max_entries=32)
+def _exponential_view(values, settings: dict) -> percentile_experiments.ExponentialCellView:
+    return percentile_experiments.exponential_cell_view(values, **settings)
+
+
 # cache_resource: ε does not change the curves; the shared view is not unpickled on every ε move
 @st.cache_resource(show_spinner="Simulating the accuracy curves...", max_entries=16)
 def _cell_curves_view(values, settings: dict) -> tuple:
@@ -78,22 +83,7 @@ def _custom_edges_text() -> str:
 
 
 st.title("Earnings percentiles (PSEO)")
-st.markdown(
-    "The Census Bureau's **Post-Secondary Employment Outcomes** (PSEO) publish the 25th, 50th and 75th "
-    "percentiles of graduates' earnings for every college × degree × field × cohort *cell*. To protect "
-    "each graduate, the Bureau does not compute the percentiles directly. It sorts the cell's earnings into "
-    "fixed **bins**, adds random whole-number noise to every bin count (the *geometric mechanism*), and reads "
-    "the percentiles off the noisy counts, as if earnings were spread evenly inside each bin "
-    "(Foote, Machanavajjhala & McKinney 2019). This page shows each step, how wrong the answers can be, and "
-    "how the method compares with two rivals: *smooth sensitivity* (the paper's rival) and the "
-    "*exponential mechanism* (the standard modern method).")
-privacy_note(
-    "two cells that differ by **replacing one graduate's record** (the cell size is public), unless you pick "
-    "the paper's *add or remove one graduate* below. Replacing a person moves them between two bins, so each "
-    "bin gets noise for ε/2 and the whole histogram is ε-differentially private; with add/remove each bin "
-    "gets the full ε.",
-    "the bin edges (fixed in advance from public survey data, never from the cell), the percentile levels, "
-    "the earnings range $10,000–$614,597 used by the rivals, the cell definitions and cell sizes.")
+percentiles_views.intro()
 
 # Everything below depends on the page's controls: an st.fragment, so a control reruns this part only
 # (not the sidebar, the page script's set-up or the intro). A full rerun runs it too.
@@ -144,7 +134,25 @@ def _page_body() -> None:
             answer_text)
         answer_text.caption("For the cell of section 1 (the cell data chosen below), released with the PSEO bins.")
 
-    if view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
+    method = "histogram"
+    if view_name == VIEWS[0]:
+        method = percentiles_views.METHODS[qp_radio("Method", "perc_method", list(percentiles_views.METHODS),
+                                                    horizontal=True)]
+        percentiles_views.method_advice(q)
+    if method == "exponential":
+        em_settings = {"source": source, "n": n, "cell_number": cell_number, "epsilon": float(eps),
+                       "q": float(50 if 50 in q else q[0]), "seed": seed()}
+        ds = current_dataset() if source == "sidebar" else None
+        with guard("the release"):
+            em_view = _exponential_view(None if ds is None else ds.values, em_settings)
+            percentiles_views.cell_caption(em_view, "" if ds is None else ds.name)
+            if ds is not None and getattr(ds, "confidential", False):
+                st.warning("This is an uploaded file: simulating releases on confidential data is itself not private.")
+            percentiles_views.exponential_cell(em_view)
+            repro.share_panel("percentiles", script=repro.view_script_for(
+                percentile_experiments.__name__, "exponential_cell_view", em_settings, title="Earnings percentiles: "
+                "the exponential mechanism", dataset_recipe=None if source == "sidebar" else ("none",)))
+    elif view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
         cell_settings = {"source": source, "n": n, "cell_number": cell_number}
         settings = {**cell_settings, "epsilon": float(eps), "scheme": scheme, "n_bins": int(n_bins),
                     "custom_edges": custom_edges, "q": list(q), "relation": relation, "calibration": calibration,

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -1206,8 +1207,7 @@ class ExponentialQuantileMechanism:
         prod_{j != r} (1 - p_j t) dt, by Gauss-Legendre quadrature, exact for this polynomial of degree K."""
         u = self.scores(counts)
         p = np.exp((u - u.max(axis=2, keepdims=True)) / self.noise_scale)
-        nodes, weights = np.polynomial.legendre.leggauss(max(1, (p.shape[2] + 1) // 2))
-        t, w = (nodes + 1.0) / 2.0, weights / 2.0
+        t, w = _gauss_legendre_unit(max(1, (p.shape[2] + 1) // 2))
         pt = p[..., None] * t  # (cells, q, K + 1, nodes); p t < 1 at every node (t < 1)
         log_one_minus = np.log1p(-pt)
         others = log_one_minus.sum(axis=2, keepdims=True) - log_one_minus
@@ -1215,8 +1215,10 @@ class ExponentialQuantileMechanism:
         return prob / prob.sum(axis=2, keepdims=True)
 
     def _ordered(self, choices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        choices = np.sort(choices, axis=-1)  # candidates are increasing: sorting indices sorts values
-        return choices, np.asarray(self.candidates)[choices]
+        """Sorted along the levels: the k-th smallest level gets the k-th smallest choice (candidates increase)."""
+        out = np.empty_like(choices)
+        out[..., np.argsort(self.q, kind="stable")] = np.sort(choices, axis=-1)
+        return out, np.asarray(self.candidates)[out]
 
     def draw(self, counts: Any, rng: Any = None) -> ExponentialQuantileDraw:
         """The chosen candidates of a (cells x K) table of counts on the grid. ``rng`` None: OpenDP (a real
@@ -1266,6 +1268,16 @@ class ExponentialQuantileMechanism:
             choices = self._simulated_choices(np.broadcast_to(u, (stop - start,) + u.shape), gen)
             out[start:stop] = self._ordered(choices)[1]
         return out
+
+
+@lru_cache(maxsize=8)
+def _gauss_legendre_unit(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights on [0, 1] (cached: 0.3 s for the 501 nodes of the "pseo-fine" grid)."""
+    nodes, weights = np.polynomial.legendre.leggauss(n_nodes)
+    t, w = (nodes + 1.0) / 2.0, weights / 2.0
+    t.setflags(write=False)
+    w.setflags(write=False)
+    return t, w
 
 
 def _noisy_max_on_cores(measurement: Any, scores: np.ndarray) -> np.ndarray:

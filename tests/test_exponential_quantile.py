@@ -132,7 +132,7 @@ def test_opendp_privacy_map_equals_the_charged_epsilon(m, cells_move, q):
 def test_several_quantiles_are_ordered_and_record_is_public():
     mech = ExponentialQuantileMechanism(0.5, GRID, q=(75, 25, 50))
     draws = mech.simulate(_counts(VALUES), 500, rng=3)
-    assert np.all(np.diff(draws, axis=2) >= 0)
+    assert np.all(draws[:, :, 1] <= draws[:, :, 2]) and np.all(draws[:, :, 2] <= draws[:, :, 0])  # q 25 <= 50 <= 75
     record = mech.record()
     assert record["method"] == "exponential" and record["candidates"] == list(GRID)
     assert record["q"] == [75.0, 25.0, 50.0] and record["epsilon_per_quantile"] == pytest.approx(0.5 / 3)

@@ -7,14 +7,25 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments.percentiles import SYNTH_QUARTILES, CellCurvesView, CellView, FiguresView, ManyCellsView
+from dpcore.experiments.percentiles import (
+    SYNTH_QUARTILES,
+    CellCurvesView,
+    CellView,
+    ExponentialCellView,
+    FiguresView,
+    ManyCellsView,
+)
 from ui import plots_percentiles as plots_percentiles_builders
-from ui.common import CachedBuilders, download_csv, show_figure, show_spec
+from ui.common import CachedBuilders, download_csv, privacy_note, show_figure, show_spec
 
 # figures built once per distinct input in this process, shared by all sessions
 plots_percentiles = CachedBuilders(plots_percentiles_builders)
 
-__all__ = ["money", "parse_edges", "cell_caption", "cell", "curves", "many_cells", "figures", "method_notes"]
+__all__ = ["money", "parse_edges", "cell_caption", "cell", "curves", "many_cells", "figures", "method_notes", "intro",
+           "METHODS", "method_advice", "exponential_cell"]
+
+#: the one-cell view's release methods (label shown -> a plan's ``method``)
+METHODS = {"Noisy histogram (PSEO)": "histogram", "Exponential mechanism (one quantile)": "exponential"}
 
 MONEY_COLUMNS = ("true (confidential)", "read-off without noise", "histogram release", "smooth sensitivity",
                  "exponential mechanism")
@@ -32,7 +43,61 @@ def parse_edges(text: str) -> list[float]:
         raise ValueError("custom bin edges must be numbers separated by commas") from None
 
 
-def cell_caption(view: CellView, dataset_name: str = "") -> None:
+def intro() -> None:
+    """What PSEO publishes and how, and the page's privacy note."""
+    st.markdown(
+        "The Census Bureau's **Post-Secondary Employment Outcomes** (PSEO) publish the 25th, 50th and 75th "
+        "percentiles of graduates' earnings for every college × degree × field × cohort *cell*. To protect "
+        "each graduate, the Bureau does not compute the percentiles directly. It sorts the cell's earnings into "
+        "fixed **bins**, adds random whole-number noise to every bin count (the *geometric mechanism*), and reads "
+        "the percentiles off the noisy counts, as if earnings were spread evenly inside each bin "
+        "(Foote, Machanavajjhala & McKinney 2019). This page shows each step, how wrong the answers can be, and "
+        "how the method compares with two rivals: *smooth sensitivity* (the paper's rival) and the "
+        "*exponential mechanism* (the standard modern method).")
+    privacy_note(
+        "two cells that differ by **replacing one graduate's record** (the cell size is public), unless you pick "
+        "the paper's *add or remove one graduate* below. Replacing a person moves them between two bins, so each "
+        "bin gets noise for ε/2 and the whole histogram is ε-differentially private; with add/remove each bin "
+        "gets the full ε.",
+        "the bin edges (fixed in advance from public survey data, never from the cell), the percentile levels, "
+        "the earnings range $10,000–$614,597 used by the rivals, the cell definitions and cell sizes.")
+
+
+def method_advice(q) -> None:
+    """The planner's recommendation for the chosen levels (dpcore.planner.recommend_percentiles_method)."""
+    from dpcore.planner import recommend_percentiles_method
+
+    st.info(recommend_percentiles_method(q).reason, icon=":material/lightbulb:")
+
+
+def exponential_cell(view: ExponentialCellView) -> None:
+    """The one cell released by the exponential mechanism, beside the histogram's read-off at the same ε."""
+    level = f"P{view.q:g}"
+    st.subheader(f"The exponential mechanism: {level} chosen among {len(view.candidates):,} public candidates")
+    st.markdown(
+        f"Each candidate c (from {money(view.candidates[0])} to {money(view.candidates[-1])}, 0.41% apart) is "
+        f"scored by how far the number of earnings below it is from {view.q:g}% of the cell; OpenDP picks one "
+        "with exponential noise on every score (the report-noisy-max form of the exponential mechanism). The whole "
+        "ε goes to this one percentile, and the answer is the chosen candidate itself.")
+    c1, c2, c3 = st.columns(3)
+    c1.metric(f"Released {level} (exponential)", money(view.released),
+              delta=f"{view.released - view.true:+,.0f} vs true", delta_color="off")
+    c2.metric(f"{level} read off the noisy histogram", money(view.histogram_released),
+              delta=f"{view.histogram_released - view.true:+,.0f} vs true", delta_color="off")
+    c3.metric(f"True {level} (confidential)", money(view.true))
+    show_spec({"data": [{"type": "scatter", "mode": "lines", "x": view.candidates.tolist(),
+                         "y": view.probabilities.tolist(), "name": "P(candidate)", "line": {"color": "#7b3294"}},
+                        {"type": "scatter", "mode": "lines", "x": [view.true, view.true], "y": [0, float(
+                            view.probabilities.max())], "name": "true (confidential)", "line": {"dash": "dot"}}],
+               "layout": {"height": 300, "margin": {"l": 40, "r": 10, "t": 30, "b": 40},
+                          "title": {"text": "The law of the choice (exact)"}, "xaxis": {"title": {"text": "earnings ($)"}},
+                          "yaxis": {"title": {"text": "probability"}}}})
+    st.caption(f"Median absolute error over {view.n_draws:,} simulated releases at ε = {view.epsilon:g}: exponential "
+               f"mechanism {money(view.exponential_mae)}, noisy histogram (21 PSEO bins) {money(view.histogram_mae)}. "
+               "Simulated releases on this planning cell are exploration, not releases.")
+
+
+def cell_caption(view: CellView | ExponentialCellView, dataset_name: str = "") -> None:
     """What the cell is (a published PSEO cell, the synthetic cell or a subset of the sidebar's data)."""
     info = view.cell_info
     if view.source == "pseo":

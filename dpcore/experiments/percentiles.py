@@ -52,7 +52,7 @@ from . import answers as answer_experiments
 __all__ = ["AGG_LEVELS", "PSEO_FILE", "load_pseo_cells", "pseo_cells", "synthesize_cell_earnings", "synthesize_cells",
            "CELL_SIZE_BREAKS", "CELL_SIZE_LABELS", "size_category", "CellPanel", "make_cell_panel",
            "simulate_accuracy", "CellView", "cell_view", "CellCurvesView", "cell_curves_view", "ManyCellsView", "many_cells_view", "FiguresView",
-           "figures_view", "percentile_cell_answer"]
+           "figures_view", "percentile_cell_answer", "ExponentialCellView", "exponential_cell_view"]
 
 #: The real PSEO table (Census, public domain): ../shared/data or the copy bundled in dpcore/examples.
 PSEO_FILE = "pseo_earnings_co_tx.csv.gz"
@@ -681,3 +681,61 @@ def percentile_cell_answer(values: Any = None, *, source: str = "synthetic", n: 
             answer_experiments.statistic_recommendation(stat, target_error=target_error, confidence=confidence,
                                      noun="median of this cell", unit_format="${:,.0f}", truth_noun="median",
                                      max_epsilon=max_epsilon))
+
+
+@dataclass(frozen=True, eq=False)
+class ExponentialCellView:
+    """The page's one cell released by the exponential mechanism on the "pseo-fine" candidates (one level ``q``),
+    beside the PSEO histogram's read-off of the same level at the same epsilon. ``released``: one seeded
+    simulated draw; ``probabilities``: the exact law of the choice over the candidates; the median absolute
+    errors come from ``n_draws`` simulated releases of each method. ``true`` and the errors describe the
+    confidential cell (planning, not releases)."""
+
+    source: str
+    n: int
+    epsilon: float
+    q: float
+    candidates: np.ndarray
+    probabilities: np.ndarray
+    released: float
+    histogram_released: float
+    true: float
+    exponential_mae: float
+    histogram_mae: float
+    n_draws: int
+    cell_info: dict = field(default_factory=dict)
+    confidential_n_dropped: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "epsilon": self.epsilon, "q": self.q, "released": self.released,
+                "histogram_released": self.histogram_released, "true": self.true,
+                "exponential_median_abs_error": self.exponential_mae, "histogram_median_abs_error": self.histogram_mae,
+                "n_draws": self.n_draws, "candidates": len(self.candidates)}
+
+
+def exponential_cell_view(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
+                          epsilon: float = 1.0, q: float = 50.0, n_draws: int = 2000, seed: int = 2026
+                          ) -> ExponentialCellView:
+    """The page's one cell (the cell of :func:`cell_view`) with ``method = "exponential"``: the level ``q`` chosen
+    among the "pseo-fine" candidates by :class:`dpcore.percentiles.ExponentialQuantileMechanism` (replace one
+    person, cell size public; seed + 4) and read off the PSEO noisy histogram (21 bins, seed + 1), both at
+    ``epsilon``; the median absolute error of each over ``n_draws`` simulated releases (seeds + 5, + 6)."""
+    epsilon = check_epsilon(epsilon)
+    seed = check_int(seed, "seed", minimum=0)
+    n_draws = check_int(n_draws, "n_draws", minimum=10, maximum=20_000)
+    cell, dropped, info = _cell_values(values, source, check_int(n, "cell size", minimum=1), cell_number)
+    em = percentile_mechanisms.ExponentialQuantileMechanism(epsilon, q=(q,))
+    hist = percentile_mechanisms.HistogramMechanism(epsilon, q=(q,))
+    grid_counts = percentile_mechanisms.histogram_counts(cell, em.candidates, min_size=1).counts[None, :]
+    bin_counts = percentile_mechanisms.histogram_counts(cell, hist.edges, min_size=1).counts[None, :]
+    true = float(percentile_mechanisms.empirical_percentile(cell, [q])[0])
+    em_draws = em.simulate(grid_counts, n_draws, rng=seed + 5)[:, 0, 0]
+    hist_draws = hist.simulate(bin_counts, n_draws, rng=seed + 6)[:, 0, 0]
+    return ExponentialCellView(
+        source=source, n=int(cell.size), epsilon=epsilon, q=em.q[0], candidates=np.asarray(em.candidates),
+        probabilities=em.selection_probabilities(grid_counts)[0, 0],
+        released=float(em.draw(grid_counts, rng=seed + 4).percentiles[0, 0]),
+        histogram_released=float(hist.draw(bin_counts, rng=seed + 1).percentiles[0, 0]), true=true,
+        exponential_mae=float(np.median(np.abs(em_draws - true))),
+        histogram_mae=float(np.median(np.abs(hist_draws - true))), n_draws=n_draws, cell_info=info,
+        confidential_n_dropped=dropped)
