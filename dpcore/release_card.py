@@ -228,16 +228,13 @@ def _auxiliary(table: pd.DataFrame) -> tuple[str, ...]:
 
 def _table_rows(table: pd.DataFrame, by: Sequence[str], columns: Sequence[_Column], published: bool
                 ) -> tuple[tuple[tuple[str, ...], tuple[CardNumber, ...]], ...]:
-    rows = []
     head = table.head(MAX_CARD_ROWS)
-    for _, row in head.iterrows():
-        labels = tuple("(missing)" if _missing(row[b]) else str(row[b]) for b in by)
-        numbers = tuple(card_number(row[c.name], row[f"{c.name}_lower"] if c.interval else None,
-                                    row[f"{c.name}_upper"] if c.interval else None, integer=c.size,
-                                    published=published)
-                        for c in columns)
-        rows.append((labels, numbers))
-    return tuple(rows)
+    none = [None] * len(head)
+    labels = [["(missing)" if _missing(x) else str(x) for x in head[b].tolist()] for b in by]
+    numbers = [[card_number(v, lo, hi, integer=c.size, published=published) for v, lo, hi in
+                zip(head[c.name].tolist(), head[f"{c.name}_lower"].tolist() if c.interval else none,
+                    head[f"{c.name}_upper"].tolist() if c.interval else none, strict=True)] for c in columns]
+    return tuple((tuple(col[i] for col in labels), tuple(col[i] for col in numbers)) for i in range(len(head)))
 
 
 def _missing(x: Any) -> bool:
@@ -516,7 +513,10 @@ def _what(s: _Statistic) -> str:
 def release_card_html(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> str:
     """The release card as one self-contained HTML page (module docstring). ``record``: the release record
     (``release_record.json`` as a dict); ``tables``: the released table of each statistic, by statistic name."""
-    card = _card(record, tables)
+    return _html(_card(record, tables))
+
+
+def _html(card: _Card) -> str:
     parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -593,7 +593,10 @@ def _md_values(s: _Statistic, level: float) -> list[str]:
 
 def release_card_markdown(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> str:
     """The release card in Markdown: the content of :func:`release_card_html`."""
-    card = _card(record, tables)
+    return _markdown(_card(record, tables))
+
+
+def _markdown(card: _Card) -> str:
     out = [f"# Release card: {_m(card.title)}", ""]
     if card.simulation:
         out += [f"**{_m(SIMULATION_WARNING)}**", ""]
@@ -760,7 +763,10 @@ def opendp_registry_entry(record: Mapping[str, Any], tables: Mapping[str, pd.Dat
     What only the agency knows (curator, intended use, region, actors, how epsilon was chosen, the sources and
     the registry's authors) is left as ``"FILL IN: ..."``. ``tables`` is accepted for symmetry with the card
     and used only to count cells (the entry holds no released value)."""
-    card = _card(record, tables if tables is not None else _empty_tables(record))
+    return _registry_yaml(record, _card(record, tables if tables is not None else _empty_tables(record)))
+
+
+def _registry_yaml(record: Mapping[str, Any], card: _Card) -> str:
     variant, loss = _registry_privacy(record, card)
     privacy = record.get("privacy") or {}
     doc = {"url_slug": _slug(f"{card.title}_{card.created[:10]}"), "status": "Draft", "tier": 3,
@@ -807,8 +813,8 @@ def write_release_card(out_dir: str | Path, record: Mapping[str, Any], tables: M
     out = Path(out_dir)
     if not out.is_dir():
         raise DPInputError(f"the release card's folder {str(out)!r} does not exist")
-    texts = (release_card_html(record, tables), release_card_markdown(record, tables),
-             opendp_registry_entry(record, tables))
+    card = _card(record, tables)
+    texts = (_html(card), _markdown(card), _registry_yaml(record, card))
     paths = [out / name for name in card_file_names(record)]
     try:
         for path, text in zip(paths, texts, strict=True):
