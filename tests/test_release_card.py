@@ -356,3 +356,24 @@ def test_app_records_make_a_card():
     assert "upload.csv" in html_text and "n = 400" in html_text and "clipping bounds 0 to 500,000" in html_text
     assert "SIMULATION" not in html_text  # an in-memory budget without a generator draws from the secure samplers
     assert math.isclose(_registry(record, tables)["deployment"]["privacy_loss"]["privacy_parameters"]["epsilon"], 1.5)
+
+
+def test_release_mode_offers_the_card_downloads(tmp_path, monkeypatch):
+    """The planner's Release mode, after a release, offers the card (HTML, Markdown) and the registry entry,
+    each built on click (a deferred download: nothing is made on a rerun)."""
+    from support import assert_clean, open_page
+
+    from dpcore import ledger
+
+    monkeypatch.setenv(ledger.ENV_VAR, f"sqlite:///{tmp_path}/ledger.db")
+    at = open_page("app_pages/planner.py", planner_mode="Release: make the real release (spends budget)",
+                   planner_stats="gini", data_n=2000, data_seed=4321, planner_cap=50)
+    for button in [b for b in at.button if b.key == "planner_create_ledger"]:  # a new ledger is asked for once
+        button.click().run()
+    next(c for c in at.checkbox if c.key.startswith("planner_confirm")).check().run()
+    at.button(key="planner_release").click().run()
+    assert_clean(at)
+    buttons = {b.proto.label: b.proto for b in at.get("download_button")}
+    for label in ("Download the release card (HTML)", "Download the release card (Markdown)",
+                  "Download the OpenDP registry entry (YAML)"):
+        assert buttons[label].deferred_file_id, label
