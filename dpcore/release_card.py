@@ -341,17 +341,18 @@ def _unit_sentence(record: Mapping[str, Any]) -> str:
                 "The guarantee compares data sets in which one person's rows are replaced by any others.")
     return ("The unit of privacy is one record (row): the guarantee compares data sets that differ in one row, "
             "replaced by any other (the number of rows is public). A person with k rows is protected as k units: "
-            "their privacy loss is at most k times epsilon (group privacy).")
+            "their privacy loss is at most k times epsilon (group privacy; delta grows too when it is not 0).")
 
 
 def _loss_sentence(eps: float, delta: float) -> str:
+    """Pure DP: P[M(D) in S] <= e^epsilon P[M(D') in S] for neighbours D, D'; approximate DP adds delta."""
     odds = f"{math.exp(eps):,.3g}" if eps < 700 else "more than 10^300"
-    tail = "" if delta == 0 else f", except with a probability of at most delta = {delta:.3g}"
+    tail = "" if delta == 0 else f", plus at most delta = {delta:.3g}"
     kind = "epsilon-differentially private (pure DP)" if delta == 0 else "(epsilon, delta)-differentially private"
-    return (f"The whole release is {kind} with epsilon = {eps:g} and delta = {delta:.3g} in total: for every person, "
-            f"the probability of any published outcome changes by at most a factor e^epsilon = {odds} whether or "
-            f"not their record is in the data as it is{tail}. The statistics add up (sequential composition); the "
-            "cells of one statistic are disjoint, so each statistic costs its epsilon once (parallel composition).")
+    return (f"The whole release is {kind} with epsilon = {eps:g} and delta = {delta:.3g} in total: whatever one "
+            "unit's data hold (replaced by anything else), the probability of any published outcome changes by at "
+            f"most a factor e^epsilon = {odds}{tail}. The statistics add up (sequential composition); the cells "
+            "of one statistic are disjoint, so each statistic costs its epsilon once (parallel composition).")
 
 
 def _protected(record: Mapping[str, Any], eps: float, delta: float) -> tuple[str, ...]:
@@ -437,9 +438,18 @@ def _interval_note(card: _Card) -> str:
                 "alone (the released values and the public parameters of their mechanisms): over the noise, it "
                 "covers the statistic of the data clipped to the public bounds with at least that probability; "
                 f"the clipping bias is not in it. Values and intervals are shown {rounding} of about 1/50 to 1/20 "
-                "of the interval's width (intervals outwards), so no digit is finer than the noise allows.")
+                "of the interval's width (intervals outwards), so no digit is finer than the noise allows."
+                + _risk_caveat(card))
     return ("This release publishes no intervals: values are shown as in the tables (whole numbers as they are, "
             "others to 6 significant digits), which says nothing about their accuracy.")
+
+
+def _risk_caveat(card: _Card) -> str:
+    if not any(_KIND_METHOD.get(s.kind, s.kind) == "relative_risk" and any(c.interval for c in s.columns)
+               for s in card.statistics):
+        return ""
+    return (" The relative risk's interval (Shoham & Ligett, Theorem 4.5) holds asymptotically: trust it when both "
+            "noisy case counts are at least about 30.")
 
 
 def _auxiliary_note(s: _Statistic) -> str:
