@@ -366,6 +366,23 @@ def _protected(record: Mapping[str, Any], eps: float, delta: float) -> tuple[str
     return tuple(out)
 
 
+def _record_statistic(record: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    return next((st for st in record.get("statistics", []) if isinstance(st, Mapping) and st.get("name") == name), {})
+
+
+def _cells_item(s: _Statistic, cells: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+    """Which cells are public: with public cell sizes (PSEO) the cells present in the data; otherwise the
+    declared ones, or none (the cells listed were selected with DP: a cell's presence is a DP output)."""
+    where = f"{s.name}: the cells (values of {', '.join(s.by)})"
+    if cells.get("cell_sizes", "public") == "public":
+        return f"{where} of the {s.cells:,} published rows"
+    detail = info.get("cells")
+    how = str((detail.get("cells") if isinstance(detail, Mapping) else None) or cells.get("cells") or "")
+    if how.startswith("declared"):
+        return f"{where}: {how}"
+    return f"{where} are not public: {how or 'see the record'}; only the cells listed in the table are released"
+
+
 def _public_items(record: Mapping[str, Any], stats: Sequence[_Statistic]) -> tuple[str, ...]:
     cells = record.get("cells") or {}
     plan_stats = _plan_statistics(record)
@@ -373,11 +390,11 @@ def _public_items(record: Mapping[str, Any], stats: Sequence[_Statistic]) -> tup
     for s in stats:
         p = plan_stats.get(s.name, {})
         if s.by and cells:  # the app's tables list numbers by label, not cells
-            out.append(f"{s.name}: the cells (values of {', '.join(s.by)}) of the {s.cells:,} published rows")
+            out.append(_cells_item(s, cells, _record_statistic(record, s.name)))
         bounds = (p.get("lower"), p.get("upper"))
         if all(b is not None for b in bounds):
             out.append(f"{s.name}: the clipping bounds {_g(bounds[0])} to {_g(bounds[1])}")
-        edges = next((st.get("bin_edges") for st in record.get("statistics", []) if st.get("name") == s.name), None)
+        edges = _record_statistic(record, s.name).get("bin_edges")
         if edges:
             out.append(f"{s.name}: the {len(edges) - 1} histogram bins, edges {_g(edges[0])} to {_g(edges[-1])}")
         if p.get("q"):

@@ -377,3 +377,16 @@ def test_release_mode_offers_the_card_downloads(tmp_path, monkeypatch):
     for label in ("Download the release card (HTML)", "Download the release card (Markdown)",
                   "Download the OpenDP registry entry (YAML)"):
         assert buttons[label].deferred_file_id, label
+
+
+def test_cells_selected_with_dp_are_not_called_public(released):
+    record, tables = plain(released.record, released.tables)
+    record["cells"] = {**record["cells"], "cell_sizes": "noisy"}
+    for s in record["statistics"]:
+        if s["by"]:
+            s["cells"] = {"cells": "selected with differential privacy (Laplace threshold mechanism)"}
+    markdown = release_card.release_card_markdown(record, tables)
+    assert "the cells (values of region) are not public: selected with differential privacy" in markdown
+    assert "published rows" not in markdown
+    public = release_card.release_card_markdown(*plain(released.record, released.tables))
+    assert "the cells (values of region) of the 2 published rows" in public
