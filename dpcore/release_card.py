@@ -775,7 +775,7 @@ def opendp_registry_entry(record: Mapping[str, Any], tables: Mapping[str, pd.Dat
 
     The field names, nesting, enumerations and required keys are those of the registry's schema
     ``schemas/deployments-schema.yaml`` and its template ``tests/good_deployments/template.yaml`` in
-    github.com/opendp/deployments-registry-data (commit 3e9c812, July 2026; the registry is shown at
+    github.com/opendp/deployments-registry-data (commit 3e9c812; the registry is shown at
     registry.opendp.org): required ``url_slug``, ``status``, ``tier``, ``deployment.basic`` (``name``,
     ``data_curators``, ``description``, ``intended_use``, ``data_product_type``, ``data_product_region``,
     ``publication_date``) and ``deployment.administrative.registry_authors``; no key outside the schema (it
