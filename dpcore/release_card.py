@@ -551,7 +551,7 @@ def _html(card: _Card) -> str:
              f"<h1>Release card: {_e(card.title)}</h1>"]
     if card.simulation:
         parts.append(f'<p class="sim">{_e(SIMULATION_WARNING)}</p>')
-    parts.append(f"<dl><dt>Published</dt><dd>{_e(card.created)}</dd><dt>Privacy loss</dt><dd>epsilon = "
+    parts.append(f"<dl><dt>Date</dt><dd>{_e(card.created)}</dd><dt>Privacy loss</dt><dd>epsilon = "
                  f"{card.epsilon:g}, delta = {card.delta:.3g} in total</dd><dt>Software</dt>"
                  f"<dd>{_e(_software(card))}</dd></dl>")
     parts.append("<h2>Released values</h2>")
@@ -627,7 +627,7 @@ def _markdown(card: _Card) -> str:
     out = [f"# Release card: {_m(card.title)}", ""]
     if card.simulation:
         out += [f"**{_m(SIMULATION_WARNING)}**", ""]
-    out += [f"- **Published:** {_m(card.created)}",
+    out += [f"- **Date:** {_m(card.created)}",
             f"- **Privacy loss:** epsilon = {card.epsilon:g}, delta = {card.delta:.3g} in total",
             f"- **Software:** {_m(_software(card))}", "", "## Released values", "", _m(_interval_note(card)), ""]
     for s in card.statistics:
