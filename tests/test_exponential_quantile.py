@@ -119,14 +119,27 @@ def test_neighbours_release_alike_within_epsilon(m, cells_move):
     assert worst > 0.3 * mech.epsilon_per_quantile  # the bound is not vacuous on this data
 
 
+@pytest.mark.parametrize("factor", [None, 100, 1000])
 @pytest.mark.parametrize("m,cells_move,q", [(1, False, (50,)), (3, False, (25, 50, 75)), (2, True, (10, 90))])
-def test_opendp_privacy_map_equals_the_charged_epsilon(m, cells_move, q):
+def test_opendp_privacy_map_equals_the_charged_epsilon(m, cells_move, q, factor):
+    """Float scores (factor None) or the scores times a whole factor (int64): the same map at the stated
+    sensitivity (times the factor), equal to the charged epsilon per quantile."""
     mech = ExponentialQuantileMechanism(1.3, GRID, q=q, rows_per_person=m, cells_move=cells_move)
-    meas, map_eps = mech._measurement()
+    meas, map_eps = mech._measurement(factor)
     assert mech.sensitivity == m * (2 if cells_move else 1)
     assert map_eps == pytest.approx(1.3 / len(q), rel=1e-9)
-    assert float(meas.map(float(mech.sensitivity + 1))) > mech.epsilon_per_quantile
+    above = (mech.sensitivity + 1) * (factor or 1)
+    assert float(meas.map(above if factor else float(above))) > mech.epsilon_per_quantile
     assert mech.privacy_cost().epsilon == pytest.approx(1.3)
+
+
+def test_integer_scores_when_the_levels_allow_and_float_otherwise():
+    counts = _counts(VALUES)
+    whole = ExponentialQuantileMechanism(1.0, GRID, q=(50,)).draw(counts)
+    assert "T=i64" in whole.measurement and "times 100" in whole.measurement
+    assert "T=i64" in ExponentialQuantileMechanism(1.0, GRID, q=(2.5,)).draw(counts).measurement  # factor 1000
+    third = ExponentialQuantileMechanism(1.0, GRID, q=(100 / 3,)).draw(counts)
+    assert "T=f64" in third.measurement and third.map_epsilon == pytest.approx(1.0)
 
 
 def test_several_quantiles_are_ordered_and_record_is_public():
