@@ -1118,7 +1118,9 @@ class ExponentialQuantileMechanism:
 
     The draw: OpenDP ``make_noisy_max`` (MaxDivergence) on the score vector with scale b = 2 sensitivity /
     (epsilon / len(q)); its privacy map at d_in = sensitivity is 2 d_in / b = epsilon / len(q) (checked on every
-    draw). OpenDP adds exponential noise of scale b to every score and reports the argmax: report-noisy-max with
+    draw; the scores, the sensitivity and the scale are multiplied by one whole factor when the levels allow, so
+    that OpenDP's int64 sampler, twice as fast, draws the same law). OpenDP adds exponential noise of scale b to
+    every score and reports the argmax: report-noisy-max with
     exponential noise, which is the permute-and-flip mechanism (McKenna & Sheldon 2020; Ding et al. 2021):
     P(c_r) = p_r * integral_0^1 prod_{j != r} (1 - p_j t) dt with p_j = exp((u_j - max u) / b). It has the
     exponential mechanism's epsilon at the same scale and is never less accurate in expectation (McKenna &
