@@ -374,6 +374,13 @@ class Source:
     query: str | None = None
     paths: tuple[str, ...] = ()
 
+    @property
+    def sql_query(self) -> str:
+        """The query of a database source (:func:`parse_source` requires one for duckdb and postgresql)."""
+        if self.query is None:
+            raise DPInputError(f"a {self.kind} source needs a query (the rows to release from)")
+        return self.query
+
     def describe(self) -> str:
         """A description for the record (a database URL without its password)."""
         if self.kind == "postgresql":
@@ -472,12 +479,14 @@ def stage_postgres(source: Source, directory: str, progress: Progress | None = N
             with conn.cursor(name="dpcore_release") as cur:
                 cur.itersize = batch_rows
                 try:
-                    cur.execute(source.query)
+                    cur.execute(source.sql_query)
                 except psycopg.Error as exc:
                     raise DPInputError(f"the PostgreSQL query failed: {first_line(exc)}") from None
                 while True:
                     batch = cur.fetchmany(batch_rows)
                     if writer is None:
+                        if cur.description is None:  # a statement that returns no rows
+                            raise DPInputError("the PostgreSQL query returns no rows (give a SELECT)")
                         names = [d.name for d in cur.description]
                         types = [_PG_NUMERIC.get(d.type_code, "string") for d in cur.description]
                         arrow_types = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
@@ -487,13 +496,14 @@ def stage_postgres(source: Source, directory: str, progress: Progress | None = N
                     if not batch:
                         break
                     cols = list(zip(*batch, strict=True))
-                    arrays = []
+                    arrays: list[Any] = []
                     for col, t in zip(cols, types, strict=True):
+                        values: Sequence[Any] = col
                         if t == "string":
-                            col = [None if v is None else str(v) for v in col]
+                            values = [None if v is None else str(v) for v in col]
                         elif t == "float64":
-                            col = [None if v is None else float(v) for v in col]
-                        arrays.append(pa.array(col, type=schema.field(len(arrays)).type))
+                            values = [None if v is None else float(v) for v in col]
+                        arrays.append(pa.array(values, type=schema.field(len(arrays)).type))
                     writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
                     rows += len(batch)
                     if progress is not None:
@@ -597,6 +607,13 @@ class EngineSpec:
     negative_incomes: str = "clip"
     #: how a text income writes its numbers (:data:`INCOME_FORMATS`), set by the engine when it reads the data
     income_format: str = "plain"
+
+    @property
+    def bounding(self) -> tuple[str, int]:
+        """(privacy unit, m): the person column and the rows kept per person, for a spec with a privacy unit."""
+        if not self.privacy_unit or self.max_rows_per_person is None:
+            raise DPInputError("bounding contributions needs a privacy_unit and max_rows_per_person")
+        return self.privacy_unit, self.max_rows_per_person
 
     @classmethod
     def from_plan(cls, plan: Any) -> EngineSpec:

@@ -164,7 +164,7 @@ class DuckDBEngine(Engine):
         if s.kind == "duckdb":
             self._sql(f"ATTACH {d.text(s.location)} AS dp_source_db (READ_ONLY)")
             self._sql("USE dp_source_db")
-            return s.query
+            return s.sql_query
         raise DPInputError(f"unknown source kind {s.kind!r}")  # pragma: no cover
 
     def prepare(self) -> None:

@@ -54,7 +54,7 @@ def arrow_record_batches(source: Source, *, workdir: str | None = None,
 
         con = duckdb.connect(source.location, read_only=True)
         try:
-            yield from con.sql(source.query).to_arrow_reader(CHUNK_ROWS)
+            yield from con.sql(source.sql_query).to_arrow_reader(CHUNK_ROWS)
         except duckdb.Error as exc:
             raise DPInputError(f"DuckDB could not read the data to fingerprint its records: {first_line(exc)}") from None
         finally:

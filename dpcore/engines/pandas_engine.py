@@ -209,7 +209,7 @@ class PandasEngine(Engine):
 
             con = duckdb.connect(s.location, read_only=True)
             try:
-                reader = con.sql(s.query).to_arrow_reader(CHUNK_ROWS)
+                reader = con.sql(s.sql_query).to_arrow_reader(CHUNK_ROWS)
                 self._check_schema(reader.schema)
                 yield from reader
             except duckdb.Error as exc:
@@ -346,7 +346,7 @@ class PandasEngine(Engine):
             return
         spec = self.spec
         text_columns = [c for c in self._needed() if c != spec.income]
-        self._dictionaries = {c: {} for c in text_columns}
+        self._dictionaries: dict[str, dict[str, int]] = {c: {} for c in text_columns}
         word_counts = {c: np.zeros(0, dtype=np.int64) for c in spec.outcome_columns}
         store = _ColumnStore(self.workdir, {"__x": np.float64, **{c: np.int32 for c in text_columns}})
         self._reading_store = store  # closed by prepare() before a second reading (its buffers would overwrite)
@@ -395,6 +395,7 @@ class PandasEngine(Engine):
         """The rows kept by the contribution bounding (at most m per person, the md5 order of
         :func:`dpcore.engines.bounding_key`), as compact arrays."""
         spec = self.spec
+        unit, m = spec.bounding
         columns = store.read_all()
         x = columns["__x"]
         known = ~np.isnan(x)
@@ -404,7 +405,7 @@ class PandasEngine(Engine):
         cols = [self._texts(c, columns[c]) for c in spec.key_columns]
         outs = [[None if np.isnan(v) else str(int(v)) for v in self._outcome(c, columns[c])]
                 for c in spec.outcome_columns]
-        units = self._texts(spec.privacy_unit, columns[spec.privacy_unit])
+        units = self._texts(unit, columns[unit])
         k1, k2 = [], []
         for i, u in enumerate(units):
             cells = [u, *[col[i] for col in cols]]
@@ -415,7 +416,7 @@ class PandasEngine(Engine):
                               "__row": np.arange(x.size)})
         frame = frame.sort_values(["__unit", "__k1", "__k2"], kind="stable")
         rank = frame.groupby("__unit", sort=False).cumcount()
-        kept = np.sort(frame["__row"].to_numpy()[rank.to_numpy() < int(spec.max_rows_per_person)])
+        kept = np.sort(frame["__row"].to_numpy()[rank.to_numpy() < int(m)])
         return {c: a[kept] for c, a in columns.items()}
 
     # aggregates -------------------------------------------------------------------------------
@@ -445,7 +446,7 @@ class PandasEngine(Engine):
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
         cells = self._cells(by)
         nbins = len(edges) - 1
-        counts = np.zeros(0, dtype=np.int64)
+        counts: np.ndarray = np.zeros(0, dtype=np.int64)
         for chunk in self._row_chunks(["__x", *by]):
             ids = cells.ids(chunk)
             x = chunk["__x"]
@@ -514,7 +515,7 @@ class PandasEngine(Engine):
             buckets.extend([] for _ in range(len(cells) - len(buckets)))
             order = np.argsort(ids, kind="stable")
             sorted_ids, values = ids[order], np.clip(_income_or_lower(chunk["__x"][order], lower), lower, upper)
-            starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]) if ids.size else []
+            starts: np.ndarray | list[int] = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]) if ids.size else []
             for start, end in zip(starts, [*starts[1:], ids.size], strict=False):  # no rows: starts is empty
                 buckets[int(sorted_ids[start])].append(values[start:end])
         if not by and not buckets:

@@ -118,7 +118,9 @@ class SparkEngine(Engine):
             builder = builder.master(master)
         elif not configured:
             builder = builder.master("local[*]")
-        local = (master or ("local[*]" if not configured else SparkConf().get("spark.master"))).startswith("local")
+        master_url = master or ("local[*]" if not configured else SparkConf().get("spark.master"))
+        assert master_url is not None  # configured: SparkConf contains spark.master
+        local = master_url.startswith("local")
         import warnings
 
         warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark(\..*)?")  # "pandas >= 3" notes

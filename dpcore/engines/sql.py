@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import DPInputError
 from .base import FALSE_WORDS, TRUE_WORDS, EngineSpec
 
 #: clamp of the income inside the bounding key (so that cents fit a BIGINT)
@@ -126,7 +127,7 @@ def base_view(d: Dialect, spec: EngineSpec) -> str:
     k1 = f"md5(concat_ws('|', {', '.join(cells)}))"
     k2 = f"md5(concat_ws('|', {', '.join(cells + values)}))"
     return (f"SELECT {', '.join(keep)} FROM (SELECT *, row_number() OVER (PARTITION BY __u ORDER BY {k1}, {k2}) "
-            f"AS __rn FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.max_rows_per_person)}")
+            f"AS __rn FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.bounding[1])}")
 
 
 def nonnumeric_probe(d: Dialect, income: str, number_format: str = "plain") -> str:
@@ -191,7 +192,12 @@ def outcomes_sql(d: Dialect, by: Sequence[str], group: str, exposed: str, refere
     ex, ref = d.text(exposed), d.text(reference)
     # a missing outcome (or, with outcome_below, a missing income) is a third outcome value: the row stays
     # in n_exposed / n_reference and is not a case (NULL = 1 and NULL < t are not true)
-    case = f"__o{outcome_index} = 1" if outcome_index is not None else f"__x < {d.number(outcome_below)}"
+    if outcome_index is not None:
+        case = f"__o{outcome_index} = 1"
+    elif outcome_below is not None:
+        case = f"__x < {d.number(outcome_below)}"
+    else:
+        raise DPInputError("a relative risk needs an outcome column or outcome_below (what a case is)")
     where = f"{g} IN ({ex}, {ref})"
     inner = (f"SELECT {sel}SUM(CASE WHEN {g} = {ex} THEN 1 ELSE 0 END) AS n_exposed, "
              f"SUM(CASE WHEN {g} = {ref} THEN 1 ELSE 0 END) AS n_reference, "
