@@ -13,8 +13,10 @@ outputs and public parameters; nothing here sees the confidential data):
   Differential Privacy Deployments Registry, so agencies can publish their epsilons there.
 
 What the card shows: every released value with its interval when the table has ``<v>_lower`` / ``<v>_upper``
-columns, rounded honestly (:func:`card_number`: the step of :func:`dpcore.intervals.honest_grid`, between
-1/50 and 1/20 of the interval's width, so no digit finer than the noise allows); the privacy statement in
+columns, with honest digits (:func:`card_number`: printed exactly as published when the release rounded its
+tables itself, its statistics' ``interval_level`` says so; else rounded here to the step of
+:func:`dpcore.intervals.honest_grid`, between 1/50 and 1/20 of the interval's width, so no digit finer than the
+noise allows); the privacy statement in
 plain words (who is protected, the unit, epsilon and delta per statistic and in total, what is public); the
 methods with their papers; the date and the software (dpcore and OpenDP versions, read from the record).
 
@@ -83,12 +85,24 @@ METHODS: dict[str, tuple[str, str, str]] = {
     "relative_risk": ("relative risk", "the two case counts (exposed and reference group), each with noise; the "
                       "relative risk is their ratio over the group sizes",
                       "T. Shoham and K. Ligett (2025), Differentially Private Ratio Statistics, arXiv:2505.20351"),
+    "percentiles_exponential": (
+        "earnings percentiles", "each percentile chosen among public candidate values by the exponential mechanism "
+        "(report noisy max) on each cell's histogram over the public candidate grid",
+        "F. McSherry and K. Talwar (2007), Mechanism Design via Differential Privacy, FOCS; A. Smith (2011), "
+        "Privacy-preserving Statistical Estimation with Optimal Convergence Rates, STOC"),
     "count": ("count", "a count with discrete Laplace noise",
               "C. Dwork, F. McSherry, K. Nissim and A. Smith (2006), Calibrating Noise to Sensitivity in Private "
               "Data Analysis, TCC"),
 }
 #: the app's statistic kinds, by the method they use
 _KIND_METHOD = {"group_means": "mean", "group_medians": "percentiles", "ratio": "relative_risk"}
+
+
+def _method_key(kind: str, plan_statistic: Mapping[str, Any]) -> str:
+    """The :data:`METHODS` entry of a statistic: its kind's, or the plan's ``method`` variant of it."""
+    key = _KIND_METHOD.get(kind, kind)
+    variant = f"{key}_{plan_statistic.get('method')}"
+    return variant if variant in METHODS else key
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,6 +223,7 @@ class _Statistic:
     labelled: bool = False  # rows are labelled numbers (the app's releases), not cells of 'by' columns
     auxiliary: tuple[str, ...] = ()  # published columns left to the table file
     published: bool = False  # the release rounded the values itself (honest digits in the tables)
+    method: str = ""  # the METHODS entry
 
 
 def _value_columns(table: pd.DataFrame, by: Sequence[str]) -> tuple[_Column, ...]:
@@ -249,8 +264,8 @@ def _costs(record: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     return {str(p.get("name")): (float(p.get("epsilon", 0.0)), float(p.get("delta", 0.0))) for p in per}
 
 
-def _statistic(info: Mapping[str, Any], table: pd.DataFrame, costs: Mapping[str, tuple[float, float]]
-               ) -> _Statistic:
+def _statistic(info: Mapping[str, Any], table: pd.DataFrame, costs: Mapping[str, tuple[float, float]],
+               method: str) -> _Statistic:
     name = str(info.get("name"))
     by = tuple(str(b) for b in info.get("by", ()))
     missing = [b for b in by if b not in table.columns]
@@ -261,19 +276,21 @@ def _statistic(info: Mapping[str, Any], table: pd.DataFrame, costs: Mapping[str,
     eps, delta = costs.get(name, (float(info.get("epsilon", 0.0)), 0.0))
     return _Statistic(name, str(info.get("kind", "")), by, eps, delta, columns,
                       _table_rows(table, by, columns, published), int(len(table)), str(info.get("noise") or ""),
-                      str(info.get("measurement") or ""), bool(info.get("labelled")), _auxiliary(table), published)
+                      str(info.get("measurement") or ""), bool(info.get("labelled")), _auxiliary(table), published,
+                      method)
 
 
 def _statistics(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> tuple[_Statistic, ...]:
     if not isinstance(record, Mapping) or not isinstance(record.get("statistics"), list):
         raise DPInputError("a release card needs the release record (release_record.json) with its 'statistics'")
     costs = _costs(record)
+    plan = _plan_statistics(record)
     out = []
     for info in record["statistics"]:
         name = str(info.get("name"))
         if name not in tables:
             raise DPInputError(f"no table for the statistic {name!r} of the record (tables: {sorted(tables)})")
-        out.append(_statistic(info, tables[name], costs))
+        out.append(_statistic(info, tables[name], costs, _method_key(str(info.get("kind", "")), plan.get(name, {}))))
     return tuple(out)
 
 
@@ -413,9 +430,8 @@ def _public_items(record: Mapping[str, Any], stats: Sequence[_Statistic]) -> tup
 def _methods(stats: Sequence[_Statistic]) -> tuple[tuple[str, str, str], ...]:
     seen: dict[str, tuple[str, str, str]] = {}
     for s in stats:
-        key = _KIND_METHOD.get(s.kind, s.kind)
-        if key in METHODS and key not in seen:
-            seen[key] = METHODS[key]
+        if s.method in METHODS and s.method not in seen:
+            seen[s.method] = METHODS[s.method]
     return tuple(seen.values())
 
 
@@ -462,7 +478,7 @@ def _interval_note(card: _Card) -> str:
 
 
 def _risk_caveat(card: _Card) -> str:
-    if not any(_KIND_METHOD.get(s.kind, s.kind) == "relative_risk" and any(c.interval for c in s.columns)
+    if not any(s.method == "relative_risk" and any(c.interval for c in s.columns)
                for s in card.statistics):
         return ""
     return (" The relative risk's interval (Shoham & Ligett, Theorem 4.5) holds asymptotically: trust it when both "
@@ -531,7 +547,7 @@ def _html_values(s: _Statistic, level: float) -> str:
 
 
 def _what(s: _Statistic) -> str:
-    what = METHODS.get(_KIND_METHOD.get(s.kind, s.kind), (s.kind,))[0]
+    what = METHODS.get(s.method, (s.kind,))[0]
     where = f" by {', '.join(s.by)}" if s.by and not s.labelled else ""
     count = f"{s.cells:,} released number(s)" if s.labelled else f"{s.cells:,} cell(s)"
     return f"{what}{where}; epsilon = {s.epsilon:g}, delta = {s.delta:.3g}; {count}"
@@ -715,7 +731,7 @@ def _privacy_parameters(eps: float, delta: float) -> dict[str, Any]:
 def _registry_basic(record: Mapping[str, Any], card: _Card) -> dict[str, Any]:
     plan = record.get("plan") or {}
     date = card.created[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", card.created[:10]) else _fill("YYYY-MM-DD")
-    kinds = ", ".join(sorted({METHODS.get(_KIND_METHOD.get(s.kind, s.kind), (s.kind,))[0] for s in card.statistics}))
+    kinds = ", ".join(sorted({METHODS.get(s.method, (s.kind,))[0] for s in card.statistics}))
     description = str(plan.get("description") or f"Differentially private {kinds} of the data set "
                                                    f"{card.title!r}, released by cell with dpcore.")
     return {"name": card.title, "data_curators": [_fill("the agency publishing this release")],

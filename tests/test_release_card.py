@@ -185,6 +185,10 @@ def test_privacy_statement_methods_and_software(released):
                   "Shoham and K. Ligett", "dpcore 0.1.0"):
         assert release_card._m(words) in markdown, words
     assert "| 03\\_gini\\_by\\_region | gini | 0.5 | 0 |" in markdown
+    exponential = json.loads(json.dumps(released.record))
+    exponential["plan"]["statistics"][0]["method"] = "exponential"
+    markdown = release_card.release_card_markdown(exponential, released.tables)
+    assert "McSherry and K. Talwar" in markdown and "Foote" not in markdown
 
 
 def test_opendp_version_is_read_from_the_record():
