@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from numbers import Integral
+from typing import cast
 
 import numpy as np
 
@@ -133,7 +134,7 @@ def secure_generator() -> SecureRandom:
     return SecureRandom()
 
 
-def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
+def as_generator(rng: np.random.Generator | SecureRandom | int | None) -> np.random.Generator:
     """Return a ``numpy.random.Generator`` (pass one through, seed one from an int, or make a fresh one),
     or pass a :class:`SecureRandom` through unchanged."""
     if rng is None:
@@ -145,5 +146,6 @@ def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
             raise DPInputError(f"a random seed must be a non-negative integer, got {rng}")
         return np.random.default_rng(int(rng))
     if isinstance(rng, SecureRandom):
-        return rng  # the OS-CSPRNG source (duck-types the Generator methods dpcore uses)
+        # the OS-CSPRNG source, typed as the Generator whose methods it duck-types (those dpcore uses)
+        return cast(np.random.Generator, rng)
     raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")

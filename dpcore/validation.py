@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, SupportsInt, cast
 
 import numpy as np
 
@@ -103,7 +103,7 @@ def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int
     if isinstance(value, (Integral, np.integer)):
         v = int(value)
     elif isinstance(value, (Real, np.floating)) and math.isfinite(float(value)) and float(value).is_integer():
-        v = int(value)
+        v = int(cast(SupportsInt, value))  # typeshed's numbers.Real declares no __int__ (every Real has one)
     else:
         raise NotAnIntegerError(f"{name} must be an integer (a whole number), got {value!r}")
     if minimum is not None and v < minimum:
