@@ -82,6 +82,21 @@ def _custom_edges_text() -> str:
     return text
 
 
+def _exponential_section(settings: dict) -> None:
+    """The one cell released by the exponential mechanism (one level), its view and its generated script."""
+    ds = current_dataset() if settings["source"] == "sidebar" else None
+    with guard("the release"):
+        view = _exponential_view(None if ds is None else ds.values, settings)
+        percentiles_views.cell_caption(view, "" if ds is None else ds.name)
+        if ds is not None and getattr(ds, "confidential", False):
+            st.warning("This is an uploaded file: simulating releases on confidential data is itself not private.")
+        percentiles_views.exponential_cell(view)
+        repro.share_panel("percentiles", script=repro.view_script_for(
+            percentile_experiments.__name__, "exponential_cell_view", settings,
+            title="Earnings percentiles: the exponential mechanism",
+            dataset_recipe=None if ds is not None else ("none",)))
+
+
 st.title("Earnings percentiles (PSEO)")
 percentiles_views.intro()
 
@@ -140,18 +155,8 @@ def _page_body() -> None:
                                                     horizontal=True)]
         percentiles_views.method_advice(q)
     if method == "exponential":
-        em_settings = {"source": source, "n": n, "cell_number": cell_number, "epsilon": float(eps),
-                       "q": float(50 if 50 in q else q[0]), "seed": seed()}
-        ds = current_dataset() if source == "sidebar" else None
-        with guard("the release"):
-            em_view = _exponential_view(None if ds is None else ds.values, em_settings)
-            percentiles_views.cell_caption(em_view, "" if ds is None else ds.name)
-            if ds is not None and getattr(ds, "confidential", False):
-                st.warning("This is an uploaded file: simulating releases on confidential data is itself not private.")
-            percentiles_views.exponential_cell(em_view)
-            repro.share_panel("percentiles", script=repro.view_script_for(
-                percentile_experiments.__name__, "exponential_cell_view", em_settings, title="Earnings percentiles: "
-                "the exponential mechanism", dataset_recipe=None if source == "sidebar" else ("none",)))
+        _exponential_section({"source": source, "n": n, "cell_number": cell_number, "epsilon": float(eps),
+                              "q": float(50 if 50 in q else q[0]), "seed": seed()})
     elif view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
         cell_settings = {"source": source, "n": n, "cell_number": cell_number}
         settings = {**cell_settings, "epsilon": float(eps), "scheme": scheme, "n_bins": int(n_bins),

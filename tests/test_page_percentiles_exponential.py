@@ -55,3 +55,11 @@ def test_one_person_cell_releases_without_refusal():
     at.number_input(key="perc_n").set_value(1).run()
     assert_clean(at, expected_error="only 1 person")
     assert "Released P50 (exponential)" in metrics(at)
+
+
+def test_sidebar_source_with_the_exponential_method():
+    at = open_page(PAGE, perc_method=EXPONENTIAL, perc_q="50")
+    at.selectbox(key="perc_src").set_value("Sidebar dataset (random subset)").run()
+    assert_clean(at)
+    assert "Released P50 (exponential)" in metrics(at)
+    assert "build_dataset(" in page_script(at)  # the generated script rebuilds the sidebar's data
