@@ -108,7 +108,12 @@ class DeclaredKeys:
         index = [self.columns.index(c) for c in by]
         if self.values is not None:
             return list(itertools.product(*(self.values[i] for i in index)))
-        return list(dict.fromkeys(tuple(row[i] for i in index) for row in self.combinations))
+        return list(dict.fromkeys(tuple(row[i] for i in index) for row in self._combinations()))
+
+    def _combinations(self) -> tuple[tuple[str, ...], ...]:
+        if self.combinations is None:
+            raise KeysError("declared keys need their values or their combinations")
+        return self.combinations
 
     def count(self, by: Sequence[str]) -> int:
         if self.values is not None:
@@ -118,6 +123,8 @@ class DeclaredKeys:
     def to_dict(self) -> dict[str, Any]:
         if self.file is not None:
             return {"file": self.file}
+        if self.values is None:
+            raise KeysError("keys declared by combinations are written as their file")
         return {c: list(v) for c, v in zip(self.columns, self.values, strict=True)}
 
 
@@ -248,8 +255,8 @@ def _text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     cell_text is called once per distinct value (the whole column only for columns of unusual types)."""
     values = _factorize_safe(column)
     if values is None:
-        texts = np.array([cell_text(v) for v in column.tolist()], dtype=object)
-        codes, uniques = pd.factorize(texts)
+        row_texts = np.array([cell_text(v) for v in column.tolist()], dtype=object)
+        codes, uniques = pd.factorize(row_texts)
         return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     texts = [cell_text(v) for v in uniques.tolist()]
@@ -339,7 +346,7 @@ def cell_counts(frame: pd.DataFrame, kind: str, by: Sequence[str]) -> tuple[list
         totals = np.zeros(len(cells), dtype=np.int64)
         np.add.at(totals, group, frame["count"].to_numpy(np.int64))
         return cells, totals
-    keys = _keys_of(frame, by) if by else [()] * len(frame)
+    keys: list[tuple[str, ...]] = _keys_of(frame, by) if by else [()] * len(frame)
     if kind == "relative_risk":
         out_keys = [k + (g,) for k in keys for g in ("exposed", "reference")]
         counts = np.column_stack([frame["n_exposed"].to_numpy(np.int64), frame["n_reference"].to_numpy(np.int64)])

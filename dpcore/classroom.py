@@ -189,15 +189,15 @@ class Classroom:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA foreign_keys=ON")
+            lite = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+            lite.execute("PRAGMA journal_mode=WAL")
+            lite.execute("PRAGMA foreign_keys=ON")
         except (OSError, sqlite3.Error) as exc:
             raise DPInputError(f"cannot open the classroom database {self.path}: {exc}") from None
         try:
-            yield conn
+            yield lite
         finally:
-            conn.close()
+            lite.close()
 
     def create_session(self, mechanism: str = DEFAULT_CLASS_MECHANISM) -> str:
         """A new random session code (6 characters) for a teacher; its students play ``mechanism``."""

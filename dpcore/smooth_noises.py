@@ -254,6 +254,13 @@ def laplace_smooth_hockey_stick(epsilon: float, shift: float, log_dilation: floa
     return max(divergence(1.0), divergence(-1.0))
 
 
+def _law_parameter(value: float | None, noise: str, name: str) -> float:
+    """A parameter of the noise law that a calibration of this ``noise`` always carries (gamma, sigma or rho)."""
+    if value is None:
+        raise DPInputError(f"a {noise!r} calibration needs its {name}")
+    return value
+
+
 @dataclass(frozen=True)
 class SmoothCalibration:
     """Constants for one smooth-sensitivity release and the privacy statement they certify.
@@ -286,7 +293,8 @@ class SmoothCalibration:
             law = "Laplace" if self.noise == "laplace" else "Gaussian"
             return (f"(ε, δ) = ({self.epsilon:.4g}, {self.delta:.2g})-DP ({law}, NRS smooth sensitivity; "
                     f"certified δ = {self.certificate:.3g})")
-        eps_at = budget.zcdp_to_approx_dp(self.rho, self.delta) if self.delta > 0 else float("nan")
+        rho = _law_parameter(self.rho, self.noise, "rho")
+        eps_at = budget.zcdp_to_approx_dp(rho, self.delta) if self.delta > 0 else float("nan")
         return (f"ρ = {self.rho:.4g}-zCDP (Laplace log-normal, Bun & Steinke 2019; certified), hence "
                 f"(ε, δ) = ({eps_at:.4g}, {self.delta:.2g})-DP")
 
@@ -924,10 +932,10 @@ def noise_distribution(calibration: SmoothCalibration) -> Any:
     """The standardised noise law Z of a calibration (``.rvs``, ``.pdf``, ``.logpdf``, ``.cdf``, ``.abs_quantile``)."""
     _check_type(calibration, SmoothCalibration, "calibration")
     if calibration.noise == "cauchy":
-        return _CauchyAdapter(calibration.gamma)
+        return _CauchyAdapter(_law_parameter(calibration.gamma, calibration.noise, "gamma"))
     if calibration.noise == "laplace":
         return LaplaceNoise()
-    return LaplaceLogNormal(calibration.sigma)
+    return LaplaceLogNormal(_law_parameter(calibration.sigma, calibration.noise, "sigma"))
 
 
 class _CauchyAdapter(GeneralizedCauchy):
