@@ -33,11 +33,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_finite
+
+if TYPE_CHECKING:
+    from .rng import SecureRandom
 
 __all__ = ["above_threshold_noise_scales", "candidate_grid", "DPUpperBound", "dp_upper_bound"]
 
@@ -108,6 +111,7 @@ def dp_upper_bound(x: Any, *, epsilon_n: float = 0.075, epsilon_count: float = 0
     if max_value <= lower:
         raise DPInputError("max_value must be above lower")
     xs = np.sort(as_finite_array(x, "incomes", min_size=1))
+    gen: np.random.Generator | SecureRandom
     if rng is None:
         from .noise import secure_generator
 

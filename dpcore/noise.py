@@ -235,7 +235,7 @@ class GeneralizedCauchy:
         mag = t ** (1.0 / self.gamma)
         return np.where(p >= 0.5, mag, -mag)
 
-    def _ppf_finite(self, u: np.ndarray) -> np.ndarray:
+    def _ppf_finite(self, u: np.ndarray | float) -> np.ndarray:
         """Quantile of u in (0, 1), with y = 1/(1+T) floored at the smallest normal double so that
         T = (1 - y)/y and |Z| = T^(1/gamma) stay finite (T <= 4.5e307)."""
         u = np.asarray(u, dtype=float)

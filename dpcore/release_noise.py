@@ -596,7 +596,7 @@ def release_generalized_cauchy(value: float, *, scale: float, gamma: float, grid
         from .validation import check_epsilon
 
         epsilon = check_epsilon(epsilon)
-    notes = ()
+    notes: tuple[str, ...] = ()
     if pure:
         delta = 0.0
         if epsilon is not None:
