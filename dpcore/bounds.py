@@ -113,7 +113,7 @@ def dp_upper_bound(x: Any, *, epsilon_n: float = 0.075, epsilon_count: float = 0
     xs = np.sort(as_finite_array(x, "incomes", min_size=1))
     gen: np.random.Generator | SecureRandom
     if rng is None:
-        from .noise import secure_generator
+        from .rng import secure_generator
 
         gen = secure_generator()
     else:

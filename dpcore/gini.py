@@ -68,6 +68,7 @@ from typing import Any
 import numpy as np
 
 from .lru import BoundedCache, array_digest
+from .rng import secure_generator
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -77,6 +78,7 @@ from .validation import (
     check_epsilon,
     check_finite,
     check_int,
+    check_positive,
 )
 
 __all__ = [
@@ -95,7 +97,6 @@ __all__ = [
     "fast_smooth_sensitivity_iq",
     "minimal_iq",
     "GiniSmoothSensitivity",
-    "SmoothSensitivity",
     "GiniRelease",
     "GiniMechanism",
     "GiniDraw",
@@ -557,8 +558,6 @@ class GiniSmoothSensitivity:
         return bool(self.value >= self.global_sensitivity * (1.0 - 1e-9))
 
 
-#: Old name, kept for outside code (``dpcore.percentiles`` and ``dpcore.ratio`` have their own classes).
-SmoothSensitivity = GiniSmoothSensitivity
 
 
 def _fast_A(n: int, L: float, U: float, S: float, ks: np.ndarray) -> np.ndarray:
@@ -790,9 +789,8 @@ class GiniRelease:
     publishing them is not covered by the DP guarantee), ``confidential_k_star`` (the distance that
     maximises e^(-beta k) A^(k)), ``confidential_saturated`` (the release is meaningless: S_beta hit
     the global sensitivity, or the median absolute noise is >= 0.5), the clipping counts, and
-    ``confidential_true_value`` (None unless asked for). The old names ``noise_scale``,
-    ``smooth_sensitivity``, ``k_star``, ``saturated`` remain as read-only aliases for the
-    exploration pages (deprecated).
+    ``confidential_true_value`` (None unless asked for). ``noise_scale`` reads
+    ``confidential_noise_scale`` (the name the public API uses).
     """
 
     value: float
@@ -822,23 +820,11 @@ class GiniRelease:
     #: output too; the posterior needs it (a density applies to it, not to a clamped value)
     noisy_value: float | None = None
 
-    # Deprecated read-only aliases (the data-dependent fields are named confidential_*: never published); kept
-    # because exploration pages (ui/gini_views.py) and dpcore.smooth_noises read the old names.
     @property
     def noise_scale(self) -> float:
+        """S_beta(X)/alpha under the name of the public API (shared/design.md); confidential like
+        ``confidential_noise_scale``, which it returns."""
         return self.confidential_noise_scale
-
-    @property
-    def smooth_sensitivity(self) -> float:
-        return self.confidential_smooth_sensitivity
-
-    @property
-    def k_star(self) -> int:
-        return self.confidential_k_star
-
-    @property
-    def saturated(self) -> bool:
-        return self.confidential_saturated
 
 
 #: public floor of a real release's Gini noise scale S_beta(X)/alpha: max(S, alpha * floor) is again a beta-smooth
@@ -898,6 +884,9 @@ class GiniMechanism:
     calibration: str = "tight"
     delta: float | None = None
     rows_per_person: int = 1
+    #: the smoothness of S_beta; None: the calibration's default (epsilon/gamma per cell). A release with a
+    #: published interval chooses it from public inputs (dpcore.intervals.optimise_gini_split)
+    beta: float | None = None
 
     def __post_init__(self) -> None:
         from . import smooth_noises
@@ -918,6 +907,8 @@ class GiniMechanism:
             raise DPInputError("noise 'laplace_lognormal' is offered for one row per person only")
         if self.delta is not None:
             object.__setattr__(self, "delta", check_delta(self.delta))
+        if self.beta is not None:
+            object.__setattr__(self, "beta", check_positive(self.beta, "beta"))
 
     # -- calibration (public) ------------------------------------------------------------------------------
     @property
@@ -945,7 +936,7 @@ class GiniMechanism:
         from . import smooth_noises
 
         return smooth_noises.smooth_calibration(self.noise, self.epsilon_cell, delta=self.delta_cell or None,
-                                                gamma=self.gamma, mode=self.calibration)
+                                                gamma=self.gamma, mode=self.calibration, beta=self.beta)
 
     @property
     def alpha(self) -> float:
@@ -960,8 +951,8 @@ class GiniMechanism:
         return a * (1.0 - 2.0 * FLOAT_SLACK) if self.noise == "cauchy" else a
 
     @property
-    def beta(self) -> float:
-        """Smoothness of S_beta: the engines and the planner compute S_beta(X) at this beta."""
+    def smoothness(self) -> float:
+        """beta of S_beta: the engines and the planner compute S_beta(X) at this beta."""
         return self.smooth_calibration.beta
 
     @property
@@ -1019,7 +1010,7 @@ class GiniMechanism:
         cal = self.smooth_calibration
         out: dict[str, Any] = {
             "noise": self.noise, "gamma": self.gamma, "calibration": self.calibration,
-            "epsilon_per_cell": self.epsilon_cell, "alpha": self.alpha, "beta": self.beta,
+            "epsilon_per_cell": self.epsilon_cell, "alpha": self.alpha, "beta": self.smoothness,
             "privacy_statement_per_cell": cal.statement(), "output_grid": 1e-6, "output_window": [0.0, 1.0],
             "output_rule": "dpcore.release_noise.publish_gini: clamp to [0, 1], round to the grid (post-processing)",
             "noise_scale": CONFIDENTIAL_SCALE_LABEL,
@@ -1072,7 +1063,7 @@ class GiniMechanism:
                 window=release_noise.GINI_WINDOW, epsilon=loss, min_scale=GINI_MIN_SCALE, max_scale=self.max_scale)
             noisy = float(d.values[0])
             statement = (f"smooth-sensitivity certificate (dpcore.noise.smooth_noise_privacy_loss, gamma={self.gamma:g}, "
-                         f"alpha={self.release_alpha:.6g}, beta={self.beta:.6g}, float slack {FLOAT_SLACK:g}) -> epsilon "
+                         f"alpha={self.release_alpha:.6g}, beta={self.smoothness:.6g}, float slack {FLOAT_SLACK:g}) -> epsilon "
                          f"{loss:.6g} per cell; {d.privacy_map}")
             return GiniDraw(release_noise.publish_gini(noisy), noisy, d.measurement, statement, simulated)
         self.check_real_release()
@@ -1103,7 +1094,7 @@ def _prepare_release(x, epsilon, gamma, lower, upper, calibration, method, clip_
     if method not in ("exact", "fast"):
         raise DPInputError(f"method must be 'exact' or 'fast', got {method!r}")
     xs, n_below, n_above = clip_incomes(x, lower=lower, upper=upper, clip_negative=clip_negative)
-    ss = smooth_sensitivity(xs, lower=float(lower), upper=float(upper), beta=mech.beta, method=method)
+    ss = smooth_sensitivity(xs, lower=float(lower), upper=float(upper), beta=mech.smoothness, method=method)
     return mech, xs, n_below, n_above, ss
 
 
@@ -1138,7 +1129,7 @@ def release_gini(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, up
     cal = mech.smooth_calibration
     return GiniRelease(
         value=draw.value, noisy_value=draw.noisy_value, confidential_noise_scale=scale, alpha=mech.alpha,
-        beta=mech.beta, epsilon=mech.epsilon, gamma=mech.gamma, confidential_smooth_sensitivity=ss.value,
+        beta=mech.smoothness, epsilon=mech.epsilon, gamma=mech.gamma, confidential_smooth_sensitivity=ss.value,
         confidential_k_star=ss.k_star,
         calibration=calibration, method=method, n=xs.size, lower=float(lower), upper=float(upper),
         confidential_saturated=_saturated(ss.value, ss.global_sensitivity, scale, mech.gamma, mech.noise_law()),
@@ -1172,7 +1163,7 @@ def release_gini_laplace(x: Any, *, epsilon: float, lower: float, upper: float, 
     xs, n_below, n_above = clip_incomes(x, lower=lower, upper=upper, clip_negative=clip_negative)
     gs = gini_global_sensitivity(xs.size, lower, upper)
     nz = _noise()
-    gen = nz.secure_generator() if rng is None else as_generator(rng)
+    gen = secure_generator() if rng is None else as_generator(rng)
     scale = gs / epsilon
     val = _sorted_gini(xs) + float(nz.sample_laplace(scale, 1, gen)[0])
     return LaplaceGiniRelease(val, scale, epsilon, gs, xs.size, float(lower), float(upper), n_below, n_above)
@@ -1248,7 +1239,7 @@ def simulate_gini_releases(x: Any, *, epsilon: float, gamma: float = 2.0, lower:
     cal = mech.smooth_calibration
     return GiniSimulation(
         releases=rel, laplace_releases=lap, confidential_true_value=g0, noise_scale=scale,
-        laplace_scale=lap_scale, alpha=mech.alpha, beta=mech.beta, epsilon=mech.epsilon, gamma=mech.gamma,
+        laplace_scale=lap_scale, alpha=mech.alpha, beta=mech.smoothness, epsilon=mech.epsilon, gamma=mech.gamma,
         smooth=ss, summary=error_summary(rel - g0, gamma=mech.gamma if cal.noise == "cauchy" else None),
         laplace_summary=error_summary(lap - g0),
         saturated=_saturated(ss.value, gs, scale, mech.gamma, mech.noise_law()),

@@ -692,6 +692,7 @@ def simulate_gini_bounds(confidential_smooth_sensitivity: Any, *, plan: GiniInte
     s = as_finite_array(confidential_smooth_sensitivity, "confidential_smooth_sensitivity")
     if np.any(s <= 0):
         raise DPInputError("smooth sensitivities must be > 0")
+    plan = _check_plan(plan)
     size = check_int(size, "size", minimum=1)
     noise = as_generator(rng).laplace(0.0, plan.bound_scale, size=(s.size, size))
     return np.exp(np.log(s)[:, None] + noise + plan.bound_margin)
@@ -848,6 +849,13 @@ class GiniIntervalPlan:
                                               "beta", "alpha", "eta", "gamma", "sigma", "bound_scale", "bound_margin",
                                               "release_alpha", "min_scale", "max_scale", "n", "lower", "upper",
                                               "method", "model_width", "model_oracle_width")}
+
+
+def _check_plan(plan: Any) -> GiniIntervalPlan:
+    if not isinstance(plan, GiniIntervalPlan):
+        raise TypeError(f"plan must be a dpcore.intervals.GiniIntervalPlan (gini_plan / optimise_gini_split), got "
+                        f"{type(plan).__name__}")
+    return plan
 
 
 def gini_plan(epsilon_value: float, epsilon_bound: float, beta: float, *, noise: str, n: int, lower: float,
@@ -1068,6 +1076,7 @@ def _best_for_beta(epsilon: float, beta: float, s_typ: float, level: float, comm
 
 def gini_plan_with_eta(plan: GiniIntervalPlan, eta: float) -> GiniIntervalPlan:
     """The same plan with another eta (the bound's margin changes, and for "union" the noise quantile's level)."""
+    plan = _check_plan(plan)
     eta = _check_eta(eta, plan.level, plan.method)
     return replace(plan, eta=eta, bound_margin=plan.bound_scale * math.log(1 / (2 * eta)))
 
@@ -1172,6 +1181,7 @@ def gini_posterior_interval(value: float, s_upper: float, *, plan: GiniIntervalP
     ln S (+-30 bound scales), g on a uniform grid plus a geometric one around the value; equal-tailed quantiles.
     A Bayesian interval: its frequentist coverage is measured (tests), not guaranteed.
     """
+    plan = _check_plan(plan)
     v = check_finite(value, "value")
     s_hat = check_positive(s_upper, "s_upper")
     lev = plan.level if level is None else _level(level)
@@ -1217,11 +1227,11 @@ def _decimals(step: float) -> int:
     return max(0, -math.floor(math.log10(step) + 1e-12))
 
 
-def round_to_grid(x: Any, step: float) -> Any:
-    """``x`` rounded to the nearest multiple of ``step`` (scalars stay floats; arrays stay arrays), written with
+def round_to_grid(value: Any, step: float) -> Any:
+    """``value`` rounded to the nearest multiple of ``step`` (scalars stay floats; arrays stay arrays), written with
     no more decimals than the step has (so 54691.12429 with step 500 is 54500.0, not 54499.99999)."""
     step = check_positive(step, "step")
-    arr = np.asarray(x, dtype=float)
+    arr = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(arr)):
         raise DPInputError("values to round must be finite")
     out = np.round(np.round(arr / step) * step, _decimals(step))

@@ -21,6 +21,7 @@ count                  :class:`CountMechanism` (discrete Laplace on one count)
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +32,12 @@ from .gini import GiniDraw, GiniMechanism
 from .percentiles import ExponentialQuantileDraw, ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
 from .ratio import RelativeRiskDraw, RelativeRiskMechanism
 from .stratified import MeanDraw, MeanMechanism
-from .validation import check_epsilon, check_int
+from .validation import DPInputError, check_epsilon, check_int
 
 __all__ = ["GiniMechanism", "GiniDraw", "HistogramMechanism", "HistogramDraw", "ExponentialQuantileMechanism",
            "ExponentialQuantileDraw", "MeanMechanism", "MeanDraw",
-           "RelativeRiskMechanism", "RelativeRiskDraw", "CountMechanism", "CountDraw"]
+           "RelativeRiskMechanism", "RelativeRiskDraw", "CountMechanism", "CountDraw", "GiniIntervalMechanism",
+           "GiniIntervalDraw", "GINI_PLANNING_N"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +79,128 @@ class CountMechanism:
         d = release_noise.release_integer_counts(np.asarray(counts, dtype=np.int64).ravel(), scale=self.noise_scale,
                                                  rng=rng, sensitivity=self.sensitivity)
         return CountDraw(np.asarray(d.values, dtype=np.int64), d.measurement, d.privacy_map, d.epsilon, d.simulated)
+
+
+#: the cell size the Gini's epsilon split and beta are optimised for when the release does not say (a typical
+#: PSEO-size cell). The choice only moves the interval's width, never its coverage: every interval is valid for
+#: any n, and a smaller cell than planned gets a wider interval.
+GINI_PLANNING_N = 500
+
+
+@dataclass(frozen=True)
+class GiniIntervalDraw:
+    """One cell of :class:`GiniIntervalMechanism`: the published value, the noisy value before the [0, 1] clamp,
+    the published DP upper bound on S_beta(X) (NaN for a cell with n <= 1, which releases 0 exactly), and what drew
+    them."""
+
+    value: float
+    noisy_value: float
+    smooth_sensitivity_upper: float
+    measurement: str
+    privacy_map: str
+    bound_measurement: str
+    simulated: bool
+
+
+@dataclass(frozen=True)
+class GiniIntervalMechanism:
+    """A Gini released with an interval anyone can recompute: the value by :class:`dpcore.gini.GiniMechanism` at
+    epsilon_value, plus a DP upper bound on S_beta(X) at epsilon_bound (:func:`dpcore.intervals.gini_bound_release`:
+    ln S_beta changes by at most beta between neighbours), with epsilon_value + epsilon_bound = epsilon and beta
+    chosen by :func:`dpcore.intervals.optimise_gini_split` from public inputs only (epsilon, delta, the noise, the
+    bounds, ``level`` and a planning cell size). The published interval is
+    :func:`dpcore.intervals.gini_interval_from_release` of the value and the bound (``dpcore.published``).
+
+    Cost (basic composition; per cell, then group privacy over ``rows_per_person`` m, the cells being disjoint):
+    the value's cost at m epsilon_value plus the bound's pure m epsilon_bound = epsilon in total, with the value's
+    delta ("laplace") or none ("cauchy")."""
+
+    epsilon: float
+    lower: float
+    upper: float
+    noise: str = "cauchy"
+    gamma: float = 2.0
+    calibration: str = "tight"
+    delta: float | None = None
+    rows_per_person: int = 1
+    level: float = 0.95
+    planning_n: int = GINI_PLANNING_N
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "rows_per_person", check_int(self.rows_per_person, "rows per person", minimum=1))
+        object.__setattr__(self, "planning_n", check_int(self.planning_n, "planning cell size", minimum=2))
+        GiniMechanism(self.epsilon, self.lower, self.upper, noise=self.noise, gamma=self.gamma,
+                      calibration=self.calibration, delta=self.delta, rows_per_person=self.rows_per_person)
+
+    @functools.cached_property
+    def plan(self):
+        """The :class:`dpcore.intervals.GiniIntervalPlan` of one cell (public: the split, beta, eta)."""
+        from . import intervals
+
+        cell = GiniMechanism(self.epsilon, self.lower, self.upper, noise=self.noise, gamma=self.gamma,
+                             calibration=self.calibration, delta=self.delta, rows_per_person=self.rows_per_person)
+        return intervals.optimise_gini_split(cell.epsilon_cell, cell.delta_cell or None, cell.noise, self.planning_n,
+                                             cell.lower, cell.upper, self.level, gamma=cell.gamma,
+                                             calibration_mode=cell.calibration)
+
+    @functools.cached_property
+    def value_mechanism(self) -> GiniMechanism:
+        """The value's mechanism: epsilon_value per cell, the plan's beta."""
+        return GiniMechanism(self.rows_per_person * self.plan.epsilon_value, self.lower, self.upper, noise=self.noise,
+                             gamma=self.gamma, calibration=self.calibration, delta=self.delta,
+                             rows_per_person=self.rows_per_person, beta=self.plan.beta)
+
+    @property
+    def smoothness(self) -> float:
+        """beta of S_beta: the engines compute S_beta(X) at this beta."""
+        return self.value_mechanism.smoothness
+
+    def privacy_cost(self) -> budget.PrivacyCost:
+        value = self.value_mechanism.privacy_cost()
+        bound_eps = self.rows_per_person * self.plan.epsilon_bound
+        if value.kind == "pure":
+            return budget.pure(value.epsilon + bound_eps)
+        if value.kind == "approx":
+            return budget.approx(value.epsilon + bound_eps, value.delta)
+        raise DPInputError("a Gini with a published interval is offered for the 'cauchy' and 'laplace' noises")
+
+    def interval_constants(self) -> dict[str, Any]:
+        """What the published interval is computed from besides the table: the plan, with the alpha and the scale
+        window of the value's actual draw (``dpcore.published``)."""
+        mech = self.value_mechanism
+        out = dict(self.plan.to_dict())
+        out.update(release_alpha=mech.release_alpha, min_scale=gini_min_scale(mech),
+                   max_scale=mech.max_scale if mech.noise == "cauchy" else float("inf"))
+        return out
+
+    def record(self) -> dict[str, Any]:
+        rec = dict(self.value_mechanism.record())
+        rec.update(interval_plan=self.interval_constants(), interval_level=self.level,
+                   epsilon_value=self.rows_per_person * self.plan.epsilon_value,
+                   epsilon_bound=self.rows_per_person * self.plan.epsilon_bound,
+                   bound=("smooth_sensitivity_bound = exp(ln S_beta(X) + Laplace(beta/epsilon_bound per cell) + "
+                          "margin): a DP upper bound on S_beta(X) that fails with probability eta"))
+        return rec
+
+    def draw(self, confidential_gini: float, confidential_smooth_sensitivity: float, rng: Any = None
+             ) -> GiniIntervalDraw:
+        from . import intervals
+
+        s = float(confidential_smooth_sensitivity)
+        d = self.value_mechanism.draw(confidential_gini, s, rng=rng)
+        if s <= 0.0:
+            return GiniIntervalDraw(d.value, d.noisy_value, float("nan"), d.measurement, d.privacy_map,
+                                    "none: n <= 1", d.simulated)
+        plan = self.plan
+        bound = intervals.gini_bound_release(s, beta=self.smoothness, epsilon_bound=plan.epsilon_bound, eta=plan.eta,
+                                             rng=rng)
+        return GiniIntervalDraw(d.value, d.noisy_value, bound.s_upper, d.measurement, d.privacy_map,
+                                bound.measurement, d.simulated)
+
+
+def gini_min_scale(mechanism: GiniMechanism) -> float:
+    """The floor a draw clamps the Gini's noise scale to (the Cauchy's; none for the other noises)."""
+    from .gini import GINI_MIN_SCALE
+
+    return GINI_MIN_SCALE if mechanism.noise == "cauchy" else 0.0

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from .rng import SecureRandom, secure_generator  # re-exported: the old import path keeps working
+from .rng import SecureRandom
 from .validation import (
     DPInputError,
     as_generator,
@@ -37,8 +37,6 @@ from .validation import (
 )
 
 __all__ = [
-    "SecureRandom",
-    "secure_generator",
     "laplace_scale",
     "sample_laplace",
     "sample_two_sided_geometric",

@@ -116,7 +116,6 @@ __all__ = [
     "empirical_percentile",
     "local_sensitivity_profile",
     "PercentileSmoothSensitivity",
-    "SmoothSensitivity",
     "percentile_smooth_sensitivity",
     "SmoothPercentileRelease",
     "release_percentiles_smooth",
@@ -524,8 +523,6 @@ class PercentileSmoothSensitivity:
     beta: float
 
 
-#: Old name, kept for outside code (``dpcore.gini`` and ``dpcore.ratio`` have their own classes).
-SmoothSensitivity = PercentileSmoothSensitivity
 
 
 def _smooth_from_profile(xs: np.ndarray, rank: int, lo: float, hi: float, betas: np.ndarray
@@ -583,7 +580,6 @@ class SmoothPercentileRelease:
 
     ``confidential_smooth_sensitivity`` and ``confidential_noise_scale`` (S*_beta(X)/alpha) depend on
     the confidential data: kept for teaching and auditing, never published.
-    ``smooth_sensitivity`` and ``noise_scale`` are deprecated read-only aliases.
     """
 
     values: np.ndarray
@@ -602,13 +598,7 @@ class SmoothPercentileRelease:
     delta: float = 0.0
     privacy_cost: Any = None     # dpcore.budget.PrivacyCost of the whole release
 
-    @property
-    def smooth_sensitivity(self) -> np.ndarray:  # deprecated alias
-        return self.confidential_smooth_sensitivity
 
-    @property
-    def noise_scale(self) -> np.ndarray:  # deprecated alias; read by dpcore.experiments.percentiles
-        return self.confidential_noise_scale
 
 
 def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50, 75), rng=None,
@@ -990,6 +980,7 @@ class HistogramMechanism:
                           f"{self.noise_scale!r} on every cell x bin count (L1 sensitivity of the whole table "
                           f"{self.sensitivity})"),
                 "bin_edges": list(self.edges), "q": list(self.q), "relation": self.relation,
+                "noise_scale": self.noise_scale,
                 "read_off": "eq. (4.2) of Foote et al. on each noisy histogram (post-processing)"}
 
     def draw(self, counts: Any, rng: Any = None) -> HistogramDraw:

@@ -214,12 +214,36 @@ class StatisticRelease:
     neighbouring: str
     simulated: bool = False
     notes: tuple[str, ...] = ()
+    #: the published form (``dpcore.published.published_table``): the values with honest digits, their interval
+    #: ends at ``level`` and the extra DP outputs the interval is computed from (a noisy histogram, a bound)
+    published: dict | None = None
 
 
-def _from_mechanism(draw, values, epsilon: float, neighbouring: str, notes=()) -> StatisticRelease:
+def _published(kind: str, table: Any, record: dict, values: Sequence[str], level: float,
+               inputs: Sequence[str] = ()) -> dict:
+    """The published form of a planned release: :func:`dpcore.published.published_table` on the same columns the
+    command line publishes, so the app's release and the command line's carry the same intervals."""
+    import pandas as pd
+
+    from .published import published_table
+
+    out = published_table(kind, pd.DataFrame(table), record, level)
+    lows = np.concatenate([out[f"{v}_lower"].to_numpy(float) for v in values])
+    ups = np.concatenate([out[f"{v}_upper"].to_numpy(float) for v in values])
+    vals = np.stack([out[v].to_numpy(float) for v in values], axis=1).ravel() if len(values) > 1 else \
+        out[values[0]].to_numpy(float)
+    if len(values) > 1:  # cell-major, as the released vector: cell 1 p25, p50, p75, cell 2 ...
+        lows = np.stack([out[f"{v}_lower"].to_numpy(float) for v in values], axis=1).ravel()
+        ups = np.stack([out[f"{v}_upper"].to_numpy(float) for v in values], axis=1).ravel()
+    return {"values": vals, "lower": lows, "upper": ups, "level": float(level),
+            "inputs": {c: out[c].tolist() for c in inputs}}
+
+
+def _from_mechanism(draw, values, epsilon: float, neighbouring: str, notes=(), published: dict | None = None
+                    ) -> StatisticRelease:
     """The StatisticRelease of one mechanism draw (any of dpcore.mechanisms' ``*Draw``): pure DP, delta 0."""
     return StatisticRelease(np.asarray(values, dtype=float), draw.measurement, draw.privacy_map, float(epsilon), 0.0,
-                            neighbouring, bool(draw.simulated), tuple(notes))
+                            neighbouring, bool(draw.simulated), tuple(notes), published)
 
 
 class PlannedStatistic:
@@ -279,10 +303,11 @@ class PlannedStatistic:
                                "release is dpcore.release.make_release(items, ledger_account), which charges first")
         return np.asarray(self._draw(epsilon, rng=as_generator(rng)).values, dtype=float)
 
-    def _draw_real(self, epsilon: float) -> StatisticRelease:
+    def _draw_real(self, epsilon: float, level: float = 0.95) -> StatisticRelease:
         """The real draw (OpenDP / certified sampler), with no ledger of its own: only
-        :func:`dpcore.release.make_release` calls it, after it has charged the cost."""
-        return self._draw(epsilon, rng=None)
+        :func:`dpcore.release.make_release` calls it, after it has charged the cost. ``level``: of the published
+        intervals."""
+        return self._draw(epsilon, rng=None, level=level)
 
     @property
     def neighbouring(self) -> str:
@@ -389,7 +414,7 @@ class CountAbove(PlannedStatistic):
 
         return CountMechanism(epsilon, sensitivity=1)
 
-    def _draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None, level: float = 0.95):
         d = self.mechanism_at(epsilon).draw([self.count], rng=rng)
         return _from_mechanism(d, d.counts, check_epsilon(epsilon), self.neighbouring)
 
@@ -444,14 +469,16 @@ class ClippedMean(PlannedStatistic):
 
         return MeanMechanism(epsilon, self.lower, self.upper)
 
-    def _draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None, level: float = 0.95):
         """(Clipped sum in cents + OpenDP's floating-point-safe Laplace) / n (Eq. 2) by
         :class:`dpcore.stratified.MeanMechanism`, the command line's mechanism."""
         from .stratified import clipped_cents
 
         mech = self.mechanism_at(epsilon)
         d = mech.draw([int(clipped_cents(self.values, self.lower, self.upper).sum())], [self.values.size], rng=rng)
-        return _from_mechanism(d, d.means, mech.epsilon, "replace one record; n and the clip range public")
+        pub = _published("mean", {"n": [self.values.size], "mean": d.means}, mech.record(), ["mean"], level)
+        return _from_mechanism(d, d.means, mech.epsilon, "replace one record; n and the clip range public",
+                               published=pub)
 
     def params(self):
         return {"clip_lower": self.lower, "clip_upper": self.upper, "n": int(self.values.size)}
@@ -538,7 +565,7 @@ class GroupMeans(PlannedStatistic):
 
         return MeanMechanism(epsilon, self.lower, self.upper)
 
-    def _draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None, level: float = 0.95):
         """Per group: (clipped sum in cents + Laplace) / |G_i| (Eq. 3) by :class:`dpcore.stratified.MeanMechanism`:
         one person changes one group's sum by at most U - L, so the whole vector costs epsilon (the groups are
         disjoint with public labels and sizes: parallel composition)."""
@@ -549,8 +576,10 @@ class GroupMeans(PlannedStatistic):
         sums = np.zeros(self._gi.k, dtype=np.int64)
         np.add.at(sums, self._gi.codes, cents)
         d = mech.draw(sums, self.counts, rng=rng)
+        pub = _published("mean", {"n": self.counts, "mean": d.means}, mech.record(), ["mean"], level)
         return _from_mechanism(d, d.means, mech.epsilon,
-                               "replace one person's value within their group; group labels and sizes public")
+                               "replace one person's value within their group; group labels and sizes public",
+                               published=pub)
 
     def params(self):
         return {"clip_lower": self.lower, "clip_upper": self.upper,
@@ -750,22 +779,48 @@ class GiniStatistic(PlannedStatistic):
         eps = check_epsilon(epsilon)
         return self.mechanism_at(eps).simulate(self._clipped, self.scale(eps), n, as_generator(rng))[:, None]
 
-    def _draw(self, epsilon, rng=None):
-        """g(X) + (S_beta(X)/alpha) Z by :meth:`dpcore.gini.GiniMechanism.draw` (the mechanism of every released
-        Gini: certified sampler or OpenDP's Laplace, grid 1e-6, window [0, 1]). Defined for every data set in
-        [lower, upper]^n, including all-zero incomes (g := 0, S_beta := GS, see ``_smooth_sensitivity``):
-        neighbours never differ in whether the release happens. The noise scale is confidential and stays out of
-        the result."""
+    def release_mechanism_at(self, epsilon, level: float = 0.95):
+        """The :class:`dpcore.mechanisms.GiniIntervalMechanism` a release of this statistic draws with (the value and
+        the DP bound on S_beta(X) its published interval needs; the command line's), or None for
+        "laplace_lognormal", which has no floating-point-safe sampler (simulation only, no interval)."""
+        from .mechanisms import GiniIntervalMechanism
+
+        if self.noise == "laplace_lognormal":
+            return None
+        return GiniIntervalMechanism(check_epsilon(epsilon), self.lower, self.upper, noise=self.noise,
+                                     gamma=self.gamma, calibration=self.calibration,
+                                     delta=None if self.noise == "cauchy" else self.delta, level=level)
+
+    def _draw(self, epsilon, rng=None, level: float = 0.95):
+        """The release of :class:`dpcore.mechanisms.GiniIntervalMechanism` (the command line's): g(X) + (S_beta(X)/alpha)
+        Z by :meth:`dpcore.gini.GiniMechanism.draw` (certified sampler or OpenDP's Laplace, grid 1e-6, window
+        [0, 1]) at epsilon_value, and the DP upper bound on S_beta(X) at epsilon_bound that the published interval
+        is computed from. Defined for every data set in [lower, upper]^n, including all-zero incomes (g := 0,
+        S_beta := GS, see ``_smooth_sensitivity``): neighbours never differ in whether the release happens. The
+        noise scale is confidential and stays out of the result. "laplace_lognormal": the value alone, simulated."""
         eps = check_epsilon(epsilon)
-        mech = self.mechanism_at(eps)
-        if not _release_noise._simulated(rng):
-            mech.check_real_release()
-        d = mech.draw(self._clipped, self._smooth_sensitivity(eps, mech.beta), rng=rng)
-        eps_out, delta_out = self.certified_cost(eps)
-        return StatisticRelease(np.array([d.value]), d.measurement, d.privacy_map, eps_out, delta_out,
-                                self.neighbouring, d.simulated,
-                                ("the noise scale S_beta(X)/alpha depends on the data and is not published",
-                                 "clamped to [0, 1] and rounded to the grid 1e-6 (post-processing)"))
+        notes = ("the noise scale S_beta(X)/alpha depends on the data and is not published",
+                 "clamped to [0, 1] and rounded to the grid 1e-6 (post-processing)")
+        mech = self.release_mechanism_at(eps, level)
+        if mech is None:
+            value_only = self.mechanism_at(eps)
+            if not _release_noise._simulated(rng):
+                value_only.check_real_release()
+            d = value_only.draw(self._clipped, self._smooth_sensitivity(eps, value_only.smoothness), rng=rng)
+            eps_out, delta_out = self.certified_cost(eps)
+            return StatisticRelease(np.array([d.value]), d.measurement, d.privacy_map, eps_out, delta_out,
+                                    self.neighbouring, d.simulated, notes)
+        d2 = mech.draw(self._clipped, self._smooth_sensitivity(eps, mech.smoothness), rng=rng)
+        cost = mech.privacy_cost()
+        pub = None
+        if np.isfinite(d2.smooth_sensitivity_upper):
+            pub = _published("gini", {"gini": [d2.value], "smooth_sensitivity_bound": [d2.smooth_sensitivity_upper]},
+                             mech.record(), ["gini"], level, inputs=["smooth_sensitivity_bound"])
+        return StatisticRelease(np.array([d2.value]), d2.measurement, f"{d2.privacy_map}; bound: {d2.bound_measurement}",
+                                float(cost.epsilon), float(cost.delta), self.neighbouring, d2.simulated,
+                                notes + (f"epsilon split: {mech.plan.epsilon_value:.4g} for the value, "
+                                         f"{mech.plan.epsilon_bound:.4g} for the published bound on S_beta(X)",),
+                                pub)
 
     def params(self):
         out = {"lower": self.lower, "upper": self.upper, "gamma": self.gamma, "calibration": self.calibration,
@@ -914,13 +969,20 @@ class PercentilesStatistic(PlannedStatistic):
 
         return HistogramMechanism(epsilon, self.edges, self.q, relation=self.relation)
 
-    def _draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None, level: float = 0.95):
         """Every cell's histogram + discrete Laplace, then the eq. (4.2) read-off, by
         :class:`dpcore.percentiles.HistogramMechanism` (the command line's mechanism). Cells are disjoint: one L1
         ball for the whole table."""
         mech = self.mechanism_at(epsilon)
         d = mech.draw(self._counts.astype(np.int64), rng=rng)
-        return _from_mechanism(d, np.ravel(d.percentiles), mech.privacy_cost().epsilon, self.neighbouring)
+        cols = ["p" + f"{q:g}".replace(".", "_") for q in mech.q]
+        table: dict[str, Any] = {"n": self._counts.sum(axis=1)}
+        table.update({c: d.percentiles[:, j] for j, c in enumerate(cols)})
+        bins = [f"noisy_bin_{j + 1:02d}" for j in range(self._counts.shape[1])]
+        table.update({b: np.asarray(d.noisy_counts)[:, j] for j, b in enumerate(bins)})
+        pub = _published("percentiles", table, mech.record(), cols, level, inputs=bins)
+        return _from_mechanism(d, np.ravel(d.percentiles), mech.privacy_cost().epsilon, self.neighbouring,
+                               published=pub)
 
     def params(self):
         assert self.edges is not None and self.cell_labels is not None  # set by __post_init__
@@ -1005,7 +1067,7 @@ class ExponentialPercentilesStatistic(PercentilesStatistic):
 
         return ExponentialQuantileMechanism(epsilon, self.edges, self.q)
 
-    def _draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None, level: float = 0.95):
         """Every cell's levels by :class:`dpcore.percentiles.ExponentialQuantileMechanism` (the command line's)."""
         mech = self.mechanism_at(epsilon)
         d = mech.draw(self._counts, rng=rng)
@@ -1109,12 +1171,16 @@ class RatioStatistic(PlannedStatistic):
 
         return RelativeRiskMechanism(epsilon)
 
-    def _draw(self, epsilon, rng=None):
+    def _draw(self, epsilon, rng=None, level: float = 0.95):
         """LaplaceNoisedCounts (Claim 3.1) by :class:`dpcore.ratio.RelativeRiskMechanism` (the command line's
         mechanism); the ratio (x~/n_x) / (max(y~, 1)/n_y) (Claim 3.4) is post-processing."""
         mech = self.mechanism_at(epsilon)
         d = mech.draw([self.x], [self.y], [self.n_x], [self.n_y], rng=rng)
-        return _from_mechanism(d, d.relative_risk, mech.epsilon, self.neighbouring)
+        table = {"n_exposed": [self.n_x], "n_reference": [self.n_y], "cases_exposed": d.cases_exposed,
+                 "cases_reference": d.cases_reference, "relative_risk": d.relative_risk}
+        pub = _published("relative_risk", table, mech.record(), ["relative_risk"], level,
+                         inputs=["cases_exposed", "cases_reference"])
+        return _from_mechanism(d, d.relative_risk, mech.epsilon, self.neighbouring, published=pub)
 
     def params(self):
         return {"n_x": self.n_x, "n_y": self.n_y, "split": "epsilon/2 per count",

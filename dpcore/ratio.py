@@ -48,6 +48,7 @@ import numpy as np
 from scipy import special, stats
 
 from . import noise
+from .rng import SecureRandom
 from .validation import (
     DPInputError,
     as_generator,
@@ -92,7 +93,6 @@ __all__ = [
     "ratio_local_sensitivity",
     "ratio_sensitivity_at_distance",
     "RatioSmoothSensitivity",
-    "SmoothSensitivity",
     "ratio_smooth_sensitivity",
     "smooth_laplace_beta",
     "smooth_ratio_laplace",
@@ -228,7 +228,7 @@ class NoisedCounts:
 def _noised_counts(x: Any, y: Any, cn: CountNoise, rng: Any) -> NoisedCounts:
     x = _count(x, "x")
     y = _count(y, "y")
-    e = _draw(cn, 2, as_generator(rng) if not isinstance(rng, noise.SecureRandom) else rng)
+    e = _draw(cn, 2, as_generator(rng) if not isinstance(rng, SecureRandom) else rng)
     return NoisedCounts(float(x + e[0]), float(y + e[1]), cn.mechanism, cn.epsilon, cn.delta, cn.scale,
                         cn.variance)
 
@@ -835,7 +835,7 @@ class RatioRelease:
 
     ``value`` is the DP output. ``confidential_noise_scale`` is the scale of the noise that was added:
     public for the global-sensitivity rivals, but S(X)/alpha (data-dependent) for the smooth-sensitivity
-    rivals, so it is named confidential for all; ``noise_scale`` is a deprecated alias.
+    rivals, so it is named confidential for all.
     """
 
     value: float
@@ -846,9 +846,6 @@ class RatioRelease:
     note: str = ""
     privacy_cost: Any = None  # dpcore.budget.PrivacyCost, set by the smooth rivals' noise= path
 
-    @property
-    def noise_scale(self) -> float:  # deprecated alias of confidential_noise_scale
-        return self.confidential_noise_scale
 
 
 def naive_sensitivity(n_x: Any, n_y: Any, *, both_counts: bool = False) -> float:
@@ -976,9 +973,6 @@ class RatioSmoothSensitivity:
     local_sensitivity: float
 
 
-#: The former name (kept for existing code); dpcore.gini and dpcore.percentiles have their own
-#: smooth-sensitivity results.
-SmoothSensitivity = RatioSmoothSensitivity
 
 
 def _k_max(x: int, y: int, beta: float) -> int:
@@ -1127,7 +1121,6 @@ class PTRRelease:
     ``value`` and ``failed`` are the DP output. ``confidential_distance`` (the exact distance gamma to
     a data set whose local sensitivity exceeds the bound) and ``confidential_failure_probability``
     (P[FAIL] given that distance) describe the data and must not be published;
-    ``distance`` and ``failure_probability`` are deprecated read-only aliases.
     """
 
     value: float | None
@@ -1138,13 +1131,7 @@ class PTRRelease:
     delta: float
     confidential_failure_probability: float
 
-    @property
-    def distance(self) -> int:  # deprecated alias
-        return self.confidential_distance
 
-    @property
-    def failure_probability(self) -> float:  # deprecated alias
-        return self.confidential_failure_probability
 
 
 def ptr_ratio(x: Any, y: Any, *, epsilon: float, delta: float, bound: float | None = None, alpha: float = 0.1,
@@ -1444,7 +1431,7 @@ class RelativeRiskMechanism:
     def record(self) -> dict[str, Any]:
         return {"noise": (f"Laplace, scale 2m/epsilon = {self.noise_scale!r} on both case counts of every cell "
                           "(epsilon/2 per count, Claim 3.1); relative risk (x~/n_x) / (max(y~, 1)/n_y) "
-                          "(post-processing)")}
+                          "(post-processing)"), "noise_scale": self.noise_scale}
 
     def draw(self, cases_exposed: Any, cases_reference: Any, n_exposed: Any, n_reference: Any,
              rng: Any = None) -> RelativeRiskDraw:

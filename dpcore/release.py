@@ -45,12 +45,14 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, noise
+from . import __version__
 from . import budget as _budget
+from .rng import SecureRandom, secure_generator
 from .validation import DPInputError, check_epsilon
 
 __all__ = ["ReleaseRecord", "make_release", "records_to_json", "records_to_csv", "ROUNDING", "secure_rng",
-           "MISSING_INCOME_AT_LOWER_BOUND", "missing_income_value", "with_missing_incomes"]
+           "MISSING_INCOME_AT_LOWER_BOUND", "missing_income_value", "with_missing_incomes", "read_release",
+           "recompute_intervals"]
 
 #: Public rounding grid per statistic kind (units of the statistic).
 ROUNDING = {"count": 1.0, "mean": 0.01, "group_means": 0.01, "percentiles": 1.0, "group_medians": 1.0, "gini": 1e-6,
@@ -105,7 +107,7 @@ def with_missing_incomes(kind: str, params: dict, values: Any, groups: Any, miss
     return x, np.concatenate([np.asarray(groups).astype(str), extra])
 
 
-CSPRNG = "dpcore.noise.secure_generator() (os.urandom, the operating system's CSPRNG)"
+CSPRNG = "dpcore.rng.secure_generator() (os.urandom, the operating system's CSPRNG)"
 FALLBACK = ("numpy PCG64 seeded with 256 bits from os.urandom (the method module accepts only numpy "
             "Generators; not itself a CSPRNG, but its seed is secret and never shown)")
 
@@ -147,19 +149,27 @@ class ReleaseRecord:
     #: the OpenDP measurement (or certified dpcore sampler) that drew the noise, and its privacy map
     measurement: str = ""
     privacy_map: str = ""
+    #: the interval of each released value at ``interval_level`` (dpcore.published: from published numbers only)
+    released_lower: tuple[float, ...] = ()
+    released_upper: tuple[float, ...] = ()
+    interval_level: float | None = None
+    #: the extra DP outputs the intervals are computed from (a noisy histogram, a bound on the Gini's sensitivity)
+    published_inputs: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["labels"] = list(self.labels)
         d["released"] = [float(v) for v in self.released]
+        d["released_lower"] = [float(v) for v in self.released_lower]
+        d["released_upper"] = [float(v) for v in self.released_upper]
         d["notes"] = list(self.notes)
         d["dpcore_version"] = __version__
         return d
 
 
-def secure_rng() -> noise.SecureRandom:
+def secure_rng() -> SecureRandom:
     """The OS-CSPRNG source used for real releases."""
-    return noise.secure_generator()
+    return secure_generator()
 
 
 def _os_seeded_generator() -> np.random.Generator:
@@ -183,10 +193,11 @@ OPENDP_SAMPLER = ("OpenDP's exact samplers (discrete Laplace / floating-point-sa
 
 def _is_secure_source(rng: Any) -> bool:
     """None or :class:`dpcore.rng.SecureRandom`: the sources of a real release (nothing a caller can replay)."""
-    return rng is None or isinstance(rng, noise.SecureRandom)
+    return rng is None or isinstance(rng, SecureRandom)
 
 
-def _release_one(stat: Any, epsilon: float, rng: Any) -> tuple[np.ndarray, str] | tuple[np.ndarray, str, dict]:
+def _release_one(stat: Any, epsilon: float, rng: Any, level: float = 0.95
+                 ) -> tuple[np.ndarray, str] | tuple[np.ndarray, str, dict]:
     """Draw one statistic. Planned statistics (dpcore.planner: ``_draw_real`` / ``_draw``) return
     (values, sampler, extra) where ``extra`` names the OpenDP measurement / certified sampler and its
     privacy map (record fields ``measurement``, ``privacy_map`` and ``notes``); others (values, sampler).
@@ -194,12 +205,18 @@ def _release_one(stat: Any, epsilon: float, rng: Any) -> tuple[np.ndarray, str] 
     :func:`make_release` refuses one with a durable account)."""
     if hasattr(stat, "_draw_real"):
         if _is_secure_source(rng):
-            draw, sampler = stat._draw_real(epsilon), OPENDP_SAMPLER
+            draw, sampler = stat._draw_real(epsilon, level=level), OPENDP_SAMPLER
         else:
-            draw, sampler = stat._draw(epsilon, rng=rng), SIMULATION_SAMPLER
+            draw, sampler = stat._draw(epsilon, rng=rng, level=level), SIMULATION_SAMPLER
         notes = tuple(getattr(draw, "notes", ()))
-        return (np.asarray(draw.values, dtype=float), sampler,
-                {"measurement": draw.measurement, "privacy_map": draw.privacy_map, "notes": notes})
+        extra = {"measurement": draw.measurement, "privacy_map": draw.privacy_map, "notes": notes}
+        published = getattr(draw, "published", None)
+        if published is not None:
+            extra.update(released_lower=tuple(float(v) for v in published["lower"]),
+                         released_upper=tuple(float(v) for v in published["upper"]),
+                         interval_level=published["level"], published_inputs=published["inputs"],
+                         published_values=published["values"])
+        return (np.asarray(draw.values, dtype=float), sampler, extra)
     if not _is_secure_source(rng):
         return np.asarray(stat.release(epsilon, rng=rng), dtype=float), SIMULATION_SAMPLER
     try:
@@ -261,7 +278,7 @@ def _unpack_release(result: Any) -> tuple[np.ndarray, str, dict[str, Any]]:
 
 # complexity above the cap: the release steps in order: the order (check, charge, draw, record) is the safety argument
 def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = None, *,  # noqa: C901
-                 dataset: dict | None = None) -> list[ReleaseRecord]:
+                 dataset: dict | None = None, level: float = 0.95) -> list[ReleaseRecord]:
     """Release every (statistic, epsilon) pair on its (confidential) data, paying from ``ledger``.
 
     ``ledger``: a durable :class:`dpcore.ledger.Account` (real releases; ``db.account(...)``) or, for
@@ -288,6 +305,9 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
     in-memory :class:`dpcore.budget.Ledger` accepts a generator, and its records say ``sampler``: a
     simulation, not a release (for tests and exploration).
     """
+    level = float(level)
+    if not 0.5 <= level < 1.0:
+        raise DPInputError(f"the level of the published intervals must be in [0.5, 1), got {level!r}")
     if not items:
         raise DPInputError("nothing to release: choose at least one statistic")
     account = _is_account(ledger)
@@ -342,9 +362,11 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
     out: list[ReleaseRecord] = []
     try:
         for stat, eps, cost in costs:
-            values, sampler, extra = _unpack_release(_release_one(stat, eps, rng))
+            values, sampler, extra = _unpack_release(_release_one(stat, eps, rng, level))
             grid = ROUNDING.get(stat.kind, 1e-6)
-            values = _round(values, grid)
+            honest = extra.pop("published_values", None)
+            # honest digits where an interval was published (the value's own step); the kind's grid otherwise
+            values = np.asarray(honest, dtype=float) if honest is not None else _round(values, grid)
             if not np.all(np.isfinite(values)):
                 raise DPInputError(f"{stat.name}: the mechanism returned a non-finite value")
             notes = list(extra.pop("notes", ()))
@@ -439,3 +461,48 @@ def records_to_csv(records: Sequence[ReleaseRecord]) -> str:
             fields = [r.statistic, lab, repr(float(v)), repr(r.epsilon), repr(r.delta), r.mechanism, r.timestamp]
             buf.write(",".join('"' + str(f).replace('"', '""') + '"' for f in fields) + "\n")
     return buf.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------
+# Published intervals, recomputed from the published files alone
+# ---------------------------------------------------------------------------------------------
+
+def read_release(out_dir: str | os.PathLike) -> tuple[dict, dict]:
+    """(record, tables) of a command-line release folder: ``release_record.json`` and each statistic's CSV table
+    (pandas DataFrames by statistic name), exactly what the release published."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    folder = Path(out_dir)
+    try:
+        record = json.loads((folder / "release_record.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DPInputError(f"{folder}: no readable release_record.json ({exc})") from None
+    tables = {}
+    for stat in record.get("statistics", []):
+        csv = next((f for f in stat.get("files", []) if f.endswith(".csv")), None)
+        if csv is None:
+            raise DPInputError(f"{folder}: the record names no CSV table for {stat.get('name')!r}")
+        tables[stat["name"]] = pd.read_csv(folder / csv)
+    return record, tables
+
+
+def recompute_intervals(record: dict, tables: dict) -> dict:
+    """Every published table recomputed from the record and the tables alone (:func:`dpcore.published.
+    published_table`: the released values' honest rounding and their ``<v>_lower`` / ``<v>_upper`` intervals at
+    the record's level). Anyone holding the published files can run it; the command line computed the published
+    columns with the same function, so they are equal (a test checks it). Statistics without published intervals
+    (the exponential-mechanism quantile) are returned unchanged."""
+    from .published import published_table
+
+    if not isinstance(record, dict) or not isinstance(tables, dict):
+        raise TypeError("recompute_intervals needs the release record (a dict, release_record.json) and the tables "
+                        "(a dict of DataFrames by statistic name): dpcore.release.read_release(folder) gives both")
+    out = {}
+    for stat in record.get("statistics", []):
+        table = tables[stat["name"]]
+        level = stat.get("interval_level")
+        out[stat["name"]] = table if level is None else published_table(stat["kind"], table, stat, float(level))
+    return out
+

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from . import noise
+from .rng import SecureRandom
 from .validation import DPInputError, as_generator, check_finite, check_positive
 
 __all__ = [
@@ -221,7 +222,7 @@ def draw_on_cores(measurement: Any, values: np.ndarray, *, threads: int | None =
 
 
 def _simulated(rng: Any) -> bool:
-    return rng is not None and not isinstance(rng, noise.SecureRandom)
+    return rng is not None and not isinstance(rng, SecureRandom)
 
 
 def _int_vector(counts: Any) -> np.ndarray:

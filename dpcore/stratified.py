@@ -769,7 +769,7 @@ class MeanMechanism:
         return {"noise": (f"Laplace on the clipped sum in cents, scale {self.noise_scale_cents!r} (sensitivity {rule} = "
                           f"{self.sensitivity_cents:g} cents), divided by the " + ("noisy n" if self.cells_move
                                                                                   else "public n")),
-                "clip_lower": self.lower, "clip_upper": self.upper}
+                "clip_lower": self.lower, "clip_upper": self.upper, "noise_scale_cents": self.noise_scale_cents}
 
     def draw(self, clipped_sums_cents: Any, n: Any, rng: Any = None) -> MeanDraw:
         """Released means of cells with these clipped sums (cents) and sizes n. ``rng`` None: the real sampler; a

@@ -140,7 +140,7 @@ def test_saturation_flag_for_tiny_data():
     ss = smooth_sensitivity([1.0, 2.0, 3.0], lower=0.0, upper=100.0, beta=0.01)
     assert ss.saturated and ss.value == pytest.approx(gini_global_sensitivity(3, 0.0, 100.0))
     rel = release_gini([1.0, 2.0, 3.0], epsilon=0.05, gamma=2, lower=0, upper=100, rng=1)
-    assert rel.saturated
+    assert rel.confidential_saturated
 
 
 def test_global_sensitivity_formula():

@@ -9,7 +9,6 @@ from scipy import integrate, stats
 
 from dpcore.noise import (
     GeneralizedCauchy,
-    SecureRandom,
     analytic_gaussian_delta,
     analytic_gaussian_sigma,
     laplace_scale,
@@ -17,11 +16,11 @@ from dpcore.noise import (
     sample_generalized_cauchy,
     sample_laplace,
     sample_two_sided_geometric,
-    secure_generator,
     smooth_noise_calibration,
     smooth_noise_privacy_loss,
     two_sided_geometric_pmf,
 )
+from dpcore.rng import SecureRandom, secure_generator
 from dpcore.validation import DPInputError
 
 N_DRAWS = 40_000
@@ -348,15 +347,14 @@ def test_every_secure_sampler_is_finite_for_extreme_words(monkeypatch, byte):
         assert np.all(np.isfinite(np.asarray(v, dtype=float))), name
 
 
-def test_old_import_paths_still_work():
+def test_the_random_sources_live_in_dpcore_rng():
     import dpcore.noise as noise_module
     import dpcore.rng as rng_module
     import dpcore.validation as validation_module
 
-    assert noise_module.SecureRandom is rng_module.SecureRandom
-    assert noise_module.secure_generator is rng_module.secure_generator
+    assert not hasattr(noise_module, "secure_generator")  # one home: dpcore.rng
     assert validation_module.as_generator is rng_module.as_generator
-    assert validation_module.as_generator(noise_module.secure_generator()).__class__ is rng_module.SecureRandom
+    assert validation_module.as_generator(rng_module.secure_generator()).__class__ is rng_module.SecureRandom
 
 
 # ---------------------------------------------------------------------------------------------

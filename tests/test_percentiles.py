@@ -386,7 +386,7 @@ def test_smooth_release_reconstructs_from_its_parts():
     r = percentiles.release_percentiles_smooth(x, epsilon=1.0, q=(25, 50, 75), rng=7, calibration="paper")
     z = noise.GeneralizedCauchy(4.0).rvs(3, rng=7)
     truth = percentiles.empirical_percentile(x, (25, 50, 75))
-    np.testing.assert_allclose(r.values, truth + r.noise_scale * z)
+    np.testing.assert_allclose(r.values, truth + r.confidential_noise_scale * z)
     with pytest.raises(DPInputError, match="gamma"):
         percentiles.release_percentiles_smooth(x, epsilon=1.0, gamma=2.0)
 

@@ -123,7 +123,7 @@ def test_smooth_release_noise_is_generalized_cauchy_4():
     truth = percentiles.empirical_percentile(x, [50])[0]
     for _ in range(1500):
         r = percentiles.release_percentiles_smooth(x, epsilon=1.0, q=[50], rng=gen, calibration="paper")
-        z.append((r.values[0] - truth) / r.noise_scale[0])
+        z.append((r.values[0] - truth) / r.confidential_noise_scale[0])
     h = noise.GeneralizedCauchy(4.0)
     assert stats.kstest(z, h.cdf).pvalue > P_MIN
     assert stats.kstest(np.array(z) * 1.3, h.cdf).pvalue < P_MIN  # a wrong scale is caught

@@ -120,7 +120,7 @@ def test_figures_view_runs_small_and_reports_progress(pseo_path):
 
 def test_moved_names_still_resolve_from_dpcore_percentiles():
     assert not hasattr(percentiles, "make_cell_panel")  # the experiments live in dpcore.experiments only
-    assert percentiles.SmoothSensitivity is percentiles.PercentileSmoothSensitivity
+    assert not hasattr(percentiles, "SmoothSensitivity")  # one name per class
     assert not hasattr(percentiles, "METHOD_LABELS")  # display text lives in ui.plots_percentiles
     with pytest.raises(AttributeError):
         percentiles.no_such_name  # noqa: B018

@@ -175,7 +175,11 @@ def _write(tmp_path, name: str, values: np.ndarray):
 def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(planned, tmp_path):
     values, stat, eps, plan, _ = planned
     cal = stat.mechanism_at(eps).smooth_calibration  # what the planner solved with
-    assert execute.gini_mechanism(plan.statistics[0], 1).smooth_calibration == cal  # the very same (alpha, beta, delta)
+    released = execute.gini_mechanism(plan.statistics[0], 1)
+    # the release splits epsilon between the value and the bound on S that its interval needs: the value's
+    # calibration is the planner's at epsilon_value and the bound's beta
+    assert released.value_mechanism.smooth_calibration.noise == cal.noise
+    assert released.plan.epsilon_value + released.plan.epsilon_bound == pytest.approx(eps)
     planner_cost = planner_experiments.statistic_cost(stat, eps)
     assert (planner_cost.kind, planner_cost.epsilon, planner_cost.delta) == ("approx", eps, DELTA)
     cost = execute.plan_cost(plan)
@@ -188,7 +192,9 @@ def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(pl
     assert record["privacy"]["cost"] == {"epsilon": eps, "delta": DELTA}
     assert record["ledger"]["charged"] == planner_cost.to_dict()
     (info,) = record["statistics"]
-    assert (info["alpha"], info["beta"], info["noise_scale"]) == (cal.alpha, cal.beta, CONFIDENTIAL_SCALE_LABEL)
+    value_mechanism = execute.gini_mechanism(plan.statistics[0], 1).value_mechanism
+    assert (info["alpha"], info["beta"], info["noise_scale"]) == (value_mechanism.alpha, value_mechanism.smoothness,
+                                                                  CONFIDENTIAL_SCALE_LABEL)
     assert info["measurement"].startswith("OpenDP") and "make_laplace" in info["measurement"]
     released = result.tables["01_gini"]["gini"].item()
     assert 0.0 <= released <= 1.0 and released == round(released, 9)
@@ -218,13 +224,15 @@ def test_group_privacy_gives_back_the_plans_delta():
     raw.update(privacy_unit="person", max_rows_per_person=3)
     plan = plan_from_dict(raw)
     gini = plan.statistics[1]
-    cell = execute.gini_mechanism(gini, 3).delta_cell
-    assert 3 * math.exp(2 * gini.epsilon / 3) * cell <= DELTA and cell > 0.99 * DELTA / (3 * math.exp(2 * gini.epsilon / 3))
-    cal = execute.gini_mechanism(gini, 3).smooth_calibration
-    assert (cal.epsilon, cal.delta) == (gini.epsilon / 3, cell) and cal.certificate <= cell
+    value = execute.gini_mechanism(gini, 3).value_mechanism  # the value's share of epsilon, per cell
+    cell, eps_cell = value.delta_cell, value.epsilon_cell
+    assert 3 * math.exp(2 * eps_cell) * cell <= DELTA and cell > 0.99 * DELTA / (3 * math.exp(2 * eps_cell))
+    released = execute.gini_mechanism(gini, 3)
+    cal = released.value_mechanism.smooth_calibration
+    assert (cal.epsilon, cal.delta) == (released.plan.epsilon_value, cell) and cal.certificate <= cell
     eps_total, delta_total = execute.plan_cost(plan).per_statistic[1]
     assert eps_total == gini.epsilon and delta_total == pytest.approx(DELTA, rel=1e-9) and delta_total <= DELTA
-    assert execute.gini_mechanism(plan_from_dict(_laplace_raw()).statistics[1], 1).delta_cell == DELTA
+    assert execute.gini_mechanism(plan_from_dict(_laplace_raw()).statistics[1], 1).value_mechanism.delta_cell == DELTA
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,7 +286,7 @@ def test_in_app_release_record_of_a_laplace_gini_has_no_noise_scale():
         (rec,) = release.make_release([(stat, 1.0)], budget.Ledger())
         d = rec.to_dict()
         assert repr(stat.scale(1.0)) not in json.dumps(d) and f"scale={CONFIDENTIAL_SCALE_LABEL}" in d["measurement"]
-        out.append({k: v for k, v in d.items() if k not in ("released", "timestamp")})
+        out.append({k: v for k, v in d.items() if k not in ("released", "timestamp", "released_lower", "released_upper", "published_inputs")})
     assert out[0] == out[1]
 
 
@@ -310,9 +318,11 @@ def test_cauchy_gini_is_pure_dp_for_any_rows_per_person():
         spec = next(s for s in plan_from_dict(raw).statistics if s.kind == "gini")
         assert spec.noise == "cauchy"
         mech = execute.gini_mechanism(spec, m)
-        loss, excess = mech.certified
+        loss, excess = mech.value_mechanism.certified
         assert execute._statistic_delta(spec, m) == 0.0
-        assert mech.privacy_cost().epsilon == m * max(loss + excess, spec.epsilon / m) == pytest.approx(spec.epsilon)
+        value_eps = m * max(loss + excess, mech.plan.epsilon_value)
+        assert mech.privacy_cost().epsilon == value_eps + m * mech.plan.epsilon_bound == pytest.approx(spec.epsilon)
+        assert mech.privacy_cost().kind == "pure"
 
 
 @pytest.mark.parametrize("rng", [None, 3], ids=["real", "simulation"])

@@ -48,7 +48,7 @@ def test_naive_sensitivity_brute_force(nx, ny):
 
 def test_naive_release_scale_and_accuracy_claim_b2():
     rel = ratio.naive_relative_risk(30, 40, 100, 100, epsilon=1.0, rng=1)
-    assert rel.noise_scale == pytest.approx(50.0)  # n_y / 2 / eps
+    assert rel.confidential_noise_scale == pytest.approx(50.0)  # n_y / 2 / eps
     # Claim B.2: P(|Lap(b)| >= alpha) = exp(-alpha / b), via the release function itself
     rng = np.random.default_rng(2)
     vals = np.array([ratio.naive_relative_risk(3, 4, 10, 10, epsilon=1.0, rng=rng).value for _ in range(4000)])
@@ -260,9 +260,9 @@ def test_smooth_cauchy_privacy_loss_on_neighbours():
 def test_smooth_releases_run_and_validate():
     r1 = ratio.smooth_ratio_laplace(10, 20, epsilon=1.0, delta=1e-3, rng=1)
     beta = ratio.smooth_laplace_beta(1.0, 1e-3)
-    assert r1.noise_scale == pytest.approx(2 * ratio.ratio_smooth_sensitivity(10, 20, beta=beta).value)
+    assert r1.confidential_noise_scale == pytest.approx(2 * ratio.ratio_smooth_sensitivity(10, 20, beta=beta).value)
     r2 = ratio.smooth_ratio_cauchy(10, 20, epsilon=1.0, rng=1)
-    assert r2.noise_scale > 0 and math.isfinite(r2.value)
+    assert r2.confidential_noise_scale > 0 and math.isfinite(r2.value)
     with pytest.raises(DPInputError):
         ratio.smooth_ratio_laplace(10, 20, epsilon=1.0, delta=1.0)
     with pytest.raises(DPInputError, match="y must be >= 1"):
@@ -290,7 +290,7 @@ def test_ptr_failure_rate_matches_formula():
         runs = [ratio.ptr_ratio(x, y, epsilon=1.0, delta=0.01, bound=b, rng=rng) for _ in range(2000)]
         fails = np.mean([r.failed for r in runs])
         p = float(ratio.ptr_failure_probability(ratio.ptr_distance(x, y, b), epsilon=1.0, delta=0.01))
-        assert runs[0].failure_probability == pytest.approx(p)
+        assert runs[0].confidential_failure_probability == pytest.approx(p)
         assert abs(fails - p) <= 4 * math.sqrt(max(p * (1 - p), 1e-4) / 2000)
         assert all((r.value is None) == r.failed for r in runs)
     # when the proposal is below the local sensitivity (gamma = 0) PTR fails with prob >= 1 - delta/2

@@ -145,7 +145,7 @@ def _neighbour_gini_scales(eps: float, gamma: float):
         st = planner.make_statistic("gini", data, upper=100_000.0, gamma=gamma)
         mech = st.mechanism_at(eps)
         loss, excess = mech.certified
-        out.append((st._clipped, mech.confidential_noise_scale(st._smooth_sensitivity(eps, mech.beta))))
+        out.append((st._clipped, mech.confidential_noise_scale(st._smooth_sensitivity(eps, mech.smoothness))))
     return out, loss, excess
 
 

@@ -84,6 +84,7 @@ import pandas as pd
 
 from .. import __version__
 from ..plan import ReleasePlan, StatisticSpec, plan_to_dict, plan_to_toml
+from ..published import published_table
 from ..release_card import card_bytes_estimate, write_release_card
 from ..validation import DPInputError
 from . import EngineSpec, Progress, Source, open_engine
@@ -117,25 +118,28 @@ class PlanCost:
         return budget.approx(self.epsilon, self.delta) if self.delta > 0 else budget.pure(self.epsilon)
 
 
-def gini_mechanism(spec: StatisticSpec, m: int):
-    """The :class:`dpcore.gini.GiniMechanism` of a plan's Gini (the mechanism every released Gini is drawn by):
-    epsilon/m per cell, and for "laplace" delta / (m e^{(m-1) epsilon/m}) per cell, so group privacy over the m
-    rows of one person gives back the plan's (epsilon, delta)."""
-    from .. import gini
+def gini_mechanism(spec: StatisticSpec, m: int, level: float = 0.95):
+    """The :class:`dpcore.mechanisms.GiniIntervalMechanism` of a plan's Gini: the value by
+    :class:`dpcore.gini.GiniMechanism` (the mechanism every released Gini is drawn by) and a DP upper bound on its
+    smooth sensitivity, so that the published interval needs nothing confidential; epsilon/m per cell (split
+    between value and bound), and for "laplace" delta / (m e^{(m-1) epsilon/m}) per cell, so group privacy over
+    the m rows of one person gives back the plan's (epsilon, delta)."""
+    from ..mechanisms import GiniIntervalMechanism
 
     # the plan parser sets the bounds, the noise and the calibration of every Gini
     assert spec.lower is not None and spec.upper is not None and spec.noise is not None
     assert spec.calibration is not None
-    return gini.GiniMechanism(spec.epsilon, spec.lower, spec.upper, noise=spec.noise,
-                              gamma=2.0 if spec.gamma is None else spec.gamma,
-                              calibration=spec.calibration, delta=spec.delta if spec.noise != "cauchy" else None,
-                              rows_per_person=m)
+    return GiniIntervalMechanism(spec.epsilon, spec.lower, spec.upper, noise=spec.noise,
+                                 gamma=2.0 if spec.gamma is None else spec.gamma, calibration=spec.calibration,
+                                 delta=spec.delta if spec.noise != "cauchy" else None, rows_per_person=m, level=level)
 
 
 def _statistic_delta(spec: StatisticSpec, m: int) -> float:
-    if spec.kind != "gini":
+    """The plan's delta of a statistic: a "laplace" Gini's (its value's calibration keeps group privacy within
+    it); 0 for the pure-DP mechanisms."""
+    if spec.kind != "gini" or spec.noise == "cauchy":
         return 0.0
-    return float(gini_mechanism(spec, m).privacy_cost().delta)
+    return float(spec.delta or 0.0)
 
 
 def plan_cost(plan: ReleasePlan) -> PlanCost:
@@ -251,6 +255,11 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = Fa
     assert spec.q is not None  # the plan parser sets the levels of every percentiles statistic
     for j, q in enumerate(spec.q):
         table[_q_label(q)] = d.percentiles[:, j].astype(float)
+    if isinstance(mech, HistogramMechanism):  # the noisy histogram is a DP output: its intervals need it
+        from ..published import NOISY_BIN_PREFIX
+
+        for j in range(n_bins):
+            table[f"{NOISY_BIN_PREFIX}{j + 1:02d}"] = np.asarray(d.noisy_counts)[:, j].astype(np.int64)
     return table, info
 
 
@@ -273,28 +282,34 @@ def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool, cells_move: 
     return table, info
 
 
-def _gini(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
-    """Per cell: :meth:`dpcore.gini.GiniMechanism.draw` (module docstring); a cell with n <= 1 releases 0 (the Gini
-    is 0 for every data set of that size, public: nothing to protect)."""
+def _gini(engine, spec: StatisticSpec, m: int, rng, level: float = 0.95) -> tuple[pd.DataFrame, dict]:
+    """Per cell: :meth:`dpcore.mechanisms.GiniIntervalMechanism.draw` (module docstring): the value and the DP upper
+    bound on its smooth sensitivity that the published interval is computed from. A cell with n <= 1 releases 0
+    (the Gini is 0 for every data set of that size, public: nothing to protect) and no bound."""
     by = list(spec.by)
-    mech = gini_mechanism(spec, m)
-    inputs = engine.gini_inputs(by, spec.lower, spec.upper, mech.beta)
+    mech = gini_mechanism(spec, m, level)
+    inputs = engine.gini_inputs(by, spec.lower, spec.upper, mech.smoothness)
     table = inputs[by].copy() if by else pd.DataFrame(index=range(len(inputs)))
     table["n"] = inputs["n"].to_numpy(dtype=np.int64)
-    values = []
-    measurement = privacy_map = None
+    values, bounds = [], []
+    measurement = privacy_map = bound_measurement = None
     for g, s in zip(inputs["confidential_gini"].to_numpy(float),
                     inputs["confidential_smooth_sensitivity"].to_numpy(float), strict=True):
         draw = mech.draw(float(g), float(s), rng=rng)
         if s > 0:
             measurement, privacy_map = measurement or draw.measurement, privacy_map or draw.privacy_map
+            bound_measurement = bound_measurement or draw.bound_measurement
         values.append(draw.value)
+        bounds.append(draw.smooth_sensitivity_upper)
     table["gini"] = np.array(values, dtype=float)
+    table["smooth_sensitivity_bound"] = np.array(bounds, dtype=float)
     info = {**mech.record(),
             "noise": (f"per cell: Gini + (S_beta(X)/alpha) Z by dpcore.gini.GiniMechanism (noise {spec.noise!r}, "
-                      f"epsilon/m = {mech.epsilon_cell!r} per cell; group privacy over m = {m} rows); S_beta(X) and "
-                      "the noise scale depend on the data and are not published"),
-            "measurement": measurement, "privacy_map": privacy_map}
+                      f"epsilon_value/m = {mech.plan.epsilon_value!r} per cell; group privacy over m = {m} rows), and "
+                      f"a DP upper bound on S_beta(X) at epsilon_bound/m = {mech.plan.epsilon_bound!r} per cell "
+                      "(published: smooth_sensitivity_bound); S_beta(X) itself and the noise scale depend on the data "
+                      "and are not published"),
+            "measurement": measurement, "privacy_map": privacy_map, "bound_measurement": bound_measurement}
     return table, info
 
 
@@ -1027,6 +1042,10 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
             stats_out = []
             for s in plan.statistics:
                 table, info = aggregates[s.name].release(rng)
+                if s.kind != "percentiles" or getattr(s, "method", "histogram") != "exponential":
+                    # every released value with its interval and honest digits, from published numbers only
+                    table = published_table(s.kind, table, info, plan.level)
+                    info = {**info, "interval_level": plan.level}
                 if simulate:  # every simulated table says so, in a column and in its file names
                     table = table.assign(simulation=True)
                 tables[s.name] = table
@@ -1084,7 +1103,8 @@ class _Deferred:
         self._frozen: _FrozenEngine | None = None
 
     def compute(self) -> None:
-        self._frozen = frozen = _FrozenEngine(self.engine, self.spec, self.m)
+        level = self.plan.level if self.plan is not None else 0.95
+        self._frozen = frozen = _FrozenEngine(self.engine, self.spec, self.m, level)
         if self.plan is not None and self.plan.keys_declared(self.spec):
             # declared cells only, each present (absent ones as zeros): the listed cells are public
             from ..cell_keys import restrict_to_declared
@@ -1158,18 +1178,22 @@ class _Deferred:
                 from ..cell_keys import _keys_of
 
                 table["n"] = np.array([noisy[k] for k in _keys_of(table, list(s.by))], dtype=np.int64)
+                info["n_noise_scale"] = 2.0 * self.m / self.plan.n_epsilon  # the published n is a noisy count
             return table, info
         if s.kind == "mean":
-            return _mean(eng, s, self.m, rng, rng is not None, cells_move=private)
+            table, info = _mean(eng, s, self.m, rng, rng is not None, cells_move=private)
+            if private:
+                info["n_noise_scale"] = 2.0 * self.m / self.plan.n_epsilon
+            return table, info
         if s.kind == "gini":
-            return _gini(eng, s, self.m, rng)
+            return _gini(eng, s, self.m, rng, self.plan.level if self.plan is not None else 0.95)
         return _relative_risk(eng, s, self.m, rng)
 
 
 class _FrozenEngine:
     """The one aggregate a statistic needs, computed now (while the engine is open) and replayed later."""
 
-    def __init__(self, engine, spec: StatisticSpec, m: int) -> None:
+    def __init__(self, engine, spec: StatisticSpec, m: int, level: float = 0.95) -> None:
         by = list(spec.by)
         self.frames: dict[str, pd.DataFrame] = {}
         if spec.kind == "percentiles":
@@ -1177,7 +1201,8 @@ class _FrozenEngine:
         elif spec.kind == "mean":
             self.frames["sums"] = engine.sums(by, spec.lower, spec.upper)
         elif spec.kind == "gini":
-            self.frames["gini_inputs"] = engine.gini_inputs(by, spec.lower, spec.upper, gini_mechanism(spec, m).beta)
+            self.frames["gini_inputs"] = engine.gini_inputs(by, spec.lower, spec.upper,
+                                                            gini_mechanism(spec, m, level).smoothness)
         else:
             self.frames["outcomes"] = engine.outcomes(by, spec.group, spec.exposed, spec.reference, spec.outcome,
                                                       spec.outcome_below)

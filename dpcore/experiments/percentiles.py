@@ -508,7 +508,7 @@ def cell_view(values: Any = None, *, source: str = "synthetic", n: int = 200, ce
         read_off_without_noise=percentile_mechanisms.percentiles_from_histogram(binned.counts, edges, qa),
         interval_histogram=(intervals[0].lower, intervals[0].upper),
         interval_true=(intervals[1].lower, intervals[1].upper), smooth=smooth.values,
-        smooth_noise_scale=smooth.noise_scale, exponential_mechanism=em.values, cell_info=info)
+        smooth_noise_scale=smooth.confidential_noise_scale, exponential_mechanism=em.values, cell_info=info)
 
 
 @dataclass(frozen=True, eq=False)

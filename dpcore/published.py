@@ -1,0 +1,184 @@
+"""The published form of a release table: every released value with its interval and honest digits.
+
+One function, :func:`published_table`, turns a table of released numbers into what is published, and it reads
+only published columns and the statistic's record (public parameters and DP outputs): the command line calls it
+before writing, and :func:`dpcore.release.recompute_intervals` calls it again on the files alone, so anyone
+holding ``release_record.json`` and the tables can check every interval. The intervals themselves are
+:mod:`dpcore.intervals`' (each derived there); this module adds the rounding rule:
+
+* a value is rounded to a public step (:func:`dpcore.intervals.honest_grid`, 1/50 to 1/20 of its interval's
+  width) computed from published numbers that do not depend on the value itself (the noise scale and n for a
+  mean, the published bound for a Gini), so the step can be recomputed;
+* its interval is the interval of the rounded value widened by half a step, then rounded outwards: the
+  unrounded value lies within half a step of the rounded one, so rounding never costs coverage.
+
+Per kind (``<v>_lower`` and ``<v>_upper`` next to each released column ``v``):
+
+* mean: exact Laplace quantile of the sum's noise over the public n (noisy n: the pivot of
+  :func:`dpcore.intervals.mean_interval_bounds`), cut to the clip range;
+* percentiles: :func:`dpcore.intervals.percentile_interval` on the published noisy histogram (columns
+  ``noisy_bin_01`` ...), bin edges, nothing to round (values rounded to the interval's step);
+* relative risk: the noisy case counts are published as whole numbers (the noise scale 2m/epsilon is >= 2), the
+  relative risk is recomputed from them, and Shoham & Ligett's interval (:func:`dpcore.intervals.
+  relative_risk_interval`) is computed from them;
+* gini: :func:`dpcore.intervals.gini_interval_from_release` from the published value and the published DP upper
+  bound on the smooth sensitivity (``smooth_sensitivity_bound``).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import intervals
+from .validation import DPInputError
+
+__all__ = ["published_table", "interval_columns", "NOISY_BIN_PREFIX"]
+
+#: prefix of the published noisy histogram's columns in a percentiles table (one per bin, 1-based, 2 digits)
+NOISY_BIN_PREFIX = "noisy_bin_"
+
+
+def interval_columns(column: str) -> tuple[str, str]:
+    """The two columns that carry the interval of a released column."""
+    return f"{column}_lower", f"{column}_upper"
+
+
+def _step(width: float) -> float:
+    return intervals.honest_grid(0.0, width) if math.isfinite(width) and width > 0 else math.nan
+
+
+def _publish(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, steps: np.ndarray, widen: bool
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Round every interval outwards to its row's step (widened first by half a step when it was computed from
+    the rounded value); rows without an interval keep NaN ends."""
+    out_lo, out_hi = np.full(values.shape, np.nan), np.full(values.shape, np.nan)
+    for i, step in enumerate(steps):
+        if not (math.isfinite(step) and math.isfinite(lows[i]) and math.isfinite(highs[i])):
+            continue
+        pad = step / 2.0 if widen else 0.0
+        out_lo[i], out_hi[i] = intervals.round_interval(lows[i] - pad, highs[i] + pad, step)
+    return values, out_lo, out_hi
+
+
+def _mean(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.DataFrame:
+    scale = float(stat["noise_scale_cents"]) / 100.0
+    lower, upper = float(stat["clip_lower"]), float(stat["clip_upper"])
+    n = table["n"].to_numpy(dtype=float)
+    mean = table["mean"].to_numpy(dtype=float)
+    n_scale = stat.get("n_noise_scale")
+    ok = np.isfinite(mean) & (n >= 1)
+    half = intervals.laplace_quantile(level, scale) / np.maximum(n, 1.0)
+    steps = np.array([_step(2.0 * h) if k else math.nan for h, k in zip(half, ok, strict=True)])
+    rounded = mean.copy()
+    rounded[ok] = [intervals.round_to_grid(v, s) for v, s in zip(mean[ok], steps[ok], strict=True)]
+    lows, highs = np.full(mean.shape, np.nan), np.full(mean.shape, np.nan)
+    if ok.any():
+        lo, hi = intervals.mean_interval_bounds(rounded[ok], n[ok], sum_scale=scale, lower=lower, upper=upper,
+                                                level=level, n_scale=None if n_scale is None else float(n_scale))
+        lows[ok], highs[ok] = lo, hi
+    value, lo, hi = _publish(rounded, lows, highs, steps, widen=True)
+    out = table.copy()
+    out["mean"] = value
+    out["mean_lower"], out["mean_upper"] = np.clip(lo, lower, upper), np.clip(hi, lower, upper)
+    return out
+
+
+def _percentiles(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.DataFrame:
+    edges = np.asarray(stat["bin_edges"], dtype=float)
+    bins = [f"{NOISY_BIN_PREFIX}{j + 1:02d}" for j in range(edges.size - 1)]
+    missing = [b for b in bins if b not in table.columns]
+    if missing:
+        raise DPInputError(f"a percentiles table needs its published noisy histogram (columns {bins[0]} ...)")
+    out = table.copy()
+    counts = table[bins].to_numpy(dtype=float)
+    n = table["n"].to_numpy(dtype=float)
+    noisy_n = stat.get("n_noise_scale") is not None  # cell sizes protected: the published n is a noisy count
+    ok = np.ones(n.shape, dtype=bool) if noisy_n else n >= 2
+    for q in stat["q"]:
+        col = "p" + f"{float(q):g}".replace(".", "_")
+        values = table[col].to_numpy(dtype=float)
+        lows, highs = np.full(values.shape, np.nan), np.full(values.shape, np.nan)
+        if ok.any():
+            res = intervals.percentile_interval(counts[ok], edges, [float(q)], scale=float(stat["noise_scale"]),
+                                                level=level, n=None if noisy_n else n[ok])
+            lows[ok], highs[ok] = np.asarray(res.lower)[:, 0], np.asarray(res.upper)[:, 0]
+        widths = np.where(np.isfinite(highs), highs - lows, edges[-1] - lows)
+        steps = np.array([_step(w) if math.isfinite(lo) else math.nan for w, lo in zip(widths, lows, strict=True)])
+        rounded = values.copy()
+        fine = np.isfinite(steps) & np.isfinite(values)
+        rounded[fine] = [intervals.round_to_grid(v, s) for v, s in zip(values[fine], steps[fine], strict=True)]
+        out[col] = rounded
+        out[f"{col}_lower"], out[f"{col}_upper"] = lows, highs
+    return out
+
+
+def _relative_risk(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.DataFrame:
+    out = table.copy()
+    x = np.round(table["cases_exposed"].to_numpy(dtype=float))
+    y = np.round(table["cases_reference"].to_numpy(dtype=float))
+    nx = table["n_exposed"].to_numpy(dtype=float)
+    ny = table["n_reference"].to_numpy(dtype=float)
+    out["cases_exposed"], out["cases_reference"] = x, y
+    rr = np.full(x.shape, np.nan)
+    lows, highs = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
+    for i in range(x.size):
+        if nx[i] < 1 or ny[i] < 1:
+            continue
+        ci = intervals.relative_risk_interval(x[i], y[i], int(nx[i]), int(ny[i]), scale=float(stat["noise_scale"]),
+                                              level=level)
+        step = _step(ci.upper - ci.lower)
+        rr[i] = intervals.round_to_grid(ci.value, step) if math.isfinite(step) else ci.value
+        if math.isfinite(step):
+            lows[i], highs[i] = intervals.round_interval(ci.lower, ci.upper, step)
+    out["relative_risk"] = rr
+    out["relative_risk_lower"], out["relative_risk_upper"] = np.maximum(lows, 0.0), highs
+    return out
+
+
+def _gini(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.DataFrame:
+    plan = stat["interval_plan"]
+    constants = {k: plan[k] for k in ("noise", "bound_scale", "eta", "method", "gamma", "sigma", "min_scale",
+                                      "max_scale")}
+    alpha = float(plan["release_alpha"])
+    quantile = intervals.gini_interval_quantile(plan["noise"], level, bound_scale=float(plan["bound_scale"]),
+                                                eta=float(plan["eta"]), method=plan["method"],
+                                                gamma=float(plan["gamma"]), sigma=plan["sigma"],
+                                                clamped=float(plan["min_scale"]) > 0)
+    values = table["gini"].to_numpy(dtype=float)
+    s_upper = table["smooth_sensitivity_bound"].to_numpy(dtype=float)
+    ok = np.isfinite(s_upper) & (s_upper > 0)
+    scale_hat = np.clip(s_upper / alpha, float(plan["min_scale"]), float(plan["max_scale"]))
+    steps = np.array([max(_step(2.0 * quantile * s), 1e-6) if k else math.nan
+                      for s, k in zip(scale_hat, ok, strict=True)])
+    rounded = values.copy()
+    rounded[ok] = [min(max(intervals.round_to_grid(v, s), 0.0), 1.0)
+                   for v, s in zip(values[ok], steps[ok], strict=True)]
+    lows, highs = np.full(values.shape, np.nan), np.full(values.shape, np.nan)
+    if ok.any():
+        lo, hi = intervals.gini_interval_bounds(rounded[ok], s_upper[ok], alpha=alpha, level=level, **constants)
+        lows[ok], highs[ok] = lo, hi
+    value, lo, hi = _publish(rounded, lows, highs, steps, widen=True)
+    out = table.copy()
+    out["gini"] = value
+    out["gini_lower"], out["gini_upper"] = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+    return out
+
+
+_KINDS = {"mean": _mean, "percentiles": _percentiles, "relative_risk": _relative_risk, "gini": _gini}
+
+
+def published_table(kind: str, table: pd.DataFrame, statistic: Mapping[str, Any], level: float) -> pd.DataFrame:
+    """``table`` with every released value rounded to its honest step and its interval at ``level`` in
+    ``<v>_lower`` / ``<v>_upper`` columns, from the table's published columns and the statistic's record alone.
+    Idempotent: applied to its own output it gives the same table (the recomputation of a published release)."""
+    if kind not in _KINDS:
+        raise DPInputError(f"no published intervals for statistic kind {kind!r}")
+    level = float(level)
+    if not 0.0 < level < 1.0:
+        raise DPInputError(f"the interval level must be in (0, 1), got {level!r}")
+    base = table.drop(columns=[c for c in table.columns if c.endswith(("_lower", "_upper"))])
+    return _KINDS[kind](base, statistic, level)
