@@ -3,15 +3,17 @@
 The layers, bottom to top (an import-linter contract in pyproject.toml keeps them one-way; no import cycles):
 
 1. foundation: ``errors``, ``rng`` (seeded and OS-CSPRNG generators), ``validation`` (argument checks), ``lru``,
-   ``defaults``; ``budget`` (privacy costs and their composition), ``data`` (file loading, synthetic generators,
-   bundled examples), ``record_fingerprint``.
+   ``defaults``; ``budget`` (privacy costs and their composition), ``data.io`` and ``data.catalogue`` (file
+   loading, bundled examples), ``record_fingerprint``; ``data.synthetic`` and ``data.recipes`` (generators,
+   ``build_dataset``) sit just above the methods, whose Gini they use.
 2. noise: ``noise`` (samplers, calibration, privacy-loss certificates), ``smooth_noises`` (light-tailed
    smooth-sensitivity noises), ``release_noise`` (the samplers of real releases: OpenDP and certified).
 3. methods, one module per paper: ``gini`` (Lan & Reiter), ``percentiles`` (Foote et al.), ``stratified`` and
    ``coinpress`` (Rosenblatt et al.), ``ratio`` (Shoham & Ligett), ``bounds``, ``posterior``, ``risk``.
-4. ``mechanisms``: one mechanism object per released statistic kind (the front door to every real draw).
+4. ``intervals`` (every released value's interval), ``mechanisms`` (one mechanism object per released statistic
+   kind: the front door to every real draw), ``published`` (a release table's intervals and honest digits).
 5. planning and accounting: ``planner`` (smallest epsilon for a target), ``cell_keys``, ``plan`` (release plan
-   files), ``ledger`` (the durable budget ledger), ``release`` (the app's real releases), ``memo``.
+   files), ``ledger`` (the durable budget ledger), ``release`` (the app's real releases), ``release_card``, ``memo``.
 6. ``engines`` (DuckDB / Spark / pandas aggregation and ``engines.execute``, the command line's release).
 7. views: ``experiments`` (one view function per page view, the papers' experiments), ``classroom``.
 8. ``cli``, ``ledger_cli`` and ``__main__`` (the ``dpcore`` command line).

@@ -145,6 +145,13 @@ def gini(x: Any, definition: str = "eq1") -> float:
 
     Raises DPInputError for fewer than 2 values, NaN/inf, negative values or all-zero incomes
     (the Gini is 0/0 there).
+
+    Example:
+
+    >>> gini([1.0, 1.0, 1.0, 1.0])
+    0.0
+    >>> round(gini([0.0, 0.0, 0.0, 4.0]), 4)  # one person has everything: (n - 1)/n
+    0.75
     """
     definition = _check_definition(definition)
     arr = as_finite_array(x, "incomes", min_size=2)
@@ -1120,6 +1127,14 @@ def release_gini(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, up
     rho-zCDP with rho implying (epsilon, delta); simulation only: it has no floating-point-safe sampler);
     ``delta`` defaults to 1e-6 for the last two and is ignored by "cauchy". ``.privacy_cost`` is the
     ``dpcore.budget.PrivacyCost`` the ledger composes.
+
+    Example (a seeded simulation; ``rng=None`` draws with the real sampler):
+
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).lognormal(10, 1, 2000)
+    >>> r = release_gini(x, epsilon=1.0, lower=0.0, upper=2e6, rng=1)
+    >>> 0.0 <= r.value <= 1.0 and r.privacy_cost.epsilon == 1.0
+    True
     """
     mech, xs, n_below, n_above, ss = _prepare_release(
         x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise, delta)

@@ -1211,7 +1211,13 @@ def gini_posterior_interval(value: float, s_upper: float, *, plan: GiniIntervalP
 def honest_grid(lower: float, upper: float) -> float:
     """A public rounding step for a value whose interval is [lower, upper]: the largest 1, 2 or 5 x 10^k that is
     <= width/20, so between width/50 and width/20 (the noise makes finer digits meaningless; coarser would move
-    the value by a visible share of its interval). Computed from the published interval: post-processing."""
+    the value by a visible share of its interval). Computed from the published interval: post-processing.
+
+    Example:
+
+    >>> honest_grid(54_200.0, 55_180.0)  # width 980: a step of 20 (980/20 = 49 -> 20)
+    20.0
+    """
     lo, hi = check_finite(lower, "lower"), check_finite(upper, "upper")
     if not hi > lo:
         raise DPInputError(f"an interval needs lower < upper to set a rounding step, got [{lo:g}, {hi:g}]")
@@ -1229,7 +1235,13 @@ def _decimals(step: float) -> int:
 
 def round_to_grid(value: Any, step: float) -> Any:
     """``value`` rounded to the nearest multiple of ``step`` (scalars stay floats; arrays stay arrays), written with
-    no more decimals than the step has (so 54691.12429 with step 500 is 54500.0, not 54499.99999)."""
+    no more decimals than the step has (so 54691.12429 with step 500 is 54500.0, not 54499.99999).
+
+    Example:
+
+    >>> round_to_grid(54691.12429423175, 20.0)
+    54700.0
+    """
     step = check_positive(step, "step")
     arr = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(arr)):

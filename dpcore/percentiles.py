@@ -635,6 +635,9 @@ def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50,
         delta = check_delta(delta)
     x = np.sort(np.clip(_earnings(values), lo, hi))
     eps_q = _split_epsilon(epsilon, qa.size, epsilon_weights)
+    # the Cauchy's noise.SmoothNoiseCalibration or the light tails' smooth_noises.SmoothCalibration (both give
+    # alpha and beta; only the latter are passed to sample_smooth_noise)
+    cals: list[Any]
     if noise_name == "cauchy":
         cals = [noise_module.smooth_noise_calibration(float(e), gamma, mode=calibration) for e in eps_q]
         delta_v, cost = 0.0, budget.pure(epsilon)

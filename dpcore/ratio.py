@@ -184,7 +184,7 @@ def count_noise(epsilon: float, *, mechanism: str = "laplace", delta: float | No
     return CountNoise("gaussian", epsilon, delta, sigma, sigma * sigma)
 
 
-def _draw(cn: CountNoise, size: Any, rng: np.random.Generator) -> np.ndarray:
+def _draw(cn: CountNoise, size: Any, rng: Any) -> np.ndarray:
     if cn.mechanism == "laplace":
         return noise.sample_laplace(cn.scale, size, rng)
     return noise.sample_gaussian(cn.scale, size, rng)
@@ -255,7 +255,7 @@ def gaussian_noised_counts(x: Any, y: Any, *, epsilon: float, delta: float, rng:
 # 2. Claim F.1: CDF of a ratio of two Laplace variables; Claim 3.2: sample accuracy
 # ---------------------------------------------------------------------------------------------
 
-def _scaled_expm1(logscale: np.ndarray, z: np.ndarray) -> np.ndarray:
+def _scaled_expm1(logscale: np.ndarray | float, z: np.ndarray | float) -> np.ndarray:
     """exp(logscale) * expm1(z) without overflow or cancellation."""
     logscale, z = np.broadcast_arrays(np.asarray(logscale, float), np.asarray(z, float))
     small = np.abs(z) < 1.0
@@ -322,6 +322,7 @@ class SampleAccuracy(float):
     """
 
     __slots__ = ("_params",)
+    _params: dict[str, Any]
 
     def __new__(cls, beta: float, **params: Any) -> SampleAccuracy:
         obj = super().__new__(cls, beta)
@@ -1246,7 +1247,7 @@ def sample_accuracy_all(x: Any, y: Any, *, epsilon: float, alpha: float = 0.1, n
     ssc = ratio_smooth_sensitivity(x, y, beta=cal.beta)
     gc = noise.GeneralizedCauchy(gamma)
     out["Smooth sensitivity (generalized Cauchy)"] = SampleAccuracy(
-        float(min(1.0, 2.0 * gc.sf(alpha * cal.alpha / ssc.value))),
+        float(min(1.0, 2.0 * float(gc.sf(alpha * cal.alpha / ssc.value)))),
         algorithm="Smooth sensitivity (generalized Cauchy)", gamma=gamma, **common)
     bound, beta_ptr = ptr_oracle_bound(x, y, epsilon=epsilon, delta=delta, alpha=alpha)
     out["PTR (oracle)"] = SampleAccuracy(beta_ptr, algorithm="PTR (oracle)", bound=bound, delta=delta, **common)
@@ -1293,8 +1294,9 @@ def noisy_two_by_two(a: Any, b: Any, c: Any, d: Any, *, epsilon: float, mechanis
     scale, var = _table_noise(epsilon, mechanism, delta)
     gen = as_generator(rng)
     e = noise.sample_laplace(scale, 4, gen) if mechanism == "laplace" else noise.sample_gaussian(scale, 4, gen)
-    return NoisyTable(tuple(float(v) for v in np.array(cells) + e), str(mechanism).lower(), check_epsilon(epsilon),
-                      None if delta is None else float(delta), scale, var)
+    noisy = np.array(cells) + e
+    return NoisyTable((float(noisy[0]), float(noisy[1]), float(noisy[2]), float(noisy[3])), str(mechanism).lower(),
+                      check_epsilon(epsilon), None if delta is None else float(delta), scale, var)
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,13 @@ def publish_gini(value: Any) -> float:
     the noise's (epsilon, delta). Clamping can only move the value towards the truth (the Gini of
     non-negative incomes lies in [0, 1]), and one grid for every path (command line, app release, planner,
     :func:`dpcore.gini.release_gini`) means the same statistic is never published to different precisions.
-    An infinite value (a heavy-tailed draw overflowing) goes to the nearer end; NaN is refused."""
+    An infinite value (a heavy-tailed draw overflowing) goes to the nearer end; NaN is refused.
+
+    Example:
+
+    >>> publish_gini(0.4321234567), publish_gini(-0.2), publish_gini(1.7)
+    (0.432123, 0.0, 1.0)
+    """
     try:
         number = float(value)
     except (TypeError, ValueError):

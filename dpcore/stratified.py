@@ -263,8 +263,8 @@ def clipped_laplace_mean(values: Any, *, epsilon: float, clip_range: Any, gamma:
     """
     x = as_finite_array(values, "values", min_size=2)
     epsilon = check_epsilon(epsilon)
-    lo, hi = clip_thresholds(clip_range, np.array([x.size]), gamma=gamma)
-    lo, hi = float(lo[0]), float(hi[0])
+    lo_arr, hi_arr = clip_thresholds(clip_range, np.array([x.size]), gamma=gamma)
+    lo, hi = float(lo_arr[0]), float(hi_arr[0])
     sens = (hi - lo) / x.size
     b = noise.laplace_scale(epsilon, sens)
     true_clipped = float(np.clip(x, lo, hi).mean())
@@ -681,7 +681,13 @@ def sum_log_lower_bound(n: int, k: int) -> float:
 def clipped_cents(incomes: Any, lower: float, upper: float) -> np.ndarray:
     """Incomes clipped to [lower, upper] in integer cents, floor(100 x + 1/2): the fixed-point form every
     released sum uses (exact int64 sums, so the sensitivity holds bit for bit). A NaN is refused, never cast;
-    no incomes give no cents."""
+    no incomes give no cents.
+
+    Example:
+
+    >>> clipped_cents([12.345, -5.0, 1e9], 0.0, 1000.0).tolist()
+    [1235, 0, 100000]
+    """
     arr = np.asarray(incomes, dtype=float)
     if arr.ndim != 1:
         raise DPInputError(f"incomes to convert to cents must be a 1-D array, got shape {arr.shape}")

@@ -259,7 +259,7 @@ def simulate_accuracy(panel: CellPanel, *, epsilons: Sequence[float], q: float =
     jobs = [(s, b) for s in schemes for b in ((21,) if s == "pseo" else bin_counts)]
     total_steps = len(jobs) * eps_arr.size + len(rivals) * eps_arr.size + (panel.n_cells if any(
         r.startswith("smooth") for r in rivals) else 0)
-    step = 0
+    step: float = 0
 
     def add(method, n_bins, eps, est):  # est: (n_draws, cells)
         acc = relative_accuracy(est, true[None, :]).mean(axis=0)

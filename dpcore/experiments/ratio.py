@@ -82,6 +82,8 @@ def noised_counts(x: Any, y: Any, *, epsilon: float, mechanism: str, delta: floa
     if mechanism == "laplace":
         return ratio.laplace_noised_counts(x, y, epsilon=epsilon, rng=rng)
     if mechanism == "gaussian":
+        if delta is None:  # ratio.count_noise's refusal, before the call that needs a number
+            raise DPInputError("the Gaussian mechanism needs delta in (0, 1), e.g. 1e-5; got none")
         return ratio.gaussian_noised_counts(x, y, epsilon=epsilon, delta=delta, rng=rng)
     raise DPInputError(f"unknown mechanism {mechanism!r}; choose 'laplace' or 'gaussian'")
 
