@@ -135,14 +135,35 @@ class GiniIntervalMechanism:
 
     @functools.cached_property
     def plan(self):
-        """The :class:`dpcore.intervals.GiniIntervalPlan` of one cell (public: the split, beta, eta)."""
+        """The :class:`dpcore.intervals.GiniIntervalPlan` of one cell (public: the split, beta, eta).
+
+        The optimiser certifies about a hundred calibrations (seconds); its choice (split, beta, eta) depends on
+        public inputs only, so it is kept in a file cache (:func:`_split_cache_dir`) and every process with the
+        same inputs reuses it. The plan is rebuilt from the cached choice with :func:`dpcore.intervals.gini_plan`
+        (which certifies the value's calibration again), after checking that the split adds up to the cell's
+        epsilon: a damaged or edited cache file can change the interval's width, never the privacy cost."""
         from . import intervals
 
         cell = GiniMechanism(self.epsilon, self.lower, self.upper, noise=self.noise, gamma=self.gamma,
                              calibration=self.calibration, delta=self.delta, rows_per_person=self.rows_per_person)
-        return intervals.optimise_gini_split(cell.epsilon_cell, cell.delta_cell or None, cell.noise, self.planning_n,
-                                             cell.lower, cell.upper, self.level, gamma=cell.gamma,
+        delta = cell.delta_cell or None
+        key = {"v": 1, "epsilon": cell.epsilon_cell, "delta": delta, "noise": cell.noise, "n": self.planning_n,
+               "lower": cell.lower, "upper": cell.upper, "level": self.level, "gamma": cell.gamma,
+               "calibration": cell.calibration}
+        choice = _read_split(key, cell.epsilon_cell)
+        if choice is not None:
+            try:
+                return intervals.gini_plan(choice["epsilon_value"], choice["epsilon_bound"], choice["beta"],
+                                           noise=cell.noise, n=self.planning_n, lower=cell.lower, upper=cell.upper,
+                                           delta=delta, level=self.level, eta=choice["eta"], method=choice["method"],
+                                           gamma=cell.gamma, calibration_mode=cell.calibration)
+            except DPInputError:
+                pass  # an unusable cached choice: optimise again
+        plan = intervals.optimise_gini_split(cell.epsilon_cell, delta, cell.noise, self.planning_n, cell.lower,
+                                             cell.upper, self.level, gamma=cell.gamma,
                                              calibration_mode=cell.calibration)
+        _write_split(key, {k: getattr(plan, k) for k in ("epsilon_value", "epsilon_bound", "beta", "eta", "method")})
+        return plan
 
     @functools.cached_property
     def value_mechanism(self) -> GiniMechanism:
@@ -204,3 +225,57 @@ def gini_min_scale(mechanism: GiniMechanism) -> float:
     from .gini import GINI_MIN_SCALE
 
     return GINI_MIN_SCALE if mechanism.noise == "cauchy" else 0.0
+
+
+def _split_cache_dir():
+    """Where the Gini split choices are kept: $DPCORE_CACHE_DIR, else $XDG_CACHE_HOME/dpcore, else ~/.cache/dpcore."""
+    import os
+    from pathlib import Path
+
+    base = os.environ.get("DPCORE_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "dpcore"
+
+
+def _split_file(key: dict):
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()[:32]
+    return _split_cache_dir() / f"gini_split_{digest}.json"
+
+
+def _read_split(key: dict, epsilon_cell: float) -> dict | None:
+    """The cached choice for these public inputs, or None (missing, unreadable, or not adding up to epsilon)."""
+    import json
+    import math
+
+    try:
+        saved = json.loads(_split_file(key).read_text(encoding="utf-8"))
+        choice = saved["choice"] if saved.get("key") == key else None
+        if choice is None:
+            return None
+        ev, eb, beta, eta = (float(choice[k]) for k in ("epsilon_value", "epsilon_bound", "beta", "eta"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    ok = (ev > 0 and eb > 0 and beta > 0 and 0 < eta < 1 and choice.get("method") in ("pivot", "union")
+          and math.isclose(ev + eb, epsilon_cell, rel_tol=1e-12, abs_tol=0.0))
+    return choice if ok else None
+
+
+def _write_split(key: dict, choice: dict) -> None:
+    """Keep a choice for the next process (best effort: a read-only home only costs the optimisation again)."""
+    import json
+    import os
+
+    path = _split_file(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "choice": choice}), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+

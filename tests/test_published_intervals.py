@@ -87,3 +87,23 @@ def test_neighbouring_data_differ_only_in_the_released_numbers(tmp_path):
         stats = [{k: v for k, v in s.items() if k not in ("measurement",)} for s in result.record["statistics"]]
         records.append(stats)
     assert records[0] == records[1]
+
+
+def test_a_cached_gini_split_can_change_only_the_width_never_the_cost(tmp_path, monkeypatch):
+    from dpcore import mechanisms
+
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    first = mechanisms.GiniIntervalMechanism(1.0, 0.0, 1e6, noise="laplace", delta=1e-6).plan
+    (cached,) = tmp_path.glob("gini_split_*.json")
+    again = mechanisms.GiniIntervalMechanism(1.0, 0.0, 1e6, noise="laplace", delta=1e-6).plan
+    assert (again.epsilon_value, again.epsilon_bound, again.beta) == (first.epsilon_value, first.epsilon_bound,
+                                                                       first.beta)
+    # an edited cache file whose split does not add up to epsilon is ignored (optimised again)
+    import json
+
+    saved = json.loads(cached.read_text())
+    saved["choice"]["epsilon_bound"] = 5.0
+    cached.write_text(json.dumps(saved))
+    mech = mechanisms.GiniIntervalMechanism(1.0, 0.0, 1e6, noise="laplace", delta=1e-6)
+    assert mech.plan.epsilon_value + mech.plan.epsilon_bound == pytest.approx(1.0)
+    assert mech.privacy_cost().epsilon == pytest.approx(1.0)
