@@ -283,10 +283,11 @@ class PlannedStatistic:
     def simulate(self, epsilon: float, n: int, rng=None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    def _draw(self, epsilon: float, rng=None) -> StatisticRelease:  # pragma: no cover
+    def _draw(self, epsilon: float, rng=None, level: float = 0.95) -> StatisticRelease:  # pragma: no cover
         """One draw of the mechanism: ``rng`` None (or :class:`dpcore.rng.SecureRandom`) draws the real noise of
         :mod:`dpcore.release_noise`, a numpy Generator a simulation of the same law. Private: a real draw is only
-        made by :func:`dpcore.release.make_release`, after the ledger is charged (:meth:`_draw_real`)."""
+        made by :func:`dpcore.release.make_release`, after the ledger is charged (:meth:`_draw_real`). ``level``: of
+        the published intervals."""
         raise NotImplementedError
 
     def simulate_draw(self, epsilon: float, rng=None) -> np.ndarray:

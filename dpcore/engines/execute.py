@@ -228,7 +228,7 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = Fa
     ``method = "exponential"`` its histogram on the candidate grid through
     :class:`dpcore.percentiles.ExponentialQuantileMechanism` (score sensitivity m, 2m when ``cells_move``: cell
     sizes protected, rows may move between cells)."""
-    from ..percentiles import ExponentialQuantileMechanism, HistogramMechanism
+    from ..percentiles import ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
 
     by = list(spec.by)
     mech: HistogramMechanism | ExponentialQuantileMechanism
@@ -257,6 +257,8 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = Fa
         table[_q_label(q)] = d.percentiles[:, j].astype(float)
     if isinstance(mech, HistogramMechanism):  # the noisy histogram is a DP output: its intervals need it
         from ..published import NOISY_BIN_PREFIX
+
+        assert isinstance(d, HistogramDraw)  # what HistogramMechanism.draw returns
 
         for j in range(n_bins):
             table[f"{NOISY_BIN_PREFIX}{j + 1:02d}"] = np.asarray(d.noisy_counts)[:, j].astype(np.int64)
@@ -1162,6 +1164,12 @@ class _Deferred:
             info = {**info, "cells": self._cells_info}
         return table, info
 
+    def _n_noise_scale(self) -> float:
+        """Scale 2m/n_epsilon of the noise on a published noisy n (the cell sizes of a plan's statistic protected)."""
+        if self.plan is None:
+            raise RuntimeError("noisy cell sizes belong to a plan's statistic")
+        return 2.0 * self.m / self.plan.n_epsilon
+
     def _release_values(self, rng) -> tuple[pd.DataFrame, dict]:
         s, eng = self.spec, self._frozen
         private = self.plan is not None and self.plan.cells_private(s)
@@ -1178,12 +1186,12 @@ class _Deferred:
                 from ..cell_keys import _keys_of
 
                 table["n"] = np.array([noisy[k] for k in _keys_of(table, list(s.by))], dtype=np.int64)
-                info["n_noise_scale"] = 2.0 * self.m / self.plan.n_epsilon  # the published n is a noisy count
+                info["n_noise_scale"] = self._n_noise_scale()  # the published n is a noisy count
             return table, info
         if s.kind == "mean":
             table, info = _mean(eng, s, self.m, rng, rng is not None, cells_move=private)
             if private:
-                info["n_noise_scale"] = 2.0 * self.m / self.plan.n_epsilon
+                info["n_noise_scale"] = self._n_noise_scale()
             return table, info
         if s.kind == "gini":
             return _gini(eng, s, self.m, rng, self.plan.level if self.plan is not None else 0.95)
