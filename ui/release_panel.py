@@ -432,16 +432,27 @@ def existing_account(ds: Any) -> Any:
 
 
 def _readable(value: float) -> str:
-    """A released number as people read it: thousands separators for incomes, 6 digits otherwise."""
-    return f"{value:,.2f}" if abs(value) >= 1000 else f"{value:.6g}"
+    """A released number as people read it: thousands separators for incomes (no decimals when the published value
+    has none: its honest digits), 6 significant digits otherwise."""
+    if abs(value) >= 1000:
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+    return f"{value:.6g}"
 
 
 def released_table(records: Sequence[Any]) -> Any:
     """The released numbers as a static table that wraps to the page (the time is in the archive and the
     record; a grid with the mechanism and time columns scrolled sideways, 1,092 px in 818)."""
-    frame = pd.DataFrame([{"statistic": r.statistic, "number": lab, "released value": float(v), "ε": r.epsilon,
-                           "δ": r.delta, "mechanism": r.mechanism}
-                          for r in records for lab, v in zip(r.labels, r.released, strict=True)])
+    rows = []
+    for r in records:
+        lows = r.released_lower or (None,) * len(r.released)
+        ups = r.released_upper or (None,) * len(r.released)
+        level = f"{100 * r.interval_level:g}% interval" if r.interval_level else "interval"
+        for lab, v, lo, hi in zip(r.labels, r.released, lows, ups, strict=True):
+            shown = "—" if lo is None or hi is None else f"{_readable(lo)} to {_readable(hi)}"
+            rows.append({"statistic": r.statistic, "number": lab, "released value": float(v),
+                         "interval (from the release alone)": f"{shown} ({level})" if lo is not None else shown,
+                         "ε": r.epsilon, "δ": r.delta, "mechanism": r.mechanism})
+    frame = pd.DataFrame(rows)
     return frame.style.format({"released value": _readable, "ε": "{:.6g}", "δ": "{:.3g}"}).hide(axis="index")
 
 
@@ -581,7 +592,7 @@ def _refusal_text(exc: BaseException) -> str:
 def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, cap: float, cap_delta: float,
              items: list[tuple[str, float]], build_statistic: Callable[[str], planner_lib.PlannedStatistic],
              group_column: str | None, statistic_params: Callable[[str], dict] | None = None,
-             declared_labels: list[str] | None = None) -> None:
+             declared_labels: list[str] | None = None, level: float = 0.95) -> None:
     """Make the release and keep its outcome for the next run (which draws everything from the ledger)."""
     try:
         n_missing, missing_groups = missing_income_rows(ds, group_column)
@@ -616,7 +627,7 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
                                         "rule": "the groups listed are the declared ones, whatever the data hold; "
                                                 "rows of other groups are left out (a public rule)"}
             identity["group_sizes"] = "declared public by the data owner (the PSEO assumption): exact"
-        records = release_lib.make_release(stats, account, dataset=identity)
+        records = release_lib.make_release(stats, account, dataset=identity, level=level)
     except ledger_lib.BudgetExceeded as exc:
         text = _refusal_text(exc)
         said = "nothing was charged" in text.lower()
@@ -634,6 +645,8 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
     st.session_state[RELEASE_OUTCOME] = outcome
 
 
+#: the URL key of the published intervals' level
+LEVEL_KEY = "planner_rel_level"
 LABELS_PUBLIC = "These group labels are public (e.g. states, sexes)"
 SIZES_PUBLIC = "The size of each group is public too (the PSEO assumption: published cell counts)"
 UNDECLARED_GROUPS = (
@@ -807,6 +820,10 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
         eps_items.append((kind, float(eps_k)))
     total_eps = math.fsum(e for _, e in eps_items)
     st.caption(f"This release costs ε = {total_eps:.4g} in total (sequential composition).")
+    level = float(qp_number("Level of the intervals published with the numbers", LEVEL_KEY, 0.95, min_value=0.5,
+                            max_value=0.99, step=0.01, format="%.2f",
+                            help="Every released number comes with an interval anyone can recompute from the "
+                                 "published numbers alone; it costs no extra ε (the Gini's bound is part of its ε)."))
     for message in plan_differences(plan, dict(eps_items), cap):
         st.warning(message)
     if not plan and not choices.planned_confidential:
@@ -866,7 +883,8 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
             _WAIT_NOTE.slot, _WAIT_NOTE.lines = wait_slot, []
             try:
                 _release(db, ds, dataset_id, default_label, label, cap, cap_delta, eps_items, build_statistic,
-                         group_column, statistic_params, declared if isinstance(declared, list) else None)
+                         group_column, statistic_params, declared if isinstance(declared, list) else None,
+                         level=level)
                 if _WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
                     kind, text = st.session_state[RELEASE_OUTCOME]
                     st.session_state[RELEASE_OUTCOME] = (kind, f"{text} (The release first waited for the "
