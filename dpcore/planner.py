@@ -780,7 +780,7 @@ class GiniStatistic(PlannedStatistic):
         eps = check_epsilon(epsilon)
         return self.mechanism_at(eps).simulate(self._clipped, self.scale(eps), n, as_generator(rng))[:, None]
 
-    def release_mechanism_at(self, epsilon, level: float = 0.95):
+    def _release_mechanism_at(self, epsilon, level: float = 0.95):
         """The :class:`dpcore.mechanisms.GiniIntervalMechanism` a release of this statistic draws with (the value and
         the DP bound on S_beta(X) its published interval needs; the command line's), or None for
         "laplace_lognormal", which has no floating-point-safe sampler (simulation only, no interval)."""
@@ -802,7 +802,7 @@ class GiniStatistic(PlannedStatistic):
         eps = check_epsilon(epsilon)
         notes = ("the noise scale S_beta(X)/alpha depends on the data and is not published",
                  "clamped to [0, 1] and rounded to the grid 1e-6 (post-processing)")
-        mech = self.release_mechanism_at(eps, level)
+        mech = self._release_mechanism_at(eps, level)
         if mech is None:
             value_only = self.mechanism_at(eps)
             if not _release_noise._simulated(rng):

@@ -806,6 +806,7 @@ def opendp_registry_entry(record: Mapping[str, Any], tables: Mapping[str, pd.Dat
     What only the agency knows (curator, intended use, region, actors, how epsilon was chosen, the sources and
     the registry's authors) is left as ``"FILL IN: ..."``. ``tables`` is accepted for symmetry with the card
     and used only to count cells (the entry holds no released value)."""
+    _check_record(record)
     return _registry_yaml(record, _card(record, tables if tables is not None else _empty_tables(record)))
 
 
@@ -843,6 +844,7 @@ def _empty_tables(record: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
 def card_file_names(record: Mapping[str, Any]) -> tuple[str, str, str]:
     """The names of the card's three files: :data:`CARD_FILES`, each starting with ``SIMULATION_`` when the
     record is a simulation's."""
+    _check_record(record)
     prefix = "" if str(record.get("mode", "release")) == "release" else SIMULATION_FILE_PREFIX
     html_name, markdown_name, yaml_name = (prefix + name for name in CARD_FILES)
     return html_name, markdown_name, yaml_name
@@ -879,7 +881,12 @@ _CARD_BYTES_PER_ROW = 400
 def card_bytes_estimate(rows_per_statistic: Sequence[int]) -> int:
     """About the bytes of the three card files for statistics of these many cells (at most
     :data:`MAX_CARD_ROWS` shown each), for the free-space check before a release."""
-    return _CARD_FIXED_BYTES + _CARD_BYTES_PER_ROW * sum(min(int(r), MAX_CARD_ROWS) for r in rows_per_statistic)
+    rows = []
+    for r in rows_per_statistic:
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r) or r < 0:
+            raise DPInputError(f"rows per statistic must be whole numbers >= 0, got {r!r}")
+        rows.append(min(int(r), MAX_CARD_ROWS))
+    return _CARD_FIXED_BYTES + _CARD_BYTES_PER_ROW * sum(rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -935,3 +942,9 @@ def card_inputs_from_app_records(records: Sequence[Mapping[str, Any]]) -> tuple[
                                              "delta": r.get("delta", 0.0)} for n, r in zip(names, recs, strict=True)]},
               "statistics": stats}
     return record, {n: _app_table(r) for n, r in zip(names, recs, strict=True)}
+
+
+def _check_record(record: Any) -> None:
+    if not isinstance(record, Mapping):
+        raise TypeError(f"record must be a release record (a dict, release_record.json), got {type(record).__name__}")
+

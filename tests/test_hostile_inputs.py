@@ -593,6 +593,7 @@ VIEW_CALLS: dict[str, dict[str, Any]] = {
     "attacker.attacker_view": dict(mechanism="count", epsilon=1.0, round_seed=1),
     "gini.gini_view": dict(values=_VIEW_INCOMES, epsilon=1.0, gamma=2.0, lower=0.0, upper=200_000.0),
     "percentiles.cell_view": dict(values=_VIEW_INCOMES, source="sidebar", n=60, scheme="even"),
+    "percentiles.exponential_cell_view": dict(values=_VIEW_INCOMES, source="sidebar", n=60, n_draws=200),
     "percentiles.cell_curves_view": dict(values=_VIEW_INCOMES, source="sidebar", n=60),
     "percentiles.many_cells_view": dict(n_cells=20),
     "percentiles.figures_view": dict(n_cells=20, n_draws=2),
@@ -663,6 +664,10 @@ VIEW_HOSTILE_BY_FUNCTION: dict[tuple[str, str], list[tuple[Any, str]]] = {
     ("percentiles.cell_view", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],  # a one-person cell releases
     ("percentiles.cell_curves_view", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],  # a noisy histogram
     ("percentiles.percentile_cell_answer", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],
+    # the exponential mechanism releases a one-person cell too (its score needs no second record)
+    ("percentiles.exponential_cell_view", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],
+    ("percentiles.exponential_cell_view", "values"): [(np.array([]), _R), (np.array([1.0, nan, 3.0]), _R),
+                                                      (np.array([1.0, math.inf, 3.0]), _R)],
 }
 # Defects this part found, reported to the owners of dpcore.experiments: "function:param=value" -> what
 # happens. Each is a strict xfail (it fails once fixed, so the entry gets removed).
