@@ -196,6 +196,7 @@ def live_view(ds) -> None:
                       "max_epsilon": max(EPS_OPTIONS)}
             recommendation = _recommendation(digest, gini_views.settings_key(target), ds.values, target)
             answer_views.gini_answer(answer, recommendation, answer_text)
+            gini_views.answer_note(view)  # which accuracy the sentence means; the published interval's width
     with clipping_area:
         gini_views.clipping_notes(view)
     with headline_area:

@@ -281,6 +281,26 @@ def test_saturated_view_script_matches_and_prints_no_release(script_views):
     assert "released_gini" not in out
 
 
+def test_the_interval_from_the_release_alone_is_shown_first_and_the_oracle_is_labelled(script_views):
+    """Section 3 gives the interval an analyst computes from the published numbers (the page's numbers table),
+    before the known-scale posterior, which is labelled as the non-publishable oracle; the answer box says which
+    accuracy its sentence means; the expected widths (published and oracle) are stated."""
+    at, out = script_views["defaults"]
+    text = page_text(at)
+    page = _numbers(at)
+    sentence = (f"an analyst who sees only the published numbers is **95% sure the Gini lies in "
+                f"[{page['published_interval_lower']:.4f}, {page['published_interval_upper']:.4f}]**")
+    assert sentence in text
+    assert text.index(sentence) < text.index("Oracle (not publishable)") < text.index("confidential scale S(X)/α")
+    assert "value alone at the full ε" in text  # the answer's and section 1's errors say which release they mean
+    assert f"**{page['published_expected_width']:.4f}**, against {page['oracle_expected_width']:.4f}" in text
+    assert out["published_interval_lower"] == pytest.approx(page["published_interval_lower"], rel=1e-12)
+    # saturated (no oracle posterior): the published interval is still given, and says how little it tells
+    sat, _ = script_views["saturated"]
+    sat_page = _numbers(sat)
+    assert "only the published numbers" in page_text(sat) and "published_interval_lower" in sat_page
+
+
 def test_link_reproduces_the_view():
     at = open_page(PAGE)
     at.select_slider(key="gini_eps").set_value(0.5).run()

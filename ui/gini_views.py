@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpcore import intervals
 from dpcore.experiments import gini as gini_experiments
 from dpcore.experiments.gini import GiniView
 from dpcore.lru import array_digest
@@ -78,8 +79,9 @@ def guarantee_and_definition() -> None:
         "two datasets are neighbours when they differ in **one person's income** (replace one record); "
         "the number of records n is the same.",
         "n, the bounds L and U (or the DP estimate of U, whose ε is added to the total), ε, γ and the "
-        "mechanism. The noise scale S(X)/α depends on the data: it is not published with the release "
-        "(the posterior below treats it as known, as the paper does).")
+        "mechanism. The noise scale S(X)/α depends on the data and is never published: a real release publishes a "
+        "DP upper bound on it instead (paid from the same ε), from which anyone computes the interval; the oracle "
+        "posterior in section 3 treats it as known, as the paper does.")
     with st.expander("Which Gini? (definition used everywhere on this page)"):
         st.latex(r"g(X) \;=\; \frac{\sum_{i=1}^{n}\sum_{j=1}^{n} |x_i - x_j|}{2\,n^2\,\bar x}"
                  r"\;=\; \frac{\sum_{i=1}^{n} (2i - n - 1)\,x_{(i)}}{n \sum_i x_i}")
@@ -157,8 +159,9 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
     lap_med, lap_q90, _ = view.laplace_abs_error_quantiles
     st.markdown(  # the section's heading and text in one element (fewer messages per rerun)
         "## 1 · Where would the published Gini land?\n\n"
-        f"Each release is the true Gini plus noise. Out of many possible releases, half land within "
-        f"**±{fmt(med)}** of the truth and 90 % within **±{fmt(q90)}**. The usual Laplace "
+        f"Each release is the true Gini plus noise. Out of many possible releases of the value alone at the full "
+        f"ε, half land within **±{fmt(med)}** of the truth and 90 % within **±{fmt(q90)}** (errors of the value; "
+        "the interval an analyst can compute is in section 3). The usual Laplace "
         f"mechanism (right) must cover the worst case over *all* datasets and is "
         f"**{lap_med / max(med, 1e-300):,.0f}× noisier** here.")
     if fixed_axes:
@@ -230,23 +233,63 @@ def sensitivity(view: GiniView) -> None:
                  key="gini_dl_decay")
 
 
+def published_sentence(view: GiniView) -> str:
+    """The interval from the published numbers alone, in a policy-maker's words (Markdown)."""
+    pub = view.published
+    if pub is None:
+        return f"**No published interval:** {view.published_note}."
+    return (f"**From the published numbers alone.** A real release publishes the Gini and a DP upper bound on its "
+            f"noise scale (ε = {pub.epsilon_value:.3g} for the value + {pub.epsilon_bound:.3g} for the bound = "
+            f"{view.epsilon:g}). Suppose the agency publishes a Gini of **{pub.value:.4f}**: an analyst who sees "
+            f"only the published numbers is **{pub.level:.0%} sure the Gini lies in [{pub.lower:.4f}, "
+            f"{pub.upper:.4f}]** (width {fmt(pub.width)}; exact coverage, no assumption about the data).")
+
+
+def expected_widths_sentence(view: GiniView) -> str:
+    """The published interval's expected width next to the oracle's (planning model, public inputs only)."""
+    pub = view.published
+    if pub is None:
+        return ""
+    return (f"Expected width of the published {pub.level:.0%} interval at these settings: **{fmt(pub.expected_width)}**"
+            f", against {fmt(pub.oracle_expected_width)} for the oracle that knows the confidential noise scale "
+            f"(the release's planning model, from public inputs only: n = {pub.planning_n:,} log-normal incomes "
+            f"with Gini {intervals.PLANNING_GINI:g} and mean {intervals.PLANNING_MEAN_SHARE:g} × U = "
+            f"{intervals.PLANNING_MEAN_SHARE * view.upper:,.0f}; data with a much lower mean get wider intervals).")
+
+
+def answer_note(view: GiniView) -> None:
+    """Under the answer box: which of the two accuracies the answer's sentence means, and the published one."""
+    pub = view.published
+    text = ("The errors above are those of a release of the **value alone at the full ε**, whose noise scale is "
+            "never published. ")
+    if pub is not None:
+        text += (f"A release with its interval: an analyst who sees only the published numbers is {pub.level:.0%} "
+                 f"sure the Gini lies in an interval about **{fmt(pub.expected_width)} wide** (section 3).")
+    st.caption(text)
+
+
 def posterior(view: GiniView, prior_text: str) -> None:
-    """Section 3 (after the prior control): one release and the analyst's posterior (eq. 11)."""
+    """Section 3 (after the prior control): the interval from the published numbers alone (shown first), then one
+    release of the value alone and the oracle posterior (eq. 11) that needs the confidential noise scale."""
+    st.markdown(published_sentence(view) + ("\n\n" + expected_widths_sentence(view) if view.published else ""))
     if view.saturated:
-        st.info("Hidden: a release at these settings carries almost no information about the Gini.")
+        st.info("Oracle hidden: a release of the value alone at these settings carries almost no information about "
+                "the Gini.")
         return
     level = gini_experiments.POSTERIOR_LEVEL
     lo, hi = view.posterior_interval
     st.markdown(
-        f"Suppose the agency publishes **{view.released_gini:.4f}**. Combining it with the known noise distribution "
-        f"({NOISE_NAMES.get(view.noise, view.noise)}) "
-        f"and {prior_text} (eq. 11, a post-processing step that costs no privacy), an analyst is "
-        f"{level:.0%} sure the true Gini lies in **[{lo:.4f}, {hi:.4f}]** (posterior mean {view.posterior_mean:.4f}).")
+        f"**Oracle (not publishable).** Suppose instead the agency publishes the value alone at the full ε, "
+        f"**{view.released_gini:.4f}**. Combining it with the noise distribution "
+        f"({NOISE_NAMES.get(view.noise, view.noise)}) at its **confidential scale S(X)/α**, which is never published, "
+        f"and {prior_text} (eq. 11), an oracle would be "
+        f"{level:.0%} sure the true Gini lies in **[{lo:.4f}, {hi:.4f}]** (posterior mean {view.posterior_mean:.4f}). "
+        "No analyst can compute this interval from a release.")
     show_figure(plots_gini.posterior_figure(view.posterior_grid, view.posterior_density,
                                              released=view.released_gini, interval=view.posterior_interval,
                                              hpd=view.posterior_hpd, level=level, true_value=view.true_gini),
                  width="stretch")
-    st.caption("Assumption (as in the paper): the analyst knows the noise scale S(X)/α. It depends on the "
+    st.caption("Oracle assumption (as in the paper): the noise scale S(X)/α is known. It depends on the "
                "confidential data, so publishing it is not covered by the release's guarantee. Green ticks: "
                "the highest-posterior-density interval. Change the sidebar seed to draw another release.")
     download_csv(lambda: pd.DataFrame({"g": view.posterior_grid, "posterior_density": view.posterior_density}),
@@ -323,4 +366,5 @@ def numbers(view: GiniView, *, heading: str | None = None) -> None:
 
 
 __all__ = ["PRIORS", "CAL_LABELS", "METHOD_LABELS", "fmt", "clipping_notes", "headline", "releases", "sensitivity",
-           "posterior", "error_curve", "paper_experiments", "numbers"]
+           "posterior", "published_sentence", "expected_widths_sentence", "answer_note", "error_curve",
+           "paper_experiments", "numbers"]

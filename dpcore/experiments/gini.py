@@ -59,6 +59,7 @@ import numpy as np
 import pandas as pd
 
 from .. import gini as gini_mechanism
+from .. import intervals as intervals_lib
 from .. import smooth_noises
 from ..data import two_point_incomes
 from ..noise import GeneralizedCauchy, smooth_noise_calibration
@@ -90,6 +91,9 @@ __all__ = [
     "figure3",
     "figure4",
     "GiniView",
+    "PublishedGini",
+    "published_gini",
+    "expected_widths",
     "gini_view",
     "subsample",
     "calibrate_epsilons",
@@ -536,6 +540,11 @@ N_DOTS = 20
 POSTERIOR_LEVEL = 0.95
 #: Seed offsets (added to the sidebar seed) of the view's draws.
 SEED_OFFSET_RELEASES, SEED_OFFSET_ONE_RELEASE, SEED_OFFSET_UPPER = 2, 3, 11
+#: Level of the interval an analyst computes from the published numbers alone (the release's default).
+PUBLISHED_LEVEL = intervals_lib.DEFAULT_LEVEL
+#: The noises a release with a published interval is offered for (``GiniIntervalMechanism``'s): the
+#: Laplace log-normal has no floating-point-safe sampler, so it is never released.
+PUBLISHED_NOISES = ("cauchy", "laplace")
 
 
 #: Error-against-epsilon tables of each data set, kept as long as its shared exact profile is
@@ -575,6 +584,41 @@ def subsample(values: Any, n: int, seed: int = SUBSAMPLE_SEED) -> np.ndarray:
     if n >= x.size:
         return x
     return np.random.default_rng(seed).choice(x, size=n, replace=False)
+
+
+@dataclass(frozen=True)
+class PublishedGini:
+    """The simulated release drawn the way a real one is (:class:`dpcore.mechanisms.GiniIntervalMechanism`: the
+    value at epsilon_value plus a DP upper bound on S_beta(X) at epsilon_bound) and the interval an analyst computes
+    from those published numbers alone (:func:`dpcore.intervals.gini_interval_from_release`).
+
+    Every field is a DP output or public: ``value`` and ``s_upper`` are the release; ``lower``/``upper`` the interval
+    at ``level`` (post-processing); the split, beta and eta come from public inputs only; ``expected_width`` is the
+    plan's median-width model (:attr:`dpcore.intervals.GiniIntervalPlan.model_width`, no data) and
+    ``oracle_expected_width`` the same model for the oracle that knows S(X)/alpha (``model_oracle_width``)."""
+
+    value: float
+    s_upper: float
+    lower: float
+    upper: float
+    level: float
+    epsilon_value: float
+    epsilon_bound: float
+    beta: float
+    eta: float
+    expected_width: float
+    oracle_expected_width: float
+    planning_n: int
+
+    @property
+    def width(self) -> float:
+        return self.upper - self.lower
+
+    def numbers(self) -> dict[str, float]:
+        return {"published_gini": self.value, "published_smooth_sensitivity_bound": self.s_upper,
+                "published_interval_lower": self.lower, "published_interval_upper": self.upper,
+                "published_epsilon_value": self.epsilon_value, "published_epsilon_bound": self.epsilon_bound,
+                "published_expected_width": self.expected_width, "oracle_expected_width": self.oracle_expected_width}
 
 
 @dataclass(frozen=True, eq=False)
@@ -635,6 +679,8 @@ class GiniView:
     delta: float = 0.0
     rho: float | None = None
     privacy_statement: str = ""
+    published: PublishedGini | None = None  # the release with its interval from the published numbers alone
+    published_note: str = ""  # why there is no published interval (a noise that is never released)
 
     def numbers(self) -> dict[str, float]:
         """The page's full-precision numbers table: quantity -> value (floats; booleans as 0/1)."""
@@ -656,6 +702,8 @@ class GiniView:
                        posterior_interval_lower=self.posterior_interval[0],
                        posterior_interval_upper=self.posterior_interval[1],
                        posterior_hpd_lower=self.posterior_hpd[0], posterior_hpd_upper=self.posterior_hpd[1])
+        if self.published is not None:
+            out.update(self.published.numbers())
         return {k: float(v) for k, v in out.items()}
 
     def error_table(self) -> pd.DataFrame:
@@ -675,6 +723,82 @@ class GiniView:
         if self.plausible_releases is not None:
             out["plausible_releases"] = [float(v) for v in self.plausible_releases]
         return out
+
+
+def published_gini(xs: np.ndarray, *, epsilon: float, lower: float, upper: float, noise: str, gamma: float,
+                   calibration: str, delta: float | None, method: str, seed: int,
+                   profile: gini_mechanism.ExactSensitivityProfile | None = None) -> PublishedGini:
+    """One simulated release of the Gini of the clipped incomes ``xs`` drawn as a real one is, and the interval from
+    the published numbers alone.
+
+    Mechanism: :class:`dpcore.mechanisms.GiniIntervalMechanism` at ``epsilon`` (split into epsilon_value for the
+    value and epsilon_bound for the DP upper bound on S_beta(X), ln S_beta being beta-sensitive: Lan & Reiter eq. (8)
+    and ``dpcore.intervals.gini_bound_release``), the split and beta optimised for n = len(xs) (n is public), drawn
+    with the numpy generator of ``seed`` (a simulation of the same law, not a release). S_beta(X) is computed at the
+    plan's beta, exactly (``profile``) or by the closed form (``method="fast"``, never smaller). The interval is
+    :func:`dpcore.intervals.gini_interval_from_release` at :data:`PUBLISHED_LEVEL` with the record's constants:
+    value and bound plus public parameters, nothing confidential."""
+    from ..mechanisms import GiniIntervalMechanism
+
+    mech = GiniIntervalMechanism(epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration,
+                                 delta=None if noise == "cauchy" else delta, level=PUBLISHED_LEVEL,
+                                 planning_n=max(int(xs.size), 2))
+    beta = mech.smoothness
+    if method == "fast" or profile is None:
+        s = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta, method=method).value
+    else:
+        s = profile.smooth_sensitivity(beta).value
+    draw = mech.draw(gini_mechanism.gini(xs), float(s), rng=np.random.default_rng(seed))
+    constants = mech.interval_constants()
+    ci = intervals_lib.gini_interval_from_release(
+        draw.value, draw.smooth_sensitivity_upper, noise=constants["noise"], alpha=constants["release_alpha"],
+        bound_scale=constants["bound_scale"], eta=constants["eta"], level=PUBLISHED_LEVEL, method=constants["method"],
+        gamma=constants["gamma"], sigma=constants["sigma"], min_scale=constants["min_scale"],
+        max_scale=constants["max_scale"])
+    plan = mech.plan
+    width, oracle_width = expected_widths(plan, gini_mechanism.GiniMechanism(
+        epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration, delta=delta))
+    return PublishedGini(float(draw.value), float(draw.smooth_sensitivity_upper), float(ci.lower), float(ci.upper),
+                         PUBLISHED_LEVEL, float(plan.epsilon_value), float(plan.epsilon_bound), float(plan.beta),
+                         float(plan.eta), width, oracle_width, int(plan.n))
+
+
+def _published_or_note(xs: np.ndarray, **settings: Any) -> dict[str, Any]:
+    """``published`` (:func:`published_gini`), or ``published_note`` saying why these public settings have no
+    release with an interval (a real release refuses them too, before any draw)."""
+    if settings["noise"] not in PUBLISHED_NOISES:
+        return {"published_note": "this noise has no floating-point-safe sampler, so it is never released and has no "
+                                  "published interval"}
+    try:
+        return {"published": published_gini(xs, **settings)}
+    except DPInputError as exc:  # e.g. no split of epsilon with a feasible calibration (the "paper" constants)
+        return {"published_note": f"a release with an interval is not possible at these settings ({exc})"}
+
+
+def expected_widths(plan: intervals_lib.GiniIntervalPlan, full_epsilon: gini_mechanism.GiniMechanism
+                    ) -> tuple[float, float]:
+    """(published, oracle) median widths of the plan's model (public inputs only, no data):
+    :attr:`dpcore.intervals.GiniIntervalPlan.model_width` and ``model_oracle_width``.
+
+    A plan rebuilt from the mechanism's file cache of split choices carries no model widths (NaN), so they are
+    recomputed here with the optimiser's own model (:func:`dpcore.intervals.optimise_gini_split`, "pivot"): published
+    2 q S_typ(beta) / alpha_release, q the pivot's quantile (:meth:`GiniIntervalPlan.quantile`), and oracle
+    2 q_Z(level) S_typ(beta_full) / alpha_full for the value alone at the full epsilon (``full_epsilon``'s
+    calibration), S_typ = :func:`dpcore.intervals.planning_smooth_sensitivity` at the plan's n. A test checks both
+    against the optimiser's numbers."""
+    if math.isfinite(plan.model_width) and math.isfinite(plan.model_oracle_width):
+        return float(plan.model_width), float(plan.model_oracle_width)
+    if plan.method != "pivot":
+        fresh = intervals_lib.optimise_gini_split(plan.epsilon, plan.delta or None, plan.noise, plan.n, plan.lower,
+                                                  plan.upper, plan.level, method=plan.method, gamma=plan.gamma)
+        return float(fresh.model_width), float(fresh.model_oracle_width)
+    s_typ = intervals_lib.planning_smooth_sensitivity(plan.n, plan.lower, plan.upper, plan.beta)
+    width = 2.0 * plan.quantile() * s_typ / plan.release_alpha
+    cal = full_epsilon.smooth_calibration
+    q_full = float(np.asarray(full_epsilon.noise_law().ppf(0.5 + 0.5 * plan.level), dtype=float))
+    oracle = 2.0 * q_full * intervals_lib.planning_smooth_sensitivity(plan.n, plan.lower, plan.upper, cal.beta) / \
+        cal.alpha
+    return float(width), float(oracle)
 
 
 def _check_prior(prior: Any) -> Any:
@@ -791,6 +915,9 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
                      posterior_grid=post.grid, posterior_density=post.density, posterior_mean=float(post.mean),
                      posterior_interval=tuple(float(v) for v in post.interval(POSTERIOR_LEVEL)),
                      posterior_hpd=tuple(float(v) for v in post.interval(POSTERIOR_LEVEL, kind="hpd")))
+    extra.update(_published_or_note(xs, epsilon=epsilon, lower=lower, upper=upper, noise=noise, gamma=gamma,
+                                    calibration=calibration, delta=delta, method=method,
+                                    seed=seed + SEED_OFFSET_ONE_RELEASE, profile=profile))
     return GiniView(
         n=int(xs.size), epsilon=epsilon, gamma=gamma, lower=lower, upper=upper, upper_epsilon=upper_epsilon,
         total_epsilon=epsilon + upper_epsilon, calibration=calibration, method=method,
