@@ -41,7 +41,7 @@ if "DPCORE_LEDGER_URL" not in os.environ:
 # at once and the short ones fill in at the end, so the workers finish together (the wall time is at least
 # the longest file). A serial run only changes its order. Files not listed keep their alphabetical order.
 SLOW_FILES_FIRST = (
-    "test_browser.py", "test_browser_paths.py", "test_engines.py", "test_browser_lessons.py",
+    "test_browser.py", "test_browser_paths.py", "test_engines.py", "test_code_health.py", "test_browser_lessons.py",
     "test_browser_lessons_more.py", "test_population.py", "test_cli_faults.py",
     "test_browser_class_mode.py", "test_serve.py", "test_browser_sidebar_state.py", "test_hostile_inputs.py",
     "test_ledger.py", "test_smooth_noise_certificates.py", "test_browser_layout.py", "test_page_gini.py",
