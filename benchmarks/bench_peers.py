@@ -437,9 +437,9 @@ def summarize(runs: list[dict]) -> dict:
         out["stop_s"] = f["wall_s"]
         out["failure"] = (f"> {f['wall_s']:.0f} s (stopped)" if f["status"] == "stopped"
                           else f"{f['status']}: {f.get('error', '')[:120]}")
-    steps = [r["steps"] for r in ok if r.get("steps")]
-    if steps:
-        out["steps"] = steps[len(steps) // 2]
+    by_wall = sorted((r for r in ok if r.get("steps")), key=lambda r: r["wall_s"])
+    if by_wall:  # the step times of the run whose wall time is the median
+        out["steps"] = by_wall[(len(by_wall) - 1) // 2]["steps"]
     return out
 
 
@@ -467,7 +467,9 @@ def workload_table(workload: str, rows: int, runs: list[dict], versions: dict[st
     tools = [t for t in ALL_TOOLS if any(r["tool"] == t for r in runs)]
     summaries = {t: summarize([r for r in runs if r["tool"] == t]) for t in tools}
     floor = summaries.get("duckdb", {}).get("median_s")
+    loads = [r["load_before"] for r in runs]
     lines = [f"#### {WORKLOAD_TITLES[workload].format(rows=_rows_label(rows))}", "",
+             f"Load average (1 min) before the runs: {min(loads):.1f}–{max(loads):.1f}.", "",
              "| tool | versions | wall: median (range) | peak RSS | runs | × bare scan |",
              "| --- | --- | --- | --- | --- | --- |"]
     for tool in tools:
@@ -509,8 +511,9 @@ row, cells and cell sizes public as in PSEO):
 
 Every run is a fresh process (interpreter start, imports and the Parquet read included), runs alternate across
 tools, and a tool slower than {slow:.0f} s runs once; a run is stopped after {timeout:.0f} s. dpcore's run is the
-whole real release (ledger charge, noise, percentiles, CSV + Parquet + record written); the peers stop at
-their noisy table in memory. Peak RSS: the process tree's resident memory sampled every 0.1 s (Spark's JVM
+whole real release (the record fingerprint that attaches the source to its population in the ledger, the
+charge, the noise, the percentiles, CSV + Parquet + record written); the peers stop at their noisy table in
+memory. Peak RSS: the process tree's resident memory sampled every 0.1 s (Spark's JVM
 included) or the main process's high-water mark, whichever is larger."""
 
 

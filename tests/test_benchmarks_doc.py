@@ -76,3 +76,4 @@ def test_peers_section_one_table_per_workload_with_machine_and_versions():
     assert "| 8.5 s (8.0–9.0) |" in section and "| 4.2× |" in section  # median of two runs, / bare scan
     assert "> 600 s (stopped) | 500 MB (at stop) | 0/1 | > 300× |" in section
     assert "tmlt.analytics 0.21.0" in section
+    assert "Load average (1 min) before the runs: 0.5–0.5." in section
