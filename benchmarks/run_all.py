@@ -268,6 +268,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--everything", action="store_true")
     ap.add_argument("--write-doc", action="store_true", help="write the measured blocks into docs/benchmarks.md")
+    ap.add_argument("--doc", type=Path, default=DOC, help="the file --write-doc writes (default docs/benchmarks.md)")
     args = ap.parse_args()
     repeats = 3 if args.quick else 7
 
@@ -298,8 +299,8 @@ def main() -> None:
     if args.everything:
         blocks.update(run_other_benchmarks())
     if args.write_doc:
-        write_doc(blocks)
-        print(f"\nwrote {len(blocks)} blocks into {DOC.relative_to(ROOT)}")
+        write_doc(blocks, path=args.doc)
+        print(f"\nwrote {len(blocks)} blocks into {args.doc}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\nload average at the end: {load:.1f} (figures taken on a busy machine are slower)")
 
