@@ -242,3 +242,29 @@ def test_true_value_detector_catches_a_leak():
             _assert_no_true_value(None, [truth], text=shown)
     # a released value that happens to equal the rounded truth is allowed (it is noisy by construction)
     _assert_no_true_value(None, [0.475336], text="Gini 0.475336", released=[0.475336])
+
+
+def test_the_plan_says_how_wide_the_published_intervals_will_be():
+    """Accuracy first and budget first: a column with each statistic's expected published-interval width at the ε
+    shown, the same as the view function's (ui.planner_views.interval_text of expected_interval_width)."""
+    import ui.planner_views as views
+    from dpcore import defaults
+    from dpcore.experiments import planner as planner_experiments
+    from ui.sidebar import default_dataset
+
+    at = _open()
+    assert_clean(at)
+    assert "How wide will our intervals be?" in page_text(at)
+    table = at.table[0].value
+    column = table[views.INTERVAL_COLUMN]
+    assert list(table["statistic"])[0] == "Gini index" and column.iloc[1].startswith("up to ")
+    stat = planner_lib.make_statistic("gini", default_dataset().values, upper=defaults.INCOME_UPPER)
+    width = planner_experiments.expected_interval_width(stat, float(table["smallest ε"].iloc[0]))
+    assert column.iloc[0] == views.interval_text(width) and column.iloc[0].endswith("Gini points")
+    at.radio(key="planner_view").set_value(BUDGET).run()
+    assert_clean(at)
+    frame = at.dataframe[0].value
+    assert "How wide will our intervals be?" in page_text(at)
+    # budget first moves ε continuously: the Gini's split (seconds per ε) is left to Accuracy first
+    assert planner_experiments.SKIPPED_NOTE in frame[views.INTERVAL_COLUMN].iloc[0]
+    assert frame[views.INTERVAL_COLUMN].iloc[2].startswith("up to ")  # group means: exact at its allocated ε

@@ -184,3 +184,97 @@ def test_views_cost_the_gini_in_its_noise_currency(noise, kind):
     else:
         assert view.cost.epsilon == pytest.approx(1.0, rel=1e-12)
     json.dumps(view.to_dict())
+
+
+# ---------------------------------------------------------------------------------------------
+# How wide the published intervals will be, before any budget is spent
+# ---------------------------------------------------------------------------------------------
+
+def _published_widths(stat, epsilon: float, seed: int) -> np.ndarray:
+    """The widths of one simulated release's published intervals (dpcore.published, honest digits)."""
+    pub = stat._draw(epsilon, rng=np.random.default_rng(seed)).published
+    return np.asarray(pub["upper"], dtype=float) - np.asarray(pub["lower"], dtype=float)
+
+
+def test_expected_mean_widths_are_the_published_intervals_before_rounding(specs_and_stats):
+    """Group means: exact, 2 q_0.95(|Laplace(b)|)/n_g with OpenDP's scale; a release's published interval is that
+    width widened by honest-digit rounding only (outwards, at most 2 steps of <= width/20 plus half a step a side)."""
+    from dpcore import intervals
+
+    _, stats = specs_and_stats
+    means = stats[1]
+    width = planner_experiments.expected_interval_width(means, 0.5)
+    b = means.mechanism_at(0.5).noise_scale_cents / 100.0
+    np.testing.assert_allclose(width.widths, 2 * intervals.laplace_quantile(0.95, b) / means.counts, rtol=1e-12)
+    assert width.labels == means.labels and width.unit == "income units" and width.note == ""
+    published = _published_widths(means, 0.5, seed=3)
+    assert np.all(published >= np.asarray(width.widths) * (1 - 1e-12))
+    assert np.all(published <= np.asarray(width.widths) * 1.2)
+
+
+def test_expected_ratio_and_gini_widths_use_the_release_functions(specs_and_stats):
+    from dpcore import intervals
+    from dpcore.gini import GiniMechanism
+
+    _, stats = specs_and_stats
+    gini, _, ratio = stats
+    got = planner_experiments.expected_interval_width(ratio, 1.0)
+    ci = intervals.relative_risk_interval(ratio.x, ratio.y, ratio.n_x, ratio.n_y,
+                                          scale=ratio.mechanism_at(1.0).noise_scale, level=0.95)
+    assert got.widths == (pytest.approx(ci.width, rel=1e-12),)
+    got = planner_experiments.expected_interval_width(gini, 1.0)
+    cell = GiniMechanism(1.0, gini.lower, gini.upper)
+    model = intervals.optimise_gini_split(cell.epsilon_cell, None, "cauchy", VALUES.size, gini.lower, gini.upper,
+                                          0.95, gamma=2.0, calibration_mode="tight")
+    assert got.widths == (pytest.approx(model.model_width, rel=1e-9),) and got.unit == "Gini points"
+    assert planner_experiments.expected_interval_width(gini, 4.0).widest < got.widest  # more epsilon, narrower
+
+
+def test_expected_percentile_widths_agree_with_independent_releases():
+    """The median width over seeded noisy histograms lies between the quartiles of the published widths of 60
+    independent simulated releases (the same law; widths are differences of bin edges, so discrete)."""
+    stat = planner_lib.make_statistic("percentiles", VALUES, GROUPS)
+    width = planner_experiments.expected_interval_width(stat, 0.2)
+    assert len(width.widths) == len(stat.labels) and width.note == ""
+    published = np.array([_published_widths(stat, 0.2, seed=100 + i) for i in range(60)])
+    lo, hi = np.quantile(published, [0.25, 0.75], axis=0)
+    assert np.all((lo <= np.asarray(width.widths)) & (np.asarray(width.widths) <= hi))
+
+
+def test_statistics_without_a_published_interval_say_why():
+    exponential = planner_lib.make_statistic("percentiles", VALUES, GROUPS, method="exponential")
+    got = planner_experiments.expected_interval_width(exponential, 1.0)
+    assert got.widths == () and got.widest is None and "exponential mechanism" in got.note
+    lognormal = planner_lib.make_statistic("gini", VALUES, upper=1e6, noise="laplace_lognormal")
+    assert "never released" in planner_experiments.expected_interval_width(lognormal, 1.0).note
+    with pytest.raises(DPInputError):
+        planner_experiments.expected_interval_width(exponential, 0.0)
+
+
+def test_accuracy_and_budget_views_carry_the_widths_at_their_epsilons(specs_and_stats):
+    specs, stats = specs_and_stats
+    view = planner_experiments.accuracy_first(stats, specs)
+    assert [w.statistic for w in view.interval_widths] == [r.statistic for r in view.rows]
+    for w, r, stat in zip(view.interval_widths, view.rows, stats, strict=True):
+        assert w.epsilon == r.epsilon
+        assert w == planner_experiments.expected_interval_width(stat, r.epsilon)
+    budget = planner_experiments.budget_first(stats, specs, [0.5, 1.0, 2.0])
+    assert [w.epsilon for w in budget.interval_widths] == [0.5, 1.0, 2.0]
+    out = {**view.to_dict(), **budget.to_dict()}
+    assert json.loads(json.dumps(out)) == out
+    assert len(out["interval_widths"]) == 3 and len(out["budget_interval_widths"]) == 3
+    assert planner_experiments.accuracy_first(stats, specs, interval_level=None).interval_widths == ()
+
+
+def test_widths_too_slow_to_compute_are_said_not_computed(specs_and_stats):
+    """Below the floors (measured: minutes of exact convolution or of calibrations) the width is a note, quickly;
+    a view asked to skip a kind says so in its place."""
+    specs, stats = specs_and_stats
+    percentiles = planner_lib.make_statistic("percentiles", VALUES, GROUPS)
+    got = planner_experiments.expected_interval_width(percentiles, 0.01)
+    assert got.widths == () and "not computed" in got.note
+    got = planner_experiments.expected_interval_width(stats[0], 0.02)
+    assert got.widths == () and "not computed below ε = 0.05" in got.note
+    budget = planner_experiments.budget_first(stats, specs, [0.5, 1.0, 2.0], interval_skip=("gini",))
+    assert budget.interval_widths[0].note == planner_experiments.SKIPPED_NOTE
+    assert budget.interval_widths[1].widths  # the others are still computed

@@ -22,7 +22,13 @@ import streamlit as st
 
 from dpcore import defaults, planner, risk, smooth_noises
 from dpcore.experiments import planner as planner_experiments
-from dpcore.experiments.planner import AccuracyFirstView, AttackerBeliefView, BudgetFirstView, StatisticSpec
+from dpcore.experiments.planner import (
+    AccuracyFirstView,
+    AttackerBeliefView,
+    BudgetFirstView,
+    IntervalWidth,
+    StatisticSpec,
+)
 from dpcore.smooth_noises import SMOOTH_NOISES
 from ui import plots_planner
 from ui.common import download_csv, guard, qp_number, qp_selectbox, qp_slider, show_figure
@@ -411,20 +417,59 @@ def _failures(failures: tuple[tuple[str, str], ...]) -> None:
         st.error(f"Cannot compute {label}: {message}")
 
 
+#: the column of the expected width of each statistic's published interval (accuracy-first and budget-first tables)
+INTERVAL_COLUMN = "expected width of the published 95% interval"
+
+
+def _amount(value: float, unit: str) -> str:
+    if value == float("inf"):
+        return "open-ended (top bin)"
+    if unit == "Gini points":
+        return f"{value:.4f} Gini points"
+    if unit == "relative-risk units":
+        return f"{value:.3g}"
+    return f"{value:,.0f}" + (" people" if unit == "people" else "")
+
+
+def interval_text(width: IntervalWidth | None) -> str:
+    """The expected width of a statistic's published interval in words: the width in its unit (the widest over
+    several released numbers), or why there is none."""
+    if width is None:
+        return ""
+    widest = width.widest
+    if widest is None:
+        return f"none: {width.note}"
+    text = _amount(widest, width.unit)
+    if len(width.widths) > 1:
+        text = f"up to {text} (widest of {len(width.widths)})"
+    return text + (f" ({width.note})" if width.note else "")
+
+
+def _widths_by_statistic(widths: tuple[IntervalWidth, ...]) -> dict[str, IntervalWidth]:
+    return {w.statistic: w for w in widths}
+
+
 def accuracy_table(view: AccuracyFirstView) -> pd.DataFrame:
     """Every column of the accuracy-first plan (the CSV download)."""
+    widths = _widths_by_statistic(view.interval_widths)
     return pd.DataFrame([{"statistic": r.statistic, "target": r.target, "smallest ε": r.epsilon,
                           "probability met at that ε": r.achieved, "how it was found": r.method,
                           "Monte Carlo uncertainty": r.uncertainty,
                           "composition inside": r.parallel_note or "one number or a joint mechanism",
-                          "privacy cost": r.cost}
+                          "privacy cost": r.cost, INTERVAL_COLUMN: interval_text(widths.get(r.statistic))}
                          for r in view.rows])
 
 
 #: the columns of the accuracy table drawn on the page (every column is in its CSV): eight columns in a
-#: grid scrolled sideways even at 1920 px wide; a static table of six wraps its text to the page's width
+#: grid scrolled sideways even at 1920 px wide; a static table of seven wraps its text to the page's width
 SHOWN_ACCURACY_COLUMNS = ["statistic", "target", "smallest ε", "probability met at that ε", "how it was found",
-                          "privacy cost"]
+                          "privacy cost", INTERVAL_COLUMN]
+
+#: said above the tables: what the interval column answers, before any budget is spent
+INTERVAL_NOTE = ("**How wide will our intervals be?** Every released value is published with a 95% interval that "
+                 "anyone computes from the published numbers alone; the last column is its expected width at the ε "
+                 "shown (means: exact; percentiles: simulated noisy histograms; relative risk: at the expected "
+                 "counts; Gini: the release's planning model, public inputs only).")
 
 
 def shown_accuracy_table(table: pd.DataFrame) -> Any:
@@ -530,6 +575,7 @@ def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, A
     st.markdown("For each statistic, the **smallest ε** that meets its target on the planning data. Closed forms are "
                 "exact; the percentiles need simulation, so their ε carries Monte Carlo uncertainty (we report the "
                 "conservative end; see the CSV).")
+    st.markdown(INTERVAL_NOTE)
     st.table(_remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)))
     show_figure(figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
                 width="stretch")
@@ -553,10 +599,12 @@ def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, A
 
 
 def budget_frame(view: BudgetFirstView) -> pd.DataFrame:
+    widths = _widths_by_statistic(view.interval_widths)
     return pd.DataFrame([{"statistic": r.statistic, "epsilon": r.epsilon, "relative_error_percent": 100 * r.relative_error,
                           "error within ±": (f"{r.abs_error:.4f} Gini points" if r.abs_error is not None
                                              else f"{100 * r.relative_error:.3g}% of the value"),
-                          "confidence_percent": 100 * r.confidence, "privacy cost": r.cost} for r in view.rows])
+                          "confidence_percent": 100 * r.confidence, "privacy cost": r.cost,
+                          INTERVAL_COLUMN: interval_text(widths.get(r.statistic))} for r in view.rows])
 
 
 def render_budget(view: BudgetFirstView) -> None:
@@ -566,6 +614,7 @@ def render_budget(view: BudgetFirstView) -> None:
     frame = _remembered("budget_frame", view, lambda: budget_frame(view))
     show_figure(figure("fig_budget", view, frame), width="stretch")
     render_cost(view.cost)
+    st.markdown(INTERVAL_NOTE)
     st.dataframe(frame.drop(columns=["relative_error_percent"]).rename(columns={"confidence_percent": "with probability %"}),
                  hide_index=True, width="stretch")
     download_csv(frame, "Download the split (CSV)", "planner_budget_first.csv", key="planner_dl_budget")

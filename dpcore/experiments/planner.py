@@ -14,6 +14,8 @@ generated script makes the same call (:func:`planner_view`) and prints ``result.
   ``dpcore.risk``), curves for a few epsilons;
 * :func:`planner_view` - what the script prints: builds the statistics from a table or an array of
   incomes, then the accuracy-first and budget-first views;
+* :func:`expected_interval_width` - how wide each statistic's published interval will be at an epsilon
+  (``dpcore.intervals``, the functions a release publishes its intervals with), before any budget is spent;
 * :func:`plan_cost` - the privacy cost of a plan in the currency each mechanism gives (the
   Gini's smooth-sensitivity noise is pure epsilon for "cauchy", (epsilon, delta) for "laplace",
   rho-zCDP for "laplace_lognormal"), composed sequentially by a :class:`dpcore.budget.Ledger`.
@@ -32,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from .. import budget, planner, risk
-from ..validation import DPInputError, check_epsilon, check_int, check_positive, check_probability
+from .. import intervals as intervals_lib
+from ..validation import DPInputError, as_generator, check_epsilon, check_int, check_positive, check_probability
 
 __all__ = [
     "StatisticSpec",
@@ -58,6 +61,12 @@ __all__ = [
     "plan_cost",
     "statistic_cost",
     "describe_cost",
+    "IntervalWidth",
+    "expected_interval_width",
+    "INTERVAL_DRAWS",
+    "INTERVAL_MAX_BIN_SCALE",
+    "INTERVAL_MIN_GINI_EPSILON",
+    "SKIPPED_NOTE",
 ]
 
 #: Dots per statistic in a quantile dot plot (each dot = 1/20 of the plausible releases).
@@ -308,6 +317,187 @@ def _plan_delta(statistics: Sequence[planner.PlannedStatistic]) -> float | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# How wide the published intervals will be (before any budget is spent)
+# ---------------------------------------------------------------------------------------------
+
+#: simulated noisy histograms behind a percentile interval's expected width (seeded; the median over them)
+INTERVAL_DRAWS = 200
+#: largest bin-noise scale at which a percentile interval's width is computed: the exact law of the noisy
+#: cumulative counts is a convolution whose support grows with the scale (measured: 0.3 s at scale 20, 3 s at
+#: 67, minutes at 200); above it the width is not computed (the ``note`` says so)
+INTERVAL_MAX_BIN_SCALE = 20.0
+#: smallest epsilon at which a Gini interval's width is computed: below it the optimiser of the split certifies
+#: its calibrations for 10 s to minutes (measured at n = 10,000: 10 s at 0.02, over a minute at 0.001)
+INTERVAL_MIN_GINI_EPSILON = 0.05
+
+
+@dataclass(frozen=True)
+class IntervalWidth:
+    """The expected width of the interval a release publishes for one statistic at ``epsilon``, at ``level``.
+
+    ``widths``: one per released number (``labels``), in ``unit``; ``inf`` when the interval is open-ended (a
+    percentile in the top bin, whose interval reaches the support's end). ``method`` says how it was computed;
+    ``note`` why there is none (``widths`` empty: the statistic's release publishes no interval)."""
+
+    statistic: str
+    kind: str
+    epsilon: float
+    level: float
+    labels: tuple[str, ...]
+    widths: tuple[float, ...]
+    unit: str
+    method: str
+    note: str = ""
+
+    @property
+    def widest(self) -> float | None:
+        """The largest width over the released numbers (None without an interval)."""
+        finite = [w for w in self.widths if not math.isnan(w)]
+        return max(finite) if finite else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statistic": self.statistic, "kind": self.kind, "epsilon": self.epsilon, "level": self.level,
+                "labels": list(self.labels), "widths": list(self.widths), "widest": self.widest, "unit": self.unit,
+                "method": self.method, "note": self.note}
+
+
+def _mean_widths(stat: Any, eps: float, level: float, sizes: np.ndarray) -> tuple[np.ndarray, str]:
+    """Exact: the published mean interval over a public n is value -+ q_level(|Laplace(b)|) / n, b the OpenDP scale
+    of the clipped sum in cents / 100 (:func:`dpcore.intervals.mean_interval`), cut to the clip range."""
+    scale = stat.mechanism_at(eps).noise_scale_cents / 100.0
+    half = intervals_lib.laplace_quantile(level, scale) / sizes
+    return np.minimum(2.0 * half, stat.upper - stat.lower), "exact: Laplace quantile of the sum's noise / public n"
+
+
+def _percentile_widths(stat: Any, eps: float, level: float, seed: int) -> tuple[np.ndarray, str]:
+    """Median over :data:`INTERVAL_DRAWS` seeded noisy histograms (the mechanism's discrete Laplace law) of
+    :func:`dpcore.intervals.percentile_interval`'s width, n public; cells with fewer than 2 records: NaN."""
+    mech = stat.mechanism_at(eps)
+    counts = np.asarray(stat._counts, dtype=float)
+    sizes = counts.sum(axis=1)
+    q = math.exp(-1.0 / mech.noise_scale)
+    gen = as_generator(seed)
+    shape = (INTERVAL_DRAWS,) + counts.shape
+    noise = gen.geometric(1.0 - q, shape) - gen.geometric(1.0 - q, shape)  # P(k) ∝ q^|k|: discrete Laplace
+    widths = np.full((counts.shape[0], len(stat.q)), np.nan)
+    ok = sizes >= 2
+    if ok.any():
+        noisy = (counts[ok][None] + noise[:, ok]).reshape(-1, counts.shape[1])
+        res = intervals_lib.percentile_interval(noisy, stat.edges, stat.q, scale=mech.noise_scale, level=level,
+                                                n=np.tile(sizes[ok], INTERVAL_DRAWS))
+        w = np.asarray(res.width, dtype=float).reshape(INTERVAL_DRAWS, int(ok.sum()), len(stat.q))
+        widths[ok] = np.median(w, axis=0)
+    return widths.ravel(), f"median over {INTERVAL_DRAWS} simulated noisy histograms (exact discrete Laplace law)"
+
+
+def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, str]:
+    """The plan's median-width model (:attr:`dpcore.intervals.GiniIntervalPlan.model_width`: public inputs only) of
+    the release with its DP bound on S_beta, planned at the statistic's public n."""
+    from ..gini import GiniMechanism
+    from ..mechanisms import GiniIntervalMechanism
+    from . import gini as gini_experiments
+
+    if stat.noise not in gini_experiments.PUBLISHED_NOISES:
+        return np.zeros(0), "", "this noise is never released, so it has no published interval"
+    if eps < INTERVAL_MIN_GINI_EPSILON:
+        return np.zeros(0), "", (f"not computed below ε = {INTERVAL_MIN_GINI_EPSILON:g} (the split's optimisation "
+                                 "takes minutes there); the interval would be wide")
+    delta = None if stat.noise == "cauchy" else stat.delta
+    mech = GiniIntervalMechanism(eps, stat.lower, stat.upper, noise=stat.noise, gamma=stat.gamma,
+                                 calibration=stat.calibration, delta=delta, level=level,
+                                 planning_n=max(int(stat.values.size), 2))
+    full = GiniMechanism(eps, stat.lower, stat.upper, noise=stat.noise, gamma=stat.gamma,
+                         calibration=stat.calibration, delta=delta)
+    width, _ = gini_experiments.expected_widths(mech.plan, full)
+    return np.array([width]), f"planning model of the release's split (n = {mech.plan.n:,}; no data)", ""
+
+
+def _ratio_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str]:
+    """Shoham & Ligett's interval (:func:`dpcore.intervals.relative_risk_interval`) at the expected noisy counts
+    (the noise has mean 0, so they are the planning counts)."""
+    ci = intervals_lib.relative_risk_interval(stat.x, stat.y, stat.n_x, stat.n_y,
+                                              scale=stat.mechanism_at(eps).noise_scale, level=level)
+    return np.array([ci.width]), "Shoham & Ligett's interval at the expected noisy counts"
+
+
+_UNITS = {"mean": "income units", "group_means": "income units", "percentiles": "earnings units",
+          "group_medians": "income units", "gini": "Gini points", "ratio": "relative-risk units", "count": "people"}
+
+
+def expected_interval_width(stat: planner.PlannedStatistic, epsilon: float, *,
+                            level: float = intervals_lib.DEFAULT_LEVEL, seed: int = 0) -> IntervalWidth:
+    """How wide the interval a release publishes for ``stat`` will be at ``epsilon`` (``level``, default 0.95),
+    computed with the functions the release publishes its intervals with (``dpcore.intervals``):
+
+    * mean, group means: exact, 2 q_level(|Laplace|) b / n with the OpenDP scale b of the clipped sum and the
+      public n (per group), cut to the clip range;
+    * percentiles, group medians (noisy histogram): the median width of :func:`dpcore.intervals.percentile_interval`
+      over :data:`INTERVAL_DRAWS` simulated noisy histograms of the planning cells (``seed``); the exponential
+      mechanism publishes no interval (``note``);
+    * relative risk: Shoham & Ligett's interval at the expected noisy counts (the planning counts);
+    * Gini: the planning model's median width (:attr:`dpcore.intervals.GiniIntervalPlan.model_width`) of the
+      release with its DP bound on S_beta, split optimised at the statistic's public n;
+    * count: exact, 2 t with t the discrete Laplace quantile (the release publishes no count interval yet: ``note``).
+
+    Planning numbers: the widths of percentiles and relative risk depend on the planning data (as every planning
+    number does); the mean's and the Gini's depend on public inputs only."""
+    eps = check_epsilon(epsilon)
+    lev = check_probability(level, "level")
+    seed = check_int(seed, "seed", minimum=0)
+    note, kind = "", stat.kind
+    stat_any: Any = stat  # each kind's own attributes (sizes, mechanism) are read below
+    if kind in ("mean", "group_means"):
+        sizes = np.asarray(stat_any.counts if kind == "group_means" else [stat_any.values.size], dtype=float)
+        widths, method = _mean_widths(stat, eps, lev, sizes)
+    elif kind in ("percentiles", "group_medians"):
+        if getattr(stat, "method", "histogram") == "exponential":
+            widths, method, note = np.zeros(0), "", "the exponential mechanism publishes no interval"
+        elif stat_any.mechanism_at(eps).noise_scale > INTERVAL_MAX_BIN_SCALE:
+            widths, method = np.zeros(0), ""
+            note = (f"not computed at a bin noise scale above {INTERVAL_MAX_BIN_SCALE:g} (its exact law is slow to "
+                    "compute); the interval would be wide")
+        else:
+            widths, method = _percentile_widths(stat, eps, lev, seed)
+    elif kind == "gini":
+        widths, method, note = _gini_widths(stat, eps, lev)
+    elif kind == "ratio":
+        widths, method = _ratio_widths(stat, eps, lev)
+    elif kind == "count":
+        t = intervals_lib.discrete_laplace_quantile(lev, stat_any.mechanism_at(eps).noise_scale)
+        widths, method = np.array([2.0 * t]), "exact: discrete Laplace quantile"
+        note = "the release does not publish a count interval yet"
+    else:  # pragma: no cover - every planner kind is listed above
+        raise DPInputError(f"no published interval for statistic kind {kind!r}")
+    labels = tuple(stat.labels) if widths.size else ()
+    return IntervalWidth(stat.name, kind, eps, lev, labels, tuple(float(w) for w in widths), _UNITS.get(kind, ""),
+                         method, note)
+
+
+#: said instead of a width for a kind a view was asked to skip (``interval_skip``)
+SKIPPED_NOTE = "not computed in this view (see Accuracy first)"
+
+
+def _interval_widths(pairs: Sequence[tuple[planner.PlannedStatistic, float]], level: float | None,
+                     skip: Sequence[str] = ()) -> tuple[IntervalWidth, ...]:
+    """:func:`expected_interval_width` of each (statistic, epsilon); settings a release refuses (e.g. no feasible
+    split of a Gini's epsilon) give a width-less entry whose ``note`` says why, as do the kinds in ``skip``."""
+    if level is None:
+        return ()
+    out = []
+    for stat, eps in pairs:
+        if stat.kind in skip:
+            out.append(IntervalWidth(stat.name, stat.kind, float(eps), float(level), (), (),
+                                     _UNITS.get(stat.kind, ""), "", SKIPPED_NOTE))
+            continue
+        try:
+            out.append(expected_interval_width(stat, eps, level=level))
+        except ValueError as exc:
+            out.append(IntervalWidth(stat.name, stat.kind, float(eps), float(level), (), (), _UNITS.get(stat.kind, ""),
+                                     "", f"no published interval at these settings ({exc})"))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
 # Accuracy first
 # ---------------------------------------------------------------------------------------------
 
@@ -361,9 +551,12 @@ class AccuracyFirstView:
     dots_seed: int | None
     failures: tuple[tuple[str, str], ...] = ()  # (statistic, message) of targets that cannot be met
     cost: PlanCost | None = None  # the plan's privacy cost composed (None when no statistic was planned)
+    #: per planned statistic (the rows' order), the expected width of its published interval at its smallest epsilon
+    interval_widths: tuple[IntervalWidth, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"failures": [list(f) for f in self.failures], "accuracy_first": [{"statistic": r.statistic, "kind": r.kind, "target": r.target,
+        return {"interval_widths": [w.to_dict() for w in self.interval_widths],
+                "failures": [list(f) for f in self.failures], "accuracy_first": [{"statistic": r.statistic, "kind": r.kind, "target": r.target,
                                     "epsilon": r.epsilon, "achieved": r.achieved, "mc_se": r.mc_se,
                                     "epsilon_interval": list(r.epsilon_interval), "method": r.method,
                                     "cost": r.cost}
@@ -380,15 +573,18 @@ class AccuracyFirstView:
 
 def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence[StatisticSpec], *,
                    dots_seed: int | None = None, n_plausible: int = N_PLAUSIBLE,
-                   n_dots: int = N_DOTS) -> AccuracyFirstView:
+                   n_dots: int = N_DOTS, interval_level: float | None = intervals_lib.DEFAULT_LEVEL
+                   ) -> AccuracyFirstView:
     """Smallest epsilon per statistic (:func:`dpcore.planner.solve_epsilon`), the sequential total,
     the attacker belief bound at that total, and (``dots_seed`` not None) the quantile dot plots of
-    ``n_plausible`` simulated releases per statistic at its epsilon (seed ``dots_seed``).
+    ``n_plausible`` simulated releases per statistic at its epsilon (seed ``dots_seed``), and (``interval_level``
+    not None) the expected width of each statistic's published interval at its epsilon
+    (:func:`expected_interval_width`).
 
     A statistic whose target cannot be met (or whose truth is 0) is listed in ``failures`` with the
     message of :func:`dpcore.planner.solve_epsilon`; the total covers the others."""
     _check_pair(statistics, specs)
-    rows, dots, failures, costs = [], [], [], []
+    rows, dots, failures, costs, solved = [], [], [], [], []
     delta = _plan_delta(statistics)
     for stat, spec in zip(statistics, specs, strict=True):
         try:
@@ -397,6 +593,7 @@ def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequen
         except ValueError as exc:  # e.g. a target that clipping makes unreachable: report it, plan the rest
             failures.append((spec.label, str(exc)))
             continue
+        solved.append((stat, float(sol.epsilon)))
         cost = statistic_cost(stat, sol.epsilon)
         costs.append((sol.statistic, cost))
         rows.append(AccuracyRow(sol.statistic, spec.kind, spec.describe_target(), float(sol.epsilon),
@@ -418,7 +615,8 @@ def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequen
     total_cost = plan_cost(costs, delta=delta) if rows else None
     total = total_cost.epsilon if total_cost is not None else 0.0  # pure plans: the sum of the epsilons (as plan_total)
     return AccuracyFirstView(tuple(rows), float(total), float(risk.max_posterior(0.01, total)) if rows else 0.01,
-                             tuple(dots), dots_seed, tuple(failures), total_cost)
+                             tuple(dots), dots_seed, tuple(failures), total_cost,
+                             _interval_widths(solved, interval_level))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,9 +641,12 @@ class BudgetFirstView:
     total_epsilon: float
     failures: tuple[tuple[str, str], ...] = ()
     cost: PlanCost | None = None  # the split's privacy cost composed over every statistic of the split
+    #: per statistic of the split, the expected width of its published interval at its allocated epsilon
+    interval_widths: tuple[IntervalWidth, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"budget_failures": [list(f) for f in self.failures], "budget_first": [{"statistic": r.statistic, "kind": r.kind, "epsilon": r.epsilon,
+        return {"budget_interval_widths": [w.to_dict() for w in self.interval_widths],
+                "budget_failures": [list(f) for f in self.failures], "budget_first": [{"statistic": r.statistic, "kind": r.kind, "epsilon": r.epsilon,
                                   "relative_error": r.relative_error, "abs_error": r.abs_error,
                                   "confidence": r.confidence, "cost": r.cost}
                                  for r in self.rows],
@@ -454,10 +655,14 @@ class BudgetFirstView:
 
 
 def budget_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence[StatisticSpec],
-                 allocation: Sequence[float]) -> BudgetFirstView:
+                 allocation: Sequence[float], *, interval_level: float | None = intervals_lib.DEFAULT_LEVEL,
+                 interval_skip: Sequence[str] = ()) -> BudgetFirstView:
     """The relative error each statistic reaches, at its own confidence level, with the epsilon
     ``allocation[i]`` (``total_epsilon`` is their sum; ``cost`` is the split composed in each
-    statistic's currency by :func:`plan_cost`: a pure plan costs exactly the sum)."""
+    statistic's currency by :func:`plan_cost`: a pure plan costs exactly the sum), and the expected width of each
+    statistic's published interval at that epsilon (:func:`expected_interval_width`, ``interval_level``), except
+    for the kinds in ``interval_skip`` (a page whose sliders move epsilon continuously skips the Gini, whose split is
+    optimised per epsilon in seconds)."""
     _check_pair(statistics, specs)
     if isinstance(allocation, (str, bytes)) or len(allocation) != len(specs):
         raise DPInputError(f"the allocation needs one epsilon per statistic ({len(specs)}), got {allocation!r}")
@@ -476,7 +681,9 @@ def budget_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence
                     if spec.abs_error is not None else None)
         rows.append(BudgetRow(stat.name, spec.kind, eps, float(error), spec.confidence, describe_cost(cost, delta),
                               absolute))
-    return BudgetFirstView(tuple(rows), float(sum(epsilons)), tuple(failures), plan_cost(costs, delta=delta))
+    return BudgetFirstView(tuple(rows), float(sum(epsilons)), tuple(failures), plan_cost(costs, delta=delta),
+                           _interval_widths(list(zip(statistics, epsilons, strict=True)), interval_level,
+                                            interval_skip))
 
 
 # ---------------------------------------------------------------------------------------------
