@@ -47,9 +47,13 @@ def test_answer_and_numbers_are_the_librarys_for_the_chosen_noise(pages, noise):
                                       n=values.size, seed=int(ui.sidebar.DEFAULT_SEED), noise=noise)
     page = _numbers(at)
     assert page == pytest.approx(view.numbers(), rel=1e-12)
-    posterior_text = next(m.value for m in at.markdown if "Suppose the agency publishes" in m.value)
+    # the oracle's interval (the known-scale posterior) is labelled as such; the published one comes first
+    posterior_text = next(m.value for m in at.markdown if "Oracle (not publishable)" in m.value)
     lo, hi = view.posterior_interval
     assert f"[{lo:.4f}, {hi:.4f}]" in posterior_text
+    if view.published is not None:
+        published_text = next(m.value for m in at.markdown if "From the published numbers alone" in m.value)
+        assert f"[{view.published.lower:.4f}, {view.published.upper:.4f}]" in published_text
     script = page_script(at)
     assert f"noise={noise!r}" in script and "gini_view(" in script
 
