@@ -303,7 +303,9 @@ def _published_pipeline(xs, true_g, *, epsilon, gamma, lower, upper, calibration
     ci = plan.interval(d.value, d.smooth_sensitivity_upper)
     model = intervals.optimise_gini_split(epsilon, None, "cauchy", xs.size, lower, upper, 0.95, gamma=gamma,
                                           calibration_mode=calibration)
-    return dict(published_gini=d.value, published_smooth_sensitivity_bound=d.smooth_sensitivity_upper,
+    scale = min(max(s / plan.release_alpha, plan.min_scale), plan.max_scale)
+    return dict(confidential_published_typical_width=2 * plan.quantile() * scale,
+                published_gini=d.value, published_smooth_sensitivity_bound=d.smooth_sensitivity_upper,
                 published_interval_lower=ci.lower, published_interval_upper=ci.upper,
                 published_epsilon_value=plan.epsilon_value, published_epsilon_bound=plan.epsilon_bound,
                 published_expected_width=model.model_width, oracle_expected_width=model.model_oracle_width)
@@ -447,6 +449,15 @@ def test_published_interval_is_recomputed_from_the_published_numbers_alone(noise
     assert hi - lo <= pub.width * 1.15 + 2e-6
     # the expected widths: finite, and the published one within the 3x of the oracle's
     assert 0.0 < pub.expected_width < 3.0 * pub.oracle_expected_width
+    # on these data: the median width over the bound's noise (the value's noise does not move the width), by
+    # simulation of the bound's law (log-scale standard error of the median <= bound_scale / sqrt(N))
+    from dpcore import intervals
+
+    xs, _, _ = gini_mechanism.clip_incomes(values, lower=0.0, upper=1e6, clip_negative=True)
+    s = gini_mechanism.smooth_sensitivity(xs, lower=0.0, upper=1e6, beta=pub.beta, method="exact").value
+    bounds = intervals.simulate_gini_bounds([s], plan=mech.plan, size=4001, rng=1)[0]
+    lows, highs = intervals.gini_interval_bounds(np.full(bounds.size, 0.5), bounds, **mech.plan.public_constants())
+    assert np.median(highs - lows) == pytest.approx(pub.confidential_typical_width, rel=0.04, abs=2e-6)
     out = view.to_dict()
     assert json.loads(json.dumps(out)) == out
     assert out["published_interval_lower"] == pub.lower and out["oracle_expected_width"] == pub.oracle_expected_width

@@ -294,6 +294,7 @@ def test_the_interval_from_the_release_alone_is_shown_first_and_the_oracle_is_la
     assert text.index(sentence) < text.index("Oracle (not publishable)") < text.index("confidential scale S(X)/α")
     assert "value alone at the full ε" in text  # the answer's and section 1's errors say which release they mean
     assert f"**{page['published_expected_width']:.4f}**, against {page['oracle_expected_width']:.4f}" in text
+    assert f"typically **{page['confidential_published_typical_width']:.4f}** wide" in text
     assert out["published_interval_lower"] == pytest.approx(page["published_interval_lower"], rel=1e-12)
     # saturated (no oracle posterior): the published interval is still given, and says how little it tells
     sat, _ = script_views["saturated"]

@@ -250,8 +250,10 @@ def expected_widths_sentence(view: GiniView) -> str:
     pub = view.published
     if pub is None:
         return ""
-    return (f"Expected width of the published {pub.level:.0%} interval at these settings: **{fmt(pub.expected_width)}**"
-            f", against {fmt(pub.oracle_expected_width)} for the oracle that knows the confidential noise scale "
+    return (f"On these data the published {pub.level:.0%} interval is typically **{fmt(pub.confidential_typical_width)}"
+            "** wide (planning on the data, not private). Expected width from public inputs alone: "
+            f"**{fmt(pub.expected_width)}**, against {fmt(pub.oracle_expected_width)} for the oracle that knows the "
+            "confidential noise scale "
             f"(the release's planning model, from public inputs only: n = {pub.planning_n:,} log-normal incomes "
             f"with Gini {intervals.PLANNING_GINI:g} and mean {intervals.PLANNING_MEAN_SHARE:g} × U = "
             f"{intervals.PLANNING_MEAN_SHARE * view.upper:,.0f}; data with a much lower mean get wider intervals).")
@@ -264,7 +266,8 @@ def answer_note(view: GiniView) -> None:
             "never published. ")
     if pub is not None:
         text += (f"A release with its interval: an analyst who sees only the published numbers is {pub.level:.0%} "
-                 f"sure the Gini lies in an interval about **{fmt(pub.expected_width)} wide** (section 3).")
+                 f"sure the Gini lies in an interval typically **{fmt(pub.confidential_typical_width)} wide** on "
+                 "these data (section 3).")
     st.caption(text)
 
 

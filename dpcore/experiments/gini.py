@@ -609,6 +609,9 @@ class PublishedGini:
     expected_width: float
     oracle_expected_width: float
     planning_n: int
+    #: the median width on THESE data (planning, not private): 2 q clamp(S_beta(X)/alpha); the bound's noise has
+    #: median 0, so the margin cancels in the median of S_hat e^{-margin}
+    confidential_typical_width: float = math.nan
 
     @property
     def width(self) -> float:
@@ -618,7 +621,8 @@ class PublishedGini:
         return {"published_gini": self.value, "published_smooth_sensitivity_bound": self.s_upper,
                 "published_interval_lower": self.lower, "published_interval_upper": self.upper,
                 "published_epsilon_value": self.epsilon_value, "published_epsilon_bound": self.epsilon_bound,
-                "published_expected_width": self.expected_width, "oracle_expected_width": self.oracle_expected_width}
+                "published_expected_width": self.expected_width, "oracle_expected_width": self.oracle_expected_width,
+                "confidential_published_typical_width": self.confidential_typical_width}
 
 
 @dataclass(frozen=True, eq=False)
@@ -758,9 +762,11 @@ def published_gini(xs: np.ndarray, *, epsilon: float, lower: float, upper: float
     plan = mech.plan
     width, oracle_width = expected_widths(plan, gini_mechanism.GiniMechanism(
         epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration, delta=delta))
+    scale = min(max(float(s) / constants["release_alpha"], constants["min_scale"]), constants["max_scale"])
+    typical = 2.0 * plan.quantile() * scale
     return PublishedGini(float(draw.value), float(draw.smooth_sensitivity_upper), float(ci.lower), float(ci.upper),
                          PUBLISHED_LEVEL, float(plan.epsilon_value), float(plan.epsilon_bound), float(plan.beta),
-                         float(plan.eta), width, oracle_width, int(plan.n))
+                         float(plan.eta), width, oracle_width, int(plan.n), float(typical))
 
 
 def _published_or_note(xs: np.ndarray, **settings: Any) -> dict[str, Any]:
