@@ -213,8 +213,10 @@ def test_expected_mean_widths_are_the_published_intervals_before_rounding(specs_
 
 
 def test_expected_ratio_and_gini_widths_use_the_release_functions(specs_and_stats):
+    from dpcore import gini as gini_mechanism
     from dpcore import intervals
     from dpcore.gini import GiniMechanism
+    from dpcore.mechanisms import GiniIntervalMechanism
 
     _, stats = specs_and_stats
     gini, _, ratio = stats
@@ -227,6 +229,11 @@ def test_expected_ratio_and_gini_widths_use_the_release_functions(specs_and_stat
     model = intervals.optimise_gini_split(cell.epsilon_cell, None, "cauchy", VALUES.size, gini.lower, gini.upper,
                                           0.95, gamma=2.0, calibration_mode="tight")
     assert got.widths == (pytest.approx(model.model_width, rel=1e-9),) and got.unit == "Gini points"
+    # beside the public model, the median width on the planning data: 2 q S_beta(X)/alpha (no clamp reached here)
+    plan = GiniIntervalMechanism(1.0, gini.lower, gini.upper, planning_n=VALUES.size).plan
+    xs = np.sort(np.clip(VALUES, gini.lower, gini.upper))
+    s = gini_mechanism.smooth_sensitivity(xs, lower=gini.lower, upper=gini.upper, beta=plan.beta).value
+    assert got.note == f"on the planning data: typically {2 * plan.quantile() * s / plan.release_alpha:.4f}"
     assert planner_experiments.expected_interval_width(gini, 4.0).widest < got.widest  # more epsilon, narrower
 
 

@@ -408,8 +408,16 @@ def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, 
                                  planning_n=max(int(stat.values.size), 2))
     full = GiniMechanism(eps, stat.lower, stat.upper, noise=stat.noise, gamma=stat.gamma,
                          calibration=stat.calibration, delta=delta)
-    width, _ = gini_experiments.expected_widths(mech.plan, full)
-    return np.array([width]), f"planning model of the release's split (n = {mech.plan.n:,}; no data)", ""
+    plan = mech.plan
+    width, _ = gini_experiments.expected_widths(plan, full)
+    # the model assumes a mean of U/5; on the planning data the median width is 2 q clamp(S_beta(X)/alpha) (the
+    # bound's noise has median 0), a planning number like the error columns beside it
+    constants = mech.interval_constants()
+    scale = min(max(stat._smooth_sensitivity(eps, plan.beta) / constants["release_alpha"], constants["min_scale"]),
+                constants["max_scale"])
+    typical = 2.0 * plan.quantile() * scale
+    return (np.array([width]), f"planning model of the release's split (n = {plan.n:,}; no data)",
+            f"on the planning data: typically {typical:.4f}")
 
 
 def _ratio_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str]:
