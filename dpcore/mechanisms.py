@@ -73,7 +73,7 @@ class CountMechanism:
 
     def record(self) -> dict[str, Any]:
         return {"noise": f"discrete Laplace, scale sensitivity/epsilon = {self.noise_scale!r} (L1 sensitivity "
-                         f"{self.sensitivity})"}
+                         f"{self.sensitivity})", "noise_scale": self.noise_scale}
 
     def draw(self, counts: Any, rng: Any = None) -> CountDraw:
         d = release_noise.release_integer_counts(np.asarray(counts, dtype=np.int64).ravel(), scale=self.noise_scale,

@@ -416,8 +416,10 @@ class CountAbove(PlannedStatistic):
         return CountMechanism(epsilon, sensitivity=1)
 
     def _draw(self, epsilon, rng=None, level: float = 0.95):
-        d = self.mechanism_at(epsilon).draw([self.count], rng=rng)
-        return _from_mechanism(d, d.counts, check_epsilon(epsilon), self.neighbouring)
+        mech = self.mechanism_at(epsilon)
+        d = mech.draw([self.count], rng=rng)
+        pub = _published("count", {"count": d.counts}, mech.record(), ["count"], level)
+        return _from_mechanism(d, d.counts, check_epsilon(epsilon), self.neighbouring, published=pub)
 
     def params(self):
         return {"threshold": self.threshold, "sensitivity": 1}

@@ -168,7 +168,20 @@ def _gini(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Data
     return out
 
 
-_KINDS = {"mean": _mean, "percentiles": _percentiles, "relative_risk": _relative_risk, "gini": _gini}
+def _count(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.DataFrame:
+    """A noisy count (integer, discrete Laplace of public scale): value -+ the exact level-quantile of |noise|,
+    cut at 0 (:func:`dpcore.intervals.count_interval`); the count is already a whole number, its honest digits."""
+    scale = float(stat["noise_scale"])
+    values = table["count"].to_numpy(dtype=float)
+    half = float(intervals.discrete_laplace_quantile(level, scale))
+    out = table.copy()
+    out["count_lower"] = np.where(np.isfinite(values), np.maximum(values - half, 0.0), np.nan)
+    out["count_upper"] = np.where(np.isfinite(values), values + half, np.nan)
+    return out
+
+
+_KINDS = {"mean": _mean, "percentiles": _percentiles, "relative_risk": _relative_risk, "gini": _gini,
+          "count": _count}
 
 
 def published_table(kind: str, table: pd.DataFrame, statistic: Mapping[str, Any], level: float) -> pd.DataFrame:
