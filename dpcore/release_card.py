@@ -925,7 +925,10 @@ def card_inputs_from_app_records(records: Sequence[Mapping[str, Any]]) -> tuple[
     simulation = any("SIMULATION" in str(r.get("sampler", "")) for r in recs)
     stats = [{"name": n, "kind": r.get("kind"), "by": ["released number"], "labelled": True,
               "epsilon": r.get("epsilon"), "noise": r.get("mechanism", ""),
-              "measurement": r.get("measurement") or r.get("sampler", "")} for n, r in zip(names, recs, strict=True)]
+              "measurement": r.get("measurement") or r.get("sampler", ""),
+              # the release rounded its values with their intervals (dpcore.published): the card shows them as is
+              **({"interval_level": r["interval_level"]} if r.get("interval_level") else {})}
+             for n, r in zip(names, recs, strict=True)]
     plan_stats = [{"name": n, **_app_parameters(r.get("parameters") or {})} for n, r in zip(names, recs, strict=True)]
     relations = "; ".join(sorted({str(r.get("neighbouring")) for r in recs if r.get("neighbouring")}))
     size = f"the number of rows (n = {dataset['n']:,}), " if isinstance(dataset.get("n"), int) else ""
