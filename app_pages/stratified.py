@@ -12,20 +12,9 @@ import streamlit as st
 from dpcore.data import recipe_from_key
 from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import stratified as strat_experiments
-from ui import answer_views, data_note, repro
+from ui import answer_views, common, data_note, repro
 from ui import stratified_views as views
-from ui.common import (
-    guard,
-    privacy_note,
-    qp_number,
-    qp_radio,
-    qp_select_slider,
-    qp_selectbox,
-    qp_slider,
-    qp_toggle,
-    run_on_button,
-    seed,
-)
+from ui.common import guard, qp_select_slider, qp_selectbox, qp_slider, seed
 from ui.sidebar import current_dataset
 
 DATA_SOURCES = ("ACS 2019 excerpt", "Synthetic mixture (paper's model)", "Paper's NY group sizes",
@@ -85,25 +74,24 @@ def _bounds(n: int, k: int):
 
 st.title("Group means and parity")
 st.markdown(views.INTRO)
-privacy_note(*views.PRIVACY_NOTE)
+common.privacy_note(*views.PRIVACY_NOTE)
 
 # Everything below depends on the page's controls: an st.fragment, so a control reruns this part only
 # (not the sidebar, the page script's set-up or the intro). A full rerun runs it too.
 @st.fragment
-# complexity above the cap: one branch per view of the page, in page order
-def _page_body() -> None:  # noqa: C901
+def _page_body() -> None:  # noqa: C901 (one branch per view of the page, in page order)
     answer_box = st.container(border=True)  # the answer first (filled once the controls below are read)
     answer_text = answer_box.container()  # the target controls go under it once the variable is known
     c1, c2, c3 = st.container(border=True).columns(3)
-    source = qp_radio("Data", "strat_data", DATA_SOURCES, container=c1,
-                      help="The ACS excerpt is real (20 PUMAs); synthetic data follow the paper's model; the NY sizes "
+    source = common.qp_radio("Data", "strat_data", DATA_SOURCES, container=c1,
+                             help="The ACS excerpt is real (20 PUMAs); synthetic data follow the paper's model; the NY sizes "
                            "are the paper's Table 3.")
     epsilon = qp_select_slider("Privacy budget ε", "strat_eps", EPS_OPTIONS, 1.0, container=c2, help="Smaller ε = stronger privacy = more noise.")
     c2.caption(views.coinpress_caption(float(epsilon), "epsilon_delta"))
     method = qp_selectbox("Method shown per group", "strat_method", list(strat_experiments.METHODS), "Stratified Laplace",
                           container=c3, help="Global methods give every group the same (overall) number.")
-    clamp = qp_toggle("Clamp CoinPress estimates into the prior interval", "strat_clamp", False, container=c3,
-                      help="Free post-processing (not in the paper): stops a tiny group's estimate from flying far "
+    clamp = common.qp_toggle("Clamp CoinPress estimates into the prior interval", "strat_clamp", False, container=c3,
+                             help="Free post-processing (not in the paper): stops a tiny group's estimate from flying far "
                            "outside the public prior interval.")
 
     data = recipe = None
@@ -132,11 +120,11 @@ def _page_body() -> None:  # noqa: C901
             else:
                 g1 = qp_selectbox("Group by", "strat_col1", cols, container=c1)
                 g2 = qp_selectbox("… and by", "strat_col2", [NONE] + [c for c in cols if c != g1], NONE, container=c1)
-                hi = qp_number("Clip values to at most (public)", "strat_cliphi_ds", 200_000.0, min_value=1.0,
-                               max_value=1e12, container=c2,
+                hi = common.qp_number("Clip values to at most (public)", "strat_cliphi_ds", 200_000.0, min_value=1.0,
+                                      max_value=1e12, container=c2,
                                help="Choose it without looking at the data (e.g. a published top-code).")
-                sig = qp_number("Public guess of the standard deviation σ (CoinPress)", "strat_sigma_ds",
-                                float(hi) / 4, min_value=1e-9, max_value=1e12, container=c2)
+                sig = common.qp_number("Public guess of the standard deviation σ (CoinPress)", "strat_sigma_ds",
+                                       float(hi) / 4, min_value=1e-9, max_value=1e12, container=c2)
                 clip, prior, value_label = (0.0, float(hi)), (0.0, float(hi)), ds.column
                 target_variable = f"{ds.name}: {ds.column}"
                 if ds.confidential:
@@ -187,7 +175,7 @@ def _page_body() -> None:  # noqa: C901
 
     # One view per run (a URL-backed choice, so a link opens the same view); rendering only the chosen
     # view keeps slider reruns fast.
-    view = qp_radio("Show", "strat_view", VIEWS, horizontal=True, label_visibility="collapsed")
+    view = common.qp_radio("Show", "strat_view", VIEWS, horizontal=True, label_visibility="collapsed")
     st.divider()
 
     if view == VIEWS[0] and data is not None:
@@ -195,8 +183,8 @@ def _page_body() -> None:  # noqa: C901
             result = _group_means(data_key, json.dumps(settings, sort_keys=True), data, settings)
             views.group_means(result, value_label=value_label,
                               memo_key=(data_key, json.dumps({k_: v for k_, v in settings.items() if k_ != "method"})),
-                              fixed_axes=qp_toggle("Fixed axes (compare ε by eye)", "strat_fixed_axes", False,
-                                                   help="The y axis spans the public range, whatever the draws."))
+                              fixed_axes=common.qp_toggle("Fixed axes (compare ε by eye)", "strat_fixed_axes", False,
+                                                          help="The y axis spans the public range, whatever the draws."))
 
     elif view == VIEWS[1]:
         st.markdown(views.TRENDS_TEXT)
@@ -213,7 +201,7 @@ def _page_body() -> None:  # noqa: C901
                          k=int(st.session_state.get("strat_k", 9)), alpha=float(st.session_state.get("strat_alpha", 0.3)),
                          R=float(st.session_state.get("strat_R", 3.0)))
         trend.update(experiment=experiment, runs=int(runs), seed=seed(), clamp=bool(clamp), epsilon=float(epsilon))
-        result = run_on_button("Run experiment", "strat_run", lambda: views.with_progress(
+        result = common.run_on_button("Run experiment", "strat_run", lambda: views.with_progress(
             lambda progress: strat_experiments.trend_view(**trend, progress=progress)), what="the experiment",
             state_key="strat_sweep:" + json.dumps(trend, sort_keys=True), type="primary")
         if result is None:
@@ -224,8 +212,8 @@ def _page_body() -> None:  # noqa: C901
     elif view == VIEWS[2]:
         st.markdown(views.THEORY_TEXT)
         t1, t2 = st.columns(2)
-        tn = qp_number("n", "strat_thn", 196_967, min_value=2, max_value=10_000_000, step=1000, container=t1)
-        tk = qp_number("k", "strat_thk", 9, min_value=2, max_value=100, step=1, container=t2)
+        tn = common.qp_number("n", "strat_thn", 196_967, min_value=2, max_value=10_000_000, step=1000, container=t1)
+        tk = common.qp_number("k", "strat_thk", 9, min_value=2, max_value=100, step=1, container=t2)
         with guard("the bounds"):
             views.bounds(_bounds(int(tn), int(tk)))
 
@@ -237,7 +225,7 @@ def _page_body() -> None:  # noqa: C901
         st.markdown(views.SYNTHESIZER_TEXT)
         st.caption(views.SYNTHESIZER_CAPTION)
         syn_runs = qp_slider("Runs per ε", "strat_synruns", 1, 10, 3, 1)
-        result = run_on_button("Run synthesizers", "strat_synrun", lambda: views.with_progress(
+        result = common.run_on_button("Run synthesizers", "strat_synrun", lambda: views.with_progress(
             lambda progress: strat_experiments.synthesizer_view(runs=int(syn_runs), seed=seed(), progress=progress)),
             what="the synthetic data", state_key=f"strat_synth:{syn_runs}:{seed()}")
         if result is None:
