@@ -259,38 +259,11 @@ def tool_versions(tool: str, python: Path | None) -> str:
     return subprocess.run([str(python), "-c", code, *dists], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def _rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def _tree_rss_kb(root: int) -> int:
-    """Resident memory of ``root`` and all its descendants (Spark's JVM is a child of the Python driver)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += _rss_kb(pid)
-        stack.extend(children.get(pid, []))
-    return total
-
-
 def measured_run(cmd: list[str], *, timeout: float, env: dict[str, str], cwd: Path) -> dict:
     """Wall time, peak RSS and status of one fresh process (its own process group: a stop kills the JVM too)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_release_scale import tree_rss_kb  # the process tree's resident memory, as that benchmark measures it
+
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=str(cwd), start_new_session=True)
@@ -305,7 +278,7 @@ def measured_run(cmd: list[str], *, timeout: float, env: dict[str, str], cwd: Pa
                 _, _, rusage = os.wait4(proc.pid, 0)
                 status = "stopped"
                 break
-            peak_kb = max(peak_kb, _tree_rss_kb(proc.pid))
+            peak_kb = max(peak_kb, tree_rss_kb(proc.pid))
             time.sleep(0.1)
         proc.returncode = 0  # reaped by wait4 above; keeps Popen from waiting again
         wall = time.perf_counter() - t0
