@@ -228,14 +228,12 @@ def _published(kind: str, table: Any, record: dict, values: Sequence[str], level
     from .published import published_table
 
     out = published_table(kind, pd.DataFrame(table), record, level)
-    lows = np.concatenate([out[f"{v}_lower"].to_numpy(float) for v in values])
-    ups = np.concatenate([out[f"{v}_upper"].to_numpy(float) for v in values])
-    vals = np.stack([out[v].to_numpy(float) for v in values], axis=1).ravel() if len(values) > 1 else \
-        out[values[0]].to_numpy(float)
-    if len(values) > 1:  # cell-major, as the released vector: cell 1 p25, p50, p75, cell 2 ...
-        lows = np.stack([out[f"{v}_lower"].to_numpy(float) for v in values], axis=1).ravel()
-        ups = np.stack([out[f"{v}_upper"].to_numpy(float) for v in values], axis=1).ravel()
-    return {"values": vals, "lower": lows, "upper": ups, "level": float(level),
+
+    def cell_major(suffix: str) -> np.ndarray:  # as the released vector: cell 1 p25, p50, p75, cell 2 ...
+        return np.stack([out[f"{v}{suffix}"].to_numpy(float) for v in values], axis=1).ravel()
+
+    return {"values": cell_major(""), "lower": cell_major("_lower"), "upper": cell_major("_upper"),
+            "level": float(level),
             "inputs": {c: out[c].tolist() for c in inputs}}
 
 
