@@ -213,8 +213,8 @@ class DuckDBEngine(Engine):
     def record_fingerprint(self) -> str:
         """The record fingerprint of the source (:mod:`dpcore.record_fingerprint`) from DuckDB's own scan of
         every column (CSV all as text, named from the shared header layout; Parquet with its types),
-        streamed in Arrow batches into the order-independent row-hash sums. Other sources: the Arrow reader."""
-        from ..record_fingerprint import RecordFingerprint
+        streamed in Arrow batches into the order-independent row-hash sums (on every core for a large source). Other sources: the Arrow reader."""
+        from ..record_fingerprint import batches_fingerprint
         from .base import csv_layout
         from .fingerprint import CHUNK_ROWS, source_record_fingerprint
 
@@ -234,13 +234,10 @@ class DuckDBEngine(Engine):
             relation = "SELECT * FROM read_parquet([" + ", ".join(d.text(p) for p in s.paths) + "], union_by_name = true)"
         else:
             return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
-        acc = RecordFingerprint()
         try:
-            for batch in self.con.sql(relation).to_arrow_reader(CHUNK_ROWS):
-                acc.update(batch.to_pandas())
+            return batches_fingerprint(self.con.sql(relation).to_arrow_reader(CHUNK_ROWS))
         except _duckdb().Error as exc:
             raise self._read_error(exc) from None
-        return acc.hexdigest()
 
     def _frame(self, query: str, by: Sequence[str]) -> pd.DataFrame:
         self.prepare()

@@ -1,0 +1,128 @@
+"""The record fingerprint read with Arrow's kernels, and on several cores, is the reference fingerprint.
+
+:func:`dpcore.record_fingerprint.canonical_arrow` takes shortcuts (plain decimals parsed by Arrow, Arrow's
+shortest float text where Python writes no exponent, a dictionary's values once); each is exact by an argument
+in its comment, and these tests compare it value by value with :func:`canonical_values` (the reference, what
+pandas reads) on random and adversarial columns. A changed canonical text would silently give every existing
+source a new fingerprint, and with it a fresh budget.
+"""
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from dpcore import record_fingerprint as rf
+from dpcore.validation import DPInputError
+
+ADVERSARIAL_TEXT = [
+    "87,000", " 87000.0 ", "8.7e4", "NA", "", None, "TRUE", "x", "-0", "1.5", "-.5", ".5", "5.", "-5.", "007",
+    "0.0001", "0.00001", "-0.00012", "123456789012345", "1234567890123456", "12345678901234.5", "0.000000000000001",
+    "-0.0", "inf", "-Infinity", "+inf", "INF", "1e5", "1E-3", "1,234.5", "1.234,56", "1.234.567", "45,5", "45,5678",
+    "p001", "2020-01-31", "+5", "--5", "5-", "1.2.3", "\x1f7 ", "\t8\x0b", "\x1c9\x1d", "NaN", "nan", "-nan", "NULL",
+    "n/a", "#N/A", "None", "1_000", "0x10", "  ", "e", ".", "-", "+.5e-3", "true ", " False", "00000000000000000001.5",
+    "9007199254740993", "1" * 15 + ".0", "0." + "0" * 14 + "1",
+]
+
+
+def _reference(values: list) -> list:
+    return list(rf.canonical_values(pd.Series(values, dtype=object)))
+
+
+def test_text_columns_match_the_reference_value_by_value():
+    got = rf.canonical_arrow(pa.array(ADVERSARIAL_TEXT, type=pa.string())).to_pylist()
+    assert got == _reference(ADVERSARIAL_TEXT)
+    # a non-ASCII column (NFC, Unicode blanks) goes through the reference path as a whole
+    other = ADVERSARIAL_TEXT + ["héllo", "ＮＡ", "\u00a012\u2003", "e\u0301"]
+    assert rf.canonical_arrow(pa.array(other, type=pa.large_string())).to_pylist() == _reference(other)
+
+
+def test_random_plain_decimals_match_the_reference():
+    """The shortcut's claim: up to 15 digits, pandas' parser and Arrow's give the same double, and Arrow's
+    shortest text without an exponent is Python's repr."""
+    rng = np.random.default_rng(5)
+    texts = []
+    for _ in range(60_000):
+        k = int(rng.integers(1, 17))
+        digits = "".join(rng.choice(list("0123456789"), k))
+        cut = int(rng.integers(0, k + 1))
+        text = digits[:cut] + ("." if rng.random() < 0.7 else "") + digits[cut:]
+        texts.append(("-" if rng.random() < 0.3 else "") + text + "0" * int(rng.integers(0, 3)))
+    assert rf.canonical_arrow(pa.array(texts)).to_pylist() == _reference(texts)
+
+
+def test_typed_columns_match_the_reference():
+    rng = np.random.default_rng(0)
+    floats = np.concatenate([rng.lognormal(10, 3, 50_000), -rng.lognormal(0, 20, 50_000),
+                             rng.standard_normal(2_000) * 1e-300, np.round(rng.lognormal(10, 1, 50_000), 2),
+                             [np.nan, np.inf, -np.inf, 0.0, -0.0, 2.0 ** 60, 2.0 ** 53, 2.0 ** 53 - 1, 1e16, 1e-4]])
+    for values in (floats, floats[np.isfinite(floats)]):
+        got = rf.canonical_arrow(pa.array(values)).to_pylist()
+        assert got == list(rf.canonical_values(pd.Series(values)))
+    columns = [pa.array([1, None, -5, 2 ** 60, 0], type=pa.int64()), pa.array([3, None, -7], type=pa.int8()),
+               pa.array([2 ** 63 + 5, 1], type=pa.uint64()), pa.array([True, None, False]),
+               pa.array([1.5, None, 2.0], type=pa.float32()),
+               pa.array(["CA", None, " NA", "12", "CA"]).dictionary_encode(),
+               pa.array([datetime.date(2020, 1, 31), None]), pa.array([None, None], type=pa.string())]
+    for column in columns:
+        assert rf.canonical_arrow(column).to_pylist() == list(rf.canonical_values(column.to_pandas())), column.type
+
+
+def _frame(n: int, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"pid": [f"p{i:05d}" for i in range(n)], "wage": np.round(rng.lognormal(10, 0.7, n), 2),
+                         "hours": rng.integers(10, 60, n), "state": rng.choice(["CA", "NA", "TX", " 7 "], n)})
+
+
+def test_arrow_chunks_pandas_frames_and_text_reads_give_one_fingerprint():
+    frame = _frame(5_000)
+    expected = rf.frame_fingerprint(frame)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    assert rf.batches_fingerprint(table.to_batches(max_chunksize=700), workers=1) == expected
+    as_text = pa.Table.from_pandas(frame.astype(str), preserve_index=False)  # a CSV read with every column as text
+    assert rf.batches_fingerprint(as_text.to_batches(max_chunksize=1_000), workers=1) == expected
+    mixed = [table.slice(0, 100).to_pandas(), *table.slice(100).to_batches(max_chunksize=999)]
+    assert rf.batches_fingerprint(mixed, workers=1) == expected
+
+
+def test_worker_processes_give_the_same_fingerprint(monkeypatch):
+    frame = _frame(12_000)
+    expected = rf.frame_fingerprint(frame)
+    monkeypatch.setattr(rf, "PARALLEL_MIN_ROWS", 1_000)
+    monkeypatch.setattr(rf, "PARALLEL_TASK_ROWS", 1_500)
+    batches = pa.Table.from_pandas(frame, preserve_index=False).to_batches(max_chunksize=800)
+    assert rf.batches_fingerprint(batches, workers=2) == expected
+    # the threshold reached at the very last chunk: no worker is needed
+    assert rf.batches_fingerprint(batches[:2], workers=2) == rf.frame_fingerprint(frame.iloc[:1_600])
+
+
+def test_a_worker_failure_fails_the_fingerprint(monkeypatch):
+    monkeypatch.setattr(rf, "PARALLEL_MIN_ROWS", 10)
+    monkeypatch.setattr(rf, "PARALLEL_TASK_ROWS", 10)
+    good = pa.table({"a": [str(i) for i in range(20)], "b": ["x"] * 20})
+    other = pa.table({"a": ["1"] * 20, "c": ["x"] * 20})  # another column set: another source
+    with pytest.raises(DPInputError, match="different columns"):
+        rf.batches_fingerprint([*good.to_batches(10), *other.to_batches(10), *good.to_batches(10)], workers=2)
+    with pytest.raises(TypeError, match="RecordBatch"):
+        rf.batches_fingerprint([good, [1, 2]], workers=1)
+
+
+def test_a_worker_that_fails_is_an_error_not_a_partial_sum():
+    proc = rf._start_worker()
+    proc.stdin.write(b"not an Arrow stream, but long enough to be read as one" * 10)
+    proc.stdin.close()
+    assert proc.wait() != 0
+    error = rf._worker_failed(proc)
+    assert isinstance(error, RuntimeError) and "worker failed" in str(error)
+
+
+def test_chunks_with_other_column_types_are_hashed_in_this_process(monkeypatch):
+    monkeypatch.setattr(rf, "PARALLEL_MIN_ROWS", 10)
+    monkeypatch.setattr(rf, "PARALLEL_TASK_ROWS", 10)
+    ints = pa.table({"a": pa.array(range(40), type=pa.int64())})
+    floats = pa.table({"a": pa.array([float(i) for i in range(40, 80)])})  # a Parquet part typed otherwise
+    expected = rf.frame_fingerprint(pd.DataFrame({"a": np.arange(80)}))
+    assert rf.batches_fingerprint([*ints.to_batches(10), *floats.to_batches(10)], workers=2) == expected
