@@ -1388,6 +1388,10 @@ def check_population_name(name: Any) -> str:
     return text
 
 
+#: the end of the ``software`` text of a source row that is a byte key, not a record fingerprint
+FILE_BYTES_MARK = " (file bytes)"
+
+
 def _check_fingerprint(fingerprint: Any) -> str:
     if not isinstance(fingerprint, str) or not _looks_like_fingerprint(fingerprint):
         raise DPInputError("a source fingerprint is 64 hex digits (ledger.dataset_fingerprint(...))")
@@ -1620,7 +1624,7 @@ class LedgerDB:
             return None
         return Account(self, row[1], row[2], float(row[3]), float(row[4]), row[5], population=row[0])
 
-    def attach_source(self, fingerprint: str, population: str) -> Account:
+    def attach_source(self, fingerprint: str, population: str, *, file_bytes: bool = False) -> Account:
         """Attach the source whose record fingerprint is ``fingerprint`` (:func:`dataset_fingerprint`) to the
         registered ``population``; returns the population's account. Idempotent for the same population.
 
@@ -1628,8 +1632,13 @@ class LedgerDB:
         same file under another plan name, a re-saved or reordered copy, another income column of it) is
         refused with :class:`PopulationError` naming the population it belongs to, so a second name never
         opens a second budget for the same people. Runs under the ledger's write lock (racing first
-        releases of one file under two names: one wins, the other is refused)."""
+        releases of one file under two names: one wins, the other is refused).
+
+        ``file_bytes``: ``fingerprint`` is a source's byte key (``engines.fingerprint.source_bytes_key``),
+        attached beside its record fingerprint so that the same files need not be fingerprinted again; it is
+        kept apart from the record fingerprints in :meth:`source_count`."""
         fingerprint = _check_fingerprint(fingerprint)
+        software = f"dpcore {__version__}" + (FILE_BYTES_MARK if file_bytes else "")
         target = self.require_population(population)
         ph = self._backend.ph
         with self._backend.locked(target.dataset_id, self._on_wait) as conn:
@@ -1637,7 +1646,7 @@ class LedgerDB:
             if row is None:
                 conn.execute(f"INSERT INTO dpcore_sources(fingerprint, dataset_id, attached, software) "
                              f"VALUES ({ph}, {ph}, {ph}, {ph}) ON CONFLICT (fingerprint) DO NOTHING",
-                             (fingerprint, target.dataset_id, _now(), f"dpcore {__version__}"))
+                             (fingerprint, target.dataset_id, _now(), software))
                 row = conn.execute(f"SELECT dataset_id FROM dpcore_sources WHERE fingerprint = {ph}", (fingerprint,)).fetchone()
         if row[0] != target.dataset_id:
             owner = self.source_population(fingerprint)
@@ -1650,11 +1659,11 @@ class LedgerDB:
         return target
 
     def source_count(self, dataset_id: str) -> int:
-        """How many sources (record fingerprints) are attached to the account ``dataset_id``."""
+        """How many sources (record fingerprints; not the byte keys beside them) are attached to ``dataset_id``."""
         ph = self._backend.ph
         with self._backend.reading() as conn:
-            return int(conn.execute(f"SELECT COUNT(*) FROM dpcore_sources WHERE dataset_id = {ph}",
-                                    (dataset_id,)).fetchone()[0])
+            return int(conn.execute(f"SELECT COUNT(*) FROM dpcore_sources WHERE dataset_id = {ph} "
+                                    f"AND software NOT LIKE {ph}", (dataset_id, "%" + FILE_BYTES_MARK)).fetchone()[0])
 
     def accounts(self) -> list[Account]:
         """Every account, oldest first."""

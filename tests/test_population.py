@@ -367,3 +367,37 @@ def test_a_decimal_comma_file_has_one_fingerprint_in_the_app_and_the_engines(tmp
     for engine in ("duckdb", "pandas"):  # the engines read the same cells as text
         with open_engine(engine, parse_source(str(path)), EngineSpec("income", ())) as eng:
             assert engine_record_fingerprint(eng) == expected, engine
+
+
+def test_the_same_files_again_skip_the_record_fingerprint_and_reach_the_same_decision(url, tmp_path):
+    import io
+
+    from dpcore.engines import Progress
+    from dpcore.engines.fingerprint import source_bytes_key
+
+    files = _variants(tmp_path)
+    db = L.open_ledger(url, create=False)
+    db.register_population("households", 2.0)
+    db.register_population("others", 2.0)
+
+    def release(population, kind, name):
+        out = io.StringIO()
+        execute.run_plan(_plan(population, cap=2.0), parse_source(files[kind]), engine="duckdb", out_dir=tmp_path / name,
+                         ledger_url=url, progress=Progress(stream=out))
+        return out.getvalue()
+
+    first = release("households", "csv", "one")
+    assert "fingerprinting the source's records" in first and "fingerprinted by an earlier release" not in first
+    again = release("households", "renamed", "two")  # the same bytes under another file name
+    assert "fingerprinted by an earlier release" in again and "fingerprinting the source's records" not in again
+    with pytest.raises(L.PopulationError, match="already belong to the population 'households'"):
+        release("others", "renamed", "three")  # the byte key refuses another population, as the records would
+    resaved = release("households", "crlf_reordered", "four")  # other bytes, the same records: fingerprinted
+    assert "fingerprinting the source's records" in resaved
+    acct = db.population("households")
+    assert acct.spent_epsilon() == pytest.approx(1.5) and db.population("others").spent_epsilon() == 0.0
+    assert db.source_count(acct.dataset_id) == 1  # one set of records; the two byte keys are not sources
+    key = source_bytes_key(parse_source(files["csv"]))
+    assert key == source_bytes_key(parse_source(files["renamed"])) != source_bytes_key(parse_source(files["parquet"]))
+    assert db.source_population(key).dataset_id == acct.dataset_id
+    assert key != L.dataset_fingerprint(_records())  # a byte key is never a record fingerprint (domain tag)

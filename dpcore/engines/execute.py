@@ -88,7 +88,7 @@ from ..published import published_table
 from ..release_card import card_bytes_estimate, write_release_card
 from ..validation import DPInputError
 from . import EngineSpec, Progress, Source, open_engine
-from .fingerprint import engine_record_fingerprint
+from .fingerprint import engine_record_fingerprint, source_bytes_key
 
 __all__ = ["gini_mechanism", "DEFAULT_GINI_CAP_DELTA", "PlanCost", "plan_cost", "PlanResult", "run_plan",
            "SIMULATION_NOTE", "SIMULATION_PREFIX", "check_simulation_allowed", "OutputSlot", "ChargeNotice",
@@ -938,6 +938,42 @@ class _StepTimes:
         return f"step times: {', '.join(parts)} (total {total:.1f} s)"
 
 
+@dataclass(frozen=True)
+class _SourceIdentity:
+    """What attaches a source to its population: its record fingerprint (None when its exact bytes were
+    fingerprinted before: see :func:`dpcore.engines.fingerprint.source_bytes_key`; a DPInputError when the
+    records could not be fingerprinted, said after the refusals that explain it better) and its byte key."""
+
+    records: str | DPInputError | None
+    bytes_key: str | None
+
+    def attach(self, acct: Any) -> None:
+        if isinstance(self.records, DPInputError):
+            raise self.records
+        if self.records is not None:
+            acct.db.attach_source(self.records, acct.population)
+        if self.bytes_key is not None:  # refuses, like the records would, bytes already of another population
+            acct.db.attach_source(self.bytes_key, acct.population, file_bytes=True)
+
+
+def _identify_source(eng: Any, source: Source, acct: Any, engine: str, progress: Progress,
+                     times: _StepTimes) -> _SourceIdentity:
+    """The source's identity for the ledger: its byte key, and its record fingerprint unless these exact
+    bytes were fingerprinted before (the same bytes are the same records: the decision is the same)."""
+    with times.phase("fingerprint"):
+        bytes_key = source_bytes_key(source)
+    if bytes_key is not None and acct.db.source_population(bytes_key) is not None:
+        progress.say(f"{engine}: these exact files were fingerprinted by an earlier release: their population is "
+                     "known (the record fingerprint is not computed again)")
+        return _SourceIdentity(None, bytes_key)
+    with progress.step(f"{engine}: fingerprinting the source's records (which population they belong to)"), \
+            times.phase("fingerprint"):
+        try:
+            return _SourceIdentity(engine_record_fingerprint(eng), bytes_key)
+        except DPInputError as exc:  # e.g. no rows: the refusals below say it first
+            return _SourceIdentity(exc, bytes_key)
+
+
 # complexity above the cap: the release steps in order: the order (check, charge, draw, write) is the safety argument
 def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine: str, ledger_url: str | None,  # noqa: C901
                  seed: int | None, rng: Any, master: str | None, progress: Progress, memory_limit: str | None,
@@ -966,23 +1002,14 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
                     times.phase("aggregate"):
                 aggregates[s.name] = _Deferred(s, eng, m, plan)
                 aggregates[s.name].compute()
-        fingerprint: str | DPInputError | None = None
-        if acct is not None:
-            with progress.step(f"{engine}: fingerprinting the source's records (which population they belong to)"), \
-                    times.phase("fingerprint"):
-                try:
-                    fingerprint = engine_record_fingerprint(eng)
-                except DPInputError as exc:  # e.g. no rows: the refusals below say it first
-                    fingerprint = exc
+        identity = _identify_source(eng, source, acct, engine, progress, times) if acct is not None else None
     # the confidential aggregates are in memory; nothing has been revealed or charged yet
     cell_warnings = _refuse_undeliverable(plan, aggregates, slot)
-    if acct is not None:
+    if acct is not None and identity is not None:
         # the source joins its population before anything is charged: the same records already attached to
         # another population (another plan name, a re-saved, reordered or converted copy) are refused here
-        if isinstance(fingerprint, DPInputError):
-            raise fingerprint
         with times.phase("ledger"):
-            acct.db.attach_source(fingerprint, acct.population)
+            identity.attach(acct)
     relation = _relation(plan)
     record: dict[str, Any] = {
         "record": "dpcore release record",

@@ -10,6 +10,7 @@ fingerprint with their own scans; the canonical value text makes typed and text 
 """
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -106,3 +107,35 @@ def file_fingerprint(path: str | os.PathLike) -> str:
         parquet = fh.read(4) == b"PAR1"
     source = Source(kind="parquet" if parquet else "csv", location=str(path), paths=(str(path),))
     return batches_fingerprint(arrow_record_batches(source))
+
+
+#: domain tag of :func:`source_bytes_key` (a byte key is never equal to a record fingerprint)
+BYTES_KEY_TAG = b"dpcore-source-bytes-v1\x00"
+
+
+def source_bytes_key(source: Source) -> str | None:
+    """A key of the exact bytes of a file source (CSV or Parquet; None for a database): SHA-256 over a domain
+    tag, the kind and the sorted SHA-256 digests of its files (about 1.3 GB/s here, against ~0.3 µs of CPU per
+    row for the record fingerprint on two cores).
+
+    The same bytes are the same records, read by the same rules, so a byte key attached to a population in
+    the ledger (beside the record fingerprint computed from those bytes, which is attached there too) lets a
+    release of the same files skip the record fingerprint and reach the same decision: attach to that
+    population, or refuse another. Bytes seen for the first time are fingerprinted record by record."""
+    if source.kind not in ("csv", "parquet") or not source.paths:
+        return None
+    digests = []
+    for path in source.paths:
+        try:
+            contents = hashlib.sha256()
+            with open(path, "rb") as fh:
+                while block := fh.read(1 << 23):
+                    contents.update(block)
+            digests.append(contents.hexdigest())
+        except OSError as exc:
+            raise DPInputError(f"cannot read {shown(os.path.basename(path))} to key its bytes: "
+                               f"{exc.strerror or exc}") from None
+    key = hashlib.sha256(BYTES_KEY_TAG + source.kind.encode("ascii") + b"\x00")
+    for file_digest in sorted(digests):
+        key.update(file_digest.encode("ascii"))
+    return key.hexdigest()
