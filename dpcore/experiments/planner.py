@@ -7,13 +7,16 @@ generated script makes the same call (:func:`planner_view`) and prints ``result.
   (:func:`dpcore.planner.solve_epsilon`), their total under sequential composition, the largest
   attacker belief from a 1% prior at that total (:func:`dpcore.risk.max_posterior`), and a
   quantile dot plot of plausible releases per statistic at its epsilon;
+* :func:`half_width_first` - accuracy first with the target stated on the published intervals: the smallest
+  epsilon per statistic whose expected interval half-width meets a :class:`HalfWidthTarget`
+  (:func:`solve_epsilon_for_half_width`, ±X in the statistic's unit or ±X% of its planning value), and the total;
 * :func:`budget_first` - the accuracy each statistic reaches with a given split of a total epsilon
   (:meth:`dpcore.planner.PlannedStatistic.error_quantile`);
 * :func:`attacker_belief` - what an epsilon means for one person: the largest posterior belief
   p e^eps / (1 - p + p e^eps) of an attacker with prior p (Kasiviswanathan & Smith's bound,
   ``dpcore.risk``), curves for a few epsilons;
 * :func:`planner_view` - what the script prints: builds the statistics from a table or an array of
-  incomes, then the accuracy-first and budget-first views;
+  incomes, then the accuracy-first (and, with half-width targets, the half-width) and budget-first views;
 * :func:`expected_interval_width` - how wide each statistic's published interval will be at an epsilon
   (``dpcore.intervals``, the functions a release publishes its intervals with), before any budget is spent;
 * :func:`plan_cost` - the privacy cost of a plan in the currency each mechanism gives (the
@@ -64,9 +67,18 @@ __all__ = [
     "IntervalWidth",
     "expected_interval_width",
     "INTERVAL_DRAWS",
+    "INTERVAL_UNITS",
     "INTERVAL_MAX_BIN_SCALE",
     "INTERVAL_MIN_GINI_EPSILON",
     "SKIPPED_NOTE",
+    "HalfWidthTarget",
+    "HalfWidthSolution",
+    "solve_epsilon_for_half_width",
+    "HALF_WIDTH_REL",
+    "HalfWidthRow",
+    "HalfWidthView",
+    "half_width_targets",
+    "half_width_first",
 ]
 
 #: Dots per statistic in a quantile dot plot (each dot = 1/20 of the plausible releases).
@@ -390,18 +402,19 @@ def _percentile_widths(stat: Any, eps: float, level: float, seed: int) -> tuple[
     return widths.ravel(), f"median over {INTERVAL_DRAWS} simulated noisy histograms (exact discrete Laplace law)"
 
 
-def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, str]:
+def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, str, float]:
     """The plan's median-width model (:attr:`dpcore.intervals.GiniIntervalPlan.model_width`: public inputs only) of
-    the release with its DP bound on S_beta, planned at the statistic's public n."""
+    the release with its DP bound on S_beta, planned at the statistic's public n; last, the median published width
+    on the planning data (NaN when there is no width)."""
     from ..gini import GiniMechanism
     from ..mechanisms import GiniIntervalMechanism
     from . import gini as gini_experiments
 
     if stat.noise not in gini_experiments.PUBLISHED_NOISES:
-        return np.zeros(0), "", "this noise is never released, so it has no published interval"
+        return np.zeros(0), "", "this noise is never released, so it has no published interval", math.nan
     if eps < INTERVAL_MIN_GINI_EPSILON:
         return np.zeros(0), "", (f"not computed below ε = {INTERVAL_MIN_GINI_EPSILON:g} (the split's optimisation "
-                                 "takes minutes there); the interval would be wide")
+                                 "takes minutes there); the interval would be wide"), math.nan
     delta = None if stat.noise == "cauchy" else stat.delta
     mech = GiniIntervalMechanism(eps, stat.lower, stat.upper, noise=stat.noise, gamma=stat.gamma,
                                  calibration=stat.calibration, delta=delta, level=level,
@@ -417,7 +430,7 @@ def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, 
                 constants["max_scale"])
     typical = 2.0 * plan.quantile() * scale
     return (np.array([width]), f"planning model of the release's split (n = {plan.n:,}; no data)",
-            f"on the planning data: typically {typical:.4f}")
+            f"on the planning data: typically {typical:.4f}", float(typical))
 
 
 def _ratio_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str]:
@@ -428,7 +441,8 @@ def _ratio_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str]
     return np.array([ci.width]), "Shoham & Ligett's interval at the expected noisy counts"
 
 
-_UNITS = {"mean": "income units", "group_means": "income units", "percentiles": "earnings units",
+#: the unit of each kind's published interval (and of an absolute half-width target)
+INTERVAL_UNITS = {"mean": "income units", "group_means": "income units", "percentiles": "earnings units",
           "group_medians": "income units", "gini": "Gini points", "ratio": "relative-risk units", "count": "people"}
 
 
@@ -445,14 +459,20 @@ def expected_interval_width(stat: planner.PlannedStatistic, epsilon: float, *,
     * relative risk: Shoham & Ligett's interval at the expected noisy counts (the planning counts);
     * Gini: the planning model's median width (:attr:`dpcore.intervals.GiniIntervalPlan.model_width`) of the
       release with its DP bound on S_beta, split optimised at the statistic's public n;
-    * count: exact, 2 t with t the discrete Laplace quantile (the release publishes no count interval yet: ``note``).
+    * count: exact, 2 t with t the discrete Laplace quantile (:func:`dpcore.intervals.count_interval`, before its cut
+      at 0).
 
     Planning numbers: the widths of percentiles and relative risk depend on the planning data (as every planning
     number does); the mean's and the Gini's depend on public inputs only."""
     eps = check_epsilon(epsilon)
     lev = check_probability(level, "level")
-    seed = check_int(seed, "seed", minimum=0)
-    note, kind = "", stat.kind
+    return _expected_width(stat, eps, lev, check_int(seed, "seed", minimum=0))[0]
+
+
+def _expected_width(stat: planner.PlannedStatistic, eps: float, lev: float, seed: int) -> tuple[IntervalWidth, float]:
+    """:func:`expected_interval_width` (arguments checked) and, for the Gini, the median published width on the
+    planning data (NaN for the other kinds): the number a half-width target is checked against."""
+    note, kind, typical = "", stat.kind, math.nan
     stat_any: Any = stat  # each kind's own attributes (sizes, mechanism) are read below
     if kind in ("mean", "group_means"):
         sizes = np.asarray(stat_any.counts if kind == "group_means" else [stat_any.values.size], dtype=float)
@@ -467,18 +487,17 @@ def expected_interval_width(stat: planner.PlannedStatistic, epsilon: float, *,
         else:
             widths, method = _percentile_widths(stat, eps, lev, seed)
     elif kind == "gini":
-        widths, method, note = _gini_widths(stat, eps, lev)
+        widths, method, note, typical = _gini_widths(stat, eps, lev)
     elif kind == "ratio":
         widths, method = _ratio_widths(stat, eps, lev)
     elif kind == "count":
         t = intervals_lib.discrete_laplace_quantile(lev, stat_any.mechanism_at(eps).noise_scale)
         widths, method = np.array([2.0 * t]), "exact: discrete Laplace quantile"
-        note = "the release does not publish a count interval yet"
     else:  # pragma: no cover - every planner kind is listed above
         raise DPInputError(f"no published interval for statistic kind {kind!r}")
     labels = tuple(stat.labels) if widths.size else ()
-    return IntervalWidth(stat.name, kind, eps, lev, labels, tuple(float(w) for w in widths), _UNITS.get(kind, ""),
-                         method, note)
+    return IntervalWidth(stat.name, kind, eps, lev, labels, tuple(float(w) for w in widths), INTERVAL_UNITS.get(kind, ""),
+                         method, note), typical
 
 
 #: said instead of a width for a kind a view was asked to skip (``interval_skip``)
@@ -495,14 +514,346 @@ def _interval_widths(pairs: Sequence[tuple[planner.PlannedStatistic, float]], le
     for stat, eps in pairs:
         if stat.kind in skip:
             out.append(IntervalWidth(stat.name, stat.kind, float(eps), float(level), (), (),
-                                     _UNITS.get(stat.kind, ""), "", SKIPPED_NOTE))
+                                     INTERVAL_UNITS.get(stat.kind, ""), "", SKIPPED_NOTE))
             continue
         try:
             out.append(expected_interval_width(stat, eps, level=level))
         except ValueError as exc:
-            out.append(IntervalWidth(stat.name, stat.kind, float(eps), float(level), (), (), _UNITS.get(stat.kind, ""),
+            out.append(IntervalWidth(stat.name, stat.kind, float(eps), float(level), (), (), INTERVAL_UNITS.get(stat.kind, ""),
                                      "", f"no published interval at these settings ({exc})"))
     return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Accuracy first, stated as the half-width of the published intervals
+# ---------------------------------------------------------------------------------------------
+
+#: relative precision in epsilon of :func:`solve_epsilon_for_half_width`'s bisection: the target is met at the
+#: epsilon returned and not at epsilon * exp(-HALF_WIDTH_REL) (when the width decreases in epsilon)
+HALF_WIDTH_REL = 1e-4
+
+#: why a kind's published interval stops narrowing as epsilon grows (said when even eps_max cannot reach a target)
+_WIDTH_FLOORS = {
+    "percentiles": "a percentile's interval is read off the public bins and is never narrower than the bins around "
+                   "it (a percentile in the top bin has an open-ended interval): use finer bins or relax the target",
+    "group_medians": "a median's interval is read off the public bins and is never narrower than the bins around it "
+                     "(a median in the top bin has an open-ended interval): use finer bins or relax the target",
+    "ratio": "Shoham & Ligett's interval also covers the sampling uncertainty of the two groups' counts, which no "
+             "epsilon removes: relax the target",
+    "gini": "the Gini's interval narrows only up to the largest epsilon its smooth-sensitivity noise allows: relax "
+            "the target",
+}
+
+
+@dataclass(frozen=True)
+class HalfWidthTarget:
+    """Every interval a release publishes for a statistic at ``level`` (default 0.95) has an EXPECTED half-width at
+    most ``half_width``: in the statistic's own unit (income, Gini points as 0.01 = one point, people, relative-risk
+    units), or with ``relative`` a share of each value (0.02: ±2% of the value), the value being the statistic's
+    **planning value** (its value on the planning data, as every planning number; the released value differs).
+
+    Intervals, not errors: the interval is what a release publishes next to each value (``dpcore.intervals``), its
+    half-width is known before any budget is spent (:func:`expected_interval_width`); an
+    :class:`dpcore.planner.AccuracyTarget` bounds the error of the value itself."""
+
+    half_width: float
+    relative: bool = False
+    level: float = intervals_lib.DEFAULT_LEVEL
+
+    def __post_init__(self) -> None:
+        check_positive(self.half_width, "interval half-width target")
+        if not isinstance(self.relative, bool):
+            raise TypeError(f"relative must be True or False, got {self.relative!r}")
+        check_probability(self.level, "interval level")
+
+    def describe(self, unit: str = "") -> str:
+        """The target in words (``unit``: the statistic's, for an absolute half-width)."""
+        head = f"every published {100 * self.level:g}% interval at most ±"
+        if self.relative:
+            return head + f"{100 * self.half_width:g}% of the value (its planning value)"
+        return head + _number(self.half_width) + (f" {unit}" if unit else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"half_width": self.half_width, "relative": self.relative, "level": self.level}
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+@dataclass(frozen=True)
+class HalfWidthSolution:
+    """The smallest epsilon meeting a :class:`HalfWidthTarget`, with how it was found.
+
+    ``half_widths``: the expected half-width of each released number (``labels``) at ``epsilon``, in ``unit``;
+    ``achieved``: the largest of them in the target's unit (``unit``, or a share of the planning value for a
+    relative target), at most ``target.half_width``. ``method``: the search and how the widths were computed;
+    ``note``: what the number means beyond that (the Gini's public model, a lower end of the search reached)."""
+
+    statistic: str
+    kind: str
+    epsilon: float
+    target: HalfWidthTarget
+    achieved: float
+    labels: tuple[str, ...]
+    half_widths: tuple[float, ...]
+    unit: str
+    method: str
+    note: str = ""
+
+    @property
+    def widest(self) -> float:
+        """The largest expected half-width over the released numbers, in the statistic's unit."""
+        return max(w for w in self.half_widths if not math.isnan(w))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statistic": self.statistic, "kind": self.kind, "epsilon": self.epsilon,
+                "target": self.target.to_dict(), "achieved": self.achieved, "labels": list(self.labels),
+                "half_widths": list(self.half_widths), "widest_half_width": self.widest, "unit": self.unit,
+                "method": self.method, "note": self.note}
+
+
+@dataclass(frozen=True)
+class _WidthCheck:
+    """One evaluation of the target at an epsilon: met or not, the half-widths, the largest in the target's unit."""
+
+    met: bool
+    half_widths: np.ndarray
+    achieved: float
+    width: IntervalWidth
+    typical: float
+
+
+def _check_half_width(stat: planner.PlannedStatistic, eps: float, target: HalfWidthTarget, seed: int) -> _WidthCheck:
+    """The target at ``eps``: every released number's expected half-width within it. A statistic without a width at
+    ``eps`` (not computed there: a wide interval) does not meet it; cells without an interval (NaN) are skipped."""
+    width, typical = _expected_width(stat, eps, target.level, seed)
+    # the Gini's release is planned on a public model (a mean of U/5); its published width on the planning data is
+    # the median 2 q clamp(S_beta(X)/alpha) (measured: 3.6 times the model's at n = 10,000, a mean of U/18)
+    widths = np.array([typical]) if stat.kind == "gini" and width.widths else np.asarray(width.widths, dtype=float)
+    half = 0.5 * widths
+    if target.relative:
+        scale = np.abs(np.asarray(stat.truth, dtype=float).ravel())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = half / scale if half.size == scale.size else np.full(half.shape, np.nan)
+    else:
+        share = half
+    known = share[~np.isnan(share)]
+    achieved = float(known.max()) if known.size else math.inf
+    return _WidthCheck(bool(known.size) and achieved <= target.half_width, half, achieved, width, typical)
+
+
+def _half_width_search_range(stat: planner.PlannedStatistic, eps_min: float | None,
+                             eps_max: float | None) -> tuple[float, float]:
+    lo = getattr(stat, "eps_min", planner.EPS_MIN) if eps_min is None else check_epsilon(eps_min, "eps_min")
+    hi = getattr(stat, "eps_max", planner.EPS_MAX) if eps_max is None else check_epsilon(eps_max, "eps_max")
+    if not lo < hi:
+        raise DPInputError(f"eps_min ({lo:g}) must be smaller than eps_max ({hi:g})")
+    return float(lo), float(hi)
+
+
+def _unreachable(stat: planner.PlannedStatistic, target: HalfWidthTarget, top: _WidthCheck, eps_max: float) -> str:
+    """Why even eps_max does not meet the target: no interval at all, an open-ended one, or a floor of the width."""
+    wanted = target.describe(top.width.unit)
+    if not top.width.widths:
+        return f"{stat.name}: no published interval to plan ({top.width.note}), so {wanted!r} cannot be planned"
+    if math.isinf(top.achieved):
+        return (f"{stat.name}: even at ε = {eps_max:g} an interval is open-ended (a value in the top bin reaches the "
+                f"end of the support), so {wanted!r} cannot be met: {_WIDTH_FLOORS.get(stat.kind, 'relax the target')}")
+    got = f"{100 * top.achieved:.3g}% of the value" if target.relative else f"{_number(top.achieved)} {top.width.unit}"
+    floor = _WIDTH_FLOORS.get(stat.kind, f"a larger epsilon than {eps_max:g} is needed: relax the target")
+    return f"{stat.name}: even at ε = {eps_max:g} the widest expected half-width is ±{got}, not {wanted!r}: {floor}"
+
+
+def solve_epsilon_for_half_width(stat: planner.PlannedStatistic, target: HalfWidthTarget,
+                                 eps_min: float | None = None, eps_max: float | None = None, *,
+                                 seed: int = 0) -> HalfWidthSolution:
+    """Smallest epsilon at which every interval the release publishes for ``stat`` has an expected half-width within
+    ``target``, on the planning data.
+
+    The widths are the page's (:func:`expected_interval_width`, deterministic: percentile widths from the seeded
+    noisy histograms of ``seed``), except the Gini's: its median published width on the planning data, shown there
+    beside the public model's (``note``). The width decreases in epsilon (the noise scale is proportional to
+    1/epsilon), but only up to the draws of a simulated width and the optimiser's discrete choices (measured: the
+    median percentile width of the default plan moves by one bin back and forth between epsilon 0.87 and 0.92), so
+    the search is the monotone one of :func:`dpcore.planner.solve_epsilon`: down its fixed log grid of
+    ``GRID_POINTS`` epsilons from ``eps_max`` (default the statistic's search range) while the target holds, then an
+    ITP search (:func:`_itp_point`: bisection's guarantee, fewer evaluations on a smooth width) on log epsilon inside
+    the last grid step, to a relative precision of :data:`HALF_WIDTH_REL`; the end that meets the target is returned,
+    and the target holds at every grid point above it. Where the width is not computed (a percentile's bin noise
+    above :data:`INTERVAL_MAX_BIN_SCALE`, a Gini below :data:`INTERVAL_MIN_GINI_EPSILON`) the target counts as not
+    met (the interval would be wide), and ``note`` says so if the answer sits at that edge.
+
+    Raises DPInputError when even ``eps_max`` does not meet it, with the reason: a statistic that publishes no
+    interval (the exponential mechanism's percentiles, a Gini noise never released), an open-ended percentile
+    interval (top bin), a floor of the width (bins, the ratio's sampling uncertainty), or a relative target of a
+    statistic whose planning value is 0."""
+    if not isinstance(target, HalfWidthTarget):
+        raise TypeError("target must be a HalfWidthTarget")
+    if not isinstance(stat, planner.PlannedStatistic):
+        raise TypeError("stat must be a planned statistic (dpcore.planner.make_statistic builds one)")
+    seed = check_int(seed, "seed", minimum=0)
+    if target.relative and np.any(np.asarray(stat.truth, dtype=float) == 0):
+        raise DPInputError(f"{stat.name}: a planning value is 0, so a half-width relative to it cannot be met; "
+                           "give the half-width in the statistic's unit instead")
+    lo, hi = _half_width_search_range(stat, eps_min, eps_max)
+    top = _check_half_width(stat, hi, target, seed)
+    if not top.met:
+        raise DPInputError(_unreachable(stat, target, top, hi))
+    grid = np.exp(np.linspace(math.log(lo), math.log(hi), planner.GRID_POINTS))
+    grid[0], grid[-1] = lo, hi
+    i, below = grid.size - 1, None
+    while i > 0:  # down the grid from eps_max while the target holds: it holds at every grid point above the answer
+        check = _check_half_width(stat, float(grid[i - 1]), target, seed)
+        if not check.met:
+            below = check
+            break
+        top, i = check, i - 1
+    if below is None:
+        return _half_width_solution(stat, target, lo, top, None, lo)
+    a, b = math.log(grid[i - 1]), math.log(grid[i])
+    budget = math.ceil(math.log2((b - a) / HALF_WIDTH_REL)) + 1  # ITP's n_max = n_1/2 + n_0 with n_0 = 1
+    kappa1 = 0.2 / (b - a)
+    for step in range(budget + 1):
+        if b - a <= HALF_WIDTH_REL:
+            break
+        x = _itp_point(a, b, _excess(below, target), _excess(top, target), budget - step, kappa1)
+        check = _check_half_width(stat, math.exp(x), target, seed)
+        if check.met:
+            b, top = x, check
+        else:
+            a, below = x, check
+    return _half_width_solution(stat, target, math.exp(b), top, below, lo)
+
+
+def _excess(check: _WidthCheck, target: HalfWidthTarget) -> float:
+    """log(achieved / target): > 0 not met, <= 0 met; NaN where no finite positive width interpolates."""
+    if not check.width.widths or not 0 < check.achieved < math.inf:
+        return math.nan
+    return math.log(check.achieved / target.half_width)
+
+
+def _itp_point(a: float, b: float, fa: float, fb: float, steps_left: int, kappa1: float) -> float:
+    """The next point of the ITP search on [a, b] in log epsilon (Oliveira & Takahashi 2021, ACM TOMS 47(1), Alg. 1,
+    with kappa_1 = 0.2 / (b_0 - a_0), kappa_2 = 2, n_0 = 1, 2 epsilon = HALF_WIDTH_REL): regula falsi on the log width truncated towards the midpoint and
+    projected into the disc that keeps bisection's worst case (at most one step more than bisection), so a smooth
+    width (the mean's, the Gini's: each Gini width optimises a split, seconds) takes a few evaluations and a step
+    function (a percentile's bins, a count's integers) no more than bisection. Without a finite log width at ``a``
+    (a width not computed there, an open-ended interval) the line through ``b`` has slope -1 (a width proportional
+    to the noise scale, 1/epsilon); without one at ``b`` (a zero width), the midpoint."""
+    mid = 0.5 * (a + b)
+    if not math.isfinite(fb) or fa == fb:
+        return mid
+    regula = (fb * a - fa * b) / (fb - fa) if math.isfinite(fa) else b + fb
+    sigma = 1.0 if mid >= regula else -1.0
+    delta = kappa1 * (b - a) ** 2
+    trunc = regula + sigma * delta if delta <= abs(mid - regula) else mid
+    radius = HALF_WIDTH_REL / 2.0 * 2.0 ** max(steps_left, 0) - 0.5 * (b - a)
+    point = trunc if abs(trunc - mid) <= radius else mid - sigma * radius
+    return min(max(point, a), b)
+
+
+def _half_width_solution(stat: planner.PlannedStatistic, target: HalfWidthTarget, eps: float, at: _WidthCheck,
+                         below: _WidthCheck | None, eps_min: float) -> HalfWidthSolution:
+    notes = []
+    if below is None:
+        notes.append(f"already met at ε = {eps_min:g}, the lower end of the search")
+    elif not below.width.widths:
+        notes.append(f"just below this ε the width is {below.width.note}: the target may hold at a smaller ε")
+    if stat.kind == "gini":
+        notes.append(f"the half-width is the median published one on the planning data; the release's public model "
+                     f"(no data) says ±{0.5 * at.width.widths[0]:.4f}")
+    elif at.width.note:
+        notes.append(at.width.note)
+    search = (f"monotone search on log ε of the expected published half-width (deterministic), relative precision "
+              f"{HALF_WIDTH_REL:.0e}" if below is not None else "lower end of the search range")
+    method = f"{search}; widths: {at.width.method}" if at.width.method else search
+    return HalfWidthSolution(stat.name, stat.kind, float(eps), target, float(at.achieved), tuple(stat.labels),
+                             tuple(float(h) for h in at.half_widths), at.width.unit, method, "; ".join(notes))
+
+
+@dataclass(frozen=True)
+class HalfWidthRow:
+    """One statistic of the half-width plan (:class:`HalfWidthSolution` as the page shows it)."""
+
+    statistic: str
+    kind: str
+    target: str
+    epsilon: float
+    solution: HalfWidthSolution
+    cost: str = ""  # the statistic's privacy cost at epsilon (describe_cost)
+
+
+@dataclass(frozen=True)
+class HalfWidthView:
+    """The accuracy-first plan with targets on the published intervals' half-widths: per statistic the smallest
+    epsilon (:func:`solve_epsilon_for_half_width`), their total under sequential composition (``cost``), and the
+    largest attacker belief from a 1% prior at that total."""
+
+    rows: tuple[HalfWidthRow, ...]
+    total_epsilon: float
+    belief_from_1pct: float
+    failures: tuple[tuple[str, str], ...] = ()
+    cost: PlanCost | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"half_width_first": [{"target": r.target, "cost": r.cost, **r.solution.to_dict()} for r in self.rows],
+                "half_width_total_epsilon": self.total_epsilon,
+                "half_width_privacy_cost": None if self.cost is None else self.cost.to_dict(),
+                "half_width_largest_belief_from_1pct_prior": self.belief_from_1pct,
+                "half_width_failures": [list(f) for f in self.failures]}
+
+
+def half_width_targets(targets: Mapping[str, Mapping[str, Any] | HalfWidthTarget],
+                       specs: Sequence[StatisticSpec]) -> tuple[HalfWidthTarget, ...]:
+    """One :class:`HalfWidthTarget` per spec from ``{kind: {"half_width", "relative", "level"}}`` (the script's
+    literals); every statistic of the plan needs one, and no other kind may be given."""
+    if not isinstance(targets, Mapping):
+        raise TypeError("half-width targets must be a dict {kind: {'half_width': ..., 'relative': ..., 'level': ...}}")
+    kinds = [s.kind for s in specs]
+    extra = sorted(set(targets) - set(kinds))
+    missing = [k for k in kinds if k not in targets]
+    if extra or missing:
+        raise DPInputError(f"give one half-width target per planned statistic ({', '.join(kinds)}); "
+                           + (f"missing: {', '.join(missing)}" if missing else f"not planned: {', '.join(extra)}"))
+    out = []
+    for kind in kinds:
+        item = targets[kind]
+        if isinstance(item, HalfWidthTarget):
+            out.append(item)
+        elif isinstance(item, Mapping) and "half_width" in item:
+            out.append(HalfWidthTarget(float(item["half_width"]), bool(item.get("relative", False)),
+                                       float(item.get("level", intervals_lib.DEFAULT_LEVEL))))
+        else:
+            raise DPInputError(f"the half-width target of {kind!r} needs 'half_width', got {item!r}")
+    return tuple(out)
+
+
+def half_width_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence[StatisticSpec],
+                     targets: Sequence[HalfWidthTarget], *, seed: int = 0) -> HalfWidthView:
+    """Smallest epsilon per statistic whose published intervals meet its half-width target
+    (:func:`solve_epsilon_for_half_width`), the sequential total (:func:`plan_cost`) and the attacker belief bound
+    at that total (:func:`dpcore.risk.max_posterior`). A target that cannot be met is listed in ``failures`` with
+    the solver's reason; the total covers the others (as :func:`accuracy_first`)."""
+    _check_pair(statistics, specs)
+    if len(targets) != len(specs):
+        raise DPInputError(f"one half-width target per statistic is needed ({len(specs)}), got {len(targets)}")
+    rows, failures, costs = [], [], []
+    delta = _plan_delta(statistics)
+    for stat, spec, target in zip(statistics, specs, targets, strict=True):
+        try:
+            sol = solve_epsilon_for_half_width(stat, target, seed=seed)
+        except ValueError as exc:
+            failures.append((spec.label, str(exc)))
+            continue
+        cost = statistic_cost(stat, sol.epsilon)
+        costs.append((sol.statistic, cost))
+        rows.append(HalfWidthRow(sol.statistic, spec.kind, target.describe(sol.unit), sol.epsilon, sol,
+                                 describe_cost(cost, delta)))
+    total_cost = plan_cost(costs, delta=delta) if rows else None
+    total = total_cost.epsilon if total_cost is not None else 0.0
+    return HalfWidthView(tuple(rows), float(total), float(risk.max_posterior(0.01, total)) if rows else 0.01,
+                         tuple(failures), total_cost)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -735,9 +1086,12 @@ class PlannerView:
     specs: tuple[StatisticSpec, ...]
     accuracy: AccuracyFirstView
     budget: BudgetFirstView | None
+    half_width: HalfWidthView | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {"statistics": [s.to_dict() for s in self.specs], **self.accuracy.to_dict()}
+        if self.half_width is not None:
+            out.update(self.half_width.to_dict())
         if self.budget is not None:
             out.update(self.budget.to_dict())
         return out
@@ -745,14 +1099,17 @@ class PlannerView:
 
 def planner_view(data: Any, *, statistics: Sequence[Mapping[str, Any]], income_column: str | None = None,
                  group_column: str | None = None, group_seed: int = 0, allocation: Sequence[float] | None = None,
-                 dots_seed: int | None = None) -> PlannerView:
+                 dots_seed: int | None = None, half_widths: Mapping[str, Mapping[str, Any]] | None = None
+                 ) -> PlannerView:
     """The planner's numbers for ``data``: an array of incomes, or a table (pandas DataFrame) with
     ``income_column`` and optionally ``group_column`` (the groups / cells of the grouped statistics).
 
     Without a group column, the grouped statistics use :func:`dpcore.planner.planning_groups`
     (random groups A/B/C of 50/30/20%, seed ``group_seed``). ``allocation`` (one epsilon per
-    statistic) adds the budget-first view; ``dots_seed`` the dot plots."""
+    statistic) adds the budget-first view; ``dots_seed`` the dot plots; ``half_widths`` (``{kind: {"half_width",
+    "relative", "level"}}``, one per statistic: :func:`half_width_targets`) the half-width view."""
     specs = statistic_specs(statistics)
+    targets = None if half_widths is None else half_width_targets(half_widths, specs)
     if hasattr(data, "columns"):  # a table
         column = income_column or (data.columns[0] if data.shape[1] == 1 else None)
         if column is None or column not in data.columns:
@@ -772,4 +1129,5 @@ def planner_view(data: Any, *, statistics: Sequence[Mapping[str, Any]], income_c
     budget = None if allocation is None else budget_first(stats, specs, list(allocation))
     if budget is not None and not math.isfinite(budget.total_epsilon):  # pragma: no cover - checked per item
         raise DPInputError("the allocation must be finite")
-    return PlannerView(specs, accuracy, budget)
+    half = None if targets is None else half_width_first(stats, specs, targets)
+    return PlannerView(specs, accuracy, budget, half)
