@@ -42,6 +42,19 @@ def _accuracy(specs: tuple, token: str, dots_seed: int) -> planner_experiments.A
     return planner_experiments.accuracy_first(_stats(specs, token), specs, dots_seed=dots_seed)
 
 
+@st.cache_data(show_spinner="Solving for the smallest ε of each interval... (the Gini: up to ~30 s the first time)",
+               max_entries=128)
+def _half_width(specs: tuple, token: str, targets: tuple) -> planner_experiments.HalfWidthView:
+    return planner_experiments.half_width_first(_stats(specs, token), specs, targets)
+
+
+def _plan(specs: tuple, half_widths: dict | None) -> planner_experiments.AccuracyFirstView | planner_experiments.HalfWidthView:
+    """Accuracy first's plan: the relative-error targets, or the half-widths when Accuracy first states them so."""
+    if half_widths is None:
+        return _accuracy(specs, token, seed())
+    return _half_width(specs, token, planner_experiments.half_width_targets(half_widths, specs))
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def _budget(specs: tuple, token: str, allocation: tuple) -> planner_experiments.BudgetFirstView:
     # the Gini's interval width needs its split optimised at each ε (seconds): shown in Accuracy first only
@@ -120,9 +133,15 @@ def plan_views() -> None:
                             help="Budget first splits it; accuracy first compares the plan's total with it."))
     view = qp_radio("View", "planner_view", VIEWS, VIEWS[0], horizontal=True)
     if view == VIEWS[0]:
+        half_widths = views.half_width_choice(list(kinds))
         with guard("the accuracy-first plan"):
-            views.render_accuracy(_accuracy(specs, token, seed()), total, views.dataset_summary(ds),
-                                  confidential=ds.confidential)
+            if half_widths is None:
+                views.render_accuracy(_accuracy(specs, token, seed()), total, views.dataset_summary(ds),
+                                      confidential=ds.confidential)
+            else:
+                targets = planner_experiments.half_width_targets(half_widths, specs)
+                views.render_half_width(_half_width(specs, token, targets), total, views.dataset_summary(ds),
+                                        confidential=ds.confidential)
     elif view == VIEWS[1]:
         alloc = views.budget_sliders(kinds, total)
         with guard("the budget-first accuracy"):
@@ -133,12 +152,14 @@ def plan_views() -> None:
             views.render_risk(_belief(epsilon, prior))
     else:
         alloc = views.allocation(kinds, total)
+        half_widths = views.remembered_half_widths(list(kinds))
         with guard("the accuracy-first plan"):  # the plan file carries the accuracy-first ε, as Release mode
-            views.remember_plan(_accuracy(specs, token, seed()), confidential=ds.confidential, data_name=ds.name)
-        kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), alloc)
+            views.remember_plan(_plan(specs, half_widths), confidential=ds.confidential, data_name=ds.name)
+        kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), alloc, half_widths)
         repro.share_panel("planner", script=repro.view_script_for(
             "dpcore.experiments.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),
-            note="It prints the smallest ε per statistic, the total, and the budget-first accuracy.")
+            note="It prints the smallest ε per statistic (for your half-widths too, if Accuracy first states them), "
+                 "the total, and the budget-first accuracy.")
         with guard("the release plan"):  # the plan file for `python -m dpcore release` (docs/plan_format.md)
             views.release_plan_download(kinds, specs, _statistic, alloc, ds, group_column, total)
 

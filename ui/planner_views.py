@@ -26,12 +26,13 @@ from dpcore.experiments.planner import (
     AccuracyFirstView,
     AttackerBeliefView,
     BudgetFirstView,
+    HalfWidthView,
     IntervalWidth,
     StatisticSpec,
 )
 from dpcore.smooth_noises import SMOOTH_NOISES
 from ui import plots_planner
-from ui.common import download_csv, guard, qp_number, qp_selectbox, qp_slider, show_figure
+from ui.common import download_csv, guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, show_figure
 
 RANDOM_GROUPS = "(random groups A/B/C)"
 #: (largest relative error %, probability %) per statistic; the Gini's error is in Gini points (GINI_ERR_KEY)
@@ -528,7 +529,7 @@ def render_cost(cost: Any) -> None:
 ANSWER_LABEL = "Total ε of the plan"
 
 
-def remember_plan(view: AccuracyFirstView, *, confidential: bool = True, data_name: str = "") -> None:
+def remember_plan(view: AccuracyFirstView | HalfWidthView, *, confidential: bool = True, data_name: str = "") -> None:
     """Keep the accuracy-first plan (kind -> smallest ε, and its target) for Release mode and the plan file,
     with the data it was solved on (``confidential``: the sidebar's file is confidential; unknown counts as
     confidential, so a forgotten argument never lets a data-derived ε start a release)."""
@@ -550,15 +551,9 @@ CONFIDENTIAL_PLAN_NOTE = ("Your accuracy-first ε were solved on the **confident
                           "or plan on the synthetic look-alike, whose ε may be used as they are.")
 
 
-def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, Any], *,
-                    confidential: bool = True) -> None:
-    """The answer first (total ε, what it means, whether it fits the budget), then the table behind it.
-    ``confidential``: the plan was solved on a confidential file (remembered with it; its memo is marked)."""
-    _failures(view.failures)
-    if not view.rows:
-        return
-    remember_plan(view, confidential=confidential, data_name=str(dataset.get("name", "")))
-    table = _remembered("accuracy_table", view, lambda: accuracy_table(view))
+def _answer(view: AccuracyFirstView | HalfWidthView, budget: float,
+            relax: str = "lower probability, larger error") -> None:
+    """The plan's total ε, what it means for a person, whether it fits the budget, and its cost when not pure ε."""
     c1, c2, c3 = st.columns(3)
     c1.metric(ANSWER_LABEL, f"{view.total_epsilon:.4g}",
               help="The smallest ε of each statistic, added up (sequential composition: the statistics are "
@@ -570,8 +565,20 @@ def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, A
               help=f"The plan {'fits' if fits else 'exceeds'} this budget.")
     if not fits:
         st.warning(f"The plan needs ε = {view.total_epsilon:.4g} in total, more than the ε = {budget:.4g} you can "
-                   "afford: relax a target (lower probability, larger error) or raise the total.")
+                   f"afford: relax a target ({relax}) or raise the total.")
     render_cost(view.cost)
+
+
+def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, Any], *,
+                    confidential: bool = True) -> None:
+    """The answer first (total ε, what it means, whether it fits the budget), then the table behind it.
+    ``confidential``: the plan was solved on a confidential file (remembered with it; its memo is marked)."""
+    _failures(view.failures)
+    if not view.rows:
+        return
+    remember_plan(view, confidential=confidential, data_name=str(dataset.get("name", "")))
+    table = _remembered("accuracy_table", view, lambda: accuracy_table(view))
+    _answer(view, budget)
     st.markdown("For each statistic, the **smallest ε** that meets its target on the planning data. Closed forms are "
                 "exact; the percentiles need simulation, so their ε carries Monte Carlo uncertainty (we report the "
                 "conservative end; see the CSV).")
@@ -596,6 +603,103 @@ def render_accuracy(view: AccuracyFirstView, budget: float, dataset: dict[str, A
                 frame[frame["statistic"] == dots.statistic], dots.abs_error if absolute else 100 * dots.rel_error,
                 title, gini_points=absolute), title), width="stretch")
         download_csv(frame, "Download the dot-plot data (CSV)", "planner_dots.csv", key="planner_dl_dots")
+
+
+# ---------------------------------------------------------------------------------------------
+# Accuracy first, stated as the half-width of the published intervals
+# ---------------------------------------------------------------------------------------------
+
+#: how an accuracy-first target is stated (the choice at the top of Accuracy first)
+RELATIVE_ERROR, HALF_WIDTH = "relative error", "interval half-width"
+TARGET_MODES = [RELATIVE_ERROR, HALF_WIDTH]
+#: the half-width targets of the accuracy-first view ({kind: {"half_width", "relative", "level"}}, or None in the
+#: relative-error mode): the share view's script and the plan carry them
+HALF_WIDTHS_KEY = "_planner_half_widths"
+#: default half-widths in each statistic's unit (dpcore.experiments.planner.INTERVAL_UNITS) and in % of the value;
+#: the percentiles' and medians' intervals are never narrower than their bins (PSEO's: about ±15% of the first
+#: quartile), the relative risk's than its sampling uncertainty (about ±0.08 at n = 10,000)
+HALF_WIDTH_DEFAULTS = {"gini": (0.01, 3), "mean": (1000.0, 2), "group_means": (1000.0, 3), "percentiles": (5000.0, 20),
+                       "group_medians": (5000.0, 15), "ratio": (0.1, 10), "count": (50.0, 5)}
+#: the unit an absolute half-width is typed in, per statistic
+HALF_WIDTH_UNITS = {**planner_experiments.INTERVAL_UNITS, "gini": "Gini points, 0.01 = one point"}
+
+
+def half_width_choice(kinds: list[str]) -> dict[str, dict[str, Any]] | None:
+    """Accuracy first's choice of target: ``None`` for the relative error (the settings' targets), else the
+    half-width of each statistic's published 95% interval, typed here ({kind: target as plain data})."""
+    mode = qp_radio("State each target as", "planner_target_mode", TARGET_MODES, RELATIVE_ERROR, horizontal=True,
+                    help="relative error: each released value within ±X% of the truth with probability Y% (set in the "
+                         "settings below); interval half-width: every published 95% interval at most ±X wide.")
+    if mode == RELATIVE_ERROR:
+        st.session_state[HALF_WIDTHS_KEY] = None
+        return None
+    st.markdown("Every released value is published with a **95% interval**: a range that anyone can compute from the "
+                "published numbers and that contains the true value 95% of the time. Say how wide you can accept it, "
+                "e.g. ±1,000 around a mean income; the page finds the smallest ε whose **expected** interval is that "
+                "narrow (on the planning data).")
+    relative = qp_toggle("Give each half-width as a % of the value", "planner_hw_relative", False,
+                         help="±X% of the statistic's value on the planning data (as every planning number).")
+    targets = {}
+    columns = [column for start in range(0, len(kinds), 4) for column in st.columns(4)][:len(kinds)]
+    for column, kind in zip(columns, kinds, strict=True):
+        absolute, percent = HALF_WIDTH_DEFAULTS[kind]
+        label = planner.STAT_KINDS[kind]
+        if relative:
+            value = qp_number(f"{label}: ± % of the value", f"planner_hwp_{kind}", float(percent), min_value=0.1,
+                              max_value=100.0, step=1.0, container=column)
+            targets[kind] = {"half_width": float(value) / 100.0, "relative": True, "level": 0.95}
+        else:
+            value = qp_number(f"{label}: ± {HALF_WIDTH_UNITS[kind]}", f"planner_hw_{kind}", absolute,
+                              min_value=1e-6, max_value=1e12, step=absolute / 10, format="%g", container=column)
+            targets[kind] = {"half_width": float(value), "relative": False, "level": 0.95}
+    st.session_state[HALF_WIDTHS_KEY] = targets
+    return targets
+
+
+def remembered_half_widths(kinds: list[str]) -> dict[str, dict[str, Any]] | None:
+    """The half-width targets Accuracy first was last shown with, if they are for these statistics (else None: the
+    relative-error plan)."""
+    targets = st.session_state.get(HALF_WIDTHS_KEY)
+    return targets if targets and list(targets) == list(kinds) else None
+
+
+#: the expected half-width column of the half-width plan
+HALF_WIDTH_COLUMN = "expected half-width of its 95% intervals at that ε"
+
+
+def _half_width_text(row: Any) -> str:
+    sol = row.solution
+    text = f"±{100 * sol.achieved:.3g}% of the value" if sol.target.relative else "±" + _amount(sol.widest, sol.unit)
+    if len(sol.half_widths) > 1:
+        text = f"up to {text} (widest of {len(sol.half_widths)})"
+    return text
+
+
+def half_width_table(view: HalfWidthView) -> pd.DataFrame:
+    """Every column of the half-width plan (the CSV download)."""
+    return pd.DataFrame([{"statistic": r.statistic, "target": r.target, "smallest ε": r.epsilon,
+                          HALF_WIDTH_COLUMN: _half_width_text(r), "how it was found": r.solution.method,
+                          "note": r.solution.note, "privacy cost": r.cost} for r in view.rows])
+
+
+def render_half_width(view: HalfWidthView, budget: float, dataset: dict[str, Any], *, confidential: bool = True
+                      ) -> None:
+    """The half-width plan as the relative-error one: the answer first, then one row per statistic with its ε and
+    the expected half-width of its published intervals there."""
+    _failures(view.failures)
+    if not view.rows:
+        return
+    remember_plan(view, confidential=confidential, data_name=str(dataset.get("name", "")))
+    table = _remembered("half_width_table", view, lambda: half_width_table(view))
+    _answer(view, budget, relax="a larger half-width")
+    st.markdown("For each statistic, the **smallest ε** at which every interval it publishes is expected to be within "
+                "your half-width on the planning data (the Gini: its typical width on these data; the note gives the "
+                "release's public model).")
+    st.table(table[["statistic", "target", "smallest ε", HALF_WIDTH_COLUMN, "note"]].style.format(
+        {"smallest ε": "{:.4g}"}).hide(axis="index"))
+    show_figure(figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
+                width="stretch")
+    download_csv(table, "Download this table (CSV)", "planner_half_width_first.csv", key="planner_dl_hw")
 
 
 def budget_frame(view: BudgetFirstView) -> pd.DataFrame:
@@ -664,13 +768,17 @@ def render_risk(view: AttackerBeliefView) -> None:
 
 
 def script_settings(specs: tuple[StatisticSpec, ...], dataset: Any, group_column: str | None, seed: int,
-                    alloc: dict[str, float]) -> tuple[dict[str, Any], str]:
+                    alloc: dict[str, float], half_widths: dict[str, dict[str, Any]] | None = None
+                    ) -> tuple[dict[str, Any], str]:
     """Keyword arguments of :func:`dpcore.experiments.planner.planner_view` for this view (plain
-    literals), and the script's data argument (``values``, or ``frame`` when a group column is used)."""
+    literals), and the script's data argument (``values``, or ``frame`` when a group column is used);
+    ``half_widths``: Accuracy first's half-width targets (:func:`remembered_half_widths`), if any."""
     kwargs: dict[str, Any] = {"statistics": [s.to_dict() for s in specs]}
     if group_column is not None:
         kwargs.update(income_column=dataset.column, group_column=group_column)
     kwargs.update(group_seed=int(seed), allocation=[float(alloc[s.kind]) for s in specs])
+    if half_widths is not None:
+        kwargs["half_widths"] = half_widths
     return kwargs, ("frame" if group_column is not None else "values")
 
 
