@@ -75,6 +75,7 @@ __all__ = [
     "HalfWidthSolution",
     "solve_epsilon_for_half_width",
     "HALF_WIDTH_REL",
+    "SIMULATED_WIDTHS",
     "HalfWidthRow",
     "HalfWidthView",
     "half_width_targets",
@@ -532,6 +533,13 @@ def _interval_widths(pairs: Sequence[tuple[planner.PlannedStatistic, float]], le
 #: epsilon returned and not at epsilon * exp(-HALF_WIDTH_REL) (when the width decreases in epsilon)
 HALF_WIDTH_REL = 1e-4
 
+#: kinds whose expected width is simulated (the median over seeded noisy histograms): not monotone in epsilon
+#: (measured: the default plan's percentile width moves by one bin back and forth between epsilon 0.87 and 0.92), so
+#: their search first goes down the planner's log grid; the others' widths are monotone by formula (mean, count,
+#: relative risk: a quantile of a noise whose scale is proportional to 1/epsilon) or measured so (the Gini's, on
+#: the 33-point grid of the default data)
+SIMULATED_WIDTHS = ("percentiles", "group_medians")
+
 #: why a kind's published interval stops narrowing as epsilon grows (said when even eps_max cannot reach a target)
 _WIDTH_FLOORS = {
     "percentiles": "a percentile's interval is read off the public bins and is never narrower than the bins around "
@@ -674,13 +682,14 @@ def solve_epsilon_for_half_width(stat: planner.PlannedStatistic, target: HalfWid
     The widths are the page's (:func:`expected_interval_width`, deterministic: percentile widths from the seeded
     noisy histograms of ``seed``), except the Gini's: its median published width on the planning data, shown there
     beside the public model's (``note``). The width decreases in epsilon (the noise scale is proportional to
-    1/epsilon), but only up to the draws of a simulated width and the optimiser's discrete choices (measured: the
-    median percentile width of the default plan moves by one bin back and forth between epsilon 0.87 and 0.92), so
-    the search is the monotone one of :func:`dpcore.planner.solve_epsilon`: down its fixed log grid of
-    ``GRID_POINTS`` epsilons from ``eps_max`` (default the statistic's search range) while the target holds, then an
-    ITP search (:func:`_itp_point`: bisection's guarantee, fewer evaluations on a smooth width) on log epsilon inside
-    the last grid step, to a relative precision of :data:`HALF_WIDTH_REL`; the end that meets the target is returned,
-    and the target holds at every grid point above it. Where the width is not computed (a percentile's bin noise
+    1/epsilon), so an ITP search (:func:`_itp_point`: bisection's guarantee, fewer evaluations on a smooth width,
+    which matters for the Gini: each of its widths optimises a split, seconds) on log epsilon between ``eps_min``
+    and ``eps_max`` (default the statistic's search range, as :func:`dpcore.planner.solve_epsilon`) returns, to a
+    relative precision of :data:`HALF_WIDTH_REL`, the end that meets the target. A simulated width
+    (:data:`SIMULATED_WIDTHS`) is monotone only up to its draws, so its search is first the monotone one of
+    :func:`dpcore.planner.solve_epsilon`: down the fixed log grid of ``GRID_POINTS`` epsilons from ``eps_max`` while
+    the target holds, then ITP inside the last grid step (the target holds at every grid point above the answer).
+    Where the width is not computed (a percentile's bin noise
     above :data:`INTERVAL_MAX_BIN_SCALE`, a Gini below :data:`INTERVAL_MIN_GINI_EPSILON`) the target counts as not
     met (the interval would be wide), and ``note`` says so if the answer sits at that edge.
 
@@ -700,7 +709,7 @@ def solve_epsilon_for_half_width(stat: planner.PlannedStatistic, target: HalfWid
     top = _check_half_width(stat, hi, target, seed)
     if not top.met:
         raise DPInputError(_unreachable(stat, target, top, hi))
-    grid = np.exp(np.linspace(math.log(lo), math.log(hi), planner.GRID_POINTS))
+    grid = np.exp(np.linspace(math.log(lo), math.log(hi), planner.GRID_POINTS if stat.kind in SIMULATED_WIDTHS else 2))
     grid[0], grid[-1] = lo, hi
     i, below = grid.size - 1, None
     while i > 0:  # down the grid from eps_max while the target holds: it holds at every grid point above the answer
