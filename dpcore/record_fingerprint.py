@@ -417,9 +417,8 @@ def frame_fingerprint(frame: pd.DataFrame) -> str:
 #: a stream is fingerprinted on several cores once it has passed this many rows: below it, starting worker
 #: processes (about half a second each, to import pandas and pyarrow) costs more than it saves
 PARALLEL_MIN_ROWS = 1_000_000
-#: rows per task sent to a worker (pickled Arrow buffers: a few MB), and tasks in flight per worker
-PARALLEL_TASK_ROWS = 262_144
-_IN_FLIGHT_PER_WORKER = 2
+#: rows per task sent to a worker (Arrow buffers of a few MB: the memory of a task stays small)
+PARALLEL_TASK_ROWS = 65_536
 
 
 def available_cores() -> int:
@@ -486,38 +485,40 @@ def batches_fingerprint(batches: Iterable[Any], *, workers: int | None = None) -
 
 
 def _on_workers(stream: Iterable[Any], acc: RecordFingerprint, workers: int) -> None:
-    """Hash the rest of ``stream`` on ``workers`` processes into ``acc``.
+    """Hash the rest of ``stream`` on ``workers`` processes (this one and ``workers - 1`` others) into ``acc``.
 
-    Each worker is ``python -m dpcore.record_fingerprint`` reading an Arrow IPC stream on its stdin and
+    Each other worker is ``python -m dpcore.record_fingerprint`` reading an Arrow IPC stream on its stdin and
     printing its partial sums at the end (a plain subprocess, not multiprocessing: that would re-run the
     caller's main script in every worker, and fork a process whose reader threads hold locks). Chunks go
-    round-robin; a pipe's back-pressure keeps at most a few chunks in memory. A worker that fails (or cannot
-    start) makes the whole fingerprint fail with its message: a partial sum is never used."""
+    round-robin, this process taking its turn (one process fewer: ~100 MB of imports less at the peak); a
+    pipe's back-pressure keeps one chunk in flight per worker. A worker that fails (or cannot start) makes
+    the whole fingerprint fail with its message: a partial sum is never used."""
     import pyarrow as pa
 
-    procs = [_start_worker() for _ in range(workers)]
-    writers: list[Any] = [None] * workers
-    schemas: list[Any] = [None] * workers
+    procs = [_start_worker() for _ in range(workers - 1)]
+    writers: list[Any] = [None] * len(procs)
+    schemas: list[Any] = [None] * len(procs)
     try:
         turn = 0
         for chunk in stream:
-            if not _is_arrow(chunk):  # pandas chunks (rare: only Arrow readers stream here) stay in this process
+            turn = (turn + 1) % workers
+            if not _is_arrow(chunk) or turn == 0:  # this process's turn (and pandas chunks, which stay here)
                 acc._add(*_chunk_row_sums(chunk))
                 continue
             table = chunk if isinstance(chunk, pa.Table) else pa.Table.from_batches([chunk])
             names, order = _column_order(table.schema.names)
             acc._add(tuple(names[i] for i in order), 0, 0, 0)  # another column set: refused here, at once
-            if writers[turn] is None:
-                writers[turn] = pa.ipc.new_stream(procs[turn].stdin, table.schema)
-                schemas[turn] = table.schema
-            elif not schemas[turn].equals(table.schema):
+            k = turn - 1
+            if writers[k] is None:
+                writers[k] = pa.ipc.new_stream(procs[k].stdin, table.schema)
+                schemas[k] = table.schema
+            elif not schemas[k].equals(table.schema):
                 acc._add(*_arrow_row_sums(table))  # other column types than this worker's stream: hashed here
                 continue
             try:
-                writers[turn].write_table(table)
+                writers[k].write_table(table)
             except (pa.ArrowInvalid, BrokenPipeError, OSError):
-                raise _worker_failed(procs[turn]) from None
-            turn = (turn + 1) % workers
+                raise _worker_failed(procs[k]) from None
         for writer, proc in zip(writers, procs, strict=True):
             if writer is not None:
                 writer.close()
