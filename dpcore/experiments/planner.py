@@ -665,6 +665,8 @@ def _unreachable(stat: planner.PlannedStatistic, target: HalfWidthTarget, top: _
     wanted = target.describe(top.width.unit)
     if not top.width.widths:
         return f"{stat.name}: no published interval to plan ({top.width.note}), so {wanted!r} cannot be planned"
+    if np.isnan(top.half_widths).all():
+        return f"{stat.name}: no released number has an interval (cells of fewer than 2 records), so {wanted!r} cannot be met"
     if math.isinf(top.achieved):
         return (f"{stat.name}: even at ε = {eps_max:g} an interval is open-ended (a value in the top bin reaches the "
                 f"end of the support), so {wanted!r} cannot be met: {_WIDTH_FLOORS.get(stat.kind, 'relax the target')}")
