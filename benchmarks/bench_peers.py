@@ -455,7 +455,11 @@ def workload_table(workload: str, rows: int, runs: list[dict], versions: dict[st
         rss = _mb(s["peak_rss_mb"])
         if s["median_s"] is None:
             rss += " (at stop)" if "stopped" in s.get("failure", "") else " (at failure)"
-        lines.append(f"| {LABELS[tool]} | {versions.get(tool, '')} | {_wall_cell(s)} | {rss} | "
+        earlier = sorted({r["measured"] for r in runs if r["tool"] == tool and r.get("measured")})
+        label = LABELS[tool] + (f" (measured {', '.join(earlier)}, kept from an earlier run)" if earlier else "")
+        if earlier and tool != "duckdb":
+            ratio += " (other run's scan)" if ratio != "-" else ""
+        lines.append(f"| {label} | {versions.get(tool, '')} | {_wall_cell(s)} | {rss} | "
                      f"{s['ok']}/{s['runs']} | {ratio} |")
     steps = summaries.get("dpcore", {}).get("steps")
     if steps:
@@ -507,6 +511,17 @@ def doc_section(payload: dict) -> str:
     return "\n".join(parts)
 
 
+def kept_from(earlier: dict, payload: dict) -> dict:
+    """``payload`` with the runs of ``earlier`` for the (workload, tool) pairs it did not measure (e.g. peers that
+    take many minutes), each marked with the date it was measured; the doc's table says so beside the tool."""
+    measured = {(r["workload"], r["tool"]) for r in payload["runs"]}
+    kept = [{**r, "measured": r.get("measured") or earlier["facts"]["date"]} for r in earlier["runs"]
+            if (r["workload"], r["tool"]) not in measured]
+    versions = {**{t: v for t, v in earlier["versions"].items() if any(r["tool"] == t for r in kept)},
+                **payload["versions"]}
+    return {**payload, "runs": payload["runs"] + kept, "versions": versions}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows of the hist and mean workloads")
@@ -520,6 +535,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--spark-memory", default="8g", help="Tumult's Spark driver memory")
     ap.add_argument("--write-doc", action="store_true", help="write the results into docs/benchmarks.md")
     ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    ap.add_argument("--keep-from", type=Path, default=None,
+                    help="an earlier results file whose runs of workloads x tools not measured now are kept (marked)")
     ap.add_argument("--from-results", action="store_true",
                     help=f"run nothing: print (and with --write-doc write) the section of the last results ({RESULTS})")
     # worker mode (inside a peer's virtualenv)
@@ -547,7 +564,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.from_results:
         payload = json.loads(RESULTS.read_text())
     else:
+        earlier = json.loads(args.keep_from.read_text()) if args.keep_from else None
         payload = measure(args, argv, log)
+        if earlier is not None:
+            payload = kept_from(earlier, payload)
+            RESULTS.write_text(json.dumps(payload, indent=1))
     section = doc_section(payload)
     print("\n" + section)
     if args.write_doc:
