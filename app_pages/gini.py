@@ -1,7 +1,7 @@
 """Gini index with differential privacy (Lan & Reiter 2025): the flagship page.
 
 Thin page: controls -> one cached call to :func:`dpcore.experiments.gini.gini_view` -> renderers
-in :mod:`ui.gini_views` (figures in :mod:`ui.plots_gini`). The generated script makes the same call.
+in :mod:`ui.gini.views` (figures in :mod:`ui.gini.plots`). The generated script makes the same call.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from dpcore import defaults
 from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import gini as gini_experiments
-from ui import answer_views, gini_views, noise_choice, repro
+from ui import answer_views, repro
 from ui.common import (
     guard,
     qp_number,
@@ -25,6 +25,8 @@ from ui.common import (
     seed,
 )
 from ui.data_note import data_note
+from ui.gini import noise_choice
+from ui.gini import views as gini_views
 from ui.sidebar import current_dataset
 
 EPS_OPTIONS = [0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0]

@@ -2,15 +2,16 @@
 
 Thin page: controls -> one cached view call in :mod:`dpcore.experiments.percentiles` (``cell_view`` or, with the
 exponential mechanism chosen, ``exponential_cell_view``; ``many_cells_view`` or ``figures_view``) -> renderers in
-:mod:`ui.percentiles_views`. The generated script makes the same call.
+:mod:`ui.percentiles.views`. The generated script makes the same call.
 """
 from __future__ import annotations
 
 import streamlit as st
 
 from dpcore.experiments import percentiles as percentile_experiments
-from ui import answer_views, data_note, percentiles_views, repro
+from ui import answer_views, data_note, repro
 from ui.common import guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
+from ui.percentiles import views as percentiles_views
 from ui.sidebar import current_dataset
 
 SCHEMES = {"PSEO bins (Table 1, 21 bins)": "pseo", "Log-normal bins": "lognormal", "Even bins": "even",

@@ -2,7 +2,7 @@
 or the sample size?
 
 Thin page: controls -> one cached view call (:mod:`dpcore.experiments.ratio`) -> renderers
-(:mod:`ui.ratios_views`). The generated script makes the same view call.
+(:mod:`ui.ratios.views`). The generated script makes the same view call.
 """
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import ratio as ratio_experiments
 from dpcore.validation import DPInputError, check_probability
 from ui import answer_views, repro
-from ui import ratios_views as views
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, seed
 from ui.data_note import data_note
+from ui.ratios import views
 
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0]
 DELTA_OPTIONS = [1e-7, 1e-6, 1e-5, 1e-4, 1e-3]

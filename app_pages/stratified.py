@@ -1,7 +1,7 @@
 """Group means and parity: does differential privacy bury small groups, and what does stratifying cost?
 
 Thin page: controls -> one cached view call (:mod:`dpcore.experiments.stratified`) -> renderers
-(:mod:`ui.stratified_views`). The generated script makes the same view call.
+(:mod:`ui.stratified.views`). The generated script makes the same view call.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from dpcore.data import recipe_from_key
 from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import stratified as strat_experiments
 from ui import answer_views, common, data_note, repro
-from ui import stratified_views as views
 from ui.common import guard, qp_select_slider, qp_selectbox, qp_slider, seed
 from ui.sidebar import current_dataset
+from ui.stratified import views
 
 DATA_SOURCES = ("ACS 2019 excerpt", "Synthetic mixture (paper's model)", "Paper's NY group sizes",
                 "Sidebar dataset (choose grouping columns)")

@@ -246,8 +246,8 @@ def test_true_value_detector_catches_a_leak():
 
 def test_the_plan_says_how_wide_the_published_intervals_will_be():
     """Accuracy first and budget first: a column with each statistic's expected published-interval width at the ε
-    shown, the same as the view function's (ui.planner_views.interval_text of expected_interval_width)."""
-    import ui.planner_views as views
+    shown, the same as the view function's (ui.planner.views.interval_text of expected_interval_width)."""
+    import ui.planner.views as views
     from dpcore import defaults
     from dpcore.experiments import planner as planner_experiments
     from ui.sidebar import default_dataset

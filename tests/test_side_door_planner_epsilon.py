@@ -18,7 +18,8 @@ from dpcore import ledger as ledger_lib
 from dpcore import planner as planner_lib
 from dpcore import release as release_lib
 from dpcore.experiments import planner as planner_experiments
-from ui import planner_views, release_panel
+from ui.planner import release_panel
+from ui.planner import views as planner_views
 
 PLAN = "Plan: choose ε on planning data"
 

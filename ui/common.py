@@ -450,7 +450,7 @@ def show_figure(fig: Any, *, container: Any = st, **options: Any) -> Any:
     """``st.plotly_chart(fig)`` for a memoised ``go.Figure`` that is shown again and again: its spec
     (``fig.to_dict()``, a deep copy) is made on the first call and kept on the figure, so later calls
     skip the copy. Only for figures that are not changed after they were first shown. A plain dict
-    specification (``{"data": [...], "layout": {...}}``, as ``ui.plots_gini`` builds) is sent as is."""
+    specification (``{"data": [...], "layout": {...}}``, as ``ui.gini.plots`` builds) is sent as is."""
     options.setdefault("width", "stretch")
     if isinstance(fig, dict):
         return container.plotly_chart(_prebuilt_figure(fig), **options)

@@ -1,5 +1,5 @@
 """Renderers of the percentiles (PSEO) page: each draws one view from a result of
-:mod:`dpcore.experiments.percentiles` (figures from :mod:`ui.plots_percentiles`). Nothing here
+:mod:`dpcore.experiments.percentiles` (figures from :mod:`ui.percentiles.plots`). Nothing here
 recomputes a mechanism.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dpcore.experiments.percentiles import (
     FiguresView,
     ManyCellsView,
 )
-from ui import plots_percentiles as plots_percentiles_builders
 from ui.common import CachedBuilders, download_csv, privacy_note, show_figure, show_spec
+from ui.percentiles import plots as plots_percentiles_builders
 
 # figures built once per distinct input in this process, shared by all sessions
 plots_percentiles = CachedBuilders(plots_percentiles_builders)

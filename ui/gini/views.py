@@ -2,7 +2,7 @@
 
 The page (``app_pages/gini.py``) reads the controls, makes one cached call to
 :func:`dpcore.experiments.gini.gini_view` and hands the result to these functions. Figures come
-from :mod:`ui.plots_gini`; nothing here recomputes the mechanism.
+from :mod:`ui.gini.plots`; nothing here recomputes the mechanism.
 """
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ from dpcore import intervals
 from dpcore.experiments import gini as gini_experiments
 from dpcore.experiments.gini import GiniView
 from dpcore.lru import array_digest
-from ui import plots_gini
 from ui.common import download_csv, numbers_table, privacy_note, run_on_button, show_figure
+from ui.gini import plots as plots_gini
 
-# The live figures are plain plotly specifications built from the view in ~1 ms each (ui.plots_gini): cheaper
+# The live figures are plain plotly specifications built from the view in ~1 ms each (ui.gini.plots): cheaper
 # than hashing the view's 20,000 simulated releases to look a remembered figure up.
 
 PRIORS = {"uniform": ("uniform", "a flat prior on [0, 1] (the paper's choice)"),
