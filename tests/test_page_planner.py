@@ -15,11 +15,11 @@ from support import assert_clean, metrics, open_page, page_script, page_text, ru
 
 from dpcore import ledger
 from dpcore import planner as planner_lib
+from ui.planner import sections as planner_sections
 
 PAGE = "app_pages/planner.py"
 RELEASE = "Release: make the real release (spends budget)"
-ACCURACY, BUDGET, RISK, SHARE = ("1 · Accuracy first", "2 · Budget first", "3 · What ε means for a person",
-                                 "4 · Share / reproduce")
+ACCURACY, BUDGET, RISK, SHARE = planner_sections.VIEWS
 
 
 def _open(**query) -> AppTest:

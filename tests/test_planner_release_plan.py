@@ -9,10 +9,11 @@ import pytest
 import tomllib
 from support import assert_clean, open_page
 
+from ui.planner import sections as planner_sections
 from ui.planner.release_panel import _round_up
 
 PAGE = "app_pages/planner.py"
-SHARE = "4 · Share / reproduce"
+SHARE = planner_sections.SHARE.heading
 RELEASE = "Release: make the real release (spends budget)"
 PLAN = "Plan: choose ε on planning data"
 
