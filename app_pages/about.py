@@ -1,7 +1,7 @@
 """Landing page: "What do you want to do?" cards that open the right page with a preset,
 then differential privacy in plain language and what each page of the app is for.
 
-Thin page: two sliders (epsilon, the attacker's prior) -> dpcore.risk.max_posterior -> ui.about_views (an SVG
+Thin page: two sliders (epsilon, the attacker's prior) -> dpcore.risk.max_posterior -> ui.about.views (an SVG
 chart and a markdown table). No data are used and nothing random is drawn here.
 
 This is the page a cold server shows first (cold start <= 1.2x a bare one-slider app), so it
@@ -43,7 +43,7 @@ st.caption("Below: what differential privacy is, in plain language (for reading,
 
 # imported after the top of the page is on its way to the browser (see the module docstring)
 from dpcore.risk import max_posterior  # noqa: E402
-from ui import about_views  # noqa: E402
+from ui.about import views as about_views  # noqa: E402
 from ui.common import guard, privacy_note, qp_slider  # noqa: E402
 
 st.markdown(

@@ -1,8 +1,8 @@
 """Play the attacker: guess a secret from one DP release; see the bound e^ε/(1+e^ε) hold.
 
-Thin page: class mode (:mod:`ui.classroom_views`, at the top: the teacher's projector view and live
+Thin page: class mode (:mod:`ui.classroom`, at the top: the teacher's projector view and live
 results, or the student's session) -> controls -> one cached call to
-:func:`dpcore.experiments.attacker.attacker_view` -> renderers in :mod:`ui.attacker_views`. Nothing
+:func:`dpcore.experiments.attacker.attacker_view` -> renderers in :mod:`ui.attacker.views`. Nothing
 secret is drawn before the round has a guess. In a class session each student's round seed comes from
 the class code, a per-browser-session id and the round number (``dpcore.classroom.student_round_seed``),
 and guesses are pooled at the session's statistic only.
@@ -13,7 +13,8 @@ import streamlit as st
 
 from dpcore import classroom as classroom_lib
 from dpcore.experiments import attacker as attacker_lib
-from ui import attacker_views, classroom_views
+from ui import classroom
+from ui.attacker import views as attacker_views
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, run_on_button, seed
 
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0]
@@ -38,7 +39,7 @@ privacy_note("data sets A and B differ in **one person** (the target replaced by
              "Only the coin (A or B) and the noise draw are secret.")
 
 # ---- class mode (the teacher's projector view is drawn into projector_slot, above the introduction) ---
-klass = classroom_views.current_class()
+klass = classroom.current_class()
 with st.expander("Class mode: pool the class's guesses", expanded=klass is None and st.session_state.get(
         "atk_role", st.query_params.get("atk_role")) == "teacher"):
     st.markdown("The teacher creates a session code; students open this page with the code (link or QR code) "
@@ -46,16 +47,16 @@ with st.expander("Class mode: pool the class's guesses", expanded=klass is None 
                 "round's seed, the statistic, ε, the guess and whether it was right — nothing about the student.")
     role = qp_radio("I am", "atk_role", ["student", "teacher"], "student", horizontal=True)
     if role == "teacher":
-        classroom_views.teacher_controls(list(attacker_lib.MECHANISMS), attacker_views.MECHANISM_LABELS)
+        classroom.teacher_controls(list(attacker_lib.MECHANISMS), attacker_views.MECHANISM_LABELS)
     else:
-        classroom_views.student_controls(klass)
-classroom_views.show_class_message()
+        classroom.student_controls(klass)
+classroom.show_class_message()
 class_mechanism = klass.mechanism if klass is not None else None
 if klass is not None and role == "teacher":
     with projector_slot:
-        classroom_views.projector(klass, classroom_views.app_base_url(),
-                                  attacker_views.MECHANISM_LABELS.get(class_mechanism or "", "any statistic"),
-                                  attacker_views.pooled_table)
+        classroom.projector(klass, classroom.app_base_url(),
+                            attacker_views.MECHANISM_LABELS.get(class_mechanism or "", "any statistic"),
+                            attacker_views.pooled_table)
 in_class = klass is not None and role == "student"
 
 # ---- controls -----------------------------------------------------------------------------------
@@ -70,7 +71,7 @@ round_number = int(qp_number("Round", "atk_round", 1, min_value=0, max_value=10*
 pooled = in_class and class_mechanism in (None, mechanism)
 if in_class:
     attacker_views.class_note(klass.code, attacker_views.MECHANISM_LABELS.get(class_mechanism or "", ""), pooled)
-round_seed = (classroom_lib.student_round_seed(klass.code, classroom_views.student_id(), round_number) if in_class
+round_seed = (classroom_lib.student_round_seed(klass.code, classroom.student_id(), round_number) if in_class
               else round_number)
 
 # ---- the one view call ----------------------------------------------------------------------------
@@ -94,8 +95,8 @@ def _record(guess: bool) -> None:
                                       "optimal_correct": view.round.optimal_guess == view.confidential_secret})
     if pooled:
         try:
-            classroom_views.store().record_guess(klass.code, round_id=round_key[2], mechanism=round_key[0],
-                                                 epsilon=round_key[1], guess=guess, correct=correct)
+            classroom.store().record_guess(klass.code, round_id=round_key[2], mechanism=round_key[0],
+                                           epsilon=round_key[1], guess=guess, correct=correct)
         except ValueError as exc:
             st.session_state["atk_class_error"] = str(exc)
 

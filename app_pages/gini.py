@@ -1,7 +1,7 @@
 """Gini index with differential privacy (Lan & Reiter 2025): the flagship page.
 
 Thin page: controls -> one cached call to :func:`dpcore.experiments.gini.gini_view` -> renderers
-in :mod:`ui.gini_views` (figures in :mod:`ui.plots_gini`). The generated script makes the same call.
+in :mod:`ui.gini.views` (figures in :mod:`ui.gini.plots`). The generated script makes the same call.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from dpcore import defaults
 from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import gini as gini_experiments
-from ui import answer_views, gini_views, noise_choice, repro
+from ui import answer_views, repro
 from ui.common import (
     guard,
     qp_number,
@@ -25,6 +25,8 @@ from ui.common import (
     seed,
 )
 from ui.data_note import data_note
+from ui.gini import noise_choice, sections
+from ui.gini import views as gini_views
 from ui.sidebar import current_dataset
 
 EPS_OPTIONS = [0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0]
@@ -109,7 +111,7 @@ def live_view(ds) -> None:
     eps = float(qp_select_slider("Privacy loss ε (log scale)", "gini_eps", EPS_OPTIONS, 1.0, container=c1,
                                  help="Smaller ε = stronger privacy = more noise. Steps are roughly "
                                       "evenly spaced on a log scale from 0.05 to 5."))
-    noise = noise_choice.noise_selector("gini", container=c1)  # every number below follows it (section 4b)
+    noise = noise_choice.noise_selector("gini", container=c1)  # every number below follows it (sections.NOISE)
     gamma = float(qp_select_slider("Noise tail γ (> 1)", "gini_gamma", GAMMA_OPTIONS, 2.0, container=advanced,
                                    help="Noise density ∝ 1/(1+|z|^γ). The paper uses γ = 2 (Cauchy-like, "
                                         "no mean or variance). γ > 3 gives a finite variance (an RMSE)."))
@@ -151,11 +153,11 @@ def live_view(ds) -> None:
         b3.caption(f"plus δ = {noise_choice.DEFAULT_DELTA:.0e}: {noise_choice.NOISE_LABELS[noise]}")
     gini_views.guarantee_and_definition()
 
-    # Section 3's control comes before the view call (the view draws the posterior for this prior).
+    # The posterior section's control comes before the view call (the view draws the posterior for this prior).
     clipping_area, headline_area, section1, section2 = st.container(), st.container(), st.container(), st.container()
     section3_controls = st.empty()
     with section3_controls.container():
-        st.header("3 · What can an analyst infer from one release?")
+        st.header(sections.POSTERIOR.heading)
         prior_key = qp_radio("Analyst's prior belief about the Gini", "gini_prior", list(gini_views.PRIORS), "uniform",
                              format_func=lambda k: gini_views.PRIORS[k][1], horizontal=True)
     prior, prior_text = gini_views.PRIORS[prior_key]
@@ -213,15 +215,15 @@ def live_view(ds) -> None:
                                            saturated=bool(view.saturated), chosen=str(noise))
 
     # ---- 5. share / reproduce -------------------------------------------------------------------------
-    if "gini_exp_draws" not in st.query_params:  # section 6's control is drawn below, after the link is made
+    if "gini_exp_draws" not in st.query_params:  # the paper section's control is drawn below, after the link
         st.query_params["gini_exp_draws"] = DEFAULT_DRAWS
-    gini_views.numbers(view, heading="5 · Share or reproduce this view")
+    gini_views.numbers(view, heading=sections.SHARE.heading)
     # The script is the same view call with the same literal settings (numbers and fixed option names only).
     repro.share_panel("gini", script=repro.view_script_for(VIEW_MODULE, VIEW_FUNCTION, settings,
                                                            title="Gini index with differential privacy"),
-                      note="The paper experiments (section 6; download their tables below) and the noise comparison "
-                           "(4b) are not in the script.")
-    # Section 6 lies outside this fragment (it does not depend on ε): when one of its inputs changed in a
+                      note=f"The paper experiments ({sections.PAPER.cited}; download their tables below) and the noise "
+                           f"comparison ({sections.NOISE.number}) are not in the script.")
+    # The paper section lies outside this fragment (it does not depend on ε): when one of its inputs changed in a
     # fragment-only run, redraw the whole page once.
     paper_inputs = {"gamma": gamma, "upper": upper, "upper_epsilon": upper_eps, "n": int(n)}
     st.session_state["_gini_paper_inputs"] = paper_inputs
@@ -239,7 +241,7 @@ live_view(ds)
 paper = st.session_state.get("_gini_paper_inputs")
 if paper is not None:
     st.session_state["_gini_paper_inputs_shown"] = paper
-    st.markdown("## 6 · Reproduce the paper's experiments\n\nEach runs on a button (they take a few seconds), with "
+    st.markdown(f"## {sections.PAPER.heading}\n\nEach runs on a button (they take a few seconds), with "
                 "the paper's calibration and ours side by side.")
     n_draws = DRAW_OPTIONS[qp_selectbox("Simulated releases per setting", "gini_exp_draws", list(DRAW_OPTIONS),
                                         DEFAULT_DRAWS)]

@@ -1,7 +1,7 @@
 """Lessons: ready lesson paths for a 50-minute class, a printable handout, and a before/after view.
 
 Thin page: the lessons (preset links + questions + answers, the class session's code in every link
-when there is one) and the two handouts (students', teacher's) live in :mod:`ui.lessons_views`; the
+when there is one) and the two handouts (students', teacher's) live in :mod:`ui.lessons.views`; the
 before/after section is one cached call of :func:`dpcore.experiments.gini.gini_view` per ε, drawn with
 the Gini page's own figure builder on fixed axes.
 """
@@ -12,8 +12,9 @@ import streamlit as st
 
 from dpcore import defaults
 from dpcore.experiments import gini as gini_experiments
-from ui import classroom_views, lessons_views
+from ui import classroom
 from ui.common import guard, privacy_note, qp_select_slider, qp_toggle, seed
+from ui.lessons import views as lessons_views
 from ui.sidebar import current_dataset, current_dataset_key
 
 EPS_OPTIONS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 5.0]
@@ -60,8 +61,8 @@ st.markdown(
 privacy_note("as on each linked page (replace one person; n public).",
              "the lesson settings themselves; the game and the synthetic data are public.")
 
-klass = classroom_views.current_class()  # a class session joined on the attacker page (or in this URL)
-classroom_views.show_class_message()
+klass = classroom.current_class()  # a class session joined on the attacker page (or in this URL)
+classroom.show_class_message()
 if klass is not None:
     st.info(f"Class session **{klass.code}**: every link below keeps it, and the attacker game's steps play the "
             "session's statistic, so the class's guesses pool into one table.")
@@ -77,7 +78,7 @@ st.markdown("Two versions: the **student handout** has the links and the questio
             "handout** adds the answer to look for under each question."
             + (f" The links join class session {klass.code}." if klass is not None else ""))
 if "les_base" not in st.session_state:
-    st.session_state["les_base"] = classroom_views.app_base_url()  # the address this browser uses
+    st.session_state["les_base"] = classroom.app_base_url()  # the address this browser uses
 base_url = st.text_input("Address of this app (for the links in the handouts)", key="les_base",
                          help="The address students type, e.g. https://dp.example.edu")
 if not base_url.startswith(("http://", "https://")):

@@ -2,15 +2,17 @@
 
 Thin page: controls -> one cached view call in :mod:`dpcore.experiments.percentiles` (``cell_view`` or, with the
 exponential mechanism chosen, ``exponential_cell_view``; ``many_cells_view`` or ``figures_view``) -> renderers in
-:mod:`ui.percentiles_views`. The generated script makes the same call.
+:mod:`ui.percentiles.views`. The generated script makes the same call.
 """
 from __future__ import annotations
 
 import streamlit as st
 
 from dpcore.experiments import percentiles as percentile_experiments
-from ui import answer_views, data_note, percentiles_views, repro
+from ui import answer_views, data_note, repro
 from ui.common import guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
+from ui.percentiles import sections
+from ui.percentiles import views as percentiles_views
 from ui.sidebar import current_dataset
 
 SCHEMES = {"PSEO bins (Table 1, 21 bins)": "pseo", "Log-normal bins": "lognormal", "Even bins": "even",
@@ -21,7 +23,6 @@ Q_OPTIONS = {"25, 50, 75": (25, 50, 75), "50": (50,), "10, 50, 90": (10, 50, 90)
 SOURCES = {"Synthetic cell (PSEO-like quartiles)": "synthetic",
            "A real PSEO cell (its published quartiles and size)": "pseo", "Sidebar dataset (random subset)": "sidebar"}
 CALIBRATIONS = {"Tight (certified, less noise)": "tight", "Paper (Nissim-Raskhodnikova-Smith constants)": "paper"}
-VIEWS = ("One cell, step by step", "Many cells (real PSEO table)", "The paper's Figures 1–3")
 EPS_MAX = 3.0  # the ε slider's end: a recommendation above it could not be set
 DEFAULT_EDGES = "10000, 20000, 30000, 40000, 50000, 65000, 80000, 100000, 150000, 250000, 614597"
 
@@ -136,9 +137,9 @@ def _page_body() -> None:
         with guard("the bins"):
             custom_edges = percentiles_views.parse_edges(_custom_edges_text())
     calibration = CALIBRATIONS[qp_radio("Smooth-sensitivity constants", "perc_cal", list(CALIBRATIONS), horizontal=True)]
-    view_name = qp_radio("View", "perc_view", list(VIEWS), horizontal=True,
+    view_name = qp_radio("View", "perc_view", list(sections.VIEWS), horizontal=True,
                          help="Only the chosen view is computed, so the page stays quick.")
-    data_note.percentiles_note(view_name == VIEWS[0], source)
+    data_note.percentiles_note(view_name == sections.ONE_CELL.heading, source)
     with answer_text, guard("the answer"):
         answer_cell = {"source": source, "n": n, "cell_number": cell_number, "relation": relation}
         answer_values = None if source != "sidebar" else current_dataset().values
@@ -147,17 +148,18 @@ def _page_body() -> None:
             _recommendation(answer_values, {**answer_cell, "target_error": target_error, "confidence": target_confidence,
                                             "max_epsilon": EPS_MAX}),
             answer_text)
-        answer_text.caption("For the cell of section 1 (the cell data chosen below), released with the PSEO bins.")
+        answer_text.caption(f"For the cell of {sections.HISTOGRAM.cited} (the cell data chosen below), released with "
+                            "the PSEO bins.")
 
     method = "histogram"
-    if view_name == VIEWS[0]:
+    if view_name == sections.ONE_CELL.heading:
         method = percentiles_views.METHODS[qp_radio("Method", "perc_method", list(percentiles_views.METHODS),
                                                     horizontal=True)]
         percentiles_views.method_advice(q)
     if method == "exponential":
         _exponential_section({"source": source, "n": n, "cell_number": cell_number, "epsilon": float(eps),
                               "q": float(50 if 50 in q else q[0]), "seed": seed()})
-    elif view_name == VIEWS[0] and (scheme != "custom" or custom_edges is not None):
+    elif view_name == sections.ONE_CELL.heading and (scheme != "custom" or custom_edges is not None):
         cell_settings = {"source": source, "n": n, "cell_number": cell_number}
         settings = {**cell_settings, "epsilon": float(eps), "scheme": scheme, "n_bins": int(n_bins),
                     "custom_edges": custom_edges, "q": list(q), "relation": relation, "calibration": calibration,
@@ -174,7 +176,7 @@ def _page_body() -> None:
                            "private. Plan on synthetic data; release once.")
             percentiles_views.cell(view, fixed_axes=qp_toggle("Fixed axes (compare ε by eye)", "perc_fixed_axes", False,
                                                               help="The count axis depends on the cell size only."))
-            st.subheader("4. Accuracy against ε for this cell")
+            st.subheader(sections.ACCURACY.heading)
             curve_q = float(qp_selectbox("Percentile shown in the curves", "perc_curve_q", [f"{x:g}" for x in q],
                                          f"{50 if 50 in q else q[0]:g}"))
             with guard("the accuracy curves"):
@@ -184,9 +186,9 @@ def _page_body() -> None:
                 percentile_experiments.__name__, "cell_view", settings, title="Earnings percentiles (PSEO)",
                 dataset_recipe=None if source == "sidebar" else ("none",)))
 
-    if view_name != VIEWS[0] and cells is None:
+    if view_name != sections.ONE_CELL.heading and cells is None:
         st.info("These views need the real PSEO table (pseo_earnings_co_tx.csv.gz), which is not on this machine.")
-    elif view_name == VIEWS[1]:
+    elif view_name == sections.MANY_CELLS.heading:
         st.subheader("Many cells: a whole PSEO table")
         st.markdown(
             "For each published cell of the real PSEO table (Colorado, UT System and two more; first year after "
@@ -204,7 +206,7 @@ def _page_body() -> None:
             percentile_experiments.__name__, "many_cells_view", settings, title="Earnings percentiles: many cells",
             dataset_recipe=("none",), data_arg=None))
 
-    elif view_name == VIEWS[2]:
+    elif view_name == sections.FIGURES.heading:
         st.subheader("Reproduce the paper's Figures 1–3")
         st.markdown(
             "Mean relative accuracy of the median over PSEO-like cells, for ε = 0.1 … 3 (step 0.1): **Figure 1** by "

@@ -13,11 +13,11 @@ import streamlit as st
 
 from dpcore import planner as planner_lib
 from dpcore.experiments import planner as planner_experiments
-from ui import planner_views as views
 from ui import repro
 from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
 from ui.data_note import data_note
-from ui.release_panel import release_panel
+from ui.planner import views
+from ui.planner.release_panel import release_panel
 from ui.sidebar import current_dataset
 
 PLAN = "Plan: choose ε on planning data"

@@ -2,7 +2,7 @@
 or the sample size?
 
 Thin page: controls -> one cached view call (:mod:`dpcore.experiments.ratio`) -> renderers
-(:mod:`ui.ratios_views`). The generated script makes the same view call.
+(:mod:`ui.ratios.views`). The generated script makes the same view call.
 """
 from __future__ import annotations
 
@@ -16,15 +16,14 @@ from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import ratio as ratio_experiments
 from dpcore.validation import DPInputError, check_probability
 from ui import answer_views, repro
-from ui import ratios_views as views
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, seed
 from ui.data_note import data_note
+from ui.ratios import sections, views
+from ui.sections import by_heading
 
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0]
 DELTA_OPTIONS = [1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
 MECH = {"Laplace": "laplace", "Gaussian (analytic)": "gaussian"}
-VIEWS = ("Sampling distribution", "Intervals", "Coverage heatmaps", "Accuracy vs ε", "Bias vs n", "Odds ratio",
-         "Real example: poverty (ACS)")
 PLANNING = "Proportions (planning)"
 
 
@@ -87,7 +86,7 @@ elif mode == PLANNING and mech == "laplace":
                                                target_error, target_confidence), answer_text)
 else:
     answer_text.caption("The answer sentence is for planning with the Laplace mechanism (choose them in Settings).")
-view = qp_radio("Show", "ratio_view", list(VIEWS), horizontal=True)
+view = by_heading(sections.SECTIONS, qp_radio("Show", "ratio_view", list(sections.VIEWS), horizontal=True))
 delta_used = delta if mech == "gaussian" else None
 noise = dict(epsilon=float(eps), mechanism=mech, delta=None if delta_used is None else float(delta_used))
 
@@ -109,13 +108,13 @@ if cn is not None:
 call: tuple[str, dict] | None = None
 counts = dict(p_x=float(px), p_y=float(py), n_x=int(nx), n_y=int(ny))
 if cn is not None:
-    if view == "Sampling distribution":
+    if view is sections.SAMPLING:
         call = ("sampling_view", dict(counts, **noise, seed=seed()))
-    elif view == "Intervals":
+    elif view is sections.INTERVALS:
         observed = dict(x_obs=float(x_obs), y_obs=float(y_obs)) if mode != PLANNING else dict(p_x=float(px),
                                                                                               p_y=float(py))
         call = ("intervals_view", dict(n_x=int(nx), n_y=int(ny), **noise, level=float(level), seed=seed(), **observed))
-    elif view == "Coverage heatmaps":
+    elif view is sections.HEATMAPS:
         st.subheader("Coverage over many settings (the paper's Appendix D.2 tables)")
         c = st.columns(2)
         method = qp_selectbox("Interval method", "ratio_hm_method", list(ratio_experiments.HEATMAP_METHODS),
@@ -124,14 +123,14 @@ if cn is not None:
                                   container=c[1])
         call = ("coverage_heatmap_view", dict(n_x=int(nx), n_y=int(ny), **noise, level=float(level),
                                               n_sims=int(n_sims), method=method, seed=seed()))
-    elif view == "Accuracy vs ε":
+    elif view is sections.ACCURACY:
         st.subheader("Sample accuracy of every algorithm (the paper's Figure 1)")
         alpha = qp_select_slider("accuracy target α (absolute error in the ratio)", "ratio_alpha",
                                  [0.01, 0.05, 0.1, 0.2, 0.5], 0.1)
         call = ("accuracy_view", dict(counts, alpha=float(alpha)))
-    elif view == "Bias vs n":
+    elif view is sections.BIAS:
         call = ("bias_view", dict(p_x=float(px), p_y=float(py), epsilon=float(eps)))
-    elif view == "Odds ratio":
+    elif view is sections.ODDS_RATIO:
         st.subheader("Odds ratio from a noisy 2×2 table")
         st.markdown(views.ODDS_RATIO_TEXT)
         call = ("odds_ratio_view", dict(counts, **noise, level=float(level), seed=seed()))
@@ -151,19 +150,19 @@ if cn is not None:
 
 result = None
 if call is not None:
-    with guard(f"the view '{view}'"):
+    with guard(f"the view '{view.heading}'"):
         result = _view(*call)
-        if view == "Sampling distribution":
+        if view is sections.SAMPLING:
             views.sampling(result)
-        elif view == "Intervals":
+        elif view is sections.INTERVALS:
             views.intervals(result, seed=seed(), n_x=int(nx), n_y=int(ny))
-        elif view == "Coverage heatmaps":
+        elif view is sections.HEATMAPS:
             views.heatmaps(result)
-        elif view == "Accuracy vs ε":
+        elif view is sections.ACCURACY:
             views.accuracy(result)
-        elif view == "Bias vs n":
+        elif view is sections.BIAS:
             views.bias(result)
-        elif view == "Odds ratio":
+        elif view is sections.ODDS_RATIO:
             views.odds_ratio(result)
         else:
             views.poverty(result, POVERTY_GROUPINGS[call[1]["column"]])
@@ -172,7 +171,7 @@ if call is not None:
 if result is not None:
     st.divider()
     repro.share_panel("ratios", script=repro.view_script_for(
-        "dpcore.experiments.ratio", call[0], call[1], title=f"Relative risk and ratios: {view}",
+        "dpcore.experiments.ratio", call[0], call[1], title=f"Relative risk and ratios: {view.heading}",
         dataset_recipe=("none",), data_arg=None),
         note="This page does not use the income file chosen in the sidebar; the script needs only the settings "
              "and the seed written in it.")

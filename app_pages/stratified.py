@@ -1,7 +1,7 @@
 """Group means and parity: does differential privacy bury small groups, and what does stratifying cost?
 
 Thin page: controls -> one cached view call (:mod:`dpcore.experiments.stratified`) -> renderers
-(:mod:`ui.stratified_views`). The generated script makes the same view call.
+(:mod:`ui.stratified.views`). The generated script makes the same view call.
 """
 from __future__ import annotations
 
@@ -13,14 +13,12 @@ from dpcore.data import recipe_from_key
 from dpcore.experiments import answers as answer_experiments
 from dpcore.experiments import stratified as strat_experiments
 from ui import answer_views, common, data_note, repro
-from ui import stratified_views as views
 from ui.common import guard, qp_select_slider, qp_selectbox, qp_slider, seed
 from ui.sidebar import current_dataset
+from ui.stratified import sections, views
 
 DATA_SOURCES = ("ACS 2019 excerpt", "Synthetic mixture (paper's model)", "Paper's NY group sizes",
                 "Sidebar dataset (choose grouping columns)")
-VIEWS = ("Group means", "Trends (paper figures)", "Theory: cost of stratifying", "Privacy accounting",
-         "Synthetic data (illustration)")
 NONE = "(none)"
 EPS_OPTIONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0]
 
@@ -175,10 +173,10 @@ def _page_body() -> None:  # noqa: C901 (one branch per view of the page, in pag
 
     # One view per run (a URL-backed choice, so a link opens the same view); rendering only the chosen
     # view keeps slider reruns fast.
-    view = common.qp_radio("Show", "strat_view", VIEWS, horizontal=True, label_visibility="collapsed")
+    view = common.qp_radio("Show", "strat_view", sections.VIEWS, horizontal=True, label_visibility="collapsed")
     st.divider()
 
-    if view == VIEWS[0] and data is not None:
+    if view == sections.GROUP_MEANS.heading and data is not None:
         with guard("the group means"):
             result = _group_means(data_key, json.dumps(settings, sort_keys=True), data, settings)
             views.group_means(result, value_label=value_label,
@@ -186,7 +184,7 @@ def _page_body() -> None:  # noqa: C901 (one branch per view of the page, in pag
                               fixed_axes=common.qp_toggle("Fixed axes (compare ε by eye)", "strat_fixed_axes", False,
                                                           help="The y axis spans the public range, whatever the draws."))
 
-    elif view == VIEWS[1]:
+    elif view == sections.TRENDS.heading:
         st.markdown(views.TRENDS_TEXT)
         sweep = qp_selectbox("Experiment", "strat_sweep", list(views.SWEEP_LABELS))
         runs = qp_slider("Runs per point", "strat_runs", 5, 50, 20, 5)
@@ -209,7 +207,7 @@ def _page_body() -> None:  # noqa: C901 (one branch per view of the page, in pag
         else:
             views.trends(result, x_title=x_title, log_x=log_x)
 
-    elif view == VIEWS[2]:
+    elif view == sections.THEORY.heading:
         st.markdown(views.THEORY_TEXT)
         t1, t2 = st.columns(2)
         tn = common.qp_number("n", "strat_thn", 196_967, min_value=2, max_value=10_000_000, step=1000, container=t1)
@@ -217,11 +215,11 @@ def _page_body() -> None:  # noqa: C901 (one branch per view of the page, in pag
         with guard("the bounds"):
             views.bounds(_bounds(int(tn), int(tk)))
 
-    elif view == VIEWS[3]:
+    elif view == sections.ACCOUNTING.heading:
         with guard("the accounting"):
             views.accounting(strat_experiments.accounting_view(float(epsilon), data.k if data is not None else 9))
 
-    elif view == VIEWS[4]:
+    elif view == sections.SYNTHETIC.heading:
         st.markdown(views.SYNTHESIZER_TEXT)
         st.caption(views.SYNTHESIZER_CAPTION)
         syn_runs = qp_slider("Runs per ε", "strat_synruns", 1, 10, 3, 1)

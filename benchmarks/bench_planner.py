@@ -19,6 +19,7 @@ from dpcore import budget as B  # noqa: E402
 from dpcore import planner as P
 from dpcore import release as R
 from dpcore.data import lognormal_incomes  # noqa: E402
+from ui.planner import sections as planner_sections  # noqa: E402
 
 
 def timed(fn, repeat: int = 1) -> tuple[float, object]:
@@ -73,8 +74,10 @@ def bench_page() -> None:
     moves = [(None, "number_input", "planner_gini_err", 0.012), (None, "number_input", "planner_gini_err", 0.01),
              (None, "slider", "planner_percentiles_conf", 91), (None, "slider", "planner_percentiles_conf", 90),
              (None, "slider", "planner_group_means_tol", 6), (None, "slider", "planner_ratio_conf", 96),
-             (None, "slider", "planner_total", 3.0), ("2 · Budget first", "slider", "planner_eps_gini", 1.0),
-             (None, "slider", "planner_total", 2.0), ("3 · What ε means for a person", "slider", "planner_risk_eps", 2.0),
+             (None, "slider", "planner_total", 3.0),
+             (planner_sections.BUDGET.heading, "slider", "planner_eps_gini", 1.0),
+             (None, "slider", "planner_total", 2.0),
+             (planner_sections.RISK.heading, "slider", "planner_risk_eps", 2.0),
              (None, "slider", "planner_prior", 5.0)]
     print(f"{'slider':<28} {'value':>7} {'rerun s':>8} {'CPU s':>7}")
     times, cpu = [], []

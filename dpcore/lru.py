@@ -2,8 +2,8 @@
 
 Used where an object built from data is shared by every session of the process (Streamlit runs
 sessions in threads): the Gini's exact smooth-sensitivity profiles (:func:`dpcore.gini.shared_exact_profile`),
-the group-means page's prepared tables and figures (``ui.stratified_views``), the Gini page's cache keys
-(``ui.gini_views.data_digest``). What is kept is as confidential as the data it was built from; it never
+the group-means page's prepared tables and figures (``ui.stratified.views``), the Gini page's cache keys
+(``ui.gini.views.data_digest``). What is kept is as confidential as the data it was built from; it never
 leaves the process.
 """
 from __future__ import annotations

@@ -55,7 +55,7 @@ def test_unreachable_target_and_bad_input():
 def test_gini_page_and_planner_share_the_defaults():
     source = open("app_pages/gini.py").read()
     assert "DEFAULT_UPPER = defaults.INCOME_UPPER" in source
-    assert "defaults.INCOME_UPPER" in open("ui/planner_views.py").read()
+    assert "defaults.INCOME_UPPER" in open("ui/planner/views.py").read()
 
 
 def test_gini_page_shows_the_answer_first_and_jargon_under_advanced():
@@ -223,7 +223,7 @@ def test_gini_page_says_in_words_when_noise_swamps_and_names_its_slider_end():
 
 
 def _lesson_steps_on_method_pages():
-    from ui.lessons_views import LESSONS
+    from ui.lessons.views import LESSONS
 
     pages = ("app_pages/gini.py", "app_pages/percentiles.py", "app_pages/stratified.py", "app_pages/ratios.py")
     return [(f"{lesson.key}-{number}", step) for lesson in LESSONS for number, step in enumerate(lesson.steps)

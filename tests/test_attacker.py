@@ -162,7 +162,7 @@ def test_bad_settings_raise_dpinputerror(bad):
 
 @pytest.mark.parametrize("mechanism", [m for m in attacker_lib.MECHANISMS if m != "percentile"])
 def test_hint_densities_integrate_to_one_and_respect_epsilon(mechanism):
-    from ui import plots_attacker
+    from ui.attacker import plots as plots_attacker
 
     setup = attacker_lib.game_setup(mechanism, 1.0)
     grid, dens_in, dens_out, discrete = plots_attacker.release_densities(setup)

@@ -20,7 +20,7 @@ import pytest
 from quality_support import chromium_available, visible_problems, wait_for_app_idle
 from support.browser import run_and_wait
 
-from ui import lessons_views
+from ui.lessons import views as lessons_views
 
 pytestmark = [
     pytest.mark.browser,

@@ -1,4 +1,4 @@
-"""The decision memo (ui.memo, built by ui.release_panel.release_memo and ui.planner_views.plan_memo):
+"""The decision memo (ui.memo, built by ui.planner.release_panel.release_memo and ui.planner.views.plan_memo):
 small and offline (an inline SVG chart, no plotly.js: the file was 4.8 MB), numbers written for people
 (a released income of 22,329 was "2.233e+04"), an "accuracy it buys" column, and a data table that fits
 (the dataset's identity is a two-column list instead of one row of many columns)."""
@@ -13,7 +13,7 @@ from dpcore import ledger as ledger_lib
 from dpcore import planner as planner_lib
 from dpcore import release as release_lib
 from ui import memo as memo_html
-from ui import release_panel
+from ui.planner import release_panel
 
 MAX_BYTES = 300_000
 

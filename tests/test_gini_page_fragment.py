@@ -94,7 +94,7 @@ async def _scenario(base: str) -> None:
         gamma = next(s for s in sliders if s.label.startswith("Noise tail γ"))
         assert eps.fragment_id and gamma.fragment_id == eps.fragment_id
 
-        # an ε move reruns the fragment only: the answer is redrawn, section 6 is not sent again
+        # an ε move reruns the fragment only: the answer is redrawn, the paper section is not sent again
         session.states[eps.widget_id] = _choice(eps, "0.5")
         elements, full_runs = await _run(session, eps.fragment_id)
         assert full_runs == 0
@@ -102,7 +102,7 @@ async def _scenario(base: str) -> None:
         assert any(e[0] == "alert" and "At ε = 0.5 the published Gini" in e[1] for e in elements)
         assert not any(SECTION_6_CONTROL in e[1] for e in elements)
 
-        # γ also drives section 6 (outside the fragment): the fragment run asks for one full rerun
+        # γ also drives the paper section (outside the fragment): the fragment run asks for one full rerun
         session.states[gamma.widget_id] = _choice(gamma, "4.0")
         elements, full_runs = await _run(session, gamma.fragment_id)
         assert full_runs == 1

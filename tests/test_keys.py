@@ -203,7 +203,7 @@ def test_planner_page_declares_public_cells_of_public_data_only():
     """The downloaded plan: the PSEO table keeps its published cell sizes; a public real file declares its
     cells as [keys]; synthetic data (invented labels) declares none."""
     from dpcore import data
-    from ui.planner_views import release_plan_cells
+    from ui.planner.views import release_plan_cells
 
     pseo = data.load_shared("pseo")
     keys, cell_sizes = release_plan_cells(pseo, "institution")

@@ -8,7 +8,8 @@ import re
 import pytest
 from support import assert_clean, metrics, open_page, page_text
 
-from ui import about_views, svg_charts
+from ui import svg_charts
+from ui.about import views as about_views
 
 
 def _about(**query):

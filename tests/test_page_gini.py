@@ -206,7 +206,7 @@ def test_other_sidebar_sources_render(source):
 # ---- share / reproduce -------------------------------------------------------------------------
 
 def _numbers(at: AppTest) -> dict[str, float]:
-    """The page's full-precision numbers table (section 6)."""
+    """The page's full-precision numbers table (its share section, ui.gini.sections.SHARE)."""
     table = next(d.value for d in at.dataframe if "quantity" in d.value.columns)
     return dict(zip(table["quantity"], table["value"].astype(float), strict=True))
 
@@ -282,8 +282,8 @@ def test_saturated_view_script_matches_and_prints_no_release(script_views):
 
 
 def test_the_interval_from_the_release_alone_is_shown_first_and_the_oracle_is_labelled(script_views):
-    """Section 3 gives the interval an analyst computes from the published numbers (the page's numbers table),
-    before the known-scale posterior, which is labelled as the non-publishable oracle; the answer box says which
+    """The posterior section gives the interval an analyst computes from the published numbers (the page's numbers
+    table), before the known-scale posterior, which is labelled as the non-publishable oracle; the answer box says which
     accuracy its sentence means; the expected widths (published and oracle) are stated."""
     at, out = script_views["defaults"]
     text = page_text(at)
@@ -292,7 +292,7 @@ def test_the_interval_from_the_release_alone_is_shown_first_and_the_oracle_is_la
                 f"[{page['published_interval_lower']:.4f}, {page['published_interval_upper']:.4f}]**")
     assert sentence in text
     assert text.index(sentence) < text.index("Oracle (not publishable)") < text.index("confidential scale S(X)/α")
-    assert "value alone at the full ε" in text  # the answer's and section 1's errors say which release they mean
+    assert "value alone at the full ε" in text  # the answer's and the releases section's errors name their release
     assert f"**{page['published_expected_width']:.4f}**, against {page['oracle_expected_width']:.4f}" in text
     assert f"typically **{page['confidential_published_typical_width']:.4f}** wide" in text
     assert out["published_interval_lower"] == pytest.approx(page["published_interval_lower"], rel=1e-12)

@@ -1,4 +1,4 @@
-"""The Gini page's noise choice: ui.noise_choice on its own, then on the Gini page."""
+"""The Gini page's noise choice: ui.gini.noise_choice on its own, then on the Gini page."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.experiments import gini_noises
-from ui import noise_choice
+from ui.gini import noise_choice
 
 
 def _renderer_app():
@@ -14,7 +14,7 @@ def _renderer_app():
     import streamlit as st
 
     from dpcore.experiments import gini_noises
-    from ui.noise_choice import render_noise_choice
+    from ui.gini.noise_choice import render_noise_choice
 
     x = np.random.default_rng(2026).lognormal(10.5, 0.9, 2000)
     eps = st.slider("epsilon", 0.25, 4.0, 1.0, key="t_eps")
@@ -73,7 +73,7 @@ def _section_app():
     import numpy as np  # noqa: F811
     import streamlit as st
 
-    from ui.noise_choice import render_gini_noise_section
+    from ui.gini.noise_choice import render_gini_noise_section
 
     x = np.random.default_rng(2026).lognormal(10.5, 0.9, 3000)
     eps = st.select_slider("epsilon", [0.25, 1.0, 4.0], 1.0, key="s_eps")

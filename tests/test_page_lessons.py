@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl
 import pytest
 from support import assert_clean, open_page, outside_event_loop, page_text, query_param
 
-from ui import lessons_views
+from ui.lessons import views as lessons_views
 
 PAGE = "app_pages/lessons.py"
 STEPS = [(lesson.key, number, step) for lesson in lessons_views.LESSONS for number, step in enumerate(lesson.steps, 1)]

@@ -6,6 +6,8 @@ import time
 import pytest
 from support import assert_clean, assert_page_intro, open_page, page_script, page_text, query_param, run_script
 
+from ui.percentiles import sections
+
 PAGE = "app_pages/percentiles.py"
 
 
@@ -67,7 +69,7 @@ def test_bad_input_shows_error_not_exception(action, message):
 
 def test_many_cells_view(pseo_path):
     at = open_page(PAGE)
-    at.radio(key="perc_view").set_value("Many cells (real PSEO table)").run()
+    at.radio(key="perc_view").set_value(sections.MANY_CELLS.heading).run()
     assert_clean(at)
     assert "parallel composition" in page_text(at)
     at.slider(key="perc_eps").set_value(0.4).run()
@@ -85,7 +87,7 @@ def test_many_cells_view(pseo_path):
 @pytest.mark.slow
 def test_figures_run_with_progress(pseo_path):
     at = open_page(PAGE)
-    at.radio(key="perc_view").set_value("The paper's Figures 1–3").run()
+    at.radio(key="perc_view").set_value(sections.FIGURES.heading).run()
     assert_clean(at)
     at.slider(key="perc_fig_cells").set_value(50).run()
     at.slider(key="perc_fig_draws").set_value(5).run()

@@ -15,11 +15,11 @@ from support import assert_clean, metrics, open_page, page_script, page_text, ru
 
 from dpcore import ledger
 from dpcore import planner as planner_lib
+from ui.planner import sections as planner_sections
 
 PAGE = "app_pages/planner.py"
 RELEASE = "Release: make the real release (spends budget)"
-ACCURACY, BUDGET, RISK, SHARE = ("1 · Accuracy first", "2 · Budget first", "3 · What ε means for a person",
-                                 "4 · Share / reproduce")
+ACCURACY, BUDGET, RISK, SHARE = planner_sections.VIEWS
 
 
 def _open(**query) -> AppTest:
@@ -246,8 +246,8 @@ def test_true_value_detector_catches_a_leak():
 
 def test_the_plan_says_how_wide_the_published_intervals_will_be():
     """Accuracy first and budget first: a column with each statistic's expected published-interval width at the ε
-    shown, the same as the view function's (ui.planner_views.interval_text of expected_interval_width)."""
-    import ui.planner_views as views
+    shown, the same as the view function's (ui.planner.views.interval_text of expected_interval_width)."""
+    import ui.planner.views as views
     from dpcore import defaults
     from dpcore.experiments import planner as planner_experiments
     from ui.sidebar import default_dataset

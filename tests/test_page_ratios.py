@@ -10,10 +10,9 @@ from support import assert_clean, open_page, page_script, page_text, run_script
 
 from dpcore import data as dpdata
 from dpcore import ratio
+from ui.ratios.sections import VIEWS
 
 PAGE = "app_pages/ratios.py"
-VIEWS = ("Sampling distribution", "Intervals", "Coverage heatmaps", "Accuracy vs ε", "Bias vs n", "Odds ratio",
-         "Real example: poverty (ACS)")
 
 
 def _open(**query):

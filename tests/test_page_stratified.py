@@ -9,6 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from support import APP, assert_clean, metrics, open_page, page_script, page_text, run_script
 
+from ui.stratified import sections
+
 PAGE = "app_pages/stratified.py"
 SYNTHETIC = "Synthetic mixture (paper's model)"
 
@@ -32,10 +34,10 @@ def test_opens_with_defaults_and_explains_itself():
     shown = metrics(at)
     assert shown["groups k"] == "16" and shown["people n"] == "11,503"  # half of the 23,006 people with PINCP
     assert at.query_params.get("strat_eps") in (["1.0"], "1.0")
-    _view(at, "Theory: cost of stratifying")
+    _view(at, sections.THEORY.heading)
     assert_clean(at)
     assert "80 %" in page_text(at) and "does not reproduce" in page_text(at)  # the NY example honesty note
-    _view(at, "Privacy accounting")
+    _view(at, sections.ACCOUNTING.heading)
     assert_clean(at)
     assert "parallel composition" in page_text(at)
 
@@ -87,7 +89,7 @@ def test_acs_variables_and_groupings():
 
 
 def test_synthetic_experiment_runs_with_progress():
-    at = open_page(PAGE, strat_view="Trends (paper figures)")
+    at = open_page(PAGE, strat_view=sections.TRENDS.heading)
     at.selectbox(key="strat_sweep").set_value("error vs k (paper Fig. 7)").run()
     at.slider(key="strat_runs").set_value(5).run()
     at.button(key="strat_run").click().run()
@@ -102,14 +104,14 @@ def test_synthetic_experiment_runs_with_progress():
     ("ACS excerpt (SEX × RAC1P): error and parity vs ε", "ρ ="),
 ])
 def test_acs_experiments_run(sweep, needle):
-    at = open_page(PAGE, strat_view="Trends (paper figures)", strat_sweep=sweep, strat_runs="5")
+    at = open_page(PAGE, strat_view=sections.TRENDS.heading, strat_sweep=sweep, strat_runs="5")
     at.button(key="strat_run").click().run()
     assert_clean(at)
     assert "parity" in page_text(at).lower() and needle in page_text(at)
 
 
 def test_bad_input_n_below_k_shows_error():
-    at = open_page(PAGE, strat_view="Theory: cost of stratifying")
+    at = open_page(PAGE, strat_view=sections.THEORY.heading)
     at.number_input(key="strat_thk").set_value(100).run()
     assert_clean(at)  # 100 groups is allowed for the bounds
     at.number_input(key="strat_thn").set_value(50).run()
@@ -137,7 +139,7 @@ def test_grouping_column_with_hundreds_of_levels_is_capped(cps_path):
 
 
 def test_synthesizer_tab_runs():
-    at = open_page(PAGE, strat_view="Synthetic data (illustration)")
+    at = open_page(PAGE, strat_view=sections.SYNTHETIC.heading)
     at.slider(key="strat_synruns").set_value(1).run()
     at.button(key="strat_synrun").click().run()
     assert_clean(at)
@@ -160,7 +162,7 @@ def test_share_panel_link_and_csv_for_every_chart():
     assert "group_means_view(" in script and "epsilon=1.0" in script and "method='Stratified Laplace'" in script
     assert re.search(r"^\s+seed=\d+,$", script, re.M)
     assert "np.quantile" not in script and "simulate_methods" not in script  # no page logic in the script
-    for name in ("Theory: cost of stratifying", "Privacy accounting"):  # the share panel is on the other views too
+    for name in (sections.THEORY.heading, sections.ACCOUNTING.heading):  # the share panel is on the other views too
         _view(at, name)
         assert_clean(at)
         assert "group_means_view(" in page_script(at), name

@@ -121,7 +121,7 @@ def test_figures_view_runs_small_and_reports_progress(pseo_path):
 def test_moved_names_still_resolve_from_dpcore_percentiles():
     assert not hasattr(percentiles, "make_cell_panel")  # the experiments live in dpcore.experiments only
     assert not hasattr(percentiles, "SmoothSensitivity")  # one name per class
-    assert not hasattr(percentiles, "METHOD_LABELS")  # display text lives in ui.plots_percentiles
+    assert not hasattr(percentiles, "METHOD_LABELS")  # display text lives in ui.percentiles.plots
     with pytest.raises(AttributeError):
         percentiles.no_such_name  # noqa: B018
 
@@ -154,7 +154,7 @@ def test_hostile_settings_raise_a_clear_error(view, settings):
 def test_plain_figure_specs_equal_the_plotly_builders(settings, y_range):
     """The page draws the one-cell histogram and CDF from plain specs (no plotly validation per
     ε move); they must be exactly the go.Figure builders' figures."""
-    from ui import plots_percentiles
+    from ui.percentiles import plots as plots_percentiles
 
     view = percentile_experiments.cell_view(source="synthetic", **settings)
     assert_same_spec(

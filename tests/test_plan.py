@@ -9,6 +9,7 @@ import tomllib
 
 from dpcore import plan as planmod
 from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
+from ui.planner import sections as planner_sections
 
 ISSUE_PLAN = planmod.EXAMPLE_PLAN  # the issue's example, verbatim (comments included)
 
@@ -226,7 +227,7 @@ def test_planner_page_offers_the_release_plan():
     at.switch_page("app_pages/planner.py")
     at.run()
     view = [r for r in at.radio if "View" in (r.label or "")][0]
-    view.set_value("4 · Share / reproduce").run()
+    view.set_value(planner_sections.SHARE.heading).run()
     assert not at.exception and not at.error
     labels = [b.label for b in at.get("download_button")]
     assert "Download the release plan" in labels

@@ -14,7 +14,7 @@ from test_release_panel import HARNESS, RELEASE, _csv
 from dpcore import ledger as L
 from dpcore import memo as memo_lib
 from ui import memo as memo_html
-from ui import release_panel
+from ui.planner import release_panel
 
 PLAN = "Plan: choose ε on planning data"
 
@@ -112,7 +112,7 @@ def test_ratio_groups_stay_different_after_a_change_of_group_column(ledger_url):
 def test_group_columns_that_do_not_qualify_are_explained_and_small_cells_advised():
     from types import SimpleNamespace
 
-    from ui import planner_views
+    from ui.planner import views as planner_views
 
     frame = pd.DataFrame({"income": np.arange(100.0), "id": np.arange(100), "country": ["X"] * 100,
                           "region": ["a"] * 60 + ["b"] * 39 + ["c"]})

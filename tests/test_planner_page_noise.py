@@ -15,6 +15,7 @@ from dpcore import planner as planner_lib
 from dpcore.data import lognormal_incomes
 from dpcore.lru import BoundedCache
 from dpcore.smooth_noises import SMOOTH_NOISES
+from ui.planner import sections as planner_sections
 
 PAGE = "app_pages/planner.py"
 DELTA = 1e-6
@@ -87,16 +88,16 @@ def test_release_mode_announces_the_refused_noise_and_the_plan_file_has_the_lapl
     assert not at.exception
     assert any("spends δ = 1e-07" in str(i.value) and "δ cap" in str(i.value) for i in at.info)
     # the plan file has a noise field (tests/test_plan_light_noise.py): the Laplace Gini is written into it
-    at = _open(planner_gini_noise="laplace", planner_view="4 · Share / reproduce")
+    at = _open(planner_gini_noise="laplace", planner_view=planner_sections.SHARE.heading)
     assert_clean(at)
     assert "Download the release plan" in [b.label for b in at.get("download_button")]
     assert "Not in the plan: gini" not in " ".join(str(c.value) for c in at.caption)
     # the Laplace log-normal has no floating-point-safe sampler: left out, and the reason said
-    at = _open(planner_gini_noise="laplace_lognormal", planner_view="4 · Share / reproduce")
+    at = _open(planner_gini_noise="laplace_lognormal", planner_view=planner_sections.SHARE.heading)
     assert_clean(at)
     caption = " ".join(str(c.value) for c in at.caption)
     assert "Not in the plan: gini: the Gini with noise 'laplace_lognormal' cannot be released" in caption
-    at = _open(planner_view="4 · Share / reproduce")  # the paper's noise is written into the plan
+    at = _open(planner_view=planner_sections.SHARE.heading)  # the paper's noise is written into the plan
     assert "Not in the plan: gini" not in " ".join(str(c.value) for c in at.caption)
 
 

@@ -1,6 +1,6 @@
 """The plan file the planner offers is the release Release mode makes: the same ε per statistic (the
 accuracy-first ε rounded up to the field's 4 decimals, or the user's own field values) and the same cap,
-from one function (ui.release_panel.release_choices); a plan that spends more than the total ε the user
+from one function (ui.planner.release_panel.release_choices); a plan that spends more than the total ε the user
 can afford says so. Before, the file held an even split of the total-ε slider (ε 0.5 x 4, cap 2) while
 Release mode used the accuracy-first ε, and nothing was said when the plan totalled 6.2 next to "2"."""
 from __future__ import annotations
@@ -9,10 +9,11 @@ import pytest
 import tomllib
 from support import assert_clean, open_page
 
-from ui.release_panel import _round_up
+from ui.planner import sections as planner_sections
+from ui.planner.release_panel import _round_up
 
 PAGE = "app_pages/planner.py"
-SHARE = "4 · Share / reproduce"
+SHARE = planner_sections.SHARE.heading
 RELEASE = "Release: make the real release (spends budget)"
 PLAN = "Plan: choose ε on planning data"
 

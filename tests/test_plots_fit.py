@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ui import plots_gini, plots_ratio, plots_stratified
+from ui.gini import plots as plots_gini
+from ui.ratios import plots as plots_ratio
+from ui.stratified import plots as plots_stratified
 
 
 def _decay(n: int = 6) -> pd.DataFrame:

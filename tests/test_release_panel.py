@@ -1,4 +1,4 @@
-"""AppTest tests of the release panel (ui/release_panel.py, Release mode of the planner page) with the
+"""AppTest tests of the release panel (ui/planner/release_panel.py, Release mode of the planner page) with the
 durable ledger: a reload (a new session) with the same file finds the spent budget, the metrics are
 read after the release, the cap is fixed, the archive exports, random groups are refused.
 
@@ -263,7 +263,7 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     import threading
     import time
 
-    from ui import release_panel
+    from ui.planner import release_panel
 
     csv = _csv()
     at = _session(csv, stats="mean", group=None)

@@ -100,8 +100,8 @@ def test_scriptgen_lives_in_ui_only():
     assert not any(name and name.split(".")[0] == "streamlit" for name in imported)
 
 
-MY_APP_FILES = ("app_pages/gini.py", "app_pages/percentiles.py", "app_pages/about.py", "ui/gini_views.py",
-                "ui/percentiles_views.py", "ui/scriptgen.py", "ui/repro.py")
+MY_APP_FILES = ("app_pages/gini.py", "app_pages/percentiles.py", "app_pages/about.py", "ui/gini/views.py",
+                "ui/percentiles/views.py", "ui/scriptgen.py", "ui/repro.py")
 
 
 @pytest.mark.parametrize("name", MY_APP_FILES)

@@ -83,7 +83,7 @@ def test_streamlit_resolves_the_same_settings():
 def test_no_disk_persisted_caches_in_code():
     """st.cache_data(persist=...) would write (possibly uploaded) data to ~/.streamlit/cache."""
     offenders = []
-    for py in list(REPO_ROOT.glob("*.py")) + list(REPO_ROOT.glob("app_pages/*.py")) + list(REPO_ROOT.glob("ui/*.py")) \
+    for py in list(REPO_ROOT.glob("*.py")) + list(REPO_ROOT.glob("app_pages/*.py")) + list(REPO_ROOT.glob("ui/**/*.py")) \
             + list(REPO_ROOT.glob("dpcore/**/*.py")):
         text = py.read_text(encoding="utf-8", errors="replace")
         if "persist=" in text.replace(" ", "") and "cache_data" in text:

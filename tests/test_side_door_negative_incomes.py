@@ -17,6 +17,7 @@ from test_release_panel import HARNESS
 
 from dpcore import cli
 from dpcore import plan as plan_module
+from ui.planner import sections as planner_sections
 
 PLAN_TEXT = ('version = 1\ndataset = "losses"\nincome = "income"\ncap_epsilon = 4.0\n{extra}\n'
              '[[statistics]]\nkind = "mean"\nepsilon = 0.5\nlower = 0\nupper = 200000\n')
@@ -70,7 +71,7 @@ def test_the_plan_field_is_checked_and_written():
 def test_the_planners_plan_file_writes_the_apps_choice():
     at = AppTest.from_string(HARNESS, default_timeout=300)
     for key, value in {"data_source": "Upload a CSV or Parquet file", "data_neg": "clip", "planner_stats": "gini",
-                       "planner_view": "4 · Share / reproduce"}.items():
+                       "planner_view": planner_sections.SHARE.heading}.items():
         at.query_params[key] = value
     at.run()
     csv = pd.DataFrame({"income": [52_000.0, -3_500.0, 61_000.0, 48_250.5, 75_000.0] * 40}).to_csv(index=False)

@@ -18,7 +18,9 @@ from dpcore import ledger as ledger_lib
 from dpcore import planner as planner_lib
 from dpcore import release as release_lib
 from dpcore.experiments import planner as planner_experiments
-from ui import planner_views, release_panel
+from ui.planner import release_panel
+from ui.planner import sections as planner_sections
+from ui.planner import views as planner_views
 
 PLAN = "Plan: choose ε on planning data"
 
@@ -43,7 +45,7 @@ def test_epsilon_solved_on_the_confidential_file_does_not_start_the_release(tmp_
     assert any("solved on the **confidential file**" in w.value for w in at.warning)
     # the plan file for the command line is what Release mode releases: not the confidential ε either
     at.radio(key="planner_mode").set_value(PLAN).run()
-    at.radio(key="planner_view").set_value("4 · Share / reproduce").run()
+    at.radio(key="planner_view").set_value(planner_sections.SHARE.heading).run()
     assert not at.exception
     texts = [c.value for c in at.code if "cap_epsilon" in c.value]
     assert texts and tomllib.loads(texts[0])["statistics"][0]["epsilon"] == pytest.approx(2.0)

@@ -201,7 +201,7 @@ def test_columns_recipe_rebuilds_the_sidebar_dataset():
 def test_plain_figure_specs_equal_the_plotly_builders(method, y_range):
     """The group-means view draws its three charts from plain specs (no plotly validation per
     ε move); each must be exactly the go.Figure builder's figure."""
-    from ui import plots_stratified
+    from ui.stratified import plots as plots_stratified
 
     data = strat_experiments.grouped_data(dict(source="synthetic", n=2000, k=6, alpha=0.3, seed=3))
     view = strat_experiments.group_means_view(data, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method=method, seed=3,

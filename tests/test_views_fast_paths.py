@@ -12,7 +12,8 @@ from streamlit import dataframe_util
 from dpcore.data import lognormal_incomes
 from dpcore.experiments import gini as gini_experiments
 from dpcore.experiments import stratified as strat_experiments
-from ui import gini_views, stratified_views
+from ui.gini import views as gini_views
+from ui.stratified import views as stratified_views
 
 
 def _summary_from_table(table: pd.DataFrame) -> str:
@@ -69,7 +70,7 @@ def test_group_means_tables_are_the_bytes_st_dataframe_makes():
 def test_overall_errors_boxes_are_the_per_method_percentiles():
     """The box plot's statistics (one np.percentile call per method, methods in order of appearance) equal the
     pandas groupby(sort=False) + one np.percentile per level they replaced."""
-    from ui import plots_stratified
+    from ui.stratified import plots as plots_stratified
 
     rng = np.random.default_rng(2)
     methods = np.array(["b", "a", "c", "a", "b"] * 60, dtype=object)  # interleaved rows, not sorted

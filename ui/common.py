@@ -1,6 +1,6 @@
 """Small helpers every page uses: safe execution, shared state, URL-backed widgets.
 
-Pages stay thin: widgets -> one dpcore view call -> ui renderers and ui.plots_* figures. Anything
+Pages stay thin: widgets -> one dpcore view call -> ui renderers and ui.<page>.plots figures. Anything
 heavy is cached with ``st.cache_data`` in the page module (keyed by parameters).
 """
 from __future__ import annotations
@@ -376,7 +376,7 @@ def _keyed_figure_spec(builder_name: str, cache_key: Any, _builder: Callable[...
 
 def cached_figure(builder: Callable[..., Any], *args: Any, chart: dict | None = None, container: Any = st,
                   cache_key: Any = None, **kwargs: Any) -> Any:
-    """Show ``builder(*args, **kwargs)`` (a plotly figure builder from ``ui.plots_*``) with
+    """Show ``builder(*args, **kwargs)`` (a plotly figure builder from a ``ui.<page>.plots`` module) with
     ``st.plotly_chart``, building the figure once per distinct input in this process.
 
     The validated figure spec is cached (``st.cache_resource``, keyed by the builder's name and the
@@ -416,7 +416,7 @@ def _cached_figure_object(builder_name: str, _builder: Callable[..., Any], args:
 
 
 class CachedBuilders:
-    """A figure-builder module (``ui.plots_*``) whose builders remember their figures per input.
+    """A figure-builder module (``ui.<page>.plots``) whose builders remember their figures per input.
 
     ``plots = CachedBuilders(plots_gini)``; ``plots.releases_figure(...)`` returns the same ``go.Figure``
     object for the same (hashed) arguments in this process, shared by every session (built once, then
@@ -450,7 +450,7 @@ def show_figure(fig: Any, *, container: Any = st, **options: Any) -> Any:
     """``st.plotly_chart(fig)`` for a memoised ``go.Figure`` that is shown again and again: its spec
     (``fig.to_dict()``, a deep copy) is made on the first call and kept on the figure, so later calls
     skip the copy. Only for figures that are not changed after they were first shown. A plain dict
-    specification (``{"data": [...], "layout": {...}}``, as ``ui.plots_gini`` builds) is sent as is."""
+    specification (``{"data": [...], "layout": {...}}``, as ``ui.gini.plots`` builds) is sent as is."""
     options.setdefault("width", "stretch")
     if isinstance(fig, dict):
         return container.plotly_chart(_prebuilt_figure(fig), **options)
@@ -462,7 +462,7 @@ def show_figure(fig: Any, *, container: Any = st, **options: Any) -> Any:
 
 
 def show_spec(spec: dict, *, container: Any = st, **options: Any) -> Any:
-    """``st.plotly_chart`` of a figure spec that is already plain, valid data (e.g. a ``plots_*``
+    """``st.plotly_chart`` of a figure spec that is already plain, valid data (e.g. a ``ui.<page>.plots``
     ``*_spec`` builder, equal to a ``go.Figure``'s ``to_dict()``): neither validated nor copied again."""
     options.setdefault("width", "stretch")
     return container.plotly_chart(_prebuilt_figure(spec), **options)

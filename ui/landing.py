@@ -7,6 +7,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.percentiles import sections as percentiles_sections
+from ui.planner import sections as planner_sections
+
 _ROOT = Path(__file__).resolve().parent.parent
 
 #: (title, one line, page file, link label, material icon, preset query parameters)
@@ -15,7 +18,7 @@ CARDS: tuple[tuple[str, str, str, str, str, dict[str, str]], ...] = (
      "app_pages/gini.py", "Open the Gini page", ":material/show_chart:", {"gini_eps": "1.0"}),
     ("Publish earnings percentiles", "The Census PSEO method: quartiles of graduates' earnings per cell.",
      "app_pages/percentiles.py", "Open the percentiles page", ":material/bar_chart:",
-     {"perc_view": "One cell, step by step"}),
+     {"perc_view": percentiles_sections.ONE_CELL.heading}),
     ("Publish group means", "Average income by sex, race or region, and whether small groups suffer.",
      "app_pages/stratified.py", "Open the group-means page", ":material/groups:",
      {"strat_data": "ACS 2019 excerpt"}),
@@ -23,7 +26,7 @@ CARDS: tuple[tuple[str, str, str, str, str, dict[str, str]], ...] = (
      "app_pages/ratios.py", "Open the ratios page", ":material/percent:", {"ratio_eps": "1.0"}),
     ("Choose ε for a release", "Several statistics, one budget: the planner finds each ε, then releases.",
      "app_pages/planner.py", "Open the planner", ":material/explore:",
-     {"planner_view": "1 · Accuracy first"}),
+     {"planner_view": planner_sections.ACCURACY.heading}),
     ("Teach differential privacy", "Short lessons and a game where you play the attacker.",
      "app_pages/lessons.py", "Open the lessons", ":material/school:", {}),
 )

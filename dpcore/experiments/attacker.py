@@ -56,7 +56,7 @@ __all__ = [
     "simulate_optimal_attacker", "success_summary", "success_interval", "attacker_view",
 ]
 
-#: mechanism key -> the statistic it releases (labels for people live in ui.attacker_views)
+#: mechanism key -> the statistic it releases (labels for people live in ui.attacker.views)
 MECHANISMS = ("count", "count_geometric", "mean", "percentile", "gini")
 DEFAULT_N = 50
 DEFAULT_LOWER = 0.0

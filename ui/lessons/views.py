@@ -4,7 +4,7 @@ Each step is a link to a page with URL query parameters that the page's ``qp_*``
 and option texts exactly as the pages define them; ``tests/test_page_lessons.py`` opens every link and
 checks that the page kept each value). Charts where ε moves the spread open with fixed axes.
 
-In a class session (``ui.classroom_views``) every link carries the class code, and the steps where
+In a class session (``ui.classroom``) every link carries the class code, and the steps where
 students play take the session's statistic, so a lesson never sends a class to a statistic its
 teacher's table does not pool. The handout comes in two versions: the students' (questions only) and
 the teacher's (with the answers to look for).
@@ -19,9 +19,9 @@ import numpy as np
 import streamlit as st
 
 from dpcore.classroom import ClassSession
-from ui import plots_gini
-from ui.classroom_views import CODE_PARAM
+from ui.classroom import CODE_PARAM
 from ui.common import show_spec
+from ui.gini import plots as plots_gini
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,7 @@ def releases_spec(view) -> dict:
     the Gini page's two-line panel titles ran into each other: the titles are cut to the panel's name,
     the axis and the share off-chart (the red "impossible values" note has nothing to mark on the fixed
     0–1 axis), and the right panel's share ticks, equal to the left's on fixed axes, are left out."""
-    from ui.gini_views import FIXED_GINI_RANGE, FIXED_SHARE_RANGE
+    from ui.gini.views import FIXED_GINI_RANGE, FIXED_SHARE_RANGE
 
     figure = plots_gini.releases_figure(
         view.true_gini, view.simulated_releases, view.simulated_laplace_releases, smooth_range=FIXED_GINI_RANGE,

@@ -1,7 +1,7 @@
 """Renderers of the ratios page: each draws one view from a result of :mod:`dpcore.experiments.ratio`
 (``sampling_view``, ``intervals_view``, ``coverage_heatmap_view``, ``accuracy_view``, ``bias_view``,
 ``odds_ratio_view``, ``poverty_view``). Nothing here recomputes a mechanism; figures come from
-:mod:`ui.plots_ratio`.
+:mod:`ui.ratios.plots`.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.experiments import ratio as ratio_experiments
-from ui import plots_ratio as plots_ratio_builders
 from ui.common import CachedBuilders, download_csv, show_figure
+from ui.ratios import plots as plots_ratio_builders
 
 # figures built once per distinct input in this process, shared by all sessions
 plots_ratio = CachedBuilders(plots_ratio_builders)

@@ -1,13 +1,12 @@
 """Plotly figure builders for the percentiles (PSEO) page. Pure functions: data in, figure out."""
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from _plotly_utils.utils import convert_to_base64
 from plotly.subplots import make_subplots
+
+from ui.figure_specs import plain_spec
 
 #: Display names of the methods (UI text; dpcore uses the keys only).
 METHOD_LABELS = {
@@ -82,22 +81,6 @@ def cdf_figure(edges: np.ndarray, true_counts: np.ndarray, noisy_counts: np.ndar
                       legend=dict(orientation="h", y=-0.25))
     fig.update_yaxes(range=[-0.05, 1.05])
     return fig
-
-
-@functools.lru_cache(maxsize=1)
-def _default_template() -> dict:
-    """The layout template every ``go.Figure`` carries (plotly's default), built once."""
-    return go.Figure().to_dict()["layout"]["template"]
-
-
-def plain_spec(data: list[dict], layout: dict) -> dict:
-    """A figure spec as plain data, equal to ``go.Figure(...).to_dict()`` of the same figure (arrays as
-    plotly's base64 typed arrays, the default template) without plotly's per-property validation,
-    which costs ~15 ms per small figure on every slider move."""
-    spec = {"data": data, "layout": layout}
-    convert_to_base64(spec)  # in place, as to_dict() does (the template holds no arrays)
-    spec["layout"] = {**layout, "template": _default_template()}
-    return spec
 
 
 def histogram_spec(edges: np.ndarray, true_counts: np.ndarray, noisy_counts: np.ndarray, *,

@@ -23,6 +23,7 @@ from plotly.subplots import make_subplots
 from dpcore import posterior, smooth_noises
 from dpcore.experiments import gini_noises
 from ui.common import guard, qp_selectbox, run_on_button, show_figure
+from ui.gini.sections import NOISE
 
 NOISE_LABELS = {
     "cauchy": "Generalized Cauchy (paper, pure ε)",
@@ -176,7 +177,8 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
                               gamma: float, calibration: str, method: str, seed: int,
                               delta: float = smooth_noises.DEFAULT_DELTA, slow_below: float = 0.5,
                               saturated: bool = False, chosen: str | None = None) -> str:
-    """Section "4b" of the Gini page: noise selector, trade-off sentence, side-by-side chart, one release.
+    """Section NOISE of the Gini page (``ui.gini.sections``): noise selector, trade-off sentence, side-by-side
+    chart, one release.
 
     ``values``: the page's (sub-sampled) incomes; bounds as on the page (U may be the DP estimate).
     With the default noise ("cauchy") the section shows the data-free comparison (per unit of smooth
@@ -189,7 +191,7 @@ def render_gini_noise_section(key_prefix: str, values: np.ndarray, *, epsilon: f
     Returns the chosen name.
     """
     intro = (
-        "## 4b · Lighter tails: choose the noise distribution\n\n"
+        f"## {NOISE.heading}\n\n"
         "The paper's generalized-Cauchy noise gives **pure** ε-DP but has heavy tails: rare releases land very "
         "far off. Two light-tailed alternatives use the same smooth sensitivity: **Laplace** noise "
         "(Nissim, Raskhodnikova & Smith 2007) for (ε, δ)-DP, and the **Laplace log-normal** of Bun & Steinke "

@@ -1,7 +1,7 @@
 """Renderers of the group-means page: each draws one view from a result of
 :mod:`dpcore.experiments.stratified` (``group_means_view``, ``trend_view``, ``bounds_view``,
 ``accounting_view``, ``synthesizer_view``). Nothing here recomputes a mechanism; figures come from
-:mod:`ui.plots_stratified`.
+:mod:`ui.stratified.plots`.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import streamlit as st
 
 from dpcore.experiments import stratified as strat_experiments
 from dpcore.lru import BoundedCache
-from ui import plots_stratified as plots_stratified_builders
 from ui.common import CachedBuilders, download_csv, show_figure, show_spec
+from ui.stratified import plots as plots_stratified_builders
 
 # figures built once per distinct input in this process, shared by all sessions
 plots_stratified = CachedBuilders(plots_stratified_builders)

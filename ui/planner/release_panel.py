@@ -2,7 +2,7 @@
 
 One entry point, :func:`release_panel`, called by ``app_pages/planner.py`` in Release mode, and one
 function, :func:`release_choices`, that says what a release would use (ε per statistic, the cap):
-the panel's fields start from it and the plan file of Plan mode (``ui.planner_views``) is written
+the panel's fields start from it and the plan file of Plan mode (``ui.planner.views``) is written
 from it, so the downloaded plan is the release this panel makes.
 
 * One budget per population, shared with the command line: an uploaded file is a *source* attached to
@@ -64,7 +64,7 @@ from dpcore import release as release_lib
 from dpcore import release_card
 from ui import memo as memo_html
 from ui.common import guard, qp_number
-from ui.planner_views import CONFIDENTIAL_PLAN_NOTE, PLAN_KEY, PLAN_TARGETS_KEY, plan_solved_on_confidential
+from ui.planner.views import CONFIDENTIAL_PLAN_NOTE, PLAN_KEY, PLAN_TARGETS_KEY, plan_solved_on_confidential
 
 RANDOM_GROUPS_REFUSAL = (
     "A real release cannot use **random groups A/B/C**: they are a planning device drawn with the sidebar seed, "
@@ -707,7 +707,7 @@ def declared_group_statistic(kind: str, params: dict, values: Any, groups: Any, 
 
 
 def _page_groups(ds: Any, group_column: str | None) -> Any:
-    """The group label of every kept row, as the page's groups (``ui.planner_views.choose_groups``)."""
+    """The group label of every kept row, as the page's groups (``ui.planner.views.choose_groups``)."""
     if group_column is None or ds.frame is None:
         raise ledger_lib.DPInputError("a group statistic needs a group column of the file")
     return ds.frame[group_column].astype(str).to_numpy()

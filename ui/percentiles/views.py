@@ -1,5 +1,5 @@
 """Renderers of the percentiles (PSEO) page: each draws one view from a result of
-:mod:`dpcore.experiments.percentiles` (figures from :mod:`ui.plots_percentiles`). Nothing here
+:mod:`dpcore.experiments.percentiles` (figures from :mod:`ui.percentiles.plots`). Nothing here
 recomputes a mechanism.
 """
 from __future__ import annotations
@@ -15,8 +15,9 @@ from dpcore.experiments.percentiles import (
     FiguresView,
     ManyCellsView,
 )
-from ui import plots_percentiles as plots_percentiles_builders
 from ui.common import CachedBuilders, download_csv, privacy_note, show_figure, show_spec
+from ui.percentiles import plots as plots_percentiles_builders
+from ui.percentiles.sections import CDF, HISTOGRAM, RELEASED
 
 # figures built once per distinct input in this process, shared by all sessions
 plots_percentiles = CachedBuilders(plots_percentiles_builders)
@@ -143,7 +144,7 @@ def _formats(columns, number_format: str, labels: dict[str, tuple[str, str]] | N
                                              format=number_format) for c in columns}
 
 
-#: short headers (and their tooltips) of section 3's table: with the long names its eight columns were 1,112 px
+#: short headers (and their tooltips) of the RELEASED step's table: with the long names its eight columns were 1,112 px
 #: wide and scrolled sideways in the 820 px main area at 1280x720
 VALUE_HEADERS = {
     "true (confidential)": ("true", "The confidential percentile of the cell (planning only, never published)."),
@@ -161,11 +162,12 @@ def _accuracy_headers(columns) -> dict[str, tuple[str, str]]:
 
 
 def cell(view: CellView, *, fixed_axes: bool = False) -> None:
-    """The one-cell view, sections 1-3: histogram, CDF read-off, released percentiles and their accuracy.
+    """The one-cell view, steps HISTOGRAM, CDF and RELEASED (``ui.percentiles.sections``): histogram, CDF
+    read-off, released percentiles and their accuracy.
 
     ``fixed_axes``: the histogram's count axis depends on the public cell size only (not the draws)."""
     edges = view.edges
-    st.subheader("1. The histogram: true and noisy counts")
+    st.subheader(HISTOGRAM.heading)
     st.markdown(
         f"Each bin count gets two-sided geometric noise with parameter **ε per bin = {view.epsilon_per_bin:g}** "
         f"(typical size ±{1 / view.epsilon_per_bin:.1f} people). Noisy counts can be negative; the method keeps "
@@ -181,7 +183,7 @@ def cell(view: CellView, *, fixed_axes: bool = False) -> None:
                                "noisy_count": view.noisy_counts}),
                  "Download the histogram (CSV)", "pseo_histogram.csv", key="perc_dl_hist")
 
-    st.subheader("2. The noisy CDF and the percentile read-off (eq. 4.2)")
+    st.subheader(CDF.heading)
     st.markdown(
         "Add the noisy counts from the left; the *Y*th percentile lies in the first bin where the running "
         "share reaches *Y*%, at the point where earnings spread evenly in that bin would reach it. Taking the "
@@ -192,7 +194,7 @@ def cell(view: CellView, *, fixed_axes: bool = False) -> None:
     show_spec(plots_percentiles_builders.cdf_spec(edges, view.true_counts, view.noisy_counts, view.q, view.histogram,
                                                   view.true))
 
-    st.subheader("3. Released percentiles and how wrong they are")
+    st.subheader(RELEASED.heading)
     table = _table(view)
     # number formats by column_config (drawn by the browser), not a pandas Styler (~20 ms per table per rerun);
     # the values and their 90% intervals in two tables that fit the main area (one table of eight scrolled sideways)
@@ -233,7 +235,7 @@ def curves_spec(view: CellCurvesView) -> dict:
 
 
 def curves(view: CellCurvesView, spec: dict | None = None) -> None:
-    """Section 4 of the one-cell view (below its percentile control): accuracy against ε (``spec``: the
+    """Step ACCURACY of the one-cell view (below its percentile control): accuracy against ε (``spec``: the
     view's :func:`curves_spec`, when the caller kept it)."""
     show_spec(spec if spec is not None else curves_spec(view))
     st.caption("Here every method spends the whole ε on this one percentile (the histogram would release all "

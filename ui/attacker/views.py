@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.experiments import attacker as attacker_lib
-from ui import plots_attacker
+from ui.attacker import plots as plots_attacker
 
 MECHANISM_LABELS = {
     "count": "a count (Laplace noise)",

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.plots_percentiles import plain_spec
+from ui.figure_specs import plain_spec
 
 METHOD_COLORS = {
     "Global Laplace": "#7f7f7f",

@@ -31,8 +31,8 @@ from dpcore.experiments.planner import (
     StatisticSpec,
 )
 from dpcore.smooth_noises import SMOOTH_NOISES
-from ui import plots_planner
 from ui.common import download_csv, guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, show_figure
+from ui.planner import plots as plots_planner
 
 RANDOM_GROUPS = "(random groups A/B/C)"
 #: (largest relative error %, probability %) per statistic; the Gini's error is in Gini points (GINI_ERR_KEY)
@@ -858,7 +858,7 @@ def release_plan_download(kinds: list[str], specs: tuple[StatisticSpec, ...], st
     Laplace log-normal noise has no floating-point-safe sampler and is left out and named
     (:func:`dpcore.plan.plan_from_planner_choices`), never written with another noise than the one planned."""
     from dpcore.plan import plan_from_planner_choices, write_plan
-    from ui.release_panel import existing_account, release_choices
+    from ui.planner.release_panel import existing_account, release_choices
 
     account = existing_account(dataset)
     choices = release_choices(kinds, alloc, account)

@@ -2,7 +2,7 @@
 
 The page (``app_pages/gini.py``) reads the controls, makes one cached call to
 :func:`dpcore.experiments.gini.gini_view` and hands the result to these functions. Figures come
-from :mod:`ui.plots_gini`; nothing here recomputes the mechanism.
+from :mod:`ui.gini.plots`; nothing here recomputes the mechanism.
 """
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ from dpcore import intervals
 from dpcore.experiments import gini as gini_experiments
 from dpcore.experiments.gini import GiniView
 from dpcore.lru import array_digest
-from ui import plots_gini
 from ui.common import download_csv, numbers_table, privacy_note, run_on_button, show_figure
+from ui.gini import plots as plots_gini
+from ui.gini.sections import ERROR_CURVE, POSTERIOR, RELEASES, SENSITIVITY
 
-# The live figures are plain plotly specifications built from the view in ~1 ms each (ui.plots_gini): cheaper
+# The live figures are plain plotly specifications built from the view in ~1 ms each (ui.gini.plots): cheaper
 # than hashing the view's 20,000 simulated releases to look a remembered figure up.
 
 PRIORS = {"uniform": ("uniform", "a flat prior on [0, 1] (the paper's choice)"),
@@ -81,7 +82,7 @@ def guarantee_and_definition() -> None:
         "n, the bounds L and U (or the DP estimate of U, whose ε is added to the total), ε, γ and the "
         "mechanism. The noise scale S(X)/α depends on the data and is never published: a real release publishes a "
         "DP upper bound on it instead (paid from the same ε), from which anyone computes the interval; the oracle "
-        "posterior in section 3 treats it as known, as the paper does.")
+        f"posterior in {POSTERIOR.cited} treats it as known, as the paper does.")
     with st.expander("Which Gini? (definition used everywhere on this page)"):
         st.latex(r"g(X) \;=\; \frac{\sum_{i=1}^{n}\sum_{j=1}^{n} |x_i - x_j|}{2\,n^2\,\bar x}"
                  r"\;=\; \frac{\sum_{i=1}^{n} (2i - n - 1)\,x_{(i)}}{n \sum_i x_i}")
@@ -148,7 +149,7 @@ FIXED_GINI_RANGE, FIXED_SHARE_RANGE = (0.0, 1.0), (0.0, 1.0)
 
 
 def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
-    """Section 1: where the published Gini would land (histogram, dot plot, error summary).
+    """Section RELEASES: where the published Gini would land (histogram, dot plot, error summary).
 
     ``fixed_axes``: both panels on [0, 1] x [0 %, 100 %] (public, independent of the draws), so two
     ε side by side show the change in spread instead of the same shape with other tick labels."""
@@ -158,10 +159,10 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
     med, q90, _ = view.abs_error_quantiles
     lap_med, lap_q90, _ = view.laplace_abs_error_quantiles
     st.markdown(  # the section's heading and text in one element (fewer messages per rerun)
-        "## 1 · Where would the published Gini land?\n\n"
+        f"## {RELEASES.heading}\n\n"
         f"Each release is the true Gini plus noise. Out of many possible releases of the value alone at the full "
         f"ε, half land within **±{fmt(med)}** of the truth and 90 % within **±{fmt(q90)}** (errors of the value; "
-        "the interval an analyst can compute is in section 3). The usual Laplace "
+        f"the interval an analyst can compute is in {POSTERIOR.cited}). The usual Laplace "
         f"mechanism (right) must cover the worst case over *all* datasets and is "
         f"**{lap_med / max(med, 1e-300):,.0f}× noisier** here.")
     if fixed_axes:
@@ -216,9 +217,9 @@ def _error_summary_markdown(view: GiniView) -> str:
 
 
 def sensitivity(view: GiniView) -> None:
-    """Section 2: the smooth-sensitivity curves e^(-βk) A(k), exact and fast."""
+    """Section SENSITIVITY: the smooth-sensitivity curves e^(-βk) A(k), exact and fast."""
     st.markdown(
-        "## 2 · Why this much noise? Smooth sensitivity\n\n"
+        f"## {SENSITIVITY.heading}\n\n"
         "How much can **one person** move the Gini of this data? That *local sensitivity* cannot be "
         "published as is (it describes the data), so the mechanism uses a **smooth** bound: it also looks "
         "at datasets with k records changed, with weight e^(−βk). A(k) is the largest local sensitivity "
@@ -267,13 +268,13 @@ def answer_note(view: GiniView) -> None:
     if pub is not None:
         text += (f"A release with its interval: an analyst who sees only the published numbers is {pub.level:.0%} "
                  f"sure the Gini lies in an interval typically **{fmt(pub.confidential_typical_width)} wide** on "
-                 "these data (section 3).")
+                 f"these data ({POSTERIOR.cited}).")
     st.caption(text)
 
 
 def posterior(view: GiniView, prior_text: str) -> None:
-    """Section 3 (after the prior control): the interval from the published numbers alone (shown first), then one
-    release of the value alone and the oracle posterior (eq. 11) that needs the confidential noise scale."""
+    """Section POSTERIOR (after the prior control): the interval from the published numbers alone (shown first),
+    then one release of the value alone and the oracle posterior (eq. 11) that needs the confidential noise scale."""
     st.markdown(published_sentence(view) + ("\n\n" + expected_widths_sentence(view) if view.published else ""))
     if view.saturated:
         st.info("Oracle hidden: a release of the value alone at these settings carries almost no information about "
@@ -300,8 +301,8 @@ def posterior(view: GiniView, prior_text: str) -> None:
 
 
 def error_curve(view: GiniView) -> None:
-    """Section 4: error against epsilon for this data (fast bound, the chosen calibration)."""
-    st.header("4 · Error against ε for this data")
+    """Section ERROR_CURVE: error against epsilon for this data (fast bound, the chosen calibration)."""
+    st.header(ERROR_CURVE.heading)
     if view.rmse is not None:  # the Cauchy with gamma > 3, or a light-tailed noise
         quantity, label = "rmse", "RMSE"
     else:
@@ -322,7 +323,8 @@ def _progress_bar(label: str) -> Callable[[float, str], None]:
 
 def paper_experiments(values: np.ndarray, *, gamma: float, upper: float | None, upper_epsilon: float,
                       n_draws: int, seed: int) -> None:
-    """Section 5: the paper's Figures 1, 3 and 4, each on a button (results kept in the session)."""
+    """Section PAPER (below its heading, drawn by the page): the paper's Figures 1, 3 and 4, each on a button
+    (results kept in the session)."""
     tab1, tab3, tab4 = st.tabs(["Figure 1 · this data, ε from 0.25 to 2", "Figure 3 · two-point data",
                                 "Figure 4 · error against IQ"])
     runs: list[tuple[Any, str, str, Callable[[], Any], Callable[[Any], Any], str]] = [
@@ -362,7 +364,7 @@ def paper_experiments(values: np.ndarray, *, gamma: float, upper: float | None, 
 
 def numbers(view: GiniView, *, heading: str | None = None) -> None:
     """The share section's first part: the view's numbers at full precision, as the generated script prints
-    them (``heading``: the section's title, drawn in the same element)."""
+    them (``heading``: the section's heading, ``sections.SHARE.heading``, drawn in the same element)."""
     st.markdown((f"## {heading}\n\n" if heading else "")
                 + "The numbers of this view at full precision (the script below prints the same ones):")
     numbers_table(view.numbers(), "gini_numbers.csv", key="gini_dl_numbers")

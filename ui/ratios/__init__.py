@@ -1,0 +1,2 @@
+"""The relative-risk page (app_pages/ratios.py): renderers (views), figures (plots) and the page's one
+list of views (sections)."""
