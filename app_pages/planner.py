@@ -1,7 +1,7 @@
 """Choose epsilon before a release: accuracy first, budget first, what epsilon means, share; real release.
 
 Thin page: controls -> one cached view call of ``dpcore.experiments.planner`` -> renderers in
-``ui.planner_views`` (figures in ``ui.plots_planner``); Release mode is ``ui.release_panel``.
+``ui.planner.views`` (figures in ``ui.planner.plots``); Release mode is ``ui.planner.release_panel``.
 Only the chosen view is computed and drawn. The main ε slider and the views are an ``st.fragment``:
 moving the slider reruns only them. The Gini's smooth-sensitivity noise is a setting
 (``dpcore.smooth_noises.SMOOTH_NOISES``); each view states the plan's cost in its currency.
@@ -16,14 +16,14 @@ from dpcore.experiments import planner as planner_experiments
 from ui import repro
 from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
 from ui.data_note import data_note
-from ui.planner import views
+from ui.planner import sections, views
 from ui.planner.release_panel import release_panel
 from ui.sidebar import current_dataset
 
 PLAN = "Plan: choose ε on planning data"
 RELEASE = "Release: make the real release (spends budget)"
 DEFAULT_KINDS = ["gini", "percentiles", "group_means", "ratio"]
-VIEWS = ["1 · Accuracy first", "2 · Budget first", "3 · What ε means for a person", "4 · Share / reproduce"]
+VIEWS = list(sections.VIEWS)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

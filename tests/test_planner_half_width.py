@@ -174,7 +174,7 @@ def test_the_page_plans_half_widths_and_keeps_the_relative_error_plan():
     total, in units and in % of the value; an unreachable half-width is an error with its reason; the share view's
     script is the same planner_view call with the half-widths; the relative-error table is the same before and
     after, and is accuracy_first's."""
-    import ui.planner_views as views
+    import ui.planner.views as views
     from ui.sidebar import default_dataset
 
     at = open_page(PAGE, timeout=240, planner_stats="group_means,ratio")

@@ -3,7 +3,7 @@
 The page reads its controls with the helpers here (statistics, groups, per-statistic settings, the
 budget-first sliders), makes one cached call to a view function of
 :mod:`dpcore.experiments.planner` and hands the result to a ``render_*`` function. Figures come
-from :mod:`ui.plots_planner`; nothing here recomputes a mechanism.
+from :mod:`ui.planner.plots`; nothing here recomputes a mechanism.
 
 Budget-first state: the allocation (one epsilon per chosen statistic, summing to the total) lives
 in ``st.session_state["_planner_alloc"]`` and in the URL (``planner_alloc``); the sliders
@@ -43,7 +43,7 @@ EPS_SLIDER_MIN = 0.001
 GINI_ERR_KEY, LEGACY_GINI_TOL = "planner_gini_err", "planner_gini_tol"
 GINI_ERR_MIN, GINI_ERR_MAX = 0.0005, 0.5
 ALLOC_KEY = "_planner_alloc"
-#: the last accuracy-first plan (kind -> smallest ε); ui.release_panel starts from it
+#: the last accuracy-first plan (kind -> smallest ε); ui.planner.release_panel starts from it
 PLAN_KEY = "_planner_plan"
 #: the accuracy target of each planned statistic (kind -> text): what its planned ε buys (the release memo)
 PLAN_TARGETS_KEY = "_planner_plan_targets"
@@ -849,7 +849,7 @@ def release_plan_download(kinds: list[str], specs: tuple[StatisticSpec, ...], st
                           alloc: dict[str, float], dataset: Any, group_column: str | None, total: float) -> None:
     """The plan file for ``python -m dpcore release`` (docs/plan_format.md): exactly the release Release
     mode makes -- the same ε per statistic and the same cap, from one function
-    (:func:`ui.release_panel.release_choices`: the Release fields' values, else the accuracy-first ε
+    (:func:`ui.planner.release_panel.release_choices`: the Release fields' values, else the accuracy-first ε
     rounded up to the field's 4 decimals, else the budget-first split; the account's fixed cap, else the
     cap field) -- and what it leaves out.
 
