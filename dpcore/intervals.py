@@ -876,13 +876,22 @@ def gini_plan(epsilon_value: float, epsilon_bound: float, beta: float, *, noise:
     d = None if noise == "cauchy" or delta is None else check_delta(delta)
     cal = smooth_noises.smooth_calibration(noise, eps_v, delta=d, gamma=gamma, mode=calibration_mode,
                                            beta=check_positive(beta, "beta"))
-    scale = _bound_scale(eps_s, cal.beta)
-    release_alpha = cal.alpha * (1.0 - 2.0 * gini_lib.FLOAT_SLACK) if noise == "cauchy" else cal.alpha
+    return _assemble_plan(noise, eps_v, eps_s, lev, eta, n, lo, hi, method, float(gamma), cal.alpha, cal.beta,
+                          float(cal.delta), cal.sigma, cal)
+
+
+def _assemble_plan(noise: str, eps_v: float, eps_s: float, lev: float, eta: float, n: int, lo: float, hi: float,
+                   method: str, gamma: float, alpha: float, beta: float, delta: float, sigma: float | None,
+                   cal: Any) -> GiniIntervalPlan:
+    """The plan of checked public choices and a calibration's (alpha, beta) (:func:`gini_plan`; the optimiser's
+    screening also builds one from an upper bound on alpha, ``cal`` None, never returned)."""
+    scale = _bound_scale(eps_s, beta)
+    release_alpha = alpha * (1.0 - 2.0 * gini_lib.FLOAT_SLACK) if noise == "cauchy" else alpha
     min_scale, max_scale = ((gini_lib.GINI_MIN_SCALE, max(1.0 / release_alpha, gini_lib.GINI_MIN_SCALE))
                             if noise == "cauchy" else (0.0, math.inf))
-    return GiniIntervalPlan(noise, eps_v + eps_s, float(cal.delta), lev, eps_v, eps_s, cal.beta, cal.alpha, eta,
-                            float(gamma), cal.sigma, scale, scale * math.log(1.0 / (2.0 * eta)), release_alpha,
-                            min_scale, max_scale, n, lo, hi, method, calibration=cal)
+    return GiniIntervalPlan(noise, eps_v + eps_s, delta, lev, eps_v, eps_s, beta, alpha, eta, gamma, sigma, scale,
+                            scale * math.log(1.0 / (2.0 * eta)), release_alpha, min_scale, max_scale, n, lo, hi,
+                            method, calibration=cal)
 
 
 def _check_eta(eta: Any, level: float, method: str) -> float:
@@ -1056,24 +1065,6 @@ def _model_widths(plan: GiniIntervalPlan, etas: np.ndarray, s_typ: float) -> np.
     return 2.0 * q * s_typ * np.exp(plan.bound_scale * np.log(1.0 / (2.0 * etas))) / plan.release_alpha
 
 
-def _best_for_beta(epsilon: float, beta: float, s_typ: float, level: float, common: dict
-                   ) -> tuple[float, GiniIntervalPlan | None]:
-    best: tuple[float, GiniIntervalPlan | None] = (math.inf, None)
-    etas = (1.0 - level) * np.array(_ETA_SHARES if common["method"] == "union" else (0.2,))
-    for f in _SPLITS:
-        eps_s = f * epsilon
-        if beta / eps_s > MAX_BOUND_SCALE:
-            continue
-        base = _try_plan(epsilon - eps_s, eps_s, beta, {**common, "eta": float(etas[0])})
-        if base is None:
-            continue
-        widths = _model_widths(base, etas, s_typ)
-        i = int(np.argmin(widths))
-        if widths[i] < best[0]:
-            best = (float(widths[i]), gini_plan_with_eta(base, float(etas[i])))
-    return best
-
-
 def gini_plan_with_eta(plan: GiniIntervalPlan, eta: float) -> GiniIntervalPlan:
     """The same plan with another eta (the bound's margin changes, and for "union" the noise quantile's level)."""
     plan = _check_plan(plan)
@@ -1113,8 +1104,38 @@ def optimise_gini_split(epsilon_total: float, delta: float | None, noise: str, n
     d = None if noise == "cauchy" else check_delta(smooth_noises.DEFAULT_DELTA if delta is None else delta)
     if planning_mean is not None:
         planning_mean = check_positive(planning_mean, "planning_mean")
+    if typical_smooth_sensitivity is None and planning_mean is None:
+        shipped = _shipped_plan(eps, d, noise, n, lo, hi, lev, method, float(gamma), calibration_mode)
+        if shipped is not None:
+            return shipped
     return _optimise(eps, d, noise, n, lo, hi, lev, method, float(gamma), typical_smooth_sensitivity, planning_mean,
                      calibration_mode)
+
+
+def shipped_split_key(eps: float, d: float | None, noise: str, n: int, lo: float, hi: float, lev: float, method: str,
+                      gamma: float, calibration_mode: str) -> tuple:
+    """The key of :data:`dpcore.gini_split_table.SPLITS` for checked inputs of :func:`optimise_gini_split`."""
+    return (noise, eps, d, n, lo, hi, lev, method, gamma, calibration_mode)
+
+
+def _shipped_plan(eps: float, d: float | None, noise: str, n: int, lo: float, hi: float, lev: float, method: str,
+                  gamma: float, calibration_mode: str) -> GiniIntervalPlan | None:
+    """The optimiser's answer read from the shipped table of the Gini page's epsilon grid at its default public
+    inputs (:mod:`dpcore.gini_split_table`; a test compares entries with a fresh search), or None.
+
+    The plan is rebuilt with :func:`gini_plan` (its calibration certified again) from the stored split, beta and eta,
+    and kept only if the split adds up to epsilon (as the mechanisms' file cache requires): the table can change a
+    width, never a privacy cost."""
+    from .gini_split_table import SPLITS
+
+    entry = SPLITS.get(shipped_split_key(eps, d, noise, n, lo, hi, lev, method, gamma, calibration_mode))
+    if entry is None or not math.isclose(entry["epsilon_value"] + entry["epsilon_bound"], eps, rel_tol=1e-12,
+                                         abs_tol=0.0):
+        return None
+    plan = gini_plan(entry["epsilon_value"], entry["epsilon_bound"], entry["beta"], noise=noise, n=n, lower=lo,
+                     upper=hi, delta=d, level=lev, eta=entry["eta"], method=method, gamma=gamma,
+                     calibration_mode=calibration_mode)
+    return replace(plan, model_width=entry["model_width"], model_oracle_width=entry["model_oracle_width"])
 
 
 @lru_cache(maxsize=128)
@@ -1126,17 +1147,127 @@ def _optimise(eps: float, d: float | None, noise: str, n: int, lo: float, hi: fl
                                                                                     planning_mean=planning_mean))
     common = dict(noise=noise, n=n, lower=lo, upper=hi, delta=d, level=lev, method=method, gamma=gamma,
                   calibration_mode=calibration_mode)
-    best: tuple[float, GiniIntervalPlan | None] = (math.inf, None)
-    for beta in _beta_candidates(eps, noise, gamma):
-        width, plan = _best_for_beta(eps, float(beta), float(s_model(float(beta))), lev, common)
-        if plan is not None and width < best[0]:
-            best = (width, plan)
-    if best[1] is None:
+    search = _SplitSearch(eps, [float(b) for b in _beta_candidates(eps, noise, gamma)], common, s_model,
+                          monotone=typical_smooth_sensitivity is None)
+    width, plan = search.run()
+    if plan is None:
         raise DPInputError(f"no split of epsilon = {eps:g} gives a feasible calibration for noise {noise!r}")
     oracle_cal = smooth_noises.smooth_calibration(noise, eps, delta=d, gamma=gamma, mode=calibration_mode)
     oracle = 2.0 * _abs_quantile(noise, lev, gamma, oracle_cal.sigma) * float(s_model(oracle_cal.beta)) / \
         oracle_cal.alpha
-    return replace(best[1], model_width=best[0], model_oracle_width=oracle)
+    return replace(plan, model_width=width, model_oracle_width=oracle)
+
+
+#: relative slack of the search's pruning test: a candidate whose lower bound is within it of the best width is
+#: evaluated exactly (room for the rounding of the bounds' arithmetic; far below the grid's steps)
+_PRUNE_SLACK = 1e-9
+#: scaled outputs u on the linear part of the grid of :func:`_cauchy_alpha_upper`
+_ALPHA_GRID_POINTS = 2001
+
+
+@lru_cache(maxsize=4096)
+def _cauchy_alpha_upper(epsilon_value: float, gamma: float, beta: float) -> float:
+    """An upper bound on the alpha of the Cauchy's certified 'tight' calibration at (epsilon_value, gamma, beta)
+    (``dpcore.noise.smooth_noise_calibration``), for ~2 ms instead of a certification; 0 when no alpha is certified.
+
+    Why it is an upper bound: the privacy loss at one scaled output u (``dpcore.noise._loss_profiles``: the sup
+    over the shift |delta| <= alpha and the dilation |lambda| <= beta, solved exactly) is non-decreasing in alpha
+    (the shift's range grows), and its maximum over a FIXED grid of u is <= its supremum over u <= the certificate.
+    So a certified alpha (certificate <= epsilon_value) has grid loss <= epsilon_value and lies below every alpha
+    whose grid loss exceeds epsilon_value; the bisection keeps such an alpha as its upper end and returns it. A
+    certified alpha is never below 1e-12 (the calibration refuses then), so an upper end below 1e-13 means none.
+    Measured: 1.000-1.03 times the certified alpha (epsilon 0.05-9, gamma 1.5-4)."""
+    ref = 2.0 * epsilon_value + 1.0
+    u = np.concatenate([np.linspace(0.0, 4.0 * ref + 4.0, _ALPHA_GRID_POINTS),
+                        np.geomspace(4.0 * ref + 4.0, 1e6 * (ref + 1.0), _ALPHA_GRID_POINTS // 5)])
+
+    def exceeds(alpha: float) -> bool:
+        return float(noise_lib._loss_profiles(u, gamma, alpha, beta).max()) > epsilon_value
+
+    low, high = 0.0, epsilon_value
+    while not exceeds(high):
+        low, high = high, 2.0 * high
+    while high - low > 1e-4 * high:
+        if high < 1e-13:
+            return 0.0
+        mid = 0.5 * (low + high)
+        low, high = (low, mid) if exceeds(mid) else (mid, high)
+    return high
+
+
+class _SplitSearch:
+    """The minimum of the width model over the grid of :func:`optimise_gini_split` (18 betas x 9 splits), found by
+    branch and bound, with the full grid's answer: the first (beta, split) in grid order of least modelled width.
+
+    A candidate's width is 2 q S_typ(beta) / alpha (:func:`_model_widths`). Lower bounds, cheap: alpha <= the
+    upper bound of :func:`_cauchy_alpha_upper` (Cauchy; the other noises' calibrations are closed forms, computed
+    exactly), and S_typ(beta) >= S_typ(beta') for beta' > beta (S_beta = max_k e^{-k beta} A^(k) decreases in beta,
+    Lan & Reiter eq. (8); the planning model's exact and closed-form branches both keep it). The search evaluates
+    the candidate of least lower bound: it computes S_typ one beta further down from the largest (the small betas,
+    whose S_beta needs thousands of A^(k), are reached only if their bound can still win) or certifies its
+    calibration, and stops when every bound left exceeds the best exact width. Each pruned candidate's width is at
+    least its bound, so the answer is the full grid's (ties: grid order). ``monotone`` False (a caller's own
+    S_typ): every S_typ is computed first, only the calibrations are pruned."""
+
+    def __init__(self, eps: float, betas: list[float], common: dict, s_model: Callable[[float], float],
+                 monotone: bool) -> None:
+        self.eps, self.betas, self.common, self.s_model = eps, betas, common, s_model
+        share = _ETA_SHARES if common["method"] == "union" else (0.2,)
+        self.etas = (1.0 - common["level"]) * np.array(share)
+        self.s_known: dict[int, float] = {}
+        for i in (range(len(betas)) if not monotone else (len(betas) - 1,)):
+            self.s_known[i] = float(s_model(betas[i]))
+        self.unit: dict[tuple[int, int], float] = {}  # candidate -> its width bound per unit of S_typ
+        self.exact: dict[tuple[int, int], GiniIntervalPlan] = {}  # candidates already calibrated exactly
+        for i, beta in enumerate(betas):
+            for j, f in enumerate(_SPLITS):
+                self._screen(i, j, beta, f * eps)  # epsilon_bound = f eps, epsilon_value = eps - f eps
+
+    def _screen(self, i: int, j: int, beta: float, eps_s: float) -> None:
+        if beta / eps_s > MAX_BOUND_SCALE:
+            return
+        eps_v, common, eta = self.eps - eps_s, self.common, float(self.etas[0])
+        if common["noise"] != "cauchy":  # closed-form calibrations: the exact plan is the screen
+            plan = _try_plan(eps_v, eps_s, beta, {**common, "eta": eta})
+            if plan is not None:
+                self.exact[(i, j)] = plan
+                self.unit[(i, j)] = float(np.min(_model_widths(plan, self.etas, 1.0)))
+            return
+        if max(1.0, common["gamma"] - 1.0) * beta >= eps_v:  # the calibration's own refusal (tail loss)
+            return
+        alpha = _cauchy_alpha_upper(eps_v, common["gamma"], beta)
+        if alpha > 0:
+            screen = _assemble_plan("cauchy", eps_v, eps_s, common["level"], eta, common["n"], common["lower"],
+                                    common["upper"], common["method"], common["gamma"], alpha, beta, 0.0, None, None)
+            self.unit[(i, j)] = float(np.min(_model_widths(screen, self.etas, 1.0)))
+
+    def _s_lower(self, i: int) -> float:
+        if i in self.s_known:
+            return self.s_known[i]
+        return self.s_known[min(k for k in self.s_known if k > i)] * (1.0 - _PRUNE_SLACK)
+
+    def run(self) -> tuple[float, GiniIntervalPlan | None]:
+        best: tuple[float, int, int, GiniIntervalPlan | None] = (math.inf, 0, 0, None)
+        while self.unit:
+            key = min(self.unit, key=lambda c: (self.unit[c] * self._s_lower(c[0]), c))
+            if self.unit[key] * self._s_lower(key[0]) > best[0] * (1.0 + _PRUNE_SLACK):
+                break
+            i, j = key
+            if i not in self.s_known:  # one beta further down: tightens the bound of every smaller beta
+                below = min(self.s_known) - 1
+                self.s_known[below] = float(self.s_model(self.betas[below]))
+                continue
+            del self.unit[key]
+            eps_s = _SPLITS[j] * self.eps  # the full grid's arithmetic, so the split adds up the same way
+            base = self.exact.get(key) or _try_plan(self.eps - eps_s, eps_s, self.betas[i],
+                                                    {**self.common, "eta": float(self.etas[0])})
+            if base is None:
+                continue
+            widths = _model_widths(base, self.etas, self.s_known[i])
+            k = int(np.argmin(widths))
+            if (float(widths[k]), i, j) < best[:3]:
+                best = (float(widths[k]), i, j, gini_plan_with_eta(base, float(self.etas[k])))
+        return best[0], best[3]
 
 
 # ---------------------------------------------------------------------------------------------

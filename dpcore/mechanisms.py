@@ -22,7 +22,7 @@ count                  :class:`CountMechanism` (discrete Laplace on one count)
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -153,16 +153,18 @@ class GiniIntervalMechanism:
         choice = _read_split(key, cell.epsilon_cell)
         if choice is not None:
             try:
-                return intervals.gini_plan(choice["epsilon_value"], choice["epsilon_bound"], choice["beta"],
+                plan = intervals.gini_plan(choice["epsilon_value"], choice["epsilon_bound"], choice["beta"],
                                            noise=cell.noise, n=self.planning_n, lower=cell.lower, upper=cell.upper,
                                            delta=delta, level=self.level, eta=choice["eta"], method=choice["method"],
                                            gamma=cell.gamma, calibration_mode=cell.calibration)
+                return replace(plan, **_model_widths(choice))
             except DPInputError:
                 pass  # an unusable cached choice: optimise again
         plan = intervals.optimise_gini_split(cell.epsilon_cell, delta, cell.noise, self.planning_n, cell.lower,
                                              cell.upper, self.level, gamma=cell.gamma,
                                              calibration_mode=cell.calibration)
-        _write_split(key, {k: getattr(plan, k) for k in ("epsilon_value", "epsilon_bound", "beta", "eta", "method")})
+        _write_split(key, {k: getattr(plan, k) for k in ("epsilon_value", "epsilon_bound", "beta", "eta", "method",
+                                                         "model_width", "model_oracle_width")})
         return plan
 
     @functools.cached_property
@@ -263,6 +265,16 @@ def _read_split(key: dict, epsilon_cell: float) -> dict | None:
     ok = (ev > 0 and eb > 0 and beta > 0 and 0 < eta < 1 and choice.get("method") in ("pivot", "union")
           and math.isclose(ev + eb, epsilon_cell, rel_tol=1e-12, abs_tol=0.0))
     return choice if ok else None
+
+
+def _model_widths(choice: dict) -> dict:
+    """The planning model's widths kept with a cached choice (public numbers; without them the Gini view recomputes
+    them from the planning S_beta at a small beta, seconds for n = 10,000), when they are positive numbers."""
+    import math
+
+    widths = {k: choice.get(k) for k in ("model_width", "model_oracle_width")}
+    ok = all(isinstance(v, float) and math.isfinite(v) and v > 0 for v in widths.values())
+    return widths if ok else {}
 
 
 def _write_split(key: dict, choice: dict) -> None:
