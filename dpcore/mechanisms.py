@@ -137,9 +137,9 @@ class GiniIntervalMechanism:
     def plan(self):
         """The :class:`dpcore.intervals.GiniIntervalPlan` of one cell (public: the split, beta, eta).
 
-        The optimiser certifies about a hundred calibrations (seconds); its choice (split, beta, eta) depends on
-        public inputs only, so it is kept in a file cache (:func:`_split_cache_dir`) and every process with the
-        same inputs reuses it. The plan is rebuilt from the cached choice with :func:`dpcore.intervals.gini_plan`
+        The optimiser takes a few tenths of a second (the Gini page's grid is shipped with it); its choice (split,
+        beta, eta) and the model's widths depend on public inputs only, so they are kept in a file cache
+        (:func:`_split_cache_dir`) and every process with the same inputs reuses them. The plan is rebuilt from the cached choice with :func:`dpcore.intervals.gini_plan`
         (which certifies the value's calibration again), after checking that the split adds up to the cell's
         epsilon: a damaged or edited cache file can change the interval's width, never the privacy cost."""
         from . import intervals

@@ -71,6 +71,18 @@ def test_the_cheap_alpha_is_an_upper_bound_within_three_percent_of_the_certified
     assert certified <= bound <= 1.03 * certified
 
 
+@pytest.mark.parametrize("n, lo, hi", [(300, 1000.0, 2e5), (500, 0.0, 1e6), (50, 0.0, 1e6)])
+def test_the_planning_s_beta_from_few_a_k_equals_the_profiles(n, lo, hi):
+    from dpcore import gini as gini_lib
+
+    mean = intervals.PLANNING_MEAN_SHARE * hi
+    profile = gini_lib.ExactSensitivityProfile(intervals._planning_values(n, lo, hi, mean), lo, hi)
+    for b in np.geomspace(1e-4, 2.0, 25):
+        assert intervals._planning_exact_s(n, lo, hi, mean, float(b)) == profile.smooth_sensitivity(float(b)).value
+    assert [intervals._planning_a(n, lo, hi, mean, k) for k in (0, 1, 7, n // 2, n)] == [
+        profile.exact_a(k) for k in (0, 1, 7, n // 2, n)]
+
+
 def _page_epsilons() -> list[float]:
     tree = ast.parse((ROOT / "app_pages" / "gini.py").read_text(encoding="utf-8"))
     for node in tree.body:
