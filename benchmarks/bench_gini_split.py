@@ -103,7 +103,9 @@ def write_table() -> None:
             key = intervals.shipped_split_key(*args[:9], args[11])
             value = {k: getattr(plan, k) for k in ("epsilon_value", "epsilon_bound", "beta", "eta", "model_width",
                                                    "model_oracle_width")}
-            lines.append(f"    {key!r}:\n        {value!r},")
+            pairs = [f"{k!r}: {v!r}" for k, v in value.items()]  # two per line: lines stay under 120 characters
+            body = ",\n         ".join(", ".join(pairs[i:i + 2]) for i in range(0, len(pairs), 2))
+            lines.append(f"    {key!r}:\n        {{{body}}},")
             print(key, value["epsilon_bound"], value["beta"], flush=True)
     text = TABLE.read_text(encoding="utf-8")
     head = text[: text.index("SPLITS: dict[tuple, dict[str, Any]] = {")]

@@ -1134,8 +1134,9 @@ def optimise_gini_split(epsilon_total: float, delta: float | None, noise: str, n
     beta ~ epsilon/(2 ln(2/delta))). The search is a grid: 18 betas (log-spaced up to the noise's limit), 9
     splits (epsilon_bound = 5%..50% of the total), and for "union" 8 etas (5%..60% of 1 - level); the bound's
     scale is kept <= :data:`MAX_BOUND_SCALE`; a branch and bound (:class:`_SplitSearch`) returns the full grid's
-    answer while certifying only the few candidates that can still win. ``n``: the smallest public cell size the plan serves (S_beta decays
-    to its k = 0 value at a larger beta for small n, so planning at the smallest n is the safe side).
+    answer while certifying only the few candidates that can still win. ``n``: the smallest public cell size the
+    plan serves (S_beta decays to its k = 0 value at a larger beta for small n, so planning at the smallest n is the
+    safe side).
     ``model_oracle_width``: the same model for the oracle (value at the full epsilon with the default beta, scale
     known), for comparison.
     """
@@ -1251,9 +1252,9 @@ class _SplitSearch:
     Lan & Reiter eq. (8); the planning model's exact and closed-form branches both keep it). The search evaluates
     the candidate of least lower bound: it computes S_typ one beta further down from the largest (a small beta is
     reached only if its bound can still win) or certifies its calibration (~50 ms), and stops when every bound left
-    exceeds the best exact width. Each pruned candidate's width is at
-    least its bound, so the answer is the full grid's (ties: grid order). ``monotone`` False (a caller's own
-    S_typ): every S_typ is computed first, only the calibrations are pruned."""
+    exceeds the best exact width. Each pruned candidate's width is at least its bound, so the answer is the full
+    grid's (ties: grid order). ``monotone`` False (a caller's own S_typ): every S_typ is computed first, only the
+    calibrations are pruned."""
 
     def __init__(self, eps: float, betas: list[float], common: dict, s_model: Callable[[float], float],
                  monotone: bool) -> None:

@@ -139,9 +139,10 @@ class GiniIntervalMechanism:
 
         The optimiser takes a few tenths of a second (the Gini page's grid is shipped with it); its choice (split,
         beta, eta) and the model's widths depend on public inputs only, so they are kept in a file cache
-        (:func:`_split_cache_dir`) and every process with the same inputs reuses them. The plan is rebuilt from the cached choice with :func:`dpcore.intervals.gini_plan`
-        (which certifies the value's calibration again), after checking that the split adds up to the cell's
-        epsilon: a damaged or edited cache file can change the interval's width, never the privacy cost."""
+        (:func:`_split_cache_dir`) and every process with the same inputs reuses them. The plan is rebuilt from the
+        cached choice with :func:`dpcore.intervals.gini_plan` (which certifies the value's calibration again), after
+        checking that the split adds up to the cell's epsilon: a damaged or edited cache file can change the
+        interval's width, never the privacy cost."""
         from . import intervals
 
         cell = GiniMechanism(self.epsilon, self.lower, self.upper, noise=self.noise, gamma=self.gamma,
@@ -157,7 +158,7 @@ class GiniIntervalMechanism:
                                            noise=cell.noise, n=self.planning_n, lower=cell.lower, upper=cell.upper,
                                            delta=delta, level=self.level, eta=choice["eta"], method=choice["method"],
                                            gamma=cell.gamma, calibration_mode=cell.calibration)
-                return replace(plan, **_model_widths(choice))
+                return replace(plan, **_cached_widths(choice))
             except DPInputError:
                 pass  # an unusable cached choice: optimise again
         plan = intervals.optimise_gini_split(cell.epsilon_cell, delta, cell.noise, self.planning_n, cell.lower,
@@ -267,7 +268,7 @@ def _read_split(key: dict, epsilon_cell: float) -> dict | None:
     return choice if ok else None
 
 
-def _model_widths(choice: dict) -> dict:
+def _cached_widths(choice: dict) -> dict:
     """The planning model's widths kept with a cached choice (public numbers; without them the Gini view recomputes
     them from the planning S_beta at a small beta, seconds for n = 10,000), when they are positive numbers."""
     import math
