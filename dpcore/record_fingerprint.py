@@ -354,6 +354,9 @@ def canonical_arrow(column: Any) -> Any:
 
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
+    if not isinstance(column, pa.Array):
+        raise TypeError(f"canonical_arrow reads one pyarrow Array or ChunkedArray, got {type(column).__name__} "
+                        "(canonical_values reads pandas and Python values)")
     kind = column.type
     if pa.types.is_dictionary(kind):  # each distinct value once, then spread by the indices
         spread = pc.take(canonical_arrow(column.dictionary), column.indices)
