@@ -272,6 +272,23 @@ SPARK_ODD_FILES = ("semicolons", "BOM", "text in income", "a row with an extra f
 
 
 @pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
+def test_the_spark_engine_gives_the_same_record_fingerprint(tmp_path, spark_session):
+    """Spark's partial row-hash sums (mapInPandas) give the population fingerprint of every other reader
+    (tests/test_population.py: the same records as a reordered CRLF CSV and as Parquet); here, in the module's
+    one JVM."""
+    from test_population import _records, _variants
+
+    from dpcore import ledger
+    from dpcore.engines.fingerprint import engine_record_fingerprint
+
+    files = _variants(tmp_path)
+    expected = ledger.dataset_fingerprint(_records())
+    for kind in ("crlf_reordered", "parquet"):
+        with open_engine("spark", parse_source(files[kind]), EngineSpec("wage", ())) as eng:
+            assert engine_record_fingerprint(eng) == expected, kind
+
+
+@pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
 def test_spark_agrees_on_a_few_odd_files(tmp_path, spark_session):
     """Spark gives the same message or the same tables as pandas on the odd files (CSV layout, column
     types, strict rows; the full matrix of pandas and DuckDB is in test_engine_inputs)."""

@@ -108,18 +108,6 @@ def test_every_engine_and_the_app_give_one_fingerprint_for_the_same_records(tmp_
     assert L.dataset_fingerprint(_records().iloc[1:]) != expected
 
 
-def test_the_spark_engine_gives_the_same_fingerprint(tmp_path):
-    from dpcore.engines.spark_engine import java_available
-
-    if not java_available():
-        pytest.skip("Spark needs Java, which is not installed here")
-    files = _variants(tmp_path)
-    expected = L.dataset_fingerprint(_records())
-    for kind in ("crlf_reordered", "parquet"):
-        with open_engine("spark", parse_source(files[kind]), EngineSpec("wage", ())) as eng:
-            assert engine_record_fingerprint(eng) == expected, kind
-
-
 def test_canonical_values_are_defined_exactly():
     from dpcore.record_fingerprint import NULL_MARK, canonical_values
 
