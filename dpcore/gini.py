@@ -60,6 +60,7 @@ Where this module departs from the paper (each proven by a test)
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import threading
 from dataclasses import dataclass
@@ -671,25 +672,66 @@ class ExactSensitivityProfile:
         s0 = np.array([self._prefix.S])
         self.a0 = float(_ls_bound(self.n, self.lower, self.upper, np.array([g0]), np.array([g0]), s0, s0)[0])
         self._exact: list[float] = [self.a0]  # A^(k) for k = 0..len-1, already capped by the fast bound
+        self._sparse: dict[int, float] = {}  # A^(k) at single k beyond them (the pruning's probes)
         self._lock = threading.Lock()
 
     def _fast(self, ks: np.ndarray) -> np.ndarray:
         return _fast_A_capped(self.n, self.lower, self.upper, self._prefix.S, ks, self.global_sensitivity)
+
+    def _a_at(self, j: int) -> float:
+        """A^(j) alone (no j' < j needed): the exact box's bound capped by the closed form."""
+        if j >= self.n:
+            a_j = self.global_sensitivity
+        else:
+            pf, lo, hi = self._prefix, self.lower, self.upper
+            gmin, gmax = _gmin_k(pf, j), _gmax_k(pf, j, lo, hi)
+            smin, smax = _sum_extremes(pf, np.array([j]), lo, hi)
+            a_j = float(_ls_bound(self.n, lo, hi, np.array([gmin]), np.array([gmax]), smin, smax)[0])
+        return min(a_j, float(self._fast(np.array([j]))[0]))
 
     def exact_a(self, k: int) -> float:
         """min(exact A^(k), fast A^(k)): both are valid bounds and the exact box lies inside the relaxed one."""
         with self._lock:
             while len(self._exact) <= k:
                 j = len(self._exact)
-                if j >= self.n:
-                    a_j = self.global_sensitivity
-                else:
-                    pf, lo, hi = self._prefix, self.lower, self.upper
-                    gmin, gmax = _gmin_k(pf, j), _gmax_k(pf, j, lo, hi)
-                    smin, smax = _sum_extremes(pf, np.array([j]), lo, hi)
-                    a_j = float(_ls_bound(self.n, lo, hi, np.array([gmin]), np.array([gmax]), smin, smax)[0])
-                self._exact.append(min(a_j, float(self._fast(np.array([j]))[0])))
+                probed = self._sparse.pop(j, None)
+                self._exact.append(self._a_at(j) if probed is None else probed)
             return self._exact[k]
+
+    def sparse_a(self, k: int) -> float:
+        """A^(k) for one k, kept apart until :meth:`exact_a` reaches it (the same number either way)."""
+        with self._lock:
+            if k < len(self._exact):
+                return self._exact[k]
+            if k not in self._sparse:
+                self._sparse[k] = self._a_at(k)
+            return self._sparse[k]
+
+    def _last_useful_k(self, beta: float, k_cap: int, start: int, best: float) -> int:
+        """The largest k in (start, k_cap] whose term e^{-beta k} A^(k) may exceed ``best`` (``start`` if none).
+
+        A^(k) is the largest local sensitivity over the k-ball, and the balls are nested, so A^(k) is
+        non-decreasing in k (and so are both bounds computed here: the exact box widens with k, the closed form
+        grows with k). Every term with l < k < r is therefore at most e^{-beta (l+1)} A^(r): blocks between
+        powers of two are halved only while that bound can beat the best term found. Where the closed-form
+        suffix bound of the sequential scan needed A^(k) at every k up to ~1,700 (1.2 s for 10,000 records at
+        beta 0.004), this needs a few dozen."""
+        ends = sorted({start, k_cap} | {start + (1 << i) for i in range((k_cap - start).bit_length())
+                                        if start + (1 << i) < k_cap})
+        for k in ends[1:]:
+            best = max(best, math.exp(-beta * k) * self.sparse_a(k))
+        last = start
+        blocks = list(itertools.pairwise(ends))
+        while blocks:
+            left, right = blocks.pop()
+            if math.exp(-beta * right) * self.sparse_a(right) * (1.0 + 1e-9) >= best:
+                last = max(last, right)  # its own term may be the maximum
+            if right - left <= 1 or math.exp(-beta * (left + 1)) * self.sparse_a(right) * (1.0 + 1e-9) < best:
+                continue
+            mid = (left + right) // 2
+            best = max(best, math.exp(-beta * mid) * self.sparse_a(mid))
+            blocks += [(left, mid), (mid, right)]
+        return last
 
     def smooth_sensitivity(self, beta: float, k_max: int | None = None) -> GiniSmoothSensitivity:
         """S_beta(X) (eq. (8)) with the exact A^(k); k_max forces A^(k) up to k_max (for charts)."""
@@ -702,12 +744,14 @@ class ExactSensitivityProfile:
         decay_w = np.exp(-beta * ks)
         suffix = np.maximum.accumulate((decay_w * self._fast(ks))[::-1])[::-1]
         vals, best = [a0], a0
-        for k in range(1, k_cap + 1):
-            if suffix[k] <= best and (k_max is None or k > k_max):
-                break
+        for k in range(1, min(k_max or 0, k_cap) + 1):  # the k asked for (a chart) in full
             a_k = self.exact_a(k)
             vals.append(a_k)
             best = max(best, math.exp(-beta * k) * a_k)
+        start = len(vals) - 1
+        if start < k_cap and suffix[start + 1] > best:  # the closed form cannot prune the rest: probe A^(k)
+            for k in range(start + 1, self._last_useful_k(beta, k_cap, start, best) + 1):
+                vals.append(self.exact_a(k))
         big_a = np.array(vals)
         decay = np.exp(-beta * np.arange(big_a.size)) * big_a
         k_star = int(np.argmax(decay))

@@ -33,7 +33,6 @@ each result's ``caveat`` says so where it applies.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -1039,53 +1038,9 @@ def planning_smooth_sensitivity(n: int, lower: float, upper: float, beta: float,
     profile = _planning_profile(n, lo, hi, float(mean))
     k_cap = math.log(profile.global_sensitivity / profile.a0) / b if profile.a0 > 0 else math.inf
     if n <= _PLANNING_K_EXACT or k_cap <= _PLANNING_K_EXACT:
-        return _planning_exact_s(n, lo, hi, float(mean), b)
+        return profile.smooth_sensitivity(b).value  # probes A^(k) at a few k (the profile's pruning)
     xs = _planning_values(n, lo, hi, float(mean))
     return float(gini_lib.smooth_sensitivity(xs, lower=lo, upper=hi, beta=b, method="fast").value)
-
-
-@lru_cache(maxsize=65536)
-def _planning_a(n: int, lo: float, hi: float, mean: float, k: int) -> float:
-    """A^(k) of the planning sample for ONE k: ``dpcore.gini.ExactSensitivityProfile.exact_a``'s formula (the exact
-    bound capped by the closed form) without computing every A^(j), j < k, first (a test compares the two)."""
-    profile = _planning_profile(n, lo, hi, mean)
-    if k == 0:
-        return profile.a0
-    if k >= n:
-        a_k = profile.global_sensitivity
-    else:
-        pf = profile._prefix
-        gmin, gmax = gini_lib._gmin_k(pf, k), gini_lib._gmax_k(pf, k, lo, hi)
-        smin, smax = gini_lib._sum_extremes(pf, np.array([k]), lo, hi)
-        a_k = float(gini_lib._ls_bound(n, lo, hi, np.array([gmin]), np.array([gmax]), smin, smax)[0])
-    return min(a_k, float(profile._fast(np.array([k]))[0]))
-
-
-def _planning_exact_s(n: int, lo: float, hi: float, mean: float, b: float) -> float:
-    """S_b = max_{0 <= k <= k_cap} e^{-b k} A^(k) of the planning sample (Lan & Reiter eq. (8)): the value of
-    ``ExactSensitivityProfile.smooth_sensitivity(b)`` (k_cap: its Section 4.4 cap), from A^(k) at a few k.
-
-    Why few: A^(k), the largest local sensitivity within k replacements, is non-decreasing in k (the k-balls are
-    nested), so every term with l < k < r is <= e^{-b (l+1)} A^(r). The blocks between powers of two are halved
-    until that bound cannot beat the best term found. The profile itself proves the maximum with the closed-form
-    bound, far above the exact A^(k): for 10,000 records at b ~ 0.003 it computed 2,400 A^(k) (1.5 ms each) where
-    this needs a few dozen."""
-    profile = _planning_profile(n, lo, hi, mean)
-    a0, gs = profile.a0, profile.global_sensitivity
-    k_cap = max(int(min(n, math.ceil(math.log(gs / a0) / b) + 1)) if a0 > 0 else n, 1)
-    ends = sorted({0, k_cap} | {1 << i for i in range(k_cap.bit_length()) if 1 << i < k_cap})
-    best = max((math.exp(-b * k) * _planning_a(n, lo, hi, mean, k), -k) for k in ends)
-    blocks = list(itertools.pairwise(ends))
-    while blocks:
-        left, right = blocks.pop()
-        bound = math.exp(-b * (left + 1)) * _planning_a(n, lo, hi, mean, right)
-        if right - left <= 1 or bound * (1.0 + 1e-12) <= best[0]:
-            continue
-        mid = (left + right) // 2
-        best = max(best, (math.exp(-b * mid) * _planning_a(n, lo, hi, mean, mid), -mid))
-        blocks += [(left, mid), (mid, right)]
-    k_star = -best[1]
-    return float(np.exp(-b * np.arange(k_star + 1))[k_star] * _planning_a(n, lo, hi, mean, k_star))
 
 
 def _beta_candidates(epsilon: float, noise: str, gamma: float) -> np.ndarray:

@@ -414,3 +414,23 @@ def test_clipped_laplace_mean_bruteforce_sensitivity_and_privacy_loss():
     assert worst_shift <= (clip[1] - clip[0]) / n * (1 + 1e-12)
     assert worst_shift == pytest.approx((clip[1] - clip[0]) / n)  # the bound is attained (tight)
     assert worst_loss <= eps * (1 + 1e-12)
+
+
+def test_probed_pruning_gives_the_value_of_the_full_scan():
+    """The smooth sensitivity probes A^(k) at a few k beyond the closed form's reach (A^(k) is non-decreasing in
+    k, so a block's terms are bounded by its right end): the value and k* must be those of the scan over every
+    k = 0..n, on data where the closed form prunes little (many records, small beta)."""
+    rng = np.random.default_rng(41)
+    cases = [(np.sort(np.clip(rng.lognormal(10.5, 0.9, 800), 0, 1e6)), 0.0, 1e6, beta) for beta in (0.004, 0.02)]
+    for _ in range(25):
+        n = int(rng.choice([5, 40, 150, 300]))
+        x = _income_like(rng, n)
+        if x.sum() == 0:
+            continue
+        cases.append((np.sort(x), 0.0, float(x.max() * rng.choice([1.0, 2.0, 10.0]) + 1), float(rng.choice([1e-3, 0.01, 0.1]))))
+    for xs, lower, upper, beta in cases:
+        pruned = smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta)
+        full = smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta, k_max=xs.size)
+        assert pruned.k_star == full.k_star, (xs.size, beta)
+        assert pruned.value == pytest.approx(full.value, rel=1e-15, abs=0), (xs.size, beta)
+        np.testing.assert_array_equal(pruned.A, full.A[:pruned.A.size])

@@ -77,10 +77,12 @@ def test_the_planning_s_beta_from_few_a_k_equals_the_profiles(n, lo, hi):
 
     mean = intervals.PLANNING_MEAN_SHARE * hi
     profile = gini_lib.ExactSensitivityProfile(intervals._planning_values(n, lo, hi, mean), lo, hi)
+    full = gini_lib.ExactSensitivityProfile(intervals._planning_values(n, lo, hi, mean), lo, hi)
     for b in np.geomspace(1e-4, 2.0, 25):
-        assert intervals._planning_exact_s(n, lo, hi, mean, float(b)) == profile.smooth_sensitivity(float(b)).value
-    assert [intervals._planning_a(n, lo, hi, mean, k) for k in (0, 1, 7, n // 2, n)] == [
-        profile.exact_a(k) for k in (0, 1, 7, n // 2, n)]
+        b = float(b)
+        got = intervals.planning_smooth_sensitivity(n, lo, hi, b * intervals.PLANNING_BETA_SAFETY)
+        assert got == pytest.approx(profile.smooth_sensitivity(b).value, rel=1e-15)
+        assert got == pytest.approx(full.smooth_sensitivity(b, k_max=n).value, rel=1e-15)  # every k scanned
 
 
 def _page_epsilons() -> list[float]:
