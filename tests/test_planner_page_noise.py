@@ -123,7 +123,8 @@ def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
     for beta, value in fresh.items():
         stat = planner_lib.make_statistic("gini", values, upper=1e6)
         assert stat._exact_smooth_sensitivity(beta) == value
-    assert computed_k == list(range(1, len(computed_k) + 1))  # every k once, in order
+    # every k at most once (the pruning probes a few k ahead of the sequence, which then reuses them)
+    assert len(computed_k) == len(set(computed_k)) and min(computed_k) == 1
     assert len(computed_k) > 1
     assert len(gini.SHARED_PROFILES) == 1
     other = planner_lib.make_statistic("gini", values[:-1], upper=1e6)  # other data: its own profile
