@@ -707,7 +707,20 @@ class ExactSensitivityProfile:
                 self._sparse[k] = self._a_at(k)
             return self._sparse[k]
 
+    def smooth_sensitivity_value(self, beta: float) -> float:
+        """S_beta(X) alone: ``smooth_sensitivity(beta).value`` without the A^(k) array up to k* (a planner that
+        only needs the number at a small beta, where k* is large, skips the sequence)."""
+        beta = _check_beta(beta)
+        k_cap = _k_cap(self.n, self.global_sensitivity, self.a0, beta, None)
+        k_star = self._probe(beta, k_cap, 0, self.a0)[1] if k_cap > 0 else 0
+        a_star = self.exact_a(0) if k_star == 0 else self.sparse_a(k_star)
+        return float(np.exp(-beta * np.arange(k_star + 1))[k_star] * a_star)
+
     def _last_useful_k(self, beta: float, k_cap: int, start: int, best: float) -> int:
+        """The largest k in (start, k_cap] whose term may be the maximum (``start`` if none): :meth:`_probe`."""
+        return self._probe(beta, k_cap, start, best)[0]
+
+    def _probe(self, beta: float, k_cap: int, start: int, best: float) -> tuple[int, int]:
         """The largest k in (start, k_cap] whose term e^{-beta k} A^(k) may exceed ``best`` (``start`` if none).
 
         A^(k) is the largest local sensitivity over the k-ball, and the balls are nested, so A^(k) is
@@ -718,20 +731,21 @@ class ExactSensitivityProfile:
         beta 0.004), this needs a few dozen."""
         ends = sorted({start, k_cap} | {start + (1 << i) for i in range((k_cap - start).bit_length())
                                         if start + (1 << i) < k_cap})
+        top = (best, -start)  # (term, -k): the largest term, the smallest k among equal ones (np.argmax's)
         for k in ends[1:]:
-            best = max(best, math.exp(-beta * k) * self.sparse_a(k))
+            top = max(top, (math.exp(-beta * k) * self.sparse_a(k), -k))
         last = start
         blocks = list(itertools.pairwise(ends))
         while blocks:
             left, right = blocks.pop()
-            if math.exp(-beta * right) * self.sparse_a(right) * (1.0 + 1e-9) >= best:
+            if math.exp(-beta * right) * self.sparse_a(right) * (1.0 + 1e-9) >= top[0]:
                 last = max(last, right)  # its own term may be the maximum
-            if right - left <= 1 or math.exp(-beta * (left + 1)) * self.sparse_a(right) * (1.0 + 1e-9) < best:
+            if right - left <= 1 or math.exp(-beta * (left + 1)) * self.sparse_a(right) * (1.0 + 1e-9) < top[0]:
                 continue
             mid = (left + right) // 2
-            best = max(best, math.exp(-beta * mid) * self.sparse_a(mid))
+            top = max(top, (math.exp(-beta * mid) * self.sparse_a(mid), -mid))
             blocks += [(left, mid), (mid, right)]
-        return last
+        return last, -top[1]
 
     def smooth_sensitivity(self, beta: float, k_max: int | None = None) -> GiniSmoothSensitivity:
         """S_beta(X) (eq. (8)) with the exact A^(k); k_max forces A^(k) up to k_max (for charts)."""

@@ -1038,7 +1038,7 @@ def planning_smooth_sensitivity(n: int, lower: float, upper: float, beta: float,
     profile = _planning_profile(n, lo, hi, float(mean))
     k_cap = math.log(profile.global_sensitivity / profile.a0) / b if profile.a0 > 0 else math.inf
     if n <= _PLANNING_K_EXACT or k_cap <= _PLANNING_K_EXACT:
-        return profile.smooth_sensitivity(b).value  # probes A^(k) at a few k (the profile's pruning)
+        return profile.smooth_sensitivity_value(b)  # probes A^(k) at a few k (the profile's pruning)
     xs = _planning_values(n, lo, hi, float(mean))
     return float(gini_lib.smooth_sensitivity(xs, lower=lo, upper=hi, beta=b, method="fast").value)
 

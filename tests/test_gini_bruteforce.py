@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from dpcore.gini import (
+    ExactSensitivityProfile,
     _gmax_k,
     _gmin_k,
     _ls_bound,
@@ -434,3 +435,5 @@ def test_probed_pruning_gives_the_value_of_the_full_scan():
         assert pruned.k_star == full.k_star, (xs.size, beta)
         assert pruned.value == pytest.approx(full.value, rel=1e-15, abs=0), (xs.size, beta)
         np.testing.assert_array_equal(pruned.A, full.A[:pruned.A.size])
+        # the value alone (no A^(k) sequence up to k*): the same number, bit for bit
+        assert ExactSensitivityProfile(xs, lower, upper).smooth_sensitivity_value(beta) == pruned.value
