@@ -36,23 +36,28 @@ if "DPCORE_LEDGER_URL" not in os.environ:
 
 
 # The test files of 3 s or more, longest first (summed test times per file from the junit report of a full
-# `bash run.sh test`, 2026-11-27 05:10 UTC, three workers). With `bash run.sh test` (pytest-xdist, --dist
-# loadfile --no-loadscope-reorder) whole files go to the workers in collection order: the long ones start
-# at once and the short ones fill in at the end, so the workers finish together (the wall time is at least
-# the longest file). A serial run only changes its order. Files not listed keep their alphabetical order.
+# run, 2026-11-27 10:20 UTC, after the Gini split search and the probed smooth sensitivity made the Gini files
+# short). With `bash run.sh test` (pytest-xdist, --dist loadfile --no-loadscope-reorder) whole files go to the
+# workers in collection order: the long ones start at once and the short ones fill in at the end, so the
+# workers finish together (the wall time is at least the longest file). A serial run only changes its order.
+# Files not listed keep their alphabetical order.
 SLOW_FILES_FIRST = (
-    "test_browser.py", "test_browser_paths.py", "test_engines.py", "test_code_health.py", "test_browser_lessons.py",
-    "test_browser_lessons_more.py", "test_population.py", "test_cli_faults.py",
-    "test_browser_class_mode.py", "test_serve.py", "test_browser_sidebar_state.py", "test_hostile_inputs.py",
-    "test_ledger.py", "test_smooth_noise_certificates.py", "test_browser_layout.py", "test_page_gini.py",
-    "test_page_lessons.py", "test_serve_faults.py", "test_plan_light_noise.py", "test_release_panel.py",
-    "test_browser_planner_release.py", "test_ledger_chain.py", "test_security.py", "test_page_percentiles.py",
-    "test_page_stratified.py", "test_upload_bombs.py", "test_cli.py", "test_page_ratios.py", "test_page_planner.py",
-    "test_answers.py", "test_page_attacker.py", "test_page_gini_noise.py", "test_ledger_faults.py", "test_load.py",
-    "test_gini_bruteforce.py", "test_sidebar.py", "test_attacker.py", "test_percentiles_stats.py",
-    "test_gini_page_noise_follows.py", "test_app_pages.py", "test_sidebar_uploads.py", "test_ratio_rivals.py",
-    "test_smooth_noises.py", "test_engine_inputs.py", "test_gini_experiments.py", "test_cold_server_sessions.py",
-    "test_release_noise.py", "test_gini_page_fragment.py",
+    "test_engines.py", "test_browser.py", "test_browser_paths.py", "test_browser_lessons.py", "test_ledger.py",
+    "test_cli_faults.py", "test_code_health.py", "test_hostile_inputs.py", "test_browser_sidebar_state.py",
+    "test_smooth_noise_certificates.py", "test_browser_lessons_more.py", "test_browser_class_mode.py",
+    "test_page_gini.py", "test_page_lessons.py", "test_population.py", "test_serve.py", "test_release_panel.py",
+    "test_page_percentiles.py", "test_gini_bruteforce.py", "test_gini_experiments.py", "test_serve_faults.py",
+    "test_gini_split_search.py", "test_plan_light_noise.py", "test_browser_planner_release.py",
+    "test_ledger_chain.py", "test_browser_layout.py", "test_cli.py", "test_page_planner.py",
+    "test_planner_half_width.py", "test_security.py", "test_page_stratified.py", "test_ratio_rivals.py",
+    "test_app_pages.py", "test_planner_experiments.py", "test_upload_bombs.py", "test_page_attacker.py",
+    "test_page_ratios.py", "test_percentiles_stats.py", "test_sidebar.py", "test_ledger_faults.py", "test_bounds.py",
+    "test_gini_page_noise_follows.py", "test_attacker.py", "test_record_fingerprint_arrow.py",
+    "test_sidebar_uploads.py", "test_release_noise.py", "test_run_sh.py", "test_load.py", "test_missing_values.py",
+    "test_engine_inputs.py", "test_smooth_noises.py", "test_keys.py", "test_gini_page_fragment.py",
+    "test_answers.py", "test_intervals.py", "test_planner_gini_points.py", "test_data.py", "test_classroom.py",
+    "test_views_fast_paths.py", "test_scriptgen.py", "test_app_release_side_doors.py", "test_ratio.py",
+    "test_url_values.py", "test_landing.py", "test_cold_server_sessions.py", "test_plan_to_release.py",
 )
 
 
