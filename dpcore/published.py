@@ -51,6 +51,38 @@ def _step(width: float) -> float:
     return intervals.honest_grid(0.0, width) if math.isfinite(width) and width > 0 else math.nan
 
 
+def _steps(widths: np.ndarray) -> np.ndarray:
+    """:func:`_step` of every width (NaN where there is none), vectorised: the same floats as the scalar
+    function (``10.0 ** k`` and the 1-2-5 choice are the same operations; tests/test_published_intervals.py)."""
+    w = np.asarray(widths, dtype=float)
+    out = np.full(w.shape, math.nan)
+    ok = np.isfinite(w) & (w > 0)
+    target = w[ok] / 20.0
+    if not target.size:
+        return out
+    exponents = np.floor(np.log10(target)).astype(np.int64)
+    first = int(exponents.min())
+    # 10^k as the scalar function computes it (Python's pow of one float; NumPy's vectorised power can be 1 ulp
+    # off, e.g. 9.999999999999999e-06 for 1e-05), looked up per row
+    power = np.array([10.0 ** k for k in range(first, int(exponents.max()) + 1)])[exponents - first]
+    step = power.copy()
+    for mult in (2.0, 5.0):  # the largest of 1, 2, 5 x 10^k that is <= target (intervals.honest_grid)
+        step = np.where(mult * power <= target * (1 + 1e-12), mult * power, step)
+    out[ok] = step
+    return out
+
+
+def _rounded(values: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """Each value rounded to its row's step (:func:`dpcore.intervals.round_to_grid`, one call per distinct step:
+    steps are 1, 2 or 5 x 10^k, so a table has few); rows without a finite step or value are left as they are."""
+    out = np.array(values, dtype=float, copy=True)
+    fine = np.isfinite(steps) & np.isfinite(out)
+    for step in np.unique(steps[fine]):
+        rows = fine & (steps == step)
+        out[rows] = intervals.round_to_grid(out[rows], float(step))
+    return out
+
+
 def _publish(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, steps: np.ndarray, widen: bool
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Round every interval outwards to its row's step (widened first by half a step when it was computed from
@@ -72,9 +104,8 @@ def _mean(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Data
     n_scale = stat.get("n_noise_scale")
     ok = np.isfinite(mean) & (n >= 1)
     half = intervals.laplace_quantile(level, scale) / np.maximum(n, 1.0)
-    steps = np.array([_step(2.0 * h) if k else math.nan for h, k in zip(half, ok, strict=True)])
-    rounded = mean.copy()
-    rounded[ok] = [intervals.round_to_grid(v, s) for v, s in zip(mean[ok], steps[ok], strict=True)]
+    steps = np.where(ok, _steps(2.0 * half), math.nan)
+    rounded = np.where(ok, _rounded(mean, steps), mean)
     lows, highs = np.full(mean.shape, np.nan), np.full(mean.shape, np.nan)
     if ok.any():
         lo, hi = intervals.mean_interval_bounds(rounded[ok], n[ok], sum_scale=scale, lower=lower, upper=upper,
@@ -107,11 +138,8 @@ def _percentiles(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> 
                                                 level=level, n=None if noisy_n else n[ok])
             lows[ok], highs[ok] = np.asarray(res.lower)[:, 0], np.asarray(res.upper)[:, 0]
         widths = np.where(np.isfinite(highs), highs - lows, edges[-1] - lows)
-        steps = np.array([_step(w) if math.isfinite(lo) else math.nan for w, lo in zip(widths, lows, strict=True)])
-        rounded = values.copy()
-        fine = np.isfinite(steps) & np.isfinite(values)
-        rounded[fine] = [intervals.round_to_grid(v, s) for v, s in zip(values[fine], steps[fine], strict=True)]
-        out[col] = rounded
+        steps = np.where(np.isfinite(lows), _steps(widths), math.nan)
+        out[col] = _rounded(values, steps)
         out[f"{col}_lower"], out[f"{col}_upper"] = lows, highs
     return out
 

@@ -107,3 +107,23 @@ def test_a_cached_gini_split_can_change_only_the_width_never_the_cost(tmp_path, 
     mech = mechanisms.GiniIntervalMechanism(1.0, 0.0, 1e6, noise="laplace", delta=1e-6)
     assert mech.plan.epsilon_value + mech.plan.epsilon_bound == pytest.approx(1.0)
     assert mech.privacy_cost().epsilon == pytest.approx(1.0)
+
+
+def test_vectorised_steps_and_rounding_equal_the_scalar_functions():
+    """published_table rounds a whole column at once: the same steps (intervals.honest_grid) and the same rounded
+    values (intervals.round_to_grid) as one call per row, bit for bit, over 24 decades and at the 1-2-5 edges."""
+    from dpcore import published
+    from dpcore.intervals import round_to_grid
+
+    rng = np.random.default_rng(11)
+    edges = np.array([20.0 * 10.0 ** k for k in range(-8, 10)] + [40.0, 100.0, 2e-5])
+    widths = np.concatenate([10 ** rng.uniform(-12, 12, 50_000), edges, np.nextafter(edges, 0),
+                             np.nextafter(edges, np.inf), [0.0, -1.0, np.nan, np.inf]])
+    scalar = np.array([published._step(w) for w in widths])
+    np.testing.assert_array_equal(published._steps(widths), scalar)  # NaN where there is no step, on both sides
+    values = rng.normal(50_000, 30_000, widths.size)
+    values[::9] = np.nan
+    expected = values.copy()
+    fine = np.isfinite(scalar) & np.isfinite(values)
+    expected[fine] = [round_to_grid(v, s) for v, s in zip(values[fine], scalar[fine], strict=True)]
+    np.testing.assert_array_equal(published._rounded(values, scalar), expected)
