@@ -457,8 +457,9 @@ def workload_table(workload: str, rows: int, runs: list[dict], versions: dict[st
             rss += " (at stop)" if "stopped" in s.get("failure", "") else " (at failure)"
         earlier = sorted({r["measured"] for r in runs if r["tool"] == tool and r.get("measured")})
         label = LABELS[tool] + (f" (measured {', '.join(earlier)}, kept from an earlier run)" if earlier else "")
-        if earlier and tool != "duckdb":
-            ratio += " (other run's scan)" if ratio != "-" else ""
+        scan_dates = sorted({r.get("measured") or "" for r in runs if r["tool"] == "duckdb"})
+        if earlier and tool != "duckdb" and scan_dates != earlier and ratio != "-":
+            ratio += " (another run's scan)"
         lines.append(f"| {label} | {versions.get(tool, '')} | {_wall_cell(s)} | {rss} | "
                      f"{s['ok']}/{s['runs']} | {ratio} |")
     steps = summaries.get("dpcore", {}).get("steps")
