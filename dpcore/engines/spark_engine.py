@@ -233,7 +233,7 @@ class SparkEngine(Engine):
     def record_fingerprint(self) -> str:
         """The record fingerprint of the source (:mod:`dpcore.record_fingerprint`) from Spark's own scan of every
         column (CSV all as text with the shared header layout's names; Parquet with its types): each partition
-        adds its row hashes up in ``mapInPandas``, the driver adds the partial sums (the combination does not
+        adds its row hashes up in ``mapInArrow``, the driver adds the partial sums (the combination does not
         depend on the order of rows or partitions). Other sources: the Arrow reader."""
         from pyspark.sql import types as T
 
@@ -262,15 +262,19 @@ class SparkEngine(Engine):
             return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
 
         def partial_sums(batches):
+            import pyarrow as pa
+
             from dpcore.record_fingerprint import RecordFingerprint as Partial
 
             acc = Partial()
-            for pdf in batches:
-                acc.update(pdf)
-            yield pd.DataFrame({"rows": [acc.rows], "sum1": [str(acc.sum1)], "sum2": [str(acc.sum2)]})
+            for batch in batches:  # Arrow record batches: the fingerprint's Arrow path (0.4 µs of CPU per row)
+                acc.update(batch)
+            yield pa.RecordBatch.from_pydict({"rows": [acc.rows], "sum1": [str(acc.sum1)], "sum2": [str(acc.sum2)]},
+                                             schema=pa.schema([("rows", pa.int64()), ("sum1", pa.string()),
+                                                               ("sum2", pa.string())]))
 
         total = RecordFingerprint()
-        for row in df.mapInPandas(partial_sums, "rows long, sum1 string, sum2 string").collect():
+        for row in df.mapInArrow(partial_sums, "rows long, sum1 string, sum2 string").collect():
             total.merge(row["rows"], int(row["sum1"]), int(row["sum2"]))
         return total.hexdigest()
 
