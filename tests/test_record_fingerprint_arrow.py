@@ -126,3 +126,30 @@ def test_chunks_with_other_column_types_are_hashed_in_this_process(monkeypatch):
     floats = pa.table({"a": pa.array([float(i) for i in range(40, 80)])})  # a Parquet part typed otherwise
     expected = rf.frame_fingerprint(pd.DataFrame({"a": np.arange(80)}))
     assert rf.batches_fingerprint([*ints.to_batches(10), *floats.to_batches(10)], workers=2) == expected
+
+
+def test_pandas_frames_of_every_dtype_give_the_reference_fingerprint():
+    """A parsed upload (pandas) takes Arrow's kernels for numbers, booleans and text columns and the reference for
+    the rest: the fingerprint equals the one built from the reference text of every column."""
+    rng = np.random.default_rng(8)
+    n = 3_000
+    frame = pd.DataFrame({
+        "income": np.round(rng.lognormal(10, 1, n), 2), "whole": rng.integers(0, 10**6, n).astype(float),
+        "big": rng.integers(2**53, 2**60, n), "small": rng.integers(-5, 5, n).astype(np.int8),
+        "nullable": pd.array(rng.integers(0, 9, n), dtype="Int64"), "flag": rng.random(n) < 0.5,
+        "text": rng.choice(["CA", " NA", "12", "1,234.5", "", "héllo", "x"], n),
+        "str_dtype": pd.Series(rng.choice(["a", "b", None], n), dtype="str"),
+        "mixed": pd.Series(rng.choice([1, "a", 2.5, None], n), dtype=object),
+        "category": pd.Categorical(rng.choice(["u", "v"], n)),
+        "when": pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 400, n), unit="D"),
+        "infinite": np.where(rng.random(n) < 0.1, np.inf, rng.normal(0, 1, n)),
+    })
+    frame.loc[::17, "income"] = np.nan
+    frame.loc[::13, "nullable"] = pd.NA
+    names, order = rf._column_order(frame.columns)
+    reference = rf._text_row_sums(names, order, lambda i: rf._to_arrow_strings(rf.canonical_values(frame.iloc[:, i])),
+                                  len(frame))
+    assert rf._frame_row_sums(frame) == reference
+    for name in frame.columns:  # and column by column
+        got = rf._frame_column_text(frame[name]).to_pylist()
+        assert got == list(rf.canonical_values(frame[name])), name
