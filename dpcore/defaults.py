@@ -27,4 +27,15 @@ ANSWER_TARGET_GINI: float = 0.01
 ANSWER_CONFIDENCE: float = 0.9
 
 __all__ = ["INCOME_LOWER", "INCOME_UPPER", "MEAN_CLIP_UPPER", "GINI_GAMMA", "GINI_CALIBRATION", "PSEO_BINS",
-           "ANSWER_TARGET_GINI", "ANSWER_CONFIDENCE"]
+           "ANSWER_TARGET_GINI", "ANSWER_CONFIDENCE", "available_cores"]
+
+
+def available_cores() -> int:
+    """The cores this process may run on (taskset, cgroups), at least 1: the default number of noise threads
+    (``release_noise``), percentile workers and record-fingerprint processes."""
+    import os
+
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(os.cpu_count() or 1, 1)

@@ -716,12 +716,9 @@ class ExactSensitivityProfile:
         a_star = self.exact_a(0) if k_star == 0 else self.sparse_a(k_star)
         return float(np.exp(-beta * np.arange(k_star + 1))[k_star] * a_star)
 
-    def _last_useful_k(self, beta: float, k_cap: int, start: int, best: float) -> int:
-        """The largest k in (start, k_cap] whose term may be the maximum (``start`` if none): :meth:`_probe`."""
-        return self._probe(beta, k_cap, start, best)[0]
-
     def _probe(self, beta: float, k_cap: int, start: int, best: float) -> tuple[int, int]:
-        """The largest k in (start, k_cap] whose term e^{-beta k} A^(k) may exceed ``best`` (``start`` if none).
+        """(the largest k in (start, k_cap] whose term e^{-beta k} A^(k) may exceed ``best``, ``start`` if none;
+        the k of the largest term, the smallest among equal ones).
 
         A^(k) is the largest local sensitivity over the k-ball, and the balls are nested, so A^(k) is
         non-decreasing in k (and so are both bounds computed here: the exact box widens with k, the closed form
@@ -764,7 +761,7 @@ class ExactSensitivityProfile:
             best = max(best, math.exp(-beta * k) * a_k)
         start = len(vals) - 1
         if start < k_cap and suffix[start + 1] > best:  # the closed form cannot prune the rest: probe A^(k)
-            for k in range(start + 1, self._last_useful_k(beta, k_cap, start, best) + 1):
+            for k in range(start + 1, self._probe(beta, k_cap, start, best)[0] + 1):
                 vals.append(self.exact_a(k))
         big_a = np.array(vals)
         decay = np.exp(-beta * np.arange(big_a.size)) * big_a

@@ -1305,7 +1305,7 @@ def _gauss_legendre_unit(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
 def _noisy_max_on_cores(measurement: Any, scores: np.ndarray) -> np.ndarray:
     """``measurement`` (OpenDP noisy max) on every row of ``scores``, rows split across a thread pool: each call
     is independent and OpenDP releases the GIL while it samples, so the law is that of one call per row."""
-    from .release_noise import _available_cores
+    from .defaults import available_cores
 
     rows = np.ascontiguousarray(scores)
     out = np.empty(rows.shape[0], dtype=np.int64)
@@ -1314,7 +1314,7 @@ def _noisy_max_on_cores(measurement: Any, scores: np.ndarray) -> np.ndarray:
         for i in range(lo, hi):
             out[i] = int(measurement(rows[i]))
 
-    workers = max(1, min(_available_cores(), rows.shape[0] // 64))
+    workers = max(1, min(available_cores(), rows.shape[0] // 64))
     if workers == 1:
         run(0, rows.shape[0])
         return out

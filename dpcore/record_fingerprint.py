@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import defaults
 from .validation import DPInputError
 
 NULL_MARK = "\x00"
@@ -438,22 +439,9 @@ PARALLEL_MIN_ROWS = 1_000_000
 PARALLEL_TASK_ROWS = 65_536
 
 
-def available_cores() -> int:
-    """The cores this process may run on (taskset, cgroups), at least 1."""
-    import os
-
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(os.cpu_count() or 1, 1)
-
-
 def _chunk_row_sums(chunk: Any) -> tuple[tuple[str, ...] | None, int, int, int]:
-    """One worker task: the row-hash sums of one chunk (Arrow, or pandas for non-Arrow chunks)."""
-    if _is_arrow(chunk):
-        return _arrow_row_sums(chunk)
-    part = RecordFingerprint().update(chunk)
-    return part.columns, part.sum1, part.sum2, part.rows
+    """The row-hash sums of one chunk (Arrow, or a pandas DataFrame)."""
+    return _arrow_row_sums(chunk) if _is_arrow(chunk) else _frame_row_sums(chunk)
 
 
 def _check_chunk(batch: Any) -> Any:
@@ -489,7 +477,7 @@ def batches_fingerprint(batches: Iterable[Any], *, workers: int | None = None) -
     cores; the hash holds the GIL, so threads would not help), ``forkserver``-started so that the threads
     of a DuckDB or Arrow reader in this process are never forked. ``workers=1``: all in this process."""
     acc = RecordFingerprint()
-    workers = available_cores() if workers is None else max(int(workers), 1)
+    workers = defaults.available_cores() if workers is None else max(int(workers), 1)
     stream = iter(_regrouped((_check_chunk(b) for b in batches), PARALLEL_TASK_ROWS))
     for chunk in stream:
         acc._add(*_chunk_row_sums(chunk))

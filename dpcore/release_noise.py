@@ -177,20 +177,14 @@ def _opendp_version() -> str:
 MIN_DRAWS_PER_THREAD = 4_096
 
 
-def _available_cores() -> int:
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)  # the cores this process may run on (taskset, cgroups)
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(os.cpu_count() or 1, 1)
-
-
 def noise_threads(n_draws: int, threads: int | None = None) -> int:
     """How many threads :func:`draw_on_cores` uses for ``n_draws`` draws: ``threads`` (default: the cores
     this process may use), but never so many that a thread gets fewer than MIN_DRAWS_PER_THREAD draws."""
+    from .defaults import available_cores
     from .validation import check_int
 
     n_draws = check_int(n_draws, "n_draws", minimum=0)
-    wanted = _available_cores() if threads is None else check_int(threads, "threads", minimum=1, maximum=1024)
+    wanted = available_cores() if threads is None else check_int(threads, "threads", minimum=1, maximum=1024)
     return max(1, min(wanted, n_draws // MIN_DRAWS_PER_THREAD))
 
 
