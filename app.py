@@ -1,4 +1,5 @@
 """Entry point: `streamlit run app.py`. Navigation over the pages plus the shared sidebar."""
+
 from __future__ import annotations
 
 import streamlit as st
@@ -16,12 +17,18 @@ st.set_page_config(page_title="DP income explorer", layout="wide", page_icon="\N
 
 ABOUT = st.Page("app_pages/about.py", title="About differential privacy", icon=":material/menu_book:", default=True)
 RATIOS = st.Page("app_pages/ratios.py", title="Relative risk and ratios", icon=":material/percent:", url_path="ratios")
-ATTACKER = st.Page("app_pages/attacker.py", title="Play the attacker", icon=":material/sports_esports:",
-                   url_path="attacker")
+ATTACKER = st.Page(
+    "app_pages/attacker.py", title="Play the attacker", icon=":material/sports_esports:", url_path="attacker"
+)
 PAGES = [
     ABOUT,
     st.Page("app_pages/gini.py", title="Gini index", icon=":material/show_chart:", url_path="gini"),
-    st.Page("app_pages/percentiles.py", title="Earnings percentiles (PSEO)", icon=":material/bar_chart:", url_path="percentiles"),
+    st.Page(
+        "app_pages/percentiles.py",
+        title="Earnings percentiles (PSEO)",
+        icon=":material/bar_chart:",
+        url_path="percentiles",
+    ),
     st.Page("app_pages/stratified.py", title="Group means and parity", icon=":material/groups:", url_path="stratified"),
     RATIOS,
     st.Page("app_pages/planner.py", title="Choose epsilon (planner)", icon=":material/explore:", url_path="planner"),
@@ -56,10 +63,13 @@ def scroll_to_top_on_page_change(current: str) -> None:
         # numbered: the frontend keeps an element whose content did not change since the last run in place
         # (and does not run its script again), so two page changes in a row must not send the same text
         count = st.session_state["_page_changes"] = st.session_state.get("_page_changes", 0) + 1
-        st.html(f"""<script>(() => {{ /* page change {count} */
+        st.html(
+            f"""<script>(() => {{ /* page change {count} */
             const main = document.querySelector('[data-testid="stMain"]');
             (main || document.scrollingElement).scrollTo(0, 0);
-        }})();</script>""", unsafe_allow_javascript=True)
+        }})();</script>""",
+            unsafe_allow_javascript=True,
+        )
 
 
 navigation = st.navigation(PAGES)

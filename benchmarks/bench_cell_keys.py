@@ -8,6 +8,7 @@ result is checked identical to it.
 
 Run: .venv/bin/python benchmarks/bench_cell_keys.py   (about 30 s)
 """
+
 from __future__ import annotations
 
 import statistics
@@ -47,9 +48,13 @@ def percentiles_frame(seed: int = 1) -> pd.DataFrame:
     """28,600 cells x 21 bins, cells in a shuffled order (as an engine's group-by may return them)."""
     rng = np.random.default_rng(seed)
     inst = np.array([f"institution {i:03d}" for i in range(286)], dtype=object)
-    cells = pd.DataFrame({"institution": np.repeat(inst, 100),
-                          "degree_level": np.tile(np.repeat(np.arange(1, 11), 10), 286),
-                          "cohort": np.tile(np.arange(2001.0, 2011.0), 2860)})
+    cells = pd.DataFrame(
+        {
+            "institution": np.repeat(inst, 100),
+            "degree_level": np.tile(np.repeat(np.arange(1, 11), 10), 286),
+            "cohort": np.tile(np.arange(2001.0, 2011.0), 2860),
+        }
+    )
     cells = cells.iloc[rng.permutation(len(cells))].reset_index(drop=True)
     frame = cells.loc[cells.index.repeat(BINS)].reset_index(drop=True)
     frame["bin"] = np.tile(np.arange(BINS), len(cells))
@@ -76,12 +81,24 @@ def main() -> None:
     declared = [k for k in ref_keys if rng.random() < 0.9] + [("institution 999", "1", "2001")]
     cases = [
         ("_keys_of (per-row keys)", lambda: old_keys_of(frame, by), lambda: cell_keys._keys_of(frame, by), None),
-        ("cell_counts percentiles", lambda: old_cell_counts_percentiles(frame, by),
-         lambda: cell_keys.cell_counts(frame, "percentiles", by), None),
-        ("restrict_to_cells", lambda: old_restrict_to_cells(frame, by, selected),
-         lambda: cell_keys.restrict_to_cells(frame, by, selected), pd.testing.assert_frame_equal),
-        ("restrict_to_declared", lambda: old_restrict_to_declared(frame, by, declared),
-         lambda: cell_keys.restrict_to_declared(frame, by, declared), pd.testing.assert_frame_equal),
+        (
+            "cell_counts percentiles",
+            lambda: old_cell_counts_percentiles(frame, by),
+            lambda: cell_keys.cell_counts(frame, "percentiles", by),
+            None,
+        ),
+        (
+            "restrict_to_cells",
+            lambda: old_restrict_to_cells(frame, by, selected),
+            lambda: cell_keys.restrict_to_cells(frame, by, selected),
+            pd.testing.assert_frame_equal,
+        ),
+        (
+            "restrict_to_declared",
+            lambda: old_restrict_to_declared(frame, by, declared),
+            lambda: cell_keys.restrict_to_declared(frame, by, declared),
+            pd.testing.assert_frame_equal,
+        ),
     ]
     print(f"frame: {len(frame):,} rows = 28,600 cells x {BINS} bins, by = {by}")
     print(f"{'function':<26} {'before s':>9} {'after s':>9} {'speed-up':>9}")

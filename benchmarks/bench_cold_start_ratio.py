@@ -20,6 +20,7 @@ tar -x -C /tmp/before``, for a before/after comparison under the same load.
 
 Run: .venv/bin/python benchmarks/bench_cold_start_ratio.py [--runs 3] [--app /tmp/before]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,10 +59,27 @@ def cold_start(browser, script: Path, cwd: Path) -> ColdStart:
     port = free_port()
     with tempfile.TemporaryFile() as log:
         t0 = time.perf_counter()
-        proc = subprocess.Popen([python_executable(), "-m", "streamlit", "run", str(script), "--server.headless", "true",
-                                 "--server.port", str(port), "--server.fileWatcherType", "none",
-                                 "--browser.gatherUsageStats", "false"],
-                                cwd=str(cwd), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                python_executable(),
+                "-m",
+                "streamlit",
+                "run",
+                str(script),
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.fileWatcherType",
+                "none",
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=str(cwd),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             while True:
                 try:
@@ -97,8 +115,13 @@ def cold_start(browser, script: Path, cwd: Path) -> ColdStart:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--app", action="append", default=[], type=Path,
-                    help="another copy of the app (a directory holding app.py) to measure in the same alternation")
+    ap.add_argument(
+        "--app",
+        action="append",
+        default=[],
+        type=Path,
+        help="another copy of the app (a directory holding app.py) to measure in the same alternation",
+    )
     args = ap.parse_args()
     if not chromium_available():
         print("chromium or playwright not available: nothing measured")
@@ -122,17 +145,21 @@ def main() -> None:
             bare.append(cold_start(browser, bare_script, Path(tmp)))
             loads.append(os.getloadavg()[0])
         browser.close()
-    print(f"\nCold start to first page rendered in Chromium ({args.runs} alternating runs, load average "
-          f"{min(loads):.2f}-{max(loads):.2f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+    print(
+        f"\nCold start to first page rendered in Chromium ({args.runs} alternating runs, load average "
+        f"{min(loads):.2f}-{max(loads):.2f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})"
+    )
     print("| what | median s | runs | server CPU s | browser main-thread s | renderer CPU s | ratio to bare |")
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
     bare_wall = statistics.median(r.wall for r in bare)
     for label, results in [*runs.items(), ("bare one-slider app", bare)]:
         wall = statistics.median(r.wall for r in results)
-        print(f"| {label} | {wall:.2f} | {', '.join(f'{r.wall:.2f}' for r in results)} | "
-              f"{statistics.median(r.server_cpu for r in results):.2f} | "
-              f"{statistics.median(r.main_thread for r in results):.2f} | "
-              f"{statistics.median(r.renderer_cpu for r in results):.2f} | {wall / bare_wall:.2f} |")
+        print(
+            f"| {label} | {wall:.2f} | {', '.join(f'{r.wall:.2f}' for r in results)} | "
+            f"{statistics.median(r.server_cpu for r in results):.2f} | "
+            f"{statistics.median(r.main_thread for r in results):.2f} | "
+            f"{statistics.median(r.renderer_cpu for r in results):.2f} | {wall / bare_wall:.2f} |"
+        )
     print("(medians; the target is the first row's ratio <= 1.2)")
 
 

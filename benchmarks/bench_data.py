@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/bench_data.py
 """
+
 from __future__ import annotations
 
 import io
@@ -40,8 +41,9 @@ def main() -> None:
     rng = np.random.default_rng(0)
     header("Reading and validating files (in memory)")
     for n in (10_000, 100_000, 1_000_000):
-        frame = pd.DataFrame({"id": np.arange(n), "income": rng.lognormal(10, 1, n).round(2),
-                              "group": rng.choice(["a", "b", "c"], n)})
+        frame = pd.DataFrame(
+            {"id": np.arange(n), "income": rng.lognormal(10, 1, n).round(2), "group": rng.choice(["a", "b", "c"], n)}
+        )
         csv = frame.to_csv(index=False).encode()
         buf = io.BytesIO()
         frame.to_parquet(buf)
@@ -60,10 +62,13 @@ def main() -> None:
 
     header("Synthetic generators")
     row("log-normal, n = 1,000,000", timed(lambda: data.lognormal_incomes(1_000_000, rng=1)))
-    row("Pareto-tail calibration to a Gini (Brent + quadrature)",
-        timed(lambda: data.ParetoTailMixture.calibrated(0.45)))
-    row("Pareto-tailed, n = 1,000,000 (calibration + draws)",
-        timed(lambda: data.pareto_mixture_incomes(1_000_000, gini=0.45, rng=1)))
+    row(
+        "Pareto-tail calibration to a Gini (Brent + quadrature)", timed(lambda: data.ParetoTailMixture.calibrated(0.45))
+    )
+    row(
+        "Pareto-tailed, n = 1,000,000 (calibration + draws)",
+        timed(lambda: data.pareto_mixture_incomes(1_000_000, gini=0.45, rng=1)),
+    )
     row("two-point (Prop. 5.1), n = 1,000,000", timed(lambda: data.two_point_incomes(1_000_000, 0.5)))
 
     from streamlit.testing.v1 import AppTest

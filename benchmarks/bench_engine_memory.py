@@ -11,6 +11,7 @@
 ``--tree DIR`` imports dpcore from another checkout (e.g. ``git archive HEAD~3 dpcore | tar -x -C /tmp/old``)
 to compare before and after in one run. Not part of pytest (no timed tests).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,8 +69,12 @@ def write_sparse_csv(path: str, megabytes: float, seed: int = 7) -> int:
 
 def peak_rss(tree: str, engine: str, path: str) -> tuple[float, float, float]:
     """(peak RSS MB after reading + histogram + sums, peak RSS MB after the Gini too, seconds)."""
-    out = subprocess.run([sys.executable, "-c", CHILD.format(tree=tree, engine=engine, path=path)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD.format(tree=tree, engine=engine, path=path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     additive, total, seconds = out.stdout.split()[-3:]
     return float(additive), float(total), float(seconds)
 
@@ -84,46 +89,60 @@ def write_wide_csv(path: str, columns: int, rows: int = 2000) -> None:
 
 
 def wide_seconds(tree: str, path: str, engine: str = "duckdb") -> float:
-    code = (f"import sys, time; sys.path.insert(0, {tree!r})\n"
-            "from dpcore.engines import EngineSpec, open_engine, parse_source\n"
-            "spec = EngineSpec('earnings', ('state',))\n"
-            "t = time.perf_counter()\n"
-            f"with open_engine({engine!r}, parse_source({path!r}), spec) as eng:\n"
-            "    eng.sums(['state'], 0, 1e6)\n"
-            "print(time.perf_counter() - t)\n")
+    code = (
+        f"import sys, time; sys.path.insert(0, {tree!r})\n"
+        "from dpcore.engines import EngineSpec, open_engine, parse_source\n"
+        "spec = EngineSpec('earnings', ('state',))\n"
+        "t = time.perf_counter()\n"
+        f"with open_engine({engine!r}, parse_source({path!r}), spec) as eng:\n"
+        "    eng.sums(['state'], 0, 1e6)\n"
+        "print(time.perf_counter() - t)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.split()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=float, action="append", default=None,
-                        help="size(s) of the sparse CSV in MB (default 400; give two to see the growth)")
-    parser.add_argument("--tree", action="append", default=None,
-                        help="dpcore checkout(s) to compare (default: this one)")
+    parser.add_argument(
+        "--mb",
+        type=float,
+        action="append",
+        default=None,
+        help="size(s) of the sparse CSV in MB (default 400; give two to see the growth)",
+    )
+    parser.add_argument(
+        "--tree", action="append", default=None, help="dpcore checkout(s) to compare (default: this one)"
+    )
     parser.add_argument("--wide-columns", type=int, default=10_000)
     parser.add_argument("--skip-memory", action="store_true")
     args = parser.parse_args()
     trees = args.tree or [ROOT]
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
-        for size in ([] if args.skip_memory else (args.mb or [400])):
+        for size in [] if args.skip_memory else (args.mb or [400]):
             path = os.path.join(tmp, "sparse.csv")
             t = time.perf_counter()
             rows = write_sparse_csv(path, size)
-            print(f"sparse CSV: {os.path.getsize(path) / 1e6:.0f} MB, {rows:,} rows, 27 columns "
-                  f"(written in {time.perf_counter() - t:.0f} s)")
+            print(
+                f"sparse CSV: {os.path.getsize(path) / 1e6:.0f} MB, {rows:,} rows, 27 columns "
+                f"(written in {time.perf_counter() - t:.0f} s)"
+            )
             for tree in trees:
                 additive, total, seconds = peak_rss(tree, "pandas", path)
-                print(f"  pandas engine, tree {tree}: peak RSS {additive:,.0f} MB reading + histogram + sums, "
-                      f"{total:,.0f} MB with the Gini (8 bytes per row of its cells), {seconds:.1f} s")
+                print(
+                    f"  pandas engine, tree {tree}: peak RSS {additive:,.0f} MB reading + histogram + sums, "
+                    f"{total:,.0f} MB with the Gini (8 bytes per row of its cells), {seconds:.1f} s"
+                )
             os.remove(path)
         wide = os.path.join(tmp, "wide.csv")
         write_wide_csv(wide, args.wide_columns)
         print(f"wide CSV: {args.wide_columns:,} columns x 2,000 rows, {os.path.getsize(wide) / 1e6:.0f} MB")
         for tree in trees:
             for engine in ("duckdb", "pandas"):
-                print(f"  {engine} engine, tree {tree}: {wide_seconds(tree, wide, engine):.2f} s "
-                      "(prepare + sums by one column)")
+                print(
+                    f"  {engine} engine, tree {tree}: {wide_seconds(tree, wide, engine):.2f} s "
+                    "(prepare + sums by one column)"
+                )
 
 
 if __name__ == "__main__":

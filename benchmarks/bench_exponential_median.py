@@ -12,6 +12,7 @@ line draws it) and is timed; the others are numpy simulations of the same laws (
 Run: .venv/bin/python benchmarks/make_pseo_like.py --rows 10000000
      .venv/bin/python benchmarks/bench_exponential_median.py --rows 10000000 [--draws 5] [--cli]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -82,16 +83,31 @@ def run_cli(data: Path, method: str, epsilon: float) -> float:
     from dpcore import cli
 
     extra = 'method = "exponential"\nq = [50]\n' if method == "exponential" else 'q = [50]\n'
-    plan_text = (f'version = 1\ndataset = "pseo-like"\nincome = "earnings"\ncap_epsilon = {epsilon}\n'
-                 f'cell_sizes = "public"\nsmall_cell_threshold = 0\n\n[[statistics]]\nkind = "percentiles"\n'
-                 f'name = "median"\nby = {BY!r}\nepsilon = {epsilon}\n'.replace("'", '"') + extra)
+    plan_text = (
+        f'version = 1\ndataset = "pseo-like"\nincome = "earnings"\ncap_epsilon = {epsilon}\n'
+        f'cell_sizes = "public"\nsmall_cell_threshold = 0\n\n[[statistics]]\nkind = "percentiles"\n'
+        f'name = "median"\nby = {BY!r}\nepsilon = {epsilon}\n'.replace("'", '"')
+        + extra
+    )
     with tempfile.TemporaryDirectory() as tmp:
         plan = Path(tmp) / "plan.toml"
         plan.write_text(plan_text)
         t0 = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):  # the command line prints the output folder
-            code = cli.main(["release", str(plan), "--data", str(data), "--out", str(Path(tmp) / "out"), "--quiet",
-                             "--ledger", f"sqlite:///{Path(tmp) / 'ledger.db'}", "--init-ledger"])
+            code = cli.main(
+                [
+                    "release",
+                    str(plan),
+                    "--data",
+                    str(data),
+                    "--out",
+                    str(Path(tmp) / "out"),
+                    "--quiet",
+                    "--ledger",
+                    f"sqlite:///{Path(tmp) / 'ledger.db'}",
+                    "--init-ledger",
+                ]
+            )
         wall = time.perf_counter() - t0
     if code != 0:
         raise SystemExit(f"the {method} release failed (exit {code})")
@@ -99,18 +115,25 @@ def run_cli(data: Path, method: str, epsilon: float) -> float:
 
 
 def report(res: dict, n: np.ndarray, epsilon: float) -> None:
-    print(f"epsilon = {epsilon}, {n.size:,} cells, {int(n.sum()):,} rows, {res['histogram'].shape[0]} release(s) "
-          "per method; MAE = median absolute error of p50 ($)")
+    print(
+        f"epsilon = {epsilon}, {n.size:,} cells, {int(n.sum()):,} rows, {res['histogram'].shape[0]} release(s) "
+        "per method; MAE = median absolute error of p50 ($)"
+    )
     print("| cells | cells (count) | histogram (PSEO 21 bins) MAE | exponential (pseo-fine) MAE |")
     print("| --- | ---: | ---: | ---: |")
-    rows = [("all", np.ones(n.size, bool))] + [(f"n in [{lo:,}, {hi:,})" if hi < 10**9 else f"n >= {lo:,}",
-                                                (n >= lo) & (n < hi)) for lo, hi in SIZE_CLASSES]
+    rows = [("all", np.ones(n.size, bool))] + [
+        (f"n in [{lo:,}, {hi:,})" if hi < 10**9 else f"n >= {lo:,}", (n >= lo) & (n < hi)) for lo, hi in SIZE_CLASSES
+    ]
     for label, keep in rows:
         if keep.any():
-            print(f"| {label} | {int(keep.sum()):,} | {np.median(res['histogram'][:, keep]):,.0f} | "
-                  f"{np.median(res['exponential'][:, keep]):,.0f} |")
-    print(f"one real draw (OpenDP) over all cells: histogram {res['t_histogram']:.2f} s, "
-          f"exponential {res['t_exponential']:.2f} s ({os.cpu_count()} cores)")
+            print(
+                f"| {label} | {int(keep.sum()):,} | {np.median(res['histogram'][:, keep]):,.0f} | "
+                f"{np.median(res['exponential'][:, keep]):,.0f} |"
+            )
+    print(
+        f"one real draw (OpenDP) over all cells: histogram {res['t_histogram']:.2f} s, "
+        f"exponential {res['t_exponential']:.2f} s ({os.cpu_count()} cores)"
+    )
 
 
 def main() -> None:

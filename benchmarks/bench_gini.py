@@ -5,6 +5,7 @@ Targets (design.md section 6): exact smooth sensitivity n = 115,777, eps = 0.25,
 < 0.5 s; n = 1,000,000: < 5 s; 1e6 simulated releases with error summary: < 0.5 s.
 Data: log-normal incomes (mu 10.3, sigma 1), U = 2.5 * max, L = 0 (the paper's Section 5.1 setup).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,13 +51,20 @@ def main() -> None:
         U = 2.5 * float(x.max())
         for method in ("exact", "fast"):
             ss = smooth_sensitivity(x, lower=0.0, upper=U, beta=cal.beta, method=method)
-            med, worst = timeit(lambda: smooth_sensitivity(x, lower=0.0, upper=U, beta=cal.beta, method=method),
-                                args.repeats)
+            med, worst = timeit(
+                lambda: smooth_sensitivity(x, lower=0.0, upper=U, beta=cal.beta, method=method), args.repeats
+            )
             target = {115_777: 0.5, 1_000_000: 5.0}[n]
-            rows.append((f"smooth_sensitivity {method}, n={n:,}, eps=0.25, gamma=2", med, worst,
-                         f"< {target} s", f"S={ss.value:.3g}, k*={ss.k_star}, k evaluated={ss.A.size - 1}"))
-        med, worst = timeit(lambda: release_gini(x, epsilon=0.25, gamma=2.0, lower=0.0, upper=U, rng=1),
-                            args.repeats)
+            rows.append(
+                (
+                    f"smooth_sensitivity {method}, n={n:,}, eps=0.25, gamma=2",
+                    med,
+                    worst,
+                    f"< {target} s",
+                    f"S={ss.value:.3g}, k*={ss.k_star}, k evaluated={ss.A.size - 1}",
+                )
+            )
+        med, worst = timeit(lambda: release_gini(x, epsilon=0.25, gamma=2.0, lower=0.0, upper=U, rng=1), args.repeats)
         rows.append((f"release_gini (exact, tight), n={n:,}", med, worst, "", "incl. calibration + clipping"))
 
     x = data[115_777]

@@ -7,6 +7,7 @@ Run: .venv/bin/python benchmarks/bench_gini_page.py [--quick]
 2. dpcore.posterior: one posterior, and a vectorised batch of posteriors.
 3. dpcore.experiments.gini: Figures 1, 3, 4 at the page's default sizes, error vs epsilon.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -24,11 +25,15 @@ QUICK = "--quick" in sys.argv
 
 def _table(title: str, rows: list[tuple[str, float | str, ...]], header: tuple[str, ...]) -> None:
     print(f"\n{title}")
-    widths = [max(len(str(h)), *(len(f"{r[i]:.3f}" if isinstance(r[i], float) else str(r[i])) for r in rows))
-              for i, h in enumerate(header)]
+    widths = [
+        max(len(str(h)), *(len(f"{r[i]:.3f}" if isinstance(r[i], float) else str(r[i])) for r in rows))
+        for i, h in enumerate(header)
+    ]
     print("  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)))
     for r in rows:
-        print("  ".join((f"{v:.3f}" if isinstance(v, float) else str(v)).ljust(w) for v, w in zip(r, widths, strict=True)))
+        print(
+            "  ".join((f"{v:.3f}" if isinstance(v, float) else str(v)).ljust(w) for v, w in zip(r, widths, strict=True))
+        )
 
 
 def bench_page() -> None:
@@ -72,8 +77,7 @@ def bench_page() -> None:
         rows.append((name, dt))
     rows.append(("median of the changes", statistics.median(times)))
     rows.append(("worst change", max(times)))
-    _table("Gini page: AppTest rerun after one widget change (default settings, seconds)", rows,
-           ("change", "seconds"))
+    _table("Gini page: AppTest rerun after one widget change (default settings, seconds)", rows, ("change", "seconds"))
 
 
 def bench_posterior() -> None:

@@ -10,6 +10,7 @@ Run: .venv/bin/python benchmarks/bench_gini_split.py [--quick]
    calibrations: what a first visit at that epsilon waits for (the split comes from the shipped table).
 CPU seconds are reported beside wall seconds: the 2-core machine is shared, wall time follows its load.
 """
+
 from __future__ import annotations
 
 import json
@@ -60,20 +61,43 @@ def page_defaults(eps: float, noise: str) -> tuple:
     from dpcore.experiments import gini as gini_experiments
 
     delta = None if noise == "cauchy" else smooth_noises.DEFAULT_DELTA
-    return (float(eps), delta, noise, int(DEFAULT_RECIPE["n"]), 0.0, float(defaults.INCOME_UPPER),
-            float(gini_experiments.PUBLISHED_LEVEL), "pivot", 2.0, None, None, "tight")
+    return (
+        float(eps),
+        delta,
+        noise,
+        int(DEFAULT_RECIPE["n"]),
+        0.0,
+        float(defaults.INCOME_UPPER),
+        float(gini_experiments.PUBLISHED_LEVEL),
+        "pivot",
+        2.0,
+        None,
+        None,
+        "tight",
+    )
 
 
 def _run(code: str, arg: object, env: dict | None = None) -> list:
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(arg)], capture_output=True, text=True, check=True,
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(arg)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def bench_search() -> None:
-    cases = [(1.0, None, "cauchy", 500, 0.0, 1e6), (0.05, None, "cauchy", 2000, 0.0, 2e6),
-             (0.5, None, "cauchy", 10000, 0.0, 1e6), (4.0, None, "cauchy", 121, 0.0, 1e6),
-             (1.0, 1e-6, "laplace", 500, 0.0, 1e6), (1.0, 1e-6, "laplace", 10000, 0.0, 1e6)]
+    cases = [
+        (1.0, None, "cauchy", 500, 0.0, 1e6),
+        (0.05, None, "cauchy", 2000, 0.0, 2e6),
+        (0.5, None, "cauchy", 10000, 0.0, 1e6),
+        (4.0, None, "cauchy", 121, 0.0, 1e6),
+        (1.0, 1e-6, "laplace", 500, 0.0, 1e6),
+        (1.0, 1e-6, "laplace", 10000, 0.0, 1e6),
+    ]
     print("\n1. optimise_gini_split, fresh process, shipped table bypassed")
     print("epsilon  noise    n       cpu s  wall s  epsilon_bound  beta")
     for eps, delta, noise, n, lo, hi in cases[: 3 if QUICK else None]:
@@ -84,7 +108,7 @@ def bench_search() -> None:
 def bench_view() -> None:
     print("\n2. the Gini page's view at its defaults, fresh process, empty split cache")
     print("epsilon  noise    cpu s  wall s")
-    for eps in ((0.5,) if QUICK else (0.25, 0.5, 1.0, 2.0)):
+    for eps in (0.5,) if QUICK else (0.25, 0.5, 1.0, 2.0):
         for noise in PAGE_NOISES:
             with tempfile.TemporaryDirectory() as cache:
                 cpu, wall, _ = _run(_VIEW, [eps, noise, list(PAGE_EPSILONS)], {"DPCORE_CACHE_DIR": cache})
@@ -101,10 +125,12 @@ def write_table() -> None:
             args = page_defaults(eps, noise)
             plan = intervals._optimise(*args)
             key = intervals.shipped_split_key(*args[:9], args[11])
-            value = {k: getattr(plan, k) for k in ("epsilon_value", "epsilon_bound", "beta", "eta", "model_width",
-                                                   "model_oracle_width")}
+            value = {
+                k: getattr(plan, k)
+                for k in ("epsilon_value", "epsilon_bound", "beta", "eta", "model_width", "model_oracle_width")
+            }
             pairs = [f"{k!r}: {v!r}" for k, v in value.items()]  # two per line: lines stay under 120 characters
-            body = ",\n         ".join(", ".join(pairs[i:i + 2]) for i in range(0, len(pairs), 2))
+            body = ",\n         ".join(", ".join(pairs[i : i + 2]) for i in range(0, len(pairs), 2))
             lines.append(f"    {key!r}:\n        {{{body}}},")
             print(key, value["epsilon_bound"], value["beta"], flush=True)
     text = TABLE.read_text(encoding="utf-8")

@@ -12,6 +12,7 @@ interval width / exact Laplace width <= 1.5; Gini median width / oracle median w
 epsilon in {0.25, 1, 4} (the oracle knows S_beta(X)/alpha and spends the whole epsilon on the value, default
 calibration); p50 interval narrower than half the median income.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,7 +60,7 @@ def load_cells(n_cells: int, rng: np.random.Generator) -> tuple[list[np.ndarray]
     order = rng.permutation(income.size)
     sizes = rng.integers(300, 701, n_cells)
     starts = np.concatenate([[0], np.cumsum(sizes)])
-    cells = [order[starts[i]:starts[i + 1]] for i in range(n_cells)]
+    cells = [order[starts[i] : starts[i + 1]] for i in range(n_cells)]
     return [income[c] for c in cells], [sex[c] for c in cells], source
 
 
@@ -71,13 +72,18 @@ def bench_mean(cells: list[np.ndarray], reps: int, rng: np.random.Generator) -> 
     public = MeanMechanism(EPSILON, LOWER, UPPER)
     scale = public.noise_scale_cents / 100.0
     values = (sums[:, None] + rng.laplace(0.0, scale, (n.size, reps))) / n[:, None]
-    lo, hi = intervals.mean_interval_bounds(values.ravel(), np.repeat(n, reps), sum_scale=scale, lower=LOWER,
-                                            upper=UPPER, level=LEVEL)
+    lo, hi = intervals.mean_interval_bounds(
+        values.ravel(), np.repeat(n, reps), sum_scale=scale, lower=LOWER, upper=UPPER, level=LEVEL
+    )
     cover = np.mean((lo <= np.repeat(truth, reps)) & (np.repeat(truth, reps) <= hi))
     exact = 2.0 * intervals.laplace_quantile(LEVEL, scale) / np.repeat(n, reps)
     _row("mean, public n: coverage", f"{cover:.4f}", ">= 0.93")
-    _row("mean, public n: width / exact Laplace width (median)", f"{np.median((hi - lo) / exact):.3f}", "<= 1.5",
-         "cut to [L, U] only")
+    _row(
+        "mean, public n: width / exact Laplace width (median)",
+        f"{np.median((hi - lo) / exact):.3f}",
+        "<= 1.5",
+        "cut to [L, U] only",
+    )
     moving = MeanMechanism(EPSILON, LOWER, UPPER, cells_move=True)
     m_scale = moving.noise_scale_cents / 100.0
     for n_epsilon in (N_EPSILON, 1.0):
@@ -86,20 +92,29 @@ def bench_mean(cells: list[np.ndarray], reps: int, rng: np.random.Generator) -> 
         noisy_sum = sums[:, None] + rng.laplace(0.0, m_scale, (n.size, reps))
         vals = np.where(noisy_n > 0, noisy_sum / np.maximum(noisy_n, 1), 0.0)
         t0 = time.process_time()
-        lo, hi = intervals.mean_interval_bounds(vals.ravel(), noisy_n.ravel(), sum_scale=m_scale, lower=LOWER,
-                                                upper=UPPER, level=LEVEL, n_scale=n_scale)
+        lo, hi = intervals.mean_interval_bounds(
+            vals.ravel(), noisy_n.ravel(), sum_scale=m_scale, lower=LOWER, upper=UPPER, level=LEVEL, n_scale=n_scale
+        )
         took = time.process_time() - t0
         tr = np.repeat(truth, reps)
         exact = 2.0 * intervals.laplace_quantile(LEVEL, m_scale) / np.repeat(n, reps)
-        _row(f"mean, noisy n (n_epsilon {n_epsilon:g}): coverage", f"{np.mean((lo <= tr) & (tr <= hi)):.4f}",
-             ">= 0.93", f"{lo.size} intervals in {took:.1f} s")
-        _row(f"mean, noisy n (n_epsilon {n_epsilon:g}): width / Laplace width at the true n",
-             f"{np.median((hi - lo) / exact):.3f}", "(<= 1.5)", f"median; count noise scale {n_scale:g}")
+        _row(
+            f"mean, noisy n (n_epsilon {n_epsilon:g}): coverage",
+            f"{np.mean((lo <= tr) & (tr <= hi)):.4f}",
+            ">= 0.93",
+            f"{lo.size} intervals in {took:.1f} s",
+        )
+        _row(
+            f"mean, noisy n (n_epsilon {n_epsilon:g}): width / Laplace width at the true n",
+            f"{np.median((hi - lo) / exact):.3f}",
+            "(<= 1.5)",
+            f"median; count noise scale {n_scale:g}",
+        )
 
 
 def _discrete_laplace(rng: np.random.Generator, scale: float, shape: tuple[int, ...]) -> np.ndarray:
     eps = 1.0 / scale
-    return (np.floor(rng.standard_exponential(shape) / eps) - np.floor(rng.standard_exponential(shape) / eps))
+    return np.floor(rng.standard_exponential(shape) / eps) - np.floor(rng.standard_exponential(shape) / eps)
 
 
 def bench_percentiles(cells: list[np.ndarray], reps: int, rng: np.random.Generator) -> None:
@@ -117,10 +132,18 @@ def bench_percentiles(cells: list[np.ndarray], reps: int, rng: np.random.Generat
         took = time.process_time() - t0
         lo, hi = res.lower[:, 0], res.upper[:, 0]
         share = (hi - lo) / tr
-        _row(f"p50 ({label}): coverage", f"{np.mean((lo <= tr) & (tr <= hi)):.4f}", ">= 0.93",
-             f"{lo.size} intervals in {took:.2f} s")
-        _row(f"p50 ({label}): width / true median (median; max)", f"{np.median(share):.3f}; {share.max():.3f}",
-             "< 0.5", f"share of intervals < 0.5: {np.mean(share < 0.5):.3f}")
+        _row(
+            f"p50 ({label}): coverage",
+            f"{np.mean((lo <= tr) & (tr <= hi)):.4f}",
+            ">= 0.93",
+            f"{lo.size} intervals in {took:.2f} s",
+        )
+        _row(
+            f"p50 ({label}): width / true median (median; max)",
+            f"{np.median(share):.3f}; {share.max():.3f}",
+            "< 0.5",
+            f"share of intervals < 0.5: {np.mean(share < 0.5):.3f}",
+        )
 
 
 def bench_relative_risk(cells: list[np.ndarray], sexes: list[np.ndarray], reps: int, rng: np.random.Generator) -> None:
@@ -135,8 +158,10 @@ def bench_relative_risk(cells: list[np.ndarray], sexes: list[np.ndarray], reps: 
         cx, cy = int(np.sum((s == 2) & (x < threshold))), int(np.sum((s == 1) & (x < threshold)))
         rr_data = (cx / nx) / (cy / ny)
         bx, by = rng.binomial(nx, cx / nx, reps), rng.binomial(ny, cy / ny, reps)  # a fresh sample per release
-        for target, base_x, base_y, truth in (("data", np.full(reps, cx), np.full(reps, cy), rr_data),
-                                              ("population", bx, by, rr_data)):
+        for target, base_x, base_y, truth in (
+            ("data", np.full(reps, cx), np.full(reps, cy), rr_data),
+            ("population", bx, by, rr_data),
+        ):
             xs = base_x + rng.laplace(0.0, scale, reps)
             ys = base_y + rng.laplace(0.0, scale, reps)
             for xn, yn in zip(xs, ys, strict=True):
@@ -145,14 +170,23 @@ def bench_relative_risk(cells: list[np.ndarray], sexes: list[np.ndarray], reps: 
                 if target == "population":
                     widths.append(ci.width / truth)
                     small += bool(ci.caveat)
-    _row("relative risk, data target (noise only): coverage", f"{np.mean(cover['data']):.4f}", ">= 0.93",
-         "delta method on the Laplace noise")
-    _row("relative risk, Shoham & Ligett Thm 4.5: coverage of p_x/p_y", f"{np.mean(cover['population']):.4f}",
-         ">= 0.93", f"binomial resampling; width/RR median {np.median(widths):.3f}; counts < 30: {small}")
+    _row(
+        "relative risk, data target (noise only): coverage",
+        f"{np.mean(cover['data']):.4f}",
+        ">= 0.93",
+        "delta method on the Laplace noise",
+    )
+    _row(
+        "relative risk, Shoham & Ligett Thm 4.5: coverage of p_x/p_y",
+        f"{np.mean(cover['population']):.4f}",
+        ">= 0.93",
+        f"binomial resampling; width/RR median {np.median(widths):.3f}; counts < 30: {small}",
+    )
 
 
-def _oracle_widths(noise: str, epsilon: float, s0: np.ndarray, g: np.ndarray, reps: int, rng: np.random.Generator
-                   ) -> np.ndarray:
+def _oracle_widths(
+    noise: str, epsilon: float, s0: np.ndarray, g: np.ndarray, reps: int, rng: np.random.Generator
+) -> np.ndarray:
     cal = smooth_noises.smooth_calibration(noise, epsilon, delta=None if noise == "cauchy" else GINI_DELTA)
     law = smooth_noises.noise_distribution(cal)
     scale = s0 / cal.alpha
@@ -163,8 +197,9 @@ def _oracle_widths(noise: str, epsilon: float, s0: np.ndarray, g: np.ndarray, re
     return (hi - lo).ravel()
 
 
-def _gini_draws(plan: intervals.GiniIntervalPlan, s: np.ndarray, g: np.ndarray, reps: int,
-                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _gini_draws(
+    plan: intervals.GiniIntervalPlan, s: np.ndarray, g: np.ndarray, reps: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     law = smooth_noises.noise_distribution(plan.calibration)
     scale = np.clip(s / plan.release_alpha, plan.min_scale, plan.max_scale)
     noisy = g[:, None] + scale[:, None] * law.rvs((g.size, reps), rng)
@@ -187,16 +222,19 @@ def bench_gini(cells: list[np.ndarray], reps: int, rng: np.random.Generator) -> 
             out = {}
             for method in intervals.GINI_INTERVAL_METHODS:
                 t0 = time.process_time()
-                plan = intervals.optimise_gini_split(epsilon, GINI_DELTA, noise, n_min, LOWER, UPPER, LEVEL,
-                                                     method=method)
+                plan = intervals.optimise_gini_split(
+                    epsilon, GINI_DELTA, noise, n_min, LOWER, UPPER, LEVEL, method=method
+                )
                 t_plan = time.process_time() - t0
                 s = np.array([p.smooth_sensitivity(plan.beta).value for p in profiles])
                 lo, hi = _gini_draws(plan, s, g, reps, rng)
                 out[method] = (np.mean((lo <= tr) & (tr <= hi)), np.median(hi - lo) / oracle, plan, t_plan)
             cover, ratio, plan, t_plan = out["pivot"]
             model = plan.model_width / plan.model_oracle_width
-            note = (f"eps_s {plan.epsilon_bound:.3g}, beta {plan.beta:.3g}; model {model:.2f};"
-                    f" union: {out['union'][1]:.2f} (coverage {out['union'][0]:.3f}); plan {t_plan:.1f} s")
+            note = (
+                f"eps_s {plan.epsilon_bound:.3g}, beta {plan.beta:.3g}; model {model:.2f};"
+                f" union: {out['union'][1]:.2f} (coverage {out['union'][0]:.3f}); plan {t_plan:.1f} s"
+            )
             target = ">= 0.93" if (noise == "laplace" and epsilon == 1.0) else "(>= 0.93)"
             _row(f"Gini {noise}, eps {epsilon:g}: coverage", f"{cover:.4f}", target)
             _row(f"Gini {noise}, eps {epsilon:g}: median width / oracle", f"{ratio:.2f}", "<= 3", note)
@@ -211,15 +249,19 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     cells, sexes, source = load_cells(args.cells, rng)
     started, wall = time.process_time(), time.perf_counter()
-    print(f"{args.cells} cells of {min(map(len, cells))}-{max(map(len, cells))} records from {source}; "
-          f"epsilon {EPSILON:g} per statistic; level {LEVEL}; {args.reps} releases per cell; bounds [0, 250000]")
+    print(
+        f"{args.cells} cells of {min(map(len, cells))}-{max(map(len, cells))} records from {source}; "
+        f"epsilon {EPSILON:g} per statistic; level {LEVEL}; {args.reps} releases per cell; bounds [0, 250000]"
+    )
     bench_mean(cells, args.reps, rng)
     bench_percentiles(cells, args.reps, rng)
     bench_relative_risk(cells, sexes, args.reps, rng)
     bench_gini(cells, args.reps, rng)
-    print(f"\n{platform.machine()} {platform.processor() or ''} Python {platform.python_version()}, "
-          f"{datetime.date.today().isoformat()}, total {time.process_time() - started:.0f} s CPU "
-          f"({time.perf_counter() - wall:.0f} s wall); timings in the notes are CPU seconds")
+    print(
+        f"\n{platform.machine()} {platform.processor() or ''} Python {platform.python_version()}, "
+        f"{datetime.date.today().isoformat()}, total {time.process_time() - started:.0f} s CPU "
+        f"({time.perf_counter() - wall:.0f} s wall); timings in the notes are CPU seconds"
+    )
     print("\n| measure | value | target | note |\n|---|---|---|---|")
     for what, number, target, note in ROWS:
         print(f"| {what} | {number} | {target} | {note} |")

@@ -5,6 +5,7 @@ server.
 
 Run: .venv/bin/python benchmarks/bench_ledger.py   (about 20 s)
 """
+
 from __future__ import annotations
 
 import sys
@@ -49,9 +50,11 @@ def _bench(url: str, name: str, n: int = 200) -> None:
     report = db.verify()
     verify_ms = (time.perf_counter() - t) * 1e3
     assert report.ok, report.problems
-    print(f"{name:11s} charge {charge_ms:6.2f} ms | spent_epsilon with {n + 21} entries {spent_ms:6.2f} ms | "
-          f"make_release(count) {rel_ms:6.2f} ms | open_ledger {open_ms:6.2f} ms | verify {report.entries} entries "
-          f"{verify_ms:7.1f} ms")
+    print(
+        f"{name:11s} charge {charge_ms:6.2f} ms | spent_epsilon with {n + 21} entries {spent_ms:6.2f} ms | "
+        f"make_release(count) {rel_ms:6.2f} ms | open_ledger {open_ms:6.2f} ms | verify {report.entries} entries "
+        f"{verify_ms:7.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ Errors: |released - true Gini|. Median / 90th / 99th percentiles and RMSE are ex
 times the noise law's quantiles / standard deviation); a Monte Carlo run of ``--draws`` releases
 checks them (largest relative gap printed). The Cauchy (gamma = 2) has no variance: RMSE = inf.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,10 +44,14 @@ DELTA = 1e-6
 def variants(epsilon: float):
     yield "cauchy (γ=2, tight), pure ε", smooth_noises.smooth_calibration("cauchy", epsilon, gamma=2.0)
     yield "laplace (tight), (ε, 1e-6)", smooth_noises.smooth_calibration("laplace", epsilon, delta=DELTA)
-    yield "laplace (NRS paper), (ε, 1e-6)", smooth_noises.smooth_calibration("laplace", epsilon, delta=DELTA,
-                                                                              mode="paper")
-    yield "laplace_lognormal, ρ ⇒ (ε, 1e-6)", smooth_noises.smooth_calibration("laplace_lognormal", epsilon,
-                                                                                delta=DELTA)
+    yield (
+        "laplace (NRS paper), (ε, 1e-6)",
+        smooth_noises.smooth_calibration("laplace", epsilon, delta=DELTA, mode="paper"),
+    )
+    yield (
+        "laplace_lognormal, ρ ⇒ (ε, 1e-6)",
+        smooth_noises.smooth_calibration("laplace_lognormal", epsilon, delta=DELTA),
+    )
     yield "laplace_lognormal, ρ = ε²/2", smooth_noises.lln_calibration(rho=epsilon * epsilon / 2, delta=DELTA)
 
 
@@ -73,30 +78,44 @@ def rows_for(values: np.ndarray, label: str, draws: int, rng: np.random.Generato
 
 def certificates() -> None:
     """The certified privacy statements at the benchmark's settings, next to the brute force they must dominate."""
-    print("| ε | laplace: certified δ | exact δ (13×13 neighbours) | lln: recorded ρ | certified ρ "
-          "| max D_a/(a ρ), quadrature, a ∈ [1.1, 128], corners | seconds |")
+    print(
+        "| ε | laplace: certified δ | exact δ (13×13 neighbours) | lln: recorded ρ | certified ρ "
+        "| max D_a/(a ρ), quadrature, a ∈ [1.1, 128], corners | seconds |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     orders = np.array([1.1, 1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0])
     for eps in EPSILONS:
         t0 = time.perf_counter()
         lap = smooth_noises.smooth_calibration("laplace", eps, delta=DELTA)
-        exact = max(smooth_noises.laplace_smooth_hockey_stick(eps, d, lam)
-                    for d in np.linspace(-lap.alpha, lap.alpha, 13) for lam in np.linspace(-lap.beta, lap.beta, 13))
+        exact = max(
+            smooth_noises.laplace_smooth_hockey_stick(eps, d, lam)
+            for d in np.linspace(-lap.alpha, lap.alpha, 13)
+            for lam in np.linspace(-lap.beta, lap.beta, 13)
+        )
         lln = smooth_noises.smooth_calibration("laplace_lognormal", eps, delta=DELTA)
         certified = smooth_noises.lln_certified_rho(lln.alpha, lln.beta, lln.sigma)
-        worst = max(float(np.max(smooth_noises.lln_renyi_divergence(orders, lln.sigma, d, lam, n_grid=4001)
-                                 / (orders * lln.rho)))
-                    for d in (-lln.alpha, lln.alpha) for lam in (-lln.beta, lln.beta))
-        print(f"| {eps:g} | {lap.certificate:.3g} | {exact:.3g} | {lln.rho:.4g} | {certified:.4g} | {worst:.3f} | "
-              f"{time.perf_counter() - t0:.1f} |")
+        worst = max(
+            float(
+                np.max(smooth_noises.lln_renyi_divergence(orders, lln.sigma, d, lam, n_grid=4001) / (orders * lln.rho))
+            )
+            for d in (-lln.alpha, lln.alpha)
+            for lam in (-lln.beta, lln.beta)
+        )
+        print(
+            f"| {eps:g} | {lap.certificate:.3g} | {exact:.3g} | {lln.rho:.4g} | {certified:.4g} | {worst:.3f} | "
+            f"{time.perf_counter() - t0:.1f} |"
+        )
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--draws", type=int, default=200_000)
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--certificates", action="store_true",
-                    help="print only the certified privacy statements against their brute force (no data)")
+    ap.add_argument(
+        "--certificates",
+        action="store_true",
+        help="print only the certified privacy statements against their brute force (no data)",
+    )
     args = ap.parse_args(argv)
     if args.certificates:
         certificates()
@@ -109,19 +128,23 @@ def main(argv=None) -> None:
     else:
         print("CPS file absent: skipping it")
     t0 = time.perf_counter()
-    print(f"# machine: {platform.node()} {platform.machine()} python {platform.python_version()}; "
-          f"date {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(
+        f"# machine: {platform.node()} {platform.machine()} python {platform.python_version()}; "
+        f"date {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC"
+    )
     print("| data | ε | noise | median | 90th | 99th | RMSE | privacy cost |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     gaps = []
     for label, values in datasets:
         truth, rows, gap = rows_for(values, label, args.draws, rng)
         gaps.append(gap)
-        for (lab, eps, name, q50, q90, q99, rmse, cost) in rows:
+        for lab, eps, name, q50, q90, q99, rmse, cost in rows:
             r = "∞" if not math.isfinite(rmse) else f"{rmse:.2e}"
             print(f"| {lab} (G={truth:.4f}) | {eps:g} | {name} | {q50:.2e} | {q90:.2e} | {q99:.2e} | {r} | {cost} |")
-    print(f"\nMonte Carlo check ({args.draws:,} draws each): largest relative gap to the exact quantiles "
-          f"{max(gaps):.3f}; total {time.perf_counter() - t0:.1f} s")
+    print(
+        f"\nMonte Carlo check ({args.draws:,} draws each): largest relative gap to the exact quantiles "
+        f"{max(gaps):.3f}; total {time.perf_counter() - t0:.1f} s"
+    )
 
 
 if __name__ == "__main__":

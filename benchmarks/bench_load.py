@@ -26,6 +26,7 @@ per (users, page) cell unless ``--warm`` (then one server per mode; caches stay 
 The full grid (4 user counts x 6 pages x 2 modes x --seconds) takes ~30 min: on a shared machine
 run the cells you need. Results are also written as JSON with ``--json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,6 +67,7 @@ def app_pages() -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # One user
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Slider:
@@ -115,8 +117,9 @@ class Session:
     async def open(self) -> None:
         cookie = await asyncio.get_running_loop().run_in_executor(None, self._cookies)
         headers = {"Cookie": cookie} if cookie else None
-        self.conn = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=None,
-                                             additional_headers=headers, open_timeout=60)
+        self.conn = await websockets.connect(
+            self.ws_url, subprotocols=["streamlit"], max_size=None, additional_headers=headers, open_timeout=60
+        )
 
     async def close(self) -> None:
         if self.conn is not None:
@@ -166,8 +169,18 @@ class Session:
                     exceptions += 1
                 elif etype == "slider":
                     s = element.slider
-                    sliders.append(Slider(s.id, s.label, list(fm.metadata.delta_path[:1]) == [0], s.min, s.max,
-                                          s.step, list(s.options), fm.delta.fragment_id))
+                    sliders.append(
+                        Slider(
+                            s.id,
+                            s.label,
+                            list(fm.metadata.delta_path[:1]) == [0],
+                            s.min,
+                            s.max,
+                            s.step,
+                            list(s.options),
+                            fm.delta.fragment_id,
+                        )
+                    )
             if kind == "script_finished":
                 return time.perf_counter() - t0, sliders, exceptions
 
@@ -177,8 +190,11 @@ class Session:
             state.string_array_value.data.append(random.choice(slider.options))
         else:
             steps = int(round((slider.maximum - slider.minimum) / slider.step)) if slider.step > 0 else 0
-            value = slider.minimum + slider.step * random.randint(0, steps) if steps > 0 else \
-                random.uniform(slider.minimum, slider.maximum)
+            value = (
+                slider.minimum + slider.step * random.randint(0, steps)
+                if steps > 0
+                else random.uniform(slider.minimum, slider.maximum)
+            )
             state.double_array_value.data.append(min(slider.maximum, value))
         self.states[slider.widget_id] = state
 
@@ -189,8 +205,9 @@ def pick_slider(sliders: list[Slider]) -> Slider | None:
     return (eps or main or [None])[0]
 
 
-async def one_user(http_base: str, ws_url: str, page: str, think: float, stop: float, tally: Tally,
-                   max_reruns: int | None = None) -> None:
+async def one_user(
+    http_base: str, ws_url: str, page: str, think: float, stop: float, tally: Tally, max_reruns: int | None = None
+) -> None:
     await asyncio.sleep(random.random() * think)
     session = Session(http_base, ws_url, page)
     try:
@@ -219,16 +236,24 @@ async def one_user(http_base: str, ws_url: str, page: str, think: float, stop: f
             await session.close()
 
 
-async def load(http_base: str, ws_url: str, page: str, users: int, think: float, seconds: float,
-               max_reruns: int | None = None) -> Tally:
+async def load(
+    http_base: str, ws_url: str, page: str, users: int, think: float, seconds: float, max_reruns: int | None = None
+) -> Tally:
     tally = Tally()
     stop = time.time() + seconds
     await asyncio.gather(*(one_user(http_base, ws_url, page, think, stop, tally, max_reruns) for _ in range(users)))
     return tally
 
 
-def run_load(url: str, page: str, users: int, think: float = 2.0, seconds: float = 30.0, seed: int = 1,
-             max_reruns: int | None = None) -> Tally:
+def run_load(
+    url: str,
+    page: str,
+    users: int,
+    think: float = 2.0,
+    seconds: float = 30.0,
+    seed: int = 1,
+    max_reruns: int | None = None,
+) -> Tally:
     """Load ``url`` (http://host:port or ws://host:port/_stcore/stream) with ``users`` sessions on ``page``.
 
     Each user stops after ``seconds`` or after ``max_reruns`` slider moves, whichever comes first."""
@@ -241,6 +266,7 @@ def run_load(url: str, page: str, users: int, think: float = 2.0, seconds: float
 # ---------------------------------------------------------------------------------------------
 # Servers
 # ---------------------------------------------------------------------------------------------
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -268,8 +294,17 @@ def start_server(mode: str, workers: int | None = None, timeout: float = 180) ->
     runtime = Path(tempfile.mkdtemp(prefix=f"bench_load_{mode}_"))
     ready = runtime / "ready"
     if mode == "app":
-        cmd = ["bash", "run.sh", "app", "--server.port", str(port), "--server.headless", "true",
-               "--server.fileWatcherType", "none"]
+        cmd = [
+            "bash",
+            "run.sh",
+            "app",
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+            "--server.fileWatcherType",
+            "none",
+        ]
     elif mode == "serve":
         cmd = ["bash", "run.sh", "serve", "--port", str(port), "--ready-file", str(ready)]
         if workers:
@@ -282,8 +317,10 @@ def start_server(mode: str, workers: int | None = None, timeout: float = 180) ->
         deadline = time.monotonic() + timeout
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}:\n"
-                                   + (runtime / "server.log").read_text(errors="replace")[-3000:])
+                raise RuntimeError(
+                    f"{' '.join(cmd)} exited with {proc.returncode}:\n"
+                    + (runtime / "server.log").read_text(errors="replace")[-3000:]
+                )
             healthy = ready.exists() if mode == "serve" else _health(port)
             if healthy:
                 break
@@ -326,6 +363,7 @@ def rss_mb(pids: list[int]) -> list[float]:
 # Report
 # ---------------------------------------------------------------------------------------------
 
+
 def quantile(xs: list[float], p: int) -> float:
     if not xs:
         return float("nan")
@@ -336,7 +374,9 @@ def quantile(xs: list[float], p: int) -> float:
 
 def row(mode: str, page: str, users: int, tally: Tally, load_avg: float, rss: list[float]) -> dict:
     return {
-        "mode": mode, "page": page or "(default)", "users": users,
+        "mode": mode,
+        "page": page or "(default)",
+        "users": users,
         "first_p50": statistics.median(tally.first_loads) if tally.first_loads else float("nan"),
         "first_p95": quantile(tally.first_loads, 95),
         "first_max": max(tally.first_loads, default=float("nan")),
@@ -344,20 +384,27 @@ def row(mode: str, page: str, users: int, tally: Tally, load_avg: float, rss: li
         "rerun_p50": statistics.median(tally.reruns) if tally.reruns else float("nan"),
         "rerun_p95": quantile(tally.reruns, 95),
         "rerun_max": max(tally.reruns, default=float("nan")),
-        "exceptions": tally.exceptions, "failed_sessions": tally.failed_sessions,
-        "errors": tally.messages, "load_avg_1min": load_avg, "rss_mb": [round(r) for r in rss],
+        "exceptions": tally.exceptions,
+        "failed_sessions": tally.failed_sessions,
+        "errors": tally.messages,
+        "load_avg_1min": load_avg,
+        "rss_mb": [round(r) for r in rss],
     }
 
 
 def print_rows(rows: list[dict]) -> None:
-    print("| mode | page | users | first load p50 / p95 / max s | reruns | slider p50 / p95 / max s | "
-          "exceptions | failed | load avg | RSS MB per process |")
+    print(
+        "| mode | page | users | first load p50 / p95 / max s | reruns | slider p50 / p95 / max s | "
+        "exceptions | failed | load avg | RSS MB per process |"
+    )
     print("| --- | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | --- |")
     for r in rows:
-        print(f"| {r['mode']} | {r['page']} | {r['users']} | {r['first_p50']:.2f} / {r['first_p95']:.2f} / "
-              f"{r['first_max']:.2f} | {r['reruns']} | {r['rerun_p50']:.2f} / {r['rerun_p95']:.2f} / "
-              f"{r['rerun_max']:.2f} | {r['exceptions']} | {r['failed_sessions']} | {r['load_avg_1min']:.2f} | "
-              f"{', '.join(str(x) for x in r['rss_mb'])} |")
+        print(
+            f"| {r['mode']} | {r['page']} | {r['users']} | {r['first_p50']:.2f} / {r['first_p95']:.2f} / "
+            f"{r['first_max']:.2f} | {r['reruns']} | {r['rerun_p50']:.2f} / {r['rerun_p95']:.2f} / "
+            f"{r['rerun_max']:.2f} | {r['exceptions']} | {r['failed_sessions']} | {r['load_avg_1min']:.2f} | "
+            f"{', '.join(str(x) for x in r['rss_mb'])} |"
+        )
         for m in r["errors"]:
             print(f"|   error: {m}")
 
@@ -402,8 +449,10 @@ def main() -> int:
                     for n in users:
                         with start_server(mode, args.workers) as srv:
                             cell(mode, srv.url, page, n, srv.pids())
-    print("\nSummary (think %.1f s, %.0f s per cell, %s):" % (args.think, args.seconds,
-                                                              time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    print(
+        "\nSummary (think %.1f s, %.0f s per cell, %s):"
+        % (args.think, args.seconds, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    )
     print_rows(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")

@@ -9,6 +9,7 @@ too ("list, 1 call").
 
 Run: .venv/bin/python benchmarks/bench_noise_cores.py [--counts 600600] [--reals 28600] [--repeat 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,13 +59,17 @@ def main() -> None:
             results[name].append((wall, cpu, load))
             print(f"{name:28s} wall {wall:6.2f} s  CPU {cpu:6.2f} s  load {load:.1f}", flush=True)
     threads = release_noise.noise_threads(args.counts)
-    print(f"\n{args.counts:,} counts, {args.reals:,} reals; every core = {threads} thread(s) "
-          f"({os.cpu_count()} cores); medians of {args.repeat}")
+    print(
+        f"\n{args.counts:,} counts, {args.reals:,} reals; every core = {threads} thread(s) "
+        f"({os.cpu_count()} cores); medians of {args.repeat}"
+    )
     print("| draw | wall (s) | CPU (s) | load avg (1 min) |")
     print("| --- | --- | --- | --- |")
     for name, rows in results.items():
-        print(f"| {name} | {statistics.median(r[0] for r in rows):.2f} | {statistics.median(r[1] for r in rows):.2f} "
-              f"| {statistics.median(r[2] for r in rows):.1f} |")
+        print(
+            f"| {name} | {statistics.median(r[0] for r in rows):.2f} | {statistics.median(r[1] for r in rows):.2f} "
+            f"| {statistics.median(r[2] for r in rows):.1f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Target (design.md section 6): median < 0.2 s, worst < 0.5 s. No asserts: this pr
 
 Run: .venv/bin/python benchmarks/bench_pages.py [--repeats 15]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,9 +41,17 @@ def measure_page(page, repeats: int = 15) -> dict:
         times.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
         errors += [e.value for e in at.exception]
-    return {"page": page.name, "slider": label, "open_s": open_s, "times": times,
-            "first": times[0], "median": statistics.median(times), "worst": max(times),
-            "cpu_median": statistics.median(cpu), "errors": errors}
+    return {
+        "page": page.name,
+        "slider": label,
+        "open_s": open_s,
+        "times": times,
+        "first": times[0],
+        "median": statistics.median(times),
+        "worst": max(times),
+        "cpu_median": statistics.median(cpu),
+        "errors": errors,
+    }
 
 
 def measure_pages(repeats: int = 15) -> list[dict]:
@@ -50,17 +59,22 @@ def measure_pages(repeats: int = 15) -> list[dict]:
 
 
 def print_table(rows: list[dict]) -> None:
-    print("\nSlider change latency per page (AppTest rerun, default settings; target median < 0.2 s, "
-          "worst < 0.5 s)")
-    print("(wall-clock times; 'CPU s' is the process CPU time of the median rerun, which does not "
-          "grow when other jobs share the machine)")
-    print(f"| {'page':<12} | {'main slider':<34} | {'open s':>7} | {'first s':>7} | {'median s':>8} | "
-          f"{'worst s':>7} | {'CPU s':>6} | {'runs':>4} | meets |")
+    print("\nSlider change latency per page (AppTest rerun, default settings; target median < 0.2 s, worst < 0.5 s)")
+    print(
+        "(wall-clock times; 'CPU s' is the process CPU time of the median rerun, which does not "
+        "grow when other jobs share the machine)"
+    )
+    print(
+        f"| {'page':<12} | {'main slider':<34} | {'open s':>7} | {'first s':>7} | {'median s':>8} | "
+        f"{'worst s':>7} | {'CPU s':>6} | {'runs':>4} | meets |"
+    )
     print(f"|{'-' * 14}|{'-' * 36}|{'-' * 9}|{'-' * 9}|{'-' * 10}|{'-' * 9}|{'-' * 8}|{'-' * 6}|{'-' * 7}|")
     for r in rows:
         ok = "yes" if r["median"] < 0.2 and r["worst"] < 0.5 and not r["errors"] else "NO"
-        print(f"| {r['page']:<12} | {r['slider'][:34]:<34} | {r['open_s']:7.2f} | {r['first']:7.3f} | "
-              f"{r['median']:8.3f} | {r['worst']:7.3f} | {r['cpu_median']:6.3f} | {len(r['times']):4d} | {ok:<5} |")
+        print(
+            f"| {r['page']:<12} | {r['slider'][:34]:<34} | {r['open_s']:7.2f} | {r['first']:7.3f} | "
+            f"{r['median']:8.3f} | {r['worst']:7.3f} | {r['cpu_median']:6.3f} | {len(r['times']):4d} | {ok:<5} |"
+        )
         if r["errors"]:
             print(f"|   errors on {r['page']}: {r['errors'][:2]}")
 

@@ -49,6 +49,7 @@ Run: .venv/bin/python benchmarks/bench_peers.py            # 1M rows, dpcore / O
      .venv/bin/python benchmarks/bench_peers.py --rows 10000000 --workloads hist mean hist-large \\
          --large-rows 100000000 --peers dpcore opendp-polars opendp-release tumult pipelinedp duckdb --write-doc
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,9 +73,14 @@ MEAN_BOUNDS = (0, 500_000)
 ALL_TOOLS = ("dpcore", "opendp-polars", "opendp-release", "tumult", "pipelinedp", "duckdb")
 LARGE_TOOLS = ("dpcore", "opendp-polars", "duckdb")
 WORKLOADS = ("hist", "mean", "hist-large")
-LABELS = {"dpcore": "dpcore release (CLI, SQLite ledger)", "opendp-polars": "OpenDP polars, measurement built once",
-          "opendp-release": "OpenDP polars, `query.release()` as documented", "tumult": "Tumult Analytics",
-          "pipelinedp": "PipelineDP (local backend)", "duckdb": "bare DuckDB scan, no DP"}
+LABELS = {
+    "dpcore": "dpcore release (CLI, SQLite ledger)",
+    "opendp-polars": "OpenDP polars, measurement built once",
+    "opendp-release": "OpenDP polars, `query.release()` as documented",
+    "tumult": "Tumult Analytics",
+    "pipelinedp": "PipelineDP (local backend)",
+    "duckdb": "bare DuckDB scan, no DP",
+}
 #: tool -> (virtualenv name, pip requirements, distributions whose versions are reported)
 VENVS = {
     "opendp-polars": ("opendp", ["opendp[polars]==0.16.*", "pyarrow"], ["opendp", "polars"]),
@@ -102,8 +108,12 @@ def _worker_opendp(args: argparse.Namespace, *, documented: bool) -> dict:
     dp.enable_features("contrib")
     # OpenDP's frame domains have no 8- or 16-bit integers: widen while scanning (no data-dependent step)
     lf = pl.scan_parquet(f"{args.data}/*.parquet").select(
-        pl.col("institution").cast(pl.Int32), pl.col("degree_level").cast(pl.Int32),
-        pl.col("cohort").cast(pl.Int32), pl.col("state").cast(pl.String), pl.col("earnings"))
+        pl.col("institution").cast(pl.Int32),
+        pl.col("degree_level").cast(pl.Int32),
+        pl.col("cohort").cast(pl.Int32),
+        pl.col("state").cast(pl.String),
+        pl.col("earnings"),
+    )
     labels = [str(b) for b in range(len(args.edges) - 1)]
     if args.workload == "mean":
         by, scale = ["state"], (MEAN_BOUNDS[1] - MEAN_BOUNDS[0]) / args.epsilon
@@ -112,13 +122,19 @@ def _worker_opendp(args: argparse.Namespace, *, documented: bool) -> dict:
         keys = None
     else:
         by, scale = [*CELLS, "bin"], 2.0 / args.epsilon
-        margin = dp.polars.Margin(by=list(CELLS), invariant="lengths", max_length=args.rows,
-                                  max_groups=N_INSTITUTIONS * len(DEGREES) * len(COHORTS))
+        margin = dp.polars.Margin(
+            by=list(CELLS),
+            invariant="lengths",
+            max_length=args.rows,
+            max_groups=N_INSTITUTIONS * len(DEGREES) * len(COHORTS),
+        )
         aggregate = dp.len(signed=True)
-        keys = (pl.DataFrame({"institution": pl.Series(range(N_INSTITUTIONS), dtype=pl.Int32)})
-                .join(pl.DataFrame({"degree_level": pl.Series(DEGREES, dtype=pl.Int32)}), how="cross")
-                .join(pl.DataFrame({"cohort": pl.Series(COHORTS, dtype=pl.Int32)}), how="cross")
-                .join(pl.DataFrame({"bin": pl.Series(labels, dtype=pl.Categorical)}), how="cross"))
+        keys = (
+            pl.DataFrame({"institution": pl.Series(range(N_INSTITUTIONS), dtype=pl.Int32)})
+            .join(pl.DataFrame({"degree_level": pl.Series(DEGREES, dtype=pl.Int32)}), how="cross")
+            .join(pl.DataFrame({"cohort": pl.Series(COHORTS, dtype=pl.Int32)}), how="cross")
+            .join(pl.DataFrame({"bin": pl.Series(labels, dtype=pl.Categorical)}), how="cross")
+        )
     binned = pl.col("earnings").fill_null(0.0).cut(_inner_edges(args.edges), labels=labels, left_closed=True)
 
     def query(frame):
@@ -126,9 +142,13 @@ def _worker_opendp(args: argparse.Namespace, *, documented: bool) -> dict:
         return frame.group_by(*by).agg(aggregate)
 
     if documented:
-        context = dp.Context.compositor(data=lf, privacy_unit=dp.unit_of(changes=1),
-                                        privacy_loss=dp.loss_of(epsilon=args.epsilon), split_evenly_over=1,
-                                        margins=[margin])
+        context = dp.Context.compositor(
+            data=lf,
+            privacy_unit=dp.unit_of(changes=1),
+            privacy_loss=dp.loss_of(epsilon=args.epsilon),
+            split_evenly_over=1,
+            margins=[margin],
+        )
         q = query(context.query())
         out = (q.with_keys(keys) if keys is not None else q).release().collect()
         return {"released": out.height, "map_epsilon": args.epsilon}
@@ -137,8 +157,9 @@ def _worker_opendp(args: argparse.Namespace, *, documented: bool) -> dict:
     plan = query(_lazyframe_from_domain(domain))
     if keys is not None:  # what ``with_keys`` writes: a left join from the public keys
         plan = keys.lazy().join(plan, how="left", on=by, nulls_equal=True)
-    meas = dp.m.make_private_lazyframe(input_domain=domain, input_metric=metric, output_measure=dp.max_divergence(),
-                                       lazyframe=plan, global_scale=scale)
+    meas = dp.m.make_private_lazyframe(
+        input_domain=domain, input_metric=metric, output_measure=dp.max_divergence(), lazyframe=plan, global_scale=scale
+    )
     map_epsilon = meas.map(d_in)
     if map_epsilon > args.epsilon * (1 + 1e-9):
         raise SystemExit(f"OpenDP's privacy map gives epsilon {map_epsilon} > {args.epsilon}: parameters do not match")
@@ -153,24 +174,40 @@ def _worker_tumult(args: argparse.Namespace) -> dict:
 
     # Spark's Python workers must run this virtualenv's interpreter (the one that has tmlt), not the PATH's
     os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    spark = (SparkSession.builder.master("local[*]").config("spark.driver.memory", args.spark_memory)
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.warehouse.dir", args.tmp)
-             .config("spark.local.dir", args.tmp).getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[*]")
+        .config("spark.driver.memory", args.spark_memory)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.warehouse.dir", args.tmp)
+        .config("spark.local.dir", args.tmp)
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     df = spark.read.parquet(str(args.data)).select(
-        F.col("institution").cast("int"), F.col("degree_level").cast("int"), F.col("cohort").cast("int"),
-        F.col("state").cast("string"), F.coalesce(F.col("earnings"), F.lit(0.0)).alias("earnings"))
-    session = Session.from_dataframe(privacy_budget=PureDPBudget(args.epsilon), source_id="pseo", dataframe=df,
-                                     protected_change=AddMaxRows(2))
+        F.col("institution").cast("int"),
+        F.col("degree_level").cast("int"),
+        F.col("cohort").cast("int"),
+        F.col("state").cast("string"),
+        F.coalesce(F.col("earnings"), F.lit(0.0)).alias("earnings"),
+    )
+    session = Session.from_dataframe(
+        privacy_budget=PureDPBudget(args.epsilon), source_id="pseo", dataframe=df, protected_change=AddMaxRows(2)
+    )
     if args.workload == "mean":
         keys = KeySet.from_dict({"state": [f"S{i + 1:02d}" for i in range(N_STATES)]})
         query = QueryBuilder("pseo").groupby(keys).average("earnings", *map(float, MEAN_BOUNDS))
     else:
         labels = [str(b) for b in range(len(args.edges) - 1)]
         spec = BinningSpec(bin_edges=[-1e15, *_inner_edges(args.edges), 1e15], names=labels, right=False)
-        keys = KeySet.from_dict({"institution": list(range(N_INSTITUTIONS)), "degree_level": list(DEGREES),
-                                 "cohort": list(COHORTS), "bin": labels})
+        keys = KeySet.from_dict(
+            {
+                "institution": list(range(N_INSTITUTIONS)),
+                "degree_level": list(DEGREES),
+                "cohort": list(COHORTS),
+                "bin": labels,
+            }
+        )
         query = QueryBuilder("pseo").bin_column("earnings", spec, name="bin").groupby(keys).count()
     out = session.evaluate(query, PureDPBudget(args.epsilon)).toPandas()
     spark.stop()
@@ -187,15 +224,24 @@ def _worker_pipelinedp(args: argparse.Namespace) -> dict:
     if args.workload == "mean":
         rows = list(zip(table["state"].to_pylist(), earnings.tolist(), strict=True))
         public = [f"S{i + 1:02d}" for i in range(N_STATES)]
-        params = pipeline_dp.AggregateParams(metrics=[pipeline_dp.Metrics.MEAN], min_value=float(MEAN_BOUNDS[0]),
-                                             max_value=float(MEAN_BOUNDS[1]), **_pipelinedp_bounds())
+        params = pipeline_dp.AggregateParams(
+            metrics=[pipeline_dp.Metrics.MEAN],
+            min_value=float(MEAN_BOUNDS[0]),
+            max_value=float(MEAN_BOUNDS[1]),
+            **_pipelinedp_bounds(),
+        )
         extractors = pipeline_dp.DataExtractors(partition_extractor=lambda r: r[0], value_extractor=lambda r: r[1])
     else:
         bins = np.searchsorted(np.asarray(_inner_edges(args.edges)), earnings, side="right")
         columns = [table[c].to_numpy().tolist() for c in CELLS]
         rows = list(zip(*columns, bins.tolist(), strict=True))
-        public = [(i, d, c, b) for i in range(N_INSTITUTIONS) for d in DEGREES for c in COHORTS
-                  for b in range(len(args.edges) - 1)]
+        public = [
+            (i, d, c, b)
+            for i in range(N_INSTITUTIONS)
+            for d in DEGREES
+            for c in COHORTS
+            for b in range(len(args.edges) - 1)
+        ]
         params = pipeline_dp.AggregateParams(metrics=[pipeline_dp.Metrics.COUNT], **_pipelinedp_bounds())
         extractors = pipeline_dp.DataExtractors(partition_extractor=lambda r: r, value_extractor=lambda r: 0)
     # add/remove one row at epsilon/2 is epsilon for a replace (group privacy over the two changes)
@@ -209,8 +255,12 @@ def _worker_pipelinedp(args: argparse.Namespace) -> dict:
 def _pipelinedp_bounds() -> dict:
     import pipeline_dp
 
-    return {"noise_kind": pipeline_dp.NoiseKind.LAPLACE, "max_partitions_contributed": 1,
-            "max_contributions_per_partition": 1, "contribution_bounds_already_enforced": True}
+    return {
+        "noise_kind": pipeline_dp.NoiseKind.LAPLACE,
+        "max_partitions_contributed": 1,
+        "max_contributions_per_partition": 1,
+        "contribution_bounds_already_enforced": True,
+    }
 
 
 def worker_main(args: argparse.Namespace) -> None:
@@ -252,10 +302,13 @@ def tool_versions(tool: str, python: Path | None) -> str:
     if tool in ("dpcore", "duckdb"):
         import dpcore
 
-        return f"dpcore {dpcore.__version__}, DuckDB {duckdb.__version__}" if tool == "dpcore" else \
-            f"DuckDB {duckdb.__version__}"
+        return (
+            f"dpcore {dpcore.__version__}, DuckDB {duckdb.__version__}"
+            if tool == "dpcore"
+            else f"DuckDB {duckdb.__version__}"
+        )
     dists = VENVS[tool][2]
-    code = ("import importlib.metadata as m, sys; print(', '.join(f'{d} {m.version(d)}' for d in sys.argv[1:]))")
+    code = "import importlib.metadata as m, sys; print(', '.join(f'{d} {m.version(d)}' for d in sys.argv[1:]))"
     return subprocess.run([str(python), "-c", code, *dists], capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -328,8 +381,10 @@ print(len(rows), "state sums")
 
 def write_plan(kind: str, epsilon: float, path: Path) -> Path:
     """The workload as a dpcore plan: public cells and sizes (as PSEO), one statistic at ``epsilon``."""
-    head = (f'version = 1\ndataset = "pseo-like-benchmark"\nincome = "earnings"\ncap_epsilon = {epsilon!r}\n'
-            'cell_sizes = "public"\n\n')
+    head = (
+        f'version = 1\ndataset = "pseo-like-benchmark"\nincome = "earnings"\ncap_epsilon = {epsilon!r}\n'
+        'cell_sizes = "public"\n\n'
+    )
     path.write_text(head + PLANS[kind].format(eps=epsilon, lo=MEAN_BOUNDS[0], hi=MEAN_BOUNDS[1]))
     return path
 
@@ -339,18 +394,50 @@ def command(tool: str, kind: str, data: Path, rows: int, run: int, ctx: dict) ->
     work: Path = ctx["work"]
     if tool == "dpcore":
         plan = write_plan(kind, ctx["epsilon"], work / f"plan-{kind}.toml")
-        return [sys.executable, "-m", "dpcore", "release", str(plan), "--data", str(data), "--engine", "duckdb",
-                "--out", str(work / f"out-{kind}-{rows}-{run}"), "--tmpdir", str(work),
-                "--ledger", f"sqlite:///{work}/ledger-{kind}-{rows}-{run}.db", "--init-ledger"]
+        return [
+            sys.executable,
+            "-m",
+            "dpcore",
+            "release",
+            str(plan),
+            "--data",
+            str(data),
+            "--engine",
+            "duckdb",
+            "--out",
+            str(work / f"out-{kind}-{rows}-{run}"),
+            "--tmpdir",
+            str(work),
+            "--ledger",
+            f"sqlite:///{work}/ledger-{kind}-{rows}-{run}.db",
+            "--init-ledger",
+        ]
     if tool == "duckdb":
         from bench_release_scale import BARE_SCAN
 
         if kind == "mean":
             return [sys.executable, "-c", BARE_MEAN, str(data), str(MEAN_BOUNDS[0]), str(MEAN_BOUNDS[1])]
         return [sys.executable, "-c", BARE_SCAN, str(data), ",".join(repr(e) for e in ctx["edges"])]
-    return [str(ctx["pythons"][tool]), str(Path(__file__).resolve()), "--worker", tool, "--workload", kind,
-            "--data", str(data), "--rows", str(rows), "--epsilon", repr(ctx["epsilon"]), "--edges",
-            *map(repr, ctx["edges"]), "--spark-memory", ctx["spark_memory"], "--tmp", str(work)]
+    return [
+        str(ctx["pythons"][tool]),
+        str(Path(__file__).resolve()),
+        "--worker",
+        tool,
+        "--workload",
+        kind,
+        "--data",
+        str(data),
+        "--rows",
+        str(rows),
+        "--epsilon",
+        repr(ctx["epsilon"]),
+        "--edges",
+        *map(repr, ctx["edges"]),
+        "--spark-memory",
+        ctx["spark_memory"],
+        "--tmp",
+        str(work),
+    ]
 
 
 def ensure_data(rows: int, log) -> Path:
@@ -374,16 +461,21 @@ def run_workload(workload: str, rows: int, tools: list[str], ctx: dict, log) -> 
         for tool in tools:
             if tool in once:
                 continue
-            env = {**os.environ, "PYTHONPATH": str(ROOT)} if tool == "dpcore" else \
-                {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+            env = (
+                {**os.environ, "PYTHONPATH": str(ROOT)}
+                if tool == "dpcore"
+                else {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+            )
             load = os.getloadavg()[0]
             res = measured_run(command(tool, kind, data, rows, run, ctx), timeout=ctx["timeout"], env=env, cwd=ROOT)
             shutil.rmtree(ctx["work"] / f"out-{kind}-{rows}-{run}", ignore_errors=True)
             res.update(workload=workload, rows=rows, tool=tool, run=run, load_before=load)
             results.append(res)
-            log(f"{workload:10s} {rows:>12,} {tool:15s} wall {res['wall_s']:7.1f} s  peak RSS "
+            log(
+                f"{workload:10s} {rows:>12,} {tool:15s} wall {res['wall_s']:7.1f} s  peak RSS "
                 f"{res['peak_rss_mb']:7.0f} MB  load {load:.1f}  {res['status']} {res.get('error', '')}"
-                + (f"\n{'':40}{res['steps']}" if res.get("steps") else ""))
+                + (f"\n{'':40}{res['steps']}" if res.get("steps") else "")
+            )
             if res["status"] != "ok" or res["wall_s"] > ctx["slow_after"]:
                 once.add(tool)
     return results
@@ -402,14 +494,22 @@ def summarize(runs: list[dict]) -> dict:
     ok = [r for r in runs if r["status"] == "ok"]
     walls = sorted(r["wall_s"] for r in ok)
     failed = [r for r in runs if r["status"] != "ok"]
-    out = {"runs": len(runs), "ok": len(ok), "median_s": statistics.median(walls) if walls else None,
-           "min_s": walls[0] if walls else None, "max_s": walls[-1] if walls else None,
-           "peak_rss_mb": max((r["peak_rss_mb"] for r in runs), default=0.0)}
+    out = {
+        "runs": len(runs),
+        "ok": len(ok),
+        "median_s": statistics.median(walls) if walls else None,
+        "min_s": walls[0] if walls else None,
+        "max_s": walls[-1] if walls else None,
+        "peak_rss_mb": max((r["peak_rss_mb"] for r in runs), default=0.0),
+    }
     if failed:
         f = failed[0]
         out["stop_s"] = f["wall_s"]
-        out["failure"] = (f"> {f['wall_s']:.0f} s (stopped)" if f["status"] == "stopped"
-                          else f"{f['status']}: {f.get('error', '')[:120]}")
+        out["failure"] = (
+            f"> {f['wall_s']:.0f} s (stopped)"
+            if f["status"] == "stopped"
+            else f"{f['status']}: {f.get('error', '')[:120]}"
+        )
     by_wall = sorted((r for r in ok if r.get("steps")), key=lambda r: r["wall_s"])
     if by_wall:  # the step times of the run whose wall time is the median
         out["steps"] = by_wall[(len(by_wall) - 1) // 2]["steps"]
@@ -441,10 +541,14 @@ def workload_table(workload: str, rows: int, runs: list[dict], versions: dict[st
     summaries = {t: summarize([r for r in runs if r["tool"] == t]) for t in tools}
     floor = summaries.get("duckdb", {}).get("median_s")
     loads = [r["load_before"] for r in runs]
-    lines = [f"#### {WORKLOAD_TITLES[workload].format(rows=_rows_label(rows))}", "",
-             f"Load average (1 min) before the runs: {min(loads):.1f}–{max(loads):.1f}.", "",
-             "| tool | versions | wall: median (range) | peak RSS | runs | × bare scan |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        f"#### {WORKLOAD_TITLES[workload].format(rows=_rows_label(rows))}",
+        "",
+        f"Load average (1 min) before the runs: {min(loads):.1f}–{max(loads):.1f}.",
+        "",
+        "| tool | versions | wall: median (range) | peak RSS | runs | × bare scan |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for tool in tools:
         s = summaries[tool]
         ratio = f"{s['median_s'] / floor:.1f}×" if floor and s["median_s"] is not None else "-"
@@ -460,8 +564,9 @@ def workload_table(workload: str, rows: int, runs: list[dict], versions: dict[st
         scan_dates = sorted({r.get("measured") or "" for r in runs if r["tool"] == "duckdb"})
         if earlier and tool != "duckdb" and scan_dates != earlier and ratio != "-":
             ratio += " (another run's scan)"
-        lines.append(f"| {label} | {versions.get(tool, '')} | {_wall_cell(s)} | {rss} | "
-                     f"{s['ok']}/{s['runs']} | {ratio} |")
+        lines.append(
+            f"| {label} | {versions.get(tool, '')} | {_wall_cell(s)} | {rss} | {s['ok']}/{s['runs']} | {ratio} |"
+        )
     steps = summaries.get("dpcore", {}).get("steps")
     if steps:
         lines += ["", f"dpcore's own progress line (median run): {steps}."]
@@ -501,10 +606,14 @@ def doc_section(payload: dict) -> str:
     from run_all import machine_line
 
     facts, cfg = payload["facts"], payload["config"]
-    parts = ["## dpcore and its peers", "",
-             f"Written by `benchmarks/bench_peers.py --write-doc`. {machine_line(facts)} Load average at the end "
-             f"{payload['load_end']:.1f}. Command: `{payload['command']}`.", "",
-             MATCHING.format(eps=cfg["epsilon"], slow=cfg["slow_after"], timeout=cfg["timeout"])]
+    parts = [
+        "## dpcore and its peers",
+        "",
+        f"Written by `benchmarks/bench_peers.py --write-doc`. {machine_line(facts)} Load average at the end "
+        f"{payload['load_end']:.1f}. Command: `{payload['command']}`.",
+        "",
+        MATCHING.format(eps=cfg["epsilon"], slow=cfg["slow_after"], timeout=cfg["timeout"]),
+    ]
     for workload in WORKLOADS:
         runs = [r for r in payload["runs"] if r["workload"] == workload]
         if runs:
@@ -516,10 +625,15 @@ def kept_from(earlier: dict, payload: dict) -> dict:
     """``payload`` with the runs of ``earlier`` for the (workload, tool) pairs it did not measure (e.g. peers that
     take many minutes), each marked with the date it was measured; the doc's table says so beside the tool."""
     measured = {(r["workload"], r["tool"]) for r in payload["runs"]}
-    kept = [{**r, "measured": r.get("measured") or earlier["facts"]["date"]} for r in earlier["runs"]
-            if (r["workload"], r["tool"]) not in measured]
-    versions = {**{t: v for t, v in earlier["versions"].items() if any(r["tool"] == t for r in kept)},
-                **payload["versions"]}
+    kept = [
+        {**r, "measured": r.get("measured") or earlier["facts"]["date"]}
+        for r in earlier["runs"]
+        if (r["workload"], r["tool"]) not in measured
+    ]
+    versions = {
+        **{t: v for t, v in earlier["versions"].items() if any(r["tool"] == t for r in kept)},
+        **payload["versions"],
+    }
     return {**payload, "runs": payload["runs"] + kept, "versions": versions}
 
 
@@ -536,10 +650,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--spark-memory", default="8g", help="Tumult's Spark driver memory")
     ap.add_argument("--write-doc", action="store_true", help="write the results into docs/benchmarks.md")
     ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md")
-    ap.add_argument("--keep-from", type=Path, default=None,
-                    help="an earlier results file whose runs of workloads x tools not measured now are kept (marked)")
-    ap.add_argument("--from-results", action="store_true",
-                    help=f"run nothing: print (and with --write-doc write) the section of the last results ({RESULTS})")
+    ap.add_argument(
+        "--keep-from",
+        type=Path,
+        default=None,
+        help="an earlier results file whose runs of workloads x tools not measured now are kept (marked)",
+    )
+    ap.add_argument(
+        "--from-results",
+        action="store_true",
+        help=f"run nothing: print (and with --write-doc write) the section of the last results ({RESULTS})",
+    )
     # worker mode (inside a peer's virtualenv)
     ap.add_argument("--worker", choices=[t for t in ALL_TOOLS if t in VENVS], help=argparse.SUPPRESS)
     ap.add_argument("--workload", choices=["hist", "mean"], help=argparse.SUPPRESS)
@@ -591,9 +712,16 @@ def measure(args: argparse.Namespace, argv: list[str] | None, log) -> dict:
     pythons = {t: ensure_venv(t, log) for t in tools if t in VENVS}
     versions = {t: tool_versions(t, pythons.get(t)) for t in tools}
     work = Path(tempfile.mkdtemp(prefix="bench-peers-"))
-    ctx = {"work": work, "epsilon": args.epsilon, "edges": [float(e) for e in percentiles.bin_edges("pseo")],
-           "pythons": pythons, "repeats": args.repeats, "timeout": args.timeout, "slow_after": args.slow_after,
-           "spark_memory": args.spark_memory}
+    ctx = {
+        "work": work,
+        "epsilon": args.epsilon,
+        "edges": [float(e) for e in percentiles.bin_edges("pseo")],
+        "pythons": pythons,
+        "repeats": args.repeats,
+        "timeout": args.timeout,
+        "slow_after": args.slow_after,
+        "spark_memory": args.spark_memory,
+    }
     runs: list[dict] = []
     try:
         for workload in args.workloads:
@@ -602,9 +730,14 @@ def measure(args: argparse.Namespace, argv: list[str] | None, log) -> dict:
             runs += run_workload(workload, rows, chosen, ctx, log)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    payload = {"facts": facts, "load_end": os.getloadavg()[0], "versions": versions, "runs": runs,
-               "command": "python benchmarks/bench_peers.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-               "config": {"epsilon": args.epsilon, "timeout": args.timeout, "slow_after": args.slow_after}}
+    payload = {
+        "facts": facts,
+        "load_end": os.getloadavg()[0],
+        "versions": versions,
+        "runs": runs,
+        "command": "python benchmarks/bench_peers.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "config": {"epsilon": args.epsilon, "timeout": args.timeout, "slow_after": args.slow_after},
+    }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(payload, indent=1))
     return payload

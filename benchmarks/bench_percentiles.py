@@ -1,7 +1,8 @@
 """Timing figures for the percentile estimators. Prints tables; not part of pytest.
 
-    .venv/bin/python benchmarks/bench_percentiles.py [--quick]
+.venv/bin/python benchmarks/bench_percentiles.py [--quick]
 """
+
 from __future__ import annotations
 
 import statistics
@@ -36,17 +37,29 @@ def library_table():
     for n in (200, 10_000, 1_000_000):
         x = PX.synthesize_cell_earnings(31_000, 42_000, 56_000, n, rng=1)
         rows.append((f"release_percentiles, n = {n:,}", lambda x=x: P.release_percentiles(x, epsilon=1.0, rng=2)))
-        rows.append((f"release_percentiles_smooth (tight, 3 percentiles), n = {n:,}",
-                     lambda x=x: P.release_percentiles_smooth(x, epsilon=1.0, rng=2)))
+        rows.append(
+            (
+                f"release_percentiles_smooth (tight, 3 percentiles), n = {n:,}",
+                lambda x=x: P.release_percentiles_smooth(x, epsilon=1.0, rng=2),
+            )
+        )
         rows.append((f"release_percentiles_em, n = {n:,}", lambda x=x: P.release_percentiles_em(x, epsilon=1.0, rng=2)))
     counts = P.histogram_counts(PX.synthesize_cell_earnings(31_000, 42_000, 56_000, 500, rng=1)).counts
-    rows.append(("1,000,000 simulated releases of one cell (21 bins, 3 percentiles)",
-                 lambda: P.simulate_histogram_percentiles(counts, P.PSEO_BIN_EDGES, epsilon=1.0, q=(25, 50, 75),
-                                                          n_draws=1_000_000, rng=3)))
+    rows.append(
+        (
+            "1,000,000 simulated releases of one cell (21 bins, 3 percentiles)",
+            lambda: P.simulate_histogram_percentiles(
+                counts, P.PSEO_BIN_EDGES, epsilon=1.0, q=(25, 50, 75), n_draws=1_000_000, rng=3
+            ),
+        )
+    )
     noisy = counts + 3
-    rows.append(("credible intervals, 2,000 posterior draws",
-                 lambda: P.percentile_credible_intervals(noisy, P.PSEO_BIN_EDGES, epsilon_bin=0.5, n_samples=2000,
-                                                         rng=4)))
+    rows.append(
+        (
+            "credible intervals, 2,000 posterior draws",
+            lambda: P.percentile_credible_intervals(noisy, P.PSEO_BIN_EDGES, epsilon_bin=0.5, n_samples=2000, rng=4),
+        )
+    )
     for name, fn in rows:
         med, worst = timeit(fn, 3 if "1,000,000" in name else 5)
         print(f"| {name:<62} | {med:6.3f} | {worst:5.3f} |")
@@ -62,9 +75,11 @@ def figures_table(n_cells=300):
     panel = PX.make_cell_panel(vals, cell, q=[50])
     eps = np.round(np.arange(0.1, 3.0001, 0.1), 1)
     print(f"\n## Figures 1-3 simulation, {n_cells} cells, 20 draws, 30 epsilons (seconds)")
-    for label, kw in [("histograms: 2 schemes x bins 10/15/20/25", dict(rivals=())),
-                      ("smooth sensitivity, paper + tight constants", dict(schemes=(), rivals=("smooth_paper", "smooth_tight"))),
-                      ("exponential mechanism", dict(schemes=(), rivals=("em",)))]:
+    for label, kw in [
+        ("histograms: 2 schemes x bins 10/15/20/25", dict(rivals=())),
+        ("smooth sensitivity, paper + tight constants", dict(schemes=(), rivals=("smooth_paper", "smooth_tight"))),
+        ("exponential mechanism", dict(schemes=(), rivals=("em",))),
+    ]:
         t = time.perf_counter()
         PX.simulate_accuracy(panel, epsilons=eps, q=50, bin_counts=(10, 15, 20, 25), rng=2, **kw)
         print(f"| {label:<48} | {time.perf_counter() - t:6.2f} |")
@@ -84,8 +99,7 @@ def page_table():
     at.run()
     print(f"| first render of the page (cold caches) | {time.perf_counter() - t:6.3f} |")
     assert not at.exception
-    moves = [("perc_eps", v) for v in (0.5, 1.0, 1.5, 0.5, 2.0, 1.0)] + \
-            [("perc_bins", v) for v in (15, 20, 25, 20)]
+    moves = [("perc_eps", v) for v in (0.5, 1.0, 1.5, 0.5, 2.0, 1.0)] + [("perc_bins", v) for v in (15, 20, 25, 20)]
     per_key: dict[str, list[float]] = {}
     for key, v in moves:
         t = time.perf_counter()
@@ -93,8 +107,7 @@ def page_table():
         per_key.setdefault(key, []).append(time.perf_counter() - t)
         assert not at.exception
     for key, ts in per_key.items():
-        print(f"| slider {key:<10} reruns: median {statistics.median(ts):.3f}, worst {max(ts):.3f} "
-              f"({len(ts)} moves) |")
+        print(f"| slider {key:<10} reruns: median {statistics.median(ts):.3f}, worst {max(ts):.3f} ({len(ts)} moves) |")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 Run from the repository root:  .venv/bin/python benchmarks/bench_planner.py
 The load average is printed too: on a shared 2-core machine the numbers scale with it.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,10 +38,14 @@ def bench_dpcore() -> None:
     for n in (10_000, 115_777):
         x = lognormal_incomes(n, sigma=0.9, rng=1)
         g = P.planning_groups(n, seed=1)
-        for kind, params, tol, conf in [("gini", {"upper": 1e6}, 0.10, 0.90), ("percentiles", {}, 0.10, 0.90),
-                                        ("group_means", {"upper": 5e5}, 0.05, 0.95),
-                                        ("ratio", {"threshold": 20_000.0}, 0.10, 0.95),
-                                        ("mean", {"upper": 5e5}, 0.05, 0.95), ("count", {"threshold": 1e5}, 0.05, 0.95)]:
+        for kind, params, tol, conf in [
+            ("gini", {"upper": 1e6}, 0.10, 0.90),
+            ("percentiles", {}, 0.10, 0.90),
+            ("group_means", {"upper": 5e5}, 0.05, 0.95),
+            ("ratio", {"threshold": 20_000.0}, 0.10, 0.95),
+            ("mean", {"upper": 5e5}, 0.05, 0.95),
+            ("count", {"threshold": 1e5}, 0.05, 0.95),
+        ]:
             target = P.AccuracyTarget(tol, conf)
             t_build, stat = timed(lambda: P.make_statistic(kind, x, g, **params))
             t_cold, sol = timed(lambda: P.solve_epsilon(stat, target))
@@ -52,9 +57,15 @@ def bench_release() -> None:
     print("\n## dpcore.release: one real release (OS CSPRNG) of the four default statistics")
     x = lognormal_incomes(10_000, sigma=0.9, rng=2)
     g = P.planning_groups(x.size, seed=2)
-    stats = [P.make_statistic(k, x, g, **p) for k, p in
-             [("gini", {"upper": 1e6}), ("percentiles", {"n_sims": 200}), ("group_means", {"upper": 5e5}),
-              ("ratio", {"threshold": 20_000.0})]]
+    stats = [
+        P.make_statistic(k, x, g, **p)
+        for k, p in [
+            ("gini", {"upper": 1e6}),
+            ("percentiles", {"n_sims": 200}),
+            ("group_means", {"upper": 5e5}),
+            ("ratio", {"threshold": 20_000.0}),
+        ]
+    ]
     t, _ = timed(lambda: R.make_release([(s, 0.5) for s in stats], B.Ledger()), repeat=3)
     print(f"release of 4 statistics: {t:.3f} s (best of 3; includes the certified Gini calibration)")
 
@@ -71,14 +82,19 @@ def bench_page() -> None:
     reruns = [timed(lambda: at.run())[0] for _ in range(10)]
     print(f"plain rerun: median {statistics.median(reruns):.3f} s, worst {max(reruns):.3f} s (10 reruns)")
     # (view, widget kind, key, value): the sliders of each view, visited in turn
-    moves = [(None, "number_input", "planner_gini_err", 0.012), (None, "number_input", "planner_gini_err", 0.01),
-             (None, "slider", "planner_percentiles_conf", 91), (None, "slider", "planner_percentiles_conf", 90),
-             (None, "slider", "planner_group_means_tol", 6), (None, "slider", "planner_ratio_conf", 96),
-             (None, "slider", "planner_total", 3.0),
-             (planner_sections.BUDGET.heading, "slider", "planner_eps_gini", 1.0),
-             (None, "slider", "planner_total", 2.0),
-             (planner_sections.RISK.heading, "slider", "planner_risk_eps", 2.0),
-             (None, "slider", "planner_prior", 5.0)]
+    moves = [
+        (None, "number_input", "planner_gini_err", 0.012),
+        (None, "number_input", "planner_gini_err", 0.01),
+        (None, "slider", "planner_percentiles_conf", 91),
+        (None, "slider", "planner_percentiles_conf", 90),
+        (None, "slider", "planner_group_means_tol", 6),
+        (None, "slider", "planner_ratio_conf", 96),
+        (None, "slider", "planner_total", 3.0),
+        (planner_sections.BUDGET.heading, "slider", "planner_eps_gini", 1.0),
+        (None, "slider", "planner_total", 2.0),
+        (planner_sections.RISK.heading, "slider", "planner_risk_eps", 2.0),
+        (None, "slider", "planner_prior", 5.0),
+    ]
     print(f"{'slider':<28} {'value':>7} {'rerun s':>8} {'CPU s':>7}")
     times, cpu = [], []
     for view, kind, key, value in moves:
@@ -90,8 +106,10 @@ def bench_page() -> None:
         times.append(t)
         cpu.append(time.process_time() - c)
         print(f"{key:<28} {value:>7} {t:>8.3f} {cpu[-1]:>7.3f}")
-    print(f"slider changes: median {statistics.median(times):.3f} s (CPU {statistics.median(cpu):.3f} s), "
-          f"worst {max(times):.3f} s")
+    print(
+        f"slider changes: median {statistics.median(times):.3f} s (CPU {statistics.median(cpu):.3f} s), "
+        f"worst {max(times):.3f} s"
+    )
     errors = [e.value for e in at.exception] + [e.value for e in at.error]
     print("errors:", errors or "none")
 

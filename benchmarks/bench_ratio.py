@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/bench_ratio.py
 """
+
 from __future__ import annotations
 
 import statistics
@@ -32,14 +33,22 @@ def core() -> None:
         ("ratio_sample_accuracy (Claim 3.2)", lambda: R.ratio_sample_accuracy(30, 30, epsilon=1.0, alpha=0.1)),
         ("ratio_bias (Claim 3.4)", lambda: R.ratio_bias(20, 30, epsilon=1.0)),
         ("binomial_ratio_bias n=2000", lambda: R.binomial_ratio_bias(2000, 0.3, 0.2, epsilon=1.0)),
-        ("simulate_rr_coverage 10k sims", lambda: R.simulate_rr_coverage(0.3, 0.2, 200, 200, epsilon=1.0,
-                                                                          conservative=True, rng=1)),
-        ("simulate_rr_coverage 1M sims", lambda: R.simulate_rr_coverage(0.3, 0.2, 200, 200, epsilon=1.0,
-                                                                         conservative=True, n_sims=1_000_000, rng=1)),
-        ("coverage_grid 9x9 x 1000 sims", lambda: R.coverage_grid(P_GRID, 200, 200, epsilon=1.0, conservative=True,
-                                                                  n_sims=1000, rng=1)),
-        ("coverage_grid 9x9 x 10000 sims", lambda: R.coverage_grid(P_GRID, 200, 200, epsilon=1.0, conservative=True,
-                                                                   n_sims=10_000, rng=1)),
+        (
+            "simulate_rr_coverage 10k sims",
+            lambda: R.simulate_rr_coverage(0.3, 0.2, 200, 200, epsilon=1.0, conservative=True, rng=1),
+        ),
+        (
+            "simulate_rr_coverage 1M sims",
+            lambda: R.simulate_rr_coverage(0.3, 0.2, 200, 200, epsilon=1.0, conservative=True, n_sims=1_000_000, rng=1),
+        ),
+        (
+            "coverage_grid 9x9 x 1000 sims",
+            lambda: R.coverage_grid(P_GRID, 200, 200, epsilon=1.0, conservative=True, n_sims=1000, rng=1),
+        ),
+        (
+            "coverage_grid 9x9 x 10000 sims",
+            lambda: R.coverage_grid(P_GRID, 200, 200, epsilon=1.0, conservative=True, n_sims=10_000, rng=1),
+        ),
         ("simulate_rr_sampling 20k", lambda: R.simulate_rr_sampling(0.3, 0.2, 200, 200, epsilon=1.0, rng=1)),
         ("sample_accuracy_all (cached calibration)", lambda: R.sample_accuracy_all(60, 40, epsilon=1.0, n=200)),
         ("ratio_smooth_sensitivity y=10^5", lambda: R.ratio_smooth_sensitivity(50_000, 100_000, beta=0.01)),
@@ -62,8 +71,10 @@ def page() -> None:
     at.run()
     print(f"\nratios page first render: {time.perf_counter() - t:.3f} s")
     print("(wall = elapsed; cpu = process CPU time, which is what the rerun costs on an idle machine)")
-    print(f"{'view':32s} {'open wall':>10s} {'eps change: median wall':>24s} {'worst wall':>11s} "
-          f"{'median cpu':>11s} {'worst cpu':>10s}")
+    print(
+        f"{'view':32s} {'open wall':>10s} {'eps change: median wall':>24s} {'worst wall':>11s} "
+        f"{'median cpu':>11s} {'worst cpu':>10s}"
+    )
     for v in VIEWS:
         t = time.perf_counter()
         at.radio(key="ratio_view").set_value(v).run()
@@ -75,8 +86,10 @@ def page() -> None:
             walls.append(time.perf_counter() - t)
             cpus.append(time.process_time() - c)
         assert not at.exception
-        print(f"{v:32s} {first:10.3f} {statistics.median(walls):24.3f} {max(walls):11.3f} "
-              f"{statistics.median(cpus):11.3f} {max(cpus):10.3f}")
+        print(
+            f"{v:32s} {first:10.3f} {statistics.median(walls):24.3f} {max(walls):11.3f} "
+            f"{statistics.median(cpus):11.3f} {max(cpus):10.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ A release reads its source once more to fingerprint every record and column: thi
 wall and CPU time per engine for a CSV and a Parquet file of N rows (default 1,000,000) with 6 columns,
 beside the size of the file. Usage: .venv/bin/python benchmarks/bench_record_fingerprint.py [N]
 """
+
 from __future__ import annotations
 
 import sys
@@ -22,9 +23,16 @@ from dpcore.engines.fingerprint import engine_record_fingerprint  # noqa: E402
 
 def main(n: int) -> None:
     rng = np.random.default_rng(1)
-    frame = pd.DataFrame({"pid": np.arange(n), "income": np.round(rng.lognormal(10, 0.8, n), 2),
-                          "hours": rng.integers(0, 80, n), "state": rng.choice(["CA", "TX", "NY", "WA"], n),
-                          "sex": rng.choice(["f", "m"], n), "age": rng.integers(16, 90, n)})
+    frame = pd.DataFrame(
+        {
+            "pid": np.arange(n),
+            "income": np.round(rng.lognormal(10, 0.8, n), 2),
+            "hours": rng.integers(0, 80, n),
+            "state": rng.choice(["CA", "TX", "NY", "WA"], n),
+            "sex": rng.choice(["f", "m"], n),
+            "age": rng.integers(16, 90, n),
+        }
+    )
     with tempfile.TemporaryDirectory() as tmp:
         csv, parquet = Path(tmp) / "data.csv", Path(tmp) / "data.parquet"
         frame.to_csv(csv, index=False)
@@ -36,8 +44,10 @@ def main(n: int) -> None:
                     t0, c0 = time.perf_counter(), time.process_time()
                     fp = engine_record_fingerprint(eng)
                     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-                print(f"{path.suffix[1:]:8s} {size:7.1f} MB  {engine:7s} {n:>10,} rows: {wall:6.2f} s wall, "
-                      f"{cpu:6.2f} s CPU ({n / wall / 1e6:.2f} M rows/s)  {fp[:12]}")
+                print(
+                    f"{path.suffix[1:]:8s} {size:7.1f} MB  {engine:7s} {n:>10,} rows: {wall:6.2f} s wall, "
+                    f"{cpu:6.2f} s CPU ({n / wall / 1e6:.2f} M rows/s)  {fp[:12]}"
+                )
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 generalized-Cauchy sampler, vs the numpy simulation of the same law. Run:
     .venv/bin/python benchmarks/bench_release_noise.py
 Prints seconds per release (median of 5, after one warm-up that pays the OpenDP import)."""
+
 from __future__ import annotations
 
 import statistics
@@ -16,8 +17,14 @@ def main() -> None:
     rng = np.random.default_rng(0)
     x = rng.lognormal(10.5, 0.8, 5000)
     groups = rng.choice(["a", "b", "c"], 5000)
-    kinds = [("count", dict(threshold=30_000)), ("mean", dict(upper=2e5)), ("group_means", dict(upper=2e5)),
-             ("gini", dict(upper=2e5)), ("percentiles", dict(n_sims=500)), ("ratio", dict(threshold=20_000))]
+    kinds = [
+        ("count", dict(threshold=30_000)),
+        ("mean", dict(upper=2e5)),
+        ("group_means", dict(upper=2e5)),
+        ("gini", dict(upper=2e5)),
+        ("percentiles", dict(n_sims=500)),
+        ("ratio", dict(threshold=20_000)),
+    ]
     for kind, kw in kinds:
         stat = planner.make_statistic(kind, x, groups, **kw)
         release.make_release([(stat, 1.0)], budget.Ledger())  # warm-up
@@ -29,7 +36,9 @@ def main() -> None:
             t = time.perf_counter()
             stat.simulate_draw(1.0, rng=i)
             sim.append(time.perf_counter() - t)
-        print(f"{kind:12s} real release {statistics.median(real) * 1e3:8.2f} ms   simulation {statistics.median(sim) * 1e3:8.2f} ms")
+        print(
+            f"{kind:12s} real release {statistics.median(real) * 1e3:8.2f} ms   simulation {statistics.median(sim) * 1e3:8.2f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ out of memory is reported instead of taking the shared machine down.
 Run: .venv/bin/python benchmarks/bench_release_scale.py [--rows 10000000 100000000] [--engines duckdb spark pandas]
      .venv/bin/python benchmarks/bench_release_scale.py --engines duckdb --bare-scan --repeat 3 [--data-root /tmp]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,10 +42,16 @@ from dpcore import percentiles  # noqa: E402  (after the path set-up)
 
 def example_plan(code: Path) -> str:
     """The issue's example plan as the checkout that runs knows it (its plan fields may differ from ours)."""
-    text = subprocess.run([sys.executable, "-c", "from dpcore import plan; print(plan.EXAMPLE_PLAN)"], cwd=str(code),
-                          env={**os.environ, "PYTHONPATH": str(code)}, check=True, capture_output=True,
-                          text=True).stdout
+    text = subprocess.run(
+        [sys.executable, "-c", "from dpcore import plan; print(plan.EXAMPLE_PLAN)"],
+        cwd=str(code),
+        env={**os.environ, "PYTHONPATH": str(code)},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return text.replace('dataset = "pseo-earnings-2019"', 'dataset = "pseo-like-benchmark"')
+
 
 #: the physical floor: the percentiles statistic's 21-bin histogram by cell, no DP, in a fresh DuckDB process
 #: (the bin is the number of inner PSEO edges at or below the value: vectorised comparisons, no join)
@@ -114,8 +121,15 @@ def run_once(cmd: list[str], *, limit_gb: float | None, timeout: float, code: Pa
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limit,
-                            cwd=str(code), env={**os.environ, "PYTHONPATH": str(code)})
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=limit,
+        cwd=str(code),
+        env={**os.environ, "PYTHONPATH": str(code)},
+    )
     peak = 0
     stop = threading.Event()
     cpu_seen: dict[int, float] = {}
@@ -147,8 +161,13 @@ def run_once(cmd: list[str], *, limit_gb: float | None, timeout: float, code: Pa
             status = f"out of memory (limit {limit_gb:g} GB)" if limit_gb else "out of memory"
         status += f": {tail[0][:160]}"
     steps = [line.split("] ", 1)[-1] for line in (err or "").splitlines() if "step times:" in line]
-    return {"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak / 1024, "status": status,
-            "steps": steps[-1] if steps else ""}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "peak_rss_mb": peak / 1024,
+        "status": status,
+        "steps": steps[-1] if steps else "",
+    }
 
 
 def main() -> None:
@@ -175,9 +194,12 @@ def main() -> None:
     def record(res: dict, rows: int, engine: str, size_mb: float, load: float) -> None:
         res.update(rows=rows, engine=engine, size_mb=size_mb, load_before=load, load_after=os.getloadavg()[0])
         rows_out.append(res)
-        print(f"{rows:>11,} {engine:9s} wall {res['wall_s']:7.1f} s  cpu {res['cpu_s']:7.1f} s  "
-              f"peak RSS {res['peak_rss_mb']:7.0f} MB  load {load:.1f}->{res['load_after']:.1f}  {res['status']}"
-              + (f"\n{'':12}{res['steps']}" if res["steps"] else ""), flush=True)
+        print(
+            f"{rows:>11,} {engine:9s} wall {res['wall_s']:7.1f} s  cpu {res['cpu_s']:7.1f} s  "
+            f"peak RSS {res['peak_rss_mb']:7.0f} MB  load {load:.1f}->{res['load_after']:.1f}  {res['status']}"
+            + (f"\n{'':12}{res['steps']}" if res["steps"] else ""),
+            flush=True,
+        )
 
     try:
         for rows in args.rows:
@@ -190,8 +212,21 @@ def main() -> None:
             for run in range(args.repeat):
                 for engine in args.engines:
                     out = work / f"out-{engine}-{rows}-{run}"
-                    cmd = [sys.executable, "-m", "dpcore", "release", str(plan), "--data", str(data), "--engine",
-                           engine, "--out", str(out), "--tmpdir", str(work)]
+                    cmd = [
+                        sys.executable,
+                        "-m",
+                        "dpcore",
+                        "release",
+                        str(plan),
+                        "--data",
+                        str(data),
+                        "--engine",
+                        engine,
+                        "--out",
+                        str(out),
+                        "--tmpdir",
+                        str(work),
+                    ]
                     if args.mode == "release":
                         cmd += ["--ledger", f"sqlite:///{work}/ledger-{engine}-{rows}-{run}.db", "--init-ledger"]
                     else:
@@ -199,14 +234,19 @@ def main() -> None:
                     if args.memory_limit and engine == "duckdb":
                         cmd += ["--memory-limit", args.memory_limit]
                     load = os.getloadavg()[0]
-                    res = run_once(cmd, limit_gb=args.pandas_limit_gb if engine == "pandas" else None,
-                                   timeout=args.timeout, code=args.code)
+                    res = run_once(
+                        cmd,
+                        limit_gb=args.pandas_limit_gb if engine == "pandas" else None,
+                        timeout=args.timeout,
+                        code=args.code,
+                    )
                     record(res, rows, engine, size_mb, load)
                     shutil.rmtree(out, ignore_errors=True)
                     if args.bare_scan:
                         load = os.getloadavg()[0]
-                        res = run_once([sys.executable, "-c", BARE_SCAN, str(data), edges], limit_gb=None,
-                                       timeout=args.timeout)
+                        res = run_once(
+                            [sys.executable, "-c", BARE_SCAN, str(data), edges], limit_gb=None, timeout=args.timeout
+                        )
                         record(res, rows, "bare-scan", size_mb, load)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -214,8 +254,10 @@ def main() -> None:
     print("| rows | engine | wall (s) | CPU (s) | peak RSS (MB) | status | load avg (1 min) |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows_out:
-        print(f"| {r['rows']:,} | {r['engine']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | "
-              f"{r['status']} | {r['load_before']:.1f} |")
+        print(
+            f"| {r['rows']:,} | {r['engine']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | "
+            f"{r['status']} | {r['load_before']:.1f} |"
+        )
     for rows in args.rows:
         ok = [r for r in rows_out if r["rows"] == rows and r["status"] == "ok"]
 
@@ -227,13 +269,17 @@ def main() -> None:
         for engine in args.engines:
             wall = median_wall(engine)
             if wall is not None and bare:
-                print(f"{rows:,} rows: {engine} release / bare DuckDB scan (medians) = {wall:.1f} / {bare:.1f} s "
-                      f"= {wall / bare:.1f}x")
+                print(
+                    f"{rows:,} rows: {engine} release / bare DuckDB scan (medians) = {wall:.1f} / {bare:.1f} s "
+                    f"= {wall / bare:.1f}x"
+                )
         duck, pandas = median_wall("duckdb"), median_wall("pandas")
         if duck and pandas:
             peak = {e: max(r["peak_rss_mb"] for r in ok if r["engine"] == e) for e in ("duckdb", "pandas")}
-            print(f"{rows:,} rows: pandas / duckdb wall = {pandas / duck:.1f}x, "
-                  f"peak RSS = {peak['pandas'] / peak['duckdb']:.1f}x")
+            print(
+                f"{rows:,} rows: pandas / duckdb wall = {pandas / duck:.1f}x, "
+                f"peak RSS = {peak['pandas'] / peak['duckdb']:.1f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ median and mean rest on N x reruns moves; the table also gives the spread of the
 
 Run: .venv/bin/python benchmarks/bench_rerun_cpu.py [--reruns 15] [--rounds 1] [--pages gini,planner]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,10 +68,21 @@ async def measure_page(base: str, pid: int, page: str, reruns: int) -> dict:
             wall.append(dt)
             exceptions += exc
             slider = next((s for s in sliders if s.widget_id == slider.widget_id), slider)
-        return {"page": page or "(default)", "slider": slider.label, "fragment": bool(slider.fragment_id),
-                "first_cpu": first[0], "first_wall": first[1], "cpu_med": statistics.median(cpu),
-                "cpu_max": max(cpu), "cpu_mean": sum(cpu) / len(cpu), "wall_med": statistics.median(wall), "wall_max": max(wall),
-                "exceptions": exceptions, "cpu": cpu, "wall": wall}
+        return {
+            "page": page or "(default)",
+            "slider": slider.label,
+            "fragment": bool(slider.fragment_id),
+            "first_cpu": first[0],
+            "first_wall": first[1],
+            "cpu_med": statistics.median(cpu),
+            "cpu_max": max(cpu),
+            "cpu_mean": sum(cpu) / len(cpu),
+            "wall_med": statistics.median(wall),
+            "wall_max": max(wall),
+            "exceptions": exceptions,
+            "cpu": cpu,
+            "wall": wall,
+        }
     finally:
         await session.close()
 
@@ -94,22 +106,34 @@ def main() -> None:
         for r in rounds[-1]:
             print({k: v for k, v in r.items() if k not in ("cpu", "wall")}, flush=True)
     rows = [_pooled([one[i] for one in rounds]) for i in range(len(pages))]
-    print(f"\nServer CPU per slider rerun (one user, defaults, {args.reruns} reruns per page x {len(rounds)} round(s); "
-          f"load average {', '.join(f'{load:.2f}' for load in loads)} at the start of each round, "
-          f"{os.getloadavg()[0]:.2f} at the end; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
-    print("| page | slider moved | in fragment | first load CPU / wall s | rerun CPU mean / median / max ms | "
-          "rerun wall median / max ms | exceptions |")
+    print(
+        f"\nServer CPU per slider rerun (one user, defaults, {args.reruns} reruns per page x {len(rounds)} round(s); "
+        f"load average {', '.join(f'{load:.2f}' for load in loads)} at the start of each round, "
+        f"{os.getloadavg()[0]:.2f} at the end; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})"
+    )
+    print(
+        "| page | slider moved | in fragment | first load CPU / wall s | rerun CPU mean / median / max ms | "
+        "rerun wall median / max ms | exceptions |"
+    )
     print("| --- | --- | --- | --- | ---: | ---: | ---: |")
     for r in rows:
         if "error" in r:
             print(f"| {r['page']} | {r['error']} |")
             continue
-        print(f"| {r['page']} | {r['slider'][:40]} | {'yes' if r['fragment'] else 'no'} | "
-              f"{r['first_cpu']:.2f} / {r['first_wall']:.2f} | {1000 * r['cpu_mean']:.0f} / {1000 * r['cpu_med']:.0f} / {1000 * r['cpu_max']:.0f} | "
-              f"{1000 * r['wall_med']:.0f} / {1000 * r['wall_max']:.0f} | {r['exceptions']} |")
+        print(
+            f"| {r['page']} | {r['slider'][:40]} | {'yes' if r['fragment'] else 'no'} | "
+            f"{r['first_cpu']:.2f} / {r['first_wall']:.2f} | {1000 * r['cpu_mean']:.0f} / {1000 * r['cpu_med']:.0f} / {1000 * r['cpu_max']:.0f} | "
+            f"{1000 * r['wall_med']:.0f} / {1000 * r['wall_max']:.0f} | {r['exceptions']} |"
+        )
     if len(rounds) > 1:
-        print("\nPer-round mean CPU per rerun (ms): " + "; ".join(
-            f"{r['page']} " + " / ".join(f"{1000 * m:.0f}" for m in r["round_means"]) for r in rows if "error" not in r))
+        print(
+            "\nPer-round mean CPU per rerun (ms): "
+            + "; ".join(
+                f"{r['page']} " + " / ".join(f"{1000 * m:.0f}" for m in r["round_means"])
+                for r in rows
+                if "error" not in r
+            )
+        )
 
 
 def _pooled(results: list[dict]) -> dict:
@@ -118,9 +142,16 @@ def _pooled(results: list[dict]) -> dict:
         return next(r for r in results if "error" in r)
     cpu = [c for r in results for c in r["cpu"]]
     wall = [w for r in results for w in r["wall"]]
-    return {**results[0], "cpu_med": statistics.median(cpu), "cpu_mean": sum(cpu) / len(cpu), "cpu_max": max(cpu),
-            "wall_med": statistics.median(wall), "wall_max": max(wall),
-            "exceptions": sum(r["exceptions"] for r in results), "round_means": [r["cpu_mean"] for r in results]}
+    return {
+        **results[0],
+        "cpu_med": statistics.median(cpu),
+        "cpu_mean": sum(cpu) / len(cpu),
+        "cpu_max": max(cpu),
+        "wall_med": statistics.median(wall),
+        "wall_max": max(wall),
+        "exceptions": sum(r["exceptions"] for r in results),
+        "round_means": [r["cpu_mean"] for r in results],
+    }
 
 
 if __name__ == "__main__":

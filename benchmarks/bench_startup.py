@@ -9,6 +9,7 @@ Target (design.md section 6): cold start to first page rendered < 3 s. No assert
 
 Run: .venv/bin/python benchmarks/bench_startup.py [--runs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -110,10 +111,12 @@ def print_table(summary: dict) -> None:
     print("\nCold start (fresh process each run; target: first page rendered < 3 s)")
     print(f"| {'what':<58} | {'median s':>8} | {'worst s':>7} | {'runs':>4} |")
     print(f"|{'-' * 60}|{'-' * 10}|{'-' * 9}|{'-' * 6}|")
-    labels = {"health_s": "streamlit run -> /_stcore/health answers",
-              "first_render_s": "streamlit run -> first page rendered in Chromium",
-              "server_cpu_s": "  server CPU time used until then (load-independent)",
-              "apptest_s": "fresh python -> app.py run once by AppTest (imports incl.)"}
+    labels = {
+        "health_s": "streamlit run -> /_stcore/health answers",
+        "first_render_s": "streamlit run -> first page rendered in Chromium",
+        "server_cpu_s": "  server CPU time used until then (load-independent)",
+        "apptest_s": "fresh python -> app.py run once by AppTest (imports incl.)",
+    }
     for key, label in labels.items():
         xs = summary.get(key)
         if not xs:

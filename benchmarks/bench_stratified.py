@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/bench_stratified.py [--quick]
 """
+
 from __future__ import annotations
 
 import statistics
@@ -42,24 +43,61 @@ def core() -> None:
     header("dpcore (best of 5)")
     for n, k in [(10_000, 9), (196_967, 18), (1_000_000, 18)]:
         m = sx.gaussian_mixture(n, k, 0.3, rng=1)
-        row(f"stratified_mean, n={n:,}, k={k}", best_of(lambda: sm.stratified_mean(m.values, m.groups, epsilon=1.0,
-                                                                                   clip_range=3.0, rng=1)))
-        row(f"stratified_coinpress, n={n:,}, k={k}, t=2",
-            best_of(lambda: cp.stratified_coinpress(m.values, m.groups, rho=0.5, lower=-3, upper=3, sigma=m.sigmas,
-                                                    rng=1)))
-        row(f"simulate_laplace_releases x1000, n={n:,}, k={k}",
-            best_of(lambda: sx.simulate_laplace_releases(m.values, m.groups, epsilon=1.0, clip_range=3.0,
-                                                         n_sims=1000, rng=1)))
+        row(
+            f"stratified_mean, n={n:,}, k={k}",
+            best_of(lambda: sm.stratified_mean(m.values, m.groups, epsilon=1.0, clip_range=3.0, rng=1)),
+        )
+        row(
+            f"stratified_coinpress, n={n:,}, k={k}, t=2",
+            best_of(
+                lambda: cp.stratified_coinpress(m.values, m.groups, rho=0.5, lower=-3, upper=3, sigma=m.sigmas, rng=1)
+            ),
+        )
+        row(
+            f"simulate_laplace_releases x1000, n={n:,}, k={k}",
+            best_of(
+                lambda: sx.simulate_laplace_releases(
+                    m.values, m.groups, epsilon=1.0, clip_range=3.0, n_sims=1000, rng=1
+                )
+            ),
+        )
         pw = sm.public_weights(m.groups[::2], sm.group_index(m.groups).labels)
-        row(f"simulate_methods (5 methods) x200, n={n:,}, k={k}",
-            best_of(lambda: sx.simulate_methods(m.values, m.groups, epsilon=1.0, clip_range=3.0, lower=-3, upper=3,
-                                                sigma=m.sigmas, sigma_global=1.5, public_w=pw, n_sims=200, rng=1),
-                    repeat=3))
+        row(
+            f"simulate_methods (5 methods) x200, n={n:,}, k={k}",
+            best_of(
+                lambda: sx.simulate_methods(
+                    m.values,
+                    m.groups,
+                    epsilon=1.0,
+                    clip_range=3.0,
+                    lower=-3,
+                    upper=3,
+                    sigma=m.sigmas,
+                    sigma_global=1.5,
+                    public_w=pw,
+                    n_sims=200,
+                    rng=1,
+                ),
+                repeat=3,
+            ),
+        )
     m = sx.gaussian_mixture(1_000_000, 18, 0.3, rng=1)
-    row("1,000,000 simulated stratified Laplace releases, k=18 (+ error summary)",
-        best_of(lambda: np.sqrt(np.mean((sx.simulate_laplace_releases(m.values, m.groups, epsilon=1.0, clip_range=3.0,
-                                                                        n_sims=1_000_000, rng=1).strat_overall) ** 2)),
-                repeat=2))
+    row(
+        "1,000,000 simulated stratified Laplace releases, k=18 (+ error summary)",
+        best_of(
+            lambda: np.sqrt(
+                np.mean(
+                    (
+                        sx.simulate_laplace_releases(
+                            m.values, m.groups, epsilon=1.0, clip_range=3.0, n_sims=1_000_000, rng=1
+                        ).strat_overall
+                    )
+                    ** 2
+                )
+            ),
+            repeat=2,
+        ),
+    )
     header("paper-figure sweeps (one call each)")
     t = time.perf_counter()
     sx.synthetic_sweep("n", [2000, 4000, 6000, 8000, 10_000], runs=20, rng=1)
@@ -94,13 +132,13 @@ def page(quick: bool) -> None:
     row(f"epsilon slider change: median of {len(times)}", statistics.median(times))
     row(f"epsilon slider change: worst of {len(times)}", max(times))
     times = []
-    for v in ([0.5, 1.0, 2.0, 5.0, 0.3] if not quick else [0.5, 1.0]):
+    for v in [0.5, 1.0, 2.0, 5.0, 0.3] if not quick else [0.5, 1.0]:
         t = time.perf_counter()
         at.select_slider(key="strat_eps").set_value(v).run()
         times.append(time.perf_counter() - t)
     row("epsilon slider revisits (cached): median", statistics.median(times))
     times = []
-    for v in ([12, 6, 18, 9] if not quick else [12, 9]):
+    for v in [12, 6, 18, 9] if not quick else [12, 9]:
         t = time.perf_counter()
         at.slider(key="strat_k").set_value(v).run()
         times.append(time.perf_counter() - t)
@@ -114,7 +152,7 @@ def page(quick: bool) -> None:
     row("method change: median", statistics.median(times))
     at.radio(key="strat_data").set_value("ACS 2019 excerpt").run()
     times = []
-    for v in ([0.5, 1.0, 2.0] if not quick else [0.5]):
+    for v in [0.5, 1.0, 2.0] if not quick else [0.5]:
         t = time.perf_counter()
         at.select_slider(key="strat_eps").set_value(v).run()
         times.append(time.perf_counter() - t)

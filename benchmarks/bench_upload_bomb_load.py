@@ -13,6 +13,7 @@ prints st_load's line, the time from the upload to the sidebar's message, and th
 The fault-injection run's numbers before the fix: slider p50 6.2 s, p95 12.6 s (0.04 / 0.09 s without
 the upload), the upload 206 s to a message.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -90,8 +91,11 @@ def main() -> None:
     ap.add_argument("--upload-at", type=float, default=10.0)
     ap.add_argument("--app-dir", default=str(ROOT))
     ap.add_argument("--no-upload", action="store_true", help="the same load without the upload (baseline)")
-    ap.add_argument("--control", action="store_true",
-                    help="upload a small valid workbook instead (the browser and upload cost, without a bomb)")
+    ap.add_argument(
+        "--control",
+        action="store_true",
+        help="upload a small valid workbook instead (the browser and upload cost, without a bomb)",
+    )
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bomb-load-"))
@@ -102,17 +106,46 @@ def main() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     app_dir = Path(args.app_dir).resolve()
-    server = subprocess.Popen([str(ROOT / ".venv" / "bin" / "python"), "-m", "streamlit", "run", "app.py",
-                               "--server.port", str(port), "--server.headless", "true",
-                               "--server.fileWatcherType", "none"], cwd=str(app_dir),
-                              stdout=open(work / "server.log", "wb"), stderr=subprocess.STDOUT,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        [
+            str(ROOT / ".venv" / "bin" / "python"),
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=str(app_dir),
+        stdout=open(work / "server.log", "wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         wait_healthy(url)
-        load = subprocess.Popen([sys.executable, str(ST_LOAD), "--url", f"ws://127.0.0.1:{port}/_stcore/stream",
-                                 "--users", str(args.users), "--think", str(args.think),
-                                 "--seconds", str(args.seconds), "--page", "gini"],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        load = subprocess.Popen(
+            [
+                sys.executable,
+                str(ST_LOAD),
+                "--url",
+                f"ws://127.0.0.1:{port}/_stcore/stream",
+                "--users",
+                str(args.users),
+                "--think",
+                str(args.think),
+                "--seconds",
+                str(args.seconds),
+                "--page",
+                "gini",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         time.sleep(args.upload_at)
         result: dict = {}
         uploader = threading.Thread(target=upload, args=(url, bomb, result), daemon=True)
@@ -121,10 +154,14 @@ def main() -> None:
         out, _ = load.communicate()
         if not args.no_upload:
             uploader.join(timeout=600)
-        print(f"bomb: {len(bomb.read_bytes()):,} bytes, {args.sheet_mb:g} MB of sheet XML"
-              f"{'' if not args.no_dimension else ', no <dimension>'}; app: {app_dir}")
+        print(
+            f"bomb: {len(bomb.read_bytes()):,} bytes, {args.sheet_mb:g} MB of sheet XML"
+            f"{'' if not args.no_dimension else ', no <dimension>'}; app: {app_dir}"
+        )
         print(f"st_load ({args.users} users, {args.seconds:g} s): {out.strip()}")
-        print(f"upload -> message: {result.get('seconds', float('nan')):.1f} s: {result.get('message', '(none)')[:300]}")
+        print(
+            f"upload -> message: {result.get('seconds', float('nan')):.1f} s: {result.get('message', '(none)')[:300]}"
+        )
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)

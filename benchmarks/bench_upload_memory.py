@@ -11,6 +11,7 @@ load (what one upload costs the server). The CSV is synthetic (income, group, we
 
 Run: .venv/bin/python benchmarks/bench_upload_memory.py [--rows 1000000] [--runs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -94,8 +95,9 @@ def run_child(mode: str, path: Path) -> dict:
     from quality_support import python_executable
 
     code = CHILD.format(root=str(ROOT), tests=str(ROOT / "tests"))
-    res = subprocess.run([python_executable(), "-c", code, mode, str(path)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=1200)
+    res = subprocess.run(
+        [python_executable(), "-c", code, mode, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=1200
+    )
     if res.returncode != 0:
         return {"mode": mode, "error": res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "failed"}
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -110,10 +112,14 @@ def measure_upload_memory(rows: int = 1_000_000, runs: int = 3, modes=("dpcore",
 
 
 def print_table(summary: dict) -> None:
-    print(f"\nPeak memory of one {summary['rows']:,}-row CSV upload ({summary['file_mb']:.1f} MB file); "
-          "medians over fresh processes")
-    print(f"| {'path':<16} | {'load s':>7} | {'RSS before MB':>13} | {'peak MB':>8} | {'extra peak MB':>13} | "
-          f"{'x file':>6} | {'runs':>4} |")
+    print(
+        f"\nPeak memory of one {summary['rows']:,}-row CSV upload ({summary['file_mb']:.1f} MB file); "
+        "medians over fresh processes"
+    )
+    print(
+        f"| {'path':<16} | {'load s':>7} | {'RSS before MB':>13} | {'peak MB':>8} | {'extra peak MB':>13} | "
+        f"{'x file':>6} | {'runs':>4} |"
+    )
     print(f"|{'-' * 18}|{'-' * 9}|{'-' * 15}|{'-' * 10}|{'-' * 15}|{'-' * 8}|{'-' * 6}|")
     for mode, rs in summary["results"].items():
         ok = [r for r in rs if "error" not in r]
@@ -124,11 +130,15 @@ def print_table(summary: dict) -> None:
         extra = statistics.median(r["peak_after"] - r["rss_before"] for r in ok)
         if mode == "tracemalloc":
             extra = med("traced_peak")
-            print(f"| {mode:<16} | {med('seconds'):7.2f} | {'-':>13} | {'-':>8} | {extra:13.0f} | "
-                  f"{extra / summary['file_mb']:6.1f} | {len(ok):4d} |  (traced Python/numpy allocations)")
+            print(
+                f"| {mode:<16} | {med('seconds'):7.2f} | {'-':>13} | {'-':>8} | {extra:13.0f} | "
+                f"{extra / summary['file_mb']:6.1f} | {len(ok):4d} |  (traced Python/numpy allocations)"
+            )
             continue
-        print(f"| {mode:<16} | {med('seconds'):7.2f} | {med('rss_before'):13.0f} | {med('peak_after'):8.0f} | "
-              f"{extra:13.0f} | {extra / summary['file_mb']:6.1f} | {len(ok):4d} |")
+        print(
+            f"| {mode:<16} | {med('seconds'):7.2f} | {med('rss_before'):13.0f} | {med('peak_after'):8.0f} | "
+            f"{extra:13.0f} | {extra / summary['file_mb']:6.1f} | {len(ok):4d} |"
+        )
 
 
 def main() -> None:

@@ -3,6 +3,7 @@ cache miss, i.e. after a slider move), at the pages' default settings. Prints a 
 
     .venv/bin/python benchmarks/bench_view_functions.py [repeats]
 """
+
 from __future__ import annotations
 
 import statistics
@@ -33,8 +34,10 @@ def main(repeats: int = 5) -> None:
     rows = [
         ("gini_view, default (exact bound)", lambda: gini_experiments.gini_view(incomes, **gini_default)),
         ("gini_view, fast bound", lambda: gini_experiments.gini_view(incomes, **gini_default, method="fast")),
-        ("gini_view, DP upper bound", lambda: gini_experiments.gini_view(
-            incomes, **{**gini_default, "upper": None, "upper_epsilon": 0.15})),
+        (
+            "gini_view, DP upper bound",
+            lambda: gini_experiments.gini_view(incomes, **{**gini_default, "upper": None, "upper_epsilon": 0.15}),
+        ),
         ("cell_view, synthetic cell n = 200", lambda: percentile_experiments.cell_view()),
         ("cell_curves_view, n = 200", lambda: percentile_experiments.cell_curves_view()),
     ]

@@ -15,6 +15,7 @@ Written in chunks (``--chunk`` rows, default 5M) as ``part-00000.parquet`` ... i
 
 Run: .venv/bin/python benchmarks/make_pseo_like.py --rows 10000000 [--out DIR] [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,14 +55,18 @@ def generate(rows: int, out: Path, *, seed: int = 0, chunk: int = 5_000_000) -> 
         earnings[rng.random(n) < 0.01] = 0.0
         persons = person_offset + rng.integers(0, max(1, int(n / 1.6)), n)
         person_offset += max(1, int(n / 1.6))
-        table = pa.table({
-            "person_id": pa.array(persons.astype(np.int64)),
-            "institution": pa.array(inst),
-            "state": pa.DictionaryArray.from_arrays(pa.array(inst_state[inst].astype(np.int32)), pa.array(state_names)),
-            "degree_level": pa.array(degree),
-            "cohort": pa.array(cohort),
-            "earnings": pa.array(earnings),
-        })
+        table = pa.table(
+            {
+                "person_id": pa.array(persons.astype(np.int64)),
+                "institution": pa.array(inst),
+                "state": pa.DictionaryArray.from_arrays(
+                    pa.array(inst_state[inst].astype(np.int32)), pa.array(state_names)
+                ),
+                "degree_level": pa.array(degree),
+                "cohort": pa.array(cohort),
+                "earnings": pa.array(earnings),
+            }
+        )
         pq.write_table(table, out / f"part-{part:05d}.parquet", row_group_size=1_000_000)
         written += n
         part += 1

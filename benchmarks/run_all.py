@@ -19,6 +19,7 @@ Run: .venv/bin/python benchmarks/run_all.py [--quick] [--everything] [--write-do
                    which installs the peers' virtualenvs and runs for minutes: run it on its own)
      --write-doc   write the measured blocks into docs/benchmarks.md
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,16 +67,24 @@ def machine_facts() -> dict[str, str]:
     except (OSError, StopIteration):
         ram = "unknown"
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return {"date": f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC", "cpu": cpu,
-            "cores": str(os.cpu_count()), "ram": ram, "os": f"{platform.system()} {platform.release()}",
-            "python": platform.python_version(), "load": f"{load:.1f}"}
+    return {
+        "date": f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "ram": ram,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "load": f"{load:.1f}",
+    }
 
 
 def machine_line(facts: dict[str, str], extra: str = "") -> str:
     """One sentence naming the date, the machine and the load (the first line of every block of the doc)."""
-    return (f"Measured {facts['date']} on {facts['cpu']}, {facts['cores']} cores, {facts['ram']} RAM "
-            f"({facts['os']}, Python {facts['python']}{', ' + extra if extra else ''}); "
-            f"load average at start {facts['load']}.")
+    return (
+        f"Measured {facts['date']} on {facts['cpu']}, {facts['cores']} cores, {facts['ram']} RAM "
+        f"({facts['os']}, Python {facts['python']}{', ' + extra if extra else ''}); "
+        f"load average at start {facts['load']}."
+    )
 
 
 def machine() -> str:
@@ -83,9 +92,11 @@ def machine() -> str:
     import streamlit
 
     facts = machine_facts()
-    return (f"{facts['date']}; {facts['cpu']}; {facts['cores']} cores; {facts['ram']} RAM; {facts['os']}; "
-            f"Python {facts['python']}, numpy {numpy.__version__}, streamlit {streamlit.__version__}; "
-            f"load average at start {facts['load']}")
+    return (
+        f"{facts['date']}; {facts['cpu']}; {facts['cores']} cores; {facts['ram']} RAM; {facts['os']}; "
+        f"Python {facts['python']}, numpy {numpy.__version__}, streamlit {streamlit.__version__}; "
+        f"load average at start {facts['load']}"
+    )
 
 
 def _markers(name: str, writer: str) -> tuple[str, str]:
@@ -196,8 +207,15 @@ def design_figures(repeats: int) -> list[tuple[str, str, list[float] | str]]:
         x = np.random.default_rng(3).lognormal(10.4, 0.9, 10_000)
 
         def end_to_end():
-            gini.simulate_gini_releases(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1_000_000.0,
-                                        n_releases=1_000_000, rng=np.random.default_rng(2))
+            gini.simulate_gini_releases(
+                x,
+                epsilon=1.0,
+                gamma=2.0,
+                lower=0.0,
+                upper=1_000_000.0,
+                n_releases=1_000_000,
+                rng=np.random.default_rng(2),
+            )
 
         end_to_end()
         rows.append((what, "(context)", timed(end_to_end, repeats)))
@@ -215,16 +233,20 @@ def print_design_table(rows, pages, startup) -> None:
         if isinstance(times, str):
             print(f"| {what:<72} | {target:<22} | {times}")
             return
-        print(f"| {what:<72} | {target:<22} | {statistics.median(times):8.3f} | {max(times):7.3f} | "
-              f"{len(times):4d} | {meets:<5} |")
+        print(
+            f"| {what:<72} | {target:<22} | {statistics.median(times):8.3f} | {max(times):7.3f} | "
+            f"{len(times):4d} | {meets:<5} |"
+        )
 
     if pages:
         meds = [p["median"] for p in pages]
         worst = max(p["worst"] for p in pages)
         ok = "yes" if max(meds) < 0.2 and worst < 0.5 else "NO"
-        print(f"| {'slider change, any page, default settings (AppTest rerun)':<72} | "
-              f"{'median < 0.2, worst < 0.5':<22} | {max(meds):8.3f} | {worst:7.3f} | "
-              f"{sum(len(p['times']) for p in pages):4d} | {ok:<5} |  (median = slowest page's median)")
+        print(
+            f"| {'slider change, any page, default settings (AppTest rerun)':<72} | "
+            f"{'median < 0.2, worst < 0.5':<22} | {max(meds):8.3f} | {worst:7.3f} | "
+            f"{sum(len(p['times']) for p in pages):4d} | {ok:<5} |  (median = slowest page's median)"
+        )
     for what, target, times in rows:
         if isinstance(times, str):
             line(what, target, times, "")
@@ -234,8 +256,12 @@ def print_design_table(rows, pages, startup) -> None:
         line(what, target, times, meets)
     if startup and startup.get("first_render_s"):
         xs = startup["first_render_s"]
-        line("app cold start to first page rendered (Chromium)", "< 3 s", xs,
-             "yes" if statistics.median(xs) < 3 else "NO")
+        line(
+            "app cold start to first page rendered (Chromium)",
+            "< 3 s",
+            xs,
+            "yes" if statistics.median(xs) < 3 else "NO",
+        )
     elif startup:
         print(f"| {'app cold start to first page rendered':<72} | {'< 3 s':<22} | n/a (chromium not available)")
 
@@ -249,8 +275,9 @@ def run_other_benchmarks() -> dict[str, str]:
         print(f"\n===== {script.name} =====", flush=True)
         facts = machine_facts()
         t = time.perf_counter()
-        res = subprocess.run([sys.executable, str(script)], cwd=ROOT, text=True, capture_output=True, timeout=3600,
-                             check=False)
+        res = subprocess.run(
+            [sys.executable, str(script)], cwd=ROOT, text=True, capture_output=True, timeout=3600, check=False
+        )
         print(res.stdout.rstrip())
         output = res.stdout
         if res.returncode != 0:
@@ -287,14 +314,19 @@ def main() -> None:
     memory = bench_upload_memory.measure_upload_memory(1_000_000, runs=1 if args.quick else 3)
 
     blocks = {
-        "run_all:design": doc_block("Design targets (design.md section 6)",
-                                    captured(print_design_table, rows, pages, startup), facts, extra=versions),
-        "run_all:pages": doc_block("Slider change per page", captured(bench_pages.print_table, pages), facts,
-                                   extra=versions),
-        "run_all:startup": doc_block("Cold start", captured(bench_startup.print_table, startup), facts,
-                                     extra=versions),
-        "run_all:upload_memory": doc_block("Peak memory of a CSV upload",
-                                           captured(bench_upload_memory.print_table, memory), facts, extra=versions),
+        "run_all:design": doc_block(
+            "Design targets (design.md section 6)",
+            captured(print_design_table, rows, pages, startup),
+            facts,
+            extra=versions,
+        ),
+        "run_all:pages": doc_block(
+            "Slider change per page", captured(bench_pages.print_table, pages), facts, extra=versions
+        ),
+        "run_all:startup": doc_block("Cold start", captured(bench_startup.print_table, startup), facts, extra=versions),
+        "run_all:upload_memory": doc_block(
+            "Peak memory of a CSV upload", captured(bench_upload_memory.print_table, memory), facts, extra=versions
+        ),
     }
     if args.everything:
         blocks.update(run_other_benchmarks())

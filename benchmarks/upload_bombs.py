@@ -14,6 +14,7 @@
 
 The tests (tests/test_upload_bombs.py) and the load measurement in docs/data.md use these builders.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,24 +30,28 @@ _CONTENT_TYPES = (
     'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
     '<Override PartName="/xl/worksheets/sheet1.xml" '
     'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
-    '</Types>')
+    '</Types>'
+)
 _ROOT_RELS = (
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
     '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
     '<Relationship Id="rId1" '
     'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
-    'Target="xl/workbook.xml"/></Relationships>')
+    'Target="xl/workbook.xml"/></Relationships>'
+)
 _WORKBOOK = (
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
     '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
     'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
-    '<sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>')
+    '<sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>'
+)
 _WORKBOOK_RELS = (
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
     '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
     '<Relationship Id="rId1" '
     'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" '
-    'Target="worksheets/sheet1.xml"/></Relationships>')
+    'Target="worksheets/sheet1.xml"/></Relationships>'
+)
 #: One data row without cell references (allowed by the format: cells follow each other), so that
 #: every row is the same bytes and deflate finds them all.
 _ROW = b'<row><c t="n"><v>41000</v></c><c t="n"><v>7</v></c></row>'
@@ -56,11 +61,13 @@ def xlsx_bomb(sheet_mb: float = 373.0, *, declare_dimension: bool = True) -> byt
     """A workbook of ``sheet_mb`` MB (10**6 bytes) of sheet XML: a header row (income, age) and as
     many identical data rows as fit."""
     rows = max(1, int(sheet_mb * 1_000_000) // len(_ROW))
-    head = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-            '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
-            + (f'<dimension ref="A1:B{rows + 1}"/>' if declare_dimension else "")
-            + '<sheetData><row><c t="inlineStr"><is><t>income</t></is></c>'
-            '<c t="inlineStr"><is><t>age</t></is></c></row>').encode()
+    head = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+        + (f'<dimension ref="A1:B{rows + 1}"/>' if declare_dimension else "")
+        + '<sheetData><row><c t="inlineStr"><is><t>income</t></is></c>'
+        '<c t="inlineStr"><is><t>age</t></is></c></row>'
+    ).encode()
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
@@ -83,11 +90,13 @@ def nested_parquet(rows: int = 50) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.table({
-        "income": pa.array([1000.0 * (i + 1) for i in range(rows)]),
-        "person": pa.array([{"age": 20 + i % 50, "region": f"r{i % 4}"} for i in range(rows)]),
-        "tags": pa.array([[i, i + 1] for i in range(rows)]),
-    })
+    table = pa.table(
+        {
+            "income": pa.array([1000.0 * (i + 1) for i in range(rows)]),
+            "person": pa.array([{"age": 20 + i % 50, "region": f"r{i % 4}"} for i in range(rows)]),
+            "tags": pa.array([[i, i + 1] for i in range(rows)]),
+        }
+    )
     out = io.BytesIO()
     pq.write_table(table, out)
     return out.getvalue()
@@ -100,8 +109,9 @@ def main() -> None:
     ap.add_argument("--sheet-mb", type=float, default=373.0)
     ap.add_argument("--no-dimension", action="store_true")
     args = ap.parse_args()
-    data = (xlsx_bomb(args.sheet_mb, declare_dimension=not args.no_dimension) if args.kind == "xlsx"
-            else nested_parquet())
+    data = (
+        xlsx_bomb(args.sheet_mb, declare_dimension=not args.no_dimension) if args.kind == "xlsx" else nested_parquet()
+    )
     with open(args.out, "wb") as f:
         f.write(data)
     print(f"{args.out}: {len(data):,} bytes")

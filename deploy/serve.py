@@ -37,6 +37,7 @@ This file uses only the Python standard library (no dpcore, no streamlit import)
 ``--print-config`` prints the nginx config it would use (for a fixed list of ``--backend host:port``)
 and exits: docs/serving.md uses it for the multi-machine / compose examples.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -98,6 +99,7 @@ def die_with_parent(parent_pid: int):
         prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
         if os.getppid() != parent_pid:
             os._exit(1)
+
     return preexec
 
 
@@ -162,9 +164,17 @@ def _ipv6_loopback_works() -> bool:
         return False
 
 
-def render_nginx_config(*, runtime: Path, backends: list[str], listen: list[str], max_body_mb: int = 50,
-                        daemon: bool = False, access_log: bool = False, nginx_workers: str = "1",
-                        user_line: str | None = None) -> str:
+def render_nginx_config(
+    *,
+    runtime: Path,
+    backends: list[str],
+    listen: list[str],
+    max_body_mb: int = 50,
+    daemon: bool = False,
+    access_log: bool = False,
+    nginx_workers: str = "1",
+    user_line: str | None = None,
+) -> str:
     """The nginx config for ``backends`` ("host:port"), with every path inside ``runtime``."""
     if user_line is None:
         # nginx started by root drops its workers to an unprivileged user; as any other user it
@@ -189,8 +199,10 @@ def render_nginx_config(*, runtime: Path, backends: list[str], listen: list[str]
 def describe_ledger(url: str | None) -> str:
     """Where the app processes charge the privacy budget (password hidden)."""
     if not url:
-        return ("the default SQLite file (~/.local/share/dpcore/ledger.db), one file shared by every process on "
-                "this machine; for several machines set DPCORE_LEDGER_URL=postgresql://... (docs/serving.md)")
+        return (
+            "the default SQLite file (~/.local/share/dpcore/ledger.db), one file shared by every process on "
+            "this machine; for several machines set DPCORE_LEDGER_URL=postgresql://... (docs/serving.md)"
+        )
     if "://" in url and "@" in url:
         scheme, rest = url.split("://", 1)
         creds, host = rest.rsplit("@", 1)
@@ -228,18 +240,40 @@ class Worker:
         return len(self.restart_times)
 
     def start(self) -> None:
-        cmd = [self.python, "-m", "streamlit", "run", str(self.app_script),
-               "--server.address", "127.0.0.1", "--server.port", str(self.port),
-               "--server.headless", "true", "--server.fileWatcherType", "none", "--server.runOnSave", "false",
-               "--browser.gatherUsageStats", "false",
-               *self.streamlit_args]
+        cmd = [
+            self.python,
+            "-m",
+            "streamlit",
+            "run",
+            str(self.app_script),
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(self.port),
+            "--server.headless",
+            "true",
+            "--server.fileWatcherType",
+            "none",
+            "--server.runOnSave",
+            "false",
+            "--browser.gatherUsageStats",
+            "false",
+            *self.streamlit_args,
+        ]
         # one secret for every process, so signed cookies are valid whichever process answers
         # (Streamlit refuses this option on the command line; the environment is allowed)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", self.cookie_secret)
         logf = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child from now on
-        self.proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=logf, stderr=subprocess.STDOUT,
-                                     env=env, start_new_session=True, preexec_fn=die_with_parent(os.getpid()))
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=str(ROOT),
+            stdout=logf,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=die_with_parent(os.getpid()),
+        )
         logf.close()
 
     @property
@@ -317,8 +351,10 @@ def wait_healthy(workers: list[Worker], timeout: float) -> None:
         if not pending:
             return
         if time.monotonic() > deadline:
-            raise RuntimeError(f"app process(es) {[w.index for w in pending]} not healthy after {timeout:.0f} s:\n"
-                               + pending[0].log_tail())
+            raise RuntimeError(
+                f"app process(es) {[w.index for w in pending]} not healthy after {timeout:.0f} s:\n"
+                + pending[0].log_tail()
+            )
         time.sleep(0.2)
 
 
@@ -342,8 +378,9 @@ def warm_up(addresses: list[str], pages: list[str], timeout: float = 120.0) -> t
 
     async def one(address: str, page: str) -> str | None:
         try:
-            async with websockets.connect(f"ws://{address}/_stcore/stream", subprotocols=["streamlit"],
-                                          max_size=None, open_timeout=timeout) as conn:
+            async with websockets.connect(
+                f"ws://{address}/_stcore/stream", subprotocols=["streamlit"], max_size=None, open_timeout=timeout
+            ) as conn:
                 msg = BackMsg()
                 msg.rerun_script.page_name = page
                 msg.rerun_script.query_string = ""
@@ -352,8 +389,11 @@ def warm_up(addresses: list[str], pages: list[str], timeout: float = 120.0) -> t
                     fm = ForwardMsg()
                     fm.ParseFromString(await asyncio.wait_for(conn.recv(), timeout=timeout))
                     kind = fm.WhichOneof("type")
-                    if kind == "delta" and fm.delta.WhichOneof("type") == "new_element" \
-                            and fm.delta.new_element.WhichOneof("type") == "exception":
+                    if (
+                        kind == "delta"
+                        and fm.delta.WhichOneof("type") == "new_element"
+                        and fm.delta.new_element.WhichOneof("type") == "exception"
+                    ):
                         return f"{address} page {page or '(default)'}: exception while warming up"
                     if kind == "page_not_found":
                         return f"{address} page {page!r} not found"
@@ -427,20 +467,31 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:  # noqa: 
 
         def write_config(serving: list[Worker]) -> None:
             """Render the config for the workers still serving and check it with ``nginx -t``."""
-            conf.write_text(render_nginx_config(runtime=runtime, backends=[w.address for w in serving],
-                                                listen=listen_lines(args.address, args.port),
-                                                max_body_mb=args.max_upload_mb, access_log=args.access_log),
-                            encoding="utf-8")
-            test = subprocess.run([nginx, "-t", "-q", "-p", str(runtime), "-c", str(conf)],
-                                  capture_output=True, text=True)
+            conf.write_text(
+                render_nginx_config(
+                    runtime=runtime,
+                    backends=[w.address for w in serving],
+                    listen=listen_lines(args.address, args.port),
+                    max_body_mb=args.max_upload_mb,
+                    access_log=args.access_log,
+                ),
+                encoding="utf-8",
+            )
+            test = subprocess.run(
+                [nginx, "-t", "-q", "-p", str(runtime), "-c", str(conf)], capture_output=True, text=True
+            )
             if test.returncode != 0:
                 raise RuntimeError(f"nginx rejected the generated config {conf}:\n{test.stderr}")
 
         write_config(workers)
         nginx_log = open(runtime / "nginx-stderr.log", "ab")  # noqa: SIM115
-        nginx_proc = subprocess.Popen([nginx, "-p", str(runtime), "-c", str(conf)], stdout=nginx_log,
-                                      stderr=subprocess.STDOUT, start_new_session=True,
-                                      preexec_fn=die_with_parent(os.getpid()))
+        nginx_proc = subprocess.Popen(
+            [nginx, "-p", str(runtime), "-c", str(conf)],
+            stdout=nginx_log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent(os.getpid()),
+        )
         nginx_log.close()
         host = "localhost" if args.address in ("localhost", "127.0.0.1") else args.address
         probe_host = "127.0.0.1" if args.address in ("localhost", "0.0.0.0", "*", "") else args.address
@@ -449,15 +500,23 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:  # noqa: 
         deadline = time.monotonic() + 20
         while not http_ok(f"http://{probe_host}:{args.port}/_stcore/health"):
             if nginx_proc.poll() is not None or time.monotonic() > deadline:
-                err = (runtime / "nginx-error.log").read_text(errors="replace") if (runtime / "nginx-error.log").exists() else ""
+                err = (
+                    (runtime / "nginx-error.log").read_text(errors="replace")
+                    if (runtime / "nginx-error.log").exists()
+                    else ""
+                )
                 raise RuntimeError(f"nginx did not come up on port {args.port}:\n{err[-2000:]}")
             time.sleep(0.1)
-        log(f"ready in {time.perf_counter() - t0:.1f} s: {args.workers} app process(es) on "
-            f"{', '.join(str(w.port) for w in workers)} behind nginx")
+        log(
+            f"ready in {time.perf_counter() - t0:.1f} s: {args.workers} app process(es) on "
+            f"{', '.join(str(w.port) for w in workers)} behind nginx"
+        )
         print(f"\n  Serving the app at:  http://{host}:{args.port}\n", flush=True)
         if args.address not in ("localhost", "127.0.0.1", "::1"):
-            log("WARNING: listening beyond this machine. Anyone who can reach this port can use the app and "
-                "upload files; put it behind TLS and a login (docs/serving.md) before opening it to a network.")
+            log(
+                "WARNING: listening beyond this machine. Anyone who can reach this port can use the app and "
+                "upload files; put it behind TLS and a login (docs/serving.md) before opening it to a network."
+            )
         if args.ready_file:
             Path(args.ready_file).write_text(f"http://{probe_host}:{args.port}\n", encoding="utf-8")
         while True:
@@ -470,22 +529,28 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:  # noqa: 
                 now = time.monotonic()
                 if w.restarts_within(args.restart_window, now) < args.max_restarts:
                     w.restart_times.append(now)
-                    log(f"app process {w.index} exited with code {w.proc.returncode}; restarting on the same port "
+                    log(
+                        f"app process {w.index} exited with code {w.proc.returncode}; restarting on the same port "
                         f"({len(w.restart_times)} restart(s) in the last {args.restart_window:g} s, at most "
-                        f"{args.max_restarts})")
+                        f"{args.max_restarts})"
+                    )
                     w.start()
                     continue
                 w.retired = True
                 serving = [v for v in workers if not v.retired]
                 if not serving:
-                    raise RuntimeError(f"every app process keeps dying; the last one, {w.index}, died "
-                                       f"{args.max_restarts + 1} times in {args.restart_window:g} s:\n{w.log_tail()}")
+                    raise RuntimeError(
+                        f"every app process keeps dying; the last one, {w.index}, died "
+                        f"{args.max_restarts + 1} times in {args.restart_window:g} s:\n{w.log_tail()}"
+                    )
                 write_config(serving)
                 os.kill(nginx_proc.pid, signal.SIGHUP)  # reload: new connections go to the others only
-                log(f"app process {w.index} died {args.max_restarts + 1} times in {args.restart_window:g} s: taken "
+                log(
+                    f"app process {w.index} died {args.max_restarts + 1} times in {args.restart_window:g} s: taken "
                     f"out of nginx's upstream; {len(serving)} app process(es) keep serving "
                     f"(ports {', '.join(str(v.port) for v in serving)}). Its log ({w.log_path.name}) ends:\n"
-                    f"{w.log_tail(1200)}")
+                    f"{w.log_tail(1200)}"
+                )
     except (KeyboardInterrupt, _Stop):
         log("stopping")
     except RuntimeError as exc:
@@ -499,9 +564,14 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:  # noqa: 
         procs = [nginx_proc, *(w.proc for w in workers)]
         running = sum(p is not None and p.poll() is None for p in procs)
         killed = stop_all(procs)
-        log(f"stopped {running} process(es) in {time.monotonic() - t_stop:.1f} s"
-            + (f"; {len(killed)} did not stop within {STOP_GRACE:g} s and were killed" if killed else
-               " (each ended on SIGTERM)"))
+        log(
+            f"stopped {running} process(es) in {time.monotonic() - t_stop:.1f} s"
+            + (
+                f"; {len(killed)} did not stop within {STOP_GRACE:g} s and were killed"
+                if killed
+                else " (each ended on SIGTERM)"
+            )
+        )
         if args.keep_runtime:
             log(f"kept {runtime}")
         else:
@@ -512,35 +582,59 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:  # noqa: 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     if "--" in argv:
         cut = argv.index("--")
-        argv, streamlit_args = argv[:cut], argv[cut + 1:]
+        argv, streamlit_args = argv[:cut], argv[cut + 1 :]
     else:
         streamlit_args = []
-    ap = argparse.ArgumentParser(prog="run.sh serve", description=__doc__.splitlines()[0],
-                                 epilog="Arguments after `--` are passed on to every `streamlit run`.")
+    ap = argparse.ArgumentParser(
+        prog="run.sh serve",
+        description=__doc__.splitlines()[0],
+        epilog="Arguments after `--` are passed on to every `streamlit run`.",
+    )
     ap.add_argument("--port", type=int, default=8501, help="port nginx listens on (default 8501)")
-    ap.add_argument("--workers", type=int, default=usable_cores(),
-                    help=f"number of app processes (default: the CPU cores this process may use, here {usable_cores()})")
-    ap.add_argument("--address", default="localhost",
-                    help="address nginx binds: localhost (default, this machine only) or 0.0.0.0 for every "
-                         "interface (read the security note in docs/serving.md first)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=usable_cores(),
+        help=f"number of app processes (default: the CPU cores this process may use, here {usable_cores()})",
+    )
+    ap.add_argument(
+        "--address",
+        default="localhost",
+        help="address nginx binds: localhost (default, this machine only) or 0.0.0.0 for every "
+        "interface (read the security note in docs/serving.md first)",
+    )
     ap.add_argument("--python", default=sys.executable, help="Python that runs streamlit (default: this one)")
     ap.add_argument("--nginx", default=None, help="path of the nginx binary (default: PATH, then /usr/sbin/nginx)")
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the app processes")
     ap.add_argument("--max-upload-mb", type=int, default=50, help="largest request body nginx accepts")
-    ap.add_argument("--max-restarts", type=int, default=MAX_RESTARTS,
-                    help=f"restarts of one app process allowed within --restart-window (default {MAX_RESTARTS}); "
-                         "one more death takes it out of the proxy")
-    ap.add_argument("--restart-window", type=float, default=RESTART_WINDOW,
-                    help=f"seconds over which restarts are counted (default {RESTART_WINDOW:g})")
+    ap.add_argument(
+        "--max-restarts",
+        type=int,
+        default=MAX_RESTARTS,
+        help=f"restarts of one app process allowed within --restart-window (default {MAX_RESTARTS}); "
+        "one more death takes it out of the proxy",
+    )
+    ap.add_argument(
+        "--restart-window",
+        type=float,
+        default=RESTART_WINDOW,
+        help=f"seconds over which restarts are counted (default {RESTART_WINDOW:g})",
+    )
     ap.add_argument("--app-script", default=str(ROOT / "app.py"), help=argparse.SUPPRESS)  # tests: a tiny app
     ap.add_argument("--runtime-dir", default=None, help="parent of the temporary runtime directory")
-    ap.add_argument("--no-warmup", action="store_true",
-                    help="skip opening every page once in every process before announcing the URL")
+    ap.add_argument(
+        "--no-warmup",
+        action="store_true",
+        help="skip opening every page once in every process before announcing the URL",
+    )
     ap.add_argument("--access-log", action="store_true", help="write nginx's access log to the runtime dir")
     ap.add_argument("--keep-runtime", action="store_true", help="keep the runtime dir (configs, logs) on exit")
     ap.add_argument("--ready-file", default=None, help="write the URL to this file once healthy (for scripts)")
-    ap.add_argument("--print-config", action="store_true",
-                    help="print the nginx config for --backend host:port (repeatable) and exit")
+    ap.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the nginx config for --backend host:port (repeatable) and exit",
+    )
     ap.add_argument("--backend", action="append", default=[], help="backend host:port for --print-config")
     ap.add_argument("--runtime", default="/tmp/dp-serve", help="runtime dir written into --print-config output")
     return ap.parse_args(argv), streamlit_args
@@ -550,10 +644,17 @@ def main(argv: list[str] | None = None) -> int:
     args, streamlit_args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.print_config:
         backends = args.backend or [f"127.0.0.1:{8600 + i}" for i in range(args.workers)]
-        sys.stdout.write(render_nginx_config(runtime=Path(args.runtime), backends=backends,
-                                             listen=listen_lines(args.address, args.port), daemon=False,
-                                             access_log=args.access_log, nginx_workers="auto",
-                                             user_line="# user: see docs/serving.md"))
+        sys.stdout.write(
+            render_nginx_config(
+                runtime=Path(args.runtime),
+                backends=backends,
+                listen=listen_lines(args.address, args.port),
+                daemon=False,
+                access_log=args.access_log,
+                nginx_workers="auto",
+                user_line="# user: see docs/serving.md",
+            )
+        )
         return 0
     return serve(args, streamlit_args)
 

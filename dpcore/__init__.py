@@ -19,6 +19,7 @@ The layers, bottom to top (an import-linter contract in pyproject.toml keeps the
 8. ``cli``, ``ledger_cli`` and ``__main__`` (the ``dpcore`` command line).
 See README.md and docs/api.md for the public API.
 """
+
 from .validation import DPInputError
 
 __version__ = "0.1.0"

@@ -29,6 +29,7 @@ reaches the noisy n.
 The search is capped at ``max_value`` (a public constant): if no candidate crosses, the output
 is the cap (still DP: it is a fixed function of "no crossing").
 """
+
 from __future__ import annotations
 
 import math
@@ -86,9 +87,17 @@ class DPUpperBound:
     capped: bool
 
 
-def dp_upper_bound(x: Any, *, epsilon_n: float = 0.075, epsilon_count: float = 0.075,
-                   inflation: float = 2.5, lower: float = 0.0, growth: float = 1.001,
-                   max_value: float = 1e15, rng: Any = None) -> DPUpperBound:
+def dp_upper_bound(
+    x: Any,
+    *,
+    epsilon_n: float = 0.075,
+    epsilon_count: float = 0.075,
+    inflation: float = 2.5,
+    lower: float = 0.0,
+    growth: float = 1.001,
+    max_value: float = 1e15,
+    rng: Any = None,
+) -> DPUpperBound:
     """DP estimate of max(x) by AboveThreshold and U = inflation * estimate (Section 5.1).
 
     Defaults are the paper's: epsilon_1 = epsilon_2 = 0.075 (0.15 in total), inflation 2.5,
@@ -100,7 +109,9 @@ def dp_upper_bound(x: Any, *, epsilon_n: float = 0.075, epsilon_count: float = 0
     e2 = check_epsilon(epsilon_count, "epsilon_count")
     inflation = check_finite(inflation, "inflation")
     if inflation < 1:
-        raise DPInputError(f"inflation must be >= 1 (it protects against underestimating the maximum), got {inflation:g}")
+        raise DPInputError(
+            f"inflation must be >= 1 (it protects against underestimating the maximum), got {inflation:g}"
+        )
     lower = check_finite(lower, "lower")
     if lower < 0:
         raise DPInputError(f"lower must be >= 0 for incomes, got {lower:g}")

@@ -39,6 +39,7 @@ A :class:`Ledger` records entries (each possibly parallel), reports the total sp
 currency that applies, the remaining budget under a cap, and refuses (``DPInputError``) a charge
 that would exceed the cap. The ledger is not itself private data: it holds only parameters.
 """
+
 from __future__ import annotations
 
 import json
@@ -175,8 +176,9 @@ def _cks_epsilon(rho: float, delta: float) -> float:
     lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, ts.size - 1)]
     if hi > lo:
         try:
-            res = optimize.minimize_scalar(lambda t: float(eps_of_t(t)), bounds=(lo, hi), method="bounded",
-                                           options={"xatol": 1e-10})
+            res = optimize.minimize_scalar(
+                lambda t: float(eps_of_t(t)), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
+            )
             if np.isfinite(res.fun):
                 best = min(best, float(res.fun))
         except (ValueError, FloatingPointError):  # pragma: no cover - the grid value stands
@@ -304,8 +306,9 @@ def compose_parallel(costs: Sequence[PrivacyCost], *, record_can_move: bool = Tr
     elif "zcdp" in kinds:
         worst = PrivacyCost("zcdp", rho=float(max(c.as_zcdp() for c in costs)))
     else:
-        worst = PrivacyCost("approx", epsilon=float(max(c.epsilon for c in costs)),
-                            delta=float(max(c.delta for c in costs)))
+        worst = PrivacyCost(
+            "approx", epsilon=float(max(c.epsilon for c in costs)), delta=float(max(c.delta for c in costs))
+        )
     return group_privacy_2(worst) if record_can_move else worst
 
 
@@ -385,14 +388,21 @@ class Ledger:
             raise TypeError("cost must be a PrivacyCost (use budget.pure / approx / zcdp)")
         return self._add(LedgerEntry(label=str(label), cost=cost, note=note, timestamp=_now()))
 
-    def charge_parallel(self, label: str, parts: Mapping[str, PrivacyCost], *, record_can_move: bool = True,
-                        note: str = "") -> LedgerEntry:
+    def charge_parallel(
+        self, label: str, parts: Mapping[str, PrivacyCost], *, record_can_move: bool = True, note: str = ""
+    ) -> LedgerEntry:
         """Charge one release made of mechanisms on disjoint parts (cells, groups); see compose_parallel."""
         if not parts:
             raise DPInputError("a parallel release needs at least one part")
         cost = compose_parallel(list(parts.values()), record_can_move=record_can_move)
-        entry = LedgerEntry(label=str(label), cost=cost, parts=tuple((str(k), v) for k, v in parts.items()),
-                            record_can_move=record_can_move, note=note, timestamp=_now())
+        entry = LedgerEntry(
+            label=str(label),
+            cost=cost,
+            parts=tuple((str(k), v) for k, v in parts.items()),
+            record_can_move=record_can_move,
+            note=note,
+            timestamp=_now(),
+        )
         return self._add(entry)
 
     def would_exceed(self, cost: PrivacyCost) -> bool:
@@ -452,7 +462,7 @@ class Ledger:
             return float(approx_eps + pure_eps), float(approx_delta)
         d = check_delta(delta, "delta for the zCDP conversion")
         a = pure_eps + zcdp_to_approx_dp(rho, d, method=self.conversion)
-        b = zcdp_to_approx_dp(rho + pure_eps ** 2 / 2.0, d, method=self.conversion)
+        b = zcdp_to_approx_dp(rho + pure_eps**2 / 2.0, d, method=self.conversion)
         return float(approx_eps + min(a, b)), float(approx_delta + d)
 
     def _check_compatible(self, cap: BudgetCap) -> None:
@@ -515,7 +525,11 @@ class Ledger:
             return f"ε = {p:.4g}"
         r = self.spent_rho()
         if delta is None:
-            delta = self._zcdp_delta(self.cap) if (self.cap is not None and self.cap.rho is None and self.cap.delta) else 1e-6
+            delta = (
+                self._zcdp_delta(self.cap)
+                if (self.cap is not None and self.cap.rho is None and self.cap.delta)
+                else 1e-6
+            )
         eps, d = self.spent_approx(delta)
         text = f"(ε, δ) = ({eps:.4g}, {d:.3g})"
         return f"ρ = {r:.4g} (zCDP), i.e. {text}" if r is not None else text

@@ -31,6 +31,7 @@ per row (removed from one cell, added to another) -- :func:`dpcore.stratified.me
 counts by 2 per row, as already calibrated; a Gini's smooth sensitivity assumes a fixed n per cell, so a Gini
 by cells needs ``cell_sizes = "public"`` (refused otherwise when the plan is read).
 """
+
 from __future__ import annotations
 
 import csv
@@ -49,10 +50,24 @@ import pandas as pd
 
 from .validation import DPInputError, check_delta, check_epsilon, check_int
 
-__all__ = ["CELL_SIZES", "DEFAULT_N_EPSILON", "DEFAULT_SELECTION_DELTA", "DEFAULT_SMALL_CELL_THRESHOLD",
-           "MAX_DECLARED_CELLS", "DeclaredKeys", "KeysError", "parse_keys", "cell_text", "selection_threshold",
-           "restrict_to_declared", "cell_counts", "restrict_to_cells",
-           "noisy_cell_counts", "NoisyCells", "nearly_unique_cells"]
+__all__ = [
+    "CELL_SIZES",
+    "DEFAULT_N_EPSILON",
+    "DEFAULT_SELECTION_DELTA",
+    "DEFAULT_SMALL_CELL_THRESHOLD",
+    "MAX_DECLARED_CELLS",
+    "DeclaredKeys",
+    "KeysError",
+    "parse_keys",
+    "cell_text",
+    "selection_threshold",
+    "restrict_to_declared",
+    "cell_counts",
+    "restrict_to_cells",
+    "noisy_cell_counts",
+    "NoisyCells",
+    "nearly_unique_cells",
+]
 
 CELL_SIZES = ("public", "noisy")
 #: the epsilon of each statistic's noisy cell sizes (and of the partition selection) when the plan gives none:
@@ -129,8 +144,12 @@ class DeclaredKeys:
 
 
 # complexity above the cap: a flat list of independent checks of one keys file
-def parse_keys(raw: Any, base_dir: str | os.PathLike | None = None, *,  # noqa: C901
-               max_column_name_chars: int = 200) -> DeclaredKeys:
+def parse_keys(  # noqa: C901
+    raw: Any,
+    base_dir: str | os.PathLike | None = None,
+    *,
+    max_column_name_chars: int = 200,
+) -> DeclaredKeys:
     """The plan's ``[keys]`` table: ``column = [values]`` entries, or ``file = "keys.csv"`` (a CSV whose header
     names the declared columns and whose rows are the allowed combinations; a relative path is relative to the
     plan file's folder, ``base_dir``); column names of at most ``max_column_name_chars`` (the plan's limit)."""
@@ -215,7 +234,11 @@ def _check_frame(frame: Any, by: Any, what: str) -> list[str]:
 
 
 def _check_keys(keys: Any, what: str) -> list[tuple]:
-    if isinstance(keys, (str, bytes)) or not isinstance(keys, (list, tuple)) or not all(isinstance(k, tuple) for k in keys):
+    if (
+        isinstance(keys, (str, bytes))
+        or not isinstance(keys, (list, tuple))
+        or not all(isinstance(k, tuple) for k in keys)
+    ):
         raise TypeError(f"{what}: cell keys must be a list of tuples of text, got {type(keys).__name__}")
     return list(keys)
 
@@ -405,8 +428,16 @@ class NoisyCells:
     info: dict
 
 
-def noisy_cell_counts(keys: Sequence[tuple[str, ...]], counts: np.ndarray, *, n_epsilon: float, m: int, rng: Any,
-                      select: bool, delta: float) -> NoisyCells:
+def noisy_cell_counts(
+    keys: Sequence[tuple[str, ...]],
+    counts: np.ndarray,
+    *,
+    n_epsilon: float,
+    m: int,
+    rng: Any,
+    select: bool,
+    delta: float,
+) -> NoisyCells:
     """Noisy cell sizes: discrete Laplace (scale 2m / n_epsilon) on every count; with ``select`` the Laplace
     threshold mechanism (only the cells whose noisy count reaches :func:`selection_threshold` are kept). Real
     release (``rng`` None or a SecureRandom): OpenDP; simulation: the same law drawn by
@@ -425,29 +456,43 @@ def noisy_cell_counts(keys: Sequence[tuple[str, ...]], counts: np.ndarray, *, n_
             return NoisyCells({}, {"cells": "declared", "n_noise": f"discrete Laplace, scale {scale!r}"})
         draw = release_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
         noisy = dict(zip(keys, (int(v) for v in np.asarray(draw.values, dtype=np.int64)), strict=True))
-        return NoisyCells(noisy, {"cells": "declared in the plan's [keys] (public; absent cells released as n = 0 "
-                                           "plus noise, rows of undeclared cells dropped)",
-                                  "n_noise": f"discrete Laplace, scale 2m/n_epsilon = {scale!r} on every cell's count "
-                                             f"(L1 sensitivity 2m = {2 * m}: one person's rows may move between cells)",
-                                  "n_epsilon": n_epsilon, "n_measurement": draw.measurement})
+        return NoisyCells(
+            noisy,
+            {
+                "cells": "declared in the plan's [keys] (public; absent cells released as n = 0 "
+                "plus noise, rows of undeclared cells dropped)",
+                "n_noise": f"discrete Laplace, scale 2m/n_epsilon = {scale!r} on every cell's count "
+                f"(L1 sensitivity 2m = {2 * m}: one person's rows may move between cells)",
+                "n_epsilon": n_epsilon,
+                "n_measurement": draw.measurement,
+            },
+        )
     threshold = selection_threshold(n_epsilon, delta, m)
-    info = {"cells": "selected with differential privacy (Laplace threshold mechanism, Rogers et al. 2023): only "
-                     "cells whose noisy count reaches the threshold are listed",
-            "n_noise": f"discrete Laplace, scale 2m/n_epsilon = {scale!r}; the listed n is the noisy count",
-            "n_epsilon": n_epsilon, "selection_delta": delta, "selection_threshold": threshold}
+    info = {
+        "cells": "selected with differential privacy (Laplace threshold mechanism, Rogers et al. 2023): only "
+        "cells whose noisy count reaches the threshold are listed",
+        "n_noise": f"discrete Laplace, scale 2m/n_epsilon = {scale!r}; the listed n is the noisy count",
+        "n_epsilon": n_epsilon,
+        "selection_delta": delta,
+        "selection_threshold": threshold,
+    }
     if not keys:
         return NoisyCells({}, info)
     if release_noise._simulated(rng):
         draw = release_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
-        noisy = {k: int(v) for k, v in zip(keys, np.asarray(draw.values, dtype=np.int64), strict=True) if v >= threshold}
+        noisy = {
+            k: int(v) for k, v in zip(keys, np.asarray(draw.values, dtype=np.int64), strict=True) if v >= threshold
+        }
         info["n_measurement"] = draw.measurement + f", kept when >= {threshold}"
         return NoisyCells(noisy, info)
     measurement = _threshold_measurement(n_epsilon, m, threshold)
     by_text = {json.dumps(list(k)): k for k in keys}
     released = measurement({json.dumps(list(k)): int(c) for k, c in zip(keys, counts, strict=True)})
-    info["n_measurement"] = (f"opendp.measurements.make_laplace_threshold(map_domain(atom_domain(T=str), "
-                             f"atom_domain(T=i64)), l01inf_distance(absolute_distance(T=i64)), scale={scale!r}, "
-                             f"threshold={threshold})")
+    info["n_measurement"] = (
+        f"opendp.measurements.make_laplace_threshold(map_domain(atom_domain(T=str), "
+        f"atom_domain(T=i64)), l01inf_distance(absolute_distance(T=i64)), scale={scale!r}, "
+        f"threshold={threshold})"
+    )
     return NoisyCells({by_text[t]: int(v) for t, v in released.items()}, info)
 
 

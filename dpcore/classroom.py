@@ -23,6 +23,7 @@ or the same PostgreSQL database when the ledger URL is ``postgresql://...`` (tab
 ``sqlite:////absolute/path.db``, a ``pathlib.Path``, or ``postgresql://user@host:port/db`` (psycopg 3).
 Each operation opens a short connection (SQLite in WAL mode; a class of 50 is a few writes a second).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,8 +40,18 @@ from dpcore import ledger as ledger_lib
 from dpcore.experiments.attacker import MECHANISMS
 from dpcore.validation import DPInputError, check_epsilon, check_int
 
-__all__ = ["ENV_VAR", "DEFAULT_CLASS_MECHANISM", "Classroom", "ClassSession", "PooledRate", "open_classroom",
-           "default_url", "normalise_code", "new_student_id", "student_round_seed"]
+__all__ = [
+    "ENV_VAR",
+    "DEFAULT_CLASS_MECHANISM",
+    "Classroom",
+    "ClassSession",
+    "PooledRate",
+    "open_classroom",
+    "default_url",
+    "normalise_code",
+    "new_student_id",
+    "student_round_seed",
+]
 
 ENV_VAR = "DPCORE_CLASSROOM_URL"
 #: unambiguous characters (no 0/O, 1/I/L) for codes read aloud or written on a board
@@ -85,8 +96,10 @@ def normalise_code(code: Any) -> str:
         raise TypeError(f"a session code is a string, got {type(code).__name__}")
     text = code.strip().upper().replace("-", "").replace(" ", "")
     if len(text) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in text):
-        raise DPInputError(f"that is not a session code: a code has {CODE_LENGTH} characters from A-Z and 2-9 "
-                           "(no 0, O, 1, I or L), e.g. K7QX2M")
+        raise DPInputError(
+            f"that is not a session code: a code has {CODE_LENGTH} characters from A-Z and 2-9 "
+            "(no 0, O, 1, I or L), e.g. K7QX2M"
+        )
     return text
 
 
@@ -112,8 +125,9 @@ def student_round_seed(code: str, student_id: str, round_number: int) -> int:
     if not isinstance(student_id, str) or not (1 <= len(student_id) <= 64) or not student_id.isalnum():
         raise DPInputError("a student id is a short letters-and-digits token (dpcore.classroom.new_student_id())")
     round_number = check_int(round_number, "round number", minimum=0, maximum=10**12)
-    digest = hashlib.blake2b(f"{code}|{student_id}|{round_number}".encode(), digest_size=8,
-                             person=b"dpcore-class").digest()
+    digest = hashlib.blake2b(
+        f"{code}|{student_id}|{round_number}".encode(), digest_size=8, person=b"dpcore-class"
+    ).digest()
     return int.from_bytes(digest, "big") >> 1
 
 
@@ -140,8 +154,13 @@ class PooledRate:
         return self.correct / self.guesses if self.guesses else float("nan")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mechanism": self.mechanism, "epsilon": self.epsilon, "guesses": self.guesses,
-                "correct": self.correct, "rate": self.rate}
+        return {
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "guesses": self.guesses,
+            "correct": self.correct,
+            "rate": self.rate,
+        }
 
 
 class Classroom:
@@ -177,11 +196,15 @@ class Classroom:
             try:
                 import psycopg
             except ImportError:
-                raise DPInputError("a PostgreSQL classroom store needs psycopg: pip install 'psycopg[binary]'") from None
+                raise DPInputError(
+                    "a PostgreSQL classroom store needs psycopg: pip install 'psycopg[binary]'"
+                ) from None
             try:
                 conn = psycopg.connect(self._pg_url, autocommit=True, connect_timeout=30)
             except psycopg.Error as exc:
-                raise DPInputError(f"cannot connect to the classroom database: {str(exc).strip().splitlines()[0]}") from None
+                raise DPInputError(
+                    f"cannot connect to the classroom database: {str(exc).strip().splitlines()[0]}"
+                ) from None
             try:
                 yield conn
             finally:
@@ -206,8 +229,10 @@ class Classroom:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             if not self.session_exists(code):
                 with self._connection() as conn:
-                    conn.execute("INSERT INTO dpcore_classroom_sessions(code, mechanism) "
-                                 f"VALUES ({self.ph}, {self.ph})", (code, mechanism))
+                    conn.execute(
+                        f"INSERT INTO dpcore_classroom_sessions(code, mechanism) VALUES ({self.ph}, {self.ph})",
+                        (code, mechanism),
+                    )
                 return code
         raise DPInputError("could not find a free session code")  # pragma: no cover - 31^6 codes
 
@@ -215,15 +240,17 @@ class Classroom:
         """The session with ``code`` (refused when ``code`` is not a code), None when there is none."""
         code = normalise_code(code)
         with self._connection() as conn:
-            row = conn.execute(f"SELECT code, mechanism FROM dpcore_classroom_sessions WHERE code = {self.ph}",
-                               (code,)).fetchone()
+            row = conn.execute(
+                f"SELECT code, mechanism FROM dpcore_classroom_sessions WHERE code = {self.ph}", (code,)
+            ).fetchone()
         return None if row is None else ClassSession(str(row[0]), None if row[1] is None else str(row[1]))
 
     def session_exists(self, code: str) -> bool:
         return self.session(code) is not None
 
-    def record_guess(self, code: str, *, round_id: int, mechanism: str, epsilon: float, guess: bool,
-                     correct: bool) -> None:
+    def record_guess(
+        self, code: str, *, round_id: int, mechanism: str, epsilon: float, guess: bool, correct: bool
+    ) -> None:
         """Store one guess of a student who joined session ``code`` (refused for an unknown code, and for
         a statistic other than the session's: the class pools one statistic)."""
         code = normalise_code(code)
@@ -236,9 +263,11 @@ class Classroom:
         if session.mechanism is not None and session.mechanism != mechanism:
             raise DPInputError(f"class session {code} pools guesses at {session.mechanism} only, not {mechanism}")
         with self._connection() as conn:
-            conn.execute("INSERT INTO dpcore_classroom_guesses(code, round_id, mechanism, epsilon, guess, correct) "
-                         f"VALUES ({', '.join([self.ph] * 6)})",
-                         (code, round_id, mechanism, epsilon, bool(guess), bool(correct)))
+            conn.execute(
+                "INSERT INTO dpcore_classroom_guesses(code, round_id, mechanism, epsilon, guess, correct) "
+                f"VALUES ({', '.join([self.ph] * 6)})",
+                (code, round_id, mechanism, epsilon, bool(guess), bool(correct)),
+            )
 
     def pooled(self, code: str) -> list[PooledRate]:
         """The class's pooled guesses per (mechanism, epsilon), sorted."""
@@ -247,7 +276,9 @@ class Classroom:
             rows = conn.execute(
                 "SELECT mechanism, epsilon, COUNT(*), SUM(CASE WHEN correct THEN 1 ELSE 0 END) "
                 f"FROM dpcore_classroom_guesses WHERE code = {self.ph} GROUP BY mechanism, epsilon "
-                "ORDER BY mechanism, epsilon", (code,)).fetchall()
+                "ORDER BY mechanism, epsilon",
+                (code,),
+            ).fetchall()
         return [PooledRate(str(m), float(e), int(n), int(c or 0)) for m, e, n, c in rows]
 
 

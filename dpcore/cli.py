@@ -14,6 +14,7 @@ was written); 130 / 143 SIGINT / SIGTERM (the line says whether epsilon was spen
 error before the charge (one line too; ``DPCORE_DEBUG=1`` shows the traceback). Progress goes to stderr;
 the last line on stdout is the output directory. docs/release_cli.md has the details.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,30 +44,50 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dpcore", description="Differentially private income statistics: release plans at scale.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    rel = sub.add_parser("release", help="run a release plan on a data source",
-                         description="Run a release plan (TOML) on a data source and write one table per statistic "
-                                     "(CSV and Parquet) and release_record.json into DIR, atomically.")
+    rel = sub.add_parser(
+        "release",
+        help="run a release plan on a data source",
+        description="Run a release plan (TOML) on a data source and write one table per statistic "
+        "(CSV and Parquet) and release_record.json into DIR, atomically.",
+    )
     rel._sub = "release"
     rel.add_argument("plan", help="the release plan (TOML; docs/plan_format.md)")
-    rel.add_argument("--data", required=True,
-                     help="CSV or Parquet file, a directory or glob of Parquet files, duckdb:///file.db?query=SELECT..., "
-                          "or postgresql://user@host:port/db with --query")
+    rel.add_argument(
+        "--data",
+        required=True,
+        help="CSV or Parquet file, a directory or glob of Parquet files, duckdb:///file.db?query=SELECT..., "
+        "or postgresql://user@host:port/db with --query",
+    )
     rel.add_argument("--query", help="SQL query for a database source (duckdb:///... or postgresql://...)")
     rel.add_argument("--engine", default="duckdb", help="duckdb (default), spark or pandas")
     rel.add_argument("--out", required=True, help="output directory (must not exist or be empty)")
-    rel.add_argument("--ledger", default=None,
-                     help="ledger URL (sqlite:///path.db or postgresql://...), which must exist (see --init-ledger and "
-                          "'dpcore ledger init'); default: $DPCORE_LEDGER_URL or ~/.local/share/dpcore/ledger.db")
-    rel.add_argument("--init-ledger", action="store_true",
-                     help="first release only: create the ledger at --ledger when it does not exist (refused on a "
-                          "ledger that holds charges). Without it a missing ledger is refused, never created silently")
-    rel.add_argument("--seed", default=None,
-                     help="simulation mode: numpy noise with this seed; NOT a release, the ledger is not charged. "
-                          "Needs --public-data: with the seed the noise can be subtracted, revealing the data")
-    rel.add_argument("--public-data", action="store_true",
-                     help="I declare this source public: simulation output may reveal it exactly (required by "
-                          "--seed; for synthetic or public files such as the bundled examples)")
-    rel.add_argument("--master", default=None, help="Spark master (default local[*]; under spark-submit: the submission's)")
+    rel.add_argument(
+        "--ledger",
+        default=None,
+        help="ledger URL (sqlite:///path.db or postgresql://...), which must exist (see --init-ledger and "
+        "'dpcore ledger init'); default: $DPCORE_LEDGER_URL or ~/.local/share/dpcore/ledger.db",
+    )
+    rel.add_argument(
+        "--init-ledger",
+        action="store_true",
+        help="first release only: create the ledger at --ledger when it does not exist (refused on a "
+        "ledger that holds charges). Without it a missing ledger is refused, never created silently",
+    )
+    rel.add_argument(
+        "--seed",
+        default=None,
+        help="simulation mode: numpy noise with this seed; NOT a release, the ledger is not charged. "
+        "Needs --public-data: with the seed the noise can be subtracted, revealing the data",
+    )
+    rel.add_argument(
+        "--public-data",
+        action="store_true",
+        help="I declare this source public: simulation output may reveal it exactly (required by "
+        "--seed; for synthetic or public files such as the bundled examples)",
+    )
+    rel.add_argument(
+        "--master", default=None, help="Spark master (default local[*]; under spark-submit: the submission's)"
+    )
     rel.add_argument("--memory-limit", default=None, help="DuckDB memory limit (default 1GB; it spills to disk beyond)")
     rel.add_argument("--tmpdir", default=None, help="directory for temporary files (DuckDB spill, Spark, staging)")
     rel.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -97,15 +118,30 @@ def _release(args: argparse.Namespace) -> int:
     source = engines.parse_source(args.data, args.query)
     progress = engines.Progress(quiet=args.quiet)
     if seed is not None:
-        progress.say(f"SIMULATION (seed {seed}) of data declared public: numpy noise, the ledger is not charged; "
-                     "not a release (tables named SIMULATION_*)")
-    result = execute.run_plan(plan, source, engine=args.engine, out_dir=args.out, ledger_url=args.ledger, seed=seed,
-                              master=args.master, progress=progress, memory_limit=args.memory_limit,
-                              workdir=args.tmpdir, init_ledger=args.init_ledger, public_data=args.public_data)
+        progress.say(
+            f"SIMULATION (seed {seed}) of data declared public: numpy noise, the ledger is not charged; "
+            "not a release (tables named SIMULATION_*)"
+        )
+    result = execute.run_plan(
+        plan,
+        source,
+        engine=args.engine,
+        out_dir=args.out,
+        ledger_url=args.ledger,
+        seed=seed,
+        master=args.master,
+        progress=progress,
+        memory_limit=args.memory_limit,
+        workdir=args.tmpdir,
+        init_ledger=args.init_ledger,
+        public_data=args.public_data,
+    )
     if result.ledger_entry_id is not None:
         cost = result.record["privacy"]["cost"]
-        progress.say(f"charged the ledger: entry {result.ledger_entry_id}, epsilon = {cost['epsilon']:g}"
-                     + (f", delta = {cost['delta']:.3g}" if cost["delta"] > 0 else ""))
+        progress.say(
+            f"charged the ledger: entry {result.ledger_entry_id}, epsilon = {cost['epsilon']:g}"
+            + (f", delta = {cost['delta']:.3g}" if cost["delta"] > 0 else "")
+        )
     if result.ledger_link_warning:  # delivered and charged: a warning, not a failure (docs/release_cli.md)
         print(f"dpcore: warning: {result.ledger_link_warning}", file=sys.stderr)
     print(str(result.out_dir))
@@ -140,11 +176,16 @@ def _check(args: argparse.Namespace) -> int:
 
     plan = load_plan(args.plan)
     cost = plan_cost(plan)
-    print(f"plan OK: dataset {plan.dataset!r}, {len(plan.statistics)} statistic(s), epsilon = {cost.epsilon:g} of cap "
-          f"{plan.cap_epsilon:g}" + (f", delta = {cost.delta:.3g} (Gini samplers, DP cell selection)" if cost.delta else ""))
+    print(
+        f"plan OK: dataset {plan.dataset!r}, {len(plan.statistics)} statistic(s), epsilon = {cost.epsilon:g} of cap "
+        f"{plan.cap_epsilon:g}"
+        + (f", delta = {cost.delta:.3g} (Gini samplers, DP cell selection)" if cost.delta else "")
+    )
     for s, (e, d) in zip(plan.statistics, cost.per_statistic, strict=True):
-        print(f"  {s.index}. {s.name}: {s.kind} by {', '.join(s.by) or '(whole table)'}, epsilon = {e:g}"
-              + (f", delta = {d:.3g}" if d else ""))
+        print(
+            f"  {s.index}. {s.name}: {s.kind} by {', '.join(s.by) or '(whole table)'}, epsilon = {e:g}"
+            + (f", delta = {d:.3g}" if d else "")
+        )
     return 0
 
 
@@ -152,6 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["ledger"]:  # init / verify / show / backup: dpcore.ledger_cli
         from .ledger_cli import main as ledger_main
+
         return ledger_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -175,23 +217,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except MemoryError:
-        print("dpcore: error: out of memory; nothing was written to the output directory. The pandas engine holds the "
-              "whole table in memory: use --engine duckdb (out of core) or spark", file=sys.stderr)
+        print(
+            "dpcore: error: out of memory; nothing was written to the output directory. The pandas engine holds the "
+            "whole table in memory: use --engine duckdb (out of core) or spark",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt as exc:
         name = "SIGTERM" if getattr(exc, "signal_number", None) == signal.SIGTERM else "SIGINT"
-        print(f"dpcore: interrupted by {name} before anything was charged; nothing was written to the output "
-              "directory", file=sys.stderr)
+        print(
+            f"dpcore: interrupted by {name} before anything was charged; nothing was written to the output directory",
+            file=sys.stderr,
+        )
         return 128 + (signal.SIGTERM if name == "SIGTERM" else signal.SIGINT)
     except Exception as exc:  # pragma: no cover - unexpected
         if os.environ.get("DPCORE_DEBUG"):
             raise
         if type(exc).__name__ == "ArrowMemoryError":  # pyarrow's MemoryError
-            print("dpcore: error: out of memory (Arrow); nothing was written to the output directory. Use --engine "
-                  "duckdb (out of core) or spark", file=sys.stderr)
+            print(
+                "dpcore: error: out of memory (Arrow); nothing was written to the output directory. Use --engine "
+                "duckdb (out of core) or spark",
+                file=sys.stderr,
+            )
             return 2
-        print(f"dpcore: internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:500]} "
-              "(DPCORE_DEBUG=1 shows the traceback)", file=sys.stderr)
+        print(
+            f"dpcore: internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:500]} "
+            "(DPCORE_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -37,6 +37,7 @@ Deviation from the reference code (digest §4.3): we implement the paper's Algor
 carries sigma explicitly (the reference step assumes sigma = 1), and we clamp the original data at
 every step (the reference clips in place; both are private).
 """
+
 from __future__ import annotations
 
 import math
@@ -123,8 +124,9 @@ class UVMStep:
     noise_sd: float  # Delta / sqrt(2 rho)
 
 
-def uvm_step(values: Any, lower: float, upper: float, *, sigma: float, rho: float, beta: float,
-             rng: Any = None) -> UVMStep:
+def uvm_step(
+    values: Any, lower: float, upper: float, *, sigma: float, rho: float, beta: float, rng: Any = None
+) -> UVMStep:
     """One rho-zCDP interval-shrinking step (paper Appendix B, Algorithm 1)."""
     x = as_finite_array(values, "values", min_size=1)
     lower, upper = check_bounds(lower, upper, lower_name="lower", upper_name="upper")
@@ -137,23 +139,37 @@ def uvm_step(values: Any, lower: float, upper: float, *, sigma: float, rho: floa
     sens = (hi - lo) / n
     sd = sens / math.sqrt(2.0 * rho)
     z = float(np.clip(x, lo, hi).mean() + noise.sample_gaussian(sd, 1, rng=as_generator(rng))[0])
-    half = math.sqrt(2.0 * (sigma ** 2 / n + sd ** 2) * math.log(2.0 / beta))
-    return UVMStep(lower=z - half, upper=z + half, center=z, n=n, rho=rho, beta=beta, clamp_low=lo,
-                   clamp_high=hi, sensitivity=sens, noise_sd=sd)
+    half = math.sqrt(2.0 * (sigma**2 / n + sd**2) * math.log(2.0 / beta))
+    return UVMStep(
+        lower=z - half,
+        upper=z + half,
+        center=z,
+        n=n,
+        rho=rho,
+        beta=beta,
+        clamp_low=lo,
+        clamp_high=hi,
+        sensitivity=sens,
+        noise_sd=sd,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Vectorised core: UVMRec for k groups x S simulations at once
 # ---------------------------------------------------------------------------------------------
 
+
 def _prefix_sums(xs: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
     """Prefix sums (leading 0) of every group's sorted values, computed **within** the group so that
     no group's result depends on another group's data, not even through rounding."""
-    return [np.concatenate([[0.0], np.cumsum(xs[int(s):int(s) + int(g)])]) for s, g in zip(starts, counts, strict=True)]
+    return [
+        np.concatenate([[0.0], np.cumsum(xs[int(s) : int(s) + int(g)])]) for s, g in zip(starts, counts, strict=True)
+    ]
 
 
-def _clipped_sums(xs: np.ndarray, cs: list[np.ndarray], starts: np.ndarray, counts: np.ndarray, a: np.ndarray,
-                  b: np.ndarray) -> np.ndarray:
+def _clipped_sums(
+    xs: np.ndarray, cs: list[np.ndarray], starts: np.ndarray, counts: np.ndarray, a: np.ndarray, b: np.ndarray
+) -> np.ndarray:
     """``sum_{x in group j} clip(x, a[s, j], b[s, j])`` for every run s and group j, exactly.
 
     ``xs`` is sorted by group then value, ``cs[j]`` the prefix sums of group j. For sorted values:
@@ -163,16 +179,26 @@ def _clipped_sums(xs: np.ndarray, cs: list[np.ndarray], starts: np.ndarray, coun
     out = np.empty(a.shape)
     for j in range(counts.size):
         s, g = int(starts[j]), int(counts[j])
-        seg = xs[s:s + g]
+        seg = xs[s : s + g]
         ia = np.searchsorted(seg, a[:, j], side="left")
         ib = np.searchsorted(seg, b[:, j], side="right")
         out[:, j] = a[:, j] * ia + b[:, j] * (g - ib) + (cs[j][ib] - cs[j][ia])
     return out
 
 
-def _uvmrec_core(x_sorted: np.ndarray, starts: np.ndarray, counts: np.ndarray, lower: float, upper: float,
-                 sigma: np.ndarray, schedule: np.ndarray, beta_groups: np.ndarray, gen: Any,
-                 n_sims: int, clamp_to_prior: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _uvmrec_core(
+    x_sorted: np.ndarray,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    lower: float,
+    upper: float,
+    sigma: np.ndarray,
+    schedule: np.ndarray,
+    beta_groups: np.ndarray,
+    gen: Any,
+    n_sims: int,
+    clamp_to_prior: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """UVMRec on k non-empty groups, ``n_sims`` independent runs (``clamp_to_prior``: clip the
     final estimates into ``[lower, upper]``, a post-processing step not in the paper).
 
@@ -193,7 +219,7 @@ def _uvmrec_core(x_sorted: np.ndarray, starts: np.ndarray, counts: np.ndarray, l
         sd = (chi - clo) / g / math.sqrt(2.0 * schedule[j])  # Delta / sqrt(2 rho_j)
         means = _clipped_sums(x_sorted, cs, starts, counts, clo, chi) / g
         z = means + sd * noise.sample_gaussian(1.0, (n_sims, k), rng=gen)
-        half = np.sqrt(2.0 * (sigma ** 2 / g + sd ** 2) * np.log(2.0 / b_s))
+        half = np.sqrt(2.0 * (sigma**2 / g + sd**2) * np.log(2.0 / b_s))
         lo, hi = z - half, z + half
     if clamp_to_prior:
         z = np.clip(z, lower, upper)
@@ -240,8 +266,18 @@ class CoinPressRelease:
         return (self.interval[1] - self.interval[0]) / 2.0
 
 
-def coinpress_mean(values: Any, *, rho: float, lower: float, upper: float, sigma: float, t: int = 2,
-                   beta: float = 0.05, rng: Any = None, clamp_to_prior: bool = False) -> CoinPressRelease:
+def coinpress_mean(
+    values: Any,
+    *,
+    rho: float,
+    lower: float,
+    upper: float,
+    sigma: float,
+    t: int = 2,
+    beta: float = 0.05,
+    rng: Any = None,
+    clamp_to_prior: bool = False,
+) -> CoinPressRelease:
     """rho-zCDP CoinPress mean (Algorithm 2, UVMRec) of all values.
 
     ``[lower, upper]`` is a public interval believed to contain the mean; ``sigma`` a public
@@ -251,11 +287,29 @@ def coinpress_mean(values: Any, *, rho: float, lower: float, upper: float, sigma
     x = as_finite_array(values, "values", min_size=2)
     rho, lower, upper, schedule, beta = _check_common(rho, lower, upper, t, beta)
     sigma = check_positive(sigma, "sigma")
-    z, lo, hi = _uvmrec_core(np.sort(x), np.array([0]), np.array([x.size]), lower, upper, np.array([sigma]),
-                             schedule, np.array([beta]), as_generator(rng), 1, clamp_to_prior)
-    return CoinPressRelease(value=float(z[0, 0]), interval=(float(lo[0, 0]), float(hi[0, 0])), rho=rho,
-                            schedule=tuple(schedule.tolist()), beta=beta, sigma=sigma, n=int(x.size),
-                            prior=(lower, upper))
+    z, lo, hi = _uvmrec_core(
+        np.sort(x),
+        np.array([0]),
+        np.array([x.size]),
+        lower,
+        upper,
+        np.array([sigma]),
+        schedule,
+        np.array([beta]),
+        as_generator(rng),
+        1,
+        clamp_to_prior,
+    )
+    return CoinPressRelease(
+        value=float(z[0, 0]),
+        interval=(float(lo[0, 0]), float(hi[0, 0])),
+        rho=rho,
+        schedule=tuple(schedule.tolist()),
+        beta=beta,
+        sigma=sigma,
+        n=int(x.size),
+        prior=(lower, upper),
+    )
 
 
 @dataclass(frozen=True)
@@ -297,10 +351,22 @@ def _sigma_per_group(sigma: Any, k: int) -> np.ndarray:
     return s
 
 
-def stratified_coinpress(values: Any, groups: Any, *, rho: float, lower: float, upper: float, sigma: Any,
-                         t: int = 2, beta: float = 0.05, weights: Any = None, rng: Any = None,
-                         levels: Sequence | None = None, max_groups: int = MAX_GROUPS,
-                         clamp_to_prior: bool = False) -> StratifiedCoinPressRelease:
+def stratified_coinpress(
+    values: Any,
+    groups: Any,
+    *,
+    rho: float,
+    lower: float,
+    upper: float,
+    sigma: Any,
+    t: int = 2,
+    beta: float = 0.05,
+    weights: Any = None,
+    rng: Any = None,
+    levels: Sequence | None = None,
+    max_groups: int = MAX_GROUPS,
+    clamp_to_prior: bool = False,
+) -> StratifiedCoinPressRelease:
     """rho-zCDP StratCoinpress (Algorithm 3): UVMRec in every group with the full schedule.
 
     ``weights``: None = the group proportions (public by assumption: StratCoinpress); PubStrat =
@@ -316,20 +382,44 @@ def stratified_coinpress(values: Any, groups: Any, *, rho: float, lower: float, 
     sig = _sigma_per_group(sigma, gi.k)
     w, source = _normalise_weights(weights, gi.labels, gi.counts)
     xs, starts, nonempty = _prepare(x, gi.codes, gi.counts)
-    z, lo, hi = _uvmrec_core(xs, starts, gi.counts[nonempty], lower, upper, sig[nonempty], schedule,
-                             np.full(nonempty.size, beta / gi.k), as_generator(rng), 1, clamp_to_prior)
+    z, lo, hi = _uvmrec_core(
+        xs,
+        starts,
+        gi.counts[nonempty],
+        lower,
+        upper,
+        sig[nonempty],
+        schedule,
+        np.full(nonempty.size, beta / gi.k),
+        as_generator(rng),
+        1,
+        clamp_to_prior,
+    )
     est = np.full(gi.k, (lower + upper) / 2.0)
     intervals = np.tile([lower, upper], (gi.k, 1)).astype(float)
     est[nonempty] = z[0]
     intervals[nonempty, 0] = lo[0]
     intervals[nonempty, 1] = hi[0]
     empty = gi.counts == 0
-    notes = tuple(f"group {lab!r} has no records: its released value is the prior midpoint "
-                  f"{(lower + upper) / 2:g} (uses no data)" for lab, e in zip(gi.labels, empty, strict=True) if e)
+    notes = tuple(
+        f"group {lab!r} has no records: its released value is the prior midpoint {(lower + upper) / 2:g} (uses no data)"
+        for lab, e in zip(gi.labels, empty, strict=True)
+        if e
+    )
     return StratifiedCoinPressRelease(
-        overall=float(w @ est), per_group=_readonly(est), labels=gi.labels, counts=gi.counts, weights=_readonly(w),
-        weights_source=source, intervals=_readonly(intervals), rho=rho, schedule=tuple(schedule.tolist()),
-        beta=beta, empty=_readonly(empty), notes=notes)
+        overall=float(w @ est),
+        per_group=_readonly(est),
+        labels=gi.labels,
+        counts=gi.counts,
+        weights=_readonly(w),
+        weights_source=source,
+        intervals=_readonly(intervals),
+        rho=rho,
+        schedule=tuple(schedule.tolist()),
+        beta=beta,
+        empty=_readonly(empty),
+        notes=notes,
+    )
 
 
 @dataclass(frozen=True)
@@ -347,10 +437,24 @@ class CoinPressSimulation:
     rho: float
 
 
-def simulate_coinpress(values: Any, groups: Any, *, rho: float, lower: float, upper: float, sigma: Any,
-                       sigma_global: float | None = None, t: int = 2, beta: float = 0.05, weights: Any = None,
-                       n_sims: int = 200, rng: Any = None, max_groups: int = MAX_GROUPS,
-                       include_global: bool = True, clamp_to_prior: bool = False) -> CoinPressSimulation:
+def simulate_coinpress(
+    values: Any,
+    groups: Any,
+    *,
+    rho: float,
+    lower: float,
+    upper: float,
+    sigma: Any,
+    sigma_global: float | None = None,
+    t: int = 2,
+    beta: float = 0.05,
+    weights: Any = None,
+    n_sims: int = 200,
+    rng: Any = None,
+    max_groups: int = MAX_GROUPS,
+    include_global: bool = True,
+    clamp_to_prior: bool = False,
+) -> CoinPressSimulation:
     """Vectorised Monte Carlo of StratCoinpress (with the given weights) and global CoinPress.
 
     ``sigma_global`` (public) is used for the global run; default: the largest group sigma.
@@ -369,20 +473,39 @@ def simulate_coinpress(values: Any, groups: Any, *, rho: float, lower: float, up
     w, _ = _normalise_weights(weights, gi.labels, gi.counts)
     gen = as_generator(rng)
     xs, starts, nonempty = _prepare(x, gi.codes, gi.counts)
-    z, _, _ = _uvmrec_core(xs, starts, gi.counts, lower, upper, sig, schedule,
-                           np.full(gi.k, beta / gi.k), gen, n_sims, clamp_to_prior)
+    z, _, _ = _uvmrec_core(
+        xs, starts, gi.counts, lower, upper, sig, schedule, np.full(gi.k, beta / gi.k), gen, n_sims, clamp_to_prior
+    )
     if include_global:
         sg = float(sig.max()) if sigma_global is None else check_positive(sigma_global, "sigma_global")
-        zg, _, _ = _uvmrec_core(np.sort(x), np.array([0]), np.array([x.size]), lower, upper, np.array([sg]), schedule,
-                                np.array([beta]), gen, n_sims, clamp_to_prior)
+        zg, _, _ = _uvmrec_core(
+            np.sort(x),
+            np.array([0]),
+            np.array([x.size]),
+            lower,
+            upper,
+            np.array([sg]),
+            schedule,
+            np.array([beta]),
+            gen,
+            n_sims,
+            clamp_to_prior,
+        )
         glob = zg[:, 0]
     else:
         glob = None
     true_groups = np.bincount(gi.codes, weights=x, minlength=gi.k) / gi.counts
-    return CoinPressSimulation(labels=gi.labels, counts=gi.counts, weights=_readonly(w),
-                               true_groups=_readonly(true_groups), true_overall=float(x.mean()),
-                               strat_groups=_readonly(z), strat_overall=_readonly(z @ w),
-                               global_overall=None if glob is None else _readonly(glob), rho=rho)
+    return CoinPressSimulation(
+        labels=gi.labels,
+        counts=gi.counts,
+        weights=_readonly(w),
+        true_groups=_readonly(true_groups),
+        true_overall=float(x.mean()),
+        strat_groups=_readonly(z),
+        strat_overall=_readonly(z @ w),
+        global_overall=None if glob is None else _readonly(glob),
+        rho=rho,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

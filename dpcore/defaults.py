@@ -15,6 +15,7 @@ These are *public* inputs chosen without looking at any data set (design.md sect
 * ``ANSWER_TARGET_GINI = 0.01`` (one Gini point) reached ``ANSWER_CONFIDENCE = 0.9`` of the time:
   the target the answer sentence of the Gini page recommends an ε for, until the user types another.
 """
+
 from __future__ import annotations
 
 INCOME_LOWER: float = 0.0
@@ -26,8 +27,17 @@ PSEO_BINS: str = "pseo"
 ANSWER_TARGET_GINI: float = 0.01
 ANSWER_CONFIDENCE: float = 0.9
 
-__all__ = ["INCOME_LOWER", "INCOME_UPPER", "MEAN_CLIP_UPPER", "GINI_GAMMA", "GINI_CALIBRATION", "PSEO_BINS",
-           "ANSWER_TARGET_GINI", "ANSWER_CONFIDENCE", "available_cores"]
+__all__ = [
+    "INCOME_LOWER",
+    "INCOME_UPPER",
+    "MEAN_CLIP_UPPER",
+    "GINI_GAMMA",
+    "GINI_CALIBRATION",
+    "PSEO_BINS",
+    "ANSWER_TARGET_GINI",
+    "ANSWER_CONFIDENCE",
+    "available_cores",
+]
 
 
 def available_cores() -> int:

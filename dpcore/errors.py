@@ -1,5 +1,6 @@
 """The exceptions every dpcore module raises, in a module that imports nothing of dpcore: the lowest layer
 (``dpcore.rng`` and ``dpcore.validation`` both use them; ``dpcore.validation`` re-exports them)."""
+
 from __future__ import annotations
 
 __all__ = ["DPInputError", "NotAnIntegerError"]

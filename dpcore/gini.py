@@ -57,6 +57,7 @@ Where this module departs from the paper (each proven by a test)
    in s with a closed-form peak, so Dinkelbach's method finds the exact maximum in O(k) per
    step (``_gmax_k``; the O(n) scan ``_gmax_k_scan`` is kept as a test oracle).
 """
+
 from __future__ import annotations
 
 import functools
@@ -121,6 +122,7 @@ _DEFINITIONS = ("eq1", "eq2")
 # The statistic
 # ---------------------------------------------------------------------------------------------
 
+
 def _sorted_gini(xs: np.ndarray) -> float:
     """eq. (1) on sorted non-negative data; 0 for the all-zero data set (convention)."""
     n = xs.size
@@ -159,7 +161,8 @@ def gini(x: Any, definition: str = "eq1") -> float:
     if (arr < 0).any():
         raise DPInputError(
             f"incomes contain {int((arr < 0).sum())} negative values; the Gini index is defined for "
-            "non-negative incomes (drop them or clip them at 0 first)")
+            "non-negative incomes (drop them or clip them at 0 first)"
+        )
     if float(arr.sum()) <= 0.0:
         raise DPInputError("all incomes are zero: the Gini index is undefined (0/0)")
     n = arr.size
@@ -167,8 +170,9 @@ def gini(x: Any, definition: str = "eq1") -> float:
     return g * n / (n - 1) if definition == "eq2" else g
 
 
-def clip_incomes(x: Any, *, lower: float, upper: float, clip_negative: bool = False,
-                 name: str = "incomes") -> tuple[np.ndarray, int, int]:
+def clip_incomes(
+    x: Any, *, lower: float, upper: float, clip_negative: bool = False, name: str = "incomes"
+) -> tuple[np.ndarray, int, int]:
     """Validate and clip incomes to the public range [lower, upper]; return (sorted, n_below, n_above).
 
     Negative incomes are refused (DPInputError) unless ``clip_negative=True``; values in
@@ -184,7 +188,8 @@ def clip_incomes(x: Any, *, lower: float, upper: float, clip_negative: bool = Fa
     if neg and not clip_negative:
         raise DPInputError(
             f"{name} contain {neg} negative values; the Gini index needs non-negative incomes. "
-            "Drop them, or allow clipping them to the lower bound (clip_negative=True)")
+            "Drop them, or allow clipping them to the lower bound (clip_negative=True)"
+        )
     n_below = int((arr < lower).sum())
     n_above = int((arr > upper).sum())
     xs = np.sort(np.clip(arr, lower, upper))
@@ -214,15 +219,16 @@ class _Prefix:
         self.x = xs
         self.n = n
         t = np.arange(n, dtype=float)
-        self.P = np.concatenate(([0.0], np.cumsum(xs)))                       # sum_{u<t} y_u
+        self.P = np.concatenate(([0.0], np.cumsum(xs)))  # sum_{u<t} y_u
         self.C = np.concatenate(([0.0], np.cumsum((2.0 * t + 1.0 - n) * xs)))  # sum (2(u+1)-n-1) y_u
-        self.R = np.concatenate(([0.0], np.cumsum(t * xs)))                    # sum u y_u
+        self.R = np.concatenate(([0.0], np.cumsum(t * xs)))  # sum u y_u
         self.S = float(self.P[-1])
 
 
 # ---------------------------------------------------------------------------------------------
 # Exact extremes after k replacements (Theorems 4.1-4.2, Algorithms 1-2, Appendix A.3)
 # ---------------------------------------------------------------------------------------------
+
 
 def _gmax_k_scan(pf: _Prefix, k: int, lower: float, upper: float) -> float:
     """Exact max over data sets replacing k records by values in [L, U].
@@ -239,8 +245,8 @@ def _gmax_k_scan(pf: _Prefix, k: int, lower: float, upper: float) -> float:
         return _sorted_gini(pf.x)
     k = min(k, n)
     P, C = pf.P, pf.C
-    a = P[: n - k + 1]                    # kept lows' sum, window starts s = 0..n-k
-    b = pf.S - P[k:]                      # kept highs' sum
+    a = P[: n - k + 1]  # kept lows' sum, window starts s = 0..n-k
+    b = pf.S - P[k:]  # kept highs' sum
     ab = a + b
     c0 = C[: n - k + 1] + (C[n] + U * k * (n - k)) - C[k:] - (2.0 * k) * b
     B1 = 2.0 * ab + (U * (2.0 * k - n) - L * n)
@@ -325,7 +331,7 @@ def _gmin_k(pf: _Prefix, k: int) -> float:
     m = n - k
     i = np.arange(0, k + 1)
     SB = pf.P[i + m] - pf.P[i]
-    WB = 2.0 * (pf.R[i + m] - pf.R[i]) + (1.0 - m - 2.0 * i) * SB   # sum (2 r_local - m - 1) y
+    WB = 2.0 * (pf.R[i + m] - pf.R[i]) + (1.0 - m - 2.0 * i) * SB  # sum (2 r_local - m - 1) y
     TB = 2.0 * WB
 
     def phi(r: np.ndarray) -> np.ndarray:
@@ -414,6 +420,7 @@ def gini_extremes_curve(x_sorted: Any, k_max: int, lower: float, upper: float) -
 # Sensitivity
 # ---------------------------------------------------------------------------------------------
 
+
 def gini_global_sensitivity(n: int, lower: float, upper: float) -> float:
     """Global sensitivity of eq. (1) for replace-one neighbours with values in [lower, upper], n public.
 
@@ -431,8 +438,9 @@ def gini_global_sensitivity(n: int, lower: float, upper: float) -> float:
     return float(min(c, 2.0 * c * width / (n * lower + width)))
 
 
-def local_sensitivity_bound(n: int, lower: float, upper: float, gmin: Any, gmax: Any,
-                            smin: Any, smax: Any) -> np.ndarray:
+def local_sensitivity_bound(
+    n: int, lower: float, upper: float, gmin: Any, gmax: Any, smin: Any, smax: Any
+) -> np.ndarray:
     """Upper bound on LS(Y) for every Y in [L, U]^n with g(Y) in [gmin, gmax], sum(Y) in [smin, smax].
 
     Vectorised over arrays of boxes. Derivation (eq. (1); one record v -> v + d, others fixed;
@@ -463,8 +471,9 @@ def local_sensitivity_bound(n: int, lower: float, upper: float, gmin: Any, gmax:
     return _ls_bound(n, lower, upper, gmin, gmax, smin, smax)
 
 
-def _ls_bound(n: int, L: float, U: float, gmin: np.ndarray, gmax: np.ndarray,
-              smin: np.ndarray, smax: np.ndarray) -> np.ndarray:
+def _ls_bound(
+    n: int, L: float, U: float, gmin: np.ndarray, gmax: np.ndarray, smin: np.ndarray, smax: np.ndarray
+) -> np.ndarray:
     c = (n - 1) / n
     W = U - L
     gs = gini_global_sensitivity(n, L, U)
@@ -519,11 +528,11 @@ def exact_local_sensitivity(x: Any, lower: float, upper: float) -> float:
 
     T = 2.0 * n * S * g0
     uniq = np.unique(xs)
-    A_old = absdev(uniq)           # sum of distances from each removable value
+    A_old = absdev(uniq)  # sum of distances from each removable value
     best = 0.0
     chunk = max(1, 2_000_000 // max(uniq.size, 1))
     for start in range(0, cand.size, chunk):
-        v = cand[start:start + chunk, None]
+        v = cand[start : start + chunk, None]
         # remove one record of value u, insert v: T' = T - 2 A(u) + 2 (A(v) - |v - u|)
         Tn = T - 2.0 * A_old[None, :] + 2.0 * (absdev(v[:, 0])[:, None] - np.abs(v - uniq[None, :]))
         Sn = S - uniq[None, :] + v
@@ -535,6 +544,7 @@ def exact_local_sensitivity(x: Any, lower: float, upper: float) -> float:
 # ---------------------------------------------------------------------------------------------
 # Smooth sensitivity (Theorem 4.3 / 4.4, Section 4.4 pruning)
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, eq=False)
 class GiniSmoothSensitivity:
@@ -566,8 +576,6 @@ class GiniSmoothSensitivity:
         return bool(self.value >= self.global_sensitivity * (1.0 - 1e-9))
 
 
-
-
 def _fast_A(n: int, L: float, U: float, S: float, ks: np.ndarray) -> np.ndarray:
     """Closed-form bound on A^(k) from n, sum and [L, U] only (our version of Theorem 4.4)."""
     W = U - L
@@ -584,8 +592,9 @@ def _check_beta(beta: Any) -> float:
     return b
 
 
-def smooth_sensitivity(x: Any, *, lower: float, upper: float, beta: float, method: str = "exact",
-                       k_max: int | None = None) -> GiniSmoothSensitivity:
+def smooth_sensitivity(
+    x: Any, *, lower: float, upper: float, beta: float, method: str = "exact", k_max: int | None = None
+) -> GiniSmoothSensitivity:
     """Smooth sensitivity of the eq. (1) Gini for replace-one neighbours, n and [lower, upper] public.
 
     ``method="exact"``: A^(k) = :func:`local_sensitivity_bound` on the exact box
@@ -610,7 +619,8 @@ def smooth_sensitivity(x: Any, *, lower: float, upper: float, beta: float, metho
     if xs[0] < lower or xs[-1] > upper:
         raise DPInputError(
             f"incomes outside [lower, upper] = [{lower:g}, {upper:g}]: clip them first "
-            "(release_gini does it and reports how many)")
+            "(release_gini does it and reports how many)"
+        )
     if float(xs.sum()) <= 0:
         raise DPInputError("all incomes are zero: the Gini index is undefined (0/0)")
     if k_max is not None:
@@ -621,16 +631,25 @@ def smooth_sensitivity(x: Any, *, lower: float, upper: float, beta: float, metho
     pf = _Prefix(xs)
     gs = gini_global_sensitivity(n, lower, upper)
     g0 = _sorted_gini(xs)
-    A0 = float(_ls_bound(n, lower, upper, np.array([g0]), np.array([g0]),
-                         np.array([pf.S]), np.array([pf.S]))[0])
+    A0 = float(_ls_bound(n, lower, upper, np.array([g0]), np.array([g0]), np.array([pf.S]), np.array([pf.S]))[0])
     k_cap = _k_cap(n, gs, A0, beta, k_max)
     ks = np.arange(0, k_cap + 1)
     A = np.maximum(_fast_A_capped(n, lower, upper, pf.S, ks, gs), 0.0)
     A[0] = max(A[0], 0.0)
     decay = np.exp(-beta * np.arange(A.size)) * A
     k_star = int(np.argmax(decay))
-    return GiniSmoothSensitivity(value=float(decay[k_star]), k_star=k_star, A=A, decay=decay, beta=beta,
-                             method=method, n=n, lower=lower, upper=upper, global_sensitivity=gs)
+    return GiniSmoothSensitivity(
+        value=float(decay[k_star]),
+        k_star=k_star,
+        A=A,
+        decay=decay,
+        beta=beta,
+        method=method,
+        n=n,
+        lower=lower,
+        upper=upper,
+        global_sensitivity=gs,
+    )
 
 
 def _k_cap(n: int, gs: float, a0: float, beta: float, k_max: int | None) -> int:
@@ -726,8 +745,9 @@ class ExactSensitivityProfile:
         powers of two are halved only while that bound can beat the best term found. Where the closed-form
         suffix bound of the sequential scan needed A^(k) at every k up to ~1,700 (1.2 s for 10,000 records at
         beta 0.004), this needs a few dozen."""
-        ends = sorted({start, k_cap} | {start + (1 << i) for i in range((k_cap - start).bit_length())
-                                        if start + (1 << i) < k_cap})
+        ends = sorted(
+            {start, k_cap} | {start + (1 << i) for i in range((k_cap - start).bit_length()) if start + (1 << i) < k_cap}
+        )
         top = (best, -start)  # (term, -k): the largest term, the smallest k among equal ones (np.argmax's)
         for k in ends[1:]:
             top = max(top, (math.exp(-beta * k) * self.sparse_a(k), -k))
@@ -766,8 +786,18 @@ class ExactSensitivityProfile:
         big_a = np.array(vals)
         decay = np.exp(-beta * np.arange(big_a.size)) * big_a
         k_star = int(np.argmax(decay))
-        return GiniSmoothSensitivity(value=float(decay[k_star]), k_star=k_star, A=big_a, decay=decay, beta=beta,
-                                     method="exact", n=n, lower=self.lower, upper=self.upper, global_sensitivity=gs)
+        return GiniSmoothSensitivity(
+            value=float(decay[k_star]),
+            k_star=k_star,
+            A=big_a,
+            decay=decay,
+            beta=beta,
+            method="exact",
+            n=n,
+            lower=self.lower,
+            upper=self.upper,
+            global_sensitivity=gs,
+        )
 
 
 #: The exact profiles one process keeps: the last 8 data sets (each holds a few arrays of n floats).
@@ -826,6 +856,7 @@ def fast_smooth_sensitivity_iq(n: int, iq: float, beta: float, *, lower_over_mea
 # Releases
 # ---------------------------------------------------------------------------------------------
 
+
 def _noise():
     from . import noise  # the lead's noise core
 
@@ -873,11 +904,11 @@ class GiniRelease:
     confidential_n_clipped_below: int = 0
     confidential_n_clipped_above: int = 0
     confidential_true_value: float | None = None
-    noise: str = "cauchy"          # a dpcore.smooth_noises.SMOOTH_NOISES name
-    delta: float = 0.0             # 0 for the pure-DP Cauchy
-    rho: float | None = None       # zCDP noises only
-    privacy_cost: Any = None       # dpcore.budget.PrivacyCost of this release (pure / approx / zCDP)
-    sigma: float | None = None     # Laplace log-normal shape (Bun & Steinke 2019)
+    noise: str = "cauchy"  # a dpcore.smooth_noises.SMOOTH_NOISES name
+    delta: float = 0.0  # 0 for the pure-DP Cauchy
+    rho: float | None = None  # zCDP noises only
+    privacy_cost: Any = None  # dpcore.budget.PrivacyCost of this release (pure / approx / zCDP)
+    sigma: float | None = None  # Laplace log-normal shape (Bun & Steinke 2019)
     #: g(X) + scale Z before the clamp to [0, 1] on the 1e-6 grid (dpcore.release_noise.publish_gini): a DP
     #: output too; the posterior needs it (a density applies to it, not to a clamped value)
     noisy_value: float | None = None
@@ -997,8 +1028,14 @@ class GiniMechanism:
         """The ``dpcore.smooth_noises.SmoothCalibration`` of one cell (alpha, beta, the certificate)."""
         from . import smooth_noises
 
-        return smooth_noises.smooth_calibration(self.noise, self.epsilon_cell, delta=self.delta_cell or None,
-                                                gamma=self.gamma, mode=self.calibration, beta=self.beta)
+        return smooth_noises.smooth_calibration(
+            self.noise,
+            self.epsilon_cell,
+            delta=self.delta_cell or None,
+            gamma=self.gamma,
+            mode=self.calibration,
+            beta=self.beta,
+        )
 
     @property
     def alpha(self) -> float:
@@ -1031,10 +1068,12 @@ class GiniMechanism:
         if self.noise != "cauchy":
             return self.epsilon_cell, 0.0
         cal = self.smooth_calibration
-        loss = noise_module.smooth_noise_privacy_loss(self.gamma, cal.alpha * (1.0 - FLOAT_SLACK),
-                                                      cal.beta * (1.0 + FLOAT_SLACK), tol=1e-3 * self.epsilon_cell)
-        excess, _ = release_noise.gc_pure_sampler_excess(self.gamma, release_noise.GINI_GRID, release_noise.GINI_WINDOW,
-                                                         GINI_MIN_SCALE, self.max_scale)
+        loss = noise_module.smooth_noise_privacy_loss(
+            self.gamma, cal.alpha * (1.0 - FLOAT_SLACK), cal.beta * (1.0 + FLOAT_SLACK), tol=1e-3 * self.epsilon_cell
+        )
+        excess, _ = release_noise.gc_pure_sampler_excess(
+            self.gamma, release_noise.GINI_GRID, release_noise.GINI_WINDOW, GINI_MIN_SCALE, self.max_scale
+        )
         return float(loss), float(excess)
 
     def privacy_cost(self):
@@ -1071,16 +1110,28 @@ class GiniMechanism:
         """The public description every release record of this statistic carries (one text for every path)."""
         cal = self.smooth_calibration
         out: dict[str, Any] = {
-            "noise": self.noise, "gamma": self.gamma, "calibration": self.calibration,
-            "epsilon_per_cell": self.epsilon_cell, "alpha": self.alpha, "beta": self.smoothness,
-            "privacy_statement_per_cell": cal.statement(), "output_grid": 1e-6, "output_window": [0.0, 1.0],
+            "noise": self.noise,
+            "gamma": self.gamma,
+            "calibration": self.calibration,
+            "epsilon_per_cell": self.epsilon_cell,
+            "alpha": self.alpha,
+            "beta": self.smoothness,
+            "privacy_statement_per_cell": cal.statement(),
+            "output_grid": 1e-6,
+            "output_window": [0.0, 1.0],
             "output_rule": "dpcore.release_noise.publish_gini: clamp to [0, 1], round to the grid (post-processing)",
             "noise_scale": CONFIDENTIAL_SCALE_LABEL,
         }
         if self.noise == "cauchy":
             loss, excess = self.certified
-            out.update(alpha_used=self.release_alpha, min_noise_scale=GINI_MIN_SCALE, max_noise_scale=self.max_scale,
-                       float_slack=FLOAT_SLACK, certified_loss_per_cell=loss, sampler_excess_per_cell=excess)
+            out.update(
+                alpha_used=self.release_alpha,
+                min_noise_scale=GINI_MIN_SCALE,
+                max_noise_scale=self.max_scale,
+                float_slack=FLOAT_SLACK,
+                certified_loss_per_cell=loss,
+                sampler_excess_per_cell=excess,
+            )
         else:
             out.update(delta_per_cell=self.delta_cell)
         return out
@@ -1093,7 +1144,8 @@ class GiniMechanism:
             raise DPInputError(
                 "a real release of the Gini with noise='laplace_lognormal' is not offered: there is no "
                 "floating-point-safe sampler for it. Use noise='laplace' (OpenDP's Laplace sampler) or "
-                "noise='cauchy' (the certified generalized-Cauchy sampler); nothing was charged.")
+                "noise='cauchy' (the certified generalized-Cauchy sampler); nothing was charged."
+            )
 
     def draw(self, confidential_gini: float, confidential_smooth_sensitivity: float, rng: Any = None) -> GiniDraw:
         """One cell's release. ``rng`` None (or a ``dpcore.rng.SecureRandom``): the real sampler; a numpy
@@ -1103,8 +1155,13 @@ class GiniMechanism:
         from . import release_noise
 
         if float(confidential_smooth_sensitivity) <= 0.0:
-            return GiniDraw(0.0, 0.0, "none: the Gini of n <= 1 records is 0 on every data set (public)",
-                            "no data-dependent output", release_noise._simulated(rng))
+            return GiniDraw(
+                0.0,
+                0.0,
+                "none: the Gini of n <= 1 records is 0 on every data set (public)",
+                "no data-dependent output",
+                release_noise._simulated(rng),
+            )
         g = float(confidential_gini)
         simulated = release_noise._simulated(rng)
         if simulated:
@@ -1113,33 +1170,54 @@ class GiniMechanism:
             # published value is the same (publish_gini clamps to the window and rounds to the grid), and the
             # noisy value keeps the density the posterior reads
             noisy = g + self.noise_scale(confidential_smooth_sensitivity) * float(
-                self.noise_law().rvs(1, as_generator(rng))[0])
-            return GiniDraw(release_noise.publish_gini(noisy), noisy,
-                            f"simulation: value + scale * {self.noise} noise (numpy), clamped to [0, 1] on the grid "
-                            "1e-06 (NOT a real release)", self.smooth_calibration.statement(), True)
+                self.noise_law().rvs(1, as_generator(rng))[0]
+            )
+            return GiniDraw(
+                release_noise.publish_gini(noisy),
+                noisy,
+                f"simulation: value + scale * {self.noise} noise (numpy), clamped to [0, 1] on the grid "
+                "1e-06 (NOT a real release)",
+                self.smooth_calibration.statement(),
+                True,
+            )
         scale = self.confidential_noise_scale(confidential_smooth_sensitivity)
         if self.noise == "cauchy":
             loss, _ = self.certified
             d = release_noise.release_generalized_cauchy(
-                g, scale=scale, gamma=self.gamma, grid=release_noise.GINI_GRID, rng=rng,
-                window=release_noise.GINI_WINDOW, epsilon=loss, min_scale=GINI_MIN_SCALE, max_scale=self.max_scale)
+                g,
+                scale=scale,
+                gamma=self.gamma,
+                grid=release_noise.GINI_GRID,
+                rng=rng,
+                window=release_noise.GINI_WINDOW,
+                epsilon=loss,
+                min_scale=GINI_MIN_SCALE,
+                max_scale=self.max_scale,
+            )
             noisy = float(d.values[0])
-            statement = (f"smooth-sensitivity certificate (dpcore.noise.smooth_noise_privacy_loss, gamma={self.gamma:g}, "
-                         f"alpha={self.release_alpha:.6g}, beta={self.smoothness:.6g}, float slack {FLOAT_SLACK:g}) -> epsilon "
-                         f"{loss:.6g} per cell; {d.privacy_map}")
+            statement = (
+                f"smooth-sensitivity certificate (dpcore.noise.smooth_noise_privacy_loss, gamma={self.gamma:g}, "
+                f"alpha={self.release_alpha:.6g}, beta={self.smoothness:.6g}, float slack {FLOAT_SLACK:g}) -> epsilon "
+                f"{loss:.6g} per cell; {d.privacy_map}"
+            )
             return GiniDraw(release_noise.publish_gini(noisy), noisy, d.measurement, statement, simulated)
         self.check_real_release()
-        d = release_noise.release_real_values([g], scale=scale, rng=rng, confidential_scale_label=CONFIDENTIAL_SCALE_LABEL)
+        d = release_noise.release_real_values(
+            [g], scale=scale, rng=rng, confidential_scale_label=CONFIDENTIAL_SCALE_LABEL
+        )
         noisy = float(d.values[0])
-        return GiniDraw(release_noise.publish_gini(noisy), noisy, d.measurement, self.smooth_calibration.statement(),
-                        False)
+        return GiniDraw(
+            release_noise.publish_gini(noisy), noisy, d.measurement, self.smooth_calibration.statement(), False
+        )
 
-    def simulate(self, confidential_gini: float, confidential_noise_scale: float, size: Any, rng: Any = None
-                 ) -> np.ndarray:
+    def simulate(
+        self, confidential_gini: float, confidential_noise_scale: float, size: Any, rng: Any = None
+    ) -> np.ndarray:
         """``size`` simulated noisy values g + scale Z of this mechanism's law (numpy, vectorised; before the
         [0, 1] clamp, which is post-processing): exploration only, nothing is released or charged."""
-        return float(confidential_gini) + float(confidential_noise_scale) * self.noise_law().rvs(size,
-                                                                                                 as_generator(rng))
+        return float(confidential_gini) + float(confidential_noise_scale) * self.noise_law().rvs(
+            size, as_generator(rng)
+        )
 
 
 def _check_gamma(gamma: Any) -> float:
@@ -1149,10 +1227,10 @@ def _check_gamma(gamma: Any) -> float:
     return gamma
 
 
-def _prepare_release(x, epsilon, gamma, lower, upper, calibration, method, clip_negative,
-                     noise="cauchy", delta=None):
-    mech = GiniMechanism(epsilon, float(lower), float(upper), noise=noise, gamma=gamma, calibration=calibration,
-                         delta=delta)
+def _prepare_release(x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise="cauchy", delta=None):
+    mech = GiniMechanism(
+        epsilon, float(lower), float(upper), noise=noise, gamma=gamma, calibration=calibration, delta=delta
+    )
     if method not in ("exact", "fast"):
         raise DPInputError(f"method must be 'exact' or 'fast', got {method!r}")
     xs, n_below, n_above = clip_incomes(x, lower=lower, upper=upper, clip_negative=clip_negative)
@@ -1160,10 +1238,21 @@ def _prepare_release(x, epsilon, gamma, lower, upper, calibration, method, clip_
     return mech, xs, n_below, n_above, ss
 
 
-def release_gini(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, upper: float,
-                 calibration: str = "tight", method: str = "exact", rng: Any = None,
-                 clip_negative: bool = False, include_confidential: bool = False,
-                 noise: str = "cauchy", delta: float | None = None) -> GiniRelease:
+def release_gini(
+    x: Any,
+    *,
+    epsilon: float,
+    gamma: float = 2.0,
+    lower: float,
+    upper: float,
+    calibration: str = "tight",
+    method: str = "exact",
+    rng: Any = None,
+    clip_negative: bool = False,
+    include_confidential: bool = False,
+    noise: str = "cauchy",
+    delta: float | None = None,
+) -> GiniRelease:
     """epsilon-DP Gini index: g(X) + (S_beta(X)/alpha) Z, Z ~ GeneralizedCauchy(gamma) (eqs. (9)-(10)), drawn by
     :class:`GiniMechanism` (the mechanism of every released Gini).
 
@@ -1192,20 +1281,37 @@ def release_gini(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, up
     True
     """
     mech, xs, n_below, n_above, ss = _prepare_release(
-        x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise, delta)
+        x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise, delta
+    )
     g0 = _sorted_gini(xs)
     draw = mech.draw(g0, ss.value, rng=rng)
     scale = mech.noise_scale(ss.value)
     cal = mech.smooth_calibration
     return GiniRelease(
-        value=draw.value, noisy_value=draw.noisy_value, confidential_noise_scale=scale, alpha=mech.alpha,
-        beta=mech.smoothness, epsilon=mech.epsilon, gamma=mech.gamma, confidential_smooth_sensitivity=ss.value,
+        value=draw.value,
+        noisy_value=draw.noisy_value,
+        confidential_noise_scale=scale,
+        alpha=mech.alpha,
+        beta=mech.smoothness,
+        epsilon=mech.epsilon,
+        gamma=mech.gamma,
+        confidential_smooth_sensitivity=ss.value,
         confidential_k_star=ss.k_star,
-        calibration=calibration, method=method, n=xs.size, lower=float(lower), upper=float(upper),
+        calibration=calibration,
+        method=method,
+        n=xs.size,
+        lower=float(lower),
+        upper=float(upper),
         confidential_saturated=_saturated(ss.value, ss.global_sensitivity, scale, mech.gamma, mech.noise_law()),
-        confidential_n_clipped_below=n_below, confidential_n_clipped_above=n_above,
+        confidential_n_clipped_below=n_below,
+        confidential_n_clipped_above=n_above,
         confidential_true_value=g0 if include_confidential else None,
-        noise=cal.noise, delta=cal.delta, rho=cal.rho, privacy_cost=mech.privacy_cost(), sigma=cal.sigma)
+        noise=cal.noise,
+        delta=cal.delta,
+        rho=cal.rho,
+        privacy_cost=mech.privacy_cost(),
+        sigma=cal.sigma,
+    )
 
 
 @dataclass(frozen=True)
@@ -1223,8 +1329,9 @@ class LaplaceGiniRelease:
     confidential_n_clipped_above: int = 0
 
 
-def release_gini_laplace(x: Any, *, epsilon: float, lower: float, upper: float, rng: Any = None,
-                         clip_negative: bool = False) -> LaplaceGiniRelease:
+def release_gini_laplace(
+    x: Any, *, epsilon: float, lower: float, upper: float, rng: Any = None, clip_negative: bool = False
+) -> LaplaceGiniRelease:
     """The global-sensitivity Laplace mechanism the paper argues against (Section 2.2).
 
     GS from :func:`gini_global_sensitivity` ((n-1)/n when lower = 0: useless for any n).
@@ -1248,8 +1355,7 @@ def error_summary(errors: Any, *, gamma: float | None = None) -> dict[str, float
     rmse = None
     if gamma is None or gamma > 3:
         rmse = float(np.sqrt(np.mean(e * e)))
-    return {"median_abs_error": float(q50), "q90_abs_error": float(q90), "q99_abs_error": float(q99),
-            "rmse": rmse}
+    return {"median_abs_error": float(q50), "q90_abs_error": float(q90), "q99_abs_error": float(q99), "rmse": rmse}
 
 
 @dataclass(frozen=True, eq=False)
@@ -1271,11 +1377,12 @@ class GiniSimulation:
     saturated: bool
     noise: str = "cauchy"
     delta: float = 0.0
-    privacy_cost: Any = None       # dpcore.budget.PrivacyCost of one release
+    privacy_cost: Any = None  # dpcore.budget.PrivacyCost of one release
 
 
-def simulate_releases_from_scale(true_value: float, noise_scale: float, gamma: float, n_releases: int,
-                                 rng: Any = None) -> np.ndarray:
+def simulate_releases_from_scale(
+    true_value: float, noise_scale: float, gamma: float, n_releases: int, rng: Any = None
+) -> np.ndarray:
     """true_value + noise_scale * Z for n_releases independent Z ~ GeneralizedCauchy(gamma) (vectorised)."""
     true_value = check_finite(true_value, "true_value")
     noise_scale = check_finite(noise_scale, "noise_scale")
@@ -1286,10 +1393,21 @@ def simulate_releases_from_scale(true_value: float, noise_scale: float, gamma: f
     return true_value + noise_scale * _noise().GeneralizedCauchy(gamma).rvs(n_releases, as_generator(rng))
 
 
-def simulate_gini_releases(x: Any, *, epsilon: float, gamma: float = 2.0, lower: float, upper: float,
-                           n_releases: int = 100_000, calibration: str = "tight", method: str = "exact",
-                           rng: Any = None, clip_negative: bool = False, noise: str = "cauchy",
-                           delta: float | None = None) -> GiniSimulation:
+def simulate_gini_releases(
+    x: Any,
+    *,
+    epsilon: float,
+    gamma: float = 2.0,
+    lower: float,
+    upper: float,
+    n_releases: int = 100_000,
+    calibration: str = "tight",
+    method: str = "exact",
+    rng: Any = None,
+    clip_negative: bool = False,
+    noise: str = "cauchy",
+    delta: float | None = None,
+) -> GiniSimulation:
     """Simulate ``n_releases`` independent releases of :func:`release_gini` (and the Laplace baseline).
 
     S_beta(X) is computed once; the draws are vectorised. For planning and teaching only: the
@@ -1297,7 +1415,8 @@ def simulate_gini_releases(x: Any, *, epsilon: float, gamma: float = 2.0, lower:
     (the RMSE is reported for the light-tailed noises, which have a variance).
     """
     mech, xs, _, _, ss = _prepare_release(
-        x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise, delta)
+        x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise, delta
+    )
     n_releases = check_int(n_releases, "n_releases", minimum=1, maximum=50_000_000)
     gen = as_generator(rng)
     g0 = _sorted_gini(xs)
@@ -1308,16 +1427,28 @@ def simulate_gini_releases(x: Any, *, epsilon: float, gamma: float = 2.0, lower:
     lap = g0 + gen.laplace(0.0, lap_scale, size=n_releases)
     cal = mech.smooth_calibration
     return GiniSimulation(
-        releases=rel, laplace_releases=lap, confidential_true_value=g0, noise_scale=scale,
-        laplace_scale=lap_scale, alpha=mech.alpha, beta=mech.smoothness, epsilon=mech.epsilon, gamma=mech.gamma,
-        smooth=ss, summary=error_summary(rel - g0, gamma=mech.gamma if cal.noise == "cauchy" else None),
+        releases=rel,
+        laplace_releases=lap,
+        confidential_true_value=g0,
+        noise_scale=scale,
+        laplace_scale=lap_scale,
+        alpha=mech.alpha,
+        beta=mech.smoothness,
+        epsilon=mech.epsilon,
+        gamma=mech.gamma,
+        smooth=ss,
+        summary=error_summary(rel - g0, gamma=mech.gamma if cal.noise == "cauchy" else None),
         laplace_summary=error_summary(lap - g0),
         saturated=_saturated(ss.value, gs, scale, mech.gamma, mech.noise_law()),
-        noise=cal.noise, delta=cal.delta, privacy_cost=mech.privacy_cost())
+        noise=cal.noise,
+        delta=cal.delta,
+        privacy_cost=mech.privacy_cost(),
+    )
 
 
 try:  # the posterior lives in dpcore/posterior.py (another owner)
     from .posterior import gini_posterior  # noqa: F401,E402
+
     __all__.append("gini_posterior")
 except ImportError:  # pragma: no cover
     pass

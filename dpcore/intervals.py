@@ -31,6 +31,7 @@ mechanism's target (the statistic of the data clipped to the public bounds) with
 (exactly for the inversions, asymptotically for the relative risk). Clipping bias is not in any interval:
 each result's ``caveat`` says so where it applies.
 """
+
 from __future__ import annotations
 
 import math
@@ -102,14 +103,17 @@ DEFAULT_LEVEL = 0.95
 #: every tail it could belong to, so truncation only ever widens an interval)
 _TRUNCATION_MASS = 1e-13
 
-_CLIPPING_CAVEAT = ("covers the statistic of the values clipped to the public bounds [{lo:g}, {hi:g}]; the "
-                    "clipping bias (true value minus clipped value) is not included: it is 0 when no value lies "
-                    "outside the bounds")
+_CLIPPING_CAVEAT = (
+    "covers the statistic of the values clipped to the public bounds [{lo:g}, {hi:g}]; the "
+    "clipping bias (true value minus clipped value) is not included: it is 0 when no value lies "
+    "outside the bounds"
+)
 
 
 # ---------------------------------------------------------------------------------------------
 # Results
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class NoiseInterval:
@@ -131,8 +135,14 @@ class NoiseInterval:
         return bool(self.lower <= truth <= self.upper)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "lower": self.lower, "upper": self.upper, "level": self.level,
-                "method": self.method, "caveat": self.caveat}
+        return {
+            "value": self.value,
+            "lower": self.lower,
+            "upper": self.upper,
+            "level": self.level,
+            "method": self.method,
+            "caveat": self.caveat,
+        }
 
 
 @dataclass(frozen=True)
@@ -185,13 +195,16 @@ class GiniInterval:
         return bool(self.lower <= truth <= self.upper)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("value", "lower", "upper", "level", "method", "caveat", "s_upper",
-                                              "eta", "epsilon", "delta")}
+        return {
+            k: getattr(self, k)
+            for k in ("value", "lower", "upper", "level", "method", "caveat", "s_upper", "eta", "epsilon", "delta")
+        }
 
 
 # ---------------------------------------------------------------------------------------------
 # Checks and noise quantiles
 # ---------------------------------------------------------------------------------------------
+
 
 def _level(level: Any) -> float:
     return check_probability(level, "level")
@@ -238,8 +251,15 @@ def _noise_half_width(noise: str, level: float, scale: float) -> float:
 # Counts, sums, means
 # ---------------------------------------------------------------------------------------------
 
-def count_interval(value: float, *, scale: float, level: float = DEFAULT_LEVEL, noise: str = "discrete_laplace",
-                   nonnegative: bool = True) -> NoiseInterval:
+
+def count_interval(
+    value: float,
+    *,
+    scale: float,
+    level: float = DEFAULT_LEVEL,
+    noise: str = "discrete_laplace",
+    nonnegative: bool = True,
+) -> NoiseInterval:
     """Interval for a true count from its noisy release ``value`` = count + noise of public ``scale``.
 
     The noise is independent of the count, so {c : |value - c| <= t} with t the exact level-quantile of |noise|
@@ -252,8 +272,15 @@ def count_interval(value: float, *, scale: float, level: float = DEFAULT_LEVEL, 
     return NoiseInterval(v, lo, v + half, float(level), f"exact {noise} quantile (public scale {scale!r})")
 
 
-def sum_interval(value: float, *, scale: float, level: float = DEFAULT_LEVEL, noise: str = "laplace",
-                 lower: float | None = None, upper: float | None = None) -> NoiseInterval:
+def sum_interval(
+    value: float,
+    *,
+    scale: float,
+    level: float = DEFAULT_LEVEL,
+    noise: str = "laplace",
+    lower: float | None = None,
+    upper: float | None = None,
+) -> NoiseInterval:
     """Interval for a clipped sum from its release ``value`` = sum + noise (OpenDP's float-safe Laplace, or
     ``"gaussian"`` with scale = sigma): value -+ the exact level-quantile of |noise|.
 
@@ -267,12 +294,22 @@ def sum_interval(value: float, *, scale: float, level: float = DEFAULT_LEVEL, no
     if lower is not None and upper is not None:
         lo, hi = check_bounds(lower, upper)
         caveat = _CLIPPING_CAVEAT.format(lo=lo, hi=hi)
-    return NoiseInterval(v, v - half, v + half, float(level), f"exact {noise} quantile (public scale {scale!r})",
-                         caveat)
+    return NoiseInterval(
+        v, v - half, v + half, float(level), f"exact {noise} quantile (public scale {scale!r})", caveat
+    )
 
 
-def mean_interval(value: float, *, n: float, sum_scale: float, lower: float, upper: float,
-                  level: float = DEFAULT_LEVEL, noise: str = "laplace", n_scale: float | None = None) -> NoiseInterval:
+def mean_interval(
+    value: float,
+    *,
+    n: float,
+    sum_scale: float,
+    lower: float,
+    upper: float,
+    level: float = DEFAULT_LEVEL,
+    noise: str = "laplace",
+    n_scale: float | None = None,
+) -> NoiseInterval:
     """Interval for a clipped mean released as noisy-sum / n.
 
     ``sum_scale``: the public scale of the sum's noise **in the units of the value** (a sum released in cents
@@ -293,19 +330,31 @@ def mean_interval(value: float, *, n: float, sum_scale: float, lower: float, upp
     v = check_finite(value, "value")
     lo, hi = check_bounds(lower, upper)
     lev = _level(level)
-    lows, ups = mean_interval_bounds([v], [n], sum_scale=sum_scale, lower=lo, upper=hi, level=lev, noise=noise,
-                                     n_scale=n_scale)
-    method = (f"exact {noise} quantile / public n" if n_scale is None
-              else f"pivot inversion over noisy n ({noise} sum, discrete Laplace count of scale {n_scale!r})")
+    lows, ups = mean_interval_bounds(
+        [v], [n], sum_scale=sum_scale, lower=lo, upper=hi, level=lev, noise=noise, n_scale=n_scale
+    )
+    method = (
+        f"exact {noise} quantile / public n"
+        if n_scale is None
+        else f"pivot inversion over noisy n ({noise} sum, discrete Laplace count of scale {n_scale!r})"
+    )
     caveat = _CLIPPING_CAVEAT.format(lo=lo, hi=hi)
     if n_scale is not None and float(n) <= 0:
         caveat += "; the noisy count is <= 0, so the interval is the whole clip range"
     return NoiseInterval(v, float(lows[0]), float(ups[0]), lev, method, caveat)
 
 
-def mean_interval_bounds(values: Any, n: Any, *, sum_scale: float, lower: float, upper: float,
-                         level: float = DEFAULT_LEVEL, noise: str = "laplace", n_scale: float | None = None
-                         ) -> tuple[np.ndarray, np.ndarray]:
+def mean_interval_bounds(
+    values: Any,
+    n: Any,
+    *,
+    sum_scale: float,
+    lower: float,
+    upper: float,
+    level: float = DEFAULT_LEVEL,
+    noise: str = "laplace",
+    n_scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised :func:`mean_interval`: (lower ends, upper ends) for arrays of released means and their n."""
     vals = as_finite_array(values, "values")
     sizes = as_finite_array(n, "n")
@@ -343,8 +392,9 @@ def _discrete_laplace_pmf(scale: float) -> tuple[np.ndarray, np.ndarray]:
     return k.astype(float), pmf
 
 
-def _pivot_pvalues(mu: np.ndarray, s_noisy: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale: float,
-                   noise: str) -> np.ndarray:
+def _pivot_pvalues(
+    mu: np.ndarray, s_noisy: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale: float, noise: str
+) -> np.ndarray:
     """P(|Z_s - mu Z_n| >= |S̃ - mu ñ|) for mu of shape (R, G) and rows' S̃, ñ of shape (R, 1)."""
     if noise == "laplace":
         return _laplace_pivot_pvalues(np.abs(mu), np.abs(s_noisy - mu * n_noisy), scale, n_scale)
@@ -368,18 +418,26 @@ def _laplace_pivot_pvalues(c: np.ndarray, t: np.ndarray, b: float, s: float) -> 
         x = safe_c / b - 1.0 / s
         jx = j * x
         pos = x + jx + np.log1p(-np.exp(-np.abs(jx))) - np.log(np.abs(np.expm1(x)))
-        middle = np.where(j == 0, 0.0, np.where(np.abs(x) < 1e-12, j * np.exp(-t / b),
-                                                  np.exp(-t / b + np.where(x > 0, pos, x + np.log(-np.expm1(jx))
-                                                                           - np.log(-np.expm1(x))))))
+        middle = np.where(
+            j == 0,
+            0.0,
+            np.where(
+                np.abs(x) < 1e-12,
+                j * np.exp(-t / b),
+                np.exp(-t / b + np.where(x > 0, pos, x + np.log(-np.expm1(jx)) - np.log(-np.expm1(x)))),
+            ),
+        )
         upper = np.exp(-t / b) / (1.0 - r * a)
-        below = np.exp((j + 1.0) * math.log(r)) * (1.0 / (1.0 + r) - 0.5 * cc * np.exp((t - safe_c * (j + 1.0)) / b)
-                                                   / (1.0 - r * a))
+        below = np.exp((j + 1.0) * math.log(r)) * (
+            1.0 / (1.0 + r) - 0.5 * cc * np.exp((t - safe_c * (j + 1.0)) / b) / (1.0 - r * a)
+        )
         total = 2.0 * (0.5 * cc * (upper + middle) + below)
     return np.clip(np.where(c > 0, total, np.exp(-t / b)), 0.0, 1.0)
 
 
-def _summed_pivot_pvalues(mu: np.ndarray, s_noisy: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale: float,
-                          noise: str) -> np.ndarray:
+def _summed_pivot_pvalues(
+    mu: np.ndarray, s_noisy: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale: float, noise: str
+) -> np.ndarray:
     """The p-value of :func:`_pivot_pvalues` by the direct sum over the (truncated) discrete Laplace support."""
     k, pmf = _discrete_laplace_pmf(n_scale)
     t = np.abs(s_noisy - mu * n_noisy)[..., None]
@@ -392,8 +450,9 @@ def _summed_pivot_pvalues(mu: np.ndarray, s_noisy: np.ndarray, n_noisy: np.ndarr
 _PIVOT_GRID = 17
 
 
-def _noisy_n_bounds(vals: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale: float, lo: float, hi: float,
-                    level: float, noise: str) -> tuple[np.ndarray, np.ndarray]:
+def _noisy_n_bounds(
+    vals: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale: float, lo: float, hi: float, level: float, noise: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Hull of the accepted means on a grid over [lo, hi] plus the released value, ends refined by bisection."""
     lows, ups = np.full(vals.shape, lo), np.full(vals.shape, hi)
     ok = n_noisy > 0
@@ -424,15 +483,24 @@ def _noisy_n_bounds(vals: np.ndarray, n_noisy: np.ndarray, scale: float, n_scale
     return lows, ups
 
 
-def _bisect_end(rejected: np.ndarray, accepted: np.ndarray, s_noisy: np.ndarray, n_noisy: np.ndarray,
-                scale: float, n_scale: float, noise: str, level: float) -> np.ndarray:
+def _bisect_end(
+    rejected: np.ndarray,
+    accepted: np.ndarray,
+    s_noisy: np.ndarray,
+    n_noisy: np.ndarray,
+    scale: float,
+    n_scale: float,
+    noise: str,
+    level: float,
+) -> np.ndarray:
     """The boundary between a rejected and an accepted mean, to 1e-9 of their distance; returns the rejected
     side's end of the final bracket (so the interval only ever grows)."""
     rej, acc = rejected.copy(), accepted.copy()
     for _ in range(32):
         mid = 0.5 * (rej + acc)
-        ok = _pivot_pvalues(mid[:, None], s_noisy[:, None], n_noisy[:, None], scale, n_scale, noise)[:, 0] \
-            >= 1.0 - level
+        ok = (
+            _pivot_pvalues(mid[:, None], s_noisy[:, None], n_noisy[:, None], scale, n_scale, noise)[:, 0] >= 1.0 - level
+        )
         acc = np.where(ok, mid, acc)
         rej = np.where(ok, rej, mid)
     return rej
@@ -441,6 +509,7 @@ def _bisect_end(rejected: np.ndarray, accepted: np.ndarray, s_noisy: np.ndarray,
 # ---------------------------------------------------------------------------------------------
 # PSEO percentiles
 # ---------------------------------------------------------------------------------------------
+
 
 @lru_cache(maxsize=512)
 def _partial_sum_pmf(scale: float, terms: int) -> tuple[np.ndarray, np.ndarray]:
@@ -455,8 +524,9 @@ def _partial_sum_pmf(scale: float, terms: int) -> tuple[np.ndarray, np.ndarray]:
     return np.arange(-half, half + 1, dtype=float), np.maximum(pmf, 0.0)
 
 
-def _error_tail(w: float, lam: float, a_support: np.ndarray, a_sf: np.ndarray, b_support: np.ndarray,
-                b_pmf: np.ndarray) -> float:
+def _error_tail(
+    w: float, lam: float, a_support: np.ndarray, a_sf: np.ndarray, b_support: np.ndarray, b_pmf: np.ndarray
+) -> float:
     """P((1 - lam) A - lam B > w) for independent integer-valued A (its survival function) and B."""
     if lam >= 1.0:
         return float(np.sum(b_pmf[-b_support > w]))
@@ -486,8 +556,9 @@ def _error_quantile(scale: float, j: int, m: int, lam: float, tail: float) -> fl
     return hi
 
 
-def _percentile_inputs(noisy_counts: Any, edges: Any, q: Any, n: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                                    np.ndarray | None]:
+def _percentile_inputs(
+    noisy_counts: Any, edges: Any, q: Any, n: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     e = percentiles_lib.check_edges(edges)
     qa = as_finite_array(q, "percentiles")
     if np.any((qa <= 0) | (qa > 100)):
@@ -507,9 +578,16 @@ def _percentile_inputs(noisy_counts: Any, edges: Any, q: Any, n: Any) -> tuple[n
     return c2, e, qa, sizes
 
 
-def percentile_interval(noisy_counts: Any, edges: Any, q: Any = (50,), *, scale: float,
-                        level: float = DEFAULT_LEVEL, n: Any = None,
-                        support: Sequence[float] = (0.0, math.inf)) -> PercentileInterval:
+def percentile_interval(
+    noisy_counts: Any,
+    edges: Any,
+    q: Any = (50,),
+    *,
+    scale: float,
+    level: float = DEFAULT_LEVEL,
+    n: Any = None,
+    support: Sequence[float] = (0.0, math.inf),
+) -> PercentileInterval:
     """Interval for the true q-th percentile x_(r), r = ceil(q n / 100), from a noisy PSEO histogram.
 
     Mechanism (Foote et al. 2019, Section 4.1; :class:`dpcore.percentiles.HistogramMechanism`): bin counts c_j
@@ -551,17 +629,23 @@ def percentile_interval(noisy_counts: Any, edges: Any, q: Any = (50,), *, scale:
     lower = np.where(j_lo == 1, lo_support, e[j_lo - 1])
     upper = np.where(j_hi == m, hi_support, e[j_hi])
     one = np.asarray(noisy_counts).ndim == 1
-    method = ("one-sided tests on the noisy cumulative counts at the true percentile's bin, exact discrete Laplace "
-              f"law (public scale {scale!r}), mapped to bin edges; n {'public' if sizes is not None else 'noisy'}")
-    caveat = ("valid whatever the earnings inside a bin; each percentile's interval holds on its own (not jointly "
-              "over several percentiles); in an end bin the interval reaches the support's end")
+    method = (
+        "one-sided tests on the noisy cumulative counts at the true percentile's bin, exact discrete Laplace "
+        f"law (public scale {scale!r}), mapped to bin edges; n {'public' if sizes is not None else 'noisy'}"
+    )
+    caveat = (
+        "valid whatever the earnings inside a bin; each percentile's interval holds on its own (not jointly "
+        "over several percentiles); in an end bin the interval reaches the support's end"
+    )
     pick = (lambda a: a[0]) if one else (lambda a: a)
-    return PercentileInterval(pick(lower), pick(upper), qa, lev, method, caveat, pick(j_lo), pick(j_hi),
-                              sizes is not None)
+    return PercentileInterval(
+        pick(lower), pick(upper), qa, lev, method, caveat, pick(j_lo), pick(j_hi), sizes is not None
+    )
 
 
-def _percentile_bins(cum: np.ndarray, sizes: np.ndarray | None, q: float, scale: float, level: float, m: int
-                     ) -> tuple[np.ndarray, np.ndarray]:
+def _percentile_bins(
+    cum: np.ndarray, sizes: np.ndarray | None, q: float, scale: float, level: float, m: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(J_lo, J_hi), 1-based, for every row of noisy cumulative counts (see :func:`percentile_interval`)."""
     j = np.arange(1, m + 1)
     if sizes is None:
@@ -591,8 +675,16 @@ def _percentile_bins(cum: np.ndarray, sizes: np.ndarray | None, q: float, scale:
 RR_MIN_COUNT = 30.0
 
 
-def relative_risk_interval(cases_exposed: float, cases_reference: float, n_exposed: int, n_reference: int, *,
-                           scale: float, level: float = DEFAULT_LEVEL, target: str = "population") -> NoiseInterval:
+def relative_risk_interval(
+    cases_exposed: float,
+    cases_reference: float,
+    n_exposed: int,
+    n_reference: int,
+    *,
+    scale: float,
+    level: float = DEFAULT_LEVEL,
+    target: str = "population",
+) -> NoiseInterval:
     """Interval for the relative risk from the released noisy case counts and the public group sizes.
 
     Mechanism (:class:`dpcore.ratio.RelativeRiskMechanism`, Shoham & Ligett Claim 3.1): both counts + Laplace of
@@ -615,15 +707,17 @@ def relative_risk_interval(cases_exposed: float, cases_reference: float, n_expos
     value = (xn / nx) / (max(yn, 1.0) / ny)
     caveat = ""
     if min(xn, yn) < RR_MIN_COUNT:
-        caveat = (f"a noisy count is below {RR_MIN_COUNT:g}: the normal approximation of Shoham & Ligett is "
-                  "unreliable there (their rule of thumb: counts >= 30)")
+        caveat = (
+            f"a noisy count is below {RR_MIN_COUNT:g}: the normal approximation of Shoham & Ligett is "
+            "unreliable there (their rule of thumb: counts >= 30)"
+        )
     if target == "population":
         ci = ratio_lib.rr_confidence_interval(xn, yn, nx, ny, level=lev, noise_variance=variance, clip=True)
         lo, hi, method = ci.lower, ci.upper, "Shoham & Ligett Theorem 4.5 (conservative, noise variance 2 b^2)"
     else:
         x1, y1 = max(xn, 1.0), max(yn, 1.0)
         est = (x1 / nx) / (y1 / ny)
-        half = float(special.ndtri(0.5 + 0.5 * lev)) * est * math.sqrt(variance / x1 ** 2 + variance / y1 ** 2)
+        half = float(special.ndtri(0.5 + 0.5 * lev)) * est * math.sqrt(variance / x1**2 + variance / y1**2)
         lo, hi, method = est - half, est + half, "delta method on the Laplace noise (data's relative risk)"
     return NoiseInterval(value, max(lo, 0.0), hi, lev, method, caveat)
 
@@ -631,6 +725,7 @@ def relative_risk_interval(cases_exposed: float, cases_reference: float, n_expos
 # ---------------------------------------------------------------------------------------------
 # The Gini: a DP upper bound on the smooth sensitivity
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class GiniBoundRelease:
@@ -654,8 +749,9 @@ def _bound_scale(epsilon_bound: float, beta: float) -> float:
     return release_noise.laplace_scale_for(epsilon_bound, beta)
 
 
-def gini_bound_release(confidential_smooth_sensitivity: float, *, beta: float, epsilon_bound: float, eta: float,
-                       rng: Any = None) -> GiniBoundRelease:
+def gini_bound_release(
+    confidential_smooth_sensitivity: float, *, beta: float, epsilon_bound: float, eta: float, rng: Any = None
+) -> GiniBoundRelease:
     """An epsilon_bound-DP upper bound on S_beta(X) that holds with probability >= 1 - eta.
 
     Sensitivity of ln S_beta. S_beta(X) = max_k e^{-k beta} A^(k)(X) (Lan & Reiter eq. (8)) with
@@ -681,12 +777,14 @@ def gini_bound_release(confidential_smooth_sensitivity: float, *, beta: float, e
     margin = scale * math.log(1.0 / (2.0 * eta))
     draw = release_noise.release_real_values([math.log(s)], scale=scale, rng=rng, sensitivity=beta)
     log_upper = float(np.asarray(draw.values)[0]) + margin
-    return GiniBoundRelease(log_upper, math.exp(log_upper), eps, beta, eta, scale, margin, draw.measurement,
-                            draw.simulated)
+    return GiniBoundRelease(
+        log_upper, math.exp(log_upper), eps, beta, eta, scale, margin, draw.measurement, draw.simulated
+    )
 
 
-def simulate_gini_bounds(confidential_smooth_sensitivity: Any, *, plan: GiniIntervalPlan, size: int,
-                         rng: Any = None) -> np.ndarray:
+def simulate_gini_bounds(
+    confidential_smooth_sensitivity: Any, *, plan: GiniIntervalPlan, size: int, rng: Any = None
+) -> np.ndarray:
     """``size`` simulated bounds S_hat for each S given (shape (len(S), size)): numpy draws of the law of
     :func:`gini_bound_release` (exploration and coverage studies; nothing is released or charged)."""
     s = as_finite_array(confidential_smooth_sensitivity, "confidential_smooth_sensitivity")
@@ -761,8 +859,9 @@ def pivot_tail(noise: str, x: float, bound_scale: float, gamma: float = 2.0, sig
 
 
 @lru_cache(maxsize=2048)
-def pivot_quantile(noise: str, level: float, bound_scale: float, gamma: float = 2.0, sigma: float | None = None
-                   ) -> float:
+def pivot_quantile(
+    noise: str, level: float, bound_scale: float, gamma: float = 2.0, sigma: float | None = None
+) -> float:
     """The level-quantile of |Z| e^{-L}: Z the value's standardised noise, L ~ Laplace(bound_scale) independent
     (:func:`pivot_tail`), by bisection in ln x to a relative 1e-7; the upper end of the final bracket is
     returned (never below the quantile, up to the quadrature's error)."""
@@ -829,38 +928,93 @@ class GiniIntervalPlan:
 
     def quantile(self) -> float:
         """The multiplier q of the published half-width q * scale_hat (:func:`gini_interval_quantile`)."""
-        return gini_interval_quantile(self.noise, self.level, bound_scale=self.bound_scale, eta=self.eta,
-                                      method=self.method, gamma=self.gamma, sigma=self.sigma,
-                                      clamped=self.min_scale > 0)
+        return gini_interval_quantile(
+            self.noise,
+            self.level,
+            bound_scale=self.bound_scale,
+            eta=self.eta,
+            method=self.method,
+            gamma=self.gamma,
+            sigma=self.sigma,
+            clamped=self.min_scale > 0,
+        )
 
     def interval(self, value: float, s_upper: float) -> GiniInterval:
         """The published interval from the published value and bound (:func:`gini_interval_from_release`)."""
-        return gini_interval_from_release(value, s_upper, **self.public_constants(), epsilon=self.epsilon,
-                                          delta=self.delta)
+        return gini_interval_from_release(
+            value, s_upper, **self.public_constants(), epsilon=self.epsilon, delta=self.delta
+        )
 
     def public_constants(self) -> dict[str, Any]:
         """The keyword arguments of :func:`gini_interval_from_release` / :func:`gini_interval_bounds`."""
-        return {"noise": self.noise, "alpha": self.release_alpha, "bound_scale": self.bound_scale, "eta": self.eta,
-                "level": self.level, "method": self.method, "gamma": self.gamma, "sigma": self.sigma,
-                "min_scale": self.min_scale, "max_scale": self.max_scale}
+        return {
+            "noise": self.noise,
+            "alpha": self.release_alpha,
+            "bound_scale": self.bound_scale,
+            "eta": self.eta,
+            "level": self.level,
+            "method": self.method,
+            "gamma": self.gamma,
+            "sigma": self.sigma,
+            "min_scale": self.min_scale,
+            "max_scale": self.max_scale,
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("noise", "epsilon", "delta", "level", "epsilon_value", "epsilon_bound",
-                                              "beta", "alpha", "eta", "gamma", "sigma", "bound_scale", "bound_margin",
-                                              "release_alpha", "min_scale", "max_scale", "n", "lower", "upper",
-                                              "method", "model_width", "model_oracle_width")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "noise",
+                "epsilon",
+                "delta",
+                "level",
+                "epsilon_value",
+                "epsilon_bound",
+                "beta",
+                "alpha",
+                "eta",
+                "gamma",
+                "sigma",
+                "bound_scale",
+                "bound_margin",
+                "release_alpha",
+                "min_scale",
+                "max_scale",
+                "n",
+                "lower",
+                "upper",
+                "method",
+                "model_width",
+                "model_oracle_width",
+            )
+        }
 
 
 def _check_plan(plan: Any) -> GiniIntervalPlan:
     if not isinstance(plan, GiniIntervalPlan):
-        raise TypeError(f"plan must be a dpcore.intervals.GiniIntervalPlan (gini_plan / optimise_gini_split), got "
-                        f"{type(plan).__name__}")
+        raise TypeError(
+            f"plan must be a dpcore.intervals.GiniIntervalPlan (gini_plan / optimise_gini_split), got "
+            f"{type(plan).__name__}"
+        )
     return plan
 
 
-def gini_plan(epsilon_value: float, epsilon_bound: float, beta: float, *, noise: str, n: int, lower: float,
-              upper: float, delta: float | None = None, level: float = DEFAULT_LEVEL, eta: float | None = None,
-              method: str = "pivot", gamma: float = 2.0, calibration_mode: str = "tight") -> GiniIntervalPlan:
+def gini_plan(
+    epsilon_value: float,
+    epsilon_bound: float,
+    beta: float,
+    *,
+    noise: str,
+    n: int,
+    lower: float,
+    upper: float,
+    delta: float | None = None,
+    level: float = DEFAULT_LEVEL,
+    eta: float | None = None,
+    method: str = "pivot",
+    gamma: float = 2.0,
+    calibration_mode: str = "tight",
+) -> GiniIntervalPlan:
     """A :class:`GiniIntervalPlan` from explicit public choices (the optimiser calls this; so can a user).
 
     ``beta``: the calibration's smoothness (the value is calibrated at it and S_beta(X) computed at it).
@@ -874,24 +1028,77 @@ def gini_plan(epsilon_value: float, epsilon_bound: float, beta: float, *, noise:
     n = check_int(n, "n", minimum=2)
     lo, hi = check_bounds(lower, upper)
     d = None if noise == "cauchy" or delta is None else check_delta(delta)
-    cal = smooth_noises.smooth_calibration(noise, eps_v, delta=d, gamma=gamma, mode=calibration_mode,
-                                           beta=check_positive(beta, "beta"))
-    return _assemble_plan(noise, eps_v, eps_s, lev, eta, n, lo, hi, method, float(gamma), cal.alpha, cal.beta,
-                          float(cal.delta), cal.sigma, cal)
+    cal = smooth_noises.smooth_calibration(
+        noise, eps_v, delta=d, gamma=gamma, mode=calibration_mode, beta=check_positive(beta, "beta")
+    )
+    return _assemble_plan(
+        noise,
+        eps_v,
+        eps_s,
+        lev,
+        eta,
+        n,
+        lo,
+        hi,
+        method,
+        float(gamma),
+        cal.alpha,
+        cal.beta,
+        float(cal.delta),
+        cal.sigma,
+        cal,
+    )
 
 
-def _assemble_plan(noise: str, eps_v: float, eps_s: float, lev: float, eta: float, n: int, lo: float, hi: float,
-                   method: str, gamma: float, alpha: float, beta: float, delta: float, sigma: float | None,
-                   cal: Any) -> GiniIntervalPlan:
+def _assemble_plan(
+    noise: str,
+    eps_v: float,
+    eps_s: float,
+    lev: float,
+    eta: float,
+    n: int,
+    lo: float,
+    hi: float,
+    method: str,
+    gamma: float,
+    alpha: float,
+    beta: float,
+    delta: float,
+    sigma: float | None,
+    cal: Any,
+) -> GiniIntervalPlan:
     """The plan of checked public choices and a calibration's (alpha, beta) (:func:`gini_plan`; the optimiser's
     screening also builds one from an upper bound on alpha, ``cal`` None, never returned)."""
     scale = _bound_scale(eps_s, beta)
     release_alpha = alpha * (1.0 - 2.0 * gini_lib.FLOAT_SLACK) if noise == "cauchy" else alpha
-    min_scale, max_scale = ((gini_lib.GINI_MIN_SCALE, max(1.0 / release_alpha, gini_lib.GINI_MIN_SCALE))
-                            if noise == "cauchy" else (0.0, math.inf))
-    return GiniIntervalPlan(noise, eps_v + eps_s, delta, lev, eps_v, eps_s, beta, alpha, eta, gamma, sigma, scale,
-                            scale * math.log(1.0 / (2.0 * eta)), release_alpha, min_scale, max_scale, n, lo, hi,
-                            method, calibration=cal)
+    min_scale, max_scale = (
+        (gini_lib.GINI_MIN_SCALE, max(1.0 / release_alpha, gini_lib.GINI_MIN_SCALE))
+        if noise == "cauchy"
+        else (0.0, math.inf)
+    )
+    return GiniIntervalPlan(
+        noise,
+        eps_v + eps_s,
+        delta,
+        lev,
+        eps_v,
+        eps_s,
+        beta,
+        alpha,
+        eta,
+        gamma,
+        sigma,
+        scale,
+        scale * math.log(1.0 / (2.0 * eta)),
+        release_alpha,
+        min_scale,
+        max_scale,
+        n,
+        lo,
+        hi,
+        method,
+        calibration=cal,
+    )
 
 
 def _check_eta(eta: Any, level: float, method: str) -> float:
@@ -903,8 +1110,17 @@ def _check_eta(eta: Any, level: float, method: str) -> float:
     return eta
 
 
-def gini_interval_quantile(noise: str, level: float, *, bound_scale: float, eta: float, method: str = "pivot",
-                           gamma: float = 2.0, sigma: float | None = None, clamped: bool = False) -> float:
+def gini_interval_quantile(
+    noise: str,
+    level: float,
+    *,
+    bound_scale: float,
+    eta: float,
+    method: str = "pivot",
+    gamma: float = 2.0,
+    sigma: float | None = None,
+    clamped: bool = False,
+) -> float:
     """The multiplier q of the published half-width q * scale_hat, scale_hat = clamp(S_hat e^{-margin} / alpha).
 
     "pivot": q = the level-quantile of |Z| e^{-L} (:func:`pivot_quantile`), and also >= the level-quantile of |Z|
@@ -920,10 +1136,21 @@ def gini_interval_quantile(noise: str, level: float, *, bound_scale: float, eta:
     return max(q, _abs_quantile(noise, lev, gamma, sigma)) if clamped else q
 
 
-def gini_interval_bounds(values: Any, s_upper: Any, *, noise: str, alpha: float, bound_scale: float, eta: float,
-                         level: float = DEFAULT_LEVEL, method: str = "pivot", gamma: float = 2.0,
-                         sigma: float | None = None, min_scale: float = 0.0, max_scale: float = math.inf
-                         ) -> tuple[np.ndarray, np.ndarray]:
+def gini_interval_bounds(
+    values: Any,
+    s_upper: Any,
+    *,
+    noise: str,
+    alpha: float,
+    bound_scale: float,
+    eta: float,
+    level: float = DEFAULT_LEVEL,
+    method: str = "pivot",
+    gamma: float = 2.0,
+    sigma: float | None = None,
+    min_scale: float = 0.0,
+    max_scale: float = math.inf,
+) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised :func:`gini_interval_from_release`: (lower ends, upper ends) for arrays of values and bounds."""
     vals = as_finite_array(values, "values")
     s_hat = as_finite_array(s_upper, "s_upper")
@@ -931,8 +1158,9 @@ def gini_interval_bounds(values: Any, s_upper: Any, *, noise: str, alpha: float,
         raise DPInputError("one positive bound s_upper per released value is needed")
     alpha = check_positive(alpha, "alpha")
     min_scale = check_positive(min_scale, "min_scale", allow_zero=True)
-    q = gini_interval_quantile(noise, level, bound_scale=bound_scale, eta=eta, method=method, gamma=gamma,
-                               sigma=sigma, clamped=min_scale > 0)
+    q = gini_interval_quantile(
+        noise, level, bound_scale=bound_scale, eta=eta, method=method, gamma=gamma, sigma=sigma, clamped=min_scale > 0
+    )
     margin = bound_scale * math.log(1.0 / (2.0 * eta))
     scale_hat = np.minimum(np.maximum(s_hat * math.exp(-margin) / alpha, min_scale), float(max_scale))
     half = q * scale_hat + 0.5 * release_noise.GINI_GRID
@@ -940,10 +1168,23 @@ def gini_interval_bounds(values: Any, s_upper: Any, *, noise: str, alpha: float,
     return np.clip(vals - half, lo, hi), np.clip(vals + half, lo, hi)
 
 
-def gini_interval_from_release(value: float, s_upper: float, *, noise: str, alpha: float, bound_scale: float,
-                               eta: float, level: float = DEFAULT_LEVEL, method: str = "pivot", gamma: float = 2.0,
-                               sigma: float | None = None, min_scale: float = 0.0, max_scale: float = math.inf,
-                               epsilon: float | None = None, delta: float | None = None) -> GiniInterval:
+def gini_interval_from_release(
+    value: float,
+    s_upper: float,
+    *,
+    noise: str,
+    alpha: float,
+    bound_scale: float,
+    eta: float,
+    level: float = DEFAULT_LEVEL,
+    method: str = "pivot",
+    gamma: float = 2.0,
+    sigma: float | None = None,
+    min_scale: float = 0.0,
+    max_scale: float = math.inf,
+    epsilon: float | None = None,
+    delta: float | None = None,
+) -> GiniInterval:
     """The published Gini interval value -+ q * scale_hat, from published numbers only.
 
     Inputs: the published value (``dpcore.release_noise.publish_gini``: clamped to [0, 1] on the 1e-6 grid), the
@@ -969,27 +1210,60 @@ def gini_interval_from_release(value: float, s_upper: float, *, noise: str, alph
     the public [lower, upper].
     """
     v = check_finite(value, "value")
-    lows, ups = gini_interval_bounds([v], [check_positive(s_upper, "s_upper")], noise=noise, alpha=alpha,
-                                     bound_scale=bound_scale, eta=eta, level=level, method=method, gamma=gamma,
-                                     sigma=sigma, min_scale=min_scale, max_scale=max_scale)
+    lows, ups = gini_interval_bounds(
+        [v],
+        [check_positive(s_upper, "s_upper")],
+        noise=noise,
+        alpha=alpha,
+        bound_scale=bound_scale,
+        eta=eta,
+        level=level,
+        method=method,
+        gamma=gamma,
+        sigma=sigma,
+        min_scale=min_scale,
+        max_scale=max_scale,
+    )
     caveat = "covers the Gini of the incomes clipped to the public bounds"
     if method == "union":
         caveat += f"; the bound S_hat >= S_beta(X) fails with probability {eta:g}, counted in the level"
-    return GiniInterval(v, float(lows[0]), float(ups[0]), float(level),
-                        f"published bound S_hat, {method} ({noise} noise)", caveat, float(s_upper), float(eta),
-                        epsilon, delta)
+    return GiniInterval(
+        v,
+        float(lows[0]),
+        float(ups[0]),
+        float(level),
+        f"published bound S_hat, {method} ({noise} noise)",
+        caveat,
+        float(s_upper),
+        float(eta),
+        epsilon,
+        delta,
+    )
 
 
-def gini_oracle_interval(value: float, confidential_noise_scale: float, *, noise: str,
-                         level: float = DEFAULT_LEVEL, gamma: float = 2.0, sigma: float | None = None) -> GiniInterval:
+def gini_oracle_interval(
+    value: float,
+    confidential_noise_scale: float,
+    *,
+    noise: str,
+    level: float = DEFAULT_LEVEL,
+    gamma: float = 2.0,
+    sigma: float | None = None,
+) -> GiniInterval:
     """NOT PUBLISHABLE: value -+ q_Z(level) S_beta(X)/alpha with the confidential scale known (what the Gini page
     showed before; the benchmark's yardstick). The scale depends on the data and is not a DP output."""
     v = check_finite(value, "value")
-    half = _abs_quantile(noise, _level(level), gamma, sigma) * check_positive(confidential_noise_scale,
-                                                                               "confidential_noise_scale")
-    return GiniInterval(v, max(v - half, 0.0), min(v + half, 1.0), float(level),
-                        "oracle: known S_beta(X)/alpha (confidential; not publishable)",
-                        "uses a data-dependent scale: not covered by the release's DP guarantee")
+    half = _abs_quantile(noise, _level(level), gamma, sigma) * check_positive(
+        confidential_noise_scale, "confidential_noise_scale"
+    )
+    return GiniInterval(
+        v,
+        max(v - half, 0.0),
+        min(v + half, 1.0),
+        float(level),
+        "oracle: known S_beta(X)/alpha (confidential; not publishable)",
+        "uses a data-dependent scale: not covered by the release's DP guarantee",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1023,8 +1297,9 @@ def _planning_profile(n: int, lower: float, upper: float, mean: float) -> gini_l
     return gini_lib.ExactSensitivityProfile(_planning_values(n, lower, upper, mean), lower, upper)
 
 
-def planning_smooth_sensitivity(n: int, lower: float, upper: float, beta: float, *,
-                                planning_mean: float | None = None) -> float:
+def planning_smooth_sensitivity(
+    n: int, lower: float, upper: float, beta: float, *, planning_mean: float | None = None
+) -> float:
     """A public typical S_beta for n records in [lower, upper]: the exact S_beta of a synthetic log-normal sample
     (Gini :data:`PLANNING_GINI`, mean ``planning_mean``, default :data:`PLANNING_MEAN_SHARE` * upper), read at
     beta / :data:`PLANNING_BETA_SAFETY`. No data enters. For beta so small that the exact profile would need
@@ -1072,10 +1347,21 @@ def gini_plan_with_eta(plan: GiniIntervalPlan, eta: float) -> GiniIntervalPlan:
     return replace(plan, eta=eta, bound_margin=plan.bound_scale * math.log(1 / (2 * eta)))
 
 
-def optimise_gini_split(epsilon_total: float, delta: float | None, noise: str, n: int, lower: float, upper: float,
-                        level: float = DEFAULT_LEVEL, *, method: str = "pivot", gamma: float = 2.0,
-                        typical_smooth_sensitivity: Callable[[float], float] | None = None,
-                        planning_mean: float | None = None, calibration_mode: str = "tight") -> GiniIntervalPlan:
+def optimise_gini_split(
+    epsilon_total: float,
+    delta: float | None,
+    noise: str,
+    n: int,
+    lower: float,
+    upper: float,
+    level: float = DEFAULT_LEVEL,
+    *,
+    method: str = "pivot",
+    gamma: float = 2.0,
+    typical_smooth_sensitivity: Callable[[float], float] | None = None,
+    planning_mean: float | None = None,
+    calibration_mode: str = "tight",
+) -> GiniIntervalPlan:
     """The split epsilon_total = epsilon_value + epsilon_bound and the calibration's beta (and, for "union", eta)
     that minimise the modelled median width of the published interval, at a fixed total (epsilon_total, delta).
 
@@ -1110,18 +1396,39 @@ def optimise_gini_split(epsilon_total: float, delta: float | None, noise: str, n
         shipped = _shipped_plan(eps, d, noise, n, lo, hi, lev, method, float(gamma), calibration_mode)
         if shipped is not None:
             return shipped
-    return _optimise(eps, d, noise, n, lo, hi, lev, method, float(gamma), typical_smooth_sensitivity, planning_mean,
-                     calibration_mode)
+    return _optimise(
+        eps, d, noise, n, lo, hi, lev, method, float(gamma), typical_smooth_sensitivity, planning_mean, calibration_mode
+    )
 
 
-def shipped_split_key(eps: float, d: float | None, noise: str, n: int, lo: float, hi: float, lev: float, method: str,
-                      gamma: float, calibration_mode: str) -> tuple:
+def shipped_split_key(
+    eps: float,
+    d: float | None,
+    noise: str,
+    n: int,
+    lo: float,
+    hi: float,
+    lev: float,
+    method: str,
+    gamma: float,
+    calibration_mode: str,
+) -> tuple:
     """The key of :data:`dpcore.gini_split_table.SPLITS` for checked inputs of :func:`optimise_gini_split`."""
     return (noise, eps, d, n, lo, hi, lev, method, gamma, calibration_mode)
 
 
-def _shipped_plan(eps: float, d: float | None, noise: str, n: int, lo: float, hi: float, lev: float, method: str,
-                  gamma: float, calibration_mode: str) -> GiniIntervalPlan | None:
+def _shipped_plan(
+    eps: float,
+    d: float | None,
+    noise: str,
+    n: int,
+    lo: float,
+    hi: float,
+    lev: float,
+    method: str,
+    gamma: float,
+    calibration_mode: str,
+) -> GiniIntervalPlan | None:
     """The optimiser's answer read from the shipped table of the Gini page's epsilon grid at its default public
     inputs (:mod:`dpcore.gini_split_table`; a test compares entries with a fresh search), or None.
 
@@ -1131,32 +1438,72 @@ def _shipped_plan(eps: float, d: float | None, noise: str, n: int, lo: float, hi
     from .gini_split_table import SPLITS
 
     entry = SPLITS.get(shipped_split_key(eps, d, noise, n, lo, hi, lev, method, gamma, calibration_mode))
-    if entry is None or not math.isclose(entry["epsilon_value"] + entry["epsilon_bound"], eps, rel_tol=1e-12,
-                                         abs_tol=0.0):
+    if entry is None or not math.isclose(
+        entry["epsilon_value"] + entry["epsilon_bound"], eps, rel_tol=1e-12, abs_tol=0.0
+    ):
         return None
-    plan = gini_plan(entry["epsilon_value"], entry["epsilon_bound"], entry["beta"], noise=noise, n=n, lower=lo,
-                     upper=hi, delta=d, level=lev, eta=entry["eta"], method=method, gamma=gamma,
-                     calibration_mode=calibration_mode)
+    plan = gini_plan(
+        entry["epsilon_value"],
+        entry["epsilon_bound"],
+        entry["beta"],
+        noise=noise,
+        n=n,
+        lower=lo,
+        upper=hi,
+        delta=d,
+        level=lev,
+        eta=entry["eta"],
+        method=method,
+        gamma=gamma,
+        calibration_mode=calibration_mode,
+    )
     return replace(plan, model_width=entry["model_width"], model_oracle_width=entry["model_oracle_width"])
 
 
 @lru_cache(maxsize=128)
-def _optimise(eps: float, d: float | None, noise: str, n: int, lo: float, hi: float, lev: float, method: str,
-              gamma: float, typical_smooth_sensitivity: Callable[[float], float] | None, planning_mean: float | None,
-              calibration_mode: str) -> GiniIntervalPlan:
+def _optimise(
+    eps: float,
+    d: float | None,
+    noise: str,
+    n: int,
+    lo: float,
+    hi: float,
+    lev: float,
+    method: str,
+    gamma: float,
+    typical_smooth_sensitivity: Callable[[float], float] | None,
+    planning_mean: float | None,
+    calibration_mode: str,
+) -> GiniIntervalPlan:
     """The grid search of :func:`optimise_gini_split` (arguments checked; plans are frozen, so cached)."""
-    s_model = typical_smooth_sensitivity or (lambda b: planning_smooth_sensitivity(n, lo, hi, b,
-                                                                                    planning_mean=planning_mean))
-    common = dict(noise=noise, n=n, lower=lo, upper=hi, delta=d, level=lev, method=method, gamma=gamma,
-                  calibration_mode=calibration_mode)
-    search = _SplitSearch(eps, [float(b) for b in _beta_candidates(eps, noise, gamma)], common, s_model,
-                          monotone=typical_smooth_sensitivity is None)
+    s_model = typical_smooth_sensitivity or (
+        lambda b: planning_smooth_sensitivity(n, lo, hi, b, planning_mean=planning_mean)
+    )
+    common = dict(
+        noise=noise,
+        n=n,
+        lower=lo,
+        upper=hi,
+        delta=d,
+        level=lev,
+        method=method,
+        gamma=gamma,
+        calibration_mode=calibration_mode,
+    )
+    search = _SplitSearch(
+        eps,
+        [float(b) for b in _beta_candidates(eps, noise, gamma)],
+        common,
+        s_model,
+        monotone=typical_smooth_sensitivity is None,
+    )
     width, plan = search.run()
     if plan is None:
         raise DPInputError(f"no split of epsilon = {eps:g} gives a feasible calibration for noise {noise!r}")
     oracle_cal = smooth_noises.smooth_calibration(noise, eps, delta=d, gamma=gamma, mode=calibration_mode)
-    oracle = 2.0 * _abs_quantile(noise, lev, gamma, oracle_cal.sigma) * float(s_model(oracle_cal.beta)) / \
-        oracle_cal.alpha
+    oracle = (
+        2.0 * _abs_quantile(noise, lev, gamma, oracle_cal.sigma) * float(s_model(oracle_cal.beta)) / oracle_cal.alpha
+    )
     return replace(plan, model_width=width, model_oracle_width=oracle)
 
 
@@ -1180,8 +1527,12 @@ def _cauchy_alpha_upper(epsilon_value: float, gamma: float, beta: float) -> floa
     certified alpha is never below 1e-12 (the calibration refuses then), so an upper end below 1e-13 means none.
     Measured: 1.000-1.03 times the certified alpha (epsilon 0.05-9, gamma 1.5-4)."""
     ref = 2.0 * epsilon_value + 1.0
-    u = np.concatenate([np.linspace(0.0, 4.0 * ref + 4.0, _ALPHA_GRID_POINTS),
-                        np.geomspace(4.0 * ref + 4.0, 1e6 * (ref + 1.0), _ALPHA_GRID_POINTS // 5)])
+    u = np.concatenate(
+        [
+            np.linspace(0.0, 4.0 * ref + 4.0, _ALPHA_GRID_POINTS),
+            np.geomspace(4.0 * ref + 4.0, 1e6 * (ref + 1.0), _ALPHA_GRID_POINTS // 5),
+        ]
+    )
 
     def exceeds(alpha: float) -> bool:
         return float(noise_lib._loss_profiles(u, gamma, alpha, beta).max()) > epsilon_value
@@ -1211,13 +1562,14 @@ class _SplitSearch:
     grid's (ties: grid order). ``monotone`` False (a caller's own S_typ): every S_typ is computed first, only the
     calibrations are pruned."""
 
-    def __init__(self, eps: float, betas: list[float], common: dict, s_model: Callable[[float], float],
-                 monotone: bool) -> None:
+    def __init__(
+        self, eps: float, betas: list[float], common: dict, s_model: Callable[[float], float], monotone: bool
+    ) -> None:
         self.eps, self.betas, self.common, self.s_model = eps, betas, common, s_model
         share = _ETA_SHARES if common["method"] == "union" else (0.2,)
         self.etas = (1.0 - common["level"]) * np.array(share)
         self.s_known: dict[int, float] = {}
-        for i in (range(len(betas)) if not monotone else (len(betas) - 1,)):
+        for i in range(len(betas)) if not monotone else (len(betas) - 1,):
             self.s_known[i] = float(s_model(betas[i]))
         self.unit: dict[tuple[int, int], float] = {}  # candidate -> its width bound per unit of S_typ
         self.exact: dict[tuple[int, int], GiniIntervalPlan] = {}  # candidates already calibrated exactly
@@ -1239,8 +1591,23 @@ class _SplitSearch:
             return
         alpha = _cauchy_alpha_upper(eps_v, common["gamma"], beta)
         if alpha > 0:
-            screen = _assemble_plan("cauchy", eps_v, eps_s, common["level"], eta, common["n"], common["lower"],
-                                    common["upper"], common["method"], common["gamma"], alpha, beta, 0.0, None, None)
+            screen = _assemble_plan(
+                "cauchy",
+                eps_v,
+                eps_s,
+                common["level"],
+                eta,
+                common["n"],
+                common["lower"],
+                common["upper"],
+                common["method"],
+                common["gamma"],
+                alpha,
+                beta,
+                0.0,
+                None,
+                None,
+            )
             self.unit[(i, j)] = float(np.min(_model_widths(screen, self.etas, 1.0)))
 
     def _s_lower(self, i: int) -> float:
@@ -1261,8 +1628,9 @@ class _SplitSearch:
                 continue
             del self.unit[key]
             eps_s = _SPLITS[j] * self.eps  # the full grid's arithmetic, so the split adds up the same way
-            base = self.exact.get(key) or _try_plan(self.eps - eps_s, eps_s, self.betas[i],
-                                                    {**self.common, "eta": float(self.etas[0])})
+            base = self.exact.get(key) or _try_plan(
+                self.eps - eps_s, eps_s, self.betas[i], {**self.common, "eta": float(self.etas[0])}
+            )
             if base is None:
                 continue
             widths = _model_widths(base, self.etas, self.s_known[i])
@@ -1275,6 +1643,7 @@ class _SplitSearch:
 # ---------------------------------------------------------------------------------------------
 # The Gini: posterior over the value and the bound
 # ---------------------------------------------------------------------------------------------
+
 
 def _log_scale_grid(plan: GiniIntervalPlan, s_upper: float) -> tuple[np.ndarray, np.ndarray]:
     """Grid over ln S and the posterior weights of ln S given the bound alone (prior uniform on ln S over its
@@ -1302,8 +1671,9 @@ def _value_loglik(value: float, g: np.ndarray, scales: np.ndarray, law: Any) -> 
         return np.asarray(law.logpdf(z), dtype=float) - np.log(scales)[:, None]
 
 
-def gini_posterior_interval(value: float, s_upper: float, *, plan: GiniIntervalPlan, level: float | None = None
-                            ) -> GiniInterval:
+def gini_posterior_interval(
+    value: float, s_upper: float, *, plan: GiniIntervalPlan, level: float | None = None
+) -> GiniInterval:
     """Credible interval for the Gini given the published value and bound, integrating over the unknown S.
 
     Model (Lan & Reiter's eq. (11) with the scale unknown): prior uniform on g in [0, 1] and on ln S over its
@@ -1332,14 +1702,24 @@ def gini_posterior_interval(value: float, s_upper: float, *, plan: GiniIntervalP
     mass = np.exp(loglik - top).sum(axis=0) * np.diff(edges)
     cdf = np.concatenate([[0.0], np.cumsum(mass) / mass.sum()])
     lo_q, hi_q = np.interp([(1 - lev) / 2, (1 + lev) / 2], cdf, edges)
-    return GiniInterval(v, float(lo_q), float(hi_q), lev, "posterior over g and S (uniform priors on g and ln S)",
-                        "a credible interval: its frequentist coverage is measured, not guaranteed", s_hat,
-                        plan.eta, plan.epsilon, plan.delta)
+    return GiniInterval(
+        v,
+        float(lo_q),
+        float(hi_q),
+        lev,
+        "posterior over g and S (uniform priors on g and ln S)",
+        "a credible interval: its frequentist coverage is measured, not guaranteed",
+        s_hat,
+        plan.eta,
+        plan.epsilon,
+        plan.delta,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Honest digits
 # ---------------------------------------------------------------------------------------------
+
 
 def honest_grid(lower: float, upper: float) -> float:
     """A public rounding step for a value whose interval is [lower, upper]: the largest 1, 2 or 5 x 10^k that is
@@ -1389,5 +1769,7 @@ def round_interval(lower: float, upper: float, step: float) -> tuple[float, floa
     step = check_positive(step, "step")
     lo, hi = check_finite(lower, "lower"), check_finite(upper, "upper")
     d = _decimals(step)
-    return (float(np.round(math.floor(lo / step + 1e-9) * step, d)),
-            float(np.round(math.ceil(hi / step - 1e-9) * step, d)))
+    return (
+        float(np.round(math.floor(lo / step + 1e-9) * step, d)),
+        float(np.round(math.ceil(hi / step - 1e-9) * step, d)),
+    )

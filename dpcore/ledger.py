@@ -75,6 +75,7 @@ but a hash of confidential content) and the key of the public ids; the SQLite fi
 SQLite runs in WAL mode with ``synchronous=FULL`` and a 60 s busy timeout, so racing processes wait
 for the lock instead of failing, and a committed charge survives a crash of the process or machine.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -147,8 +148,10 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 _TABLES = ("dpcore_meta", "dpcore_accounts", "dpcore_entries", "dpcore_results")
 #: schema 3: populations (the people protected, one budget each) and the sources attached to them
 _POPULATION_TABLES = ("dpcore_populations", "dpcore_sources")
-_INIT_HINT = ("create it with 'python -m dpcore ledger init {url}' (or the release command's --init-ledger), "
-              "or point DPCORE_LEDGER_URL / --ledger at the existing ledger")
+_INIT_HINT = (
+    "create it with 'python -m dpcore ledger init {url}' (or the release command's --init-ledger), "
+    "or point DPCORE_LEDGER_URL / --ledger at the existing ledger"
+)
 
 OnWait = Callable[[str], Any]
 
@@ -199,13 +202,17 @@ def default_url() -> str:
 
 
 def _sqlite_path(url: str) -> Path:
-    rest = url[len("sqlite://"):]
+    rest = url[len("sqlite://") :]
     if not rest.startswith("/"):
-        raise DPInputError(f"a SQLite ledger URL is sqlite:///relative/path.db or sqlite:////absolute/path.db, got {url!r}")
+        raise DPInputError(
+            f"a SQLite ledger URL is sqlite:///relative/path.db or sqlite:////absolute/path.db, got {url!r}"
+        )
     path = rest[1:]
     if path in ("", ":memory:"):
-        raise DPInputError("an in-memory SQLite ledger forgets every charge when the process ends; "
-                           "give a file, e.g. sqlite:////var/lib/dpcore/ledger.db")
+        raise DPInputError(
+            "an in-memory SQLite ledger forgets every charge when the process ends; "
+            "give a file, e.g. sqlite:////var/lib/dpcore/ledger.db"
+        )
     return Path(path).expanduser()
 
 
@@ -226,14 +233,19 @@ def _backend_for(url: str | os.PathLike | None) -> _Backend:
             raise DPInputError(f"a SQLite ledger URL starts with sqlite:/// , got {url!r}")
         return _SqliteBackend(_sqlite_path(url))
     if "://" in url:
-        raise DPInputError(f"unsupported ledger URL {url.split('://')[0]!r}://...: use sqlite:///path.db or postgresql://...")
+        raise DPInputError(
+            f"unsupported ledger URL {url.split('://')[0]!r}://...: use sqlite:///path.db or postgresql://..."
+        )
     # a bare string is refused rather than silently creating a database file named after it
-    raise DPInputError(f"a ledger URL starts with sqlite:/// or postgresql://, got {url[:60]!r}; for a file give "
-                       "'sqlite:////absolute/path/ledger.db' or a pathlib.Path")
+    raise DPInputError(
+        f"a ledger URL starts with sqlite:/// or postgresql://, got {url[:60]!r}; for a file give "
+        "'sqlite:////absolute/path/ledger.db' or a pathlib.Path"
+    )
 
 
-def open_ledger(url: str | os.PathLike | None = None, *, create: bool = True,
-                on_wait: OnWait | None = None) -> LedgerDB:
+def open_ledger(
+    url: str | os.PathLike | None = None, *, create: bool = True, on_wait: OnWait | None = None
+) -> LedgerDB:
     """Open the ledger database at ``url``; with ``create=True`` (the library default) create it when
     nothing exists there yet (SQLite: the file, mode 0600, and its missing folders, mode 0700;
     PostgreSQL: the tables in an existing, empty database).
@@ -305,8 +317,9 @@ def dataset_fingerprint(data: Any, income_column: str | None = None, group_colum
     raise TypeError(f"data must be a DataFrame, bytes or a file path, got {type(data).__name__}")
 
 
-def file_bytes_fingerprint(content: bytes | bytearray | memoryview | str | os.PathLike, income_column: str,
-                           group_column: str | None = None) -> str:
+def file_bytes_fingerprint(
+    content: bytes | bytearray | memoryview | str | os.PathLike, income_column: str, group_column: str | None = None
+) -> str:
     """The account key of schema 1 and 2 ledgers' app accounts: SHA-256 over a domain tag, the SHA-256 of
     the file's bytes and the JSON of the column names. Kept only to find an old account: the app looks it
     up once for an upload whose records are not attached yet, and attaches the records to that account's
@@ -333,8 +346,9 @@ def file_bytes_fingerprint(content: bytes | bytearray | memoryview | str | os.Pa
     outer = hashlib.sha256()
     outer.update(b"dpcore-dataset-fingerprint-v1\x00")
     outer.update(digest.digest())
-    outer.update(json.dumps({"income_column": income_column, "group_column": group_column},
-                            sort_keys=True).encode("utf-8"))
+    outer.update(
+        json.dumps({"income_column": income_column, "group_column": group_column}, sort_keys=True).encode("utf-8")
+    )
     return outer.hexdigest()
 
 
@@ -362,9 +376,18 @@ class Entry:
     entry_hash: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "dataset_id": self.dataset_id, "label": self.label, "cost": self.cost.to_dict(),
-                "epsilon": self.epsilon, "delta": self.delta, "time": self.time, "record": self.record,
-                "result": self.result, "entry_hash": self.entry_hash}
+        return {
+            "id": self.id,
+            "dataset_id": self.dataset_id,
+            "label": self.label,
+            "cost": self.cost.to_dict(),
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "time": self.time,
+            "record": self.record,
+            "result": self.result,
+            "entry_hash": self.entry_hash,
+        }
 
 
 def _now() -> str:
@@ -395,7 +418,9 @@ def _to_json(obj: Any, what: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def _cost_from_json(text: str) -> _budget.PrivacyCost:  # PrivacyCost is frozen: sharing instances is safe
     d = json.loads(text)
-    return _budget.PrivacyCost(d["kind"], epsilon=d.get("epsilon", 0.0), delta=d.get("delta", 0.0), rho=d.get("rho", 0.0))
+    return _budget.PrivacyCost(
+        d["kind"], epsilon=d.get("epsilon", 0.0), delta=d.get("delta", 0.0), rho=d.get("rho", 0.0)
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -408,15 +433,39 @@ def _sha(parts: list[Any]) -> str:
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-def _entry_hash(prev_hash: str, public_id: str, account: tuple, label: str, cost_json: str, epsilon: float,
-                delta: float, stamp: str, record_json: str) -> str:
+def _entry_hash(
+    prev_hash: str,
+    public_id: str,
+    account: tuple,
+    label: str,
+    cost_json: str,
+    epsilon: float,
+    delta: float,
+    stamp: str,
+    record_json: str,
+) -> str:
     """SHA-256 over the previous entry's hash, the account (by its keyed public id, never the fingerprint:
     the hash may be exported, and a hash over the fingerprint would let an export holder confirm a
     guessed file), the account's label, cap and creation time, and the entry's own content. Floats are
     hashed by ``repr`` (exact round trip through SQLite REAL and PostgreSQL DOUBLE PRECISION)."""
     acct_label, cap_eps, cap_delta, created = account
-    return _sha(["dpcore-entry-v1", prev_hash, public_id, acct_label, repr(float(cap_eps)), repr(float(cap_delta)),
-                 created, label, cost_json, repr(float(epsilon)), repr(float(delta)), stamp, record_json])
+    return _sha(
+        [
+            "dpcore-entry-v1",
+            prev_hash,
+            public_id,
+            acct_label,
+            repr(float(cap_eps)),
+            repr(float(cap_delta)),
+            created,
+            label,
+            cost_json,
+            repr(float(epsilon)),
+            repr(float(delta)),
+            stamp,
+            record_json,
+        ]
+    )
 
 
 def _result_hash(entry_hash: str, stamp: str, result_json: str) -> str:
@@ -435,8 +484,10 @@ def _public_id(key: str, dataset_id: str) -> str:
 # ----------------------------------------------------------------------------------------------------
 # Faults -> messages
 # ----------------------------------------------------------------------------------------------------
-_CHARGE_NOTE = ("Nothing was revealed; a charge interrupted at its commit may or may not have been recorded: "
-                "check the archive before releasing again.")
+_CHARGE_NOTE = (
+    "Nothing was revealed; a charge interrupted at its commit may or may not have been recorded: "
+    "check the archive before releasing again."
+)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -454,22 +505,32 @@ def _sqlite_fault(where: str, exc: sqlite3.Error) -> LedgerError:
     text = _first_line(exc)
     low = text.lower()
     if "readonly" in low or "read-only" in low:
-        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: it is read-only for this user "
-                                 f"({text}); make the ledger file, its -wal and -shm files and its folder writable for this "
-                                 f"user (chmod u+w on each) and retry. {_CHARGE_NOTE}")
+        return LedgerUnavailable(
+            f"the ledger database ({where}) is unavailable: it is read-only for this user "
+            f"({text}); make the ledger file, its -wal and -shm files and its folder writable for this "
+            f"user (chmod u+w on each) and retry. {_CHARGE_NOTE}"
+        )
     if "locked" in low or "busy" in low:
-        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: it stayed locked by another process "
-                                 f"(a release in progress?) for {BUSY_TIMEOUT_S:.0f} s ({text}); retry when it has "
-                                 f"finished. {_CHARGE_NOTE}")
+        return LedgerUnavailable(
+            f"the ledger database ({where}) is unavailable: it stayed locked by another process "
+            f"(a release in progress?) for {BUSY_TIMEOUT_S:.0f} s ({text}); retry when it has "
+            f"finished. {_CHARGE_NOTE}"
+        )
     if "full" in low:
-        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: the disk is full ({text}); free "
-                                 f"space and retry. {_CHARGE_NOTE}")
+        return LedgerUnavailable(
+            f"the ledger database ({where}) is unavailable: the disk is full ({text}); free "
+            f"space and retry. {_CHARGE_NOTE}"
+        )
     if "malformed" in low or "not a database" in low or "corrupt" in low or "disk i/o" in low:
-        return LedgerCorrupt(f"the ledger database ({where}) is damaged ({text}): restore it from a backup "
-                             "(docs/ledger.md) and run 'python -m dpcore ledger verify'. Nothing was released.")
+        return LedgerCorrupt(
+            f"the ledger database ({where}) is damaged ({text}): restore it from a backup "
+            "(docs/ledger.md) and run 'python -m dpcore ledger verify'. Nothing was released."
+        )
     if "unable to open" in low:
-        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: it cannot be opened ({text}); check "
-                                 "that the file and its folder exist and are readable and writable by this user.")
+        return LedgerUnavailable(
+            f"the ledger database ({where}) is unavailable: it cannot be opened ({text}); check "
+            "that the file and its folder exist and are readable and writable by this user."
+        )
     return _unavailable(where, exc)
 
 
@@ -477,21 +538,30 @@ def _pg_fault(where: str, exc: BaseException) -> LedgerError:
     text = _first_line(exc)
     name = type(exc).__name__
     if name in ("UndefinedTable", "UndefinedColumn"):
-        return LedgerCorrupt(f"the ledger database ({where}) lacks the ledger's tables or columns ({text}): restore it "
-                             "from a backup (docs/ledger.md). Nothing was released.")
+        return LedgerCorrupt(
+            f"the ledger database ({where}) lacks the ledger's tables or columns ({text}): restore it "
+            "from a backup (docs/ledger.md). Nothing was released."
+        )
     if name in ("ReadOnlySqlTransaction", "InsufficientPrivilege"):
-        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: this user cannot write to it ({text}); "
-                                 f"grant the ledger's role write access or use a primary server. {_CHARGE_NOTE}")
+        return LedgerUnavailable(
+            f"the ledger database ({where}) is unavailable: this user cannot write to it ({text}); "
+            f"grant the ledger's role write access or use a primary server. {_CHARGE_NOTE}"
+        )
     if name in ("DiskFull",):
-        return LedgerUnavailable(f"the ledger database ({where}) is unavailable: the server's disk is full ({text}). "
-                                 f"{_CHARGE_NOTE}")
-    return LedgerUnavailable(f"the ledger database ({where}) is unavailable: {text}; check that the PostgreSQL server "
-                             f"is running and reachable. {_CHARGE_NOTE}")
+        return LedgerUnavailable(
+            f"the ledger database ({where}) is unavailable: the server's disk is full ({text}). {_CHARGE_NOTE}"
+        )
+    return LedgerUnavailable(
+        f"the ledger database ({where}) is unavailable: {text}; check that the PostgreSQL server "
+        f"is running and reachable. {_CHARGE_NOTE}"
+    )
 
 
 def _lock_note(where: str, waited: float) -> str:
-    return (f"waiting for the ledger lock held by another release ({where}): {waited:.0f} s so far, "
-            f"up to {BUSY_TIMEOUT_S:.0f} s")
+    return (
+        f"waiting for the ledger lock held by another release ({where}): {waited:.0f} s so far, "
+        f"up to {BUSY_TIMEOUT_S:.0f} s"
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -535,8 +605,11 @@ def _journal_append(paths: list[Path], line: dict[str, Any]) -> Path:
             return path
         except OSError as exc:
             errors.append(f"{path}: {exc.strerror or exc}")
-    raise LedgerUnavailable("the result could not be recorded in the ledger nor journaled locally ("
-                            + "; ".join(errors) + "); the charge stands, the entry shows 'not revealed'")
+    raise LedgerUnavailable(
+        "the result could not be recorded in the ledger nor journaled locally ("
+        + "; ".join(errors)
+        + "); the charge stands, the entry shows 'not revealed'"
+    )
 
 
 def _make_private_dirs(folder: Path) -> None:
@@ -605,25 +678,35 @@ class _Backend:
         self._drop_triggers(conn)
         self._add_hash_columns(conn)
         key = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'public_id_key'").fetchone()[0]
-        accounts = {r[0]: (r[1], float(r[2]), float(r[3]), r[4]) for r in conn.execute(
-            "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts").fetchall()}
+        accounts = {
+            r[0]: (r[1], float(r[2]), float(r[3]), r[4])
+            for r in conn.execute(
+                "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts"
+            ).fetchall()
+        }
         prev = CHAIN_GENESIS
         hashes: dict[int, str] = {}
-        rows = conn.execute("SELECT id, dataset_id, label, cost, epsilon, delta, time, record FROM dpcore_entries "
-                            "ORDER BY id").fetchall()
+        rows = conn.execute(
+            "SELECT id, dataset_id, label, cost, epsilon, delta, time, record FROM dpcore_entries ORDER BY id"
+        ).fetchall()
         for r in rows:
             h = _entry_hash(prev, _public_id(key, r[1]), accounts[r[1]], r[2], r[3], r[4], r[5], r[6], r[7])
-            conn.execute(f"UPDATE dpcore_entries SET prev_hash = {ph}, entry_hash = {ph} WHERE id = {ph}",
-                         (prev, h, int(r[0])))
+            conn.execute(
+                f"UPDATE dpcore_entries SET prev_hash = {ph}, entry_hash = {ph} WHERE id = {ph}", (prev, h, int(r[0]))
+            )
             hashes[int(r[0])] = h
             prev = h
         for r in conn.execute("SELECT entry_id, time, result FROM dpcore_results ORDER BY entry_id").fetchall():
-            conn.execute(f"UPDATE dpcore_results SET result_hash = {ph} WHERE entry_id = {ph}",
-                         (_result_hash(hashes[int(r[0])], r[1], r[2]), int(r[0])))
+            conn.execute(
+                f"UPDATE dpcore_results SET result_hash = {ph} WHERE entry_id = {ph}",
+                (_result_hash(hashes[int(r[0])], r[1], r[2]), int(r[0])),
+            )
         conn.execute(f"UPDATE dpcore_meta SET value = {ph} WHERE key = 'schema_version'", ("2",))
         if record:
-            conn.execute(f"INSERT INTO dpcore_meta(key, value) VALUES ('migrated_1_to_2', {ph})",
-                         (json.dumps({"time": _now(), "entries_chained": len(rows), "software": f"dpcore {__version__}"}),))
+            conn.execute(
+                f"INSERT INTO dpcore_meta(key, value) VALUES ('migrated_1_to_2', {ph})",
+                (json.dumps({"time": _now(), "entries_chained": len(rows), "software": f"dpcore {__version__}"}),),
+            )
         self._create_triggers(conn)
 
     def _migrate(self, conn: Any, version: int, *, record: bool) -> None:
@@ -645,7 +728,9 @@ class _Backend:
         self._create_population_tables(conn)
         key = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'public_id_key'").fetchone()[0]
         taken: set[str] = set()
-        rows = conn.execute("SELECT dataset_id, label, created FROM dpcore_accounts ORDER BY created, dataset_id").fetchall()
+        rows = conn.execute(
+            "SELECT dataset_id, label, created FROM dpcore_accounts ORDER BY created, dataset_id"
+        ).fetchall()
         named = [r for r in rows if not _looks_like_fingerprint(r[0])]
         for dataset_id, _label, _created in named:
             taken.add(dataset_id)
@@ -657,13 +742,20 @@ class _Backend:
             else:
                 name = dataset_id
             taken.add(name)
-            conn.execute(f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph})",
-                         (name, dataset_id, _now(), f"dpcore {__version__} (migration 2 to 3)"))
+            conn.execute(
+                f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph})",
+                (name, dataset_id, _now(), f"dpcore {__version__} (migration 2 to 3)"),
+            )
         conn.execute(f"UPDATE dpcore_meta SET value = {ph} WHERE key = 'schema_version'", ("3",))
         if record:
-            conn.execute(f"INSERT INTO dpcore_meta(key, value) VALUES ('migrated_2_to_3', {ph})",
-                         (json.dumps({"time": _now(), "populations_from_accounts": len(rows),
-                                      "software": f"dpcore {__version__}"}),))
+            conn.execute(
+                f"INSERT INTO dpcore_meta(key, value) VALUES ('migrated_2_to_3', {ph})",
+                (
+                    json.dumps(
+                        {"time": _now(), "populations_from_accounts": len(rows), "software": f"dpcore {__version__}"}
+                    ),
+                ),
+            )
         self._create_triggers(conn)
 
     def _create_population_tables(self, conn: Any) -> None:  # pragma: no cover - abstract
@@ -676,14 +768,20 @@ class _Backend:
         try:
             version = int(meta.get("schema_version", ""))
         except ValueError:
-            raise LedgerCorrupt(f"the ledger database ({self.describe()}) has no valid schema version: restore it "
-                                "from a backup (docs/ledger.md)") from None
+            raise LedgerCorrupt(
+                f"the ledger database ({self.describe()}) has no valid schema version: restore it "
+                "from a backup (docs/ledger.md)"
+            ) from None
         if version > SCHEMA_VERSION:
-            raise LedgerCorrupt(f"the ledger database ({self.describe()}) has schema version {version}, newer than this "
-                                f"dpcore {__version__} understands ({SCHEMA_VERSION}): upgrade dpcore")
+            raise LedgerCorrupt(
+                f"the ledger database ({self.describe()}) has schema version {version}, newer than this "
+                f"dpcore {__version__} understands ({SCHEMA_VERSION}): upgrade dpcore"
+            )
         if "public_id_key" not in meta:
-            raise LedgerCorrupt(f"the ledger database ({self.describe()}) has lost its key (dpcore_meta.public_id_key): "
-                                "restore it from a backup (docs/ledger.md)")
+            raise LedgerCorrupt(
+                f"the ledger database ({self.describe()}) has lost its key (dpcore_meta.public_id_key): "
+                "restore it from a backup (docs/ledger.md)"
+            )
         return version
 
     def _drop_triggers(self, conn: Any) -> None:  # pragma: no cover - abstract
@@ -730,8 +828,14 @@ CREATE TABLE dpcore_results (
 );
 """
 #: schema 1's triggers (dropped by the migration)
-_SQLITE_V1_TRIGGERS = ("dpcore_entries_no_update", "dpcore_entries_no_delete", "dpcore_results_no_update",
-                       "dpcore_results_no_delete", "dpcore_accounts_no_delete", "dpcore_accounts_cap_fixed")
+_SQLITE_V1_TRIGGERS = (
+    "dpcore_entries_no_update",
+    "dpcore_entries_no_delete",
+    "dpcore_results_no_update",
+    "dpcore_results_no_delete",
+    "dpcore_accounts_no_delete",
+    "dpcore_accounts_cap_fixed",
+)
 
 
 def _sqlite_v2_triggers() -> dict[str, str]:
@@ -740,22 +844,28 @@ def _sqlite_v2_triggers() -> dict[str, str]:
     recursive_triggers is on, which an SQL shell does not set), so without them REPLACE would edit a cap,
     an entry or the key. Entries and results must carry their hashes."""
     out = {}
-    for table, what in (("dpcore_meta", "the key table of the dpcore ledger is append-only"),
-                        ("dpcore_accounts", "a dpcore ledger account is fixed when it is created (its cap too)"),
-                        ("dpcore_entries", "dpcore ledger entries are append-only"),
-                        ("dpcore_results", "dpcore ledger results are append-only")):
+    for table, what in (
+        ("dpcore_meta", "the key table of the dpcore ledger is append-only"),
+        ("dpcore_accounts", "a dpcore ledger account is fixed when it is created (its cap too)"),
+        ("dpcore_entries", "dpcore ledger entries are append-only"),
+        ("dpcore_results", "dpcore ledger results are append-only"),
+    ):
         for op in ("UPDATE", "DELETE"):
             name = f"{table}_no_{op.lower()}"
             out[name] = f"CREATE TRIGGER {name} BEFORE {op} ON {table} BEGIN SELECT RAISE(ABORT, '{what}'); END"
-    guards = {"dpcore_meta": "EXISTS (SELECT 1 FROM dpcore_meta WHERE key = NEW.key)",
-              "dpcore_accounts": "EXISTS (SELECT 1 FROM dpcore_accounts WHERE dataset_id = NEW.dataset_id)",
-              "dpcore_entries": "NEW.prev_hash IS NULL OR NEW.entry_hash IS NULL OR "
-                                "EXISTS (SELECT 1 FROM dpcore_entries WHERE id = NEW.id)",
-              "dpcore_results": "NEW.result_hash IS NULL OR EXISTS (SELECT 1 FROM dpcore_results WHERE entry_id = NEW.entry_id)"}
+    guards = {
+        "dpcore_meta": "EXISTS (SELECT 1 FROM dpcore_meta WHERE key = NEW.key)",
+        "dpcore_accounts": "EXISTS (SELECT 1 FROM dpcore_accounts WHERE dataset_id = NEW.dataset_id)",
+        "dpcore_entries": "NEW.prev_hash IS NULL OR NEW.entry_hash IS NULL OR "
+        "EXISTS (SELECT 1 FROM dpcore_entries WHERE id = NEW.id)",
+        "dpcore_results": "NEW.result_hash IS NULL OR EXISTS (SELECT 1 FROM dpcore_results WHERE entry_id = NEW.entry_id)",
+    }
     for table, cond in guards.items():
         name = f"{table}_insert_guard"
-        out[name] = (f"CREATE TRIGGER {name} BEFORE INSERT ON {table} WHEN {cond} "
-                     f"BEGIN SELECT RAISE(ABORT, 'dpcore ledger: {table} is append-only (no replace; hashes required)'); END")
+        out[name] = (
+            f"CREATE TRIGGER {name} BEFORE INSERT ON {table} WHEN {cond} "
+            f"BEGIN SELECT RAISE(ABORT, 'dpcore ledger: {table} is append-only (no replace; hashes required)'); END"
+        )
     return out
 
 
@@ -782,11 +892,15 @@ def _sqlite_v3_triggers() -> dict[str, str]:
     for table, key in (("dpcore_populations", "name"), ("dpcore_sources", "fingerprint")):
         for op in ("UPDATE", "DELETE"):
             name = f"{table}_no_{op.lower()}"
-            out[name] = (f"CREATE TRIGGER {name} BEFORE {op} ON {table} BEGIN SELECT RAISE(ABORT, "
-                         f"'dpcore ledger: {table} is append-only (a population and its sources are fixed)'); END")
+            out[name] = (
+                f"CREATE TRIGGER {name} BEFORE {op} ON {table} BEGIN SELECT RAISE(ABORT, "
+                f"'dpcore ledger: {table} is append-only (a population and its sources are fixed)'); END"
+            )
         name = f"{table}_insert_guard"
-        out[name] = (f"CREATE TRIGGER {name} BEFORE INSERT ON {table} WHEN EXISTS (SELECT 1 FROM {table} WHERE "
-                     f"{key} = NEW.{key}) BEGIN SELECT RAISE(ABORT, 'dpcore ledger: {table} is append-only (no replace)'); END")
+        out[name] = (
+            f"CREATE TRIGGER {name} BEFORE INSERT ON {table} WHEN EXISTS (SELECT 1 FROM {table} WHERE "
+            f"{key} = NEW.{key}) BEGIN SELECT RAISE(ABORT, 'dpcore ledger: {table} is append-only (no replace)'); END"
+        )
     return out
 
 
@@ -816,8 +930,7 @@ class _SqliteBackend(_Backend):
         # empty); creation is create_new's job, under a temporary name
         uri = "file:" + urllib.parse.quote(str(path)) + "?mode=rw"
         try:
-            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -841,29 +954,38 @@ class _SqliteBackend(_Backend):
                 header = fh.read(100)
                 size = os.fstat(fh.fileno()).st_size
         except OSError as exc:
-            raise LedgerUnavailable(f"the ledger database ({where}) cannot be read: {exc.strerror or exc}; check the "
-                                    "file's permissions") from None
+            raise LedgerUnavailable(
+                f"the ledger database ({where}) cannot be read: {exc.strerror or exc}; check the file's permissions"
+            ) from None
         if size == 0:
-            raise LedgerCorrupt(f"the ledger database ({where}) is an empty file (0 bytes): it was truncated or "
-                                "replaced, and its accounts, caps and history are not in it. dpcore never takes an empty "
-                                "file as a new ledger (that would restore full caps): restore the file from a backup "
-                                "(docs/ledger.md), or remove it and run 'python -m dpcore ledger init' only if this is "
-                                "truly a new ledger")
+            raise LedgerCorrupt(
+                f"the ledger database ({where}) is an empty file (0 bytes): it was truncated or "
+                "replaced, and its accounts, caps and history are not in it. dpcore never takes an empty "
+                "file as a new ledger (that would restore full caps): restore the file from a backup "
+                "(docs/ledger.md), or remove it and run 'python -m dpcore ledger init' only if this is "
+                "truly a new ledger"
+            )
         if not header.startswith(_SQLITE_HEADER):
-            raise LedgerCorrupt(f"the ledger database ({where}) is not a SQLite database (it does not start with the "
-                                "SQLite header): not a dpcore ledger. Point DPCORE_LEDGER_URL / --ledger at the ledger "
-                                "file, or restore it from a backup (docs/ledger.md)")
+            raise LedgerCorrupt(
+                f"the ledger database ({where}) is not a SQLite database (it does not start with the "
+                "SQLite header): not a dpcore ledger. Point DPCORE_LEDGER_URL / --ledger at the ledger "
+                "file, or restore it from a backup (docs/ledger.md)"
+            )
         wal = self.path.with_name(self.path.name + "-wal")
         if len(header) == 100 and not (wal.exists() and wal.stat().st_size > 0):
             page_size = int.from_bytes(header[16:18], "big")
             page_size = 65536 if page_size == 1 else page_size
             pages = int.from_bytes(header[28:32], "big")
             if pages and header[24:28] == header[92:96] and size < pages * page_size:
-                raise LedgerCorrupt(f"the ledger database ({where}) is truncated ({size} bytes; its header says "
-                                    f"{pages * page_size}): restore it from a backup (docs/ledger.md)")
+                raise LedgerCorrupt(
+                    f"the ledger database ({where}) is truncated ({size} bytes; its header says "
+                    f"{pages * page_size}): restore it from a backup (docs/ledger.md)"
+                )
         elif len(header) < 100:
-            raise LedgerCorrupt(f"the ledger database ({where}) is truncated ({size} bytes, shorter than a SQLite "
-                                "header): restore it from a backup (docs/ledger.md)")
+            raise LedgerCorrupt(
+                f"the ledger database ({where}) is truncated ({size} bytes, shorter than a SQLite "
+                "header): restore it from a backup (docs/ledger.md)"
+            )
 
     def _stat_key(self) -> tuple[int, int] | None:
         try:
@@ -879,8 +1001,10 @@ class _SqliteBackend(_Backend):
             raise LedgerUnavailable(f"cannot look for the ledger at {self.path}: {exc.strerror or exc}") from None
         if not exists:
             if not create:
-                raise LedgerMissing(f"there is no ledger at {self.path} (the file does not exist): "
-                                    + _INIT_HINT.format(url="sqlite:///" + str(self.path)))
+                raise LedgerMissing(
+                    f"there is no ledger at {self.path} (the file does not exist): "
+                    + _INIT_HINT.format(url="sqlite:///" + str(self.path))
+                )
             with contextlib.suppress(LedgerExists):  # another process created it meanwhile: open that one
                 self.create_new(on_wait=on_wait)
         self._check_file()
@@ -891,13 +1015,16 @@ class _SqliteBackend(_Backend):
         """Build the ledger under a temporary name (mode 0600) and link it into place, so a crash never leaves a
         0-byte or half-made file under the ledger's name (which open would then refuse)."""
         if os.path.lexists(self.path):
-            raise LedgerExists(f"a file already exists at {self.path}: dpcore never re-initialises an existing ledger "
-                               "(run 'python -m dpcore ledger verify' to check it; move it away yourself if it is not one)")
+            raise LedgerExists(
+                f"a file already exists at {self.path}: dpcore never re-initialises an existing ledger "
+                "(run 'python -m dpcore ledger verify' to check it; move it away yourself if it is not one)"
+            )
         try:
             _make_private_dirs(self.path.parent)
         except OSError as exc:
-            raise LedgerUnavailable(f"cannot create the folder of the ledger database {self.path}: "
-                                    f"{exc.strerror or exc}") from None
+            raise LedgerUnavailable(
+                f"cannot create the folder of the ledger database {self.path}: {exc.strerror or exc}"
+            ) from None
         tmp = self.path.with_name(f".{self.path.name}.init-{os.getpid()}-{secrets.token_hex(4)}")
         try:
             os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
@@ -910,9 +1037,13 @@ class _SqliteBackend(_Backend):
                 for stmt in _split_sql(_SQLITE_V1):
                     conn.execute(stmt)
                 conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('schema_version', '1')")
-                conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('public_id_key', ?)", (secrets.token_hex(32),))
-                conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('created', ?)",
-                             (json.dumps({"time": _now(), "software": f"dpcore {__version__}"}),))
+                conn.execute(
+                    "INSERT INTO dpcore_meta(key, value) VALUES ('public_id_key', ?)", (secrets.token_hex(32),)
+                )
+                conn.execute(
+                    "INSERT INTO dpcore_meta(key, value) VALUES ('created', ?)",
+                    (json.dumps({"time": _now(), "software": f"dpcore {__version__}"}),),
+                )
                 self._migrate(conn, 1, record=False)
                 conn.execute("COMMIT")
             finally:
@@ -942,12 +1073,16 @@ class _SqliteBackend(_Backend):
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
             ours = tables & set(_TABLES)
             if not ours:
-                raise LedgerCorrupt(f"the ledger database ({where}) is a SQLite database without the ledger's tables: "
-                                    "not a dpcore ledger, and dpcore will not turn it into one. Point DPCORE_LEDGER_URL / "
-                                    "--ledger at the ledger file, or give a new path to 'python -m dpcore ledger init'")
+                raise LedgerCorrupt(
+                    f"the ledger database ({where}) is a SQLite database without the ledger's tables: "
+                    "not a dpcore ledger, and dpcore will not turn it into one. Point DPCORE_LEDGER_URL / "
+                    "--ledger at the ledger file, or give a new path to 'python -m dpcore ledger init'"
+                )
             if ours != set(_TABLES):
-                raise LedgerCorrupt(f"the ledger database ({where}) lacks the tables {sorted(set(_TABLES) - ours)}: "
-                                    "restore it from a backup (docs/ledger.md)")
+                raise LedgerCorrupt(
+                    f"the ledger database ({where}) lacks the tables {sorted(set(_TABLES) - ours)}: "
+                    "restore it from a backup (docs/ledger.md)"
+                )
             meta = self._read_meta(conn)
         version = self._check_version(meta)
         if version < SCHEMA_VERSION:
@@ -963,14 +1098,20 @@ class _SqliteBackend(_Backend):
         """Schema-1 ledgers were created with the umask's mode (often 0644, world-readable) although they hold
         the fingerprints and the key: at the upgrade, make the file and its -wal/-shm files 0600 when this
         user owns them (a file owned by someone else is left as its owner set it)."""
-        for path in (self.path, self.path.with_name(self.path.name + "-wal"), self.path.with_name(self.path.name + "-shm")):
+        for path in (
+            self.path,
+            self.path.with_name(self.path.name + "-wal"),
+            self.path.with_name(self.path.name + "-shm"),
+        ):
             with contextlib.suppress(OSError):
                 if os.stat(path).st_uid == os.geteuid():
                     os.chmod(path, 0o600)
 
     # ----- schema 2 --------------------------------------------------------------------------------
     def _drop_triggers(self, conn: Any) -> None:
-        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'dpcore%'").fetchall():
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'dpcore%'"
+        ).fetchall():
             conn.execute(f'DROP TRIGGER "{name}"')
 
     def _add_hash_columns(self, conn: Any) -> None:
@@ -1034,9 +1175,11 @@ class _SqliteBackend(_Backend):
             if self._inode is not None and self._stat_key() != self._inode:
                 # the pooled connection would write into a deleted or replaced file, where nobody will read it
                 self._drop()
-                raise LedgerMissing(f"the ledger file {self.path} was deleted or replaced while in use: its accounts "
-                                    "and history are not in the file now at that path. Restore it from a backup "
-                                    "(docs/ledger.md); nothing was charged or released by this attempt")
+                raise LedgerMissing(
+                    f"the ledger file {self.path} was deleted or replaced while in use: its accounts "
+                    "and history are not in the file now at that path. Restore it from a backup "
+                    "(docs/ledger.md); nothing was charged or released by this attempt"
+                )
             conn = self._conn
             if conn is None or self._pid != os.getpid():
                 conn = self._conn = self.connect()
@@ -1189,25 +1332,36 @@ class _PostgresBackend(_Backend):
         try:
             import psycopg
         except ImportError:
-            raise LedgerUnavailable("a PostgreSQL ledger needs the psycopg package: pip install 'psycopg[binary]'") from None
+            raise LedgerUnavailable(
+                "a PostgreSQL ledger needs the psycopg package: pip install 'psycopg[binary]'"
+            ) from None
         try:
             return psycopg.connect(self.url, autocommit=True, connect_timeout=30)
         except psycopg.Error as exc:
-            raise LedgerUnavailable(f"cannot connect to the PostgreSQL ledger ({self.describe()}): {_first_line(exc)}; "
-                                    "check that the server is running and the URL is right") from None
+            raise LedgerUnavailable(
+                f"cannot connect to the PostgreSQL ledger ({self.describe()}): {_first_line(exc)}; "
+                "check that the server is running and the URL is right"
+            ) from None
 
     def _tables(self, conn: Any) -> set[str]:
-        return {r[0] for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
-            "AND table_name = ANY(%s)", (list(_TABLES),)).fetchall()}
+        return {
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+                "AND table_name = ANY(%s)",
+                (list(_TABLES),),
+            ).fetchall()
+        }
 
     def _create_schema(self, conn: Any) -> None:
         for stmt in _PG_V1:
             conn.execute(stmt)
         conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('schema_version', '1')")
         conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('public_id_key', %s)", (secrets.token_hex(32),))
-        conn.execute("INSERT INTO dpcore_meta(key, value) VALUES ('created', %s)",
-                     (json.dumps({"time": _now(), "software": f"dpcore {__version__}"}),))
+        conn.execute(
+            "INSERT INTO dpcore_meta(key, value) VALUES ('created', %s)",
+            (json.dumps({"time": _now(), "software": f"dpcore {__version__}"}),),
+        )
         self._migrate(conn, 1, record=False)
 
     def open(self, *, create: bool, on_wait: OnWait | None) -> None:
@@ -1227,16 +1381,22 @@ class _PostgresBackend(_Backend):
                 self.lock_row(conn, "SELECT pg_advisory_xact_lock(%s)", (_PG_SCHEMA_LOCK,), on_wait)
                 tables = self._tables(conn)
                 if must_be_new and tables:
-                    raise LedgerExists(f"the ledger database ({where}) already holds ledger tables: dpcore never "
-                                       "re-initialises an existing ledger (run 'python -m dpcore ledger verify')")
+                    raise LedgerExists(
+                        f"the ledger database ({where}) already holds ledger tables: dpcore never "
+                        "re-initialises an existing ledger (run 'python -m dpcore ledger verify')"
+                    )
                 if not tables:
                     if not create:
-                        raise LedgerMissing(f"there is no ledger in the {where} (its tables do not exist): "
-                                            + _INIT_HINT.format(url="postgresql://..."))
+                        raise LedgerMissing(
+                            f"there is no ledger in the {where} (its tables do not exist): "
+                            + _INIT_HINT.format(url="postgresql://...")
+                        )
                     self._create_schema(conn)
                 elif tables != set(_TABLES):
-                    raise LedgerCorrupt(f"the ledger database ({where}) lacks the tables {sorted(set(_TABLES) - tables)}: "
-                                        "restore it from a backup (docs/ledger.md)")
+                    raise LedgerCorrupt(
+                        f"the ledger database ({where}) lacks the tables {sorted(set(_TABLES) - tables)}: "
+                        "restore it from a backup (docs/ledger.md)"
+                    )
                 meta = self._read_meta(conn)
                 version = self._check_version(meta)
                 if version < SCHEMA_VERSION:
@@ -1259,8 +1419,11 @@ class _PostgresBackend(_Backend):
         conn.execute("ALTER TABLE dpcore_results ADD COLUMN IF NOT EXISTS result_hash TEXT")
 
     def _create_triggers(self, conn: Any) -> None:
-        for col, table in (("prev_hash", "dpcore_entries"), ("entry_hash", "dpcore_entries"),
-                           ("result_hash", "dpcore_results")):
+        for col, table in (
+            ("prev_hash", "dpcore_entries"),
+            ("entry_hash", "dpcore_entries"),
+            ("result_hash", "dpcore_results"),
+        ):
             conn.execute(f"ALTER TABLE {table} ALTER COLUMN {col} SET NOT NULL")  # filled by the migration
         conn.execute(_PG_REFUSE_FUNCTION)
         for name, when in _PG_TRIGGERS.items():
@@ -1274,10 +1437,14 @@ class _PostgresBackend(_Backend):
             conn.execute(f"CREATE TRIGGER {name} {when} EXECUTE FUNCTION dpcore_refuse_change()")
 
     def trigger_names(self, conn: Any) -> set[str]:
-        return {r[0] for r in conn.execute(
-            "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-            "WHERE NOT t.tgisinternal AND c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
-            (list(_TABLES + _POPULATION_TABLES),)).fetchall()}
+        return {
+            r[0]
+            for r in conn.execute(
+                "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+                "WHERE NOT t.tgisinternal AND c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
+                (list(_TABLES + _POPULATION_TABLES),),
+            ).fetchall()
+        }
 
     def expected_triggers(self) -> set[str]:
         return set(_PG_TRIGGERS) | set(_PG_V3_TRIGGERS)
@@ -1305,9 +1472,11 @@ class _PostgresBackend(_Backend):
             except psycopg.errors.LockNotAvailable:
                 waited = time.monotonic() - start
                 if waited >= BUSY_TIMEOUT_S - 0.005:
-                    raise LedgerUnavailable(f"the ledger database ({self.describe()}) is unavailable: it stayed locked "
-                                            f"by another process for {BUSY_TIMEOUT_S:.0f} s; retry when that release has "
-                                            f"finished. {_CHARGE_NOTE}") from None
+                    raise LedgerUnavailable(
+                        f"the ledger database ({self.describe()}) is unavailable: it stayed locked "
+                        f"by another process for {BUSY_TIMEOUT_S:.0f} s; retry when that release has "
+                        f"finished. {_CHARGE_NOTE}"
+                    ) from None
                 if on_wait is not None and waited >= next_note - 0.005:
                     notes += 1
                     on_wait(_lock_note(self.describe(), waited))
@@ -1379,12 +1548,16 @@ def check_population_name(name: Any) -> str:
         raise TypeError(f"a population name must be a string, got {type(name).__name__}")
     text = name.strip()
     if not text:
-        raise DPInputError("the population name is empty: name the people the budget protects, e.g. 'CPS 2023 households'")
+        raise DPInputError(
+            "the population name is empty: name the people the budget protects, e.g. 'CPS 2023 households'"
+        )
     if len(text) > 200 or any(ord(c) < 32 for c in text):
         raise DPInputError("a population name is one line of at most 200 characters")
     if _looks_like_fingerprint(text):
-        raise DPInputError("a population name cannot be 64 hex digits (that is how record fingerprints look): "
-                           "give it a name people read")
+        raise DPInputError(
+            "a population name cannot be 64 hex digits (that is how record fingerprints look): "
+            "give it a name people read"
+        )
     return text
 
 
@@ -1406,9 +1579,13 @@ def _shell_word(text: str) -> str:
 
 def _check_dataset_id(dataset_id: Any) -> str:
     if not isinstance(dataset_id, str):
-        raise TypeError(f"dataset_id must be a string (e.g. ledger.dataset_fingerprint(...)), got {type(dataset_id).__name__}")
+        raise TypeError(
+            f"dataset_id must be a string (e.g. ledger.dataset_fingerprint(...)), got {type(dataset_id).__name__}"
+        )
     if not dataset_id.strip():
-        raise DPInputError("dataset_id is empty: give the dataset's identity, e.g. ledger.dataset_fingerprint(path, 'income')")
+        raise DPInputError(
+            "dataset_id is empty: give the dataset's identity, e.g. ledger.dataset_fingerprint(path, 'income')"
+        )
     if len(dataset_id) > 1000:
         raise DPInputError("dataset_id is longer than 1000 characters")
     return dataset_id
@@ -1429,9 +1606,11 @@ class ResultLink:
     def message(self) -> str:
         if self.recorded:
             return ""
-        return (f"the release was charged and its output produced, but the ledger could not be updated "
-                f"({self.reason}): entry {self.entry_id}'s result is journaled at {self.journal} and will be "
-                "recorded the next time this ledger is opened")
+        return (
+            f"the release was charged and its output produced, but the ledger could not be updated "
+            f"({self.reason}): entry {self.entry_id}'s result is journaled at {self.journal} and will be "
+            "recorded the next time this ledger is opened"
+        )
 
 
 @dataclass(frozen=True)
@@ -1453,12 +1632,17 @@ class VerifyReport:
 
     def summary(self) -> str:
         """One line: 'ledger OK: ...' or 'ledger DAMAGED: ...'."""
-        counts = (f"{self.ledger}, schema {self.schema_version}, {self.accounts} account(s), {self.entries} "
-                  f"entr{'y' if self.entries == 1 else 'ies'}, {self.results} result(s), chain head {self.head[:16]}")
+        counts = (
+            f"{self.ledger}, schema {self.schema_version}, {self.accounts} account(s), {self.entries} "
+            f"entr{'y' if self.entries == 1 else 'ies'}, {self.results} result(s), chain head {self.head[:16]}"
+        )
         if self.ok:
             return f"ledger OK: {counts}" + (f"; {'; '.join(self.notes)}" if self.notes else "")
-        return f"ledger DAMAGED: {counts}; {len(self.problems)} problem(s): " + "; ".join(self.problems[:5]) + (
-            " ..." if len(self.problems) > 5 else "")
+        return (
+            f"ledger DAMAGED: {counts}; {len(self.problems)} problem(s): "
+            + "; ".join(self.problems[:5])
+            + (" ..." if len(self.problems) > 5 else "")
+        )
 
 
 class LedgerDB:
@@ -1470,7 +1654,7 @@ class LedgerDB:
 
     @property
     def backend(self) -> str:
-        """"sqlite" or "postgresql"."""
+        """ "sqlite" or "postgresql"."""
         return self._backend.name
 
     def describe(self) -> str:
@@ -1480,8 +1664,9 @@ class LedgerDB:
     def __repr__(self) -> str:
         return f"<dpcore ledger: {self.describe()}>"
 
-    def account(self, dataset_id: str, cap_epsilon: float, label: str = "", *,
-                cap_delta: float | None = None) -> Account:
+    def account(
+        self, dataset_id: str, cap_epsilon: float, label: str = "", *, cap_delta: float | None = None
+    ) -> Account:
         """Open the account of ``dataset_id``, creating it with this cap when it does not exist.
 
         The cap (``cap_epsilon``, and ``cap_delta`` -- default 0, i.e. pure epsilon-DP -- for accounts that
@@ -1504,9 +1689,11 @@ class LedgerDB:
                 row = conn.execute(select, (dataset_id,)).fetchone()
                 if row is None:
                     row = (label, cap_eps, 0.0 if cap_d is None else cap_d, _now())
-                    conn.execute(f"INSERT INTO dpcore_accounts(dataset_id, label, cap_epsilon, cap_delta, created, "
-                                 f"software) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}) ON CONFLICT (dataset_id) DO NOTHING",
-                                 (dataset_id, *row, f"dpcore {__version__}"))
+                    conn.execute(
+                        f"INSERT INTO dpcore_accounts(dataset_id, label, cap_epsilon, cap_delta, created, "
+                        f"software) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}) ON CONFLICT (dataset_id) DO NOTHING",
+                        (dataset_id, *row, f"dpcore {__version__}"),
+                    )
                     row = conn.execute(select, (dataset_id,)).fetchone()
         acct = Account(self, dataset_id, row[0], float(row[1]), float(row[2]), row[3])
         if acct.cap_epsilon != cap_eps or (cap_d is not None and acct.cap_delta != cap_d):
@@ -1514,7 +1701,8 @@ class LedgerDB:
                 f"the ledger account {acct.display_name()!r} was created on {acct.created} with the cap "
                 f"{acct.cap.describe()}; you asked for {_budget.BudgetCap(epsilon=cap_eps, delta=cap_d or 0.0).describe()}. "
                 "A cap is fixed when its account is created and can never be raised or reset; the budget already "
-                "spent on these people counts against it.")
+                "spent on these people counts against it."
+            )
         return acct
 
     def find_account(self, dataset_id: str) -> Account | None:
@@ -1522,8 +1710,10 @@ class LedgerDB:
         dataset_id = _check_dataset_id(dataset_id)
         ph = self._backend.ph
         with self._backend.reading() as conn:
-            row = conn.execute(f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts WHERE dataset_id = {ph}",
-                               (dataset_id,)).fetchone()
+            row = conn.execute(
+                f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts WHERE dataset_id = {ph}",
+                (dataset_id,),
+            ).fetchone()
         if row is None:
             return None
         return Account(self, dataset_id, row[0], float(row[1]), float(row[2]), row[3])
@@ -1548,13 +1738,21 @@ class LedgerDB:
         with self._backend.locked(dataset_id, self._on_wait) as conn:
             row = conn.execute(f"SELECT dataset_id FROM dpcore_populations WHERE name = {ph}", (name,)).fetchone()
             if row is None:
-                if conn.execute(f"SELECT 1 FROM dpcore_accounts WHERE dataset_id = {ph}", (dataset_id,)).fetchone() is None:
-                    conn.execute(f"INSERT INTO dpcore_accounts(dataset_id, label, cap_epsilon, cap_delta, created, software) "
-                                 f"VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}) "
-                                 f"ON CONFLICT (dataset_id) DO NOTHING",
-                                 (dataset_id, label.strip() or name, cap_eps, cap_d, _now(), f"dpcore {__version__}"))
-                conn.execute(f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph}) "
-                             f"ON CONFLICT (name) DO NOTHING", (name, dataset_id, _now(), f"dpcore {__version__}"))
+                if (
+                    conn.execute(f"SELECT 1 FROM dpcore_accounts WHERE dataset_id = {ph}", (dataset_id,)).fetchone()
+                    is None
+                ):
+                    conn.execute(
+                        f"INSERT INTO dpcore_accounts(dataset_id, label, cap_epsilon, cap_delta, created, software) "
+                        f"VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}) "
+                        f"ON CONFLICT (dataset_id) DO NOTHING",
+                        (dataset_id, label.strip() or name, cap_eps, cap_d, _now(), f"dpcore {__version__}"),
+                    )
+                conn.execute(
+                    f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph}) "
+                    f"ON CONFLICT (name) DO NOTHING",
+                    (name, dataset_id, _now(), f"dpcore {__version__}"),
+                )
         acct = self.population(name)
         if acct is None:  # inserted above unless it was there: a ledger that lost the row cannot register it
             raise PopulationError(f"the population {name!r} could not be registered in {self.describe()}")
@@ -1562,7 +1760,8 @@ class LedgerDB:
             raise PopulationError(
                 f"the population {name!r} was registered on {acct.created} with the cap {acct.cap.describe()}; you "
                 f"asked for {_budget.BudgetCap(epsilon=cap_eps, delta=cap_d).describe()}. A population's cap is fixed "
-                "when it is registered and can never be raised or reset.")
+                "when it is registered and can never be raised or reset."
+            )
         return acct
 
     def population(self, name: str) -> Account | None:
@@ -1570,8 +1769,11 @@ class LedgerDB:
         name = check_population_name(name)
         ph = self._backend.ph
         with self._backend.reading() as conn:
-            row = conn.execute(f"SELECT p.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created FROM dpcore_populations p "
-                               f"JOIN dpcore_accounts a ON a.dataset_id = p.dataset_id WHERE p.name = {ph}", (name,)).fetchone()
+            row = conn.execute(
+                f"SELECT p.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created FROM dpcore_populations p "
+                f"JOIN dpcore_accounts a ON a.dataset_id = p.dataset_id WHERE p.name = {ph}",
+                (name,),
+            ).fetchone()
         if row is None:
             return None
         return Account(self, row[0], row[1], float(row[2]), float(row[3]), row[4], population=name)
@@ -1585,22 +1787,28 @@ class LedgerDB:
             # in code by whoever holds the ledger, as registering does: it becomes the population of that name
             ph = self._backend.ph
             with self._backend.locked(name.strip(), self._on_wait) as conn:
-                conn.execute(f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, "
-                             f"{ph}) ON CONFLICT DO NOTHING", (name.strip(), name.strip(), _now(), f"dpcore {__version__}"))
+                conn.execute(
+                    f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, "
+                    f"{ph}) ON CONFLICT DO NOTHING",
+                    (name.strip(), name.strip(), _now(), f"dpcore {__version__}"),
+                )
             acct = self.population(name)
         if acct is None:
             raise PopulationError(
                 f"the population {name!r} is not registered in the ledger ({self.describe()}): the data owner "
                 f"registers it once, with its cap, e.g. 'python -m dpcore ledger population add {_shell_word(name)} "
-                "--cap-epsilon 2' (add --cap-delta 1e-8 for releases with a delta); nothing was charged")
+                "--cap-epsilon 2' (add --cap-delta 1e-8 for releases with a delta); nothing was charged"
+            )
         return acct
 
     def populations(self) -> list[Account]:
         """The account of every registered population (``.population`` is its name), oldest first."""
         with self._backend.reading() as conn:
-            rows = conn.execute("SELECT p.name, p.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created "
-                                "FROM dpcore_populations p JOIN dpcore_accounts a ON a.dataset_id = p.dataset_id "
-                                "ORDER BY a.created, p.name").fetchall()
+            rows = conn.execute(
+                "SELECT p.name, p.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created "
+                "FROM dpcore_populations p JOIN dpcore_accounts a ON a.dataset_id = p.dataset_id "
+                "ORDER BY a.created, p.name"
+            ).fetchall()
         return [Account(self, r[1], r[2], float(r[3]), float(r[4]), r[5], population=r[0]) for r in rows]
 
     def population_of_account(self, dataset_id: str) -> str | None:
@@ -1616,10 +1824,13 @@ class LedgerDB:
         fingerprint = _check_fingerprint(fingerprint)
         ph = self._backend.ph
         with self._backend.reading() as conn:
-            row = conn.execute(f"SELECT p.name, s.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created "
-                               f"FROM dpcore_sources s JOIN dpcore_accounts a ON a.dataset_id = s.dataset_id "
-                               f"LEFT JOIN dpcore_populations p ON p.dataset_id = s.dataset_id "
-                               f"WHERE s.fingerprint = {ph}", (fingerprint,)).fetchone()
+            row = conn.execute(
+                f"SELECT p.name, s.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created "
+                f"FROM dpcore_sources s JOIN dpcore_accounts a ON a.dataset_id = s.dataset_id "
+                f"LEFT JOIN dpcore_populations p ON p.dataset_id = s.dataset_id "
+                f"WHERE s.fingerprint = {ph}",
+                (fingerprint,),
+            ).fetchone()
         if row is None:
             return None
         return Account(self, row[1], row[2], float(row[3]), float(row[4]), row[5], population=row[0])
@@ -1642,34 +1853,50 @@ class LedgerDB:
         target = self.require_population(population)
         ph = self._backend.ph
         with self._backend.locked(target.dataset_id, self._on_wait) as conn:
-            row = conn.execute(f"SELECT dataset_id FROM dpcore_sources WHERE fingerprint = {ph}", (fingerprint,)).fetchone()
+            row = conn.execute(
+                f"SELECT dataset_id FROM dpcore_sources WHERE fingerprint = {ph}", (fingerprint,)
+            ).fetchone()
             if row is None:
-                conn.execute(f"INSERT INTO dpcore_sources(fingerprint, dataset_id, attached, software) "
-                             f"VALUES ({ph}, {ph}, {ph}, {ph}) ON CONFLICT (fingerprint) DO NOTHING",
-                             (fingerprint, target.dataset_id, _now(), software))
-                row = conn.execute(f"SELECT dataset_id FROM dpcore_sources WHERE fingerprint = {ph}", (fingerprint,)).fetchone()
+                conn.execute(
+                    f"INSERT INTO dpcore_sources(fingerprint, dataset_id, attached, software) "
+                    f"VALUES ({ph}, {ph}, {ph}, {ph}) ON CONFLICT (fingerprint) DO NOTHING",
+                    (fingerprint, target.dataset_id, _now(), software),
+                )
+                row = conn.execute(
+                    f"SELECT dataset_id FROM dpcore_sources WHERE fingerprint = {ph}", (fingerprint,)
+                ).fetchone()
         if row[0] != target.dataset_id:
             owner = self.source_population(fingerprint)
-            owner_name = owner.population if owner is not None and owner.population else (
-                owner.display_name() if owner is not None else "another account")
+            owner_name = (
+                owner.population
+                if owner is not None and owner.population
+                else (owner.display_name() if owner is not None else "another account")
+            )
             raise PopulationError(
                 f"these records already belong to the population {owner_name!r} (the same records, whatever the file's "
                 f"name, row order, line ends or released column), not to {population!r}: one population has one budget. "
-                f"Release them with population = {owner_name!r}; nothing was charged")
+                f"Release them with population = {owner_name!r}; nothing was charged"
+            )
         return target
 
     def source_count(self, dataset_id: str) -> int:
         """How many sources (record fingerprints; not the byte keys beside them) are attached to ``dataset_id``."""
         ph = self._backend.ph
         with self._backend.reading() as conn:
-            return int(conn.execute(f"SELECT COUNT(*) FROM dpcore_sources WHERE dataset_id = {ph} "
-                                    f"AND software NOT LIKE {ph}", (dataset_id, "%" + FILE_BYTES_MARK)).fetchone()[0])
+            return int(
+                conn.execute(
+                    f"SELECT COUNT(*) FROM dpcore_sources WHERE dataset_id = {ph} AND software NOT LIKE {ph}",
+                    (dataset_id, "%" + FILE_BYTES_MARK),
+                ).fetchone()[0]
+            )
 
     def accounts(self) -> list[Account]:
         """Every account, oldest first."""
         with self._backend.reading() as conn:
-            rows = conn.execute("SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts "
-                                "ORDER BY created, dataset_id").fetchall()
+            rows = conn.execute(
+                "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts "
+                "ORDER BY created, dataset_id"
+            ).fetchall()
         return [Account(self, r[0], r[1], float(r[2]), float(r[3]), r[4]) for r in rows]
 
     def export(self, fmt: str = "json") -> str:
@@ -1716,24 +1943,34 @@ class LedgerDB:
             if missing:
                 problems.append(f"append-only triggers missing (someone dropped them): {', '.join(missing)}")
             key = meta.get("public_id_key", "")
-            accounts = {r[0]: (r[1], float(r[2]), float(r[3]), r[4]) for r in conn.execute(
-                "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts").fetchall()}
+            accounts = {
+                r[0]: (r[1], float(r[2]), float(r[3]), r[4])
+                for r in conn.execute(
+                    "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts"
+                ).fetchall()
+            }
             if version >= 3:
                 # a population or a source pointing at no account would send releases to a budget that is not there
-                orphans = [r[0] for r in conn.execute("SELECT name, dataset_id FROM dpcore_populations").fetchall()
-                           if r[1] not in accounts]
+                orphans = [
+                    r[0]
+                    for r in conn.execute("SELECT name, dataset_id FROM dpcore_populations").fetchall()
+                    if r[1] not in accounts
+                ]
                 if orphans:
                     problems.append(f"{len(orphans)} population(s) without their account: {', '.join(orphans[:3])}")
-                lost = sum(1 for r in conn.execute("SELECT dataset_id FROM dpcore_sources").fetchall()
-                           if r[0] not in accounts)
+                lost = sum(
+                    1 for r in conn.execute("SELECT dataset_id FROM dpcore_sources").fetchall() if r[0] not in accounts
+                )
                 if lost:
                     problems.append(f"{lost} source(s) attached to no account")
             prev = CHAIN_GENESIS
             hashes: dict[int, str] = {}
             n_entries = 0
             last_id = 0
-            for r in conn.execute("SELECT id, dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
-                                  "entry_hash FROM dpcore_entries ORDER BY id").fetchall():
+            for r in conn.execute(
+                "SELECT id, dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
+                "entry_hash FROM dpcore_entries ORDER BY id"
+            ).fetchall():
                 n_entries += 1
                 entry_id, last_id = int(r[0]), int(r[0])
                 if r[1] not in accounts:
@@ -1741,18 +1978,27 @@ class LedgerDB:
                     prev = r[9] or prev
                     continue
                 if r[8] != prev:
-                    problems.append(f"entry {entry_id} does not follow the entry before it (an entry was deleted, "
-                                    "inserted or reordered)" if n_entries > 1 else
-                                    f"entry {entry_id}, the first, does not start the chain (the entries before it were "
-                                    "deleted)")
-                want = _entry_hash(r[8] or "", _public_id(key, r[1]), accounts[r[1]], r[2], r[3], r[4], r[5], r[6], r[7])
+                    problems.append(
+                        f"entry {entry_id} does not follow the entry before it (an entry was deleted, "
+                        "inserted or reordered)"
+                        if n_entries > 1
+                        else f"entry {entry_id}, the first, does not start the chain (the entries before it were "
+                        "deleted)"
+                    )
+                want = _entry_hash(
+                    r[8] or "", _public_id(key, r[1]), accounts[r[1]], r[2], r[3], r[4], r[5], r[6], r[7]
+                )
                 if r[9] != want:
-                    problems.append(f"entry {entry_id} was edited (its content or its account's cap does not match its hash)")
+                    problems.append(
+                        f"entry {entry_id} was edited (its content or its account's cap does not match its hash)"
+                    )
                 hashes[entry_id] = r[9] or ""
                 prev = r[9] or prev
             head = prev
             n_results = 0
-            for r in conn.execute("SELECT entry_id, time, result, result_hash FROM dpcore_results ORDER BY entry_id").fetchall():
+            for r in conn.execute(
+                "SELECT entry_id, time, result, result_hash FROM dpcore_results ORDER BY entry_id"
+            ).fetchall():
                 n_results += 1
                 if int(r[0]) not in hashes:
                     problems.append(f"result of entry {r[0]} has no entry")
@@ -1767,17 +2013,22 @@ class LedgerDB:
                 if name:
                     seq = conn.execute(f"SELECT last_value, is_called FROM {name}").fetchone()
                     if seq is not None and seq[1] and int(seq[0]) > last_id:
-                        notes.append(f"the entry id sequence is at {int(seq[0])}, after the last entry {last_id}: entries "
-                                     "were cut from the end, or a charge failed at its commit (compare with a backup)")
+                        notes.append(
+                            f"the entry id sequence is at {int(seq[0])}, after the last entry {last_id}: entries "
+                            "were cut from the end, or a charge failed at its commit (compare with a backup)"
+                        )
             if "migrated_1_to_2" in meta:
                 with contextlib.suppress(Exception):
                     info = json.loads(meta["migrated_1_to_2"])
-                    notes.append(f"{info['entries_chained']} entr{'y' if info['entries_chained'] == 1 else 'ies'} "
-                                 f"chained when the ledger was upgraded on {info['time'][:19]}")
+                    notes.append(
+                        f"{info['entries_chained']} entr{'y' if info['entries_chained'] == 1 else 'ies'} "
+                        f"chained when the ledger was upgraded on {info['time'][:19]}"
+                    )
         for path, n in self.pending_results():
             notes.append(f"{n} result(s) journaled at {path}, recorded at the next write-open")
-        return VerifyReport(self.describe(), version, len(accounts), n_entries, n_results, head, tuple(problems),
-                            tuple(notes))
+        return VerifyReport(
+            self.describe(), version, len(accounts), n_entries, n_results, head, tuple(problems), tuple(notes)
+        )
 
     # ----- journal -----------------------------------------------------------------------------------
     def _replay_journal(self) -> int:
@@ -1801,8 +2052,14 @@ class LedgerDB:
                         for line in lines:
                             try:
                                 mark = json.loads(line)
-                                done = self._insert_result(conn, mark["dataset_id"], int(mark["entry_id"]),
-                                                           mark["time"], mark["result"], replay=True)
+                                done = self._insert_result(
+                                    conn,
+                                    mark["dataset_id"],
+                                    int(mark["entry_id"]),
+                                    mark["time"],
+                                    mark["result"],
+                                    replay=True,
+                                )
                             except (ValueError, KeyError, TypeError, DPInputError):
                                 keep.append(line)
                                 continue
@@ -1818,8 +2075,9 @@ class LedgerDB:
                 continue  # still unwritable: the journal waits for the next open
         return recorded
 
-    def _insert_result(self, conn: Any, dataset_id: str, entry_id: int, stamp: str, result_json: str, *,
-                       replay: bool = False) -> bool:
+    def _insert_result(
+        self, conn: Any, dataset_id: str, entry_id: int, stamp: str, result_json: str, *, replay: bool = False
+    ) -> bool:
         """Insert a result (False when the entry already has one and ``replay``: idempotent)."""
         ph = self._backend.ph
         row = conn.execute(f"SELECT dataset_id, entry_hash FROM dpcore_entries WHERE id = {ph}", (entry_id,)).fetchone()
@@ -1829,8 +2087,10 @@ class LedgerDB:
             if replay:
                 return False
             raise DPInputError(f"entry {entry_id} already has its result (results are append-only)")
-        conn.execute(f"INSERT INTO dpcore_results(entry_id, time, result, result_hash) VALUES ({ph}, {ph}, {ph}, {ph})",
-                     (entry_id, stamp, result_json, _result_hash(row[1], stamp, result_json)))
+        conn.execute(
+            f"INSERT INTO dpcore_results(entry_id, time, result, result_hash) VALUES ({ph}, {ph}, {ph}, {ph})",
+            (entry_id, stamp, result_json, _result_hash(row[1], stamp, result_json)),
+        )
         return True
 
     # ----- internal --------------------------------------------------------------------------------
@@ -1839,10 +2099,24 @@ class LedgerDB:
         rows = conn.execute(
             f"SELECT e.id, e.label, e.cost, e.epsilon, e.delta, e.time, e.record, r.result, e.entry_hash "
             f"FROM dpcore_entries e LEFT JOIN dpcore_results r ON r.entry_id = e.id WHERE e.dataset_id = {ph} "
-            f"ORDER BY e.id", (dataset_id,)).fetchall()
-        return [Entry(id=int(r[0]), dataset_id=dataset_id, label=r[1], cost=_cost_from_json(r[2]), epsilon=float(r[3]),
-                      delta=float(r[4]), time=r[5], record=json.loads(r[6]),
-                      result=None if r[7] is None else json.loads(r[7]), entry_hash=r[8] or "") for r in rows]
+            f"ORDER BY e.id",
+            (dataset_id,),
+        ).fetchall()
+        return [
+            Entry(
+                id=int(r[0]),
+                dataset_id=dataset_id,
+                label=r[1],
+                cost=_cost_from_json(r[2]),
+                epsilon=float(r[3]),
+                delta=float(r[4]),
+                time=r[5],
+                record=json.loads(r[6]),
+                result=None if r[7] is None else json.loads(r[7]),
+                entry_hash=r[8] or "",
+            )
+            for r in rows
+        ]
 
 
 def _composed(cap: _budget.BudgetCap, costs: list[_budget.PrivacyCost]) -> _budget.Ledger:
@@ -1860,8 +2134,6 @@ def _spent(cap: _budget.BudgetCap, costs: list[_budget.PrivacyCost]) -> tuple[fl
     if cap.delta == 0:  # cannot happen for entries accepted by charge; say it rather than guess
         raise DPInputError("this pure-epsilon account holds non-pure entries")
     return ledger.spent_approx(ledger._zcdp_delta(cap))
-
-
 
 
 @dataclass(frozen=True)
@@ -1906,8 +2178,15 @@ class Account:
         return _looks_like_fingerprint(self.dataset_id)
 
     # ----- charging --------------------------------------------------------------------------------
-    def charge(self, label: str, epsilon: float | None = None, *, cost: _budget.PrivacyCost | None = None,
-               record: Any = None, on_wait: OnWait | None = None) -> Entry:
+    def charge(
+        self,
+        label: str,
+        epsilon: float | None = None,
+        *,
+        cost: _budget.PrivacyCost | None = None,
+        record: Any = None,
+        on_wait: OnWait | None = None,
+    ) -> Entry:
         """Charge one release, atomically: lock the account, check the cap, append the entry, commit.
 
         Give ``epsilon`` (a pure epsilon-DP cost) or ``cost`` (a :class:`dpcore.budget.PrivacyCost`:
@@ -1923,7 +2202,9 @@ class Account:
         if not isinstance(label, str) or not label.strip():
             raise DPInputError("a charge needs a non-empty label (what is being released)")
         if (epsilon is None) == (cost is None):
-            raise DPInputError("give either epsilon (pure DP) or cost (a dpcore.budget.PrivacyCost), not both or neither")
+            raise DPInputError(
+                "give either epsilon (pure DP) or cost (a dpcore.budget.PrivacyCost), not both or neither"
+            )
         if epsilon is not None:  # and cost is None (exactly one of the two is given)
             cost = _budget.pure(epsilon)
         elif not isinstance(cost, _budget.PrivacyCost):
@@ -1944,46 +2225,86 @@ class Account:
             self.db._replay_journal()
         with backend.locked(self.dataset_id, on_wait) as conn:
             lock = " FOR UPDATE" if backend.name == "postgresql" else ""
-            row = backend.lock_row(conn, f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts "
-                                         f"WHERE dataset_id = {ph}{lock}", (self.dataset_id,), on_wait)
+            row = backend.lock_row(
+                conn,
+                f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts WHERE dataset_id = {ph}{lock}",
+                (self.dataset_id,),
+                on_wait,
+            )
             if row is None:
                 raise DPInputError(f"the ledger account {self.display_name()!r} does not exist in {self.db.describe()}")
-            costs = [_cost_from_json(r[0]) for r in conn.execute(
-                f"SELECT cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)).fetchall()]
+            costs = [
+                _cost_from_json(r[0])
+                for r in conn.execute(
+                    f"SELECT cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)
+                ).fetchall()
+            ]
             self._check_fits(cap, costs, cost, label)
             backend.lock_chain(conn, on_wait)
             last = conn.execute("SELECT entry_hash FROM dpcore_entries ORDER BY id DESC LIMIT 1").fetchone()
             prev = CHAIN_GENESIS if last is None else last[0]
             stamp = _now()
-            entry_hash = _entry_hash(prev, self.public_id, (row[0], float(row[1]), float(row[2]), row[3]), label,
-                                     cost_json, float(cost.epsilon), float(cost.delta), stamp, record_json)
-            params = (self.dataset_id, label, cost_json, float(cost.epsilon), float(cost.delta), stamp, record_json,
-                      prev, entry_hash)
-            sql = (f"INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
-                   f"entry_hash) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph})")
+            entry_hash = _entry_hash(
+                prev,
+                self.public_id,
+                (row[0], float(row[1]), float(row[2]), row[3]),
+                label,
+                cost_json,
+                float(cost.epsilon),
+                float(cost.delta),
+                stamp,
+                record_json,
+            )
+            params = (
+                self.dataset_id,
+                label,
+                cost_json,
+                float(cost.epsilon),
+                float(cost.delta),
+                stamp,
+                record_json,
+                prev,
+                entry_hash,
+            )
+            sql = (
+                f"INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
+                f"entry_hash) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph})"
+            )
             if backend.name == "postgresql":
                 entry_id = conn.execute(sql + " RETURNING id", params).fetchone()[0]
             else:
                 entry_id = conn.execute(sql, params).lastrowid
-        return Entry(id=int(entry_id), dataset_id=self.dataset_id, label=label, cost=cost, epsilon=float(cost.epsilon),
-                     delta=float(cost.delta), time=stamp, record=json.loads(record_json), entry_hash=entry_hash)
+        return Entry(
+            id=int(entry_id),
+            dataset_id=self.dataset_id,
+            label=label,
+            cost=cost,
+            epsilon=float(cost.epsilon),
+            delta=float(cost.delta),
+            time=stamp,
+            record=json.loads(record_json),
+            entry_hash=entry_hash,
+        )
 
-    def _check_fits(self, cap: _budget.BudgetCap, costs: list[_budget.PrivacyCost], cost: _budget.PrivacyCost,
-                    label: str) -> None:
+    def _check_fits(
+        self, cap: _budget.BudgetCap, costs: list[_budget.PrivacyCost], cost: _budget.PrivacyCost, label: str
+    ) -> None:
         everything = [*costs, cost]
         if cap.delta == 0 and any(c.kind != "pure" for c in everything):
             raise DPInputError(
                 f"the account {self.display_name()!r} is pure epsilon-DP (cap delta = 0), so it cannot pay for "
                 f"'{label}' ({cost.describe()}); a release with delta > 0 or a zCDP cost needs a delta cap, which is "
                 "fixed when a population is registered: release pure-epsilon statistics from it (e.g. the Gini with "
-                "the generalized Cauchy noise).")
+                "the generalized Cauchy noise)."
+            )
         approx_delta = sum(c.delta for c in everything if c.kind == "approx")
         has_zcdp = any(c.kind == "zcdp" for c in everything)
         if approx_delta > cap.delta * (1 + CAP_TOLERANCE) or (has_zcdp and approx_delta >= cap.delta):
             raise BudgetExceeded(
                 f"refused: '{label}' ({cost.describe()}) would bring the total delta to {approx_delta:.3g}, "
                 f"which leaves nothing of the cap {cap.describe()} of the account {self.display_name()!r}. "
-                "Nothing was charged or released.")
+                "Nothing was charged or released."
+            )
         trial = _composed(cap, everything)
         if not trial._within(cap, tol=CAP_TOLERANCE):
             before_eps, before_delta = _spent(cap, costs)
@@ -1991,8 +2312,10 @@ class Account:
             rem = max(0.0, cap.epsilon - before_eps)
             raise BudgetExceeded(
                 f"refused: '{label}' costs {cost.describe()}, but the account {self.display_name()!r} has spent "
-                f"ε = {before_eps:.6g}" + (f" (δ = {before_delta:.3g})" if cap.delta else "") +
-                f" of its cap {cap.describe()}, leaving ε = {rem:.6g}. Nothing was charged or released.")
+                f"ε = {before_eps:.6g}"
+                + (f" (δ = {before_delta:.3g})" if cap.delta else "")
+                + f" of its cap {cap.describe()}, leaving ε = {rem:.6g}. Nothing was charged or released."
+            )
 
     def would_exceed(self, cost: _budget.PrivacyCost | float) -> bool:
         """True when charging ``cost`` now would be refused (a read-only check; :meth:`charge` re-checks
@@ -2039,9 +2362,10 @@ class Account:
                 if attempt < len(delays):
                     time.sleep(delays[attempt])
         reason = str(last).split(". ")[0] if last is not None else "unavailable"
-        path = _journal_append(self.db._backend.journal_paths(),
-                               {"v": 1, "dataset_id": self.dataset_id, "entry_id": entry_id, "time": stamp,
-                                "result": result_json})
+        path = _journal_append(
+            self.db._backend.journal_paths(),
+            {"v": 1, "dataset_id": self.dataset_id, "entry_id": entry_id, "time": stamp, "result": result_json},
+        )
         return ResultLink(entry_id, False, str(path), reason)
 
     # ----- reading ---------------------------------------------------------------------------------
@@ -2053,8 +2377,12 @@ class Account:
     def _costs(self) -> list[_budget.PrivacyCost]:
         ph = self.db._backend.ph
         with self.db._backend.reading() as conn:
-            return [_cost_from_json(r[0]) for r in conn.execute(
-                f"SELECT cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)).fetchall()]
+            return [
+                _cost_from_json(r[0])
+                for r in conn.execute(
+                    f"SELECT cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)
+                ).fetchall()
+            ]
 
     def spent(self, entries: list[Entry] | None = None) -> dict[str, float]:
         """{'epsilon': ..., 'delta': ...} spent (zCDP entries converted at the delta the cap leaves).
@@ -2094,10 +2422,16 @@ class Account:
 
     def to_dict(self, entries: list[Entry] | None = None) -> dict[str, Any]:
         s = self.spent(entries)
-        return {"dataset_id": self.dataset_id, "public_id": self.public_id, "label": self.label,
-                "cap_epsilon": self.cap_epsilon,
-                "cap_delta": self.cap_delta, "created": self.created, "spent_epsilon": s["epsilon"],
-                "spent_delta": s["delta"]}
+        return {
+            "dataset_id": self.dataset_id,
+            "public_id": self.public_id,
+            "label": self.label,
+            "cap_epsilon": self.cap_epsilon,
+            "cap_delta": self.cap_delta,
+            "created": self.created,
+            "spent_epsilon": s["epsilon"],
+            "spent_delta": s["delta"],
+        }
 
     def export(self, fmt: str = "json", entries: list[Entry] | None = None) -> str:
         """This account and its entries as JSON (a document) or CSV (one row per entry); ``entries``: a
@@ -2105,8 +2439,21 @@ class Account:
         return _export([self], fmt, self.db, None if entries is None else {self.dataset_id: entries})
 
 
-CSV_COLUMNS = ("public_id", "account_label", "cap_epsilon", "cap_delta", "entry_id", "label", "kind", "epsilon",
-               "delta", "rho", "time", "record", "result")
+CSV_COLUMNS = (
+    "public_id",
+    "account_label",
+    "cap_epsilon",
+    "cap_delta",
+    "entry_id",
+    "label",
+    "kind",
+    "epsilon",
+    "delta",
+    "rho",
+    "time",
+    "record",
+    "result",
+)
 
 
 def _public_account(d: dict[str, Any]) -> dict[str, Any]:
@@ -2127,18 +2474,39 @@ def _export(accounts: list[Account], fmt: str, db: LedgerDB, snapshot: dict[str,
         if a.dataset_id not in snapshot:
             snapshot[a.dataset_id] = a.entries()
     if fmt == "json":
-        doc = {"dpcore_version": __version__, "exported": _now(), "ledger": db.describe(),
-               "accounts": [{**_public_account(a.to_dict(snapshot[a.dataset_id])),
-                             "entries": [_public_entry(e.to_dict()) for e in snapshot[a.dataset_id]]}
-                            for a in accounts]}
+        doc = {
+            "dpcore_version": __version__,
+            "exported": _now(),
+            "ledger": db.describe(),
+            "accounts": [
+                {
+                    **_public_account(a.to_dict(snapshot[a.dataset_id])),
+                    "entries": [_public_entry(e.to_dict()) for e in snapshot[a.dataset_id]],
+                }
+                for a in accounts
+            ],
+        }
         return json.dumps(doc, indent=2, default=_json_default, ensure_ascii=False)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for a in accounts:
         for e in snapshot[a.dataset_id]:
-            writer.writerow([a.public_id, a.label, repr(a.cap_epsilon), repr(a.cap_delta), e.id, e.label, e.cost.kind,
-                             repr(e.cost.epsilon), repr(e.cost.delta), repr(e.cost.rho), e.time,
-                             json.dumps(e.record, ensure_ascii=False),
-                             "" if e.result is None else json.dumps(e.result, ensure_ascii=False)])
+            writer.writerow(
+                [
+                    a.public_id,
+                    a.label,
+                    repr(a.cap_epsilon),
+                    repr(a.cap_delta),
+                    e.id,
+                    e.label,
+                    e.cost.kind,
+                    repr(e.cost.epsilon),
+                    repr(e.cost.delta),
+                    repr(e.cost.rho),
+                    e.time,
+                    json.dumps(e.record, ensure_ascii=False),
+                    "" if e.result is None else json.dumps(e.result, ensure_ascii=False),
+                ]
+            )
     return buf.getvalue()

@@ -19,6 +19,7 @@ Exit codes: 0 success (``verify``: the ledger is intact; one ``ledger OK: ...`` 
 ``dpcore: error: ...`` on stderr without a traceback. ``show`` never prints a dataset id (a fingerprint
 of the data) or the ledger's key: accounts appear by label and keyed public id.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="dpcore ledger", description="Create, check, show and back up the privacy-budget ledger "
-                                                       "(docs/ledger.md).")
+    parser = _Parser(
+        prog="dpcore ledger", description="Create, check, show and back up the privacy-budget ledger (docs/ledger.md)."
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     url_help = "ledger URL (sqlite:///path.db or postgresql://...); default: $DPCORE_LEDGER_URL or ~/.local/share/dpcore/ledger.db"
     init = sub.add_parser("init", help="create a new, empty ledger (refused where a ledger or any file exists)")
@@ -63,8 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     add = pop_sub.add_parser("add", help="register a population (the people protected) with its caps, once")
     add.add_argument("name", help="the population's name, as plans give it (population = \"NAME\")")
     add.add_argument("--cap-epsilon", type=float, required=True, help="the total ε of every release about these people")
-    add.add_argument("--cap-delta", type=float, default=0.0,
-                     help="the total δ (default 0: pure ε-DP only; the Gini's Laplace noise needs e.g. 1e-8)")
+    add.add_argument(
+        "--cap-delta",
+        type=float,
+        default=0.0,
+        help="the total δ (default 0: pure ε-DP only; the Gini's Laplace noise needs e.g. 1e-8)",
+    )
     add.add_argument("--label", default="", help="a longer description (shown by 'show')")
     add.add_argument("--ledger", default=None, help=url_help)
     lst = pop_sub.add_parser("list", help="the populations: name, cap, spent, sources attached")
@@ -111,9 +117,12 @@ def _show(args: argparse.Namespace) -> int:
         population = db.population_of_account(acct.dataset_id)
         if population is not None and population != name:
             name = f"{name} (population {population})"
-        print(f"  {name} [public id {acct.public_id}]: spent {used} of {cap}; "
-              f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
-              + (f" ({hidden} not revealed)" if hidden else "") + f"; created {acct.created[:19]}")
+        print(
+            f"  {name} [public id {acct.public_id}]: spent {used} of {cap}; "
+            f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+            + (f" ({hidden} not revealed)" if hidden else "")
+            + f"; created {acct.created[:19]}"
+        )
     for path, n in db.pending_results():
         print(f"  {n} result mark(s) journaled at {path}, waiting for the database to be writable")
     return 0
@@ -126,8 +135,10 @@ def _population(args: argparse.Namespace) -> int:
     if args.population_command == "add":
         existed = db.population(args.name) is not None
         acct = db.register_population(args.name, args.cap_epsilon, args.cap_delta, label=args.label)
-        print(f"{'already registered with this cap' if existed else 'registered'}: population {acct.population!r}, cap "
-              f"{acct.cap.describe()} [public id {acct.public_id}] in {db.describe()}")
+        print(
+            f"{'already registered with this cap' if existed else 'registered'}: population {acct.population!r}, cap "
+            f"{acct.cap.describe()} [public id {acct.public_id}] in {db.describe()}"
+        )
         return 0
     if args.population_command == "attach":
         acct = db.require_population(args.name)
@@ -140,16 +151,19 @@ def _population(args: argparse.Namespace) -> int:
     print(f"{db.describe()}: {len(populations)} population(s)")
     for acct in populations:
         spent = acct.spent()
-        print(f"  {acct.population} [public id {acct.public_id}]: cap {acct.cap.describe()}, spent ε = "
-              f"{spent['epsilon']:.6g}; {db.source_count(acct.dataset_id)} source(s) attached")
+        print(
+            f"  {acct.population} [public id {acct.public_id}]: cap {acct.cap.describe()}, spent ε = "
+            f"{spent['epsilon']:.6g}; {db.source_count(acct.dataset_id)} source(s) attached"
+        )
     return 0
 
 
 def _backup(args: argparse.Namespace) -> int:
     db = ledger_lib.open_ledger(args.ledger, create=False, on_wait=_say)
     if db.backend != "sqlite":
-        raise DPInputError("'dpcore ledger backup' copies SQLite ledgers; back up a PostgreSQL ledger with pg_dump "
-                           "(docs/ledger.md)")
+        raise DPInputError(
+            "'dpcore ledger backup' copies SQLite ledgers; back up a PostgreSQL ledger with pg_dump (docs/ledger.md)"
+        )
     dest = Path(args.dest).expanduser().absolute()
     if os.path.lexists(dest):
         raise DPInputError(f"the backup destination {dest} exists: give a new path")
@@ -158,9 +172,12 @@ def _backup(args: argparse.Namespace) -> int:
     source_path = backend.path
     try:
         os.close(os.open(dest, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # the copy holds the key: 0600
-        with contextlib.closing(sqlite3.connect("file:" + urllib.parse.quote(str(source_path)) + "?mode=ro",
-                                                uri=True)) as src, \
-                contextlib.closing(sqlite3.connect(str(dest))) as out:
+        with (
+            contextlib.closing(
+                sqlite3.connect("file:" + urllib.parse.quote(str(source_path)) + "?mode=ro", uri=True)
+            ) as src,
+            contextlib.closing(sqlite3.connect(str(dest))) as out,
+        ):
             src.backup(out)  # SQLite's online backup: one consistent snapshot, even while releases run
     except (OSError, sqlite3.Error) as exc:
         with contextlib.suppress(OSError):
@@ -178,8 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return {"init": _init, "verify": _verify, "show": _show, "backup": _backup,
-                "population": _population}[args.command](args)
+        return {"init": _init, "verify": _verify, "show": _show, "backup": _backup, "population": _population}[
+            args.command
+        ](args)
     except DPInputError as exc:
         print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

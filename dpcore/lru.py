@@ -6,6 +6,7 @@ the group-means page's prepared tables and figures (``ui.stratified.views``), th
 (``ui.gini.views.data_digest``). What is kept is as confidential as the data it was built from; it never
 leaves the process.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -19,6 +19,7 @@ relative risk          :class:`dpcore.ratio.RelativeRiskMechanism` (LaplaceNoise
 count                  :class:`CountMechanism` (discrete Laplace on one count)
 =====================  ===========================================================================
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,10 +35,23 @@ from .ratio import RelativeRiskDraw, RelativeRiskMechanism
 from .stratified import MeanDraw, MeanMechanism
 from .validation import DPInputError, check_epsilon, check_int
 
-__all__ = ["GiniMechanism", "GiniDraw", "HistogramMechanism", "HistogramDraw", "ExponentialQuantileMechanism",
-           "ExponentialQuantileDraw", "MeanMechanism", "MeanDraw",
-           "RelativeRiskMechanism", "RelativeRiskDraw", "CountMechanism", "CountDraw", "GiniIntervalMechanism",
-           "GiniIntervalDraw", "GINI_PLANNING_N"]
+__all__ = [
+    "GiniMechanism",
+    "GiniDraw",
+    "HistogramMechanism",
+    "HistogramDraw",
+    "ExponentialQuantileMechanism",
+    "ExponentialQuantileDraw",
+    "MeanMechanism",
+    "MeanDraw",
+    "RelativeRiskMechanism",
+    "RelativeRiskDraw",
+    "CountMechanism",
+    "CountDraw",
+    "GiniIntervalMechanism",
+    "GiniIntervalDraw",
+    "GINI_PLANNING_N",
+]
 
 
 @dataclass(frozen=True)
@@ -72,12 +86,16 @@ class CountMechanism:
         return budget.pure(self.epsilon)
 
     def record(self) -> dict[str, Any]:
-        return {"noise": f"discrete Laplace, scale sensitivity/epsilon = {self.noise_scale!r} (L1 sensitivity "
-                         f"{self.sensitivity})", "noise_scale": self.noise_scale}
+        return {
+            "noise": f"discrete Laplace, scale sensitivity/epsilon = {self.noise_scale!r} (L1 sensitivity "
+            f"{self.sensitivity})",
+            "noise_scale": self.noise_scale,
+        }
 
     def draw(self, counts: Any, rng: Any = None) -> CountDraw:
-        d = release_noise.release_integer_counts(np.asarray(counts, dtype=np.int64).ravel(), scale=self.noise_scale,
-                                                 rng=rng, sensitivity=self.sensitivity)
+        d = release_noise.release_integer_counts(
+            np.asarray(counts, dtype=np.int64).ravel(), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
+        )
         return CountDraw(np.asarray(d.values, dtype=np.int64), d.measurement, d.privacy_map, d.epsilon, d.simulated)
 
 
@@ -130,8 +148,16 @@ class GiniIntervalMechanism:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "rows_per_person", check_int(self.rows_per_person, "rows per person", minimum=1))
         object.__setattr__(self, "planning_n", check_int(self.planning_n, "planning cell size", minimum=2))
-        GiniMechanism(self.epsilon, self.lower, self.upper, noise=self.noise, gamma=self.gamma,
-                      calibration=self.calibration, delta=self.delta, rows_per_person=self.rows_per_person)
+        GiniMechanism(
+            self.epsilon,
+            self.lower,
+            self.upper,
+            noise=self.noise,
+            gamma=self.gamma,
+            calibration=self.calibration,
+            delta=self.delta,
+            rows_per_person=self.rows_per_person,
+        )
 
     @functools.cached_property
     def plan(self):
@@ -145,35 +171,92 @@ class GiniIntervalMechanism:
         interval's width, never the privacy cost."""
         from . import intervals
 
-        cell = GiniMechanism(self.epsilon, self.lower, self.upper, noise=self.noise, gamma=self.gamma,
-                             calibration=self.calibration, delta=self.delta, rows_per_person=self.rows_per_person)
+        cell = GiniMechanism(
+            self.epsilon,
+            self.lower,
+            self.upper,
+            noise=self.noise,
+            gamma=self.gamma,
+            calibration=self.calibration,
+            delta=self.delta,
+            rows_per_person=self.rows_per_person,
+        )
         delta = cell.delta_cell or None
-        key = {"v": 1, "epsilon": cell.epsilon_cell, "delta": delta, "noise": cell.noise, "n": self.planning_n,
-               "lower": cell.lower, "upper": cell.upper, "level": self.level, "gamma": cell.gamma,
-               "calibration": cell.calibration}
+        key = {
+            "v": 1,
+            "epsilon": cell.epsilon_cell,
+            "delta": delta,
+            "noise": cell.noise,
+            "n": self.planning_n,
+            "lower": cell.lower,
+            "upper": cell.upper,
+            "level": self.level,
+            "gamma": cell.gamma,
+            "calibration": cell.calibration,
+        }
         choice = _read_split(key, cell.epsilon_cell)
         if choice is not None:
             try:
-                plan = intervals.gini_plan(choice["epsilon_value"], choice["epsilon_bound"], choice["beta"],
-                                           noise=cell.noise, n=self.planning_n, lower=cell.lower, upper=cell.upper,
-                                           delta=delta, level=self.level, eta=choice["eta"], method=choice["method"],
-                                           gamma=cell.gamma, calibration_mode=cell.calibration)
+                plan = intervals.gini_plan(
+                    choice["epsilon_value"],
+                    choice["epsilon_bound"],
+                    choice["beta"],
+                    noise=cell.noise,
+                    n=self.planning_n,
+                    lower=cell.lower,
+                    upper=cell.upper,
+                    delta=delta,
+                    level=self.level,
+                    eta=choice["eta"],
+                    method=choice["method"],
+                    gamma=cell.gamma,
+                    calibration_mode=cell.calibration,
+                )
                 return replace(plan, **_cached_widths(choice))
             except DPInputError:
                 pass  # an unusable cached choice: optimise again
-        plan = intervals.optimise_gini_split(cell.epsilon_cell, delta, cell.noise, self.planning_n, cell.lower,
-                                             cell.upper, self.level, gamma=cell.gamma,
-                                             calibration_mode=cell.calibration)
-        _write_split(key, {k: getattr(plan, k) for k in ("epsilon_value", "epsilon_bound", "beta", "eta", "method",
-                                                         "model_width", "model_oracle_width")})
+        plan = intervals.optimise_gini_split(
+            cell.epsilon_cell,
+            delta,
+            cell.noise,
+            self.planning_n,
+            cell.lower,
+            cell.upper,
+            self.level,
+            gamma=cell.gamma,
+            calibration_mode=cell.calibration,
+        )
+        _write_split(
+            key,
+            {
+                k: getattr(plan, k)
+                for k in (
+                    "epsilon_value",
+                    "epsilon_bound",
+                    "beta",
+                    "eta",
+                    "method",
+                    "model_width",
+                    "model_oracle_width",
+                )
+            },
+        )
         return plan
 
     @functools.cached_property
     def value_mechanism(self) -> GiniMechanism:
         """The value's mechanism: epsilon_value per cell, the plan's beta."""
-        return GiniMechanism(self.rows_per_person * self.plan.epsilon_value, self.lower, self.upper, noise=self.noise,
-                             gamma=self.gamma, calibration=self.calibration, delta=self.delta,
-                             rows_per_person=self.rows_per_person, beta=self.plan.beta)
+        return GiniMechanism(
+            self.rows_per_person * self.plan.epsilon_value,
+            self.lower,
+            self.upper,
+            noise=self.noise,
+            gamma=self.gamma,
+            calibration=self.calibration,
+            delta=self.delta,
+            rows_per_person=self.rows_per_person,
+            beta=self.plan.beta,
+        )
 
     @property
     def smoothness(self) -> float:
@@ -194,33 +277,45 @@ class GiniIntervalMechanism:
         window of the value's actual draw (``dpcore.published``)."""
         mech = self.value_mechanism
         out = dict(self.plan.to_dict())
-        out.update(release_alpha=mech.release_alpha, min_scale=gini_min_scale(mech),
-                   max_scale=mech.max_scale if mech.noise == "cauchy" else float("inf"))
+        out.update(
+            release_alpha=mech.release_alpha,
+            min_scale=gini_min_scale(mech),
+            max_scale=mech.max_scale if mech.noise == "cauchy" else float("inf"),
+        )
         return out
 
     def record(self) -> dict[str, Any]:
         rec = dict(self.value_mechanism.record())
-        rec.update(interval_plan=self.interval_constants(), interval_level=self.level,
-                   epsilon_value=self.rows_per_person * self.plan.epsilon_value,
-                   epsilon_bound=self.rows_per_person * self.plan.epsilon_bound,
-                   bound=("smooth_sensitivity_bound = exp(ln S_beta(X) + Laplace(beta/epsilon_bound per cell) + "
-                          "margin): a DP upper bound on S_beta(X) that fails with probability eta"))
+        rec.update(
+            interval_plan=self.interval_constants(),
+            interval_level=self.level,
+            epsilon_value=self.rows_per_person * self.plan.epsilon_value,
+            epsilon_bound=self.rows_per_person * self.plan.epsilon_bound,
+            bound=(
+                "smooth_sensitivity_bound = exp(ln S_beta(X) + Laplace(beta/epsilon_bound per cell) + "
+                "margin): a DP upper bound on S_beta(X) that fails with probability eta"
+            ),
+        )
         return rec
 
-    def draw(self, confidential_gini: float, confidential_smooth_sensitivity: float, rng: Any = None
-             ) -> GiniIntervalDraw:
+    def draw(
+        self, confidential_gini: float, confidential_smooth_sensitivity: float, rng: Any = None
+    ) -> GiniIntervalDraw:
         from . import intervals
 
         s = float(confidential_smooth_sensitivity)
         d = self.value_mechanism.draw(confidential_gini, s, rng=rng)
         if s <= 0.0:
-            return GiniIntervalDraw(d.value, d.noisy_value, float("nan"), d.measurement, d.privacy_map,
-                                    "none: n <= 1", d.simulated)
+            return GiniIntervalDraw(
+                d.value, d.noisy_value, float("nan"), d.measurement, d.privacy_map, "none: n <= 1", d.simulated
+            )
         plan = self.plan
-        bound = intervals.gini_bound_release(s, beta=self.smoothness, epsilon_bound=plan.epsilon_bound, eta=plan.eta,
-                                             rng=rng)
-        return GiniIntervalDraw(d.value, d.noisy_value, bound.s_upper, d.measurement, d.privacy_map,
-                                bound.measurement, d.simulated)
+        bound = intervals.gini_bound_release(
+            s, beta=self.smoothness, epsilon_bound=plan.epsilon_bound, eta=plan.eta, rng=rng
+        )
+        return GiniIntervalDraw(
+            d.value, d.noisy_value, bound.s_upper, d.measurement, d.privacy_map, bound.measurement, d.simulated
+        )
 
 
 def gini_min_scale(mechanism: GiniMechanism) -> float:
@@ -263,8 +358,14 @@ def _read_split(key: dict, epsilon_cell: float) -> dict | None:
         ev, eb, beta, eta = (float(choice[k]) for k in ("epsilon_value", "epsilon_bound", "beta", "eta"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    ok = (ev > 0 and eb > 0 and beta > 0 and 0 < eta < 1 and choice.get("method") in ("pivot", "union")
-          and math.isclose(ev + eb, epsilon_cell, rel_tol=1e-12, abs_tol=0.0))
+    ok = (
+        ev > 0
+        and eb > 0
+        and beta > 0
+        and 0 < eta < 1
+        and choice.get("method") in ("pivot", "union")
+        and math.isclose(ev + eb, epsilon_cell, rel_tol=1e-12, abs_tol=0.0)
+    )
     return choice if ok else None
 
 
@@ -291,4 +392,3 @@ def _write_split(key: dict, choice: dict) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
-

@@ -7,6 +7,7 @@ name, income and group columns, n) and the software version. It never holds the 
 fingerprint: that is a hash of the confidential file, not a DP output (the ledger keeps it in its
 database only; records name the account by its keyed public id).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,9 @@ def _public(value: Any) -> Any:
     return value
 
 
-def complete_record(records: Sequence[Any], account: Any, entries: Sequence[Any], *,
-                    dataset: dict[str, Any] | None = None) -> dict[str, Any]:
+def complete_record(
+    records: Sequence[Any], account: Any, entries: Sequence[Any], *, dataset: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The release record as plain data: this release (``records``, ``ReleaseRecord`` objects or
     dicts), every release of the account (``entries`` of :meth:`dpcore.ledger.Account.entries`), the
     account (cap, spent, public id) and the dataset identity (file name, income column, group column,
@@ -43,16 +45,18 @@ def complete_record(records: Sequence[Any], account: Any, entries: Sequence[Any]
         item = entry.to_dict() if hasattr(entry, "to_dict") else dict(entry)
         history.append(item)
     account_doc = account.to_dict(list(entries)) if account is not None and hasattr(account, "to_dict") else {}
-    return _public({
-        "dpcore_version": __version__,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "dataset": identity,
-        "account": account_doc,
-        "this_release": this,
-        "every_release_of_the_account": history,
-        "epsilon_spent_in_total": float(sum(float(getattr(e, "epsilon", 0.0) or 0.0) for e in entries)),
-        "delta_spent_in_total": float(sum(float(getattr(e, "delta", 0.0) or 0.0) for e in entries)),
-    })
+    return _public(
+        {
+            "dpcore_version": __version__,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "dataset": identity,
+            "account": account_doc,
+            "this_release": this,
+            "every_release_of_the_account": history,
+            "epsilon_spent_in_total": float(sum(float(getattr(e, "epsilon", 0.0) or 0.0) for e in entries)),
+            "delta_spent_in_total": float(sum(float(getattr(e, "delta", 0.0) or 0.0) for e in entries)),
+        }
+    )
 
 
 def complete_record_json(records: Sequence[Any], account: Any, entries: Sequence[Any], **kwargs: Any) -> str:

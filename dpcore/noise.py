@@ -16,6 +16,7 @@ Contents
   ``smooth_noise_privacy_loss`` certifies the worst-case privacy loss; ``smooth_noise_calibration``
   returns (alpha, beta) for a target epsilon ("paper" or "tight").
 """
+
 from __future__ import annotations
 
 import math
@@ -56,6 +57,7 @@ __all__ = [
 # Randomness sources
 # ---------------------------------------------------------------------------------------------
 
+
 def _rng(rng):
     return rng if isinstance(rng, SecureRandom) else as_generator(rng)
 
@@ -69,6 +71,7 @@ def _size(size) -> int | tuple[int, ...]:
 # ---------------------------------------------------------------------------------------------
 # Laplace and two-sided geometric
 # ---------------------------------------------------------------------------------------------
+
 
 def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
     """Scale b = sensitivity / epsilon of the Laplace mechanism (Dwork et al. 2006).
@@ -117,6 +120,7 @@ def sample_two_sided_geometric(epsilon: float, size, rng=None) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # Gaussian, analytic calibration (Balle & Wang 2018)
 # ---------------------------------------------------------------------------------------------
+
 
 def analytic_gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
     """The exact delta of the Gaussian mechanism N(0, sigma^2) at a given epsilon.
@@ -171,6 +175,7 @@ def sample_gaussian(sigma: float, size, rng=None) -> np.ndarray:
 # Generalized Cauchy
 # ---------------------------------------------------------------------------------------------
 
+
 class GeneralizedCauchy:
     """The distribution with density h(z) = c / (1 + |z|^gamma), gamma > 1.
 
@@ -189,7 +194,9 @@ class GeneralizedCauchy:
     def __init__(self, gamma: float):
         gamma = check_finite(gamma, "gamma")
         if gamma <= 1:
-            raise DPInputError(f"gamma must be > 1 (the density 1/(1+|z|^gamma) is not integrable otherwise), got {gamma:g}")
+            raise DPInputError(
+                f"gamma must be > 1 (the density 1/(1+|z|^gamma) is not integrable otherwise), got {gamma:g}"
+            )
         self.gamma = gamma
         self.a = 1.0 / gamma
         self.b = 1.0 - 1.0 / gamma
@@ -326,8 +333,8 @@ def _tail_bound(u0: float, gamma: float, alpha: float, beta: float) -> float:
     down = -math.log1p(-alpha / u0) * gamma
     candidates = []
     for lam in (-beta, beta):
-        candidates.append(lam + max(0.0, -gamma * lam + up))      # P side
-        candidates.append(-lam + max(0.0, gamma * lam + down))    # N side
+        candidates.append(lam + max(0.0, -gamma * lam + up))  # P side
+        candidates.append(-lam + max(0.0, gamma * lam + down))  # N side
     return max(candidates)
 
 
@@ -347,20 +354,26 @@ def _local_lipschitz(left: np.ndarray, right: np.ndarray, gamma: float, alpha: f
     dmax = (gamma - 1.0) ** ((gamma - 1.0) / gamma)
     eb = math.exp(beta)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        first = np.minimum(dmax, gamma / left)                       # phi'(u), u >= left
+        first = np.minimum(dmax, gamma / left)  # phi'(u), u >= left
         # P side: x = u + alpha >= left + alpha
         xp = left + alpha
         second_p = np.minimum(eb * dmax, gamma / xp)
-        far_p = (gamma * alpha / (left * xp) + gamma / (xp * (1.0 + (xp / eb) ** gamma))
-                 + gamma / (left * (1.0 + left ** gamma)))
+        far_p = (
+            gamma * alpha / (left * xp)
+            + gamma / (xp * (1.0 + (xp / eb) ** gamma))
+            + gamma / (left * (1.0 + left**gamma))
+        )
         lip_p = np.minimum(np.maximum(first, second_p), np.where(left > 0, far_p, np.inf))
         # N side: x = u - alpha
         xn = left - alpha
         second_n = np.minimum(eb * dmax, np.where(xn > 0, gamma / xn, np.inf))
-        far_n = (gamma * alpha / (left * xn) + gamma / (xn * (1.0 + (xn / eb) ** gamma))
-                 + gamma / (left * (1.0 + left ** gamma)))
+        far_n = (
+            gamma * alpha / (left * xn)
+            + gamma / (xn * (1.0 + (xn / eb) ** gamma))
+            + gamma / (left * (1.0 + left**gamma))
+        )
         lip_n = np.where(xn > 0, np.minimum(np.maximum(first, second_n), far_n), eb * dmax)
-        lip_n = np.where(right <= alpha, first, lip_n)                # N = beta + phi(u) there
+        lip_n = np.where(right <= alpha, first, lip_n)  # N = beta + phi(u) there
     return np.maximum(lip_p, lip_n)
 
 
@@ -368,11 +381,15 @@ def _local_lipschitz(left: np.ndarray, right: np.ndarray, gamma: float, alpha: f
 def _certified_loss(gamma: float, alpha: float, beta: float, tol: float) -> float:
     u_split = 4.0 * alpha + 4.0
     u_max = max(1e6 * (alpha + 1.0), 1e3 * u_split)
-    grid = np.unique(np.concatenate([
-        np.linspace(0.0, u_split, 4001),
-        np.geomspace(u_split, u_max, 4001),
-        [alpha, max(alpha * (gamma - 1.0) ** (-1.0 / gamma), 0.0)],
-    ]))
+    grid = np.unique(
+        np.concatenate(
+            [
+                np.linspace(0.0, u_split, 4001),
+                np.geomspace(u_split, u_max, 4001),
+                [alpha, max(alpha * (gamma - 1.0) ** (-1.0 / gamma), 0.0)],
+            ]
+        )
+    )
     tail = _tail_bound(u_max, gamma, alpha, beta)
     certificate = math.inf
     for _ in range(60):
@@ -429,8 +446,9 @@ class SmoothNoiseCalibration(NamedTuple):
     certified_loss: float
 
 
-def smooth_noise_calibration(epsilon: float, gamma: float, mode: str = "tight",
-                             beta: float | None = None) -> SmoothNoiseCalibration:
+def smooth_noise_calibration(
+    epsilon: float, gamma: float, mode: str = "tight", beta: float | None = None
+) -> SmoothNoiseCalibration:
     """Constants (alpha, beta) such that f(X) + (S_beta(X)/alpha) Z is epsilon-DP.
 
     mode="paper": alpha = epsilon / (4 gamma), beta = epsilon / gamma, the constants the Gini
@@ -458,8 +476,10 @@ def smooth_noise_calibration(epsilon: float, gamma: float, mode: str = "tight",
         raise DPInputError(f"mode must be 'tight' or 'paper', got {mode!r}")
     beta_v = epsilon / gamma if beta is None else check_positive(beta, "beta")
     if beta_v > MAX_BETA:
-        raise DPInputError(f"epsilon = {epsilon:g} is too large for smooth-sensitivity noise (beta = {beta_v:g} "
-                           f"> {MAX_BETA:g}); such an epsilon gives no meaningful privacy")
+        raise DPInputError(
+            f"epsilon = {epsilon:g} is too large for smooth-sensitivity noise (beta = {beta_v:g} "
+            f"> {MAX_BETA:g}); such an epsilon gives no meaningful privacy"
+        )
     if mode == "paper":
         if beta is not None and not math.isclose(beta_v, epsilon / gamma):
             raise DPInputError("mode='paper' fixes beta = epsilon/gamma; use mode='tight' for another beta")
@@ -469,7 +489,8 @@ def smooth_noise_calibration(epsilon: float, gamma: float, mode: str = "tight",
             raise DPInputError(
                 f"the paper's constants (alpha = eps/(4 gamma), beta = eps/gamma) are not epsilon-DP for "
                 f"gamma = {gamma:g}: their certified privacy loss is {loss / epsilon:.3f} x epsilon. They are "
-                f"valid only for about 1.2 <= gamma <= 6.5; use calibration 'tight'")
+                f"valid only for about 1.2 <= gamma <= 6.5; use calibration 'tight'"
+            )
         return SmoothNoiseCalibration(alpha, beta_v, epsilon, gamma, "paper", loss)
     return _tight(epsilon, gamma, beta_v)
 
@@ -487,7 +508,8 @@ def _tight(epsilon: float, gamma: float, beta: float) -> SmoothNoiseCalibration:
     if tail >= epsilon:
         raise DPInputError(
             f"beta = {beta:g} is too large for epsilon = {epsilon:g} and gamma = {gamma:g}: the privacy "
-            f"loss in the tails alone is max(1, gamma-1) * beta = {tail:g}")
+            f"loss in the tails alone is max(1, gamma-1) * beta = {tail:g}"
+        )
     tol = 1e-3 * epsilon
 
     def excess(alpha: float) -> float:
@@ -507,5 +529,6 @@ def _tight(epsilon: float, gamma: float, beta: float) -> SmoothNoiseCalibration:
     alpha = max(lo, alpha * (1.0 - 1e-3))
     while excess(alpha) > 0:
         alpha = max(lo, alpha * (1.0 - 1e-3))
-    return SmoothNoiseCalibration(alpha, beta, epsilon, gamma, "tight",
-                                  smooth_noise_privacy_loss(gamma, alpha, beta, tol=tol))
+    return SmoothNoiseCalibration(
+        alpha, beta, epsilon, gamma, "tight", smooth_noise_privacy_loss(gamma, alpha, beta, tol=tol)
+    )

@@ -62,6 +62,7 @@ Choices where the paper is inconsistent (each proved by a test in tests/test_per
    ``dpcore.noise.smooth_noise_calibration(epsilon_x, 4)``. "paper" mode is the NRS constants
    alpha = eps_x/16, beta = eps_x/4 (the text writes eps/16 but means the per-percentile eps_x).
 """
+
 from __future__ import annotations
 
 import math
@@ -145,8 +146,30 @@ PSEO_LOG_MEAN = 11.003
 PSEO_LOG_SD = 0.753
 
 PSEO_BIN_EDGES = np.array(
-    [10000, 17403, 22876, 27512, 31857, 36128, 40449, 44914, 49605, 54609, 60027, 65982,
-     72639, 80226, 89080, 99735, 113106, 130970, 157509, 207050, 262475, 614597],
+    [
+        10000,
+        17403,
+        22876,
+        27512,
+        31857,
+        36128,
+        40449,
+        44914,
+        49605,
+        54609,
+        60027,
+        65982,
+        72639,
+        80226,
+        89080,
+        99735,
+        113106,
+        130970,
+        157509,
+        207050,
+        262475,
+        614597,
+    ],
     dtype=float,
 )
 """Table 1 of the paper: 21 bins, 22 edges (read-only)."""
@@ -162,12 +185,19 @@ def check_edges(edges: Any, name: str = "edges") -> np.ndarray:
     if np.any(steps <= 0):
         i = int(np.argmax(steps <= 0))
         raise DPInputError(
-            f"{name} must be strictly increasing; edge {i + 1} ({arr[i]:g}) is followed by {arr[i + 1]:g}")
+            f"{name} must be strictly increasing; edge {i + 1} ({arr[i]:g}) is followed by {arr[i + 1]:g}"
+        )
     return arr
 
 
-def lognormal_bin_edges(n_bins: int = 20, *, log_mean: float = PSEO_LOG_MEAN, log_sd: float = PSEO_LOG_SD,
-                        lower: float = PSEO_LOWER, top_quantile: float = 0.999) -> np.ndarray:
+def lognormal_bin_edges(
+    n_bins: int = 20,
+    *,
+    log_mean: float = PSEO_LOG_MEAN,
+    log_sd: float = PSEO_LOG_SD,
+    lower: float = PSEO_LOWER,
+    top_quantile: float = 0.999,
+) -> np.ndarray:
     """Edges at every 100/M-th percentile of LN(log_mean, log_sd^2) (Section 4.1.1, footnote 18).
 
     Edges: ``lower`` (the $10,000 floor), the j/M quantiles for j = 1..M-1, and the
@@ -185,12 +215,15 @@ def lognormal_bin_edges(n_bins: int = 20, *, log_mean: float = PSEO_LOG_MEAN, lo
     with np.errstate(over="ignore"):
         inner = np.exp(log_mean + log_sd * special.ndtri(probs))
     if not np.all(np.isfinite(inner)):
-        raise DPInputError("these log-normal parameters give infinite bin edges; use a realistic mean/sd of log earnings")
+        raise DPInputError(
+            "these log-normal parameters give infinite bin edges; use a realistic mean/sd of log earnings"
+        )
     edges = np.concatenate([[lower], inner])
     if np.any(np.diff(edges) <= 0):
         raise DPInputError(
             f"the lowest edge {lower:g} is above the first log-normal edge {inner[0]:,.0f}; "
-            "use fewer bins or a lower floor")
+            "use fewer bins or a lower floor"
+        )
     return edges
 
 
@@ -224,6 +257,7 @@ def bin_edges(scheme: str = "pseo", n_bins: int = 21) -> np.ndarray:
 # The histogram mechanism
 # ---------------------------------------------------------------------------------------------
 
+
 def _check_relation(relation: str) -> str:
     if relation not in RELATIONS:
         raise DPInputError(f"relation must be 'replace' or 'add_remove', got {relation!r}")
@@ -252,7 +286,8 @@ def _earnings(values: Any, name: str = "earnings", *, min_size: int = 2) -> np.n
     if arr.size < min_size:
         raise DPInputError(
             f"the cell has only {arr.size} person(s); percentiles need at least {min_size} earnings values "
-            "(publish small cells suppressed or merged)")
+            "(publish small cells suppressed or merged)"
+        )
     arr = as_finite_array(arr, name, min_size=min_size)
     neg = int(np.count_nonzero(arr < 0))
     if neg:
@@ -318,8 +353,9 @@ class NoisyHistogram:
         return iter(self.counts)
 
 
-def noisy_histogram(values: Any, edges: Any = PSEO_BIN_EDGES, *, epsilon: float, rng=None,
-                    relation: str = "replace") -> NoisyHistogram:
+def noisy_histogram(
+    values: Any, edges: Any = PSEO_BIN_EDGES, *, epsilon: float, rng=None, relation: str = "replace"
+) -> NoisyHistogram:
     """The PSEO histogram release (Section 4.1, Definition 2.5, Proposition 4.1).
 
     Every bin count gets independent two-sided geometric noise, P(k) ∝ exp(-eps_bin |k|), drawn by
@@ -371,8 +407,9 @@ def _rule(counts: np.ndarray, edges: np.ndarray, q: np.ndarray, postprocess: str
     return edges[j] + frac * (edges[j + 1] - edges[j]), j
 
 
-def percentiles_from_histogram(counts: Any, edges: Any = PSEO_BIN_EDGES, q: Any = (25, 50, 75), *,
-                               postprocess: str = "none") -> np.ndarray:
+def percentiles_from_histogram(
+    counts: Any, edges: Any = PSEO_BIN_EDGES, q: Any = (25, 50, 75), *, postprocess: str = "none"
+) -> np.ndarray:
     """Percentiles read off a (noisy) histogram: eq. (4.2) with footnote 17 (typo corrected).
 
     For percentile Y, J is the first bin with sum_{i<=J} q_i >= (Y/100) * N, N = sum_i q_i, and
@@ -405,8 +442,9 @@ def percentiles_from_histogram(counts: Any, edges: Any = PSEO_BIN_EDGES, q: Any 
     one = c.ndim == 1
     c2 = c.reshape(1, -1) if one else c
     if c2.ndim != 2 or c2.shape[1] != edges.size - 1:
-        raise DPInputError(f"counts must have one entry per bin ({edges.size - 1} bins for {edges.size} edges), "
-                           f"got shape {c.shape}")
+        raise DPInputError(
+            f"counts must have one entry per bin ({edges.size - 1} bins for {edges.size} edges), got shape {c.shape}"
+        )
     if not np.all(np.isfinite(c2)):
         raise DPInputError("counts must be finite numbers")
     vals, _ = _rule(c2, edges, qa, postprocess)
@@ -428,8 +466,16 @@ class PercentileRelease:
     fallback: bool  # True when the noisy total was <= 0 and the fallback rule was used
 
 
-def release_percentiles(values: Any, *, epsilon: float, edges: Any = PSEO_BIN_EDGES, q: Any = (25, 50, 75),
-                        rng=None, relation: str = "replace", postprocess: str = "none") -> PercentileRelease:
+def release_percentiles(
+    values: Any,
+    *,
+    epsilon: float,
+    edges: Any = PSEO_BIN_EDGES,
+    q: Any = (25, 50, 75),
+    rng=None,
+    relation: str = "replace",
+    postprocess: str = "none",
+) -> PercentileRelease:
     """The PSEO mechanism end to end: noisy histogram (epsilon-DP), then eq. (4.2) read-off.
 
     Neighbours: replace one person in the cell, n public (default; each bin gets epsilon/2) or
@@ -440,13 +486,15 @@ def release_percentiles(values: Any, *, epsilon: float, edges: Any = PSEO_BIN_ED
     h = noisy_histogram(values, edges, epsilon=epsilon, rng=rng, relation=relation)
     vals = percentiles_from_histogram(h.counts, h.edges, qa, postprocess=postprocess)
     c = np.maximum(h.counts, 0) if postprocess == "clip" else h.counts
-    return PercentileRelease(vals, qa, h.counts, h.edges, h.epsilon, h.epsilon_per_bin, relation,
-                             postprocess, bool(c.sum() <= 0))
+    return PercentileRelease(
+        vals, qa, h.counts, h.edges, h.epsilon, h.epsilon_per_bin, relation, postprocess, bool(c.sum() <= 0)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # The smooth-sensitivity rival (Section 4.2)
 # ---------------------------------------------------------------------------------------------
+
 
 def percentile_rank(n: int, q: float) -> int:
     """Rank M = ceil(q n / 100), clipped to [1, n]: the order statistic released for percentile q.
@@ -455,7 +503,8 @@ def percentile_rank(n: int, q: float) -> int:
     For the median of an odd n it is (n+1)/2, as in eq. (4.4).
     """
     n = check_int(n, "n", minimum=1)
-    m = math.ceil(round(float(q) * n / 100.0, 9))
+    q = float(_check_q([q])[0])
+    m = math.ceil(round(q * n / 100.0, 9))
     return int(min(max(m, 1), n))
 
 
@@ -474,8 +523,7 @@ def _clip_range(lower: float, upper: float) -> tuple[float, float]:
     return lo, hi
 
 
-def local_sensitivity_profile(x_sorted: np.ndarray, rank: int, lower: float, upper: float,
-                              k_max: int) -> np.ndarray:
+def local_sensitivity_profile(x_sorted: np.ndarray, rank: int, lower: float, upper: float, k_max: int) -> np.ndarray:
     """A^(k) = max local sensitivity of x_(rank) over datasets at replacement distance <= k.
 
     Eq. (4.6): A^(k) = max_{t=0..k+1} (x_(M+t) - x_(M+t-k-1)) with x_(i) = lower for i < 1 and
@@ -523,10 +571,9 @@ class PercentileSmoothSensitivity:
     beta: float
 
 
-
-
-def _smooth_from_profile(xs: np.ndarray, rank: int, lo: float, hi: float, betas: np.ndarray
-                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _smooth_from_profile(
+    xs: np.ndarray, rank: int, lo: float, hi: float, betas: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """S_beta = max_k e^{-k beta} A^(k) for several betas, growing k until no larger k can win."""
     n = xs.size
     betas = np.asarray(betas, dtype=float)
@@ -547,8 +594,9 @@ def _smooth_from_profile(xs: np.ndarray, rank: int, lo: float, hi: float, betas:
         step *= 2
 
 
-def percentile_smooth_sensitivity(values: Any, q: float, *, beta: float, lower: float = PSEO_LOWER,
-                                  upper: float = PSEO_TOP) -> PercentileSmoothSensitivity:
+def percentile_smooth_sensitivity(
+    values: Any, q: float, *, beta: float, lower: float = PSEO_LOWER, upper: float = PSEO_TOP
+) -> PercentileSmoothSensitivity:
     """beta-smooth sensitivity of the q-th percentile x_(M), M = ceil(q n / 100) (eq. 4.6).
 
     S*_beta(x) = max_{k=0..n} e^{-k beta} max_{t=0..k+1} (x_(M+t) - x_(M+t-k-1)),
@@ -594,17 +642,25 @@ class SmoothPercentileRelease:
     calibration: str
     lower: float
     upper: float
-    noise: str = "cauchy"       # a dpcore.smooth_noises.SMOOTH_NOISES name
+    noise: str = "cauchy"  # a dpcore.smooth_noises.SMOOTH_NOISES name
     delta: float = 0.0
-    privacy_cost: Any = None     # dpcore.budget.PrivacyCost of the whole release
+    privacy_cost: Any = None  # dpcore.budget.PrivacyCost of the whole release
 
 
-
-
-def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50, 75), rng=None,
-                               lower: float = PSEO_LOWER, upper: float = PSEO_TOP, gamma: float = 4.0,
-                               calibration: str = "tight", epsilon_weights: Any = None,
-                               noise: str = "cauchy", delta: float | None = None) -> SmoothPercentileRelease:
+def release_percentiles_smooth(
+    values: Any,
+    *,
+    epsilon: float,
+    q: Any = (25, 50, 75),
+    rng=None,
+    lower: float = PSEO_LOWER,
+    upper: float = PSEO_TOP,
+    gamma: float = 4.0,
+    calibration: str = "tight",
+    epsilon_weights: Any = None,
+    noise: str = "cauchy",
+    delta: float | None = None,
+) -> SmoothPercentileRelease:
     """The rival of Section 4.2: each percentile + (S*_beta / alpha) Z, Z ~ h(z) ∝ 1/(1+|z|^gamma).
 
     epsilon is split across the percentiles (sequential composition; equal split by default,
@@ -622,6 +678,7 @@ def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50,
     """
     from . import budget, smooth_noises
     from . import noise as noise_module  # the parameter `noise` shadows the module name here
+
     epsilon = check_epsilon(epsilon)
     lo, hi = _clip_range(lower, upper)
     qa = _check_q(q)
@@ -643,8 +700,10 @@ def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50,
         delta_v, cost = 0.0, budget.pure(epsilon)
     elif noise_name == "laplace":
         delta_v = smooth_noises.DEFAULT_DELTA if delta is None else delta
-        cals = [smooth_noises.smooth_calibration("laplace", float(e), delta=delta_v / qa.size, mode=calibration)
-                for e in eps_q]
+        cals = [
+            smooth_noises.smooth_calibration("laplace", float(e), delta=delta_v / qa.size, mode=calibration)
+            for e in eps_q
+        ]
         cost = budget.approx(epsilon, delta_v)
     else:
         delta_v = smooth_noises.DEFAULT_DELTA if delta is None else delta
@@ -658,23 +717,40 @@ def release_percentiles_smooth(values: Any, *, epsilon: float, q: Any = (25, 50,
     for i, qi in enumerate(qa):
         rank = percentile_rank(x.size, qi)
         true[i] = x[rank - 1]
-        s[i] = _smooth_from_profile(x, rank, lo, hi, beta[i:i + 1])[0][0]
+        s[i] = _smooth_from_profile(x, rank, lo, hi, beta[i : i + 1])[0][0]
     scale = s / alpha
     if noise_name == "cauchy":
         z = noise_module.GeneralizedCauchy(gamma).rvs(qa.size, rng=rng)
     else:
         gen = as_generator(rng)
         z = np.array([float(smooth_noises.sample_smooth_noise(c, 1, gen)[0]) for c in cals])
-    return SmoothPercentileRelease(true + scale * z, qa, epsilon, eps_q, alpha, beta, gamma, s, scale,
-                                   calibration, lo, hi, noise=noise_name, delta=delta_v, privacy_cost=cost)
+    return SmoothPercentileRelease(
+        true + scale * z,
+        qa,
+        epsilon,
+        eps_q,
+        alpha,
+        beta,
+        gamma,
+        s,
+        scale,
+        calibration,
+        lo,
+        hi,
+        noise=noise_name,
+        delta=delta_v,
+        privacy_cost=cost,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # The exponential mechanism (Smith 2011, Algorithm 2)
 # ---------------------------------------------------------------------------------------------
 
-def _em_intervals(values: Any, q: float, lower: float, upper: float, epsilon: float
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+
+def _em_intervals(
+    values: Any, q: float, lower: float, upper: float, epsilon: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = np.sort(np.clip(_earnings(values), lower, upper))
     n = x.size
     pts = np.concatenate([[lower], x, [upper]])
@@ -686,8 +762,9 @@ def _em_intervals(values: Any, q: float, lower: float, upper: float, epsilon: fl
     return pts, lengths, logw - logz
 
 
-def exponential_mechanism_log_density(values: Any, y: Any, *, epsilon: float, q: float,
-                                      lower: float = PSEO_LOWER, upper: float = PSEO_TOP) -> np.ndarray:
+def exponential_mechanism_log_density(
+    values: Any, y: Any, *, epsilon: float, q: float, lower: float = PSEO_LOWER, upper: float = PSEO_TOP
+) -> np.ndarray:
     """Log output density of the exponential-mechanism quantile at points y in [lower, upper].
 
     Density ∝ exp(-(epsilon/2) |#{i: x_i < y} - q n / 100|) on [lower, upper] (Smith 2011,
@@ -708,8 +785,16 @@ def exponential_mechanism_log_density(values: Any, y: Any, *, epsilon: float, q:
         return logp[i] - np.log(lengths[i])
 
 
-def sample_exponential_mechanism(values: Any, *, epsilon: float, q: float, size: int = 1, rng=None,
-                                 lower: float = PSEO_LOWER, upper: float = PSEO_TOP) -> np.ndarray:
+def sample_exponential_mechanism(
+    values: Any,
+    *,
+    epsilon: float,
+    q: float,
+    size: int = 1,
+    rng=None,
+    lower: float = PSEO_LOWER,
+    upper: float = PSEO_TOP,
+) -> np.ndarray:
     """``size`` independent draws of the exponential-mechanism q-th percentile (each costs epsilon)."""
     epsilon = check_epsilon(epsilon)
     lo, hi = _clip_range(lower, upper)
@@ -735,9 +820,16 @@ class EMPercentileRelease:
     upper: float
 
 
-def release_percentiles_em(values: Any, *, epsilon: float, q: Any = (25, 50, 75), rng=None,
-                           lower: float = PSEO_LOWER, upper: float = PSEO_TOP,
-                           epsilon_weights: Any = None) -> EMPercentileRelease:
+def release_percentiles_em(
+    values: Any,
+    *,
+    epsilon: float,
+    q: Any = (25, 50, 75),
+    rng=None,
+    lower: float = PSEO_LOWER,
+    upper: float = PSEO_TOP,
+    epsilon_weights: Any = None,
+) -> EMPercentileRelease:
     """Each percentile by the exponential mechanism (Smith 2011, Algorithm 2), epsilon split across them.
 
     Neighbours: replace one person, n public; values clipped to the public range [lower, upper].
@@ -748,14 +840,19 @@ def release_percentiles_em(values: Any, *, epsilon: float, q: Any = (25, 50, 75)
     x = _earnings(values)
     eps_q = _split_epsilon(epsilon, qa.size, epsilon_weights)
     gen = as_generator(rng)
-    vals = np.array([sample_exponential_mechanism(x, epsilon=float(e), q=float(qi), size=1, rng=gen,
-                                                  lower=lo, upper=hi)[0] for e, qi in zip(eps_q, qa, strict=True)])
+    vals = np.array(
+        [
+            sample_exponential_mechanism(x, epsilon=float(e), q=float(qi), size=1, rng=gen, lower=lo, upper=hi)[0]
+            for e, qi in zip(eps_q, qa, strict=True)
+        ]
+    )
     return EMPercentileRelease(vals, qa, epsilon, eps_q, lo, hi)
 
 
 # ---------------------------------------------------------------------------------------------
 # Credible intervals for the percentiles of a released histogram
 # ---------------------------------------------------------------------------------------------
+
 
 def posterior_count_samples(noisy_counts: Any, epsilon_bin: float, *, size: int, rng=None) -> np.ndarray:
     """Draws of the true bin counts given the noisy ones: shape (size, M), or (rows, size, M) for 2-D input.
@@ -775,7 +872,9 @@ def posterior_count_samples(noisy_counts: Any, epsilon_bin: float, *, size: int,
     except (TypeError, ValueError) as exc:
         raise DPInputError(f"noisy counts must be numbers ({exc})") from None
     if y.ndim not in (1, 2) or y.size == 0 or not np.all(np.isfinite(y)):
-        raise DPInputError("noisy counts must be a non-empty 1-D (or 2-D: one histogram per row) array of finite numbers")
+        raise DPInputError(
+            "noisy counts must be a non-empty 1-D (or 2-D: one histogram per row) array of finite numbers"
+        )
     size = check_int(size, "size", minimum=1)
     shape = (size, y.shape[0]) if y.ndim == 1 else (y.shape[0], size, y.shape[1])
     z = noise.sample_two_sided_geometric(eps, shape, rng=rng)
@@ -807,9 +906,17 @@ class PercentileIntervals:
     n_samples: int
 
 
-def percentile_credible_intervals(noisy_counts: Any, edges: Any = PSEO_BIN_EDGES, *, epsilon_bin: float,
-                                  q: Any = (25, 50, 75), level: float = 0.9, n_samples: int = 1000,
-                                  target: str = "histogram", rng=None) -> PercentileIntervals:
+def percentile_credible_intervals(
+    noisy_counts: Any,
+    edges: Any = PSEO_BIN_EDGES,
+    *,
+    epsilon_bin: float,
+    q: Any = (25, 50, 75),
+    level: float = 0.9,
+    n_samples: int = 1000,
+    target: str = "histogram",
+    rng=None,
+) -> PercentileIntervals:
     """Credible intervals: sample true counts (:func:`posterior_count_samples`), push every sample
     through the eq. (4.2) rule, take equal-tailed quantiles. Uses only the release and public
     parameters (edges, epsilon per bin): post-processing, no privacy cost.
@@ -849,6 +956,7 @@ def percentile_credible_intervals(noisy_counts: Any, edges: Any = PSEO_BIN_EDGES
 # Accuracy (Section 5.2)
 # ---------------------------------------------------------------------------------------------
 
+
 def relative_accuracy(protected: Any, true: Any) -> np.ndarray:
     """Eq. (5.1): 1 - |protected - true| / true (1 is perfect; 0 is as bad as always answering 0).
 
@@ -876,6 +984,7 @@ def summed_l1_error(protected: Any, true: Any) -> np.ndarray:
 # Vectorised simulation helpers (Figures 1-3, accuracy curves)
 # ---------------------------------------------------------------------------------------------
 
+
 def cell_bin_counts(values: np.ndarray, cell: np.ndarray, n_cells: int, edges: np.ndarray) -> np.ndarray:
     """True bin counts of many cells at once, shape (n_cells, M) (out-of-range values clipped)."""
     edges = check_edges(edges)
@@ -884,9 +993,17 @@ def cell_bin_counts(values: np.ndarray, cell: np.ndarray, n_cells: int, edges: n
     return np.bincount(cell * m + idx, minlength=n_cells * m).reshape(n_cells, m)
 
 
-def simulate_histogram_percentiles(counts: np.ndarray, edges: np.ndarray, *, epsilon: float, q: Any,
-                                   n_draws: int, rng=None, relation: str = "replace",
-                                   postprocess: str = "none") -> np.ndarray:
+def simulate_histogram_percentiles(
+    counts: np.ndarray,
+    edges: np.ndarray,
+    *,
+    epsilon: float,
+    q: Any,
+    n_draws: int,
+    rng=None,
+    relation: str = "replace",
+    postprocess: str = "none",
+) -> np.ndarray:
     """Percentiles of ``n_draws`` noisy releases of each histogram row: shape (n_draws, rows, Q)."""
     edges = check_edges(edges)
     qa = _check_q(q)
@@ -899,8 +1016,9 @@ def simulate_histogram_percentiles(counts: np.ndarray, edges: np.ndarray, *, eps
     return vals.reshape(n_draws, c.shape[0], qa.size)
 
 
-def smooth_sensitivity_many_betas(values: Any, q: float, betas: Any, *, lower: float = PSEO_LOWER,
-                                  upper: float = PSEO_TOP) -> tuple[float, np.ndarray]:
+def smooth_sensitivity_many_betas(
+    values: Any, q: float, betas: Any, *, lower: float = PSEO_LOWER, upper: float = PSEO_TOP
+) -> tuple[float, np.ndarray]:
     """(true percentile, S*_beta for every beta): the A^(k) profile is computed once for all betas."""
     lo, hi = _clip_range(lower, upper)
     x = np.sort(np.clip(_earnings(values), lo, hi))
@@ -915,6 +1033,7 @@ def smooth_sensitivity_many_betas(values: Any, q: float, betas: Any, *, lower: f
 # ---------------------------------------------------------------------------------------------
 # The mechanism of every released PSEO histogram (planner, app release, command line)
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class HistogramDraw:
@@ -953,8 +1072,9 @@ class HistogramMechanism:
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         # a tuple, so that two mechanisms with the same public parameters compare equal
-        object.__setattr__(self, "edges", tuple(float(v) for v in check_edges(PSEO_BIN_EDGES if self.edges is None
-                                                                              else self.edges)))
+        object.__setattr__(
+            self, "edges", tuple(float(v) for v in check_edges(PSEO_BIN_EDGES if self.edges is None else self.edges))
+        )
         object.__setattr__(self, "q", tuple(float(v) for v in _check_q(self.q)))
         object.__setattr__(self, "rows_per_person", check_int(self.rows_per_person, "rows per person", minimum=1))
         object.__setattr__(self, "relation", _check_relation(self.relation))
@@ -979,12 +1099,18 @@ class HistogramMechanism:
 
     def record(self) -> dict[str, Any]:
         """The public description every release record of this statistic carries."""
-        return {"noise": (f"discrete Laplace, scale {'2m' if self.relation == 'replace' else 'm'}/epsilon = "
-                          f"{self.noise_scale!r} on every cell x bin count (L1 sensitivity of the whole table "
-                          f"{self.sensitivity})"),
-                "bin_edges": list(self.edges), "q": list(self.q), "relation": self.relation,
-                "noise_scale": self.noise_scale,
-                "read_off": "eq. (4.2) of Foote et al. on each noisy histogram (post-processing)"}
+        return {
+            "noise": (
+                f"discrete Laplace, scale {'2m' if self.relation == 'replace' else 'm'}/epsilon = "
+                f"{self.noise_scale!r} on every cell x bin count (L1 sensitivity of the whole table "
+                f"{self.sensitivity})"
+            ),
+            "bin_edges": list(self.edges),
+            "q": list(self.q),
+            "relation": self.relation,
+            "noise_scale": self.noise_scale,
+            "read_off": "eq. (4.2) of Foote et al. on each noisy histogram (post-processing)",
+        }
 
     def draw(self, counts: Any, rng: Any = None) -> HistogramDraw:
         """Noisy counts and percentiles for a (cells x bins) table of integer counts. ``rng`` None: the real
@@ -996,26 +1122,48 @@ class HistogramMechanism:
             raise DPInputError(f"counts must be a (cells x {len(self.edges) - 1}) table, got shape {table.shape}")
         table = table.astype(np.int64)
         if table.shape[0] == 0:
-            return HistogramDraw(table, np.zeros((0, len(self.q))), "none: no cells", "no data-dependent output",
-                                 None, release_noise._simulated(rng))
+            return HistogramDraw(
+                table,
+                np.zeros((0, len(self.q))),
+                "none: no cells",
+                "no data-dependent output",
+                None,
+                release_noise._simulated(rng),
+            )
         if not release_noise._simulated(rng):
-            d = release_noise.release_integer_counts(table.ravel(), scale=self.noise_scale, rng=rng,
-                                                     sensitivity=self.sensitivity)
+            d = release_noise.release_integer_counts(
+                table.ravel(), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
+            )
             noisy = np.asarray(d.values, dtype=np.int64).reshape(table.shape)
             measurement, privacy_map, map_eps, simulated = d.measurement, d.privacy_map, d.epsilon, False
         else:
-            rows = [release_noise.release_integer_counts(row, scale=self.noise_scale, rng=rng,
-                                                         sensitivity=self.sensitivity) for row in table]
+            rows = [
+                release_noise.release_integer_counts(row, scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity)
+                for row in table
+            ]
             noisy = np.vstack([np.asarray(d.values, dtype=np.int64) for d in rows])
-            measurement, privacy_map, map_eps, simulated = rows[0].measurement, rows[0].privacy_map, rows[0].epsilon, True
+            measurement, privacy_map, map_eps, simulated = (
+                rows[0].measurement,
+                rows[0].privacy_map,
+                rows[0].epsilon,
+                True,
+            )
         values = np.atleast_2d(percentiles_from_histogram(noisy.astype(float), np.asarray(self.edges), list(self.q)))
-        return HistogramDraw(noisy, values.reshape(table.shape[0], len(self.q)), measurement, privacy_map, map_eps,
-                             simulated)
+        return HistogramDraw(
+            noisy, values.reshape(table.shape[0], len(self.q)), measurement, privacy_map, map_eps, simulated
+        )
 
     def simulate(self, counts: Any, n_draws: int, rng: Any = None) -> np.ndarray:
         """Percentiles of ``n_draws`` simulated releases of each row: (n_draws, cells, q) (numpy, vectorised)."""
-        return simulate_histogram_percentiles(np.asarray(counts, dtype=float), np.asarray(self.edges), epsilon=self.epsilon,
-                                              q=self.q, n_draws=n_draws, rng=rng, relation=self.relation)
+        return simulate_histogram_percentiles(
+            np.asarray(counts, dtype=float),
+            np.asarray(self.edges),
+            epsilon=self.epsilon,
+            q=self.q,
+            n_draws=n_draws,
+            rng=rng,
+            relation=self.relation,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1032,8 +1180,9 @@ PSEO_FINE_EDGES = 1001
 CANDIDATE_SCHEMES = ("pseo-fine",)
 
 
-def fine_candidate_grid(n_edges: int = PSEO_FINE_EDGES, *, lower: float = PSEO_LOWER,
-                        upper: float = PSEO_TOP) -> np.ndarray:
+def fine_candidate_grid(
+    n_edges: int = PSEO_FINE_EDGES, *, lower: float = PSEO_LOWER, upper: float = PSEO_TOP
+) -> np.ndarray:
     """The "pseo-fine" grid: ``n_edges`` geometrically spaced whole-dollar points from ``lower`` to ``upper``
     (PSEO's range, $10,000 to the 99.9th percentile 614,597 of Table 1).
 
@@ -1053,8 +1202,10 @@ def candidate_grid(candidates: Any = "pseo-fine") -> np.ndarray:
     :func:`fine_candidate_grid`) or a strictly increasing list of edges (at least two)."""
     if isinstance(candidates, str):
         if candidates not in CANDIDATE_SCHEMES:
-            raise DPInputError(f"candidates must be one of {', '.join(CANDIDATE_SCHEMES)} or a list of public "
-                               f"edges, got {candidates!r}")
+            raise DPInputError(
+                f"candidates must be one of {', '.join(CANDIDATE_SCHEMES)} or a list of public "
+                f"edges, got {candidates!r}"
+            )
         return fine_candidate_grid()
     return check_edges(candidates, "candidate grid")
 
@@ -1062,12 +1213,16 @@ def candidate_grid(candidates: Any = "pseo-fine") -> np.ndarray:
 def _check_open_q(q: Any) -> tuple[float, ...]:
     qa = as_finite_array(q, "quantile levels", min_size=1)
     if np.any((qa <= 0) | (qa >= 100)):
-        raise DPInputError(f"the exponential mechanism's quantile levels must be in (0, 100), got {qa.tolist()} "
-                           "(the 100th percentile is the maximum: no rank to aim at)")
+        raise DPInputError(
+            f"the exponential mechanism's quantile levels must be in (0, 100), got {qa.tolist()} "
+            "(the 100th percentile is the maximum: no rank to aim at)"
+        )
     if qa.size > MAX_EXPONENTIAL_QUANTILES:
-        raise DPInputError(f"the exponential mechanism releases at most {MAX_EXPONENTIAL_QUANTILES} quantiles per "
-                           f"cell (epsilon is split across them), got {qa.size}; use the noisy histogram "
-                           "(method 'histogram'), which gives every percentile for one epsilon")
+        raise DPInputError(
+            f"the exponential mechanism releases at most {MAX_EXPONENTIAL_QUANTILES} quantiles per "
+            f"cell (epsilon is split across them), got {qa.size}; use the noisy histogram "
+            "(method 'histogram'), which gives every percentile for one epsilon"
+        )
     if np.unique(qa).size != qa.size:
         raise DPInputError(f"a quantile level is listed twice: {qa.tolist()}")
     return tuple(float(v) for v in qa)
@@ -1167,16 +1322,23 @@ class ExponentialQuantileMechanism:
 
     def record(self) -> dict[str, Any]:
         """The public description every release record of this statistic carries."""
-        return {"method": "exponential",
-                "mechanism": ("exponential-mechanism quantile on a public candidate grid, report-noisy-max form: "
-                              "OpenDP make_noisy_max (exponential noise = permute-and-flip) on the scores "
-                              "-|#(x < c) - q n / 100| of every candidate c, per cell and quantile"),
-                "noise": (f"exponential noise of scale 2 x sensitivity / (epsilon / {len(self.q)}) = "
-                          f"{self.noise_scale!r} on every score (score sensitivity {self.sensitivity}: "
-                          f"{'2m, rows may move between cells' if self.cells_move else 'm, cell sizes public'})"),
-                "epsilon_per_quantile": self.epsilon_per_quantile, "q": list(self.q),
-                "candidates": list(self.candidates),
-                "output": "the chosen candidate (an edge of the grid); several quantiles of a cell sorted"}
+        return {
+            "method": "exponential",
+            "mechanism": (
+                "exponential-mechanism quantile on a public candidate grid, report-noisy-max form: "
+                "OpenDP make_noisy_max (exponential noise = permute-and-flip) on the scores "
+                "-|#(x < c) - q n / 100| of every candidate c, per cell and quantile"
+            ),
+            "noise": (
+                f"exponential noise of scale 2 x sensitivity / (epsilon / {len(self.q)}) = "
+                f"{self.noise_scale!r} on every score (score sensitivity {self.sensitivity}: "
+                f"{'2m, rows may move between cells' if self.cells_move else 'm, cell sizes public'})"
+            ),
+            "epsilon_per_quantile": self.epsilon_per_quantile,
+            "q": list(self.q),
+            "candidates": list(self.candidates),
+            "output": "the chosen candidate (an edge of the grid); several quantiles of a cell sorted",
+        }
 
     def _table(self, counts: Any) -> np.ndarray:
         table = np.asarray(counts)
@@ -1223,10 +1385,13 @@ class ExponentialQuantileMechanism:
 
         u = self.scores(counts)
         if release_noise._simulated(rng):
-            return ExponentialQuantileDraw(*self._ordered(self._simulated_choices(u, as_generator(rng))),
-                                           f"numpy simulation of report-noisy-max with exponential noise, scale "
-                                           f"{self.noise_scale!r}", "simulation: no privacy map",
-                                           self.epsilon_per_quantile, True)
+            return ExponentialQuantileDraw(
+                *self._ordered(self._simulated_choices(u, as_generator(rng))),
+                f"numpy simulation of report-noisy-max with exponential noise, scale {self.noise_scale!r}",
+                "simulation: no privacy map",
+                self.epsilon_per_quantile,
+                True,
+            )
         n_max = int(np.max(np.sum(self._table(counts), axis=1), initial=0))
         factor = self._score_factor(n_max)
         if factor is not None:  # the same scores times a whole factor: OpenDP's integer sampler is twice as fast
@@ -1234,24 +1399,33 @@ class ExponentialQuantileMechanism:
         measurement, map_eps = self._measurement(factor)
         choices = _noisy_max_on_cores(measurement, u.reshape(-1, u.shape[2])).reshape(u.shape[:2])
         atom = "f64" if factor is None else "i64"
-        scale, d_in = (self.noise_scale, self.sensitivity) if factor is None else (
-            factor * self.noise_scale, factor * self.sensitivity)
-        text = (f"OpenDP make_noisy_max(vector_domain(atom_domain(T={atom})), linf_distance(T={atom}), "
-                f"max_divergence(), scale={scale!r}) per cell and quantile"
-                + ("" if factor is None else f", on the scores times {factor} (whole numbers)"))
-        return ExponentialQuantileDraw(*self._ordered(choices), text,
-                                       f"d_in -> 2 d_in / scale; at d_in = {d_in}: {map_eps!r} per quantile", map_eps,
-                                       False)
+        scale, d_in = (
+            (self.noise_scale, self.sensitivity)
+            if factor is None
+            else (factor * self.noise_scale, factor * self.sensitivity)
+        )
+        text = (
+            f"OpenDP make_noisy_max(vector_domain(atom_domain(T={atom})), linf_distance(T={atom}), "
+            f"max_divergence(), scale={scale!r}) per cell and quantile"
+            + ("" if factor is None else f", on the scores times {factor} (whole numbers)")
+        )
+        return ExponentialQuantileDraw(
+            *self._ordered(choices),
+            text,
+            f"d_in -> 2 d_in / scale; at d_in = {d_in}: {map_eps!r} per quantile",
+            map_eps,
+            False,
+        )
 
     def _score_factor(self, n_max: int) -> int | None:
         """D = 100 x 10^d (d <= 4 the decimals of the levels), so that D u = -|D #(x < c) - (10^d q) n| is a whole
         number; None (float scores) when the levels have more decimals or D n could leave int64. Multiplying the
         scores, their sensitivity and the noise scale by D changes neither the law of the choice nor the map."""
         for decimals in range(5):
-            scaled = np.asarray(self.q) * 10 ** decimals
+            scaled = np.asarray(self.q) * 10**decimals
             if np.all(np.abs(scaled - np.round(scaled)) < 1e-9):
-                factor = 100 * 10 ** decimals
-                return factor if factor * max(n_max, 1) < 2 ** 60 else None
+                factor = 100 * 10**decimals
+                return factor if factor * max(n_max, 1) < 2**60 else None
         return None
 
     def _measurement(self, factor: int | None = None) -> tuple[Any, float]:
@@ -1269,8 +1443,10 @@ class ExponentialQuantileMechanism:
             meas = dp.m.make_noisy_max(*space, dp.max_divergence(), scale=float(factor * self.noise_scale))
             map_eps = float(meas.map(int(factor * self.sensitivity)))
         if map_eps > self.epsilon_per_quantile * (1 + 1e-9):
-            raise DPInputError(f"OpenDP's privacy map gives {map_eps!r} per quantile, above the charged "
-                               f"{self.epsilon_per_quantile!r}: refusing to draw")
+            raise DPInputError(
+                f"OpenDP's privacy map gives {map_eps!r} per quantile, above the charged "
+                f"{self.epsilon_per_quantile!r}: refusing to draw"
+            )
         return meas, map_eps
 
     def _simulated_choices(self, u: np.ndarray, gen: np.random.Generator) -> np.ndarray:

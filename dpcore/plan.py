@@ -33,6 +33,7 @@ Reading uses the standard library's ``tomllib`` (Python 3.11+); writing uses the
 tables). Validation errors are :class:`PlanError` (a :class:`dpcore.DPInputError`) naming the
 statistic (index from 1 and kind) and the field.
 """
+
 from __future__ import annotations
 
 import json
@@ -149,9 +150,27 @@ _KIND_FIELDS = {
 GINI_PLAN_NOISES = ("cauchy", "laplace")
 #: the delta of a noise = "laplace" Gini when its plan entry gives none (dpcore.smooth_noises.DEFAULT_DELTA)
 DEFAULT_GINI_NOISE_DELTA = 1e-6
-_TOP_FIELDS = ("version", "population", "dataset", "income", "cap_epsilon", "cap_delta", "privacy_unit", "max_rows_per_person",
-               "bounding_seed", "description", "statistics", "missing_income", "keys", "cell_sizes", "n_epsilon",
-               "selection_delta", "small_cell_threshold", "negative_incomes", "level")
+_TOP_FIELDS = (
+    "version",
+    "population",
+    "dataset",
+    "income",
+    "cap_epsilon",
+    "cap_delta",
+    "privacy_unit",
+    "max_rows_per_person",
+    "bounding_seed",
+    "description",
+    "statistics",
+    "missing_income",
+    "keys",
+    "cell_sizes",
+    "n_epsilon",
+    "selection_delta",
+    "small_cell_threshold",
+    "negative_incomes",
+    "level",
+)
 #: what a row with a missing (or non-finite) income counts as; public rules, so one person's missing value
 #: moves only noisy numbers. "lower": the row stays in every n; the mean and the Gini take the statistic's
 #: public ``lower`` bound, the percentiles' histogram its first bin, an ``outcome_below`` outcome is missing
@@ -338,6 +357,7 @@ class ReleasePlan:
 # Validation helpers
 # ---------------------------------------------------------------------------------------------
 
+
 def _fail(where: str, field_name: str, message: str) -> PlanError:
     return PlanError(f"{where}: field '{field_name}' {message}")
 
@@ -369,8 +389,12 @@ def _column(value: Any, where: str, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _fail(where, name, f"must be a column name (a non-empty string), got {_shown(value)}")
     if len(value) > MAX_COLUMN_NAME_CHARS:
-        raise _fail(where, name, f"must be a column name of at most {MAX_COLUMN_NAME_CHARS} characters, "
-                                 f"got {len(value):,} characters ({_shown(value)})")
+        raise _fail(
+            where,
+            name,
+            f"must be a column name of at most {MAX_COLUMN_NAME_CHARS} characters, "
+            f"got {len(value):,} characters ({_shown(value)})",
+        )
     return value
 
 
@@ -378,8 +402,12 @@ def _income_bound(value: Any, where: str, name: str) -> float:
     """A public income number (bound, edge, threshold): finite and within +-:data:`MAX_ABS_INCOME_BOUND`."""
     v = _number(value, where, name)
     if abs(v) > MAX_ABS_INCOME_BOUND:
-        raise _fail(where, name, f"must be within +-{MAX_ABS_INCOME_BOUND:g} (a public income bound; beyond it "
-                                 f"the noise, which scales with the bounds, swamps any income), got {v:g}")
+        raise _fail(
+            where,
+            name,
+            f"must be within +-{MAX_ABS_INCOME_BOUND:g} (a public income bound; beyond it "
+            f"the noise, which scales with the bounds, swamps any income), got {v:g}",
+        )
     return v
 
 
@@ -387,8 +415,12 @@ def _label(value: Any, where: str, name: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise _fail(where, name, f"must be a string (or an integer) value of the group column, got {_shown(value)}")
     if len(str(value)) > MAX_COLUMN_NAME_CHARS:
-        raise _fail(where, name, f"must be a value of at most {MAX_COLUMN_NAME_CHARS} characters, "
-                                 f"got {len(str(value)):,} characters ({_shown(value)})")
+        raise _fail(
+            where,
+            name,
+            f"must be a value of at most {MAX_COLUMN_NAME_CHARS} characters, "
+            f"got {len(str(value)):,} characters ({_shown(value)})",
+        )
     return str(value)
 
 
@@ -398,9 +430,13 @@ def _gini_noise(raw: Mapping, where: str) -> str:
     if noise_name in GINI_PLAN_NOISES and isinstance(noise_name, str):
         return noise_name
     if noise_name == "laplace_lognormal":
-        raise _fail(where, "noise", "'laplace_lognormal' cannot be released: there is no floating-point-safe "
-                                    "sampler for the Laplace log-normal noise (plan with it, release with "
-                                    "\"laplace\" or \"cauchy\")")
+        raise _fail(
+            where,
+            "noise",
+            "'laplace_lognormal' cannot be released: there is no floating-point-safe "
+            "sampler for the Laplace log-normal noise (plan with it, release with "
+            "\"laplace\" or \"cauchy\")",
+        )
     raise _fail(where, "noise", f"must be \"cauchy\" (the default) or \"laplace\", got {_shown(noise_name)}")
 
 
@@ -408,12 +444,16 @@ def _laplace_gini_fields(raw: Mapping, where: str) -> dict[str, Any]:
     """``delta`` (default 1e-6, in (0, 1e-3)) and ``calibration`` of a noise = "laplace" Gini; ``gamma`` is
     the generalized Cauchy's exponent and is refused here (it would be silently unused)."""
     if "gamma" in raw:
-        raise _fail(where, "gamma", "is the generalized Cauchy's tail exponent; it does not apply to "
-                                    "noise = \"laplace\" (remove it)")
+        raise _fail(
+            where,
+            "gamma",
+            "is the generalized Cauchy's tail exponent; it does not apply to noise = \"laplace\" (remove it)",
+        )
     delta = _number(raw.get("delta", DEFAULT_GINI_NOISE_DELTA), where, "delta")
     if not 0.0 < delta < 1e-3:
-        raise _fail(where, "delta", f"must be in (0, 1e-3) (the (epsilon, delta) target of the Laplace noise), "
-                                    f"got {delta:g}")
+        raise _fail(
+            where, "delta", f"must be in (0, 1e-3) (the (epsilon, delta) target of the Laplace noise), got {delta:g}"
+        )
     calibration = raw.get("calibration", "tight")
     if calibration not in ("tight", "paper"):
         raise _fail(where, "calibration", f"must be 'tight' or 'paper', got {_shown(calibration)}")
@@ -426,8 +466,9 @@ def _public_edges(value: Any, where: str, field_name: str, schemes: Sequence[str
 
     if isinstance(value, str):
         if value not in schemes:
-            raise _fail(where, field_name, f"must be one of {', '.join(schemes)} or a list of public edges, "
-                                           f"got {_shown(value)}")
+            raise _fail(
+                where, field_name, f"must be one of {', '.join(schemes)} or a list of public edges, got {_shown(value)}"
+            )
         grid = percentiles.bin_edges(value) if value in BIN_SCHEMES else percentiles.candidate_grid(value)
         return {"bins": tuple(float(v) for v in grid), "bins_scheme": value}
     if not isinstance(value, list):
@@ -451,8 +492,12 @@ def _percentiles_fields(raw: Mapping, where: str) -> dict[str, Any]:
         raise _fail(where, "method", f"must be 'histogram' or 'exponential', got {_shown(method)}")
     if method == "exponential":
         if "bins" in raw:
-            raise _fail(where, "bins", "applies to method = \"histogram\"; the exponential mechanism chooses among "
-                                       "'candidates' (\"pseo-fine\" or a list of public edges)")
+            raise _fail(
+                where,
+                "bins",
+                "applies to method = \"histogram\"; the exponential mechanism chooses among "
+                "'candidates' (\"pseo-fine\" or a list of public edges)",
+            )
         fields = _public_edges(raw.get("candidates", "pseo-fine"), where, "candidates", percentiles.CANDIDATE_SCHEMES)
     else:
         if "candidates" in raw:
@@ -468,13 +513,21 @@ def _percentiles_fields(raw: Mapping, where: str) -> dict[str, Any]:
         raise _fail(where, "q", f"lists a percentile twice: {_shown(q)}")
     if method == "exponential":
         if any(v >= 100 for v in qs):
-            raise _fail(where, "q", "the exponential mechanism needs levels below 100 (the 100th percentile is the "
-                                    "maximum: no rank to aim at); use method = \"histogram\"")
+            raise _fail(
+                where,
+                "q",
+                "the exponential mechanism needs levels below 100 (the 100th percentile is the "
+                "maximum: no rank to aim at); use method = \"histogram\"",
+            )
         if len(qs) > percentiles.MAX_EXPONENTIAL_QUANTILES:
-            raise _fail(where, "q", f"lists {len(qs)} percentiles; method = \"exponential\" releases at most "
-                                    f"{percentiles.MAX_EXPONENTIAL_QUANTILES} (epsilon is split across them, so each "
-                                    "gets noisier): use method = \"histogram\", which gives every percentile and the "
-                                    "histogram itself for one epsilon")
+            raise _fail(
+                where,
+                "q",
+                f"lists {len(qs)} percentiles; method = \"exponential\" releases at most "
+                f"{percentiles.MAX_EXPONENTIAL_QUANTILES} (epsilon is split across them, so each "
+                "gets noisier): use method = \"histogram\", which gives every percentile and the "
+                "histogram itself for one epsilon",
+            )
     return {**fields, "q": qs, "method": method}
 
 
@@ -492,8 +545,11 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
     allowed = set(_COMMON) | set(_KIND_FIELDS[kind])
     for key in raw:
         if key not in allowed:
-            raise _fail(where, _shown(key, 40).strip("'\""), f"is not a field of a {kind} statistic "
-                                                            f"(allowed: {', '.join(sorted(allowed))})")
+            raise _fail(
+                where,
+                _shown(key, 40).strip("'\""),
+                f"is not a field of a {kind} statistic (allowed: {', '.join(sorted(allowed))})",
+            )
     if "epsilon" not in raw:
         raise _fail(where, "epsilon", "is required (the privacy cost of this statistic, > 0)")
     epsilon = _number(raw["epsilon"], where, "epsilon", positive=True)
@@ -514,8 +570,12 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
         name = f"{index:02d}_{kind}" + ("_by_" + "_".join(re.sub(r"[^A-Za-z0-9]+", "-", c) for c in by) if by else "")
         name = name[:64]
     elif not isinstance(name, str) or not _NAME_RE.match(name):
-        raise _fail(where, "name", "must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit "
-                                   f"(it names the output files), got {_shown(name)}")
+        raise _fail(
+            where,
+            "name",
+            "must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit "
+            f"(it names the output files), got {_shown(name)}",
+        )
     spec = dict(index=index, kind=kind, epsilon=epsilon, by=by, name=name)
     if kind == "percentiles":
         spec.update(_percentiles_fields(raw, where))
@@ -536,8 +596,12 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
                 spec.update(_laplace_gini_fields(raw, where))
                 return StatisticSpec(**spec)
             if "delta" in raw:
-                raise _fail(where, "delta", "applies to noise = \"laplace\" only: the generalized Cauchy (the "
-                                            "default noise) is pure epsilon-DP (its sampler's tiny delta is computed)")
+                raise _fail(
+                    where,
+                    "delta",
+                    "applies to noise = \"laplace\" only: the generalized Cauchy (the "
+                    "default noise) is pure epsilon-DP (its sampler's tiny delta is computed)",
+                )
             spec["noise"] = "cauchy"
             gamma = _number(raw.get("gamma", 2.0), where, "gamma")
             if gamma <= 1 or gamma > 20:
@@ -556,19 +620,28 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
     else:  # relative_risk
         for key in ("group", "exposed", "reference"):
             if key not in raw:
-                raise _fail(where, key, "is required (the exposure column 'group' and its two compared values "
-                                        "'exposed' and 'reference')")
+                raise _fail(
+                    where,
+                    key,
+                    "is required (the exposure column 'group' and its two compared values 'exposed' and 'reference')",
+                )
         spec["group"] = _column(raw["group"], where, "group")
         spec["exposed"] = _label(raw["exposed"], where, "exposed")
         spec["reference"] = _label(raw["reference"], where, "reference")
         if spec["exposed"] == spec["reference"]:
             raise _fail(where, "reference", f"must differ from exposed ({spec['exposed']!r})")
         if spec["group"] in by:
-            raise _fail(where, "group", f"{spec['group']!r} is also in 'by'; the exposure column cannot define the cells")
+            raise _fail(
+                where, "group", f"{spec['group']!r} is also in 'by'; the exposure column cannot define the cells"
+            )
         has_outcome, has_below = "outcome" in raw, "outcome_below" in raw
         if has_outcome == has_below:
-            raise _fail(where, "outcome", "give exactly one of 'outcome' (a 0/1 or true/false column) and "
-                                          "'outcome_below' (the outcome is income < this public threshold)")
+            raise _fail(
+                where,
+                "outcome",
+                "give exactly one of 'outcome' (a 0/1 or true/false column) and "
+                "'outcome_below' (the outcome is income < this public threshold)",
+            )
         if has_outcome:
             spec["outcome"] = _column(raw["outcome"], where, "outcome")
         else:
@@ -576,44 +649,64 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
     return StatisticSpec(**spec)
 
 
-def _cell_settings(raw: Mapping[str, Any], specs: Sequence[StatisticSpec],
-                   base_dir: str | os.PathLike | None) -> dict[str, Any]:
+def _cell_settings(
+    raw: Mapping[str, Any], specs: Sequence[StatisticSpec], base_dir: str | os.PathLike | None
+) -> dict[str, Any]:
     """``keys``, ``cell_sizes``, ``n_epsilon``, ``selection_delta``, ``small_cell_threshold`` (see
     :mod:`dpcore.cell_keys`), checked against the statistics."""
     from . import cell_keys
 
     cell_sizes = raw.get("cell_sizes", "noisy")
     if not isinstance(cell_sizes, str) or cell_sizes not in cell_keys.CELL_SIZES:
-        raise PlanError(f"plan: field 'cell_sizes' must be \"noisy\" (the default: noisy counts, cells declared or "
-                        f"selected with DP) or \"public\" (exact n, the PSEO assumption), got {_shown(cell_sizes)}")
+        raise PlanError(
+            f"plan: field 'cell_sizes' must be \"noisy\" (the default: noisy counts, cells declared or "
+            f"selected with DP) or \"public\" (exact n, the PSEO assumption), got {_shown(cell_sizes)}"
+        )
     n_epsilon = _number(raw.get("n_epsilon", cell_keys.DEFAULT_N_EPSILON), "plan", "n_epsilon", positive=True)
     if n_epsilon > 1e3:
         raise PlanError(f"plan: field 'n_epsilon' must be at most 1000, got {n_epsilon:g}")
-    selection_delta = _number(raw.get("selection_delta", cell_keys.DEFAULT_SELECTION_DELTA), "plan",
-                              "selection_delta", positive=True)
+    selection_delta = _number(
+        raw.get("selection_delta", cell_keys.DEFAULT_SELECTION_DELTA), "plan", "selection_delta", positive=True
+    )
     if selection_delta >= 1e-3:
         raise PlanError(f"plan: field 'selection_delta' must be below 1e-3, got {selection_delta:g}")
     small = raw.get("small_cell_threshold", cell_keys.DEFAULT_SMALL_CELL_THRESHOLD)
     if isinstance(small, bool) or not isinstance(small, int) or not 0 <= small <= 1_000_000:
         raise PlanError(f"plan: field 'small_cell_threshold' must be an integer in [0, 1000000], got {_shown(small)}")
     try:
-        keys = (cell_keys.parse_keys(raw["keys"], base_dir, max_column_name_chars=MAX_COLUMN_NAME_CHARS)
-                if "keys" in raw else None)
+        keys = (
+            cell_keys.parse_keys(raw["keys"], base_dir, max_column_name_chars=MAX_COLUMN_NAME_CHARS)
+            if "keys" in raw
+            else None
+        )
     except cell_keys.KeysError as exc:
         raise PlanError(str(exc)) from None
     if cell_sizes != "public":
         for s in specs:
             if s.kind == "gini" and s.by:
-                raise _fail(s.where, "by", "needs cell_sizes = \"public\": the Gini's smooth-sensitivity calibration "
-                                           "assumes each cell's n is public (release the Gini of the whole table, "
-                                           "by = [], or declare cell_sizes = \"public\" as PSEO does)")
+                raise _fail(
+                    s.where,
+                    "by",
+                    "needs cell_sizes = \"public\": the Gini's smooth-sensitivity calibration "
+                    "assumes each cell's n is public (release the Gini of the whole table, "
+                    "by = [], or declare cell_sizes = \"public\" as PSEO does)",
+                )
     if keys is not None:
         for s in specs:
             if keys.covers(s.by) and keys.count(s.by) > cell_keys.MAX_DECLARED_CELLS:
-                raise _fail(s.where, "by", f"has {keys.count(s.by):,} declared cells (the cross product of [keys]); "
-                                           f"at most {cell_keys.MAX_DECLARED_CELLS:,}")
-    return {"keys": keys, "cell_sizes": cell_sizes, "n_epsilon": n_epsilon, "selection_delta": selection_delta,
-            "small_cell_threshold": int(small)}
+                raise _fail(
+                    s.where,
+                    "by",
+                    f"has {keys.count(s.by):,} declared cells (the cross product of [keys]); "
+                    f"at most {cell_keys.MAX_DECLARED_CELLS:,}",
+                )
+    return {
+        "keys": keys,
+        "cell_sizes": cell_sizes,
+        "n_epsilon": n_epsilon,
+        "selection_delta": selection_delta,
+        "small_cell_threshold": int(small),
+    }
 
 
 # complexity above the cap: a flat list of independent checks of the plan's top-level fields
@@ -630,15 +723,18 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
     if raw["version"] != PLAN_VERSION or isinstance(raw["version"], bool):
         raise PlanError(f"plan: field 'version' must be {PLAN_VERSION}, got {_shown(raw['version'])}")
     if "population" not in raw and "dataset" not in raw:
-        raise PlanError("plan: field 'population' is required (the registered population whose budget pays; "
-                        "'python -m dpcore ledger population list' shows them)")
+        raise PlanError(
+            "plan: field 'population' is required (the registered population whose budget pays; "
+            "'python -m dpcore ledger population list' shows them)"
+        )
     if "income" not in raw:
         raise PlanError("plan: field 'income' is required")
     for key in ("population", "dataset"):
         value = raw.get(key, "x")
         if not isinstance(value, str) or not value.strip() or len(value) > 200 or any(ord(c) < 32 for c in value):
-            raise PlanError(f"plan: field {key!r} must be a non-empty name (one line, at most 200 characters), "
-                            f"got {_shown(value)}")
+            raise PlanError(
+                f"plan: field {key!r} must be a non-empty name (one line, at most 200 characters), got {_shown(value)}"
+            )
     # a plan written before populations existed names its budget by `dataset`: that name is its population
     # (the ledger's migration made every old account a population of the same name)
     population = raw.get("population", raw.get("dataset")).strip()
@@ -659,8 +755,10 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
         if unit == income:
             raise PlanError("plan: field 'privacy_unit' must not be the income column")
         if m is None:
-            raise PlanError("plan: field 'max_rows_per_person' is required with a privacy_unit "
-                            "(how many rows of one person are kept; sensitivities scale with it)")
+            raise PlanError(
+                "plan: field 'max_rows_per_person' is required with a privacy_unit "
+                "(how many rows of one person are kept; sensitivities scale with it)"
+            )
     if m is not None:
         if unit is None:
             raise PlanError("plan: field 'max_rows_per_person' needs a 'privacy_unit' column (who a person is)")
@@ -671,28 +769,37 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
         raise PlanError(f"plan: field 'bounding_seed' must be a non-negative integer, got {_shown(seed)}")
     missing_income = raw.get("missing_income", "lower")
     if not isinstance(missing_income, str) or missing_income not in MISSING_INCOME_RULES:
-        raise PlanError(f"plan: field 'missing_income' must be one of {', '.join(map(repr, MISSING_INCOME_RULES))}, "
-                        f"got {_shown(missing_income)}")
+        raise PlanError(
+            f"plan: field 'missing_income' must be one of {', '.join(map(repr, MISSING_INCOME_RULES))}, "
+            f"got {_shown(missing_income)}"
+        )
     negative_incomes = raw.get("negative_incomes", "refuse")
     if not isinstance(negative_incomes, str) or negative_incomes not in NEGATIVE_INCOME_RULES:
-        raise PlanError("plan: field 'negative_incomes' must be one of "
-                        f"{', '.join(map(repr, NEGATIVE_INCOME_RULES))}, got {_shown(negative_incomes)}")
+        raise PlanError(
+            "plan: field 'negative_incomes' must be one of "
+            f"{', '.join(map(repr, NEGATIVE_INCOME_RULES))}, got {_shown(negative_incomes)}"
+        )
     level = raw.get("level", 0.95)
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.5 <= float(level) < 1.0:
-        raise PlanError(f"plan: field 'level' (the published intervals' level) must be a number in [0.5, 1), "
-                        f"got {_shown(level)}")
+        raise PlanError(
+            f"plan: field 'level' (the published intervals' level) must be a number in [0.5, 1), got {_shown(level)}"
+        )
     description = raw.get("description", "")
     if not isinstance(description, str):
         raise PlanError(f"plan: field 'description' must be a string, got {_shown(description)}")
     if len(description) > MAX_DESCRIPTION_CHARS:
-        raise PlanError(f"plan: field 'description' must be at most {MAX_DESCRIPTION_CHARS:,} characters (it is "
-                        f"copied into the release record and every ledger row), got {len(description):,}")
+        raise PlanError(
+            f"plan: field 'description' must be at most {MAX_DESCRIPTION_CHARS:,} characters (it is "
+            f"copied into the release record and every ledger row), got {len(description):,}"
+        )
     stats = raw.get("statistics")
     if not isinstance(stats, list) or not stats:
         raise PlanError("plan: field 'statistics' is required: at least one [[statistics]] table")
     if len(stats) > MAX_STATISTICS:
-        raise PlanError(f"plan: at most {MAX_STATISTICS:,} statistics per plan, got {len(stats):,} "
-                        "(split the release into several plans)")
+        raise PlanError(
+            f"plan: at most {MAX_STATISTICS:,} statistics per plan, got {len(stats):,} "
+            "(split the release into several plans)"
+        )
     specs = tuple(_check_statistic(i, s) for i, s in enumerate(stats, start=1))
     seen_names: set[str] = set()
     for s in specs:
@@ -704,30 +811,49 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
             raise _fail(s.where, "by", f"contains the income column {income!r}")
         if unit is not None and unit in s.columns():
             raise _fail(s.where, "by", f"uses the privacy unit {unit!r} (cells of one person are not protected)")
-    plan = ReleasePlan(dataset=dataset, income=income, cap_epsilon=cap, statistics=specs, privacy_unit=unit,
-                       max_rows_per_person=m, bounding_seed=int(seed), description=description,
-                       cap_delta=cap_delta, missing_income=missing_income, population=population,
-                       negative_incomes=negative_incomes, level=float(level))
+    plan = ReleasePlan(
+        dataset=dataset,
+        income=income,
+        cap_epsilon=cap,
+        statistics=specs,
+        privacy_unit=unit,
+        max_rows_per_person=m,
+        bounding_seed=int(seed),
+        description=description,
+        cap_delta=cap_delta,
+        missing_income=missing_income,
+        population=population,
+        negative_incomes=negative_incomes,
+        level=float(level),
+    )
     plan = replace(plan, **_cell_settings(raw, specs, base_dir))
     noise_delta = plan.noise_delta
     if noise_delta > 0 and cap_delta is None:
-        raise PlanError(f"plan: field 'cap_delta' is required when a Gini uses noise = \"laplace\" (its statistics "
-                        f"spend delta = {noise_delta:g} in total; cap_delta is the ledger account's delta cap)")
+        raise PlanError(
+            f"plan: field 'cap_delta' is required when a Gini uses noise = \"laplace\" (its statistics "
+            f"spend delta = {noise_delta:g} in total; cap_delta is the ledger account's delta cap)"
+        )
     if noise_delta > 0 and cap_delta is not None and noise_delta > cap_delta * (1 + 1e-12):
-        raise PlanError(f"plan: the Gini statistics with noise = \"laplace\" spend delta = {noise_delta:g} in total, "
-                        f"more than cap_delta = {cap_delta:g}")
+        raise PlanError(
+            f"plan: the Gini statistics with noise = \"laplace\" spend delta = {noise_delta:g} in total, "
+            f"more than cap_delta = {cap_delta:g}"
+        )
     for s in specs:
         if s.epsilon > cap * (1 + 1e-12):
             raise _fail(s.where, "epsilon", f"{s.epsilon:g} exceeds the plan's cap_epsilon {cap:g}")
     if plan.total_epsilon > cap * (1 + 1e-12):
-        raise PlanError(f"plan: the statistics cost epsilon = {plan.total_epsilon:g} in total (sequential "
-                        f"composition), more than cap_epsilon = {cap:g}")
+        raise PlanError(
+            f"plan: the statistics cost epsilon = {plan.total_epsilon:g} in total (sequential "
+            f"composition), more than cap_epsilon = {cap:g}"
+        )
     selection = math.fsum(plan.statistic_selection_delta(s) for s in specs)
     delta_cap = cap_delta if cap_delta is not None else 1e-9  # a new account's default delta cap (engines.execute)
     if selection > 0 and noise_delta + selection > delta_cap * (1 + 1e-12):
-        raise PlanError(f"plan: the DP cell selections spend delta = {selection:g} (selection_delta per statistic "
-                        f"without declared [keys]), more than the delta cap {delta_cap:g}; declare the cells in "
-                        "[keys], lower selection_delta or raise cap_delta")
+        raise PlanError(
+            f"plan: the DP cell selections spend delta = {selection:g} (selection_delta per statistic "
+            f"without declared [keys]), more than the delta cap {delta_cap:g}; declare the cells in "
+            "[keys], lower selection_delta or raise cap_delta"
+        )
     return plan
 
 
@@ -736,9 +862,11 @@ def parse_plan(text: str | bytes, base_dir: str | os.PathLike | None = None) -> 
     if _toml is None:  # pragma: no cover
         raise PlanError("reading plans needs Python 3.11+ (tomllib) or the 'tomli' package")
     if len(text) > MAX_PLAN_BYTES:
-        raise PlanError(f"the plan is {len(text):,} bytes; a plan file is at most {MAX_PLAN_BYTES:,} bytes "
-                        f"(at most {MAX_STATISTICS:,} statistics, a description of at most "
-                        f"{MAX_DESCRIPTION_CHARS:,} characters)")
+        raise PlanError(
+            f"the plan is {len(text):,} bytes; a plan file is at most {MAX_PLAN_BYTES:,} bytes "
+            f"(at most {MAX_STATISTICS:,} statistics, a description of at most "
+            f"{MAX_DESCRIPTION_CHARS:,} characters)"
+        )
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -760,14 +888,17 @@ def load_plan(path: str | os.PathLike) -> ReleasePlan:
         raise PlanError(f"no plan file at {str(p)!r}")
     size = p.stat().st_size
     if size > MAX_PLAN_BYTES:  # refused before reading it into memory
-        raise PlanError(f"the plan file {str(p)!r} is {size:,} bytes; a plan file is at most {MAX_PLAN_BYTES:,} "
-                        f"bytes (at most {MAX_STATISTICS:,} statistics)")
+        raise PlanError(
+            f"the plan file {str(p)!r} is {size:,} bytes; a plan file is at most {MAX_PLAN_BYTES:,} "
+            f"bytes (at most {MAX_STATISTICS:,} statistics)"
+        )
     return parse_plan(p.read_bytes(), p.parent)
 
 
 # ---------------------------------------------------------------------------------------------
 # Writing
 # ---------------------------------------------------------------------------------------------
+
 
 def plan_to_dict(plan: ReleasePlan) -> dict[str, Any]:
     """The plan-file form of a validated plan (round-trips through :func:`plan_from_dict`)."""
@@ -835,21 +966,26 @@ def plan_to_toml(plan: ReleasePlan | Mapping[str, Any]) -> str:
     if not isinstance(plan, ReleasePlan):
         plan = plan_from_dict(plan)
     data = plan_to_dict(plan)
-    comments = {"version": "plan format version",
-                "population": "the registered population whose ledger budget pays (dpcore ledger population add)",
-                "dataset": "the ledger account (id and label)",
-                "income": "income column", "cap_epsilon": "the dataset's total budget in the ledger",
-                "cap_delta": "the ledger account's delta cap (set when the account is created)",
-                "privacy_unit": "one person = one value of this column",
-                "max_rows_per_person": "rows kept per person (a seeded uniform sample)",
-                "cell_sizes": "\"noisy\": n is a noisy count (cells from [keys] or DP-selected); \"public\": exact n",
-                "n_epsilon": "epsilon of each statistic's noisy cell sizes, on top of its epsilon",
-                "selection_delta": "delta of each DP cell selection (statistics whose cells are not in [keys])",
-                "missing_income": "a missing income: 'lower' (kept in n at the public lower bound) or 'refuse'",
-                "level": "level of the interval published next to every released value",
-                "negative_incomes": "a negative income: 'refuse', 'clip' (to the lower bound) or 'drop' (as missing)"}
-    lines = ["# dpcore release plan: python -m dpcore release THIS_FILE --data SOURCE --out DIR",
-             f"# total epsilon {plan.total_epsilon:g} of cap {plan.cap_epsilon:g} (docs/plan_format.md)"]
+    comments = {
+        "version": "plan format version",
+        "population": "the registered population whose ledger budget pays (dpcore ledger population add)",
+        "dataset": "the ledger account (id and label)",
+        "income": "income column",
+        "cap_epsilon": "the dataset's total budget in the ledger",
+        "cap_delta": "the ledger account's delta cap (set when the account is created)",
+        "privacy_unit": "one person = one value of this column",
+        "max_rows_per_person": "rows kept per person (a seeded uniform sample)",
+        "cell_sizes": "\"noisy\": n is a noisy count (cells from [keys] or DP-selected); \"public\": exact n",
+        "n_epsilon": "epsilon of each statistic's noisy cell sizes, on top of its epsilon",
+        "selection_delta": "delta of each DP cell selection (statistics whose cells are not in [keys])",
+        "missing_income": "a missing income: 'lower' (kept in n at the public lower bound) or 'refuse'",
+        "level": "level of the interval published next to every released value",
+        "negative_incomes": "a negative income: 'refuse', 'clip' (to the lower bound) or 'drop' (as missing)",
+    }
+    lines = [
+        "# dpcore release plan: python -m dpcore release THIS_FILE --data SOURCE --out DIR",
+        f"# total epsilon {plan.total_epsilon:g} of cap {plan.cap_epsilon:g} (docs/plan_format.md)",
+    ]
     for key, value in data.items():
         if key in ("statistics", "keys"):
             continue
@@ -884,19 +1020,37 @@ def write_plan(plan: ReleasePlan | Mapping[str, Any], path: str | os.PathLike | 
 # From the planner page
 # ---------------------------------------------------------------------------------------------
 
+
 def _from_planned(stat: Any, epsilon: float, by: Sequence[str]) -> dict[str, Any]:
     """Map a :class:`dpcore.planner.PlannedStatistic` to a plan statistic (dict form)."""
     kind = getattr(stat, "kind", None)
     if kind == "gini":
         noise_name = getattr(stat, "noise", "cauchy")
         if noise_name == "cauchy":
-            return {"kind": "gini", "by": [], "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper,
-                    "gamma": stat.gamma, "calibration": stat.calibration}
+            return {
+                "kind": "gini",
+                "by": [],
+                "epsilon": epsilon,
+                "lower": stat.lower,
+                "upper": stat.upper,
+                "gamma": stat.gamma,
+                "calibration": stat.calibration,
+            }
         if noise_name not in GINI_PLAN_NOISES:
-            raise PlanError(f"the Gini with noise {noise_name!r} cannot be released (no floating-point-safe sampler); "
-                            "plan it with the Laplace or the generalized Cauchy noise to write it into a plan")
-        return {"kind": "gini", "by": [], "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper,
-                "noise": noise_name, "delta": float(stat.delta), "calibration": stat.calibration}
+            raise PlanError(
+                f"the Gini with noise {noise_name!r} cannot be released (no floating-point-safe sampler); "
+                "plan it with the Laplace or the generalized Cauchy noise to write it into a plan"
+            )
+        return {
+            "kind": "gini",
+            "by": [],
+            "epsilon": epsilon,
+            "lower": stat.lower,
+            "upper": stat.upper,
+            "noise": noise_name,
+            "delta": float(stat.delta),
+            "calibration": stat.calibration,
+        }
     if kind == "mean":
         return {"kind": "mean", "by": [], "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper}
     if kind == "group_means":
@@ -909,28 +1063,52 @@ def _from_planned(stat: Any, epsilon: float, by: Sequence[str]) -> dict[str, Any
         if not by:
             raise PlanError("a percentiles-by-cell statistic needs the cell column names (by=[...])")
         if getattr(stat, "relation", "replace") != "replace":
-            raise PlanError("release plans use the replace-one relation; the add/remove percentiles setting "
-                            "cannot be written into a plan")
+            raise PlanError(
+                "release plans use the replace-one relation; the add/remove percentiles setting "
+                "cannot be written into a plan"
+            )
         if getattr(stat, "method", "histogram") == "exponential":
             grid = np.asarray(stat.edges, dtype=float)
             fine = percentiles.fine_candidate_grid()
             same = grid.shape == fine.shape and np.array_equal(grid, fine)
-            return {"kind": "percentiles", "by": list(by), "epsilon": epsilon, "method": "exponential",
-                    "candidates": "pseo-fine" if same else [float(v) for v in grid], "q": [float(v) for v in stat.q]}
+            return {
+                "kind": "percentiles",
+                "by": list(by),
+                "epsilon": epsilon,
+                "method": "exponential",
+                "candidates": "pseo-fine" if same else [float(v) for v in grid],
+                "q": [float(v) for v in stat.q],
+            }
         edges = stat.edges if getattr(stat, "edges", None) is not None else percentiles.PSEO_BIN_EDGES
         edges = np.asarray(edges, dtype=float)
         same = edges.shape == percentiles.PSEO_BIN_EDGES.shape and np.array_equal(edges, percentiles.PSEO_BIN_EDGES)
-        return {"kind": "percentiles", "by": list(by), "epsilon": epsilon,
-                "bins": "pseo" if same else [float(v) for v in edges], "q": [float(v) for v in stat.q]}
-    raise PlanError(f"the planner statistic {getattr(stat, 'name', kind)!r} (kind {kind!r}) has no release-plan "
-                    "form; give it as a dict (kind = gini | percentiles | mean | relative_risk)")
+        return {
+            "kind": "percentiles",
+            "by": list(by),
+            "epsilon": epsilon,
+            "bins": "pseo" if same else [float(v) for v in edges],
+            "q": [float(v) for v in stat.q],
+        }
+    raise PlanError(
+        f"the planner statistic {getattr(stat, 'name', kind)!r} (kind {kind!r}) has no release-plan "
+        "form; give it as a dict (kind = gini | percentiles | mean | relative_risk)"
+    )
 
 
-def plan_from_planner_choices(kinds: Sequence[str], statistic_for: Any, allocation: Mapping[str, float], *,
-                              dataset: str, income: str, cap_epsilon: float, group_column: str | None = None,
-                              params_for: Any = None, keys: Mapping[str, Any] | None = None,
-                              cell_sizes: str = "noisy", negative_incomes: str = "refuse"
-                              ) -> tuple[ReleasePlan, list[str]]:
+def plan_from_planner_choices(
+    kinds: Sequence[str],
+    statistic_for: Any,
+    allocation: Mapping[str, float],
+    *,
+    dataset: str,
+    income: str,
+    cap_epsilon: float,
+    group_column: str | None = None,
+    params_for: Any = None,
+    keys: Mapping[str, Any] | None = None,
+    cell_sizes: str = "noisy",
+    negative_incomes: str = "refuse",
+) -> tuple[ReleasePlan, list[str]]:
     """The planner page's choices as a plan: ``(plan, left_out)``.
 
     ``kinds``: the planner's statistic kinds; ``statistic_for(kind)``: its PlannedStatistic;
@@ -950,9 +1128,16 @@ def plan_from_planner_choices(kinds: Sequence[str], statistic_for: Any, allocati
             if not group_column or not {"threshold", "group_x", "group_y"} <= set(params):
                 left_out.append(f"{kind}: needs a group column and the two groups")
                 continue
-            items.append({"kind": "relative_risk", "epsilon": eps, "group": group_column,
-                          "exposed": str(params["group_x"]), "reference": str(params["group_y"]),
-                          "outcome_below": float(params["threshold"])})
+            items.append(
+                {
+                    "kind": "relative_risk",
+                    "epsilon": eps,
+                    "group": group_column,
+                    "exposed": str(params["group_x"]),
+                    "reference": str(params["group_y"]),
+                    "outcome_below": float(params["threshold"]),
+                }
+            )
             continue
         if kind in ("percentiles", "group_medians", "group_means") and not group_column:
             left_out.append(f"{kind}: needs a group (cell) column in the data")
@@ -967,16 +1152,33 @@ def plan_from_planner_choices(kinds: Sequence[str], statistic_for: Any, allocati
 
     noisy_cells = sum(1 for i in items if cell_sizes != "public" and (i.get("by") or i["kind"] == "relative_risk"))
     total = math.fsum(float(i["epsilon"]) for i in items) + noisy_cells * DEFAULT_N_EPSILON
-    plan = plan_from_planner(items, dataset=dataset, income=income, cap_epsilon=max(float(cap_epsilon), total),
-                             keys=keys, cell_sizes=cell_sizes, negative_incomes=negative_incomes)
+    plan = plan_from_planner(
+        items,
+        dataset=dataset,
+        income=income,
+        cap_epsilon=max(float(cap_epsilon), total),
+        keys=keys,
+        cell_sizes=cell_sizes,
+        negative_incomes=negative_incomes,
+    )
     return plan, left_out
 
 
-def plan_from_planner(statistics: Iterable[Any], *, dataset: str, income: str, cap_epsilon: float,
-                      by: Sequence[str] = (), privacy_unit: str | None = None,
-                      max_rows_per_person: int | None = None, bounding_seed: int = 0,
-                      description: str = "", keys: Mapping[str, Any] | None = None,
-                      cell_sizes: str = "noisy", negative_incomes: str = "refuse") -> ReleasePlan:
+def plan_from_planner(
+    statistics: Iterable[Any],
+    *,
+    dataset: str,
+    income: str,
+    cap_epsilon: float,
+    by: Sequence[str] = (),
+    privacy_unit: str | None = None,
+    max_rows_per_person: int | None = None,
+    bounding_seed: int = 0,
+    description: str = "",
+    keys: Mapping[str, Any] | None = None,
+    cell_sizes: str = "noisy",
+    negative_incomes: str = "refuse",
+) -> ReleasePlan:
     """Build a validated plan from the planner page's choices.
 
     ``statistics``: items of either form
@@ -1002,13 +1204,25 @@ def plan_from_planner(statistics: Iterable[Any], *, dataset: str, income: str, c
             items.append(_from_planned(item[0], float(item[1]), list(by)))
         else:
             raise PlanError(f"each planner statistic must be (statistic, epsilon) or a dict, got {item!r}")
-    raw: dict[str, Any] = {"version": PLAN_VERSION, "dataset": dataset, "income": income, "cap_epsilon": cap_epsilon,
-                           "statistics": items, "cell_sizes": cell_sizes, "negative_incomes": negative_incomes}
+    raw: dict[str, Any] = {
+        "version": PLAN_VERSION,
+        "dataset": dataset,
+        "income": income,
+        "cap_epsilon": cap_epsilon,
+        "statistics": items,
+        "cell_sizes": cell_sizes,
+        "negative_incomes": negative_incomes,
+    }
     if keys is not None:
         raw["keys"] = dict(keys)
-    noise_deltas = [i.get("delta", DEFAULT_GINI_NOISE_DELTA) for i in items
-                    if i.get("kind") == "gini" and i.get("noise") == "laplace"]
-    if noise_deltas and all(_is_number(d) for d in noise_deltas):  # (a bad delta: validation names it)  # the account's delta cap: what the plan spends, as cap_epsilon is at least its epsilon
+    noise_deltas = [
+        i.get("delta", DEFAULT_GINI_NOISE_DELTA)
+        for i in items
+        if i.get("kind") == "gini" and i.get("noise") == "laplace"
+    ]
+    if (
+        noise_deltas and all(_is_number(d) for d in noise_deltas)
+    ):  # (a bad delta: validation names it)  # the account's delta cap: what the plan spends, as cap_epsilon is at least its epsilon
         raw["cap_delta"] = math.fsum(noise_deltas)
     if description:
         raw["description"] = description

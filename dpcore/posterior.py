@@ -32,6 +32,7 @@ sensitivity ``S(X)``; Lan & Reiter treat it as known (public) in their post-proc
 do we. Publishing the scale is *not* covered by the DP guarantee of the release itself; pages
 that show the posterior say so.
 """
+
 from __future__ import annotations
 
 import math
@@ -57,14 +58,15 @@ __all__ = [
 
 # Grid sizes: a uniform grid over the support plus a geometric grid on each side of the release.
 _N_UNIFORM = 513
-_N_LOCAL = 400          # points per side of the released value
-_LOCAL_MIN = 1e-3       # smallest offset from the released value, in units of the noise scale
+_N_LOCAL = 400  # points per side of the released value
+_LOCAL_MIN = 1e-3  # smallest offset from the released value, in units of the noise scale
 _MAX_CELLS_PER_CHUNK = 4_000_000  # memory cap for the vectorised batch (cells per chunk)
 
 
 # ---------------------------------------------------------------------------------------------
 # Priors and noise densities
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _Prior:
@@ -91,16 +93,19 @@ def make_prior(prior: Any, support: tuple[float, float]) -> _Prior:
             raise DPInputError(f"a tuple prior must be ('beta', a, b), got {prior!r}")
         a = check_positive(prior[1], "Beta prior parameter a")
         b = check_positive(prior[2], "Beta prior parameter b")
-        return _Prior(f"Beta({a:g}, {b:g})",
-                      lambda g: special.betainc(a, b, np.clip((g - lo) / width, 0.0, 1.0)))
+        return _Prior(f"Beta({a:g}, {b:g})", lambda g: special.betainc(a, b, np.clip((g - lo) / width, 0.0, 1.0)))
     cdf = getattr(prior, "cdf", None)
     if not callable(cdf):
-        raise DPInputError(f"prior must be 'uniform', ('beta', a, b) or a distribution with .cdf, got {type(prior).__name__}")
+        raise DPInputError(
+            f"prior must be 'uniform', ('beta', a, b) or a distribution with .cdf, got {type(prior).__name__}"
+        )
     c_lo, c_hi = float(cdf(lo)), float(cdf(hi))
     if not (math.isfinite(c_lo) and math.isfinite(c_hi)) or c_hi - c_lo <= 0:
         raise DPInputError("the prior puts no mass on the support of the statistic")
-    return _Prior(getattr(prior, "name", type(prior).__name__),
-                  lambda g: (np.clip(np.asarray(cdf(g), dtype=float), c_lo, c_hi) - c_lo) / (c_hi - c_lo))
+    return _Prior(
+        getattr(prior, "name", type(prior).__name__),
+        lambda g: (np.clip(np.asarray(cdf(g), dtype=float), c_lo, c_hi) - c_lo) / (c_hi - c_lo),
+    )
 
 
 def _noise_logpdf(noise: Any) -> Callable[[np.ndarray], np.ndarray]:
@@ -144,8 +149,8 @@ def _check_level(level: Any) -> float:
 # Vectorised core: rows are releases, columns are grid cells
 # ---------------------------------------------------------------------------------------------
 
-def _edges(released: np.ndarray, scale: float, lo: float, hi: float,
-           n_uniform: int, n_local: int) -> np.ndarray:
+
+def _edges(released: np.ndarray, scale: float, lo: float, hi: float, n_uniform: int, n_local: int) -> np.ndarray:
     """Sorted cell edges per release, shape (N, n_uniform + 2 n_local + 1)."""
     uniform = np.linspace(lo, hi, n_uniform)
     top = max((hi - lo) / scale, _LOCAL_MIN * 10)
@@ -157,9 +162,16 @@ def _edges(released: np.ndarray, scale: float, lo: float, hi: float,
     return e
 
 
-def _masses(released: np.ndarray, scale: float, lo: float, hi: float, prior: _Prior,
-            logpdf: Callable[[np.ndarray], np.ndarray], n_uniform: int, n_local: int
-            ) -> tuple[np.ndarray, np.ndarray]:
+def _masses(
+    released: np.ndarray,
+    scale: float,
+    lo: float,
+    hi: float,
+    prior: _Prior,
+    logpdf: Callable[[np.ndarray], np.ndarray],
+    n_uniform: int,
+    n_local: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """Cell edges (N, m+1) and normalised posterior cell masses (N, m)."""
     e = _edges(released, scale, lo, hi, n_uniform, n_local)
     mid = 0.5 * (e[:, 1:] + e[:, :-1])
@@ -170,8 +182,10 @@ def _masses(released: np.ndarray, scale: float, lo: float, hi: float, prior: _Pr
     logw = log_prior_mass + loglik
     top = np.max(logw, axis=1, keepdims=True)
     if not np.all(np.isfinite(top)):
-        raise DPInputError("the release is impossible under this prior and noise model "
-                           "(zero posterior mass everywhere); check the noise scale and prior")
+        raise DPInputError(
+            "the release is impossible under this prior and noise model "
+            "(zero posterior mass everywhere); check the noise scale and prior"
+        )
     w = np.exp(logw - top)
     w /= w.sum(axis=1, keepdims=True)
     return e, w
@@ -231,6 +245,7 @@ def _hpd(e: np.ndarray, w: np.ndarray, level: float) -> tuple[np.ndarray, np.nda
 # Public API
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class GridPosterior:
     """Posterior of a statistic given one additive-noise release (piecewise-constant on a grid).
@@ -287,8 +302,7 @@ class GridPosterior:
         """
         lev = _check_level(level)
         if kind == "equal_tail":
-            lo, hi = _quantiles(self.edges[None, :], self.masses[None, :],
-                                np.array([(1 - lev) / 2, (1 + lev) / 2]))[0]
+            lo, hi = _quantiles(self.edges[None, :], self.masses[None, :], np.array([(1 - lev) / 2, (1 + lev) / 2]))[0]
             return float(lo), float(hi)
         if kind == "hpd":
             lo, hi, _ = _hpd(self.edges[None, :], self.masses[None, :], lev)
@@ -315,8 +329,7 @@ class PosteriorBatch:
         return (self.lower <= t) & (t <= self.upper)
 
 
-def _prepare(noise_scale: Any, support: Sequence[float], prior: Any, noise: Any,
-             n_uniform: int, n_local: int):
+def _prepare(noise_scale: Any, support: Sequence[float], prior: Any, noise: Any, n_uniform: int, n_local: int):
     scale = check_positive(noise_scale, "noise_scale")
     lo, hi = _check_support(support)
     check_int(n_uniform, "n_uniform", minimum=3)
@@ -331,9 +344,16 @@ def _moments(e: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.sqrt(np.maximum(second - mean * mean, 0.0))
 
 
-def grid_posterior(released: float, *, noise: Any, noise_scale: float,
-                   support: Sequence[float] = (0.0, 1.0), prior: Any = "uniform",
-                   n_uniform: int = _N_UNIFORM, n_local: int = _N_LOCAL) -> GridPosterior:
+def grid_posterior(
+    released: float,
+    *,
+    noise: Any,
+    noise_scale: float,
+    support: Sequence[float] = (0.0, 1.0),
+    prior: Any = "uniform",
+    n_uniform: int = _N_UNIFORM,
+    n_local: int = _N_LOCAL,
+) -> GridPosterior:
     """Posterior of ``theta`` given ``released = theta + noise_scale * Z`` (Lan & Reiter eq. (11)).
 
     Parameters
@@ -350,15 +370,31 @@ def grid_posterior(released: float, *, noise: Any, noise_scale: float,
     scale, lo, hi, pr, logpdf = _prepare(noise_scale, support, prior, noise, n_uniform, n_local)
     e, w = _masses(np.array([r]), scale, lo, hi, pr, logpdf, n_uniform, n_local)
     mean, sd = _moments(e, w)
-    return GridPosterior(released=r, noise_scale=scale, support=(lo, hi), prior=pr.name,
-                         noise=getattr(noise, "name", str(noise) if isinstance(noise, str) else type(noise).__name__),
-                         edges=e[0], masses=w[0], mean=float(mean[0]), sd=float(sd[0]))
+    return GridPosterior(
+        released=r,
+        noise_scale=scale,
+        support=(lo, hi),
+        prior=pr.name,
+        noise=getattr(noise, "name", str(noise) if isinstance(noise, str) else type(noise).__name__),
+        edges=e[0],
+        masses=w[0],
+        mean=float(mean[0]),
+        sd=float(sd[0]),
+    )
 
 
-def grid_posterior_batch(released: Any, *, noise: Any, noise_scale: float,
-                         support: Sequence[float] = (0.0, 1.0), prior: Any = "uniform",
-                         level: float = 0.95, kind: str = "equal_tail",
-                         n_uniform: int = _N_UNIFORM, n_local: int = _N_LOCAL) -> PosteriorBatch:
+def grid_posterior_batch(
+    released: Any,
+    *,
+    noise: Any,
+    noise_scale: float,
+    support: Sequence[float] = (0.0, 1.0),
+    prior: Any = "uniform",
+    level: float = 0.95,
+    kind: str = "equal_tail",
+    n_uniform: int = _N_UNIFORM,
+    n_local: int = _N_LOCAL,
+) -> PosteriorBatch:
     """Vectorised :func:`grid_posterior` over many releases sharing one noise scale and prior.
 
     Returns the posterior mean, sd and ``level`` credible interval of each release (same
@@ -381,8 +417,9 @@ def grid_posterior_batch(released: Any, *, noise: Any, noise_scale: float,
             lower[sl], upper[sl] = qs[:, 0], qs[:, 1]
         else:
             lower[sl], upper[sl], _ = _hpd(e, w, lev)
-    return PosteriorBatch(released=r, noise_scale=scale, level=lev, kind=kind, mean=mean, sd=sd,
-                          lower=lower, upper=upper)
+    return PosteriorBatch(
+        released=r, noise_scale=scale, level=lev, kind=kind, mean=mean, sd=sd, lower=lower, upper=upper
+    )
 
 
 def _gini_noise(gamma: Any, noise: Any = None):
@@ -395,8 +432,15 @@ def _gini_noise(gamma: Any, noise: Any = None):
     return GeneralizedCauchy(gamma)
 
 
-def gini_posterior(released: float, *, noise_scale: float, gamma: float = 2.0,
-                   prior: Any = "uniform", noise: Any = None, **grid_options: Any) -> GridPosterior:
+def gini_posterior(
+    released: float,
+    *,
+    noise_scale: float,
+    gamma: float = 2.0,
+    prior: Any = "uniform",
+    noise: Any = None,
+    **grid_options: Any,
+) -> GridPosterior:
     """Posterior of the confidential Gini index g given one smooth-sensitivity release.
 
     Mechanism (Lan & Reiter eqs. (9)-(10)): ``released = g(X) + (S(X)/alpha) * Z`` with
@@ -416,17 +460,38 @@ def gini_posterior(released: float, *, noise_scale: float, gamma: float = 2.0,
     Returns a :class:`GridPosterior`: ``.interval(level)`` (equal-tail; ``kind="hpd"`` too),
     ``.mean``, ``.grid`` and ``.density`` for plotting.
     """
-    return grid_posterior(released, noise=_gini_noise(gamma, noise), noise_scale=noise_scale,
-                          support=(0.0, 1.0), prior=prior, **grid_options)
+    return grid_posterior(
+        released,
+        noise=_gini_noise(gamma, noise),
+        noise_scale=noise_scale,
+        support=(0.0, 1.0),
+        prior=prior,
+        **grid_options,
+    )
 
 
-def gini_posterior_batch(released: Any, *, noise_scale: float, gamma: float = 2.0, prior: Any = "uniform",
-                         level: float = 0.95, kind: str = "equal_tail", noise: Any = None,
-                         **grid_options: Any) -> PosteriorBatch:
+def gini_posterior_batch(
+    released: Any,
+    *,
+    noise_scale: float,
+    gamma: float = 2.0,
+    prior: Any = "uniform",
+    level: float = 0.95,
+    kind: str = "equal_tail",
+    noise: Any = None,
+    **grid_options: Any,
+) -> PosteriorBatch:
     """Vectorised :func:`gini_posterior` over many releases (same noise scale and prior)."""
-    return grid_posterior_batch(released, noise=_gini_noise(gamma, noise), noise_scale=noise_scale,
-                                support=(0.0, 1.0), prior=prior, level=level, kind=kind,
-                                **grid_options)
+    return grid_posterior_batch(
+        released,
+        noise=_gini_noise(gamma, noise),
+        noise_scale=noise_scale,
+        support=(0.0, 1.0),
+        prior=prior,
+        level=level,
+        kind=kind,
+        **grid_options,
+    )
 
 
 def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: Any):
@@ -441,5 +506,11 @@ def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: A
     # the likelihood is the noise density at the noisy value; the published value is clamped to [0, 1], where
     # a density no longer applies, so the posterior reads the noisy value before that post-processing
     noisy = getattr(release, "noisy_value", None)
-    return gini_posterior(release.value if noisy is None else noisy, noise_scale=release.confidential_noise_scale, gamma=release.gamma,
-                          prior=prior, noise=smooth_noises.release_noise(release), **grid_options)
+    return gini_posterior(
+        release.value if noisy is None else noisy,
+        noise_scale=release.confidential_noise_scale,
+        gamma=release.gamma,
+        prior=prior,
+        noise=smooth_noises.release_noise(release),
+        **grid_options,
+    )

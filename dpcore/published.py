@@ -24,6 +24,7 @@ Per kind (``<v>_lower`` and ``<v>_upper`` next to each released column ``v``):
 * gini: :func:`dpcore.intervals.gini_interval_from_release` from the published value and the published DP upper
   bound on the smooth sensitivity (``smooth_sensitivity_bound``).
 """
+
 from __future__ import annotations
 
 import math
@@ -64,7 +65,7 @@ def _steps(widths: np.ndarray) -> np.ndarray:
     first = int(exponents.min())
     # 10^k as the scalar function computes it (Python's pow of one float; NumPy's vectorised power can be 1 ulp
     # off, e.g. 9.999999999999999e-06 for 1e-05), looked up per row
-    power = np.array([10.0 ** k for k in range(first, int(exponents.max()) + 1)])[exponents - first]
+    power = np.array([10.0**k for k in range(first, int(exponents.max()) + 1)])[exponents - first]
     step = power.copy()
     for mult in (2.0, 5.0):  # the largest of 1, 2, 5 x 10^k that is <= target (intervals.honest_grid)
         step = np.where(mult * power <= target * (1 + 1e-12), mult * power, step)
@@ -83,8 +84,9 @@ def _rounded(values: np.ndarray, steps: np.ndarray) -> np.ndarray:
     return out
 
 
-def _publish(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, steps: np.ndarray, widen: bool
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _publish(
+    values: np.ndarray, lows: np.ndarray, highs: np.ndarray, steps: np.ndarray, widen: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Round every interval outwards to its row's step (widened first by half a step when it was computed from
     the rounded value); rows without an interval keep NaN ends."""
     out_lo, out_hi = np.full(values.shape, np.nan), np.full(values.shape, np.nan)
@@ -108,8 +110,15 @@ def _mean(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Data
     rounded = np.where(ok, _rounded(mean, steps), mean)
     lows, highs = np.full(mean.shape, np.nan), np.full(mean.shape, np.nan)
     if ok.any():
-        lo, hi = intervals.mean_interval_bounds(rounded[ok], n[ok], sum_scale=scale, lower=lower, upper=upper,
-                                                level=level, n_scale=None if n_scale is None else float(n_scale))
+        lo, hi = intervals.mean_interval_bounds(
+            rounded[ok],
+            n[ok],
+            sum_scale=scale,
+            lower=lower,
+            upper=upper,
+            level=level,
+            n_scale=None if n_scale is None else float(n_scale),
+        )
         lows[ok], highs[ok] = lo, hi
     value, lo, hi = _publish(rounded, lows, highs, steps, widen=True)
     out = table.copy()
@@ -134,8 +143,14 @@ def _percentiles(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> 
         values = table[col].to_numpy(dtype=float)
         lows, highs = np.full(values.shape, np.nan), np.full(values.shape, np.nan)
         if ok.any():
-            res = intervals.percentile_interval(counts[ok], edges, [float(q)], scale=float(stat["noise_scale"]),
-                                                level=level, n=None if noisy_n else n[ok])
+            res = intervals.percentile_interval(
+                counts[ok],
+                edges,
+                [float(q)],
+                scale=float(stat["noise_scale"]),
+                level=level,
+                n=None if noisy_n else n[ok],
+            )
             lows[ok], highs[ok] = np.asarray(res.lower)[:, 0], np.asarray(res.upper)[:, 0]
         widths = np.where(np.isfinite(highs), highs - lows, edges[-1] - lows)
         steps = np.where(np.isfinite(lows), _steps(widths), math.nan)
@@ -156,8 +171,9 @@ def _relative_risk(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -
     for i in range(x.size):
         if nx[i] < 1 or ny[i] < 1:
             continue
-        ci = intervals.relative_risk_interval(x[i], y[i], int(nx[i]), int(ny[i]), scale=float(stat["noise_scale"]),
-                                              level=level)
+        ci = intervals.relative_risk_interval(
+            x[i], y[i], int(nx[i]), int(ny[i]), scale=float(stat["noise_scale"]), level=level
+        )
         step = _step(ci.upper - ci.lower)
         rr[i] = intervals.round_to_grid(ci.value, step) if math.isfinite(step) else ci.value
         if math.isfinite(step):
@@ -169,22 +185,31 @@ def _relative_risk(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -
 
 def _gini(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.DataFrame:
     plan = stat["interval_plan"]
-    constants = {k: plan[k] for k in ("noise", "bound_scale", "eta", "method", "gamma", "sigma", "min_scale",
-                                      "max_scale")}
+    constants = {
+        k: plan[k] for k in ("noise", "bound_scale", "eta", "method", "gamma", "sigma", "min_scale", "max_scale")
+    }
     alpha = float(plan["release_alpha"])
-    quantile = intervals.gini_interval_quantile(plan["noise"], level, bound_scale=float(plan["bound_scale"]),
-                                                eta=float(plan["eta"]), method=plan["method"],
-                                                gamma=float(plan["gamma"]), sigma=plan["sigma"],
-                                                clamped=float(plan["min_scale"]) > 0)
+    quantile = intervals.gini_interval_quantile(
+        plan["noise"],
+        level,
+        bound_scale=float(plan["bound_scale"]),
+        eta=float(plan["eta"]),
+        method=plan["method"],
+        gamma=float(plan["gamma"]),
+        sigma=plan["sigma"],
+        clamped=float(plan["min_scale"]) > 0,
+    )
     values = table["gini"].to_numpy(dtype=float)
     s_upper = table["smooth_sensitivity_bound"].to_numpy(dtype=float)
     ok = np.isfinite(s_upper) & (s_upper > 0)
     scale_hat = np.clip(s_upper / alpha, float(plan["min_scale"]), float(plan["max_scale"]))
-    steps = np.array([max(_step(2.0 * quantile * s), 1e-6) if k else math.nan
-                      for s, k in zip(scale_hat, ok, strict=True)])
+    steps = np.array(
+        [max(_step(2.0 * quantile * s), 1e-6) if k else math.nan for s, k in zip(scale_hat, ok, strict=True)]
+    )
     rounded = values.copy()
-    rounded[ok] = [min(max(intervals.round_to_grid(v, s), 0.0), 1.0)
-                   for v, s in zip(values[ok], steps[ok], strict=True)]
+    rounded[ok] = [
+        min(max(intervals.round_to_grid(v, s), 0.0), 1.0) for v, s in zip(values[ok], steps[ok], strict=True)
+    ]
     lows, highs = np.full(values.shape, np.nan), np.full(values.shape, np.nan)
     if ok.any():
         lo, hi = intervals.gini_interval_bounds(rounded[ok], s_upper[ok], alpha=alpha, level=level, **constants)
@@ -208,8 +233,7 @@ def _count(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Dat
     return out
 
 
-_KINDS = {"mean": _mean, "percentiles": _percentiles, "relative_risk": _relative_risk, "gini": _gini,
-          "count": _count}
+_KINDS = {"mean": _mean, "percentiles": _percentiles, "relative_risk": _relative_risk, "gini": _gini, "count": _count}
 
 
 def published_table(kind: str, table: pd.DataFrame, statistic: Mapping[str, Any], level: float) -> pd.DataFrame:

@@ -37,6 +37,7 @@ Choices where the paper is silent or inconsistent (each is tested):
 * NoisedLog keeps the paper's sensitivity 2 for ln x - ln y (SEED); the exact value under our
   domain x, y >= 1 is 2 ln 2, so the paper's choice is valid but conservative.
 """
+
 from __future__ import annotations
 
 import math
@@ -119,6 +120,7 @@ MECHANISMS = ("laplace", "gaussian")
 # small validation helpers
 # ---------------------------------------------------------------------------------------------
 
+
 def _count(value: Any, name: str, minimum: int = 0) -> int:
     if isinstance(value, (float, np.floating)) and not math.isfinite(float(value)):
         raise DPInputError(f"{name} must be a finite whole number, got {value}")
@@ -150,15 +152,16 @@ def _mechanism(mechanism: Any, allow_none: bool = False) -> str:
 # 1. Noisy counts (Claim 3.1; Corollaries 4.3 / 4.4)
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class CountNoise:
     """The noise added to each count: mechanism, its scale and variance, and the budget."""
 
-    mechanism: str          # "laplace" | "gaussian"
-    epsilon: float          # total epsilon for the pair of counts
-    delta: float | None     # total delta (Gaussian only)
-    scale: float            # Laplace b per count, or Gaussian sigma per count
-    variance: float         # per-count noise variance: 2 b^2 (Laplace) or sigma^2 (Gaussian)
+    mechanism: str  # "laplace" | "gaussian"
+    epsilon: float  # total epsilon for the pair of counts
+    delta: float | None  # total delta (Gaussian only)
+    scale: float  # Laplace b per count, or Gaussian sigma per count
+    variance: float  # per-count noise variance: 2 b^2 (Laplace) or sigma^2 (Gaussian)
 
 
 def count_noise(epsilon: float, *, mechanism: str = "laplace", delta: float | None = None) -> CountNoise:
@@ -229,8 +232,7 @@ def _noised_counts(x: Any, y: Any, cn: CountNoise, rng: Any) -> NoisedCounts:
     x = _count(x, "x")
     y = _count(y, "y")
     e = _draw(cn, 2, as_generator(rng) if not isinstance(rng, SecureRandom) else rng)
-    return NoisedCounts(float(x + e[0]), float(y + e[1]), cn.mechanism, cn.epsilon, cn.delta, cn.scale,
-                        cn.variance)
+    return NoisedCounts(float(x + e[0]), float(y + e[1]), cn.mechanism, cn.epsilon, cn.delta, cn.scale, cn.variance)
 
 
 def laplace_noised_counts(x: Any, y: Any, *, epsilon: float, rng: Any = None) -> NoisedCounts:
@@ -254,6 +256,7 @@ def gaussian_noised_counts(x: Any, y: Any, *, epsilon: float, delta: float, rng:
 # ---------------------------------------------------------------------------------------------
 # 2. Claim F.1: CDF of a ratio of two Laplace variables; Claim 3.2: sample accuracy
 # ---------------------------------------------------------------------------------------------
+
 
 def _scaled_expm1(logscale: np.ndarray | float, z: np.ndarray | float) -> np.ndarray:
     """exp(logscale) * expm1(z) without overflow or cancellation."""
@@ -367,7 +370,7 @@ def _claim_32_closed_form(x: int, y: int, epsilon: float, alpha: float) -> float
         sm1 = s - 1.0
         return float(_scaled_expm1(-u, 2.0 * math.log1p(sm1) + u * sm1 / s)) / (2.0 * sm1 * (s + 1.0))
 
-    last = alpha * math.exp(-epsilon * (x + y) / 2.0) / ((1.0 + r) ** 2 - alpha ** 2)
+    last = alpha * math.exp(-epsilon * (x + y) / 2.0) / ((1.0 + r) ** 2 - alpha**2)
     return h(r + alpha) + h(r - alpha) - last
 
 
@@ -394,13 +397,13 @@ def ratio_sample_accuracy(x: Any, y: Any, *, epsilon: float, alpha: float) -> Sa
         beta = 1.0 - f[0] + f[1]
         method = "Claim F.1 CDF"
     beta = float(min(max(beta, 0.0), 1.0))
-    return SampleAccuracy(beta, x=x, y=y, epsilon=epsilon, alpha=alpha, algorithm="LaplaceNoisedCounts",
-                          method=method)
+    return SampleAccuracy(beta, x=x, y=y, epsilon=epsilon, alpha=alpha, algorithm="LaplaceNoisedCounts", method=method)
 
 
 # ---------------------------------------------------------------------------------------------
 # 3. Claim 3.4: bias of the maxed ratio (exponential integrals), binomial-weighted (Figure 2)
 # ---------------------------------------------------------------------------------------------
+
 
 def _asymptotic(z: np.ndarray, sign: float) -> np.ndarray:
     """sum_{k<30} sign^k k! / z^{k+1} (terms built by recursion: no overflow for any z > 60)."""
@@ -463,8 +466,9 @@ def _expected_inverse_clipped(y: np.ndarray, b: float) -> np.ndarray:
     if lo.any():
         yl = y[lo]
         # e^{y/b} E1(1/b) = e^{-(1-y)/b} [e^{1/b} E1(1/b)]
-        out[lo] = (1.0 - 0.5 * np.exp(-(1.0 - yl) / b)
-                   + np.exp(-(1.0 - yl) / b) * _exp_e1(np.array([1.0 / b]))[0] / (2.0 * b))
+        out[lo] = (
+            1.0 - 0.5 * np.exp(-(1.0 - yl) / b) + np.exp(-(1.0 - yl) / b) * _exp_e1(np.array([1.0 / b]))[0] / (2.0 * b)
+        )
     return out
 
 
@@ -475,10 +479,10 @@ class RatioBias:
     x: float
     y: float
     epsilon: float
-    expected: float          # exact E[r_bar] (exponential integrals)
+    expected: float  # exact E[r_bar] (exponential integrals)
     true_ratio: float
-    bias: float              # expected - true_ratio
-    approx_expected: float   # large-y approximation (x/y)(1 + 8/(eps^2 y^2))
+    bias: float  # expected - true_ratio
+    approx_expected: float  # large-y approximation (x/y)(1 + 8/(eps^2 y^2))
     clip_probability: float  # P[y~ < 1] = e^{-(y-1) eps/2}/2 for y >= 1
 
 
@@ -495,8 +499,7 @@ def ratio_bias(x: Any, y: Any, *, epsilon: float) -> RatioBias:
     expected = x * inv
     true = x / y
     clip_p = 0.5 * math.exp(-(y - 1.0) * epsilon / 2.0) if y >= 1 else 1.0 - 0.5 * math.exp(-(1.0 - y) * epsilon / 2.0)
-    return RatioBias(x, y, epsilon, expected, true, expected - true, true * (1 + 8.0 / (epsilon ** 2 * y ** 2)),
-                     clip_p)
+    return RatioBias(x, y, epsilon, expected, true, expected - true, true * (1 + 8.0 / (epsilon**2 * y**2)), clip_p)
 
 
 @dataclass(frozen=True)
@@ -507,9 +510,9 @@ class BinomialBias:
     p_x: float
     p_y: float
     epsilon: float
-    true_ratio: float             # p_x / p_y
-    expected_private: float       # E[X~ / max(Y~, 1)] (Claim 3.4 weighted by Bin(n, p_y))
-    expected_nonprivate: float    # E[X / max(Y, 1)]
+    true_ratio: float  # p_x / p_y
+    expected_private: float  # E[X~ / max(Y~, 1)] (Claim 3.4 weighted by Bin(n, p_y))
+    expected_nonprivate: float  # E[X / max(Y, 1)]
 
     @property
     def bias_private(self) -> float:
@@ -540,6 +543,7 @@ def binomial_ratio_bias(n: Any, p_x: float, p_y: float, *, epsilon: float) -> Bi
 # 4. Confidence intervals for RR (Katz eq. (2)-(3), Theorem 4.2, Theorem 4.5)
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class RRInterval:
     """A confidence interval for RR = p_x / p_y with the pieces of its standard error."""
@@ -548,10 +552,10 @@ class RRInterval:
     lower: float
     upper: float
     level: float
-    method: str              # "katz" | "normal" (Thm 4.2) | "conservative" (Thm 4.5)
-    se: float                # standard error used (log scale for Katz)
-    se_sampling: float       # the sampling part alone
-    privacy_share: float     # share of the variance that comes from the privacy noise (0 for Thm 4.2)
+    method: str  # "katz" | "normal" (Thm 4.2) | "conservative" (Thm 4.5)
+    se: float  # standard error used (log scale for Katz)
+    se_sampling: float  # the sampling part alone
+    privacy_share: float  # share of the variance that comes from the privacy noise (0 for Thm 4.2)
     noise_variance: tuple[float, float]
     n_x: int
     n_y: int
@@ -572,7 +576,10 @@ def _var_pair(noise_variance: Any) -> tuple[float, float]:
         vx, vy = noise_variance
     else:
         vx = vy = noise_variance
-    return (check_positive(vx, "noise_variance", allow_zero=True), check_positive(vy, "noise_variance", allow_zero=True))
+    return (
+        check_positive(vx, "noise_variance", allow_zero=True),
+        check_positive(vy, "noise_variance", allow_zero=True),
+    )
 
 
 def _rr_normal(xn: np.ndarray, yn: np.ndarray, n_x: float, n_y: float, var_x: float, var_y: float):
@@ -582,8 +589,8 @@ def _rr_normal(xn: np.ndarray, yn: np.ndarray, n_x: float, n_y: float, var_x: fl
     p~ > 1 (spec §4); privacy term RR~^2 (var_x / x~^2 + var_y / y~^2) (Theorem 4.5)."""
     est = (xn / n_x) / (yn / n_y)
     rel_samp = np.maximum(1.0 / xn - 1.0 / n_x, 0.0) + np.maximum(1.0 / yn - 1.0 / n_y, 0.0)
-    rel_priv = var_x / xn ** 2 + var_y / yn ** 2
-    return est, est ** 2 * rel_samp, est ** 2 * rel_priv
+    rel_priv = var_x / xn**2 + var_y / yn**2
+    return est, est**2 * rel_samp, est**2 * rel_priv
 
 
 def _noisy_count_checks(x_noisy: Any, y_noisy: Any, clip: bool) -> tuple[float, float]:
@@ -594,14 +601,23 @@ def _noisy_count_checks(x_noisy: Any, y_noisy: Any, clip: bool) -> tuple[float, 
             raise DPInputError(
                 f"{name} = {v:g} is <= 0: the relative risk and its normal-approximation interval are not "
                 "defined for a zero or negative count. Use more data or a larger epsilon, or pass clip=True to "
-                "apply the paper's convention max(count, 1) (the interval is then very unreliable).")
+                "apply the paper's convention max(count, 1) (the interval is then very unreliable)."
+            )
     if clip:
         xn, yn = max(xn, 1.0), max(yn, 1.0)
     return xn, yn
 
 
-def rr_confidence_interval(x_noisy: Any, y_noisy: Any, n_x: Any, n_y: Any, *, level: float = 0.95,
-                           noise_variance: Any = 0.0, clip: bool = False) -> RRInterval:
+def rr_confidence_interval(
+    x_noisy: Any,
+    y_noisy: Any,
+    n_x: Any,
+    n_y: Any,
+    *,
+    level: float = 0.95,
+    noise_variance: Any = 0.0,
+    clip: bool = False,
+) -> RRInterval:
     """Interval for RR = p_x/p_y from (noisy) counts: Theorem 4.2, or Theorem 4.5 when noise_variance > 0.
 
     RR~ = (x~/n_x)/(y~/n_y), interval RR~ +- z_{(1+level)/2} sigma, with
@@ -623,8 +639,19 @@ def rr_confidence_interval(x_noisy: Any, y_noisy: Any, n_x: Any, n_y: Any, *, le
     se = math.sqrt(v_s + v_p)
     z = _z(level)
     total = v_s + v_p
-    return RRInterval(est, est - z * se, est + z * se, level, "conservative" if (vx or vy) else "normal", se,
-                      math.sqrt(v_s), (v_p / total) if total > 0 else 0.0, (vx, vy), n_x, n_y)
+    return RRInterval(
+        est,
+        est - z * se,
+        est + z * se,
+        level,
+        "conservative" if (vx or vy) else "normal",
+        se,
+        math.sqrt(v_s),
+        (v_p / total) if total > 0 else 0.0,
+        (vx, vy),
+        n_x,
+        n_y,
+    )
 
 
 def katz_interval(x: Any, y: Any, n_x: Any, n_y: Any, *, level: float = 0.95) -> RRInterval:
@@ -645,8 +672,9 @@ def katz_interval(x: Any, y: Any, n_x: Any, n_y: Any, *, level: float = 0.95) ->
     est = (xv / n_x) / (yv / n_y)
     se = math.sqrt(max(1 / xv - 1 / n_x + 1 / yv - 1 / n_y, 0.0))
     z = _z(level)
-    return RRInterval(est, est * math.exp(-z * se), est * math.exp(z * se), level, "katz", se, se, 0.0, (0.0, 0.0),
-                      n_x, n_y)
+    return RRInterval(
+        est, est * math.exp(-z * se), est * math.exp(z * se), level, "katz", se, se, 0.0, (0.0, 0.0), n_x, n_y
+    )
 
 
 @dataclass(frozen=True)
@@ -655,7 +683,7 @@ class CoverageResult:
 
     coverage: float
     mean_width: float
-    se: float                # Monte Carlo standard error of ``coverage``
+    se: float  # Monte Carlo standard error of ``coverage``
     n_sims: int
     p_x: float
     p_y: float
@@ -680,8 +708,19 @@ def _binomial_rows(rng: np.random.Generator, n: int, p: np.ndarray, n_sims: int)
     return out
 
 
-def _simulate_intervals(p_x: np.ndarray, p_y: np.ndarray, n_x: int, n_y: int, n_sims: int, var_noise: float,
-                        draw: Any, conservative: bool, z: float, interval: str, rng: np.random.Generator):
+def _simulate_intervals(
+    p_x: np.ndarray,
+    p_y: np.ndarray,
+    n_x: int,
+    n_y: int,
+    n_sims: int,
+    var_noise: float,
+    draw: Any,
+    conservative: bool,
+    z: float,
+    interval: str,
+    rng: np.random.Generator,
+):
     """Vectorised core: rows are (p_x, p_y) cells, columns replications. Noisy counts clipped at 1."""
     m = p_x.shape[0]
     X = _binomial_rows(rng, n_x, p_x, n_sims)
@@ -704,8 +743,11 @@ def _simulate_intervals(p_x: np.ndarray, p_y: np.ndarray, n_x: int, n_y: int, n_
         lo, hi = est - z * se, est + z * se
         tot = v_s + v_p
         with np.errstate(invalid="ignore", divide="ignore"):
-            share_all = np.where(tot > 0, var_noise * est ** 2 * (1 / X ** 2 + 1 / Y ** 2)
-                                 / (v_s + var_noise * est ** 2 * (1 / X ** 2 + 1 / Y ** 2)), 0.0)
+            share_all = np.where(
+                tot > 0,
+                var_noise * est**2 * (1 / X**2 + 1 / Y**2) / (v_s + var_noise * est**2 * (1 / X**2 + 1 / Y**2)),
+                0.0,
+            )
         share = share_all.mean(axis=1) if var_noise > 0 else np.zeros(m)
     cover = (lo <= rr) & (rr <= hi)
     return cover.mean(axis=1), (hi - lo).mean(axis=1), share
@@ -726,9 +768,21 @@ def _coverage_setup(epsilon: Any, mechanism: Any, delta: Any, conservative: Any,
     return m, cn.epsilon, cn.delta, cn.variance, cn
 
 
-def simulate_rr_coverage(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon: float, mechanism: str = "laplace",
-                         conservative: bool = False, delta: float | None = None, n_sims: int = 10_000,
-                         level: float = 0.95, rng: Any = None, interval: str = "normal") -> CoverageResult:
+def simulate_rr_coverage(
+    p_x: float,
+    p_y: float,
+    n_x: Any,
+    n_y: Any,
+    *,
+    epsilon: float,
+    mechanism: str = "laplace",
+    conservative: bool = False,
+    delta: float | None = None,
+    n_sims: int = 10_000,
+    level: float = 0.95,
+    rng: Any = None,
+    interval: str = "normal",
+) -> CoverageResult:
     """Monte Carlo coverage and mean width of an RR interval (Figure 3 / Appendix D.2 design).
 
     Model (equation (1)): X ~ Bin(n_x, p_x), Y ~ Bin(n_y, p_y) independent; the counts get the
@@ -747,25 +801,52 @@ def simulate_rr_coverage(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon:
     m, eps, dlt, var, cn = _coverage_setup(epsilon, mechanism, delta, conservative, interval)
     gen = as_generator(rng)
     draw = None if cn is None else (lambda size: _draw(cn, size, gen))
-    cov, width, share = _simulate_intervals(np.array([p_x]), np.array([p_y]), n_x, n_y, n_sims, var, draw,
-                                            bool(conservative), _z(level), interval, gen)
+    cov, width, share = _simulate_intervals(
+        np.array([p_x]), np.array([p_y]), n_x, n_y, n_sims, var, draw, bool(conservative), _z(level), interval, gen
+    )
     c = float(cov[0])
-    return CoverageResult(c, float(width[0]), math.sqrt(max(c * (1 - c), 1e-12) / n_sims), n_sims, p_x, p_y, n_x,
-                          n_y, eps, m, bool(conservative), dlt, level, interval, var, float(share[0]))
+    return CoverageResult(
+        c,
+        float(width[0]),
+        math.sqrt(max(c * (1 - c), 1e-12) / n_sims),
+        n_sims,
+        p_x,
+        p_y,
+        n_x,
+        n_y,
+        eps,
+        m,
+        bool(conservative),
+        dlt,
+        level,
+        interval,
+        var,
+        float(share[0]),
+    )
 
 
 @dataclass(frozen=True)
 class RRSampling:
     """Simulated sampling distributions of the non-private and the private RR (same binomial draws)."""
 
-    nonprivate: np.ndarray   # (X/n_x) / (max(Y, 1)/n_y)
-    private: np.ndarray      # (max(X~, 1)/n_x) / (max(Y~, 1)/n_y)
+    nonprivate: np.ndarray  # (X/n_x) / (max(Y, 1)/n_y)
+    private: np.ndarray  # (max(X~, 1)/n_x) / (max(Y~, 1)/n_y)
     true_rr: float
     noise_variance: float
 
 
-def simulate_rr_sampling(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon: float, mechanism: str = "laplace",
-                         delta: float | None = None, n_sims: int = 20_000, rng: Any = None) -> RRSampling:
+def simulate_rr_sampling(
+    p_x: float,
+    p_y: float,
+    n_x: Any,
+    n_y: Any,
+    *,
+    epsilon: float,
+    mechanism: str = "laplace",
+    delta: float | None = None,
+    n_sims: int = 20_000,
+    rng: Any = None,
+) -> RRSampling:
     """Draw X ~ Bin(n_x, p_x), Y ~ Bin(n_y, p_y) and their noisy versions (:func:`count_noise`), and
     return both RR estimates per draw: how much spread privacy adds on top of sampling."""
     p_x = check_probability(p_x, "p_x")
@@ -802,9 +883,20 @@ class CoverageGrid:
     interval: str
 
 
-def coverage_grid(p_values: Sequence[float], n_x: Any, n_y: Any, *, epsilon: float, mechanism: str = "laplace",
-                  conservative: bool = False, delta: float | None = None, n_sims: int = 2_000,
-                  level: float = 0.95, rng: Any = None, interval: str = "normal") -> CoverageGrid:
+def coverage_grid(
+    p_values: Sequence[float],
+    n_x: Any,
+    n_y: Any,
+    *,
+    epsilon: float,
+    mechanism: str = "laplace",
+    conservative: bool = False,
+    delta: float | None = None,
+    n_sims: int = 2_000,
+    level: float = 0.95,
+    rng: Any = None,
+    interval: str = "normal",
+) -> CoverageGrid:
     """:func:`simulate_rr_coverage` for every (p_x, p_y) pair of ``p_values`` in one vectorised pass."""
     ps = np.array([check_probability(p, "p") for p in p_values], dtype=float)
     if ps.size == 0:
@@ -817,18 +909,33 @@ def coverage_grid(p_values: Sequence[float], n_x: Any, n_y: Any, *, epsilon: flo
     gen = as_generator(rng)
     draw = None if cn is None else (lambda size: _draw(cn, size, gen))
     px, py = np.meshgrid(ps, ps, indexing="ij")
-    cov, width, _ = _simulate_intervals(px.ravel(), py.ravel(), n_x, n_y, n_sims, var, draw, bool(conservative),
-                                        _z(level), interval, gen)
+    cov, width, _ = _simulate_intervals(
+        px.ravel(), py.ravel(), n_x, n_y, n_sims, var, draw, bool(conservative), _z(level), interval, gen
+    )
     shape = (ps.size, ps.size)
     cov = cov.reshape(shape)
     se = np.sqrt(np.maximum(cov * (1 - cov), 1e-12) / n_sims)
-    return CoverageGrid(tuple(ps.tolist()), cov, width.reshape(shape), se, n_sims, n_x, n_y, eps, m,
-                        bool(conservative), dlt, level, interval)
+    return CoverageGrid(
+        tuple(ps.tolist()),
+        cov,
+        width.reshape(shape),
+        se,
+        n_sims,
+        n_x,
+        n_y,
+        eps,
+        m,
+        bool(conservative),
+        dlt,
+        level,
+        interval,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # 5. Rivals: NaiveRelativeRisk, NoisedLog (Appendix B)
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RatioRelease:
@@ -846,7 +953,6 @@ class RatioRelease:
     confidential_noise_scale: float
     note: str = ""
     privacy_cost: Any = None  # dpcore.budget.PrivacyCost, set by the smooth rivals' noise= path
-
 
 
 def naive_sensitivity(n_x: Any, n_y: Any, *, both_counts: bool = False) -> float:
@@ -885,8 +991,9 @@ def naive_relative_risk(x: Any, y: Any, n_x: Any, n_y: Any, *, epsilon: float, r
     epsilon = check_epsilon(epsilon)
     scale = naive_sensitivity(n_x, n_y) / epsilon
     rr = (x / n_x) / (y / n_y)
-    return RatioRelease(float(rr + noise.sample_laplace(scale, 1, as_generator(rng))[0]), "NaiveRelativeRisk",
-                        epsilon, None, scale)
+    return RatioRelease(
+        float(rr + noise.sample_laplace(scale, 1, as_generator(rng))[0]), "NaiveRelativeRisk", epsilon, None, scale
+    )
 
 
 def noised_log_bias_factor(epsilon: float) -> float:
@@ -896,12 +1003,14 @@ def noised_log_bias_factor(epsilon: float) -> float:
         raise DPInputError(
             f"the NoisedLog bias correction does not exist for epsilon = {epsilon:g} <= 2: with Laplace(2/epsilon) "
             "noise on the log, E[exp(noise)] is infinite, so the estimator has no mean to correct. Use epsilon > 2 "
-            "or report the uncorrected (median-unbiased) value.")
+            "or report the uncorrected (median-unbiased) value."
+        )
     return 1.0 / (1.0 - (2.0 / epsilon) * (2.0 / epsilon))
 
 
-def noised_log(x: Any, y: Any, *, epsilon: float, n_x: Any = None, n_y: Any = None, debias: bool = False,
-               rng: Any = None) -> RatioRelease:
+def noised_log(
+    x: Any, y: Any, *, epsilon: float, n_x: Any = None, n_y: Any = None, debias: bool = False, rng: Any = None
+) -> RatioRelease:
     """NoisedLog (Appendix B): exp(ln r + L), L ~ Lap(2/eps); r = x/y, or RR when n_x, n_y are given.
 
     Sensitivity 2 for ln x - ln y with x, y >= 1 (Claim B.3, SEED; covers both counts changing;
@@ -918,13 +1027,15 @@ def noised_log(x: Any, y: Any, *, epsilon: float, n_x: Any = None, n_y: Any = No
         r = r * _count(n_y, "n_y", minimum=1) / _count(n_x, "n_x", minimum=1)
     b = 2.0 / epsilon
     L = noise.sample_laplace(b, 1, as_generator(rng))[0]
-    return RatioRelease(float(factor * r * math.exp(L)), "NoisedLog" + (" (debiased)" if debias else ""), epsilon,
-                        None, b)
+    return RatioRelease(
+        float(factor * r * math.exp(L)), "NoisedLog" + (" (debiased)" if debias else ""), epsilon, None, b
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # 6. Local / smooth sensitivity of x/y (Appendix C, Claim C.6) and PTR (Algorithm 1)
 # ---------------------------------------------------------------------------------------------
+
 
 def ratio_local_sensitivity(x: Any, y: Any) -> np.ndarray:
     """LS of f = x/y when one record changes one count by one; domain x >= 0, y >= 1 (spec C.1.1).
@@ -974,8 +1085,6 @@ class RatioSmoothSensitivity:
     local_sensitivity: float
 
 
-
-
 def _k_max(x: int, y: int, beta: float) -> int:
     return max(y - 2, 0) + max(0, math.ceil(1.0 / beta - (x - y + 2))) + 2
 
@@ -1013,8 +1122,13 @@ def smooth_ratio_laplace(x: Any, y: Any, *, epsilon: float, delta: float, rng: A
     delta = check_delta(delta)
     ss = ratio_smooth_sensitivity(x, y, beta=smooth_laplace_beta(epsilon, delta))
     scale = 2.0 * ss.value / epsilon
-    return RatioRelease(float(x / y + noise.sample_laplace(scale, 1, as_generator(rng))[0]),
-                        "Smooth sensitivity (Laplace)", epsilon, delta, scale)
+    return RatioRelease(
+        float(x / y + noise.sample_laplace(scale, 1, as_generator(rng))[0]),
+        "Smooth sensitivity (Laplace)",
+        epsilon,
+        delta,
+        scale,
+    )
 
 
 _CAL_CACHE: dict[tuple[float, float, str], Any] = {}
@@ -1028,8 +1142,17 @@ def _cauchy_calibration(epsilon: float, gamma: float, calibration: str):
     return _CAL_CACHE[key]
 
 
-def smooth_ratio_cauchy(x: Any, y: Any, *, epsilon: float, gamma: float = 4.0, calibration: str = "tight",
-                        rng: Any = None, noise: str = "cauchy", delta: float | None = None) -> RatioRelease:
+def smooth_ratio_cauchy(
+    x: Any,
+    y: Any,
+    *,
+    epsilon: float,
+    gamma: float = 4.0,
+    calibration: str = "tight",
+    rng: Any = None,
+    noise: str = "cauchy",
+    delta: float | None = None,
+) -> RatioRelease:
     """Pure epsilon-DP: x/y + (S*_beta / alpha) Z, Z ~ GeneralizedCauchy(gamma) (NRS; dpcore.noise).
 
     (alpha, beta) from ``dpcore.noise.smooth_noise_calibration(epsilon, gamma, mode=calibration)``.
@@ -1051,12 +1174,27 @@ def smooth_ratio_cauchy(x: Any, y: Any, *, epsilon: float, gamma: float = 4.0, c
     ss = ratio_smooth_sensitivity(x, y, beta=cal.beta)
     scale = ss.value / cal.alpha
     z = _noise_module.sample_generalized_cauchy(gamma, 1, as_generator(rng))[0]  # `noise` is the parameter here
-    return RatioRelease(float(x / y + scale * z), "Smooth sensitivity (generalized Cauchy)", epsilon, None, scale,
-                        note=f"gamma={gamma:g}, alpha={cal.alpha:.4g}, beta={cal.beta:.4g}, {calibration}")
+    return RatioRelease(
+        float(x / y + scale * z),
+        "Smooth sensitivity (generalized Cauchy)",
+        epsilon,
+        None,
+        scale,
+        note=f"gamma={gamma:g}, alpha={cal.alpha:.4g}, beta={cal.beta:.4g}, {calibration}",
+    )
 
 
-def smooth_ratio_noise(x: Any, y: Any, *, epsilon: float, noise: str = "laplace", delta: float | None = None,
-                       calibration: str = "tight", gamma: float = 4.0, rng: Any = None) -> RatioRelease:
+def smooth_ratio_noise(
+    x: Any,
+    y: Any,
+    *,
+    epsilon: float,
+    noise: str = "laplace",
+    delta: float | None = None,
+    calibration: str = "tight",
+    gamma: float = 4.0,
+    rng: Any = None,
+) -> RatioRelease:
     """x/y + (S_beta / alpha) Z with any ``dpcore.smooth_noises.SMOOTH_NOISES`` noise.
 
     Constants from :func:`dpcore.smooth_noises.smooth_calibration` (same neighbours and smooth
@@ -1067,14 +1205,21 @@ def smooth_ratio_noise(x: Any, y: Any, *, epsilon: float, noise: str = "laplace"
 
     x, y = _check_ratio_counts(x, y)
     epsilon = check_epsilon(epsilon)
-    cal = smooth_noises.smooth_calibration(noise, epsilon, delta=delta, gamma=check_finite(gamma, "gamma"),
-                                           mode=calibration)
+    cal = smooth_noises.smooth_calibration(
+        noise, epsilon, delta=delta, gamma=check_finite(gamma, "gamma"), mode=calibration
+    )
     ss = ratio_smooth_sensitivity(x, y, beta=cal.beta)
     scale = ss.value / cal.alpha
     z = float(smooth_noises.sample_smooth_noise(cal, 1, as_generator(rng))[0])
-    return RatioRelease(float(x / y + scale * z), f"Smooth sensitivity ({cal.noise})", epsilon,
-                        cal.delta if cal.delta > 0 else None, scale,
-                        note=f"alpha={cal.alpha:.4g}, beta={cal.beta:.4g}; {cal.statement()}", privacy_cost=cal.cost)
+    return RatioRelease(
+        float(x / y + scale * z),
+        f"Smooth sensitivity ({cal.noise})",
+        epsilon,
+        cal.delta if cal.delta > 0 else None,
+        scale,
+        note=f"alpha={cal.alpha:.4g}, beta={cal.beta:.4g}; {cal.statement()}",
+        privacy_cost=cal.cost,
+    )
 
 
 def _ptr_distances(x: int, y: int, bounds: np.ndarray) -> np.ndarray:
@@ -1133,10 +1278,9 @@ class PTRRelease:
     confidential_failure_probability: float
 
 
-
-
-def ptr_ratio(x: Any, y: Any, *, epsilon: float, delta: float, bound: float | None = None, alpha: float = 0.1,
-              rng: Any = None) -> PTRRelease:
+def ptr_ratio(
+    x: Any, y: Any, *, epsilon: float, delta: float, bound: float | None = None, alpha: float = 0.1, rng: Any = None
+) -> PTRRelease:
     """Propose-test-release (Algorithm 1, Dwork & Lei 2009) for x/y, (epsilon, delta)-DP overall.
 
     Test at eps/2: FAIL when gamma + Lap(2/eps) <= 2 ln(1/delta)/eps; release at eps/2:
@@ -1157,8 +1301,9 @@ def ptr_ratio(x: Any, y: Any, *, epsilon: float, delta: float, bound: float | No
     noisy_dist = dist + noise.sample_laplace(1.0 / et, 1, gen)[0]
     if noisy_dist <= math.log(1.0 / delta) / et:
         return PTRRelease(None, True, bound, dist, epsilon, delta, pf)
-    return PTRRelease(float(x / y + noise.sample_laplace(bound / er, 1, gen)[0]), False, bound, dist, epsilon, delta,
-                      pf)
+    return PTRRelease(
+        float(x / y + noise.sample_laplace(bound / er, 1, gen)[0]), False, bound, dist, epsilon, delta, pf
+    )
 
 
 def _ptr_error(x: int, y: int, epsilon: float, delta: float, alpha: float, bounds: np.ndarray) -> np.ndarray:
@@ -1190,8 +1335,15 @@ def ptr_oracle_bound(x: Any, y: Any, *, epsilon: float, delta: float, alpha: flo
 # 7. Sample accuracy of every algorithm (Figure 1 / Appendix E.1)
 # ---------------------------------------------------------------------------------------------
 
-ALGORITHMS = ("LaplaceNoisedCounts", "NaiveRelativeRisk", "NoisedLog", "NoisedLog (debiased)",
-              "Smooth sensitivity (Laplace)", "Smooth sensitivity (generalized Cauchy)", "PTR (oracle)")
+ALGORITHMS = (
+    "LaplaceNoisedCounts",
+    "NaiveRelativeRisk",
+    "NoisedLog",
+    "NoisedLog (debiased)",
+    "Smooth sensitivity (Laplace)",
+    "Smooth sensitivity (generalized Cauchy)",
+    "PTR (oracle)",
+)
 
 
 def _noised_log_beta(r: float, alpha: float, epsilon: float, factor: float = 1.0) -> float:
@@ -1205,8 +1357,17 @@ def _noised_log_beta(r: float, alpha: float, epsilon: float, factor: float = 1.0
     return min(p, 1.0)
 
 
-def sample_accuracy_all(x: Any, y: Any, *, epsilon: float, alpha: float = 0.1, n: Any, delta: float | None = None,
-                        gamma: float = 4.0, calibration: str = "tight") -> dict[str, SampleAccuracy]:
+def sample_accuracy_all(
+    x: Any,
+    y: Any,
+    *,
+    epsilon: float,
+    alpha: float = 0.1,
+    n: Any,
+    delta: float | None = None,
+    gamma: float = 4.0,
+    calibration: str = "tight",
+) -> dict[str, SampleAccuracy]:
     """beta = P(|estimate - x/y| >= alpha) for every algorithm (Figure 1 design: n_x = n_y = n, delta = 1/n).
 
     * LaplaceNoisedCounts: Claim 3.2 (unclipped ratio).
@@ -1231,24 +1392,29 @@ def sample_accuracy_all(x: Any, y: Any, *, epsilon: float, alpha: float = 0.1, n
     common = dict(x=x, y=y, epsilon=epsilon, alpha=alpha)
     out: dict[str, SampleAccuracy] = {"LaplaceNoisedCounts": ratio_sample_accuracy(x, y, epsilon=epsilon, alpha=alpha)}
     delta_naive = naive_sensitivity(n, n)
-    out["NaiveRelativeRisk"] = SampleAccuracy(math.exp(-alpha * epsilon / delta_naive), algorithm="NaiveRelativeRisk",
-                                              **common)
+    out["NaiveRelativeRisk"] = SampleAccuracy(
+        math.exp(-alpha * epsilon / delta_naive), algorithm="NaiveRelativeRisk", **common
+    )
     if x >= 1:
         out["NoisedLog"] = SampleAccuracy(_noised_log_beta(r, alpha, epsilon), algorithm="NoisedLog", **common)
         if epsilon > 2:
-            f = 1.0 - 4.0 / epsilon ** 2
-            out["NoisedLog (debiased)"] = SampleAccuracy(_noised_log_beta(r, alpha, epsilon, f),
-                                                         algorithm="NoisedLog (debiased)", **common)
+            f = 1.0 - 4.0 / epsilon**2
+            out["NoisedLog (debiased)"] = SampleAccuracy(
+                _noised_log_beta(r, alpha, epsilon, f), algorithm="NoisedLog (debiased)", **common
+            )
     ss = ratio_smooth_sensitivity(x, y, beta=smooth_laplace_beta(epsilon, delta))
-    out["Smooth sensitivity (Laplace)"] = SampleAccuracy(math.exp(-alpha * epsilon / (2 * ss.value)),
-                                                         algorithm="Smooth sensitivity (Laplace)", delta=delta,
-                                                         **common)
+    out["Smooth sensitivity (Laplace)"] = SampleAccuracy(
+        math.exp(-alpha * epsilon / (2 * ss.value)), algorithm="Smooth sensitivity (Laplace)", delta=delta, **common
+    )
     cal = _cauchy_calibration(epsilon, float(gamma), calibration)
     ssc = ratio_smooth_sensitivity(x, y, beta=cal.beta)
     gc = noise.GeneralizedCauchy(gamma)
     out["Smooth sensitivity (generalized Cauchy)"] = SampleAccuracy(
         float(min(1.0, 2.0 * float(gc.sf(alpha * cal.alpha / ssc.value)))),
-        algorithm="Smooth sensitivity (generalized Cauchy)", gamma=gamma, **common)
+        algorithm="Smooth sensitivity (generalized Cauchy)",
+        gamma=gamma,
+        **common,
+    )
     bound, beta_ptr = ptr_oracle_bound(x, y, epsilon=epsilon, delta=delta, alpha=alpha)
     out["PTR (oracle)"] = SampleAccuracy(beta_ptr, algorithm="PTR (oracle)", bound=bound, delta=delta, **common)
     return out
@@ -1257,6 +1423,7 @@ def sample_accuracy_all(x: Any, y: Any, *, epsilon: float, alpha: float = 0.1, n
 # ---------------------------------------------------------------------------------------------
 # 8. Odds ratio from a noisy 2x2 table (delta method)
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class NoisyTable:
@@ -1285,8 +1452,17 @@ def _table_noise(epsilon: float, mechanism: str, delta: float | None) -> tuple[f
     return s, s * s
 
 
-def noisy_two_by_two(a: Any, b: Any, c: Any, d: Any, *, epsilon: float, mechanism: str = "laplace",
-                     delta: float | None = None, rng: Any = None) -> NoisyTable:
+def noisy_two_by_two(
+    a: Any,
+    b: Any,
+    c: Any,
+    d: Any,
+    *,
+    epsilon: float,
+    mechanism: str = "laplace",
+    delta: float | None = None,
+    rng: Any = None,
+) -> NoisyTable:
     """Release the four cells with noise. Neighbours: replace one record (total n public); the record
     leaves one cell and enters another, so the table has L1 sensitivity 2 and L2 sensitivity sqrt 2:
     Laplace(2/eps) per cell is eps-DP; Gaussian sigma = analytic(eps, delta, sqrt 2) is (eps, delta)-DP."""
@@ -1295,8 +1471,14 @@ def noisy_two_by_two(a: Any, b: Any, c: Any, d: Any, *, epsilon: float, mechanis
     gen = as_generator(rng)
     e = noise.sample_laplace(scale, 4, gen) if mechanism == "laplace" else noise.sample_gaussian(scale, 4, gen)
     noisy = np.array(cells) + e
-    return NoisyTable((float(noisy[0]), float(noisy[1]), float(noisy[2]), float(noisy[3])), str(mechanism).lower(),
-                      check_epsilon(epsilon), None if delta is None else float(delta), scale, var)
+    return NoisyTable(
+        (float(noisy[0]), float(noisy[1]), float(noisy[2]), float(noisy[3])),
+        str(mechanism).lower(),
+        check_epsilon(epsilon),
+        None if delta is None else float(delta),
+        scale,
+        var,
+    )
 
 
 @dataclass(frozen=True)
@@ -1313,8 +1495,9 @@ class ORInterval:
     noise_variance: float
 
 
-def or_confidence_interval(a: Any, b: Any, c: Any, d: Any, *, level: float = 0.95, noise_variance: float = 0.0,
-                           clip: bool = False) -> ORInterval:
+def or_confidence_interval(
+    a: Any, b: Any, c: Any, d: Any, *, level: float = 0.95, noise_variance: float = 0.0, clip: bool = False
+) -> ORInterval:
     """Woolf / delta-method interval for OR = (a d)/(b c) on (noisy) cells, adding the noise variance.
 
     Var(ln cell~) ~= Var(cell)/cell^2 + var_noise/cell^2 ~= 1/cell + var_noise/cell^2, so
@@ -1327,22 +1510,43 @@ def or_confidence_interval(a: Any, b: Any, c: Any, d: Any, *, level: float = 0.9
     for v, name in zip((a, b, c, d), "abcd", strict=True):
         v = check_finite(v, name)
         if v <= 0 and not clip:
-            raise DPInputError(f"cell {name} = {v:g} is <= 0: the odds ratio needs positive cells; use more data, a "
-                               "larger epsilon, or clip=True (max(cell, 1))")
+            raise DPInputError(
+                f"cell {name} = {v:g} is <= 0: the odds ratio needs positive cells; use more data, a "
+                "larger epsilon, or clip=True (max(cell, 1))"
+            )
         vals.append(max(v, 1.0) if clip else v)
     arr = np.array(vals)
     samp = float(np.sum(1.0 / arr))
-    priv = float(np.sum(var / arr ** 2))
+    priv = float(np.sum(var / arr**2))
     se = math.sqrt(samp + priv)
     est = arr[0] * arr[3] / (arr[1] * arr[2])
     z = _z(level)
-    return ORInterval(float(est), float(est * math.exp(-z * se)), float(est * math.exp(z * se)), level, se,
-                      math.sqrt(samp), priv / (samp + priv), var)
+    return ORInterval(
+        float(est),
+        float(est * math.exp(-z * se)),
+        float(est * math.exp(z * se)),
+        level,
+        se,
+        math.sqrt(samp),
+        priv / (samp + priv),
+        var,
+    )
 
 
-def simulate_or_coverage(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon: float, mechanism: str = "laplace",
-                         delta: float | None = None, conservative: bool = True, n_sims: int = 10_000,
-                         level: float = 0.95, rng: Any = None) -> CoverageResult:
+def simulate_or_coverage(
+    p_x: float,
+    p_y: float,
+    n_x: Any,
+    n_y: Any,
+    *,
+    epsilon: float,
+    mechanism: str = "laplace",
+    delta: float | None = None,
+    conservative: bool = True,
+    n_sims: int = 10_000,
+    level: float = 0.95,
+    rng: Any = None,
+) -> CoverageResult:
     """Coverage of :func:`or_confidence_interval` with a = X ~ Bin(n_x, p_x), b = n_x - X, c = Y, d = n_y - Y,
     each cell noised as in :func:`noisy_two_by_two` and clipped at 1. OR = p_x (1-p_y) / ((1-p_x) p_y)."""
     p_x = check_probability(p_x, "p_x")
@@ -1363,24 +1567,45 @@ def simulate_or_coverage(p_x: float, p_y: float, n_x: Any, n_y: Any, *, epsilon:
     var = 0.0
     if m != "none":
         scale, var = _table_noise(epsilon, m, delta)
-        e = noise.sample_laplace(scale, cells.shape, gen) if m == "laplace" else noise.sample_gaussian(scale, cells.shape, gen)
+        e = (
+            noise.sample_laplace(scale, cells.shape, gen)
+            if m == "laplace"
+            else noise.sample_gaussian(scale, cells.shape, gen)
+        )
         cells = cells + e
     cells = np.maximum(cells, 1.0)
     v = var if conservative else 0.0
-    se = np.sqrt(np.sum(1.0 / cells + v / cells ** 2, axis=0))
+    se = np.sqrt(np.sum(1.0 / cells + v / cells**2, axis=0))
     log_or = np.log(cells[0]) + np.log(cells[3]) - np.log(cells[1]) - np.log(cells[2])
     z = _z(level)
     true = math.log(p_x * (1 - p_y) / ((1 - p_x) * p_y))
     cover = np.abs(log_or - true) <= z * se
     c = float(cover.mean())
     width = float(np.mean(np.exp(log_or + z * se) - np.exp(log_or - z * se)))
-    return CoverageResult(c, width, math.sqrt(max(c * (1 - c), 1e-12) / n_sims), n_sims, p_x, p_y, n_x, n_y,
-                          check_epsilon(epsilon), m, bool(conservative), delta, level, "odds ratio", var, 0.0)
+    return CoverageResult(
+        c,
+        width,
+        math.sqrt(max(c * (1 - c), 1e-12) / n_sims),
+        n_sims,
+        p_x,
+        p_y,
+        n_x,
+        n_y,
+        check_epsilon(epsilon),
+        m,
+        bool(conservative),
+        delta,
+        level,
+        "odds ratio",
+        var,
+        0.0,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # The mechanism of every released relative risk (planner, app release, command line)
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RelativeRiskDraw:
@@ -1431,12 +1656,18 @@ class RelativeRiskMechanism:
         return budget.pure(self.epsilon)
 
     def record(self) -> dict[str, Any]:
-        return {"noise": (f"Laplace, scale 2m/epsilon = {self.noise_scale!r} on both case counts of every cell "
-                          "(epsilon/2 per count, Claim 3.1); relative risk (x~/n_x) / (max(y~, 1)/n_y) "
-                          "(post-processing)"), "noise_scale": self.noise_scale}
+        return {
+            "noise": (
+                f"Laplace, scale 2m/epsilon = {self.noise_scale!r} on both case counts of every cell "
+                "(epsilon/2 per count, Claim 3.1); relative risk (x~/n_x) / (max(y~, 1)/n_y) "
+                "(post-processing)"
+            ),
+            "noise_scale": self.noise_scale,
+        }
 
-    def draw(self, cases_exposed: Any, cases_reference: Any, n_exposed: Any, n_reference: Any,
-             rng: Any = None) -> RelativeRiskDraw:
+    def draw(
+        self, cases_exposed: Any, cases_reference: Any, n_exposed: Any, n_reference: Any, rng: Any = None
+    ) -> RelativeRiskDraw:
         """Noisy counts and relative risks of every cell. ``rng`` None: the real sampler; a numpy Generator or
         seed: a simulation (NOT a release)."""
         from . import release_noise
@@ -1449,12 +1680,14 @@ class RelativeRiskMechanism:
             raise DPInputError("one exposed count, reference count and group sizes per cell are needed")
         if x.size == 0:
             empty = np.zeros(0)
-            return RelativeRiskDraw(empty, empty, empty, "none: no cells", "no data-dependent output", None,
-                                    release_noise._simulated(rng))
-        d = release_noise.release_real_values(np.concatenate([x, y]), scale=self.noise_scale, rng=rng,
-                                              sensitivity=self.sensitivity)
+            return RelativeRiskDraw(
+                empty, empty, empty, "none: no cells", "no data-dependent output", None, release_noise._simulated(rng)
+            )
+        d = release_noise.release_real_values(
+            np.concatenate([x, y]), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
+        )
         noisy = np.asarray(d.values, dtype=float)
-        xn, yn = noisy[: x.size], noisy[x.size:]
+        xn, yn = noisy[: x.size], noisy[x.size :]
         with np.errstate(divide="ignore", invalid="ignore"):
             rr = (xn / np.maximum(nx, 1.0)) / (np.maximum(yn, 1.0) / np.maximum(ny, 1.0))
         rr = np.where((nx > 0) & (ny > 0), rr, np.nan)

@@ -45,6 +45,7 @@ data owner's statement that it describes the same people (``python -m dpcore led
 dpcore refuses only a source whose records are *already* attached elsewhere. The fingerprint is a
 hash of confidential data: it stays in the ledger and never reaches a release record.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -59,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from . import defaults
-from .validation import DPInputError
+from .validation import DPInputError, check_int
 
 NULL_MARK = "\x00"
 FIELD_SEP = "\x1f"
@@ -68,13 +69,34 @@ ROW_SEP = "\x1e"
 ROW_HASH_KEYS = ("dpcore-rows-k1-0", "dpcore-rows-k2-0")
 DOMAIN_TAG = b"dpcore-record-fingerprint-v1\x00"
 #: pandas' default missing-value words (pandas._libs.parsers.STR_NA_VALUES), compared case-insensitively
-MISSING_WORDS = frozenset(w.lower() for w in (
-    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",
-    "NA", "NULL", "NaN", "None", "n/a", "nan", "null"))
+MISSING_WORDS = frozenset(
+    w.lower()
+    for w in (
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    )
+)
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
 #: decimal-comma spellings that cannot be anything else (1.234,56 / 1.234.567 / 45,5 / 45,5678)
 _DECIMAL_COMMA = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+,\d+|\d{1,3}(\.\d{3}){2,}|\d+,(\d{1,2}|\d{4,}))$")
-_EXACT_INT_LIMIT = float(2 ** 53)
+_EXACT_INT_LIMIT = float(2**53)
 
 
 def _number_text(x: np.ndarray) -> np.ndarray:
@@ -122,8 +144,11 @@ def canonical_values(column: pd.Series | np.ndarray | list) -> np.ndarray:
         text = objects.astype(object)
     else:
         booleans = objects.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy()
-        text = objects.map(lambda v: ("true" if v else "false") if isinstance(v, (bool, np.bool_))
-                           else _float_or_text(v)).astype(str).astype(object)
+        text = (
+            objects.map(lambda v: ("true" if v else "false") if isinstance(v, (bool, np.bool_)) else _float_or_text(v))
+            .astype(str)
+            .astype(object)
+        )
     text = pd.Series(text.to_numpy(dtype=object), dtype=object).str.strip()
     if not text.str.isascii().all():
         text = text.str.normalize("NFC")
@@ -147,8 +172,9 @@ def canonical_values(column: pd.Series | np.ndarray | list) -> np.ndarray:
             thousands = other.str.match(_THOUSANDS).to_numpy(dtype=bool)
             decimal_comma = other.str.match(_DECIMAL_COMMA).to_numpy(dtype=bool)
             unsep = other.where(~thousands, other.str.replace(",", "", regex=False))
-            unsep = unsep.where(~decimal_comma,
-                                other.str.replace(".", "", regex=False).str.replace(",", ".", regex=False))
+            unsep = unsep.where(
+                ~decimal_comma, other.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
+            )
             number[retry] = pd.to_numeric(unsep, errors="coerce").astype(float).to_numpy()
         # a text "inf"/"infinity" parses as a float: keep the float's own spelling
         is_number = ~np.isnan(number)
@@ -194,8 +220,9 @@ class RecordFingerprint:
         if _is_arrow(frame):
             return self._add(*_arrow_row_sums(frame))
         if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"a chunk of records must be a pandas DataFrame or a pyarrow RecordBatch, got "
-                            f"{type(frame).__name__}")
+            raise TypeError(
+                f"a chunk of records must be a pandas DataFrame or a pyarrow RecordBatch, got {type(frame).__name__}"
+            )
         return self._add(*_frame_row_sums(frame))
 
     def _add(self, columns: tuple[str, ...] | None, s1: int, s2: int, n: int) -> RecordFingerprint:
@@ -203,8 +230,9 @@ class RecordFingerprint:
             if self.columns is None:
                 self.columns = columns
             elif self.columns != columns:
-                raise DPInputError("the parts of the data have different columns: "
-                                   f"{list(self.columns)[:8]} and {list(columns)[:8]}")
+                raise DPInputError(
+                    f"the parts of the data have different columns: {list(self.columns)[:8]} and {list(columns)[:8]}"
+                )
         self.rows += n
         self.sum1 = (self.sum1 + s1) % (1 << 64)
         self.sum2 = (self.sum2 + s2) % (1 << 64)
@@ -225,8 +253,9 @@ class RecordFingerprint:
         if self.rows == 0:
             raise DPInputError("the data have no rows: there are no records to fingerprint")
         digest = hashlib.sha256(DOMAIN_TAG)
-        digest.update(json.dumps({"rows": self.rows, "sum1": self.sum1, "sum2": self.sum2},
-                                 sort_keys=True).encode("utf-8"))
+        digest.update(
+            json.dumps({"rows": self.rows, "sum1": self.sum1, "sum2": self.sum2}, sort_keys=True).encode("utf-8")
+        )
         return digest.hexdigest()
 
 
@@ -234,8 +263,9 @@ def _column_order(labels: Iterable[Any]) -> tuple[list[str], list[int]]:
     """The stripped column names and the positions in name order (the canonical row's column order)."""
     names = [str(c).strip() for c in labels]
     if len(set(names)) != len(names):
-        raise DPInputError("the data have two columns with the same name: their records cannot be "
-                           "fingerprinted (rename one)")
+        raise DPInputError(
+            "the data have two columns with the same name: their records cannot be fingerprinted (rename one)"
+        )
     return names, sorted(range(len(names)), key=lambda i: names[i])
 
 
@@ -328,8 +358,9 @@ def _arrow_text_column(column: Any) -> Any:
         where = np.flatnonzero(fast)
         numbers = pc.cast(pc.take(text, pa.array(where)), pa.float64())
         out = _replace_at(out, where, _arrow_number_text(numbers))
-    maybe = pc.or_(pc.match_substring_regex(text, _NUMBER_CHARACTERS),
-                   pc.is_in(lower, value_set=pa.array(_INFINITY_WORDS)))
+    maybe = pc.or_(
+        pc.match_substring_regex(text, _NUMBER_CHARACTERS), pc.is_in(lower, value_set=pa.array(_INFINITY_WORDS))
+    )
     slow = pc.fill_null(pc.and_(candidates, maybe), False).to_numpy(zero_copy_only=False) & ~fast
     if slow.any():
         where = np.flatnonzero(slow)
@@ -347,8 +378,10 @@ def canonical_arrow(column: Any) -> Any:
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     if not isinstance(column, pa.Array):
-        raise TypeError(f"canonical_arrow reads one pyarrow Array or ChunkedArray, got {type(column).__name__} "
-                        "(canonical_values reads pandas and Python values)")
+        raise TypeError(
+            f"canonical_arrow reads one pyarrow Array or ChunkedArray, got {type(column).__name__} "
+            "(canonical_values reads pandas and Python values)"
+        )
     kind = column.type
     if pa.types.is_dictionary(kind):  # each distinct value once, then spread by the indices
         spread = pc.take(canonical_arrow(column.dictionary), column.indices)
@@ -396,7 +429,8 @@ def _frame_column_text(column: pd.Series) -> Any:
     dtype = column.dtype
     numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
     text = pd.api.types.is_string_dtype(dtype) and (
-        not pd.api.types.is_object_dtype(dtype) or pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty"))
+        not pd.api.types.is_object_dtype(dtype) or pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty")
+    )
     if numeric or text:
         try:
             return canonical_arrow(pa.array(column, from_pandas=True))
@@ -405,8 +439,9 @@ def _frame_column_text(column: pd.Series) -> Any:
     return _to_arrow_strings(canonical_values(column))
 
 
-def _text_row_sums(names: list[str], order: list[int], text_of: Any, rows: int
-                   ) -> tuple[tuple[str, ...], int, int, int]:
+def _text_row_sums(
+    names: list[str], order: list[int], text_of: Any, rows: int
+) -> tuple[tuple[str, ...], int, int, int]:
     """Join the canonical texts (``text_of(i)``, Arrow strings) into the row texts and sum their two hashes."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -477,7 +512,7 @@ def batches_fingerprint(batches: Iterable[Any], *, workers: int | None = None) -
     cores; the hash holds the GIL, so threads would not help), ``forkserver``-started so that the threads
     of a DuckDB or Arrow reader in this process are never forked. ``workers=1``: all in this process."""
     acc = RecordFingerprint()
-    workers = defaults.available_cores() if workers is None else max(int(workers), 1)
+    workers = defaults.available_cores() if workers is None else check_int(workers, "workers", minimum=1)
     stream = iter(_regrouped((_check_chunk(b) for b in batches), PARALLEL_TASK_ROWS))
     for chunk in stream:
         acc._add(*_chunk_row_sums(chunk))
@@ -607,8 +642,13 @@ def _start_worker() -> Any:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
     errors = tempfile.TemporaryFile()
-    proc = subprocess.Popen([sys.executable, "-m", "dpcore.record_fingerprint"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=errors, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpcore.record_fingerprint"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        env=env,
+    )
     proc.error_file = errors  # type: ignore[attr-defined]
     return proc
 
@@ -634,8 +674,9 @@ def _serve_stream() -> None:
     if sys.stdin.buffer.peek(1):  # type: ignore[union-attr]  # empty: no chunk was sent to this worker
         for batch in pa.ipc.open_stream(sys.stdin.buffer):
             acc._add(*_arrow_row_sums(batch))
-    print(json.dumps({"columns": list(acc.columns or ()), "rows": acc.rows, "sum1": str(acc.sum1),
-                      "sum2": str(acc.sum2)}))
+    print(
+        json.dumps({"columns": list(acc.columns or ()), "rows": acc.rows, "sum1": str(acc.sum1), "sum2": str(acc.sum2)})
+    )
 
 
 if __name__ == "__main__":

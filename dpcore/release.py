@@ -32,6 +32,7 @@ What happens (:func:`make_release`):
 Neighbouring data sets behave alike: whether a statistic releases, and every record field except
 the released numbers, depend on public inputs only (tests/test_release_neighbours.py).
 """
+
 from __future__ import annotations
 
 import io
@@ -50,13 +51,30 @@ from . import budget as _budget
 from .rng import SecureRandom, secure_generator
 from .validation import DPInputError, check_epsilon
 
-__all__ = ["ReleaseRecord", "make_release", "records_to_json", "records_to_csv", "ROUNDING", "secure_rng",
-           "MISSING_INCOME_AT_LOWER_BOUND", "missing_income_value", "with_missing_incomes", "read_release",
-           "recompute_intervals"]
+__all__ = [
+    "ReleaseRecord",
+    "make_release",
+    "records_to_json",
+    "records_to_csv",
+    "ROUNDING",
+    "secure_rng",
+    "MISSING_INCOME_AT_LOWER_BOUND",
+    "missing_income_value",
+    "with_missing_incomes",
+    "read_release",
+    "recompute_intervals",
+]
 
 #: Public rounding grid per statistic kind (units of the statistic).
-ROUNDING = {"count": 1.0, "mean": 0.01, "group_means": 0.01, "percentiles": 1.0, "group_medians": 1.0, "gini": 1e-6,
-            "ratio": 1e-6}
+ROUNDING = {
+    "count": 1.0,
+    "mean": 0.01,
+    "group_means": 0.01,
+    "percentiles": 1.0,
+    "group_medians": 1.0,
+    "gini": 1e-6,
+    "ratio": 1e-6,
+}
 
 #: The record's ``dataset.missing_values`` of an app release: the command line's ``missing_income = "lower"``
 #: rule. Why a rule and not a filter: removing a row whose income is missing changes the published n (and a
@@ -67,7 +85,8 @@ MISSING_INCOME_AT_LOWER_BOUND = (
     "no row is left out: a row whose income is missing (or negative, with the 'drop' policy for negative incomes) "
     "stays in n and is counted at the statistic's public lower bound: the Gini's and the means' 'lower' clip bound; "
     "the first bin of a percentile histogram; not a case of a relative risk of low income; not above the "
-    "threshold of a count (the command line's missing_income = \"lower\")")
+    "threshold of a count (the command line's missing_income = \"lower\")"
+)
 
 
 def missing_income_value(kind: str, params: dict) -> float:
@@ -87,8 +106,9 @@ def missing_income_value(kind: str, params: dict) -> float:
     raise DPInputError(f"unknown statistic kind {kind!r}")
 
 
-def with_missing_incomes(kind: str, params: dict, values: Any, groups: Any, missing_groups: Any,
-                         n_missing: int) -> tuple[np.ndarray, np.ndarray | None]:
+def with_missing_incomes(
+    kind: str, params: dict, values: Any, groups: Any, missing_groups: Any, n_missing: int
+) -> tuple[np.ndarray, np.ndarray | None]:
     """(values, groups) of a release with ``n_missing`` rows of missing income put back at the public value
     of :func:`missing_income_value`; ``missing_groups``: their group labels (as text) when ``groups`` is given.
     """
@@ -102,14 +122,17 @@ def with_missing_incomes(kind: str, params: dict, values: Any, groups: Any, miss
         return x, None
     extra = np.asarray(missing_groups if missing_groups is not None else [], dtype=object).astype(str)
     if extra.shape[0] != n_missing:
-        raise DPInputError(f"give a group label for each of the {n_missing} rows with a missing income, "
-                           f"got {extra.shape[0]}")
+        raise DPInputError(
+            f"give a group label for each of the {n_missing} rows with a missing income, got {extra.shape[0]}"
+        )
     return x, np.concatenate([np.asarray(groups).astype(str), extra])
 
 
 CSPRNG = "dpcore.rng.secure_generator() (os.urandom, the operating system's CSPRNG)"
-FALLBACK = ("numpy PCG64 seeded with 256 bits from os.urandom (the method module accepts only numpy "
-            "Generators; not itself a CSPRNG, but its seed is secret and never shown)")
+FALLBACK = (
+    "numpy PCG64 seeded with 256 bits from os.urandom (the method module accepts only numpy "
+    "Generators; not itself a CSPRNG, but its seed is secret and never shown)"
+)
 
 NEIGHBOURING = {
     "count": "replace one record; n public",
@@ -185,10 +208,13 @@ def _round(values: np.ndarray, grid: float) -> np.ndarray:
 
 
 #: the sampler of a make_release on an in-memory budget with a caller's generator: reproducible from it
-SIMULATION_SAMPLER = ("caller-supplied generator: a SIMULATION, NOT for real releases (the noise is reproducible "
-                      "from it)")
-OPENDP_SAMPLER = ("OpenDP's exact samplers (discrete Laplace / floating-point-safe Laplace) or the certified "
-                  "generalized-Cauchy sampler of dpcore.release_noise (os.urandom); see the measurement note")
+SIMULATION_SAMPLER = (
+    "caller-supplied generator: a SIMULATION, NOT for real releases (the noise is reproducible from it)"
+)
+OPENDP_SAMPLER = (
+    "OpenDP's exact samplers (discrete Laplace / floating-point-safe Laplace) or the certified "
+    "generalized-Cauchy sampler of dpcore.release_noise (os.urandom); see the measurement note"
+)
 
 
 def _is_secure_source(rng: Any) -> bool:
@@ -196,8 +222,9 @@ def _is_secure_source(rng: Any) -> bool:
     return rng is None or isinstance(rng, SecureRandom)
 
 
-def _release_one(stat: Any, epsilon: float, rng: Any, level: float = 0.95
-                 ) -> tuple[np.ndarray, str] | tuple[np.ndarray, str, dict]:
+def _release_one(
+    stat: Any, epsilon: float, rng: Any, level: float = 0.95
+) -> tuple[np.ndarray, str] | tuple[np.ndarray, str, dict]:
     """Draw one statistic. Planned statistics (dpcore.planner: ``_draw_real`` / ``_draw``) return
     (values, sampler, extra) where ``extra`` names the OpenDP measurement / certified sampler and its
     privacy map (record fields ``measurement``, ``privacy_map`` and ``notes``); others (values, sampler).
@@ -212,10 +239,13 @@ def _release_one(stat: Any, epsilon: float, rng: Any, level: float = 0.95
         extra = {"measurement": draw.measurement, "privacy_map": draw.privacy_map, "notes": notes}
         published = getattr(draw, "published", None)
         if published is not None:
-            extra.update(released_lower=tuple(float(v) for v in published["lower"]),
-                         released_upper=tuple(float(v) for v in published["upper"]),
-                         interval_level=published["level"], published_inputs=published["inputs"],
-                         published_values=published["values"])
+            extra.update(
+                released_lower=tuple(float(v) for v in published["lower"]),
+                released_upper=tuple(float(v) for v in published["upper"]),
+                interval_level=published["level"],
+                published_inputs=published["inputs"],
+                published_values=published["values"],
+            )
         return (np.asarray(draw.values, dtype=float), sampler, extra)
     if not _is_secure_source(rng):
         return np.asarray(stat.release(epsilon, rng=rng), dtype=float), SIMULATION_SAMPLER
@@ -261,10 +291,17 @@ def _dataset_identity(ledger: Any, dataset: Any, stats: Sequence[Any]) -> dict[s
 
 def _planned_record(stat: Any, eps: float, cost: _budget.PrivacyCost) -> dict[str, Any]:
     """What is known before any noise is drawn (public inputs only): written with the charge."""
-    return {"statistic": stat.name, "kind": stat.kind, "labels": list(stat.labels), "mechanism": stat.mechanism,
-            "parameters": _jsonable(stat.params()), "epsilon": float(eps), "cost": cost.to_dict(),
-            "neighbouring": getattr(stat, "neighbouring", None) or NEIGHBOURING.get(stat.kind, "replace one record"),
-            "rounding": ROUNDING.get(stat.kind, 1e-6)}
+    return {
+        "statistic": stat.name,
+        "kind": stat.kind,
+        "labels": list(stat.labels),
+        "mechanism": stat.mechanism,
+        "parameters": _jsonable(stat.params()),
+        "epsilon": float(eps),
+        "cost": cost.to_dict(),
+        "neighbouring": getattr(stat, "neighbouring", None) or NEIGHBOURING.get(stat.kind, "replace one record"),
+        "rounding": ROUNDING.get(stat.kind, 1e-6),
+    }
 
 
 def _unpack_release(result: Any) -> tuple[np.ndarray, str, dict[str, Any]]:
@@ -277,8 +314,14 @@ def _unpack_release(result: Any) -> tuple[np.ndarray, str, dict[str, Any]]:
 
 
 # complexity above the cap: the release steps in order: the order (check, charge, draw, record) is the safety argument
-def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = None, *,  # noqa: C901
-                 dataset: dict | None = None, level: float = 0.95) -> list[ReleaseRecord]:
+def make_release(  # noqa: C901
+    items: Sequence[tuple[Any, float]],
+    ledger: Any,
+    rng: Any = None,
+    *,
+    dataset: dict | None = None,
+    level: float = 0.95,
+) -> list[ReleaseRecord]:
     """Release every (statistic, epsilon) pair on its (confidential) data, paying from ``ledger``.
 
     ``ledger``: a durable :class:`dpcore.ledger.Account` (real releases; ``db.account(...)``) or, for
@@ -312,8 +355,9 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
         raise DPInputError("nothing to release: choose at least one statistic")
     account = _is_account(ledger)
     if not account and not isinstance(ledger, _budget.Ledger):
-        raise TypeError("ledger must be a dpcore.ledger account (ledger.open_ledger(...).account(...)) "
-                        "or a dpcore.budget.Ledger")
+        raise TypeError(
+            "ledger must be a dpcore.ledger account (ledger.open_ledger(...).account(...)) or a dpcore.budget.Ledger"
+        )
     if account and not _is_secure_source(rng):
         # a charged release whose noise the caller can regenerate is no release: with the seed, released minus
         # regenerated noise is the true value, whatever epsilon was charged
@@ -322,7 +366,8 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
             "could be regenerated and subtracted (the true values exactly, whatever epsilon is charged). A release "
             "charged to a ledger account always draws from the secure sampler: leave rng=None. To explore with "
             "seeded noise, use statistic.simulate_draw(epsilon, rng) (no ledger; not a release). Nothing was "
-            "charged or released.")
+            "charged or released."
+        )
     try:
         items = list(items)
     except TypeError:
@@ -346,16 +391,23 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
         if ledger.would_exceed(total):
             raise _ledger_module().BudgetExceeded(
                 f"refused: this release costs {total.describe()} and the account {ledger.display_name()!r} has "
-                f"{ledger.describe()} (cap {ledger.cap.describe()}). Nothing was charged or released.")
-        planned = {"kind": "dpcore release", "time": stamp, "software": f"dpcore {__version__}",
-                   "dataset": identity, "total_cost": total.to_dict(),
-                   "statistics": [_planned_record(s, e, c) for s, e, c in costs]}
+                f"{ledger.describe()} (cap {ledger.cap.describe()}). Nothing was charged or released."
+            )
+        planned = {
+            "kind": "dpcore release",
+            "time": stamp,
+            "software": f"dpcore {__version__}",
+            "dataset": identity,
+            "total_cost": total.to_dict(),
+            "statistics": [_planned_record(s, e, c) for s, e, c in costs],
+        }
         entry_id = ledger.charge(f"release: {names}", cost=total, record=planned).id
     else:
         if ledger.would_exceed(total):
             raise DPInputError(
                 f"refused: this release costs {total.describe()} and the budget has {ledger.describe_remaining()} "
-                f"left (cap {ledger.cap.describe()}). Nothing was released.")
+                f"left (cap {ledger.cap.describe()}). Nothing was released."
+            )
         for stat, _, cost in costs:
             ledger.charge(f"release: {stat.name}", cost, note=stamp)
     # ---- 3: draw the noise (the charge stands whatever happens now) ----
@@ -373,13 +425,23 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
             if stat.kind == "gini":
                 notes.append("the noise scale S_beta(X)/alpha depends on the data and is not published")
             fields = dict(
-                statistic=stat.name, kind=stat.kind, labels=tuple(stat.labels),
-                released=tuple(float(v) for v in values), mechanism=stat.mechanism,
+                statistic=stat.name,
+                kind=stat.kind,
+                labels=tuple(stat.labels),
+                released=tuple(float(v) for v in values),
+                mechanism=stat.mechanism,
                 parameters=_jsonable(stat.params()),
-                epsilon=float(cost.epsilon) if cost.kind != "zcdp" else float(eps), delta=float(cost.delta),
+                epsilon=float(cost.epsilon) if cost.kind != "zcdp" else float(eps),
+                delta=float(cost.delta),
                 neighbouring=getattr(stat, "neighbouring", None) or NEIGHBOURING.get(stat.kind, "replace one record"),
-                sampler=sampler, rounding=grid, timestamp=stamp, notes=tuple(notes), dataset=identity,
-                cost=cost.to_dict(), ledger_entry_id=entry_id)
+                sampler=sampler,
+                rounding=grid,
+                timestamp=stamp,
+                notes=tuple(notes),
+                dataset=identity,
+                cost=cost.to_dict(),
+                ledger_entry_id=entry_id,
+            )
             known = set(ReleaseRecord.__dataclass_fields__)
             fields.update({k: _jsonable(v) for k, v in extra.items() if k in known})
             out.append(ReleaseRecord(**fields))
@@ -392,8 +454,10 @@ def make_release(items: Sequence[tuple[Any, float]], ledger: Any, rng: Any = Non
                 out = [replace(r, notes=r.notes + (note,)) for r in out]
     except Exception as exc:
         where = f"ledger entry {entry_id}" if entry_id is not None else "the budget"
-        raise DPInputError(f"the release failed after its cost {total.describe()} was charged ({where}); the "
-                           f"charge stands and nothing was released: {exc}") from exc
+        raise DPInputError(
+            f"the release failed after its cost {total.describe()} was charged ({where}); the "
+            f"charge stands and nothing was released: {exc}"
+        ) from exc
     return out
 
 
@@ -467,6 +531,7 @@ def records_to_csv(records: Sequence[ReleaseRecord]) -> str:
 # Published intervals, recomputed from the published files alone
 # ---------------------------------------------------------------------------------------------
 
+
 def read_release(out_dir: str | os.PathLike) -> tuple[dict, dict]:
     """(record, tables) of a command-line release folder: ``release_record.json`` and each statistic's CSV table
     (pandas DataFrames by statistic name), exactly what the release published."""
@@ -497,12 +562,13 @@ def recompute_intervals(record: dict, tables: dict) -> dict:
     from .published import published_table
 
     if not isinstance(record, dict) or not isinstance(tables, dict):
-        raise TypeError("recompute_intervals needs the release record (a dict, release_record.json) and the tables "
-                        "(a dict of DataFrames by statistic name): dpcore.release.read_release(folder) gives both")
+        raise TypeError(
+            "recompute_intervals needs the release record (a dict, release_record.json) and the tables "
+            "(a dict of DataFrames by statistic name): dpcore.release.read_release(folder) gives both"
+        )
     out = {}
     for stat in record.get("statistics", []):
         table = tables[stat["name"]]
         level = stat.get("interval_level")
         out[stat["name"]] = table if level is None else published_table(stat["kind"], table, stat, float(level))
     return out
-

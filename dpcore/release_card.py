@@ -24,6 +24,7 @@ Neighbouring data sets give cards that differ only in the released numbers (and 
 steps computed from them): every other text is a function of the plan and public parameters
 (tests/test_release_card.py).
 """
+
 from __future__ import annotations
 
 import html
@@ -40,10 +41,24 @@ import pandas as pd
 from . import intervals as intervals_lib
 from .errors import DPInputError
 
-__all__ = ["CARD_HTML", "CARD_MARKDOWN", "REGISTRY_YAML", "CARD_FILES", "SIMULATION_FILE_PREFIX", "card_file_names",
-           "MAX_CARD_ROWS", "CardNumber",
-           "card_number", "release_card_html", "release_card_markdown", "opendp_registry_entry",
-           "write_release_card", "card_inputs_from_app_records", "card_bytes_estimate", "REGISTRY_PLACEHOLDER"]
+__all__ = [
+    "CARD_HTML",
+    "CARD_MARKDOWN",
+    "REGISTRY_YAML",
+    "CARD_FILES",
+    "SIMULATION_FILE_PREFIX",
+    "card_file_names",
+    "MAX_CARD_ROWS",
+    "CardNumber",
+    "card_number",
+    "release_card_html",
+    "release_card_markdown",
+    "opendp_registry_entry",
+    "write_release_card",
+    "card_inputs_from_app_records",
+    "card_bytes_estimate",
+    "REGISTRY_PLACEHOLDER",
+]
 
 CARD_HTML = "release_card.html"
 CARD_MARKDOWN = "release_card.md"
@@ -69,30 +84,46 @@ _SIZE_COLUMNS = {"n", "n_exposed", "n_reference"}
 
 #: per statistic kind: (what it is, the method in one sentence, the paper)
 METHODS: dict[str, tuple[str, str, str]] = {
-    "gini": ("Gini index", "the Gini index of each cell's incomes clipped to public bounds, plus noise scaled to "
-             "its smooth sensitivity (a noise scale that depends on the data and is not published)",
-             "W. Lan and J. P. Reiter (2025), Differentially Private Computation of the Gini Index for Income "
-             "Inequality"),
-    "percentiles": ("earnings percentiles", "a histogram of each cell's incomes over public bins, each count with "
-                    "discrete Laplace noise; the percentiles are read off the noisy histogram",
-                    "A. Foote, A. Machanavajjhala and K. McKinney (2019), Releasing Earnings Distributions using "
-                    "Differential Privacy: Disclosure Avoidance System for Post-Secondary Employment Outcomes "
-                    "(PSEO), Journal of Privacy and Confidentiality"),
-    "mean": ("mean income", "the sum of each cell's incomes clipped to public bounds, with Laplace noise, divided "
-             "by the cell's number of rows",
-             "L. Rosenblatt, J. Stoyanovich and C. Musco (2023), A Simple and Practical Method for Reducing the "
-             "Disparate Impact of Differential Privacy, arXiv:2312.11712"),
-    "relative_risk": ("relative risk", "the two case counts (exposed and reference group), each with noise; the "
-                      "relative risk is their ratio over the group sizes",
-                      "T. Shoham and K. Ligett (2025), Differentially Private Ratio Statistics, arXiv:2505.20351"),
+    "gini": (
+        "Gini index",
+        "the Gini index of each cell's incomes clipped to public bounds, plus noise scaled to "
+        "its smooth sensitivity (a noise scale that depends on the data and is not published)",
+        "W. Lan and J. P. Reiter (2025), Differentially Private Computation of the Gini Index for Income Inequality",
+    ),
+    "percentiles": (
+        "earnings percentiles",
+        "a histogram of each cell's incomes over public bins, each count with "
+        "discrete Laplace noise; the percentiles are read off the noisy histogram",
+        "A. Foote, A. Machanavajjhala and K. McKinney (2019), Releasing Earnings Distributions using "
+        "Differential Privacy: Disclosure Avoidance System for Post-Secondary Employment Outcomes "
+        "(PSEO), Journal of Privacy and Confidentiality",
+    ),
+    "mean": (
+        "mean income",
+        "the sum of each cell's incomes clipped to public bounds, with Laplace noise, divided "
+        "by the cell's number of rows",
+        "L. Rosenblatt, J. Stoyanovich and C. Musco (2023), A Simple and Practical Method for Reducing the "
+        "Disparate Impact of Differential Privacy, arXiv:2312.11712",
+    ),
+    "relative_risk": (
+        "relative risk",
+        "the two case counts (exposed and reference group), each with noise; the "
+        "relative risk is their ratio over the group sizes",
+        "T. Shoham and K. Ligett (2025), Differentially Private Ratio Statistics, arXiv:2505.20351",
+    ),
     "percentiles_exponential": (
-        "earnings percentiles", "each percentile chosen among public candidate values by the exponential mechanism "
+        "earnings percentiles",
+        "each percentile chosen among public candidate values by the exponential mechanism "
         "(report noisy max) on each cell's histogram over the public candidate grid",
         "F. McSherry and K. Talwar (2007), Mechanism Design via Differential Privacy, FOCS; A. Smith (2011), "
-        "Privacy-preserving Statistical Estimation with Optimal Convergence Rates, STOC"),
-    "count": ("count", "a count with discrete Laplace noise",
-              "C. Dwork, F. McSherry, K. Nissim and A. Smith (2006), Calibrating Noise to Sensitivity in Private "
-              "Data Analysis, TCC"),
+        "Privacy-preserving Statistical Estimation with Optimal Convergence Rates, STOC",
+    ),
+    "count": (
+        "count",
+        "a count with discrete Laplace noise",
+        "C. Dwork, F. McSherry, K. Nissim and A. Smith (2006), Calibrating Noise to Sensitivity in Private "
+        "Data Analysis, TCC",
+    ),
 }
 #: the app's statistic kinds, by the method they use
 _KIND_METHOD = {"group_means": "mean", "group_medians": "percentiles", "ratio": "relative_risk"}
@@ -108,6 +139,7 @@ def _method_key(kind: str, plan_statistic: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------------------------------------
 # Numbers, rounded honestly
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class CardNumber:
@@ -159,8 +191,9 @@ def _one_sided(lo: float | None, hi: float | None, text: Any) -> str:
     return "not available"
 
 
-def card_number(value: Any, lower: Any = None, upper: Any = None, *, integer: bool = False,
-                published: bool = False) -> CardNumber:
+def card_number(
+    value: Any, lower: Any = None, upper: Any = None, *, integer: bool = False, published: bool = False
+) -> CardNumber:
     """``value`` (and its interval [lower, upper]) as the card prints it.
 
     ``published``: the release already rounded the value and its interval to public grids (its tables carry
@@ -183,8 +216,13 @@ def card_number(value: Any, lower: Any = None, upper: Any = None, *, integer: bo
         ends = [x for x in (lo, hi) if x is not None]
         d = _exact_decimals(v, *ends)
         step = intervals_lib.honest_grid(lo, hi) if two_sided and lo is not None and hi is not None else None
-        interval = (f"{_fmt(lo, d)} to {_fmt(hi, d)}" if lo is not None and hi is not None
-                    else _one_sided(lo, hi, lambda x: _fmt(x, d)) if ends else "")
+        interval = (
+            f"{_fmt(lo, d)} to {_fmt(hi, d)}"
+            if lo is not None and hi is not None
+            else _one_sided(lo, hi, lambda x: _fmt(x, d))
+            if ends
+            else ""
+        )
         return CardNumber(v, lo, hi, step, _fmt(v, d), interval)
     if two_sided and lo is not None and hi is not None:
         step = intervals_lib.honest_grid(lo, hi)
@@ -200,6 +238,7 @@ def card_number(value: Any, lower: Any = None, upper: Any = None, *, integer: bo
 # ---------------------------------------------------------------------------------------------
 # The card's content, once, for both renderers
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _Column:
@@ -241,14 +280,24 @@ def _auxiliary(table: pd.DataFrame) -> tuple[str, ...]:
     return tuple(str(c) for c in table.columns if str(c).startswith(_AUXILIARY_PREFIXES))
 
 
-def _table_rows(table: pd.DataFrame, by: Sequence[str], columns: Sequence[_Column], published: bool
-                ) -> tuple[tuple[tuple[str, ...], tuple[CardNumber, ...]], ...]:
+def _table_rows(
+    table: pd.DataFrame, by: Sequence[str], columns: Sequence[_Column], published: bool
+) -> tuple[tuple[tuple[str, ...], tuple[CardNumber, ...]], ...]:
     head = table.head(MAX_CARD_ROWS)
     none = [None] * len(head)
     labels = [["(missing)" if _missing(x) else str(x) for x in head[b].tolist()] for b in by]
-    numbers = [[card_number(v, lo, hi, integer=c.size, published=published) for v, lo, hi in
-                zip(head[c.name].tolist(), head[f"{c.name}_lower"].tolist() if c.interval else none,
-                    head[f"{c.name}_upper"].tolist() if c.interval else none, strict=True)] for c in columns]
+    numbers = [
+        [
+            card_number(v, lo, hi, integer=c.size, published=published)
+            for v, lo, hi in zip(
+                head[c.name].tolist(),
+                head[f"{c.name}_lower"].tolist() if c.interval else none,
+                head[f"{c.name}_upper"].tolist() if c.interval else none,
+                strict=True,
+            )
+        ]
+        for c in columns
+    ]
     return tuple((tuple(col[i] for col in labels), tuple(col[i] for col in numbers)) for i in range(len(head)))
 
 
@@ -264,8 +313,9 @@ def _costs(record: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     return {str(p.get("name")): (float(p.get("epsilon", 0.0)), float(p.get("delta", 0.0))) for p in per}
 
 
-def _statistic(info: Mapping[str, Any], table: pd.DataFrame, costs: Mapping[str, tuple[float, float]],
-               method: str) -> _Statistic:
+def _statistic(
+    info: Mapping[str, Any], table: pd.DataFrame, costs: Mapping[str, tuple[float, float]], method: str
+) -> _Statistic:
     name = str(info.get("name"))
     by = tuple(str(b) for b in info.get("by", ()))
     missing = [b for b in by if b not in table.columns]
@@ -274,10 +324,22 @@ def _statistic(info: Mapping[str, Any], table: pd.DataFrame, costs: Mapping[str,
     columns = _value_columns(table, by)
     published = info.get("interval_level") is not None  # set where the release rounded its tables honestly
     eps, delta = costs.get(name, (float(info.get("epsilon", 0.0)), 0.0))
-    return _Statistic(name, str(info.get("kind", "")), by, eps, delta, columns,
-                      _table_rows(table, by, columns, published), int(len(table)), str(info.get("noise") or ""),
-                      str(info.get("measurement") or ""), bool(info.get("labelled")), _auxiliary(table), published,
-                      method)
+    return _Statistic(
+        name,
+        str(info.get("kind", "")),
+        by,
+        eps,
+        delta,
+        columns,
+        _table_rows(table, by, columns, published),
+        int(len(table)),
+        str(info.get("noise") or ""),
+        str(info.get("measurement") or ""),
+        bool(info.get("labelled")),
+        _auxiliary(table),
+        published,
+        method,
+    )
 
 
 def _statistics(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> tuple[_Statistic, ...]:
@@ -300,8 +362,14 @@ _OPENDP_VERSION = re.compile(r"OpenDP (\d+\.\d+(?:\.\d+)?[0-9A-Za-z.+-]*)")
 def opendp_version(record: Mapping[str, Any]) -> str | None:
     """The OpenDP version named by the record's measurements ("OpenDP 0.16.0: ..."), None when no statistic
     drew its noise with OpenDP (a simulation, or only the certified Gini sampler)."""
-    found = sorted({m.group(1) for s in record.get("statistics", []) for key in ("measurement", "sampler")
-                    for m in _OPENDP_VERSION.finditer(str(s.get(key) or ""))})
+    found = sorted(
+        {
+            m.group(1)
+            for s in record.get("statistics", [])
+            for key in ("measurement", "sampler")
+            for m in _OPENDP_VERSION.finditer(str(s.get(key) or ""))
+        }
+    )
     return ", ".join(found) or None
 
 
@@ -353,12 +421,16 @@ def _unit_sentence(record: Mapping[str, Any]) -> str:
     plan = record.get("plan") or {}
     if plan.get("privacy_unit"):
         m = plan.get("max_rows_per_person", 1)
-        return (f"The unit of privacy is one person: all the rows that share a value of the column "
-                f"{plan['privacy_unit']!r}, of which at most {m} per person are used (a public, seeded sample). "
-                "The guarantee compares data sets in which one person's rows are replaced by any others.")
-    return ("The unit of privacy is one record (row): the guarantee compares data sets that differ in one row, "
-            "replaced by any other (the number of rows is public). A person with k rows is protected as k units: "
-            "their privacy loss is at most k times epsilon (group privacy; delta grows too when it is not 0).")
+        return (
+            f"The unit of privacy is one person: all the rows that share a value of the column "
+            f"{plan['privacy_unit']!r}, of which at most {m} per person are used (a public, seeded sample). "
+            "The guarantee compares data sets in which one person's rows are replaced by any others."
+        )
+    return (
+        "The unit of privacy is one record (row): the guarantee compares data sets that differ in one row, "
+        "replaced by any other (the number of rows is public). A person with k rows is protected as k units: "
+        "their privacy loss is at most k times epsilon (group privacy; delta grows too when it is not 0)."
+    )
 
 
 def _loss_sentence(eps: float, delta: float) -> str:
@@ -366,18 +438,25 @@ def _loss_sentence(eps: float, delta: float) -> str:
     odds = f"{math.exp(eps):,.3g}" if eps < 700 else "more than 10^300"
     tail = "" if delta == 0 else f", plus at most delta = {delta:.3g}"
     kind = "epsilon-differentially private (pure DP)" if delta == 0 else "(epsilon, delta)-differentially private"
-    return (f"The whole release is {kind} with epsilon = {eps:g} and delta = {delta:.3g} in total: whatever one "
-            "unit's data hold (replaced by anything else), the probability of any published outcome changes by at "
-            f"most a factor e^epsilon = {odds}{tail}. The statistics add up (sequential composition); the cells "
-            "of one statistic are disjoint, so each statistic costs its epsilon once (parallel composition).")
+    return (
+        f"The whole release is {kind} with epsilon = {eps:g} and delta = {delta:.3g} in total: whatever one "
+        "unit's data hold (replaced by anything else), the probability of any published outcome changes by at "
+        f"most a factor e^epsilon = {odds}{tail}. The statistics add up (sequential composition); the cells "
+        "of one statistic are disjoint, so each statistic costs its epsilon once (parallel composition)."
+    )
 
 
 def _protected(record: Mapping[str, Any], eps: float, delta: float) -> tuple[str, ...]:
     privacy = record.get("privacy") or {}
-    out = [f"Who is protected: the people in the data set {_population(record)!r}.", _unit_sentence(record),
-           _loss_sentence(eps, delta)]
-    for key, what in (("neighbouring", "The neighbouring relation, as the record states it"),
-                      ("what_one_person_can_change", "What one person can change, as the record states it")):
+    out = [
+        f"Who is protected: the people in the data set {_population(record)!r}.",
+        _unit_sentence(record),
+        _loss_sentence(eps, delta),
+    ]
+    for key, what in (
+        ("neighbouring", "The neighbouring relation, as the record states it"),
+        ("what_one_person_can_change", "What one person can change, as the record states it"),
+    ):
         if privacy.get(key):
             out.append(f"{what}: {privacy[key]}.")
     return tuple(out)
@@ -439,9 +518,11 @@ def _notes(record: Mapping[str, Any], stats: Sequence[_Statistic]) -> tuple[str,
     out = [f"{s.name}: {s.measurement}" for s in stats if s.measurement]
     ledger = record.get("ledger") or {}
     if ledger.get("entry_id") is not None:
-        out.append(f"charged to the budget account {ledger.get('account')!r} (ledger entry {ledger['entry_id']}); "
-                   f"epsilon spent on it after this release: {_g(ledger.get('spent_epsilon_after'))} of its cap "
-                   f"{_g(ledger.get('cap_epsilon'))}")
+        out.append(
+            f"charged to the budget account {ledger.get('account')!r} (ledger entry {ledger['entry_id']}); "
+            f"epsilon spent on it after this release: {_g(ledger.get('spent_epsilon_after'))} of its cap "
+            f"{_g(ledger.get('cap_epsilon'))}"
+        )
     return tuple(out)
 
 
@@ -451,38 +532,57 @@ def _card(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> _Car
     eps = float(cost.get("epsilon", sum(s.epsilon for s in stats)))
     delta = float(cost.get("delta", sum(s.delta for s in stats)))
     mode = str(record.get("mode", "release"))
-    return _Card(title=str(record.get("dataset") or "release"), simulation=mode != "release",
-                 created=str(record.get("created", "")), software=str(record.get("software", "")),
-                 opendp=opendp_version(record), epsilon=eps, delta=delta, level=_level(record), statistics=stats,
-                 protected=_protected(record, eps, delta), public=_public_items(record, stats),
-                 methods=_methods(stats), notes=_notes(record, stats))
+    return _Card(
+        title=str(record.get("dataset") or "release"),
+        simulation=mode != "release",
+        created=str(record.get("created", "")),
+        software=str(record.get("software", "")),
+        opendp=opendp_version(record),
+        epsilon=eps,
+        delta=delta,
+        level=_level(record),
+        statistics=stats,
+        protected=_protected(record, eps, delta),
+        public=_public_items(record, stats),
+        methods=_methods(stats),
+        notes=_notes(record, stats),
+    )
 
 
-SIMULATION_WARNING = ("SIMULATION, NOT A RELEASE: numpy noise from a recorded seed on data declared public; these "
-                      "numbers are not differentially private and must not be published as such.")
+SIMULATION_WARNING = (
+    "SIMULATION, NOT A RELEASE: numpy noise from a recorded seed on data declared public; these "
+    "numbers are not differentially private and must not be published as such."
+)
 
 
 def _interval_note(card: _Card) -> str:
     if any(c.interval for s in card.statistics for c in s.columns):
-        rounding = ("as the release published them: rounded to a public step" if
-                    all(s.published for s in card.statistics if any(c.interval for c in s.columns)) else
-                    "rounded here to a public step")
-        return (f"Each interval is a {card.level:.0%} confidence interval computed from the published numbers "
-                "alone (the released values and the public parameters of their mechanisms): over the noise, it "
-                "covers the statistic of the data clipped to the public bounds with at least that probability; "
-                f"the clipping bias is not in it. Values and intervals are shown {rounding} of about 1/50 to 1/20 "
-                "of the interval's width (intervals outwards), so no digit is finer than the noise allows."
-                + _risk_caveat(card))
-    return ("This release publishes no intervals: values are shown as in the tables (whole numbers as they are, "
-            "others to 6 significant digits), which says nothing about their accuracy.")
+        rounding = (
+            "as the release published them: rounded to a public step"
+            if all(s.published for s in card.statistics if any(c.interval for c in s.columns))
+            else "rounded here to a public step"
+        )
+        return (
+            f"Each interval is a {card.level:.0%} confidence interval computed from the published numbers "
+            "alone (the released values and the public parameters of their mechanisms): over the noise, it "
+            "covers the statistic of the data clipped to the public bounds with at least that probability; "
+            f"the clipping bias is not in it. Values and intervals are shown {rounding} of about 1/50 to 1/20 "
+            "of the interval's width (intervals outwards), so no digit is finer than the noise allows."
+            + _risk_caveat(card)
+        )
+    return (
+        "This release publishes no intervals: values are shown as in the tables (whole numbers as they are, "
+        "others to 6 significant digits), which says nothing about their accuracy."
+    )
 
 
 def _risk_caveat(card: _Card) -> str:
-    if not any(s.method == "relative_risk" and any(c.interval for c in s.columns)
-               for s in card.statistics):
+    if not any(s.method == "relative_risk" and any(c.interval for c in s.columns) for s in card.statistics):
         return ""
-    return (" The relative risk's interval (Shoham & Ligett, Theorem 4.5) holds asymptotically: trust it when both "
-            "noisy case counts are at least about 30.")
+    return (
+        " The relative risk's interval (Shoham & Ligett, Theorem 4.5) holds asymptotically: trust it when both "
+        "noisy case counts are at least about 30."
+    )
 
 
 def _auxiliary_note(s: _Statistic) -> str:
@@ -491,10 +591,16 @@ def _auxiliary_note(s: _Statistic) -> str:
     what = []
     bins = [c for c in s.auxiliary if c.startswith("noisy_bin_")]
     if bins:
-        what.append(f"{bins[0]} to {bins[-1]} (the noisy histogram the percentiles and their intervals are read from)"
-                    if len(bins) > 1 else f"{bins[0]} (the noisy histogram)")
-    what += [f"{c} (the published DP upper bound on the smooth sensitivity that the interval is computed from)"
-             for c in s.auxiliary if not c.startswith("noisy_bin_")]
+        what.append(
+            f"{bins[0]} to {bins[-1]} (the noisy histogram the percentiles and their intervals are read from)"
+            if len(bins) > 1
+            else f"{bins[0]} (the noisy histogram)"
+        )
+    what += [
+        f"{c} (the published DP upper bound on the smooth sensitivity that the interval is computed from)"
+        for c in s.auxiliary
+        if not c.startswith("noisy_bin_")
+    ]
     return "Also published in the table file: " + "; ".join(what) + "."
 
 
@@ -506,6 +612,7 @@ def _software(card: _Card) -> str:
 # ---------------------------------------------------------------------------------------------
 # HTML
 # ---------------------------------------------------------------------------------------------
+
 
 def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
@@ -540,10 +647,16 @@ def _html_values(s: _Statistic, level: float) -> str:
             if c.interval:
                 cells.append(f'<td class="num interval" data-column="{_e(c.name)}">{_e(num.interval_text)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
-    more = "" if s.cells <= len(s.rows) else (
-        f'<p class="note">The first {len(s.rows):,} of {s.cells:,} cells; every cell is in the table file.</p>')
-    return (f'<table data-statistic="{_e(s.name)}"><thead><tr>{"".join(head)}</tr></thead><tbody>'
-            + "".join(body) + f"</tbody></table>{more}")
+    more = (
+        ""
+        if s.cells <= len(s.rows)
+        else (f'<p class="note">The first {len(s.rows):,} of {s.cells:,} cells; every cell is in the table file.</p>')
+    )
+    return (
+        f'<table data-statistic="{_e(s.name)}"><thead><tr>{"".join(head)}</tr></thead><tbody>'
+        + "".join(body)
+        + f"</tbody></table>{more}"
+    )
 
 
 def _what(s: _Statistic) -> str:
@@ -560,43 +673,60 @@ def release_card_html(record: Mapping[str, Any], tables: Mapping[str, pd.DataFra
 
 
 def _html(card: _Card) -> str:
-    parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             f"<title>Release card: {_e(card.title)}</title><style>{_CSS}</style></head><body><main>",
-             f"<h1>Release card: {_e(card.title)}</h1>"]
+    parts = [
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>Release card: {_e(card.title)}</title><style>{_CSS}</style></head><body><main>",
+        f"<h1>Release card: {_e(card.title)}</h1>",
+    ]
     if card.simulation:
         parts.append(f'<p class="sim">{_e(SIMULATION_WARNING)}</p>')
-    parts.append(f"<dl><dt>Date</dt><dd>{_e(card.created)}</dd><dt>Privacy loss</dt><dd>epsilon = "
-                 f"{card.epsilon:g}, delta = {card.delta:.3g} in total</dd><dt>Software</dt>"
-                 f"<dd>{_e(_software(card))}</dd></dl>")
+    parts.append(
+        f"<dl><dt>Date</dt><dd>{_e(card.created)}</dd><dt>Privacy loss</dt><dd>epsilon = "
+        f"{card.epsilon:g}, delta = {card.delta:.3g} in total</dd><dt>Software</dt>"
+        f"<dd>{_e(_software(card))}</dd></dl>"
+    )
     parts.append("<h2>Released values</h2>")
     parts.append(f'<p class="note">{_e(_interval_note(card))}</p>')
     for s in card.statistics:
         aux = f'<p class="note">{_e(_auxiliary_note(s))}</p>' if s.auxiliary else ""
-        parts.append(f"<section><h3>{_e(s.name)}</h3><p>{_e(_what(s))}</p>{_html_values(s, card.level)}{aux}"
-                     "</section>")
+        parts.append(f"<section><h3>{_e(s.name)}</h3><p>{_e(_what(s))}</p>{_html_values(s, card.level)}{aux}</section>")
     parts.append("<h2>Privacy statement</h2>" + "".join(f"<p>{_e(p)}</p>" for p in card.protected))
     parts.append(_html_cost_table(card))
-    parts.append("<h3>What is public (not protected)</h3><ul>" + "".join(f"<li>{_e(p)}</li>" for p in card.public)
-                 + "</ul>")
-    parts.append("<h2>Methods</h2><ul>" + "".join(f"<li><strong>{_e(w)}</strong>: {_e(m)}. Paper: <cite>{_e(p)}"
-                                                  "</cite>.</li>" for w, m, p in card.methods) + "</ul>")
+    parts.append(
+        "<h3>What is public (not protected)</h3><ul>" + "".join(f"<li>{_e(p)}</li>" for p in card.public) + "</ul>"
+    )
+    parts.append(
+        "<h2>Methods</h2><ul>"
+        + "".join(
+            f"<li><strong>{_e(w)}</strong>: {_e(m)}. Paper: <cite>{_e(p)}</cite>.</li>" for w, m, p in card.methods
+        )
+        + "</ul>"
+    )
     if card.notes:
-        parts.append("<h3>Noise, as recorded</h3><ul>" + "".join(f'<li class="note">{_e(n)}</li>' for n in card.notes)
-                     + "</ul>")
-    parts.append(f"<h2>Date and software</h2><p>Released {_e(card.created)} with {_e(_software(card))}. The full "
-                 "audit record is release_record.json beside this card (SHA-256 of every file).</p>")
+        parts.append(
+            "<h3>Noise, as recorded</h3><ul>" + "".join(f'<li class="note">{_e(n)}</li>' for n in card.notes) + "</ul>"
+        )
+    parts.append(
+        f"<h2>Date and software</h2><p>Released {_e(card.created)} with {_e(_software(card))}. The full "
+        "audit record is release_record.json beside this card (SHA-256 of every file).</p>"
+    )
     parts.append("</main></body></html>\n")
     return "\n".join(parts)
 
 
 def _html_cost_table(card: _Card) -> str:
-    rows = "".join(f"<tr><td>{_e(s.name)}</td><td>{_e(s.kind)}</td><td class=\"num\">{s.epsilon:g}</td>"
-                   f"<td class=\"num\">{s.delta:.3g}</td></tr>" for s in card.statistics)
-    return ("<table><thead><tr><th>statistic</th><th>kind</th><th>epsilon</th><th>delta</th></tr></thead><tbody>"
-            f"{rows}<tr><th>total</th><th></th><th class=\"num\">{card.epsilon:g}</th>"
-            f"<th class=\"num\">{card.delta:.3g}</th></tr></tbody></table>")
+    rows = "".join(
+        f"<tr><td>{_e(s.name)}</td><td>{_e(s.kind)}</td><td class=\"num\">{s.epsilon:g}</td>"
+        f"<td class=\"num\">{s.delta:.3g}</td></tr>"
+        for s in card.statistics
+    )
+    return (
+        "<table><thead><tr><th>statistic</th><th>kind</th><th>epsilon</th><th>delta</th></tr></thead><tbody>"
+        f"{rows}<tr><th>total</th><th></th><th class=\"num\">{card.epsilon:g}</th>"
+        f"<th class=\"num\">{card.delta:.3g}</th></tr></tbody></table>"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -643,9 +773,16 @@ def _markdown(card: _Card) -> str:
     out = [f"# Release card: {_m(card.title)}", ""]
     if card.simulation:
         out += [f"**{_m(SIMULATION_WARNING)}**", ""]
-    out += [f"- **Date:** {_m(card.created)}",
-            f"- **Privacy loss:** epsilon = {card.epsilon:g}, delta = {card.delta:.3g} in total",
-            f"- **Software:** {_m(_software(card))}", "", "## Released values", "", _m(_interval_note(card)), ""]
+    out += [
+        f"- **Date:** {_m(card.created)}",
+        f"- **Privacy loss:** epsilon = {card.epsilon:g}, delta = {card.delta:.3g} in total",
+        f"- **Software:** {_m(_software(card))}",
+        "",
+        "## Released values",
+        "",
+        _m(_interval_note(card)),
+        "",
+    ]
     for s in card.statistics:
         out += [f"### {_m(s.name)}", "", _m(_what(s)), "", *_md_values(s, card.level), ""]
         if s.auxiliary:
@@ -661,14 +798,21 @@ def _markdown(card: _Card) -> str:
     out += [f"- **{_m(w)}**: {_m(m)}. Paper: *{_m(p)}*." for w, m, p in card.methods]
     if card.notes:
         out += ["", "### Noise, as recorded", ""] + [f"- {_m(n)}" for n in card.notes]
-    out += ["", "## Date and software", "", f"Released {_m(card.created)} with {_m(_software(card))}. The full audit "
-            "record is release\\_record.json beside this card (SHA-256 of every file).", ""]
+    out += [
+        "",
+        "## Date and software",
+        "",
+        f"Released {_m(card.created)} with {_m(_software(card))}. The full audit "
+        "record is release\\_record.json beside this card (SHA-256 of every file).",
+        "",
+    ]
     return "\n".join(out)
 
 
 # ---------------------------------------------------------------------------------------------
 # The OpenDP Deployments Registry entry
 # ---------------------------------------------------------------------------------------------
+
 
 def _yaml_scalar(v: Any) -> str:
     if isinstance(v, (Mapping, list)):  # only empty ones get here
@@ -732,58 +876,86 @@ def _registry_basic(record: Mapping[str, Any], card: _Card) -> dict[str, Any]:
     plan = record.get("plan") or {}
     date = card.created[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", card.created[:10]) else _fill("YYYY-MM-DD")
     kinds = ", ".join(sorted({METHODS.get(s.method, (s.kind,))[0] for s in card.statistics}))
-    description = str(plan.get("description") or f"Differentially private {kinds} of the data set "
-                                                   f"{card.title!r}, released by cell with dpcore.")
-    return {"name": card.title, "data_curators": [_fill("the agency publishing this release")],
-            "description": description, "intended_use": _fill("what the statistics are published for"),
-            "data_product_type": "Summary statistics",
-            "data_product_region": _fill("the region the data describe, or whose laws apply"),
-            "publication_date": date, "data_product_sector": "Government"}
+    description = str(
+        plan.get("description")
+        or f"Differentially private {kinds} of the data set {card.title!r}, released by cell with dpcore."
+    )
+    return {
+        "name": card.title,
+        "data_curators": [_fill("the agency publishing this release")],
+        "description": description,
+        "intended_use": _fill("what the statistics are published for"),
+        "data_product_type": "Summary statistics",
+        "data_product_region": _fill("the region the data describe, or whose laws apply"),
+        "publication_date": date,
+        "data_product_sector": "Government",
+    }
 
 
 def _registry_privacy(record: Mapping[str, Any], card: _Card) -> tuple[dict[str, Any], dict[str, Any]]:
     privacy = record.get("privacy") or {}
     plan = record.get("plan") or {}
-    variant = {"variant_name": "Pure DP" if card.delta == 0 else "Approximate DP",
-               "data_domain": (f"tables of rows with an income column {plan.get('income', 'income')!r} and the "
-                               f"cell columns of the statistics ({', '.join(sorted({b for s in card.statistics for b in s.by})) or 'none'})"),
-               "unprotected_quantities": str(privacy.get("public") or "; ".join(card.public))}
-    unit = (f"person (column {plan['privacy_unit']!r}, at most {plan.get('max_rows_per_person', 1)} rows each)"
-            if plan.get("privacy_unit") else "record (one row)")
+    variant = {
+        "variant_name": "Pure DP" if card.delta == 0 else "Approximate DP",
+        "data_domain": (
+            f"tables of rows with an income column {plan.get('income', 'income')!r} and the "
+            f"cell columns of the statistics ({', '.join(sorted({b for s in card.statistics for b in s.by})) or 'none'})"
+        ),
+        "unprotected_quantities": str(privacy.get("public") or "; ".join(card.public)),
+    }
+    unit = (
+        f"person (column {plan['privacy_unit']!r}, at most {plan.get('max_rows_per_person', 1)} rows each)"
+        if plan.get("privacy_unit")
+        else "record (one row)"
+    )
     per = "; ".join(f"{s.name}: epsilon {s.epsilon:g}, delta {s.delta:.3g}" for s in card.statistics)
-    loss = {"privacy_unit": unit,
-            "privacy_unit_details": ". ".join(str(privacy[k]) for k in ("neighbouring", "what_one_person_can_change")
-                                              if privacy.get(k)) or _unit_sentence(record),
-            "privacy_parameters": _privacy_parameters(card.epsilon, card.delta),
-            "privacy_parameters_details": f"per statistic (they add up): {per}"}
+    loss = {
+        "privacy_unit": unit,
+        "privacy_unit_details": ". ".join(
+            str(privacy[k]) for k in ("neighbouring", "what_one_person_can_change") if privacy.get(k)
+        )
+        or _unit_sentence(record),
+        "privacy_parameters": _privacy_parameters(card.epsilon, card.delta),
+        "privacy_parameters_details": f"per statistic (they add up): {per}",
+    }
     return variant, loss
 
 
 def _registry_model(record: Mapping[str, Any]) -> dict[str, Any]:
     ledger = record.get("ledger") or {}
-    budget = ("" if ledger.get("entry_id") is None else
-              f" This release was charged to the budget account {ledger.get('account')!r} of a durable ledger "
-              f"(entry {ledger['entry_id']}), whose cap is epsilon = {_g(ledger.get('cap_epsilon'))}; epsilon spent "
-              f"on it after this release: {_g(ledger.get('spent_epsilon_after'))}.")
-    return {"model_name": "Central",
-            "model_name_details": "The curator runs dpcore on the confidential data and publishes only the noisy "
-                                  "tables, the plan and the release record.",
-            "actors": _fill("who holds the confidential data, who runs the release, who reads the tables"),
-            "release_type": "One release",
-            "release_type_details": "One release of the plan's statistics." + budget,
-            "data_source_type": "Static", "access_type": "Non-interactive"}
+    budget = (
+        ""
+        if ledger.get("entry_id") is None
+        else f" This release was charged to the budget account {ledger.get('account')!r} of a durable ledger "
+        f"(entry {ledger['entry_id']}), whose cap is epsilon = {_g(ledger.get('cap_epsilon'))}; epsilon spent "
+        f"on it after this release: {_g(ledger.get('spent_epsilon_after'))}."
+    )
+    return {
+        "model_name": "Central",
+        "model_name_details": "The curator runs dpcore on the confidential data and publishes only the noisy "
+        "tables, the plan and the release record.",
+        "actors": _fill("who holds the confidential data, who runs the release, who reads the tables"),
+        "release_type": "One release",
+        "release_type_details": "One release of the plan's statistics." + budget,
+        "data_source_type": "Static",
+        "access_type": "Non-interactive",
+    }
 
 
 def _registry_implementation(record: Mapping[str, Any], card: _Card) -> dict[str, Any]:
     missing = record.get("missing_values") or {}
-    mechanisms = " ".join(f"{s.name} ({s.kind}): " + ". ".join(t for t in (s.noise, s.measurement) if t) + "."
-                          for s in card.statistics)
+    mechanisms = " ".join(
+        f"{s.name} ({s.kind}): " + ". ".join(t for t in (s.noise, s.measurement) if t) + "." for s in card.statistics
+    )
     papers = "; ".join(p for _, _, p in card.methods)
-    return {"preprocessing_and_hyperparameter_tuning": (
-                f"Missing incomes: {missing.get('income', 'see the record')}. "
-                + _fill("how the plan's epsilon, bounds and bins were chosen, and whether that used the data")),
-            "mechanisms": f"{mechanisms} Papers: {papers}. Software: {_software(card)}.",
-            "justification": _fill("why these choices (epsilon, bounds, cells)")}
+    return {
+        "preprocessing_and_hyperparameter_tuning": (
+            f"Missing incomes: {missing.get('income', 'see the record')}. "
+            + _fill("how the plan's epsilon, bounds and bins were chosen, and whether that used the data")
+        ),
+        "mechanisms": f"{mechanisms} Papers: {papers}. Software: {_software(card)}.",
+        "justification": _fill("why these choices (epsilon, bounds, cells)"),
+    }
 
 
 def opendp_registry_entry(record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame] | None = None) -> str:
@@ -813,23 +985,38 @@ def opendp_registry_entry(record: Mapping[str, Any], tables: Mapping[str, pd.Dat
 def _registry_yaml(record: Mapping[str, Any], card: _Card) -> str:
     variant, loss = _registry_privacy(record, card)
     privacy = record.get("privacy") or {}
-    doc = {"url_slug": _slug(f"{card.title}_{card.created[:10]}"), "status": "Draft", "tier": 3,
-           "deployment": {
-               "basic": _registry_basic(record, card), "dp_variant": variant, "privacy_loss": loss,
-               "deployment_model": _registry_model(record),
-               "accounting": {"post_processing": (
-                   "Released values are clamped to their possible range and rounded to public grids; percentiles "
-                   "are read off the noisy histograms; intervals are computed from the published numbers only."),
-                   "composition": str(privacy.get("composition") or "sequential composition of the statistics")},
-               "implementation": _registry_implementation(record, card),
-               "administrative": {
-                   "sources": _fill("a link to the published tables and release card"),
-                   "notes": (f"Exported by {card.software} from release_record.json (plan SHA-256 "
-                             f"{record.get('plan_sha256', 'not recorded')})."),
-                   "registry_authors": [_fill("who fills in this entry")]}}}
-    header = ("# An entry for the OpenDP Differential Privacy Deployments Registry (schema: "
-              "opendp/deployments-registry-data, schemas/deployments-schema.yaml).\n"
-              f"# Replace every \"{REGISTRY_PLACEHOLDER}: ...\" before submitting it.\n")
+    doc = {
+        "url_slug": _slug(f"{card.title}_{card.created[:10]}"),
+        "status": "Draft",
+        "tier": 3,
+        "deployment": {
+            "basic": _registry_basic(record, card),
+            "dp_variant": variant,
+            "privacy_loss": loss,
+            "deployment_model": _registry_model(record),
+            "accounting": {
+                "post_processing": (
+                    "Released values are clamped to their possible range and rounded to public grids; percentiles "
+                    "are read off the noisy histograms; intervals are computed from the published numbers only."
+                ),
+                "composition": str(privacy.get("composition") or "sequential composition of the statistics"),
+            },
+            "implementation": _registry_implementation(record, card),
+            "administrative": {
+                "sources": _fill("a link to the published tables and release card"),
+                "notes": (
+                    f"Exported by {card.software} from release_record.json (plan SHA-256 "
+                    f"{record.get('plan_sha256', 'not recorded')})."
+                ),
+                "registry_authors": [_fill("who fills in this entry")],
+            },
+        },
+    }
+    header = (
+        "# An entry for the OpenDP Differential Privacy Deployments Registry (schema: "
+        "opendp/deployments-registry-data, schemas/deployments-schema.yaml).\n"
+        f"# Replace every \"{REGISTRY_PLACEHOLDER}: ...\" before submitting it.\n"
+    )
     return header + to_yaml(doc)
 
 
@@ -841,6 +1028,7 @@ def _empty_tables(record: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
 # Files
 # ---------------------------------------------------------------------------------------------
 
+
 def card_file_names(record: Mapping[str, Any]) -> tuple[str, str, str]:
     """The names of the card's three files: :data:`CARD_FILES`, each starting with ``SIMULATION_`` when the
     record is a simulation's."""
@@ -850,8 +1038,9 @@ def card_file_names(record: Mapping[str, Any]) -> tuple[str, str, str]:
     return html_name, markdown_name, yaml_name
 
 
-def write_release_card(out_dir: str | Path, record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]
-                       ) -> list[Path]:
+def write_release_card(
+    out_dir: str | Path, record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]
+) -> list[Path]:
     """Write release_card.html, release_card.md and opendp_registry.yaml (:func:`card_file_names`) into
     ``out_dir``; return their paths (the caller lists them in the record's files with their SHA-256). All three
     texts are made before anything is written; a failure while writing removes what was written."""
@@ -893,9 +1082,11 @@ def card_bytes_estimate(rows_per_statistic: Sequence[int]) -> int:
 # The app's releases
 # ---------------------------------------------------------------------------------------------
 
+
 def _app_table(r: Mapping[str, Any]) -> pd.DataFrame:
-    frame = pd.DataFrame({"released number": [str(x) for x in r.get("labels", [])],
-                          "value": [float(v) for v in r.get("released", [])]})
+    frame = pd.DataFrame(
+        {"released number": [str(x) for x in r.get("labels", [])], "value": [float(v) for v in r.get("released", [])]}
+    )
     for end in ("lower", "upper"):
         ends = r.get(f"released_{end}") or r.get(end)
         if isinstance(ends, (list, tuple)) and len(ends) == len(frame):
@@ -912,8 +1103,9 @@ def _app_parameters(params: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def card_inputs_from_app_records(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any],
-                                                                                dict[str, pd.DataFrame]]:
+def card_inputs_from_app_records(
+    records: Sequence[Mapping[str, Any]],
+) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
     """(record, tables) for :func:`release_card_html` from the app's release records
     (:meth:`dpcore.release.ReleaseRecord.to_dict`): one table per statistic with its labels and released values
     (and ``value_lower`` / ``value_upper`` when the records carry intervals)."""
@@ -923,31 +1115,49 @@ def card_inputs_from_app_records(records: Sequence[Mapping[str, Any]]) -> tuple[
     dataset = recs[0].get("dataset") or {}
     names = [str(r.get("statistic")) for r in recs]
     simulation = any("SIMULATION" in str(r.get("sampler", "")) for r in recs)
-    stats = [{"name": n, "kind": r.get("kind"), "by": ["released number"], "labelled": True,
-              "epsilon": r.get("epsilon"), "noise": r.get("mechanism", ""),
-              "measurement": r.get("measurement") or r.get("sampler", ""),
-              # the release rounded its values with their intervals (dpcore.published): the card shows them as is
-              **({"interval_level": r["interval_level"]} if r.get("interval_level") else {})}
-             for n, r in zip(names, recs, strict=True)]
+    stats = [
+        {
+            "name": n,
+            "kind": r.get("kind"),
+            "by": ["released number"],
+            "labelled": True,
+            "epsilon": r.get("epsilon"),
+            "noise": r.get("mechanism", ""),
+            "measurement": r.get("measurement") or r.get("sampler", ""),
+            # the release rounded its values with their intervals (dpcore.published): the card shows them as is
+            **({"interval_level": r["interval_level"]} if r.get("interval_level") else {}),
+        }
+        for n, r in zip(names, recs, strict=True)
+    ]
     plan_stats = [{"name": n, **_app_parameters(r.get("parameters") or {})} for n, r in zip(names, recs, strict=True)]
     relations = "; ".join(sorted({str(r.get("neighbouring")) for r in recs if r.get("neighbouring")}))
     size = f"the number of rows (n = {dataset['n']:,}), " if isinstance(dataset.get("n"), int) else ""
     public = f"{size}the bounds and thresholds of each statistic; per statistic: {relations}"
-    record = {"record": "dpcore app release", "mode": "simulation, not a release" if simulation else "release",
-              "created": recs[0].get("timestamp", ""), "software": recs[0].get("software", ""),
-              "dataset": dataset.get("label") or dataset.get("source") or "the uploaded data",
-              "plan": {"statistics": plan_stats},
-              "privacy": {"neighbouring": relations, "public": public,
-                          "composition": "the statistics add up (sequential composition)",
-                          "cost": {"epsilon": sum(float(r.get("epsilon", 0.0)) for r in recs),
-                                   "delta": sum(float(r.get("delta", 0.0)) for r in recs)},
-                          "per_statistic": [{"name": n, "kind": r.get("kind"), "epsilon": r.get("epsilon"),
-                                             "delta": r.get("delta", 0.0)} for n, r in zip(names, recs, strict=True)]},
-              "statistics": stats}
+    record = {
+        "record": "dpcore app release",
+        "mode": "simulation, not a release" if simulation else "release",
+        "created": recs[0].get("timestamp", ""),
+        "software": recs[0].get("software", ""),
+        "dataset": dataset.get("label") or dataset.get("source") or "the uploaded data",
+        "plan": {"statistics": plan_stats},
+        "privacy": {
+            "neighbouring": relations,
+            "public": public,
+            "composition": "the statistics add up (sequential composition)",
+            "cost": {
+                "epsilon": sum(float(r.get("epsilon", 0.0)) for r in recs),
+                "delta": sum(float(r.get("delta", 0.0)) for r in recs),
+            },
+            "per_statistic": [
+                {"name": n, "kind": r.get("kind"), "epsilon": r.get("epsilon"), "delta": r.get("delta", 0.0)}
+                for n, r in zip(names, recs, strict=True)
+            ],
+        },
+        "statistics": stats,
+    }
     return record, {n: _app_table(r) for n, r in zip(names, recs, strict=True)}
 
 
 def _check_record(record: Any) -> None:
     if not isinstance(record, Mapping):
         raise TypeError(f"record must be a release record (a dict, release_record.json), got {type(record).__name__}")
-

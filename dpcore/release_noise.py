@@ -41,6 +41,7 @@ Generator or a seed) means a **simulation**: the same law drawn with the numpy s
 
 OpenDP and mpmath are imported inside the functions: the app's start-up does not pay for them.
 """
+
 from __future__ import annotations
 
 import math
@@ -113,7 +114,7 @@ def publish_gini(value: Any) -> float:
 
 
 #: default public clamp window of the generalized-Cauchy output, in grid units (+-2^52 cells)
-_DEFAULT_HALF_WINDOW_CELLS = 2 ** 52
+_DEFAULT_HALF_WINDOW_CELLS = 2**52
 
 
 @dataclass(frozen=True)
@@ -150,9 +151,17 @@ class NoiseDraw:
         return self.values[i]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"values": np.asarray(self.values).tolist(), "measurement": self.measurement,
-                "privacy_map": self.privacy_map, "epsilon": self.epsilon, "delta": self.delta, "rho": self.rho,
-                "sensitivity": self.sensitivity, "simulated": self.simulated, "notes": list(self.notes)}
+        return {
+            "values": np.asarray(self.values).tolist(),
+            "measurement": self.measurement,
+            "privacy_map": self.privacy_map,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho": self.rho,
+            "sensitivity": self.sensitivity,
+            "simulated": self.simulated,
+            "notes": list(self.notes),
+        }
 
 
 def _opendp():
@@ -242,7 +251,7 @@ def _int_vector(counts: Any) -> np.ndarray:
         if not np.all(np.isfinite(f)) or np.any(f != np.round(f)):
             raise DPInputError("counts must be finite integers")
         arr = f
-    if arr.size and np.max(np.abs(arr.astype(float))) > 2.0 ** 62:
+    if arr.size and np.max(np.abs(arr.astype(float))) > 2.0**62:
         raise DPInputError("counts must be below 2^62 in absolute value")
     return arr.astype(np.int64)
 
@@ -261,8 +270,10 @@ def _sensitivity(sensitivity: Any) -> float | None:
 # Integer counts: discrete Laplace
 # ---------------------------------------------------------------------------------------------
 
-def release_integer_counts(counts: Any, *, scale: float, rng: Any = None, sensitivity: int | None = 1,
-                           threads: int | None = None) -> NoiseDraw:
+
+def release_integer_counts(
+    counts: Any, *, scale: float, rng: Any = None, sensitivity: int | None = 1, threads: int | None = None
+) -> NoiseDraw:
     """counts + discrete Laplace noise, P(k) ∝ exp(-|k| / scale), independently per entry.
 
     Real release (``rng`` None or a ``SecureRandom``): OpenDP ``make_laplace`` on
@@ -281,16 +292,26 @@ def release_integer_counts(counts: Any, *, scale: float, rng: Any = None, sensit
     if _simulated(rng):
         k = noise.sample_two_sided_geometric(1.0 / scale, arr.size, rng=as_generator(rng))
         eps = None if sens is None else sens / scale
-        return NoiseDraw(arr + k, f"simulation: dpcore.noise.sample_two_sided_geometric(epsilon=1/{scale!r}) "
-                         "(numpy; the law of OpenDP's discrete Laplace; NOT a real release)",
-                         f"d_in -> d_in / {scale!r} (L1, pure DP)", 0.0, eps, None, sens, True)
+        return NoiseDraw(
+            arr + k,
+            f"simulation: dpcore.noise.sample_two_sided_geometric(epsilon=1/{scale!r}) "
+            "(numpy; the law of OpenDP's discrete Laplace; NOT a real release)",
+            f"d_in -> d_in / {scale!r} (L1, pure DP)",
+            0.0,
+            eps,
+            None,
+            sens,
+            True,
+        )
     dp = _opendp()
     space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
     meas = dp.m.make_laplace(*space, scale=float(scale))
     out = draw_on_cores(meas, arr, threads=threads)
     eps = None if sens is None else float(meas.map(sens))
-    name = (f"{_opendp_version()}: opendp.measurements.make_laplace(vector_domain(atom_domain(T=i64)), "
-            f"l1_distance(T=i64), scale={scale!r}) -- discrete Laplace, exact integer sampling")
+    name = (
+        f"{_opendp_version()}: opendp.measurements.make_laplace(vector_domain(atom_domain(T=i64)), "
+        f"l1_distance(T=i64), scale={scale!r}) -- discrete Laplace, exact integer sampling"
+    )
     stmt = f"L1 distance d_in -> epsilon = d_in / {scale!r} (MaxDivergence)"
     if sens is not None:
         stmt += f"; map({sens}) = {eps!r}"
@@ -300,6 +321,7 @@ def release_integer_counts(counts: Any, *, scale: float, rng: Any = None, sensit
 # ---------------------------------------------------------------------------------------------
 # Real values: OpenDP's floating-point-safe Laplace
 # ---------------------------------------------------------------------------------------------
+
 
 def _float_laplace(scale: float):
     dp = _opendp()
@@ -324,8 +346,15 @@ def laplace_scale_for(epsilon: float, sensitivity: float) -> float:
     raise DPInputError("could not find an OpenDP Laplace scale for this epsilon")  # pragma: no cover
 
 
-def release_real_values(values: Any, *, scale: float, rng: Any = None, sensitivity: float | None = None,
-                        confidential_scale_label: str | None = None, threads: int | None = None) -> NoiseDraw:
+def release_real_values(
+    values: Any,
+    *,
+    scale: float,
+    rng: Any = None,
+    sensitivity: float | None = None,
+    confidential_scale_label: str | None = None,
+    threads: int | None = None,
+) -> NoiseDraw:
     """values + Laplace(scale) noise per entry, floating-point safe.
 
     ``confidential_scale_label``: for a scale that depends on the data (smooth sensitivity: S_beta(X)/alpha),
@@ -346,14 +375,23 @@ def release_real_values(values: Any, *, scale: float, rng: Any = None, sensitivi
     shown = repr(scale) if confidential_scale_label is None else confidential_scale_label
     if _simulated(rng):
         z = noise.sample_laplace(scale, arr.size, rng=as_generator(rng))
-        return NoiseDraw(arr + z, f"simulation: dpcore.noise.sample_laplace(scale={shown}) (numpy; NOT a real release)",
-                         f"d_in -> d_in / {shown} (L1, pure DP)", 0.0, None if sens is None else sens / scale,
-                         None, sens, True)
+        return NoiseDraw(
+            arr + z,
+            f"simulation: dpcore.noise.sample_laplace(scale={shown}) (numpy; NOT a real release)",
+            f"d_in -> d_in / {shown} (L1, pure DP)",
+            0.0,
+            None if sens is None else sens / scale,
+            None,
+            sens,
+            True,
+        )
     meas = _float_laplace(scale)
     out = draw_on_cores(meas, np.asarray(arr, dtype=np.float64), threads=threads)
     eps = None if sens is None else float(meas.map(sens))
-    name = (f"{_opendp_version()}: opendp.measurements.make_laplace(vector_domain(atom_domain(T=f64, nan=False)), "
-            f"l1_distance(T=f64), scale={shown}) -- floating-point-safe Laplace (discrete Laplace on a 2^k grid)")
+    name = (
+        f"{_opendp_version()}: opendp.measurements.make_laplace(vector_domain(atom_domain(T=f64, nan=False)), "
+        f"l1_distance(T=f64), scale={shown}) -- floating-point-safe Laplace (discrete Laplace on a 2^k grid)"
+    )
     stmt = "L1 distance d_in -> epsilon = map(d_in) (MaxDivergence, about d_in/scale plus the 2^k rounding allowance)"
     if sens is not None:
         stmt += f"; map({sens!r}) = {eps!r}"
@@ -364,8 +402,16 @@ def release_real_values(values: Any, *, scale: float, rng: Any = None, sensitivi
 # Gaussian
 # ---------------------------------------------------------------------------------------------
 
-def release_gaussian_values(values: Any, *, sigma: float, rng: Any = None, sensitivity: float | None = None,
-                            delta: float | None = None, threads: int | None = None) -> NoiseDraw:
+
+def release_gaussian_values(
+    values: Any,
+    *,
+    sigma: float,
+    rng: Any = None,
+    sensitivity: float | None = None,
+    delta: float | None = None,
+    threads: int | None = None,
+) -> NoiseDraw:
     """values + N(0, sigma^2) noise per entry.
 
     Real release: OpenDP ``make_gaussian`` on float vectors with ``l2_distance(T=f64)`` (discrete
@@ -384,15 +430,24 @@ def release_gaussian_values(values: Any, *, sigma: float, rng: Any = None, sensi
     if _simulated(rng):
         z = noise.sample_gaussian(sigma, arr.size, rng=as_generator(rng))
         rho = None if sens is None else sens * sens / (2 * sigma * sigma)
-        return NoiseDraw(arr + z, f"simulation: dpcore.noise.sample_gaussian(sigma={sigma!r}) (numpy; NOT a real release)",
-                         f"L2 distance d_in -> rho = d_in^2 / (2 {sigma!r}^2) (zCDP)", float(delta or 0.0), None, rho,
-                         sens, True)
+        return NoiseDraw(
+            arr + z,
+            f"simulation: dpcore.noise.sample_gaussian(sigma={sigma!r}) (numpy; NOT a real release)",
+            f"L2 distance d_in -> rho = d_in^2 / (2 {sigma!r}^2) (zCDP)",
+            float(delta or 0.0),
+            None,
+            rho,
+            sens,
+            True,
+        )
     dp = _opendp()
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
     meas = dp.m.make_gaussian(*space, scale=float(sigma))
     out = draw_on_cores(meas, np.asarray(arr, dtype=np.float64), threads=threads)
-    name = (f"{_opendp_version()}: opendp.measurements.make_gaussian(vector_domain(atom_domain(T=f64, nan=False)), "
-            f"l2_distance(T=f64), scale={sigma!r}) -- discrete Gaussian on a 2^k grid")
+    name = (
+        f"{_opendp_version()}: opendp.measurements.make_gaussian(vector_domain(atom_domain(T=f64, nan=False)), "
+        f"l2_distance(T=f64), scale={sigma!r}) -- discrete Gaussian on a 2^k grid"
+    )
     stmt = "L2 distance d_in -> rho = map(d_in) (ZeroConcentratedDivergence)"
     rho = eps = None
     if sens is not None:
@@ -409,6 +464,7 @@ def release_gaussian_values(values: Any, *, sigma: float, rng: Any = None, sensi
 # ---------------------------------------------------------------------------------------------
 # Generalized Cauchy: exact inversion on a public grid, certified
 # ---------------------------------------------------------------------------------------------
+
 
 class _GCExactCDF:
     """F(b) = P(value + scale Z <= b), Z density ∝ 1/(1+|z|^gamma), in GC_WORKING_BITS-bit arithmetic.
@@ -472,7 +528,7 @@ def generalized_cauchy_sampler_tv(n_boundaries: int, bits: int = GC_UNIFORM_BITS
     n_boundaries = check_int(n_boundaries, "n_boundaries", minimum=0)
     bits = check_int(bits, "bits", minimum=8, maximum=4096)
     eta = 2.0 ** -(bits + 64 - (GC_WORKING_BITS - GC_CDF_ERROR_BITS))
-    return float(n_boundaries) * (2.0 ** -bits + 2.0 * eta)
+    return float(n_boundaries) * (2.0**-bits + 2.0 * eta)
 
 
 def _gc_min_cell_log_mass(gamma: float, grid: float, width: float, scales) -> float:
@@ -490,8 +546,9 @@ def _gc_min_cell_log_mass(gamma: float, grid: float, width: float, scales) -> fl
     return min(vals)
 
 
-def gc_pure_sampler_excess(gamma: float, grid: float, window: Any, min_scale: float, max_scale: float,
-                           bits: int | None = None) -> tuple[float, int]:
+def gc_pure_sampler_excess(
+    gamma: float, grid: float, window: Any, min_scale: float, max_scale: float, bits: int | None = None
+) -> tuple[float, int]:
     """(excess, bits) of the pure-DP mode of :func:`release_generalized_cauchy`.
 
     Every sampled cell probability is within tau1 = 2 (2^-bits + eta) of the ideal one, and every ideal
@@ -516,6 +573,7 @@ def gc_pure_sampler_excess(gamma: float, grid: float, window: Any, min_scale: fl
 
 def _find_cell(cdf: _GCExactCDF, u, k_lo: int, k_hi: int, guess: int) -> int:
     """Smallest k in [k_lo, k_hi] with u <= F(b_k) (F(b_{k_hi}) := 1), by galloping + bisection from guess."""
+
     def ok(k: int) -> bool:
         return k >= k_hi or u <= cdf.cdf_at(k)
 
@@ -540,10 +598,19 @@ def _find_cell(cdf: _GCExactCDF, u, k_lo: int, k_hi: int, guess: int) -> int:
     return hi
 
 
-def release_generalized_cauchy(value: float, *, scale: float, gamma: float, grid: float, rng: Any = None,
-                               window: Any = None, epsilon: float | None = None,
-                               bits: int | None = None, min_scale: float | None = None,
-                               max_scale: float | None = None) -> NoiseDraw:
+def release_generalized_cauchy(
+    value: float,
+    *,
+    scale: float,
+    gamma: float,
+    grid: float,
+    rng: Any = None,
+    window: Any = None,
+    epsilon: float | None = None,
+    bits: int | None = None,
+    min_scale: float | None = None,
+    max_scale: float | None = None,
+) -> NoiseDraw:
     """value + scale * Z, Z with density ∝ 1/(1+|z|^gamma), snapped to the public grid {k grid} and
     clamped to the public ``window`` (default +-2^52 grid cells): returned as one float.
 
@@ -613,33 +680,55 @@ def release_generalized_cauchy(value: float, *, scale: float, gamma: float, grid
         gen = as_generator(rng)
         y = value + scale * float(dist.rvs(1, gen)[0])
         k = int(min(max(round(y / grid), k_lo), k_hi)) if math.isfinite(y) else (k_hi if y > 0 else k_lo)
-        return NoiseDraw(np.array([k * grid]), f"simulation: value + scale * dpcore.noise.GeneralizedCauchy({gamma!r}).rvs "
-                         f"(numpy), snapped to grid {grid!r}, clamped to {window_txt} (NOT a real release)",
-                         "post-processing of the continuous mechanism (its epsilon)", delta, epsilon, None, None, True,
-                         notes)
+        return NoiseDraw(
+            np.array([k * grid]),
+            f"simulation: value + scale * dpcore.noise.GeneralizedCauchy({gamma!r}).rvs "
+            f"(numpy), snapped to grid {grid!r}, clamped to {window_txt} (NOT a real release)",
+            "post-processing of the continuous mechanism (its epsilon)",
+            delta,
+            epsilon,
+            None,
+            None,
+            True,
+            notes,
+        )
     cdf = _GCExactCDF(value, scale, gamma, grid, prec=bits + 64)
     m = int.from_bytes(os.urandom((bits + 7) // 8), "big") >> (8 * ((bits + 7) // 8) - bits)
     u = (cdf.ctx.mpf(m) + cdf.ctx.mpf(0.5)) * cdf.ctx.ldexp(1, -bits)
     # starting guess from the double-precision quantile (any guess gives the same cell)
-    zg = float(dist.ppf(min(max(float(u), 1e-300), 1.0 - 2.0 ** -53)))
+    zg = float(dist.ppf(min(max(float(u), 1e-300), 1.0 - 2.0**-53)))
     yg = value + scale * zg
-    guess = int(round(yg / grid)) if math.isfinite(yg) and abs(yg / grid) < 2.0 ** 62 else (k_hi if yg > 0 else k_lo)
+    guess = int(round(yg / grid)) if math.isfinite(yg) and abs(yg / grid) < 2.0**62 else (k_hi if yg > 0 else k_lo)
     k = _find_cell(cdf, u, k_lo, k_hi, guess)
-    name = (f"dpcore certified generalized-Cauchy sampler (gamma={gamma!r}, scale = S(X)/alpha not published): "
-            f"exact inversion of a {bits}-bit os.urandom uniform against the CDF at the cell boundaries in "
-            f"{bits + 64}-bit mpmath arithmetic; grid {grid!r}, window {window_txt}")
+    name = (
+        f"dpcore certified generalized-Cauchy sampler (gamma={gamma!r}, scale = S(X)/alpha not published): "
+        f"exact inversion of a {bits}-bit os.urandom uniform against the CDF at the cell boundaries in "
+        f"{bits + 64}-bit mpmath arithmetic; grid {grid!r}, window {window_txt}"
+    )
     if pure:
-        stmt = (f"epsilon of the continuous mechanism (post-processing: grid + window) + sampler excess "
-                f"ln((1+r)/(1-r)) = {excess:.3g} (scale in [{min_scale!r}, {max_scale!r}], every cell >= p_min); delta = 0")
+        stmt = (
+            f"epsilon of the continuous mechanism (post-processing: grid + window) + sampler excess "
+            f"ln((1+r)/(1-r)) = {excess:.3g} (scale in [{min_scale!r}, {max_scale!r}], every cell >= p_min); delta = 0"
+        )
     else:
-        stmt = (f"epsilon of the continuous mechanism (post-processing: grid + window); sampler total variation "
-                f"tau = {n_boundaries} boundaries x (2^-{bits} + 2 eta) = {tau:.3g}; delta = (1 + e^epsilon) tau")
-    return NoiseDraw(np.array([float(Fraction(k) * Fraction(grid))]), name, stmt, delta, epsilon, None, None, False,
-                     notes)
+        stmt = (
+            f"epsilon of the continuous mechanism (post-processing: grid + window); sampler total variation "
+            f"tau = {n_boundaries} boundaries x (2^-{bits} + 2 eta) = {tau:.3g}; delta = (1 + e^epsilon) tau"
+        )
+    return NoiseDraw(
+        np.array([float(Fraction(k) * Fraction(grid))]), name, stmt, delta, epsilon, None, None, False, notes
+    )
 
 
-def _gc_exact_pmfs(value: float, scale: float, gamma: float, grid: float, window: Any,
-                   bits: int = GC_UNIFORM_BITS, prec: int | None = None):
+def _gc_exact_pmfs(
+    value: float,
+    scale: float,
+    gamma: float,
+    grid: float,
+    window: Any,
+    bits: int = GC_UNIFORM_BITS,
+    prec: int | None = None,
+):
     """For tests and docs: (ks, ideal, sampled) over the window's grid points.
 
     ideal[k] = F(b_k) - F(b_{k-1}) (the snapped, clamped continuous law, at ``prec`` bits);
@@ -649,7 +738,7 @@ def _gc_exact_pmfs(value: float, scale: float, gamma: float, grid: float, window
     k_lo, k_hi = _grid_range(grid, window)
     cdf = _GCExactCDF(value, scale, gamma, grid, bits + 64 if prec is None else prec)
     ctx = cdf.ctx
-    two_b = 2 ** bits
+    two_b = 2**bits
     fs = [cdf.cdf_at(k) for k in range(k_lo, k_hi)]
 
     def count_le(v) -> int:  # #{m in [0, 2^bits) : (m + 1/2) 2^-bits <= v}

@@ -17,6 +17,7 @@ its privacy unit and source. Values are what the organisations (or the papers de
 published; they are not comparable one to one (different units, local vs central DP, per day vs
 total), which the page explains. The page shows them as an editable table.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,8 +27,15 @@ import numpy as np
 
 from .validation import DPInputError, as_finite_array, check_epsilon, check_probability
 
-__all__ = ["max_posterior", "min_posterior", "posterior_curve", "epsilon_for_posterior", "DEPLOYMENTS",
-           "Deployment", "deployments_table"]
+__all__ = [
+    "max_posterior",
+    "min_posterior",
+    "posterior_curve",
+    "epsilon_for_posterior",
+    "DEPLOYMENTS",
+    "Deployment",
+    "deployments_table",
+]
 
 
 def _priors(prior) -> np.ndarray:
@@ -95,45 +103,138 @@ class Deployment:
 
 
 DEPLOYMENTS: tuple[Deployment, ...] = (
-    Deployment("US Census Bureau", "2020 Census redistricting data (P.L. 94-171), TopDown Algorithm, persons",
-               17.14, 1e-10, 2.56, "person, whole release", "central",
-               "Abowd et al. 2022, 'The 2020 Census Disclosure Avoidance System TopDown Algorithm', Harvard Data "
-               "Science Review (Special Issue 2); Census Bureau privacy-loss budget allocation of June 2021 "
-               "(rho = 2.63 in total: 2.56 persons + 0.07 housing units)"),
-    Deployment("US Census Bureau", "OnTheMap (LEHD residence-workplace flows)", 8.6, 1e-5, None,
-               "worker", "central",
-               "Machanavajjhala et al. 2008, 'Privacy: theory meets practice on the map', ICDE 2008"),
-    Deployment("US Census Bureau", "Post-Secondary Employment Outcomes (PSEO) earnings percentiles", None, 0.0, None,
-               "graduate, per cell (parallel over cells)", "central",
-               "Foote, Machanavajjhala & McKinney 2019, 'Releasing earnings distributions using differential "
-               "privacy', J. Privacy and Confidentiality (shared/papers): geometric histogram mechanism; the paper "
-               "evaluates epsilon from 0.1 to 3 and does not state the production value; enter it when known"),
-    Deployment("Apple", "QuickType suggestions (iOS/macOS)", 16.0, 0.0, None, "user-day", "local",
-               "Apple Differential Privacy Team 2017, 'Learning with privacy at scale'; Desfontaines, 'A list of "
-               "real-world uses of differential privacy'"),
-    Deployment("Apple", "Emoji suggestions", 4.0, 0.0, None, "user-day", "local",
-               "Apple Differential Privacy Team 2017; OpenDP deployments registry"),
-    Deployment("Apple", "Health Type Usage", 2.0, 0.0, None, "user-day", "local",
-               "Apple Differential Privacy Team 2017; Desfontaines' list"),
-    Deployment("Google", "COVID-19 Community Mobility Reports", 2.64, None, None, "user-day", "central",
-               "Aktay et al. 2020, 'Google COVID-19 Community Mobility Reports: anonymization process "
-               "description', arXiv:2004.04145"),
-    Deployment("LinkedIn", "Audience Engagements API", 34.9, 7e-9, None, "member-month", "central",
-               "Rogers et al. 2020, 'LinkedIn's Audience Engagements API: a privacy preserving data analytics "
-               "system at scale', arXiv:2002.05839; OpenDP deployments registry"),
-    Deployment("Microsoft", "Assistive AI (Office text suggestions)", 4.0, 1e-7, None, "user", "central",
-               "Microsoft 2020 announcement quoted in the OpenDP deployments registry"),
-    Deployment("Microsoft", "Windows app-usage telemetry", 1.672, 0.0, None, "device, per 6-hour round", "local",
-               "Ding, Kulkarni & Yekhanin 2017, 'Collecting telemetry data privately', NeurIPS 2017"),
-    Deployment("Israel Ministry of Health", "National Registry of Live Births 2014 (synthetic data)", 9.98, None,
-               None, "birth", "central", "Hod & Canetti 2024 (OpenDP deployments registry)"),
+    Deployment(
+        "US Census Bureau",
+        "2020 Census redistricting data (P.L. 94-171), TopDown Algorithm, persons",
+        17.14,
+        1e-10,
+        2.56,
+        "person, whole release",
+        "central",
+        "Abowd et al. 2022, 'The 2020 Census Disclosure Avoidance System TopDown Algorithm', Harvard Data "
+        "Science Review (Special Issue 2); Census Bureau privacy-loss budget allocation of June 2021 "
+        "(rho = 2.63 in total: 2.56 persons + 0.07 housing units)",
+    ),
+    Deployment(
+        "US Census Bureau",
+        "OnTheMap (LEHD residence-workplace flows)",
+        8.6,
+        1e-5,
+        None,
+        "worker",
+        "central",
+        "Machanavajjhala et al. 2008, 'Privacy: theory meets practice on the map', ICDE 2008",
+    ),
+    Deployment(
+        "US Census Bureau",
+        "Post-Secondary Employment Outcomes (PSEO) earnings percentiles",
+        None,
+        0.0,
+        None,
+        "graduate, per cell (parallel over cells)",
+        "central",
+        "Foote, Machanavajjhala & McKinney 2019, 'Releasing earnings distributions using differential "
+        "privacy', J. Privacy and Confidentiality (shared/papers): geometric histogram mechanism; the paper "
+        "evaluates epsilon from 0.1 to 3 and does not state the production value; enter it when known",
+    ),
+    Deployment(
+        "Apple",
+        "QuickType suggestions (iOS/macOS)",
+        16.0,
+        0.0,
+        None,
+        "user-day",
+        "local",
+        "Apple Differential Privacy Team 2017, 'Learning with privacy at scale'; Desfontaines, 'A list of "
+        "real-world uses of differential privacy'",
+    ),
+    Deployment(
+        "Apple",
+        "Emoji suggestions",
+        4.0,
+        0.0,
+        None,
+        "user-day",
+        "local",
+        "Apple Differential Privacy Team 2017; OpenDP deployments registry",
+    ),
+    Deployment(
+        "Apple",
+        "Health Type Usage",
+        2.0,
+        0.0,
+        None,
+        "user-day",
+        "local",
+        "Apple Differential Privacy Team 2017; Desfontaines' list",
+    ),
+    Deployment(
+        "Google",
+        "COVID-19 Community Mobility Reports",
+        2.64,
+        None,
+        None,
+        "user-day",
+        "central",
+        "Aktay et al. 2020, 'Google COVID-19 Community Mobility Reports: anonymization process "
+        "description', arXiv:2004.04145",
+    ),
+    Deployment(
+        "LinkedIn",
+        "Audience Engagements API",
+        34.9,
+        7e-9,
+        None,
+        "member-month",
+        "central",
+        "Rogers et al. 2020, 'LinkedIn's Audience Engagements API: a privacy preserving data analytics "
+        "system at scale', arXiv:2002.05839; OpenDP deployments registry",
+    ),
+    Deployment(
+        "Microsoft",
+        "Assistive AI (Office text suggestions)",
+        4.0,
+        1e-7,
+        None,
+        "user",
+        "central",
+        "Microsoft 2020 announcement quoted in the OpenDP deployments registry",
+    ),
+    Deployment(
+        "Microsoft",
+        "Windows app-usage telemetry",
+        1.672,
+        0.0,
+        None,
+        "device, per 6-hour round",
+        "local",
+        "Ding, Kulkarni & Yekhanin 2017, 'Collecting telemetry data privately', NeurIPS 2017",
+    ),
+    Deployment(
+        "Israel Ministry of Health",
+        "National Registry of Live Births 2014 (synthetic data)",
+        9.98,
+        None,
+        None,
+        "birth",
+        "central",
+        "Hod & Canetti 2024 (OpenDP deployments registry)",
+    ),
 )
 
 
 def deployments_table() -> list[dict]:
     """:data:`DEPLOYMENTS` as a list of dicts (one per row) for a DataFrame / editable table."""
     return [
-        {"organisation": d.organisation, "release": d.release, "epsilon": d.epsilon, "delta": d.delta,
-         "rho (zCDP)": d.rho, "privacy unit": d.unit, "model": d.model, "source": d.source}
+        {
+            "organisation": d.organisation,
+            "release": d.release,
+            "epsilon": d.epsilon,
+            "delta": d.delta,
+            "rho (zCDP)": d.rho,
+            "privacy unit": d.unit,
+            "model": d.model,
+            "source": d.source,
+        }
         for d in DEPLOYMENTS
     ]

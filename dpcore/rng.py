@@ -10,6 +10,7 @@ extremes are 2^-53 and 1 - 2^-53. (The earlier 53-bit version ``(k + 1/2) / 2^53
 exactly 1.0 for k = 2^53 - 1, and Laplace / Gaussian / Cauchy noise became inf or NaN.) Every
 sampler below is therefore finite for every word, including all-0x00 and all-0xFF bytes.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ from .errors import DPInputError
 
 __all__ = ["SecureRandom", "secure_generator", "as_generator", "uniform_from_words"]
 
-_TWO_POW_MINUS_52 = 2.0 ** -52
+_TWO_POW_MINUS_52 = 2.0**-52
 
 
 def uniform_from_words(words: np.ndarray) -> np.ndarray:

@@ -49,6 +49,7 @@ Pass ``rho=`` to set rho directly instead. The default delta is :data:`DEFAULT_D
 Neighbouring relation: whatever the statistic's S is smooth for (default: replace one record,
 n public). All samplers take ``rng`` (Generator, int seed, None, or dpcore's SecureRandom).
 """
+
 from __future__ import annotations
 
 import math
@@ -120,6 +121,7 @@ def check_noise(noise: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # Laplace (NRS): certified hockey-stick divergence
 # ---------------------------------------------------------------------------------------------
+
 
 def _tail_part(lam: float, eps2: float) -> float:
     """sup_c P(|Z| > c) - e^eps2 P(|e^-lam Z| > c)... written for Q = e^{-|lam|} Z (narrower), Z ~ Lap(1).
@@ -214,7 +216,9 @@ def laplace_smooth_hockey_stick(epsilon: float, shift: float, log_dilation: floa
     d = check_finite(shift, "shift")
     lam = check_finite(log_dilation, "log_dilation")
     if abs(lam) > 25.0 or abs(d) > 1e6:
-        raise DPInputError("|log_dilation| must be <= 25 and |shift| <= 1e6 (beyond that there is no privacy to measure)")
+        raise DPInputError(
+            "|log_dilation| must be <= 25 and |shift| <= 1e6 (beyond that there is no privacy to measure)"
+        )
     k = math.exp(-lam)
     lo, hi = min(0.0, d), max(0.0, d)
     pieces = [(-math.inf, lo), (lo, hi), (hi, math.inf)]
@@ -287,25 +291,42 @@ class SmoothCalibration:
     def statement(self) -> str:
         """One sentence: what is guaranteed and why."""
         if self.noise == "cauchy":
-            return (f"pure ε = {self.epsilon:.4g}-DP (generalized Cauchy γ = {self.gamma:g}; certified loss "
-                    f"{self.certificate:.4g})")
+            return (
+                f"pure ε = {self.epsilon:.4g}-DP (generalized Cauchy γ = {self.gamma:g}; certified loss "
+                f"{self.certificate:.4g})"
+            )
         if self.noise in ("laplace", "gaussian"):
             law = "Laplace" if self.noise == "laplace" else "Gaussian"
-            return (f"(ε, δ) = ({self.epsilon:.4g}, {self.delta:.2g})-DP ({law}, NRS smooth sensitivity; "
-                    f"certified δ = {self.certificate:.3g})")
+            return (
+                f"(ε, δ) = ({self.epsilon:.4g}, {self.delta:.2g})-DP ({law}, NRS smooth sensitivity; "
+                f"certified δ = {self.certificate:.3g})"
+            )
         rho = _law_parameter(self.rho, self.noise, "rho")
         eps_at = budget.zcdp_to_approx_dp(rho, self.delta) if self.delta > 0 else float("nan")
-        return (f"ρ = {self.rho:.4g}-zCDP (Laplace log-normal, Bun & Steinke 2019; certified), hence "
-                f"(ε, δ) = ({eps_at:.4g}, {self.delta:.2g})-DP")
+        return (
+            f"ρ = {self.rho:.4g}-zCDP (Laplace log-normal, Bun & Steinke 2019; certified), hence "
+            f"(ε, δ) = ({eps_at:.4g}, {self.delta:.2g})-DP"
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"noise": self.noise, "alpha": self.alpha, "beta": self.beta, "epsilon": self.epsilon,
-                "delta": self.delta, "mode": self.mode, "cost": self.cost.to_dict(),
-                "certificate": self.certificate, "gamma": self.gamma, "sigma": self.sigma, "rho": self.rho}
+        return {
+            "noise": self.noise,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "mode": self.mode,
+            "cost": self.cost.to_dict(),
+            "certificate": self.certificate,
+            "gamma": self.gamma,
+            "sigma": self.sigma,
+            "rho": self.rho,
+        }
 
 
-def laplace_smooth_calibration(epsilon: float, delta: float = DEFAULT_DELTA, mode: str = "tight",
-                               beta: float | None = None) -> SmoothCalibration:
+def laplace_smooth_calibration(
+    epsilon: float, delta: float = DEFAULT_DELTA, mode: str = "tight", beta: float | None = None
+) -> SmoothCalibration:
     """(alpha, beta) for Laplace smooth-sensitivity noise with a certified (epsilon, delta).
 
     mode="paper": NRS's alpha = eps/2, beta = eps/(2 ln(2/delta)); its certified delta
@@ -331,9 +352,18 @@ def laplace_smooth_calibration(epsilon: float, delta: float = DEFAULT_DELTA, mod
     return SmoothCalibration("laplace", alpha, b, epsilon, delta, mode, budget.approx(epsilon, delta), cert)
 
 
-def _largest_certified_alpha(certified_delta: Callable[[float, float, float], float], epsilon: float,
-                             delta: float, beta: float, *, upper: float, smallest: float, iterations: int,
-                             absolute_tolerance: float = 0.0, relative_tolerance: float = 0.0) -> tuple[float, float]:
+def _largest_certified_alpha(
+    certified_delta: Callable[[float, float, float], float],
+    epsilon: float,
+    delta: float,
+    beta: float,
+    *,
+    upper: float,
+    smallest: float,
+    iterations: int,
+    absolute_tolerance: float = 0.0,
+    relative_tolerance: float = 0.0,
+) -> tuple[float, float]:
     """The largest alpha in (0, upper] with ``certified_delta(epsilon, alpha, beta) <= delta``, and that delta.
 
     Bisection on [0, upper] (the certified delta increases with alpha): ``lo`` always stays on the
@@ -344,8 +374,10 @@ def _largest_certified_alpha(certified_delta: Callable[[float, float, float], fl
     hi - lo <= max(absolute_tolerance, relative_tolerance * hi).
     """
     if certified_delta(epsilon, smallest, beta) > delta:
-        raise DPInputError(f"beta = {beta:g} is too large for (epsilon, delta) = ({epsilon:g}, {delta:g}): "
-                           "even tiny alpha misses delta; choose a smaller beta")
+        raise DPInputError(
+            f"beta = {beta:g} is too large for (epsilon, delta) = ({epsilon:g}, {delta:g}): "
+            "even tiny alpha misses delta; choose a smaller beta"
+        )
     lo, hi = 0.0, upper
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
@@ -361,14 +393,23 @@ def _largest_certified_alpha(certified_delta: Callable[[float, float, float], fl
 
 @lru_cache(maxsize=512)
 def _laplace_tight(epsilon: float, delta: float, beta: float) -> tuple[float, float]:
-    return _largest_certified_alpha(laplace_smooth_delta, epsilon, delta, beta, upper=epsilon,
-                                    smallest=epsilon * 1e-9, iterations=100, absolute_tolerance=1e-10 * epsilon)
+    return _largest_certified_alpha(
+        laplace_smooth_delta,
+        epsilon,
+        delta,
+        beta,
+        upper=epsilon,
+        smallest=epsilon * 1e-9,
+        iterations=100,
+        absolute_tolerance=1e-10 * epsilon,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Gaussian (NRS's Gaussian variant): certified hockey-stick divergence. Library only: not in
 # SMOOTH_NOISES yet (the pages' noise dictionaries would need an entry first).
 # ---------------------------------------------------------------------------------------------
+
 
 def _gaussian_dilation_delta(beta: float, eps2: float) -> float:
     """sup over |lam| <= beta and events of P(A) - e^eps2 Q(A), P = N(0,1), Q = N(0, e^{2 lam}) (either order).
@@ -472,8 +513,9 @@ def gaussian_smooth_hockey_stick(epsilon: float, shift: float, log_dilation: flo
     return max(0.0, forward, backward)
 
 
-def gaussian_smooth_calibration(epsilon: float, delta: float = DEFAULT_DELTA, *,
-                                beta: float | None = None) -> SmoothCalibration:
+def gaussian_smooth_calibration(
+    epsilon: float, delta: float = DEFAULT_DELTA, *, beta: float | None = None
+) -> SmoothCalibration:
     """(alpha, beta) for Gaussian smooth-sensitivity noise with a certified (epsilon, delta) ("tight" only).
 
     beta: given (choose it without the data), or the public default epsilon / (4 (1 + ln(2/delta))).
@@ -489,8 +531,16 @@ def gaussian_smooth_calibration(epsilon: float, delta: float = DEFAULT_DELTA, *,
 
 @lru_cache(maxsize=256)
 def _gaussian_tight(epsilon: float, delta: float, beta: float) -> tuple[float, float]:
-    return _largest_certified_alpha(gaussian_smooth_delta, epsilon, delta, beta, upper=4.0 * epsilon + 4.0,
-                                    smallest=epsilon * 1e-6, iterations=60, relative_tolerance=1e-9)
+    return _largest_certified_alpha(
+        gaussian_smooth_delta,
+        epsilon,
+        delta,
+        beta,
+        upper=4.0 * epsilon + 4.0,
+        smallest=epsilon * 1e-6,
+        iterations=60,
+        relative_tolerance=1e-9,
+    )
 
 
 class LaplaceNoise:
@@ -534,6 +584,7 @@ class LaplaceNoise:
 # Laplace log-normal (Bun & Steinke 2019)
 # ---------------------------------------------------------------------------------------------
 
+
 def lln_epsilon_cdp(alpha: float, beta: float, sigma: float) -> float:
     """eps_c = t/sigma + e^{3 sigma^2 / 2} s (Bun & Steinke 2019, Section 3.1; s = alpha, t = beta).
 
@@ -557,7 +608,7 @@ def lln_optimal_sigma(epsilon_cdp: float, beta: float) -> float:
     t = check_positive(beta, "beta")
 
     def f(s: float) -> float:
-        return 5.0 * (eps / t) * s ** 3 - 5.0 * s * s - 1.0
+        return 5.0 * (eps / t) * s**3 - 5.0 * s * s - 1.0
 
     lo, hi = t / eps, max(2.0 * t / eps, 0.5)
     while f(hi) < 0:
@@ -602,8 +653,9 @@ def rho_for_approx_dp(epsilon: float, delta: float) -> float:
 LLN_BETA_FRACTION = 0.1
 
 
-def lln_calibration(epsilon: float | None = None, delta: float = DEFAULT_DELTA, *, rho: float | None = None,
-                    beta: float | None = None) -> SmoothCalibration:
+def lln_calibration(
+    epsilon: float | None = None, delta: float = DEFAULT_DELTA, *, rho: float | None = None, beta: float | None = None
+) -> SmoothCalibration:
     """(s, t, sigma) for the Laplace log-normal at rho-zCDP (Bun & Steinke 2019, Section 3.1).
 
     rho: given, or the largest rho implying (epsilon, delta)-DP. eps_c = sqrt(2 rho);
@@ -635,8 +687,18 @@ def lln_calibration(epsilon: float | None = None, delta: float = DEFAULT_DELTA, 
         s *= 1.0 - 1e-12
     else:  # pragma: no cover - the tests show the loop ends at once
         raise DPInputError("could not certify the Laplace log-normal constants")
-    return SmoothCalibration("laplace_lognormal", s, t, float(epsilon), delta, "paper", budget.zcdp(rho_v),
-                             lln_epsilon_cdp(s, t, sigma), sigma=sigma, rho=rho_v)
+    return SmoothCalibration(
+        "laplace_lognormal",
+        s,
+        t,
+        float(epsilon),
+        delta,
+        "paper",
+        budget.zcdp(rho_v),
+        lln_epsilon_cdp(s, t, sigma),
+        sigma=sigma,
+        rho=rho_v,
+    )
 
 
 class LaplaceLogNormal:
@@ -655,7 +717,7 @@ class LaplaceLogNormal:
         self.sigma = check_positive(sigma, "sigma")
         if self.sigma > 5:
             raise DPInputError(f"sigma must be <= 5 (the calibration never needs more), got {self.sigma:g}")
-        self.variance = 2.0 * math.exp(2.0 * self.sigma ** 2)
+        self.variance = 2.0 * math.exp(2.0 * self.sigma**2)
 
     def __repr__(self) -> str:
         return f"LaplaceLogNormal(sigma={self.sigma:g})"
@@ -672,12 +734,12 @@ class LaplaceLogNormal:
         sy = self.sigma * y
         out = np.empty(flat.size)
         for start in range(0, flat.size, 512):
-            chunk = flat[start:start + 512]
+            chunk = flat[start : start + 512]
             expo = -chunk[:, None] * np.exp(-sy)[None, :] + log_phi[None, :]
             if density:
                 expo = expo - sy[None, :]
             m = expo.max(axis=1)
-            out[start:start + 512] = m + np.log(np.exp(expo - m[:, None]).sum(axis=1))
+            out[start : start + 512] = m + np.log(np.exp(expo - m[:, None]).sum(axis=1))
         return out.reshape(az.shape)
 
     def _log_expect(self, z: np.ndarray, density: bool) -> np.ndarray:
@@ -696,7 +758,7 @@ class LaplaceLogNormal:
         sig = self.sigma
         c = 1.0 if density else 0.0
         with np.errstate(over="ignore", divide="ignore"):
-            log_arg = 2.0 * math.log(sig) + np.log(flat) + c * sig * sig   # log(sigma^2 |z| e^{c sigma^2})
+            log_arg = 2.0 * math.log(sig) + np.log(flat) + c * sig * sig  # log(sigma^2 |z| e^{c sigma^2})
             arg = np.exp(np.minimum(log_arg, 700.0))
         wv = np.real(lambertw(arg))
         big = log_arg > 700.0  # W(e^L) ~ L - log L for huge L (never reached for |z| < e^{600})
@@ -712,7 +774,9 @@ class LaplaceLogNormal:
             tt = tmax[sl, None] * t[None, :]
             y = ystar[sl, None] + width[sl, None] * np.sinh(tt)
             log_jac = np.log(width[sl, None] * np.cosh(tt) * (tmax[sl, None] * (t[1] - t[0])))
-            expo = -0.5 * y * y - 0.5 * math.log(2 * math.pi) - c * sig * y - flat[sl, None] * np.exp(-sig * y) + log_jac
+            expo = (
+                -0.5 * y * y - 0.5 * math.log(2 * math.pi) - c * sig * y - flat[sl, None] * np.exp(-sig * y) + log_jac
+            )
             m = expo.max(axis=1)
             out[sl] = m + np.log(np.exp(expo - m[:, None]).sum(axis=1))
         return out.reshape(az.shape)
@@ -749,7 +813,7 @@ class LaplaceLogNormal:
         p = _check_probabilities(p)
         flat = p.ravel()
         lo = np.full(flat.shape, -40.0)
-        hi = np.full(flat.shape, 40.0 * max(1.0, self.sigma ** 2))
+        hi = np.full(flat.shape, 40.0 * max(1.0, self.sigma**2))
         for _ in range(70):
             mid = 0.5 * (lo + hi)
             tail = self.abs_sf(np.exp(mid))
@@ -776,8 +840,9 @@ def _lln_abs_quantile(sigma: float, p: float) -> float:
     return float(LaplaceLogNormal(sigma)._abs_quantile(np.array([p]))[0])
 
 
-def lln_renyi_divergence(order: Any, sigma: float, shift: float, log_dilation: float,
-                         *, n_grid: int = 6001) -> np.ndarray:
+def lln_renyi_divergence(
+    order: Any, sigma: float, shift: float, log_dilation: float, *, n_grid: int = 6001
+) -> np.ndarray:
     """max(D_a(P || Q), D_a(Q || P)) for P = LLN(sigma), Q = e^lam P + d, by quadrature (brute force).
 
     Quadrature on z = sinh(w) over a wide w-range, log densities from :meth:`LaplaceLogNormal.logpdf`;
@@ -824,6 +889,7 @@ def lln_renyi_divergence(order: Any, sigma: float, shift: float, log_dilation: f
 # ---------------------------------------------------------------------------------------------
 # Laplace log-normal: the certified Renyi bound
 # ---------------------------------------------------------------------------------------------
+
 
 def lln_log_density_lipschitz(sigma: float) -> float:
     """L = e^{3 sigma^2 / 2}: the Lipschitz constant of log p for the LLN(sigma) density p (tight, attained at z -> 0).
@@ -904,8 +970,17 @@ def lln_certified_rho(alpha: float, beta: float, sigma: float) -> float:
 # One entry point
 # ---------------------------------------------------------------------------------------------
 
-def smooth_calibration(noise: str, epsilon: float, *, delta: float | None = None, gamma: float = 2.0,
-                       mode: str = "tight", beta: float | None = None, rho: float | None = None) -> SmoothCalibration:
+
+def smooth_calibration(
+    noise: str,
+    epsilon: float,
+    *,
+    delta: float | None = None,
+    gamma: float = 2.0,
+    mode: str = "tight",
+    beta: float | None = None,
+    rho: float | None = None,
+) -> SmoothCalibration:
     """Calibrate ``noise`` (a :data:`SMOOTH_NOISES` name) to the target (epsilon, delta).
 
     "cauchy": pure epsilon (``dpcore.noise.smooth_noise_calibration``; delta ignored, recorded 0).
@@ -918,8 +993,17 @@ def smooth_calibration(noise: str, epsilon: float, *, delta: float | None = None
         delta = check_delta(delta)  # checked even where it is not used (cauchy): a bad value is a mistake
     if noise == "cauchy":
         cal = smooth_noise_calibration(epsilon, gamma, mode=mode, beta=beta)
-        return SmoothCalibration("cauchy", cal.alpha, cal.beta, cal.epsilon, 0.0, cal.mode,
-                                 budget.pure(cal.epsilon), cal.certified_loss, gamma=float(gamma))
+        return SmoothCalibration(
+            "cauchy",
+            cal.alpha,
+            cal.beta,
+            cal.epsilon,
+            0.0,
+            cal.mode,
+            budget.pure(cal.epsilon),
+            cal.certified_loss,
+            gamma=float(gamma),
+        )
     d = DEFAULT_DELTA if delta is None else check_delta(delta)
     if noise == "laplace":
         return laplace_smooth_calibration(epsilon, d, mode=mode, beta=beta)
@@ -970,6 +1054,7 @@ def release_noise(release: Any) -> Any:
 # helpers
 # ---------------------------------------------------------------------------------------------
 
+
 def _check_type(obj: Any, cls: type, name: str) -> None:
     if not isinstance(obj, cls):
         raise TypeError(f"{name} must be a dpcore.smooth_noises.{cls.__name__}, got {type(obj).__name__}")
@@ -978,8 +1063,9 @@ def _check_type(obj: Any, cls: type, name: str) -> None:
 def _check_release(release: Any) -> None:
     needed = ("value", "noise_scale", "gamma", "noise")
     if not all(hasattr(release, a) for a in needed):
-        raise TypeError(f"release must be a dpcore.gini.GiniRelease (with {', '.join(needed)}), got "
-                        f"{type(release).__name__}")
+        raise TypeError(
+            f"release must be a dpcore.gini.GiniRelease (with {', '.join(needed)}), got {type(release).__name__}"
+        )
 
 
 def _size(size) -> int | tuple[int, ...]:

@@ -46,6 +46,7 @@ Choices where the paper is inconsistent (each proved by a test in tests/test_str
 5. The NY example's "~80 %" does not reproduce: :func:`ny_race_example` computes ~72 % at
    alpha = 0.13 and a symmetric-Dirichlet MLE on the vector gives alpha ~ 0.26.
 """
+
 from __future__ import annotations
 
 import math
@@ -119,6 +120,7 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 # Groups
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class GroupIndex:
     """Sorted group labels, the integer code of every record and the size of every group."""
@@ -137,19 +139,21 @@ def _label_array(groups: Any, name: str = "groups") -> np.ndarray:
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim != 1:
-        raise DPInputError(f"{name} must be one label per record (1-D), got shape {arr.shape}; "
-                           "combine several grouping columns into one label first")
+        raise DPInputError(
+            f"{name} must be one label per record (1-D), got shape {arr.shape}; "
+            "combine several grouping columns into one label first"
+        )
     if arr.dtype.kind == "f" and np.isnan(arr).any():
-        raise DPInputError(f"{name} has {int(np.isnan(arr).sum())} missing labels; drop those records "
-                           "or give them their own group")
+        raise DPInputError(
+            f"{name} has {int(np.isnan(arr).sum())} missing labels; drop those records or give them their own group"
+        )
     if arr.dtype.kind == "O":
         kinds = set(map(type, arr.tolist()))
         missing = 0
         if type(None) in kinds or float in kinds or np.float64 in kinds:
             missing = sum(1 for v in arr.tolist() if v is None or (isinstance(v, float) and math.isnan(v)))
         if missing:
-            raise DPInputError(f"{name} has {missing} missing labels; drop those records or give them "
-                               "their own group")
+            raise DPInputError(f"{name} has {missing} missing labels; drop those records or give them their own group")
         if kinds <= {str}:
             arr = arr.astype(str)  # fixed-width text sorts much faster than Python objects
         elif len(kinds) > 1 and not all(issubclass(t, (int, float, np.integer, np.floating)) for t in kinds):
@@ -199,6 +203,7 @@ def group_index(groups: Any, *, levels: Sequence | None = None, max_groups: int 
 # Clipping
 # ---------------------------------------------------------------------------------------------
 
+
 def _check_gamma(gamma: Any) -> float:
     return check_probability(gamma, "gamma (the clip failure-probability constant)")
 
@@ -234,6 +239,7 @@ def clip_thresholds(clip_range: Any, sizes: Any, *, gamma: float = DEFAULT_GAMMA
 # Global clipped Laplace mean
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class LaplaceMeanRelease:
     """One released clipped Laplace mean (the value and everything that produced it)."""
@@ -252,8 +258,9 @@ class LaplaceMeanRelease:
         return math.sqrt(2.0) * self.noise_scale
 
 
-def clipped_laplace_mean(values: Any, *, epsilon: float, clip_range: Any, gamma: float = DEFAULT_GAMMA,
-                         rng: Any = None) -> LaplaceMeanRelease:
+def clipped_laplace_mean(
+    values: Any, *, epsilon: float, clip_range: Any, gamma: float = DEFAULT_GAMMA, rng: Any = None
+) -> LaplaceMeanRelease:
     """epsilon-DP clipped mean of all values: ``mean(clip(x)) + Lap((high - low)/(n epsilon))``.
 
     Paper Eq. 2 (digest §2.3). Neighbouring: replace one value, n public. ``clip_range`` is a
@@ -269,8 +276,9 @@ def clipped_laplace_mean(values: Any, *, epsilon: float, clip_range: Any, gamma:
     b = noise.laplace_scale(epsilon, sens)
     true_clipped = float(np.clip(x, lo, hi).mean())
     value = true_clipped + float(noise.sample_laplace(b, 1, rng=as_generator(rng))[0])
-    return LaplaceMeanRelease(value=value, n=int(x.size), epsilon=epsilon, clip_low=lo, clip_high=hi,
-                              sensitivity=sens, noise_scale=b)
+    return LaplaceMeanRelease(
+        value=value, n=int(x.size), epsilon=epsilon, clip_low=lo, clip_high=hi, sensitivity=sens, noise_scale=b
+    )
 
 
 global_laplace_mean = clipped_laplace_mean
@@ -279,6 +287,7 @@ global_laplace_mean = clipped_laplace_mean
 # ---------------------------------------------------------------------------------------------
 # Stratified mean
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class StratifiedMeanRelease:
@@ -312,7 +321,7 @@ class StratifiedMeanRelease:
     @property
     def overall_noise_sd(self) -> float:
         """Standard deviation of the noise in ``overall`` (from the public parameters only)."""
-        return math.sqrt(float(np.sum(self.weights ** 2 * 2.0 * np.where(self.empty, 0.0, self.noise_scale) ** 2)))
+        return math.sqrt(float(np.sum(self.weights**2 * 2.0 * np.where(self.empty, 0.0, self.noise_scale) ** 2)))
 
     def as_dict(self) -> dict[Any, float]:
         return dict(zip(self.labels, self.per_group.tolist(), strict=True))
@@ -329,8 +338,9 @@ def _resolve_weights(weights: Any, labels: tuple, counts: np.ndarray) -> tuple[n
             raise DPInputError(f"weights are given for labels that are not groups: {unknown[:5]}")
         missing = [lab for lab in labels if lab not in weights]
         if missing:
-            raise DPInputError(f"weights are missing for groups {missing[:5]}; give a weight (possibly 0) "
-                               "for every group")
+            raise DPInputError(
+                f"weights are missing for groups {missing[:5]}; give a weight (possibly 0) for every group"
+            )
         raw = [weights[lab] for lab in labels]
     else:
         raw = weights
@@ -346,14 +356,24 @@ def _resolve_weights(weights: Any, labels: tuple, counts: np.ndarray) -> tuple[n
         raise DPInputError("weights must be >= 0 (they are population shares)")
     total = float(w.sum())
     if abs(total - 1.0) > WEIGHT_TOL:
-        raise DPInputError(f"weights must sum to 1 (they are population shares), they sum to {total:.6g}; "
-                           "divide them by their sum")
+        raise DPInputError(
+            f"weights must sum to 1 (they are population shares), they sum to {total:.6g}; divide them by their sum"
+        )
     return w, "given (public)"
 
 
-def stratified_mean(values: Any, groups: Any, *, epsilon: float, clip_range: Any, rng: Any = None,
-                    weights: Any = None, gamma: float = DEFAULT_GAMMA, levels: Sequence | None = None,
-                    max_groups: int = MAX_GROUPS) -> StratifiedMeanRelease:
+def stratified_mean(
+    values: Any,
+    groups: Any,
+    *,
+    epsilon: float,
+    clip_range: Any,
+    rng: Any = None,
+    weights: Any = None,
+    gamma: float = DEFAULT_GAMMA,
+    levels: Sequence | None = None,
+    max_groups: int = MAX_GROUPS,
+) -> StratifiedMeanRelease:
     """epsilon-DP mean of every group plus their public-weight combination (paper Eq. 3, 4, Prop. 8).
 
     Group i releases ``p_i = mean(clip_i(x in G_i)) + Lap((high_i - low_i) / (|G_i| epsilon))``;
@@ -401,21 +421,36 @@ def stratified_mean(values: Any, groups: Any, *, epsilon: float, clip_range: Any
     notes = []
     for i, lab in enumerate(gi.labels):
         if counts[i] == 0:
-            notes.append(f"group {lab!r} has no records: its released value is the midpoint of the clip "
-                         f"interval ({(lo[i] + hi[i]) / 2:g}), a constant that uses no data")
+            notes.append(
+                f"group {lab!r} has no records: its released value is the midpoint of the clip "
+                f"interval ({(lo[i] + hi[i]) / 2:g}), a constant that uses no data"
+            )
         elif counts[i] == 1:
-            notes.append(f"group {lab!r} has 1 record: its release is that record's clipped value plus "
-                         f"Laplace noise of scale {scales[i]:.4g} (= clip width / epsilon): mostly noise")
+            notes.append(
+                f"group {lab!r} has 1 record: its release is that record's clipped value plus "
+                f"Laplace noise of scale {scales[i]:.4g} (= clip width / epsilon): mostly noise"
+            )
     overall = float(np.dot(w, est))
     return StratifiedMeanRelease(
-        overall=overall, per_group=_readonly(est), labels=gi.labels, counts=_readonly(counts),
-        weights=_readonly(w), weights_source=source, epsilon=epsilon, clip_low=_readonly(lo),
-        clip_high=_readonly(hi), sensitivity=_readonly(sens), noise_scale=_readonly(scales),
-        empty=_readonly(empty), notes=tuple(notes))
+        overall=overall,
+        per_group=_readonly(est),
+        labels=gi.labels,
+        counts=_readonly(counts),
+        weights=_readonly(w),
+        weights_source=source,
+        epsilon=epsilon,
+        clip_low=_readonly(lo),
+        clip_high=_readonly(hi),
+        sensitivity=_readonly(sens),
+        noise_scale=_readonly(scales),
+        empty=_readonly(empty),
+        notes=tuple(notes),
+    )
 
 
-def _clipped_group_means(x: np.ndarray, codes: np.ndarray, counts: np.ndarray, lo: np.ndarray,
-                         hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _clipped_group_means(
+    x: np.ndarray, codes: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Non-private clipped mean of every group (midpoint of the interval for an empty group)."""
     k = counts.size
     clipped = np.clip(x, lo[codes], hi[codes])
@@ -447,8 +482,9 @@ def public_weights(public_groups: Any, labels: Sequence, *, max_groups: int = MA
     return w / w.sum()
 
 
-def split_public_private(values: Any, groups: Any, *, public_fraction: float = 0.5,
-                         rng: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def split_public_private(
+    values: Any, groups: Any, *, public_fraction: float = 0.5, rng: Any = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Shuffle and split a simulated population into disjoint private and public parts.
 
     Returns ``(private_values, private_groups, public_values, public_groups)``. This mirrors the
@@ -488,7 +524,7 @@ def stratified_noise_variance(counts: Any, weights: Any, epsilon: float, clip_lo
     if not (np.all(np.isfinite(width)) and np.all(width > 0)):
         raise DPInputError("each clip range must be finite with clip_low < clip_high")
     b = np.where(c > 0, width / np.maximum(c, 1) / epsilon, 0.0)
-    return float(np.sum(w ** 2 * 2.0 * b ** 2))
+    return float(np.sum(w**2 * 2.0 * b**2))
 
 
 def global_noise_variance(n: int, epsilon: float, clip_low: float, clip_high: float) -> float:
@@ -503,6 +539,7 @@ def global_noise_variance(n: int, epsilon: float, clip_low: float, clip_high: fl
 # Parity error (Definition 11)
 # ---------------------------------------------------------------------------------------------
 
+
 class ParityResult(float):
     """The parity error of one release: Definition 11's phi (a float) with its parts: ``.omega``,
     ``.overall_term``, ``.per_group``
@@ -515,8 +552,9 @@ class ParityResult(float):
     k: int
     skipped: tuple[int, ...]
 
-    def __new__(cls, value: float, *, omega: float, overall_term: float, per_group: np.ndarray,
-                skipped: tuple[int, ...]) -> ParityResult:
+    def __new__(
+        cls, value: float, *, omega: float, overall_term: float, per_group: np.ndarray, skipped: tuple[int, ...]
+    ) -> ParityResult:
         obj = super().__new__(cls, value)
         obj.omega = omega
         obj.overall_term = overall_term
@@ -542,16 +580,25 @@ def relative_errors(true_values: Any, estimates: Any, *, on_zero: str = "raise")
         raise DPInputError(f"true values ({t.size}) and estimates ({e.size}) must have the same length")
     zero = t == 0
     if zero.any() and on_zero == "raise":
-        raise DPInputError("a true value is 0, so its relative error is undefined; use on_zero='skip' to "
-                           "leave such groups out (and say so) or shift the variable")
+        raise DPInputError(
+            "a true value is 0, so its relative error is undefined; use on_zero='skip' to "
+            "leave such groups out (and say so) or shift the variable"
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.abs(t - e) / np.abs(t)
     r[zero] = np.nan
     return r
 
 
-def parity_error(true_overall: float, est_overall: float, true_groups: Any, est_groups: Any,
-                 omega: float | None = None, *, on_zero: str = "raise") -> ParityResult:
+def parity_error(
+    true_overall: float,
+    est_overall: float,
+    true_groups: Any,
+    est_groups: Any,
+    omega: float | None = None,
+    *,
+    on_zero: str = "raise",
+) -> ParityResult:
     """Definition 11 (paper §3), literally:
 
     ``phi = omega |(f(X) - M(X)) / f(X)| + sum_{i=1}^k |(f(G_i) - M(G_i)) / f(G_i)|``, ``omega = 1/k``.
@@ -584,13 +631,13 @@ def parity_error(true_overall: float, est_overall: float, true_groups: Any, est_
     if len(skipped) == k and t_all == 0:
         raise DPInputError("every true value is 0: the parity error is undefined")
     value = omega * overall_term + float(np.nansum(rel))
-    return ParityResult(value, omega=omega, overall_term=overall_term, per_group=_readonly(rel),
-                       skipped=skipped)
+    return ParityResult(value, omega=omega, overall_term=overall_term, per_group=_readonly(rel), skipped=skipped)
 
 
 # ---------------------------------------------------------------------------------------------
 # Privacy accounting
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PrivacyAccounting:
@@ -613,21 +660,27 @@ def privacy_accounting(epsilon: float, k: int, *, unit: str = "epsilon") -> Priv
         f"Each of the {k} group means uses {unit} = {epsilon:g}.",
         f"The groups are disjoint, so all {k} group means together cost {unit} = {epsilon:g} "
         "(parallel composition), not k times that.",
-        "The overall mean recombined from the group means with public weights costs nothing more "
-        "(post-processing).",
+        "The overall mean recombined from the group means with public weights costs nothing more (post-processing).",
         f"A separate, fresh overall mean on top would cost another {epsilon:g}: {2 * epsilon:g} in total "
         "(sequential composition), and could disagree with the recombined one.",
         f"If a person's group could also change between neighbouring datasets, one change would touch two "
         f"groups and the group means would cost {2 * epsilon:g}.",
     )
-    return PrivacyAccounting(per_group=epsilon, all_groups=epsilon, combined_overall=0.0,
-                             fresh_global=epsilon, groups_plus_fresh_global=2 * epsilon,
-                             if_group_can_change=2 * epsilon, lines=lines)
+    return PrivacyAccounting(
+        per_group=epsilon,
+        all_groups=epsilon,
+        combined_overall=0.0,
+        fresh_global=epsilon,
+        groups_plus_fresh_global=2 * epsilon,
+        if_group_can_change=2 * epsilon,
+        lines=lines,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Bounds on sum_i log|G_i| (Prop. 9, Lemma 12, Theorem 10, informal lower bound)
 # ---------------------------------------------------------------------------------------------
+
 
 def _check_nk(n: Any, k: Any) -> tuple[int, int]:
     k = check_int(k, "k (number of groups)", minimum=1)
@@ -677,6 +730,7 @@ def sum_log_lower_bound(n: int, k: int) -> float:
 # ---------------------------------------------------------------------------------------------
 # The mechanism of every released mean (planner, app release, command line)
 # ---------------------------------------------------------------------------------------------
+
 
 def clipped_cents(incomes: Any, lower: float, upper: float) -> np.ndarray:
     """Incomes clipped to [lower, upper] in integer cents, floor(100 x + 1/2): the fixed-point form every
@@ -755,8 +809,9 @@ class MeanMechanism:
 
     @property
     def sensitivity_cents(self) -> float:
-        return mean_sum_sensitivity_cents(bound_cents(self.lower), bound_cents(self.upper), self.rows_per_person,
-                                          bool(self.cells_move))
+        return mean_sum_sensitivity_cents(
+            bound_cents(self.lower), bound_cents(self.upper), self.rows_per_person, bool(self.cells_move)
+        )
 
     @property
     def noise_scale_cents(self) -> float:
@@ -772,10 +827,15 @@ class MeanMechanism:
 
     def record(self) -> dict[str, Any]:
         rule = "m max(cU - cL, 2 max(|cL|, |cU|)): rows may move between cells" if self.cells_move else "m (cU - cL)"
-        return {"noise": (f"Laplace on the clipped sum in cents, scale {self.noise_scale_cents!r} (sensitivity {rule} = "
-                          f"{self.sensitivity_cents:g} cents), divided by the " + ("noisy n" if self.cells_move
-                                                                                  else "public n")),
-                "clip_lower": self.lower, "clip_upper": self.upper, "noise_scale_cents": self.noise_scale_cents}
+        return {
+            "noise": (
+                f"Laplace on the clipped sum in cents, scale {self.noise_scale_cents!r} (sensitivity {rule} = "
+                f"{self.sensitivity_cents:g} cents), divided by the " + ("noisy n" if self.cells_move else "public n")
+            ),
+            "clip_lower": self.lower,
+            "clip_upper": self.upper,
+            "noise_scale_cents": self.noise_scale_cents,
+        }
 
     def draw(self, clipped_sums_cents: Any, n: Any, rng: Any = None) -> MeanDraw:
         """Released means of cells with these clipped sums (cents) and sizes n. ``rng`` None: the real sampler; a
@@ -787,10 +847,12 @@ class MeanMechanism:
         if sums.shape != sizes.shape:
             raise DPInputError("one n per clipped sum is needed")
         if sums.size == 0:
-            return MeanDraw(np.zeros(0), "none: no cells", "no data-dependent output", None,
-                            release_noise._simulated(rng))
-        d = release_noise.release_real_values(sums, scale=self.noise_scale_cents, rng=rng,
-                                              sensitivity=self.sensitivity_cents)
+            return MeanDraw(
+                np.zeros(0), "none: no cells", "no data-dependent output", None, release_noise._simulated(rng)
+            )
+        d = release_noise.release_real_values(
+            sums, scale=self.noise_scale_cents, rng=rng, sensitivity=self.sensitivity_cents
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             means = np.where(sizes > 0, np.asarray(d.values, dtype=float) / 100.0 / np.maximum(sizes, 1), np.nan)
         return MeanDraw(means, d.measurement, d.privacy_map, d.epsilon, d.simulated)

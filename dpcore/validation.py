@@ -4,6 +4,7 @@ Every check raises :class:`DPInputError` (a ``ValueError``) or ``TypeError`` wit
 user can act on. Pages catch ``ValueError`` and show the message with ``st.error``; they never
 show a traceback. Functions here never return NaN silently.
 """
+
 from __future__ import annotations
 
 import math
@@ -71,8 +72,9 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     if not math.isfinite(v):
         raise DPInputError(f"{name} must be finite (epsilon = inf means no privacy), got {v}")
     if v > MAX_EPSILON:
-        raise DPInputError(f"{name} = {v:g} is above {MAX_EPSILON:g}: such an epsilon gives no privacy at all "
-                           "and is not supported")
+        raise DPInputError(
+            f"{name} = {v:g} is above {MAX_EPSILON:g}: such an epsilon gives no privacy at all and is not supported"
+        )
     return v
 
 
@@ -113,7 +115,9 @@ def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int
     return v
 
 
-def check_bounds(lower: Any, upper: Any, *, lower_name: str = "lower", upper_name: str = "upper") -> tuple[float, float]:
+def check_bounds(
+    lower: Any, upper: Any, *, lower_name: str = "lower", upper_name: str = "upper"
+) -> tuple[float, float]:
     """Public bounds with lower < upper, both finite."""
     lo = check_finite(lower, lower_name)
     hi = check_finite(upper, upper_name)
@@ -136,7 +140,5 @@ def as_finite_array(x: Any, name: str = "x", *, min_size: int = 1) -> np.ndarray
         raise DPInputError(f"{name} needs at least {min_size} values, got {arr.size}")
     bad = ~np.isfinite(arr)
     if bad.any():
-        raise DPInputError(
-            f"{name} has {int(bad.sum())} missing or infinite values; drop or impute them first"
-        )
+        raise DPInputError(f"{name} has {int(bad.sum())} missing or infinite values; drop or impute them first")
     return arr

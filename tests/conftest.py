@@ -4,6 +4,7 @@ Page-test helpers live in ``tests/support`` (``from support import open_page, pa
 page_script, run_script``): one copy for every page test instead of a private ``_open`` / ``_clean`` /
 ``_text`` in each file.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,7 +33,9 @@ sys.dont_write_bytecode = False
 # No test may write to the user's real budget ledger (~/.local/share/dpcore/ledger.db): every test
 # process, and every app or script it starts (they inherit the environment), uses a throwaway one.
 if "DPCORE_LEDGER_URL" not in os.environ:
-    os.environ["DPCORE_LEDGER_URL"] = "sqlite:///" + str(Path(tempfile.mkdtemp(prefix="dpcore-test-ledger-")) / "ledger.db")
+    os.environ["DPCORE_LEDGER_URL"] = "sqlite:///" + str(
+        Path(tempfile.mkdtemp(prefix="dpcore-test-ledger-")) / "ledger.db"
+    )
 
 
 # The test files of 3 s or more, longest first (summed test times per file from the junit report of a full
@@ -42,22 +45,72 @@ if "DPCORE_LEDGER_URL" not in os.environ:
 # workers finish together (the wall time is at least the longest file). A serial run only changes its order.
 # Files not listed keep their alphabetical order.
 SLOW_FILES_FIRST = (
-    "test_engines.py", "test_browser.py", "test_browser_paths.py", "test_browser_lessons.py", "test_ledger.py",
-    "test_cli_faults.py", "test_code_health.py", "test_hostile_inputs.py", "test_browser_sidebar_state.py",
-    "test_smooth_noise_certificates.py", "test_browser_lessons_more.py", "test_browser_class_mode.py",
-    "test_page_gini.py", "test_page_lessons.py", "test_population.py", "test_serve.py", "test_release_panel.py",
-    "test_page_percentiles.py", "test_gini_bruteforce.py", "test_gini_experiments.py", "test_serve_faults.py",
-    "test_gini_split_search.py", "test_plan_light_noise.py", "test_browser_planner_release.py",
-    "test_ledger_chain.py", "test_browser_layout.py", "test_cli.py", "test_page_planner.py",
-    "test_planner_half_width.py", "test_security.py", "test_page_stratified.py", "test_ratio_rivals.py",
-    "test_app_pages.py", "test_planner_experiments.py", "test_upload_bombs.py", "test_page_attacker.py",
-    "test_page_ratios.py", "test_percentiles_stats.py", "test_sidebar.py", "test_ledger_faults.py", "test_bounds.py",
-    "test_gini_page_noise_follows.py", "test_attacker.py", "test_record_fingerprint_arrow.py",
-    "test_sidebar_uploads.py", "test_release_noise.py", "test_run_sh.py", "test_load.py", "test_missing_values.py",
-    "test_engine_inputs.py", "test_smooth_noises.py", "test_keys.py", "test_gini_page_fragment.py",
-    "test_answers.py", "test_intervals.py", "test_planner_gini_points.py", "test_data.py", "test_classroom.py",
-    "test_views_fast_paths.py", "test_scriptgen.py", "test_app_release_side_doors.py", "test_ratio.py",
-    "test_url_values.py", "test_landing.py", "test_cold_server_sessions.py", "test_plan_to_release.py",
+    "test_engines.py",
+    "test_browser.py",
+    "test_browser_paths.py",
+    "test_browser_lessons.py",
+    "test_ledger.py",
+    "test_cli_faults.py",
+    "test_code_health.py",
+    "test_hostile_inputs.py",
+    "test_browser_sidebar_state.py",
+    "test_smooth_noise_certificates.py",
+    "test_browser_lessons_more.py",
+    "test_browser_class_mode.py",
+    "test_page_gini.py",
+    "test_page_lessons.py",
+    "test_population.py",
+    "test_serve.py",
+    "test_release_panel.py",
+    "test_page_percentiles.py",
+    "test_gini_bruteforce.py",
+    "test_gini_experiments.py",
+    "test_serve_faults.py",
+    "test_gini_split_search.py",
+    "test_plan_light_noise.py",
+    "test_browser_planner_release.py",
+    "test_ledger_chain.py",
+    "test_browser_layout.py",
+    "test_cli.py",
+    "test_page_planner.py",
+    "test_planner_half_width.py",
+    "test_security.py",
+    "test_page_stratified.py",
+    "test_ratio_rivals.py",
+    "test_app_pages.py",
+    "test_planner_experiments.py",
+    "test_upload_bombs.py",
+    "test_page_attacker.py",
+    "test_page_ratios.py",
+    "test_percentiles_stats.py",
+    "test_sidebar.py",
+    "test_ledger_faults.py",
+    "test_bounds.py",
+    "test_gini_page_noise_follows.py",
+    "test_attacker.py",
+    "test_record_fingerprint_arrow.py",
+    "test_sidebar_uploads.py",
+    "test_release_noise.py",
+    "test_run_sh.py",
+    "test_load.py",
+    "test_missing_values.py",
+    "test_engine_inputs.py",
+    "test_smooth_noises.py",
+    "test_keys.py",
+    "test_gini_page_fragment.py",
+    "test_answers.py",
+    "test_intervals.py",
+    "test_planner_gini_points.py",
+    "test_data.py",
+    "test_classroom.py",
+    "test_views_fast_paths.py",
+    "test_scriptgen.py",
+    "test_app_release_side_doors.py",
+    "test_ratio.py",
+    "test_url_values.py",
+    "test_landing.py",
+    "test_cold_server_sessions.py",
+    "test_plan_to_release.py",
 )
 
 
@@ -110,6 +163,7 @@ def pg_server():
 # ---------------------------------------------------------------------------------------------
 # Real browser (tests/support/browser.py): one app server and one Chromium per test process
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="session")
 def chromium():

@@ -5,6 +5,7 @@ scripts in benchmarks/. Pages are discovered from the ``PAGES`` list in app.py (
 imported, so discovery never runs Streamlit code), so every page that lands is covered without
 editing the harness.
 """
+
 from __future__ import annotations
 
 import ast
@@ -40,9 +41,9 @@ CHROMIUM_ARGS = [
 class PageInfo:
     """One entry of app.py's PAGES list."""
 
-    path: str       # "app_pages/gini.py" (what AppTest.switch_page takes)
+    path: str  # "app_pages/gini.py" (what AppTest.switch_page takes)
     title: str
-    url_path: str   # "gini" (what the browser opens: http://host:port/gini)
+    url_path: str  # "gini" (what the browser opens: http://host:port/gini)
     default: bool = False
 
     @property
@@ -68,6 +69,7 @@ def discover_pages(app_file: Path | None = None) -> list[PageInfo]:
     except (OSError, SyntaxError):
         tree = None
     if tree is not None:
+
         def page_of(call) -> PageInfo | None:
             if not (isinstance(call, ast.Call) and getattr(call.func, "attr", getattr(call.func, "id", "")) == "Page"):
                 return None
@@ -76,15 +78,25 @@ def discover_pages(app_file: Path | None = None) -> list[PageInfo]:
             path = str(call.args[0].value)
             kw = {k.arg: k.value.value for k in call.keywords if isinstance(k.value, ast.Constant)}
             stem = Path(path).stem
-            return PageInfo(path=path, title=str(kw.get("title", stem)), url_path=str(kw.get("url_path", stem)),
-                            default=bool(kw.get("default", False)))
+            return PageInfo(
+                path=path,
+                title=str(kw.get("title", stem)),
+                url_path=str(kw.get("url_path", stem)),
+                default=bool(kw.get("default", False)),
+            )
 
         # module-level names bound to one page (e.g. ``ABOUT = st.Page(...)``, then ``PAGES = [ABOUT, ...]``)
-        named = {t.id: page_of(node.value) for node in tree.body if isinstance(node, ast.Assign)
-                 for t in node.targets if isinstance(t, ast.Name) and page_of(node.value) is not None}
+        named = {
+            t.id: page_of(node.value)
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Name) and page_of(node.value) is not None
+        }
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PAGES"
-                                                         for t in node.targets)):
+            if not (
+                isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PAGES" for t in node.targets)
+            ):
                 continue
             elements = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
             for element in elements:
@@ -92,15 +104,16 @@ def discover_pages(app_file: Path | None = None) -> list[PageInfo]:
                 if page is not None:
                     pages.append(page)
     if not pages:
-        pages = [PageInfo(path=f"app_pages/{p.name}", title=p.stem, url_path=p.stem)
-                 for p in sorted((REPO_ROOT / "app_pages").glob("*.py"))]
+        pages = [
+            PageInfo(path=f"app_pages/{p.name}", title=p.stem, url_path=p.stem)
+            for p in sorted((REPO_ROOT / "app_pages").glob("*.py"))
+        ]
     return pages
 
 
 # ---------------------------------------------------------------------------------------------
 # AppTest helpers
 # ---------------------------------------------------------------------------------------------
-
 
 
 def app_script() -> Path:
@@ -216,6 +229,7 @@ def problems(at) -> list[str]:
 # A live `streamlit run app.py` server
 # ---------------------------------------------------------------------------------------------
 
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -248,8 +262,9 @@ def python_executable() -> str:
 
 
 @contextlib.contextmanager
-def streamlit_server(log_dir: Path, *, timeout: float = 60, extra_args: tuple[str, ...] = (),
-                     extra_env: dict[str, str] | None = None) -> Iterator[Server]:
+def streamlit_server(
+    log_dir: Path, *, timeout: float = 60, extra_args: tuple[str, ...] = (), extra_env: dict[str, str] | None = None
+) -> Iterator[Server]:
     """Start ``streamlit run app.py --server.headless true`` on a free port; stop it afterwards.
 
     The server reads the repository's .streamlit/config.toml (localhost bind, XSRF on, ...);
@@ -263,16 +278,33 @@ def streamlit_server(log_dir: Path, *, timeout: float = 60, extra_args: tuple[st
     log = open(log_path, "wb")  # noqa: SIM115 - closed below
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [python_executable(), "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.fileWatcherType", "none", *extra_args],
-        cwd=str(REPO_ROOT), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        [
+            python_executable(),
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.fileWatcherType",
+            "none",
+            *extra_args,
+        ],
+        cwd=str(REPO_ROOT),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + timeout
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with code {proc.returncode}:\n"
-                                   + log_path.read_text(errors="replace")[-3000:])
+                raise RuntimeError(
+                    f"streamlit exited with code {proc.returncode}:\n" + log_path.read_text(errors="replace")[-3000:]
+                )
             try:
                 with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2) as r:
                     if r.status == 200:
@@ -280,8 +312,9 @@ def streamlit_server(log_dir: Path, *, timeout: float = 60, extra_args: tuple[st
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not become healthy in time:\n"
-                                   + log_path.read_text(errors="replace")[-3000:])
+                raise RuntimeError(
+                    "streamlit did not become healthy in time:\n" + log_path.read_text(errors="replace")[-3000:]
+                )
             time.sleep(0.1)
         yield Server(proc=proc, port=port, log_path=log_path, started_in=time.perf_counter() - t0)
     finally:
@@ -298,6 +331,7 @@ def streamlit_server(log_dir: Path, *, timeout: float = 60, extra_args: tuple[st
 # ---------------------------------------------------------------------------------------------
 # Playwright helpers
 # ---------------------------------------------------------------------------------------------
+
 
 def chromium_available() -> bool:
     if not os.path.exists(CHROMIUM):
@@ -371,6 +405,7 @@ def find_upload_widget(at):
     that is already shown, else a sidebar radio / selectbox option mentioning 'upload'.
     Returns None when the app offers no upload (callers skip with that reason).
     """
+
     def uploader():
         ups = list(at.sidebar.file_uploader) or list(at.file_uploader)
         return ups[0] if ups else None

@@ -1,4 +1,5 @@
 """The answer first: dpcore.experiments.answers and the Gini page's answer box."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,7 +21,9 @@ def test_sentence_quantiles_are_those_of_the_released_gini():
     stat = planner_lib.make_statistic("gini", VALUES, upper=defaults.INCOME_UPPER)
     draws = 400_000
     errors = np.abs(stat.bias + stat.scale(1.0) * noise.GeneralizedCauchy(2.0).rvs(draws, np.random.default_rng(1)))
-    for level, value in zip(answers.ANSWER_LEVELS, (answer.median_abs_error, answer.q90_abs_error, answer.q99_abs_error), strict=True):
+    for level, value in zip(
+        answers.ANSWER_LEVELS, (answer.median_abs_error, answer.q90_abs_error, answer.q99_abs_error), strict=True
+    ):
         share = float(np.mean(errors <= value))
         se = np.sqrt(level * (1 - level) / draws)
         assert abs(share - level) < 5 * se, (level, share)
@@ -63,8 +66,9 @@ def test_gini_page_shows_the_answer_first_and_jargon_under_advanced():
     assert_clean(at)
     first = at.success[0].value
     assert first.startswith("**At ε = 1 the published Gini is within ±") and "nine times in ten" in first
-    assert any("**Recommended:** To be within ±0.01 of the true Gini 90% of the time, use ε =" in i.value
-               for i in at.info)
+    assert any(
+        "**Recommended:** To be within ±0.01 of the true Gini 90% of the time, use ε =" in i.value for i in at.info
+    )
     advanced = next(e for e in at.expander if e.label.startswith("Advanced"))
     keys = {getattr(w, "key", None) for w in advanced.select_slider} | {getattr(w, "key", None) for w in advanced.radio}
     assert {"gini_gamma", "gini_method", "gini_cal"} <= keys
@@ -77,8 +81,9 @@ def test_gini_page_shows_the_answer_first_and_jargon_under_advanced():
 def test_ratio_answer_matches_simulated_releases():
     from dpcore import planner as planner_lib
 
-    answer, rec = answers.ratio_answer(epsilon=1.0, p_x=0.3, p_y=0.2, n_x=200, n_y=200, target_error=0.1,
-                                       confidence=0.9)
+    answer, rec = answers.ratio_answer(
+        epsilon=1.0, p_x=0.3, p_y=0.2, n_x=200, n_y=200, target_error=0.1, confidence=0.9
+    )
     stat = planner_lib.RatioStatistic(60, 40, 200, 200)
     draws = stat.simulate(1.0, 200_000, np.random.default_rng(2))
     errors = np.abs(np.asarray(draws).ravel() - 1.5)
@@ -115,12 +120,19 @@ def test_group_means_answer_and_page():
     stat = planner_lib.make_statistic("group_means", values, groups, lower=0.0, upper=200_000.0)
     draws = 200_000
     largest = np.max(np.abs(stat.simulate(1.0, draws, np.random.default_rng(5)) - stat.truth), axis=1)
-    for level, value in zip(answers.ANSWER_LEVELS, (answer.median_error, answer.q90_error, answer.q99_error), strict=True):
+    for level, value in zip(
+        answers.ANSWER_LEVELS, (answer.median_error, answer.q90_error, answer.q99_error), strict=True
+    ):
         assert abs(np.mean(largest <= value) - level) < 5 * np.sqrt(level * (1 - level) / draws), level
     # the recommendation keeps every group within ±500 (not ±500 scaled down to the smallest mean): the smallest ε
     eps = rec.recommended_epsilon
-    within = lambda e: np.mean(np.max(np.abs(stat.simulate(e, draws, np.random.default_rng(6)) - stat.truth),  # noqa: E731
-                                      axis=1) <= 500.0)
+    within = lambda e: np.mean(
+        np.max(
+            np.abs(stat.simulate(e, draws, np.random.default_rng(6)) - stat.truth),  # noqa: E731
+            axis=1,
+        )
+        <= 500.0
+    )
     assert within(eps) == pytest.approx(0.9, abs=0.004) and within(0.97 * eps) < 0.9
     at = open_page("app_pages/stratified.py")
     assert_clean(at)
@@ -134,8 +146,10 @@ def test_group_means_page_opens_on_a_reachable_target():
     assert_clean(at)
     assert not at.warning, [w.value for w in at.warning]
     recommended = [i.value for i in at.info if i.value.startswith("**Recommended:**")]
-    assert recommended and "To have every group mean within ±40,000 of its true mean 90% of the time, use ε = 1.76" \
-        in recommended[0]
+    assert (
+        recommended
+        and "To have every group mean within ±40,000 of its true mean 90% of the time, use ε = 1.76" in recommended[0]
+    )
 
 
 def test_unreachable_targets_name_the_page_limit_and_the_cause():
@@ -146,8 +160,9 @@ def test_unreachable_targets_name_the_page_limit_and_the_cause():
     _, rec = answers.group_means_answer(values, groups, epsilon=1.0, clip=(0.0, 30_000.0), target_error=1000.0)
     assert rec.recommended_epsilon is None and "clipping to 0–30,000 moves the mean of group" in rec.recommendation
     # a target that needs more ε than the page offers names the page's limit (and the ε it would take)
-    _, rec = answers.group_means_answer(values, groups, epsilon=1.0, clip=(0.0, 200_000.0), target_error=300.0,
-                                        max_epsilon=5.0)
+    _, rec = answers.group_means_answer(
+        values, groups, epsilon=1.0, clip=(0.0, 200_000.0), target_error=300.0, max_epsilon=5.0
+    )
     assert rec.recommended_epsilon is None and rec.recommendation.startswith("No ε up to 5 keeps")
     assert "(it would take ε = " in rec.recommendation
     rec = answers.gini_recommendation(VALUES, target_error=0.002, confidence=0.9, max_epsilon=5.0)
@@ -172,24 +187,37 @@ def _template_cases():
     incomes = lognormal_incomes(1_000, rng=np.random.default_rng(11))
     for n in (100, 1_000):
         for epsilon in (0.05, 0.3, 1.0, 5.0):
-            yield (f"gini-n{n}-eps{epsilon}", lambda n=n, e=epsilon: answers.gini_answer(incomes, epsilon=e, n=n).sentence,
-                   1.0)
+            yield (
+                f"gini-n{n}-eps{epsilon}",
+                lambda n=n, e=epsilon: answers.gini_answer(incomes, epsilon=e, n=n).sentence,
+                1.0,
+            )
     gen = np.random.default_rng(12)
     values = gen.lognormal(10.4, 0.7, 3_040)
     groups = np.repeat(["tiny", "small", "large"], [4, 36, 3_000])
     for epsilon in (0.01, 0.1, 1.0, 10.0):
-        yield (f"group_means-eps{epsilon}", lambda e=epsilon: answers.group_means_answer(
-            values, groups, epsilon=e, clip=(0.0, 200_000.0))[0].sentence, 200_000.0)
+        yield (
+            f"group_means-eps{epsilon}",
+            lambda e=epsilon: answers.group_means_answer(values, groups, epsilon=e, clip=(0.0, 200_000.0))[0].sentence,
+            200_000.0,
+        )
     for epsilon in (0.1, 1.0, 8.0):
-        yield (f"ratio-eps{epsilon}", lambda e=epsilon: answers.ratio_answer(
-            epsilon=e, p_x=0.3, p_y=0.2, n_x=40, n_y=40)[0].sentence, None)
+        yield (
+            f"ratio-eps{epsilon}",
+            lambda e=epsilon: answers.ratio_answer(epsilon=e, p_x=0.3, p_y=0.2, n_x=40, n_y=40)[0].sentence,
+            None,
+        )
     for epsilon in (0.1, 3.0):
-        yield (f"percentile-eps{epsilon}", lambda e=epsilon: percentile_experiments.percentile_cell_answer(
-            epsilon=e, n_sims=300)[0].sentence, None)
+        yield (
+            f"percentile-eps{epsilon}",
+            lambda e=epsilon: percentile_experiments.percentile_cell_answer(epsilon=e, n_sims=300)[0].sentence,
+            None,
+        )
 
 
-@pytest.mark.parametrize("sentence,value_range", [case[1:] for case in _template_cases()],
-                         ids=[case[0] for case in _template_cases()])
+@pytest.mark.parametrize(
+    "sentence,value_range", [case[1:] for case in _template_cases()], ids=[case[0] for case in _template_cases()]
+)
 def test_every_answer_template_reads_and_states_only_possible_errors(sentence, value_range):
     text = sentence()
     assert text.startswith("At ε = ") and text.endswith(".") and text.count("(") == text.count(")"), text
@@ -207,8 +235,10 @@ def test_the_swamped_gini_is_said_in_words():
     in [0, 1]; the answer now says that the noise swamps the Gini, with no number."""
     answer = answers.gini_answer(lognormal_incomes(10_000, rng=np.random.default_rng(2026)), epsilon=0.05, n=100)
     assert answer.median_abs_error > 1  # the numbers themselves are unchanged in the result
-    assert answer.sentence == ("At ε = 0.05 and n = 100, noise swamps the Gini: the release is no better than a "
-                               "guess (half the time it is off by more than the Gini's whole range of 0 to 1).")
+    assert answer.sentence == (
+        "At ε = 0.05 and n = 100, noise swamps the Gini: the release is no better than a "
+        "guess (half the time it is off by more than the Gini's whole range of 0 to 1)."
+    )
 
 
 def test_gini_page_says_in_words_when_noise_swamps_and_names_its_slider_end():
@@ -226,12 +256,17 @@ def _lesson_steps_on_method_pages():
     from ui.lessons.views import LESSONS
 
     pages = ("app_pages/gini.py", "app_pages/percentiles.py", "app_pages/stratified.py", "app_pages/ratios.py")
-    return [(f"{lesson.key}-{number}", step) for lesson in LESSONS for number, step in enumerate(lesson.steps)
-            if step.page in pages]
+    return [
+        (f"{lesson.key}-{number}", step)
+        for lesson in LESSONS
+        for number, step in enumerate(lesson.steps)
+        if step.page in pages
+    ]
 
 
-@pytest.mark.parametrize("step", [s for _, s in _lesson_steps_on_method_pages()],
-                         ids=[i for i, _ in _lesson_steps_on_method_pages()])
+@pytest.mark.parametrize(
+    "step", [s for _, s in _lesson_steps_on_method_pages()], ids=[i for i, _ in _lesson_steps_on_method_pages()]
+)
 def test_every_lesson_step_on_a_method_page_lands_on_an_answer(step):
     """A lesson link opens its page on an answer sentence, never on a failure (lesson 2's group-means steps
     opened on "No ε up to the planner's limit ... relax the target")."""
@@ -245,11 +280,16 @@ def test_every_lesson_step_on_a_method_page_lands_on_an_answer(step):
 
 # ---- bad input: refused with a DPInputError naming the parameter, never truncated or dropped ----
 
-@pytest.mark.parametrize("call", [
-    lambda: answers.gini_answer(VALUES, epsilon=1.0, n=2.5),
-    lambda: answers.gini_recommendation(VALUES, n=2.5),
-    lambda: answers.gini_answer(VALUES, epsilon=1.0, n=float("nan")),
-], ids=["gini_answer", "gini_recommendation", "gini_answer-nan"])
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: answers.gini_answer(VALUES, epsilon=1.0, n=2.5),
+        lambda: answers.gini_recommendation(VALUES, n=2.5),
+        lambda: answers.gini_answer(VALUES, epsilon=1.0, n=float("nan")),
+    ],
+    ids=["gini_answer", "gini_recommendation", "gini_answer-nan"],
+)
 def test_gini_answers_refuse_a_fractional_sample_size(call):
     # int(2.5) used to answer for n = 2 (a different question, silently)
     with pytest.raises(DPInputError, match=r"\bn must be an integer"):
@@ -257,8 +297,15 @@ def test_gini_answers_refuse_a_fractional_sample_size(call):
     assert answers.gini_answer(VALUES, epsilon=1.0, n=500.0).n == 500  # an integral float is a size
 
 
-@pytest.mark.parametrize("n_x,n_y,message", [(2.5, 120, "n_x must be an integer"), (100, 7.9, "n_y must be an integer"),
-                                             (0, 120, "n_x must be >= 1"), (100, -5, "n_y must be >= 1")])
+@pytest.mark.parametrize(
+    "n_x,n_y,message",
+    [
+        (2.5, 120, "n_x must be an integer"),
+        (100, 7.9, "n_y must be an integer"),
+        (0, 120, "n_x must be >= 1"),
+        (100, -5, "n_y must be >= 1"),
+    ],
+)
 def test_ratio_answer_refuses_bad_group_sizes(n_x, n_y, message):
     with pytest.raises(DPInputError, match=message):
         answers.ratio_answer(epsilon=1.0, p_x=0.3, p_y=0.2, n_x=n_x, n_y=n_y)
@@ -281,8 +328,11 @@ def test_percentile_cell_answer_refuses_what_cell_view_refuses():
             call(np.array([52_000.0]), source="sidebar", n=60)
     # NaN is refused (as on upload), not dropped with the non-positive incomes
     with_nan = np.array([30_000.0, np.nan, 45_000.0, 52_000.0])
-    for call in (percentile_experiments.percentile_cell_answer, percentile_experiments.cell_view,
-                 percentile_experiments.cell_curves_view):
+    for call in (
+        percentile_experiments.percentile_cell_answer,
+        percentile_experiments.cell_view,
+        percentile_experiments.cell_curves_view,
+    ):
         with pytest.raises(DPInputError, match="missing or infinite"):
             call(with_nan, source="sidebar", n=4)
     # the answer is built on the page's per-cell statistic: the same numbers

@@ -1,6 +1,7 @@
 """AppTest: every page registered in app.py opens without an exception, on the default data and on
 the bundled real example; the sidebar in app.py honours the URL on a first run; without ../shared/data
 the real-data views show the bundled ACS and PSEO files."""
+
 from __future__ import annotations
 
 import re
@@ -75,11 +76,19 @@ def _page_files_of(tuple_name: str) -> list[str]:
     import ast
 
     tree = ast.parse(APP.read_text(encoding="utf-8"))
-    files = {target.id: node.value.args[0].value for node in tree.body if isinstance(node, ast.Assign)
-             and isinstance(node.value, ast.Call) and getattr(node.value.func, "attr", None) == "Page"
-             for target in node.targets}
-    (names,) = [node.value.elts for node in tree.body if isinstance(node, ast.Assign)
-                and any(getattr(target, "id", None) == tuple_name for target in node.targets)]
+    files = {
+        target.id: node.value.args[0].value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and getattr(node.value.func, "attr", None) == "Page"
+        for target in node.targets
+    }
+    (names,) = [
+        node.value.elts
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(target, "id", None) == tuple_name for target in node.targets)
+    ]
     return [files[name.id] for name in names]
 
 
@@ -116,8 +125,11 @@ def test_attacker_page_sidebar_says_it_uses_no_data_and_keeps_the_choice():
 REAL_DATA_VIEWS = [
     ("app_pages/stratified.py", {}, "ACS incomes by group (the page's default)"),
     ("app_pages/ratios.py", {"ratio_view": "Real example: poverty (ACS)"}, "ACS poverty counts"),
-    ("app_pages/percentiles.py", {"perc_src": "A real PSEO cell (its published quartiles and size)"},
-     "a published PSEO cell"),
+    (
+        "app_pages/percentiles.py",
+        {"perc_src": "A real PSEO cell (its published quartiles and size)"},
+        "a published PSEO cell",
+    ),
 ]
 
 

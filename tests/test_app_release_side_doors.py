@@ -6,6 +6,7 @@ Release mode counts such rows at each statistic's public lower bound (the comman
 ``missing_income = "lower"``), and the record says so (``dataset.missing_values``), never how many.
 
 Each test points DPCORE_LEDGER_URL at its own temp SQLite database."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,9 +21,11 @@ from dpcore import release as release_lib
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASE = "Release: make the real release (spends budget)"
-HARNESS = (f"import runpy, sys\nsys.path.insert(0, {str(REPO)!r})\n"
-           "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
-           f"runpy.run_path({str(REPO / 'app_pages' / 'planner.py')!r})\n")
+HARNESS = (
+    f"import runpy, sys\nsys.path.insert(0, {str(REPO)!r})\n"
+    "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
+    f"runpy.run_path({str(REPO / 'app_pages' / 'planner.py')!r})\n"
+)
 
 
 def _neighbours() -> tuple[bytes, bytes]:
@@ -30,8 +33,9 @@ def _neighbours() -> tuple[bytes, bytes]:
     alone in the region "island"."""
     gen = np.random.default_rng(2407)
     n = 600
-    frame = pd.DataFrame({"income": np.round(gen.lognormal(10.6, 0.8, n), 2),
-                          "region": gen.choice(np.array(["north", "south"]), n)})
+    frame = pd.DataFrame(
+        {"income": np.round(gen.lognormal(10.6, 0.8, n), 2), "region": gen.choice(np.array(["north", "south"]), n)}
+    )
     frame.loc[n - 1, "region"] = "island"
     present = frame.to_csv(index=False).encode()
     frame["income"] = frame["income"].astype(object)
@@ -49,8 +53,11 @@ def ledger_url(tmp_path, monkeypatch):
 def _session(csv: bytes, name: str, stats: str = "gini,mean,group_means") -> AppTest:
     """A fresh session: upload ``csv``, open Release mode with ``stats`` by region."""
     at = AppTest.from_string(HARNESS, default_timeout=240)
-    for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_mode": RELEASE,
-                 "planner_stats": stats}.items():
+    for k, v in {
+        "data_source": "Upload a CSV or Parquet file",
+        "planner_mode": RELEASE,
+        "planner_stats": stats,
+    }.items():
         at.query_params[k] = v
     at.run()
     at.sidebar.file_uploader(key="data_upload").set_value((name, csv, "text/csv")).run()
@@ -67,13 +74,15 @@ def _declare(at: AppTest, labels: str) -> None:
     at.checkbox(key="planner_sizes_public").check().run()
 
 
-def _release_records(csv: bytes, name: str, labels: str = "north, south, island",
-                     stats: str = "gini,mean,group_means") -> list[dict]:
+def _release_records(
+    csv: bytes, name: str, labels: str = "north, south, island", stats: str = "gini,mean,group_means"
+) -> list[dict]:
     """Upload ``csv`` in a fresh session, declare the regions, release ``stats``, return the records."""
     at = _session(csv, name, stats)
     _declare(at, labels)
-    at.text_input(key=next(t.key for t in at.text_input if t.key.startswith("planner_account_label"))) \
-        .set_value(name).run()
+    at.text_input(key=next(t.key for t in at.text_input if t.key.startswith("planner_account_label"))).set_value(
+        name
+    ).run()
     (box,) = [c for c in at.checkbox if c.key.startswith("planner_confirm")]
     box.check().run()
     at.button(key="planner_release").click().run()
@@ -104,8 +113,9 @@ def test_missing_income_value_is_the_public_lower_bound():
     assert release_lib.missing_income_value("mean", {"upper": 9.0}) == 0.0
     assert release_lib.missing_income_value("ratio", {"threshold": 100.0}) == 100.0  # income < 100 is a case
     assert release_lib.missing_income_value("count", {"threshold": 100.0}) < 100.0  # counted: income >= 100
-    values, groups = release_lib.with_missing_incomes("group_means", {"lower": 1.0, "upper": 9.0}, [2.0, 3.0],
-                                                      ["a", "b"], ["c"], 1)
+    values, groups = release_lib.with_missing_incomes(
+        "group_means", {"lower": 1.0, "upper": 9.0}, [2.0, 3.0], ["a", "b"], ["c"], 1
+    )
     assert values.tolist() == [2.0, 3.0, 1.0] and groups.tolist() == ["a", "b", "c"]
     with pytest.raises(ValueError, match="a group label for each"):
         release_lib.with_missing_incomes("group_means", {"upper": 9.0}, [2.0], ["a"], [], 1)
@@ -122,8 +132,9 @@ def test_a_one_person_group_is_not_published_without_a_declaration(ledger_url):
     at.checkbox(key="planner_labels_public").check().run()
     at.text_input(key="planner_public_labels").set_value("north, south, island").run()
     assert at.button(key="planner_release").disabled
-    assert ledger_lib.open_ledger(ledger_url).source_population(
-        ledger_lib.dataset_fingerprint(present, "income")) is None  # nothing charged, no account
+    assert (
+        ledger_lib.open_ledger(ledger_url).source_population(ledger_lib.dataset_fingerprint(present, "income")) is None
+    )  # nothing charged, no account
 
 
 def test_declared_groups_are_listed_whatever_group_one_person_is_in(ledger_url):

@@ -3,6 +3,7 @@
 Monte Carlo tolerances come from the binomial standard error sqrt(p(1-p)/rounds) (4.5 SE: a false
 alarm about once in 150,000 runs per check), never guessed.
 """
+
 from __future__ import annotations
 
 import math
@@ -93,8 +94,9 @@ def test_likelihood_ratio_is_bounded_by_epsilon():
 
 
 def test_mean_sensitivity_uses_public_bounds():
-    setup = attacker_lib.game_setup("mean", 1.0, n=50, lower=0.0, upper=500_000.0,
-                                    target_income=500_000.0, stand_in_income=0.0)
+    setup = attacker_lib.game_setup(
+        "mean", 1.0, n=50, lower=0.0, upper=500_000.0, target_income=500_000.0, stand_in_income=0.0
+    )
     assert setup.statistic_in - setup.statistic_out == pytest.approx(500_000.0 / 50)
     assert setup.noise_scale_in == pytest.approx(500_000.0 / 50)
     assert setup.exact_success == pytest.approx(1 - 0.5 * math.exp(-0.5))
@@ -129,13 +131,16 @@ def test_clopper_pearson_interval():
     low, high = attacker_lib.success_interval(7, 10, 0.95)
     assert low == pytest.approx(stats.beta.ppf(0.025, 7, 4))
     assert high == pytest.approx(stats.beta.ppf(0.975, 8, 3))
-    assert attacker_lib.success_interval(0, 10) [0] == 0.0
+    assert attacker_lib.success_interval(0, 10)[0] == 0.0
     assert attacker_lib.success_interval(10, 10)[1] == 1.0
     assert attacker_lib.success_interval(0, 0) == (0.0, 1.0)
     # coverage: at p = 0.73 and 30 rounds the interval covers at least 95% of the time (exact computation)
     p, n = 0.73, 30
-    covered = sum(stats.binom.pmf(k, n, p) for k in range(n + 1)
-                  if attacker_lib.success_interval(k, n)[0] <= p <= attacker_lib.success_interval(k, n)[1])
+    covered = sum(
+        stats.binom.pmf(k, n, p)
+        for k in range(n + 1)
+        if attacker_lib.success_interval(k, n)[0] <= p <= attacker_lib.success_interval(k, n)[1]
+    )
     assert covered >= 0.95
 
 
@@ -148,13 +153,17 @@ def test_summary_for_a_player():
     assert summary.to_dict()["interval"][0] < 0.72 < summary.to_dict()["interval"][1]
 
 
-@pytest.mark.parametrize("bad", [
-    dict(mechanism="median", epsilon=1.0), dict(mechanism="count", epsilon=0.0),
-    dict(mechanism="count", epsilon=1.0, target_income=50_000.0),  # same side of the threshold
-    dict(mechanism="mean", epsilon=1.0, target_income=10_000.0),   # equals the stand-in
-    dict(mechanism="mean", epsilon=1.0, target_income=900_000.0),  # outside the bounds
-    dict(mechanism="count", epsilon=1.0, n=2),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(mechanism="median", epsilon=1.0),
+        dict(mechanism="count", epsilon=0.0),
+        dict(mechanism="count", epsilon=1.0, target_income=50_000.0),  # same side of the threshold
+        dict(mechanism="mean", epsilon=1.0, target_income=10_000.0),  # equals the stand-in
+        dict(mechanism="mean", epsilon=1.0, target_income=900_000.0),  # outside the bounds
+        dict(mechanism="count", epsilon=1.0, n=2),
+    ],
+)
 def test_bad_settings_raise_dpinputerror(bad):
     with pytest.raises(DPInputError):
         attacker_lib.game_setup(**bad)

@@ -1,6 +1,7 @@
 """The writers of docs/benchmarks.md: each measure is one block between its markers, with the machine and the
 date; a writer replaces only its own blocks, so run_all.py and bench_peers.py never erase each other's figures
 nor the hand-written history. Fake results only: no benchmark runs here."""
+
 from __future__ import annotations
 
 import re
@@ -14,8 +15,15 @@ if str(ROOT / "benchmarks") not in sys.path:
 import bench_peers  # noqa: E402  (after the path set-up)
 import run_all  # noqa: E402
 
-FACTS = {"date": "2030-01-02 03:04 UTC", "cpu": "Test CPU 9000", "cores": "2", "ram": "24 GB", "os": "Linux 6.1",
-         "python": "3.11.7", "load": "0.4"}
+FACTS = {
+    "date": "2030-01-02 03:04 UTC",
+    "cpu": "Test CPU 9000",
+    "cores": "2",
+    "ram": "24 GB",
+    "os": "Linux 6.1",
+    "python": "3.11.7",
+    "load": "0.4",
+}
 PRINTED = """
 Slider change latency per page (AppTest rerun, default settings; target median < 0.2 s, worst < 0.5 s)
 | page | median s | worst s |
@@ -28,8 +36,11 @@ HISTORY = "# Benchmarks\n\nHand-written history: 8.2 s on a quiet day.\n"
 def _tables(block: str) -> int:
     """Markdown tables in ``block`` (a header line followed by a separator line)."""
     lines = block.splitlines()
-    return sum(1 for a, b in zip(lines, lines[1:], strict=False)
-               if a.startswith("|") and re.fullmatch(r"\|[\s:|-]+\|", b.strip()))
+    return sum(
+        1
+        for a, b in zip(lines, lines[1:], strict=False)
+        if a.startswith("|") and re.fullmatch(r"\|[\s:|-]+\|", b.strip())
+    )
 
 
 def test_run_all_block_has_machine_date_and_one_table():
@@ -57,17 +68,36 @@ def test_writers_replace_only_their_own_blocks(tmp_path):
 
 
 def _run(tool: str, workload: str, wall: float, status: str = "ok", rows: int = 10_000_000) -> dict:
-    return {"tool": tool, "workload": workload, "rows": rows, "wall_s": wall, "peak_rss_mb": 500.0,
-            "status": status, "run": 0, "load_before": 0.5}
+    return {
+        "tool": tool,
+        "workload": workload,
+        "rows": rows,
+        "wall_s": wall,
+        "peak_rss_mb": 500.0,
+        "status": status,
+        "run": 0,
+        "load_before": 0.5,
+    }
 
 
 def test_peers_section_one_table_per_workload_with_machine_and_versions():
-    runs = [_run("dpcore", "hist", 8.0), _run("dpcore", "hist", 9.0), _run("duckdb", "hist", 2.0),
-            _run("tumult", "hist", 600.5, status="stopped"), _run("dpcore", "mean", 1.5),
-            _run("duckdb", "mean", 0.5), _run("dpcore", "hist-large", 12.0, rows=100_000_000)]
-    payload = {"facts": FACTS, "load_end": 1.0, "runs": runs, "command": "python benchmarks/bench_peers.py",
-               "versions": {"dpcore": "dpcore 0.1.0", "duckdb": "DuckDB 2.0.1", "tumult": "tmlt.analytics 0.21.0"},
-               "config": {"epsilon": 1.0, "timeout": 600.0, "slow_after": 120.0}}
+    runs = [
+        _run("dpcore", "hist", 8.0),
+        _run("dpcore", "hist", 9.0),
+        _run("duckdb", "hist", 2.0),
+        _run("tumult", "hist", 600.5, status="stopped"),
+        _run("dpcore", "mean", 1.5),
+        _run("duckdb", "mean", 0.5),
+        _run("dpcore", "hist-large", 12.0, rows=100_000_000),
+    ]
+    payload = {
+        "facts": FACTS,
+        "load_end": 1.0,
+        "runs": runs,
+        "command": "python benchmarks/bench_peers.py",
+        "versions": {"dpcore": "dpcore 0.1.0", "duckdb": "DuckDB 2.0.1", "tumult": "tmlt.analytics 0.21.0"},
+        "config": {"epsilon": 1.0, "timeout": 600.0, "slow_after": 120.0},
+    }
     section = bench_peers.doc_section(payload)
     assert "Measured 2030-01-02 03:04 UTC on Test CPU 9000, 2 cores, 24 GB RAM" in section
     assert "Load average at the end 1.0" in section

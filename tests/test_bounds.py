@@ -4,6 +4,7 @@ Privacy is checked exactly: the output distribution of AboveThreshold is an inte
 threshold noise, computed numerically for every pair of neighbouring tiny data sets; the
 implementation is tied to that analysis by a chi-square test of its empirical output.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -16,7 +17,7 @@ from scipy import stats
 from dpcore.bounds import above_threshold_noise_scales, candidate_grid, dp_upper_bound
 from dpcore.validation import DPInputError
 
-GROWTH, MAXV = 2.0, 100.0          # candidates 1, 3, 7, 15, 31, 63, 127 (7 of them)
+GROWTH, MAXV = 2.0, 100.0  # candidates 1, 3, 7, 15, 31, 63, 127 (7 of them)
 CANDS = candidate_grid(0.0, GROWTH, np.arange(1, 8))
 
 
@@ -34,7 +35,7 @@ def output_pmf(data, b_threshold, b_query, cands=CANDS):
     w[0] *= 0.5
     w[-1] *= 0.5
     w *= 0.005
-    below = _lap_cdf(n + r[:, None] - q[None, :], b_query)      # P(no crossing at candidate j | r)
+    below = _lap_cdf(n + r[:, None] - q[None, :], b_query)  # P(no crossing at candidate j | r)
     surv = np.cumprod(np.hstack((np.ones((r.size, 1)), below)), axis=1)
     stop = surv[:, :-1] * (1 - below)
     pmf = np.append(w @ stop, w @ surv[:, -1])
@@ -43,8 +44,10 @@ def output_pmf(data, b_threshold, b_query, cands=CANDS):
 
 def max_privacy_loss(b_threshold, b_query, values=(0.5, 2.0, 5.0, 20.0, 50.0, 200.0), n=3, cands=CANDS):
     """Largest |log P(out | X) - log P(out | X')| over all neighbouring X, X' in values^n (replace one)."""
-    pmfs = {d: np.log(output_pmf(d, b_threshold, b_query, cands=cands))
-            for d in itertools.combinations_with_replacement(values, n)}
+    pmfs = {
+        d: np.log(output_pmf(d, b_threshold, b_query, cands=cands))
+        for d in itertools.combinations_with_replacement(values, n)
+    }
     worst = 0.0
     for data, lp in pmfs.items():
         for i in range(n):
@@ -66,7 +69,7 @@ def test_exact_privacy_loss_within_budget(e1, e2):
     b1, b2 = above_threshold_noise_scales(e1, e2)
     loss = max_privacy_loss(b1, b2)
     assert loss <= e1 + e2 + 1e-3
-    assert loss > 0.3 * (e1 + e2)          # the oracle sees real differences
+    assert loss > 0.3 * (e1 + e2)  # the oracle sees real differences
 
 
 def test_privacy_oracle_catches_too_little_noise():
@@ -95,8 +98,14 @@ def test_implementation_output_matches_analysed_distribution():
     pmf = output_pmf(data, *above_threshold_noise_scales(e1, e2))
     rng = np.random.default_rng(2024)
     N = 20000
-    est = np.array([dp_upper_bound(data, epsilon_n=e1, epsilon_count=e2, growth=GROWTH, max_value=MAXV,
-                                   inflation=1.0, rng=rng).estimate for _ in range(N)])
+    est = np.array(
+        [
+            dp_upper_bound(
+                data, epsilon_n=e1, epsilon_count=e2, growth=GROWTH, max_value=MAXV, inflation=1.0, rng=rng
+            ).estimate
+            for _ in range(N)
+        ]
+    )
     # the code's grid stops at the first candidate >= max_value (127 > 100) and reports the cap otherwise
     idx = np.searchsorted(CANDS, est)
     idx[est == MAXV] = len(CANDS)
@@ -146,13 +155,16 @@ def test_utility_heavy_tail_is_reported_honestly(cps_path):
     assert np.median(clipped) < 60
 
 
-@pytest.mark.parametrize("kwargs, msg", [
-    (dict(epsilon_n=0.0), "epsilon_n must be > 0"),
-    (dict(epsilon_count=-1.0), "epsilon_count must be > 0"),
-    (dict(inflation=0.5), "inflation"),
-    (dict(growth=1.0), "growth"),
-    (dict(lower=-1.0), "lower"),
-])
+@pytest.mark.parametrize(
+    "kwargs, msg",
+    [
+        (dict(epsilon_n=0.0), "epsilon_n must be > 0"),
+        (dict(epsilon_count=-1.0), "epsilon_count must be > 0"),
+        (dict(inflation=0.5), "inflation"),
+        (dict(growth=1.0), "growth"),
+        (dict(lower=-1.0), "lower"),
+    ],
+)
 def test_bad_parameters(kwargs, msg):
     with pytest.raises(DPInputError, match=msg):
         dp_upper_bound([1.0, 2.0], rng=1, **kwargs)
@@ -172,9 +184,11 @@ def test_cap_is_reported():
 
 def test_candidate_grid_validates():
     np.testing.assert_allclose(candidate_grid(0.0, 2.0, [1, 2, 3]), [1.0, 3.0, 7.0])
-    for kwargs, msg in ((dict(lower=math.nan, growth=2.0, i=1), "lower"),
-                        (dict(lower=0.0, growth=1.0, i=1), "growth"),
-                        (dict(lower=0.0, growth=2.0, i=[math.nan]), "missing or infinite"),
-                        (dict(lower=0.0, growth=2.0, i=[1e6]), "overflows")):
+    for kwargs, msg in (
+        (dict(lower=math.nan, growth=2.0, i=1), "lower"),
+        (dict(lower=0.0, growth=1.0, i=1), "growth"),
+        (dict(lower=0.0, growth=2.0, i=[math.nan]), "missing or infinite"),
+        (dict(lower=0.0, growth=2.0, i=[1e6]), "overflows"),
+    ):
         with pytest.raises(DPInputError, match=msg):
             candidate_grid(**kwargs)

@@ -9,6 +9,7 @@ screenshots/ (git-ignored). Then upload a CSV through the sidebar and visit ever
 
 Skipped cleanly when /usr/bin/chromium or playwright is missing (``.ci/run`` installs chromium).
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,10 @@ from support.browser import COLD_SEED, PageWatch, good_csv, run_and_wait, sideba
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright "
-                       "(apt-get install chromium; .ci/run does it)"),
+    pytest.mark.skipif(
+        not chromium_available(),
+        reason="needs /usr/bin/chromium and playwright (apt-get install chromium; .ci/run does it)",
+    ),
 ]
 
 PAGES = discover_pages()
@@ -40,7 +43,8 @@ def timings(app_server):
     SHOTS.mkdir(exist_ok=True)
     width = max(map(len, TIMINGS))
     (SHOTS / "timings.txt").write_text(
-        "".join(f"{k:<{width}}  {v:6.2f} s\n" for k, v in TIMINGS.items()), encoding="utf-8")
+        "".join(f"{k:<{width}}  {v:6.2f} s\n" for k, v in TIMINGS.items()), encoding="utf-8"
+    )
 
 
 #: BROWSER_SCREENSHOTS=all also saves each page before its slider moves and each page with the uploaded
@@ -90,14 +94,15 @@ THUMB = 'input[type="range"], [role="slider"]'  # react-aria (Streamlit >= 1.5x)
 def _main_slider_thumb(page):
     """The thumb of the page's main slider: the first main-area slider about epsilon, else the first."""
     # Only visible sliders: those in a hidden tab or a collapsed expander cannot be dragged.
-    sliders = [s for s in page.query_selector_all('[data-testid="stMain"] [data-testid="stSlider"]')
-               if s.is_visible()]
+    sliders = [s for s in page.query_selector_all('[data-testid="stMain"] [data-testid="stSlider"]') if s.is_visible()]
     if not sliders:
         return None
     labels = [(s.query_selector('[data-testid="stWidgetLabel"]') or s).inner_text() for s in sliders]
-    eps = [s for s, lab in zip(sliders, labels, strict=True)
-           if re.search(r"ε|epsilon|privacy budget", lab, re.I)
-           and not re.match(r"\s*(runs|number|how many)", lab, re.I)]
+    eps = [
+        s
+        for s, lab in zip(sliders, labels, strict=True)
+        if re.search(r"ε|epsilon|privacy budget", lab, re.I) and not re.match(r"\s*(runs|number|how many)", lab, re.I)
+    ]
     chosen = (eps or sliders)[0]
     thumb = chosen.query_selector(THUMB)
     assert thumb is not None, "a slider is shown but its thumb cannot be found (the DOM changed?)"
@@ -192,6 +197,7 @@ def test_cold_deep_link_runs_through_app_py(app_server):
 # ---------------------------------------------------------------------------------------------
 # Upload through the sidebar
 # ---------------------------------------------------------------------------------------------
+
 
 def _nav_links(page):
     return page.query_selector_all('[data-testid="stSidebarNav"] a')

@@ -9,6 +9,7 @@ fragment runs only (the ``run_every`` fragment: a whole-page rerun every few sec
 would be wasted work on a class server). Uses the shared ``app_server`` and ``tab`` fixtures
 (tests/conftest.py); skipped when chromium or playwright is missing.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,8 +21,10 @@ from support.browser import open_tab, run_and_wait
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright "
-                       "(apt-get install chromium; .ci/run does it)"),
+    pytest.mark.skipif(
+        not chromium_available(),
+        reason="needs /usr/bin/chromium and playwright (apt-get install chromium; .ci/run does it)",
+    ),
 ]
 
 MAIN = '[data-testid="stMain"]'
@@ -84,8 +87,9 @@ def test_class_session_from_projector_to_student_and_back(app_server, browser, t
         student.wait_for_function("code => location.href.includes('atk_class=' + code)", arg=code)
         hrefs = [a.get_attribute("href") for a in student.query_selector_all(LESSON_LINK)]
         assert hrefs and all(f"atk_class={code}" in href for href in hrefs), hrefs
-        attacker_link = next(a for a in student.query_selector_all(LESSON_LINK)
-                             if "attacker?" in a.get_attribute("href"))
+        attacker_link = next(
+            a for a in student.query_selector_all(LESSON_LINK) if "attacker?" in a.get_attribute("href")
+        )
         run_and_wait(student, attacker_link.click)
         student.wait_for_function("() => location.pathname.endsWith('/attacker')")
         assert _query(student).get("atk_class") == code
@@ -97,8 +101,11 @@ def test_class_session_from_projector_to_student_and_back(app_server, browser, t
 
     # the teacher touched nothing since: the table refreshes itself, by fragment runs only
     whole_runs_before = sum(1 for fragments in runs.runs if not fragments)
-    teacher.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
-                              ".includes('2 guesses from the class so far')", timeout=60_000)
+    teacher.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+        ".includes('2 guesses from the class so far')",
+        timeout=60_000,
+    )
     assert sum(1 for fragments in runs.runs if not fragments) == whole_runs_before, runs.runs
     assert any(runs.runs[-3:]), runs.runs
     assert not visible_problems(teacher) and not teacher_errors, (visible_problems(teacher), teacher_errors)

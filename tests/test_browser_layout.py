@@ -13,6 +13,7 @@ sidebar's links (in-app navigation), and on each measures:
 * on the Gini page, the answer's recommended ε is on the first screen (above the fold at 720 px);
 * on the group-means page, no chart tilts its category labels (they were crowded into each other).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -21,14 +22,20 @@ from support.browser import PageWatch, run_and_wait
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright "
-                       "(apt-get install chromium; .ci/run does it)"),
+    pytest.mark.skipif(
+        not chromium_available(),
+        reason="needs /usr/bin/chromium and playwright (apt-get install chromium; .ci/run does it)",
+    ),
 ]
 
 VIEWPORT = {"width": 1280, "height": 720}
 #: the pages as the sidebar names them, in the order visited (the first is opened by URL)
-PAGES = {"gini": "Gini index", "percentiles": "Earnings percentiles (PSEO)", "stratified": "Group means and parity",
-         "ratios": "Relative risk and ratios"}
+PAGES = {
+    "gini": "Gini index",
+    "percentiles": "Earnings percentiles (PSEO)",
+    "stratified": "Group means and parity",
+    "ratios": "Relative risk and ratios",
+}
 
 # Everything is measured inside the page in one evaluation (no round trip per element).
 _MEASURE = r"""() => {

@@ -12,6 +12,7 @@ Lessons page through the sidebar's navigation link, as a teacher would (in the a
 frontend, which cost about 2 s of browser CPU per step), and the next step. Also plays one round of
 the attacker game in the browser. Skipped when chromium or playwright is missing.
 """
+
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
@@ -24,8 +25,10 @@ from ui.lessons import views as lessons_views
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright "
-                       "(apt-get install chromium; .ci/run does it)"),
+    pytest.mark.skipif(
+        not chromium_available(),
+        reason="needs /usr/bin/chromium and playwright (apt-get install chromium; .ci/run does it)",
+    ),
 ]
 
 STEPS = [(lesson, number, step) for lesson in lessons_views.LESSONS for number, step in enumerate(lesson.steps, 1)]
@@ -100,10 +103,15 @@ def check_lesson_links(app_server, tab, indices, *, check_chart_labels: bool = F
         url = urlparse(page.evaluate("location.href"))
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         where = f"{lesson.key} step {number} ({step.label})"
-        if url.path.rstrip("/").split("/")[-1] != (lessons_views.URL_PATHS[step.page] or url.path.rstrip("/").split("/")[-1]):
+        if url.path.rstrip("/").split("/")[-1] != (
+            lessons_views.URL_PATHS[step.page] or url.path.rstrip("/").split("/")[-1]
+        ):
             failures.append(f"{where}: opened {url.path}")
-        failures += [f"{where}: {key}={query.get(key)!r}, expected {value!r}" for key, value in step.params.items()
-                     if query.get(key) != value]
+        failures += [
+            f"{where}: {key}={query.get(key)!r}, expected {value!r}"
+            for key, value in step.params.items()
+            if query.get(key) != value
+        ]
         if not page.query_selector('[data-testid="stMain"] h1'):
             failures.append(f"{where}: no title rendered")
         try:  # the page opens at its top, wherever the link sat on the Lessons page (app.py scrolls up)
@@ -116,7 +124,9 @@ def check_lesson_links(app_server, tab, indices, *, check_chart_labels: bool = F
         # browser's back button does not return there; opening /lessons again reloads the whole frontend)
         if index != indices[-1]:
             run_and_wait(page, page.locator(NAV_LESSONS).click, timeout_ms=90_000)
-            assert _on_lessons_page(page), f"back on the Lessons page after {where}: {len(page.query_selector_all(LINK))} links"
+            assert _on_lessons_page(page), (
+                f"back on the Lessons page after {where}: {len(page.query_selector_all(LINK))} links"
+            )
             failures += [f"Lessons page after {where}: {problem}" for problem in tab.all_problems()]
             errors.clear()
     assert not failures, failures

@@ -2,6 +2,7 @@
 
 A separate file so that ``pytest -n 2 --dist loadfile`` runs the two halves on different workers.
 """
+
 from __future__ import annotations
 
 from test_browser_lessons import HALF, STEPS, check_lesson_links, pytestmark  # noqa: F401 - pytestmark applies here

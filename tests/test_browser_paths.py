@@ -11,6 +11,7 @@
   is not in use, the default data are), and no stale error stays after a good upload. The files are uploaded one after the other in one session (each refused file
   followed by a good one, which must then show no error): one page load instead of one per file.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,10 @@ from upload_files import bad_files
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright "
-                       "(apt-get install chromium; .ci/run does it)"),
+    pytest.mark.skipif(
+        not chromium_available(),
+        reason="needs /usr/bin/chromium and playwright (apt-get install chromium; .ci/run does it)",
+    ),
 ]
 
 
@@ -48,8 +51,15 @@ def _errors(page) -> list[str]:
 
 #: The order of the bad-file uploads in one session: each refused file is followed by a file that loads
 #: (which must then show no stale error); old.xls -> incomes.xlsx is also test_no_stale_error_after_a_good_upload's.
-BAD_FILE_ORDER = ("ambiguous.csv", "thousands.csv", "old.xls", "incomes.xlsx", "decimal_comma.csv",
-                  "utf16.csv", "utf8_bom.csv")
+BAD_FILE_ORDER = (
+    "ambiguous.csv",
+    "thousands.csv",
+    "old.xls",
+    "incomes.xlsx",
+    "decimal_comma.csv",
+    "utf16.csv",
+    "utf8_bom.csv",
+)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +80,9 @@ def bad_file_results(upload_tab) -> dict[str, list[str]]:
         if "error" in expect:
             errors = data_panel_errors(page)
             if not any(expect["error"] in e for e in errors):
-                failures.append(f"{name} {after}: no error saying {expect['error']!r}; errors {errors}; sidebar {panel[:1500]}")
+                failures.append(
+                    f"{name} {after}: no error saying {expect['error']!r}; errors {errors}; sidebar {panel[:1500]}"
+                )
             if page.query_selector('[data-testid="stException"]'):
                 failures.append(f"{name} {after}: an exception box")
             main = _main_text(page)  # the main area says it too, not only the sidebar
@@ -78,7 +90,9 @@ def bad_file_results(upload_tab) -> dict[str, list[str]]:
                 failures.append(f"{name} {after}: the main area does not say the file is not in use: {main[:800]}")
         else:
             if f"Income column in use: {expect['column']}" not in panel:
-                failures.append(f"{name} {after}: 'Income column in use: {expect['column']}' not shown; sidebar {panel[:1500]}")
+                failures.append(
+                    f"{name} {after}: 'Income column in use: {expect['column']}' not shown; sidebar {panel[:1500]}"
+                )
             failures += [f"{name} {after}: {problem}" for problem in tab.all_problems()]
         results[name] = failures
         previous = name
@@ -92,14 +106,20 @@ def test_director_path_landing_to_recommended_epsilon(app_server, tab):
     assert "What do you want to do?" in _main_text(page)
     run_and_wait(page, page.get_by_role("link", name="Open the Gini page").click)
     text = _main_text(page)
-    assert re.search(r"At ε = 1 the published Gini is within ±[0-9.]+ of the true Gini half the time", text), text[:2000]
+    assert re.search(r"At ε = 1 the published Gini is within ±[0-9.]+ of the true Gini half the time", text), text[
+        :2000
+    ]
     assert "one time in a hundred" in text
-    match = re.search(r"Recommended: To be within ±0\.01 of the true Gini 90% of the time, use ε = ([0-9]+(?:\.[0-9]+)?)", text)
+    match = re.search(
+        r"Recommended: To be within ±0\.01 of the true Gini 90% of the time, use ε = ([0-9]+(?:\.[0-9]+)?)", text
+    )
     assert match, text[:3000]
     target = page.get_by_role("spinbutton", name="Your target: published Gini within ± (Gini points)")
     target.fill("0.005")
     run_and_wait(page, lambda: target.press("Enter"))
-    second = re.search(r"within ±0\.005 of the true Gini 90% of the time, use ε = ([0-9]+(?:\.[0-9]+)?)", _main_text(page))
+    second = re.search(
+        r"within ±0\.005 of the true Gini 90% of the time, use ε = ([0-9]+(?:\.[0-9]+)?)", _main_text(page)
+    )
     assert second and float(second.group(1)) > float(match.group(1))
     assert not tab.all_problems(), tab.all_problems()
 
@@ -117,15 +137,16 @@ def test_no_stale_error_after_a_good_upload(upload_tab, bad_file_results):  # no
     assert upload(page, "old.xls", content, "application/vnd.ms-excel")
     assert data_panel_errors(page)
     content, _ = bad_files()["incomes.xlsx"]
-    assert upload(page, "incomes.xlsx", content,
-                  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    assert upload(page, "incomes.xlsx", content, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
     assert not _errors(page), _errors(page)
     assert "incomes.xlsx" in data_panel_text(page)
 
 
 def _open_planner_release(page, csv: bytes) -> None:
     assert upload(page, "confidential.csv", csv)
-    run_and_wait(page, page.locator('[data-testid="stSidebarNav"] a', has_text="Choose epsilon").click, timeout_ms=120_000)
+    run_and_wait(
+        page, page.locator('[data-testid="stSidebarNav"] a', has_text="Choose epsilon").click, timeout_ms=120_000
+    )
     groups = page.locator('[data-testid="stSelectbox"]', has_text="Groups / cells")
     groups.scroll_into_view_if_needed()  # below the plan's answer and charts, which settle as they draw
     wait_for_app_idle(page)

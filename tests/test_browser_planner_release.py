@@ -8,6 +8,7 @@
 One page load (a deep link with a data seed of its own, so the demonstration account is this test's);
 Release mode is opened with the page's own control.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,10 @@ from support.browser import run_and_wait
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright "
-                       "(apt-get install chromium; .ci/run does it)"),
+    pytest.mark.skipif(
+        not chromium_available(),
+        reason="needs /usr/bin/chromium and playwright (apt-get install chromium; .ci/run does it)",
+    ),
 ]
 
 CONFIRM = "I understand that this spends privacy budget that cannot be recovered."
@@ -56,8 +59,13 @@ def test_answer_first_and_a_double_click_charges_once(app_server, tab):
     page = tab.page
     page.set_viewport_size({"width": 1280, "height": 720})
     seed = secrets.randbelow(10**6) + 1000  # this test's own demonstration account
-    run_and_wait(page, lambda: page.goto(f"{app_server.url}/planner?data_n=2000&data_seed={seed}"
-                                         "&planner_stats=gini,mean&planner_cap=50"), timeout_ms=180_000)
+    run_and_wait(
+        page,
+        lambda: page.goto(
+            f"{app_server.url}/planner?data_n=2000&data_seed={seed}&planner_stats=gini,mean&planner_cap=50"
+        ),
+        timeout_ms=180_000,
+    )
     answer = page.locator('[data-testid="stMetricLabel"]', has_text="Total ε of the plan").first
     answer.wait_for(timeout=120_000)
     box = answer.bounding_box()

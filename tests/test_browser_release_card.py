@@ -4,6 +4,7 @@ network request blocked (and none attempted), draws its tables, and the numbers 
 
 Two page loads: the card a simulated release wrote (no intervals yet) and a card of the same tables with
 interval columns (values rounded to the interval's grid, intervals outwards)."""
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,10 @@ from dpcore import release_card
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright "
-                       "(apt-get install chromium; .ci/run does it)"),
+    pytest.mark.skipif(
+        not chromium_available(),
+        reason="needs /usr/bin/chromium and playwright (apt-get install chromium; .ci/run does it)",
+    ),
 ]
 
 #: every value and interval cell the page draws, with the statistic of its table, as the browser renders them
@@ -59,18 +62,32 @@ def _assert_numbers_equal(cells, record, tables):
         assert cell["visible"], cell
         table = tables[cell["statistic"]]
         c, i = cell["column"], cell["row"]
-        lo, hi = ((table[f"{c}_lower"].iloc[i], table[f"{c}_upper"].iloc[i]) if f"{c}_lower" in table.columns
-                  else (None, None))
-        value, ends = expected_text(table[c].iloc[i], lo, hi, integer=c.startswith("n"),
-                                    published=cell["statistic"] in published)
+        lo, hi = (
+            (table[f"{c}_lower"].iloc[i], table[f"{c}_upper"].iloc[i])
+            if f"{c}_lower" in table.columns
+            else (None, None)
+        )
+        value, ends = expected_text(
+            table[c].iloc[i], lo, hi, integer=c.startswith("n"), published=cell["statistic"] in published
+        )
         if cell["interval"]:
             assert interval(cell["text"]) == ends, cell
         else:
             assert number(cell["text"]) == value, cell
         seen += 1
-    cells_per_row = {s["name"]: len([c for c in tables[s["name"]].columns if c not in s["by"] and c != "simulation"
-                                     and not c.endswith("_lower") and not re.match("noisy_bin_|smooth_sens", c)])
-                     for s in record["statistics"]}
+    cells_per_row = {
+        s["name"]: len(
+            [
+                c
+                for c in tables[s["name"]].columns
+                if c not in s["by"]
+                and c != "simulation"
+                and not c.endswith("_lower")
+                and not re.match("noisy_bin_|smooth_sens", c)
+            ]
+        )
+        for s in record["statistics"]
+    }
     assert seen == sum(len(tables[name]) * k for name, k in cells_per_row.items())
 
 

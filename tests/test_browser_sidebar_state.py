@@ -11,6 +11,7 @@ each step the sidebar must show, the main area use and the URL hold the same rec
 The students' view has no developer controls: no Deploy button, no Rerun or Clear cache in the menu
 (``client.toolbarMode = "viewer"`` in .streamlit/config.toml).
 """
+
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
@@ -21,8 +22,10 @@ from support.browser import SIDEBAR, open_tab, run_and_wait, sidebar_seeds
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not chromium_available(), reason="needs /usr/bin/chromium and playwright "
-                       "(apt-get install chromium; .ci/run does it)"),
+    pytest.mark.skipif(
+        not chromium_available(),
+        reason="needs /usr/bin/chromium and playwright (apt-get install chromium; .ci/run does it)",
+    ),
 ]
 
 #: Not the defaults (n = 10,000, seeds 2026), so a widget showing its own default is seen.

@@ -1,4 +1,5 @@
 """Tests of dpcore.budget: conversions and composition against hand-computed cases, cap refusal."""
+
 from __future__ import annotations
 
 import math
@@ -12,6 +13,7 @@ from dpcore.validation import DPInputError
 # ---------------------------------------------------------------------------------------------
 # conversions
 # ---------------------------------------------------------------------------------------------
+
 
 def test_pure_to_zcdp_hand_values():
     assert B.pure_to_zcdp(1.0) == 0.5
@@ -78,6 +80,7 @@ def test_gaussian_exact_delta_against_monte_carlo_privacy_loss():
 # composition
 # ---------------------------------------------------------------------------------------------
 
+
 def test_sequential_composition_hand_cases():
     assert B.compose_sequential([B.pure(0.1), B.pure(0.25)]).epsilon == pytest.approx(0.35)
     c = B.compose_sequential([B.approx(0.5, 1e-6), B.approx(0.2, 1e-7), B.pure(0.3)])
@@ -121,12 +124,14 @@ def test_parallel_max_is_exact_for_disjoint_laplace_counts():
     # part mechanism is only add/remove-DP its count can move by 2 (histogram of a sub-cell), loss 2 eps.
     ratio2 = logpdf(z, 10.0, 0.9) - logpdf(z, 12.0, 0.9)
     assert np.abs(ratio2).max() == pytest.approx(
-        B.compose_parallel([B.pure(0.4), B.pure(0.9)], record_can_move=True).epsilon)
+        B.compose_parallel([B.pure(0.4), B.pure(0.9)], record_can_move=True).epsilon
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # ledger
 # ---------------------------------------------------------------------------------------------
+
 
 def test_ledger_pure_cap_refusal_and_remaining():
     led = B.Ledger(cap=B.BudgetCap(epsilon=1.0))

@@ -1,4 +1,5 @@
 """Class mode storage (dpcore.classroom): SQLite by default, PostgreSQL by URL."""
+
 from __future__ import annotations
 
 import sqlite3

@@ -1,4 +1,5 @@
 """The release command line: python -m dpcore release PLAN --data SOURCE --engine ... --out DIR [--ledger] [--seed]."""
+
 from __future__ import annotations
 
 import json
@@ -25,11 +26,15 @@ PLAN = plan_module.EXAMPLE_PLAN
 def setup(tmp_path):
     rng = np.random.default_rng(2)
     n = 1500
-    df = pd.DataFrame({
-        "institution": rng.choice(["A", "B"], n), "degree_level": rng.choice([1, 2, 3], n),
-        "cohort": rng.choice([2010, 2015], n), "state": rng.choice(["CO", "TX"], n),
-        "earnings": np.round(rng.lognormal(10.8, 0.8, n)),
-    })
+    df = pd.DataFrame(
+        {
+            "institution": rng.choice(["A", "B"], n),
+            "degree_level": rng.choice([1, 2, 3], n),
+            "cohort": rng.choice([2010, 2015], n),
+            "state": rng.choice(["CO", "TX"], n),
+            "earnings": np.round(rng.lognormal(10.8, 0.8, n)),
+        }
+    )
     data = tmp_path / "data.parquet"
     df.to_parquet(data, index=False)
     plan = tmp_path / "plan.toml"
@@ -82,8 +87,9 @@ def test_release_end_to_end_with_ledger(setup, capsys):
     assert record["ledger"]["entry_id"] == entries[0].id
     assert entries[0].record["plan"]["dataset"] == "pseo-earnings-2019"
     # a second run would exceed the cap (2 + 2 > 3): refused before reading data, nothing written
-    code, _, err = _cli(capsys, "release", plan, "--data", tmp / "missing.parquet", "--out", tmp / "out2",
-                        "--ledger", url)
+    code, _, err = _cli(
+        capsys, "release", plan, "--data", tmp / "missing.parquet", "--out", tmp / "out2", "--ledger", url
+    )
     assert code == 2
     line = _one_line_error(err)
     assert "refused before reading any data" in line or "no such file" in line
@@ -93,8 +99,9 @@ def test_release_end_to_end_with_ledger(setup, capsys):
     assert len(acct.entries()) == 1
     # --init-ledger on a ledger that holds charges is refused (a script always passing it cannot recreate a
     # ledger that vanished)
-    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "out2", "--ledger", url,
-                        "--init-ledger")
+    code, _, err = _cli(
+        capsys, "release", plan, "--data", data, "--out", tmp / "out2", "--ledger", url, "--init-ledger"
+    )
     assert code == 2 and "already holds charges" in _one_line_error(err)
     assert len(acct.entries()) == 1
 
@@ -102,9 +109,22 @@ def test_release_end_to_end_with_ledger(setup, capsys):
 def test_simulation_charges_nothing(setup, capsys):
     tmp, plan, data = setup
     url = f"sqlite:///{tmp / 'ledger.db'}"
-    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "sim", "--ledger", url, "--seed", 7,
-                        "--public-data",
-                        "--engine", "pandas")
+    code, _, err = _cli(
+        capsys,
+        "release",
+        plan,
+        "--data",
+        data,
+        "--out",
+        tmp / "sim",
+        "--ledger",
+        url,
+        "--seed",
+        7,
+        "--public-data",
+        "--engine",
+        "pandas",
+    )
     assert code == 0, err
     assert "SIMULATION" in err
     record = json.loads((tmp / "sim" / "release_record.json").read_text())
@@ -115,8 +135,9 @@ def test_simulation_charges_nothing(setup, capsys):
         acct = ledger.open_ledger(url).find_account("pseo-earnings-2019")
         assert acct is None or acct.entries() == []
     # same seed, other engine: the same tables
-    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "sim2", "--seed", 7, "--public-data",
-                        "--quiet")
+    code, _, err = _cli(
+        capsys, "release", plan, "--data", data, "--out", tmp / "sim2", "--seed", 7, "--public-data", "--quiet"
+    )
     assert code == 0 and err == ""
     for name in ("02_gini_by_state", "03_mean_by_state", "01_percentiles_by_institution_degree-level_cohort"):
         f = f"SIMULATION_{name}.csv"  # a simulation's tables say so in their names
@@ -178,10 +199,13 @@ def test_out_dir_not_empty_is_refused(setup, capsys):
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--engine", "polars"], "unknown engine 'polars'"),
-    (["--seed", "abc"], "--seed must be a non-negative integer"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--engine", "polars"], "unknown engine 'polars'"),
+        (["--seed", "abc"], "--seed must be a non-negative integer"),
+    ],
+)
 def test_bad_arguments(setup, capsys, args, message):
     tmp, plan, data = setup
     code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "o", *args)
@@ -198,8 +222,9 @@ def test_bad_plan_and_bad_data(setup, capsys):
     df = pd.read_parquet(data).astype({"earnings": object})
     df.loc[3, "earnings"] = "n/a"
     df.to_csv(tmp / "text.csv", index=False)
-    code, _, err = _cli(capsys, "release", plan, "--data", tmp / "text.csv", "--out", tmp / "o", "--seed", 1,
-                        "--public-data")
+    code, _, err = _cli(
+        capsys, "release", plan, "--data", tmp / "text.csv", "--out", tmp / "o", "--seed", 1, "--public-data"
+    )
     assert code == 2 and "income column 'earnings' is not numeric: found 'n/a'" in _one_line_error(err)
     code, _, err = _cli(capsys)
     assert code == 2
@@ -219,14 +244,52 @@ def test_check_command(setup, capsys):
 def test_subprocess_module_and_console_script_entry(setup):
     tmp, plan, data = setup
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "dpcore", "release", str(plan), "--data", str(data), "--engine",
-                           "duckdb", "--out", str(tmp / "sub"), "--seed", "3", "--public-data", "--quiet"],
-                          capture_output=True, text=True, cwd=tmp, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpcore",
+            "release",
+            str(plan),
+            "--data",
+            str(data),
+            "--engine",
+            "duckdb",
+            "--out",
+            str(tmp / "sub"),
+            "--seed",
+            "3",
+            "--public-data",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert (tmp / "sub" / "release_record.json").exists()
-    proc = subprocess.run([sys.executable, "-m", "dpcore", "release", str(plan), "--data", str(data), "--engine",
-                           "nope", "--out", str(tmp / "sub2")], capture_output=True, text=True, cwd=tmp, env=env,
-                          timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpcore",
+            "release",
+            str(plan),
+            "--data",
+            str(data),
+            "--engine",
+            "nope",
+            "--out",
+            str(tmp / "sub2"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "unknown engine" in proc.stderr
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert meta["project"]["scripts"]["dpcore"] == "dpcore.cli:main"
@@ -246,10 +309,27 @@ def test_run_sh_release_passthrough(setup):
     wrapper.chmod(0o755)
     digest = hashlib.sha1((ROOT / "requirements.txt").read_bytes() + (ROOT / "requirements-dev.txt").read_bytes())
     (venv / f".installed-app-{digest.hexdigest()[:12]}").touch()  # nothing gets installed
-    proc = subprocess.run(["bash", str(ROOT / "run.sh"), "release", plan.name, "--data", data.name, "--out", "runsh",
-                           "--seed", "1", "--public-data", "--quiet"], capture_output=True, text=True, timeout=300,
-                          cwd=tmp,
-                          env={**os.environ, "VENV": str(venv)})
+    proc = subprocess.run(
+        [
+            "bash",
+            str(ROOT / "run.sh"),
+            "release",
+            plan.name,
+            "--data",
+            data.name,
+            "--out",
+            "runsh",
+            "--seed",
+            "1",
+            "--public-data",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp,
+        env={**os.environ, "VENV": str(venv)},
+    )
     assert proc.returncode == 0, proc.stderr
     assert (tmp / "runsh" / "release_record.json").exists()
 
@@ -260,9 +340,15 @@ def test_plan_written_by_library_runs(setup, capsys):
 
     tmp, _, data = setup
     x = pd.read_parquet(data)["earnings"].to_numpy()
-    plan = plan_from_planner([(planner.make_statistic("gini", x, upper=2e6), 0.5),
-                              (planner.make_statistic("mean", x, lower=0, upper=5e5), 0.5)],
-                             dataset="from-planner", income="earnings", cap_epsilon=2.0)
+    plan = plan_from_planner(
+        [
+            (planner.make_statistic("gini", x, upper=2e6), 0.5),
+            (planner.make_statistic("mean", x, lower=0, upper=5e5), 0.5),
+        ],
+        dataset="from-planner",
+        income="earnings",
+        cap_epsilon=2.0,
+    )
     path = tmp / "downloaded.toml"
     write_plan(plan, path)
     code, _, err = _cli(capsys, "release", path, "--data", data, "--out", tmp / "p", "--seed", 2, "--public-data")

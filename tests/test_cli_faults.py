@@ -6,6 +6,7 @@ root), real signals sent to real runs. A fault is injected in a child process by
 pandas' Parquet writer (the run sends itself the signal while its staging folder exists), so the signal lands
 at a known step without timing races.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,9 +37,15 @@ def files(tmp_path_factory):
     base = tmp_path_factory.mktemp("cli_faults")
     rng = np.random.default_rng(5)
     n = 600
-    df = pd.DataFrame({"institution": rng.choice(["A", "B"], n), "degree_level": rng.choice([1, 2, 3], n),
-                       "cohort": rng.choice([2010, 2015], n), "state": rng.choice(["CO", "TX"], n),
-                       "earnings": np.round(rng.lognormal(10.8, 0.8, n))})
+    df = pd.DataFrame(
+        {
+            "institution": rng.choice(["A", "B"], n),
+            "degree_level": rng.choice([1, 2, 3], n),
+            "cohort": rng.choice([2010, 2015], n),
+            "state": rng.choice(["CO", "TX"], n),
+            "earnings": np.round(rng.lognormal(10.8, 0.8, n)),
+        }
+    )
     df.to_parquet(base / "data.parquet", index=False)
     (base / "plan.toml").write_text(PLAN)
     return base
@@ -77,6 +84,7 @@ def _beside(out: Path) -> list[str]:
 # inputs with nothing to release
 # ---------------------------------------------------------------------------------------------
 
+
 def _header_only(path: Path) -> Path:
     path = path / "header.csv"
     path.write_text(",".join(COLUMNS) + "\n")
@@ -86,7 +94,8 @@ def _header_only(path: Path) -> Path:
 def _zero_rows(path: Path) -> Path:
     path = path / "zero.parquet"
     pd.DataFrame({c: pd.Series([], dtype="float64" if c == "earnings" else "object") for c in COLUMNS}).to_parquet(
-        path, index=False)
+        path, index=False
+    )
     return path
 
 
@@ -96,8 +105,9 @@ def _zero_rows(path: Path) -> Path:
 def test_an_input_with_no_rows_is_refused_before_the_charge(run, capsys, make, engine):
     tmp, plan, _, url = run
     data = make(tmp)
-    code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "out", "--ledger", url,
-                        "--engine", engine)
+    code, _, err = _cli(
+        capsys, "release", plan, "--data", data, "--out", tmp / "out", "--ledger", url, "--engine", engine
+    )
     line = _one_line(err)
     assert code == 2 and "the data have no row" in line and "nothing was charged" in line
     assert _entries(url) == 0
@@ -107,6 +117,7 @@ def test_an_input_with_no_rows_is_refused_before_the_charge(run, capsys, make, e
 # ---------------------------------------------------------------------------------------------
 # --out that cannot take the output
 # ---------------------------------------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def _tmpfs(where: Path, options: str):
@@ -172,8 +183,10 @@ def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
     block = os.statvfs(tmp).f_frsize
     used = sum(-(-f.stat().st_size // block) * block for f in out.iterdir())
     loaded = plan_module.load_plan(plan)
-    cells = {s.name: pd.read_csv(out / f"SIMULATION_{s.name}.csv", keep_default_na=False)[list(s.by)]
-             for s in loaded.statistics}
+    cells = {
+        s.name: pd.read_csv(out / f"SIMULATION_{s.name}.csv", keep_default_na=False)[list(s.by)]
+        for s in loaded.statistics
+    }
     estimate = execute._output_bytes(loaded, cells, block)
     assert used / 2 <= estimate <= 2 * used
 
@@ -181,6 +194,7 @@ def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
 # ---------------------------------------------------------------------------------------------
 # two runs on one --out
 # ---------------------------------------------------------------------------------------------
+
 
 def test_a_second_run_on_the_same_out_is_refused_before_its_charge(run, capsys):
     """Run A holds --out while it waits for the ledger (a transaction of this test holds SQLite's write lock)
@@ -190,9 +204,14 @@ def test_a_second_run_on_the_same_out_is_refused_before_its_charge(run, capsys):
     out = tmp / "shared-out"
     blocker = sqlite3.connect(str(tmp / "ledger.db"), isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")
-    a = subprocess.Popen([sys.executable, "-m", "dpcore", "release", str(plan), "--data", str(data), "--out", str(out),
-                          "--ledger", url], cwd=tmp, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    a = subprocess.Popen(
+        [sys.executable, "-m", "dpcore", "release", str(plan), "--data", str(data), "--out", str(out), "--ledger", url],
+        cwd=tmp,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         seen = []
         for line in a.stderr:  # A took --out before the ledger; it says so while it waits for the ledger's lock
@@ -219,6 +238,7 @@ def test_a_second_run_on_the_same_out_is_refused_before_its_charge(run, capsys):
 # signals after the charge; what a killed run leaves
 # ---------------------------------------------------------------------------------------------
 
+
 def _run_with_signal(args: list, signal_name: str, cwd: Path) -> subprocess.CompletedProcess:
     """``python -m dpcore`` ``args`` in a child that sends itself ``signal_name`` right after writing its first
     Parquet table (after the charge, while the staging folder beside --out exists)."""
@@ -235,8 +255,14 @@ def _run_with_signal(args: list, signal_name: str, cwd: Path) -> subprocess.Comp
         pd.DataFrame.to_parquet = write_then_signal
         sys.exit(cli.main({[str(a) for a in args]!r}))
     """)
-    return subprocess.run([sys.executable, "-c", script], cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("signal_name, code", [("SIGINT", 130), ("SIGTERM", 143)])
@@ -247,8 +273,10 @@ def test_a_signal_after_the_charge_says_epsilon_was_spent_and_leaves_nothing(run
     assert proc.returncode == code, proc.stderr
     line = _one_line(proc.stderr)
     assert line.startswith("dpcore: interrupted: epsilon = 2 was charged")
-    assert f"was charged to account '{DATASET}' (ledger entry 1) and nothing was written: interrupted by " \
-           f"{signal_name}" in line
+    assert (
+        f"was charged to account '{DATASET}' (ledger entry 1) and nothing was written: interrupted by "
+        f"{signal_name}" in line
+    )
     assert _entries(url) == 1  # the charge stands
     assert not out.exists() and _beside(out) == []  # no staging folder, no lock file
 
@@ -287,8 +315,17 @@ def test_a_killed_runs_leftovers_of_another_shape_are_left_alone(run, capsys):
 
 def test_a_missing_ledger_is_refused_and_never_created(files, tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'nowhere' / 'ledger.db'}"
-    code, _, err = _cli(capsys, "release", files / "plan.toml", "--data", files / "data.parquet", "--out",
-                        tmp_path / "out", "--ledger", url)
+    code, _, err = _cli(
+        capsys,
+        "release",
+        files / "plan.toml",
+        "--data",
+        files / "data.parquet",
+        "--out",
+        tmp_path / "out",
+        "--ledger",
+        url,
+    )
     line = _one_line(err)
     assert code == 2 and "--init-ledger" in line and "ledger.db" in line
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / "out").exists()
@@ -297,6 +334,7 @@ def test_a_missing_ledger_is_refused_and_never_created(files, tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 # ledger faults on the command line
 # ---------------------------------------------------------------------------------------------
+
 
 def test_a_revealed_mark_that_cannot_reach_the_ledger_is_a_warning_and_is_replayed(run):
     """The tables are written, then another connection holds the ledger's write lock: the revealed mark cannot
@@ -319,8 +357,14 @@ def test_a_revealed_mark_that_cannot_reach_the_ledger_is_a_warning_and_is_replay
         execute._write_outputs = write_then_lock
         sys.exit(cli.main({["release", str(plan), "--data", str(data), "--out", str(out), "--ledger", url]!r}))
     """)
-    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp / "xdg")})
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp / "xdg")},
+    )
     assert proc.returncode == 0, proc.stderr
     line = _one_line(proc.stderr, "dpcore: warning:")
     assert f"the release was written to {str(out)!r}" in line and "journaled at" in line and "entry 1" in line
@@ -340,8 +384,17 @@ def test_a_ledger_fault_is_one_line_naming_the_ledger_before_any_data_is_read(fi
     path = tmp_path / "ledger.db"
     make(path)
     before = path.read_bytes()
-    code, _, err = _cli(capsys, "release", files / "plan.toml", "--data", files / "data.parquet", "--out",
-                        tmp_path / "out", "--ledger", f"sqlite:///{path}")
+    code, _, err = _cli(
+        capsys,
+        "release",
+        files / "plan.toml",
+        "--data",
+        files / "data.parquet",
+        "--out",
+        tmp_path / "out",
+        "--ledger",
+        f"sqlite:///{path}",
+    )
     line = _one_line(err)
     assert code == 2 and str(path) in line and "internal error" not in line
     assert path.read_bytes() == before and not (tmp_path / "out").exists()
@@ -371,6 +424,8 @@ def test_postgres_ledger_gone_after_the_charge_is_a_warning_and_is_replayed(post
         conn.execute("CREATE DATABASE cli_ledger")
     ledger.init_ledger(url).account(DATASET, cap_epsilon=10.0, label=DATASET, cap_delta=1e-9)
     out = tmp_path / "out"
+    argv = ["release", str(files / "plan.toml"), "--data", str(files / "data.parquet"), "--out", str(out)]
+    argv += ["--ledger", url]
     script = textwrap.dedent(f"""
         import sys
         import psycopg
@@ -385,11 +440,16 @@ def test_postgres_ledger_gone_after_the_charge_is_a_warning_and_is_replayed(post
                 conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'cli_ledger'")
             return entry
         ledger.Account.charge = charge_then_drop_the_database
-        sys.exit(cli.main({["release", str(files / "plan.toml"), "--data", str(files / "data.parquet"), "--out",
-                            str(out), "--ledger", url]!r}))
+        sys.exit(cli.main({argv!r}))
     """)
-    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp_path / "xdg")})
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp_path / "xdg")},
+    )
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute("ALTER DATABASE cli_ledger ALLOW_CONNECTIONS true")
     assert proc.returncode == 0, proc.stderr
@@ -409,8 +469,17 @@ def test_a_postgres_ledger_that_cannot_be_reached_is_one_line_naming_it(files, t
     with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    code, _, err = _cli(capsys, "release", files / "plan.toml", "--data", files / "data.parquet", "--out",
-                        tmp_path / "out", "--ledger", f"postgresql://dp@127.0.0.1:{port}/ledger")
+    code, _, err = _cli(
+        capsys,
+        "release",
+        files / "plan.toml",
+        "--data",
+        files / "data.parquet",
+        "--out",
+        tmp_path / "out",
+        "--ledger",
+        f"postgresql://dp@127.0.0.1:{port}/ledger",
+    )
     line = _one_line(err)
     assert code == 2 and f"127.0.0.1:{port}" in line and "PostgreSQL" in line and "internal error" not in line
     assert not (tmp_path / "out").exists()
@@ -427,8 +496,17 @@ def test_a_read_only_ledger_is_one_line_naming_it_before_any_data_is_read(files,
         proc = subprocess.run(["mount", "-o", "remount,ro", str(mounted)], capture_output=True, text=True)
         if proc.returncode != 0:
             pytest.skip(f"cannot remount the tmpfs read-only: {proc.stderr.strip()[:200]}")
-        code, _, err = _cli(capsys, "release", files / "plan.toml", "--data", files / "data.parquet", "--out",
-                            tmp_path / "out", "--ledger", url)
+        code, _, err = _cli(
+            capsys,
+            "release",
+            files / "plan.toml",
+            "--data",
+            files / "data.parquet",
+            "--out",
+            tmp_path / "out",
+            "--ledger",
+            url,
+        )
         line = _one_line(err)
         assert code == 2 and str(mounted / "ledger.db") in line and "internal error" not in line
         assert not (tmp_path / "out").exists()

@@ -1,6 +1,7 @@
-"""The code's own health, as CI sees it: ruff (lint), import-linter (dpcore's one-way layers) and mypy (dpcore,
+"""The code's own health, as CI sees it: ruff (lint and format), import-linter (dpcore's one-way layers) and mypy (dpcore,
 check_untyped_defs) pass, and dpcore has no import cycle, counting the imports inside functions (which
 import-linter's layer contract also counts). Configured in pyproject.toml; installed by requirements-dev.txt."""
+
 from __future__ import annotations
 
 import ast
@@ -32,6 +33,11 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 def test_ruff_finds_nothing():
     proc = _run(_tool("ruff"), "check", "--output-format", "concise", ".")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_ruff_format_changes_nothing():
+    proc = _run(_tool("ruff"), "format", "--check", ".")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:] + "\nrun: .venv/bin/ruff format ."
 
 
 def test_dpcore_layers_hold():
@@ -82,7 +88,7 @@ def test_no_import_cycle_in_dpcore_counting_imports_inside_functions():
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt])
+                cycles.append(path[path.index(nxt) :] + [nxt] if nxt in path else [node, nxt])
             elif nxt not in state:
                 visit(nxt, path + [nxt])
         state[node] = 2

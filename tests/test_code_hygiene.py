@@ -1,6 +1,7 @@
 """House rule: comments and docstrings say why (the paper, the proof, the measured reason), never which
 ticket asked for the change; that history belongs in commit messages and CHANGELOG.md. A ticket number
 in the code goes stale and sends the reader to a tracker instead of to the reason."""
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,9 @@ TICKET = re.compile(r"(?i)(?<!special )\bissue ?#?\d+")
 
 
 def _tracked_files() -> list[Path]:
-    out = subprocess.run(["git", "ls-files", "-z", "--", *CHECKED_DIRS, *CHECKED_FILES], cwd=ROOT,
-                         capture_output=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--", *CHECKED_DIRS, *CHECKED_FILES], cwd=ROOT, capture_output=True, check=True
+    ).stdout
     return [ROOT / name for name in out.decode("utf-8").split("\0") if name]
 
 

@@ -1,4 +1,5 @@
 """dpcore.coinpress: UVM / UVMRec / StratCoinpress under zCDP, conversions, calibration, coverage."""
+
 from __future__ import annotations
 
 import itertools
@@ -37,8 +38,10 @@ def test_zcdp_conversion_is_bun_steinke_exact():
     assert zcdp_to_dp(0.3, 1e-5) == pytest.approx(zcdp_to_approx_dp(0.3, 1e-5, method="bun-steinke"))
 
 
-@pytest.mark.parametrize("t, expected", [(1, [1.0]), (2, [0.25, 0.75]), (3, [0.125, 0.125, 0.75]),
-                                         (4, [1 / 12] * 3 + [0.75]), (10, [1 / 36] * 9 + [0.75])])
+@pytest.mark.parametrize(
+    "t, expected",
+    [(1, [1.0]), (2, [0.25, 0.75]), (3, [0.125, 0.125, 0.75]), (4, [1 / 12] * 3 + [0.75]), (10, [1 / 36] * 9 + [0.75])],
+)
 def test_schedule_matches_reference_code(t, expected):
     s = coinpress_schedule(1.0, t)
     np.testing.assert_allclose(s, expected)
@@ -118,10 +121,20 @@ def test_uvmrec_final_noise_sd_is_deterministic_and_correct():
         b_s = beta / (4 * (t - 1)) if j < t - 1 else beta / 4
         w = sigma * math.sqrt(2 * math.log(2 * n / b_s))
         sd = (hi - lo + 2 * w) / n / math.sqrt(2 * sched[j])
-        half = math.sqrt(2 * (sigma ** 2 / n + sd ** 2) * math.log(2 / b_s))
+        half = math.sqrt(2 * (sigma**2 / n + sd**2) * math.log(2 / b_s))
         lo, hi = -half, half  # only the width matters for the next step
-    z, flo, fhi = _uvmrec_core(np.sort(x), np.array([0]), np.array([n]), -4.0, 4.0, np.array([sigma]), sched,
-                               np.array([beta]), np.random.default_rng(1), 3000)
+    z, flo, fhi = _uvmrec_core(
+        np.sort(x),
+        np.array([0]),
+        np.array([n]),
+        -4.0,
+        4.0,
+        np.array([sigma]),
+        sched,
+        np.array([beta]),
+        np.random.default_rng(1),
+        3000,
+    )
     np.testing.assert_allclose(fhi - flo, 2 * half)
     # no point was clamped in any run: every window contains [min x, max x]
     assert x.min() > -4 - sigma * math.sqrt(2 * math.log(2 * n / (beta / 8)))
@@ -138,8 +151,18 @@ def test_coinpress_covers_mu_with_stated_probability():
     N = 4000
     for _ in range(N // 200):
         x = rng.normal(mu, sigma, size=n)
-        _, lo, hi = _uvmrec_core(np.sort(x), np.array([0]), np.array([n]), -10.0, 10.0, np.array([sigma]),
-                                 coinpress_schedule(0.5, 2), np.array([beta]), rng, 200)
+        _, lo, hi = _uvmrec_core(
+            np.sort(x),
+            np.array([0]),
+            np.array([n]),
+            -10.0,
+            10.0,
+            np.array([sigma]),
+            coinpress_schedule(0.5, 2),
+            np.array([beta]),
+            rng,
+            200,
+        )
         hits += int(np.sum((lo[:, 0] <= mu) & (mu <= hi[:, 0])))
     cover = hits / N
     assert cover >= 1 - beta - 3 * math.sqrt(beta * (1 - beta) / N)
@@ -163,14 +186,16 @@ def test_stratified_coinpress_group_coverage_and_weights():
     for _ in range(150):
         x = rng.normal(np.repeat(mus, sizes), 1.0)
         xs, starts, _ = _prepare(x, gi.codes, gi.counts)
-        _, lo, hi = _uvmrec_core(xs, starts, gi.counts, -5.0, 5.0, np.ones(3), coinpress_schedule(0.5, 2),
-                                 np.full(3, beta / k), rng, 20)
+        _, lo, hi = _uvmrec_core(
+            xs, starts, gi.counts, -5.0, 5.0, np.ones(3), coinpress_schedule(0.5, 2), np.full(3, beta / k), rng, 20
+        )
         hits += np.sum((lo <= mus) & (mus <= hi), axis=0)
         N += 20
     p = 1 - beta / k
     assert np.all(hits / N >= p - 3 * math.sqrt(p * (1 - p) / N))
-    sim = simulate_coinpress(x, g, rho=0.5, lower=-5, upper=5, sigma=1.0, beta=beta, n_sims=50, rng=rng,
-                             include_global=False)
+    sim = simulate_coinpress(
+        x, g, rho=0.5, lower=-5, upper=5, sigma=1.0, beta=beta, n_sims=50, rng=rng, include_global=False
+    )
     assert sim.global_overall is None  # not simulated: no NaN placeholder
     np.testing.assert_allclose(sim.strat_overall, sim.strat_groups @ (sizes / sizes.sum()))
     with pytest.raises(DPInputError, match="include_global"):
@@ -195,11 +220,20 @@ def test_stratified_coinpress_empty_and_single_member_groups():
     assert r.notes and "no records" in r.notes[0]
 
 
-@pytest.mark.parametrize("kwargs, msg", [
-    (dict(rho=0.0), "rho"), (dict(rho=-1.0), "rho"), (dict(t=0), ">= 1"), (dict(lower=2.0, upper=1.0), "smaller"),
-    (dict(sigma=0.0), "sigma"), (dict(beta=1.5), "beta"), (dict(weights=[0.2, 0.2]), "sum to 1"),
-    (dict(values=[1.0, float("nan"), 2.0, 3.0]), "missing"), (dict(values=["x", "y", "z", "w"]), "only numbers"),
-])
+@pytest.mark.parametrize(
+    "kwargs, msg",
+    [
+        (dict(rho=0.0), "rho"),
+        (dict(rho=-1.0), "rho"),
+        (dict(t=0), ">= 1"),
+        (dict(lower=2.0, upper=1.0), "smaller"),
+        (dict(sigma=0.0), "sigma"),
+        (dict(beta=1.5), "beta"),
+        (dict(weights=[0.2, 0.2]), "sum to 1"),
+        (dict(values=[1.0, float("nan"), 2.0, 3.0]), "missing"),
+        (dict(values=["x", "y", "z", "w"]), "only numbers"),
+    ],
+)
 def test_bad_input(kwargs, msg):
     args = dict(values=[1.0, 2.0, 3.0, 4.0], groups=[0, 0, 1, 1], rho=0.5, lower=-1.0, upper=5.0, sigma=1.0)
     args.update(kwargs)

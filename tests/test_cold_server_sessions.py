@@ -6,6 +6,7 @@ saw the module half-imported by another (``partially initialized module 'dpcore.
 exception box and no slider). Each session here must finish its first load and one slider move
 without an exception. Real server and the benchmarks' browser-like client; no timing assertions.
 """
+
 from __future__ import annotations
 
 import sys

@@ -7,6 +7,7 @@ Such a field must be a declared DP output of its class or be named ``confidentia
 walks the modules: every release dataclass they define must be covered here, so a new one cannot
 slip through unchecked.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,8 +37,26 @@ DP_OUTPUTS = {
     "ReleaseRecord": {"released", "timestamp", "released_lower", "released_upper", "published_inputs"},
 }
 
-INCOMES = np.array([12_000.0, 18_000, 25_000, 31_000, 40_000, 47_000, 55_000, 68_000, 80_000, 95_000,
-                    20_000, 33_000, 41_000, 59_000, 72_000, 110_000])
+INCOMES = np.array(
+    [
+        12_000.0,
+        18_000,
+        25_000,
+        31_000,
+        40_000,
+        47_000,
+        55_000,
+        68_000,
+        80_000,
+        95_000,
+        20_000,
+        33_000,
+        41_000,
+        59_000,
+        72_000,
+        110_000,
+    ]
+)
 NEIGHBOUR = INCOMES.copy()
 NEIGHBOUR[2] = 150_000.0  # group a: one fewer below 30,000, one more at or above it
 GROUPS = np.array(["a"] * 8 + ["b"] * 8)
@@ -65,8 +84,10 @@ def _releases():
     pair("gini.release_gini", lambda x: gini.release_gini(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=2e5, rng=5))
     pair("gini.release_gini_laplace", lambda x: gini.release_gini_laplace(x, epsilon=1.0, lower=0.0, upper=2e5, rng=5))
     pair("percentiles.release_percentiles", lambda x: percentiles.release_percentiles(x, epsilon=1.0, rng=5))
-    pair("percentiles.release_percentiles_smooth",
-         lambda x: percentiles.release_percentiles_smooth(x, epsilon=1.0, rng=5))
+    pair(
+        "percentiles.release_percentiles_smooth",
+        lambda x: percentiles.release_percentiles_smooth(x, epsilon=1.0, rng=5),
+    )
     pair("percentiles.release_percentiles_em", lambda x: percentiles.release_percentiles_em(x, epsilon=1.0, rng=5))
 
     def counts(x):
@@ -74,23 +95,38 @@ def _releases():
 
     pair("ratio.laplace_noised_counts", lambda x: ratio.laplace_noised_counts(*counts(x), epsilon=1.0, rng=5))
     pair("ratio.naive_relative_risk", lambda x: ratio.naive_relative_risk(*counts(x), 8, 8, epsilon=1.0, rng=5))
-    pair("ratio.smooth_ratio_laplace",
-         lambda x: ratio.smooth_ratio_laplace(*counts(x), epsilon=1.0, delta=1e-6, rng=5))
+    pair("ratio.smooth_ratio_laplace", lambda x: ratio.smooth_ratio_laplace(*counts(x), epsilon=1.0, delta=1e-6, rng=5))
     pair("ratio.smooth_ratio_cauchy", lambda x: ratio.smooth_ratio_cauchy(*counts(x), epsilon=1.0, rng=5))
-    pair("ratio.ptr_ratio", lambda x: ratio.ptr_ratio(*(c + 400 for c in counts(x)), epsilon=1.0, delta=1e-6,
-                                                      bound=0.05, rng=5))
-    pair("stratified.clipped_laplace_mean",
-         lambda x: stratified.clipped_laplace_mean(x, epsilon=1.0, clip_range=(0.0, 2e5), rng=5))
-    pair("stratified.stratified_mean",
-         lambda x: stratified.stratified_mean(x, GROUPS, epsilon=1.0, clip_range=(0.0, 2e5), rng=5))
-    for kind, kw in [("count", dict(threshold=30_000)), ("mean", dict(upper=2e5)),
-                     ("group_means", dict(upper=2e5)), ("gini", dict(upper=2e5)),
-                     ("percentiles", dict(n_sims=100)), ("ratio", dict(threshold=30_000))]:
-        pair(f"planner.{kind}._draw",
-             lambda x, kind=kind, kw=kw: planner.make_statistic(kind, x, GROUPS, **kw)._draw(1.0, rng=5))
-        pair(f"release.make_release[{kind}]",
-             lambda x, kind=kind, kw=kw: release.make_release(
-                 [(planner.make_statistic(kind, x, GROUPS, **kw), 1.0)], budget.Ledger(), rng=5)[0])
+    pair(
+        "ratio.ptr_ratio",
+        lambda x: ratio.ptr_ratio(*(c + 400 for c in counts(x)), epsilon=1.0, delta=1e-6, bound=0.05, rng=5),
+    )
+    pair(
+        "stratified.clipped_laplace_mean",
+        lambda x: stratified.clipped_laplace_mean(x, epsilon=1.0, clip_range=(0.0, 2e5), rng=5),
+    )
+    pair(
+        "stratified.stratified_mean",
+        lambda x: stratified.stratified_mean(x, GROUPS, epsilon=1.0, clip_range=(0.0, 2e5), rng=5),
+    )
+    for kind, kw in [
+        ("count", dict(threshold=30_000)),
+        ("mean", dict(upper=2e5)),
+        ("group_means", dict(upper=2e5)),
+        ("gini", dict(upper=2e5)),
+        ("percentiles", dict(n_sims=100)),
+        ("ratio", dict(threshold=30_000)),
+    ]:
+        pair(
+            f"planner.{kind}._draw",
+            lambda x, kind=kind, kw=kw: planner.make_statistic(kind, x, GROUPS, **kw)._draw(1.0, rng=5),
+        )
+        pair(
+            f"release.make_release[{kind}]",
+            lambda x, kind=kind, kw=kw: release.make_release(
+                [(planner.make_statistic(kind, x, GROUPS, **kw), 1.0)], budget.Ledger(), rng=5
+            )[0],
+        )
     return out
 
 
@@ -117,8 +153,12 @@ def test_every_release_dataclass_is_covered():
     seen = set()
     for module in (gini, percentiles, ratio, stratified, planner, release):
         for name, obj in vars(module).items():
-            if (inspect.isclass(obj) and dataclasses.is_dataclass(obj) and obj.__module__ == module.__name__
-                    and ("Release" in name or name == "NoisedCounts" or name == "ReleaseRecord")):
+            if (
+                inspect.isclass(obj)
+                and dataclasses.is_dataclass(obj)
+                and obj.__module__ == module.__name__
+                and ("Release" in name or name == "NoisedCounts" or name == "ReleaseRecord")
+            ):
                 seen.add(name)
     assert seen <= set(DP_OUTPUTS), f"release dataclasses not checked here: {sorted(seen - set(DP_OUTPUTS))}"
 
@@ -144,8 +184,15 @@ def _walk(obj, path=""):
             yield from _walk(v, f"{path}[{i}]")
 
 
-@pytest.mark.parametrize("kind, kw", [("gini", dict(upper=2e5)), ("mean", dict(upper=2e5)),
-                                      ("ratio", dict(threshold=30_000)), ("percentiles", dict(n_sims=100))])
+@pytest.mark.parametrize(
+    "kind, kw",
+    [
+        ("gini", dict(upper=2e5)),
+        ("mean", dict(upper=2e5)),
+        ("ratio", dict(threshold=30_000)),
+        ("percentiles", dict(n_sims=100)),
+    ],
+)
 def test_records_never_contain_confidential_values(kind, kw):
     stat = planner.make_statistic(kind, INCOMES, GROUPS, **kw)
     rec = release.make_release([(stat, 1.0)], budget.Ledger())[0]

@@ -1,4 +1,5 @@
 """dpcore.data: file validation paths, real-data loaders, synthetic generators hitting their targets."""
+
 from __future__ import annotations
 
 import builtins
@@ -54,10 +55,11 @@ CSV = b"id,income,sex\n1,1000,F\n2,2500.5,M\n3,0,F\n4,40000,M\n"
 def test_importing_dpcore_data_imports_neither_pandas_nor_scipy():
     """The sidebar reads the catalogue (dpcore.data) on the landing page's cold start: pandas (~0.6 s) and
     scipy are imported when data are first read or drawn, and dpcore.gini (scipy.stats) when a Gini is."""
-    code = ("import sys\nimport dpcore.data\n"
-            "print(sorted(m for m in ('pandas', 'scipy', 'dpcore.gini') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=data.REPO_ROOT, capture_output=True, text=True,
-                         timeout=120)
+    code = (
+        "import sys\nimport dpcore.data\n"
+        "print(sorted(m for m in ('pandas', 'scipy', 'dpcore.gini') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=data.REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr[-2000:]
 
 
@@ -217,10 +219,16 @@ def test_unknown_column_and_bool_column():
 
 
 def test_numeric_columns_and_guess():
-    frame = pd.DataFrame({
-        "id": [1, 2, 3, 4], "name": ["a", "b", "c", "d"], "flag": [True, False, True, False],
-        "mixed": ["1", "2", "x", "4"], "PINCP": [1.0, 2.0, np.nan, 4.0], "empty": [np.nan] * 4,
-    })
+    frame = pd.DataFrame(
+        {
+            "id": [1, 2, 3, 4],
+            "name": ["a", "b", "c", "d"],
+            "flag": [True, False, True, False],
+            "mixed": ["1", "2", "x", "4"],
+            "PINCP": [1.0, 2.0, np.nan, 4.0],
+            "empty": [np.nan] * 4,
+        }
+    )
     assert numeric_columns(frame) == ["id", "mixed", "PINCP"]
     assert guess_income_column(["id", "mixed", "PINCP"]) == "PINCP"
     assert guess_income_column(["id", "total_earnings"]) == "total_earnings"
@@ -258,6 +266,7 @@ def test_upload_never_touches_disk(monkeypatch, tmp_path):
 # ---------------------------------------------------------------------------------------------
 # Real data
 # ---------------------------------------------------------------------------------------------
+
 
 def test_bundled_example_engel():
     d = load_example("engel")
@@ -328,7 +337,8 @@ def test_bundled_files_are_package_data_when_packaged():
         return  # not packaged yet: the files are read from the source tree (dpcore/examples)
     text = pyproject.read_text(encoding="utf-8")
     assert "examples" in text and ("package-data" in text or "package_data" in text or "include" in text), (
-        "pyproject.toml must list dpcore/examples/* (the bundled ACS, PSEO and Engel files) as package data")
+        "pyproject.toml must list dpcore/examples/* (the bundled ACS, PSEO and Engel files) as package data"
+    )
 
 
 def test_load_example_acs_pseo_and_columns():
@@ -343,7 +353,9 @@ def test_load_example_acs_pseo_and_columns():
     pseo = load_example("pseo", columns=["institution_state"])
     assert pseo.n == 7679 and list(pseo.frame.columns) == ["y1_p50_earnings", "institution_state"]
     assert load_example().n == 235 and list(load_example("engel", columns=["foodexp"]).frame.columns) == [
-        "income", "foodexp"]
+        "income",
+        "foodexp",
+    ]
     with pytest.raises(DPInputError, match="no column"):
         load_example("engel", columns=["nope"])
     with pytest.raises(DPInputError):
@@ -361,6 +373,7 @@ def test_pseo_cells_load_from_the_bundled_copy(monkeypatch, tmp_path):
 # ---------------------------------------------------------------------------------------------
 # Dataset recipes
 # ---------------------------------------------------------------------------------------------
+
 
 def test_build_dataset_matches_the_generators():
     ds = data.build_dataset()
@@ -388,8 +401,14 @@ def test_build_dataset_file_recipe(tmp_path):
 
 
 def test_recipe_from_sidebar_keys_round_trip():
-    keys = [("lognormal", 10_000, 0.9, 2026), ("pareto", 500, 0.3, 2.5, 7), ("lookalike", 500, 0.3, 41_000.0, 7),
-            ("two_point", 100, 0.45, None, 3), ("example", "engel"), ("shared", "acs", "drop")]
+    keys = [
+        ("lognormal", 10_000, 0.9, 2026),
+        ("pareto", 500, 0.3, 2.5, 7),
+        ("lookalike", 500, 0.3, 41_000.0, 7),
+        ("two_point", 100, 0.45, None, 3),
+        ("example", "engel"),
+        ("shared", "acs", "drop"),
+    ]
     for key in keys:
         recipe = data.recipe_from_key(key)
         assert recipe["kind"] == key[0] and data.check_recipe(recipe)["kind"] == key[0]
@@ -403,16 +422,19 @@ def test_recipe_from_sidebar_keys_round_trip():
         data.recipe_from_key(("none",))
 
 
-@pytest.mark.parametrize("recipe, match", [
-    ({"kind": "gauss", "n": 3}, "unknown dataset kind"),
-    ({"kind": "lognormal", "n": 10}, "needs sigma, seed"),
-    ({"kind": "lognormal", "n": 10, "sigma": 0.5, "seed": 1, "sd": 2}, "no parameter"),
-    ({"kind": "lognormal", "n": 0, "sigma": 0.5, "seed": 1}, "n"),
-    ({"kind": "lognormal", "n": 10, "sigma": -1.0, "seed": 1}, "sigma"),
-    ({"kind": "example", "name": "nope"}, "unknown example"),
-    ({"kind": "example", "name": "acs", "columns": "SEX"}, "list of column names"),
-    ({"kind": "two_point", "n": 10, "gini": 0.99, "seed": 1}, "gini"),
-])
+@pytest.mark.parametrize(
+    "recipe, match",
+    [
+        ({"kind": "gauss", "n": 3}, "unknown dataset kind"),
+        ({"kind": "lognormal", "n": 10}, "needs sigma, seed"),
+        ({"kind": "lognormal", "n": 10, "sigma": 0.5, "seed": 1, "sd": 2}, "no parameter"),
+        ({"kind": "lognormal", "n": 0, "sigma": 0.5, "seed": 1}, "n"),
+        ({"kind": "lognormal", "n": 10, "sigma": -1.0, "seed": 1}, "sigma"),
+        ({"kind": "example", "name": "nope"}, "unknown example"),
+        ({"kind": "example", "name": "acs", "columns": "SEX"}, "list of column names"),
+        ({"kind": "two_point", "n": 10, "gini": 0.99, "seed": 1}, "gini"),
+    ],
+)
 def test_build_dataset_bad_recipes(recipe, match):
     with pytest.raises(DPInputError, match=match):
         data.build_dataset(recipe)
@@ -454,6 +476,7 @@ def test_pseo_matches_readme(pseo_path):
 # The Gini of the generators' checks
 # ---------------------------------------------------------------------------------------------
 
+
 def test_gini_matches_pairwise_definition(rng):
     """The generators' targets are checked with dpcore.gini.gini, the package's one Gini: eq. (1) and eq. (2)."""
     for n in (2, 3, 7, 50):
@@ -462,8 +485,12 @@ def test_gini_matches_pairwise_definition(rng):
         assert gini(x, definition="eq1") == pytest.approx(pair / (2 * n * n * x.mean()), rel=1e-12)
         assert gini(x, definition="eq2") == pytest.approx(pair / (2 * n * (n - 1) * x.mean()), rel=1e-12)
         assert gini(x) == gini(x, definition="eq1")
-    for bad, match in (([1.0], "at least 2"), ([0.0, 0.0], "are zero"), ([1.0, -1.0], "non-negative"),
-                       ([1.0, np.nan], "finite")):
+    for bad, match in (
+        ([1.0], "at least 2"),
+        ([0.0, 0.0], "are zero"),
+        ([1.0, -1.0], "non-negative"),
+        ([1.0, np.nan], "finite"),
+    ):
         with pytest.raises(DPInputError, match=match):
             gini(bad)
 
@@ -471,6 +498,7 @@ def test_gini_matches_pairwise_definition(rng):
 # ---------------------------------------------------------------------------------------------
 # Synthetic generators
 # ---------------------------------------------------------------------------------------------
+
 
 def _mc_gini(draw, reps: int, n: int) -> tuple[float, float]:
     """Mean and standard error of the sample Gini over ``reps`` independent samples of size n."""
@@ -495,7 +523,7 @@ def test_pareto_mixture_calibration_hits_target_gini(target):
     xm = m.threshold
     sf2 = lambda x: (1.0 - float(m.cdf(x))) ** 2  # noqa: E731
     body, _ = integrate.quad(sf2, 0, xm, limit=400, epsabs=1e-9 * xm)
-    tail = xm * m.tail_share ** 2 / (2 * m.tail_index - 1)  # closed form of the Pareto part
+    tail = xm * m.tail_share**2 / (2 * m.tail_index - 1)  # closed form of the Pareto part
     mean, _ = integrate.quad(lambda u: float(m.ppf(u)), 0, 1, limit=400)
     assert m.mean == pytest.approx(mean, rel=1e-6)
     assert 1 - (body + tail) / m.mean == pytest.approx(target, abs=1e-6)
@@ -514,7 +542,7 @@ def test_pareto_mixture_sampler_matches_its_distribution():
     # the top tail share is Pareto with the right index: P(X > t) = p (x_m / t)^a
     t = 3 * m.threshold
     p_hat = (x > t).mean()
-    p = m.tail_share * 3.0 ** -m.tail_index
+    p = m.tail_share * 3.0**-m.tail_index
     assert abs(p_hat - p) < 4 * math.sqrt(p * (1 - p) / x.size)
     u = np.linspace(0.001, 0.999, 101)
     np.testing.assert_allclose(m.cdf(m.ppf(u)), u, atol=1e-12)
@@ -537,6 +565,7 @@ def test_pareto_mixture_incomes_median_and_errors():
 
 
 # --- two-point data of Lan & Reiter Prop. 5.1 ---------------------------------------------------
+
 
 @pytest.mark.parametrize("g", [0.2, 0.5, 0.7])
 def test_two_point_at_minimum_iq_matches_eq31(g):
@@ -579,9 +608,14 @@ def test_two_point_bad_input():
         two_point_incomes(1000, 0.5, 1.5)
     with pytest.raises(DPInputError, match=r"needs iq >= "):
         two_point_incomes(7, 0.7, min_iq_for_gini(0.7, 7) * 1.0001)  # alpha n not an integer
-    for kwargs in ({"n": 1, "gini": 0.5}, {"n": 10, "gini": 0.0}, {"n": 10, "gini": 1.0},
-                   {"n": 10, "gini": float("nan")}, {"n": 10, "gini": 0.5, "iq": -1.0},
-                   {"n": 10, "gini": 0.5, "definition": "eq3"}):
+    for kwargs in (
+        {"n": 1, "gini": 0.5},
+        {"n": 10, "gini": 0.0},
+        {"n": 10, "gini": 1.0},
+        {"n": 10, "gini": float("nan")},
+        {"n": 10, "gini": 0.5, "iq": -1.0},
+        {"n": 10, "gini": 0.5, "definition": "eq3"},
+    ):
         with pytest.raises(DPInputError):
             two_point_incomes(**kwargs)
     with pytest.raises(DPInputError, match="needs n"):
@@ -610,7 +644,7 @@ def test_prop51_lower_bound_brute_force_and_proof_typo():
                 attained += math.isclose(iq, bound, rel_tol=1e-12)
     assert attained > 0
     x = two_point_incomes(4, 0.25, definition="eq1").values  # alpha = 1/2, a = 0.5, b = 1.5
-    literal = np.abs(x[:, None] - x[None, :]).sum() / x.size ** 2
+    literal = np.abs(x[:, None] - x[None, :]).sum() / x.size**2
     assert literal == pytest.approx(2 * 0.25)  # the proof's formula would double the Gini
     rng = np.random.default_rng(0)  # random continuous data of many shapes
     for _ in range(2000):
@@ -626,8 +660,30 @@ def test_prop51_lower_bound_brute_force_and_proof_typo():
 def test_fuzz_never_a_traceback():
     """Random bytes and mangled CSVs either load (finite values, n >= 2) or raise DPInputError."""
     rng = np.random.default_rng(2026)
-    pieces = [b"income", b",", b";", b"\n", b"\r\n", b"-", b"1", b"2.5", b"1e308", b"1e999", b"NA", b'"',
-              b"abc", b"\x00", b"\xff", b"\xc3\xa9", b" ", b"\t", b"nan", b"-inf", b"PAR1", b"\x1f\x8b"]
+    pieces = [
+        b"income",
+        b",",
+        b";",
+        b"\n",
+        b"\r\n",
+        b"-",
+        b"1",
+        b"2.5",
+        b"1e308",
+        b"1e999",
+        b"NA",
+        b'"',
+        b"abc",
+        b"\x00",
+        b"\xff",
+        b"\xc3\xa9",
+        b" ",
+        b"\t",
+        b"nan",
+        b"-inf",
+        b"PAR1",
+        b"\x1f\x8b",
+    ]
     loaded = refused = 0
     for _ in range(300):
         r = rng.random()
@@ -635,7 +691,9 @@ def test_fuzz_never_a_traceback():
             blob = rng.integers(0, 256, size=int(rng.integers(0, 300)), dtype=np.uint8).tobytes()
         elif r < 0.6:  # a plausible file with a few damaged cells
             cells = [b"12.5", b"300", b"-7", b"", b"NA", b"0", b"1e5"] + [b"x1", b"1,5", b"inf", b'"'] * (r < 0.45)
-            rows = [pieces[0] + b",g"] + [cells[int(i)] + b",a" for i in rng.integers(0, len(cells), size=int(rng.integers(0, 12)))]
+            rows = [pieces[0] + b",g"] + [
+                cells[int(i)] + b",a" for i in rng.integers(0, len(cells), size=int(rng.integers(0, 12)))
+            ]
             blob = b"\n".join(rows)
         else:
             blob = b"".join(pieces[i] for i in rng.integers(0, len(pieces), size=int(rng.integers(0, 60))))

@@ -2,6 +2,7 @@
 small and offline (an inline SVG chart, no plotly.js: the file was 4.8 MB), numbers written for people
 (a released income of 22,329 was "2.233e+04"), an "accuracy it buys" column, and a data table that fits
 (the dataset's identity is a two-column list instead of one row of many columns)."""
+
 from __future__ import annotations
 
 import re
@@ -25,14 +26,26 @@ def release_memo_text(tmp_path) -> str:
     values = np.random.default_rng(7).lognormal(10.0, 0.5, 2000)
     db = ledger_lib.init_ledger(f"sqlite:///{tmp_path}/ledger.db")
     account = db.account("memo-test", cap_epsilon=5.0, label="survey.csv")
-    stats = [(planner_lib.make_statistic("mean", values, upper=200_000.0), 1.0),
-             (planner_lib.make_statistic("gini", values, upper=200_000.0), 1.5)]
-    records = release_lib.make_release(stats, account,
-                                       dataset={"income_column": "income", "group_column": None, "n": 2000,
-                                                "source": "upload", "file_name": "survey.csv"})
+    stats = [
+        (planner_lib.make_statistic("mean", values, upper=200_000.0), 1.0),
+        (planner_lib.make_statistic("gini", values, upper=200_000.0), 1.5),
+    ]
+    records = release_lib.make_release(
+        stats,
+        account,
+        dataset={
+            "income_column": "income",
+            "group_column": None,
+            "n": 2000,
+            "source": "upload",
+            "file_name": "survey.csv",
+        },
+    )
     plan = {"mean": 0.8, "gini": 2.0}
-    targets = {"mean": "relative error at most 5% with 95% probability",
-               "gini": "within ±0.01 of the true Gini (1 Gini point) with 90% probability"}
+    targets = {
+        "mean": "relative error at most 5% with 95% probability",
+        "gini": "within ±0.01 of the true Gini (1 Gini point) with 90% probability",
+    }
     return release_panel.release_memo(records, account, account.entries(), plan, targets), records
 
 

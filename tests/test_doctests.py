@@ -1,4 +1,5 @@
 """The examples in the public functions' docstrings run and print what they say (doctest)."""
+
 from __future__ import annotations
 
 import doctest

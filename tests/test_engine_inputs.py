@@ -1,6 +1,7 @@
 """Odd and malformed input files through every engine: the same outcome everywhere (the same error class
 and message text, or the same aggregate tables), and every message one short line (a 2 MB header or a
 3 MB cell is never echoed whole)."""
+
 from __future__ import annotations
 
 import os
@@ -20,13 +21,15 @@ MAX_MESSAGE = 400
 
 STATES = ["CO", "TX", "CO", None, "TX", "VA", "VA", "CO"]
 GROUPS = ["a", "b", "a", "b", "a", "b", "a", "b"]
-BASE = pd.DataFrame({
-    "earnings": ["12000.5", "56000", "", "7000", "250000", "31000.25", "NaN", "0"],
-    "state": pd.Series(STATES, dtype=object),
-    "group": GROUPS,
-    "employed": pd.Series(["1", "0", "1", "true", "no", "1", "0", None], dtype=object),
-    "extra": ["x"] * 8,
-})
+BASE = pd.DataFrame(
+    {
+        "earnings": ["12000.5", "56000", "", "7000", "250000", "31000.25", "NaN", "0"],
+        "state": pd.Series(STATES, dtype=object),
+        "group": GROUPS,
+        "employed": pd.Series(["1", "0", "1", "true", "no", "1", "0", None], dtype=object),
+        "extra": ["x"] * 8,
+    }
+)
 
 
 def _csv_text(frame: pd.DataFrame, sep: str = ",", line_end: str = "\n") -> str:
@@ -45,9 +48,13 @@ def _with(**columns) -> pd.DataFrame:
 
 def _typed(**arrays) -> pa.Table:
     """The base rows as a typed Parquet table (numbers as numbers), with some columns replaced."""
-    cols = {"earnings": pa.array([12000.5, 56000.0, None, 7000.0, 250000.0, 31000.25, float("nan"), 0.0]),
-            "state": pa.array(STATES), "group": pa.array(GROUPS),
-            "employed": pa.array([1, 0, 1, 1, 0, 1, 0, None], pa.int64()), "extra": pa.array(["x"] * 8)}
+    cols = {
+        "earnings": pa.array([12000.5, 56000.0, None, 7000.0, 250000.0, 31000.25, float("nan"), 0.0]),
+        "state": pa.array(STATES),
+        "group": pa.array(GROUPS),
+        "employed": pa.array([1, 0, 1, 1, 0, 1, 0, None], pa.int64()),
+        "extra": pa.array(["x"] * 8),
+    }
     cols.update(arrays)
     return pa.table(cols)
 
@@ -63,64 +70,133 @@ CASES = {
     "CRLF": (lambda d: _write(d, "crlf.csv", _csv_text(BASE, line_end="\r\n")), "tables"),
     "semicolons": (lambda d: _write(d, "semi.csv", _csv_text(BASE, sep=";")), "tables"),
     "tabs (.tsv)": (lambda d: _write(d, "tabs.tsv", _csv_text(BASE, sep="\t")), "tables"),
-    "odd numbers": (lambda d: _write(d, "odd.csv", _csv_text(_with(
-        earnings=[" 12000.5 ", "5.6e4", "inf", "-inf", "+250000", "31000.25", "nan", "0"]))), "tables"),
+    "odd numbers": (
+        lambda d: _write(
+            d,
+            "odd.csv",
+            _csv_text(_with(earnings=[" 12000.5 ", "5.6e4", "inf", "-inf", "+250000", "31000.25", "nan", "0"])),
+        ),
+        "tables",
+    ),
     "header only": (lambda d: _write(d, "header.csv", "earnings,state,group,employed\n"), "tables"),
     "all-NaN income": (lambda d: _write(d, "allnan.csv", _csv_text(_with(earnings=["NaN", ""] * 4))), "tables"),
-    "a row with an extra field": (lambda d: _write(d, "extra.csv", _csv_text(BASE) + "1,234,CO,a,1,x\n"),
-                                  "the CSV file 'extra.csv' has a row whose fields do not match its header's 5 "
-                                  "columns"),
-    "a short row": (lambda d: _write(d, "short.csv", _csv_text(BASE) + "100\n"),
-                    "the CSV file 'short.csv' has a row whose fields do not match its header's 5 columns"),
-    "unclosed quote": (lambda d: _write(d, "quote.csv", _csv_text(BASE) + '5,"CO,a,1,x\n6,TX,b,0,x\n'),
-                       "the CSV file 'quote.csv' has a row whose fields do not match its header's 5 columns"),
-    "quoted delimiter and newline": (lambda d: _write(d, "quoted.csv", _csv_text(BASE).replace(
-        "\n56000,TX,", '\n56000,"TX",').replace(",x\n", ',"x,\ny"\n', 1)), "tables"),
-    "a row over 8 MiB": (lambda d: _write(d, "longrow.csv", _csv_text(BASE) + "1,CO,a,1," + "y" * (9 << 20) + "\n"),
-                         "the CSV file 'longrow.csv' has a row longer than the 4,194,304 bytes read in one piece"),
+    "a row with an extra field": (
+        lambda d: _write(d, "extra.csv", _csv_text(BASE) + "1,234,CO,a,1,x\n"),
+        "the CSV file 'extra.csv' has a row whose fields do not match its header's 5 columns",
+    ),
+    "a short row": (
+        lambda d: _write(d, "short.csv", _csv_text(BASE) + "100\n"),
+        "the CSV file 'short.csv' has a row whose fields do not match its header's 5 columns",
+    ),
+    "unclosed quote": (
+        lambda d: _write(d, "quote.csv", _csv_text(BASE) + '5,"CO,a,1,x\n6,TX,b,0,x\n'),
+        "the CSV file 'quote.csv' has a row whose fields do not match its header's 5 columns",
+    ),
+    "quoted delimiter and newline": (
+        lambda d: _write(
+            d, "quoted.csv", _csv_text(BASE).replace("\n56000,TX,", '\n56000,"TX",').replace(",x\n", ',"x,\ny"\n', 1)
+        ),
+        "tables",
+    ),
+    "a row over 8 MiB": (
+        lambda d: _write(d, "longrow.csv", _csv_text(BASE) + "1,CO,a,1," + "y" * (9 << 20) + "\n"),
+        "the CSV file 'longrow.csv' has a row longer than the 4,194,304 bytes read in one piece",
+    ),
     "empty file": (lambda d: _write(d, "empty.csv", ""), "the CSV file 'empty.csv' is empty: it has no header"),
-    "text in income": (lambda d: _write(d, "text.csv", _csv_text(_with(
-        earnings=["12", "zz top", "abc", "1", "2", "3", "4", "5"]))),
-        "the income column 'earnings' is not numeric: found 'abc'"),
-    "quoted thousands separator": (lambda d: _write(d, "thousands.csv", _csv_text(_with(
-        earnings=['"1,234.50"', "2", "3", "4", "5", "6", "7", "8"]))),
-        "tables"),  # read as 1234.50, as the app reads it (its number rule, tests/test_side_door_number_formats.py)
-    "true/false text income": (lambda d: _write(d, "booltext.csv", _csv_text(_with(
-        earnings=["true", "false"] * 4))), "the income column 'earnings' is not numeric: found 'false'"),
-    "huge cell": (lambda d: _write(d, "hugecell.csv", _csv_text(_with(
-        earnings=[HUGE_CELL, "2", "3", "4", "5", "6", "7", "8"]))),
-        "the income column 'earnings' is not numeric: found '9999999999xxxxx"),
-    "huge header": (lambda d: _write(d, "hugeheader.csv", ",".join(["earnings", "state", "group", "employed"]
-                                                                     + ["h" * 1000] * 2000) + "\n1,CO,a,1\n"),
-                    "has a header line longer than 1,048,576 bytes"),
-    "no line break": (lambda d: _write(d, "oneline.csv", "earnings," + "z" * 2_000_000),
-                      "has a header line longer than 1,048,576 bytes"),
-    "missing column, long names": (lambda d: _write(d, "names.csv", ",".join(LONG_NAMES) + "\n" +
-                                                    ",".join("1" * 30) + "\n"),
-                                   "column 'earnings' is not in the data (nor 'state', 'group', 'employed')"),
-    "income named twice": (lambda d: _write(d, "twice.csv", "earnings,state,group,employed,earnings\n1,CO,a,1,2\n"),
-                           "the column 'earnings' appears 2 times in the header of the CSV file 'twice.csv'"),
+    "text in income": (
+        lambda d: _write(d, "text.csv", _csv_text(_with(earnings=["12", "zz top", "abc", "1", "2", "3", "4", "5"]))),
+        "the income column 'earnings' is not numeric: found 'abc'",
+    ),
+    "quoted thousands separator": (
+        lambda d: _write(
+            d, "thousands.csv", _csv_text(_with(earnings=['"1,234.50"', "2", "3", "4", "5", "6", "7", "8"]))
+        ),
+        "tables",
+    ),  # read as 1234.50, as the app reads it (its number rule, tests/test_side_door_number_formats.py)
+    "true/false text income": (
+        lambda d: _write(d, "booltext.csv", _csv_text(_with(earnings=["true", "false"] * 4))),
+        "the income column 'earnings' is not numeric: found 'false'",
+    ),
+    "huge cell": (
+        lambda d: _write(d, "hugecell.csv", _csv_text(_with(earnings=[HUGE_CELL, "2", "3", "4", "5", "6", "7", "8"]))),
+        "the income column 'earnings' is not numeric: found '9999999999xxxxx",
+    ),
+    "huge header": (
+        lambda d: _write(
+            d,
+            "hugeheader.csv",
+            ",".join(["earnings", "state", "group", "employed"] + ["h" * 1000] * 2000) + "\n1,CO,a,1\n",
+        ),
+        "has a header line longer than 1,048,576 bytes",
+    ),
+    "no line break": (
+        lambda d: _write(d, "oneline.csv", "earnings," + "z" * 2_000_000),
+        "has a header line longer than 1,048,576 bytes",
+    ),
+    "missing column, long names": (
+        lambda d: _write(d, "names.csv", ",".join(LONG_NAMES) + "\n" + ",".join("1" * 30) + "\n"),
+        "column 'earnings' is not in the data (nor 'state', 'group', 'employed')",
+    ),
+    "income named twice": (
+        lambda d: _write(d, "twice.csv", "earnings,state,group,employed,earnings\n1,CO,a,1,2\n"),
+        "the column 'earnings' appears 2 times in the header of the CSV file 'twice.csv'",
+    ),
     "typed parquet": (lambda d: _parquet(d, "typed.parquet", _typed()), "tables"),
-    "text income parquet": (lambda d: _parquet(d, "textincome.parquet", _typed(earnings=pa.array(
-        ["12000.5", "56000", None, "7000", "250000", "31000.25", "NaN", "0"]))), "tables"),
-    "boolean income parquet": (lambda d: _parquet(d, "boolincome.parquet", _typed(earnings=pa.array(
-        [True, False] * 4))), "the income column 'earnings' holds true/false values, not amounts"),
-    "boolean cells and outcome parquet": (lambda d: _parquet(d, "boolby.parquet", _typed(
-        state=pa.array([True, False, None, True, False, True, True, False]),
-        employed=pa.array([True, False, True, True, False, True, False, None]))), "tables"),
-    "struct by parquet": (lambda d: _parquet(d, "structby.parquet", _typed(state=pa.array(
-        [{"code": "CO", "n": 1}] * 8))), "the column 'state' holds nested values (a struct)"),
-    "list by parquet": (lambda d: _parquet(d, "listby.parquet", _typed(group=pa.array([["a", "b"]] * 8))),
-                        "the column 'group' holds nested values (a list)"),
-    "map outcome parquet": (lambda d: _parquet(d, "mapout.parquet", _typed(employed=pa.array(
-        [[("k", 1)]] * 8, pa.map_(pa.string(), pa.int64())))), "the column 'employed' holds nested values (a map)"),
-    "struct income parquet": (lambda d: _parquet(d, "structincome.parquet", _typed(earnings=pa.array(
-        [{"amount": 1.0}] * 8))), "the column 'earnings' holds nested values (a struct)"),
-    "date income parquet": (lambda d: _parquet(d, "dateincome.parquet", _typed(earnings=pa.array(
-        [18262] * 8, pa.int32()).cast(pa.date32()))),
-        "the income column 'earnings' holds date/time values, not amounts"),
-    "decimal income parquet": (lambda d: _parquet(d, "decimal.parquet", _typed(earnings=pa.array(
-        [12000, 56000, None, 7000, 250000, 31000, 5, 0], pa.decimal128(12, 2)))), "tables"),
+    "text income parquet": (
+        lambda d: _parquet(
+            d,
+            "textincome.parquet",
+            _typed(earnings=pa.array(["12000.5", "56000", None, "7000", "250000", "31000.25", "NaN", "0"])),
+        ),
+        "tables",
+    ),
+    "boolean income parquet": (
+        lambda d: _parquet(d, "boolincome.parquet", _typed(earnings=pa.array([True, False] * 4))),
+        "the income column 'earnings' holds true/false values, not amounts",
+    ),
+    "boolean cells and outcome parquet": (
+        lambda d: _parquet(
+            d,
+            "boolby.parquet",
+            _typed(
+                state=pa.array([True, False, None, True, False, True, True, False]),
+                employed=pa.array([True, False, True, True, False, True, False, None]),
+            ),
+        ),
+        "tables",
+    ),
+    "struct by parquet": (
+        lambda d: _parquet(d, "structby.parquet", _typed(state=pa.array([{"code": "CO", "n": 1}] * 8))),
+        "the column 'state' holds nested values (a struct)",
+    ),
+    "list by parquet": (
+        lambda d: _parquet(d, "listby.parquet", _typed(group=pa.array([["a", "b"]] * 8))),
+        "the column 'group' holds nested values (a list)",
+    ),
+    "map outcome parquet": (
+        lambda d: _parquet(
+            d, "mapout.parquet", _typed(employed=pa.array([[("k", 1)]] * 8, pa.map_(pa.string(), pa.int64())))
+        ),
+        "the column 'employed' holds nested values (a map)",
+    ),
+    "struct income parquet": (
+        lambda d: _parquet(d, "structincome.parquet", _typed(earnings=pa.array([{"amount": 1.0}] * 8))),
+        "the column 'earnings' holds nested values (a struct)",
+    ),
+    "date income parquet": (
+        lambda d: _parquet(
+            d, "dateincome.parquet", _typed(earnings=pa.array([18262] * 8, pa.int32()).cast(pa.date32()))
+        ),
+        "the income column 'earnings' holds date/time values, not amounts",
+    ),
+    "decimal income parquet": (
+        lambda d: _parquet(
+            d,
+            "decimal.parquet",
+            _typed(earnings=pa.array([12000, 56000, None, 7000, 250000, 31000, 5, 0], pa.decimal128(12, 2))),
+        ),
+        "tables",
+    ),
 }
 
 
@@ -142,27 +218,34 @@ def _gzip(directory) -> str:
 
 def _duckdb_query(select: str):
     """A DuckDB database file with the base rows (typed) and a query over them, as a --data source."""
+
     def write(directory) -> str:
         import duckdb
 
         path = os.path.join(directory, "source.duckdb")
         if not os.path.exists(path):
             con = duckdb.connect(path)
-            con.execute("CREATE TABLE t AS SELECT * FROM read_parquet(?)",
-                        [_parquet(directory, "for_duckdb.parquet", _typed())])
+            con.execute(
+                "CREATE TABLE t AS SELECT * FROM read_parquet(?)", [_parquet(directory, "for_duckdb.parquet", _typed())]
+            )
             con.close()
         return f"duckdb:///{path}?query={select}"
+
     return write
 
 
 CASES["latin-1 cell"] = (_latin1, "the CSV file 'latin1.csv' is not UTF-8 text")
 CASES["duckdb query"] = (_duckdb_query("SELECT * FROM t"), "tables")
-CASES["duckdb query, boolean income"] = (_duckdb_query("SELECT earnings > 20000 AS earnings, state, \"group\", "
-                                                        "employed FROM t"),
-                                         "the income column 'earnings' holds true/false values, not amounts")
-CASES["duckdb query, struct cells"] = (_duckdb_query("SELECT earnings, {'s': state} AS state, \"group\", "
-                                                     "employed FROM t"),
-                                       "the column 'state' holds nested values (a struct)")
+CASES["duckdb query, boolean income"] = (
+    _duckdb_query("SELECT earnings > 20000 AS earnings, state, \"group\", employed FROM t"),
+    "the income column 'earnings' holds true/false values, not amounts",
+)
+CASES["duckdb query, struct cells"] = (
+    _duckdb_query("SELECT earnings, {'s': state} AS state, \"group\", employed FROM t"),
+    "the column 'state' holds nested values (a struct)",
+)
+
+
 def _zstd(directory) -> str:
     path = os.path.join(directory, "plain.csv.zst")
     with pa.CompressedOutputStream(path, "zstd") as f:
@@ -223,8 +306,9 @@ def assert_same_outcome(name: str, expected: str, results: dict[str, tuple[str, 
         ref = results[engines[0]][1]
         for e in engines[1:]:
             for table in ref:
-                pd.testing.assert_frame_equal(ref[table], results[e][1][table], check_exact=True,
-                                              obj=f"{name}: {table} ({engines[0]} vs {e})")
+                pd.testing.assert_frame_equal(
+                    ref[table], results[e][1][table], check_exact=True, obj=f"{name}: {table} ({engines[0]} vs {e})"
+                )
     else:
         messages = {e: results[e][1] for e in engines}
         assert set(kinds.values()) == {"DPInputError"}, f"{name}: {messages}"
@@ -245,8 +329,18 @@ def test_same_cells_as_the_plain_file(input_files):
     plain = outcome("duckdb", input_files["plain csv"])[1]
     # the two missing incomes stay in n (missing_income = "lower")
     assert list(plain["sums"]["state"]) == [None, "CO", "TX", "VA"] and list(plain["sums"]["n"]) == [1, 3, 2, 2]
-    for name in ("BOM", "CRLF", "semicolons", "tabs (.tsv)", "gzip csv", "zstd csv", "quoted delimiter and newline",
-                 "typed parquet", "text income parquet", "duckdb query"):
+    for name in (
+        "BOM",
+        "CRLF",
+        "semicolons",
+        "tabs (.tsv)",
+        "gzip csv",
+        "zstd csv",
+        "quoted delimiter and newline",
+        "typed parquet",
+        "text income parquet",
+        "duckdb query",
+    ):
         got = outcome("pandas", input_files[name])[1]
         for table in ("histogram", "sums", "gini", "outcomes"):
             pd.testing.assert_frame_equal(plain[table], got[table], obj=f"{name}: {table}")
@@ -264,6 +358,7 @@ def test_csv_files_must_each_have_the_needed_columns(tmp_path):
 # Bounded memory: the pandas engine reads chunks of the needed columns, never the whole file as text
 # ---------------------------------------------------------------------------------------------
 
+
 def _sparse_csv(path: str, rows: int) -> str:
     rng = np.random.default_rng(3)
     earnings = np.round(rng.lognormal(10.5, 0.9, rows), 2)
@@ -272,7 +367,9 @@ def _sparse_csv(path: str, rows: int) -> str:
     employed = rng.integers(0, 2, rows)
     with open(path, "w") as f:
         f.write("earnings,state,group,employed," + ",".join(f"f{i}" for i in range(12)) + "\n")
-        f.writelines(f"{e},{s},{g},{o},,,,,,,,,,,,\n" for e, s, g, o in zip(earnings, states, groups, employed, strict=True))
+        f.writelines(
+            f"{e},{s},{g},{o},,,,,,,,,,,,\n" for e, s, g, o in zip(earnings, states, groups, employed, strict=True)
+        )
     return path
 
 

@@ -1,5 +1,6 @@
 """Aggregation engines (dpcore.engines): brute-force aggregates, identical tables across pandas / DuckDB /
 Spark, contribution bounding by person, SQL sources (DuckDB file, PostgreSQL), clear errors."""
+
 from __future__ import annotations
 
 import hashlib
@@ -21,36 +22,55 @@ BY3 = ["institution", "degree_level", "cohort"]
 
 def make_frame(n: int = 3000, seed: int = 1) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    df = pd.DataFrame({
-        "person": rng.integers(0, n // 3, n).astype(str),
-        "institution": rng.choice(["A", "B", "C'q"], n),
-        "degree_level": rng.choice([1, 2], n),
-        "cohort": rng.choice([2010, 2015], n),
-        "state": rng.choice(["CO", "TX", "VA"], n),
-        "earnings": np.round(rng.lognormal(10.8, 0.8, n), 2),
-        "treated": rng.choice(["yes", "no", "maybe"], n),
-        "employed": rng.choice([0, 1], n),
-    })
-    df.loc[3, "state"] = None          # a missing cell label is its own cell
-    df.loc[5, "earnings"] = np.nan     # kept in n: the statistic's lower bound, the first bin
+    df = pd.DataFrame(
+        {
+            "person": rng.integers(0, n // 3, n).astype(str),
+            "institution": rng.choice(["A", "B", "C'q"], n),
+            "degree_level": rng.choice([1, 2], n),
+            "cohort": rng.choice([2010, 2015], n),
+            "state": rng.choice(["CO", "TX", "VA"], n),
+            "earnings": np.round(rng.lognormal(10.8, 0.8, n), 2),
+            "treated": rng.choice(["yes", "no", "maybe"], n),
+            "employed": rng.choice([0, 1], n),
+        }
+    )
+    df.loc[3, "state"] = None  # a missing cell label is its own cell
+    df.loc[5, "earnings"] = np.nan  # kept in n: the statistic's lower bound, the first bin
     df.loc[6, "earnings"] = 0.0
-    df.loc[7, "earnings"] = 5e6        # clipped
-    df.loc[8, "state"] = "WY"          # a one-row cell (Gini released as 0: n = 1 is public)
+    df.loc[7, "earnings"] = 5e6  # clipped
+    df.loc[8, "state"] = "WY"  # a one-row cell (Gini released as 0: n = 1 is public)
     return df
 
 
 def plan_dict(**top) -> dict:
     raw = {
-        "version": 1, "dataset": "test-dataset", "income": "earnings", "cap_epsilon": 4.0, "cell_sizes": "public",
+        "version": 1,
+        "dataset": "test-dataset",
+        "income": "earnings",
+        "cap_epsilon": 4.0,
+        "cell_sizes": "public",
         "statistics": [
             {"kind": "percentiles", "by": BY3, "epsilon": 1.0, "bins": "pseo", "q": [25, 50, 75]},
             {"kind": "gini", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 2_000_000},
             {"kind": "mean", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 500_000},
             {"kind": "mean", "epsilon": 0.25, "lower": 1000, "upper": 300_000},
-            {"kind": "relative_risk", "by": ["institution"], "epsilon": 0.5, "group": "treated", "exposed": "yes",
-             "reference": "no", "outcome": "employed"},
-            {"kind": "relative_risk", "epsilon": 0.25, "group": "treated", "exposed": "yes", "reference": "no",
-             "outcome_below": 40000},
+            {
+                "kind": "relative_risk",
+                "by": ["institution"],
+                "epsilon": 0.5,
+                "group": "treated",
+                "exposed": "yes",
+                "reference": "no",
+                "outcome": "employed",
+            },
+            {
+                "kind": "relative_risk",
+                "epsilon": 0.25,
+                "group": "treated",
+                "exposed": "yes",
+                "reference": "no",
+                "outcome_below": 40000,
+            },
         ],
     }
     raw.update(top)
@@ -89,6 +109,7 @@ def _assert_same_tables(a: dict, b: dict):
 # Brute-force aggregates (pandas engine and DuckDB against numpy written here)
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("engine", ["pandas", "duckdb"])
 def test_aggregates_match_brute_force(data_dir, engine):
     df = make_frame()  # the missing income stays in n (missing_income = "lower")
@@ -99,8 +120,9 @@ def test_aggregates_match_brute_force(data_dir, engine):
         key = df[BY3].astype(str).agg("|".join, axis=1)
         bins = np.clip(np.searchsorted(edges, df["earnings"].fillna(-np.inf), side="right") - 1, 0, len(edges) - 2)
         expected = pd.Series(1, index=pd.MultiIndex.from_arrays([key, bins])).groupby(level=[0, 1]).sum()
-        got = pd.Series(hist["count"].to_numpy(),
-                        index=pd.MultiIndex.from_arrays([hist[BY3].agg("|".join, axis=1), hist["bin"]]))
+        got = pd.Series(
+            hist["count"].to_numpy(), index=pd.MultiIndex.from_arrays([hist[BY3].agg("|".join, axis=1), hist["bin"]])
+        )
         assert got.sort_index().equals(expected.sort_index())
 
         sums = eng.sums(["state"], 0, 500_000)
@@ -144,13 +166,19 @@ def test_gini_cell_public_edge_cases():
 # Identical tables
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("unit", [False, True])
 def test_pandas_and_duckdb_identical(data_dir, tmp_path, unit):
     top = {"privacy_unit": "person", "max_rows_per_person": 2, "bounding_seed": 11} if unit else {}
     plan = plan_from_dict(plan_dict(**top))
     results = {}
-    for engine, data in [("pandas", "data.parquet"), ("duckdb", "data.parquet"), ("duckdb", "data.csv"),
-                         ("pandas", "data.csv"), ("duckdb", "parts")]:
+    for engine, data in [
+        ("pandas", "data.parquet"),
+        ("duckdb", "data.parquet"),
+        ("duckdb", "data.csv"),
+        ("pandas", "data.csv"),
+        ("duckdb", "parts"),
+    ]:
         results[(engine, data)] = _run(plan, parse_source(str(data_dir / data)), engine, tmp_path / f"{engine}-{data}")
     ref = results[("pandas", "data.parquet")].tables
     for key, res in results.items():
@@ -237,7 +265,9 @@ def spark_session():
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers need this venv (pandas, dpcore)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    os.environ["PYTHONPATH"] = os.pathsep.join([root, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [root, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    )
     builder = SparkSession.builder.master("local[1]").appName("dpcore-tests")
     for key, value in SPARK_TEST_CONFIG.items():
         builder = builder.config(key, value)
@@ -267,8 +297,14 @@ def test_spark_identical_to_pandas_and_duckdb(data_dir, tmp_path, spark_session)
 
 
 #: odd input files (tests/test_engine_inputs.py) also run through Spark, here where the module's JVM runs
-SPARK_ODD_FILES = ("semicolons", "BOM", "text in income", "a row with an extra field", "boolean income parquet",
-                   "struct by parquet")
+SPARK_ODD_FILES = (
+    "semicolons",
+    "BOM",
+    "text in income",
+    "a row with an extra field",
+    "boolean income parquet",
+    "struct by parquet",
+)
 
 
 @pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
@@ -319,6 +355,7 @@ def test_spark_declared_and_selected_cells_match_pandas(tmp_path, spark_session)
 # Contribution bounding (privacy_unit, max_rows_per_person)
 # ---------------------------------------------------------------------------------------------
 
+
 def _expected_kept(df: pd.DataFrame, m: int, seed: int, key_columns) -> pd.DataFrame:
     df = df.copy()  # every row, a missing income included (its key part is skipped, as SQL's concat_ws)
 
@@ -345,7 +382,8 @@ def test_bounding_keeps_the_seeded_sample(data_dir, engine, m):
     with open_engine(engine, parse_source(str(data_dir / "data.parquet")), spec) as eng:
         sums = eng.sums(["state"], 0, 500_000)
     expected = kept.groupby(kept["state"].fillna("~"))["earnings"].agg(
-        n="size", s=lambda x: int(np.floor(np.clip(x.fillna(0), 0, 500_000) * 100 + 0.5).sum()))
+        n="size", s=lambda x: int(np.floor(np.clip(x.fillna(0), 0, 500_000) * 100 + 0.5).sum())
+    )
     got = sums.assign(state=sums["state"].fillna("~")).set_index("state")
     assert got["n"].to_dict() == expected["n"].to_dict()
     assert {k: int(v) for k, v in got["sum_cents"].items()} == expected["s"].to_dict()
@@ -380,8 +418,13 @@ def test_one_person_changes_aggregates_within_the_calibrated_sensitivity(tmp_pat
             path = tmp_path / f"n{trial}_{i}.parquet"
             frame.to_parquet(path, index=False)
             with open_engine("pandas", parse_source(str(path)), spec) as eng:
-                aggs.append((eng.histogram(BY3, edges), eng.sums(["state"], 0, 500_000),
-                             eng.outcomes(["institution"], "treated", "yes", "no", "employed", None)))
+                aggs.append(
+                    (
+                        eng.histogram(BY3, edges),
+                        eng.sums(["state"], 0, 500_000),
+                        eng.outcomes(["institution"], "treated", "yes", "no", "employed", None),
+                    )
+                )
         (h0, s0, o0), (h1, s1, o1) = aggs
         key = BY3 + ["bin"]
         hd = h0.set_index(key)["count"].sub(h1.set_index(key)["count"], fill_value=0)
@@ -389,7 +432,9 @@ def test_one_person_changes_aggregates_within_the_calibrated_sensitivity(tmp_pat
         sd = np.abs(np.array(s0["sum_cents"], dtype=float) - np.array(s1["sum_cents"], dtype=float)).sum()
         worst["sum"] = max(worst["sum"], sd)
         assert list(s0["n"]) == list(s1["n"])  # cell sizes are public and unchanged by a value change
-        cd = (o0[["cases_exposed", "cases_reference"]] - o1[["cases_exposed", "cases_reference"]]).abs().to_numpy().sum()
+        cd = (
+            (o0[["cases_exposed", "cases_reference"]] - o1[["cases_exposed", "cases_reference"]]).abs().to_numpy().sum()
+        )
         worst["cases"] = max(worst["cases"], int(cd))
     assert worst["hist"] <= 2 * m and worst["sum"] <= m * 500_000 * 100 and worst["cases"] <= m
     assert worst["hist"] > 2  # the trials did move several rows: the bound is not vacuous
@@ -401,7 +446,10 @@ def test_record_noise_scales_follow_rows_per_person(data_dir, tmp_path):
         plan = plan_from_dict(plan_dict(**top))
         res = _run(plan, parse_source(str(data_dir / "data.parquet")), "pandas", tmp_path / f"m{m}")
         stats = {s["name"]: s for s in res.record["statistics"]}
-        assert f"scale 2m/epsilon = {2.0 * m / 1.0!r}" in stats["01_percentiles_by_institution_degree-level_cohort"]["noise"]
+        assert (
+            f"scale 2m/epsilon = {2.0 * m / 1.0!r}"
+            in stats["01_percentiles_by_institution_degree-level_cohort"]["noise"]
+        )
         assert f"{m * 500_000 * 100:g} cents" in stats["03_mean_by_state"]["noise"]
         gini = stats["02_gini_by_state"]
         # the cell's epsilon/m is split between the value and the bound on S (dpcore.mechanisms.GiniIntervalMechanism)
@@ -416,6 +464,7 @@ def test_record_noise_scales_follow_rows_per_person(data_dir, tmp_path):
 # Sources and errors
 # ---------------------------------------------------------------------------------------------
 
+
 def test_duckdb_file_source(data_dir, tmp_path):
     plan = plan_from_dict(plan_dict())
     ref = _run(plan, parse_source(str(data_dir / "data.parquet")), "duckdb", tmp_path / "ref").tables
@@ -423,8 +472,12 @@ def test_duckdb_file_source(data_dir, tmp_path):
     for engine in ("duckdb", "pandas"):
         got = _run(plan, parse_source(url), engine, tmp_path / f"db-{engine}").tables
         _assert_same_tables(ref, got)
-    got = _run(plan, parse_source(f"duckdb:///{data_dir / 'data.duckdb'}", "SELECT * FROM earnings_table WHERE true"),
-               "duckdb", tmp_path / "db-q").tables
+    got = _run(
+        plan,
+        parse_source(f"duckdb:///{data_dir / 'data.duckdb'}", "SELECT * FROM earnings_table WHERE true"),
+        "duckdb",
+        tmp_path / "db-q",
+    ).tables
     _assert_same_tables(ref, got)
 
 
@@ -445,12 +498,19 @@ def test_postgresql_source(data_dir, tmp_path, postgres_url):
     df = make_frame()
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS earnings_table")
-        conn.execute("CREATE TABLE earnings_table (person text, institution text, degree_level bigint, cohort bigint, "
-                     "state text, earnings double precision, treated text, employed integer)")
+        conn.execute(
+            "CREATE TABLE earnings_table (person text, institution text, degree_level bigint, cohort bigint, "
+            "state text, earnings double precision, treated text, employed integer)"
+        )
         with conn.cursor() as cur:
             cols = list(df.columns)
-            rows = [tuple(None if (isinstance(v, float) and np.isnan(v)) else (v.item() if hasattr(v, "item") else v)
-                          for v in r) for r in df[cols].itertuples(index=False, name=None)]
+            rows = [
+                tuple(
+                    None if (isinstance(v, float) and np.isnan(v)) else (v.item() if hasattr(v, "item") else v)
+                    for v in r
+                )
+                for r in df[cols].itertuples(index=False, name=None)
+            ]
             cur.executemany("INSERT INTO earnings_table VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
     plan = plan_from_dict(plan_dict())
     ref = _run(plan, parse_source(str(data_dir / "data.parquet")), "pandas", tmp_path / "ref").tables

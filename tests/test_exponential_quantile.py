@@ -3,6 +3,7 @@
 The law is checked twice: the numpy simulation and OpenDP's real draws against the exact permute-and-flip
 probabilities; the score sensitivity by brute force over every neighbour of small data; the privacy of the
 exact law by the largest log-ratio over neighbours; OpenDP's privacy map against the charged epsilon."""
+
 from __future__ import annotations
 
 import itertools
@@ -80,7 +81,7 @@ def test_law_is_permute_and_flip_not_gumbel():
 
 def _all_neighbours(values, support):
     for i, v in itertools.product(range(len(values)), support):
-        yield values[:i] + (v,) + values[i + 1:]
+        yield values[:i] + (v,) + values[i + 1 :]
 
 
 @pytest.mark.parametrize("q", [25.0, 50.0, 90.0])
@@ -94,7 +95,7 @@ def test_score_sensitivity_by_brute_force(q):
     u0 = mech.scores(_counts(base, grid))
     worst = max(np.max(np.abs(mech.scores(_counts(nb, grid)) - u0)) for nb in _all_neighbours(base, support))
     assert worst == pytest.approx(1.0)
-    grown = [base + (v,) for v in support] + [base[:i] + base[i + 1:] for i in range(len(base))]
+    grown = [base + (v,) for v in support] + [base[:i] + base[i + 1 :] for i in range(len(base))]
     assert max(np.max(np.abs(mech.scores(_counts(nb, grid)) - u0)) for nb in grown) <= 1.0 + 1e-12
 
 
@@ -159,19 +160,22 @@ def test_default_grid_is_the_fine_pseo_grid():
     assert np.max(grid[1:] / grid[:-1]) < 1.006  # relative resolution about 0.4%
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"candidates": []}, "candidate grid"),
-    ({"candidates": [5.0]}, "candidate grid"),
-    ({"candidates": [0.0, 20.0, 10.0]}, "strictly increasing"),
-    ({"candidates": "fine"}, "candidates must be"),
-    ({"q": (0,)}, r"\(0, 100\)"),
-    ({"q": (100,)}, r"\(0, 100\)"),
-    ({"q": (-5, 50)}, r"\(0, 100\)"),
-    ({"q": (50, 50)}, "twice"),
-    ({"q": tuple(range(10, 10 + 10 * (MAX_EXPONENTIAL_QUANTILES + 1), 10))}, "histogram"),
-    ({"epsilon": 0.0}, "epsilon"),
-    ({"rows_per_person": 0}, "rows per person"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"candidates": []}, "candidate grid"),
+        ({"candidates": [5.0]}, "candidate grid"),
+        ({"candidates": [0.0, 20.0, 10.0]}, "strictly increasing"),
+        ({"candidates": "fine"}, "candidates must be"),
+        ({"q": (0,)}, r"\(0, 100\)"),
+        ({"q": (100,)}, r"\(0, 100\)"),
+        ({"q": (-5, 50)}, r"\(0, 100\)"),
+        ({"q": (50, 50)}, "twice"),
+        ({"q": tuple(range(10, 10 + 10 * (MAX_EXPONENTIAL_QUANTILES + 1), 10))}, "histogram"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"rows_per_person": 0}, "rows per person"),
+    ],
+)
 def test_bad_input_raises(kwargs, match):
     args = {"epsilon": 1.0, "candidates": GRID, **kwargs}
     with pytest.raises(DPInputError, match=match):

@@ -4,6 +4,7 @@ Every test here compares the fast algorithms with an exhaustive enumeration on t
 with exact local sensitivities of random k-changes on a few hundred records. A broken
 algorithm or a broken sensitivity bound fails these tests.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -71,10 +72,10 @@ def ls_grid_rows(Y: np.ndarray, grid) -> np.ndarray:
     out = np.empty(len(Y))
     step = max(1, 20000 // (Y.shape[1] * len(grid)))
     for a in range(0, len(Y), step):
-        blk = Y[a:a + step]
+        blk = Y[a : a + step]
         Z = neighbours(blk, grid)
         gz = g1_rows(Z.reshape(-1, Y.shape[1])).reshape(len(blk), -1)
-        out[a:a + step] = np.abs(gz - g1_rows(blk)[:, None]).max(axis=1)
+        out[a : a + step] = np.abs(gz - g1_rows(blk)[:, None]).max(axis=1)
     return out
 
 
@@ -219,8 +220,9 @@ def test_random_k_changes_never_exceed_A_k(method):
             idx = rng.choice(n, k, replace=False)
             # adversarial-ish values: bounds, data values, uniform
             pick = rng.integers(0, 3, k)
-            vals = np.where(pick == 0, rng.choice([L, U], k),
-                            np.where(pick == 1, rng.choice(x, k), rng.uniform(L, U, k)))
+            vals = np.where(
+                pick == 0, rng.choice([L, U], k), np.where(pick == 1, rng.choice(x, k), rng.uniform(L, U, k))
+            )
             y[idx] = vals
             ls = exact_local_sensitivity(y, L, U)
             assert ls <= res.A[k] + 1e-15, (k, ls, res.A[k])
@@ -338,12 +340,12 @@ def test_closed_form_choices_match_full_enumeration_at_scale(dist):
         lo = np.inf
         m = n - k
         for i in range(k + 1):
-            blk = xs[i:i + m]
+            blk = xs[i : i + m]
             SB = blk.sum()
             TB = 2 * np.dot(2 * np.arange(1, m + 1) - m - 1, blk)
             Pb = np.concatenate(([0.0], np.cumsum(blk)))
             r = np.arange(1, m + 1)
-            Dc = (2 * r - m) * blk + SB - 2 * Pb[1:]          # sum_block |y - y_r|
+            Dc = (2 * r - m) * blk + SB - 2 * Pb[1:]  # sum_block |y - y_r|
             g = (TB + 2 * k * Dc) / (2 * n * (SB + k * blk))
             lo = min(lo, float(g.min()))
         assert _gmin_k(pf, k) == pytest.approx(lo, abs=1e-13)
@@ -382,6 +384,7 @@ def test_dinkelbach_max_equals_window_scan():
 # ---------------------------------------------------------------------------------------------
 # Brute-force sensitivity of stratified.clipped_laplace_mean, calling it directly
 # ---------------------------------------------------------------------------------------------
+
 
 def test_clipped_laplace_mean_bruteforce_sensitivity_and_privacy_loss():
     """Every data set in V^3 and every replace-one neighbour (V has values outside the clip range):
@@ -428,12 +431,14 @@ def test_probed_pruning_gives_the_value_of_the_full_scan():
         x = _income_like(rng, n)
         if x.sum() == 0:
             continue
-        cases.append((np.sort(x), 0.0, float(x.max() * rng.choice([1.0, 2.0, 10.0]) + 1), float(rng.choice([1e-3, 0.01, 0.1]))))
+        cases.append(
+            (np.sort(x), 0.0, float(x.max() * rng.choice([1.0, 2.0, 10.0]) + 1), float(rng.choice([1e-3, 0.01, 0.1])))
+        )
     for xs, lower, upper, beta in cases:
         pruned = smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta)
         full = smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta, k_max=xs.size)
         assert pruned.k_star == full.k_star, (xs.size, beta)
         assert pruned.value == pytest.approx(full.value, rel=1e-15, abs=0), (xs.size, beta)
-        np.testing.assert_array_equal(pruned.A, full.A[:pruned.A.size])
+        np.testing.assert_array_equal(pruned.A, full.A[: pruned.A.size])
         # the value alone (no A^(k) sequence up to k*): the same number, bit for bit
         assert ExactSensitivityProfile(xs, lower, upper).smooth_sensitivity_value(beta) == pruned.value

@@ -1,4 +1,5 @@
 """dpcore.gini: definition, paper's toy example, real data, releases, bad input."""
+
 from __future__ import annotations
 
 import math
@@ -34,6 +35,7 @@ TOY = np.array([3.0, 6.0, 7.0, 7.5])
 
 # --------------------------------------------------------------------------- definition
 
+
 def test_definitions_eq1_eq2():
     # eq. (1): sum (2i-n-1) x_i / (n sum x) = 14.5 / (4 * 23.5)
     assert gini(TOY) == pytest.approx(14.5 / 94.0, rel=1e-14)
@@ -42,7 +44,7 @@ def test_definitions_eq1_eq2():
     # eq. (1) equals the pairwise definition sum|xi-xj| / (2 n^2 mean)
     rng = np.random.default_rng(0)
     y = rng.lognormal(size=57)
-    pair = np.abs(y[:, None] - y[None, :]).sum() / (2 * y.size ** 2 * y.mean())
+    pair = np.abs(y[:, None] - y[None, :]).sum() / (2 * y.size**2 * y.mean())
     assert gini(y) == pytest.approx(pair, rel=1e-12)
     assert G.GINI_DEFINITION == "eq1"
 
@@ -55,6 +57,7 @@ def test_range_of_eq1():
 
 
 # --------------------------------------------------------------------------- toy example (Section 3)
+
 
 @pytest.mark.parametrize("k, gmin, gmax", [(1, 0.054, 0.515), (2, 0.017, 0.809)])
 def test_toy_example_numbers_under_eq2(k, gmin, gmax):
@@ -96,6 +99,7 @@ def test_extremes_curve_is_monotone_and_consistent():
 
 # --------------------------------------------------------------------------- real data
 
+
 def test_cps_gini_matches_published_figure(cps_path):
     pd = pytest.importorskip("pandas")
     inc = pd.read_csv(cps_path, usecols=["INCTOT"])["INCTOT"].dropna().to_numpy(float)
@@ -110,6 +114,7 @@ def test_cps_gini_matches_published_figure(cps_path):
 
 # --------------------------------------------------------------------------- smooth sensitivity
 
+
 def test_smooth_sensitivity_result_fields():
     rng = np.random.default_rng(2)
     x = rng.lognormal(10, 1, 5000)
@@ -118,9 +123,9 @@ def test_smooth_sensitivity_result_fields():
     np.testing.assert_allclose(ss.decay, np.exp(-0.1 * np.arange(ss.A.size)) * ss.A)
     assert ss.value == pytest.approx(ss.decay.max())
     assert ss.decay[ss.k_star] == ss.value
-    assert np.all(np.diff(ss.A) >= -1e-15)          # A^(k) nondecreasing in k
+    assert np.all(np.diff(ss.A) >= -1e-15)  # A^(k) nondecreasing in k
     fast = smooth_sensitivity(x, lower=0, upper=3 * x.max(), beta=0.1, method="fast")
-    assert fast.value >= ss.value                  # fast is a looser valid bound
+    assert fast.value >= ss.value  # fast is a looser valid bound
     # fast ignores g (box g in [0, (n-1)/n]): about 1/(1-g) = 2x looser here, not wildly more
     assert fast.value < 3 * ss.value
     assert not ss.saturated
@@ -128,7 +133,7 @@ def test_smooth_sensitivity_result_fields():
 
 def test_fast_iq_formula_matches_data_version():
     """Scale invariance: the IQ-only fast bound equals the data version on any data with that mean."""
-    x = np.array([0.0] * 500 + [4.0] * 500)      # mean 2, g = 0.5 (Prop. 5.1 minimiser: IQ = 2)
+    x = np.array([0.0] * 500 + [4.0] * 500)  # mean 2, g = 0.5 (Prop. 5.1 minimiser: IQ = 2)
     assert gini(x) == pytest.approx(0.5)
     ss = smooth_sensitivity(x, lower=0.0, upper=4.0, beta=0.2, method="fast")
     assert fast_smooth_sensitivity_iq(1000, 2.0, 0.2) == pytest.approx(ss.value, rel=1e-12)
@@ -151,6 +156,7 @@ def test_global_sensitivity_formula():
 
 # --------------------------------------------------------------------------- releases
 
+
 def test_release_uses_calibration_and_generalized_cauchy():
     rng = np.random.default_rng(3)
     x = rng.lognormal(10, 0.8, 2000)
@@ -165,9 +171,10 @@ def test_release_uses_calibration_and_generalized_cauchy():
         z = GeneralizedCauchy(2.0).rvs(1, np.random.default_rng(42))[0]
         assert rel.noisy_value == pytest.approx(gini(x) + rel.noise_scale * z, rel=1e-12)
         assert rel.value == publish_gini(rel.noisy_value)  # clamped to [0, 1] on the 1e-6 grid
-        assert rel.confidential_true_value is None           # the truth is not on the public result
-    assert release_gini(x, epsilon=1, gamma=2, lower=0, upper=U, rng=1,
-                        include_confidential=True).confidential_true_value == pytest.approx(gini(x))
+        assert rel.confidential_true_value is None  # the truth is not on the public result
+    assert release_gini(
+        x, epsilon=1, gamma=2, lower=0, upper=U, rng=1, include_confidential=True
+    ).confidential_true_value == pytest.approx(gini(x))
     paper = release_gini(x, epsilon=1.0, gamma=2.0, lower=0, upper=U, calibration="paper", rng=1)
     assert paper.alpha == pytest.approx(1.0 / 8) and paper.beta == pytest.approx(0.5)
 
@@ -180,8 +187,7 @@ def test_release_without_rng_uses_secure_generator():
 def test_median_of_releases_is_the_truth_within_monte_carlo_error():
     rng = np.random.default_rng(4)
     x = rng.lognormal(10, 1.0, 3000)
-    sim = simulate_gini_releases(x, epsilon=0.5, gamma=2.0, lower=0, upper=3 * x.max(),
-                                 n_releases=200_000, rng=5)
+    sim = simulate_gini_releases(x, epsilon=0.5, gamma=2.0, lower=0, upper=3 * x.max(), n_releases=200_000, rng=5)
     g = gini(x)
     assert sim.confidential_true_value == pytest.approx(g)
     N = sim.releases.size
@@ -197,14 +203,14 @@ def test_median_of_releases_is_the_truth_within_monte_carlo_error():
     assert sim.laplace_scale == pytest.approx(gini_global_sensitivity(x.size, 0, 3 * x.max()) / 0.5)
     se_lap = 1 / (2 * (1 / b) * math.exp(-math.log(2)) * math.sqrt(N))  # density of |Lap| at b ln2
     assert abs(np.median(lap_err) - b * math.log(2)) < 4 * se_lap
-    assert sim.summary["rmse"] is None                    # gamma = 2: no variance
+    assert sim.summary["rmse"] is None  # gamma = 2: no variance
     assert sim.summary["median_abs_error"] < sim.laplace_summary["median_abs_error"] / 10
 
 
 def test_simulate_from_scale_and_error_summary():
     r = simulate_releases_from_scale(0.4, 0.01, 4.0, 100_000, rng=1)
     s = error_summary(r - 0.4, gamma=4.0)
-    var = GeneralizedCauchy(4.0).variance * 0.01 ** 2
+    var = GeneralizedCauchy(4.0).variance * 0.01**2
     # RMSE exists for gamma > 3; its square is the variance (SE of mean of e^2 from the sample)
     e2 = (r - 0.4) ** 2
     assert abs(s["rmse"] ** 2 - var) < 6 * e2.std() / math.sqrt(e2.size) + 1e-12
@@ -219,13 +225,17 @@ def test_laplace_release():
 
 # --------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("x, msg", [
-    ([1.0], "at least 2"),
-    ([], "at least 2"),
-    ([1.0, float("nan"), 2.0], "missing or infinite"),
-    ([1.0, -2.0, 3.0], "negative"),
-    ([0.0, 0.0, 0.0], "all incomes are zero"),
-])
+
+@pytest.mark.parametrize(
+    "x, msg",
+    [
+        ([1.0], "at least 2"),
+        ([], "at least 2"),
+        ([1.0, float("nan"), 2.0], "missing or infinite"),
+        ([1.0, -2.0, 3.0], "negative"),
+        ([0.0, 0.0, 0.0], "all incomes are zero"),
+    ],
+)
 def test_gini_bad_input(x, msg):
     with pytest.raises(DPInputError, match=msg):
         gini(x)
@@ -242,16 +252,19 @@ def test_bad_definition_and_k():
         max_gini_after_k(TOY, 1, 0, 5)
 
 
-@pytest.mark.parametrize("kwargs, msg", [
-    (dict(epsilon=0.0), "epsilon must be > 0"),
-    (dict(epsilon=-1.0), "epsilon must be > 0"),
-    (dict(epsilon=float("nan")), "NaN"),
-    (dict(gamma=1.0), "gamma must be > 1"),
-    (dict(lower=5.0, upper=5.0), "must be smaller"),
-    (dict(lower=-1.0), "lower must be >= 0"),
-    (dict(calibration="loose"), "calibration"),
-    (dict(method="slow"), "method"),
-])
+@pytest.mark.parametrize(
+    "kwargs, msg",
+    [
+        (dict(epsilon=0.0), "epsilon must be > 0"),
+        (dict(epsilon=-1.0), "epsilon must be > 0"),
+        (dict(epsilon=float("nan")), "NaN"),
+        (dict(gamma=1.0), "gamma must be > 1"),
+        (dict(lower=5.0, upper=5.0), "must be smaller"),
+        (dict(lower=-1.0), "lower must be >= 0"),
+        (dict(calibration="loose"), "calibration"),
+        (dict(method="slow"), "method"),
+    ],
+)
 def test_release_bad_parameters(kwargs, msg):
     args = dict(epsilon=1.0, gamma=2.0, lower=0.0, upper=10.0, rng=1)
     args.update(kwargs)
@@ -263,8 +276,7 @@ def test_negative_incomes_refused_or_clipped_with_count():
     x = [-5.0, 1.0, 2.0, 30.0, 4.0]
     with pytest.raises(DPInputError, match="1 negative"):
         release_gini(x, epsilon=1, gamma=2, lower=0, upper=10, rng=1)
-    rel = release_gini(x, epsilon=1, gamma=2, lower=0, upper=10, rng=1, clip_negative=True,
-                       include_confidential=True)
+    rel = release_gini(x, epsilon=1, gamma=2, lower=0, upper=10, rng=1, clip_negative=True, include_confidential=True)
     assert rel.confidential_n_clipped_below == 1 and rel.confidential_n_clipped_above == 1
     assert rel.confidential_true_value == pytest.approx(gini([0.0, 1.0, 2.0, 10.0, 4.0]))
     xs, below, above = clip_incomes(x, lower=0, upper=10, clip_negative=True)
@@ -287,12 +299,15 @@ def test_posterior_is_reexported():
     assert G.gini_posterior is post.gini_posterior
 
 
-@pytest.mark.parametrize("kwargs, msg", [
-    (dict(errors=[0.1, float("nan")]), "missing or infinite"),
-    (dict(errors=[]), "at least 1"),
-    (dict(errors=[0.1], gamma=1.0), "gamma must be > 1"),
-    (dict(errors=[0.1], gamma=float("nan")), "gamma"),
-])
+@pytest.mark.parametrize(
+    "kwargs, msg",
+    [
+        (dict(errors=[0.1, float("nan")]), "missing or infinite"),
+        (dict(errors=[]), "at least 1"),
+        (dict(errors=[0.1], gamma=1.0), "gamma must be > 1"),
+        (dict(errors=[0.1], gamma=float("nan")), "gamma"),
+    ],
+)
 def test_error_summary_bad_input(kwargs, msg):
     with pytest.raises(DPInputError, match=msg):
         error_summary(**kwargs)
@@ -306,7 +321,10 @@ def test_exact_profile_is_smooth_sensitivity_and_checks_its_input():
     upper = float(xs.max())
     profile = ExactSensitivityProfile(xs, 0.0, upper)
     for beta in (2.0, 0.5, 0.05, 1.0):
-        got, want = profile.smooth_sensitivity(beta), smooth_sensitivity(xs, lower=0.0, upper=upper, beta=beta, method="exact")
+        got, want = (
+            profile.smooth_sensitivity(beta),
+            smooth_sensitivity(xs, lower=0.0, upper=upper, beta=beta, method="exact"),
+        )
         assert got.value == want.value and got.k_star == want.k_star and np.array_equal(got.A, want.A)
     for bad in (xs[::-1], np.zeros(5), np.append(xs, upper * 2)):
         with pytest.raises(DPInputError):

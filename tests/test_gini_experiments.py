@@ -5,6 +5,7 @@ Monte Carlo tolerances are 4 standard errors. For a sample q-quantile of N draws
 with density f, the standard error is sqrt(q (1 - q) / N) / f(x_q); for a sample median of
 g + s Z it is s / (2 f_Z(0) sqrt(N)).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,6 +30,7 @@ def _quantile_se(q: float, n: int, density_at_quantile: float) -> float:
 # ---------------------------------------------------------------------------------------------
 # Exact error summaries
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("gamma", [1.5, 2.0, 4.0])
 def test_abs_error_quantiles_match_simulation(gamma):
@@ -72,6 +74,7 @@ def test_plausible_releases_are_equal_probability_quantiles():
 # Error against epsilon (the page's live chart)
 # ---------------------------------------------------------------------------------------------
 
+
 def test_error_vs_epsilon_matches_direct_computation():
     x = np.sort(np.random.default_rng(3).lognormal(10, 1, 3000))
     upper = float(x.max() * 2)
@@ -84,7 +87,9 @@ def test_error_vs_epsilon_matches_direct_computation():
         gc = GeneralizedCauchy(2.0)
         assert row.median_abs_error == pytest.approx(row.noise_scale * float(gc.ppf(0.75)), rel=1e-12)
         assert row.rmse == math.inf
-        assert row.laplace_scale == pytest.approx(gini_mechanism.gini_global_sensitivity(x.size, 0.0, upper) / row.epsilon)
+        assert row.laplace_scale == pytest.approx(
+            gini_mechanism.gini_global_sensitivity(x.size, 0.0, upper) / row.epsilon
+        )
         assert row.laplace_median_abs_error == pytest.approx(row.laplace_scale * math.log(2))
     paper, tight = table[table.calibration == "paper"], table[table.calibration == "tight"]
     assert np.all(tight.noise_scale.to_numpy() < paper.noise_scale.to_numpy())
@@ -94,8 +99,15 @@ def test_error_vs_epsilon_matches_direct_computation():
 def test_error_vs_epsilon_flags_saturation():
     # n = 200: at epsilon = 0.05 the median noise (about 15) dwarfs the Gini's range; at 5 it is 0.03
     x = np.random.default_rng(4).lognormal(10, 1, 200)
-    table = gini_experiments.error_vs_epsilon(x, lower=0.0, upper=float(x.max() * 1.5), gamma=2.0, epsilons=[0.05, 5.0],
-                               calibrations=("tight",), method="fast")
+    table = gini_experiments.error_vs_epsilon(
+        x,
+        lower=0.0,
+        upper=float(x.max() * 1.5),
+        gamma=2.0,
+        epsilons=[0.05, 5.0],
+        calibrations=("tight",),
+        method="fast",
+    )
     assert bool(table.saturated.iloc[0]) and not bool(table.saturated.iloc[1])
 
 
@@ -103,13 +115,16 @@ def test_error_vs_epsilon_flags_saturation():
 # Figure 3 / Figure 4: two-point data of Proposition 5.1
 # ---------------------------------------------------------------------------------------------
 
+
 def test_figure3_structure_and_paper_claims():
     calls = []
     res = gini_experiments.figure3(n_draws=20_000, rng=11, progress=lambda f, m: calls.append(f))
     t = res.table
     assert len(t) == 3 * 3 * 3 * 2
     assert calls == sorted(calls) and calls[-1] == pytest.approx(1.0) and len(calls) == 27
-    for g in gini_experiments.FIG3_GINIS:  # the minimal IQ of Proposition 5.1 (exact for these n: alpha n is an integer)
+    for (
+        g
+    ) in gini_experiments.FIG3_GINIS:  # the minimal IQ of Proposition 5.1 (exact for these n: alpha n is an integer)
         assert np.allclose(t[t.g == g].iq, gini_mechanism.minimal_iq(g))
     # tight < paper by exactly the ratio of the alphas (same beta, same S)
     for eps in gini_experiments.FIG3_EPSILONS:
@@ -140,7 +155,9 @@ def test_figure3_fast_shortcut_equals_bound_on_the_records_and_exact_is_smaller(
     beta = smooth_noise_calibration(1.0, 2.0, mode="paper").beta
     for g, s_fast, s_exact in zip(fast.g, fast.smooth_sensitivity, exact.smooth_sensitivity, strict=True):
         td = two_point_incomes(4000, g, definition="eq1")
-        direct = gini_mechanism.smooth_sensitivity(td.values, lower=td.lower, upper=td.upper, beta=beta, method="fast").value
+        direct = gini_mechanism.smooth_sensitivity(
+            td.values, lower=td.lower, upper=td.upper, beta=beta, method="fast"
+        ).value
         assert s_fast == pytest.approx(direct, rel=1e-9)
         assert s_exact <= s_fast * (1 + 1e-12)
 
@@ -164,6 +181,7 @@ def test_figure4_rmse_and_monotone_in_iq():
 # Figure 1: one income file
 # ---------------------------------------------------------------------------------------------
 
+
 def test_figure1_public_upper_is_median_unbiased():
     x = np.random.default_rng(5).lognormal(10.5, 0.9, 5000)
     upper = float(x.max() * 1.5)
@@ -183,8 +201,16 @@ def test_figure1_dp_upper_adds_epsilon_and_clips():
     x = np.random.default_rng(6).lognormal(10.5, 0.9, 3000)
     xmax = float(x.max())
     draws = iter([0.5 * xmax, 3 * xmax] * 10)
-    res = gini_experiments.figure1(x, upper=None, upper_epsilon=0.15, epsilons=(1.0,), n_releases=1000, n_upper_draws=2,
-                    rng=1, upper_sampler=lambda v, e, r: next(draws))
+    res = gini_experiments.figure1(
+        x,
+        upper=None,
+        upper_epsilon=0.15,
+        epsilons=(1.0,),
+        n_releases=1000,
+        n_upper_draws=2,
+        rng=1,
+        upper_sampler=lambda v, e, r: next(draws),
+    )
     t = res.table
     assert np.allclose(t.total_epsilon, 1.15)
     assert np.allclose(t.share_upper_below_max, 0.5)
@@ -195,6 +221,7 @@ def test_figure1_dp_upper_adds_epsilon_and_clips():
 # ---------------------------------------------------------------------------------------------
 # Bad input
 # ---------------------------------------------------------------------------------------------
+
 
 def test_bad_input():
     x = np.random.default_rng(0).lognormal(10, 1, 100)
@@ -217,6 +244,7 @@ def test_bad_input():
 # ---------------------------------------------------------------------------------------------
 # Real data (skips cleanly without ../shared/data)
 # ---------------------------------------------------------------------------------------------
+
 
 def test_figure1_on_cps_with_the_dp_upper_bound(cps_path):
     import pandas as pd
@@ -245,8 +273,21 @@ def test_figure1_on_cps_with_the_dp_upper_bound(cps_path):
 # The page's view (gini_view): equal to the pipeline written out step by step
 # ---------------------------------------------------------------------------------------------
 
-def _pipeline(values, *, epsilon, gamma, lower, upper, upper_epsilon=0.0, calibration="tight", method="exact",
-              n=None, prior="uniform", seed=2026):
+
+def _pipeline(
+    values,
+    *,
+    epsilon,
+    gamma,
+    lower,
+    upper,
+    upper_epsilon=0.0,
+    calibration="tight",
+    method="exact",
+    n=None,
+    prior="uniform",
+    seed=2026,
+):
     """The Gini page's numbers computed step by step from the mechanisms (an independent oracle)."""
     from dpcore.bounds import dp_upper_bound
     from dpcore.posterior import gini_posterior
@@ -255,8 +296,15 @@ def _pipeline(values, *, epsilon, gamma, lower, upper, upper_epsilon=0.0, calibr
     if n is not None and n < x.size:
         x = np.random.default_rng(7919).choice(x, size=n, replace=False)
     if upper is None:
-        upper = float(dp_upper_bound(x, epsilon_n=upper_epsilon / 2, epsilon_count=upper_epsilon / 2, lower=lower,
-                                     rng=np.random.default_rng(seed + 11)).upper)
+        upper = float(
+            dp_upper_bound(
+                x,
+                epsilon_n=upper_epsilon / 2,
+                epsilon_count=upper_epsilon / 2,
+                lower=lower,
+                rng=np.random.default_rng(seed + 11),
+            ).upper
+        )
     else:
         upper_epsilon = 0.0
     xs, _, _ = gini_mechanism.clip_incomes(x, lower=lower, upper=upper, clip_negative=True)
@@ -269,21 +317,53 @@ def _pipeline(values, *, epsilon, gamma, lower, upper, upper_epsilon=0.0, calibr
     lap_scale = ss.global_sensitivity / epsilon
     lap_med, lap_q90, lap_q99 = (-lap_scale * math.log1p(-q) for q in (0.5, 0.9, 0.99))
     saturated = bool(ss.value >= ss.global_sensitivity * (1 - 1e-9) or med >= 0.5)
-    out = dict(n=xs.size, lower=lower, upper=upper, upper_epsilon=upper_epsilon, total_epsilon=epsilon + upper_epsilon,
-               true_gini=true_g, smooth_sensitivity=ss.value, k_star=ss.k_star, alpha=cal.alpha, beta=cal.beta,
-               noise_scale=scale, median_abs_error=med, q90_abs_error=q90, q99_abs_error=q99,
-               laplace_median_abs_error=lap_med, laplace_q90_abs_error=lap_q90, laplace_q99_abs_error=lap_q99,
-               saturated=float(saturated))
+    out = dict(
+        n=xs.size,
+        lower=lower,
+        upper=upper,
+        upper_epsilon=upper_epsilon,
+        total_epsilon=epsilon + upper_epsilon,
+        true_gini=true_g,
+        smooth_sensitivity=ss.value,
+        k_star=ss.k_star,
+        alpha=cal.alpha,
+        beta=cal.beta,
+        noise_scale=scale,
+        median_abs_error=med,
+        q90_abs_error=q90,
+        q99_abs_error=q99,
+        laplace_median_abs_error=lap_med,
+        laplace_q90_abs_error=lap_q90,
+        laplace_q99_abs_error=lap_q99,
+        saturated=float(saturated),
+    )
     if gamma > 3:
         out.update(rmse=scale * math.sqrt(noise.variance), laplace_rmse=lap_scale * math.sqrt(2))
     if not saturated:
         one = float(true_g + scale * noise.rvs(1, np.random.default_rng(seed + 3))[0])
         post = gini_posterior(one, noise_scale=scale, gamma=gamma, prior=prior)
         (lo, hi), (h_lo, h_hi) = post.interval(0.95), post.interval(0.95, kind="hpd")
-        out.update(released_gini=one, posterior_mean=post.mean, posterior_interval_lower=lo,
-                   posterior_interval_upper=hi, posterior_hpd_lower=h_lo, posterior_hpd_upper=h_hi)
-    out.update(_published_pipeline(xs, true_g, epsilon=epsilon, gamma=gamma, lower=lower, upper=upper,
-                                   calibration=calibration, method=method, seed=seed))
+        out.update(
+            released_gini=one,
+            posterior_mean=post.mean,
+            posterior_interval_lower=lo,
+            posterior_interval_upper=hi,
+            posterior_hpd_lower=h_lo,
+            posterior_hpd_upper=h_hi,
+        )
+    out.update(
+        _published_pipeline(
+            xs,
+            true_g,
+            epsilon=epsilon,
+            gamma=gamma,
+            lower=lower,
+            upper=upper,
+            calibration=calibration,
+            method=method,
+            seed=seed,
+        )
+    )
     return out
 
 
@@ -301,20 +381,37 @@ def _published_pipeline(xs, true_g, *, epsilon, gamma, lower, upper, calibration
     s = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=plan.beta, method=method).value
     d = mech.draw(true_g, s, rng=np.random.default_rng(seed + 3))
     ci = plan.interval(d.value, d.smooth_sensitivity_upper)
-    model = intervals.optimise_gini_split(epsilon, None, "cauchy", xs.size, lower, upper, 0.95, gamma=gamma,
-                                          calibration_mode=calibration)
+    model = intervals.optimise_gini_split(
+        epsilon, None, "cauchy", xs.size, lower, upper, 0.95, gamma=gamma, calibration_mode=calibration
+    )
     scale = min(max(s / plan.release_alpha, plan.min_scale), plan.max_scale)
-    return dict(confidential_published_typical_width=2 * plan.quantile() * scale,
-                published_gini=d.value, published_smooth_sensitivity_bound=d.smooth_sensitivity_upper,
-                published_interval_lower=ci.lower, published_interval_upper=ci.upper,
-                published_epsilon_value=plan.epsilon_value, published_epsilon_bound=plan.epsilon_bound,
-                published_expected_width=model.model_width, oracle_expected_width=model.model_oracle_width)
+    return dict(
+        confidential_published_typical_width=2 * plan.quantile() * scale,
+        published_gini=d.value,
+        published_smooth_sensitivity_bound=d.smooth_sensitivity_upper,
+        published_interval_lower=ci.lower,
+        published_interval_upper=ci.upper,
+        published_epsilon_value=plan.epsilon_value,
+        published_epsilon_bound=plan.epsilon_bound,
+        published_expected_width=model.model_width,
+        oracle_expected_width=model.model_oracle_width,
+    )
 
 
 GINI_VIEW_CASES = [
     dict(epsilon=1.0, gamma=2.0, lower=0.0, upper=2_000_000.0),  # the page's defaults
-    dict(epsilon=2.0, gamma=4.0, lower=0.0, upper=None, upper_epsilon=0.15, calibration="paper", method="fast",
-         n=3000, prior=("beta", 6.0, 7.0), seed=5),  # RMSE, DP upper bound, sub-sample, Beta prior
+    dict(
+        epsilon=2.0,
+        gamma=4.0,
+        lower=0.0,
+        upper=None,
+        upper_epsilon=0.15,
+        calibration="paper",
+        method="fast",
+        n=3000,
+        prior=("beta", 6.0, 7.0),
+        seed=5,
+    ),  # RMSE, DP upper bound, sub-sample, Beta prior
     dict(epsilon=0.05, gamma=2.0, lower=0.0, upper=2_000_000.0, n=200),  # saturated: no release
     dict(epsilon=0.5, gamma=3.5, lower=5_000.0, upper=150_000.0, seed=9),  # clipping at both ends
 ]
@@ -336,8 +433,10 @@ def test_gini_view_equals_the_pipeline_step_by_step(settings):
     if view.saturated:
         assert "plausible_releases" not in out and view.simulated_releases is None
     else:
-        np.testing.assert_allclose(out["plausible_releases"], gini_experiments.plausible_releases(
-            view.true_gini, view.noise_scale, view.gamma, 20))
+        np.testing.assert_allclose(
+            out["plausible_releases"],
+            gini_experiments.plausible_releases(view.true_gini, view.noise_scale, view.gamma, 20),
+        )
         assert view.simulated_releases.size == gini_experiments.N_SIMULATED_RELEASES
         # the error chart uses the fast bound and the chosen calibration at the page's epsilons
         assert list(view.error_curve["epsilon"]) == list(gini_experiments.CURVE_EPSILONS)
@@ -374,6 +473,7 @@ def test_the_gini_experiments_have_one_module():
 # The page's view with a light-tailed noise: every number follows the chosen noise
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("noise", ["cauchy", "laplace", "laplace_lognormal"])
 def test_gini_view_follows_the_chosen_noise(noise):
     """The view's release, its posterior, error quantiles, RMSE, dots and error curve are those of
@@ -409,8 +509,13 @@ def test_gini_view_follows_the_chosen_noise(noise):
     else:  # light tails: a finite RMSE, and the price (delta; rho for the zCDP noise) in the numbers
         assert view.rmse == pytest.approx(view.noise_scale * math.sqrt(law.variance), rel=1e-12)
         assert numbers["delta"] == 1e-6 and ("rho" in numbers) == (noise == "laplace_lognormal")
-        assert view.abs_error_quantiles[2] < 0.5 * gini_experiments.gini_view(
-            values, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, seed=4).abs_error_quantiles[2]
+        assert (
+            view.abs_error_quantiles[2]
+            < 0.5
+            * gini_experiments.gini_view(
+                values, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, seed=4
+            ).abs_error_quantiles[2]
+        )
     curve = view.error_curve.set_index("epsilon")
     cal = smooth_noises.smooth_calibration(noise, 1.0, gamma=2.0, mode="tight")
     assert curve.loc[1.0, "alpha"] == pytest.approx(cal.alpha, rel=1e-12)
@@ -421,6 +526,7 @@ def test_gini_view_follows_the_chosen_noise(noise):
 # ---------------------------------------------------------------------------------------------
 # The page's release with its interval from the published numbers alone
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("noise", ["cauchy", "laplace"])
 def test_published_interval_is_recomputed_from_the_published_numbers_alone(noise):
@@ -439,11 +545,13 @@ def test_published_interval_is_recomputed_from_the_published_numbers_alone(noise
     assert pub is not None and view.published_note == ""
     assert pub.epsilon_value + pub.epsilon_bound == pytest.approx(view.epsilon, rel=1e-12)
     assert pub.lower <= pub.value <= pub.upper and 0.0 <= pub.lower < pub.upper <= 1.0
-    mech = GiniIntervalMechanism(1.0, 0.0, 1e6, noise=noise, delta=None if noise == "cauchy" else 1e-6,
-                                 planning_n=view.n)
+    mech = GiniIntervalMechanism(
+        1.0, 0.0, 1e6, noise=noise, delta=None if noise == "cauchy" else 1e-6, planning_n=view.n
+    )
     record = mech.record()
-    table = published_table("gini", pd.DataFrame({"gini": [pub.value], "smooth_sensitivity_bound": [pub.s_upper]}),
-                            record, 0.95)
+    table = published_table(
+        "gini", pd.DataFrame({"gini": [pub.value], "smooth_sensitivity_bound": [pub.s_upper]}), record, 0.95
+    )
     lo, hi = float(table["gini_lower"].iloc[0]), float(table["gini_upper"].iloc[0])
     assert lo <= pub.lower + 1e-12 and pub.upper <= hi + 1e-12  # honest digits only widen it
     assert hi - lo <= pub.width * 1.15 + 2e-6
@@ -471,9 +579,22 @@ def test_published_interval_covers_the_gini():
     xs = np.sort(np.clip(lognormal_incomes(500, sigma=0.9, rng=11), 0.0, 250_000.0))
     truth = gini_mechanism.gini(xs)
     profile = gini_mechanism.shared_exact_profile(xs, 0.0, 250_000.0)
-    hits = [gini_experiments.published_gini(xs, epsilon=1.0, lower=0.0, upper=250_000.0, noise="laplace", gamma=2.0,
-                                            calibration="tight", delta=None, method="exact", seed=s,
-                                            profile=profile) for s in range(300)]
+    hits = [
+        gini_experiments.published_gini(
+            xs,
+            epsilon=1.0,
+            lower=0.0,
+            upper=250_000.0,
+            noise="laplace",
+            gamma=2.0,
+            calibration="tight",
+            delta=None,
+            method="exact",
+            seed=s,
+            profile=profile,
+        )
+        for s in range(300)
+    ]
     coverage = np.mean([p.lower <= truth <= p.upper for p in hits])
     assert coverage >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / 300)
 
@@ -483,8 +604,7 @@ def test_no_published_interval_is_said_why():
     from dpcore.data import lognormal_incomes
 
     values = lognormal_incomes(1_000, sigma=0.9, rng=2026)
-    view = gini_experiments.gini_view(values, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6,
-                                      noise="laplace_lognormal")
+    view = gini_experiments.gini_view(values, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, noise="laplace_lognormal")
     assert view.published is None and "never released" in view.published_note
     assert "published_interval_lower" not in view.numbers()
     view = gini_experiments.gini_view(values, epsilon=2.0, gamma=4.0, lower=0.0, upper=1e6, calibration="paper")
@@ -500,6 +620,7 @@ def test_gini_view_refuses_an_unknown_noise():
 # ---------------------------------------------------------------------------------------------
 # The view's per-data memo of A^(k): exactly dpcore.gini.smooth_sensitivity
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("data", ["lognormal", "two_point", "small"])
 def test_memoised_exact_smooth_sensitivity_equals_the_mechanism(data):
@@ -517,7 +638,9 @@ def test_memoised_exact_smooth_sensitivity_equals_the_mechanism(data):
     for beta in (0.5, 0.05, 2.0, 0.02, 0.1):
         for k_max in (None, 0, 5, 100):
             got = memo.smooth_sensitivity(beta, k_max=k_max)
-            want = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta, method="exact", k_max=k_max)
+            want = gini_mechanism.smooth_sensitivity(
+                xs, lower=lower, upper=upper, beta=beta, method="exact", k_max=k_max
+            )
             assert (got.value, got.k_star, got.global_sensitivity) == (want.value, want.k_star, want.global_sensitivity)
             np.testing.assert_array_equal(got.A, want.A)
             np.testing.assert_array_equal(got.decay, want.decay)

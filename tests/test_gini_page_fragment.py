@@ -4,6 +4,7 @@ benchmark's browser-like WebSocket client (benchmarks/bench_load.py): an ε move
 the fragment (γ) redraws the whole page once, with no exception either way. No timing assertions.
 The client sends what a browser sends with each rerun, including the page's script hash (a full rerun
 requested by st.rerun() inside a fragment run keeps the page only with it)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -54,8 +55,18 @@ async def _run(session: Session, fragment_id: str = "") -> tuple[list[tuple[str,
             text = getattr(body, "label", "") or getattr(body, "body", "")
             elements.append((etype, str(text), fm.delta.fragment_id))
             if etype == "slider":
-                sliders.append(Slider(body.id, body.label, True, body.min, body.max, body.step, list(body.options),
-                                      fm.delta.fragment_id))
+                sliders.append(
+                    Slider(
+                        body.id,
+                        body.label,
+                        True,
+                        body.min,
+                        body.max,
+                        body.step,
+                        list(body.options),
+                        fm.delta.fragment_id,
+                    )
+                )
         elif kind == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
             session.last_sliders = sliders
             return elements, len(full_run_ids)
@@ -124,4 +135,6 @@ def _choice(slider, option: str):
 
 def test_epsilon_moves_rerun_the_fragment_and_section_6_follows_its_inputs():
     with start_server("app") as server:
-        outside_event_loop(asyncio.run, _scenario(server.url))  # conftest's Chromium may hold the main thread's event loop
+        outside_event_loop(
+            asyncio.run, _scenario(server.url)
+        )  # conftest's Chromium may hold the main thread's event loop

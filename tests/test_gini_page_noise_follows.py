@@ -1,5 +1,6 @@
 """The Gini page follows the chosen noise: the answer sentence, the numbers table, the
 posterior and the generated script all use the noise picked in the selector (``gini_noise``)."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,17 +35,41 @@ def pages():
 def test_answer_and_numbers_are_the_librarys_for_the_chosen_noise(pages, noise):
     at = pages[noise]
     values = ui.sidebar.default_dataset().values
-    answer = answer_experiments.gini_answer(values, epsilon=1.0, lower=0.0, upper=defaults.INCOME_UPPER, gamma=2.0,
-                                            calibration="tight", n=values.size, noise=noise)
+    answer = answer_experiments.gini_answer(
+        values,
+        epsilon=1.0,
+        lower=0.0,
+        upper=defaults.INCOME_UPPER,
+        gamma=2.0,
+        calibration="tight",
+        n=values.size,
+        noise=noise,
+    )
     assert at.success[0].value == f"**{answer.sentence}**"
     assert ("heavy tail" in answer.sentence) == (noise == "cauchy")
     assert ("1e-06" in answer.sentence) == (noise != "cauchy")
-    rec = answer_experiments.gini_recommendation(values, target_error=defaults.ANSWER_TARGET_GINI, confidence=0.9,
-                                                 lower=0.0, upper=defaults.INCOME_UPPER, gamma=2.0,
-                                                 calibration="tight", n=values.size, noise=noise)
+    rec = answer_experiments.gini_recommendation(
+        values,
+        target_error=defaults.ANSWER_TARGET_GINI,
+        confidence=0.9,
+        lower=0.0,
+        upper=defaults.INCOME_UPPER,
+        gamma=2.0,
+        calibration="tight",
+        n=values.size,
+        noise=noise,
+    )
     assert any(rec.recommendation in i.value for i in at.info)
-    view = gini_experiments.gini_view(values, epsilon=1.0, gamma=2.0, lower=0.0, upper=defaults.INCOME_UPPER,
-                                      n=values.size, seed=int(ui.sidebar.DEFAULT_SEED), noise=noise)
+    view = gini_experiments.gini_view(
+        values,
+        epsilon=1.0,
+        gamma=2.0,
+        lower=0.0,
+        upper=defaults.INCOME_UPPER,
+        n=values.size,
+        seed=int(ui.sidebar.DEFAULT_SEED),
+        noise=noise,
+    )
     page = _numbers(at)
     assert page == pytest.approx(view.numbers(), rel=1e-12)
     # the oracle's interval (the known-scale posterior) is labelled as such; the published one comes first
@@ -86,8 +111,16 @@ def test_light_noise_at_small_epsilon_uses_the_fast_bound_and_the_exact_answer_o
     at.button(key="gini_answer_run").click().run()
     assert_clean(at)
     values = ui.sidebar.default_dataset().values
-    answer = answer_experiments.gini_answer(values, epsilon=0.5, lower=0.0, upper=defaults.INCOME_UPPER, gamma=2.0,
-                                            calibration="tight", n=values.size, noise="laplace")
+    answer = answer_experiments.gini_answer(
+        values,
+        epsilon=0.5,
+        lower=0.0,
+        upper=defaults.INCOME_UPPER,
+        gamma=2.0,
+        calibration="tight",
+        n=values.size,
+        noise="laplace",
+    )
     assert at.success[0].value == f"**{answer.sentence}**"
     at.select_slider(key="gini_eps").set_value(2.0).run()  # from ε = 1 on: exact bound, answer at once
     assert_clean(at)

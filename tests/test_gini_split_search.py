@@ -1,6 +1,7 @@
 """dpcore.intervals.optimise_gini_split: the pruned search returns the full grid's answer, its cheap bound on the
 Cauchy's alpha is an upper bound, the shipped table of the Gini page's grid equals a fresh search, and the
 mechanisms' file cache keeps the model's widths."""
+
 from __future__ import annotations
 
 import ast
@@ -21,8 +22,17 @@ ROOT = Path(__file__).resolve().parent.parent
 def _full_grid(eps, delta, noise, n, lo, hi, level=0.95, method="pivot", gamma=2.0, s_model=None):
     """The search as it was before the pruning: every (beta, split) certified, the first least width in grid order."""
     s_model = s_model or (lambda b: intervals.planning_smooth_sensitivity(n, lo, hi, b))
-    common = dict(noise=noise, n=n, lower=lo, upper=hi, delta=delta, level=level, method=method, gamma=gamma,
-                  calibration_mode="tight")
+    common = dict(
+        noise=noise,
+        n=n,
+        lower=lo,
+        upper=hi,
+        delta=delta,
+        level=level,
+        method=method,
+        gamma=gamma,
+        calibration_mode="tight",
+    )
     etas = (1.0 - level) * np.array(intervals._ETA_SHARES if method == "union" else (0.2,))
     best = (math.inf, None)
     for beta in intervals._beta_candidates(eps, noise, gamma):
@@ -46,12 +56,16 @@ def _wavy(beta: float) -> float:
     return 0.002 * (1.0 + 0.5 * math.sin(40.0 * beta)) + 1e-4 / beta
 
 
-@pytest.mark.parametrize("case", [
-    dict(eps=4.0, delta=None, noise="cauchy", n=121, lo=0.0, hi=1e6),
-    dict(eps=1.0, delta=None, noise="cauchy", n=300, lo=1000.0, hi=2e5, method="union", gamma=3.0),
-    dict(eps=0.7, delta=None, noise="cauchy", n=50, lo=0.0, hi=1e6, s_model=_wavy),
-    dict(eps=1.0, delta=1e-6, noise="laplace", n=500, lo=0.0, hi=1e6),
-], ids=["cauchy", "cauchy-union-gamma3", "cauchy-own-s-typ", "laplace"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(eps=4.0, delta=None, noise="cauchy", n=121, lo=0.0, hi=1e6),
+        dict(eps=1.0, delta=None, noise="cauchy", n=300, lo=1000.0, hi=2e5, method="union", gamma=3.0),
+        dict(eps=0.7, delta=None, noise="cauchy", n=50, lo=0.0, hi=1e6, s_model=_wavy),
+        dict(eps=1.0, delta=1e-6, noise="laplace", n=500, lo=0.0, hi=1e6),
+    ],
+    ids=["cauchy", "cauchy-union-gamma3", "cauchy-own-s-typ", "laplace"],
+)
 def test_the_pruned_search_returns_the_full_grids_answer(case):
     case = dict(case)
     s_model = case.pop("s_model", None)
@@ -63,8 +77,9 @@ def test_the_pruned_search_returns_the_full_grids_answer(case):
     assert got.model_width == width
 
 
-@pytest.mark.parametrize("eps, gamma, beta", [(0.05, 2.0, 1e-4), (0.3, 2.0, 0.01), (1.0, 2.0, 0.2),
-                                              (1.0, 4.0, 0.05), (4.0, 1.5, 0.5)])
+@pytest.mark.parametrize(
+    "eps, gamma, beta", [(0.05, 2.0, 1e-4), (0.3, 2.0, 0.01), (1.0, 2.0, 0.2), (1.0, 4.0, 0.05), (4.0, 1.5, 0.5)]
+)
 def test_the_cheap_alpha_is_an_upper_bound_within_three_percent_of_the_certified_one(eps, gamma, beta):
     certified = noise_lib.smooth_noise_calibration(eps, gamma, beta=beta).alpha
     bound = intervals._cauchy_alpha_upper(eps, gamma, beta)
@@ -98,8 +113,18 @@ def _page_key(eps: float, noise: str) -> tuple:
     from dpcore.data import DEFAULT_RECIPE
 
     delta = None if noise == "cauchy" else smooth_noises.DEFAULT_DELTA
-    return intervals.shipped_split_key(eps, delta, noise, DEFAULT_RECIPE["n"], 0.0, float(defaults.INCOME_UPPER),
-                                       gini_experiments.PUBLISHED_LEVEL, "pivot", 2.0, "tight")
+    return intervals.shipped_split_key(
+        eps,
+        delta,
+        noise,
+        DEFAULT_RECIPE["n"],
+        0.0,
+        float(defaults.INCOME_UPPER),
+        gini_experiments.PUBLISHED_LEVEL,
+        "pivot",
+        2.0,
+        "tight",
+    )
 
 
 def test_the_shipped_table_covers_the_gini_pages_grid_and_every_split_adds_up():
@@ -119,7 +144,10 @@ def test_shipped_entries_equal_a_fresh_search(eps, noise):
     shipped = intervals.optimise_gini_split(eps, delta, noise, n, lo, hi, level, gamma=gamma)
     assert shipped.to_dict() == fresh.to_dict()
     assert {k: SPLITS[key][k] for k in ("beta", "eta", "model_width")} == {
-        "beta": fresh.beta, "eta": fresh.eta, "model_width": fresh.model_width}
+        "beta": fresh.beta,
+        "eta": fresh.eta,
+        "model_width": fresh.model_width,
+    }
 
 
 def test_a_shipped_entry_that_does_not_add_up_is_not_used(monkeypatch):

@@ -14,6 +14,7 @@
    column, header only, 10 MB of text in one cell, mixed types, all NaN: a clear message, no
    traceback, and every page still works afterwards.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,14 +37,20 @@ import dpcore
 # Modules whose public functions are exercised (every dpcore module that imports).
 # every dpcore module; one that fails to import fails this file (it is not silently skipped)
 # (dpcore.__main__ is the command-line entry point: importing it runs the command)
-MODULES = [importlib.import_module(f"dpcore.{_m}")
-           for _m in sorted(m.name for m in pkgutil.iter_modules(dpcore.__path__)) if _m != "__main__"]
+MODULES = [
+    importlib.import_module(f"dpcore.{_m}")
+    for _m in sorted(m.name for m in pkgutil.iter_modules(dpcore.__path__))
+    if _m != "__main__"
+]
 
 # Whole-experiment drivers that run sweeps by design (seconds to minutes per call even with
 # valid input); their argument checks are the ones of the functions they call, tested here.
 HEAVY = {
-    "dpcore.experiments.gini.figure1", "dpcore.experiments.gini.figure3", "dpcore.experiments.gini.figure4",
-    "dpcore.experiments.gini.error_vs_epsilon", "dpcore.experiments.stratified.synthetic_sweep",
+    "dpcore.experiments.gini.figure1",
+    "dpcore.experiments.gini.figure3",
+    "dpcore.experiments.gini.figure4",
+    "dpcore.experiments.gini.error_vs_epsilon",
+    "dpcore.experiments.stratified.synthetic_sweep",
     "dpcore.experiments.stratified.grouping_sweep",
 }
 
@@ -53,11 +60,9 @@ HEAVY = {
 # entry gets removed). While listed, the random test of that function is a non-strict xfail (the
 # drawn examples change whenever a signature changes, so they cannot be strict).
 nan = math.nan
-KNOWN_CALLS: dict[str, tuple[dict[str, Any], str]] = {
-}
+KNOWN_CALLS: dict[str, tuple[dict[str, Any], str]] = {}
 # Targeted checks known to fail: "function:parameter" -> what happens.
-KNOWN_TARGETED: dict[str, str] = {
-}
+KNOWN_TARGETED: dict[str, str] = {}
 
 # Command-line entry points: argparse answers a bad argv with SystemExit by design (tested with the CLI).
 ENTRY_POINTS = {"dpcore.cli.main", "dpcore.ledger_cli.main"}
@@ -105,49 +110,130 @@ def _plausible(module: str, name: str, fname: str) -> Any:
 
     ratio_like = module in ("dpcore.ratio",)
     specific = {
-        ("dpcore.ratio", "x"): 30, ("dpcore.ratio", "y"): 40, ("dpcore.ratio", "a"): 30,
-        ("dpcore.ratio", "b"): 70, ("dpcore.ratio", "c"): 40, ("dpcore.ratio", "d"): 60,
-        ("dpcore.ratio", "n"): 100, ("dpcore.ratio", "t"): 1.0, ("dpcore.ratio", "k"): 2,
-        ("dpcore.ratio", "bound"): 2.0, ("dpcore.ratio", "distance"): 3,
-        ("dpcore.risk", "prior"): 0.1, ("dpcore.risk", "posterior"): 0.3,
-        ("dpcore.percentiles", "q"): 50.0 if fname in ("percentile_rank", "percentile_smooth_sensitivity") else (25, 50, 75),
-        ("dpcore.percentiles", "rank"): 20, ("dpcore.percentiles", "lower"): 10_000.0,
+        ("dpcore.ratio", "x"): 30,
+        ("dpcore.ratio", "y"): 40,
+        ("dpcore.ratio", "a"): 30,
+        ("dpcore.ratio", "b"): 70,
+        ("dpcore.ratio", "c"): 40,
+        ("dpcore.ratio", "d"): 60,
+        ("dpcore.ratio", "n"): 100,
+        ("dpcore.ratio", "t"): 1.0,
+        ("dpcore.ratio", "k"): 2,
+        ("dpcore.ratio", "bound"): 2.0,
+        ("dpcore.ratio", "distance"): 3,
+        ("dpcore.risk", "prior"): 0.1,
+        ("dpcore.risk", "posterior"): 0.3,
+        ("dpcore.percentiles", "q"): 50.0
+        if fname in ("percentile_rank", "percentile_smooth_sensitivity")
+        else (25, 50, 75),
+        ("dpcore.percentiles", "rank"): 20,
+        ("dpcore.percentiles", "lower"): 10_000.0,
         ("dpcore.percentiles", "upper"): 614_597.0,
         ("dpcore.percentiles", "counts"): np.arange(1.0, 22.0) * 3,
         ("dpcore.data", "source"): b"income,group\n12000,a\n30500.5,b\n47000,a\n81000,b\n",
         ("dpcore.data", "columns"): ["id", "income", "age"],
         ("dpcore.data", "key"): "engel",
-        ("dpcore.data", "gini"): 0.45, ("dpcore.gini", "g"): 0.45,
-        ("dpcore.stratified", "k"): 3, ("dpcore.stratified", "alpha"): 0.5,
+        ("dpcore.data", "gini"): 0.45,
+        ("dpcore.gini", "g"): 0.45,
+        ("dpcore.stratified", "k"): 3,
+        ("dpcore.stratified", "alpha"): 0.5,
         ("dpcore.stratified", "n"): 60,
         ("dpcore.posterior", "noise"): "laplace",
-        ("dpcore.planner", "total"): 1.0, ("dpcore.planner", "index"): 0, ("dpcore.planner", "new_value"): 0.3,
+        ("dpcore.planner", "total"): 1.0,
+        ("dpcore.planner", "index"): 0,
+        ("dpcore.planner", "new_value"): 0.3,
         ("dpcore.planner", "current"): [0.5, 0.3, 0.2],
         ("dpcore.planner", "abs_error"): 100.0,
-        ("dpcore.coinpress", "t"): 2, ("dpcore.coinpress", "lower"): -10.0, ("dpcore.coinpress", "upper"): 10.0,
-        ("dpcore.coinpress", "sigma"): 1.0, ("dpcore.coinpress", "values"): np.random.default_rng(1).normal(0, 1, 40),
+        ("dpcore.coinpress", "t"): 2,
+        ("dpcore.coinpress", "lower"): -10.0,
+        ("dpcore.coinpress", "upper"): 10.0,
+        ("dpcore.coinpress", "sigma"): 1.0,
+        ("dpcore.coinpress", "values"): np.random.default_rng(1).normal(0, 1, 40),
     }
     if (module, name) in specific:
         return specific[(module, name)]
     generic = {
-        "epsilon": 1.0, "eps": 1.0, "delta": 1e-5, "rho": 0.5, "gamma": 2.0 if not ratio_like else 4.0,
-        "alpha": 0.1, "beta": 0.1, "sigma": 1.0, "scale": 1.0, "sensitivity": 1.0, "size": 5,
-        "n": 50, "k": 2, "t": 2, "k_max": 5, "x": _INCOMES, "values": _INCOMES, "x_sorted": _INCOMES,
-        "lower": 0.0, "upper": 200_000.0, "clip_range": (0.0, 200_000.0), "groups": _GROUPS,
-        "public_groups": _GROUPS, "labels": ("a", "b", "c", "d"), "levels": None,
-        "edges": None, "level": 0.95, "confidence": 0.9, "released": 0.45, "noise_scale": 0.05,
-        "p_x": 0.3, "p_y": 0.2, "n_x": 100, "n_y": 120, "x_noisy": 30.5, "y_noisy": 41.2,
-        "true_overall": 1.0, "est_overall": 1.1, "true_groups": [1.0, 2.0, 3.0],
-        "est_groups": [1.1, 1.9, 3.2], "true_values": [1.0, 2.0], "estimates": [1.1, 2.1],
-        "proportions": [0.5, 0.3, 0.2], "sizes": [10, 20, 30], "mus": [0.0, 1.0, 2.0],
-        "sigmas": [1.0, 1.0, 1.0], "p": 0.5, "value": 1.0, "name": "x", "column": "income",
+        "epsilon": 1.0,
+        "eps": 1.0,
+        "delta": 1e-5,
+        "rho": 0.5,
+        "gamma": 2.0 if not ratio_like else 4.0,
+        "alpha": 0.1,
+        "beta": 0.1,
+        "sigma": 1.0,
+        "scale": 1.0,
+        "sensitivity": 1.0,
+        "size": 5,
+        "n": 50,
+        "k": 2,
+        "t": 2,
+        "k_max": 5,
+        "x": _INCOMES,
+        "values": _INCOMES,
+        "x_sorted": _INCOMES,
+        "lower": 0.0,
+        "upper": 200_000.0,
+        "clip_range": (0.0, 200_000.0),
+        "groups": _GROUPS,
+        "public_groups": _GROUPS,
+        "labels": ("a", "b", "c", "d"),
+        "levels": None,
+        "edges": None,
+        "level": 0.95,
+        "confidence": 0.9,
+        "released": 0.45,
+        "noise_scale": 0.05,
+        "p_x": 0.3,
+        "p_y": 0.2,
+        "n_x": 100,
+        "n_y": 120,
+        "x_noisy": 30.5,
+        "y_noisy": 41.2,
+        "true_overall": 1.0,
+        "est_overall": 1.1,
+        "true_groups": [1.0, 2.0, 3.0],
+        "est_groups": [1.1, 1.9, 3.2],
+        "true_values": [1.0, 2.0],
+        "estimates": [1.1, 2.1],
+        "proportions": [0.5, 0.3, 0.2],
+        "sizes": [10, 20, 30],
+        "mus": [0.0, 1.0, 2.0],
+        "sigmas": [1.0, 1.0, 1.0],
+        "p": 0.5,
+        "value": 1.0,
+        "name": "x",
+        "column": "income",
         "file_name": "x.csv",
-        "cost": None, "costs": None, "prior": "uniform", "errors": np.linspace(-1, 1, 11),
-        "true_value": 0.4, "n_releases": 50, "n_sims": 20, "n_dots": 5, "weights": None,
-        "counts": [10, 20, 30], "clip_low": 0.0, "clip_high": 10.0, "iq": 4.0, "tail_index": 2.5,
-        "gmin": 0.3, "gmax": 0.5, "smin": 1e5, "smax": 2e5, "a": 0.5, "c": 0.5, "b": 1.0,
-        "unit": "epsilon", "group_x": "a", "group_y": "b", "param": "n", "grid": [1.0],
-        "distance": 3, "q": (25, 50, 75), "lower_over_mean": 0.0, "min_share": 0.5,
+        "cost": None,
+        "costs": None,
+        "prior": "uniform",
+        "errors": np.linspace(-1, 1, 11),
+        "true_value": 0.4,
+        "n_releases": 50,
+        "n_sims": 20,
+        "n_dots": 5,
+        "weights": None,
+        "counts": [10, 20, 30],
+        "clip_low": 0.0,
+        "clip_high": 10.0,
+        "iq": 4.0,
+        "tail_index": 2.5,
+        "gmin": 0.3,
+        "gmax": 0.5,
+        "smin": 1e5,
+        "smax": 2e5,
+        "a": 0.5,
+        "c": 0.5,
+        "b": 1.0,
+        "unit": "epsilon",
+        "group_x": "a",
+        "group_y": "b",
+        "param": "n",
+        "grid": [1.0],
+        "distance": 3,
+        "q": (25, 50, 75),
+        "lower_over_mean": 0.0,
+        "min_share": 0.5,
     }
     if name == "frame":  # built only when asked: a DataFrame per call was most of the collection time
         return pd.DataFrame({"income": _INCOMES, "group": _GROUPS})
@@ -185,17 +271,56 @@ def _base_kwargs(qual: str, fn: Callable) -> tuple[dict[str, Any], list[str]]:
 # Hostile values and the verdict on an outcome
 # ---------------------------------------------------------------------------------------------
 
+
 class _Opaque:
     def __repr__(self) -> str:
         return "<opaque object>"
 
 
 HOSTILE_FIXED = [
-    math.nan, math.inf, -math.inf, 0, 0.0, -0.0, -1, -1.5, 1e-300, -1e-300, 1e308, -1e308, 2**70, -(2**70),
-    True, False, None, "", "abc", "1.0", "nan", b"\x00\xff\xfe", [], [math.nan], [1.0, math.nan], [math.inf, 1.0],
-    (), {}, np.array([]), np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([np.nan, 1.0, 2.0]),
-    np.array([-5.0, 3.0, 7.0]), np.array(["a", "b", "c"]), np.array([1e308, 1e308, -1e308]),
-    np.float64("nan"), np.int64(-3), complex(1.0, 2.0), _Opaque(), 0.5, 1.0, 2, 1.0000001, 0.999999,
+    math.nan,
+    math.inf,
+    -math.inf,
+    0,
+    0.0,
+    -0.0,
+    -1,
+    -1.5,
+    1e-300,
+    -1e-300,
+    1e308,
+    -1e308,
+    2**70,
+    -(2**70),
+    True,
+    False,
+    None,
+    "",
+    "abc",
+    "1.0",
+    "nan",
+    b"\x00\xff\xfe",
+    [],
+    [math.nan],
+    [1.0, math.nan],
+    [math.inf, 1.0],
+    (),
+    {},
+    np.array([]),
+    np.array([[1.0, 2.0], [3.0, 4.0]]),
+    np.array([np.nan, 1.0, 2.0]),
+    np.array([-5.0, 3.0, 7.0]),
+    np.array(["a", "b", "c"]),
+    np.array([1e308, 1e308, -1e308]),
+    np.float64("nan"),
+    np.int64(-3),
+    complex(1.0, 2.0),
+    _Opaque(),
+    0.5,
+    1.0,
+    2,
+    1.0000001,
+    0.999999,
 ]
 
 hostile_values = st.one_of(
@@ -272,8 +397,10 @@ def find_nan(obj: Any, path: str = "result", depth: int = 0) -> str | None:
 
 def verdict(qual: str, kwargs: dict[str, Any], fn: Callable) -> str | None:
     """None when the outcome is acceptable, else a description of the defect."""
-    shown = {k: (f"array(shape={v.shape}, dtype={v.dtype})" if isinstance(v, np.ndarray) and v.size > 6 else v)
-             for k, v in kwargs.items()}
+    shown = {
+        k: (f"array(shape={v.shape}, dtype={v.dtype})" if isinstance(v, np.ndarray) and v.size > 6 else v)
+        for k, v in kwargs.items()
+    }
     try:
         result = _call(fn, kwargs)
     except (ValueError, TypeError) as exc:
@@ -298,13 +425,18 @@ def verdict(qual: str, kwargs: dict[str, Any], fn: Callable) -> str | None:
 # 1. Property tests
 # ---------------------------------------------------------------------------------------------
 
+
 def _known(request, qual: str, param: str | None = None) -> None:
     if param is None and qual in KNOWN_CALLS:
         request.applymarker(pytest.mark.xfail(strict=False, reason=f"reported defect: {KNOWN_CALLS[qual][1]}"))
     key = f"{qual}:{param}"
     if param is not None and key in KNOWN_TARGETED:
-        request.applymarker(pytest.mark.xfail(strict=False, reason=f"reported defect: {KNOWN_TARGETED[key]} "
-                                              "(remove it from KNOWN_TARGETED when fixed)"))
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=False,
+                reason=f"reported defect: {KNOWN_TARGETED[key]} (remove it from KNOWN_TARGETED when fixed)",
+            )
+        )
 
 
 # Parameter lists are built only from cases that apply (no placeholder skips): a function without
@@ -319,8 +451,14 @@ def test_random_hostile_arguments(request, qual, fn):
 
     # No shrinking: the first failing example is reported as drawn (shrinking multiplies calls,
     # and a hang would be retried). derandomize: the same examples on every run (fixed seed).
-    @settings(max_examples=12, deadline=None, derandomize=True, database=None,
-              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=12,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(data=st.data())
     def check(data):
         n_bad = data.draw(st.integers(1, min(2, len(names))), label="how many hostile")
@@ -340,7 +478,7 @@ def test_random_hostile_arguments(request, qual, fn):
 
 MUST_RAISE = {
     "epsilon": [0.0, -1.0, math.nan, math.inf, -math.inf, "1"],
-    "delta": [1.0, -0.1, 1.5, math.nan],   # 0 is pure DP where delta is optional
+    "delta": [1.0, -0.1, 1.5, math.nan],  # 0 is pure DP where delta is optional
     "rho": [0.0, -1.0, math.nan, math.inf],
     "x": [np.array([]), np.array([1.0, math.nan]), np.array([[1.0, 2.0], [3.0, 4.0]])],
     "values": [np.array([]), np.array([1.0, math.nan]), np.array([1.0, math.inf])],
@@ -352,12 +490,13 @@ MUST_RAISE = {
 GAMMA_MODULES = ("dpcore.noise", "dpcore.gini", "dpcore.posterior")
 # Where the name means something else or the value is legitimately accepted.
 MUST_RAISE_EXEMPT = {
-    ("dpcore.budget", "epsilon"): {0.0},           # a zero-cost entry in a ledger is meaningful
-    ("dpcore.noise", "epsilon"): {0.0},            # analytic_gaussian_delta(sigma, 0) is well defined
-    ("dpcore.ratio", "x"): None,                   # x is a (vectorised) count there, not a data array
-    ("dpcore.data", "values"): None, ("dpcore.data", "x"): None,
-    ("dpcore.percentiles", "values"): {"empty"},   # an empty cell releases a noisy all-zero histogram
-    ("dpcore.engines", "x"): {"empty", "2d"},      # cents(x): elementwise money -> integer cents, any shape
+    ("dpcore.budget", "epsilon"): {0.0},  # a zero-cost entry in a ledger is meaningful
+    ("dpcore.noise", "epsilon"): {0.0},  # analytic_gaussian_delta(sigma, 0) is well defined
+    ("dpcore.ratio", "x"): None,  # x is a (vectorised) count there, not a data array
+    ("dpcore.data", "values"): None,
+    ("dpcore.data", "x"): None,
+    ("dpcore.percentiles", "values"): {"empty"},  # an empty cell releases a noisy all-zero histogram
+    ("dpcore.engines", "x"): {"empty", "2d"},  # cents(x): elementwise money -> integer cents, any shape
 }
 
 
@@ -411,8 +550,9 @@ def pytest_generate_tests(metafunc):
     if metafunc.function.__name__ != "test_known_invalid_value_raises":
         return
     cases = [(q, p, v) for q, p, v in TARGETED if succeeding_base(q) is not None]
-    metafunc.parametrize("qual,param,value", cases,
-                         ids=[f"{q.split('dpcore.')[1]}-{p}={v!r}"[:90] for q, p, v in cases])
+    metafunc.parametrize(
+        "qual,param,value", cases, ids=[f"{q.split('dpcore.')[1]}-{p}={v!r}"[:90] for q, p, v in cases]
+    )
 
 
 def test_known_invalid_value_raises(request, qual, param, value):
@@ -434,12 +574,16 @@ KNOWN_PRESENT = [q for q in KNOWN_CALLS if q in dict(FUNCTIONS)]
 
 
 if KNOWN_PRESENT:  # defined only while defects are listed (an empty list would collect a placeholder skip)
+
     @pytest.mark.parametrize("qual", KNOWN_PRESENT)
     def test_known_defect_still_reproduces(request, qual):
         """Each reported defect, reproduced exactly. Strict xfail: once fixed, this fails (XPASS) so
         the entry is removed from KNOWN_CALLS and the random test of that function becomes strict."""
-        request.applymarker(pytest.mark.xfail(strict=False, reason=f"reported defect: {KNOWN_CALLS[qual][1]} "
-                                              "(remove it from KNOWN_CALLS when fixed)"))
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=False, reason=f"reported defect: {KNOWN_CALLS[qual][1]} (remove it from KNOWN_CALLS when fixed)"
+            )
+        )
         fn = dict(FUNCTIONS)[qual]
         base, _ = _base_kwargs(qual, fn)
         problem = verdict(qual, dict(base, **KNOWN_CALLS[qual][0]), fn)
@@ -449,16 +593,29 @@ if KNOWN_PRESENT:  # defined only while defects are listed (an empty list would 
 def test_harness_covers_the_public_api():
     """The property test reaches the design.md section 3 functions that exist (guards discovery)."""
     have = {q for q, _ in FUNCTIONS}
-    wanted = ["dpcore.noise.sample_generalized_cauchy", "dpcore.noise.sample_two_sided_geometric",
-              "dpcore.noise.analytic_gaussian_sigma", "dpcore.noise.smooth_noise_calibration",
-              "dpcore.noise.smooth_noise_privacy_loss", "dpcore.gini.gini", "dpcore.gini.min_gini_after_k",
-              "dpcore.gini.max_gini_after_k", "dpcore.gini.smooth_sensitivity", "dpcore.gini.release_gini",
-              "dpcore.gini.gini_posterior", "dpcore.percentiles.noisy_histogram",
-              "dpcore.percentiles.percentiles_from_histogram", "dpcore.percentiles.release_percentiles",
-              "dpcore.percentiles.release_percentiles_smooth", "dpcore.stratified.stratified_mean",
-              "dpcore.stratified.parity_error", "dpcore.ratio.laplace_noised_counts",
-              "dpcore.ratio.ratio_sample_accuracy", "dpcore.ratio.rr_confidence_interval",
-              "dpcore.ratio.simulate_rr_coverage"]
+    wanted = [
+        "dpcore.noise.sample_generalized_cauchy",
+        "dpcore.noise.sample_two_sided_geometric",
+        "dpcore.noise.analytic_gaussian_sigma",
+        "dpcore.noise.smooth_noise_calibration",
+        "dpcore.noise.smooth_noise_privacy_loss",
+        "dpcore.gini.gini",
+        "dpcore.gini.min_gini_after_k",
+        "dpcore.gini.max_gini_after_k",
+        "dpcore.gini.smooth_sensitivity",
+        "dpcore.gini.release_gini",
+        "dpcore.gini.gini_posterior",
+        "dpcore.percentiles.noisy_histogram",
+        "dpcore.percentiles.percentiles_from_histogram",
+        "dpcore.percentiles.release_percentiles",
+        "dpcore.percentiles.release_percentiles_smooth",
+        "dpcore.stratified.stratified_mean",
+        "dpcore.stratified.parity_error",
+        "dpcore.ratio.laplace_noised_counts",
+        "dpcore.ratio.ratio_sample_accuracy",
+        "dpcore.ratio.rr_confidence_interval",
+        "dpcore.ratio.simulate_rr_coverage",
+    ]
     present_modules = {m.__name__ for m in MODULES}
     missing = [w for w in wanted if w.rsplit(".", 1)[0] in present_modules and w not in have]
     assert not missing, f"public API functions not reached by the hostile-input test: {missing}"
@@ -469,6 +626,7 @@ def test_harness_covers_the_public_api():
 # 3. Malformed uploads through the sidebar (AppTest)
 # ---------------------------------------------------------------------------------------------
 
+
 def _good_rows(n: int = 120) -> list[str]:
     g = np.random.default_rng(5)
     return [f"{v:.2f},{'AB'[i % 2]}" for i, v in enumerate(g.lognormal(10.4, 0.7, n))]
@@ -477,18 +635,34 @@ def _good_rows(n: int = 120) -> list[str]:
 MALFORMED: dict[str, tuple[bytes, str]] = {
     # name: (content, expectation) where expectation is "error" (must be refused with a message)
     # or "error_or_loaded" (a robust loader may read it, but then the numbers must be right).
-    "wrong_encoding_utf16": (("income,city\n" + "\n".join(f"{1000 + i},Zürich" for i in range(50))).encode("utf-16"),
-                             "error_or_loaded"),
-    "wrong_encoding_latin1": (("income,city\n" + "\n".join(f"{1000 + i},Zürich" for i in range(50))).encode("latin-1"),
-                              "error_or_loaded"),
+    "wrong_encoding_utf16": (
+        ("income,city\n" + "\n".join(f"{1000 + i},Zürich" for i in range(50))).encode("utf-16"),
+        "error_or_loaded",
+    ),
+    "wrong_encoding_latin1": (
+        ("income,city\n" + "\n".join(f"{1000 + i},Zürich" for i in range(50))).encode("latin-1"),
+        "error_or_loaded",
+    ),
     "binary": (bytes(np.random.default_rng(1).integers(0, 256, 5000, dtype=np.uint8)), "error"),
     "one_text_column": (("name\n" + "\n".join(f"person {i}" for i in range(50))).encode(), "error"),
     "header_only": (b"income,group\n", "error"),
     "empty_file": (b"", "error"),
-    "ten_mb_cell": (("income,note\n" + "1000,\"" + "x" * 10_000_000 + "\"\n" + "\n".join(
-        f"{r.split(',')[0]},n" for r in _good_rows())).encode(), "error_or_loaded"),
-    "mixed_types": (("income,group\n" + "\n".join(
-        (r if i % 7 else f"n/a,{'AB'[i % 2]}") for i, r in enumerate(_good_rows()))).encode(), "error_or_loaded"),
+    "ten_mb_cell": (
+        (
+            "income,note\n"
+            + "1000,\""
+            + "x" * 10_000_000
+            + "\"\n"
+            + "\n".join(f"{r.split(',')[0]},n" for r in _good_rows())
+        ).encode(),
+        "error_or_loaded",
+    ),
+    "mixed_types": (
+        (
+            "income,group\n" + "\n".join((r if i % 7 else f"n/a,{'AB'[i % 2]}") for i, r in enumerate(_good_rows()))
+        ).encode(),
+        "error_or_loaded",
+    ),
     "all_nan": (("income,group\n" + "\n".join(f"NaN,{'AB'[i % 2]}" for i in range(60))).encode(), "error"),
     "negative_incomes": (("income\n" + "\n".join(str(v) for v in range(-30, 30))).encode(), "error_or_loaded"),
 }
@@ -530,8 +704,9 @@ def test_malformed_upload_gives_a_clear_message_and_pages_still_work(upload_app,
     else:
         values = np.asarray(ds.values, dtype=float)
         assert values.size >= 2 and np.isfinite(values).all(), f"{case}: loaded non-finite or too few values"
-        assert (values >= 0).all() or any("negative" in m.lower() for m in _messages(at)), \
+        assert (values >= 0).all() or any("negative" in m.lower() for m in _messages(at)), (
             f"{case}: negative incomes loaded without a word"
+        )
     # Pages still render (with the fallback data or the loaded file) and their main slider moves.
     pages = discover_pages()
     if case not in ALL_PAGES_AFTER:
@@ -561,8 +736,10 @@ def test_malformed_upload_gives_a_clear_message_and_pages_still_work(upload_app,
 
 import dpcore.experiments as experiments_package  # noqa: E402
 
-VIEW_MODULES = [importlib.import_module(f"dpcore.experiments.{_m.name}")
-                for _m in sorted(pkgutil.iter_modules(experiments_package.__path__), key=lambda m: m.name)]
+VIEW_MODULES = [
+    importlib.import_module(f"dpcore.experiments.{_m.name}")
+    for _m in sorted(pkgutil.iter_modules(experiments_package.__path__), key=lambda m: m.name)
+]
 VIEW_SUFFIXES = ("_view", "_answer", "_recommendation")
 VIEW_OTHER_NAMES = {"attacker_belief"}  # the planner page's attacker panel (a view by another name)
 
@@ -573,8 +750,11 @@ def _view_functions() -> dict[str, Callable]:
         names = getattr(mod, "__all__", None) or [n for n in dir(mod) if not n.startswith("_")]
         for name in names:
             obj = getattr(mod, name, None)
-            if inspect.isfunction(obj) and obj.__module__ == mod.__name__ and (name.endswith(VIEW_SUFFIXES)
-                                                                                or name in VIEW_OTHER_NAMES):
+            if (
+                inspect.isfunction(obj)
+                and obj.__module__ == mod.__name__
+                and (name.endswith(VIEW_SUFFIXES) or name in VIEW_OTHER_NAMES)
+            ):
                 out[f"{mod.__name__.removeprefix('dpcore.experiments.')}.{name}"] = obj
     return out
 
@@ -597,8 +777,9 @@ VIEW_CALLS: dict[str, dict[str, Any]] = {
     "percentiles.cell_curves_view": dict(values=_VIEW_INCOMES, source="sidebar", n=60),
     "percentiles.many_cells_view": dict(n_cells=20),
     "percentiles.figures_view": dict(n_cells=20, n_draws=2),
-    "planner.planner_view": dict(data=_VIEW_INCOMES, statistics=[{"kind": "gini", "params": {"upper": 1e6}}],
-                                 group_seed=1),
+    "planner.planner_view": dict(
+        data=_VIEW_INCOMES, statistics=[{"kind": "gini", "params": {"upper": 1e6}}], group_seed=1
+    ),
     "ratio.sampling_view": dict(p_x=0.3, p_y=0.2, n_x=100, n_y=120, epsilon=1.0, seed=1),
     "ratio.intervals_view": dict(n_x=100, n_y=120, epsilon=1.0, seed=1, p_x=0.3, p_y=0.2),
     "ratio.coverage_heatmap_view": dict(n_x=100, n_y=120, epsilon=1.0, seed=1, n_sims=20),
@@ -606,8 +787,14 @@ VIEW_CALLS: dict[str, dict[str, Any]] = {
     "ratio.bias_view": dict(p_x=0.3, p_y=0.2, epsilon=1.0),
     "ratio.odds_ratio_view": dict(p_x=0.3, p_y=0.2, n_x=100, n_y=120, epsilon=1.0, seed=1),
     "ratio.poverty_view": dict(column="SEX", group_x=1, group_y=2, epsilon=1.0, seed=1),
-    "stratified.group_means_view": dict(data={"source": "synthetic", "n": 300, "k": 3, "alpha": 0.5, "seed": 1},
-                                        epsilon=1.0, clip=(-3.0, 3.0), prior=(-5.0, 5.0), seed=1, n_sims=20),
+    "stratified.group_means_view": dict(
+        data={"source": "synthetic", "n": 300, "k": 3, "alpha": 0.5, "seed": 1},
+        epsilon=1.0,
+        clip=(-3.0, 3.0),
+        prior=(-5.0, 5.0),
+        seed=1,
+        n_sims=20,
+    ),
     "stratified.trend_view": dict(experiment="n", runs=2, seed=1, n=500),
     "stratified.bounds_view": dict(n=100, k=3),
     "stratified.accounting_view": dict(epsilon=1.0, k=3),
@@ -616,15 +803,17 @@ VIEW_CALLS: dict[str, dict[str, Any]] = {
 # The planner's attacker panel: its "prior" is a probability.
 VIEW_CALLS["planner.attacker_belief"] = dict(epsilon=1.0, prior=0.1)
 # The answer sentence of any planner statistic (the pages' answers are built on these two).
-_VIEW_STATISTIC = importlib.import_module("dpcore.planner").make_statistic("gini", _VIEW_INCOMES, lower=0.0,
-                                                                          upper=200_000.0)
+_VIEW_STATISTIC = importlib.import_module("dpcore.planner").make_statistic(
+    "gini", _VIEW_INCOMES, lower=0.0, upper=200_000.0
+)
 VIEW_CALLS["answers.statistic_answer"] = dict(stat=_VIEW_STATISTIC, epsilon=1.0, noun="Gini index")
-VIEW_CALLS["answers.statistic_recommendation"] = dict(stat=_VIEW_STATISTIC, target_error=0.01, confidence=0.9,
-                                                      noun="Gini index")
+VIEW_CALLS["answers.statistic_recommendation"] = dict(
+    stat=_VIEW_STATISTIC, target_error=0.01, confidence=0.9, noun="Gini index"
+)
 _VIEW_GROUP_MEANS = importlib.import_module("dpcore.experiments.stratified").group_means_answer_statistic(
-    _VIEW_INCOMES, _VIEW_GROUPS, clip=(0.0, 200_000.0))
-VIEW_CALLS["answers.group_means_recommendation"] = dict(stat=_VIEW_GROUP_MEANS, target_error=40_000.0,
-                                                        confidence=0.9)
+    _VIEW_INCOMES, _VIEW_GROUPS, clip=(0.0, 200_000.0)
+)
+VIEW_CALLS["answers.group_means_recommendation"] = dict(stat=_VIEW_GROUP_MEANS, target_error=40_000.0, confidence=0.9)
 # Documented NaN placeholders in a view result (not a silent NaN): function -> result path.
 VIEW_NAN_PLACEHOLDERS = {
     # StatisticAnswer.truth_scale is NaN "for several numbers" (group means: one error scale per group)
@@ -635,21 +824,31 @@ VIEW_NAN_PLACEHOLDERS = {
 _R, _T = "range", "type"
 VIEW_HOSTILE: dict[str, list[tuple[Any, str]]] = {
     "epsilon": [(0.0, _R), (-1.0, _R), (nan, _R), (math.inf, _R)],
-    "values": [(np.array([]), _R), (np.array([52_000.0]), _R), (np.array([1.0, nan, 3.0]), _R),
-               (np.array([1.0, math.inf, 3.0]), _R)],
+    "values": [
+        (np.array([]), _R),
+        (np.array([52_000.0]), _R),
+        (np.array([1.0, nan, 3.0]), _R),
+        (np.array([1.0, math.inf, 3.0]), _R),
+    ],
     "n": [(1, _R), (0, _R), (-5, _R), (nan, _T), (2.5, _T)],
-    "n_x": [(0, _R), (-5, _R), (nan, _T), (2.5, _T)], "n_y": [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],
-    "p_x": [(-0.1, _R), (1.5, _R), (nan, _R)], "p_y": [(-0.1, _R), (1.5, _R), (nan, _R)],
+    "n_x": [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],
+    "n_y": [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],
+    "p_x": [(-0.1, _R), (1.5, _R), (nan, _R)],
+    "p_y": [(-0.1, _R), (1.5, _R), (nan, _R)],
     "level": [(0.0, _R), (1.0, _R), (1.5, _R), (nan, _R)],
     "confidence": [(0.0, _R), (1.0, _R), (1.5, _R), (nan, _R)],
     "target_error": [(0.0, _R), (-1.0, _R), (nan, _R)],
-    "lower": [(-1000.0, _R), (nan, _R)],   # incomes: a negative L would let negative incomes through
-    "upper": [(-1.0, _R), (nan, _R)],      # below L
+    "lower": [(-1000.0, _R), (nan, _R)],  # incomes: a negative L would let negative incomes through
+    "upper": [(-1.0, _R), (nan, _R)],  # below L
     "gamma": [(1.0, _R), (0.5, _R), (nan, _R)],
-    "seed": [(-1, _R), (1.5, _T)], "round_seed": [(-1, _R), (nan, _T)],
+    "seed": [(-1, _R), (1.5, _T)],
+    "round_seed": [(-1, _R), (nan, _T)],
     "k": [(0, _R), (-1, _R)],
-    "n_sims": [(0, _R), (-1, _R)], "runs": [(0, _R), (-1, _R)], "n_cells": [(0, _R), (-1, _R)],
-    "n_draws": [(0, _R), (-1, _R)], "n_bins": [(0, _R), (-1, _R)],
+    "n_sims": [(0, _R), (-1, _R)],
+    "runs": [(0, _R), (-1, _R)],
+    "n_cells": [(0, _R), (-1, _R)],
+    "n_draws": [(0, _R), (-1, _R)],
+    "n_bins": [(0, _R), (-1, _R)],
     "clip": [((5.0, 1.0), _R), ((nan, 1.0), _R)],
 }
 # Where the parameter means something else in one function.
@@ -666,13 +865,15 @@ VIEW_HOSTILE_BY_FUNCTION: dict[tuple[str, str], list[tuple[Any, str]]] = {
     ("percentiles.percentile_cell_answer", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],
     # the exponential mechanism releases a one-person cell too (its score needs no second record)
     ("percentiles.exponential_cell_view", "n"): [(0, _R), (-5, _R), (nan, _T), (2.5, _T)],
-    ("percentiles.exponential_cell_view", "values"): [(np.array([]), _R), (np.array([1.0, nan, 3.0]), _R),
-                                                      (np.array([1.0, math.inf, 3.0]), _R)],
+    ("percentiles.exponential_cell_view", "values"): [
+        (np.array([]), _R),
+        (np.array([1.0, nan, 3.0]), _R),
+        (np.array([1.0, math.inf, 3.0]), _R),
+    ],
 }
 # Defects this part found, reported to the owners of dpcore.experiments: "function:param=value" -> what
 # happens. Each is a strict xfail (it fails once fixed, so the entry gets removed).
-KNOWN_VIEW_DEFECTS: dict[str, str] = {
-}
+KNOWN_VIEW_DEFECTS: dict[str, str] = {}
 
 
 def _view_cases() -> list[tuple[str, str, Any, str]]:
@@ -714,20 +915,26 @@ def test_view_plausible_call_succeeds_without_nan(qual):
             assert dataclasses.is_dataclass(part) and hasattr(part, "to_dict"), f"{qual}: not a view result"
 
 
-@pytest.mark.parametrize("qual,param,value,kind", VIEW_CASES,
-                         ids=[f"{q}-{p}={_short(v)}"[:90] for q, p, v, _ in VIEW_CASES])
+@pytest.mark.parametrize(
+    "qual,param,value,kind", VIEW_CASES, ids=[f"{q}-{p}={_short(v)}"[:90] for q, p, v, _ in VIEW_CASES]
+)
 def test_view_refuses_a_hostile_value(request, qual, param, value, kind):
     key = f"{qual}:{param}={_short(value)}"
     if key in KNOWN_VIEW_DEFECTS:
-        request.applymarker(pytest.mark.xfail(strict=False, reason=f"reported defect: {KNOWN_VIEW_DEFECTS[key]} "
-                                              "(remove it from KNOWN_VIEW_DEFECTS when fixed)"))
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=False,
+                reason=f"reported defect: {KNOWN_VIEW_DEFECTS[key]} (remove it from KNOWN_VIEW_DEFECTS when fixed)",
+            )
+        )
     accepted = (ValueError, TypeError) if kind == _T else (ValueError,)
     kwargs = dict(VIEW_CALLS[qual], **{param: value})
     try:
         result = _call(VIEW_FUNCTIONS[qual], kwargs)
     except accepted as exc:
-        assert len(str(exc).strip()) >= 8 and str(exc).strip() not in ("n < 0", "n <= 0"), \
+        assert len(str(exc).strip()) >= 8 and str(exc).strip() not in ("n < 0", "n <= 0"), (
             f"{qual}({param}={_short(value)}): {type(exc).__name__} without a clear message: {exc!r}"
+        )
         return
     except CallTimeout:
         pytest.fail(f"{qual}({param}={_short(value)}) hangs")

@@ -1,4 +1,5 @@
 """Argument checks: dpcore.validation.check_int and the Gini page's dot plot (plausible_releases)."""
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,9 @@ def test_plausible_releases_checks_its_noise_law():
     want = 0.4 + 0.05 * GeneralizedCauchy(2.0).ppf((np.arange(20) + 0.5) / 20)
     np.testing.assert_allclose(dots, want, rtol=1e-12)
     # a law given explicitly is used (gamma then plays no part)
-    np.testing.assert_allclose(gini_experiments.plausible_releases(0.4, 0.05, math.nan, 20,
-                                                                   noise_law=GeneralizedCauchy(2.0)), want, rtol=1e-12)
+    np.testing.assert_allclose(
+        gini_experiments.plausible_releases(0.4, 0.05, math.nan, 20, noise_law=GeneralizedCauchy(2.0)), want, rtol=1e-12
+    )
     # noise_law = NaN used to fail with AttributeError "'float' object has no attribute 'ppf'"
     for bad in (math.nan, "laplace", 3):
         with pytest.raises(DPInputError, match="noise_law must be a noise distribution with a .ppf method"):

@@ -1,5 +1,6 @@
 """dpcore.intervals: the exact laws behind each published interval, the proofs' key steps by brute force, and bad
 input. Coverage by simulation is in tests/test_intervals_coverage.py."""
+
 from __future__ import annotations
 
 import ast
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # ---------------------------------------------------------------------------------------------
 # Noise quantiles
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("level", [0.5, 0.9, 0.95, 0.999])
 def test_continuous_quantiles_are_exact(level):
@@ -60,6 +62,7 @@ def test_count_and_sum_intervals():
 # Means
 # ---------------------------------------------------------------------------------------------
 
+
 def test_mean_public_n_is_value_plus_minus_quantile_over_n_and_cut_to_the_bounds():
     r = intervals.mean_interval(50_000.0, n=400, sum_scale=250_000.0, lower=0, upper=250_000)
     half = intervals.laplace_quantile(0.95, 250_000.0) / 400
@@ -83,8 +86,14 @@ def test_noisy_n_interval_ends_are_the_test_boundary():
     value, n_noisy, scale, n_scale = 51_000.0, 480.0, 5000.0, 20.0
     r = intervals.mean_interval(value, n=n_noisy, sum_scale=scale, lower=0, upper=250_000, n_scale=n_scale)
     assert r.lower < value < r.upper
-    pval = lambda m: intervals._pivot_pvalues(np.array([[m]]), np.array([[value * n_noisy]]),  # noqa: E731
-                                              np.array([[n_noisy]]), scale, n_scale, "laplace")[0, 0]
+    pval = lambda m: intervals._pivot_pvalues(
+        np.array([[m]]),
+        np.array([[value * n_noisy]]),  # noqa: E731
+        np.array([[n_noisy]]),
+        scale,
+        n_scale,
+        "laplace",
+    )[0, 0]
     width = r.upper - r.lower
     for end, outward in ((r.lower, -1.0), (r.upper, 1.0)):
         assert pval(end) <= 0.05 + 1e-6  # the returned end is on the rejected side
@@ -110,6 +119,7 @@ def test_gaussian_noisy_n_interval_uses_the_direct_sum():
 # ---------------------------------------------------------------------------------------------
 # Percentiles
 # ---------------------------------------------------------------------------------------------
+
 
 def _brute_error_tail(w: float, scale: float, m: int, j: int, lam: float, width: int = 25) -> float:
     """P(W_j - lam W_m > w) by enumerating every noise vector in [-width, width]^m (independent of the code)."""
@@ -154,6 +164,7 @@ def test_percentile_end_bins_reach_the_support_and_shapes():
 # Relative risk
 # ---------------------------------------------------------------------------------------------
 
+
 def test_relative_risk_reuses_shoham_ligett_with_the_public_noise_variance():
     r = intervals.relative_risk_interval(60.0, 40.0, 100, 100, scale=2.0)
     ref = ratio_lib.rr_confidence_interval(60.0, 40.0, 100, 100, noise_variance=8.0)
@@ -169,8 +180,12 @@ def test_relative_risk_reuses_shoham_ligett_with_the_public_noise_variance():
 # The Gini bound: the proof's sensitivity step by brute force, the failure rate, the pivot
 # ---------------------------------------------------------------------------------------------
 
-DATA_SETS = ([0.0, 1.0, 2.0, 5.0, 9.0, 10.0], [3.0, 3.0, 3.0, 4.0, 4.0], [0.0, 0.0, 0.0, 0.0, 10.0, 1.0],
-             [1.0, 2.0, 4.0, 8.0, 9.5, 10.0, 0.5])
+DATA_SETS = (
+    [0.0, 1.0, 2.0, 5.0, 9.0, 10.0],
+    [3.0, 3.0, 3.0, 4.0, 4.0],
+    [0.0, 0.0, 0.0, 0.0, 10.0, 1.0],
+    [1.0, 2.0, 4.0, 8.0, 9.5, 10.0, 0.5],
+)
 
 
 @pytest.mark.parametrize("method", ["exact", "fast"])
@@ -224,8 +239,18 @@ def test_pivot_quantile_against_monte_carlo(noise, sigma, bound_scale):
 
 
 def _plan(noise="laplace", method="pivot", **kw):
-    return intervals.gini_plan(0.8, 0.2, 0.03, noise=noise, n=400, lower=0, upper=2e5,
-                               delta=None if noise == "cauchy" else 1e-6, method=method, **kw)
+    return intervals.gini_plan(
+        0.8,
+        0.2,
+        0.03,
+        noise=noise,
+        n=400,
+        lower=0,
+        upper=2e5,
+        delta=None if noise == "cauchy" else 1e-6,
+        method=method,
+        **kw,
+    )
 
 
 def test_interval_from_release_matches_its_formula():
@@ -251,8 +276,9 @@ def test_clamped_values_and_the_cauchy_floor():
     bottom = plan.interval(0.0, 0.05)
     assert bottom.lower == 0.0
     tiny = plan.interval(0.4, 1e-12)  # a bound below the floor: the floor's scale and the plain |Z| quantile
-    q = max(intervals.pivot_quantile("cauchy", 0.95, plan.bound_scale), intervals._abs_quantile("cauchy", 0.95, 2.0,
-                                                                                                None))
+    q = max(
+        intervals.pivot_quantile("cauchy", 0.95, plan.bound_scale), intervals._abs_quantile("cauchy", 0.95, 2.0, None)
+    )
     assert tiny.upper - 0.4 == pytest.approx(q * gini_lib.GINI_MIN_SCALE + 5e-7)
 
 
@@ -273,8 +299,9 @@ def test_plan_costs_and_optimiser():
         s_other = intervals.planning_smooth_sensitivity(400, 0.0, 2e5, beta)
         # the grid's optimum is within its resolution (2%) of any other choice
         assert 2 * plan.quantile() * s_typ / plan.alpha <= 2 * other.quantile() * s_other / other.alpha * 1.02
-    const = intervals.optimise_gini_split(1.0, 1e-6, "laplace", 400, 0.0, 2e5,
-                                          typical_smooth_sensitivity=lambda b: 0.01)
+    const = intervals.optimise_gini_split(
+        1.0, 1e-6, "laplace", 400, 0.0, 2e5, typical_smooth_sensitivity=lambda b: 0.01
+    )
     assert const.beta <= plan.beta  # a flat S: nothing gained from a large beta
 
 
@@ -293,6 +320,7 @@ def test_posterior_with_a_sharp_bound_matches_the_known_scale_posterior():
 # ---------------------------------------------------------------------------------------------
 # Honest digits
 # ---------------------------------------------------------------------------------------------
+
 
 def test_honest_grid_and_rounding():
     assert intervals.honest_grid(53_000, 56_000) == 100.0
@@ -313,35 +341,39 @@ def test_honest_grid_and_rounding():
 # Bad input and layering
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("call", [
-    lambda: intervals.laplace_quantile(0.0, 1.0),
-    lambda: intervals.laplace_quantile(1.0, 1.0),
-    lambda: intervals.laplace_quantile(float("nan"), 1.0),
-    lambda: intervals.discrete_laplace_quantile(1.2, 1.0),
-    lambda: intervals.count_interval(5, scale=-1.0),
-    lambda: intervals.count_interval(5, scale=1.0, noise="cauchy"),
-    lambda: intervals.sum_interval(float("inf"), scale=1.0),
-    lambda: intervals.mean_interval(5.0, n=0, sum_scale=1.0, lower=0, upper=10),
-    lambda: intervals.mean_interval(5.0, n=10, sum_scale=1.0, lower=10, upper=0),
-    lambda: intervals.mean_interval(5.0, n=10, sum_scale=1.0, lower=0, upper=10, n_scale=0.0),
-    lambda: intervals.percentile_interval(np.ones(21), PSEO_BIN_EDGES, (50,), scale=2.0, n=1),
-    lambda: intervals.percentile_interval(np.ones(20), PSEO_BIN_EDGES, (50,), scale=2.0),
-    lambda: intervals.percentile_interval(np.ones(21), PSEO_BIN_EDGES, (0,), scale=2.0),
-    lambda: intervals.percentile_interval(np.ones(21), PSEO_BIN_EDGES, (50,), scale=-2.0),
-    lambda: intervals.relative_risk_interval(5, 5, 0, 10, scale=2.0),
-    lambda: intervals.relative_risk_interval(5, 5, 10, 10, scale=2.0, target="other"),
-    lambda: intervals.gini_bound_release(-0.1, beta=0.1, epsilon_bound=0.1, eta=0.01, rng=1),
-    lambda: intervals.gini_bound_release(0.1, beta=0.1, epsilon_bound=0.1, eta=1.0, rng=1),
-    lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="laplace", n=1, lower=0, upper=1),
-    lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="gauss", n=10, lower=0, upper=1),
-    lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="laplace", n=10, lower=0, upper=1, method="union", eta=0.06),
-    lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="laplace", n=10, lower=0, upper=1, method="other"),
-    lambda: intervals.optimise_gini_split(1.0, 1e-6, "laplace", 100, -1.0, 10.0),
-    lambda: intervals.optimise_gini_split(0.0, 1e-6, "laplace", 100, 0.0, 10.0),
-    lambda: intervals.gini_interval_from_release(0.5, 0.0, noise="laplace", alpha=0.5, bound_scale=0.1, eta=0.01),
-    lambda: intervals.honest_grid(2.0, 2.0),
-    lambda: intervals.round_to_grid(1.0, 0.0),
-])
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: intervals.laplace_quantile(0.0, 1.0),
+        lambda: intervals.laplace_quantile(1.0, 1.0),
+        lambda: intervals.laplace_quantile(float("nan"), 1.0),
+        lambda: intervals.discrete_laplace_quantile(1.2, 1.0),
+        lambda: intervals.count_interval(5, scale=-1.0),
+        lambda: intervals.count_interval(5, scale=1.0, noise="cauchy"),
+        lambda: intervals.sum_interval(float("inf"), scale=1.0),
+        lambda: intervals.mean_interval(5.0, n=0, sum_scale=1.0, lower=0, upper=10),
+        lambda: intervals.mean_interval(5.0, n=10, sum_scale=1.0, lower=10, upper=0),
+        lambda: intervals.mean_interval(5.0, n=10, sum_scale=1.0, lower=0, upper=10, n_scale=0.0),
+        lambda: intervals.percentile_interval(np.ones(21), PSEO_BIN_EDGES, (50,), scale=2.0, n=1),
+        lambda: intervals.percentile_interval(np.ones(20), PSEO_BIN_EDGES, (50,), scale=2.0),
+        lambda: intervals.percentile_interval(np.ones(21), PSEO_BIN_EDGES, (0,), scale=2.0),
+        lambda: intervals.percentile_interval(np.ones(21), PSEO_BIN_EDGES, (50,), scale=-2.0),
+        lambda: intervals.relative_risk_interval(5, 5, 0, 10, scale=2.0),
+        lambda: intervals.relative_risk_interval(5, 5, 10, 10, scale=2.0, target="other"),
+        lambda: intervals.gini_bound_release(-0.1, beta=0.1, epsilon_bound=0.1, eta=0.01, rng=1),
+        lambda: intervals.gini_bound_release(0.1, beta=0.1, epsilon_bound=0.1, eta=1.0, rng=1),
+        lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="laplace", n=1, lower=0, upper=1),
+        lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="gauss", n=10, lower=0, upper=1),
+        lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="laplace", n=10, lower=0, upper=1, method="union", eta=0.06),
+        lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="laplace", n=10, lower=0, upper=1, method="other"),
+        lambda: intervals.optimise_gini_split(1.0, 1e-6, "laplace", 100, -1.0, 10.0),
+        lambda: intervals.optimise_gini_split(0.0, 1e-6, "laplace", 100, 0.0, 10.0),
+        lambda: intervals.gini_interval_from_release(0.5, 0.0, noise="laplace", alpha=0.5, bound_scale=0.1, eta=0.01),
+        lambda: intervals.honest_grid(2.0, 2.0),
+        lambda: intervals.round_to_grid(1.0, 0.0),
+    ],
+)
 def test_bad_input_raises_dpinputerror(call):
     with pytest.raises(DPInputError):
         call()

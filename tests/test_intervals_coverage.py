@@ -4,6 +4,7 @@ drawn with numpy from each mechanism's own law, on synthetic and real incomes (A
 Tolerances come from the Monte Carlo standard error: an exact interval must land within 4.5 SE of its level, a
 conservative one at least 4.5 SE below it. A wrong law, scale or quantile moves coverage by far more (a scale
 off by 20% moves a 95% Laplace interval to 92.4% or 97.3%)."""
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,11 @@ def _synthetic(kind: str) -> np.ndarray:
 @pytest.fixture(params=["lognormal", "pareto", "two_point", "acs", "cps"])
 def incomes(request) -> np.ndarray:
     if request.param in ("acs", "cps"):
-        path, column = ((request.getfixturevalue("acs_path"), "PINCP") if request.param == "acs"
-                        else (request.getfixturevalue("cps_path"), "INCTOT"))
+        path, column = (
+            (request.getfixturevalue("acs_path"), "PINCP")
+            if request.param == "acs"
+            else (request.getfixturevalue("cps_path"), "INCTOT")
+        )
         x = pd.read_csv(path, usecols=[column])[column].dropna().to_numpy(float)
         return np.random.default_rng(7).choice(x[x >= 0], 500, replace=False)
     return _synthetic(request.param)
@@ -82,13 +86,17 @@ def test_relative_risk_coverage():
     for (nx, px), (ny, py) in (((250, 0.4), (260, 0.25)), ((400, 0.15), (380, 0.3))):
         x, y = round(nx * px), round(ny * py)
         xs, ys = x + rng.laplace(0, scale, reps), y + rng.laplace(0, scale, reps)
-        data = [intervals.relative_risk_interval(a, b, nx, ny, scale=scale, target="data") for a, b in zip(xs, ys,
-                                                                                                       strict=True)]
+        data = [
+            intervals.relative_risk_interval(a, b, nx, ny, scale=scale, target="data")
+            for a, b in zip(xs, ys, strict=True)
+        ]
         truth = (x / nx) / (y / ny)
         assert np.mean([r.lower <= truth <= r.upper for r in data]) > LEVEL - 4.5 * _se(reps)
         bx, by = rng.binomial(nx, px, reps), rng.binomial(ny, py, reps)
-        pop = [intervals.relative_risk_interval(a + rng.laplace(0, scale), b + rng.laplace(0, scale), nx, ny,
-                                                scale=scale) for a, b in zip(bx, by, strict=True)]
+        pop = [
+            intervals.relative_risk_interval(a + rng.laplace(0, scale), b + rng.laplace(0, scale), nx, ny, scale=scale)
+            for a, b in zip(bx, by, strict=True)
+        ]
         assert np.mean([r.lower <= px / py <= r.upper for r in pop]) > 0.93  # asymptotic (Shoham & Ligett)
 
 
@@ -100,10 +108,22 @@ def test_gini_pivot_is_exact_and_union_conservative(noise, incomes):
     reps = 4000
     # a bound with scale beta/eps_s = 0.15 (a 10% smaller quantile would cover 93%) and one noisy on purpose
     # (scale 0.5: ignoring the bound's noise would cover 90%)
-    for method, eps_v, eps_s, beta in (("pivot", 0.8, 0.2, 0.03), ("pivot", 0.94, 0.06, 0.03),
-                                       ("union", 0.7, 0.3, 0.02)):
-        plan = intervals.gini_plan(eps_v, eps_s, beta, noise=noise, n=x.size, lower=0, upper=UPPER,
-                                   delta=None if noise == "cauchy" else 1e-6, method=method)
+    for method, eps_v, eps_s, beta in (
+        ("pivot", 0.8, 0.2, 0.03),
+        ("pivot", 0.94, 0.06, 0.03),
+        ("union", 0.7, 0.3, 0.02),
+    ):
+        plan = intervals.gini_plan(
+            eps_v,
+            eps_s,
+            beta,
+            noise=noise,
+            n=x.size,
+            lower=0,
+            upper=UPPER,
+            delta=None if noise == "cauchy" else 1e-6,
+            method=method,
+        )
         s = gini_lib.smooth_sensitivity(x, lower=0, upper=UPPER, beta=plan.beta).value
         law = smooth_noises.noise_distribution(plan.calibration)
         scale = min(max(s / plan.release_alpha, plan.min_scale), plan.max_scale)

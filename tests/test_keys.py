@@ -4,6 +4,7 @@ The attacks reproduced (each failed on the code before cell keys): neighbouring 
 cell (a one-person cell in one, none in the other) listed different cells with exact n; ``by = ["pid"]`` was
 accepted; small cells were published without a word. Real releases (OpenDP noise, a SQLite ledger in a temp dir).
 """
+
 from __future__ import annotations
 
 import io
@@ -24,13 +25,15 @@ ENGINES = ["pandas", "duckdb"]
 
 def base_frame(n: int = 3000, seed: int = 3) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "pid": [f"p{i}" for i in range(n)],
-        "state": rng.choice(["CO", "TX"], n),
-        "earnings": np.round(rng.lognormal(10.5, 0.7, n), 2),
-        "treated": rng.choice(["yes", "no"], n),
-        "employed": rng.choice([0, 1], n),
-    })
+    return pd.DataFrame(
+        {
+            "pid": [f"p{i}" for i in range(n)],
+            "state": rng.choice(["CO", "TX"], n),
+            "earnings": np.round(rng.lognormal(10.5, 0.7, n), 2),
+            "treated": rng.choice(["yes", "no"], n),
+            "employed": rng.choice([0, 1], n),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -48,21 +51,39 @@ def neighbours(tmp_path_factory):
 
 
 def raw_plan(**top) -> dict:
-    raw = {"version": 1, "dataset": "keys-test", "income": "earnings", "cap_epsilon": 100.0,
-           "statistics": [
-               {"kind": "percentiles", "by": ["state"], "epsilon": 1.0},
-               {"kind": "mean", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 500_000},
-               {"kind": "relative_risk", "by": ["state"], "epsilon": 0.5, "group": "treated", "exposed": "yes",
-                "reference": "no", "outcome": "employed"},
-           ]}
+    raw = {
+        "version": 1,
+        "dataset": "keys-test",
+        "income": "earnings",
+        "cap_epsilon": 100.0,
+        "statistics": [
+            {"kind": "percentiles", "by": ["state"], "epsilon": 1.0},
+            {"kind": "mean", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 500_000},
+            {
+                "kind": "relative_risk",
+                "by": ["state"],
+                "epsilon": 0.5,
+                "group": "treated",
+                "exposed": "yes",
+                "reference": "no",
+                "outcome": "employed",
+            },
+        ],
+    }
     raw.update(top)
     return raw
 
 
 def release(plan, path, engine, tmp_path, name):
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    return execute.run_plan(plan, parse_source(str(path)), engine=engine, out_dir=tmp_path / name,
-                            ledger_url=url, init_ledger=not (tmp_path / "ledger.db").exists())
+    return execute.run_plan(
+        plan,
+        parse_source(str(path)),
+        engine=engine,
+        out_dir=tmp_path / name,
+        ledger_url=url,
+        init_ledger=not (tmp_path / "ledger.db").exists(),
+    )
 
 
 def cells_of(result) -> dict[str, list]:
@@ -111,8 +132,12 @@ def test_declared_keys_list_every_declared_cell_and_only_those(neighbours, tmp_p
 
 @pytest.mark.parametrize("cell_sizes", ["public", "noisy"])
 def test_by_a_column_unique_per_row_is_refused_before_any_charge(neighbours, tmp_path, cell_sizes):
-    plan = plan_from_dict({**raw_plan(cell_sizes=cell_sizes), "statistics": [
-        {"kind": "mean", "by": ["pid"], "epsilon": 0.5, "lower": 0, "upper": 500_000}]})
+    plan = plan_from_dict(
+        {
+            **raw_plan(cell_sizes=cell_sizes),
+            "statistics": [{"kind": "mean", "by": ["pid"], "epsilon": 0.5, "lower": 0, "upper": 500_000}],
+        }
+    )
     with pytest.raises(DPInputError, match=r"nearly one cell per row.*nothing was charged"):
         release(plan, neighbours / "alone.csv", "duckdb", tmp_path, "out")
     account = ledger.open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}").find_account("keys-test")
@@ -192,8 +217,9 @@ def test_planner_writes_keys_and_cell_sizes():
     item = {"kind": "mean", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 1e5}
     noisy = write_plan(plan_from_planner([item], dataset="d", income="earnings", cap_epsilon=1.0))
     assert 'cell_sizes = "noisy"' in noisy
-    declared = plan_from_planner([item], dataset="d", income="earnings", cap_epsilon=1.0,
-                                 keys={"state": ["CO", "TX"]}, cell_sizes="public")
+    declared = plan_from_planner(
+        [item], dataset="d", income="earnings", cap_epsilon=1.0, keys={"state": ["CO", "TX"]}, cell_sizes="public"
+    )
     text = write_plan(declared)
     assert 'cell_sizes = "public"' in text and "[keys]" in text and parse_plan(text) == declared
     assert math.isclose(declared.total_epsilon, 0.5)
@@ -247,11 +273,13 @@ def test_a_pure_epsilon_population_refuses_a_dp_selection_before_the_charge(neig
     ledger.init_ledger(url).register_population("keys-pure", 100.0)
     plan = plan_from_dict(raw_plan(dataset="keys-pure"))
     with pytest.raises(DPInputError, match=r"DP cell selections\); declare the cells in \[keys\].*nothing was charged"):
-        execute.run_plan(plan, parse_source(str(neighbours / "alone.csv")), engine="pandas", out_dir=tmp_path / "o",
-                         ledger_url=url)
+        execute.run_plan(
+            plan, parse_source(str(neighbours / "alone.csv")), engine="pandas", out_dir=tmp_path / "o", ledger_url=url
+        )
     declared = plan_from_dict(raw_plan(dataset="keys-pure", keys={"state": ["CO", "TX"]}))  # pure epsilon: accepted
-    result = execute.run_plan(declared, parse_source(str(neighbours / "alone.csv")), engine="pandas",
-                              out_dir=tmp_path / "o2", ledger_url=url)
+    result = execute.run_plan(
+        declared, parse_source(str(neighbours / "alone.csv")), engine="pandas", out_dir=tmp_path / "o2", ledger_url=url
+    )
     assert result.record["privacy"]["cost"]["delta"] == 0.0
     assert len(ledger.open_ledger(url).population("keys-pure").entries()) == 1
 
@@ -261,8 +289,8 @@ def spark_keys_case(tmp_path) -> None:
     the engines' aggregates, so Spark's cell labels must map to the same text keys); run by
     tests/test_engines.py on its Spark session (one JVM for the suite's Spark cases)."""
     df = base_frame(n=1200)
-    df.loc[0, "state"] = "WY"           # a one-person cell: dropped (not declared) / not selected
-    df["level"] = (df.index % 2) + 1    # an integer cell column: keys declared as integers
+    df.loc[0, "state"] = "WY"  # a one-person cell: dropped (not declared) / not selected
+    df["level"] = (df.index % 2) + 1  # an integer cell column: keys declared as integers
     df.to_parquet(tmp_path / "data.parquet", index=False)
     for name, extra in [("declared", {"keys": {"state": ["CO", "TX", "AK"], "level": [1, 2]}}), ("selected", {})]:
         raw = raw_plan(**extra, n_epsilon=1.0)
@@ -270,8 +298,14 @@ def spark_keys_case(tmp_path) -> None:
         plan = plan_from_dict(raw)
         tables = {}
         for engine in ("pandas", "spark"):
-            result = execute.run_plan(plan, parse_source(str(tmp_path / "data.parquet")), engine=engine,
-                                      out_dir=tmp_path / f"{name}-{engine}", seed=7, public_data=True)
+            result = execute.run_plan(
+                plan,
+                parse_source(str(tmp_path / "data.parquet")),
+                engine=engine,
+                out_dir=tmp_path / f"{name}-{engine}",
+                seed=7,
+                public_data=True,
+            )
             tables[engine] = result.tables
         for stat in tables["pandas"]:
             a = tables["pandas"][stat].reset_index(drop=True)
@@ -283,6 +317,7 @@ def spark_keys_case(tmp_path) -> None:
 
 
 # --- vectorised cell keys: identical to the row-by-row reference (the code before the speed fix) ---------------
+
 
 def _ref_keys_of(frame, by):
     if not len(frame):
@@ -340,8 +375,29 @@ def _label_columns(rng, n):
     import decimal
 
     small = rng.integers(0, 4, n)
-    mixed_pool = [1, 1.0, "1", True, False, 0, 0.0, None, np.nan, pd.NA, "x", 2.5, np.int64(2), np.float32(2.5),
-                  np.bool_(True), "", "nan", -0.0, pd.NaT, 10 ** 16, 1e16]
+    mixed_pool = [
+        1,
+        1.0,
+        "1",
+        True,
+        False,
+        0,
+        0.0,
+        None,
+        np.nan,
+        pd.NA,
+        "x",
+        2.5,
+        np.int64(2),
+        np.float32(2.5),
+        np.bool_(True),
+        "",
+        "nan",
+        -0.0,
+        pd.NaT,
+        10**16,
+        1e16,
+    ]
 
     def pick(pool):
         return [pool[i] for i in rng.integers(0, len(pool), n)]
@@ -357,8 +413,9 @@ def _label_columns(rng, n):
         "mixed": pd.Series(pick(mixed_pool), dtype=object),
         "bool_int": pd.Series(pick([True, False, 1, 0, None]), dtype=object),
         "int_float_str": pd.Series(pick([1, 1.0, "1", 2, 2.5, "2.5", None]), dtype=object),
-        "decimal": pd.Series(pick([decimal.Decimal("1"), decimal.Decimal("1.0"), decimal.Decimal("NaN"), 1, None]),
-                             dtype=object),
+        "decimal": pd.Series(
+            pick([decimal.Decimal("1"), decimal.Decimal("1.0"), decimal.Decimal("NaN"), 1, None]), dtype=object
+        ),
         "nullable": pd.array(pick([1, 2, None, 3]), dtype="Int64"),
         "nullbool": pd.array(pick([True, False, None]), dtype="boolean"),
         "category": pd.Categorical(pick(["u", "v", None, 3])),
@@ -395,9 +452,11 @@ def test_vectorised_cell_keys_match_the_row_by_row_reference(seed):
             assert counts.dtype == ref_counts.dtype and counts.tolist() == ref_counts.tolist()
     distinct = list(dict.fromkeys(_ref_keys_of(frame, by)))
     chosen = {distinct[i] for i in range(len(distinct)) if rng.random() < 0.5} | {("zz",) * len(by)}
-    pd.testing.assert_frame_equal(cell_keys.restrict_to_cells(frame, by, chosen),
-                                  _ref_restrict_to_cells(frame, by, chosen))
+    pd.testing.assert_frame_equal(
+        cell_keys.restrict_to_cells(frame, by, chosen), _ref_restrict_to_cells(frame, by, chosen)
+    )
     declared = [k for k in distinct if rng.random() < 0.6] + [("never",) * len(by), ("",) * len(by)]
     declared = list(dict.fromkeys(declared[i] for i in rng.permutation(len(declared))))
-    pd.testing.assert_frame_equal(cell_keys.restrict_to_declared(frame, by, declared),
-                                  _ref_restrict_to_declared(frame, by, declared))
+    pd.testing.assert_frame_equal(
+        cell_keys.restrict_to_declared(frame, by, declared), _ref_restrict_to_declared(frame, by, declared)
+    )

@@ -1,5 +1,6 @@
 """The landing page routes: "What do you want to do?" cards before the essay, each a
 page link with a preset that the target page accepts; every page says which data it uses."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,13 +30,16 @@ def test_each_card_opens_its_page_cleanly_with_its_preset(card):
         assert (shown[0] if isinstance(shown, list) else shown) == value, key
 
 
-@pytest.mark.parametrize("page,expected", [
-    ("app_pages/gini.py", "the sidebar's data set in use"),
-    ("app_pages/planner.py", "the sidebar's data set in use"),
-    ("app_pages/percentiles.py", "not the sidebar's data set"),
-    ("app_pages/stratified.py", "not the sidebar's data set"),
-    ("app_pages/ratios.py", "not the sidebar's data set"),
-])
+@pytest.mark.parametrize(
+    "page,expected",
+    [
+        ("app_pages/gini.py", "the sidebar's data set in use"),
+        ("app_pages/planner.py", "the sidebar's data set in use"),
+        ("app_pages/percentiles.py", "not the sidebar's data set"),
+        ("app_pages/stratified.py", "not the sidebar's data set"),
+        ("app_pages/ratios.py", "not the sidebar's data set"),
+    ],
+)
 def test_every_page_says_which_data_it_uses(page, expected):
     at = open_page(page)
     assert_clean(at)

@@ -3,6 +3,7 @@
 Racing processes, kill -9 in a loop of releases, fixed caps, append-only storage, composition of
 approximate-DP and zCDP costs, URLs and fingerprints.
 """
+
 from __future__ import annotations
 
 import csv
@@ -94,8 +95,11 @@ def test_cap_is_fixed_at_creation(url):
 def test_no_delete_or_reset_api_and_storage_is_append_only(tmp_path):
     for cls in (L.LedgerDB, L.Account):
         names = [n for n in dir(cls) if not n.startswith("_")]
-        assert not [n for n in names if any(w in n.lower() for w in ("delete", "reset", "remove", "clear", "drop",
-                                                                     "set_cap", "update"))], names
+        assert not [
+            n
+            for n in names
+            if any(w in n.lower() for w in ("delete", "reset", "remove", "clear", "drop", "set_cap", "update"))
+        ], names
     path = tmp_path / "l.db"
     acct = L.open_ledger(f"sqlite:///{path}").account("ds", cap_epsilon=1.0)
     entry = acct.charge("c", epsilon=0.5)
@@ -103,9 +107,14 @@ def test_no_delete_or_reset_api_and_storage_is_append_only(tmp_path):
     with pytest.raises(DPInputError, match="already has its result"):
         acct.attach_result(entry.id, {"released": [2.0]})
     conn = sqlite3.connect(path)
-    for sql in ("DELETE FROM dpcore_entries", "UPDATE dpcore_entries SET epsilon = 0",
-                "UPDATE dpcore_accounts SET cap_epsilon = 100", "DELETE FROM dpcore_accounts",
-                "DELETE FROM dpcore_results", "UPDATE dpcore_results SET result = '{}'"):
+    for sql in (
+        "DELETE FROM dpcore_entries",
+        "UPDATE dpcore_entries SET epsilon = 0",
+        "UPDATE dpcore_accounts SET cap_epsilon = 100",
+        "DELETE FROM dpcore_accounts",
+        "DELETE FROM dpcore_results",
+        "UPDATE dpcore_results SET result = '{}'",
+    ):
         with pytest.raises(sqlite3.DatabaseError):
             conn.execute(sql)
     conn.close()
@@ -118,8 +127,12 @@ def test_postgres_storage_is_append_only(pg_server):
     url = _fresh_pg_database(pg_server)
     acct = L.open_ledger(url).account("ds", cap_epsilon=1.0)
     acct.charge("c", epsilon=0.5)
-    for sql in ("DELETE FROM dpcore_entries", "UPDATE dpcore_entries SET epsilon = 0",
-                "UPDATE dpcore_accounts SET cap_epsilon = 100", "DELETE FROM dpcore_accounts"):
+    for sql in (
+        "DELETE FROM dpcore_entries",
+        "UPDATE dpcore_entries SET epsilon = 0",
+        "UPDATE dpcore_accounts SET cap_epsilon = 100",
+        "DELETE FROM dpcore_accounts",
+    ):
         with psycopg.connect(url, autocommit=True) as conn, pytest.raises(psycopg.errors.RaiseException):
             conn.execute(sql)
     assert acct.spent_epsilon() == 0.5
@@ -208,8 +221,16 @@ def test_urls_and_default_location(tmp_path, monkeypatch):
     L.open_ledger().account("ds", cap_epsilon=1.0).charge("c", epsilon=0.5)
     assert L.open_ledger(f"sqlite:///{tmp_path}/env/ledger.db").find_account("ds").spent_epsilon() == 0.5
     assert L.open_ledger(tmp_path / "env" / "ledger.db").find_account("ds").spent_epsilon() == 0.5  # a Path
-    for bad in ("sqlite:///:memory:", "sqlite://", "mysql://x/y", "", "sqlite:relative.db", "abc", "1.0",
-                str(tmp_path / "plain.db")):
+    for bad in (
+        "sqlite:///:memory:",
+        "sqlite://",
+        "mysql://x/y",
+        "",
+        "sqlite:relative.db",
+        "abc",
+        "1.0",
+        str(tmp_path / "plain.db"),
+    ):
         with pytest.raises(DPInputError):
             L.open_ledger(bad)
     assert not (tmp_path / "plain.db").exists() and not Path("abc").exists()  # no file made from a bad URL
@@ -298,8 +319,17 @@ def test_two_processes_racing_30_charges_each_never_overspend(url, tmp_path):
     """Cap 3 = 24 charges of 0.125 (exact in binary): 60 attempts, exactly 24 accepted and recorded."""
     L.open_ledger(url).account("race", cap_epsilon=3.0, label="race")
     flag = tmp_path / "go"
-    procs = [subprocess.Popen([sys.executable, "-c", RACE_WORKER, url, "race", str(flag), tag], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=_env(), cwd=str(tmp_path)) for tag in "AB"]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACE_WORKER, url, "race", str(flag), tag],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+            cwd=str(tmp_path),
+        )
+        for tag in "AB"
+    ]
     for p in procs:  # both have opened the ledger; then they start together
         assert p.stdout.readline().strip() == "READY", p.communicate()[1]
     flag.write_text("go")
@@ -339,8 +369,9 @@ def _wait_until_waiting_for_the_lock(proc: subprocess.Popen, url: str) -> None:
         import psycopg
 
         with psycopg.connect(url, autocommit=True) as watcher:
-            while not watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                                      "AND datname = current_database()").fetchone()[0]:
+            while not watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+            ).fetchone()[0]:
                 assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
                 time.sleep(0.01)
         return
@@ -356,16 +387,28 @@ def _wait_until_waiting_for_the_lock(proc: subprocess.Popen, url: str) -> None:
 def _append_chained_entry(conn, backend, dataset_id: str, label: str, epsilon: float) -> None:
     """What a charge appends, written by hand inside a transaction the test holds (hash chain included)."""
     ph = backend.ph
-    acct = conn.execute(f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts WHERE dataset_id = {ph}",
-                        (dataset_id,)).fetchone()
+    acct = conn.execute(
+        f"SELECT label, cap_epsilon, cap_delta, created FROM dpcore_accounts WHERE dataset_id = {ph}", (dataset_id,)
+    ).fetchone()
     last = conn.execute("SELECT entry_hash FROM dpcore_entries ORDER BY id DESC LIMIT 1").fetchone()
     prev = L.CHAIN_GENESIS if last is None else last[0]
     cost = json.dumps(B.pure(epsilon).to_dict())
-    h = L._entry_hash(prev, L._public_id(backend.public_id_key, dataset_id), (acct[0], acct[1], acct[2], acct[3]),
-                      label, cost, epsilon, 0.0, "t", "{}")
-    conn.execute(f"INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
-                 f"entry_hash) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph})",
-                 (dataset_id, label, cost, epsilon, 0.0, "t", "{}", prev, h))
+    h = L._entry_hash(
+        prev,
+        L._public_id(backend.public_id_key, dataset_id),
+        (acct[0], acct[1], acct[2], acct[3]),
+        label,
+        cost,
+        epsilon,
+        0.0,
+        "t",
+        "{}",
+    )
+    conn.execute(
+        f"INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
+        f"entry_hash) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph})",
+        (dataset_id, label, cost, epsilon, 0.0, "t", "{}", prev, h),
+    )
 
 
 def test_charge_waits_for_the_account_lock(url, tmp_path):
@@ -374,8 +417,14 @@ def test_charge_waits_for_the_account_lock(url, tmp_path):
     L.open_ledger(url).account("held", cap_epsilon=1.0)
     backend = L.open_ledger(url)._backend
     flag = tmp_path / "go"
-    proc = subprocess.Popen([sys.executable, "-c", HOLD_WORKER, url, str(flag)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=_env(), cwd=str(tmp_path))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WORKER, url, str(flag)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=str(tmp_path),
+    )
     assert proc.stdout.readline().strip() == "READY", proc.communicate()[1]
     with backend.locked("held") as conn:
         if backend.name == "postgresql":
@@ -423,10 +472,15 @@ def test_kill_9_in_a_loop_of_releases_loses_no_revealed_release(url, tmp_path):
     that imported dpcore once (four kills, one interpreter start)."""
     revealed: dict[int, float] = {}
     kills = 0
-    forker = subprocess.Popen([sys.executable, "-c", RELEASE_LOOP, url], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**_env(), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
-                              cwd=str(tmp_path))
+    forker = subprocess.Popen(
+        [sys.executable, "-c", RELEASE_LOOP, url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**_env(), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+        cwd=str(tmp_path),
+    )
     child = None
 
     def reveal(line: str) -> None:
@@ -485,8 +539,10 @@ def test_postgres_ledger_survives_a_server_side_disconnect(pg_server, monkeypatc
     acct = L.open_ledger(url).account("ds", cap_epsilon=1.0)
     acct.charge("before", epsilon=0.25)
     with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                      "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
     monkeypatch.setattr(L, "PG_PING_AFTER_IDLE_S", 0.0)  # an idle connection is checked before use
     acct.charge("after", epsilon=0.25)
     assert acct.spent_epsilon() == 0.5

@@ -6,6 +6,7 @@ result (tampering simulated with the triggers dropped, as someone with write acc
 schema-1 ledgers are chained on open; exports and `dpcore ledger show` never contain a dataset
 fingerprint or the key; the command line's init / verify / show exit codes.
 """
+
 from __future__ import annotations
 
 import json
@@ -102,11 +103,13 @@ def test_every_table_refuses_update_delete_and_replace_the_key_table_included(ur
     if raw.pg:
         attempts += [f"TRUNCATE {t} CASCADE" for t in L._TABLES]  # TRUNCATE fires no row trigger
     else:  # REPLACE deletes the old row without firing delete triggers (recursive_triggers is off)
-        attempts += ["INSERT OR REPLACE INTO dpcore_meta(key, value) VALUES ('public_id_key', 'attacker')",
-                     "INSERT OR REPLACE INTO dpcore_accounts(dataset_id, label, cap_epsilon, cap_delta, created, "
-                     "software) VALUES ('ds-a', 'A', 100.0, 0.0, 'now', 'x')",
-                     "INSERT OR REPLACE INTO dpcore_results(entry_id, time, result, result_hash) "
-                     "SELECT entry_id, time, '{}', result_hash FROM dpcore_results"]
+        attempts += [
+            "INSERT OR REPLACE INTO dpcore_meta(key, value) VALUES ('public_id_key', 'attacker')",
+            "INSERT OR REPLACE INTO dpcore_accounts(dataset_id, label, cap_epsilon, cap_delta, created, "
+            "software) VALUES ('ds-a', 'A', 100.0, 0.0, 'now', 'x')",
+            "INSERT OR REPLACE INTO dpcore_results(entry_id, time, result, result_hash) "
+            "SELECT entry_id, time, '{}', result_hash FROM dpcore_results",
+        ]
     try:
         for sql in attempts:
             with pytest.raises(raw.errors):
@@ -123,14 +126,20 @@ def test_every_table_refuses_update_delete_and_replace_the_key_table_included(ur
 # The hash chain: verify finds tampering
 # ----------------------------------------------------------------------------------------------------
 TAMPERING = {
-    "edited entry": ("UPDATE dpcore_entries SET epsilon = 0.01, cost = ? WHERE id = 3",
-                     (json.dumps(B.pure(0.01).to_dict()),), "entry 3 was edited"),
+    "edited entry": (
+        "UPDATE dpcore_entries SET epsilon = 0.01, cost = ? WHERE id = 3",
+        (json.dumps(B.pure(0.01).to_dict()),),
+        "entry 3 was edited",
+    ),
     "deleted entry": ("DELETE FROM dpcore_entries WHERE id = 3", (), "entry 4 does not follow"),
     "deleted first entries": ("DELETE FROM dpcore_entries WHERE id <= 2", (), "does not start the chain"),
     "reordered entries": ("UPDATE dpcore_entries SET id = -id WHERE id IN (1, 3)", (), "does not follow"),
     "raised cap": ("UPDATE dpcore_accounts SET cap_epsilon = 1000 WHERE dataset_id = 'ds-a'", (), "was edited"),
-    "edited result": ("UPDATE dpcore_results SET result = '{\"released\": [9.0]}' WHERE entry_id = 1", (),
-                      "result of entry 1 was edited"),
+    "edited result": (
+        "UPDATE dpcore_results SET result = '{\"released\": [9.0]}' WHERE entry_id = 1",
+        (),
+        "result of entry 1 was edited",
+    ),
 }
 
 
@@ -216,12 +225,16 @@ def _make_schema_1_ledger(url: str) -> None:
     for key, value in (("schema_version", "1"), ("public_id_key", "ab" * 32)):
         conn.execute(f"INSERT INTO dpcore_meta(key, value) VALUES ({ph}, {ph})", (key, value))
     for ds, cap in (("old-a", 4.0), ("old-b", 2.0)):
-        conn.execute(f"INSERT INTO dpcore_accounts VALUES ({ph}, {ph}, {ph}, 0.0, '2026-01-01T00:00:00+00:00', 'dpcore 0.1')",
-                     (ds, ds.upper(), cap))
+        conn.execute(
+            f"INSERT INTO dpcore_accounts VALUES ({ph}, {ph}, {ph}, 0.0, '2026-01-01T00:00:00+00:00', 'dpcore 0.1')",
+            (ds, ds.upper(), cap),
+        )
     for i, ds in enumerate(["old-a", "old-b", "old-a"]):
-        conn.execute(f"INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record) VALUES "
-                     f"({ph}, {ph}, {ph}, 0.5, 0.0, {ph}, '{{}}')",
-                     (ds, f"e{i}", json.dumps(B.pure(0.5).to_dict()), f"2026-01-0{i + 2}T00:00:00+00:00"))
+        conn.execute(
+            f"INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record) VALUES "
+            f"({ph}, {ph}, {ph}, 0.5, 0.0, {ph}, '{{}}')",
+            (ds, f"e{i}", json.dumps(B.pure(0.5).to_dict()), f"2026-01-0{i + 2}T00:00:00+00:00"),
+        )
     conn.execute(f"INSERT INTO dpcore_results(entry_id, time, result) VALUES (1, 't', {ph})", ('{"released": [1.0]}',))
     conn.close()
 

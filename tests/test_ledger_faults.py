@@ -5,6 +5,7 @@ naming it (never taken as a new ledger with full caps); a read-only file, a held
 server give one-line LedgerError messages; a result that cannot reach the database is journaled and
 replayed; the SQLite file is private (0600 in a 0700 folder).
 """
+
 from __future__ import annotations
 
 import json
@@ -82,8 +83,12 @@ def test_files_that_are_not_ledgers_are_refused_and_left_untouched(tmp_path):
     empty_db = tmp_path / "empty.sqlite"
     with sqlite3.connect(empty_db) as conn:
         conn.execute("PRAGMA user_version = 7")  # a valid SQLite file without any table
-    for path, match in ((csv_file, "not a SQLite database"), (other_db, "without the ledger's tables"),
-                        (empty_db, "without the ledger's tables"), (tmp_path, "is a folder")):
+    for path, match in (
+        (csv_file, "not a SQLite database"),
+        (other_db, "without the ledger's tables"),
+        (empty_db, "without the ledger's tables"),
+        (tmp_path, "is a folder"),
+    ):
         before = path.read_bytes() if path.is_file() else None
         for create in (True, False):
             with pytest.raises(L.LedgerCorrupt, match=match) as info:
@@ -113,7 +118,7 @@ def test_a_truncated_or_damaged_file_is_refused_by_name(tmp_path):
     page = int.from_bytes(data[16:18], "big")
     damaged = bytearray(data)
     middle = len(data) // page // 2  # a page of the entries (the schema-3 tables moved them by a few pages)
-    damaged[middle * page: middle * page + 200] = b"\xff" * 200  # a damaged page: found when it is read
+    damaged[middle * page : middle * page + 200] = b"\xff" * 200  # a damaged page: found when it is read
     path.write_bytes(bytes(damaged))
     with pytest.raises(L.LedgerCorrupt, match="damaged") as info:
         L.open_ledger(path).find_account("ds").entries()
@@ -204,12 +209,20 @@ def _run_without_override(script: str, *args: str, cwd: Path) -> subprocess.Comp
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
-            pytest.skip("running as root without util-linux 'setpriv': a read-only file cannot be simulated "
-                        "(root writes through file modes)")
+            pytest.skip(
+                "running as root without util-linux 'setpriv': a read-only file cannot be simulated "
+                "(root writes through file modes)"
+            )
         prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_DATA_HOME": str(cwd / "xdg"), "OPENBLAS_NUM_THREADS": "1"}
-    return subprocess.run([*prefix, sys.executable, "-c", script, *args], capture_output=True, text=True, env=env,
-                          cwd=str(cwd), timeout=120)
+    return subprocess.run(
+        [*prefix, sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(cwd),
+        timeout=120,
+    )
 
 
 def test_a_read_only_ledger_file_journals_the_result_and_replays_it(tmp_path):
@@ -242,14 +255,19 @@ class _Server:
         opts = shlex.split(Path(self.data, "postmaster.opts").read_text())[1:]
         while "-D" in opts:
             i = opts.index("-D")
-            del opts[i:i + 2]
+            del opts[i : i + 2]
         self.opts = " ".join(shlex.quote(o) for o in opts)
         self.bin = find_pg_bin()
         self.prefix = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 else []
 
     def _ctl(self, *args: str) -> None:
-        out = subprocess.run([*self.prefix, str(self.bin / "pg_ctl"), "-D", self.data, *args], capture_output=True,
-                             text=True, cwd=str(Path(self.data).parent), timeout=120)
+        out = subprocess.run(
+            [*self.prefix, str(self.bin / "pg_ctl"), "-D", self.data, *args],
+            capture_output=True,
+            text=True,
+            cwd=str(Path(self.data).parent),
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr
 
     def stop(self) -> None:
@@ -287,8 +305,11 @@ def test_postgres_stopped_before_attach_result_journals_then_replays(stoppable_p
         assert "journaled at" in link.message and "next time" in link.message
         assert "PostgreSQL database postgres on 127.0.0.1" in link.message
         # the server is down: every use is one LedgerError naming the ledger, never a psycopg exception
-        for action in (lambda: acct.charge("more", epsilon=0.25), lambda: L.open_ledger(url, create=False),
-                       acct.spent_epsilon):
+        for action in (
+            lambda: acct.charge("more", epsilon=0.25),
+            lambda: L.open_ledger(url, create=False),
+            acct.spent_epsilon,
+        ):
             with pytest.raises(L.LedgerUnavailable, match="PostgreSQL") as info:
                 action()
             assert "\n" not in str(info.value)

@@ -13,6 +13,7 @@ AppTest gives each run a private mock Runtime and resets the global one afterwar
 when runs overlap. The ``shared_runtime`` fixture makes every session use one mock Runtime, like
 a server does.
 """
+
 from __future__ import annotations
 
 import threading
@@ -118,8 +119,10 @@ def test_twenty_concurrent_sessions(shared_runtime):
     before, _ = _cache_entries()
     out: dict[int, dict] = {}
     barrier = threading.Barrier(N_SESSIONS)
-    threads = [threading.Thread(target=_session, args=(i, pages[i % len(pages)], barrier, out), daemon=True)
-               for i in range(N_SESSIONS)]
+    threads = [
+        threading.Thread(target=_session, args=(i, pages[i % len(pages)], barrier, out), daemon=True)
+        for i in range(N_SESSIONS)
+    ]
     t_start = time.perf_counter()
     for t in threads:
         t.start()
@@ -143,24 +146,29 @@ def test_twenty_concurrent_sessions(shared_runtime):
     assert grown, "no st.cache_data entry was created (the sidebar's dataset loader is cached)"
     limit = len(states) + len(pages) + 2
     too_many = {name: n for name, n in grown.items() if n > limit}
-    assert not too_many, (f"cache entries grow with sessions (limit {limit} for {len(states)} distinct "
-                          f"states): {too_many}")
-    data_loaders = {name: n for name, n in grown.items() if "sidebar" in name or "_synthetic" in name
-                    or "_lognormal" in name}
+    assert not too_many, (
+        f"cache entries grow with sessions (limit {limit} for {len(states)} distinct states): {too_many}"
+    )
+    data_loaders = {
+        name: n for name, n in grown.items() if "sidebar" in name or "_synthetic" in name or "_lognormal" in name
+    }
     assert all(n <= 1 for n in data_loaders.values()), f"the default dataset is cached per session: {data_loaders}"
 
     per_page = {}
     for r in out.values():
         per_page.setdefault(r["page"], []).extend(r["latencies"])
-    lines = [f"{N_SESSIONS} concurrent AppTest sessions, {RERUNS_PER_SESSION} slider moves each after all opened, "
-             f"wall {wall:.1f} s; {lat.size} reruns",
-             f"all pages: p50 {np.percentile(lat, 50):.3f} s, p95 {np.percentile(lat, 95):.3f} s, "
-             f"worst {lat.max():.3f} s",
-             f"cache entries added per function: {dict(grown)}"]
+    lines = [
+        f"{N_SESSIONS} concurrent AppTest sessions, {RERUNS_PER_SESSION} slider moves each after all opened, "
+        f"wall {wall:.1f} s; {lat.size} reruns",
+        f"all pages: p50 {np.percentile(lat, 50):.3f} s, p95 {np.percentile(lat, 95):.3f} s, worst {lat.max():.3f} s",
+        f"cache entries added per function: {dict(grown)}",
+    ]
     for name, xs in sorted(per_page.items()):
         xs = np.array(xs)
-        lines.append(f"  {name:<12} n={xs.size:4d}  p50 {np.median(xs):.3f} s  p95 {np.percentile(xs, 95):.3f} s  "
-                     f"worst {xs.max():.3f} s")
+        lines.append(
+            f"  {name:<12} n={xs.size:4d}  p50 {np.median(xs):.3f} s  p95 {np.percentile(xs, 95):.3f} s  "
+            f"worst {xs.max():.3f} s"
+        )
     report = "\n".join(lines)
     print("\n" + report)
     (REPO_ROOT / "artifacts").mkdir(exist_ok=True)

@@ -1,5 +1,6 @@
 """dpcore.lru: the bounded cache keeps the most recently used entries and builds each key once; the
 array digest tells data sets apart."""
+
 from __future__ import annotations
 
 import threading

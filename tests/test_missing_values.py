@@ -6,6 +6,7 @@ histogram bins) move by at most what the noise is calibrated for.
 The engines' aggregates are compared directly: the cell lists and the n columns are what a release publishes
 (as PSEO publishes cell counts), whatever noise is added afterwards.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,14 +29,16 @@ def base_frame() -> pd.DataFrame:
     """40 rows, people p0..p19 with two rows each; Wyoming is a one-row cell (the lone person)."""
     rng = np.random.default_rng(24)
     n = 40
-    df = pd.DataFrame({
-        "row_id": [f"r{i:02d}" for i in range(n)],
-        "person": [f"p{i // 2}" for i in range(n)],
-        "state": rng.choice(["CO", "TX"], n).astype(object),
-        "treated": rng.choice(["yes", "no"], n),
-        "employed": rng.choice(["1", "0"], n).astype(object),
-        "earnings": np.round(rng.lognormal(10.5, 0.8, n), 2).astype(object),
-    })
+    df = pd.DataFrame(
+        {
+            "row_id": [f"r{i:02d}" for i in range(n)],
+            "person": [f"p{i // 2}" for i in range(n)],
+            "state": rng.choice(["CO", "TX"], n).astype(object),
+            "treated": rng.choice(["yes", "no"], n),
+            "employed": rng.choice(["1", "0"], n).astype(object),
+            "earnings": np.round(rng.lognormal(10.5, 0.8, n), 2).astype(object),
+        }
+    )
     df.loc[0, ["state", "treated", "employed", "earnings"]] = ["WY", "yes", "1", "87000.00"]
     return df
 
@@ -47,16 +50,36 @@ def _write(df: pd.DataFrame, path: Path) -> str:
 
 def plan_raw(**top) -> dict:
     # cell sizes public (the PSEO setting): the exact n are published, so they must not move
-    raw = {"version": 1, "dataset": "missing-values", "income": "earnings", "cap_epsilon": 5.0, "cell_sizes": "public",
-           "statistics": [
-               {"kind": "percentiles", "by": ["state"], "epsilon": 1.0, "bins": EDGES, "q": [50]},
-               {"kind": "mean", "by": ["state"], "epsilon": 1.0, "lower": LOWER, "upper": UPPER},
-               {"kind": "gini", "by": ["state"], "epsilon": 1.0, "lower": LOWER, "upper": UPPER},
-               {"kind": "relative_risk", "by": ["state"], "epsilon": 0.5, "group": "treated", "exposed": "yes",
-                "reference": "no", "outcome": "employed"},
-               {"kind": "relative_risk", "by": ["state"], "epsilon": 0.5, "group": "treated", "exposed": "yes",
-                "reference": "no", "outcome_below": 40_000},
-           ]}
+    raw = {
+        "version": 1,
+        "dataset": "missing-values",
+        "income": "earnings",
+        "cap_epsilon": 5.0,
+        "cell_sizes": "public",
+        "statistics": [
+            {"kind": "percentiles", "by": ["state"], "epsilon": 1.0, "bins": EDGES, "q": [50]},
+            {"kind": "mean", "by": ["state"], "epsilon": 1.0, "lower": LOWER, "upper": UPPER},
+            {"kind": "gini", "by": ["state"], "epsilon": 1.0, "lower": LOWER, "upper": UPPER},
+            {
+                "kind": "relative_risk",
+                "by": ["state"],
+                "epsilon": 0.5,
+                "group": "treated",
+                "exposed": "yes",
+                "reference": "no",
+                "outcome": "employed",
+            },
+            {
+                "kind": "relative_risk",
+                "by": ["state"],
+                "epsilon": 0.5,
+                "group": "treated",
+                "exposed": "yes",
+                "reference": "no",
+                "outcome_below": 40_000,
+            },
+        ],
+    }
     raw.update(top)
     return raw
 
@@ -66,8 +89,15 @@ def aggregates(engine: str, path: str, plan_top: dict | None = None, by=("state"
     plan = plan_from_dict(plan_raw(**(plan_top or {})))
     spec = EngineSpec.from_plan(plan)
     if "row_id" in by:  # the row id as a cell column: the sums list every kept row
-        spec = EngineSpec(spec.income, (*spec.text_columns, "row_id"), spec.privacy_unit, spec.max_rows_per_person,
-                          spec.bounding_seed, spec.outcome_columns, spec.missing_income)
+        spec = EngineSpec(
+            spec.income,
+            (*spec.text_columns, "row_id"),
+            spec.privacy_unit,
+            spec.max_rows_per_person,
+            spec.bounding_seed,
+            spec.outcome_columns,
+            spec.missing_income,
+        )
     by = list(by)
     with open_engine(engine, parse_source(path), spec) as eng:
         hist = eng.histogram(by, EDGES).sort_values([*by, "bin"], kind="stable").reset_index(drop=True)
@@ -84,9 +114,13 @@ def aggregates(engine: str, path: str, plan_top: dict | None = None, by=("state"
 def public_part(agg: dict[str, pd.DataFrame], by=("state",)) -> dict[str, pd.DataFrame]:
     """What a release publishes exactly: the cells and their sizes."""
     by = list(by)
-    return {"histogram_n": agg["histogram_n"], "sums": agg["sums"][[*by, "n"]], "gini": agg["gini"][[*by, "n"]],
-            "outcomes": agg["outcomes"][[*by, "n_exposed", "n_reference"]],
-            "outcomes_below": agg["outcomes_below"][[*by, "n_exposed", "n_reference"]]}
+    return {
+        "histogram_n": agg["histogram_n"],
+        "sums": agg["sums"][[*by, "n"]],
+        "gini": agg["gini"][[*by, "n"]],
+        "outcomes": agg["outcomes"][[*by, "n_exposed", "n_reference"]],
+        "outcomes_below": agg["outcomes_below"][[*by, "n_exposed", "n_reference"]],
+    }
 
 
 def assert_same_public(a: dict, b: dict) -> None:
@@ -106,9 +140,14 @@ def files(tmp_path_factory) -> dict[str, str]:
     inf_income.loc[0, "earnings"] = "inf"  # not finite: the same rule as missing
     all_missing = base.copy()
     all_missing["earnings"] = None
-    return {"base": _write(base, d / "base.csv"), "no_outcome": _write(no_outcome, d / "no_outcome.csv"),
-            "no_income": _write(no_income, d / "no_income.csv"), "inf_income": _write(inf_income, d / "inf.csv"),
-            "all_missing": _write(all_missing, d / "all_missing.csv"), "dir": str(d)}
+    return {
+        "base": _write(base, d / "base.csv"),
+        "no_outcome": _write(no_outcome, d / "no_outcome.csv"),
+        "no_income": _write(no_income, d / "no_income.csv"),
+        "inf_income": _write(inf_income, d / "inf.csv"),
+        "all_missing": _write(all_missing, d / "all_missing.csv"),
+        "dir": str(d),
+    }
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -193,16 +232,23 @@ def test_a_release_states_the_rule_and_releases_all_missing_incomes(files, tmp_p
     ``missing_income = "refuse"`` refuses before the charge."""
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     plan = plan_from_dict(plan_raw(cap_delta=1e-9))
-    result = execute.run_plan(plan, parse_source(files["all_missing"]), engine="pandas", out_dir=tmp_path / "out",
-                              ledger_url=url, init_ledger=True)
+    result = execute.run_plan(
+        plan,
+        parse_source(files["all_missing"]),
+        engine="pandas",
+        out_dir=tmp_path / "out",
+        ledger_url=url,
+        init_ledger=True,
+    )
     rules = result.record["missing_values"]
     assert rules["income"].startswith("lower:") and "not a case" in rules["outcome"]
     assert "before any missing value" in rules["privacy_unit"]
     assert len(result.tables) == len(plan.statistics)
     refuse = plan_from_dict(plan_raw(cap_delta=1e-9, missing_income="refuse", dataset="missing-values-refuse"))
     with pytest.raises(DPInputError, match="nothing was charged"):
-        execute.run_plan(refuse, parse_source(files["no_income"]), engine="duckdb", out_dir=tmp_path / "out2",
-                         ledger_url=url)
+        execute.run_plan(
+            refuse, parse_source(files["no_income"]), engine="duckdb", out_dir=tmp_path / "out2", ledger_url=url
+        )
     account = ledger.open_ledger(url).find_account("missing-values-refuse")
     assert account is None or not account.entries()
 
@@ -224,5 +270,6 @@ def spark_case(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(sums, expected["sums"], check_dtype=False)
     pd.testing.assert_frame_equal(outcomes, expected["outcomes"], check_dtype=False)
     pd.testing.assert_frame_equal(sums[["state", "n"]], public["sums"], check_dtype=False)
-    pd.testing.assert_frame_equal(outcomes[["state", "n_exposed", "n_reference"]], public["outcomes"],
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(
+        outcomes[["state", "n_exposed", "n_reference"]], public["outcomes"], check_dtype=False
+    )

@@ -1,4 +1,5 @@
 """dpcore.noise: samplers against their exact laws, calibrations against computed privacy loss."""
+
 from __future__ import annotations
 
 import math
@@ -171,9 +172,17 @@ def brute_force_loss(gamma, alpha, beta):
     return float(np.abs(loss).max())
 
 
-@pytest.mark.parametrize("gamma,alpha,beta", [
-    (2.0, 0.125, 0.5), (2.0, 0.7, 0.5), (4.0, 0.0625, 0.25), (1.5, 0.3, 0.2), (3.0, 0.05, 0.1), (10.0, 0.025, 0.1),
-])
+@pytest.mark.parametrize(
+    "gamma,alpha,beta",
+    [
+        (2.0, 0.125, 0.5),
+        (2.0, 0.7, 0.5),
+        (4.0, 0.0625, 0.25),
+        (1.5, 0.3, 0.2),
+        (3.0, 0.05, 0.1),
+        (10.0, 0.025, 0.1),
+    ],
+)
 def test_certificate_is_never_below_brute_force_and_is_tight(gamma, alpha, beta):
     cert = smooth_noise_privacy_loss(gamma, alpha, beta)
     brute = brute_force_loss(gamma, alpha, beta)
@@ -254,23 +263,26 @@ def test_secure_random_uniform_laplace_and_integers():
 
 
 # ------------------------------------------------------------------------- bad input
-@pytest.mark.parametrize("call", [
-    lambda: laplace_scale(0.0),
-    lambda: laplace_scale(-1.0),
-    lambda: laplace_scale(float("nan")),
-    lambda: laplace_scale(float("inf")),
-    lambda: sample_two_sided_geometric(0.0, 10),
-    lambda: analytic_gaussian_sigma(1.0, 1.0),
-    lambda: analytic_gaussian_sigma(1.0, 0.0),
-    lambda: GeneralizedCauchy(1.0),
-    lambda: GeneralizedCauchy(float("nan")),
-    lambda: smooth_noise_calibration(1.0, 0.9),
-    lambda: smooth_noise_calibration(0.0, 2.0),
-    lambda: smooth_noise_calibration(1.0, 2.0, mode="fast"),
-    lambda: smooth_noise_privacy_loss(2.0, 0.0, 0.1),
-    lambda: sample_laplace(1.0, -3),
-    lambda: GeneralizedCauchy(2.0).ppf(1.5),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: laplace_scale(0.0),
+        lambda: laplace_scale(-1.0),
+        lambda: laplace_scale(float("nan")),
+        lambda: laplace_scale(float("inf")),
+        lambda: sample_two_sided_geometric(0.0, 10),
+        lambda: analytic_gaussian_sigma(1.0, 1.0),
+        lambda: analytic_gaussian_sigma(1.0, 0.0),
+        lambda: GeneralizedCauchy(1.0),
+        lambda: GeneralizedCauchy(float("nan")),
+        lambda: smooth_noise_calibration(1.0, 0.9),
+        lambda: smooth_noise_calibration(0.0, 2.0),
+        lambda: smooth_noise_calibration(1.0, 2.0, mode="fast"),
+        lambda: smooth_noise_privacy_loss(2.0, 0.0, 0.1),
+        lambda: sample_laplace(1.0, -3),
+        lambda: GeneralizedCauchy(2.0).ppf(1.5),
+    ],
+)
 def test_bad_parameters_raise_value_error(call):
     with pytest.raises(ValueError) as info:
         call()
@@ -318,12 +330,13 @@ def test_absurd_privacy_parameters_are_refused_with_a_message():
 # Uniforms strictly inside (0, 1), every sampler finite for the extreme words
 # ---------------------------------------------------------------------------------------------
 
+
 def test_uniform_from_words_extremes_are_strictly_inside():
     from dpcore.rng import uniform_from_words
 
     u = uniform_from_words(np.array([0, 2**64 - 1, 2**63, (2**53 - 1) << 11], dtype=np.uint64))
     assert np.all(u > 0.0) and np.all(u < 1.0)
-    assert u[0] == 2.0 ** -53 and u[1] == 1.0 - 2.0 ** -53
+    assert u[0] == 2.0**-53 and u[1] == 1.0 - 2.0**-53
 
 
 @pytest.mark.parametrize("byte", [b"\x00", b"\xff"])
@@ -335,9 +348,14 @@ def test_every_secure_sampler_is_finite_for_extreme_words(monkeypatch, byte):
     u = g.random(4)
     assert np.all(u > 0) and np.all(u < 1)
     draws = {
-        "laplace": g.laplace(0.0, 1.0, 4), "normal": g.normal(0.0, 1.0, 4), "cauchy": g.standard_cauchy(4),
-        "exponential": g.exponential(1.0, 4), "gamma": g.gamma(0.5, 1.0, 4), "beta": g.beta(0.5, 0.5, 4),
-        "geometric": g.geometric(0.3, 4), "sample_laplace": sample_laplace(2.0, 4, rng=g),
+        "laplace": g.laplace(0.0, 1.0, 4),
+        "normal": g.normal(0.0, 1.0, 4),
+        "cauchy": g.standard_cauchy(4),
+        "exponential": g.exponential(1.0, 4),
+        "gamma": g.gamma(0.5, 1.0, 4),
+        "beta": g.beta(0.5, 0.5, 4),
+        "geometric": g.geometric(0.3, 4),
+        "sample_laplace": sample_laplace(2.0, 4, rng=g),
         "sample_gaussian": sample_gaussian(2.0, 4, rng=g),
         "two_sided_geometric": sample_two_sided_geometric(1.0, 4, rng=g),
     }
@@ -360,6 +378,7 @@ def test_the_random_sources_live_in_dpcore_rng():
 # ---------------------------------------------------------------------------------------------
 # Mutation gaps: each piece of the certificate tested directly
 # ---------------------------------------------------------------------------------------------
+
 
 def test_certificate_includes_the_tail_term(monkeypatch):
     import dpcore.noise as noise_module

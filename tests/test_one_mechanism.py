@@ -2,6 +2,7 @@
 mode) and the command line (dpcore.engines.execute.run_plan) fed the same data and public parameters call the
 same mechanism object with the same confidential aggregate, and their draws carry the same public texts; only
 the noise differs."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,8 +16,7 @@ from dpcore.engines import execute, parse_source
 from dpcore.mechanisms import CountMechanism
 from dpcore.plan import plan_from_dict
 
-MECHANISMS = (gini.GiniMechanism, percentiles.HistogramMechanism, stratified.MeanMechanism,
-              ratio.RelativeRiskMechanism)
+MECHANISMS = (gini.GiniMechanism, percentiles.HistogramMechanism, stratified.MeanMechanism, ratio.RelativeRiskMechanism)
 
 
 @pytest.fixture
@@ -42,10 +42,25 @@ def _values(n=400, seed=3):
 def _cli(tmp_path, frame: pd.DataFrame, statistic: dict) -> None:
     path = tmp_path / "data.csv"
     frame.to_csv(path, index=False)
-    plan = plan_from_dict({"version": 1, "dataset": "same", "income": "income", "cap_epsilon": 10.0,
-                           "cap_delta": 1e-5, "cell_sizes": "public", "statistics": [statistic]})
-    execute.run_plan(plan, parse_source(str(path)), engine="pandas", out_dir=tmp_path / "out",
-                     ledger_url=f"sqlite:///{tmp_path / 'ledger.db'}", init_ledger=True)
+    plan = plan_from_dict(
+        {
+            "version": 1,
+            "dataset": "same",
+            "income": "income",
+            "cap_epsilon": 10.0,
+            "cap_delta": 1e-5,
+            "cell_sizes": "public",
+            "statistics": [statistic],
+        }
+    )
+    execute.run_plan(
+        plan,
+        parse_source(str(path)),
+        engine="pandas",
+        out_dir=tmp_path / "out",
+        ledger_url=f"sqlite:///{tmp_path / 'ledger.db'}",
+        init_ledger=True,
+    )
 
 
 def _planner(stat, eps):
@@ -82,8 +97,11 @@ def test_group_means_use_the_mean_mechanism_with_the_group_sums(tmp_path, calls)
     x = _values()
     g = np.where(np.arange(x.size) % 3 == 0, "a", "b")
     _planner(planner.make_statistic("group_means", x, groups=g, lower=0, upper=5e5), 0.5)
-    _cli(tmp_path, pd.DataFrame({"income": x, "g": g}),
-         {"kind": "mean", "by": ["g"], "epsilon": 0.5, "lower": 0, "upper": 5e5})
+    _cli(
+        tmp_path,
+        pd.DataFrame({"income": x, "g": g}),
+        {"kind": "mean", "by": ["g"], "epsilon": 0.5, "lower": 0, "upper": 5e5},
+    )
     _same(calls)
 
 
@@ -91,8 +109,11 @@ def test_percentiles_planner_and_command_line_draw_through_one_mechanism(tmp_pat
     x = _values()
     g = np.where(np.arange(x.size) % 2 == 0, "a", "b")
     _planner(planner.make_statistic("percentiles", x, groups=g, q=(25, 50, 75)), 1.0)
-    _cli(tmp_path, pd.DataFrame({"income": x, "g": g}),
-         {"kind": "percentiles", "by": ["g"], "epsilon": 1.0, "bins": "pseo", "q": [25, 50, 75]})
+    _cli(
+        tmp_path,
+        pd.DataFrame({"income": x, "g": g}),
+        {"kind": "percentiles", "by": ["g"], "epsilon": 1.0, "bins": "pseo", "q": [25, 50, 75]},
+    )
     _same(calls)
 
 
@@ -100,9 +121,18 @@ def test_relative_risk_planner_and_command_line_draw_through_one_mechanism(tmp_p
     x = _values(600)
     g = np.where(np.arange(x.size) % 2 == 0, "x", "y")
     _planner(planner.make_statistic("ratio", x, groups=g, threshold=20_000, group_x="x", group_y="y"), 1.0)
-    _cli(tmp_path, pd.DataFrame({"income": x, "g": g}),
-         {"kind": "relative_risk", "epsilon": 1.0, "group": "g", "exposed": "x", "reference": "y",
-          "outcome_below": 20_000})
+    _cli(
+        tmp_path,
+        pd.DataFrame({"income": x, "g": g}),
+        {
+            "kind": "relative_risk",
+            "epsilon": 1.0,
+            "group": "g",
+            "exposed": "x",
+            "reference": "y",
+            "outcome_below": 20_000,
+        },
+    )
     _same(calls)
 
 
@@ -115,8 +145,13 @@ def test_release_gini_is_the_gini_mechanism(calls):
 
 
 def test_mechanisms_are_frozen_and_built_from_public_parameters_only():
-    for mech in (gini.GiniMechanism(1.0, 0.0, 1e6), percentiles.HistogramMechanism(1.0),
-                 stratified.MeanMechanism(1.0, 0.0, 1e5), ratio.RelativeRiskMechanism(1.0), CountMechanism(1.0)):
+    for mech in (
+        gini.GiniMechanism(1.0, 0.0, 1e6),
+        percentiles.HistogramMechanism(1.0),
+        stratified.MeanMechanism(1.0, 0.0, 1e5),
+        ratio.RelativeRiskMechanism(1.0),
+        CountMechanism(1.0),
+    ):
         with pytest.raises(dataclasses.FrozenInstanceError):
             mech.epsilon = 2.0  # type: ignore[misc]
         assert mech.privacy_cost().epsilon == pytest.approx(1.0)

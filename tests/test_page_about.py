@@ -1,4 +1,5 @@
 """AppTest for app_pages/about.py: opens, explains epsilon with correct numbers, sliders work, URL state."""
+
 from __future__ import annotations
 
 import base64
@@ -39,9 +40,21 @@ def test_opens_with_defaults_and_explains():
     assert not at.error
     assert at.title[0].value.startswith("What differential privacy does")
     text = page_text(at)
-    for phrase in ("Epsilon", "Neighbouring datasets", "one person's record is replaced", "n itself is",
-                   "What is public", "Smooth sensitivity", "Planning is not release", "What each page is for",
-                   "Gini index", "Earnings percentiles", "Group means", "Relative risk", "planner"):
+    for phrase in (
+        "Epsilon",
+        "Neighbouring datasets",
+        "one person's record is replaced",
+        "n itself is",
+        "What is public",
+        "Smooth sensitivity",
+        "Planning is not release",
+        "What each page is for",
+        "Gini index",
+        "Earnings percentiles",
+        "Group means",
+        "Relative risk",
+        "planner",
+    ):
         assert phrase in text, phrase
     # e^1 = 2.72: from 50% an attacker ends at most at e/(1+e) = 73.1%
     assert _metric(at, "e^ε") == "2.72×"
@@ -99,8 +112,13 @@ def test_what_each_page_is_for_names_every_page_of_the_app():
     from pathlib import Path
 
     app = ast.parse((Path(__file__).resolve().parents[1] / "app.py").read_text())
-    titles = [keyword.value.value for node in ast.walk(app) if isinstance(node, ast.Call)
-              and getattr(node.func, "attr", None) == "Page" for keyword in node.keywords if keyword.arg == "title"]
+    titles = [
+        keyword.value.value
+        for node in ast.walk(app)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page"
+        for keyword in node.keywords
+        if keyword.arg == "title"
+    ]
     assert len(titles) >= 8, titles
     section = next(m.value for m in _about().markdown if m.value.startswith("## What each page is for"))
     for title in titles:
@@ -109,8 +127,10 @@ def test_what_each_page_is_for_names_every_page_of_the_app():
 
 
 def _polyline_points(svg: str) -> list[list[tuple[float, float]]]:
-    return [[tuple(map(float, pair.split(","))) for pair in points.split()]
-            for points in re.findall(r'<polyline points="([^"]+)"', svg)]
+    return [
+        [tuple(map(float, pair.split(","))) for pair in points.split()]
+        for points in re.findall(r'<polyline points="([^"]+)"', svg)
+    ]
 
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
@@ -138,11 +158,23 @@ def test_curve_csv_matches_the_formula():
 
 
 def test_svg_chart_escapes_text_and_checks_its_input():
-    svg = svg_charts.line_chart_svg([svg_charts.SvgLine("a < b & c", (0.0, 1.0), (0.0, 2.0))],
-                                    x_range=(0, 1), y_range=(0, 2), x_label="x", y_label="y", title="<t>")
+    svg = svg_charts.line_chart_svg(
+        [svg_charts.SvgLine("a < b & c", (0.0, 1.0), (0.0, 2.0))],
+        x_range=(0, 1),
+        y_range=(0, 2),
+        x_label="x",
+        y_label="y",
+        title="<t>",
+    )
     assert "a &lt; b &amp; c" in svg and "<title>&lt;t&gt;</title>" in svg and "<t>" not in svg
     with pytest.raises(ValueError, match="2 x values but 1 y values"):
-        svg_charts.line_chart_svg([svg_charts.SvgLine("bad", (0.0, 1.0), (0.0,))], x_range=(0, 1),
-                                  y_range=(0, 1), x_label="x", y_label="y", title="t")
+        svg_charts.line_chart_svg(
+            [svg_charts.SvgLine("bad", (0.0, 1.0), (0.0,))],
+            x_range=(0, 1),
+            y_range=(0, 1),
+            x_label="x",
+            y_label="y",
+            title="t",
+        )
     with pytest.raises(ValueError, match="empty chart range"):
         svg_charts.line_chart_svg([], x_range=(1, 1), y_range=(0, 1), x_label="x", y_label="y", title="t")

@@ -1,4 +1,5 @@
 """AppTest tests of the "Play the attacker" page (app_pages/attacker.py)."""
+
 from __future__ import annotations
 
 import re
@@ -108,11 +109,14 @@ def _class_texts(at) -> str:
     return page_text(at) + "\n" + "\n".join(str(e.value) for e in at.error)
 
 
-@pytest.mark.parametrize("code,says", [
-    ("ZZZZZZ", "no class session has the code ZZZZZZ"),  # well formed, but no teacher made it
-    ("<SCRIPT>alert(1)</SCRIPT>", "that is not a session code"),
-    ("K7QX2O", "that is not a session code"),  # O is not in the code alphabet
-])
+@pytest.mark.parametrize(
+    "code,says",
+    [
+        ("ZZZZZZ", "no class session has the code ZZZZZZ"),  # well formed, but no teacher made it
+        ("<SCRIPT>alert(1)</SCRIPT>", "that is not a session code"),
+        ("K7QX2O", "that is not a session code"),  # O is not in the code alphabet
+    ],
+)
 def test_a_code_from_the_url_is_checked_before_joining(class_store, code, says):
     """One clear error, no "Joined"/"You are in" text, nothing of the raw input echoed, no guess pooled."""
     at = open_page(PAGE, atk_class=code)

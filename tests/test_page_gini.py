@@ -3,6 +3,7 @@
 The rerun time of a slider change is printed (run with -s to see it); no timing assertion here
 (benchmarks/bench_gini_page.py prints a table).
 """
+
 from __future__ import annotations
 
 import time
@@ -70,8 +71,10 @@ def test_main_sliders_move_and_are_kept_in_the_url(capsys):
     at.radio(key="gini_cal").set_value("paper").run()
     assert_clean(at)
     with capsys.disabled():
-        print(f"\n[gini page] epsilon-slider reruns (s): {', '.join(f'{t:.3f}' for t in timings)}; "
-              f"median {np.median(timings):.3f}")
+        print(
+            f"\n[gini page] epsilon-slider reruns (s): {', '.join(f'{t:.3f}' for t in timings)}; "
+            f"median {np.median(timings):.3f}"
+        )
 
 
 def test_tight_calibration_gives_less_noise_than_paper():
@@ -151,6 +154,7 @@ def test_dp_upper_bound_adds_to_total_epsilon():
     assert not at.exception, [str(e.value) for e in at.exception]
     try:
         from dpcore import bounds  # noqa: F401
+
         available = hasattr(bounds, "dp_upper_bound")
     except ImportError:
         available = False
@@ -195,8 +199,9 @@ def test_real_cps_file_with_dp_upper_bound(cps_path):
     assert any("incomes above U" in w.value for w in at.warning)
 
 
-@pytest.mark.parametrize("source", ["Real example: Engel 1857, Belgian households",
-                                    "Synthetic: two-point data (Gini paper, Prop. 5.1)"])
+@pytest.mark.parametrize(
+    "source", ["Real example: Engel 1857, Belgian households", "Synthetic: two-point data (Gini paper, Prop. 5.1)"]
+)
 def test_other_sidebar_sources_render(source):
     at = open_page(PAGE, data_source=source)
     assert_clean(at)
@@ -204,6 +209,7 @@ def test_other_sidebar_sources_render(source):
 
 
 # ---- share / reproduce -------------------------------------------------------------------------
+
 
 def _numbers(at: AppTest) -> dict[str, float]:
     """The page's full-precision numbers table (its share section, ui.gini.sections.SHARE)."""
@@ -224,8 +230,15 @@ def _assert_same_numbers(page: dict[str, float], script: dict) -> None:
 SCRIPT_VIEWS = {
     "defaults": {},
     # gamma > 3 (RMSE), fast bound, paper calibration, a sub-sample, Beta prior, DP upper bound
-    "changed": dict(gini_eps="2.0", gini_gamma="4.0", gini_n="3000", gini_method="fast", gini_cal="paper",
-                    gini_prior="beta", gini_bounds="Estimate U with DP (costs extra ε)"),
+    "changed": dict(
+        gini_eps="2.0",
+        gini_gamma="4.0",
+        gini_n="3000",
+        gini_method="fast",
+        gini_cal="paper",
+        gini_prior="beta",
+        gini_bounds="Estimate U with DP (costs extra ε)",
+    ),
     "saturated": dict(gini_n="200", gini_eps="0.05"),
 }
 
@@ -244,8 +257,16 @@ def test_generated_script_reproduces_page_numbers(script_views):
     at, out = script_views["defaults"]
     assert_clean(at)
     page = _numbers(at)
-    for k in ("true_gini", "smooth_sensitivity", "noise_scale", "median_abs_error", "laplace_median_abs_error",
-              "released_gini", "posterior_interval_lower", "posterior_interval_upper"):
+    for k in (
+        "true_gini",
+        "smooth_sensitivity",
+        "noise_scale",
+        "median_abs_error",
+        "laplace_median_abs_error",
+        "released_gini",
+        "posterior_interval_lower",
+        "posterior_interval_upper",
+    ):
         assert k in page
     # the table holds the headline metrics at full precision
     assert metrics(at)["True Gini"] == f"{page['true_gini']:.4f}"
@@ -253,8 +274,19 @@ def test_generated_script_reproduces_page_numbers(script_views):
     dots = gini_experiments.plausible_releases(page["true_gini"], page["noise_scale"], 2.0, 20)
     np.testing.assert_allclose(out["plausible_releases"], dots, rtol=1e-12)
     link = next(c.value for c in at.code if "gini_eps=" in str(c.value))
-    for key in ("gini_eps", "gini_gamma", "gini_n", "gini_method", "gini_cal", "gini_bounds", "gini_L", "gini_U",
-                "gini_prior", "gini_exp_draws", "seed="):
+    for key in (
+        "gini_eps",
+        "gini_gamma",
+        "gini_n",
+        "gini_method",
+        "gini_cal",
+        "gini_bounds",
+        "gini_L",
+        "gini_U",
+        "gini_prior",
+        "gini_exp_draws",
+        "seed=",
+    ):
         assert key in link
 
 
@@ -288,8 +320,10 @@ def test_the_interval_from_the_release_alone_is_shown_first_and_the_oracle_is_la
     at, out = script_views["defaults"]
     text = page_text(at)
     page = _numbers(at)
-    sentence = (f"an analyst who sees only the published numbers is **95% sure the Gini lies in "
-                f"[{page['published_interval_lower']:.4f}, {page['published_interval_upper']:.4f}]**")
+    sentence = (
+        f"an analyst who sees only the published numbers is **95% sure the Gini lies in "
+        f"[{page['published_interval_lower']:.4f}, {page['published_interval_upper']:.4f}]**"
+    )
     assert sentence in text
     assert text.index(sentence) < text.index("Oracle (not publishable)") < text.index("confidential scale S(X)/α")
     assert "value alone at the full ε" in text  # the answer's and the releases section's errors name their release

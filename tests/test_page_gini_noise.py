@@ -1,4 +1,5 @@
 """The Gini page's noise choice: ui.gini.noise_choice on its own, then on the Gini page."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -77,8 +78,9 @@ def _section_app():
 
     x = np.random.default_rng(2026).lognormal(10.5, 0.9, 3000)
     eps = st.select_slider("epsilon", [0.25, 1.0, 4.0], 1.0, key="s_eps")
-    render_gini_noise_section("s", x, epsilon=eps, lower=0.0, upper=2e6, gamma=2.0, calibration="tight",
-                              method="exact", seed=7)
+    render_gini_noise_section(
+        "s", x, epsilon=eps, lower=0.0, upper=2e6, gamma=2.0, calibration="tight", method="exact", seed=7
+    )
 
 
 def test_section_renders_runs_on_button_at_small_epsilon_and_shows_a_release():

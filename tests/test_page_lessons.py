@@ -1,4 +1,5 @@
 """AppTest tests of the Lessons page and of the lesson links, plus the "fixed axes" option."""
+
 from __future__ import annotations
 
 import html
@@ -98,9 +99,12 @@ def test_the_page_offers_both_handouts_and_hides_answers_from_the_student_one():
     at = open_page(PAGE, les_answers="0")
     assert_clean(at)
     labels = [d.proto.label for d in at.get("download_button")]
-    assert labels == ["Student handout (no answers) · HTML, printable", "Student handout (no answers) · Markdown",
-                      "Teacher's handout (with the answers) · HTML, printable",
-                      "Teacher's handout (with the answers) · Markdown"]
+    assert labels == [
+        "Student handout (no answers) · HTML, printable",
+        "Student handout (no answers) · Markdown",
+        "Teacher's handout (with the answers) · HTML, printable",
+        "Teacher's handout (with the answers) · Markdown",
+    ]
 
 
 @pytest.fixture
@@ -159,19 +163,26 @@ def _spec(at, index=0):
     return json.loads(at.get("plotly_chart")[index].proto.spec)
 
 
-@pytest.mark.parametrize("page,toggle,eps_key,low,high,extra,axis", [
-    ("app_pages/gini.py", "gini_fixed_axes", "gini_eps", "0.1", "4.0", {"gini_n": "2000"}, "xaxis"),
-    ("app_pages/percentiles.py", "perc_fixed_axes", "perc_eps", "0.1", "3.0", {}, "yaxis"),
-    ("app_pages/stratified.py", "strat_fixed_axes", "strat_eps", "0.1", "5.0", {}, "xaxis"),  # horizontal bars
-])
+@pytest.mark.parametrize(
+    "page,toggle,eps_key,low,high,extra,axis",
+    [
+        ("app_pages/gini.py", "gini_fixed_axes", "gini_eps", "0.1", "4.0", {"gini_n": "2000"}, "xaxis"),
+        ("app_pages/percentiles.py", "perc_fixed_axes", "perc_eps", "0.1", "3.0", {}, "yaxis"),
+        ("app_pages/stratified.py", "strat_fixed_axes", "strat_eps", "0.1", "5.0", {}, "xaxis"),  # horizontal bars
+    ],
+)
 def test_fixed_axes_do_not_depend_on_the_draws(page, toggle, eps_key, low, high, extra, axis):
     """With fixed axes the chart's axis range is set and the same at two ε and two seeds; without, it
     follows the draws (a set range that moves, or plotly's autorange)."""
-    fixed = [_spec(open_page(page, **{toggle: "1", eps_key: eps, "seed": s, **extra}))["layout"][axis].get("range")
-             for eps, s in ((low, "1"), (high, "2"))]
+    fixed = [
+        _spec(open_page(page, **{toggle: "1", eps_key: eps, "seed": s, **extra}))["layout"][axis].get("range")
+        for eps, s in ((low, "1"), (high, "2"))
+    ]
     assert fixed[0] is not None and fixed[0] == fixed[1]
-    free = [_spec(open_page(page, **{toggle: "0", eps_key: eps, **extra}))["layout"][axis].get("range")
-            for eps in (low, high)]
+    free = [
+        _spec(open_page(page, **{toggle: "0", eps_key: eps, **extra}))["layout"][axis].get("range")
+        for eps in (low, high)
+    ]
     assert free[0] is None or free[0] != free[1]
 
 
@@ -206,8 +217,9 @@ def test_before_after_charts_are_the_gini_views_at_each_epsilon():
     assert _spec(at, 1) == before  # the "after" side did not change
     values = default_dataset().values
     for index, eps in ((0, 2.0), (1, 4.0)):
-        view = gini_experiments.gini_view(values, epsilon=eps, seed=int(at.session_state["seed"]),
-                                          **_lessons_defaults())
+        view = gini_experiments.gini_view(
+            values, epsilon=eps, seed=int(at.session_state["seed"]), **_lessons_defaults()
+        )
         expected = json.loads(pio.to_json(lessons_views.releases_spec(view), validate=False))
         assert _spec(at, index) == expected, index
 
@@ -215,8 +227,15 @@ def test_before_after_charts_are_the_gini_views_at_each_epsilon():
 def _lessons_defaults() -> dict:
     from dpcore import defaults
 
-    return {"gamma": defaults.GINI_GAMMA, "lower": defaults.INCOME_LOWER, "upper": defaults.INCOME_UPPER,
-            "upper_epsilon": 0.0, "calibration": defaults.GINI_CALIBRATION, "method": "exact", "prior": "uniform"}
+    return {
+        "gamma": defaults.GINI_GAMMA,
+        "lower": defaults.INCOME_LOWER,
+        "upper": defaults.INCOME_UPPER,
+        "upper_epsilon": 0.0,
+        "calibration": defaults.GINI_CALIBRATION,
+        "method": "exact",
+        "prior": "uniform",
+    }
 
 
 def test_epsilon_sliders_of_percentiles_group_means_and_lessons_rerun_their_fragment():
@@ -233,8 +252,11 @@ def test_epsilon_sliders_of_percentiles_group_means_and_lessons_rerun_their_frag
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
     from bench_load import Session, pick_slider, start_server
 
-    expected = {"percentiles": ("Privacy budget ε (per cell)", "perc_eps"),
-                "stratified": ("Privacy budget ε", "strat_eps"), "lessons": ("ε before", "les_eps_a")}
+    expected = {
+        "percentiles": ("Privacy budget ε (per cell)", "perc_eps"),
+        "stratified": ("Privacy budget ε", "strat_eps"),
+        "lessons": ("ε before", "les_eps_a"),
+    }
 
     async def scenario(base: str, page: str) -> None:
         session = Session(base, base.replace("http", "ws", 1) + "/_stcore/stream", page)
@@ -248,8 +270,7 @@ def test_epsilon_sliders_of_percentiles_group_means_and_lessons_rerun_their_frag
             for _ in range(2):
                 session.move(slider)
                 state = session.states[slider.widget_id]
-                moved = (state.string_array_value.data[0] if slider.options
-                         else state.double_array_value.data[0])
+                moved = state.string_array_value.data[0] if slider.options else state.double_array_value.data[0]
                 _, sliders, exceptions = await session.rerun(slider.fragment_id)
                 assert exceptions == 0, page
                 assert any(s.widget_id == slider.widget_id for s in sliders), page  # the fragment was redrawn

@@ -1,4 +1,5 @@
 """AppTest tests of app_pages/percentiles.py: defaults, main sliders, data sources, figures, bad input."""
+
 from __future__ import annotations
 
 import time
@@ -52,13 +53,26 @@ def test_other_cell_sources():
     assert_clean(at)
 
 
-@pytest.mark.parametrize("action, message", [
-    (lambda at: at.number_input(key="perc_n").set_value(1), "only 1 person"),
-    (lambda at: (at.radio(key="perc_scheme").set_value("Custom edges").run(),
-                 at.text_input(key="perc_edges").set_value("10000, 50000, 40000, 90000")), "strictly increasing"),
-    (lambda at: (at.radio(key="perc_scheme").set_value("Custom edges").run(),
-                 at.text_input(key="perc_edges").set_value("10000, abc")), "numbers"),
-])
+@pytest.mark.parametrize(
+    "action, message",
+    [
+        (lambda at: at.number_input(key="perc_n").set_value(1), "only 1 person"),
+        (
+            lambda at: (
+                at.radio(key="perc_scheme").set_value("Custom edges").run(),
+                at.text_input(key="perc_edges").set_value("10000, 50000, 40000, 90000"),
+            ),
+            "strictly increasing",
+        ),
+        (
+            lambda at: (
+                at.radio(key="perc_scheme").set_value("Custom edges").run(),
+                at.text_input(key="perc_edges").set_value("10000, abc"),
+            ),
+            "numbers",
+        ),
+    ],
+)
 def test_bad_input_shows_error_not_exception(action, message):
     at = open_page(PAGE)
     action(at)

@@ -1,5 +1,6 @@
 """AppTest tests of the percentiles page's method choice: the exponential mechanism for the one-cell view and the
 recommendation sentence."""
+
 from __future__ import annotations
 
 import pytest

@@ -2,6 +2,7 @@
 sliders and rebalancing, the budget-first sliders after statistics are removed, bad input, URL state,
 the generated script, release mode never shows a true value. The view functions themselves are
 tested in tests/test_planner_experiments.py; the release panel in tests/test_release_panel.py."""
+
 from __future__ import annotations
 
 import math
@@ -37,14 +38,19 @@ def _all_text(at: AppTest) -> str:
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
-def _assert_no_true_value(at: AppTest | None, truths: list[float], text: str | None = None,
-                          released: list[float] = ()) -> None:
+def _assert_no_true_value(
+    at: AppTest | None, truths: list[float], text: str | None = None, released: list[float] = ()
+) -> None:
     """No number on the page is a true value written to its own precision (4+ significant digits),
     except the released numbers themselves, which may coincide with the truth by chance."""
     if at is not None:
         text = _all_text(at)
-        released = [v for df in [*at.dataframe, *at.table] if "released value" in df.value.columns
-                    for v in df.value["released value"]]
+        released = [
+            v
+            for df in [*at.dataframe, *at.table]
+            if "released value" in df.value.columns
+            for v in df.value["released value"]
+        ]
     released = np.asarray(released, dtype=float)
     for token in NUMBER.findall(text):
         clean = token.replace(",", "")
@@ -78,7 +84,10 @@ def test_opens_with_defaults_and_explains_itself():
     assert table["smallest ε"].sum() == pytest.approx(total, rel=1e-3)
     assert (table["probability met at that ε"] >= np.array([0.9, 0.9, 0.95, 0.95]) - 1e-9).all()
     assert "Monte Carlo" in " ".join(table["how it was found"])
-    assert at.query_params["planner_stats"] in (["gini,percentiles,group_means,ratio"], "gini,percentiles,group_means,ratio")
+    assert at.query_params["planner_stats"] in (
+        ["gini,percentiles,group_means,ratio"],
+        "gini,percentiles,group_means,ratio",
+    )
     assert len(at.get("plotly_chart")) == 1 + 4  # the epsilons and one dot plot per statistic
     # only the chosen view is drawn: no budget sliders, no attacker curve, no script
     assert not [s for s in at.slider if s.key.startswith("planner_eps_")]
@@ -156,8 +165,9 @@ def test_url_state_reproduces_view():
     table = at.table[0].value
     assert len(table) == 2 and table["target"].iloc[0].startswith("relative error at most 20%")
     assert at.slider(key="planner_ratio_tol").value == 20
-    budget = _open(planner_stats="ratio,count", planner_view=BUDGET, planner_total="3.0",
-                   planner_alloc="ratio:1,count:2")
+    budget = _open(
+        planner_stats="ratio,count", planner_view=BUDGET, planner_total="3.0", planner_alloc="ratio:1,count:2"
+    )
     assert_clean(budget)
     assert budget.dataframe[0].value["epsilon"].tolist() == [pytest.approx(1.0), pytest.approx(2.0)]
     assert budget.slider(key="planner_eps_count").value == pytest.approx(2.0)
@@ -200,12 +210,18 @@ def test_release_from_uploaded_confidential_file_shows_no_true_value(tmp_path, m
     # sidebar + planner page in one script (AppTest drops the sidebar tree after st.navigation reruns)
     from support.pages import REPO_ROOT
 
-    harness = (f"import runpy, sys\nsys.path.insert(0, {str(REPO_ROOT)!r})\n"
-               "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
-               f"runpy.run_path({str(REPO_ROOT / PAGE)!r})\n")
+    harness = (
+        f"import runpy, sys\nsys.path.insert(0, {str(REPO_ROOT)!r})\n"
+        "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
+        f"runpy.run_path({str(REPO_ROOT / PAGE)!r})\n"
+    )
     at = AppTest.from_string(harness, default_timeout=240)
-    for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_mode": RELEASE,
-                 "planner_stats": "gini,group_means,percentiles,mean", "planner_groupcol": "region"}.items():
+    for k, v in {
+        "data_source": "Upload a CSV or Parquet file",
+        "planner_mode": RELEASE,
+        "planner_stats": "gini,group_means,percentiles,mean",
+        "planner_groupcol": "region",
+    }.items():
         at.query_params[k] = v
     at.run()
     at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", csv, "text/csv")).run()
@@ -224,16 +240,25 @@ def test_release_from_uploaded_confidential_file_shows_no_true_value(tmp_path, m
     assert set(released.loc[released["statistic"] == "Mean income by group", "number"]) == {"north", "south", "west"}
     groups = region.astype(str)
     truths = []
-    for kind, params in [("gini", {"upper": 1e6}), ("group_means", {"upper": 5e5}),
-                         ("percentiles", {"n_sims": 100}), ("mean", {"upper": 5e5})]:
+    for kind, params in [
+        ("gini", {"upper": 1e6}),
+        ("group_means", {"upper": 5e5}),
+        ("percentiles", {"n_sims": 100}),
+        ("mean", {"upper": 5e5}),
+    ]:
         truths += [float(t) for t in planner_lib.make_statistic(kind, income, groups, **params).truth]
     _assert_no_true_value(at, truths)
 
 
 def test_true_value_detector_catches_a_leak():
     """The detector itself can fail: a page that prints a true value is caught."""
-    cases = [("Gini 0.4753", 0.475336, True), ("Gini 0.4754", 0.475336, False),
-             ("mean 54,321.12", 54321.1234, True), ("p50 29,330", 29329.4, False), ("p50 29,329", 29329.4, True)]
+    cases = [
+        ("Gini 0.4753", 0.475336, True),
+        ("Gini 0.4754", 0.475336, False),
+        ("mean 54,321.12", 54321.1234, True),
+        ("p50 29,330", 29329.4, False),
+        ("p50 29,329", 29329.4, True),
+    ]
     for shown, truth, leak in cases:
         if leak:
             with pytest.raises(AssertionError):

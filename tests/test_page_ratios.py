@@ -2,6 +2,7 @@
 bad input (st.error, never an exception), the ACS poverty example against dpcore, and one generated-script
 run (the page and the script make the same dpcore.experiments.ratio call; the view functions themselves are
 tested in test_ratio_views.py)."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -31,8 +32,21 @@ def test_opens_with_defaults_and_explains_itself():
     assert "share of variance from privacy" in labels
 
 
-FUNCTIONS = dict(zip(VIEWS, ("sampling_view", "intervals_view", "coverage_heatmap_view", "accuracy_view", "bias_view",
-                             "odds_ratio_view", "poverty_view"), strict=True))
+FUNCTIONS = dict(
+    zip(
+        VIEWS,
+        (
+            "sampling_view",
+            "intervals_view",
+            "coverage_heatmap_view",
+            "accuracy_view",
+            "bias_view",
+            "odds_ratio_view",
+            "poverty_view",
+        ),
+        strict=True,
+    )
+)
 
 
 @pytest.mark.parametrize("view", VIEWS)
@@ -75,8 +89,14 @@ def test_url_state_is_read_and_written():
 
 def test_intervals_match_dpcore_for_observed_counts():
     """Counts mode: the page's intervals are exactly dpcore's Theorem 4.2 / 4.5 on the user's noisy counts."""
-    at = _open(ratio_view="Intervals", ratio_mode="Observed noisy counts", ratio_nx="100", ratio_ny="100",
-               ratio_xobs="60.0", ratio_yobs="40.0")
+    at = _open(
+        ratio_view="Intervals",
+        ratio_mode="Observed noisy counts",
+        ratio_nx="100",
+        ratio_ny="100",
+        ratio_xobs="60.0",
+        ratio_yobs="40.0",
+    )
     assert_clean(at)
     df = at.dataframe[0].value
     cons = df[df["method"] == "Theorem 4.5 conservative"].iloc[0]
@@ -84,12 +104,15 @@ def test_intervals_match_dpcore_for_observed_counts():
     assert cons["lower"] == pytest.approx(want.lower, abs=1e-4) and cons["upper"] == pytest.approx(want.upper, abs=1e-4)
 
 
-@pytest.mark.parametrize("query,needle", [
-    (dict(ratio_view="Intervals", ratio_mode="Observed noisy counts", ratio_xobs="-3.0"), "<= 0"),
-    (dict(ratio_view="Intervals", ratio_mode="Observed noisy counts", ratio_yobs="0.0"), "<= 0"),
-    (dict(ratio_nx="0"), "group sizes"),
-    (dict(ratio_mode="Observed noisy counts", ratio_nx="10", ratio_xobs="60.0"), "between 0 and 1"),
-])
+@pytest.mark.parametrize(
+    "query,needle",
+    [
+        (dict(ratio_view="Intervals", ratio_mode="Observed noisy counts", ratio_xobs="-3.0"), "<= 0"),
+        (dict(ratio_view="Intervals", ratio_mode="Observed noisy counts", ratio_yobs="0.0"), "<= 0"),
+        (dict(ratio_nx="0"), "group sizes"),
+        (dict(ratio_mode="Observed noisy counts", ratio_nx="10", ratio_xobs="60.0"), "between 0 and 1"),
+    ],
+)
 def test_bad_input_shows_error_not_exception(query, needle):
     at = _open(**query)
     assert not at.exception, [e.value for e in at.exception]
@@ -124,6 +147,7 @@ def test_acs_poverty_example_matches_dpcore():
 # share / reproduce: the generated script is the page's own view call
 # ---------------------------------------------------------------------------------------------
 
+
 def test_share_panel_shows_link_with_the_settings():
     at = _open(ratio_eps="0.5", ratio_nx="300", ratio_view="Bias vs n")
     assert_clean(at)
@@ -137,8 +161,16 @@ def test_share_panel_shows_link_with_the_settings():
 
 def test_script_reproduces_intervals_view():
     """One subprocess run: the script prints what the page shows (Gaussian noise, moved settings)."""
-    at = _open(ratio_view="Intervals", seed=7, ratio_mech="Gaussian (analytic)", ratio_delta="1e-05",
-               ratio_eps="0.25", ratio_level="0.9", ratio_ny="120", ratio_py="0.35")
+    at = _open(
+        ratio_view="Intervals",
+        seed=7,
+        ratio_mech="Gaussian (analytic)",
+        ratio_delta="1e-05",
+        ratio_eps="0.25",
+        ratio_level="0.9",
+        ratio_ny="120",
+        ratio_py="0.35",
+    )
     assert_clean(at)
     res = run_script(page_script(at))
     shown = at.dataframe[0].value

@@ -1,6 +1,7 @@
 """AppTest tests of app_pages/stratified.py: defaults (ACS incomes by group), main sliders, data sources,
 experiments, bad input, the share link and one generated-script run (the page and the script make the
 same ``group_means_view`` call; the view functions themselves are tested in test_stratified_views.py)."""
+
 from __future__ import annotations
 
 import re
@@ -98,11 +99,15 @@ def test_synthetic_experiment_runs_with_progress():
     assert "Press **Run experiment**" not in page_text(at)  # the results are shown, not the prompt
 
 
-@pytest.mark.parametrize("sweep, needle", [
-    pytest.param("ACS excerpt: error and parity vs number of groups (paper Fig. 2)", "Groupings used",
-                 marks=pytest.mark.slow),
-    ("ACS excerpt (SEX × RAC1P): error and parity vs ε", "ρ ="),
-])
+@pytest.mark.parametrize(
+    "sweep, needle",
+    [
+        pytest.param(
+            "ACS excerpt: error and parity vs number of groups (paper Fig. 2)", "Groupings used", marks=pytest.mark.slow
+        ),
+        ("ACS excerpt (SEX × RAC1P): error and parity vs ε", "ρ ="),
+    ],
+)
 def test_acs_experiments_run(sweep, needle):
     at = open_page(PAGE, strat_view=sections.TRENDS.heading, strat_sweep=sweep, strat_runs="5")
     at.button(key="strat_run").click().run()
@@ -130,8 +135,12 @@ def test_sidebar_dataset_without_group_columns_says_so():
 
 
 def test_grouping_column_with_hundreds_of_levels_is_capped(cps_path):
-    at = open_page(PAGE, data_source="Real: CPS ASEC 2016, 5 Midwest states",
-                   strat_data="Sidebar dataset (choose grouping columns)", strat_col1="STATEFIP")
+    at = open_page(
+        PAGE,
+        data_source="Real: CPS ASEC 2016, 5 Midwest states",
+        strat_data="Sidebar dataset (choose grouping columns)",
+        strat_col1="STATEFIP",
+    )
     assert_clean(at)
     assert at.session_state["dataset"].frame is not None
     at.selectbox(key="strat_col1").set_value("SERIAL").run()
@@ -147,6 +156,7 @@ def test_synthesizer_tab_runs():
 
 
 # ---- share / reproduce ------------------------------------------------------------------------------
+
 
 def test_share_panel_link_and_csv_for_every_chart():
     at = open_page(PAGE)

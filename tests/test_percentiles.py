@@ -1,5 +1,6 @@
 """dpcore.percentiles: bins, the eq. (4.2) rule, privacy of the histogram, brute-force eq. (4.6),
 privacy loss of the smooth and exponential-mechanism rivals, bad input. Deterministic (fixed seeds)."""
+
 from __future__ import annotations
 
 import functools
@@ -15,6 +16,7 @@ from dpcore.experiments import percentiles as percentile_experiments
 from dpcore.validation import DPInputError
 
 # ------------------------------------------------------------------ bins
+
 
 def test_pseo_edges_are_table1_and_the_lognormal_quantiles_of_footnote_18():
     e = percentiles.PSEO_BIN_EDGES
@@ -61,16 +63,23 @@ def test_edges_not_increasing_or_too_few_are_rejected(bad):
 
 # ------------------------------------------------------------------ counting and bad input
 
+
 def test_histogram_counts_clips_and_reports_out_of_range_values():
     edges = [10, 20, 30]
     b = percentiles.histogram_counts([5, 10, 15, 20, 29.9, 30, 100], edges)
     assert b.counts.tolist() == [3, 4] and b.n_below == 1 and b.n_above == 2 and b.n == 7
 
 
-@pytest.mark.parametrize("values, msg", [
-    ([], "empty"), ([50_000.0], "only 1 person"), ([1.0, -3.0, 5.0], "negative"),
-    ([1.0, np.nan], "missing"), ([1.0, np.inf], "missing"),
-])
+@pytest.mark.parametrize(
+    "values, msg",
+    [
+        ([], "empty"),
+        ([50_000.0], "only 1 person"),
+        ([1.0, -3.0, 5.0], "negative"),
+        ([1.0, np.nan], "missing"),
+        ([1.0, np.inf], "missing"),
+    ],
+)
 def test_bad_cells_raise_precise_errors(values, msg):
     with pytest.raises(DPInputError, match=msg):
         percentiles.release_percentiles(values, epsilon=1.0, rng=0)
@@ -79,7 +88,11 @@ def test_bad_cells_raise_precise_errors(values, msg):
 @pytest.mark.parametrize("eps", [0, -1, float("nan"), float("inf")])
 def test_bad_epsilon(eps):
     x = np.linspace(20_000, 90_000, 50)
-    for f in (percentiles.release_percentiles, percentiles.release_percentiles_smooth, percentiles.release_percentiles_em):
+    for f in (
+        percentiles.release_percentiles,
+        percentiles.release_percentiles_smooth,
+        percentiles.release_percentiles_em,
+    ):
         with pytest.raises(DPInputError, match="epsilon"):
             f(x, epsilon=eps, rng=0)
 
@@ -99,6 +112,7 @@ def test_bad_percentiles_and_relation():
 
 
 # ------------------------------------------------------------------ privacy of the histogram
+
 
 def _hist_log_likelihood(out, counts, eps_bin):
     return np.log(noise.two_sided_geometric_pmf(out - counts, eps_bin)).sum(axis=-1)
@@ -125,9 +139,9 @@ def test_histogram_sensitivity_and_actual_privacy_loss_by_brute_force(relation, 
     for data in itertools.product(range(4), repeat=3):
         c = percentiles.histogram_counts(mids[list(data)], edges, min_size=1).counts
         if relation == "replace":
-            neighbours = [data[:i] + (v,) + data[i + 1:] for i in range(3) for v in range(4)]
+            neighbours = [data[:i] + (v,) + data[i + 1 :] for i in range(3) for v in range(4)]
         else:
-            neighbours = [data[:i] + data[i + 1:] for i in range(3)] + [data + (v,) for v in range(4)]
+            neighbours = [data[:i] + data[i + 1 :] for i in range(3)] + [data + (v,) for v in range(4)]
         for nb in neighbours:
             c2 = percentiles.histogram_counts(mids[list(nb)], edges, min_size=1).counts if nb else np.zeros(4, int)
             worst_l1 = max(worst_l1, int(np.abs(c - c2).sum()))
@@ -172,6 +186,7 @@ def test_release_is_reproducible_and_percentiles_are_post_processing():
 
 # ------------------------------------------------------------------ the eq. (4.2) rule
 
+
 def test_rule_without_noise_hand_cases():
     e = [0, 1, 2, 3, 4.0]
     c = [10, 10, 10, 10]
@@ -212,8 +227,9 @@ def test_rule_is_ordered_and_in_range_for_every_noise_draw():
             gen = np.random.default_rng(seed)
             n = int(gen.integers(2, 40))
             x = np.exp(gen.normal(10.8, 0.8, n))
-            rel = percentiles.release_percentiles(x, epsilon=float(gen.uniform(0.05, 3)), edges=edges, q=q, rng=gen,
-                                        relation=relation)
+            rel = percentiles.release_percentiles(
+                x, epsilon=float(gen.uniform(0.05, 3)), edges=edges, q=q, rng=gen, relation=relation
+            )
             v = rel.values
             assert np.all(np.isfinite(v)) and np.all(np.diff(v) >= 0)
             assert v[0] >= edges[0] and v[-1] <= edges[-1]
@@ -234,7 +250,9 @@ def test_non_positive_total_falls_back_without_crashing():
     np.testing.assert_allclose(percentiles.percentiles_from_histogram([-5, 0, -3, 0], e, (25, 50)), [1.0, 2.0])
     np.testing.assert_allclose(percentiles.percentiles_from_histogram([0, 0, 0, 0], e, (50,)), [2.0])
     # clip post-processing ignores negative bins
-    np.testing.assert_allclose(percentiles.percentiles_from_histogram([4, -2, 4, 0], e, (50,), postprocess="clip"), [1.0])
+    np.testing.assert_allclose(
+        percentiles.percentiles_from_histogram([4, -2, 4, 0], e, (50,), postprocess="clip"), [1.0]
+    )
     raw = percentiles.percentiles_from_histogram([4, -2, 4, 0], e, (50,))
     assert raw[0] == pytest.approx(0.75)  # t = 3: cum = (4, 2, 6, 6) first reaches 3 in bin 1
 
@@ -297,7 +315,7 @@ def test_eq_4_6_profile_matches_brute_force(seed):
         prof = percentiles.local_sensitivity_profile(x, rank, L, U, n)
         k_top = n if n <= 4 else 3
         brute = _a_brute_all(x, rank, k_top)
-        np.testing.assert_allclose(prof[:brute.size], brute, atol=1e-12)
+        np.testing.assert_allclose(prof[: brute.size], brute, atol=1e-12)
         assert prof[n] == U - L  # at distance n anything is possible
         for beta in (0.1, 0.7):
             s = percentiles.percentile_smooth_sensitivity(x, q, beta=beta, lower=L, upper=U).value
@@ -341,6 +359,7 @@ def test_smooth_sensitivity_is_smooth_and_an_upper_bound_on_larger_data():
 
 # ------------------------------------------------------------------ privacy loss of the smooth release
 
+
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 def test_smooth_release_calibration_and_certified_loss(calibration):
     x = percentile_experiments.synthesize_cell_earnings(25_000, 38_000, 52_000, 120, rng=4)
@@ -373,8 +392,9 @@ def test_smooth_release_actual_privacy_loss_on_neighbours(calibration):
             f, s = percentiles.smooth_sensitivity_many_betas(d, 50, [cal.beta], lower=lo, upper=hi)
             out.append((f, s[0] / cal.alpha))
         (f1, b1), (f2, b2) = out
-        grid = np.concatenate([np.linspace(min(f1, f2) - 50 * max(b1, b2), max(f1, f2) + 50 * max(b1, b2), 20001),
-                               [f1, f2]])
+        grid = np.concatenate(
+            [np.linspace(min(f1, f2) - 50 * max(b1, b2), max(f1, f2) + 50 * max(b1, b2), 20001), [f1, f2]]
+        )
         l1 = h.logpdf((grid - f1) / b1) - math.log(b1)
         l2 = h.logpdf((grid - f2) / b2) - math.log(b2)
         worst = max(worst, float(np.max(np.abs(l1 - l2))))
@@ -392,6 +412,7 @@ def test_smooth_release_reconstructs_from_its_parts():
 
 
 # ------------------------------------------------------------------ exponential mechanism
+
 
 def test_exponential_mechanism_privacy_loss_by_computation():
     gen = np.random.default_rng(12)
@@ -423,6 +444,7 @@ def test_exponential_mechanism_density_integrates_to_one():
 
 # ------------------------------------------------------------------ accuracy measures
 
+
 def test_relative_accuracy_eq_5_1_and_l1():
     assert percentiles.relative_accuracy(110, 100) == pytest.approx(0.9)
     assert percentiles.relative_accuracy(0, 100) == pytest.approx(0.0)
@@ -451,7 +473,9 @@ def test_local_sensitivity_profile_validates_and_caps_k():
         percentiles.local_sensitivity_profile(np.array([1.0, 20.0]), 1, L, U, 3)
     with pytest.raises(DPInputError, match="rank"):
         percentiles.local_sensitivity_profile(np.array([1.0, 2.0]), 3, L, U, 3)
-    prof = percentiles.local_sensitivity_profile(np.array([1.0, 2.0, 4.0]), 2, L, U, 66_452)  # fast: only k <= n computed
+    prof = percentiles.local_sensitivity_profile(
+        np.array([1.0, 2.0, 4.0]), 2, L, U, 66_452
+    )  # fast: only k <= n computed
     assert prof.size == 66_453 and np.all(prof[3:] == U - L) and np.all(np.diff(prof) >= 0)
     with pytest.raises(DPInputError, match="infinite"):
         percentiles.lognormal_bin_edges(20, log_mean=800.0)

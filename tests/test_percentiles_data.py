@@ -1,4 +1,5 @@
 """dpcore.percentiles on the real PSEO release table (skips cleanly when ../shared/data is absent)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,6 +39,8 @@ def test_many_cells_release_is_ordered_for_every_cell(pseo_path):
     vals, cell = percentile_experiments.synthesize_cells(cells, rng=5)
     counts = percentiles.cell_bin_counts(vals, cell, len(cells), percentiles.PSEO_BIN_EDGES)
     assert counts.sum() == cells.n.sum()
-    est = percentiles.simulate_histogram_percentiles(counts, percentiles.PSEO_BIN_EDGES, epsilon=0.5, q=(25, 50, 75), n_draws=2, rng=6)
+    est = percentiles.simulate_histogram_percentiles(
+        counts, percentiles.PSEO_BIN_EDGES, epsilon=0.5, q=(25, 50, 75), n_draws=2, rng=6
+    )
     assert est.shape == (2, len(cells), 3)
     assert np.all(np.diff(est, axis=2) >= 0)

@@ -1,5 +1,6 @@
 """dpcore.percentiles, Monte Carlo: samplers against their exact laws (chi-square / KS, fixed seeds),
 credible-interval coverage, accuracy experiments. Tolerances come from the Monte Carlo standard error."""
+
 from __future__ import annotations
 
 import math
@@ -19,15 +20,19 @@ def _chisq_geometric(draws, eps):
     Cells: (<= -K), -K+1 .. K-1, (>= K), with K chosen so the tail cells expect >= ~5 draws."""
     draws = np.asarray(draws)
     r = math.exp(-eps)
-    tail = lambda k: r ** k / (1 + r)  # noqa: E731  P(Z >= k) for k >= 1
+    tail = lambda k: r**k / (1 + r)  # noqa: E731  P(Z >= k) for k >= 1
     k_max = 1
     while tail(k_max + 1) * draws.size >= 5 and k_max < 400:
         k_max += 1
     ks = np.arange(-k_max + 1, k_max)
     exp = np.concatenate([[tail(k_max)], noise.two_sided_geometric_pmf(ks, eps), [tail(k_max)]]) * draws.size
-    obs = np.concatenate([[np.sum(draws <= -k_max)], np.bincount(draws[np.abs(draws) < k_max] + k_max - 1,
-                                                                  minlength=2 * k_max - 1),
-                          [np.sum(draws >= k_max)]])
+    obs = np.concatenate(
+        [
+            [np.sum(draws <= -k_max)],
+            np.bincount(draws[np.abs(draws) < k_max] + k_max - 1, minlength=2 * k_max - 1),
+            [np.sum(draws >= k_max)],
+        ]
+    )
     return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
 
 
@@ -60,14 +65,19 @@ def _coverage(n, eps, level, scheme, target, reps=2000, seed=0):
     edges = percentiles.bin_edges(scheme, 20)
     x = percentile_experiments.synthesize_cell_earnings(30_000, 40_000, 55_000, n, rng=seed + 1)
     true_counts = percentiles.histogram_counts(x, edges).counts
-    truth = percentiles.percentiles_from_histogram(true_counts, edges) if target == "histogram" else percentiles.empirical_percentile(x)
+    truth = (
+        percentiles.percentiles_from_histogram(true_counts, edges)
+        if target == "histogram"
+        else percentiles.empirical_percentile(x)
+    )
     gen = np.random.default_rng(seed)
     eps_bin = percentiles.epsilon_per_bin(eps)
     hits = np.zeros(3)
     for chunk in range(reps // 200):
         noisy = true_counts + noise.sample_two_sided_geometric(eps_bin, (200, true_counts.size), rng=gen)
-        ci = percentiles.percentile_credible_intervals(noisy, edges, epsilon_bin=eps_bin, level=level, n_samples=500,
-                                             target=target, rng=gen)
+        ci = percentiles.percentile_credible_intervals(
+            noisy, edges, epsilon_bin=eps_bin, level=level, n_samples=500, target=target, rng=gen
+        )
         hits += ((ci.lower <= truth) & (truth <= ci.upper)).sum(axis=0)
     return hits / reps
 
@@ -94,15 +104,18 @@ def test_credible_intervals_shape_and_order():
     rel = percentiles.release_percentiles(x, epsilon=1.0, rng=6)
     ci = percentiles.percentile_credible_intervals(rel.noisy_counts, rel.edges, epsilon_bin=rel.epsilon_per_bin, rng=7)
     assert ci.lower.shape == (3,) and np.all(ci.lower <= ci.center) and np.all(ci.center <= ci.upper)
-    wide = percentiles.percentile_credible_intervals(rel.noisy_counts, rel.edges, epsilon_bin=rel.epsilon_per_bin, rng=7,
-                                           target="data")
+    wide = percentiles.percentile_credible_intervals(
+        rel.noisy_counts, rel.edges, epsilon_bin=rel.epsilon_per_bin, rng=7, target="data"
+    )
     assert np.all(wide.upper - wide.lower >= ci.upper - ci.lower - 1e-9)
 
 
 def test_exponential_mechanism_sampler_matches_interval_probabilities():
     x = np.array([12_000, 25_000, 25_000, 31_000, 47_000, 90_000.0])
     eps, q = 0.8, 50
-    draws = percentiles.sample_exponential_mechanism(x, epsilon=eps, q=q, size=200_000, rng=8, lower=10_000, upper=100_000)
+    draws = percentiles.sample_exponential_mechanism(
+        x, epsilon=eps, q=q, size=200_000, rng=8, lower=10_000, upper=100_000
+    )
     pts, lengths, logp = percentiles._em_intervals(x, q, 10_000.0, 100_000.0, eps)
     keep = lengths > 0
     cuts = pts
@@ -136,8 +149,9 @@ def test_simulate_accuracy_runs_and_histogram_beats_even_bins_at_moderate_epsilo
     vals = percentile_experiments.synthesize_cell_earnings(30_000, 40_000, 55_000, int(n.sum()), rng=11)
     panel = percentile_experiments.make_cell_panel(vals, cell)
     seen = []
-    df = percentile_experiments.simulate_accuracy(panel, epsilons=[0.5, 2.0], bin_counts=(10, 20), n_draws=20, rng=12,
-                             progress=lambda f, t: seen.append(f))
+    df = percentile_experiments.simulate_accuracy(
+        panel, epsilons=[0.5, 2.0], bin_counts=(10, 20), n_draws=20, rng=12, progress=lambda f, t: seen.append(f)
+    )
     assert seen[-1] == 1.0 and all(0 <= f <= 1 for f in seen)
     assert set(df.method) == {"lognormal", "even", "smooth_paper", "smooth_tight", "em"}
     means = df.groupby(["method", "n_bins", "epsilon"], observed=True).rel_accuracy.mean()

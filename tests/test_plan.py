@@ -1,4 +1,5 @@
 """Release plan files (dpcore.plan): the issue's example, validation messages, writing, the planner bridge."""
+
 from __future__ import annotations
 
 import math
@@ -42,45 +43,79 @@ def test_issue_example_parses():
     assert plan.columns() == ("earnings", "institution", "degree_level", "cohort", "state")
 
 
-@pytest.mark.parametrize("mutate, expected", [
-    (lambda r: r["statistics"][1].pop("epsilon"), "statistics[2] (gini): field 'epsilon' is required"),
-    (lambda r: r["statistics"][1].update(epsilon=-1), "statistics[2] (gini): field 'epsilon' must be > 0"),
-    (lambda r: r["statistics"][2].update(upper=-5), "statistics[3] (mean): field 'upper' must be greater than lower"),
-    (lambda r: r["statistics"][1].pop("upper"), "statistics[2] (gini): field 'upper' is required"),
-    (lambda r: r["statistics"][0].update(kind="median"), "statistics[1]: field 'kind' must be one of"),
-    (lambda r: r["statistics"][0].update(epsilom=1), "statistics[1] (percentiles): field 'epsilom' is not a field"),
-    (lambda r: r["statistics"][0].update(bins=[1, 3, 2]), "statistics[1] (percentiles): field 'bins' edges must be strictly increasing"),
-    (lambda r: r["statistics"][0].update(bins="weird"), "statistics[1] (percentiles): field 'bins' must be one of"),
-    (lambda r: r["statistics"][0].update(q=[50, 150]), "statistics[1] (percentiles): field 'q' percentiles must be in (0, 100]"),
-    (lambda r: r["statistics"][0].update(by="institution", q="median"), "statistics[1] (percentiles): field 'q'"),
-    (lambda r: r["statistics"][1].update(lower=-1), "statistics[2] (gini): field 'lower' must be >= 0"),
-    (lambda r: r["statistics"][1].update(gamma=1.0), "statistics[2] (gini): field 'gamma'"),
-    (lambda r: r["statistics"][2].update(lower="zero"), "statistics[3] (mean): field 'lower' must be a number"),
-    (lambda r: r["statistics"][2].update(by=["state", "state"]), "statistics[3] (mean): field 'by' names a column twice"),
-    (lambda r: r["statistics"][2].update(by=["earnings"]), "statistics[3] (mean): field 'by' contains the income column"),
-    (lambda r: r["statistics"][2].update(epsilon=2.5), "the statistics cost epsilon = 4 in total"),
-    (lambda r: r["statistics"][2].update(epsilon=3.5), "statistics[3] (mean): field 'epsilon' 3.5 exceeds the plan's cap"),
-    (lambda r: r.update(version=2), "plan: field 'version' must be 1"),
-    (lambda r: r.pop("income"), "plan: field 'income' is required"),
-    (lambda r: r.pop("cap_epsilon"), "plan: field 'cap_epsilon' is required"),
-    (lambda r: r.update(cap_epsilon=0), "plan: field 'cap_epsilon' must be > 0"),
-    (lambda r: r.update(statistics=[]), "plan: field 'statistics' is required"),
-    (lambda r: r.update(extra=1), "plan: field 'extra' is not a plan field"),
-    (lambda r: r.update(max_rows_per_person=2), "needs a 'privacy_unit'"),
-    (lambda r: r.update(privacy_unit="person"), "'max_rows_per_person' is required with a privacy_unit"),
-    (lambda r: r.update(privacy_unit="person", max_rows_per_person=0), "must be an integer in [1, 1000]"),
-    (lambda r: r.update(privacy_unit="state", max_rows_per_person=2), "statistics[2] (gini): field 'by' uses the privacy unit"),
-    (lambda r: r["statistics"][1].update(name="gini by state"), "statistics[2] (gini): field 'name' must be"),
-    (lambda r: r["statistics"][1].update(name="x") or r["statistics"][2].update(name="x"), "statistics[2] (gini): field 'name' 'x' is used by two"),
-])
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda r: r["statistics"][1].pop("epsilon"), "statistics[2] (gini): field 'epsilon' is required"),
+        (lambda r: r["statistics"][1].update(epsilon=-1), "statistics[2] (gini): field 'epsilon' must be > 0"),
+        (
+            lambda r: r["statistics"][2].update(upper=-5),
+            "statistics[3] (mean): field 'upper' must be greater than lower",
+        ),
+        (lambda r: r["statistics"][1].pop("upper"), "statistics[2] (gini): field 'upper' is required"),
+        (lambda r: r["statistics"][0].update(kind="median"), "statistics[1]: field 'kind' must be one of"),
+        (lambda r: r["statistics"][0].update(epsilom=1), "statistics[1] (percentiles): field 'epsilom' is not a field"),
+        (
+            lambda r: r["statistics"][0].update(bins=[1, 3, 2]),
+            "statistics[1] (percentiles): field 'bins' edges must be strictly increasing",
+        ),
+        (lambda r: r["statistics"][0].update(bins="weird"), "statistics[1] (percentiles): field 'bins' must be one of"),
+        (
+            lambda r: r["statistics"][0].update(q=[50, 150]),
+            "statistics[1] (percentiles): field 'q' percentiles must be in (0, 100]",
+        ),
+        (lambda r: r["statistics"][0].update(by="institution", q="median"), "statistics[1] (percentiles): field 'q'"),
+        (lambda r: r["statistics"][1].update(lower=-1), "statistics[2] (gini): field 'lower' must be >= 0"),
+        (lambda r: r["statistics"][1].update(gamma=1.0), "statistics[2] (gini): field 'gamma'"),
+        (lambda r: r["statistics"][2].update(lower="zero"), "statistics[3] (mean): field 'lower' must be a number"),
+        (
+            lambda r: r["statistics"][2].update(by=["state", "state"]),
+            "statistics[3] (mean): field 'by' names a column twice",
+        ),
+        (
+            lambda r: r["statistics"][2].update(by=["earnings"]),
+            "statistics[3] (mean): field 'by' contains the income column",
+        ),
+        (lambda r: r["statistics"][2].update(epsilon=2.5), "the statistics cost epsilon = 4 in total"),
+        (
+            lambda r: r["statistics"][2].update(epsilon=3.5),
+            "statistics[3] (mean): field 'epsilon' 3.5 exceeds the plan's cap",
+        ),
+        (lambda r: r.update(version=2), "plan: field 'version' must be 1"),
+        (lambda r: r.pop("income"), "plan: field 'income' is required"),
+        (lambda r: r.pop("cap_epsilon"), "plan: field 'cap_epsilon' is required"),
+        (lambda r: r.update(cap_epsilon=0), "plan: field 'cap_epsilon' must be > 0"),
+        (lambda r: r.update(statistics=[]), "plan: field 'statistics' is required"),
+        (lambda r: r.update(extra=1), "plan: field 'extra' is not a plan field"),
+        (lambda r: r.update(max_rows_per_person=2), "needs a 'privacy_unit'"),
+        (lambda r: r.update(privacy_unit="person"), "'max_rows_per_person' is required with a privacy_unit"),
+        (lambda r: r.update(privacy_unit="person", max_rows_per_person=0), "must be an integer in [1, 1000]"),
+        (
+            lambda r: r.update(privacy_unit="state", max_rows_per_person=2),
+            "statistics[2] (gini): field 'by' uses the privacy unit",
+        ),
+        (lambda r: r["statistics"][1].update(name="gini by state"), "statistics[2] (gini): field 'name' must be"),
+        (
+            lambda r: r["statistics"][1].update(name="x") or r["statistics"][2].update(name="x"),
+            "statistics[2] (gini): field 'name' 'x' is used by two",
+        ),
+    ],
+)
 def test_validation_names_the_statistic_and_field(mutate, expected):
     raw = _raw()
     mutate(raw)
     assert expected in _error(raw)
 
 
-RR = {"kind": "relative_risk", "epsilon": 0.5, "by": ["state"], "group": "treated", "exposed": "yes",
-      "reference": "no", "outcome": "employed"}
+RR = {
+    "kind": "relative_risk",
+    "epsilon": 0.5,
+    "by": ["state"],
+    "group": "treated",
+    "exposed": "yes",
+    "reference": "no",
+    "outcome": "employed",
+}
 
 
 def test_relative_risk_fields():
@@ -89,7 +124,13 @@ def test_relative_risk_fields():
     raw["cap_epsilon"] = 3.0
     plan = plan_from_dict(raw)
     rr = plan.statistics[3]
-    assert (rr.group, rr.exposed, rr.reference, rr.outcome, rr.outcome_below) == ("treated", "yes", "no", "employed", None)
+    assert (rr.group, rr.exposed, rr.reference, rr.outcome, rr.outcome_below) == (
+        "treated",
+        "yes",
+        "no",
+        "employed",
+        None,
+    )
     assert plan.columns()[-2:] == ("treated", "employed")
     for mutate, expected in [
         (lambda s: s.pop("group"), "statistics[4] (relative_risk): field 'group' is required"),
@@ -164,18 +205,28 @@ def test_plan_from_planner():
     ]
     plan = plan_from_planner(items, dataset="cps-2023", income="income", cap_epsilon=5.0, by=["region"])
     kinds = [(s.kind, s.by) for s in plan.statistics]
-    assert kinds == [("gini", ()), ("percentiles", ("region",)), ("mean", ("region",)), ("mean", ()),
-                     ("relative_risk", ())]
+    assert kinds == [
+        ("gini", ()),
+        ("percentiles", ("region",)),
+        ("mean", ("region",)),
+        ("mean", ()),
+        ("relative_risk", ()),
+    ]
     assert plan.statistics[0].upper == 1e6 and plan.statistics[1].bins_scheme == "pseo"
     assert plan.total_epsilon == pytest.approx(2.5 + 3 * 0.1)  # + n_epsilon per statistic with noisy cell sizes
     text = write_plan(plan)
     assert parse_plan(text) == plan
     with pytest.raises(PlanError, match="no release-plan form"):
-        plan_from_planner([(planner.make_statistic("count", x, threshold=1e4), 0.1)], dataset="d", income="i",
-                          cap_epsilon=1.0)
+        plan_from_planner(
+            [(planner.make_statistic("count", x, threshold=1e4), 0.1)], dataset="d", income="i", cap_epsilon=1.0
+        )
     with pytest.raises(PlanError, match="needs the cell column names"):
-        plan_from_planner([(planner.make_statistic("percentiles", x, groups, n_sims=100), 1.0)], dataset="d",
-                          income="i", cap_epsilon=1.0)
+        plan_from_planner(
+            [(planner.make_statistic("percentiles", x, groups, n_sims=100), 1.0)],
+            dataset="d",
+            income="i",
+            cap_epsilon=1.0,
+        )
 
 
 def test_toml_writer_numbers():
@@ -193,8 +244,13 @@ def test_plan_from_planner_choices():
     rng = np.random.default_rng(1)
     x = rng.lognormal(10.5, 0.8, 300)
     groups = rng.choice(["north", "south"], 300)
-    params = {"gini": {"upper": 1e6}, "percentiles": {"n_sims": 100}, "group_means": {"lower": 0, "upper": 2e5},
-              "ratio": {"threshold": 20000.0, "group_x": "north", "group_y": "south"}, "count": {"threshold": 1e4}}
+    params = {
+        "gini": {"upper": 1e6},
+        "percentiles": {"n_sims": 100},
+        "group_means": {"lower": 0, "upper": 2e5},
+        "ratio": {"threshold": 20000.0, "group_x": "north", "group_y": "south"},
+        "count": {"threshold": 1e4},
+    }
 
     def stat(kind):
         extra = {k: v for k, v in params[kind].items() if k not in ("group_x", "group_y")}
@@ -202,15 +258,24 @@ def test_plan_from_planner_choices():
 
     kinds = ["gini", "percentiles", "group_means", "ratio", "count"]
     alloc = {"gini": 0.5, "percentiles": 1.0, "group_means": 0.25, "ratio": 0.25, "count": 0.1}
-    plan, left_out = plan_from_planner_choices(kinds, stat, alloc, dataset="upload.csv", income="income",
-                                               cap_epsilon=1.0, group_column="region", params_for=params.get)
+    plan, left_out = plan_from_planner_choices(
+        kinds,
+        stat,
+        alloc,
+        dataset="upload.csv",
+        income="income",
+        cap_epsilon=1.0,
+        group_column="region",
+        params_for=params.get,
+    )
     assert [s.kind for s in plan.statistics] == ["gini", "percentiles", "mean", "relative_risk"]
     rr = plan.statistics[3]
     assert (rr.group, rr.exposed, rr.reference, rr.outcome_below) == ("region", "north", "south", 20000.0)
     assert plan.cap_epsilon == pytest.approx(2.0 + 3 * 0.1)  # raised to the plan's total (+ n_epsilon: noisy n)
     assert len(left_out) == 1 and left_out[0].startswith("count")
-    plan2, left_out2 = plan_from_planner_choices(["gini", "percentiles"], stat, alloc, dataset="d", income="i",
-                                                 cap_epsilon=3.0)
+    plan2, left_out2 = plan_from_planner_choices(
+        ["gini", "percentiles"], stat, alloc, dataset="d", income="i", cap_epsilon=3.0
+    )
     assert [s.kind for s in plan2.statistics] == ["gini"] and "percentiles" in left_out2[0]
     with pytest.raises(PlanError, match="none of the chosen statistics"):
         plan_from_planner_choices(["count"], stat, alloc, dataset="d", income="i", cap_epsilon=1.0)
@@ -238,6 +303,7 @@ def test_planner_page_offers_the_release_plan():
 # ---------------------------------------------------------------------------------------------
 # Documented limits (docs/plan_format.md, "Limits"): refused up front with a message, never echoed whole
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("field, value", [("lower", -1e300), ("upper", 1e300), ("upper", 1e16)])
 def test_bounds_beyond_the_sanity_range_are_refused(field, value):
@@ -276,8 +342,7 @@ def test_statistics_per_plan_limit_refused_before_checking_them():
     assert len(plan.statistics) == 1000 and plan.statistics[-1].name == "1000_mean"
     raw["statistics"] = [dict(one) for _ in range(100_000)] + [{"kind": "nonsense"}]
     message = _error(raw)  # refused by count, before the bad last statistic is reached
-    assert message == ("plan: at most 1,000 statistics per plan, got 100,001 (split the release into "
-                       "several plans)")
+    assert message == ("plan: at most 1,000 statistics per plan, got 100,001 (split the release into several plans)")
 
 
 def test_plan_file_size_and_long_values_are_refused_with_short_messages(tmp_path):

@@ -1,4 +1,5 @@
 """Plans with a percentiles statistic of method = "exponential": the checks, the plan form and the command line."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,9 @@ cell_sizes = "public"
 
 
 def _plan(statistic: str, head: str = HEAD):
-    return parse_plan(head + "\n[[statistics]]\nkind = \"percentiles\"\nby = [\"institution\"]\nepsilon = 1.0\n"
-                      + statistic)
+    return parse_plan(
+        head + "\n[[statistics]]\nkind = \"percentiles\"\nby = [\"institution\"]\nepsilon = 1.0\n" + statistic
+    )
 
 
 def test_exponential_defaults_and_round_trip():
@@ -36,15 +38,18 @@ def test_exponential_defaults_and_round_trip():
     assert histogram.method == "histogram" and "method" not in histogram.to_dict()  # histogram plans unchanged
 
 
-@pytest.mark.parametrize("statistic,field,words", [
-    ('method = "exponential"\nq = [10, 25, 50, 75, 90, 95]\n', "q", 'use method = "histogram"'),
-    ('method = "exponential"\nq = [50, 100]\n', "q", "below 100"),
-    ('method = "exponential"\nbins = "pseo"\n', "bins", "candidates"),
-    ('candidates = "pseo-fine"\n', "candidates", "exponential"),
-    ('method = "smooth"\n', "method", "'histogram' or 'exponential'"),
-    ('method = "exponential"\ncandidates = "fine"\n', "candidates", "pseo-fine"),
-    ('method = "exponential"\ncandidates = [0, 30000, 20000]\n', "candidates", "strictly increasing"),
-])
+@pytest.mark.parametrize(
+    "statistic,field,words",
+    [
+        ('method = "exponential"\nq = [10, 25, 50, 75, 90, 95]\n', "q", 'use method = "histogram"'),
+        ('method = "exponential"\nq = [50, 100]\n', "q", "below 100"),
+        ('method = "exponential"\nbins = "pseo"\n', "bins", "candidates"),
+        ('candidates = "pseo-fine"\n', "candidates", "exponential"),
+        ('method = "smooth"\n', "method", "'histogram' or 'exponential'"),
+        ('method = "exponential"\ncandidates = "fine"\n', "candidates", "pseo-fine"),
+        ('method = "exponential"\ncandidates = [0, 30000, 20000]\n', "candidates", "strictly increasing"),
+    ],
+)
 def test_exponential_refusals(statistic, field, words):
     with pytest.raises(PlanError, match=f"field '{field}'") as info:
         _plan(statistic)
@@ -55,8 +60,9 @@ def test_exponential_refusals(statistic, field, words):
 def data(tmp_path):
     rng = np.random.default_rng(5)
     n = 2000
-    df = pd.DataFrame({"institution": rng.choice(["A", "B", "C"], n),
-                       "earnings": np.round(rng.lognormal(11.0, 0.75, n))})
+    df = pd.DataFrame(
+        {"institution": rng.choice(["A", "B", "C"], n), "earnings": np.round(rng.lognormal(11.0, 0.75, n))}
+    )
     path = tmp_path / "data.parquet"
     df.to_parquet(path, index=False)
     return tmp_path, path, df
@@ -65,11 +71,27 @@ def data(tmp_path):
 def test_command_line_releases_the_exponential_median(data, capsys):
     tmp, path, df = data
     plan = tmp / "plan.toml"
-    plan.write_text(HEAD + '\n[[statistics]]\nkind = "percentiles"\nname = "median"\nby = ["institution"]\n'
-                           'epsilon = 1.0\nmethod = "exponential"\n')
+    plan.write_text(
+        HEAD + '\n[[statistics]]\nkind = "percentiles"\nname = "median"\nby = ["institution"]\n'
+        'epsilon = 1.0\nmethod = "exponential"\n'
+    )
     out = tmp / "out"
-    code = cli.main(["release", str(plan), "--data", str(path), "--out", str(out), "--engine", "pandas",
-                     "--ledger", f"sqlite:///{tmp / 'ledger.db'}", "--init-ledger", "--quiet"])
+    code = cli.main(
+        [
+            "release",
+            str(plan),
+            "--data",
+            str(path),
+            "--out",
+            str(out),
+            "--engine",
+            "pandas",
+            "--ledger",
+            f"sqlite:///{tmp / 'ledger.db'}",
+            "--init-ledger",
+            "--quiet",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     table = pd.read_csv(out / "median.csv")
     assert list(table.columns) == ["institution", "n", "p50"]
@@ -88,11 +110,27 @@ def test_noisy_cell_sizes_double_the_score_sensitivity(data, capsys):
     tmp, path, _ = data
     plan = tmp / "plan.toml"
     head = HEAD.replace('cell_sizes = "public"', 'cell_sizes = "noisy"')
-    plan.write_text(head + '\n[keys]\ninstitution = ["A", "B", "C"]\n\n[[statistics]]\nkind = "percentiles"\n'
-                           'by = ["institution"]\nepsilon = 1.0\nmethod = "exponential"\nq = [25, 75]\n')
+    plan.write_text(
+        head + '\n[keys]\ninstitution = ["A", "B", "C"]\n\n[[statistics]]\nkind = "percentiles"\n'
+        'by = ["institution"]\nepsilon = 1.0\nmethod = "exponential"\nq = [25, 75]\n'
+    )
     out = tmp / "sim"
-    code = cli.main(["release", str(plan), "--data", str(path), "--out", str(out), "--engine", "pandas",
-                     "--seed", "3", "--public-data", "--quiet"])
+    code = cli.main(
+        [
+            "release",
+            str(plan),
+            "--data",
+            str(path),
+            "--out",
+            str(out),
+            "--engine",
+            "pandas",
+            "--seed",
+            "3",
+            "--public-data",
+            "--quiet",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     record = json.loads((out / "release_record.json").read_text())
     assert "score sensitivity 2" in record["statistics"][0]["noise"]

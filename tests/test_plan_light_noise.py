@@ -4,6 +4,7 @@
 planner solved with, at the privacy cost the planner stated. The Laplace log-normal stays refused (no
 floating-point-safe sampler). Neighbouring data sets refuse and release alike, and no record holds the
 data-dependent noise scale S_beta(X)/alpha."""
+
 from __future__ import annotations
 
 import json
@@ -75,10 +76,10 @@ def test_an_old_plan_file_loads_as_the_generalized_cauchy_and_is_written_as_befo
     text = write_plan(plan)
     assert "noise" not in text and "delta" not in text  # a Cauchy plan is written exactly as before
     assert text.split("\n", 2)[2] == "\n".join(OLD_PLAN_FILE.split("\n")[1:]).replace(
-        'version = 1', 'version = 1  # plan format version').replace(
-        'dataset = "old"', 'dataset = "old"  # the ledger account (id and label)').replace(
-        'income = "income"', 'income = "income"  # income column').replace(
-        'cap_epsilon = 1.5', "cap_epsilon = 1.5  # the dataset's total budget in the ledger")
+        'version = 1', 'version = 1  # plan format version'
+    ).replace('dataset = "old"', 'dataset = "old"  # the ledger account (id and label)').replace(
+        'income = "income"', 'income = "income"  # income column'
+    ).replace('cap_epsilon = 1.5', "cap_epsilon = 1.5  # the dataset's total budget in the ledger")
     assert parse_plan(text) == plan
     assert parse_plan(EXAMPLE_PLAN).statistics[1].noise == "cauchy"
 
@@ -98,18 +99,27 @@ def test_a_laplace_gini_round_trips():
     assert plan_from_dict(raw).statistics[1].delta == smooth_noises.DEFAULT_DELTA
 
 
-@pytest.mark.parametrize("change, expected", [
-    (dict(noise="gaussian"), "statistics[2] (gini): field 'noise' must be \"cauchy\" (the default) or \"laplace\", got 'gaussian'"),
-    (dict(noise=3), "field 'noise' must be \"cauchy\" (the default) or \"laplace\", got 3"),
-    (dict(noise=["laplace"]), "field 'noise' must be"),
-    (dict(noise="laplace_lognormal"), "statistics[2] (gini): field 'noise' 'laplace_lognormal' cannot be released: "
-                                      "there is no floating-point-safe sampler"),
-    (dict(gamma=2.0), "statistics[2] (gini): field 'gamma' is the generalized Cauchy's tail exponent"),
-    (dict(delta=0.0), "statistics[2] (gini): field 'delta' must be in (0, 1e-3)"),
-    (dict(delta=0.01), "field 'delta' must be in (0, 1e-3)"),
-    (dict(delta="1e-6"), "statistics[2] (gini): field 'delta' must be a number"),
-    (dict(calibration="loose"), "statistics[2] (gini): field 'calibration' must be 'tight' or 'paper'"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (
+            dict(noise="gaussian"),
+            "statistics[2] (gini): field 'noise' must be \"cauchy\" (the default) or \"laplace\", got 'gaussian'",
+        ),
+        (dict(noise=3), "field 'noise' must be \"cauchy\" (the default) or \"laplace\", got 3"),
+        (dict(noise=["laplace"]), "field 'noise' must be"),
+        (
+            dict(noise="laplace_lognormal"),
+            "statistics[2] (gini): field 'noise' 'laplace_lognormal' cannot be released: "
+            "there is no floating-point-safe sampler",
+        ),
+        (dict(gamma=2.0), "statistics[2] (gini): field 'gamma' is the generalized Cauchy's tail exponent"),
+        (dict(delta=0.0), "statistics[2] (gini): field 'delta' must be in (0, 1e-3)"),
+        (dict(delta=0.01), "field 'delta' must be in (0, 1e-3)"),
+        (dict(delta="1e-6"), "statistics[2] (gini): field 'delta' must be a number"),
+        (dict(calibration="loose"), "statistics[2] (gini): field 'calibration' must be 'tight' or 'paper'"),
+    ],
+)
 def test_bad_noise_fields_are_refused_precisely(change, expected):
     assert expected in _error(_laplace_raw(**change))
 
@@ -128,6 +138,7 @@ def test_delta_without_laplace_and_the_delta_cap_are_checked():
 # Planner -> plan -> release: the same calibration, the same cost
 # ---------------------------------------------------------------------------------------------
 
+
 def _incomes(n: int = 600, seed: int = 4) -> np.ndarray:
     return np.round(np.random.default_rng(seed).lognormal(10.4, 0.8, n), 2)
 
@@ -138,8 +149,9 @@ def planned():
     values = _incomes()
     stat = planner.make_statistic("gini", values, upper=1e6, noise="laplace", delta=DELTA)
     eps = planner.solve_epsilon(stat, planner.AccuracyTarget(0.2, 0.9)).epsilon
-    plan, left_out = plan_from_planner_choices(["gini"], lambda kind: stat, {"gini": eps}, dataset="light",
-                                               income="income", cap_epsilon=eps)
+    plan, left_out = plan_from_planner_choices(
+        ["gini"], lambda kind: stat, {"gini": eps}, dataset="light", income="income", cap_epsilon=eps
+    )
     return values, stat, eps, plan, left_out
 
 
@@ -147,8 +159,13 @@ def test_the_planner_writes_the_laplace_gini_with_its_delta(planned):
     _, stat, eps, plan, left_out = planned
     assert left_out == []
     (gini,) = plan.statistics
-    assert (gini.kind, gini.noise, gini.delta, gini.epsilon, gini.calibration) == ("gini", "laplace", DELTA, eps,
-                                                                                    stat.calibration)
+    assert (gini.kind, gini.noise, gini.delta, gini.epsilon, gini.calibration) == (
+        "gini",
+        "laplace",
+        DELTA,
+        eps,
+        stat.calibration,
+    )
     assert plan.cap_delta == DELTA and plan.cap_epsilon == eps
     assert parse_plan(write_plan(plan)) == plan
 
@@ -157,12 +174,19 @@ def test_the_planner_leaves_the_lognormal_gini_out_and_says_why():
     values = _incomes(200)
     lln = planner.make_statistic("gini", values, upper=1e6, noise="laplace_lognormal", delta=DELTA)
     mean = planner.make_statistic("mean", values, upper=5e5)
-    plan, left_out = plan_from_planner_choices(["gini", "mean"], {"gini": lln, "mean": mean}.get,
-                                               {"gini": 1.0, "mean": 0.5}, dataset="d", income="income",
-                                               cap_epsilon=1.5)
+    plan, left_out = plan_from_planner_choices(
+        ["gini", "mean"],
+        {"gini": lln, "mean": mean}.get,
+        {"gini": 1.0, "mean": 0.5},
+        dataset="d",
+        income="income",
+        cap_epsilon=1.5,
+    )
     assert [s.kind for s in plan.statistics] == ["mean"] and plan.cap_delta is None
-    assert left_out == ["gini: the Gini with noise 'laplace_lognormal' cannot be released (no floating-point-safe "
-                        "sampler); plan it with the Laplace or the generalized Cauchy noise to write it into a plan"]
+    assert left_out == [
+        "gini: the Gini with noise 'laplace_lognormal' cannot be released (no floating-point-safe "
+        "sampler); plan it with the Laplace or the generalized Cauchy noise to write it into a plan"
+    ]
 
 
 def _write(tmp_path, name: str, values: np.ndarray):
@@ -185,16 +209,20 @@ def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(pl
     cost = execute.plan_cost(plan)
     assert cost.per_statistic == ((eps, DELTA),) and cost.as_budget_cost() == planner_cost
     url = f"sqlite:///{tmp_path}/ledger.db"
-    result = execute.run_plan(plan, _write(tmp_path, "d", values), engine="pandas", out_dir=tmp_path / "out",
-                              ledger_url=url, init_ledger=True)
+    result = execute.run_plan(
+        plan, _write(tmp_path, "d", values), engine="pandas", out_dir=tmp_path / "out", ledger_url=url, init_ledger=True
+    )
     record = result.record
     assert record["mode"] == "release"
     assert record["privacy"]["cost"] == {"epsilon": eps, "delta": DELTA}
     assert record["ledger"]["charged"] == planner_cost.to_dict()
     (info,) = record["statistics"]
     value_mechanism = execute.gini_mechanism(plan.statistics[0], 1).value_mechanism
-    assert (info["alpha"], info["beta"], info["noise_scale"]) == (value_mechanism.alpha, value_mechanism.smoothness,
-                                                                  CONFIDENTIAL_SCALE_LABEL)
+    assert (info["alpha"], info["beta"], info["noise_scale"]) == (
+        value_mechanism.alpha,
+        value_mechanism.smoothness,
+        CONFIDENTIAL_SCALE_LABEL,
+    )
     assert info["measurement"].startswith("OpenDP") and "make_laplace" in info["measurement"]
     released = result.tables["01_gini"]["gini"].item()
     assert 0.0 <= released <= 1.0 and released == round(released, 9)
@@ -202,17 +230,23 @@ def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(pl
     assert repr(scale) not in json.dumps(record) and f"{scale:.6g}" not in json.dumps(record)
     # the ledger now refuses a second release of the same plan (its delta cap is the plan's delta)
     with pytest.raises(Exception, match="refused before reading any data|exceed"):
-        execute.run_plan(plan, _write(tmp_path, "d2", values), engine="pandas", out_dir=tmp_path / "out2",
-                         ledger_url=url)
+        execute.run_plan(
+            plan, _write(tmp_path, "d2", values), engine="pandas", out_dir=tmp_path / "out2", ledger_url=url
+        )
 
 
 def test_simulated_plan_release_follows_the_planners_noise_law(planned, tmp_path):
     """Simulations of the plan (seeded) have the planner's error law: Laplace with scale S_beta(X)/alpha."""
     values, stat, eps, plan, _ = planned
     source = _write(tmp_path, "d", values)
-    draws = np.array([execute.run_plan(plan, source, engine="pandas", out_dir=tmp_path / f"s{i}", seed=i,
-                                       public_data=True)
-                      .tables["01_gini"]["gini"].item() for i in range(60)])
+    draws = np.array(
+        [
+            execute.run_plan(plan, source, engine="pandas", out_dir=tmp_path / f"s{i}", seed=i, public_data=True)
+            .tables["01_gini"]["gini"]
+            .item()
+            for i in range(60)
+        ]
+    )
     from scipy import stats
 
     centre = float(stat._clipped)
@@ -239,6 +273,7 @@ def test_group_privacy_gives_back_the_plans_delta():
 # Neighbouring data sets
 # ---------------------------------------------------------------------------------------------
 
+
 def _public_part(record: dict) -> dict:
     keep = {k: record[k] for k in ("mode", "dataset", "engine", "plan", "plan_sha256", "privacy", "statistics")}
     keep["charged"] = record.get("ledger", {}).get("charged")
@@ -249,23 +284,43 @@ def _public_part(record: dict) -> dict:
 def test_neighbours_release_and_refuse_alike(tmp_path, case):
     """Replace one record: whether the plan releases or is refused, and every record field but the released
     Gini, are the same (real releases, OpenDP sampler)."""
-    base = {"one_record_replaced": _incomes(300, 9), "all_zero_vs_one_positive": np.zeros(5),
-            "one_row_vs_two_rows": np.array([1000.0, 2000.0])}[case]
+    base = {
+        "one_record_replaced": _incomes(300, 9),
+        "all_zero_vs_one_positive": np.zeros(5),
+        "one_row_vs_two_rows": np.array([1000.0, 2000.0]),
+    }[case]
     neighbour = base.copy()
     neighbour[0] = 999_999.0 if case != "one_row_vs_two_rows" else 0.0
-    raw = {"version": 1, "dataset": "nb", "income": "income", "cap_epsilon": 1.0, "cap_delta": DELTA,
-           "statistics": [{"kind": "gini", "epsilon": 1.0, "lower": 0, "upper": 1e6, "noise": "laplace", "delta": DELTA}]}
+    raw = {
+        "version": 1,
+        "dataset": "nb",
+        "income": "income",
+        "cap_epsilon": 1.0,
+        "cap_delta": DELTA,
+        "statistics": [{"kind": "gini", "epsilon": 1.0, "lower": 0, "upper": 1e6, "noise": "laplace", "delta": DELTA}],
+    }
     plan = plan_from_dict(raw)
     records = []
     for name, values in (("a", base), ("b", neighbour)):
         url = f"sqlite:///{tmp_path}/{name}.db"
-        result = execute.run_plan(plan, _write(tmp_path, name, values), engine="pandas", out_dir=tmp_path / f"o{name}",
-                                  ledger_url=url, init_ledger=True)
+        result = execute.run_plan(
+            plan,
+            _write(tmp_path, name, values),
+            engine="pandas",
+            out_dir=tmp_path / f"o{name}",
+            ledger_url=url,
+            init_ledger=True,
+        )
         records.append(_public_part(result.record))
         # a second release is refused on both (the cap is spent), before reading any data
         with pytest.raises(Exception) as info:
-            execute.run_plan(plan, _write(tmp_path, name + "2", values), engine="pandas",
-                             out_dir=tmp_path / f"p{name}", ledger_url=url)
+            execute.run_plan(
+                plan,
+                _write(tmp_path, name + "2", values),
+                engine="pandas",
+                out_dir=tmp_path / f"p{name}",
+                ledger_url=url,
+            )
         records[-1]["refusal"] = str(info.value)
     assert records[0] == records[1]
     # the Laplace log-normal is refused alike, from the plan alone
@@ -286,7 +341,13 @@ def test_in_app_release_record_of_a_laplace_gini_has_no_noise_scale():
         (rec,) = release.make_release([(stat, 1.0)], budget.Ledger())
         d = rec.to_dict()
         assert repr(stat.scale(1.0)) not in json.dumps(d) and f"scale={CONFIDENTIAL_SCALE_LABEL}" in d["measurement"]
-        out.append({k: v for k, v in d.items() if k not in ("released", "timestamp", "released_lower", "released_upper", "published_inputs")})
+        out.append(
+            {
+                k: v
+                for k, v in d.items()
+                if k not in ("released", "timestamp", "released_lower", "released_upper", "published_inputs")
+            }
+        )
     assert out[0] == out[1]
 
 
@@ -296,11 +357,30 @@ def test_the_command_line_releases_a_laplace_gini_plan_and_says_its_delta(tmp_pa
     source_dir = tmp_path / "data"
     source_dir.mkdir()
     pd.DataFrame({"income": _incomes(400, 2)}).to_csv(source_dir / "data.csv", index=False)
-    raw = {"version": 1, "dataset": "cli", "income": "income", "cap_epsilon": 1.0, "cap_delta": DELTA,
-           "statistics": [{"kind": "gini", "epsilon": 1.0, "lower": 0, "upper": 1e6, "noise": "laplace", "delta": DELTA}]}
+    raw = {
+        "version": 1,
+        "dataset": "cli",
+        "income": "income",
+        "cap_epsilon": 1.0,
+        "cap_delta": DELTA,
+        "statistics": [{"kind": "gini", "epsilon": 1.0, "lower": 0, "upper": 1e6, "noise": "laplace", "delta": DELTA}],
+    }
     (tmp_path / "plan.toml").write_text(write_plan(plan_from_dict(raw)), encoding="utf-8")
-    code = cli.main(["release", str(tmp_path / "plan.toml"), "--data", str(source_dir / "data.csv"), "--out",
-                     str(tmp_path / "out"), "--engine", "pandas", "--ledger", f"sqlite:///{tmp_path}/l.db", "--init-ledger"])
+    code = cli.main(
+        [
+            "release",
+            str(tmp_path / "plan.toml"),
+            "--data",
+            str(source_dir / "data.csv"),
+            "--out",
+            str(tmp_path / "out"),
+            "--engine",
+            "pandas",
+            "--ledger",
+            f"sqlite:///{tmp_path}/l.db",
+            "--init-ledger",
+        ]
+    )
     _, err = capsys.readouterr()
     assert code == 0 and "charged the ledger: entry 1, epsilon = 1, delta = 1e-07" in err
     record = json.loads((tmp_path / "out" / "release_record.json").read_text())
@@ -331,8 +411,9 @@ def test_a_confidential_scale_is_named_by_its_label_only(rng):
     from dpcore import release_noise
 
     scale = 0.012345678901
-    draw = release_noise.release_real_values([0.3], scale=scale, rng=rng, sensitivity=None,
-                                             confidential_scale_label=CONFIDENTIAL_SCALE_LABEL)
+    draw = release_noise.release_real_values(
+        [0.3], scale=scale, rng=rng, sensitivity=None, confidential_scale_label=CONFIDENTIAL_SCALE_LABEL
+    )
     texts = f"{draw.measurement} {draw.privacy_map}"
     assert repr(scale) not in texts and "0.0123" not in texts
     assert CONFIDENTIAL_SCALE_LABEL in draw.measurement

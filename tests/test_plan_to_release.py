@@ -1,6 +1,7 @@
 """Plan -> release: Release mode starts from the accuracy-first plan (ε per statistic,
 cap >= the plan's total) and states every difference; the JSON record holds every release of the
 account and the dataset identity (never the fingerprint); the decision memo is self-contained HTML."""
+
 from __future__ import annotations
 
 import json
@@ -72,10 +73,10 @@ def test_record_holds_every_release_and_identity_but_no_fingerprint(ledger_url):
     fingerprint = L.dataset_fingerprint(b"income\n87000\n", "income")
     account = db.account(fingerprint, cap_epsilon=3.0, label="survey")
     identity = {"file_name": "survey.csv", "income_column": "income", "group_column": None, "n": 500}
-    first = release.make_release([(planner.make_statistic("gini", values, upper=1e6), 0.5)], account,
-                                 dataset=identity)
-    second = release.make_release([(planner.make_statistic("mean", values, upper=1e6), 0.25)], account,
-                                  dataset=identity)
+    first = release.make_release([(planner.make_statistic("gini", values, upper=1e6), 0.5)], account, dataset=identity)
+    second = release.make_release(
+        [(planner.make_statistic("mean", values, upper=1e6), 0.25)], account, dataset=identity
+    )
     text = memo_lib.complete_record_json(second, account, account.entries())
     doc = json.loads(text)
     assert len(doc["every_release_of_the_account"]) == 2  # the bug: only the last release was kept
@@ -83,13 +84,20 @@ def test_record_holds_every_release_and_identity_but_no_fingerprint(ledger_url):
     assert doc["epsilon_spent_in_total"] == pytest.approx(0.75)
     assert doc["dpcore_version"] and doc["this_release"][0]["mechanism"]
     assert fingerprint not in text and "dataset_id" not in text
-    assert first[0].released[0] == pytest.approx(doc["every_release_of_the_account"][0]["result"]["records"][0]["released"][0])
+    assert first[0].released[0] == pytest.approx(
+        doc["every_release_of_the_account"][0]["result"]["records"][0]["released"][0]
+    )
 
 
 def test_memo_is_self_contained_html():
     page = memo_html.decision_memo_html(
-        title="Memo", dataset={"name": "survey.csv", "n": 500}, plan_rows=[{"statistic": "Gini", "ε": 0.8}],
-        total_epsilon=0.8, cap_epsilon=2.0, figures=[memo_html.epsilon_figure({"Gini": 0.8}, {})])
+        title="Memo",
+        dataset={"name": "survey.csv", "n": 500},
+        plan_rows=[{"statistic": "Gini", "ε": 0.8}],
+        total_epsilon=0.8,
+        cap_epsilon=2.0,
+        figures=[memo_html.epsilon_figure({"Gini": 0.8}, {})],
+    )
     assert page.startswith("<!doctype html>") and "within</b>" not in page and "within the cap" in page
     assert "<script" not in page and "<svg" in page  # a static inline SVG chart: works offline
     assert len(page) < 300_000  # (plotly.js inline made it 4.8 MB)
@@ -114,8 +122,14 @@ def test_group_columns_that_do_not_qualify_are_explained_and_small_cells_advised
 
     from ui.planner import views as planner_views
 
-    frame = pd.DataFrame({"income": np.arange(100.0), "id": np.arange(100), "country": ["X"] * 100,
-                          "region": ["a"] * 60 + ["b"] * 39 + ["c"]})
+    frame = pd.DataFrame(
+        {
+            "income": np.arange(100.0),
+            "id": np.arange(100),
+            "country": ["X"] * 100,
+            "region": ["a"] * 60 + ["b"] * 39 + ["c"],
+        }
+    )
     reasons = planner_views.group_rejections(SimpleNamespace(frame=frame, column="income"))
     assert any("`id`: 100 distinct values" in r and "merge" in r for r in reasons)
     assert any("`country`: 1 distinct value" in r for r in reasons)
@@ -146,7 +160,11 @@ def test_median_income_by_group_plans_and_releases(ledger_url):
 
 def test_release_mode_with_the_lookalike_says_how_to_release_the_file(ledger_url):
     at = AppTest.from_string(HARNESS, default_timeout=300)
-    for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_mode": RELEASE, "planner_stats": "gini"}.items():
+    for k, v in {
+        "data_source": "Upload a CSV or Parquet file",
+        "planner_mode": RELEASE,
+        "planner_stats": "gini",
+    }.items():
         at.query_params[k] = v
     at.run()
     at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(), "text/csv")).run()
@@ -164,9 +182,15 @@ def test_median_by_group_goes_into_a_release_plan():
     gen = np.random.default_rng(6)
     values, groups = gen.lognormal(10.5, 0.7, 600), gen.choice(["a", "b"], 600)
     stat = planner.make_statistic("group_medians", values, groups, n_sims=200)
-    plan, left_out = plan_from_planner_choices(["group_medians"], lambda kind: stat, {"group_medians": 0.7},
-                                               dataset="survey", income="income", cap_epsilon=2.0,
-                                               group_column="region")
+    plan, left_out = plan_from_planner_choices(
+        ["group_medians"],
+        lambda kind: stat,
+        {"group_medians": 0.7},
+        dataset="survey",
+        income="income",
+        cap_epsilon=2.0,
+        group_column="region",
+    )
     assert not left_out
     (item,) = plan.statistics
     assert item.kind == "percentiles" and list(item.by) == ["region"] and list(item.q) == [50.0]

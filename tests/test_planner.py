@@ -1,5 +1,6 @@
 """Tests of dpcore.planner: every solved epsilon meets its target under an independent simulation
 (using the method modules' own samplers), and an epsilon 10% smaller does not."""
+
 from __future__ import annotations
 
 import math
@@ -40,6 +41,7 @@ def _check_meets_and_not_below(success: np.ndarray, success_smaller: np.ndarray,
 # closed forms
 # ---------------------------------------------------------------------------------------------
 
+
 def test_laplace_closed_form_hand_value():
     # t = 1, s = 1, 95%: eps = ln 20
     assert P.laplace_epsilon_for_error(1.0, 1.0, 0.95) == pytest.approx(math.log(20))
@@ -73,8 +75,9 @@ def test_clipped_mean_solution_independent_simulation(incomes):
     one = np.zeros(incomes.size, dtype=int)
 
     def sim(eps, seed):
-        r = strat_experiments.simulate_laplace_releases(incomes, one, epsilon=eps, clip_range=(0.0, 400_000),
-                                                 n_sims=200_000, rng=seed)
+        r = strat_experiments.simulate_laplace_releases(
+            incomes, one, epsilon=eps, clip_range=(0.0, 400_000), n_sims=200_000, rng=seed
+        )
         return np.abs(np.asarray(r.global_overall) - truth) <= TARGET.rel_error * truth
 
     _check_meets_and_not_below(sim(sol.epsilon, 1), sim(0.9 * sol.epsilon, 2), TARGET.confidence)
@@ -87,8 +90,9 @@ def test_group_means_solution_independent_simulation(incomes, groups):
     truth = stat.truth
 
     def sim(eps, seed):
-        r = strat_experiments.simulate_laplace_releases(incomes, groups, epsilon=eps, clip_range=(0.0, 400_000),
-                                                 n_sims=100_000, rng=seed)
+        r = strat_experiments.simulate_laplace_releases(
+            incomes, groups, epsilon=eps, clip_range=(0.0, 400_000), n_sims=100_000, rng=seed
+        )
         return np.all(np.abs(np.asarray(r.strat_groups) - truth) <= TARGET.rel_error * truth, axis=1)
 
     _check_meets_and_not_below(sim(sol.epsilon, 3), sim(0.9 * sol.epsilon, 4), TARGET.confidence)
@@ -127,6 +131,7 @@ def test_plan_total_sequential():
 # ---------------------------------------------------------------------------------------------
 # budget first
 # ---------------------------------------------------------------------------------------------
+
 
 def test_split_budget_weights_and_locks():
     np.testing.assert_allclose(P.split_budget(1.0, [1, 1, 2]), [0.25, 0.25, 0.5])
@@ -175,6 +180,7 @@ def test_bad_inputs(incomes):
 # Gini, percentiles, ratio: independent simulations with the method modules' own code
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_gini_solution_independent_simulation():
     from dpcore import gini
@@ -187,8 +193,16 @@ def test_gini_solution_independent_simulation():
         sol = P.solve_epsilon(stat, target)
 
         def sim(eps, seed):
-            r = gini.simulate_gini_releases(x, epsilon=eps, gamma=2.0, lower=0.0, upper=1_000_000,
-                                            n_releases=200_000, calibration=calibration, rng=seed)
+            r = gini.simulate_gini_releases(
+                x,
+                epsilon=eps,
+                gamma=2.0,
+                lower=0.0,
+                upper=1_000_000,
+                n_releases=200_000,
+                calibration=calibration,
+                rng=seed,
+            )
             return np.abs(r.releases - truth) <= target.rel_error * truth
 
         _check_meets_and_not_below(sim(sol.epsilon, 1), sim(0.9 * sol.epsilon, 2), target.confidence)
@@ -199,13 +213,15 @@ def test_gini_scale_matches_release_module():
 
     x = np.random.default_rng(22).lognormal(10.5, 0.9, 2000)
     stat = P.GiniStatistic(x, 0.0, 1_000_000, calibration="paper")
-    r = gini.simulate_gini_releases(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1_000_000, n_releases=10,
-                                    calibration="paper", rng=0)
+    r = gini.simulate_gini_releases(
+        x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1_000_000, n_releases=10, calibration="paper", rng=0
+    )
     assert stat.scale(1.0) == pytest.approx(r.noise_scale, rel=1e-9)
     tight = P.GiniStatistic(x, 0.0, 1_000_000)
     assert tight.calibration == "tight"
-    r = gini.simulate_gini_releases(x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1_000_000, n_releases=10,
-                                    calibration="tight", rng=0)
+    r = gini.simulate_gini_releases(
+        x, epsilon=1.0, gamma=2.0, lower=0.0, upper=1_000_000, n_releases=10, calibration="tight", rng=0
+    )
     assert tight.scale(1.0) == pytest.approx(r.noise_scale, rel=1e-9)
     assert tight.scale(1.0) < stat.scale(1.0) / 4  # the certified tight alpha: several times less noise
 
@@ -224,8 +240,9 @@ def test_percentiles_solution_independent_simulation():
     counts = np.vstack([percentiles.histogram_counts(c).counts for c in cells])
 
     def sim(eps, seed):
-        v = percentiles.simulate_histogram_percentiles(counts, percentiles.PSEO_BIN_EDGES, epsilon=eps,
-                                                       q=(25, 50, 75), n_draws=50_000, rng=seed)
+        v = percentiles.simulate_histogram_percentiles(
+            counts, percentiles.PSEO_BIN_EDGES, epsilon=eps, q=(25, 50, 75), n_draws=50_000, rng=seed
+        )
         ok = np.all(np.abs(v - truth[None]) <= target.rel_error * truth[None], axis=2)  # (draws, cells)
         worst = int(np.argmin(ok.mean(axis=0)))
         return ok[:, worst]
@@ -279,9 +296,13 @@ def test_ratio_reference_value_from_spec():
 
 def test_releases_use_method_modules(incomes, groups):
     """simulate_draw() calls the method modules and returns one number per label."""
-    stats_ = [P.CountAbove(incomes, 60_000), P.ClippedMean(incomes, 0, 400_000),
-              P.GroupMeans(incomes, groups, 0, 400_000), P.RatioStatistic(30, 20, 100, 100),
-              P.PercentilesStatistic([incomes[:500], incomes[500:900]], n_sims=200)]
+    stats_ = [
+        P.CountAbove(incomes, 60_000),
+        P.ClippedMean(incomes, 0, 400_000),
+        P.GroupMeans(incomes, groups, 0, 400_000),
+        P.RatioStatistic(30, 20, 100, 100),
+        P.PercentilesStatistic([incomes[:500], incomes[500:900]], n_sims=200),
+    ]
     for s in stats_:
         v = s.simulate_draw(1.0, rng=np.random.default_rng(0))
         assert v.shape == (len(s.labels),) and np.all(np.isfinite(v))
@@ -327,14 +348,18 @@ def test_split_budget_all_locked_refuses_a_new_total():
 # Real releases draw from dpcore.release_noise (OpenDP / certified sampler)
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kind, kw, needle", [
-    ("count", dict(threshold=30_000), "make_laplace(vector_domain(atom_domain(T=i64))"),
-    ("mean", dict(upper=2e5), "make_laplace(vector_domain(atom_domain(T=f64"),
-    ("group_means", dict(upper=2e5), "make_laplace(vector_domain(atom_domain(T=f64"),
-    ("percentiles", dict(n_sims=100), "make_laplace(vector_domain(atom_domain(T=i64))"),
-    ("ratio", dict(threshold=30_000), "make_laplace(vector_domain(atom_domain(T=f64"),
-    ("gini", dict(upper=2e5), "certified generalized-Cauchy sampler"),
-])
+
+@pytest.mark.parametrize(
+    "kind, kw, needle",
+    [
+        ("count", dict(threshold=30_000), "make_laplace(vector_domain(atom_domain(T=i64))"),
+        ("mean", dict(upper=2e5), "make_laplace(vector_domain(atom_domain(T=f64"),
+        ("group_means", dict(upper=2e5), "make_laplace(vector_domain(atom_domain(T=f64"),
+        ("percentiles", dict(n_sims=100), "make_laplace(vector_domain(atom_domain(T=i64))"),
+        ("ratio", dict(threshold=30_000), "make_laplace(vector_domain(atom_domain(T=f64"),
+        ("gini", dict(upper=2e5), "certified generalized-Cauchy sampler"),
+    ],
+)
 def test_real_release_draw_names_its_measurement_and_certifies_epsilon(kind, kw, needle):
     rng = np.random.default_rng(3)
     x = rng.lognormal(10.3, 0.7, 400)

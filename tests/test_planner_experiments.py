@@ -1,5 +1,6 @@
 """dpcore.experiments.planner: each view function against the dpcore.planner / dpcore.risk calls it
 stands for, its failures, and the whole-plan view from an array or from a table."""
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,11 @@ from dpcore.validation import DPInputError
 
 VALUES = lognormal_incomes(3000, sigma=0.9, rng=11)
 GROUPS = planner_lib.planning_groups(VALUES.size, seed=11)
-PLAN = [{"kind": "gini", "params": {"upper": 1e6}, "rel_error": 0.1, "confidence": 0.9},
-        {"kind": "group_means", "params": {"upper": 5e5}, "rel_error": 0.05, "confidence": 0.95},
-        {"kind": "ratio", "params": {"threshold": 20_000.0}, "rel_error": 0.1, "confidence": 0.95}]
+PLAN = [
+    {"kind": "gini", "params": {"upper": 1e6}, "rel_error": 0.1, "confidence": 0.9},
+    {"kind": "group_means", "params": {"upper": 5e5}, "rel_error": 0.05, "confidence": 0.95},
+    {"kind": "ratio", "params": {"threshold": 20_000.0}, "rel_error": 0.1, "confidence": 0.95},
+]
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +87,9 @@ def test_attacker_belief_formula():
 
 def test_planner_view_from_a_table_equals_the_arrays():
     frame = pd.DataFrame({"income": VALUES, "region": GROUPS})
-    by_table = planner_experiments.planner_view(frame, statistics=PLAN, income_column="income",
-                                                group_column="region", allocation=[1.0, 1.0, 1.0])
+    by_table = planner_experiments.planner_view(
+        frame, statistics=PLAN, income_column="income", group_column="region", allocation=[1.0, 1.0, 1.0]
+    )
     specs = planner_experiments.statistic_specs(PLAN)
     stats = planner_experiments.build_statistics(VALUES, GROUPS.astype(str), specs)
     direct = planner_experiments.accuracy_first(stats, specs)
@@ -99,14 +103,17 @@ def test_planner_view_from_a_table_equals_the_arrays():
     json.dumps(out)
 
 
-@pytest.mark.parametrize("plan, match", [
-    ([], "no statistics"),
-    ([PLAN[0], PLAN[0]], "planned once"),
-    ([{"kind": "median"}], "unknown statistic"),
-    ([{"kind": "gini", "rel_error": -0.1}], "rel"),
-    ([{"kind": "gini", "confidence": 1.5}], "confidence"),
-    ([{"params": {}}], "needs a 'kind'"),
-])
+@pytest.mark.parametrize(
+    "plan, match",
+    [
+        ([], "no statistics"),
+        ([PLAN[0], PLAN[0]], "planned once"),
+        ([{"kind": "median"}], "unknown statistic"),
+        ([{"kind": "gini", "rel_error": -0.1}], "rel"),
+        ([{"kind": "gini", "confidence": 1.5}], "confidence"),
+        ([{"params": {}}], "needs a 'kind'"),
+    ],
+)
 def test_bad_plans(plan, match):
     with pytest.raises(DPInputError, match=match):
         planner_experiments.statistic_specs(plan)
@@ -124,6 +131,7 @@ def test_planner_view_bad_columns():
 # The plan's privacy cost in each currency
 # ---------------------------------------------------------------------------------------------
 
+
 def test_plan_cost_pure_adds_epsilons():
     from dpcore import budget
 
@@ -134,8 +142,9 @@ def test_plan_cost_pure_adds_epsilons():
 def test_plan_cost_approx_adds_epsilons_and_deltas():
     from dpcore import budget
 
-    cost = planner_experiments.plan_cost([("gini", budget.approx(0.4, 1e-6)), ("mean", budget.pure(0.6)),
-                                          ("other", budget.approx(0.1, 2e-7))])
+    cost = planner_experiments.plan_cost(
+        [("gini", budget.approx(0.4, 1e-6)), ("mean", budget.pure(0.6)), ("other", budget.approx(0.1, 2e-7))]
+    )
     assert cost.kind == "approx" and not cost.explicit_conversion
     assert cost.epsilon == pytest.approx(1.1, rel=1e-12) and cost.delta == pytest.approx(1.2e-6, rel=1e-12)
 
@@ -145,11 +154,11 @@ def test_plan_cost_zcdp_composes_rho_and_states_its_epsilon_delta():
 
     rho, eps, delta = 0.004, 0.3, 1e-6
     cost = planner_experiments.plan_cost([("gini", budget.zcdp(rho)), ("mean", budget.pure(eps))], delta=delta)
-    assert cost.kind == "zcdp" and cost.rho == pytest.approx(rho + eps ** 2 / 2, rel=1e-12)
+    assert cost.kind == "zcdp" and cost.rho == pytest.approx(rho + eps**2 / 2, rel=1e-12)
     # the better of: pure epsilon + converted rho, or everything in zCDP converted (Ledger.spent_approx)
-    expected = min(eps + budget.zcdp_to_approx_dp(rho, delta), budget.zcdp_to_approx_dp(rho + eps ** 2 / 2, delta))
+    expected = min(eps + budget.zcdp_to_approx_dp(rho, delta), budget.zcdp_to_approx_dp(rho + eps**2 / 2, delta))
     assert cost.epsilon == pytest.approx(expected, rel=1e-9) and cost.delta == delta
-    assert cost.conversion_delta == delta and cost.text.startswith(f"ρ = {rho + eps ** 2 / 2:.4g} (zCDP)")
+    assert cost.conversion_delta == delta and cost.text.startswith(f"ρ = {rho + eps**2 / 2:.4g} (zCDP)")
     with pytest.raises(DPInputError, match="delta"):
         planner_experiments.plan_cost([("gini", budget.zcdp(rho))])
 
@@ -172,8 +181,9 @@ def test_views_cost_the_gini_in_its_noise_currency(noise, kind):
     from dpcore import budget
 
     params = {"upper": 1e6} if noise == "cauchy" else {"upper": 1e6, "noise": noise, "delta": 1e-6}
-    specs = planner_experiments.statistic_specs([{"kind": "gini", "params": params, "rel_error": 0.2, "confidence": 0.8},
-                                                 PLAN[1]])
+    specs = planner_experiments.statistic_specs(
+        [{"kind": "gini", "params": params, "rel_error": 0.2, "confidence": 0.8}, PLAN[1]]
+    )
     stats = planner_experiments.build_statistics(VALUES, GROUPS, specs)
     view = planner_experiments.budget_first(stats, specs, [0.5, 0.5])
     assert view.cost.kind == kind and view.total_epsilon == 1.0
@@ -189,6 +199,7 @@ def test_views_cost_the_gini_in_its_noise_currency(noise, kind):
 # ---------------------------------------------------------------------------------------------
 # How wide the published intervals will be, before any budget is spent
 # ---------------------------------------------------------------------------------------------
+
 
 def _published_widths(stat, epsilon: float, seed: int) -> np.ndarray:
     """The widths of one simulated release's published intervals (dpcore.published, honest digits)."""
@@ -221,13 +232,23 @@ def test_expected_ratio_and_gini_widths_use_the_release_functions(specs_and_stat
     _, stats = specs_and_stats
     gini, _, ratio = stats
     got = planner_experiments.expected_interval_width(ratio, 1.0)
-    ci = intervals.relative_risk_interval(ratio.x, ratio.y, ratio.n_x, ratio.n_y,
-                                          scale=ratio.mechanism_at(1.0).noise_scale, level=0.95)
+    ci = intervals.relative_risk_interval(
+        ratio.x, ratio.y, ratio.n_x, ratio.n_y, scale=ratio.mechanism_at(1.0).noise_scale, level=0.95
+    )
     assert got.widths == (pytest.approx(ci.width, rel=1e-12),)
     got = planner_experiments.expected_interval_width(gini, 1.0)
     cell = GiniMechanism(1.0, gini.lower, gini.upper)
-    model = intervals.optimise_gini_split(cell.epsilon_cell, None, "cauchy", VALUES.size, gini.lower, gini.upper,
-                                          0.95, gamma=2.0, calibration_mode="tight")
+    model = intervals.optimise_gini_split(
+        cell.epsilon_cell,
+        None,
+        "cauchy",
+        VALUES.size,
+        gini.lower,
+        gini.upper,
+        0.95,
+        gamma=2.0,
+        calibration_mode="tight",
+    )
     assert got.widths == (pytest.approx(model.model_width, rel=1e-9),) and got.unit == "Gini points"
     # beside the public model, the median width on the planning data: 2 q S_beta(X)/alpha (no clamp reached here)
     plan = GiniIntervalMechanism(1.0, gini.lower, gini.upper, planning_n=VALUES.size).plan

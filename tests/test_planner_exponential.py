@@ -1,4 +1,5 @@
 """The planner's exponential-mechanism median (ExponentialPercentilesStatistic) and the method recommendation."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,12 +52,15 @@ def test_plan_from_planner_writes_the_exponential_method(cells):
     assert (spec.method, spec.bins_scheme, spec.q) == ("exponential", "pseo-fine", (50.0,))
 
 
-@pytest.mark.parametrize("q,method,words", [
-    ((50,), "exponential", "whole ε"),
-    ((90,), "exponential", "p90"),
-    ((25, 50, 75), "histogram", "p25, p50, p75 and the histogram itself"),
-    ((100,), "histogram", "below 100"),
-])
+@pytest.mark.parametrize(
+    "q,method,words",
+    [
+        ((50,), "exponential", "whole ε"),
+        ((90,), "exponential", "p90"),
+        ((25, 50, 75), "histogram", "p25, p50, p75 and the histogram itself"),
+        ((100,), "histogram", "below 100"),
+    ],
+)
 def test_recommendation(q, method, words):
     advice = planner.recommend_percentiles_method(q)
     assert advice.method == method and words in advice.reason

@@ -1,6 +1,7 @@
 """The planner's fast paths compute the same numbers as the slow ones they replaced: the closed-form
 Laplace CDF is scipy.stats.laplace.cdf bit for bit, and GroupMeans' kept true means and clipping bias are the
 recomputed ones (and cannot be changed through what the properties return)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,9 +13,15 @@ from dpcore.data import lognormal_incomes
 
 def test_laplace_cdf_is_scipys_bit_for_bit():
     rng = np.random.default_rng(7)
-    x = np.concatenate([rng.normal(0, 3, 5000), rng.standard_cauchy(2000), np.geomspace(1e-300, 1e300, 300),
-                        -np.geomspace(1e-300, 1e300, 300),
-                        [0.0, -0.0, 5e-324, -5e-324, 1e-17, -1e-17, 700.0, 746.0, -746.0, np.inf, -np.inf]])
+    x = np.concatenate(
+        [
+            rng.normal(0, 3, 5000),
+            rng.standard_cauchy(2000),
+            np.geomspace(1e-300, 1e300, 300),
+            -np.geomspace(1e-300, 1e300, 300),
+            [0.0, -0.0, 5e-324, -5e-324, 1e-17, -1e-17, 700.0, 746.0, -746.0, np.inf, -np.inf],
+        ]
+    )
     ours, theirs = planner_lib._laplace_cdf(x), stats.laplace.cdf(x)
     assert np.array_equal(ours, theirs)
     assert np.isnan(planner_lib._laplace_cdf(np.array([np.nan]))[0]) and np.isnan(stats.laplace.cdf(np.nan))
@@ -39,5 +46,6 @@ def test_group_means_truth_and_bias_are_kept_and_equal_recomputation():
     p, _ = stat.prob_within(0.5, 0.05)
     t = np.abs(truth) * 0.05
     scale = 150_000.0 / (counts * 0.5)
-    assert p == float(np.prod(np.clip(stats.laplace.cdf((t - bias) / scale) - stats.laplace.cdf((-t - bias) / scale),
-                                      0.0, 1.0)))
+    assert p == float(
+        np.prod(np.clip(stats.laplace.cdf((t - bias) / scale) - stats.laplace.cdf((-t - bias) / scale), 0.0, 1.0))
+    )

@@ -1,6 +1,7 @@
 """The planner's Gini target is in Gini points (absolute ±, 0.01 = one point), as on the Gini page; it was
 a relative error in % of the Gini. An old link's relative target (planner_gini_tol) is converted once with
 the planning data's Gini, and the page says so; the plan is the same."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,7 @@
 """Accuracy first stated as an interval half-width: dpcore.experiments.planner.solve_epsilon_for_half_width (the
 smallest epsilon, the monotone width it searches, its refusals), the half_width_first view and planner_view's
 half_widths, and the planner page's "interval half-width" mode next to the unchanged relative-error mode."""
+
 from __future__ import annotations
 
 import contextlib
@@ -22,9 +23,13 @@ from dpcore.validation import DPInputError
 VALUES = lognormal_incomes(3000, sigma=0.9, rng=11)
 GROUPS = planner_lib.planning_groups(VALUES.size, seed=11)
 #: (kind, params, absolute half-width, relative half-width): cheap statistics, targets met inside the search range
-CASES = [("mean", {"upper": 5e5}, 1000.0, 0.02), ("group_means", {"upper": 5e5}, 2000.0, 0.05),
-         ("ratio", {"threshold": 20_000.0}, 0.3, 0.25), ("count", {"threshold": 100_000.0}, 20.0, 0.1),
-         ("percentiles", {}, 8000.0, 0.3)]
+CASES = [
+    ("mean", {"upper": 5e5}, 1000.0, 0.02),
+    ("group_means", {"upper": 5e5}, 2000.0, 0.05),
+    ("ratio", {"threshold": 20_000.0}, 0.3, 0.25),
+    ("count", {"threshold": 100_000.0}, 20.0, 0.1),
+    ("percentiles", {}, 8000.0, 0.3),
+]
 
 
 def _stat(kind: str, params: dict):
@@ -56,13 +61,17 @@ def test_the_solver_returns_the_smallest_epsilon(kind, params, absolute, share, 
     assert sol.kind == kind and ("of the value" in target.describe()) == relative
 
 
-@pytest.mark.parametrize(("kind", "params"), [(c[0], c[1]) for c in CASES if c[0] != "percentiles"],
-                         ids=[c[0] for c in CASES if c[0] != "percentiles"])
+@pytest.mark.parametrize(
+    ("kind", "params"),
+    [(c[0], c[1]) for c in CASES if c[0] != "percentiles"],
+    ids=[c[0] for c in CASES if c[0] != "percentiles"],
+)
 def test_the_exact_widths_decrease_in_epsilon(kind, params):
     """What the ITP search assumes: the mean's, count's and relative risk's widths never grow with epsilon."""
     stat = _stat(kind, params)
-    widths = np.array([planner_experiments.expected_interval_width(stat, eps).widths
-                       for eps in np.geomspace(0.01, 50, 120)])
+    widths = np.array(
+        [planner_experiments.expected_interval_width(stat, eps).widths for eps in np.geomspace(0.01, 50, 120)]
+    )
     assert np.all(np.diff(widths, axis=0) <= 1e-9 * widths[:-1])
     assert widths[-1].max() < widths[0].max()
 
@@ -87,7 +96,9 @@ def test_the_gini_is_planned_at_its_typical_published_width_on_the_planning_data
     sol = solve_epsilon_for_half_width(gini, target, eps_min=1.8, eps_max=2.0)
     width = planner_experiments.expected_interval_width(gini, sol.epsilon)
     typical = float(width.note.rsplit("typically ", 1)[1])
-    assert sol.half_widths[0] == pytest.approx(typical / 2, abs=5e-5) and sol.half_widths[0] > width.widths[0]  # > 2x the model
+    assert (
+        sol.half_widths[0] == pytest.approx(typical / 2, abs=5e-5) and sol.half_widths[0] > width.widths[0]
+    )  # > 2x the model
     assert sol.achieved <= 0.02 and f"±{width.widths[0] / 2:.4f}" in sol.note
     lower = planner_experiments.expected_interval_width(gini, sol.epsilon * (1 - 1e-3))
     assert float(lower.note.rsplit("typically ", 1)[1]) / 2 > 0.02 - 5e-5
@@ -137,8 +148,10 @@ def test_a_target_met_at_the_lower_end_says_so():
 
 
 def test_the_view_is_the_solver_per_statistic_and_the_script_prints_it():
-    plan = [{"kind": "group_means", "params": {"upper": 5e5}, "rel_error": 0.05, "confidence": 0.95},
-            {"kind": "ratio", "params": {"threshold": 20_000.0}, "rel_error": 0.1, "confidence": 0.95}]
+    plan = [
+        {"kind": "group_means", "params": {"upper": 5e5}, "rel_error": 0.05, "confidence": 0.95},
+        {"kind": "ratio", "params": {"threshold": 20_000.0}, "rel_error": 0.1, "confidence": 0.95},
+    ]
     half_widths = {"group_means": {"half_width": 2000.0}, "ratio": {"half_width": 0.01}}
     specs = planner_experiments.statistic_specs(plan)
     stats = planner_experiments.build_statistics(VALUES, GROUPS, specs)
@@ -152,8 +165,11 @@ def test_the_view_is_the_solver_per_statistic_and_the_script_prints_it():
     assert out["half_width_first"][0]["epsilon"] == view.rows[0].epsilon
     without = planner_experiments.planner_view(VALUES, statistics=plan, group_seed=11).to_dict()
     assert {k: v for k, v in out.items() if not k.startswith("half_width")} == without  # the old plan unchanged
-    for bad in ({"group_means": {"half_width": 1.0}}, {**half_widths, "gini": {"half_width": 0.01}},
-                {"group_means": {"width": 1.0}, "ratio": {"half_width": 0.1}}):
+    for bad in (
+        {"group_means": {"half_width": 1.0}},
+        {**half_widths, "gini": {"half_width": 0.01}},
+        {"group_means": {"width": 1.0}, "ratio": {"half_width": 0.1}},
+    ):
         with pytest.raises(DPInputError):
             planner_experiments.half_width_targets(bad, specs)
 
@@ -163,10 +179,15 @@ def test_the_view_is_the_solver_per_statistic_and_the_script_prints_it():
 # ---------------------------------------------------------------------------------------------
 
 PAGE = "app_pages/planner.py"
-PAGE_PLAN = [{"kind": "group_means", "params": {"upper": defaults.MEAN_CLIP_UPPER}, "rel_error": 0.05,
-              "confidence": 0.95},
-             {"kind": "ratio", "params": {"group_x": "group A", "group_y": "group B", "threshold": 20_000.0},
-              "rel_error": 0.1, "confidence": 0.95}]
+PAGE_PLAN = [
+    {"kind": "group_means", "params": {"upper": defaults.MEAN_CLIP_UPPER}, "rel_error": 0.05, "confidence": 0.95},
+    {
+        "kind": "ratio",
+        "params": {"group_x": "group A", "group_y": "group B", "threshold": 20_000.0},
+        "rel_error": 0.1,
+        "confidence": 0.95,
+    },
+]
 
 
 def test_the_page_plans_half_widths_and_keeps_the_relative_error_plan():
@@ -184,8 +205,10 @@ def test_the_page_plans_half_widths_and_keeps_the_relative_error_plan():
     assert_clean(at)
     assert "95% interval" in page_text(at)
     values = default_dataset().values
-    units = {"group_means": {"half_width": 1000.0, "relative": False, "level": 0.95},
-             "ratio": {"half_width": 0.1, "relative": False, "level": 0.95}}
+    units = {
+        "group_means": {"half_width": 1000.0, "relative": False, "level": 0.95},
+        "ratio": {"half_width": 0.1, "relative": False, "level": 0.95},
+    }
     direct = planner_experiments.planner_view(values, statistics=PAGE_PLAN, group_seed=2026, half_widths=units)
     table = at.table[0].value
     assert list(table["smallest ε"]) == [r.epsilon for r in direct.half_width.rows]

@@ -4,6 +4,7 @@ own currency (pure, (eps, delta), rho-zCDP with its (eps, delta)) and composes t
 never carries a noise it cannot express; a refused real release is announced before Release mode.
 Also the library change behind the speed of those solves (dpcore.planner: the exact smooth sensitivity reuses
 its beta-free A^(k) profile)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -60,21 +61,25 @@ def test_page_solves_epsilon_per_noise_and_composes_its_cost(noise):
         assert gini_cost.kind == "approx" and gini_cost.delta == DELTA
         assert row["privacy cost"] == f"(ε, δ) = ({eps_gini:.4g}, {DELTA:.3g})"
         assert total == pytest.approx(eps_gini + eps_mean, rel=5e-4)
-        assert shown["Privacy cost of the plan (sequential composition)"] == \
-            f"(ε, δ) = ({eps_gini + eps_mean:.4g}, {DELTA:.3g})"
+        assert (
+            shown["Privacy cost of the plan (sequential composition)"]
+            == f"(ε, δ) = ({eps_gini + eps_mean:.4g}, {DELTA:.3g})"
+        )
     else:
         # rho-zCDP: rho such that its (eps, delta) at the noise's delta is the planned epsilon; the plan
         # composes in zCDP (pure eps -> eps^2/2) or adds the pure epsilon to the converted rho, the smaller
         rho = gini_cost.rho
         assert gini_cost.kind == "zcdp" and rho > 0
         assert budget.zcdp_to_approx_dp(rho, DELTA) == pytest.approx(eps_gini, rel=1e-6)
-        expected = min(eps_mean + budget.zcdp_to_approx_dp(rho, DELTA),
-                       budget.zcdp_to_approx_dp(rho + eps_mean ** 2 / 2, DELTA))
+        expected = min(
+            eps_mean + budget.zcdp_to_approx_dp(rho, DELTA), budget.zcdp_to_approx_dp(rho + eps_mean**2 / 2, DELTA)
+        )
         assert expected < eps_gini + eps_mean  # composing in zCDP is better than adding epsilons here
         assert total == pytest.approx(expected, rel=5e-4)
         assert row["privacy cost"].startswith(f"ρ = {rho:.4g} (zCDP), i.e. (ε, δ) = ({eps_gini:.4g}, ")
         assert shown["Privacy cost of the plan (sequential composition)"].startswith(
-            f"ρ = {rho + eps_mean ** 2 / 2:.4g} (zCDP)")
+            f"ρ = {rho + eps_mean**2 / 2:.4g} (zCDP)"
+        )
         text = page_text(at)
         assert "real release" in text and "refused" in text  # said in Plan mode, before Release mode
 
@@ -83,8 +88,11 @@ def test_release_mode_announces_the_refused_noise_and_the_plan_file_has_the_lapl
     at = _open(planner_gini_noise="laplace_lognormal", planner_mode="Release: make the real release (spends budget)")
     assert not at.exception
     assert any("refused" in str(w.value) for w in at.warning)
-    at = _open(planner_gini_noise="laplace", planner_gini_delta="1e-07",
-               planner_mode="Release: make the real release (spends budget)")
+    at = _open(
+        planner_gini_noise="laplace",
+        planner_gini_delta="1e-07",
+        planner_mode="Release: make the real release (spends budget)",
+    )
     assert not at.exception
     assert any("spends δ = 1e-07" in str(i.value) and "δ cap" in str(i.value) for i in at.info)
     # the plan file has a noise field (tests/test_plan_light_noise.py): the Laplace Gini is written into it
@@ -128,8 +136,10 @@ def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
     assert len(computed_k) > 1
     assert len(gini.SHARED_PROFILES) == 1
     other = planner_lib.make_statistic("gini", values[:-1], upper=1e6)  # other data: its own profile
-    assert other._exact_smooth_sensitivity(0.3) == gini.smooth_sensitivity(
-        np.sort(np.clip(values[:-1], 0, 1e6)), lower=0.0, upper=1e6, beta=0.3).value
+    assert (
+        other._exact_smooth_sensitivity(0.3)
+        == gini.smooth_sensitivity(np.sort(np.clip(values[:-1], 0, 1e6)), lower=0.0, upper=1e6, beta=0.3).value
+    )
     assert len(gini.SHARED_PROFILES) == 2
 
 

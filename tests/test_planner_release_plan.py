@@ -3,6 +3,7 @@ accuracy-first ε rounded up to the field's 4 decimals, or the user's own field 
 from one function (ui.planner.release_panel.release_choices); a plan that spends more than the total ε the user
 can afford says so. Before, the file held an even split of the total-ε slider (ε 0.5 x 4, cap 2) while
 Release mode used the accuracy-first ε, and nothing was said when the plan totalled 6.2 next to "2"."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,8 +26,11 @@ def _plan_file(at) -> dict:
 
 
 def _release_fields(at) -> tuple[dict[str, float], float]:
-    epsilons = {w.key.removeprefix("planner_rel_eps_"): float(w.value) for w in at.number_input
-                if w.key.startswith("planner_rel_eps_")}
+    epsilons = {
+        w.key.removeprefix("planner_rel_eps_"): float(w.value)
+        for w in at.number_input
+        if w.key.startswith("planner_rel_eps_")
+    }
     return epsilons, float(at.number_input(key="planner_cap").value)
 
 

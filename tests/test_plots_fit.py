@@ -1,5 +1,6 @@
 """Chart labels that do not collide, checked on the figure specifications (no browser; tests/test_browser_layout.py
 measures the drawn pages at 1280x720)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +18,9 @@ def _decay(n: int = 6) -> pd.DataFrame:
 
 
 def _star_labels(figure: dict) -> list[tuple[str, str]]:
-    return [(trace["text"][0], trace["textposition"]) for trace in figure["data"]
-            if trace.get("mode") == "markers+text"]
+    return [
+        (trace["text"][0], trace["textposition"]) for trace in figure["data"] if trace.get("mode") == "markers+text"
+    ]
 
 
 def test_one_k_star_label_when_both_bounds_peak_at_the_same_k():
@@ -41,15 +43,30 @@ def test_ratio_legend_is_not_where_the_true_rr_label_is():
 
 def test_group_means_chart_has_a_row_per_group_and_level_method_names():
     groups = [f"Female × Other race × group {i}" for i in range(16)]
-    table = pd.DataFrame({"group": groups, "size": np.arange(16, 0, -1) * 10, "release": np.linspace(1, 2, 16),
-                          "true mean": np.linspace(1, 2, 16), "q05": np.zeros(16), "q95": np.full(16, 3.0)})
+    table = pd.DataFrame(
+        {
+            "group": groups,
+            "size": np.arange(16, 0, -1) * 10,
+            "release": np.linspace(1, 2, 16),
+            "true mean": np.linspace(1, 2, 16),
+            "q05": np.zeros(16),
+            "q95": np.full(16, 3.0),
+        }
+    )
     spec = plots_stratified.group_means_spec(table, "Stratified Laplace")
     points = spec["data"][0]
-    assert list(points["y"]) == [f"{g} (n={s:,})" for g, s in zip(groups, table["size"], strict=True)]  # names down the side
+    assert list(points["y"]) == [
+        f"{g} (n={s:,})" for g, s in zip(groups, table["size"], strict=True)
+    ]  # names down the side
     assert spec["layout"]["height"] >= 16 * plots_stratified.GROUP_CHART_ROW
     errors = pd.DataFrame({"method": np.repeat(list(plots_stratified.METHOD_COLORS), 3), "error": np.arange(15.0)})
-    for spec in (plots_stratified.overall_errors_spec(errors),
-                 plots_stratified.parity_spec(pd.DataFrame({"method": list(plots_stratified.METHOD_COLORS),
-                                                            "mean": 1.0, "q05": 0.5, "q95": 1.5}))):
+    for spec in (
+        plots_stratified.overall_errors_spec(errors),
+        plots_stratified.parity_spec(
+            pd.DataFrame({"method": list(plots_stratified.METHOD_COLORS), "mean": 1.0, "q05": 0.5, "q95": 1.5})
+        ),
+    ):
         axis = spec["layout"]["xaxis"]
-        assert axis["tickangle"] == 0 and all(len(line) <= 10 for text in axis["ticktext"] for line in text.split("<br>"))
+        assert axis["tickangle"] == 0 and all(
+            len(line) <= 10 for text in axis["ticktext"] for line in text.split("<br>")
+        )

@@ -6,6 +6,7 @@ reordered rows, a trailing newline, other quoting, a Parquet copy) or another in
 file uploaded to the app; the app and the command line spending separate accounts for the same file.
 Each runs on SQLite and on a throw-away PostgreSQL server (tests/support/postgres.py via conftest).
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -38,23 +39,33 @@ def url(request, tmp_path):
 
 def _records(n: int = 60) -> pd.DataFrame:
     rng = np.random.default_rng(7)
-    return pd.DataFrame({"pid": [f"p{i:03d}" for i in range(n)],
-                         "wage": np.round(rng.lognormal(10, 0.7, n), 2),
-                         "hours": rng.integers(10, 60, n),
-                         "state": rng.choice(["CA", "NA", "TX"], n)})  # "NA": a state, and a missing word
+    return pd.DataFrame(
+        {
+            "pid": [f"p{i:03d}" for i in range(n)],
+            "wage": np.round(rng.lognormal(10, 0.7, n), 2),
+            "hours": rng.integers(10, 60, n),
+            "state": rng.choice(["CA", "NA", "TX"], n),
+        }
+    )  # "NA": a state, and a missing word
 
 
 def _variants(tmp_path) -> dict[str, str]:
     """The same records as files that differ in every byte-level way a re-save can change."""
     frame = _records()
-    paths = {"csv": tmp_path / "survey.csv", "renamed": tmp_path / "copy_for_b.csv",
-             "crlf_reordered": tmp_path / "resaved.csv", "quoted_trailing": tmp_path / "quoted.csv",
-             "columns_reordered": tmp_path / "cols.csv", "parquet": tmp_path / "survey.parquet"}
+    paths = {
+        "csv": tmp_path / "survey.csv",
+        "renamed": tmp_path / "copy_for_b.csv",
+        "crlf_reordered": tmp_path / "resaved.csv",
+        "quoted_trailing": tmp_path / "quoted.csv",
+        "columns_reordered": tmp_path / "cols.csv",
+        "parquet": tmp_path / "survey.parquet",
+    }
     text = frame.to_csv(index=False)
     paths["csv"].write_text(text)
     paths["renamed"].write_text(text)
-    paths["crlf_reordered"].write_bytes(frame.sample(frac=1.0, random_state=3).to_csv(
-        index=False, lineterminator="\r\n").encode())
+    paths["crlf_reordered"].write_bytes(
+        frame.sample(frac=1.0, random_state=3).to_csv(index=False, lineterminator="\r\n").encode()
+    )
     paths["quoted_trailing"].write_text(frame.to_csv(index=False, quoting=1) + "\n")
     paths["columns_reordered"].write_text(frame[["state", "hours", "wage", "pid"]].to_csv(index=False))
     frame.to_parquet(paths["parquet"])
@@ -63,7 +74,8 @@ def _variants(tmp_path) -> dict[str, str]:
 
 def _plan(population: str, *, income: str = "wage", cap: float = 1.0, epsilon: float = 0.5, dataset: str | None = None):
     head = f'population = "{population}"\n' if population else ""
-    return parse_plan(textwrap.dedent(f"""\
+    return parse_plan(
+        textwrap.dedent(f"""\
         version = 1
         {head}dataset = "{dataset or population or 'survey'}"
         income = "{income}"
@@ -75,7 +87,8 @@ def _plan(population: str, *, income: str = "wage", cap: float = 1.0, epsilon: f
         epsilon = {epsilon}
         lower = 0
         upper = 200000
-        """))
+        """)
+    )
 
 
 def _release(plan, path, tmp_path, url, name, engine="duckdb"):
@@ -111,18 +124,30 @@ def test_every_engine_and_the_app_give_one_fingerprint_for_the_same_records(tmp_
 def test_canonical_values_are_defined_exactly():
     from dpcore.record_fingerprint import NULL_MARK, canonical_values
 
-    got = list(canonical_values(pd.Series(["87,000", " 87000.0 ", "8.7e4", "NA", "", None, "TRUE", "x", "-0", "1.5"],
-                                          dtype=object)))
+    got = list(
+        canonical_values(
+            pd.Series(["87,000", " 87000.0 ", "8.7e4", "NA", "", None, "TRUE", "x", "-0", "1.5"], dtype=object)
+        )
+    )
     assert got == ["87000", "87000", "87000", NULL_MARK, NULL_MARK, NULL_MARK, "true", "x", "0", "1.5"]
-    assert list(canonical_values(pd.Series([87000.0, np.nan, 1.5, 2.0 ** 60]))) == [
-        "87000", NULL_MARK, "1.5", repr(2.0 ** 60)]
+    assert list(canonical_values(pd.Series([87000.0, np.nan, 1.5, 2.0**60]))) == [
+        "87000",
+        NULL_MARK,
+        "1.5",
+        repr(2.0**60),
+    ]
     assert list(canonical_values(pd.Series([True, False]))) == ["true", "false"]
     # numbers are written by NumPy's vectorised float -> str, which must be Python's repr exactly
     rng = np.random.default_rng(0)
-    x = np.concatenate([rng.lognormal(10, 3, 200_000), -rng.lognormal(0, 20, 200_000),
-                        rng.standard_normal(100_000) * 1e-300, [0.1, 1e-5, 1e16, 1e22, 5e-324, 1.7976931348623157e308,
-                                                                9007199254740993.0, 123456789012345678.0]])
-    x = x[np.isfinite(x) & ~((np.abs(x) < 2.0 ** 53) & (np.floor(x) == x))]
+    x = np.concatenate(
+        [
+            rng.lognormal(10, 3, 200_000),
+            -rng.lognormal(0, 20, 200_000),
+            rng.standard_normal(100_000) * 1e-300,
+            [0.1, 1e-5, 1e16, 1e22, 5e-324, 1.7976931348623157e308, 9007199254740993.0, 123456789012345678.0],
+        ]
+    )
+    x = x[np.isfinite(x) & ~((np.abs(x) < 2.0**53) & (np.floor(x) == x))]
     assert list(canonical_values(pd.Series(x))) == [repr(float(v)) for v in x]
 
 
@@ -203,15 +228,21 @@ def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
     # the app: an upload of the re-saved copy, released with income column "wage" (Release mode's functions)
     raw = open(files["crlf_reordered"], "rb").read()
     fingerprint = L.dataset_fingerprint(raw)
-    assert release_panel.upload_population_account(db, fingerprint, L.file_bytes_fingerprint(raw, "wage")) is None  # no release yet
+    assert (
+        release_panel.upload_population_account(db, fingerprint, L.file_bytes_fingerprint(raw, "wage")) is None
+    )  # no release yet
     acct = release_panel.population_for_release(db, fingerprint, "households", 1.0, 0.0)
     values = read_table(raw)[0]["wage"].to_numpy(dtype=float)
-    release.make_release([(planner.make_statistic("mean", values, upper=200000.0), 0.5)], acct,
-                         dataset={"income_column": "wage", "n": len(values)})
+    release.make_release(
+        [(planner.make_statistic("mean", values, upper=200000.0), 0.5)],
+        acct,
+        dataset={"income_column": "wage", "n": len(values)},
+    )
     # another upload of the same records (CSV as first written, another income column) finds that budget
     raw_again = open(files["csv"], "rb").read()
-    found = release_panel.upload_population_account(db, L.dataset_fingerprint(raw_again),
-                                                     L.file_bytes_fingerprint(raw_again, "hours"))
+    found = release_panel.upload_population_account(
+        db, L.dataset_fingerprint(raw_again), L.file_bytes_fingerprint(raw_again, "hours")
+    )
     assert found is not None and found.population == "households" and found.spent_epsilon() == pytest.approx(0.5)
     # the command line, on the Parquet copy: the same population, the same budget
     _release(_plan("households"), files["parquet"], tmp_path, url, "cli")
@@ -235,14 +266,19 @@ def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records
     # schema 3, so it gets its population row here as the migration would have written it
     with db._backend.locked(None) as conn:
         ph = db._backend.ph
-        conn.execute(f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph})",
-                     ("survey (app)", old.dataset_id, "2026-01-01", "test"))
+        conn.execute(
+            f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph})",
+            ("survey (app)", old.dataset_id, "2026-01-01", "test"),
+        )
     resaved = open(files["crlf_reordered"], "rb").read()
-    found = release_panel.upload_population_account(db, L.dataset_fingerprint(raw), L.file_bytes_fingerprint(raw, "wage"))
+    found = release_panel.upload_population_account(
+        db, L.dataset_fingerprint(raw), L.file_bytes_fingerprint(raw, "wage")
+    )
     assert found is not None and found.dataset_id == old.dataset_id and found.spent_epsilon() == 0.75
     # the re-saved copy (other bytes) now finds the same budget through its records
-    assert release_panel.upload_population_account(db, L.dataset_fingerprint(resaved), None).dataset_id \
-        == old.dataset_id
+    assert (
+        release_panel.upload_population_account(db, L.dataset_fingerprint(resaved), None).dataset_id == old.dataset_id
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -287,9 +323,12 @@ def test_population_tables_are_append_only(url, tmp_path):
     db.attach_source(L.dataset_fingerprint(_records()), "households")
     db.register_population("other", 1.0)
     backend = db._backend
-    for sql in ("UPDATE dpcore_sources SET dataset_id = 'other'", "DELETE FROM dpcore_sources",
-                "UPDATE dpcore_populations SET dataset_id = 'other' WHERE name = 'households'",
-                "DELETE FROM dpcore_populations"):
+    for sql in (
+        "UPDATE dpcore_sources SET dataset_id = 'other'",
+        "DELETE FROM dpcore_sources",
+        "UPDATE dpcore_populations SET dataset_id = 'other' WHERE name = 'households'",
+        "DELETE FROM dpcore_populations",
+    ):
         with pytest.raises(L.LedgerError):
             with backend.locked(None) as conn:
                 try:
@@ -350,8 +389,9 @@ def test_a_decimal_comma_file_has_one_fingerprint_in_the_app_and_the_engines(tmp
     frame, _ = read_table(path.read_bytes())
     assert frame["income"].tolist() == [45.5, 1234.56, 12.25, 2500000.0]  # the app reads numbers
     expected = L.dataset_fingerprint(frame)
-    assert expected == L.dataset_fingerprint(pd.DataFrame({"income": [2500000.0, 45.5, 1234.56, 12.25],
-                                                           "region": ["north", "north", "south", "west"]}))
+    assert expected == L.dataset_fingerprint(
+        pd.DataFrame({"income": [2500000.0, 45.5, 1234.56, 12.25], "region": ["north", "north", "south", "west"]})
+    )
     for engine in ("duckdb", "pandas"):  # the engines read the same cells as text
         with open_engine(engine, parse_source(str(path)), EngineSpec("income", ())) as eng:
             assert engine_record_fingerprint(eng) == expected, engine
@@ -370,8 +410,14 @@ def test_the_same_files_again_skip_the_record_fingerprint_and_reach_the_same_dec
 
     def release(population, kind, name):
         out = io.StringIO()
-        execute.run_plan(_plan(population, cap=2.0), parse_source(files[kind]), engine="duckdb", out_dir=tmp_path / name,
-                         ledger_url=url, progress=Progress(stream=out))
+        execute.run_plan(
+            _plan(population, cap=2.0),
+            parse_source(files[kind]),
+            engine="duckdb",
+            out_dir=tmp_path / name,
+            ledger_url=url,
+            progress=Progress(stream=out),
+        )
         return out.getvalue()
 
     first = release("households", "csv", "one")

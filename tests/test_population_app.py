@@ -4,6 +4,7 @@ Before populations the app keyed its account by the uploaded bytes and the comma
 name: the audit spent 6.24 of 8 in the app plus 2 of 2 on the command line for one file. Here the command
 line releases from a file, then the app is given a re-saved copy (reordered rows, CRLF line ends) and
 finds the same population with what the command line spent, and its release adds to that budget."""
+
 from __future__ import annotations
 
 import textwrap
@@ -22,13 +23,15 @@ def test_the_command_line_then_the_app_spend_one_budget(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path}/ledger.db"
     monkeypatch.setenv(L.ENV_VAR, url)  # the app's default ledger is the command line's
     gen = np.random.default_rng(11)
-    frame = pd.DataFrame({"income": np.round(gen.lognormal(10.6, 0.8, 1500), 2),
-                          "region": gen.choice(["north", "south", "west"], 1500)})
+    frame = pd.DataFrame(
+        {"income": np.round(gen.lognormal(10.6, 0.8, 1500), 2), "region": gen.choice(["north", "south", "west"], 1500)}
+    )
     path = tmp_path / "survey.csv"
     path.write_text(frame.to_csv(index=False))
     db = L.init_ledger(url)
     db.register_population("households", 2.0, 1e-8)
-    plan = parse_plan(textwrap.dedent("""\
+    plan = parse_plan(
+        textwrap.dedent("""\
         version = 1
         population = "households"
         dataset = "survey"
@@ -41,7 +44,8 @@ def test_the_command_line_then_the_app_spend_one_budget(tmp_path, monkeypatch):
         epsilon = 0.5
         lower = 0
         upper = 500000
-        """))
+        """)
+    )
     execute.run_plan(plan, parse_source(str(path)), engine="duckdb", out_dir=tmp_path / "cli", ledger_url=url)
 
     resaved = frame.sample(frac=1.0, random_state=5).to_csv(index=False, lineterminator="\r\n").encode()

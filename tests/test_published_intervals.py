@@ -2,6 +2,7 @@
 published columns equal dpcore.release.recompute_intervals(record, tables) on the files it wrote; the rounding is
 honest (a step between 1/50 and 1/20 of the interval) and idempotent; neighbouring data give records that differ
 only in the released numbers."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,23 +14,47 @@ from dpcore.engines import execute, parse_source
 from dpcore.plan import plan_from_dict
 
 PLAN = {
-    "version": 1, "dataset": "intervals", "income": "earnings", "cap_epsilon": 5.0, "cap_delta": 1e-5,
-    "cell_sizes": "public", "level": 0.9,
+    "version": 1,
+    "dataset": "intervals",
+    "income": "earnings",
+    "cap_epsilon": 5.0,
+    "cap_delta": 1e-5,
+    "cell_sizes": "public",
+    "level": 0.9,
     "statistics": [
         {"kind": "percentiles", "by": ["state"], "epsilon": 1.0, "bins": "pseo", "q": [25, 50, 75]},
-        {"kind": "gini", "by": ["state"], "epsilon": 1.0, "lower": 0, "upper": 2_000_000, "noise": "laplace",
-         "delta": 1e-6},
+        {
+            "kind": "gini",
+            "by": ["state"],
+            "epsilon": 1.0,
+            "lower": 0,
+            "upper": 2_000_000,
+            "noise": "laplace",
+            "delta": 1e-6,
+        },
         {"kind": "mean", "by": ["state"], "epsilon": 1.0, "lower": 0, "upper": 500_000},
-        {"kind": "relative_risk", "by": ["institution"], "epsilon": 1.0, "group": "state", "exposed": "CO",
-         "reference": "TX", "outcome_below": 25_000},
+        {
+            "kind": "relative_risk",
+            "by": ["institution"],
+            "epsilon": 1.0,
+            "group": "state",
+            "exposed": "CO",
+            "reference": "TX",
+            "outcome_below": 25_000,
+        },
     ],
 }
 
 
 def _data(tmp_path, seed=1, n=6000):
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({"state": rng.choice(["CO", "TX", "NY"], n), "institution": rng.choice(["a", "b"], n),
-                          "earnings": np.round(rng.lognormal(10.6, 0.8, n), 2)})
+    frame = pd.DataFrame(
+        {
+            "state": rng.choice(["CO", "TX", "NY"], n),
+            "institution": rng.choice(["a", "b"], n),
+            "earnings": np.round(rng.lognormal(10.6, 0.8, n), 2),
+        }
+    )
     path = tmp_path / f"data{seed}.parquet"
     frame.to_parquet(path)
     return path
@@ -38,15 +63,25 @@ def _data(tmp_path, seed=1, n=6000):
 @pytest.fixture(scope="module")
 def released(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("published")
-    result = execute.run_plan(plan_from_dict(PLAN), parse_source(str(_data(tmp))), engine="pandas",
-                              out_dir=tmp / "out", ledger_url=f"sqlite:///{tmp / 'l.db'}", init_ledger=True)
+    result = execute.run_plan(
+        plan_from_dict(PLAN),
+        parse_source(str(_data(tmp))),
+        engine="pandas",
+        out_dir=tmp / "out",
+        ledger_url=f"sqlite:///{tmp / 'l.db'}",
+        init_ledger=True,
+    )
     return tmp / "out", result
 
 
 def test_every_released_value_has_its_interval_at_the_plans_level(released):
     _, result = released
-    columns = {"01_percentiles_by_state": ["p25", "p50", "p75"], "02_gini_by_state": ["gini"],
-               "03_mean_by_state": ["mean"], "04_relative_risk_by_institution": ["relative_risk"]}
+    columns = {
+        "01_percentiles_by_state": ["p25", "p50", "p75"],
+        "02_gini_by_state": ["gini"],
+        "03_mean_by_state": ["mean"],
+        "04_relative_risk_by_institution": ["relative_risk"],
+    }
     for name, values in columns.items():
         table = result.tables[name]
         for v in values:
@@ -81,9 +116,14 @@ def test_neighbouring_data_differ_only_in_the_released_numbers(tmp_path):
             frame.loc[0, "earnings"] = 1_900_000.0  # one person's income replaced
             path = tmp_path / "neighbour.parquet"
             frame.to_parquet(path)
-        result = execute.run_plan(plan_from_dict(PLAN), parse_source(str(path)), engine="pandas",
-                                  out_dir=tmp_path / f"out{changed}", ledger_url=f"sqlite:///{tmp_path}/{changed}.db",
-                                  init_ledger=True)
+        result = execute.run_plan(
+            plan_from_dict(PLAN),
+            parse_source(str(path)),
+            engine="pandas",
+            out_dir=tmp_path / f"out{changed}",
+            ledger_url=f"sqlite:///{tmp_path}/{changed}.db",
+            init_ledger=True,
+        )
         stats = [{k: v for k, v in s.items() if k not in ("measurement",)} for s in result.record["statistics"]]
         records.append(stats)
     assert records[0] == records[1]
@@ -96,8 +136,11 @@ def test_a_cached_gini_split_can_change_only_the_width_never_the_cost(tmp_path, 
     first = mechanisms.GiniIntervalMechanism(1.0, 0.0, 1e6, noise="laplace", delta=1e-6).plan
     (cached,) = tmp_path.glob("gini_split_*.json")
     again = mechanisms.GiniIntervalMechanism(1.0, 0.0, 1e6, noise="laplace", delta=1e-6).plan
-    assert (again.epsilon_value, again.epsilon_bound, again.beta) == (first.epsilon_value, first.epsilon_bound,
-                                                                       first.beta)
+    assert (again.epsilon_value, again.epsilon_bound, again.beta) == (
+        first.epsilon_value,
+        first.epsilon_bound,
+        first.beta,
+    )
     # an edited cache file whose split does not add up to epsilon is ignored (optimised again)
     import json
 
@@ -116,9 +159,16 @@ def test_vectorised_steps_and_rounding_equal_the_scalar_functions():
     from dpcore.intervals import round_to_grid
 
     rng = np.random.default_rng(11)
-    edges = np.array([20.0 * 10.0 ** k for k in range(-8, 10)] + [40.0, 100.0, 2e-5])
-    widths = np.concatenate([10 ** rng.uniform(-12, 12, 50_000), edges, np.nextafter(edges, 0),
-                             np.nextafter(edges, np.inf), [0.0, -1.0, np.nan, np.inf]])
+    edges = np.array([20.0 * 10.0**k for k in range(-8, 10)] + [40.0, 100.0, 2e-5])
+    widths = np.concatenate(
+        [
+            10 ** rng.uniform(-12, 12, 50_000),
+            edges,
+            np.nextafter(edges, 0),
+            np.nextafter(edges, np.inf),
+            [0.0, -1.0, np.nan, np.inf],
+        ]
+    )
     scalar = np.array([published._step(w) for w in widths])
     np.testing.assert_array_equal(published._steps(widths), scalar)  # NaN where there is no step, on both sides
     values = rng.normal(50_000, 30_000, widths.size)

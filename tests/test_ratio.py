@@ -4,6 +4,7 @@ bias (Claim 3.4 and its binomial-weighted version).
 Monte Carlo tolerances are 4 standard errors of the estimate (fixed seeds); reference values come
 from ../shared/papers/ratio_math_spec.md and are re-derived here independently where possible.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,12 +19,13 @@ from dpcore.validation import DPInputError
 
 # ------------------------------------------------------------------ noisy counts and their privacy
 
+
 def test_count_noise_calibration():
     cn = ratio.count_noise(1.0)
     assert cn.scale == pytest.approx(2.0) and cn.variance == pytest.approx(8.0)
     g = ratio.count_noise(1.0, mechanism="gaussian", delta=1e-4)
     assert g.scale == pytest.approx(6.25, abs=1e-3)  # spec §5 (INFERRED-SIM) / Appendix A.6
-    assert g.variance == pytest.approx(g.scale ** 2)
+    assert g.variance == pytest.approx(g.scale**2)
 
 
 @pytest.mark.parametrize("eps", [0.3, 1.0, 3.0])
@@ -52,8 +54,12 @@ def test_gaussian_counts_are_eps_delta_even_when_both_change(eps, delta):
 
 def test_laplace_noised_counts_distribution_ks():
     rng = np.random.default_rng(7)
-    draws = np.array([[c.x_noisy - 40, c.y_noisy - 25] for c in
-                      (ratio.laplace_noised_counts(40, 25, epsilon=0.8, rng=rng) for _ in range(4000))])
+    draws = np.array(
+        [
+            [c.x_noisy - 40, c.y_noisy - 25]
+            for c in (ratio.laplace_noised_counts(40, 25, epsilon=0.8, rng=rng) for _ in range(4000))
+        ]
+    )
     for col in draws.T:
         assert stats.kstest(col, stats.laplace(scale=2 / 0.8).cdf).pvalue > 1e-3
     # a wrong scale (eps instead of eps/2 per count) must be rejected by the same test
@@ -63,8 +69,9 @@ def test_laplace_noised_counts_distribution_ks():
 def test_gaussian_noised_counts_distribution_ks():
     rng = np.random.default_rng(8)
     sigma = ratio.count_noise(1.0, mechanism="gaussian", delta=1e-5).scale
-    draws = np.array([ratio.gaussian_noised_counts(10, 20, epsilon=1.0, delta=1e-5, rng=rng).x_noisy - 10
-                      for _ in range(1200)])
+    draws = np.array(
+        [ratio.gaussian_noised_counts(10, 20, epsilon=1.0, delta=1e-5, rng=rng).x_noisy - 10 for _ in range(1200)]
+    )
     assert stats.kstest(draws, stats.norm(scale=sigma).cdf).pvalue > 1e-3
 
 
@@ -100,6 +107,7 @@ def test_gaussian_needs_delta_below_one():
 
 # ------------------------------------------------------------------ Claim F.1: CDF of a Laplace ratio
 
+
 def _cdf_by_quadrature(t, a, c, b):
     """P[(a+L1)/(c+L2) <= t] = int f_V(v) P[U <= t v] (v > 0) + int f_V(v) P[U >= t v] (v < 0)."""
     lap = stats.laplace(scale=b)
@@ -109,12 +117,14 @@ def _cdf_by_quadrature(t, a, c, b):
     pos = neg = 0.0
     if hi > 0:
         pts = [p for p in kinks if p > max(lo, 0)]
-        pos = integrate.quad(lambda v: f_v(v) * lap.cdf(t * v - a), max(lo, 0), hi, points=pts or None,
-                             limit=400, epsabs=1e-12)[0]
+        pos = integrate.quad(
+            lambda v: f_v(v) * lap.cdf(t * v - a), max(lo, 0), hi, points=pts or None, limit=400, epsabs=1e-12
+        )[0]
     if lo < 0:
         pts = [p for p in kinks if p < min(hi, 0)]
-        neg = integrate.quad(lambda v: f_v(v) * lap.sf(t * v - a), lo, min(hi, 0), points=pts or None,
-                             limit=400, epsabs=1e-12)[0]
+        neg = integrate.quad(
+            lambda v: f_v(v) * lap.sf(t * v - a), lo, min(hi, 0), points=pts or None, limit=400, epsabs=1e-12
+        )[0]
     return pos + neg
 
 
@@ -157,6 +167,7 @@ def test_laplace_ratio_cdf_monte_carlo():
 
 # ------------------------------------------------------------------ Claim 3.2: sample accuracy
 
+
 @pytest.mark.parametrize("x,y,eps,want", [(10, 20, 1.0, 0.44544), (30, 30, 1.0, 0.39006), (50, 100, 0.5, 0.10844)])
 def test_claim_32_reference_values(x, y, eps, want):
     beta = ratio.ratio_sample_accuracy(x, y, epsilon=eps, alpha=0.1)
@@ -168,8 +179,10 @@ def test_claim_32_reference_values(x, y, eps, want):
 @pytest.mark.parametrize("r,want", [(0.5, 52), (1, 66), (2, 103)])
 def test_claim_32_smallest_y_table(r, want):
     """Spec: smallest y with beta <= 0.1 at alpha = 0.1, eps = 1 (x = r y)."""
+
     def beta(y):
         return ratio.ratio_sample_accuracy(int(r * y), y, epsilon=1.0, alpha=0.1)
+
     ys = [y for y in range(2, 200, 2 if r == 0.5 else 1) if float(r * y).is_integer()]
     first = next(y for y in ys if beta(y) <= 0.1)
     assert abs(first - want) <= (1 if r == 0.5 else 0)
@@ -182,8 +195,9 @@ def test_claim_32_closed_form_agrees_with_cdf():
         assert ratio._claim_32_closed_form(x, y, eps, alpha) == pytest.approx(1 - f[0] + f[1], abs=1e-10)
 
 
-@pytest.mark.parametrize("x,y,eps,alpha", [(10, 20, 1.0, 0.1), (30, 30, 0.5, 0.2), (4, 10, 1.0, 0.6),
-                                           (0, 5, 1.0, 0.1), (25, 12, 2.0, 0.3)])
+@pytest.mark.parametrize(
+    "x,y,eps,alpha", [(10, 20, 1.0, 0.1), (30, 30, 0.5, 0.2), (4, 10, 1.0, 0.6), (0, 5, 1.0, 0.1), (25, 12, 2.0, 0.3)]
+)
 def test_claim_32_monte_carlo(x, y, eps, alpha):
     """Includes alpha >= r (general branch) and x = 0."""
     rng = np.random.default_rng(x * 1000 + y)
@@ -203,15 +217,23 @@ def test_claim_32_decreases_with_epsilon_and_y():
     assert betas_y[-1] < 1e-20  # Corollary 3.3: consistency (beta -> 0 as y grows)
 
 
-@pytest.mark.parametrize("kw", [dict(x=3, y=0, epsilon=1.0, alpha=0.1), dict(x=-3, y=4, epsilon=1.0, alpha=0.1),
-                                dict(x=3, y=4, epsilon=0.0, alpha=0.1), dict(x=3, y=4, epsilon=1.0, alpha=0.0),
-                                dict(x=3, y=4, epsilon=float("nan"), alpha=0.1)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(x=3, y=0, epsilon=1.0, alpha=0.1),
+        dict(x=-3, y=4, epsilon=1.0, alpha=0.1),
+        dict(x=3, y=4, epsilon=0.0, alpha=0.1),
+        dict(x=3, y=4, epsilon=1.0, alpha=0.0),
+        dict(x=3, y=4, epsilon=float("nan"), alpha=0.1),
+    ],
+)
 def test_claim_32_bad_input(kw):
     with pytest.raises(DPInputError):
         ratio.ratio_sample_accuracy(kw.pop("x"), kw.pop("y"), **kw)
 
 
 # ------------------------------------------------------------------ Claim 3.4: bias
+
 
 def test_claim_34_reference_values():
     assert ratio.ratio_bias(10, 5, epsilon=1.0).expected == pytest.approx(2.79390, abs=1e-5)
@@ -242,14 +264,15 @@ def test_expected_inverse_clipped_large_y_uses_stable_series():
     assert np.all(np.isfinite(got))
     # second-order expansion: E[1/(y+L)] ~ 1/y + 2 b^2 / y^3 (+ 24 b^4 / y^5)
     b = 2 / eps
-    approx = 1 / ys + 2 * b ** 2 / ys ** 3 + 24 * b ** 4 / ys ** 5
+    approx = 1 / ys + 2 * b**2 / ys**3 + 24 * b**4 / ys**5
     assert np.allclose(got, approx, rtol=1e-7)
     # the two branches agree across the switch point z = y/b = 60
     z = np.array([59.999, 60.001])
     direct = np.exp(-z) * __import__("scipy").special.expi(z)
     assert np.allclose(ratio._exp_neg_ei(np.array([60.001])), direct[1], rtol=1e-12)
-    assert np.allclose(ratio._exp_e1(np.array([60.001])),
-                       np.exp(60.001) * __import__("scipy").special.exp1(60.001), rtol=1e-12)
+    assert np.allclose(
+        ratio._exp_e1(np.array([60.001])), np.exp(60.001) * __import__("scipy").special.exp1(60.001), rtol=1e-12
+    )
 
 
 def test_claim_34_monte_carlo_fixed_counts():
@@ -292,8 +315,10 @@ def test_binomial_bias_bad_input(args):
 
 # ------------------------------------------------------------------ hostile values
 
+
 def test_hostile_values_raise_or_stay_finite():
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         got = ratio.expected_inverse_clipped(np.array([40.0, 0.5, 1e300]), 1e6)  # b ~ 2e-6: no noise left
@@ -316,6 +341,7 @@ def test_hostile_values_raise_or_stay_finite():
 
 
 # ------------------------------------------------------------------ sampling simulation and the ACS helper
+
 
 def test_simulate_rr_sampling_matches_exact_means():
     """Non-private draws X/max(Y,1) average to the exact binomial sum; privacy only widens the spread."""
@@ -340,8 +366,8 @@ def test_moved_and_renamed_names_stay_importable():
 
 def test_poverty_counts_on_a_small_frame():
     import pandas as pd
-    frame = pd.DataFrame({"POVPIP": [50, 150, 99, 100, None, 20, 501, 80],
-                          "SEX": [1, 1, 1, 1, 1, 2, 2, 2]})
+
+    frame = pd.DataFrame({"POVPIP": [50, 150, 99, 100, None, 20, 501, 80], "SEX": [1, 1, 1, 1, 1, 2, 2, 2]})
     # SEX 1: known POVPIP 50, 150, 99, 100 -> 2 below 100 of 4; SEX 2: 20, 501, 80 -> 2 of 3
     assert dpdata.poverty_counts(frame, "SEX", 1, 2) == (2, 4, 2, 3)
     with pytest.raises(DPInputError, match="different"):
@@ -354,6 +380,7 @@ def test_poverty_counts_on_a_small_frame():
 
 def test_poverty_counts_on_the_acs_excerpt(acs_path):
     import pandas as pd
+
     frame = pd.read_csv(acs_path, usecols=["POVPIP", "SEX"])
     x, nx, y, ny = dpdata.poverty_counts(frame, "SEX", 2, 1)
     known = frame["POVPIP"].notna()

@@ -5,6 +5,7 @@ Privacy proofs are attacked directly: sensitivities against brute force, the smo
 defining properties on every neighbour, the actual privacy loss / hockey-stick divergence of the
 released densities for neighbouring datasets, PTR's distance being 1-Lipschitz.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,6 +28,7 @@ def _neighbours(x, y):
 
 
 # ------------------------------------------------------------------ NaiveRelativeRisk / NoisedLog
+
 
 @pytest.mark.parametrize("nx,ny", [(1, 1), (1, 5), (2, 3), (5, 4), (7, 7), (3, 12)])
 def test_naive_sensitivity_brute_force(nx, ny):
@@ -164,6 +166,7 @@ def _laplace_hockey_stick(m0, s0, m1, s1, eps):
     """delta(eps) = int max(0, p0 - e^eps p1) for p_i = Laplace(m_i, s_i), exactly: ln p0 - ln p1 - eps
     is linear between the kinks m0, m1, so the positive set is a union of intervals found in closed
     form, and each piece integrates through the Laplace CDFs."""
+
     def lap_cdf(z, m, sc):
         if z == math.inf:
             return 1.0
@@ -222,10 +225,23 @@ def test_smooth_laplace_mechanism_is_eps_delta_on_neighbours():
     assert worst <= delta
     # the same check catches a broken calibration: local sensitivity instead of smooth
     x, y, a, b = 0, 1, 0, 2
-    bad = _laplace_hockey_stick(x / y, 2 * ratio.ratio_local_sensitivity(x, y) / eps, a / b,
-                                2 * float(ratio.ratio_local_sensitivity(a, b)) / eps, eps)
-    bad2 = max(_laplace_hockey_stick(5 / 2, 2 * float(ratio.ratio_local_sensitivity(5, 2)) / eps, 5 / 1,
-                                     2 * float(ratio.ratio_local_sensitivity(5, 1)) / eps, eps), bad)
+    bad = _laplace_hockey_stick(
+        x / y,
+        2 * ratio.ratio_local_sensitivity(x, y) / eps,
+        a / b,
+        2 * float(ratio.ratio_local_sensitivity(a, b)) / eps,
+        eps,
+    )
+    bad2 = max(
+        _laplace_hockey_stick(
+            5 / 2,
+            2 * float(ratio.ratio_local_sensitivity(5, 2)) / eps,
+            5 / 1,
+            2 * float(ratio.ratio_local_sensitivity(5, 1)) / eps,
+            eps,
+        ),
+        bad,
+    )
     assert bad2 > delta
 
 
@@ -270,6 +286,7 @@ def test_smooth_releases_run_and_validate():
 
 
 # ------------------------------------------------------------------ PTR
+
 
 def test_ptr_distance_is_one_lipschitz_and_matches_brute_force():
     """gamma(D) = min{k: A^(k)(D) > b} changes by at most one between neighbours (PTR's proof)."""
@@ -354,6 +371,7 @@ def test_ptr_oracle_minimises_total_error():
 
 
 # ------------------------------------------------------------------ sample accuracy of every algorithm
+
 
 def _simulate_errors(name, x, y, eps, alpha, n, rng, reps):
     """Draw releases from the actual release functions and return the error frequency (FAIL = error)."""

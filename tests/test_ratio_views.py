@@ -1,5 +1,6 @@
 """The ratios page's view functions (dpcore.experiments.ratio), called directly: one test per view
 function, each checked against dpcore.ratio's mechanisms with the documented seeds."""
+
 from __future__ import annotations
 
 import json
@@ -37,16 +38,37 @@ def test_intervals_view_simulated_study():
     released = ratio.laplace_noised_counts(x, y, epsilon=1.0, rng=gen)
     assert view.true_counts == (x, y) and view.noisy_counts == (released.x_noisy, released.y_noisy)
     names = [r["method"] for r in view.intervals]
-    assert names == ["Katz on true counts (no privacy)", "Theorem 4.2 on true counts (no privacy)",
-                     "Theorem 4.2 on noisy counts", "Theorem 4.5 conservative"]
-    cons = ratio.rr_confidence_interval(released.x_noisy, released.y_noisy, 200, 150, level=0.9,
-                                        noise_variance=ratio.count_noise(1.0).variance, clip=True)
+    assert names == [
+        "Katz on true counts (no privacy)",
+        "Theorem 4.2 on true counts (no privacy)",
+        "Theorem 4.2 on noisy counts",
+        "Theorem 4.5 conservative",
+    ]
+    cons = ratio.rr_confidence_interval(
+        released.x_noisy,
+        released.y_noisy,
+        200,
+        150,
+        level=0.9,
+        noise_variance=ratio.count_noise(1.0).variance,
+        clip=True,
+    )
     assert view.intervals[-1]["lower"] == cons.lower and view.privacy_share == cons.privacy_share
     assert [r["method"] for r in view.coverage] == [spec[0] for spec in ratio_experiments.COVER_SPECS]
     base = next(r for r in view.coverage if r["method"] == "Theorem 4.2, no privacy")
     assert base["width / non-private width"] == 1.0
-    katz = ratio.simulate_rr_coverage(0.3, 0.2, 200, 150, epsilon=1.0, mechanism="none", n_sims=ratio_experiments.N_COVER,
-                                      level=0.9, rng=3, interval="katz")
+    katz = ratio.simulate_rr_coverage(
+        0.3,
+        0.2,
+        200,
+        150,
+        epsilon=1.0,
+        mechanism="none",
+        n_sims=ratio_experiments.N_COVER,
+        level=0.9,
+        rng=3,
+        interval="katz",
+    )
     assert view.coverage[0]["coverage"] == katz.coverage
     _plain_json(view.to_dict())
 
@@ -55,7 +77,9 @@ def test_intervals_view_observed_counts_and_bad_input():
     view = ratio_experiments.intervals_view(100, 100, **NOISE, seed=1, x_obs=60.0, y_obs=40.0)
     want = ratio.rr_confidence_interval(60, 40, 100, 100, noise_variance=8.0)
     assert view.true_counts is None and view.coverage is None and "coverage" not in view.to_dict()
-    assert view.intervals[-1]["lower"] == pytest.approx(want.lower) and view.intervals[-1]["upper"] == pytest.approx(want.upper)
+    assert view.intervals[-1]["lower"] == pytest.approx(want.lower) and view.intervals[-1]["upper"] == pytest.approx(
+        want.upper
+    )
     with pytest.raises(DPInputError, match="<= 0"):
         ratio_experiments.intervals_view(100, 100, **NOISE, seed=1, x_obs=-3.0, y_obs=40.0)
     with pytest.raises(DPInputError, match="either"):
@@ -70,8 +94,12 @@ def test_coverage_heatmap_view():
     np.testing.assert_allclose(view.width_ratio, grid.mean_width / ref.mean_width, rtol=1e-15)
     assert view.small_counts[0, 0] and not view.small_counts[-1, -1]  # 100 * 0.1 < 30, 100 * 0.9 >= 30
     assert len(view.rows()) == 81
-    nonprivate = [ratio_experiments.coverage_heatmap_view(100, 300, epsilon=e, n_sims=200, seed=4,
-                                                         method="Katz (classic, no privacy)") for e in (0.1, 8.0)]
+    nonprivate = [
+        ratio_experiments.coverage_heatmap_view(
+            100, 300, epsilon=e, n_sims=200, seed=4, method="Katz (classic, no privacy)"
+        )
+        for e in (0.1, 8.0)
+    ]
     np.testing.assert_array_equal(nonprivate[0].coverage, nonprivate[1].coverage)  # no noise: epsilon plays no part
     with pytest.raises(DPInputError, match="interval method"):
         ratio_experiments.coverage_heatmap_view(100, 300, **NOISE, seed=4, method="Magic")
@@ -98,8 +126,7 @@ def test_bias_view_is_claim_3_4():
 
 
 def test_odds_ratio_view():
-    view = ratio_experiments.odds_ratio_view(0.3, 0.2, 200, 200, epsilon=1.0, mechanism="gaussian", delta=1e-4,
-                                             seed=5)
+    view = ratio_experiments.odds_ratio_view(0.3, 0.2, 200, 200, epsilon=1.0, mechanism="gaussian", delta=1e-4, seed=5)
     gen = np.random.default_rng(5 + 71)
     x, y = int(gen.binomial(200, 0.3)), int(gen.binomial(200, 0.2))
     table = ratio.noisy_two_by_two(x, 200 - x, y, 200 - y, epsilon=1.0, mechanism="gaussian", delta=1e-4, rng=gen)
@@ -125,16 +152,26 @@ def test_poverty_view_on_the_acs_excerpt():
 
 # ---- bad group sizes and accuracy targets: a DPInputError naming the parameter ----
 
+
 @pytest.mark.parametrize("view", ["intervals", "odds_ratio", "accuracy"])
-@pytest.mark.parametrize("n_x,n_y,message", [(-5, 100, "n_x must be >= 1"), (100, -5, "n_y must be >= 1"),
-                                             (0, 100, "n_x must be >= 1"), (2.5, 100, "n_x must be an integer"),
-                                             (100, float("nan"), "n_y must be an integer")])
+@pytest.mark.parametrize(
+    "n_x,n_y,message",
+    [
+        (-5, 100, "n_x must be >= 1"),
+        (100, -5, "n_y must be >= 1"),
+        (0, 100, "n_x must be >= 1"),
+        (2.5, 100, "n_x must be an integer"),
+        (100, float("nan"), "n_y must be an integer"),
+    ],
+)
 def test_views_refuse_bad_group_sizes(view, n_x, n_y, message):
     # numpy's bare "n < 0" from the binomial draw (negative), curves for an empty group (0) and int()
     # truncation (2.5) used to come out instead
-    calls = {"intervals": lambda: ratio_experiments.intervals_view(n_x, n_y, **NOISE, seed=1, p_x=0.3, p_y=0.2),
-             "odds_ratio": lambda: ratio_experiments.odds_ratio_view(0.3, 0.2, n_x, n_y, epsilon=1.0, seed=1),
-             "accuracy": lambda: ratio_experiments.accuracy_view(0.3, 0.2, n_x, n_y)}
+    calls = {
+        "intervals": lambda: ratio_experiments.intervals_view(n_x, n_y, **NOISE, seed=1, p_x=0.3, p_y=0.2),
+        "odds_ratio": lambda: ratio_experiments.odds_ratio_view(0.3, 0.2, n_x, n_y, epsilon=1.0, seed=1),
+        "accuracy": lambda: ratio_experiments.accuracy_view(0.3, 0.2, n_x, n_y),
+    }
     with pytest.raises(DPInputError, match=message):
         calls[view]()
 

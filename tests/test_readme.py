@@ -1,4 +1,5 @@
 """The README is the front door: short, every link resolves, its picture exists and its code runs."""
+
 from __future__ import annotations
 
 import re

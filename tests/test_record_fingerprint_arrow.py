@@ -6,6 +6,7 @@ in its comment, and these tests compare it value by value with :func:`canonical_
 pandas reads) on random and adversarial columns. A changed canonical text would silently give every existing
 source a new fingerprint, and with it a fresh budget.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -19,12 +20,69 @@ from dpcore import record_fingerprint as rf
 from dpcore.validation import DPInputError
 
 ADVERSARIAL_TEXT = [
-    "87,000", " 87000.0 ", "8.7e4", "NA", "", None, "TRUE", "x", "-0", "1.5", "-.5", ".5", "5.", "-5.", "007",
-    "0.0001", "0.00001", "-0.00012", "123456789012345", "1234567890123456", "12345678901234.5", "0.000000000000001",
-    "-0.0", "inf", "-Infinity", "+inf", "INF", "1e5", "1E-3", "1,234.5", "1.234,56", "1.234.567", "45,5", "45,5678",
-    "p001", "2020-01-31", "+5", "--5", "5-", "1.2.3", "\x1f7 ", "\t8\x0b", "\x1c9\x1d", "NaN", "nan", "-nan", "NULL",
-    "n/a", "#N/A", "None", "1_000", "0x10", "  ", "e", ".", "-", "+.5e-3", "true ", " False", "00000000000000000001.5",
-    "9007199254740993", "1" * 15 + ".0", "0." + "0" * 14 + "1",
+    "87,000",
+    " 87000.0 ",
+    "8.7e4",
+    "NA",
+    "",
+    None,
+    "TRUE",
+    "x",
+    "-0",
+    "1.5",
+    "-.5",
+    ".5",
+    "5.",
+    "-5.",
+    "007",
+    "0.0001",
+    "0.00001",
+    "-0.00012",
+    "123456789012345",
+    "1234567890123456",
+    "12345678901234.5",
+    "0.000000000000001",
+    "-0.0",
+    "inf",
+    "-Infinity",
+    "+inf",
+    "INF",
+    "1e5",
+    "1E-3",
+    "1,234.5",
+    "1.234,56",
+    "1.234.567",
+    "45,5",
+    "45,5678",
+    "p001",
+    "2020-01-31",
+    "+5",
+    "--5",
+    "5-",
+    "1.2.3",
+    "\x1f7 ",
+    "\t8\x0b",
+    "\x1c9\x1d",
+    "NaN",
+    "nan",
+    "-nan",
+    "NULL",
+    "n/a",
+    "#N/A",
+    "None",
+    "1_000",
+    "0x10",
+    "  ",
+    "e",
+    ".",
+    "-",
+    "+.5e-3",
+    "true ",
+    " False",
+    "00000000000000000001.5",
+    "9007199254740993",
+    "1" * 15 + ".0",
+    "0." + "0" * 14 + "1",
 ]
 
 
@@ -56,25 +114,42 @@ def test_random_plain_decimals_match_the_reference():
 
 def test_typed_columns_match_the_reference():
     rng = np.random.default_rng(0)
-    floats = np.concatenate([rng.lognormal(10, 3, 50_000), -rng.lognormal(0, 20, 50_000),
-                             rng.standard_normal(2_000) * 1e-300, np.round(rng.lognormal(10, 1, 50_000), 2),
-                             [np.nan, np.inf, -np.inf, 0.0, -0.0, 2.0 ** 60, 2.0 ** 53, 2.0 ** 53 - 1, 1e16, 1e-4]])
+    floats = np.concatenate(
+        [
+            rng.lognormal(10, 3, 50_000),
+            -rng.lognormal(0, 20, 50_000),
+            rng.standard_normal(2_000) * 1e-300,
+            np.round(rng.lognormal(10, 1, 50_000), 2),
+            [np.nan, np.inf, -np.inf, 0.0, -0.0, 2.0**60, 2.0**53, 2.0**53 - 1, 1e16, 1e-4],
+        ]
+    )
     for values in (floats, floats[np.isfinite(floats)]):
         got = rf.canonical_arrow(pa.array(values)).to_pylist()
         assert got == list(rf.canonical_values(pd.Series(values)))
-    columns = [pa.array([1, None, -5, 2 ** 60, 0], type=pa.int64()), pa.array([3, None, -7], type=pa.int8()),
-               pa.array([2 ** 63 + 5, 1], type=pa.uint64()), pa.array([True, None, False]),
-               pa.array([1.5, None, 2.0], type=pa.float32()),
-               pa.array(["CA", None, " NA", "12", "CA"]).dictionary_encode(),
-               pa.array([datetime.date(2020, 1, 31), None]), pa.array([None, None], type=pa.string())]
+    columns = [
+        pa.array([1, None, -5, 2**60, 0], type=pa.int64()),
+        pa.array([3, None, -7], type=pa.int8()),
+        pa.array([2**63 + 5, 1], type=pa.uint64()),
+        pa.array([True, None, False]),
+        pa.array([1.5, None, 2.0], type=pa.float32()),
+        pa.array(["CA", None, " NA", "12", "CA"]).dictionary_encode(),
+        pa.array([datetime.date(2020, 1, 31), None]),
+        pa.array([None, None], type=pa.string()),
+    ]
     for column in columns:
         assert rf.canonical_arrow(column).to_pylist() == list(rf.canonical_values(column.to_pandas())), column.type
 
 
 def _frame(n: int, seed: int = 3) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"pid": [f"p{i:05d}" for i in range(n)], "wage": np.round(rng.lognormal(10, 0.7, n), 2),
-                         "hours": rng.integers(10, 60, n), "state": rng.choice(["CA", "NA", "TX", " 7 "], n)})
+    return pd.DataFrame(
+        {
+            "pid": [f"p{i:05d}" for i in range(n)],
+            "wage": np.round(rng.lognormal(10, 0.7, n), 2),
+            "hours": rng.integers(10, 60, n),
+            "state": rng.choice(["CA", "NA", "TX", " 7 "], n),
+        }
+    )
 
 
 def test_arrow_chunks_pandas_frames_and_text_reads_give_one_fingerprint():
@@ -133,22 +208,28 @@ def test_pandas_frames_of_every_dtype_give_the_reference_fingerprint():
     the rest: the fingerprint equals the one built from the reference text of every column."""
     rng = np.random.default_rng(8)
     n = 3_000
-    frame = pd.DataFrame({
-        "income": np.round(rng.lognormal(10, 1, n), 2), "whole": rng.integers(0, 10**6, n).astype(float),
-        "big": rng.integers(2**53, 2**60, n), "small": rng.integers(-5, 5, n).astype(np.int8),
-        "nullable": pd.array(rng.integers(0, 9, n), dtype="Int64"), "flag": rng.random(n) < 0.5,
-        "text": rng.choice(["CA", " NA", "12", "1,234.5", "", "héllo", "x"], n),
-        "str_dtype": pd.Series(rng.choice(["a", "b", None], n), dtype="str"),
-        "mixed": pd.Series(rng.choice([1, "a", 2.5, None], n), dtype=object),
-        "category": pd.Categorical(rng.choice(["u", "v"], n)),
-        "when": pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 400, n), unit="D"),
-        "infinite": np.where(rng.random(n) < 0.1, np.inf, rng.normal(0, 1, n)),
-    })
+    frame = pd.DataFrame(
+        {
+            "income": np.round(rng.lognormal(10, 1, n), 2),
+            "whole": rng.integers(0, 10**6, n).astype(float),
+            "big": rng.integers(2**53, 2**60, n),
+            "small": rng.integers(-5, 5, n).astype(np.int8),
+            "nullable": pd.array(rng.integers(0, 9, n), dtype="Int64"),
+            "flag": rng.random(n) < 0.5,
+            "text": rng.choice(["CA", " NA", "12", "1,234.5", "", "héllo", "x"], n),
+            "str_dtype": pd.Series(rng.choice(["a", "b", None], n), dtype="str"),
+            "mixed": pd.Series(rng.choice([1, "a", 2.5, None], n), dtype=object),
+            "category": pd.Categorical(rng.choice(["u", "v"], n)),
+            "when": pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 400, n), unit="D"),
+            "infinite": np.where(rng.random(n) < 0.1, np.inf, rng.normal(0, 1, n)),
+        }
+    )
     frame.loc[::17, "income"] = np.nan
     frame.loc[::13, "nullable"] = pd.NA
     names, order = rf._column_order(frame.columns)
-    reference = rf._text_row_sums(names, order, lambda i: rf._to_arrow_strings(rf.canonical_values(frame.iloc[:, i])),
-                                  len(frame))
+    reference = rf._text_row_sums(
+        names, order, lambda i: rf._to_arrow_strings(rf.canonical_values(frame.iloc[:, i])), len(frame)
+    )
     assert rf._frame_row_sums(frame) == reference
     for name in frame.columns:  # and column by column
         got = rf._frame_column_text(frame[name]).to_pylist()

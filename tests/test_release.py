@@ -1,4 +1,5 @@
 """Tests of dpcore.release: CSPRNG use, ledger charging and refusal, records without true values."""
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,14 @@ def data():
 
 def _stats(data):
     x, g = data
-    return [P.CountAbove(x, 50_000), P.ClippedMean(x, 0, 400_000), P.GroupMeans(x, g, 0, 400_000),
-            P.RatioStatistic(120, 80, 1500, 1500), P.PercentilesStatistic([x[:1500], x[1500:]], n_sims=200),
-            P.GiniStatistic(x, 0, 1_000_000)]
+    return [
+        P.CountAbove(x, 50_000),
+        P.ClippedMean(x, 0, 400_000),
+        P.GroupMeans(x, g, 0, 400_000),
+        P.RatioStatistic(120, 80, 1500, 1500),
+        P.PercentilesStatistic([x[:1500], x[1500:]], n_sims=200),
+        P.GiniStatistic(x, 0, 1_000_000),
+    ]
 
 
 def test_release_charges_ledger_and_records_fields(data):
@@ -43,7 +49,9 @@ def test_release_charges_ledger_and_records_fields(data):
     doc = json.loads(R.records_to_json(recs, led))
     assert doc["dpcore_version"] == dpcore.__version__
     assert doc["epsilon_spent_by_this_release"] == pytest.approx(6.0)
-    assert {"statistic", "released", "mechanism", "parameters", "epsilon", "delta", "timestamp"} <= set(doc["releases"][0])
+    assert {"statistic", "released", "mechanism", "parameters", "epsilon", "delta", "timestamp"} <= set(
+        doc["releases"][0]
+    )
     csv = R.records_to_csv(recs)
     assert csv.count("\n") == 1 + sum(len(r.labels) for r in recs)
 
@@ -51,8 +59,7 @@ def test_release_charges_ledger_and_records_fields(data):
 def test_release_uses_opendp_measurements(data):
     # real releases draw their noise from OpenDP (counts: discrete Laplace; ratio: float-safe Laplace)
     x, _ = data
-    recs = R.make_release([(P.CountAbove(x, 50_000), 1.0), (P.RatioStatistic(120, 80, 1500, 1500), 1.0)],
-                          B.Ledger())
+    recs = R.make_release([(P.CountAbove(x, 50_000), 1.0), (P.RatioStatistic(120, 80, 1500, 1500), 1.0)], B.Ledger())
     assert all(r.sampler == R.OPENDP_SAMPLER for r in recs)
     assert all("opendp.measurements.make_laplace" in r.measurement for r in recs)
     assert all("map(" in r.privacy_map and r.to_dict()["privacy_map"] == r.privacy_map for r in recs)
@@ -82,7 +89,9 @@ def test_refusal_before_noise_and_no_charge(data, monkeypatch):
     led.charge("earlier", B.pure(0.8))
     called = []
     real_draw = P.CountAbove._draw_real
-    monkeypatch.setattr(P.CountAbove, "_draw_real", lambda self, eps, **kw: called.append(1) or real_draw(self, eps, **kw))
+    monkeypatch.setattr(
+        P.CountAbove, "_draw_real", lambda self, eps, **kw: called.append(1) or real_draw(self, eps, **kw)
+    )
     with pytest.raises(DPInputError, match="refused.*Nothing was released"):
         R.make_release([(P.CountAbove(x, 50_000), 0.5)], led)
     assert not called and len(led.entries) == 1
@@ -142,6 +151,7 @@ def test_records_type_checks():
 
 # ---- the durable ledger (dpcore.ledger accounts) ------------------------------------------------------
 
+
 @pytest.fixture
 def account(tmp_path):
     db = L.open_ledger(f"sqlite:///{tmp_path}/ledger.db")
@@ -151,16 +161,24 @@ def account(tmp_path):
 def test_release_with_account_charges_once_and_records_identity(data, account):
     x, g = data
     stats = [P.CountAbove(x, 50_000), P.ClippedMean(x, 0, 400_000), P.GroupMeans(x, g, 0, 400_000)]
-    recs = R.make_release([(s, 0.5) for s in stats], account,
-                          dataset={"income_column": "income", "group_column": "region", "n": int(x.size)})
+    recs = R.make_release(
+        [(s, 0.5) for s in stats],
+        account,
+        dataset={"income_column": "income", "group_column": "region", "n": int(x.size)},
+    )
     entries = account.entries()
     assert len(entries) == 1  # one transaction for the whole release
     entry = entries[0]
     assert entry.cost == B.pure(1.5) and account.spent_epsilon() == pytest.approx(1.5)
     assert all(r.ledger_entry_id == entry.id for r in recs)
     for r in recs:
-        assert r.dataset == {"ledger_account": account.public_id, "label": "test data",
-                             "income_column": "income", "group_column": "region", "n": x.size}
+        assert r.dataset == {
+            "ledger_account": account.public_id,
+            "label": "test data",
+            "income_column": "income",
+            "group_column": "region",
+            "n": x.size,
+        }
         assert r.software == f"dpcore {dpcore.__version__}" and r.mechanism and r.epsilon == 0.5
         assert r.measurement and r.privacy_map  # the sampler's measurement and privacy map reach the record
         assert r.to_dict()["measurement"] == r.measurement
@@ -194,8 +212,11 @@ def test_records_never_contain_the_content_fingerprint(data, tmp_path):
     fingerprint = L.dataset_fingerprint(content, "income")
     db = L.open_ledger(f"sqlite:///{tmp_path}/l.db")
     acct = db.account(fingerprint, cap_epsilon=5.0, label="file.csv")
-    recs = R.make_release([(P.CountAbove(x, 50_000), 1.0), (P.GroupMeans(x, g, 0, 400_000), 1.0)], acct,
-                          dataset={"income_column": "income", "n": int(x.size)})
+    recs = R.make_release(
+        [(P.CountAbove(x, 50_000), 1.0), (P.GroupMeans(x, g, 0, 400_000), 1.0)],
+        acct,
+        dataset={"income_column": "income", "n": int(x.size)},
+    )
     published = R.records_to_json(recs, acct) + R.records_to_csv(recs) + json.dumps([r.to_dict() for r in recs])
     for secret in (fingerprint, fingerprint[:16], hashlib.sha256(content).hexdigest()[:16]):
         assert secret not in published
@@ -232,7 +253,9 @@ def test_account_refusal_before_charge_and_noise(data, account, monkeypatch):
     account.charge("earlier", epsilon=2.75)
     called = []
     real_draw = P.CountAbove._draw_real
-    monkeypatch.setattr(P.CountAbove, "_draw_real", lambda self, eps, **kw: called.append(1) or real_draw(self, eps, **kw))
+    monkeypatch.setattr(
+        P.CountAbove, "_draw_real", lambda self, eps, **kw: called.append(1) or real_draw(self, eps, **kw)
+    )
     with pytest.raises(L.BudgetExceeded, match="Nothing was charged or released"):
         R.make_release([(P.CountAbove(x, 50_000), 0.25), (P.CountAbove(x, 10_000), 0.25)], account)
     assert not called and len(account.entries()) == 1 and account.spent_epsilon() == pytest.approx(2.75)

@@ -1,6 +1,7 @@
 """The release card (dpcore.release_card): its numbers are the tables' after honest rounding, every text from
 the data is escaped, the registry entry fits the OpenDP Deployments Registry's schema, neighbouring data give
 cards that differ only in the released numbers, and a release writes the card beside its tables."""
+
 from __future__ import annotations
 
 import hashlib
@@ -35,8 +36,14 @@ def released(tmp_path_factory):
 
 def _value_columns(table: pd.DataFrame, by) -> list[str]:
     names = list(table.columns)
-    return [c for c in names if c not in by and c != "simulation" and not re.search(r"_(lower|upper)$", c)
-            and not c.startswith(("noisy_bin_", "smooth_sensitivity_bound"))]
+    return [
+        c
+        for c in names
+        if c not in by
+        and c != "simulation"
+        and not re.search(r"_(lower|upper)$", c)
+        and not c.startswith(("noisy_bin_", "smooth_sensitivity_bound"))
+    ]
 
 
 def _check_numbers(html_text: str, record: dict, tables: dict[str, pd.DataFrame]) -> int:
@@ -52,8 +59,9 @@ def _check_numbers(html_text: str, record: dict, tables: dict[str, pd.DataFrame]
             assert len(shown) == len(table)
             for i, text in enumerate(shown):
                 lo, hi = (table[f"{c}_lower"].iloc[i], table[f"{c}_upper"].iloc[i]) if has else (None, None)
-                value, ends = expected_text(table[c].iloc[i], lo, hi, integer=c.startswith("n"),
-                                            published="interval_level" in s)
+                value, ends = expected_text(
+                    table[c].iloc[i], lo, hi, integer=c.startswith("n"), published="interval_level" in s
+                )
                 assert number(text) == value, (s["name"], c, i, text, value)
                 if ends is not None:
                     assert interval(cells.intervals[s["name"]][c][i]) == ends
@@ -96,8 +104,10 @@ def test_tables_the_release_rounded_are_shown_as_published(released):
     tables = with_intervals(tables)
     for table in tables.values():  # published: every value and interval on the grid of its honest step
         for c in [c for c in table.columns if f"{c}_lower" in table.columns]:
-            shown = [expected_text(v, lo, hi) for v, lo, hi in
-                     zip(table[c], table[f"{c}_lower"], table[f"{c}_upper"], strict=True)]
+            shown = [
+                expected_text(v, lo, hi)
+                for v, lo, hi in zip(table[c], table[f"{c}_lower"], table[f"{c}_upper"], strict=True)
+            ]
             table[c] = [v for v, _ in shown]
             table[f"{c}_lower"], table[f"{c}_upper"] = [e[0] for _, e in shown], [e[1] for _, e in shown]
     risk = tables["04_relative_risk_by_region"]
@@ -125,7 +135,9 @@ def test_auxiliary_published_columns_are_left_to_the_table_file(released):
     html_text = release_card.release_card_html(record, tables)
     cells = card_cells(html_text).values
     assert set(cells["01_percentiles_by_region"]) == {"n", "p25", "p50"} and set(cells["03_gini_by_region"]) == {
-        "n", "gini"}
+        "n",
+        "gini",
+    }
     assert "noisy_bin_01 to noisy_bin_21 (the noisy histogram" in html_text
     assert "smooth_sensitivity_bound (the published DP upper bound" in html_text
 
@@ -178,11 +190,20 @@ def test_simulation_card_says_so_and_release_card_does_not(released):
 
 def test_privacy_statement_methods_and_software(released):
     markdown = release_card.release_card_markdown(released.record, released.tables)
-    for words in ("Who is protected: the people in the data set 'card-test'", "unit of privacy is one record",
-                  "epsilon = 2.5 and delta = 0 in total", "e^epsilon = 12.2", "the clipping bounds 0 to 300,000",
-                  "the 21 histogram bins, edges 10,000 to 614,597", "the percentile levels 25, 50",
-                  "Lan and J. P. Reiter", "Foote, A. Machanavajjhala", "Rosenblatt, J. Stoyanovich",
-                  "Shoham and K. Ligett", "dpcore 0.1.0"):
+    for words in (
+        "Who is protected: the people in the data set 'card-test'",
+        "unit of privacy is one record",
+        "epsilon = 2.5 and delta = 0 in total",
+        "e^epsilon = 12.2",
+        "the clipping bounds 0 to 300,000",
+        "the 21 histogram bins, edges 10,000 to 614,597",
+        "the percentile levels 25, 50",
+        "Lan and J. P. Reiter",
+        "Foote, A. Machanavajjhala",
+        "Rosenblatt, J. Stoyanovich",
+        "Shoham and K. Ligett",
+        "dpcore 0.1.0",
+    ):
         assert release_card._m(words) in markdown, words
     assert "| 03\\_gini\\_by\\_region | gini | 0.5 | 0 |" in markdown
     exponential = json.loads(json.dumps(released.record))
@@ -192,8 +213,12 @@ def test_privacy_statement_methods_and_software(released):
 
 
 def test_opendp_version_is_read_from_the_record():
-    record = {"statistics": [{"measurement": "OpenDP 0.16.0: opendp.measurements.make_laplace(...)"},
-                             {"measurement": "dpcore certified generalized-Cauchy sampler"}]}
+    record = {
+        "statistics": [
+            {"measurement": "OpenDP 0.16.0: opendp.measurements.make_laplace(...)"},
+            {"measurement": "dpcore certified generalized-Cauchy sampler"},
+        ]
+    }
     assert release_card.opendp_version(record) == "0.16.0"
     assert release_card.opendp_version({"statistics": [{"measurement": "numpy simulation"}]}) is None
 
@@ -206,32 +231,82 @@ def test_opendp_version_is_read_from_the_record():
 #: opendp/deployments-registry-data, commit 3e9c812): every level sets additionalProperties: False.
 REGISTRY_KEYS = {
     "": ({"url_slug", "status", "tier", "deployment"}, {"url_slug", "status", "tier", "deployment"}),
-    "deployment": ({"basic", "dp_variant", "privacy_loss", "deployment_model", "accounting", "implementation",
-                    "administrative"}, {"basic"}),
-    "deployment.basic": ({"name", "data_curators", "intended_use", "data_product_type", "data_product_region",
-                          "description", "publication_date", "data_product_sector"},
-                         {"name", "data_curators", "description", "intended_use", "data_product_type",
-                          "data_product_region", "publication_date"}),
+    "deployment": (
+        {"basic", "dp_variant", "privacy_loss", "deployment_model", "accounting", "implementation", "administrative"},
+        {"basic"},
+    ),
+    "deployment.basic": (
+        {
+            "name",
+            "data_curators",
+            "intended_use",
+            "data_product_type",
+            "data_product_region",
+            "description",
+            "publication_date",
+            "data_product_sector",
+        },
+        {
+            "name",
+            "data_curators",
+            "description",
+            "intended_use",
+            "data_product_type",
+            "data_product_region",
+            "publication_date",
+        },
+    ),
     "deployment.dp_variant": ({"variant_name", "data_domain", "unprotected_quantities"}, set()),
-    "deployment.privacy_loss": ({"privacy_unit", "privacy_unit_details", "privacy_parameters",
-                                 "privacy_parameters_details"}, set()),
+    "deployment.privacy_loss": (
+        {"privacy_unit", "privacy_unit_details", "privacy_parameters", "privacy_parameters_details"},
+        set(),
+    ),
     "deployment.privacy_loss.privacy_parameters": ({"epsilon", "delta", "rho"}, set()),
-    "deployment.deployment_model": ({"model_name", "model_name_details", "actors", "release_type",
-                                     "release_type_details", "data_source_type", "data_source_type_details",
-                                     "access_type", "access_type_details"}, set()),
+    "deployment.deployment_model": (
+        {
+            "model_name",
+            "model_name_details",
+            "actors",
+            "release_type",
+            "release_type_details",
+            "data_source_type",
+            "data_source_type_details",
+            "access_type",
+            "access_type_details",
+        },
+        set(),
+    ),
     "deployment.accounting": ({"post_processing", "composition"}, set()),
-    "deployment.implementation": ({"preprocessing_and_hyperparameter_tuning", "mechanisms", "justification"},
-                                  set()),
+    "deployment.implementation": ({"preprocessing_and_hyperparameter_tuning", "mechanisms", "justification"}, set()),
     "deployment.administrative": ({"sources", "notes", "registry_authors"}, {"registry_authors"}),
 }
 REGISTRY_ENUMS = {
-    "status": {"Converted", "Draft", "Pending", "Changes Required", "Approved", "Approved (Update Requested)",
-               "Approved (Pending)"},
+    "status": {
+        "Converted",
+        "Draft",
+        "Pending",
+        "Changes Required",
+        "Approved",
+        "Approved (Update Requested)",
+        "Approved (Pending)",
+    },
     "tier": {1, 2, 3},
-    "deployment.basic.data_product_type": {"Summary statistics", "Machine learning model", "Dataset",
-                                           "Synthetic data", "Interactive API", "SQL queries"},
-    "deployment.basic.data_product_sector": {"Technology", "Healthcare", "Education", "Government", "Energy",
-                                             "Finance"},
+    "deployment.basic.data_product_type": {
+        "Summary statistics",
+        "Machine learning model",
+        "Dataset",
+        "Synthetic data",
+        "Interactive API",
+        "SQL queries",
+    },
+    "deployment.basic.data_product_sector": {
+        "Technology",
+        "Healthcare",
+        "Education",
+        "Government",
+        "Energy",
+        "Finance",
+    },
     "deployment.dp_variant.variant_name": {"Pure DP", "Approximate DP", "Zero-concentrated DP", "Renyi DP", "Custom"},
     "deployment.deployment_model.model_name": {"Local", "Central", "Shuffle", "Federated", "Varies"},
     "deployment.deployment_model.release_type": {"One release", "Many releases"},
@@ -276,15 +351,27 @@ def test_registry_entry_has_the_schema_keys_and_values(released):
 
 def test_the_tiny_yaml_emitter_round_trips():
     yaml = pytest.importorskip("yaml")
-    doc = {"a": "quote \" backslash \\ colon: # hash", "b": "line\nbreak\ttab", "c": "é – ε", "d": 1e-06,
-           "e": 2.0, "f": 3, "g": ["x: y", "- z"], "h": {"i": True, "j": None, "k": float("inf")}, "l": "yes",
-           "m": "0012", "n": "", "o": []}
+    doc = {
+        "a": "quote \" backslash \\ colon: # hash",
+        "b": "line\nbreak\ttab",
+        "c": "é – ε",
+        "d": 1e-06,
+        "e": 2.0,
+        "f": 3,
+        "g": ["x: y", "- z"],
+        "h": {"i": True, "j": None, "k": float("inf")},
+        "l": "yes",
+        "m": "0012",
+        "n": "",
+        "o": [],
+    }
     assert yaml.safe_load(release_card.to_yaml(doc)) == doc
 
 
 # ---------------------------------------------------------------------------------------------
 # Neighbours, the files of a release, the app's records
 # ---------------------------------------------------------------------------------------------
+
 
 def _masked(html_text: str) -> str:
     """The card with the released numbers (value and interval cells) blanked."""
@@ -305,8 +392,9 @@ def test_neighbouring_data_give_cards_that_differ_only_in_the_released_numbers(t
         card_b = release_card.release_card_html(b.record, make(b))
         assert card_a != card_b  # the released numbers differ ...
         assert _masked(card_a) == _masked(card_b)  # ... and nothing else
-    assert release_card.opendp_registry_entry(a.record, a.tables) == \
-        release_card.opendp_registry_entry(b.record, b.tables)
+    assert release_card.opendp_registry_entry(a.record, a.tables) == release_card.opendp_registry_entry(
+        b.record, b.tables
+    )
 
 
 def test_a_release_writes_the_card_and_lists_it_with_its_hash(released):
@@ -347,16 +435,18 @@ def test_bad_inputs_are_refused(released, tmp_path):
 def test_app_records_make_a_card():
     x = np.random.default_rng(1).lognormal(10.5, 0.8, 400)
     groups = np.array(["a", "b"] * 200)
-    items = [(planner.make_statistic("gini", x, None, upper=500_000), 1.0),
-             (planner.make_statistic("group_means", x, groups, upper=500_000), 0.5)]
-    records = release.make_release(items, budget.Ledger(cap=budget.BudgetCap(epsilon=10.0)),
-                                   dataset={"label": "upload.csv", "n": 400})
+    items = [
+        (planner.make_statistic("gini", x, None, upper=500_000), 1.0),
+        (planner.make_statistic("group_means", x, groups, upper=500_000), 0.5),
+    ]
+    records = release.make_release(
+        items, budget.Ledger(cap=budget.BudgetCap(epsilon=10.0)), dataset={"label": "upload.csv", "n": 400}
+    )
     record, tables = release_card.card_inputs_from_app_records([r.to_dict() for r in records])
     html_text = release_card.release_card_html(record, tables)
     shown = card_cells(html_text).values
     for r in records:
-        assert [number(t) for t in shown[r.statistic]["value"]] == \
-            [expected_text(v)[0] for v in r.released]
+        assert [number(t) for t in shown[r.statistic]["value"]] == [expected_text(v)[0] for v in r.released]
     assert "upload.csv" in html_text and "n = 400" in html_text and "clipping bounds 0 to 500,000" in html_text
     assert "SIMULATION" not in html_text  # an in-memory budget without a generator draws from the secure samplers
     assert math.isclose(_registry(record, tables)["deployment"]["privacy_loss"]["privacy_parameters"]["epsilon"], 1.5)
@@ -370,16 +460,25 @@ def test_release_mode_offers_the_card_downloads(tmp_path, monkeypatch):
     from dpcore import ledger
 
     monkeypatch.setenv(ledger.ENV_VAR, f"sqlite:///{tmp_path}/ledger.db")
-    at = open_page("app_pages/planner.py", planner_mode="Release: make the real release (spends budget)",
-                   planner_stats="gini", data_n=2000, data_seed=4321, planner_cap=50)
+    at = open_page(
+        "app_pages/planner.py",
+        planner_mode="Release: make the real release (spends budget)",
+        planner_stats="gini",
+        data_n=2000,
+        data_seed=4321,
+        planner_cap=50,
+    )
     for button in [b for b in at.button if b.key == "planner_create_ledger"]:  # a new ledger is asked for once
         button.click().run()
     next(c for c in at.checkbox if c.key.startswith("planner_confirm")).check().run()
     at.button(key="planner_release").click().run()
     assert_clean(at)
     buttons = {b.proto.label: b.proto for b in at.get("download_button")}
-    for label in ("Download the release card (HTML)", "Download the release card (Markdown)",
-                  "Download the OpenDP registry entry (YAML)"):
+    for label in (
+        "Download the release card (HTML)",
+        "Download the release card (Markdown)",
+        "Download the OpenDP registry entry (YAML)",
+    ):
         assert buttons[label].deferred_file_id, label
 
 

@@ -6,6 +6,7 @@ field except the released values (the only data-dependent output) and the time s
 Starts from the audit's reproducer: planner.make_statistic + release.make_release with relative
 risk x = 1 vs x = 0.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -49,16 +50,20 @@ def test_audit_reproducer_relative_risk_x_one_vs_zero():
     x0 = x1.copy()
     x1[0] = 5_000.0  # one person of group a below the threshold: x = 1
     assert np.count_nonzero(x0[GROUPS == "a"] < 10_000) == 0
-    _assert_alike(lambda: planner.make_statistic("ratio", x1, GROUPS, threshold=10_000),
-                  lambda: planner.make_statistic("ratio", x0, GROUPS, threshold=10_000))
+    _assert_alike(
+        lambda: planner.make_statistic("ratio", x1, GROUPS, threshold=10_000),
+        lambda: planner.make_statistic("ratio", x0, GROUPS, threshold=10_000),
+    )
 
 
 def test_relative_risk_y_one_vs_zero_and_both_zero():
     y1 = _incomes()
     y1[6] = 5_000.0  # group b: y = 1
     y0 = _incomes()
-    _assert_alike(lambda: planner.make_statistic("ratio", y1, GROUPS, threshold=10_000),
-                  lambda: planner.make_statistic("ratio", y0, GROUPS, threshold=10_000))
+    _assert_alike(
+        lambda: planner.make_statistic("ratio", y1, GROUPS, threshold=10_000),
+        lambda: planner.make_statistic("ratio", y0, GROUPS, threshold=10_000),
+    )
     rec = _release(planner.make_statistic("ratio", y0, GROUPS, threshold=10_000))
     assert np.isfinite(rec.released[0])  # x~ / max(y~, 1): post-processing, defined for every noisy pair
 
@@ -67,8 +72,10 @@ def test_gini_all_zero_vs_one_positive_income():
     zeros = np.zeros(12)
     one = zeros.copy()
     one[3] = 30_000.0
-    _assert_alike(lambda: planner.make_statistic("gini", zeros, upper=100_000.0),
-                  lambda: planner.make_statistic("gini", one, upper=100_000.0))
+    _assert_alike(
+        lambda: planner.make_statistic("gini", zeros, upper=100_000.0),
+        lambda: planner.make_statistic("gini", one, upper=100_000.0),
+    )
     rec = _release(planner.make_statistic("gini", zeros, upper=100_000.0))
     assert 0.0 <= rec.released[0] <= 1.0 and rec.delta == 0.0
 
@@ -77,18 +84,24 @@ def test_count_zero_vs_one_releases_a_noisy_count():
     x0 = _incomes()
     x1 = x0.copy()
     x1[0] = 500_000.0
-    _assert_alike(lambda: planner.make_statistic("count", x0, threshold=200_000),
-                  lambda: planner.make_statistic("count", x1, threshold=200_000))
+    _assert_alike(
+        lambda: planner.make_statistic("count", x0, threshold=200_000),
+        lambda: planner.make_statistic("count", x1, threshold=200_000),
+    )
 
 
 def test_mean_and_group_means_neighbours():
     x0 = _incomes()
     x1 = x0.copy()
     x1[4] = 0.0
-    _assert_alike(lambda: planner.make_statistic("mean", x0, upper=100_000.0),
-                  lambda: planner.make_statistic("mean", x1, upper=100_000.0))
-    _assert_alike(lambda: planner.make_statistic("group_means", x0, GROUPS, upper=100_000.0),
-                  lambda: planner.make_statistic("group_means", x1, GROUPS, upper=100_000.0))
+    _assert_alike(
+        lambda: planner.make_statistic("mean", x0, upper=100_000.0),
+        lambda: planner.make_statistic("mean", x1, upper=100_000.0),
+    )
+    _assert_alike(
+        lambda: planner.make_statistic("group_means", x0, GROUPS, upper=100_000.0),
+        lambda: planner.make_statistic("group_means", x1, GROUPS, upper=100_000.0),
+    )
 
 
 @pytest.mark.parametrize("relation", ["replace", "add_remove"])
@@ -111,8 +124,10 @@ def test_percentiles_one_person_replaced_within_a_cell():
     x0 = _incomes()
     x1 = x0.copy()
     x1[2] = 250_000.0
-    _assert_alike(lambda: planner.make_statistic("percentiles", x0, GROUPS, n_sims=100),
-                  lambda: planner.make_statistic("percentiles", x1, GROUPS, n_sims=100))
+    _assert_alike(
+        lambda: planner.make_statistic("percentiles", x0, GROUPS, n_sims=100),
+        lambda: planner.make_statistic("percentiles", x1, GROUPS, n_sims=100),
+    )
 
 
 def test_one_group_vs_two_groups_is_decided_by_the_public_group_labels():
@@ -130,8 +145,10 @@ def test_one_group_vs_two_groups_is_decided_by_the_public_group_labels():
     x0 = _incomes()
     x1 = x0.copy()
     x1[0] = 0.0
-    _assert_alike(lambda: planner.make_statistic("group_means", x0, one_group, upper=100_000.0),
-                  lambda: planner.make_statistic("group_means", x1, one_group, upper=100_000.0))
+    _assert_alike(
+        lambda: planner.make_statistic("group_means", x0, one_group, upper=100_000.0),
+        lambda: planner.make_statistic("group_means", x1, one_group, upper=100_000.0),
+    )
 
 
 def test_planning_still_refuses_undefined_relative_errors_but_release_does_not():
@@ -147,6 +164,7 @@ def test_planning_still_refuses_undefined_relative_errors_but_release_does_not()
 # ---------------------------------------------------------------------------------------------
 # add/remove percentiles: charged 2 epsilon under replace-one, and the record says so
 # ---------------------------------------------------------------------------------------------
+
 
 def test_add_remove_percentiles_charged_twice_epsilon_and_record_matches():
     cells = (np.array([20_000.0, 40_000.0, 60_000.0]), np.array([30_000.0, 80_000.0]))

@@ -3,6 +3,7 @@
 The OpenDP draws cannot be seeded; their tests use sample sizes where a wrong law fails by a wide
 margin and a correct one fails with probability about 1e-6 (p-value threshold).
 """
+
 from __future__ import annotations
 
 import math
@@ -43,6 +44,7 @@ def _chi_square_p(draws: np.ndarray, pmf_at) -> float:
 # ---------------------------------------------------------------------------------------------
 # OpenDP measurements: the law of the real release equals the exploration sampler's
 # ---------------------------------------------------------------------------------------------
+
 
 def test_integer_counts_opendp_law_matches_two_sided_geometric_and_numpy_sampler():
     scale = 1.5
@@ -128,7 +130,7 @@ def test_ideal_pmf_matches_independent_scipy_cdf(gamma):
 def test_cdf_evaluation_error_is_below_the_stated_eta():
     lo = release_noise._GCExactCDF(0.3, 0.05, 2.5, GRID, prec=192)
     hi = release_noise._GCExactCDF(0.3, 0.05, 2.5, GRID, prec=384)
-    eta = 2.0 ** -release_noise.GC_CDF_ERROR_BITS
+    eta = 2.0**-release_noise.GC_CDF_ERROR_BITS
     for k in list(range(-5, 40)) + [10**6, -(10**6)]:
         assert abs(float(lo.cdf_at(k) - hi.ctx.mpf(hi.cdf_at(k)))) <= eta
 
@@ -203,23 +205,34 @@ def test_few_bits_sampler_breaks_pure_dp_but_stays_within_stated_delta():
 def test_real_gc_draws_follow_the_enumerated_pmf():
     value, scale, gamma = 0.4, 0.15, 2.0
     ks, ideal, _ = release_noise._gc_exact_pmfs(value, scale, gamma, GRID, WINDOW)
-    draws = np.array([release_noise.release_generalized_cauchy(value, scale=scale, gamma=gamma, grid=GRID,
-                                                               window=WINDOW).values[0] for _ in range(400)])
+    draws = np.array(
+        [
+            release_noise.release_generalized_cauchy(value, scale=scale, gamma=gamma, grid=GRID, window=WINDOW).values[
+                0
+            ]
+            for _ in range(400)
+        ]
+    )
     idx = np.round(draws / GRID).astype(int)
     pmf = dict(zip(ks, [float(p) for p in ideal], strict=True))
     assert _chi_square_p(idx, lambda k: np.array([pmf.get(int(v), 0.0) for v in k])) > P_MIN
-    sim = np.array([release_noise.release_generalized_cauchy(value, scale=scale, gamma=gamma, grid=GRID, window=WINDOW,
-                                                             rng=np.random.default_rng(i)).values[0]
-                    for i in range(3000)])
-    assert _chi_square_p(np.round(sim / GRID).astype(int),
-                         lambda k: np.array([pmf.get(int(v), 0.0) for v in k])) > 1e-3
+    sim = np.array(
+        [
+            release_noise.release_generalized_cauchy(
+                value, scale=scale, gamma=gamma, grid=GRID, window=WINDOW, rng=np.random.default_rng(i)
+            ).values[0]
+            for i in range(3000)
+        ]
+    )
+    assert _chi_square_p(np.round(sim / GRID).astype(int), lambda k: np.array([pmf.get(int(v), 0.0) for v in k])) > 1e-3
 
 
 @pytest.mark.parametrize("byte", [b"\x00", b"\xff"])
 def test_gc_sampler_with_extreme_words_gives_the_window_ends(monkeypatch, byte):
     monkeypatch.setattr(release_noise.os, "urandom", lambda n: byte * n)
-    d = release_noise.release_generalized_cauchy(0.5, scale=0.01, gamma=2.0, grid=1e-6, window=(0.0, 1.0),
-                                                 epsilon=1.0, min_scale=1e-5, max_scale=10.0)
+    d = release_noise.release_generalized_cauchy(
+        0.5, scale=0.01, gamma=2.0, grid=1e-6, window=(0.0, 1.0), epsilon=1.0, min_scale=1e-5, max_scale=10.0
+    )
     assert math.isfinite(d.values[0]) and d.values[0] == (0.0 if byte == b"\x00" else 1.0)
     assert d.delta == 0.0 and d.epsilon == pytest.approx(1.0)
 

@@ -6,6 +6,7 @@ call: the tests check the pooled draws against the exact discrete Laplace PMF (c
 test_release_noise), that the slices are not copies of one another, that the measurement text and the
 privacy map do not change, and that a release through ``run_plan`` states the same measurement.
 """
+
 from __future__ import annotations
 
 import io
@@ -28,10 +29,15 @@ SLICE = release_noise.MIN_DRAWS_PER_THREAD
 def test_sliced_counts_keep_measurement_and_privacy_map_and_pool_to_discrete_laplace():
     scale = 2.0
     whole = release_noise.release_integer_counts(np.zeros(8, dtype=np.int64), scale=scale, sensitivity=2, threads=1)
-    sliced = release_noise.release_integer_counts(np.zeros(4 * SLICE, dtype=np.int64), scale=scale, sensitivity=2,
-                                                  threads=4)
-    assert (sliced.measurement, sliced.privacy_map, sliced.epsilon, sliced.delta) == \
-        (whole.measurement, whole.privacy_map, whole.epsilon, whole.delta)
+    sliced = release_noise.release_integer_counts(
+        np.zeros(4 * SLICE, dtype=np.int64), scale=scale, sensitivity=2, threads=4
+    )
+    assert (sliced.measurement, sliced.privacy_map, sliced.epsilon, sliced.delta) == (
+        whole.measurement,
+        whole.privacy_map,
+        whole.epsilon,
+        whole.delta,
+    )
     values = np.asarray(sliced.values)
     assert values.dtype == np.int64 and values.shape == (4 * SLICE,) and not sliced.simulated
     pmf = lambda k: noise.two_sided_geometric_pmf(k, 1.0 / scale)  # noqa: E731
@@ -48,13 +54,19 @@ def test_sliced_counts_keep_measurement_and_privacy_map_and_pool_to_discrete_lap
 def test_sliced_real_values_keep_the_float_laplace_and_gaussian_measurements():
     lap_one = release_noise.release_real_values(np.zeros(4), scale=3.0, sensitivity=1.0, threads=1)
     lap = release_noise.release_real_values(np.zeros(2 * SLICE), scale=3.0, sensitivity=1.0, threads=2)
-    assert (lap.measurement, lap.privacy_map, lap.epsilon) == (lap_one.measurement, lap_one.privacy_map,
-                                                               lap_one.epsilon)
+    assert (lap.measurement, lap.privacy_map, lap.epsilon) == (
+        lap_one.measurement,
+        lap_one.privacy_map,
+        lap_one.epsilon,
+    )
     assert stats.kstest(lap.values, stats.laplace(scale=3.0).cdf).pvalue > P_MIN
     gauss_one = release_noise.release_gaussian_values(np.zeros(4), sigma=2.0, sensitivity=1.0, threads=1)
     gauss = release_noise.release_gaussian_values(np.zeros(2 * SLICE), sigma=2.0, sensitivity=1.0, threads=2)
-    assert (gauss.measurement, gauss.privacy_map, gauss.rho) == (gauss_one.measurement, gauss_one.privacy_map,
-                                                                 gauss_one.rho)
+    assert (gauss.measurement, gauss.privacy_map, gauss.rho) == (
+        gauss_one.measurement,
+        gauss_one.privacy_map,
+        gauss_one.rho,
+    )
     assert stats.kstest(gauss.values, stats.norm(scale=2.0).cdf).pvalue > P_MIN
 
 
@@ -103,13 +115,28 @@ def test_real_release_states_the_single_call_measurement_and_reports_step_times(
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"earnings": np.round(rng.lognormal(10.5, 0.8, 2000))})
     frame.to_parquet(tmp_path / "data.parquet", index=False)
-    plan = plan_from_dict({"version": 1, "dataset": "cores-test", "income": "earnings", "cap_epsilon": 2.0,
-                           "statistics": [{"kind": "percentiles", "epsilon": 1.0, "bins": "pseo", "q": [50]},
-                                          {"kind": "mean", "epsilon": 0.5, "lower": 0, "upper": 500_000}]})
+    plan = plan_from_dict(
+        {
+            "version": 1,
+            "dataset": "cores-test",
+            "income": "earnings",
+            "cap_epsilon": 2.0,
+            "statistics": [
+                {"kind": "percentiles", "epsilon": 1.0, "bins": "pseo", "q": [50]},
+                {"kind": "mean", "epsilon": 0.5, "lower": 0, "upper": 500_000},
+            ],
+        }
+    )
     stream = io.StringIO()
-    result = execute.run_plan(plan, parse_source(str(tmp_path / "data.parquet")), engine="duckdb",
-                              out_dir=tmp_path / "out", ledger_url=f"sqlite:///{tmp_path}/ledger.db",
-                              init_ledger=True, progress=Progress(stream=stream))
+    result = execute.run_plan(
+        plan,
+        parse_source(str(tmp_path / "data.parquet")),
+        engine="duckdb",
+        out_dir=tmp_path / "out",
+        ledger_url=f"sqlite:///{tmp_path}/ledger.db",
+        init_ledger=True,
+        progress=Progress(stream=stream),
+    )
     percentiles_info, mean_info = result.record["statistics"]
     one_call = release_noise.release_integer_counts([0], scale=2.0, sensitivity=2, threads=1)
     assert percentiles_info["measurement"] == one_call.measurement

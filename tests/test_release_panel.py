@@ -3,6 +3,7 @@ durable ledger: a reload (a new session) with the same file finds the spent budg
 read after the release, the cap is fixed, the archive exports, random groups are refused.
 
 Every test points DPCORE_LEDGER_URL at its own temp database (never the user's default ledger)."""
+
 from __future__ import annotations
 
 import io
@@ -19,9 +20,11 @@ from dpcore import ledger as ledger_lib
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASE = "Release: make the real release (spends budget)"
-HARNESS = (f"import runpy, sys\nsys.path.insert(0, {str(REPO)!r})\n"
-           "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
-           f"runpy.run_path({str(REPO / 'app_pages' / 'planner.py')!r})\n")
+HARNESS = (
+    f"import runpy, sys\nsys.path.insert(0, {str(REPO)!r})\n"
+    "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
+    f"runpy.run_path({str(REPO / 'app_pages' / 'planner.py')!r})\n"
+)
 
 
 def _csv(seed: int = 404) -> bytes:
@@ -119,8 +122,9 @@ def _reload_keeps_budget(url: str) -> None:
     second.number_input(key="planner_rel_eps_group_means").set_value(1.0).run()
     # over the cap the release cannot even be asked for: the box and the button are disabled, the reason said
     assert second.button(key="planner_release").disabled and _confirmation(second).disabled
-    assert any("needs ε = 2 but only ε = 1.75 remains" in w.value for w in second.warning), \
-        [w.value for w in second.warning]
+    assert any("needs ε = 2 but only ε = 1.75 remains" in w.value for w in second.warning), [
+        w.value for w in second.warning
+    ]
     assert _metric(second, "Spent so far") == "ε = 1.25"
     second.number_input(key="planner_rel_eps_group_means").set_value(0.5).run()
     _release(second)
@@ -268,7 +272,7 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     csv = _csv()
     at = _session(csv, stats="mean", group=None)
     _confirmation(at).check().run()
-    path = ledger_url[len("sqlite:///"):]
+    path = ledger_url[len("sqlite:///") :]
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # what a racing release holds while it charges
     said_before = release_panel.lock_waits_said()
@@ -295,8 +299,13 @@ def test_a_release_above_the_delta_cap_cannot_be_asked_for(ledger_url):
     """The Gini's Laplace noise spends δ: with a δ cap of 0 the ledger would refuse it, so the box and the
     button are disabled and the reason said before a click (it was a refusal after the click)."""
     at = AppTest.from_string(HARNESS, default_timeout=240)
-    for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_mode": RELEASE, "planner_stats": "gini",
-                 "planner_gini_noise": "laplace", "planner_gini_delta": "1e-06"}.items():
+    for k, v in {
+        "data_source": "Upload a CSV or Parquet file",
+        "planner_mode": RELEASE,
+        "planner_stats": "gini",
+        "planner_gini_noise": "laplace",
+        "planner_gini_delta": "1e-06",
+    }.items():
         at.query_params[k] = v
     at.run()
     at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(), "text/csv")).run()

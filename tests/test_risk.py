@@ -1,4 +1,5 @@
 """Tests of dpcore.risk: the posterior bound is Bayes' rule at the worst likelihood ratio e^eps."""
+
 from __future__ import annotations
 
 import math

@@ -1,5 +1,6 @@
 """`bash run.sh check PLAN.toml` (README shows `dpcore check`): run.sh passes `check` (and `ledger`) on to
 `python -m dpcore` inside the project's venv, from the caller's directory, as it does `release`."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,8 +27,14 @@ def _venv_without_installs(tmp: Path) -> Path:
 
 
 def _run_sh(tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(ROOT / "run.sh"), *args], capture_output=True, text=True, timeout=120,
-                          cwd=tmp, env={**os.environ, "VENV": str(_venv_without_installs(tmp))})
+    return subprocess.run(
+        ["bash", str(ROOT / "run.sh"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp,
+        env={**os.environ, "VENV": str(_venv_without_installs(tmp))},
+    )
 
 
 def test_run_sh_check_validates_a_plan_from_the_callers_directory(tmp_path):

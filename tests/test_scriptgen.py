@@ -3,6 +3,7 @@
 A view's script is the page's own view call with literal arguments (``view_script``); the data
 part rebuilds the sidebar's dataset with ``dpcore.data.build_dataset``.
 """
+
 from __future__ import annotations
 
 import ast
@@ -22,8 +23,10 @@ def test_dataset_code_rebuilds_each_synthetic_source():
     for key, expected in [
         (("lognormal", 500, 0.9, 3), lognormal_incomes(500, sigma=0.9, rng=3)),
         (("pareto", 400, 0.5, 2.5, 4), pareto_mixture_incomes(400, gini=0.5, tail_index=2.5, median=30_000.0, rng=4)),
-        (("lookalike", 300, 0.4, 25_000.0, 9),
-         pareto_mixture_incomes(300, gini=0.4, tail_index=2.5, median=25_000.0, rng=9)),
+        (
+            ("lookalike", 300, 0.4, 25_000.0, 9),
+            pareto_mixture_incomes(300, gini=0.4, tail_index=2.5, median=25_000.0, rng=9),
+        ),
         (("two_point", 200, 0.5, None, 5), two_point_incomes(200, 0.5, None, mean=30_000.0, rng=5).values),
     ]:
         ns: dict = {}
@@ -53,10 +56,18 @@ def test_upload_is_never_embedded_and_a_file_name_cannot_inject_code():
 
 
 def test_call_code_writes_literals_and_refuses_names_that_are_not_identifiers():
-    code = scriptgen.call_code("dpcore.experiments.gini", "gini_view", (), {"epsilon": 0.5, "prior": ("beta", 6.0, 7.0)},
-                               target="result", arg_names=("values",))
-    assert code == ("from dpcore.experiments.gini import gini_view\n"
-                    "result = gini_view(values, epsilon=0.5, prior=('beta', 6.0, 7.0))\n")
+    code = scriptgen.call_code(
+        "dpcore.experiments.gini",
+        "gini_view",
+        (),
+        {"epsilon": 0.5, "prior": ("beta", 6.0, 7.0)},
+        target="result",
+        arg_names=("values",),
+    )
+    assert code == (
+        "from dpcore.experiments.gini import gini_view\n"
+        "result = gini_view(values, epsilon=0.5, prior=('beta', 6.0, 7.0))\n"
+    )
     for bad in ("os; import os", "a b", ""):
         with pytest.raises(DPInputError):
             scriptgen.call_code(bad, "f", target="x")
@@ -66,8 +77,9 @@ def test_call_code_writes_literals_and_refuses_names_that_are_not_identifiers():
 
 def test_view_script_is_the_view_call_and_prints_the_view():
     settings = {"epsilon": 0.5, "gamma": 2.0, "lower": 0.0, "upper": 500_000.0, "n": 800, "seed": 3}
-    text = scriptgen.view_script(gini_experiments.__name__, "gini_view", settings, ("lognormal", 1000, 0.9, 4),
-                                 title="Gini index")
+    text = scriptgen.view_script(
+        gini_experiments.__name__, "gini_view", settings, ("lognormal", 1000, 0.9, 4), title="Gini index"
+    )
     assert "gini_view(" in text and "smooth_sensitivity" not in text  # the call, not a copy of the pipeline
     out = run_script(text)
     expected = gini_experiments.gini_view(lognormal_incomes(1000, sigma=0.9, rng=4), **settings).to_dict()
@@ -100,8 +112,15 @@ def test_scriptgen_lives_in_ui_only():
     assert not any(name and name.split(".")[0] == "streamlit" for name in imported)
 
 
-MY_APP_FILES = ("app_pages/gini.py", "app_pages/percentiles.py", "app_pages/about.py", "ui/gini/views.py",
-                "ui/percentiles/views.py", "ui/scriptgen.py", "ui/repro.py")
+MY_APP_FILES = (
+    "app_pages/gini.py",
+    "app_pages/percentiles.py",
+    "app_pages/about.py",
+    "ui/gini/views.py",
+    "ui/percentiles/views.py",
+    "ui/scriptgen.py",
+    "ui/repro.py",
+)
 
 
 @pytest.mark.parametrize("name", MY_APP_FILES)
@@ -113,4 +132,7 @@ def test_no_string_constant_holds_dpcore_code(name):
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             lines = [line.strip() for line in node.value.splitlines()]
-            assert not any(line.startswith(("from dpcore", "import dpcore")) for line in lines), (name, node.value[:200])
+            assert not any(line.startswith(("from dpcore", "import dpcore")) for line in lines), (
+                name,
+                node.value[:200],
+            )

@@ -9,6 +9,7 @@
   appear in any file written under the repository, /tmp or ~/.streamlit / ~/.cache, nor in the
   server's log output or in Python's logging.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,6 +45,7 @@ MAX_UPLOAD_MB = (16, 100)
 # Configuration
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def config_file() -> dict:
     assert CONFIG.is_file(), ".streamlit/config.toml is missing"
@@ -69,8 +71,14 @@ def test_streamlit_resolves_the_same_settings():
         "print(json.dumps({k: c.get_option(k) for k in ['browser.gatherUsageStats', 'server.address',"
         "'server.maxUploadSize', 'server.enableXsrfProtection', 'server.enableCORS', 'server.headless']}))"
     )
-    out = subprocess.run([python_executable(), "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
-                         timeout=120, env={k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")})
+    out = subprocess.run(
+        [python_executable(), "-c", code],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")},
+    )
     assert out.returncode == 0, out.stderr
     opts = json.loads(out.stdout.strip().splitlines()[-1])
     assert opts["browser.gatherUsageStats"] is False
@@ -83,8 +91,12 @@ def test_streamlit_resolves_the_same_settings():
 def test_no_disk_persisted_caches_in_code():
     """st.cache_data(persist=...) would write (possibly uploaded) data to ~/.streamlit/cache."""
     offenders = []
-    for py in list(REPO_ROOT.glob("*.py")) + list(REPO_ROOT.glob("app_pages/*.py")) + list(REPO_ROOT.glob("ui/**/*.py")) \
-            + list(REPO_ROOT.glob("dpcore/**/*.py")):
+    for py in (
+        list(REPO_ROOT.glob("*.py"))
+        + list(REPO_ROOT.glob("app_pages/*.py"))
+        + list(REPO_ROOT.glob("ui/**/*.py"))
+        + list(REPO_ROOT.glob("dpcore/**/*.py"))
+    ):
         text = py.read_text(encoding="utf-8", errors="replace")
         if "persist=" in text.replace(" ", "") and "cache_data" in text:
             offenders.append(str(py.relative_to(REPO_ROOT)))
@@ -94,6 +106,7 @@ def test_no_disk_persisted_caches_in_code():
 # ---------------------------------------------------------------------------------------------
 # A live server
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
@@ -121,7 +134,7 @@ def _listening_addresses(port: int) -> list[str]:
                     out.append(socket.inet_ntop(socket.AF_INET, bytes.fromhex(addr_hex)[::-1]))
                 else:
                     raw = bytes.fromhex(addr_hex)
-                    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+                    words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
                     out.append(socket.inet_ntop(socket.AF_INET6, words))
     return out
 
@@ -138,11 +151,16 @@ def test_server_listens_on_loopback_only(server):
 def test_upload_without_xsrf_token_is_refused(server):
     """A cross-site form cannot push a file into someone's session: no token, no upload."""
     boundary = "----qualitygate"
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.csv\"\r\n"
-            f"Content-Type: text/csv\r\n\r\nincome\n1\n2\n\r\n--{boundary}--\r\n").encode()
+    body = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.csv\"\r\n"
+        f"Content-Type: text/csv\r\n\r\nincome\n1\n2\n\r\n--{boundary}--\r\n"
+    ).encode()
     req = urllib.request.Request(
-        f"{server.url}/_stcore/upload_file/{uuid.uuid4()}/{uuid.uuid4()}", data=body, method="PUT",
-        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+        f"{server.url}/_stcore/upload_file/{uuid.uuid4()}/{uuid.uuid4()}",
+        data=body,
+        method="PUT",
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(req, timeout=10)
     assert info.value.code in (400, 401, 403), info.value.code
@@ -165,6 +183,7 @@ def test_health_endpoint_and_no_directory_listing(server):
 # ---------------------------------------------------------------------------------------------
 # Uploaded data stays in memory
 # ---------------------------------------------------------------------------------------------
+
 
 def _marker_csv(marker: str, n: int = 400) -> bytes:
     rows = [f"income,group_{marker},note"]
@@ -191,8 +210,12 @@ def _files_containing(marker: bytes, roots: list[Path], since: float) -> list[st
                 path = os.path.join(dirpath, name)
                 try:
                     st = os.lstat(path)
-                    if not os.path.isfile(path) or os.path.islink(path) or st.st_mtime < since \
-                            or st.st_size > 200_000_000:
+                    if (
+                        not os.path.isfile(path)
+                        or os.path.islink(path)
+                        or st.st_mtime < since
+                        or st.st_size > 200_000_000
+                    ):
                         continue
                     with open(path, "rb") as fh:
                         if marker in fh.read():
@@ -266,8 +289,9 @@ def test_browser_upload_is_not_written_to_disk_or_logs(server, browser_visit):
     assert marker not in server.log_text(), "uploaded data appeared in the streamlit log output"
     # Playwright stages its own copy of the upload in its temp folders: that is the test's client
     # side, not the server; exclude it.
-    hits = [h for h in _files_containing(marker.encode(), _scan_roots(), browser_visit["since"])
-            if "playwright" not in h]
+    hits = [
+        h for h in _files_containing(marker.encode(), _scan_roots(), browser_visit["since"]) if "playwright" not in h
+    ]
     assert not hits, f"uploaded data written to disk: {hits}"
 
 

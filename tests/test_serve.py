@@ -7,6 +7,7 @@ Also: the generated nginx config passes `nginx -t`; sticky cookie set once; SIGT
 process and the runtime directory; a missing nginx gives the install command and exit code 3.
 Skips with the reason when Debian's nginx is not installed (`.ci/run` installs it).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -52,13 +53,25 @@ def test_generated_nginx_config_passes_nginx_t(tmp_path):
     runtime = tmp_path / "rt"
     runtime.mkdir()
     conf = runtime / "nginx.conf"
-    conf.write_text(serve_launcher.render_nginx_config(
-        runtime=runtime, backends=["127.0.0.1:18601", "127.0.0.1:18602"],
-        listen=serve_launcher.listen_lines("localhost", serve_launcher.free_port())))
+    conf.write_text(
+        serve_launcher.render_nginx_config(
+            runtime=runtime,
+            backends=["127.0.0.1:18601", "127.0.0.1:18602"],
+            listen=serve_launcher.listen_lines("localhost", serve_launcher.free_port()),
+        )
+    )
     text = conf.read_text()
-    for needed in ("proxy_http_version 1.1", "proxy_set_header Upgrade $http_upgrade",
-                   "proxy_set_header Connection $connection_upgrade", "hash $dpserve_key consistent", "least_conn", "proxy_pass http://$dpserve_pool",
-                   "daemon off", "proxy_read_timeout 86400s", "listen 127.0.0.1:"):
+    for needed in (
+        "proxy_http_version 1.1",
+        "proxy_set_header Upgrade $http_upgrade",
+        "proxy_set_header Connection $connection_upgrade",
+        "hash $dpserve_key consistent",
+        "least_conn",
+        "proxy_pass http://$dpserve_pool",
+        "daemon off",
+        "proxy_read_timeout 86400s",
+        "listen 127.0.0.1:",
+    ):
         assert needed in text, needed
     assert "@" not in text.replace("@NAME@", ""), "an unfilled @PLACEHOLDER@ is left in the config"
     res = subprocess.run([NGINX, "-t", "-p", str(runtime), "-c", str(conf)], capture_output=True, text=True)
@@ -67,10 +80,26 @@ def test_generated_nginx_config_passes_nginx_t(tmp_path):
 
 @needs_nginx
 def test_print_config_for_other_machines_passes_nginx_t(tmp_path):
-    out = subprocess.run([python_executable(), str(ROOT / "deploy" / "serve.py"), "--print-config", "--address", "0.0.0.0",
-                          "--port", str(serve_launcher.free_port()), "--runtime", str(tmp_path),
-                          "--backend", "127.0.0.1:18601", "--backend", "127.0.0.1:18602"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            python_executable(),
+            str(ROOT / "deploy" / "serve.py"),
+            "--print-config",
+            "--address",
+            "0.0.0.0",
+            "--port",
+            str(serve_launcher.free_port()),
+            "--runtime",
+            str(tmp_path),
+            "--backend",
+            "127.0.0.1:18601",
+            "--backend",
+            "127.0.0.1:18602",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "server 127.0.0.1:18602" in out
     conf = tmp_path / "nginx.conf"
     conf.write_text(out)
@@ -79,8 +108,19 @@ def test_print_config_for_other_machines_passes_nginx_t(tmp_path):
 
 
 def test_missing_nginx_says_how_to_install_it(tmp_path):
-    res = subprocess.run([python_executable(), str(ROOT / "deploy" / "serve.py"), "--nginx", str(tmp_path / "no-nginx"),
-                          "--port", str(serve_launcher.free_port())], capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [
+            python_executable(),
+            str(ROOT / "deploy" / "serve.py"),
+            "--nginx",
+            str(tmp_path / "no-nginx"),
+            "--port",
+            str(serve_launcher.free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 3
     assert "apt-get install nginx" in res.stderr
     assert "bash run.sh app" in res.stderr
@@ -135,9 +175,25 @@ def test_run_sh_serve_under_load_then_clean_shutdown(tmp_path, request):
     runtime_parent = tmp_path / "runtime"
     runtime_parent.mkdir()
     log = open(tmp_path / "serve.log", "wb")
-    proc = subprocess.Popen(["bash", "run.sh", "serve", "--port", str(port), "--workers", "2",
-                             "--ready-file", str(ready), "--runtime-dir", str(runtime_parent)],
-                            cwd=str(ROOT), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            "bash",
+            "run.sh",
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+            "--ready-file",
+            str(ready),
+            "--runtime-dir",
+            str(runtime_parent),
+        ],
+        cwd=str(ROOT),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     workers: list[int] = []
     try:
         deadline = time.monotonic() + 240
@@ -260,8 +316,12 @@ def test_cached_figure_builds_once_per_input_and_sends_the_same_spec(tmp_path):
     assert not at.exception
     assert pio.json.config.default_engine == "orjson"  # ui.common switched plotly's JSON engine
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    expected = json.loads(pio.to_json(go.Figure(go.Scatter(x=list(range(10)), y=[i * i for i in range(10)]),
-                                                layout=dict(title="hello")), engine="json"))
+    expected = json.loads(
+        pio.to_json(
+            go.Figure(go.Scatter(x=list(range(10)), y=[i * i for i in range(10)]), layout=dict(title="hello")),
+            engine="json",
+        )
+    )
     assert specs[0]["data"] == expected["data"]
     assert specs[0]["layout"]["title"] == expected["layout"]["title"]
     assert specs[2]["data"][0]["type"] == "bar"
@@ -270,7 +330,7 @@ def test_cached_figure_builds_once_per_input_and_sends_the_same_spec(tmp_path):
     at.slider[0].set_value(10).run()  # back to an input seen before: served from the cache
     assert not at.exception
     calls = [c for c in at.session_state["calls"] if not isinstance(c, tuple)]
-    assert calls == [10, 110, 20], calls   # keyed: 110 serves n=20 too
+    assert calls == [10, 110, 20], calls  # keyed: 110 serves n=20 too
     # CachedBuilders: n=10 -> 2 values, n=20 -> 3 values, back to n=10: built once per distinct input
     assert [c for c in at.session_state["calls"] if isinstance(c, tuple)] == [("line", 2), ("line", 3)]
     assert json.loads(at.get("plotly_chart")[3].proto.spec)["data"][0]["y"] == [1, 2]
@@ -286,12 +346,29 @@ def test_cached_figure_builds_once_per_input_and_sends_the_same_spec(tmp_path):
 # Scale-out examples (Docker/Kubernetes cannot run here: we check what can be checked)
 # ---------------------------------------------------------------------------------------------
 
+
 def test_compose_nginx_config_is_the_generated_one():
-    out = subprocess.run([python_executable(), str(ROOT / "deploy" / "serve.py"), "--print-config", "--address", "0.0.0.0",
-                          "--port", "8501", "--runtime", "/tmp", "--backend", "app:8501"],
-                         capture_output=True, text=True, check=True).stdout
-    assert (ROOT / "deploy" / "nginx.compose.conf").read_text() == out, \
+    out = subprocess.run(
+        [
+            python_executable(),
+            str(ROOT / "deploy" / "serve.py"),
+            "--print-config",
+            "--address",
+            "0.0.0.0",
+            "--port",
+            "8501",
+            "--runtime",
+            "/tmp",
+            "--backend",
+            "app:8501",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert (ROOT / "deploy" / "nginx.compose.conf").read_text() == out, (
         "deploy/nginx.compose.conf is stale: regenerate it with the command in docs/serving.md"
+    )
 
 
 @needs_nginx
@@ -313,15 +390,28 @@ def test_compose_nginx_config_passes_nginx_t(tmp_path):
 def test_deploy_examples_agree_with_the_app():
     # (no YAML parser among the dependencies: the files are checked as text)
     compose = (ROOT / "deploy" / "docker-compose.yml").read_text()
-    for needed in ("  app:", "  proxy:", "  postgres:", 'DPCORE_LEDGER_URL: "postgresql://',
-                   "STREAMLIT_SERVER_COOKIE_SECRET", "./nginx.compose.conf:/etc/nginx/dp-serve.conf"):
+    for needed in (
+        "  app:",
+        "  proxy:",
+        "  postgres:",
+        'DPCORE_LEDGER_URL: "postgresql://',
+        "STREAMLIT_SERVER_COOKIE_SECRET",
+        "./nginx.compose.conf:/etc/nginx/dp-serve.conf",
+    ):
         assert needed in compose, needed
     assert "\t" not in compose
     k8s = (ROOT / "deploy" / "kubernetes.yml").read_text()
-    assert [line for line in k8s.splitlines() if line.startswith("kind:")] == \
-        ["kind: Deployment", "kind: Service", "kind: Ingress"]
-    for needed in ("sessionAffinity: ClientIP", 'nginx.ingress.kubernetes.io/affinity: "cookie"',
-                   "path: /_stcore/health", "name: DPCORE_LEDGER_URL"):
+    assert [line for line in k8s.splitlines() if line.startswith("kind:")] == [
+        "kind: Deployment",
+        "kind: Service",
+        "kind: Ingress",
+    ]
+    for needed in (
+        "sessionAffinity: ClientIP",
+        'nginx.ingress.kubernetes.io/affinity: "cookie"',
+        "path: /_stcore/health",
+        "name: DPCORE_LEDGER_URL",
+    ):
         assert needed in k8s, needed
     dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
     for path in ("app.py", "app_pages", "dpcore", "ui", ".streamlit"):
@@ -364,7 +454,12 @@ def test_frame_token_tells_frames_apart():
 
     base = pd.DataFrame({"k": [1, 2, 3], "A": [0.1, 0.2, 0.3], "label": ["a", "b", "c"]})
     assert _frame_token(base) == _frame_token(base.copy())
-    for changed in (base.assign(A=[0.1, 0.2, 0.30000001]), base.assign(label=["a", "b", "d"]),
-                    base.rename(columns={"A": "B"}), base.set_index(pd.Index([0, 1, 5])), base.iloc[:2],
-                    base.astype({"k": float})):
+    for changed in (
+        base.assign(A=[0.1, 0.2, 0.30000001]),
+        base.assign(label=["a", "b", "d"]),
+        base.rename(columns={"A": "B"}),
+        base.set_index(pd.Index([0, 1, 5])),
+        base.iloc[:2],
+        base.astype({"k": float}),
+    ):
         assert _frame_token(changed) != _frame_token(base)

@@ -7,6 +7,7 @@ waits for the WebSockets). The servers here run a one-line Streamlit app (the la
 ``--app-script``), so a restart costs ~1 s of CPU instead of the real app's imports.
 Skips with the reason when Debian's nginx is not installed.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -71,7 +72,9 @@ def _wait(condition, what: str, timeout: float = 60.0, log: Path | None = None):
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}" + (f"\n{log.read_text(errors='replace')}" if log else ""))
+            raise AssertionError(
+                f"timed out waiting for {what}" + (f"\n{log.read_text(errors='replace')}" if log else "")
+            )
         time.sleep(0.05)
 
 
@@ -88,9 +91,25 @@ class Serve:
         app.write_text(TINY_APP)
         self._log_file = open(self.log, "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "deploy" / "serve.py"), "--port", str(self.port), "--no-warmup",
-             "--app-script", str(app), "--ready-file", str(self.ready), "--runtime-dir", str(self.runtime_parent),
-             *args], cwd=str(ROOT), stdout=self._log_file, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                sys.executable,
+                str(ROOT / "deploy" / "serve.py"),
+                "--port",
+                str(self.port),
+                "--no-warmup",
+                "--app-script",
+                str(app),
+                "--ready-file",
+                str(self.ready),
+                "--runtime-dir",
+                str(self.runtime_parent),
+                *args,
+            ],
+            cwd=str(ROOT),
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         _wait(lambda: self.ready.exists() or self.proc.poll() is not None, "the server to be ready", 120, self.log)
         assert self.proc.poll() is None, self.log.read_text(errors="replace")
         self.url = f"http://127.0.0.1:{self.port}"
@@ -113,8 +132,12 @@ class Serve:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
-        for pid in [int(p) for p in subprocess.run(["pgrep", "-f", str(self.log.parent)], capture_output=True,
-                                                    text=True).stdout.split()]:
+        for pid in [
+            int(p)
+            for p in subprocess.run(
+                ["pgrep", "-f", str(self.log.parent)], capture_output=True, text=True
+            ).stdout.split()
+        ]:
             try:
                 os.kill(pid, signal.SIGKILL)  # leftovers of this test only: their command names its tmp_path
             except ProcessLookupError:
@@ -138,8 +161,12 @@ async def _open_sessions(url: str, count: int) -> list:
 
     conns = []
     for _ in range(count):
-        conn = await websockets.connect(url.replace("http://", "ws://") + "/_stcore/stream",
-                                        subprotocols=["streamlit"], max_size=None, open_timeout=60)
+        conn = await websockets.connect(
+            url.replace("http://", "ws://") + "/_stcore/stream",
+            subprotocols=["streamlit"],
+            max_size=None,
+            open_timeout=60,
+        )
         msg = BackMsg()
         msg.rerun_script.page_name = ""
         await conn.send(msg.SerializeToString())
@@ -176,10 +203,12 @@ def test_crashes_counted_in_a_window_a_crashing_worker_is_taken_out_and_sigterm_
         for _ in range(2):
             pid = _wait(lambda: _worker_pid(serve.proc.pid, crashing), "the crashing worker", log=serve.log)
             os.kill(pid, signal.SIGKILL)
-            _wait(lambda: _worker_pid(serve.proc.pid, crashing) != pid, "the crashing worker to be reaped",
-                  log=serve.log)
-        _wait(lambda: "taken out of nginx's upstream" in serve.text(), "the crashing worker to be retired",
-              log=serve.log)
+            _wait(
+                lambda: _worker_pid(serve.proc.pid, crashing) != pid, "the crashing worker to be reaped", log=serve.log
+            )
+        _wait(
+            lambda: "taken out of nginx's upstream" in serve.text(), "the crashing worker to be retired", log=serve.log
+        )
         assert serve.proc.poll() is None, serve.text()
         assert _worker_pid(serve.proc.pid, crashing) is None
         runtime = next(serve.runtime_parent.iterdir())
@@ -187,7 +216,9 @@ def test_crashes_counted_in_a_window_a_crashing_worker_is_taken_out_and_sigterm_
         assert f"127.0.0.1:{steady} " in conf and f"127.0.0.1:{crashing} " not in conf
         # the steady worker was restarted moments ago: once it answers, every request through nginx
         # reaches it (the retired port is no longer in the upstream)
-        _wait(lambda: _healthy_through_nginx(f"http://127.0.0.1:{steady}"), "the steady worker to answer", log=serve.log)
+        _wait(
+            lambda: _healthy_through_nginx(f"http://127.0.0.1:{steady}"), "the steady worker to answer", log=serve.log
+        )
         assert all(_healthy_through_nginx(serve.url) for _ in range(6))
 
         # SIGTERM with 10 open WebSocket sessions: nginx stops fast, with the worker, nothing is killed
@@ -206,6 +237,7 @@ def test_crashes_counted_in_a_window_a_crashing_worker_is_taken_out_and_sigterm_
     finally:
         serve.close()
         if sessions:  # already cut by nginx's stop: closing them only ends their keep-alive tasks
+
             async def close_all() -> None:
                 await asyncio.gather(*(c.close() for c in sessions), return_exceptions=True)
 
@@ -220,13 +252,28 @@ def test_kill_9_of_the_launcher_takes_nginx_and_the_workers_with_it(tmp_path):
         assert serve.nginx_pids() and serve.worker_ports()
         os.kill(serve.proc.pid, signal.SIGKILL)
         serve.proc.wait(timeout=30)
-        _wait(lambda: not [p for p in children if _alive(p)], "nginx and the worker to die with the launcher",
-              timeout=30, log=serve.log)
+        _wait(
+            lambda: not [p for p in children if _alive(p)],
+            "nginx and the worker to die with the launcher",
+            timeout=30,
+            log=serve.log,
+        )
         assert not _healthy_through_nginx(serve.url)
         # only its runtime directory is left, and the next launcher removes it
         leftover = next(serve.runtime_parent.iterdir())
-        again = subprocess.run([sys.executable, str(ROOT / "deploy" / "serve.py"), "--nginx", str(tmp_path / "no-nginx"),
-                                "--runtime-dir", str(serve.runtime_parent)], capture_output=True, text=True, timeout=60)
+        again = subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "deploy" / "serve.py"),
+                "--nginx",
+                str(tmp_path / "no-nginx"),
+                "--runtime-dir",
+                str(serve.runtime_parent),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert again.returncode == 3  # (stopped early on purpose: no nginx at that path)
         assert not leftover.exists()
     finally:

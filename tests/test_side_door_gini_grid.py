@@ -5,6 +5,7 @@ with no window, while the app's release used a 1e-6 grid on [0, 1] and dpcore.gi
 One function (dpcore.release_noise.publish_gini) now gives the published form on every path; the clamp
 and the rounding use only the noisy value and public constants (post-processing).
 """
+
 from __future__ import annotations
 
 import json
@@ -40,12 +41,28 @@ def test_command_line_ginis_lie_in_the_unit_interval_on_the_one_grid(tmp_path, c
     data = tmp_path / "data.csv"
     frame.to_csv(data, index=False)
     plan = tmp_path / "plan.toml"
-    plan.write_text('version = 1\ndataset = "gini-grid"\nincome = "earnings"\ncap_epsilon = 1.0\n'
-                    'cell_sizes = "public"\n\n'
-                    '[[statistics]]\nkind = "gini"\nby = ["state"]\nepsilon = 0.5\nlower = 0\nupper = 2000000\n')
+    plan.write_text(
+        'version = 1\ndataset = "gini-grid"\nincome = "earnings"\ncap_epsilon = 1.0\n'
+        'cell_sizes = "public"\n\n'
+        '[[statistics]]\nkind = "gini"\nby = ["state"]\nepsilon = 0.5\nlower = 0\nupper = 2000000\n'
+    )
     out = tmp_path / "out"
-    code = cli.main(["release", str(plan), "--data", str(data), "--out", str(out), "--engine", "pandas",
-                     "--ledger", f"sqlite:///{tmp_path / 'ledger.db'}", "--init-ledger", "--quiet"])
+    code = cli.main(
+        [
+            "release",
+            str(plan),
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--engine",
+            "pandas",
+            "--ledger",
+            f"sqlite:///{tmp_path / 'ledger.db'}",
+            "--init-ledger",
+            "--quiet",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     table = pd.read_csv(out / "01_gini_by_state.csv")
     assert len(table) == 30

@@ -5,6 +5,7 @@ makes the user refuse, drop or clip: the same file gave two different n. A plan 
 ``negative_incomes = "refuse" | "clip" | "drop"``; without it a negative income stops the release before
 any charge, in every engine; the record states the rule; the planner's plan file writes the app's choice.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,10 @@ from dpcore import cli
 from dpcore import plan as plan_module
 from ui.planner import sections as planner_sections
 
-PLAN_TEXT = ('version = 1\ndataset = "losses"\nincome = "income"\ncap_epsilon = 4.0\n{extra}\n'
-             '[[statistics]]\nkind = "mean"\nepsilon = 0.5\nlower = 0\nupper = 200000\n')
+PLAN_TEXT = (
+    'version = 1\ndataset = "losses"\nincome = "income"\ncap_epsilon = 4.0\n{extra}\n'
+    '[[statistics]]\nkind = "mean"\nepsilon = 0.5\nlower = 0\nupper = 200000\n'
+)
 
 
 @pytest.fixture()
@@ -34,8 +37,22 @@ def losses(tmp_path):
 def _release(tmp_path, data, extra: str, engine: str, out: str):
     plan = tmp_path / f"plan_{out}.toml"
     plan.write_text(PLAN_TEXT.format(extra=extra))
-    return cli.main(["release", str(plan), "--data", str(data), "--out", str(tmp_path / out), "--engine", engine,
-                     "--ledger", f"sqlite:///{tmp_path / f'ledger_{out}.db'}", "--init-ledger", "--quiet"])
+    return cli.main(
+        [
+            "release",
+            str(plan),
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / out),
+            "--engine",
+            engine,
+            "--ledger",
+            f"sqlite:///{tmp_path / f'ledger_{out}.db'}",
+            "--init-ledger",
+            "--quiet",
+        ]
+    )
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "pandas"])
@@ -70,8 +87,12 @@ def test_the_plan_field_is_checked_and_written():
 
 def test_the_planners_plan_file_writes_the_apps_choice():
     at = AppTest.from_string(HARNESS, default_timeout=300)
-    for key, value in {"data_source": "Upload a CSV or Parquet file", "data_neg": "clip", "planner_stats": "gini",
-                       "planner_view": planner_sections.SHARE.heading}.items():
+    for key, value in {
+        "data_source": "Upload a CSV or Parquet file",
+        "data_neg": "clip",
+        "planner_stats": "gini",
+        "planner_view": planner_sections.SHARE.heading,
+    }.items():
         at.query_params[key] = value
     at.run()
     csv = pd.DataFrame({"income": [52_000.0, -3_500.0, 61_000.0, 48_250.5, 75_000.0] * 40}).to_csv(index=False)

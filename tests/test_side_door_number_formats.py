@@ -5,6 +5,7 @@ app parses. Every engine now reads a text income that fails a plain parse with t
 (dpcore.data.detect_number_format: thousands commas, decimal commas, refusal when ambiguous or mixed), so
 the same file gives the same numbers in the app and in every engine.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,8 +23,10 @@ DECIMAL_COMMA = ["1.234,56", "45,5", "87.000,00", "12", "1.000.000"]
 
 def _write(path, cells, delimiter):
     quote = (lambda t: f'"{t}"') if delimiter == "," else (lambda t: t)
-    path.write_text(f"income{delimiter}state\n" + "".join(f"{quote(t)}{delimiter}{s}\n"
-                                                          for t, s in zip(cells * 3, "ABC" * len(cells), strict=True)))
+    path.write_text(
+        f"income{delimiter}state\n"
+        + "".join(f"{quote(t)}{delimiter}{s}\n" for t, s in zip(cells * 3, "ABC" * len(cells), strict=True))
+    )
     return path
 
 
@@ -65,10 +68,24 @@ def test_ambiguous_and_non_numbers_are_refused_with_the_apps_words(tmp_path, eng
 def test_the_command_line_releases_a_file_with_quoted_thousands(tmp_path, capsys):
     path = _write(tmp_path / "incomes.csv", THOUSANDS, ",")
     plan = tmp_path / "plan.toml"
-    plan.write_text('version = 1\ndataset = "formats"\nincome = "income"\ncap_epsilon = 1.0\n\n'
-                    '[[statistics]]\nkind = "mean"\nepsilon = 0.5\nlower = 0\nupper = 2000000\n')
-    code = cli.main(["release", str(plan), "--data", str(path), "--out", str(tmp_path / "out"),
-                     "--ledger", f"sqlite:///{tmp_path / 'ledger.db'}", "--init-ledger", "--quiet"])
+    plan.write_text(
+        'version = 1\ndataset = "formats"\nincome = "income"\ncap_epsilon = 1.0\n\n'
+        '[[statistics]]\nkind = "mean"\nepsilon = 0.5\nlower = 0\nupper = 2000000\n'
+    )
+    code = cli.main(
+        [
+            "release",
+            str(plan),
+            "--data",
+            str(path),
+            "--out",
+            str(tmp_path / "out"),
+            "--ledger",
+            f"sqlite:///{tmp_path / 'ledger.db'}",
+            "--init-ledger",
+            "--quiet",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     table = pd.read_csv(tmp_path / "out" / "01_mean.csv")
     assert np.isfinite(table["mean"]).all()

@@ -6,6 +6,7 @@ files gave 7.977 and 7.844), not a DP output, so releasing at exactly that ε pu
 remembers which data each plan was solved on; Release mode (and the plan file, which is what Release mode
 releases) starts from an ε solved on public or synthetic data only, and the memos mark or omit the rest.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,12 @@ PLAN = "Plan: choose ε on planning data"
 def test_epsilon_solved_on_the_confidential_file_does_not_start_the_release(tmp_path, monkeypatch):
     monkeypatch.setenv(ledger_lib.ENV_VAR, f"sqlite:///{tmp_path}/ledger.db")
     at = AppTest.from_string(HARNESS, default_timeout=300)
-    for key, value in {"data_source": "Upload a CSV or Parquet file", "planner_mode": PLAN,
-                       "planner_stats": "gini", "planner_total": "2.0"}.items():
+    for key, value in {
+        "data_source": "Upload a CSV or Parquet file",
+        "planner_mode": PLAN,
+        "planner_stats": "gini",
+        "planner_total": "2.0",
+    }.items():
         at.query_params[key] = value
     at.run()
     at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(), "text/csv")).run()
@@ -61,8 +66,11 @@ def release_records(tmp_path):
     values = np.random.default_rng(7).lognormal(10.0, 0.5, 2000)
     db = ledger_lib.init_ledger(f"sqlite:///{tmp_path}/ledger.db")
     account = db.account("memo-side-door", cap_epsilon=5.0, label="survey.csv")
-    records = release_lib.make_release([(planner_lib.make_statistic("gini", values, upper=200_000.0), 1.25)],
-                                       account, dataset={"income_column": "income", "n": 2000, "source": "upload"})
+    records = release_lib.make_release(
+        [(planner_lib.make_statistic("gini", values, upper=200_000.0), 1.25)],
+        account,
+        dataset={"income_column": "income", "n": 2000, "source": "upload"},
+    )
     return records, account
 
 

@@ -9,6 +9,7 @@ Now: ``--seed`` runs only on data declared public (``--public-data``), every sim
 column and in its file name, a ledger account refuses a caller's generator, and the planner's statistics
 offer ``simulate_draw`` (numpy, no ledger) but no public release method.
 """
+
 from __future__ import annotations
 
 import json
@@ -79,8 +80,19 @@ def _error_line(err: str) -> str:
 def test_seed_on_data_not_declared_public_is_refused_before_reading_any_data(files, capsys):
     """Before: exit 0, the simulation of the confidential file written and nothing charged."""
     out = files / "sim"
-    code, _, err = _cli(capsys, "release", files / "plan.toml", "--data", files / "confidential.parquet",
-                        "--engine", "pandas", "--out", out, "--seed", 7)
+    code, _, err = _cli(
+        capsys,
+        "release",
+        files / "plan.toml",
+        "--data",
+        files / "confidential.parquet",
+        "--engine",
+        "pandas",
+        "--out",
+        out,
+        "--seed",
+        7,
+    )
     line = _error_line(err)
     assert code == 2, err
     assert "refused before reading any data" in line and "invertible" in line
@@ -89,8 +101,9 @@ def test_seed_on_data_not_declared_public_is_refused_before_reading_any_data(fil
     # the API refuses the same, before the output folder is even taken
     plan = plan_from_dict(__import__("tomllib").loads(PLAN_TOML))
     with pytest.raises(DPInputError, match="invertible"):
-        execute.run_plan(plan, parse_source(str(files / "confidential.parquet")), engine="pandas",
-                         out_dir=files / "api", seed=7)
+        execute.run_plan(
+            plan, parse_source(str(files / "confidential.parquet")), engine="pandas", out_dir=files / "api", seed=7
+        )
     assert not (files / "api").exists()
 
 
@@ -102,8 +115,21 @@ def test_declared_public_simulation_is_invertible_so_every_table_is_marked(files
     runs = {}
     for name in ("confidential", "dummy"):
         out = files / f"sim-{name}"
-        code, stdout, err = _cli(capsys, "release", files / "plan.toml", "--data", files / f"{name}.parquet",
-                                 "--engine", "pandas", "--out", out, "--seed", 7, "--public-data", "--quiet")
+        code, stdout, err = _cli(
+            capsys,
+            "release",
+            files / "plan.toml",
+            "--data",
+            files / f"{name}.parquet",
+            "--engine",
+            "pandas",
+            "--out",
+            out,
+            "--seed",
+            7,
+            "--public-data",
+            "--quiet",
+        )
         assert code == 0, err
         runs[name] = out
     record = json.loads((runs["confidential"] / "release_record.json").read_text())
@@ -134,8 +160,21 @@ def test_bundled_public_example_may_be_simulated(tmp_path, capsys):
     plan = tmp_path / "engel.toml"
     plan.write_text(PLAN_TOML.replace('"earnings"', '"income"').replace('"payroll-2026"', '"engel-1857"'))
     out = tmp_path / "engel"
-    code, _, err = _cli(capsys, "release", plan, "--data", ROOT / "dpcore" / "examples" / "engel1857_belgium.csv",
-                        "--engine", "pandas", "--out", out, "--seed", 3, "--public-data", "--quiet")
+    code, _, err = _cli(
+        capsys,
+        "release",
+        plan,
+        "--data",
+        ROOT / "dpcore" / "examples" / "engel1857_belgium.csv",
+        "--engine",
+        "pandas",
+        "--out",
+        out,
+        "--seed",
+        3,
+        "--public-data",
+        "--quiet",
+    )
     assert code == 0, err
     assert sorted(p.name for p in out.glob("*.csv")) == ["SIMULATION_01_mean.csv", "SIMULATION_02_percentiles.csv"]
 
@@ -173,8 +212,14 @@ def test_in_memory_budget_with_a_generator_is_labelled_a_simulation():
     assert "SIMULATION" in rec.sampler and "simulation" in rec.measurement
 
 
-KINDS = {"count": dict(threshold=40_000), "mean": dict(upper=2e5), "group_means": dict(upper=2e5),
-         "percentiles": dict(n_sims=100), "ratio": dict(threshold=40_000), "gini": dict(upper=2e5)}
+KINDS = {
+    "count": dict(threshold=40_000),
+    "mean": dict(upper=2e5),
+    "group_means": dict(upper=2e5),
+    "percentiles": dict(n_sims=100),
+    "ratio": dict(threshold=40_000),
+    "gini": dict(upper=2e5),
+}
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

@@ -5,6 +5,7 @@ AppTest re-executes only the page file after the first run of an st.navigation a
 sidebar in app.py can only be exercised on a first run (see test_app_pages.py, which does that
 through URL query parameters).
 """
+
 from __future__ import annotations
 
 import io
@@ -89,8 +90,14 @@ def test_shared_sources_listed_only_when_present(monkeypatch, tmp_path):
 
     monkeypatch.setattr("dpcore.data.catalogue.SHARED_DATA_DIR", tmp_path)
     real = [sb.SHARED_LABELS["acs"], sb.SHARED_LABELS["pseo"]]
-    assert sb._source_options() == [sb.SRC_LOGNORMAL, sb.SRC_PARETO, sb.SRC_TWO_POINT, sb.SRC_EXAMPLE,
-                                    *real, sb.SRC_UPLOAD]
+    assert sb._source_options() == [
+        sb.SRC_LOGNORMAL,
+        sb.SRC_PARETO,
+        sb.SRC_TWO_POINT,
+        sb.SRC_EXAMPLE,
+        *real,
+        sb.SRC_UPLOAD,
+    ]
     (tmp_path / SHARED_DATASETS["cps"].file_name).write_bytes(b"x")
     assert sb._source_options()[4:-1] == [sb.SHARED_LABELS["cps"], *real]
 
@@ -178,13 +185,16 @@ def test_upload_negative_policy():
     np.testing.assert_array_equal(_ds(at).values, [10, 0, 20])
 
 
-@pytest.mark.parametrize("content,message", [
-    (b"\x00\x01\x02binary" * 50, "not a text file"),
-    (b"", "empty"),
-    (b"id,income\n", "no data rows"),
-    (b"name\nabc\ndef\n", "no numeric column"),
-    (b"income\n5\n", "at least 2"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"\x00\x01\x02binary" * 50, "not a text file"),
+        (b"", "empty"),
+        (b"id,income\n", "no data rows"),
+        (b"name\nabc\ndef\n", "no numeric column"),
+        (b"income\n5\n", "at least 2"),
+    ],
+)
 def test_bad_upload_shows_error_and_keeps_working(content, message):
     at = _upload(_app(), "bad.csv", content)
     errs = _errors(at)
@@ -332,8 +342,10 @@ def test_deferred_default_builds_nothing_until_a_choice():
     assert at.session_state["_data_memo"][0] == sb.DEFAULT_KEY and _ds(at).name == sb.default_dataset().name
 
 
-@pytest.mark.parametrize("query", [{"data_source": "no such source"}, {"data_n": "-5"},
-                                   {"data_source": sb.SRC_TWO_POINT, "data_gini": "0.6"}])
+@pytest.mark.parametrize(
+    "query",
+    [{"data_source": "no such source"}, {"data_n": "-5"}, {"data_source": sb.SRC_TWO_POINT, "data_gini": "0.6"}],
+)
 def test_deferred_default_still_builds_what_the_url_asks_for(query):
     """A URL with anything but the defaults is built on the first run (an unknown source -> the default
     data; an n out of range -> the nearest allowed n, with a notice)."""
@@ -370,7 +382,8 @@ def test_landing_page_imports_no_pandas_or_data_modules():
         "heavy = ['pandas', 'scipy', 'dpcore.experiments']\n"
         "figures = [name for name in sys.modules if name == 'ui.figure_specs'\n"
         "           or (name.startswith('ui.') and name.endswith('.plots'))]  # ui/<page>/plots.py\n"
-        "print(sorted([name for name in sys.modules if name in heavy] + figures))\n")
+        "print(sorted([name for name in sys.modules if name in heavy] + figures))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout

@@ -4,6 +4,7 @@ The bugs these guard against: the quoted thousands file silently used another co
 said "no numeric column", UTF-16 and .xlsx were refused, and a failed upload's error stayed
 beside the next good one in the browser (tests/test_browser_paths.py checks the page itself).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -96,12 +97,15 @@ def test_lookalike_keeps_the_group_columns_with_synthetic_incomes():
 GOOD_INCOME_FILE = ("a.csv", b"id,income\n1,10\n2,20\n3,30\n")
 
 
-@pytest.mark.parametrize("refused", [
-    ("ambiguous.csv", FILES["ambiguous.csv"][0]),           # income-like column unreadable: no column chosen
-    ("words.csv", b"id,income\n1,abc\n2,def\n"),             # the same with a single other numeric column
-    ("text.csv", b"name,city\na,b\nc,d\n"),                 # no numeric column at all
-    ("old.xls", FILES["old.xls"][0]),                       # a file that cannot be read
-])
+@pytest.mark.parametrize(
+    "refused",
+    [
+        ("ambiguous.csv", FILES["ambiguous.csv"][0]),  # income-like column unreadable: no column chosen
+        ("words.csv", b"id,income\n1,abc\n2,def\n"),  # the same with a single other numeric column
+        ("text.csv", b"name,city\na,b\nc,d\n"),  # no numeric column at all
+        ("old.xls", FILES["old.xls"][0]),  # a file that cannot be read
+    ],
+)
 def test_the_next_upload_after_a_refused_one_picks_its_own_income_column(refused):
     """The bug this guards against: after a refused upload the next file kept "No income column chosen"
     (the column choice of the refused file stayed in the widget state). Each new file starts from its

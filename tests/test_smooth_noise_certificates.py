@@ -18,6 +18,7 @@ must dominate, with a witness showing its constant is (nearly) attained, so a we
 Laplace (NRS): the same two sides for ``laplace_smooth_delta`` (tests/test_smooth_noises.py has the
 brute-force grid); here the broken-by-a-few-percent constants.
 """
+
 from __future__ import annotations
 
 import functools
@@ -35,15 +36,17 @@ SIGMAS = [0.15, 0.309, 0.6, 1.0]
 
 # ------------------------------------------------------------------------------------ step 1: Lipschitz
 
+
 @pytest.mark.parametrize("sigma", SIGMAS)
 def test_log_density_lipschitz_constant_is_attained_and_never_exceeded(sigma):
     dist = smooth.LaplaceLogNormal(sigma)
-    z = np.unique(np.concatenate([np.linspace(0.0, 3.0, 3001), np.geomspace(3.0, 1e5, 800),
-                                  -np.geomspace(1e-4, 50.0, 400)]))
+    z = np.unique(
+        np.concatenate([np.linspace(0.0, 3.0, 3001), np.geomspace(3.0, 1e5, 800), -np.geomspace(1e-4, 50.0, 400)])
+    )
     log_p = dist.exact_logpdf(z)
     slopes = np.abs(np.diff(log_p) / np.diff(z))
     lipschitz = smooth.lln_log_density_lipschitz(sigma)
-    assert lipschitz == pytest.approx(math.exp(1.5 * sigma ** 2))
+    assert lipschitz == pytest.approx(math.exp(1.5 * sigma**2))
     assert slopes.max() <= lipschitz * (1 + 1e-4)
     # attained near 0 (the tilted mean of W = e^{-sigma Y} is largest at z = 0): a constant lowered by
     # 0.05 % (e.g. e^{1.49 sigma^2} at sigma = 0.3) would be beaten here
@@ -59,9 +62,9 @@ def test_pure_to_zcdp_constant_is_attained_by_randomized_response():
     for eps in (1e-3, 0.05, 0.5):
         for a in (1.1, 2.0, 8.0):
             rr = math.log((math.exp(a * eps) + math.exp((1 - a) * eps)) / (1 + math.exp(eps))) / (a - 1)
-            assert rr <= a * eps ** 2 / 2 * (1 + 1e-12)
+            assert rr <= a * eps**2 / 2 * (1 + 1e-12)
             if eps == 1e-3:
-                assert rr >= 0.99 * a * eps ** 2 / 2
+                assert rr >= 0.99 * a * eps**2 / 2
 
 
 @pytest.mark.parametrize("sigma", [0.309, 0.6])
@@ -76,6 +79,7 @@ def test_lln_shift_alone_below_step_1(sigma):
 
 
 # ------------------------------------------------------------------------------------ step 2 and 3
+
 
 @pytest.mark.parametrize("sigma", [0.309, 0.6])
 def test_lln_dilation_alone_below_the_gaussian_shift(sigma):
@@ -97,7 +101,7 @@ def test_lln_dilation_alone_below_the_gaussian_shift(sigma):
 def _gaussian_renyi(order, mean_gap):
     """Exact D_a(N(0,1) || N(m,1)) by quadrature (independent of the closed form a m^2 / 2)."""
     x = np.linspace(-60, 60, 200_001)
-    log_p = -0.5 * x ** 2
+    log_p = -0.5 * x**2
     log_q = -0.5 * (x - mean_gap) ** 2
     expo = order * log_p + (1 - order) * log_q - 0.5 * math.log(2 * math.pi)
     m = expo.max()
@@ -107,7 +111,7 @@ def _gaussian_renyi(order, mean_gap):
 def test_chain_rule_is_exact_on_gaussians():
     """N(0,1) -> N(m1,1) -> N(m1+m2,1): D_a = a (m1+m2)^2/2 = a (sqrt rho1 + sqrt rho2)^2, no slack to lose."""
     for m1, m2 in ((0.3, 0.5), (0.05, 1.2), (0.0, 0.7)):
-        rho = smooth.zcdp_chain_rho(m1 ** 2 / 2, m2 ** 2 / 2)
+        rho = smooth.zcdp_chain_rho(m1**2 / 2, m2**2 / 2)
         for a in (1.3, 4.0, 20.0):
             assert _gaussian_renyi(a, m1 + m2) == pytest.approx(a * rho, rel=1e-7)
     assert smooth.zcdp_chain_rho(0.02, 0.0) == 0.02
@@ -152,8 +156,12 @@ def test_brute_force_is_converged_on_the_grid_used():
 
 # ------------------------------------------------------------------------------------ the calibration
 
-@pytest.mark.parametrize("setting", [dict(epsilon=e, delta=d) for e in (0.1, 0.25, 1.0, 4.0) for d in (1e-6, 1e-3)]
-                         + [dict(rho=r, beta=b) for r in (0.01, 0.5, 3.0) for b in (0.01, 0.1)])
+
+@pytest.mark.parametrize(
+    "setting",
+    [dict(epsilon=e, delta=d) for e in (0.1, 0.25, 1.0, 4.0) for d in (1e-6, 1e-3)]
+    + [dict(rho=r, beta=b) for r in (0.01, 0.5, 3.0) for b in (0.01, 0.1)],
+)
 def test_lln_calibration_is_certified_and_tight(setting):
     cal = smooth.lln_calibration(**setting)
     certified = smooth.lln_certified_rho(cal.alpha, cal.beta, cal.sigma)
@@ -179,6 +187,7 @@ def test_lln_constants_broken_by_three_percent_fail_the_certificate(broken):
 
 # ------------------------------------------------------------------------------------ (epsilon, delta)
 
+
 @functools.lru_cache(maxsize=8)
 def _lln_grid(sigma: float, n_grid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Quadrature nodes z, weights and the density p = LLN(sigma) on them: the same for every neighbour Q, so
@@ -196,8 +205,10 @@ def _lln_hockey_stick(epsilon, sigma, shift, log_dilation, n_grid=20001):
     dist = smooth.LaplaceLogNormal(sigma)
     z, jac, p = _lln_grid(sigma, n_grid)
     q = np.exp(dist.exact_logpdf((z - shift) * math.exp(-log_dilation)) - log_dilation)
-    return max(float(np.sum(np.maximum(p - math.exp(epsilon) * q, 0) * jac)),
-               float(np.sum(np.maximum(q - math.exp(epsilon) * p, 0) * jac)))
+    return max(
+        float(np.sum(np.maximum(p - math.exp(epsilon) * q, 0) * jac)),
+        float(np.sum(np.maximum(q - math.exp(epsilon) * p, 0) * jac)),
+    )
 
 
 @pytest.mark.parametrize("epsilon,delta", [(1.0, 1e-6), (0.25, 1e-6), (4.0, 1e-6), (1.0, 1e-3)])
@@ -208,14 +219,16 @@ def test_lln_claimed_epsilon_delta_holds_against_direct_computation(epsilon, del
     certified = smooth.lln_certified_rho(cal.alpha, cal.beta, cal.sigma)
     assert budget.zcdp_to_approx_dp(certified, delta) <= epsilon * (1 + 1e-9)
     assert budget.zcdp_delta_for_epsilon(certified, epsilon) <= delta * (1 + 5e-3)  # grid-minimised inverse
-    worst = max(_lln_hockey_stick(epsilon, cal.sigma, d * cal.alpha, lam * cal.beta)
-                for d in (-1.0, 1.0) for lam in (-1.0, 1.0))
+    worst = max(
+        _lln_hockey_stick(epsilon, cal.sigma, d * cal.alpha, lam * cal.beta) for d in (-1.0, 1.0) for lam in (-1.0, 1.0)
+    )
     assert worst <= delta
     # the direct computation is sensitive: at a much smaller epsilon the same neighbours exceed delta
     assert max(_lln_hockey_stick(epsilon / 8, cal.sigma, d * cal.alpha, cal.beta) for d in (-1.0, 1.0)) > delta
 
 
 # ------------------------------------------------------------------------------------ Laplace (NRS)
+
 
 @pytest.mark.parametrize("epsilon,delta", [(0.25, 1e-6), (1.0, 1e-6), (4.0, 1e-6), (1.0, 1e-3)])
 def test_laplace_tight_constants_broken_by_three_percent_fail(epsilon, delta):
@@ -235,26 +248,34 @@ def test_laplace_certificate_is_within_a_factor_of_the_brute_force():
     laplace_smooth_hockey_stick; smaller errors in the constants are caught by the tight-calibration test above."""
     for epsilon, delta in ((1.0, 1e-6), (0.25, 1e-6), (4.0, 1e-3)):
         cal = smooth.laplace_smooth_calibration(epsilon, delta, mode="tight")
-        exact = max(smooth.laplace_smooth_hockey_stick(epsilon, d, lam)
-                    for d in np.linspace(-cal.alpha, cal.alpha, 41) for lam in np.linspace(-cal.beta, cal.beta, 41))
+        exact = max(
+            smooth.laplace_smooth_hockey_stick(epsilon, d, lam)
+            for d in np.linspace(-cal.alpha, cal.alpha, 41)
+            for lam in np.linspace(-cal.beta, cal.beta, 41)
+        )
         assert exact <= cal.certificate
         assert exact >= 0.45 * cal.certificate
 
 
-@pytest.mark.parametrize("epsilon,alpha,beta", [(1.0, 0.5, 0.8), (0.5, 0.1, 0.6), (2.0, 1.0, 0.3), (1.0, 0.2, 0.05),
-                                                (0.3, 0.05, 0.4)])
+@pytest.mark.parametrize(
+    "epsilon,alpha,beta", [(1.0, 0.5, 0.8), (0.5, 0.1, 0.6), (2.0, 1.0, 0.3), (1.0, 0.2, 0.05), (0.3, 0.05, 0.4)]
+)
 def test_laplace_certificate_dominates_brute_force_beyond_the_calibrations(epsilon, alpha, beta):
     """Large beta (beta > epsilon - alpha, where the 'centre' events are the worst ones) as well as small:
     the certificate is never beaten by the exact divergence over a grid of neighbours, and is not vacuous."""
     certificate = smooth.laplace_smooth_delta(epsilon, alpha, beta)
     assert certificate < 1.0
-    exact = max(smooth.laplace_smooth_hockey_stick(epsilon, d, lam)
-                for d in np.linspace(-alpha, alpha, 21) for lam in np.linspace(-beta, beta, 21))
+    exact = max(
+        smooth.laplace_smooth_hockey_stick(epsilon, d, lam)
+        for d in np.linspace(-alpha, alpha, 21)
+        for lam in np.linspace(-beta, beta, 21)
+    )
     assert exact <= certificate
     assert exact >= 0.2 * certificate
 
 
 # ------------------------------------------------------------------------------------ Gaussian (library only)
+
 
 def _gaussian_hockey_stick_by_quadrature(epsilon, d, lam):
     from scipy import integrate, stats
@@ -266,14 +287,16 @@ def _gaussian_hockey_stick_by_quadrature(epsilon, d, lam):
         total = 0.0
         edges = np.linspace(-40.0, 40.0, 81)
         for a, b in zip(edges[:-1], edges[1:], strict=True):
-            total += integrate.quad(lambda u: max(f(u) - math.exp(epsilon) * g(u), 0.0), a, b,
-                                    limit=200, epsabs=1e-15)[0]
+            total += integrate.quad(lambda u: max(f(u) - math.exp(epsilon) * g(u), 0.0), a, b, limit=200, epsabs=1e-15)[
+                0
+            ]
         out.append(total)
     return max(out)
 
 
-@pytest.mark.parametrize("d,lam,eps", [(0.9, -0.3, 0.5), (-0.4, 0.5, 0.2), (0.3, -0.8, 1.0), (0.0, 0.6, 0.3),
-                                       (1.5, 0.0, 0.4)])
+@pytest.mark.parametrize(
+    "d,lam,eps", [(0.9, -0.3, 0.5), (-0.4, 0.5, 0.2), (0.3, -0.8, 1.0), (0.0, 0.6, 0.3), (1.5, 0.0, 0.4)]
+)
 def test_gaussian_exact_hockey_stick_matches_quadrature(d, lam, eps):
     exact = smooth.gaussian_smooth_hockey_stick(eps, d, lam)
     assert exact > 1e-4
@@ -284,13 +307,21 @@ def test_gaussian_exact_hockey_stick_matches_quadrature(d, lam, eps):
 def test_gaussian_brute_force_never_beats_certificate_and_broken_constants_fail(epsilon, delta):
     cal = smooth.gaussian_smooth_calibration(epsilon, delta)
     assert cal.certificate <= delta and cal.cost == budget.approx(epsilon, delta)
-    exact = max(smooth.gaussian_smooth_hockey_stick(epsilon, d, lam)
-                for d in np.linspace(-cal.alpha, cal.alpha, 13) for lam in np.linspace(-cal.beta, cal.beta, 13))
+    exact = max(
+        smooth.gaussian_smooth_hockey_stick(epsilon, d, lam)
+        for d in np.linspace(-cal.alpha, cal.alpha, 13)
+        for lam in np.linspace(-cal.beta, cal.beta, 13)
+    )
     assert exact <= cal.certificate
     assert exact >= 0.5 * cal.certificate  # within a factor 2 of the truth
     gen = np.random.default_rng(int(epsilon * 100))
-    assert max(smooth.gaussian_smooth_hockey_stick(epsilon, a, b) for a, b in
-               zip(gen.uniform(-cal.alpha, cal.alpha, 200), gen.uniform(-cal.beta, cal.beta, 200), strict=True)) <= cal.certificate
+    assert (
+        max(
+            smooth.gaussian_smooth_hockey_stick(epsilon, a, b)
+            for a, b in zip(gen.uniform(-cal.alpha, cal.alpha, 200), gen.uniform(-cal.beta, cal.beta, 200), strict=True)
+        )
+        <= cal.certificate
+    )
     # alpha or beta 3% larger: certified delta above delta; alpha or beta doubled: the exact divergence is too
     assert smooth.gaussian_smooth_delta(epsilon, 1.03 * cal.alpha, cal.beta) > delta
     assert smooth.gaussian_smooth_delta(epsilon, cal.alpha, 1.03 * cal.beta) > delta
@@ -302,8 +333,11 @@ def test_gaussian_brute_force_never_beats_certificate_and_broken_constants_fail(
 def test_gaussian_certificate_dominates_brute_force_beyond_the_calibrations(epsilon, alpha, beta):
     certificate = smooth.gaussian_smooth_delta(epsilon, alpha, beta)
     assert certificate < 1.0
-    exact = max(smooth.gaussian_smooth_hockey_stick(epsilon, d, lam)
-                for d in np.linspace(-alpha, alpha, 21) for lam in np.linspace(-beta, beta, 21))
+    exact = max(
+        smooth.gaussian_smooth_hockey_stick(epsilon, d, lam)
+        for d in np.linspace(-alpha, alpha, 21)
+        for lam in np.linspace(-beta, beta, 21)
+    )
     assert exact <= certificate
 
 

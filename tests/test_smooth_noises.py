@@ -4,6 +4,7 @@ Every privacy test has a brute-force side (an exact or numerical computation for
 dilation lambda) that must never beat the certified / cited bound, and a broken-constant side
 that must fail, so a wrong constant in dpcore.smooth_noises cannot pass.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,6 +24,7 @@ SETTINGS = [(0.25, 1e-6), (1.0, 1e-6), (4.0, 1e-6), (1.0, 1e-3)]
 
 # ------------------------------------------------------------------------------------ registry
 
+
 def test_registry_names():
     assert set(S.SMOOTH_NOISES) == {"cauchy", "laplace", "laplace_lognormal"}
     assert not hasattr(N, "SMOOTH_NOISES")  # the registry lives in dpcore.smooth_noises only (no import cycle)
@@ -39,6 +41,7 @@ def test_cauchy_entry_is_the_papers_calibration():
 
 
 # ------------------------------------------------------------------------------------ Laplace (NRS)
+
 
 def _numeric_hockey_stick(eps, d, lam):
     """Independent oracle: integrate (p - e^eps q)_+ and (q - e^eps p)_+ by adaptive quadrature."""
@@ -88,8 +91,11 @@ def test_laplace_paper_constants():
 def test_laplace_broken_constants_fail(eps, delta):
     """beta doubled, or alpha pushed past the tight one, gives an exact divergence above delta."""
     cal = S.laplace_smooth_calibration(eps, delta, mode="tight")
-    doubled_beta = max(S.laplace_smooth_hockey_stick(eps, d, lam)
-                       for d in (-cal.alpha, cal.alpha) for lam in (-2 * cal.beta, 2 * cal.beta))
+    doubled_beta = max(
+        S.laplace_smooth_hockey_stick(eps, d, lam)
+        for d in (-cal.alpha, cal.alpha)
+        for lam in (-2 * cal.beta, 2 * cal.beta)
+    )
     assert doubled_beta > delta
     assert S.laplace_smooth_delta(eps, cal.alpha, 2 * cal.beta) > delta
     too_big = 1.25 * cal.alpha
@@ -120,13 +126,14 @@ def test_laplace_sampler_ks():
 
 # ------------------------------------------------------------------------------------ Laplace log-normal
 
+
 def test_lln_constants_match_bun_steinke():
     cal = S.lln_calibration(rho=0.5, beta=0.05)
     eps_c = 1.0
     sigma = cal.sigma
     # the cubic of Section 3.1.1 and s = e^{-3 sigma^2 / 2}(eps_c - t/sigma)
-    assert 5 * (eps_c / 0.05) * sigma ** 3 - 5 * sigma ** 2 - 1 == pytest.approx(0.0, abs=1e-9)
-    assert cal.alpha == pytest.approx(math.exp(-1.5 * sigma ** 2) * (eps_c - 0.05 / sigma))
+    assert 5 * (eps_c / 0.05) * sigma**3 - 5 * sigma**2 - 1 == pytest.approx(0.0, abs=1e-9)
+    assert cal.alpha == pytest.approx(math.exp(-1.5 * sigma**2) * (eps_c - 0.05 / sigma))
     assert S.lln_epsilon_cdp(cal.alpha, cal.beta, sigma) == pytest.approx(eps_c)
     assert cal.cost == budget.zcdp(0.5)
 
@@ -147,8 +154,7 @@ def test_lln_renyi_never_beats_the_theorem(rho):
     for d in (-1.0, 1.0):
         for lam in (-cal.beta, cal.beta):
             worst = np.maximum(worst, S.lln_renyi_divergence(orders, cal.sigma, d * cal.alpha, lam, n_grid=3001))
-            broken = np.maximum(broken, S.lln_renyi_divergence(orders, cal.sigma, 2 * d * cal.alpha, lam,
-                                                               n_grid=3001))
+            broken = np.maximum(broken, S.lln_renyi_divergence(orders, cal.sigma, 2 * d * cal.alpha, lam, n_grid=3001))
     assert np.all(worst <= orders * cal.rho)
     assert np.any(broken > orders * cal.rho)
 
@@ -173,6 +179,7 @@ def test_lln_density_integrates_to_one_and_sampler_matches():
 
 
 # ------------------------------------------------------------------------------------ Gini wiring
+
 
 @pytest.fixture(scope="module")
 def incomes():
@@ -230,6 +237,7 @@ def test_issue_target_light_tail_at_eps_1(incomes):
 
 # ------------------------------------------------------------------------------------ planner, ledger, rivals
 
+
 def test_planner_solves_epsilon_for_each_noise_and_ledger_composes(incomes):
     from dpcore import planner
 
@@ -280,14 +288,17 @@ def test_make_release_charges_the_light_tailed_cost_and_labels_the_sampler(incom
 
     u = float(incomes.max())
     ledger = budget.Ledger(cap=budget.BudgetCap(epsilon=5.0, delta=1e-5))
-    stats_ = [(planner.make_statistic("gini", incomes, upper=u, noise="laplace"), 1.0),
-              (planner.make_statistic("gini", incomes, upper=u, noise="laplace_lognormal"), 1.0)]
+    stats_ = [
+        (planner.make_statistic("gini", incomes, upper=u, noise="laplace"), 1.0),
+        (planner.make_statistic("gini", incomes, upper=u, noise="laplace_lognormal"), 1.0),
+    ]
     # one make_release per statistic: dpcore.release composes a release's costs with
     # budget.compose_sequential, which refuses to mix zCDP and (epsilon, delta) in one call
     # the Laplace noise is a real release (OpenDP's sampler); the log-normal one has no float-safe sampler,
     # so it is released here in simulation (seeded numpy) and still charged in its own currency (zCDP)
-    records = (release.make_release([stats_[0]], ledger)
-               + release.make_release([stats_[1]], ledger, rng=np.random.default_rng(5)))
+    records = release.make_release([stats_[0]], ledger) + release.make_release(
+        [stats_[1]], ledger, rng=np.random.default_rng(5)
+    )
     assert [r.cost["kind"] for r in records] == ["approx", "zcdp"]
     assert "opendp" in records[0].measurement.lower() and "NOT for real releases" in records[1].sampler
     assert all(0.0 <= r.released[0] <= 1.0 for r in records)

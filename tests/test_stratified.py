@@ -1,5 +1,6 @@
 """dpcore.stratified: clipped Laplace means per group, stratified combination, parity error,
 bounds (Prop. 9 / Lemma 12 / Theorem 10), the NY example, generators and bad input."""
+
 from __future__ import annotations
 
 import itertools
@@ -46,6 +47,7 @@ from dpcore.validation import DPInputError
 # Groups and clipping
 # ---------------------------------------------------------------------------------------------
 
+
 def test_group_index_sorts_labels_and_counts():
     gi = group_index(["b", "a", "b", "c", "a", "b"])
     assert gi.labels == ("a", "b", "c")
@@ -90,6 +92,7 @@ def test_public_interval_clip():
 # ---------------------------------------------------------------------------------------------
 # Laplace scale, sensitivity (brute force) and privacy loss
 # ---------------------------------------------------------------------------------------------
+
 
 def test_laplace_scale_per_group_and_global():
     x = np.array([1.0, 2.0, 3.0, 50.0, 4.0, 6.0, 8.0])
@@ -203,14 +206,14 @@ def test_stratified_variance_matches_formula_by_simulation():
     lo, hi = clip_thresholds(1.0, sizes)
     var = stratified_noise_variance(sizes, sim.weights, eps, lo, hi)
     c = sim.weights * (hi - lo) / sizes / eps  # Laplace scale of each term
-    v = 2 * c ** 2
-    mu4 = np.sum(24 * c ** 4) + 6 * (np.sum(v) ** 2 - np.sum(v ** 2)) / 2
-    se = math.sqrt((mu4 - var ** 2) / N)
+    v = 2 * c**2
+    mu4 = np.sum(24 * c**4) + 6 * (np.sum(v) ** 2 - np.sum(v**2)) / 2
+    se = math.sqrt((mu4 - var**2) / N)
     assert abs(np.var(sim.strat_overall) - var) < 4 * se
     # the global estimator's variance formula too
     glo, ghi = clip_thresholds(1.0, [x.size])
     gv = global_noise_variance(x.size, eps, glo[0], ghi[0])
-    se_g = math.sqrt((24 * (gv / 2) ** 2 - gv ** 2) / N)
+    se_g = math.sqrt((24 * (gv / 2) ** 2 - gv**2) / N)
     assert abs(np.var(sim.global_overall) - gv) < 4 * se_g
 
 
@@ -227,15 +230,16 @@ def test_prop9_noise_comparison_uses_sum_of_log_group_sizes():
         T = hi
         glo, ghi = clip_thresholds(R, [n], gamma=gam)
         ratio = stratified_noise_variance(sizes, sizes / n, eps, lo, hi) / global_noise_variance(n, eps, glo[0], ghi[0])
-        assert ratio == pytest.approx(np.sum(T ** 2) / ghi[0] ** 2)
+        assert ratio == pytest.approx(np.sum(T**2) / ghi[0] ** 2)
         slog = np.sum(np.log(sizes))
-        assert np.sum(T ** 2) <= 2 * k * R ** 2 + 2 * slog / gam + 1e-9
+        assert np.sum(T**2) <= 2 * k * R**2 + 2 * slog / gam + 1e-9
         assert slog <= sum_log_worst_case(n, k) + 1e-9
 
 
 # ---------------------------------------------------------------------------------------------
 # Weights: given, group sizes, PubStrat (never from the private data)
 # ---------------------------------------------------------------------------------------------
+
 
 def test_overall_is_weighted_combination_of_group_releases():
     x = np.arange(10.0)
@@ -248,9 +252,17 @@ def test_overall_is_weighted_combination_of_group_releases():
     np.testing.assert_array_equal(r.per_group, r2.per_group)  # same seed, same noise
 
 
-@pytest.mark.parametrize("w, msg", [([0.5, 0.6], "sum to 1"), ([1.2, -0.2], ">= 0"), ([1.0], "one entry per group"),
-                                    ([np.nan, 1.0], "missing"), ({0: 1.0}, "missing for groups"),
-                                    ({0: 0.5, 1: 0.25, 7: 0.25}, None)])
+@pytest.mark.parametrize(
+    "w, msg",
+    [
+        ([0.5, 0.6], "sum to 1"),
+        ([1.2, -0.2], ">= 0"),
+        ([1.0], "one entry per group"),
+        ([np.nan, 1.0], "missing"),
+        ({0: 1.0}, "missing for groups"),
+        ({0: 0.5, 1: 0.25, 7: 0.25}, None),
+    ],
+)
 def test_bad_weights_are_rejected(w, msg):
     x = np.arange(10.0)
     g = np.array([0] * 3 + [1] * 7)
@@ -308,6 +320,7 @@ def test_public_weights_missing_group_gets_zero():
 # Small groups and bad input
 # ---------------------------------------------------------------------------------------------
 
+
 def test_group_of_one_and_empty_group_never_divide_by_zero():
     x = np.array([1.0, 2.0, 3.0, 7.0])
     g = np.array(["a", "a", "a", "b"])
@@ -321,19 +334,22 @@ def test_group_of_one_and_empty_group_never_divide_by_zero():
     assert any("1 record" in n for n in r.notes) and any("no records" in n for n in r.notes)
 
 
-@pytest.mark.parametrize("kwargs, exc, msg", [
-    (dict(values=["a", "b", "c"]), DPInputError, "only numbers"),
-    (dict(values=[1.0, np.nan, 2.0]), DPInputError, "missing or infinite"),
-    (dict(epsilon=0.0), DPInputError, "> 0"),
-    (dict(epsilon=-1.0), DPInputError, "> 0"),
-    (dict(epsilon=float("nan")), DPInputError, "NaN"),
-    (dict(values=[1.0]), DPInputError, "at least 2"),
-    (dict(groups=[0, 1]), DPInputError, "same length"),
-    (dict(clip_range=(3.0, 1.0)), DPInputError, "low < high"),
-    (dict(clip_range=(1.0, 2.0, 3.0)), DPInputError, "pair"),
-    (dict(clip_range=("a", "b")), DPInputError, "two numbers"),
-    (dict(clip_range=(0.0, float("inf"))), DPInputError, "finite"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, msg",
+    [
+        (dict(values=["a", "b", "c"]), DPInputError, "only numbers"),
+        (dict(values=[1.0, np.nan, 2.0]), DPInputError, "missing or infinite"),
+        (dict(epsilon=0.0), DPInputError, "> 0"),
+        (dict(epsilon=-1.0), DPInputError, "> 0"),
+        (dict(epsilon=float("nan")), DPInputError, "NaN"),
+        (dict(values=[1.0]), DPInputError, "at least 2"),
+        (dict(groups=[0, 1]), DPInputError, "same length"),
+        (dict(clip_range=(3.0, 1.0)), DPInputError, "low < high"),
+        (dict(clip_range=(1.0, 2.0, 3.0)), DPInputError, "pair"),
+        (dict(clip_range=("a", "b")), DPInputError, "two numbers"),
+        (dict(clip_range=(0.0, float("inf"))), DPInputError, "finite"),
+    ],
+)
 def test_bad_input_raises_precise_errors(kwargs, exc, msg):
     args = dict(values=[1.0, 2.0, 3.0], groups=[0, 0, 1], epsilon=1.0, clip_range=(0.0, 5.0))
     args.update(kwargs)
@@ -344,6 +360,7 @@ def test_bad_input_raises_precise_errors(kwargs, exc, msg):
 # ---------------------------------------------------------------------------------------------
 # Parity error (Definition 11)
 # ---------------------------------------------------------------------------------------------
+
 
 def test_parity_error_hand_computed():
     # omega = 1/2; overall term |10-11|/10 = 0.1; groups |4-5|/4 = 0.25, |20-18|/20 = 0.1
@@ -376,6 +393,7 @@ def test_parity_error_zero_truth():
 # ---------------------------------------------------------------------------------------------
 # Bounds, Theorem 10, the NY example
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("alpha, k", [(0.13, 9), (0.5, 18), (1.0, 3)])
 def test_theorem10_matches_monte_carlo(alpha, k):
@@ -419,8 +437,9 @@ def test_ny_example_recomputed_and_80_percent_not_reproduced():
     assert e.improvement == pytest.approx(0.716, abs=0.001)
     assert abs(e.improvement - 0.80) > 0.05
     assert e.alpha_mle == pytest.approx(0.257, abs=0.005)
-    np.testing.assert_allclose(np.sort(e.proportions)[::-1][:5], [0.70303, 0.12197, 0.08646, 0.05566, 0.02866],
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        np.sort(e.proportions)[::-1][:5], [0.70303, 0.12197, 0.08646, 0.05566, 0.02866], atol=1e-5
+    )
     assert sum_log_best_case(e.n, e.k) == e.best and sum_log_lower_bound(e.n, e.k) == e.lower
 
 
@@ -438,6 +457,7 @@ def test_dirichlet_mle_solves_score_equation_and_recovers_alpha():
 # ---------------------------------------------------------------------------------------------
 # Generators and presets
 # ---------------------------------------------------------------------------------------------
+
 
 def test_presets_match_paper_table3():
     assert sum(NY_RACE_COUNTS.values()) == 196_967 and len(NY_RACE_COUNTS) == 9

@@ -1,4 +1,5 @@
 """The method comparison and the sweeps behind the page's paper figures (dpcore.coinpress)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,22 +29,35 @@ def _data():
 def test_simulate_methods_structure_and_recombination():
     m, labels = _data()
     pw = public_weights(np.array(["a", "b", "b", "c", "d", "d"]), ["a", "b", "c", "d"])
-    sim = simulate_methods(m.values, labels, epsilon=0.8, clip_range=3.0, lower=-3, upper=3, sigma=m.sigmas,
-                           sigma_global=mixture_sigma(m.sizes, m.mus, m.sigmas), public_w=pw, n_sims=50, rng=1)
+    sim = simulate_methods(
+        m.values,
+        labels,
+        epsilon=0.8,
+        clip_range=3.0,
+        lower=-3,
+        upper=3,
+        sigma=m.sigmas,
+        sigma_global=mixture_sigma(m.sizes, m.mus, m.sigmas),
+        public_w=pw,
+        n_sims=50,
+        rng=1,
+    )
     assert sim.rho == pytest.approx(pure_dp_to_zcdp(0.8)) == pytest.approx(0.32)
     assert set(sim.overall) == set(METHODS)
     for meth in GLOBAL_METHODS:  # a global method tells every group the overall number
         assert np.all(sim.groups[meth] == sim.overall[meth][:, None])
     np.testing.assert_allclose(sim.overall["StratCoinpress"], sim.groups["StratCoinpress"] @ (m.sizes / m.sizes.sum()))
     np.testing.assert_allclose(sim.overall["PubStratCoinpress"], sim.groups["StratCoinpress"] @ pw)
-    np.testing.assert_allclose(sim.overall["Stratified Laplace"],
-                               sim.groups["Stratified Laplace"] @ (m.sizes / m.sizes.sum()))
+    np.testing.assert_allclose(
+        sim.overall["Stratified Laplace"], sim.groups["Stratified Laplace"] @ (m.sizes / m.sizes.sum())
+    )
     np.testing.assert_allclose(sim.true_groups, [m.values[m.groups == j].mean() for j in range(4)])
     with pytest.raises(DPInputError, match="public hold-out"):
         simulate_methods(m.values, labels, epsilon=1, clip_range=3.0, lower=-3, upper=3, sigma=1.0, n_sims=2)
     with pytest.raises(DPInputError, match="unknown methods"):
-        simulate_methods(m.values, labels, epsilon=1, clip_range=3.0, lower=-3, upper=3, sigma=1.0, n_sims=2,
-                         methods=["Magic"])
+        simulate_methods(
+            m.values, labels, epsilon=1, clip_range=3.0, lower=-3, upper=3, sigma=1.0, n_sims=2, methods=["Magic"]
+        )
 
 
 def test_mixture_sigma_matches_sample():
@@ -56,8 +70,10 @@ def test_clamp_to_prior_is_post_processing_inside_the_prior():
     g = np.array([0, 0, 0, 0, 1])  # group 1 has one member: its estimate is very noisy
     outs = [stratified_coinpress(x, g, rho=0.05, lower=-3, upper=3, sigma=1.0, rng=s).per_group[1] for s in range(30)]
     assert max(abs(o) for o in outs) > 3  # without clamping the paper's algorithm can leave the prior
-    clamped = [stratified_coinpress(x, g, rho=0.05, lower=-3, upper=3, sigma=1.0, rng=s, clamp_to_prior=True).per_group[1]
-               for s in range(30)]
+    clamped = [
+        stratified_coinpress(x, g, rho=0.05, lower=-3, upper=3, sigma=1.0, rng=s, clamp_to_prior=True).per_group[1]
+        for s in range(30)
+    ]
     assert all(-3 <= c <= 3 for c in clamped)
     # same noise: clamping only changes the outputs that were outside
     for o, c in zip(outs, clamped, strict=True):
@@ -66,8 +82,7 @@ def test_clamp_to_prior_is_post_processing_inside_the_prior():
 
 def test_synthetic_sweep_shape_and_progress():
     calls = []
-    rows = synthetic_sweep("n", [1000, 16000], k=4, alpha=1.0, runs=12, rng=3,
-                           progress=lambda f, t: calls.append(f))
+    rows = synthetic_sweep("n", [1000, 16000], k=4, alpha=1.0, runs=12, rng=3, progress=lambda f, t: calls.append(f))
     assert len(rows) == 2 * 12 * len(METHODS)
     assert calls == [0.5, 1.0]
     err = {(r["n"], r["method"]): [] for r in rows}
@@ -85,8 +100,17 @@ def test_grouping_sweep_parity_global_vs_stratified():
     g2 = np.repeat(["x", "y"], 2000)
     g4 = np.repeat(["p", "q", "r", "s"], 1000)
     values = np.concatenate([rng.normal(10, 1, 2000), rng.normal(30, 1, 2000)])
-    rows = grouping_sweep(values, [("two", g2), ("four", g4)], epsilon=1.0, clip_range=(0.0, 50.0), lower=0, upper=50,
-                          sigma=2.0, runs=3, rng=1)
+    rows = grouping_sweep(
+        values,
+        [("two", g2), ("four", g4)],
+        epsilon=1.0,
+        clip_range=(0.0, 50.0),
+        lower=0,
+        upper=50,
+        sigma=2.0,
+        runs=3,
+        rng=1,
+    )
     assert {r["k"] for r in rows} == {2, 4}
     by = {}
     for r in rows:
@@ -103,7 +127,17 @@ def test_real_epsilon_sweep_rows():
     values = np.concatenate([rng.normal(10, 1, 500), rng.normal(30, 1, 500)])
     labels = np.repeat(["x", "y"], 500)
     calls = []
-    rows = real_epsilon_sweep(values, labels, [0.1, 1.0], clip_range=(0, 50), lower=0, upper=50, sigma=2.0, runs=2,
-                              rng=2, progress=lambda f, t: calls.append(f))
+    rows = real_epsilon_sweep(
+        values,
+        labels,
+        [0.1, 1.0],
+        clip_range=(0, 50),
+        lower=0,
+        upper=50,
+        sigma=2.0,
+        runs=2,
+        rng=2,
+        progress=lambda f, t: calls.append(f),
+    )
     assert len(rows) == 2 * 2 * len(METHODS) and calls == [0.5, 1.0]
     assert {r["epsilon"] for r in rows} == {0.1, 1.0}

@@ -1,4 +1,5 @@
 """The light stratified synthesizer (stretch): privacy of the marginals, sampling, strata sizes."""
+
 from __future__ import annotations
 
 import itertools
@@ -115,7 +116,16 @@ def test_synthesizer_sweep_rows_and_progress():
     X = rng.integers(0, 3, size=(500, 2))
     st = rng.integers(0, 3, 500)
     calls = []
-    rows = synthesizer_sweep(X, [3, 3], st, 3, public_w=[1 / 3] * 3, epsilons=[0.5, 5.0], runs=2, rng=1,
-                             progress=lambda f, t: calls.append(f))
+    rows = synthesizer_sweep(
+        X,
+        [3, 3],
+        st,
+        3,
+        public_w=[1 / 3] * 3,
+        epsilons=[0.5, 5.0],
+        runs=2,
+        rng=1,
+        progress=lambda f, t: calls.append(f),
+    )
     assert len(rows) == 2 * 2 * 2 and calls == [0.5, 1.0]
     assert all(r["parity error"] >= 0 for r in rows)

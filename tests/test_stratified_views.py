@@ -1,5 +1,6 @@
 """The group-means page's view functions (dpcore.experiments.stratified), called directly: one test per
 view function, each checking its numbers against an independent computation."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,9 @@ def test_grouped_data_synthetic_is_the_papers_mixture():
     assert sorted(set(data.groups)) == [f"G{i}" for i in range(1, 6)]
     assert data.sigma.shape == (5,) and np.all((data.sigma >= 0.1) & (data.sigma <= 2.0))  # U(0.1, 2)
     assert data.sigma_global == pytest.approx(data.values.std(), rel=0.1)
-    preset = strat_experiments.grouped_data(dict(source="synthetic", n=5000, preset="NY RACE (k=9, paper Table 3)",
-                                                 seed=3))
+    preset = strat_experiments.grouped_data(
+        dict(source="synthetic", n=5000, preset="NY RACE (k=9, paper Table 3)", seed=3)
+    )
     assert preset.k == 9
     with pytest.raises(DPInputError, match="unknown data source"):
         strat_experiments.grouped_data(dict(source="magic", seed=1))
@@ -59,8 +61,9 @@ def test_grouped_data_acs_and_columns():
 
 def test_group_means_view_numbers():
     data = strat_experiments.grouped_data(SYNTH)
-    view = strat_experiments.group_means_view(data, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method="StratCoinpress",
-                                              seed=4, n_sims=300)
+    view = strat_experiments.group_means_view(
+        data, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method="StratCoinpress", seed=4, n_sims=300
+    )
     labels = sorted(set(data.groups))
     assert view.labels == tuple(labels) and view.n == 3000 and view.k == 5
     true = [data.values[data.groups == g].mean() for g in labels]
@@ -68,18 +71,21 @@ def test_group_means_view_numbers():
     assert view.true_overall == pytest.approx(data.values.mean(), rel=1e-12)
     np.testing.assert_allclose(view.shares, [np.mean(data.groups == g) for g in labels])
     np.testing.assert_allclose(view.pubstrat_shares, [np.mean(data.public_groups == g) for g in labels])
-    assert view.rho == pytest.approx(0.125) and view.epsilon_at_delta == pytest.approx(coinpress.zcdp_to_dp(0.125, 1e-6))
+    assert view.rho == pytest.approx(0.125) and view.epsilon_at_delta == pytest.approx(
+        coinpress.zcdp_to_dp(0.125, 1e-6)
+    )
     # the overall StratCoinpress estimate recombines the group releases with the public group shares
     rows = {r["method"]: r for r in view.method_rows()}
     for m in strat_experiments.METHODS:
         e = view.overall[m] - view.true_overall
-        assert rows[m]["RMSE of overall"] == pytest.approx(np.sqrt(np.mean(e ** 2)), rel=1e-12)
+        assert rows[m]["RMSE of overall"] == pytest.approx(np.sqrt(np.mean(e**2)), rel=1e-12)
         assert rows[m]["one release"] == view.overall[m][0]
         # a global method tells every group the overall number: Definition 11 release by release
         if m in strat_experiments.GLOBAL_METHODS:
             for i in (0, 17, 299):
-                phi = stratified.parity_error(view.true_overall, view.overall[m][i], view.true_means,
-                                              np.full(5, view.overall[m][i]))
+                phi = stratified.parity_error(
+                    view.true_overall, view.overall[m][i], view.true_means, np.full(5, view.overall[m][i])
+                )
                 assert view.parity[m][i] == pytest.approx(float(phi), rel=1e-12)
         assert rows[m]["mean parity error"] == pytest.approx(view.parity[m].mean(), rel=1e-12)
     assert all(q5 <= q95 for q5, q95 in zip(view.q05, view.q95, strict=True))
@@ -88,8 +94,9 @@ def test_group_means_view_numbers():
     out = view.to_dict()
     assert json.loads(json.dumps(out)) == out  # plain data only
     assert out["groups k"] == 5 and out["group means"]["method"] == "StratCoinpress"
-    again = strat_experiments.group_means_view(SYNTH, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0],
-                                               method="StratCoinpress", seed=4, n_sims=300)
+    again = strat_experiments.group_means_view(
+        SYNTH, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method="StratCoinpress", seed=4, n_sims=300
+    )
     assert again.to_dict() == out  # a recipe gives the very same numbers (what the script relies on)
     with pytest.raises(DPInputError):
         strat_experiments.group_means_view(data, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method="Magic", seed=1)
@@ -98,10 +105,19 @@ def test_group_means_view_numbers():
 def test_parity_draws_match_definition_11():
     data = strat_experiments.grouped_data(SYNTH)
     labels = stratified.group_index(data.groups).labels
-    sim = strat_experiments.simulate_methods(data.values, data.groups, epsilon=1.0, clip_range=3.0, lower=-3, upper=3,
-                                             sigma=data.sigma, sigma_global=data.sigma_global,
-                                             public_w=stratified.public_weights(data.public_groups, labels),
-                                             n_sims=20, rng=1)
+    sim = strat_experiments.simulate_methods(
+        data.values,
+        data.groups,
+        epsilon=1.0,
+        clip_range=3.0,
+        lower=-3,
+        upper=3,
+        sigma=data.sigma,
+        sigma_global=data.sigma_global,
+        public_w=stratified.public_weights(data.public_groups, labels),
+        n_sims=20,
+        rng=1,
+    )
     for m in strat_experiments.METHODS:
         draws = strat_experiments.parity_draws(sim, m)
         for i in range(0, 20, 7):
@@ -137,8 +153,9 @@ def test_bounds_view_is_figure_1_and_the_ny_example():
     assert view.actual == pytest.approx(view.example.actual)  # the NY sizes: n and k match
     a = view.curves["alpha"]
     assert a[0] == pytest.approx(0.1) and a[-1] == pytest.approx(1.0) and a.size == 91
-    np.testing.assert_allclose(view.curves["expected, Dirichlet (Thm. 10)"],
-                               stratified.sum_log_expected_dirichlet(196_967, 9, a))
+    np.testing.assert_allclose(
+        view.curves["expected, Dirichlet (Thm. 10)"], stratified.sum_log_expected_dirichlet(196_967, 9, a)
+    )
     assert view.example.improvement == pytest.approx(0.72, abs=0.01)  # not the paper's ~80 %
     assert strat_experiments.bounds_view(1000, 9).actual is None
     assert json.loads(json.dumps(view.to_dict()))["ny_example"]["k"] == 9
@@ -187,14 +204,14 @@ def test_columns_recipe_rebuilds_the_sidebar_dataset():
     and grouped_data rebuilds it (dpcore.data.build_dataset) before grouping: same data as the page's."""
     dataset = {"kind": "example", "name": "acs"}
     ds = build_dataset(dataset)
-    page = strat_experiments.grouped_data(dict(source="columns", columns=["ST"], sigma=50_000.0, seed=3),
-                                          values=ds.values, frame=ds.frame)
-    script = strat_experiments.grouped_data(dict(source="columns", columns=["ST"], sigma=50_000.0, seed=3,
-                                                 dataset=dataset))
+    page = strat_experiments.grouped_data(
+        dict(source="columns", columns=["ST"], sigma=50_000.0, seed=3), values=ds.values, frame=ds.frame
+    )
+    script = strat_experiments.grouped_data(
+        dict(source="columns", columns=["ST"], sigma=50_000.0, seed=3, dataset=dataset)
+    )
     assert np.array_equal(page.values, script.values) and np.array_equal(page.groups, script.groups)
     assert script.recipe["dataset"] == dataset and page.k == 16  # 16 states in the excerpt
-
-
 
 
 @pytest.mark.parametrize("method, y_range", [("Stratified Laplace", None), ("CoinPress", (-4.0, 4.0))])
@@ -204,16 +221,25 @@ def test_plain_figure_specs_equal_the_plotly_builders(method, y_range):
     from ui.stratified import plots as plots_stratified
 
     data = strat_experiments.grouped_data(dict(source="synthetic", n=2000, k=6, alpha=0.3, seed=3))
-    view = strat_experiments.group_means_view(data, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method=method, seed=3,
-                                              n_sims=50)
+    view = strat_experiments.group_means_view(
+        data, epsilon=0.5, clip=3.0, prior=[-3.0, 3.0], method=method, seed=3, n_sims=50
+    )
     table = pd.DataFrame(view.group_rows())
-    assert_same_spec(plots_stratified.group_means_figure(table, method, y_range=y_range, value_label="v").to_dict(),
-                      plots_stratified.group_means_spec(table, method, y_range=y_range, value_label="v"))
-    errs = pd.concat([pd.DataFrame({"method": m, "error": view.overall[m] - view.true_overall})
-                      for m in strat_experiments.METHODS], ignore_index=True)
+    assert_same_spec(
+        plots_stratified.group_means_figure(table, method, y_range=y_range, value_label="v").to_dict(),
+        plots_stratified.group_means_spec(table, method, y_range=y_range, value_label="v"),
+    )
+    errs = pd.concat(
+        [pd.DataFrame({"method": m, "error": view.overall[m] - view.true_overall}) for m in strat_experiments.METHODS],
+        ignore_index=True,
+    )
     assert_same_spec(plots_stratified.overall_errors_figure(errs).to_dict(), plots_stratified.overall_errors_spec(errs))
-    perr = pd.DataFrame([{"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"],
-                          "q95": r["parity q95"]} for r in view.method_rows()])
+    perr = pd.DataFrame(
+        [
+            {"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"], "q95": r["parity q95"]}
+            for r in view.method_rows()
+        ]
+    )
     assert_same_spec(plots_stratified.parity_figure(perr).to_dict(), plots_stratified.parity_spec(perr))
 
 
@@ -222,8 +248,14 @@ def test_answer_at_epsilon_is_the_first_half_of_the_group_means_answer():
     the sentence must be group_means_answer's, number for number."""
     from dpcore.experiments import answers
 
-    data = strat_experiments.grouped_data(dict(source="acs", variable=list(strat_experiments.ACS_VARIABLES)[0],
-                                               grouping=list(strat_experiments.ACS_GROUPINGS)[0], seed=0))
+    data = strat_experiments.grouped_data(
+        dict(
+            source="acs",
+            variable=list(strat_experiments.ACS_VARIABLES)[0],
+            grouping=list(strat_experiments.ACS_GROUPINGS)[0],
+            seed=0,
+        )
+    )
     clip = (0.0, 150_000.0)
     statistic = strat_experiments.group_means_answer_statistic(data.values, data.groups, clip=clip)
     for epsilon in (0.1, 2.0):
@@ -231,19 +263,36 @@ def test_answer_at_epsilon_is_the_first_half_of_the_group_means_answer():
         assert repr(strat_experiments.group_means_answer_at_epsilon(statistic, epsilon=epsilon)) == repr(full)  # NaN
 
 
-@pytest.mark.parametrize("recipe", [dict(source="synthetic", n=1000, k=40, alpha=0.05, seed=1),  # single-member groups
-                                    dict(source="synthetic", n=3000, k=5, alpha=1.0, seed=2)])
+@pytest.mark.parametrize(
+    "recipe",
+    [
+        dict(source="synthetic", n=1000, k=40, alpha=0.05, seed=1),  # single-member groups
+        dict(source="synthetic", n=3000, k=5, alpha=1.0, seed=2),
+    ],
+)
 def test_group_means_view_equals_the_simulation_on_the_text_labels(recipe):
     """The view simulates on integer group codes and skips the note-only release when no group has a
     single member: the draws, labels and notes must be those of the text-label calls."""
     data = strat_experiments.grouped_data(recipe)
-    view = strat_experiments.group_means_view(data, epsilon=0.3, clip=3.0, prior=[-3.0, 3.0], method="StratCoinpress",
-                                              seed=5, n_sims=100)
+    view = strat_experiments.group_means_view(
+        data, epsilon=0.3, clip=3.0, prior=[-3.0, 3.0], method="StratCoinpress", seed=5, n_sims=100
+    )
     labels = stratified.group_index(data.groups).labels
     pw = stratified.public_weights(data.public_groups, labels)
-    sim = strat_experiments.simulate_methods(data.values, data.groups, epsilon=0.3, clip_range=3.0, lower=-3.0,
-                                             upper=3.0, sigma=data.sigma, sigma_global=data.sigma_global, public_w=pw,
-                                             n_sims=100, rng=6, rho=view.rho)
+    sim = strat_experiments.simulate_methods(
+        data.values,
+        data.groups,
+        epsilon=0.3,
+        clip_range=3.0,
+        lower=-3.0,
+        upper=3.0,
+        sigma=data.sigma,
+        sigma_global=data.sigma_global,
+        public_w=pw,
+        n_sims=100,
+        rng=6,
+        rho=view.rho,
+    )
     assert view.labels == tuple(str(x) for x in sim.labels)
     for m in strat_experiments.METHODS:
         np.testing.assert_array_equal(view.overall[m], sim.overall[m])

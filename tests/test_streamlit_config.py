@@ -2,6 +2,7 @@
 student could clear the server's caches): ``client.toolbarMode`` in .streamlit/config.toml, which every way
 of serving the app reads (``run.sh app`` and ``run.sh serve`` start streamlit in the repository, the image
 copies .streamlit), and nothing overrides it. The browser check is in tests/test_browser_sidebar_state.py."""
+
 from __future__ import annotations
 
 import re

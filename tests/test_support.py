@@ -1,4 +1,5 @@
 """The shared page-test helpers (tests/support) do what the page tests rely on."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,8 +35,10 @@ def test_run_script_parses_json_literals_and_fails_on_errors():
     assert run_script("print({'a': (1, 2)})") == {"a": (1, 2)}
     assert run_script("print('hello')").strip() == "hello"
     # runs from the repository root (generated scripts put the working directory on sys.path themselves)
-    assert run_script("import os, sys\nsys.path.insert(0, os.getcwd())\nimport dpcore\nprint(dpcore.__name__)"
-                      ).strip() == "dpcore"
+    assert (
+        run_script("import os, sys\nsys.path.insert(0, os.getcwd())\nimport dpcore\nprint(dpcore.__name__)").strip()
+        == "dpcore"
+    )
     with pytest.raises(AssertionError):
         run_script("raise SystemExit(3)")
 
@@ -57,8 +60,10 @@ def test_assert_same_spec_checks_values_and_types():
 
     spec = {"data": [{"x": [1.0, 2.0], "type": "bar"}], "layout": {"title": "t"}}
     assert_same_spec(spec, {"data": [{"x": [1.0, 2.0], "type": "bar"}], "layout": {"title": "t"}})
-    for other in ({"data": [{"x": [1, 2.0], "type": "bar"}], "layout": {"title": "t"}},      # int for float
-                  {"data": [{"x": [1.0, 2.5], "type": "bar"}], "layout": {"title": "t"}},    # a value
-                  {"data": [{"x": [1.0, 2.0], "type": "bar"}], "layout": {}}):               # a key
+    for other in (
+        {"data": [{"x": [1, 2.0], "type": "bar"}], "layout": {"title": "t"}},  # int for float
+        {"data": [{"x": [1.0, 2.5], "type": "bar"}], "layout": {"title": "t"}},  # a value
+        {"data": [{"x": [1.0, 2.0], "type": "bar"}], "layout": {}},
+    ):  # a key
         with pytest.raises(AssertionError):
             assert_same_spec(spec, other)

@@ -5,6 +5,7 @@ limit) took 206 s and 1.6 GB inside the app process, and every other session of 
 for the GIL (slider p50 6.2 s). The bombs are built here in memory (benchmarks/upload_bombs.py), never
 committed. Load numbers with a bomb uploaded during a 30-user class: docs/data.md.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,16 +42,22 @@ def _children() -> set[int]:
 def test_workbook_bomb_is_refused_from_its_zip_directory_before_parsing():
     bomb = xlsx_bomb(373.0, declare_dimension=False)  # the fault-injection run's file, ~1 MB
     assert len(bomb) < 2_000_000
-    with pytest.raises(DPInputError, match=r"first sheet unpacks to 373\.0 MB of XML, more than the 100 MB "
-                                           r"\(100,000,000 bytes\).*save the sheet as CSV"):
+    with pytest.raises(
+        DPInputError,
+        match=r"first sheet unpacks to 373\.0 MB of XML, more than the 100 MB "
+        r"\(100,000,000 bytes\).*save the sheet as CSV",
+    ):
         read_table(bomb, file_name="bomb.xlsx")
 
 
 def test_workbook_declaring_too_many_cells_is_refused_before_parsing(monkeypatch):
     monkeypatch.setattr(data, "MAX_TABLE_CELLS", 100_000)
     bomb = xlsx_bomb(5.0)  # 87,719 data rows x 2 columns, declared in <dimension>
-    with pytest.raises(DPInputError, match=r"first sheet has 87,720 rows x 2 columns, more than the "
-                                           r"100,000-cell limit"):
+    with pytest.raises(
+        DPInputError,
+        match=r"first sheet has 87,720 rows x 2 columns, more than the "
+        r"100,000-cell limit",
+    ):
         read_table(bomb, file_name="wide.xlsx")
     with pytest.raises(DPInputError, match=r"87,719 data rows, more than the 1,000-row limit"):
         read_table(bomb, file_name="long.xlsx", max_rows=1000)
@@ -79,8 +86,9 @@ def test_workbook_that_hides_its_size_is_parsed_in_a_child_process_and_stopped_a
         seen |= _children() - before
         worker.join(0.05)
     assert isinstance(outcome[0], DPInputError), outcome
-    assert re.search(r"slow\.xlsx: reading this workbook took more than 2 s of CPU time and was stopped",
-                     str(outcome[0]))
+    assert re.search(
+        r"slow\.xlsx: reading this workbook took more than 2 s of CPU time and was stopped", str(outcome[0])
+    )
     assert seen, "the workbook was parsed in the app process itself"
     assert not (seen & _children()), "the stopped child process is still there"
 
@@ -152,7 +160,8 @@ def test_one_upload_limit_in_bytes_everywhere():
     import serve as serve_launcher
 
     args, _ = serve_launcher.parse_args([])
-    conf = serve_launcher.render_nginx_config(runtime=Path("/tmp/x"), backends=["127.0.0.1:1"], listen=["listen 1;"],
-                                              max_body_mb=args.max_upload_mb)
+    conf = serve_launcher.render_nginx_config(
+        runtime=Path("/tmp/x"), backends=["127.0.0.1:1"], listen=["listen 1;"], max_body_mb=args.max_upload_mb
+    )
     body_mib = int(re.search(r"client_max_body_size (\d+)m;", conf).group(1))
     assert body_mib * 1024**2 >= data.DEFAULT_MAX_BYTES + 1024**2

@@ -3,6 +3,7 @@
 Every file of tests/upload_files.py is a case the reader once got wrong (silently another column,
 "no numeric column", UTF-16 refused, .xlsx refused).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,20 +45,23 @@ def test_thousands_note_names_the_conversion():
     assert numeric_columns(frame) == ["hours", "income"]
 
 
-@pytest.mark.parametrize("cells,delimiter,style", [
-    (["45,527", "1,234,567"], ",", "thousands_comma"),
-    (["45,527", "31,000"], ",", "thousands_comma"),      # quoted in a comma file: thousands
-    (["45,527", "31,000"], ";", "ambiguous"),            # ';' file: could be decimal commas
-    (["45,527", "31,000"], None, "ambiguous"),           # Excel text cells / Parquet: no guess
-    (["1,234.56", "12.5"], ";", "thousands_comma"),
-    (["1.234,56", "45,5"], ";", "decimal_comma"),
-    (["45,5", "12"], ",", "decimal_comma"),
-    (["1.234", "45.000"], ";", "ambiguous"),             # a thousand in a European file?
-    (["1.234", "45.000"], ",", "plain"),                 # decimal points in a comma file
-    (["1,234.5", "1.234,5"], ",", "mixed"),
-    (["45,527", "n/a?"], ",", "text"),
-    (["12", "13.5"], ",", "plain"),
-])
+@pytest.mark.parametrize(
+    "cells,delimiter,style",
+    [
+        (["45,527", "1,234,567"], ",", "thousands_comma"),
+        (["45,527", "31,000"], ",", "thousands_comma"),  # quoted in a comma file: thousands
+        (["45,527", "31,000"], ";", "ambiguous"),  # ';' file: could be decimal commas
+        (["45,527", "31,000"], None, "ambiguous"),  # Excel text cells / Parquet: no guess
+        (["1,234.56", "12.5"], ";", "thousands_comma"),
+        (["1.234,56", "45,5"], ";", "decimal_comma"),
+        (["45,5", "12"], ",", "decimal_comma"),
+        (["1.234", "45.000"], ";", "ambiguous"),  # a thousand in a European file?
+        (["1.234", "45.000"], ",", "plain"),  # decimal points in a comma file
+        (["1,234.5", "1.234,5"], ",", "mixed"),
+        (["45,527", "n/a?"], ",", "text"),
+        (["12", "13.5"], ",", "plain"),
+    ],
+)
 def test_detect_number_format(cells, delimiter, style):
     assert detect_number_format(cells, delimiter=delimiter).style == style
 

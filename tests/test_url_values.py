@@ -5,6 +5,7 @@ nearest option, and an unreadable value the default; each time the top of the ma
 asked for and what is used instead (``ui.common.main_notice`` into the area app.py opens). Every widget
 kind is checked through a small harness script; the Gini page's own ε and target links as a user sent them.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -40,8 +41,12 @@ CASES = [
     ("t_eps", "1000", 5.0, "“Privacy loss ε” = 1000; the largest allowed is 5, used instead."),
     ("t_eps", "0.7", 0.5, "= 0.7, which is not one of the choices; the nearest, 0.5, is used instead."),
     ("t_eps", "many", 1.0, "= many, which is not one of the choices; 1 (the default) is used instead."),
-    ("t_noise", "student_t", "cauchy", "“Noise distribution” = student_t, which is not one of the choices; "
-                                       "cauchy (the default)"),
+    (
+        "t_noise",
+        "student_t",
+        "cauchy",
+        "“Noise distribution” = student_t, which is not one of the choices; cauchy (the default)",
+    ),
     ("t_method", "slow", "exact", "“Sensitivity bound” = slow, which is not one of the choices"),
     ("t_target", "0.9", 0.5, "“Your target” = 0.9; the largest allowed is 0.5, used instead."),
     ("t_round", "-3", 0, "the smallest allowed is 0, used instead."),
@@ -71,11 +76,20 @@ def test_a_link_value_the_widget_cannot_show_is_replaced_with_a_notice(key, raw,
 
 
 def test_valid_link_values_give_no_notice_and_a_notice_is_said_once():
-    at = _run(t_slider="2.5", t_k="12", t_eps="1", t_noise="laplace", t_method="fast", t_target="0.02",
-              t_round="7", t_axes="1")
+    at = _run(
+        t_slider="2.5",
+        t_k="12",
+        t_eps="1",
+        t_noise="laplace",
+        t_method="fast",
+        t_target="0.02",
+        t_round="7",
+        t_axes="1",
+    )
     assert not at.warning
-    assert at.session_state["shown"] == dict(t_slider=2.5, t_k=12, t_eps=1.0, t_noise="laplace", t_method="fast",
-                                             t_target=0.02, t_round=7, t_axes=True)
+    assert at.session_state["shown"] == dict(
+        t_slider=2.5, t_k=12, t_eps=1.0, t_noise="laplace", t_method="fast", t_target=0.02, t_round=7, t_axes=True
+    )
     at = _run(t_eps="1000")
     assert len(at.warning) == 1
     at.run()  # the next run keeps the value the notice named, and says nothing more

@@ -3,6 +3,7 @@ its tail risk, and the recommended ε for a target typed in the statistic's own 
 
 Numbers come from :mod:`dpcore.experiments.answers`; this module only draws them.
 """
+
 from __future__ import annotations
 
 import streamlit as st
@@ -17,10 +18,19 @@ CONFIDENCES = {"half the time": 0.5, "9 times in 10": 0.9, "19 times in 20": 0.9
 def gini_target_controls(container) -> tuple[float, float]:
     """The target of the recommendation: ± Gini points, how often (URL-backed: gini_target, gini_conf)."""
     c1, c2 = container.columns(2)
-    target = float(qp_number("Your target: published Gini within ± (Gini points)", "gini_target",
-                             defaults.ANSWER_TARGET_GINI, min_value=0.0005, max_value=0.5, step=0.001,
-                             container=c1, format="%.4f",
-                             help="0.01 = one Gini point, e.g. 0.45 published as anything in 0.44–0.46."))
+    target = float(
+        qp_number(
+            "Your target: published Gini within ± (Gini points)",
+            "gini_target",
+            defaults.ANSWER_TARGET_GINI,
+            min_value=0.0005,
+            max_value=0.5,
+            step=0.001,
+            container=c1,
+            format="%.4f",
+            help="0.01 = one Gini point, e.g. 0.45 published as anything in 0.44–0.46.",
+        )
+    )
     how_often = qp_selectbox("… how often", "gini_conf", list(CONFIDENCES), "9 times in 10", container=c2)
     return target, CONFIDENCES[how_often]
 
@@ -33,20 +43,34 @@ def gini_answer(answer: GiniAnswer, recommendation: EpsilonRecommendation | None
             if recommendation.recommended_epsilon is None:
                 st.warning(recommendation.recommendation)
             else:
-                st.info(f"**Recommended:** {recommendation.recommendation} Set ε below to "
-                        f"{recommendation.recommended_epsilon:.3g} or the nearest step above it.",
-                        icon=":material/recommend:")
+                st.info(
+                    f"**Recommended:** {recommendation.recommendation} Set ε below to "
+                    f"{recommendation.recommended_epsilon:.3g} or the nearest step above it.",
+                    icon=":material/recommend:",
+                )
         if abs(answer.clipping_bias) > 0.1 * answer.median_abs_error:
-            st.caption(f"Includes the bias from clipping incomes to U = {answer.upper:,.0f} "
-                       f"({answer.clipping_bias:+.4f}); a lower U means less noise but more clipping.")
+            st.caption(
+                f"Includes the bias from clipping incomes to U = {answer.upper:,.0f} "
+                f"({answer.clipping_bias:+.4f}); a lower U means less noise but more clipping."
+            )
 
 
 def ratio_target_controls(container) -> tuple[float, float]:
     """The ratios page's target: published relative risk within ± (URL-backed: ratio_target, ratio_conf)."""
     c1, c2 = container.columns(2)
-    target = float(qp_number("Your target: published relative risk within ±", "ratio_target", 0.1,
-                             min_value=0.001, max_value=100.0, step=0.01, container=c1, format="%.3f",
-                             help="In relative-risk units: 0.1 means 1.5 is published as anything in 1.4–1.6."))
+    target = float(
+        qp_number(
+            "Your target: published relative risk within ±",
+            "ratio_target",
+            0.1,
+            min_value=0.001,
+            max_value=100.0,
+            step=0.01,
+            container=c1,
+            format="%.3f",
+            help="In relative-risk units: 0.1 means 1.5 is published as anything in 1.4–1.6.",
+        )
+    )
     how_often = qp_selectbox("… how often", "ratio_conf", list(CONFIDENCES), "9 times in 10", container=c2)
     return target, CONFIDENCES[how_often]
 
@@ -65,9 +89,19 @@ def statistic_answer(answer, recommendation: EpsilonRecommendation | None, conta
 def percentile_target_controls(container) -> tuple[float, float]:
     """The percentiles page's target: the cell's published median within ± dollars (perc_target, perc_conf)."""
     c1, c2 = container.columns(2)
-    target = float(qp_number("Your target: published median within ± ($)", "perc_target", 2_000.0,
-                             min_value=1.0, max_value=1e7, step=500.0, container=c1, format="%.0f",
-                             help="In dollars of yearly earnings."))
+    target = float(
+        qp_number(
+            "Your target: published median within ± ($)",
+            "perc_target",
+            2_000.0,
+            min_value=1.0,
+            max_value=1e7,
+            step=500.0,
+            container=c1,
+            format="%.0f",
+            help="In dollars of yearly earnings.",
+        )
+    )
     how_often = qp_selectbox("… how often", "perc_conf", list(CONFIDENCES), "9 times in 10", container=c2)
     return target, CONFIDENCES[how_often]
 
@@ -87,9 +121,19 @@ def group_means_target_controls(container, *, clip_range: float, variable: str) 
         st.session_state["strat_target"] = default
     st.session_state["_strat_target_variable"] = variable
     c1, c2 = container.columns(2)
-    target = float(qp_number("Your target: every group mean within ±", "strat_target", default, min_value=1e-6,
-                             max_value=1e9, step=max(default / 20, 1e-6), container=c1, format="%g",
-                             help="In the units of the variable (dollars for incomes), for every group at once: tiny "
-                                  "groups get the most noise, so they set the ε."))
+    target = float(
+        qp_number(
+            "Your target: every group mean within ±",
+            "strat_target",
+            default,
+            min_value=1e-6,
+            max_value=1e9,
+            step=max(default / 20, 1e-6),
+            container=c1,
+            format="%g",
+            help="In the units of the variable (dollars for incomes), for every group at once: tiny "
+            "groups get the most noise, so they set the ε.",
+        )
+    )
     how_often = qp_selectbox("… how often", "strat_conf", list(CONFIDENCES), "9 times in 10", container=c2)
     return target, CONFIDENCES[how_often]

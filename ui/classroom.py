@@ -7,6 +7,7 @@ puts the code back into the URL and into the links it draws. A code from the URL
 checked against the code alphabet and the stored sessions before anything says "joined", and a
 refusal never repeats what was typed. The storage is :mod:`dpcore.classroom`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -68,8 +69,10 @@ def _lookup(text: str) -> classroom_lib.ClassSession:
     code = classroom_lib.normalise_code(text)
     session = store().session(code)
     if session is None:
-        raise DPInputError(f"no class session has the code {code}: check the code on the board "
-                                         "(the teacher makes codes on the Play the attacker page)")
+        raise DPInputError(
+            f"no class session has the code {code}: check the code on the board "
+            "(the teacher makes codes on the Play the attacker page)"
+        )
     return session
 
 
@@ -134,18 +137,27 @@ def _join_typed_code() -> None:
 def student_controls(session: classroom_lib.ClassSession | None) -> None:
     if CODE_INPUT_KEY not in st.session_state:
         st.session_state[CODE_INPUT_KEY] = session.code if session else ""
-    st.text_input("Session code from your teacher", key=CODE_INPUT_KEY, max_chars=12, on_change=_join_typed_code,
-                  help="6 characters, e.g. K7QX2M; empty the box to leave the class.")
+    st.text_input(
+        "Session code from your teacher",
+        key=CODE_INPUT_KEY,
+        max_chars=12,
+        on_change=_join_typed_code,
+        help="6 characters, e.g. K7QX2M; empty the box to leave the class.",
+    )
 
 
 def teacher_controls(mechanisms: list[str], labels: dict[str, str]) -> None:
     """The statistic of a new session and the button that makes it."""
     left, right = st.columns([2, 1], vertical_alignment="bottom")
-    mechanism = left.selectbox("Statistic the class plays", mechanisms, key="atk_class_mech",
-                               index=mechanisms.index(classroom_lib.DEFAULT_CLASS_MECHANISM),
-                               format_func=labels.get,
-                               help="One statistic per session, so the class's guesses pool into one rate. The "
-                                    "discrete Laplace count reaches the bound e^ε/(1+e^ε) exactly.")
+    mechanism = left.selectbox(
+        "Statistic the class plays",
+        mechanisms,
+        key="atk_class_mech",
+        index=mechanisms.index(classroom_lib.DEFAULT_CLASS_MECHANISM),
+        format_func=labels.get,
+        help="One statistic per session, so the class's guesses pool into one rate. The "
+        "discrete Laplace count reaches the bound e^ε/(1+e^ε) exactly.",
+    )
     if right.button("Create a new session code", key="atk_create"):
         try:
             code = store().create_session(mechanism)
@@ -165,8 +177,9 @@ def qr_svg(text: str) -> str:
     return segno.make(text, error="m").svg_inline(scale=8, border=2, dark="#000000", light="#ffffff")
 
 
-def projector(session: classroom_lib.ClassSession, base_url: str, mechanism_label: str,
-              pooled_table: Callable[[list], None]) -> None:
+def projector(
+    session: classroom_lib.ClassSession, base_url: str, mechanism_label: str, pooled_table: Callable[[list], None]
+) -> None:
     """For the teacher to project: the code, the full link, its QR code, and the class's results, which
     refresh by themselves every few seconds (only the results fragment reruns, not the page)."""
     link = join_link(session.code, base_url)
@@ -176,8 +189,7 @@ def projector(session: classroom_lib.ClassSession, base_url: str, mechanism_labe
         text.markdown(f"Students open this address (or scan the code), then play. Statistic: **{mechanism_label}**.")
         text.code(link, language=None, wrap_lines=True)  # a long host name wraps instead of scrolling
         code_image.image(qr_svg(link), width=240, caption="Scan to join the class")
-        st.markdown("**The class's results** (update by themselves every "
-                    f"{LIVE_REFRESH_SECONDS} seconds)")
+        st.markdown(f"**The class's results** (update by themselves every {LIVE_REFRESH_SECONDS} seconds)")
         _live_results(session.code, pooled_table)
 
 

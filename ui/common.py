@@ -3,6 +3,7 @@
 Pages stay thin: widgets -> one dpcore view call -> ui renderers and ui.<page>.plots figures. Anything
 heavy is cached with ``st.cache_data`` in the page module (keyed by parameters).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -47,8 +48,7 @@ def seed() -> int:
     raw = st.query_params.get("seed")
     if raw is None:
         return DEFAULT_SEED
-    value, _ = _number_from_link("Random seed", raw, whole=True, default=DEFAULT_SEED, min_value=0,
-                                 max_value=SEED_MAX)
+    value, _ = _number_from_link("Random seed", raw, whole=True, default=DEFAULT_SEED, min_value=0, max_value=SEED_MAX)
     return int(value)
 
 
@@ -92,8 +92,9 @@ def _link_asked(label: str, raw: str) -> str:
     return f"The link asked for “{label}” = {raw[:60]}"
 
 
-def _number_from_link(label: str, raw: str, *, whole: bool, default: Any, min_value: Any,
-                      max_value: Any) -> tuple[Any, str | None]:
+def _number_from_link(
+    label: str, raw: str, *, whole: bool, default: Any, min_value: Any, max_value: Any
+) -> tuple[Any, str | None]:
     """A number typed in a link, parsed and clamped to [min_value, max_value] (None: no bound)."""
     asked = _link_asked(label, raw)
     try:
@@ -117,8 +118,9 @@ def _number_from_link(label: str, raw: str, *, whole: bool, default: Any, min_va
     return float(number), note
 
 
-def _choice_from_link(label: str, raw: str, options: Sequence[Any], default: Any,
-                      format_func: Callable[[Any], Any] | None = None) -> tuple[Any, str | None]:
+def _choice_from_link(
+    label: str, raw: str, options: Sequence[Any], default: Any, format_func: Callable[[Any], Any] | None = None
+) -> tuple[Any, str | None]:
     """An option named in a link (matched by its text); otherwise the nearest option when the options
     are numbers, else the default, with a notice."""
     by_text = {str(o): o for o in options}
@@ -140,12 +142,19 @@ def _choice_from_link(label: str, raw: str, options: Sequence[Any], default: Any
         if number == nearest:  # "1" for the option 1.0
             return nearest, None
         return nearest, f"{asked}, which is not one of the choices; the nearest, {shown}, is used instead."
-    return default, (f"{asked}, which is not one of the choices; {_shown(default, format_func)} (the default) "
-                     "is used instead.")
+    return default, (
+        f"{asked}, which is not one of the choices; {_shown(default, format_func)} (the default) is used instead."
+    )
 
 
-def _start_value(key: str, from_link: Callable[[str], tuple[Any, str | None]], default: Any, *,
-                 persistent: bool, valid: Callable[[Any], bool]) -> bool:
+def _start_value(
+    key: str,
+    from_link: Callable[[str], tuple[Any, str | None]],
+    default: Any,
+    *,
+    persistent: bool,
+    valid: Callable[[Any], bool],
+) -> bool:
     """Put the value the widget ``key`` starts this run with in st.session_state[key]; True when it was
     assigned in this run (the widget must then be drawn without a default value of its own).
 
@@ -180,8 +189,18 @@ def _remember(key: str, value: Any) -> None:
         st.query_params[key] = text
 
 
-def qp_slider(label: str, key: str, min_value: float, max_value: float, value: float,
-              step: float | None = None, *, container: Any = st, persistent: bool = False, **kwargs: Any) -> Any:
+def qp_slider(
+    label: str,
+    key: str,
+    min_value: float,
+    max_value: float,
+    value: float,
+    step: float | None = None,
+    *,
+    container: Any = st,
+    persistent: bool = False,
+    **kwargs: Any,
+) -> Any:
     """``st.slider`` whose value is read from / written to the URL query parameter ``key``."""
     is_int = all(isinstance(v, int) for v in (min_value, max_value, value)) and (step is None or isinstance(step, int))
 
@@ -193,52 +212,103 @@ def qp_slider(label: str, key: str, min_value: float, max_value: float, value: f
     else:
         # The session-state value is shown either way; passing a default spares Streamlit a scan of the
         # whole session state (filtered_state) that a keyed slider without one makes on every run.
-        out = container.slider(label, min_value=min_value, max_value=max_value, value=value, step=step, key=key,
-                               **kwargs)
+        out = container.slider(
+            label, min_value=min_value, max_value=max_value, value=value, step=step, key=key, **kwargs
+        )
     _kept(key, out, persistent)
     _remember(key, out)
     return out
 
 
-def qp_select_slider(label: str, key: str, options: Sequence[Any], value: Any, *, container: Any = st,
-                     persistent: bool = False, **kwargs: Any) -> Any:
+def qp_select_slider(
+    label: str,
+    key: str,
+    options: Sequence[Any],
+    value: Any,
+    *,
+    container: Any = st,
+    persistent: bool = False,
+    **kwargs: Any,
+) -> Any:
     """``st.select_slider`` backed by the URL (options are matched by their text; a number between
     the options takes the nearest one)."""
     format_func = kwargs.get("format_func")
-    _start_value(key, lambda raw: _choice_from_link(label, raw, options, value, format_func), value,
-                 persistent=persistent, valid=lambda v: v in options)
+    _start_value(
+        key,
+        lambda raw: _choice_from_link(label, raw, options, value, format_func),
+        value,
+        persistent=persistent,
+        valid=lambda v: v in options,
+    )
     out = container.select_slider(label, options=list(options), key=key, **kwargs)
     _kept(key, out, persistent)
     _remember(key, out)
     return out
 
 
-def _qp_choice(widget: Callable[..., Any], label: str, key: str, options: Sequence[Any], value: Any | None,
-               persistent: bool, **kwargs: Any) -> Any:
+def _qp_choice(
+    widget: Callable[..., Any],
+    label: str,
+    key: str,
+    options: Sequence[Any],
+    value: Any | None,
+    persistent: bool,
+    **kwargs: Any,
+) -> Any:
     default = options[0] if value is None else value
     format_func = kwargs.get("format_func")
-    _start_value(key, lambda raw: _choice_from_link(label, raw, options, default, format_func), default,
-                 persistent=persistent, valid=lambda v: v in options)
+    _start_value(
+        key,
+        lambda raw: _choice_from_link(label, raw, options, default, format_func),
+        default,
+        persistent=persistent,
+        valid=lambda v: v in options,
+    )
     out = widget(label, options=list(options), key=key, **kwargs)
     _kept(key, out, persistent)
     _remember(key, out)
     return out
 
 
-def qp_selectbox(label: str, key: str, options: Sequence[Any], value: Any | None = None, *,
-                 container: Any = st, persistent: bool = False, **kwargs: Any) -> Any:
+def qp_selectbox(
+    label: str,
+    key: str,
+    options: Sequence[Any],
+    value: Any | None = None,
+    *,
+    container: Any = st,
+    persistent: bool = False,
+    **kwargs: Any,
+) -> Any:
     """``st.selectbox`` backed by the URL (options matched by their text)."""
     return _qp_choice(container.selectbox, label, key, options, value, persistent, **kwargs)
 
 
-def qp_radio(label: str, key: str, options: Sequence[Any], value: Any | None = None, *,
-             container: Any = st, persistent: bool = False, **kwargs: Any) -> Any:
+def qp_radio(
+    label: str,
+    key: str,
+    options: Sequence[Any],
+    value: Any | None = None,
+    *,
+    container: Any = st,
+    persistent: bool = False,
+    **kwargs: Any,
+) -> Any:
     """``st.radio`` backed by the URL (options matched by their text)."""
     return _qp_choice(container.radio, label, key, options, value, persistent, **kwargs)
 
 
-def qp_number(label: str, key: str, value: float, *, min_value: float | None = None,
-              max_value: float | None = None, container: Any = st, persistent: bool = False, **kwargs: Any) -> Any:
+def qp_number(
+    label: str,
+    key: str,
+    value: float,
+    *,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    container: Any = st,
+    persistent: bool = False,
+    **kwargs: Any,
+) -> Any:
     """``st.number_input`` backed by the URL."""
     whole = isinstance(value, int) and not isinstance(value, bool)
 
@@ -258,14 +328,18 @@ def qp_number(label: str, key: str, value: float, *, min_value: float | None = N
 _TOGGLE_TEXT = {"1": True, "true": True, "True": True, "0": False, "false": False, "False": False}
 
 
-def qp_toggle(label: str, key: str, value: bool = False, *, container: Any = st, persistent: bool = False,
-              **kwargs: Any) -> bool:
+def qp_toggle(
+    label: str, key: str, value: bool = False, *, container: Any = st, persistent: bool = False, **kwargs: Any
+) -> bool:
     """``st.toggle`` backed by the URL ("1"/"0")."""
+
     def from_link(raw: str) -> tuple[bool, str | None]:
         if raw in _TOGGLE_TEXT:
             return _TOGGLE_TEXT[raw], None
-        return value, (f"{_link_asked(label, raw)}, which is neither on (1) nor off (0); "
-                       f"{'on' if value else 'off'} (the default) is used instead.")
+        return value, (
+            f"{_link_asked(label, raw)}, which is neither on (1) nor off (0); "
+            f"{'on' if value else 'off'} (the default) is used instead."
+        )
 
     _start_value(key, from_link, value, persistent=persistent, valid=lambda v: isinstance(v, bool))
     out = container.toggle(label, key=key, **kwargs)
@@ -285,6 +359,7 @@ def download_csv(frame: Any, label: str, file_name: str, key: str | None = None)
     The CSV is made when the button is clicked (Streamlit's deferred download), not on every rerun:
     a page with six charts no longer encodes six CSV files per slider move. ``frame`` may also
     be a function returning the DataFrame, so that even the frame is built only on a click."""
+
     def data() -> bytes:
         return (frame() if callable(frame) else frame).to_csv(index=False).encode("utf-8")
 
@@ -295,8 +370,10 @@ def download_csv(frame: Any, label: str, file_name: str, key: str | None = None)
 # Shared display helpers (used by the thin page scripts in app_pages/)
 # ---------------------------------------------------------------------------------------------
 
-def run_on_button(label: str, key: str, compute: Callable[[], Any], *, what: str, state_key: str | None = None,
-                  **button_kwargs: Any) -> Any:
+
+def run_on_button(
+    label: str, key: str, compute: Callable[[], Any], *, what: str, state_key: str | None = None, **button_kwargs: Any
+) -> Any:
     """A button that runs ``compute()`` (inside :func:`guard`) and keeps its result in the session.
 
     Returns the last stored result (None until the button was pressed once and succeeded). The result
@@ -322,6 +399,7 @@ def numbers_table(numbers: dict[str, float], file_name: str, *, key: str) -> Non
 # ---------------------------------------------------------------------------------------------
 # Less work per rerun when a class uses one server
 # ---------------------------------------------------------------------------------------------
+
 
 def use_fast_plotly_json() -> bool:
     """Serialise plotly figures with ``orjson`` (st.plotly_chart calls ``plotly.io.to_json``, which uses
@@ -369,13 +447,20 @@ def _cached_figure_spec(builder_name: str, _builder: Callable[..., Any], args: t
 
 
 @st.cache_resource(show_spinner=False, max_entries=512)
-def _keyed_figure_spec(builder_name: str, cache_key: Any, _builder: Callable[..., Any], _args: tuple,
-                       _kwargs: dict) -> dict:
+def _keyed_figure_spec(
+    builder_name: str, cache_key: Any, _builder: Callable[..., Any], _args: tuple, _kwargs: dict
+) -> dict:
     return _builder(*_args, **_kwargs).to_dict()
 
 
-def cached_figure(builder: Callable[..., Any], *args: Any, chart: dict | None = None, container: Any = st,
-                  cache_key: Any = None, **kwargs: Any) -> Any:
+def cached_figure(
+    builder: Callable[..., Any],
+    *args: Any,
+    chart: dict | None = None,
+    container: Any = st,
+    cache_key: Any = None,
+    **kwargs: Any,
+) -> Any:
     """Show ``builder(*args, **kwargs)`` (a plotly figure builder from a ``ui.<page>.plots`` module) with
     ``st.plotly_chart``, building the figure once per distinct input in this process.
 
@@ -401,16 +486,21 @@ def cached_figure(builder: Callable[..., Any], *args: Any, chart: dict | None = 
 def _frame_token(frame: Any) -> tuple:
     """What identifies a DataFrame's content, fast: Streamlit's default hash of a frame
     (``pandas.util.hash_pandas_object``) costs more than building a small figure from it."""
+
     def column_token(values: Any) -> Any:
         values = np.asarray(values)
         return values.tobytes() if values.dtype.kind in "biufcmM" else tuple(map(str, values.tolist()))
 
-    return (tuple(map(str, frame.columns)), tuple(map(str, frame.dtypes)), frame.shape,
-            column_token(frame.index), *(column_token(frame[column].to_numpy()) for column in frame.columns))
+    return (
+        tuple(map(str, frame.columns)),
+        tuple(map(str, frame.dtypes)),
+        frame.shape,
+        column_token(frame.index),
+        *(column_token(frame[column].to_numpy()) for column in frame.columns),
+    )
 
 
-@st.cache_resource(show_spinner=False, max_entries=512,
-                   hash_funcs={"pandas.core.frame.DataFrame": _frame_token})
+@st.cache_resource(show_spinner=False, max_entries=512, hash_funcs={"pandas.core.frame.DataFrame": _frame_token})
 def _cached_figure_object(builder_name: str, _builder: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     return _builder(*args, **kwargs)
 
@@ -488,4 +578,3 @@ def freeze_long_lived_objects() -> bool:
     _FROZEN_AT_MODULE_COUNT = count
     gc.freeze()
     return True
-

@@ -4,6 +4,7 @@ Some pages use the sidebar's "In use" data set, others have their own data (a PS
 excerpt, counts typed in): each page calls :func:`data_note` once, so the reader never has to guess
 whether the sidebar's choice applies, and the About page's claim stays true.
 """
+
 from __future__ import annotations
 
 import streamlit as st
@@ -27,10 +28,15 @@ def data_note(*, uses_sidebar: bool, what: str = "", why: str = "", option: str 
     """
     if uses_sidebar:
         refused = refused_choice()
-        instead = (" The data chosen in the sidebar were refused (see the message above), so these are the "
-                   "default data.") if refused else ""
-        st.info(f"**Data on this page:** the sidebar's data set in use, {sidebar_data_sentence()}.{instead}",
-                icon=":material/database:")
+        instead = (
+            (" The data chosen in the sidebar were refused (see the message above), so these are the default data.")
+            if refused
+            else ""
+        )
+        st.info(
+            f"**Data on this page:** the sidebar's data set in use, {sidebar_data_sentence()}.{instead}",
+            icon=":material/database:",
+        )
         return
     text = f"**Data on this page:** {what}, not the sidebar's data set ({current_dataset().name})"
     text += f": {why}." if why else "."
@@ -42,16 +48,25 @@ def data_note(*, uses_sidebar: bool, what: str = "", why: str = "", option: str 
 def percentiles_note(cell_view: bool, source: str) -> None:
     """The percentiles page: the one-cell view uses the sidebar's data only when chosen."""
     if not cell_view:
-        data_note(uses_sidebar=False, what="the real PSEO table (published cells of Colorado and Texas)",
-                  why="these views release every published cell of that table")
+        data_note(
+            uses_sidebar=False,
+            what="the real PSEO table (published cells of Colorado and Texas)",
+            why="these views release every published cell of that table",
+        )
     elif source == "sidebar":
         data_note(uses_sidebar=True)
     else:
-        what = "a real PSEO cell (its published quartiles and size)" if source == "pseo" else \
-            "a synthetic cell with PSEO-like quartiles"
-        data_note(uses_sidebar=False, what=what,
-                  why="the PSEO method works cell by cell, and a cell is a few hundred graduates",
-                  option="Cell data: Sidebar dataset (random subset)")
+        what = (
+            "a real PSEO cell (its published quartiles and size)"
+            if source == "pseo"
+            else "a synthetic cell with PSEO-like quartiles"
+        )
+        data_note(
+            uses_sidebar=False,
+            what=what,
+            why="the PSEO method works cell by cell, and a cell is a few hundred graduates",
+            option="Cell data: Sidebar dataset (random subset)",
+        )
 
 
 def stratified_note(source: str, sidebar_option: str) -> None:
@@ -59,6 +74,9 @@ def stratified_note(source: str, sidebar_option: str) -> None:
     if source == sidebar_option:
         data_note(uses_sidebar=True)
     else:
-        data_note(uses_sidebar=False, what=f"the {source}",
-                  why="group means need group columns, which the synthetic sidebar data do not have",
-                  option=f"Data: {sidebar_option}")
+        data_note(
+            uses_sidebar=False,
+            what=f"the {source}",
+            why="group means need group columns, which the synthetic sidebar data do not have",
+            option=f"Data: {sidebar_option}",
+        )

@@ -1,5 +1,6 @@
 """Plain plotly figure specifications, shared by the pages' figure builders (``ui/<page>/plots.py``): numbers
 in, a ``go.Figure(...).to_dict()``-equal dict out, without plotly's validation on every slider move."""
+
 from __future__ import annotations
 
 import functools

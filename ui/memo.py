@@ -6,6 +6,7 @@ offline, in any browser or mail client, and stays small. (It embedded plotly.js,
 chart.) The tables fit the page: numbers are written for people (thousands separators, never
 scientific notation for an income), the dataset's identity is a two-column list, and long cells wrap.
 """
+
 from __future__ import annotations
 
 import html
@@ -58,9 +59,16 @@ def _table(rows: Sequence[dict[str, Any]]) -> str:
     cols = list(rows[0])
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
     body = "".join(
-        "<tr>" + "".join(f"<td class='num'>{html.escape(format_number(r.get(c)))}</td>" if _is_number(r.get(c))
-                         else f"<td>{html.escape(format_number(r.get(c)))}</td>" for c in cols) + "</tr>"
-        for r in rows)
+        "<tr>"
+        + "".join(
+            f"<td class='num'>{html.escape(format_number(r.get(c)))}</td>"
+            if _is_number(r.get(c))
+            else f"<td>{html.escape(format_number(r.get(c)))}</td>"
+            for c in cols
+        )
+        + "</tr>"
+        for r in rows
+    )
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
@@ -68,8 +76,11 @@ def _fields(mapping: dict[str, Any]) -> str:
     """A record (the dataset's identity) as a two-column list: one line per field, so it never overflows."""
     if not mapping:
         return "<p class='note'>(none)</p>"
-    body = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(format_number(v))}</td></tr>"
-                   for k, v in mapping.items() if v is not None)
+    body = "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(format_number(v))}</td></tr>"
+        for k, v in mapping.items()
+        if v is not None
+    )
     return f"<table>{body}</table>"
 
 
@@ -82,11 +93,13 @@ def epsilon_figure(plan: dict[str, float], labels: dict[str, str], *, width: int
     height = head + row * len(values) + 12
     plot = width - left - right
     esc = html.escape
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
-           f'height="{height}" font-family="sans-serif" font-size="13" role="img">',
-           "<title>ε per statistic (they add up: sequential composition)</title>",
-           f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-           '<text x="0" y="18" font-weight="bold">ε per statistic (they add up: sequential composition)</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" font-family="sans-serif" font-size="13" role="img">',
+        "<title>ε per statistic (they add up: sequential composition)</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+        '<text x="0" y="18" font-weight="bold">ε per statistic (they add up: sequential composition)</text>',
+    ]
     for i, (name, value) in enumerate(zip(names, values, strict=True)):
         y = head + i * row
         bar = plot * max(value, 0.0) / top
@@ -98,10 +111,17 @@ def epsilon_figure(plan: dict[str, float], labels: dict[str, str], *, width: int
     return "\n".join(out)
 
 
-def decision_memo_html(*, title: str, dataset: dict[str, Any], plan_rows: Sequence[dict[str, Any]],
-                       total_epsilon: float, cap_epsilon: float | None = None,
-                       releases: Sequence[dict[str, Any]] = (), figures: Sequence[str] = (),
-                       notes: Sequence[str] = ()) -> str:
+def decision_memo_html(
+    *,
+    title: str,
+    dataset: dict[str, Any],
+    plan_rows: Sequence[dict[str, Any]],
+    total_epsilon: float,
+    cap_epsilon: float | None = None,
+    releases: Sequence[dict[str, Any]] = (),
+    figures: Sequence[str] = (),
+    notes: Sequence[str] = (),
+) -> str:
     """The memo as one HTML string: what is published, from which data, at which ε, the accuracy it
     buys, what it costs against the cap, the released values (if any), and the figures (inline SVG
     from :func:`epsilon_figure`, so the file works without a network).
@@ -109,20 +129,25 @@ def decision_memo_html(*, title: str, dataset: dict[str, Any], plan_rows: Sequen
     plan_rows: one dict per statistic (e.g. statistic, ε, accuracy it buys); releases: one dict per
     released number (statistic, number, released value, ε, ...).
     """
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-             f"<style>{_STYLE}</style></head><body>",
-             f"<h1>{html.escape(title)}</h1>",
-             f"<p class='note'>Prepared {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC with dpcore {__version__}. "
-             "Differential privacy: every published number has random noise added so that replacing any one "
-             "person's record changes the probability of any result by at most a factor e<sup>ε</sup>.</p>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p class='note'>Prepared {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC with dpcore {__version__}. "
+        "Differential privacy: every published number has random noise added so that replacing any one "
+        "person's record changes the probability of any result by at most a factor e<sup>ε</sup>.</p>",
+    ]
     summary = f"Total privacy loss of the plan: <b>ε = {html.escape(format_number(float(total_epsilon)))}</b>"
     if cap_epsilon is not None:
         verdict = "within" if total_epsilon <= cap_epsilon * (1 + 1e-12) else "<b>above</b>"
         summary += f", {verdict} the cap ε = {html.escape(format_number(float(cap_epsilon)))} of this data."
     parts.append(f"<div class='box'>{summary}</div>")
-    parts.append("<h2>Data</h2>" + _fields(dict(dataset)) +
-                 "<p class='note'>The number of records n is public (neighbouring datasets replace one record). "
-                 "Planning numbers computed on a confidential file are not themselves protected.</p>")
+    parts.append(
+        "<h2>Data</h2>"
+        + _fields(dict(dataset))
+        + "<p class='note'>The number of records n is public (neighbouring datasets replace one record). "
+        "Planning numbers computed on a confidential file are not themselves protected.</p>"
+    )
     parts.append("<h2>The plan: ε per statistic and the accuracy it buys</h2>" + _table(list(plan_rows)))
     if releases:
         parts.append("<h2>Released values (the only numbers that may be published)</h2>" + _table(list(releases)))

@@ -7,6 +7,7 @@ sidebar or deep in a column. app.py opens the area at the start of every full ru
 Imports only streamlit: app.py imports it before the landing page's first elements are sent (ui.common
 brings numpy, ~0.1 s on a cold server; see app_pages/about.py).
 """
+
 from __future__ import annotations
 
 import streamlit as st

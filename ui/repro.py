@@ -12,6 +12,7 @@ sidebar (:func:`dataset_key`), so the script rebuilds the same planning data and
 numbers as the page.
 Page state must be in URL query parameters (``ui.common.qp_*`` widgets) for the link to reproduce the view.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -52,15 +53,27 @@ def current_link(page: str | None = None) -> str:
     return f"{base}?{query}" if query else base
 
 
-def view_script_for(module: str, function: str, kwargs: dict[str, Any], *, title: str,
-                    dataset_recipe: tuple | None = None, data_arg: str | None = "values") -> str | None:
+def view_script_for(
+    module: str,
+    function: str,
+    kwargs: dict[str, Any],
+    *,
+    title: str,
+    dataset_recipe: tuple | None = None,
+    data_arg: str | None = "values",
+) -> str | None:
     """The script of a view computed by one call ``module.function(values, **kwargs)``, or None when the
     data source cannot be scripted. ``dataset_recipe`` defaults to the sidebar's recipe; ``("none",)``
     for a view that builds its own data from ``kwargs``."""
     try:
-        return scriptgen.view_script(module, function, kwargs,
-                                     dataset_key() if dataset_recipe is None else dataset_recipe,
-                                     title=title, data_arg=data_arg)
+        return scriptgen.view_script(
+            module,
+            function,
+            kwargs,
+            dataset_key() if dataset_recipe is None else dataset_recipe,
+            title=title,
+            data_arg=data_arg,
+        )
     except ValueError:
         return None
 
@@ -69,16 +82,25 @@ def share_panel(page: str, *, script: str | None = None, note: str = "", key: st
     """Draw the "share or reproduce" section: the link to copy, and the script (download + view)."""
     key = key or f"{page}_repro"
     st.markdown("#### Share or reproduce this view")
-    st.caption("Every choice on this page is kept in the address bar. Copy the link below (or the browser's "
-               "address) and whoever opens it sees the same view: same data recipe, same settings, same seed.")
+    st.caption(
+        "Every choice on this page is kept in the address bar. Copy the link below (or the browser's "
+        "address) and whoever opens it sees the same view: same data recipe, same settings, same seed."
+    )
     st.code(current_link(page), language=None)
     if script is None:
         st.info("This data source cannot be rebuilt by a script (it is neither generated nor a bundled file).")
         return
-    st.caption("The Python script below rebuilds the planning data and recomputes this view with `dpcore`; "
-               "it prints the page's numbers as JSON. Run it from the repository folder: `python "
-               f"{page}_view.py`." + (f" {note}" if note else ""))
-    st.download_button("Download the Python script", script.encode("utf-8"), file_name=f"{page}_view.py",
-                       mime="text/x-python", key=f"{key}_dl")
+    st.caption(
+        "The Python script below rebuilds the planning data and recomputes this view with `dpcore`; "
+        "it prints the page's numbers as JSON. Run it from the repository folder: `python "
+        f"{page}_view.py`." + (f" {note}" if note else "")
+    )
+    st.download_button(
+        "Download the Python script",
+        script.encode("utf-8"),
+        file_name=f"{page}_view.py",
+        mime="text/x-python",
+        key=f"{key}_dl",
+    )
     with st.expander("Show the script"):
         st.code(script, language="python")

@@ -16,6 +16,7 @@ Scripts are built from Python literals (``repr`` of plain dicts, lists, numbers 
 :func:`literal`), never from free text a user typed, and checked with ``compile`` before they are
 returned. This module does not import streamlit (it is tested without a page).
 """
+
 from __future__ import annotations
 
 import math
@@ -63,8 +64,15 @@ def _identifier(name: str, what: str) -> str:
     return str(name)
 
 
-def call_code(module: str, function: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None, *,
-              target: str, arg_names: Sequence[str] = ()) -> str:
+def call_code(
+    module: str,
+    function: str,
+    args: Sequence[Any] = (),
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    target: str,
+    arg_names: Sequence[str] = (),
+) -> str:
     """``from <module> import <function>`` and ``<target> = <function>(<names>, <literal args>, k=<literal>)``.
 
     ``arg_names`` are variable names passed first (e.g. ``values``); every other argument is a literal.
@@ -94,9 +102,14 @@ def dataset_code(key: Sequence[Any] | None) -> str:
     recipe = recipe_from_key(None if not key else tuple(key))
     lines = f"# {' '.join(describe_recipe(recipe).split())}\n"  # one comment line whatever a file name holds
     if recipe["kind"] == "file":
-        lines += "# Your confidential file is not embedded: put it next to this script (or edit the path in the recipe).\n"
-    return (lines + call_code(_DATA_MODULE, "build_dataset", (recipe,), target="dataset")
-            + "values, frame = dataset.values, dataset.frame\n")
+        lines += (
+            "# Your confidential file is not embedded: put it next to this script (or edit the path in the recipe).\n"
+        )
+    return (
+        lines
+        + call_code(_DATA_MODULE, "build_dataset", (recipe,), target="dataset")
+        + "values, frame = dataset.values, dataset.frame\n"
+    )
 
 
 def _header(title: str) -> str:
@@ -119,8 +132,15 @@ def _header(title: str) -> str:
     )
 
 
-def view_script(module: str, function: str, kwargs: Mapping[str, Any], dataset_recipe: Sequence[Any] | None, *,
-                title: str, data_arg: str | None = "values") -> str:
+def view_script(
+    module: str,
+    function: str,
+    kwargs: Mapping[str, Any],
+    dataset_recipe: Sequence[Any] | None,
+    *,
+    title: str,
+    data_arg: str | None = "values",
+) -> str:
     """The script of one view: rebuild the data from ``dataset_recipe``, call
     ``<module>.<function>(values, **kwargs)`` (``data_arg=None``: no data argument) and print
     ``result.to_dict()`` as JSON. ``kwargs`` must be plain literals (numbers, strings, lists, dicts)."""

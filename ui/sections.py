@@ -5,6 +5,7 @@ title from the page's list, so renumbering a page is one edit, not a hunt throug
 and the pages that link to it. Streamlit derives a heading's anchor from its text, so the heading also fixes
 the anchor. Plain data: the landing page imports these lists, and it stays light (no numpy, pandas, plotly).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

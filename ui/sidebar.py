@@ -22,6 +22,7 @@ The chosen data are stored as ``st.session_state["dataset"]`` (a :class:`dpcore.
 pages read it with :func:`current_dataset`. A bad file or bad parameter shows ``st.error`` in the
 sidebar and the default dataset is used, so the page keeps working.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -74,6 +75,7 @@ _UPLOAD_TYPES = ["csv", "txt", "tsv", "gz", "parquet", "pq", "xlsx", "xls"]
 # Cached loaders (each keyed by its parameters; uploads by the SHA-256 of their bytes).
 # ---------------------------------------------------------------------------------------------
 
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _build(key: tuple) -> IncomeData:
     """The dataset of a sidebar key, built from its recipe by :func:`dpcore.data.build_dataset`
@@ -105,13 +107,21 @@ def _read_upload(digest: str, file_name: str, _raw: bytes) -> tuple[pd.DataFrame
 
 
 @st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
-def _clean_upload(digest: str, file_name: str, column: str, negative: str, _frame: pd.DataFrame,
-                  read_notes: tuple[str, ...]) -> IncomeData:
+def _clean_upload(
+    digest: str, file_name: str, column: str, negative: str, _frame: pd.DataFrame, read_notes: tuple[str, ...]
+) -> IncomeData:
     from dpcore.data import clean_income_column
 
     cleaned, notes = clean_income_column(_frame, column, negative=negative)
-    return IncomeData(values=cleaned[column].to_numpy(dtype=float), name=file_name, source="upload",
-                      column=column, confidential=True, frame=cleaned, notes=tuple(read_notes) + notes)
+    return IncomeData(
+        values=cleaned[column].to_numpy(dtype=float),
+        name=file_name,
+        source="upload",
+        column=column,
+        confidential=True,
+        frame=cleaned,
+        notes=tuple(read_notes) + notes,
+    )
 
 
 #: Recipe key of the default dataset (same form as the keys in _choose; see current_dataset_key).
@@ -140,6 +150,7 @@ class DeferredDataset:
 # ---------------------------------------------------------------------------------------------
 # Sidebar
 # ---------------------------------------------------------------------------------------------
+
 
 class _Keyed:
     """A cached loader plus its recipe ``key`` (e.g. ("lognormal", n, sigma, data_seed)).
@@ -171,15 +182,32 @@ def _source_options() -> list[str]:
 
 
 def _n_widget() -> int:
-    return int(qp_select_slider("Number of records n", "data_n", N_OPTIONS, DEFAULT_N, persistent=True,
-                                help="n is public: the neighbouring datasets have the same n."))
+    return int(
+        qp_select_slider(
+            "Number of records n",
+            "data_n",
+            N_OPTIONS,
+            DEFAULT_N,
+            persistent=True,
+            help="n is public: the neighbouring datasets have the same n.",
+        )
+    )
 
 
 def _data_seed() -> int:
-    return int(qp_number("Data seed", "data_seed", DEFAULT_SEED, min_value=0, max_value=SEED_MAX, step=1,
-                         persistent=True,
-                         help="Draws the synthetic data. The seed below draws the privacy noise, so you "
-                              "can redraw the noise on the same data."))
+    return int(
+        qp_number(
+            "Data seed",
+            "data_seed",
+            DEFAULT_SEED,
+            min_value=0,
+            max_value=SEED_MAX,
+            step=1,
+            persistent=True,
+            help="Draws the synthetic data. The seed below draws the privacy noise, so you "
+            "can redraw the noise on the same data.",
+        )
+    )
 
 
 def _upload_digest(uploaded: Any) -> str:
@@ -197,10 +225,13 @@ def _upload_source() -> _Keyed | None:
     from dpcore.data import DEFAULT_MAX_ROWS, MAX_UPLOAD_MB, explain_column, guess_income_column, income_like_column
 
     uploaded = st.file_uploader(
-        "CSV, Excel (.xlsx) or Parquet file", type=_UPLOAD_TYPES, key="data_upload",
+        "CSV, Excel (.xlsx) or Parquet file",
+        type=_UPLOAD_TYPES,
+        key="data_upload",
         help=f"One row per person or household. Up to {MAX_UPLOAD_MB} MB and "
-             f"{DEFAULT_MAX_ROWS:,} rows. The file stays in this session's memory; it is never saved. "
-             "Thousands separators (45,527) and decimal commas (1.234,56) are read when unambiguous.")
+        f"{DEFAULT_MAX_ROWS:,} rows. The file stays in this session's memory; it is never saved. "
+        "Thousands separators (45,527) and decimal commas (1.234,56) are read when unambiguous.",
+    )
     if uploaded is None:
         st.caption("No file yet: the pages use the default synthetic data until you upload one.")
         return None
@@ -220,8 +251,10 @@ def _upload_source() -> _Keyed | None:
     index: int | None = candidates.index(guess_income_column(candidates))
     if wanted is not None and wanted not in candidates:
         # never use another column in its place without the user saying so
-        st.error(f"The column `{wanted}` looks like the income but cannot be used: "
-                 f"{explain_column(frame, wanted)}. Fix the file, or choose the income column below.")
+        st.error(
+            f"The column `{wanted}` looks like the income but cannot be used: "
+            f"{explain_column(frame, wanted)}. Fix the file, or choose the income column below."
+        )
         index = None
     column_kwargs: dict[str, Any] = {"index": index}
     if "data_col" in st.session_state and st.session_state["data_col"] in (*candidates, None):
@@ -229,23 +262,49 @@ def _upload_source() -> _Keyed | None:
         # anew (another page, the landing page's popover) shows it rather than the guess (ui.common)
         st.session_state["data_col"] = st.session_state["data_col"]
         column_kwargs = {}
-    column = st.selectbox("Income column", candidates, key="data_col", placeholder="Choose the income column",
-                          help="Only columns that hold numbers are listed.", **column_kwargs)
+    column = st.selectbox(
+        "Income column",
+        candidates,
+        key="data_col",
+        placeholder="Choose the income column",
+        help="Only columns that hold numbers are listed.",
+        **column_kwargs,
+    )
     if column is None:
         st.caption("No income column chosen: the pages use the default synthetic data.")
-        main_notice(f"Your file {uploaded.name} is not in use yet: choose its income column in the sidebar. "
-                    "The pages show the default synthetic data until then.", inline_fallback=False)
+        main_notice(
+            f"Your file {uploaded.name} is not in use yet: choose its income column in the sidebar. "
+            "The pages show the default synthetic data until then.",
+            inline_fallback=False,
+        )
         return None
     user_chose = index is None or column != candidates[index]
-    _confirm_column(uploaded.name, column, why="your choice" if user_chose else
-                    ("its name says income" if column == wanted else
-                     "the only column of numbers" if len(candidates) == 1 else
-                     "the first column of numbers: check it is the income"))
-    negative = qp_radio("Negative incomes (losses)", "data_neg", list(NEGATIVE_LABELS), "refuse", persistent=True,
-                        format_func=NEGATIVE_LABELS.get,
-                        help="The methods here assume incomes >= 0. Choose how to treat losses.")
-    return _keyed(("upload", digest, uploaded.name, column, negative),
-                  lambda: _clean_upload(digest, uploaded.name, column, negative, frame, read_notes))
+    _confirm_column(
+        uploaded.name,
+        column,
+        why="your choice"
+        if user_chose
+        else (
+            "its name says income"
+            if column == wanted
+            else "the only column of numbers"
+            if len(candidates) == 1
+            else "the first column of numbers: check it is the income"
+        ),
+    )
+    negative = qp_radio(
+        "Negative incomes (losses)",
+        "data_neg",
+        list(NEGATIVE_LABELS),
+        "refuse",
+        persistent=True,
+        format_func=NEGATIVE_LABELS.get,
+        help="The methods here assume incomes >= 0. Choose how to treat losses.",
+    )
+    return _keyed(
+        ("upload", digest, uploaded.name, column, negative),
+        lambda: _clean_upload(digest, uploaded.name, column, negative, frame, read_notes),
+    )
 
 
 def _confirm_column(file_name: str, column: str, *, why: str) -> None:
@@ -254,8 +313,11 @@ def _confirm_column(file_name: str, column: str, *, why: str) -> None:
     last = st.session_state.get("_data_upload_column")
     change = st.session_state.get("_data_upload_change")
     if last is not None and last[1] != column:
-        change = (f"The income column changed from `{last[1]}` ({last[0]}) to `{column}` ({file_name}).",
-                  file_name, column)
+        change = (
+            f"The income column changed from `{last[1]}` ({last[0]}) to `{column}` ({file_name}).",
+            file_name,
+            column,
+        )
         st.session_state["_data_upload_change"] = change
     st.session_state["_data_upload_column"] = (file_name, column)
     st.success(f"Income column in use: **{column}** ({why}).")
@@ -265,47 +327,80 @@ def _confirm_column(file_name: str, column: str, *, why: str) -> None:
 
 def _choose() -> tuple[_Keyed | None, bool]:
     """Draw the source widgets; return (loader, offer_lookalike)."""
-    source = qp_selectbox("Data source", "data_source", _source_options(), SRC_LOGNORMAL, persistent=True,
-                          help="Synthetic and public data are safe for planning; an uploaded file is "
-                               "treated as confidential.")
+    source = qp_selectbox(
+        "Data source",
+        "data_source",
+        _source_options(),
+        SRC_LOGNORMAL,
+        persistent=True,
+        help="Synthetic and public data are safe for planning; an uploaded file is treated as confidential.",
+    )
     if source == SRC_LOGNORMAL:
         n = _n_widget()
-        sigma = qp_slider("Spread sigma of log income", "data_sigma", 0.2, 2.0, 0.9, 0.05, persistent=True,
-                          help="Population Gini = 2 Phi(sigma / sqrt 2) - 1; 0.9 gives 0.47.")
+        sigma = qp_slider(
+            "Spread sigma of log income",
+            "data_sigma",
+            0.2,
+            2.0,
+            0.9,
+            0.05,
+            persistent=True,
+            help="Population Gini = 2 Phi(sigma / sqrt 2) - 1; 0.9 gives 0.47.",
+        )
         seed = _data_seed()
         key = ("lognormal", n, float(sigma), seed)
         return _keyed(key, lambda: _build(key)), False
     if source == SRC_PARETO:
         n = _n_widget()
         gini = qp_slider("Target Gini (population)", "data_gini", 0.10, 0.80, 0.45, 0.01, persistent=True)
-        tail = qp_select_slider("Pareto tail index of the top 10%", "data_tail", [1.5, 2.0, 2.5, 3.0, 4.0], 2.5,
-                                persistent=True,
-                                help="Smaller = heavier tail = more very high incomes.")
+        tail = qp_select_slider(
+            "Pareto tail index of the top 10%",
+            "data_tail",
+            [1.5, 2.0, 2.5, 3.0, 4.0],
+            2.5,
+            persistent=True,
+            help="Smaller = heavier tail = more very high incomes.",
+        )
         seed = _data_seed()
         key = ("pareto", n, float(gini), float(tail), seed)
         return _keyed(key, lambda: _build(key)), False
     if source == SRC_TWO_POINT:
         n = _n_widget()
         gini = qp_slider("Gini", "data_gini", 0.10, 0.80, 0.45, 0.01, persistent=True)
-        iq = qp_select_slider("Normalized range IQ = (U - L) / mean", "data_iq", IQ_OPTIONS, "minimum", persistent=True,
-                              help="How wide the public bounds are, in means. 'minimum' is the smallest "
-                                   "IQ this Gini allows (Prop. 5.1); the Gini paper varies it up to 100.")
+        iq = qp_select_slider(
+            "Normalized range IQ = (U - L) / mean",
+            "data_iq",
+            IQ_OPTIONS,
+            "minimum",
+            persistent=True,
+            help="How wide the public bounds are, in means. 'minimum' is the smallest "
+            "IQ this Gini allows (Prop. 5.1); the Gini paper varies it up to 100.",
+        )
         seed = _data_seed()
-        st.caption("Extreme data: every record sits at one of two values, the bounds L and U (paper "
-                   "section 5.2.1). The smallest range that can produce this Gini.")
+        st.caption(
+            "Extreme data: every record sits at one of two values, the bounds L and U (paper "
+            "section 5.2.1). The smallest range that can produce this Gini."
+        )
         iq_value = None if iq == "minimum" else float(iq)
         key = ("two_point", n, float(gini), iq_value, seed)
         return _keyed(key, lambda: _build(key)), False
     if source == SRC_EXAMPLE:
-        st.caption("235 real household incomes (Belgian francs, 1857), public domain; bundled with "
-                   "the app (see dpcore/examples/README.md).")
+        st.caption(
+            "235 real household incomes (Belgian francs, 1857), public domain; bundled with "
+            "the app (see dpcore/examples/README.md)."
+        )
         return _keyed(("example", "engel"), lambda: _build(("example", "engel"))), False
     for key, label in SHARED_LABELS.items():
         if source == label:
             spec = SHARED_DATASETS[key]
-            negative = qp_radio("Negative incomes (losses)", "data_shared_neg", ["drop", "clip"], "drop",
-                                persistent=True,
-                                format_func=NEGATIVE_LABELS.get)
+            negative = qp_radio(
+                "Negative incomes (losses)",
+                "data_shared_neg",
+                ["drop", "clip"],
+                "drop",
+                persistent=True,
+                format_func=NEGATIVE_LABELS.get,
+            )
             st.caption(spec.description)
             return _keyed(("shared", key, negative), lambda key=key, negative=negative: _shared(key, negative)), False
     # upload
@@ -323,16 +418,20 @@ def _with_group_columns(lookalike: IncomeData, upload: IncomeData) -> IncomeData
         return lookalike
     frame = upload.frame.drop(columns=[upload.column]).copy()
     frame[upload.column] = lookalike.values
-    return dataclasses.replace(lookalike, frame=frame, column=upload.column,
-                               notes=lookalike.notes + (f"group columns kept from {upload.name}: "
-                                                        + ", ".join(map(str, frame.columns[:-1][:6])),))
+    return dataclasses.replace(
+        lookalike,
+        frame=frame,
+        column=upload.column,
+        notes=lookalike.notes
+        + (f"group columns kept from {upload.name}: " + ", ".join(map(str, frame.columns[:-1][:6])),),
+    )
 
 
 def _lookalike_widgets(n: int) -> _Keyed:
-    gini = qp_slider("Look-alike Gini (from public figures)", "data_gini", 0.10, 0.80, 0.45, 0.01,
-                     persistent=True)
-    median = qp_number("Look-alike median income", "data_median", 40_000.0, min_value=1.0, max_value=1e9,
-                       step=1_000.0, persistent=True)
+    gini = qp_slider("Look-alike Gini (from public figures)", "data_gini", 0.10, 0.80, 0.45, 0.01, persistent=True)
+    median = qp_number(
+        "Look-alike median income", "data_median", 40_000.0, min_value=1.0, max_value=1e9, step=1_000.0, persistent=True
+    )
     seed = _data_seed()
     key = ("lookalike", n, float(gini), float(median), seed)
     return _keyed(key, lambda: _build(key))
@@ -396,13 +495,20 @@ def render_sidebar(*, defer_default: bool = False, compact: bool = False, data_u
                 if loader is not None:
                     dataset, key = loader(), loader.key
                 if dataset is not None and dataset.confidential and offer_lookalike:
-                    st.warning("**Planning on confidential data is itself not private.** Every simulated "
-                               "release you look at here uses the real records. Plan on a synthetic "
-                               "look-alike (below) and use the real file only for the one release you "
-                               "count against the privacy budget.")
-                    if qp_toggle("Plan on a synthetic look-alike instead", "data_lookalike", False, persistent=True,
-                                 help="Pareto-tailed synthetic data with the same n (n is public) and a "
-                                      "Gini and median you take from published figures, not from this file."):
+                    st.warning(
+                        "**Planning on confidential data is itself not private.** Every simulated "
+                        "release you look at here uses the real records. Plan on a synthetic "
+                        "look-alike (below) and use the real file only for the one release you "
+                        "count against the privacy budget."
+                    )
+                    if qp_toggle(
+                        "Plan on a synthetic look-alike instead",
+                        "data_lookalike",
+                        False,
+                        persistent=True,
+                        help="Pareto-tailed synthetic data with the same n (n is public) and a "
+                        "Gini and median you take from published figures, not from this file.",
+                    ):
                         lookalike = _lookalike_widgets(dataset.n)
                         dataset, key = _with_group_columns(lookalike(), dataset), lookalike.key
             except (ValueError, TypeError) as exc:  # DPInputError is a ValueError
@@ -437,11 +543,18 @@ def _refusal_in_main_area(reason: str) -> None:
     default synthetic data, and a reader looking there must learn why (the sidebar alone is easy to miss)."""
     st.session_state[_REFUSAL] = reason
     if st.session_state.get("data_source") == SRC_UPLOAD:
-        main_notice(f"Your file was refused: {reason}. The pages show the default synthetic data instead "
-                    "(see the sidebar).", error=True, inline_fallback=False)
+        main_notice(
+            f"Your file was refused: {reason}. The pages show the default synthetic data instead (see the sidebar).",
+            error=True,
+            inline_fallback=False,
+        )
     else:
-        main_notice(f"The data chosen in the sidebar cannot be used: {reason}. The pages show the default "
-                    "synthetic data instead.", error=True, inline_fallback=False)
+        main_notice(
+            f"The data chosen in the sidebar cannot be used: {reason}. The pages show the default "
+            "synthetic data instead.",
+            error=True,
+            inline_fallback=False,
+        )
 
 
 def _popover(label: str, icon: str) -> Any:
@@ -452,17 +565,31 @@ def _randomness(*, confidential: bool, compact: bool = False, data_used: bool = 
     st.header("Randomness")
     seed_panel = _popover(f"Random seed: {random_seed()}", ":material/casino:") if compact and data_used else None
     with contextlib.nullcontext() if seed_panel is None else seed_panel:
-        qp_number("Random seed", "seed", DEFAULT_SEED, min_value=0, max_value=SEED_MAX, step=1, persistent=True,
-                  help="Every simulated release on every page is drawn from this seed: same seed, same picture.")
+        qp_number(
+            "Random seed",
+            "seed",
+            DEFAULT_SEED,
+            min_value=0,
+            max_value=SEED_MAX,
+            step=1,
+            persistent=True,
+            help="Every simulated release on every page is drawn from this seed: same seed, same picture.",
+        )
     if not confidential and data_used:
-        st.info("**Planning is not release.** Simulating releases on confidential data is itself not "
-                "private: plan on synthetic or public look-alike data; use the real file only for the "
-                "one release you count against the budget.")
+        st.info(
+            "**Planning is not release.** Simulating releases on confidential data is itself not "
+            "private: plan on synthetic or public look-alike data; use the real file only for the "
+            "one release you count against the budget."
+        )
 
 
 def _summary(ds: IncomeData) -> None:
-    kind = {"synthetic": "synthetic", "example": "real, public", "shared": "real, public survey file",
-            "upload": "your file, confidential"}.get(ds.source, ds.source)
+    kind = {
+        "synthetic": "synthetic",
+        "example": "real, public",
+        "shared": "real, public survey file",
+        "upload": "your file, confidential",
+    }.get(ds.source, ds.source)
     st.caption(f"**In use:** {ds.name}  \n{ds.n:,} records ({kind}), column `{ds.column}`")
     for note in ds.notes:
         st.caption(f"- {note}")

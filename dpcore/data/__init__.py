@@ -24,6 +24,7 @@ section 2). The neighbouring relation the methods use is "replace one record, n 
 must be one unit of privacy (one person or one household), which holds for every dataset offered here
 except the PSEO table, whose rows are published cell statistics, not persons.
 """
+
 from .catalogue import (
     ACS_PAGE_COLUMNS,
     EXAMPLES,

@@ -13,6 +13,7 @@ Privacy assumptions: these are public data; nothing here releases anything. Ever
 one household (the unit of the "replace one record, n public" relation) except in the PSEO table, whose
 rows are published cell statistics, not persons.
 """
+
 from __future__ import annotations
 
 import functools
@@ -68,12 +69,21 @@ def shared_data_path(file_name: str) -> Path | None:
 #: dpcore/examples/README.md), so the app shows real American incomes on a machine without
 #: ../shared. The CPS IPUMS extract is never bundled (IPUMS terms: no redistribution).
 EXAMPLES: dict[str, tuple[str, str, str]] = {
-    "engel": ("engel1857_belgium.csv", "income",
-              "Engel 1857: Belgian household incomes (real, 235 households, francs)"),
-    "acs": ("acs2019_nist_excerpt_national.csv.gz", "PINCP",
-            "ACS 2019 PUMS, NIST excerpt (20 PUMAs): personal income (real)"),
-    "pseo": ("pseo_earnings_co_tx.csv.gz", "y1_p50_earnings",
-             "PSEO 2019 release: median earnings 1 year after graduation, per published cell (real)"),
+    "engel": (
+        "engel1857_belgium.csv",
+        "income",
+        "Engel 1857: Belgian household incomes (real, 235 households, francs)",
+    ),
+    "acs": (
+        "acs2019_nist_excerpt_national.csv.gz",
+        "PINCP",
+        "ACS 2019 PUMS, NIST excerpt (20 PUMAs): personal income (real)",
+    ),
+    "pseo": (
+        "pseo_earnings_co_tx.csv.gz",
+        "y1_p50_earnings",
+        "PSEO 2019 release: median earnings 1 year after graduation, per published cell (real)",
+    ),
 }
 
 
@@ -115,22 +125,35 @@ class SharedDataset:
 
 SHARED_DATASETS: dict[str, SharedDataset] = {
     "cps": SharedDataset(
-        "cps", "cps_asec2016_ipums_midwest.csv.gz", "INCTOT",
-        "CPS ASEC 2016, 5 Midwest states: total personal income 2015 (real)", "ASECWT",
+        "cps",
+        "cps_asec2016_ipums_midwest.csv.gz",
+        "INCTOT",
+        "CPS ASEC 2016, 5 Midwest states: total personal income 2015 (real)",
+        "ASECWT",
         ("STATEFIP", "AGE", "EDUC"),
-        "IPUMS-CPS person records; INCTOT is missing for persons under 15 (dropped)."),
+        "IPUMS-CPS person records; INCTOT is missing for persons under 15 (dropped).",
+    ),
     "acs": SharedDataset(
-        "acs", "acs2019_nist_excerpt_national.csv.gz", "PINCP",
-        "ACS 2019 PUMS, NIST excerpt (20 PUMAs): personal income (real)", "PWGTP",
+        "acs",
+        "acs2019_nist_excerpt_national.csv.gz",
+        "PINCP",
+        "ACS 2019 PUMS, NIST excerpt (20 PUMAs): personal income (real)",
+        "PWGTP",
         ("SEX", "RAC1P", "AGEP", "POVPIP", "HISP", "EDU", "ST", "PUMA"),
-        "ACS person records; PINCP is missing under age 15 (dropped)."),
+        "ACS person records; PINCP is missing under age 15 (dropped).",
+    ),
     "pseo": SharedDataset(
-        "pseo", "pseo_earnings_co_tx.csv.gz", "y1_p50_earnings",
-        "PSEO 2019 release: median earnings 1 year after graduation, per published cell (real)", None,
+        "pseo",
+        "pseo_earnings_co_tx.csv.gz",
+        "y1_p50_earnings",
+        "PSEO 2019 release: median earnings 1 year after graduation, per published cell (real)",
+        None,
         ("institution", "degree_level", "cipcode", "institution_state"),
         "Rows are published cells (institution x degree x field x cohort), not persons; only cells "
         "with status_y1_earnings == 1 (published) are kept.",
-        filter_column="status_y1_earnings", filter_value=1),
+        filter_column="status_y1_earnings",
+        filter_value=1,
+    ),
 }
 #: Shared files that also ship in dpcore/examples (load_shared falls back to them).
 _BUNDLED_SHARED = ("acs", "pseo")
@@ -142,17 +165,22 @@ def available_shared() -> list[str]:
     return [k for k, d in SHARED_DATASETS.items() if real_data_path(d.file_name) is not None]
 
 
-def _load_spec(spec: SharedDataset, path: Path, *, source: str, negative: str,
-               columns: Sequence[str] | None = None, extra_notes: tuple[str, ...] = ()) -> IncomeData:
+def _load_spec(
+    spec: SharedDataset,
+    path: Path,
+    *,
+    source: str,
+    negative: str,
+    columns: Sequence[str] | None = None,
+    extra_notes: tuple[str, ...] = (),
+) -> IncomeData:
     """Read one real survey file (filtered to its published rows, income column cleaned)."""
     usecols = None
     if columns is not None:
         columns = [str(c) for c in columns]
-        usecols = list(dict.fromkeys([spec.column, *columns,
-                                      *([spec.filter_column] if spec.filter_column else [])]))
+        usecols = list(dict.fromkeys([spec.column, *columns, *([spec.filter_column] if spec.filter_column else [])]))
     try:
-        frame = pd.read_csv(path, low_memory=False, usecols=usecols,
-                            dtype={"PUMA": str} if spec.key == "acs" else None)
+        frame = pd.read_csv(path, low_memory=False, usecols=usecols, dtype={"PUMA": str} if spec.key == "acs" else None)
     except ValueError as exc:  # usecols naming a column the file lacks
         raise DPInputError(f"{spec.file_name}: {exc}") from None
     if spec.filter_column is not None:
@@ -160,13 +188,18 @@ def _load_spec(spec: SharedDataset, path: Path, *, source: str, negative: str,
     cleaned, notes = clean_income_column(frame, spec.column, negative=negative)
     if columns is not None:
         cleaned = cleaned[list(dict.fromkeys([spec.column, *columns]))]
-    return IncomeData(values=cleaned[spec.column].to_numpy(dtype=float), name=spec.label, source=source,
-                      column=spec.column, confidential=False, frame=cleaned,
-                      notes=(spec.description,) + extra_notes + notes)
+    return IncomeData(
+        values=cleaned[spec.column].to_numpy(dtype=float),
+        name=spec.label,
+        source=source,
+        column=spec.column,
+        confidential=False,
+        frame=cleaned,
+        notes=(spec.description,) + extra_notes + notes,
+    )
 
 
-def load_example(key: str = "engel", *, negative: str = "drop",
-                 columns: Sequence[str] | None = None) -> IncomeData:
+def load_example(key: str = "engel", *, negative: str = "drop", columns: Sequence[str] | None = None) -> IncomeData:
     """A bundled real public-domain example (see ``dpcore/examples/README.md`` for provenance).
 
     ``"engel"``: Engel's 1857 Belgian households (no negatives: ``negative`` is ignored).
@@ -185,8 +218,15 @@ def load_example(key: str = "engel", *, negative: str = "drop",
         if missing:
             raise DPInputError(f"the example {key!r} has no column(s) {missing}")
         cleaned = cleaned[list(dict.fromkeys([column, *columns]))]
-    return IncomeData(values=cleaned[column].to_numpy(dtype=float), name=label, source="example",
-                      column=column, confidential=False, frame=cleaned, notes=notes)
+    return IncomeData(
+        values=cleaned[column].to_numpy(dtype=float),
+        name=label,
+        source="example",
+        column=column,
+        confidential=False,
+        frame=cleaned,
+        notes=notes,
+    )
 
 
 def load_shared(key: str, *, negative: str = "drop", columns: Sequence[str] | None = None) -> IncomeData | None:
@@ -259,15 +299,24 @@ def acs_frame(columns: Sequence[str] = ACS_PAGE_COLUMNS) -> pd.DataFrame | None:
 #: poverty example of the ratio page.
 POVERTY_GROUPINGS: dict[str, dict[int, str]] = {
     "SEX": {1: "Male", 2: "Female"},
-    "RAC1P": {1: "White alone", 2: "Black alone", 3: "American Indian alone", 4: "Alaska Native alone",
-              5: "AIAN tribes specified", 6: "Asian alone", 7: "NHPI alone", 8: "Some other race alone",
-              9: "Two or more races"},
+    "RAC1P": {
+        1: "White alone",
+        2: "Black alone",
+        3: "American Indian alone",
+        4: "Alaska Native alone",
+        5: "AIAN tribes specified",
+        6: "Asian alone",
+        7: "NHPI alone",
+        8: "Some other race alone",
+        9: "Two or more races",
+    },
     "HISP": {0: "Not Hispanic", 1: "Mexican", 2: "Puerto Rican", 3: "Cuban", 4: "Other Hispanic"},
 }
 
 
-def poverty_counts(frame: Any, column: str, group_x: Any, group_y: Any, *, threshold: float = 100.0
-                   ) -> tuple[int, int, int, int]:
+def poverty_counts(
+    frame: Any, column: str, group_x: Any, group_y: Any, *, threshold: float = 100.0
+) -> tuple[int, int, int, int]:
     """(x, n_x, y, n_y): people with POVPIP < threshold and with POVPIP known, in two groups of ``column``.
 
     Rows with missing POVPIP (poverty status not determined) are dropped. Raises DPInputError for an
@@ -291,4 +340,3 @@ def poverty_counts(frame: Any, column: str, group_x: Any, group_y: Any, *, thres
             raise DPInputError(f"group {column} = {g} is empty (no one with a known poverty ratio)")
         out.append((int((sel["POVPIP"] < threshold).sum()), int(len(sel))))
     return out[0][0], out[0][1], out[1][0], out[1][1]
-

@@ -16,6 +16,7 @@ because *planning on confidential data is itself not private* (design.md section
 and offer synthetic look-alikes. The neighbouring relation the methods use is "replace one record,
 n public", so a record must be one unit of privacy (one person or one household).
 """
+
 from __future__ import annotations
 
 import csv
@@ -125,6 +126,7 @@ class IncomeData:
 # Reading a user file (bytes or path) into a DataFrame, in memory only.
 # ---------------------------------------------------------------------------------------------
 
+
 def _short(value: Any) -> str:
     """A value as it can be shown in a message: repr, cut to a few dozen characters."""
     text = str(value)
@@ -165,7 +167,8 @@ def _read_source(source: Any, max_bytes: int) -> tuple[bytes, str]:
         if size > max_bytes:
             raise DPInputError(
                 f"the file {path.name} is {_fmt_bytes(size)}, larger than the {_fmt_limit(max_bytes)} "
-                "limit; use a smaller extract (a sample of rows or fewer columns)")
+                "limit; use a smaller extract (a sample of rows or fewer columns)"
+            )
         data = path.read_bytes()
         label = path.name
     elif hasattr(source, "read"):
@@ -179,7 +182,8 @@ def _read_source(source: Any, max_bytes: int) -> tuple[bytes, str]:
         shown = "more than " + _fmt_bytes(max_bytes) if hasattr(source, "read") else _fmt_bytes(len(data))
         raise DPInputError(
             f"{label} is {shown}, larger than the {_fmt_limit(max_bytes)} limit; use a smaller extract "
-            "(a sample of rows or fewer columns)")
+            "(a sample of rows or fewer columns)"
+        )
     return data, str(label)
 
 
@@ -192,12 +196,13 @@ def _gunzip(data: bytes, max_bytes: int, label: str) -> bytes:
         raise DPInputError(f"{label} looks gzip-compressed but cannot be decompressed ({exc})") from None
     if len(out) > max_bytes or d.unconsumed_tail:
         raise DPInputError(
-            f"{label} decompresses to more than the {_fmt_limit(max_bytes)} limit; use a smaller extract")
+            f"{label} decompresses to more than the {_fmt_limit(max_bytes)} limit; use a smaller extract"
+        )
     return out
 
 
 def _utf16_without_bom(head: bytes) -> str | None:
-    """"utf-16-le" / "utf-16-be" when ``head`` looks like UTF-16 text without a BOM (ASCII letters
+    """ "utf-16-le" / "utf-16-be" when ``head`` looks like UTF-16 text without a BOM (ASCII letters
     alternating with NUL bytes), else None."""
     if len(head) < 4:
         return None
@@ -219,23 +224,29 @@ def _decode_text(data: bytes, label: str) -> tuple[str, str | None]:
         try:
             text = data.decode(encoding)
         except UnicodeDecodeError as exc:
-            raise DPInputError(f"{label} starts like UTF-16 text but cannot be decoded as UTF-16 "
-                               f"(byte {exc.start}); save it as CSV (UTF-8) and upload that") from None
+            raise DPInputError(
+                f"{label} starts like UTF-16 text but cannot be decoded as UTF-16 "
+                f"(byte {exc.start}); save it as CSV (UTF-8) and upload that"
+            ) from None
         if "\x00" in text[:65536]:
-            raise DPInputError(f"{label} is not a text file (it contains NUL characters after UTF-16 "
-                               "decoding); save it as CSV (UTF-8) or Parquet")
+            raise DPInputError(
+                f"{label} is not a text file (it contains NUL characters after UTF-16 "
+                "decoding); save it as CSV (UTF-8) or Parquet"
+            )
         return text.lstrip("\ufeff"), "the file is UTF-16 text; it was decoded as such"
     head = data[:65536]
     if b"\x00" in head:
         raise DPInputError(
             f"{label} is not a text file (it contains NUL bytes): it may be a spreadsheet, an "
-            "archive or UTF-16 text. Save it as CSV (UTF-8) or Parquet and upload that")
+            "archive or UTF-16 text. Save it as CSV (UTF-8) or Parquet and upload that"
+        )
     # Share of control characters other than tab / newline / carriage return / form feed.
     ctrl = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13))
     if head and ctrl / len(head) > 0.01:
         raise DPInputError(
             f"{label} does not look like CSV text ({ctrl} control characters in the first "
-            f"{len(head):,} bytes); save it as CSV (UTF-8) or Parquet and upload that")
+            f"{len(head):,} bytes); save it as CSV (UTF-8) or Parquet and upload that"
+        )
     try:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError:
@@ -278,43 +289,55 @@ def _parse_parquet(data: bytes, label: str, max_bytes: int, max_rows: int) -> tu
         fields = list(parquet.schema_arrow)
         unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     except Exception as exc:  # pyarrow raises its own error types
-        raise DPInputError(f"{label} is not a readable Parquet file ({type(exc).__name__}: "
-                           f"{str(exc)[:200]})") from None
+        raise DPInputError(f"{label} is not a readable Parquet file ({type(exc).__name__}: {str(exc)[:200]})") from None
     nested = [f.name for f in fields if pa.types.is_nested(f.type)]
     flat = [f for f in fields if not pa.types.is_nested(f.type)]
     if not flat:
-        raise DPInputError(f"{label} has only nested columns ({', '.join(_short(n) for n in nested[:5])}: "
-                           "structs, lists or maps); incomes must be a plain numeric column. Flatten the "
-                           "table (one column per field) and save it again")
+        raise DPInputError(
+            f"{label} has only nested columns ({', '.join(_short(n) for n in nested[:5])}: "
+            "structs, lists or maps); incomes must be a plain numeric column. Flatten the "
+            "table (one column per field) and save it again"
+        )
     if meta.num_rows > max_rows:
-        raise DPInputError(f"{label} has {meta.num_rows:,} data rows, more than the {max_rows:,}-row limit; "
-                           "use a random sample of rows")
+        raise DPInputError(
+            f"{label} has {meta.num_rows:,} data rows, more than the {max_rows:,}-row limit; "
+            "use a random sample of rows"
+        )
     if meta.num_rows * len(flat) > MAX_TABLE_CELLS:
-        raise DPInputError(f"{label} has {meta.num_rows:,} rows x {len(flat):,} columns, more than the "
-                           f"{MAX_TABLE_CELLS:,}-cell limit; keep only the columns you need")
+        raise DPInputError(
+            f"{label} has {meta.num_rows:,} rows x {len(flat):,} columns, more than the "
+            f"{MAX_TABLE_CELLS:,}-cell limit; keep only the columns you need"
+        )
     if unpacked > 8 * max_bytes:
-        raise DPInputError(f"{label} unpacks to {_fmt_bytes(unpacked)}, more than 8 x the "
-                           f"{_fmt_limit(max_bytes)} limit; use a smaller extract")
-    text_columns = [f.name for f in flat if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
-                    or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+        raise DPInputError(
+            f"{label} unpacks to {_fmt_bytes(unpacked)}, more than 8 x the "
+            f"{_fmt_limit(max_bytes)} limit; use a smaller extract"
+        )
+    text_columns = [
+        f.name
+        for f in flat
+        if pa.types.is_string(f.type)
+        or pa.types.is_large_string(f.type)
+        or pa.types.is_binary(f.type)
+        or pa.types.is_large_binary(f.type)
+    ]
     try:
-        table = pq.read_table(io.BytesIO(data), columns=[f.name for f in flat],
-                              read_dictionary=text_columns or None)
+        table = pq.read_table(io.BytesIO(data), columns=[f.name for f in flat], read_dictionary=text_columns or None)
         frame = table.to_pandas()
     except MemoryError:
-        raise DPInputError(f"{label} needs more memory than this server has to open; use a smaller "
-                           "extract") from None
+        raise DPInputError(f"{label} needs more memory than this server has to open; use a smaller extract") from None
     except Exception as exc:  # pyarrow raises its own error types
-        raise DPInputError(f"{label} is not a readable Parquet file ({type(exc).__name__}: "
-                           f"{str(exc)[:200]})") from None
+        raise DPInputError(f"{label} is not a readable Parquet file ({type(exc).__name__}: {str(exc)[:200]})") from None
     for name in text_columns:
         if name in frame.columns and isinstance(frame[name].dtype, pd.CategoricalDtype):
             # back to plain text cells (the same string objects, so no copy per row)
             frame[name] = frame[name].astype(object)
     notes = []
     if nested:
-        notes.append(f"left out {len(nested)} nested column(s) ({', '.join(_short(n) for n in nested[:5])}): "
-                     "structs, lists and maps cannot hold incomes")
+        notes.append(
+            f"left out {len(nested)} nested column(s) ({', '.join(_short(n) for n in nested[:5])}): "
+            "structs, lists and maps cannot hold incomes"
+        )
     return frame, notes
 
 
@@ -401,8 +424,12 @@ def _declared_cells(archive: Any, part: str) -> tuple[int, int] | None:
 
 
 # complexity above the cap: a flat list of independent guards of one workbook
-def _parse_excel(data: bytes, label: str, max_bytes: int, max_rows: int = DEFAULT_MAX_ROWS,  # noqa: C901
-                 ) -> tuple[pd.DataFrame, list[str]]:
+def _parse_excel(  # noqa: C901
+    data: bytes,
+    label: str,
+    max_bytes: int,
+    max_rows: int = DEFAULT_MAX_ROWS,
+) -> tuple[pd.DataFrame, list[str]]:
     """The first sheet of an .xlsx workbook (openpyxl), with a note naming it; a zip archive
     that is not a workbook is refused with what to do.
 
@@ -427,18 +454,24 @@ def _parse_excel(data: bytes, label: str, max_bytes: int, max_rows: int = DEFAUL
         names = archive.namelist()
         unpacked = sum(info.file_size for info in archive.infolist())
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        raise DPInputError(f"{label} looks like a zip archive or an Excel workbook (.xlsx) but cannot be "
-                           f"opened ({exc}); open it and save the sheet as CSV (UTF-8)") from None
+        raise DPInputError(
+            f"{label} looks like a zip archive or an Excel workbook (.xlsx) but cannot be "
+            f"opened ({exc}); open it and save the sheet as CSV (UTF-8)"
+        ) from None
     if "xl/workbook.xml" not in names:
-        raise DPInputError(f"{label} is a zip archive, not an Excel workbook; unzip it and upload the CSV "
-                           "or Parquet file inside")
+        raise DPInputError(
+            f"{label} is a zip archive, not an Excel workbook; unzip it and upload the CSV or Parquet file inside"
+        )
     if unpacked > 8 * max_bytes:
-        raise DPInputError(f"{label} unpacks to {_fmt_bytes(unpacked)}, more than 8 x the "
-                           f"{_fmt_limit(max_bytes)} limit; save the sheet as CSV (UTF-8) and upload a "
-                           "smaller extract")
+        raise DPInputError(
+            f"{label} unpacks to {_fmt_bytes(unpacked)}, more than 8 x the "
+            f"{_fmt_limit(max_bytes)} limit; save the sheet as CSV (UTF-8) and upload a "
+            "smaller extract"
+        )
     part = _first_sheet_part(archive)
-    sheet_parts = [part] if part in names else [n for n in names if n.startswith("xl/worksheets/")
-                                                and n.endswith(".xml")]
+    sheet_parts = (
+        [part] if part in names else [n for n in names if n.startswith("xl/worksheets/") and n.endswith(".xml")]
+    )
     try:
         for sheet_part in sheet_parts:
             size = archive.getinfo(sheet_part).file_size
@@ -446,37 +479,52 @@ def _parse_excel(data: bytes, label: str, max_bytes: int, max_rows: int = DEFAUL
                 raise DPInputError(
                     f"{label}: its first sheet unpacks to {_fmt_bytes(size)} of XML, more than the "
                     f"{_fmt_limit(max_sheet_xml)} a workbook may hold here (reading it would stall the "
-                    "server); save the sheet as CSV (UTF-8), gzip it if you like, and upload that")
+                    "server); save the sheet as CSV (UTF-8), gzip it if you like, and upload that"
+                )
             declared = _declared_cells(archive, sheet_part)
             if declared is not None:
                 rows, columns = declared
                 if rows - 1 > max_rows:
-                    raise DPInputError(f"{label}: its first sheet has {rows - 1:,} data rows, more than the "
-                                       f"{max_rows:,}-row limit; use a random sample of rows")
+                    raise DPInputError(
+                        f"{label}: its first sheet has {rows - 1:,} data rows, more than the "
+                        f"{max_rows:,}-row limit; use a random sample of rows"
+                    )
                 if rows * columns > max_cells:
                     raise DPInputError(
                         f"{label}: its first sheet has {rows:,} rows x {columns:,} columns, more than the "
-                        f"{max_cells:,}-cell limit; keep only the columns you need, or save it as CSV")
+                        f"{max_cells:,}-cell limit; keep only the columns you need, or save it as CSV"
+                    )
             if part in names:
                 break
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
-        raise DPInputError(f"{label} is an Excel workbook that cannot be read ({type(exc).__name__}: "
-                           f"{str(exc)[:160]}); open it in Excel and save the sheet as CSV (UTF-8)") from None
+        raise DPInputError(
+            f"{label} is an Excel workbook that cannot be read ({type(exc).__name__}: "
+            f"{str(exc)[:160]}); open it in Excel and save the sheet as CSV (UTF-8)"
+        ) from None
     try:
         import openpyxl  # noqa: F401 - pandas' engine for .xlsx (imported in the child too)
     except ImportError:  # pragma: no cover - openpyxl is in requirements.txt
-        raise DPInputError(f"{label} is an Excel workbook and reading .xlsx needs the openpyxl package; "
-                           "open it in Excel and save the sheet as CSV (UTF-8)") from None
+        raise DPInputError(
+            f"{label} is an Excel workbook and reading .xlsx needs the openpyxl package; "
+            "open it in Excel and save the sheet as CSV (UTF-8)"
+        ) from None
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     try:
-        child = subprocess.run([sys.executable, "-I", "-c", _WORKBOOK_CHILD, str(int(memory)),
-                                str(math.ceil(seconds))], input=data, capture_output=True,
-                               timeout=3 * seconds, env=env, check=False)
+        child = subprocess.run(
+            [sys.executable, "-I", "-c", _WORKBOOK_CHILD, str(int(memory)), str(math.ceil(seconds))],
+            input=data,
+            capture_output=True,
+            timeout=3 * seconds,
+            env=env,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         child = None
     if child is None or child.returncode == -signal.SIGXCPU:
-        raise DPInputError(f"{label}: reading this workbook took more than {math.ceil(seconds)} s of CPU time "
-                           "and was stopped; save the sheet as CSV (UTF-8) and upload that") from None
+        raise DPInputError(
+            f"{label}: reading this workbook took more than {math.ceil(seconds)} s of CPU time "
+            "and was stopped; save the sheet as CSV (UTF-8) and upload that"
+        ) from None
     try:
         status, payload = pickle.loads(child.stdout)  # written by _WORKBOOK_CHILD, our own code
     except Exception:  # noqa: BLE001 - the child died before writing its answer
@@ -485,14 +533,20 @@ def _parse_excel(data: bytes, label: str, max_bytes: int, max_rows: int = DEFAUL
         status = "memory" if ("MemoryError" in last or "alloc" in last or child.returncode < 0) else "error"
         payload = last[:160]
     if status == "memory":
-        raise DPInputError(f"{label}: reading this workbook needed more than {_fmt_bytes(memory)} of memory "
-                           "and was stopped; save the sheet as CSV (UTF-8) and upload that")
+        raise DPInputError(
+            f"{label}: reading this workbook needed more than {_fmt_bytes(memory)} of memory "
+            "and was stopped; save the sheet as CSV (UTF-8) and upload that"
+        )
     if status != "ok":
-        raise DPInputError(f"{label} is an Excel workbook that cannot be read ({payload}); open it in Excel "
-                           "and save the sheet as CSV (UTF-8)")
+        raise DPInputError(
+            f"{label} is an Excel workbook that cannot be read ({payload}); open it in Excel "
+            "and save the sheet as CSV (UTF-8)"
+        )
     frame, sheets = payload
-    notes = [f"read the Excel sheet {sheets[0]!r}"
-             + (f" (the first of {len(sheets)} sheets; the others are ignored)" if len(sheets) > 1 else "")]
+    notes = [
+        f"read the Excel sheet {sheets[0]!r}"
+        + (f" (the first of {len(sheets)} sheets; the others are ignored)" if len(sheets) > 1 else "")
+    ]
     frame = frame.dropna(how="all").dropna(axis=1, how="all")
     frame.columns = [str(c) for c in frame.columns]
     return frame.reset_index(drop=True), notes
@@ -507,9 +561,13 @@ def _is_number(text: str) -> bool:
 
 
 # complexity above the cap: one branch per file format, in detection order
-def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None = None,  # noqa: C901
-               max_bytes: int = DEFAULT_MAX_BYTES, max_rows: int = DEFAULT_MAX_ROWS,
-               ) -> tuple[pd.DataFrame, tuple[str, ...]]:
+def read_table(  # noqa: C901
+    source: bytes | str | Path | BinaryIO,
+    *,
+    file_name: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_rows: int = DEFAULT_MAX_ROWS,
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Parse a CSV, Parquet or Excel (.xlsx) file held in memory (or at a path) into a DataFrame.
 
     Returns ``(frame, notes)``. The format is detected from the content (Parquet magic ``PAR1``,
@@ -546,7 +604,8 @@ def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None =
     if data[:8] == _XLS_MAGIC:
         raise DPInputError(
             f"{label} is an old Excel workbook (.xls, Excel 97-2003), which is not read here; open it "
-            "in Excel and save the sheet as CSV (UTF-8) or as .xlsx, then upload that")
+            "in Excel and save the sheet as CSV (UTF-8) or as .xlsx, then upload that"
+        )
     if data[:2] == b"PK":
         frame, more = _parse_excel(data, label, max_bytes, max_rows)
         notes += more
@@ -563,29 +622,30 @@ def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None =
             notes.append(note)
         sep = _sniff_delimiter(text)
         try:
-            frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=max_rows + 1, skipinitialspace=True,
-                                low_memory=False)
+            frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=max_rows + 1, skipinitialspace=True, low_memory=False)
         except pd.errors.EmptyDataError:
             raise DPInputError(f"{label} has no columns: it is empty or blank") from None
         except pd.errors.ParserError as exc:
             msg = str(exc).strip().splitlines()[-1][:200]
-            raise DPInputError(f"{label} is not a well-formed CSV table: {msg}. Check that every row "
-                               "has as many fields as the header and that quotes are closed") from None
+            raise DPInputError(
+                f"{label} is not a well-formed CSV table: {msg}. Check that every row "
+                "has as many fields as the header and that quotes are closed"
+            ) from None
         except (ValueError, OverflowError, MemoryError) as exc:
             raise DPInputError(f"{label} cannot be read as CSV ({type(exc).__name__}: {str(exc)[:200]})") from None
         text_frame = None
         if sep == ";":  # a European export: 1.234 may be a thousand, so look at the text again
             recheck = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
             if recheck and len(frame) <= max_rows:
-                text_frame = pd.read_csv(io.StringIO(text), sep=sep, usecols=recheck, dtype=str,
-                                         nrows=max_rows + 1, skipinitialspace=True)
+                text_frame = pd.read_csv(
+                    io.StringIO(text), sep=sep, usecols=recheck, dtype=str, nrows=max_rows + 1, skipinitialspace=True
+                )
         frame, more = _normalize_number_columns(frame, sep, label, text_frame)
         notes += more
     if frame.shape[1] == 0:
         raise DPInputError(f"{label} has no columns")
     if len(frame) > max_rows:
-        raise DPInputError(
-            f"{label} has more than {max_rows:,} data rows (the row limit); use a random sample of rows")
+        raise DPInputError(f"{label} has more than {max_rows:,} data rows (the row limit); use a random sample of rows")
     if len(frame) == 0:
         cols = ", ".join(_short(c) for c in list(frame.columns)[:8])
         raise DPInputError(f"{label} has a header ({cols}) but no data rows")
@@ -593,12 +653,16 @@ def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None =
     frame.columns = [str(c).strip() for c in frame.columns]
     frame.attrs["number_formats"] = formats
     if all(_is_number(c) for c in frame.columns):
-        notes.append(f"the first line ({', '.join(list(frame.columns)[:3])}) was read as column names; "
-                     "if it is data, add a header line such as 'income' at the top of the file")
+        notes.append(
+            f"the first line ({', '.join(list(frame.columns)[:3])}) was read as column names; "
+            "if it is data, add a header line such as 'income' at the top of the file"
+        )
     dup = frame.columns[frame.columns.duplicated()].tolist()
     if dup:
-        raise DPInputError(f"{label} has duplicate column names: {', '.join(_short(d) for d in dup[:5])}; "
-                           "rename them so each column has its own name")
+        raise DPInputError(
+            f"{label} has duplicate column names: {', '.join(_short(d) for d in dup[:5])}; "
+            "rename them so each column has its own name"
+        )
     return frame, tuple(notes)
 
 
@@ -606,8 +670,20 @@ def read_table(source: bytes | str | Path | BinaryIO, *, file_name: str | None =
 # Choosing and validating the income column.
 # ---------------------------------------------------------------------------------------------
 
-_INCOME_NAMES = ("income", "pincp", "inctot", "ptotval", "earnings", "wage", "wages", "wagp",
-                 "salary", "inc", "revenue", "y1_p50_earnings")
+_INCOME_NAMES = (
+    "income",
+    "pincp",
+    "inctot",
+    "ptotval",
+    "earnings",
+    "wage",
+    "wages",
+    "wagp",
+    "salary",
+    "inc",
+    "revenue",
+    "y1_p50_earnings",
+)
 
 
 def _numeric_share(col: pd.Series, min_share: float = 0.5, sample: int = 2000) -> tuple[int, int]:
@@ -717,18 +793,24 @@ class NumberFormat:
             sep = "," if "," in first else "."
             plain_thousands = first.replace(sep, "")
             as_decimal = first.replace(",", ".")
-            return (f"column {_short(column)} has values such as {ex} where the {sep!r} could be a thousands "
-                    f"separator ({first} = {plain_thousands}) or a decimal mark ({first} = {as_decimal}); "
-                    f"no guess is made. Write the incomes without thousands separators (e.g. "
-                    f"{plain_thousands}) and with a decimal point, then upload the file again")
+            return (
+                f"column {_short(column)} has values such as {ex} where the {sep!r} could be a thousands "
+                f"separator ({first} = {plain_thousands}) or a decimal mark ({first} = {as_decimal}); "
+                f"no guess is made. Write the incomes without thousands separators (e.g. "
+                f"{plain_thousands}) and with a decimal point, then upload the file again"
+            )
         if self.style == "mixed":
-            return (f"column {_short(column)} mixes two number styles ({ex}): some cells use a decimal "
-                    "comma, others a decimal point with comma thousands. Write every income the same "
-                    "way, without thousands separators and with a decimal point (e.g. 1234.56)")
+            return (
+                f"column {_short(column)} mixes two number styles ({ex}): some cells use a decimal "
+                "comma, others a decimal point with comma thousands. Write every income the same "
+                "way, without thousands separators and with a decimal point (e.g. 1234.56)"
+            )
         if self.style == "text":
-            return (f"column {_short(column)} holds cells that are not numbers, e.g. {ex}. Write incomes as "
-                    "plain numbers such as 31500.50 (no currency signs, units or words), or choose "
-                    "another column")
+            return (
+                f"column {_short(column)} holds cells that are not numbers, e.g. {ex}. Write incomes as "
+                "plain numbers such as 31500.50 (no currency signs, units or words), or choose "
+                "another column"
+            )
         return f"column {_short(column)} holds numbers ({self.style.replace('_', ' ')})"
 
 
@@ -817,8 +899,9 @@ _STYLE_NOTES = {
 }
 
 
-def _normalize_number_columns(frame: pd.DataFrame, delimiter: str | None, label: str,
-                              text_frame: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list[str]]:
+def _normalize_number_columns(
+    frame: pd.DataFrame, delimiter: str | None, label: str, text_frame: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, list[str]]:
     """Convert the text columns written with thousands separators or decimal commas to floats.
 
     ``text_frame``: the raw text of columns pandas already parsed as numbers but that need a second
@@ -842,8 +925,10 @@ def _normalize_number_columns(frame: pd.DataFrame, delimiter: str | None, label:
         if fmt.style in ("thousands_comma", "decimal_comma"):
             columns[name] = parse_numbers(col, fmt)
             ex = fmt.examples[0] if fmt.examples else ""
-            notes.append(f"column {name!r} is written with {_STYLE_NOTES[fmt.style]}: read {ex!r} as "
-                         f"{parse_numbers(pd.Series([ex]), fmt)[0]:,.6g}")
+            notes.append(
+                f"column {name!r} is written with {_STYLE_NOTES[fmt.style]}: read {ex!r} as "
+                f"{parse_numbers(pd.Series([ex]), fmt)[0]:,.6g}"
+            )
         elif fmt.style == "plain" and text_frame is not None and name in text_frame.columns:
             continue  # pandas' own parse stands
         elif fmt.style in ("ambiguous", "mixed"):
@@ -895,8 +980,9 @@ def income_like_column(columns: Sequence[str]) -> str | None:
     return None
 
 
-def clean_income_column(frame: pd.DataFrame, column: str, *, negative: str = "refuse",
-                        min_rows: int = 2) -> tuple[pd.DataFrame, tuple[str, ...]]:
+def clean_income_column(
+    frame: pd.DataFrame, column: str, *, negative: str = "refuse", min_rows: int = 2
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Validate ``frame[column]`` as incomes; return the kept rows (column as float) and notes.
 
     * missing cells (empty, ``NA``, ``NaN`` ...) are dropped and counted in a note;
@@ -937,12 +1023,15 @@ def clean_income_column(frame: pd.DataFrame, column: str, *, negative: str = "re
                 f"column {_short(column)} has {idx.size:,} non-numeric "
                 f"value{'s' if idx.size > 1 else ''}, e.g. {examples}; the first is in data row "
                 f"{first + 1}. Fix or delete these cells (write incomes as plain numbers such as "
-                "31500.50, no currency signs or thousands separators), or choose another column")
+                "31500.50, no currency signs or thousands separators), or choose another column"
+            )
     inf = np.isinf(values)
     if inf.any():
         i = int(np.flatnonzero(inf)[0])
-        raise DPInputError(f"column {_short(column)} has {int(inf.sum()):,} infinite values "
-                           f"(e.g. line {i + 2}); replace them with real amounts or delete those rows")
+        raise DPInputError(
+            f"column {_short(column)} has {int(inf.sum()):,} infinite values "
+            f"(e.g. line {i + 2}); replace them with real amounts or delete those rows"
+        )
     notes: list[str] = []
     keep = ~np.isnan(values)
     n_missing = int((~keep).sum())
@@ -956,7 +1045,8 @@ def clean_income_column(frame: pd.DataFrame, column: str, *, negative: str = "re
         if negative == "refuse":
             raise DPInputError(
                 f"column {_short(column)} has {detail}. Incomes below 0 are losses; choose what to do "
-                "with them: drop those rows or clip them to 0")
+                "with them: drop those rows or clip them to 0"
+            )
         if negative == "drop":
             keep &= ~neg
             notes.append(f"dropped {detail}")
@@ -968,17 +1058,25 @@ def clean_income_column(frame: pd.DataFrame, column: str, *, negative: str = "re
         why = f" ({'; '.join(notes)})" if notes else ""
         raise DPInputError(
             f"only {n_keep} usable value{'s' if n_keep != 1 else ''} left in column {_short(column)} after "
-            f"cleaning{why}; at least {min_rows} are needed")
+            f"cleaning{why}; at least {min_rows} are needed"
+        )
     out = frame.loc[keep].copy()
     out[column] = values[keep]
     out = out.reset_index(drop=True)
     return out, tuple(notes)
 
 
-def load_income_file(source: bytes | str | Path | BinaryIO, *, column: str | None = None,
-                     negative: str = "refuse", name: str | None = None,
-                     max_bytes: int = DEFAULT_MAX_BYTES, max_rows: int = DEFAULT_MAX_ROWS,
-                     min_rows: int = 2, confidential: bool = True) -> IncomeData:
+def load_income_file(
+    source: bytes | str | Path | BinaryIO,
+    *,
+    column: str | None = None,
+    negative: str = "refuse",
+    name: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    min_rows: int = 2,
+    confidential: bool = True,
+) -> IncomeData:
     """Read, validate and clean a user file: :func:`read_table` + :func:`clean_income_column`.
 
     ``column=None`` picks the only numeric column, or the one whose name looks like an income
@@ -994,21 +1092,28 @@ def load_income_file(source: bytes | str | Path | BinaryIO, *, column: str | Non
             raise DPInputError(
                 f"{label}: the column {wanted!r} looks like the income but cannot be used: "
                 f"{explain_column(frame, wanted)}. No other column is used in its place; pass "
-                "column=... to choose one")
+                "column=... to choose one"
+            )
         if not candidates:
             if frame.shape[1] == 1:
                 only = frame.columns[0]
                 raise DPInputError(
                     f"{label} has only one column, {_short(only)}, and it is not numeric (e.g. "
                     f"{_short(frame[only].dropna().iloc[0]) if frame[only].notna().any() else 'empty'}); "
-                    "if the file uses another delimiter, save it as comma-separated CSV")
+                    "if the file uses another delimiter, save it as comma-separated CSV"
+                )
             cols = ", ".join(_short(c) for c in list(frame.columns)[:12])
             raise DPInputError(f"{label} has no numeric column (columns: {cols}); incomes must be numbers")
         column = guess_income_column(candidates) or candidates[0]  # candidates is not empty here
         if len(candidates) > 1:
             notes = notes + (f"used column {column!r} (numeric columns: {', '.join(candidates[:12])})",)
     cleaned, more = clean_income_column(frame, column, negative=negative, min_rows=min_rows)
-    return IncomeData(values=cleaned[column].to_numpy(dtype=float), name=str(label), source="upload",
-                      column=str(column), confidential=bool(confidential), frame=cleaned,
-                      notes=tuple(notes) + more)
-
+    return IncomeData(
+        values=cleaned[column].to_numpy(dtype=float),
+        name=str(label),
+        source="upload",
+        column=str(column),
+        confidential=bool(confidential),
+        frame=cleaned,
+        notes=tuple(notes) + more,
+    )

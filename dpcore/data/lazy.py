@@ -5,6 +5,7 @@ sources in its sidebar, and importing ``dpcore.data`` imports every part of the 
 ~0.6 s and scipy.special 0.2-0.4 s on a cold server, and a plain visit needs neither: the parts of the
 package name them through :class:`LazyModule`, so they are imported when data are first read or drawn.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -8,6 +8,7 @@ sidebar and the generated scripts both call it, so a script rebuilds the page's 
 Privacy assumptions: a "file" recipe reads the confidential data itself (marked ``confidential=True``);
 a recipe's ``seed`` draws the data only (the pages draw privacy noise from another seed).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -55,8 +56,10 @@ def check_recipe(recipe: Any) -> dict[str, Any]:
         raise DPInputError(f"a {kind!r} dataset recipe needs {', '.join(missing)}")
     unknown = sorted(set(recipe) - {"kind", *required, *optional})
     if unknown:
-        raise DPInputError(f"a {kind!r} dataset recipe has no parameter(s) {', '.join(map(repr, unknown))}; "
-                           f"it takes {', '.join((*required, *optional))}")
+        raise DPInputError(
+            f"a {kind!r} dataset recipe has no parameter(s) {', '.join(map(repr, unknown))}; "
+            f"it takes {', '.join((*required, *optional))}"
+        )
     out = {"kind": kind, **optional, **{k: v for k, v in recipe.items() if k != "kind"}}
     if out.get("columns") is not None:
         if isinstance(out["columns"], str) or not all(isinstance(c, str) for c in out["columns"]):
@@ -86,29 +89,44 @@ def build_dataset(recipe: dict[str, Any] | None = None) -> IncomeData:
     if kind in ("pareto", "lookalike"):
         n, gini = check_int(spec["n"], "n", minimum=1), float(spec["gini"])
         tail, median = float(spec["tail_index"]), float(spec["median"])
-        values = pareto_mixture_incomes(n, gini=gini, tail_index=tail, median=median,
-                                        rng=check_int(spec["seed"], "seed", minimum=0))
-        return IncomeData(values=values, source="synthetic",
-                          name=f"Synthetic Pareto-tailed (n={n:,}, population Gini {gini:.2f})",
-                          notes=(f"log-normal body, top 10% Pareto with tail index {tail:g}, median "
-                                 f"{median:,.0f}; the population Gini is {gini:.3f}, a sample's differs a little",))
+        values = pareto_mixture_incomes(
+            n, gini=gini, tail_index=tail, median=median, rng=check_int(spec["seed"], "seed", minimum=0)
+        )
+        return IncomeData(
+            values=values,
+            source="synthetic",
+            name=f"Synthetic Pareto-tailed (n={n:,}, population Gini {gini:.2f})",
+            notes=(
+                f"log-normal body, top 10% Pareto with tail index {tail:g}, median "
+                f"{median:,.0f}; the population Gini is {gini:.3f}, a sample's differs a little",
+            ),
+        )
     if kind == "two_point":
         n = check_int(spec["n"], "n", minimum=2)
         iq = None if spec["iq"] is None else float(spec["iq"])
-        data = two_point_incomes(n, float(spec["gini"]), iq, mean=float(spec["mean"]),
-                                 rng=check_int(spec["seed"], "seed", minimum=0))
-        return IncomeData(values=data.values, source="synthetic", bounds=(data.lower, data.upper),
-                          name=f"Two-point data (n={n:,}, Gini {data.gini:.3f}, IQ {data.iq:.3g})",
-                          notes=(f"{data.n_low:,} records at {data.low_value:,.0f} and {n - data.n_low:,} at "
-                                 f"{data.high_value:,.0f}; public bounds L = {data.lower:,.0f}, U = {data.upper:,.0f}, "
-                                 f"IQ = (U - L) / mean = {data.iq:.4g}",))
+        data = two_point_incomes(
+            n, float(spec["gini"]), iq, mean=float(spec["mean"]), rng=check_int(spec["seed"], "seed", minimum=0)
+        )
+        return IncomeData(
+            values=data.values,
+            source="synthetic",
+            bounds=(data.lower, data.upper),
+            name=f"Two-point data (n={n:,}, Gini {data.gini:.3f}, IQ {data.iq:.3g})",
+            notes=(
+                f"{data.n_low:,} records at {data.low_value:,.0f} and {n - data.n_low:,} at "
+                f"{data.high_value:,.0f}; public bounds L = {data.lower:,.0f}, U = {data.upper:,.0f}, "
+                f"IQ = (U - L) / mean = {data.iq:.4g}",
+            ),
+        )
     if kind == "example":
         return load_example(str(spec["name"]), negative=spec["negative"], columns=spec["columns"])
     if kind == "shared":
         out = load_shared(str(spec["name"]), negative=spec["negative"], columns=spec["columns"])
         if out is None:
-            raise DPInputError(f"the real file {SHARED_DATASETS[spec['name']].file_name} is not on this machine "
-                               "(it lives in ../shared/data next to the repository)")
+            raise DPInputError(
+                f"the real file {SHARED_DATASETS[spec['name']].file_name} is not on this machine "
+                "(it lives in ../shared/data next to the repository)"
+            )
         return out
     # kind == "file": a user's file, read from a path (the confidential data itself)
     return load_income_file(spec["path"], column=spec["column"], negative=spec["negative"])
@@ -125,10 +143,15 @@ def recipe_from_key(key: Sequence[Any] | None) -> dict[str, Any]:
     if isinstance(key, (str, bytes)):
         raise TypeError(f"a dataset key is a tuple such as ('lognormal', 10000, 0.9, 2026), got {key!r}")
     kind, *rest = tuple(key)
-    shapes = {"lognormal": ("n", "sigma", "seed"), "pareto": ("n", "gini", "tail_index", "seed"),
-              "lookalike": ("n", "gini", "median", "seed"), "two_point": ("n", "gini", "iq", "seed"),
-              "example": ("name",), "shared": ("name", "negative"),
-              "upload": ("sha256", "path", "column", "negative")}
+    shapes = {
+        "lognormal": ("n", "sigma", "seed"),
+        "pareto": ("n", "gini", "tail_index", "seed"),
+        "lookalike": ("n", "gini", "median", "seed"),
+        "two_point": ("n", "gini", "iq", "seed"),
+        "example": ("name",),
+        "shared": ("name", "negative"),
+        "upload": ("sha256", "path", "column", "negative"),
+    }
     if kind not in shapes or len(rest) != len(shapes[kind]):
         raise DPInputError(f"this data source ({kind!r}) has no recipe")
     fields = dict(zip(shapes[kind], rest, strict=True))
@@ -145,17 +168,24 @@ def describe_recipe(recipe: dict[str, Any] | None) -> str:
     spec = check_recipe(dict(DEFAULT_RECIPE) if recipe is None else recipe)
     kind = spec["kind"]
     if kind == "lognormal":
-        return f"synthetic log-normal incomes, n = {int(spec['n']):,}, sigma = {spec['sigma']:g}, data seed {spec['seed']}"
+        return (
+            f"synthetic log-normal incomes, n = {int(spec['n']):,}, sigma = {spec['sigma']:g}, data seed {spec['seed']}"
+        )
     if kind in ("pareto", "lookalike"):
         what = "synthetic look-alike" if kind == "lookalike" else "synthetic Pareto-tailed incomes"
-        return (f"{what}, n = {int(spec['n']):,}, population Gini {spec['gini']:g}, median "
-                f"{spec['median']:,.0f}, tail index {spec['tail_index']:g}, data seed {spec['seed']}")
+        return (
+            f"{what}, n = {int(spec['n']):,}, population Gini {spec['gini']:g}, median "
+            f"{spec['median']:,.0f}, tail index {spec['tail_index']:g}, data seed {spec['seed']}"
+        )
     if kind == "two_point":
         iq = "minimum" if spec["iq"] is None else f"{spec['iq']:g}"
         return f"two-point data (Gini paper, Prop. 5.1), n = {int(spec['n']):,}, Gini {spec['gini']:g}, IQ {iq}"
     if kind == "example":
-        return f"bundled real example {spec['name']!r} ({EXAMPLES[spec['name']][2]})" if spec["name"] in EXAMPLES \
+        return (
+            f"bundled real example {spec['name']!r} ({EXAMPLES[spec['name']][2]})"
+            if spec["name"] in EXAMPLES
             else f"bundled example {spec['name']!r}"
+        )
     if kind == "shared":
         return f"real survey file {spec['name']!r}, negative incomes: {spec['negative']}"
     return f"your file {spec['path']!r}, column {spec['column']!r}, negative incomes: {spec['negative']}"

@@ -8,6 +8,7 @@ function (eq. (1) by default, eq. (2) on request).
 
 Privacy assumptions: synthetic data are not confidential; nothing here releases anything.
 """
+
 from __future__ import annotations
 
 import math
@@ -139,8 +140,9 @@ class ParetoTailMixture:
         return self.ppf(u)
 
     @classmethod
-    def calibrated(cls, gini: float, *, tail_share: float = 0.1, tail_index: float = 2.5,
-                   mu: float = 10.0) -> ParetoTailMixture:
+    def calibrated(
+        cls, gini: float, *, tail_share: float = 0.1, tail_index: float = 2.5, mu: float = 10.0
+    ) -> ParetoTailMixture:
         """The mixture whose population Gini equals ``gini`` (solved for sigma by Brent's method).
 
         G is increasing in sigma; the reachable range is (G(sigma -> 0), G(sigma = 4)). A target
@@ -154,16 +156,19 @@ class ParetoTailMixture:
             raise DPInputError(
                 f"a Pareto-tailed mixture with tail share {tail_share:g} and tail index {tail_index:g} "
                 f"has a Gini between {g_lo:.3f} and {g_hi:.3f}; got target {g:g}. Choose a target in "
-                "that range (a larger tail index allows lower Ginis)")
+                "that range (a larger tail index allows lower Ginis)"
+            )
         from scipy import optimize
 
-        sigma = optimize.brentq(lambda s: cls(s, tail_share, tail_index, mu).gini - g,
-                                _SIGMA_MIN, _SIGMA_MAX, xtol=1e-12, rtol=1e-12)
+        sigma = optimize.brentq(
+            lambda s: cls(s, tail_share, tail_index, mu).gini - g, _SIGMA_MIN, _SIGMA_MAX, xtol=1e-12, rtol=1e-12
+        )
         return cls(float(sigma), tail_share, tail_index, mu)
 
 
-def pareto_mixture_incomes(n: int, *, gini: float = 0.45, tail_share: float = 0.1,
-                           tail_index: float = 2.5, median: float = 30_000.0, rng=None) -> np.ndarray:
+def pareto_mixture_incomes(
+    n: int, *, gini: float = 0.45, tail_share: float = 0.1, tail_index: float = 2.5, median: float = 30_000.0, rng=None
+) -> np.ndarray:
     """n incomes from the :class:`ParetoTailMixture` whose population Gini is ``gini``.
 
     ``median`` sets the scale (the median is exp(mu) when tail_share < 0.5). Default tail index
@@ -171,8 +176,7 @@ def pareto_mixture_incomes(n: int, *, gini: float = 0.45, tail_share: float = 0.
     """
     n = check_int(n, "n", minimum=1)
     median = check_positive(median, "median")
-    model = ParetoTailMixture.calibrated(gini, tail_share=tail_share, tail_index=tail_index,
-                                         mu=math.log(median))
+    model = ParetoTailMixture.calibrated(gini, tail_share=tail_share, tail_index=tail_index, mu=math.log(median))
     return model.rvs(n, rng)
 
 
@@ -220,8 +224,9 @@ def min_iq_for_gini(gini: float, n: int | None = None, *, definition: str = "eq1
     return 4.0 * g if g <= 0.5 else 1.0 / (1.0 - g)
 
 
-def two_point_incomes(n: int, gini: float, iq: float | None = None, *, mean: float = 1.0,
-                      definition: str = "eq1", rng=None) -> TwoPointData:
+def two_point_incomes(
+    n: int, gini: float, iq: float | None = None, *, mean: float = 1.0, definition: str = "eq1", rng=None
+) -> TwoPointData:
     """The two-point datasets of Lan & Reiter section 5.2.1 / Appendix A.4 with Gini g, size n and IQ.
 
     Construction (A.4, with the mean scaled to 1): a fraction alpha of the values equals a and the
@@ -257,7 +262,8 @@ def two_point_incomes(n: int, gini: float, iq: float | None = None, *, mean: flo
         if iq < iq_inf * (1 - 1e-12):
             raise DPInputError(
                 f"iq = {iq:g} is below the minimum {iq_inf:.6g} that a Gini of {g_in:g} allows "
-                "(Lan & Reiter Prop. 5.1): the bounds must span at least that many means")
+                "(Lan & Reiter Prop. 5.1): the bounds must span at least that many means"
+            )
     # every integer split m = n_low in 1..n-1 at once (vectorised; n up to millions is cheap)
     m_all = np.arange(1, n)
     alpha = m_all / n
@@ -275,7 +281,8 @@ def two_point_incomes(n: int, gini: float, iq: float | None = None, *, mean: flo
             best_iq = float(np.min(np.where(a_all >= -1e-12, spread, np.inf)))
             raise DPInputError(
                 f"with n = {n} records a two-point dataset with Gini {g_in:g} needs iq >= {best_iq:.6g} "
-                f"(the limit {iq_inf:.6g} of Prop. 5.1 needs alpha n to be an integer); got {iq:g}")
+                f"(the limit {iq_inf:.6g} of Prop. 5.1 needs alpha n to be an integer); got {iq:g}"
+            )
         i = int(np.argmin(np.where(feasible, iq - spread, np.inf)))
     best = (max(0.0, iq - float(spread[i])), int(m_all[i]), max(float(a_all[i]), 0.0), float(spread[i]))
     slack, m, a, width = best
@@ -288,7 +295,14 @@ def two_point_incomes(n: int, gini: float, iq: float | None = None, *, mean: flo
     from ..gini import gini as sample_gini  # the package's one Gini (see _GINI_DEFINITIONS for why here)
 
     g_exact = sample_gini(values, definition=definition)
-    return TwoPointData(values=values, lower=lower * mean, upper=upper * mean, gini=g_exact,
-                        iq=(upper - lower) * mean / float(values.mean()), n_low=m, low_value=a * mean, high_value=b * mean,
-                        definition=definition)
-
+    return TwoPointData(
+        values=values,
+        lower=lower * mean,
+        upper=upper * mean,
+        gini=g_exact,
+        iq=(upper - lower) * mean / float(values.mean()),
+        n_low=m,
+        low_value=a * mean,
+        high_value=b * mean,
+        definition=definition,
+    )

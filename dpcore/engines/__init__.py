@@ -56,6 +56,7 @@ PostgreSQL is read with ``psycopg`` in batches (a server-side cursor) into a tem
 which the engine then reads (DuckDB's postgres extension needs a download; Spark's JDBC needs a driver
 jar; the staging copy needs neither).
 """
+
 from __future__ import annotations
 
 from ..validation import DPInputError
@@ -66,8 +67,16 @@ from .base import __all__ as _base_all
 __all__ = [*_base_all, "open_engine"]
 
 
-def open_engine(name: str, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
-                master: str | None = None, workdir: str | None = None, memory_limit: str | None = None) -> Engine:
+def open_engine(
+    name: str,
+    source: Source,
+    spec: EngineSpec,
+    *,
+    progress: Progress | None = None,
+    master: str | None = None,
+    workdir: str | None = None,
+    memory_limit: str | None = None,
+) -> Engine:
     """Create the engine called ``name`` (duckdb | spark | pandas) on ``source``."""
     if name == "duckdb":
         from .duckdb_engine import DuckDBEngine

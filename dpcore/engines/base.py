@@ -1,5 +1,6 @@
 """The engines' shared parts: sources, progress, the CSV checks, the aggregate helpers and the Engine base class
 (the package docstring of :mod:`dpcore.engines` describes them)."""
+
 from __future__ import annotations
 
 import glob as _glob
@@ -83,18 +84,22 @@ def first_line(exc: BaseException, limit: int = MAX_ENGINE_MESSAGE_CHARS) -> str
 def missing_income_refused(column: str, count: int) -> DPInputError:
     """The one message for a plan with ``missing_income = "refuse"`` on data with a missing or non-finite
     income (seen only by whoever runs the release on the confidential data; nothing is charged)."""
-    return DPInputError(f"the income column {column!r} has {count:,} missing or non-finite value(s) and the plan "
-                        "says missing_income = 'refuse': fill or remove them, or use missing_income = 'lower' "
-                        "(kept in n at the public lower bound); nothing was charged")
+    return DPInputError(
+        f"the income column {column!r} has {count:,} missing or non-finite value(s) and the plan "
+        "says missing_income = 'refuse': fill or remove them, or use missing_income = 'lower' "
+        "(kept in n at the public lower bound); nothing was charged"
+    )
 
 
 def negative_income_refused(column: str, count: int) -> DPInputError:
     """The one message for a plan without a negative-income rule (``negative_incomes = "refuse"``, the
     default) on data with a negative income: never clipped silently (the app asks the same question);
     seen only by whoever runs the release on the confidential data; nothing is charged."""
-    return DPInputError(f"the income column {column!r} has {count:,} negative value(s) and the plan says "
-                        "negative_incomes = 'refuse' (the default): set negative_incomes = 'clip' (to the lower "
-                        "bound) or 'drop' (counted as a missing income), as the app asks; nothing was charged")
+    return DPInputError(
+        f"the income column {column!r} has {count:,} negative value(s) and the plan says "
+        "negative_incomes = 'refuse' (the default): set negative_incomes = 'clip' (to the lower "
+        "bound) or 'drop' (counted as a missing income), as the app asks; nothing was charged"
+    )
 
 
 #: how a text income writes its numbers, the app's rule (dpcore.data.detect_number_format): "plain" (a decimal
@@ -174,11 +179,15 @@ def column_kind_refusal(column: str, kind: str, *, income: bool) -> DPInputError
       times and binary values.
     Returns the error to raise, or None when the column is accepted."""
     if kind in NESTED_KINDS:
-        return DPInputError(f"the column {column!r} holds nested values (a {kind}); the income, by, group, outcome "
-                            "and privacy-unit columns must hold text or numbers (flatten the column first)")
+        return DPInputError(
+            f"the column {column!r} holds nested values (a {kind}); the income, by, group, outcome "
+            "and privacy-unit columns must hold text or numbers (flatten the column first)"
+        )
     if income and kind == "boolean":
-        return DPInputError(f"the income column {column!r} holds true/false values, not amounts: booleans are "
-                            "refused as incomes (convert them to numbers first if they are meant as 0/1)")
+        return DPInputError(
+            f"the income column {column!r} holds true/false values, not amounts: booleans are "
+            "refused as incomes (convert them to numbers first if they are meant as 0/1)"
+        )
     if income and kind not in ("number", "text", "null"):
         return DPInputError(f"the income column {column!r} holds {kind} values, not amounts")
     return None
@@ -210,14 +219,18 @@ MAX_CSV_ROW_BYTES = 4 << 20
 def csv_fields_error(path: str, columns: int) -> DPInputError:
     """A row whose fields do not match the header (every engine reads CSV strictly: a row with an unquoted
     delimiter inside a value, e.g. ``1,234``, would otherwise shift every later field of the row)."""
-    return DPInputError(f"the CSV file {shown(os.path.basename(path))} has a row whose fields do not match its "
-                        f"header's {columns:,} columns (a missing or extra field, a delimiter inside an unquoted "
-                        "value, or an unclosed quote)")
+    return DPInputError(
+        f"the CSV file {shown(os.path.basename(path))} has a row whose fields do not match its "
+        f"header's {columns:,} columns (a missing or extra field, a delimiter inside an unquoted "
+        "value, or an unclosed quote)"
+    )
 
 
 def csv_row_too_long_error(path: str) -> DPInputError:
-    return DPInputError(f"the CSV file {shown(os.path.basename(path))} has a row longer than the "
-                        f"{MAX_CSV_ROW_BYTES:,} bytes read in one piece")
+    return DPInputError(
+        f"the CSV file {shown(os.path.basename(path))} has a row longer than the "
+        f"{MAX_CSV_ROW_BYTES:,} bytes read in one piece"
+    )
 
 
 def csv_not_utf8_error(path: str) -> DPInputError:
@@ -286,8 +299,10 @@ def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
         raise DPInputError(f"cannot read the CSV file {name}: {first_line(exc)}") from None
     end = buf.find(b"\n")
     if end < 0 and len(buf) > MAX_CSV_HEADER_BYTES or end > MAX_CSV_HEADER_BYTES:
-        raise DPInputError(f"the CSV file {name} has a header line longer than {MAX_CSV_HEADER_BYTES:,} bytes "
-                           f"(at most {MAX_CSV_COLUMNS:,} columns are read): is it a CSV file with a header?")
+        raise DPInputError(
+            f"the CSV file {name} has a header line longer than {MAX_CSV_HEADER_BYTES:,} bytes "
+            f"(at most {MAX_CSV_COLUMNS:,} columns are read): is it a CSV file with a header?"
+        )
     line_bytes = bytes(buf if end < 0 else buf[:end])
     if line_bytes.startswith(b"\xef\xbb\xbf"):
         line_bytes = line_bytes[3:]
@@ -302,8 +317,10 @@ def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
     delimiter = max(CSV_DELIMITERS, key=lambda d: counts[d]) if any(counts.values()) else ","
     columns = tuple(next(csv.reader(io.StringIO(line), delimiter=delimiter)))
     if len(columns) > MAX_CSV_COLUMNS:
-        raise DPInputError(f"the CSV file {name} has {len(columns):,} columns; at most {MAX_CSV_COLUMNS:,} are read "
-                           "(keep the columns the plan needs)")
+        raise DPInputError(
+            f"the CSV file {name} has {len(columns):,} columns; at most {MAX_CSV_COLUMNS:,} are read "
+            "(keep the columns the plan needs)"
+        )
     for col in dict.fromkeys(needed):
         times = columns.count(col)
         if times > 1:
@@ -314,6 +331,7 @@ def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
 # ---------------------------------------------------------------------------------------------
 # Progress on stderr
 # ---------------------------------------------------------------------------------------------
+
 
 class Progress:
     """One line per step on stderr ("[engine] step ... done in 1.2 s"); ``quiet`` silences it."""
@@ -356,13 +374,16 @@ class _Step:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
-            self.progress.say(f"{self.message}: done in {time.perf_counter() - self.t:.1f} s "
-                              f"(CPU {time.process_time() - self.cpu:.1f} s)")
+            self.progress.say(
+                f"{self.message}: done in {time.perf_counter() - self.t:.1f} s "
+                f"(CPU {time.process_time() - self.cpu:.1f} s)"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
 # Sources
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Source:
@@ -404,8 +425,10 @@ _CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt", ".csv.zst")
 def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
     """Interpret ``--data`` (and ``--query``); raise :class:`DPInputError` with what is accepted."""
     if not isinstance(data, str) or not data.strip():
-        raise DPInputError("--data is required: a CSV or Parquet file, a directory or glob of Parquet files, "
-                           "duckdb:///file.db?query=SELECT ..., or postgresql://... with --query")
+        raise DPInputError(
+            "--data is required: a CSV or Parquet file, a directory or glob of Parquet files, "
+            "duckdb:///file.db?query=SELECT ..., or postgresql://... with --query"
+        )
     data = data.strip()
     if query is not None and not query.strip():
         raise DPInputError("--query is empty")
@@ -413,9 +436,11 @@ def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
     if lower.startswith("duckdb:"):
         # SQLAlchemy's convention, as the ledger's sqlite URLs: duckdb:///relative.db, duckdb:////abs/path.db
         if not data.startswith("duckdb:///"):
-            raise DPInputError("a DuckDB source is duckdb:///relative/path.db or duckdb:////absolute/path.db "
-                               "(with ?query=SELECT ... or --query)")
-        path, _, qs = data[len("duckdb:///"):].partition("?")
+            raise DPInputError(
+                "a DuckDB source is duckdb:///relative/path.db or duckdb:////absolute/path.db "
+                "(with ?query=SELECT ... or --query)"
+            )
+        path, _, qs = data[len("duckdb:///") :].partition("?")
         path = urllib.parse.unquote(path)
         q = urllib.parse.parse_qs(qs).get("query", [None])[0] if qs else None
         if q and query:
@@ -461,8 +486,7 @@ def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
 _PG_NUMERIC = {20: "int64", 21: "int64", 23: "int64", 700: "float64", 701: "float64", 1700: "float64", 16: "bool"}
 
 
-def stage_postgres(source: Source, directory: str, progress: Progress | None = None,
-                   batch_rows: int = 200_000) -> str:
+def stage_postgres(source: Source, directory: str, progress: Progress | None = None, batch_rows: int = 200_000) -> str:
     """Stream a PostgreSQL query into ``directory``/stage.parquet (server-side cursor, batches); return the path."""
     try:
         import psycopg
@@ -489,8 +513,12 @@ def stage_postgres(source: Source, directory: str, progress: Progress | None = N
                             raise DPInputError("the PostgreSQL query returns no rows (give a SELECT)")
                         names = [d.name for d in cur.description]
                         types = [_PG_NUMERIC.get(d.type_code, "string") for d in cur.description]
-                        arrow_types = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
-                                       "string": pa.string()}
+                        arrow_types = {
+                            "int64": pa.int64(),
+                            "float64": pa.float64(),
+                            "bool": pa.bool_(),
+                            "string": pa.string(),
+                        }
                         schema = pa.schema([(n, arrow_types[t]) for n, t in zip(names, types, strict=True)])
                         writer = pq.ParquetWriter(out, schema)
                     if not batch:
@@ -520,6 +548,7 @@ def stage_postgres(source: Source, directory: str, progress: Progress | None = N
 # Shared per-row definitions (every engine implements exactly these)
 # ---------------------------------------------------------------------------------------------
 
+
 def bin_index(x: np.ndarray, edges: Sequence[float]) -> np.ndarray:
     """Bin of each value: j with edges[j] <= x < edges[j+1]; below the first edge -> 0, at/above the last -> last."""
     e = np.asarray(edges, dtype=float)
@@ -536,8 +565,10 @@ def outcome_flag(text: Any) -> float | None:
         return 1.0
     if t in FALSE_WORDS:
         return 0.0
-    raise DPInputError(f"outcome value {shown(text)} is not one of the accepted words "
-                       f"({', '.join(sorted(set(TRUE_WORDS) | set(FALSE_WORDS)))})")
+    raise DPInputError(
+        f"outcome value {shown(text)} is not one of the accepted words "
+        f"({', '.join(sorted(set(TRUE_WORDS) | set(FALSE_WORDS)))})"
+    )
 
 
 def bounding_key(seed: int, parts: Sequence[str | None]) -> str:
@@ -590,6 +621,7 @@ def sort_cells(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 # The engine interface
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class EngineSpec:
     """What an engine needs from the plan: the income column, every text column, the bounding."""
@@ -626,9 +658,16 @@ class EngineSpec:
                 if s.outcome is not None:
                     outcomes.append(s.outcome)
         text = [c for c in dict.fromkeys(text) if c != plan.income]
-        return cls(plan.income, tuple(text), plan.privacy_unit, plan.max_rows_per_person, plan.bounding_seed,
-                   tuple(dict.fromkeys(outcomes)), getattr(plan, "missing_income", "lower"),
-                   getattr(plan, "negative_incomes", "refuse"))
+        return cls(
+            plan.income,
+            tuple(text),
+            plan.privacy_unit,
+            plan.max_rows_per_person,
+            plan.bounding_seed,
+            tuple(dict.fromkeys(outcomes)),
+            getattr(plan, "missing_income", "lower"),
+            getattr(plan, "negative_incomes", "refuse"),
+        )
 
     @property
     def key_columns(self) -> tuple[str, ...]:
@@ -641,8 +680,9 @@ class Engine:
 
     name = "engine"
 
-    def __init__(self, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
-                 workdir: str | None = None) -> None:
+    def __init__(
+        self, source: Source, spec: EngineSpec, *, progress: Progress | None = None, workdir: str | None = None
+    ) -> None:
         self.source = source
         self.spec = spec
         self.progress = progress or Progress(quiet=True)
@@ -658,8 +698,15 @@ class Engine:
         """Columns: *by, "n" (rows), "sum_cents" (exact sum of cents of incomes clipped to [lower, upper])."""
         raise NotImplementedError
 
-    def outcomes(self, by: Sequence[str], group: str, exposed: str, reference: str, outcome: str | None,
-                 outcome_below: float | None) -> pd.DataFrame:
+    def outcomes(
+        self,
+        by: Sequence[str],
+        group: str,
+        exposed: str,
+        reference: str,
+        outcome: str | None,
+        outcome_below: float | None,
+    ) -> pd.DataFrame:
         """Columns: *by, n_exposed, n_reference, cases_exposed, cases_reference (cells with a row in either group)."""
         raise NotImplementedError
 
@@ -682,8 +729,12 @@ class Engine:
 
     # helpers ------------------------------------------------------------------------------
     def _missing_columns(self, available: Sequence[str]) -> None:
-        needed = [self.spec.income, *([self.spec.privacy_unit] if self.spec.privacy_unit else []),
-                  *self.spec.text_columns, *self.spec.outcome_columns]
+        needed = [
+            self.spec.income,
+            *([self.spec.privacy_unit] if self.spec.privacy_unit else []),
+            *self.spec.text_columns,
+            *self.spec.outcome_columns,
+        ]
         have = set(available)
         missing = [c for c in dict.fromkeys(needed) if c not in have]
         if missing:
@@ -693,17 +744,23 @@ class Engine:
                 if listed_names and sum(len(n) + 2 for n in listed_names) + len(shown(c, 40)) > 200:
                     break
                 listed_names.append(shown(c, 40))
-            listed = ", ".join(listed_names) + (f" and {len(names) - len(listed_names):,} more"
-                                                if len(names) > len(listed_names) else "")
-            raise DPInputError(f"column {missing[0]!r} is not in the data" +
-                               (f" (nor {', '.join(repr(m) for m in missing[1:])})" if len(missing) > 1 else "") +
-                               f"; the data have: {listed}")
+            listed = ", ".join(listed_names) + (
+                f" and {len(names) - len(listed_names):,} more" if len(names) > len(listed_names) else ""
+            )
+            raise DPInputError(
+                f"column {missing[0]!r} is not in the data"
+                + (f" (nor {', '.join(repr(m) for m in missing[1:])})" if len(missing) > 1 else "")
+                + f"; the data have: {listed}"
+            )
 
     def _needed(self) -> list[str]:
         """The columns the plan reads (income, unit, text columns, outcomes), each once."""
         s = self.spec
-        return list(dict.fromkeys([s.income, *([s.privacy_unit] if s.privacy_unit else []), *s.text_columns,
-                                   *s.outcome_columns]))
+        return list(
+            dict.fromkeys(
+                [s.income, *([s.privacy_unit] if s.privacy_unit else []), *s.text_columns, *s.outcome_columns]
+            )
+        )
 
     def _csv_layouts(self) -> list[CsvLayout]:
         """Every CSV file's header, checked the same way for every engine (each file must have every

@@ -5,6 +5,7 @@ sorted by cell (``ORDER BY cell, income``; DuckDB sorts out of core, spilling to
 its ``memory_limit``) in Arrow batches, and each cell's smooth sensitivity is computed as soon as the
 cell is complete, so Python holds one cell at a time.
 """
+
 from __future__ import annotations
 
 import os
@@ -54,8 +55,20 @@ def _duckdb():
 
 _first_line = first_line
 
-_NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "UTINYINT", "USMALLINT",
-                  "UINTEGER", "UBIGINT", "UHUGEINT")
+_NUMERIC_TYPES = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "FLOAT",
+    "DOUBLE",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+)
 
 
 def column_kind(duckdb_type: str) -> str:
@@ -87,8 +100,15 @@ def column_kind(duckdb_type: str) -> str:
 class DuckDBEngine(Engine):
     name = "duckdb"
 
-    def __init__(self, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
-                 workdir: str | None = None, memory_limit: str | None = None) -> None:
+    def __init__(
+        self,
+        source: Source,
+        spec: EngineSpec,
+        *,
+        progress: Progress | None = None,
+        workdir: str | None = None,
+        memory_limit: str | None = None,
+    ) -> None:
         super().__init__(source, spec, progress=progress, workdir=workdir)
         duckdb = _duckdb()
         self.d = sqlmod.DUCKDB
@@ -140,14 +160,17 @@ class DuckDBEngine(Engine):
             self._layouts = self._csv_layouts()
             for layout in self._layouts:
                 if not layout.columns:  # a codec this Arrow build lacks: DuckDB's own reading
-                    parts.append(f"SELECT {select} FROM read_csv({d.text(layout.path)}, header = true, "
-                                 "all_varchar = true)")
+                    parts.append(
+                        f"SELECT {select} FROM read_csv({d.text(layout.path)}, header = true, all_varchar = true)"
+                    )
                     continue
                 columns = ", ".join(f"{d.text(c)}: 'VARCHAR'" for c in layout.read_names(needed))
-                parts.append(f"SELECT {select} FROM read_csv({d.text(layout.path)}, header = true, "
-                             "auto_detect = false, "
-                             f"delim = {d.text(layout.delimiter)}, quote = '\"', escape = '\"', null_padding = false, "
-                             f"strict_mode = true, max_line_size = {2 * MAX_CSV_ROW_BYTES}, columns = {{{columns}}})")
+                parts.append(
+                    f"SELECT {select} FROM read_csv({d.text(layout.path)}, header = true, "
+                    "auto_detect = false, "
+                    f"delim = {d.text(layout.delimiter)}, quote = '\"', escape = '\"', null_padding = false, "
+                    f"strict_mode = true, max_line_size = {2 * MAX_CSV_ROW_BYTES}, columns = {{{columns}}})"
+                )
             return " UNION ALL ".join(parts)
         if s.kind == "parquet":
             import pyarrow as pa
@@ -157,8 +180,9 @@ class DuckDBEngine(Engine):
                 try:
                     self._missing_columns(pq.read_schema(p).names)
                 except (OSError, pa.ArrowException) as exc:
-                    raise DPInputError(f"cannot read the Parquet file {shown(os.path.basename(p))}: "
-                                       f"{first_line(exc)}") from None
+                    raise DPInputError(
+                        f"cannot read the Parquet file {shown(os.path.basename(p))}: {first_line(exc)}"
+                    ) from None
             files = "[" + ", ".join(d.text(p) for p in s.paths) + "]"
             return f"SELECT * FROM read_parquet({files}, union_by_name = true)"
         if s.kind == "duckdb":
@@ -226,12 +250,16 @@ class DuckDBEngine(Engine):
                 if not layout.columns:
                     return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
                 columns = ", ".join(f"{d.text(c.strip())}: 'VARCHAR'" for c in layout.columns)
-                parts.append(f"SELECT * FROM read_csv({d.text(path)}, header = true, auto_detect = false, "
-                             f"delim = {d.text(layout.delimiter)}, quote = '\"', escape = '\"', null_padding = false, "
-                             f"strict_mode = true, max_line_size = {2 * MAX_CSV_ROW_BYTES}, columns = {{{columns}}})")
+                parts.append(
+                    f"SELECT * FROM read_csv({d.text(path)}, header = true, auto_detect = false, "
+                    f"delim = {d.text(layout.delimiter)}, quote = '\"', escape = '\"', null_padding = false, "
+                    f"strict_mode = true, max_line_size = {2 * MAX_CSV_ROW_BYTES}, columns = {{{columns}}})"
+                )
             relation = " UNION ALL BY NAME ".join(parts)
         elif s.kind == "parquet":
-            relation = "SELECT * FROM read_parquet([" + ", ".join(d.text(p) for p in s.paths) + "], union_by_name = true)"
+            relation = (
+                "SELECT * FROM read_parquet([" + ", ".join(d.text(p) for p in s.paths) + "], union_by_name = true)"
+            )
         else:
             return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
         try:
@@ -259,8 +287,15 @@ class DuckDBEngine(Engine):
         frame["sum_cents"] = frame["sum_cents"].astype(object)
         return sort_cells(frame, by)
 
-    def outcomes(self, by: Sequence[str], group: str, exposed: str, reference: str, outcome: str | None,
-                 outcome_below: float | None) -> pd.DataFrame:
+    def outcomes(
+        self,
+        by: Sequence[str],
+        group: str,
+        exposed: str,
+        reference: str,
+        outcome: str | None,
+        outcome_below: float | None,
+    ) -> pd.DataFrame:
         idx = None if outcome is None else self.spec.outcome_columns.index(outcome)
         frame = self._frame(sqlmod.outcomes_sql(self.d, by, group, exposed, reference, idx, outcome_below), by)
         for c in ("n_exposed", "n_reference", "cases_exposed", "cases_reference"):
@@ -324,8 +359,9 @@ class DuckDBEngine(Engine):
         :data:`GINI_BUFFER_BYTES`. Returns the cell labels (text) and the buffers."""
         d = self.d
         self._sql("CREATE OR REPLACE TEMP TABLE dp_cells AS " + sqlmod.cells_sql(d, by))
-        cells = self._sql("SELECT __id, " + ", ".join(d.as_text(d.quote(c)) for c in by)
-                          + " FROM dp_cells ORDER BY __id").fetchall()
+        cells = self._sql(
+            "SELECT __id, " + ", ".join(d.as_text(d.quote(c)) for c in by) + " FROM dp_cells ORDER BY __id"
+        ).fetchall()
         n_cells = len(cells)
         id_type = np.uint16 if n_cells <= 65535 else np.int64  # 16-bit ids: numpy's stable argsort is a radix sort
         buffers: list[list[np.ndarray]] = [[] for _ in range(n_cells)]

@@ -61,6 +61,7 @@ selected with DP, every n is a noisy count costing ``n_epsilon`` more, and the m
   scale 2m/epsilon (epsilon/2 per count, as :func:`dpcore.ratio.laplace_noised_counts`); RR =
   (x~/n_x) / (max(y~, 1)/n_y) is post-processing ("undefined" -- empty -- when a group is empty).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -90,9 +91,22 @@ from ..validation import DPInputError
 from . import EngineSpec, Progress, Source, open_engine
 from .fingerprint import engine_record_fingerprint, source_bytes_key
 
-__all__ = ["gini_mechanism", "DEFAULT_GINI_CAP_DELTA", "PlanCost", "plan_cost", "PlanResult", "run_plan",
-           "SIMULATION_NOTE", "SIMULATION_PREFIX", "check_simulation_allowed", "OutputSlot", "ChargeNotice",
-           "ReleaseNotDelivered", "InterruptedAfterCharge", "Terminated"]
+__all__ = [
+    "gini_mechanism",
+    "DEFAULT_GINI_CAP_DELTA",
+    "PlanCost",
+    "plan_cost",
+    "PlanResult",
+    "run_plan",
+    "SIMULATION_NOTE",
+    "SIMULATION_PREFIX",
+    "check_simulation_allowed",
+    "OutputSlot",
+    "ChargeNotice",
+    "ReleaseNotDelivered",
+    "InterruptedAfterCharge",
+    "Terminated",
+]
 
 #: delta cap of a ledger account created by a plan with a Gini statistic and no cap_delta
 DEFAULT_GINI_CAP_DELTA = 1e-9
@@ -103,6 +117,7 @@ RECORD_FILE = "release_record.json"
 # ---------------------------------------------------------------------------------------------
 # Costs
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PlanCost:
@@ -129,9 +144,17 @@ def gini_mechanism(spec: StatisticSpec, m: int, level: float = 0.95):
     # the plan parser sets the bounds, the noise and the calibration of every Gini
     assert spec.lower is not None and spec.upper is not None and spec.noise is not None
     assert spec.calibration is not None
-    return GiniIntervalMechanism(spec.epsilon, spec.lower, spec.upper, noise=spec.noise,
-                                 gamma=2.0 if spec.gamma is None else spec.gamma, calibration=spec.calibration,
-                                 delta=spec.delta if spec.noise != "cauchy" else None, rows_per_person=m, level=level)
+    return GiniIntervalMechanism(
+        spec.epsilon,
+        spec.lower,
+        spec.upper,
+        noise=spec.noise,
+        gamma=2.0 if spec.gamma is None else spec.gamma,
+        calibration=spec.calibration,
+        delta=spec.delta if spec.noise != "cauchy" else None,
+        rows_per_person=m,
+        level=level,
+    )
 
 
 def _statistic_delta(spec: StatisticSpec, m: int) -> float:
@@ -147,14 +170,16 @@ def plan_cost(plan: ReleasePlan) -> PlanCost:
     m = plan.rows_per_person
     # a statistic with noisy cell sizes also costs n_epsilon, and its DP cell selection selection_delta
     # (dpcore.cell_keys): ReleasePlan.statistic_epsilon / statistic_selection_delta
-    per = tuple((plan.statistic_epsilon(s), _statistic_delta(s, m) + plan.statistic_selection_delta(s))
-                for s in plan.statistics)
+    per = tuple(
+        (plan.statistic_epsilon(s), _statistic_delta(s, m) + plan.statistic_selection_delta(s)) for s in plan.statistics
+    )
     return PlanCost(math.fsum(e for e, _ in per), math.fsum(d for _, d in per), per)
 
 
 # ---------------------------------------------------------------------------------------------
 # Neighbouring relation text
 # ---------------------------------------------------------------------------------------------
+
 
 def missing_values_rule(plan: ReleasePlan) -> dict[str, str]:
     """The public rule for missing values that a release follows (the record's ``missing_values``).
@@ -166,17 +191,23 @@ def missing_values_rule(plan: ReleasePlan) -> dict[str, str]:
     numbers move. A missing outcome counts as not a case (no extra count and no extra epsilon; a noisy count of
     missing outcomes would need its own share of epsilon or a wider noise)."""
     if plan.missing_income == "refuse":
-        income = (f"refuse: a missing or non-finite value of the income column {plan.income!r} stops the release "
-                  "before any charge (the data were checked to have none)")
+        income = (
+            f"refuse: a missing or non-finite value of the income column {plan.income!r} stops the release "
+            "before any charge (the data were checked to have none)"
+        )
     else:
-        income = (f"lower: a row whose income {plan.income!r} is missing or not finite stays in every n; the mean "
-                  "and the Gini count it at the statistic's public 'lower' bound, the percentiles' histogram in its "
-                  "first bin, an 'outcome_below' outcome as not a case")
-    return {"income": income,
-            "outcome": "a missing outcome is a third value: the row stays in n_exposed / n_reference and is not a "
-                       "case (cases count the known positives only)",
-            "cells": "a missing cell label ('by', the exposure group) is its own cell, shown empty",
-            "privacy_unit": "the per-person row sample is taken from every row, before any missing value is looked at"}
+        income = (
+            f"lower: a row whose income {plan.income!r} is missing or not finite stays in every n; the mean "
+            "and the Gini count it at the statistic's public 'lower' bound, the percentiles' histogram in its "
+            "first bin, an 'outcome_below' outcome as not a case"
+        )
+    return {
+        "income": income,
+        "outcome": "a missing outcome is a third value: the row stays in n_exposed / n_reference and is not a "
+        "case (cases count the known positives only)",
+        "cells": "a missing cell label ('by', the exposure group) is its own cell, shown empty",
+        "privacy_unit": "the per-person row sample is taken from every row, before any missing value is looked at",
+    }
 
 
 #: the record's sentence for each negative-income rule of a plan (dpcore.plan.NEGATIVE_INCOME_RULES)
@@ -184,7 +215,7 @@ NEGATIVE_INCOME_SENTENCES = {
     "refuse": "refuse: a negative income stops the release before any charge (the data were checked to have none)",
     "clip": "clip: a negative income is clipped to the statistic's public lower bound, as every income below it",
     "drop": "drop: a negative income counts as a missing income (the missing-values rule applies; the row stays in "
-            "every n, so one person's sign moves only noisy numbers)",
+    "every n, so one person's sign moves only noisy numbers)",
 }
 
 
@@ -198,26 +229,33 @@ def negative_incomes_rule(plan: ReleasePlan) -> str:
 def _relation(plan: ReleasePlan) -> dict[str, str]:
     m = plan.rows_per_person
     if plan.privacy_unit:
-        who = (f"replace one person (one value of the privacy unit column {plan.privacy_unit!r}); each person "
-               f"keeps at most {m} row(s), a seeded uniform sample of their rows (bounding_seed "
-               f"{plan.bounding_seed}), so one person changes the values of at most {m} row(s), in any cells")
+        who = (
+            f"replace one person (one value of the privacy unit column {plan.privacy_unit!r}); each person "
+            f"keeps at most {m} row(s), a seeded uniform sample of their rows (bounding_seed "
+            f"{plan.bounding_seed}), so one person changes the values of at most {m} row(s), in any cells"
+        )
     else:
         who = "replace one record (row): one row's values change"
-    public = ("public (not protected): the cells (values of the 'by' columns and of the exposure group) that "
-              "the rows fall in and the number of rows of every cell (published in the tables, as PSEO "
-              "publishes cell counts), the bounds, bins, percentile levels and thresholds of the plan. "
-              "No row is left out for a missing value: a person's value going missing is a change of their values "
-              "(rules in 'missing_values').")
-    change = (f"one person can change: every histogram (all cells together) by at most {2 * m} in L1; every "
-              f"clipped sum by at most {m} x (upper - lower); every outcome count table by at most {m} "
-              f"(calibrated as {2 * m}, epsilon/2 per count); every cell's Gini through at most {m} of its "
-              f"incomes (group privacy: each cell's Gini is released at epsilon/{m})")
+    public = (
+        "public (not protected): the cells (values of the 'by' columns and of the exposure group) that "
+        "the rows fall in and the number of rows of every cell (published in the tables, as PSEO "
+        "publishes cell counts), the bounds, bins, percentile levels and thresholds of the plan. "
+        "No row is left out for a missing value: a person's value going missing is a change of their values "
+        "(rules in 'missing_values')."
+    )
+    change = (
+        f"one person can change: every histogram (all cells together) by at most {2 * m} in L1; every "
+        f"clipped sum by at most {m} x (upper - lower); every outcome count table by at most {m} "
+        f"(calibrated as {2 * m}, epsilon/2 per count); every cell's Gini through at most {m} of its "
+        f"incomes (group privacy: each cell's Gini is released at epsilon/{m})"
+    )
     return {"neighbouring": who, "public": public, "what_one_person_can_change": change}
 
 
 # ---------------------------------------------------------------------------------------------
 # Noise on aggregates
 # ---------------------------------------------------------------------------------------------
+
 
 def _q_label(q: float) -> str:
     return "p" + (f"{q:g}".replace(".", "_"))
@@ -250,8 +288,12 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = Fa
     table = cells.copy()
     table["n"] = counts.sum(axis=1).astype(np.int64)
     d = mech.draw(counts, rng=rng)
-    info: dict[str, Any] = {**mech.record(), "measurement": d.measurement, "privacy_map": d.privacy_map,
-                            "map_epsilon": d.map_epsilon}
+    info: dict[str, Any] = {
+        **mech.record(),
+        "measurement": d.measurement,
+        "privacy_map": d.privacy_map,
+        "map_epsilon": d.map_epsilon,
+    }
     assert spec.q is not None  # the plan parser sets the levels of every percentiles statistic
     for j, q in enumerate(spec.q):
         table[_q_label(q)] = d.percentiles[:, j].astype(float)
@@ -265,8 +307,9 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = Fa
     return table, info
 
 
-def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool, cells_move: bool = False
-          ) -> tuple[pd.DataFrame, dict]:
+def _mean(
+    engine, spec: StatisticSpec, m: int, rng, simulate: bool, cells_move: bool = False
+) -> tuple[pd.DataFrame, dict]:
     """Clipped sums through :class:`dpcore.stratified.MeanMechanism`. ``cells_move``: cell sizes are protected, so
     one person's rows may move between cells (a wider sensitivity) and the n divided by is the noisy one."""
     from ..stratified import MeanMechanism
@@ -278,8 +321,12 @@ def _mean(engine, spec: StatisticSpec, m: int, rng, simulate: bool, cells_move: 
     table = sums[by].copy() if by else pd.DataFrame(index=range(len(sums)))
     table["n"] = sums["n"].to_numpy(dtype=np.int64)
     d = mech.draw(sums["sum_cents"].to_numpy(dtype=np.float64), sums["n"].to_numpy(dtype=float), rng=rng)
-    info: dict[str, Any] = {**mech.record(), "measurement": d.measurement, "privacy_map": d.privacy_map,
-                            "map_epsilon": d.map_epsilon}
+    info: dict[str, Any] = {
+        **mech.record(),
+        "measurement": d.measurement,
+        "privacy_map": d.privacy_map,
+        "map_epsilon": d.map_epsilon,
+    }
     table["mean"] = d.means
     return table, info
 
@@ -295,8 +342,11 @@ def _gini(engine, spec: StatisticSpec, m: int, rng, level: float = 0.95) -> tupl
     table["n"] = inputs["n"].to_numpy(dtype=np.int64)
     values, bounds = [], []
     measurement = privacy_map = bound_measurement = None
-    for g, s in zip(inputs["confidential_gini"].to_numpy(float),
-                    inputs["confidential_smooth_sensitivity"].to_numpy(float), strict=True):
+    for g, s in zip(
+        inputs["confidential_gini"].to_numpy(float),
+        inputs["confidential_smooth_sensitivity"].to_numpy(float),
+        strict=True,
+    ):
         draw = mech.draw(float(g), float(s), rng=rng)
         if s > 0:
             measurement, privacy_map = measurement or draw.measurement, privacy_map or draw.privacy_map
@@ -305,13 +355,19 @@ def _gini(engine, spec: StatisticSpec, m: int, rng, level: float = 0.95) -> tupl
         bounds.append(draw.smooth_sensitivity_upper)
     table["gini"] = np.array(values, dtype=float)
     table["smooth_sensitivity_bound"] = np.array(bounds, dtype=float)
-    info = {**mech.record(),
-            "noise": (f"per cell: Gini + (S_beta(X)/alpha) Z by dpcore.gini.GiniMechanism (noise {spec.noise!r}, "
-                      f"epsilon_value/m = {mech.plan.epsilon_value!r} per cell; group privacy over m = {m} rows), and "
-                      f"a DP upper bound on S_beta(X) at epsilon_bound/m = {mech.plan.epsilon_bound!r} per cell "
-                      "(published: smooth_sensitivity_bound); S_beta(X) itself and the noise scale depend on the data "
-                      "and are not published"),
-            "measurement": measurement, "privacy_map": privacy_map, "bound_measurement": bound_measurement}
+    info = {
+        **mech.record(),
+        "noise": (
+            f"per cell: Gini + (S_beta(X)/alpha) Z by dpcore.gini.GiniMechanism (noise {spec.noise!r}, "
+            f"epsilon_value/m = {mech.plan.epsilon_value!r} per cell; group privacy over m = {m} rows), and "
+            f"a DP upper bound on S_beta(X) at epsilon_bound/m = {mech.plan.epsilon_bound!r} per cell "
+            "(published: smooth_sensitivity_bound); S_beta(X) itself and the noise scale depend on the data "
+            "and are not published"
+        ),
+        "measurement": measurement,
+        "privacy_map": privacy_map,
+        "bound_measurement": bound_measurement,
+    }
     return table, info
 
 
@@ -326,10 +382,15 @@ def _relative_risk(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFra
     ny = counts["n_reference"].to_numpy(dtype=np.int64)
     table["n_exposed"], table["n_reference"] = nx, ny
     mech = RelativeRiskMechanism(spec.epsilon, rows_per_person=m)
-    d = mech.draw(counts["cases_exposed"].to_numpy(np.int64), counts["cases_reference"].to_numpy(np.int64), nx, ny,
-                  rng=rng)
-    info: dict[str, Any] = {**mech.record(), "measurement": d.measurement, "privacy_map": d.privacy_map,
-                            "map_epsilon": d.map_epsilon}
+    d = mech.draw(
+        counts["cases_exposed"].to_numpy(np.int64), counts["cases_reference"].to_numpy(np.int64), nx, ny, rng=rng
+    )
+    info: dict[str, Any] = {
+        **mech.record(),
+        "measurement": d.measurement,
+        "privacy_map": d.privacy_map,
+        "map_epsilon": d.map_epsilon,
+    }
     table["cases_exposed"], table["cases_reference"] = d.cases_exposed, d.cases_reference
     table["relative_risk"] = d.relative_risk
     return table, info
@@ -338,6 +399,7 @@ def _relative_risk(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFra
 # ---------------------------------------------------------------------------------------------
 # Output: the --out slot (checked, locked and probed before any charge), atomic writing
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PlanResult:
@@ -365,8 +427,10 @@ class ChargeNotice:
 
     def lost(self, reason: str) -> str:
         spent = f"epsilon = {self.epsilon:g}" + (f" (delta = {self.delta:.3g})" if self.delta > 0 else "")
-        return (f"{spent} was charged to account {self.account!r} (ledger entry {self.entry_id}) and nothing was "
-                f"written: {reason}")
+        return (
+            f"{spent} was charged to account {self.account!r} (ledger entry {self.entry_id}) and nothing was "
+            f"written: {reason}"
+        )
 
 
 class ReleaseNotDelivered(Exception):
@@ -389,9 +453,11 @@ class InterruptedAfterCharge(KeyboardInterrupt):
         if written_to is None:
             text = notice.lost(f"interrupted by {name}")
         else:
-            text = (f"{name} after the release was written to {str(written_to)!r}: epsilon = "
-                    f"{notice.epsilon:g} is charged to account {notice.account!r} (ledger entry {notice.entry_id}), "
-                    "which may not be marked revealed")
+            text = (
+                f"{name} after the release was written to {str(written_to)!r}: epsilon = "
+                f"{notice.epsilon:g} is charged to account {notice.account!r} (ledger entry {notice.entry_id}), "
+                "which may not be marked revealed"
+            )
         super().__init__(text)
         self.notice, self.signal_number, self.written_to = notice, signal_number, written_to
 
@@ -461,8 +527,9 @@ class OutputSlot:
             if not out.is_dir():
                 raise DPInputError(f"--out {str(out)!r} exists and is not a directory")
             if any(out.iterdir()):
-                raise DPInputError(f"--out {str(out)!r} is not empty: give a new or empty directory (nothing is "
-                                   "overwritten)")
+                raise DPInputError(
+                    f"--out {str(out)!r} is not empty: give a new or empty directory (nothing is overwritten)"
+                )
 
     def _lock(self) -> None:
         import fcntl
@@ -471,16 +538,19 @@ class OutputSlot:
             try:
                 fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
-                raise DPInputError(f"--out {str(self.out)!r} cannot be written: cannot create the lock file "
-                                   f"{self.lock_path.name!r} beside it ({exc.strerror or exc}); nothing was charged"
-                                   ) from None
+                raise DPInputError(
+                    f"--out {str(self.out)!r} cannot be written: cannot create the lock file "
+                    f"{self.lock_path.name!r} beside it ({exc.strerror or exc}); nothing was charged"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise DPInputError(f"another dpcore release is writing --out {str(self.out)!r} (it holds "
-                                   f"{self.lock_path.name!r}); nothing was charged: wait for it or choose another "
-                                   "--out") from None
+                raise DPInputError(
+                    f"another dpcore release is writing --out {str(self.out)!r} (it holds "
+                    f"{self.lock_path.name!r}); nothing was charged: wait for it or choose another "
+                    "--out"
+                ) from None
             # the holder before us may have removed the file between our open and our flock: then we hold a
             # lock on a name nobody sees; start again on the current file
             try:
@@ -517,10 +587,10 @@ class OutputSlot:
         except OSError:
             return
         for name in listing:  # a probe file of a run killed between creating and removing it (zeros)
-            if name.startswith(probe) and name[len(probe):].isdigit():
+            if name.startswith(probe) and name[len(probe) :].isdigit():
                 with contextlib.suppress(OSError):
                     os.unlink(self.out.parent / name)
-        names = sorted(n for n in listing if n.startswith(prefix) and _STAGING_SUFFIX.fullmatch(n[len(prefix):]))
+        names = sorted(n for n in listing if n.startswith(prefix) and _STAGING_SUFFIX.fullmatch(n[len(prefix) :]))
         for name in names:
             path = self.out.parent / name
             try:
@@ -545,8 +615,9 @@ class OutputSlot:
                 os.close(fd)
                 os.unlink(probe)
         except OSError as exc:
-            raise DPInputError(f"--out {str(self.out)!r} cannot be written ({exc.strerror or exc}); nothing was "
-                               "charged") from None
+            raise DPInputError(
+                f"--out {str(self.out)!r} cannot be written ({exc.strerror or exc}); nothing was charged"
+            ) from None
 
     def check_space(self, needed: int) -> None:
         """Refuse when the free space beside --out is below ``needed`` bytes (an estimate, :func:`_output_bytes`)."""
@@ -556,8 +627,10 @@ class OutputSlot:
             return
         free = st.f_bavail * st.f_frsize
         if free < needed:
-            raise DPInputError(f"not enough free space for --out {str(self.out)!r}: the tables need about "
-                               f"{_human_bytes(needed)} and {_human_bytes(free)} are free; nothing was charged")
+            raise DPInputError(
+                f"not enough free space for --out {str(self.out)!r}: the tables need about "
+                f"{_human_bytes(needed)} and {_human_bytes(free)} are free; nothing was charged"
+            )
 
 
 def _human_bytes(n: float) -> str:
@@ -584,6 +657,7 @@ def _output_bytes(plan: ReleasePlan, cells: dict[str, pd.DataFrame], block: int)
     Parquet file (a footer plus a quarter of the CSV), each rounded up to the file system's block; plan.toml and
     the record. ``cells``: per statistic a frame with one row per cell holding its label columns (``by``).
     Measured: 1.35 x the bytes written for 60,000 cells, 1.4 x for the example plan's 16 cells."""
+
     def blocks(n: int) -> int:
         return -(-max(int(n), 1) // block) * block
 
@@ -605,8 +679,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _write_outputs(out: Path, plan: ReleasePlan, tables: dict[str, pd.DataFrame], record: dict, *,
-                   simulation: bool = False) -> dict[str, str]:
+def _write_outputs(
+    out: Path, plan: ReleasePlan, tables: dict[str, pd.DataFrame], record: dict, *, simulation: bool = False
+) -> dict[str, str]:
     tmp = Path(tempfile.mkdtemp(prefix=_STAGING.format(name=out.name) + f"{os.getpid()}-", dir=out.parent))
     try:
         hashes = {}
@@ -620,8 +695,9 @@ def _write_outputs(out: Path, plan: ReleasePlan, tables: dict[str, pd.DataFrame]
         (tmp / "plan.toml").write_text(plan_to_toml(plan), encoding="utf-8")
         hashes["plan.toml"] = _sha256(tmp / "plan.toml")
         record = {**record, **_write_card(tmp, record, tables, hashes), "files": hashes}
-        (tmp / RECORD_FILE).write_text(json.dumps(record, indent=2, sort_keys=False, default=_json_default),
-                                       encoding="utf-8")
+        (tmp / RECORD_FILE).write_text(
+            json.dumps(record, indent=2, sort_keys=False, default=_json_default), encoding="utf-8"
+        )
         if out.exists():
             out.rmdir()  # empty (checked); a race that filled it makes this fail and leaves it alone
         os.rename(tmp, out)
@@ -637,8 +713,10 @@ def _write_card(tmp: Path, record: dict, tables: dict[str, pd.DataFrame], hashes
     try:
         paths = write_release_card(tmp, record, tables)  # all three or none
     except Exception as exc:  # the tables and the record are what was paid for; the card can be remade from them
-        return {"release_card": f"not written: {_one_line(exc)} (remake it with dpcore.release_card from this "
-                                "record and the tables)"}
+        return {
+            "release_card": f"not written: {_one_line(exc)} (remake it with dpcore.release_card from this "
+            "record and the tables)"
+        }
     hashes.update({path.name: _sha256(path) for path in paths})
     return {}
 
@@ -665,8 +743,14 @@ def _open_ledger(ledger_url: str | None, *, create: bool, progress: Progress):
     return ledger.open_ledger(ledger_url, create=False, on_wait=progress.say)
 
 
-def _open_account(plan: ReleasePlan, cost: PlanCost, ledger_url: str | None, *, init_ledger: bool = False,
-                  progress: Progress | None = None):
+def _open_account(
+    plan: ReleasePlan,
+    cost: PlanCost,
+    ledger_url: str | None,
+    *,
+    init_ledger: bool = False,
+    progress: Progress | None = None,
+):
     """Open the ledger (never created silently: ``init_ledger`` creates a new one, and refuses a ledger that holds
     charges), open or create the plan's account and check the plan's cost against what is left (public inputs only)."""
     from .. import ledger
@@ -683,8 +767,10 @@ def _open_account(plan: ReleasePlan, cost: PlanCost, ledger_url: str | None, *, 
             progress.say(f"created a new ledger: {db.describe()}")
         else:
             if any(account.entries() for account in db.accounts()):
-                raise DPInputError(f"--init-ledger creates a new ledger, but {db.describe()} already holds charges: "
-                                   "drop --init-ledger (it is for the first release only)")
+                raise DPInputError(
+                    f"--init-ledger creates a new ledger, but {db.describe()} already holds charges: "
+                    "drop --init-ledger (it is for the first release only)"
+                )
     else:
         db = _open_ledger(ledger_url, create=False, progress=progress)
     # One budget per population: the plan names a population the data owner registered (with its caps); a plan
@@ -693,29 +779,36 @@ def _open_account(plan: ReleasePlan, cost: PlanCost, ledger_url: str | None, *, 
     if init_ledger and db.population(population) is None:
         # --init-ledger is the data owner's first release into a ledger without charges (checked above): the
         # flag that creates the ledger also registers the plan's population with the plan's caps, said on screen
-        cap_delta = plan.cap_delta if plan.cap_delta is not None else (DEFAULT_GINI_CAP_DELTA if cost.delta > 0 else 0.0)
+        cap_delta = (
+            plan.cap_delta if plan.cap_delta is not None else (DEFAULT_GINI_CAP_DELTA if cost.delta > 0 else 0.0)
+        )
         registered = db.register_population(population, plan.cap_epsilon, cap_delta)
-        progress.say(f"registered the population {population!r} with the cap {registered.cap.describe()} "
-                     "(--init-ledger; later plans name it, and its cap is fixed)")
+        progress.say(
+            f"registered the population {population!r} with the cap {registered.cap.describe()} "
+            "(--init-ledger; later plans name it, and its cap is fixed)"
+        )
     acct = db.require_population(population)
     if plan.cap_epsilon != acct.cap_epsilon or (plan.cap_delta is not None and plan.cap_delta != acct.cap_delta):
         raise DPInputError(
             f"the plan's cap (cap_epsilon = {plan.cap_epsilon:g}"
             + (f", cap_delta = {plan.cap_delta:g}" if plan.cap_delta is not None else "")
             + f") is not the cap of the population {population!r} in the ledger ({acct.cap.describe()}, fixed when it "
-            "was registered): write the registered cap in the plan; nothing was charged")
+            "was registered): write the registered cap in the plan; nothing was charged"
+        )
     if cost.delta > 0 and acct.cap_delta <= 0:
         raise DPInputError(
             f"the population {population!r} is pure epsilon-DP (cap delta = 0), but this plan has delta = "
             f"{cost.delta:.3g} (its Gini samplers and DP cell selections); declare the cells in [keys] (no selection "
-            "delta) or use a population registered with --cap-delta > 0; nothing was charged")
+            "delta) or use a population registered with --cap-delta > 0; nothing was charged"
+        )
     if acct.would_exceed(cost.as_budget_cost()):
         spent = acct.spent_epsilon()
         from ..ledger import BudgetExceeded
 
         raise BudgetExceeded(
             f"refused before reading any data: the plan costs epsilon = {cost.epsilon:g}, but the population "
-            f"{population!r} has spent {spent:g} of its cap {acct.cap_epsilon:g} (left {max(0.0, acct.cap_epsilon - spent):g})")
+            f"{population!r} has spent {spent:g} of its cap {acct.cap_epsilon:g} (left {max(0.0, acct.cap_epsilon - spent):g})"
+        )
     return db, acct
 
 
@@ -783,11 +876,14 @@ def _refuse_undeliverable(plan: ReleasePlan, aggregates: dict[str, _Deferred], s
         if n_rows == 0 and not (plan.cells_private(s) and plan.keys_declared(s)):
             empty.append(f"{s.where} {s.name!r}")
     if empty and len(empty) == len(plan.statistics):
-        raise DPInputError(f"the data have no row (a header-only or empty input): nothing to release from "
-                           f"{plan.income!r}; nothing was charged")
+        raise DPInputError(
+            f"the data have no row (a header-only or empty input): nothing to release from "
+            f"{plan.income!r}; nothing was charged"
+        )
     if empty:
-        raise DPInputError(f"no row of the data can be released for {', '.join(empty)} (0 rows in every cell); "
-                           "nothing was charged")
+        raise DPInputError(
+            f"no row of the data can be released for {', '.join(empty)} (0 rows in every cell); nothing was charged"
+        )
     warnings = _check_cells(plan, aggregates, cells, slot.progress)
     try:
         block = os.statvfs(slot.out.parent).f_frsize or 4096
@@ -797,8 +893,9 @@ def _refuse_undeliverable(plan: ReleasePlan, aggregates: dict[str, _Deferred], s
     return warnings
 
 
-def _check_cells(plan: ReleasePlan, aggregates: dict[str, _Deferred], cells: dict[str, pd.DataFrame],
-                 progress: Progress) -> list[str]:
+def _check_cells(
+    plan: ReleasePlan, aggregates: dict[str, _Deferred], cells: dict[str, pd.DataFrame], progress: Progress
+) -> list[str]:
     """Before the charge: refuse a ``by`` whose cells are (nearly) one per row, and warn about small public cells.
 
     Refused: a statistic whose cells are not declared in ``[keys]`` and number more than half its rows
@@ -814,9 +911,11 @@ def _check_cells(plan: ReleasePlan, aggregates: dict[str, _Deferred], cells: dic
             continue
         n_rows = _statistic_cells(aggregates[s.name])[1]
         if cell_keys.nearly_unique_cells(len(cells[s.name]), n_rows):
-            raise DPInputError(f"{s.where} {s.name!r}: 'by' = {list(s.by)} gives nearly one cell per row (more cells "
-                               f"than half the rows): such cells single out people; declare the public cells in "
-                               "[keys] or choose coarser columns; nothing was charged and nothing was released")
+            raise DPInputError(
+                f"{s.where} {s.name!r}: 'by' = {list(s.by)} gives nearly one cell per row (more cells "
+                f"than half the rows): such cells single out people; declare the public cells in "
+                "[keys] or choose coarser columns; nothing was charged and nothing was released"
+            )
     warnings: list[str] = []
     if plan.cell_sizes != "public" or plan.small_cell_threshold <= 0:
         return warnings
@@ -827,9 +926,11 @@ def _check_cells(plan: ReleasePlan, aggregates: dict[str, _Deferred], cells: dic
         small = int(np.count_nonzero((counts > 0) & (counts < plan.small_cell_threshold)))
         if small:
             what = "exposure groups of cells" if s.kind == "relative_risk" else "cells"
-            text = (f"{s.where} {s.name!r}: {small} {what} with fewer than {plan.small_cell_threshold} rows are "
-                    "published with their exact n (cell_sizes = \"public\"); a one-person cell's value is that "
-                    "person's value plus noise at epsilon")
+            text = (
+                f"{s.where} {s.name!r}: {small} {what} with fewer than {plan.small_cell_threshold} rows are "
+                "published with their exact n (cell_sizes = \"public\"); a one-person cell's value is that "
+                "person's value plus noise at epsilon"
+            )
             warnings.append(text)
             progress.say(f"warning: {text}")
     return warnings
@@ -838,14 +939,21 @@ def _check_cells(plan: ReleasePlan, aggregates: dict[str, _Deferred], cells: dic
 def _cells_rule(plan: ReleasePlan) -> dict[str, Any]:
     """The record's ``cells``: how the listed cells and their n were obtained (:mod:`dpcore.cell_keys`)."""
     if plan.cell_sizes == "public":
-        rule = {"cell_sizes": "public", "n": "exact (the PSEO assumption: cells present and their sizes are public)",
-                "small_cell_threshold": plan.small_cell_threshold}
+        rule = {
+            "cell_sizes": "public",
+            "n": "exact (the PSEO assumption: cells present and their sizes are public)",
+            "small_cell_threshold": plan.small_cell_threshold,
+        }
     else:
-        rule = {"cell_sizes": "noisy", "n_epsilon": plan.n_epsilon, "selection_delta": plan.selection_delta,
-                "n": "a noisy count (discrete Laplace, scale 2m/n_epsilon), charged n_epsilon per statistic with cells",
-                "cells": "declared in [keys] when every 'by' column is declared (absent cells released as n = 0 plus "
-                         "noise, undeclared rows dropped), else selected with DP (Laplace threshold, delta "
-                         "selection_delta)"}
+        rule = {
+            "cell_sizes": "noisy",
+            "n_epsilon": plan.n_epsilon,
+            "selection_delta": plan.selection_delta,
+            "n": "a noisy count (discrete Laplace, scale 2m/n_epsilon), charged n_epsilon per statistic with cells",
+            "cells": "declared in [keys] when every 'by' column is declared (absent cells released as n = 0 plus "
+            "noise, undeclared rows dropped), else selected with DP (Laplace threshold, delta "
+            "selection_delta)",
+        }
     if plan.keys is not None:
         rule["keys"] = plan.keys.to_dict() if plan.keys.file is None else {"file": plan.keys.file}
     return rule
@@ -875,13 +983,25 @@ def check_simulation_allowed(public_data: bool) -> None:
             "seeded simulation of confidential data publishes invertible numbers), and nothing is charged. "
             "For confidential data run a real release (drop --seed: the ledger is charged and the secure "
             "sampler draws the noise); to simulate, use a synthetic or public file and declare it with "
-            "--public-data")
+            "--public-data"
+        )
 
 
-def run_plan(plan: ReleasePlan, source: Source, *, engine: str = "duckdb", out_dir: str | os.PathLike,
-             ledger_url: str | None = None, seed: int | None = None, master: str | None = None,
-             progress: Progress | None = None, memory_limit: str | None = None,
-             workdir: str | None = None, init_ledger: bool = False, public_data: bool = False) -> PlanResult:
+def run_plan(
+    plan: ReleasePlan,
+    source: Source,
+    *,
+    engine: str = "duckdb",
+    out_dir: str | os.PathLike,
+    ledger_url: str | None = None,
+    seed: int | None = None,
+    master: str | None = None,
+    progress: Progress | None = None,
+    memory_limit: str | None = None,
+    workdir: str | None = None,
+    init_ledger: bool = False,
+    public_data: bool = False,
+) -> PlanResult:
     """Run ``plan`` on ``source`` with ``engine``; write the tables and the record into ``out_dir``.
 
     See the module docstring for the order of events, the mechanisms and the neighbouring relation.
@@ -909,9 +1029,20 @@ def run_plan(plan: ReleasePlan, source: Source, *, engine: str = "duckdb", out_d
     else:
         rng = None
     with OutputSlot(out_dir, progress) as slot:
-        return _run_in_slot(plan, source, slot, engine=engine, ledger_url=ledger_url, seed=seed, rng=rng,
-                            master=master, progress=progress, memory_limit=memory_limit, workdir=workdir,
-                            init_ledger=init_ledger)
+        return _run_in_slot(
+            plan,
+            source,
+            slot,
+            engine=engine,
+            ledger_url=ledger_url,
+            seed=seed,
+            rng=rng,
+            master=master,
+            progress=progress,
+            memory_limit=memory_limit,
+            workdir=workdir,
+            init_ledger=init_ledger,
+        )
 
 
 class _StepTimes:
@@ -956,18 +1087,23 @@ class _SourceIdentity:
             acct.db.attach_source(self.bytes_key, acct.population, file_bytes=True)
 
 
-def _identify_source(eng: Any, source: Source, acct: Any, engine: str, progress: Progress,
-                     times: _StepTimes) -> _SourceIdentity:
+def _identify_source(
+    eng: Any, source: Source, acct: Any, engine: str, progress: Progress, times: _StepTimes
+) -> _SourceIdentity:
     """The source's identity for the ledger: its byte key, and its record fingerprint unless these exact
     bytes were fingerprinted before (the same bytes are the same records: the decision is the same)."""
     with times.phase("fingerprint"):
         bytes_key = source_bytes_key(source)
     if bytes_key is not None and acct.db.source_population(bytes_key) is not None:
-        progress.say(f"{engine}: these exact files were fingerprinted by an earlier release: their population is "
-                     "known (the record fingerprint is not computed again)")
+        progress.say(
+            f"{engine}: these exact files were fingerprinted by an earlier release: their population is "
+            "known (the record fingerprint is not computed again)"
+        )
         return _SourceIdentity(None, bytes_key)
-    with progress.step(f"{engine}: fingerprinting the source's records (which population they belong to)"), \
-            times.phase("fingerprint"):
+    with (
+        progress.step(f"{engine}: fingerprinting the source's records (which population they belong to)"),
+        times.phase("fingerprint"),
+    ):
         try:
             return _SourceIdentity(engine_record_fingerprint(eng), bytes_key)
         except DPInputError as exc:  # e.g. no rows: the refusals below say it first
@@ -975,31 +1111,52 @@ def _identify_source(eng: Any, source: Source, acct: Any, engine: str, progress:
 
 
 # complexity above the cap: the release steps in order: the order (check, charge, draw, write) is the safety argument
-def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine: str, ledger_url: str | None,  # noqa: C901
-                 seed: int | None, rng: Any, master: str | None, progress: Progress, memory_limit: str | None,
-                 workdir: str | None, init_ledger: bool) -> PlanResult:
+def _run_in_slot(  # noqa: C901
+    plan: ReleasePlan,
+    source: Source,
+    slot: OutputSlot,
+    *,
+    engine: str,
+    ledger_url: str | None,
+    seed: int | None,
+    rng: Any,
+    master: str | None,
+    progress: Progress,
+    memory_limit: str | None,
+    workdir: str | None,
+    init_ledger: bool,
+) -> PlanResult:
     out = slot.out
     times = _StepTimes()
     simulate = seed is not None
     cost = plan_cost(plan)
     acct = None
     if not simulate:
-        with progress.step(f"ledger: checking the budget of the population {plan.population or plan.dataset!r} "
-                           f"(plan costs epsilon = {cost.epsilon:g})"), \
-                times.phase("ledger"):
+        with (
+            progress.step(
+                f"ledger: checking the budget of the population {plan.population or plan.dataset!r} "
+                f"(plan costs epsilon = {cost.epsilon:g})"
+            ),
+            times.phase("ledger"),
+        ):
             _, acct = _open_account(plan, cost, ledger_url, init_ledger=init_ledger, progress=progress)
     m = plan.rows_per_person
     spec = EngineSpec.from_plan(plan)
     tables: dict[str, pd.DataFrame] = {}
-    with open_engine(engine, source, spec, progress=progress, master=master, workdir=workdir,
-                     memory_limit=memory_limit) as eng:
-        with progress.step(f"{engine}: reading and checking the source ({source.describe()[:80]})"), \
-                times.phase("scan"):
+    with open_engine(
+        engine, source, spec, progress=progress, master=master, workdir=workdir, memory_limit=memory_limit
+    ) as eng:
+        with (
+            progress.step(f"{engine}: reading and checking the source ({source.describe()[:80]})"),
+            times.phase("scan"),
+        ):
             eng.prepare()
         aggregates = {}
         for s in plan.statistics:
-            with progress.step(f"{engine}: aggregating {s.where} by {', '.join(s.by) or '(whole table)'}"), \
-                    times.phase("aggregate"):
+            with (
+                progress.step(f"{engine}: aggregating {s.where} by {', '.join(s.by) or '(whole table)'}"),
+                times.phase("aggregate"),
+            ):
                 aggregates[s.name] = _Deferred(s, eng, m, plan)
                 aggregates[s.name].compute()
         identity = _identify_source(eng, source, acct, engine, progress, times) if acct is not None else None
@@ -1025,10 +1182,12 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
         "privacy": {
             **relation,
             "composition": "cells of one statistic are disjoint (parallel composition: each statistic costs its "
-                           "epsilon once); statistics add up (sequential composition)",
+            "epsilon once); statistics add up (sequential composition)",
             "cost": {"epsilon": cost.epsilon, "delta": cost.delta},
-            "per_statistic": [{"name": s.name, "kind": s.kind, "epsilon": e, "delta": d}
-                              for s, (e, d) in zip(plan.statistics, cost.per_statistic, strict=True)],
+            "per_statistic": [
+                {"name": s.name, "kind": s.kind, "epsilon": e, "delta": d}
+                for s, (e, d) in zip(plan.statistics, cost.per_statistic, strict=True)
+            ],
         },
         "missing_values": missing_values_rule(plan),
         "negative_incomes": negative_incomes_rule(plan),
@@ -1038,35 +1197,53 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
         record["privacy"]["public"] = (
             "public (not protected): the declared [keys] cells, the bounds, bins, percentile levels and thresholds "
             "of the plan. Protected: which cell and exposure group each row falls in (rows may move between "
-            "cells: the mean's sum sensitivity is m max(U - L, 2 max(|L|, |U|))) and every cell's n (noisy).")
+            "cells: the mean's sum sensitivity is m max(U - L, 2 max(|L|, |U|))) and every cell's n (noisy)."
+        )
         record["privacy"]["what_one_person_can_change"] += (
             f"; their rows may also move between cells and exposure groups (cell_sizes = \"noisy\"): every clipped "
             f"sum table by at most {plan.rows_per_person} x max(upper - lower, 2 max(|lower|, |upper|)) in L1, every "
-            f"table of cell sizes by at most {2 * plan.rows_per_person} (noise scale 2m/n_epsilon)")
+            f"table of cell sizes by at most {2 * plan.rows_per_person} (noise scale 2m/n_epsilon)"
+        )
     if seed is not None:  # simulate: the seed is recorded only here (the source was declared public)
-        record["simulation"] = {"seed": int(seed), "public_data": True,
-                                "note": "numpy noise with this seed; the ledger was not charged; the source was "
-                                        "declared public (--public-data): these numbers are NOT a differentially "
-                                        "private release and, with the seed, reveal the source's aggregates exactly"}
+        record["simulation"] = {
+            "seed": int(seed),
+            "public_data": True,
+            "note": "numpy noise with this seed; the ledger was not charged; the source was "
+            "declared public (--public-data): these numbers are NOT a differentially "
+            "private release and, with the seed, reveal the source's aggregates exactly",
+        }
     entry = None
     notice: ChargeNotice | None = None
     written = False
     try:
         if acct is not None:
-            with progress.step("ledger: charging the plan (before any noise is drawn)"), _signals_held(), \
-                    times.phase("ledger"):
-                entry = acct.charge(f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
-                                    cost=cost.as_budget_cost(), record=record)
+            with (
+                progress.step("ledger: charging the plan (before any noise is drawn)"),
+                _signals_held(),
+                times.phase("ledger"),
+            ):
+                entry = acct.charge(
+                    f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
+                    cost=cost.as_budget_cost(),
+                    record=record,
+                )
                 notice = ChargeNotice(cost.epsilon, cost.delta, acct.population or plan.dataset, int(entry.id))
             try:
                 spent_after = acct.spent_epsilon()
             except DPInputError:  # the ledger went away after the charge: the release goes on (the entry is there)
                 spent_after = None
-            record["ledger"] = {"backend": acct.db.backend if hasattr(acct, "db") else None,
-                                "account": acct.population or plan.dataset, "population": acct.population,
-                                "entry_id": entry.id, "charged": cost.as_budget_cost().to_dict(),
-                                "spent_epsilon_after": spent_after, "cap_epsilon": acct.cap_epsilon}
-        noise_step = "adding noise to the aggregates" + (" (simulation: numpy)" if simulate else " (OpenDP / certified)")
+            record["ledger"] = {
+                "backend": acct.db.backend if hasattr(acct, "db") else None,
+                "account": acct.population or plan.dataset,
+                "population": acct.population,
+                "entry_id": entry.id,
+                "charged": cost.as_budget_cost().to_dict(),
+                "spent_epsilon_after": spent_after,
+                "cap_epsilon": acct.cap_epsilon,
+            }
+        noise_step = "adding noise to the aggregates" + (
+            " (simulation: numpy)" if simulate else " (OpenDP / certified)"
+        )
         with progress.step(noise_step), times.phase("noise"):
             stats_out = []
             for s in plan.statistics:
@@ -1078,10 +1255,18 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
                 if simulate:  # every simulated table says so, in a column and in its file names
                     table = table.assign(simulation=True)
                 tables[s.name] = table
-                stats_out.append({"name": s.name, "kind": s.kind, "by": list(s.by), "epsilon": s.epsilon,
-                                  "cells": int(len(table)), "columns": list(table.columns),
-                                  "files": [f"{_table_stem(s.name, simulate)}.csv",
-                                            f"{_table_stem(s.name, simulate)}.parquet"], **info})
+                stats_out.append(
+                    {
+                        "name": s.name,
+                        "kind": s.kind,
+                        "by": list(s.by),
+                        "epsilon": s.epsilon,
+                        "cells": int(len(table)),
+                        "columns": list(table.columns),
+                        "files": [f"{_table_stem(s.name, simulate)}.csv", f"{_table_stem(s.name, simulate)}.parquet"],
+                        **info,
+                    }
+                )
                 del aggregates[s.name]
         record["statistics"] = stats_out
         with progress.step(f"writing {len(tables)} table(s) and {RECORD_FILE} to {out}"), times.phase("write"):
@@ -1096,8 +1281,9 @@ def _run_in_slot(plan: ReleasePlan, source: Source, slot: OutputSlot, *, engine:
     except KeyboardInterrupt as exc:
         if notice is None:
             raise
-        raise InterruptedAfterCharge(notice, int(getattr(exc, "signal_number", signal.SIGINT)),
-                                     written_to=out if written else None) from exc
+        raise InterruptedAfterCharge(
+            notice, int(getattr(exc, "signal_number", signal.SIGINT)), written_to=out if written else None
+        ) from exc
     except Exception as exc:
         if notice is None:
             raise
@@ -1116,9 +1302,11 @@ def _mark_revealed(acct, entry_id: int, out: Path, hashes: dict[str, str], notic
     try:
         link = acct.attach_result(entry_id, {"out_dir": str(out), "files": hashes})
     except Exception as exc:
-        return (f"the release was written to {str(out)!r} and epsilon = {notice.epsilon:g} is charged to account "
-                f"{notice.account!r} (ledger entry {entry_id}), but the ledger could not mark the entry revealed "
-                f"and no journal could keep the mark: {_one_line(exc)}")
+        return (
+            f"the release was written to {str(out)!r} and epsilon = {notice.epsilon:g} is charged to account "
+            f"{notice.account!r} (ledger entry {entry_id}), but the ledger could not mark the entry revealed "
+            f"and no journal could keep the mark: {_one_line(exc)}"
+        )
     if getattr(link, "recorded", True):
         return None
     return f"the release was written to {str(out)!r}; {link.message}"
@@ -1161,8 +1349,9 @@ class _Deferred:
         frame = self._frames[name]
         keys, counts = cell_keys.cell_counts(frame, s.kind, by)
         select = bool(by) and not plan.keys_declared(s)
-        drawn = cell_keys.noisy_cell_counts(keys, counts, n_epsilon=plan.n_epsilon, m=self.m, rng=rng,
-                                            select=select, delta=plan.selection_delta)
+        drawn = cell_keys.noisy_cell_counts(
+            keys, counts, n_epsilon=plan.n_epsilon, m=self.m, rng=rng, select=select, delta=plan.selection_delta
+        )
         noisy = {k: max(int(v), 0) for k, v in drawn.counts.items()}  # a count below 0 shown as 0: post-processing
         if s.kind == "relative_risk":  # a cell is listed when both its groups are
             cells = {k[:-1] for k in noisy if k[:-1] + ("exposed",) in noisy and k[:-1] + ("reference",) in noisy}
@@ -1204,9 +1393,12 @@ class _Deferred:
         if private:
             noisy, self._cells_info = self._noisy_cells(rng)
         elif self.plan is not None:
-            self._cells_info = {"cells": ("declared in the plan's [keys]" if self.plan.keys_declared(s) else
-                                          "the cells present in the data"),
-                                "n": "exact (cell_sizes = \"public\": the PSEO assumption)"}
+            self._cells_info = {
+                "cells": (
+                    "declared in the plan's [keys]" if self.plan.keys_declared(s) else "the cells present in the data"
+                ),
+                "n": "exact (cell_sizes = \"public\": the PSEO assumption)",
+            }
         if s.kind == "percentiles":
             table, info = _percentiles(eng, s, self.m, rng, cells_move=private)
             if private:  # the histogram's exact row counts replaced by the noisy cell sizes
@@ -1236,11 +1428,13 @@ class _FrozenEngine:
         elif spec.kind == "mean":
             self.frames["sums"] = engine.sums(by, spec.lower, spec.upper)
         elif spec.kind == "gini":
-            self.frames["gini_inputs"] = engine.gini_inputs(by, spec.lower, spec.upper,
-                                                            gini_mechanism(spec, m, level).smoothness)
+            self.frames["gini_inputs"] = engine.gini_inputs(
+                by, spec.lower, spec.upper, gini_mechanism(spec, m, level).smoothness
+            )
         else:
-            self.frames["outcomes"] = engine.outcomes(by, spec.group, spec.exposed, spec.reference, spec.outcome,
-                                                      spec.outcome_below)
+            self.frames["outcomes"] = engine.outcomes(
+                by, spec.group, spec.exposed, spec.reference, spec.outcome, spec.outcome_below
+            )
 
     def histogram(self, *args: Any) -> pd.DataFrame:
         return self.frames["histogram"]

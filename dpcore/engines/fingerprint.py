@@ -8,6 +8,7 @@ reads): CSV with every column as text, named from the header layout the engines 
 reader, a PostgreSQL query staged to Parquet. The DuckDB and Spark engines compute the same
 fingerprint with their own scans; the canonical value text makes typed and text readings agree.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,8 +22,9 @@ from .base import MAX_CSV_ROW_BYTES, Progress, Source, csv_layout, first_line, s
 CHUNK_ROWS = 65_536
 
 
-def arrow_record_batches(source: Source, *, workdir: str | None = None,
-                         progress: Progress | None = None) -> Iterator[Any]:
+def arrow_record_batches(
+    source: Source, *, workdir: str | None = None, progress: Progress | None = None
+) -> Iterator[Any]:
     """pyarrow RecordBatches of every column of ``source``."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -32,23 +34,31 @@ def arrow_record_batches(source: Source, *, workdir: str | None = None,
         for path in source.paths:
             layout = csv_layout(path)
             if layout.columns:
-                read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES, skip_rows=1,
-                                         column_names=[c.strip() for c in layout.columns])
+                read = pacsv.ReadOptions(
+                    block_size=MAX_CSV_ROW_BYTES, skip_rows=1, column_names=[c.strip() for c in layout.columns]
+                )
                 types = {c.strip(): pa.string() for c in layout.columns}
             else:
                 read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES)
                 types = None
-            parse = pacsv.ParseOptions(delimiter=layout.delimiter, quote_char='"', double_quote=True,
-                                       newlines_in_values=True, ignore_empty_lines=True)
-            convert = pacsv.ConvertOptions(column_types=types, null_values=[""], strings_can_be_null=True,
-                                           quoted_strings_can_be_null=True)
+            parse = pacsv.ParseOptions(
+                delimiter=layout.delimiter,
+                quote_char='"',
+                double_quote=True,
+                newlines_in_values=True,
+                ignore_empty_lines=True,
+            )
+            convert = pacsv.ConvertOptions(
+                column_types=types, null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True
+            )
             try:
                 with pa.input_stream(path, compression="detect") as stream:
-                    yield from pacsv.open_csv(stream, read_options=read, parse_options=parse,
-                                              convert_options=convert)
+                    yield from pacsv.open_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
             except (OSError, pa.ArrowException) as exc:
-                raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(path))} to fingerprint its "
-                                   f"records: {first_line(exc)}") from None
+                raise DPInputError(
+                    f"cannot read the CSV file {shown(os.path.basename(path))} to fingerprint its "
+                    f"records: {first_line(exc)}"
+                ) from None
         return
     if source.kind == "duckdb":
         import duckdb
@@ -57,7 +67,9 @@ def arrow_record_batches(source: Source, *, workdir: str | None = None,
         try:
             yield from con.sql(source.sql_query).to_arrow_reader(CHUNK_ROWS)
         except duckdb.Error as exc:
-            raise DPInputError(f"DuckDB could not read the data to fingerprint its records: {first_line(exc)}") from None
+            raise DPInputError(
+                f"DuckDB could not read the data to fingerprint its records: {first_line(exc)}"
+            ) from None
         finally:
             con.close()
         return
@@ -71,12 +83,13 @@ def arrow_record_batches(source: Source, *, workdir: str | None = None,
         try:
             yield from pq.ParquetFile(path).iter_batches(batch_size=CHUNK_ROWS)
         except (OSError, pa.ArrowException) as exc:
-            raise DPInputError(f"cannot read the Parquet file {shown(os.path.basename(path))} to fingerprint its "
-                               f"records: {first_line(exc)}") from None
+            raise DPInputError(
+                f"cannot read the Parquet file {shown(os.path.basename(path))} to fingerprint its "
+                f"records: {first_line(exc)}"
+            ) from None
 
 
-def source_record_fingerprint(source: Source, *, workdir: str | None = None,
-                              progress: Progress | None = None) -> str:
+def source_record_fingerprint(source: Source, *, workdir: str | None = None, progress: Progress | None = None) -> str:
     """The record fingerprint of every row and column of ``source`` (Arrow reading, chunk by chunk)."""
     from ..record_fingerprint import batches_fingerprint
 
@@ -89,8 +102,9 @@ def engine_record_fingerprint(engine: Any) -> str:
     own = getattr(engine, "record_fingerprint", None)
     if callable(own):
         return own()
-    return source_record_fingerprint(engine.source, workdir=getattr(engine, "workdir", None),
-                                     progress=getattr(engine, "progress", None))
+    return source_record_fingerprint(
+        engine.source, workdir=getattr(engine, "workdir", None), progress=getattr(engine, "progress", None)
+    )
 
 
 def file_fingerprint(path: str | os.PathLike) -> str:
@@ -133,8 +147,9 @@ def source_bytes_key(source: Source) -> str | None:
                     contents.update(block)
             digests.append(contents.hexdigest())
         except OSError as exc:
-            raise DPInputError(f"cannot read {shown(os.path.basename(path))} to key its bytes: "
-                               f"{exc.strerror or exc}") from None
+            raise DPInputError(
+                f"cannot read {shown(os.path.basename(path))} to key its bytes: {exc.strerror or exc}"
+            ) from None
     key = hashlib.sha256(BYTES_KEY_TAG + source.kind.encode("ascii") + b"\x00")
     for file_digest in sorted(digests):
         key.update(file_digest.encode("ascii"))

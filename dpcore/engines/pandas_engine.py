@@ -16,6 +16,7 @@ holds the clipped incomes of its cells (8 bytes per row: each cell is sorted), a
 bounding (``privacy_unit``) ranks all rows of each person, so it holds the compact rows. For data
 beyond memory use DuckDB (out-of-core sort).
 """
+
 from __future__ import annotations
 
 import os
@@ -66,9 +67,13 @@ def _arrow_kind(arrow_type: Any) -> str:
         return "struct"
     if pa.types.is_map(t):
         return "map"
-    if (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
-            or getattr(pa.types, "is_list_view", lambda _: False)(t)
-            or getattr(pa.types, "is_large_list_view", lambda _: False)(t)):
+    if (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or getattr(pa.types, "is_list_view", lambda _: False)(t)
+        or getattr(pa.types, "is_large_list_view", lambda _: False)(t)
+    ):
         return "list"
     if pa.types.is_union(t):
         return "union"
@@ -184,8 +189,9 @@ def _values(series: pd.Series) -> list:
 class PandasEngine(Engine):
     name = "pandas"
 
-    def __init__(self, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
-                 workdir: str | None = None) -> None:
+    def __init__(
+        self, source: Source, spec: EngineSpec, *, progress: Progress | None = None, workdir: str | None = None
+    ) -> None:
         super().__init__(source, spec, progress=progress, workdir=workdir)
         self._prepared = False
         self._bounded: dict[str, np.ndarray] | None = None
@@ -224,8 +230,9 @@ class PandasEngine(Engine):
             try:
                 f = pq.ParquetFile(p)
             except (OSError, pa.ArrowException) as exc:
-                raise DPInputError(f"cannot read the Parquet file {shown(os.path.basename(p))}: "
-                                   f"{first_line(exc)}") from None
+                raise DPInputError(
+                    f"cannot read the Parquet file {shown(os.path.basename(p))}: {first_line(exc)}"
+                ) from None
             self._check_schema(f.schema_arrow)
             files.append(f)
         for f in files:
@@ -246,15 +253,25 @@ class PandasEngine(Engine):
         needed = self._needed()
         for layout in self._csv_layouts():
             if layout.columns:
-                read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES, skip_rows=1,
-                                         column_names=layout.read_names(needed))
+                read = pacsv.ReadOptions(
+                    block_size=MAX_CSV_ROW_BYTES, skip_rows=1, column_names=layout.read_names(needed)
+                )
             else:  # a codec this Arrow build lacks: its own header reading
                 read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES)
-            parse = pacsv.ParseOptions(delimiter=layout.delimiter, quote_char='"', double_quote=True,
-                                       newlines_in_values=True, ignore_empty_lines=True)
-            convert = pacsv.ConvertOptions(include_columns=needed, column_types={c: pa.string() for c in needed},
-                                           null_values=[""], strings_can_be_null=True,
-                                           quoted_strings_can_be_null=True)
+            parse = pacsv.ParseOptions(
+                delimiter=layout.delimiter,
+                quote_char='"',
+                double_quote=True,
+                newlines_in_values=True,
+                ignore_empty_lines=True,
+            )
+            convert = pacsv.ConvertOptions(
+                include_columns=needed,
+                column_types={c: pa.string() for c in needed},
+                null_values=[""],
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+            )
             try:
                 with pa.input_stream(layout.path, compression="detect") as stream:
                     reader = pacsv.open_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
@@ -267,11 +284,13 @@ class PandasEngine(Engine):
                     raise csv_not_utf8_error(layout.path) from None
                 if "straddl" in text or "block size" in text:
                     raise csv_row_too_long_error(layout.path) from None
-                raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(layout.path))}: "
-                                   f"{first_line(exc)}") from None
+                raise DPInputError(
+                    f"cannot read the CSV file {shown(os.path.basename(layout.path))}: {first_line(exc)}"
+                ) from None
             except (OSError, pa.ArrowException) as exc:
-                raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(layout.path))}: "
-                                   f"{first_line(exc)}") from None
+                raise DPInputError(
+                    f"cannot read the CSV file {shown(os.path.basename(layout.path))}: {first_line(exc)}"
+                ) from None
 
     def _chunks(self) -> Iterator[tuple[np.ndarray, dict[str, pd.Series]]]:
         """(income as float, needed text columns as pandas Series of labels), chunk by chunk; a text
@@ -367,7 +386,7 @@ class PandasEngine(Engine):
                     arrays[c] = _encode(text[c], self._dictionaries[c])
                 for c in spec.outcome_columns:  # how often each word occurs (checked once, at the end)
                     counts = np.bincount(arrays[c][arrays[c] >= 0], minlength=len(self._dictionaries[c]))
-                    counts[:word_counts[c].size] += word_counts[c]
+                    counts[: word_counts[c].size] += word_counts[c]
                     word_counts[c] = counts
                 store.append(arrays)
                 rows += x.size
@@ -403,17 +422,23 @@ class PandasEngine(Engine):
         cents_key[known] = np.floor(np.clip(x[known], -KEY_CLAMP, KEY_CLAMP) * 100).astype(np.int64)
         income_keys = [str(int(v)) if k else None for v, k in zip(cents_key.tolist(), known.tolist(), strict=True)]
         cols = [self._texts(c, columns[c]) for c in spec.key_columns]
-        outs = [[None if np.isnan(v) else str(int(v)) for v in self._outcome(c, columns[c])]
-                for c in spec.outcome_columns]
+        outs = [
+            [None if np.isnan(v) else str(int(v)) for v in self._outcome(c, columns[c])] for c in spec.outcome_columns
+        ]
         units = self._texts(unit, columns[unit])
         k1, k2 = [], []
         for i, u in enumerate(units):
             cells = [u, *[col[i] for col in cols]]
             k1.append(bounding_key(spec.bounding_seed, cells))
             k2.append(bounding_key(spec.bounding_seed, [*cells, income_keys[i], *[o[i] for o in outs]]))
-        frame = pd.DataFrame({"__k1": k1, "__k2": k2,
-                              "__unit": ["\x00missing" if u is None else "v" + u for u in units],
-                              "__row": np.arange(x.size)})
+        frame = pd.DataFrame(
+            {
+                "__k1": k1,
+                "__k2": k2,
+                "__unit": ["\x00missing" if u is None else "v" + u for u in units],
+                "__row": np.arange(x.size),
+            }
+        )
         frame = frame.sort_values(["__unit", "__k1", "__k2"], kind="stable")
         rank = frame.groupby("__unit", sort=False).cumcount()
         kept = np.sort(frame["__row"].to_numpy()[rank.to_numpy() < int(m)])
@@ -435,7 +460,7 @@ class PandasEngine(Engine):
         if self._bounded is not None:
             total = self._bounded["__x"].size
             for start in range(0, max(total, 1), CHUNK_ROWS):
-                yield {c: self._bounded[c][start:start + CHUNK_ROWS] for c in columns}
+                yield {c: self._bounded[c][start : start + CHUNK_ROWS] for c in columns}
         else:
             yield from self._store.chunks(columns)
 
@@ -452,11 +477,12 @@ class PandasEngine(Engine):
             x = chunk["__x"]
             bins = np.where(np.isnan(x), 0, bin_index(x, edges))  # a missing income: the first bin (bin_expr)
             flat = np.bincount(ids * nbins + bins, minlength=len(cells) * nbins)
-            flat[:counts.size] += counts
+            flat[: counts.size] += counts
             counts = flat
         counts = counts.reshape(len(cells), nbins) if len(cells) else counts.reshape(0, nbins)
-        rows = [(*cells.label(k), int(j), int(counts[k, j])) for k in range(len(cells))
-                for j in np.flatnonzero(counts[k])]
+        rows = [
+            (*cells.label(k), int(j), int(counts[k, j])) for k in range(len(cells)) for j in np.flatnonzero(counts[k])
+        ]
         out = pd.DataFrame(rows, columns=[*by, "bin", "count"])
         out["bin"] = out["bin"].astype(np.int64)
         out["count"] = out["count"].astype(np.int64)
@@ -479,8 +505,15 @@ class PandasEngine(Engine):
         out["sum_cents"] = out["sum_cents"].astype(object)
         return sort_cells(out, by)
 
-    def outcomes(self, by: Sequence[str], group: str, exposed: str, reference: str, outcome: str | None,
-                 outcome_below: float | None) -> pd.DataFrame:
+    def outcomes(
+        self,
+        by: Sequence[str],
+        group: str,
+        exposed: str,
+        reference: str,
+        outcome: str | None,
+        outcome_below: float | None,
+    ) -> pd.DataFrame:
         self.prepare()
         cells = self._cells(by)
         ex_code = self._dictionaries[group].get(exposed, -2)  # -2: no row has the label
@@ -515,7 +548,9 @@ class PandasEngine(Engine):
             buckets.extend([] for _ in range(len(cells) - len(buckets)))
             order = np.argsort(ids, kind="stable")
             sorted_ids, values = ids[order], np.clip(_income_or_lower(chunk["__x"][order], lower), lower, upper)
-            starts: np.ndarray | list[int] = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]) if ids.size else []
+            starts: np.ndarray | list[int] = (
+                np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]) if ids.size else []
+            )
             for start, end in zip(starts, [*starts[1:], ids.size], strict=False):  # no rows: starts is empty
                 buckets[int(sorted_ids[start])].append(values[start:end])
         if not by and not buckets:
@@ -543,7 +578,7 @@ def _income_or_lower(x: np.ndarray, lower: float) -> np.ndarray:
 def _add(total: np.ndarray, part: np.ndarray) -> np.ndarray:
     """``total + part`` where ``part`` may be longer (cells first seen in this chunk)."""
     part = part.astype(np.int64, copy=True)
-    part[:total.size] += total
+    part[: total.size] += total
     return part
 
 
@@ -584,7 +619,7 @@ class _CellIndex:
             return np.zeros(0, dtype=np.int64)
         columns = [(chunk[c] if rows is None else chunk[c][rows]).astype(np.int64) for c in self.by]
         radices = [len(self.labels[c]) + 1 for c in self.by]  # codes -1 (missing) .. len - 1
-        if float(np.prod(np.array(radices, dtype=float))) < 2.0 ** 62:
+        if float(np.prod(np.array(radices, dtype=float))) < 2.0**62:
             # one int64 per row (mixed radix): a 1-D unique, much faster than np.unique(axis=0)
             combined = columns[0] + 1
             for col, radix in zip(columns[1:], radices[1:], strict=True):

@@ -8,6 +8,7 @@ sources (DuckDB files, PostgreSQL) are first staged to Parquet by the driver (Du
 ``psycopg`` in batches), so no JDBC driver is needed; on a cluster, point ``--data`` at Parquet files the
 executors can read (HDFS, S3, a shared file system) instead.
 """
+
 from __future__ import annotations
 
 import os
@@ -85,8 +86,13 @@ def _gini_udf(by: list[str], lower: float, upper: float, beta: float):
         n, g, s = cell_fn(xs, lower=lower, upper=upper, beta=beta)
         # object / numpy dtypes: pandas 3's Arrow-backed "str" columns do not convert in PySpark's serializer
         row = {c: pd.Series([pdf[c].iloc[0] if len(pdf) else None], dtype=object) for c in by}
-        row.update({"n": np.array([n], dtype=np.int64), "confidential_gini": np.array([g], dtype=float),
-                    "confidential_smooth_sensitivity": np.array([s], dtype=float)})
+        row.update(
+            {
+                "n": np.array([n], dtype=np.int64),
+                "confidential_gini": np.array([g], dtype=float),
+                "confidential_smooth_sensitivity": np.array([s], dtype=float),
+            }
+        )
         return pd.DataFrame(row)
 
     return per_cell
@@ -95,17 +101,27 @@ def _gini_udf(by: list[str], lower: float, upper: float, beta: float):
 class SparkEngine(Engine):
     name = "spark"
 
-    def __init__(self, source: Source, spec: EngineSpec, *, progress: Progress | None = None,
-                 workdir: str | None = None, master: str | None = None) -> None:
+    def __init__(
+        self,
+        source: Source,
+        spec: EngineSpec,
+        *,
+        progress: Progress | None = None,
+        workdir: str | None = None,
+        master: str | None = None,
+    ) -> None:
         super().__init__(source, spec, progress=progress, workdir=workdir)
         try:
             from pyspark import SparkConf
             from pyspark.sql import SparkSession
         except ImportError:
-            raise DPInputError("the spark engine needs PySpark: pip install 'dpcore[spark]' (and a Java runtime)") from None
+            raise DPInputError(
+                "the spark engine needs PySpark: pip install 'dpcore[spark]' (and a Java runtime)"
+            ) from None
         if not java_available() and SparkSession.getActiveSession() is None:
-            raise DPInputError("the spark engine needs Java (e.g. Debian's default-jre-headless); none found on PATH "
-                               "or JAVA_HOME")
+            raise DPInputError(
+                "the spark engine needs Java (e.g. Debian's default-jre-headless); none found on PATH or JAVA_HOME"
+            )
         root = str(Path(__file__).resolve().parents[2])
         paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         if root not in paths:
@@ -126,10 +142,12 @@ class SparkEngine(Engine):
         warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark(\..*)?")  # "pandas >= 3" notes
         if self.progress.quiet:
             builder = builder.config("spark.ui.showConsoleProgress", "false")
-        builder = (builder.config("spark.ui.enabled", "false")
-                   .config("spark.sql.session.timeZone", "UTC")
-                   .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-                   .config("spark.local.dir", os.path.join(self.workdir, "spark_local")))
+        builder = (
+            builder.config("spark.ui.enabled", "false")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.local.dir", os.path.join(self.workdir, "spark_local"))
+        )
         if local:
             builder = builder.config("spark.sql.shuffle.partitions", str(LOCAL_SHUFFLE_PARTITIONS))
         with self.progress.step(f"starting Spark ({master or ('local[*]' if not configured else 'spark-submit')})"):
@@ -249,10 +267,18 @@ class SparkEngine(Engine):
                 if not layout.columns:
                     return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
                 schema = T.StructType([T.StructField(c.strip(), T.StringType(), True) for c in layout.columns])
-                frames.append(self.spark.read.option("header", True).option("sep", layout.delimiter)
-                              .option("quote", '"').option("escape", '"').option("encoding", "UTF-8")
-                              .option("multiLine", True).option("mode", "FAILFAST").option("enforceSchema", True)
-                              .schema(schema).csv(path))
+                frames.append(
+                    self.spark.read.option("header", True)
+                    .option("sep", layout.delimiter)
+                    .option("quote", '"')
+                    .option("escape", '"')
+                    .option("encoding", "UTF-8")
+                    .option("multiLine", True)
+                    .option("mode", "FAILFAST")
+                    .option("enforceSchema", True)
+                    .schema(schema)
+                    .csv(path)
+                )
             df = frames[0]
             for other in frames[1:]:
                 df = df.unionByName(other)
@@ -269,9 +295,10 @@ class SparkEngine(Engine):
             acc = Partial()
             for batch in batches:  # Arrow record batches: the fingerprint's Arrow path (0.4 µs of CPU per row)
                 acc.update(batch)
-            yield pa.RecordBatch.from_pydict({"rows": [acc.rows], "sum1": [str(acc.sum1)], "sum2": [str(acc.sum2)]},
-                                             schema=pa.schema([("rows", pa.int64()), ("sum1", pa.string()),
-                                                               ("sum2", pa.string())]))
+            yield pa.RecordBatch.from_pydict(
+                {"rows": [acc.rows], "sum1": [str(acc.sum1)], "sum2": [str(acc.sum2)]},
+                schema=pa.schema([("rows", pa.int64()), ("sum1", pa.string()), ("sum2", pa.string())]),
+            )
 
         total = RecordFingerprint()
         for row in df.mapInArrow(partial_sums, "rows long, sum1 string, sum2 string").collect():
@@ -289,8 +316,14 @@ class SparkEngine(Engine):
         frames = []
         self._layouts = self._csv_layouts()
         for layout in self._layouts:
-            reader = (self.spark.read.option("header", True).option("sep", layout.delimiter).option("quote", '"')
-                      .option("escape", '"').option("encoding", "UTF-8").option("multiLine", True))
+            reader = (
+                self.spark.read.option("header", True)
+                .option("sep", layout.delimiter)
+                .option("quote", '"')
+                .option("escape", '"')
+                .option("encoding", "UTF-8")
+                .option("multiLine", True)
+            )
             if layout.columns:
                 schema = T.StructType([T.StructField(c, T.StringType(), True) for c in layout.read_names(needed)])
                 reader = reader.schema(schema).option("mode", "FAILFAST").option("enforceSchema", True)
@@ -320,13 +353,21 @@ class SparkEngine(Engine):
         self.prepare()
         frame = self._collect(sqlmod.sums_sql(self.d, by, lower, upper))
         frame["n"] = frame["n"].astype(np.int64)
-        frame["sum_cents"] = [0 if v is None or (isinstance(v, float) and np.isnan(v)) else int(v)
-                              for v in frame["sum_cents"]]
+        frame["sum_cents"] = [
+            0 if v is None or (isinstance(v, float) and np.isnan(v)) else int(v) for v in frame["sum_cents"]
+        ]
         frame["sum_cents"] = frame["sum_cents"].astype(object)
         return sort_cells(frame, by)
 
-    def outcomes(self, by: Sequence[str], group: str, exposed: str, reference: str, outcome: str | None,
-                 outcome_below: float | None) -> pd.DataFrame:
+    def outcomes(
+        self,
+        by: Sequence[str],
+        group: str,
+        exposed: str,
+        reference: str,
+        outcome: str | None,
+        outcome_below: float | None,
+    ) -> pd.DataFrame:
         self.prepare()
         idx = None if outcome is None else self.spec.outcome_columns.index(outcome)
         frame = self._collect(sqlmod.outcomes_sql(self.d, by, group, exposed, reference, idx, outcome_below))
@@ -342,8 +383,11 @@ class SparkEngine(Engine):
         by = list(by)
         df = self._sql(sqlmod.clipped_sql(self.d, by, lower, upper, order=False))
         fields = [T.StructField(c, T.StringType(), True) for c in by]
-        fields += [T.StructField("n", T.LongType(), False), T.StructField("confidential_gini", T.DoubleType(), False),
-                   T.StructField("confidential_smooth_sensitivity", T.DoubleType(), False)]
+        fields += [
+            T.StructField("n", T.LongType(), False),
+            T.StructField("confidential_gini", T.DoubleType(), False),
+            T.StructField("confidential_smooth_sensitivity", T.DoubleType(), False),
+        ]
         schema = T.StructType(fields)
         with self.progress.step(f"gini: per-cell smooth sensitivity in the executors (applyInPandas by {by or 'all'})"):
             try:

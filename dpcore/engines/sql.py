@@ -7,6 +7,7 @@ kept, see :func:`income_or_lower`), the text columns under their own
 names (as text), ``__o0, __o1, ...`` (outcome flags 1/0/NULL, -1 for an unreadable value) and, with a
 privacy unit, ``__u`` (the unit as text).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -60,8 +61,10 @@ def outcome_expr(d: Dialect, column: str) -> str:
     t = f"lower(trim({d.as_text(d.quote(column))}))"
     yes = ", ".join(d.text(w) for w in TRUE_WORDS)
     no = ", ".join(d.text(w) for w in FALSE_WORDS)
-    return (f"CASE WHEN {d.quote(column)} IS NULL THEN NULL WHEN {t} IN ({yes}) THEN 1 "
-            f"WHEN {t} IN ({no}) THEN 0 ELSE -1 END")
+    return (
+        f"CASE WHEN {d.quote(column)} IS NULL THEN NULL WHEN {t} IN ({yes}) THEN 1 "
+        f"WHEN {t} IN ({no}) THEN 0 ELSE -1 END"
+    )
 
 
 def income_number(d: Dialect, column: str, number_format: str = "plain") -> str:
@@ -89,9 +92,11 @@ def income_shapes(d: Dialect, income: str) -> str:
     cases = " ".join(f"WHEN {d.full_match(t, pattern)} THEN {d.text(name)}" for name, pattern in _NUMBER_PATTERNS)
     shape = f"CASE {cases} WHEN TRY_CAST({t} AS DOUBLE) IS NOT NULL THEN 'castable' ELSE 'bad' END"
     col = d.quote(income)
-    return (f"SELECT __shape, MIN(__t) AS __example FROM (SELECT __t, {shape} AS __shape FROM (SELECT "
-            f"trim({d.as_text(col)}) AS __t FROM dp_src WHERE {col} IS NOT NULL) AS __texts WHERE __t <> '') "
-            "AS __shaped GROUP BY __shape")
+    return (
+        f"SELECT __shape, MIN(__t) AS __example FROM (SELECT __t, {shape} AS __shape FROM (SELECT "
+        f"trim({d.as_text(col)}) AS __t FROM dp_src WHERE {col} IS NOT NULL) AS __texts WHERE __t <> '') "
+        "AS __shaped GROUP BY __shape"
+    )
 
 
 def valid_view(d: Dialect, spec: EngineSpec) -> str:
@@ -126,16 +131,20 @@ def base_view(d: Dialect, spec: EngineSpec) -> str:
     # sizes) never depend on incomes or outcomes; k2 breaks ties among rows of the same cells
     k1 = f"md5(concat_ws('|', {', '.join(cells)}))"
     k2 = f"md5(concat_ws('|', {', '.join(cells + values)}))"
-    return (f"SELECT {', '.join(keep)} FROM (SELECT *, row_number() OVER (PARTITION BY __u ORDER BY {k1}, {k2}) "
-            f"AS __rn FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.bounding[1])}")
+    return (
+        f"SELECT {', '.join(keep)} FROM (SELECT *, row_number() OVER (PARTITION BY __u ORDER BY {k1}, {k2}) "
+        f"AS __rn FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.bounding[1])}"
+    )
 
 
 def nonnumeric_probe(d: Dialect, income: str, number_format: str = "plain") -> str:
     """The smallest income text that is not a number (NULL when there is none): the smallest, not the
     first found, so that every engine names the same value (scan order differs between engines)."""
     col = d.quote(income)
-    return (f"SELECT MIN({d.as_text(col)}) FROM dp_src WHERE {col} IS NOT NULL AND trim({d.as_text(col)}) <> '' "
-            f"AND {income_number(d, income, number_format)} IS NULL")
+    return (
+        f"SELECT MIN({d.as_text(col)}) FROM dp_src WHERE {col} IS NOT NULL AND trim({d.as_text(col)}) <> '' "
+        f"AND {income_number(d, income, number_format)} IS NULL"
+    )
 
 
 def income_or_lower(d: Dialect, lower: float) -> str:
@@ -185,8 +194,15 @@ def sums_sql(d: Dialect, by: Sequence[str], lower: float, upper: float) -> str:
     return _as_text_outer(d, by, inner, ["n", "sum_cents"])
 
 
-def outcomes_sql(d: Dialect, by: Sequence[str], group: str, exposed: str, reference: str, outcome_index: int | None,
-                 outcome_below: float | None) -> str:
+def outcomes_sql(
+    d: Dialect,
+    by: Sequence[str],
+    group: str,
+    exposed: str,
+    reference: str,
+    outcome_index: int | None,
+    outcome_below: float | None,
+) -> str:
     sel, grp = _group(d, by)
     g = d.as_text(d.quote(group))
     ex, ref = d.text(exposed), d.text(reference)
@@ -199,11 +215,13 @@ def outcomes_sql(d: Dialect, by: Sequence[str], group: str, exposed: str, refere
     else:
         raise DPInputError("a relative risk needs an outcome column or outcome_below (what a case is)")
     where = f"{g} IN ({ex}, {ref})"
-    inner = (f"SELECT {sel}SUM(CASE WHEN {g} = {ex} THEN 1 ELSE 0 END) AS n_exposed, "
-             f"SUM(CASE WHEN {g} = {ref} THEN 1 ELSE 0 END) AS n_reference, "
-             f"SUM(CASE WHEN {g} = {ex} AND {case} THEN 1 ELSE 0 END) AS cases_exposed, "
-             f"SUM(CASE WHEN {g} = {ref} AND {case} THEN 1 ELSE 0 END) AS cases_reference "
-             f"FROM dp_base WHERE {where}{grp}")
+    inner = (
+        f"SELECT {sel}SUM(CASE WHEN {g} = {ex} THEN 1 ELSE 0 END) AS n_exposed, "
+        f"SUM(CASE WHEN {g} = {ref} THEN 1 ELSE 0 END) AS n_reference, "
+        f"SUM(CASE WHEN {g} = {ex} AND {case} THEN 1 ELSE 0 END) AS cases_exposed, "
+        f"SUM(CASE WHEN {g} = {ref} AND {case} THEN 1 ELSE 0 END) AS cases_reference "
+        f"FROM dp_base WHERE {where}{grp}"
+    )
     return _as_text_outer(d, by, inner, ["n_exposed", "n_reference", "cases_exposed", "cases_reference"])
 
 

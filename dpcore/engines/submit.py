@@ -6,6 +6,7 @@
 
 Without ``--master`` on the dpcore command line, the Spark engine uses the submission's master.
 """
+
 import sys
 
 from dpcore.cli import main

@@ -5,6 +5,7 @@ Planning, not release: the numbers describe the planning data (confidential when
 computed by the planner's statistics (:mod:`dpcore.planner`) so the page and the planner agree.
 Neighbouring relation: replace one record; n, the bounds and ε public.
 """
+
 from __future__ import annotations
 
 import math
@@ -91,10 +92,20 @@ def _fmt(value: float) -> str:
 GINI_RANGE = (0.0, 1.0)
 
 
-def error_sentence(*, epsilon: float, subject: str, truth: str, errors: Sequence[float], show: Any,
-                   value_range: tuple[float, float] | None = None, range_name: str = "the whole range",
-                   swamped: str = "noise swamps the statistic", missed: str = "it is off by", jointly: str = "",
-                   note: str = "") -> str:
+def error_sentence(
+    *,
+    epsilon: float,
+    subject: str,
+    truth: str,
+    errors: Sequence[float],
+    show: Any,
+    value_range: tuple[float, float] | None = None,
+    range_name: str = "the whole range",
+    swamped: str = "noise swamps the statistic",
+    missed: str = "it is off by",
+    jointly: str = "",
+    note: str = "",
+) -> str:
     """The answer sentence: "At ε = e <subject> is within ±a of <truth> half the time and within ±b nine times
     in ten<jointly>; one time in a hundred <missed> more than c (<note>)." ``errors``: the quantiles of
     |published - true| at :data:`ANSWER_LEVELS`; ``show`` formats one in the statistic's units.
@@ -106,37 +117,56 @@ def error_sentence(*, epsilon: float, subject: str, truth: str, errors: Sequence
     med, q90, q99 = (float(e) for e in errors)
     tail = f" ({note})." if note else "."
     if value_range is None:
-        return (f"At ε = {epsilon:g} {subject} is within ±{show(med)} of {truth} half the time and within "
-                f"±{show(q90)} nine times in ten{jointly}; one time in a hundred {missed} more than {show(q99)}{tail}")
+        return (
+            f"At ε = {epsilon:g} {subject} is within ±{show(med)} of {truth} half the time and within "
+            f"±{show(q90)} nine times in ten{jointly}; one time in a hundred {missed} more than {show(q99)}{tail}"
+        )
     lower, upper = value_range
     width = upper - lower
     whole = f"{range_name} of {lower:,.6g} to {upper:,.6g}"
     if med >= 0.5 * width:
         how_far = whole if med > width else f"half of {whole}"
-        return (f"At ε = {epsilon:g} {swamped}: the release is no better than a guess (half the time {missed} "
-                f"more than {how_far}).")
+        return (
+            f"At ε = {epsilon:g} {swamped}: the release is no better than a guess (half the time {missed} "
+            f"more than {how_far})."
+        )
     sentence = f"At ε = {epsilon:g} {subject} is within ±{show(med)} of {truth} half the time"
     if q90 > width:
         return sentence + f"{jointly}, but one time in ten {missed} more than {whole}{tail}"
-    return (sentence + f" and within ±{show(q90)} nine times in ten{jointly}; one time in a hundred {missed} more "
-            "than " + (whole if q99 > width else show(q99)) + tail)
+    return (
+        sentence + f" and within ±{show(q90)} nine times in ten{jointly}; one time in a hundred {missed} more "
+        "than " + (whole if q99 > width else show(q99)) + tail
+    )
 
 
-def _no_epsilon_text(subject: str, within: str, confidence: float, limit: float, needed: float | None,
-                     advice: str) -> str:
+def _no_epsilon_text(
+    subject: str, within: str, confidence: float, limit: float, needed: float | None, advice: str
+) -> str:
     """The recommendation when no ε up to ``limit`` (the largest ε the caller offers) meets the target."""
     needs = f" (it would take ε = {needed:.3g})" if needed is not None else ""
-    return (f"No ε up to {limit:g} keeps the published {subject} within ±{within}, {100 * confidence:g}% of the "
-            f"time, on these data{needs}: {advice}.")
+    return (
+        f"No ε up to {limit:g} keeps the published {subject} within ±{within}, {100 * confidence:g}% of the "
+        f"time, on these data{needs}: {advice}."
+    )
 
 
-def _gini_statistic(values: Any, *, lower: float, upper: float, gamma: float, calibration: str,
-                    n: int | None, noise: str = "cauchy", delta: float | None = None) -> planner_lib.GiniStatistic:
+def _gini_statistic(
+    values: Any,
+    *,
+    lower: float,
+    upper: float,
+    gamma: float,
+    calibration: str,
+    n: int | None,
+    noise: str = "cauchy",
+    delta: float | None = None,
+) -> planner_lib.GiniStatistic:
     # n is checked by subsample (an integer >= 2: 2.5 is refused, never truncated)
     x = subsample(values, np.asarray(values).size if n is None else n)
     lower, upper = check_finite(lower, "lower bound L"), check_finite(upper, "upper bound U")
-    stat = planner_lib.make_statistic("gini", x, lower=lower, upper=upper, gamma=gamma, calibration=calibration,
-                                      noise=noise, delta=delta)
+    stat = planner_lib.make_statistic(
+        "gini", x, lower=lower, upper=upper, gamma=gamma, calibration=calibration, noise=noise, delta=delta
+    )
     assert isinstance(stat, planner_lib.GiniStatistic)  # make_statistic("gini", ...) builds one
     truth = float(stat.truth[0])
     if not math.isfinite(truth) or truth <= 0:
@@ -144,10 +174,18 @@ def _gini_statistic(values: Any, *, lower: float, upper: float, gamma: float, ca
     return stat
 
 
-def gini_answer(values: Any, *, epsilon: float, lower: float = defaults.INCOME_LOWER,
-                upper: float = defaults.INCOME_UPPER, gamma: float = defaults.GINI_GAMMA,
-                calibration: str = defaults.GINI_CALIBRATION, n: int | None = None, noise: str = "cauchy",
-                delta: float | None = None) -> GiniAnswer:
+def gini_answer(
+    values: Any,
+    *,
+    epsilon: float,
+    lower: float = defaults.INCOME_LOWER,
+    upper: float = defaults.INCOME_UPPER,
+    gamma: float = defaults.GINI_GAMMA,
+    calibration: str = defaults.GINI_CALIBRATION,
+    n: int | None = None,
+    noise: str = "cauchy",
+    delta: float | None = None,
+) -> GiniAnswer:
     """The answer sentence for the Gini at ``epsilon`` (Lan & Reiter 2025: smooth sensitivity eq. (8)
     + generalized Cauchy noise, as released by :func:`dpcore.gini.release_gini`): the median, 90% and
     99% quantiles of |published - true Gini| (exact: noise CDF plus the clipping bias).
@@ -157,30 +195,57 @@ def gini_answer(values: Any, *, epsilon: float, lower: float = defaults.INCOME_L
     ``release_gini``; the light-tailed ones cost (ε, δ) (or the zCDP ρ implying it), said in the sentence.
     """
     epsilon = check_epsilon(epsilon)
-    stat = _gini_statistic(values, lower=lower, upper=upper, gamma=gamma, calibration=calibration, n=n,
-                           noise=noise, delta=delta)
+    stat = _gini_statistic(
+        values, lower=lower, upper=upper, gamma=gamma, calibration=calibration, n=n, noise=noise, delta=delta
+    )
     med, q90, q99 = (_abs_error_quantile(stat, epsilon, q) for q in ANSWER_LEVELS)
     if noise == "cauchy":
         tail = "the noise has a heavy tail: rare releases land far away"
     else:
         cost = stat.privacy_cost(epsilon)
         implied = "" if cost.kind != "zcdp" else f", which implies (ε, δ) = ({epsilon:g}, {stat.delta:.0e})"
-        tail = (f"light-tailed {_NOISE_NAMES.get(noise, noise)} noise: it costs {cost.describe()}{implied} "
-                "instead of pure ε")
-    sentence = error_sentence(epsilon=epsilon, subject="the published Gini", truth="the true Gini",
-                              errors=(med, q90, q99), show=_fmt, value_range=GINI_RANGE,
-                              range_name="the Gini's whole range",
-                              swamped=f"and n = {stat.values.size:,}, noise swamps the Gini", note=tail)
-    return GiniAnswer(epsilon=epsilon, n=int(stat.values.size), upper=float(stat.upper), true_gini=float(stat.truth[0]),
-                      clipping_bias=float(stat.bias), median_abs_error=med, q90_abs_error=q90, q99_abs_error=q99,
-                      sentence=sentence)
+        tail = (
+            f"light-tailed {_NOISE_NAMES.get(noise, noise)} noise: it costs {cost.describe()}{implied} "
+            "instead of pure ε"
+        )
+    sentence = error_sentence(
+        epsilon=epsilon,
+        subject="the published Gini",
+        truth="the true Gini",
+        errors=(med, q90, q99),
+        show=_fmt,
+        value_range=GINI_RANGE,
+        range_name="the Gini's whole range",
+        swamped=f"and n = {stat.values.size:,}, noise swamps the Gini",
+        note=tail,
+    )
+    return GiniAnswer(
+        epsilon=epsilon,
+        n=int(stat.values.size),
+        upper=float(stat.upper),
+        true_gini=float(stat.truth[0]),
+        clipping_bias=float(stat.bias),
+        median_abs_error=med,
+        q90_abs_error=q90,
+        q99_abs_error=q99,
+        sentence=sentence,
+    )
 
 
-def gini_recommendation(values: Any, *, target_error: float = defaults.ANSWER_TARGET_GINI,
-                        confidence: float = defaults.ANSWER_CONFIDENCE, lower: float = defaults.INCOME_LOWER,
-                        upper: float = defaults.INCOME_UPPER, gamma: float = defaults.GINI_GAMMA,
-                        calibration: str = defaults.GINI_CALIBRATION, n: int | None = None, noise: str = "cauchy",
-                        delta: float | None = None, max_epsilon: float | None = None) -> EpsilonRecommendation:
+def gini_recommendation(
+    values: Any,
+    *,
+    target_error: float = defaults.ANSWER_TARGET_GINI,
+    confidence: float = defaults.ANSWER_CONFIDENCE,
+    lower: float = defaults.INCOME_LOWER,
+    upper: float = defaults.INCOME_UPPER,
+    gamma: float = defaults.GINI_GAMMA,
+    calibration: str = defaults.GINI_CALIBRATION,
+    n: int | None = None,
+    noise: str = "cauchy",
+    delta: float | None = None,
+    max_epsilon: float | None = None,
+) -> EpsilonRecommendation:
     """The smallest ε that keeps the published Gini within ±``target_error`` Gini points of the true
     Gini with probability ``confidence``: :func:`dpcore.planner.solve_epsilon` on the planner's Gini
     statistic with the relative target ``target_error / true Gini`` (the planner gives the same ε).
@@ -191,8 +256,9 @@ def gini_recommendation(values: Any, *, target_error: float = defaults.ANSWER_TA
     if target_error >= 1:
         raise DPInputError(f"the target error is in Gini points (between 0 and 1), got {target_error:g}")
     confidence = check_probability(confidence, "confidence")
-    stat = _gini_statistic(values, lower=lower, upper=upper, gamma=gamma, calibration=calibration, n=n,
-                           noise=noise, delta=delta)
+    stat = _gini_statistic(
+        values, lower=lower, upper=upper, gamma=gamma, calibration=calibration, n=n, noise=noise, delta=delta
+    )
     limit = float(stat.eps_max) if max_epsilon is None else check_epsilon(max_epsilon, "max_epsilon")
     target = planner_lib.AccuracyTarget(rel_error=target_error / float(stat.truth[0]), confidence=confidence)
     advice = "relax the target, use more records or a lower upper bound U"
@@ -200,21 +266,38 @@ def gini_recommendation(values: Any, *, target_error: float = defaults.ANSWER_TA
         solution = planner_lib.solve_epsilon(stat, target)
     except DPInputError as exc:
         return EpsilonRecommendation(
-            statistic="gini", target_error=float(target_error), confidence=float(confidence), recommended_epsilon=None,
-            achieved_probability=None, why_no_epsilon=str(exc),
-            recommendation=_no_epsilon_text("Gini", f"{target_error:g}", confidence, min(limit, stat.eps_max), None,
-                                            advice))
+            statistic="gini",
+            target_error=float(target_error),
+            confidence=float(confidence),
+            recommended_epsilon=None,
+            achieved_probability=None,
+            why_no_epsilon=str(exc),
+            recommendation=_no_epsilon_text(
+                "Gini", f"{target_error:g}", confidence, min(limit, stat.eps_max), None, advice
+            ),
+        )
     eps = float(solution.epsilon)
     if eps > limit:
         return EpsilonRecommendation(
-            statistic="gini", target_error=float(target_error), confidence=float(confidence), recommended_epsilon=None,
-            achieved_probability=None, why_no_epsilon=f"the target needs ε = {eps:.3g}, above the limit {limit:g}",
-            recommendation=_no_epsilon_text("Gini", f"{target_error:g}", confidence, limit, eps, advice))
+            statistic="gini",
+            target_error=float(target_error),
+            confidence=float(confidence),
+            recommended_epsilon=None,
+            achieved_probability=None,
+            why_no_epsilon=f"the target needs ε = {eps:.3g}, above the limit {limit:g}",
+            recommendation=_no_epsilon_text("Gini", f"{target_error:g}", confidence, limit, eps, advice),
+        )
     return EpsilonRecommendation(
-        statistic="gini", target_error=float(target_error), confidence=float(confidence), recommended_epsilon=eps,
-        achieved_probability=float(solution.achieved), why_no_epsilon="",
-        recommendation=(f"To be within ±{target_error:g} of the true Gini {100 * confidence:g}% of the time, "
-                        f"use ε = {eps:.3g}."))
+        statistic="gini",
+        target_error=float(target_error),
+        confidence=float(confidence),
+        recommended_epsilon=eps,
+        achieved_probability=float(solution.achieved),
+        why_no_epsilon="",
+        recommendation=(
+            f"To be within ±{target_error:g} of the true Gini {100 * confidence:g}% of the time, use ε = {eps:.3g}."
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -242,8 +325,14 @@ class StatisticAnswer:
         return asdict(self)
 
 
-def statistic_answer(stat: planner_lib.PlannedStatistic, *, epsilon: float, noun: str,
-                     unit_format: str = "{:.3g}", truth_noun: str | None = None) -> StatisticAnswer:
+def statistic_answer(
+    stat: planner_lib.PlannedStatistic,
+    *,
+    epsilon: float,
+    noun: str,
+    unit_format: str = "{:.3g}",
+    truth_noun: str | None = None,
+) -> StatisticAnswer:
     """The sentence "at ε the published <noun> is within ±a of the true <truth_noun> half the time, ±b nine
     times in ten; one time in a hundred it is off by more than c" for a one-number planner statistic (its own
     error law: :meth:`dpcore.planner.PlannedStatistic.error_quantile`, exact for closed forms, Monte Carlo
@@ -258,21 +347,48 @@ def statistic_answer(stat: planner_lib.PlannedStatistic, *, epsilon: float, noun
     scale = float(truth[0]) if one else float("nan")
     if one:
         errors = [r * scale for r in rel]
-        sentence = error_sentence(epsilon=epsilon, subject=f"the published {noun}", truth=f"the true {truth_noun or noun}",
-                                  errors=errors, show=unit_format.format)
+        sentence = error_sentence(
+            epsilon=epsilon,
+            subject=f"the published {noun}",
+            truth=f"the true {truth_noun or noun}",
+            errors=errors,
+            show=unit_format.format,
+        )
     else:
         errors = [math.nan] * 3
-        sentence = error_sentence(epsilon=epsilon, subject=f"every published {noun}", truth="its true value",
-                                  errors=rel, show=lambda r: f"{100 * r:.3g}%", jointly=" (all at once)",
-                                  missed="at least one is off by")
-    return StatisticAnswer(statistic=stat.name, epsilon=epsilon, median_rel_error=rel[0], q90_rel_error=rel[1],
-                           q99_rel_error=rel[2], truth_scale=scale, sentence=sentence, median_error=errors[0],
-                           q90_error=errors[1], q99_error=errors[2])
+        sentence = error_sentence(
+            epsilon=epsilon,
+            subject=f"every published {noun}",
+            truth="its true value",
+            errors=rel,
+            show=lambda r: f"{100 * r:.3g}%",
+            jointly=" (all at once)",
+            missed="at least one is off by",
+        )
+    return StatisticAnswer(
+        statistic=stat.name,
+        epsilon=epsilon,
+        median_rel_error=rel[0],
+        q90_rel_error=rel[1],
+        q99_rel_error=rel[2],
+        truth_scale=scale,
+        sentence=sentence,
+        median_error=errors[0],
+        q90_error=errors[1],
+        q99_error=errors[2],
+    )
 
 
-def statistic_recommendation(stat: planner_lib.PlannedStatistic, *, target_error: float, confidence: float,
-                             noun: str, unit_format: str = "{:g}", truth_noun: str | None = None,
-                             max_epsilon: float | None = None) -> EpsilonRecommendation:
+def statistic_recommendation(
+    stat: planner_lib.PlannedStatistic,
+    *,
+    target_error: float,
+    confidence: float,
+    noun: str,
+    unit_format: str = "{:g}",
+    truth_noun: str | None = None,
+    max_epsilon: float | None = None,
+) -> EpsilonRecommendation:
     """Smallest ε with the one number of ``stat`` within ±``target_error`` (its own units) of the truth
     with probability ``confidence``: :func:`dpcore.planner.solve_epsilon` with the relative target
     ``target_error / |truth|`` (exactly the target). ``max_epsilon``: the largest ε the caller can use (a
@@ -289,23 +405,46 @@ def statistic_recommendation(stat: planner_lib.PlannedStatistic, *, target_error
     try:
         solution = planner_lib.solve_epsilon(stat, planner_lib.AccuracyTarget(target_error / truth, confidence))
     except DPInputError as exc:
-        return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), None, None, str(exc),
-                                     _no_epsilon_text(noun, within, confidence, min(limit, stat.eps_max), None, advice))
+        return EpsilonRecommendation(
+            stat.kind,
+            float(target_error),
+            float(confidence),
+            None,
+            None,
+            str(exc),
+            _no_epsilon_text(noun, within, confidence, min(limit, stat.eps_max), None, advice),
+        )
     eps = float(solution.epsilon)
     if eps > limit:
-        return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), None, None,
-                                     f"the target needs ε = {eps:.3g}, above the limit {limit:g}",
-                                     _no_epsilon_text(noun, within, confidence, limit, eps, advice))
-    return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), eps, float(solution.achieved), "",
-                                 f"To be within ±{within} of the true {truth_noun or noun} {100 * confidence:g}% of "
-                                 f"the time, use ε = {eps:.3g}.")
+        return EpsilonRecommendation(
+            stat.kind,
+            float(target_error),
+            float(confidence),
+            None,
+            None,
+            f"the target needs ε = {eps:.3g}, above the limit {limit:g}",
+            _no_epsilon_text(noun, within, confidence, limit, eps, advice),
+        )
+    return EpsilonRecommendation(
+        stat.kind,
+        float(target_error),
+        float(confidence),
+        eps,
+        float(solution.achieved),
+        "",
+        f"To be within ±{within} of the true {truth_noun or noun} {100 * confidence:g}% of "
+        f"the time, use ε = {eps:.3g}.",
+    )
 
 
 def _group_means_within(stat: planner_lib.GroupMeans, epsilon: float, error: float) -> float:
     """P(every published group mean within ±``error`` of its true mean) at ``epsilon``: the product over the
     (independent) groups of P(|c_g + L_g| <= error), L_g ~ Laplace((U - L)/(n_g ε)), c_g the clipping bias."""
-    p = planner_lib._laplace_interval_prob(np.full(len(stat.counts), float(error)), np.asarray(stat.bias, dtype=float),
-                                           np.asarray(stat.scale(epsilon), dtype=float))
+    p = planner_lib._laplace_interval_prob(
+        np.full(len(stat.counts), float(error)),
+        np.asarray(stat.bias, dtype=float),
+        np.asarray(stat.scale(epsilon), dtype=float),
+    )
     return float(np.prod(p))
 
 
@@ -337,19 +476,40 @@ def group_means_sentence(stat: planner_lib.GroupMeans, *, epsilon: float) -> Sta
     epsilon = check_epsilon(epsilon)
     errors = [_group_means_error_quantile(stat, epsilon, level) for level in ANSWER_LEVELS]
     truth = np.abs(np.asarray(stat.truth, dtype=float))
-    rel = ([float(stat.error_quantile(epsilon, level)[0]) for level in ANSWER_LEVELS] if np.all(truth > 0)
-           else [math.nan] * 3)
-    sentence = error_sentence(epsilon=epsilon, subject="every published group mean", truth="its true mean",
-                              errors=errors, show=_format_units, value_range=(float(stat.lower), float(stat.upper)),
-                              range_name="the whole clip range", swamped="noise swamps the group means",
-                              missed="at least one is off by", jointly=" (all groups at once)")
-    return StatisticAnswer(statistic=stat.name, epsilon=epsilon, median_rel_error=rel[0], q90_rel_error=rel[1],
-                           q99_rel_error=rel[2], truth_scale=math.nan, sentence=sentence, median_error=errors[0],
-                           q90_error=errors[1], q99_error=errors[2])
+    rel = (
+        [float(stat.error_quantile(epsilon, level)[0]) for level in ANSWER_LEVELS]
+        if np.all(truth > 0)
+        else [math.nan] * 3
+    )
+    sentence = error_sentence(
+        epsilon=epsilon,
+        subject="every published group mean",
+        truth="its true mean",
+        errors=errors,
+        show=_format_units,
+        value_range=(float(stat.lower), float(stat.upper)),
+        range_name="the whole clip range",
+        swamped="noise swamps the group means",
+        missed="at least one is off by",
+        jointly=" (all groups at once)",
+    )
+    return StatisticAnswer(
+        statistic=stat.name,
+        epsilon=epsilon,
+        median_rel_error=rel[0],
+        q90_rel_error=rel[1],
+        q99_rel_error=rel[2],
+        truth_scale=math.nan,
+        sentence=sentence,
+        median_error=errors[0],
+        q90_error=errors[1],
+        q99_error=errors[2],
+    )
 
 
-def group_means_recommendation(stat: planner_lib.GroupMeans, *, target_error: float, confidence: float,
-                               max_epsilon: float | None = None) -> EpsilonRecommendation:
+def group_means_recommendation(
+    stat: planner_lib.GroupMeans, *, target_error: float, confidence: float, max_epsilon: float | None = None
+) -> EpsilonRecommendation:
     """Smallest ε with every published group mean within ±``target_error`` (the variable's units) of its true
     mean with probability ``confidence`` (exact: :func:`_group_means_within` grows with ε; bisection in log ε
     to relative precision 1e-5, the end that meets the target). ``max_epsilon``: the caller's largest ε
@@ -362,34 +522,74 @@ def group_means_recommendation(stat: planner_lib.GroupMeans, *, target_error: fl
     bias = np.abs(np.asarray(stat.bias, dtype=float))
     if np.max(bias) >= target_error:
         worst = int(np.argmax(bias))
-        why = (f"clipping to {float(stat.lower):,.6g}–{float(stat.upper):,.6g} moves the mean of group "
-               f"{stat.labels[worst]} by {_format_units(float(bias[worst]))}, more than the target")
-        return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), None, None, why,
-                                     f"No ε keeps every published group mean within ±{within} of its true mean: "
-                                     f"{why}. Relax the target or raise the clip limit.")
+        why = (
+            f"clipping to {float(stat.lower):,.6g}–{float(stat.upper):,.6g} moves the mean of group "
+            f"{stat.labels[worst]} by {_format_units(float(bias[worst]))}, more than the target"
+        )
+        return EpsilonRecommendation(
+            stat.kind,
+            float(target_error),
+            float(confidence),
+            None,
+            None,
+            why,
+            f"No ε keeps every published group mean within ±{within} of its true mean: "
+            f"{why}. Relax the target or raise the clip limit.",
+        )
     ok = lambda e: _group_means_within(stat, e, target_error) >= confidence  # noqa: E731
     top = max(limit, float(stat.eps_max))
     if not ok(top):
-        return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), None, None,
-                                     f"even ε = {top:g} does not reach the target",
-                                     _no_epsilon_text("mean of every group", within, confidence, limit, None,
-                                                      "relax the target or raise the clip limit"))
-    eps = float(stat.eps_min) if ok(float(stat.eps_min)) else planner_lib._bisect_log(
-        ok, float(stat.eps_min), top, rel=planner_lib.EXACT_REL)
+        return EpsilonRecommendation(
+            stat.kind,
+            float(target_error),
+            float(confidence),
+            None,
+            None,
+            f"even ε = {top:g} does not reach the target",
+            _no_epsilon_text(
+                "mean of every group", within, confidence, limit, None, "relax the target or raise the clip limit"
+            ),
+        )
+    eps = (
+        float(stat.eps_min)
+        if ok(float(stat.eps_min))
+        else planner_lib._bisect_log(ok, float(stat.eps_min), top, rel=planner_lib.EXACT_REL)
+    )
     if eps > limit:
-        return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), None, None,
-                                     f"the target needs ε = {eps:.3g}, above the limit {limit:g}",
-                                     _no_epsilon_text("mean of every group", within, confidence, limit, eps,
-                                                      "relax the target or raise the clip limit"))
-    return EpsilonRecommendation(stat.kind, float(target_error), float(confidence), eps,
-                                 _group_means_within(stat, eps, target_error), "",
-                                 f"To have every group mean within ±{within} of its true mean {100 * confidence:g}% "
-                                 f"of the time, use ε = {eps:.3g}.")
+        return EpsilonRecommendation(
+            stat.kind,
+            float(target_error),
+            float(confidence),
+            None,
+            None,
+            f"the target needs ε = {eps:.3g}, above the limit {limit:g}",
+            _no_epsilon_text(
+                "mean of every group", within, confidence, limit, eps, "relax the target or raise the clip limit"
+            ),
+        )
+    return EpsilonRecommendation(
+        stat.kind,
+        float(target_error),
+        float(confidence),
+        eps,
+        _group_means_within(stat, eps, target_error),
+        "",
+        f"To have every group mean within ±{within} of its true mean {100 * confidence:g}% "
+        f"of the time, use ε = {eps:.3g}.",
+    )
 
 
-def ratio_answer(*, epsilon: float, p_x: float, p_y: float, n_x: int, n_y: int,
-                 target_error: float = 0.1, confidence: float = defaults.ANSWER_CONFIDENCE,
-                 max_epsilon: float | None = None) -> tuple[StatisticAnswer, EpsilonRecommendation]:
+def ratio_answer(
+    *,
+    epsilon: float,
+    p_x: float,
+    p_y: float,
+    n_x: int,
+    n_y: int,
+    target_error: float = 0.1,
+    confidence: float = defaults.ANSWER_CONFIDENCE,
+    max_epsilon: float | None = None,
+) -> tuple[StatisticAnswer, EpsilonRecommendation]:
     """The ratios page's answer for planned shares p_x, p_y in groups of public sizes n_x, n_y: the
     relative risk by Laplace-noised counts (Claim 3.2 of the ratio paper; the planner's statistic),
     the error sentence at ``epsilon`` and the ε for ±``target_error`` (relative-risk units), up to
@@ -398,14 +598,24 @@ def ratio_answer(*, epsilon: float, p_x: float, p_y: float, n_x: int, n_y: int,
     x = int(round(check_probability(p_x, "p_x") * n_x))
     y = int(round(check_probability(p_y, "p_y") * n_y))
     stat = planner_lib.RatioStatistic(x, y, n_x, n_y)
-    return (statistic_answer(stat, epsilon=epsilon, noun="relative risk"),
-            statistic_recommendation(stat, target_error=target_error, confidence=confidence, noun="relative risk",
-                                     max_epsilon=max_epsilon))
+    return (
+        statistic_answer(stat, epsilon=epsilon, noun="relative risk"),
+        statistic_recommendation(
+            stat, target_error=target_error, confidence=confidence, noun="relative risk", max_epsilon=max_epsilon
+        ),
+    )
 
 
-def group_means_answer(values: Any, groups: Any, *, epsilon: float, clip: Sequence[float],
-                       target_error: float = DEFAULT_GROUP_MEANS_TARGET, confidence: float = defaults.ANSWER_CONFIDENCE,
-                       max_epsilon: float | None = None) -> tuple[StatisticAnswer, EpsilonRecommendation]:
+def group_means_answer(
+    values: Any,
+    groups: Any,
+    *,
+    epsilon: float,
+    clip: Sequence[float],
+    target_error: float = DEFAULT_GROUP_MEANS_TARGET,
+    confidence: float = defaults.ANSWER_CONFIDENCE,
+    max_epsilon: float | None = None,
+) -> tuple[StatisticAnswer, EpsilonRecommendation]:
     """The group-means page's answer: the mean of every group released with stratified Laplace noise
     on values clipped to the public ``clip`` = (lower, upper) (the planner's group-means statistic:
     Laplace((upper - lower) / (n_g ε)) per group, parallel composition over disjoint groups; neighbouring:
@@ -416,5 +626,7 @@ def group_means_answer(values: Any, groups: Any, *, epsilon: float, clip: Sequen
     lower, upper = (check_finite(v, "clip bound") for v in clip)
     stat = planner_lib.make_statistic("group_means", values, groups, lower=lower, upper=upper)
     assert isinstance(stat, planner_lib.GroupMeans)  # make_statistic("group_means", ...) builds one
-    return (group_means_sentence(stat, epsilon=epsilon),
-            group_means_recommendation(stat, target_error=target_error, confidence=confidence, max_epsilon=max_epsilon))
+    return (
+        group_means_sentence(stat, epsilon=epsilon),
+        group_means_recommendation(stat, target_error=target_error, confidence=confidence, max_epsilon=max_epsilon),
+    )

@@ -38,6 +38,7 @@ This is a **simulation**, not a release: it draws with numpy (``dpcore.noise`` s
 ``dpcore.release_noise`` (OpenDP). The shared people are synthetic (public), so nothing here is
 confidential except, during a round, the secret bit and the noise draw (``confidential_*``).
 """
+
 from __future__ import annotations
 
 import math
@@ -51,9 +52,20 @@ from dpcore.experiments.plain import to_plain
 from dpcore.validation import DPInputError, check_bounds, check_epsilon, check_int, check_probability
 
 __all__ = [
-    "MECHANISMS", "GameSetup", "GameRound", "AttackerView", "SuccessSummary",
-    "attacker_bound", "game_setup", "play_round", "optimal_guess", "log_likelihood_ratio",
-    "simulate_optimal_attacker", "success_summary", "success_interval", "attacker_view",
+    "MECHANISMS",
+    "GameSetup",
+    "GameRound",
+    "AttackerView",
+    "SuccessSummary",
+    "attacker_bound",
+    "game_setup",
+    "play_round",
+    "optimal_guess",
+    "log_likelihood_ratio",
+    "simulate_optimal_attacker",
+    "success_summary",
+    "success_interval",
+    "attacker_view",
 ]
 
 #: mechanism key -> the statistic it releases (labels for people live in ui.attacker.views)
@@ -107,10 +119,28 @@ class GameSetup:
     shared_incomes: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in (
-            "mechanism", "epsilon", "n", "lower", "upper", "target_income", "stand_in_income", "statistic_in",
-            "statistic_out", "noise_scale_in", "noise_scale_out", "exact_success", "bound", "count_threshold",
-            "gamma", "bin_counts_in", "bin_counts_out")}
+        out = {
+            k: getattr(self, k)
+            for k in (
+                "mechanism",
+                "epsilon",
+                "n",
+                "lower",
+                "upper",
+                "target_income",
+                "stand_in_income",
+                "statistic_in",
+                "statistic_out",
+                "noise_scale_in",
+                "noise_scale_out",
+                "exact_success",
+                "bound",
+                "count_threshold",
+                "gamma",
+                "bin_counts_in",
+                "bin_counts_out",
+            )
+        }
         return to_plain(out)
 
 
@@ -147,10 +177,18 @@ def _gini_exact(g_in: float, s_in: float, g_out: float, s_out: float, gamma: flo
     return 0.5 + 0.5 * tv
 
 
-def game_setup(mechanism: str, epsilon: float, *, n: int = DEFAULT_N, lower: float = DEFAULT_LOWER,
-               upper: float = DEFAULT_UPPER, target_income: float = DEFAULT_TARGET,
-               stand_in_income: float = DEFAULT_STAND_IN, count_threshold: float = DEFAULT_COUNT_THRESHOLD,
-               gamma: float = DEFAULT_GAMMA) -> GameSetup:
+def game_setup(
+    mechanism: str,
+    epsilon: float,
+    *,
+    n: int = DEFAULT_N,
+    lower: float = DEFAULT_LOWER,
+    upper: float = DEFAULT_UPPER,
+    target_income: float = DEFAULT_TARGET,
+    stand_in_income: float = DEFAULT_STAND_IN,
+    count_threshold: float = DEFAULT_COUNT_THRESHOLD,
+    gamma: float = DEFAULT_GAMMA,
+) -> GameSetup:
     """Both neighbouring data sets of the game and their statistics (public in the threat model)."""
     if mechanism not in MECHANISMS:
         raise DPInputError(f"unknown mechanism {mechanism!r}; choose one of {', '.join(MECHANISMS)}")
@@ -158,30 +196,55 @@ def game_setup(mechanism: str, epsilon: float, *, n: int = DEFAULT_N, lower: flo
     n = check_int(n, "n", minimum=3, maximum=100_000)
     lower, upper = check_bounds(lower, upper)
     if not (lower <= target_income <= upper and lower <= stand_in_income <= upper):
-        raise DPInputError(f"the target ({target_income:g}) and the stand-in ({stand_in_income:g}) must lie in the public "
-                           f"bounds [{lower:g}, {upper:g}]")
+        raise DPInputError(
+            f"the target ({target_income:g}) and the stand-in ({stand_in_income:g}) must lie in the public "
+            f"bounds [{lower:g}, {upper:g}]"
+        )
     if target_income == stand_in_income:
         raise DPInputError("the target and the stand-in must have different incomes (otherwise there is no secret)")
     shared = _shared_people(n, lower, upper)
     d_in = np.append(shared, target_income)
     d_out = np.append(shared, stand_in_income)
-    common: dict[str, Any] = dict(mechanism=mechanism, epsilon=epsilon, n=n, lower=lower, upper=upper, target_income=float(target_income),
-                  stand_in_income=float(stand_in_income), bound=attacker_bound(epsilon),
-                  count_threshold=float(count_threshold), gamma=float(gamma), shared_incomes=shared)
+    common: dict[str, Any] = dict(
+        mechanism=mechanism,
+        epsilon=epsilon,
+        n=n,
+        lower=lower,
+        upper=upper,
+        target_income=float(target_income),
+        stand_in_income=float(stand_in_income),
+        bound=attacker_bound(epsilon),
+        count_threshold=float(count_threshold),
+        gamma=float(gamma),
+        shared_incomes=shared,
+    )
     if mechanism in ("count", "count_geometric"):
         c_in, c_out = float(np.sum(d_in >= count_threshold)), float(np.sum(d_out >= count_threshold))
         if c_in == c_out:
-            raise DPInputError("the target and the stand-in are on the same side of the count threshold: the counts agree")
+            raise DPInputError(
+                "the target and the stand-in are on the same side of the count threshold: the counts agree"
+            )
         scale = 1.0 / epsilon
         exact = _laplace_exact(epsilon, 1.0, 1.0) if mechanism == "count" else attacker_bound(epsilon)
-        return GameSetup(statistic_in=c_in, statistic_out=c_out, noise_scale_in=scale, noise_scale_out=scale,
-                         exact_success=exact, **common)
+        return GameSetup(
+            statistic_in=c_in,
+            statistic_out=c_out,
+            noise_scale_in=scale,
+            noise_scale_out=scale,
+            exact_success=exact,
+            **common,
+        )
     if mechanism == "mean":
         m_in, m_out = float(np.mean(np.clip(d_in, lower, upper))), float(np.mean(np.clip(d_out, lower, upper)))
         sensitivity = (upper - lower) / n
-        return GameSetup(statistic_in=m_in, statistic_out=m_out, noise_scale_in=sensitivity / epsilon,
-                         noise_scale_out=sensitivity / epsilon,
-                         exact_success=_laplace_exact(epsilon, m_in - m_out, sensitivity), **common)
+        return GameSetup(
+            statistic_in=m_in,
+            statistic_out=m_out,
+            noise_scale_in=sensitivity / epsilon,
+            noise_scale_out=sensitivity / epsilon,
+            exact_success=_laplace_exact(epsilon, m_in - m_out, sensitivity),
+            **common,
+        )
     if mechanism == "percentile":
         from dpcore import percentiles
 
@@ -192,19 +255,33 @@ def game_setup(mechanism: str, epsilon: float, *, n: int = DEFAULT_N, lower: flo
         med_in = float(np.median(d_in))
         med_out = float(np.median(d_out))
         eps_bin = epsilon / 2.0
-        return GameSetup(statistic_in=med_in, statistic_out=med_out, noise_scale_in=1.0 / eps_bin,
-                         noise_scale_out=1.0 / eps_bin, exact_success=attacker_bound(eps_bin),
-                         bin_counts_in=(int(counts_in[bins[0]]), int(counts_in[bins[1]])),
-                         bin_counts_out=(int(counts_out[bins[0]]), int(counts_out[bins[1]])), **common)
+        return GameSetup(
+            statistic_in=med_in,
+            statistic_out=med_out,
+            noise_scale_in=1.0 / eps_bin,
+            noise_scale_out=1.0 / eps_bin,
+            exact_success=attacker_bound(eps_bin),
+            bin_counts_in=(int(counts_in[bins[0]]), int(counts_in[bins[1]])),
+            bin_counts_out=(int(counts_out[bins[0]]), int(counts_out[bins[1]])),
+            **common,
+        )
     # gini
     from dpcore import gini as gini_lib
 
     calibration = noise.smooth_noise_calibration(epsilon, gamma)
     g_in, g_out = gini_lib.gini(d_in), gini_lib.gini(d_out)
     s_in = gini_lib.smooth_sensitivity(d_in, lower=lower, upper=upper, beta=calibration.beta).value / calibration.alpha
-    s_out = gini_lib.smooth_sensitivity(d_out, lower=lower, upper=upper, beta=calibration.beta).value / calibration.alpha
-    return GameSetup(statistic_in=float(g_in), statistic_out=float(g_out), noise_scale_in=float(s_in),
-                     noise_scale_out=float(s_out), exact_success=_gini_exact(g_in, s_in, g_out, s_out, gamma), **common)
+    s_out = (
+        gini_lib.smooth_sensitivity(d_out, lower=lower, upper=upper, beta=calibration.beta).value / calibration.alpha
+    )
+    return GameSetup(
+        statistic_in=float(g_in),
+        statistic_out=float(g_out),
+        noise_scale_in=float(s_in),
+        noise_scale_out=float(s_out),
+        exact_success=_gini_exact(g_in, s_in, g_out, s_out, gamma),
+        **common,
+    )
 
 
 def _differing_bins(counts_in: np.ndarray, counts_out: np.ndarray) -> tuple[int, int]:
@@ -235,7 +312,9 @@ def _draw_releases(setup: GameSetup, secrets: np.ndarray, rng: np.random.Generat
         base = np.where(secrets[:, None], np.array(setup.bin_counts_in), np.array(setup.bin_counts_out))
         return base + noise.sample_two_sided_geometric(setup.epsilon / 2.0, (k, 2), rng=rng)
     z = noise.sample_generalized_cauchy(setup.gamma, k, rng=rng)
-    return np.where(secrets, setup.statistic_in + setup.noise_scale_in * z, setup.statistic_out + setup.noise_scale_out * z)
+    return np.where(
+        secrets, setup.statistic_in + setup.noise_scale_in * z, setup.statistic_out + setup.noise_scale_out * z
+    )
 
 
 def log_likelihood_ratio(setup: GameSetup, releases: Any) -> np.ndarray:
@@ -253,8 +332,12 @@ def log_likelihood_ratio(setup: GameSetup, releases: Any) -> np.ndarray:
         return (setup.epsilon / 2.0) * np.sum(np.abs(y - c_out) - np.abs(y - c_in), axis=1)
     law = noise.GeneralizedCauchy(setup.gamma)
     s_in, s_out = setup.noise_scale_in, setup.noise_scale_out
-    return (law.logpdf((y - setup.statistic_in) / s_in) - math.log(s_in)
-            - law.logpdf((y - setup.statistic_out) / s_out) + math.log(s_out))
+    return (
+        law.logpdf((y - setup.statistic_in) / s_in)
+        - math.log(s_in)
+        - law.logpdf((y - setup.statistic_out) / s_out)
+        + math.log(s_out)
+    )
 
 
 def optimal_guess(setup: GameSetup, releases: Any) -> np.ndarray:
@@ -278,8 +361,14 @@ class GameRound:
     confidential_secret: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return to_plain({"round_seed": self.round_seed, "release": self.release, "release_bins": self.release_bins,
-                         "optimal_guess": self.optimal_guess})
+        return to_plain(
+            {
+                "round_seed": self.round_seed,
+                "release": self.release,
+                "release_bins": self.release_bins,
+                "optimal_guess": self.optimal_guess,
+            }
+        )
 
 
 def play_round(setup: GameSetup, round_seed: int) -> GameRound:
@@ -308,7 +397,8 @@ def _full_noisy_histogram(setup: GameSetup, secret: bool, bins: np.ndarray, rng:
     shared_counts = counts + noise.sample_two_sided_geometric(setup.epsilon / 2.0, counts.size, rng=rng)
     target_bin, stand_in_bin = _differing_bins(
         percentiles.histogram_counts(np.append(setup.shared_incomes, setup.target_income), edges).counts,
-        percentiles.histogram_counts(np.append(setup.shared_incomes, setup.stand_in_income), edges).counts)
+        percentiles.histogram_counts(np.append(setup.shared_incomes, setup.stand_in_income), edges).counts,
+    )
     shared_counts[target_bin], shared_counts[stand_in_bin] = bins[0], bins[1]
     return shared_counts
 
@@ -357,33 +447,75 @@ class SuccessSummary:
         return self.interval[0] <= self.bound
 
     def to_dict(self) -> dict[str, Any]:
-        return to_plain({k: getattr(self, k) for k in (
-            "who", "mechanism", "epsilon", "rounds", "successes", "rate", "interval", "standard_error", "level",
-            "bound", "exact_success")})
+        return to_plain(
+            {
+                k: getattr(self, k)
+                for k in (
+                    "who",
+                    "mechanism",
+                    "epsilon",
+                    "rounds",
+                    "successes",
+                    "rate",
+                    "interval",
+                    "standard_error",
+                    "level",
+                    "bound",
+                    "exact_success",
+                )
+            }
+        )
 
 
-def success_summary(successes: int, rounds: int, *, epsilon: float, mechanism: str = "", who: str = "player",
-                    level: float = 0.95, exact_success: float | None = None) -> SuccessSummary:
+def success_summary(
+    successes: int,
+    rounds: int,
+    *,
+    epsilon: float,
+    mechanism: str = "",
+    who: str = "player",
+    level: float = 0.95,
+    exact_success: float | None = None,
+) -> SuccessSummary:
     """Summarise ``successes`` out of ``rounds`` guesses (rate, Clopper-Pearson interval, bound)."""
     epsilon = check_epsilon(epsilon)
     interval = success_interval(successes, rounds, level)
     rate = successes / rounds if rounds else float("nan")
     se = math.sqrt(rate * (1 - rate) / rounds) if rounds else float("nan")
-    return SuccessSummary(who, mechanism, epsilon, int(rounds), int(successes), rate, interval, se, level,
-                          attacker_bound(epsilon), exact_success)
+    return SuccessSummary(
+        who,
+        mechanism,
+        epsilon,
+        int(rounds),
+        int(successes),
+        rate,
+        interval,
+        se,
+        level,
+        attacker_bound(epsilon),
+        exact_success,
+    )
 
 
-def simulate_optimal_attacker(mechanism: str, epsilon: float, *, rounds: int = 1000, seed: int = 0,
-                              level: float = 0.95, **setup_options: Any) -> SuccessSummary:
-    """"Let the computer play": the Bayes-optimal attacker over ``rounds`` seeded rounds (vectorised)."""
+def simulate_optimal_attacker(
+    mechanism: str, epsilon: float, *, rounds: int = 1000, seed: int = 0, level: float = 0.95, **setup_options: Any
+) -> SuccessSummary:
+    """ "Let the computer play": the Bayes-optimal attacker over ``rounds`` seeded rounds (vectorised)."""
     setup = game_setup(mechanism, epsilon, **setup_options)
     rounds = check_int(rounds, "rounds", minimum=1, maximum=10_000_000)
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
     secrets = rng.integers(0, 2, size=rounds).astype(bool)
     guesses = optimal_guess(setup, _draw_releases(setup, secrets, rng))
     successes = int(np.sum(guesses == secrets))
-    return success_summary(successes, rounds, epsilon=setup.epsilon, mechanism=mechanism, who="optimal attacker",
-                           level=level, exact_success=setup.exact_success)
+    return success_summary(
+        successes,
+        rounds,
+        epsilon=setup.epsilon,
+        mechanism=mechanism,
+        who="optimal attacker",
+        level=level,
+        exact_success=setup.exact_success,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------

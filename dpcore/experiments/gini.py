@@ -46,6 +46,7 @@ true Gini and must not be run on confidential data that will not be released any
 Progress: every experiment takes ``progress(fraction, message)`` (e.g. a Streamlit progress
 bar), called after each configuration.
 """
+
 from __future__ import annotations
 
 import math
@@ -121,6 +122,7 @@ _COLS = ("median_abs_error", "q90_abs_error", "q99_abs_error")
 # Exact error summaries
 # ---------------------------------------------------------------------------------------------
 
+
 def _check_gamma(gamma: Any) -> float:
     g = check_finite(gamma, "gamma")
     if g <= 1:
@@ -158,8 +160,9 @@ def noise_rmse(noise_scale: float, gamma: float) -> float:
     return math.inf if not math.isfinite(var) else float(noise_scale) * math.sqrt(var)
 
 
-def plausible_releases(true_value: float, noise_scale: float, gamma: float, n_dots: int = 20, *,
-                       noise_law: Any = None) -> np.ndarray:
+def plausible_releases(
+    true_value: float, noise_scale: float, gamma: float, n_dots: int = 20, *, noise_law: Any = None
+) -> np.ndarray:
     """Quantile dot plot: the (i - 1/2)/n_dots quantiles of the release, i = 1..n_dots.
 
     "n_dots equally likely releases": each dot stands for a 1/n_dots chance. ``noise_law``: the
@@ -175,14 +178,17 @@ def plausible_releases(true_value: float, noise_scale: float, gamma: float, n_do
     elif callable(getattr(noise_law, "ppf", None)):
         law = noise_law
     else:
-        raise DPInputError("noise_law must be a noise distribution with a .ppf method (e.g. "
-                           f"dpcore.smooth_noises.noise_distribution(cal)) or None, got {noise_law!r}")
+        raise DPInputError(
+            "noise_law must be a noise distribution with a .ppf method (e.g. "
+            f"dpcore.smooth_noises.noise_distribution(cal)) or None, got {noise_law!r}"
+        )
     dots = t + s * np.asarray(law.ppf(p), dtype=float)
     if dots.shape != p.shape:
         raise DPInputError(f"noise_law.ppf must give one quantile per dot (shape {p.shape}), got shape {dots.shape}")
     if not np.isfinite(dots).all():
-        raise DPInputError("noise_law.ppf gave non-finite quantiles: the dots need a law with finite quantiles "
-                           "in (0, 1)")
+        raise DPInputError(
+            "noise_law.ppf gave non-finite quantiles: the dots need a law with finite quantiles in (0, 1)"
+        )
     return dots
 
 
@@ -195,7 +201,9 @@ def _empirical(err: np.ndarray, prefix: str = "sim_") -> dict[str, float]:
     a = np.abs(err)
     q = np.quantile(a, _LEVELS)
     return {f"{prefix}{c}": float(v) for c, v in zip(_COLS, q, strict=True)} | {
-        "empirical_rmse": float(np.sqrt(np.mean(a * a))), "max_abs_error": float(a.max())}
+        "empirical_rmse": float(np.sqrt(np.mean(a * a))),
+        "max_abs_error": float(a.max()),
+    }
 
 
 def _tick(progress: ProgressFn | None, done: int, total: int, message: str) -> None:
@@ -236,6 +244,7 @@ class ExperimentResult:
 # Error against epsilon for one data set (the page's live chart)
 # ---------------------------------------------------------------------------------------------
 
+
 def _law_summary(scale: float, gamma: float, law: Any, noise: str) -> dict[str, float]:
     """Exact median/q90/q99 of |scale Z| and the RMSE (inf without a variance) for one registry noise."""
     if noise == "cauchy":
@@ -244,10 +253,19 @@ def _law_summary(scale: float, gamma: float, law: Any, noise: str) -> dict[str, 
     return {**dict(zip(_COLS, map(float, qs), strict=True)), "rmse": float(scale) * math.sqrt(float(law.variance))}
 
 
-def error_vs_epsilon(x: Any, *, lower: float, upper: float, gamma: float, epsilons: Sequence[float],
-                     calibrations: Sequence[str] = CALIBRATIONS, method: str = "exact",
-                     progress: ProgressFn | None = None, noise: str = "cauchy",
-                     delta: float | None = None) -> pd.DataFrame:
+def error_vs_epsilon(
+    x: Any,
+    *,
+    lower: float,
+    upper: float,
+    gamma: float,
+    epsilons: Sequence[float],
+    calibrations: Sequence[str] = CALIBRATIONS,
+    method: str = "exact",
+    progress: ProgressFn | None = None,
+    noise: str = "cauchy",
+    delta: float | None = None,
+) -> pd.DataFrame:
     """Exact absolute-error quantiles of the smooth-sensitivity release and of the Laplace baseline.
 
     One row per (epsilon, calibration): epsilon, calibration, alpha, beta, smooth_sensitivity,
@@ -270,22 +288,30 @@ def error_vs_epsilon(x: Any, *, lower: float, upper: float, gamma: float, epsilo
         for c in cals:
             cal = smooth_noises.smooth_calibration(noise, eps, delta=delta, gamma=gamma, mode=c)
             if cal.beta not in sens:
-                sens[cal.beta] = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=cal.beta,
-                                                                   method=method)
+                sens[cal.beta] = gini_mechanism.smooth_sensitivity(
+                    xs, lower=lower, upper=upper, beta=cal.beta, method=method
+                )
             ss = sens[cal.beta]
             lap_scale = ss.global_sensitivity / eps
             lap = laplace_abs_error_quantiles(lap_scale)
             scale = ss.value / cal.alpha
             summary = _law_summary(scale, gamma, smooth_noises.noise_distribution(cal), noise)
-            rows.append({
-                "epsilon": eps, "calibration": c, "alpha": cal.alpha, "beta": cal.beta,
-                "smooth_sensitivity": ss.value, "k_star": ss.k_star, "noise_scale": scale,
-                **summary,
-                "saturated": bool(ss.saturated or summary["median_abs_error"] >= 0.5),
-                "laplace_scale": lap_scale,
-                **{f"laplace_{c2}": float(v) for c2, v in zip(_COLS, lap, strict=True)},
-                "laplace_rmse": lap_scale * math.sqrt(2.0),
-            })
+            rows.append(
+                {
+                    "epsilon": eps,
+                    "calibration": c,
+                    "alpha": cal.alpha,
+                    "beta": cal.beta,
+                    "smooth_sensitivity": ss.value,
+                    "k_star": ss.k_star,
+                    "noise_scale": scale,
+                    **summary,
+                    "saturated": bool(ss.saturated or summary["median_abs_error"] >= 0.5),
+                    "laplace_scale": lap_scale,
+                    **{f"laplace_{c2}": float(v) for c2, v in zip(_COLS, lap, strict=True)},
+                    "laplace_rmse": lap_scale * math.sqrt(2.0),
+                }
+            )
         _tick(progress, i + 1, total, f"epsilon = {eps:g}")
     return pd.DataFrame(rows)
 
@@ -293,6 +319,7 @@ def error_vs_epsilon(x: Any, *, lower: float, upper: float, gamma: float, epsilo
 # ---------------------------------------------------------------------------------------------
 # Figure 1: an income file, epsilon in {0.25, ..., 2}, U public or estimated with DP
 # ---------------------------------------------------------------------------------------------
+
 
 def _dp_upper(values: np.ndarray, epsilon_u: float, rng: np.random.Generator) -> float:
     """One run of the paper's DP upper bound (Section 5.1, :func:`dpcore.bounds.dp_upper_bound`):
@@ -305,13 +332,22 @@ def _dp_upper(values: np.ndarray, epsilon_u: float, rng: np.random.Generator) ->
     return float(res.upper)
 
 
-def figure1(values: Any, *, epsilons: Sequence[float] = FIG1_EPSILONS, gamma: float = 2.0,
-            lower: float = 0.0, upper: float | None = None, upper_epsilon: float = PAPER_UPPER_EPSILON,
-            method: str = "fast", calibrations: Sequence[str] = CALIBRATIONS,
-            n_releases: int = 100_000, n_upper_draws: int = 20, rng: Any = None,
-            progress: ProgressFn | None = None,
-            upper_sampler: Callable[[np.ndarray, float, np.random.Generator], float] | None = None,
-            ) -> ExperimentResult:
+def figure1(
+    values: Any,
+    *,
+    epsilons: Sequence[float] = FIG1_EPSILONS,
+    gamma: float = 2.0,
+    lower: float = 0.0,
+    upper: float | None = None,
+    upper_epsilon: float = PAPER_UPPER_EPSILON,
+    method: str = "fast",
+    calibrations: Sequence[str] = CALIBRATIONS,
+    n_releases: int = 100_000,
+    n_upper_draws: int = 20,
+    rng: Any = None,
+    progress: ProgressFn | None = None,
+    upper_sampler: Callable[[np.ndarray, float, np.random.Generator], float] | None = None,
+) -> ExperimentResult:
     """Figure 1: many DP Gini releases of one income file for each epsilon, both calibrations.
 
     ``upper=None`` (the paper's setting): U is released with DP for every block of releases
@@ -376,30 +412,58 @@ def figure1(values: Any, *, epsilons: Sequence[float] = FIG1_EPSILONS, gamma: fl
             rel = g_rel + scale * z
             err = rel - true_g
             q = np.quantile(rel, [0.01, 0.25, 0.5, 0.75, 0.99])
-            rows.append({
-                "epsilon": eps, "total_epsilon": eps + (upper_epsilon if dp_u else 0.0), "calibration": c,
-                "true_gini": true_g, "clipped_gini": float(np.average(g_blocks, weights=block)),
-                "mean": float(rel.mean()), "q01": q[0], "q25": q[1], "median": q[2],
-                "q75": q[3], "q99": q[4], **_empirical(err),
-                "mean_noise_scale": float(scale.mean()), "upper_min": float(uppers.min()),
-                "upper_max": float(uppers.max()), "share_upper_below_max": float(np.mean(uppers < x[-1])),
-            })
+            rows.append(
+                {
+                    "epsilon": eps,
+                    "total_epsilon": eps + (upper_epsilon if dp_u else 0.0),
+                    "calibration": c,
+                    "true_gini": true_g,
+                    "clipped_gini": float(np.average(g_blocks, weights=block)),
+                    "mean": float(rel.mean()),
+                    "q01": q[0],
+                    "q25": q[1],
+                    "median": q[2],
+                    "q75": q[3],
+                    "q99": q[4],
+                    **_empirical(err),
+                    "mean_noise_scale": float(scale.mean()),
+                    "upper_min": float(uppers.min()),
+                    "upper_max": float(uppers.max()),
+                    "share_upper_below_max": float(np.mean(uppers < x[-1])),
+                }
+            )
             keep = gen.choice(n_releases, size=min(n_releases, 2000), replace=False)
             draws.append(pd.DataFrame({"epsilon": eps, "calibration": c, "release": rel[keep]}))
     notes = ["Releases of one file; the spread is the DP noise only (the data are fixed)."]
     if dp_u:
-        notes.append(f"U is estimated with DP in each of {n_blocks} blocks (epsilon {upper_epsilon:g} each time), "
-                     f"so the total epsilon is epsilon + {upper_epsilon:g}.")
+        notes.append(
+            f"U is estimated with DP in each of {n_blocks} blocks (epsilon {upper_epsilon:g} each time), "
+            f"so the total epsilon is epsilon + {upper_epsilon:g}."
+        )
         below = float(np.mean(uppers < x[-1]))
         if below > 0:
-            notes.append(f"In {below:.0%} of the blocks the DP upper bound fell below the largest income, so the top "
-                         f"incomes were clipped and the releases centre on a lower Gini "
-                         f"({float(np.average(g_blocks, weights=block)):.4f} instead of {true_g:.4f}).")
+            notes.append(
+                f"In {below:.0%} of the blocks the DP upper bound fell below the largest income, so the top "
+                f"incomes were clipped and the releases centre on a lower Gini "
+                f"({float(np.average(g_blocks, weights=block)):.4f} instead of {true_g:.4f})."
+            )
     if gamma <= 2:
-        notes.append("With gamma <= 2 the noise has no mean: the sample mean of the releases is unstable; "
-                     "read the median and quartiles.")
-    params = dict(epsilons=eps_list, gamma=gamma, lower=lower, upper=upper, upper_epsilon=upper_epsilon if dp_u else 0.0,
-                  method=method, calibrations=cals, n_releases=n_releases, n=int(x.size), true_gini=true_g)
+        notes.append(
+            "With gamma <= 2 the noise has no mean: the sample mean of the releases is unstable; "
+            "read the median and quartiles."
+        )
+    params = dict(
+        epsilons=eps_list,
+        gamma=gamma,
+        lower=lower,
+        upper=upper,
+        upper_epsilon=upper_epsilon if dp_u else 0.0,
+        method=method,
+        calibrations=cals,
+        n_releases=n_releases,
+        n=int(x.size),
+        true_gini=true_g,
+    )
     return ExperimentResult("figure1", pd.DataFrame(rows), params, pd.concat(draws, ignore_index=True), tuple(notes))
 
 
@@ -407,21 +471,34 @@ def figure1(values: Any, *, epsilons: Sequence[float] = FIG1_EPSILONS, gamma: fl
 # Figures 3 and 4: two-point data (Proposition 5.1)
 # ---------------------------------------------------------------------------------------------
 
-def _two_point_scale_inputs(n: int, g: float, iq: float | None, method: str) -> tuple[float, float, float, np.ndarray | None]:
+
+def _two_point_scale_inputs(
+    n: int, g: float, iq: float | None, method: str
+) -> tuple[float, float, float, np.ndarray | None]:
     """(lower/mean, upper/mean, iq) of the Prop. 5.1 data (mean 1), and the records for method="exact"."""
     td = two_point_incomes(n, g, iq, definition="eq1")
     return td.lower, td.upper, td.iq, (td.values if method == "exact" else None)
 
 
-def _smooth_value(n: int, lo: float, hi: float, iq: float, beta: float, method: str,
-                  values: np.ndarray | None) -> float:
+def _smooth_value(
+    n: int, lo: float, hi: float, iq: float, beta: float, method: str, values: np.ndarray | None
+) -> float:
     if method == "fast":
         return gini_mechanism.fast_smooth_sensitivity_iq(n, iq, beta, lower_over_mean=lo)
     return gini_mechanism.smooth_sensitivity(values, lower=lo, upper=hi, beta=beta, method="exact").value
 
 
-def _noise_scales(n: int, lo: float, hi: float, iq: float, vals: np.ndarray | None, eps: float, gamma: float,
-                  cals: Sequence[str], method: str) -> tuple[float, dict[str, float]]:
+def _noise_scales(
+    n: int,
+    lo: float,
+    hi: float,
+    iq: float,
+    vals: np.ndarray | None,
+    eps: float,
+    gamma: float,
+    cals: Sequence[str],
+    method: str,
+) -> tuple[float, dict[str, float]]:
     """S_beta of the two-point data (both calibrations share beta = eps/gamma) and S/alpha per calibration."""
     cal = {c: smooth_noise_calibration(eps, gamma, mode=c) for c in cals}
     s_val = _smooth_value(n, lo, hi, iq, cal[cals[0]].beta, method, vals)
@@ -434,10 +511,18 @@ def _check_method(method: str) -> str:
     return method
 
 
-def figure3(*, ginis: Sequence[float] = FIG3_GINIS, ns: Sequence[int] = FIG3_NS,
-            epsilons: Sequence[float] = FIG3_EPSILONS, gamma: float = 2.0,
-            calibrations: Sequence[str] = CALIBRATIONS, method: str = "fast", n_draws: int = 100_000,
-            rng: Any = None, progress: ProgressFn | None = None) -> ExperimentResult:
+def figure3(
+    *,
+    ginis: Sequence[float] = FIG3_GINIS,
+    ns: Sequence[int] = FIG3_NS,
+    epsilons: Sequence[float] = FIG3_EPSILONS,
+    gamma: float = 2.0,
+    calibrations: Sequence[str] = CALIBRATIONS,
+    method: str = "fast",
+    n_draws: int = 100_000,
+    rng: Any = None,
+    progress: ProgressFn | None = None,
+) -> ExperimentResult:
     """Figure 3: |released - g| for each (g, n, epsilon, calibration) at the minimal IQ (Prop. 5.1).
 
     Table: g, n, epsilon, calibration, iq, lower, upper (mean = 1), smooth_sensitivity,
@@ -466,24 +551,63 @@ def figure3(*, ginis: Sequence[float] = FIG3_GINIS, ns: Sequence[int] = FIG3_NS,
                 s_val, scales = _noise_scales(n, lo, hi, iq, vals, eps, gamma, cals, method)
                 for c, scale in scales.items():
                     err = scale * z
-                    rows.append({"g": g, "n": n, "epsilon": eps, "calibration": c, "iq": iq, "lower": lo,
-                                 "upper": hi, "smooth_sensitivity": s_val, "noise_scale": scale,
-                                 **_summary_row(scale, gamma), **_empirical(err)})
-                    draws.append(pd.DataFrame({"g": g, "n": n, "epsilon": eps, "calibration": c,
-                                               "log10_abs_error": np.log10(np.maximum(err[keep], 1e-6))}))
+                    rows.append(
+                        {
+                            "g": g,
+                            "n": n,
+                            "epsilon": eps,
+                            "calibration": c,
+                            "iq": iq,
+                            "lower": lo,
+                            "upper": hi,
+                            "smooth_sensitivity": s_val,
+                            "noise_scale": scale,
+                            **_summary_row(scale, gamma),
+                            **_empirical(err),
+                        }
+                    )
+                    draws.append(
+                        pd.DataFrame(
+                            {
+                                "g": g,
+                                "n": n,
+                                "epsilon": eps,
+                                "calibration": c,
+                                "log10_abs_error": np.log10(np.maximum(err[keep], 1e-6)),
+                            }
+                        )
+                    )
                 done += 1
                 _tick(progress, done, total, f"g = {g:g}, n = {n:,}, epsilon = {eps:g}")
-    notes = ("Two-point data with the smallest normalised range IQ = (U - L)/mean that the Gini allows "
-             "(Proposition 5.1): the most favourable data for this mechanism.",)
-    params = dict(ginis=tuple(g_list), ns=tuple(n_list), epsilons=eps_list, gamma=gamma, calibrations=cals,
-                  method=method, n_draws=n_draws)
+    notes = (
+        "Two-point data with the smallest normalised range IQ = (U - L)/mean that the Gini allows "
+        "(Proposition 5.1): the most favourable data for this mechanism.",
+    )
+    params = dict(
+        ginis=tuple(g_list),
+        ns=tuple(n_list),
+        epsilons=eps_list,
+        gamma=gamma,
+        calibrations=cals,
+        method=method,
+        n_draws=n_draws,
+    )
     return ExperimentResult("figure3", pd.DataFrame(rows), params, pd.concat(draws, ignore_index=True), notes)
 
 
-def figure4(*, iqs: Sequence[float] = FIG4_IQS, g: float = 0.5, n: int = 100_000,
-            epsilons: Sequence[float] = FIG4_EPSILONS, gamma: float = 2.0,
-            calibrations: Sequence[str] = CALIBRATIONS, method: str = "fast", n_draws: int = 100_000,
-            rng: Any = None, progress: ProgressFn | None = None) -> ExperimentResult:
+def figure4(
+    *,
+    iqs: Sequence[float] = FIG4_IQS,
+    g: float = 0.5,
+    n: int = 100_000,
+    epsilons: Sequence[float] = FIG4_EPSILONS,
+    gamma: float = 2.0,
+    calibrations: Sequence[str] = CALIBRATIONS,
+    method: str = "fast",
+    n_draws: int = 100_000,
+    rng: Any = None,
+    progress: ProgressFn | None = None,
+) -> ExperimentResult:
     """Figure 4: error against the normalised range IQ (2..100) at g = 0.5, n = 1e5.
 
     Data: two-point records with Gini ``g`` whose bounds span ``iq`` means
@@ -510,17 +634,32 @@ def figure4(*, iqs: Sequence[float] = FIG4_IQS, g: float = 0.5, n: int = 100_000
         for eps in eps_list:
             s_val, scales = _noise_scales(n, lo, hi, iq, vals, eps, gamma, cals, method)
             for c, scale in scales.items():
-                rows.append({"iq": iq, "g": g, "n": n, "epsilon": eps, "calibration": c, "lower": lo, "upper": hi,
-                             "smooth_sensitivity": s_val, "noise_scale": scale, **_summary_row(scale, gamma),
-                             **_empirical(scale * z)})
+                rows.append(
+                    {
+                        "iq": iq,
+                        "g": g,
+                        "n": n,
+                        "epsilon": eps,
+                        "calibration": c,
+                        "lower": lo,
+                        "upper": hi,
+                        "smooth_sensitivity": s_val,
+                        "noise_scale": scale,
+                        **_summary_row(scale, gamma),
+                        **_empirical(scale * z),
+                    }
+                )
             done += 1
             _tick(progress, done, total, f"IQ = {iq:g}, epsilon = {eps:g}")
     notes = []
     if gamma <= 3:
-        notes.append(f"gamma = {gamma:g} <= 3: the noise has infinite variance, so the RMSE does not exist. "
-                     "We show the 90% absolute error instead (the paper's sample RMSE keeps growing with more draws).")
-    params = dict(iqs=tuple(iq_list), g=g, n=n, epsilons=eps_list, gamma=gamma, calibrations=cals, method=method,
-                  n_draws=n_draws)
+        notes.append(
+            f"gamma = {gamma:g} <= 3: the noise has infinite variance, so the RMSE does not exist. "
+            "We show the 90% absolute error instead (the paper's sample RMSE keeps growing with more draws)."
+        )
+    params = dict(
+        iqs=tuple(iq_list), g=g, n=n, epsilons=eps_list, gamma=gamma, calibrations=cals, method=method, n_draws=n_draws
+    )
     return ExperimentResult("figure4", pd.DataFrame(rows), params, None, tuple(notes))
 
 
@@ -553,8 +692,9 @@ _CURVES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _CURVES_LOCK = threading.Lock()
 
 
-def _profile_and_curves(xs: np.ndarray, lower: float, upper: float) -> tuple[gini_mechanism.ExactSensitivityProfile,
-                                                                     dict[tuple, pd.DataFrame]]:
+def _profile_and_curves(
+    xs: np.ndarray, lower: float, upper: float
+) -> tuple[gini_mechanism.ExactSensitivityProfile, dict[tuple, pd.DataFrame]]:
     """This clipped data set's shared exact smooth-sensitivity profile (a new epsilon only
     re-weights A^(k)) and its error-against-epsilon tables (beta-free inputs only)."""
     profile = gini_mechanism.shared_exact_profile(xs, lower, upper)
@@ -563,8 +703,14 @@ def _profile_and_curves(xs: np.ndarray, lower: float, upper: float) -> tuple[gin
     return profile, curves
 
 
-def calibrate_epsilons(epsilons: Sequence[float], *, gamma: float, calibration: str = "tight",
-                       noise: str = "cauchy", delta: float | None = None) -> tuple[Any, ...]:
+def calibrate_epsilons(
+    epsilons: Sequence[float],
+    *,
+    gamma: float,
+    calibration: str = "tight",
+    noise: str = "cauchy",
+    delta: float | None = None,
+) -> tuple[Any, ...]:
     """The smooth-noise calibrations of ``noise`` at every epsilon of ``epsilons`` (public inputs only).
 
     A page calls this once per process for its slider's epsilons: the calibrations (the certified
@@ -572,8 +718,10 @@ def calibrate_epsilons(epsilons: Sequence[float], *, gamma: float, calibration: 
     :mod:`dpcore.smooth_noises`, so a later slider move only does the data-dependent work.
     """
     gamma = _check_gamma(gamma)
-    return tuple(smooth_noises.smooth_calibration(noise, e, delta=delta, gamma=gamma, mode=calibration)
-                 for e in _epsilons(epsilons))
+    return tuple(
+        smooth_noises.smooth_calibration(noise, e, delta=delta, gamma=gamma, mode=calibration)
+        for e in _epsilons(epsilons)
+    )
 
 
 def subsample(values: Any, n: int, seed: int = SUBSAMPLE_SEED) -> np.ndarray:
@@ -618,11 +766,17 @@ class PublishedGini:
         return self.upper - self.lower
 
     def numbers(self) -> dict[str, float]:
-        return {"published_gini": self.value, "published_smooth_sensitivity_bound": self.s_upper,
-                "published_interval_lower": self.lower, "published_interval_upper": self.upper,
-                "published_epsilon_value": self.epsilon_value, "published_epsilon_bound": self.epsilon_bound,
-                "published_expected_width": self.expected_width, "oracle_expected_width": self.oracle_expected_width,
-                "confidential_published_typical_width": self.confidential_typical_width}
+        return {
+            "published_gini": self.value,
+            "published_smooth_sensitivity_bound": self.s_upper,
+            "published_interval_lower": self.lower,
+            "published_interval_upper": self.upper,
+            "published_epsilon_value": self.epsilon_value,
+            "published_epsilon_bound": self.epsilon_bound,
+            "published_expected_width": self.expected_width,
+            "oracle_expected_width": self.oracle_expected_width,
+            "confidential_published_typical_width": self.confidential_typical_width,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -690,34 +844,54 @@ class GiniView:
         """The page's full-precision numbers table: quantity -> value (floats; booleans as 0/1)."""
         med, q90, q99 = self.abs_error_quantiles
         lap_med, lap_q90, lap_q99 = self.laplace_abs_error_quantiles
-        out: dict[str, Any] = {"n": float(self.n), "lower": self.lower, "upper": self.upper, "upper_epsilon": self.upper_epsilon,
-               "total_epsilon": self.total_epsilon, "true_gini": self.true_gini,
-               "smooth_sensitivity": self.smooth_sensitivity, "k_star": float(self.k_star), "alpha": self.alpha,
-               "beta": self.beta, "noise_scale": self.noise_scale, "median_abs_error": med, "q90_abs_error": q90,
-               "q99_abs_error": q99, "laplace_median_abs_error": lap_med, "laplace_q90_abs_error": lap_q90,
-               "laplace_q99_abs_error": lap_q99, "saturated": float(self.saturated)}
+        out: dict[str, Any] = {
+            "n": float(self.n),
+            "lower": self.lower,
+            "upper": self.upper,
+            "upper_epsilon": self.upper_epsilon,
+            "total_epsilon": self.total_epsilon,
+            "true_gini": self.true_gini,
+            "smooth_sensitivity": self.smooth_sensitivity,
+            "k_star": float(self.k_star),
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "noise_scale": self.noise_scale,
+            "median_abs_error": med,
+            "q90_abs_error": q90,
+            "q99_abs_error": q99,
+            "laplace_median_abs_error": lap_med,
+            "laplace_q90_abs_error": lap_q90,
+            "laplace_q99_abs_error": lap_q99,
+            "saturated": float(self.saturated),
+        }
         if self.noise != "cauchy":  # the light-tailed noises' price: delta (and rho for the zCDP one)
             out.update(delta=self.delta, **({} if self.rho is None else {"rho": self.rho}))
         if self.rmse is not None:
             out.update(rmse=self.rmse, laplace_rmse=self.laplace_rmse)
         if self.released_gini is not None:
             assert self.posterior_interval is not None and self.posterior_hpd is not None  # set with released_gini
-            out.update(released_gini=self.released_gini, posterior_mean=self.posterior_mean,
-                       posterior_interval_lower=self.posterior_interval[0],
-                       posterior_interval_upper=self.posterior_interval[1],
-                       posterior_hpd_lower=self.posterior_hpd[0], posterior_hpd_upper=self.posterior_hpd[1])
+            out.update(
+                released_gini=self.released_gini,
+                posterior_mean=self.posterior_mean,
+                posterior_interval_lower=self.posterior_interval[0],
+                posterior_interval_upper=self.posterior_interval[1],
+                posterior_hpd_lower=self.posterior_hpd[0],
+                posterior_hpd_upper=self.posterior_hpd[1],
+            )
         if self.published is not None:
             out.update(self.published.numbers())
         return {k: float(v) for k, v in out.items()}
 
     def error_table(self) -> pd.DataFrame:
         """Error summary of the two mechanisms (median, 90% and 99% absolute error; RMSE when gamma > 3)."""
-        table = pd.DataFrame({
-            "mechanism": ["smooth sensitivity (this page)", "Laplace, global sensitivity"],
-            "median |error|": [self.abs_error_quantiles[0], self.laplace_abs_error_quantiles[0]],
-            "90% of errors below": [self.abs_error_quantiles[1], self.laplace_abs_error_quantiles[1]],
-            "99% of errors below": [self.abs_error_quantiles[2], self.laplace_abs_error_quantiles[2]],
-        })
+        table = pd.DataFrame(
+            {
+                "mechanism": ["smooth sensitivity (this page)", "Laplace, global sensitivity"],
+                "median |error|": [self.abs_error_quantiles[0], self.laplace_abs_error_quantiles[0]],
+                "90% of errors below": [self.abs_error_quantiles[1], self.laplace_abs_error_quantiles[1]],
+                "99% of errors below": [self.abs_error_quantiles[2], self.laplace_abs_error_quantiles[2]],
+            }
+        )
         if self.rmse is not None:
             table["RMSE"] = [self.rmse, self.laplace_rmse]
         return table
@@ -729,9 +903,20 @@ class GiniView:
         return out
 
 
-def published_gini(xs: np.ndarray, *, epsilon: float, lower: float, upper: float, noise: str, gamma: float,
-                   calibration: str, delta: float | None, method: str, seed: int,
-                   profile: gini_mechanism.ExactSensitivityProfile | None = None) -> PublishedGini:
+def published_gini(
+    xs: np.ndarray,
+    *,
+    epsilon: float,
+    lower: float,
+    upper: float,
+    noise: str,
+    gamma: float,
+    calibration: str,
+    delta: float | None,
+    method: str,
+    seed: int,
+    profile: gini_mechanism.ExactSensitivityProfile | None = None,
+) -> PublishedGini:
     """One simulated release of the Gini of the clipped incomes ``xs`` drawn as a real one is, and the interval from
     the published numbers alone.
 
@@ -744,9 +929,17 @@ def published_gini(xs: np.ndarray, *, epsilon: float, lower: float, upper: float
     value and bound plus public parameters, nothing confidential."""
     from ..mechanisms import GiniIntervalMechanism
 
-    mech = GiniIntervalMechanism(epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration,
-                                 delta=None if noise == "cauchy" else delta, level=PUBLISHED_LEVEL,
-                                 planning_n=max(int(xs.size), 2))
+    mech = GiniIntervalMechanism(
+        epsilon,
+        lower,
+        upper,
+        noise=noise,
+        gamma=gamma,
+        calibration=calibration,
+        delta=None if noise == "cauchy" else delta,
+        level=PUBLISHED_LEVEL,
+        planning_n=max(int(xs.size), 2),
+    )
     beta = mech.smoothness
     if method == "fast" or profile is None:
         s = gini_mechanism.smooth_sensitivity(xs, lower=lower, upper=upper, beta=beta, method=method).value
@@ -755,34 +948,62 @@ def published_gini(xs: np.ndarray, *, epsilon: float, lower: float, upper: float
     draw = mech.draw(gini_mechanism.gini(xs), float(s), rng=np.random.default_rng(seed))
     constants = mech.interval_constants()
     ci = intervals_lib.gini_interval_from_release(
-        draw.value, draw.smooth_sensitivity_upper, noise=constants["noise"], alpha=constants["release_alpha"],
-        bound_scale=constants["bound_scale"], eta=constants["eta"], level=PUBLISHED_LEVEL, method=constants["method"],
-        gamma=constants["gamma"], sigma=constants["sigma"], min_scale=constants["min_scale"],
-        max_scale=constants["max_scale"])
+        draw.value,
+        draw.smooth_sensitivity_upper,
+        noise=constants["noise"],
+        alpha=constants["release_alpha"],
+        bound_scale=constants["bound_scale"],
+        eta=constants["eta"],
+        level=PUBLISHED_LEVEL,
+        method=constants["method"],
+        gamma=constants["gamma"],
+        sigma=constants["sigma"],
+        min_scale=constants["min_scale"],
+        max_scale=constants["max_scale"],
+    )
     plan = mech.plan
-    width, oracle_width = expected_widths(plan, gini_mechanism.GiniMechanism(
-        epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration, delta=delta))
+    width, oracle_width = expected_widths(
+        plan,
+        gini_mechanism.GiniMechanism(
+            epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration, delta=delta
+        ),
+    )
     scale = min(max(float(s) / constants["release_alpha"], constants["min_scale"]), constants["max_scale"])
     typical = 2.0 * plan.quantile() * scale
-    return PublishedGini(float(draw.value), float(draw.smooth_sensitivity_upper), float(ci.lower), float(ci.upper),
-                         PUBLISHED_LEVEL, float(plan.epsilon_value), float(plan.epsilon_bound), float(plan.beta),
-                         float(plan.eta), width, oracle_width, int(plan.n), float(typical))
+    return PublishedGini(
+        float(draw.value),
+        float(draw.smooth_sensitivity_upper),
+        float(ci.lower),
+        float(ci.upper),
+        PUBLISHED_LEVEL,
+        float(plan.epsilon_value),
+        float(plan.epsilon_bound),
+        float(plan.beta),
+        float(plan.eta),
+        width,
+        oracle_width,
+        int(plan.n),
+        float(typical),
+    )
 
 
 def _published_or_note(xs: np.ndarray, **settings: Any) -> dict[str, Any]:
     """``published`` (:func:`published_gini`), or ``published_note`` saying why these public settings have no
     release with an interval (a real release refuses them too, before any draw)."""
     if settings["noise"] not in PUBLISHED_NOISES:
-        return {"published_note": "this noise has no floating-point-safe sampler, so it is never released and has no "
-                                  "published interval"}
+        return {
+            "published_note": "this noise has no floating-point-safe sampler, so it is never released and has no "
+            "published interval"
+        }
     try:
         return {"published": published_gini(xs, **settings)}
     except DPInputError as exc:  # e.g. no split of epsilon with a feasible calibration (the "paper" constants)
         return {"published_note": f"a release with an interval is not possible at these settings ({exc})"}
 
 
-def expected_widths(plan: intervals_lib.GiniIntervalPlan, full_epsilon: gini_mechanism.GiniMechanism
-                    ) -> tuple[float, float]:
+def expected_widths(
+    plan: intervals_lib.GiniIntervalPlan, full_epsilon: gini_mechanism.GiniMechanism
+) -> tuple[float, float]:
     """(published, oracle) median widths of the plan's model (public inputs only, no data):
     :attr:`dpcore.intervals.GiniIntervalPlan.model_width` and ``model_oracle_width``.
 
@@ -795,15 +1016,25 @@ def expected_widths(plan: intervals_lib.GiniIntervalPlan, full_epsilon: gini_mec
     if math.isfinite(plan.model_width) and math.isfinite(plan.model_oracle_width):
         return float(plan.model_width), float(plan.model_oracle_width)
     if plan.method != "pivot":
-        fresh = intervals_lib.optimise_gini_split(plan.epsilon, plan.delta or None, plan.noise, plan.n, plan.lower,
-                                                  plan.upper, plan.level, method=plan.method, gamma=plan.gamma)
+        fresh = intervals_lib.optimise_gini_split(
+            plan.epsilon,
+            plan.delta or None,
+            plan.noise,
+            plan.n,
+            plan.lower,
+            plan.upper,
+            plan.level,
+            method=plan.method,
+            gamma=plan.gamma,
+        )
         return float(fresh.model_width), float(fresh.model_oracle_width)
     s_typ = intervals_lib.planning_smooth_sensitivity(plan.n, plan.lower, plan.upper, plan.beta)
     width = 2.0 * plan.quantile() * s_typ / plan.release_alpha
     cal = full_epsilon.smooth_calibration
     q_full = float(np.asarray(full_epsilon.noise_law().ppf(0.5 + 0.5 * plan.level), dtype=float))
-    oracle = 2.0 * q_full * intervals_lib.planning_smooth_sensitivity(plan.n, plan.lower, plan.upper, cal.beta) / \
-        cal.alpha
+    oracle = (
+        2.0 * q_full * intervals_lib.planning_smooth_sensitivity(plan.n, plan.lower, plan.upper, cal.beta) / cal.alpha
+    )
     return float(width), float(oracle)
 
 
@@ -815,10 +1046,22 @@ def _check_prior(prior: Any) -> Any:
     raise DPInputError(f"prior must be 'uniform' or ('beta', a, b), got {prior!r}")
 
 
-def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper: float | None,
-              upper_epsilon: float = 0.0, calibration: str = "tight", method: str = "exact",
-              n: int | None = None, prior: Any = "uniform", seed: int = 2026, noise: str = "cauchy",
-              delta: float | None = None) -> GiniView:
+def gini_view(
+    values: Any,
+    *,
+    epsilon: float,
+    gamma: float,
+    lower: float,
+    upper: float | None,
+    upper_epsilon: float = 0.0,
+    calibration: str = "tight",
+    method: str = "exact",
+    n: int | None = None,
+    prior: Any = "uniform",
+    seed: int = 2026,
+    noise: str = "cauchy",
+    delta: float | None = None,
+) -> GiniView:
     """The Gini page's view for one setting: the smooth-sensitivity mechanism of Lan & Reiter (2025)
     on ``values`` (a fixed random sub-sample of ``n`` records), its exact error quantiles next to the
     Laplace global-sensitivity baseline, the smooth-sensitivity curves (eq. (8)), the error against
@@ -848,8 +1091,9 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     seed = check_int(seed, "seed", minimum=0)
     x = as_finite_array(values, "incomes", min_size=0)
     if x.size < 2:
-        raise DPInputError(f"Cannot compute the Gini index: the data have {x.size} record(s); "
-                           "at least n = 2 are needed.")
+        raise DPInputError(
+            f"Cannot compute the Gini index: the data have {x.size} record(s); at least n = 2 are needed."
+        )
     x = subsample(x, x.size if n is None else n)
     lower = check_finite(lower, "lower bound L")
     upper_epsilon = float(upper_epsilon)
@@ -857,8 +1101,13 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
         from ..bounds import dp_upper_bound  # released with DP; charged to the budget
 
         upper_epsilon = check_epsilon(upper_epsilon, "upper_epsilon")
-        res = dp_upper_bound(x, epsilon_n=upper_epsilon / 2, epsilon_count=upper_epsilon / 2, lower=lower,
-                             rng=np.random.default_rng(seed + SEED_OFFSET_UPPER))
+        res = dp_upper_bound(
+            x,
+            epsilon_n=upper_epsilon / 2,
+            epsilon_count=upper_epsilon / 2,
+            lower=lower,
+            rng=np.random.default_rng(seed + SEED_OFFSET_UPPER),
+        )
         upper, upper_epsilon = float(res.upper), float(res.epsilon)
     else:
         upper, upper_epsilon = check_finite(upper, "upper bound U"), 0.0
@@ -866,8 +1115,9 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
         raise DPInputError(f"the upper bound U = {upper:,.6g} must be above the lower bound L = {lower:,.6g}")
     n_negative = int((x < 0).sum())
     xs, n_below, n_above = gini_mechanism.clip_incomes(x, lower=lower, upper=upper, clip_negative=True)
-    mech = gini_mechanism.GiniMechanism(epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration,
-                                        delta=delta)
+    mech = gini_mechanism.GiniMechanism(
+        epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration, delta=delta
+    )
     cal = mech.smooth_calibration
     law = mech.noise_law()
     true_g = gini_mechanism.gini(xs)
@@ -897,8 +1147,17 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
     finite_variance = math.isfinite(summary["rmse"])
     curve_key = (gamma, calibration, noise, delta)  # the curve does not depend on epsilon: once per data set
     if curve_key not in curves:
-        curves[curve_key] = error_vs_epsilon(xs, lower=lower, upper=upper, gamma=gamma, epsilons=CURVE_EPSILONS,
-                                             method="fast", calibrations=(calibration,), noise=noise, delta=delta)
+        curves[curve_key] = error_vs_epsilon(
+            xs,
+            lower=lower,
+            upper=upper,
+            gamma=gamma,
+            epsilons=CURVE_EPSILONS,
+            method="fast",
+            calibrations=(calibration,),
+            noise=noise,
+            delta=delta,
+        )
     error_curve = curves[curve_key].copy()
 
     def curve(result: Any) -> pd.DataFrame:
@@ -912,29 +1171,76 @@ def gini_view(values: Any, *, epsilon: float, gamma: float, lower: float, upper:
         one = mech.draw(true_g, ss.value, rng=np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE)).noisy_value
         from ..posterior import gini_posterior
 
-        post = gini_posterior(one, noise_scale=scale, gamma=gamma, prior=prior,
-                              noise=None if noise == "cauchy" else law)
-        dots = (plausible_releases(true_g, scale, gamma, N_DOTS) if noise == "cauchy"
-                else plausible_releases(true_g, scale, gamma, N_DOTS, noise_law=law))
-        extra = dict(simulated_releases=releases, simulated_laplace_releases=laplace_releases,
-                     plausible_releases=dots, released_gini=one,
-                     posterior_grid=post.grid, posterior_density=post.density, posterior_mean=float(post.mean),
-                     posterior_interval=tuple(float(v) for v in post.interval(POSTERIOR_LEVEL)),
-                     posterior_hpd=tuple(float(v) for v in post.interval(POSTERIOR_LEVEL, kind="hpd")))
-    extra.update(_published_or_note(xs, epsilon=epsilon, lower=lower, upper=upper, noise=noise, gamma=gamma,
-                                    calibration=calibration, delta=delta, method=method,
-                                    seed=seed + SEED_OFFSET_ONE_RELEASE, profile=profile))
+        post = gini_posterior(
+            one, noise_scale=scale, gamma=gamma, prior=prior, noise=None if noise == "cauchy" else law
+        )
+        dots = (
+            plausible_releases(true_g, scale, gamma, N_DOTS)
+            if noise == "cauchy"
+            else plausible_releases(true_g, scale, gamma, N_DOTS, noise_law=law)
+        )
+        extra = dict(
+            simulated_releases=releases,
+            simulated_laplace_releases=laplace_releases,
+            plausible_releases=dots,
+            released_gini=one,
+            posterior_grid=post.grid,
+            posterior_density=post.density,
+            posterior_mean=float(post.mean),
+            posterior_interval=tuple(float(v) for v in post.interval(POSTERIOR_LEVEL)),
+            posterior_hpd=tuple(float(v) for v in post.interval(POSTERIOR_LEVEL, kind="hpd")),
+        )
+    extra.update(
+        _published_or_note(
+            xs,
+            epsilon=epsilon,
+            lower=lower,
+            upper=upper,
+            noise=noise,
+            gamma=gamma,
+            calibration=calibration,
+            delta=delta,
+            method=method,
+            seed=seed + SEED_OFFSET_ONE_RELEASE,
+            profile=profile,
+        )
+    )
     return GiniView(
-        n=int(xs.size), epsilon=epsilon, gamma=gamma, lower=lower, upper=upper, upper_epsilon=upper_epsilon,
-        total_epsilon=epsilon + upper_epsilon, calibration=calibration, method=method,
-        confidential_n_negative=n_negative, confidential_n_below=int(n_below), confidential_n_above=int(n_above),
-        true_gini=float(true_g), smooth_sensitivity=float(ss.value), k_star=int(ss.k_star),
-        sensitivity_saturated=bool(ss.saturated), global_sensitivity=float(ss.global_sensitivity),
-        alpha=float(cal.alpha), beta=float(cal.beta), noise_scale=float(scale), abs_error_quantiles=errors,
-        laplace_scale=float(lap_scale), laplace_abs_error_quantiles=lap_errors,
+        n=int(xs.size),
+        epsilon=epsilon,
+        gamma=gamma,
+        lower=lower,
+        upper=upper,
+        upper_epsilon=upper_epsilon,
+        total_epsilon=epsilon + upper_epsilon,
+        calibration=calibration,
+        method=method,
+        confidential_n_negative=n_negative,
+        confidential_n_below=int(n_below),
+        confidential_n_above=int(n_above),
+        true_gini=float(true_g),
+        smooth_sensitivity=float(ss.value),
+        k_star=int(ss.k_star),
+        sensitivity_saturated=bool(ss.saturated),
+        global_sensitivity=float(ss.global_sensitivity),
+        alpha=float(cal.alpha),
+        beta=float(cal.beta),
+        noise_scale=float(scale),
+        abs_error_quantiles=errors,
+        laplace_scale=float(lap_scale),
+        laplace_abs_error_quantiles=lap_errors,
         rmse=summary["rmse"] if finite_variance else None,
-        laplace_rmse=lap_scale * math.sqrt(2.0) if finite_variance else None, saturated=saturated,
-        fast_curve=curve(fast), exact_curve=None if exact is None else curve(exact), fast_k_star=int(fast.k_star),
-        exact_k_star=None if exact is None else int(exact.k_star), error_curve=error_curve, prior=prior,
-        noise=noise, delta=float(cal.delta), rho=None if cal.rho is None else float(cal.rho),
-        privacy_statement=cal.statement(), **extra)
+        laplace_rmse=lap_scale * math.sqrt(2.0) if finite_variance else None,
+        saturated=saturated,
+        fast_curve=curve(fast),
+        exact_curve=None if exact is None else curve(exact),
+        fast_k_star=int(fast.k_star),
+        exact_k_star=None if exact is None else int(exact.k_star),
+        error_curve=error_curve,
+        prior=prior,
+        noise=noise,
+        delta=float(cal.delta),
+        rho=None if cal.rho is None else float(cal.rho),
+        privacy_statement=cal.statement(),
+        **extra,
+    )

@@ -1,6 +1,7 @@
 """The Gini page's noise choice: every smooth-sensitivity noise calibrated to the same (epsilon, delta), with its
 exact error quantiles on one data set (:func:`compare_noises`, confidential: uses S(X)) or per unit of smooth
 sensitivity (:func:`unit_tradeoff`, public inputs only), and the error densities the page draws."""
+
 from __future__ import annotations
 
 import math
@@ -39,14 +40,26 @@ class NoiseErrorRow:
     median_abs_error: float
     q90_abs_error: float
     q99_abs_error: float
-    rmse: float | None          # None: no variance (Cauchy with gamma <= 3)
+    rmse: float | None  # None: no variance (Cauchy with gamma <= 3)
     cost: budget.PrivacyCost
     statement: str
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in ("noise", "description", "alpha", "beta", "confidential_noise_scale",
-                                              "median_abs_error", "q90_abs_error", "q99_abs_error", "rmse",
-                                              "statement")}
+        out = {
+            k: getattr(self, k)
+            for k in (
+                "noise",
+                "description",
+                "alpha",
+                "beta",
+                "confidential_noise_scale",
+                "median_abs_error",
+                "q90_abs_error",
+                "q99_abs_error",
+                "rmse",
+                "statement",
+            )
+        }
         out["cost"] = self.cost.describe()
         return out
 
@@ -74,22 +87,43 @@ class NoiseComparison:
         """The trade-off of ``noise`` against the paper's Cauchy in one sentence."""
         r, c = self.row(noise), self.row("cauchy")
         if noise == "cauchy":
-            return (f"Generalized Cauchy (the paper's): half the releases within ±{r.median_abs_error:.2g}, 99% within "
-                    f"±{r.q99_abs_error:.2g}, no finite RMSE; costs pure {r.cost.describe()}.")
+            return (
+                f"Generalized Cauchy (the paper's): half the releases within ±{r.median_abs_error:.2g}, 99% within "
+                f"±{r.q99_abs_error:.2g}, no finite RMSE; costs pure {r.cost.describe()}."
+            )
         what = {"laplace": "Laplace (NRS)", "laplace_lognormal": "Laplace log-normal (Bun & Steinke)"}[noise]
-        cost = r.cost.describe() if r.cost.kind != "zcdp" else f"{r.cost.describe()}, which implies (ε, δ) = ({self.epsilon:.3g}, {self.delta:.2g})"
-        return (f"{what}: median error ±{r.median_abs_error:.2g} ({r.median_abs_error / c.median_abs_error:.2f}× the "
-                f"Cauchy's), 99th percentile ±{r.q99_abs_error:.2g} ({r.q99_abs_error / c.q99_abs_error:.2f}×), RMSE "
-                f"{r.rmse:.2g}; it costs {cost} instead of pure ε = {self.epsilon:.3g}.")
+        cost = (
+            r.cost.describe()
+            if r.cost.kind != "zcdp"
+            else f"{r.cost.describe()}, which implies (ε, δ) = ({self.epsilon:.3g}, {self.delta:.2g})"
+        )
+        return (
+            f"{what}: median error ±{r.median_abs_error:.2g} ({r.median_abs_error / c.median_abs_error:.2f}× the "
+            f"Cauchy's), 99th percentile ±{r.q99_abs_error:.2g} ({r.q99_abs_error / c.q99_abs_error:.2f}×), RMSE "
+            f"{r.rmse:.2g}; it costs {cost} instead of pure ε = {self.epsilon:.3g}."
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "delta": self.delta, "gamma": self.gamma,
-                "rows": [r.to_dict() for r in self.rows]}
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "gamma": self.gamma,
+            "rows": [r.to_dict() for r in self.rows],
+        }
 
 
-def compare_noises(x: Any, *, epsilon: float, lower: float, upper: float, delta: float = DEFAULT_DELTA,
-                   gamma: float = 2.0, calibration: str = "tight", method: str = "exact",
-                   clip_negative: bool = True) -> NoiseComparison:
+def compare_noises(
+    x: Any,
+    *,
+    epsilon: float,
+    lower: float,
+    upper: float,
+    delta: float = DEFAULT_DELTA,
+    gamma: float = 2.0,
+    calibration: str = "tight",
+    method: str = "exact",
+    clip_negative: bool = True,
+) -> NoiseComparison:
     """Calibrate every :data:`SMOOTH_NOISES` noise to (epsilon, delta) and give its exact Gini error quantiles.
 
     Same privacy: the Cauchy is pure epsilon (hence (epsilon, delta)); "laplace" is (epsilon, delta);
@@ -104,19 +138,34 @@ def compare_noises(x: Any, *, epsilon: float, lower: float, upper: float, delta:
     for name in SMOOTH_NOISES:
         cal = smooth_calibration(name, epsilon, delta=delta, gamma=gamma, mode=calibration)
         if cal.beta not in cache:
-            cache[cal.beta] = gini_module.smooth_sensitivity(xs, lower=float(lower), upper=float(upper),
-                                                             beta=cal.beta, method=method).value
+            cache[cal.beta] = gini_module.smooth_sensitivity(
+                xs, lower=float(lower), upper=float(upper), beta=cal.beta, method=method
+            ).value
         scale = cache[cal.beta] / cal.alpha
         dist = noise_distribution(cal)
         q50, q90, q99 = (scale * float(dist.abs_quantile(p)) for p in (0.5, 0.9, 0.99))
         var = float(dist.variance)
-        rows.append(NoiseErrorRow(name, SMOOTH_NOISES[name], cal.alpha, cal.beta, scale, q50, q90, q99,
-                                  scale * math.sqrt(var) if math.isfinite(var) else None, cal.cost, cal.statement()))
+        rows.append(
+            NoiseErrorRow(
+                name,
+                SMOOTH_NOISES[name],
+                cal.alpha,
+                cal.beta,
+                scale,
+                q50,
+                q90,
+                q99,
+                scale * math.sqrt(var) if math.isfinite(var) else None,
+                cal.cost,
+                cal.statement(),
+            )
+        )
     return NoiseComparison(epsilon, delta, float(gamma), tuple(rows))
 
 
-def unit_tradeoff(epsilon: float, *, delta: float = DEFAULT_DELTA, gamma: float = 2.0,
-                  calibration: str = "tight") -> NoiseComparison:
+def unit_tradeoff(
+    epsilon: float, *, delta: float = DEFAULT_DELTA, gamma: float = 2.0, calibration: str = "tight"
+) -> NoiseComparison:
     """Data-free version of :func:`compare_noises`: error quantiles per unit of smooth sensitivity (S = 1).
 
     Exact when every noise's S_beta equals the local-sensitivity bound (k* = 0, typical of a Gini on
@@ -132,12 +181,27 @@ def unit_tradeoff(epsilon: float, *, delta: float = DEFAULT_DELTA, gamma: float 
         scale = 1.0 / cal.alpha
         q50, q90, q99 = (scale * float(dist.abs_quantile(p)) for p in (0.5, 0.9, 0.99))
         var = float(dist.variance)
-        rows.append(NoiseErrorRow(name, SMOOTH_NOISES[name], cal.alpha, cal.beta, scale, q50, q90, q99,
-                                  scale * math.sqrt(var) if math.isfinite(var) else None, cal.cost, cal.statement()))
+        rows.append(
+            NoiseErrorRow(
+                name,
+                SMOOTH_NOISES[name],
+                cal.alpha,
+                cal.beta,
+                scale,
+                q50,
+                q90,
+                q99,
+                scale * math.sqrt(var) if math.isfinite(var) else None,
+                cal.cost,
+                cal.statement(),
+            )
+        )
     return NoiseComparison(epsilon, delta, float(gamma), tuple(rows))
 
 
-def error_density_curves(comparison: NoiseComparison, *, n_points: int = 301) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def error_density_curves(
+    comparison: NoiseComparison, *, n_points: int = 301
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """noise -> (error grid, density of the release error) on a common range (±1.2 x the largest light-tailed 99th pct)."""
     _check_type(comparison, NoiseComparison, "comparison")
     n_points = check_int(n_points, "n_points", minimum=11, maximum=5001)

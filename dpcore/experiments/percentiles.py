@@ -20,6 +20,7 @@ gets epsilon/2), or the paper's add/remove (``relation="add_remove"``, each bin 
 of one aggregation level are disjoint: a whole table costs epsilon once (parallel composition).
 Everything here is planning on simulated or confidential earnings, not a release.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,10 +50,31 @@ from ..percentiles import (
 from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_int, check_positive
 from . import answers as answer_experiments
 
-__all__ = ["AGG_LEVELS", "PSEO_FILE", "load_pseo_cells", "pseo_cells", "synthesize_cell_earnings", "synthesize_cells",
-           "CELL_SIZE_BREAKS", "CELL_SIZE_LABELS", "size_category", "CellPanel", "make_cell_panel",
-           "simulate_accuracy", "CellView", "cell_view", "CellCurvesView", "cell_curves_view", "ManyCellsView", "many_cells_view", "FiguresView",
-           "figures_view", "percentile_cell_answer", "ExponentialCellView", "exponential_cell_view"]
+__all__ = [
+    "AGG_LEVELS",
+    "PSEO_FILE",
+    "load_pseo_cells",
+    "pseo_cells",
+    "synthesize_cell_earnings",
+    "synthesize_cells",
+    "CELL_SIZE_BREAKS",
+    "CELL_SIZE_LABELS",
+    "size_category",
+    "CellPanel",
+    "make_cell_panel",
+    "simulate_accuracy",
+    "CellView",
+    "cell_view",
+    "CellCurvesView",
+    "cell_curves_view",
+    "ManyCellsView",
+    "many_cells_view",
+    "FiguresView",
+    "figures_view",
+    "percentile_cell_answer",
+    "ExponentialCellView",
+    "exponential_cell_view",
+]
 
 #: The real PSEO table (Census, public domain): ../shared/data or the copy bundled in dpcore/examples.
 PSEO_FILE = "pseo_earnings_co_tx.csv.gz"
@@ -91,8 +113,14 @@ def load_pseo_cells(path: str | Path, *, horizon: str = "y1", agg_level: int | N
         frame = pd.read_csv(path)
     except (OSError, ValueError) as exc:
         raise DPInputError(f"cannot read the PSEO table {path}: {exc}") from None
-    need = [f"status_{horizon}_earnings", f"{horizon}_grads_earn", f"{horizon}_p25_earnings",
-            f"{horizon}_p50_earnings", f"{horizon}_p75_earnings", "agg_level_pseo"]
+    need = [
+        f"status_{horizon}_earnings",
+        f"{horizon}_grads_earn",
+        f"{horizon}_p25_earnings",
+        f"{horizon}_p50_earnings",
+        f"{horizon}_p75_earnings",
+        "agg_level_pseo",
+    ]
     missing = [c for c in need if c not in frame.columns]
     if missing:
         raise DPInputError(f"the PSEO table lacks columns {missing}")
@@ -100,16 +128,18 @@ def load_pseo_cells(path: str | Path, *, horizon: str = "y1", agg_level: int | N
     if agg_level is not None:
         keep &= frame["agg_level_pseo"] == int(agg_level)
     sub = frame.loc[keep]
-    out = pd.DataFrame({
-        "n": sub[f"{horizon}_grads_earn"].astype(int).to_numpy(),
-        "p25": sub[f"{horizon}_p25_earnings"].astype(float).to_numpy(),
-        "p50": sub[f"{horizon}_p50_earnings"].astype(float).to_numpy(),
-        "p75": sub[f"{horizon}_p75_earnings"].astype(float).to_numpy(),
-        "institution": sub.get("institution_name", pd.Series("", index=sub.index)).astype(str).to_numpy(),
-        "degree_level": sub["degree_level"].to_numpy() if "degree_level" in sub else 0,
-        "cipcode": sub["cipcode"].astype(str).to_numpy() if "cipcode" in sub else "",
-        "agg_level": sub["agg_level_pseo"].to_numpy(),
-    })
+    out = pd.DataFrame(
+        {
+            "n": sub[f"{horizon}_grads_earn"].astype(int).to_numpy(),
+            "p25": sub[f"{horizon}_p25_earnings"].astype(float).to_numpy(),
+            "p50": sub[f"{horizon}_p50_earnings"].astype(float).to_numpy(),
+            "p75": sub[f"{horizon}_p75_earnings"].astype(float).to_numpy(),
+            "institution": sub.get("institution_name", pd.Series("", index=sub.index)).astype(str).to_numpy(),
+            "degree_level": sub["degree_level"].to_numpy() if "degree_level" in sub else 0,
+            "cipcode": sub["cipcode"].astype(str).to_numpy() if "cipcode" in sub else "",
+            "agg_level": sub["agg_level_pseo"].to_numpy(),
+        }
+    )
     out = out[(out.n >= 2) & (out.p25 > 0) & (out.p25 <= out.p50) & (out.p50 <= out.p75)]
     if out.empty:
         raise DPInputError("no published cells match this selection")
@@ -134,7 +164,9 @@ def synthesize_cell_earnings(p25: float, p50: float, p75: float, n: int, rng=Non
     if not p25 <= p50 <= p75:
         raise DPInputError("need p25 <= p50 <= p75")
     gen = as_generator(rng)
-    return _two_piece(np.full(n, p25), np.full(n, p50), np.full(n, p75), gen, np.zeros(n, dtype=np.int64), np.array([n]))
+    return _two_piece(
+        np.full(n, p25), np.full(n, p50), np.full(n, p75), gen, np.zeros(n, dtype=np.int64), np.array([n])
+    )
 
 
 def _two_piece(p25, p50, p75, gen, cell, sizes) -> np.ndarray:
@@ -160,10 +192,10 @@ def synthesize_cells(cells, rng=None) -> tuple[np.ndarray, np.ndarray]:
         raise DPInputError("every cell needs at least one person")
     cell = np.repeat(np.arange(n.size), n)
     gen = as_generator(rng)
-    vals = _two_piece(cells["p25"].to_numpy()[cell], cells["p50"].to_numpy()[cell], cells["p75"].to_numpy()[cell],
-                      gen, cell, n)
+    vals = _two_piece(
+        cells["p25"].to_numpy()[cell], cells["p50"].to_numpy()[cell], cells["p75"].to_numpy()[cell], gen, cell, n
+    )
     return vals, cell
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,6 +204,8 @@ def synthesize_cells(cells, rng=None) -> tuple[np.ndarray, np.ndarray]:
 
 CELL_SIZE_BREAKS = (2, 30, 60, 120, 300, 1000, math.inf)
 CELL_SIZE_LABELS = ("2-29", "30-59", "60-119", "120-299", "300-999", "1000+")
+
+
 def size_category(n: Any) -> np.ndarray:
     """Cell-size class labels (Figure 2): 2-29, 30-59, 60-119, 120-299, 300-999, 1000+."""
     n = np.asarray(n)
@@ -195,7 +229,7 @@ class CellPanel:
 
     def cell_values(self, i: int) -> np.ndarray:
         start = int(self.n[:i].sum())
-        return self.values[start:start + int(self.n[i])]
+        return self.values[start : start + int(self.n[i])]
 
 
 def make_cell_panel(values: Any, cell: Any, q: Any = (25, 50, 75)) -> CellPanel:
@@ -225,11 +259,20 @@ def _progress(cb, frac: float, text: str) -> None:
         cb(min(max(frac, 0.0), 1.0), text)
 
 
-def simulate_accuracy(panel: CellPanel, *, epsilons: Sequence[float], q: float = 50,
-                      bin_counts: Sequence[int] = (20,), schemes: Sequence[str] = ("lognormal", "even"),
-                      rivals: Sequence[str] = ("smooth_paper", "smooth_tight", "em"), n_draws: int = 20,
-                      relation: str = "replace", rival_percentiles: int = 3, rng=None,
-                      progress=None):
+def simulate_accuracy(
+    panel: CellPanel,
+    *,
+    epsilons: Sequence[float],
+    q: float = 50,
+    bin_counts: Sequence[int] = (20,),
+    schemes: Sequence[str] = ("lognormal", "even"),
+    rivals: Sequence[str] = ("smooth_paper", "smooth_tight", "em"),
+    n_draws: int = 20,
+    relation: str = "replace",
+    rival_percentiles: int = 3,
+    rng=None,
+    progress=None,
+):
     """Mean relative accuracy (eq. 5.1) of the q-th percentile per cell, method, bin count and epsilon.
 
     Histogram schemes ("lognormal", "even", "pseo") are run for every bin count ("pseo" has 21);
@@ -257,8 +300,11 @@ def simulate_accuracy(panel: CellPanel, *, epsilons: Sequence[float], q: float =
     sizes = size_category(panel.n)
     frames: list = []
     jobs = [(s, b) for s in schemes for b in ((21,) if s == "pseo" else bin_counts)]
-    total_steps = len(jobs) * eps_arr.size + len(rivals) * eps_arr.size + (panel.n_cells if any(
-        r.startswith("smooth") for r in rivals) else 0)
+    total_steps = (
+        len(jobs) * eps_arr.size
+        + len(rivals) * eps_arr.size
+        + (panel.n_cells if any(r.startswith("smooth") for r in rivals) else 0)
+    )
     step: float = 0
 
     def add(method, n_bins, eps, est):  # est: (n_draws, cells)
@@ -270,21 +316,24 @@ def simulate_accuracy(panel: CellPanel, *, epsilons: Sequence[float], q: float =
         edges = bin_edges(scheme, m)
         counts = cell_bin_counts(panel.values, panel.cell, panel.n_cells, edges)
         for eps in eps_arr:
-            est = simulate_histogram_percentiles(counts, edges, epsilon=eps, q=[qv], n_draws=n_draws, rng=gen,
-                                                 relation=relation)[:, :, 0]
+            est = simulate_histogram_percentiles(
+                counts, edges, epsilon=eps, q=[qv], n_draws=n_draws, rng=gen, relation=relation
+            )[:, :, 0]
             add(scheme, edges.size - 1, eps, est)
             step += 1
             _progress(progress, step / total_steps, f"{scheme} bins, {edges.size - 1} bins, epsilon {eps:g}")
     eps_q = eps_arr / rival_percentiles
     smooth_modes = [r for r in rivals if r.startswith("smooth")]
     if smooth_modes:
-        cals = {mode: [noise.smooth_noise_calibration(float(e), 4.0, mode=mode.split("_")[1]) for e in eps_q]
-                for mode in smooth_modes}
+        cals = {
+            mode: [noise.smooth_noise_calibration(float(e), 4.0, mode=mode.split("_")[1]) for e in eps_q]
+            for mode in smooth_modes
+        }
         betas = np.unique(np.concatenate([[c.beta for c in cs] for cs in cals.values()]))
         s_all = np.empty((panel.n_cells, betas.size))
         starts = np.concatenate([[0], np.cumsum(panel.n)[:-1]])
         for i in range(panel.n_cells):
-            xs = np.clip(panel.values[starts[i]:starts[i] + panel.n[i]], PSEO_LOWER, PSEO_TOP)
+            xs = np.clip(panel.values[starts[i] : starts[i] + panel.n[i]], PSEO_LOWER, PSEO_TOP)
             rank = percentile_rank(int(panel.n[i]), qv)
             s_all[i] = _smooth_from_profile(xs, rank, PSEO_LOWER, PSEO_TOP, betas)[0]
             step += 1
@@ -298,12 +347,16 @@ def simulate_accuracy(panel: CellPanel, *, epsilons: Sequence[float], q: float =
                 z = h.rvs((n_draws, panel.n_cells), rng=gen)
                 add(mode, 0, eps, clipped_true[None, :] + (s / cal.alpha)[None, :] * z)
                 step += 1
-                _progress(progress, step / total_steps, f"smooth sensitivity ({mode.split('_')[1]} constants), epsilon {eps:g}")
+                _progress(
+                    progress,
+                    step / total_steps,
+                    f"smooth sensitivity ({mode.split('_')[1]} constants), epsilon {eps:g}",
+                )
     if "em" in rivals:
         starts = np.concatenate([[0], np.cumsum(panel.n)[:-1]])
         est = np.empty((eps_arr.size, n_draws, panel.n_cells))
         for i in range(panel.n_cells):
-            xs = panel.values[starts[i]:starts[i] + panel.n[i]]
+            xs = panel.values[starts[i] : starts[i] + panel.n[i]]
             est[:, :, i] = _em_draws_many_eps(xs, eps_q, qv, n_draws, gen)
             step += 1 / max(1, panel.n_cells) * eps_arr.size
             if i % 50 == 0:
@@ -313,16 +366,18 @@ def simulate_accuracy(panel: CellPanel, *, epsilons: Sequence[float], q: float =
     _progress(progress, 1.0, "done")
     k = len(frames)
     c = panel.n_cells
-    return pd.DataFrame({
-        "method": pd.Categorical(np.repeat([f[0] for f in frames], c)),
-        "n_bins": np.repeat([f[1] for f in frames], c),
-        "epsilon": np.repeat([f[2] for f in frames], c),
-        "cell": np.tile(cells, k),
-        "n": np.tile(panel.n, k),
-        "size": pd.Categorical(np.tile(sizes, k), categories=CELL_SIZE_LABELS, ordered=True),
-        "rel_accuracy": np.concatenate([f[3] for f in frames]) if k else np.empty(0),
-        "l1_error": np.concatenate([f[4] for f in frames]) if k else np.empty(0),
-    })
+    return pd.DataFrame(
+        {
+            "method": pd.Categorical(np.repeat([f[0] for f in frames], c)),
+            "n_bins": np.repeat([f[1] for f in frames], c),
+            "epsilon": np.repeat([f[2] for f in frames], c),
+            "cell": np.tile(cells, k),
+            "n": np.tile(panel.n, k),
+            "size": pd.Categorical(np.tile(sizes, k), categories=CELL_SIZE_LABELS, ordered=True),
+            "rel_accuracy": np.concatenate([f[3] for f in frames]) if k else np.empty(0),
+            "l1_error": np.concatenate([f[4] for f in frames]) if k else np.empty(0),
+        }
+    )
 
 
 def _em_draws_many_eps(x: np.ndarray, eps_q: np.ndarray, q: float, n_draws: int, gen) -> np.ndarray:
@@ -347,6 +402,7 @@ def _em_draws_many_eps(x: np.ndarray, eps_q: np.ndarray, q: float, n_draws: int,
 # ---------------------------------------------------------------------------------------------
 # The percentile page's views: settings + data -> frozen result with .to_dict()
 # ---------------------------------------------------------------------------------------------
+
 
 def pseo_cells(agg_level: int | None = 48):
     """Published first-year cells of the real PSEO table (``../shared/data`` or the bundled copy), or
@@ -402,24 +458,35 @@ class CellView:
     def accuracy_table(self) -> pd.DataFrame:
         """Relative accuracy (eq. 5.1) per percentile and summed L1 error of the three methods."""
         methods = (self.histogram, self.smooth, self.exponential_mechanism)
-        return pd.DataFrame({
-            "method": ["Histogram (this bin scheme)", "Smooth sensitivity", "Exponential mechanism"],
-            **{f"relative accuracy P{qi:g}": [float(relative_accuracy(r[i], self.true[i])) for r in methods]
-               for i, qi in enumerate(self.q)},
-            "summed L1 error ($)": [float(percentile_mechanisms.summed_l1_error(r, self.true)) for r in methods],
-        })
+        return pd.DataFrame(
+            {
+                "method": ["Histogram (this bin scheme)", "Smooth sensitivity", "Exponential mechanism"],
+                **{
+                    f"relative accuracy P{qi:g}": [float(relative_accuracy(r[i], self.true[i])) for r in methods]
+                    for i, qi in enumerate(self.q)
+                },
+                "summed L1 error ($)": [float(percentile_mechanisms.summed_l1_error(r, self.true)) for r in methods],
+            }
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "q": _floats(self.q), "edges": _floats(self.edges), "true": _floats(self.true),
-                "read_off_without_noise": _floats(self.read_off_without_noise),
-                "noisy_counts": [int(c) for c in self.noisy_counts], "epsilon_per_bin": self.epsilon_per_bin,
-                "histogram": _floats(self.histogram),
-                "interval_histogram_lower": _floats(self.interval_histogram[0]),
-                "interval_histogram_upper": _floats(self.interval_histogram[1]),
-                "interval_true_lower": _floats(self.interval_true[0]),
-                "interval_true_upper": _floats(self.interval_true[1]),
-                "smooth_sensitivity": _floats(self.smooth), "smooth_noise_scale": _floats(self.smooth_noise_scale),
-                "exponential_mechanism": _floats(self.exponential_mechanism)}
+        return {
+            "n": self.n,
+            "q": _floats(self.q),
+            "edges": _floats(self.edges),
+            "true": _floats(self.true),
+            "read_off_without_noise": _floats(self.read_off_without_noise),
+            "noisy_counts": [int(c) for c in self.noisy_counts],
+            "epsilon_per_bin": self.epsilon_per_bin,
+            "histogram": _floats(self.histogram),
+            "interval_histogram_lower": _floats(self.interval_histogram[0]),
+            "interval_histogram_upper": _floats(self.interval_histogram[1]),
+            "interval_true_lower": _floats(self.interval_true[0]),
+            "interval_true_upper": _floats(self.interval_true[1]),
+            "smooth_sensitivity": _floats(self.smooth),
+            "smooth_noise_scale": _floats(self.smooth_noise_scale),
+            "exponential_mechanism": _floats(self.exponential_mechanism),
+        }
 
 
 def _cell_values(values: Any, source: str, n: int, cell_number: int) -> tuple[np.ndarray, int, dict]:
@@ -433,19 +500,30 @@ def _cell_values(values: Any, source: str, n: int, cell_number: int) -> tuple[np
         order = cells.sort_values("n", ascending=False).reset_index(drop=True)
         cell_number = check_int(cell_number, "cell number", minimum=1, maximum=len(order))
         row = order.iloc[cell_number - 1]
-        info = {"institution": str(row.institution), "degree_level": str(row.degree_level),
-                "cipcode": str(row.cipcode), "n": int(row.n), "p25": float(row.p25), "p50": float(row.p50),
-                "p75": float(row.p75), "cells": int(len(order))}
-        return (synthesize_cell_earnings(float(row.p25), float(row.p50), float(row.p75), int(row.n), rng=DATA_SEED),
-                0, info)
+        info = {
+            "institution": str(row.institution),
+            "degree_level": str(row.degree_level),
+            "cipcode": str(row.cipcode),
+            "n": int(row.n),
+            "p25": float(row.p25),
+            "p50": float(row.p50),
+            "p75": float(row.p75),
+            "cells": int(len(order)),
+        }
+        return (
+            synthesize_cell_earnings(float(row.p25), float(row.p50), float(row.p75), int(row.n), rng=DATA_SEED),
+            0,
+            info,
+        )
     if source == "sidebar":
         if values is None:
             raise DPInputError("this cell source needs the sidebar's earnings")
         # NaN/inf refused as on upload (never dropped silently with the non-positive incomes)
         x = as_finite_array(values, "the sidebar's earnings")
         positive = x[x > 0]
-        take = positive if n >= positive.size else np.random.default_rng(DATA_SEED).choice(positive, size=n,
-                                                                                           replace=False)
+        take = (
+            positive if n >= positive.size else np.random.default_rng(DATA_SEED).choice(positive, size=n, replace=False)
+        )
         return take, int(x.size - positive.size), {}
     raise DPInputError(f"cell source must be one of {CELL_SOURCES}, got {source!r}")
 
@@ -454,19 +532,42 @@ def _cell_curves(cell: np.ndarray, *, q: float, n_bins: int, relation: str, seed
     """Mean relative accuracy of the q-th percentile against epsilon, 200 noise draws per epsilon: the three
     bin schemes (seed) and the two rivals spending the whole epsilon on this percentile (seed + 1)."""
     panel = make_cell_panel(cell, np.zeros(cell.size, dtype=int), q=[q])
-    hist = simulate_accuracy(panel, epsilons=CURVE_EPSILONS, q=q, bin_counts=(n_bins,),
-                             schemes=("pseo", "lognormal", "even"), rivals=(), n_draws=200, relation=relation, rng=seed)
-    rivals = simulate_accuracy(panel, epsilons=CURVE_EPSILONS, q=q, schemes=(), n_draws=200, rival_percentiles=1,
-                               rng=seed + 1)
-    frames = [df.groupby(["method", "epsilon"], observed=True, sort=False).rel_accuracy.mean().reset_index()
-              for df in (hist, rivals)]
+    hist = simulate_accuracy(
+        panel,
+        epsilons=CURVE_EPSILONS,
+        q=q,
+        bin_counts=(n_bins,),
+        schemes=("pseo", "lognormal", "even"),
+        rivals=(),
+        n_draws=200,
+        relation=relation,
+        rng=seed,
+    )
+    rivals = simulate_accuracy(
+        panel, epsilons=CURVE_EPSILONS, q=q, schemes=(), n_draws=200, rival_percentiles=1, rng=seed + 1
+    )
+    frames = [
+        df.groupby(["method", "epsilon"], observed=True, sort=False).rel_accuracy.mean().reset_index()
+        for df in (hist, rivals)
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
-def cell_view(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
-              epsilon: float = 1.0, scheme: str = "pseo", n_bins: int = 20, custom_edges: Sequence[float] | None = None,
-              q: Sequence[float] = (25, 50, 75), relation: str = "replace", calibration: str = "tight",
-              seed: int = 2026) -> CellView:
+def cell_view(
+    values: Any = None,
+    *,
+    source: str = "synthetic",
+    n: int = 200,
+    cell_number: int = 100,
+    epsilon: float = 1.0,
+    scheme: str = "pseo",
+    n_bins: int = 20,
+    custom_edges: Sequence[float] | None = None,
+    q: Sequence[float] = (25, 50, 75),
+    relation: str = "replace",
+    calibration: str = "tight",
+    seed: int = 2026,
+) -> CellView:
     """The page's one-cell view. The cell: ``source="synthetic"`` (n earnings with the average published
     PSEO quartiles), ``"pseo"`` (earnings matching published cell number ``cell_number``, 1 = largest) or
     ``"sidebar"`` (a random subset of n positive ``values``); planning data use their own seed (20190).
@@ -490,25 +591,51 @@ def cell_view(values: Any = None, *, source: str = "synthetic", n: int = 200, ce
     else:
         edges = bin_edges(scheme, n_bins)
     binned = percentile_mechanisms.histogram_counts(cell, edges)
-    rel = percentile_mechanisms.release_percentiles(cell, epsilon=epsilon, edges=edges, q=qa,
-                                                    rng=np.random.default_rng(seed + 1), relation=relation)
-    intervals = [percentile_mechanisms.percentile_credible_intervals(
-        rel.noisy_counts, edges, epsilon_bin=rel.epsilon_per_bin, q=qa, level=0.9, n_samples=2000,
-        rng=np.random.default_rng(seed + 2), target=target) for target in ("histogram", "data")]
-    smooth = percentile_mechanisms.release_percentiles_smooth(cell, epsilon=epsilon, q=qa,
-                                                              rng=np.random.default_rng(seed + 3),
-                                                              calibration=calibration)
+    rel = percentile_mechanisms.release_percentiles(
+        cell, epsilon=epsilon, edges=edges, q=qa, rng=np.random.default_rng(seed + 1), relation=relation
+    )
+    intervals = [
+        percentile_mechanisms.percentile_credible_intervals(
+            rel.noisy_counts,
+            edges,
+            epsilon_bin=rel.epsilon_per_bin,
+            q=qa,
+            level=0.9,
+            n_samples=2000,
+            rng=np.random.default_rng(seed + 2),
+            target=target,
+        )
+        for target in ("histogram", "data")
+    ]
+    smooth = percentile_mechanisms.release_percentiles_smooth(
+        cell, epsilon=epsilon, q=qa, rng=np.random.default_rng(seed + 3), calibration=calibration
+    )
     em = percentile_mechanisms.release_percentiles_em(cell, epsilon=epsilon, q=qa, rng=np.random.default_rng(seed + 4))
     return CellView(
-        source=source, n=int(cell.size), epsilon=epsilon, relation=relation, calibration=calibration, q=rel.q,
-        edges=edges, true_counts=binned.counts, confidential_n_below=int(binned.n_below),
-        confidential_n_above=int(binned.n_above), confidential_n_dropped=dropped, noisy_counts=rel.noisy_counts,
-        epsilon_per_bin=float(rel.epsilon_per_bin), fallback=bool(rel.fallback), histogram=rel.values,
+        source=source,
+        n=int(cell.size),
+        epsilon=epsilon,
+        relation=relation,
+        calibration=calibration,
+        q=rel.q,
+        edges=edges,
+        true_counts=binned.counts,
+        confidential_n_below=int(binned.n_below),
+        confidential_n_above=int(binned.n_above),
+        confidential_n_dropped=dropped,
+        noisy_counts=rel.noisy_counts,
+        epsilon_per_bin=float(rel.epsilon_per_bin),
+        fallback=bool(rel.fallback),
+        histogram=rel.values,
         true=percentile_mechanisms.empirical_percentile(cell, qa),
         read_off_without_noise=percentile_mechanisms.percentiles_from_histogram(binned.counts, edges, qa),
         interval_histogram=(intervals[0].lower, intervals[0].upper),
-        interval_true=(intervals[1].lower, intervals[1].upper), smooth=smooth.values,
-        smooth_noise_scale=smooth.confidential_noise_scale, exponential_mechanism=em.values, cell_info=info)
+        interval_true=(intervals[1].lower, intervals[1].upper),
+        smooth=smooth.values,
+        smooth_noise_scale=smooth.confidential_noise_scale,
+        exponential_mechanism=em.values,
+        cell_info=info,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -525,8 +652,17 @@ class CellCurvesView:
         return {"q": self.q, "n_bins": self.n_bins, "relation": self.relation, "curves": _records(self.curves)}
 
 
-def cell_curves_view(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
-                     q: float = 50.0, n_bins: int = 20, relation: str = "replace", seed: int = 2026) -> CellCurvesView:
+def cell_curves_view(
+    values: Any = None,
+    *,
+    source: str = "synthetic",
+    n: int = 200,
+    cell_number: int = 100,
+    q: float = 50.0,
+    n_bins: int = 20,
+    relation: str = "replace",
+    seed: int = 2026,
+) -> CellCurvesView:
     """Accuracy against epsilon (:data:`CURVE_EPSILONS`) for percentile ``q`` of the cell that
     :func:`cell_view` builds from the same ``values``/``source``/``n``/``cell_number``: the bin schemes with
     ``n_bins`` bins and ``relation`` (noise from ``seed``) and the rivals (``seed + 1``)."""
@@ -534,12 +670,21 @@ def cell_curves_view(values: Any = None, *, source: str = "synthetic", n: int = 
     seed = check_int(seed, "seed", minimum=0)
     q = float(_check_q([q])[0])
     cell, _, _ = _cell_values(values, source, check_int(n, "cell size", minimum=1), cell_number)
-    return CellCurvesView(q, int(n_bins), relation,
-                          _cell_curves(cell, q=q, n_bins=n_bins, relation=relation, seed=seed))
+    return CellCurvesView(
+        q, int(n_bins), relation, _cell_curves(cell, q=q, n_bins=n_bins, relation=relation, seed=seed)
+    )
 
 
-def cell_answer_statistic(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
-                          relation: str = "replace", n_sims: int = 2000, seed: int = 0):
+def cell_answer_statistic(
+    values: Any = None,
+    *,
+    source: str = "synthetic",
+    n: int = 200,
+    cell_number: int = 100,
+    relation: str = "replace",
+    n_sims: int = 2000,
+    seed: int = 0,
+):
     """The planner statistic of :func:`percentile_cell_answer` (the same
     construction): the median of the cell that :func:`cell_view` uses, released by the PSEO noisy
     histogram (Foote et al. 2019, eq. 4.2), Monte Carlo with ``n_sims`` common random draws from
@@ -551,17 +696,23 @@ def cell_answer_statistic(values: Any = None, *, source: str = "synthetic", n: i
     seed = check_int(seed, "seed", minimum=0)  # 1.5 is refused, never truncated
     cell, _, _ = _cell_values(values, source, n, cell_number)
     cell = percentile_mechanisms._earnings(cell, "the cell's earnings")  # a one-person cell refused, as in cell_view
-    return planner_lib.PercentilesStatistic((np.maximum(cell, 0.0),), q=(50.0,),
-                                            relation=relation, n_sims=n_sims, seed=seed,
-                                            name="Median of the cell (PSEO histogram)")
+    return planner_lib.PercentilesStatistic(
+        (np.maximum(cell, 0.0),),
+        q=(50.0,),
+        relation=relation,
+        n_sims=n_sims,
+        seed=seed,
+        name="Median of the cell (PSEO histogram)",
+    )
 
 
 def cell_answer_at_epsilon(statistic: Any, *, epsilon: float):
     """The sentence half of :func:`percentile_cell_answer` for a statistic from
     :func:`cell_answer_statistic` (the same numbers and sentence), without its epsilon recommendation,
     which does not depend on ``epsilon`` (the page computes that once per target, this per epsilon)."""
-    return answer_experiments.statistic_answer(statistic, epsilon=epsilon, noun="median of this cell",
-                                               unit_format="${:,.0f}", truth_noun="median")
+    return answer_experiments.statistic_answer(
+        statistic, epsilon=epsilon, noun="median of this cell", unit_format="${:,.0f}", truth_noun="median"
+    )
 
 
 def _panel(n_cells: int, agg_level: int = 48, q: Any = (25, 50, 75)) -> CellPanel:
@@ -588,14 +739,26 @@ class ManyCellsView:
     by_size: pd.DataFrame
 
     def to_dict(self) -> dict[str, Any]:
-        return {"n_cells": self.n_cells, "epsilon": self.epsilon, "n_bins": self.n_bins,
-                "mean_rel_accuracy": {str(k): float(v) for k, v in
-                                      self.per_cell.groupby("method", observed=True).rel_accuracy.mean().items()},
-                "by_size": _records(self.by_size)}
+        return {
+            "n_cells": self.n_cells,
+            "epsilon": self.epsilon,
+            "n_bins": self.n_bins,
+            "mean_rel_accuracy": {
+                str(k): float(v) for k, v in self.per_cell.groupby("method", observed=True).rel_accuracy.mean().items()
+            },
+            "by_size": _records(self.by_size),
+        }
 
 
-def many_cells_view(*, n_cells: int = 300, epsilon: float = 1.0, n_bins: int = 20, relation: str = "replace",
-                    seed: int = 2026, agg_level: int = 48) -> ManyCellsView:
+def many_cells_view(
+    *,
+    n_cells: int = 300,
+    epsilon: float = 1.0,
+    n_bins: int = 20,
+    relation: str = "replace",
+    seed: int = 2026,
+    agg_level: int = 48,
+) -> ManyCellsView:
     """A whole PSEO table: ``n_cells`` published cells (finest level, disjoint: epsilon once by parallel
     composition), earnings simulated to match them, the median released 20 times per cell with log-normal,
     even (``n_bins`` bins) and PSEO bins (noise from ``seed``)."""
@@ -608,10 +771,19 @@ def many_cells_view(*, n_cells: int = 300, epsilon: float = 1.0, n_bins: int = 2
     for scheme in ("lognormal", "even", "pseo"):
         edges = bin_edges(scheme, n_bins)
         counts = cell_bin_counts(panel.values, panel.cell, panel.n_cells, edges)
-        est = simulate_histogram_percentiles(counts, edges, epsilon=epsilon, q=[50], n_draws=20, rng=gen,
-                                             relation=relation)[:, :, 0]
-        frames.append(pd.DataFrame({"method": scheme, "n": panel.n, "size": size_category(panel.n),
-                                    "rel_accuracy": relative_accuracy(est, true[None, :]).mean(axis=0)}))
+        est = simulate_histogram_percentiles(
+            counts, edges, epsilon=epsilon, q=[50], n_draws=20, rng=gen, relation=relation
+        )[:, :, 0]
+        frames.append(
+            pd.DataFrame(
+                {
+                    "method": scheme,
+                    "n": panel.n,
+                    "size": size_category(panel.n),
+                    "rel_accuracy": relative_accuracy(est, true[None, :]).mean(axis=0),
+                }
+            )
+        )
     per_cell = pd.concat(frames, ignore_index=True)
     per_cell["size"] = pd.Categorical(per_cell["size"], categories=CELL_SIZE_LABELS, ordered=True)
     by_size = per_cell.groupby(["method", "size"], observed=True).rel_accuracy.mean().reset_index()
@@ -631,43 +803,89 @@ class FiguresView:
     figure3_rivals: pd.DataFrame
 
     def to_dict(self) -> dict[str, Any]:
-        return {"params": dict(self.params), "figure1": _records(self.figure1), "figure2": _records(self.figure2),
-                "figure3": _records(self.figure3), "figure3_rivals": _records(self.figure3_rivals)}
+        return {
+            "params": dict(self.params),
+            "figure1": _records(self.figure1),
+            "figure2": _records(self.figure2),
+            "figure3": _records(self.figure3),
+            "figure3_rivals": _records(self.figure3_rivals),
+        }
 
 
-def figures_view(*, n_cells: int = 300, n_draws: int = 20, rival_split: int = 3, figure3_epsilon: float = 1.0,
-                 relation: str = "replace", seed: int = 2026,
-                 progress: Callable[[float, str], None] | None = None) -> FiguresView:
+def figures_view(
+    *,
+    n_cells: int = 300,
+    n_draws: int = 20,
+    rival_split: int = 3,
+    figure3_epsilon: float = 1.0,
+    relation: str = "replace",
+    seed: int = 2026,
+    progress: Callable[[float, str], None] | None = None,
+) -> FiguresView:
     """Figures 1-3 of the paper on ``n_cells`` PSEO-like cells: epsilon 0.1..3 (step 0.1) with 10, 15, 20, 25
     bins and the rivals spending epsilon / ``rival_split`` on the median (seed + 10); Figure 3: 10..30 bins at
     ``figure3_epsilon`` (seed + 11). ``n_draws`` noise draws per setting (the paper used 20)."""
     figure3_epsilon = check_epsilon(figure3_epsilon, "epsilon for Figure 3")
     seed = check_int(seed, "seed", minimum=0)
     panel = _panel(n_cells, 48, q=[50])
-    main = simulate_accuracy(panel, epsilons=FIGURE_EPSILONS, q=50, bin_counts=(10, 15, 20, 25), n_draws=n_draws,
-                             relation=relation, rival_percentiles=rival_split, rng=seed + 10,
-                             progress=None if progress is None else
-                             (lambda f, t: progress(0.85 * f, f"Figures 1-2: {t}")))
-    fig3 = simulate_accuracy(panel, epsilons=[figure3_epsilon], q=50, bin_counts=tuple(range(10, 31)), rivals=(),
-                             n_draws=n_draws, relation=relation, rng=seed + 11,
-                             progress=None if progress is None else
-                             (lambda f, t: progress(0.85 + 0.15 * f, f"Figure 3: {t}")))
+    main = simulate_accuracy(
+        panel,
+        epsilons=FIGURE_EPSILONS,
+        q=50,
+        bin_counts=(10, 15, 20, 25),
+        n_draws=n_draws,
+        relation=relation,
+        rival_percentiles=rival_split,
+        rng=seed + 10,
+        progress=None if progress is None else (lambda f, t: progress(0.85 * f, f"Figures 1-2: {t}")),
+    )
+    fig3 = simulate_accuracy(
+        panel,
+        epsilons=[figure3_epsilon],
+        q=50,
+        bin_counts=tuple(range(10, 31)),
+        rivals=(),
+        n_draws=n_draws,
+        relation=relation,
+        rng=seed + 11,
+        progress=None if progress is None else (lambda f, t: progress(0.85 + 0.15 * f, f"Figure 3: {t}")),
+    )
     mean = "rel_accuracy"
     figure1 = main.groupby(["method", "n_bins", "epsilon"], observed=True, sort=False)[mean].mean().reset_index()
-    figure2 = main[(main.n_bins == 20) | (main.n_bins == 0)].groupby(
-        ["method", "size", "epsilon"], observed=True, sort=False)[mean].mean().reset_index()
+    figure2 = (
+        main[(main.n_bins == 20) | (main.n_bins == 0)]
+        .groupby(["method", "size", "epsilon"], observed=True, sort=False)[mean]
+        .mean()
+        .reset_index()
+    )
     figure3 = fig3.groupby(["method", "n_bins"], observed=True, sort=False)[mean].mean().reset_index()
     near = main[(main.n_bins == 0) & np.isclose(main.epsilon, figure3_epsilon)]
     rivals = near.groupby("method", observed=True)[mean].mean().reset_index()
-    params = dict(n_cells=panel.n_cells, n_draws=int(n_draws), rival_split=int(rival_split),
-                  figure3_epsilon=figure3_epsilon, relation=relation, seed=seed)
+    params = dict(
+        n_cells=panel.n_cells,
+        n_draws=int(n_draws),
+        rival_split=int(rival_split),
+        figure3_epsilon=figure3_epsilon,
+        relation=relation,
+        seed=seed,
+    )
     return FiguresView(params, figure1, figure2, figure3, rivals)
 
 
-def percentile_cell_answer(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
-                           epsilon: float = 1.0, relation: str = "replace", target_error: float = 2_000.0,
-                           confidence: float = defaults.ANSWER_CONFIDENCE, n_sims: int = 2000, seed: int = 0,
-                           max_epsilon: float | None = None) -> tuple[Any, Any]:
+def percentile_cell_answer(
+    values: Any = None,
+    *,
+    source: str = "synthetic",
+    n: int = 200,
+    cell_number: int = 100,
+    epsilon: float = 1.0,
+    relation: str = "replace",
+    target_error: float = 2_000.0,
+    confidence: float = defaults.ANSWER_CONFIDENCE,
+    n_sims: int = 2000,
+    seed: int = 0,
+    max_epsilon: float | None = None,
+) -> tuple[Any, Any]:
     """The percentiles page's answer for its one cell (the cell ``cell_view`` uses: same ``source``,
     ``n``, ``cell_number``): the median released by the PSEO noisy histogram over the 21 PSEO bins
     (Foote et al. 2019, eq. 4.2; the planner's percentiles statistic, Monte Carlo with ``n_sims``
@@ -675,12 +893,21 @@ def percentile_cell_answer(values: Any = None, *, source: str = "synthetic", n: 
     dollars (up to ``max_epsilon``, the page's largest ε). Neighbouring: replace one person within the cell
     (or ``relation="add_remove"``)."""
     # one construction (and one set of argument checks) with the page's per-cell statistic
-    stat = cell_answer_statistic(values, source=source, n=n, cell_number=cell_number, relation=relation,
-                                 n_sims=n_sims, seed=seed)
-    return (cell_answer_at_epsilon(stat, epsilon=epsilon),
-            answer_experiments.statistic_recommendation(stat, target_error=target_error, confidence=confidence,
-                                     noun="median of this cell", unit_format="${:,.0f}", truth_noun="median",
-                                     max_epsilon=max_epsilon))
+    stat = cell_answer_statistic(
+        values, source=source, n=n, cell_number=cell_number, relation=relation, n_sims=n_sims, seed=seed
+    )
+    return (
+        cell_answer_at_epsilon(stat, epsilon=epsilon),
+        answer_experiments.statistic_recommendation(
+            stat,
+            target_error=target_error,
+            confidence=confidence,
+            noun="median of this cell",
+            unit_format="${:,.0f}",
+            truth_noun="median",
+            max_epsilon=max_epsilon,
+        ),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -707,15 +934,31 @@ class ExponentialCellView:
     confidential_n_dropped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "epsilon": self.epsilon, "q": self.q, "released": self.released,
-                "histogram_released": self.histogram_released, "true": self.true,
-                "exponential_median_abs_error": self.exponential_mae, "histogram_median_abs_error": self.histogram_mae,
-                "n_draws": self.n_draws, "candidates": len(self.candidates)}
+        return {
+            "n": self.n,
+            "epsilon": self.epsilon,
+            "q": self.q,
+            "released": self.released,
+            "histogram_released": self.histogram_released,
+            "true": self.true,
+            "exponential_median_abs_error": self.exponential_mae,
+            "histogram_median_abs_error": self.histogram_mae,
+            "n_draws": self.n_draws,
+            "candidates": len(self.candidates),
+        }
 
 
-def exponential_cell_view(values: Any = None, *, source: str = "synthetic", n: int = 200, cell_number: int = 100,
-                          epsilon: float = 1.0, q: float = 50.0, n_draws: int = 2000, seed: int = 2026
-                          ) -> ExponentialCellView:
+def exponential_cell_view(
+    values: Any = None,
+    *,
+    source: str = "synthetic",
+    n: int = 200,
+    cell_number: int = 100,
+    epsilon: float = 1.0,
+    q: float = 50.0,
+    n_draws: int = 2000,
+    seed: int = 2026,
+) -> ExponentialCellView:
     """The page's one cell (the cell of :func:`cell_view`) with ``method = "exponential"``: the level ``q`` chosen
     among the "pseo-fine" candidates by :class:`dpcore.percentiles.ExponentialQuantileMechanism` (replace one
     person, cell size public; seed + 4) and read off the PSEO noisy histogram (21 bins, seed + 1), both at
@@ -732,10 +975,18 @@ def exponential_cell_view(values: Any = None, *, source: str = "synthetic", n: i
     em_draws = em.simulate(grid_counts, n_draws, rng=seed + 5)[:, 0, 0]
     hist_draws = hist.simulate(bin_counts, n_draws, rng=seed + 6)[:, 0, 0]
     return ExponentialCellView(
-        source=source, n=int(cell.size), epsilon=epsilon, q=em.q[0], candidates=np.asarray(em.candidates),
+        source=source,
+        n=int(cell.size),
+        epsilon=epsilon,
+        q=em.q[0],
+        candidates=np.asarray(em.candidates),
         probabilities=em.selection_probabilities(grid_counts)[0, 0],
         released=float(em.draw(grid_counts, rng=seed + 4).percentiles[0, 0]),
-        histogram_released=float(hist.draw(bin_counts, rng=seed + 1).percentiles[0, 0]), true=true,
+        histogram_released=float(hist.draw(bin_counts, rng=seed + 1).percentiles[0, 0]),
+        true=true,
         exponential_mae=float(np.median(np.abs(em_draws - true))),
-        histogram_mae=float(np.median(np.abs(hist_draws - true))), n_draws=n_draws, cell_info=info,
-        confidential_n_dropped=dropped)
+        histogram_mae=float(np.median(np.abs(hist_draws - true))),
+        n_draws=n_draws,
+        cell_info=info,
+        confidential_n_dropped=dropped,
+    )

@@ -1,4 +1,5 @@
 """Plain data for the view results' ``to_dict()`` (what a generated script prints as JSON)."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping

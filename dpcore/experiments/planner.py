@@ -27,6 +27,7 @@ Neighbouring relation: replace one person's record, n public (and the group / ce
 statistics' own docstrings (``dpcore.planner``) state their mechanisms. **Planning numbers are
 computed on the planning data without protection**: plan on synthetic or public data.
 """
+
 from __future__ import annotations
 
 import math
@@ -127,14 +128,18 @@ class StatisticSpec:
             raise DPInputError(f"unknown statistic {self.kind!r}; choose one of {', '.join(planner.STAT_KINDS)}")
         if self.abs_error is not None:
             if self.kind not in ABSOLUTE_TARGET_KINDS:
-                raise DPInputError(f"an absolute error target (abs_error) is for the Gini only, got it for {self.kind!r}; "
-                                   "give rel_error (a share of the true value) instead")
+                raise DPInputError(
+                    f"an absolute error target (abs_error) is for the Gini only, got it for {self.kind!r}; "
+                    "give rel_error (a share of the true value) instead"
+                )
             if self.rel_error is not None:
                 raise DPInputError("give either rel_error or abs_error for a statistic, not both")
             check_positive(self.abs_error, "Gini error target (Gini points)")
             if self.abs_error >= 1.0:
-                raise DPInputError(f"a Gini error target of ±{self.abs_error:g} is at least the whole range [0, 1] "
-                                   "of the Gini: give Gini points, e.g. 0.01 for one point")
+                raise DPInputError(
+                    f"a Gini error target of ±{self.abs_error:g} is at least the whole range [0, 1] "
+                    "of the Gini: give Gini points, e.g. 0.01 for one point"
+                )
             check_probability(self.confidence, "confidence level")
         elif self.rel_error is None:
             raise DPInputError(f"the target of {self.kind!r} needs rel_error (a share of the true value)")
@@ -155,8 +160,9 @@ class StatisticSpec:
             return self.target
         truth = abs(float(np.asarray(stat.truth, dtype=float).ravel()[0]))
         if not truth > 0:
-            raise DPInputError("the Gini of these data is 0 (every income equal after clipping): "
-                               "there is no inequality to measure")
+            raise DPInputError(
+                "the Gini of these data is 0 (every income equal after clipping): there is no inequality to measure"
+            )
         return planner.AccuracyTarget(self.abs_error / truth, self.confidence)
 
     def describe_target(self) -> str:
@@ -164,19 +170,29 @@ class StatisticSpec:
         if self.abs_error is None:
             return self.target.describe()
         points = 100 * self.abs_error
-        return (f"within ±{self.abs_error:.4g} of the true Gini ({points:.4g} Gini point{'' if points == 1 else 's'}) "
-                f"with {100 * self.confidence:g}% probability")
+        return (
+            f"within ±{self.abs_error:.4g} of the true Gini ({points:.4g} Gini point{'' if points == 1 else 's'}) "
+            f"with {100 * self.confidence:g}% probability"
+        )
 
     @property
     def label(self) -> str:
         return planner.STAT_KINDS[self.kind]
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"kind": self.kind, "params": {k: _plain(v) for k, v in self.params},
-               "rel_error": self.rel_error, "confidence": self.confidence}
+        out = {
+            "kind": self.kind,
+            "params": {k: _plain(v) for k, v in self.params},
+            "rel_error": self.rel_error,
+            "confidence": self.confidence,
+        }
         if self.abs_error is not None:
-            out = {"kind": self.kind, "params": out["params"], "abs_error": self.abs_error,
-                   "confidence": self.confidence}
+            out = {
+                "kind": self.kind,
+                "params": out["params"],
+                "abs_error": self.abs_error,
+                "confidence": self.confidence,
+            }
         return out
 
 
@@ -196,11 +212,21 @@ def statistic_specs(statistics: Sequence[Mapping[str, Any] | StatisticSpec]) -> 
             raise DPInputError(f"the params of {item['kind']!r} must be a dict")
         frozen = tuple(sorted((str(k), tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
         if item.get("abs_error") is not None:
-            out.append(StatisticSpec(str(item["kind"]), frozen, None, float(item.get("confidence", 0.9)),
-                                     abs_error=float(item["abs_error"])))
+            out.append(
+                StatisticSpec(
+                    str(item["kind"]),
+                    frozen,
+                    None,
+                    float(item.get("confidence", 0.9)),
+                    abs_error=float(item["abs_error"]),
+                )
+            )
         else:
-            out.append(StatisticSpec(str(item["kind"]), frozen, float(item.get("rel_error", 0.1)),
-                                     float(item.get("confidence", 0.9))))
+            out.append(
+                StatisticSpec(
+                    str(item["kind"]), frozen, float(item.get("rel_error", 0.1)), float(item.get("confidence", 0.9))
+                )
+            )
     if not out:
         raise DPInputError("the plan has no statistics: choose at least one")
     kinds = [s.kind for s in out]
@@ -231,6 +257,7 @@ def _check_pair(statistics: Sequence[Any], specs: Sequence[StatisticSpec]) -> No
 # ---------------------------------------------------------------------------------------------
 # Privacy cost of a plan (pure, approximate, zCDP) composed sequentially
 # ---------------------------------------------------------------------------------------------
+
 
 def statistic_cost(stat: planner.PlannedStatistic, epsilon: float) -> budget.PrivacyCost:
     """What one statistic planned at ``epsilon`` costs, in its mechanism's own currency.
@@ -268,9 +295,15 @@ class PlanCost:
     text: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "epsilon": self.epsilon, "delta": self.delta, "rho": self.rho,
-                "conversion_delta": self.conversion_delta, "explicit_conversion": self.explicit_conversion,
-                "text": self.text}
+        return {
+            "kind": self.kind,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho": self.rho,
+            "conversion_delta": self.conversion_delta,
+            "explicit_conversion": self.explicit_conversion,
+            "text": self.text,
+        }
 
 
 def describe_cost(cost: budget.PrivacyCost, delta: float | None = None) -> str:
@@ -311,15 +344,18 @@ def plan_cost(costs: Sequence[tuple[str, budget.PrivacyCost]], *, delta: float |
     eps, total_delta = ledger.spent_approx(conversion if conversion is not None else 1e-300)
     rho = ledger.spent_rho()
     if "approx" in kinds and "zcdp" in kinds:
-        text = (f"(ε, δ) = ({eps:.4g}, {total_delta:.3g}): the zCDP part converted to (ε, δ) at δ = "
-                f"{conversion:.3g} before adding the (ε, δ) parts")
+        text = (
+            f"(ε, δ) = ({eps:.4g}, {total_delta:.3g}): the zCDP part converted to (ε, δ) at δ = "
+            f"{conversion:.3g} before adding the (ε, δ) parts"
+        )
         return PlanCost("approx", float(eps), float(total_delta), None, conversion, True, text)
     if "zcdp" in kinds:
         assert rho is not None  # zCDP and pure parts only: no (epsilon, delta) entry
         text = f"ρ = {rho:.4g} (zCDP), i.e. (ε, δ) = ({eps:.4g}, {total_delta:.3g})"
         return PlanCost("zcdp", float(eps), float(total_delta), float(rho), conversion, False, text)
-    return PlanCost("approx", float(eps), float(total_delta), None, None, False,
-                    f"(ε, δ) = ({eps:.4g}, {total_delta:.3g})")
+    return PlanCost(
+        "approx", float(eps), float(total_delta), None, None, False, f"(ε, δ) = ({eps:.4g}, {total_delta:.3g})"
+    )
 
 
 def _plan_delta(statistics: Sequence[planner.PlannedStatistic]) -> float | None:
@@ -369,9 +405,18 @@ class IntervalWidth:
         return max(finite) if finite else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"statistic": self.statistic, "kind": self.kind, "epsilon": self.epsilon, "level": self.level,
-                "labels": list(self.labels), "widths": list(self.widths), "widest": self.widest, "unit": self.unit,
-                "method": self.method, "note": self.note}
+        return {
+            "statistic": self.statistic,
+            "kind": self.kind,
+            "epsilon": self.epsilon,
+            "level": self.level,
+            "labels": list(self.labels),
+            "widths": list(self.widths),
+            "widest": self.widest,
+            "unit": self.unit,
+            "method": self.method,
+            "note": self.note,
+        }
 
 
 def _mean_widths(stat: Any, eps: float, level: float, sizes: np.ndarray) -> tuple[np.ndarray, str]:
@@ -396,8 +441,9 @@ def _percentile_widths(stat: Any, eps: float, level: float, seed: int) -> tuple[
     ok = sizes >= 2
     if ok.any():
         noisy = (counts[ok][None] + noise[:, ok]).reshape(-1, counts.shape[1])
-        res = intervals_lib.percentile_interval(noisy, stat.edges, stat.q, scale=mech.noise_scale, level=level,
-                                                n=np.tile(sizes[ok], INTERVAL_DRAWS))
+        res = intervals_lib.percentile_interval(
+            noisy, stat.edges, stat.q, scale=mech.noise_scale, level=level, n=np.tile(sizes[ok], INTERVAL_DRAWS)
+        )
         w = np.asarray(res.width, dtype=float).reshape(INTERVAL_DRAWS, int(ok.sum()), len(stat.q))
         widths[ok] = np.median(w, axis=0)
     return widths.ravel(), f"median over {INTERVAL_DRAWS} simulated noisy histograms (exact discrete Laplace law)"
@@ -414,41 +460,72 @@ def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, 
     if stat.noise not in gini_experiments.PUBLISHED_NOISES:
         return np.zeros(0), "", "this noise is never released, so it has no published interval", math.nan
     if eps < INTERVAL_MIN_GINI_EPSILON:
-        return np.zeros(0), "", (f"not computed below ε = {INTERVAL_MIN_GINI_EPSILON:g} (the split's optimisation "
-                                 "takes minutes there); the interval would be wide"), math.nan
+        return (
+            np.zeros(0),
+            "",
+            (
+                f"not computed below ε = {INTERVAL_MIN_GINI_EPSILON:g} (the split's optimisation "
+                "takes minutes there); the interval would be wide"
+            ),
+            math.nan,
+        )
     delta = None if stat.noise == "cauchy" else stat.delta
-    mech = GiniIntervalMechanism(eps, stat.lower, stat.upper, noise=stat.noise, gamma=stat.gamma,
-                                 calibration=stat.calibration, delta=delta, level=level,
-                                 planning_n=max(int(stat.values.size), 2))
-    full = GiniMechanism(eps, stat.lower, stat.upper, noise=stat.noise, gamma=stat.gamma,
-                         calibration=stat.calibration, delta=delta)
+    mech = GiniIntervalMechanism(
+        eps,
+        stat.lower,
+        stat.upper,
+        noise=stat.noise,
+        gamma=stat.gamma,
+        calibration=stat.calibration,
+        delta=delta,
+        level=level,
+        planning_n=max(int(stat.values.size), 2),
+    )
+    full = GiniMechanism(
+        eps, stat.lower, stat.upper, noise=stat.noise, gamma=stat.gamma, calibration=stat.calibration, delta=delta
+    )
     plan = mech.plan
     width, _ = gini_experiments.expected_widths(plan, full)
     # the model assumes a mean of U/5; on the planning data the median width is 2 q clamp(S_beta(X)/alpha) (the
     # bound's noise has median 0), a planning number like the error columns beside it
     constants = mech.interval_constants()
-    scale = min(max(stat._smooth_sensitivity(eps, plan.beta) / constants["release_alpha"], constants["min_scale"]),
-                constants["max_scale"])
+    scale = min(
+        max(stat._smooth_sensitivity(eps, plan.beta) / constants["release_alpha"], constants["min_scale"]),
+        constants["max_scale"],
+    )
     typical = 2.0 * plan.quantile() * scale
-    return (np.array([width]), f"planning model of the release's split (n = {plan.n:,}; no data)",
-            f"on the planning data: typically {typical:.4f}", float(typical))
+    return (
+        np.array([width]),
+        f"planning model of the release's split (n = {plan.n:,}; no data)",
+        f"on the planning data: typically {typical:.4f}",
+        float(typical),
+    )
 
 
 def _ratio_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str]:
     """Shoham & Ligett's interval (:func:`dpcore.intervals.relative_risk_interval`) at the expected noisy counts
     (the noise has mean 0, so they are the planning counts)."""
-    ci = intervals_lib.relative_risk_interval(stat.x, stat.y, stat.n_x, stat.n_y,
-                                              scale=stat.mechanism_at(eps).noise_scale, level=level)
+    ci = intervals_lib.relative_risk_interval(
+        stat.x, stat.y, stat.n_x, stat.n_y, scale=stat.mechanism_at(eps).noise_scale, level=level
+    )
     return np.array([ci.width]), "Shoham & Ligett's interval at the expected noisy counts"
 
 
 #: the unit of each kind's published interval (and of an absolute half-width target)
-INTERVAL_UNITS = {"mean": "income units", "group_means": "income units", "percentiles": "earnings units",
-          "group_medians": "income units", "gini": "Gini points", "ratio": "relative-risk units", "count": "people"}
+INTERVAL_UNITS = {
+    "mean": "income units",
+    "group_means": "income units",
+    "percentiles": "earnings units",
+    "group_medians": "income units",
+    "gini": "Gini points",
+    "ratio": "relative-risk units",
+    "count": "people",
+}
 
 
-def expected_interval_width(stat: planner.PlannedStatistic, epsilon: float, *,
-                            level: float = intervals_lib.DEFAULT_LEVEL, seed: int = 0) -> IntervalWidth:
+def expected_interval_width(
+    stat: planner.PlannedStatistic, epsilon: float, *, level: float = intervals_lib.DEFAULT_LEVEL, seed: int = 0
+) -> IntervalWidth:
     """How wide the interval a release publishes for ``stat`` will be at ``epsilon`` (``level``, default 0.95),
     computed with the functions the release publishes its intervals with (``dpcore.intervals``):
 
@@ -483,8 +560,10 @@ def _expected_width(stat: planner.PlannedStatistic, eps: float, lev: float, seed
             widths, method, note = np.zeros(0), "", "the exponential mechanism publishes no interval"
         elif stat_any.mechanism_at(eps).noise_scale > INTERVAL_MAX_BIN_SCALE:
             widths, method = np.zeros(0), ""
-            note = (f"not computed at a bin noise scale above {INTERVAL_MAX_BIN_SCALE:g} (its exact law is slow to "
-                    "compute); the interval would be wide")
+            note = (
+                f"not computed at a bin noise scale above {INTERVAL_MAX_BIN_SCALE:g} (its exact law is slow to "
+                "compute); the interval would be wide"
+            )
         else:
             widths, method = _percentile_widths(stat, eps, lev, seed)
     elif kind == "gini":
@@ -497,16 +576,18 @@ def _expected_width(stat: planner.PlannedStatistic, eps: float, lev: float, seed
     else:  # pragma: no cover - every planner kind is listed above
         raise DPInputError(f"no published interval for statistic kind {kind!r}")
     labels = tuple(stat.labels) if widths.size else ()
-    return IntervalWidth(stat.name, kind, eps, lev, labels, tuple(float(w) for w in widths), INTERVAL_UNITS.get(kind, ""),
-                         method, note), typical
+    return IntervalWidth(
+        stat.name, kind, eps, lev, labels, tuple(float(w) for w in widths), INTERVAL_UNITS.get(kind, ""), method, note
+    ), typical
 
 
 #: said instead of a width for a kind a view was asked to skip (``interval_skip``)
 SKIPPED_NOTE = "not computed in this view (see Accuracy first)"
 
 
-def _interval_widths(pairs: Sequence[tuple[planner.PlannedStatistic, float]], level: float | None,
-                     skip: Sequence[str] = ()) -> tuple[IntervalWidth, ...]:
+def _interval_widths(
+    pairs: Sequence[tuple[planner.PlannedStatistic, float]], level: float | None, skip: Sequence[str] = ()
+) -> tuple[IntervalWidth, ...]:
     """:func:`expected_interval_width` of each (statistic, epsilon); settings a release refuses (e.g. no feasible
     split of a Gini's epsilon) give a width-less entry whose ``note`` says why, as do the kinds in ``skip``."""
     if level is None:
@@ -514,14 +595,36 @@ def _interval_widths(pairs: Sequence[tuple[planner.PlannedStatistic, float]], le
     out = []
     for stat, eps in pairs:
         if stat.kind in skip:
-            out.append(IntervalWidth(stat.name, stat.kind, float(eps), float(level), (), (),
-                                     INTERVAL_UNITS.get(stat.kind, ""), "", SKIPPED_NOTE))
+            out.append(
+                IntervalWidth(
+                    stat.name,
+                    stat.kind,
+                    float(eps),
+                    float(level),
+                    (),
+                    (),
+                    INTERVAL_UNITS.get(stat.kind, ""),
+                    "",
+                    SKIPPED_NOTE,
+                )
+            )
             continue
         try:
             out.append(expected_interval_width(stat, eps, level=level))
         except ValueError as exc:
-            out.append(IntervalWidth(stat.name, stat.kind, float(eps), float(level), (), (), INTERVAL_UNITS.get(stat.kind, ""),
-                                     "", f"no published interval at these settings ({exc})"))
+            out.append(
+                IntervalWidth(
+                    stat.name,
+                    stat.kind,
+                    float(eps),
+                    float(level),
+                    (),
+                    (),
+                    INTERVAL_UNITS.get(stat.kind, ""),
+                    "",
+                    f"no published interval at these settings ({exc})",
+                )
+            )
     return tuple(out)
 
 
@@ -543,13 +646,13 @@ SIMULATED_WIDTHS = ("percentiles", "group_medians")
 #: why a kind's published interval stops narrowing as epsilon grows (said when even eps_max cannot reach a target)
 _WIDTH_FLOORS = {
     "percentiles": "a percentile's interval is read off the public bins and is never narrower than the bins around "
-                   "it (a percentile in the top bin has an open-ended interval): use finer bins or relax the target",
+    "it (a percentile in the top bin has an open-ended interval): use finer bins or relax the target",
     "group_medians": "a median's interval is read off the public bins and is never narrower than the bins around it "
-                     "(a median in the top bin has an open-ended interval): use finer bins or relax the target",
+    "(a median in the top bin has an open-ended interval): use finer bins or relax the target",
     "ratio": "Shoham & Ligett's interval also covers the sampling uncertainty of the two groups' counts, which no "
-             "epsilon removes: relax the target",
+    "epsilon removes: relax the target",
     "gini": "the Gini's interval narrows only up to the largest epsilon its smooth-sensitivity noise allows: relax "
-            "the target",
+    "the target",
 }
 
 
@@ -615,10 +718,19 @@ class HalfWidthSolution:
         return max(w for w in self.half_widths if not math.isnan(w))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"statistic": self.statistic, "kind": self.kind, "epsilon": self.epsilon,
-                "target": self.target.to_dict(), "achieved": self.achieved, "labels": list(self.labels),
-                "half_widths": list(self.half_widths), "widest_half_width": self.widest, "unit": self.unit,
-                "method": self.method, "note": self.note}
+        return {
+            "statistic": self.statistic,
+            "kind": self.kind,
+            "epsilon": self.epsilon,
+            "target": self.target.to_dict(),
+            "achieved": self.achieved,
+            "labels": list(self.labels),
+            "half_widths": list(self.half_widths),
+            "widest_half_width": self.widest,
+            "unit": self.unit,
+            "method": self.method,
+            "note": self.note,
+        }
 
 
 @dataclass(frozen=True)
@@ -651,8 +763,9 @@ def _check_half_width(stat: planner.PlannedStatistic, eps: float, target: HalfWi
     return _WidthCheck(bool(known.size) and achieved <= target.half_width, half, achieved, width, typical)
 
 
-def _half_width_search_range(stat: planner.PlannedStatistic, eps_min: float | None,
-                             eps_max: float | None) -> tuple[float, float]:
+def _half_width_search_range(
+    stat: planner.PlannedStatistic, eps_min: float | None, eps_max: float | None
+) -> tuple[float, float]:
     lo = getattr(stat, "eps_min", planner.EPS_MIN) if eps_min is None else check_epsilon(eps_min, "eps_min")
     hi = getattr(stat, "eps_max", planner.EPS_MAX) if eps_max is None else check_epsilon(eps_max, "eps_max")
     if not lo < hi:
@@ -668,16 +781,23 @@ def _unreachable(stat: planner.PlannedStatistic, target: HalfWidthTarget, top: _
     if np.isnan(top.half_widths).all():
         return f"{stat.name}: no released number has an interval (cells of fewer than 2 records), so {wanted!r} cannot be met"
     if math.isinf(top.achieved):
-        return (f"{stat.name}: even at ε = {eps_max:g} an interval is open-ended (a value in the top bin reaches the "
-                f"end of the support), so {wanted!r} cannot be met: {_WIDTH_FLOORS.get(stat.kind, 'relax the target')}")
+        return (
+            f"{stat.name}: even at ε = {eps_max:g} an interval is open-ended (a value in the top bin reaches the "
+            f"end of the support), so {wanted!r} cannot be met: {_WIDTH_FLOORS.get(stat.kind, 'relax the target')}"
+        )
     got = f"{100 * top.achieved:.3g}% of the value" if target.relative else f"{_number(top.achieved)} {top.width.unit}"
     floor = _WIDTH_FLOORS.get(stat.kind, f"a larger epsilon than {eps_max:g} is needed: relax the target")
     return f"{stat.name}: even at ε = {eps_max:g} the widest expected half-width is ±{got}, not {wanted!r}: {floor}"
 
 
-def solve_epsilon_for_half_width(stat: planner.PlannedStatistic, target: HalfWidthTarget,
-                                 eps_min: float | None = None, eps_max: float | None = None, *,
-                                 seed: int = 0) -> HalfWidthSolution:
+def solve_epsilon_for_half_width(
+    stat: planner.PlannedStatistic,
+    target: HalfWidthTarget,
+    eps_min: float | None = None,
+    eps_max: float | None = None,
+    *,
+    seed: int = 0,
+) -> HalfWidthSolution:
     """Smallest epsilon at which every interval the release publishes for ``stat`` has an expected half-width within
     ``target``, on the planning data.
 
@@ -705,8 +825,10 @@ def solve_epsilon_for_half_width(stat: planner.PlannedStatistic, target: HalfWid
         raise TypeError("stat must be a planned statistic (dpcore.planner.make_statistic builds one)")
     seed = check_int(seed, "seed", minimum=0)
     if target.relative and np.any(np.asarray(stat.truth, dtype=float) == 0):
-        raise DPInputError(f"{stat.name}: a planning value is 0, so a half-width relative to it cannot be met; "
-                           "give the half-width in the statistic's unit instead")
+        raise DPInputError(
+            f"{stat.name}: a planning value is 0, so a half-width relative to it cannot be met; "
+            "give the half-width in the statistic's unit instead"
+        )
     lo, hi = _half_width_search_range(stat, eps_min, eps_max)
     top = _check_half_width(stat, hi, target, seed)
     if not top.met:
@@ -764,23 +886,45 @@ def _itp_point(a: float, b: float, fa: float, fb: float, steps_left: int, kappa1
     return min(max(point, a), b)
 
 
-def _half_width_solution(stat: planner.PlannedStatistic, target: HalfWidthTarget, eps: float, at: _WidthCheck,
-                         below: _WidthCheck | None, eps_min: float) -> HalfWidthSolution:
+def _half_width_solution(
+    stat: planner.PlannedStatistic,
+    target: HalfWidthTarget,
+    eps: float,
+    at: _WidthCheck,
+    below: _WidthCheck | None,
+    eps_min: float,
+) -> HalfWidthSolution:
     notes = []
     if below is None:
         notes.append(f"already met at ε = {eps_min:g}, the lower end of the search")
     elif not below.width.widths:
         notes.append(f"just below this ε the width is {below.width.note}: the target may hold at a smaller ε")
     if stat.kind == "gini":
-        notes.append(f"the half-width is the median published one on the planning data; the release's public model "
-                     f"(no data) says ±{0.5 * at.width.widths[0]:.4f}")
+        notes.append(
+            f"the half-width is the median published one on the planning data; the release's public model "
+            f"(no data) says ±{0.5 * at.width.widths[0]:.4f}"
+        )
     elif at.width.note:
         notes.append(at.width.note)
-    search = (f"monotone search on log ε of the expected published half-width (deterministic), relative precision "
-              f"{HALF_WIDTH_REL:.0e}" if below is not None else "lower end of the search range")
+    search = (
+        f"monotone search on log ε of the expected published half-width (deterministic), relative precision "
+        f"{HALF_WIDTH_REL:.0e}"
+        if below is not None
+        else "lower end of the search range"
+    )
     method = f"{search}; widths: {at.width.method}" if at.width.method else search
-    return HalfWidthSolution(stat.name, stat.kind, float(eps), target, float(at.achieved), tuple(stat.labels),
-                             tuple(float(h) for h in at.half_widths), at.width.unit, method, "; ".join(notes))
+    return HalfWidthSolution(
+        stat.name,
+        stat.kind,
+        float(eps),
+        target,
+        float(at.achieved),
+        tuple(stat.labels),
+        tuple(float(h) for h in at.half_widths),
+        at.width.unit,
+        method,
+        "; ".join(notes),
+    )
 
 
 @dataclass(frozen=True)
@@ -808,15 +952,18 @@ class HalfWidthView:
     cost: PlanCost | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"half_width_first": [{"target": r.target, "cost": r.cost, **r.solution.to_dict()} for r in self.rows],
-                "half_width_total_epsilon": self.total_epsilon,
-                "half_width_privacy_cost": None if self.cost is None else self.cost.to_dict(),
-                "half_width_largest_belief_from_1pct_prior": self.belief_from_1pct,
-                "half_width_failures": [list(f) for f in self.failures]}
+        return {
+            "half_width_first": [{"target": r.target, "cost": r.cost, **r.solution.to_dict()} for r in self.rows],
+            "half_width_total_epsilon": self.total_epsilon,
+            "half_width_privacy_cost": None if self.cost is None else self.cost.to_dict(),
+            "half_width_largest_belief_from_1pct_prior": self.belief_from_1pct,
+            "half_width_failures": [list(f) for f in self.failures],
+        }
 
 
-def half_width_targets(targets: Mapping[str, Mapping[str, Any] | HalfWidthTarget],
-                       specs: Sequence[StatisticSpec]) -> tuple[HalfWidthTarget, ...]:
+def half_width_targets(
+    targets: Mapping[str, Mapping[str, Any] | HalfWidthTarget], specs: Sequence[StatisticSpec]
+) -> tuple[HalfWidthTarget, ...]:
     """One :class:`HalfWidthTarget` per spec from ``{kind: {"half_width", "relative", "level"}}`` (the script's
     literals); every statistic of the plan needs one, and no other kind may be given."""
     if not isinstance(targets, Mapping):
@@ -825,23 +972,35 @@ def half_width_targets(targets: Mapping[str, Mapping[str, Any] | HalfWidthTarget
     extra = sorted(set(targets) - set(kinds))
     missing = [k for k in kinds if k not in targets]
     if extra or missing:
-        raise DPInputError(f"give one half-width target per planned statistic ({', '.join(kinds)}); "
-                           + (f"missing: {', '.join(missing)}" if missing else f"not planned: {', '.join(extra)}"))
+        raise DPInputError(
+            f"give one half-width target per planned statistic ({', '.join(kinds)}); "
+            + (f"missing: {', '.join(missing)}" if missing else f"not planned: {', '.join(extra)}")
+        )
     out = []
     for kind in kinds:
         item = targets[kind]
         if isinstance(item, HalfWidthTarget):
             out.append(item)
         elif isinstance(item, Mapping) and "half_width" in item:
-            out.append(HalfWidthTarget(float(item["half_width"]), bool(item.get("relative", False)),
-                                       float(item.get("level", intervals_lib.DEFAULT_LEVEL))))
+            out.append(
+                HalfWidthTarget(
+                    float(item["half_width"]),
+                    bool(item.get("relative", False)),
+                    float(item.get("level", intervals_lib.DEFAULT_LEVEL)),
+                )
+            )
         else:
             raise DPInputError(f"the half-width target of {kind!r} needs 'half_width', got {item!r}")
     return tuple(out)
 
 
-def half_width_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence[StatisticSpec],
-                     targets: Sequence[HalfWidthTarget], *, seed: int = 0) -> HalfWidthView:
+def half_width_first(
+    statistics: Sequence[planner.PlannedStatistic],
+    specs: Sequence[StatisticSpec],
+    targets: Sequence[HalfWidthTarget],
+    *,
+    seed: int = 0,
+) -> HalfWidthView:
     """Smallest epsilon per statistic whose published intervals meet its half-width target
     (:func:`solve_epsilon_for_half_width`), the sequential total (:func:`plan_cost`) and the attacker belief bound
     at that total (:func:`dpcore.risk.max_posterior`). A target that cannot be met is listed in ``failures`` with
@@ -859,17 +1018,22 @@ def half_width_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequ
             continue
         cost = statistic_cost(stat, sol.epsilon)
         costs.append((sol.statistic, cost))
-        rows.append(HalfWidthRow(sol.statistic, spec.kind, target.describe(sol.unit), sol.epsilon, sol,
-                                 describe_cost(cost, delta)))
+        rows.append(
+            HalfWidthRow(
+                sol.statistic, spec.kind, target.describe(sol.unit), sol.epsilon, sol, describe_cost(cost, delta)
+            )
+        )
     total_cost = plan_cost(costs, delta=delta) if rows else None
     total = total_cost.epsilon if total_cost is not None else 0.0
-    return HalfWidthView(tuple(rows), float(total), float(risk.max_posterior(0.01, total)) if rows else 0.01,
-                         tuple(failures), total_cost)
+    return HalfWidthView(
+        tuple(rows), float(total), float(risk.max_posterior(0.01, total)) if rows else 0.01, tuple(failures), total_cost
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Accuracy first
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AccuracyRow:
@@ -890,8 +1054,10 @@ class AccuracyRow:
     def uncertainty(self) -> str:
         if self.mc_se == 0:
             return "exact"
-        return (f"±{100 * self.mc_se:.2f} pts on the probability; ε between {self.epsilon_interval[0]:.4g} "
-                f"and {self.epsilon_interval[1]:.4g}")
+        return (
+            f"±{100 * self.mc_se:.2f} pts on the probability; ε between {self.epsilon_interval[0]:.4g} "
+            f"and {self.epsilon_interval[1]:.4g}"
+        )
 
 
 @dataclass(frozen=True)
@@ -925,26 +1091,52 @@ class AccuracyFirstView:
     interval_widths: tuple[IntervalWidth, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"interval_widths": [w.to_dict() for w in self.interval_widths],
-                "failures": [list(f) for f in self.failures], "accuracy_first": [{"statistic": r.statistic, "kind": r.kind, "target": r.target,
-                                    "epsilon": r.epsilon, "achieved": r.achieved, "mc_se": r.mc_se,
-                                    "epsilon_interval": list(r.epsilon_interval), "method": r.method,
-                                    "cost": r.cost}
-                                   for r in self.rows],
-                "total_epsilon_sequential": self.total_epsilon,
-                "privacy_cost": None if self.cost is None else self.cost.to_dict(),
-                "largest_belief_from_1pct_prior": self.belief_from_1pct,
-                "dots": [{"statistic": d.statistic, "epsilon": d.epsilon, "labels": list(d.labels),
-                          "errors_percent": [list(v) for v in d.errors_percent],
-                          **({} if d.errors_abs is None else {"abs_error": d.abs_error,
-                                                               "errors_abs": [list(v) for v in d.errors_abs]})}
-                         for d in self.dots]}
+        return {
+            "interval_widths": [w.to_dict() for w in self.interval_widths],
+            "failures": [list(f) for f in self.failures],
+            "accuracy_first": [
+                {
+                    "statistic": r.statistic,
+                    "kind": r.kind,
+                    "target": r.target,
+                    "epsilon": r.epsilon,
+                    "achieved": r.achieved,
+                    "mc_se": r.mc_se,
+                    "epsilon_interval": list(r.epsilon_interval),
+                    "method": r.method,
+                    "cost": r.cost,
+                }
+                for r in self.rows
+            ],
+            "total_epsilon_sequential": self.total_epsilon,
+            "privacy_cost": None if self.cost is None else self.cost.to_dict(),
+            "largest_belief_from_1pct_prior": self.belief_from_1pct,
+            "dots": [
+                {
+                    "statistic": d.statistic,
+                    "epsilon": d.epsilon,
+                    "labels": list(d.labels),
+                    "errors_percent": [list(v) for v in d.errors_percent],
+                    **(
+                        {}
+                        if d.errors_abs is None
+                        else {"abs_error": d.abs_error, "errors_abs": [list(v) for v in d.errors_abs]}
+                    ),
+                }
+                for d in self.dots
+            ],
+        }
 
 
-def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence[StatisticSpec], *,
-                   dots_seed: int | None = None, n_plausible: int = N_PLAUSIBLE,
-                   n_dots: int = N_DOTS, interval_level: float | None = intervals_lib.DEFAULT_LEVEL
-                   ) -> AccuracyFirstView:
+def accuracy_first(
+    statistics: Sequence[planner.PlannedStatistic],
+    specs: Sequence[StatisticSpec],
+    *,
+    dots_seed: int | None = None,
+    n_plausible: int = N_PLAUSIBLE,
+    n_dots: int = N_DOTS,
+    interval_level: float | None = intervals_lib.DEFAULT_LEVEL,
+) -> AccuracyFirstView:
     """Smallest epsilon per statistic (:func:`dpcore.planner.solve_epsilon`), the sequential total,
     the attacker belief bound at that total, and (``dots_seed`` not None) the quantile dot plots of
     ``n_plausible`` simulated releases per statistic at its epsilon (seed ``dots_seed``), and (``interval_level``
@@ -966,32 +1158,68 @@ def accuracy_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequen
         solved.append((stat, float(sol.epsilon)))
         cost = statistic_cost(stat, sol.epsilon)
         costs.append((sol.statistic, cost))
-        rows.append(AccuracyRow(sol.statistic, spec.kind, spec.describe_target(), float(sol.epsilon),
-                                float(sol.achieved), float(sol.mc_se),
-                                (float(sol.epsilon_interval[0]), float(sol.epsilon_interval[1])), sol.method,
-                                sol.parallel_note, describe_cost(cost, delta)))
+        rows.append(
+            AccuracyRow(
+                sol.statistic,
+                spec.kind,
+                spec.describe_target(),
+                float(sol.epsilon),
+                float(sol.achieved),
+                float(sol.mc_se),
+                (float(sol.epsilon_interval[0]), float(sol.epsilon_interval[1])),
+                sol.method,
+                sol.parallel_note,
+                describe_cost(cost, delta),
+            )
+        )
         if dots_seed is not None:
             sims = stat.simulate(sol.epsilon, check_int(n_plausible, "n_plausible", minimum=20), rng=dots_seed)
             if spec.abs_error is None:
                 q = quantile_dots(sims / stat.truth[None, :] - 1.0, n_dots)
-                dots.append(StatisticDots(stat.name, spec.kind, float(sol.epsilon), target.rel_error,
-                                          spec.confidence, tuple(stat.labels),
-                                          tuple(tuple(100.0 * float(v) for v in row) for row in q)))
+                dots.append(
+                    StatisticDots(
+                        stat.name,
+                        spec.kind,
+                        float(sol.epsilon),
+                        target.rel_error,
+                        spec.confidence,
+                        tuple(stat.labels),
+                        tuple(tuple(100.0 * float(v) for v in row) for row in q),
+                    )
+                )
             else:
                 q = quantile_dots(sims - stat.truth[None, :], n_dots)
-                dots.append(StatisticDots(stat.name, spec.kind, float(sol.epsilon), target.rel_error,
-                                          spec.confidence, tuple(stat.labels), (), spec.abs_error,
-                                          tuple(tuple(float(v) for v in row) for row in q)))
+                dots.append(
+                    StatisticDots(
+                        stat.name,
+                        spec.kind,
+                        float(sol.epsilon),
+                        target.rel_error,
+                        spec.confidence,
+                        tuple(stat.labels),
+                        (),
+                        spec.abs_error,
+                        tuple(tuple(float(v) for v in row) for row in q),
+                    )
+                )
     total_cost = plan_cost(costs, delta=delta) if rows else None
     total = total_cost.epsilon if total_cost is not None else 0.0  # pure plans: the sum of the epsilons (as plan_total)
-    return AccuracyFirstView(tuple(rows), float(total), float(risk.max_posterior(0.01, total)) if rows else 0.01,
-                             tuple(dots), dots_seed, tuple(failures), total_cost,
-                             _interval_widths(solved, interval_level))
+    return AccuracyFirstView(
+        tuple(rows),
+        float(total),
+        float(risk.max_posterior(0.01, total)) if rows else 0.01,
+        tuple(dots),
+        dots_seed,
+        tuple(failures),
+        total_cost,
+        _interval_widths(solved, interval_level),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Budget first
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class BudgetRow:
@@ -1015,18 +1243,34 @@ class BudgetFirstView:
     interval_widths: tuple[IntervalWidth, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"budget_interval_widths": [w.to_dict() for w in self.interval_widths],
-                "budget_failures": [list(f) for f in self.failures], "budget_first": [{"statistic": r.statistic, "kind": r.kind, "epsilon": r.epsilon,
-                                  "relative_error": r.relative_error, "abs_error": r.abs_error,
-                                  "confidence": r.confidence, "cost": r.cost}
-                                 for r in self.rows],
-                "total_epsilon": self.total_epsilon,
-                "budget_privacy_cost": None if self.cost is None else self.cost.to_dict()}
+        return {
+            "budget_interval_widths": [w.to_dict() for w in self.interval_widths],
+            "budget_failures": [list(f) for f in self.failures],
+            "budget_first": [
+                {
+                    "statistic": r.statistic,
+                    "kind": r.kind,
+                    "epsilon": r.epsilon,
+                    "relative_error": r.relative_error,
+                    "abs_error": r.abs_error,
+                    "confidence": r.confidence,
+                    "cost": r.cost,
+                }
+                for r in self.rows
+            ],
+            "total_epsilon": self.total_epsilon,
+            "budget_privacy_cost": None if self.cost is None else self.cost.to_dict(),
+        }
 
 
-def budget_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence[StatisticSpec],
-                 allocation: Sequence[float], *, interval_level: float | None = intervals_lib.DEFAULT_LEVEL,
-                 interval_skip: Sequence[str] = ()) -> BudgetFirstView:
+def budget_first(
+    statistics: Sequence[planner.PlannedStatistic],
+    specs: Sequence[StatisticSpec],
+    allocation: Sequence[float],
+    *,
+    interval_level: float | None = intervals_lib.DEFAULT_LEVEL,
+    interval_skip: Sequence[str] = (),
+) -> BudgetFirstView:
     """The relative error each statistic reaches, at its own confidence level, with the epsilon
     ``allocation[i]`` (``total_epsilon`` is their sum; ``cost`` is the split composed in each
     statistic's currency by :func:`plan_cost`: a pure plan costs exactly the sum), and the expected width of each
@@ -1047,18 +1291,27 @@ def budget_first(statistics: Sequence[planner.PlannedStatistic], specs: Sequence
             failures.append((spec.label, str(exc)))
             continue
         # an absolute (Gini-point) target is answered in its unit: |G~ - G| <= r G is |G~ - G| <= r |G|
-        absolute = (float(error) * abs(float(np.asarray(stat.truth, dtype=float).ravel()[0]))
-                    if spec.abs_error is not None else None)
-        rows.append(BudgetRow(stat.name, spec.kind, eps, float(error), spec.confidence, describe_cost(cost, delta),
-                              absolute))
-    return BudgetFirstView(tuple(rows), float(sum(epsilons)), tuple(failures), plan_cost(costs, delta=delta),
-                           _interval_widths(list(zip(statistics, epsilons, strict=True)), interval_level,
-                                            interval_skip))
+        absolute = (
+            float(error) * abs(float(np.asarray(stat.truth, dtype=float).ravel()[0]))
+            if spec.abs_error is not None
+            else None
+        )
+        rows.append(
+            BudgetRow(stat.name, spec.kind, eps, float(error), spec.confidence, describe_cost(cost, delta), absolute)
+        )
+    return BudgetFirstView(
+        tuple(rows),
+        float(sum(epsilons)),
+        tuple(failures),
+        plan_cost(costs, delta=delta),
+        _interval_widths(list(zip(statistics, epsilons, strict=True)), interval_level, interval_skip),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # What epsilon means for a person
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AttackerBeliefView:
@@ -1072,25 +1325,32 @@ class AttackerBeliefView:
     curves: tuple[tuple[float, ...], ...]  # curves[i][j]: largest belief at curve_epsilons[i], priors[j]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "prior": self.prior, "largest_belief": self.largest_belief,
-                "curve_epsilons": list(self.curve_epsilons)}
+        return {
+            "epsilon": self.epsilon,
+            "prior": self.prior,
+            "largest_belief": self.largest_belief,
+            "curve_epsilons": list(self.curve_epsilons),
+        }
 
 
-def attacker_belief(epsilon: float, prior: float, *, curve_epsilons: Sequence[float] = (0.1, 1.0, 5.0)
-                    ) -> AttackerBeliefView:
+def attacker_belief(
+    epsilon: float, prior: float, *, curve_epsilons: Sequence[float] = (0.1, 1.0, 5.0)
+) -> AttackerBeliefView:
     """The bound p e^eps / (1 - p + p e^eps) at (``epsilon``, ``prior``) and its curves over the prior
     for ``curve_epsilons`` plus ``epsilon`` (``dpcore.risk.max_posterior``)."""
     eps = check_epsilon(epsilon)
     prior = check_probability(prior, "prior")
     eps_list = tuple(sorted({*(check_epsilon(e) for e in curve_epsilons), eps}))
     curves = tuple(tuple(float(v) for v in risk.max_posterior(_PRIORS, e)) for e in eps_list)
-    return AttackerBeliefView(eps, prior, float(risk.max_posterior(prior, eps)), eps_list,
-                              tuple(float(p) for p in _PRIORS), curves)
+    return AttackerBeliefView(
+        eps, prior, float(risk.max_posterior(prior, eps)), eps_list, tuple(float(p) for p in _PRIORS), curves
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # The whole plan (what the generated script calls)
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PlannerView:
@@ -1108,10 +1368,17 @@ class PlannerView:
         return out
 
 
-def planner_view(data: Any, *, statistics: Sequence[Mapping[str, Any]], income_column: str | None = None,
-                 group_column: str | None = None, group_seed: int = 0, allocation: Sequence[float] | None = None,
-                 dots_seed: int | None = None, half_widths: Mapping[str, Mapping[str, Any]] | None = None
-                 ) -> PlannerView:
+def planner_view(
+    data: Any,
+    *,
+    statistics: Sequence[Mapping[str, Any]],
+    income_column: str | None = None,
+    group_column: str | None = None,
+    group_seed: int = 0,
+    allocation: Sequence[float] | None = None,
+    dots_seed: int | None = None,
+    half_widths: Mapping[str, Mapping[str, Any]] | None = None,
+) -> PlannerView:
     """The planner's numbers for ``data``: an array of incomes, or a table (pandas DataFrame) with
     ``income_column`` and optionally ``group_column`` (the groups / cells of the grouped statistics).
 

@@ -24,6 +24,7 @@ one record changes both counts; intervals and ratios are post-processing. These 
 simulations on public or synthetic settings; :func:`poverty_view` shows confidential counts of a
 public-domain file only to teach what the noise does.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,10 +39,31 @@ from ..validation import DPInputError, check_int, check_positive, check_probabil
 from .plain import to_plain
 
 __all__ = [
-    "P_GRID", "N_SAMPLING", "N_COVER", "ACC_EPS", "BIAS_N", "COVER_SPECS", "HEATMAP_METHODS",
-    "noised_counts", "SamplingView", "sampling_view", "IntervalsView", "intervals_view", "coverage_rows",
-    "CoverageHeatmapView", "coverage_heatmap_view", "AccuracyView", "accuracy_view", "accuracy_curves",
-    "BiasView", "bias_view", "bias_curve", "OddsRatioView", "odds_ratio_view", "PovertyView", "poverty_view",
+    "P_GRID",
+    "N_SAMPLING",
+    "N_COVER",
+    "ACC_EPS",
+    "BIAS_N",
+    "COVER_SPECS",
+    "HEATMAP_METHODS",
+    "noised_counts",
+    "SamplingView",
+    "sampling_view",
+    "IntervalsView",
+    "intervals_view",
+    "coverage_rows",
+    "CoverageHeatmapView",
+    "coverage_heatmap_view",
+    "AccuracyView",
+    "accuracy_view",
+    "accuracy_curves",
+    "BiasView",
+    "bias_view",
+    "bias_curve",
+    "OddsRatioView",
+    "odds_ratio_view",
+    "PovertyView",
+    "poverty_view",
 ]
 
 #: The (p_x, p_y) grid of the coverage heatmaps (rows p_x, columns p_y).
@@ -54,16 +76,20 @@ ACC_EPS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0)
 BIAS_N = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000)
 #: Intervals whose coverage the intervals view simulates: (name, mechanism or None for the page's,
 #: conservative, interval kind).
-COVER_SPECS = (("Katz (classic, no privacy)", "none", False, "katz"),
-               ("Theorem 4.2, no privacy", "none", False, "normal"),
-               ("Theorem 4.2 on noisy counts", None, False, "normal"),
-               ("Theorem 4.5 conservative (adds noise variance)", None, True, "normal"))
+COVER_SPECS = (
+    ("Katz (classic, no privacy)", "none", False, "katz"),
+    ("Theorem 4.2, no privacy", "none", False, "normal"),
+    ("Theorem 4.2 on noisy counts", None, False, "normal"),
+    ("Theorem 4.5 conservative (adds noise variance)", None, True, "normal"),
+)
 #: Interval methods of the heatmaps: name -> (interval kind, conservative, private).
-HEATMAP_METHODS = {"Theorem 4.5 conservative": ("normal", True, True),
-                   "Theorem 4.2 on noisy counts": ("normal", False, True),
-                   "Katz on noisy counts": ("katz", False, True),
-                   "Theorem 4.2, no privacy": ("normal", False, False),
-                   "Katz (classic, no privacy)": ("katz", False, False)}
+HEATMAP_METHODS = {
+    "Theorem 4.5 conservative": ("normal", True, True),
+    "Theorem 4.2 on noisy counts": ("normal", False, True),
+    "Katz on noisy counts": ("katz", False, True),
+    "Theorem 4.2, no privacy": ("normal", False, False),
+    "Katz (classic, no privacy)": ("katz", False, False),
+}
 
 
 def _seed(seed: Any) -> int:
@@ -76,8 +102,9 @@ def _group_sizes(n_x: Any, n_y: Any) -> tuple[int, int]:
     return check_int(n_x, "group size n_x", minimum=1), check_int(n_y, "group size n_y", minimum=1)
 
 
-def noised_counts(x: Any, y: Any, *, epsilon: float, mechanism: str, delta: float | None,
-                  rng: np.random.Generator) -> ratio.NoisedCounts:
+def noised_counts(
+    x: Any, y: Any, *, epsilon: float, mechanism: str, delta: float | None, rng: np.random.Generator
+) -> ratio.NoisedCounts:
     """The two released counts, each with noise for epsilon/2 (and delta/2): Laplace or analytic Gaussian."""
     if mechanism == "laplace":
         return ratio.laplace_noised_counts(x, y, epsilon=epsilon, rng=rng)
@@ -95,6 +122,7 @@ def _rr_row(name: str, ci: ratio.RRInterval) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Sampling distribution
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class SamplingView:
@@ -115,36 +143,65 @@ class SamplingView:
     @property
     def privacy_variance_share(self) -> float | None:
         """Share of the private estimate's variance due to the privacy noise (None when it is 0)."""
-        return max(0.0, 1 - self.sd_nonprivate ** 2 / self.sd_private ** 2) if self.sd_private > 0 else None
+        return max(0.0, 1 - self.sd_nonprivate**2 / self.sd_private**2) if self.sd_private > 0 else None
 
     def to_dict(self) -> dict:
-        return to_plain({"sd_nonprivate": self.sd_nonprivate, "sd_private": self.sd_private,
-                       "median_nonprivate": self.median_nonprivate, "median_private": self.median_private,
-                       "mean_nonprivate": self.mean_nonprivate, "mean_private": self.mean_private,
-                       "share_of_variance_from_privacy": self.privacy_variance_share, "true_rr": self.true_rr,
-                       "histogram": {"bin_mid": self.bin_mid, "non-private": self.density_nonprivate,
-                                     "private": self.density_private}})
+        return to_plain(
+            {
+                "sd_nonprivate": self.sd_nonprivate,
+                "sd_private": self.sd_private,
+                "median_nonprivate": self.median_nonprivate,
+                "median_private": self.median_private,
+                "mean_nonprivate": self.mean_nonprivate,
+                "mean_private": self.mean_private,
+                "share_of_variance_from_privacy": self.privacy_variance_share,
+                "true_rr": self.true_rr,
+                "histogram": {
+                    "bin_mid": self.bin_mid,
+                    "non-private": self.density_nonprivate,
+                    "private": self.density_private,
+                },
+            }
+        )
 
 
-def sampling_view(p_x: float, p_y: float, n_x: int, n_y: int, *, epsilon: float, mechanism: str = "laplace",
-                  delta: float | None = None, seed: int) -> SamplingView:
+def sampling_view(
+    p_x: float,
+    p_y: float,
+    n_x: int,
+    n_y: int,
+    *,
+    epsilon: float,
+    mechanism: str = "laplace",
+    delta: float | None = None,
+    seed: int,
+) -> SamplingView:
     """:func:`dpcore.ratio.simulate_rr_sampling` (``N_SAMPLING`` studies, rng ``seed``) summarised."""
-    s = ratio.simulate_rr_sampling(p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism=mechanism, delta=delta,
-                                   n_sims=N_SAMPLING, rng=_seed(seed))
+    s = ratio.simulate_rr_sampling(
+        p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism=mechanism, delta=delta, n_sims=N_SAMPLING, rng=_seed(seed)
+    )
     lo, hi = np.quantile(np.concatenate([s.nonprivate, s.private]), [0.005, 0.995])
     edges = np.linspace(lo, hi, 61)
     h0, _ = np.histogram(s.nonprivate, edges, density=True)
     h1, _ = np.histogram(s.private, edges, density=True)
-    return SamplingView(bin_mid=0.5 * (edges[:-1] + edges[1:]), density_nonprivate=h0, density_private=h1,
-                        sd_nonprivate=float(s.nonprivate.std()), sd_private=float(s.private.std()),
-                        median_nonprivate=float(np.median(s.nonprivate)), median_private=float(np.median(s.private)),
-                        mean_nonprivate=float(s.nonprivate.mean()), mean_private=float(s.private.mean()),
-                        true_rr=float(s.true_rr))
+    return SamplingView(
+        bin_mid=0.5 * (edges[:-1] + edges[1:]),
+        density_nonprivate=h0,
+        density_private=h1,
+        sd_nonprivate=float(s.nonprivate.std()),
+        sd_private=float(s.private.std()),
+        median_nonprivate=float(np.median(s.nonprivate)),
+        median_private=float(np.median(s.private)),
+        mean_nonprivate=float(s.nonprivate.mean()),
+        mean_private=float(s.private.mean()),
+        true_rr=float(s.true_rr),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Intervals
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class IntervalsView:
@@ -162,24 +219,51 @@ class IntervalsView:
     coverage: tuple[dict, ...] | None
 
     def to_dict(self) -> dict:
-        out = {"true_counts": self.true_counts, "noisy_counts": self.noisy_counts, "intervals": self.intervals,
-               "privacy_share_conservative": self.privacy_share, "conservative_width_over_theorem_4_2": self.width_ratio,
-               "noise_variance_per_count": self.noise_variance, "true_rr": self.true_rr}
+        out = {
+            "true_counts": self.true_counts,
+            "noisy_counts": self.noisy_counts,
+            "intervals": self.intervals,
+            "privacy_share_conservative": self.privacy_share,
+            "conservative_width_over_theorem_4_2": self.width_ratio,
+            "noise_variance_per_count": self.noise_variance,
+            "true_rr": self.true_rr,
+        }
         if self.coverage is not None:
             out["coverage"] = self.coverage
         return to_plain(out)
 
 
-def coverage_rows(p_x: float, p_y: float, n_x: int, n_y: int, *, epsilon: float, mechanism: str,
-                  delta: float | None, level: float, seed: int) -> tuple[dict, ...]:
+def coverage_rows(
+    p_x: float,
+    p_y: float,
+    n_x: int,
+    n_y: int,
+    *,
+    epsilon: float,
+    mechanism: str,
+    delta: float | None,
+    level: float,
+    seed: int,
+) -> tuple[dict, ...]:
     """Coverage, its Monte Carlo s.e. and mean width of every :data:`COVER_SPECS` interval
     (``N_COVER`` studies each, rng ``seed + i``), and the width relative to the non-private Theorem 4.2."""
     rows: list[dict[str, Any]] = []
     base: float | None = None
     for i, (name, m, cons, kind) in enumerate(COVER_SPECS):
-        res = ratio.simulate_rr_coverage(p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism=m or mechanism,
-                                         conservative=cons, delta=delta, n_sims=N_COVER, level=level,
-                                         rng=_seed(seed) + i, interval=kind)
+        res = ratio.simulate_rr_coverage(
+            p_x,
+            p_y,
+            n_x,
+            n_y,
+            epsilon=epsilon,
+            mechanism=m or mechanism,
+            conservative=cons,
+            delta=delta,
+            n_sims=N_COVER,
+            level=level,
+            rng=_seed(seed) + i,
+            interval=kind,
+        )
         if name == "Theorem 4.2, no privacy":
             base = res.mean_width
         rows.append({"method": name, "coverage": res.coverage, "± (MC s.e.)": res.se, "mean width": res.mean_width})
@@ -189,9 +273,20 @@ def coverage_rows(p_x: float, p_y: float, n_x: int, n_y: int, *, epsilon: float,
     return tuple(rows)
 
 
-def intervals_view(n_x: int, n_y: int, *, epsilon: float, mechanism: str = "laplace", delta: float | None = None,
-                   level: float = 0.95, seed: int, p_x: float | None = None, p_y: float | None = None,
-                   x_obs: float | None = None, y_obs: float | None = None) -> IntervalsView:
+def intervals_view(
+    n_x: int,
+    n_y: int,
+    *,
+    epsilon: float,
+    mechanism: str = "laplace",
+    delta: float | None = None,
+    level: float = 0.95,
+    seed: int,
+    p_x: float | None = None,
+    p_y: float | None = None,
+    x_obs: float | None = None,
+    y_obs: float | None = None,
+) -> IntervalsView:
     """Give (p_x, p_y) to simulate one study (X ~ Bin(n_x, p_x), Y ~ Bin(n_y, p_y) and their noisy
     counts, rng ``seed + 61``), or (x_obs, y_obs) for released noisy counts. Intervals: Katz and
     Theorem 4.2 on the true counts (simulated study, both counts >= 1), Theorem 4.2 on the noisy
@@ -218,8 +313,11 @@ def intervals_view(n_x: int, n_y: int, *, epsilon: float, mechanism: str = "lapl
     rows = []
     if X is not None and Y is not None and X >= 1 and Y >= 1:
         rows.append(_rr_row("Katz on true counts (no privacy)", ratio.katz_interval(X, Y, n_x, n_y, level=level)))
-        rows.append(_rr_row("Theorem 4.2 on true counts (no privacy)",
-                            ratio.rr_confidence_interval(X, Y, n_x, n_y, level=level)))
+        rows.append(
+            _rr_row(
+                "Theorem 4.2 on true counts (no privacy)", ratio.rr_confidence_interval(X, Y, n_x, n_y, level=level)
+            )
+        )
     t42 = ratio.rr_confidence_interval(xn, yn, n_x, n_y, level=level, clip=simulated)
     rows.append(_rr_row("Theorem 4.2 on noisy counts", t42))
     cons = ratio.rr_confidence_interval(xn, yn, n_x, n_y, level=level, noise_variance=cn.variance, clip=simulated)
@@ -227,24 +325,33 @@ def intervals_view(n_x: int, n_y: int, *, epsilon: float, mechanism: str = "lapl
     cov, true_rr = None, None
     if simulated:
         assert p_x is not None and p_y is not None  # checked above for a simulated study
-        cov = coverage_rows(p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism=mechanism, delta=delta, level=level,
-                            seed=seed)
+        cov = coverage_rows(
+            p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism=mechanism, delta=delta, level=level, seed=seed
+        )
         true_rr = p_x / p_y
-    return IntervalsView(true_counts=None if X is None or Y is None else (X, Y), noisy_counts=(float(xn), float(yn)),
-                         intervals=tuple(rows), privacy_share=float(cons.privacy_share),
-                         width_ratio=float(cons.width / t42.width), noise_variance=float(cn.variance),
-                         true_rr=true_rr, coverage=cov)
+    return IntervalsView(
+        true_counts=None if X is None or Y is None else (X, Y),
+        noisy_counts=(float(xn), float(yn)),
+        intervals=tuple(rows),
+        privacy_share=float(cons.privacy_share),
+        width_ratio=float(cons.width / t42.width),
+        noise_variance=float(cn.variance),
+        true_rr=true_rr,
+        coverage=cov,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Coverage heatmaps
 # ---------------------------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=32)
 def _reference_width(n_x: int, n_y: int, level: float, n_sims: int, seed: int) -> np.ndarray:
     """Mean width of the non-private Theorem 4.2 interval on the grid (rng seed + 1; independent of epsilon)."""
-    w = ratio.coverage_grid(P_GRID, n_x, n_y, epsilon=1.0, mechanism="none", n_sims=n_sims, level=level,
-                            rng=seed + 1).mean_width
+    w = ratio.coverage_grid(
+        P_GRID, n_x, n_y, epsilon=1.0, mechanism="none", n_sims=n_sims, level=level, rng=seed + 1
+    ).mean_width
     w.setflags(write=False)
     return w
 
@@ -270,17 +377,37 @@ class CoverageHeatmapView:
         return (self.n_x * ps[:, None] < 30) | (self.n_y * ps[None, :] < 30)
 
     def rows(self) -> list[dict]:
-        return [{"p_x": a, "p_y": b, "coverage": float(self.coverage[i, j]), "width_ratio": float(self.width_ratio[i, j])}
-                for i, a in enumerate(self.p_values) for j, b in enumerate(self.p_values)]
+        return [
+            {"p_x": a, "p_y": b, "coverage": float(self.coverage[i, j]), "width_ratio": float(self.width_ratio[i, j])}
+            for i, a in enumerate(self.p_values)
+            for j, b in enumerate(self.p_values)
+        ]
 
     def to_dict(self) -> dict:
-        return to_plain({"method": self.method, "p_values": self.p_values, "coverage": self.coverage,
-                       "width_ratio": self.width_ratio, "n_sims": self.n_sims, "level": self.level})
+        return to_plain(
+            {
+                "method": self.method,
+                "p_values": self.p_values,
+                "coverage": self.coverage,
+                "width_ratio": self.width_ratio,
+                "n_sims": self.n_sims,
+                "level": self.level,
+            }
+        )
 
 
-def coverage_heatmap_view(n_x: int, n_y: int, *, epsilon: float, mechanism: str = "laplace",
-                          delta: float | None = None, level: float = 0.95, n_sims: int = 1000,
-                          method: str = "Theorem 4.5 conservative", seed: int) -> CoverageHeatmapView:
+def coverage_heatmap_view(
+    n_x: int,
+    n_y: int,
+    *,
+    epsilon: float,
+    mechanism: str = "laplace",
+    delta: float | None = None,
+    level: float = 0.95,
+    n_sims: int = 1000,
+    method: str = "Theorem 4.5 conservative",
+    seed: int,
+) -> CoverageHeatmapView:
     """:func:`dpcore.ratio.coverage_grid` of ``method`` (:data:`HEATMAP_METHODS`, rng ``seed``); a
     non-private method ignores epsilon (same numbers for every epsilon)."""
     if method not in HEATMAP_METHODS:
@@ -290,25 +417,47 @@ def coverage_heatmap_view(n_x: int, n_y: int, *, epsilon: float, mechanism: str 
     n_x, n_y, n_sims = (check_int(v, name, minimum=1) for v, name in ((n_x, "n_x"), (n_y, "n_y"), (n_sims, "n_sims")))
     level = float(level)
     if private:
-        g = ratio.coverage_grid(P_GRID, n_x, n_y, epsilon=epsilon, mechanism=mechanism, conservative=cons, delta=delta,
-                                n_sims=n_sims, level=level, rng=seed, interval=kind)
+        g = ratio.coverage_grid(
+            P_GRID,
+            n_x,
+            n_y,
+            epsilon=epsilon,
+            mechanism=mechanism,
+            conservative=cons,
+            delta=delta,
+            n_sims=n_sims,
+            level=level,
+            rng=seed,
+            interval=kind,
+        )
     else:
-        g = ratio.coverage_grid(P_GRID, n_x, n_y, epsilon=1.0, mechanism="none", n_sims=n_sims, level=level, rng=seed,
-                                interval=kind)
-    return CoverageHeatmapView(method=method, p_values=P_GRID, coverage=g.coverage,
-                               width_ratio=g.mean_width / _reference_width(n_x, n_y, level, n_sims, seed),
-                               n_sims=n_sims, level=level, n_x=n_x, n_y=n_y)
+        g = ratio.coverage_grid(
+            P_GRID, n_x, n_y, epsilon=1.0, mechanism="none", n_sims=n_sims, level=level, rng=seed, interval=kind
+        )
+    return CoverageHeatmapView(
+        method=method,
+        p_values=P_GRID,
+        coverage=g.coverage,
+        width_ratio=g.mean_width / _reference_width(n_x, n_y, level, n_sims, seed),
+        n_sims=n_sims,
+        level=level,
+        n_x=n_x,
+        n_y=n_y,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Accuracy and bias curves
 # ---------------------------------------------------------------------------------------------
 
+
 def accuracy_curves(x: int, y: int, n: int, alpha: float, epsilons: Sequence[float] = ACC_EPS) -> tuple[dict, ...]:
     """Sample accuracy 1 - beta of every algorithm (:func:`dpcore.ratio.sample_accuracy_all`) per epsilon."""
-    return tuple({"epsilon": e, "algorithm": name, "accuracy": 1.0 - float(beta)}
-                 for e in epsilons
-                 for name, beta in ratio.sample_accuracy_all(x, y, epsilon=e, alpha=alpha, n=n).items())
+    return tuple(
+        {"epsilon": e, "algorithm": name, "accuracy": 1.0 - float(beta)}
+        for e in epsilons
+        for name, beta in ratio.sample_accuracy_all(x, y, epsilon=e, alpha=alpha, n=n).items()
+    )
 
 
 @dataclass(frozen=True)
@@ -344,9 +493,16 @@ def bias_curve(p_x: float, p_y: float, epsilon: float, ns: Sequence[int] = BIAS_
     rows = []
     for n in ns:
         b = ratio.binomial_ratio_bias(n, p_x, p_y, epsilon=epsilon)
-        rows.append({"n": n, "true ratio": b.true_ratio, "E non-private": b.expected_nonprivate,
-                     "E private": b.expected_private, "non-private": b.bias_nonprivate / b.true_ratio,
-                     "private": b.bias_private / b.true_ratio})
+        rows.append(
+            {
+                "n": n,
+                "true ratio": b.true_ratio,
+                "E non-private": b.expected_nonprivate,
+                "E private": b.expected_private,
+                "non-private": b.bias_nonprivate / b.true_ratio,
+                "private": b.bias_private / b.true_ratio,
+            }
+        )
     return tuple(rows)
 
 
@@ -372,6 +528,7 @@ def bias_view(p_x: float, p_y: float, *, epsilon: float) -> BiasView:
 # Odds ratio
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class OddsRatioView:
     """One simulated study's 2x2 table (true and noisy cells a, b, c, d), Woolf intervals for the
@@ -385,14 +542,30 @@ class OddsRatioView:
     coverage: Mapping[str, tuple[float, float, float]]  # name -> (coverage, s.e., mean width)
 
     def to_dict(self) -> dict:
-        return to_plain({"true_cells": self.true_cells, "noisy_cells": self.noisy_cells,
-                       "odds_ratio_intervals": self.intervals, "true_odds_ratio": self.true_or,
-                       "coverage": {k: v[0] for k, v in self.coverage.items()},
-                       "coverage_se": {k: v[1] for k, v in self.coverage.items()}})
+        return to_plain(
+            {
+                "true_cells": self.true_cells,
+                "noisy_cells": self.noisy_cells,
+                "odds_ratio_intervals": self.intervals,
+                "true_odds_ratio": self.true_or,
+                "coverage": {k: v[0] for k, v in self.coverage.items()},
+                "coverage_se": {k: v[1] for k, v in self.coverage.items()},
+            }
+        )
 
 
-def odds_ratio_view(p_x: float, p_y: float, n_x: int, n_y: int, *, epsilon: float, mechanism: str = "laplace",
-                    delta: float | None = None, level: float = 0.95, seed: int) -> OddsRatioView:
+def odds_ratio_view(
+    p_x: float,
+    p_y: float,
+    n_x: int,
+    n_y: int,
+    *,
+    epsilon: float,
+    mechanism: str = "laplace",
+    delta: float | None = None,
+    level: float = 0.95,
+    seed: int,
+) -> OddsRatioView:
     """The odds-ratio view: X, Y and the noisy 2x2 table from rng ``seed + 71`` (each cell
     Laplace(2/epsilon) or the Gaussian equivalent, L1 sensitivity 2), coverage runs ``seed + 0/1/2``."""
     seed = _seed(seed)
@@ -404,33 +577,62 @@ def odds_ratio_view(p_x: float, p_y: float, n_x: int, n_y: int, *, epsilon: floa
     table = ratio.noisy_two_by_two(X, n_x - X, Y, n_y - Y, epsilon=epsilon, mechanism=mechanism, delta=delta, rng=gen)
 
     def row(name: str, ci: ratio.ORInterval) -> dict:
-        return {"method": name, "estimate": ci.estimate, "lower": ci.lower, "upper": ci.upper,
-                "privacy share": ci.privacy_share}
+        return {
+            "method": name,
+            "estimate": ci.estimate,
+            "lower": ci.lower,
+            "upper": ci.upper,
+            "privacy share": ci.privacy_share,
+        }
 
     rows = []
     if min(X, n_x - X, Y, n_y - Y) >= 1:
-        rows.append(row("Woolf on true cells (no privacy)",
-                        ratio.or_confidence_interval(X, n_x - X, Y, n_y - Y, level=level)))
-    rows.append(row("Woolf on noisy cells (ignores noise)", ratio.or_confidence_interval(*table.cells, level=level,
-                                                                                       clip=True)))
-    rows.append(row("Noisy cells + noise variance", ratio.or_confidence_interval(
-        *table.cells, level=level, clip=True, noise_variance=table.noise_variance)))
+        rows.append(
+            row("Woolf on true cells (no privacy)", ratio.or_confidence_interval(X, n_x - X, Y, n_y - Y, level=level))
+        )
+    rows.append(
+        row("Woolf on noisy cells (ignores noise)", ratio.or_confidence_interval(*table.cells, level=level, clip=True))
+    )
+    rows.append(
+        row(
+            "Noisy cells + noise variance",
+            ratio.or_confidence_interval(*table.cells, level=level, clip=True, noise_variance=table.noise_variance),
+        )
+    )
     cov = {}
     for cons in (False, True):
-        r = ratio.simulate_or_coverage(p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism=mechanism, delta=delta,
-                                       conservative=cons, n_sims=N_COVER, level=level, rng=seed + int(cons))
+        r = ratio.simulate_or_coverage(
+            p_x,
+            p_y,
+            n_x,
+            n_y,
+            epsilon=epsilon,
+            mechanism=mechanism,
+            delta=delta,
+            conservative=cons,
+            n_sims=N_COVER,
+            level=level,
+            rng=seed + int(cons),
+        )
         cov["with noise variance" if cons else "ignoring the noise"] = (r.coverage, r.se, r.mean_width)
-    r = ratio.simulate_or_coverage(p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism="none", n_sims=N_COVER, level=level,
-                                   rng=seed + 2)
+    r = ratio.simulate_or_coverage(
+        p_x, p_y, n_x, n_y, epsilon=epsilon, mechanism="none", n_sims=N_COVER, level=level, rng=seed + 2
+    )
     cov["no privacy"] = (r.coverage, r.se, r.mean_width)
     a, b, c, d = table.cells
-    return OddsRatioView(true_cells=(X, n_x - X, Y, n_y - Y), noisy_cells=(float(a), float(b), float(c), float(d)),
-                         intervals=tuple(rows), true_or=p_x * (1 - p_y) / ((1 - p_x) * p_y), coverage=cov)
+    return OddsRatioView(
+        true_cells=(X, n_x - X, Y, n_y - Y),
+        noisy_cells=(float(a), float(b), float(c), float(d)),
+        intervals=tuple(rows),
+        true_or=p_x * (1 - p_y) / ((1 - p_x) * p_y),
+        coverage=cov,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # The ACS example: poverty between two groups
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PovertyView:
@@ -449,13 +651,31 @@ class PovertyView:
     privacy_share: float
 
     def to_dict(self) -> dict:
-        return to_plain({"column": self.column, "groups": [self.group_x, self.group_y], "people": self.people,
-                       "in_poverty_confidential": self.confidential_in_poverty, "noisy_counts": self.noisy_counts,
-                       "intervals": self.intervals, "privacy_share": self.privacy_share})
+        return to_plain(
+            {
+                "column": self.column,
+                "groups": [self.group_x, self.group_y],
+                "people": self.people,
+                "in_poverty_confidential": self.confidential_in_poverty,
+                "noisy_counts": self.noisy_counts,
+                "intervals": self.intervals,
+                "privacy_share": self.privacy_share,
+            }
+        )
 
 
-def poverty_view(column: str, group_x: int, group_y: int, *, epsilon: float, mechanism: str = "laplace",
-                 delta: float | None = None, level: float = 0.95, seed: int, frame: Any = None) -> PovertyView:
+def poverty_view(
+    column: str,
+    group_x: int,
+    group_y: int,
+    *,
+    epsilon: float,
+    mechanism: str = "laplace",
+    delta: float | None = None,
+    level: float = 0.95,
+    seed: int,
+    frame: Any = None,
+) -> PovertyView:
     """The ACS poverty example (``frame``: the ACS excerpt, loaded with :func:`dpcore.data.acs_frame`
     when None). The two counts get noise exactly as in the other views (rng ``seed + 81``)."""
     from ..data import acs_frame, poverty_counts
@@ -469,15 +689,30 @@ def poverty_view(column: str, group_x: int, group_y: int, *, epsilon: float, mec
     gen = np.random.default_rng(_seed(seed) + 81)
     rel = noised_counts(x, y, epsilon=epsilon, mechanism=mechanism, delta=delta, rng=gen)
     if x < 1 or y < 1:
-        raise DPInputError(f"a group has nobody below the poverty line (x = {x}, y = {y}): the relative "
-                           "risk is 0 or undefined there; choose other groups")
+        raise DPInputError(
+            f"a group has nobody below the poverty line (x = {x}, y = {y}): the relative "
+            "risk is 0 or undefined there; choose other groups"
+        )
     truth = ratio.katz_interval(x, y, n_x, n_y, level=level)
     t42 = ratio.rr_confidence_interval(x, y, n_x, n_y, level=level)
     priv = ratio.rr_confidence_interval(rel.x_noisy, rel.y_noisy, n_x, n_y, level=level, noise_variance=cn.variance)
-    rows = tuple(_rr_row(name, ci) for name, ci in (("Katz on the confidential counts", truth),
-                                                     ("Theorem 4.2 on the confidential counts", t42),
-                                                     ("Theorem 4.5 on the noisy counts (private)", priv)))
-    return PovertyView(column=column, group_x=group_x, group_y=group_y, people=(n_x, n_y),
-                       confidential_in_poverty=(x, y), noisy_counts=(float(rel.x_noisy), float(rel.y_noisy)),
-                       intervals=rows, rr_without_privacy=float(t42.estimate), rr_with_privacy=float(priv.estimate),
-                       privacy_share=float(priv.privacy_share))
+    rows = tuple(
+        _rr_row(name, ci)
+        for name, ci in (
+            ("Katz on the confidential counts", truth),
+            ("Theorem 4.2 on the confidential counts", t42),
+            ("Theorem 4.5 on the noisy counts (private)", priv),
+        )
+    )
+    return PovertyView(
+        column=column,
+        group_x=group_x,
+        group_y=group_y,
+        people=(n_x, n_y),
+        confidential_in_poverty=(x, y),
+        noisy_counts=(float(rel.x_noisy), float(rel.y_noisy)),
+        intervals=rows,
+        rr_without_privacy=float(t42.estimate),
+        rr_with_privacy=float(priv.estimate),
+        privacy_share=float(priv.privacy_share),
+    )

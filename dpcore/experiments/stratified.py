@@ -23,6 +23,7 @@ rho = epsilon^2 / 2 (the zCDP level epsilon-DP also satisfies). These are planni
 they use the confidential true means and must not be run on a confidential file that will not be
 released anyway.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -72,24 +73,69 @@ if TYPE_CHECKING:
 
 __all__ = [
     # the paper's data and experiments
-    "bound_curves", "fit_symmetric_dirichlet", "NYExample", "ny_race_example", "NY_RACE_COUNTS",
-    "NY_SEX_RACE_COUNTS", "PRESETS", "preset_counts", "sizes_from_proportions", "dirichlet_group_sizes",
-    "MixtureSample", "gaussian_mixture", "LaplaceSimulation", "simulate_laplace_releases", "ChainSynthesis",
-    "synthesize_chain", "stratified_synthesize", "synthetic_parity", "synthesizer_sweep",
-    "METHODS", "GLOBAL_METHODS", "MethodsSimulation", "simulate_methods", "mixture_sigma", "synthetic_sweep",
-    "grouping_sweep", "real_epsilon_sweep",
+    "bound_curves",
+    "fit_symmetric_dirichlet",
+    "NYExample",
+    "ny_race_example",
+    "NY_RACE_COUNTS",
+    "NY_SEX_RACE_COUNTS",
+    "PRESETS",
+    "preset_counts",
+    "sizes_from_proportions",
+    "dirichlet_group_sizes",
+    "MixtureSample",
+    "gaussian_mixture",
+    "LaplaceSimulation",
+    "simulate_laplace_releases",
+    "ChainSynthesis",
+    "synthesize_chain",
+    "stratified_synthesize",
+    "synthetic_parity",
+    "synthesizer_sweep",
+    "METHODS",
+    "GLOBAL_METHODS",
+    "MethodsSimulation",
+    "simulate_methods",
+    "mixture_sigma",
+    "synthetic_sweep",
+    "grouping_sweep",
+    "real_epsilon_sweep",
     # page views
-    "ACS_VARIABLES", "ACS_GROUPINGS", "ACS_CODE_NAMES", "SWEEPS", "N_SIMS", "DELTA",
-    "GroupedData", "grouped_data", "synthetic_groups", "acs_groups", "column_groups", "parity_draws",
-    "GroupMeansView", "group_means_view", "TrendView", "trend_view", "summarise",
-    "BoundsView", "bounds_view", "AccountingView", "accounting_view", "SynthesizerView", "synthesizer_view",
-    "acs_synthesizer_table", "acs_labels", "SYNTH_COLUMNS", "SYNTH_SIZES", "SYNTH_EPSILONS",
+    "ACS_VARIABLES",
+    "ACS_GROUPINGS",
+    "ACS_CODE_NAMES",
+    "SWEEPS",
+    "N_SIMS",
+    "DELTA",
+    "GroupedData",
+    "grouped_data",
+    "synthetic_groups",
+    "acs_groups",
+    "column_groups",
+    "parity_draws",
+    "GroupMeansView",
+    "group_means_view",
+    "TrendView",
+    "trend_view",
+    "summarise",
+    "BoundsView",
+    "bounds_view",
+    "AccountingView",
+    "accounting_view",
+    "SynthesizerView",
+    "synthesizer_view",
+    "acs_synthesizer_table",
+    "acs_labels",
+    "SYNTH_COLUMNS",
+    "SYNTH_SIZES",
+    "SYNTH_EPSILONS",
 ]
 
 
 # ---------------------------------------------------------------------------------------------
 # Figure 1 and the paper's New York example
 # ---------------------------------------------------------------------------------------------
+
 
 def bound_curves(n: int, k: int, alphas: Any) -> dict[str, np.ndarray]:
     """Figure 1: worst case, Theorem 10 expectation and informal lower bound against alpha."""
@@ -127,16 +173,35 @@ def fit_symmetric_dirichlet(proportions: Any) -> float:
 # Paper Table 3 (ACSEmployment, NY 2018, n = 196,967), digest §5.
 #: RACE (RAC1P codes 1..9) counts.
 NY_RACE_COUNTS: dict[str, int] = {
-    "White": 138474, "Black": 24024, "American Indian": 508, "Alaska Native": 5,
-    "AIAN tribes": 244, "Asian": 17030, "NHPI": 72, "Some other race": 10964, "Two or more": 5646,
+    "White": 138474,
+    "Black": 24024,
+    "American Indian": 508,
+    "Alaska Native": 5,
+    "AIAN tribes": 244,
+    "Asian": 17030,
+    "NHPI": 72,
+    "Some other race": 10964,
+    "Two or more": 5646,
 }
 #: SEX x RACE counts (k = 18).
 NY_SEX_RACE_COUNTS: dict[str, int] = {
-    "Female White": 70881, "Male White": 67593, "Female Black": 12947, "Male Black": 11077,
-    "Female Asian": 8900, "Male Asian": 8130, "Female Some other race": 5668,
-    "Male Some other race": 5296, "Female Two or more": 3026, "Male Two or more": 2620,
-    "Male American Indian": 277, "Female American Indian": 231, "Male AIAN tribes": 125,
-    "Female AIAN tribes": 119, "Male NHPI": 42, "Female NHPI": 30, "Female Alaska Native": 3,
+    "Female White": 70881,
+    "Male White": 67593,
+    "Female Black": 12947,
+    "Male Black": 11077,
+    "Female Asian": 8900,
+    "Male Asian": 8130,
+    "Female Some other race": 5668,
+    "Male Some other race": 5296,
+    "Female Two or more": 3026,
+    "Male Two or more": 2620,
+    "Male American Indian": 277,
+    "Female American Indian": 231,
+    "Male AIAN tribes": 125,
+    "Female AIAN tribes": 119,
+    "Male NHPI": 42,
+    "Female NHPI": 30,
+    "Female Alaska Native": 3,
     "Male Alaska Native": 2,
 }
 PRESETS: dict[str, dict[str, int]] = {
@@ -184,16 +249,26 @@ def ny_race_example(alpha: float = 0.13) -> NYExample:
     exp_ = float(sum_log_expected_dirichlet(n, k, alpha))
     best = sum_log_best_case(n, k)
     actual = float(np.log(counts).sum())
-    return NYExample(n=n, k=k, alpha=alpha, proportions=_readonly(counts / n), worst=worst, expected=exp_,
-                     best=best, lower=sum_log_lower_bound(n, k), actual=actual,
-                     improvement=(worst - exp_) / (worst - best),
-                     improvement_actual=(worst - actual) / (worst - best),
-                     alpha_mle=fit_symmetric_dirichlet(counts / n))
+    return NYExample(
+        n=n,
+        k=k,
+        alpha=alpha,
+        proportions=_readonly(counts / n),
+        worst=worst,
+        expected=exp_,
+        best=best,
+        lower=sum_log_lower_bound(n, k),
+        actual=actual,
+        improvement=(worst - exp_) / (worst - best),
+        improvement_actual=(worst - actual) / (worst - best),
+        alpha_mle=fit_symmetric_dirichlet(counts / n),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Generators
 # ---------------------------------------------------------------------------------------------
+
 
 def sizes_from_proportions(proportions: Any, n: int) -> np.ndarray:
     """Integer group sizes ``round(n v_i)``, each >= 1, summing to n (digest §4.5, our rule).
@@ -249,8 +324,16 @@ class MixtureSample:
         return int(self.sizes.size)
 
 
-def gaussian_mixture(n: int, k: int, alpha: float, rng: Any = None, *, sizes: Any = None,
-                     sigma_range: tuple[float, float] = (0.1, 2.0), mu_sd: float = 1.0) -> MixtureSample:
+def gaussian_mixture(
+    n: int,
+    k: int,
+    alpha: float,
+    rng: Any = None,
+    *,
+    sizes: Any = None,
+    sigma_range: tuple[float, float] = (0.1, 2.0),
+    mu_sd: float = 1.0,
+) -> MixtureSample:
     """The paper's synthetic model (Appendix B, digest §4.5).
 
     ``v ~ Dirichlet(alpha, k)``, ``|G_i| = round(n v_i)`` (>= 1, summing to n), ``sigma_i ~
@@ -272,13 +355,15 @@ def gaussian_mixture(n: int, k: int, alpha: float, rng: Any = None, *, sizes: An
     sig = g.uniform(lo, hi, size=k)
     codes = np.repeat(np.arange(k), sz)
     vals = mus[codes] + sig[codes] * g.standard_normal(codes.size)
-    return MixtureSample(values=_readonly(vals), groups=_readonly(codes), sizes=_readonly(sz),
-                         mus=_readonly(mus), sigmas=_readonly(sig))
+    return MixtureSample(
+        values=_readonly(vals), groups=_readonly(codes), sizes=_readonly(sz), mus=_readonly(mus), sigmas=_readonly(sig)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Vectorised Monte Carlo on one dataset (for the page's error bars)
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class LaplaceSimulation:
@@ -300,9 +385,18 @@ class LaplaceSimulation:
     epsilon: float
 
 
-def simulate_laplace_releases(values: Any, groups: Any, *, epsilon: float, clip_range: Any,
-                              n_sims: int = 200, weights: Any = None, gamma: float = DEFAULT_GAMMA,
-                              rng: Any = None, max_groups: int = MAX_GROUPS) -> LaplaceSimulation:
+def simulate_laplace_releases(
+    values: Any,
+    groups: Any,
+    *,
+    epsilon: float,
+    clip_range: Any,
+    n_sims: int = 200,
+    weights: Any = None,
+    gamma: float = DEFAULT_GAMMA,
+    rng: Any = None,
+    max_groups: int = MAX_GROUPS,
+) -> LaplaceSimulation:
     """Simulate ``n_sims`` stratified and global Laplace releases (same parameters as
     :func:`stratified_mean` / :func:`clipped_laplace_mean`), vectorised."""
     x = as_finite_array(values, "values", min_size=2)
@@ -323,15 +417,23 @@ def simulate_laplace_releases(values: Any, groups: Any, *, epsilon: float, clip_
     gb = (ghi[0] - glo[0]) / x.size / epsilon
     glob = gmean + gb * noise.sample_laplace(1.0, n_sims, rng=gen)
     true_groups = np.bincount(gi.codes, weights=x, minlength=gi.k) / np.maximum(gi.counts, 1)
-    return LaplaceSimulation(labels=gi.labels, counts=gi.counts, weights=_readonly(w),
-                             true_groups=_readonly(true_groups), true_overall=float(x.mean()),
-                             strat_groups=_readonly(strat), strat_overall=_readonly(strat @ w),
-                             global_overall=_readonly(glob), epsilon=epsilon)
+    return LaplaceSimulation(
+        labels=gi.labels,
+        counts=gi.counts,
+        weights=_readonly(w),
+        true_groups=_readonly(true_groups),
+        true_overall=float(x.mean()),
+        strat_groups=_readonly(strat),
+        strat_overall=_readonly(strat @ w),
+        global_overall=_readonly(glob),
+        epsilon=epsilon,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Stretch: a light stratified synthesizer (digest §6.6; an illustration, not MST/GEM/AIM)
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ChainSynthesis:
@@ -418,12 +520,18 @@ def synthesize_chain(codes: Any, sizes: Any, *, epsilon: float, n_out: int, rng:
     gen = as_generator(rng)
     scale = 2.0 * (s.size - 1) / epsilon
     out = _sample_chain(_noisy_chain(c, s, scale, gen), n_out, gen)
-    return ChainSynthesis(codes=_readonly(out[:, 1:]), strata=_readonly(out[:, 0]), epsilon=epsilon,
-                          noise_scale=scale, method="vanilla chain")
+    return ChainSynthesis(
+        codes=_readonly(out[:, 1:]),
+        strata=_readonly(out[:, 0]),
+        epsilon=epsilon,
+        noise_scale=scale,
+        method="vanilla chain",
+    )
 
 
-def stratified_synthesize(codes: Any, sizes: Any, strata: Any, k: int, *, epsilon: float, weights: Any,
-                          n_out: int, rng: Any = None) -> ChainSynthesis:
+def stratified_synthesize(
+    codes: Any, sizes: Any, strata: Any, k: int, *, epsilon: float, weights: Any, n_out: int, rng: Any = None
+) -> ChainSynthesis:
     """Stratified light synthesizer (paper §6 method, digest §6.6): an independent noisy-chain model
     per stratum with the **full** epsilon (strata are disjoint: parallel composition), sampled in
     proportion to **public** stratum weights: stratum s gets ``max(1, round(n_out w_s))`` rows when
@@ -447,7 +555,7 @@ def stratified_synthesize(codes: Any, sizes: Any, strata: Any, k: int, *, epsilo
         if w[g] <= 0:
             continue
         m = max(1, int(round(n_out * w[g])))
-        rows = c[order[bounds[g]:bounds[g + 1]]]
+        rows = c[order[bounds[g] : bounds[g + 1]]]
         if rows.shape[0] == 0:
             notes.append(f"stratum {g} has public weight but no records: sampled uniformly (uses no data)")
             tables = [np.ones((int(s[j]), int(s[j + 1]))) for j in range(s.size - 1)]
@@ -455,8 +563,14 @@ def stratified_synthesize(codes: Any, sizes: Any, strata: Any, k: int, *, epsilo
             tables = _noisy_chain(rows, s, scale, gen)
         parts.append(_sample_chain(tables, m, gen))
         labels.append(np.full(m, g, dtype=np.int64))
-    return ChainSynthesis(codes=_readonly(np.concatenate(parts)), strata=_readonly(np.concatenate(labels)),
-                          epsilon=epsilon, noise_scale=scale, method="stratified chain", notes=tuple(notes))
+    return ChainSynthesis(
+        codes=_readonly(np.concatenate(parts)),
+        strata=_readonly(np.concatenate(labels)),
+        epsilon=epsilon,
+        noise_scale=scale,
+        method="stratified chain",
+        notes=tuple(notes),
+    )
 
 
 def synthetic_parity(real_codes: Any, real_strata: Any, syn_codes: Any, syn_strata: Any, k: int) -> dict:
@@ -471,8 +585,14 @@ def synthetic_parity(real_codes: Any, real_strata: Any, syn_codes: Any, syn_stra
     rs = _int_array(real_strata, "real_strata")
     ss = _int_array(syn_strata, "syn_strata")
     k = check_int(k, "k", minimum=1, maximum=MAX_GROUPS)
-    if rc.ndim != 2 or sc.ndim != 2 or rc.shape[1] != sc.shape[1] or rs.shape != (rc.shape[0],) \
-            or ss.shape != (sc.shape[0],) or sc.shape[0] == 0:
+    if (
+        rc.ndim != 2
+        or sc.ndim != 2
+        or rc.shape[1] != sc.shape[1]
+        or rs.shape != (rc.shape[0],)
+        or ss.shape != (sc.shape[0],)
+        or sc.shape[0] == 0
+    ):
         raise DPInputError("real and synthetic tables need the same columns and one stratum code per row")
     if (rs < 0).any() or (rs >= k).any() or (ss < 0).any() or (ss >= k).any():
         raise DPInputError("stratum codes must lie in 0 .. k-1")
@@ -483,19 +603,35 @@ def synthetic_parity(real_codes: Any, real_strata: Any, syn_codes: Any, syn_stra
     for j in range(rc.shape[1]):
         rmean = np.bincount(rs, weights=rc[:, j], minlength=k)[keep] / rcount[keep]
         soverall = float(sc[:, j].mean())
-        smean_all = np.where(scount > 0, np.bincount(ss, weights=sc[:, j], minlength=k) / np.maximum(scount, 1),
-                             soverall)
+        smean_all = np.where(
+            scount > 0, np.bincount(ss, weights=sc[:, j], minlength=k) / np.maximum(scount, 1), soverall
+        )
         smean = smean_all[keep]
         phi = parity_error(float(rc[:, j].mean()), soverall, rmean, smean, omega=1.0 / int(keep.sum()))
         phis.append(float(phi))
         maxdisp = max(maxdisp, float(np.max(phi.per_group)))
     empty = int(np.sum(keep & (scount == 0)))
-    return {"parity per variable": phis, "parity (mean over variables)": float(np.mean(phis)),
-            "max disparity": maxdisp, "strata without synthetic rows": empty}
+    return {
+        "parity per variable": phis,
+        "parity (mean over variables)": float(np.mean(phis)),
+        "max disparity": maxdisp,
+        "strata without synthetic rows": empty,
+    }
 
 
-def synthesizer_sweep(codes: Any, sizes: Any, strata: Any, k: int, *, public_w: Any, epsilons: Sequence[float],
-                      runs: int = 3, n_out: int | None = None, rng: Any = None, progress: Any = None) -> list[dict]:
+def synthesizer_sweep(
+    codes: Any,
+    sizes: Any,
+    strata: Any,
+    k: int,
+    *,
+    public_w: Any,
+    epsilons: Sequence[float],
+    runs: int = 3,
+    n_out: int | None = None,
+    rng: Any = None,
+    progress: Any = None,
+) -> list[dict]:
     """Paper Fig. 5 / 7a shape with the light synthesizer: parity error of means and max disparity
     against epsilon, vanilla chain vs stratified chain. ``public_w`` are the public stratum
     weights used to size the stratified output."""
@@ -508,14 +644,21 @@ def synthesizer_sweep(codes: Any, sizes: Any, strata: Any, k: int, *, public_w: 
     eps_list = list(epsilons)
     for i, eps in enumerate(eps_list):
         for run in range(runs):
-            v = synthesize_chain(np.column_stack([st_codes, c]), np.concatenate([[k], s]), epsilon=eps,
-                                 n_out=n_out, rng=gen)
+            v = synthesize_chain(
+                np.column_stack([st_codes, c]), np.concatenate([[k], s]), epsilon=eps, n_out=n_out, rng=gen
+            )
             sy = stratified_synthesize(c, s, st_codes, k, epsilon=eps, weights=public_w, n_out=n_out, rng=gen)
             for name, syn in (("vanilla (one model)", v), ("stratified (one model per group)", sy)):
                 res = synthetic_parity(c, st_codes, syn.codes, syn.strata, k)
-                rows.append({"epsilon": float(eps), "run": run, "method": name,
-                             "parity error": res["parity (mean over variables)"],
-                             "max disparity": res["max disparity"]})
+                rows.append(
+                    {
+                        "epsilon": float(eps),
+                        "run": run,
+                        "method": name,
+                        "parity error": res["parity (mean over variables)"],
+                        "max disparity": res["max disparity"],
+                    }
+                )
         if progress is not None:
             progress((i + 1) / len(eps_list), f"epsilon = {eps:g} done")
     return rows
@@ -553,11 +696,27 @@ class MethodsSimulation:
     public_weights: np.ndarray | None
 
 
-def simulate_methods(values: Any, groups: Any, *, epsilon: float, clip_range: Any, rho: float | None = None,
-                     lower: float, upper: float, sigma: Any, sigma_global: float | None = None, t: int = 2,
-                     beta: float = 0.05, gamma: float = 0.1, public_w: Any = None, n_sims: int = 200,
-                     methods: Sequence[str] = METHODS, rng: Any = None,
-                     max_groups: int = MAX_GROUPS, clamp_to_prior: bool = False) -> MethodsSimulation:
+def simulate_methods(
+    values: Any,
+    groups: Any,
+    *,
+    epsilon: float,
+    clip_range: Any,
+    rho: float | None = None,
+    lower: float,
+    upper: float,
+    sigma: Any,
+    sigma_global: float | None = None,
+    t: int = 2,
+    beta: float = 0.05,
+    gamma: float = 0.1,
+    public_w: Any = None,
+    n_sims: int = 200,
+    methods: Sequence[str] = METHODS,
+    rng: Any = None,
+    max_groups: int = MAX_GROUPS,
+    clamp_to_prior: bool = False,
+) -> MethodsSimulation:
     """Simulate every requested method ``n_sims`` times on one dataset (vectorised).
 
     Group-size weights are the (public by assumption) proportions; ``public_w`` are the PubStrat
@@ -577,8 +736,16 @@ def simulate_methods(values: Any, groups: Any, *, epsilon: float, clip_range: An
     out_g: dict[str, np.ndarray] = {}
     out_o: dict[str, np.ndarray] = {}
     if "Global Laplace" in methods or "Stratified Laplace" in methods:
-        ls = simulate_laplace_releases(x, groups, epsilon=epsilon, clip_range=clip_range, n_sims=n_sims,
-                                       gamma=gamma, rng=gen, max_groups=max_groups)
+        ls = simulate_laplace_releases(
+            x,
+            groups,
+            epsilon=epsilon,
+            clip_range=clip_range,
+            n_sims=n_sims,
+            gamma=gamma,
+            rng=gen,
+            max_groups=max_groups,
+        )
         if "Global Laplace" in methods:
             out_o["Global Laplace"] = ls.global_overall
             out_g["Global Laplace"] = np.repeat(ls.global_overall[:, None], k, axis=1)
@@ -588,10 +755,22 @@ def simulate_methods(values: Any, groups: Any, *, epsilon: float, clip_range: An
     strat = [m for m in ("StratCoinpress", "PubStratCoinpress") if m in methods]
     pw = None
     if strat or "CoinPress" in methods:
-        cs = simulate_coinpress(x, groups, rho=rho, lower=lower, upper=upper, sigma=sigma,
-                                sigma_global=sigma_global, t=t, beta=beta, n_sims=n_sims, rng=gen,
-                                max_groups=max_groups, include_global="CoinPress" in methods,
-                                clamp_to_prior=clamp_to_prior)
+        cs = simulate_coinpress(
+            x,
+            groups,
+            rho=rho,
+            lower=lower,
+            upper=upper,
+            sigma=sigma,
+            sigma_global=sigma_global,
+            t=t,
+            beta=beta,
+            n_sims=n_sims,
+            rng=gen,
+            max_groups=max_groups,
+            include_global="CoinPress" in methods,
+            clamp_to_prior=clamp_to_prior,
+        )
         if "CoinPress" in methods:
             assert cs.global_overall is not None  # simulated: include_global is True here
             out_o["CoinPress"] = cs.global_overall
@@ -607,9 +786,18 @@ def simulate_methods(values: Any, groups: Any, *, epsilon: float, clip_range: An
             out_o["PubStratCoinpress"] = cs.strat_groups @ pw
             out_g["PubStratCoinpress"] = cs.strat_groups
     true_groups = np.bincount(gi.codes, weights=x, minlength=k) / np.maximum(gi.counts, 1)
-    return MethodsSimulation(labels=gi.labels, counts=gi.counts, true_groups=true_groups,
-                             true_overall=float(x.mean()), groups=out_g, overall=out_o, epsilon=float(epsilon),
-                             rho=rho, weights=gi.counts / gi.counts.sum(), public_weights=pw)
+    return MethodsSimulation(
+        labels=gi.labels,
+        counts=gi.counts,
+        true_groups=true_groups,
+        true_overall=float(x.mean()),
+        groups=out_g,
+        overall=out_o,
+        epsilon=float(epsilon),
+        rho=rho,
+        weights=gi.counts / gi.counts.sum(),
+        public_weights=pw,
+    )
 
 
 def mixture_sigma(sizes: Any, mus: Any, sigmas: Any) -> float:
@@ -621,13 +809,27 @@ def mixture_sigma(sizes: Any, mus: Any, sigmas: Any) -> float:
         raise DPInputError("sizes, mus and sigmas need one entry per group; sizes and sigmas must be >= 0")
     v = v / v.sum()
     m = float(v @ mus)
-    return math.sqrt(max(float(v @ (sig ** 2 + mus ** 2)) - m * m, 0.0))
+    return math.sqrt(max(float(v @ (sig**2 + mus**2)) - m * m, 0.0))
 
 
-def synthetic_sweep(param: str, grid: Sequence[float], *, n: int = 10_000, k: int = 9, alpha: float = 0.3,
-                    epsilon: float = 1.0, R: float = 3.0, t: int = 2, beta: float = 0.05, gamma: float = 0.1,
-                    runs: int = 20, methods: Sequence[str] = METHODS, rng: Any = None,
-                    progress: Any = None, clamp_to_prior: bool = False) -> list[dict]:
+def synthetic_sweep(
+    param: str,
+    grid: Sequence[float],
+    *,
+    n: int = 10_000,
+    k: int = 9,
+    alpha: float = 0.3,
+    epsilon: float = 1.0,
+    R: float = 3.0,
+    t: int = 2,
+    beta: float = 0.05,
+    gamma: float = 0.1,
+    runs: int = 20,
+    methods: Sequence[str] = METHODS,
+    rng: Any = None,
+    progress: Any = None,
+    clamp_to_prior: bool = False,
+) -> list[dict]:
     """The paper's synthetic Gaussian-mixture experiment (Figs. 3, 6, 7; digest §4.5-4.6).
 
     For each value of ``param`` ("n", "k", "alpha" or "epsilon") and each of ``runs`` fresh
@@ -654,22 +856,50 @@ def synthetic_sweep(param: str, grid: Sequence[float], *, n: int = 10_000, k: in
             labels = group_index(pg).labels
             pw = public_weights(pubg, labels)
             sig = mix.sigmas[np.asarray(labels, dtype=int)]
-            sim = simulate_methods(pv, pg, epsilon=float(cfg["epsilon"]), clip_range=R, lower=-R, upper=R,
-                                   sigma=sig, sigma_global=mixture_sigma(mix.sizes, mix.mus, mix.sigmas), t=t,
-                                   beta=beta, gamma=gamma, public_w=pw, n_sims=1, methods=methods, rng=gen,
-                                   clamp_to_prior=clamp_to_prior)
+            sim = simulate_methods(
+                pv,
+                pg,
+                epsilon=float(cfg["epsilon"]),
+                clip_range=R,
+                lower=-R,
+                upper=R,
+                sigma=sig,
+                sigma_global=mixture_sigma(mix.sizes, mix.mus, mix.sigmas),
+                t=t,
+                beta=beta,
+                gamma=gamma,
+                public_w=pw,
+                n_sims=1,
+                methods=methods,
+                rng=gen,
+                clamp_to_prior=clamp_to_prior,
+            )
             for m in methods:
-                rows.append({param: val, "run": run, "method": m,
-                             "error": abs(float(sim.overall[m][0]) - sim.true_overall)})
+                rows.append(
+                    {param: val, "run": run, "method": m, "error": abs(float(sim.overall[m][0]) - sim.true_overall)}
+                )
         if progress is not None:
             progress((gi_ + 1) / len(grid), f"{param} = {val:g} done")
     return rows
 
 
-def grouping_sweep(values: Any, strata: Sequence[tuple[str, Any]], *, epsilon: float, clip_range: Any,
-                   lower: float, upper: float, sigma: float, t: int = 2, beta: float = 0.05, runs: int = 10,
-                   methods: Sequence[str] = METHODS, rng: Any = None, progress: Any = None,
-                   clamp_to_prior: bool = False) -> list[dict]:
+def grouping_sweep(
+    values: Any,
+    strata: Sequence[tuple[str, Any]],
+    *,
+    epsilon: float,
+    clip_range: Any,
+    lower: float,
+    upper: float,
+    sigma: float,
+    t: int = 2,
+    beta: float = 0.05,
+    runs: int = 10,
+    methods: Sequence[str] = METHODS,
+    rng: Any = None,
+    progress: Any = None,
+    clamp_to_prior: bool = False,
+) -> list[dict]:
     """The paper's Figure 2 on real data: error and parity error as the grouping gets finer.
 
     ``strata`` is a list of (name, labels-per-record). For each grouping and run, half of the
@@ -688,24 +918,58 @@ def grouping_sweep(values: Any, strata: Sequence[tuple[str, Any]], *, epsilon: f
             pv, pg, _, pubg = split_public_private(x, codes_all, public_fraction=0.5, rng=gen)
             labels = group_index(pg).labels
             pw = public_weights(pubg, labels)
-            sim = simulate_methods(pv, pg, epsilon=epsilon, clip_range=clip_range, lower=lower, upper=upper,
-                                   sigma=sigma, sigma_global=sigma, t=t, beta=beta, public_w=pw, n_sims=1,
-                                   methods=methods, rng=gen, clamp_to_prior=clamp_to_prior)
+            sim = simulate_methods(
+                pv,
+                pg,
+                epsilon=epsilon,
+                clip_range=clip_range,
+                lower=lower,
+                upper=upper,
+                sigma=sigma,
+                sigma_global=sigma,
+                t=t,
+                beta=beta,
+                public_w=pw,
+                n_sims=1,
+                methods=methods,
+                rng=gen,
+                clamp_to_prior=clamp_to_prior,
+            )
             for m in methods:
                 est_o = float(sim.overall[m][0])
                 phi = parity_error(sim.true_overall, est_o, sim.true_groups, sim.groups[m][0], on_zero="skip")
-                rows.append({"grouping": name, "k": len(labels), "run": run, "method": m,
-                             "error": abs(est_o - sim.true_overall) / abs(sim.true_overall),
-                             "parity error": float(phi)})
+                rows.append(
+                    {
+                        "grouping": name,
+                        "k": len(labels),
+                        "run": run,
+                        "method": m,
+                        "error": abs(est_o - sim.true_overall) / abs(sim.true_overall),
+                        "parity error": float(phi),
+                    }
+                )
         if progress is not None:
             progress((si + 1) / len(strata), f"{name} done")
     return rows
 
 
-def real_epsilon_sweep(values: Any, labels: Any, epsilons: Sequence[float], *, clip_range: Any, lower: float,
-                       upper: float, sigma: float, t: int = 2, beta: float = 0.05, runs: int = 10,
-                       methods: Sequence[str] = METHODS, rng: Any = None, progress: Any = None,
-                       clamp_to_prior: bool = False) -> list[dict]:
+def real_epsilon_sweep(
+    values: Any,
+    labels: Any,
+    epsilons: Sequence[float],
+    *,
+    clip_range: Any,
+    lower: float,
+    upper: float,
+    sigma: float,
+    t: int = 2,
+    beta: float = 0.05,
+    runs: int = 10,
+    methods: Sequence[str] = METHODS,
+    rng: Any = None,
+    progress: Any = None,
+    clamp_to_prior: bool = False,
+) -> list[dict]:
     """Normalised error of the overall mean and parity error against epsilon on real data with one
     fixed grouping (same protocol as :func:`grouping_sweep`: a fresh random half per run)."""
     gen = as_generator(rng)
@@ -713,9 +977,21 @@ def real_epsilon_sweep(values: Any, labels: Any, epsilons: Sequence[float], *, c
     eps_list = list(epsilons)
     codes = group_index(labels).codes
     for i, eps in enumerate(eps_list):
-        for r in grouping_sweep(values, [("groups", codes)], epsilon=float(eps), clip_range=clip_range, lower=lower,
-                                upper=upper, sigma=sigma, t=t, beta=beta, runs=runs, methods=methods, rng=gen,
-                                clamp_to_prior=clamp_to_prior):
+        for r in grouping_sweep(
+            values,
+            [("groups", codes)],
+            epsilon=float(eps),
+            clip_range=clip_range,
+            lower=lower,
+            upper=upper,
+            sigma=sigma,
+            t=t,
+            beta=beta,
+            runs=runs,
+            methods=methods,
+            rng=gen,
+            clamp_to_prior=clamp_to_prior,
+        ):
             r["epsilon"] = float(eps)
             rows.append(r)
         if progress is not None:
@@ -735,10 +1011,17 @@ DELTA = 1e-6
 #: Table 1 (ACS New York 2018, a different, public dataset) given to CoinPress; prior: a generous
 #: public prior interval; clip: the default public clip range (max: the slider's end, step: its step).
 ACS_VARIABLES: dict[str, dict[str, Any]] = {
-    "PINCP (personal income, $)": dict(col="PINCP", sigma=76_027.3, prior=(-20_000.0, 500_000.0),
-                                       clip=(0.0, 200_000.0), clip_max=1_000_000.0, step=5_000.0),
-    "AGEP (age, years)": dict(col="AGEP", sigma=23.554, prior=(0.0, 100.0), clip=(0.0, 100.0),
-                              clip_max=120.0, step=1.0),
+    "PINCP (personal income, $)": dict(
+        col="PINCP",
+        sigma=76_027.3,
+        prior=(-20_000.0, 500_000.0),
+        clip=(0.0, 200_000.0),
+        clip_max=1_000_000.0,
+        step=5_000.0,
+    ),
+    "AGEP (age, years)": dict(
+        col="AGEP", sigma=23.554, prior=(0.0, 100.0), clip=(0.0, 100.0), clip_max=120.0, step=1.0
+    ),
 }
 #: Groupings of the ACS excerpt (columns whose codes are combined, joined by " × ").
 ACS_GROUPINGS: dict[str, tuple[str, ...]] = {
@@ -751,8 +1034,17 @@ ACS_GROUPINGS: dict[str, tuple[str, ...]] = {
 #: Short names of the ACS codes (PUMS 2019 data dictionary).
 ACS_CODE_NAMES: dict[str, dict[int, str]] = {
     "SEX": {1: "Male", 2: "Female"},
-    "RAC1P": {1: "White", 2: "Black", 3: "AmInd", 4: "AlaskaNat", 5: "AIAN tribes", 6: "Asian", 7: "NHPI",
-              8: "Other race", 9: "Two+ races"},
+    "RAC1P": {
+        1: "White",
+        2: "Black",
+        3: "AmInd",
+        4: "AlaskaNat",
+        5: "AIAN tribes",
+        6: "Asian",
+        7: "NHPI",
+        8: "Other race",
+        9: "Two+ races",
+    },
     "HISP": {0: "Not Hisp.", 1: "Mexican", 2: "Puerto Rican", 3: "Cuban", 4: "Other Hisp."},
 }
 #: The trend experiments: id -> (swept parameter, grid). "acs" sweeps the grouping (Figure 2).
@@ -826,11 +1118,15 @@ def synthetic_groups(n: int, k: int, alpha: float, preset: str | None = None, *,
     labels = np.array(names, dtype=object)[mix.groups]
     pub = np.array(names, dtype=object)[g.choice(len(names), size=max(n // 2, 1), p=shares)]
     order = np.argsort(names)  # sorted-label order used by dpcore
-    return GroupedData(values=np.asarray(mix.values), groups=labels.astype(str), public_groups=pub.astype(str),
-                       sigma=np.asarray(mix.sigmas)[order],
-                       sigma_global=mixture_sigma(mix.sizes, mix.mus, mix.sigmas), shares=shares,
-                       recipe=dict(source="synthetic", n=int(n), k=int(k), alpha=float(alpha), preset=preset,
-                                   seed=int(seed)))
+    return GroupedData(
+        values=np.asarray(mix.values),
+        groups=labels.astype(str),
+        public_groups=pub.astype(str),
+        sigma=np.asarray(mix.sigmas)[order],
+        sigma_global=mixture_sigma(mix.sizes, mix.mus, mix.sigmas),
+        shares=shares,
+        recipe=dict(source="synthetic", n=int(n), k=int(k), alpha=float(alpha), preset=preset, seed=int(seed)),
+    )
 
 
 def acs_labels(frame: Any, columns: Sequence[str]) -> np.ndarray:
@@ -853,8 +1149,10 @@ def _acs(frame: Any = None) -> Any:
 
     loaded = acs_frame()
     if loaded is None:
-        raise DPInputError("the ACS excerpt is not available on this machine (neither ../shared/data nor the "
-                           "copy bundled in dpcore/examples)")
+        raise DPInputError(
+            "the ACS excerpt is not available on this machine (neither ../shared/data nor the "
+            "copy bundled in dpcore/examples)"
+        )
     return loaded
 
 
@@ -869,11 +1167,18 @@ def acs_groups(variable: str, grouping: str, *, seed: int, frame: Any = None) ->
     spec = ACS_VARIABLES[variable]
     df = _acs(frame).dropna(subset=[spec["col"]])
     labels = acs_labels(df, ACS_GROUPINGS[grouping])
-    pv, pg, _, pubg = split_public_private(df[spec["col"]].to_numpy(float), labels, public_fraction=0.5,
-                                           rng=check_int(seed, "seed", minimum=0))
-    return GroupedData(values=pv, groups=np.asarray(pg).astype(str), public_groups=np.asarray(pubg).astype(str),
-                       sigma=spec["sigma"], sigma_global=spec["sigma"], shares=None,
-                       recipe=dict(source="acs", variable=variable, grouping=grouping, seed=int(seed)))
+    pv, pg, _, pubg = split_public_private(
+        df[spec["col"]].to_numpy(float), labels, public_fraction=0.5, rng=check_int(seed, "seed", minimum=0)
+    )
+    return GroupedData(
+        values=pv,
+        groups=np.asarray(pg).astype(str),
+        public_groups=np.asarray(pubg).astype(str),
+        sigma=spec["sigma"],
+        sigma_global=spec["sigma"],
+        shares=None,
+        recipe=dict(source="acs", variable=variable, grouping=grouping, seed=int(seed)),
+    )
 
 
 def column_groups(values: Any, frame: Any, columns: Sequence[str], *, sigma: float, seed: int) -> GroupedData:
@@ -891,10 +1196,18 @@ def column_groups(values: Any, frame: Any, columns: Sequence[str], *, sigma: flo
         lab = lab + " × " + frame[c].astype(str)
     labels = lab.to_numpy().astype(str)
     group_index(labels)  # the level cap, with a clear message
-    pv, pg, _, pubg = split_public_private(np.asarray(values, float), labels, public_fraction=0.5,
-                                           rng=check_int(seed, "seed", minimum=0))
-    return GroupedData(values=pv, groups=pg, public_groups=pubg, sigma=float(sigma), sigma_global=float(sigma),
-                       shares=None, recipe=dict(source="columns", columns=columns, sigma=float(sigma), seed=int(seed)))
+    pv, pg, _, pubg = split_public_private(
+        np.asarray(values, float), labels, public_fraction=0.5, rng=check_int(seed, "seed", minimum=0)
+    )
+    return GroupedData(
+        values=pv,
+        groups=pg,
+        public_groups=pubg,
+        sigma=float(sigma),
+        sigma_global=float(sigma),
+        shares=None,
+        recipe=dict(source="columns", columns=columns, sigma=float(sigma), seed=int(seed)),
+    )
 
 
 def grouped_data(recipe: Mapping[str, Any], *, values: Any = None, frame: Any = None) -> GroupedData:
@@ -999,10 +1312,20 @@ class GroupMeansView:
     def group_rows(self) -> list[dict]:
         """One row per group, largest group first (the page's table)."""
         order = np.argsort(-self.sizes, kind="stable")
-        return [{"group": self.labels[i], "size": int(self.sizes[i]), "share (public)": float(self.shares[i]),
-                 "PubStrat share": float(self.pubstrat_shares[i]), "true mean": float(self.true_means[i]),
-                 "release": float(self.release[i]), "q05": float(self.q05[i]), "q95": float(self.q95[i]),
-                 "sd of releases": float(self.sd[i])} for i in order]
+        return [
+            {
+                "group": self.labels[i],
+                "size": int(self.sizes[i]),
+                "share (public)": float(self.shares[i]),
+                "PubStrat share": float(self.pubstrat_shares[i]),
+                "true mean": float(self.true_means[i]),
+                "release": float(self.release[i]),
+                "q05": float(self.q05[i]),
+                "q95": float(self.q95[i]),
+                "sd of releases": float(self.sd[i]),
+            }
+            for i in order
+        ]
 
     def method_rows(self) -> list[dict]:
         """One row per method: one release, the true overall mean, RMSE of the overall mean over the
@@ -1011,22 +1334,36 @@ class GroupMeansView:
         for m in METHODS:
             e = self.overall[m] - self.true_overall
             ph = self.parity[m]
-            rows.append({"method": m, "one release": float(self.overall[m][0]),
-                         "true overall mean": float(self.true_overall),
-                         "RMSE of overall": float(np.sqrt(np.mean(e ** 2))), "mean parity error": float(ph.mean()),
-                         "parity q05": float(np.quantile(ph, 0.05)), "parity q95": float(np.quantile(ph, 0.95))})
+            rows.append(
+                {
+                    "method": m,
+                    "one release": float(self.overall[m][0]),
+                    "true overall mean": float(self.true_overall),
+                    "RMSE of overall": float(np.sqrt(np.mean(e**2))),
+                    "mean parity error": float(ph.mean()),
+                    "parity q05": float(np.quantile(ph, 0.05)),
+                    "parity q95": float(np.quantile(ph, 0.95)),
+                }
+            )
         return rows
 
     def to_dict(self) -> dict:
-        return to_plain({
-            "epsilon": self.epsilon, "privacy_match": self.match, "coinpress_rho": self.rho,
-            "coinpress_epsilon_at_delta": {"delta": self.delta, "epsilon": self.epsilon_at_delta},
-            "people n": self.n, "groups k": self.k, "smallest group": int(self.sizes.min()),
-            "largest group": int(self.sizes.max()),
-            "group means": {"method": self.method, "groups": self.group_rows()},
-            "overall mean by method": {r.pop("method"): r for r in self.method_rows()},
-            "notes": list(self.notes), "data": self.recipe,
-        })
+        return to_plain(
+            {
+                "epsilon": self.epsilon,
+                "privacy_match": self.match,
+                "coinpress_rho": self.rho,
+                "coinpress_epsilon_at_delta": {"delta": self.delta, "epsilon": self.epsilon_at_delta},
+                "people n": self.n,
+                "groups k": self.k,
+                "smallest group": int(self.sizes.min()),
+                "largest group": int(self.sizes.max()),
+                "group means": {"method": self.method, "groups": self.group_rows()},
+                "overall mean by method": {r.pop("method"): r for r in self.method_rows()},
+                "notes": list(self.notes),
+                "data": self.recipe,
+            }
+        )
 
 
 #: how CoinPress's zCDP budget is matched to the Laplace methods' epsilon ("equal privacy")
@@ -1055,10 +1392,20 @@ def coinpress_rho(epsilon: float, match: str = "same_rho", delta: float = DELTA)
     raise DPInputError(f"unknown privacy match {match!r}; choose from {list(PRIVACY_MATCHES)}")
 
 
-def group_means_view(data: GroupedData | Mapping[str, Any], *, epsilon: float, clip: Any,
-                     prior: Sequence[float], clamp: bool = False, method: str = "Stratified Laplace",
-                     seed: int, n_sims: int = N_SIMS, values: Any = None, frame: Any = None,
-                     match: str = "same_rho") -> GroupMeansView:
+def group_means_view(
+    data: GroupedData | Mapping[str, Any],
+    *,
+    epsilon: float,
+    clip: Any,
+    prior: Sequence[float],
+    clamp: bool = False,
+    method: str = "Stratified Laplace",
+    seed: int,
+    n_sims: int = N_SIMS,
+    values: Any = None,
+    frame: Any = None,
+    match: str = "same_rho",
+) -> GroupMeansView:
     """The group-means view: every method simulated ``n_sims`` times (rng ``seed + 1``) on ``data``
     (a :class:`GroupedData` or a recipe for :func:`grouped_data`, which then uses ``values`` /
     ``frame``), plus one real stratified release (rng ``seed + 2``) for its notes.
@@ -1085,21 +1432,54 @@ def group_means_view(data: GroupedData | Mapping[str, Any], *, epsilon: float, c
     pw = data.pubstrat_weights
     # the integer codes (sorted-label order) instead of the text labels: the same groups in the same
     # order, hence the same draws, without sorting the text again (simulate_methods codes them anyway)
-    sim = simulate_methods(data.values, index.codes, epsilon=epsilon, clip_range=clip, lower=prior[0],
-                           upper=prior[1], sigma=data.sigma, sigma_global=data.sigma_global, public_w=pw,
-                           n_sims=n_sims, rng=seed + 1, clamp_to_prior=bool(clamp), rho=rho)
+    sim = simulate_methods(
+        data.values,
+        index.codes,
+        epsilon=epsilon,
+        clip_range=clip,
+        lower=prior[0],
+        upper=prior[1],
+        sigma=data.sigma,
+        sigma_global=data.sigma_global,
+        public_w=pw,
+        n_sims=n_sims,
+        rng=seed + 1,
+        clamp_to_prior=bool(clamp),
+        rho=rho,
+    )
     draws = sim.groups[method]
     # one real release (seed + 2) only for its notes, which exist only for single-member groups
-    notes = (stratified_mean(data.values, data.groups, epsilon=epsilon, clip_range=clip, rng=seed + 2).notes
-             if int(index.counts.min()) <= 1 else ())
+    notes = (
+        stratified_mean(data.values, data.groups, epsilon=epsilon, clip_range=clip, rng=seed + 2).notes
+        if int(index.counts.min()) <= 1
+        else ()
+    )
     return GroupMeansView(
-        epsilon=epsilon, rho=rho, delta=DELTA, epsilon_at_delta=zcdp_to_dp(rho, DELTA), method=method,
-        n_sims=int(n_sims), seed=seed, clip=clip, prior=prior, labels=tuple(str(x) for x in index.labels),
-        sizes=np.asarray(sim.counts), shares=np.asarray(sim.weights), pubstrat_shares=np.asarray(pw),
-        true_means=np.asarray(sim.true_groups), release=draws[0], q05=np.quantile(draws, 0.05, axis=0),
-        q95=np.quantile(draws, 0.95, axis=0), sd=draws.std(axis=0), true_overall=float(sim.true_overall),
-        overall=dict(sim.overall), parity={m: parity_draws(sim, m) for m in METHODS}, notes=tuple(notes),
-        recipe=dict(data.recipe), match=match)
+        epsilon=epsilon,
+        rho=rho,
+        delta=DELTA,
+        epsilon_at_delta=zcdp_to_dp(rho, DELTA),
+        method=method,
+        n_sims=int(n_sims),
+        seed=seed,
+        clip=clip,
+        prior=prior,
+        labels=tuple(str(x) for x in index.labels),
+        sizes=np.asarray(sim.counts),
+        shares=np.asarray(sim.weights),
+        pubstrat_shares=np.asarray(pw),
+        true_means=np.asarray(sim.true_groups),
+        release=draws[0],
+        q05=np.quantile(draws, 0.05, axis=0),
+        q95=np.quantile(draws, 0.95, axis=0),
+        sd=draws.std(axis=0),
+        true_overall=float(sim.true_overall),
+        overall=dict(sim.overall),
+        parity={m: parity_draws(sim, m) for m in METHODS},
+        notes=tuple(notes),
+        recipe=dict(data.recipe),
+        match=match,
+    )
 
 
 def group_means_answer_statistic(values: Any, groups: Any, *, clip: Sequence[float]):
@@ -1180,14 +1560,33 @@ class TrendView:
         return summarise(self.rows, self.x, measure)
 
     def to_dict(self) -> dict:
-        return to_plain({"experiment": self.experiment, "x": self.x, "grid": list(self.grid), "runs": self.runs,
-                       "settings": self.settings,
-                       "summary": {m: self.summary(m).to_dict("records") for m in self.measures}})
+        return to_plain(
+            {
+                "experiment": self.experiment,
+                "x": self.x,
+                "grid": list(self.grid),
+                "runs": self.runs,
+                "settings": self.settings,
+                "summary": {m: self.summary(m).to_dict("records") for m in self.measures},
+            }
+        )
 
 
-def trend_view(experiment: str, *, runs: int = 20, seed: int, clamp: bool = False, epsilon: float = 1.0,
-               n: int = 10_000, k: int = 9, alpha: float = 0.3, R: float = 3.0,
-               variable: str = "PINCP (personal income, $)", frame: Any = None, progress: Any = None) -> TrendView:
+def trend_view(
+    experiment: str,
+    *,
+    runs: int = 20,
+    seed: int,
+    clamp: bool = False,
+    epsilon: float = 1.0,
+    n: int = 10_000,
+    k: int = 9,
+    alpha: float = 0.3,
+    R: float = 3.0,
+    variable: str = "PINCP (personal income, $)",
+    frame: Any = None,
+    progress: Any = None,
+) -> TrendView:
     """The trend experiments of the page (:data:`SWEEPS`): ``"n"``, ``"k"``, ``"alpha"``, ``"epsilon"``
     re-run the synthetic mixture (:func:`synthetic_sweep`, n capped at 20,000); ``"acs"`` sweeps the
     ACS grouping (:func:`grouping_sweep`, Figure 2) and ``"acs_eps"`` epsilon on SEX × RAC1P
@@ -1201,17 +1600,25 @@ def trend_view(experiment: str, *, runs: int = 20, seed: int, clamp: bool = Fals
             raise DPInputError(f"unknown ACS variable {variable!r}; choose one of {list(ACS_VARIABLES)}")
         spec = ACS_VARIABLES[variable]
         df = _acs(frame).dropna(subset=[spec["col"]])
-        common = dict(clip_range=spec["clip"], lower=spec["prior"][0], upper=spec["prior"][1], sigma=spec["sigma"],
-                      runs=runs, rng=seed, clamp_to_prior=bool(clamp), progress=progress)
+        common = dict(
+            clip_range=spec["clip"],
+            lower=spec["prior"][0],
+            upper=spec["prior"][1],
+            sigma=spec["sigma"],
+            runs=runs,
+            rng=seed,
+            clamp_to_prior=bool(clamp),
+            progress=progress,
+        )
         settings = dict(variable=variable, epsilon=float(epsilon))
         if experiment == "acs_eps":
             assert grid is not None  # SWEEPS gives acs_eps its epsilon grid
-            rows = real_epsilon_sweep(df[spec["col"]].to_numpy(float), acs_labels(df, ("SEX", "RAC1P")), grid,
-                                      **common)
+            rows = real_epsilon_sweep(df[spec["col"]].to_numpy(float), acs_labels(df, ("SEX", "RAC1P")), grid, **common)
             settings.pop("epsilon")
         else:
-            strata = [(name, acs_labels(df, cols)) for name, cols in sorted(ACS_GROUPINGS.items(),
-                                                                            key=lambda kv: len(kv[1]))]
+            strata = [
+                (name, acs_labels(df, cols)) for name, cols in sorted(ACS_GROUPINGS.items(), key=lambda kv: len(kv[1]))
+            ]
             strata.append(("RAC1P × HISP", acs_labels(df, ("RAC1P", "HISP"))))
             rows = grouping_sweep(df[spec["col"]].to_numpy(float), strata, epsilon=float(epsilon), **common)
             grid = tuple(sorted({r["k"] for r in rows}))
@@ -1220,11 +1627,29 @@ def trend_view(experiment: str, *, runs: int = 20, seed: int, clamp: bool = Fals
         assert grid is not None  # SWEEPS gives every synthetic sweep its grid
         n = min(check_int(n, "n", minimum=2), 20_000)
         settings = dict(n=n, k=int(k), alpha=float(alpha), epsilon=float(epsilon), R=float(R))
-        rows = synthetic_sweep(x, grid, n=n, k=int(k), alpha=float(alpha), epsilon=float(epsilon), R=float(R),
-                               runs=runs, rng=seed, clamp_to_prior=bool(clamp), progress=progress)
+        rows = synthetic_sweep(
+            x,
+            grid,
+            n=n,
+            k=int(k),
+            alpha=float(alpha),
+            epsilon=float(epsilon),
+            R=float(R),
+            runs=runs,
+            rng=seed,
+            clamp_to_prior=bool(clamp),
+            progress=progress,
+        )
         measures = ("error",)
-    return TrendView(experiment=experiment, x=x, grid=tuple(grid), runs=int(runs), rows=tuple(rows),
-                     measures=measures, settings=dict(settings, clamp=bool(clamp), seed=seed))
+    return TrendView(
+        experiment=experiment,
+        x=x,
+        grid=tuple(grid),
+        runs=int(runs),
+        rows=tuple(rows),
+        measures=measures,
+        settings=dict(settings, clamp=bool(clamp), seed=seed),
+    )
 
 
 @dataclass(frozen=True)
@@ -1241,11 +1666,27 @@ class BoundsView:
 
     def to_dict(self) -> dict:
         ex = self.example
-        return to_plain({"n": self.n, "k": self.k, "curves": dict(self.curves), "actual": self.actual,
-                       "ny_example": {"n": ex.n, "k": ex.k, "alpha": ex.alpha, "worst": ex.worst,
-                                      "expected": ex.expected, "best": ex.best, "lower": ex.lower,
-                                      "actual": ex.actual, "improvement": ex.improvement,
-                                      "improvement_actual": ex.improvement_actual, "alpha_mle": ex.alpha_mle}})
+        return to_plain(
+            {
+                "n": self.n,
+                "k": self.k,
+                "curves": dict(self.curves),
+                "actual": self.actual,
+                "ny_example": {
+                    "n": ex.n,
+                    "k": ex.k,
+                    "alpha": ex.alpha,
+                    "worst": ex.worst,
+                    "expected": ex.expected,
+                    "best": ex.best,
+                    "lower": ex.lower,
+                    "actual": ex.actual,
+                    "improvement": ex.improvement,
+                    "improvement_actual": ex.improvement_actual,
+                    "alpha_mle": ex.alpha_mle,
+                },
+            }
+        )
 
 
 def bounds_view(n: int, k: int, *, alpha_mark: float = 0.13) -> BoundsView:
@@ -1269,36 +1710,51 @@ class AccountingView:
 
     def to_dict(self) -> dict:
         a = self.accounting
-        return to_plain({"lines": list(a.lines), "all_groups": a.all_groups, "combined_overall": a.combined_overall,
-                       "groups_plus_fresh_global": a.groups_plus_fresh_global,
-                       "if_group_can_change": a.if_group_can_change, "coinpress_rho": self.rho,
-                       "delta": self.delta, "coinpress_epsilon": self.coinpress_epsilon,
-                       "coinpress_plus_fresh_rho": 2 * self.rho,
-                       "coinpress_plus_fresh_epsilon": self.coinpress_fresh_epsilon})
+        return to_plain(
+            {
+                "lines": list(a.lines),
+                "all_groups": a.all_groups,
+                "combined_overall": a.combined_overall,
+                "groups_plus_fresh_global": a.groups_plus_fresh_global,
+                "if_group_can_change": a.if_group_can_change,
+                "coinpress_rho": self.rho,
+                "delta": self.delta,
+                "coinpress_epsilon": self.coinpress_epsilon,
+                "coinpress_plus_fresh_rho": 2 * self.rho,
+                "coinpress_plus_fresh_epsilon": self.coinpress_fresh_epsilon,
+            }
+        )
 
 
 def accounting_view(epsilon: float, k: int) -> AccountingView:
     """The privacy-accounting view for ``k`` groups at ``epsilon`` (CoinPress at rho = epsilon^2/2)."""
     acc = privacy_accounting(epsilon, k)
     rho = pure_dp_to_zcdp(epsilon)
-    return AccountingView(accounting=acc, rho=rho, delta=DELTA, coinpress_epsilon=zcdp_to_dp(rho, DELTA),
-                          coinpress_fresh_epsilon=zcdp_to_dp(2 * rho, DELTA))
+    return AccountingView(
+        accounting=acc,
+        rho=rho,
+        delta=DELTA,
+        coinpress_epsilon=zcdp_to_dp(rho, DELTA),
+        coinpress_fresh_epsilon=zcdp_to_dp(2 * rho, DELTA),
+    )
 
 
 def acs_synthesizer_table(frame: Any = None, *, seed: int) -> dict:
     """ACS excerpt (people with PINCP) coded into 4 small public domains (:data:`SYNTH_COLUMNS`);
     strata SEX × RAC1P. A random half is private, the other half only gives the public stratum shares."""
     df = _acs(frame).dropna(subset=["PINCP"])
-    codes = np.column_stack([
-        np.digitize(df["AGEP"], [25, 35, 50, 65]),                 # 15-24, 25-34, 35-49, 50-64, 65+
-        np.digitize(df["EDU"].fillna(0), [1, 8, 9, 10]),           # n/a, up to HS, some college, BA, graduate
-        (df["MSP"] == 1).astype(int).to_numpy(),                   # married, spouse present
-        np.digitize(df["PINCP"], [1, 10_000, 25_000, 50_000, 100_000]),  # <=0, <10k, <25k, <50k, <100k, 100k+
-    ]).astype(np.int64)
+    codes = np.column_stack(
+        [
+            np.digitize(df["AGEP"], [25, 35, 50, 65]),  # 15-24, 25-34, 35-49, 50-64, 65+
+            np.digitize(df["EDU"].fillna(0), [1, 8, 9, 10]),  # n/a, up to HS, some college, BA, graduate
+            (df["MSP"] == 1).astype(int).to_numpy(),  # married, spouse present
+            np.digitize(df["PINCP"], [1, 10_000, 25_000, 50_000, 100_000]),  # <=0, <10k, <25k, <50k, <100k, 100k+
+        ]
+    ).astype(np.int64)
     labels = acs_labels(df, ("SEX", "RAC1P")).astype(str)
     gi = group_index(labels)
     perm = np.random.default_rng(check_int(seed, "seed", minimum=0)).permutation(len(df))
-    priv, pub = perm[: len(df) // 2], perm[len(df) // 2:]
+    priv, pub = perm[: len(df) // 2], perm[len(df) // 2 :]
     pw = np.bincount(gi.codes[pub], minlength=gi.k) / pub.size
     return dict(codes=codes[priv], strata=gi.codes[priv], k=gi.k, labels=gi.labels, public_w=pw)
 
@@ -1316,15 +1772,28 @@ class SynthesizerView:
         return summarise(self.rows, "epsilon", measure)
 
     def to_dict(self) -> dict:
-        return to_plain({"runs": self.runs, "epsilons": list(self.epsilons),
-                       "summary": {m: self.summary(m).to_dict("records")
-                                   for m in ("parity error", "max disparity")}})
+        return to_plain(
+            {
+                "runs": self.runs,
+                "epsilons": list(self.epsilons),
+                "summary": {m: self.summary(m).to_dict("records") for m in ("parity error", "max disparity")},
+            }
+        )
 
 
 def synthesizer_view(*, runs: int = 3, seed: int, frame: Any = None, progress: Any = None) -> SynthesizerView:
     """The synthetic-data view: :func:`synthesizer_sweep` on :func:`acs_synthesizer_table` (data seed
     ``seed``, the same seed for the noise), epsilons :data:`SYNTH_EPSILONS`."""
     tab = acs_synthesizer_table(frame, seed=seed)
-    rows = synthesizer_sweep(tab["codes"], SYNTH_SIZES, tab["strata"], tab["k"], public_w=tab["public_w"],
-                             epsilons=list(SYNTH_EPSILONS), runs=runs, rng=seed, progress=progress)
+    rows = synthesizer_sweep(
+        tab["codes"],
+        SYNTH_SIZES,
+        tab["strata"],
+        tab["k"],
+        public_w=tab["public_w"],
+        epsilons=list(SYNTH_EPSILONS),
+        runs=runs,
+        rng=seed,
+        progress=progress,
+    )
     return SynthesizerView(runs=int(runs), epsilons=SYNTH_EPSILONS, rows=tuple(rows))

@@ -19,21 +19,35 @@ Servers: ``support.postgres`` (a throw-away PostgreSQL server), ``support.browse
 Chromium helpers behind the ``app_server`` / ``browser`` / ``tab`` fixtures of tests/conftest.py).
 Figures: ``support.figures.assert_same_spec`` (two figure specs equal, types included).
 """
+
 from .pages import (
-                    APP,
-                    PYTHON,
-                    REPO_ROOT,
-                    assert_clean,
-                    assert_page_intro,
-                    metrics,
-                    open_page,
-                    outside_event_loop,
-                    page_script,
-                    page_text,
-                    query_param,
-                    run_script,
-                    run_scripts,
+    APP,
+    PYTHON,
+    REPO_ROOT,
+    assert_clean,
+    assert_page_intro,
+    metrics,
+    open_page,
+    outside_event_loop,
+    page_script,
+    page_text,
+    query_param,
+    run_script,
+    run_scripts,
 )
 
-__all__ = ["APP", "REPO_ROOT", "PYTHON", "assert_clean", "assert_page_intro", "metrics", "open_page", "page_script", "page_text",
-           "outside_event_loop", "query_param", "run_script", "run_scripts"]
+__all__ = [
+    "APP",
+    "REPO_ROOT",
+    "PYTHON",
+    "assert_clean",
+    "assert_page_intro",
+    "metrics",
+    "open_page",
+    "page_script",
+    "page_text",
+    "outside_event_loop",
+    "query_param",
+    "run_script",
+    "run_scripts",
+]

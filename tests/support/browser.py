@@ -16,6 +16,7 @@ Waiting: :func:`run_and_wait` does an action that starts a script run (a click, 
 and waits for that very run to start and finish (a MutationObserver sees the start however short the run
 is), then for the app to be quiet (``wait_for_app_idle``); no fixed sleeps.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -190,8 +191,12 @@ def open_data_popover(page) -> bool:
         if "data" in button.inner_text().lower():
             button.click()
             # the popover's widgets mount after it opens: wait for the data source's
-            page.wait_for_selector(", ".join(f"{POPOVER_BODY} {widget}" for widget in (
-                '[data-testid="stSelectbox"]', '[data-testid="stRadio"]', 'input[type="file"]')))
+            page.wait_for_selector(
+                ", ".join(
+                    f"{POPOVER_BODY} {widget}"
+                    for widget in ('[data-testid="stSelectbox"]', '[data-testid="stRadio"]', 'input[type="file"]')
+                )
+            )
             return True
     return False
 
@@ -224,7 +229,9 @@ def find_upload_input(page, timeout_s: float = 3.0):
         for box in _in_data_panels(page, '[data-testid="stSelectbox"]'):
             box.click()
             page.wait_for_selector('[role="option"]')
-            hit = next((o for o in page.query_selector_all('[role="option"]') if "upload" in o.inner_text().lower()), None)
+            hit = next(
+                (o for o in page.query_selector_all('[role="option"]') if "upload" in o.inner_text().lower()), None
+            )
             if hit:
                 run_and_wait(page, hit.click)
                 break

@@ -1,5 +1,6 @@
 """A small simulated release to make release cards from, and what a card shows (for tests/test_release_card.py
 and tests/test_browser_release_card.py)."""
+
 from __future__ import annotations
 
 import copy
@@ -17,20 +18,37 @@ from dpcore.plan import plan_from_dict
 
 #: every statistic kind of a plan, by one public cell column (2 cells each): percentiles, mean, Gini, relative risk
 CARD_PLAN = {
-    "version": 1, "dataset": "card-test", "income": "earnings", "cap_epsilon": 10, "cell_sizes": "public",
+    "version": 1,
+    "dataset": "card-test",
+    "income": "earnings",
+    "cap_epsilon": 10,
+    "cell_sizes": "public",
     "statistics": [
         {"kind": "percentiles", "by": ["region"], "epsilon": 1.0, "bins": "pseo", "q": [25, 50]},
         {"kind": "mean", "by": ["region"], "epsilon": 0.5, "lower": 0, "upper": 300000},
         {"kind": "gini", "by": ["region"], "epsilon": 0.5, "lower": 0, "upper": 1000000},
-        {"kind": "relative_risk", "by": ["region"], "epsilon": 0.5, "group": "first_gen", "exposed": "yes",
-         "reference": "no", "outcome_below": 30000},
-    ]}
+        {
+            "kind": "relative_risk",
+            "by": ["region"],
+            "epsilon": 0.5,
+            "group": "first_gen",
+            "exposed": "yes",
+            "reference": "no",
+            "outcome_below": 30000,
+        },
+    ],
+}
 
 
 def card_data(n: int = 300, seed: int = 5) -> pd.DataFrame:
     gen = np.random.default_rng(seed)
-    return pd.DataFrame({"region": gen.choice(["north", "south"], n), "first_gen": gen.choice(["yes", "no"], n),
-                         "earnings": np.round(gen.lognormal(10.6, 0.7, n))})
+    return pd.DataFrame(
+        {
+            "region": gen.choice(["north", "south"], n),
+            "first_gen": gen.choice(["yes", "no"], n),
+            "earnings": np.round(gen.lognormal(10.6, 0.7, n)),
+        }
+    )
 
 
 def simulated_release(folder: Path, data: pd.DataFrame | None = None, *, seed: int = 3) -> execute.PlanResult:
@@ -39,8 +57,14 @@ def simulated_release(folder: Path, data: pd.DataFrame | None = None, *, seed: i
     folder.mkdir(parents=True, exist_ok=True)
     source = folder / "data.csv"
     (card_data() if data is None else data).to_csv(source, index=False)
-    return execute.run_plan(plan_from_dict(CARD_PLAN), parse_source(str(source)), engine="pandas",
-                            out_dir=folder / "out", seed=seed, public_data=True)
+    return execute.run_plan(
+        plan_from_dict(CARD_PLAN),
+        parse_source(str(source)),
+        engine="pandas",
+        out_dir=folder / "out",
+        seed=seed,
+        public_data=True,
+    )
 
 
 def plain(record: dict, tables: dict[str, pd.DataFrame]) -> tuple[dict, dict[str, pd.DataFrame]]:
@@ -49,8 +73,9 @@ def plain(record: dict, tables: dict[str, pd.DataFrame]) -> tuple[dict, dict[str
     record = copy.deepcopy(record)
     for s in record["statistics"]:
         s.pop("interval_level", None)
-    return record, {k: t.drop(columns=[c for c in t.columns if re.search(r"_(lower|upper)$", c)])
-                    for k, t in tables.items()}
+    return record, {
+        k: t.drop(columns=[c for c in t.columns if re.search(r"_(lower|upper)$", c)]) for k, t in tables.items()
+    }
 
 
 def with_intervals(tables: dict[str, pd.DataFrame], width: float = 0.08) -> dict[str, pd.DataFrame]:
@@ -70,8 +95,14 @@ def _finite(x) -> float | None:
     return None if x is None or not math.isfinite(float(x)) else float(x)
 
 
-def expected_text(value: float, lower: float | None = None, upper: float | None = None, *,
-                  integer: bool = False, published: bool = False) -> tuple[float | None, tuple | None]:
+def expected_text(
+    value: float,
+    lower: float | None = None,
+    upper: float | None = None,
+    *,
+    integer: bool = False,
+    published: bool = False,
+) -> tuple[float | None, tuple | None]:
     """What a card must show, computed here from the table's numbers: (value, (lower, upper)) with an interval
     (an open end None), (value, None) without. ``published``: the release rounded them itself, so exactly the
     table's numbers; otherwise rounded with dpcore.intervals' grid helpers."""
@@ -100,7 +131,7 @@ def interval(text: str) -> tuple[float | None, float | None]:
     if text.endswith(" or more"):
         return number(text[: -len(" or more")]), None
     if text.startswith("up to "):
-        return None, number(text[len("up to "):])
+        return None, number(text[len("up to ") :])
     a, b = re.split(r"\s+to\s+", text)
     return number(a), number(b)
 

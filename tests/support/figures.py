@@ -1,4 +1,5 @@
 """Figure-spec helpers shared by the view tests (``from support.figures import assert_same_spec``)."""
+
 from __future__ import annotations
 
 from typing import Any

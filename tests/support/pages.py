@@ -1,4 +1,5 @@
 """AppTest and subprocess helpers shared by the page tests (see ``tests/support/__init__.py``)."""
+
 from __future__ import annotations
 
 import ast
@@ -117,8 +118,9 @@ def run_scripts(codes: list[str], *, timeout: float = 300) -> list[Any]:
     with tempfile.TemporaryDirectory() as tmp:
         sources = Path(tmp) / "scripts.json"
         sources.write_text(json.dumps(list(codes)), encoding="utf-8")
-        proc = subprocess.run([PYTHON, "-c", _RUN_ALL, str(sources)], cwd=str(REPO_ROOT), capture_output=True,
-                              text=True, timeout=timeout)
+        proc = subprocess.run(
+            [PYTHON, "-c", _RUN_ALL, str(sources)], cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=timeout
+        )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return [_parsed(out) for out in json.loads(proc.stdout)]
 
@@ -143,7 +145,6 @@ def run_script(code: str, *, timeout: float = 300, name: str = "view_script.py")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / name
         path.write_text(code, encoding="utf-8")
-        proc = subprocess.run([PYTHON, str(path)], cwd=str(REPO_ROOT), capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run([PYTHON, str(path)], cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return _parsed(proc.stdout)

@@ -7,6 +7,7 @@ chowned to ``nobody`` and the binaries run through ``runuser -u nobody --``. The
 127.0.0.1 only and on a Unix socket inside the temp dir, with trust authentication (local tests only),
 and is stopped (``pg_ctl stop -m immediate``) at the end.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,8 +29,10 @@ class PostgresUnavailable(RuntimeError):
 
 def find_pg_bin() -> Path | None:
     """The newest /usr/lib/postgresql/<version>/bin holding initdb and pg_ctl, or the ones on PATH."""
-    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: [int(x) if x.isdigit() else 0
-                                                                            for x in Path(p).parent.name.split(".")])
+    candidates = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"),
+        key=lambda p: [int(x) if x.isdigit() else 0 for x in Path(p).parent.name.split(".")],
+    )
     for cand in reversed(candidates):
         if os.access(os.path.join(cand, "initdb"), os.X_OK) and os.access(os.path.join(cand, "pg_ctl"), os.X_OK):
             return Path(cand)
@@ -51,7 +54,9 @@ def _as_user() -> tuple[list[str], str | None]:
         return [], None
     runuser = shutil.which("runuser")
     if runuser is None:
-        raise PostgresUnavailable("running as root and 'runuser' is missing: cannot start PostgreSQL as a non-root user")
+        raise PostgresUnavailable(
+            "running as root and 'runuser' is missing: cannot start PostgreSQL as a non-root user"
+        )
     return [runuser, "-u", "nobody", "--"], "nobody"
 
 
@@ -60,8 +65,9 @@ def postgres_server(base_dir: str | os.PathLike | None = None, *, start_timeout:
     """Start a private PostgreSQL server; yield its URL (user postgres, database postgres); stop it."""
     bin_dir = find_pg_bin()
     if bin_dir is None:
-        raise PostgresUnavailable("PostgreSQL binaries (initdb, pg_ctl) not found: install Debian's 'postgresql' "
-                                  "package (.ci/run does)")
+        raise PostgresUnavailable(
+            "PostgreSQL binaries (initdb, pg_ctl) not found: install Debian's 'postgresql' package (.ci/run does)"
+        )
     prefix, user = _as_user()
     tmp = Path(tempfile.mkdtemp(prefix="dpcore-pg-", dir=base_dir))
     data, sock_dir, log = tmp / "data", tmp / "sock", tmp / "server.log"
@@ -81,16 +87,51 @@ def postgres_server(base_dir: str | os.PathLike | None = None, *, start_timeout:
     started = False
     try:
         try:
-            out = subprocess.run([*prefix, str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
-                                  "-E", "UTF8", "--no-sync"], capture_output=True, text=True, env=env, cwd=str(tmp),
-                                 timeout=120)
+            out = subprocess.run(
+                [
+                    *prefix,
+                    str(bin_dir / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "-A",
+                    "trust",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=str(tmp),
+                timeout=120,
+            )
             if out.returncode != 0:
                 raise PostgresUnavailable(f"initdb failed: {(out.stderr or out.stdout).strip()[-500:]}")
             port = _free_port()
             opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {sock_dir} -c max_connections=50"
-            out = subprocess.run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", opts,
-                                  "-w", "-t", str(start_timeout), "start"], capture_output=True, text=True, env=env,
-                                 cwd=str(tmp), timeout=start_timeout + 30)
+            out = subprocess.run(
+                [
+                    *prefix,
+                    str(bin_dir / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(log),
+                    "-o",
+                    opts,
+                    "-w",
+                    "-t",
+                    str(start_timeout),
+                    "start",
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=str(tmp),
+                timeout=start_timeout + 30,
+            )
             started = True  # stop it even when pg_ctl timed out waiting
             if out.returncode != 0:
                 tail = log.read_text(errors="replace")[-800:] if log.exists() else out.stderr
@@ -101,8 +142,14 @@ def postgres_server(base_dir: str | os.PathLike | None = None, *, start_timeout:
     finally:
         if started:
             with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                subprocess.run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                               capture_output=True, text=True, env=env, cwd=str(tmp), timeout=120)
+                subprocess.run(
+                    [*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    cwd=str(tmp),
+                    timeout=120,
+                )
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -6,6 +6,7 @@ Streamlit app), so nothing here imports pandas or plotly: the curve is an SVG dr
 plain text. The numbers all come from :func:`dpcore.risk.max_posterior` (odds multiplied by at most
 e^epsilon: p e^eps / (1 - p + p e^eps)).
 """
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,10 @@ def examples_table() -> str:
     """A markdown table: for each epsilon, e^epsilon and the largest belief from 50% and from 10%."""
     rows = ["| ε | e^ε | from 50%, at most | from 10%, at most |", "| ---: | ---: | ---: | ---: |"]
     for epsilon in TABLE_EPSILONS:
-        rows.append(f"| {epsilon:g} | {math.exp(epsilon):,.2f} | {100 * max_posterior(0.5, epsilon):.1f}% | "
-                    f"{100 * max_posterior(0.1, epsilon):.1f}% |")
+        rows.append(
+            f"| {epsilon:g} | {math.exp(epsilon):,.2f} | {100 * max_posterior(0.5, epsilon):.1f}% | "
+            f"{100 * max_posterior(0.1, epsilon):.1f}% |"
+        )
     return "\n".join(rows)
 
 
@@ -47,20 +50,38 @@ def posterior_chart_svg(epsilon: float, prior_percent: float, posterior: float) 
     priors, posteriors = posterior_curve(epsilon)
     before = tuple(100 * p for p in priors)
     return line_chart_svg(
-        [SvgLine("no release (belief unchanged)", before, before, color=GREY, dashed=True),
-         SvgLine(f"largest belief after an ε = {epsilon:g} release", before, tuple(100 * q for q in posteriors),
-                 color=BLUE, width=3)],
+        [
+            SvgLine("no release (belief unchanged)", before, before, color=GREY, dashed=True),
+            SvgLine(
+                f"largest belief after an ε = {epsilon:g} release",
+                before,
+                tuple(100 * q for q in posteriors),
+                color=BLUE,
+                width=3,
+            ),
+        ],
         points=[SvgPoint("your example", float(prior_percent), 100 * posterior, color=RED)],
-        x_range=(0, 100), y_range=(0, 100), x_label="attacker's belief before (%)",
+        x_range=(0, 100),
+        y_range=(0, 100),
+        x_label="attacker's belief before (%)",
         y_label="attacker's belief after, at most (%)",
-        title=f"Largest belief after an ε = {epsilon:g} release against the belief before")
+        title=f"Largest belief after an ε = {epsilon:g} release against the belief before",
+    )
 
 
 def render_posterior_chart(epsilon: float, prior_percent: int, posterior: float) -> None:
     """The chart (an SVG image, with a text alternative) and a CSV download of its curve."""
-    st.image(posterior_chart_svg(epsilon, prior_percent, posterior), width="stretch",
-             alt=f"Line chart: with ε = {epsilon:g}, an attacker who is {prior_percent}% sure beforehand ends at "
-                 f"most {100 * posterior:.1f}% sure; the curve shows this for every belief before.")
+    st.image(
+        posterior_chart_svg(epsilon, prior_percent, posterior),
+        width="stretch",
+        alt=f"Line chart: with ε = {epsilon:g}, an attacker who is {prior_percent}% sure beforehand ends at "
+        f"most {100 * posterior:.1f}% sure; the curve shows this for every belief before.",
+    )
     priors, posteriors = posterior_curve(epsilon)
-    st.download_button("Download this curve (CSV)", lambda: curve_csv(priors, posteriors),
-                       file_name="about_posterior_curve.csv", mime="text/csv", key="about_dl_curve")
+    st.download_button(
+        "Download this curve (CSV)",
+        lambda: curve_csv(priors, posteriors),
+        file_name="about_posterior_curve.csv",
+        mime="text/csv",
+        key="about_dl_curve",
+    )

@@ -1,4 +1,5 @@
 """Figures of the attacker game: numbers in, plotly figure out (no st.* calls)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,12 @@ def release_densities(setup: attacker_lib.GameSetup) -> tuple[np.ndarray, np.nda
     hi = max(setup.statistic_in + 6 * setup.noise_scale_in, setup.statistic_out + 6 * setup.noise_scale_out)
     if setup.mechanism == "count_geometric":
         grid = np.arange(np.floor(lo), np.ceil(hi) + 1)
-        return (grid, noise.two_sided_geometric_pmf(grid - setup.statistic_in, setup.epsilon),
-                noise.two_sided_geometric_pmf(grid - setup.statistic_out, setup.epsilon), True)
+        return (
+            grid,
+            noise.two_sided_geometric_pmf(grid - setup.statistic_in, setup.epsilon),
+            noise.two_sided_geometric_pmf(grid - setup.statistic_out, setup.epsilon),
+            True,
+        )
     grid = np.linspace(lo, hi, 801)
     if setup.mechanism == "gini":
         law = noise.GeneralizedCauchy(setup.gamma)
@@ -41,7 +46,12 @@ def densities_figure(setup: attacker_lib.GameSetup, release: float) -> go.Figure
         else:
             fig.add_scatter(x=grid, y=dens, name=label, mode="lines", line=dict(color=COLORS[name]))
     fig.add_vline(x=release, line_color="black", line_dash="dash", annotation_text="published")
-    fig.update_layout(height=300, margin=dict(l=10, r=10, t=30, b=10), barmode="overlay",
-                      xaxis_title="released value", yaxis_title="probability" if discrete else "density",
-                      legend=dict(orientation="h", y=1.15))
+    fig.update_layout(
+        height=300,
+        margin=dict(l=10, r=10, t=30, b=10),
+        barmode="overlay",
+        xaxis_title="released value",
+        yaxis_title="probability" if discrete else "density",
+        legend=dict(orientation="h", y=1.15),
+    )
     return fig

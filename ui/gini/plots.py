@@ -4,6 +4,7 @@ Figures are kept light (pre-binned histograms, precomputed box statistics) so th
 change re-renders quickly. The live view's figures are plain plotly specifications (dicts, see
 ``_figure``); the paper experiments' figures (on buttons) are ``go.Figure`` objects.
 """
+
 from __future__ import annotations
 
 import base64
@@ -30,12 +31,37 @@ EPS_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
 _MARGIN = dict(l=10, r=10, t=40, b=10)
 
 
-def _vline(x: float, *, xref: str = "x", color: str = TRUTH_COLOR, dash: str = "solid", text: str | None = None,
-           y: float = 1.0, xanchor: str = "left") -> tuple[dict, list[dict]]:
+def _vline(
+    x: float,
+    *,
+    xref: str = "x",
+    color: str = TRUTH_COLOR,
+    dash: str = "solid",
+    text: str | None = None,
+    y: float = 1.0,
+    xanchor: str = "left",
+) -> tuple[dict, list[dict]]:
     """A vertical line as a layout shape (+ an optional label at height y): much faster than fig.add_vline."""
-    shape = dict(type="line", xref=xref, yref="paper", x0=x, x1=x, y0=0, y1=1, line=dict(color=color, dash=dash, width=2))
-    ann = [] if not text else [dict(x=x, xref=xref, y=y, yref="paper", text=text, showarrow=False,
-                                    xanchor=xanchor, yanchor="bottom", font=dict(color=color))]
+    shape = dict(
+        type="line", xref=xref, yref="paper", x0=x, x1=x, y0=0, y1=1, line=dict(color=color, dash=dash, width=2)
+    )
+    ann = (
+        []
+        if not text
+        else [
+            dict(
+                x=x,
+                xref=xref,
+                y=y,
+                yref="paper",
+                text=text,
+                showarrow=False,
+                xanchor=xanchor,
+                yanchor="bottom",
+                font=dict(color=color),
+            )
+        ]
+    )
     return shape, ann
 
 
@@ -58,16 +84,24 @@ def _figure(data: list[dict], layout: dict) -> dict:
     per figure and a deep copy on display). ``st.plotly_chart`` takes it as is through
     :func:`ui.common.show_figure` (or validates it when given the dict directly); the JSON sent is
     what ``go.Figure(data=data, layout=layout).to_dict()`` gives, template included."""
-    traces = [{key: _typed_array(value) if isinstance(value, np.ndarray) else value for key, value in trace.items()}
-              for trace in data]
+    traces = [
+        {key: _typed_array(value) if isinstance(value, np.ndarray) else value for key, value in trace.items()}
+        for trace in data
+    ]
     base = dict(margin=_MARGIN)
     base.update(layout)
     base["template"] = _template(str(pio.templates.default))
     return {"data": traces, "layout": base}
 
 
-def decay_figure(decay_exact: pd.DataFrame | None, decay_fast: pd.DataFrame, *, k_star_exact: int | None,
-                 k_star_fast: int, beta: float) -> dict:
+def decay_figure(
+    decay_exact: pd.DataFrame | None,
+    decay_fast: pd.DataFrame,
+    *,
+    k_star_exact: int | None,
+    k_star_fast: int,
+    beta: float,
+) -> dict:
     """e^{-beta k} A^(k) against k for the exact and fast bounds, with k* (the maximiser) marked.
 
     Frames have columns k, A, decay. The exact bound is never above the fast one, so the exact k* is labelled
@@ -76,29 +110,80 @@ def decay_figure(decay_exact: pd.DataFrame | None, decay_fast: pd.DataFrame, *, 
     """
     data: list[dict] = []
     same_k_star = decay_exact is not None and k_star_exact is not None and int(k_star_exact) == int(k_star_fast)
-    curves = [("fast bound (closed form)", decay_fast, k_star_fast, FAST_COLOR, "dash",
-               f"k* = {int(k_star_fast)} (both)" if same_k_star else f"k* = {int(k_star_fast)}", "top right")]
+    curves = [
+        (
+            "fast bound (closed form)",
+            decay_fast,
+            k_star_fast,
+            FAST_COLOR,
+            "dash",
+            f"k* = {int(k_star_fast)} (both)" if same_k_star else f"k* = {int(k_star_fast)}",
+            "top right",
+        )
+    ]
     if decay_exact is not None:
-        curves.insert(0, ("exact bound", decay_exact, k_star_exact, SMOOTH_COLOR, "solid",
-                          "" if same_k_star or k_star_exact is None else f"k* = {int(k_star_exact)}", "bottom right"))
+        curves.insert(
+            0,
+            (
+                "exact bound",
+                decay_exact,
+                k_star_exact,
+                SMOOTH_COLOR,
+                "solid",
+                "" if same_k_star or k_star_exact is None else f"k* = {int(k_star_exact)}",
+                "bottom right",
+            ),
+        )
     for name, df, k_star, color, dash, label, label_position in curves:
         k = df["k"].to_numpy()
-        data.append(dict(type="scatter", x=k, y=df["decay"].to_numpy(), mode="lines", name=f"e^(−βk)·A(k): {name}",
-                         line=dict(color=color, dash=dash),
-                         hovertemplate="k = %{x}<br>e^(−βk)A(k) = %{y:.3g}<extra></extra>"))
-        data.append(dict(type="scatter", x=k, y=df["A"].to_numpy(), mode="lines", name=f"A(k) alone: {name}",
-                         line=dict(color=color, dash="dot", width=1), opacity=0.6,
-                         hovertemplate="k = %{x}<br>A(k) = %{y:.3g}<extra></extra>"))
+        data.append(
+            dict(
+                type="scatter",
+                x=k,
+                y=df["decay"].to_numpy(),
+                mode="lines",
+                name=f"e^(−βk)·A(k): {name}",
+                line=dict(color=color, dash=dash),
+                hovertemplate="k = %{x}<br>e^(−βk)A(k) = %{y:.3g}<extra></extra>",
+            )
+        )
+        data.append(
+            dict(
+                type="scatter",
+                x=k,
+                y=df["A"].to_numpy(),
+                mode="lines",
+                name=f"A(k) alone: {name}",
+                line=dict(color=color, dash="dot", width=1),
+                opacity=0.6,
+                hovertemplate="k = %{x}<br>A(k) = %{y:.3g}<extra></extra>",
+            )
+        )
         if k_star is not None and 0 <= int(k_star) < len(df):
             ks = int(k_star)
-            data.append(dict(type="scatter", x=[ks], y=[float(df["decay"].iloc[ks])],
-                             mode="markers+text" if label else "markers",
-                             marker=dict(size=13, color=color, symbol="star"), text=[label],
-                             textposition=label_position, showlegend=False, name=f"maximum ({name})",
-                             hovertemplate="k* = %{x}<br>S = %{y:.3g}<extra></extra>"))
-    return _figure(data, dict(height=380, legend=dict(orientation="h", y=-0.25),
-                              yaxis=dict(type="log", title=dict(text="local-sensitivity bound")),
-                              xaxis=dict(title=dict(text=f"k = number of records changed (β = {beta:.3g})"))))
+            data.append(
+                dict(
+                    type="scatter",
+                    x=[ks],
+                    y=[float(df["decay"].iloc[ks])],
+                    mode="markers+text" if label else "markers",
+                    marker=dict(size=13, color=color, symbol="star"),
+                    text=[label],
+                    textposition=label_position,
+                    showlegend=False,
+                    name=f"maximum ({name})",
+                    hovertemplate="k* = %{x}<br>S = %{y:.3g}<extra></extra>",
+                )
+            )
+    return _figure(
+        data,
+        dict(
+            height=380,
+            legend=dict(orientation="h", y=-0.25),
+            yaxis=dict(type="log", title=dict(text="local-sensitivity bound")),
+            xaxis=dict(title=dict(text=f"k = number of records changed (β = {beta:.3g})")),
+        ),
+    )
 
 
 def _hist(values: np.ndarray, lo: float, hi: float, bins: int = 80) -> tuple[np.ndarray, np.ndarray, float]:
@@ -108,9 +193,15 @@ def _hist(values: np.ndarray, lo: float, hi: float, bins: int = 80) -> tuple[np.
     return 0.5 * (edges[1:] + edges[:-1]), counts / max(values.size, 1), share_out
 
 
-def releases_figure(true_value: float, smooth: np.ndarray, laplace: np.ndarray, *,
-                    smooth_range: tuple[float, float], laplace_range: tuple[float, float],
-                    share_range: tuple[float, float] | None = None) -> dict:
+def releases_figure(
+    true_value: float,
+    smooth: np.ndarray,
+    laplace: np.ndarray,
+    *,
+    smooth_range: tuple[float, float],
+    laplace_range: tuple[float, float],
+    share_range: tuple[float, float] | None = None,
+) -> dict:
     """Histograms of many simulated releases: smooth sensitivity (left) vs the Laplace baseline (right).
 
     Each panel has its own x range (the Laplace spread is often 100x wider); the share of draws
@@ -119,13 +210,33 @@ def releases_figure(true_value: float, smooth: np.ndarray, laplace: np.ndarray, 
     """
     xs, ps, out_s = _hist(smooth, *smooth_range)
     xl, pl, out_l = _hist(laplace, *laplace_range)
-    t_s = "<b>Smooth sensitivity</b> (this mechanism)" + ("" if out_s < 0.0005 else f"<br>{out_s:.1%} of releases off-chart")
-    t_l = "<b>Laplace, global sensitivity</b> (baseline)" + ("" if out_l < 0.0005 else f"<br>{out_l:.1%} of releases off-chart")
+    t_s = "<b>Smooth sensitivity</b> (this mechanism)" + (
+        "" if out_s < 0.0005 else f"<br>{out_s:.1%} of releases off-chart"
+    )
+    t_l = "<b>Laplace, global sensitivity</b> (baseline)" + (
+        "" if out_l < 0.0005 else f"<br>{out_l:.1%} of releases off-chart"
+    )
     data = [
-        dict(type="bar", x=xs, y=ps, marker=dict(color=SMOOTH_COLOR), name="smooth sensitivity",
-             xaxis="x", yaxis="y", hovertemplate="release ≈ %{x:.4f}<br>share %{y:.2%}<extra></extra>"),
-        dict(type="bar", x=xl, y=pl, marker=dict(color=LAPLACE_COLOR), name="Laplace baseline",
-             xaxis="x2", yaxis="y2", hovertemplate="release ≈ %{x:.3f}<br>share %{y:.2%}<extra></extra>"),
+        dict(
+            type="bar",
+            x=xs,
+            y=ps,
+            marker=dict(color=SMOOTH_COLOR),
+            name="smooth sensitivity",
+            xaxis="x",
+            yaxis="y",
+            hovertemplate="release ≈ %{x:.4f}<br>share %{y:.2%}<extra></extra>",
+        ),
+        dict(
+            type="bar",
+            x=xl,
+            y=pl,
+            marker=dict(color=LAPLACE_COLOR),
+            name="Laplace baseline",
+            xaxis="x2",
+            yaxis="y2",
+            hovertemplate="release ≈ %{x:.3f}<br>share %{y:.2%}<extra></extra>",
+        ),
     ]
     shapes, anns = [], []
     for ref in ("x", "x2"):
@@ -135,17 +246,43 @@ def releases_figure(true_value: float, smooth: np.ndarray, laplace: np.ndarray, 
     lo, hi = laplace_range
     for x0, x1 in ((lo, 0.0), (1.0, hi)):
         if x1 > x0:
-            shapes.append(dict(type="rect", xref="x2", yref="paper", x0=x0, x1=x1, y0=0, y1=1,
-                               fillcolor="red", opacity=0.07, line=dict(width=0)))
-    return _figure(data, dict(
-        height=380, showlegend=False, bargap=0.02, shapes=shapes, annotations=anns,
-        margin=dict(l=10, r=10, t=30, b=10),
-        xaxis=dict(domain=[0, 0.47], range=list(smooth_range), title=dict(text=f"released Gini<br>{t_s}")),
-        xaxis2=dict(domain=[0.53, 1], range=list(laplace_range),
-                    title=dict(text=f"released Gini (red: impossible values)<br>{t_l}")),
-        yaxis=dict(title=dict(text="share of releases"), tickformat=".0%",
-                   **({} if share_range is None else {"range": list(share_range)})),
-        yaxis2=dict(anchor="x2", tickformat=".0%", **({} if share_range is None else {"range": list(share_range)}))))
+            shapes.append(
+                dict(
+                    type="rect",
+                    xref="x2",
+                    yref="paper",
+                    x0=x0,
+                    x1=x1,
+                    y0=0,
+                    y1=1,
+                    fillcolor="red",
+                    opacity=0.07,
+                    line=dict(width=0),
+                )
+            )
+    return _figure(
+        data,
+        dict(
+            height=380,
+            showlegend=False,
+            bargap=0.02,
+            shapes=shapes,
+            annotations=anns,
+            margin=dict(l=10, r=10, t=30, b=10),
+            xaxis=dict(domain=[0, 0.47], range=list(smooth_range), title=dict(text=f"released Gini<br>{t_s}")),
+            xaxis2=dict(
+                domain=[0.53, 1],
+                range=list(laplace_range),
+                title=dict(text=f"released Gini (red: impossible values)<br>{t_l}"),
+            ),
+            yaxis=dict(
+                title=dict(text="share of releases"),
+                tickformat=".0%",
+                **({} if share_range is None else {"range": list(share_range)}),
+            ),
+            yaxis2=dict(anchor="x2", tickformat=".0%", **({} if share_range is None else {"range": list(share_range)})),
+        ),
+    )
 
 
 def dots_figure(dots: np.ndarray, true_value: float, *, bin_width: float | None = None) -> dict:
@@ -160,17 +297,42 @@ def dots_figure(dots: np.ndarray, true_value: float, *, bin_width: float | None 
         idx = np.flatnonzero(bins == b)
         y[idx] = np.arange(1, idx.size + 1)
     sh, an = _vline(true_value, text="true Gini")
-    data = [dict(type="scatter", x=x, y=y, mode="markers", customdata=dots, name="plausible release",
-                 marker=dict(size=16, color=SMOOTH_COLOR, line=dict(color="white", width=1)),
-                 hovertemplate="release %{customdata:.4f}<extra></extra>")]
-    return _figure(data, dict(height=260, showlegend=False, shapes=[sh], annotations=an,
-                              margin=dict(l=10, r=10, t=30, b=10),
-                              yaxis=dict(visible=False, range=[0, max(float(y.max()), 3.0) + 1]),
-                              xaxis=dict(title=dict(text="released Gini"))))
+    data = [
+        dict(
+            type="scatter",
+            x=x,
+            y=y,
+            mode="markers",
+            customdata=dots,
+            name="plausible release",
+            marker=dict(size=16, color=SMOOTH_COLOR, line=dict(color="white", width=1)),
+            hovertemplate="release %{customdata:.4f}<extra></extra>",
+        )
+    ]
+    return _figure(
+        data,
+        dict(
+            height=260,
+            showlegend=False,
+            shapes=[sh],
+            annotations=an,
+            margin=dict(l=10, r=10, t=30, b=10),
+            yaxis=dict(visible=False, range=[0, max(float(y.max()), 3.0) + 1]),
+            xaxis=dict(title=dict(text="released Gini")),
+        ),
+    )
 
 
-def posterior_figure(grid: np.ndarray, density: np.ndarray, *, released: float, interval: tuple[float, float],
-                     hpd: tuple[float, float], level: float, true_value: float | None = None) -> dict:
+def posterior_figure(
+    grid: np.ndarray,
+    density: np.ndarray,
+    *,
+    released: float,
+    interval: tuple[float, float],
+    hpd: tuple[float, float],
+    level: float,
+    true_value: float | None = None,
+) -> dict:
     """Posterior density of the Gini given one release, with the credible interval shaded."""
     lo, hi = interval
     width = max(hi - lo, 1e-12)
@@ -179,66 +341,152 @@ def posterior_figure(grid: np.ndarray, density: np.ndarray, *, released: float, 
     gx, gd = grid[keep], density[keep]
     inside = (gx >= lo) & (gx <= hi)
     data = [
-        dict(type="scatter", x=gx[inside], y=gd[inside], fill="tozeroy", mode="none",
-             fillcolor="rgba(31,119,180,0.25)", name=f"{level:.0%} credible interval (equal tails)", hoverinfo="skip"),
-        dict(type="scatter", x=gx, y=gd, mode="lines", line=dict(color=SMOOTH_COLOR), name="posterior density",
-             hovertemplate="g = %{x:.4f}<br>density %{y:.3g}<extra></extra>"),
-        dict(type="scatter", x=list(hpd), y=[0, 0], mode="markers", name="HPD interval ends",
-             marker=dict(symbol="line-ns-open", size=18, color="#2ca02c", line=dict(width=3)),
-             hovertemplate="%{x:.4f}<extra>HPD</extra>"),
+        dict(
+            type="scatter",
+            x=gx[inside],
+            y=gd[inside],
+            fill="tozeroy",
+            mode="none",
+            fillcolor="rgba(31,119,180,0.25)",
+            name=f"{level:.0%} credible interval (equal tails)",
+            hoverinfo="skip",
+        ),
+        dict(
+            type="scatter",
+            x=gx,
+            y=gd,
+            mode="lines",
+            line=dict(color=SMOOTH_COLOR),
+            name="posterior density",
+            hovertemplate="g = %{x:.4f}<br>density %{y:.3g}<extra></extra>",
+        ),
+        dict(
+            type="scatter",
+            x=list(hpd),
+            y=[0, 0],
+            mode="markers",
+            name="HPD interval ends",
+            marker=dict(symbol="line-ns-open", size=18, color="#2ca02c", line=dict(width=3)),
+            hovertemplate="%{x:.4f}<extra>HPD</extra>",
+        ),
     ]
     shapes, anns = [], []
-    sh, an = _vline(released, color="#d62728", dash="dash", text="published release", y=0.85,
-                    xanchor="left" if true_value is None or released >= true_value else "right")
+    sh, an = _vline(
+        released,
+        color="#d62728",
+        dash="dash",
+        text="published release",
+        y=0.85,
+        xanchor="left" if true_value is None or released >= true_value else "right",
+    )
     shapes.append(sh)
     anns += an
     if true_value is not None:
         sh, an = _vline(true_value, text="true (hidden)", xanchor="right" if released >= true_value else "left")
         shapes.append(sh)
         anns += an
-    return _figure(data, dict(height=340, legend=dict(orientation="h", y=-0.3), shapes=shapes, annotations=anns,
-                              xaxis=dict(title=dict(text="Gini index g"), range=[x0, x1]),
-                              yaxis=dict(title=dict(text="posterior density"))))
+    return _figure(
+        data,
+        dict(
+            height=340,
+            legend=dict(orientation="h", y=-0.3),
+            shapes=shapes,
+            annotations=anns,
+            xaxis=dict(title=dict(text="Gini index g"), range=[x0, x1]),
+            yaxis=dict(title=dict(text="posterior density")),
+        ),
+    )
 
 
-def error_vs_epsilon_figure(table: pd.DataFrame, current_epsilon: float, *, quantile: str = "q90_abs_error",
-                            label: str = "90% absolute error") -> dict:
+def error_vs_epsilon_figure(
+    table: pd.DataFrame, current_epsilon: float, *, quantile: str = "q90_abs_error", label: str = "90% absolute error"
+) -> dict:
     """Absolute error (a quantile) against epsilon: smooth sensitivity per calibration, and Laplace."""
     data = []
     for cal, sub in table.groupby("calibration", sort=False):
-        data.append(dict(type="scatter", x=sub["epsilon"].to_numpy(), y=sub[quantile].to_numpy(),
-                         mode="lines+markers", name=f"smooth sensitivity, {CAL_LABEL.get(cal, cal)}",
-                         line=dict(color=SMOOTH_COLOR, dash=CAL_DASH.get(cal, "solid")),
-                         hovertemplate="ε = %{x}<br>%{y:.3g}<extra></extra>"))
+        data.append(
+            dict(
+                type="scatter",
+                x=sub["epsilon"].to_numpy(),
+                y=sub[quantile].to_numpy(),
+                mode="lines+markers",
+                name=f"smooth sensitivity, {CAL_LABEL.get(cal, cal)}",
+                line=dict(color=SMOOTH_COLOR, dash=CAL_DASH.get(cal, "solid")),
+                hovertemplate="ε = %{x}<br>%{y:.3g}<extra></extra>",
+            )
+        )
     first = table.drop_duplicates("epsilon")
-    data.append(dict(type="scatter", x=first["epsilon"].to_numpy(), y=first[f"laplace_{quantile}"].to_numpy(),
-                     mode="lines+markers", name="Laplace, global sensitivity", line=dict(color=LAPLACE_COLOR),
-                     hovertemplate="ε = %{x}<br>%{y:.3g}<extra></extra>"))
+    data.append(
+        dict(
+            type="scatter",
+            x=first["epsilon"].to_numpy(),
+            y=first[f"laplace_{quantile}"].to_numpy(),
+            mode="lines+markers",
+            name="Laplace, global sensitivity",
+            line=dict(color=LAPLACE_COLOR),
+            hovertemplate="ε = %{x}<br>%{y:.3g}<extra></extra>",
+        )
+    )
     sh, an = _vline(current_epsilon, color="#2ca02c", text="your ε")
-    useless = dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=0.5, y1=0.5,
-                   line=dict(color="#d62728", dash="dot"))
-    an.append(dict(x=1, xref="paper", y=math.log10(0.5), yref="y", text="useless (≥ 0.5)", showarrow=False,
-                   xanchor="right", yanchor="bottom", font=dict(color="#d62728")))
-    return _figure(data, dict(height=380, legend=dict(orientation="h", y=-0.3), shapes=[sh, useless], annotations=an,
-                              xaxis=dict(type="log", title=dict(text="ε (privacy loss; smaller = more private)")),
-                              yaxis=dict(type="log", title=dict(text=label))))
+    useless = dict(
+        type="line", xref="paper", yref="y", x0=0, x1=1, y0=0.5, y1=0.5, line=dict(color="#d62728", dash="dot")
+    )
+    an.append(
+        dict(
+            x=1,
+            xref="paper",
+            y=math.log10(0.5),
+            yref="y",
+            text="useless (≥ 0.5)",
+            showarrow=False,
+            xanchor="right",
+            yanchor="bottom",
+            font=dict(color="#d62728"),
+        )
+    )
+    return _figure(
+        data,
+        dict(
+            height=380,
+            legend=dict(orientation="h", y=-0.3),
+            shapes=[sh, useless],
+            annotations=an,
+            xaxis=dict(type="log", title=dict(text="ε (privacy loss; smaller = more private)")),
+            yaxis=dict(type="log", title=dict(text=label)),
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Paper experiments
 # ---------------------------------------------------------------------------------------------
 
+
 def figure1_plot(table: pd.DataFrame) -> go.Figure:
     """Box plots (1%, 25%, 50%, 75%, 99% of the releases) per epsilon, paper vs tight calibration."""
     fig = go.Figure()
     for i, (cal, sub) in enumerate(table.groupby("calibration", sort=False)):
-        fig.add_trace(go.Box(
-            x=[f"ε = {e:g}" for e in sub["epsilon"]], q1=sub["q25"], median=sub["median"], q3=sub["q75"],
-            lowerfence=sub["q01"], upperfence=sub["q99"], name=CAL_LABEL.get(cal, cal),
-            marker_color=[SMOOTH_COLOR, FAST_COLOR][i % 2], boxpoints=False))
+        fig.add_trace(
+            go.Box(
+                x=[f"ε = {e:g}" for e in sub["epsilon"]],
+                q1=sub["q25"],
+                median=sub["median"],
+                q3=sub["q75"],
+                lowerfence=sub["q01"],
+                upperfence=sub["q99"],
+                name=CAL_LABEL.get(cal, cal),
+                marker_color=[SMOOTH_COLOR, FAST_COLOR][i % 2],
+                boxpoints=False,
+            )
+        )
     fig.add_hline(y=float(table["true_gini"].iloc[0]), line_color=TRUTH_COLOR, annotation_text="true Gini")
-    fig.update_layout(boxmode="group", height=400, margin=_MARGIN, yaxis_title="released Gini (whiskers: 1%–99%)",
-                      legend=dict(orientation="h", y=1.12))
+    fig.update_layout(
+        boxmode="group",
+        height=400,
+        margin=_MARGIN,
+        yaxis_title="released Gini (whiskers: 1%–99%)",
+        legend=dict(orientation="h", y=1.12),
+    )
     return fig
 
 
@@ -247,8 +495,12 @@ def figure3_plot(table: pd.DataFrame, gamma: float) -> go.Figure:
     with the largest simulated error as a marker (the paper's "largest errors among the remaining 1%")."""
     ginis = sorted(table["g"].unique())
     cals = list(dict.fromkeys(table["calibration"]))
-    fig = make_subplots(rows=len(cals), cols=len(ginis), shared_yaxes=True,
-                        subplot_titles=[f"g = {g:g}, {CAL_LABEL.get(c, c)}" for c in cals for g in ginis])
+    fig = make_subplots(
+        rows=len(cals),
+        cols=len(ginis),
+        shared_yaxes=True,
+        subplot_titles=[f"g = {g:g}, {CAL_LABEL.get(c, c)}" for c in cals for g in ginis],
+    )
     eps_values = sorted(table["epsilon"].unique())
     for r, cal in enumerate(cals, start=1):
         for c, g in enumerate(ginis, start=1):
@@ -258,18 +510,44 @@ def figure3_plot(table: pd.DataFrame, gamma: float) -> go.Figure:
                 qs = np.array([abs_error_quantiles(v, gamma, (0.01, 0.25, 0.5, 0.75, 0.99)) for v in s["noise_scale"]])
                 lq = np.log10(np.maximum(qs, 1e-6))
                 color = EPS_COLORS[j % len(EPS_COLORS)]
-                fig.add_trace(go.Box(x=[f"n={n:,.0f}" for n in s["n"]], lowerfence=lq[:, 0], q1=lq[:, 1], median=lq[:, 2],
-                                     q3=lq[:, 3], upperfence=lq[:, 4], name=f"ε = {eps:g}", marker_color=color,
-                                     legendgroup=f"e{eps}", showlegend=(r == 1 and c == 1), boxpoints=False),
-                              row=r, col=c)
+                fig.add_trace(
+                    go.Box(
+                        x=[f"n={n:,.0f}" for n in s["n"]],
+                        lowerfence=lq[:, 0],
+                        q1=lq[:, 1],
+                        median=lq[:, 2],
+                        q3=lq[:, 3],
+                        upperfence=lq[:, 4],
+                        name=f"ε = {eps:g}",
+                        marker_color=color,
+                        legendgroup=f"e{eps}",
+                        showlegend=(r == 1 and c == 1),
+                        boxpoints=False,
+                    ),
+                    row=r,
+                    col=c,
+                )
                 if "max_abs_error" in s:
-                    fig.add_trace(go.Scatter(x=[f"n={n:,.0f}" for n in s["n"]],
-                                             y=np.log10(np.maximum(s["max_abs_error"], 1e-6)), mode="markers",
-                                             marker=dict(symbol="x", color=color, size=6), legendgroup=f"e{eps}",
-                                             showlegend=False, name="largest simulated error"), row=r, col=c)
+                    fig.add_trace(
+                        go.Scatter(
+                            x=[f"n={n:,.0f}" for n in s["n"]],
+                            y=np.log10(np.maximum(s["max_abs_error"], 1e-6)),
+                            mode="markers",
+                            marker=dict(symbol="x", color=color, size=6),
+                            legendgroup=f"e{eps}",
+                            showlegend=False,
+                            name="largest simulated error",
+                        ),
+                        row=r,
+                        col=c,
+                    )
     fig.update_yaxes(title_text="log10 |error|", col=1)
-    fig.update_layout(boxmode="group", height=330 * len(cals), margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", y=1.08))
+    fig.update_layout(
+        boxmode="group",
+        height=330 * len(cals),
+        margin=dict(l=10, r=10, t=50, b=10),
+        legend=dict(orientation="h", y=1.08),
+    )
     return fig
 
 
@@ -281,9 +559,15 @@ def figure4_plot(table: pd.DataFrame, gamma: float) -> go.Figure:
     for j, eps in enumerate(sorted(table["epsilon"].unique())):
         for cal in dict.fromkeys(table["calibration"]):
             s = table[(table["epsilon"] == eps) & (table["calibration"] == cal)].sort_values("iq")
-            fig.add_trace(go.Scatter(x=s["iq"], y=s[col], mode="lines+markers",
-                                     name=f"ε = {eps:g}, {CAL_LABEL.get(cal, cal)}",
-                                     line=dict(color=EPS_COLORS[j % len(EPS_COLORS)], dash=CAL_DASH.get(cal, "solid"))))
+            fig.add_trace(
+                go.Scatter(
+                    x=s["iq"],
+                    y=s[col],
+                    mode="lines+markers",
+                    name=f"ε = {eps:g}, {CAL_LABEL.get(cal, cal)}",
+                    line=dict(color=EPS_COLORS[j % len(EPS_COLORS)], dash=CAL_DASH.get(cal, "solid")),
+                )
+            )
     fig.update_xaxes(title="normalised range IQ = (U − L) / mean")
     fig.update_yaxes(type="log", title=label)
     fig.update_layout(height=400, margin=_MARGIN, legend=dict(orientation="h", y=-0.25))
@@ -299,6 +583,13 @@ def finite_range(center: float, half_width: float, *, floor: float = 1e-6) -> tu
 
 
 __all__: Sequence[str] = [
-    "decay_figure", "releases_figure", "dots_figure", "posterior_figure", "error_vs_epsilon_figure",
-    "figure1_plot", "figure3_plot", "figure4_plot", "finite_range",
+    "decay_figure",
+    "releases_figure",
+    "dots_figure",
+    "posterior_figure",
+    "error_vs_epsilon_figure",
+    "figure1_plot",
+    "figure3_plot",
+    "figure4_plot",
+    "finite_range",
 ]

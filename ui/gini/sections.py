@@ -1,5 +1,6 @@
 """The Gini page's sections in page order: their numbers and titles are defined here only (the page, its
 renderers, the noise choice and the texts that cite a section read them from here)."""
+
 from __future__ import annotations
 
 from ui.sections import Section

@@ -1,6 +1,7 @@
 """The earnings-percentiles page's views (its view selector) and the numbered steps of the one-cell view, in
 page order: defined here only (the page, its renderers, the landing page and the texts citing "section 1"
 read them from here)."""
+
 from __future__ import annotations
 
 from ui.sections import Section, headings

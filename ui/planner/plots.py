@@ -1,4 +1,5 @@
 """Plotly figure builders for the planner page (no Streamlit calls here)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -20,9 +21,17 @@ def dots_frame(dots: Sequence[StatisticDots]) -> pd.DataFrame:
         n_dots = len(values_of[0]) if values_of else 0
         for label, values in zip(d.labels, values_of, strict=True):
             for i, v in enumerate(values):
-                rows.append({"statistic": d.statistic, "number": label, "epsilon": d.epsilon, "dot": i + 1,
-                             "quantile": (i + 0.5) / n_dots, "error": float(v),
-                             "unit": "Gini" if absolute else "% of the true value"})
+                rows.append(
+                    {
+                        "statistic": d.statistic,
+                        "number": label,
+                        "epsilon": d.epsilon,
+                        "dot": i + 1,
+                        "quantile": (i + 0.5) / n_dots,
+                        "error": float(v),
+                        "unit": "Gini" if absolute else "% of the true value",
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -41,31 +50,76 @@ def fig_quantile_dots(frame: pd.DataFrame, tolerance: float, title: str, *, gini
         axis = "error of a release, % of the true value (each dot = 5% of releases)"
         hover, target = "%{y}: %{x:.2f}% error<extra></extra>", f"target ±{tolerance:g}%"
     fig = go.Figure(
-        data=[go.Scatter(x=x, y=frame["number"].to_numpy(), mode="markers", showlegend=False,
-                         marker=dict(size=11, color=np.where(inside, "seagreen", "firebrick").tolist(),
-                                     line=dict(width=0.5, color="white")),
-                         hovertemplate=hover)],
+        data=[
+            go.Scatter(
+                x=x,
+                y=frame["number"].to_numpy(),
+                mode="markers",
+                showlegend=False,
+                marker=dict(
+                    size=11,
+                    color=np.where(inside, "seagreen", "firebrick").tolist(),
+                    line=dict(width=0.5, color="white"),
+                ),
+                hovertemplate=hover,
+            )
+        ],
         layout=dict(
             title=dict(text=title),
             xaxis=dict(title=dict(text=axis)),
             yaxis=dict(categoryorder="array", categoryarray=labels[::-1]),
-            shapes=[dict(type="rect", xref="x", yref="paper", x0=-tolerance, x1=tolerance, y0=0, y1=1,
-                         fillcolor="rgba(46,139,87,0.15)", line=dict(width=0), layer="below"),
-                    dict(type="line", xref="x", yref="paper", x0=0, x1=0, y0=0, y1=1,
-                         line=dict(color="grey", dash="dot"))],
-            annotations=[dict(x=tolerance, y=1, xref="x", yref="paper", text=target,
-                              showarrow=False, xanchor="right", yanchor="bottom")],
-            height=140 + 28 * len(labels), margin=dict(l=10, r=10, t=50, b=40)))
+            shapes=[
+                dict(
+                    type="rect",
+                    xref="x",
+                    yref="paper",
+                    x0=-tolerance,
+                    x1=tolerance,
+                    y0=0,
+                    y1=1,
+                    fillcolor="rgba(46,139,87,0.15)",
+                    line=dict(width=0),
+                    layer="below",
+                ),
+                dict(type="line", xref="x", yref="paper", x0=0, x1=0, y0=0, y1=1, line=dict(color="grey", dash="dot")),
+            ],
+            annotations=[
+                dict(
+                    x=tolerance,
+                    y=1,
+                    xref="x",
+                    yref="paper",
+                    text=target,
+                    showarrow=False,
+                    xanchor="right",
+                    yanchor="bottom",
+                )
+            ],
+            height=140 + 28 * len(labels),
+            margin=dict(l=10, r=10, t=50, b=40),
+        ),
+    )
     return fig
 
 
 def fig_epsilons(frame: pd.DataFrame, total: float) -> go.Figure:
     """Horizontal bars: smallest epsilon per statistic, with the sequential total in the title."""
-    fig = go.Figure(go.Bar(x=frame["epsilon"], y=frame["statistic"], orientation="h",
-                           text=[f"{v:.3g}" for v in frame["epsilon"]], textposition="auto",
-                           marker_color="steelblue"))
-    fig.update_layout(title=f"Smallest ε per statistic (total under sequential composition: {total:.3g})",
-                      xaxis_title="ε", height=120 + 45 * len(frame), margin=dict(l=10, r=10, t=50, b=40))
+    fig = go.Figure(
+        go.Bar(
+            x=frame["epsilon"],
+            y=frame["statistic"],
+            orientation="h",
+            text=[f"{v:.3g}" for v in frame["epsilon"]],
+            textposition="auto",
+            marker_color="steelblue",
+        )
+    )
+    fig.update_layout(
+        title=f"Smallest ε per statistic (total under sequential composition: {total:.3g})",
+        xaxis_title="ε",
+        height=120 + 45 * len(frame),
+        margin=dict(l=10, r=10, t=50, b=40),
+    )
     return fig
 
 
@@ -78,23 +132,68 @@ def fig_budget(frame: pd.DataFrame) -> go.Figure:
     statistics = frame["statistic"].tolist()
     errors = frame["relative_error_percent"].tolist()
     fig = go.Figure(
-        data=[go.Bar(x=frame["epsilon"].tolist(), y=statistics, orientation="h", marker_color="steelblue",
-                     showlegend=False, xaxis="x", yaxis="y"),
-              go.Bar(x=errors, y=statistics, orientation="h", marker_color="darkorange", showlegend=False,
-                     text=[f"±{shown} ({c:g}%)" for shown, c in zip(
-                         frame["error within ±"] if "error within ±" in frame else [f"{v:.3g}%" for v in errors],
-                         frame["confidence_percent"], strict=True)],
-                     textposition="auto", xaxis="x2", yaxis="y2")],
+        data=[
+            go.Bar(
+                x=frame["epsilon"].tolist(),
+                y=statistics,
+                orientation="h",
+                marker_color="steelblue",
+                showlegend=False,
+                xaxis="x",
+                yaxis="y",
+            ),
+            go.Bar(
+                x=errors,
+                y=statistics,
+                orientation="h",
+                marker_color="darkorange",
+                showlegend=False,
+                text=[
+                    f"±{shown} ({c:g}%)"
+                    for shown, c in zip(
+                        frame["error within ±"] if "error within ±" in frame else [f"{v:.3g}%" for v in errors],
+                        frame["confidence_percent"],
+                        strict=True,
+                    )
+                ],
+                textposition="auto",
+                xaxis="x2",
+                yaxis="y2",
+            ),
+        ],
         layout=dict(
             xaxis=dict(domain=[0.0, 0.45], anchor="y", title=dict(text="ε")),
             yaxis=dict(anchor="x"),
             xaxis2=dict(domain=[0.55, 1.0], anchor="y2", title=dict(text="relative error, % of the true value")),
             yaxis2=dict(anchor="x2", matches="y", showticklabels=False),
-            annotations=[dict(text="ε given to each statistic", x=0.225, y=1.0, xref="paper", yref="paper",
-                              xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=16)),
-                         dict(text="resulting error (at its confidence level)", x=0.775, y=1.0, xref="paper",
-                              yref="paper", xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=16))],
-            height=140 + 45 * len(frame), margin=dict(l=10, r=10, t=50, b=40)))
+            annotations=[
+                dict(
+                    text="ε given to each statistic",
+                    x=0.225,
+                    y=1.0,
+                    xref="paper",
+                    yref="paper",
+                    xanchor="center",
+                    yanchor="bottom",
+                    showarrow=False,
+                    font=dict(size=16),
+                ),
+                dict(
+                    text="resulting error (at its confidence level)",
+                    x=0.775,
+                    y=1.0,
+                    xref="paper",
+                    yref="paper",
+                    xanchor="center",
+                    yanchor="bottom",
+                    showarrow=False,
+                    font=dict(size=16),
+                ),
+            ],
+            height=140 + 45 * len(frame),
+            margin=dict(l=10, r=10, t=50, b=40),
+        ),
+    )
     return fig
 
 
@@ -108,18 +207,48 @@ def posterior_frame(epsilons: Sequence[float], priors: np.ndarray, uppers: Seque
 
 def fig_posterior(frame: pd.DataFrame, prior_marker: float | None = None) -> go.Figure:
     """Largest posterior an attacker can reach against the prior, one curve per epsilon."""
-    traces = [go.Scatter(x=[0, 100], y=[0, 100], mode="lines", line=dict(color="grey", dash="dot"),
-                         name="no release (posterior = prior)")]
+    traces = [
+        go.Scatter(
+            x=[0, 100],
+            y=[0, 100],
+            mode="lines",
+            line=dict(color="grey", dash="dot"),
+            name="no release (posterior = prior)",
+        )
+    ]
     for eps in sorted(frame["epsilon"].unique()):
         sub = frame[frame["epsilon"] == eps]
-        traces.append(go.Scatter(x=100 * sub["prior"].to_numpy(), y=100 * sub["largest_posterior"].to_numpy(),
-                                 mode="lines", name=f"ε = {eps:g}"))
+        traces.append(
+            go.Scatter(
+                x=100 * sub["prior"].to_numpy(),
+                y=100 * sub["largest_posterior"].to_numpy(),
+                mode="lines",
+                name=f"ε = {eps:g}",
+            )
+        )
     shapes = []
     if prior_marker is not None:
-        shapes.append(dict(type="line", xref="x", yref="paper", x0=100 * prior_marker, x1=100 * prior_marker,
-                           y0=0, y1=1, line=dict(color="grey", dash="dash")))
-    return go.Figure(data=traces, layout=dict(
-        title=dict(text="What can an attacker learn? Largest belief after seeing the release"),
-        xaxis=dict(title=dict(text="belief before the release (prior), %")),
-        yaxis=dict(title=dict(text="largest belief after, %")), shapes=shapes,
-        height=420, margin=dict(l=10, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.2)))
+        shapes.append(
+            dict(
+                type="line",
+                xref="x",
+                yref="paper",
+                x0=100 * prior_marker,
+                x1=100 * prior_marker,
+                y0=0,
+                y1=1,
+                line=dict(color="grey", dash="dash"),
+            )
+        )
+    return go.Figure(
+        data=traces,
+        layout=dict(
+            title=dict(text="What can an attacker learn? Largest belief after seeing the release"),
+            xaxis=dict(title=dict(text="belief before the release (prior), %")),
+            yaxis=dict(title=dict(text="largest belief after, %")),
+            shapes=shapes,
+            height=420,
+            margin=dict(l=10, r=10, t=50, b=40),
+            legend=dict(orientation="h", y=-0.2),
+        ),
+    )

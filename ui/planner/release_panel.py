@@ -40,6 +40,7 @@ from it, so the downloaded plan is the release this panel makes.
 The ledger database is ``DPCORE_LEDGER_URL`` (``sqlite:///...`` or ``postgresql://...``) or the
 default SQLite file ``~/.local/share/dpcore/ledger.db`` (``dpcore.ledger.default_url``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -70,7 +71,8 @@ RANDOM_GROUPS_REFUSAL = (
     "A real release cannot use **random groups A/B/C**: they are a planning device drawn with the sidebar seed, "
     "not groups of your data, so numbers released by them describe nobody and would still spend budget. Choose a "
     "group column of your file under *Groups / cells*, or release only statistics without groups "
-    "(Gini, mean, count).")
+    "(Gini, mean, count)."
+)
 GROUP_KINDS = ("percentiles", "group_medians", "group_means", "ratio")
 DELTA_CAPS = [0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-6]
 DEFAULT_DELTA_CAP = 1e-8
@@ -102,6 +104,7 @@ def confirm_key(counter: int) -> str:
 # ---------------------------------------------------------------------------------------------
 # What a release would use: one function for the panel and the downloaded plan
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ReleaseChoices:
@@ -157,8 +160,12 @@ def release_choices(kinds: Sequence[str], allocation: dict[str, float], account:
     planned = planned_epsilons(kinds)
     confidential = bool(planned) and plan_solved_on_confidential()
     start = {} if confidential else planned  # an ε solved on the confidential file never starts a field
-    epsilons = {kind: _field_value(eps_key(kind), _round_up(start.get(kind, allocation.get(kind, 0.1))),
-                                   EPS_FIELD_MIN, EPS_FIELD_MAX) for kind in kinds}
+    epsilons = {
+        kind: _field_value(
+            eps_key(kind), _round_up(start.get(kind, allocation.get(kind, 0.1))), EPS_FIELD_MIN, EPS_FIELD_MAX
+        )
+        for kind in kinds
+    }
     if account is not None:
         return ReleaseChoices(epsilons, float(account.cap_epsilon), True, planned, confidential)
     cap = _field_value(CAP_KEY, plan_cap_default(math.fsum(epsilons.values())), CAP_FIELD_MIN, CAP_FIELD_MAX)
@@ -172,10 +179,13 @@ def plan_differences(plan: dict[str, float], chosen: dict[str, float], cap: floa
         planned = plan.get(kind)
         if planned is not None and abs(eps - _round_up(planned)) > 1e-9:
             effect = "less accurate than planned" if eps < planned else "more accurate than planned, and costs more"
-            out.append(f"{planner_lib.STAT_KINDS[kind]}: ε = {eps:.4g} instead of the planned {planned:.4g} ({effect}).")
+            out.append(
+                f"{planner_lib.STAT_KINDS[kind]}: ε = {eps:.4g} instead of the planned {planned:.4g} ({effect})."
+            )
         elif planned is None and plan:
-            out.append(f"{planner_lib.STAT_KINDS[kind]} was not in the plan (ε = {eps:.4g}, its accuracy was not "
-                       "checked).")
+            out.append(
+                f"{planner_lib.STAT_KINDS[kind]} was not in the plan (ε = {eps:.4g}, its accuracy was not checked)."
+            )
     total = sum(chosen.values())
     if total > cap * (1 + 1e-12):
         out.append(f"The release's total ε = {total:.4g} is above the cap ε = {cap:.4g}: the ledger will refuse it.")
@@ -216,7 +226,7 @@ def _open_ledger(url: str) -> ledger_lib.LedgerDB:
 def ledger_place(url: str) -> str:
     """Where the ledger at ``url`` lives, for a sentence (a file path, or host and database; no password)."""
     if url.startswith("sqlite:///"):
-        return url[len("sqlite:///"):] or url
+        return url[len("sqlite:///") :] or url
     try:
         parts = urlsplit(url)
         host = parts.hostname or "localhost"
@@ -243,10 +253,12 @@ def _ledger_or_ask(url: str) -> Any:
         return _open_ledger(url)
     except ledger_lib.LedgerMissing:
         place = ledger_place(url)
-        st.warning(f"**No budget ledger exists at `{place}` yet. Create it?** The ledger keeps every release's "
-                   "privacy cost for good. It is created once, on purpose, so that a ledger that went missing is "
-                   "noticed instead of silently starting again with full budgets. "
-                   f"(Set `{ledger_lib.ENV_VAR}` to use another SQLite file or a PostgreSQL server.)")
+        st.warning(
+            f"**No budget ledger exists at `{place}` yet. Create it?** The ledger keeps every release's "
+            "privacy cost for good. It is created once, on purpose, so that a ledger that went missing is "
+            "noticed instead of silently starting again with full budgets. "
+            f"(Set `{ledger_lib.ENV_VAR}` to use another SQLite file or a PostgreSQL server.)"
+        )
         if st.button("Create the budget ledger", key="planner_create_ledger"):
             with guard(f"the budget ledger at {place}"):
                 ledger_lib.init_ledger(url)
@@ -255,8 +267,10 @@ def _ledger_or_ask(url: str) -> Any:
         return _NoLedgerYet()
     except (ValueError, TypeError) as exc:  # every ledger fault is a DPInputError naming the ledger
         st.error(f"The budget ledger cannot be used: {exc}")
-        st.caption(f"The ledger is `{ledger_place(url)}`. Set `{ledger_lib.ENV_VAR}` to a `sqlite:///...` file or "
-                   "a `postgresql://...` server.")
+        st.caption(
+            f"The ledger is `{ledger_place(url)}`. Set `{ledger_lib.ENV_VAR}` to a `sqlite:///...` file or "
+            "a `postgresql://...` server."
+        )
         return None
 
 
@@ -264,8 +278,15 @@ def _ledger_or_ask(url: str) -> Any:
 # Dataset identity, memo, archive
 # ---------------------------------------------------------------------------------------------
 
-def release_accuracy(kind: str, released: float | None, plan: dict[str, float], targets: dict[str, str], *,
-                     plan_confidential: bool = False) -> str:
+
+def release_accuracy(
+    kind: str,
+    released: float | None,
+    plan: dict[str, float],
+    targets: dict[str, str],
+    *,
+    plan_confidential: bool = False,
+) -> str:
     """What the released ε buys, in the plan's public terms: its accuracy target when the release has at
     least the planned ε (the target was met on the planning data at that ε), else what is missing. With
     ``plan_confidential`` (solved on the confidential file) the planned ε is not named."""
@@ -273,15 +294,23 @@ def release_accuracy(kind: str, released: float | None, plan: dict[str, float], 
     if planned is None or target is None:
         return "not planned: its accuracy was not checked"
     if plan_confidential:
-        return (f"target {target}: the ε it needs was solved on the confidential file (not a DP output, "
-                "not in this memo)")
+        return (
+            f"target {target}: the ε it needs was solved on the confidential file (not a DP output, not in this memo)"
+        )
     if released is not None and released >= _round_up(planned) - 1e-12:
         return f"{target} (the plan's target, met at ε = {planned:.4g})"
     return f"less than planned: {target} needs ε = {planned:.4g}"
 
 
-def release_memo(records: Sequence[Any], acct: Any, entries: Sequence[Any], plan: dict[str, float],
-                 targets: dict[str, str] | None = None, *, plan_confidential: bool = False) -> str:
+def release_memo(
+    records: Sequence[Any],
+    acct: Any,
+    entries: Sequence[Any],
+    plan: dict[str, float],
+    targets: dict[str, str] | None = None,
+    *,
+    plan_confidential: bool = False,
+) -> str:
     """The decision memo of a release: dataset, ε per statistic against the plan and the accuracy it buys,
     released values. ``plan_confidential``: the plan was solved on the confidential file; its ε are
     computed from the records, so the memo shows only the released (typed) ε and says why."""
@@ -293,21 +322,36 @@ def release_memo(records: Sequence[Any], acct: Any, entries: Sequence[Any], plan
             return "confidential (solved on the confidential file)"
         return plan.get(kind)
 
-    rows = [{"statistic": planner_lib.STAT_KINDS.get(r.get("kind", ""), r.get("statistic")),
-             "ε released": r.get("epsilon"), "ε planned": planned_cell(r.get("kind", "")),
-             "accuracy it buys": release_accuracy(r.get("kind", ""), r.get("epsilon"), plan, targets,
-                                                  plan_confidential=plan_confidential),
-             "δ": r.get("delta"), "mechanism": r.get("mechanism")}
-            for r in doc["this_release"]]
-    released = [{"statistic": r.get("statistic"), "number": lab, "released value": float(v), "ε": r.get("epsilon")}
-                for r in doc["this_release"] for lab, v in zip(r.get("labels", []), r.get("released", []), strict=True)]
+    rows = [
+        {
+            "statistic": planner_lib.STAT_KINDS.get(r.get("kind", ""), r.get("statistic")),
+            "ε released": r.get("epsilon"),
+            "ε planned": planned_cell(r.get("kind", "")),
+            "accuracy it buys": release_accuracy(
+                r.get("kind", ""), r.get("epsilon"), plan, targets, plan_confidential=plan_confidential
+            ),
+            "δ": r.get("delta"),
+            "mechanism": r.get("mechanism"),
+        }
+        for r in doc["this_release"]
+    ]
+    released = [
+        {"statistic": r.get("statistic"), "number": lab, "released value": float(v), "ε": r.get("epsilon")}
+        for r in doc["this_release"]
+        for lab, v in zip(r.get("labels", []), r.get("released", []), strict=True)
+    ]
     total = float(sum(r.get("epsilon", 0.0) for r in doc["this_release"]))
     eps = {str(r["statistic"]): float(r["ε released"] or 0.0) for r in rows}
     return memo_html.decision_memo_html(
-        title="Decision memo: differentially private release", dataset=doc["dataset"], plan_rows=rows,
-        total_epsilon=total, cap_epsilon=doc["account"].get("cap_epsilon"), releases=released,
+        title="Decision memo: differentially private release",
+        dataset=doc["dataset"],
+        plan_rows=rows,
+        total_epsilon=total,
+        cap_epsilon=doc["account"].get("cap_epsilon"),
+        releases=released,
         figures=[memo_html.epsilon_figure(eps, {})],
-        notes=[f"Spent on this data so far (every release): ε = {doc['epsilon_spent_in_total']:.4g}."])
+        notes=[f"Spent on this data so far (every release): ε = {doc['epsilon_spent_in_total']:.4g}."],
+    )
 
 
 def _upload_bytes() -> bytes | None:
@@ -449,9 +493,17 @@ def released_table(records: Sequence[Any]) -> Any:
         level = f"{100 * r.interval_level:g}% interval" if r.interval_level else "interval"
         for lab, v, lo, hi in zip(r.labels, r.released, lows, ups, strict=True):
             shown = "—" if lo is None or hi is None else f"{_readable(lo)} to {_readable(hi)}"
-            rows.append({"statistic": r.statistic, "number": lab, "released value": float(v),
-                         "interval (from the release alone)": f"{shown} ({level})" if lo is not None else shown,
-                         "ε": r.epsilon, "δ": r.delta, "mechanism": r.mechanism})
+            rows.append(
+                {
+                    "statistic": r.statistic,
+                    "number": lab,
+                    "released value": float(v),
+                    "interval (from the release alone)": f"{shown} ({level})" if lo is not None else shown,
+                    "ε": r.epsilon,
+                    "δ": r.delta,
+                    "mechanism": r.mechanism,
+                }
+            )
     frame = pd.DataFrame(rows)
     return frame.style.format({"released value": _readable, "ε": "{:.6g}", "δ": "{:.3g}"}).hide(axis="index")
 
@@ -459,28 +511,43 @@ def released_table(records: Sequence[Any]) -> Any:
 def _card_downloads(records: Sequence[Any]) -> None:
     """The release card (HTML, Markdown) and the OpenDP Deployments Registry entry of this release, each built
     on click (post-processing of the released records only)."""
+
     def inputs() -> tuple[dict, dict]:
         return release_card.card_inputs_from_app_records([r.to_dict() for r in records])
 
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Download the release card (HTML)", lambda: release_card.release_card_html(*inputs()).encode(),
-                       file_name=release_card.CARD_HTML, mime="text/html", key="planner_dl_card_html",
-                       help="A page to publish beside the numbers: the released values, the privacy statement in "
-                            "plain words, the methods and their papers, the date and the software. Opens offline.")
-    c2.download_button("Download the release card (Markdown)",
-                       lambda: release_card.release_card_markdown(*inputs()).encode(),
-                       file_name=release_card.CARD_MARKDOWN, mime="text/markdown", key="planner_dl_card_md")
-    c3.download_button("Download the OpenDP registry entry (YAML)",
-                       lambda: release_card.opendp_registry_entry(*inputs()).encode(),
-                       file_name=release_card.REGISTRY_YAML, mime="application/yaml", key="planner_dl_registry",
-                       help="This release as an entry of the OpenDP Differential Privacy Deployments Registry; "
-                            "fill in the fields marked FILL IN (the curator, the intended use ...) before submitting.")
+    c1.download_button(
+        "Download the release card (HTML)",
+        lambda: release_card.release_card_html(*inputs()).encode(),
+        file_name=release_card.CARD_HTML,
+        mime="text/html",
+        key="planner_dl_card_html",
+        help="A page to publish beside the numbers: the released values, the privacy statement in "
+        "plain words, the methods and their papers, the date and the software. Opens offline.",
+    )
+    c2.download_button(
+        "Download the release card (Markdown)",
+        lambda: release_card.release_card_markdown(*inputs()).encode(),
+        file_name=release_card.CARD_MARKDOWN,
+        mime="text/markdown",
+        key="planner_dl_card_md",
+    )
+    c3.download_button(
+        "Download the OpenDP registry entry (YAML)",
+        lambda: release_card.opendp_registry_entry(*inputs()).encode(),
+        file_name=release_card.REGISTRY_YAML,
+        mime="application/yaml",
+        key="planner_dl_registry",
+        help="This release as an entry of the OpenDP Differential Privacy Deployments Registry; "
+        "fill in the fields marked FILL IN (the curator, the intended use ...) before submitting.",
+    )
 
 
 def _cost_text(cost: dict) -> str:
     try:
-        return budget_lib.PrivacyCost(cost["kind"], epsilon=cost.get("epsilon", 0.0), delta=cost.get("delta", 0.0),
-                                      rho=cost.get("rho", 0.0)).describe()
+        return budget_lib.PrivacyCost(
+            cost["kind"], epsilon=cost.get("epsilon", 0.0), delta=cost.get("delta", 0.0), rho=cost.get("rho", 0.0)
+        ).describe()
     except (KeyError, TypeError, ValueError):
         return str(cost)
 
@@ -489,11 +556,20 @@ def _archive_frame(entries: Sequence[ledger_lib.Entry]) -> pd.DataFrame:
     rows = []
     for e in entries:
         records = (e.result or {}).get("records", []) if isinstance(e.result, dict) else []
-        released = "; ".join(f"{lab}: {float(v)!r}" for r in records for lab, v in zip(r.get("labels", []),
-                                                                                  r.get("released", []), strict=True))
-        rows.append({"entry": e.id, "time (UTC)": e.time[:19].replace("T", " "), "release": e.label,
-                     "cost": e.cost.describe(),
-                     "released values": released if e.result is not None else "not revealed (lost after the charge)"})
+        released = "; ".join(
+            f"{lab}: {float(v)!r}"
+            for r in records
+            for lab, v in zip(r.get("labels", []), r.get("released", []), strict=True)
+        )
+        rows.append(
+            {
+                "entry": e.id,
+                "time (UTC)": e.time[:19].replace("T", " "),
+                "release": e.label,
+                "cost": e.cost.describe(),
+                "released values": released if e.result is not None else "not revealed (lost after the charge)",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -501,21 +577,28 @@ def _archive_frame(entries: Sequence[ledger_lib.Entry]) -> pd.DataFrame:
 # Status: which account, what was spent (read after any release)
 # ---------------------------------------------------------------------------------------------
 
+
 def _account_note(ds: Any) -> None:
     """Which account the panel shows: the demonstration account of synthetic/public data, or the file's."""
     if not ds.confidential and _upload_bytes() is not None and st.session_state.get("data_lookalike"):
-        st.warning("You are planning on the **synthetic look-alike** of your file, so a release here would be a "
-                   "demonstration on synthetic data, paid from the look-alike's **demonstration account**, not your "
-                   "file's. To release from your file, switch off *Plan on a synthetic look-alike instead* in the "
-                   "sidebar (the plan's ε per statistic is kept).")
+        st.warning(
+            "You are planning on the **synthetic look-alike** of your file, so a release here would be a "
+            "demonstration on synthetic data, paid from the look-alike's **demonstration account**, not your "
+            "file's. To release from your file, switch off *Plan on a synthetic look-alike instead* in the "
+            "sidebar (the plan's ε per statistic is kept)."
+        )
     elif not ds.confidential:
-        st.info("**Shown: the demonstration account** of the data in use (synthetic or public, not confidential), "
-                "not the account of any file you uploaded. **Your file's account is kept** in the ledger with "
-                "everything spent from it: a reloaded tab forgets the upload, so upload the same file again in the "
-                "sidebar to see its account and release from it.")
+        st.info(
+            "**Shown: the demonstration account** of the data in use (synthetic or public, not confidential), "
+            "not the account of any file you uploaded. **Your file's account is kept** in the ledger with "
+            "everything spent from it: a reloaded tab forgets the upload, so upload the same file again in the "
+            "sidebar to see its account and release from it."
+        )
     else:
-        st.success(f"**Shown: the account of your file** `{ds.name}` (income column `{ds.column}`), kept in the "
-                   "ledger: uploading the same file again, in any tab or after a restart, finds it.")
+        st.success(
+            f"**Shown: the account of your file** `{ds.name}` (income column `{ds.column}`), kept in the "
+            "ledger: uploading the same file again, in any tab or after a restart, finds it."
+        )
 
 
 def _metrics(acct: Any, cap: float, entries: list[ledger_lib.Entry], demonstration: bool) -> None:
@@ -527,23 +610,30 @@ def _metrics(acct: Any, cap: float, entries: list[ledger_lib.Entry], demonstrati
         c3.metric("Cap (set below)", f"ε = {cap:.4g}", help="Fixed for good by the first release.")
         return
     spent = acct.spent(entries)
-    c1.metric("Spent so far", f"ε = {spent['epsilon']:.4g}" + (f", δ = {spent['delta']:.2g}" if spent['delta'] else ""),
-              help=f"Every release from these data ({which}), read from the ledger.")
+    c1.metric(
+        "Spent so far",
+        f"ε = {spent['epsilon']:.4g}" + (f", δ = {spent['delta']:.2g}" if spent['delta'] else ""),
+        help=f"Every release from these data ({which}), read from the ledger.",
+    )
     c2.metric("Remaining", f"ε = {max(0.0, acct.cap_epsilon - spent['epsilon']):.4g}")
     c3.metric("Cap (fixed)", acct.cap.describe())
 
 
 def _status(acct: Any, entries: list[ledger_lib.Entry], cap: float, demonstration: bool) -> None:
     if acct is None:
-        st.markdown("**No release has been made from these data yet.** The first release creates their budget "
-                    "account with the cap below; **the cap is then fixed for good** (no reset: a different cap "
-                    "would need different data).")
+        st.markdown(
+            "**No release has been made from these data yet.** The first release creates their budget "
+            "account with the cap below; **the cap is then fixed for good** (no reset: a different cap "
+            "would need different data)."
+        )
     else:
         count = len(entries)
-        st.markdown(f"**Budget account:** {acct.label or 'unnamed'} · created "
-                    f"{acct.created[:19].replace('T', ' ')} UTC · cap {acct.cap.describe()} (fixed) · "
-                    f"**{count} release{'' if count == 1 else 's'} so far** (the archive below lists "
-                    f"{'it' if count == 1 else 'them'}).")
+        st.markdown(
+            f"**Budget account:** {acct.label or 'unnamed'} · created "
+            f"{acct.created[:19].replace('T', ' ')} UTC · cap {acct.cap.describe()} (fixed) · "
+            f"**{count} release{'' if count == 1 else 's'} so far** (the archive below lists "
+            f"{'it' if count == 1 else 'them'})."
+        )
     _metrics(acct, cap, entries, demonstration)
 
 
@@ -551,8 +641,10 @@ def _status(acct: Any, entries: list[ledger_lib.Entry], cap: float, demonstratio
 # The release: one click, one charge
 # ---------------------------------------------------------------------------------------------
 
-def _release_delta(items: Sequence[tuple[str, float]],
-                   build_statistic: Callable[[str], planner_lib.PlannedStatistic]) -> float:
+
+def _release_delta(
+    items: Sequence[tuple[str, float]], build_statistic: Callable[[str], planner_lib.PlannedStatistic]
+) -> float:
     """The δ the release spends (basic composition): only a Gini with a light-tailed noise has one. 0 when
     it cannot be computed here (the release itself then says what is wrong)."""
     from dpcore.experiments import planner as planner_experiments
@@ -585,14 +677,25 @@ def _refusal_text(exc: BaseException) -> str:
     text = str(exc)
     for prefix in ("refused: ", "refused:"):
         if text.startswith(prefix):
-            text = text[len(prefix):]
+            text = text[len(prefix) :]
     return text[:1].upper() + text[1:]
 
 
-def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, cap: float, cap_delta: float,
-             items: list[tuple[str, float]], build_statistic: Callable[[str], planner_lib.PlannedStatistic],
-             group_column: str | None, statistic_params: Callable[[str], dict] | None = None,
-             declared_labels: list[str] | None = None, level: float = 0.95) -> None:
+def _release(
+    db: Any,
+    ds: Any,
+    dataset_id: str,
+    default_label: str,
+    label: str,
+    cap: float,
+    cap_delta: float,
+    items: list[tuple[str, float]],
+    build_statistic: Callable[[str], planner_lib.PlannedStatistic],
+    group_column: str | None,
+    statistic_params: Callable[[str], dict] | None = None,
+    declared_labels: list[str] | None = None,
+    level: float = 0.95,
+) -> None:
     """Make the release and keep its outcome for the next run (which draws everything from the ledger)."""
     try:
         n_missing, missing_groups = missing_income_rows(ds, group_column)
@@ -606,8 +709,9 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
             for kind, eps in items:
                 params = dict(statistic_params(kind))
                 groups = _page_groups(ds, group_column) if kind in GROUP_KINDS else None
-                values, groups = release_lib.with_missing_incomes(kind, params, ds.values, groups, missing_groups,
-                                                                  n_missing)
+                values, groups = release_lib.with_missing_incomes(
+                    kind, params, ds.values, groups, missing_groups, n_missing
+                )
                 if groups is None:
                     stats.append((planner_lib.make_statistic(kind, values, None, **params), eps))
                 else:
@@ -617,15 +721,23 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
         if ds.source == "upload" and _is_source_fingerprint(dataset_id):
             account = population_for_release(db, dataset_id, str(label or default_label).strip(), cap, cap_delta)
         else:
-            account = db.account(dataset_id, cap_epsilon=cap, label=str(label or default_label).strip(),
-                                 cap_delta=cap_delta)
-        identity = {"income_column": ds.column, "group_column": group_column, "n": int(ds.n) + n_missing,
-                    "source": ds.source, "file_name": ds.name if ds.source == "upload" else None,
-                    "missing_values": release_lib.MISSING_INCOME_AT_LOWER_BOUND}
+            account = db.account(
+                dataset_id, cap_epsilon=cap, label=str(label or default_label).strip(), cap_delta=cap_delta
+            )
+        identity = {
+            "income_column": ds.column,
+            "group_column": group_column,
+            "n": int(ds.n) + n_missing,
+            "source": ds.source,
+            "file_name": ds.name if ds.source == "upload" else None,
+            "missing_values": release_lib.MISSING_INCOME_AT_LOWER_BOUND,
+        }
         if grouped:
-            identity["group_labels"] = {"declared_public": list(declared_labels),
-                                        "rule": "the groups listed are the declared ones, whatever the data hold; "
-                                                "rows of other groups are left out (a public rule)"}
+            identity["group_labels"] = {
+                "declared_public": list(declared_labels),
+                "rule": "the groups listed are the declared ones, whatever the data hold; "
+                "rows of other groups are left out (a public rule)",
+            }
             identity["group_sizes"] = "declared public by the data owner (the PSEO assumption): exact"
         records = release_lib.make_release(stats, account, dataset=identity, level=level)
     except ledger_lib.BudgetExceeded as exc:
@@ -635,13 +747,19 @@ def _release(db: Any, ds: Any, dataset_id: str, default_label: str, label: str, 
     except (ValueError, TypeError) as exc:  # DPInputError: the message says whether ε was spent
         outcome = ("error", f"**The release did not complete.** {exc}")
     except Exception as exc:  # noqa: BLE001 - never a traceback in front of the analyst; the ledger is the truth
-        outcome = ("error", f"**The release failed unexpectedly** ({type(exc).__name__}: {exc}). If the ledger charged "
-                            "it, the archive below lists the charge as not revealed; nothing else was published.")
+        outcome = (
+            "error",
+            f"**The release failed unexpectedly** ({type(exc).__name__}: {exc}). If the ledger charged "
+            "it, the archive below lists the charge as not revealed; nothing else was published.",
+        )
     else:
         st.session_state["planner_records"] = records
         st.session_state["planner_records_account"] = dataset_id
-        outcome = ("success", "Released. The numbers below are the only ones you may publish. The confirmation "
-                              "was used up: a further release needs a new one (and spends more).")
+        outcome = (
+            "success",
+            "Released. The numbers below are the only ones you may publish. The confirmation "
+            "was used up: a further release needs a new one (and spends more).",
+        )
     st.session_state[RELEASE_OUTCOME] = outcome
 
 
@@ -654,7 +772,8 @@ UNDECLARED_GROUPS = (
     "would publish a one-person group (and whether someone is in it). Declare the group labels public (a list "
     "fixed without looking at who is in the file: states, sexes...) and, if they are published anyway, the group "
     "sizes (the PSEO assumption). Groups selected with DP and noisy group sizes are made by the command line "
-    "(`python -m dpcore release`, a plan without `[keys]`); the app does not make them yet.")
+    "(`python -m dpcore release`, a plan without `[keys]`); the app does not make them yet."
+)
 
 
 def parse_declared_labels(text: str) -> list[str]:
@@ -665,18 +784,30 @@ def parse_declared_labels(text: str) -> list[str]:
 def declared_groups(grouped: Sequence[str], group_column: str | None) -> list[str] | str:
     """The group labels declared public (both boxes ticked and labels typed), else the reason a group release
     cannot be made (a sentence). Asked only when the release has group statistics on a column of the file."""
-    st.markdown(f"**Groups of `{group_column}`** (used by "
-                + ", ".join(planner_lib.STAT_KINDS[k] for k in grouped) + ")")
-    public = st.checkbox(LABELS_PUBLIC, key="planner_labels_public",
-                         help="The groups listed are the ones declared here, whatever the file holds: a declared "
-                              "group with no row is listed too, rows of undeclared groups are left out.")
+    st.markdown(
+        f"**Groups of `{group_column}`** (used by " + ", ".join(planner_lib.STAT_KINDS[k] for k in grouped) + ")"
+    )
+    public = st.checkbox(
+        LABELS_PUBLIC,
+        key="planner_labels_public",
+        help="The groups listed are the ones declared here, whatever the file holds: a declared "
+        "group with no row is listed too, rows of undeclared groups are left out.",
+    )
     if not public:
         return UNDECLARED_GROUPS
-    labels = parse_declared_labels(st.text_input(
-        "The public group labels, separated by commas", key="planner_public_labels", max_chars=20_000,
-        help="Type them from a public list (not copied from the file): this list is what the release publishes."))
-    sizes = st.checkbox(SIZES_PUBLIC, key="planner_sizes_public",
-                        help="Without it the group sizes would have to be noisy, which only the command line does.")
+    labels = parse_declared_labels(
+        st.text_input(
+            "The public group labels, separated by commas",
+            key="planner_public_labels",
+            max_chars=20_000,
+            help="Type them from a public list (not copied from the file): this list is what the release publishes.",
+        )
+    )
+    sizes = st.checkbox(
+        SIZES_PUBLIC,
+        key="planner_sizes_public",
+        help="Without it the group sizes would have to be noisy, which only the command line does.",
+    )
     if not labels:
         return "Type the public group labels (separated by commas) before releasing group statistics."
     if not sizes:
@@ -700,8 +831,10 @@ def declared_group_statistic(kind: str, params: dict, values: Any, groups: Any, 
     if kind == "group_means":
         empty = [lab for lab in labels if not np.any(g == lab)]
         if empty:  # sizes are declared public, so saying which declared group is empty reveals nothing more
-            raise ledger_lib.DPInputError(f"the declared group {empty[0][:60]!r} has no row, and a mean of no "
-                                          "one cannot be released; remove it from the list. Nothing was charged")
+            raise ledger_lib.DPInputError(
+                f"the declared group {empty[0][:60]!r} has no row, and a mean of no "
+                "one cannot be released; remove it from the list. Nothing was charged"
+            )
         return planner_lib.make_statistic(kind, x, g, **params)
     return planner_lib.make_statistic(kind, x, g, **params)
 
@@ -723,15 +856,24 @@ def _say_existing_population(db: Any, ds: Any, name: str) -> None:
     except (ValueError, TypeError):  # not a valid population name: the release says why
         return
     if population is not None:
-        st.info(f"**{population.population}** is a registered population (cap {population.cap.describe()}, spent "
-                f"ε = {population.spent_epsilon():.4g}): this release attaches these records to it and pays from its "
-                "budget; the cap above is not used.")
+        st.info(
+            f"**{population.population}** is a registered population (cap {population.cap.describe()}, spent "
+            f"ε = {population.spent_epsilon():.4g}): this release attaches these records to it and pays from its "
+            "budget; the cap above is not used."
+        )
 
 
 # complexity above the cap: the panel's controls in display order
-def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str], planner_lib.PlannedStatistic],  # noqa: C901
-                  allocation: dict[str, float], *, group_column: str | None, random_groups: bool,
-                  statistic_params: Callable[[str], dict] | None = None) -> None:
+def release_panel(  # noqa: C901
+    ds: Any,
+    kinds: Sequence[str],
+    build_statistic: Callable[[str], planner_lib.PlannedStatistic],
+    allocation: dict[str, float],
+    *,
+    group_column: str | None,
+    random_groups: bool,
+    statistic_params: Callable[[str], dict] | None = None,
+) -> None:
     """Draw Release mode: account, cap, ε per statistic, the release button, the records, the archive.
 
     ds: the sidebar's IncomeData; kinds: planned statistic kinds; build_statistic(kind): the planned
@@ -744,19 +886,23 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
     st.markdown("### Make the real release")
     outcome = st.session_state.pop(RELEASE_OUTCOME, None)  # of the click of the previous run: said at the button
     _account_note(ds)
-    st.caption("The release draws its noise from the operating system's cryptographic random generator "
-               "(`os.urandom`), never from the seed in the sidebar, so it cannot be replayed or guessed. True values "
-               "are never shown: only the released (noisy) numbers. The budget is charged in the ledger database "
-               "**before** any noise is drawn.")
+    st.caption(
+        "The release draws its noise from the operating system's cryptographic random generator "
+        "(`os.urandom`), never from the seed in the sidebar, so it cannot be replayed or guessed. True values "
+        "are never shown: only the released (noisy) numbers. The budget is charged in the ledger database "
+        "**before** any noise is drawn."
+    )
     with guard("the rows with a missing income"):
         n_missing = missing_income_rows(ds, group_column)[0]
         if n_missing:
-            st.info(f"**{n_missing:,} row{'s' if n_missing != 1 else ''} of your file ha{'ve' if n_missing != 1 else 's'} "
-                    "no usable income** (missing, or negative with the sidebar's *drop* policy). Planning leaves "
-                    "them out; **the release keeps them in n**, counted at each statistic's public lower bound "
-                    "(the Gini's and the means' lower clip bound, the first histogram bin, not a case, not above "
-                    "a count's threshold), so whether one person's income is missing moves only noisy numbers. "
-                    "The record states this rule, not the number of such rows.")
+            st.info(
+                f"**{n_missing:,} row{'s' if n_missing != 1 else ''} of your file ha{'ve' if n_missing != 1 else 's'} "
+                "no usable income** (missing, or negative with the sidebar's *drop* policy). Planning leaves "
+                "them out; **the release keeps them in n**, counted at each statistic's public lower bound "
+                "(the Gini's and the means' lower clip bound, the first histogram bin, not a case, not above "
+                "a count's threshold), so whether one person's income is missing moves only noisy numbers. "
+                "The record states this rule, not the number of such rows."
+            )
     url = ledger_lib.default_url()
     db = _ledger_or_ask(url)
     if db is None:
@@ -780,62 +926,113 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
     status_box = st.container()
 
     if acct is None:
-        cap = float(qp_number("Total privacy budget of this data (ε cap)", CAP_KEY, choices.cap,
-                              min_value=CAP_FIELD_MIN, max_value=CAP_FIELD_MAX, step=0.1,
-                              help="The ledger refuses any release that would bring the total spent above this. "
-                                   "Fixed when the first release creates the account."))
-        cap_delta = float(st.selectbox(
-            "δ cap of this data", DELTA_CAPS, index=DELTA_CAPS.index(DEFAULT_DELTA_CAP), key="planner_cap_delta",
-            format_func=lambda d: "0 (pure ε-DP only)" if d == 0 else f"{d:g}",
-            help="Only mechanisms with a small certified failure probability (an (ε, δ) cost) spend δ; pure ε-DP "
-                 "releases spend none. Fixed with the cap."))
-        label = st.text_input("Population: the people these data describe (one budget in the ledger)",
-                              value=default_label, help="A population registered before (also with 'python -m "
-                              "dpcore ledger population add') keeps its cap; a new name registers it with the cap "
-                              "above. The command line's plans name it with population = \"...\".",
-                              key=f"planner_account_label_{dataset_id[:16]}", max_chars=200)
+        cap = float(
+            qp_number(
+                "Total privacy budget of this data (ε cap)",
+                CAP_KEY,
+                choices.cap,
+                min_value=CAP_FIELD_MIN,
+                max_value=CAP_FIELD_MAX,
+                step=0.1,
+                help="The ledger refuses any release that would bring the total spent above this. "
+                "Fixed when the first release creates the account.",
+            )
+        )
+        cap_delta = float(
+            st.selectbox(
+                "δ cap of this data",
+                DELTA_CAPS,
+                index=DELTA_CAPS.index(DEFAULT_DELTA_CAP),
+                key="planner_cap_delta",
+                format_func=lambda d: "0 (pure ε-DP only)" if d == 0 else f"{d:g}",
+                help="Only mechanisms with a small certified failure probability (an (ε, δ) cost) spend δ; pure ε-DP "
+                "releases spend none. Fixed with the cap.",
+            )
+        )
+        label = st.text_input(
+            "Population: the people these data describe (one budget in the ledger)",
+            value=default_label,
+            help="A population registered before (also with 'python -m "
+            "dpcore ledger population add') keeps its cap; a new name registers it with the cap "
+            "above. The command line's plans name it with population = \"...\".",
+            key=f"planner_account_label_{dataset_id[:16]}",
+            max_chars=200,
+        )
         _say_existing_population(db, ds, label)
     else:
         cap, cap_delta, label = acct.cap_epsilon, acct.cap_delta, acct.label
     with status_box:
         _status(acct, entries, cap, demonstration)
-    st.caption("The account is found by "
-               + ("a fingerprint of the uploaded file's records (whatever their order, line ends, format or "
-                  "income column): the same records, uploaded again or released with the command line, spend "
-                  "this population's budget." if ds.source == "upload"
-                  else "the sidebar's data recipe.")
-               + (f" Release records name it by its public id `{acct.public_id}` (a keyed hash that reveals "
-                  "nothing about the file)." if acct is not None else ""))
+    st.caption(
+        "The account is found by "
+        + (
+            "a fingerprint of the uploaded file's records (whatever their order, line ends, format or "
+            "income column): the same records, uploaded again or released with the command line, spend "
+            "this population's budget."
+            if ds.source == "upload"
+            else "the sidebar's data recipe."
+        )
+        + (
+            f" Release records name it by its public id `{acct.public_id}` (a keyed hash that reveals "
+            "nothing about the file)."
+            if acct is not None
+            else ""
+        )
+    )
 
     plan = {} if choices.planned_confidential else choices.planned  # never compare with (or show) a confidential ε
     if choices.planned_confidential:
         st.warning(CONFIDENTIAL_PLAN_NOTE + " The fields start from the budget-first split of your total ε.")
     if plan:
-        st.markdown("**ε per statistic: from your plan** (Plan mode, *Accuracy first*). Change them here if you must; "
-                    "any difference from the plan is shown below.")
+        st.markdown(
+            "**ε per statistic: from your plan** (Plan mode, *Accuracy first*). Change them here if you must; "
+            "any difference from the plan is shown below."
+        )
     eps_items = []
     for kind in kinds:
-        eps_k = qp_number(f"ε for {planner_lib.STAT_KINDS[kind]}", eps_key(kind), choices.epsilons[kind],
-                          min_value=EPS_FIELD_MIN, max_value=EPS_FIELD_MAX, step=0.01, format="%.4f")
+        eps_k = qp_number(
+            f"ε for {planner_lib.STAT_KINDS[kind]}",
+            eps_key(kind),
+            choices.epsilons[kind],
+            min_value=EPS_FIELD_MIN,
+            max_value=EPS_FIELD_MAX,
+            step=0.01,
+            format="%.4f",
+        )
         eps_items.append((kind, float(eps_k)))
     total_eps = math.fsum(e for _, e in eps_items)
     st.caption(f"This release costs ε = {total_eps:.4g} in total (sequential composition).")
-    level = float(qp_number("Level of the intervals published with the numbers", LEVEL_KEY, 0.95, min_value=0.5,
-                            max_value=0.99, step=0.01, format="%.2f",
-                            help="Every released number comes with an interval anyone can recompute from the "
-                                 "published numbers alone; it costs no extra ε (the Gini's bound is part of its ε)."))
+    level = float(
+        qp_number(
+            "Level of the intervals published with the numbers",
+            LEVEL_KEY,
+            0.95,
+            min_value=0.5,
+            max_value=0.99,
+            step=0.01,
+            format="%.2f",
+            help="Every released number comes with an interval anyone can recompute from the "
+            "published numbers alone; it costs no extra ε (the Gini's bound is part of its ε).",
+        )
+    )
     for message in plan_differences(plan, dict(eps_items), cap):
         st.warning(message)
     if not plan and not choices.planned_confidential:
-        st.caption("No accuracy-first plan in this session: the ε fields start from the budget-first split. "
-                   "Plan first (Plan mode) to start from the smallest ε that meets your targets.")
+        st.caption(
+            "No accuracy-first plan in this session: the ε fields start from the budget-first split. "
+            "Plan first (Plan mode) to start from the smallest ε that meets your targets."
+        )
 
     grouped = [k for k in kinds if k in GROUP_KINDS]
     declared = declared_groups(grouped, group_column) if grouped and not random_groups else None
     blocked = None
     if random_groups and grouped:
-        blocked = (RANDOM_GROUPS_REFUSAL + " Statistics that need groups here: "
-                   + ", ".join(planner_lib.STAT_KINDS[k] for k in grouped) + ".")
+        blocked = (
+            RANDOM_GROUPS_REFUSAL
+            + " Statistics that need groups here: "
+            + ", ".join(planner_lib.STAT_KINDS[k] for k in grouped)
+            + "."
+        )
         st.error(blocked)
     elif grouped and isinstance(declared, str):
         blocked = declared
@@ -847,29 +1044,49 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
         needed_delta = _release_delta(eps_items, build_statistic)
         remaining_delta = cap_delta if acct is None else max(0.0, acct.cap_delta - acct.spent(entries)["delta"])
         if needed_delta > remaining_delta * (1 + 1e-9):
-            blocked = (f"**This release spends δ = {needed_delta:.3g}** (the Gini's Laplace noise is (ε, δ)-DP) **but "
-                       f"only δ = {remaining_delta:.3g} {'is allowed by the δ cap' if acct is None else 'remains'} of "
-                       "these data**, so the ledger would refuse it. "
-                       + (f"Choose a δ cap of at least {needed_delta:.3g} above, or " if acct is None else "")
-                       + "plan the Gini with the generalized Cauchy noise (pure ε, no δ).")
+            blocked = (
+                f"**This release spends δ = {needed_delta:.3g}** (the Gini's Laplace noise is (ε, δ)-DP) **but "
+                f"only δ = {remaining_delta:.3g} {'is allowed by the δ cap' if acct is None else 'remains'} of "
+                "these data**, so the ledger would refuse it. "
+                + (f"Choose a δ cap of at least {needed_delta:.3g} above, or " if acct is None else "")
+                + "plan the Gini with the generalized Cauchy noise (pure ε, no δ)."
+            )
             st.warning(blocked)
         elif total_eps > remaining * (1 + 1e-12):
-            blocked = (f"**This release needs ε = {total_eps:.4g} but only ε = {remaining:.4g} "
-                       f"{'is available under the cap' if acct is None else 'remains'} of these data** "
-                       f"(cap ε = {cap:.4g}{'' if acct is None else ', fixed'}), so the ledger would refuse it. "
-                       + ("Raise the cap above or lower the ε per statistic (less accuracy)." if acct is None else
-                          "Lower the ε per statistic (less accuracy) or release fewer statistics: the cap of these "
-                          "data cannot be raised."))
+            blocked = (
+                f"**This release needs ε = {total_eps:.4g} but only ε = {remaining:.4g} "
+                f"{'is available under the cap' if acct is None else 'remains'} of these data** "
+                f"(cap ε = {cap:.4g}{'' if acct is None else ', fixed'}), so the ledger would refuse it. "
+                + (
+                    "Raise the cap above or lower the ε per statistic (less accuracy)."
+                    if acct is None
+                    else "Lower the ε per statistic (less accuracy) or release fewer statistics: the cap of these "
+                    "data cannot be raised."
+                )
+            )
             st.warning(blocked)
 
     counter = int(st.session_state.get(RELEASE_COUNTER, 0))
     pending = st.session_state.get(RELEASE_REQUEST) is not None
     confirmed = st.checkbox(CONFIRM_LABEL, key=confirm_key(counter), disabled=bool(blocked) or pending)
-    reason = ("Releasing…" if pending else
-              "Not possible: see the message above." if blocked else
-              None if confirmed else "Tick the confirmation above first (once per release).")
-    st.button("Make the release", type="primary", disabled=reason is not None, key="planner_release",
-              on_click=_request_release, args=(counter, dataset_id), help=reason)
+    reason = (
+        "Releasing…"
+        if pending
+        else "Not possible: see the message above."
+        if blocked
+        else None
+        if confirmed
+        else "Tick the confirmation above first (once per release)."
+    )
+    st.button(
+        "Make the release",
+        type="primary",
+        disabled=reason is not None,
+        key="planner_release",
+        on_click=_request_release,
+        args=(counter, dataset_id),
+        help=reason,
+    )
     if outcome is not None:
         (st.success if outcome[0] == "success" else st.error)(outcome[1])
     if pending:
@@ -882,18 +1099,34 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
         if requested_for == dataset_id and not blocked:
             _WAIT_NOTE.slot, _WAIT_NOTE.lines = wait_slot, []
             try:
-                _release(db, ds, dataset_id, default_label, label, cap, cap_delta, eps_items, build_statistic,
-                         group_column, statistic_params, declared if isinstance(declared, list) else None,
-                         level=level)
+                _release(
+                    db,
+                    ds,
+                    dataset_id,
+                    default_label,
+                    label,
+                    cap,
+                    cap_delta,
+                    eps_items,
+                    build_statistic,
+                    group_column,
+                    statistic_params,
+                    declared if isinstance(declared, list) else None,
+                    level=level,
+                )
                 if _WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
                     kind, text = st.session_state[RELEASE_OUTCOME]
-                    st.session_state[RELEASE_OUTCOME] = (kind, f"{text} (The release first waited for the "
-                                                               f"ledger: {_WAIT_NOTE.lines[-1]})")
+                    st.session_state[RELEASE_OUTCOME] = (
+                        kind,
+                        f"{text} (The release first waited for the ledger: {_WAIT_NOTE.lines[-1]})",
+                    )
             finally:
                 _WAIT_NOTE.slot, _WAIT_NOTE.lines = None, []
         elif requested_for is not None:
-            st.session_state[RELEASE_OUTCOME] = ("error", "**Nothing was released or charged:** "
-                                                 + (blocked or "the data changed after the click."))
+            st.session_state[RELEASE_OUTCOME] = (
+                "error",
+                "**Nothing was released or charged:** " + (blocked or "the data changed after the click."),
+            )
         st.rerun()  # draw everything again from the ledger, after the release
 
     records = st.session_state.get("planner_records")
@@ -901,36 +1134,64 @@ def release_panel(ds: Any, kinds: Sequence[str], build_statistic: Callable[[str]
         st.table(released_table(records))
         if acct is not None:
             remaining = max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
-            st.warning(f"**Every further release spends more.** Spent so far on this data: {acct.describe(entries)}; "
-                       f"remaining ε = {remaining:.4g}. Releasing the same statistic again and "
-                       "averaging would reduce the noise, which is exactly why it costs budget again.")
+            st.warning(
+                f"**Every further release spends more.** Spent so far on this data: {acct.describe(entries)}; "
+                f"remaining ε = {remaining:.4g}. Releasing the same statistic again and "
+                "averaging would reduce the noise, which is exactly why it costs budget again."
+            )
         c1, c2, c3 = st.columns(3)
-        c1.download_button("Download the release record (JSON)",
-                           memo_lib.complete_record_json(records, acct, entries).encode(),
-                           file_name="dp_release_record.json", mime="application/json", key="planner_dl_json",
-                           help="This release, every earlier release of the account, the dataset identity (file "
-                                "name, columns, n), mechanisms, (ε, δ), software version. Not the file's "
-                                "fingerprint (a hash of confidential data stays in the ledger).")
-        c2.download_button("Download the released values (CSV)", release_lib.records_to_csv(records).encode(),
-                           file_name="dp_released_values.csv", mime="text/csv", key="planner_dl_relcsv")
+        c1.download_button(
+            "Download the release record (JSON)",
+            memo_lib.complete_record_json(records, acct, entries).encode(),
+            file_name="dp_release_record.json",
+            mime="application/json",
+            key="planner_dl_json",
+            help="This release, every earlier release of the account, the dataset identity (file "
+            "name, columns, n), mechanisms, (ε, δ), software version. Not the file's "
+            "fingerprint (a hash of confidential data stays in the ledger).",
+        )
+        c2.download_button(
+            "Download the released values (CSV)",
+            release_lib.records_to_csv(records).encode(),
+            file_name="dp_released_values.csv",
+            mime="text/csv",
+            key="planner_dl_relcsv",
+        )
         targets = st.session_state.get(PLAN_TARGETS_KEY) or {}
-        c3.download_button("Download the decision memo (HTML)",
-                           release_memo(records, acct, entries, choices.planned, targets,
-                                        plan_confidential=choices.planned_confidential).encode(),
-                           file_name="dp_release_memo.html", mime="text/html", key="planner_dl_memo_release")
+        c3.download_button(
+            "Download the decision memo (HTML)",
+            release_memo(
+                records, acct, entries, choices.planned, targets, plan_confidential=choices.planned_confidential
+            ).encode(),
+            file_name="dp_release_memo.html",
+            mime="text/html",
+            key="planner_dl_memo_release",
+        )
         _card_downloads(records)
 
     if acct is not None and entries:
-        st.markdown(f"**Archive: every release from these data** ({len(entries)}; append-only, kept in the "
-                    "ledger database)")
+        st.markdown(
+            f"**Archive: every release from these data** ({len(entries)}; append-only, kept in the ledger database)"
+        )
         st.dataframe(_archive_frame(entries), hide_index=True, width="stretch")
         c1, c2 = st.columns(2)
-        c1.download_button("Export the archive (JSON)", acct.export("json", entries).encode(),
-                           file_name="dp_release_archive.json", mime="application/json",
-                           key="planner_archive_json")
-        c2.download_button("Export the archive (CSV)", acct.export("csv", entries).encode(),
-                           file_name="dp_release_archive.csv", mime="text/csv", key="planner_archive_csv")
-    st.caption(f"Ledger: {ledger_place(url) if isinstance(db, _NoLedgerYet) else db.describe()} (set `{ledger_lib.ENV_VAR}` to use another SQLite file or a shared "
-               "PostgreSQL server). A real release is not reproducible by design (its noise is not seeded); the "
-               "JSON record is its audit trail: dataset fingerprint, statistic, released values, mechanism, all "
-               "public parameters, ε and δ, time, dpcore version.")
+        c1.download_button(
+            "Export the archive (JSON)",
+            acct.export("json", entries).encode(),
+            file_name="dp_release_archive.json",
+            mime="application/json",
+            key="planner_archive_json",
+        )
+        c2.download_button(
+            "Export the archive (CSV)",
+            acct.export("csv", entries).encode(),
+            file_name="dp_release_archive.csv",
+            mime="text/csv",
+            key="planner_archive_csv",
+        )
+    st.caption(
+        f"Ledger: {ledger_place(url) if isinstance(db, _NoLedgerYet) else db.describe()} (set `{ledger_lib.ENV_VAR}` to use another SQLite file or a shared "
+        "PostgreSQL server). A real release is not reproducible by design (its noise is not seeded); the "
+        "JSON record is its audit trail: dataset fingerprint, statistic, released values, mechanism, all "
+        "public parameters, ε and δ, time, dpcore version."
+    )

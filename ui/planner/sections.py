@@ -1,5 +1,6 @@
 """The planner page's views in page order (Plan mode's view selector): their numbers and titles are defined here
 only (the page, the landing page's card and the tests read them from here)."""
+
 from __future__ import annotations
 
 from ui.sections import Section, headings

@@ -1,5 +1,6 @@
 """The group-means page's views in page order (its view selector): their titles are defined here only (the page
 and the tests read them from here)."""
+
 from __future__ import annotations
 
 from ui.sections import Section, headings

@@ -3,6 +3,7 @@
 ``accounting_view``, ``synthesizer_view``). Nothing here recomputes a mechanism; figures come from
 :mod:`ui.stratified.plots`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -37,37 +38,48 @@ INTRO = (
     "number. This page shows both effects, following Rosenblatt, Stoyanovich & Musco (AAAI 2024): "
     "**stratifying** (one private mean per group, then a weighted average of them for the overall mean) "
     "keeps each group's estimate about *its own* people, at a modest cost for the overall mean. By default it "
-    "shows real American incomes by group (the ACS 2019 excerpt); the paper's synthetic model is one click away.")
+    "shows real American incomes by group (the ACS 2019 excerpt); the paper's synthetic model is one click away."
+)
 PRIVACY_NOTE = (
     "two datasets are neighbours if one person's value is replaced (they stay in their group). Because the "
     "groups do not overlap, all group means together cost ε once (parallel composition); the overall mean "
     "recombined from them costs nothing more.",
     "the number of people n, every group label and group size, the clip range / bound R, the CoinPress "
     "prior interval and σ, and the combination weights (group shares, or shares from a public hold-out "
-    "sample for PubStrat). If a person's group could change too, the same release is 2ε-DP.")
-CONFIDENTIAL_WARNING = ("This is your confidential file: simulating releases on it is itself not private. "
-                        "Plan on synthetic or public data; use the real file only for the one counted release.")
-SYNTHETIC_CAPTION = ("Values: group i draws N(μᵢ, σᵢ) with μᵢ ~ N(0, 1), σᵢ ~ U(0.1, 2) (paper Appendix B). "
-                     "CoinPress is told each group's σᵢ (and the mixture's σ for the global run). A separate public "
-                     "sample of n/2 group labels gives the PubStrat weights.")
+    "sample for PubStrat). If a person's group could change too, the same release is 2ε-DP.",
+)
+CONFIDENTIAL_WARNING = (
+    "This is your confidential file: simulating releases on it is itself not private. "
+    "Plan on synthetic or public data; use the real file only for the one counted release."
+)
+SYNTHETIC_CAPTION = (
+    "Values: group i draws N(μᵢ, σᵢ) with μᵢ ~ N(0, 1), σᵢ ~ U(0.1, 2) (paper Appendix B). "
+    "CoinPress is told each group's σᵢ (and the mixture's σ for the global run). A separate public "
+    "sample of n/2 group labels gives the PubStrat weights."
+)
 TRENDS_TEXT = (
     "These sweeps re-run the paper's experiments on fresh data for every run: a new synthetic mixture "
     "(2n records: n private, n as the public hold-out for PubStrat) or a new random half of the ACS excerpt. "
-    "Lines are averages over runs; bars are ±1 standard error. The other settings come from the controls above.")
+    "Lines are averages over runs; bars are ±1 standard error. The other settings come from the controls above."
+)
 THEORY_TEXT = (
     "With group-size weights, stratifying adds noise in proportion to **Σᵢ ln|Gᵢ|** (sum over groups of the "
     "log of the group size) where a single overall mean has **ln n** (Proposition 9). Equal-sized groups are "
     "the worst case, k·ln(n/k) (Lemma 12). If group shares look like a draw from a Dirichlet(α) distribution, "
     "Theorem 10 gives the expected value k(ψ(α) − ψ(kα) + ln n) (ψ = digamma). Small α (a few dominant "
-    "groups) pushes it toward the informal lower bound k + ln n — that is the paper's Figure 1.")
+    "groups) pushes it toward the informal lower bound k + ln n — that is the paper's Figure 1."
+)
 SYNTHESIZER_CAPTION = (
     "Privacy: replacing one person changes each of the m two-way tables in at most 2 cells, so every cell "
     "gets Laplace noise of scale 2m/ε (m = 4 for one model, 3 per group). Column categories are public. "
     "ACS excerpt only (20 PUMAs, not a state); a random half is the private file, the other half gives "
-    "the public group shares.")
-SCRIPT_NOTE = ("The script recomputes the **Group means** view (the 200 simulated releases of every method, the "
-               "per-group table and the overall-mean summary) for the settings above, with the same call "
-               "`group_means_view(...)` the page makes.")
+    "the public group shares."
+)
+SCRIPT_NOTE = (
+    "The script recomputes the **Group means** view (the 200 simulated releases of every method, the "
+    "per-group table and the overall-mean summary) for the settings above, with the same call "
+    "`group_means_view(...)` the page makes."
+)
 
 
 def coinpress_caption(epsilon: float, match: str = "same_rho") -> str:
@@ -75,27 +87,35 @@ def coinpress_caption(epsilon: float, match: str = "same_rho") -> str:
     if match == "epsilon_delta":  # every method at the same (ε, δ)
         rho = strat_experiments.coinpress_rho(epsilon, match)
         paper = strat_experiments.pure_dp_to_zcdp(epsilon)
-        return (f"**Equal privacy: every method is (ε = {epsilon:g}, δ = {delta:g})-DP.** Laplace methods: pure "
-                f"ε = {epsilon:g}. CoinPress methods: ρ = **{rho:.4g}** zCDP, the largest ρ that gives "
-                f"(ε = {epsilon:g}, δ = {delta:g}). (The paper's convention ρ = ε²/2 = {paper:.4g} would give CoinPress "
-                f"ε = {strat_experiments.zcdp_to_dp(paper, delta):.3g} at this δ.)")
+        return (
+            f"**Equal privacy: every method is (ε = {epsilon:g}, δ = {delta:g})-DP.** Laplace methods: pure "
+            f"ε = {epsilon:g}. CoinPress methods: ρ = **{rho:.4g}** zCDP, the largest ρ that gives "
+            f"(ε = {epsilon:g}, δ = {delta:g}). (The paper's convention ρ = ε²/2 = {paper:.4g} would give CoinPress "
+            f"ε = {strat_experiments.zcdp_to_dp(paper, delta):.3g} at this δ.)"
+        )
     rho = strat_experiments.pure_dp_to_zcdp(epsilon)
-    return (f"Laplace methods: ε = {epsilon:g} (pure DP). CoinPress methods: ρ = ε²/2 = **{rho:.4g}** zCDP "
-            f"→ (ε = {strat_experiments.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})-DP.")
+    return (
+        f"Laplace methods: ε = {epsilon:g} (pure DP). CoinPress methods: ρ = ε²/2 = **{rho:.4g}** zCDP "
+        f"→ (ε = {strat_experiments.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})-DP."
+    )
 
 
 def acs_caption(spec: dict) -> str:
-    return ("**ACS 2019 excerpt: 20 PUMAs in 16 states (NIST Diverse Communities), not a state.** "
-            "Group means here describe those 20 areas only. A random half of the records plays the "
-            "private file; the other half is used only for its group shares (PubStrat). Means are "
-            "unweighted (the person weights PWGTP are not used). CoinPress uses "
-            f"σ = {spec['sigma']:,} (published NY 2018 figure) and prior interval {spec['prior']}.")
+    return (
+        "**ACS 2019 excerpt: 20 PUMAs in 16 states (NIST Diverse Communities), not a state.** "
+        "Group means here describe those 20 areas only. A random half of the records plays the "
+        "private file; the other half is used only for its group shares (PubStrat). Means are "
+        "unweighted (the person weights PWGTP are not used). CoinPress uses "
+        f"σ = {spec['sigma']:,} (published NY 2018 figure) and prior interval {spec['prior']}."
+    )
 
 
 def columns_caption(name: str) -> str:
-    return (f"{name}: a random half plays the private file; the other half is used only for its group "
-            "shares (PubStrat). This mimics the paper's experiment: in a real release the shares must come "
-            "from a published source (e.g. census tables), never from the confidential file.")
+    return (
+        f"{name}: a random half plays the private file; the other half is used only for its group "
+        "shares (PubStrat). This mimics the paper's experiment: in a real release the shares must come "
+        "from a published source (e.g. census tables), never from the confidential file."
+    )
 
 
 def with_progress(run: Callable[[Callable[[float, str], None]], Any]) -> Any:
@@ -107,8 +127,12 @@ def with_progress(run: Callable[[Callable[[float, str], None]], Any]) -> Any:
         bar.empty()
 
 
-_NUMBER_FORMATS = {"one release": "%.5g", "true overall mean": "%.5g", "RMSE of overall": "%.4g",
-                   "mean parity error": "%.4g"}
+_NUMBER_FORMATS = {
+    "one release": "%.5g",
+    "true overall mean": "%.5g",
+    "RMSE of overall": "%.4g",
+    "mean parity error": "%.4g",
+}
 
 
 def memo(key: tuple, build: Callable[[], Any], *, store: str = "_strat_memo", max_entries: int = 48) -> Any:
@@ -139,8 +163,9 @@ class _LazyFrame:
         return self._build().to_csv(*args, **kwargs)
 
 
-def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, memo_key: tuple,
-                fixed_axes: bool = False) -> None:
+def group_means(
+    view: strat_experiments.GroupMeansView, *, value_label: str, memo_key: tuple, fixed_axes: bool = False
+) -> None:
     """The group-means view: metrics, per-group chart and table, the overall mean of every method,
     error and parity charts, and the notes of one real release.
 
@@ -157,46 +182,71 @@ def group_means(view: strat_experiments.GroupMeansView, *, value_label: str, mem
         st.caption("\n\n".join(ready["captions"]))
     if ready["tiny"]:
         st.info(ready["tiny"])
-    st.dataframe(ready["table_shown"], hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format=f) for c, f in _GROUP_FORMATS.items()})
+    st.dataframe(
+        ready["table_shown"],
+        hide_index=True,
+        width="stretch",
+        column_config={c: st.column_config.NumberColumn(format=f) for c, f in _GROUP_FORMATS.items()},
+    )
     download_csv(ready["table"], "Download group means (CSV)", "stratified_group_means.csv", key="strat_dl_groups")
 
     st.subheader("The overall mean from each method")
-    st.dataframe(ready["summary_shown"], hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format=f) for c, f in _NUMBER_FORMATS.items()})
+    st.dataframe(
+        ready["summary_shown"],
+        hide_index=True,
+        width="stretch",
+        column_config={c: st.column_config.NumberColumn(format=f) for c, f in _NUMBER_FORMATS.items()},
+    )
     download_csv(ready["summary"], "Download method summary (CSV)", "stratified_methods.csv", key="strat_dl_methods")
     errors_frame = ready["errors_frame"]
     left, right = st.columns(2)
     with left:
         st.markdown("**Error of the overall mean** (simulated releases: box 25–75 %, whiskers 5–95 %)")
         show_spec(ready["overall_spec"])
-        download_csv(_LazyFrame(lambda: errors_frame().pipe(
-            lambda errs: errs.assign(release=errs.groupby("method").cumcount())[["method", "release", "error"]])),
-                     "Download the simulated errors (CSV)", "stratified_overall_errors.csv", key="strat_dl_overall")
+        download_csv(
+            _LazyFrame(
+                lambda: errors_frame().pipe(
+                    lambda errs: errs.assign(release=errs.groupby("method").cumcount())[["method", "release", "error"]]
+                )
+            ),
+            "Download the simulated errors (CSV)",
+            "stratified_overall_errors.csv",
+            key="strat_dl_overall",
+        )
     with right:
         st.markdown("**Parity error** φ = (1/k)·|overall rel. error| + Σ groups |rel. error|")
         show_spec(ready["parity_spec"])
-        download_csv(ready["parity"], "Download the parity errors (CSV)", "stratified_parity.csv", key="strat_dl_parity")
-    st.caption("\n\n".join([  # one element for the notes (fewer messages per rerun)
-        "Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
-        "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
-        "near 0 — that is why the paper reports parity only on real data. The overall estimates of "
-        "StratCoinpress and PubStratCoinpress use the same group releases, combined with different "
-        "public weights.", *("Note: " + note for note in view.notes)]))
+        download_csv(
+            ready["parity"], "Download the parity errors (CSV)", "stratified_parity.csv", key="strat_dl_parity"
+        )
+    st.caption(
+        "\n\n".join(
+            [  # one element for the notes (fewer messages per rerun)
+                "Parity error (paper Definition 11) adds up every group's relative error, so it grows with "
+                "the number of groups; lower is fairer. Relative errors explode when a group's true mean is "
+                "near 0 — that is why the paper reports parity only on real data. The overall estimates of "
+                "StratCoinpress and PubStratCoinpress use the same group releases, combined with different "
+                "public weights.",
+                *("Note: " + note for note in view.notes),
+            ]
+        )
+    )
 
 
 _PREPARED = BoundedCache(64)
 
 
-def _prepared_group_means(view: strat_experiments.GroupMeansView, *, value_label: str, memo_key: tuple,
-                          fixed_axes: bool) -> dict:
+def _prepared_group_means(
+    view: strat_experiments.GroupMeansView, *, value_label: str, memo_key: tuple, fixed_axes: bool
+) -> dict:
     """Everything :func:`group_means` draws, built from the view once per (view, method, axes, label) and
     kept for every session of this process (the last 64; never changed once built). The two tables go to
     the browser as Arrow tables converted once (:func:`_arrow_table`: the bytes ``st.dataframe`` would make
     from the DataFrame)."""
     key = memo_key + (view.method, bool(fixed_axes), value_label)
-    return _PREPARED.get_or_build(key, lambda: _prepare_group_means(view, value_label=value_label,
-                                                                    fixed_axes=fixed_axes))
+    return _PREPARED.get_or_build(
+        key, lambda: _prepare_group_means(view, value_label=value_label, fixed_axes=fixed_axes)
+    )
 
 
 def _arrow_table(frame: pd.DataFrame) -> Any:
@@ -223,9 +273,17 @@ def group_table_shown(table: pd.DataFrame) -> pd.DataFrame:
     the CSV scrolled sideways with long group names): the PubStrat share stays in the CSV, the 5% and 95%
     quantiles of the releases become one "middle 90%" column."""
     middle = [f"{_short_number(lo)} – {_short_number(hi)}" for lo, hi in zip(table["q05"], table["q95"], strict=True)]
-    return pd.DataFrame({"group": table["group"], "size": table["size"], "share": table["share (public)"],
-                         "true mean": table["true mean"], "release": table["release"],
-                         "middle 90% of releases": middle, "sd": table["sd of releases"]})
+    return pd.DataFrame(
+        {
+            "group": table["group"],
+            "size": table["size"],
+            "share": table["share (public)"],
+            "true mean": table["true mean"],
+            "release": table["release"],
+            "middle 90% of releases": middle,
+            "sd": table["sd of releases"],
+        }
+    )
 
 
 def _prepare_group_means(view: strat_experiments.GroupMeansView, *, value_label: str, fixed_axes: bool) -> dict:
@@ -235,9 +293,11 @@ def _prepare_group_means(view: strat_experiments.GroupMeansView, *, value_label:
         "Black diamonds are the true group means (not private). Dots are one private release "
         f"(seed {view.seed}); the bars cover the middle 90 % of {view.n_sims} simulated releases, so you can "
         "see how far a release can wander. Groups are sorted from largest to smallest: "
-        "**the bars grow as groups shrink.**" if method not in strat_experiments.GLOBAL_METHODS else
-        "A global method publishes one number, so every group is told the overall mean: the bars are "
-        "short, but the dots miss groups whose true mean differs from the overall one.")
+        "**the bars grow as groups shrink.**"
+        if method not in strat_experiments.GLOBAL_METHODS
+        else "A global method publishes one number, so every group is told the overall mean: the bars are "
+        "short, but the dots miss groups whose true mean differs from the overall one."
+    )
     clip, prior = view.clip, view.prior
     span = prior if isinstance(clip, float) else (min(prior[0], clip[0]), max(prior[1], clip[1]))
     lo = max(span[0], float(min(view.q05.min(), view.true_means.min())))  # the table's columns, from the view
@@ -249,41 +309,77 @@ def _prepare_group_means(view: strat_experiments.GroupMeansView, *, value_label:
     off = table[(table["q05"] < y_range[0]) | (table["q95"] > y_range[1])]
     captions = []
     if len(off):
-        captions.append(f"{len(off)} group(s) have releases beyond the chart's range (tiny groups: "
-                        f"{', '.join(off['group'].astype(str).head(6))}); see the table.")
+        captions.append(
+            f"{len(off)} group(s) have releases beyond the chart's range (tiny groups: "
+            f"{', '.join(off['group'].astype(str).head(6))}); see the table."
+        )
     if not isinstance(clip, float) and "Laplace" in method:
-        captions.append(f"Part of the gap between dot and diamond is **clipping bias**: values above "
-                        f"{clip[1]:,.0f} are set to {clip[1]:,.0f} before averaging, which lowers the mean of groups "
-                        "with many high values. A higher clip limit means less bias but more noise.")
+        captions.append(
+            f"Part of the gap between dot and diamond is **clipping bias**: values above "
+            f"{clip[1]:,.0f} are set to {clip[1]:,.0f} before averaging, which lowers the mean of groups "
+            "with many high values. A higher clip limit means less bias but more noise."
+        )
     tiny = table[table["size"] <= 1]
-    tiny_text = (f"Group(s) {', '.join(tiny['group'])} have a single member: the release is that person's "
-                 "clipped value plus noise as wide as the whole clip range divided by ε, so it is mostly "
-                 "noise (nothing is divided by zero; a group with no members would get the midpoint of "
-                 "the clip range, which uses no data).") if len(tiny) else ""
+    tiny_text = (
+        (
+            f"Group(s) {', '.join(tiny['group'])} have a single member: the release is that person's "
+            "clipped value plus noise as wide as the whole clip range divided by ε, so it is mostly "
+            "noise (nothing is divided by zero; a group with no members would get the midpoint of "
+            "the clip range, which uses no data)."
+        )
+        if len(tiny)
+        else ""
+    )
     rows = view.method_rows()
-    summary = pd.DataFrame([{"method": r["method"], "privacy cost": privacy_cost(view, r["method"]),
-                             **{c: r[c] for c in _NUMBER_FORMATS}} for r in rows])
+    summary = pd.DataFrame(
+        [
+            {
+                "method": r["method"],
+                "privacy cost": privacy_cost(view, r["method"]),
+                **{c: r[c] for c in _NUMBER_FORMATS},
+            }
+            for r in rows
+        ]
+    )
 
     def errors_frame() -> pd.DataFrame:  # built only for the chart and a download
         errors = [view.overall[m] - view.true_overall for m in strat_experiments.METHODS]
-        return pd.DataFrame({"method": np.repeat(np.array(strat_experiments.METHODS, dtype=object),
-                                                 [e.size for e in errors]),
-                             "error": np.concatenate(errors)})
+        return pd.DataFrame(
+            {
+                "method": np.repeat(np.array(strat_experiments.METHODS, dtype=object), [e.size for e in errors]),
+                "error": np.concatenate(errors),
+            }
+        )
 
-    perr = pd.DataFrame([{"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"],
-                          "q95": r["parity q95"]} for r in rows])
+    perr = pd.DataFrame(
+        [
+            {"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"], "q95": r["parity q95"]}
+            for r in rows
+        ]
+    )
     # plain specs equal to the plotly builders' figures (no validation per ε move)
     return {
-        "metrics": (("people n", f"{view.n:,}"), ("groups k", view.k), ("smallest group", f"{int(view.sizes.min()):,}"),
-                    ("largest group", f"{int(view.sizes.max()):,}")),
-        "subheader": f"Each group's mean: {method}", "intro": intro,
-        "groups_spec": plots_stratified_builders.group_means_spec(table, method, y_range=y_range,
-                                                                  value_label=value_label),
-        "captions": tuple(captions), "tiny": tiny_text,
-        "table": table, "table_shown": _arrow_table(group_table_shown(table)),
-        "summary": summary, "summary_shown": _arrow_table(summary),
-        "errors_frame": errors_frame, "overall_spec": plots_stratified_builders.overall_errors_spec(errors_frame()),
-        "parity": perr, "parity_spec": plots_stratified_builders.parity_spec(perr),
+        "metrics": (
+            ("people n", f"{view.n:,}"),
+            ("groups k", view.k),
+            ("smallest group", f"{int(view.sizes.min()):,}"),
+            ("largest group", f"{int(view.sizes.max()):,}"),
+        ),
+        "subheader": f"Each group's mean: {method}",
+        "intro": intro,
+        "groups_spec": plots_stratified_builders.group_means_spec(
+            table, method, y_range=y_range, value_label=value_label
+        ),
+        "captions": tuple(captions),
+        "tiny": tiny_text,
+        "table": table,
+        "table_shown": _arrow_table(group_table_shown(table)),
+        "summary": summary,
+        "summary_shown": _arrow_table(summary),
+        "errors_frame": errors_frame,
+        "overall_spec": plots_stratified_builders.overall_errors_spec(errors_frame()),
+        "parity": perr,
+        "parity_spec": plots_stratified_builders.parity_spec(perr),
     }
 
 
@@ -293,8 +389,7 @@ def coinpress_budgets(epsilons) -> str:
     parts = []
     for e in epsilons:
         rho = strat_experiments.pure_dp_to_zcdp(e)
-        parts.append(f"ε = {e:g} → ρ = {rho:.4g} → (ε = {strat_experiments.zcdp_to_dp(rho, delta):.3g}, "
-                     f"δ = {delta:g})")
+        parts.append(f"ε = {e:g} → ρ = {rho:.4g} → (ε = {strat_experiments.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})")
     return "CoinPress budgets in these runs: " + "; ".join(parts)
 
 
@@ -303,40 +398,70 @@ def trends(view: strat_experiments.TrendView, *, x_title: str, log_x: bool) -> N
     if view.experiment in ("acs", "acs_eps"):
         eps = view.experiment == "acs_eps"
         left, right = st.columns(2)
-        for column, measure, title in ((left, "error", "normalised error |est − mean| / mean"),
-                                       (right, "parity error", "parity error (Def. 11)")):
-            column.plotly_chart(plots_stratified.sweep_figure(
-                view.summary(measure), view.x, log_x=eps, x_title="ε (CoinPress: ρ = ε²/2)" if eps else x_title,
-                y_title=title), width="stretch")
+        for column, measure, title in (
+            (left, "error", "normalised error |est − mean| / mean"),
+            (right, "parity error", "parity error (Def. 11)"),
+        ):
+            column.plotly_chart(
+                plots_stratified.sweep_figure(
+                    view.summary(measure),
+                    view.x,
+                    log_x=eps,
+                    x_title="ε (CoinPress: ρ = ε²/2)" if eps else x_title,
+                    y_title=title,
+                ),
+                width="stretch",
+            )
         if eps:
-            st.caption("More budget, less error for every method; the parity error of the global methods stops "
-                       "falling (it is the gap between the groups' true means and the overall mean), the stratified "
-                       "ones keep improving.")
+            st.caption(
+                "More budget, less error for every method; the parity error of the global methods stops "
+                "falling (it is the gap between the groups' true means and the overall mean), the stratified "
+                "ones keep improving."
+            )
         else:
-            st.caption("Paper Fig. 2 shape: stratified methods keep the parity error low while global methods, "
-                       "which tell every group the overall mean, have a parity error that grows with k. Income "
-                       "(PINCP) is the hard case the paper mentions: wide and long-tailed. Groupings used: "
-                       + ", ".join(sorted({f"{r['grouping']} (k={r['k']})" for r in view.rows})))
+            st.caption(
+                "Paper Fig. 2 shape: stratified methods keep the parity error low while global methods, "
+                "which tell every group the overall mean, have a parity error that grows with k. Income "
+                "(PINCP) is the hard case the paper mentions: wide and long-tailed. Groupings used: "
+                + ", ".join(sorted({f"{r['grouping']} (k={r['k']})" for r in view.rows}))
+            )
     else:
-        show_figure(plots_stratified.sweep_figure(view.summary("error"), view.x, log_x=log_x, x_title=x_title,
-                                                   y_title="|overall estimate − true mean|"), width="stretch")
-        st.caption("Paper Figs. 3/6/7 shape: the stratified methods pay for splitting the data (more noise in "
-                   "small groups) and converge to the global ones as n grows; more groups or smaller α (more tiny "
-                   "groups) cost more. Laplace curves use ε, CoinPress curves ρ = ε²/2. Parity error is not "
-                   "shown on synthetic data (the paper does not either): group means near 0 make relative "
-                   "errors arbitrarily large; see the ACS experiments for parity.")
-    download_csv(pd.DataFrame(list(view.rows)), "Download experiment runs (CSV)", "stratified_experiment.csv",
-                 key="strat_dl_sweep")
+        show_figure(
+            plots_stratified.sweep_figure(
+                view.summary("error"), view.x, log_x=log_x, x_title=x_title, y_title="|overall estimate − true mean|"
+            ),
+            width="stretch",
+        )
+        st.caption(
+            "Paper Figs. 3/6/7 shape: the stratified methods pay for splitting the data (more noise in "
+            "small groups) and converge to the global ones as n grows; more groups or smaller α (more tiny "
+            "groups) cost more. Laplace curves use ε, CoinPress curves ρ = ε²/2. Parity error is not "
+            "shown on synthetic data (the paper does not either): group means near 0 make relative "
+            "errors arbitrarily large; see the ACS experiments for parity."
+        )
+    download_csv(
+        pd.DataFrame(list(view.rows)),
+        "Download experiment runs (CSV)",
+        "stratified_experiment.csv",
+        key="strat_dl_sweep",
+    )
 
 
 def bounds(view: strat_experiments.BoundsView) -> None:
     """Figure 1 and the paper's New York example, with our honest reading of its "~80 %"."""
     curves = pd.DataFrame(dict(view.curves))
-    show_figure(memo(("bounds", view.n, view.k), lambda: plots_stratified.bounds_figure(
-        curves, alpha_mark=0.13, actual=view.actual)), width="stretch")
-    st.caption("The paper plots α from 0.2 to 1. For very small α the expected value can fall below the "
-               "lower bound (and below 0): the Dirichlet model allows 'groups' of less than one person "
-               "(gᵢ·n < 1), which real data cannot have, so read the left end of the curve with care.")
+    show_figure(
+        memo(
+            ("bounds", view.n, view.k),
+            lambda: plots_stratified.bounds_figure(curves, alpha_mark=0.13, actual=view.actual),
+        ),
+        width="stretch",
+    )
+    st.caption(
+        "The paper plots α from 0.2 to 1. For very small α the expected value can fall below the "
+        "lower bound (and below 0): the Dirichlet model allows 'groups' of less than one person "
+        "(gᵢ·n < 1), which real data cannot have, so read the left end of the curve with care."
+    )
     download_csv(curves, "Download Figure 1 curves (CSV)", "stratified_bounds.csv", key="strat_dl_bounds")
     ex = view.example
     st.subheader("The paper's New York example (RACE, k = 9)")
@@ -344,18 +469,41 @@ def bounds(view: strat_experiments.BoundsView) -> None:
         f"ACS New York 2018, n = {ex.n:,}, nine race groups with shares "
         f"{', '.join(f'{p:.3f}' for p in np.sort(ex.proportions)[::-1][:5])}, … The paper fits α ≈ 0.13 and "
         "says the expected cost of stratifying is “~80 % better than the worst case, relative to the best "
-        "case”. What we compute:")
-    st.dataframe(pd.DataFrame({
-        "quantity": ["worst case k ln(n/k)", "expected at α = 0.13 (Thm. 10)", "paper's best case (k−1) + ln(n−k)",
-                     "informal lower bound k + ln n", "actual Σ ln|Gᵢ| of the real sizes",
-                     "(worst − expected) / (worst − best)", "(worst − actual) / (worst − best)",
-                     "symmetric-Dirichlet MLE of α for this vector"],
-        "value": [ex.worst, ex.expected, ex.best, ex.lower, ex.actual, ex.improvement, ex.improvement_actual,
-                  ex.alpha_mle]}).round(3), hide_index=True)
-    st.info(f"**The “~80 %” does not reproduce.** At α = 0.13 the improvement is {ex.improvement:.0%}, and for "
-            f"the real group sizes it is only {ex.improvement_actual:.0%}. The paper does not say how α was "
-            f"fitted; a maximum-likelihood fit on this vector gives α ≈ {ex.alpha_mle:.2f}, not 0.13. We show "
-            "our numbers and quote 80 % only as the paper's claim.")
+        "case”. What we compute:"
+    )
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "quantity": [
+                    "worst case k ln(n/k)",
+                    "expected at α = 0.13 (Thm. 10)",
+                    "paper's best case (k−1) + ln(n−k)",
+                    "informal lower bound k + ln n",
+                    "actual Σ ln|Gᵢ| of the real sizes",
+                    "(worst − expected) / (worst − best)",
+                    "(worst − actual) / (worst − best)",
+                    "symmetric-Dirichlet MLE of α for this vector",
+                ],
+                "value": [
+                    ex.worst,
+                    ex.expected,
+                    ex.best,
+                    ex.lower,
+                    ex.actual,
+                    ex.improvement,
+                    ex.improvement_actual,
+                    ex.alpha_mle,
+                ],
+            }
+        ).round(3),
+        hide_index=True,
+    )
+    st.info(
+        f"**The “~80 %” does not reproduce.** At α = 0.13 the improvement is {ex.improvement:.0%}, and for "
+        f"the real group sizes it is only {ex.improvement_actual:.0%}. The paper does not say how α was "
+        f"fitted; a maximum-likelihood fit on this vector gives α ≈ {ex.alpha_mle:.2f}, not 0.13. We show "
+        "our numbers and quote 80 % only as the paper's claim."
+    )
 
 
 def accounting(view: strat_experiments.AccountingView) -> None:
@@ -364,18 +512,32 @@ def accounting(view: strat_experiments.AccountingView) -> None:
     for line in acc.lines:
         st.markdown("- " + line)
     delta = view.delta
-    table = pd.DataFrame({
-        "what is released": ["all group means (Laplace)", "+ overall mean recombined from them",
-                             "+ a fresh overall mean on top", "group means if a person's group can change",
-                             "all group means (CoinPress, zCDP)", "+ a fresh overall CoinPress mean"],
-        "total cost": [f"ε = {acc.all_groups:g}", f"ε = {acc.all_groups:g} (+0)", f"ε = {acc.groups_plus_fresh_global:g}",
-                       f"ε = {acc.if_group_can_change:g}",
-                       f"ρ = {view.rho:.4g} → ε = {view.coinpress_epsilon:.3g} at δ = {delta:g}",
-                       f"ρ = {2 * view.rho:.4g} → ε = {view.coinpress_fresh_epsilon:.3g} at δ = {delta:g}"]})
+    table = pd.DataFrame(
+        {
+            "what is released": [
+                "all group means (Laplace)",
+                "+ overall mean recombined from them",
+                "+ a fresh overall mean on top",
+                "group means if a person's group can change",
+                "all group means (CoinPress, zCDP)",
+                "+ a fresh overall CoinPress mean",
+            ],
+            "total cost": [
+                f"ε = {acc.all_groups:g}",
+                f"ε = {acc.all_groups:g} (+0)",
+                f"ε = {acc.groups_plus_fresh_global:g}",
+                f"ε = {acc.if_group_can_change:g}",
+                f"ρ = {view.rho:.4g} → ε = {view.coinpress_epsilon:.3g} at δ = {delta:g}",
+                f"ρ = {2 * view.rho:.4g} → ε = {view.coinpress_fresh_epsilon:.3g} at δ = {delta:g}",
+            ],
+        }
+    )
     st.dataframe(table, hide_index=True, width="stretch")
-    st.caption("zCDP to (ε, δ): ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke 2016, Prop. 1.3). The paper writes "
-               "ε√(2 ln(1/δ)) and drops the ρ term; we show the exact conversion. ε-DP implies ε²/2-zCDP, which "
-               "is how the CoinPress budget is matched to the Laplace ε on this page.")
+    st.caption(
+        "zCDP to (ε, δ): ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke 2016, Prop. 1.3). The paper writes "
+        "ε√(2 ln(1/δ)) and drops the ρ term; we show the exact conversion. ε-DP implies ε²/2-zCDP, which "
+        "is how the CoinPress budget is matched to the Laplace ε on this page."
+    )
 
 
 SYNTHESIZER_TEXT = (
@@ -386,18 +548,42 @@ SYNTHESIZER_TEXT = (
     "columns; the *stratified* version fits the chain age → … → income separately inside each SEX × RAC1P "
     "group (each with the full ε, the groups are disjoint) and samples each group in proportion to public "
     "shares. We compare the mean of every column in every group with the real data: the parity error "
-    "(Definition 11, averaged over the 4 columns) and the largest relative error of any group mean.")
+    "(Definition 11, averaged over the 4 columns) and the largest relative error of any group mean."
+)
 
 
 def synthesizer(view: strat_experiments.SynthesizerView) -> None:
     """Parity error and max disparity of the light synthesizers against epsilon (paper Figs. 5 and 7a)."""
     left, right = st.columns(2)
-    left.plotly_chart(plots_stratified.sweep_figure(view.summary("parity error"), "epsilon", log_x=True, log_y=False,
-                                                    x_title="ε", y_title="parity error of means"), width="stretch")
-    right.plotly_chart(plots_stratified.sweep_figure(view.summary("max disparity"), "epsilon", log_x=True, log_y=True,
-                                                     x_title="ε", y_title="max disparity (largest group error)"),
-                       width="stretch")
-    st.caption("Paper Figs. 5 and 7a shape: the stratified synthesizer has the lower parity error, and the largest "
-               "group error falls as ε grows. Tiny groups (a few people) stay noisy at every ε.")
-    download_csv(pd.DataFrame(list(view.rows)), "Download synthesizer runs (CSV)", "stratified_synthesizer.csv",
-                 key="strat_dl_synth")
+    left.plotly_chart(
+        plots_stratified.sweep_figure(
+            view.summary("parity error"),
+            "epsilon",
+            log_x=True,
+            log_y=False,
+            x_title="ε",
+            y_title="parity error of means",
+        ),
+        width="stretch",
+    )
+    right.plotly_chart(
+        plots_stratified.sweep_figure(
+            view.summary("max disparity"),
+            "epsilon",
+            log_x=True,
+            log_y=True,
+            x_title="ε",
+            y_title="max disparity (largest group error)",
+        ),
+        width="stretch",
+    )
+    st.caption(
+        "Paper Figs. 5 and 7a shape: the stratified synthesizer has the lower parity error, and the largest "
+        "group error falls as ε grows. Tiny groups (a few people) stay noisy at every ε."
+    )
+    download_csv(
+        pd.DataFrame(list(view.rows)),
+        "Download synthesizer runs (CSV)",
+        "stratified_synthesizer.csv",
+        key="strat_dl_synth",
+    )
