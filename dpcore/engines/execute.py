@@ -10,13 +10,17 @@
 3. the engine computes the per-cell aggregates (confidential, small);
 4. a statistic with no row to release, or an output the free space cannot hold, is refused (public facts:
    cell sizes are released) -- everything so far charges nothing;
-5. the ledger is charged (one entry for the whole plan, with the release record) -- before any noise is
-   drawn or anything is written; SIGINT/SIGTERM are held while it commits;
-6. dpcore adds the noise (:mod:`dpcore.release_noise`: OpenDP's discrete Laplace for counts, OpenDP's
-   floating-point-safe Laplace for sums, the certified generalized-Cauchy sampler for the Gini);
+5. the source's records are fingerprinted and the source joins its population (refused when its records
+   belong to another one). Meanwhile a thread draws the noisy tables (:class:`_DrawAhead`; the noise of
+   :mod:`dpcore.release_noise`: OpenDP's discrete Laplace for counts, OpenDP's floating-point-safe Laplace for
+   sums, the certified generalized-Cauchy sampler for the Gini). They stay in this process's memory: a refusal
+   drops them unseen, and a failure of the draw is raised only after the charge, where it was raised when the
+   draw followed the charge, so neighbouring data still refuse or release alike before any charge;
+6. the ledger is charged (one entry for the whole plan, with the release record) -- before any noisy value is
+   used or anything is written; SIGINT/SIGTERM are held while it commits;
 7. the tables (CSV and Parquet) and ``release_record.json`` are written into a staging folder beside the
    output directory, which is renamed into place at the end (nothing is left there on failure or signal);
-   a failure after step 5 raises :class:`ReleaseNotDelivered` / :class:`InterruptedAfterCharge`, whose text
+   a failure after step 6 raises :class:`ReleaseNotDelivered` / :class:`InterruptedAfterCharge`, whose text
    says that epsilon was spent;
 8. the entry is marked revealed (:meth:`dpcore.ledger.Account.attach_result`; when the ledger cannot record
    it, the mark is journaled and :attr:`PlanResult.ledger_link_warning` says so).
@@ -1053,6 +1057,8 @@ class _StepTimes:
     def __init__(self) -> None:
         self.started = time.perf_counter()
         self.seconds: dict[str, float] = {}
+        self.overlapped: dict[str, float] = {}
+        self._lock = threading.Lock()
 
     @contextlib.contextmanager
     def phase(self, name: str):
@@ -1062,11 +1068,77 @@ class _StepTimes:
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
 
+    def beside(self, name: str, seconds: float) -> None:
+        """Wall seconds of work done in a thread beside the other phases (not part of "other")."""
+        with self._lock:
+            self.overlapped[name] = self.overlapped.get(name, 0.0) + seconds
+
     def line(self) -> str:
         total = time.perf_counter() - self.started
-        parts = [f"{name} {sec:.1f} s" for name, sec in self.seconds.items()]
+        with self._lock:
+            overlapped = dict(self.overlapped)
+        parts = []
+        for name, sec in self.seconds.items():
+            text = f"{name} {sec:.1f} s"
+            if name in overlapped:  # e.g. "noise 0.2 s (drawn in 2.9 s beside the fingerprint)"
+                text += f" (drawn in {overlapped.pop(name):.1f} s beside the fingerprint)"
+            parts.append(text)
+        parts += [f"{name} {sec:.1f} s beside the fingerprint" for name, sec in overlapped.items()]
         parts.append(f"other {max(total - sum(self.seconds.values()), 0.0):.1f} s")
         return f"step times: {', '.join(parts)} (total {total:.1f} s)"
+
+
+def _released_table(plan: ReleasePlan, s: StatisticSpec, deferred: _Deferred, rng: Any) -> tuple[pd.DataFrame, dict]:
+    """One statistic's noisy table and its record entry: the mechanism's draw on the aggregates, then every
+    released value with its interval and honest digits (computed from the published numbers only)."""
+    table, info = deferred.release(rng)
+    if s.kind != "percentiles" or getattr(s, "method", "histogram") != "exponential":
+        table = published_table(s.kind, table, info, plan.level)
+        info = {**info, "interval_level": plan.level}
+    return table, info
+
+
+class _DrawAhead:
+    """The noisy tables of a real release, drawn in a thread while the source is fingerprinted.
+
+    On two cores the fingerprint leaves about a third of the CPU idle (its worker and this process take turns
+    with the reader), and the OpenDP draws release the GIL; drawn beside it, the 10M-row PSEO-like histogram's
+    600,600 counts no longer follow it (benchmarks/bench_peers.py). Why this is the same release:
+
+    * the draw is the one that followed the charge (:func:`_released_table`, the same mechanisms and
+      measurements, on the same frozen aggregates): only its start moved;
+    * nothing noisy leaves the thread before the charge: :meth:`result` is called only after it, a refusal
+      before it drops the tables unseen (the thread is a daemon: a refused run does not wait for it);
+    * a failure of the draw is stored and raised by :meth:`result`, after the charge, where it was raised
+      before; a refusal that depends on the draw would tell neighbouring data apart without a charge.
+    """
+
+    def __init__(self, plan: ReleasePlan, aggregates: dict[str, _Deferred], rng: Any, times: _StepTimes) -> None:
+        self._work = [(s, aggregates[s.name]) for s in plan.statistics]
+        self._plan, self._rng, self._times = plan, rng, times
+        self._tables: dict[str, tuple[pd.DataFrame, dict]] = {}
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._draw, name="dpcore-noise-ahead", daemon=True)
+        self._thread.start()
+
+    def _draw(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            while self._work:
+                s, deferred = self._work.pop(0)  # the thread holds the only reference: freed once drawn
+                self._tables[s.name] = _released_table(self._plan, s, deferred, self._rng)
+                del deferred
+        except BaseException as exc:  # raised by result(), after the charge
+            self._error = exc
+        finally:
+            self._times.beside("noise", time.perf_counter() - t0)
+
+    def result(self) -> dict[str, tuple[pd.DataFrame, dict]]:
+        """The drawn tables (waits for the thread); call only after the charge."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._tables
 
 
 @dataclass(frozen=True)
@@ -1159,9 +1231,14 @@ def _run_in_slot(  # noqa: C901
             ):
                 aggregates[s.name] = _Deferred(s, eng, m, plan)
                 aggregates[s.name].compute()
+        # the confidential aggregates are in memory; nothing has been revealed or charged yet
+        cell_warnings = _refuse_undeliverable(plan, aggregates, slot)
+        ahead = None
+        if acct is not None:
+            # the noise does not wait for the fingerprint (seconds at 10M rows): drawn beside it, used after the charge
+            ahead = _DrawAhead(plan, aggregates, rng, times)
+            aggregates = {}
         identity = _identify_source(eng, source, acct, engine, progress, times) if acct is not None else None
-    # the confidential aggregates are in memory; nothing has been revealed or charged yet
-    cell_warnings = _refuse_undeliverable(plan, aggregates, slot)
     if acct is not None and identity is not None:
         # the source joins its population before anything is charged: the same records already attached to
         # another population (another plan name, a re-saved, reordered or converted copy) are refused here
@@ -1218,7 +1295,7 @@ def _run_in_slot(  # noqa: C901
     try:
         if acct is not None:
             with (
-                progress.step("ledger: charging the plan (before any noise is drawn)"),
+                progress.step("ledger: charging the plan (before any noisy value is used)"),
                 _signals_held(),
                 times.phase("ledger"),
             ):
@@ -1245,13 +1322,13 @@ def _run_in_slot(  # noqa: C901
             " (simulation: numpy)" if simulate else " (OpenDP / certified)"
         )
         with progress.step(noise_step), times.phase("noise"):
+            drawn = ahead.result() if ahead is not None else None
             stats_out = []
             for s in plan.statistics:
-                table, info = aggregates[s.name].release(rng)
-                if s.kind != "percentiles" or getattr(s, "method", "histogram") != "exponential":
-                    # every released value with its interval and honest digits, from published numbers only
-                    table = published_table(s.kind, table, info, plan.level)
-                    info = {**info, "interval_level": plan.level}
+                if drawn is not None:
+                    table, info = drawn.pop(s.name)
+                else:
+                    table, info = _released_table(plan, s, aggregates.pop(s.name), rng)
                 if simulate:  # every simulated table says so, in a column and in its file names
                     table = table.assign(simulation=True)
                 tables[s.name] = table
@@ -1267,7 +1344,6 @@ def _run_in_slot(  # noqa: C901
                         **info,
                     }
                 )
-                del aggregates[s.name]
         record["statistics"] = stats_out
         with progress.step(f"writing {len(tables)} table(s) and {RECORD_FILE} to {out}"), times.phase("write"):
             hashes = _write_outputs(out, plan, tables, record, simulation=simulate)
