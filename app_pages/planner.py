@@ -4,7 +4,7 @@ Thin page: controls -> one cached view call of ``dpcore.experiments.planner`` ->
 ``ui.planner.views`` (figures in ``ui.planner.plots``); Release mode is ``ui.planner.release_panel``.
 Only the chosen view is computed and drawn. The main ε slider and the views are an ``st.fragment``:
 moving the slider reruns only them. The Gini's smooth-sensitivity noise is a setting
-(``dpcore.smooth_noises.SMOOTH_NOISES``); each view states the plan's cost in its currency.
+(``dpcore.noise.smooth.SMOOTH_NOISES``); each view states the plan's cost in its currency.
 """
 from __future__ import annotations
 

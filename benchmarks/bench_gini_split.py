@@ -56,11 +56,12 @@ print(json.dumps([time.process_time() - c, time.perf_counter() - t, view.publish
 
 def page_defaults(eps: float, noise: str) -> tuple:
     """The checked arguments of dpcore.intervals._optimise for the Gini page's defaults at ``eps``."""
-    from dpcore import defaults, smooth_noises
+    from dpcore import defaults
     from dpcore.data import DEFAULT_RECIPE
     from dpcore.experiments import gini as gini_experiments
+    from dpcore.noise import smooth as smooth_noise
 
-    delta = None if noise == "cauchy" else smooth_noises.DEFAULT_DELTA
+    delta = None if noise == "cauchy" else smooth_noise.DEFAULT_DELTA
     return (
         float(eps),
         delta,

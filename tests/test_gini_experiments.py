@@ -478,16 +478,16 @@ def test_the_gini_experiments_have_one_module():
 def test_gini_view_follows_the_chosen_noise(noise):
     """The view's release, its posterior, error quantiles, RMSE, dots and error curve are those of
     ``release_gini(noise=...)`` (same seed) and of that noise's law: an independent path through
-    dpcore.gini / dpcore.smooth_noises, not the view's code."""
-    from dpcore import smooth_noises
+    dpcore.gini / dpcore.noise.smooth, not the view's code."""
     from dpcore.data import lognormal_incomes
+    from dpcore.noise import smooth as smooth_noise
 
     values = lognormal_incomes(10_000, sigma=0.9, rng=2026)
     view = gini_experiments.gini_view(values, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, seed=4, noise=noise)
     assert view.noise == noise
     xs, _, _ = gini_mechanism.clip_incomes(values, lower=0.0, upper=1e6, clip_negative=True)
     release = gini_mechanism.release_gini(xs, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, rng=4 + 3, noise=noise)
-    law = smooth_noises.release_noise(release)
+    law = smooth_noise.noise_of_release(release)
     assert view.noise_scale == pytest.approx(release.confidential_noise_scale, rel=1e-12)
     # the exploration view shows the mechanism's noisy value (the paper's), before the published clamp
     assert view.released_gini == pytest.approx(release.noisy_value, rel=1e-12)
@@ -517,7 +517,7 @@ def test_gini_view_follows_the_chosen_noise(noise):
             ).abs_error_quantiles[2]
         )
     curve = view.error_curve.set_index("epsilon")
-    cal = smooth_noises.smooth_calibration(noise, 1.0, gamma=2.0, mode="tight")
+    cal = smooth_noise.smooth_calibration(noise, 1.0, gamma=2.0, mode="tight")
     assert curve.loc[1.0, "alpha"] == pytest.approx(cal.alpha, rel=1e-12)
     fast = gini_mechanism.smooth_sensitivity(xs, lower=0.0, upper=1e6, beta=cal.beta, method="fast").value
     assert curve.loc[1.0, "q99_abs_error"] == pytest.approx(fast / cal.alpha * float(law.abs_quantile(0.99)), rel=1e-9)

@@ -37,11 +37,12 @@ import dpcore
 # Modules whose public functions are exercised (every dpcore module that imports).
 # every dpcore module; one that fails to import fails this file (it is not silently skipped)
 # (dpcore.__main__ is the command-line entry point: importing it runs the command)
+# (dpcore.noise re-exports its samplers and certificates; its other submodules are listed here)
 MODULES = [
     importlib.import_module(f"dpcore.{_m}")
     for _m in sorted(m.name for m in pkgutil.iter_modules(dpcore.__path__))
     if _m != "__main__"
-]
+] + [importlib.import_module(name) for name in ("dpcore.noise.smooth", "dpcore.noise.secure")]
 
 # Whole-experiment drivers that run sweeps by design (seconds to minutes per call even with
 # valid input); their argument checks are the ones of the functions they call, tested here.

@@ -129,7 +129,7 @@ def test_exponential_mechanism_sampler_matches_interval_probabilities():
     assert stats.kstest((inside - pts[i]) / lengths[i], "uniform").pvalue > P_MIN
 
 
-def test_smooth_release_noise_is_generalized_cauchy_4():
+def test_smooth_noise_of_release_is_generalized_cauchy_4():
     x = percentile_experiments.synthesize_cell_earnings(25_000, 38_000, 52_000, 80, rng=4)
     gen = np.random.default_rng(9)
     z = []

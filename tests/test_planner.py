@@ -345,7 +345,7 @@ def test_split_budget_all_locked_refuses_a_new_total():
 
 
 # ---------------------------------------------------------------------------------------------
-# Real releases draw from dpcore.release_noise (OpenDP / certified sampler)
+# Real releases draw from dpcore.noise.secure (OpenDP / certified sampler)
 # ---------------------------------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@
    cell sizes are released) -- everything so far charges nothing;
 5. the ledger is charged (one entry for the whole plan, with the release record) -- before any noise is
    drawn or anything is written; SIGINT/SIGTERM are held while it commits;
-6. dpcore adds the noise (:mod:`dpcore.release_noise`: OpenDP's discrete Laplace for counts, OpenDP's
+6. dpcore adds the noise (:mod:`dpcore.noise.secure`: OpenDP's discrete Laplace for counts, OpenDP's
    floating-point-safe Laplace for sums, the certified generalized-Cauchy sampler for the Gini);
 7. the tables (CSV and Parquet) and ``release_record.json`` are written into a staging folder beside the
    output directory, which is renamed into place at the end (nothing is left there on failure or signal);
@@ -51,8 +51,8 @@ selected with DP, every n is a noisy count costing ``n_epsilon`` more, and the m
   privacy the cells together cost m * epsilon/m = epsilon. The certified sampler runs in its pure-DP mode
   (window [0, 1], scale floor), so the statistic's delta is 0.
   With ``noise = "laplace"``: Z ~ Laplace(1) and (alpha, beta) from
-  :func:`dpcore.smooth_noises.smooth_calibration` ("laplace", NRS 2007's (epsilon, delta) with the certified
-  delta of :func:`dpcore.smooth_noises.laplace_smooth_delta`) at epsilon/m and delta_cell = delta / (m
+  :func:`dpcore.noise.smooth.smooth_calibration` ("laplace", NRS 2007's (epsilon, delta) with the certified
+  delta of :func:`dpcore.noise.smooth.laplace_smooth_delta`) at epsilon/m and delta_cell = delta / (m
   e^{(m-1) epsilon/m}) (= delta for m = 1: the planner's calibration exactly), so by group privacy
   ((k eps, k e^{(k-1) eps} delta) for k changed rows; the cells compose) the statistic costs (epsilon, delta);
   the noise is drawn by OpenDP's floating-point-safe Laplace sampler at the confidential scale S_beta(X)/alpha
@@ -1013,7 +1013,7 @@ def run_plan(
     :class:`ReleaseNotDelivered` (or :class:`InterruptedAfterCharge` on SIGINT/SIGTERM), whose text says that
     epsilon was spent.
     """
-    from .. import release_noise  # noqa: F401  (fail early when the noise module is missing)
+    from ..noise import secure  # noqa: F401  (fail early when the noise module is missing)
 
     progress = progress or Progress(quiet=True)
     if not isinstance(plan, ReleasePlan):

@@ -35,7 +35,7 @@ Mechanisms (all pure epsilon-DP; the bound applies to each):
 
 This is a **simulation**, not a release: it draws with numpy (``dpcore.noise`` samplers on a seeded
 ``numpy.random.Generator``) so that a round replays from its seed; real releases use
-``dpcore.release_noise`` (OpenDP). The shared people are synthetic (public), so nothing here is
+``dpcore.noise.secure`` (OpenDP). The shared people are synthetic (public), so nothing here is
 confidential except, during a round, the secret bit and the noise draw (``confidential_*``).
 """
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import defaults, planner, risk, smooth_noises
+from dpcore import defaults, planner, risk
 from dpcore.experiments import planner as planner_experiments
 from dpcore.experiments.planner import (
     AccuracyFirstView,
@@ -31,7 +31,8 @@ from dpcore.experiments.planner import (
     IntervalWidth,
     StatisticSpec,
 )
-from dpcore.smooth_noises import SMOOTH_NOISES
+from dpcore.noise import smooth as smooth_noise
+from dpcore.noise.smooth import SMOOTH_NOISES
 from ui.common import download_csv, guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, show_figure
 from ui.planner import plots as plots_planner
 
@@ -60,14 +61,14 @@ PLAN_TARGETS_KEY = "_planner_plan_targets"
 #: 7.977 and 7.844), so Release mode and the plan file never start from it and the memos mark it; an ε solved
 #: on public or synthetic data may start them.
 PLAN_SOURCE_KEY = "_planner_plan_source"
-#: the Gini's smooth-sensitivity noises (dpcore.smooth_noises.SMOOTH_NOISES) as the selector shows them
+#: the Gini's smooth-sensitivity noises (dpcore.noise.smooth.SMOOTH_NOISES) as the selector shows them
 NOISE_LABELS = {
     "cauchy": "generalized Cauchy (pure ε, heavy tails)",
     "laplace": "Laplace ((ε, δ), light tails)",
     "laplace_lognormal": "Laplace log-normal (ρ-zCDP, light tails)",
 }
 NOISE_DELTAS = [1e-5, 1e-6, 1e-7, 1e-8, 1e-9]
-#: noises the real release refuses (dpcore.smooth_noises: check_real_release), said before Release mode
+#: noises the real release refuses (dpcore.noise.smooth: check_real_release), said before Release mode
 REFUSED_REAL_RELEASE = {
     "laplace_lognormal": "Plan only: a **real release** of the Gini with the Laplace log-normal noise is refused "
     "(there is no floating-point-safe sampler for its log-normal factor). Plan with it, but "
@@ -247,7 +248,7 @@ def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[
                     "δ of the noise",
                     "planner_gini_delta",
                     NOISE_DELTAS,
-                    smooth_noises.DEFAULT_DELTA,
+                    smooth_noise.DEFAULT_DELTA,
                     container=column,
                     format_func=lambda d: f"{d:g}",
                     help="The (ε, δ) target the noise is calibrated to; the Laplace log-normal noise is ρ-zCDP with "
@@ -1095,7 +1096,7 @@ def _gini_noise(specs: tuple[StatisticSpec, ...]) -> str:
 
 
 def _refusal(noise: str) -> str | None:
-    """The real release offers the Gini with "cauchy" and "laplace" only (dpcore.smooth_noises: check_real_release)."""
+    """The real release offers the Gini with "cauchy" and "laplace" only (dpcore.noise.smooth: check_real_release)."""
     if noise in ("cauchy", "laplace"):
         return None
     return REFUSED_REAL_RELEASE.get(

@@ -26,8 +26,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from .rng import SecureRandom
-from .validation import (
+from ..rng import SecureRandom
+from ..validation import (
     DPInputError,
     as_generator,
     check_delta,
