@@ -6,8 +6,9 @@ The layers, bottom to top (an import-linter contract in pyproject.toml keeps the
    ``defaults``; ``budget`` (privacy costs and their composition), ``data.io`` and ``data.catalogue`` (file
    loading, bundled examples), ``record_fingerprint``; ``data.synthetic`` and ``data.recipes`` (generators,
    ``build_dataset``) sit just above the methods, whose Gini they use.
-2. noise, the package ``noise``: ``noise.samplers`` (samplers, calibration, privacy-loss certificates),
-   ``noise.smooth`` (light-tailed smooth-sensitivity noises), ``noise.secure`` (the samplers of real releases: OpenDP and certified).
+2. noise, the package ``noise``: ``noise.samplers`` (samplers and the Laplace / Gaussian calibrations),
+   ``noise.certificates`` (the generalized Cauchy's certified privacy loss and calibration), ``noise.smooth``
+   (light-tailed smooth-sensitivity noises), ``noise.secure`` (the samplers of real releases: OpenDP and certified).
 3. methods, one module per paper: ``gini`` (Lan & Reiter), ``percentiles`` (Foote et al.), ``stratified`` and
    ``coinpress`` (Rosenblatt et al.), ``ratio`` (Shoham & Ligett), ``bounds``, ``posterior``, ``risk``.
 4. ``intervals`` (every released value's interval), ``mechanisms`` (one mechanism object per released statistic

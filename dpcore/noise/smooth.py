@@ -70,7 +70,8 @@ from ..validation import (
     check_int,
     check_positive,
 )
-from .samplers import GeneralizedCauchy, smooth_noise_calibration
+from .certificates import smooth_noise_calibration
+from .samplers import GeneralizedCauchy
 
 __all__ = [
     "SMOOTH_NOISES",
