@@ -16,7 +16,7 @@ The layers, bottom to top (an import-linter contract in pyproject.toml keeps the
 5. planning and accounting: ``planner`` (smallest epsilon for a target), ``cell_keys``, ``plan`` (release plan
    files), ``ledger`` (the durable budget ledger), ``release`` (the app's real releases), ``release_card``, ``memo``.
 6. ``engines`` (DuckDB / Spark / pandas aggregation and ``engines.execute``, the command line's release).
-7. views: ``experiments`` (one view function per page view, the papers' experiments), ``classroom``.
+7. views: the package ``views`` (one view function per page view, the papers' experiments), ``classroom``.
 8. ``cli``, ``ledger_cli`` and ``__main__`` (the ``dpcore`` command line).
 See README.md and docs/api.md for the public API.
 """

@@ -21,9 +21,8 @@ What is here
   :func:`simulate_histogram_percentiles`, :func:`smooth_sensitivity_many_betas`.
 
 The PSEO table loader, the planning-data synthesizer, the page's view functions and the paper's
-accuracy experiments (Figures 1-3) live in :mod:`dpcore.experiments.percentiles`; their old names
-(``load_pseo_cells``, ``synthesize_cell_earnings``, ``make_cell_panel``, ``simulate_accuracy``, ...)
-still resolve here.
+accuracy experiments (Figures 1-3: ``load_pseo_cells``, ``synthesize_cell_earnings``, ``make_cell_panel``,
+``simulate_accuracy``, ...) live in :mod:`dpcore.views.percentiles`.
 
 Neighbouring relation and what is public
 ----------------------------------------

@@ -20,7 +20,7 @@ CoinPress (zCDP) and its stratified variants live in :mod:`dpcore.coinpress`. Th
 experiments -- Figure 1 curves, the New York RACE example and a symmetric-Dirichlet fit, the
 Gaussian-mixture generator and Table 3 presets, vectorised Monte Carlo of many releases
 (``simulate_laplace_releases``), the light synthesizer and the page's views -- live in
-:mod:`dpcore.experiments.stratified` (still importable from here, see ``MOVED_TO_EXPERIMENTS``).
+:mod:`dpcore.views.stratified`.
 
 Neighbouring relation and what is public
 ----------------------------------------
@@ -723,7 +723,7 @@ def sum_log_lower_bound(n: int, k: int) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Moved: the paper's experiments, data and simulations live in dpcore.experiments.stratified
+# Moved: the paper's experiments, data and simulations live in dpcore.views.stratified
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""dpcore.experiments.gini: the Gini page's view, exact error summaries, the paper's Figures 1, 3, 4 and error
+"""dpcore.views.gini: the Gini page's view, exact error summaries, the paper's Figures 1, 3, 4 and error
 vs epsilon.
 
 Monte Carlo tolerances are 4 standard errors. For a sample q-quantile of N draws of a variable
@@ -18,9 +18,9 @@ from scipy import integrate, stats
 from dpcore import gini as gini_mechanism
 from dpcore import posterior
 from dpcore.data import two_point_incomes
-from dpcore.experiments import gini as gini_experiments
 from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration
 from dpcore.validation import DPInputError
+from dpcore.views import gini as gini_experiments
 
 
 def _quantile_se(q: float, n: int, density_at_quantile: float) -> float:
@@ -466,7 +466,7 @@ def test_gini_view_clipping_counts_and_bad_input():
 def test_the_gini_experiments_have_one_module():
     import importlib.util
 
-    assert importlib.util.find_spec("dpcore.gini_experiments") is None  # no second name for dpcore.experiments.gini
+    assert importlib.util.find_spec("dpcore.gini_experiments") is None  # no second name for dpcore.views.gini
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,9 +13,9 @@ import pytest
 
 from dpcore import intervals, mechanisms
 from dpcore import noise as noise_lib
-from dpcore.experiments import gini as gini_experiments
 from dpcore.gini_split_table import SPLITS
 from dpcore.noise import smooth as smooth_noise
+from dpcore.views import gini as gini_experiments
 
 ROOT = Path(__file__).resolve().parent.parent
 

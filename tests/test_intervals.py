@@ -388,5 +388,5 @@ def test_intervals_imports_only_lower_layers():
             names.update(f"{node.module or ''}.{a.name}".strip(".") for a in node.names)
         elif isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
-    forbidden = {"planner", "plan", "release", "engines", "budget", "ledger", "experiments", "streamlit", "stratified"}
+    forbidden = {"planner", "plan", "release", "engines", "budget", "ledger", "views", "streamlit", "stratified"}
     assert not {part for name in names for part in name.split(".")} & forbidden

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from dpcore import noise, percentiles
-from dpcore.experiments import percentiles as percentile_experiments
+from dpcore.views import percentiles as percentile_experiments
 
 P_MIN = 1e-3  # reject at p < 0.001 (fixed seeds: deterministic)
 

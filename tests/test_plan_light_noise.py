@@ -17,7 +17,6 @@ import tomllib
 
 from dpcore import budget, planner, release
 from dpcore.engines import execute, parse_source
-from dpcore.experiments import planner as planner_experiments
 from dpcore.gini import CONFIDENTIAL_SCALE_LABEL
 from dpcore.noise import smooth as smooth_noise
 from dpcore.plan import (
@@ -29,6 +28,7 @@ from dpcore.plan import (
     plan_to_toml,
     write_plan,
 )
+from dpcore.views import planner as planner_experiments
 
 DELTA = 1e-7
 

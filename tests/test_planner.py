@@ -10,8 +10,8 @@ import pytest
 
 from dpcore import noise
 from dpcore import planner as P
-from dpcore.experiments import stratified as strat_experiments
 from dpcore.validation import DPInputError
+from dpcore.views import stratified as strat_experiments
 
 TARGET = P.AccuracyTarget(rel_error=0.05, confidence=0.95)
 

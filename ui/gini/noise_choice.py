@@ -22,8 +22,8 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dpcore import posterior
-from dpcore.experiments import gini_noises
 from dpcore.noise import smooth as smooth_noise
+from dpcore.views import gini_noises
 from ui.common import guard, qp_selectbox, run_on_button, show_figure
 from ui.gini.sections import NOISE
 

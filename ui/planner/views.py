@@ -2,7 +2,7 @@
 
 The page reads its controls with the helpers here (statistics, groups, per-statistic settings, the
 budget-first sliders), makes one cached call to a view function of
-:mod:`dpcore.experiments.planner` and hands the result to a ``render_*`` function. Figures come
+:mod:`dpcore.views.planner` and hands the result to a ``render_*`` function. Figures come
 from :mod:`ui.planner.plots`; nothing here recomputes a mechanism.
 
 Budget-first state: the allocation (one epsilon per chosen statistic, summing to the total) lives
@@ -22,8 +22,10 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import defaults, planner, risk
-from dpcore.experiments import planner as planner_experiments
-from dpcore.experiments.planner import (
+from dpcore.noise import smooth as smooth_noise
+from dpcore.noise.smooth import SMOOTH_NOISES
+from dpcore.views import planner as planner_experiments
+from dpcore.views.planner import (
     AccuracyFirstView,
     AttackerBeliefView,
     BudgetFirstView,
@@ -31,8 +33,6 @@ from dpcore.experiments.planner import (
     IntervalWidth,
     StatisticSpec,
 )
-from dpcore.noise import smooth as smooth_noise
-from dpcore.noise.smooth import SMOOTH_NOISES
 from ui.common import download_csv, guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, show_figure
 from ui.planner import plots as plots_planner
 
@@ -828,7 +828,7 @@ TARGET_MODES = [RELATIVE_ERROR, HALF_WIDTH]
 #: the half-width targets of the accuracy-first view ({kind: {"half_width", "relative", "level"}}, or None in the
 #: relative-error mode): the share view's script and the plan carry them
 HALF_WIDTHS_KEY = "_planner_half_widths"
-#: default half-widths in each statistic's unit (dpcore.experiments.planner.INTERVAL_UNITS) and in % of the value;
+#: default half-widths in each statistic's unit (dpcore.views.planner.INTERVAL_UNITS) and in % of the value;
 #: the percentiles' and medians' intervals are never narrower than their bins (PSEO's: about ±15% of the first
 #: quartile), the relative risk's than its sampling uncertainty (about ±0.08 at n = 10,000)
 HALF_WIDTH_DEFAULTS = {
@@ -1076,7 +1076,7 @@ def script_settings(
     alloc: dict[str, float],
     half_widths: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """Keyword arguments of :func:`dpcore.experiments.planner.planner_view` for this view (plain
+    """Keyword arguments of :func:`dpcore.views.planner.planner_view` for this view (plain
     literals), and the script's data argument (``values``, or ``frame`` when a group column is used);
     ``half_widths``: Accuracy first's half-width targets (:func:`remembered_half_widths`), if any."""
     kwargs: dict[str, Any] = {"statistics": [s.to_dict() for s in specs]}

@@ -88,7 +88,7 @@ def _fmt(value: float) -> str:
 
 #: The Gini of eq. (1) lies in [0, (n - 1)/n]. An error quantile beyond that range is not a number anyone can
 #: use ("off by more than 427" for an index in [0, 1] only means "anywhere"), and a median error of half the
-#: range is where the Gini view calls a release saturated (dpcore.experiments.gini, ``saturated``).
+#: range is where the Gini view calls a release saturated (dpcore.views.gini, ``saturated``).
 GINI_RANGE = (0.0, 1.0)
 
 

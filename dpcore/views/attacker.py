@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 
 from dpcore import noise
-from dpcore.experiments.plain import to_plain
 from dpcore.validation import DPInputError, check_bounds, check_epsilon, check_int, check_probability
+from dpcore.views.plain import to_plain
 
 __all__ = [
     "MECHANISMS",
