@@ -2,7 +2,7 @@
 
 Thin page: class mode (:mod:`ui.classroom`, at the top: the teacher's projector view and live
 results, or the student's session) -> controls -> one cached call to
-:func:`dpcore.experiments.attacker.attacker_view` -> renderers in :mod:`ui.attacker.views`. Nothing
+:func:`dpcore.views.attacker.attacker_view` -> renderers in :mod:`ui.attacker.views`. Nothing
 secret is drawn before the round has a guess. In a class session each student's round seed comes from
 the class code, a per-browser-session id and the round number (``dpcore.classroom.student_round_seed``),
 and guesses are pooled at the session's statistic only.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore import classroom as classroom_lib
-from dpcore.experiments import attacker as attacker_lib
+from dpcore.views import attacker as attacker_lib
 from ui import classroom
 from ui.attacker import views as attacker_views
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, run_on_button, seed

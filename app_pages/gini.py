@@ -1,6 +1,6 @@
 """Gini index with differential privacy (Lan & Reiter 2025): the flagship page.
 
-Thin page: controls -> one cached call to :func:`dpcore.experiments.gini.gini_view` -> renderers
+Thin page: controls -> one cached call to :func:`dpcore.views.gini.gini_view` -> renderers
 in :mod:`ui.gini.views` (figures in :mod:`ui.gini.plots`). The generated script makes the same call.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dpcore import defaults
-from dpcore.experiments import answers as answer_experiments
-from dpcore.experiments import gini as gini_experiments
+from dpcore.views import answers as answer_experiments
+from dpcore.views import gini as gini_experiments
 from ui import answer_views, repro
 from ui.common import (
     guard,

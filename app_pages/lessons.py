@@ -2,7 +2,7 @@
 
 Thin page: the lessons (preset links + questions + answers, the class session's code in every link
 when there is one) and the two handouts (students', teacher's) live in :mod:`ui.lessons.views`; the
-before/after section is one cached call of :func:`dpcore.experiments.gini.gini_view` per ε, drawn with
+before/after section is one cached call of :func:`dpcore.views.gini.gini_view` per ε, drawn with
 the Gini page's own figure builder on fixed axes.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from dpcore import defaults
-from dpcore.experiments import gini as gini_experiments
+from dpcore.views import gini as gini_experiments
 from ui import classroom
 from ui.common import guard, privacy_note, qp_select_slider, qp_toggle, seed
 from ui.lessons import views as lessons_views

@@ -1,6 +1,6 @@
 """Earnings percentiles from a noisy histogram (the Census PSEO system) and its rivals.
 
-Thin page: controls -> one cached view call in :mod:`dpcore.experiments.percentiles` (``cell_view`` or, with the
+Thin page: controls -> one cached view call in :mod:`dpcore.views.percentiles` (``cell_view`` or, with the
 exponential mechanism chosen, ``exponential_cell_view``; ``many_cells_view`` or ``figures_view``) -> renderers in
 :mod:`ui.percentiles.views`. The generated script makes the same call.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.experiments import percentiles as percentile_experiments
+from dpcore.views import percentiles as percentile_experiments
 from ui import answer_views, data_note, repro
 from ui.common import guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
 from ui.percentiles import sections
@@ -29,7 +29,7 @@ DEFAULT_EDGES = "10000, 20000, 30000, 40000, 50000, 65000, 80000, 100000, 150000
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _recommendation(values, settings: dict):
-    """The recommended ε for the page's cell (dpcore.experiments.answers): independent of the ε slider."""
+    """The recommended ε for the page's cell (dpcore.views.answers): independent of the ε slider."""
     return percentile_experiments.percentile_cell_answer(values, **settings)[1]
 
 

@@ -1,10 +1,10 @@
 """Choose epsilon before a release: accuracy first, budget first, what epsilon means, share; real release.
 
-Thin page: controls -> one cached view call of ``dpcore.experiments.planner`` -> renderers in
+Thin page: controls -> one cached view call of ``dpcore.views.planner`` -> renderers in
 ``ui.planner.views`` (figures in ``ui.planner.plots``); Release mode is ``ui.planner.release_panel``.
 Only the chosen view is computed and drawn. The main ε slider and the views are an ``st.fragment``:
 moving the slider reruns only them. The Gini's smooth-sensitivity noise is a setting
-(``dpcore.smooth_noises.SMOOTH_NOISES``); each view states the plan's cost in its currency.
+(``dpcore.noise.smooth.SMOOTH_NOISES``); each view states the plan's cost in its currency.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from dpcore import planner as planner_lib
-from dpcore.experiments import planner as planner_experiments
+from dpcore.views import planner as planner_experiments
 from ui import repro
 from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
 from ui.data_note import data_note
@@ -157,7 +157,7 @@ def plan_views() -> None:
             views.remember_plan(_plan(specs, half_widths), confidential=ds.confidential, data_name=ds.name)
         kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), alloc, half_widths)
         repro.share_panel("planner", script=repro.view_script_for(
-            "dpcore.experiments.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),
+            "dpcore.views.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),
             note="It prints the smallest ε per statistic (for your half-widths too, if Accuracy first states them), "
                  "the total, and the budget-first accuracy.")
         with guard("the release plan"):  # the plan file for `python -m dpcore release` (docs/plan_format.md)

@@ -1,7 +1,7 @@
 """Relative risk and ratios from noisy counts (Shoham & Ligett 2025): is the privacy noise the problem,
 or the sample size?
 
-Thin page: controls -> one cached view call (:mod:`dpcore.experiments.ratio`) -> renderers
+Thin page: controls -> one cached view call (:mod:`dpcore.views.ratio`) -> renderers
 (:mod:`ui.ratios.views`). The generated script makes the same view call.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ import streamlit as st
 
 from dpcore import ratio
 from dpcore.data import POVERTY_GROUPINGS
-from dpcore.experiments import answers as answer_experiments
-from dpcore.experiments import ratio as ratio_experiments
 from dpcore.validation import DPInputError, check_probability
+from dpcore.views import answers as answer_experiments
+from dpcore.views import ratio as ratio_experiments
 from ui import answer_views, repro
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, qp_slider, seed
 from ui.data_note import data_note
@@ -29,14 +29,14 @@ PLANNING = "Proportions (planning)"
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _answer(eps: float, px: float, py: float, nx: int, ny: int, target: float, confidence: float):
-    """The answer sentence and recommended ε (dpcore.experiments.answers.ratio_answer)."""
+    """The answer sentence and recommended ε (dpcore.views.answers.ratio_answer)."""
     return answer_experiments.ratio_answer(epsilon=eps, p_x=px, p_y=py, n_x=nx, n_y=ny, target_error=target,
                                            confidence=confidence, max_epsilon=max(EPS_OPTIONS))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _view(function: str, settings: dict):
-    """The one view call of this page: ``dpcore.experiments.ratio.<function>(**settings)``."""
+    """The one view call of this page: ``dpcore.views.ratio.<function>(**settings)``."""
     return getattr(ratio_experiments, function)(**settings)
 
 
@@ -171,7 +171,7 @@ if call is not None:
 if result is not None:
     st.divider()
     repro.share_panel("ratios", script=repro.view_script_for(
-        "dpcore.experiments.ratio", call[0], call[1], title=f"Relative risk and ratios: {view.heading}",
+        "dpcore.views.ratio", call[0], call[1], title=f"Relative risk and ratios: {view.heading}",
         dataset_recipe=("none",), data_arg=None),
         note="This page does not use the income file chosen in the sidebar; the script needs only the settings "
              "and the seed written in it.")

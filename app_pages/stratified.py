@@ -1,6 +1,6 @@
 """Group means and parity: does differential privacy bury small groups, and what does stratifying cost?
 
-Thin page: controls -> one cached view call (:mod:`dpcore.experiments.stratified`) -> renderers
+Thin page: controls -> one cached view call (:mod:`dpcore.views.stratified`) -> renderers
 (:mod:`ui.stratified.views`). The generated script makes the same view call.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ import json
 import streamlit as st
 
 from dpcore.data import recipe_from_key
-from dpcore.experiments import answers as answer_experiments
-from dpcore.experiments import stratified as strat_experiments
+from dpcore.views import answers as answer_experiments
+from dpcore.views import stratified as strat_experiments
 from ui import answer_views, common, data_note, repro
 from ui.common import guard, qp_select_slider, qp_selectbox, qp_slider, seed
 from ui.sidebar import current_dataset
@@ -235,7 +235,7 @@ def _page_body() -> None:  # noqa: C901 (one branch per view of the page, in pag
     st.divider()
     if data is not None:
         script = views.memo(("script", data_key, json.dumps(settings)), lambda: repro.view_script_for(
-            "dpcore.experiments.stratified", "group_means_view", dict(data=recipe, **settings),
+            "dpcore.views.stratified", "group_means_view", dict(data=recipe, **settings),
             title="Group means and parity", dataset_recipe=("none",), data_arg=None))
         repro.share_panel("stratified", script=script, note=views.SCRIPT_NOTE)
     else:

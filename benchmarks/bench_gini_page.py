@@ -5,7 +5,7 @@ Run: .venv/bin/python benchmarks/bench_gini_page.py [--quick]
 1. AppTest reruns of app_pages/gini.py after each widget change at default settings
    (target: median < 0.2 s, worst < 0.5 s on the 2-core machine).
 2. dpcore.posterior: one posterior, and a vectorised batch of posteriors.
-3. dpcore.experiments.gini: Figures 1, 3, 4 at the page's default sizes, error vs epsilon.
+3. dpcore.views.gini: Figures 1, 3, 4 at the page's default sizes, error vs epsilon.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def bench_posterior() -> None:
 
 def bench_experiments() -> None:
     from dpcore.data import lognormal_incomes
-    from dpcore.experiments import gini as E
+    from dpcore.views import gini as E
 
     x = np.minimum(lognormal_incomes(10_000, rng=1), 2e6)
     draws = 10_000 if QUICK else 100_000
@@ -123,7 +123,7 @@ def bench_experiments() -> None:
     t = time.perf_counter()
     E.figure4(n_draws=draws, rng=1)
     rows.append((f"Figure 4, 16 IQs x 3 epsilons x 2 calibrations, {draws:,} draws", time.perf_counter() - t))
-    _table("dpcore.experiments.gini (seconds; calibrations cached after first use)", rows, ("task", "seconds"))
+    _table("dpcore.views.gini (seconds; calibrations cached after first use)", rows, ("task", "seconds"))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ Run: .venv/bin/python benchmarks/bench_gini_split.py [--quick]
 
 1. dpcore.intervals.optimise_gini_split, each case in a fresh process (nothing remembered: no calibration, no
    planning profile), the shipped table bypassed: CPU seconds of the search alone.
-2. dpcore.experiments.gini.gini_view at the page's defaults (10,000 records, L = 0, U = 1,000,000, gamma 2) in a
+2. dpcore.views.gini.gini_view at the page's defaults (10,000 records, L = 0, U = 1,000,000, gamma 2) in a
    fresh process with an empty split cache (DPCORE_CACHE_DIR), after the page's own warm-up of its slider's
    calibrations: what a first visit at that epsilon waits for (the split comes from the shipped table).
 CPU seconds are reported beside wall seconds: the 2-core machine is shared, wall time follows its load.
@@ -28,7 +28,7 @@ TABLE = ROOT / "dpcore" / "gini_split_table.py"
 
 #: the Gini page's epsilon slider (app_pages/gini.py EPS_OPTIONS; a test checks the table covers it)
 PAGE_EPSILONS = (0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0)
-#: the noises a Gini is released with an interval for (dpcore.experiments.gini.PUBLISHED_NOISES)
+#: the noises a Gini is released with an interval for (dpcore.views.gini.PUBLISHED_NOISES)
 PAGE_NOISES = ("cauchy", "laplace")
 
 _SEARCH = """
@@ -43,7 +43,7 @@ print(json.dumps([time.process_time() - c, time.perf_counter() - t, plan.epsilon
 _VIEW = """
 import json, sys, time
 from dpcore.data import build_dataset
-from dpcore.experiments import gini as gini_experiments
+from dpcore.views import gini as gini_experiments
 eps, noise, grid = json.loads(sys.argv[1])
 ds = build_dataset(None)
 gini_experiments.calibrate_epsilons(grid, gamma=2.0, noise=noise)  # the page's warm-up (app_pages/gini.py)
@@ -56,11 +56,12 @@ print(json.dumps([time.process_time() - c, time.perf_counter() - t, view.publish
 
 def page_defaults(eps: float, noise: str) -> tuple:
     """The checked arguments of dpcore.intervals._optimise for the Gini page's defaults at ``eps``."""
-    from dpcore import defaults, smooth_noises
+    from dpcore import defaults
     from dpcore.data import DEFAULT_RECIPE
-    from dpcore.experiments import gini as gini_experiments
+    from dpcore.noise import smooth as smooth_noise
+    from dpcore.views import gini as gini_experiments
 
-    delta = None if noise == "cauchy" else smooth_noises.DEFAULT_DELTA
+    delta = None if noise == "cauchy" else smooth_noise.DEFAULT_DELTA
     return (
         float(eps),
         delta,

@@ -2,10 +2,10 @@
 
 Run: .venv/bin/python benchmarks/bench_intervals.py [--reps 500] [--seed 2026]
 
-Setting (the release targets in docs/release_noise.md, "How each published interval is made"): 40 cells of
+Setting (the release targets in docs/secure_noise.md, "How each published interval is made"): 40 cells of
 300-700 real incomes (ACS 2019 PUMS excerpt, PINCP, negatives dropped; a log-normal stand-in when the file is
 absent), epsilon = 1 per statistic, level 0.95. Repeated releases are simulated with numpy draws of the
-mechanisms' own laws (the real samplers draw the same laws; tests/test_release_noise.py compares them).
+mechanisms' own laws (the real samplers draw the same laws; tests/test_noise_secure.py compares them).
 
 Targets: coverage >= 0.93 for the mean, the Gini (noise laplace, delta 1e-6), p50 and the relative risk; mean
 interval width / exact Laplace width <= 1.5; Gini median width / oracle median width <= 3 for every noise and
@@ -28,8 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpcore import data as data_lib  # noqa: E402
 from dpcore import gini as gini_lib  # noqa: E402
-from dpcore import intervals, smooth_noises  # noqa: E402
+from dpcore import intervals  # noqa: E402
 from dpcore import percentiles as percentiles_lib  # noqa: E402
+from dpcore.noise import smooth as smooth_noise  # noqa: E402
 from dpcore.ratio import RelativeRiskMechanism  # noqa: E402
 from dpcore.stratified import MeanMechanism  # noqa: E402
 
@@ -187,8 +188,8 @@ def bench_relative_risk(cells: list[np.ndarray], sexes: list[np.ndarray], reps: 
 def _oracle_widths(
     noise: str, epsilon: float, s0: np.ndarray, g: np.ndarray, reps: int, rng: np.random.Generator
 ) -> np.ndarray:
-    cal = smooth_noises.smooth_calibration(noise, epsilon, delta=None if noise == "cauchy" else GINI_DELTA)
-    law = smooth_noises.noise_distribution(cal)
+    cal = smooth_noise.smooth_calibration(noise, epsilon, delta=None if noise == "cauchy" else GINI_DELTA)
+    law = smooth_noise.noise_distribution(cal)
     scale = s0 / cal.alpha
     q = float(law.abs_quantile(LEVEL))
     vals = np.round(np.clip(g[:, None] + scale[:, None] * law.rvs((g.size, reps), rng), 0, 1), 6)
@@ -200,7 +201,7 @@ def _oracle_widths(
 def _gini_draws(
     plan: intervals.GiniIntervalPlan, s: np.ndarray, g: np.ndarray, reps: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    law = smooth_noises.noise_distribution(plan.calibration)
+    law = smooth_noise.noise_distribution(plan.calibration)
     scale = np.clip(s / plan.release_alpha, plan.min_scale, plan.max_scale)
     noisy = g[:, None] + scale[:, None] * law.rvs((g.size, reps), rng)
     values = np.round(np.clip(noisy, 0, 1), 6)
@@ -214,9 +215,9 @@ def bench_gini(cells: list[np.ndarray], reps: int, rng: np.random.Generator) -> 
     g = np.array([gini_lib.gini(x) for x in sorted_cells])
     tr = np.repeat(g, reps)
     n_min = min(x.size for x in sorted_cells)
-    for noise in smooth_noises.SMOOTH_NOISES:
+    for noise in smooth_noise.SMOOTH_NOISES:
         for epsilon in (0.25, 1.0, 4.0):
-            cal0 = smooth_noises.smooth_calibration(noise, epsilon, delta=None if noise == "cauchy" else GINI_DELTA)
+            cal0 = smooth_noise.smooth_calibration(noise, epsilon, delta=None if noise == "cauchy" else GINI_DELTA)
             s0 = np.array([p.smooth_sensitivity(cal0.beta).value for p in profiles])
             oracle = np.median(_oracle_widths(noise, epsilon, s0, g, reps, rng))
             out = {}

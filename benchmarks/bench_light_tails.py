@@ -32,27 +32,25 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpcore import data as income_data  # noqa: E402
-from dpcore import (
-    gini,  # noqa: E402
-    smooth_noises,  # noqa: E402
-)
+from dpcore import gini  # noqa: E402
+from dpcore.noise import smooth as smooth_noise  # noqa: E402
 
 EPSILONS = (0.25, 1.0, 4.0)
 DELTA = 1e-6
 
 
 def variants(epsilon: float):
-    yield "cauchy (γ=2, tight), pure ε", smooth_noises.smooth_calibration("cauchy", epsilon, gamma=2.0)
-    yield "laplace (tight), (ε, 1e-6)", smooth_noises.smooth_calibration("laplace", epsilon, delta=DELTA)
+    yield "cauchy (γ=2, tight), pure ε", smooth_noise.smooth_calibration("cauchy", epsilon, gamma=2.0)
+    yield "laplace (tight), (ε, 1e-6)", smooth_noise.smooth_calibration("laplace", epsilon, delta=DELTA)
     yield (
         "laplace (NRS paper), (ε, 1e-6)",
-        smooth_noises.smooth_calibration("laplace", epsilon, delta=DELTA, mode="paper"),
+        smooth_noise.smooth_calibration("laplace", epsilon, delta=DELTA, mode="paper"),
     )
     yield (
         "laplace_lognormal, ρ ⇒ (ε, 1e-6)",
-        smooth_noises.smooth_calibration("laplace_lognormal", epsilon, delta=DELTA),
+        smooth_noise.smooth_calibration("laplace_lognormal", epsilon, delta=DELTA),
     )
-    yield "laplace_lognormal, ρ = ε²/2", smooth_noises.lln_calibration(rho=epsilon * epsilon / 2, delta=DELTA)
+    yield "laplace_lognormal, ρ = ε²/2", smooth_noise.lln_calibration(rho=epsilon * epsilon / 2, delta=DELTA)
 
 
 def rows_for(values: np.ndarray, label: str, draws: int, rng: np.random.Generator):
@@ -65,7 +63,7 @@ def rows_for(values: np.ndarray, label: str, draws: int, rng: np.random.Generato
         for name, cal in variants(eps):
             s = gini.smooth_sensitivity(xs, lower=0.0, upper=upper, beta=cal.beta).value
             scale = s / cal.alpha
-            dist = smooth_noises.noise_distribution(cal)
+            dist = smooth_noise.noise_distribution(cal)
             q50, q90, q99 = (scale * float(dist.abs_quantile(p)) for p in (0.5, 0.9, 0.99))
             var = dist.variance
             rmse = scale * math.sqrt(var) if math.isfinite(var) else math.inf
@@ -86,17 +84,17 @@ def certificates() -> None:
     orders = np.array([1.1, 1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0])
     for eps in EPSILONS:
         t0 = time.perf_counter()
-        lap = smooth_noises.smooth_calibration("laplace", eps, delta=DELTA)
+        lap = smooth_noise.smooth_calibration("laplace", eps, delta=DELTA)
         exact = max(
-            smooth_noises.laplace_smooth_hockey_stick(eps, d, lam)
+            smooth_noise.laplace_smooth_hockey_stick(eps, d, lam)
             for d in np.linspace(-lap.alpha, lap.alpha, 13)
             for lam in np.linspace(-lap.beta, lap.beta, 13)
         )
-        lln = smooth_noises.smooth_calibration("laplace_lognormal", eps, delta=DELTA)
-        certified = smooth_noises.lln_certified_rho(lln.alpha, lln.beta, lln.sigma)
+        lln = smooth_noise.smooth_calibration("laplace_lognormal", eps, delta=DELTA)
+        certified = smooth_noise.lln_certified_rho(lln.alpha, lln.beta, lln.sigma)
         worst = max(
             float(
-                np.max(smooth_noises.lln_renyi_divergence(orders, lln.sigma, d, lam, n_grid=4001) / (orders * lln.rho))
+                np.max(smooth_noise.lln_renyi_divergence(orders, lln.sigma, d, lam, n_grid=4001) / (orders * lln.rho))
             )
             for d in (-lln.alpha, lln.alpha)
             for lam in (-lln.beta, lln.beta)

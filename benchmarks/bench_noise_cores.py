@@ -1,4 +1,4 @@
-"""Real-release noise on 1 thread against every core: wall and CPU seconds of dpcore.release_noise's draws.
+"""Real-release noise on 1 thread against every core: wall and CPU seconds of dpcore.noise.secure's draws.
 
 Draws the discrete Laplace (the percentiles histogram: 28,600 cells x 21 bins = 600,600 counts at 10M
 rows of benchmarks/make_pseo_like.py) and the float Laplace (sums) with ``threads=1`` and with the
@@ -24,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpcore import release_noise  # noqa: E402  (after the path set-up)
+from dpcore.noise import secure as secure_noise  # noqa: E402  (after the path set-up)
 
 
 def timed(fn) -> tuple[float, float]:
@@ -42,14 +42,14 @@ def main() -> None:
     counts = np.random.default_rng(0).integers(0, 500, args.counts).astype(np.int64)
     reals = np.random.default_rng(1).uniform(0, 1e9, args.reals)
     scale = 2.0 * 3 / 1.0  # the example plan's percentiles: 2m/epsilon with m = 3 rows per person
-    dp = release_noise._opendp()
+    dp = secure_noise._opendp()
     list_meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), scale=scale)
     cases = {
         "counts, list, 1 call": lambda: list_meas([int(v) for v in counts]),
-        "counts, numpy, 1 thread": lambda: release_noise.release_integer_counts(counts, scale=scale, threads=1),
-        "counts, numpy, every core": lambda: release_noise.release_integer_counts(counts, scale=scale),
-        "reals, numpy, 1 thread": lambda: release_noise.release_real_values(reals, scale=1e5, threads=1),
-        "reals, numpy, every core": lambda: release_noise.release_real_values(reals, scale=1e5),
+        "counts, numpy, 1 thread": lambda: secure_noise.release_integer_counts(counts, scale=scale, threads=1),
+        "counts, numpy, every core": lambda: secure_noise.release_integer_counts(counts, scale=scale),
+        "reals, numpy, 1 thread": lambda: secure_noise.release_real_values(reals, scale=1e5, threads=1),
+        "reals, numpy, every core": lambda: secure_noise.release_real_values(reals, scale=1e5),
     }
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cases}
     for _ in range(args.repeat):
@@ -58,7 +58,7 @@ def main() -> None:
             wall, cpu = timed(fn)
             results[name].append((wall, cpu, load))
             print(f"{name:28s} wall {wall:6.2f} s  CPU {cpu:6.2f} s  load {load:.1f}", flush=True)
-    threads = release_noise.noise_threads(args.counts)
+    threads = secure_noise.noise_threads(args.counts)
     print(
         f"\n{args.counts:,} counts, {args.reals:,} reals; every core = {threads} thread(s) "
         f"({os.cpu_count()} cores); medians of {args.repeat}"

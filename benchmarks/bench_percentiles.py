@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from dpcore import percentiles as P  # noqa: E402
 from dpcore.data import shared_data_path  # noqa: E402
-from dpcore.experiments import percentiles as PX  # noqa: E402
+from dpcore.views import percentiles as PX  # noqa: E402
 
 
 def timeit(fn, repeat=5):

@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from dpcore import coinpress as cp  # noqa: E402
 from dpcore import stratified as sm  # noqa: E402
-from dpcore.experiments import stratified as sx  # noqa: E402
+from dpcore.views import stratified as sx  # noqa: E402
 
 
 def best_of(fn, repeat: int = 5) -> float:

@@ -14,8 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpcore.data import build_dataset  # noqa: E402
-from dpcore.experiments import gini as gini_experiments  # noqa: E402
-from dpcore.experiments import percentiles as percentile_experiments  # noqa: E402
+from dpcore.views import gini as gini_experiments  # noqa: E402
+from dpcore.views import percentiles as percentile_experiments  # noqa: E402
 
 
 def _time(call, repeats: int) -> tuple[float, float]:

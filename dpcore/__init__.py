@@ -1,13 +1,16 @@
 """dpcore: differential privacy mechanisms for income statistics, without any UI.
 
-The layers, bottom to top (an import-linter contract in pyproject.toml keeps them one-way; no import cycles):
+The layers, bottom to top (an import-linter contract in pyproject.toml keeps them one-way; no import cycles).
+Two layers are folders: ``noise/`` and ``views/``.
 
 1. foundation: ``errors``, ``rng`` (seeded and OS-CSPRNG generators), ``validation`` (argument checks), ``lru``,
    ``defaults``; ``budget`` (privacy costs and their composition), ``data.io`` and ``data.catalogue`` (file
    loading, bundled examples), ``record_fingerprint``; ``data.synthetic`` and ``data.recipes`` (generators,
    ``build_dataset``) sit just above the methods, whose Gini they use.
-2. noise: ``noise`` (samplers, calibration, privacy-loss certificates), ``smooth_noises`` (light-tailed
-   smooth-sensitivity noises), ``release_noise`` (the samplers of real releases: OpenDP and certified).
+2. noise, the package ``noise``: ``noise.samplers`` (samplers and the Laplace / Gaussian calibrations) and
+   ``noise.certificates`` (the generalized Cauchy's certified privacy loss and calibration), whose public names
+   ``noise`` re-exports; above them ``noise.smooth`` (light-tailed smooth-sensitivity noises) and ``noise.secure``
+   (the samplers of real releases: OpenDP and certified). A second contract keeps this order inside the package.
 3. methods, one module per paper: ``gini`` (Lan & Reiter), ``percentiles`` (Foote et al.), ``stratified`` and
    ``coinpress`` (Rosenblatt et al.), ``ratio`` (Shoham & Ligett), ``bounds``, ``posterior``, ``risk``.
 4. ``intervals`` (every released value's interval), ``mechanisms`` (one mechanism object per released statistic
@@ -15,7 +18,8 @@ The layers, bottom to top (an import-linter contract in pyproject.toml keeps the
 5. planning and accounting: ``planner`` (smallest epsilon for a target), ``cell_keys``, ``plan`` (release plan
    files), ``ledger`` (the durable budget ledger), ``release`` (the app's real releases), ``release_card``, ``memo``.
 6. ``engines`` (DuckDB / Spark / pandas aggregation and ``engines.execute``, the command line's release).
-7. views: ``experiments`` (one view function per page view, the papers' experiments), ``classroom``.
+7. views: the package ``views`` (``views.<page>``: one view function per page view, the papers' experiments),
+   ``classroom``.
 8. ``cli``, ``ledger_cli`` and ``__main__`` (the ``dpcore`` command line).
 See README.md and docs/api.md for the public API.
 """

@@ -441,8 +441,8 @@ def noisy_cell_counts(
     """Noisy cell sizes: discrete Laplace (scale 2m / n_epsilon) on every count; with ``select`` the Laplace
     threshold mechanism (only the cells whose noisy count reaches :func:`selection_threshold` are kept). Real
     release (``rng`` None or a SecureRandom): OpenDP; simulation: the same law drawn by
-    :func:`dpcore.release_noise.release_integer_counts` with ``rng``."""
-    from . import release_noise
+    :func:`dpcore.noise.secure.release_integer_counts` with ``rng``."""
+    from .noise import secure as secure_noise
 
     n_epsilon = check_epsilon(n_epsilon, "n_epsilon")
     m = check_int(m, "m", minimum=1)
@@ -454,7 +454,7 @@ def noisy_cell_counts(
     if not select:
         if not keys:
             return NoisyCells({}, {"cells": "declared", "n_noise": f"discrete Laplace, scale {scale!r}"})
-        draw = release_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
+        draw = secure_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
         noisy = dict(zip(keys, (int(v) for v in np.asarray(draw.values, dtype=np.int64)), strict=True))
         return NoisyCells(
             noisy,
@@ -478,8 +478,8 @@ def noisy_cell_counts(
     }
     if not keys:
         return NoisyCells({}, info)
-    if release_noise._simulated(rng):
-        draw = release_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
+    if secure_noise._simulated(rng):
+        draw = secure_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
         noisy = {
             k: int(v) for k, v in zip(keys, np.asarray(draw.values, dtype=np.int64), strict=True) if v >= threshold
         }

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from dpcore import ledger as ledger_lib
-from dpcore.experiments.attacker import MECHANISMS
 from dpcore.validation import DPInputError, check_epsilon, check_int
+from dpcore.views.attacker import MECHANISMS
 
 __all__ = [
     "ENV_VAR",
@@ -104,7 +104,7 @@ def normalise_code(code: Any) -> str:
 
 
 def check_mechanism(mechanism: Any) -> str:
-    """One of the attacker game's statistics (``dpcore.experiments.attacker.MECHANISMS``)."""
+    """One of the attacker game's statistics (``dpcore.views.attacker.MECHANISMS``)."""
     if mechanism not in MECHANISMS:
         raise DPInputError(f"the class's statistic is one of {', '.join(MECHANISMS)}")
     return str(mechanism)

@@ -510,5 +510,5 @@ def simulate_coinpress(
 
 # ---------------------------------------------------------------------------------------------
 # All methods side by side, and the sweeps behind the paper's Figures 2, 3, 6 and # ---------------------------------------------------------------------------------------------
-# Moved: every method side by side and the paper's sweeps live in dpcore.experiments.stratified
+# Moved: every method side by side and the paper's sweeps live in dpcore.views.stratified
 # ---------------------------------------------------------------------------------------------

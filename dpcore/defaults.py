@@ -42,7 +42,7 @@ __all__ = [
 
 def available_cores() -> int:
     """The cores this process may run on (taskset, cgroups), at least 1: the default number of noise threads
-    (``release_noise``), percentile workers and record-fingerprint processes."""
+    (``dpcore.noise.secure``), percentile workers and record-fingerprint processes."""
     import os
 
     try:

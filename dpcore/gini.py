@@ -904,12 +904,12 @@ class GiniRelease:
     confidential_n_clipped_below: int = 0
     confidential_n_clipped_above: int = 0
     confidential_true_value: float | None = None
-    noise: str = "cauchy"  # a dpcore.smooth_noises.SMOOTH_NOISES name
+    noise: str = "cauchy"  # a dpcore.noise.smooth.SMOOTH_NOISES name
     delta: float = 0.0  # 0 for the pure-DP Cauchy
     rho: float | None = None  # zCDP noises only
     privacy_cost: Any = None  # dpcore.budget.PrivacyCost of this release (pure / approx / zCDP)
     sigma: float | None = None  # Laplace log-normal shape (Bun & Steinke 2019)
-    #: g(X) + scale Z before the clamp to [0, 1] on the 1e-6 grid (dpcore.release_noise.publish_gini): a DP
+    #: g(X) + scale Z before the clamp to [0, 1] on the 1e-6 grid (dpcore.noise.secure.publish_gini): a DP
     #: output too; the posterior needs it (a density applies to it, not to a clamped value)
     noisy_value: float | None = None
 
@@ -922,7 +922,7 @@ class GiniRelease:
 
 #: public floor of a real release's Gini noise scale S_beta(X)/alpha: max(S, alpha * floor) is again a beta-smooth
 #: upper bound, and a floor lower-bounds every output cell's probability, which makes the certified sampler pure DP
-#: (dpcore.release_noise.gc_pure_sampler_excess)
+#: (dpcore.noise.secure.gc_pure_sampler_excess)
 GINI_MIN_SCALE = 1e-5
 #: relative slack for the floating-point error of g(X) and S_beta(X) (double precision): the generalized-Cauchy
 #: release uses alpha (1 - 2 FLOAT_SLACK) and certifies alpha (1 - FLOAT_SLACK) and beta (1 + FLOAT_SLACK)
@@ -950,23 +950,23 @@ class GiniDraw:
 class GiniMechanism:
     """The one mechanism of every released Gini index (eqs. (9)-(10)): ``g(X) + (S_beta(X)/alpha) Z``.
 
-    Built from public parameters only: epsilon, the bounds, the noise (a ``dpcore.smooth_noises.SMOOTH_NOISES``
+    Built from public parameters only: epsilon, the bounds, the noise (a ``dpcore.noise.smooth.SMOOTH_NOISES``
     name), gamma, the calibration mode, delta, and ``rows_per_person`` m (one person changes at most m records:
     each cell's Gini is calibrated at epsilon/m, and for "laplace" at delta / (m e^{(m-1) epsilon/m}), so group
     privacy over m records gives back (epsilon, delta)). Every path draws through :meth:`draw` (the planner and
     ``dpcore.release.make_release``, the command line's engines, :func:`release_gini`) and simulates through
     :meth:`simulate` (the pages), so one grid, one clamp and one record text hold for all of them.
 
-    Real draw, "cauchy": the certified generalized-Cauchy sampler (:func:`dpcore.release_noise.release_generalized_cauchy`)
+    Real draw, "cauchy": the certified generalized-Cauchy sampler (:func:`dpcore.noise.secure.release_generalized_cauchy`)
     in its pure-DP mode: window [0, 1], grid 1e-6, scale clamped to [GINI_MIN_SCALE, 1/alpha] (S_beta <= GS <= 1,
     so the top clamp never binds on a valid S; the floor keeps max(S, alpha floor) a beta-smooth bound), alpha
     shrunk by 2 FLOAT_SLACK and the loss certified at alpha (1 - FLOAT_SLACK), beta (1 + FLOAT_SLACK), which
     covers a relative floating-point error up to FLOAT_SLACK in g(X) and S_beta(X). Cost: pure
     m max(certified loss + sampler excess, epsilon/m).
     Real draw, "laplace": OpenDP's floating-point-safe Laplace at the confidential scale (NRS 2007's (epsilon,
-    delta) with the certified delta of ``dpcore.smooth_noises.laplace_smooth_delta``); no floor (not needed by
+    delta) with the certified delta of ``dpcore.noise.smooth.laplace_smooth_delta``); no floor (not needed by
     the sampler). "laplace_lognormal" has no floating-point-safe sampler: a real draw is refused (simulation only).
-    Every value is published by :func:`dpcore.release_noise.publish_gini` (clamp to [0, 1], grid 1e-6).
+    Every value is published by :func:`dpcore.noise.secure.publish_gini` (clamp to [0, 1], grid 1e-6).
     """
 
     epsilon: float
@@ -982,7 +982,7 @@ class GiniMechanism:
     beta: float | None = None
 
     def __post_init__(self) -> None:
-        from . import smooth_noises
+        from .noise import smooth as smooth_noise
 
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         lo, hi = check_bounds(self.lower, self.upper, lower_name="lower bound", upper_name="upper bound")
@@ -990,7 +990,7 @@ class GiniMechanism:
             raise DPInputError(f"lower must be >= 0 for the Gini index (incomes are non-negative), got {lo:g}")
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
-        object.__setattr__(self, "noise", smooth_noises.check_noise(self.noise))
+        object.__setattr__(self, "noise", smooth_noise.check_noise(self.noise))
         object.__setattr__(self, "gamma", _check_gamma(self.gamma))
         if self.calibration not in ("tight", "paper"):
             raise DPInputError(f"calibration must be 'tight' or 'paper', got {self.calibration!r}")
@@ -1013,11 +1013,11 @@ class GiniMechanism:
     def delta_cell(self) -> float:
         """delta one cell is calibrated at: delta / (m e^{(m-1) epsilon/m}) (group privacy gives back delta);
         0 for the pure-DP Cauchy."""
-        from . import smooth_noises
+        from .noise import smooth as smooth_noise
 
         if self.noise == "cauchy":
             return 0.0
-        d = smooth_noises.DEFAULT_DELTA if self.delta is None else self.delta
+        d = smooth_noise.DEFAULT_DELTA if self.delta is None else self.delta
         m = self.rows_per_person
         if m == 1:
             return float(d)
@@ -1025,10 +1025,10 @@ class GiniMechanism:
 
     @functools.cached_property
     def smooth_calibration(self):
-        """The ``dpcore.smooth_noises.SmoothCalibration`` of one cell (alpha, beta, the certificate)."""
-        from . import smooth_noises
+        """The ``dpcore.noise.smooth.SmoothCalibration`` of one cell (alpha, beta, the certificate)."""
+        from .noise import smooth as smooth_noise
 
-        return smooth_noises.smooth_calibration(
+        return smooth_noise.smooth_calibration(
             self.noise,
             self.epsilon_cell,
             delta=self.delta_cell or None,
@@ -1063,7 +1063,7 @@ class GiniMechanism:
         """(certified loss of the continuous mechanism, sampler excess) of one Cauchy cell; (epsilon_cell, 0)
         for the other noises, whose certificate is their calibration's."""
         from . import noise as noise_module
-        from . import release_noise
+        from .noise import secure as secure_noise
 
         if self.noise != "cauchy":
             return self.epsilon_cell, 0.0
@@ -1071,8 +1071,8 @@ class GiniMechanism:
         loss = noise_module.smooth_noise_privacy_loss(
             self.gamma, cal.alpha * (1.0 - FLOAT_SLACK), cal.beta * (1.0 + FLOAT_SLACK), tol=1e-3 * self.epsilon_cell
         )
-        excess, _ = release_noise.gc_pure_sampler_excess(
-            self.gamma, release_noise.GINI_GRID, release_noise.GINI_WINDOW, GINI_MIN_SCALE, self.max_scale
+        excess, _ = secure_noise.gc_pure_sampler_excess(
+            self.gamma, secure_noise.GINI_GRID, secure_noise.GINI_WINDOW, GINI_MIN_SCALE, self.max_scale
         )
         return float(loss), float(excess)
 
@@ -1090,9 +1090,9 @@ class GiniMechanism:
 
     def noise_law(self):
         """The standardised noise law Z (``.rvs``, ``.cdf``, ``.abs_quantile``)."""
-        from . import smooth_noises
+        from .noise import smooth as smooth_noise
 
-        return smooth_noises.noise_distribution(self.smooth_calibration)
+        return smooth_noise.noise_distribution(self.smooth_calibration)
 
     def noise_scale(self, confidential_smooth_sensitivity: float) -> float:
         """S_beta(X)/alpha, the scale of the law the pages explore (confidential: it depends on the data)."""
@@ -1119,7 +1119,7 @@ class GiniMechanism:
             "privacy_statement_per_cell": cal.statement(),
             "output_grid": 1e-6,
             "output_window": [0.0, 1.0],
-            "output_rule": "dpcore.release_noise.publish_gini: clamp to [0, 1], round to the grid (post-processing)",
+            "output_rule": "dpcore.noise.secure.publish_gini: clamp to [0, 1], round to the grid (post-processing)",
             "noise_scale": CONFIDENTIAL_SCALE_LABEL,
         }
         if self.noise == "cauchy":
@@ -1152,7 +1152,7 @@ class GiniMechanism:
         Generator or seed: a simulation of the same law on the same grid (NOT a release). A real Cauchy draw's
         ``noisy_value`` lies in the sampler's window [0, 1] (the window is part of its pure-DP mode). A smooth sensitivity
         <= 0 marks a cell whose Gini is the same for every data set of its size (n <= 1): 0 is released exactly."""
-        from . import release_noise
+        from .noise import secure as secure_noise
 
         if float(confidential_smooth_sensitivity) <= 0.0:
             return GiniDraw(
@@ -1160,10 +1160,10 @@ class GiniMechanism:
                 0.0,
                 "none: the Gini of n <= 1 records is 0 on every data set (public)",
                 "no data-dependent output",
-                release_noise._simulated(rng),
+                secure_noise._simulated(rng),
             )
         g = float(confidential_gini)
-        simulated = release_noise._simulated(rng)
+        simulated = secure_noise._simulated(rng)
         if simulated:
             # the calibrated law S/alpha that the pages explore (the real sampler's float-slack margin, 2e-6 of the
             # scale, and its floor are safety margins of the real draw), without the sampler's window: the
@@ -1173,7 +1173,7 @@ class GiniMechanism:
                 self.noise_law().rvs(1, as_generator(rng))[0]
             )
             return GiniDraw(
-                release_noise.publish_gini(noisy),
+                secure_noise.publish_gini(noisy),
                 noisy,
                 f"simulation: value + scale * {self.noise} noise (numpy), clamped to [0, 1] on the grid "
                 "1e-06 (NOT a real release)",
@@ -1183,13 +1183,13 @@ class GiniMechanism:
         scale = self.confidential_noise_scale(confidential_smooth_sensitivity)
         if self.noise == "cauchy":
             loss, _ = self.certified
-            d = release_noise.release_generalized_cauchy(
+            d = secure_noise.release_generalized_cauchy(
                 g,
                 scale=scale,
                 gamma=self.gamma,
-                grid=release_noise.GINI_GRID,
+                grid=secure_noise.GINI_GRID,
                 rng=rng,
-                window=release_noise.GINI_WINDOW,
+                window=secure_noise.GINI_WINDOW,
                 epsilon=loss,
                 min_scale=GINI_MIN_SCALE,
                 max_scale=self.max_scale,
@@ -1200,14 +1200,14 @@ class GiniMechanism:
                 f"alpha={self.release_alpha:.6g}, beta={self.smoothness:.6g}, float slack {FLOAT_SLACK:g}) -> epsilon "
                 f"{loss:.6g} per cell; {d.privacy_map}"
             )
-            return GiniDraw(release_noise.publish_gini(noisy), noisy, d.measurement, statement, simulated)
+            return GiniDraw(secure_noise.publish_gini(noisy), noisy, d.measurement, statement, simulated)
         self.check_real_release()
-        d = release_noise.release_real_values(
+        d = secure_noise.release_real_values(
             [g], scale=scale, rng=rng, confidential_scale_label=CONFIDENTIAL_SCALE_LABEL
         )
         noisy = float(d.values[0])
         return GiniDraw(
-            release_noise.publish_gini(noisy), noisy, d.measurement, self.smooth_calibration.statement(), False
+            secure_noise.publish_gini(noisy), noisy, d.measurement, self.smooth_calibration.statement(), False
         )
 
     def simulate(
@@ -1263,10 +1263,10 @@ def release_gini(
     [lower, upper]; negatives are refused unless ``clip_negative``. ``rng=None`` draws with the real sampler
     (the certified generalized-Cauchy sampler, or OpenDP's Laplace), as a real release should; a seed or numpy
     Generator simulates the same law. ``value`` is published as every released Gini is
-    (:func:`dpcore.release_noise.publish_gini`: clamped to [0, 1] on the 1e-6 grid, post-processing);
+    (:func:`dpcore.noise.secure.publish_gini`: clamped to [0, 1] on the 1e-6 grid, post-processing);
     ``noisy_value`` is the noisy number before that step (the posterior's input).
 
-    ``noise`` (a ``dpcore.smooth_noises.SMOOTH_NOISES`` name): "cauchy" (default, pure epsilon,
+    ``noise`` (a ``dpcore.noise.smooth.SMOOTH_NOISES`` name): "cauchy" (default, pure epsilon,
     the paper's), "laplace" (NRS, (epsilon, delta)-DP) or "laplace_lognormal" (Bun & Steinke 2019,
     rho-zCDP with rho implying (epsilon, delta); simulation only: it has no floating-point-safe sampler);
     ``delta`` defaults to 1e-6 for the last two and is ignored by "cauchy". ``.privacy_cost`` is the

@@ -10,7 +10,7 @@ as not publishable).
 Neighbouring relation: as the statistic's mechanism (default: replace one record, n public); the intervals
 add no privacy cost except the Gini bound, whose cost is stated on :class:`GiniIntervalPlan`.
 
-Which law each interval inverts (``docs/release_noise.md``, "How each published interval is made"):
+Which law each interval inverts (``docs/secure_noise.md``, "How each published interval is made"):
 
 * counts, sums, means: the exact quantiles of the noise law (discrete Laplace, Laplace, Gaussian) with the
   public scale; a mean over a noisy count is inverted as a pivot (:func:`mean_interval`);
@@ -47,7 +47,9 @@ from . import gini as gini_lib
 from . import noise as noise_lib
 from . import percentiles as percentiles_lib
 from . import ratio as ratio_lib
-from . import release_noise, smooth_noises
+from .noise import certificates as noise_certificates
+from .noise import secure as secure_noise
+from .noise import smooth as smooth_noise
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -746,7 +748,7 @@ class GiniBoundRelease:
 
 def _bound_scale(epsilon_bound: float, beta: float) -> float:
     """OpenDP's Laplace scale whose privacy map at L1 sensitivity beta is <= epsilon_bound (beta/epsilon_bound)."""
-    return release_noise.laplace_scale_for(epsilon_bound, beta)
+    return secure_noise.laplace_scale_for(epsilon_bound, beta)
 
 
 def gini_bound_release(
@@ -775,7 +777,7 @@ def gini_bound_release(
     eta = check_probability(eta, "eta")
     scale = _bound_scale(eps, beta)
     margin = scale * math.log(1.0 / (2.0 * eta))
-    draw = release_noise.release_real_values([math.log(s)], scale=scale, rng=rng, sensitivity=beta)
+    draw = secure_noise.release_real_values([math.log(s)], scale=scale, rng=rng, sensitivity=beta)
     log_upper = float(np.asarray(draw.values)[0]) + margin
     return GiniBoundRelease(
         log_upper, math.exp(log_upper), eps, beta, eta, scale, margin, draw.measurement, draw.simulated
@@ -805,18 +807,18 @@ GINI_INTERVAL_METHODS = ("pivot", "union")
 
 
 def _noise_law(noise: str, gamma: float, sigma: float | None) -> Any:
-    noise = smooth_noises.check_noise(noise)
+    noise = smooth_noise.check_noise(noise)
     if noise == "cauchy":
         return _Cauchy(gamma)
     if noise == "laplace":
-        return smooth_noises.LaplaceNoise()
+        return smooth_noise.LaplaceNoise()
     if sigma is None:
         raise DPInputError("noise 'laplace_lognormal' needs its sigma (the calibration's)")
-    return smooth_noises.LaplaceLogNormal(sigma)
+    return smooth_noise.LaplaceLogNormal(sigma)
 
 
 class _Cauchy(noise_lib.GeneralizedCauchy):
-    """The generalized Cauchy with ``abs_quantile`` / ``abs_sf`` (the interface of ``dpcore.smooth_noises``' laws)."""
+    """The generalized Cauchy with ``abs_quantile`` / ``abs_sf`` (the interface of ``dpcore.noise.smooth``' laws)."""
 
     def abs_quantile(self, p: Any) -> np.ndarray:
         return self.ppf(0.5 + 0.5 * np.asarray(p, dtype=float))
@@ -827,7 +829,7 @@ class _Cauchy(noise_lib.GeneralizedCauchy):
 
 def _abs_sf(law: Any, r: np.ndarray) -> np.ndarray:
     """P(|Z| > r) for r >= 0 (the Laplace law has no ``abs_sf``: |Z| is exponential)."""
-    if isinstance(law, smooth_noises.LaplaceNoise):
+    if isinstance(law, smooth_noise.LaplaceNoise):
         return np.exp(-r)
     return np.asarray(law.abs_sf(r), dtype=float)
 
@@ -1021,14 +1023,14 @@ def gini_plan(
     ``delta``: the value's (ignored for "cauchy", pure DP). ``eta``: the bound's stated failure probability
     (default (1 - level)/5); with ``method="union"`` it must be below 1 - level, since it is part of the miss
     probability there."""
-    noise = smooth_noises.check_noise(noise)
+    noise = smooth_noise.check_noise(noise)
     eps_v, eps_s = check_epsilon(epsilon_value, "epsilon_value"), check_epsilon(epsilon_bound, "epsilon_bound")
     lev = _level(level)
     eta = _check_eta(eta, lev, method)
     n = check_int(n, "n", minimum=2)
     lo, hi = check_bounds(lower, upper)
     d = None if noise == "cauchy" or delta is None else check_delta(delta)
-    cal = smooth_noises.smooth_calibration(
+    cal = smooth_noise.smooth_calibration(
         noise, eps_v, delta=d, gamma=gamma, mode=calibration_mode, beta=check_positive(beta, "beta")
     )
     return _assemble_plan(
@@ -1163,8 +1165,8 @@ def gini_interval_bounds(
     )
     margin = bound_scale * math.log(1.0 / (2.0 * eta))
     scale_hat = np.minimum(np.maximum(s_hat * math.exp(-margin) / alpha, min_scale), float(max_scale))
-    half = q * scale_hat + 0.5 * release_noise.GINI_GRID
-    lo, hi = release_noise.GINI_WINDOW
+    half = q * scale_hat + 0.5 * secure_noise.GINI_GRID
+    lo, hi = secure_noise.GINI_WINDOW
     return np.clip(vals - half, lo, hi), np.clip(vals + half, lo, hi)
 
 
@@ -1187,7 +1189,7 @@ def gini_interval_from_release(
 ) -> GiniInterval:
     """The published Gini interval value -+ q * scale_hat, from published numbers only.
 
-    Inputs: the published value (``dpcore.release_noise.publish_gini``: clamped to [0, 1] on the 1e-6 grid), the
+    Inputs: the published value (``dpcore.noise.secure.publish_gini``: clamped to [0, 1] on the 1e-6 grid), the
     published bound S_hat = exp(T) (:func:`gini_bound_release`: T = ln S + L + margin, L ~ Laplace(bound_scale),
     margin = bound_scale ln(1/(2 eta))), and public constants: the noise law (``noise``, ``gamma``, ``sigma``),
     the ``alpha`` the draw divided by and its scale window (``min_scale``, ``max_scale``: the Cauchy release
@@ -1382,14 +1384,14 @@ def optimise_gini_split(
     known), for comparison.
     """
     eps = check_epsilon(epsilon_total, "epsilon_total")
-    noise = smooth_noises.check_noise(noise)
+    noise = smooth_noise.check_noise(noise)
     lev = _level(level)
     _check_eta(None, lev, method)
     n = check_int(n, "n", minimum=2)
     lo, hi = check_bounds(lower, upper)
     if lo < 0:
         raise DPInputError(f"lower must be >= 0 for the Gini index, got {lo:g}")
-    d = None if noise == "cauchy" else check_delta(smooth_noises.DEFAULT_DELTA if delta is None else delta)
+    d = None if noise == "cauchy" else check_delta(smooth_noise.DEFAULT_DELTA if delta is None else delta)
     if planning_mean is not None:
         planning_mean = check_positive(planning_mean, "planning_mean")
     if typical_smooth_sensitivity is None and planning_mean is None:
@@ -1500,7 +1502,7 @@ def _optimise(
     width, plan = search.run()
     if plan is None:
         raise DPInputError(f"no split of epsilon = {eps:g} gives a feasible calibration for noise {noise!r}")
-    oracle_cal = smooth_noises.smooth_calibration(noise, eps, delta=d, gamma=gamma, mode=calibration_mode)
+    oracle_cal = smooth_noise.smooth_calibration(noise, eps, delta=d, gamma=gamma, mode=calibration_mode)
     oracle = (
         2.0 * _abs_quantile(noise, lev, gamma, oracle_cal.sigma) * float(s_model(oracle_cal.beta)) / oracle_cal.alpha
     )
@@ -1519,12 +1521,12 @@ def _cauchy_alpha_upper(epsilon_value: float, gamma: float, beta: float) -> floa
     """An upper bound on the alpha of the Cauchy's certified 'tight' calibration at (epsilon_value, gamma, beta)
     (``dpcore.noise.smooth_noise_calibration``), for ~2 ms instead of a certification; 0 when no alpha is certified.
 
-    Why it is an upper bound: the privacy loss at one scaled output u (``dpcore.noise._loss_profiles``: the sup
-    over the shift |delta| <= alpha and the dilation |lambda| <= beta, solved exactly) is non-decreasing in alpha
-    (the shift's range grows), and its maximum over a FIXED grid of u is <= its supremum over u <= the certificate.
-    So a certified alpha (certificate <= epsilon_value) has grid loss <= epsilon_value and lies below every alpha
-    whose grid loss exceeds epsilon_value; the bisection keeps such an alpha as its upper end and returns it. A
-    certified alpha is never below 1e-12 (the calibration refuses then), so an upper end below 1e-13 means none.
+    Why it is an upper bound: the privacy loss at one scaled output u (``dpcore.noise.certificates._loss_profiles``:
+    the sup over the shift |delta| <= alpha and the dilation |lambda| <= beta, solved exactly) is non-decreasing in
+    alpha (the shift's range grows), and its maximum over a FIXED grid of u is <= its supremum over u <= the
+    certificate. So a certified alpha (certificate <= epsilon_value) has grid loss <= epsilon_value and lies below
+    every alpha whose grid loss exceeds epsilon_value; the bisection keeps such an alpha as its upper end and returns
+    it. A certified alpha is never below 1e-12 (the calibration refuses then), so an upper end below 1e-13 means none.
     Measured: 1.000-1.03 times the certified alpha (epsilon 0.05-9, gamma 1.5-4)."""
     ref = 2.0 * epsilon_value + 1.0
     u = np.concatenate(
@@ -1535,7 +1537,7 @@ def _cauchy_alpha_upper(epsilon_value: float, gamma: float, beta: float) -> floa
     )
 
     def exceeds(alpha: float) -> bool:
-        return float(noise_lib._loss_profiles(u, gamma, alpha, beta).max()) > epsilon_value
+        return float(noise_certificates._loss_profiles(u, gamma, alpha, beta).max()) > epsilon_value
 
     low, high = 0.0, epsilon_value
     while not exceeds(high):
@@ -1664,9 +1666,9 @@ def _value_loglik(value: float, g: np.ndarray, scales: np.ndarray, law: Any) -> 
     """log P(published value | g, scale) on the (scales x g) grid: a density inside (0, 1), a tail at a clamp."""
     z = (value - g[None, :]) / scales[:, None]
     with np.errstate(divide="ignore"):
-        if value <= release_noise.GINI_WINDOW[0]:
+        if value <= secure_noise.GINI_WINDOW[0]:
             return np.log(np.maximum(law.cdf(z), 1e-300))
-        if value >= release_noise.GINI_WINDOW[1]:
+        if value >= secure_noise.GINI_WINDOW[1]:
             return np.log(np.maximum(law.sf(z), 1e-300))
         return np.asarray(law.logpdf(z), dtype=float) - np.log(scales)[:, None]
 

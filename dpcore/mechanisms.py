@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from . import budget, release_noise
+from . import budget
 from .gini import GiniDraw, GiniMechanism
+from .noise import secure as secure_noise
 from .percentiles import ExponentialQuantileDraw, ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
 from .ratio import RelativeRiskDraw, RelativeRiskMechanism
 from .stratified import MeanDraw, MeanMechanism
@@ -93,7 +94,7 @@ class CountMechanism:
         }
 
     def draw(self, counts: Any, rng: Any = None) -> CountDraw:
-        d = release_noise.release_integer_counts(
+        d = secure_noise.release_integer_counts(
             np.asarray(counts, dtype=np.int64).ravel(), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
         )
         return CountDraw(np.asarray(d.values, dtype=np.int64), d.measurement, d.privacy_map, d.epsilon, d.simulated)

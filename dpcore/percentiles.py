@@ -21,9 +21,8 @@ What is here
   :func:`simulate_histogram_percentiles`, :func:`smooth_sensitivity_many_betas`.
 
 The PSEO table loader, the planning-data synthesizer, the page's view functions and the paper's
-accuracy experiments (Figures 1-3) live in :mod:`dpcore.experiments.percentiles`; their old names
-(``load_pseo_cells``, ``synthesize_cell_earnings``, ``make_cell_panel``, ``simulate_accuracy``, ...)
-still resolve here.
+accuracy experiments (Figures 1-3: ``load_pseo_cells``, ``synthesize_cell_earnings``, ``make_cell_panel``,
+``simulate_accuracy``, ...) live in :mod:`dpcore.views.percentiles`.
 
 Neighbouring relation and what is public
 ----------------------------------------
@@ -642,7 +641,7 @@ class SmoothPercentileRelease:
     calibration: str
     lower: float
     upper: float
-    noise: str = "cauchy"  # a dpcore.smooth_noises.SMOOTH_NOISES name
+    noise: str = "cauchy"  # a dpcore.noise.smooth.SMOOTH_NOISES name
     delta: float = 0.0
     privacy_cost: Any = None  # dpcore.budget.PrivacyCost of the whole release
 
@@ -671,13 +670,14 @@ def release_percentiles_smooth(
     to the public range [lower, upper]. The released values need not be ordered (the paper's
     point); we do not sort them.
 
-    ``noise`` (:mod:`dpcore.smooth_noises`): "cauchy" (default, the above, pure epsilon),
+    ``noise`` (:mod:`dpcore.noise.smooth`): "cauchy" (default, the above, pure epsilon),
     "laplace" (NRS, each percentile (eps_x, delta/k)-DP: (epsilon, delta) in total by basic
     composition) or "laplace_lognormal" (Bun & Steinke; rho implying (epsilon, delta) in total,
     split in proportion to eps_x: zCDP composition adds rho). ``delta`` defaults to 1e-6.
     """
-    from . import budget, smooth_noises
+    from . import budget
     from . import noise as noise_module  # the parameter `noise` shadows the module name here
+    from .noise import smooth as smooth_noise
 
     epsilon = check_epsilon(epsilon)
     lo, hi = _clip_range(lower, upper)
@@ -685,30 +685,30 @@ def release_percentiles_smooth(
     gamma = check_finite(gamma, "gamma")
     if gamma <= 3:
         raise DPInputError(f"gamma must be > 3 here (finite-variance noise, as the paper's gamma = 4), got {gamma:g}")
-    noise_name = smooth_noises.check_noise(noise)
+    noise_name = smooth_noise.check_noise(noise)
     if delta is not None:  # checked for every noise (ignored by the pure-DP Cauchy)
         from .validation import check_delta
 
         delta = check_delta(delta)
     x = np.sort(np.clip(_earnings(values), lo, hi))
     eps_q = _split_epsilon(epsilon, qa.size, epsilon_weights)
-    # the Cauchy's noise.SmoothNoiseCalibration or the light tails' smooth_noises.SmoothCalibration (both give
+    # the Cauchy's noise.SmoothNoiseCalibration or the light tails' smooth_noise.SmoothCalibration (both give
     # alpha and beta; only the latter are passed to sample_smooth_noise)
     cals: list[Any]
     if noise_name == "cauchy":
         cals = [noise_module.smooth_noise_calibration(float(e), gamma, mode=calibration) for e in eps_q]
         delta_v, cost = 0.0, budget.pure(epsilon)
     elif noise_name == "laplace":
-        delta_v = smooth_noises.DEFAULT_DELTA if delta is None else delta
+        delta_v = smooth_noise.DEFAULT_DELTA if delta is None else delta
         cals = [
-            smooth_noises.smooth_calibration("laplace", float(e), delta=delta_v / qa.size, mode=calibration)
+            smooth_noise.smooth_calibration("laplace", float(e), delta=delta_v / qa.size, mode=calibration)
             for e in eps_q
         ]
         cost = budget.approx(epsilon, delta_v)
     else:
-        delta_v = smooth_noises.DEFAULT_DELTA if delta is None else delta
-        rho = smooth_noises.rho_for_approx_dp(epsilon, delta_v)
-        cals = [smooth_noises.lln_calibration(rho=rho * float(e) / epsilon, delta=delta_v) for e in eps_q]
+        delta_v = smooth_noise.DEFAULT_DELTA if delta is None else delta
+        rho = smooth_noise.rho_for_approx_dp(epsilon, delta_v)
+        cals = [smooth_noise.lln_calibration(rho=rho * float(e) / epsilon, delta=delta_v) for e in eps_q]
         cost = budget.zcdp(rho)
     alpha = np.array([c.alpha for c in cals])
     beta = np.array([c.beta for c in cals])
@@ -723,7 +723,7 @@ def release_percentiles_smooth(
         z = noise_module.GeneralizedCauchy(gamma).rvs(qa.size, rng=rng)
     else:
         gen = as_generator(rng)
-        z = np.array([float(smooth_noises.sample_smooth_noise(c, 1, gen)[0]) for c in cals])
+        z = np.array([float(smooth_noise.sample_smooth_noise(c, 1, gen)[0]) for c in cals])
     return SmoothPercentileRelease(
         true + scale * z,
         qa,
@@ -1059,7 +1059,7 @@ class HistogramMechanism:
     is epsilon-DP (parallel composition over the disjoint cells is implied: one L1 ball for the whole table).
     ``relation="add_remove"`` (the paper's Section 3.2, the planner's option): scale 1/epsilon, which is epsilon-DP
     for adding or removing one person and 2 epsilon under replace-one: the cost charged is 2 epsilon.
-    Real draws: OpenDP's exact discrete Laplace on every core (:func:`dpcore.release_noise.release_integer_counts`,
+    Real draws: OpenDP's exact discrete Laplace on every core (:func:`dpcore.noise.secure.release_integer_counts`,
     one measurement for the whole table); simulations: the same law with numpy, one seeded draw per cell row.
     """
 
@@ -1115,7 +1115,7 @@ class HistogramMechanism:
     def draw(self, counts: Any, rng: Any = None) -> HistogramDraw:
         """Noisy counts and percentiles for a (cells x bins) table of integer counts. ``rng`` None: the real
         sampler; a numpy Generator or seed: a simulation (one seeded draw per cell, NOT a release)."""
-        from . import release_noise
+        from .noise import secure as secure_noise
 
         table = np.asarray(counts)
         if table.ndim != 2 or table.shape[1] != len(self.edges) - 1:
@@ -1128,17 +1128,17 @@ class HistogramMechanism:
                 "none: no cells",
                 "no data-dependent output",
                 None,
-                release_noise._simulated(rng),
+                secure_noise._simulated(rng),
             )
-        if not release_noise._simulated(rng):
-            d = release_noise.release_integer_counts(
+        if not secure_noise._simulated(rng):
+            d = secure_noise.release_integer_counts(
                 table.ravel(), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
             )
             noisy = np.asarray(d.values, dtype=np.int64).reshape(table.shape)
             measurement, privacy_map, map_eps, simulated = d.measurement, d.privacy_map, d.epsilon, False
         else:
             rows = [
-                release_noise.release_integer_counts(row, scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity)
+                secure_noise.release_integer_counts(row, scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity)
                 for row in table
             ]
             noisy = np.vstack([np.asarray(d.values, dtype=np.int64) for d in rows])
@@ -1381,10 +1381,10 @@ class ExponentialQuantileMechanism:
     def draw(self, counts: Any, rng: Any = None) -> ExponentialQuantileDraw:
         """The chosen candidates of a (cells x K) table of counts on the grid. ``rng`` None: OpenDP (a real
         release); a numpy Generator or seed: a simulation of the same law (NOT a release)."""
-        from . import release_noise
+        from .noise import secure as secure_noise
 
         u = self.scores(counts)
-        if release_noise._simulated(rng):
+        if secure_noise._simulated(rng):
             return ExponentialQuantileDraw(
                 *self._ordered(self._simulated_choices(u, as_generator(rng))),
                 f"numpy simulation of report-noisy-max with exponential noise, scale {self.noise_scale!r}",
@@ -1431,7 +1431,7 @@ class ExponentialQuantileMechanism:
     def _measurement(self, factor: int | None = None) -> tuple[Any, float]:
         """OpenDP's noisy max at this scale, on float scores (``factor`` None) or on the scores times ``factor``
         (int64), and its privacy map at the stated sensitivity (refused above epsilon / len(q))."""
-        from .release_noise import _opendp
+        from .noise.secure import _opendp
 
         dp = _opendp()
         if factor is None:

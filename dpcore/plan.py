@@ -148,7 +148,7 @@ _KIND_FIELDS = {
 #: absent: pure epsilon, the certified generalized-Cauchy sampler) and "laplace" (NRS 2007, (epsilon, delta),
 #: OpenDP's floating-point-safe Laplace sampler). "laplace_lognormal" is refused: no floating-point-safe sampler.
 GINI_PLAN_NOISES = ("cauchy", "laplace")
-#: the delta of a noise = "laplace" Gini when its plan entry gives none (dpcore.smooth_noises.DEFAULT_DELTA)
+#: the delta of a noise = "laplace" Gini when its plan entry gives none (dpcore.noise.smooth.DEFAULT_DELTA)
 DEFAULT_GINI_NOISE_DELTA = 1e-6
 _TOP_FIELDS = (
     "version",

@@ -55,7 +55,7 @@ import numpy as np
 
 from . import budget as _budget
 from . import noise
-from . import release_noise as _release_noise
+from .noise import secure as _secure_noise
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -301,7 +301,7 @@ class PlannedStatistic:
 
     def _draw(self, epsilon: float, rng=None, level: float = 0.95) -> StatisticRelease:  # pragma: no cover
         """One draw of the mechanism: ``rng`` None (or :class:`dpcore.rng.SecureRandom`) draws the real noise of
-        :mod:`dpcore.release_noise`, a numpy Generator a simulation of the same law. Private: a real draw is only
+        :mod:`dpcore.noise.secure`, a numpy Generator a simulation of the same law. Private: a real draw is only
         made by :func:`dpcore.release.make_release`, after the ledger is charged (:meth:`_draw_real`). ``level``: of
         the published intervals."""
         raise NotImplementedError
@@ -628,7 +628,7 @@ class GiniStatistic(PlannedStatistic):
     ``c + (S_beta(X)/alpha) Z`` with the clipping bias ``c = gini(clipped) - truth``;
     ``P(|c + sZ| <= t) = F_Z((t - c)/s) - F_Z((-t - c)/s)`` with the exact CDF of the noise law.
 
-    ``noise``: a ``dpcore.smooth_noises.SMOOTH_NOISES`` name: "cauchy" (the paper's generalized Cauchy, pure
+    ``noise``: a ``dpcore.noise.smooth.SMOOTH_NOISES`` name: "cauchy" (the paper's generalized Cauchy, pure
     epsilon), "laplace" (NRS, (epsilon, delta)) or "laplace_lognormal" (Bun & Steinke, rho-zCDP implying
     (epsilon, delta); planning and simulation only). The noise law, (alpha, beta) and the privacy cost come
     from the mechanism's calibration at (epsilon, ``delta``), so the ledger composes the cost in its own
@@ -666,7 +666,7 @@ class GiniStatistic(PlannedStatistic):
 
     def __post_init__(self) -> None:
         from . import gini as _g
-        from . import smooth_noises
+        from .noise import smooth as smooth_noise
 
         x = _check_values(self.values)
         lo, hi = check_bounds(self.lower, self.upper, lower_name="lower bound", upper_name="upper bound")
@@ -675,7 +675,7 @@ class GiniStatistic(PlannedStatistic):
         g = check_finite(self.gamma, "gamma")
         if g <= 1:
             raise DPInputError(f"gamma must be > 1, got {g:g}")
-        name = smooth_noises.check_noise(self.noise)
+        name = smooth_noise.check_noise(self.noise)
         if self.calibration == "paper" and name == "cauchy":
             noise.smooth_noise_calibration(1.0, g, mode="paper")  # refuses gammas where the constants fail
         if lo < 0:
@@ -695,9 +695,9 @@ class GiniStatistic(PlannedStatistic):
             object.__setattr__(
                 self,
                 "delta",
-                smooth_noises.DEFAULT_DELTA if self.delta is None else check_probability(self.delta, "delta"),
+                smooth_noise.DEFAULT_DELTA if self.delta is None else check_probability(self.delta, "delta"),
             )
-            object.__setattr__(self, "mechanism", f"Gini + (S_beta/alpha) * Z, Z ~ {smooth_noises.SMOOTH_NOISES[name]}")
+            object.__setattr__(self, "mechanism", f"Gini + (S_beta/alpha) * Z, Z ~ {smooth_noise.SMOOTH_NOISES[name]}")
         # derived from the data and caches, not fields
         self._xs: np.ndarray
         self._truth: float
@@ -856,7 +856,7 @@ class GiniStatistic(PlannedStatistic):
         mech = self._release_mechanism_at(eps, level)
         if mech is None:
             value_only = self.mechanism_at(eps)
-            if not _release_noise._simulated(rng):
+            if not _secure_noise._simulated(rng):
                 value_only.check_real_release()
             d = value_only.draw(self._clipped, self._smooth_sensitivity(eps, value_only.smoothness), rng=rng)
             eps_out, delta_out = self.certified_cost(eps)

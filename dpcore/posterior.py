@@ -424,8 +424,8 @@ def grid_posterior_batch(
 
 def _gini_noise(gamma: Any, noise: Any = None):
     if noise is not None and not (isinstance(noise, str) and noise == "cauchy"):
-        # a light-tailed smooth noise: a dpcore.smooth_noises distribution object (its
-        # .logpdf), e.g. ``smooth_noises.noise_distribution(calibration)``, or "laplace"
+        # a light-tailed smooth noise: a dpcore.noise.smooth distribution object (its
+        # .logpdf), e.g. ``smooth_noise.noise_distribution(calibration)``, or "laplace"
         return noise
     from .noise import GeneralizedCauchy  # the lead's noise core (imported lazily)
 
@@ -454,8 +454,8 @@ def gini_posterior(
     confidential data through S(X): releasing it is not covered by the release's DP guarantee.
 
     ``noise``: None or "cauchy" (the paper's), or the noise law of a light-tailed release
-    (``dpcore.smooth_noises.noise_distribution(calibration)``, "laplace"); see
-    :func:`dpcore.smooth_noises.release_posterior` to go straight from a ``GiniRelease``.
+    (``dpcore.noise.smooth.noise_distribution(calibration)``, "laplace"); see
+    :func:`release_posterior` to go straight from a ``GiniRelease``.
 
     Returns a :class:`GridPosterior`: ``.interval(level)`` (equal-tail; ``kind="hpd"`` too),
     ``.mean``, ``.grid`` and ``.density`` for plotting.
@@ -500,9 +500,9 @@ def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: A
     Pure post-processing of ``release.value`` with the release's noise density and (known) scale;
     see :func:`dpcore.posterior.gini_posterior` for the caveat on publishing the scale.
     """
-    from . import smooth_noises
+    from .noise import smooth as smooth_noise
 
-    smooth_noises._check_release(release)
+    smooth_noise._check_release(release)
     # the likelihood is the noise density at the noisy value; the published value is clamped to [0, 1], where
     # a density no longer applies, so the posterior reads the noisy value before that post-processing
     noisy = getattr(release, "noisy_value", None)
@@ -511,6 +511,6 @@ def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: A
         noise_scale=release.confidential_noise_scale,
         gamma=release.gamma,
         prior=prior,
-        noise=smooth_noises.release_noise(release),
+        noise=smooth_noise.noise_of_release(release),
         **grid_options,
     )

@@ -1160,7 +1160,7 @@ def smooth_ratio_cauchy(
     certification currently takes minutes per epsilon. gamma = 4 by default (finite variance).
 
     ``noise``: "cauchy" (default, the above), or a light-tailed
-    ``dpcore.smooth_noises.SMOOTH_NOISES`` name: "laplace" ((epsilon, delta)-DP, certified tight NRS
+    ``dpcore.noise.smooth.SMOOTH_NOISES`` name: "laplace" ((epsilon, delta)-DP, certified tight NRS
     calibration) or "laplace_lognormal" (rho-zCDP implying (epsilon, delta)); delta defaults to 1e-6.
     See :func:`smooth_ratio_noise`.
     """
@@ -1195,22 +1195,22 @@ def smooth_ratio_noise(
     gamma: float = 4.0,
     rng: Any = None,
 ) -> RatioRelease:
-    """x/y + (S_beta / alpha) Z with any ``dpcore.smooth_noises.SMOOTH_NOISES`` noise.
+    """x/y + (S_beta / alpha) Z with any ``dpcore.noise.smooth.SMOOTH_NOISES`` noise.
 
-    Constants from :func:`dpcore.smooth_noises.smooth_calibration` (same neighbours and smooth
+    Constants from :func:`dpcore.noise.smooth.smooth_calibration` (same neighbours and smooth
     sensitivity, Claim C.6, as :func:`smooth_ratio_laplace`); ``.privacy_cost`` is the
     ``dpcore.budget.PrivacyCost`` (pure, approx or zCDP).
     """
-    from . import smooth_noises
+    from .noise import smooth as smooth_noise
 
     x, y = _check_ratio_counts(x, y)
     epsilon = check_epsilon(epsilon)
-    cal = smooth_noises.smooth_calibration(
+    cal = smooth_noise.smooth_calibration(
         noise, epsilon, delta=delta, gamma=check_finite(gamma, "gamma"), mode=calibration
     )
     ss = ratio_smooth_sensitivity(x, y, beta=cal.beta)
     scale = ss.value / cal.alpha
-    z = float(smooth_noises.sample_smooth_noise(cal, 1, as_generator(rng))[0])
+    z = float(smooth_noise.sample_smooth_noise(cal, 1, as_generator(rng))[0])
     return RatioRelease(
         float(x / y + scale * z),
         f"Smooth sensitivity ({cal.noise})",
@@ -1646,9 +1646,9 @@ class RelativeRiskMechanism:
     @property
     def noise_scale(self) -> float:
         """OpenDP's Laplace scale for epsilon at L1 sensitivity 2m (2m/epsilon up to its rounding allowance)."""
-        from . import release_noise
+        from .noise import secure as secure_noise
 
-        return release_noise.laplace_scale_for(self.epsilon, self.sensitivity)
+        return secure_noise.laplace_scale_for(self.epsilon, self.sensitivity)
 
     def privacy_cost(self):
         from . import budget
@@ -1670,7 +1670,7 @@ class RelativeRiskMechanism:
     ) -> RelativeRiskDraw:
         """Noisy counts and relative risks of every cell. ``rng`` None: the real sampler; a numpy Generator or
         seed: a simulation (NOT a release)."""
-        from . import release_noise
+        from .noise import secure as secure_noise
 
         x = np.asarray(cases_exposed, dtype=float).ravel()
         y = np.asarray(cases_reference, dtype=float).ravel()
@@ -1681,9 +1681,9 @@ class RelativeRiskMechanism:
         if x.size == 0:
             empty = np.zeros(0)
             return RelativeRiskDraw(
-                empty, empty, empty, "none: no cells", "no data-dependent output", None, release_noise._simulated(rng)
+                empty, empty, empty, "none: no cells", "no data-dependent output", None, secure_noise._simulated(rng)
             )
-        d = release_noise.release_real_values(
+        d = secure_noise.release_real_values(
             np.concatenate([x, y]), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
         )
         noisy = np.asarray(d.values, dtype=float)

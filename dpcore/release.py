@@ -10,12 +10,12 @@ What happens (:func:`make_release`):
    mechanisms, parameters, costs): racing sessions cannot overspend, and a crash after this point can
    lose the release but never the charge.
 2. Each statistic is released by its private ``_draw_real`` (:mod:`dpcore.planner`), whose noise comes
-   from :mod:`dpcore.release_noise`: OpenDP's exact discrete Laplace for counts and
+   from :mod:`dpcore.noise.secure`: OpenDP's exact discrete Laplace for counts and
    histograms, OpenDP's floating-point-safe Laplace for means and the ratio's two counts, and the
    certified generalized-Cauchy sampler (exact inversion of an ``os.urandom`` uniform of 128+ bits
    against the CDF in high precision, on a public grid) for the Gini. The record names the
    measurement and its privacy map (``measurement``, ``privacy_map``); its epsilon/delta are the
-   certified ones (docs/release_noise.md). Other statistic objects fall back to their own
+   certified ones (docs/secure_noise.md). Other statistic objects fall back to their own
    ``release`` with the OS CSPRNG (``sampler`` says which). A real draw is reachable only here, after
    the charge; a durable account refuses a caller's ``rng`` (a seeded draw could be inverted).
 3. Released values are rounded to a public grid (post-processing, no privacy cost).
@@ -213,7 +213,7 @@ SIMULATION_SAMPLER = (
 )
 OPENDP_SAMPLER = (
     "OpenDP's exact samplers (discrete Laplace / floating-point-safe Laplace) or the certified "
-    "generalized-Cauchy sampler of dpcore.release_noise (os.urandom); see the measurement note"
+    "generalized-Cauchy sampler of dpcore.noise.secure (os.urandom); see the measurement note"
 )
 
 

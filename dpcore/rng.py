@@ -1,8 +1,8 @@
 """Randomness sources for dpcore: ``as_generator``, the OS-CSPRNG source :class:`SecureRandom`.
 
 Split out of :mod:`dpcore.noise` and :mod:`dpcore.validation` (which import each other's names
-otherwise); both re-export these names, so ``from dpcore.noise import SecureRandom`` and
-``from dpcore.validation import as_generator`` keep working.
+otherwise); ``dpcore.validation`` re-exports them, so ``from dpcore.validation import as_generator``
+keeps working.
 
 Uniforms are strictly inside (0, 1): a 52-bit word k (0 <= k < 2^52) becomes
 ``(k + 1/2) * 2^-52``, computed exactly in double precision (k + 1/2 < 2^52 is representable), so the
@@ -46,7 +46,7 @@ class SecureRandom:
 
     Caveat, stated honestly: the transformations are in double precision, so real numbers made
     from them carry floating-point artefacts (Mironov 2012). Real releases therefore do not use
-    these float samplers for their noise: :mod:`dpcore.release_noise` draws it with OpenDP's
+    these float samplers for their noise: :mod:`dpcore.noise.secure` draws it with OpenDP's
     exact samplers or with the certified generalized-Cauchy sampler.
     """
 

@@ -20,7 +20,7 @@ CoinPress (zCDP) and its stratified variants live in :mod:`dpcore.coinpress`. Th
 experiments -- Figure 1 curves, the New York RACE example and a symmetric-Dirichlet fit, the
 Gaussian-mixture generator and Table 3 presets, vectorised Monte Carlo of many releases
 (``simulate_laplace_releases``), the light synthesizer and the page's views -- live in
-:mod:`dpcore.experiments.stratified` (still importable from here, see ``MOVED_TO_EXPERIMENTS``).
+:mod:`dpcore.views.stratified`.
 
 Neighbouring relation and what is public
 ----------------------------------------
@@ -723,7 +723,7 @@ def sum_log_lower_bound(n: int, k: int) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Moved: the paper's experiments, data and simulations live in dpcore.experiments.stratified
+# Moved: the paper's experiments, data and simulations live in dpcore.views.stratified
 # ---------------------------------------------------------------------------------------------
 
 
@@ -790,7 +790,7 @@ class MeanMechanism:
     protected: one person's rows may move between cells, which widens the sensitivity). One person changes the
     vector of clipped sums by at most :func:`mean_sum_sensitivity_cents` in L1, so OpenDP's floating-point-safe
     Laplace at the scale whose privacy map gives epsilon at that sensitivity is epsilon-DP for all cells together
-    (disjoint cells: one L1 ball). Real draws: :func:`dpcore.release_noise.release_real_values` (every core);
+    (disjoint cells: one L1 ball). Real draws: :func:`dpcore.noise.secure.release_real_values` (every core);
     simulations: the same law with numpy.
     """
 
@@ -816,9 +816,9 @@ class MeanMechanism:
     @property
     def noise_scale_cents(self) -> float:
         """OpenDP's Laplace scale for epsilon at the sensitivity (sensitivity/epsilon up to its rounding allowance)."""
-        from . import release_noise
+        from .noise import secure as secure_noise
 
-        return release_noise.laplace_scale_for(self.epsilon, self.sensitivity_cents)
+        return secure_noise.laplace_scale_for(self.epsilon, self.sensitivity_cents)
 
     def privacy_cost(self):
         from . import budget
@@ -840,7 +840,7 @@ class MeanMechanism:
     def draw(self, clipped_sums_cents: Any, n: Any, rng: Any = None) -> MeanDraw:
         """Released means of cells with these clipped sums (cents) and sizes n. ``rng`` None: the real sampler; a
         numpy Generator or seed: a simulation (NOT a release)."""
-        from . import release_noise
+        from .noise import secure as secure_noise
 
         sums = np.asarray(clipped_sums_cents, dtype=np.float64).ravel()
         sizes = np.asarray(n, dtype=float).ravel()
@@ -848,9 +848,9 @@ class MeanMechanism:
             raise DPInputError("one n per clipped sum is needed")
         if sums.size == 0:
             return MeanDraw(
-                np.zeros(0), "none: no cells", "no data-dependent output", None, release_noise._simulated(rng)
+                np.zeros(0), "none: no cells", "no data-dependent output", None, secure_noise._simulated(rng)
             )
-        d = release_noise.release_real_values(
+        d = secure_noise.release_real_values(
             sums, scale=self.noise_scale_cents, rng=rng, sensitivity=self.sensitivity_cents
         )
         with np.errstate(divide="ignore", invalid="ignore"):

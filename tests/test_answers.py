@@ -1,4 +1,4 @@
-"""The answer first: dpcore.experiments.answers and the Gini page's answer box."""
+"""The answer first: dpcore.views.answers and the Gini page's answer box."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from support import assert_clean, open_page, query_param
 from dpcore import defaults, noise
 from dpcore import planner as planner_lib
 from dpcore.data import lognormal_incomes
-from dpcore.experiments import answers
-from dpcore.experiments import percentiles as percentile_experiments
 from dpcore.validation import DPInputError
+from dpcore.views import answers
+from dpcore.views import percentiles as percentile_experiments
 
 VALUES = lognormal_incomes(2_000, rng=np.random.default_rng(7))
 
@@ -312,7 +312,7 @@ def test_ratio_answer_refuses_bad_group_sizes(n_x, n_y, message):
 
 
 def test_percentile_cell_answer_refuses_what_cell_view_refuses():
-    from dpcore.experiments import percentiles as percentile_experiments
+    from dpcore.views import percentiles as percentile_experiments
 
     incomes = np.sort(np.random.default_rng(0).lognormal(10.3, 0.8, 60)).round(2)
     sidebar = dict(source="sidebar", n=60, n_sims=100)

@@ -1,4 +1,4 @@
-"""The attacker game (dpcore.experiments.attacker): bound, optimal attacker, intervals, rounds.
+"""The attacker game (dpcore.views.attacker): bound, optimal attacker, intervals, rounds.
 
 Monte Carlo tolerances come from the binomial standard error sqrt(p(1-p)/rounds) (4.5 SE: a false
 alarm about once in 150,000 runs per check), never guessed.
@@ -13,8 +13,8 @@ import pytest
 from scipy import stats
 
 from dpcore import noise
-from dpcore.experiments import attacker as attacker_lib
 from dpcore.validation import DPInputError
+from dpcore.views import attacker as attacker_lib
 
 ROUNDS = 200_000
 Z = 4.5

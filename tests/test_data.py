@@ -363,7 +363,7 @@ def test_load_example_acs_pseo_and_columns():
 
 
 def test_pseo_cells_load_from_the_bundled_copy(monkeypatch, tmp_path):
-    from dpcore.experiments import percentiles as percentile_experiments
+    from dpcore.views import percentiles as percentile_experiments
 
     _hide_shared(monkeypatch, tmp_path)
     cells = percentile_experiments.load_pseo_cells(data.real_data_path("pseo_earnings_co_tx.csv.gz"), agg_level=None)
@@ -713,7 +713,7 @@ def test_fuzz_never_a_traceback():
 def test_constant_income_upload_is_said_to_be_equal_incomes_not_zero():
     # a file where everyone earns the same: its Gini is 0 because the incomes are equal, not because they
     # are 0 (the answer sentence said "every income is 0" for 40,000 x 3)
-    from dpcore.experiments import answers
+    from dpcore.views import answers
 
     loaded = load_income_file(b"income\n40000\n40000\n40000\n")
     with pytest.raises(DPInputError, match=r"the Gini of these data is 0 \(every income is equal\)") as info:

@@ -1,4 +1,4 @@
-"""dpcore.experiments.gini: the Gini page's view, exact error summaries, the paper's Figures 1, 3, 4 and error
+"""dpcore.views.gini: the Gini page's view, exact error summaries, the paper's Figures 1, 3, 4 and error
 vs epsilon.
 
 Monte Carlo tolerances are 4 standard errors. For a sample q-quantile of N draws of a variable
@@ -18,9 +18,9 @@ from scipy import integrate, stats
 from dpcore import gini as gini_mechanism
 from dpcore import posterior
 from dpcore.data import two_point_incomes
-from dpcore.experiments import gini as gini_experiments
 from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration
 from dpcore.validation import DPInputError
+from dpcore.views import gini as gini_experiments
 
 
 def _quantile_se(q: float, n: int, density_at_quantile: float) -> float:
@@ -466,7 +466,7 @@ def test_gini_view_clipping_counts_and_bad_input():
 def test_the_gini_experiments_have_one_module():
     import importlib.util
 
-    assert importlib.util.find_spec("dpcore.gini_experiments") is None  # no second name for dpcore.experiments.gini
+    assert importlib.util.find_spec("dpcore.gini_experiments") is None  # no second name for dpcore.views.gini
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,16 +478,16 @@ def test_the_gini_experiments_have_one_module():
 def test_gini_view_follows_the_chosen_noise(noise):
     """The view's release, its posterior, error quantiles, RMSE, dots and error curve are those of
     ``release_gini(noise=...)`` (same seed) and of that noise's law: an independent path through
-    dpcore.gini / dpcore.smooth_noises, not the view's code."""
-    from dpcore import smooth_noises
+    dpcore.gini / dpcore.noise.smooth, not the view's code."""
     from dpcore.data import lognormal_incomes
+    from dpcore.noise import smooth as smooth_noise
 
     values = lognormal_incomes(10_000, sigma=0.9, rng=2026)
     view = gini_experiments.gini_view(values, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, seed=4, noise=noise)
     assert view.noise == noise
     xs, _, _ = gini_mechanism.clip_incomes(values, lower=0.0, upper=1e6, clip_negative=True)
     release = gini_mechanism.release_gini(xs, epsilon=1.0, gamma=2.0, lower=0.0, upper=1e6, rng=4 + 3, noise=noise)
-    law = smooth_noises.release_noise(release)
+    law = smooth_noise.noise_of_release(release)
     assert view.noise_scale == pytest.approx(release.confidential_noise_scale, rel=1e-12)
     # the exploration view shows the mechanism's noisy value (the paper's), before the published clamp
     assert view.released_gini == pytest.approx(release.noisy_value, rel=1e-12)
@@ -517,7 +517,7 @@ def test_gini_view_follows_the_chosen_noise(noise):
             ).abs_error_quantiles[2]
         )
     curve = view.error_curve.set_index("epsilon")
-    cal = smooth_noises.smooth_calibration(noise, 1.0, gamma=2.0, mode="tight")
+    cal = smooth_noise.smooth_calibration(noise, 1.0, gamma=2.0, mode="tight")
     assert curve.loc[1.0, "alpha"] == pytest.approx(cal.alpha, rel=1e-12)
     fast = gini_mechanism.smooth_sensitivity(xs, lower=0.0, upper=1e6, beta=cal.beta, method="fast").value
     assert curve.loc[1.0, "q99_abs_error"] == pytest.approx(fast / cal.alpha * float(law.abs_quantile(0.99)), rel=1e-9)

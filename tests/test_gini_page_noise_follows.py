@@ -8,8 +8,8 @@ from support import assert_clean, open_page, page_script, run_scripts
 
 import ui.sidebar
 from dpcore import defaults
-from dpcore.experiments import answers as answer_experiments
-from dpcore.experiments import gini as gini_experiments
+from dpcore.views import answers as answer_experiments
+from dpcore.views import gini as gini_experiments
 
 PAGE = "app_pages/gini.py"
 NOISES = ("cauchy", "laplace", "laplace_lognormal")

@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcore import intervals, mechanisms, smooth_noises
+from dpcore import intervals, mechanisms
 from dpcore import noise as noise_lib
-from dpcore.experiments import gini as gini_experiments
 from dpcore.gini_split_table import SPLITS
+from dpcore.noise import smooth as smooth_noise
+from dpcore.views import gini as gini_experiments
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,7 +113,7 @@ def _page_key(eps: float, noise: str) -> tuple:
     from dpcore import defaults
     from dpcore.data import DEFAULT_RECIPE
 
-    delta = None if noise == "cauchy" else smooth_noises.DEFAULT_DELTA
+    delta = None if noise == "cauchy" else smooth_noise.DEFAULT_DELTA
     return intervals.shipped_split_key(
         eps,
         delta,

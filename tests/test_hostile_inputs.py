@@ -37,21 +37,22 @@ import dpcore
 # Modules whose public functions are exercised (every dpcore module that imports).
 # every dpcore module; one that fails to import fails this file (it is not silently skipped)
 # (dpcore.__main__ is the command-line entry point: importing it runs the command)
+# (dpcore.noise re-exports its samplers and certificates; its other submodules are listed here)
 MODULES = [
     importlib.import_module(f"dpcore.{_m}")
     for _m in sorted(m.name for m in pkgutil.iter_modules(dpcore.__path__))
     if _m != "__main__"
-]
+] + [importlib.import_module(name) for name in ("dpcore.noise.smooth", "dpcore.noise.secure")]
 
 # Whole-experiment drivers that run sweeps by design (seconds to minutes per call even with
 # valid input); their argument checks are the ones of the functions they call, tested here.
 HEAVY = {
-    "dpcore.experiments.gini.figure1",
-    "dpcore.experiments.gini.figure3",
-    "dpcore.experiments.gini.figure4",
-    "dpcore.experiments.gini.error_vs_epsilon",
-    "dpcore.experiments.stratified.synthetic_sweep",
-    "dpcore.experiments.stratified.grouping_sweep",
+    "dpcore.views.gini.figure1",
+    "dpcore.views.gini.figure3",
+    "dpcore.views.gini.figure4",
+    "dpcore.views.gini.error_vs_epsilon",
+    "dpcore.views.stratified.synthetic_sweep",
+    "dpcore.views.stratified.grouping_sweep",
 }
 
 # Known defects found by this harness and reported to the owners (see docs/quality.md).
@@ -722,9 +723,9 @@ def test_malformed_upload_gives_a_clear_message_and_pages_still_work(upload_app,
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. The view functions of dpcore.experiments (one per page view)
+# 4. The view functions of dpcore.views (one per page view)
 # ---------------------------------------------------------------------------------------------
-# Every public ``*_view`` / ``*_answer`` / ``*_recommendation`` function of every dpcore.experiments
+# Every public ``*_view`` / ``*_answer`` / ``*_recommendation`` function of every dpcore.views
 # module (what a page, and its generated script, calls) gets a small plausible call here, which must
 # succeed; then each of its parameters that a row of VIEW_HOSTILE names is replaced by values that make
 # no sense (epsilon 0 / negative / NaN / inf, n < 2, empty or NaN data, a negative lower bound for
@@ -734,11 +735,11 @@ def test_malformed_upload_gives_a_clear_message_and_pages_still_work(upload_app,
 # dpcore.validation.check_int. Cases are built from the signatures at collection: a parameter the
 # function does not have gives no case (no placeholder skips).
 
-import dpcore.experiments as experiments_package  # noqa: E402
+import dpcore.views as views_package  # noqa: E402
 
 VIEW_MODULES = [
-    importlib.import_module(f"dpcore.experiments.{_m.name}")
-    for _m in sorted(pkgutil.iter_modules(experiments_package.__path__), key=lambda m: m.name)
+    importlib.import_module(f"dpcore.views.{_m.name}")
+    for _m in sorted(pkgutil.iter_modules(views_package.__path__), key=lambda m: m.name)
 ]
 VIEW_SUFFIXES = ("_view", "_answer", "_recommendation")
 VIEW_OTHER_NAMES = {"attacker_belief"}  # the planner page's attacker panel (a view by another name)
@@ -755,7 +756,7 @@ def _view_functions() -> dict[str, Callable]:
                 and obj.__module__ == mod.__name__
                 and (name.endswith(VIEW_SUFFIXES) or name in VIEW_OTHER_NAMES)
             ):
-                out[f"{mod.__name__.removeprefix('dpcore.experiments.')}.{name}"] = obj
+                out[f"{mod.__name__.removeprefix('dpcore.views.')}.{name}"] = obj
     return out
 
 
@@ -810,7 +811,7 @@ VIEW_CALLS["answers.statistic_answer"] = dict(stat=_VIEW_STATISTIC, epsilon=1.0,
 VIEW_CALLS["answers.statistic_recommendation"] = dict(
     stat=_VIEW_STATISTIC, target_error=0.01, confidence=0.9, noun="Gini index"
 )
-_VIEW_GROUP_MEANS = importlib.import_module("dpcore.experiments.stratified").group_means_answer_statistic(
+_VIEW_GROUP_MEANS = importlib.import_module("dpcore.views.stratified").group_means_answer_statistic(
     _VIEW_INCOMES, _VIEW_GROUPS, clip=(0.0, 200_000.0)
 )
 VIEW_CALLS["answers.group_means_recommendation"] = dict(stat=_VIEW_GROUP_MEANS, target_error=40_000.0, confidence=0.9)
@@ -871,7 +872,7 @@ VIEW_HOSTILE_BY_FUNCTION: dict[tuple[str, str], list[tuple[Any, str]]] = {
         (np.array([1.0, math.inf, 3.0]), _R),
     ],
 }
-# Defects this part found, reported to the owners of dpcore.experiments: "function:param=value" -> what
+# Defects this part found, reported to the owners of dpcore.views: "function:param=value" -> what
 # happens. Each is a strict xfail (it fails once fixed, so the entry gets removed).
 KNOWN_VIEW_DEFECTS: dict[str, str] = {}
 

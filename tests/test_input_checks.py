@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.experiments import gini as gini_experiments
 from dpcore.noise import GeneralizedCauchy
 from dpcore.validation import DPInputError, NotAnIntegerError, check_int
+from dpcore.views import gini as gini_experiments
 
 
 @pytest.mark.parametrize("value", [2.5, -0.5, math.nan, math.inf, "3", None, True, np.float64(7.25)])

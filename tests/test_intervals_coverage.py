@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from dpcore import gini as gini_lib
-from dpcore import intervals, smooth_noises
+from dpcore import intervals
+from dpcore.noise import smooth as smooth_noise
 from dpcore.percentiles import PSEO_BIN_EDGES, empirical_percentile, histogram_counts
 
 LEVEL = 0.95
@@ -100,7 +101,7 @@ def test_relative_risk_coverage():
         assert np.mean([r.lower <= px / py <= r.upper for r in pop]) > 0.93  # asymptotic (Shoham & Ligett)
 
 
-@pytest.mark.parametrize("noise", list(smooth_noises.SMOOTH_NOISES))
+@pytest.mark.parametrize("noise", list(smooth_noise.SMOOTH_NOISES))
 def test_gini_pivot_is_exact_and_union_conservative(noise, incomes):
     rng = np.random.default_rng(14)
     x = np.sort(np.clip(incomes, 0, UPPER))
@@ -125,7 +126,7 @@ def test_gini_pivot_is_exact_and_union_conservative(noise, incomes):
             method=method,
         )
         s = gini_lib.smooth_sensitivity(x, lower=0, upper=UPPER, beta=plan.beta).value
-        law = smooth_noises.noise_distribution(plan.calibration)
+        law = smooth_noise.noise_distribution(plan.calibration)
         scale = min(max(s / plan.release_alpha, plan.min_scale), plan.max_scale)
         values = np.round(np.clip(g + scale * law.rvs(reps, rng), 0, 1), 6)
         s_hat = intervals.simulate_gini_bounds([s], plan=plan, size=reps, rng=rng)[0]

@@ -8,7 +8,7 @@ import pytest
 from support import assert_clean, metrics, open_page, page_text, query_param
 
 from dpcore import classroom as classroom_lib
-from dpcore.experiments import attacker as attacker_lib
+from dpcore.views import attacker as attacker_lib
 
 PAGE = "app_pages/attacker.py"
 

@@ -252,7 +252,7 @@ def script_views() -> dict:
 
 
 def test_generated_script_reproduces_page_numbers(script_views):
-    from dpcore.experiments import gini as gini_experiments
+    from dpcore.views import gini as gini_experiments
 
     at, out = script_views["defaults"]
     assert_clean(at)

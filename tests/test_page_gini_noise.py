@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.experiments import gini_noises
+from dpcore.views import gini_noises
 from ui.gini import noise_choice
 
 
@@ -14,7 +14,7 @@ def _renderer_app():
     import numpy as np  # noqa: F811 - runs inside the AppTest script
     import streamlit as st
 
-    from dpcore.experiments import gini_noises
+    from dpcore.views import gini_noises
     from ui.gini.noise_choice import render_noise_choice
 
     x = np.random.default_rng(2026).lognormal(10.5, 0.9, 2000)

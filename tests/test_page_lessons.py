@@ -190,7 +190,7 @@ def test_group_means_compare_methods_at_equal_privacy():
     """The group-means page runs CoinPress at the rho whose (eps, delta) conversion equals the
     Laplace methods' eps (not at rho = eps^2/2, which is (5.76, 1e-6)-DP at eps = 1)."""
     from dpcore import coinpress
-    from dpcore.experiments import stratified as strat_experiments
+    from dpcore.views import stratified as strat_experiments
 
     for eps in (0.05, 0.5, 1.0, 5.0):
         rho = strat_experiments.coinpress_rho(eps, "epsilon_delta")
@@ -207,7 +207,7 @@ def test_before_after_charts_are_the_gini_views_at_each_epsilon():
     Gini page's release histogram of gini_view at that ε on the sidebar data, number for number."""
     import plotly.io as pio
 
-    from dpcore.experiments import gini as gini_experiments
+    from dpcore.views import gini as gini_experiments
     from ui.sidebar import default_dataset
 
     at = open_page(PAGE)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from support import assert_clean, metrics, open_page, page_script, page_text, query_param
 
-from dpcore.experiments.percentiles import exponential_cell_view
+from dpcore.views.percentiles import exponential_cell_view
 
 PAGE = "app_pages/percentiles.py"
 EXPONENTIAL = "Exponential mechanism (one quantile)"

@@ -181,7 +181,7 @@ def test_generated_script_reproduces_page_numbers():
     at.radio(key="planner_view").set_value(SHARE).run()
     assert_clean(at)
     script = page_script(at)
-    assert "planner_view(" in script and "dpcore.experiments.planner" in script
+    assert "planner_view(" in script and "dpcore.views.planner" in script
     out = run_script(script)
     got = [s["epsilon"] for s in out["accuracy_first"]]
     np.testing.assert_allclose(got, shown["smallest ε"].to_numpy(), rtol=1e-12)
@@ -274,7 +274,7 @@ def test_the_plan_says_how_wide_the_published_intervals_will_be():
     shown, the same as the view function's (ui.planner.views.interval_text of expected_interval_width)."""
     import ui.planner.views as views
     from dpcore import defaults
-    from dpcore.experiments import planner as planner_experiments
+    from dpcore.views import planner as planner_experiments
     from ui.sidebar import default_dataset
 
     at = _open()

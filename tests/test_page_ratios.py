@@ -1,6 +1,6 @@
 """AppTest tests of app_pages/ratios.py: defaults, every view, main sliders, seed reproducibility, URL state,
 bad input (st.error, never an exception), the ACS poverty example against dpcore, and one generated-script
-run (the page and the script make the same dpcore.experiments.ratio call; the view functions themselves are
+run (the page and the script make the same dpcore.views.ratio call; the view functions themselves are
 tested in test_ratio_views.py)."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_every_view_renders_and_survives_the_main_sliders(view):
     at.radio(key="ratio_view").set_value(view).run()
     assert_clean(at)
     # the share panel's script is this view's one dpcore call
-    assert f"from dpcore.experiments.ratio import {FUNCTIONS[view]}" in page_script(at)
+    assert f"from dpcore.views.ratio import {FUNCTIONS[view]}" in page_script(at)
     assert len(at.get("plotly_chart")) >= 1 or "not available" in page_text(at)
     at.select_slider(key="ratio_eps").set_value(0.25).run()
     assert_clean(at)
@@ -155,7 +155,7 @@ def test_share_panel_shows_link_with_the_settings():
     assert "ratio_eps=0.5" in link and "ratio_nx=300" in link and "ratio_view=Bias" in link
     assert any(getattr(b, "label", "") == "Download the Python script" for b in at.get("download_button"))
     script = page_script(at)
-    assert "from dpcore.experiments.ratio import bias_view" in script and "epsilon=0.5" in script
+    assert "from dpcore.views.ratio import bias_view" in script and "epsilon=0.5" in script
     assert "binomial_ratio_bias" not in script  # no page logic in the script
 
 

@@ -12,8 +12,8 @@ import pytest
 from scipy import special
 
 from dpcore import noise, percentiles
-from dpcore.experiments import percentiles as percentile_experiments
 from dpcore.validation import DPInputError
+from dpcore.views import percentiles as percentile_experiments
 
 # ------------------------------------------------------------------ bins
 

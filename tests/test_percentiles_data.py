@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpcore import percentiles
-from dpcore.experiments import percentiles as percentile_experiments
+from dpcore.views import percentiles as percentile_experiments
 
 
 def test_load_pseo_cells_counts_and_levels(pseo_path):

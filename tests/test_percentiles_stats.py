@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from dpcore import noise, percentiles
-from dpcore.experiments import percentiles as percentile_experiments
+from dpcore.views import percentiles as percentile_experiments
 
 P_MIN = 1e-3  # reject at p < 0.001 (fixed seeds: deterministic)
 
@@ -129,7 +129,7 @@ def test_exponential_mechanism_sampler_matches_interval_probabilities():
     assert stats.kstest((inside - pts[i]) / lengths[i], "uniform").pvalue > P_MIN
 
 
-def test_smooth_release_noise_is_generalized_cauchy_4():
+def test_smooth_noise_of_release_is_generalized_cauchy_4():
     x = percentile_experiments.synthesize_cell_earnings(25_000, 38_000, 52_000, 80, rng=4)
     gen = np.random.default_rng(9)
     z = []

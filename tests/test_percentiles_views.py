@@ -1,4 +1,4 @@
-"""The percentile page's view functions (dpcore.experiments.percentiles): each equals the mechanisms
+"""The percentile page's view functions (dpcore.views.percentiles): each equals the mechanisms
 called step by step with the documented seeds, returns plain JSON from ``.to_dict()``, and refuses bad
 settings with a DPInputError."""
 
@@ -12,8 +12,8 @@ from support.figures import assert_same_spec
 
 from dpcore import percentiles
 from dpcore.data import lognormal_incomes
-from dpcore.experiments import percentiles as percentile_experiments
 from dpcore.validation import DPInputError
+from dpcore.views import percentiles as percentile_experiments
 
 
 @pytest.mark.parametrize(
@@ -167,7 +167,7 @@ def test_figures_view_runs_small_and_reports_progress(pseo_path):
 
 
 def test_moved_names_still_resolve_from_dpcore_percentiles():
-    assert not hasattr(percentiles, "make_cell_panel")  # the experiments live in dpcore.experiments only
+    assert not hasattr(percentiles, "make_cell_panel")  # the experiments live in dpcore.views only
     assert not hasattr(percentiles, "SmoothSensitivity")  # one name per class
     assert not hasattr(percentiles, "METHOD_LABELS")  # display text lives in ui.percentiles.plots
     with pytest.raises(AttributeError):

@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 import tomllib
 
-from dpcore import budget, planner, release, smooth_noises
+from dpcore import budget, planner, release
 from dpcore.engines import execute, parse_source
-from dpcore.experiments import planner as planner_experiments
 from dpcore.gini import CONFIDENTIAL_SCALE_LABEL
+from dpcore.noise import smooth as smooth_noise
 from dpcore.plan import (
     EXAMPLE_PLAN,
     PlanError,
@@ -28,6 +28,7 @@ from dpcore.plan import (
     plan_to_toml,
     write_plan,
 )
+from dpcore.views import planner as planner_experiments
 
 DELTA = 1e-7
 
@@ -93,10 +94,10 @@ def test_a_laplace_gini_round_trips():
     entry = tomllib.loads(text)["statistics"][1]
     assert entry["noise"] == "laplace" and entry["delta"] == DELTA and "gamma" not in entry
     assert parse_plan(text) == plan
-    # delta defaults to 1e-6 (dpcore.smooth_noises.DEFAULT_DELTA)
+    # delta defaults to 1e-6 (dpcore.noise.smooth.DEFAULT_DELTA)
     raw = _laplace_raw()
     del raw["statistics"][1]["delta"]
-    assert plan_from_dict(raw).statistics[1].delta == smooth_noises.DEFAULT_DELTA
+    assert plan_from_dict(raw).statistics[1].delta == smooth_noise.DEFAULT_DELTA
 
 
 @pytest.mark.parametrize(
@@ -408,14 +409,14 @@ def test_cauchy_gini_is_pure_dp_for_any_rows_per_person():
 @pytest.mark.parametrize("rng", [None, 3], ids=["real", "simulation"])
 def test_a_confidential_scale_is_named_by_its_label_only(rng):
     """release_real_values(confidential_scale_label=...): the number appears nowhere in the draw's texts."""
-    from dpcore import release_noise
+    from dpcore.noise import secure as secure_noise
 
     scale = 0.012345678901
-    draw = release_noise.release_real_values(
+    draw = secure_noise.release_real_values(
         [0.3], scale=scale, rng=rng, sensitivity=None, confidential_scale_label=CONFIDENTIAL_SCALE_LABEL
     )
     texts = f"{draw.measurement} {draw.privacy_map}"
     assert repr(scale) not in texts and "0.0123" not in texts
     assert CONFIDENTIAL_SCALE_LABEL in draw.measurement
-    plain = release_noise.release_real_values([0.3], scale=scale, rng=rng)
+    plain = secure_noise.release_real_values([0.3], scale=scale, rng=rng)
     assert repr(scale) in plain.measurement  # a public scale is still named

@@ -140,7 +140,7 @@ def test_group_columns_that_do_not_qualify_are_explained_and_small_cells_advised
 
 def test_median_income_by_group_plans_and_releases(ledger_url):
     from dpcore import planner, release
-    from dpcore.experiments.planner import GROUPED_KINDS
+    from dpcore.views.planner import GROUPED_KINDS
 
     assert planner.STAT_KINDS["group_medians"] == "Median income by group" and "group_medians" in GROUPED_KINDS
     gen = np.random.default_rng(5)

@@ -10,8 +10,8 @@ import pytest
 
 from dpcore import noise
 from dpcore import planner as P
-from dpcore.experiments import stratified as strat_experiments
 from dpcore.validation import DPInputError
+from dpcore.views import stratified as strat_experiments
 
 TARGET = P.AccuracyTarget(rel_error=0.05, confidence=0.95)
 
@@ -345,7 +345,7 @@ def test_split_budget_all_locked_refuses_a_new_total():
 
 
 # ---------------------------------------------------------------------------------------------
-# Real releases draw from dpcore.release_noise (OpenDP / certified sampler)
+# Real releases draw from dpcore.noise.secure (OpenDP / certified sampler)
 # ---------------------------------------------------------------------------------------------
 
 

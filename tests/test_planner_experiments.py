@@ -1,4 +1,4 @@
-"""dpcore.experiments.planner: each view function against the dpcore.planner / dpcore.risk calls it
+"""dpcore.views.planner: each view function against the dpcore.planner / dpcore.risk calls it
 stands for, its failures, and the whole-plan view from an array or from a table."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 
 from dpcore import planner as planner_lib
 from dpcore.data import lognormal_incomes
-from dpcore.experiments import planner as planner_experiments
 from dpcore.validation import DPInputError
+from dpcore.views import planner as planner_experiments
 
 VALUES = lognormal_incomes(3000, sigma=0.9, rng=11)
 GROUPS = planner_lib.planning_groups(VALUES.size, seed=11)

@@ -10,7 +10,7 @@ from support import assert_clean, open_page
 
 from dpcore import defaults
 from dpcore import planner as planner_lib
-from dpcore.experiments import planner as planner_experiments
+from dpcore.views import planner as planner_experiments
 
 PAGE = "app_pages/planner.py"
 QUERY = {"data_n": "2000", "planner_stats": "gini"}

@@ -1,4 +1,4 @@
-"""Accuracy first stated as an interval half-width: dpcore.experiments.planner.solve_epsilon_for_half_width (the
+"""Accuracy first stated as an interval half-width: dpcore.views.planner.solve_epsilon_for_half_width (the
 smallest epsilon, the monotone width it searches, its refusals), the half_width_first view and planner_view's
 half_widths, and the planner page's "interval half-width" mode next to the unchanged relative-error mode."""
 
@@ -16,9 +16,9 @@ from support import assert_clean, metrics, open_page, page_script, page_text
 from dpcore import defaults
 from dpcore import planner as planner_lib
 from dpcore.data import lognormal_incomes
-from dpcore.experiments import planner as planner_experiments
-from dpcore.experiments.planner import HalfWidthTarget, solve_epsilon_for_half_width
 from dpcore.validation import DPInputError
+from dpcore.views import planner as planner_experiments
+from dpcore.views.planner import HalfWidthTarget, solve_epsilon_for_half_width
 
 VALUES = lognormal_incomes(3000, sigma=0.9, rng=11)
 GROUPS = planner_lib.planning_groups(VALUES.size, seed=11)

@@ -1,4 +1,4 @@
-"""The planner page: the Gini's smooth-sensitivity noise is a choice (dpcore.smooth_noises.SMOOTH_NOISES),
+"""The planner page: the Gini's smooth-sensitivity noise is a choice (dpcore.noise.smooth.SMOOTH_NOISES),
 the page solves epsilon for the chosen noise exactly as the library does, states each statistic's cost in its
 own currency (pure, (eps, delta), rho-zCDP with its (eps, delta)) and composes the plan's cost; the plan file
 never carries a noise it cannot express; a refused real release is announced before Release mode.
@@ -15,7 +15,7 @@ from dpcore import budget, gini
 from dpcore import planner as planner_lib
 from dpcore.data import lognormal_incomes
 from dpcore.lru import BoundedCache
-from dpcore.smooth_noises import SMOOTH_NOISES
+from dpcore.noise.smooth import SMOOTH_NOISES
 from ui.planner import sections as planner_sections
 
 PAGE = "app_pages/planner.py"

@@ -1,4 +1,4 @@
-"""The ratios page's view functions (dpcore.experiments.ratio), called directly: one test per view
+"""The ratios page's view functions (dpcore.views.ratio), called directly: one test per view
 function, each checked against dpcore.ratio's mechanisms with the documented seeds."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from dpcore import data as dpdata
 from dpcore import ratio
-from dpcore.experiments import ratio as ratio_experiments
 from dpcore.validation import DPInputError
+from dpcore.views import ratio as ratio_experiments
 
 NOISE = dict(epsilon=1.0, mechanism="laplace", delta=None)
 

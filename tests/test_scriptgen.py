@@ -14,8 +14,8 @@ import pytest
 from support import REPO_ROOT, run_script
 
 from dpcore.data import lognormal_incomes, pareto_mixture_incomes, two_point_incomes
-from dpcore.experiments import gini as gini_experiments
 from dpcore.validation import DPInputError
+from dpcore.views import gini as gini_experiments
 from ui import scriptgen
 
 
@@ -57,7 +57,7 @@ def test_upload_is_never_embedded_and_a_file_name_cannot_inject_code():
 
 def test_call_code_writes_literals_and_refuses_names_that_are_not_identifiers():
     code = scriptgen.call_code(
-        "dpcore.experiments.gini",
+        "dpcore.views.gini",
         "gini_view",
         (),
         {"epsilon": 0.5, "prior": ("beta", 6.0, 7.0)},
@@ -65,8 +65,7 @@ def test_call_code_writes_literals_and_refuses_names_that_are_not_identifiers():
         arg_names=("values",),
     )
     assert code == (
-        "from dpcore.experiments.gini import gini_view\n"
-        "result = gini_view(values, epsilon=0.5, prior=('beta', 6.0, 7.0))\n"
+        "from dpcore.views.gini import gini_view\nresult = gini_view(values, epsilon=0.5, prior=('beta', 6.0, 7.0))\n"
     )
     for bad in ("os; import os", "a b", ""):
         with pytest.raises(DPInputError):

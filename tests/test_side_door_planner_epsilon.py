@@ -18,7 +18,7 @@ from test_release_panel import HARNESS, RELEASE, _csv
 from dpcore import ledger as ledger_lib
 from dpcore import planner as planner_lib
 from dpcore import release as release_lib
-from dpcore.experiments import planner as planner_experiments
+from dpcore.views import planner as planner_experiments
 from ui.planner import release_panel
 from ui.planner import sections as planner_sections
 from ui.planner import views as planner_views

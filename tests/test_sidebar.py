@@ -379,7 +379,7 @@ def test_landing_page_imports_no_pandas_or_data_modules():
         "at.run()\n"
         "assert not at.exception, [e.value for e in at.exception]\n"
         "assert at.title[0].value.startswith('What differential privacy does')\n"
-        "heavy = ['pandas', 'scipy', 'dpcore.experiments']\n"
+        "heavy = ['pandas', 'scipy', 'dpcore.views']\n"
         "figures = [name for name in sys.modules if name == 'ui.figure_specs'\n"
         "           or (name.startswith('ui.') and name.endswith('.plots'))]  # ui/<page>/plots.py\n"
         "print(sorted([name for name in sys.modules if name in heavy] + figures))\n"

@@ -1,6 +1,6 @@
 """Certificates of the light-tailed smooth noises: bound >= brute force, broken constants fail.
 
-Laplace log-normal (Bun & Steinke 2019, Section 3.1): ``smooth_noises.lln_renyi_bound`` is a proof in
+Laplace log-normal (Bun & Steinke 2019, Section 3.1): ``smooth_noise.lln_renyi_bound`` is a proof in
 three steps (see its docstring). Each step is checked here against an independent computation that it
 must dominate, with a witness showing its constant is (nearly) attained, so a weakened constant fails:
 
@@ -15,7 +15,7 @@ must dominate, with a witness showing its constant is (nearly) attained, so a we
 * (epsilon, delta): the hockey-stick divergence of the LLN at the extreme neighbours, computed directly,
   is below delta at the epsilon the CKS conversion of the certified rho claims.
 
-Laplace (NRS): the same two sides for ``laplace_smooth_delta`` (tests/test_smooth_noises.py has the
+Laplace (NRS): the same two sides for ``laplace_smooth_delta`` (tests/test_noise_smooth.py has the
 brute-force grid); here the broken-by-a-few-percent constants.
 """
 
@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from dpcore import budget
-from dpcore import smooth_noises as smooth
+from dpcore.noise import smooth
 from dpcore.validation import DPInputError
 
 SIGMAS = [0.15, 0.309, 0.6, 1.0]

@@ -10,18 +10,6 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from dpcore.experiments.stratified import (
-    NY_RACE_COUNTS,
-    NY_SEX_RACE_COUNTS,
-    bound_curves,
-    dirichlet_group_sizes,
-    fit_symmetric_dirichlet,
-    gaussian_mixture,
-    ny_race_example,
-    preset_counts,
-    simulate_laplace_releases,
-    sizes_from_proportions,
-)
 from dpcore.stratified import (
     DEFAULT_GAMMA,
     MAX_GROUPS,
@@ -42,6 +30,18 @@ from dpcore.stratified import (
     sum_log_worst_case,
 )
 from dpcore.validation import DPInputError
+from dpcore.views.stratified import (
+    NY_RACE_COUNTS,
+    NY_SEX_RACE_COUNTS,
+    bound_curves,
+    dirichlet_group_sizes,
+    fit_symmetric_dirichlet,
+    gaussian_mixture,
+    ny_race_example,
+    preset_counts,
+    simulate_laplace_releases,
+    sizes_from_proportions,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Groups and clipping

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from dpcore.coinpress import pure_dp_to_zcdp, stratified_coinpress
-from dpcore.experiments.stratified import (
+from dpcore.stratified import public_weights
+from dpcore.validation import DPInputError
+from dpcore.views.stratified import (
     GLOBAL_METHODS,
     METHODS,
     gaussian_mixture,
@@ -16,8 +18,6 @@ from dpcore.experiments.stratified import (
     simulate_methods,
     synthetic_sweep,
 )
-from dpcore.stratified import public_weights
-from dpcore.validation import DPInputError
 
 
 def _data():

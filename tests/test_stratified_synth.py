@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.experiments.stratified import (
+from dpcore.validation import DPInputError
+from dpcore.views.stratified import (
     _noisy_chain,
     stratified_synthesize,
     synthesize_chain,
     synthesizer_sweep,
     synthetic_parity,
 )
-from dpcore.validation import DPInputError
 
 
 def _exact_chain(c, s):

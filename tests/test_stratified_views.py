@@ -1,4 +1,4 @@
-"""The group-means page's view functions (dpcore.experiments.stratified), called directly: one test per
+"""The group-means page's view functions (dpcore.views.stratified), called directly: one test per
 view function, each checking its numbers against an independent computation."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from support.figures import assert_same_spec
 
 from dpcore import coinpress, stratified
 from dpcore.data import build_dataset
-from dpcore.experiments import stratified as strat_experiments
 from dpcore.validation import DPInputError
+from dpcore.views import stratified as strat_experiments
 
 SYNTH = dict(source="synthetic", n=3000, k=5, alpha=1.0, preset=None, seed=11)
 
@@ -246,7 +246,7 @@ def test_plain_figure_specs_equal_the_plotly_builders(method, y_range):
 def test_answer_at_epsilon_is_the_first_half_of_the_group_means_answer():
     """The page builds the answer's statistic once, the sentence per ε and the recommendation per target:
     the sentence must be group_means_answer's, number for number."""
-    from dpcore.experiments import answers
+    from dpcore.views import answers
 
     data = strat_experiments.grouped_data(
         dict(

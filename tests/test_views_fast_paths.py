@@ -11,8 +11,8 @@ import pytest
 from streamlit import dataframe_util
 
 from dpcore.data import lognormal_incomes
-from dpcore.experiments import gini as gini_experiments
-from dpcore.experiments import stratified as strat_experiments
+from dpcore.views import gini as gini_experiments
+from dpcore.views import stratified as strat_experiments
 from ui.gini import views as gini_views
 from ui.stratified import views as stratified_views
 

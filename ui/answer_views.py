@@ -1,7 +1,7 @@
 """The answer box at the top of a method page: the sentence with the number that matters,
 its tail risk, and the recommended ε for a target typed in the statistic's own units.
 
-Numbers come from :mod:`dpcore.experiments.answers`; this module only draws them.
+Numbers come from :mod:`dpcore.views.answers`; this module only draws them.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore import defaults
-from dpcore.experiments.answers import EpsilonRecommendation, GiniAnswer
+from dpcore.views.answers import EpsilonRecommendation, GiniAnswer
 from ui.common import qp_number, qp_selectbox
 
 CONFIDENCES = {"half the time": 0.5, "9 times in 10": 0.9, "19 times in 20": 0.95, "99 times in 100": 0.99}
@@ -107,7 +107,7 @@ def percentile_target_controls(container) -> tuple[float, float]:
 
 
 #: the group-means target a variable starts with, as a share of its public clip range: ±40,000 for incomes clipped
-#: to 0-200,000 (dpcore.experiments.answers.DEFAULT_GROUP_MEANS_TARGET, reachable on the page's default data),
+#: to 0-200,000 (dpcore.views.answers.DEFAULT_GROUP_MEANS_TARGET, reachable on the page's default data),
 #: ±20 years for ages clipped to 0-100 (a target of ±40,000 years recommended ε = 0.006: true, and useless)
 TARGET_SHARE_OF_CLIP_RANGE = 0.2
 

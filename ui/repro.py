@@ -4,7 +4,7 @@ How a page uses it (one line at the end of the page)::
 
     from ui import repro
     repro.share_panel("gini", script=repro.view_script_for(
-        "dpcore.experiments.gini", "gini_view", settings, title="Gini index"))
+        "dpcore.views.gini", "gini_view", settings, title="Gini index"))
 
 ``view_script_for`` writes the page's own view call (module, function, the same literal keyword
 arguments the page passed) with :func:`ui.scriptgen.view_script`, taking the data recipe from the

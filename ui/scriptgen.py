@@ -1,6 +1,6 @@
 """Generate a stand-alone Python script that reproduces a page's view with dpcore.
 
-A page computes a view with **one call** to a view function in ``dpcore.experiments`` (settings +
+A page computes a view with **one call** to a view function in ``dpcore.views`` (settings +
 data -> a frozen result with ``.to_dict()``). Its script is that same call with the same literal
 keyword arguments, preceded by the code that rebuilds the page's data and followed by printing
 ``result.to_dict()`` as JSON. No page logic is written twice: :func:`view_script` only knows a

@@ -12,7 +12,7 @@
    cell sizes are released) -- everything so far charges nothing;
 5. the source's records are fingerprinted and the source joins its population (refused when its records
    belong to another one). Meanwhile a thread draws the noisy tables (:class:`_DrawAhead`; the noise of
-   :mod:`dpcore.release_noise`: OpenDP's discrete Laplace for counts, OpenDP's floating-point-safe Laplace for
+   :mod:`dpcore.noise.secure`: OpenDP's discrete Laplace for counts, OpenDP's floating-point-safe Laplace for
    sums, the certified generalized-Cauchy sampler for the Gini). They stay in this process's memory: a refusal
    drops them unseen, and a failure of the draw is raised only after the charge, where it was raised when the
    draw followed the charge, so neighbouring data still refuse or release alike before any charge;
@@ -55,8 +55,8 @@ selected with DP, every n is a noisy count costing ``n_epsilon`` more, and the m
   privacy the cells together cost m * epsilon/m = epsilon. The certified sampler runs in its pure-DP mode
   (window [0, 1], scale floor), so the statistic's delta is 0.
   With ``noise = "laplace"``: Z ~ Laplace(1) and (alpha, beta) from
-  :func:`dpcore.smooth_noises.smooth_calibration` ("laplace", NRS 2007's (epsilon, delta) with the certified
-  delta of :func:`dpcore.smooth_noises.laplace_smooth_delta`) at epsilon/m and delta_cell = delta / (m
+  :func:`dpcore.noise.smooth.smooth_calibration` ("laplace", NRS 2007's (epsilon, delta) with the certified
+  delta of :func:`dpcore.noise.smooth.laplace_smooth_delta`) at epsilon/m and delta_cell = delta / (m
   e^{(m-1) epsilon/m}) (= delta for m = 1: the planner's calibration exactly), so by group privacy
   ((k eps, k e^{(k-1) eps} delta) for k changed rows; the cells compose) the statistic costs (epsilon, delta);
   the noise is drawn by OpenDP's floating-point-safe Laplace sampler at the confidential scale S_beta(X)/alpha
@@ -1017,7 +1017,7 @@ def run_plan(
     :class:`ReleaseNotDelivered` (or :class:`InterruptedAfterCharge` on SIGINT/SIGTERM), whose text says that
     epsilon was spent.
     """
-    from .. import release_noise  # noqa: F401  (fail early when the noise module is missing)
+    from ..noise import secure  # noqa: F401  (fail early when the noise module is missing)
 
     progress = progress or Progress(quiet=True)
     if not isinstance(plan, ReleasePlan):

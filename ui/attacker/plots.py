@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpcore import noise
-from dpcore.experiments import attacker as attacker_lib
+from dpcore.views import attacker as attacker_lib
 
 COLORS = {"A": "#d62728", "B": "#1f77b4"}
 

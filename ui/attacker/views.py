@@ -1,4 +1,4 @@
-"""Renderers of the "Play the attacker" page; the game itself is dpcore.experiments.attacker.
+"""Renderers of the "Play the attacker" page; the game itself is dpcore.views.attacker.
 
 Before the player guesses, only public things are drawn: both candidate data sets (the DP attacker
 knows them), the noise law and the release. The secret (target in or out) and the optimal attacker's
@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments import attacker as attacker_lib
+from dpcore.views import attacker as attacker_lib
 from ui.attacker import plots as plots_attacker
 
 MECHANISM_LABELS = {

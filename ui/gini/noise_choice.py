@@ -1,7 +1,7 @@
 """The Gini page's noise selector: choice + one-sentence trade-off + side-by-side error chart.
 
 ``render_noise_choice(key_prefix, comparison=..., epsilon=...) -> str`` draws a URL-backed selector
-over ``dpcore.smooth_noises.SMOOTH_NOISES``, the trade-off of the chosen noise against the paper's Cauchy in
+over ``dpcore.noise.smooth.SMOOTH_NOISES``, the trade-off of the chosen noise against the paper's Cauchy in
 one sentence (median and 99th-percentile error, and the delta or rho it costs), and, when given a
 :class:`dpcore.gini_noises.NoiseComparison`, the chart :func:`noise_error_figure`. It returns the
 chosen registry name, for the page to pass as ``noise=`` to ``dpcore.gini``.
@@ -21,8 +21,9 @@ import plotly.io as pio
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dpcore import posterior, smooth_noises
-from dpcore.experiments import gini_noises
+from dpcore import posterior
+from dpcore.noise import smooth as smooth_noise
+from dpcore.views import gini_noises
 from ui.common import guard, qp_selectbox, run_on_button, show_figure
 from ui.gini.sections import NOISE
 
@@ -31,7 +32,7 @@ NOISE_LABELS = {
     "laplace": "Laplace (NRS, (ε, δ))",
     "laplace_lognormal": "Laplace log-normal (Bun & Steinke, zCDP)",
 }
-DEFAULT_DELTA = smooth_noises.DEFAULT_DELTA
+DEFAULT_DELTA = smooth_noise.DEFAULT_DELTA
 NOISE_COLORS = {"cauchy": "#1f77b4", "laplace": "#2ca02c", "laplace_lognormal": "#9467bd"}
 _MARGIN = dict(l=10, r=10, t=40, b=10)
 
@@ -142,11 +143,11 @@ def comparison_table(comparison: gini_noises.NoiseComparison) -> list[dict[str, 
 
 
 def noise_selector(key_prefix: str, *, container: Any = st) -> str:
-    """The URL-backed selector (key ``f"{key_prefix}_noise"``) over ``dpcore.smooth_noises.SMOOTH_NOISES``; default "cauchy"."""
+    """The URL-backed selector (key ``f"{key_prefix}_noise"``) over ``dpcore.noise.smooth.SMOOTH_NOISES``; default "cauchy"."""
     return qp_selectbox(
         "Noise distribution",
         f"{key_prefix}_noise",
-        list(smooth_noises.SMOOTH_NOISES),
+        list(smooth_noise.SMOOTH_NOISES),
         "cauchy",
         container=container,
         format_func=lambda n: NOISE_LABELS.get(n, n),
@@ -190,7 +191,7 @@ def render_noise_choice(
     *,
     comparison: gini_noises.NoiseComparison | None = None,
     epsilon: float | None = None,
-    delta: float = smooth_noises.DEFAULT_DELTA,
+    delta: float = smooth_noise.DEFAULT_DELTA,
     gamma: float = 2.0,
     container: Any = st,
     show_chart: bool = True,
@@ -296,7 +297,7 @@ def render_gini_noise_section(
     calibration: str,
     method: str,
     seed: int,
-    delta: float = smooth_noises.DEFAULT_DELTA,
+    delta: float = smooth_noise.DEFAULT_DELTA,
     slow_below: float = 0.5,
     saturated: bool = False,
     chosen: str | None = None,

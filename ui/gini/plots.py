@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from dpcore.experiments.gini import abs_error_quantiles
+from dpcore.views.gini import abs_error_quantiles
 
 SMOOTH_COLOR = "#1f77b4"
 FAST_COLOR = "#ff7f0e"

@@ -1,7 +1,7 @@
-"""Renderers of the Gini page: each draws one section from a :class:`dpcore.experiments.gini.GiniView`.
+"""Renderers of the Gini page: each draws one section from a :class:`dpcore.views.gini.GiniView`.
 
 The page (``app_pages/gini.py``) reads the controls, makes one cached call to
-:func:`dpcore.experiments.gini.gini_view` and hands the result to these functions. Figures come
+:func:`dpcore.views.gini.gini_view` and hands the result to these functions. Figures come
 from :mod:`ui.gini.plots`; nothing here recomputes the mechanism.
 """
 
@@ -19,9 +19,9 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import intervals
-from dpcore.experiments import gini as gini_experiments
-from dpcore.experiments.gini import GiniView
 from dpcore.lru import array_digest
+from dpcore.views import gini as gini_experiments
+from dpcore.views.gini import GiniView
 from ui.common import download_csv, numbers_table, privacy_note, run_on_button, show_figure
 from ui.gini import plots as plots_gini
 from ui.gini.sections import ERROR_CURVE, POSTERIOR, RELEASES, SENSITIVITY

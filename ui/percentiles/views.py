@@ -1,5 +1,5 @@
 """Renderers of the percentiles (PSEO) page: each draws one view from a result of
-:mod:`dpcore.experiments.percentiles` (figures from :mod:`ui.percentiles.plots`). Nothing here
+:mod:`dpcore.views.percentiles` (figures from :mod:`ui.percentiles.plots`). Nothing here
 recomputes a mechanism.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments.percentiles import (
+from dpcore.views.percentiles import (
     SYNTH_QUARTILES,
     CellCurvesView,
     CellView,

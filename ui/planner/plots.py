@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.experiments.planner import StatisticDots
+from dpcore.views.planner import StatisticDots
 
 
 def dots_frame(dots: Sequence[StatisticDots]) -> pd.DataFrame:

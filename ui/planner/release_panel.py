@@ -647,7 +647,7 @@ def _release_delta(
 ) -> float:
     """The δ the release spends (basic composition): only a Gini with a light-tailed noise has one. 0 when
     it cannot be computed here (the release itself then says what is wrong)."""
-    from dpcore.experiments import planner as planner_experiments
+    from dpcore.views import planner as planner_experiments
 
     delta = 0.0
     for kind, eps in items:

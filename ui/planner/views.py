@@ -2,7 +2,7 @@
 
 The page reads its controls with the helpers here (statistics, groups, per-statistic settings, the
 budget-first sliders), makes one cached call to a view function of
-:mod:`dpcore.experiments.planner` and hands the result to a ``render_*`` function. Figures come
+:mod:`dpcore.views.planner` and hands the result to a ``render_*`` function. Figures come
 from :mod:`ui.planner.plots`; nothing here recomputes a mechanism.
 
 Budget-first state: the allocation (one epsilon per chosen statistic, summing to the total) lives
@@ -21,9 +21,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import defaults, planner, risk, smooth_noises
-from dpcore.experiments import planner as planner_experiments
-from dpcore.experiments.planner import (
+from dpcore import defaults, planner, risk
+from dpcore.noise import smooth as smooth_noise
+from dpcore.noise.smooth import SMOOTH_NOISES
+from dpcore.views import planner as planner_experiments
+from dpcore.views.planner import (
     AccuracyFirstView,
     AttackerBeliefView,
     BudgetFirstView,
@@ -31,7 +33,6 @@ from dpcore.experiments.planner import (
     IntervalWidth,
     StatisticSpec,
 )
-from dpcore.smooth_noises import SMOOTH_NOISES
 from ui.common import download_csv, guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, show_figure
 from ui.planner import plots as plots_planner
 
@@ -60,14 +61,14 @@ PLAN_TARGETS_KEY = "_planner_plan_targets"
 #: 7.977 and 7.844), so Release mode and the plan file never start from it and the memos mark it; an ε solved
 #: on public or synthetic data may start them.
 PLAN_SOURCE_KEY = "_planner_plan_source"
-#: the Gini's smooth-sensitivity noises (dpcore.smooth_noises.SMOOTH_NOISES) as the selector shows them
+#: the Gini's smooth-sensitivity noises (dpcore.noise.smooth.SMOOTH_NOISES) as the selector shows them
 NOISE_LABELS = {
     "cauchy": "generalized Cauchy (pure ε, heavy tails)",
     "laplace": "Laplace ((ε, δ), light tails)",
     "laplace_lognormal": "Laplace log-normal (ρ-zCDP, light tails)",
 }
 NOISE_DELTAS = [1e-5, 1e-6, 1e-7, 1e-8, 1e-9]
-#: noises the real release refuses (dpcore.smooth_noises: check_real_release), said before Release mode
+#: noises the real release refuses (dpcore.noise.smooth: check_real_release), said before Release mode
 REFUSED_REAL_RELEASE = {
     "laplace_lognormal": "Plan only: a **real release** of the Gini with the Laplace log-normal noise is refused "
     "(there is no floating-point-safe sampler for its log-normal factor). Plan with it, but "
@@ -247,7 +248,7 @@ def _params(kind: str, column: Any, group_labels: list[str], seed: int) -> dict[
                     "δ of the noise",
                     "planner_gini_delta",
                     NOISE_DELTAS,
-                    smooth_noises.DEFAULT_DELTA,
+                    smooth_noise.DEFAULT_DELTA,
                     container=column,
                     format_func=lambda d: f"{d:g}",
                     help="The (ε, δ) target the noise is calibrated to; the Laplace log-normal noise is ρ-zCDP with "
@@ -827,7 +828,7 @@ TARGET_MODES = [RELATIVE_ERROR, HALF_WIDTH]
 #: the half-width targets of the accuracy-first view ({kind: {"half_width", "relative", "level"}}, or None in the
 #: relative-error mode): the share view's script and the plan carry them
 HALF_WIDTHS_KEY = "_planner_half_widths"
-#: default half-widths in each statistic's unit (dpcore.experiments.planner.INTERVAL_UNITS) and in % of the value;
+#: default half-widths in each statistic's unit (dpcore.views.planner.INTERVAL_UNITS) and in % of the value;
 #: the percentiles' and medians' intervals are never narrower than their bins (PSEO's: about ±15% of the first
 #: quartile), the relative risk's than its sampling uncertainty (about ±0.08 at n = 10,000)
 HALF_WIDTH_DEFAULTS = {
@@ -1075,7 +1076,7 @@ def script_settings(
     alloc: dict[str, float],
     half_widths: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """Keyword arguments of :func:`dpcore.experiments.planner.planner_view` for this view (plain
+    """Keyword arguments of :func:`dpcore.views.planner.planner_view` for this view (plain
     literals), and the script's data argument (``values``, or ``frame`` when a group column is used);
     ``half_widths``: Accuracy first's half-width targets (:func:`remembered_half_widths`), if any."""
     kwargs: dict[str, Any] = {"statistics": [s.to_dict() for s in specs]}
@@ -1095,7 +1096,7 @@ def _gini_noise(specs: tuple[StatisticSpec, ...]) -> str:
 
 
 def _refusal(noise: str) -> str | None:
-    """The real release offers the Gini with "cauchy" and "laplace" only (dpcore.smooth_noises: check_real_release)."""
+    """The real release offers the Gini with "cauchy" and "laplace" only (dpcore.noise.smooth: check_real_release)."""
     if noise in ("cauchy", "laplace"):
         return None
     return REFUSED_REAL_RELEASE.get(

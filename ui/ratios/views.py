@@ -1,4 +1,4 @@
-"""Renderers of the ratios page: each draws one view from a result of :mod:`dpcore.experiments.ratio`
+"""Renderers of the ratios page: each draws one view from a result of :mod:`dpcore.views.ratio`
 (``sampling_view``, ``intervals_view``, ``coverage_heatmap_view``, ``accuracy_view``, ``bias_view``,
 ``odds_ratio_view``, ``poverty_view``). Nothing here recomputes a mechanism; figures come from
 :mod:`ui.ratios.plots`.
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments import ratio as ratio_experiments
+from dpcore.views import ratio as ratio_experiments
 from ui.common import CachedBuilders, download_csv, show_figure
 from ui.ratios import plots as plots_ratio_builders
 

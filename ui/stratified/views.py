@@ -1,5 +1,5 @@
 """Renderers of the group-means page: each draws one view from a result of
-:mod:`dpcore.experiments.stratified` (``group_means_view``, ``trend_view``, ``bounds_view``,
+:mod:`dpcore.views.stratified` (``group_means_view``, ``trend_view``, ``bounds_view``,
 ``accounting_view``, ``synthesizer_view``). Nothing here recomputes a mechanism; figures come from
 :mod:`ui.stratified.plots`.
 """
@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments import stratified as strat_experiments
 from dpcore.lru import BoundedCache
+from dpcore.views import stratified as strat_experiments
 from ui.common import CachedBuilders, download_csv, show_figure, show_spec
 from ui.stratified import plots as plots_stratified_builders
 

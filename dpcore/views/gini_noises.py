@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import budget
 from .. import gini as gini_module
-from ..smooth_noises import (
+from ..noise.smooth import (
     DEFAULT_DELTA,
     SMOOTH_NOISES,
     LaplaceLogNormal,

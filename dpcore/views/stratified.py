@@ -1483,7 +1483,7 @@ def group_means_view(
 
 
 def group_means_answer_statistic(values: Any, groups: Any, *, clip: Sequence[float]):
-    """The planner statistic behind :func:`dpcore.experiments.answers.group_means_answer` (the same
+    """The planner statistic behind :func:`dpcore.views.answers.group_means_answer` (the same
     call): every group's mean by stratified Laplace on values clipped to the public ``clip``
     (Laplace((U - L) / (n_g epsilon)) per group, parallel composition; neighbouring: replace one
     person's value within their group, group sizes public). It does not depend on epsilon, so the page
@@ -1521,7 +1521,7 @@ def _group_means_once_class() -> type[GroupMeans]:
 
 
 def group_means_answer_at_epsilon(statistic: Any, *, epsilon: float):
-    """The sentence half of :func:`dpcore.experiments.answers.group_means_answer` for a statistic from
+    """The sentence half of :func:`dpcore.views.answers.group_means_answer` for a statistic from
     :func:`group_means_answer_statistic` (the same numbers and sentence), without the epsilon
     recommendation, which does not depend on ``epsilon`` (the page computes it once per target)."""
     from . import answers as answer_experiments

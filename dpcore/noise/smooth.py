@@ -11,7 +11,7 @@ S(X)/alpha, the output distribution is shifted by at most alpha and dilated by a
 e^lambda with |lambda| <= beta. Everything below is about the noise ``Z`` and the constants
 (alpha, beta); the statistic (Gini, percentile, ratio) supplies ``S``.
 
-The registry :data:`SMOOTH_NOISES` (re-exported as ``dpcore.smooth_noises.SMOOTH_NOISES``) names the
+The registry :data:`SMOOTH_NOISES` (re-exported as ``dpcore.noise.smooth.SMOOTH_NOISES``) names the
 choices; ``dpcore.gini.release_gini(..., noise=name)`` and the percentile and ratio rivals accept
 these names:
 
@@ -60,9 +60,8 @@ from typing import Any
 
 import numpy as np
 
-from . import budget
-from .noise import GeneralizedCauchy, smooth_noise_calibration
-from .validation import (
+from .. import budget
+from ..validation import (
     DPInputError,
     as_generator,
     check_delta,
@@ -71,6 +70,8 @@ from .validation import (
     check_int,
     check_positive,
 )
+from .certificates import smooth_noise_calibration
+from .samplers import GeneralizedCauchy
 
 __all__ = [
     "SMOOTH_NOISES",
@@ -97,7 +98,7 @@ __all__ = [
     "zcdp_chain_rho",
     "rho_for_approx_dp",
     "sample_smooth_noise",
-    "release_noise",
+    "noise_of_release",
 ]
 
 #: name -> one-line description (the names outside checks use).
@@ -451,7 +452,7 @@ def gaussian_smooth_delta(epsilon: float, alpha: float, beta: float) -> float:
     Returns the minimum over a grid of splits of the larger of the two (every split is valid), or 1.0.
     Brute force: :func:`gaussian_smooth_hockey_stick` (exact divergence for given (d, lam)).
     """
-    from .noise import analytic_gaussian_delta
+    from .samplers import analytic_gaussian_delta
 
     epsilon = check_epsilon(epsilon)
     alpha = check_positive(alpha, "alpha")
@@ -1039,7 +1040,7 @@ def sample_smooth_noise(calibration: SmoothCalibration, size, rng=None) -> np.nd
     return noise_distribution(calibration).rvs(size, rng)
 
 
-def release_noise(release: Any) -> Any:
+def noise_of_release(release: Any) -> Any:
     """The standardised noise law of a ``dpcore.gini.GiniRelease`` (any of the registry's noises)."""
     _check_release(release)
     name = check_noise(getattr(release, "noise", "cauchy"))
@@ -1057,7 +1058,7 @@ def release_noise(release: Any) -> Any:
 
 def _check_type(obj: Any, cls: type, name: str) -> None:
     if not isinstance(obj, cls):
-        raise TypeError(f"{name} must be a dpcore.smooth_noises.{cls.__name__}, got {type(obj).__name__}")
+        raise TypeError(f"{name} must be a dpcore.noise.smooth.{cls.__name__}, got {type(obj).__name__}")
 
 
 def _check_release(release: Any) -> None:

@@ -1,4 +1,4 @@
-"""dpcore.release_noise: OpenDP noise for real releases and the certified generalized-Cauchy sampler.
+"""dpcore.noise.secure: OpenDP noise for real releases and the certified generalized-Cauchy sampler.
 
 The OpenDP draws cannot be seeded; their tests use sample sizes where a wrong law fails by a wide
 margin and a correct one fails with probability about 1e-6 (p-value threshold).
@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore import noise, release_noise
+from dpcore import noise
+from dpcore.noise import secure as secure_noise
 from dpcore.validation import DPInputError
 
 P_MIN = 1e-6  # p-value threshold of the goodness-of-fit tests
@@ -48,11 +49,11 @@ def _chi_square_p(draws: np.ndarray, pmf_at) -> float:
 
 def test_integer_counts_opendp_law_matches_two_sided_geometric_and_numpy_sampler():
     scale = 1.5
-    real = release_noise.release_integer_counts(np.zeros(20_000, dtype=int), scale=scale)
+    real = secure_noise.release_integer_counts(np.zeros(20_000, dtype=int), scale=scale)
     assert real.values.dtype == np.int64 and not real.simulated
     assert "make_laplace" in real.measurement and "i64" in real.measurement
     assert real.epsilon == pytest.approx(1 / scale) and real.delta == 0.0
-    sim = release_noise.release_integer_counts(np.zeros(20_000, dtype=int), scale=scale, rng=7)
+    sim = secure_noise.release_integer_counts(np.zeros(20_000, dtype=int), scale=scale, rng=7)
     assert sim.simulated and "simulation" in sim.measurement
     pmf = lambda k: noise.two_sided_geometric_pmf(k, 1.0 / scale)  # noqa: E731
     assert _chi_square_p(np.asarray(real.values), pmf) > P_MIN
@@ -63,21 +64,21 @@ def test_integer_counts_opendp_law_matches_two_sided_geometric_and_numpy_sampler
 
 
 def test_integer_counts_are_added_to_the_input_and_map_is_exact():
-    d = release_noise.release_integer_counts([10**6, 0, 5], scale=0.01, sensitivity=2)
+    d = secure_noise.release_integer_counts([10**6, 0, 5], scale=0.01, sensitivity=2)
     assert abs(int(d.values[0]) - 10**6) < 50 and d.epsilon == pytest.approx(200.0)
     assert np.asarray(d).shape == (3,) and len(d) == 3 and d[2] == d.values[2]
     with pytest.raises(DPInputError):
-        release_noise.release_integer_counts([1.5], scale=1.0)
+        secure_noise.release_integer_counts([1.5], scale=1.0)
     with pytest.raises(DPInputError):
-        release_noise.release_integer_counts([1], scale=0.0)
+        secure_noise.release_integer_counts([1], scale=0.0)
 
 
 def test_real_values_opendp_laplace_law_and_privacy_map():
     scale = 2.0
-    real = release_noise.release_real_values(np.zeros(20_000), scale=scale, sensitivity=1.0)
+    real = secure_noise.release_real_values(np.zeros(20_000), scale=scale, sensitivity=1.0)
     assert "make_laplace" in real.measurement and "f64" in real.measurement
     assert real.epsilon <= 0.5 * (1 + 1e-5)
-    sim = release_noise.release_real_values(np.zeros(20_000), scale=scale, rng=3)
+    sim = secure_noise.release_real_values(np.zeros(20_000), scale=scale, rng=3)
     assert stats.kstest(real.values, stats.laplace(scale=scale).cdf).pvalue > P_MIN
     assert stats.kstest(sim.values, stats.laplace(scale=scale).cdf).pvalue > 1e-3
     assert stats.ks_2samp(real.values, sim.values).pvalue > P_MIN
@@ -86,21 +87,21 @@ def test_real_values_opendp_laplace_law_and_privacy_map():
 
 @pytest.mark.parametrize("epsilon, sensitivity", [(1.0, 1.0), (0.3, 100.0), (2.0, 2.0), (0.1, 1e-3)])
 def test_laplace_scale_for_meets_epsilon_exactly_per_opendp_map(epsilon, sensitivity):
-    scale = release_noise.laplace_scale_for(epsilon, sensitivity)
+    scale = secure_noise.laplace_scale_for(epsilon, sensitivity)
     assert scale >= sensitivity / epsilon
     assert scale <= sensitivity / epsilon * (1 + 1e-4)
-    d = release_noise.release_real_values([0.0], scale=scale, sensitivity=sensitivity)
+    d = secure_noise.release_real_values([0.0], scale=scale, sensitivity=sensitivity)
     assert d.epsilon <= epsilon
 
 
 def test_gaussian_opendp_law_and_zcdp_map():
     sigma = 3.0
-    real = release_noise.release_gaussian_values(np.zeros(20_000), sigma=sigma, sensitivity=1.0, delta=1e-6)
+    real = secure_noise.release_gaussian_values(np.zeros(20_000), sigma=sigma, sensitivity=1.0, delta=1e-6)
     assert "make_gaussian" in real.measurement
     assert real.rho == pytest.approx(1.0 / (2 * sigma**2), rel=1e-3)
     assert real.delta == 1e-6 and 0 < real.epsilon < 3
     assert stats.kstest(real.values, stats.norm(scale=sigma).cdf).pvalue > P_MIN
-    sim = release_noise.release_gaussian_values(np.zeros(20_000), sigma=sigma, rng=1)
+    sim = secure_noise.release_gaussian_values(np.zeros(20_000), sigma=sigma, rng=1)
     assert stats.ks_2samp(real.values, sim.values).pvalue > P_MIN
 
 
@@ -115,7 +116,7 @@ WINDOW = (0.0, 1.0)
 @pytest.mark.parametrize("gamma", [2.0, 4.0])
 def test_ideal_pmf_matches_independent_scipy_cdf(gamma):
     value, scale = 0.37, 0.11
-    ks, ideal, sampled = release_noise._gc_exact_pmfs(value, scale, gamma, GRID, WINDOW)
+    ks, ideal, sampled = secure_noise._gc_exact_pmfs(value, scale, gamma, GRID, WINDOW)
     dist = noise.GeneralizedCauchy(gamma)
     b = (np.array(ks[:-1]) + 0.5) * GRID
     cdf = dist.cdf((b - value) / scale)
@@ -128,9 +129,9 @@ def test_ideal_pmf_matches_independent_scipy_cdf(gamma):
 
 
 def test_cdf_evaluation_error_is_below_the_stated_eta():
-    lo = release_noise._GCExactCDF(0.3, 0.05, 2.5, GRID, prec=192)
-    hi = release_noise._GCExactCDF(0.3, 0.05, 2.5, GRID, prec=384)
-    eta = 2.0**-release_noise.GC_CDF_ERROR_BITS
+    lo = secure_noise._GCExactCDF(0.3, 0.05, 2.5, GRID, prec=192)
+    hi = secure_noise._GCExactCDF(0.3, 0.05, 2.5, GRID, prec=384)
+    eta = 2.0**-secure_noise.GC_CDF_ERROR_BITS
     for k in list(range(-5, 40)) + [10**6, -(10**6)]:
         assert abs(float(lo.cdf_at(k) - hi.ctx.mpf(hi.cdf_at(k)))) <= eta
 
@@ -161,12 +162,12 @@ def test_gini_neighbours_sampled_pmf_within_certified_epsilon(gamma):
     ((c1, s1), (c2, s2)), loss, excess = _neighbour_gini_scales(eps, gamma)
     assert loss <= eps * (1 + 1e-9)
     assert abs(c1 - c2) > 0.05 and s1 != s2  # a real neighbour pair: the centre moves
-    _, ideal1, samp1 = release_noise._gc_exact_pmfs(c1, s1, gamma, GRID, WINDOW)
-    _, ideal2, samp2 = release_noise._gc_exact_pmfs(c2, s2, gamma, GRID, WINDOW)
+    _, ideal1, samp1 = secure_noise._gc_exact_pmfs(c1, s1, gamma, GRID, WINDOW)
+    _, ideal2, samp2 = secure_noise._gc_exact_pmfs(c2, s2, gamma, GRID, WINDOW)
     # the ideal snapped law is post-processing of the continuous mechanism: within the certificate
     assert _max_log_ratio(ideal1, ideal2) <= loss
     # what is actually sampled (exact counts of 128-bit uniforms): pure DP with the stated excess
-    ex, bits = release_noise.gc_pure_sampler_excess(gamma, GRID, WINDOW, min(s1, s2), max(s1, s2), bits=128)
+    ex, bits = secure_noise.gc_pure_sampler_excess(gamma, GRID, WINDOW, min(s1, s2), max(s1, s2), bits=128)
     assert _max_log_ratio(samp1, samp2) <= loss + ex
 
 
@@ -175,8 +176,8 @@ def test_enumeration_detects_a_scale_that_breaks_smoothness():
     eps, gamma = 1.0, 2.0
     ((c1, s1), (c2, s2)), loss, _ = _neighbour_gini_scales(eps, gamma)
     beta = eps / gamma
-    _, ideal1, _ = release_noise._gc_exact_pmfs(c1, s1, gamma, GRID, WINDOW)
-    _, bad, _ = release_noise._gc_exact_pmfs(c1, s1 * math.exp(3 * beta), gamma, GRID, WINDOW)
+    _, ideal1, _ = secure_noise._gc_exact_pmfs(c1, s1, gamma, GRID, WINDOW)
+    _, bad, _ = secure_noise._gc_exact_pmfs(c1, s1 * math.exp(3 * beta), gamma, GRID, WINDOW)
     assert _max_log_ratio(ideal1, bad) > eps
 
 
@@ -186,12 +187,12 @@ def test_few_bits_sampler_breaks_pure_dp_but_stays_within_stated_delta():
     gamma, bits = 2.0, 12
     ((c1, s1), (c2, s2)), loss, _ = _neighbour_gini_scales(1.0, gamma)
     s_small = 0.003  # concentrated noise: far cells have mass below 2^-12
-    _, _, q1 = release_noise._gc_exact_pmfs(c1, s_small, gamma, GRID, WINDOW, bits=bits)
-    _, ideal2, q2 = release_noise._gc_exact_pmfs(c2, s_small, gamma, GRID, WINDOW, bits=bits)
-    k_lo, k_hi = release_noise._grid_range(GRID, WINDOW)
-    tau = release_noise.generalized_cauchy_sampler_tv(k_hi - k_lo, bits)
+    _, _, q1 = secure_noise._gc_exact_pmfs(c1, s_small, gamma, GRID, WINDOW, bits=bits)
+    _, ideal2, q2 = secure_noise._gc_exact_pmfs(c2, s_small, gamma, GRID, WINDOW, bits=bits)
+    k_lo, k_hi = secure_noise._grid_range(GRID, WINDOW)
+    tau = secure_noise.generalized_cauchy_sampler_tv(k_hi - k_lo, bits)
     # the ideal ratio for equal scales and a shift |c1 - c2| <= s_small * alpha-free bound: compute it
-    _, ideal1, _ = release_noise._gc_exact_pmfs(c1, s_small, gamma, GRID, WINDOW)
+    _, ideal1, _ = secure_noise._gc_exact_pmfs(c1, s_small, gamma, GRID, WINDOW)
     eps_ideal = _max_log_ratio(ideal1, ideal2)
     delta = (1 + math.exp(eps_ideal)) * tau
     hockey = sum(max(float(a) - math.exp(eps_ideal) * float(b), 0.0) for a, b in zip(q1, q2, strict=True))
@@ -204,12 +205,10 @@ def test_few_bits_sampler_breaks_pure_dp_but_stays_within_stated_delta():
 
 def test_real_gc_draws_follow_the_enumerated_pmf():
     value, scale, gamma = 0.4, 0.15, 2.0
-    ks, ideal, _ = release_noise._gc_exact_pmfs(value, scale, gamma, GRID, WINDOW)
+    ks, ideal, _ = secure_noise._gc_exact_pmfs(value, scale, gamma, GRID, WINDOW)
     draws = np.array(
         [
-            release_noise.release_generalized_cauchy(value, scale=scale, gamma=gamma, grid=GRID, window=WINDOW).values[
-                0
-            ]
+            secure_noise.release_generalized_cauchy(value, scale=scale, gamma=gamma, grid=GRID, window=WINDOW).values[0]
             for _ in range(400)
         ]
     )
@@ -218,7 +217,7 @@ def test_real_gc_draws_follow_the_enumerated_pmf():
     assert _chi_square_p(idx, lambda k: np.array([pmf.get(int(v), 0.0) for v in k])) > P_MIN
     sim = np.array(
         [
-            release_noise.release_generalized_cauchy(
+            secure_noise.release_generalized_cauchy(
                 value, scale=scale, gamma=gamma, grid=GRID, window=WINDOW, rng=np.random.default_rng(i)
             ).values[0]
             for i in range(3000)
@@ -229,8 +228,8 @@ def test_real_gc_draws_follow_the_enumerated_pmf():
 
 @pytest.mark.parametrize("byte", [b"\x00", b"\xff"])
 def test_gc_sampler_with_extreme_words_gives_the_window_ends(monkeypatch, byte):
-    monkeypatch.setattr(release_noise.os, "urandom", lambda n: byte * n)
-    d = release_noise.release_generalized_cauchy(
+    monkeypatch.setattr(secure_noise.os, "urandom", lambda n: byte * n)
+    d = secure_noise.release_generalized_cauchy(
         0.5, scale=0.01, gamma=2.0, grid=1e-6, window=(0.0, 1.0), epsilon=1.0, min_scale=1e-5, max_scale=10.0
     )
     assert math.isfinite(d.values[0]) and d.values[0] == (0.0 if byte == b"\x00" else 1.0)
@@ -238,15 +237,15 @@ def test_gc_sampler_with_extreme_words_gives_the_window_ends(monkeypatch, byte):
 
 
 def test_gc_pure_mode_excess_is_negligible_and_bits_grow_with_gamma():
-    ex2, bits2 = release_noise.gc_pure_sampler_excess(2.0, 1e-6, (0.0, 1.0), 1e-5, 100.0)
-    ex10, bits10 = release_noise.gc_pure_sampler_excess(10.0, 1e-6, (0.0, 1.0), 1e-5, 100.0)
+    ex2, bits2 = secure_noise.gc_pure_sampler_excess(2.0, 1e-6, (0.0, 1.0), 1e-5, 100.0)
+    ex10, bits10 = secure_noise.gc_pure_sampler_excess(10.0, 1e-6, (0.0, 1.0), 1e-5, 100.0)
     assert ex2 < 1e-25 and ex10 < 1e-25 and bits10 > bits2 >= 128
     with pytest.raises(DPInputError):
-        release_noise.release_generalized_cauchy(0.5, scale=1.0, gamma=2.0, grid=0.1, min_scale=0.1, max_scale=1.0)
+        secure_noise.release_generalized_cauchy(0.5, scale=1.0, gamma=2.0, grid=0.1, min_scale=0.1, max_scale=1.0)
 
 
 def test_gc_delta_mode_states_tau():
-    d = release_noise.release_generalized_cauchy(0.2, scale=0.3, gamma=4.0, grid=GRID, window=WINDOW, epsilon=1.0)
-    tau = release_noise.generalized_cauchy_sampler_tv(32, 128)
+    d = secure_noise.release_generalized_cauchy(0.2, scale=0.3, gamma=4.0, grid=GRID, window=WINDOW, epsilon=1.0)
+    tau = secure_noise.generalized_cauchy_sampler_tv(32, 128)
     assert d.delta == pytest.approx((1 + math.e) * tau) and d.values[0] * 32 == round(d.values[0] * 32)
     assert Fraction(d.values[0]) * 32 == int(Fraction(d.values[0]) * 32)

@@ -4,7 +4,7 @@ One function per page view. The page renders the result; the page's generated sc
 call followed by ``print(result.to_dict())``; tests call the function directly. Mechanisms stay in
 ``dpcore/<method>.py``; this package holds what is built on top of them (views, sweeps, figures).
 
-Submodules (import the one you need, e.g. ``from dpcore.experiments import gini as gini_experiments``):
+Submodules (import the one you need, e.g. ``from dpcore.views import gini as gini_experiments``):
 
 * ``gini`` - Gini page views and the experiments of Lan & Reiter (2025), Section 5.
 * ``percentiles`` - percentile page views, sweeps and the PSEO experiments.

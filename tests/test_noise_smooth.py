@@ -2,7 +2,7 @@
 
 Every privacy test has a brute-force side (an exact or numerical computation for given shift d and
 dilation lambda) that must never beat the certified / cited bound, and a broken-constant side
-that must fail, so a wrong constant in dpcore.smooth_noises cannot pass.
+that must fail, so a wrong constant in dpcore.noise.smooth cannot pass.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from scipy import integrate, stats
 from dpcore import budget, posterior
 from dpcore import gini as G
 from dpcore import noise as N
-from dpcore import smooth_noises as S
+from dpcore.noise import smooth as S
 from dpcore.validation import DPInputError
 
 SETTINGS = [(0.25, 1e-6), (1.0, 1e-6), (4.0, 1e-6), (1.0, 1e-3)]
@@ -27,7 +27,7 @@ SETTINGS = [(0.25, 1e-6), (1.0, 1e-6), (4.0, 1e-6), (1.0, 1e-3)]
 
 def test_registry_names():
     assert set(S.SMOOTH_NOISES) == {"cauchy", "laplace", "laplace_lognormal"}
-    assert not hasattr(N, "SMOOTH_NOISES")  # the registry lives in dpcore.smooth_noises only (no import cycle)
+    assert not hasattr(N, "SMOOTH_NOISES")  # the registry lives in dpcore.noise.smooth only (no import cycle)
     assert all(isinstance(v, str) and v for v in S.SMOOTH_NOISES.values())
     with pytest.raises(DPInputError, match="noise must be one of"):
         S.check_noise("gaussian-ish")

@@ -21,7 +21,7 @@ from .. import planner as planner_lib
 from ..validation import DPInputError, check_epsilon, check_finite, check_int, check_positive, check_probability
 from .gini import subsample
 
-#: how the answer sentence names a light-tailed noise (dpcore.smooth_noises.SMOOTH_NOISES)
+#: how the answer sentence names a light-tailed noise (dpcore.noise.smooth.SMOOTH_NOISES)
 _NOISE_NAMES = {"laplace": "Laplace", "laplace_lognormal": "Laplace log-normal"}
 #: the three levels of the answer sentence: half the time, nine times in ten, one time in a hundred
 ANSWER_LEVELS = (0.5, 0.9, 0.99)
@@ -88,7 +88,7 @@ def _fmt(value: float) -> str:
 
 #: The Gini of eq. (1) lies in [0, (n - 1)/n]. An error quantile beyond that range is not a number anyone can
 #: use ("off by more than 427" for an index in [0, 1] only means "anywhere"), and a median error of half the
-#: range is where the Gini view calls a release saturated (dpcore.experiments.gini, ``saturated``).
+#: range is where the Gini view calls a release saturated (dpcore.views.gini, ``saturated``).
 GINI_RANGE = (0.0, 1.0)
 
 
@@ -191,7 +191,7 @@ def gini_answer(
     99% quantiles of |published - true Gini| (exact: noise CDF plus the clipping bias).
 
     ``values``: the planning incomes (the page's sub-sample of ``n`` records, as in ``gini_view``).
-    ``noise``/``delta``: the smooth-sensitivity noise (``dpcore.smooth_noises.SMOOTH_NOISES``) as in
+    ``noise``/``delta``: the smooth-sensitivity noise (``dpcore.noise.smooth.SMOOTH_NOISES``) as in
     ``release_gini``; the light-tailed ones cost (ε, δ) (or the zCDP ρ implying it), said in the sentence.
     """
     epsilon = check_epsilon(epsilon)

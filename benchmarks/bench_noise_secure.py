@@ -1,6 +1,6 @@
 """Real-release cost per statistic kind: dpcore.release.make_release with OpenDP / the certified
 generalized-Cauchy sampler, vs the numpy simulation of the same law. Run:
-    .venv/bin/python benchmarks/bench_release_noise.py
+    .venv/bin/python benchmarks/bench_noise_secure.py
 Prints seconds per release (median of 5, after one warm-up that pays the OpenDP import)."""
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ def statistic_cost(stat: planner.PlannedStatistic, epsilon: float) -> budget.Pri
     """What one statistic planned at ``epsilon`` costs, in its mechanism's own currency.
 
     A Gini with a light-tailed smooth noise (``noise`` "laplace" or "laplace_lognormal",
-    :func:`dpcore.smooth_noises.gini_planned_statistic`) costs its calibration's statement:
+    ``dpcore.planner.make_statistic("gini", ..., noise=...)``) costs its calibration's statement:
     (epsilon, delta) for "laplace" (NRS), rho-zCDP for "laplace_lognormal" (Bun & Steinke 2019;
     rho is the largest whose conversion gives epsilon at the statistic's delta). Every other statistic
     of the planner (including the generalized-Cauchy Gini) is pure epsilon-DP at its planned epsilon."""

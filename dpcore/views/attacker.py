@@ -35,7 +35,7 @@ Mechanisms (all pure epsilon-DP; the bound applies to each):
 
 This is a **simulation**, not a release: it draws with numpy (``dpcore.noise`` samplers on a seeded
 ``numpy.random.Generator``) so that a round replays from its seed; real releases use
-``dpcore.release_noise`` (OpenDP). The shared people are synthetic (public), so nothing here is
+``dpcore.noise.secure`` (OpenDP). The shared people are synthetic (public), so nothing here is
 confidential except, during a round, the secret bit and the noise draw (``confidential_*``).
 """
 
@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 
 from dpcore import noise
-from dpcore.experiments.plain import to_plain
 from dpcore.validation import DPInputError, check_bounds, check_epsilon, check_int, check_probability
+from dpcore.views.plain import to_plain
 
 __all__ = [
     "MECHANISMS",

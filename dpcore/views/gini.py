@@ -61,9 +61,9 @@ import pandas as pd
 
 from .. import gini as gini_mechanism
 from .. import intervals as intervals_lib
-from .. import smooth_noises
 from ..data import two_point_incomes
 from ..noise import GeneralizedCauchy, smooth_noise_calibration
+from ..noise import smooth as smooth_noise
 from ..validation import (
     DPInputError,
     as_finite_array,
@@ -166,7 +166,7 @@ def plausible_releases(
     """Quantile dot plot: the (i - 1/2)/n_dots quantiles of the release, i = 1..n_dots.
 
     "n_dots equally likely releases": each dot stands for a 1/n_dots chance. ``noise_law``: the
-    standardised noise (anything with ``.ppf``, e.g. ``dpcore.smooth_noises.noise_distribution(cal)``);
+    standardised noise (anything with ``.ppf``, e.g. ``dpcore.noise.smooth.noise_distribution(cal)``);
     default the generalized Cauchy(gamma) of the paper.
     """
     t = check_finite(true_value, "true_value")
@@ -180,7 +180,7 @@ def plausible_releases(
     else:
         raise DPInputError(
             "noise_law must be a noise distribution with a .ppf method (e.g. "
-            f"dpcore.smooth_noises.noise_distribution(cal)) or None, got {noise_law!r}"
+            f"dpcore.noise.smooth.noise_distribution(cal)) or None, got {noise_law!r}"
         )
     dots = t + s * np.asarray(law.ppf(p), dtype=float)
     if dots.shape != p.shape:
@@ -272,12 +272,12 @@ def error_vs_epsilon(
     k_star, noise_scale, median/q90/q99 abs error, rmse (inf for the Cauchy with gamma <= 3), saturated,
     and the Laplace global-sensitivity baseline's laplace_scale, laplace median/q90/q99 abs errors and
     laplace_rmse (= scale * sqrt 2).
-    ``noise``: a ``dpcore.smooth_noises.SMOOTH_NOISES`` name (default the paper's generalized Cauchy),
-    calibrated by :func:`dpcore.smooth_noises.smooth_calibration` at (epsilon, ``delta``).
+    ``noise``: a ``dpcore.noise.smooth.SMOOTH_NOISES`` name (default the paper's generalized Cauchy),
+    calibrated by :func:`dpcore.noise.smooth.smooth_calibration` at (epsilon, ``delta``).
     ``x`` must already lie in [lower, upper] (see :func:`dpcore.gini.clip_incomes`).
     """
     gamma = _check_gamma(gamma)
-    noise = smooth_noises.check_noise(noise)
+    noise = smooth_noise.check_noise(noise)
     eps_list = _epsilons(epsilons)
     cals = _calibrations(calibrations)
     xs = np.sort(np.asarray(x, dtype=float))
@@ -286,7 +286,7 @@ def error_vs_epsilon(
     for i, eps in enumerate(eps_list):
         sens: dict[float, Any] = {}  # one smooth sensitivity per beta (the Cauchy's calibrations share it)
         for c in cals:
-            cal = smooth_noises.smooth_calibration(noise, eps, delta=delta, gamma=gamma, mode=c)
+            cal = smooth_noise.smooth_calibration(noise, eps, delta=delta, gamma=gamma, mode=c)
             if cal.beta not in sens:
                 sens[cal.beta] = gini_mechanism.smooth_sensitivity(
                     xs, lower=lower, upper=upper, beta=cal.beta, method=method
@@ -295,7 +295,7 @@ def error_vs_epsilon(
             lap_scale = ss.global_sensitivity / eps
             lap = laplace_abs_error_quantiles(lap_scale)
             scale = ss.value / cal.alpha
-            summary = _law_summary(scale, gamma, smooth_noises.noise_distribution(cal), noise)
+            summary = _law_summary(scale, gamma, smooth_noise.noise_distribution(cal), noise)
             rows.append(
                 {
                     "epsilon": eps,
@@ -715,11 +715,11 @@ def calibrate_epsilons(
 
     A page calls this once per process for its slider's epsilons: the calibrations (the certified
     tight alpha of the generalized Cauchy costs 20-80 ms each) are remembered by :mod:`dpcore.noise` /
-    :mod:`dpcore.smooth_noises`, so a later slider move only does the data-dependent work.
+    :mod:`dpcore.noise.smooth`, so a later slider move only does the data-dependent work.
     """
     gamma = _check_gamma(gamma)
     return tuple(
-        smooth_noises.smooth_calibration(noise, e, delta=delta, gamma=gamma, mode=calibration)
+        smooth_noise.smooth_calibration(noise, e, delta=delta, gamma=gamma, mode=calibration)
         for e in _epsilons(epsilons)
     )
 
@@ -1074,7 +1074,7 @@ def gini_view(
     added to the total. Incomes below L (and losses) are raised to L, those above U clipped to U.
     Draws: simulated releases with ``seed + 2``, the one release with ``seed + 3``.
 
-    ``noise``: a ``dpcore.smooth_noises.SMOOTH_NOISES`` name, as ``noise=`` of
+    ``noise``: a ``dpcore.noise.smooth.SMOOTH_NOISES`` name, as ``noise=`` of
     :func:`dpcore.gini.release_gini`: "cauchy" (default, the paper's, pure epsilon), "laplace"
     ((epsilon, delta), NRS) or "laplace_lognormal" (rho-zCDP implying (epsilon, delta), Bun & Steinke);
     ``delta`` defaults to 1e-6 for the last two. Every number follows the chosen noise: the error
@@ -1083,7 +1083,7 @@ def gini_view(
     """
     epsilon = check_epsilon(epsilon)
     gamma = _check_gamma(gamma)
-    noise = smooth_noises.check_noise(noise)
+    noise = smooth_noise.check_noise(noise)
     if calibration not in CALIBRATIONS:
         raise DPInputError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
     method = _check_method(method)

@@ -24,7 +24,7 @@ the guarantee:
   continuous one, so it has the continuous mechanism's certified epsilon; what is actually
   sampled differs from it in total variation by at most
   ``tau = N_boundaries * (2^-128 + 2 eta)`` (eta <= 2^-150 the CDF evaluation error), which adds
-  ``delta = (1 + e^epsilon) tau`` (docs/release_noise.md has the argument; the tests enumerate the
+  ``delta = (1 + e^epsilon) tau`` (docs/secure_noise.md has the argument; the tests enumerate the
   output PMF on small grids).
 
 The vector samplers draw on every core: the input (a numpy array, never a Python list) is cut into
@@ -53,9 +53,9 @@ from typing import Any
 
 import numpy as np
 
-from . import noise
-from .rng import SecureRandom
-from .validation import DPInputError, as_generator, check_finite, check_positive
+from ..rng import SecureRandom
+from ..validation import DPInputError, as_generator, check_finite, check_positive
+from .samplers import GeneralizedCauchy, sample_gaussian, sample_laplace, sample_two_sided_geometric
 
 __all__ = [
     "NoiseDraw",
@@ -189,8 +189,8 @@ MIN_DRAWS_PER_THREAD = 4_096
 def noise_threads(n_draws: int, threads: int | None = None) -> int:
     """How many threads :func:`draw_on_cores` uses for ``n_draws`` draws: ``threads`` (default: the cores
     this process may use), but never so many that a thread gets fewer than MIN_DRAWS_PER_THREAD draws."""
-    from .defaults import available_cores
-    from .validation import check_int
+    from ..defaults import available_cores
+    from ..validation import check_int
 
     n_draws = check_int(n_draws, "n_draws", minimum=0)
     wanted = available_cores() if threads is None else check_int(threads, "threads", minimum=1, maximum=1024)
@@ -257,7 +257,7 @@ def _int_vector(counts: Any) -> np.ndarray:
 
 
 def _float_vector(values: Any, name: str = "values") -> np.ndarray:
-    from .validation import as_finite_array
+    from ..validation import as_finite_array
 
     return as_finite_array(values, name, min_size=1)
 
@@ -290,7 +290,7 @@ def release_integer_counts(
     arr = _int_vector(counts)
     sens = None if sensitivity is None else int(check_positive(sensitivity, "sensitivity"))
     if _simulated(rng):
-        k = noise.sample_two_sided_geometric(1.0 / scale, arr.size, rng=as_generator(rng))
+        k = sample_two_sided_geometric(1.0 / scale, arr.size, rng=as_generator(rng))
         eps = None if sens is None else sens / scale
         return NoiseDraw(
             arr + k,
@@ -333,7 +333,7 @@ def _float_laplace(scale: float):
 def laplace_scale_for(epsilon: float, sensitivity: float) -> float:
     """Smallest scale (within 1e-9 relative) whose OpenDP float-Laplace privacy map at ``sensitivity``
     is <= ``epsilon``: sensitivity/epsilon, enlarged by OpenDP's rounding allowance (about 1e-6)."""
-    from .validation import check_epsilon
+    from ..validation import check_epsilon
 
     eps = check_epsilon(epsilon)
     sens = check_positive(sensitivity, "sensitivity")
@@ -374,7 +374,7 @@ def release_real_values(
     sens = _sensitivity(sensitivity)
     shown = repr(scale) if confidential_scale_label is None else confidential_scale_label
     if _simulated(rng):
-        z = noise.sample_laplace(scale, arr.size, rng=as_generator(rng))
+        z = sample_laplace(scale, arr.size, rng=as_generator(rng))
         return NoiseDraw(
             arr + z,
             f"simulation: dpcore.noise.sample_laplace(scale={shown}) (numpy; NOT a real release)",
@@ -424,11 +424,11 @@ def release_gaussian_values(
     arr = _float_vector(values)
     sens = _sensitivity(sensitivity)
     if delta is not None:
-        from .validation import check_delta
+        from ..validation import check_delta
 
         delta = check_delta(delta)
     if _simulated(rng):
-        z = noise.sample_gaussian(sigma, arr.size, rng=as_generator(rng))
+        z = sample_gaussian(sigma, arr.size, rng=as_generator(rng))
         rho = None if sens is None else sens * sens / (2 * sigma * sigma)
         return NoiseDraw(
             arr + z,
@@ -523,7 +523,7 @@ def generalized_cauchy_sampler_tv(n_boundaries: int, bits: int = GC_UNIFORM_BITS
     """tau = N_b (2^-bits + 2 eta), eta = 2^-(bits + 64 - 42) (the CDF error at bits + 64 working bits;
     2^-150 at the default 128 bits): bound on the total-variation distance between what
     :func:`release_generalized_cauchy` samples and the ideal snapped law (any data)."""
-    from .validation import check_int
+    from ..validation import check_int
 
     n_boundaries = check_int(n_boundaries, "n_boundaries", minimum=0)
     bits = check_int(bits, "bits", minimum=8, maximum=4096)
@@ -623,7 +623,7 @@ def release_generalized_cauchy(
     tau = N_b (2^-bits + 2 eta) of the ideal one (N_b = number of finite cell boundaries), so with
     the ideal mechanism epsilon-DP, the sampler is (epsilon, (1 + e^epsilon) tau)-DP. Pass
     ``epsilon`` to get that delta on the draw (otherwise ``delta`` is tau and a note says so).
-    docs/release_noise.md has the proof; tests enumerate the sampled PMF on small grids.
+    docs/secure_noise.md has the proof; tests enumerate the sampled PMF on small grids.
 
     Pure-DP mode (``min_scale`` and ``max_scale`` given, with a ``window``): the noise scale is
     clamped to [min_scale, max_scale] and the centre to the window (both public; for smooth
@@ -661,7 +661,7 @@ def release_generalized_cauchy(
     n_boundaries = k_hi - k_lo
     tau = generalized_cauchy_sampler_tv(n_boundaries, bits)
     if epsilon is not None:
-        from .validation import check_epsilon
+        from ..validation import check_epsilon
 
         epsilon = check_epsilon(epsilon)
     notes: tuple[str, ...] = ()
@@ -675,7 +675,7 @@ def release_generalized_cauchy(
         delta = tau
         notes = ("delta here is the total-variation bound tau; the mechanism's delta is (1 + e^epsilon) tau",)
     window_txt = f"[{k_lo} grid, {k_hi} grid]"
-    dist = noise.GeneralizedCauchy(gamma)
+    dist = GeneralizedCauchy(gamma)
     if _simulated(rng):
         gen = as_generator(rng)
         y = value + scale * float(dist.rvs(1, gen)[0])

@@ -1,9 +1,9 @@
-"""Real-release noise on every core (dpcore.release_noise.draw_on_cores) and the release's step times.
+"""Real-release noise on every core (dpcore.noise.secure.draw_on_cores) and the release's step times.
 
 One OpenDP measurement is invoked on contiguous slices of the input in a thread pool. Each measurement
 used for releases adds independent noise per entry, so the concatenated draws must have the law of one
 call: the tests check the pooled draws against the exact discrete Laplace PMF (chi-square, the helper of
-test_release_noise), that the slices are not copies of one another, that the measurement text and the
+test_noise_secure), that the slices are not copies of one another, that the measurement text and the
 privacy map do not change, and that a release through ``run_plan`` states the same measurement.
 """
 
@@ -16,20 +16,21 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from test_release_noise import P_MIN, _chi_square_p
+from test_noise_secure import P_MIN, _chi_square_p
 
-from dpcore import noise, release_noise
+from dpcore import noise
 from dpcore.engines import Progress, execute, parse_source
+from dpcore.noise import secure as secure_noise
 from dpcore.plan import plan_from_dict
 from dpcore.validation import DPInputError
 
-SLICE = release_noise.MIN_DRAWS_PER_THREAD
+SLICE = secure_noise.MIN_DRAWS_PER_THREAD
 
 
 def test_sliced_counts_keep_measurement_and_privacy_map_and_pool_to_discrete_laplace():
     scale = 2.0
-    whole = release_noise.release_integer_counts(np.zeros(8, dtype=np.int64), scale=scale, sensitivity=2, threads=1)
-    sliced = release_noise.release_integer_counts(
+    whole = secure_noise.release_integer_counts(np.zeros(8, dtype=np.int64), scale=scale, sensitivity=2, threads=1)
+    sliced = secure_noise.release_integer_counts(
         np.zeros(4 * SLICE, dtype=np.int64), scale=scale, sensitivity=2, threads=4
     )
     assert (sliced.measurement, sliced.privacy_map, sliced.epsilon, sliced.delta) == (
@@ -52,16 +53,16 @@ def test_sliced_counts_keep_measurement_and_privacy_map_and_pool_to_discrete_lap
 
 
 def test_sliced_real_values_keep_the_float_laplace_and_gaussian_measurements():
-    lap_one = release_noise.release_real_values(np.zeros(4), scale=3.0, sensitivity=1.0, threads=1)
-    lap = release_noise.release_real_values(np.zeros(2 * SLICE), scale=3.0, sensitivity=1.0, threads=2)
+    lap_one = secure_noise.release_real_values(np.zeros(4), scale=3.0, sensitivity=1.0, threads=1)
+    lap = secure_noise.release_real_values(np.zeros(2 * SLICE), scale=3.0, sensitivity=1.0, threads=2)
     assert (lap.measurement, lap.privacy_map, lap.epsilon) == (
         lap_one.measurement,
         lap_one.privacy_map,
         lap_one.epsilon,
     )
     assert stats.kstest(lap.values, stats.laplace(scale=3.0).cdf).pvalue > P_MIN
-    gauss_one = release_noise.release_gaussian_values(np.zeros(4), sigma=2.0, sensitivity=1.0, threads=1)
-    gauss = release_noise.release_gaussian_values(np.zeros(2 * SLICE), sigma=2.0, sensitivity=1.0, threads=2)
+    gauss_one = secure_noise.release_gaussian_values(np.zeros(4), sigma=2.0, sensitivity=1.0, threads=1)
+    gauss = secure_noise.release_gaussian_values(np.zeros(2 * SLICE), sigma=2.0, sensitivity=1.0, threads=2)
     assert (gauss.measurement, gauss.privacy_map, gauss.rho) == (
         gauss_one.measurement,
         gauss_one.privacy_map,
@@ -89,7 +90,7 @@ def test_draw_on_cores_hands_contiguous_numpy_slices_to_one_measurement_on_sever
 
     n = 3 * SLICE + 5
     values = np.arange(n, dtype=np.int64) * 1000
-    out = release_noise.draw_on_cores(recorded, values, threads=3)
+    out = secure_noise.draw_on_cores(recorded, values, threads=3)
     assert out.dtype == np.int64 and out.shape == (n,)
     assert len(calls) == 3 and len({c[0] for c in calls}) == 3
     assert all(c[1] is np.ndarray for c in calls)  # numpy buffers, never Python lists
@@ -100,14 +101,14 @@ def test_draw_on_cores_hands_contiguous_numpy_slices_to_one_measurement_on_sever
 
 
 def test_noise_threads_keeps_slices_large_and_checks_its_arguments():
-    assert release_noise.noise_threads(SLICE - 1, threads=8) == 1
-    assert release_noise.noise_threads(5 * SLICE, threads=8) == 5
-    assert release_noise.noise_threads(10 * SLICE, threads=3) == 3
-    assert release_noise.noise_threads(0) == 1
+    assert secure_noise.noise_threads(SLICE - 1, threads=8) == 1
+    assert secure_noise.noise_threads(5 * SLICE, threads=8) == 5
+    assert secure_noise.noise_threads(10 * SLICE, threads=3) == 3
+    assert secure_noise.noise_threads(0) == 1
     with pytest.raises(DPInputError, match="threads"):
-        release_noise.noise_threads(10, threads=0)
+        secure_noise.noise_threads(10, threads=0)
     with pytest.raises(DPInputError, match="one-dimensional"):
-        release_noise.draw_on_cores(len, np.zeros((2, 2), dtype=np.int64))
+        secure_noise.draw_on_cores(len, np.zeros((2, 2), dtype=np.int64))
 
 
 def test_real_release_states_the_single_call_measurement_and_reports_step_times(tmp_path):
@@ -138,7 +139,7 @@ def test_real_release_states_the_single_call_measurement_and_reports_step_times(
         progress=Progress(stream=stream),
     )
     percentiles_info, mean_info = result.record["statistics"]
-    one_call = release_noise.release_integer_counts([0], scale=2.0, sensitivity=2, threads=1)
+    one_call = secure_noise.release_integer_counts([0], scale=2.0, sensitivity=2, threads=1)
     assert percentiles_info["measurement"] == one_call.measurement
     assert percentiles_info["privacy_map"] == one_call.privacy_map and percentiles_info["map_epsilon"] == 1.0
     assert "make_laplace" in mean_info["measurement"] and "f64" in mean_info["measurement"]
@@ -157,14 +158,14 @@ def test_app_release_of_cell_percentiles_draws_every_cell_in_one_measurement(mon
     rng = np.random.default_rng(5)
     cells = [rng.lognormal(10.7, 0.6, 4000) for _ in range(12)]
     stat = planner.PercentilesStatistic(cells, seed=1, n_sims=100)
-    real_draw = release_noise.release_integer_counts
+    real_draw = secure_noise.release_integer_counts
     sizes: list[int] = []
 
     def noted_draw(counts, **kw):  # the real sampler, with a note of each call's size
         sizes.append(int(np.asarray(counts).size))
         return real_draw(counts, **kw)
 
-    monkeypatch.setattr(release_noise, "release_integer_counts", noted_draw)
+    monkeypatch.setattr(secure_noise, "release_integer_counts", noted_draw)
     (record,) = release.make_release([(stat, 2.0)], budget.Ledger())
     n_bins = stat.edges.size - 1
     assert sizes == [12 * n_bins]

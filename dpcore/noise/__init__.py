@@ -1,0 +1,45 @@
+"""The noise layer: samplers, their calibration and privacy-loss certificates (above the foundation).
+
+Submodules:
+
+* ``samplers`` - Laplace, two-sided geometric, Gaussian (analytic calibration of Balle & Wang 2018) and
+  the generalized Cauchy, numpy samplers for exploration and Monte Carlo.
+* ``certificates`` - certified privacy loss of generalized-Cauchy smooth-sensitivity noise and its
+  (alpha, beta) calibration (Nissim, Raskhodnikova & Smith 2007).
+* ``smooth`` - the light-tailed smooth-sensitivity noises (Laplace, Laplace log-normal), their
+  calibrations and privacy statements, and the registry ``SMOOTH_NOISES``.
+* ``secure`` - the samplers of real releases: OpenDP and the certified generalized-Cauchy sampler.
+
+The public names of ``samplers`` and ``certificates`` are importable from here (``from dpcore import
+noise; noise.sample_laplace(...)``), the public API's path. ``smooth`` and ``secure`` are imported where
+they are used (``from dpcore.noise import smooth``): they build on ``samplers`` and ``certificates``, and
+a caller of a sampler does not load them.
+"""
+
+from .certificates import SmoothNoiseCalibration, smooth_noise_calibration, smooth_noise_privacy_loss
+from .samplers import (
+    GeneralizedCauchy,
+    analytic_gaussian_delta,
+    analytic_gaussian_sigma,
+    laplace_scale,
+    sample_gaussian,
+    sample_generalized_cauchy,
+    sample_laplace,
+    sample_two_sided_geometric,
+    two_sided_geometric_pmf,
+)
+
+__all__ = [
+    "laplace_scale",
+    "sample_laplace",
+    "sample_two_sided_geometric",
+    "two_sided_geometric_pmf",
+    "analytic_gaussian_delta",
+    "analytic_gaussian_sigma",
+    "sample_gaussian",
+    "GeneralizedCauchy",
+    "sample_generalized_cauchy",
+    "smooth_noise_privacy_loss",
+    "smooth_noise_calibration",
+    "SmoothNoiseCalibration",
+]
