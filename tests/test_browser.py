@@ -47,16 +47,18 @@ def timings(app_server):
     )
 
 
-#: BROWSER_SCREENSHOTS=all also saves each page before its slider moves and each page with the uploaded
-#: file (16 more shots, ~0.6 s each); by default one shot per page (slider moved) and the two uploads.
-ALL_SHOTS = os.environ.get("BROWSER_SCREENSHOTS", "") == "all"
+#: Screenshots for people, not checks (~0.6 s of browser CPU each, and the charts drawn again at the tall
+#: viewport): BROWSER_SCREENSHOTS=pages saves one per page (slider moved) and the two uploads; =all also each
+#: page before its slider moves and each page with the uploaded file. By default only the README's picture.
+SHOTS_WANTED = os.environ.get("BROWSER_SCREENSHOTS", "")
+ALL_SHOTS = SHOTS_WANTED == "all"
 
 
 def _shot(page, name: str, *, extra: bool = False) -> None:
     """Screenshot of the whole page: Streamlit scrolls inside its main container, so the
     viewport is made as tall as the content for the shot (capped), then restored. ``extra`` shots
-    only with BROWSER_SCREENSHOTS=all (for people, not a check)."""
-    if extra and not ALL_SHOTS:
+    only with BROWSER_SCREENSHOTS=all, the others with BROWSER_SCREENSHOTS=pages (for people, not a check)."""
+    if not SHOTS_WANTED or (extra and not ALL_SHOTS):
         return
     t0 = time.perf_counter()
     SHOTS.mkdir(exist_ok=True)
