@@ -11,7 +11,11 @@ Workloads (the PSEO-like table of benchmarks/make_pseo_like.py, generated under 
 Tools (``--peers``):
 
 * ``dpcore``: the real release, ``python -m dpcore release PLAN --engine duckdb`` charged to a fresh SQLite
-  ledger (``--init-ledger``): OpenDP's noise, the record, CSV and Parquet outputs;
+  ledger (``--init-ledger``): the record fingerprint of every row (the file's first release), OpenDP's noise,
+  the record, CSV and Parquet outputs;
+* ``dpcore-known``: the same release into a ledger that already holds one release of these bytes (made before
+  the timed run, not timed): the file's byte key finds its population and the record fingerprint is skipped,
+  as for every release of a file after its first (or after ``dpcore ledger population attach``);
 * ``opendp-polars``: OpenDP's polars API with the measurement built once (``make_private_lazyframe`` with the
   noise scale given, as a program that knows its scale does) and invoked on the Parquet scan;
 * ``opendp-release``: the same query through ``Context.compositor(...).query()...release()``, the documented
@@ -70,11 +74,12 @@ RESULTS = ROOT / "artifacts" / "bench_peers.json"
 CELLS = ("institution", "degree_level", "cohort")
 N_INSTITUTIONS, DEGREES, COHORTS, N_STATES = 650, tuple(range(1, 12)), (2001, 2004, 2007, 2010), 50
 MEAN_BOUNDS = (0, 500_000)
-ALL_TOOLS = ("dpcore", "opendp-polars", "opendp-release", "tumult", "pipelinedp", "duckdb")
-LARGE_TOOLS = ("dpcore", "opendp-polars", "duckdb")
+ALL_TOOLS = ("dpcore", "dpcore-known", "opendp-polars", "opendp-release", "tumult", "pipelinedp", "duckdb")
+LARGE_TOOLS = ("dpcore", "dpcore-known", "opendp-polars", "duckdb")
 WORKLOADS = ("hist", "mean", "hist-large")
 LABELS = {
-    "dpcore": "dpcore release (CLI, SQLite ledger)",
+    "dpcore": "dpcore release (CLI, SQLite ledger), first release of the file",
+    "dpcore-known": "dpcore release, the file already attached to its population",
     "opendp-polars": "OpenDP polars, measurement built once",
     "opendp-release": "OpenDP polars, `query.release()` as documented",
     "tumult": "Tumult Analytics",
@@ -299,12 +304,12 @@ def ensure_venv(tool: str, log) -> Path:
 def tool_versions(tool: str, python: Path | None) -> str:
     import duckdb
 
-    if tool in ("dpcore", "duckdb"):
+    if tool in ("dpcore", "dpcore-known", "duckdb"):
         import dpcore
 
         return (
             f"dpcore {dpcore.__version__}, DuckDB {duckdb.__version__}"
-            if tool == "dpcore"
+            if tool.startswith("dpcore")
             else f"DuckDB {duckdb.__version__}"
         )
     dists = VENVS[tool][2]
@@ -392,7 +397,7 @@ def write_plan(kind: str, epsilon: float, path: Path) -> Path:
 def command(tool: str, kind: str, data: Path, rows: int, run: int, ctx: dict) -> list[str]:
     """The fresh process of one run of ``tool`` on workload ``kind`` (``hist`` or ``mean``)."""
     work: Path = ctx["work"]
-    if tool == "dpcore":
+    if tool in ("dpcore", "dpcore-known"):
         plan = write_plan(kind, ctx["epsilon"], work / f"plan-{kind}.toml")
         return [
             sys.executable,
@@ -409,8 +414,8 @@ def command(tool: str, kind: str, data: Path, rows: int, run: int, ctx: dict) ->
             "--tmpdir",
             str(work),
             "--ledger",
-            f"sqlite:///{work}/ledger-{kind}-{rows}-{run}.db",
-            "--init-ledger",
+            f"sqlite:///{work}/ledger-{tool}-{kind}-{rows}-{run}.db",
+            *(["--init-ledger"] if tool == "dpcore" else []),
         ]
     if tool == "duckdb":
         from bench_release_scale import BARE_SCAN
@@ -463,9 +468,16 @@ def run_workload(workload: str, rows: int, tools: list[str], ctx: dict, log) -> 
                 continue
             env = (
                 {**os.environ, "PYTHONPATH": str(ROOT)}
-                if tool == "dpcore"
+                if tool.startswith("dpcore")
                 else {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             )
+            if tool == "dpcore-known":  # untimed: the file's first release, which attaches its bytes
+                first = command("dpcore", kind, data, rows, run, ctx)
+                first[first.index("--ledger") + 1] = first[first.index("--ledger") + 1].replace(
+                    "-dpcore-", "-dpcore-known-"
+                )
+                subprocess.run(first, env=env, cwd=ROOT, check=True, capture_output=True, timeout=ctx["timeout"])
+                shutil.rmtree(ctx["work"] / f"out-{kind}-{rows}-{run}", ignore_errors=True)
             load = os.getloadavg()[0]
             res = measured_run(command(tool, kind, data, rows, run, ctx), timeout=ctx["timeout"], env=env, cwd=ROOT)
             shutil.rmtree(ctx["work"] / f"out-{kind}-{rows}-{run}", ignore_errors=True)
@@ -567,9 +579,10 @@ def workload_table(workload: str, rows: int, runs: list[dict], versions: dict[st
         lines.append(
             f"| {label} | {versions.get(tool, '')} | {_wall_cell(s)} | {rss} | {s['ok']}/{s['runs']} | {ratio} |"
         )
-    steps = summaries.get("dpcore", {}).get("steps")
-    if steps:
-        lines += ["", f"dpcore's own progress line (median run): {steps}."]
+    for tool, what in (("dpcore", "first release"), ("dpcore-known", "file already attached")):
+        steps = summaries.get(tool, {}).get("steps")
+        if steps:
+            lines += ["", f"dpcore's own progress line ({what}, median run): {steps}."]
     return "\n".join(lines)
 
 
