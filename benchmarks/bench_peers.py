@@ -385,9 +385,10 @@ print(len(rows), "state sums")
 
 
 def write_plan(kind: str, epsilon: float, path: Path) -> Path:
-    """The workload as a dpcore plan: public cells and sizes (as PSEO), one statistic at ``epsilon``."""
+    """The workload as a dpcore plan: public cells and sizes (as PSEO), one statistic at ``epsilon``; the cap
+    holds two releases (``dpcore-known`` releases into a ledger that already holds one)."""
     head = (
-        f'version = 1\ndataset = "pseo-like-benchmark"\nincome = "earnings"\ncap_epsilon = {epsilon!r}\n'
+        f'version = 1\ndataset = "pseo-like-benchmark"\nincome = "earnings"\ncap_epsilon = {2 * epsilon!r}\n'
         'cell_sizes = "public"\n\n'
     )
     path.write_text(head + PLANS[kind].format(eps=epsilon, lo=MEAN_BOUNDS[0], hi=MEAN_BOUNDS[1]))
