@@ -50,7 +50,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from .validation import DPInputError, check_delta, check_epsilon, check_positive
 
@@ -175,6 +174,8 @@ def _cks_epsilon(rho: float, delta: float) -> float:
     best = float(vals[i])
     lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, ts.size - 1)]
     if hi > lo:
+        from scipy import optimize  # here, not at the top: 0.1 s of the command line's start-up
+
         try:
             res = optimize.minimize_scalar(
                 lambda t: float(eps_of_t(t)), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
