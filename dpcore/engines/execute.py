@@ -281,13 +281,14 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = Fa
         mech = HistogramMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m)
         n_bins = len(mech.edges) - 1
     hist = engine.histogram(by, spec.bins)
-    cells = hist[by].drop_duplicates().reset_index(drop=True) if by else pd.DataFrame(index=[0] if len(hist) else [])
+    rows = np.zeros(len(hist), dtype=np.int64)
+    if by and len(hist):  # cell ids in order of first appearance; ``cells`` holds each cell's first row's labels
+        rows = hist.groupby(by, sort=False, dropna=False).ngroup().to_numpy()
+        cells = hist[by].iloc[np.unique(rows, return_index=True)[1]].reset_index(drop=True)
+    else:
+        cells = hist[by].iloc[:0] if by else pd.DataFrame(index=[0] if len(hist) else [])
     counts = np.zeros((len(cells), n_bins), dtype=np.int64)
     if len(hist):
-        if by:  # hist is sorted by cell: ids in order of first appearance match ``cells``
-            rows = hist.groupby(by, sort=False, dropna=False).ngroup().to_numpy()
-        else:
-            rows = np.zeros(len(hist), dtype=np.int64)
         np.add.at(counts, (rows, hist["bin"].to_numpy()), hist["count"].to_numpy())
     table = cells.copy()
     table["n"] = counts.sum(axis=1).astype(np.int64)
