@@ -294,10 +294,37 @@ def _text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return renumber.astype(np.int64, copy=False), np.asarray(text_uniques, dtype=object)[order]
 
 
+def _run_starts(frame: pd.DataFrame, by: Sequence[str]) -> np.ndarray | None:
+    """The rows whose ``by`` labels differ from the previous row's, when every ``by`` column holds only text (or
+    missing values): then ``==`` is the equality that factorize uses and equal labels have equal cell text, so a
+    row equal to the one before it has its cell. None when a column holds anything else (``True == 1``, but
+    their cell texts differ). An engine's aggregate frame is sorted by cell: a histogram's 21 rows per cell
+    collapse to one, and the cells of 600,600 rows are found in 0.05 s instead of 0.36 s."""
+    change = np.zeros(len(frame), dtype=bool)
+    change[:1] = True
+    for c in by:
+        column = frame[c]
+        text_dtype = isinstance(column.dtype, pd.StringDtype)
+        if not text_dtype and (
+            column.dtype != object or pd.api.types.infer_dtype(column, skipna=True) not in ("string", "empty")
+        ):
+            return None
+        values = column.to_numpy(dtype=object)
+        differs = values[1:] != values[:-1]
+        if not isinstance(differs, np.ndarray) or differs.dtype != bool:  # pd.NA compares to NA
+            return None
+        change[1:] |= differs
+    return np.flatnonzero(change)
+
+
 def _cells_of(frame: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, list[tuple[str, ...]]]:
     """(group, cells) of a non-empty frame and non-empty ``by``: ``cells`` the distinct keys (tuples of cell
     text, as :func:`_keys_of` gives them) in order of first appearance, ``group[i]`` the index in ``cells`` of
     row i's key."""
+    starts = _run_starts(frame, by)
+    if starts is not None and len(starts) < len(frame):  # the cells of the runs' first rows, spread over the runs
+        group, cells = _cells_of(frame.iloc[starts], by)
+        return np.repeat(group, np.diff(np.append(starts, len(frame)))), cells
     columns = [_text_codes(frame[c]) for c in by]
     group = columns[0][0]
     for codes, texts in columns[1:]:
