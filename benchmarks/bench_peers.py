@@ -473,10 +473,7 @@ def run_workload(workload: str, rows: int, tools: list[str], ctx: dict, log) -> 
                 else {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             )
             if tool == "dpcore-known":  # untimed: the file's first release, which attaches its bytes
-                first = command("dpcore", kind, data, rows, run, ctx)
-                first[first.index("--ledger") + 1] = first[first.index("--ledger") + 1].replace(
-                    "-dpcore-", "-dpcore-known-"
-                )
+                first = [*command(tool, kind, data, rows, run, ctx), "--init-ledger"]
                 subprocess.run(first, env=env, cwd=ROOT, check=True, capture_output=True, timeout=ctx["timeout"])
                 shutil.rmtree(ctx["work"] / f"out-{kind}-{rows}-{run}", ignore_errors=True)
             load = os.getloadavg()[0]

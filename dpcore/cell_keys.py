@@ -299,7 +299,7 @@ def _run_starts(frame: pd.DataFrame, by: Sequence[str]) -> np.ndarray | None:
     missing values): then ``==`` is the equality that factorize uses and equal labels have equal cell text, so a
     row equal to the one before it has its cell. None when a column holds anything else (``True == 1``, but
     their cell texts differ). An engine's aggregate frame is sorted by cell: a histogram's 21 rows per cell
-    collapse to one, and the cells of 600,600 rows are found in 0.05 s instead of 0.36 s."""
+    collapse to one, and the cells of its 600,600 rows are found in 0.16 s instead of 0.36 s."""
     change = np.zeros(len(frame), dtype=bool)
     change[:1] = True
     for c in by:

@@ -1061,8 +1061,8 @@ class _StepTimes:
     def __init__(self) -> None:
         self.started = time.perf_counter()
         self.seconds: dict[str, float] = {}
+        #: wall seconds of work done in a thread beside the fingerprint (read after the thread is joined)
         self.overlapped: dict[str, float] = {}
-        self._lock = threading.Lock()
 
     @contextlib.contextmanager
     def phase(self, name: str):
@@ -1072,22 +1072,14 @@ class _StepTimes:
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
 
-    def beside(self, name: str, seconds: float) -> None:
-        """Wall seconds of work done in a thread beside the other phases (not part of "other")."""
-        with self._lock:
-            self.overlapped[name] = self.overlapped.get(name, 0.0) + seconds
-
     def line(self) -> str:
         total = time.perf_counter() - self.started
-        with self._lock:
-            overlapped = dict(self.overlapped)
         parts = []
         for name, sec in self.seconds.items():
             text = f"{name} {sec:.1f} s"
-            if name in overlapped:  # e.g. "noise 0.2 s (drawn in 2.9 s beside the fingerprint)"
-                text += f" (drawn in {overlapped.pop(name):.1f} s beside the fingerprint)"
+            if name in self.overlapped:  # e.g. "noise 0.2 s (drawn in 2.9 s beside the fingerprint)"
+                text += f" (drawn in {self.overlapped[name]:.1f} s beside the fingerprint)"
             parts.append(text)
-        parts += [f"{name} {sec:.1f} s beside the fingerprint" for name, sec in overlapped.items()]
         parts.append(f"other {max(total - sum(self.seconds.values()), 0.0):.1f} s")
         return f"step times: {', '.join(parts)} (total {total:.1f} s)"
 
@@ -1105,9 +1097,9 @@ def _released_table(plan: ReleasePlan, s: StatisticSpec, deferred: _Deferred, rn
 class _DrawAhead:
     """The noisy tables of a real release, drawn in a thread while the source is fingerprinted.
 
-    On two cores the fingerprint leaves about a third of the CPU idle (its worker and this process take turns
-    with the reader), and the OpenDP draws release the GIL; drawn beside it, the 10M-row PSEO-like histogram's
-    600,600 counts no longer follow it (benchmarks/bench_peers.py). Why this is the same release:
+    The fingerprint does not use all of two cores (its worker and this process take turns with the reader) and
+    the OpenDP draws release the GIL: the 10M-row PSEO-like histogram's release took 8.3 s instead of 8.9 s
+    (median of three, alternating); the two still compete for the CPU. Why this is the same release:
 
     * the draw is the one that followed the charge (:func:`_released_table`, the same mechanisms and
       measurements, on the same frozen aggregates): only its start moved;
@@ -1135,7 +1127,7 @@ class _DrawAhead:
         except BaseException as exc:  # raised by result(), after the charge
             self._error = exc
         finally:
-            self._times.beside("noise", time.perf_counter() - t0)
+            self._times.overlapped["noise"] = time.perf_counter() - t0
 
     def result(self) -> dict[str, tuple[pd.DataFrame, dict]]:
         """The drawn tables (waits for the thread); call only after the charge."""
