@@ -7,7 +7,9 @@
 2. the ledger is opened (it must exist; ``init_ledger`` creates it for a first release) and the account of
    ``plan.dataset`` (created with the plan's cap when new); the plan's total cost is checked against what is
    left -- **before any data is read**;
-3. the engine computes the per-cell aggregates (confidential, small);
+3. the engine computes the per-cell aggregates (confidential, small). From step 1 on, a low-priority process
+   draws the histograms' discrete Laplace noise ahead in idle CPU time (it depends on the public scale only:
+   :mod:`dpcore.noise.ahead`), which the draw of step 5 takes first;
 4. a statistic with no row to release, or an output the free space cannot hold, is refused (public facts:
    cell sizes are released) -- everything so far charges nothing;
 5. the source's records are fingerprinted and the source joins its population (refused when its records
@@ -1021,7 +1023,7 @@ def run_plan(
     :class:`ReleaseNotDelivered` (or :class:`InterruptedAfterCharge` on SIGINT/SIGTERM), whose text says that
     epsilon was spent.
     """
-    from ..noise import secure  # noqa: F401  (fail early when the noise module is missing)
+    from ..noise import secure
 
     progress = progress or Progress(quiet=True)
     if not isinstance(plan, ReleasePlan):
@@ -1036,7 +1038,8 @@ def run_plan(
         rng = np.random.default_rng(int(seed))
     else:
         rng = None
-    with OutputSlot(out_dir, progress) as slot:
+    noise_ahead = contextlib.nullcontext() if simulate else secure.integer_noise_ahead(_integer_noise_scales(plan))
+    with noise_ahead as ahead_report, OutputSlot(out_dir, progress) as slot:
         return _run_in_slot(
             plan,
             source,
@@ -1050,7 +1053,20 @@ def run_plan(
             memory_limit=memory_limit,
             workdir=workdir,
             init_ledger=init_ledger,
+            ahead_report=ahead_report,
         )
+
+
+def _integer_noise_scales(plan: ReleasePlan) -> list[float]:
+    """The public scales of the histograms' discrete Laplace noise (the bulk of a release's draws: a count per cell
+    and bin), drawn ahead while the source is read (:func:`dpcore.noise.secure.integer_noise_ahead`)."""
+    from ..percentiles import HistogramMechanism
+
+    return [
+        HistogramMechanism(s.epsilon, s.bins, s.q, rows_per_person=plan.rows_per_person).noise_scale
+        for s in plan.statistics
+        if s.kind == "percentiles" and s.method != "exponential"
+    ]
 
 
 class _StepTimes:
@@ -1058,11 +1074,13 @@ class _StepTimes:
     line at the end, so an operator (and benchmarks/bench_release_scale.py, which sets them beside the bare
     DuckDB scan) sees where the time of a release goes; "other" is the rest (engine start, checks, record)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ahead_report: Any = None) -> None:
         self.started = time.perf_counter()
         self.seconds: dict[str, float] = {}
         #: wall seconds of work done in a thread beside the fingerprint (read after the thread is joined)
         self.overlapped: dict[str, float] = {}
+        #: the noise reserves drawn ahead (dpcore.noise.ahead.AheadReport), when there were any
+        self.ahead_report = ahead_report
 
     @contextlib.contextmanager
     def phase(self, name: str):
@@ -1079,6 +1097,8 @@ class _StepTimes:
             text = f"{name} {sec:.1f} s"
             if name in self.overlapped:  # e.g. "noise 0.2 s (drawn in 2.9 s beside the fingerprint)"
                 text += f" (drawn in {self.overlapped[name]:.1f} s beside the fingerprint)"
+            if name == "noise" and self.ahead_report is not None and self.ahead_report.taken:
+                text += f" ({self.ahead_report.taken:,} draws made ahead in idle CPU time)"
             parts.append(text)
         parts.append(f"other {max(total - sum(self.seconds.values()), 0.0):.1f} s")
         return f"step times: {', '.join(parts)} (total {total:.1f} s)"
@@ -1193,9 +1213,10 @@ def _run_in_slot(  # noqa: C901
     memory_limit: str | None,
     workdir: str | None,
     init_ledger: bool,
+    ahead_report: Any = None,
 ) -> PlanResult:
     out = slot.out
-    times = _StepTimes()
+    times = _StepTimes(ahead_report)
     simulate = seed is not None
     cost = plan_cost(plan)
     acct = None

@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -55,11 +57,13 @@ import numpy as np
 
 from ..rng import SecureRandom
 from ..validation import DPInputError, as_generator, check_finite, check_positive
+from .ahead import AheadReport, discrete_laplace, drawn_ahead, take_ahead
 from .samplers import GeneralizedCauchy, sample_gaussian, sample_laplace, sample_two_sided_geometric
 
 __all__ = [
     "NoiseDraw",
     "release_integer_counts",
+    "integer_noise_ahead",
     "release_real_values",
     "release_gaussian_values",
     "release_generalized_cauchy",
@@ -271,6 +275,31 @@ def _sensitivity(sensitivity: Any) -> float | None:
 # ---------------------------------------------------------------------------------------------
 
 
+def _discrete_laplace(scale: float) -> Any:
+    """OpenDP's exact discrete Laplace of ``scale`` on integer vectors (L1 distance)."""
+    return discrete_laplace(_opendp(), scale)
+
+
+def _saturating_add(counts: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """``counts + noise`` in int64, saturating at its ends as OpenDP's own addition does (a noise value beyond
+    2^62 in absolute value has probability below exp(-2^62 / scale); the counts are below 2^62)."""
+    total = counts + noise
+    wrapped = ((counts >= 0) == (noise >= 0)) & ((total >= 0) != (counts >= 0))
+    if wrapped.any():
+        info = np.iinfo(np.int64)
+        total[wrapped] = np.where(counts[wrapped] >= 0, info.max, info.min)
+    return total
+
+
+@contextmanager
+def integer_noise_ahead(scales: Iterable[float]) -> Iterator[AheadReport]:
+    """Within the block, the discrete Laplace noise of each public ``scale`` is drawn ahead, in the CPU time the
+    release leaves idle (:mod:`dpcore.noise.ahead`: why ``counts + measurement(zeros)`` is the same release as
+    ``measurement(counts)``), and :func:`release_integer_counts` of that scale takes it before drawing the rest."""
+    with drawn_ahead(check_positive(s, "scale") for s in scales) as report:
+        yield report
+
+
 def release_integer_counts(
     counts: Any, *, scale: float, rng: Any = None, sensitivity: int | None = 1, threads: int | None = None
 ) -> NoiseDraw:
@@ -282,7 +311,8 @@ def release_integer_counts(
     L1 distance ``d_in`` -> epsilon ``d_in / scale`` (pure DP). ``sensitivity`` (L1, an integer) is
     the d_in the caller's neighbouring relation implies; the draw's ``epsilon`` is the map at it.
     The real draw runs on every core (:func:`draw_on_cores`, ``threads``): the same measurement on
-    contiguous slices, the same law and privacy map.
+    contiguous slices, the same law and privacy map. Inside :func:`integer_noise_ahead` of this scale, the
+    first entries take the noise drawn ahead (the same measurement on zeros, added here).
     Simulation (``rng`` a Generator / seed): :func:`dpcore.noise.sample_two_sided_geometric` with
     epsilon = 1/scale, the same law.
     """
@@ -303,10 +333,12 @@ def release_integer_counts(
             sens,
             True,
         )
-    dp = _opendp()
-    space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
-    meas = dp.m.make_laplace(*space, scale=float(scale))
-    out = draw_on_cores(meas, arr, threads=threads)
+    meas = _discrete_laplace(scale)
+    ahead = take_ahead(scale, arr.size)  # the measurement on zeros: noise alone
+    out = np.empty(arr.size, dtype=np.int64)
+    out[: ahead.size] = _saturating_add(arr[: ahead.size], ahead)
+    if ahead.size < arr.size:
+        out[ahead.size :] = draw_on_cores(meas, arr[ahead.size :], threads=threads)
     eps = None if sens is None else float(meas.map(sens))
     name = (
         f"{_opendp_version()}: opendp.measurements.make_laplace(vector_domain(atom_domain(T=i64)), "

@@ -1,0 +1,145 @@
+"""Discrete Laplace noise drawn ahead by a low-priority process (dpcore.noise.ahead).
+
+What must hold: the values drawn ahead follow OpenDP's discrete Laplace law of the public scale (a chi-square
+test against the exact pmf); a release inside the block takes them, and its measurement, privacy map and epsilon
+are the ones of the release drawn without them; each value is handed out once; the drawing process is told the
+public scale only; the process ends when the reserve is taken or dropped; the sum saturates as OpenDP's does.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcore.noise import ahead as noise_ahead
+from dpcore.noise import secure
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="noise is drawn ahead on POSIX systems only")
+
+
+def _wait_ready(reserve: noise_ahead.NoiseAhead, n: int, timeout: float = 60.0) -> None:
+    end = time.monotonic() + timeout
+    while reserve.ready() < n:
+        if time.monotonic() > end:
+            pytest.fail(f"the drawing process made {reserve.ready()} of {n} values in {timeout:.0f} s")
+        time.sleep(0.05)
+
+
+def _discrete_laplace_pmf(k: np.ndarray, scale: float) -> np.ndarray:
+    a = np.exp(-1.0 / scale)
+    return (1 - a) / (1 + a) * a ** np.abs(k)
+
+
+def _chi_square_p(values: np.ndarray, scale: float) -> float:
+    """p-value of a chi-square goodness of fit to the discrete Laplace pmf (tails pooled to >= 5 expected)."""
+    n = values.size
+    edge = 1
+    while n * _discrete_laplace_pmf(np.array([edge + 1]), scale)[0] >= 5:
+        edge += 1
+    inner = np.arange(-edge, edge + 1)
+    expected = n * _discrete_laplace_pmf(inner, scale)
+    tail = (n - expected.sum()) / 2
+    observed = np.array([np.sum(values < -edge), *[np.sum(values == k) for k in inner], np.sum(values > edge)])
+    return float(stats.chisquare(observed, np.array([tail, *expected, tail])).pvalue)
+
+
+@pytest.mark.parametrize("scale", [2.0, 0.7])
+def test_values_drawn_ahead_follow_the_discrete_laplace_law(scale):
+    reserve = noise_ahead.NoiseAhead(scale, chunk=4096, limit=40_960)
+    _wait_ready(reserve, 40_960)
+    values = reserve.take(10**6)
+    assert values.dtype == np.int64 and values.size == 40_960
+    assert _chi_square_p(values, scale) > 1e-4
+
+
+def test_a_release_inside_the_block_takes_the_reserve_and_keeps_its_measurement():
+    counts = np.arange(50_000, dtype=np.int64) % 97
+    outside = secure.release_integer_counts(counts, scale=2.0, sensitivity=2)
+    with secure.integer_noise_ahead([2.0, 2.0]):
+        reserve = noise_ahead._REGISTRY[2.0]
+        _wait_ready(reserve, 8192)
+        inside = secure.release_integer_counts(counts, scale=2.0, sensitivity=2)
+        assert reserve.ready() == 0, "the release took the reserve"
+        assert noise_ahead.take_ahead(2.0, 10) is not None and noise_ahead.take_ahead(2.0, 10).size == 0, (
+            "a value drawn ahead is handed out once"
+        )
+    assert noise_ahead._REGISTRY == {}, "the block ends the reserve"
+    assert (inside.measurement, inside.privacy_map, inside.epsilon, inside.simulated) == (
+        outside.measurement,
+        outside.privacy_map,
+        outside.epsilon,
+        outside.simulated,
+    )
+    assert _chi_square_p(inside.values - counts, 2.0) > 1e-4
+
+
+def test_the_drawing_process_gets_the_public_scale_only_and_ends():
+    reserve = noise_ahead.NoiseAhead(1.25, chunk=1024, limit=4096)
+    proc = reserve._proc
+    assert proc is not None
+    args = proc.args[2:]
+    assert args == [noise_ahead.__file__, (1.25).hex(), "1024", "4"], "the scale, the chunk and the count: nothing else"
+    reserve.stop()
+    assert proc.poll() is not None, "stopped with the reserve"
+    assert reserve.take(10).size == 0 and reserve.ready() == 0
+
+
+def test_a_reserve_taken_before_anything_is_ready_gives_nothing_and_the_release_draws_all():
+    with secure.integer_noise_ahead([3.0]):
+        draw = secure.release_integer_counts(np.zeros(3, dtype=np.int64), scale=3.0, sensitivity=1)
+    assert draw.values.size == 3 and draw.epsilon == pytest.approx(1 / 3)
+
+
+def test_the_sum_saturates_like_opendp():
+    info = np.iinfo(np.int64)
+    counts = np.array([2**62, -(2**62), 5, 0], dtype=np.int64)
+    noise = np.array([info.max - 10, info.min + 10, -7, info.max], dtype=np.int64)
+    assert secure._saturating_add(counts, noise).tolist() == [info.max, info.min, -2, info.max]
+
+
+def test_outside_a_block_nothing_is_taken():
+    assert noise_ahead.take_ahead(2.0, 100).size == 0
+
+
+def test_a_command_line_release_ends_its_reserve(tmp_path):
+    import io
+
+    import pandas as pd
+
+    from dpcore.engines import Progress, execute, parse_source
+    from dpcore.plan import plan_from_dict
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(
+        {"earnings": np.round(rng.lognormal(10.5, 0.8, 2000)), "state": rng.choice(["CO", "TX"], 2000)}
+    )
+    frame.to_parquet(tmp_path / "d.parquet", index=False)
+    plan = plan_from_dict(
+        {
+            "version": 1,
+            "dataset": "ahead",
+            "income": "earnings",
+            "cap_epsilon": 2.0,
+            "cell_sizes": "public",
+            "statistics": [{"kind": "percentiles", "epsilon": 1.0, "bins": "pseo", "q": [50], "by": ["state"]}],
+        }
+    )
+    stream = io.StringIO()
+    result = execute.run_plan(
+        plan,
+        parse_source(str(tmp_path / "d.parquet")),
+        engine="duckdb",
+        out_dir=tmp_path / "out",
+        ledger_url=f"sqlite:///{tmp_path / 'l.db'}",
+        init_ledger=True,
+        progress=Progress(stream=stream),
+    )
+    assert noise_ahead._REGISTRY == {}, "the release ended its reserve"
+    stat = result.record["statistics"][0]
+    assert "make_laplace(vector_domain(atom_domain(T=i64))" in stat["measurement"]
+    assert stat["map_epsilon"] == pytest.approx(1.0)
+    assert "step times:" in stream.getvalue()
