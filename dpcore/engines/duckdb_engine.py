@@ -110,15 +110,27 @@ class DuckDBEngine(Engine):
         memory_limit: str | None = None,
     ) -> None:
         super().__init__(source, spec, progress=progress, workdir=workdir)
-        duckdb = _duckdb()
         self.d = sqlmod.DUCKDB
-        self.con = duckdb.connect(":memory:")
-        tmp = self.workdir.replace("'", "''")
-        self.con.execute(f"SET temp_directory = '{tmp}/duckdb_tmp'")
-        self.con.execute(f"SET memory_limit = '{memory_limit or DEFAULT_MEMORY_LIMIT}'")
-        self.con.execute("SET preserve_insertion_order = false")
+        self._memory_limit = memory_limit or DEFAULT_MEMORY_LIMIT
+        self.con = self._connect()
         self._prepared = False
         self._layouts: list = []
+
+    def _connect(self) -> Any:
+        con = _duckdb().connect(":memory:")
+        tmp = self.workdir.replace("'", "''")
+        con.execute(f"SET temp_directory = '{tmp}/duckdb_tmp'")
+        con.execute(f"SET memory_limit = '{self._memory_limit}'")
+        con.execute("SET preserve_insertion_order = false")
+        return con
+
+    def release_memory(self) -> None:
+        """Close the connection that computed the aggregates and open a fresh one (the source is read again, and
+        checked again, only if something asks for it). DuckDB keeps the memory of a query's hash tables until its
+        database closes: 563 MB -> 231 MB for the 10M-row PSEO-like histogram, measured in one process."""
+        self.con.close()
+        self.con = self._connect()
+        self._prepared = False
 
     def _sql(self, query: str) -> Any:
         try:

@@ -1248,7 +1248,9 @@ def _run_in_slot(  # noqa: C901
             ):
                 aggregates[s.name] = _Deferred(s, eng, m, plan)
                 aggregates[s.name].compute()
-        # the confidential aggregates are in memory; nothing has been revealed or charged yet
+        # the confidential aggregates are in memory; nothing has been revealed or charged yet. The engine's working
+        # memory goes back before the checks, the noise and the fingerprint add theirs (the release's peak)
+        getattr(eng, "release_memory", lambda: None)()
         cell_warnings = _refuse_undeliverable(plan, aggregates, slot)
         ahead = None
         if acct is not None:
