@@ -101,11 +101,19 @@ def test_the_sum_saturates_like_opendp():
     assert secure._saturating_add(counts, noise).tolist() == [info.max, info.min, -2, info.max]
 
 
+def _recording(init, started):
+    def wrapped(self, scale, **kw):
+        started.append(scale)
+        init(self, scale, **kw)
+
+    return wrapped
+
+
 def test_outside_a_block_nothing_is_taken():
     assert noise_ahead.take_ahead(2.0, 100).size == 0
 
 
-def test_a_command_line_release_ends_its_reserve(tmp_path):
+def test_a_command_line_release_ends_its_reserve(tmp_path, monkeypatch):
     import io
 
     import pandas as pd
@@ -128,6 +136,10 @@ def test_a_command_line_release_ends_its_reserve(tmp_path):
             "statistics": [{"kind": "percentiles", "epsilon": 1.0, "bins": "pseo", "q": [50], "by": ["state"]}],
         }
     )
+    assert not execute._worth_drawing_ahead(parse_source(str(tmp_path / "d.parquet"))), "a small file: no reserve"
+    monkeypatch.setattr(execute, "AHEAD_MIN_SOURCE_BYTES", 0)
+    started = []
+    monkeypatch.setattr(noise_ahead.NoiseAhead, "__init__", _recording(noise_ahead.NoiseAhead.__init__, started))
     stream = io.StringIO()
     result = execute.run_plan(
         plan,
@@ -138,6 +150,7 @@ def test_a_command_line_release_ends_its_reserve(tmp_path):
         init_ledger=True,
         progress=Progress(stream=stream),
     )
+    assert started == [2.0], "one reserve, at the histogram's public scale 2m/epsilon"
     assert noise_ahead._REGISTRY == {}, "the release ended its reserve"
     stat = result.record["statistics"][0]
     assert "make_laplace(vector_domain(atom_domain(T=i64))" in stat["measurement"]
