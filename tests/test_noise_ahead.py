@@ -156,3 +156,13 @@ def test_a_command_line_release_ends_its_reserve(tmp_path, monkeypatch):
     assert "make_laplace(vector_domain(atom_domain(T=i64))" in stat["measurement"]
     assert stat["map_epsilon"] == pytest.approx(1.0)
     assert "step times:" in stream.getvalue()
+
+
+def test_no_temporary_file_means_no_reserve_and_a_normal_release(monkeypatch, tmp_path):
+    def no_file(*args, **kw):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(noise_ahead.tempfile, "TemporaryFile", no_file)
+    with secure.integer_noise_ahead([2.0]) as report:
+        draw = secure.release_integer_counts(np.zeros(5, dtype=np.int64), scale=2.0, sensitivity=2)
+    assert draw.values.size == 5 and report.taken == 0

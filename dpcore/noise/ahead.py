@@ -65,21 +65,33 @@ class NoiseAhead:
         self._finished = 0
         #: values handed out by :meth:`take`
         self.taken = 0
-        self._data = tempfile.TemporaryFile()  # unlinked: nothing is left behind
-        read_ready, write_ready = os.pipe()
-        self._ready_fd = read_ready
-        os.set_blocking(read_ready, False)
+        self._proc: subprocess.Popen | None = None
         try:
-            self._proc: subprocess.Popen | None = subprocess.Popen(
-                [sys.executable, "-I", __file__, self.scale.hex(), str(self.chunk), str(int(limit) // self.chunk)],
+            self._start(int(limit) // self.chunk)
+        except OSError:  # no temporary file, pipe or process: the release draws all its noise itself
+            self._taken = True
+
+    def _start(self, chunks: int) -> None:
+        self._data = tempfile.TemporaryFile()  # unlinked: nothing is left behind
+        try:
+            read_ready, write_ready = os.pipe()
+        except OSError:
+            self._data.close()
+            raise
+        self._ready_fd = read_ready
+        try:
+            os.set_blocking(read_ready, False)
+            self._proc = subprocess.Popen(
+                [sys.executable, "-I", __file__, self.scale.hex(), str(self.chunk), str(chunks)],
                 pass_fds=(self._data.fileno(), write_ready),
                 env={**os.environ, "DPCORE_AHEAD_FDS": f"{self._data.fileno()},{write_ready}"},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-        except OSError:  # no process: the release draws all its noise itself
-            self._proc = None
+        except OSError:
+            self._close()
+            raise
         finally:
             os.close(write_ready)
 
