@@ -600,21 +600,43 @@ def gini_cell(sorted_x: np.ndarray, *, lower: float, upper: float, beta: float) 
 
 
 def sort_cells(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """Rows sorted by cell labels as text (missing first): the canonical order in which noise is drawn."""
+    """Rows sorted by cell labels as text (missing first; a stable sort): the canonical order in which noise is
+    drawn. The label columns come back as object arrays of ``str`` (``None`` for missing) in which a label is one
+    Python object however many rows carry it (:func:`_shared_labels`): the 600,600-row PSEO-like histogram holds
+    1.8M labels of 28,600 cells, 150 MB as one object per value (what ``astype(object)`` made), 15 MB shared."""
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
     if isinstance(by, str) or not isinstance(by, (list, tuple)) or not all(isinstance(c, str) for c in by):
         raise TypeError("by must be a list of column names")
     if not by or frame.empty:
         return frame.reset_index(drop=True)
-    out = frame.copy()
+    out = frame.copy(deep=False)
+    ranks = []
     for col in by:
-        out[col] = out[col].astype(object).where(out[col].notna(), None)
-        bad = [v for v in out[col].head(1000) if v is not None and not isinstance(v, str)]
-        if bad:
-            raise TypeError(f"cell labels must be text, got {type(bad[0]).__name__}")  # engine bug, not user input
-    out = out.sort_values(list(by), na_position="first", kind="mergesort").reset_index(drop=True)
-    return out
+        labels, rank = _shared_labels(out[col])
+        out[col] = pd.Series(labels, index=out.index, dtype=object)  # object: pandas would infer its str dtype
+        ranks.append(rank)
+    order = np.lexsort(ranks[::-1])  # stable; the first column is the primary key
+    return out.take(order).reset_index(drop=True)
+
+
+def _shared_labels(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, rank) of one cell-label column: an object array holding one ``str`` per distinct label (``None``
+    for missing), and each row's rank in text order (missing -1: first). Text order is Python's ``str`` order
+    (code points), as sorting the object values does."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    distinct = np.asarray(uniques, dtype=object)
+    bad = [v for v in distinct if not isinstance(v, str)]
+    if bad:
+        raise TypeError(f"cell labels must be text, got {type(bad[0]).__name__}")  # engine bug, not user input
+    rank_of = np.empty(len(distinct), dtype=np.int64)
+    rank_of[sorted(range(len(distinct)), key=distinct.__getitem__)] = np.arange(len(distinct))
+    present = codes >= 0
+    rank = np.full(len(codes), -1, dtype=np.int64)
+    rank[present] = rank_of[codes[present]]
+    labels = np.empty(len(codes), dtype=object)  # None where missing
+    labels[present] = distinct[codes[present]]
+    return labels, rank
 
 
 # ---------------------------------------------------------------------------------------------
