@@ -162,10 +162,10 @@ class AheadReport:
 @contextmanager
 def drawn_ahead(scales: Iterable[float]) -> Iterator[AheadReport]:
     """Within the block, draw the discrete Laplace noise of each public ``scale`` ahead (:class:`NoiseAhead`; not
-    on Windows) and let :func:`take_ahead` hand it out; at the end, stop and drop whatever was not taken."""
+    on Windows, nor in a frozen executable) and let :func:`take_ahead` hand it out; at the end, stop and drop whatever was not taken."""
     report = AheadReport()
     started: list[float] = []
-    if os.name == "posix":
+    if os.name == "posix" and not getattr(sys, "frozen", False):  # a frozen app's executable is not Python
         with _REGISTRY_LOCK:
             for scale in sorted({float(s) for s in scales}):
                 if scale not in _REGISTRY:
