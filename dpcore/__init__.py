@@ -4,9 +4,9 @@ The layers, bottom to top (an import-linter contract in pyproject.toml keeps the
 Two layers are folders: ``noise/`` and ``views/``.
 
 1. foundation: ``errors``, ``rng`` (seeded and OS-CSPRNG generators), ``validation`` (argument checks), ``lru``,
-   ``defaults``; ``budget`` (privacy costs and their composition), ``data.io`` and ``data.catalogue`` (file
-   loading, bundled examples), ``record_fingerprint``; ``data.synthetic`` and ``data.recipes`` (generators,
-   ``build_dataset``) sit just above the methods, whose Gini they use.
+   ``defaults``, ``lazy`` (modules imported on first use); ``budget`` (privacy costs and their composition),
+   ``data.io`` and ``data.catalogue`` (file loading, bundled examples), ``record_fingerprint``; ``data.synthetic``
+   and ``data.recipes`` (generators, ``build_dataset``) sit just above the methods, whose Gini they use.
 2. noise, the package ``noise``: ``noise.samplers`` (samplers and the Laplace / Gaussian calibrations) and
    ``noise.certificates`` (the generalized Cauchy's certified privacy loss and calibration), whose public names
    ``noise`` re-exports; above them ``noise.smooth`` (light-tailed smooth-sensitivity noises) and ``noise.secure``

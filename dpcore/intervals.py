@@ -41,12 +41,12 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from . import gini as gini_lib
 from . import noise as noise_lib
 from . import percentiles as percentiles_lib
 from . import ratio as ratio_lib
+from .lazy import LazyModule
 from .noise import certificates as noise_certificates
 from .noise import secure as secure_noise
 from .noise import smooth as smooth_noise
@@ -62,6 +62,10 @@ from .validation import (
     check_positive,
     check_probability,
 )
+
+#: scipy.special costs about 0.2 s to import (its array-API layer pulls numpy.f2py); a command-line release
+#: of counts or means never calls it
+special = LazyModule("scipy.special")
 
 __all__ = [
     "DEFAULT_LEVEL",

@@ -15,7 +15,7 @@ All data reach the pages as :class:`IncomeData`:
   :class:`IncomeData`; the sidebar and the generated scripts both call it.
 
 The sample Gini is :func:`dpcore.gini.gini` (the package has one). Importing this package imports neither
-pandas nor scipy (:mod:`dpcore.data.lazy`): the app's sidebar reads the catalogue on a cold start.
+pandas nor scipy (:mod:`dpcore.lazy`): the app's sidebar reads the catalogue on a cold start.
 A module-level setting (a limit, a directory) is read from the module that defines it: patch it there.
 
 Privacy assumptions: none of these functions releases anything. An uploaded file is marked

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..lazy import LazyModule
 from ..validation import DPInputError, check_finite
 from .io import NEGATIVE_POLICIES, IncomeData, clean_income_column, read_table
-from .lazy import LazyModule
 
 if TYPE_CHECKING:
     import pandas as pd
 else:
-    pd = LazyModule("pandas")  # imported when a file is first read (cold start: see dpcore.data.lazy)
+    pd = LazyModule("pandas")  # imported when a file is first read (cold start: see dpcore.lazy)
 
 __all__ = [
     "REPO_ROOT",

@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
+from ..lazy import LazyModule
 from ..validation import DPInputError, check_int
-from .lazy import LazyModule
 
 if TYPE_CHECKING:
     import pandas as pd
 else:
-    pd = LazyModule("pandas")  # imported when a file is first read (cold start: see dpcore.data.lazy)
+    pd = LazyModule("pandas")  # imported when a file is first read (cold start: see dpcore.lazy)
 
 __all__ = [
     "IncomeData",

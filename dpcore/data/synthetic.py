@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..lazy import LazyModule
 from ..validation import DPInputError, as_generator, check_finite, check_int, check_positive
-from .lazy import LazyModule
 
 if TYPE_CHECKING:
     from scipy import special

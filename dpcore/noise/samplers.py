@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
+from ..lazy import LazyModule
 from ..rng import SecureRandom
 from ..validation import (
     DPInputError,
@@ -33,6 +33,10 @@ from ..validation import (
     check_int,
     check_positive,
 )
+
+#: scipy.special costs about 0.2 s to import (its array-API layer pulls numpy.f2py); a command-line release
+#: of counts or means never calls it
+special = LazyModule("scipy.special")
 
 __all__ = [
     "laplace_scale",
