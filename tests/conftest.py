@@ -179,12 +179,24 @@ def chromium():
 
 
 @pytest.fixture(scope="session")
-def app_server(tmp_path_factory, chromium):
+def tabs(chromium):
+    """The process's kept browser page (support.browser.TabKeeper), lent to one test or module at a time."""
+    from support.browser import TabKeeper
+
+    keeper = TabKeeper(chromium)
+    try:
+        yield keeper
+    finally:
+        keeper.close()
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory, tabs):
     """The app (``streamlit run app.py``) shared by every browser test of this process, with its own
     throw-away ledger; ``app_server.cold_visit`` is what its first visitor (a cold deep link) saw."""
     from support.browser import shared_app_server
 
-    with shared_app_server(tmp_path_factory.mktemp("app_server"), chromium) as server:
+    with shared_app_server(tmp_path_factory.mktemp("app_server"), tabs) as server:
         yield server
 
 
@@ -195,9 +207,8 @@ def browser(app_server, chromium):
 
 
 @pytest.fixture
-def tab(browser):
-    """A new browser context (a new Streamlit session) with one watched page (support.browser.PageWatch)."""
-    from support.browser import open_tab
-
-    with open_tab(browser) as watch:
+def tab(browser, tabs):  # noqa: ARG001 - ``browser``: the app server has had its cold visit
+    """A tab as a new visitor opens it (a new Streamlit session at its first page load), with one watched page
+    (support.browser.PageWatch): the kept page of ``tabs`` (cleared), or a new context while it is lent."""
+    with tabs.lease() as watch:
         yield watch

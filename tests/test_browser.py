@@ -141,13 +141,58 @@ def _move_main_slider(watch: PageWatch) -> str | None:
     return f"{label} {before} -> {after}"
 
 
-@pytest.fixture(scope="module")
-def page_tab(browser):
-    """One browser context and one page for the page-by-page tests (one Streamlit session from the first
-    page to the last but one, then a page load for the deep link). Problems are cleared before each test."""
-    from support.browser import open_tab
+# ---------------------------------------------------------------------------------------------
+# Upload through the sidebar (first: the page-by-page tests below hold the kept tab until the module ends)
+# ---------------------------------------------------------------------------------------------
 
-    with open_tab(browser) as watch:
+
+def _nav_links(page):
+    return page.query_selector_all('[data-testid="stSidebarNav"] a')
+
+
+def test_bad_then_good_upload_then_every_page_works(app_server, tab):
+    """One session, as a user would go: a binary file renamed .csv gets a clear message (st.error /
+    st.warning), no exception box; a valid CSV uploaded next is taken without a stale error; then every
+    page works with it, its main slider moved (the full malformed-file matrix runs in AppTest, in
+    tests/test_hostile_inputs.py)."""
+    page = tab.page
+    page.goto(app_server.url)
+    wait_for_app_idle(page)
+    junk = bytes(np.random.default_rng(3).integers(0, 256, 4096, dtype=np.uint8))
+    if not upload(page, "not_a_table.csv", junk):
+        pytest.skip("the sidebar has no CSV upload yet")
+    boxes = page.query_selector_all('[data-testid="stAlertContentError"], [data-testid="stAlertContentWarning"]')
+    assert boxes, "a binary upload produced no error or warning message"
+    assert not page.query_selector('[data-testid="stException"]'), "binary upload raised a traceback"
+    assert not tab.errors, tab.errors
+    _shot(page, "upload_binary")
+    assert upload(page, "incomes_upload.csv", good_csv())
+    assert not tab.all_problems(), f"after a good upload following a bad one: {tab.all_problems()}"
+    _shot(page, "upload_done")
+    # Visit every page in the same session (page.goto would start a new session without the file).
+    n_links = len(_nav_links(page))
+    assert n_links == len(PAGES), f"sidebar navigation shows {n_links} links for {len(PAGES)} pages"
+    for i, pg in enumerate(PAGES):
+        t0 = time.perf_counter()
+        run_and_wait(page, _nav_links(page)[i].click)
+        TIMINGS[f"upload: open {pg.name} (navigation link)"] = time.perf_counter() - t0
+        assert not tab.all_problems(), f"{pg.path} with the uploaded CSV: {tab.all_problems()}"
+        _move_main_slider(tab)
+        assert not tab.all_problems(), f"{pg.path} with the uploaded CSV, slider moved: {tab.all_problems()}"
+        _shot(page, f"upload_{pg.name}", extra=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Page by page
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def page_tab(browser, tabs):  # noqa: ARG001 - ``browser``: the app server has had its cold visit
+    """One tab for the page-by-page tests (one Streamlit session from the first page to the last but one,
+    then a page load for the deep link): the process's kept page (tests/conftest.py ``tabs``), held until the
+    module ends, so the upload test runs before these. Problems are cleared before each test."""
+    with tabs.lease() as watch:
         yield watch
 
 
@@ -194,44 +239,3 @@ def test_cold_deep_link_runs_through_app_py(app_server):
     visit = app_server.cold_visit
     assert not visit.problems, visit.problems
     assert COLD_SEED in visit.seeds, f"cold deep link did not run app.py's sidebar (seed inputs: {visit.seeds})"
-
-
-# ---------------------------------------------------------------------------------------------
-# Upload through the sidebar
-# ---------------------------------------------------------------------------------------------
-
-
-def _nav_links(page):
-    return page.query_selector_all('[data-testid="stSidebarNav"] a')
-
-
-def test_bad_then_good_upload_then_every_page_works(app_server, tab):
-    """One session, as a user would go: a binary file renamed .csv gets a clear message (st.error /
-    st.warning), no exception box; a valid CSV uploaded next is taken without a stale error; then every
-    page works with it, its main slider moved (the full malformed-file matrix runs in AppTest, in
-    tests/test_hostile_inputs.py)."""
-    page = tab.page
-    page.goto(app_server.url)
-    wait_for_app_idle(page)
-    junk = bytes(np.random.default_rng(3).integers(0, 256, 4096, dtype=np.uint8))
-    if not upload(page, "not_a_table.csv", junk):
-        pytest.skip("the sidebar has no CSV upload yet")
-    boxes = page.query_selector_all('[data-testid="stAlertContentError"], [data-testid="stAlertContentWarning"]')
-    assert boxes, "a binary upload produced no error or warning message"
-    assert not page.query_selector('[data-testid="stException"]'), "binary upload raised a traceback"
-    assert not tab.errors, tab.errors
-    _shot(page, "upload_binary")
-    assert upload(page, "incomes_upload.csv", good_csv())
-    assert not tab.all_problems(), f"after a good upload following a bad one: {tab.all_problems()}"
-    _shot(page, "upload_done")
-    # Visit every page in the same session (page.goto would start a new session without the file).
-    n_links = len(_nav_links(page))
-    assert n_links == len(PAGES), f"sidebar navigation shows {n_links} links for {len(PAGES)} pages"
-    for i, pg in enumerate(PAGES):
-        t0 = time.perf_counter()
-        run_and_wait(page, _nav_links(page)[i].click)
-        TIMINGS[f"upload: open {pg.name} (navigation link)"] = time.perf_counter() - t0
-        assert not tab.all_problems(), f"{pg.path} with the uploaded CSV: {tab.all_problems()}"
-        _move_main_slider(tab)
-        assert not tab.all_problems(), f"{pg.path} with the uploaded CSV, slider moved: {tab.all_problems()}"
-        _shot(page, f"upload_{pg.name}", extra=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 from quality_support import chromium_available, wait_for_app_idle
-from support.browser import PageWatch, run_and_wait
+from support.browser import run_and_wait
 
 pytestmark = [
     pytest.mark.browser,
@@ -104,13 +104,12 @@ def _open_expanders_with_tables(page) -> None:
 
 
 @pytest.fixture(scope="module")
-def measured(app_server, browser) -> dict[str, dict]:
-    """Each page as a 1280x720 visitor sees it: what does not fit (see the module's docstring)."""
-    context = browser.new_context(viewport=VIEWPORT)
-    try:
-        page = context.new_page()
-        page.set_default_timeout(120_000)
-        PageWatch(page)
+def measured(app_server, tabs) -> dict[str, dict]:
+    """Each page as a 1280x720 visitor sees it: what does not fit (see the module's docstring). In the
+    process's kept tab (tests/conftest.py ``tabs``)."""
+    with tabs.lease(timeout_ms=120_000) as watch:
+        page = watch.page
+        page.set_viewport_size(VIEWPORT)
         results: dict[str, dict] = {}
         for number, (route, title) in enumerate(PAGES.items()):
             if number == 0:
@@ -124,8 +123,6 @@ def measured(app_server, browser) -> dict[str, dict]:
             _open_expanders_with_tables(page)
             results[route] = page.evaluate(_MEASURE)
         return results
-    finally:
-        context.close()
 
 
 def test_the_gini_pages_recommended_epsilon_is_on_the_first_screen(measured):
