@@ -119,6 +119,43 @@ def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook 
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: in-file order is kept
 
 
+# The test files that use the shared app server (``app_server`` below), in two groups. With ``--dist loadfile``
+# (bash run.sh test) each group goes to one worker as one unit of work, its files one after the other, where
+# pytest-xdist would hand each file to whichever worker is free: every worker then started its own app server,
+# made its cold visit and filled its caches (about 7 s of CPU each, measured alone: the cold-visit test takes
+# 7.9 s, pytest's own start 0.8 s). Two groups, not one: a single worker would need about 120 s of CPU for
+# every browser test (all in one process), the length of the whole run on the 2-core machine. The groups are
+# of about the same CPU (55-60 s each) and start first: a group takes the place of its first file in
+# SLOW_FILES_FIRST.
+BROWSER_GROUPS = (
+    ("test_browser.py", "test_browser_lessons.py", "test_browser_class_mode.py", "test_browser_release_card.py"),
+    (
+        "test_browser_paths.py",
+        "test_browser_sidebar_state.py",
+        "test_browser_layout.py",
+        "test_browser_lessons_more.py",
+        "test_browser_planner_release.py",
+    ),
+)
+_BROWSER_GROUP_OF = {name: number for number, names in enumerate(BROWSER_GROUPS, 1) for name in names}
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown (and unused) without it
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the files of a browser group as one unit (BROWSER_GROUPS); other modes as usual."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserGroupScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            group = _BROWSER_GROUP_OF.get(path.rsplit("/", 1)[-1])
+            return path if group is None else f"browser group {group}"
+
+    return BrowserGroupScheduling(config, log)
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
