@@ -70,7 +70,6 @@ SLOW_FILES_FIRST = (
     "test_plan_light_noise.py",
     "test_browser_planner_release.py",
     "test_ledger_chain.py",
-    "test_browser_layout.py",
     "test_cli.py",
     "test_page_planner.py",
     "test_planner_half_width.py",
@@ -128,13 +127,13 @@ def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook 
 # of about the same CPU (55-60 s each) and start first: a group takes the place of its first file in
 # SLOW_FILES_FIRST.
 BROWSER_GROUPS = (
-    ("test_browser.py", "test_browser_lessons.py", "test_browser_class_mode.py", "test_browser_release_card.py"),
+    ("test_browser.py", "test_browser_lessons.py", "test_browser_class_mode.py"),
     (
         "test_browser_paths.py",
         "test_browser_sidebar_state.py",
-        "test_browser_layout.py",
         "test_browser_lessons_more.py",
         "test_browser_planner_release.py",
+        "test_browser_release_card.py",  # only the process's Chromium: launched once with the group's
     ),
 )
 _BROWSER_GROUP_OF = {name: number for number, names in enumerate(BROWSER_GROUPS, 1) for name in names}
