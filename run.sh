@@ -43,7 +43,8 @@ else
   # a core idle while they wait, and a third worker fills it: 3 min 18 s against 3 min 58 s with two,
   # measured 2026-11-23 11:30 UTC; four were slower, 3 min 54 s), whole files per worker so module fixtures
   # and warm caches are not duplicated, handed out longest file first (the order of SLOW_FILES_FIRST in
-  # tests/conftest.py, not xdist's most-tests-first); -n 0 after it for a serial run (e.g. --pdb)
+  # tests/conftest.py, not xdist's most-tests-first), the browser files in two groups of files (BROWSER_GROUPS
+  # there: two app servers, not one per worker); -n 0 after it for a serial run (e.g. --pdb)
   workers=$(( $(nproc 2>/dev/null || echo 1) + 1 ))
   exec "$VENV/bin/python" -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder "$@"
 fi

@@ -7,6 +7,7 @@ page_script, run_script``): one copy for every page test instead of a private ``
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import tempfile
@@ -70,7 +71,6 @@ SLOW_FILES_FIRST = (
     "test_plan_light_noise.py",
     "test_browser_planner_release.py",
     "test_ledger_chain.py",
-    "test_browser_layout.py",
     "test_cli.py",
     "test_page_planner.py",
     "test_planner_half_width.py",
@@ -117,6 +117,73 @@ SLOW_FILES_FIRST = (
 def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook signature
     rank = {name: index for index, name in enumerate(SLOW_FILES_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: in-file order is kept
+
+
+# Every AppTest, at its first run, scans the metadata of every installed distribution for Streamlit components
+# (streamlit.testing.v1.app_test: BidiComponentManager.discover_and_register_components): about 60 ms of CPU
+# each, a quarter of the CPU of the test files that use AppTest (those 35 files alone: 79.4 and 77.1 core-s with
+# a scan per AppTest, 368 scans; 55.8 with one scan per process). What is installed does not change while the
+# tests run: each test process scans once and gives every AppTest that answer (the same components registered).
+def pytest_collection_finish(session):  # noqa: ARG001 - pytest hook signature
+    if "streamlit" in sys.modules:  # a test module imported it (AppTest is imported inside the helpers)
+        _scan_components_once()
+
+
+def _scan_components_once() -> None:
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # a Streamlit without v2 components scans nothing
+        return
+    scan = manifest_scanner.scan_component_manifests
+    if getattr(scan, "scans_once", False):
+        return
+
+    @functools.cache
+    def found() -> tuple:
+        return tuple(scan())
+
+    def scan_once(max_workers: int | None = None) -> list:  # noqa: ARG001 - the scan's own signature
+        return list(found())
+
+    scan_once.scans_once = True  # type: ignore[attr-defined]
+    manifest_scanner.scan_component_manifests = scan_once
+
+
+# The test files that use the shared app server (``app_server`` below), in two groups. With ``--dist loadfile``
+# (bash run.sh test) each group goes to one worker as one unit of work, its files one after the other, where
+# pytest-xdist would hand each file to whichever worker is free: every worker then started its own app server,
+# made its cold visit and filled its caches (about 7 s of CPU each, measured alone: the cold-visit test takes
+# 7.9 s, pytest's own start 0.8 s). Two groups, not one: a single worker would need about 120 s of CPU for
+# every browser test (all in one process), the length of the whole run on the 2-core machine. The groups are
+# of about the same CPU (55-60 s each) and start first: a group takes the place of its first file in
+# SLOW_FILES_FIRST.
+BROWSER_GROUPS = (
+    ("test_browser.py", "test_browser_lessons.py", "test_browser_class_mode.py"),
+    (
+        "test_browser_paths.py",
+        "test_browser_sidebar_state.py",
+        "test_browser_lessons_more.py",
+        "test_browser_planner_release.py",
+        "test_browser_release_card.py",  # only the process's Chromium: launched once with the group's
+    ),
+)
+_BROWSER_GROUP_OF = {name: number for number, names in enumerate(BROWSER_GROUPS, 1) for name in names}
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown (and unused) without it
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the files of a browser group as one unit (BROWSER_GROUPS); other modes as usual."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserGroupScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            group = _BROWSER_GROUP_OF.get(path.rsplit("/", 1)[-1])
+            return path if group is None else f"browser group {group}"
+
+    return BrowserGroupScheduling(config, log)
 
 
 @pytest.fixture
@@ -179,12 +246,24 @@ def chromium():
 
 
 @pytest.fixture(scope="session")
-def app_server(tmp_path_factory, chromium):
+def tabs(chromium):
+    """The process's kept browser page (support.browser.TabKeeper), lent to one test or module at a time."""
+    from support.browser import TabKeeper
+
+    keeper = TabKeeper(chromium)
+    try:
+        yield keeper
+    finally:
+        keeper.close()
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory, tabs):
     """The app (``streamlit run app.py``) shared by every browser test of this process, with its own
     throw-away ledger; ``app_server.cold_visit`` is what its first visitor (a cold deep link) saw."""
     from support.browser import shared_app_server
 
-    with shared_app_server(tmp_path_factory.mktemp("app_server"), chromium) as server:
+    with shared_app_server(tmp_path_factory.mktemp("app_server"), tabs) as server:
         yield server
 
 
@@ -195,9 +274,8 @@ def browser(app_server, chromium):
 
 
 @pytest.fixture
-def tab(browser):
-    """A new browser context (a new Streamlit session) with one watched page (support.browser.PageWatch)."""
-    from support.browser import open_tab
-
-    with open_tab(browser) as watch:
+def tab(browser, tabs):  # noqa: ARG001 - ``browser``: the app server has had its cold visit
+    """A tab as a new visitor opens it (a new Streamlit session at its first page load), with one watched page
+    (support.browser.PageWatch): the kept page of ``tabs`` (cleared), or a new context while it is lent."""
+    with tabs.lease() as watch:
         yield watch

@@ -5,7 +5,13 @@ tests/conftest.py: ``streamlit run app.py --server.headless true`` on a free loc
 visitor a cold deep link); Playwright (from PyPI) drives Debian's /usr/bin/chromium (never a downloaded browser).
 For every page of app.py's PAGES list: open it, move its main slider, fail on any exception box,
 st.error box, browser console error or uncaught page error, and save a screenshot to
-screenshots/ (git-ignored). Then upload a CSV through the sidebar and visit every page with it.
+screenshots/ (git-ignored). Upload a CSV through the sidebar and visit every page with it.
+
+On the way through the pages, the method pages (Gini, percentiles, group means, ratios) are measured at their
+defaults in the browser, at 1280x720, not guessed from the code: no metric label is cut, no table in the main
+area scrolls sideways, no text drawn in a chart lies over another, the Gini page's recommended ε is on the first
+screen, and the group-means page's charts do not tilt their category labels (one page visit serves the page
+check and the layout checks).
 
 Skipped cleanly when /usr/bin/chromium or playwright is missing (``.ci/run`` installs chromium).
 """
@@ -15,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
@@ -141,63 +148,8 @@ def _move_main_slider(watch: PageWatch) -> str | None:
     return f"{label} {before} -> {after}"
 
 
-@pytest.fixture(scope="module")
-def page_tab(browser):
-    """One browser context and one page for the page-by-page tests (one Streamlit session from the first
-    page to the last but one, then a page load for the deep link). Problems are cleared before each test."""
-    from support.browser import open_tab
-
-    with open_tab(browser) as watch:
-        yield watch
-
-
-@pytest.mark.parametrize("pg", PAGES, ids=[p.name for p in PAGES])
-def test_page_renders_and_main_slider_moves(app_server, page_tab, pg):
-    """Open the page, then move its main slider: no exception box, st.error, console or page error, or
-    failed request either time. The first page is opened by its URL, the next ones by the sidebar's
-    navigation link, as a user goes (in the app: a reload of the frontend costs the browser 1-1.5 s of
-    CPU per page; every page opened fresh by its URL is tests/test_app_pages.py's, in AppTest). The last
-    page is opened as a shared link with a seed in the query string (a warm deep link, a page load): the
-    sidebar must show that seed."""
-    tab = page_tab
-    tab.errors.clear()
-    page = tab.page
-    deep_link = pg == PAGES[-1]
-    t0 = time.perf_counter()
-    links = [] if deep_link or not page.url.startswith(app_server.url) else _nav_links(page)
-    if len(links) == len(PAGES):
-        run_and_wait(page, links[PAGES.index(pg)].click, timeout_ms=90_000)
-    else:
-        page.goto(f"{app_server.url}/{pg.route}" + (f"?seed={COLD_SEED}" if deep_link else ""))
-        wait_for_app_idle(page, timeout_ms=90_000)  # a first run on a loaded machine (a limit, not a timed check)
-    TIMINGS[f"open {pg.name}"] = time.perf_counter() - t0
-    assert page.query_selector('[data-testid="stMain"] h1'), f"{pg.path}: no title rendered"
-    assert not tab.all_problems(), f"{pg.path} on open: {tab.all_problems()}"
-    if deep_link:
-        assert COLD_SEED in sidebar_seeds(page), f"seed from the URL not shown in the sidebar: {sidebar_seeds(page)}"
-    _shot(page, f"{pg.name}_opened", extra=True)
-
-    t0 = time.perf_counter()
-    moved = _move_main_slider(tab)
-    if moved is not None:
-        TIMINGS[f"slider {pg.name}"] = time.perf_counter() - t0
-        assert not tab.all_problems(), f"{pg.path} after moving the main slider ({moved}): {tab.all_problems()}"
-    _shot(page, pg.name)  # the slider moved, if the page has one
-    if pg.name == "gini":
-        _readme_picture(page)
-
-
-def test_cold_deep_link_runs_through_app_py(app_server):
-    """The first visitor after a restart opens a shared URL (``/<last page>?seed=777``): it must get the
-    real app, app.py's sidebar included. The shared server's fixture made that visit before anyone else
-    (tests/support/browser.py: visit_cold_deep_link)."""
-    visit = app_server.cold_visit
-    assert not visit.problems, visit.problems
-    assert COLD_SEED in visit.seeds, f"cold deep link did not run app.py's sidebar (seed inputs: {visit.seeds})"
-
-
 # ---------------------------------------------------------------------------------------------
-# Upload through the sidebar
+# Upload through the sidebar (first: the page-by-page tests below hold the kept tab until the module ends)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -235,3 +187,204 @@ def test_bad_then_good_upload_then_every_page_works(app_server, tab):
         _move_main_slider(tab)
         assert not tab.all_problems(), f"{pg.path} with the uploaded CSV, slider moved: {tab.all_problems()}"
         _shot(page, f"upload_{pg.name}", extra=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Page by page, with the layout checks of the method pages on the way
+# ---------------------------------------------------------------------------------------------
+
+#: The window of the page-by-page pass: the README picture's, and the screen the method pages must fit.
+VIEWPORT = {"width": 1280, "height": 720}
+#: The method pages measured on the way (at their defaults, before the slider moves): what does not fit.
+LAYOUT_ROUTES = ("gini", "percentiles", "stratified", "ratios")
+
+# Everything is measured inside the page in one evaluation (no round trip per element):
+# * a metric label is cut ("True Gini (confident…"): the label element's scrollWidth exceeds its clientWidth;
+# * a table in the main area scrolls sideways: a data grid's scroller is wider than its box (tables in an
+#   expander are measured with the expander open: a closed one is not drawn), a Markdown table is wider than
+#   its column;
+# * a text drawn in a chart (title, annotations, marker labels such as "k* = 0", the legend) lies over another;
+# * a chart tilts its category labels (the group-means page's were crowded into each other).
+_MEASURE = r"""() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const cut = [];
+    for (const label of main.querySelectorAll('[data-testid="stMetricLabel"]')) {
+        for (const el of [label, ...label.querySelectorAll('*')]) {
+            if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) { cut.push(label.innerText); break; }
+        }
+    }
+    const sideways = [];
+    for (const frame of main.querySelectorAll('[data-testid="stDataFrame"]')) {
+        const scroller = frame.querySelector('.dvn-scroller');
+        if (scroller && scroller.scrollWidth > scroller.clientWidth + 1) {
+            sideways.push(`${scroller.scrollWidth} px of columns in ${scroller.clientWidth} px: `
+                          + (frame.getAttribute('aria-label') || frame.innerText.slice(0, 80)));
+        }
+    }
+    for (const table of main.querySelectorAll('[data-testid="stMarkdownContainer"] table')) {
+        const column = table.closest('[data-testid="stElementContainer"]');
+        const over = table.getBoundingClientRect().right - column.getBoundingClientRect().right;
+        if (over > 1) sideways.push(`a Markdown table ${over.toFixed(0)} px past its column: ${table.innerText.slice(0, 60)}`);
+    }
+    const overlaps = [];
+    const boxes = (root, selector) => [...root.querySelectorAll(selector)]
+        .map(el => ({text: (el.textContent || '').trim().slice(0, 40), r: el.getBoundingClientRect()}))
+        .filter(b => b.r.width > 0 && b.r.height > 0 && b.text);
+    // text boxes are the font's line boxes: two that share even part of a pixel are drawn into each other
+    const meet = (a, b) => a.r.left < b.r.right && b.r.left < a.r.right && a.r.top < b.r.bottom && b.r.top < a.r.bottom;
+    for (const plot of main.querySelectorAll('.js-plotly-plot')) {
+        const texts = [...boxes(plot, 'g.annotation-text-g text'), ...boxes(plot, 'g.textpoint text'),
+                       ...boxes(plot, '.g-gtitle text')];
+        const legend = plot.querySelector('g.legend');
+        const legendBox = legend && legend.getBoundingClientRect();
+        for (let i = 0; i < texts.length; i++) {
+            if (legendBox && legendBox.width > 0 && meet(texts[i], {r: legendBox})) {
+                overlaps.push(`"${texts[i].text}" over the legend`);
+            }
+            for (let j = i + 1; j < texts.length; j++) {
+                if (meet(texts[i], texts[j])) overlaps.push(`"${texts[i].text}" over "${texts[j].text}"`);
+            }
+        }
+    }
+    const tilted = [];  // charts whose category labels plotly tilted because they did not fit side by side
+    for (const plot of main.querySelectorAll('.js-plotly-plot')) {
+        const label = [...plot.querySelectorAll('g.xtick text')]
+            .find(t => /rotate\((?!0[,)])/.test(t.getAttribute('transform') || ''));
+        if (label) tilted.push(label.textContent);
+    }
+    return {cut, sideways, overlaps, tilted};
+}"""
+
+_RECOMMENDED_BOTTOM = """() => {
+    const box = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stAlert"]')]
+        .find(el => el.innerText.includes('Recommended:'));
+    return box ? box.getBoundingClientRect().bottom : null;
+}"""
+
+
+def _open_expanders_with_tables(page) -> None:
+    """Open the main area's closed expanders that hold a table (a click in the browser, no script run)."""
+    for expander in page.query_selector_all('[data-testid="stMain"] [data-testid="stExpander"] details:not([open])'):
+        if expander.query_selector('[data-testid="stDataFrame"]'):
+            expander.query_selector("summary").click()
+    page.wait_for_timeout(300)  # the grid is drawn on the next frames after the expander opens
+
+
+@dataclass
+class PageVisit:
+    """What the page-by-page pass saw on one page: what went wrong (empty: right) and, on a method page,
+    what does not fit the screen (``_MEASURE``) and where the Gini page's recommended ε ends."""
+
+    failures: list[str] = field(default_factory=list)
+    layout: dict | None = None
+    recommended_bottom: float | None = None
+
+
+def _visit(app_server, tab: PageWatch, pg, visit: PageVisit) -> None:
+    """Open ``pg`` (its URL for the first page and the deep link, else the sidebar's link), check it, measure
+    a method page's layout, then move its main slider and check again."""
+    page = tab.page
+    tab.errors.clear()
+    deep_link = pg == PAGES[-1]
+    t0 = time.perf_counter()
+    links = [] if deep_link or not page.url.startswith(app_server.url) else _nav_links(page)
+    if len(links) == len(PAGES):
+        run_and_wait(page, links[PAGES.index(pg)].click, timeout_ms=90_000)
+    else:
+        page.goto(f"{app_server.url}/{pg.route}" + (f"?seed={COLD_SEED}" if deep_link else ""))
+        wait_for_app_idle(page, timeout_ms=90_000)  # a first run on a loaded machine (a limit, not a timed check)
+    TIMINGS[f"open {pg.name}"] = time.perf_counter() - t0
+    if not page.query_selector('[data-testid="stMain"] h1'):
+        visit.failures.append(f"{pg.path}: no title rendered")
+    if tab.all_problems():
+        visit.failures.append(f"{pg.path} on open: {tab.all_problems()}")
+    if deep_link and COLD_SEED not in sidebar_seeds(page):
+        visit.failures.append(f"seed from the URL not shown in the sidebar: {sidebar_seeds(page)}")
+    _shot(page, f"{pg.name}_opened", extra=True)
+    if pg.route in LAYOUT_ROUTES:
+        if pg.route == "gini":
+            visit.recommended_bottom = page.evaluate(_RECOMMENDED_BOTTOM)
+        page.wait_for_selector('[data-testid="stMetricLabel"], [data-testid="stDataFrame"]')
+        _open_expanders_with_tables(page)
+        visit.layout = page.evaluate(_MEASURE)
+
+    t0 = time.perf_counter()
+    moved = _move_main_slider(tab)
+    if moved is not None:
+        TIMINGS[f"slider {pg.name}"] = time.perf_counter() - t0
+        if tab.all_problems():
+            visit.failures.append(f"{pg.path} after moving the main slider ({moved}): {tab.all_problems()}")
+    _shot(page, pg.name)  # the slider moved, if the page has one
+    if pg.name == "gini":
+        _readme_picture(page)
+
+
+@pytest.fixture(scope="module")
+def page_by_page(app_server, browser, tabs) -> dict[str, PageVisit]:  # noqa: ARG001 - ``browser``: cold visit made
+    """Every page in one tab, at 1280x720, as a user goes: one Streamlit session from the first page (opened by
+    its URL) to the last but one (each opened by the sidebar's navigation link; in the app: a reload of the
+    frontend costs the browser 1-1.5 s of CPU per page; every page opened fresh by its URL is
+    tests/test_app_pages.py's, in AppTest), then the last page opened as a shared link with a seed in the query
+    string (a warm deep link, a page load). The process's kept tab (tests/conftest.py ``tabs``), held until the
+    module ends, so the upload test runs before. A page that raises is recorded and the next one visited."""
+    visits = {pg.name: PageVisit() for pg in PAGES}
+    with tabs.lease(timeout_ms=60_000) as tab:
+        tab.page.set_viewport_size(VIEWPORT)
+        for pg in PAGES:
+            try:
+                _visit(app_server, tab, pg, visits[pg.name])
+            except Exception as exc:  # noqa: BLE001 - this page's test reports it; the next pages are still visited
+                visits[pg.name].failures.append(f"{pg.path}: {type(exc).__name__}: {exc}")
+        yield visits
+
+
+@pytest.mark.parametrize("pg", PAGES, ids=[p.name for p in PAGES])
+def test_page_renders_and_main_slider_moves(page_by_page, pg):
+    """Open the page, then move its main slider: no exception box, st.error, console or page error, or
+    failed request either time; the deep-linked last page's sidebar shows the link's seed."""
+    assert not page_by_page[pg.name].failures, page_by_page[pg.name].failures
+
+
+def _layout(page_by_page, route: str) -> dict:
+    visit = page_by_page[route]
+    assert visit.layout is not None, f"{route} was not measured: {visit.failures}"
+    return visit.layout
+
+
+def test_the_gini_pages_recommended_epsilon_is_on_the_first_screen(page_by_page):
+    bottom = page_by_page["gini"].recommended_bottom
+    assert bottom is not None, "the Gini page shows no recommended ε"
+    assert bottom <= VIEWPORT["height"], f"the recommended ε ends at {bottom:.0f} px, below the 720 px screen"
+
+
+@pytest.mark.parametrize("route", LAYOUT_ROUTES)
+def test_no_metric_label_is_cut(page_by_page, route):
+    assert not _layout(page_by_page, route)["cut"], (
+        f"{route}: truncated metric labels {_layout(page_by_page, route)['cut']}"
+    )
+
+
+@pytest.mark.parametrize("route", LAYOUT_ROUTES)
+def test_no_table_scrolls_sideways(page_by_page, route):
+    assert not _layout(page_by_page, route)["sideways"], f"{route}: {_layout(page_by_page, route)['sideways']}"
+
+
+@pytest.mark.parametrize("route", LAYOUT_ROUTES)
+def test_no_chart_text_lies_over_another(page_by_page, route):
+    assert not _layout(page_by_page, route)["overlaps"], f"{route}: {_layout(page_by_page, route)['overlaps']}"
+
+
+def test_group_means_charts_keep_their_labels_level(page_by_page):
+    """The group-means page's group names ("Female × Other race (n=207)") and method names were tilted by plotly,
+    crowded into each other: groups now run down the chart, methods are written on two lines."""
+    tilted = _layout(page_by_page, "stratified")["tilted"]
+    assert not tilted, f"tilted labels, e.g. {tilted}"
+
+
+def test_cold_deep_link_runs_through_app_py(app_server):
+    """The first visitor after a restart opens a shared URL (``/<last page>?seed=777``): it must get the
+    real app, app.py's sidebar included. The shared server's fixture made that visit before anyone else
+    (tests/support/browser.py: visit_cold_deep_link)."""
+    visit = app_server.cold_visit
+    assert not visit.problems, visit.problems
+    assert COLD_SEED in visit.seeds, f"cold deep link did not run app.py's sidebar (seed inputs: {visit.seeds})"

@@ -37,7 +37,15 @@ class RunLog:
 
     def __init__(self, page):
         self.runs: list[tuple[str, ...]] = []
-        page.on("websocket", lambda websocket: websocket.on("framereceived", self._frame))
+        self._page = page
+        page.on("websocket", self._websocket)
+
+    def _websocket(self, websocket) -> None:
+        websocket.on("framereceived", self._frame)
+
+    def close(self) -> None:
+        """Stop listening (the tab is the process's kept page: later tests would pay for parsing its frames)."""
+        self._page.remove_listener("websocket", self._websocket)
 
     def _frame(self, payload) -> None:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -61,10 +69,18 @@ def _query(page) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlparse(page.evaluate("location.href")).query).items()}
 
 
-def test_class_session_from_projector_to_student_and_back(app_server, browser, tab):
+@pytest.fixture
+def teacher_runs(tab):
+    """The runs of ``tab`` (the teacher's), logged from its first page load to the end of the test."""
+    runs = RunLog(tab.page)
+    yield runs
+    runs.close()
+
+
+def test_class_session_from_projector_to_student_and_back(app_server, browser, tab, teacher_runs):
     teacher, teacher_errors = tab.page, tab.errors
     teacher.set_default_timeout(60_000)
-    runs = RunLog(teacher)
+    runs = teacher_runs
     teacher.goto(f"{app_server.url}/attacker?atk_role=teacher")
     wait_for_app_idle(teacher, timeout_ms=90_000)
     run_and_wait(teacher, teacher.get_by_role("button", name="Create a new session code").click)

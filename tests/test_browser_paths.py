@@ -19,7 +19,7 @@ import re
 
 import pytest
 from quality_support import chromium_available, wait_for_app_idle
-from support.browser import data_panel_errors, data_panel_text, open_tab, run_and_wait, upload
+from support.browser import data_panel_errors, data_panel_text, run_and_wait, upload
 from test_release_panel import _csv
 from upload_files import bad_files
 
@@ -33,9 +33,10 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def upload_tab(app_server, browser):
-    """One session (one page load) for the bad-file checks."""
-    with open_tab(browser) as watch:
+def upload_tab(app_server, tabs):
+    """One session (one page load) for the bad-file checks, in the process's kept tab (tests/conftest.py
+    ``tabs``), held until the module ends: the two user paths, which take a tab of their own, run first."""
+    with tabs.lease() as watch:
         watch.page.goto(app_server.url)
         wait_for_app_idle(watch.page, timeout_ms=60_000)
         yield watch
@@ -124,24 +125,6 @@ def test_director_path_landing_to_recommended_epsilon(app_server, tab):
     assert not tab.all_problems(), tab.all_problems()
 
 
-@pytest.mark.parametrize("name", sorted(bad_files()))
-def test_each_bad_file_shows_the_right_column_or_a_clear_message(bad_file_results, name):
-    """The file's upload (in the session of ``bad_file_results``) shows its income column, or a clear
-    st.error naming the problem and no exception box."""
-    assert not bad_file_results[name], bad_file_results[name]
-
-
-def test_no_stale_error_after_a_good_upload(upload_tab, bad_file_results):  # noqa: ARG001 - runs after the chain
-    page = upload_tab.page
-    content, _ = bad_files()["old.xls"]
-    assert upload(page, "old.xls", content, "application/vnd.ms-excel")
-    assert data_panel_errors(page)
-    content, _ = bad_files()["incomes.xlsx"]
-    assert upload(page, "incomes.xlsx", content, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
-    assert not _errors(page), _errors(page)
-    assert "incomes.xlsx" in data_panel_text(page)
-
-
 def _open_planner_release(page, csv: bytes) -> None:
     assert upload(page, "confidential.csv", csv)
     run_and_wait(
@@ -193,3 +176,21 @@ def test_analyst_path_upload_plan_release_record_reload(app_server, tab):
     spent = re.search(r"Spent so far\s*ε = ([0-9.]+)", _main_text(page))
     assert spent and float(spent.group(1)) == pytest.approx(total, rel=1e-3), _main_text(page)[-2000:]
     assert not page.query_selector('[data-testid="stException"]')
+
+
+@pytest.mark.parametrize("name", sorted(bad_files()))
+def test_each_bad_file_shows_the_right_column_or_a_clear_message(bad_file_results, name):
+    """The file's upload (in the session of ``bad_file_results``) shows its income column, or a clear
+    st.error naming the problem and no exception box."""
+    assert not bad_file_results[name], bad_file_results[name]
+
+
+def test_no_stale_error_after_a_good_upload(upload_tab, bad_file_results):  # noqa: ARG001 - runs after the chain
+    page = upload_tab.page
+    content, _ = bad_files()["old.xls"]
+    assert upload(page, "old.xls", content, "application/vnd.ms-excel")
+    assert data_panel_errors(page)
+    content, _ = bad_files()["incomes.xlsx"]
+    assert upload(page, "incomes.xlsx", content, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    assert not _errors(page), _errors(page)
+    assert "incomes.xlsx" in data_panel_text(page)

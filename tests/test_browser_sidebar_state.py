@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from quality_support import chromium_available, wait_for_app_idle
-from support.browser import SIDEBAR, open_tab, run_and_wait, sidebar_seeds
+from support.browser import SIDEBAR, run_and_wait, sidebar_seeds
 
 pytestmark = [
     pytest.mark.browser,
@@ -33,9 +33,10 @@ DEEP_LINK = "/?data_n=1000&data_seed=7&seed=42"
 
 
 @pytest.fixture(scope="module")
-def session_tab(app_server, browser):
-    """One session (one page load) that opened the deep link on the landing page."""
-    with open_tab(browser) as watch:
+def session_tab(app_server, tabs):
+    """One session (one page load) that opened the deep link on the landing page, in the process's kept tab
+    (tests/conftest.py ``tabs``)."""
+    with tabs.lease() as watch:
         watch.page.goto(app_server.url + DEEP_LINK)
         wait_for_app_idle(watch.page, timeout_ms=60_000)
         yield watch

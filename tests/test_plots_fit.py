@@ -1,4 +1,4 @@
-"""Chart labels that do not collide, checked on the figure specifications (no browser; tests/test_browser_layout.py
+"""Chart labels that do not collide, checked on the figure specifications (no browser; tests/test_browser.py
 measures the drawn pages at 1280x720)."""
 
 from __future__ import annotations

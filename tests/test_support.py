@@ -67,3 +67,25 @@ def test_assert_same_spec_checks_values_and_types():
     ):  # a key
         with pytest.raises(AssertionError):
             assert_same_spec(spec, other)
+
+
+def test_every_file_on_the_shared_app_server_is_in_a_browser_group():
+    """A browser file outside conftest.BROWSER_GROUPS would be handed to any free worker by ``--dist loadfile``,
+    and that worker would start an app server of its own (and make its cold visit) for it."""
+    import ast
+    from pathlib import Path
+
+    from conftest import BROWSER_GROUPS
+
+    shared = {"app_server", "browser", "tab", "tabs"}  # the fixtures that start the shared app server
+    users = set()
+    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef) or not shared & {arg.arg for arg in node.args.args}:
+                continue
+            if node.name.startswith("test_") or any("fixture" in ast.unparse(d) for d in node.decorator_list):
+                users.add(path.name)  # a test or a fixture asks for one (a helper's argument named so does not)
+    grouped = [name for group in BROWSER_GROUPS for name in group]
+    assert len(grouped) == len(set(grouped)), "a file is in two browser groups"
+    assert "test_browser.py" in users  # the scan sees the fixtures
+    assert users <= set(grouped), f"not in conftest.BROWSER_GROUPS: {sorted(users - set(grouped))}"

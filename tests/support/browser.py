@@ -5,12 +5,15 @@ The fixtures built on them live in tests/conftest.py:
 * ``chromium`` (session): Debian's Chromium driven by Playwright, one per test process (Playwright's sync API
   cannot run twice at once in a thread, so every browser test of the process uses this one; a launch costs
   a second or more of CPU on a loaded machine).
+* ``tabs`` (session): a :class:`TabKeeper`, the process's one kept page, lent to one test at a time (a page
+  load there costs Chromium about half of one in a new context; each lease starts as a new visitor).
 * ``app_server`` (session): one ``streamlit run app.py`` per test process for every browser test, with its
   own throw-away budget ledger. Its very first visitor is a cold deep link (a shared URL opened right after
-  a restart, in a fresh context of ``chromium``); what that visitor saw is kept in ``app_server.cold_visit``
+  a restart, in a tab of ``tabs``); what that visitor saw is kept in ``app_server.cold_visit``
   for ``test_browser.py::test_cold_deep_link_runs_through_app_py``.
 * ``browser``: ``chromium`` once ``app_server`` has had its cold visit.
-* ``tab``: a fresh browser context + page with a :class:`PageWatch` (console errors, page errors, HTTP errors).
+* ``tab``: the kept page as a new visitor's tab (``tabs.lease()``; a new browser context when a module fixture
+  holds it), with a :class:`PageWatch` (console errors, page errors, HTTP errors).
 
 Waiting: :func:`run_and_wait` does an action that starts a script run (a click, a key press, an upload)
 and waits for that very run to start and finish (a MutationObserver sees the start however short the run
@@ -92,16 +95,82 @@ def _is_run_finished(payload: bytes) -> bool:
     return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
 
 
+#: The window of a new tab (``open_tab``, ``TabKeeper.lease``).
+VIEWPORT = {"width": 1366, "height": 900}
+
+_CLEAR_STORAGE_JS = "() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }"
+
+
 @contextlib.contextmanager
 def open_tab(browser, *, timeout_ms: float = 30_000, **context_options) -> Iterator[PageWatch]:
     """A new browser context (its own cookies: a new Streamlit session) with one watched page."""
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, **context_options)
+    context = browser.new_context(viewport=VIEWPORT, **context_options)
     try:
         page = context.new_page()
         page.set_default_timeout(timeout_ms)
         yield PageWatch(page)
     finally:
         context.close()
+
+
+class TabKeeper:
+    """One watched page of one browser context, kept for the whole test process and lent to one test (or
+    module fixture) at a time; while it is lent, :meth:`lease` falls back to a new context (:func:`open_tab`).
+
+    Why: the first page load in a new context runs in a new renderer process, which compiles the app's
+    JavaScript again (the frontend and the 4.7 MB plotly chunk); a load in a page that has run the app
+    before reuses what its renderer compiled. Measured on the Gini page (8 loads): 5.0 s of Chromium CPU per
+    load in new contexts, 2.6 s in the kept page.
+
+    Each lease starts as a new visitor would: the page is on ``about:blank`` (the last lease's Streamlit
+    session ended when it left the app), with no cookies, empty local and session storage, the default
+    window size and timeout, and no problems recorded. A test's first ``goto`` then opens a new session.
+    """
+
+    def __init__(self, browser) -> None:
+        self.browser = browser
+        self._context = None
+        self._watch: PageWatch | None = None
+        self._lent = False
+
+    @contextlib.contextmanager
+    def lease(self, *, timeout_ms: float = 30_000) -> Iterator[PageWatch]:
+        if self._lent:
+            with open_tab(self.browser, timeout_ms=timeout_ms) as watch:
+                yield watch
+            return
+        if self._watch is None:
+            self._context = self.browser.new_context(viewport=VIEWPORT)
+            self._watch = PageWatch(self._context.new_page())
+        watch = self._watch
+        watch.page.set_viewport_size(VIEWPORT)
+        watch.page.set_default_timeout(timeout_ms)
+        watch.errors.clear()
+        self._lent = True
+        try:
+            yield watch
+        finally:
+            self._lent = False
+            self._reset()
+
+    def _reset(self) -> None:
+        """Leave the app (its session ends, as when a context closes) and forget what the visit stored;
+        a page that cannot be reset is closed with its context (the next lease makes new ones)."""
+        try:
+            page = self._watch.page
+            if page.url.startswith("http"):
+                page.evaluate(_CLEAR_STORAGE_JS)
+            page.goto("about:blank")
+            self._context.clear_cookies()
+            self._watch.errors.clear()
+        except Exception:  # noqa: BLE001 - a broken page is replaced, not reused
+            self.close()
+
+    def close(self) -> None:
+        context, self._context, self._watch = self._context, None, None
+        if context is not None:
+            with contextlib.suppress(Exception):
+                context.close()
 
 
 def sidebar_seeds(page) -> list[str]:
@@ -135,10 +204,10 @@ class AppServer:
         return self.server.started_in
 
 
-def visit_cold_deep_link(server: Server, browser) -> ColdVisit:
-    """Open ``/<last page>?seed=777`` as the first visitor (a fresh context of ``browser``, closed at once)."""
+def visit_cold_deep_link(server: Server, tabs: TabKeeper) -> ColdVisit:
+    """Open ``/<last page>?seed=777`` as the first visitor (in a tab of ``tabs``, left at once)."""
     visit = ColdVisit(url=f"{server.url}/{discover_pages()[-1].route}?seed={COLD_SEED}")
-    with open_tab(browser, timeout_ms=60_000) as watch:
+    with tabs.lease(timeout_ms=60_000) as watch:
         t0 = time.perf_counter()
         watch.page.goto(visit.url)
         wait_for_app_idle(watch.page, timeout_ms=90_000)
@@ -162,12 +231,12 @@ def chromium_browser() -> Iterator:
 
 
 @contextlib.contextmanager
-def shared_app_server(folder: Path, browser) -> Iterator[AppServer]:
+def shared_app_server(folder: Path, tabs: TabKeeper) -> Iterator[AppServer]:
     """A ``streamlit run app.py`` with its own SQLite ledger in ``folder``, cold-visited once through a deep
-    link by ``browser`` (a Playwright Chromium)."""
+    link in a tab of ``tabs`` (the process's Playwright Chromium)."""
     env = {"DPCORE_LEDGER_URL": f"sqlite:///{folder}/ledger.db"}
     with streamlit_server(folder, extra_env=env) as server:
-        yield AppServer(server=server, cold_visit=visit_cold_deep_link(server, browser))
+        yield AppServer(server=server, cold_visit=visit_cold_deep_link(server, tabs))
 
 
 # Upload through the sidebar (tests/test_browser.py, tests/test_browser_paths.py, tests/test_security.py)
