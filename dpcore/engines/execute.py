@@ -1061,7 +1061,7 @@ def run_plan(
         )
 
 
-#: smallest source (files, in bytes) whose noise is drawn ahead: the drawing process needs about 0.2 s of CPU to
+#: smallest source (files, in bytes) whose noise is drawn ahead: the drawing process needs about 0.15 s of CPU to
 #: start, more than a smaller source's whole scan (a 1M-row PSEO-like Parquet file is 13 MB, scanned in 0.15 s)
 AHEAD_MIN_SOURCE_BYTES = 32 * 2**20
 
