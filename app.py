@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.notices import open_notice_area
+from ui.notices import open_notice_area, run_completed
 
 # Page icons are Material icons, not emoji: an emoji page icon makes the browser load Streamlit's emoji
 # catalogue (~0.15 s) on the first page view (cold start). The tab icon (favicon) is set here,
@@ -88,6 +88,7 @@ try:
     navigation.run()
     if data_free:
         render_sidebar(data_free=True, data_used=data_used)
+    run_completed()  # not reached by a run that was stopped: its one-shot outcomes are drawn again
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of
     # the garbage collector's way (see ui.common.freeze_long_lived_objects).

@@ -16,6 +16,7 @@ from dpcore.views import attacker as attacker_lib
 from ui import classroom
 from ui.attacker import views as attacker_views
 from ui.common import guard, privacy_note, qp_number, qp_radio, qp_select_slider, qp_selectbox, run_on_button, seed
+from ui.notices import outcome_to_show
 
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0]
 HISTORY = attacker_views.HISTORY_KEY
@@ -112,8 +113,8 @@ if round_key in answered:
 else:
     st.markdown("**Your guess:** which data set was used?")
     attacker_views.guess_buttons(_record)
-if "atk_class_error" in st.session_state:
-    st.error(f"Your guess was not sent to the class: {st.session_state.pop('atk_class_error')}")
+if (class_error := outcome_to_show("atk_class_error")) is not None:
+    st.error(f"Your guess was not sent to the class: {class_error}")
 attacker_views.score(history, view.setup.mechanism, view.setup.epsilon)
 
 # ---- the computer plays ----------------------------------------------------------------------------

@@ -56,6 +56,8 @@ def _cut_or_scrolled(page) -> list[str]:
 
 
 def test_answer_first_and_a_double_click_charges_once(app_server, tab):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
     page = tab.page
     page.set_viewport_size({"width": 1280, "height": 720})
     seed = secrets.randbelow(10**6) + 1000  # this test's own demonstration account
@@ -82,7 +84,10 @@ def test_answer_first_and_a_double_click_charges_once(app_server, tab):
     button = page.get_by_role("button", name="Make the release")
     assert button.is_enabled()
     run_and_wait(page, button.dblclick, timeout_ms=120_000)
-    page.get_by_text("Released.").first.wait_for(timeout=60_000)
+    try:
+        page.get_by_text("Released.").first.wait_for(timeout=60_000)
+    except PlaywrightTimeoutError:
+        pytest.fail("no 'Released.' within 60 s of the double click; the page says:\n" + _main_text(page)[-3000:])
     assert _spent(page) == pytest.approx(before + cost, rel=1e-3), "the double click charged twice"
     # used up: the button is disabled and the confirmation box is a new, unticked one (the old page kept
     # both live, and a further click spent the budget again)

@@ -24,6 +24,7 @@ HARNESS = (
     f"import runpy, sys\nsys.path.insert(0, {str(REPO)!r})\n"
     "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
     f"runpy.run_path({str(REPO / 'app_pages' / 'planner.py')!r})\n"
+    "from ui.notices import run_completed\nrun_completed()\n"  # as app.py does after the page
 )
 
 

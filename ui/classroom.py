@@ -108,8 +108,10 @@ def current_class() -> classroom_lib.ClassSession | None:
 
 
 def show_class_message() -> None:
-    """The one message of the last join attempt (a refusal), shown once."""
-    message = st.session_state.pop(_MESSAGE_KEY, None)
+    """The one message of the last join attempt (a refusal), shown until a completed run has shown it."""
+    from ui.notices import outcome_to_show
+
+    message = outcome_to_show(_MESSAGE_KEY)
     if message:
         st.error(message)
 

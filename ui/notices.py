@@ -43,3 +43,52 @@ def main_notice(text: str, *, error: bool = False, inline_fallback: bool = True)
         area.error(text, icon=":material/error:")
     else:
         area.warning(text, icon=":material/link:")
+
+
+# ---------------------------------------------------------------------------------------------
+# One-shot outcomes (what a click did), kept until a completed run has shown them
+# ---------------------------------------------------------------------------------------------
+#: (this run's cursor table, {key: outcome object}) of the outcomes drawn in the current run
+_OUTCOMES_DRAWN = "_outcomes_drawn"
+#: {key: outcome object} drawn by a run that completed: taken away at the next run
+_OUTCOMES_SHOWN = "_outcomes_shown"
+
+
+def outcome_to_show(key: str) -> object | None:
+    """The outcome kept under ``st.session_state[key]`` (what a click did: "Released.", a refusal), to be
+    drawn by this run, or None.
+
+    It is taken away only once a run that drew it has *completed* (app.py calls :func:`run_completed`).
+    Taking it at the first run that reads it would lose it whenever that run is stopped halfway by the
+    next message from the browser (a double click's second click, a widget changed meanwhile): Streamlit
+    then starts a new run, and the browser drops what the stopped run drew. The object itself is
+    remembered, so a new outcome stored under the same key meanwhile is never taken for the old one."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    state = st.session_state
+    shown = state.get(_OUTCOMES_SHOWN) or {}
+    value = state.get(key)
+    if key in shown:
+        old = shown.pop(key)
+        if value is old:
+            state.pop(key, None)
+            return None
+    if value is not None:
+        cursors = getattr(get_script_run_ctx(), "cursors", None)
+        run, drawn = state.get(_OUTCOMES_DRAWN, (None, {}))
+        if run is not cursors:
+            drawn = {}
+        drawn[key] = value
+        state[_OUTCOMES_DRAWN] = (cursors, drawn)
+    return value
+
+
+def run_completed() -> None:
+    """Called at the end of a run that was not stopped (app.py, after the page and the sidebar): the
+    outcomes it drew have reached the browser and are taken away at the next run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    run, drawn = st.session_state.pop(_OUTCOMES_DRAWN, (None, {}))
+    if ctx is not None and drawn and run is ctx.cursors:
+        st.session_state[_OUTCOMES_SHOWN] = {**(st.session_state.get(_OUTCOMES_SHOWN) or {}), **drawn}

@@ -65,6 +65,7 @@ from dpcore import release as release_lib
 from dpcore import release_card
 from ui import memo as memo_html
 from ui.common import guard, qp_number
+from ui.notices import outcome_to_show
 from ui.planner.views import CONFIDENTIAL_PLAN_NOTE, PLAN_KEY, PLAN_TARGETS_KEY, plan_solved_on_confidential
 
 RANDOM_GROUPS_REFUSAL = (
@@ -884,7 +885,7 @@ def release_panel(  # noqa: C901
     release of an upload with missing incomes rebuilds each statistic with those rows put back).
     """
     st.markdown("### Make the real release")
-    outcome = st.session_state.pop(RELEASE_OUTCOME, None)  # of the click of the previous run: said at the button
+    outcome = outcome_to_show(RELEASE_OUTCOME)  # of the click of an earlier run: said at the button
     _account_note(ds)
     st.caption(
         "The release draws its noise from the operating system's cryptographic random generator "
