@@ -1,5 +1,5 @@
 """``python -m dpcore release PLAN --data SOURCE --out DIR ...`` (see :mod:`dpcore.cli`)."""
 
-from .cli import main
+from .cli import exit_after_command, main
 
-raise SystemExit(main())
+exit_after_command(main())

@@ -43,12 +43,18 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
+from .lazy import LazyModule
 from .validation import DPInputError, check_delta, check_epsilon, check_int
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    # imported when cells are first computed: reading a plan (the command line, before its engines) needs no pandas
+    pd = LazyModule("pandas")
 
 __all__ = [
     "CELL_SIZES",
@@ -245,8 +251,13 @@ def _check_keys(keys: Any, what: str) -> list[tuple]:
 
 #: exact types of object-column values whose equality (as pandas.factorize sees it) implies equal cell_text,
 #: as long as booleans and numbers are not mixed (True == 1 and False == 0 for factorize, "true" != "1")
-_SAFE_OBJECT_TYPES = frozenset({str, np.str_, int, float, bool, np.bool_, type(None), type(pd.NaT), type(pd.NA)})
+_SAFE_OBJECT_TYPES = frozenset({str, np.str_, int, float, bool, np.bool_, type(None)})
 _BOOL_TYPES = frozenset({bool, np.bool_})
+
+
+def _safe_object_types() -> frozenset:
+    """:data:`_SAFE_OBJECT_TYPES` with pandas' missing values (pandas is imported when data are first read)."""
+    return _SAFE_OBJECT_TYPES | {type(pd.NaT), type(pd.NA)}
 
 
 def _factorize_safe(column: pd.Series) -> Any:
@@ -260,7 +271,7 @@ def _factorize_safe(column: pd.Series) -> Any:
             return None
         values = column.to_numpy()
         types = set(map(type, values))
-        numeric = types - _SAFE_OBJECT_TYPES
+        numeric = types - _safe_object_types()
         if not all(issubclass(t, (np.integer, np.floating)) for t in numeric):
             return None
         if types & _BOOL_TYPES and (numeric or types & {int, float}):

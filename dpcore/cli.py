@@ -18,10 +18,12 @@ the last line on stdout is the output directory. docs/release_cli.md has the det
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from .validation import DPInputError
 
@@ -98,7 +100,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _release(args: argparse.Namespace) -> int:
+def _noise_drawn_from_the_start(args: argparse.Namespace) -> tuple[Any, Any]:
+    """A real release of a large source reads its plan before the engines' imports (about 0.4 s of one core:
+    pandas, DuckDB, Arrow) and draws its histograms' noise in the idle core meanwhile
+    (:func:`dpcore.noise.ahead.drawn_ahead`; :func:`dpcore.engines.execute.run_plan` finds the reserve running and
+    takes from it). Returns the plan (None when not read here: a bad plan is refused below, in the usual order of
+    the checks) and the block."""
+    if args.seed is not None or not _large_source(args.data):
+        return None, contextlib.nullcontext()
+    from .noise import ahead
+    from .plan import load_plan
+
+    try:
+        plan = load_plan(args.plan)
+    except Exception:  # noqa: BLE001 - read again below, where every error gets its message
+        return None, contextlib.nullcontext()
+    return plan, ahead.drawn_ahead(plan.histogram_noise_scales())
+
+
+def _large_source(data: str | None) -> bool:
+    """Whether ``--data`` names a database or files of at least ``AHEAD_MIN_SOURCE_BYTES``: a glance at the sizes
+    before the source is parsed (a wrong guess only moves the moment the noise starts being drawn ahead)."""
+    import glob
+
+    from .noise.ahead import AHEAD_MIN_SOURCE_BYTES
+
+    if not isinstance(data, str) or not data.strip():
+        return False
+    data = data.strip()
+    if "://" in data:
+        return True
+    try:
+        if os.path.isdir(data):
+            files = glob.glob(os.path.join(glob.escape(data), "**", "*.parquet"), recursive=True)
+        else:
+            files = glob.glob(data) if glob.has_magic(data) else [data]
+        return sum(os.path.getsize(f) for f in files) >= AHEAD_MIN_SOURCE_BYTES
+    except OSError:
+        return False
+
+
+def _release(args: argparse.Namespace, early_plan: Any = None) -> int:
     from . import engines
     from .engines import execute
     from .plan import load_plan
@@ -114,7 +156,7 @@ def _release(args: argparse.Namespace) -> int:
         if seed < 0:
             raise DPInputError(f"--seed must be a non-negative integer, got {args.seed!r}")
         execute.check_simulation_allowed(args.public_data)  # before the plan, the source or the ledger is opened
-    plan = load_plan(args.plan)
+    plan = early_plan if early_plan is not None else load_plan(args.plan)
     source = engines.parse_source(args.data, args.query)
     progress = engines.Progress(quiet=args.quiet)
     if seed is not None:
@@ -189,6 +231,26 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def exit_after_command(code: int) -> NoReturn:
+    """End the process with ``code`` once a command is done, as a normal exit does (non-daemon threads joined,
+    the ``atexit`` handlers run: temporary directories, Spark's gateway), but without the interpreter's teardown
+    of every module, which frees nothing the operating system would not: with pandas, Arrow and DuckDB imported it
+    took 0.10 s of every release (0.46 s against 0.36 s for a process that only imports them)."""
+    import atexit
+    import threading
+
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said
+            pass
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["ledger"]:  # init / verify / show / backup: dpcore.ledger_cli
@@ -200,12 +262,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    early_plan, reserve = _noise_drawn_from_the_start(args) if args.command == "release" else (None, None)
+    with reserve or contextlib.nullcontext():
+        return _command(args, early_plan)
+
+
+def _command(args: argparse.Namespace, early_plan: Any) -> int:
     from .engines.execute import InterruptedAfterCharge, ReleaseNotDelivered
 
     try:
         with _TerminateAsInterrupt():
             if args.command == "release":
-                return _release(args)
+                return _release(args, early_plan)
             return _check(args)
     except ReleaseNotDelivered as exc:
         print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)

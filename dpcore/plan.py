@@ -340,6 +340,18 @@ class ReleasePlan:
             return 1
         return int(_required(self.max_rows_per_person, "plan", "max_rows_per_person"))
 
+    def histogram_noise_scales(self) -> list[float]:
+        """The public scales of the histograms' discrete Laplace noise (the bulk of a release's draws: a count per
+        cell and bin), known from the plan alone, so the noise can be drawn before the data are read
+        (:mod:`dpcore.noise.ahead`)."""
+        from .percentiles import HistogramMechanism
+
+        return [
+            HistogramMechanism(s.epsilon, s.bins, s.q, rows_per_person=self.rows_per_person).noise_scale
+            for s in self.statistics
+            if s.kind == "percentiles" and s.method != "exponential"
+        ]
+
     def columns(self) -> tuple[str, ...]:
         """Every column the plan reads (income first)."""
         cols = [self.income]

@@ -8,6 +8,7 @@ public scale only; the process ends when the reserve is taken or dropped; the su
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -17,6 +18,8 @@ from scipy import stats
 
 from dpcore.noise import ahead as noise_ahead
 from dpcore.noise import secure
+
+_ROOT = str(__import__("pathlib").Path(__file__).resolve().parent.parent)
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="noise is drawn ahead on POSIX systems only")
 
@@ -166,3 +169,86 @@ def test_no_temporary_file_means_no_reserve_and_a_normal_release(monkeypatch, tm
     with secure.integer_noise_ahead([2.0]) as report:
         draw = secure.release_integer_counts(np.zeros(5, dtype=np.int64), scale=2.0, sensitivity=2)
     assert draw.values.size == 5 and report.taken == 0
+
+
+def test_blocks_nest_one_reserve_per_scale_ended_by_the_outer_block():
+    with noise_ahead.drawn_ahead([2.0]) as outer:
+        reserve = noise_ahead._REGISTRY[2.0]
+        with noise_ahead.drawn_ahead([2.0, 3.0]) as inner:
+            assert noise_ahead._REGISTRY[2.0] is reserve, "a scale already drawn is not drawn twice"
+            assert [r.scale for r in inner.reserves] == [2.0, 3.0], "the inner report counts the outer reserve"
+            _wait_ready(reserve, 1)
+            taken = noise_ahead.take_ahead(2.0, 5)
+        assert taken.size == 5 and inner.taken == 5 and outer.taken == 5
+        assert 3.0 not in noise_ahead._REGISTRY, "the inner block ended the reserve it started"
+        assert 2.0 in noise_ahead._REGISTRY, "and not the outer one"
+    assert noise_ahead._REGISTRY == {}
+
+
+def _write_plan(path, *, epsilon: float = 1.0) -> None:
+    path.write_text(
+        'version = 1\ndataset = "early"\nincome = "earnings"\ncap_epsilon = 4.0\ncell_sizes = "public"\n'
+        f'[[statistics]]\nkind = "percentiles"\nepsilon = {epsilon}\nbins = "pseo"\nq = [50]\nby = ["state"]\n'
+    )
+
+
+def test_the_command_line_reads_the_plan_and_draws_before_its_engines(tmp_path, monkeypatch):
+    """A real release of a large source starts the reserve at the plan's histogram scale before the engines are
+    imported; a simulation, a small source or a plan that does not load start nothing (the error is said later,
+    in the usual order of the checks)."""
+    from dpcore import cli
+
+    _write_plan(tmp_path / "plan.toml", epsilon=0.5)
+    data = tmp_path / "d.parquet"
+    data.write_bytes(b"x" * 1000)
+    args = cli.build_parser().parse_args(_args(tmp_path, data))
+    plan, block = cli._noise_drawn_from_the_start(args)
+    assert plan is None and isinstance(block, contextlib.nullcontext), "a small file: nothing early"
+    monkeypatch.setattr(noise_ahead, "AHEAD_MIN_SOURCE_BYTES", 1000)
+    plan, block = cli._noise_drawn_from_the_start(args)
+    assert plan is not None and plan.histogram_noise_scales() == [4.0], "2m/epsilon"
+    with block as report:
+        assert [r.scale for r in report.reserves] == [4.0]
+    assert noise_ahead._REGISTRY == {}
+    simulation = cli.build_parser().parse_args([*_args(tmp_path, data), "--seed", "1", "--public-data"])
+    assert cli._noise_drawn_from_the_start(simulation)[0] is None, "a simulation draws numpy noise: no reserve"
+    (tmp_path / "plan.toml").write_text("version = 1\n[[statistics]]\nkind = 'nonsense'\n")
+    assert cli._noise_drawn_from_the_start(args)[0] is None, "a broken plan: refused later, with its message"
+
+
+def _args(tmp_path, data) -> list[str]:
+    return ["release", str(tmp_path / "plan.toml"), "--data", str(data), "--out", "o"]
+
+
+def test_reading_a_plan_imports_no_pandas():
+    """The early start is worth it only if reading the plan is light (pandas alone takes about 0.2 s)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tempfile, pathlib\n"
+        "from dpcore.plan import parse_plan\n"
+        "p = parse_plan('version = 1\\ndataset = \"d\"\\nincome = \"x\"\\ncap_epsilon = 2.0\\ncell_sizes = \"public\"\\n"
+        "[[statistics]]\\nkind = \"percentiles\"\\nepsilon = 1.0\\nbins = \"pseo\"\\nq = [50]\\nby = [\"s\"]\\n')\n"
+        "p.histogram_noise_scales()\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow', 'duckdb', 'scipy') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=_ROOT)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_the_command_line_exits_with_its_code_after_the_atexit_handlers():
+    import subprocess
+    import sys
+
+    code = (
+        "import atexit, sys\n"
+        "from dpcore.cli import exit_after_command\n"
+        "atexit.register(lambda: print('atexit ran', flush=False))\n"
+        "print('said', end=' ')\n"
+        "sys.stderr.write('err')\n"
+        "exit_after_command(3)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_ROOT)
+    assert out.returncode == 3
+    assert out.stdout == "said atexit ran\n" and out.stderr == "err"

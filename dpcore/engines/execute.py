@@ -90,6 +90,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..noise import ahead as noise_ahead
 from ..plan import ReleasePlan, StatisticSpec, plan_to_dict, plan_to_toml
 from ..published import published_table
 from ..release_card import card_bytes_estimate, write_release_card
@@ -1039,7 +1040,7 @@ def run_plan(
     else:
         rng = None
     noise_ahead = (
-        secure.integer_noise_ahead(_integer_noise_scales(plan))
+        secure.integer_noise_ahead(plan.histogram_noise_scales())
         if not simulate and _worth_drawing_ahead(source)
         else contextlib.nullcontext()
     )
@@ -1061,9 +1062,8 @@ def run_plan(
         )
 
 
-#: smallest source (files, in bytes) whose noise is drawn ahead: the drawing process needs about 0.15 s of CPU to
-#: start, more than a smaller source's whole scan (a 1M-row PSEO-like Parquet file is 13 MB, scanned in 0.15 s)
-AHEAD_MIN_SOURCE_BYTES = 32 * 2**20
+#: smallest source whose noise is drawn ahead (dpcore.noise.ahead.AHEAD_MIN_SOURCE_BYTES: the reason is there)
+AHEAD_MIN_SOURCE_BYTES = noise_ahead.AHEAD_MIN_SOURCE_BYTES
 
 
 def _worth_drawing_ahead(source: Source) -> bool:
@@ -1074,18 +1074,6 @@ def _worth_drawing_ahead(source: Source) -> bool:
         return sum(os.path.getsize(p) for p in source.paths) >= AHEAD_MIN_SOURCE_BYTES
     except OSError:
         return False
-
-
-def _integer_noise_scales(plan: ReleasePlan) -> list[float]:
-    """The public scales of the histograms' discrete Laplace noise (the bulk of a release's draws: a count per cell
-    and bin), drawn ahead while the source is read (:func:`dpcore.noise.secure.integer_noise_ahead`)."""
-    from ..percentiles import HistogramMechanism
-
-    return [
-        HistogramMechanism(s.epsilon, s.bins, s.q, rows_per_person=plan.rows_per_person).noise_scale
-        for s in plan.statistics
-        if s.kind == "percentiles" and s.method != "exponential"
-    ]
 
 
 class _StepTimes:
