@@ -369,6 +369,24 @@ def _arrow_text_column(column: Any) -> Any:
     return out
 
 
+#: a text column of at least this many values is canonicalized through its dictionary when a sample of its values
+#: has few distinct ones (:func:`_few_distinct`): the text kernels cost about 0.09 µs a value (trim, lower, the
+#: missing words, the number patterns), dictionary encoding 0.008 µs (the 50 states of 2M rows read by DuckDB)
+_DICTIONARY_MIN_VALUES = 8_192
+_DICTIONARY_SAMPLE = 2_048
+
+
+def _few_distinct(column: Any) -> bool:
+    """Whether a string column is worth dictionary-encoding: long, and at most one distinct value in 16 among its
+    first values (a wrong guess costs time, never a different text)."""
+    import pyarrow.compute as pc
+
+    if len(column) < _DICTIONARY_MIN_VALUES:
+        return False
+    sample = column.slice(0, _DICTIONARY_SAMPLE)
+    return pc.count_distinct(sample).as_py() * 16 <= len(sample)
+
+
 def canonical_arrow(column: Any) -> Any:
     """The canonical text of every value of one Arrow column (a pyarrow string array; ``NULL_MARK`` for
     missing), equal to :func:`canonical_values` of the column as pandas reads it."""
@@ -390,6 +408,8 @@ def canonical_arrow(column: Any) -> Any:
         column = column.cast(pa.string())
         kind = column.type
     if pa.types.is_string(kind):
+        if _few_distinct(column):  # e.g. states, sexes: each distinct text canonicalized once (the same texts)
+            return canonical_arrow(pc.dictionary_encode(column))
         return _arrow_text_column(column)
     if pa.types.is_boolean(kind):
         return pc.fill_null(pc.if_else(column, "true", "false"), NULL_MARK)

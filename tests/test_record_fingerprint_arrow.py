@@ -98,6 +98,18 @@ def test_text_columns_match_the_reference_value_by_value():
     assert rf.canonical_arrow(pa.array(other, type=pa.large_string())).to_pylist() == _reference(other)
 
 
+def test_long_text_columns_of_few_values_go_through_their_dictionary_with_the_same_texts():
+    values = (ADVERSARIAL_TEXT + [None, "héllo", "\u00a012\u2003"]) * 200  # 16,000 values, 113 distinct
+    column = pa.array(values, type=pa.string())
+    assert rf._few_distinct(column), "few distinct values: the dictionary path"
+    assert rf.canonical_arrow(column).to_pylist() == _reference(values)
+    sliced = column.slice(7, 9_000)  # an offset into the buffers
+    assert rf.canonical_arrow(sliced).to_pylist() == _reference(values[7:9_007])
+    many = [str(i * 1.5) for i in range(20_000)]
+    assert not rf._few_distinct(pa.array(many)), "distinct values: the text kernels on the column itself"
+    assert rf.canonical_arrow(pa.array(many)).to_pylist() == _reference(many)
+
+
 def test_random_plain_decimals_match_the_reference():
     """The shortcut's claim: up to 15 digits, pandas' parser and Arrow's give the same double, and Arrow's
     shortest text without an exponent is Python's repr."""
