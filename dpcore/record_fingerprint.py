@@ -524,16 +524,21 @@ def _regrouped(batches: Iterable[Any], rows: int) -> Iterable[Any]:
         yield pa.Table.from_batches(pending) if len(pending) > 1 else pending[0]
 
 
-def batches_fingerprint(batches: Iterable[Any], *, workers: int | None = None) -> str:
+def batches_fingerprint(batches: Iterable[Any], *, workers: int | None = None, large: bool = False) -> str:
     """The record fingerprint of a stream of pyarrow RecordBatches / Tables or pandas DataFrames.
 
     The row-hash sums add up over chunks in any order, so once the stream has passed
     :data:`PARALLEL_MIN_ROWS` rows the rest is hashed by ``workers`` processes (default: the available
     cores; the hash holds the GIL, so threads would not help), ``forkserver``-started so that the threads
-    of a DuckDB or Arrow reader in this process are never forked. ``workers=1``: all in this process."""
+    of a DuckDB or Arrow reader in this process are never forked. ``workers=1``: all in this process.
+    ``large=True`` (the caller knows the stream passes that many rows): the workers start at once, and import
+    while this process hashes the first chunks (0.3-0.4 s of one core sooner at 10M rows)."""
     acc = RecordFingerprint()
     workers = defaults.available_cores() if workers is None else check_int(workers, "workers", minimum=1)
     stream = iter(_regrouped((_check_chunk(b) for b in batches), PARALLEL_TASK_ROWS))
+    if large and workers > 1:
+        _on_workers(stream, acc, workers)
+        return acc.hexdigest()
     for chunk in stream:
         acc._add(*_chunk_row_sums(chunk))
         if workers > 1 and acc.rows >= PARALLEL_MIN_ROWS:

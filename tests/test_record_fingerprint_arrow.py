@@ -184,6 +184,21 @@ def test_worker_processes_give_the_same_fingerprint(monkeypatch):
     assert rf.batches_fingerprint(batches, workers=2) == expected
     # the threshold reached at the very last chunk: no worker is needed
     assert rf.batches_fingerprint(batches[:2], workers=2) == rf.frame_fingerprint(frame.iloc[:1_600])
+    # a stream known to be large: the workers start before the first chunk, the same sums
+    assert rf.batches_fingerprint(batches, workers=2, large=True) == expected
+    assert rf.batches_fingerprint(iter(batches), workers=2, large=True) == expected
+
+
+def test_a_source_of_32_mb_or_more_is_fingerprinted_on_every_core_from_its_first_row(tmp_path):
+    from dpcore.engines import fingerprint, parse_source
+
+    small = tmp_path / "small.csv"
+    small.write_text("income\n1\n")
+    assert not fingerprint.is_large_source(parse_source(str(small)))
+    big = tmp_path / "big.csv"
+    with open(big, "wb") as fh:
+        fh.write(b"income\n" + b"12345\n" * (fingerprint.LARGE_SOURCE_BYTES // 6 + 1))
+    assert fingerprint.is_large_source(parse_source(str(big)))
 
 
 def test_a_worker_failure_fails_the_fingerprint(monkeypatch):

@@ -255,7 +255,7 @@ class DuckDBEngine(Engine):
         streamed in Arrow batches into the order-independent row-hash sums (on every core for a large source). Other sources: the Arrow reader."""
         from ..record_fingerprint import batches_fingerprint
         from .base import csv_layout
-        from .fingerprint import CHUNK_ROWS, source_record_fingerprint
+        from .fingerprint import CHUNK_ROWS, is_large_source, source_record_fingerprint
 
         s, d = self.source, self.d
         if s.kind == "csv":
@@ -278,7 +278,7 @@ class DuckDBEngine(Engine):
         else:
             return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
         try:
-            return batches_fingerprint(self.con.sql(relation).to_arrow_reader(CHUNK_ROWS))
+            return batches_fingerprint(self.con.sql(relation).to_arrow_reader(CHUNK_ROWS), large=is_large_source(s))
         except _duckdb().Error as exc:
             raise self._read_error(exc) from None
 
