@@ -1076,6 +1076,16 @@ def _worth_drawing_ahead(source: Source) -> bool:
         return False
 
 
+def _import_opendp() -> None:
+    """Import OpenDP (the samplers of a real release); a failure is left to the draw, where it is reported."""
+    try:
+        from ..noise import secure
+
+        secure._opendp()
+    except Exception:  # noqa: BLE001 - the draw imports it again and says why it cannot
+        pass
+
+
 class _StepTimes:
     """Wall seconds of the phases of a release (ledger, scan, aggregate, noise, write), said as one progress
     line at the end, so an operator (and benchmarks/bench_release_scale.py, which sets them beside the bare
@@ -1247,6 +1257,10 @@ def _run_in_slot(  # noqa: C901
             times.phase("scan"),
         ):
             eng.prepare()
+        if acct is not None:
+            # OpenDP's import (about 0.08 s, most of it opendp.prelude's extras) runs beside the aggregate, which
+            # waits in DuckDB without the interpreter lock and leaves CPU idle, instead of ahead of the first draw
+            threading.Thread(target=_import_opendp, name="dpcore-import-opendp", daemon=True).start()
         aggregates = {}
         for s in plan.statistics:
             with (
