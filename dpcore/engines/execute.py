@@ -90,7 +90,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..noise import ahead as noise_ahead
+from ..noise.ahead import AHEAD_MIN_SOURCE_BYTES
 from ..plan import ReleasePlan, StatisticSpec, plan_to_dict, plan_to_toml
 from ..published import published_table
 from ..release_card import card_bytes_estimate, write_release_card
@@ -1060,10 +1060,6 @@ def run_plan(
             init_ledger=init_ledger,
             ahead_report=ahead_report,
         )
-
-
-#: smallest source whose noise is drawn ahead (dpcore.noise.ahead.AHEAD_MIN_SOURCE_BYTES: the reason is there)
-AHEAD_MIN_SOURCE_BYTES = noise_ahead.AHEAD_MIN_SOURCE_BYTES
 
 
 def _worth_drawing_ahead(source: Source) -> bool:
