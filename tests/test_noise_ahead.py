@@ -252,3 +252,56 @@ def test_the_command_line_exits_with_its_code_after_the_atexit_handlers():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_ROOT)
     assert out.returncode == 3
     assert out.stdout == "said atexit ran\n" and out.stderr == "err"
+
+
+def test_a_command_line_release_with_its_reserve_started_before_the_engines(tmp_path, monkeypatch, capsys):
+    """The whole command, in this process: the reserve started from the plan alone is the one the release takes
+    from (one reserve, at the histogram's scale), the record's measurement is OpenDP's, and nothing is left
+    running after the command."""
+    import pandas as pd
+
+    from dpcore import cli
+    from dpcore.engines import execute
+
+    rng = np.random.default_rng(9)
+    pd.DataFrame(
+        {"earnings": np.round(rng.lognormal(10.5, 0.8, 3000)), "state": rng.choice(["CO", "TX", "UT"], 3000)}
+    ).to_parquet(tmp_path / "d.parquet", index=False)
+    _write_plan(tmp_path / "plan.toml", epsilon=1.0)
+    monkeypatch.setattr(noise_ahead, "AHEAD_MIN_SOURCE_BYTES", 0)  # the command line's glance: a large source
+    monkeypatch.setattr(execute, "AHEAD_MIN_SOURCE_BYTES", 0)
+    started, callers = [], []
+    init = noise_ahead.NoiseAhead.__init__
+
+    def recording(self, scale, **kw):
+        import inspect
+
+        started.append(scale)
+        callers.append({frame.function for frame in inspect.stack()})
+        init(self, scale, **kw)
+
+    monkeypatch.setattr(noise_ahead.NoiseAhead, "__init__", recording)
+    code = cli.main(
+        [
+            "release",
+            str(tmp_path / "plan.toml"),
+            "--data",
+            str(tmp_path / "d.parquet"),
+            "--out",
+            str(tmp_path / "out"),
+            "--ledger",
+            f"sqlite:///{tmp_path / 'l.db'}",
+            "--init-ledger",
+            "--quiet",
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    assert started == [2.0], "one reserve, at the histogram's scale"
+    assert "run_plan" not in callers[0], "started from the plan alone, before the release ran"
+    assert noise_ahead._REGISTRY == {}
+    import json
+
+    record = json.loads((tmp_path / "out" / "release_record.json").read_text())
+    stat = record["statistics"][0]
+    assert "make_laplace(vector_domain(atom_domain(T=i64))" in stat["measurement"]
+    assert stat["map_epsilon"] == pytest.approx(1.0)
