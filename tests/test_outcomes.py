@@ -63,3 +63,25 @@ def test_a_new_outcome_under_the_same_key_is_not_taken_for_the_old_one():
     assert _successes(at) == ["made 2"]
     at.run()
     assert _successes(at) == []
+
+
+FRAGMENT_RUN_SCRIPT = f"""
+import sys
+sys.path.insert(0, {str(REPO)!r})
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from ui.notices import outcome_to_show
+
+st.session_state.setdefault("outcome", "made")
+# what a fragment's own rerun sets (AppTest always runs the whole script): app.py's run_completed does not run
+get_script_run_ctx().fragment_ids_this_run = ["a fragment"]
+shown = outcome_to_show("outcome")
+st.success(str(shown))
+st.write(str("outcome" in st.session_state))
+"""
+
+
+def test_in_a_fragment_rerun_the_outcome_is_taken_at_once():
+    at = AppTest.from_string(FRAGMENT_RUN_SCRIPT, default_timeout=30).run()
+    assert _successes(at) == ["made"]
+    assert [m.value for m in at.markdown] == ["False"], "taken: no completed run would mark it shown"

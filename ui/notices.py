@@ -62,10 +62,14 @@ def outcome_to_show(key: str) -> object | None:
     Taking it at the first run that reads it would lose it whenever that run is stopped halfway by the
     next message from the browser (a double click's second click, a widget changed meanwhile): Streamlit
     then starts a new run, and the browser drops what the stopped run drew. The object itself is
-    remembered, so a new outcome stored under the same key meanwhile is never taken for the old one."""
+    remembered, so a new outcome stored under the same key meanwhile is never taken for the old one. In a
+    fragment's own rerun (app.py does not run: nothing would mark it shown) it is taken at once."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     state = st.session_state
+    ctx = get_script_run_ctx()
+    if ctx is not None and ctx.fragment_ids_this_run:
+        return state.pop(key, None)
     shown = state.get(_OUTCOMES_SHOWN) or {}
     value = state.get(key)
     if key in shown:
@@ -74,7 +78,7 @@ def outcome_to_show(key: str) -> object | None:
             state.pop(key, None)
             return None
     if value is not None:
-        cursors = getattr(get_script_run_ctx(), "cursors", None)
+        cursors = getattr(ctx, "cursors", None)
         run, drawn = state.get(_OUTCOMES_DRAWN, (None, {}))
         if run is not cursors:
             drawn = {}
