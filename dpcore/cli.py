@@ -239,9 +239,13 @@ def exit_after_command(code: int) -> NoReturn:
     import atexit
     import threading
 
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
+    shutdown = getattr(threading, "_shutdown", None)  # what the interpreter's exit calls first: it also tells
+    if callable(shutdown):  # thread pools kept by libraries to stop (threading._register_atexit), then joins
+        shutdown()
+    else:  # pragma: no cover - every CPython has it
+        for thread in threading.enumerate():
+            if thread is not threading.main_thread() and not thread.daemon:
+                thread.join()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
