@@ -63,7 +63,9 @@ def outcome_to_show(key: str) -> object | None:
     next message from the browser (a double click's second click, a widget changed meanwhile): Streamlit
     then starts a new run, and the browser drops what the stopped run drew. The object itself is
     remembered, so a new outcome stored under the same key meanwhile is never taken for the old one. In a
-    fragment's own rerun (app.py does not run: nothing would mark it shown) it is taken at once."""
+    fragment's own rerun (app.py does not run: nothing would mark it shown) it is taken at once. A run ended by
+    ``st.stop()`` marks nothing either (Streamlit ignores session-state writes after it): an outcome drawn before
+    the stop is drawn once more by the next run."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     state = st.session_state
