@@ -56,3 +56,35 @@ def test_empty_and_no_cells():
     assert sort_cells(empty, ["a"]).empty
     frame = pd.DataFrame({"n": [3, 1]})
     pd.testing.assert_frame_equal(sort_cells(frame, []), frame)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_arrow_table_gives_the_frame_of_its_pandas_conversion(seed):
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    n = 3_000
+    labels = [v if isinstance(v, str) else None for v in LABELS]
+    table = pa.table(
+        {
+            "a": pa.array(rng.choice(np.array(labels, dtype=object), n).tolist(), type=pa.string()),
+            "bin": pa.array(rng.integers(0, 21, n), type=pa.int32()),
+            "b": pa.array(rng.choice(np.array(labels[:6], dtype=object), n).tolist(), type=pa.large_string()),
+            "count": pa.array(np.arange(n), type=pa.int64()),  # tells tied rows apart: the sort must be stable
+        }
+    )
+    chunked = pa.concat_tables([table.slice(0, 1_000), table.slice(1_000)])  # an engine's batches
+    want = sort_cells(table.to_pandas(), ["a", "b"])
+    pd.testing.assert_frame_equal(sort_cells(chunked, ["a", "b"]), want)
+    pd.testing.assert_frame_equal(want, _reference(table.to_pandas(), ["a", "b"]))
+    got = sort_cells(table, ["b"])
+    assert len({id(v) for v in got["b"] if v is not None}) == len({v for v in labels[:6] if v is not None})
+
+
+def test_an_arrow_table_of_non_text_labels_or_no_rows():
+    import pyarrow as pa
+
+    with pytest.raises(TypeError, match="cell labels must be text"):
+        sort_cells(pa.table({"a": pa.array([1, 2]), "n": pa.array([3, 4])}), ["a"])
+    empty = pa.table({"a": pa.array([], type=pa.string()), "n": pa.array([], type=pa.int64())})
+    assert sort_cells(empty, ["a"]).empty and list(sort_cells(empty, ["a"]).columns) == ["a", "n"]

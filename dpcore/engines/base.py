@@ -599,33 +599,74 @@ def gini_cell(sorted_x: np.ndarray, *, lower: float, upper: float, beta: float) 
     return n, g, float(ss.value)
 
 
-def sort_cells(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+def sort_cells(frame: Any, by: Sequence[str]) -> pd.DataFrame:
     """Rows sorted by cell labels as text (missing first; a stable sort): the canonical order in which noise is
     drawn. The label columns come back as object arrays of ``str`` (``None`` for missing) in which a label is one
-    Python object however many rows carry it (:func:`_shared_labels`): the 600,600-row PSEO-like histogram holds
-    1.8M labels of 28,600 cells, 150 MB as one object per value (what ``astype(object)`` made), 15 MB shared."""
+    Python object however many rows carry it (:func:`_ranked_labels`): the 600,600-row PSEO-like histogram holds
+    1.8M labels of 28,600 cells, 150 MB as one object per value (what ``astype(object)`` made), 15 MB shared.
+
+    ``frame``: a pandas DataFrame, or a pyarrow Table straight from the engine (the same frame as sorting
+    ``table.to_pandas()``, without pandas' conversion of the label columns: 0.14 s of the 10M-row histogram)."""
+    if _is_arrow_table(frame):
+        return _sort_arrow_cells(frame, by)
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
-    if isinstance(by, str) or not isinstance(by, (list, tuple)) or not all(isinstance(c, str) for c in by):
-        raise TypeError("by must be a list of column names")
+    _check_by(by)
     if not by or frame.empty:
         return frame.reset_index(drop=True)
     out = frame.copy(deep=False)
     ranks = []
     for col in by:
-        labels, rank = _shared_labels(out[col])
+        codes, uniques = pd.factorize(out[col], use_na_sentinel=True)
+        labels, rank = _ranked_labels(codes, np.asarray(uniques, dtype=object))
         out[col] = pd.Series(labels, index=out.index, dtype=object)  # object: pandas would infer its str dtype
         ranks.append(rank)
     order = np.lexsort(ranks[::-1])  # stable; the first column is the primary key
     return out.take(order).reset_index(drop=True)
 
 
-def _shared_labels(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(labels, rank) of one cell-label column: an object array holding one ``str`` per distinct label (``None``
-    for missing), and each row's rank in text order (missing -1: first). Text order is Python's ``str`` order
-    (code points), as sorting the object values does."""
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    distinct = np.asarray(uniques, dtype=object)
+def _check_by(by: Any) -> None:
+    if isinstance(by, str) or not isinstance(by, (list, tuple)) or not all(isinstance(c, str) for c in by):
+        raise TypeError("by must be a list of column names")
+
+
+def _is_arrow_table(frame: Any) -> bool:
+    return type(frame).__module__.startswith("pyarrow") and type(frame).__name__ == "Table"
+
+
+def _sort_arrow_cells(table: Any, by: Sequence[str]) -> pd.DataFrame:
+    """:func:`sort_cells` of a pyarrow Table: each label column dictionary-encoded by Arrow (its distinct labels
+    once), the other columns converted by Arrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    _check_by(by)
+    others = [c for c in table.column_names if c not in by]
+    rest = table.select(others).to_pandas() if others else pd.DataFrame(index=pd.RangeIndex(table.num_rows))
+    if not by or table.num_rows == 0:
+        return sort_cells(table.to_pandas(), by)
+    ranks, labels_of = [], {}
+    for col in by:
+        column = table.column(col)
+        if not (
+            pa.types.is_string(column.type) or pa.types.is_large_string(column.type) or pa.types.is_null(column.type)
+        ):
+            raise TypeError(f"cell labels must be text, got {column.type}")  # engine bug, not user input
+        encoded = pc.dictionary_encode(column).combine_chunks()
+        codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        labels_of[col], rank = _ranked_labels(codes, np.asarray(encoded.dictionary.to_pylist(), dtype=object))
+        ranks.append(rank)
+    order = np.lexsort(ranks[::-1])
+    out = pd.DataFrame(
+        {c: pd.Series(labels_of[c], dtype=object) if c in labels_of else rest[c] for c in table.column_names}
+    )
+    return out.take(order).reset_index(drop=True)
+
+
+def _ranked_labels(codes: np.ndarray, distinct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, rank) of one cell-label column given as ``codes`` into its ``distinct`` labels (-1: missing): an
+    object array holding one ``str`` per distinct label (``None`` for missing), and each row's rank in text order
+    (missing -1: first). Text order is Python's ``str`` order (code points), as sorting the object values does."""
     bad = [v for v in distinct if not isinstance(v, str)]
     if bad:
         raise TypeError(f"cell labels must be text, got {type(bad[0]).__name__}")  # engine bug, not user input

@@ -287,8 +287,19 @@ class DuckDBEngine(Engine):
         frame = self._sql(query).df()
         return sort_cells(frame, by)
 
+    def _arrow_frame(self, query: str, by: Sequence[str]) -> pd.DataFrame:
+        """:meth:`_frame` from the query's Arrow result: :func:`sort_cells` encodes the label columns itself,
+        without pandas' conversion of them (0.14 s of the 600,600-row histogram); integer columns only (no
+        missing values to convert differently)."""
+        self.prepare()
+        try:
+            table = self.con.sql(query).to_arrow_table()
+        except _duckdb().Error as exc:
+            raise self._read_error(exc) from None
+        return sort_cells(table, by)
+
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
-        frame = self._frame(sqlmod.histogram_sql(self.d, by, edges), by)
+        frame = self._arrow_frame(sqlmod.histogram_sql(self.d, by, edges), by)
         frame["bin"] = frame["bin"].astype(np.int64)
         frame["count"] = frame["count"].astype(np.int64)
         return frame
