@@ -34,6 +34,7 @@ from .base import (
     missing_income_refused,
     negative_income_refused,
     shown,
+    sort_arrow_cells,
     sort_cells,
     stage_postgres,
 )
@@ -292,11 +293,14 @@ class DuckDBEngine(Engine):
         without pandas' conversion of them (0.14 s of the 600,600-row histogram); integer columns only (no
         missing values to convert differently)."""
         self.prepare()
-        try:
-            table = self.con.sql(query).to_arrow_table()
-        except _duckdb().Error as exc:
-            raise self._read_error(exc) from None
-        return sort_cells(table, by)
+
+        def fetch() -> Any:
+            try:
+                return self.con.sql(query).to_arrow_table()
+            except _duckdb().Error as exc:
+                raise self._read_error(exc) from None
+
+        return sort_arrow_cells(fetch, by)
 
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
         frame = self._arrow_frame(sqlmod.histogram_sql(self.d, by, edges), by)
