@@ -87,4 +87,8 @@ def test_an_arrow_table_of_non_text_labels_or_no_rows():
     with pytest.raises(TypeError, match="cell labels must be text"):
         sort_cells(pa.table({"a": pa.array([1, 2]), "n": pa.array([3, 4])}), ["a"])
     empty = pa.table({"a": pa.array([], type=pa.string()), "n": pa.array([], type=pa.int64())})
-    assert sort_cells(empty, ["a"]).empty and list(sort_cells(empty, ["a"]).columns) == ["a", "n"]
+    got = sort_cells(empty, ["a"])
+    assert got.empty and list(got.columns) == ["a", "n"]
+    assert got["a"].dtype == object, "the labels of an empty result are object, as the pandas path makes them"
+    pandas_empty = pd.DataFrame({"a": pd.Series([], dtype=object), "n": pd.Series([], dtype=np.int64)})
+    pd.testing.assert_frame_equal(got, sort_cells(pandas_empty, ["a"]))

@@ -646,7 +646,10 @@ def sort_arrow_cells(fetch: Callable[[], Any], by: Sequence[str]) -> pd.DataFram
     _check_by(by)
     table = fetch()
     if not by or table.num_rows == 0:
-        return sort_cells(table.to_pandas(), by)
+        frame = table.to_pandas()
+        for col in by:  # the label columns of an empty result: object, as sort_cells makes them
+            frame[col] = pd.Series(frame[col].tolist(), index=frame.index, dtype=object)
+        return sort_cells(frame, by)
     names = table.column_names
     ranks, labels_of = [], {}
     for col in by:
