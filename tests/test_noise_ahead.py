@@ -104,9 +104,15 @@ def test_the_sum_saturates_like_opendp():
     assert secure._saturating_add(counts, noise).tolist() == [info.max, info.min, -2, info.max]
 
 
-def _recording(init, started):
+def _recording(init, started, callers=None):
+    """``NoiseAhead.__init__`` that records each scale (and, with ``callers``, the functions on the stack)."""
+
     def wrapped(self, scale, **kw):
         started.append(scale)
+        if callers is not None:
+            import inspect
+
+            callers.append({frame.function for frame in inspect.stack()})
         init(self, scale, **kw)
 
     return wrapped
@@ -274,16 +280,9 @@ def test_a_command_line_release_with_its_reserve_started_before_the_engines(tmp_
     monkeypatch.setattr(noise_ahead, "AHEAD_MIN_SOURCE_BYTES", 0)  # the command line's glance: a large source
     monkeypatch.setattr(execute, "AHEAD_MIN_SOURCE_BYTES", 0)
     started, callers = [], []
-    init = noise_ahead.NoiseAhead.__init__
-
-    def recording(self, scale, **kw):
-        import inspect
-
-        started.append(scale)
-        callers.append({frame.function for frame in inspect.stack()})
-        init(self, scale, **kw)
-
-    monkeypatch.setattr(noise_ahead.NoiseAhead, "__init__", recording)
+    monkeypatch.setattr(
+        noise_ahead.NoiseAhead, "__init__", _recording(noise_ahead.NoiseAhead.__init__, started, callers)
+    )
     code = cli.main(
         [
             "release",

@@ -403,6 +403,16 @@ class Source:
             raise DPInputError(f"a {self.kind} source needs a query (the rows to release from)")
         return self.query
 
+    def file_bytes(self) -> int | None:
+        """The total size of the source's files; None for a database source or a file that cannot be read now
+        (what a caller choosing how to read it falls back from)."""
+        if not self.paths:
+            return None
+        try:
+            return sum(os.path.getsize(p) for p in self.paths)
+        except OSError:
+            return None
+
     def describe(self) -> str:
         """A description for the record (a database URL without its password)."""
         if self.kind == "postgresql":

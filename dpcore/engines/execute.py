@@ -1066,10 +1066,8 @@ def _worth_drawing_ahead(source: Source) -> bool:
     """Whether the scan of ``source`` is long enough to draw noise beside it (a database query: assumed so)."""
     if not source.paths:
         return True
-    try:
-        return sum(os.path.getsize(p) for p in source.paths) >= AHEAD_MIN_SOURCE_BYTES
-    except OSError:
-        return False
+    size = source.file_bytes()
+    return size is not None and size >= AHEAD_MIN_SOURCE_BYTES
 
 
 def _import_opendp() -> None:

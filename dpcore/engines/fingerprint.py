@@ -27,10 +27,8 @@ LARGE_SOURCE_BYTES = 32 * 2**20
 
 def is_large_source(source: Source) -> bool:
     """Whether ``source``'s files are large enough to fingerprint on every core from the first row."""
-    try:
-        return bool(source.paths) and sum(os.path.getsize(p) for p in source.paths) >= LARGE_SOURCE_BYTES
-    except OSError:
-        return False
+    size = source.file_bytes()
+    return size is not None and size >= LARGE_SOURCE_BYTES
 
 
 def arrow_record_batches(
