@@ -17,6 +17,7 @@ Public API (kept stable; outside checks use these names)::
     acct.spent_epsilon(); acct.remaining_epsilon(); acct.entries(); acct.cap; acct.export("csv")
     db.verify()                                           # VerifyReport: integrity, schema, hash chain
     ledger.dataset_fingerprint(path_or_bytes, "income", group_column=None)
+    ledger.dataset_fingerprints(path_or_bytes, db.record_fingerprint_versions)  # what attach_source takes
 
 Where the ledger lives (:func:`default_url`): the URL given to :func:`open_ledger`; else the
 environment variable ``DPCORE_LEDGER_URL``; else the SQLite file
@@ -39,7 +40,9 @@ What is guaranteed:
   with its caps (:meth:`LedgerDB.register_population`, ``python -m dpcore ledger population add``);
   data sources attach to one population by the record-canonical :func:`dataset_fingerprint` of their
   records (:meth:`LedgerDB.attach_source`), so the same records under another name, re-saved or
-  converted, or with another income column, find the same budget (docs/ledger.md, "Populations").
+  converted, or with another income column, find the same budget (docs/ledger.md, "Populations"). The
+  fingerprint versions a ledger computes are fixed in it (schema 4): version 2, and version 1 beside it for a
+  ledger whose sources were attached by version 1 (:attr:`LedgerDB.record_fingerprint_versions`).
 * **Accounts** are keyed by an id (a population's name; for old app accounts a fingerprint of the
   file's bytes) and carry a human label. The cap (epsilon, and delta for approximate-DP / zCDP releases)
   is fixed when the account is created and stored with it; opening the account with another cap is
@@ -121,14 +124,17 @@ __all__ = [
     "default_url",
     "default_path",
     "dataset_fingerprint",
+    "dataset_fingerprints",
     "ENV_VAR",
 ]
 
 #: Environment variable naming the ledger database URL.
 ENV_VAR = "DPCORE_LEDGER_URL"
 #: 1: tables and append-only triggers; 2: hash chain (prev_hash, entry_hash, result_hash), every table
-#: append-only (the key table included), insert guards.
-SCHEMA_VERSION = 3
+#: append-only (the key table included), insert guards; 3: populations and sources; 4: the record fingerprint
+#: versions the ledger computes (``dpcore_meta.record_fingerprints``; dpcore before it refuses the ledger, so a
+#: source is never looked up by a version the ledger does not hold).
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 60.0
 #: a wait for the ledger's lock longer than this is reported to ``on_wait`` (then every LOCK_NOTE_EVERY_S)
 LOCK_NOTE_AFTER_S = 1.0
@@ -281,17 +287,21 @@ def init_ledger(url: str | os.PathLike | None = None, *, on_wait: OnWait | None 
     return LedgerDB(backend, on_wait=on_wait)
 
 
-def dataset_fingerprint(data: Any, income_column: str | None = None, group_column: str | None = None) -> str:
+def dataset_fingerprint(
+    data: Any, income_column: str | None = None, group_column: str | None = None, *, version: int | None = None
+) -> str:
     """The record-canonical fingerprint (64 hex) of a data source: what attaches it to its population.
 
     ``data``: a pandas DataFrame (parsed records, e.g. an upload), a path to a CSV (optionally .gz/.zst/.bz2)
     or Parquet file (a ``str`` is a path), or a file's bytes (parsed as the app parses an upload,
     :func:`dpcore.data.read_table`). The same records give the same fingerprint whatever their row order,
     line ends, quoting, encoding, number spelling or file format (:mod:`dpcore.record_fingerprint` defines
-    the canonical row text exactly). Every column counts, so ``income_column`` and ``group_column`` do not
+    the canonical values exactly). Every column counts, so ``income_column`` and ``group_column`` do not
     change it: they are accepted (and checked) only so that older calls keep working -- another income
     column of the same records is the same people, hence the same source. The hash is one-way, but it is a
     hash of confidential records: it stays in the ledger, never in a release record or an export.
+    ``version``: the definition (default: the newest, ``record_fingerprint.LATEST_VERSION``); a ledger that
+    holds version-1 sources reads both: :func:`dataset_fingerprints` with ``db.record_fingerprint_versions``.
     """
     from . import record_fingerprint as records
 
@@ -299,21 +309,33 @@ def dataset_fingerprint(data: Any, income_column: str | None = None, group_colum
         raise DPInputError("income_column must be the (non-empty) name of the income column, or None")
     if group_column is not None and (not isinstance(group_column, str) or not group_column.strip()):
         raise DPInputError("group_column must be a non-empty column name or None")
+    chosen = records.LATEST_VERSION if version is None else version
+    return dataset_fingerprints(data, (chosen,)).of(chosen)
+
+
+def dataset_fingerprints(data: Any, versions: Any = None) -> Any:
+    """The record fingerprints of a data source (as :func:`dataset_fingerprint` reads it) in each of ``versions``
+    (default: every version, ``record_fingerprint.VERSIONS``), in one pass: a
+    :class:`dpcore.record_fingerprint.RecordFingerprints`, what :meth:`LedgerDB.attach_source` and
+    :meth:`LedgerDB.source_population` take."""
+    from . import record_fingerprint as records
+
+    versions = records.check_versions(records.VERSIONS if versions is None else versions)
     import pandas as pd
 
     if isinstance(data, pd.DataFrame):
-        return records.frame_fingerprint(data)
+        return records.frame_fingerprints(data, versions)
     if isinstance(data, (bytes, bytearray, memoryview)):
         if len(data) == 0:
             raise DPInputError("the dataset is empty (0 bytes): there is nothing to fingerprint")
         from .data import read_table
 
         frame, _notes = read_table(bytes(data))
-        return records.frame_fingerprint(frame)
-    if isinstance(data, (str, os.PathLike)):  # read as the engines read it: the same records, the same text
-        from .engines.fingerprint import file_fingerprint
+        return records.frame_fingerprints(frame, versions)
+    if isinstance(data, (str, os.PathLike)):  # read as the engines read it: the same records, the same values
+        from .engines.fingerprint import file_fingerprints
 
-        return file_fingerprint(data)
+        return file_fingerprints(data, versions)
     raise TypeError(f"data must be a DataFrame, bytes or a file path, got {type(data).__name__}")
 
 
@@ -716,6 +738,32 @@ class _Backend:
             self._migrate_1_to_2(conn, record=record)
         if version < 3:
             self._migrate_2_to_3(conn, record=record)
+        if version < 4:
+            self._migrate_3_to_4(conn, record=record)
+
+    def _migrate_3_to_4(self, conn: Any, *, record: bool) -> None:
+        """The record fingerprint versions the ledger computes for every source it sees, fixed here: version 2
+        only for a ledger without record sources (a new one), versions 1 and 2 for a ledger whose sources were
+        attached by their version-1 fingerprint. A re-saved copy of such a source (or the same file under
+        another plan name) must still find its population, and only its version-1 fingerprint is attached."""
+        ph = self.ph
+        legacy = conn.execute(
+            f"SELECT COUNT(*) FROM dpcore_sources WHERE software NOT LIKE {ph}", ("%" + FILE_BYTES_MARK,)
+        ).fetchone()[0]
+        versions = [1, 2] if legacy else [2]
+        conn.execute(
+            f"INSERT INTO dpcore_meta(key, value) VALUES ('record_fingerprints', {ph})", (json.dumps(versions),)
+        )
+        self._set_schema_version(conn, 4)
+        if record:
+            conn.execute(
+                f"INSERT INTO dpcore_meta(key, value) VALUES ('migrated_3_to_4', {ph})",
+                (json.dumps({"time": _now(), "record_fingerprints": versions, "software": f"dpcore {__version__}"}),),
+            )
+
+    def _set_schema_version(self, conn: Any, version: int) -> None:  # pragma: no cover - abstract
+        """Write the schema version: the one UPDATE of the key table, its guard lifted inside the transaction."""
+        raise NotImplementedError
 
     def _migrate_2_to_3(self, conn: Any, *, record: bool) -> None:
         """Populations and sources. Every existing account becomes a population with its cap and history:
@@ -1126,6 +1174,11 @@ class _SqliteBackend(_Backend):
         for sql in _sqlite_v2_triggers().values():
             conn.execute(sql)
 
+    def _set_schema_version(self, conn: Any, version: int) -> None:
+        conn.execute("DROP TRIGGER IF EXISTS dpcore_meta_no_update")
+        conn.execute("UPDATE dpcore_meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+        conn.execute(_sqlite_v2_triggers()["dpcore_meta_no_update"])
+
     def _create_population_tables(self, conn: Any) -> None:
         for stmt in _split_sql(_SQLITE_V3):
             conn.execute(stmt)
@@ -1429,6 +1482,14 @@ class _PostgresBackend(_Backend):
         for name, when in _PG_TRIGGERS.items():
             conn.execute(f"CREATE TRIGGER {name} {when} EXECUTE FUNCTION dpcore_refuse_change()")
 
+    def _set_schema_version(self, conn: Any, version: int) -> None:
+        conn.execute("DROP TRIGGER IF EXISTS dpcore_meta_append_only ON dpcore_meta")
+        conn.execute("UPDATE dpcore_meta SET value = %s WHERE key = 'schema_version'", (str(version),))
+        conn.execute(
+            f"CREATE TRIGGER dpcore_meta_append_only {_PG_TRIGGERS['dpcore_meta_append_only']} "
+            "EXECUTE FUNCTION dpcore_refuse_change()"
+        )
+
     def _create_population_tables(self, conn: Any) -> None:
         for stmt in _PG_V3:
             conn.execute(stmt)
@@ -1563,6 +1624,12 @@ def check_population_name(name: Any) -> str:
 
 #: the end of the ``software`` text of a source row that is a byte key, not a record fingerprint
 FILE_BYTES_MARK = " (file bytes)"
+#: the end of the ``software`` text of a record fingerprint of version N (schema 4 on; the sources of schema 3
+#: carry no mark: they are version 1)
+RECORDS_MARK = " (records v{version})"
+#: ... and of a record fingerprint attached to a source the ledger already held by another version (a version-1
+#: source of schema 3 seen again): :meth:`LedgerDB.source_count` counts the source once
+KNOWN_SOURCE_MARK = ", known)"
 
 
 def _check_fingerprint(fingerprint: Any) -> str:
@@ -1651,6 +1718,7 @@ class LedgerDB:
     def __init__(self, backend: _Backend, on_wait: OnWait | None = None) -> None:
         self._backend = backend
         self._on_wait = on_wait
+        self._record_versions: tuple[int, ...] | None = None
 
     @property
     def backend(self) -> str:
@@ -1819,59 +1887,117 @@ class LedgerDB:
             row = conn.execute(f"SELECT name FROM dpcore_populations WHERE dataset_id = {ph}", (dataset_id,)).fetchone()
         return None if row is None else row[0]
 
-    def source_population(self, fingerprint: str) -> Account | None:
-        """The account of the population the source with this record fingerprint is attached to, or None."""
-        fingerprint = _check_fingerprint(fingerprint)
+    @property
+    def record_fingerprint_versions(self) -> tuple[int, ...]:
+        """The record fingerprint versions (:mod:`dpcore.record_fingerprint`) this ledger computes for every source,
+        fixed when the ledger was created or upgraded to schema 4: (2,), or (1, 2) for a ledger whose sources were
+        attached by version 1. :meth:`attach_source` wants each of them."""
+        from . import record_fingerprint as _records
+
+        if self._record_versions is None:
+            with self._backend.reading() as conn:
+                row = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'record_fingerprints'").fetchone()
+            try:
+                self._record_versions = _records.check_versions(json.loads(row[0]))
+            except (TypeError, ValueError):
+                raise LedgerCorrupt(
+                    f"the ledger database ({self.describe()}) does not say which record fingerprints it computes "
+                    "(dpcore_meta.record_fingerprints): restore it from a backup (docs/ledger.md)"
+                ) from None
+        return self._record_versions
+
+    def _fingerprints_of(self, fingerprint: Any) -> list[tuple[int, str]]:
+        """(version, hex) of each record fingerprint this ledger reads, from one hex (the newest version's) or a
+        :class:`~dpcore.record_fingerprint.RecordFingerprints`; refuses one that lacks a version the ledger reads."""
+        from . import record_fingerprint as _records
+
+        versions = self.record_fingerprint_versions
+        if isinstance(fingerprint, _records.RecordFingerprints):
+            missing = [v for v in versions if v not in fingerprint.versions]
+            if missing:
+                raise ValueError(
+                    f"this ledger computes the record fingerprint versions {list(versions)} for every source; "
+                    f"version(s) {missing} were not computed: use ledger.dataset_fingerprints(data, "
+                    "db.record_fingerprint_versions)"
+                )
+            return [(v, _check_fingerprint(fingerprint.of(v))) for v in versions]
+        if versions != (_records.LATEST_VERSION,):
+            raise ValueError(
+                f"this ledger computes the record fingerprint versions {list(versions)} for every source (it holds "
+                "sources attached by version 1): pass ledger.dataset_fingerprints(data, db.record_fingerprint_versions), "
+                "not one fingerprint"
+            )
+        return [(_records.LATEST_VERSION, _check_fingerprint(fingerprint))]
+
+    def source_population(self, fingerprint: Any) -> Account | None:
+        """The account of the population the source with this record fingerprint is attached to, or None.
+        ``fingerprint``: a :class:`~dpcore.record_fingerprint.RecordFingerprints` with every version this ledger
+        reads, or one hex (a byte key, or the newest version's fingerprint in a ledger that reads only it)."""
+        from . import record_fingerprint as _records
+
+        if isinstance(fingerprint, _records.RecordFingerprints):
+            keys = [hexdigest for _, hexdigest in self._fingerprints_of(fingerprint)]
+        else:
+            keys = [_check_fingerprint(fingerprint)]
         ph = self._backend.ph
         with self._backend.reading() as conn:
-            row = conn.execute(
-                f"SELECT p.name, s.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created "
-                f"FROM dpcore_sources s JOIN dpcore_accounts a ON a.dataset_id = s.dataset_id "
-                f"LEFT JOIN dpcore_populations p ON p.dataset_id = s.dataset_id "
-                f"WHERE s.fingerprint = {ph}",
-                (fingerprint,),
-            ).fetchone()
-        if row is None:
-            return None
-        return Account(self, row[1], row[2], float(row[3]), float(row[4]), row[5], population=row[0])
+            for key in keys:  # the oldest version first: the one a source attached before an upgrade has
+                row = conn.execute(
+                    f"SELECT p.name, s.dataset_id, a.label, a.cap_epsilon, a.cap_delta, a.created "
+                    f"FROM dpcore_sources s JOIN dpcore_accounts a ON a.dataset_id = s.dataset_id "
+                    f"LEFT JOIN dpcore_populations p ON p.dataset_id = s.dataset_id "
+                    f"WHERE s.fingerprint = {ph}",
+                    (key,),
+                ).fetchone()
+                if row is not None:
+                    return Account(self, row[1], row[2], float(row[3]), float(row[4]), row[5], population=row[0])
+        return None
 
-    def attach_source(self, fingerprint: str, population: str, *, file_bytes: bool = False) -> Account:
-        """Attach the source whose record fingerprint is ``fingerprint`` (:func:`dataset_fingerprint`) to the
-        registered ``population``; returns the population's account. Idempotent for the same population.
+    def attach_source(self, fingerprint: Any, population: str, *, file_bytes: bool = False) -> Account:
+        """Attach the source whose record fingerprints are ``fingerprint`` (:func:`dataset_fingerprints` with
+        :attr:`record_fingerprint_versions`; one hex, :func:`dataset_fingerprint`, in a ledger that reads only the
+        newest version) to the registered ``population``; returns the population's account. Idempotent for the
+        same population.
 
         The same records can belong to one population only: a source already attached to another one (the
         same file under another plan name, a re-saved or reordered copy, another income column of it) is
         refused with :class:`PopulationError` naming the population it belongs to, so a second name never
-        opens a second budget for the same people. Runs under the ledger's write lock (racing first
-        releases of one file under two names: one wins, the other is refused).
+        opens a second budget for the same people. Every version is checked and attached in one transaction
+        under the ledger's write lock (racing first releases of one file under two names: one wins, the other
+        is refused; a source found by one version is never attached elsewhere by another).
 
         ``file_bytes``: ``fingerprint`` is a source's byte key (``engines.fingerprint.source_bytes_key``),
         attached beside its record fingerprint so that the same files need not be fingerprinted again; it is
         kept apart from the record fingerprints in :meth:`source_count`."""
-        fingerprint = _check_fingerprint(fingerprint)
-        software = f"dpcore {__version__}" + (FILE_BYTES_MARK if file_bytes else "")
+        if file_bytes:
+            keys = [(_check_fingerprint(fingerprint), FILE_BYTES_MARK)]
+        else:
+            keys = [(hexdigest, RECORDS_MARK.format(version=v)) for v, hexdigest in self._fingerprints_of(fingerprint)]
         target = self.require_population(population)
         ph = self._backend.ph
+        owners: set[str] = set()
         with self._backend.locked(target.dataset_id, self._on_wait) as conn:
-            row = conn.execute(
-                f"SELECT dataset_id FROM dpcore_sources WHERE fingerprint = {ph}", (fingerprint,)
-            ).fetchone()
-            if row is None:
-                conn.execute(
-                    f"INSERT INTO dpcore_sources(fingerprint, dataset_id, attached, software) "
-                    f"VALUES ({ph}, {ph}, {ph}, {ph}) ON CONFLICT (fingerprint) DO NOTHING",
-                    (fingerprint, target.dataset_id, _now(), software),
-                )
-                row = conn.execute(
-                    f"SELECT dataset_id FROM dpcore_sources WHERE fingerprint = {ph}", (fingerprint,)
-                ).fetchone()
-        if row[0] != target.dataset_id:
-            owner = self.source_population(fingerprint)
-            owner_name = (
-                owner.population
-                if owner is not None and owner.population
-                else (owner.display_name() if owner is not None else "another account")
-            )
+            new = []
+            for key, mark in keys:
+                row = conn.execute(f"SELECT dataset_id FROM dpcore_sources WHERE fingerprint = {ph}", (key,)).fetchone()
+                if row is None:
+                    new.append((key, mark))
+                else:
+                    owners.add(row[0])
+            if owners <= {target.dataset_id}:
+                for key, mark in new:
+                    if owners and not file_bytes:  # the source is attached by another version: counted once
+                        mark = mark[:-1] + KNOWN_SOURCE_MARK
+                    conn.execute(
+                        f"INSERT INTO dpcore_sources(fingerprint, dataset_id, attached, software) "
+                        f"VALUES ({ph}, {ph}, {ph}, {ph}) ON CONFLICT (fingerprint) DO NOTHING",
+                        (key, target.dataset_id, _now(), f"dpcore {__version__}{mark}"),
+                    )
+        others = owners - {target.dataset_id}
+        if others:
+            owner = self.find_account(sorted(others)[0])
+            owner_name = self.population_of_account(owner.dataset_id) if owner is not None else None
+            owner_name = owner_name or (owner.display_name() if owner is not None else "another account")
             raise PopulationError(
                 f"these records already belong to the population {owner_name!r} (the same records, whatever the file's "
                 f"name, row order, line ends or released column), not to {population!r}: one population has one budget. "
@@ -1880,13 +2006,21 @@ class LedgerDB:
         return target
 
     def source_count(self, dataset_id: str) -> int:
-        """How many sources (record fingerprints; not the byte keys beside them) are attached to ``dataset_id``."""
+        """How many sources are attached to ``dataset_id``: record fingerprints, one per source (a version-1 one
+        attached beside its version-2 one, or one attached to a source already held by another version, is not
+        counted again; byte keys are not counted)."""
         ph = self._backend.ph
         with self._backend.reading() as conn:
             return int(
                 conn.execute(
-                    f"SELECT COUNT(*) FROM dpcore_sources WHERE dataset_id = {ph} AND software NOT LIKE {ph}",
-                    (dataset_id, "%" + FILE_BYTES_MARK),
+                    f"SELECT COUNT(*) FROM dpcore_sources WHERE dataset_id = {ph} AND software NOT LIKE {ph} "
+                    f"AND software NOT LIKE {ph} AND software NOT LIKE {ph}",
+                    (
+                        dataset_id,
+                        "%" + FILE_BYTES_MARK,
+                        "%" + RECORDS_MARK.format(version=1),
+                        "%" + KNOWN_SOURCE_MARK,
+                    ),
                 ).fetchone()[0]
             )
 
@@ -1939,6 +2073,15 @@ class LedgerDB:
             version = int(meta.get("schema_version", "0") or 0)
             if version != SCHEMA_VERSION:
                 problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
+            if version >= 4:
+                try:
+                    from . import record_fingerprint as _records
+
+                    _records.check_versions(json.loads(meta.get("record_fingerprints", "")))
+                except (TypeError, ValueError):
+                    problems.append(
+                        "the record fingerprint versions (dpcore_meta.record_fingerprints) are missing or damaged"
+                    )
             missing = sorted(backend.expected_triggers() - backend.trigger_names(conn))
             if missing:
                 problems.append(f"append-only triggers missing (someone dropped them): {', '.join(missing)}")

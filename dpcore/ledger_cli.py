@@ -144,7 +144,7 @@ def _population(args: argparse.Namespace) -> int:
         acct = db.require_population(args.name)
         assert acct.population is not None  # require_population returns a registered population's account
         for path in args.files:
-            db.attach_source(ledger_lib.dataset_fingerprint(path), acct.population)
+            db.attach_source(ledger_lib.dataset_fingerprints(path, db.record_fingerprint_versions), acct.population)
             print(f"attached the records of {path} to the population {acct.population!r}")
         return 0
     populations = db.populations()

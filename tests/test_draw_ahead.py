@@ -69,7 +69,7 @@ def test_the_noise_is_drawn_beside_the_fingerprint_before_the_charge_and_used_af
     events: list[tuple[str, str]] = []
     drawn = threading.Event()
     real_release = execute._released_table
-    real_fingerprint = engine_fingerprint.engine_record_fingerprint
+    real_fingerprint = engine_fingerprint.engine_record_fingerprints
     real_charge = L.Account.charge
 
     def spied_release(plan, s, deferred, rng):
@@ -80,18 +80,18 @@ def test_the_noise_is_drawn_beside_the_fingerprint_before_the_charge_and_used_af
             if len([e for e in events if e[0].startswith("draw")]) == 2:
                 drawn.set()
 
-    def fingerprint_after_the_draw(eng):
+    def fingerprint_after_the_draw(eng, versions):
         # the fingerprint waits for the draw: it can finish only if the draw runs beside it, not after it
         assert drawn.wait(60), "the noise was not drawn while the source was fingerprinted"
         events.append(("fingerprint", threading.current_thread().name))
-        return real_fingerprint(eng)
+        return real_fingerprint(eng, versions)
 
     def spied_charge(self, *args, **kwargs):
         events.append(("charge", threading.current_thread().name))
         return real_charge(self, *args, **kwargs)
 
     monkeypatch.setattr(execute, "_released_table", spied_release)
-    monkeypatch.setattr(execute, "engine_record_fingerprint", fingerprint_after_the_draw)
+    monkeypatch.setattr(execute, "engine_record_fingerprints", fingerprint_after_the_draw)
     monkeypatch.setattr(L.Account, "charge", spied_charge)
     result, progress = _release(_plan(), data, tmp_path, "out", url, init_ledger=True)
     names = [e[0] for e in events]
@@ -123,14 +123,14 @@ def test_a_refusal_before_the_charge_writes_and_charges_nothing_though_the_noise
         finally:
             drawn.set()
 
-    real_fingerprint = engine_fingerprint.engine_record_fingerprint
+    real_fingerprint = engine_fingerprint.engine_record_fingerprints
 
-    def fingerprint_after_a_draw(eng):
+    def fingerprint_after_a_draw(eng, versions):
         assert drawn.wait(60)
-        return real_fingerprint(eng)
+        return real_fingerprint(eng, versions)
 
     monkeypatch.setattr(execute, "_released_table", noted)
-    monkeypatch.setattr(execute, "engine_record_fingerprint", fingerprint_after_a_draw)
+    monkeypatch.setattr(execute, "engine_record_fingerprints", fingerprint_after_a_draw)
     monkeypatch.setattr(execute, "source_bytes_key", lambda source: None)  # fingerprint the records again
     with pytest.raises(L.PopulationError, match="already belong to the population 'households'"):
         _release(_plan("b", "others"), data, tmp_path, "two", url)

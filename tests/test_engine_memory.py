@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.engines import EngineSpec, open_engine, parse_source
-from dpcore.engines.fingerprint import source_record_fingerprint
+from dpcore.engines.fingerprint import source_record_fingerprints
 from dpcore.percentiles import PSEO_BIN_EDGES
 
 
@@ -30,7 +30,7 @@ def test_release_memory_keeps_aggregates_and_fingerprint(tmp_path):
         eng.prepare()
         before = eng.histogram(["state"], PSEO_BIN_EDGES)
         eng.release_memory()
-        assert eng.record_fingerprint() == source_record_fingerprint(source)
+        assert eng.record_fingerprints((1, 2)) == source_record_fingerprints(source, (1, 2))
         after = eng.histogram(["state"], PSEO_BIN_EDGES)  # the source is read (and checked) again on demand
     pd.testing.assert_frame_equal(before, after)
 

@@ -309,19 +309,20 @@ SPARK_ODD_FILES = (
 
 @pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
 def test_the_spark_engine_gives_the_same_record_fingerprint(tmp_path, spark_session):
-    """Spark's partial row-hash sums (mapInPandas) give the population fingerprint of every other reader
+    """Spark's partial row sums (mapInArrow) give the population fingerprint of every other reader
     (tests/test_population.py: the same records as a reordered CRLF CSV and as Parquet); here, in the module's
     one JVM."""
     from test_population import _records, _variants
 
     from dpcore import ledger
-    from dpcore.engines.fingerprint import engine_record_fingerprint
+    from dpcore.engines.fingerprint import engine_record_fingerprint, engine_record_fingerprints
 
     files = _variants(tmp_path)
-    expected = ledger.dataset_fingerprint(_records())
+    expected = ledger.dataset_fingerprints(_records(), (1, 2))  # each version from the partitions' partial sums
     for kind in ("crlf_reordered", "parquet"):
         with open_engine("spark", parse_source(files[kind]), EngineSpec("wage", ())) as eng:
-            assert engine_record_fingerprint(eng) == expected, kind
+            assert engine_record_fingerprints(eng, (1, 2)) == expected, kind
+            assert engine_record_fingerprint(eng) == expected.latest, kind
 
 
 @pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))

@@ -248,7 +248,7 @@ def test_a_schema_1_ledger_is_chained_once_on_open(url):
         assert oct(L._sqlite_path(url).stat().st_mode & 0o777) == "0o600"  # made private at the upgrade
     report = db.verify()
     assert report.ok, report.problems
-    assert report.schema_version == L.SCHEMA_VERSION == 3 and report.entries == 3 and report.results == 1
+    assert report.schema_version == L.SCHEMA_VERSION == 4 and report.entries == 3 and report.results == 1
     assert db.population("old-a").dataset_id == "old-a"  # every old account became a population (migration 2 to 3)
     assert any("3 entries chained when the ledger was upgraded" in n for n in report.notes), report.notes
     a = db.find_account("old-a")

@@ -20,7 +20,12 @@ from dpcore import ledger as L
 from dpcore import planner, release
 from dpcore.data import read_table
 from dpcore.engines import EngineSpec, execute, open_engine, parse_source
-from dpcore.engines.fingerprint import engine_record_fingerprint, source_record_fingerprint
+from dpcore.engines.fingerprint import (
+    engine_record_fingerprint,
+    engine_record_fingerprints,
+    source_record_fingerprint,
+    source_record_fingerprints,
+)
 from dpcore.plan import parse_plan
 from dpcore.validation import DPInputError
 
@@ -101,16 +106,19 @@ def _release(plan, path, tmp_path, url, name, engine="duckdb"):
 def test_every_engine_and_the_app_give_one_fingerprint_for_the_same_records(tmp_path):
     files = _variants(tmp_path)
     spec = EngineSpec("wage", ())
-    expected = L.dataset_fingerprint(_records())
+    expected = L.dataset_fingerprints(_records(), (1, 2))  # both versions, each the same in every reading
+    assert L.dataset_fingerprint(_records()) == expected.of(2) == expected.latest
     for kind, path in files.items():
         source = parse_source(path)
-        assert source_record_fingerprint(source) == expected, kind
+        assert source_record_fingerprint(source) == expected.latest, kind
+        assert source_record_fingerprints(source, (1, 2)) == expected, kind
         for engine in ("duckdb", "pandas"):
             with open_engine(engine, source, spec) as eng:
-                assert engine_record_fingerprint(eng) == expected, (kind, engine)
+                assert engine_record_fingerprints(eng, (1, 2)) == expected, (kind, engine)
         raw = open(path, "rb").read()
-        assert L.dataset_fingerprint(read_table(raw)[0]) == expected, kind  # the app's parsed upload
-        assert L.dataset_fingerprint(raw, "hours") == expected, kind  # another income column: same people
+        assert L.dataset_fingerprints(read_table(raw)[0], (1, 2)) == expected, kind  # the app's parsed upload
+        assert L.dataset_fingerprint(raw, "hours") == expected.latest, kind  # another income column: same people
+        assert L.dataset_fingerprints(path) == expected, kind  # every version by default
     # the key of the app before populations (the file's bytes and income column) gave each copy its own budget
     old_keys = {L.file_bytes_fingerprint(open(p, "rb").read(), "wage") for p in files.values()}
     assert len(old_keys) == len(files) - 1  # only the byte-identical renamed copy shared one
@@ -291,6 +299,7 @@ def _downgrade_to_schema_2(db) -> None:
         backend._drop_triggers(conn)
         conn.execute("DROP TABLE dpcore_sources")
         conn.execute("DROP TABLE dpcore_populations")
+        conn.execute("DELETE FROM dpcore_meta WHERE key = 'record_fingerprints'")
         conn.execute("UPDATE dpcore_meta SET value = '2' WHERE key = 'schema_version'")
         backend._create_triggers(conn)
 
@@ -305,7 +314,7 @@ def test_a_schema_2_ledger_migrates_its_accounts_to_populations(url):
     _downgrade_to_schema_2(db)
     migrated = L.open_ledger(url, create=False)
     report = migrated.verify()
-    assert report.ok and report.schema_version == 3, report.problems
+    assert report.ok and report.schema_version == 4, report.problems
     names = {a.population: a for a in migrated.populations()}
     assert set(names) == {"cps-2023", "survey.csv", f"account-{twin.public_id[:12]}"}
     assert names["cps-2023"].dataset_id == "cps-2023" and names["cps-2023"].spent_epsilon() == 0.5
@@ -435,3 +444,142 @@ def test_the_same_files_again_skip_the_record_fingerprint_and_reach_the_same_dec
     assert key == source_bytes_key(parse_source(files["renamed"])) != source_bytes_key(parse_source(files["parquet"]))
     assert db.source_population(key).dataset_id == acct.dataset_id
     assert key != L.dataset_fingerprint(_records())  # a byte key is never a record fingerprint (domain tag)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Record fingerprint versions: a ledger holding version-1 sources keeps computing version 1
+# ----------------------------------------------------------------------------------------------------
+def _as_schema_3(db, sources: list[tuple[str, str]]) -> None:
+    """Turn a ledger back into one of schema 3 (before fingerprint versions) whose sources ``(version-1
+    fingerprint, dataset id)`` were attached as that software attached them (no version mark)."""
+    backend = db._backend
+    with backend.locked(None) as conn:
+        backend._drop_triggers(conn)
+        ph = backend.ph
+        conn.execute("DELETE FROM dpcore_meta WHERE key = 'record_fingerprints'")
+        conn.execute("UPDATE dpcore_meta SET value = '3' WHERE key = 'schema_version'")
+        for fingerprint, dataset_id in sources:
+            conn.execute(
+                f"INSERT INTO dpcore_sources(fingerprint, dataset_id, attached, software) VALUES ({ph}, {ph}, {ph}, {ph})",
+                (fingerprint, dataset_id, "2026-01-01T00:00:00+00:00", "dpcore 0.9.0"),
+            )
+        backend._create_triggers(conn)
+        if backend.name == "sqlite":  # its _drop_triggers dropped the population tables' triggers too
+            for sql in L._sqlite_v3_triggers().values():
+                conn.execute(sql)
+
+
+def test_a_new_ledger_computes_the_newest_fingerprint_only(url, tmp_path):
+    db = L.open_ledger(url, create=False)
+    assert db.record_fingerprint_versions == (2,)
+    report = db.verify()
+    assert report.ok and report.schema_version == L.SCHEMA_VERSION == 4, report.problems
+    db.register_population("households", 1.0)
+    files = _variants(tmp_path)
+    db.attach_source(L.dataset_fingerprint(files["csv"]), "households")  # one hex: the newest version's
+    assert db.source_population(L.dataset_fingerprints(files["parquet"])).population == "households"
+    with pytest.raises(ValueError, match=r"version\(s\) \[2\] were not computed"):
+        db.source_population(L.dataset_fingerprints(files["csv"], (1,)))
+    assert db.source_count(db.population("households").dataset_id) == 1
+    with db._backend.reading() as conn:
+        marks = {r[0].split(" ", 2)[-1] for r in conn.execute("SELECT software FROM dpcore_sources").fetchall()}
+    assert marks == {"(records v2)"}
+
+
+def test_a_schema_3_ledger_with_version_1_sources_keeps_finding_them(url, tmp_path, capsys):
+    from dpcore import ledger_cli
+    from ui.planner import release_panel
+
+    files = _variants(tmp_path)
+    db = L.open_ledger(url, create=False)
+    db.register_population("households", 3.0)
+    db.register_population("others", 3.0)
+    households = db.population("households").dataset_id
+    _as_schema_3(db, [(L.dataset_fingerprint(files["csv"], version=1), households)])
+    upgraded = L.open_ledger(url, create=False)
+    report = upgraded.verify()
+    assert report.ok and report.schema_version == 4, report.problems
+    assert upgraded.record_fingerprint_versions == (1, 2)
+    with upgraded._backend.reading() as conn:
+        note = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'migrated_3_to_4'").fetchone()[0]
+    assert '"record_fingerprints": [1, 2]' in note
+
+    # a re-saved copy under another population name: found by its version-1 fingerprint, in every path
+    with pytest.raises(L.PopulationError, match="already belong to the population 'households'"):
+        _release(_plan("others", cap=3.0), files["crlf_reordered"], tmp_path, url, "cli")
+    resaved = L.dataset_fingerprints(read_table(open(files["quoted_trailing"], "rb").read())[0])
+    assert release_panel.upload_population_account(upgraded, resaved, None).population == "households"
+    with pytest.raises(L.PopulationError, match="'households'"):
+        release_panel.population_for_release(upgraded, resaved, "others", 3.0, 0.0)
+    assert ledger_cli.main(["population", "attach", "others", files["parquet"], "--ledger", url]) == 2
+    assert "already belong to the population 'households'" in capsys.readouterr().err
+    # one fingerprint (the newest version only) cannot be checked against version-1 sources: refused, not missed
+    with pytest.raises(ValueError, match="holds sources attached by version 1"):
+        upgraded.attach_source(L.dataset_fingerprint(files["parquet"]), "others")
+    with pytest.raises(ValueError, match=r"version\(s\) \[1\] were not computed"):
+        upgraded.source_population(L.dataset_fingerprints(files["parquet"], (2,)))
+    assert upgraded.population("others").spent_epsilon() == 0.0
+    with upgraded._backend.reading() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM dpcore_sources").fetchone()[0] == 1  # nothing attached by refusals
+
+    # released under its own population: the source gains its version-2 fingerprint, still one source
+    _release(_plan("households", cap=3.0), files["parquet"], tmp_path, url, "own")
+    assert upgraded.population("households").spent_epsilon() == pytest.approx(0.5)
+    assert upgraded.source_count(households) == 1
+    again = L.open_ledger(url, create=False)
+    assert again.source_population(L.dataset_fingerprints(files["columns_reordered"])).population == "households"
+    # other records: both versions attached, counted once
+    other = tmp_path / "other.csv"
+    _records(30).to_csv(other, index=False)
+    assert ledger_cli.main(["population", "attach", "others", str(other), "--ledger", url]) == 0
+    assert again.source_count(again.population("others").dataset_id) == 1
+    assert again.verify().ok
+
+
+def test_a_schema_3_ledger_without_sources_computes_the_newest_version(url):
+    db = L.open_ledger(url, create=False)
+    db.register_population("households", 1.0)
+    _as_schema_3(db, [])
+    upgraded = L.open_ledger(url, create=False)
+    assert upgraded.record_fingerprint_versions == (2,) and upgraded.verify().ok
+
+
+def test_a_ledger_of_a_newer_schema_is_refused_by_this_dpcore(url):
+    db = L.open_ledger(url, create=False)
+    backend = db._backend
+    with backend.locked(None) as conn:
+        backend._set_schema_version(conn, L.SCHEMA_VERSION + 1)
+    with pytest.raises(L.LedgerCorrupt, match="newer than this dpcore"):
+        L.open_ledger(url, create=False)
+
+
+def test_the_app_finds_a_version_1_source_of_an_upgraded_ledger(tmp_path, monkeypatch):
+    """An upload whose records were attached by version 1 (before the upgrade) opens their population in the
+    app: the panel computes version 1 too for this ledger, once, and asks no new population name."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    repo = Path(__file__).resolve().parent.parent
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    monkeypatch.setenv(L.ENV_VAR, url)
+    db = L.init_ledger(url)
+    db.register_population("households", 2.0)
+    raw = _records().sample(frac=1.0, random_state=9).to_csv(index=False).encode()  # a re-saved copy
+    frame = read_table(raw)[0]
+    _as_schema_3(db, [(L.dataset_fingerprint(frame, version=1), db.population("households").dataset_id)])
+    harness = (
+        f"import runpy, sys\nsys.path.insert(0, {str(repo)!r})\n"
+        "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
+        f"runpy.run_path({str(repo / 'app_pages' / 'planner.py')!r})\n"
+    )
+    at = AppTest.from_string(harness, default_timeout=240)
+    at.query_params["data_source"] = "Upload a CSV or Parquet file"
+    at.query_params["planner_mode"] = "Release: make the real release (spends budget)"
+    at.run()
+    at.sidebar.file_uploader(key="data_upload").set_value(("copy.csv", raw, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["planner_ledger"].population == "households"
+    assert not [t for t in at.text_input if t.key.startswith("planner_account_label")]
+    memo = at.session_state["_release_fingerprint"]
+    assert memo[3].versions == (1, 2)

@@ -10,6 +10,7 @@ source a new fingerprint, and with it a fresh budget.
 from __future__ import annotations
 
 import datetime
+import decimal
 
 import numpy as np
 import pandas as pd
@@ -90,24 +91,30 @@ def _reference(values: list) -> list:
     return list(rf.canonical_values(pd.Series(values, dtype=object)))
 
 
+def _matches(column: pa.Array, reference: list) -> None:
+    """Both versions of the fast path equal the reference: version 1's canonical text, and version 2's codes,
+    which are defined from that text (:func:`value_codes_from_text`)."""
+    assert rf.canonical_arrow(column).to_pylist() == reference, column.type
+    assert np.array_equal(rf.arrow_value_codes(column), rf.value_codes_from_text(reference)), column.type
+
+
 def test_text_columns_match_the_reference_value_by_value():
-    got = rf.canonical_arrow(pa.array(ADVERSARIAL_TEXT, type=pa.string())).to_pylist()
-    assert got == _reference(ADVERSARIAL_TEXT)
+    _matches(pa.array(ADVERSARIAL_TEXT, type=pa.string()), _reference(ADVERSARIAL_TEXT))
     # a non-ASCII column (NFC, Unicode blanks) goes through the reference path as a whole
     other = ADVERSARIAL_TEXT + ["héllo", "ＮＡ", "\u00a012\u2003", "e\u0301"]
-    assert rf.canonical_arrow(pa.array(other, type=pa.large_string())).to_pylist() == _reference(other)
+    _matches(pa.array(other, type=pa.large_string()), _reference(other))
 
 
 def test_long_text_columns_of_few_values_go_through_their_dictionary_with_the_same_texts():
     values = (ADVERSARIAL_TEXT + [None, "héllo", "\u00a012\u2003"]) * 200  # 16,000 values, 113 distinct
     column = pa.array(values, type=pa.string())
     assert rf._few_distinct(column), "few distinct values: the dictionary path"
-    assert rf.canonical_arrow(column).to_pylist() == _reference(values)
+    _matches(column, _reference(values))
     sliced = column.slice(7, 9_000)  # an offset into the buffers
-    assert rf.canonical_arrow(sliced).to_pylist() == _reference(values[7:9_007])
+    _matches(sliced, _reference(values[7:9_007]))
     many = [str(i * 1.5) for i in range(20_000)]
     assert not rf._few_distinct(pa.array(many)), "distinct values: the text kernels on the column itself"
-    assert rf.canonical_arrow(pa.array(many)).to_pylist() == _reference(many)
+    _matches(pa.array(many), _reference(many))
 
 
 def test_random_plain_decimals_match_the_reference():
@@ -121,7 +128,7 @@ def test_random_plain_decimals_match_the_reference():
         cut = int(rng.integers(0, k + 1))
         text = digits[:cut] + ("." if rng.random() < 0.7 else "") + digits[cut:]
         texts.append(("-" if rng.random() < 0.3 else "") + text + "0" * int(rng.integers(0, 3)))
-    assert rf.canonical_arrow(pa.array(texts)).to_pylist() == _reference(texts)
+    _matches(pa.array(texts), _reference(texts))
 
 
 def test_typed_columns_match_the_reference():
@@ -136,8 +143,9 @@ def test_typed_columns_match_the_reference():
         ]
     )
     for values in (floats, floats[np.isfinite(floats)]):
-        got = rf.canonical_arrow(pa.array(values)).to_pylist()
-        assert got == list(rf.canonical_values(pd.Series(values)))
+        _matches(pa.array(values), list(rf.canonical_values(pd.Series(values))))
+        as_text = [repr(v) for v in values]  # the same numbers as a CSV read as text writes them
+        _matches(pa.array(as_text), _reference(as_text))
     columns = [
         pa.array([1, None, -5, 2**60, 0], type=pa.int64()),
         pa.array([3, None, -7], type=pa.int8()),
@@ -146,10 +154,12 @@ def test_typed_columns_match_the_reference():
         pa.array([1.5, None, 2.0], type=pa.float32()),
         pa.array(["CA", None, " NA", "12", "CA"]).dictionary_encode(),
         pa.array([datetime.date(2020, 1, 31), None]),
+        pa.array([decimal.Decimal("87000.50"), None, decimal.Decimal("-0.00")]),
+        pa.array(np.array([1.5, 2.0, np.nan], dtype=np.float16)),
         pa.array([None, None], type=pa.string()),
     ]
     for column in columns:
-        assert rf.canonical_arrow(column).to_pylist() == list(rf.canonical_values(column.to_pandas())), column.type
+        _matches(column, list(rf.canonical_values(column.to_pandas())))
 
 
 def _frame(n: int, seed: int = 3) -> pd.DataFrame:
@@ -258,6 +268,91 @@ def test_pandas_frames_of_every_dtype_give_the_reference_fingerprint():
         names, order, lambda i: rf._to_arrow_strings(rf.canonical_values(frame.iloc[:, i])), len(frame)
     )
     assert rf._frame_row_sums(frame) == reference
+    codes = rf._code_row_sums(
+        names, order, lambda i: rf.value_codes_from_text(list(rf.canonical_values(frame.iloc[:, i]))), len(frame)
+    )
+    assert rf._chunk_sums(frame, 2) == codes
     for name in frame.columns:  # and column by column
-        got = rf._frame_column_text(frame[name]).to_pylist()
-        assert got == list(rf.canonical_values(frame[name])), name
+        reference_text = list(rf.canonical_values(frame[name]))
+        assert rf._frame_column_text(frame[name]).to_pylist() == reference_text, name
+        assert np.array_equal(rf._frame_column_codes(frame[name]), rf.value_codes_from_text(reference_text)), name
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Version 2 and the versions together
+# ---------------------------------------------------------------------------------------------------------
+def _fmix64(x: int) -> int:
+    mask = (1 << 64) - 1
+    x ^= x >> 33
+    x = (x * 0xFF51AFD7ED558CCD) & mask
+    x ^= x >> 33
+    x = (x * 0xC4CEB9FE1A85EC53) & mask
+    return x ^ (x >> 33)
+
+
+def _version_2_by_hand(frame: pd.DataFrame) -> str:
+    """Version 2 as its definition says, row by row in Python integers (no NumPy mixing, no Arrow)."""
+    import hashlib
+    import json
+
+    names = [str(c).strip() for c in frame.columns]
+    codes = [rf.value_codes_from_text(list(rf.canonical_values(frame.iloc[:, i]))) for i in range(len(names))]
+    keys = []
+    for name in names:
+        digest = hashlib.sha256(b"dpcore-record-fingerprint-v2-column\x00" + name.encode("utf-8")).digest()
+        keys.append((int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:16], "little")))
+    sums = [0, 0]
+    for row in range(len(frame)):
+        for k in (0, 1):
+            inner = sum(_fmix64(int(codes[i][row]) ^ keys[i][k]) for i in range(len(names))) % (1 << 64)
+            sums[k] = (sums[k] + _fmix64(inner)) % (1 << 64)
+    body = json.dumps({"rows": len(frame), "sum1": sums[0], "sum2": sums[1]}, sort_keys=True)
+    return hashlib.sha256(b"dpcore-record-fingerprint-v2\x00" + body.encode("utf-8")).hexdigest()
+
+
+def test_version_2_is_its_definition_and_both_versions_are_pinned():
+    frame = pd.DataFrame(
+        {
+            "income": [52000.0, None, 87000.0, -0.0, float("inf")],
+            " state ": ["CA", "NA", " TX", "héllo", "12"],
+            "flag": [True, False, None, True, True],
+        }
+    )
+    assert rf.frame_fingerprint(frame, version=2) == _version_2_by_hand(frame)
+    assert rf.frame_fingerprint(_frame(300), version=2) == _version_2_by_hand(_frame(300))
+    # a changed definition would give every attached source a new identity (a fresh budget): both are pinned
+    assert rf.frame_fingerprint(frame, version=1) == "372d58bee93dab1a20b0061eb594f9a9a86dde434eed85da26b5c46c8f2fbdd0"
+    assert rf.frame_fingerprint(frame, version=2) == "4eeac2bd8c7d5d991c4daf044c7e830f5751bb563ad0806e24107249257a39c2"
+
+
+def test_version_2_codes_a_number_alike_however_it_is_written():
+    texts = pa.array(["87,000", "87000.0", "8.7e4", " 87000 "])
+    typed = [
+        pa.array([87000]),
+        pa.array([87000.0]),
+        pa.array([87000.0], type=pa.float32()),
+        pa.array([87000], pa.int32()),
+    ]
+    codes = {int(c) for column in [texts, *typed] for c in rf.arrow_value_codes(column)}
+    assert len(codes) == 1
+    # and text, missing values, booleans and numbers are told apart
+    column = pa.array(["1", "true", "NA", "x", "-0", "0", "inf", "Infinity"])
+    got = rf.arrow_value_codes(column)
+    assert got[4] == got[5] and got[6] == got[7] and len(set(got.tolist())) == 6
+
+
+def test_several_versions_in_one_pass_on_workers(monkeypatch):
+    frame = _frame(12_000)
+    expected = rf.RecordFingerprints(((1, rf.frame_fingerprint(frame, version=1)), (2, rf.frame_fingerprint(frame))))
+    assert rf.frame_fingerprints(frame, (2, 1)) == expected
+    monkeypatch.setattr(rf, "PARALLEL_MIN_ROWS", 1_000)
+    monkeypatch.setattr(rf, "PARALLEL_TASK_ROWS", 1_500)
+    batches = pa.Table.from_pandas(frame, preserve_index=False).to_batches(max_chunksize=800)
+    assert rf.batches_fingerprints(batches, (1, 2), workers=2) == expected
+    assert rf.batches_fingerprints(batches, (1, 2), workers=2, large=True) == expected
+    assert rf.batches_fingerprint(batches, workers=2, version=1) == expected.of(1)
+    assert expected.latest == expected.of(2) and expected.versions == (1, 2)
+    with pytest.raises(ValueError, match="versions"):
+        rf.check_versions((3,))
+    with pytest.raises(ValueError, match="was not computed"):
+        rf.frame_fingerprints(frame, (2,)).of(1)

@@ -250,13 +250,14 @@ class DuckDBEngine(Engine):
         self._sql(f"CREATE TEMP VIEW dp_base AS {sqlmod.base_view(d, spec)}")
         self._prepared = True
 
-    def record_fingerprint(self) -> str:
-        """The record fingerprint of the source (:mod:`dpcore.record_fingerprint`) from DuckDB's own scan of
-        every column (CSV all as text, named from the shared header layout; Parquet with its types),
-        streamed in Arrow batches into the order-independent row-hash sums (on every core for a large source). Other sources: the Arrow reader."""
-        from ..record_fingerprint import batches_fingerprint
+    def record_fingerprints(self, versions: Any) -> Any:
+        """The record fingerprints of the source in each of ``versions`` (:mod:`dpcore.record_fingerprint`) from
+        DuckDB's own scan of every column (CSV all as text, named from the shared header layout; Parquet with its
+        types), streamed in Arrow batches into the order-independent row sums (on every core for a large source).
+        Other sources: the Arrow reader."""
+        from ..record_fingerprint import batches_fingerprints
         from .base import csv_layout
-        from .fingerprint import CHUNK_ROWS, is_large_source, source_record_fingerprint
+        from .fingerprint import CHUNK_ROWS, is_large_source, source_record_fingerprints
 
         s, d = self.source, self.d
         if s.kind == "csv":
@@ -264,7 +265,7 @@ class DuckDBEngine(Engine):
             for path in s.paths:
                 layout = csv_layout(path)
                 if not layout.columns:
-                    return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
+                    return source_record_fingerprints(s, versions, workdir=self.workdir, progress=self.progress)
                 columns = ", ".join(f"{d.text(c.strip())}: 'VARCHAR'" for c in layout.columns)
                 parts.append(
                     f"SELECT * FROM read_csv({d.text(path)}, header = true, auto_detect = false, "
@@ -277,9 +278,11 @@ class DuckDBEngine(Engine):
                 "SELECT * FROM read_parquet([" + ", ".join(d.text(p) for p in s.paths) + "], union_by_name = true)"
             )
         else:
-            return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
+            return source_record_fingerprints(s, versions, workdir=self.workdir, progress=self.progress)
         try:
-            return batches_fingerprint(self.con.sql(relation).to_arrow_reader(CHUNK_ROWS), large=is_large_source(s))
+            return batches_fingerprints(
+                self.con.sql(relation).to_arrow_reader(CHUNK_ROWS), versions, large=is_large_source(s)
+            )
         except _duckdb().Error as exc:
             raise self._read_error(exc) from None
 

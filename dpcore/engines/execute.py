@@ -96,7 +96,7 @@ from ..published import published_table
 from ..release_card import card_bytes_estimate, write_release_card
 from ..validation import DPInputError
 from . import EngineSpec, Progress, Source, open_engine
-from .fingerprint import engine_record_fingerprint, source_bytes_key
+from .fingerprint import engine_record_fingerprints, source_bytes_key
 
 __all__ = [
     "gini_mechanism",
@@ -1170,11 +1170,12 @@ class _DrawAhead:
 
 @dataclass(frozen=True)
 class _SourceIdentity:
-    """What attaches a source to its population: its record fingerprint (None when its exact bytes were
-    fingerprinted before: see :func:`dpcore.engines.fingerprint.source_bytes_key`; a DPInputError when the
-    records could not be fingerprinted, said after the refusals that explain it better) and its byte key."""
+    """What attaches a source to its population: its record fingerprints in the versions the ledger reads (None
+    when its exact bytes were fingerprinted before: see :func:`dpcore.engines.fingerprint.source_bytes_key`; a
+    DPInputError when the records could not be fingerprinted, said after the refusals that explain it better) and
+    its byte key."""
 
-    records: str | DPInputError | None
+    records: Any
     bytes_key: str | None
 
     def attach(self, acct: Any) -> None:
@@ -1199,12 +1200,16 @@ def _identify_source(
             "known (the record fingerprint is not computed again)"
         )
         return _SourceIdentity(None, bytes_key)
+    versions = acct.db.record_fingerprint_versions
+    legacy = (
+        " by fingerprint versions 1 and 2 (this ledger holds sources attached by version 1)" if 1 in versions else ""
+    )
     with (
-        progress.step(f"{engine}: fingerprinting the source's records (which population they belong to)"),
+        progress.step(f"{engine}: fingerprinting the source's records (which population they belong to){legacy}"),
         times.phase("fingerprint"),
     ):
         try:
-            return _SourceIdentity(engine_record_fingerprint(eng), bytes_key)
+            return _SourceIdentity(engine_record_fingerprints(eng, versions), bytes_key)
         except DPInputError as exc:  # e.g. no rows: the refusals below say it first
             return _SourceIdentity(exc, bytes_key)
 

@@ -98,32 +98,50 @@ def arrow_record_batches(
             ) from None
 
 
-def source_record_fingerprint(source: Source, *, workdir: str | None = None, progress: Progress | None = None) -> str:
-    """The record fingerprint of every row and column of ``source`` (Arrow reading, chunk by chunk)."""
-    from ..record_fingerprint import batches_fingerprint
+def source_record_fingerprints(
+    source: Source, versions: Any = None, *, workdir: str | None = None, progress: Progress | None = None
+) -> Any:
+    """The record fingerprints (``record_fingerprint.RecordFingerprints``, in each of ``versions``; default the
+    newest) of every row and column of ``source`` (Arrow reading, chunk by chunk, one pass)."""
+    from ..record_fingerprint import LATEST_VERSION, batches_fingerprints
 
-    return batches_fingerprint(
-        arrow_record_batches(source, workdir=workdir, progress=progress), large=is_large_source(source)
+    return batches_fingerprints(
+        arrow_record_batches(source, workdir=workdir, progress=progress),
+        (LATEST_VERSION,) if versions is None else versions,
+        large=is_large_source(source),
+    )
+
+
+def source_record_fingerprint(source: Source, *, workdir: str | None = None, progress: Progress | None = None) -> str:
+    """The newest version's record fingerprint of ``source`` (:func:`source_record_fingerprints`)."""
+    return source_record_fingerprints(source, workdir=workdir, progress=progress).latest
+
+
+def engine_record_fingerprints(engine: Any, versions: Any = None) -> Any:
+    """The record fingerprints (in each of ``versions``; default the newest) of an open engine's source: the
+    engine's own scan (``record_fingerprints(versions)``) when it has one, else the Arrow reading above (the same
+    fingerprints by construction)."""
+    from ..record_fingerprint import LATEST_VERSION
+
+    versions = (LATEST_VERSION,) if versions is None else versions
+    own = getattr(engine, "record_fingerprints", None)
+    if callable(own):
+        return own(versions)
+    return source_record_fingerprints(
+        engine.source, versions, workdir=getattr(engine, "workdir", None), progress=getattr(engine, "progress", None)
     )
 
 
 def engine_record_fingerprint(engine: Any) -> str:
-    """The record fingerprint of an open engine's source: the engine's own scan (``record_fingerprint()``)
-    when it has one, else the Arrow reading above (the same fingerprint by construction)."""
-    own = getattr(engine, "record_fingerprint", None)
-    if callable(own):
-        return own()
-    return source_record_fingerprint(
-        engine.source, workdir=getattr(engine, "workdir", None), progress=getattr(engine, "progress", None)
-    )
+    """The newest version's record fingerprint of an open engine's source (:func:`engine_record_fingerprints`)."""
+    return engine_record_fingerprints(engine).latest
 
 
-def file_fingerprint(path: str | os.PathLike) -> str:
-    """The record fingerprint of a CSV (optionally compressed) or Parquet file, read with Arrow in chunks:
-    CSV with every column as text (the header layout the engines use), Parquet with its types."""
+def file_fingerprints(path: str | os.PathLike, versions: Any = None) -> Any:
+    """The record fingerprints (in each of ``versions``; default the newest) of a CSV (optionally compressed) or
+    Parquet file, read with Arrow in chunks: CSV with every column as text (the header layout the engines use),
+    Parquet with its types."""
     from pathlib import Path
-
-    from ..record_fingerprint import batches_fingerprint
 
     path = Path(path).expanduser()
     if not path.is_file():
@@ -131,7 +149,12 @@ def file_fingerprint(path: str | os.PathLike) -> str:
     with open(path, "rb") as fh:
         parquet = fh.read(4) == b"PAR1"
     source = Source(kind="parquet" if parquet else "csv", location=str(path), paths=(str(path),))
-    return batches_fingerprint(arrow_record_batches(source), large=is_large_source(source))
+    return source_record_fingerprints(source, versions)
+
+
+def file_fingerprint(path: str | os.PathLike) -> str:
+    """The newest version's record fingerprint of a CSV or Parquet file (:func:`file_fingerprints`)."""
+    return file_fingerprints(path).latest
 
 
 #: domain tag of :func:`source_bytes_key` (a byte key is never equal to a record fingerprint)

@@ -340,12 +340,13 @@ class PandasEngine(Engine):
                     shapes[shape] = text
         return shapes
 
-    def record_fingerprint(self) -> str:
-        """The record fingerprint of the source (:mod:`dpcore.record_fingerprint`): every column, read by Arrow
-        in chunks as this engine reads (CSV all as text with the shared header layout; Parquet typed)."""
-        from .fingerprint import source_record_fingerprint
+    def record_fingerprints(self, versions: Any) -> Any:
+        """The record fingerprints of the source in each of ``versions`` (:mod:`dpcore.record_fingerprint`): every
+        column, read by Arrow in chunks as this engine reads (CSV all as text with the shared header layout;
+        Parquet typed)."""
+        from .fingerprint import source_record_fingerprints
 
-        return source_record_fingerprint(self.source, workdir=self.workdir, progress=self.progress)
+        return source_record_fingerprints(self.source, versions, workdir=self.workdir, progress=self.progress)
 
     def prepare(self) -> None:
         """Read the needed columns once (:meth:`_prepare_rows`); a text income in the app's thousands- or

@@ -248,16 +248,18 @@ class SparkEngine(Engine):
         self._sql(f"CREATE OR REPLACE TEMP VIEW dp_base AS {sqlmod.base_view(d, spec)}")
         self._prepared = True
 
-    def record_fingerprint(self) -> str:
-        """The record fingerprint of the source (:mod:`dpcore.record_fingerprint`) from Spark's own scan of every
-        column (CSV all as text with the shared header layout's names; Parquet with its types): each partition
-        adds its row hashes up in ``mapInArrow``, the driver adds the partial sums (the combination does not
-        depend on the order of rows or partitions). Other sources: the Arrow reader."""
+    def record_fingerprints(self, versions: Any) -> Any:
+        """The record fingerprints of the source in each of ``versions`` (:mod:`dpcore.record_fingerprint`) from
+        Spark's own scan of every column (CSV all as text with the shared header layout's names; Parquet with its
+        types): each partition adds its row codes up in ``mapInArrow``, the driver adds the partial sums (the
+        combination does not depend on the order of rows or partitions). Other sources: the Arrow reader."""
         from pyspark.sql import types as T
 
-        from ..record_fingerprint import RecordFingerprint
+        from ..record_fingerprint import RecordFingerprint, RecordFingerprints, check_versions
         from .base import csv_layout
-        from .fingerprint import source_record_fingerprint
+        from .fingerprint import source_record_fingerprints
+
+        versions = check_versions(versions)
 
         s = self.source
         if s.kind == "csv":
@@ -265,7 +267,7 @@ class SparkEngine(Engine):
             for path in s.paths:
                 layout = csv_layout(path)
                 if not layout.columns:
-                    return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
+                    return source_record_fingerprints(s, versions, workdir=self.workdir, progress=self.progress)
                 schema = T.StructType([T.StructField(c.strip(), T.StringType(), True) for c in layout.columns])
                 frames.append(
                     self.spark.read.option("header", True)
@@ -285,25 +287,33 @@ class SparkEngine(Engine):
         elif s.kind == "parquet":
             df = self.spark.read.option("mergeSchema", "true").parquet(*s.paths)
         else:
-            return source_record_fingerprint(s, workdir=self.workdir, progress=self.progress)
+            return source_record_fingerprints(s, versions, workdir=self.workdir, progress=self.progress)
 
         def partial_sums(batches):
             import pyarrow as pa
 
             from dpcore.record_fingerprint import RecordFingerprint as Partial
 
-            acc = Partial()
-            for batch in batches:  # Arrow record batches: the fingerprint's Arrow path (0.4 µs of CPU per row)
-                acc.update(batch)
+            accs = [Partial(version=v) for v in versions]
+            for batch in batches:  # Arrow record batches: the fingerprint's Arrow path
+                for acc in accs:
+                    acc.update(batch)
             yield pa.RecordBatch.from_pydict(
-                {"rows": [acc.rows], "sum1": [str(acc.sum1)], "sum2": [str(acc.sum2)]},
-                schema=pa.schema([("rows", pa.int64()), ("sum1", pa.string()), ("sum2", pa.string())]),
+                {
+                    "version": [acc.version for acc in accs],
+                    "rows": [acc.rows for acc in accs],
+                    "sum1": [str(acc.sum1) for acc in accs],
+                    "sum2": [str(acc.sum2) for acc in accs],
+                },
+                schema=pa.schema(
+                    [("version", pa.int32()), ("rows", pa.int64()), ("sum1", pa.string()), ("sum2", pa.string())]
+                ),
             )
 
-        total = RecordFingerprint()
-        for row in df.mapInArrow(partial_sums, "rows long, sum1 string, sum2 string").collect():
-            total.merge(row["rows"], int(row["sum1"]), int(row["sum2"]))
-        return total.hexdigest()
+        totals = {v: RecordFingerprint(version=v) for v in versions}
+        for row in df.mapInArrow(partial_sums, "version int, rows long, sum1 string, sum2 string").collect():
+            totals[int(row["version"])].merge(row["rows"], int(row["sum1"]), int(row["sum2"]))
+        return RecordFingerprints(tuple((v, acc.hexdigest()) for v, acc in totals.items()))
 
     def _read_csv(self) -> Any:
         """Each CSV file read with the header layout every engine uses (delimiter, names; every column as

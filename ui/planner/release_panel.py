@@ -61,8 +61,8 @@ from dpcore import budget as budget_lib
 from dpcore import ledger as ledger_lib
 from dpcore import memo as memo_lib
 from dpcore import planner as planner_lib
+from dpcore import record_fingerprint, release_card
 from dpcore import release as release_lib
-from dpcore import release_card
 from ui import memo as memo_html
 from ui.common import guard, qp_number
 from ui.notices import outcome_to_show
@@ -362,9 +362,10 @@ def _upload_bytes() -> bytes | None:
     return uploaded.getvalue()
 
 
-def upload_population_account(db: Any, fingerprint: str, legacy_id: str | None) -> Any:
+def upload_population_account(db: Any, fingerprint: Any, legacy_id: str | None) -> Any:
     """The population account an upload's records belong to, or None before their first release: the
-    population the record fingerprint is attached to; else (a ledger from before populations) the
+    population the record fingerprints (``dpcore.ledger.dataset_fingerprints`` in the ledger's versions; one hex
+    for a ledger that reads only the newest) are attached to; else (a ledger from before populations) the
     account keyed by ``legacy_id`` (``dpcore.ledger.file_bytes_fingerprint(bytes, income column)``),
     whose population the records then join."""
     acct = db.source_population(fingerprint)
@@ -377,7 +378,7 @@ def upload_population_account(db: Any, fingerprint: str, legacy_id: str | None) 
     return None if population is None else db.attach_source(fingerprint, population)
 
 
-def population_for_release(db: Any, fingerprint: str, name: str, cap: float, cap_delta: float) -> Any:
+def population_for_release(db: Any, fingerprint: Any, name: str, cap: float, cap_delta: float) -> Any:
     """The account a first release of these records pays from: the population ``name`` (registered now with
     this cap when new; an existing one keeps its cap, and another cap typed here is refused), with the
     records attached to it (refused when they belong to another population)."""
@@ -391,9 +392,25 @@ def _is_source_fingerprint(dataset_id: str) -> bool:
     return not dataset_id.startswith("demo:")
 
 
+def _upload_records() -> tuple[Any, bytes]:
+    """(the upload's parsed records, or its bytes when the sidebar has no parse of them; its bytes)."""
+    from ui.sidebar import current_dataset_key
+
+    key = current_dataset_key()
+    raw = _upload_bytes()
+    if raw is None:
+        raise ledger_lib.DPInputError("the uploaded file's bytes are not available: upload it again in the sidebar")
+    if len(key) > 2 and isinstance(key[1], str) and isinstance(key[2], str):
+        from ui.sidebar import _read_upload  # the sidebar's cached parse of these bytes: not parsed again
+
+        return _read_upload(key[1], key[2], raw)[0], raw
+    return raw, raw
+
+
 def dataset_identity(ds: Any) -> tuple[str, str]:
-    """(identity, default name) of the data in use: the record fingerprint of an upload's parsed records (a
-    source, attached to a population), else a demonstration account id from the sidebar recipe."""
+    """(identity, default name) of the data in use: the record fingerprint (the newest version's) of an upload's
+    parsed records (a source, attached to a population), else a demonstration account id from the sidebar
+    recipe."""
     from ui.sidebar import current_dataset_key
 
     key = current_dataset_key()
@@ -402,23 +419,30 @@ def dataset_identity(ds: Any) -> tuple[str, str]:
         memo = st.session_state.get("_release_fingerprint")
         if memo and memo[0] == memo_key:
             return memo[1], ds.name
-        raw = _upload_bytes()
-        if raw is None:
-            raise ledger_lib.DPInputError("the uploaded file's bytes are not available: upload it again in the sidebar")
-        if len(key) > 2 and isinstance(key[1], str) and isinstance(key[2], str):
-            from ui.sidebar import _read_upload  # the sidebar's cached parse of these bytes: not parsed again
-
-            frame = _read_upload(key[1], key[2], raw)[0]
-        else:
-            frame = raw
+        records, raw = _upload_records()
         # every parsed record (all columns), as the command line's engines fingerprint the same file; the
         # bytes key of older ledgers is computed once here too (the page reruns on every widget change)
-        fingerprint = ledger_lib.dataset_fingerprint(frame)
+        fingerprints = ledger_lib.dataset_fingerprints(records, (record_fingerprint.LATEST_VERSION,))
         legacy_id = ledger_lib.file_bytes_fingerprint(raw, ds.column)
-        st.session_state["_release_fingerprint"] = (memo_key, fingerprint, legacy_id)
-        return fingerprint, ds.name
+        st.session_state["_release_fingerprint"] = (memo_key, fingerprints.latest, legacy_id, fingerprints)
+        return fingerprints.latest, ds.name
     recipe = json.dumps([str(k) for k in key], separators=(",", ":"))
     return "demo:" + hashlib.sha256(recipe.encode()).hexdigest(), f"demonstration data: {ds.name}"
+
+
+def upload_fingerprints(db: Any, dataset_id: str) -> Any:
+    """The upload's record fingerprints in every version ``db`` reads (a ledger holding version-1 sources reads
+    versions 1 and 2): the newest computed by :func:`dataset_identity`, the others here, once per upload."""
+    memo = st.session_state.get("_release_fingerprint")
+    if not memo or len(memo) < 4 or memo[1] != dataset_id:
+        return dataset_id
+    have = memo[3]
+    needed = db.record_fingerprint_versions
+    if all(v in have.versions for v in needed):
+        return have
+    fingerprints = ledger_lib.dataset_fingerprints(_upload_records()[0], sorted({*needed, *have.versions}))
+    st.session_state["_release_fingerprint"] = (*memo[:3], fingerprints)
+    return fingerprints
 
 
 _ROW_MARK = "__dpcore_release_row__"
@@ -463,7 +487,7 @@ def _find_account(db: Any, ds: Any, dataset_id: str) -> Any:
     if ds.source == "upload" and _is_source_fingerprint(dataset_id):
         memo = st.session_state.get("_release_fingerprint")
         legacy_id = memo[2] if memo and len(memo) > 2 and memo[1] == dataset_id else None
-        return upload_population_account(db, dataset_id, legacy_id)
+        return upload_population_account(db, upload_fingerprints(db, dataset_id), legacy_id)
     return db.find_account(dataset_id)
 
 
@@ -720,7 +744,9 @@ def _release(
         else:
             stats = [(build_statistic(kind), eps) for kind, eps in items]
         if ds.source == "upload" and _is_source_fingerprint(dataset_id):
-            account = population_for_release(db, dataset_id, str(label or default_label).strip(), cap, cap_delta)
+            account = population_for_release(
+                db, upload_fingerprints(db, dataset_id), str(label or default_label).strip(), cap, cap_delta
+            )
         else:
             account = db.account(
                 dataset_id, cap_epsilon=cap, label=str(label or default_label).strip(), cap_delta=cap_delta
