@@ -38,7 +38,7 @@ gave a "new" file), so the fingerprint is computed from the parsed records inste
     each value has a 64-bit code (a number its float64 bits, a text its SipHash, missing and booleans
     constants), each row two codes mixed from its values' codes under keys derived from the column names, and
     the fingerprint is SHA-256 over another tag, the row count and the two sums of the row codes. No text is
-    written for a number: about 0.07 µs of CPU per row of the PSEO-like table against 0.35 µs for version 1.
+    written for a number: about 0.06 µs of CPU per row of the PSEO-like table against 0.35 µs for version 1.
   - **Which one**: a ledger computes the versions fixed in it (``LedgerDB.record_fingerprint_versions``):
     version 2 for a new ledger; versions 1 and 2, in one pass, for a ledger whose sources were attached by
     version 1 before it was upgraded (a re-saved copy of such a source must still find its population).
@@ -48,8 +48,8 @@ gave a "new" file), so the fingerprint is computed from the parsed records inste
 * **Two readings, one value**: a pandas chunk goes through :func:`canonical_values` (the reference); an Arrow
   chunk (the engines' readers) through :func:`canonical_arrow` / :func:`arrow_value_codes`, Arrow's kernels with
   exact shortcuts (version 1: about 0.4 µs of CPU per row of the PSEO-like table against 4-5 µs for the
-  reference, measured on this project's 2-core VM). A large stream is hashed on every core by worker processes
-  (:func:`batches_fingerprints`): the hash holds the GIL, and partial sums add up.
+  reference, measured on this project's 2-core VM). A large stream of version 1 is hashed on every core by
+  worker processes (:func:`batches_fingerprints`): the hash holds the GIL, and partial sums add up.
 
 What it does not do: records that differ in any value (one person's income edited, a column added or
 dropped, a sample of the rows) are another source. Attaching such a source to a population is the
@@ -832,14 +832,19 @@ def batches_fingerprints(
     DataFrames (one pass over the stream).
 
     The row sums add up over chunks in any order, so once the stream has passed :data:`PARALLEL_MIN_ROWS` rows
-    the rest is hashed by ``workers`` processes (default: the available cores; the hash holds the GIL, so threads
-    would not help), ``forkserver``-started so that the threads of a DuckDB or Arrow reader in this process are
-    never forked. ``workers=1``: all in this process. ``large=True`` (the caller knows the stream passes that many
-    rows): the workers start at once, and import while this process hashes the first chunks (0.3-0.4 s of one
-    core sooner at 10M rows)."""
+    the rest is hashed by ``workers`` processes (the hash holds the GIL, so threads would not help). Default:
+    the available cores when version 1 is asked (its row texts cost about 0.35 µs of CPU per row); one, this
+    process, for version 2 alone (about 0.06 µs per row, as much as reading the rows: on this project's 2-core
+    VM the workers made the first release of the PSEO-like table slower, 1.16 -> 1.35 s at 10M rows of the
+    mean, 10.4 -> 10.9 s at 100M of the histogram). Workers are new interpreters (:class:`_WorkerPool`), never
+    forks of this process, whose DuckDB or Arrow reader threads may hold locks. ``workers=1``: all in this
+    process. ``large=True`` (the caller knows the stream passes that many rows): the workers start at once, and
+    import while this process hashes the first chunks (0.3-0.4 s of one core sooner at 10M rows of version 1)."""
     versions = check_versions(versions)
     accs = {v: RecordFingerprint(version=v) for v in versions}
-    workers = defaults.available_cores() if workers is None else check_int(workers, "workers", minimum=1)
+    if workers is None:  # version 1's row texts are worth other cores; version 2 is about as fast as the reading
+        workers = defaults.available_cores() if 1 in versions else 1
+    workers = check_int(workers, "workers", minimum=1)
     stream = iter(_regrouped((_check_chunk(b) for b in batches), PARALLEL_TASK_ROWS))
     if large and workers > 1:
         _on_workers(stream, accs, workers)
