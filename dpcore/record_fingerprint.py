@@ -483,10 +483,9 @@ def _frame_row_sums(frame: pd.DataFrame) -> tuple[tuple[str, ...], int, int, int
     return _text_row_sums(names, order, lambda i: _frame_column_text(frame.iloc[:, i]), len(frame))
 
 
-def _frame_column_text(column: pd.Series) -> Any:
-    """Canonical text of one pandas column (Arrow strings): numbers, booleans and all-text columns through
-    :func:`canonical_arrow` (compared value by value with the reference in the tests), anything else (mixed
-    objects, categories, dates) through :func:`canonical_values`."""
+def _frame_column(column: pd.Series, through_arrow: Any, from_reference: Any) -> Any:
+    """One pandas column read by ``through_arrow`` (Arrow's kernels) for numbers, booleans and all-text columns,
+    else ``from_reference(canonical_values(column))`` (mixed objects, categories, dates)."""
     import pyarrow as pa
 
     dtype = column.dtype
@@ -496,10 +495,16 @@ def _frame_column_text(column: pd.Series) -> Any:
     )
     if numeric or text:
         try:
-            return canonical_arrow(pa.array(column, from_pandas=True))
+            return through_arrow(pa.array(column, from_pandas=True))
         except (pa.ArrowException, TypeError, ValueError):
             pass
-    return _to_arrow_strings(canonical_values(column))
+    return from_reference(canonical_values(column))
+
+
+def _frame_column_text(column: pd.Series) -> Any:
+    """Canonical text of one pandas column (Arrow strings): :func:`canonical_arrow` where :func:`_frame_column`
+    takes Arrow's path (compared value by value with the reference in the tests), else :func:`canonical_values`."""
+    return _frame_column(column, canonical_arrow, _to_arrow_strings)
 
 
 def _text_row_sums(
@@ -685,21 +690,9 @@ def arrow_value_codes(column: Any) -> np.ndarray:
 
 
 def _frame_column_codes(column: pd.Series) -> np.ndarray:
-    """Version 2's codes of one pandas column: Arrow's path where :func:`_frame_column_text` takes it, else the
-    definition from the reference text."""
-    import pyarrow as pa
-
-    dtype = column.dtype
-    numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
-    text = pd.api.types.is_string_dtype(dtype) and (
-        not pd.api.types.is_object_dtype(dtype) or pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty")
-    )
-    if numeric or text:
-        try:
-            return arrow_value_codes(pa.array(column, from_pandas=True))
-        except (pa.ArrowException, TypeError, ValueError):
-            pass
-    return value_codes_from_text(canonical_values(column))
+    """Version 2's codes of one pandas column: :func:`arrow_value_codes` where :func:`_frame_column` takes Arrow's
+    path, else the definition from the reference text."""
+    return _frame_column(column, arrow_value_codes, value_codes_from_text)
 
 
 def _code_row_sums(
