@@ -1892,9 +1892,9 @@ class LedgerDB:
         """The record fingerprint versions (:mod:`dpcore.record_fingerprint`) this ledger computes for every source,
         fixed when the ledger was created or upgraded to schema 4: (2,), or (1, 2) for a ledger whose sources were
         attached by version 1. :meth:`attach_source` wants each of them."""
-        from . import record_fingerprint as _records
-
         if self._record_versions is None:
+            from . import record_fingerprint as _records
+
             with self._backend.reading() as conn:
                 row = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'record_fingerprints'").fetchone()
             try:

@@ -29,7 +29,7 @@ gave a "new" file), so the fingerprint is computed from the parsed records inste
   fingerprint in each, and two values are one value in version 2 exactly when version 1 writes them alike.
 
   - **Version 1**: each row as text: for every column in the order of its (stripped) name,
-    ``name \x1f value``, joined by ``\x1e``. Every column counts -- not only the income: another income
+    ``name \\x1f value``, joined by ``\\x1e``. Every column counts -- not only the income: another income
     column of the same records is the same people, and so is the same file read for another statistic. Each
     row text is hashed twice with SipHash-2-4 under two fixed keys (``pandas.util.hash_pandas_object``,
     stable since pandas 0.20); the fingerprint is SHA-256 over a domain tag, the row count and the two sums of
@@ -470,19 +470,6 @@ def canonical_arrow(column: Any) -> Any:
     return _to_arrow_strings(canonical_values(column.to_pandas()))
 
 
-def _arrow_row_sums(chunk: Any) -> tuple[tuple[str, ...], int, int, int]:
-    """(column names in order, the two row-hash sums, rows) of one Arrow RecordBatch or Table."""
-    names, order = _column_order(chunk.schema.names)
-    return _text_row_sums(names, order, lambda i: canonical_arrow(chunk.column(i)), chunk.num_rows)
-
-
-def _frame_row_sums(frame: pd.DataFrame) -> tuple[tuple[str, ...], int, int, int]:
-    """The same for a pandas DataFrame (an upload the app parsed): column by column, Arrow's kernels where the
-    column converts to an Arrow type they read as the reference does, else :func:`canonical_values`."""
-    names, order = _column_order(frame.columns)
-    return _text_row_sums(names, order, lambda i: _frame_column_text(frame.iloc[:, i]), len(frame))
-
-
 def _frame_column(column: pd.Series, through_arrow: Any, from_reference: Any) -> Any:
     """One pandas column read by ``through_arrow`` (Arrow's kernels) for numbers, booleans and all-text columns,
     else ``from_reference(canonical_values(column))`` (mixed objects, categories, dates)."""
@@ -719,15 +706,25 @@ def _code_row_sums(
 
 
 def _chunk_sums(chunk: Any, version: int) -> tuple[tuple[str, ...], int, int, int]:
-    """(column names in order, the two row sums, rows) of one chunk (Arrow, or a pandas DataFrame) in ``version``."""
+    """(column names in order, the two row sums, rows) of one chunk in ``version``: an Arrow RecordBatch or Table
+    (the engines' readers) column by column with Arrow's kernels, or a pandas DataFrame (an upload the app parsed)
+    through :func:`_frame_column`."""
     arrow = _is_arrow(chunk)
-    if version == 1:
-        return _arrow_row_sums(chunk) if arrow else _frame_row_sums(chunk)
-    if arrow:
-        names, order = _column_order(chunk.schema.names)
-        return _code_row_sums(names, order, lambda i: arrow_value_codes(chunk.column(i)), chunk.num_rows)
-    names, order = _column_order(chunk.columns)
-    return _code_row_sums(names, order, lambda i: _frame_column_codes(chunk.iloc[:, i]), len(chunk))
+    names, order = _column_order(chunk.schema.names if arrow else chunk.columns)
+
+    def column_of(i: int) -> Any:
+        if arrow:
+            return (canonical_arrow if version == 1 else arrow_value_codes)(chunk.column(i))
+        return (_frame_column_text if version == 1 else _frame_column_codes)(chunk.iloc[:, i])
+
+    combine = _text_row_sums if version == 1 else _code_row_sums
+    return combine(names, order, column_of, chunk.num_rows if arrow else len(chunk))
+
+
+def _add_chunk(accs: dict[int, RecordFingerprint], chunk: Any) -> None:
+    """Add one chunk to the accumulator of each version."""
+    for version, acc in accs.items():
+        acc._add(*_chunk_sums(chunk, version))
 
 
 def check_versions(versions: Any) -> tuple[int, ...]:
@@ -843,8 +840,7 @@ def batches_fingerprints(
         _on_workers(stream, accs, workers)
     else:
         for chunk in stream:
-            for v, acc in accs.items():
-                acc._add(*_chunk_sums(chunk, v))
+            _add_chunk(accs, chunk)
             if workers > 1 and accs[versions[0]].rows >= PARALLEL_MIN_ROWS:
                 following = next(stream, None)  # start the workers only when more rows follow
                 if following is not None:
@@ -862,16 +858,14 @@ def _on_workers(stream: Iterable[Any], accs: dict[int, RecordFingerprint], worke
     with _WorkerPool(workers - 1, tuple(accs)) as pool:
         for chunk in stream:
             if not _is_arrow(chunk):  # pandas chunks (rare: only Arrow readers stream here) stay in this process
-                for v, acc in accs.items():
-                    acc._add(*_chunk_sums(chunk, v))
+                _add_chunk(accs, chunk)
                 continue
             table = chunk if isinstance(chunk, pa.Table) else pa.Table.from_batches([chunk])
             names, order = _column_order(table.schema.names)
             for acc in accs.values():
                 acc._add(tuple(names[i] for i in order), 0, 0, 0)  # another column set: refused here, at once
             if not pool.offer(table):  # every worker busy: this process's turn
-                for v, acc in accs.items():
-                    acc._add(*_chunk_sums(table, v))
+                _add_chunk(accs, table)
         pool.finish(accs)
 
 
@@ -1008,8 +1002,7 @@ def _serve_stream() -> None:
     accs = {v: RecordFingerprint(version=v) for v in check_versions([int(a) for a in sys.argv[1:]] or [LATEST_VERSION])}
     if sys.stdin.buffer.peek(1):  # type: ignore[union-attr]  # empty: no chunk was sent to this worker
         for batch in pa.ipc.open_stream(sys.stdin.buffer):
-            for v, acc in accs.items():
-                acc._add(*_chunk_sums(batch, v))
+            _add_chunk(accs, batch)
     first = next(iter(accs.values()))
     print(
         json.dumps(

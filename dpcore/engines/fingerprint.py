@@ -112,11 +112,6 @@ def source_record_fingerprints(
     )
 
 
-def source_record_fingerprint(source: Source, *, workdir: str | None = None, progress: Progress | None = None) -> str:
-    """The newest version's record fingerprint of ``source`` (:func:`source_record_fingerprints`)."""
-    return source_record_fingerprints(source, workdir=workdir, progress=progress).latest
-
-
 def engine_record_fingerprints(engine: Any, versions: Any = None) -> Any:
     """The record fingerprints (in each of ``versions``; default the newest) of an open engine's source: the
     engine's own scan (``record_fingerprints(versions)``) when it has one, else the Arrow reading above (the same
@@ -132,11 +127,6 @@ def engine_record_fingerprints(engine: Any, versions: Any = None) -> Any:
     )
 
 
-def engine_record_fingerprint(engine: Any) -> str:
-    """The newest version's record fingerprint of an open engine's source (:func:`engine_record_fingerprints`)."""
-    return engine_record_fingerprints(engine).latest
-
-
 def file_fingerprints(path: str | os.PathLike, versions: Any = None) -> Any:
     """The record fingerprints (in each of ``versions``; default the newest) of a CSV (optionally compressed) or
     Parquet file, read with Arrow in chunks: CSV with every column as text (the header layout the engines use),
@@ -150,11 +140,6 @@ def file_fingerprints(path: str | os.PathLike, versions: Any = None) -> Any:
         parquet = fh.read(4) == b"PAR1"
     source = Source(kind="parquet" if parquet else "csv", location=str(path), paths=(str(path),))
     return source_record_fingerprints(source, versions)
-
-
-def file_fingerprint(path: str | os.PathLike) -> str:
-    """The newest version's record fingerprint of a CSV or Parquet file (:func:`file_fingerprints`)."""
-    return file_fingerprints(path).latest
 
 
 #: domain tag of :func:`source_bytes_key` (a byte key is never equal to a record fingerprint)

@@ -418,30 +418,36 @@ def dataset_identity(ds: Any) -> tuple[str, str]:
         memo_key = ("upload", key[1] if len(key) > 1 else None, ds.column)
         memo = st.session_state.get("_release_fingerprint")
         if memo and memo[0] == memo_key:
-            return memo[1], ds.name
+            return memo[1].latest, ds.name
         records, raw = _upload_records()
         # every parsed record (all columns), as the command line's engines fingerprint the same file; the
         # bytes key of older ledgers is computed once here too (the page reruns on every widget change)
         fingerprints = ledger_lib.dataset_fingerprints(records, (record_fingerprint.LATEST_VERSION,))
         legacy_id = ledger_lib.file_bytes_fingerprint(raw, ds.column)
-        st.session_state["_release_fingerprint"] = (memo_key, fingerprints.latest, legacy_id, fingerprints)
+        st.session_state["_release_fingerprint"] = (memo_key, fingerprints, legacy_id)
         return fingerprints.latest, ds.name
     recipe = json.dumps([str(k) for k in key], separators=(",", ":"))
     return "demo:" + hashlib.sha256(recipe.encode()).hexdigest(), f"demonstration data: {ds.name}"
 
 
+def _upload_memo(dataset_id: str) -> tuple | None:
+    """(key, record fingerprints, bytes key) that :func:`dataset_identity` kept for the upload ``dataset_id``."""
+    memo = st.session_state.get("_release_fingerprint")
+    return memo if memo and memo[1].latest == dataset_id else None
+
+
 def upload_fingerprints(db: Any, dataset_id: str) -> Any:
     """The upload's record fingerprints in every version ``db`` reads (a ledger holding version-1 sources reads
     versions 1 and 2): the newest computed by :func:`dataset_identity`, the others here, once per upload."""
-    memo = st.session_state.get("_release_fingerprint")
-    if not memo or len(memo) < 4 or memo[1] != dataset_id:
+    memo = _upload_memo(dataset_id)
+    if memo is None:
         return dataset_id
-    have = memo[3]
+    have = memo[1]
     needed = db.record_fingerprint_versions
     if all(v in have.versions for v in needed):
         return have
     fingerprints = ledger_lib.dataset_fingerprints(_upload_records()[0], sorted({*needed, *have.versions}))
-    st.session_state["_release_fingerprint"] = (*memo[:3], fingerprints)
+    st.session_state["_release_fingerprint"] = (memo[0], fingerprints, memo[2])
     return fingerprints
 
 
@@ -485,8 +491,8 @@ def _find_account(db: Any, ds: Any, dataset_id: str) -> Any:
     if isinstance(db, _NoLedgerYet):
         return None
     if ds.source == "upload" and _is_source_fingerprint(dataset_id):
-        memo = st.session_state.get("_release_fingerprint")
-        legacy_id = memo[2] if memo and len(memo) > 2 and memo[1] == dataset_id else None
+        memo = _upload_memo(dataset_id)
+        legacy_id = memo[2] if memo else None
         return upload_population_account(db, upload_fingerprints(db, dataset_id), legacy_id)
     return db.find_account(dataset_id)
 
