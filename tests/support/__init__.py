@@ -9,6 +9,7 @@ Page tests: ``from support import open_page, page_text, assert_clean, page_scrip
 * :func:`assert_clean` - no exception, and no ``st.error`` unless an expected message is given.
 * :func:`assert_page_intro` - clean, the page's title and the standard privacy note; returns the page text.
 * :func:`page_script` - the generated reproduction script shown in a page's share section.
+* :func:`open_expanders` - open the expanders of a label whose content is drawn only when open (``ui.lazy``).
 * :func:`run_script` - run a generated script with the project's Python in a subprocess, from the
   repository root, and return what it printed (parsed JSON / Python literal when it is one);
   :func:`run_scripts` - several such scripts in one subprocess (one interpreter start, one import of dpcore).
@@ -27,6 +28,7 @@ from .pages import (
     assert_clean,
     assert_page_intro,
     metrics,
+    open_expanders,
     open_page,
     outside_event_loop,
     page_script,
@@ -43,6 +45,7 @@ __all__ = [
     "assert_clean",
     "assert_page_intro",
     "metrics",
+    "open_expanders",
     "open_page",
     "page_script",
     "page_text",
