@@ -18,7 +18,6 @@ from ui.common import (
     qp_number,
     qp_radio,
     qp_select_slider,
-    qp_selectbox,
     qp_slider,
     qp_toggle,
     run_on_button,
@@ -61,15 +60,10 @@ def _recommendation(data_digest: str, settings_key: str, _values: np.ndarray,
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _warm_calibrations(gamma: float, calibration: str, noise: str) -> bool:
-    """Once per process and setting: the calibration of every ε of the slider (public). A setting
-    that cannot be calibrated is left to the view call, which shows the error."""
-    try:
-        gini_experiments.calibrate_epsilons(EPS_OPTIONS, gamma=gamma, calibration=calibration, noise=noise)
-        noise_choice.warm_unit_tradeoffs(tuple(EPS_OPTIONS), noise_choice.DEFAULT_DELTA, gamma)
-    except ValueError:
-        return False
-    return True
+def _warm_calibrations(gamma: float, calibration: str, noise: str) -> object:
+    """Once per process and setting, after the live view is drawn: the calibration of every ε of the slider
+    (public), in a background thread, so a slider move finds it ready and a first visit does not wait for it."""
+    return noise_choice.warm_slider_calibrations(EPS_OPTIONS, gamma=gamma, calibration=calibration, noise=noise)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -163,7 +157,6 @@ def live_view(ds) -> None:
     prior, prior_text = gini_views.PRIORS[prior_key]
 
     # ---- the one view call ------------------------------------------------------------------------
-    _warm_calibrations(gamma, str(calibration), str(noise))
     # Light-tailed noises need beta ~ ε/ln(1/δ): below ε = 1 the exact bound takes seconds to minutes. The view
     # then uses the fast bound (never smaller) and the answer (exact, as a release plans it) waits for a click.
     slow_light = noise != "cauchy" and method == "exact" and eps < LIGHT_EXACT_MIN_EPSILON
@@ -223,6 +216,7 @@ def live_view(ds) -> None:
                                                            title="Gini index with differential privacy"),
                       note=f"The paper experiments ({sections.PAPER.cited}; download their tables below) and the noise "
                            f"comparison ({sections.NOISE.number}) are not in the script.")
+    _warm_calibrations(gamma, str(calibration), str(noise))
     # The paper section lies outside this fragment (it does not depend on ε): when one of its inputs changed in a
     # fragment-only run, redraw the whole page once.
     paper_inputs = {"gamma": gamma, "upper": upper, "upper_epsilon": upper_eps, "n": int(n)}
@@ -243,7 +237,6 @@ if paper is not None:
     st.session_state["_gini_paper_inputs_shown"] = paper
     st.markdown(f"## {sections.PAPER.heading}\n\nEach runs on a button (they take a few seconds), with "
                 "the paper's calibration and ours side by side.")
-    n_draws = DRAW_OPTIONS[qp_selectbox("Simulated releases per setting", "gini_exp_draws", list(DRAW_OPTIONS),
-                                        DEFAULT_DRAWS)]
-    gini_views.paper_experiments(_subsample(gini_views.data_digest(ds.values), ds.values, paper["n"]), gamma=paper["gamma"], upper=paper["upper"],
-                                 upper_epsilon=paper["upper_epsilon"], n_draws=n_draws, seed=seed())
+    gini_views.paper_experiments(lambda: _subsample(gini_views.data_digest(ds.values), ds.values, paper["n"]),
+                                 gamma=paper["gamma"], upper=paper["upper"], upper_epsilon=paper["upper_epsilon"], seed=seed(),
+                                 draw_options=DRAW_OPTIONS, default_draws=DEFAULT_DRAWS)
