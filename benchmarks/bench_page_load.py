@@ -115,18 +115,18 @@ class Server:
 
 
 @contextlib.contextmanager
-def streamlit(script: Path, cwd: Path, log_dir: Path) -> Iterator[Server]:
-    """``streamlit run script`` in ``cwd`` on a free port (its own throw-away ledger), stopped afterwards."""
+def streamlit(script: Path, cwd: Path, log_dir: Path, *, run_sh: bool = False) -> Iterator[Server]:
+    """``streamlit run script`` in ``cwd`` on a free port (its own throw-away ledger), stopped afterwards;
+    ``run_sh``: the app started as its README says, ``bash run.sh app`` (``deploy/run_app.py``)."""
     port = free_port()
     env = dict(os.environ, DPCORE_LEDGER_URL=f"sqlite:///{log_dir}/ledger-{port}.db", PYTHONUNBUFFERED="1")
+    command = (
+        ["bash", str(cwd / "run.sh"), "app"] if run_sh else [python_executable(), "-m", "streamlit", "run", str(script)]
+    )
     with open(log_dir / f"streamlit-{port}.log", "wb") as log:
         proc = subprocess.Popen(
             [
-                python_executable(),
-                "-m",
-                "streamlit",
-                "run",
-                str(script),
+                *command,
                 "--server.headless",
                 "true",
                 "--server.port",
@@ -228,7 +228,7 @@ def measure(args) -> list[Load]:
                     with streamlit(bare_script, tmp_path, tmp_path) as bare:
                         record(BARE, BARE, "first", rnd, load_once(browser, bare, "", quiet=args.quiet))
                     for label, path in apps:
-                        with streamlit(path / "app.py", path, tmp_path) as server:
+                        with streamlit(path / "app.py", path, tmp_path, run_sh=args.run_sh) as server:
                             record(label, route, "first", rnd, load_once(browser, server, route, quiet=args.quiet))
         finally:
             browser.close()
@@ -286,6 +286,9 @@ def main() -> None:
     ap.add_argument("--pages", nargs="*", default=[], help="routes to measure (about = the default page)")
     ap.add_argument("--quiet", type=float, default=0.5, help="seconds without a run that end a load")
     ap.add_argument("--app", action="append", default=[], type=Path, help="another copy of the app (its folder)")
+    ap.add_argument(
+        "--run-sh", action="store_true", help="first visits: start the app with `bash run.sh app` (README's way)"
+    )
     ap.add_argument("--json", type=Path, help="also write every load as JSON")
     ap.add_argument("--write-doc", action="store_true", help="write the tables into docs/benchmarks.md")
     args = ap.parse_args()
@@ -300,7 +303,9 @@ def main() -> None:
         args.json.write_text(json.dumps([asdict(ld) for ld in loads], indent=1))
     header = (
         f"Page load in a new Chromium context, until Streamlit's script-run state last turned notRunning "
-        f"({args.rounds} warm rounds, {args.first_rounds} first-visit rounds)"
+        f"({args.rounds} warm rounds, {args.first_rounds} first-visit rounds"
+        + (", the app started by `bash run.sh app`" if args.run_sh else ", the app started by `streamlit run app.py`")
+        + ")"
     )
     printed = run_all.captured(print_tables, loads, header)
     if args.write_doc:

@@ -1,0 +1,57 @@
+"""`bash run.sh app`: ``streamlit run app.py`` in this process, with the modules every page needs imported meanwhile.
+
+A first visit after a server start paid for its imports (numpy, pandas, pyarrow, scipy, plotly, dpcore's views:
+about 1 s of CPU) after the browser had connected. Streamlit offers no hook at its start, so this launcher
+starts them in a background thread, then runs Streamlit's own command line in the main thread: the imports run
+while Streamlit starts and the browser loads the frontend. A page's script that needs a module still imports it
+(the import system waits for the thread's import of the same module to finish; nothing is read half-imported).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: What the data pages import on a first run (a failed import here is left to the page, which shows it)
+PRELOAD = (
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "scipy.special",
+    "scipy.optimize",
+    "plotly.graph_objects",
+    "plotly.io",
+    "dpcore.data",
+    "dpcore.views.answers",
+    "dpcore.views.gini",
+    "dpcore.views.percentiles",
+    "dpcore.views.stratified",
+    "dpcore.views.ratio",
+    "dpcore.views.planner",
+    "opendp.prelude",
+)
+
+
+def preload(modules: tuple[str, ...] | None = None) -> None:
+    for name in PRELOAD if modules is None else modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001, S112 - the page that needs it imports it again and reports the error
+            continue
+
+
+def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(ROOT))  # dpcore and ui, as `streamlit run app.py` puts the script's folder first
+    threading.Thread(target=preload, name="preload-imports", daemon=True).start()
+    from streamlit.web import cli
+
+    sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *argv]
+    return cli.main(prog_name="streamlit")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
