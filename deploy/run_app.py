@@ -2,9 +2,12 @@
 
 A first visit after a server start paid for its imports (numpy, pandas, pyarrow, scipy, plotly, dpcore's views:
 about 1 s of CPU) after the browser had connected. Streamlit offers no hook at its start, so this launcher
-starts them in a background thread, then runs Streamlit's own command line in the main thread: the imports run
-while Streamlit starts and the browser loads the frontend. A page's script that needs a module still imports it
-(the import system waits for the thread's import of the same module to finish; nothing is read half-imported).
+imports them itself, then runs Streamlit's own command line in the main thread. numpy and pandas first, in this
+thread: plotly looks them up in ``sys.modules`` without importing them (``get_module(..., should_load=False)``),
+and Streamlit's start-up draws plotly's theme, so a pandas half-imported by another thread broke the start
+(measured: "partially initialized module 'pandas' has no attribute 'Series'"). The others in a background
+thread, while Streamlit starts and the browser loads the frontend; a page's script that needs one still imports
+it (the import system makes it wait for the thread's import of the same module).
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: What the data pages import on a first run (a failed import here is left to the page, which shows it)
+#: Imported before Streamlit starts: modules other code looks up in ``sys.modules`` without importing them
+PRELOAD_FIRST = ("numpy", "pandas")
+#: Then, in a background thread, the rest of what the data pages import on a first run (a failed import here is
+#: left to the page, which shows it)
 PRELOAD = (
-    "numpy",
-    "pandas",
     "pyarrow",
     "scipy.special",
     "scipy.optimize",
@@ -46,6 +50,7 @@ def preload(modules: tuple[str, ...] | None = None) -> None:
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))  # dpcore and ui, as `streamlit run app.py` puts the script's folder first
+    preload(PRELOAD_FIRST)
     threading.Thread(target=preload, name="preload-imports", daemon=True).start()
     from streamlit.web import cli
 

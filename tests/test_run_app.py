@@ -19,7 +19,7 @@ def test_run_sh_app_goes_through_the_launcher():
 
 
 def test_every_preloaded_module_exists_and_a_missing_one_is_left_to_the_page():
-    assert all(importlib.util.find_spec(name) is not None for name in run_app.PRELOAD)
+    assert all(importlib.util.find_spec(name) is not None for name in run_app.PRELOAD_FIRST + run_app.PRELOAD)
     run_app.preload(("json", "no_such_module_of_this_app"))  # no exception: the page would report it
 
 
@@ -34,6 +34,7 @@ def test_the_launcher_runs_streamlit_on_app_py_with_the_arguments_given(monkeypa
 
     monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.setattr(run_app, "PRELOAD", ())
+    monkeypatch.setattr(run_app, "PRELOAD_FIRST", ())
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     assert run_app.main(["--server.port", "8765"]) == 0
     assert seen == {
