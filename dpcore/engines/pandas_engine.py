@@ -194,6 +194,7 @@ class PandasEngine(Engine):
     ) -> None:
         super().__init__(source, spec, progress=progress, workdir=workdir)
         self._prepared = False
+        self._rows = 0
         self._bounded: dict[str, np.ndarray] | None = None
 
     # reading ----------------------------------------------------------------------------------
@@ -393,6 +394,7 @@ class PandasEngine(Engine):
                 rows += x.size
                 step.tick(rows, None, "rows read")
         store.finish()
+        self._rows = rows
         if missing_incomes and spec.missing_income == "refuse":
             raise missing_income_refused(spec.income, missing_incomes)
         if negative_incomes and spec.negative_incomes == "refuse":
@@ -410,6 +412,11 @@ class PandasEngine(Engine):
         if spec.privacy_unit:  # the bounding ranks every row of a person: the compact rows in memory
             self._bounded = self._bound(store)
         self._prepared = True
+
+    def has_rows(self) -> bool:
+        """Whether the source has a row (counted while it was read)."""
+        self.prepare()
+        return self._rows > 0
 
     def _bound(self, store: _ColumnStore) -> dict[str, np.ndarray]:
         """The rows kept by the contribution bounding (at most m per person, the md5 order of
