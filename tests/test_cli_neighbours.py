@@ -135,3 +135,43 @@ def test_empty_exposure_groups_with_public_sizes_are_refused_with_the_right_mess
     (line,) = result["errors"]
     assert "the data have no row" not in line
     assert "no row of the data has 'g' = 'yes' or 'no'" in line and "nothing was charged" in line
+
+
+MISSING_ID = """
+[[statistics]]
+kind = "mean"
+epsilon = 1.0
+lower = 0
+upper = 500000
+
+[[statistics]]
+kind = "percentiles"
+by = ["region"]
+epsilon = 1.0
+bins = [0, 20000, 50000, 1000000]
+q = [50]
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_blanked_privacy_unit_moves_no_public_number(tmp_path, capsys, engine):
+    """26 rows, 5 without an id, one row per person kept: every row without an id is its own person, so all 26 are
+    counted, and blanking the victim's id too leaves every published n as it was (the cell sizes are public)."""
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame(
+        {
+            "pid": [f"p{i}" for i in range(26)],
+            "region": ["north"] * 13 + ["south"] * 13,
+            "income": np.round(rng.uniform(5_000, 90_000, 26), 2),
+        }
+    )
+    frame.loc[[3, 8, 14, 19, 25], "pid"] = None
+    blanked = frame.copy()
+    blanked.loc[0, "pid"] = None  # the victim
+    plan = _plan(MISSING_ID, cell_sizes="public", privacy_unit="pid", max_rows_per_person=1)
+    a = _release(tmp_path, "ids", plan, frame, engine, capsys)
+    b = _release(tmp_path, "blanked", plan, blanked, engine, capsys)
+    _assert_alike(a, b, public=("region", "n"))
+    assert a["code"] == 0
+    assert a["tables"]["01_mean"]["n"].tolist() == [26]  # no row dropped
+    assert a["tables"]["02_percentiles_by_region"]["n"].tolist() == [13, 13]

@@ -213,7 +213,9 @@ def missing_values_rule(plan: ReleasePlan) -> dict[str, str]:
         "outcome": "a missing outcome is a third value: the row stays in n_exposed / n_reference and is not a "
         "case (cases count the known positives only)",
         "cells": "a missing cell label ('by', the exposure group) is its own cell, shown empty",
-        "privacy_unit": "the per-person row sample is taken from every row, before any missing value is looked at",
+        "privacy_unit": "the per-person row sample is taken from every row, before any missing value is looked at; "
+        "a row whose privacy unit is missing (empty or null) is its own person: it is always kept and never pooled "
+        "with other such rows (pooled, one person's id going missing would drop another person's row)",
     }
 
 
@@ -239,7 +241,8 @@ def _relation(plan: ReleasePlan) -> dict[str, str]:
         who = (
             f"replace one person (one value of the privacy unit column {plan.privacy_unit!r}); each person "
             f"keeps at most {m} row(s), a seeded uniform sample of their rows (bounding_seed "
-            f"{plan.bounding_seed}), so one person changes the values of at most {m} row(s), in any cells"
+            f"{plan.bounding_seed}), so one person changes the values of at most {m} row(s), in any cells; a row "
+            "whose privacy unit is missing (empty or null) is a person of its own (one row)"
         )
     else:
         who = "replace one record (row): one row's values change"

@@ -449,7 +449,9 @@ class PandasEngine(Engine):
         )
         frame = frame.sort_values(["__unit", "__k1", "__k2"], kind="stable")
         rank = frame.groupby("__unit", sort=False).cumcount()
-        kept = np.sort(frame["__row"].to_numpy()[rank.to_numpy() < int(m)])
+        # a row whose unit is missing (None or "") is its own person: always kept, never pooled (as the SQL engines)
+        own = np.array([u is None or u == "" for u in units], dtype=bool)[frame["__row"].to_numpy()]
+        kept = np.sort(frame["__row"].to_numpy()[(rank.to_numpy() < int(m)) | own])
         return {c: a[kept] for c, a in columns.items()}
 
     # aggregates -------------------------------------------------------------------------------
