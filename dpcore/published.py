@@ -122,7 +122,8 @@ def _mean(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Data
         lows[ok], highs[ok] = lo, hi
     value, lo, hi = _publish(rounded, lows, highs, steps, widen=True)
     out = table.copy()
-    out["mean"] = value
+    # a mean of clipped incomes lies in [lower, upper]: rounding to the step may not leave it (the mechanism clamps)
+    out["mean"] = np.clip(value, lower, upper)
     out["mean_lower"], out["mean_upper"] = np.clip(lo, lower, upper), np.clip(hi, lower, upper)
     return out
 
@@ -230,6 +231,8 @@ def _count(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Dat
     out = table.copy()
     out["count_lower"] = np.where(np.isfinite(values), np.maximum(values - half, 0.0), np.nan)
     out["count_upper"] = np.where(np.isfinite(values), values + half, np.nan)
+    if "n" in table.columns:  # a count of rows is at most the public n
+        out["count_upper"] = np.minimum(out["count_upper"], table["n"].to_numpy(dtype=float))
     return out
 
 
