@@ -188,3 +188,21 @@ def test_the_command_lines_real_release_of_one_person_cells_stays_in_range(tmp_p
     for cases, n in (("cases_exposed", "n_exposed"), ("cases_reference", "n_reference")):
         assert ((rr[cases] >= 0) & (rr[cases] <= rr[n])).all()
     assert (rr["relative_risk"].dropna() >= 0).all()
+
+
+def test_a_small_cells_value_is_rounded_to_at_most_a_twentieth_of_its_range():
+    """The rounding step comes from a public width (a mean's Laplace quantile over n, a Gini's 2 q s_hat) that a
+    small cell makes far wider than the range: cut at the range's width, the step is at most 1/20 of the range (it
+    was a multiple of the range, which rounded every mean of [0, 12,345] and every such Gini to 0)."""
+    gen = np.random.default_rng(13)
+    mech = MeanMechanism(1.0, 0.0, 12_345.0)
+    d = mech.draw(np.full(500, 1_000_000), np.ones(500), rng=gen)  # one person at 10,000.00
+    out = published_table("mean", pd.DataFrame({"n": np.ones(500), "mean": d.means}), mech.record(), 0.95)
+    assert np.all(np.abs(out["mean"].to_numpy() - d.means) <= 12_345.0 / 40 + 1e-6)
+    gini = GiniIntervalMechanism(0.2, LOWER, UPPER)
+    draws = [gini.draw(0.4, 0.9, rng=gen) for _ in range(300)]
+    table = pd.DataFrame(
+        {"gini": [x.value for x in draws], "smooth_sensitivity_bound": [x.smooth_sensitivity_upper for x in draws]}
+    )
+    out = published_table("gini", table, gini.record(), 0.95)
+    assert np.all(np.abs(out["gini"].to_numpy() - table["gini"].to_numpy()) <= 1.0 / 40 + 1e-9)
