@@ -241,6 +241,31 @@ def test_check_command(setup, capsys):
     assert code == 0 and "epsilon = 2 of cap 3" in out and "02_gini_by_state: gini by state" in out
 
 
+def test_check_names_where_delta_comes_from(tmp_path, capsys):
+    """The certified Gini sampler is pure (delta 0) in every release: a plan's delta comes from its DP cell
+    selections (and noise = "laplace" Ginis), and `dpcore check` says so."""
+    raw = {
+        "version": 1,
+        "dataset": "where-delta",
+        "income": "earnings",
+        "cap_epsilon": 5.0,
+        "statistics": [
+            {"kind": "gini", "epsilon": 0.5, "lower": 0, "upper": 1_000_000},
+            {"kind": "mean", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 500_000},
+        ],
+    }
+    path = tmp_path / "plan.toml"
+    write_plan(plan_module.plan_from_dict(raw), path)
+    code, out, _ = _cli(capsys, "check", path)
+    first = out.splitlines()[0]
+    assert code == 0 and "delta = 1e-10 (from the DP cell selection of 1 statistic(s))" in first
+    assert "Gini" not in first
+    raw["statistics"][0].update(noise="laplace", delta=1e-6)
+    write_plan(plan_module.plan_from_dict({**raw, "cap_delta": 1e-5}), path)
+    code, out, _ = _cli(capsys, "check", path)
+    assert 'the DP cell selection of 1 statistic(s) and 1 Gini(s) with noise = "laplace"' in out.splitlines()[0]
+
+
 def test_subprocess_module_and_console_script_entry(setup):
     tmp, plan, data = setup
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

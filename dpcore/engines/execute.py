@@ -4,14 +4,15 @@
 
 1. the plan is validated; ``--out`` is taken (:class:`OutputSlot`: absent or empty, locked against a second
    run, leftovers of a killed run removed, a probe file written, so an unwritable ``--out`` is refused now);
-2. the ledger is opened (it must exist; ``init_ledger`` creates it for a first release) and the account of
-   ``plan.dataset`` (created with the plan's cap when new); the plan's total cost is checked against what is
-   left -- **before any data is read**;
+2. the ledger is opened (it must exist; ``init_ledger`` creates it for a first release) and the plan's population
+   (it must be registered with the plan's cap; ``init_ledger`` registers it in a new ledger); the plan's total cost
+   is checked against what is left -- **before any data is read**;
 3. the engine computes the per-cell aggregates (confidential, small). From step 1 on, a low-priority process
    draws the histograms' discrete Laplace noise ahead in idle CPU time (it depends on the public scale only:
    :mod:`dpcore.noise.ahead`), which the draw of step 5 takes first;
-4. a statistic with no row to release, or an output the free space cannot hold, is refused (public facts:
-   cell sizes are released) -- everything so far charges nothing;
+4. an input with no row, a statistic with public cell sizes and no row, public cells nearly one per row, or an
+   output the free space cannot hold is refused, from public facts only (:func:`_refuse_undeliverable`; with
+   protected cell sizes nothing one person can change decides a refusal) -- everything so far charges nothing;
 5. the source's records are fingerprinted and the source joins its population (refused when its records
    belong to another one). Meanwhile a thread draws the noisy tables (:class:`_DrawAhead`; the noise of
    :mod:`dpcore.noise.secure`: OpenDP's discrete Laplace for counts, OpenDP's floating-point-safe Laplace for
@@ -103,6 +104,7 @@ __all__ = [
     "DEFAULT_GINI_CAP_DELTA",
     "PlanCost",
     "plan_cost",
+    "delta_sources",
     "PlanResult",
     "run_plan",
     "SIMULATION_NOTE",
@@ -181,6 +183,21 @@ def plan_cost(plan: ReleasePlan) -> PlanCost:
         (plan.statistic_epsilon(s), _statistic_delta(s, m) + plan.statistic_selection_delta(s)) for s in plan.statistics
     )
     return PlanCost(math.fsum(e for e, _ in per), math.fsum(d for _, d in per), per)
+
+
+def delta_sources(plan: ReleasePlan) -> str:
+    """Where a plan's delta comes from, in words ("" for a pure-epsilon plan): the DP cell selections (cells not
+    declared, sizes protected) and the ``noise = "laplace"`` Ginis. The certified generalized-Cauchy sampler of a
+    Gini runs in its pure-DP mode in every release, so it adds none."""
+    m = plan.rows_per_person
+    selections = sum(1 for s in plan.statistics if plan.statistic_selection_delta(s) > 0)
+    laplace = sum(1 for s in plan.statistics if _statistic_delta(s, m) > 0)
+    parts = []
+    if selections:
+        parts.append(f"the DP cell selection of {selections} statistic(s)")
+    if laplace:
+        parts.append(f"{laplace} Gini(s) with noise = \"laplace\"")
+    return " and ".join(parts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -809,8 +826,8 @@ def _open_account(
     if cost.delta > 0 and acct.cap_delta <= 0:
         raise DPInputError(
             f"the population {population!r} is pure epsilon-DP (cap delta = 0), but this plan has delta = "
-            f"{cost.delta:.3g} (its Gini samplers and DP cell selections); declare the cells in [keys] (no selection "
-            "delta) or use a population registered with --cap-delta > 0; nothing was charged"
+            f"{cost.delta:.3g} (from {delta_sources(plan)}); declare the cells in [keys] (no selection delta) or use "
+            "a population registered with --cap-delta > 0; nothing was charged"
         )
     if acct.would_exceed(cost.as_budget_cost()):
         spent = acct.spent_epsilon()
