@@ -288,7 +288,10 @@ def test_a_pure_epsilon_population_refuses_a_dp_selection_before_the_charge(neig
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     ledger.init_ledger(url).register_population("keys-pure", 100.0)
     plan = plan_from_dict(raw_plan(dataset="keys-pure"))
-    with pytest.raises(DPInputError, match=r"DP cell selections\); declare the cells in \[keys\].*nothing was charged"):
+    with pytest.raises(
+        DPInputError,
+        match=r"from the DP cell selection of 3 statistic\(s\)\); declare the cells in \[keys\].*nothing was charged",
+    ):
         execute.run_plan(
             plan, parse_source(str(neighbours / "alone.csv")), engine="pandas", out_dir=tmp_path / "o", ledger_url=url
         )
