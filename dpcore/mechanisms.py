@@ -89,7 +89,7 @@ class CountMechanism:
     def record(self) -> dict[str, Any]:
         return {
             "noise": f"discrete Laplace, scale sensitivity/epsilon = {self.noise_scale!r} (L1 sensitivity "
-            f"{self.sensitivity}), clamped to [0, n] (post-processing)",
+            f"{self.sensitivity}), clamped to [0, the public n] (post-processing)",
             "noise_scale": self.noise_scale,
         }
 

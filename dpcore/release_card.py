@@ -16,8 +16,8 @@ What the card shows: every released value with its interval when the table has `
 columns, with honest digits (:func:`card_number`: printed exactly as published when the release rounded its
 tables itself, its statistics' ``interval_level`` says so; else rounded here to the step of
 :func:`dpcore.intervals.honest_grid`, between 1/50 and 1/20 of the interval's width; a release's own step is cut
-from a public width, at most 1/20 of it: :mod:`dpcore.published`), so no digit is finer than the noise allows; the privacy statement in
-plain words (who is protected, the unit, epsilon and delta per statistic and in total, what is public); the
+from a public width, at most 1/20 of it: :mod:`dpcore.published`), so no digit is finer than the noise allows;
+the privacy statement in plain words (who is protected, the unit, epsilon and delta per statistic and in total, what is public); the
 methods with their papers; the date and the software (dpcore and OpenDP versions, read from the record).
 
 Neighbouring data sets give cards that differ only in the released numbers (and the intervals and rounding
