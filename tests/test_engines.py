@@ -349,6 +349,12 @@ def test_rows_without_a_privacy_unit_are_each_their_own_person_in_every_engine(t
         assert int(sums["pandas"]["n"].sum()) == 7, name
         pd.testing.assert_frame_equal(sums["duckdb"], sums["pandas"], check_dtype=False)
         pd.testing.assert_frame_equal(sums["spark"], sums["pandas"], check_dtype=False)
+    # whether a source has a row at all (asked before the charge when a statistic's cells are empty): every engine
+    frame.iloc[:0].to_parquet(tmp_path / "none.parquet", index=False)
+    for engine in ("pandas", "duckdb", "spark"):
+        for name, rows in (("units.csv", True), ("none.parquet", False)):
+            with open_engine(engine, parse_source(str(tmp_path / name)), spec) as eng:
+                assert eng.has_rows() is rows, (engine, name)
 
 
 @pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
