@@ -489,9 +489,8 @@ def noisy_cell_counts(
         delta = check_delta(delta, "selection delta")
     scale = 2.0 * m / n_epsilon
     counts = np.asarray(counts, dtype=np.int64)
+    # the record's fields (the measurement included) are the same for every data set, with or without cells
     if not select:
-        if not keys:
-            return NoisyCells({}, {"cells": "declared", "n_noise": f"discrete Laplace, scale {scale!r}"})
         draw = secure_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
         noisy = dict(zip(keys, (int(v) for v in np.asarray(draw.values, dtype=np.int64)), strict=True))
         return NoisyCells(
@@ -514,8 +513,6 @@ def noisy_cell_counts(
         "selection_delta": delta,
         "selection_threshold": threshold,
     }
-    if not keys:
-        return NoisyCells({}, info)
     if secure_noise._simulated(rng):
         draw = secure_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
         noisy = {
@@ -523,14 +520,16 @@ def noisy_cell_counts(
         }
         info["n_measurement"] = draw.measurement + f", kept when >= {threshold}"
         return NoisyCells(noisy, info)
-    measurement = _threshold_measurement(n_epsilon, m, threshold)
-    by_text = {json.dumps(list(k)): k for k in keys}
-    released = measurement({json.dumps(list(k)): int(c) for k, c in zip(keys, counts, strict=True)})
     info["n_measurement"] = (
         f"opendp.measurements.make_laplace_threshold(map_domain(atom_domain(T=str), "
         f"atom_domain(T=i64)), l01inf_distance(absolute_distance(T=i64)), scale={scale!r}, "
         f"threshold={threshold})"
     )
+    if not keys:  # nothing to select from: the measurement's output on an empty map is empty
+        return NoisyCells({}, info)
+    measurement = _threshold_measurement(n_epsilon, m, threshold)
+    by_text = {json.dumps(list(k)): k for k in keys}
+    released = measurement({json.dumps(list(k)): int(c) for k, c in zip(keys, counts, strict=True)})
     return NoisyCells({by_text[t]: int(v) for t, v in released.items()}, info)
 
 

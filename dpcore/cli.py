@@ -213,15 +213,14 @@ class _TerminateAsInterrupt:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .engines.execute import plan_cost
+    from .engines.execute import delta_sources, plan_cost
     from .plan import load_plan
 
     plan = load_plan(args.plan)
     cost = plan_cost(plan)
     print(
         f"plan OK: dataset {plan.dataset!r}, {len(plan.statistics)} statistic(s), epsilon = {cost.epsilon:g} of cap "
-        f"{plan.cap_epsilon:g}"
-        + (f", delta = {cost.delta:.3g} (Gini samplers, DP cell selection)" if cost.delta else "")
+        f"{plan.cap_epsilon:g}" + (f", delta = {cost.delta:.3g} (from {delta_sources(plan)})" if cost.delta else "")
     )
     for s, (e, d) in zip(plan.statistics, cost.per_statistic, strict=True):
         print(

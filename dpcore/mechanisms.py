@@ -89,15 +89,21 @@ class CountMechanism:
     def record(self) -> dict[str, Any]:
         return {
             "noise": f"discrete Laplace, scale sensitivity/epsilon = {self.noise_scale!r} (L1 sensitivity "
-            f"{self.sensitivity})",
+            f"{self.sensitivity}), clamped to [0, the public n] (post-processing)",
             "noise_scale": self.noise_scale,
         }
 
-    def draw(self, counts: Any, rng: Any = None) -> CountDraw:
+    def draw(self, counts: Any, rng: Any = None, upper: Any = None) -> CountDraw:
+        """Noisy counts, each clamped to [0, ``upper``] (``upper``: the public largest count, e.g. the public n; None:
+        no upper end): a count is never negative nor above the number of rows it counts, so a noisy one outside is
+        clamped to the range (post-processing, in the real and the simulated draw alike)."""
         d = secure_noise.release_integer_counts(
             np.asarray(counts, dtype=np.int64).ravel(), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
         )
-        return CountDraw(np.asarray(d.values, dtype=np.int64), d.measurement, d.privacy_map, d.epsilon, d.simulated)
+        values = np.maximum(np.asarray(d.values, dtype=np.int64), 0)
+        if upper is not None:
+            values = np.minimum(values, np.asarray(upper, dtype=np.int64).ravel())
+        return CountDraw(values, d.measurement, d.privacy_map, d.epsilon, d.simulated)
 
 
 #: the cell size the Gini's epsilon split and beta are optimised for when the release does not say (a typical

@@ -430,7 +430,7 @@ class CountAbove(PlannedStatistic):
 
     def simulate(self, epsilon, n, rng=None):
         k = noise.sample_two_sided_geometric(epsilon, n, rng=as_generator(rng))
-        return (self.count + k).astype(float)[:, None]
+        return np.clip(self.count + k, 0, self.values.size).astype(float)[:, None]  # the release's clamp to [0, n]
 
     def mechanism_at(self, epsilon):
         from .mechanisms import CountMechanism
@@ -439,8 +439,8 @@ class CountAbove(PlannedStatistic):
 
     def _draw(self, epsilon, rng=None, level: float = 0.95):
         mech = self.mechanism_at(epsilon)
-        d = mech.draw([self.count], rng=rng)
-        pub = _published("count", {"count": d.counts}, mech.record(), ["count"], level)
+        d = mech.draw([self.count], rng=rng, upper=[self.values.size])  # n is public: a count is in [0, n]
+        pub = _published("count", {"count": d.counts, "n": [self.values.size]}, mech.record(), ["count"], level)
         return _from_mechanism(d, d.counts, check_epsilon(epsilon), self.neighbouring, published=pub)
 
     def params(self):
@@ -487,7 +487,7 @@ class ClippedMean(PlannedStatistic):
 
     def simulate(self, epsilon, n, rng=None):
         z = noise.sample_laplace(self.scale(epsilon), n, rng=as_generator(rng))
-        return (self.truth[0] + self.bias + z)[:, None]
+        return np.clip(self.truth[0] + self.bias + z, self.lower, self.upper)[:, None]  # the release's clamp
 
     def mechanism_at(self, epsilon):
         from .stratified import MeanMechanism
@@ -584,7 +584,7 @@ class GroupMeans(PlannedStatistic):
     def simulate(self, epsilon, n, rng=None):
         b = self.scale(epsilon)
         z = noise.sample_laplace(1.0, (n, b.size), rng=as_generator(rng))
-        return (self.truth + self.bias)[None, :] + b[None, :] * z
+        return np.clip((self.truth + self.bias)[None, :] + b[None, :] * z, self.lower, self.upper)  # as released
 
     def mechanism_at(self, epsilon):
         from .stratified import MeanMechanism
@@ -1266,8 +1266,8 @@ class RatioStatistic(PlannedStatistic):
     def simulate(self, epsilon, n, rng=None):
         b = 2.0 / check_epsilon(epsilon)
         gen = as_generator(rng)
-        xs = self.x + noise.sample_laplace(b, n, rng=gen)
-        ys = self.y + noise.sample_laplace(b, n, rng=gen)
+        xs = np.clip(self.x + noise.sample_laplace(b, n, rng=gen), 0.0, self.n_x)  # the release's clamp to [0, n]
+        ys = np.clip(self.y + noise.sample_laplace(b, n, rng=gen), 0.0, self.n_y)
         return ((xs / np.maximum(ys, 1.0)) * (self.n_y / self.n_x))[:, None]
 
     def mechanism_at(self, epsilon):

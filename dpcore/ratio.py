@@ -1636,6 +1636,8 @@ class RelativeRiskMechanism:
     in L1. The noise is OpenDP's floating-point-safe Laplace (continuous law, as in the paper, so Claim 3.2 and
     the interval of ``ratio_math_spec.md`` hold for it); the relative risk
     (x~ / n_x) / (max(y~, 1) / n_y) (Claim 3.4's max(y~, 1)) is post-processing with the public group sizes.
+    Each noisy count is clamped to [0, its group's n] before it is published (post-processing: a count of cases
+    cannot be negative nor exceed its group), so every released relative risk is in [0, n_y].
     """
 
     epsilon: float
@@ -1665,8 +1667,8 @@ class RelativeRiskMechanism:
         return {
             "noise": (
                 f"Laplace, scale 2m/epsilon = {self.noise_scale!r} on both case counts of every cell "
-                "(epsilon/2 per count, Claim 3.1); relative risk (x~/n_x) / (max(y~, 1)/n_y) "
-                "(post-processing)"
+                "(epsilon/2 per count, Claim 3.1), each clamped to [0, its group's n]; relative risk "
+                "(x~/n_x) / (max(y~, 1)/n_y) (post-processing)"
             ),
             "noise_scale": self.noise_scale,
         }
@@ -1693,7 +1695,10 @@ class RelativeRiskMechanism:
             np.concatenate([x, y]), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
         )
         noisy = np.asarray(d.values, dtype=float)
-        xn, yn = noisy[: x.size], noisy[x.size :]
+        # a count of cases lies in [0, its group's n] (the n given: public, or a DP count): a noisy count outside is
+        # clamped to it (post-processing, in the real and the simulated draw alike), so the relative risk is >= 0
+        xn = np.clip(noisy[: x.size], 0.0, np.maximum(nx, 0.0))
+        yn = np.clip(noisy[x.size :], 0.0, np.maximum(ny, 0.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             rr = (xn / np.maximum(nx, 1.0)) / (np.maximum(yn, 1.0) / np.maximum(ny, 1.0))
         rr = np.where((nx > 0) & (ny > 0), rr, np.nan)

@@ -15,9 +15,9 @@ outputs and public parameters; nothing here sees the confidential data):
 What the card shows: every released value with its interval when the table has ``<v>_lower`` / ``<v>_upper``
 columns, with honest digits (:func:`card_number`: printed exactly as published when the release rounded its
 tables itself, its statistics' ``interval_level`` says so; else rounded here to the step of
-:func:`dpcore.intervals.honest_grid`, between 1/50 and 1/20 of the interval's width, so no digit finer than the
-noise allows); the privacy statement in
-plain words (who is protected, the unit, epsilon and delta per statistic and in total, what is public); the
+:func:`dpcore.intervals.honest_grid`, between 1/50 and 1/20 of the interval's width; a release's own step is cut
+from a public width, at most 1/20 of it: :mod:`dpcore.published`), so no digit is finer than the noise allows;
+the privacy statement in plain words (who is protected, the unit, epsilon and delta per statistic and in total, what is public); the
 methods with their papers; the date and the software (dpcore and OpenDP versions, read from the record).
 
 Neighbouring data sets give cards that differ only in the released numbers (and the intervals and rounding
@@ -566,8 +566,8 @@ def _interval_note(card: _Card) -> str:
             f"Each interval is a {card.level:.0%} confidence interval computed from the published numbers "
             "alone (the released values and the public parameters of their mechanisms): over the noise, it "
             "covers the statistic of the data clipped to the public bounds with at least that probability; "
-            f"the clipping bias is not in it. Values and intervals are shown {rounding} of about 1/50 to 1/20 "
-            "of the interval's width (intervals outwards), so no digit is finer than the noise allows."
+            f"the clipping bias is not in it. Values and intervals are shown {rounding} of at most 1/20 of the "
+            "width the noise gives the interval (intervals outwards), so no digit is finer than the noise allows."
             + _risk_caveat(card)
         )
     return (

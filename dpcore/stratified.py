@@ -776,7 +776,8 @@ def mean_sum_sensitivity_cents(c_lo: int, c_hi: int, m: int, cells_move: bool) -
 
 @dataclass(frozen=True)
 class MeanDraw:
-    """One draw of :class:`MeanMechanism`: the released means (NaN for an empty cell) and what drew the noise."""
+    """One draw of :class:`MeanMechanism`: the released means (in [lower, upper]; NaN for an empty cell) and what
+    drew the noise."""
 
     means: np.ndarray
     measurement: str
@@ -834,7 +835,9 @@ class MeanMechanism:
         return {
             "noise": (
                 f"Laplace on the clipped sum in cents, scale {self.noise_scale_cents!r} (sensitivity {rule} = "
-                f"{self.sensitivity_cents:g} cents), divided by the " + ("noisy n" if self.cells_move else "public n")
+                f"{self.sensitivity_cents:g} cents), divided by the "
+                + ("noisy n" if self.cells_move else "public n")
+                + ", clamped to [clip_lower, clip_upper] (post-processing)"
             ),
             "clip_lower": self.lower,
             "clip_upper": self.upper,
@@ -859,4 +862,8 @@ class MeanMechanism:
         )
         with np.errstate(divide="ignore", invalid="ignore"):
             means = np.where(sizes > 0, np.asarray(d.values, dtype=float) / 100.0 / np.maximum(sizes, 1), np.nan)
+        # every clipped income lies in [lower, upper], so their mean does: a noisy mean outside is clamped to the
+        # range (post-processing of the noisy sum, in the real and the simulated draw alike). It never moves away
+        # from the true mean, so an interval valid for the unclamped value stays valid for the clamped one.
+        means = np.clip(means, self.lower, self.upper)
         return MeanDraw(means, d.measurement, d.privacy_map, d.epsilon, d.simulated)

@@ -14,6 +14,7 @@ import os
 import shutil
 import sqlite3
 import threading
+from pathlib import Path
 
 import pytest
 from support.postgres import fresh_database
@@ -21,6 +22,8 @@ from support.postgres import fresh_database
 from dpcore import budget as B
 from dpcore import ledger as L
 from dpcore import ledger_cli
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _fresh_pg_database(server_url: str) -> str:
@@ -170,6 +173,58 @@ def test_verify_sees_entries_cut_from_the_end(url):
         assert any("entries after entry 5 were deleted" in p for p in report.problems), report.problems
     else:  # a PostgreSQL sequence also advances for a failed commit: a note
         assert any("sequence is at 6, after the last entry 5" in n for n in report.notes), report.notes
+
+
+def test_an_edit_rehashed_with_dpcores_own_functions_passes_verify_and_only_a_kept_head_sees_it(tmp_path):
+    """What docs/ledger.md promises, and no more: the chain's hashes are unkeyed to whoever holds the file (the key
+    of the public ids is in it), so someone with write access who edits an entry and recomputes every later hash
+    with dpcore's own functions gets a ledger that ``verify`` passes. Only a chain head kept elsewhere after each
+    release shows the rewrite."""
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    db = _history(url)
+    kept_head = db.verify().head
+    raw = _Raw(url)
+    conn = raw.conn
+    key = dict(conn.execute("SELECT key, value FROM dpcore_meta").fetchall())["public_id_key"]
+    accounts = {
+        r[0]: (r[1], float(r[2]), float(r[3]), r[4])
+        for r in conn.execute("SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts")
+    }
+    rows = conn.execute(
+        "SELECT id, dataset_id, label, cost, epsilon, delta, time, record FROM dpcore_entries ORDER BY id"
+    ).fetchall()
+    statements, prev, hashes = [], L.CHAIN_GENESIS, {}
+    for r in rows:
+        label, cost, epsilon = r[2], r[3], r[4]
+        if r[0] == 3:  # the rewrite: a 0.5 charge made to look like 0.01
+            cost, epsilon = json.dumps(B.pure(0.01).to_dict()), 0.01
+        h = L._entry_hash(prev, L._public_id(key, r[1]), accounts[r[1]], label, cost, epsilon, r[5], r[6], r[7])
+        statements.append(
+            (
+                "UPDATE dpcore_entries SET cost = ?, epsilon = ?, prev_hash = ?, entry_hash = ? WHERE id = ?",
+                (cost, epsilon, prev, h, r[0]),
+            )
+        )
+        prev = hashes[r[0]] = h
+    for r in conn.execute("SELECT entry_id, time, result FROM dpcore_results").fetchall():
+        statements.append(
+            (
+                "UPDATE dpcore_results SET result_hash = ? WHERE entry_id = ?",
+                (L._result_hash(hashes[r[0]], r[1], r[2]), r[0]),
+            )
+        )
+    try:
+        for sql, params in statements:
+            raw.tamper(sql, params)
+    finally:
+        raw.close()
+    again = L.open_ledger(url, create=False)
+    report = again.verify()
+    assert report.ok, report.problems  # the chain alone cannot tell
+    assert again.find_account("ds-a").spent_epsilon() == pytest.approx(1.01)  # was 1.5
+    assert report.head != kept_head  # the head kept elsewhere does
+    text = " ".join((ROOT / "docs" / "ledger.md").read_text().split())
+    assert "recomputes every later hash with dpcore's own functions" in text
 
 
 def test_verify_finds_dropped_triggers(url):

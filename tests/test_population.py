@@ -10,6 +10,7 @@ Each runs on SQLite and on a throw-away PostgreSQL server (tests/support/postgre
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,7 @@ from dpcore.plan import parse_plan
 from dpcore.validation import DPInputError
 
 _DB_COUNTER = [0]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -122,6 +124,56 @@ def test_every_engine_and_the_app_give_one_fingerprint_for_the_same_records(tmp_
     changed.loc[5, "wage"] += 1.0  # one person's value: other records
     assert L.dataset_fingerprint(changed) != expected
     assert L.dataset_fingerprint(_records().iloc[1:]) != expected
+
+
+#: re-saves that keep the records (docs/privacy.md lists them): one fingerprint, one budget
+SAME_RECORDS = ("bom", "crlf", "reordered_rows", "tsv", "quoted", "reordered_columns", "xlsx", "parquet")
+#: changes that make other records (docs/privacy.md lists them): another source, which only the data owner can
+#: attach to the population (`dpcore ledger population attach`)
+OTHER_RECORDS = ("dropped_row", "duplicated_row", "renamed_column", "rounded_incomes", "rescaled_incomes", "index")
+
+
+def _resaves(tmp_path) -> dict[str, bytes]:
+    frame = _records()
+    text = frame.to_csv(index=False)
+    xlsx = tmp_path / "copy.xlsx"
+    frame.to_excel(xlsx, index=False)
+    parquet = tmp_path / "copy.parquet"
+    frame.to_parquet(parquet, index=False)
+    return {
+        "bom": b"\xef\xbb\xbf" + text.encode(),
+        "crlf": frame.to_csv(index=False, lineterminator="\r\n").encode(),
+        "reordered_rows": frame.sample(frac=1.0, random_state=5).to_csv(index=False).encode(),
+        "tsv": frame.to_csv(index=False, sep="\t").encode(),
+        "quoted": frame.to_csv(index=False, quoting=1).encode(),
+        "reordered_columns": frame[["state", "hours", "wage", "pid"]].to_csv(index=False).encode(),
+        "xlsx": xlsx.read_bytes(),
+        "parquet": parquet.read_bytes(),
+        "dropped_row": frame.iloc[1:].to_csv(index=False).encode(),
+        "duplicated_row": pd.concat([frame, frame.iloc[:1]]).to_csv(index=False).encode(),
+        "renamed_column": frame.rename(columns={"wage": "earnings"}).to_csv(index=False).encode(),
+        "rounded_incomes": frame.assign(wage=frame["wage"].round(0)).to_csv(index=False).encode(),
+        "rescaled_incomes": frame.assign(wage=frame["wage"] / 1000).to_csv(index=False).encode(),
+        "index": frame.to_csv().encode(),  # pandas' default to_csv() writes the index as a first column
+    }
+
+
+def test_what_a_resaved_copy_keeps_and_what_makes_other_records(tmp_path):
+    """Exactly what docs/privacy.md promises of "a re-saved copy finds the same budget": the re-saves in
+    SAME_RECORDS give the records' fingerprint in the app's parser and (CSV, TSV, Parquet) in the engines' reading;
+    the changes in OTHER_RECORDS give another one (they are other records, however close)."""
+    expected = L.dataset_fingerprint(_records())
+    for kind, data in _resaves(tmp_path).items():
+        app = L.dataset_fingerprint(read_table(data, file_name=f"copy-{kind}")[0])
+        assert (app == expected) == (kind in SAME_RECORDS), kind
+        if kind != "xlsx":  # the command line reads CSV and Parquet
+            path = tmp_path / f"copy-{kind}.{'parquet' if kind == 'parquet' else 'csv'}"
+            path.write_bytes(data)
+            engine = source_record_fingerprints(parse_source(str(path))).latest
+            assert (engine == expected) == (kind in SAME_RECORDS), kind
+    promised = " ".join((ROOT / "docs" / "privacy.md").read_text().split())
+    assert "not a dropped or duplicated row, a renamed column, rounded or rescaled incomes" in promised
+    assert "pandas' default `to_csv()`" in promised
 
 
 def test_canonical_values_are_defined_exactly():

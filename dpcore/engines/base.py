@@ -799,6 +799,10 @@ class Engine:
         """Check the columns (missing, non-numeric income, bad outcome values) and set up the bounded rows."""
         raise NotImplementedError
 
+    def has_rows(self) -> bool:
+        """Whether the source has at least one row (after the checks of :meth:`prepare`); reads one row, not all."""
+        raise NotImplementedError
+
     def close(self) -> None:
         self._tmp.cleanup()
 

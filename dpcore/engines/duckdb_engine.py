@@ -250,6 +250,11 @@ class DuckDBEngine(Engine):
         self._sql(f"CREATE TEMP VIEW dp_base AS {sqlmod.base_view(d, spec)}")
         self._prepared = True
 
+    def has_rows(self) -> bool:
+        """Whether the source has a row: DuckDB stops reading at the first (LIMIT 1 on the unbounded rows)."""
+        self.prepare()
+        return bool(self._sql("SELECT 1 FROM dp_valid LIMIT 1").fetchall())
+
     def record_fingerprints(self, versions: Any) -> Any:
         """The record fingerprints of the source in each of ``versions`` (:mod:`dpcore.record_fingerprint`) from
         DuckDB's own scan of every column (CSV all as text, named from the shared header layout; Parquet with its

@@ -4,14 +4,15 @@
 
 1. the plan is validated; ``--out`` is taken (:class:`OutputSlot`: absent or empty, locked against a second
    run, leftovers of a killed run removed, a probe file written, so an unwritable ``--out`` is refused now);
-2. the ledger is opened (it must exist; ``init_ledger`` creates it for a first release) and the account of
-   ``plan.dataset`` (created with the plan's cap when new); the plan's total cost is checked against what is
-   left -- **before any data is read**;
+2. the ledger is opened (it must exist; ``init_ledger`` creates it for a first release) and the plan's population
+   (it must be registered with the plan's cap; ``init_ledger`` registers it in a new ledger); the plan's total cost
+   is checked against what is left -- **before any data is read**;
 3. the engine computes the per-cell aggregates (confidential, small). From step 1 on, a low-priority process
    draws the histograms' discrete Laplace noise ahead in idle CPU time (it depends on the public scale only:
    :mod:`dpcore.noise.ahead`), which the draw of step 5 takes first;
-4. a statistic with no row to release, or an output the free space cannot hold, is refused (public facts:
-   cell sizes are released) -- everything so far charges nothing;
+4. an input with no row, a statistic with public cell sizes and no row, public cells nearly one per row, or an
+   output the free space cannot hold is refused, from public facts only (:func:`_refuse_undeliverable`; with
+   protected cell sizes nothing one person can change decides a refusal) -- everything so far charges nothing;
 5. the source's records are fingerprinted and the source joins its population (refused when its records
    belong to another one). Meanwhile a thread draws the noisy tables (:class:`_DrawAhead`; the noise of
    :mod:`dpcore.noise.secure`: OpenDP's discrete Laplace for counts, OpenDP's floating-point-safe Laplace for
@@ -103,6 +104,7 @@ __all__ = [
     "DEFAULT_GINI_CAP_DELTA",
     "PlanCost",
     "plan_cost",
+    "delta_sources",
     "PlanResult",
     "run_plan",
     "SIMULATION_NOTE",
@@ -183,6 +185,21 @@ def plan_cost(plan: ReleasePlan) -> PlanCost:
     return PlanCost(math.fsum(e for e, _ in per), math.fsum(d for _, d in per), per)
 
 
+def delta_sources(plan: ReleasePlan) -> str:
+    """Where a plan's delta comes from, in words ("" for a pure-epsilon plan): the DP cell selections (cells not
+    declared, sizes protected) and the ``noise = "laplace"`` Ginis. The certified generalized-Cauchy sampler of a
+    Gini runs in its pure-DP mode in every release, so it adds none."""
+    m = plan.rows_per_person
+    selections = sum(1 for s in plan.statistics if plan.statistic_selection_delta(s) > 0)
+    laplace = sum(1 for s in plan.statistics if _statistic_delta(s, m) > 0)
+    parts = []
+    if selections:
+        parts.append(f"the DP cell selection of {selections} statistic(s)")
+    if laplace:
+        parts.append(f"{laplace} Gini(s) with noise = \"laplace\"")
+    return " and ".join(parts)
+
+
 # ---------------------------------------------------------------------------------------------
 # Neighbouring relation text
 # ---------------------------------------------------------------------------------------------
@@ -213,7 +230,9 @@ def missing_values_rule(plan: ReleasePlan) -> dict[str, str]:
         "outcome": "a missing outcome is a third value: the row stays in n_exposed / n_reference and is not a "
         "case (cases count the known positives only)",
         "cells": "a missing cell label ('by', the exposure group) is its own cell, shown empty",
-        "privacy_unit": "the per-person row sample is taken from every row, before any missing value is looked at",
+        "privacy_unit": "the per-person row sample is taken from every row, before any missing value is looked at; "
+        "a row whose privacy unit is missing (empty or null) is its own person: it is always kept and never pooled "
+        "with other such rows (pooled, one person's id going missing would drop another person's row)",
     }
 
 
@@ -239,7 +258,8 @@ def _relation(plan: ReleasePlan) -> dict[str, str]:
         who = (
             f"replace one person (one value of the privacy unit column {plan.privacy_unit!r}); each person "
             f"keeps at most {m} row(s), a seeded uniform sample of their rows (bounding_seed "
-            f"{plan.bounding_seed}), so one person changes the values of at most {m} row(s), in any cells"
+            f"{plan.bounding_seed}), so one person changes the values of at most {m} row(s), in any cells; a row "
+            "whose privacy unit is missing (empty or null) is a person of its own (one row)"
         )
     else:
         who = "replace one record (row): one row's values change"
@@ -289,7 +309,7 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = Fa
         rows = hist.groupby(by, sort=False, dropna=False).ngroup().to_numpy()
         cells = hist[by].iloc[np.unique(rows, return_index=True)[1]].reset_index(drop=True)
     else:
-        cells = hist[by].iloc[:0] if by else pd.DataFrame(index=[0] if len(hist) else [])
+        cells = hist[by].iloc[:0] if by else pd.DataFrame(index=[0])  # the whole table: one cell, for every input
     counts = np.zeros((len(cells), n_bins), dtype=np.int64)
     if len(hist):
         np.add.at(counts, (rows, hist["bin"].to_numpy()), hist["count"].to_numpy())
@@ -806,8 +826,8 @@ def _open_account(
     if cost.delta > 0 and acct.cap_delta <= 0:
         raise DPInputError(
             f"the population {population!r} is pure epsilon-DP (cap delta = 0), but this plan has delta = "
-            f"{cost.delta:.3g} (its Gini samplers and DP cell selections); declare the cells in [keys] (no selection "
-            "delta) or use a population registered with --cap-delta > 0; nothing was charged"
+            f"{cost.delta:.3g} (from {delta_sources(plan)}); declare the cells in [keys] (no selection delta) or use "
+            "a population registered with --cap-delta > 0; nothing was charged"
         )
     if acct.would_exceed(cost.as_budget_cost()):
         spent = acct.spent_epsilon()
@@ -860,9 +880,9 @@ def _statistic_cells(deferred: _Deferred) -> tuple[pd.DataFrame, int]:
     if spec.kind == "percentiles" and by and len(frame):  # one aggregate row per cell and bin
         keys, counts = deferred.cell_counts()
         rows, cells = int(counts.sum()), pd.DataFrame(keys, columns=by)
-    elif spec.kind == "percentiles":
+    elif spec.kind == "percentiles":  # the whole table: one cell, whatever the data
         rows = int(frame["count"].sum()) if len(frame) else 0
-        cells = pd.DataFrame(index=range(1 if len(frame) else 0))
+        cells = pd.DataFrame(index=range(1))
     else:
         columns = ["n_exposed", "n_reference"] if spec.kind == "relative_risk" else ["n"]
         rows = int(frame[columns].to_numpy().sum()) if len(frame) else 0
@@ -870,62 +890,104 @@ def _statistic_cells(deferred: _Deferred) -> tuple[pd.DataFrame, int]:
     return cells, rows
 
 
-def _refuse_undeliverable(plan: ReleasePlan, aggregates: dict[str, _Deferred], slot: OutputSlot) -> list[str]:
-    """Before the charge: refuse a statistic with no row to release, and an output the disk cannot hold.
+def _input_is_empty(plan: ReleasePlan, aggregates: dict[str, _Deferred], engine: Any) -> bool:
+    """Whether the source has no row at all (a header-only or empty input), asked of the engine only when a
+    statistic has no row in its cells. Public: a data set with no row has no neighbour but itself (there is no
+    person to replace), so refusing it tells nothing about anyone."""
+    if all(_statistic_cells(aggregates[s.name])[1] > 0 for s in plan.statistics):
+        return False
+    return not engine.has_rows()
 
-    A statistic whose cells hold no row (a header-only or empty input, or filters that keep
-    nothing) would be charged for empty tables. Refusing reveals only that its total n is 0, and n is public:
-    every cell's number of rows is published in the tables (the neighbouring relation: replace one person,
-    cell sizes public), so the refusal is a function of public information and costs no epsilon. The space
-    estimate uses the numbers of cells, public too."""
-    empty = []
-    cells: dict[str, pd.DataFrame] = {}
-    for s in plan.statistics:
-        cells[s.name], n_rows = _statistic_cells(aggregates[s.name])
-        # declared [keys] with noisy sizes: the rows in the declared cells are protected (undeclared rows are
-        # dropped), so an empty statistic is released as noise, never refused on a data-dependent count
-        if n_rows == 0 and not (plan.cells_private(s) and plan.keys_declared(s)):
-            empty.append(f"{s.where} {s.name!r}")
-    if empty and len(empty) == len(plan.statistics):
+
+def _refuse_undeliverable(
+    plan: ReleasePlan, aggregates: dict[str, _Deferred], slot: OutputSlot, input_empty: bool = False
+) -> list[str]:
+    """Before the charge: refuse, from public facts only, an input with no row, a statistic whose public cells hold
+    no row, and an output the disk cannot hold.
+
+    * An input with no row (``input_empty``, :func:`_input_is_empty`) is refused: public (it has no neighbour).
+    * A statistic whose cell sizes are public (``cell_sizes = "public"``, or a whole-table statistic other than a
+      relative risk: the total n is public under replace-one) and whose cells hold no row is refused: its n is
+      published anyway, so the refusal reveals nothing more.
+    * A statistic whose cells are protected (``cell_sizes = "noisy"`` with ``by`` or exposure groups) is never
+      refused for holding no row: how many rows its cells hold depends on where one person's rows fall (one person
+      leaving the only exposed row, or all rows in undeclared cells). It is released: declared cells and exposure
+      groups as noisy zeros, DP-selected cells as an empty selection (Laplace threshold mechanism).
+
+    The space estimate uses public cell counts only: the declared cells, the cells of public cell sizes, one for a
+    whole table, and none for DP-selected cells (their number before the selection is confidential; a release
+    whose selected cells do not fit fails after the charge and says so)."""
+    if input_empty:
         raise DPInputError(
             f"the data have no row (a header-only or empty input): nothing to release from "
             f"{plan.income!r}; nothing was charged"
         )
+    empty = []
+    cells: dict[str, pd.DataFrame] = {}
+    for s in plan.statistics:
+        cells[s.name], n_rows = _statistic_cells(aggregates[s.name])
+        if n_rows == 0 and not plan.cells_private(s):
+            empty.append(_empty_statistic_reason(plan, s))
     if empty:
-        raise DPInputError(
-            f"no row of the data can be released for {', '.join(empty)} (0 rows in every cell); nothing was charged"
-        )
+        raise DPInputError(f"{'; '.join(empty)}: nothing to release; nothing was charged")
     warnings = _check_cells(plan, aggregates, cells, slot.progress)
+    space_cells = {
+        s.name: cells[s.name].iloc[:0] if _cells_selected(plan, s) else cells[s.name] for s in plan.statistics
+    }
     try:
         block = os.statvfs(slot.out.parent).f_frsize or 4096
     except OSError:
         block = 4096
-    slot.check_space(_output_bytes(plan, cells, block))
+    slot.check_space(_output_bytes(plan, space_cells, block))
     return warnings
+
+
+def _cells_selected(plan: ReleasePlan, spec: StatisticSpec) -> bool:
+    """True when the statistic's cells are selected with DP (protected cell sizes, ``by``, no declared keys)."""
+    return plan.cells_private(spec) and bool(spec.by) and not plan.keys_declared(spec)
+
+
+def _empty_statistic_reason(plan: ReleasePlan, spec: StatisticSpec) -> str:
+    """Why a statistic with public cell sizes has no row to release, said precisely (the input has rows)."""
+    if spec.kind == "relative_risk":
+        return (
+            f"{spec.where} {spec.name!r}: no row of the data has {spec.group!r} = {spec.exposed!r} or "
+            f"{spec.reference!r} (both exposure groups are empty)"
+        )
+    if plan.keys_declared(spec):
+        return (
+            f"{spec.where} {spec.name!r}: no row of the data is in a cell declared in [keys] (rows of undeclared "
+            "cells are dropped)"
+        )
+    return f"{spec.where} {spec.name!r}: no row of the data is in its cells"
 
 
 def _check_cells(
     plan: ReleasePlan, aggregates: dict[str, _Deferred], cells: dict[str, pd.DataFrame], progress: Progress
 ) -> list[str]:
-    """Before the charge: refuse a ``by`` whose cells are (nearly) one per row, and warn about small public cells.
+    """Before the charge: refuse a ``by`` whose public cells are (nearly) one per row, and warn about small public
+    cells.
 
-    Refused: a statistic whose cells are not declared in ``[keys]`` and number more than half its rows
-    (:func:`dpcore.cell_keys.nearly_unique_cells`, e.g. ``by = ["pid"]``): with public cell sizes it would
-    publish every person's cell and n = 1; with DP selection nothing could pass the threshold. The refusal
-    releases no DP output and charges nothing; what it reveals is only that fact about the data (one bit:
-    the cells outnumber half the rows), not any value of a person. Warned (cell_sizes = "public"): cells, or
-    exposure groups of a relative risk, with fewer rows than the plan's public ``small_cell_threshold``."""
+    Refused (``cell_sizes = "public"`` only): a statistic whose cells are not declared in ``[keys]`` and number
+    more than half its rows (:func:`dpcore.cell_keys.nearly_unique_cells`, e.g. ``by = ["pid"]``): it would
+    publish every person's cell and n = 1. The cells and their sizes are public there, so the refusal is a function
+    of public information. With protected cell sizes the cells are selected with DP, which lists no one-person cell
+    (an all-singletons table is released empty); counting the cells there would be a refusal on one person (one
+    row moving to a new cell can tip the count over half the rows), so it is not done. Warned
+    (``cell_sizes = "public"``): cells, or exposure groups of a relative risk, with fewer rows than the plan's public
+    ``small_cell_threshold``."""
     from .. import cell_keys
 
     for s in plan.statistics:
-        if not s.by or plan.keys_declared(s):
+        if not s.by or plan.keys_declared(s) or plan.cells_private(s):
             continue
         n_rows = _statistic_cells(aggregates[s.name])[1]
         if cell_keys.nearly_unique_cells(len(cells[s.name]), n_rows):
             raise DPInputError(
                 f"{s.where} {s.name!r}: 'by' = {list(s.by)} gives nearly one cell per row (more cells "
-                f"than half the rows): such cells single out people; declare the public cells in "
-                "[keys] or choose coarser columns; nothing was charged and nothing was released"
+                f"than half the rows) and cell_sizes = \"public\" would publish each with its exact n: such cells "
+                "single out people; declare the public cells in [keys], choose coarser columns or protect the cell "
+                "sizes (cell_sizes = \"noisy\"); nothing was charged and nothing was released"
             )
     warnings: list[str] = []
     if plan.cell_sizes != "public" or plan.small_cell_threshold <= 0:
@@ -1270,8 +1332,9 @@ def _run_in_slot(  # noqa: C901
                 aggregates[s.name].compute()
         # the confidential aggregates are in memory; nothing has been revealed or charged yet. The engine's working
         # memory goes back before the checks, the noise and the fingerprint add theirs (the release's peak)
+        input_empty = _input_is_empty(plan, aggregates, eng)  # before the engine lets its tables go
         getattr(eng, "release_memory", lambda: None)()
-        cell_warnings = _refuse_undeliverable(plan, aggregates, slot)
+        cell_warnings = _refuse_undeliverable(plan, aggregates, slot, input_empty)
         ahead = None
         if acct is not None:
             # the noise does not wait for the fingerprint (seconds at 10M rows): drawn beside it, used after the charge
@@ -1438,6 +1501,9 @@ class _Deferred:
     def compute(self) -> None:
         level = self.plan.level if self.plan is not None else 0.95
         self._frozen = frozen = _FrozenEngine(self.engine, self.spec, self.m, level)
+        if not self.spec.by and self.spec.kind != "percentiles":
+            name = next(iter(frozen.frames))
+            frozen.frames[name] = _whole_table_row(frozen.frames[name])
         if self.plan is not None and self.plan.keys_declared(self.spec):
             # declared cells only, each present (absent ones as zeros): the listed cells are public
             from ..cell_keys import restrict_to_declared
@@ -1542,6 +1608,15 @@ class _Deferred:
         if s.kind == "gini":
             return _gini(eng, s, self.m, rng, self.plan.level if self.plan is not None else 0.95)
         return _relative_risk(eng, s, self.m, rng)
+
+
+def _whole_table_row(frame: pd.DataFrame) -> pd.DataFrame:
+    """The aggregate of a statistic without ``by`` as exactly one row, zeros for an input with no row in it (the
+    engines give no row, or one, for an empty aggregate: the pandas engine none for outcomes, DuckDB one). The whole
+    table is one cell for every data set, so whether it is listed never depends on the data."""
+    if len(frame):
+        return frame
+    return pd.DataFrame({c: np.zeros(1, dtype=frame[c].dtype if frame[c].dtype != object else np.int64) for c in frame})
 
 
 class _FrozenEngine:

@@ -194,6 +194,7 @@ class PandasEngine(Engine):
     ) -> None:
         super().__init__(source, spec, progress=progress, workdir=workdir)
         self._prepared = False
+        self._rows = 0
         self._bounded: dict[str, np.ndarray] | None = None
 
     # reading ----------------------------------------------------------------------------------
@@ -393,6 +394,7 @@ class PandasEngine(Engine):
                 rows += x.size
                 step.tick(rows, None, "rows read")
         store.finish()
+        self._rows = rows
         if missing_incomes and spec.missing_income == "refuse":
             raise missing_income_refused(spec.income, missing_incomes)
         if negative_incomes and spec.negative_incomes == "refuse":
@@ -410,6 +412,11 @@ class PandasEngine(Engine):
         if spec.privacy_unit:  # the bounding ranks every row of a person: the compact rows in memory
             self._bounded = self._bound(store)
         self._prepared = True
+
+    def has_rows(self) -> bool:
+        """Whether the source has a row (counted while it was read)."""
+        self.prepare()
+        return self._rows > 0
 
     def _bound(self, store: _ColumnStore) -> dict[str, np.ndarray]:
         """The rows kept by the contribution bounding (at most m per person, the md5 order of
@@ -442,7 +449,9 @@ class PandasEngine(Engine):
         )
         frame = frame.sort_values(["__unit", "__k1", "__k2"], kind="stable")
         rank = frame.groupby("__unit", sort=False).cumcount()
-        kept = np.sort(frame["__row"].to_numpy()[rank.to_numpy() < int(m)])
+        # a row whose unit is missing (None or "") is its own person: always kept, never pooled (as the SQL engines)
+        own = np.array([u is None or u == "" for u in units], dtype=bool)[frame["__row"].to_numpy()]
+        kept = np.sort(frame["__row"].to_numpy()[(rank.to_numpy() < int(m)) | own])
         return {c: a[kept] for c, a in columns.items()}
 
     # aggregates -------------------------------------------------------------------------------

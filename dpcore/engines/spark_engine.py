@@ -248,6 +248,11 @@ class SparkEngine(Engine):
         self._sql(f"CREATE OR REPLACE TEMP VIEW dp_base AS {sqlmod.base_view(d, spec)}")
         self._prepared = True
 
+    def has_rows(self) -> bool:
+        """Whether the source has a row (LIMIT 1 on the unbounded rows)."""
+        self.prepare()
+        return len(self._collect("SELECT 1 AS one FROM dp_valid LIMIT 1")) > 0
+
     def record_fingerprints(self, versions: Any) -> Any:
         """The record fingerprints of the source in each of ``versions`` (:mod:`dpcore.record_fingerprint`) from
         Spark's own scan of every column (CSV all as text with the shared header layout's names; Parquet with its

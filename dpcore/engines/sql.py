@@ -117,7 +117,11 @@ def valid_view(d: Dialect, spec: EngineSpec) -> str:
 
 
 def base_view(d: Dialect, spec: EngineSpec) -> str:
-    """SELECT for dp_base (from dp_valid): all rows, or at most m rows per person (the md5 sample)."""
+    """SELECT for dp_base (from dp_valid): all rows, or at most m rows per person (the md5 sample).
+
+    A row whose privacy unit is missing (NULL, or the empty text) is its own person and is always kept (the public rule
+    the record states, :func:`dpcore.engines.execute.missing_values_rule`). ``PARTITION BY`` alone would pool every such row into one
+    "person" and keep m of them, so that one person's id going missing would drop another person's row."""
     keep = ["__x", *[d.quote(c) for c in spec.text_columns], *[f"__o{i}" for i in range(len(spec.outcome_columns))]]
     if not spec.privacy_unit:
         return f"SELECT {', '.join(keep)} FROM dp_valid"
@@ -133,7 +137,7 @@ def base_view(d: Dialect, spec: EngineSpec) -> str:
     k2 = f"md5(concat_ws('|', {', '.join(cells + values)}))"
     return (
         f"SELECT {', '.join(keep)} FROM (SELECT *, row_number() OVER (PARTITION BY __u ORDER BY {k1}, {k2}) "
-        f"AS __rn FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.bounding[1])}"
+        f"AS __rn FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.bounding[1])} OR __u IS NULL OR __u = ''"
     )
 
 
