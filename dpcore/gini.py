@@ -909,7 +909,7 @@ class GiniRelease:
     rho: float | None = None  # zCDP noises only
     privacy_cost: Any = None  # dpcore.budget.PrivacyCost of this release (pure / approx / zCDP)
     sigma: float | None = None  # Laplace log-normal shape (Bun & Steinke 2019)
-    #: g(X) + scale Z before the clamp to [0, 1] on the 1e-6 grid (dpcore.noise.secure.publish_gini): a DP
+    #: g(X) + scale Z before the clamp to [0, 1] on the 1e-6 grid (dpcore.noise.guarantees.publish_gini): a DP
     #: output too; the posterior needs it (a density applies to it, not to a clamped value)
     noisy_value: float | None = None
 
@@ -922,7 +922,7 @@ class GiniRelease:
 
 #: public floor of a real release's Gini noise scale S_beta(X)/alpha: max(S, alpha * floor) is again a beta-smooth
 #: upper bound, and a floor lower-bounds every output cell's probability, which makes the certified sampler pure DP
-#: (dpcore.noise.secure.gc_pure_sampler_excess)
+#: (dpcore.noise.guarantees.gc_pure_sampler_excess)
 GINI_MIN_SCALE = 1e-5
 #: relative slack for the floating-point error of g(X) and S_beta(X) (double precision): the generalized-Cauchy
 #: release uses alpha (1 - 2 FLOAT_SLACK) and certifies alpha (1 - FLOAT_SLACK) and beta (1 + FLOAT_SLACK)
@@ -966,7 +966,7 @@ class GiniMechanism:
     Real draw, "laplace": OpenDP's floating-point-safe Laplace at the confidential scale (NRS 2007's (epsilon,
     delta) with the certified delta of ``dpcore.noise.smooth.laplace_smooth_delta``); no floor (not needed by
     the sampler). "laplace_lognormal" has no floating-point-safe sampler: a real draw is refused (simulation only).
-    Every value is published by :func:`dpcore.noise.secure.publish_gini` (clamp to [0, 1], grid 1e-6).
+    Every value is published by :func:`dpcore.noise.guarantees.publish_gini` (clamp to [0, 1], grid 1e-6).
     """
 
     epsilon: float
@@ -1063,7 +1063,7 @@ class GiniMechanism:
         """(certified loss of the continuous mechanism, sampler excess) of one Cauchy cell; (epsilon_cell, 0)
         for the other noises, whose certificate is their calibration's."""
         from . import noise as noise_module
-        from .noise import secure as secure_noise
+        from .noise import guarantees as noise_guarantees
 
         if self.noise != "cauchy":
             return self.epsilon_cell, 0.0
@@ -1071,8 +1071,8 @@ class GiniMechanism:
         loss = noise_module.smooth_noise_privacy_loss(
             self.gamma, cal.alpha * (1.0 - FLOAT_SLACK), cal.beta * (1.0 + FLOAT_SLACK), tol=1e-3 * self.epsilon_cell
         )
-        excess, _ = secure_noise.gc_pure_sampler_excess(
-            self.gamma, secure_noise.GINI_GRID, secure_noise.GINI_WINDOW, GINI_MIN_SCALE, self.max_scale
+        excess, _ = noise_guarantees.gc_pure_sampler_excess(
+            self.gamma, noise_guarantees.GINI_GRID, noise_guarantees.GINI_WINDOW, GINI_MIN_SCALE, self.max_scale
         )
         return float(loss), float(excess)
 
@@ -1119,7 +1119,7 @@ class GiniMechanism:
             "privacy_statement_per_cell": cal.statement(),
             "output_grid": 1e-6,
             "output_window": [0.0, 1.0],
-            "output_rule": "dpcore.noise.secure.publish_gini: clamp to [0, 1], round to the grid (post-processing)",
+            "output_rule": "dpcore.noise.guarantees.publish_gini: clamp to [0, 1], round to the grid (post-processing)",
             "noise_scale": CONFIDENTIAL_SCALE_LABEL,
         }
         if self.noise == "cauchy":
@@ -1152,6 +1152,7 @@ class GiniMechanism:
         Generator or seed: a simulation of the same law on the same grid (NOT a release). A real Cauchy draw's
         ``noisy_value`` lies in the sampler's window [0, 1] (the window is part of its pure-DP mode). A smooth sensitivity
         <= 0 marks a cell whose Gini is the same for every data set of its size (n <= 1): 0 is released exactly."""
+        from .noise import guarantees as noise_guarantees
         from .noise import secure as secure_noise
 
         if float(confidential_smooth_sensitivity) <= 0.0:
@@ -1173,7 +1174,7 @@ class GiniMechanism:
                 self.noise_law().rvs(1, as_generator(rng))[0]
             )
             return GiniDraw(
-                secure_noise.publish_gini(noisy),
+                noise_guarantees.publish_gini(noisy),
                 noisy,
                 f"simulation: value + scale * {self.noise} noise (numpy), clamped to [0, 1] on the grid "
                 "1e-06 (NOT a real release)",
@@ -1187,9 +1188,9 @@ class GiniMechanism:
                 g,
                 scale=scale,
                 gamma=self.gamma,
-                grid=secure_noise.GINI_GRID,
+                grid=noise_guarantees.GINI_GRID,
                 rng=rng,
-                window=secure_noise.GINI_WINDOW,
+                window=noise_guarantees.GINI_WINDOW,
                 epsilon=loss,
                 min_scale=GINI_MIN_SCALE,
                 max_scale=self.max_scale,
@@ -1200,14 +1201,14 @@ class GiniMechanism:
                 f"alpha={self.release_alpha:.6g}, beta={self.smoothness:.6g}, float slack {FLOAT_SLACK:g}) -> epsilon "
                 f"{loss:.6g} per cell; {d.privacy_map}"
             )
-            return GiniDraw(secure_noise.publish_gini(noisy), noisy, d.measurement, statement, simulated)
+            return GiniDraw(noise_guarantees.publish_gini(noisy), noisy, d.measurement, statement, simulated)
         self.check_real_release()
         d = secure_noise.release_real_values(
             [g], scale=scale, rng=rng, confidential_scale_label=CONFIDENTIAL_SCALE_LABEL
         )
         noisy = float(d.values[0])
         return GiniDraw(
-            secure_noise.publish_gini(noisy), noisy, d.measurement, self.smooth_calibration.statement(), False
+            noise_guarantees.publish_gini(noisy), noisy, d.measurement, self.smooth_calibration.statement(), False
         )
 
     def simulate(
@@ -1263,7 +1264,7 @@ def release_gini(
     [lower, upper]; negatives are refused unless ``clip_negative``. ``rng=None`` draws with the real sampler
     (the certified generalized-Cauchy sampler, or OpenDP's Laplace), as a real release should; a seed or numpy
     Generator simulates the same law. ``value`` is published as every released Gini is
-    (:func:`dpcore.noise.secure.publish_gini`: clamped to [0, 1] on the 1e-6 grid, post-processing);
+    (:func:`dpcore.noise.guarantees.publish_gini`: clamped to [0, 1] on the 1e-6 grid, post-processing);
     ``noisy_value`` is the noisy number before that step (the posterior's input).
 
     ``noise`` (a ``dpcore.noise.smooth.SMOOTH_NOISES`` name): "cauchy" (default, pure epsilon,

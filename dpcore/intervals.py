@@ -48,6 +48,7 @@ from . import percentiles as percentiles_lib
 from . import ratio as ratio_lib
 from .lazy import LazyModule
 from .noise import certificates as noise_certificates
+from .noise import guarantees as noise_guarantees
 from .noise import secure as secure_noise
 from .noise import smooth as smooth_noise
 from .validation import (
@@ -752,7 +753,7 @@ class GiniBoundRelease:
 
 def _bound_scale(epsilon_bound: float, beta: float) -> float:
     """OpenDP's Laplace scale whose privacy map at L1 sensitivity beta is <= epsilon_bound (beta/epsilon_bound)."""
-    return secure_noise.laplace_scale_for(epsilon_bound, beta)
+    return noise_guarantees.laplace_scale_for(epsilon_bound, beta)
 
 
 def gini_bound_release(
@@ -1169,8 +1170,8 @@ def gini_interval_bounds(
     )
     margin = bound_scale * math.log(1.0 / (2.0 * eta))
     scale_hat = np.minimum(np.maximum(s_hat * math.exp(-margin) / alpha, min_scale), float(max_scale))
-    half = q * scale_hat + 0.5 * secure_noise.GINI_GRID
-    lo, hi = secure_noise.GINI_WINDOW
+    half = q * scale_hat + 0.5 * noise_guarantees.GINI_GRID
+    lo, hi = noise_guarantees.GINI_WINDOW
     return np.clip(vals - half, lo, hi), np.clip(vals + half, lo, hi)
 
 
@@ -1193,7 +1194,7 @@ def gini_interval_from_release(
 ) -> GiniInterval:
     """The published Gini interval value -+ q * scale_hat, from published numbers only.
 
-    Inputs: the published value (``dpcore.noise.secure.publish_gini``: clamped to [0, 1] on the 1e-6 grid), the
+    Inputs: the published value (``dpcore.noise.guarantees.publish_gini``: clamped to [0, 1] on the 1e-6 grid), the
     published bound S_hat = exp(T) (:func:`gini_bound_release`: T = ln S + L + margin, L ~ Laplace(bound_scale),
     margin = bound_scale ln(1/(2 eta))), and public constants: the noise law (``noise``, ``gamma``, ``sigma``),
     the ``alpha`` the draw divided by and its scale window (``min_scale``, ``max_scale``: the Cauchy release
@@ -1670,9 +1671,9 @@ def _value_loglik(value: float, g: np.ndarray, scales: np.ndarray, law: Any) -> 
     """log P(published value | g, scale) on the (scales x g) grid: a density inside (0, 1), a tail at a clamp."""
     z = (value - g[None, :]) / scales[:, None]
     with np.errstate(divide="ignore"):
-        if value <= secure_noise.GINI_WINDOW[0]:
+        if value <= noise_guarantees.GINI_WINDOW[0]:
             return np.log(np.maximum(law.cdf(z), 1e-300))
-        if value >= secure_noise.GINI_WINDOW[1]:
+        if value >= noise_guarantees.GINI_WINDOW[1]:
             return np.log(np.maximum(law.sf(z), 1e-300))
         return np.asarray(law.logpdf(z), dtype=float) - np.log(scales)[:, None]
 

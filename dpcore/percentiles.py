@@ -1435,9 +1435,9 @@ class ExponentialQuantileMechanism:
     def _measurement(self, factor: int | None = None) -> tuple[Any, float]:
         """OpenDP's noisy max at this scale, on float scores (``factor`` None) or on the scores times ``factor``
         (int64), and its privacy map at the stated sensitivity (refused above epsilon / len(q))."""
-        from .noise.secure import _opendp
+        from .noise.guarantees import load_opendp
 
-        dp = _opendp()
+        dp = load_opendp()
         if factor is None:
             space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
             meas = dp.m.make_noisy_max(*space, dp.max_divergence(), scale=self.noise_scale)

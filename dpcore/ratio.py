@@ -1654,9 +1654,9 @@ class RelativeRiskMechanism:
     @property
     def noise_scale(self) -> float:
         """OpenDP's Laplace scale for epsilon at L1 sensitivity 2m (2m/epsilon up to its rounding allowance)."""
-        from .noise import secure as secure_noise
+        from .noise.guarantees import laplace_scale_for
 
-        return secure_noise.laplace_scale_for(self.epsilon, self.sensitivity)
+        return laplace_scale_for(self.epsilon, self.sensitivity)
 
     def privacy_cost(self):
         from . import budget

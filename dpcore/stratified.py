@@ -821,9 +821,9 @@ class MeanMechanism:
     @property
     def noise_scale_cents(self) -> float:
         """OpenDP's Laplace scale for epsilon at the sensitivity (sensitivity/epsilon up to its rounding allowance)."""
-        from .noise import secure as secure_noise
+        from .noise.guarantees import laplace_scale_for
 
-        return secure_noise.laplace_scale_for(self.epsilon, self.sensitivity_cents)
+        return laplace_scale_for(self.epsilon, self.sensitivity_cents)
 
     def privacy_cost(self):
         from . import budget

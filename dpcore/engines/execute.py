@@ -1135,9 +1135,9 @@ def _worth_drawing_ahead(source: Source) -> bool:
 def _import_opendp() -> None:
     """Import OpenDP (the samplers of a real release); a failure is left to the draw, where it is reported."""
     try:
-        from ..noise import secure
+        from ..noise.guarantees import load_opendp
 
-        secure._opendp()
+        load_opendp()
     except Exception:  # noqa: BLE001 - the draw imports it again and says why it cannot
         pass
 
