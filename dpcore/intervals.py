@@ -20,7 +20,7 @@ Which law each interval inverts (``docs/secure_noise.md``, "How each published i
 * relative risk: Shoham & Ligett's conservative interval (their Theorem 4.5, ``dpcore.ratio``) from the noisy
   counts (:func:`relative_risk_interval`);
 * the Gini with smooth-sensitivity noise (Lan & Reiter 2025, eqs. (8)-(10)): a DP upper bound on S_beta(X),
-  released and charged, turns the confidential noise scale into a public one (:func:`gini_bound_release`);
+  released and charged, turns the confidential noise scale into a public one (:func:`dpcore.mechanisms.gini_bound_release`);
   the noise of value and bound together form a pivot of known law, inverted exactly
   (:func:`gini_interval_from_release`); :func:`optimise_gini_split` chooses the split of epsilon and beta;
   :func:`gini_posterior_interval` is the Bayesian variant;
@@ -49,7 +49,6 @@ from . import ratio as ratio_lib
 from .lazy import LazyModule
 from .noise import certificates as noise_certificates
 from .noise import guarantees as noise_guarantees
-from .noise import secure as secure_noise
 from .noise import smooth as smooth_noise
 from .validation import (
     DPInputError,
@@ -74,7 +73,6 @@ __all__ = [
     "PercentileInterval",
     "GiniInterval",
     "GiniIntervalPlan",
-    "GiniBoundRelease",
     "laplace_quantile",
     "discrete_laplace_quantile",
     "gaussian_quantile",
@@ -84,7 +82,6 @@ __all__ = [
     "mean_interval_bounds",
     "percentile_interval",
     "relative_risk_interval",
-    "gini_bound_release",
     "simulate_gini_bounds",
     "GINI_INTERVAL_METHODS",
     "gini_plan",
@@ -323,7 +320,7 @@ def mean_interval(
     for a mean in dollars: the OpenDP scale / 100). ``lower``, ``upper``: the clip bounds (the clipped mean lies
     in [lower, upper], so the interval is cut there, which keeps its coverage).
 
-    * Public n (``n_scale`` None; :class:`dpcore.stratified.MeanMechanism` with public cell sizes):
+    * Public n (``n_scale`` None; :class:`dpcore.mechanisms.MeanMechanism` with public cell sizes):
       value - mean = noise / n exactly, so value -+ q_level(|noise|) / n (exact coverage).
     * Noisy n (``n_scale`` the discrete-Laplace scale of the released count, cell sizes protected): ``n`` is the
       released noisy count ñ and value = S̃ / ñ. For a candidate mean mu, T(mu) = S̃ - mu ñ equals
@@ -597,7 +594,7 @@ def percentile_interval(
 ) -> PercentileInterval:
     """Interval for the true q-th percentile x_(r), r = ceil(q n / 100), from a noisy PSEO histogram.
 
-    Mechanism (Foote et al. 2019, Section 4.1; :class:`dpcore.percentiles.HistogramMechanism`): bin counts c_j
+    Mechanism (Foote et al. 2019, Section 4.1; :class:`dpcore.mechanisms.HistogramMechanism`): bin counts c_j
     plus independent discrete Laplace noise of public ``scale`` (2m/epsilon). True cumulative counts
     C_j = c_1 + ... + c_j are non-decreasing; x_(r) lies in bin J* = the first j with C_j >= r (it is at least
     the bin's left edge and below its right edge), whatever the earnings inside a bin.
@@ -694,7 +691,7 @@ def relative_risk_interval(
 ) -> NoiseInterval:
     """Interval for the relative risk from the released noisy case counts and the public group sizes.
 
-    Mechanism (:class:`dpcore.ratio.RelativeRiskMechanism`, Shoham & Ligett Claim 3.1): both counts + Laplace of
+    Mechanism (:class:`dpcore.mechanisms.RelativeRiskMechanism`, Shoham & Ligett Claim 3.1): both counts + Laplace of
     public ``scale`` (2m/epsilon), variance 2 scale^2 each. ``target="population"`` (default): Shoham & Ligett's
     conservative interval for RR = p_x / p_y (their Theorem 4.5, :func:`dpcore.ratio.rr_confidence_interval`
     with ``noise_variance`` = 2 scale^2): sampling and noise, asymptotically normal. ``target="data"``: the
@@ -734,66 +731,16 @@ def relative_risk_interval(
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GiniBoundRelease:
-    """The released DP upper bound on S_beta(X): ``log_s_upper`` = ln S + Laplace(scale) + margin, ``s_upper``
-    its exponential (both DP outputs). ``scale`` (OpenDP's for epsilon at L1 sensitivity beta) and ``margin`` =
-    scale ln(1/(2 eta)) are public; S_hat >= S with probability 1 - eta. ``measurement`` names the sampler."""
-
-    log_s_upper: float
-    s_upper: float
-    epsilon: float
-    beta: float
-    eta: float
-    scale: float
-    margin: float
-    measurement: str
-    simulated: bool
-
-
 def _bound_scale(epsilon_bound: float, beta: float) -> float:
     """OpenDP's Laplace scale whose privacy map at L1 sensitivity beta is <= epsilon_bound (beta/epsilon_bound)."""
     return noise_guarantees.laplace_scale_for(epsilon_bound, beta)
-
-
-def gini_bound_release(
-    confidential_smooth_sensitivity: float, *, beta: float, epsilon_bound: float, eta: float, rng: Any = None
-) -> GiniBoundRelease:
-    """An epsilon_bound-DP upper bound on S_beta(X) that holds with probability >= 1 - eta.
-
-    Sensitivity of ln S_beta. S_beta(X) = max_k e^{-k beta} A^(k)(X) (Lan & Reiter eq. (8)) with
-    A^(k)(X') <= A^(k+1)(X) for neighbours X, X' (the smoothness of ``dpcore.gini``'s A^(k): the k-ball of X'
-    lies in the (k+1)-ball of X, and A^(k) is monotone in the ball). Hence
-    S_beta(X') = max_k e^{-k beta} A^(k)(X') <= max_k e^{-k beta} A^(k+1)(X) = e^beta max_k e^{-(k+1) beta}
-    A^(k+1)(X) <= e^beta S_beta(X), and by symmetry |ln S_beta(X) - ln S_beta(X')| <= beta. S_beta > 0 always
-    (A^(n) = GS > 0, so S_beta >= e^{-n beta} GS), so the logarithm is defined.
-
-    Release. T = ln S + L + scale ln(1/(2 eta)), L ~ Laplace(scale), scale = beta/epsilon_bound (OpenDP's, with
-    its rounding allowance): the Laplace mechanism on a beta-sensitive number, pure epsilon_bound-DP. The bound
-    fails (e^T < S) iff L < -scale ln(1/(2 eta)), probability (1/2) e^{-ln(1/(2 eta))} = eta exactly.
-
-    ``rng`` None (or a SecureRandom): OpenDP's floating-point-safe Laplace (a real release); a numpy Generator or
-    seed: the same law with numpy (a simulation, NOT a release). ``beta`` must be the beta at which S_beta(X)
-    was computed, i.e. the value's calibration beta (:class:`GiniIntervalPlan`).
-    """
-    s = check_positive(confidential_smooth_sensitivity, "confidential_smooth_sensitivity")
-    beta = check_positive(beta, "beta")
-    eps = check_epsilon(epsilon_bound, "epsilon_bound")
-    eta = check_probability(eta, "eta")
-    scale = _bound_scale(eps, beta)
-    margin = scale * math.log(1.0 / (2.0 * eta))
-    draw = secure_noise.release_real_values([math.log(s)], scale=scale, rng=rng, sensitivity=beta)
-    log_upper = float(np.asarray(draw.values)[0]) + margin
-    return GiniBoundRelease(
-        log_upper, math.exp(log_upper), eps, beta, eta, scale, margin, draw.measurement, draw.simulated
-    )
 
 
 def simulate_gini_bounds(
     confidential_smooth_sensitivity: Any, *, plan: GiniIntervalPlan, size: int, rng: Any = None
 ) -> np.ndarray:
     """``size`` simulated bounds S_hat for each S given (shape (len(S), size)): numpy draws of the law of
-    :func:`gini_bound_release` (exploration and coverage studies; nothing is released or charged)."""
+    :func:`dpcore.mechanisms.gini_bound_release` (exploration and coverage studies; nothing is released or charged)."""
     s = as_finite_array(confidential_smooth_sensitivity, "confidential_smooth_sensitivity")
     if np.any(s <= 0):
         raise DPInputError("smooth sensitivities must be > 0")
@@ -900,12 +847,12 @@ class GiniIntervalPlan:
     """Everything public about a Gini released with its interval: the split, beta, eta and what it costs.
 
     The value is released at (epsilon_value, delta) with the smooth-noise calibration ``calibration`` (alpha,
-    beta); the bound on S_beta(X) at (epsilon_bound, 0) (:func:`gini_bound_release`, Laplace scale
+    beta); the bound on S_beta(X) at (epsilon_bound, 0) (:func:`dpcore.mechanisms.gini_bound_release`, Laplace scale
     ``bound_scale``, margin ``bound_margin`` = bound_scale ln(1/(2 eta))). Basic composition: the pair costs
     (epsilon, delta) = (epsilon_value + epsilon_bound, delta) (for "laplace_lognormal", whose value is rho-zCDP,
     the (epsilon_value, delta) it implies). ``method``: "pivot" (default, exact) or "union" (eta in the level).
     ``release_alpha`` and ``min_scale`` / ``max_scale``: what a real draw divides S by and clamps to
-    (``dpcore.gini.GiniMechanism``: the Cauchy's float slack and scale window). ``model_width`` /
+    (``dpcore.gini.GiniCalibration``: the Cauchy's float slack and scale window). ``model_width`` /
     ``model_oracle_width``: the median-width model the split was chosen by (planning numbers, no data).
     """
 
@@ -1195,7 +1142,7 @@ def gini_interval_from_release(
     """The published Gini interval value -+ q * scale_hat, from published numbers only.
 
     Inputs: the published value (``dpcore.noise.guarantees.publish_gini``: clamped to [0, 1] on the 1e-6 grid), the
-    published bound S_hat = exp(T) (:func:`gini_bound_release`: T = ln S + L + margin, L ~ Laplace(bound_scale),
+    published bound S_hat = exp(T) (:func:`dpcore.mechanisms.gini_bound_release`: T = ln S + L + margin, L ~ Laplace(bound_scale),
     margin = bound_scale ln(1/(2 eta))), and public constants: the noise law (``noise``, ``gamma``, ``sigma``),
     the ``alpha`` the draw divided by and its scale window (``min_scale``, ``max_scale``: the Cauchy release
     clamps S/alpha there). scale_hat = clamp(S_hat e^{-margin} / alpha) = clamp(S e^L / alpha).

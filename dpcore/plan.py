@@ -344,7 +344,7 @@ class ReleasePlan:
         """The public scales of the histograms' discrete Laplace noise (the bulk of a release's draws: a count per
         cell and bin), known from the plan alone, so the noise can be drawn before the data are read
         (:mod:`dpcore.noise.ahead`)."""
-        from .percentiles import HistogramMechanism
+        from .mechanisms import HistogramMechanism
 
         return [
             HistogramMechanism(s.epsilon, s.bins, s.q, rows_per_person=self.rows_per_person).noise_scale

@@ -49,13 +49,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import budget as _budget
 from . import noise
-from .noise import secure as _secure_noise
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -67,6 +66,9 @@ from .validation import (
     check_positive,
     check_probability,
 )
+
+if TYPE_CHECKING:
+    from .mechanisms import GiniMechanism
 
 __all__ = [
     "AccuracyTarget",
@@ -490,13 +492,13 @@ class ClippedMean(PlannedStatistic):
         return np.clip(self.truth[0] + self.bias + z, self.lower, self.upper)[:, None]  # the release's clamp
 
     def mechanism_at(self, epsilon):
-        from .stratified import MeanMechanism
+        from .mechanisms import MeanMechanism
 
         return MeanMechanism(epsilon, self.lower, self.upper)
 
     def _draw(self, epsilon, rng=None, level: float = 0.95):
         """(Clipped sum in cents + OpenDP's floating-point-safe Laplace) / n (Eq. 2) by
-        :class:`dpcore.stratified.MeanMechanism`, the command line's mechanism."""
+        :class:`dpcore.mechanisms.MeanMechanism`, the command line's mechanism."""
         from .stratified import clipped_cents
 
         mech = self.mechanism_at(epsilon)
@@ -587,12 +589,12 @@ class GroupMeans(PlannedStatistic):
         return np.clip((self.truth + self.bias)[None, :] + b[None, :] * z, self.lower, self.upper)  # as released
 
     def mechanism_at(self, epsilon):
-        from .stratified import MeanMechanism
+        from .mechanisms import MeanMechanism
 
         return MeanMechanism(epsilon, self.lower, self.upper)
 
     def _draw(self, epsilon, rng=None, level: float = 0.95):
-        """Per group: (clipped sum in cents + Laplace) / |G_i| (Eq. 3) by :class:`dpcore.stratified.MeanMechanism`:
+        """Per group: (clipped sum in cents + Laplace) / |G_i| (Eq. 3) by :class:`dpcore.mechanisms.MeanMechanism`:
         one person changes one group's sum by at most U - L, so the whole vector costs epsilon (the groups are
         disjoint with public labels and sizes: parallel composition)."""
         from .stratified import clipped_cents
@@ -621,7 +623,7 @@ class GroupMeans(PlannedStatistic):
 
 @dataclass(frozen=True, eq=False)
 class GiniStatistic(PlannedStatistic):
-    """Gini index (eq. (1)) by smooth sensitivity (Lan & Reiter), drawn by :class:`dpcore.gini.GiniMechanism`.
+    """Gini index (eq. (1)) by smooth sensitivity (Lan & Reiter), drawn by :class:`dpcore.mechanisms.GiniMechanism`.
 
     Truth: the Gini of the planning incomes with negatives set to 0. The release clips incomes to
     the public [lower, upper] (negatives to ``lower``), so the error is
@@ -703,7 +705,7 @@ class GiniStatistic(PlannedStatistic):
         self._truth: float
         self._clipped: float
         self._scales: dict[float, float]
-        self._mechanisms: dict[float, _g.GiniMechanism]
+        self._mechanisms: dict[float, GiniMechanism]
         self._Z: noise.GeneralizedCauchy
         object.__setattr__(self, "_xs", xs)
         object.__setattr__(self, "_truth", _g.gini(truth_data) if truth_data.sum() > 0 else math.nan)
@@ -725,14 +727,14 @@ class GiniStatistic(PlannedStatistic):
         return self._clipped - self._truth
 
     def mechanism_at(self, epsilon):
-        """The :class:`dpcore.gini.GiniMechanism` of this statistic at ``epsilon`` (public parameters only)."""
-        from . import gini as _g
+        """The :class:`dpcore.mechanisms.GiniMechanism` of this statistic at ``epsilon`` (public parameters only)."""
+        from .mechanisms import GiniMechanism
 
         eps = check_epsilon(epsilon)
         key = round(eps, 12)
         mech = self._mechanisms.get(key)
         if mech is None:
-            mech = _g.GiniMechanism(
+            mech = GiniMechanism(
                 eps,
                 self.lower,
                 self.upper,
@@ -843,7 +845,7 @@ class GiniStatistic(PlannedStatistic):
 
     def _draw(self, epsilon, rng=None, level: float = 0.95):
         """The release of :class:`dpcore.mechanisms.GiniIntervalMechanism` (the command line's): g(X) + (S_beta(X)/alpha)
-        Z by :meth:`dpcore.gini.GiniMechanism.draw` (certified sampler or OpenDP's Laplace, grid 1e-6, window
+        Z by :meth:`dpcore.mechanisms.GiniMechanism.draw` (certified sampler or OpenDP's Laplace, grid 1e-6, window
         [0, 1]) at epsilon_value, and the DP upper bound on S_beta(X) at epsilon_bound that the published interval
         is computed from. Defined for every data set in [lower, upper]^n, including all-zero incomes (g := 0,
         S_beta := GS, see ``_smooth_sensitivity``): neighbours never differ in whether the release happens. The
@@ -856,8 +858,6 @@ class GiniStatistic(PlannedStatistic):
         mech = self._release_mechanism_at(eps, level)
         if mech is None:
             value_only = self.mechanism_at(eps)
-            if not _secure_noise._simulated(rng):
-                value_only.check_real_release()
             d = value_only.draw(self._clipped, self._smooth_sensitivity(eps, value_only.smoothness), rng=rng)
             eps_out, delta_out = self.certified_cost(eps)
             return StatisticRelease(
@@ -1050,13 +1050,13 @@ class PercentilesStatistic(PlannedStatistic):
         return _budget.pure(2.0 * eps if self.relation == "add_remove" else eps)
 
     def mechanism_at(self, epsilon):
-        from .percentiles import HistogramMechanism
+        from .mechanisms import HistogramMechanism
 
         return HistogramMechanism(epsilon, self.edges, self.q, relation=self.relation)
 
     def _draw(self, epsilon, rng=None, level: float = 0.95):
         """Every cell's histogram + discrete Laplace, then the eq. (4.2) read-off, by
-        :class:`dpcore.percentiles.HistogramMechanism` (the command line's mechanism). Cells are disjoint: one L1
+        :class:`dpcore.mechanisms.HistogramMechanism` (the command line's mechanism). Cells are disjoint: one L1
         ball for the whole table."""
         mech = self.mechanism_at(epsilon)
         d = mech.draw(self._counts.astype(np.int64), rng=rng)
@@ -1083,7 +1083,7 @@ class PercentilesStatistic(PlannedStatistic):
 @dataclass(frozen=True, eq=False)
 class ExponentialPercentilesStatistic(PercentilesStatistic):
     """One (or a few) quantiles of every cell by the exponential mechanism on a public candidate grid
-    (:class:`dpcore.percentiles.ExponentialQuantileMechanism`, a plan's ``method = "exponential"``).
+    (:class:`dpcore.mechanisms.ExponentialQuantileMechanism`, a plan's ``method = "exponential"``).
 
     ``edges`` are the candidates (default None: the "pseo-fine" grid); ``q`` at most
     ``dpcore.percentiles.MAX_EXPONENTIAL_QUANTILES`` levels in (0, 100), epsilon split equally across them.
@@ -1114,7 +1114,9 @@ class ExponentialPercentilesStatistic(PercentilesStatistic):
             raise DPInputError("give at least one cell of earnings")
         if self.relation != "replace":
             raise DPInputError("the exponential mechanism is defined for replace-one neighbours (cell sizes public)")
-        mech = _p.ExponentialQuantileMechanism(1.0, self.edges, self.q)  # checks the grid and the levels
+        from .mechanisms import ExponentialQuantileMechanism
+
+        mech = ExponentialQuantileMechanism(1.0, self.edges, self.q)  # checks the grid and the levels
         edges = np.asarray(mech.candidates)
         labels = self.cell_labels or tuple(f"cell {i + 1}" for i in range(len(cells)))
         if len(labels) != len(cells):
@@ -1156,12 +1158,12 @@ class ExponentialPercentilesStatistic(PercentilesStatistic):
         return _budget.pure(check_epsilon(epsilon))
 
     def mechanism_at(self, epsilon):
-        from .percentiles import ExponentialQuantileMechanism
+        from .mechanisms import ExponentialQuantileMechanism
 
         return ExponentialQuantileMechanism(epsilon, self.edges, self.q)
 
     def _draw(self, epsilon, rng=None, level: float = 0.95):
-        """Every cell's levels by :class:`dpcore.percentiles.ExponentialQuantileMechanism` (the command line's)."""
+        """Every cell's levels by :class:`dpcore.mechanisms.ExponentialQuantileMechanism` (the command line's)."""
         mech = self.mechanism_at(epsilon)
         d = mech.draw(self._counts, rng=rng)
         return _from_mechanism(d, np.ravel(d.percentiles), mech.privacy_cost().epsilon, self.neighbouring)
@@ -1271,12 +1273,12 @@ class RatioStatistic(PlannedStatistic):
         return ((xs / np.maximum(ys, 1.0)) * (self.n_y / self.n_x))[:, None]
 
     def mechanism_at(self, epsilon):
-        from .ratio import RelativeRiskMechanism
+        from .mechanisms import RelativeRiskMechanism
 
         return RelativeRiskMechanism(epsilon)
 
     def _draw(self, epsilon, rng=None, level: float = 0.95):
-        """LaplaceNoisedCounts (Claim 3.1) by :class:`dpcore.ratio.RelativeRiskMechanism` (the command line's
+        """LaplaceNoisedCounts (Claim 3.1) by :class:`dpcore.mechanisms.RelativeRiskMechanism` (the command line's
         mechanism); the ratio (x~/n_x) / (max(y~, 1)/n_y) (Claim 3.4) is post-processing."""
         mech = self.mechanism_at(epsilon)
         d = mech.draw([self.x], [self.y], [self.n_x], [self.n_y], rng=rng)

@@ -98,3 +98,33 @@ def test_no_import_cycle_in_dpcore_counting_imports_inside_functions():
             visit(start, [start])
     assert not cycles, cycles[:5]
     assert len(graph) > 40  # the walk saw the package
+
+
+def test_only_the_mechanisms_and_the_noise_layer_import_the_real_samplers():
+    """Every real draw is a mechanism's (dpcore.mechanisms): the samplers of real releases (dpcore.noise.secure:
+    OpenDP and the certified sampler) are imported by that package and the noise layer only, counting imports
+    inside functions, in dpcore, ui, app_pages and app.py."""
+    allowed = (("dpcore", "mechanisms"), ("dpcore", "noise"))
+    importers = []
+    for path in [
+        ROOT / "app.py",
+        *(ROOT / "dpcore").rglob("*.py"),
+        *(ROOT / "ui").rglob("*.py"),
+        *(ROOT / "app_pages").rglob("*.py"),
+    ]:
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[:2] in allowed:
+            continue
+        package = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = list(package[: len(package) - node.level + 1]) if node.level else []
+                module = ".".join(base + ([node.module] if node.module else []))
+                names = [module] + [f"{module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            if any(name == "dpcore.noise.secure" or name.startswith("dpcore.noise.secure.") for name in names):
+                importers.append(str(path.relative_to(ROOT)))
+    assert not importers, importers

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from dpcore import gini as gini_lib
-from dpcore import intervals
+from dpcore import intervals, mechanisms
 from dpcore import noise as noise_lib
 from dpcore import posterior as posterior_lib
 from dpcore import ratio as ratio_lib
@@ -215,13 +215,13 @@ def test_bound_failure_rate_is_eta():
     fail = np.mean(s_hat < np.array([[0.004], [0.2]]), axis=1)
     se = math.sqrt(0.05 * 0.95 / 200_000)
     assert np.all(np.abs(fail - 0.05) < 4.5 * se)
-    one = intervals.gini_bound_release(0.004, beta=plan.beta, epsilon_bound=0.2, eta=0.05, rng=3)
+    one = mechanisms.gini_bound_release(0.004, beta=plan.beta, epsilon_bound=0.2, eta=0.05, rng=3)
     assert one.simulated and one.s_upper == pytest.approx(math.exp(one.log_s_upper))
     assert one.scale == plan.bound_scale and one.margin == pytest.approx(plan.bound_margin)
 
 
 def test_real_bound_release_uses_opendp():
-    real = intervals.gini_bound_release(0.01, beta=0.03, epsilon_bound=0.5, eta=0.01)
+    real = mechanisms.gini_bound_release(0.01, beta=0.03, epsilon_bound=0.5, eta=0.01)
     assert not real.simulated and "OpenDP" in real.measurement and math.isfinite(real.s_upper)
     assert repr(math.log(0.01)) not in real.measurement  # only the public scale is named, never ln S
 
@@ -362,8 +362,8 @@ def test_honest_grid_and_rounding():
         lambda: intervals.percentile_interval(np.ones(21), PSEO_BIN_EDGES, (50,), scale=-2.0),
         lambda: intervals.relative_risk_interval(5, 5, 0, 10, scale=2.0),
         lambda: intervals.relative_risk_interval(5, 5, 10, 10, scale=2.0, target="other"),
-        lambda: intervals.gini_bound_release(-0.1, beta=0.1, epsilon_bound=0.1, eta=0.01, rng=1),
-        lambda: intervals.gini_bound_release(0.1, beta=0.1, epsilon_bound=0.1, eta=1.0, rng=1),
+        lambda: mechanisms.gini_bound_release(-0.1, beta=0.1, epsilon_bound=0.1, eta=0.01, rng=1),
+        lambda: mechanisms.gini_bound_release(0.1, beta=0.1, epsilon_bound=0.1, eta=1.0, rng=1),
         lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="laplace", n=1, lower=0, upper=1),
         lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="gauss", n=10, lower=0, upper=1),
         lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="laplace", n=10, lower=0, upper=1, method="union", eta=0.06),

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import cell_keys, ledger, stratified
+from dpcore import cell_keys, ledger, mechanisms, stratified
 from dpcore.engines import execute, parse_source
+from dpcore.mechanisms.counts import threshold_measurement
 from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
 from dpcore.validation import DPInputError
 
@@ -111,7 +112,7 @@ def test_neighbours_in_another_cell_list_the_same_cells_without_declared_keys(ne
             "= 1e+08 cents" in mean_noise and "divided by the noisy n" in mean_noise
         )  # 2 x 500,000.00: a row may move
         info = [s["cells"] for s in result.record["statistics"]]
-        assert all(i["selection_threshold"] == cell_keys.selection_threshold(0.1, 1e-10, 1) for i in info)
+        assert all(i["selection_threshold"] == mechanisms.selection_threshold(0.1, 1e-10, 1) for i in info)
     entries = ledger.open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}").find_account("keys-test").entries()
     assert len(entries) == 2
 
@@ -222,11 +223,11 @@ def test_mean_sensitivity_when_rows_move_between_cells():
 def test_selection_threshold_is_the_smallest_meeting_delta():
     import opendp.prelude as dp  # noqa: F401  (the map is OpenDP's)
 
-    t = cell_keys.selection_threshold(0.1, 1e-10, 1)
-    meas = cell_keys._threshold_measurement
+    t = mechanisms.selection_threshold(0.1, 1e-10, 1)
+    meas = threshold_measurement
     assert meas(0.1, 1, t).map((2, 2, 1))[1] <= 1e-10 < meas(0.1, 1, t - 1).map((2, 2, 1))[1]
     assert meas(0.1, 1, t).map((2, 2, 1))[0] == pytest.approx(0.1)
-    assert cell_keys.selection_threshold(0.1, 1e-10, 2) > t  # m rows per person: a higher threshold
+    assert mechanisms.selection_threshold(0.1, 1e-10, 2) > t  # m rows per person: a higher threshold
 
 
 def test_planner_writes_keys_and_cell_sizes():

@@ -226,8 +226,7 @@ def test_expected_mean_widths_are_the_published_intervals_before_rounding(specs_
 def test_expected_ratio_and_gini_widths_use_the_release_functions(specs_and_stats):
     from dpcore import gini as gini_mechanism
     from dpcore import intervals
-    from dpcore.gini import GiniMechanism
-    from dpcore.mechanisms import GiniIntervalMechanism
+    from dpcore.mechanisms import GiniIntervalMechanism, GiniMechanism
 
     _, stats = specs_and_stats
     gini, _, ratio = stats

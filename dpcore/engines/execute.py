@@ -48,11 +48,11 @@ selected with DP, every n is a noisy count costing ``n_epsilon`` more, and the m
   cells) has L1 sensitivity 2m and is epsilon-DP; percentiles are read off each noisy histogram with
   eq. (4.2) (:func:`dpcore.percentiles.percentiles_from_histogram`, post-processing). With ``method =
   "exponential"``: the rows counted into the public candidate grid, and per cell and level one candidate chosen by
-  OpenDP's noisy max on the scores -|#(x < c) - q n / 100| (:class:`dpcore.percentiles.ExponentialQuantileMechanism`;
+  OpenDP's noisy max on the scores -|#(x < c) - q n / 100| (:class:`dpcore.mechanisms.ExponentialQuantileMechanism`;
   epsilon / len(q) per level, score sensitivity m, 2m when cell sizes are noisy).
 * mean (stratified paper Eq. 2/3): clipped sum in cents + Laplace with scale m (cU - cL)/epsilon
   (cU, cL the bounds in cents; OpenDP's scale for that map), divided by the public n.
-* gini (Lan & Reiter, eqs. (9)-(10)): per cell g + (S_beta(X)/alpha) Z drawn by :class:`dpcore.gini.GiniMechanism`
+* gini (Lan & Reiter, eqs. (9)-(10)): per cell g + (S_beta(X)/alpha) Z drawn by :class:`dpcore.mechanisms.GiniMechanism`
   (the mechanism of every released Gini) with (alpha, beta) certified for epsilon/m
   (:func:`dpcore.noise.smooth_noise_calibration`); one person changes at most m rows in total, so by group
   privacy the cells together cost m * epsilon/m = epsilon. The certified sampler runs in its pure-DP mode
@@ -144,7 +144,7 @@ class PlanCost:
 
 def gini_mechanism(spec: StatisticSpec, m: int, level: float = 0.95):
     """The :class:`dpcore.mechanisms.GiniIntervalMechanism` of a plan's Gini: the value by
-    :class:`dpcore.gini.GiniMechanism` (the mechanism every released Gini is drawn by) and a DP upper bound on its
+    :class:`dpcore.mechanisms.GiniMechanism` (the mechanism every released Gini is drawn by) and a DP upper bound on its
     smooth sensitivity, so that the published interval needs nothing confidential; epsilon/m per cell (split
     between value and bound), and for "laplace" delta / (m e^{(m-1) epsilon/m}) per cell, so group privacy over
     the m rows of one person gives back the plan's (epsilon, delta)."""
@@ -289,11 +289,11 @@ def _q_label(q: float) -> str:
 
 
 def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = False) -> tuple[pd.DataFrame, dict]:
-    """Every cell's histogram through :class:`dpcore.percentiles.HistogramMechanism` (module docstring), or with
+    """Every cell's histogram through :class:`dpcore.mechanisms.HistogramMechanism` (module docstring), or with
     ``method = "exponential"`` its histogram on the candidate grid through
-    :class:`dpcore.percentiles.ExponentialQuantileMechanism` (score sensitivity m, 2m when ``cells_move``: cell
+    :class:`dpcore.mechanisms.ExponentialQuantileMechanism` (score sensitivity m, 2m when ``cells_move``: cell
     sizes protected, rows may move between cells)."""
-    from ..percentiles import ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
+    from ..mechanisms import ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
 
     by = list(spec.by)
     mech: HistogramMechanism | ExponentialQuantileMechanism
@@ -338,9 +338,9 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = Fa
 def _mean(
     engine, spec: StatisticSpec, m: int, rng, simulate: bool, cells_move: bool = False
 ) -> tuple[pd.DataFrame, dict]:
-    """Clipped sums through :class:`dpcore.stratified.MeanMechanism`. ``cells_move``: cell sizes are protected, so
+    """Clipped sums through :class:`dpcore.mechanisms.MeanMechanism`. ``cells_move``: cell sizes are protected, so
     one person's rows may move between cells (a wider sensitivity) and the n divided by is the noisy one."""
-    from ..stratified import MeanMechanism
+    from ..mechanisms import MeanMechanism
 
     by = list(spec.by)
     assert spec.lower is not None and spec.upper is not None  # the plan parser requires both for a mean
@@ -386,7 +386,7 @@ def _gini(engine, spec: StatisticSpec, m: int, rng, level: float = 0.95) -> tupl
     info = {
         **mech.record(),
         "noise": (
-            f"per cell: Gini + (S_beta(X)/alpha) Z by dpcore.gini.GiniMechanism (noise {spec.noise!r}, "
+            f"per cell: Gini + (S_beta(X)/alpha) Z by dpcore.mechanisms.GiniMechanism (noise {spec.noise!r}, "
             f"epsilon_value/m = {mech.plan.epsilon_value!r} per cell; group privacy over m = {m} rows), and "
             f"a DP upper bound on S_beta(X) at epsilon_bound/m = {mech.plan.epsilon_bound!r} per cell "
             "(published: smooth_sensitivity_bound); S_beta(X) itself and the noise scale depend on the data "
@@ -400,8 +400,8 @@ def _gini(engine, spec: StatisticSpec, m: int, rng, level: float = 0.95) -> tupl
 
 
 def _relative_risk(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
-    """Both case counts of every cell through :class:`dpcore.ratio.RelativeRiskMechanism` (module docstring)."""
-    from ..ratio import RelativeRiskMechanism
+    """Both case counts of every cell through :class:`dpcore.mechanisms.RelativeRiskMechanism` (module docstring)."""
+    from ..mechanisms import RelativeRiskMechanism
 
     by = list(spec.by)
     counts = engine.outcomes(by, spec.group, spec.exposed, spec.reference, spec.outcome, spec.outcome_below)
@@ -1086,7 +1086,7 @@ def run_plan(
     :class:`ReleaseNotDelivered` (or :class:`InterruptedAfterCharge` on SIGINT/SIGTERM), whose text says that
     epsilon was spent.
     """
-    from ..noise import secure
+    from ..noise.ahead import drawn_ahead
 
     progress = progress or Progress(quiet=True)
     if not isinstance(plan, ReleasePlan):
@@ -1102,7 +1102,7 @@ def run_plan(
     else:
         rng = None
     noise_ahead = (
-        secure.integer_noise_ahead(plan.histogram_noise_scales())
+        drawn_ahead(plan.histogram_noise_scales())
         if not simulate and _worth_drawing_ahead(source)
         else contextlib.nullcontext()
     )
@@ -1524,6 +1524,7 @@ class _Deferred:
         are protected; the aggregate frame is cut to the released cells and carries the noisy n from here on
         (the mean divides by it, the relative risk by its noisy group sizes)."""
         from .. import cell_keys
+        from ..mechanisms import CellSizesMechanism
 
         plan, s, by = self.plan, self.spec, list(self.spec.by)
         assert plan is not None  # only statistics of a plan with private cell sizes get here
@@ -1531,8 +1532,8 @@ class _Deferred:
         frame = self._frames[name]
         keys, counts = self.cell_counts()
         select = bool(by) and not plan.keys_declared(s)
-        drawn = cell_keys.noisy_cell_counts(
-            keys, counts, n_epsilon=plan.n_epsilon, m=self.m, rng=rng, select=select, delta=plan.selection_delta
+        drawn = CellSizesMechanism(plan.n_epsilon, self.m, select=select, selection_delta=plan.selection_delta).draw(
+            keys, counts, rng=rng
         )
         noisy = {k: max(int(v), 0) for k, v in drawn.counts.items()}  # a count below 0 shown as 0: post-processing
         if s.kind == "relative_risk":  # a cell is listed when both its groups are

@@ -72,6 +72,7 @@ from .samplers import GeneralizedCauchy, sample_gaussian, sample_laplace, sample
 
 __all__ = [
     "NoiseDraw",
+    "is_simulation",
     "release_integer_counts",
     "integer_noise_ahead",
     "release_real_values",
@@ -188,7 +189,9 @@ def draw_on_cores(measurement: Any, values: np.ndarray, *, threads: int | None =
     return out
 
 
-def _simulated(rng: Any) -> bool:
+def is_simulation(rng: Any) -> bool:
+    """True when ``rng`` asks for a simulation (a numpy Generator or a seed: the numpy samplers, reproducible),
+    False for a real draw (None or :class:`dpcore.rng.SecureRandom`: OpenDP or the certified sampler)."""
     return rng is not None and not isinstance(rng, SecureRandom)
 
 
@@ -273,7 +276,7 @@ def release_integer_counts(
     scale = check_positive(scale, "scale")
     arr = _int_vector(counts)
     sens = None if sensitivity is None else int(check_positive(sensitivity, "sensitivity"))
-    if _simulated(rng):
+    if is_simulation(rng):
         k = sample_two_sided_geometric(1.0 / scale, arr.size, rng=as_generator(rng))
         eps = None if sens is None else sens / scale
         return NoiseDraw(
@@ -336,7 +339,7 @@ def release_real_values(
     arr = _float_vector(values)
     sens = _sensitivity(sensitivity)
     shown = repr(scale) if confidential_scale_label is None else confidential_scale_label
-    if _simulated(rng):
+    if is_simulation(rng):
         z = sample_laplace(scale, arr.size, rng=as_generator(rng))
         return NoiseDraw(
             arr + z,
@@ -390,7 +393,7 @@ def release_gaussian_values(
         from ..validation import check_delta
 
         delta = check_delta(delta)
-    if _simulated(rng):
+    if is_simulation(rng):
         z = sample_gaussian(sigma, arr.size, rng=as_generator(rng))
         rho = None if sens is None else sens * sens / (2 * sigma * sigma)
         return NoiseDraw(
@@ -569,7 +572,7 @@ def release_generalized_cauchy(
         notes = ("delta here is the total-variation bound tau; the mechanism's delta is (1 + e^epsilon) tau",)
     window_txt = f"[{k_lo} grid, {k_hi} grid]"
     dist = GeneralizedCauchy(gamma)
-    if _simulated(rng):
+    if is_simulation(rng):
         gen = as_generator(rng)
         y = value + scale * float(dist.rvs(1, gen)[0])
         k = int(min(max(round(y / grid), k_lo), k_hi)) if math.isfinite(y) else (k_hi if y > 0 else k_lo)

@@ -922,7 +922,7 @@ def published_gini(
 
     Mechanism: :class:`dpcore.mechanisms.GiniIntervalMechanism` at ``epsilon`` (split into epsilon_value for the
     value and epsilon_bound for the DP upper bound on S_beta(X), ln S_beta being beta-sensitive: Lan & Reiter eq. (8)
-    and ``dpcore.intervals.gini_bound_release``), the split and beta optimised for n = len(xs) (n is public), drawn
+    and ``dpcore.mechanisms.gini_bound_release``), the split and beta optimised for n = len(xs) (n is public), drawn
     with the numpy generator of ``seed`` (a simulation of the same law, not a release). S_beta(X) is computed at the
     plan's beta, exactly (``profile``) or by the closed form (``method="fast"``, never smaller). The interval is
     :func:`dpcore.intervals.gini_interval_from_release` at :data:`PUBLISHED_LEVEL` with the record's constants:
@@ -964,7 +964,7 @@ def published_gini(
     plan = mech.plan
     width, oracle_width = expected_widths(
         plan,
-        gini_mechanism.GiniMechanism(
+        gini_mechanism.GiniCalibration(
             epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration, delta=delta
         ),
     )
@@ -1002,7 +1002,7 @@ def _published_or_note(xs: np.ndarray, **settings: Any) -> dict[str, Any]:
 
 
 def expected_widths(
-    plan: intervals_lib.GiniIntervalPlan, full_epsilon: gini_mechanism.GiniMechanism
+    plan: intervals_lib.GiniIntervalPlan, full_epsilon: gini_mechanism.GiniCalibration
 ) -> tuple[float, float]:
     """(published, oracle) median widths of the plan's model (public inputs only, no data):
     :attr:`dpcore.intervals.GiniIntervalPlan.model_width` and ``model_oracle_width``.
@@ -1115,7 +1115,7 @@ def gini_view(
         raise DPInputError(f"the upper bound U = {upper:,.6g} must be above the lower bound L = {lower:,.6g}")
     n_negative = int((x < 0).sum())
     xs, n_below, n_above = gini_mechanism.clip_incomes(x, lower=lower, upper=upper, clip_negative=True)
-    mech = gini_mechanism.GiniMechanism(
+    mech = gini_mechanism.GiniCalibration(
         epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration, delta=delta
     )
     cal = mech.smooth_calibration
@@ -1168,7 +1168,7 @@ def gini_view(
         sim_rng = np.random.default_rng(seed + SEED_OFFSET_RELEASES)
         releases = mech.simulate(true_g, scale, N_SIMULATED_RELEASES, sim_rng)
         laplace_releases = true_g + sim_rng.laplace(0.0, lap_scale, N_SIMULATED_RELEASES)
-        one = mech.draw(true_g, ss.value, rng=np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE)).noisy_value
+        one = float(mech.simulate(true_g, scale, 1, np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE))[0])
         from ..posterior import gini_posterior
 
         post = gini_posterior(
