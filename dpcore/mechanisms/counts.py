@@ -10,6 +10,7 @@ neighbouring relation with private cell sizes, are in :mod:`dpcore.cell_keys`.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -84,9 +85,11 @@ class CountMechanism:
         return float(draw.map_epsilon if draw.map_epsilon is not None else self.sensitivity / self.noise_scale)
 
 
+@functools.lru_cache(maxsize=64)
 def selection_threshold(n_epsilon: float, delta: float, m: int) -> int:
     """The smallest integer threshold T for which OpenDP's Laplace threshold mechanism (scale 2m / n_epsilon,
-    integer counts) maps the distance (l0, l1, linf) = (2m, 2m, m) to a delta <= ``delta``. Public (no data)."""
+    integer counts) maps the distance (l0, l1, linf) = (2m, 2m, m) to a delta <= ``delta``. Public (no data), so
+    kept per (n_epsilon, delta, m): a search over OpenDP's privacy map, asked by the record and the draw."""
     n_epsilon = check_epsilon(n_epsilon, "n_epsilon")
     delta = check_delta(delta, "selection delta")
     m = check_int(m, "m", minimum=1)
