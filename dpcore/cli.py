@@ -271,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command(args: argparse.Namespace, early_plan: Any) -> int:
-    from .engines.execute import InterruptedAfterCharge, ReleaseNotDelivered
+    from .pipeline import InterruptedAfterCharge, ReleaseNotDelivered
 
     try:
         with _TerminateAsInterrupt():

@@ -90,6 +90,7 @@ __all__ = [
     "rebalance",
     "laplace_epsilon_for_error",
     "STAT_KINDS",
+    "RELEASABLE",
     "make_statistic",
     "StatisticRelease",
     "NEIGHBOURING",
@@ -269,9 +270,10 @@ class PlannedStatistic:
 
     Subclasses define ``truth`` (array of the true values, one per released number),
     ``prob_within(epsilon, rel_error) -> (p, se)`` (se = 0 for closed forms), ``simulate(epsilon,
-    n, rng) -> (n, k) array of plausible released values``, ``_draw(epsilon, rng)`` (the mechanism
-    from the method module: real noise only through :func:`dpcore.release.make_release`, which charges a
-    ledger first; :meth:`simulate_draw` for one seeded numpy draw), ``labels`` and ``mechanism``.
+    n, rng) -> (n, k) array of plausible released values``, ``mechanism_at(epsilon)`` (its registered mechanism
+    of :mod:`dpcore.mechanisms`) and ``_drawn(epsilon, drawer, level)`` (one draw through that mechanism: real
+    noise only through :func:`dpcore.release.make_release`, which charges a ledger first; :meth:`simulate_draw`
+    for one seeded numpy draw), ``labels`` and ``mechanism``.
     ``partition_parts`` is the number of disjoint parts the statistic is computed on (parallel composition
     inside it).
     """
@@ -301,11 +303,35 @@ class PlannedStatistic:
     def simulate(self, epsilon: float, n: int, rng=None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    def _draw(self, epsilon: float, rng=None, level: float = 0.95) -> StatisticRelease:  # pragma: no cover
-        """One draw of the mechanism: ``rng`` None (or :class:`dpcore.rng.SecureRandom`) draws the real noise of
-        :mod:`dpcore.noise.secure`, a numpy Generator a simulation of the same law. Private: a real draw is only
-        made by :func:`dpcore.release.make_release`, after the ledger is charged (:meth:`_draw_real`). ``level``: of
-        the published intervals."""
+    def mechanisms_at(self, epsilon: float, level: float = 0.95) -> tuple[Any, ...]:
+        """The registered mechanisms (:mod:`dpcore.mechanisms`) a release of this statistic at ``epsilon`` draws
+        with: what :func:`dpcore.release.make_release` declares to :func:`dpcore.pipeline.release`, whose charge
+        covers them. Public parameters only. ``level``: of the published intervals."""
+        return (self.mechanism_at(epsilon),)
+
+    def mechanism_at(self, epsilon: float) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def check_real_release(self, epsilon: float) -> None:
+        """Refuse, from public settings only and before any charge, a real release these settings cannot make
+        (every statistic here can, except a Gini with a noise that has no floating-point-safe sampler)."""
+
+    def _draw(self, epsilon: float, rng=None, level: float = 0.95, *, drawer: Any = None) -> StatisticRelease:
+        """One draw of the statistic, through ``drawer`` (the :class:`dpcore.mechanisms.Drawer` of a release, which
+        declared :meth:`mechanisms_at` and was charged for them: :func:`dpcore.release.make_release`) or, without
+        one, through a drawer of this statistic's own mechanisms with ``rng``: None (or
+        :class:`dpcore.rng.SecureRandom`) the real noise of :mod:`dpcore.noise.secure`, a numpy Generator or seed a
+        simulation of the same law. Private: a real release is made by :func:`dpcore.release.make_release`, after the
+        ledger is charged. ``level``: of the published intervals."""
+        from .mechanisms import Drawer
+
+        eps = check_epsilon(epsilon)
+        if drawer is None:
+            drawer = Drawer(self.mechanisms_at(eps, level), rng)
+        return self._drawn(eps, drawer, level)
+
+    def _drawn(self, epsilon: float, drawer: Any, level: float) -> StatisticRelease:  # pragma: no cover - abstract
+        """The draw of :meth:`_draw` through ``drawer``."""
         raise NotImplementedError
 
     def simulate_draw(self, epsilon: float, rng=None) -> np.ndarray:
@@ -323,12 +349,6 @@ class PlannedStatistic:
                 "release is dpcore.release.make_release(items, ledger_account), which charges first"
             )
         return np.asarray(self._draw(epsilon, rng=as_generator(rng)).values, dtype=float)
-
-    def _draw_real(self, epsilon: float, level: float = 0.95) -> StatisticRelease:
-        """The real draw (OpenDP / certified sampler), with no ledger of its own: only
-        :func:`dpcore.release.make_release` calls it, after it has charged the cost. ``level``: of the published
-        intervals."""
-        return self._draw(epsilon, rng=None, level=level)
 
     @property
     def neighbouring(self) -> str:
@@ -439,9 +459,9 @@ class CountAbove(PlannedStatistic):
 
         return CountMechanism(epsilon, sensitivity=1)
 
-    def _draw(self, epsilon, rng=None, level: float = 0.95):
+    def _drawn(self, epsilon, drawer, level):
         mech = self.mechanism_at(epsilon)
-        d = mech.draw([self.count], rng=rng, upper=[self.values.size])  # n is public: a count is in [0, n]
+        d = drawer(mech, [self.count], upper=[self.values.size])  # n is public: a count is in [0, n]
         pub = _published("count", {"count": d.counts, "n": [self.values.size]}, mech.record(), ["count"], level)
         return _from_mechanism(d, d.counts, check_epsilon(epsilon), self.neighbouring, published=pub)
 
@@ -496,13 +516,13 @@ class ClippedMean(PlannedStatistic):
 
         return MeanMechanism(epsilon, self.lower, self.upper)
 
-    def _draw(self, epsilon, rng=None, level: float = 0.95):
+    def _drawn(self, epsilon, drawer, level):
         """(Clipped sum in cents + OpenDP's floating-point-safe Laplace) / n (Eq. 2) by
         :class:`dpcore.mechanisms.MeanMechanism`, the command line's mechanism."""
         from .stratified import clipped_cents
 
         mech = self.mechanism_at(epsilon)
-        d = mech.draw([int(clipped_cents(self.values, self.lower, self.upper).sum())], [self.values.size], rng=rng)
+        d = drawer(mech, [int(clipped_cents(self.values, self.lower, self.upper).sum())], [self.values.size])
         pub = _published("mean", {"n": [self.values.size], "mean": d.means}, mech.record(), ["mean"], level)
         return _from_mechanism(
             d, d.means, mech.epsilon, "replace one record; n and the clip range public", published=pub
@@ -593,7 +613,7 @@ class GroupMeans(PlannedStatistic):
 
         return MeanMechanism(epsilon, self.lower, self.upper)
 
-    def _draw(self, epsilon, rng=None, level: float = 0.95):
+    def _drawn(self, epsilon, drawer, level):
         """Per group: (clipped sum in cents + Laplace) / |G_i| (Eq. 3) by :class:`dpcore.mechanisms.MeanMechanism`:
         one person changes one group's sum by at most U - L, so the whole vector costs epsilon (the groups are
         disjoint with public labels and sizes: parallel composition)."""
@@ -603,7 +623,7 @@ class GroupMeans(PlannedStatistic):
         cents = clipped_cents(self.values, self.lower, self.upper)
         sums = np.zeros(self._gi.k, dtype=np.int64)
         np.add.at(sums, self._gi.codes, cents)
-        d = mech.draw(sums, self.counts, rng=rng)
+        d = drawer(mech, sums, self.counts)
         pub = _published("mean", {"n": self.counts, "mean": d.means}, mech.record(), ["mean"], level)
         return _from_mechanism(
             d,
@@ -843,7 +863,12 @@ class GiniStatistic(PlannedStatistic):
             level=level,
         )
 
-    def _draw(self, epsilon, rng=None, level: float = 0.95):
+    def mechanisms_at(self, epsilon, level: float = 0.95):
+        """The interval mechanism (value and bound); the value's alone for "laplace_lognormal" (simulation only)."""
+        mech = self._release_mechanism_at(check_epsilon(epsilon), level)
+        return (self.mechanism_at(epsilon),) if mech is None else (mech,)
+
+    def _drawn(self, epsilon, drawer, level):
         """The release of :class:`dpcore.mechanisms.GiniIntervalMechanism` (the command line's): g(X) + (S_beta(X)/alpha)
         Z by :meth:`dpcore.mechanisms.GiniMechanism.draw` (certified sampler or OpenDP's Laplace, grid 1e-6, window
         [0, 1]) at epsilon_value, and the DP upper bound on S_beta(X) at epsilon_bound that the published interval
@@ -858,7 +883,7 @@ class GiniStatistic(PlannedStatistic):
         mech = self._release_mechanism_at(eps, level)
         if mech is None:
             value_only = self.mechanism_at(eps)
-            d = value_only.draw(self._clipped, self._smooth_sensitivity(eps, value_only.smoothness), rng=rng)
+            d = drawer(value_only, self._clipped, self._smooth_sensitivity(eps, value_only.smoothness))
             eps_out, delta_out = self.certified_cost(eps)
             return StatisticRelease(
                 np.array([d.value]),
@@ -870,7 +895,7 @@ class GiniStatistic(PlannedStatistic):
                 d.simulated,
                 notes,
             )
-        d2 = mech.draw(self._clipped, self._smooth_sensitivity(eps, mech.smoothness), rng=rng)
+        d2 = drawer(mech, self._clipped, self._smooth_sensitivity(eps, mech.smoothness))
         cost = mech.privacy_cost()
         pub = None
         if np.isfinite(d2.smooth_sensitivity_upper):
@@ -1054,12 +1079,12 @@ class PercentilesStatistic(PlannedStatistic):
 
         return HistogramMechanism(epsilon, self.edges, self.q, relation=self.relation)
 
-    def _draw(self, epsilon, rng=None, level: float = 0.95):
+    def _drawn(self, epsilon, drawer, level):
         """Every cell's histogram + discrete Laplace, then the eq. (4.2) read-off, by
         :class:`dpcore.mechanisms.HistogramMechanism` (the command line's mechanism). Cells are disjoint: one L1
         ball for the whole table."""
         mech = self.mechanism_at(epsilon)
-        d = mech.draw(self._counts.astype(np.int64), rng=rng)
+        d = drawer(mech, self._counts.astype(np.int64))
         cols = ["p" + f"{q:g}".replace(".", "_") for q in mech.q]
         table: dict[str, Any] = {"n": self._counts.sum(axis=1)}
         table.update({c: d.percentiles[:, j] for j, c in enumerate(cols)})
@@ -1162,10 +1187,10 @@ class ExponentialPercentilesStatistic(PercentilesStatistic):
 
         return ExponentialQuantileMechanism(epsilon, self.edges, self.q)
 
-    def _draw(self, epsilon, rng=None, level: float = 0.95):
+    def _drawn(self, epsilon, drawer, level):
         """Every cell's levels by :class:`dpcore.mechanisms.ExponentialQuantileMechanism` (the command line's)."""
         mech = self.mechanism_at(epsilon)
-        d = mech.draw(self._counts, rng=rng)
+        d = drawer(mech, self._counts)
         return _from_mechanism(d, np.ravel(d.percentiles), mech.privacy_cost().epsilon, self.neighbouring)
 
     def params(self):
@@ -1277,11 +1302,11 @@ class RatioStatistic(PlannedStatistic):
 
         return RelativeRiskMechanism(epsilon)
 
-    def _draw(self, epsilon, rng=None, level: float = 0.95):
+    def _drawn(self, epsilon, drawer, level):
         """LaplaceNoisedCounts (Claim 3.1) by :class:`dpcore.mechanisms.RelativeRiskMechanism` (the command line's
         mechanism); the ratio (x~/n_x) / (max(y~, 1)/n_y) (Claim 3.4) is post-processing."""
         mech = self.mechanism_at(epsilon)
-        d = mech.draw([self.x], [self.y], [self.n_x], [self.n_y], rng=rng)
+        d = drawer(mech, [self.x], [self.y], [self.n_x], [self.n_y])
         table = {
             "n_exposed": [self.n_x],
             "n_reference": [self.n_y],
@@ -1306,6 +1331,19 @@ class RatioStatistic(PlannedStatistic):
 # ---------------------------------------------------------------------------------------------
 # Building statistics from a planning dataset (used by the page and by generated scripts)
 # ---------------------------------------------------------------------------------------------
+
+#: the planned statistics a real release takes (:func:`dpcore.release.make_release`): each draws through its
+#: registered mechanisms only (``mechanisms_at``); a subclass or another object is refused (it could draw
+#: otherwise)
+RELEASABLE = (
+    CountAbove,
+    ClippedMean,
+    GroupMeans,
+    GiniStatistic,
+    PercentilesStatistic,
+    ExponentialPercentilesStatistic,
+    RatioStatistic,
+)
 
 #: kind -> plain-language name, in the order the page lists them.
 STAT_KINDS = {

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from dpcore import ledger as L
+from dpcore import pipeline
 from dpcore.engines import Progress, execute, parse_source
 from dpcore.engines import fingerprint as engine_fingerprint
 from dpcore.plan import plan_from_dict
@@ -148,7 +149,7 @@ def test_a_failed_draw_is_reported_after_the_charge_as_before(data, tmp_path, mo
         raise FloatingPointError("the sampler failed")
 
     monkeypatch.setattr(execute, "_released_table", broken)
-    with pytest.raises(execute.ReleaseNotDelivered, match="was charged.*the sampler failed"):
+    with pytest.raises(pipeline.ReleaseNotDelivered, match="was charged.*the sampler failed"):
         _release(_plan(), data, tmp_path, "out", url, init_ledger=True)
     acct = L.open_ledger(url, create=False).find_account("draw-ahead")
     assert acct.spent_epsilon() == pytest.approx(1.5)

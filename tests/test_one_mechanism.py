@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import budget, gini, planner, release
+from dpcore import gini, planner, release
 from dpcore.engines import execute, parse_source
 from dpcore.mechanisms import (
     CountMechanism,
@@ -69,8 +69,8 @@ def _cli(tmp_path, frame: pd.DataFrame, statistic: dict) -> None:
     )
 
 
-def _planner(stat, eps):
-    release.make_release([(stat, eps)], budget.Ledger())
+def _planner(stat, eps, account):
+    release.make_release([(stat, eps)], account)
 
 
 def _same(calls, expected_calls=2):
@@ -84,25 +84,25 @@ def _same(calls, expected_calls=2):
 
 
 @pytest.mark.parametrize("noise", ["cauchy", "laplace"])
-def test_gini_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls, noise):
+def test_gini_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls, noise, release_account):
     x = _values()
     extra = {"noise": noise, "delta": 1e-6} if noise == "laplace" else {}
-    _planner(planner.make_statistic("gini", x, lower=0, upper=2e6, **extra), 1.0)
+    _planner(planner.make_statistic("gini", x, lower=0, upper=2e6, **extra), 1.0, release_account)
     _cli(tmp_path, pd.DataFrame({"income": x}), {"kind": "gini", "epsilon": 1.0, "lower": 0, "upper": 2e6, **extra})
     _same(calls)
 
 
-def test_mean_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls):
+def test_mean_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls, release_account):
     x = _values()
-    _planner(planner.make_statistic("mean", x, lower=0, upper=5e5), 0.5)
+    _planner(planner.make_statistic("mean", x, lower=0, upper=5e5), 0.5, release_account)
     _cli(tmp_path, pd.DataFrame({"income": x}), {"kind": "mean", "epsilon": 0.5, "lower": 0, "upper": 5e5})
     _same(calls)
 
 
-def test_group_means_use_the_mean_mechanism_with_the_group_sums(tmp_path, calls):
+def test_group_means_use_the_mean_mechanism_with_the_group_sums(tmp_path, calls, release_account):
     x = _values()
     g = np.where(np.arange(x.size) % 3 == 0, "a", "b")
-    _planner(planner.make_statistic("group_means", x, groups=g, lower=0, upper=5e5), 0.5)
+    _planner(planner.make_statistic("group_means", x, groups=g, lower=0, upper=5e5), 0.5, release_account)
     _cli(
         tmp_path,
         pd.DataFrame({"income": x, "g": g}),
@@ -111,10 +111,10 @@ def test_group_means_use_the_mean_mechanism_with_the_group_sums(tmp_path, calls)
     _same(calls)
 
 
-def test_percentiles_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls):
+def test_percentiles_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls, release_account):
     x = _values()
     g = np.where(np.arange(x.size) % 2 == 0, "a", "b")
-    _planner(planner.make_statistic("percentiles", x, groups=g, q=(25, 50, 75)), 1.0)
+    _planner(planner.make_statistic("percentiles", x, groups=g, q=(25, 50, 75)), 1.0, release_account)
     _cli(
         tmp_path,
         pd.DataFrame({"income": x, "g": g}),
@@ -123,10 +123,12 @@ def test_percentiles_planner_and_command_line_draw_through_one_mechanism(tmp_pat
     _same(calls)
 
 
-def test_relative_risk_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls):
+def test_relative_risk_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls, release_account):
     x = _values(600)
     g = np.where(np.arange(x.size) % 2 == 0, "x", "y")
-    _planner(planner.make_statistic("ratio", x, groups=g, threshold=20_000, group_x="x", group_y="y"), 1.0)
+    _planner(
+        planner.make_statistic("ratio", x, groups=g, threshold=20_000, group_x="x", group_y="y"), 1.0, release_account
+    )
     _cli(
         tmp_path,
         pd.DataFrame({"income": x, "g": g}),

@@ -365,7 +365,7 @@ def test_real_release_draw_names_its_measurement_and_certifies_epsilon(kind, kw,
     x = rng.lognormal(10.3, 0.7, 400)
     groups = np.where(np.arange(400) % 2 == 0, "a", "b")
     stat = P.make_statistic(kind, x, groups, **kw)
-    draw = stat._draw_real(0.8)
+    draw = stat._draw(0.8)  # the real draw (no seed)
     assert needle in draw.measurement and not draw.simulated
     assert draw.epsilon <= 0.8 * (1 + 1e-9) + 1e-12 and draw.delta == 0.0
     assert stat.privacy_cost(0.8).kind == "pure" and stat.privacy_cost(0.8).epsilon == pytest.approx(0.8)

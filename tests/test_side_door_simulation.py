@@ -205,11 +205,17 @@ def test_ledger_account_releases_with_the_secure_sampler(account):
     assert len(account.entries()) == 2
 
 
-def test_in_memory_budget_with_a_generator_is_labelled_a_simulation():
+def test_a_seeded_release_is_a_simulation_and_an_in_memory_budget_no_release():
+    """Before: make_release on an in-memory budget with rng=5 drew seeded noise and called it a release; a
+    seeded draw is simulate_release's now (never charged, labelled), and make_release takes a durable account."""
     incomes = np.random.default_rng(1).lognormal(10.6, 0.6, 100)
     stat = planner.make_statistic("mean", incomes, upper=200_000)
-    (rec,) = release.make_release([(stat, 1.0)], budget.Ledger(), rng=5)
-    assert "SIMULATION" in rec.sampler and "simulation" in rec.measurement
+    (rec,) = release.simulate_release([(stat, 1.0)], rng=5)
+    assert "SIMULATION" in rec.sampler and "simulation" in rec.measurement and rec.ledger_entry_id is None
+    with pytest.raises(TypeError, match="durable"):
+        release.make_release([(stat, 1.0)], budget.Ledger(), rng=5)
+    with pytest.raises(DPInputError, match="simulate_release draws numpy noise"):
+        release.simulate_release([(stat, 1.0)], rng=SecureRandom())
 
 
 KINDS = {

@@ -82,6 +82,7 @@ import signal
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -90,7 +91,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .. import __version__, pipeline
+from ..mechanisms import Drawer
 from ..noise.ahead import AHEAD_MIN_SOURCE_BYTES
 from ..plan import ReleasePlan, StatisticSpec, plan_to_dict, plan_to_toml
 from ..published import published_table
@@ -101,6 +103,8 @@ from .fingerprint import engine_record_fingerprints, source_bytes_key
 
 __all__ = [
     "gini_mechanism",
+    "StatisticMechanisms",
+    "statistic_mechanisms",
     "DEFAULT_GINI_CAP_DELTA",
     "PlanCost",
     "plan_cost",
@@ -111,9 +115,6 @@ __all__ = [
     "SIMULATION_PREFIX",
     "check_simulation_allowed",
     "OutputSlot",
-    "ChargeNotice",
-    "ReleaseNotDelivered",
-    "InterruptedAfterCharge",
     "Terminated",
 ]
 
@@ -163,6 +164,51 @@ def gini_mechanism(spec: StatisticSpec, m: int, level: float = 0.95):
         delta=spec.delta if spec.noise != "cauchy" else None,
         rows_per_person=m,
         level=level,
+    )
+
+
+@dataclass(frozen=True)
+class StatisticMechanisms:
+    """The mechanisms one statistic of a plan draws with, from public parameters only: its values' (``value``) and,
+    when its cell sizes are protected, its cells' (``cells``: noisy sizes, and the DP selection without [keys])."""
+
+    value: Any
+    cells: Any = None
+
+    def all(self) -> tuple[Any, ...]:
+        return (self.value,) if self.cells is None else (self.cells, self.value)
+
+
+def statistic_mechanisms(plan: ReleasePlan, spec: StatisticSpec) -> StatisticMechanisms:
+    """The mechanisms of a plan's statistic (module docstring): m = rows one person can change; with protected cell
+    sizes the rows may move between cells, which the histogram-on-candidates and the mean's sensitivities say."""
+    from ..mechanisms import (
+        CellSizesMechanism,
+        ExponentialQuantileMechanism,
+        HistogramMechanism,
+        MeanMechanism,
+        RelativeRiskMechanism,
+    )
+
+    m = plan.rows_per_person
+    private = plan.cells_private(spec)
+    value: Any
+    if spec.kind == "percentiles" and spec.method == "exponential":
+        value = ExponentialQuantileMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m, cells_move=private)
+    elif spec.kind == "percentiles":
+        value = HistogramMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m)
+    elif spec.kind == "mean":
+        assert spec.lower is not None and spec.upper is not None  # the plan parser requires both for a mean
+        value = MeanMechanism(spec.epsilon, spec.lower, spec.upper, rows_per_person=m, cells_move=private)
+    elif spec.kind == "gini":
+        value = gini_mechanism(spec, m, plan.level)
+    else:
+        value = RelativeRiskMechanism(spec.epsilon, rows_per_person=m)
+    if not private:
+        return StatisticMechanisms(value)
+    select = bool(spec.by) and not plan.keys_declared(spec)
+    return StatisticMechanisms(
+        value, CellSizesMechanism(plan.n_epsilon, m, select=select, selection_delta=plan.selection_delta)
     )
 
 
@@ -288,21 +334,15 @@ def _q_label(q: float) -> str:
     return "p" + (f"{q:g}".replace(".", "_"))
 
 
-def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = False) -> tuple[pd.DataFrame, dict]:
+def _percentiles(engine, spec: StatisticSpec, mech: Any, drawer: Drawer) -> tuple[pd.DataFrame, dict]:
     """Every cell's histogram through :class:`dpcore.mechanisms.HistogramMechanism` (module docstring), or with
     ``method = "exponential"`` its histogram on the candidate grid through
-    :class:`dpcore.mechanisms.ExponentialQuantileMechanism` (score sensitivity m, 2m when ``cells_move``: cell
-    sizes protected, rows may move between cells)."""
-    from ..mechanisms import ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
+    :class:`dpcore.mechanisms.ExponentialQuantileMechanism` (score sensitivity m, 2m when the cell sizes are
+    protected: rows may move between cells)."""
+    from ..mechanisms import HistogramDraw, HistogramMechanism
 
     by = list(spec.by)
-    mech: HistogramMechanism | ExponentialQuantileMechanism
-    if spec.method == "exponential":
-        mech = ExponentialQuantileMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m, cells_move=cells_move)
-        n_bins = len(mech.candidates) - 1
-    else:
-        mech = HistogramMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m)
-        n_bins = len(mech.edges) - 1
+    n_bins = len(mech.edges) - 1 if isinstance(mech, HistogramMechanism) else len(mech.candidates) - 1
     hist = engine.histogram(by, spec.bins)
     rows = np.zeros(len(hist), dtype=np.int64)
     if by and len(hist):  # cell ids in order of first appearance; ``cells`` holds each cell's first row's labels
@@ -315,7 +355,7 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = Fa
         np.add.at(counts, (rows, hist["bin"].to_numpy()), hist["count"].to_numpy())
     table = cells.copy()
     table["n"] = counts.sum(axis=1).astype(np.int64)
-    d = mech.draw(counts, rng=rng)
+    d = drawer(mech, counts)
     info: dict[str, Any] = {
         **mech.record(),
         "measurement": d.measurement,
@@ -335,20 +375,15 @@ def _percentiles(engine, spec: StatisticSpec, m: int, rng, cells_move: bool = Fa
     return table, info
 
 
-def _mean(
-    engine, spec: StatisticSpec, m: int, rng, simulate: bool, cells_move: bool = False
-) -> tuple[pd.DataFrame, dict]:
-    """Clipped sums through :class:`dpcore.mechanisms.MeanMechanism`. ``cells_move``: cell sizes are protected, so
+def _mean(engine, spec: StatisticSpec, mech: Any, drawer: Drawer) -> tuple[pd.DataFrame, dict]:
+    """Clipped sums through :class:`dpcore.mechanisms.MeanMechanism`. With protected cell sizes (``cells_move``),
     one person's rows may move between cells (a wider sensitivity) and the n divided by is the noisy one."""
-    from ..mechanisms import MeanMechanism
-
     by = list(spec.by)
     assert spec.lower is not None and spec.upper is not None  # the plan parser requires both for a mean
     sums = engine.sums(by, spec.lower, spec.upper)
-    mech = MeanMechanism(spec.epsilon, spec.lower, spec.upper, rows_per_person=m, cells_move=cells_move)
     table = sums[by].copy() if by else pd.DataFrame(index=range(len(sums)))
     table["n"] = sums["n"].to_numpy(dtype=np.int64)
-    d = mech.draw(sums["sum_cents"].to_numpy(dtype=np.float64), sums["n"].to_numpy(dtype=float), rng=rng)
+    d = drawer(mech, sums["sum_cents"].to_numpy(dtype=np.float64), sums["n"].to_numpy(dtype=float))
     info: dict[str, Any] = {
         **mech.record(),
         "measurement": d.measurement,
@@ -359,12 +394,12 @@ def _mean(
     return table, info
 
 
-def _gini(engine, spec: StatisticSpec, m: int, rng, level: float = 0.95) -> tuple[pd.DataFrame, dict]:
+def _gini(engine, spec: StatisticSpec, mech: Any, drawer: Drawer) -> tuple[pd.DataFrame, dict]:
     """Per cell: :meth:`dpcore.mechanisms.GiniIntervalMechanism.draw` (module docstring): the value and the DP upper
     bound on its smooth sensitivity that the published interval is computed from. A cell with n <= 1 releases 0
     (the Gini is 0 for every data set of that size, public: nothing to protect) and no bound."""
     by = list(spec.by)
-    mech = gini_mechanism(spec, m, level)
+    m = mech.rows_per_person
     inputs = engine.gini_inputs(by, spec.lower, spec.upper, mech.smoothness)
     table = inputs[by].copy() if by else pd.DataFrame(index=range(len(inputs)))
     table["n"] = inputs["n"].to_numpy(dtype=np.int64)
@@ -375,7 +410,7 @@ def _gini(engine, spec: StatisticSpec, m: int, rng, level: float = 0.95) -> tupl
         inputs["confidential_smooth_sensitivity"].to_numpy(float),
         strict=True,
     ):
-        draw = mech.draw(float(g), float(s), rng=rng)
+        draw = drawer(mech, float(g), float(s))
         if s > 0:
             measurement, privacy_map = measurement or draw.measurement, privacy_map or draw.privacy_map
             bound_measurement = bound_measurement or draw.bound_measurement
@@ -399,20 +434,15 @@ def _gini(engine, spec: StatisticSpec, m: int, rng, level: float = 0.95) -> tupl
     return table, info
 
 
-def _relative_risk(engine, spec: StatisticSpec, m: int, rng) -> tuple[pd.DataFrame, dict]:
+def _relative_risk(engine, spec: StatisticSpec, mech: Any, drawer: Drawer) -> tuple[pd.DataFrame, dict]:
     """Both case counts of every cell through :class:`dpcore.mechanisms.RelativeRiskMechanism` (module docstring)."""
-    from ..mechanisms import RelativeRiskMechanism
-
     by = list(spec.by)
     counts = engine.outcomes(by, spec.group, spec.exposed, spec.reference, spec.outcome, spec.outcome_below)
     table = counts[by].copy() if by else pd.DataFrame(index=range(len(counts)))
     nx = counts["n_exposed"].to_numpy(dtype=np.int64)
     ny = counts["n_reference"].to_numpy(dtype=np.int64)
     table["n_exposed"], table["n_reference"] = nx, ny
-    mech = RelativeRiskMechanism(spec.epsilon, rows_per_person=m)
-    d = mech.draw(
-        counts["cases_exposed"].to_numpy(np.int64), counts["cases_reference"].to_numpy(np.int64), nx, ny, rng=rng
-    )
+    d = drawer(mech, counts["cases_exposed"].to_numpy(np.int64), counts["cases_reference"].to_numpy(np.int64), nx, ny)
     info: dict[str, Any] = {
         **mech.record(),
         "measurement": d.measurement,
@@ -442,52 +472,6 @@ class PlanResult:
     simulation: bool
     ledger_entry_id: int | None = None
     ledger_link_warning: str | None = None
-
-
-@dataclass(frozen=True)
-class ChargeNotice:
-    """A charge that is on the ledger: what a failure after it must say (the epsilon is spent whatever follows)."""
-
-    epsilon: float
-    delta: float
-    account: str
-    entry_id: int
-
-    def lost(self, reason: str) -> str:
-        spent = f"epsilon = {self.epsilon:g}" + (f" (delta = {self.delta:.3g})" if self.delta > 0 else "")
-        return (
-            f"{spent} was charged to account {self.account!r} (ledger entry {self.entry_id}) and nothing was "
-            f"written: {reason}"
-        )
-
-
-class ReleaseNotDelivered(Exception):
-    """A failure after the charge: the epsilon is spent (the charge stands: a lost release is acceptable, a lost
-    charge never) and nothing was written to ``--out``. ``str()`` is the one line that says both."""
-
-    def __init__(self, notice: ChargeNotice, reason: str) -> None:
-        super().__init__(notice.lost(reason))
-        self.notice, self.reason = notice, reason
-
-
-class InterruptedAfterCharge(KeyboardInterrupt):
-    """SIGINT/SIGTERM after the charge: still an interrupt for the caller (a ``KeyboardInterrupt``), and its text
-    says that the epsilon was spent. ``signal_number`` is the signal that stopped the run; ``written_to`` is
-    the output directory when the tables were already in place (then only the ledger's revealed mark is
-    missing: the entry still counts in full)."""
-
-    def __init__(self, notice: ChargeNotice, signal_number: int, written_to: Path | None = None) -> None:
-        name = signal.Signals(signal_number).name
-        if written_to is None:
-            text = notice.lost(f"interrupted by {name}")
-        else:
-            text = (
-                f"{name} after the release was written to {str(written_to)!r}: epsilon = "
-                f"{notice.epsilon:g} is charged to account {notice.account!r} (ledger entry {notice.entry_id}), "
-                "which may not be marked revealed"
-            )
-        super().__init__(text)
-        self.notice, self.signal_number, self.written_to = notice, signal_number, written_to
 
 
 class Terminated(KeyboardInterrupt):
@@ -840,32 +824,6 @@ def _open_account(
     return db, acct
 
 
-@contextlib.contextmanager
-def _signals_held():
-    """Hold SIGINT and SIGTERM while the charge commits, then deliver them.
-
-    An interrupt inside the charge's transaction would leave the caller not knowing whether epsilon was spent
-    (the commit may or may not have happened); held, it lands either before the charge (nothing spent) or after
-    it (spent, and said so). Python signal handlers run in the main thread only: elsewhere nothing is held."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        handler = signal.getsignal(sig)
-        if handler is None:  # installed outside Python: leave it alone
-            continue
-        previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if caught:
-            signal.raise_signal(caught[0])
-
-
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return (text or type(exc).__name__)[:400]
@@ -1177,10 +1135,13 @@ class _StepTimes:
         return f"step times: {', '.join(parts)} (total {total:.1f} s)"
 
 
-def _released_table(plan: ReleasePlan, s: StatisticSpec, deferred: _Deferred, rng: Any) -> tuple[pd.DataFrame, dict]:
-    """One statistic's noisy table and its record entry: the mechanism's draw on the aggregates, then every
-    released value with its interval and honest digits (computed from the published numbers only)."""
-    table, info = deferred.release(rng)
+def _released_table(
+    plan: ReleasePlan, s: StatisticSpec, deferred: _Deferred, drawer: Drawer
+) -> tuple[pd.DataFrame, dict]:
+    """One statistic's noisy table and its record entry: the mechanisms' draws on the aggregates (through the
+    release's drawer), then every released value with its interval and honest digits (computed from the published
+    numbers only)."""
+    table, info = deferred.release(drawer)
     if s.kind != "percentiles" or getattr(s, "method", "histogram") != "exponential":
         table = published_table(s.kind, table, info, plan.level)
         info = {**info, "interval_level": plan.level}
@@ -1202,9 +1163,9 @@ class _DrawAhead:
       before; a refusal that depends on the draw would tell neighbouring data apart without a charge.
     """
 
-    def __init__(self, plan: ReleasePlan, aggregates: dict[str, _Deferred], rng: Any, times: _StepTimes) -> None:
+    def __init__(self, plan: ReleasePlan, aggregates: dict[str, _Deferred], drawer: Drawer, times: _StepTimes) -> None:
         self._work = [(s, aggregates[s.name]) for s in plan.statistics]
-        self._plan, self._rng, self._times = plan, rng, times
+        self._plan, self._drawer, self._times = plan, drawer, times
         self._tables: dict[str, tuple[pd.DataFrame, dict]] = {}
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._draw, name="dpcore-noise-ahead", daemon=True)
@@ -1215,7 +1176,7 @@ class _DrawAhead:
         try:
             while self._work:
                 s, deferred = self._work.pop(0)  # the thread holds the only reference: freed once drawn
-                self._tables[s.name] = _released_table(self._plan, s, deferred, self._rng)
+                self._tables[s.name] = _released_table(self._plan, s, deferred, self._drawer)
                 del deferred
         except BaseException as exc:  # raised by result(), after the charge
             self._error = exc
@@ -1307,9 +1268,10 @@ def _run_in_slot(  # noqa: C901
             times.phase("ledger"),
         ):
             _, acct = _open_account(plan, cost, ledger_url, init_ledger=init_ledger, progress=progress)
-    m = plan.rows_per_person
     spec = EngineSpec.from_plan(plan)
-    tables: dict[str, pd.DataFrame] = {}
+    # the mechanisms each statistic draws with (public parameters only), and the release's only way to draw
+    mechanisms = {s.name: statistic_mechanisms(plan, s) for s in plan.statistics}
+    drawer = Drawer([m for s in plan.statistics for m in mechanisms[s.name].all()], rng)
     with open_engine(
         engine, source, spec, progress=progress, master=master, workdir=workdir, memory_limit=memory_limit
     ) as eng:
@@ -1328,7 +1290,7 @@ def _run_in_slot(  # noqa: C901
                 progress.step(f"{engine}: aggregating {s.where} by {', '.join(s.by) or '(whole table)'}"),
                 times.phase("aggregate"),
             ):
-                aggregates[s.name] = _Deferred(s, eng, m, plan)
+                aggregates[s.name] = _Deferred(s, eng, plan, mechanisms[s.name])
                 aggregates[s.name].compute()
         # the confidential aggregates are in memory; nothing has been revealed or charged yet. The engine's working
         # memory goes back before the checks, the noise and the fingerprint add theirs (the release's peak)
@@ -1338,7 +1300,7 @@ def _run_in_slot(  # noqa: C901
         ahead = None
         if acct is not None:
             # the noise does not wait for the fingerprint (seconds at 10M rows): drawn beside it, used after the charge
-            ahead = _DrawAhead(plan, aggregates, rng, times)
+            ahead = _DrawAhead(plan, aggregates, drawer, times)
             aggregates = {}
         identity = _identify_source(eng, source, acct, engine, progress, times) if acct is not None else None
     if acct is not None and identity is not None:
@@ -1391,22 +1353,12 @@ def _run_in_slot(  # noqa: C901
             "declared public (--public-data): these numbers are NOT a differentially "
             "private release and, with the seed, reveal the source's aggregates exactly",
         }
-    entry = None
-    notice: ChargeNotice | None = None
-    written = False
-    try:
-        if acct is not None:
-            with (
-                progress.step("ledger: charging the plan (before any noisy value is used)"),
-                _signals_held(),
-                times.phase("ledger"),
-            ):
-                entry = acct.charge(
-                    f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
-                    cost=cost.as_budget_cost(),
-                    record=record,
-                )
-                notice = ChargeNotice(cost.epsilon, cost.delta, acct.population or plan.dataset, int(entry.id))
+    noise_step = "adding noise to the aggregates" + (" (simulation: numpy)" if simulate else " (OpenDP / certified)")
+    tables: dict[str, pd.DataFrame] = {}
+
+    def deliver(drawn: dict[str, tuple[pd.DataFrame, dict]], entry_id: int | None) -> tuple[dict, Path]:
+        """The record's ledger part (after the charge), its statistics, and the output folder, written."""
+        if acct is not None and entry_id is not None:
             try:
                 spent_after = acct.spent_epsilon()
             except DPInputError:  # the ledger went away after the charge: the release goes on (the entry is there)
@@ -1415,96 +1367,85 @@ def _run_in_slot(  # noqa: C901
                 "backend": acct.db.backend if hasattr(acct, "db") else None,
                 "account": acct.population or plan.dataset,
                 "population": acct.population,
-                "entry_id": entry.id,
+                "entry_id": entry_id,
                 "charged": cost.as_budget_cost().to_dict(),
                 "spent_epsilon_after": spent_after,
                 "cap_epsilon": acct.cap_epsilon,
             }
-        noise_step = "adding noise to the aggregates" + (
-            " (simulation: numpy)" if simulate else " (OpenDP / certified)"
-        )
-        with progress.step(noise_step), times.phase("noise"):
-            drawn = ahead.result() if ahead is not None else None
-            stats_out = []
-            for s in plan.statistics:
-                if drawn is not None:
-                    table, info = drawn.pop(s.name)
-                else:
-                    table, info = _released_table(plan, s, aggregates.pop(s.name), rng)
-                if simulate:  # every simulated table says so, in a column and in its file names
-                    table = table.assign(simulation=True)
-                tables[s.name] = table
-                stats_out.append(
-                    {
-                        "name": s.name,
-                        "kind": s.kind,
-                        "by": list(s.by),
-                        "epsilon": s.epsilon,
-                        "cells": int(len(table)),
-                        "columns": list(table.columns),
-                        "files": [f"{_table_stem(s.name, simulate)}.csv", f"{_table_stem(s.name, simulate)}.parquet"],
-                        **info,
-                    }
-                )
+        stats_out = []
+        for s in plan.statistics:
+            table, info = drawn.pop(s.name)
+            if simulate:  # every simulated table says so, in a column and in its file names
+                table = table.assign(simulation=True)
+            tables[s.name] = table
+            stem = _table_stem(s.name, simulate)
+            stats_out.append(
+                {
+                    "name": s.name,
+                    "kind": s.kind,
+                    "by": list(s.by),
+                    "epsilon": s.epsilon,
+                    "cells": int(len(table)),
+                    "columns": list(table.columns),
+                    "files": [f"{stem}.csv", f"{stem}.parquet"],
+                    **info,
+                }
+            )
         record["statistics"] = stats_out
         with progress.step(f"writing {len(tables)} table(s) and {RECORD_FILE} to {out}"), times.phase("write"):
             hashes = _write_outputs(out, plan, tables, record, simulation=simulate)
-        written = True
         record["files"] = hashes
-        warning = None
-        if entry is not None:
-            assert notice is not None  # set together with entry by the charge
-            with times.phase("ledger"):
-                warning = _mark_revealed(acct, entry.id, out, hashes, notice)
-    except KeyboardInterrupt as exc:
-        if notice is None:
-            raise
-        raise InterruptedAfterCharge(
-            notice, int(getattr(exc, "signal_number", signal.SIGINT)), written_to=out if written else None
-        ) from exc
-    except Exception as exc:
-        if notice is None:
-            raise
-        raise ReleaseNotDelivered(notice, _one_line(exc)) from exc
+        return {"out_dir": str(out), "files": hashes}, out
+
+    if acct is None:  # a simulation: numpy noise from the seed, nothing charged
+        with progress.step(noise_step), times.phase("noise"):
+            drawn = {s.name: _released_table(plan, s, aggregates.pop(s.name), drawer) for s in plan.statistics}
+        deliver(drawn, None)
+        progress.say(times.line())
+        return PlanResult(out, record, tables, simulate, None, None)
+
+    @contextlib.contextmanager
+    def phase(name: str) -> Iterator[None]:
+        """The command line's progress line and step time of each step of the release transaction."""
+        with contextlib.ExitStack() as stack:
+            if name == "charge":
+                stack.enter_context(progress.step("ledger: charging the plan (before any noisy value is used)"))
+            elif name == "draw":
+                stack.enter_context(progress.step(noise_step))
+            if name in ("charge", "record", "draw"):
+                stack.enter_context(times.phase("noise" if name == "draw" else "ledger"))
+            yield
+
+    assert ahead is not None  # a real release draws beside the fingerprint
+    released = pipeline.release(
+        acct,
+        label=f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
+        cost=cost.as_budget_cost(),
+        record=record,
+        drawer=drawer,
+        draw=ahead.result,
+        deliver=deliver,
+        account_name=acct.population or plan.dataset,
+        phase=phase,
+    )
     progress.say(times.line())
-    return PlanResult(out, record, tables, simulate, None if entry is None else entry.id, warning)
-
-
-def _mark_revealed(acct, entry_id: int, out: Path, hashes: dict[str, str], notice: ChargeNotice) -> str | None:
-    """Attach the written files to the charged entry (marks it revealed); when that fails, the one-line warning.
-
-    The tables are written and the charge is on the ledger, so the release stands whatever happens here: an
-    entry not marked revealed still counts in full against the cap (the ledger never under-counts).
-    :meth:`dpcore.ledger.Account.attach_result` retries, then journals the mark locally (replayed by the next
-    :func:`dpcore.ledger.open_ledger`) and says where; when even the journal cannot be written it raises."""
-    try:
-        link = acct.attach_result(entry_id, {"out_dir": str(out), "files": hashes})
-    except Exception as exc:
-        return (
-            f"the release was written to {str(out)!r} and epsilon = {notice.epsilon:g} is charged to account "
-            f"{notice.account!r} (ledger entry {entry_id}), but the ledger could not mark the entry revealed "
-            f"and no journal could keep the mark: {_one_line(exc)}"
-        )
-    if getattr(link, "recorded", True):
-        return None
-    return f"the release was written to {str(out)!r}; {link.message}"
+    return PlanResult(out, record, tables, simulate, released.entry_id, released.link_warning)
 
 
 class _Deferred:
     """The aggregates of one statistic (computed by the engine) and the noise step (later, after the charge)."""
 
-    def __init__(self, spec: StatisticSpec, engine, m: int, plan: ReleasePlan | None = None) -> None:
-        self.spec, self.engine, self.m, self.plan = spec, engine, m, plan
+    def __init__(self, spec: StatisticSpec, engine, plan: ReleasePlan, mechanisms: StatisticMechanisms) -> None:
+        self.spec, self.engine, self.plan, self.mechanisms = spec, engine, plan, mechanisms
         self._frozen: _FrozenEngine | None = None
         self._cell_counts: tuple[pd.DataFrame, tuple[list[tuple[str, ...]], np.ndarray]] | None = None
 
     def compute(self) -> None:
-        level = self.plan.level if self.plan is not None else 0.95
-        self._frozen = frozen = _FrozenEngine(self.engine, self.spec, self.m, level)
+        self._frozen = frozen = _FrozenEngine(self.engine, self.spec, self.mechanisms.value)
         if not self.spec.by and self.spec.kind != "percentiles":
             name = next(iter(frozen.frames))
             frozen.frames[name] = _whole_table_row(frozen.frames[name])
-        if self.plan is not None and self.plan.keys_declared(self.spec):
+        if self.plan.keys_declared(self.spec):
             # declared cells only, each present (absent ones as zeros): the listed cells are public
             from ..cell_keys import restrict_to_declared
 
@@ -1519,28 +1460,25 @@ class _Deferred:
             raise RuntimeError("the aggregates are used before compute() froze them")
         return self._frozen.frames
 
-    def _noisy_cells(self, rng) -> tuple[dict, dict]:
+    def _noisy_cells(self, drawer: Drawer) -> tuple[dict, dict]:
         """Noisy cell sizes (and, without declared keys, the DP-selected cells) of a statistic whose cell sizes
         are protected; the aggregate frame is cut to the released cells and carries the noisy n from here on
         (the mean divides by it, the relative risk by its noisy group sizes)."""
         from .. import cell_keys
-        from ..mechanisms import CellSizesMechanism
 
-        plan, s, by = self.plan, self.spec, list(self.spec.by)
-        assert plan is not None  # only statistics of a plan with private cell sizes get here
+        s, by = self.spec, list(self.spec.by)
+        mech = self.mechanisms.cells
+        assert mech is not None  # only statistics with private cell sizes get here
         name = next(iter(self._frames))
         frame = self._frames[name]
         keys, counts = self.cell_counts()
-        select = bool(by) and not plan.keys_declared(s)
-        drawn = CellSizesMechanism(plan.n_epsilon, self.m, select=select, selection_delta=plan.selection_delta).draw(
-            keys, counts, rng=rng
-        )
+        drawn = drawer(mech, keys, counts)
         noisy = {k: max(int(v), 0) for k, v in drawn.counts.items()}  # a count below 0 shown as 0: post-processing
         if s.kind == "relative_risk":  # a cell is listed when both its groups are
             cells = {k[:-1] for k in noisy if k[:-1] + ("exposed",) in noisy and k[:-1] + ("reference",) in noisy}
         else:
             cells = set(noisy)
-        if select:
+        if mech.select:
             frame = cell_keys.restrict_to_cells(frame, by, cells)
         frame = frame.copy()
         frame_keys = cell_keys._keys_of(frame, by) if by else [()] * len(frame)
@@ -1567,48 +1505,41 @@ class _Deferred:
             self._cell_counts = (frame, cell_keys.cell_counts(frame, self.spec.kind, list(self.spec.by)))
         return self._cell_counts[1]
 
-    def release(self, rng) -> tuple[pd.DataFrame, dict]:
-        table, info = self._release_values(rng)
-        plan, s = self.plan, self.spec
-        if plan is not None and (s.by or s.kind == "relative_risk"):
+    def release(self, drawer: Drawer) -> tuple[pd.DataFrame, dict]:
+        table, info = self._release_values(drawer)
+        if self.spec.by or self.spec.kind == "relative_risk":
             info = {**info, "cells": self._cells_info}
         return table, info
 
-    def _n_noise_scale(self) -> float:
-        """Scale 2m/n_epsilon of the noise on a published noisy n (the cell sizes of a plan's statistic protected)."""
-        if self.plan is None:
-            raise RuntimeError("noisy cell sizes belong to a plan's statistic")
-        return 2.0 * self.m / self.plan.n_epsilon
-
-    def _release_values(self, rng) -> tuple[pd.DataFrame, dict]:
-        s, eng = self.spec, self._frozen
-        private = self.plan is not None and self.plan.cells_private(s)
+    def _release_values(self, drawer: Drawer) -> tuple[pd.DataFrame, dict]:
+        plan, s, eng, value = self.plan, self.spec, self._frozen, self.mechanisms.value
+        private = self.mechanisms.cells is not None
         noisy: dict = {}
         if private:
-            noisy, self._cells_info = self._noisy_cells(rng)
-        elif self.plan is not None:
+            noisy, self._cells_info = self._noisy_cells(drawer)
+        else:
             self._cells_info = {
                 "cells": (
-                    "declared in the plan's [keys]" if self.plan.keys_declared(s) else "the cells present in the data"
+                    "declared in the plan's [keys]" if plan.keys_declared(s) else "the cells present in the data"
                 ),
                 "n": "exact (cell_sizes = \"public\": the PSEO assumption)",
             }
         if s.kind == "percentiles":
-            table, info = _percentiles(eng, s, self.m, rng, cells_move=private)
+            table, info = _percentiles(eng, s, value, drawer)
             if private:  # the histogram's exact row counts replaced by the noisy cell sizes
                 from ..cell_keys import _keys_of
 
                 table["n"] = np.array([noisy[k] for k in _keys_of(table, list(s.by))], dtype=np.int64)
-                info["n_noise_scale"] = self._n_noise_scale()  # the published n is a noisy count
+                info["n_noise_scale"] = self.mechanisms.cells.noise_scale  # the published n is a noisy count
             return table, info
         if s.kind == "mean":
-            table, info = _mean(eng, s, self.m, rng, rng is not None, cells_move=private)
+            table, info = _mean(eng, s, value, drawer)
             if private:
-                info["n_noise_scale"] = self._n_noise_scale()
+                info["n_noise_scale"] = self.mechanisms.cells.noise_scale
             return table, info
         if s.kind == "gini":
-            return _gini(eng, s, self.m, rng, self.plan.level if self.plan is not None else 0.95)
-        return _relative_risk(eng, s, self.m, rng)
+            return _gini(eng, s, value, drawer)
+        return _relative_risk(eng, s, value, drawer)
 
 
 def _whole_table_row(frame: pd.DataFrame) -> pd.DataFrame:
@@ -1623,7 +1554,7 @@ def _whole_table_row(frame: pd.DataFrame) -> pd.DataFrame:
 class _FrozenEngine:
     """The one aggregate a statistic needs, computed now (while the engine is open) and replayed later."""
 
-    def __init__(self, engine, spec: StatisticSpec, m: int, level: float = 0.95) -> None:
+    def __init__(self, engine, spec: StatisticSpec, mechanism: Any) -> None:
         by = list(spec.by)
         self.frames: dict[str, pd.DataFrame] = {}
         if spec.kind == "percentiles":
@@ -1631,9 +1562,7 @@ class _FrozenEngine:
         elif spec.kind == "mean":
             self.frames["sums"] = engine.sums(by, spec.lower, spec.upper)
         elif spec.kind == "gini":
-            self.frames["gini_inputs"] = engine.gini_inputs(
-                by, spec.lower, spec.upper, gini_mechanism(spec, m, level).smoothness
-            )
+            self.frames["gini_inputs"] = engine.gini_inputs(by, spec.lower, spec.upper, mechanism.smoothness)
         else:
             self.frames["outcomes"] = engine.outcomes(
                 by, spec.group, spec.exposed, spec.reference, spec.outcome, spec.outcome_below

@@ -31,7 +31,7 @@ gini_interval          :class:`GiniIntervalMechanism`       the Gini with a DP b
 =====================  ===================================  =======================================================
 """
 
-from .base import REGISTRY, Mechanism, MechanismDraw, check_registered, register
+from .base import REGISTRY, Drawer, Mechanism, MechanismDraw, check_registered, register
 from .counts import CellSizesMechanism, CountDraw, CountMechanism, NoisyCells, selection_threshold
 from .gini import (
     GINI_PLANNING_N,
@@ -53,6 +53,7 @@ __all__ = [
     "REGISTRY",
     "register",
     "check_registered",
+    "Drawer",
     "GiniMechanism",
     "GiniDraw",
     "GiniIntervalMechanism",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Mechanism", "MechanismDraw", "REGISTRY", "register", "check_registered"]
+__all__ = ["Mechanism", "MechanismDraw", "REGISTRY", "register", "check_registered", "Drawer"]
 
 
 @runtime_checkable
@@ -89,3 +89,32 @@ def check_registered(mechanism: Any, what: str = "a release") -> Any:
             f"got {type(mechanism).__name__}: nothing was charged"
         )
     return mechanism
+
+
+class Drawer:
+    """The draws of one release, through its mechanisms only.
+
+    Built from the mechanisms a release declared (and charged for), each checked to be registered, and from the
+    source of its noise: ``rng`` None (or :class:`dpcore.rng.SecureRandom`) for a real release, a numpy
+    Generator or seed for a simulation (:attr:`real`). ``drawer(mechanism, *inputs)`` is ``mechanism.draw(*inputs,
+    rng=rng)`` for a mechanism equal to a declared one, and refuses any other: a release cannot draw what it did
+    not declare, and the declared mechanisms are what :func:`dpcore.pipeline.release` composes and checks against
+    the charge. :attr:`used` lists the mechanisms that drew (the release record's and the tests' evidence)."""
+
+    def __init__(self, mechanisms: Any, rng: Any = None) -> None:
+        from ..noise import secure as secure_noise
+
+        self.mechanisms: tuple[Any, ...] = tuple(check_registered(m, "a release") for m in mechanisms)
+        self.rng = rng
+        self.real = not secure_noise.is_simulation(rng)
+        self.used: list[Any] = []
+
+    def __call__(self, mechanism: Any, *inputs: Any, **kwargs: Any) -> Any:
+        check_registered(mechanism, "a release")
+        if mechanism not in self.mechanisms:
+            raise TypeError(
+                f"the release drew through a {type(mechanism).__name__} it did not declare: a release draws only "
+                "through the mechanisms it is charged for"
+            )
+        self.used.append(mechanism)
+        return mechanism.draw(*inputs, rng=self.rng, **kwargs)

@@ -523,6 +523,8 @@ def released_table(records: Sequence[Any]) -> Any:
         ups = r.released_upper or (None,) * len(r.released)
         level = f"{100 * r.interval_level:g}% interval" if r.interval_level else "interval"
         for lab, v, lo, hi in zip(r.labels, r.released, lows, ups, strict=True):
+            if lo is not None and hi is not None and not (math.isfinite(lo) and math.isfinite(hi)):
+                lo = hi = None  # a cell with no row has no interval
             shown = "—" if lo is None or hi is None else f"{_readable(lo)} to {_readable(hi)}"
             rows.append(
                 {
