@@ -743,12 +743,14 @@ def _json_default(obj: Any) -> Any:
 
 def _open_ledger(ledger_url: str | None, *, create: bool, progress: Progress):
     """:func:`dpcore.ledger.open_ledger` (``create=True``: :func:`dpcore.ledger.init_ledger`, a new ledger only),
-    with the ledger's lock-wait notes ("waiting for the ledger lock ...") shown as progress lines."""
+    with the ledger's lock-wait notes ("waiting for the ledger lock ...") shown as progress lines. An existing
+    ledger is opened with ``verify``'s checks: a damaged one is refused with its summary before anything is read
+    or charged."""
     from .. import ledger
 
     if create:
         return ledger.init_ledger(ledger_url, on_wait=progress.say)
-    return ledger.open_ledger(ledger_url, create=False, on_wait=progress.say)
+    return ledger.open_ledger(ledger_url, create=False, on_wait=progress.say, verify=True)
 
 
 def _open_account(
