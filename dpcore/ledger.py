@@ -302,6 +302,9 @@ def init_ledger(url: str | os.PathLike | None = None, *, on_wait: OnWait | None 
     ledger is never re-initialised, whatever state it is in."""
     backend = _backend_for(url)
     backend.create_new(on_wait=on_wait)
+    # then opened as any ledger is: its key read (a charge through a ledger only created hashed its entry under
+    # the public id of an empty key, which verify then found edited) and, for SQLite, the file's identity noted
+    backend.open(create=False, on_wait=on_wait)
     return LedgerDB(backend, on_wait=on_wait)
 
 
@@ -457,10 +460,27 @@ def _to_json(obj: Any, what: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _cost_from_json(text: str) -> _budget.PrivacyCost:  # PrivacyCost is frozen: sharing instances is safe
-    d = json.loads(text)
-    return _budget.PrivacyCost(
-        d["kind"], epsilon=d.get("epsilon", 0.0), delta=d.get("delta", 0.0), rho=d.get("rho", 0.0)
-    )
+    """A stored cost; ValueError when the text is not one (a damaged entry: the caller names it)."""
+    try:
+        d = json.loads(text)
+        return _budget.PrivacyCost(
+            d["kind"], epsilon=d.get("epsilon", 0.0), delta=d.get("delta", 0.0), rho=d.get("rho", 0.0)
+        )
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        raise ValueError(f"not a privacy cost ({_first_line(exc)})") from None
+
+
+def _stored(parse: Callable[[str], Any], text: str, what: str, entry_id: Any, where: str) -> Any:
+    """``parse(text)`` of an entry's stored JSON; a damaged one is :class:`LedgerCorrupt` naming the entry (never a
+    JSON traceback): only a person with write access to the database changes stored text."""
+    try:
+        return parse(text)
+    except (TypeError, ValueError) as exc:
+        raise LedgerCorrupt(
+            f"the ledger database ({where}) is damaged: the {what} of entry {entry_id} cannot be read "
+            f"({_first_line(exc)}); run 'python -m dpcore ledger verify' and restore the ledger from a backup "
+            "(docs/ledger.md). Nothing was charged or released."
+        ) from None
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -2360,6 +2380,7 @@ class LedgerDB:
             hashes: dict[int, str] = {}
             n_entries = 0
             last_id = 0
+            empty_key: list[int] = []
             for r in conn.execute(
                 "SELECT id, dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
                 "entry_hash FROM dpcore_entries ORDER BY id"
@@ -2382,9 +2403,16 @@ class LedgerDB:
                     r[8] or "", _public_id(key, r[1]), accounts[r[1]], r[2], r[3], r[4], r[5], r[6], r[7]
                 )
                 if r[9] != want:
-                    problems.append(
-                        f"entry {entry_id} was edited (its content or its account's cap does not match its hash)"
-                    )
+                    if r[9] == _entry_hash(
+                        r[8] or "", _public_id("", r[1]), accounts[r[1]], r[2], r[3], r[4], r[5], r[6], r[7]
+                    ):
+                        # init_ledger's ledger object once charged without having read its key (the release
+                        # command's --init-ledger): the content matches its hash, taken over an empty key's id
+                        empty_key.append(entry_id)
+                    else:
+                        problems.append(
+                            f"entry {entry_id} was edited (its content or its account's cap does not match its hash)"
+                        )
                 hashes[entry_id] = r[9] or ""
                 prev = r[9] or prev
             head = prev
@@ -2410,6 +2438,11 @@ class LedgerDB:
                             f"the entry id sequence is at {int(seq[0])}, after the last entry {last_id}: entries "
                             "were cut from the end, or a charge failed at its commit (compare with a backup)"
                         )
+            if empty_key:
+                notes.append(
+                    f"entr{'y' if len(empty_key) == 1 else 'ies'} {', '.join(map(str, empty_key[:5]))} hashed under "
+                    "an empty key's public id (a first release made with --init-ledger); content intact"
+                )
             problems.extend(backend.history_problems(conn))
             notes.extend(backend.history_notes())
             if "migrated_1_to_2" in meta:
@@ -2522,17 +2555,18 @@ class LedgerDB:
             f"ORDER BY e.id",
             (dataset_id,),
         ).fetchall()
+        where = self.describe()
         return [
             Entry(
                 id=int(r[0]),
                 dataset_id=dataset_id,
                 label=r[1],
-                cost=_cost_from_json(r[2]),
+                cost=_stored(_cost_from_json, r[2], "cost", r[0], where),
                 epsilon=float(r[3]),
                 delta=float(r[4]),
                 time=r[5],
-                record=json.loads(r[6]),
-                result=None if r[7] is None else json.loads(r[7]),
+                record=_stored(json.loads, r[6], "record", r[0], where),
+                result=None if r[7] is None else _stored(json.loads, r[7], "result", r[0], where),
                 entry_hash=r[8] or "",
             )
             for r in rows
@@ -2697,10 +2731,11 @@ class Account:
             )
             if row is None:
                 raise DPInputError(f"the ledger account {self.display_name()!r} does not exist in {self.db.describe()}")
+            where = self.db.describe()
             costs = [
-                _cost_from_json(r[0])
+                _stored(_cost_from_json, r[1], "cost", r[0], where)
                 for r in conn.execute(
-                    f"SELECT cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)
+                    f"SELECT id, cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)
                 ).fetchall()
             ]
             self._check_fits(cap, costs, cost, label)
@@ -2833,9 +2868,9 @@ class Account:
         ph = self.db._backend.ph
         with self.db._backend.reading() as conn:
             return [
-                _cost_from_json(r[0])
+                _stored(_cost_from_json, r[1], "cost", r[0], self.db.describe())
                 for r in conn.execute(
-                    f"SELECT cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)
+                    f"SELECT id, cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)
                 ).fetchall()
             ]
 

@@ -267,7 +267,25 @@ def test_a_release_refuses_a_damaged_entry_before_the_charge_with_verifys_messag
     assert code == 2 and summary in line and "Nothing was charged" in line, err
     with pytest.raises(L.LedgerCorrupt, match="entry 1 was edited"):
         L.open_ledger(url, create=False, verify=True)
+    assert ledger_cli.main(["show", url]) == 2  # one line naming the entry, not a JSON traceback
+    assert "the record of entry 1 cannot be read" in capsys.readouterr().err
     assert L.open_ledger(url, create=False).population(POPULATION).spent_epsilon() == 0.5  # one charge, not two
+
+
+def test_a_charge_through_the_ledger_init_returns_verifies(url):
+    """init_ledger's object had not read the key: its charges were hashed under an empty key's public id, so the
+    first release of ``--init-ledger`` was "edited" for verify (and refused by the next release). Entries written
+    that way stay readable: verify notes them, their content being intact."""
+    db = L.init_ledger(url)
+    acct = db.account("ds", cap_epsilon=1.0)
+    acct.charge("first", epsilon=0.25)
+    report = db.verify()
+    assert report.ok and not report.notes, (report.problems, report.notes)
+    assert acct.public_id == L.open_ledger(url, create=False).find_account("ds").public_id
+    db._backend.public_id_key = ""  # as that object charged
+    acct.charge("hashed under the empty key", epsilon=0.25)
+    report = L.open_ledger(url, create=False).verify()
+    assert report.ok and any("entry 2 hashed under an empty key" in n for n in report.notes), report
 
 
 # ----------------------------------------------------------------------------------------------------
