@@ -19,6 +19,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.io import (
+    MAX_CSV_COLUMNS,
+    MAX_CSV_HEADER_BYTES,
+    count_outside_quotes,
+    csv_header_too_long,
+    csv_row_too_long,
+    csv_too_many_columns,
+)
 from ..validation import DPInputError
 
 __all__ = [
@@ -45,9 +53,6 @@ __all__ = [
     "income_shape",
     "decide_income_format",
     "csv_delimiter",
-    "MAX_CSV_HEADER_BYTES",
-    "MAX_CSV_COLUMNS",
-    "MAX_CSV_ROW_BYTES",
 ]
 
 ENGINES = ("duckdb", "spark", "pandas")
@@ -198,23 +203,16 @@ def column_kind_refusal(column: str, kind: str, *, income: bool) -> DPInputError
 # CSV files: one reading of the header for every engine
 # ---------------------------------------------------------------------------------------------
 
-#: bytes of a CSV header line; a longer "header" (a file with no line breaks, a 50 MB first line) is refused
-#: before any engine parses it
-MAX_CSV_HEADER_BYTES = 1 << 20
-#: columns of a CSV file; every engine reads only the columns the plan needs, so a wide file is fast (a
-#: 10,000-column file: DuckDB 0.2 s instead of 8.5 s with its type sniffer), but beyond this it is refused
-MAX_CSV_COLUMNS = 50_000
+# The CSV limits (MAX_CSV_HEADER_BYTES, MAX_CSV_COLUMNS, MAX_CSV_ROW_BYTES) are dpcore.data.io's: an upload to the
+# app is held to the same. Every engine reads only the columns the plan needs, so a wide file is fast (a
+# 10,000-column file: DuckDB 0.2 s instead of 8.5 s with its type sniffer). The pandas engine parses blocks of
+# MAX_CSV_ROW_BYTES (Arrow's reader: a row may straddle one block boundary, not two; it reads a bounded number of
+# blocks ahead, ~90 MB with 4 MiB blocks, whatever the file size), DuckDB is given twice it as its
+# ``max_line_size``: a row up to it is read by every engine, a row over twice it is refused by every engine with
+# the same message (in between, Arrow's refusal depends on where the row falls in its blocks).
+
 #: delimiters recognised in the header line (the most frequent one outside quotes wins; none -> ",")
 CSV_DELIMITERS = (",", ";", "\t", "|")
-
-
-#: bytes of one CSV row that every engine reads. The pandas engine parses blocks of this size (Arrow's
-#: reader: a row may straddle one block boundary, not two; it reads a bounded number of blocks ahead,
-#: ~90 MB with 4 MiB blocks, whatever the file size), DuckDB is given twice this as its
-#: ``max_line_size``: a row up to this size is read by every engine, a row over twice this size is
-#: refused by every engine with the same message (in between, Arrow's refusal depends on where the
-#: row falls in its blocks)
-MAX_CSV_ROW_BYTES = 4 << 20
 
 
 def csv_fields_error(path: str, columns: int) -> DPInputError:
@@ -228,10 +226,7 @@ def csv_fields_error(path: str, columns: int) -> DPInputError:
 
 
 def csv_row_too_long_error(path: str) -> DPInputError:
-    return DPInputError(
-        f"the CSV file {shown(os.path.basename(path))} has a row longer than the "
-        f"{MAX_CSV_ROW_BYTES:,} bytes read in one piece"
-    )
+    return csv_row_too_long(f"the CSV file {shown(os.path.basename(path))}")
 
 
 def csv_not_utf8_error(path: str) -> DPInputError:
@@ -267,16 +262,6 @@ def _open_csv_bytes(path: str):
     return open(path, "rb")
 
 
-def _count_outside_quotes(line: str, char: str) -> int:
-    count, quoted = 0, False
-    for c in line:
-        if c == '"':
-            quoted = not quoted
-        elif c == char and not quoted:
-            count += 1
-    return count
-
-
 def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
     """Read the header line of ``path`` (at most :data:`MAX_CSV_HEADER_BYTES`), find the delimiter and the
     column names; refuse an empty file, an overlong header, too many columns, a header that is not UTF-8,
@@ -300,10 +285,7 @@ def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
         raise DPInputError(f"cannot read the CSV file {name}: {first_line(exc)}") from None
     end = buf.find(b"\n")
     if end < 0 and len(buf) > MAX_CSV_HEADER_BYTES or end > MAX_CSV_HEADER_BYTES:
-        raise DPInputError(
-            f"the CSV file {name} has a header line longer than {MAX_CSV_HEADER_BYTES:,} bytes "
-            f"(at most {MAX_CSV_COLUMNS:,} columns are read): is it a CSV file with a header?"
-        )
+        raise csv_header_too_long(f"the CSV file {name}")
     line_bytes = bytes(buf if end < 0 else buf[:end])
     if line_bytes.startswith(b"\xef\xbb\xbf"):
         line_bytes = line_bytes[3:]
@@ -314,14 +296,11 @@ def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
         line = line_bytes.decode("utf-8")
     except UnicodeDecodeError:
         raise DPInputError(f"the header of the CSV file {name} is not UTF-8 text") from None
-    counts = {d: _count_outside_quotes(line, d) for d in CSV_DELIMITERS}
+    counts = {d: count_outside_quotes(line, d) for d in CSV_DELIMITERS}
     delimiter = max(CSV_DELIMITERS, key=lambda d: counts[d]) if any(counts.values()) else ","
     columns = tuple(next(csv.reader(io.StringIO(line), delimiter=delimiter)))
     if len(columns) > MAX_CSV_COLUMNS:
-        raise DPInputError(
-            f"the CSV file {name} has {len(columns):,} columns; at most {MAX_CSV_COLUMNS:,} are read "
-            "(keep the columns the plan needs)"
-        )
+        raise csv_too_many_columns(f"the CSV file {name}", len(columns))
     for col in dict.fromkeys(needed):
         times = columns.count(col)
         if times > 1:

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
+from ..data.io import MAX_CSV_ROW_BYTES
 from ..validation import DPInputError
 from . import sql as sqlmod
 from .base import (
-    MAX_CSV_ROW_BYTES,
     Engine,
     EngineSpec,
     Progress,

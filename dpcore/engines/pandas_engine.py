@@ -4,7 +4,7 @@ It implements the per-row definitions of :mod:`dpcore.engines` with numpy, indep
 the DuckDB and Spark engines; the tests check that the three give identical tables.
 
 Memory: the source is read in chunks (batches of :data:`CHUNK_ROWS` rows from Parquet and DuckDB,
-blocks of :data:`dpcore.engines.MAX_CSV_ROW_BYTES` bytes of CSV), only the columns the plan needs;
+blocks of :data:`dpcore.data.io.MAX_CSV_ROW_BYTES` bytes of CSV), only the columns the plan needs;
 each chunk is checked and turned into compact columns (the income as float64, every text column as int32
 codes into one dictionary of labels per column), written to files in the engine's work directory
 (12 bytes per row for one text column). The histogram, the clipped sums and the outcome counts read
@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.io import MAX_CSV_ROW_BYTES
 from ..stratified import clipped_cents
 from ..validation import DPInputError
 from .base import (
-    MAX_CSV_ROW_BYTES,
     Engine,
     EngineSpec,
     Progress,
