@@ -22,6 +22,7 @@ import pandas as pd
 from ..data.io import (
     MAX_CSV_COLUMNS,
     MAX_CSV_HEADER_BYTES,
+    MAX_CSV_ROW_BYTES,
     count_outside_quotes,
     csv_header_too_long,
     csv_row_too_long,
@@ -45,6 +46,8 @@ __all__ = [
     "first_line",
     "CsvLayout",
     "csv_layout",
+    "check_csv_last_line",
+    "csv_line_too_long",
     "column_kind_refusal",
     "income_not_numeric",
     "missing_income_refused",
@@ -260,6 +263,65 @@ def _open_csv_bytes(path: str):
         except (pa.ArrowNotImplementedError, ValueError):
             return None
     return open(path, "rb")
+
+
+def csv_line_too_long(path: str) -> bool:
+    """Whether a line of ``path`` (decompressed: .gz, .zst, .bz2) is longer than twice MAX_CSV_ROW_BYTES, the
+    length past which every engine refuses a row. One pass of two ``memchr`` per 1 MiB block: a line that long
+    spans blocks, so only the run of bytes between the last line end of a block and the first of a later one
+    counts."""
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a string, got {type(path).__name__}")
+    limit = 2 * MAX_CSV_ROW_BYTES
+    try:
+        handle = _open_csv_bytes(path)
+    except OSError as exc:
+        raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(path))}: {first_line(exc)}") from None
+    if handle is None:
+        return False
+    run = 0
+    try:
+        with handle:
+            while block := handle.read(1 << 20):
+                first = block.find(b"\n")
+                if first < 0:
+                    run += len(block)
+                    if run > limit:
+                        return True
+                    continue
+                if run + first > limit:
+                    return True
+                run = len(block) - block.rfind(b"\n") - 1
+    except (OSError, ValueError) as exc:  # a damaged compressed stream (Arrow's errors are of these kinds)
+        raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(path))}: {first_line(exc)}") from None
+    return run > limit
+
+
+def check_csv_last_line(path: str) -> None:
+    """Refuse a CSV file whose last line is longer than twice MAX_CSV_ROW_BYTES, as every engine refuses any such
+    row: DuckDB's reader drops a last line longer than its buffer without a word (a header, one row and 2 GB of
+    NUL bytes was released as n = 1 where the pandas engine refused it; any bytes do, not only NUL), and refuses
+    a longer line before other rows with an error of its own. A file read directly: its last 8 MiB; a compressed
+    one: a pass over its decompressed bytes (:func:`csv_line_too_long`)."""
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a string, got {type(path).__name__}")
+    limit = 2 * MAX_CSV_ROW_BYTES
+    if path.lower().endswith((".gz", ".zst", ".bz2")):
+        if csv_line_too_long(path):
+            raise csv_row_too_long_error(path)
+        return
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size <= limit:
+                return
+            fh.seek(max(0, size - limit - 3))
+            tail = fh.read()
+    except OSError as exc:
+        raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(path))}: {first_line(exc)}") from None
+    tail = tail.removesuffix(b"\n").removesuffix(b"\r")  # the line end of the last row is no line of its own
+    if len(tail) > limit and b"\n" not in tail[-(limit + 1) :]:
+        raise csv_row_too_long_error(path)
 
 
 def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
@@ -830,6 +892,7 @@ class Engine:
             layout = csv_layout(path, self._needed())
             if layout.columns:
                 self._missing_columns(layout.columns)
+            check_csv_last_line(path)
             layouts.append(layout)
         return layouts
 
