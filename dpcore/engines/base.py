@@ -49,6 +49,8 @@ __all__ = [
     "check_csv_last_line",
     "csv_line_too_long",
     "column_kind_refusal",
+    "arrow_kind",
+    "parquet_kinds_disagree",
     "income_not_numeric",
     "missing_income_refused",
     "negative_income_refused",
@@ -199,6 +201,77 @@ def column_kind_refusal(column: str, kind: str, *, income: bool) -> DPInputError
         )
     if income and kind not in ("number", "text", "null"):
         return DPInputError(f"the income column {column!r} holds {kind} values, not amounts")
+    return None
+
+
+def arrow_kind(arrow_type: Any) -> str:
+    """An Arrow type in the generic words of :func:`dpcore.engines.column_kind_refusal`."""
+    import pyarrow as pa
+
+    if not isinstance(arrow_type, pa.DataType):
+        raise TypeError(f"arrow_type must be a pyarrow DataType, got {type(arrow_type).__name__}")
+
+    t = arrow_type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_struct(t):
+        return "struct"
+    if pa.types.is_map(t):
+        return "map"
+    if (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or getattr(pa.types, "is_list_view", lambda _: False)(t)
+        or getattr(pa.types, "is_large_list_view", lambda _: False)(t)
+    ):
+        return "list"
+    if pa.types.is_union(t):
+        return "union"
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return "number"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", lambda _: False)(t):
+        return "text"
+    if pa.types.is_temporal(t):
+        return "date/time"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return "binary"
+    if pa.types.is_null(t):
+        return "null"
+    return "other"
+
+
+def parquet_kinds_disagree(paths: Sequence[str], columns: Sequence[str]) -> DPInputError | None:
+    """The refusal of Parquet files (a folder or a glob) that give one of ``columns`` values of different kinds
+    (:func:`arrow_kind`: numbers in one file, text in another), or None. The engines stack the files by column
+    name, each in its own way (DuckDB and Spark widen to one type, text; the pandas engine reads each file's
+    values as they are), and a text "1.234,56" is not the number of another file: one column, one kind, whatever
+    the engine. A column holding only missing values ("null") agrees with any kind; a file without a column is
+    the engines' own refusal (a missing column). Reads the files' footers only."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    seen: dict[str, tuple[str, str]] = {}
+    for path in paths:
+        try:
+            schema = pq.read_schema(path)
+        except (OSError, pa.ArrowException) as exc:
+            return DPInputError(f"cannot read the Parquet file {shown(os.path.basename(path))}: {first_line(exc)}")
+        for column in columns:
+            if column not in schema.names:
+                continue
+            kind = arrow_kind(schema.field(column).type)
+            if kind == "null":
+                continue
+            first = seen.setdefault(column, (kind, path))
+            if first[0] != kind:
+                return DPInputError(
+                    f"the Parquet files disagree on the column {column!r}: {first[0]} in "
+                    f"{shown(os.path.basename(first[1]))}, {kind} in {shown(os.path.basename(path))}; write every "
+                    "file with the same type for it (nothing was charged)"
+                )
     return None
 
 
@@ -500,6 +573,8 @@ def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
         q = q or query
         if not q:
             raise DPInputError("a duckdb:// source needs a query: duckdb:///file.db?query=SELECT ... or --query")
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise _not_a_regular_file(path)
         if not os.path.isfile(path):
             raise DPInputError(f"no DuckDB database file at {path!r}")
         return Source("duckdb", path, q)
@@ -526,6 +601,8 @@ def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
         if all(f.lower().endswith(_CSV_SUFFIXES) for f in files):
             return Source("csv", data, None, tuple(files))
         raise DPInputError(f"{data!r} matches files that are neither all Parquet nor all CSV")
+    if p.exists() and not p.is_file():
+        raise _not_a_regular_file(data)
     if not p.is_file():
         raise DPInputError(f"no such file or directory: {data!r}")
     if lower.endswith(".parquet") or lower.endswith(".pq"):
@@ -533,6 +610,14 @@ def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
     if lower.endswith(_CSV_SUFFIXES):
         return Source("csv", str(p), None, (str(p),))
     raise DPInputError(f"cannot tell the format of {data!r}: name it .csv, .csv.gz or .parquet")
+
+
+def _not_a_regular_file(path: str) -> DPInputError:
+    """/dev/zero, a FIFO or a socket is there but holds no file to read (it was called "no such file")."""
+    return DPInputError(
+        f"--data {path!r} is not a regular file (a device, a pipe or a socket): give a CSV or Parquet file, a "
+        "directory of Parquet files or a database URL"
+    )
 
 
 _PG_NUMERIC = {20: "int64", 21: "int64", 23: "int64", 700: "float64", 701: "float64", 1700: "float64", 16: "bool"}
@@ -807,6 +892,10 @@ class Engine:
     ) -> None:
         self.source = source
         self.spec = spec
+        if source.kind == "parquet" and len(source.paths) > 1:  # one rule for every engine, before any reading
+            error = parquet_kinds_disagree(source.paths, self._needed())
+            if error is not None:
+                raise error
         self.progress = progress or Progress(quiet=True)
         self._tmp = tempfile.TemporaryDirectory(prefix=f"dpcore-{self.name}-", dir=workdir)
         self.workdir = self._tmp.name

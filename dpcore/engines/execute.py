@@ -414,7 +414,9 @@ class PlanResult:
     """What :func:`run_plan` produced: the output directory, the record, the tables.
 
     ``ledger_link_warning``: None, or one line saying that the tables were written and the charge is on the
-    ledger but marking the entry revealed failed (the release is delivered; exit code 0 on the command line)."""
+    ledger but marking the entry revealed failed (the release is delivered; exit code 0 on the command line).
+    ``card_warning``: None, or one line saying that the release card could not be written (a full disk, say):
+    the tables and the record are, and the record says why the card is missing."""
 
     out_dir: Path
     record: dict
@@ -422,6 +424,7 @@ class PlanResult:
     simulation: bool
     ledger_entry_id: int | None = None
     ledger_link_warning: str | None = None
+    card_warning: str | None = None
 
 
 @dataclass(frozen=True)
@@ -702,9 +705,9 @@ def _write_outputs(
             hashes[pq_path.name] = _sha256(pq_path)
         (tmp / "plan.toml").write_text(plan_to_toml(plan), encoding="utf-8")
         hashes["plan.toml"] = _sha256(tmp / "plan.toml")
-        record = {**record, **_write_card(tmp, record, tables, hashes), "files": hashes}
+        record.update(_write_card(tmp, record, tables, hashes))  # a card not written: the caller says so too
         (tmp / RECORD_FILE).write_text(
-            json.dumps(record, indent=2, sort_keys=False, default=_json_default), encoding="utf-8"
+            json.dumps({**record, "files": hashes}, indent=2, sort_keys=False, default=_json_default), encoding="utf-8"
         )
         if out.exists():
             out.rmdir()  # empty (checked); a race that filled it makes this fail and leaves it alone
@@ -1406,7 +1409,9 @@ def _run_in_slot(  # noqa: C901
             raise
         raise ReleaseNotDelivered(notice, _one_line(exc)) from exc
     progress.say(times.line())
-    return PlanResult(out, record, tables, simulate, None if entry is None else entry.id, warning)
+    card = record.get("release_card")
+    card_warning = f"the release card was {card}" if card else None
+    return PlanResult(out, record, tables, simulate, None if entry is None else entry.id, warning, card_warning)
 
 
 def _mark_revealed(acct, entry_id: int, out: Path, hashes: dict[str, str], notice: ChargeNotice) -> str | None:
