@@ -97,7 +97,8 @@ def main() -> None:
     ap.add_argument(
         "--control",
         action="store_true",
-        help="upload a small valid workbook instead (the browser and upload cost, without a bomb)",
+        help="upload a small valid workbook instead (the browser and upload cost, without a bomb); with "
+        "--wide-csv-columns, a file of as many NUL bytes (refused at once: the cost of uploading that many bytes)",
     )
     args = ap.parse_args()
 
@@ -105,7 +106,9 @@ def main() -> None:
     bomb = work / ("wide.csv" if args.wide_csv_columns else "bomb.xlsx")
     if args.control:
         args.sheet_mb = 0.01
-    if args.wide_csv_columns:
+    if args.wide_csv_columns and args.control:  # as many bytes, refused from its first 64 KB: the upload's own cost
+        bomb.write_bytes(b"\0" * len(wide_csv(args.wide_csv_columns)))
+    elif args.wide_csv_columns:
         bomb.write_bytes(wide_csv(args.wide_csv_columns))
     else:
         bomb.write_bytes(xlsx_bomb(args.sheet_mb, declare_dimension=not args.no_dimension))
@@ -161,7 +164,7 @@ def main() -> None:
         if not args.no_upload:
             uploader.join(timeout=600)
         what = (
-            f"a CSV of {args.wide_csv_columns:,} columns"
+            f"{'NUL bytes as many as ' if args.control else ''}a CSV of {args.wide_csv_columns:,} columns"
             if args.wide_csv_columns
             else f"{args.sheet_mb:g} MB of sheet XML{'' if not args.no_dimension else ', no <dimension>'}"
         )

@@ -1517,8 +1517,8 @@ class _SqliteBackend(_Backend):
             f"{recorded.describe()}, the database holds {now.describe()}: it lacks {', '.join(lost)}. The ledger "
             "was copied or restored without its -wal file, or from an older copy: restore the newest copy with its "
             "-wal file ('python -m dpcore ledger backup' makes whole copies); to keep an older backup on purpose, "
-            f"count the missing releases against their caps, then move {self.head_path.name} away (docs/ledger.md, "
-            "Restore)"
+            f"move {self.head_path.name} away, then count the missing releases against their caps before any new "
+            "release (docs/ledger.md, Restore)"
         ]
 
     def history_notes(self) -> list[str]:
