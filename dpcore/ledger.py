@@ -1415,8 +1415,8 @@ class _SqliteBackend(_Backend):
         """After a write: copy it from the WAL into the ledger file, then record the head beside it.
 
         Every dpcore command ends with ``os._exit`` (:func:`dpcore.cli.exit_after_command`), so SQLite's own
-        checkpoint (by the last connection to close, or every 1,000 pages) never ran and the whole history stayed
-        in the ``-wal`` file: a ``.db`` copied without it held no account. A PASSIVE checkpoint after every
+        checkpoint (by the last connection to close, or every 1,000 pages) never runs, and without one the whole
+        history stays in the ``-wal`` file: a ``.db`` copied without it holds no account. A PASSIVE checkpoint after every
         commit copies what no reader still needs (all of it, unless another process is inside a read); if
         some is left, a FULL one waits up to :data:`CHECKPOINT_WAIT_S` for those readers. A rollback journal
         (``journal_mode = DELETE``) keeps the file whole too, but lets a reader block a charge and cost more per

@@ -372,10 +372,10 @@ def csv_line_too_long(path: str) -> bool:
 
 def check_csv_last_line(path: str) -> None:
     """Refuse a CSV file whose last line is longer than twice MAX_CSV_ROW_BYTES, as every engine refuses any such
-    row: DuckDB's reader drops a last line longer than its buffer without a word (a header, one row and 2 GB of
-    NUL bytes was released as n = 1 where the pandas engine refused it; any bytes do, not only NUL), and refuses
-    a longer line before other rows with an error of its own. A file read directly: its last 8 MiB; a compressed
-    one: a pass over its decompressed bytes (:func:`csv_line_too_long`)."""
+    row: DuckDB's reader (2.0) drops a last line longer than its buffer without a word (a header, one row and 2 GB
+    of NUL bytes reads as one row, where the pandas engine refuses the file; any bytes do, not only NUL), and
+    refuses such a line before other rows with an error of its own. A file read directly: its last 8 MiB; a
+    compressed one: a pass over its decompressed bytes (:func:`csv_line_too_long`)."""
     if not isinstance(path, str):
         raise TypeError(f"path must be a string, got {type(path).__name__}")
     limit = 2 * MAX_CSV_ROW_BYTES
