@@ -241,7 +241,7 @@ def _page_body() -> None:  # noqa: C901 (one branch per view of the page, in pag
     else:
         st.markdown("#### Share or reproduce this view")
         st.caption("Every choice on this page is kept in the address bar: this link opens the same view.")
-        st.code(repro.current_link("stratified"), language=None)
+        st.code(repro.current_link("stratified"), language=None, wrap_lines=True)
 
 
 _page_body()

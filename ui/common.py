@@ -17,6 +17,7 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.caching.cache_errors import UnhashableParamError
 
+from ui import chart_text as chart_text_lib
 from ui.notices import main_notice, open_notice_area  # noqa: F401 - re-exported for the pages and tests
 
 DEFAULT_SEED = 2026
@@ -387,6 +388,19 @@ def run_on_button(
     return st.session_state.get(state_key)
 
 
+#: ``st.table``'s width for a table that may be wider than a phone's screen. Streamlit caps a pixel width at the
+#: column's (on a wide screen the table stretches as by default) and draws a table of pixel width in a scroll
+#: region that takes the keyboard focus (tabindex 0, role "region"): a table of the default width scrolls sideways
+#: on a 390 px phone where no keyboard can reach it (WCAG 2.1.1; axe-core's scrollable-region-focusable).
+SCROLLABLE_TABLE_WIDTH = 10_000
+
+
+def scrollable_table(data: Any, *, alt: str) -> Any:
+    """``st.table(data)`` in a scroll region a keyboard can reach (:data:`SCROLLABLE_TABLE_WIDTH`); ``alt`` names the
+    table for screen readers (its ``aria-label``)."""
+    return st.table(data, width=SCROLLABLE_TABLE_WIDTH, alt=alt)
+
+
 def numbers_table(numbers: dict[str, float], file_name: str, *, key: str) -> None:
     """A view's numbers at full precision (quantity, value) plus a CSV download of the same table."""
     import pandas as pd
@@ -480,7 +494,7 @@ def cached_figure(
         spec = _keyed_figure_spec(name, cache_key, builder, tuple(args), dict(kwargs))
     options = {"width": "stretch"}
     options.update(chart or {})
-    return container.plotly_chart(_prebuilt_figure(spec), **options)
+    return _chart_with_text(spec, container, options)
 
 
 def _frame_token(frame: Any) -> tuple:
@@ -543,19 +557,32 @@ def show_figure(fig: Any, *, container: Any = st, **options: Any) -> Any:
     specification (``{"data": [...], "layout": {...}}``, as ``ui.gini.plots`` builds) is sent as is."""
     options.setdefault("width", "stretch")
     if isinstance(fig, dict):
-        return container.plotly_chart(_prebuilt_figure(fig), **options)
+        return _chart_with_text(fig, container, options)
     spec = getattr(fig, "_dp_shown_spec", None)
     if spec is None:
         spec = fig.to_dict()
         fig._dp_shown_spec = spec
-    return container.plotly_chart(_prebuilt_figure(spec), **options)
+    return _chart_with_text(spec, container, options)
 
 
 def show_spec(spec: dict, *, container: Any = st, **options: Any) -> Any:
     """``st.plotly_chart`` of a figure spec that is already plain, valid data (e.g. a ``ui.<page>.plots``
     ``*_spec`` builder, equal to a ``go.Figure``'s ``to_dict()``): neither validated nor copied again."""
     options.setdefault("width", "stretch")
-    return container.plotly_chart(_prebuilt_figure(spec), **options)
+    return _chart_with_text(spec, container, options)
+
+
+def _chart_with_text(spec: dict, container: Any, options: dict) -> Any:
+    """``st.plotly_chart`` of ``spec`` followed by its text alternative (``ui.chart_text``: a sentence for
+    screen readers and the chart's data as a table, WCAG 1.1.1); returns the chart's element."""
+    shown = container.plotly_chart(_prebuilt_figure(spec), **options)
+    show_chart_text(chart_text_lib.chart_text(spec), container=container)
+    return shown
+
+
+def show_chart_text(text: chart_text_lib.ChartText, *, container: Any = st) -> None:
+    """The text alternative of a chart just shown (a plotly chart, an SVG image): ``ui.chart_text``."""
+    container.html(chart_text_lib.chart_text_html(text))
 
 
 _FROZEN_AT_MODULE_COUNT = 0

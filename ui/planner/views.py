@@ -33,7 +33,17 @@ from dpcore.views.planner import (
     IntervalWidth,
     StatisticSpec,
 )
-from ui.common import download_csv, guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, show_figure
+from ui.common import (
+    download_csv,
+    guard,
+    qp_number,
+    qp_radio,
+    qp_selectbox,
+    qp_slider,
+    qp_toggle,
+    scrollable_table,
+    show_figure,
+)
 from ui.planner import plots as plots_planner
 
 RANDOM_GROUPS = "(random groups A/B/C)"
@@ -778,7 +788,10 @@ def render_accuracy(
         "conservative end; see the CSV)."
     )
     st.markdown(INTERVAL_NOTE)
-    st.table(_remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)))
+    scrollable_table(
+        _remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)),
+        alt="Smallest ε meeting each statistic's target",
+    )
     show_figure(
         figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
         width="stretch",
@@ -956,10 +969,11 @@ def render_half_width(
         "your half-width on the planning data (the Gini: its typical width on these data; the note gives the "
         "release's public model)."
     )
-    st.table(
+    scrollable_table(
         table[["statistic", "target", "smallest ε", HALF_WIDTH_COLUMN, "note"]]
         .style.format({"smallest ε": "{:.4g}"})
-        .hide(axis="index")
+        .hide(axis="index"),
+        alt="Smallest ε at which each statistic's intervals meet your half-width",
     )
     show_figure(
         figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
@@ -1060,10 +1074,11 @@ def render_risk(view: AttackerBeliefView) -> None:
         table[f"largest belief from a {100 * view.prior:g}% prior, %"] = [
             100 * risk.max_posterior(view.prior, float(e)) for e in eps_col[ok]
         ]
-        st.table(
+        scrollable_table(
             table.reset_index(drop=True)
             .style.format({"epsilon": "{:g}", table.columns[-1]: "{:.2f}"})
-            .hide(axis="index")
+            .hide(axis="index"),
+            alt="Deployments and the largest belief each ε allows",
         )
         download_csv(edited, "Download the deployment table (CSV)", "planner_deployments.csv", key="planner_dl_deploy")
 
@@ -1247,4 +1262,4 @@ def release_plan_download(
     if left_out:
         st.caption("Not in the plan: " + "; ".join(left_out))
     with st.expander("What the plan file says"):
-        st.code(text, language="toml")
+        st.code(text, language=None, wrap_lines=True)  # plain: Streamlit's syntax colours fail WCAG contrast
