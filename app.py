@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.common import focus_styles
 from ui.notices import open_notice_area, run_completed
 
 # Page icons are Material icons, not emoji: an emoji page icon makes the browser load Streamlit's emoji
@@ -82,6 +83,7 @@ data_used = not any(navigation is page for page in PAGES_WITHOUT_DATA_SECTION)
 # The top of the main area, for notices (a link value that was out of range, a refused upload),
 # wherever the widget that raises them is drawn (ui.notices.main_notice).
 open_notice_area()
+focus_styles()  # a visible keyboard focus on links (WCAG 2.4.7)
 try:
     if not data_free:
         render_sidebar(data_free=False)

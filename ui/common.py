@@ -25,6 +25,22 @@ DEFAULT_SEED = 2026
 SEED_MAX = 2**31 - 1
 
 
+#: A focus ring on links and disclosure buttons (WCAG 2.4.7, focus visible): Streamlit marks a focused page link
+#: or sidebar link only by a background of 15% grey (1.05:1 against white, invisible on a projector), while its
+#: buttons and fields get a ring of the theme's primary colour; this gives links the same colour as an outline
+#: (#c53948: 5.2:1 on white, 4.9:1 on the sidebar). ``:focus-visible`` only: no ring after a mouse click.
+FOCUS_STYLE = (
+    "<style>a:focus-visible, summary:focus-visible "
+    "{outline: 2px solid #c53948 !important; outline-offset: 2px; border-radius: 0.25rem}</style>"
+)
+
+
+def focus_styles() -> None:
+    """Draw :data:`FOCUS_STYLE` (an ``st.html`` of a style element only: Streamlit applies it to the whole page
+    and gives it no space). app.py calls it once per run."""
+    st.html(FOCUS_STYLE)
+
+
 @contextlib.contextmanager
 def guard(what: str = "this view") -> Iterator[None]:
     """Run a block; turn a dpcore ValueError/TypeError into a clear ``st.error`` (never a traceback)."""
@@ -572,10 +588,34 @@ def show_spec(spec: dict, *, container: Any = st, **options: Any) -> Any:
     return _chart_with_text(spec, container, options)
 
 
+#: Axis labels, titles and other chart text at WCAG's 4.5:1 contrast (1.4.3): Streamlit's chart theme draws them in a
+#: fixed grey, #808495 (3.5:1 on white), which the theme's settings do not change; a colour set in the figure wins
+#: over the theme's. This is the app's secondary text colour (the theme's text colour at 60% on white), 5.1:1.
+CHART_AXIS_TEXT_COLOR = "#6e6e6d"
+
+
+def readable_axes(spec: dict) -> dict:
+    """``spec`` with its text (the figure's font, its axes' tick labels and titles) in :data:`CHART_AXIS_TEXT_COLOR`
+    where the figure sets no colour of its own: a new top-level dict and new axis dicts (the cached spec is shared: never changed)."""
+    layout = dict(spec.get("layout") or {})
+    layout["font"] = {"color": CHART_AXIS_TEXT_COLOR, **(layout.get("font") or {})}  # annotations, point labels
+    axes = dict.fromkeys(["xaxis", "yaxis", *(name for name in layout if name.startswith(("xaxis", "yaxis")))])
+    for name in axes:
+        axis = dict(layout.get(name) or {})
+        axis["tickfont"] = {"color": CHART_AXIS_TEXT_COLOR, **(axis.get("tickfont") or {})}
+        title = axis.get("title")
+        title = {"text": title} if isinstance(title, str) else dict(title or {})
+        title["font"] = {"color": CHART_AXIS_TEXT_COLOR, **(title.get("font") or {})}
+        axis["title"] = title
+        layout[name] = axis
+    return {**spec, "layout": layout}
+
+
 def _chart_with_text(spec: dict, container: Any, options: dict) -> Any:
-    """``st.plotly_chart`` of ``spec`` followed by its text alternative (``ui.chart_text``: a sentence for
-    screen readers and the chart's data as a table, WCAG 1.1.1); returns the chart's element."""
-    shown = container.plotly_chart(_prebuilt_figure(spec), **options)
+    """``st.plotly_chart`` of ``spec`` (axis texts made readable: :func:`readable_axes`) followed by its text
+    alternative (``ui.chart_text``: a sentence for screen readers and the chart's data as a table, WCAG 1.1.1);
+    returns the chart's element."""
+    shown = container.plotly_chart(_prebuilt_figure(readable_axes(spec)), **options)
     show_chart_text(chart_text_lib.chart_text(spec), container=container)
     return shown
 
