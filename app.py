@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import focus_styles
+from ui.common import focus_styles, single_key_shortcuts_off
 from ui.notices import open_notice_area, run_completed
 
 # Page icons are Material icons, not emoji: an emoji page icon makes the browser load Streamlit's emoji
@@ -74,6 +74,7 @@ def scroll_to_top_on_page_change(current: str) -> None:
 
 
 navigation = st.navigation(PAGES)
+st.set_page_config(page_title=f"{navigation.title} · DP income explorer")  # each page its own title (WCAG 2.4.2)
 scroll_to_top_on_page_change(navigation.url_path)
 # On the landing page (the first page of a cold server) the page goes first and the sidebar second,
 # and on a plain visit the sidebar does not build the default data (cold start). Every
@@ -91,6 +92,7 @@ try:
     if data_free:
         render_sidebar(data_free=True, data_used=data_used)
     run_completed()  # not reached by a run that was stopped: its one-shot outcomes are drawn again
+    single_key_shortcuts_off()  # Streamlit's "r" reruns the page (WCAG 2.1.4)
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of
     # the garbage collector's way (see ui.common.freeze_long_lived_objects).

@@ -8,8 +8,9 @@ report, claims and these tests keep true.
   without keyboard access).
 * Every chart drawn is followed by its text alternative (``ui.chart_text``), and every text drawn in a chart has a
   contrast of 4.5:1 with what is behind it (axe-core leaves chart text "incomplete": it cannot tell the background).
-* The policy-maker's path works by keyboard alone: landing page -> skip link -> "Open the Gini page" -> the answer
-  -> the ε slider moved with the arrow key changes the answer; axe-core finds nothing in that state either.
+* The policy-maker's path works by keyboard alone: landing page -> skip link -> "Open the Gini page" (with a visible
+  focus ring) -> the answer -> the ε slider moved with the arrow key changes the answer; the Gini page is checked
+  in that state. Each page has its own title in the browser's tab; "r" alone does not rerun the page.
 
 Skipped only where Chromium (or Playwright) is missing, like the other browser tests.
 """
@@ -172,8 +173,9 @@ def _keyboard_path_to_gini(page) -> list[str]:
     return problems
 
 
-#: The results of the keyboard path (``page_problems``) are kept under this name.
+#: The results of the keyboard path and of the single-key shortcut (``page_problems``) are kept under these names.
 KEYBOARD_PATH = "keyboard path: landing -> Gini answer -> new ε"
+SINGLE_KEY = "single-key shortcut"
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +189,10 @@ def page_problems(app_server, tabs) -> dict[str, list[str]]:
         page.set_viewport_size(DESKTOP)
         page.goto(app_server.url)
         wait_for_app_idle(page, timeout_ms=60_000)
+        runs = watch.runs_finished
+        page.keyboard.press("r")  # Streamlit's rerun shortcut, with the focus on the page (not in a field)
+        wait_for_app_idle(page)
+        results[SINGLE_KEY] = [] if watch.runs_finished == runs else ['"r" alone reran the page']
         for number, info in enumerate(PAGES):
             if info.route == "gini" and number == 1:
                 results[KEYBOARD_PATH] = _keyboard_path_to_gini(page)
@@ -199,6 +205,8 @@ def page_problems(app_server, tabs) -> dict[str, list[str]]:
             if number and open_data_popover(page):
                 results[info.name] += [f"data popover open: {v}" for v in axe_violations(page, rules=POPOVER_RULES)]
                 page.keyboard.press("Escape")
+            if not page.title().startswith(f"{info.title} · "):
+                results[info.name].append(f"the tab's title is {page.title()!r}, not the page's own (2.4.2)")
             results[info.name] += watch.all_problems()
             watch.errors.clear()
     return results
@@ -208,6 +216,11 @@ def test_the_policy_makers_path_works_by_keyboard_alone(page_problems):
     """Landing page -> skip link -> "Open the Gini page" (a visible focus ring) -> the answer -> the ε slider by
     Tab, moved by the arrow key: the answer follows. The Gini page's own check is made in that state."""
     assert page_problems[KEYBOARD_PATH] == [], "\n".join(page_problems[KEYBOARD_PATH])
+
+
+def test_no_single_key_shortcut_reruns_the_page(page_problems):
+    """WCAG 2.1.4: Streamlit's "r" (rerun) is turned off by the app (ui.common.single_key_shortcuts_off)."""
+    assert page_problems[SINGLE_KEY] == []
 
 
 @pytest.mark.parametrize("name", [info.name for info in PAGES])

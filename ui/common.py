@@ -41,6 +41,29 @@ def focus_styles() -> None:
     st.html(FOCUS_STYLE)
 
 
+#: WCAG 2.1.4 (character key shortcuts): Streamlit reruns the page when "r" alone is pressed outside a text field
+#: (a developer's shortcut, on for every viewer and without a setting), so a speech-input user or a stray key press
+#: reruns the page. The app turns that one shortcut off: a listener on the document, in the capture phase, stops a
+#: plain "r" before Streamlit's handler sees it (Streamlit's own dialogs do the same); fields still take the letter.
+#: Installed once per browser tab (the flag), however often the element is drawn.
+NO_SINGLE_KEY_RERUN = """<script>(() => {
+    if (window.__dpNoSingleKeyRerun) return;
+    window.__dpNoSingleKeyRerun = true;
+    document.addEventListener('keydown', (event) => {
+        if (!event.key || event.key.toLowerCase() !== 'r' || event.ctrlKey || event.metaKey || event.altKey) return;
+        const target = event.target;
+        if (target && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))) return;
+        event.stopImmediatePropagation();
+    }, true);
+})();</script>"""
+
+
+def single_key_shortcuts_off() -> None:
+    """Draw :data:`NO_SINGLE_KEY_RERUN`. app.py draws it last in the main area (its empty element adds its gap at
+    the very bottom); the frontend keeps an unchanged element in place and does not run its script again."""
+    st.html(NO_SINGLE_KEY_RERUN, unsafe_allow_javascript=True)
+
+
 @contextlib.contextmanager
 def guard(what: str = "this view") -> Iterator[None]:
     """Run a block; turn a dpcore ValueError/TypeError into a clear ``st.error`` (never a traceback)."""
