@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import focus_styles, single_key_shortcuts_off
+from ui.common import focus_styles, keyboard_fixes
 from ui.notices import open_notice_area, run_completed
 
 # Page icons are Material icons, not emoji: an emoji page icon makes the browser load Streamlit's emoji
@@ -92,7 +92,7 @@ try:
     if data_free:
         render_sidebar(data_free=True, data_used=data_used)
     run_completed()  # not reached by a run that was stopped: its one-shot outcomes are drawn again
-    single_key_shortcuts_off()  # Streamlit's "r" reruns the page (WCAG 2.1.4)
+    keyboard_fixes()  # no single-key rerun (WCAG 2.1.4), wide tables reachable by keyboard (2.1.1)
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of
     # the garbage collector's way (see ui.common.freeze_long_lived_objects).

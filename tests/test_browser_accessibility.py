@@ -219,7 +219,7 @@ def test_the_policy_makers_path_works_by_keyboard_alone(page_problems):
 
 
 def test_no_single_key_shortcut_reruns_the_page(page_problems):
-    """WCAG 2.1.4: Streamlit's "r" (rerun) is turned off by the app (ui.common.single_key_shortcuts_off)."""
+    """WCAG 2.1.4: Streamlit's "r" (rerun) is turned off by the app (ui.common.keyboard_fixes)."""
     assert page_problems[SINGLE_KEY] == []
 
 

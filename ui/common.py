@@ -41,27 +41,54 @@ def focus_styles() -> None:
     st.html(FOCUS_STYLE)
 
 
-#: WCAG 2.1.4 (character key shortcuts): Streamlit reruns the page when "r" alone is pressed outside a text field
-#: (a developer's shortcut, on for every viewer and without a setting), so a speech-input user or a stray key press
-#: reruns the page. The app turns that one shortcut off: a listener on the document, in the capture phase, stops a
-#: plain "r" before Streamlit's handler sees it (Streamlit's own dialogs do the same); fields still take the letter.
-#: Installed once per browser tab (the flag), however often the element is drawn.
-NO_SINGLE_KEY_RERUN = """<script>(() => {
-    if (window.__dpNoSingleKeyRerun) return;
-    window.__dpNoSingleKeyRerun = true;
+#: Two keyboard fixes for what Streamlit draws, installed once per browser tab (the flag), however often the element
+#: is drawn:
+#: * WCAG 2.1.4 (character key shortcuts): Streamlit reruns the page when "r" alone is pressed outside a text field
+#:   (a developer's shortcut, on for every viewer and without a setting), so a speech-input user or a stray key press
+#:   reruns the page. A listener on the document, in the capture phase, stops a plain "r" before Streamlit's handler
+#:   sees it (Streamlit's own dialogs do the same); fields still take the letter.
+#: * WCAG 2.1.1 (keyboard): a table (``st.table``) wider than its column, e.g. the planner's on a 390 px phone,
+#:   scrolls sideways in a box that takes no focus, so no keyboard can scroll it (axe-core's
+#:   scrollable-region-focusable). Streamlit makes the box focusable only for a table of pixel width, which stops
+#:   its cells from wrapping (wide tables then scroll on a desktop too). Each table box that overflows gets
+#:   tabindex 0, role "region" and a name, as Streamlit gives its pixel-width tables; checked once per animation
+#:   frame after the page changed or the window was resized.
+KEYBOARD_FIXES = """<script>(() => {
+    if (window.__dpKeyboardFixes) return;
+    window.__dpKeyboardFixes = true;
     document.addEventListener('keydown', (event) => {
         if (!event.key || event.key.toLowerCase() !== 'r' || event.ctrlKey || event.metaKey || event.altKey) return;
         const target = event.target;
         if (target && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))) return;
         event.stopImmediatePropagation();
     }, true);
+    const focusScrollingTables = () => {
+        for (const box of document.querySelectorAll('[data-testid="stTable"] > div')) {
+            if (box.hasAttribute('tabindex')) continue;
+            if (box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1) {
+                const table = box.querySelector('table');
+                box.tabIndex = 0;
+                box.setAttribute('role', 'region');
+                box.setAttribute('aria-label', (table && table.getAttribute('aria-label')) || 'Scrollable table');
+            }
+        }
+    };
+    let queued = false;
+    const queue = () => {
+        if (queued) return;
+        queued = true;
+        requestAnimationFrame(() => { queued = false; focusScrollingTables(); });
+    };
+    new MutationObserver(queue).observe(document.body, {childList: true, subtree: true});
+    window.addEventListener('resize', queue);
+    queue();
 })();</script>"""
 
 
-def single_key_shortcuts_off() -> None:
-    """Draw :data:`NO_SINGLE_KEY_RERUN`. app.py draws it last in the main area (its empty element adds its gap at
-    the very bottom); the frontend keeps an unchanged element in place and does not run its script again."""
-    st.html(NO_SINGLE_KEY_RERUN, unsafe_allow_javascript=True)
+def keyboard_fixes() -> None:
+    """Draw :data:`KEYBOARD_FIXES`. app.py draws it last in the main area (its empty element adds its gap at the very
+    bottom); the frontend keeps an unchanged element in place and does not run its script again."""
+    st.html(KEYBOARD_FIXES, unsafe_allow_javascript=True)
 
 
 @contextlib.contextmanager
@@ -425,19 +452,6 @@ def run_on_button(
         with guard(what):
             st.session_state[state_key] = compute()
     return st.session_state.get(state_key)
-
-
-#: ``st.table``'s width for a table that may be wider than a phone's screen. Streamlit caps a pixel width at the
-#: column's (on a wide screen the table stretches as by default) and draws a table of pixel width in a scroll
-#: region that takes the keyboard focus (tabindex 0, role "region"): a table of the default width scrolls sideways
-#: on a 390 px phone where no keyboard can reach it (WCAG 2.1.1; axe-core's scrollable-region-focusable).
-SCROLLABLE_TABLE_WIDTH = 10_000
-
-
-def scrollable_table(data: Any, *, alt: str) -> Any:
-    """``st.table(data)`` in a scroll region a keyboard can reach (:data:`SCROLLABLE_TABLE_WIDTH`); ``alt`` names the
-    table for screen readers (its ``aria-label``)."""
-    return st.table(data, width=SCROLLABLE_TABLE_WIDTH, alt=alt)
 
 
 def numbers_table(numbers: dict[str, float], file_name: str, *, key: str) -> None:

@@ -64,7 +64,7 @@ from dpcore import planner as planner_lib
 from dpcore import record_fingerprint, release_card
 from dpcore import release as release_lib
 from ui import memo as memo_html
-from ui.common import guard, qp_number, scrollable_table
+from ui.common import guard, qp_number
 from ui.notices import outcome_to_show
 from ui.planner.views import CONFIDENTIAL_PLAN_NOTE, PLAN_KEY, PLAN_TARGETS_KEY, plan_solved_on_confidential
 
@@ -1164,7 +1164,7 @@ def release_panel(  # noqa: C901
 
     records = st.session_state.get("planner_records")
     if records and st.session_state.get("planner_records_account") == dataset_id:
-        scrollable_table(released_table(records), alt="The values just released")
+        st.table(released_table(records), alt="The values just released")
         if acct is not None:
             remaining = max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
             st.warning(

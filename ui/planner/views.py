@@ -33,17 +33,7 @@ from dpcore.views.planner import (
     IntervalWidth,
     StatisticSpec,
 )
-from ui.common import (
-    download_csv,
-    guard,
-    qp_number,
-    qp_radio,
-    qp_selectbox,
-    qp_slider,
-    qp_toggle,
-    scrollable_table,
-    show_figure,
-)
+from ui.common import download_csv, guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, show_figure
 from ui.planner import plots as plots_planner
 
 RANDOM_GROUPS = "(random groups A/B/C)"
@@ -788,7 +778,7 @@ def render_accuracy(
         "conservative end; see the CSV)."
     )
     st.markdown(INTERVAL_NOTE)
-    scrollable_table(
+    st.table(
         _remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)),
         alt="Smallest ε meeting each statistic's target",
     )
@@ -969,7 +959,7 @@ def render_half_width(
         "your half-width on the planning data (the Gini: its typical width on these data; the note gives the "
         "release's public model)."
     )
-    scrollable_table(
+    st.table(
         table[["statistic", "target", "smallest ε", HALF_WIDTH_COLUMN, "note"]]
         .style.format({"smallest ε": "{:.4g}"})
         .hide(axis="index"),
@@ -1074,7 +1064,7 @@ def render_risk(view: AttackerBeliefView) -> None:
         table[f"largest belief from a {100 * view.prior:g}% prior, %"] = [
             100 * risk.max_posterior(view.prior, float(e)) for e in eps_col[ok]
         ]
-        scrollable_table(
+        st.table(
             table.reset_index(drop=True)
             .style.format({"epsilon": "{:g}", table.columns[-1]: "{:.2f}"})
             .hide(axis="index"),
