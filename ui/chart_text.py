@@ -130,11 +130,15 @@ def _numeric(values: list) -> list[float] | None:
     return [v for v in out if not math.isnan(v)] or None
 
 
-def _thin(rows: list[tuple[str, ...]], what: str) -> tuple[list[tuple[str, ...]], str]:
-    if len(rows) <= MAX_ROWS:
-        return rows, ""
-    picks = sorted({round(i * (len(rows) - 1) / (MAX_ROWS - 1)) for i in range(MAX_ROWS)})
-    return [rows[i] for i in picks], f"{len(picks)} of the {len(rows):,} {what}, evenly spaced (first and last kept)."
+def _thin(rows: list[tuple], what: str) -> tuple[list[tuple[str, ...]], str]:
+    """At most :data:`MAX_ROWS` of ``rows`` (raw values), evenly spaced with the first and last, as display strings;
+    and the note that says so. Formatting only the rows kept: a curve may have thousands of points."""
+    note = ""
+    if len(rows) > MAX_ROWS:
+        picks = sorted({round(i * (len(rows) - 1) / (MAX_ROWS - 1)) for i in range(MAX_ROWS)})
+        note = f"{len(picks)} of the {len(rows):,} {what}, evenly spaced (first and last kept)."
+        rows = [rows[i] for i in picks]
+    return [tuple(v if isinstance(v, str) else number(v) for v in row) for row in rows], note
 
 
 _SPREAD = (
@@ -195,7 +199,7 @@ def _xy(trace: dict) -> tuple[list, list]:
 def _series_sentence(name: str, x: list, y: list, *, bars: bool) -> str:
     """A series in words: a line from its first to its last point, with its highest and lowest points where
     they lie between; bars by their highest and lowest bar."""
-    pairs = [(a, b) for a, b in zip(x, y, strict=False) if _numeric([b])]
+    pairs = [(a, b) for a, b in zip(x, y, strict=False) if _is_number(b)]
     if not pairs:
         return ""
     if len(pairs) == 1:
@@ -212,8 +216,8 @@ def _series_sentence(name: str, x: list, y: list, *, bars: bool) -> str:
     return words
 
 
-def _is_nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
 
 
 def _marks(layout: dict) -> list[str]:
@@ -271,7 +275,7 @@ def chart_text(spec: dict) -> ChartText:  # noqa: C901 - one branch per kind of 
                 for j, value in enumerate(row if isinstance(row, list) else [row]):
                     ylab = ys[i] if i < len(ys) else i
                     xlab = xs[j] if j < len(xs) else j
-                    rows.append((number(ylab), number(xlab), number(value)))
+                    rows.append((ylab, xlab, value))
         rows, note = _thin(rows, "cells")
     elif spreads and not lines:
         columns = ("series", *_SPREAD)
@@ -287,11 +291,11 @@ def chart_text(spec: dict) -> ChartText:  # noqa: C901 - one branch per kind of 
         if shared or len(xys) == 1:
             columns = (x_name, *(n if len(xys) > 1 else y_name for n, _, _ in xys))
             for i, xv in enumerate(xys[0][1] if xys else []):
-                rows.append((number(xv), *(number(y[i]) if i < len(y) else "no value" for _, _, y in xys)))
+                rows.append((xv, *(y[i] if i < len(y) else None for _, _, y in xys)))
         else:
             columns = ("series", x_name, y_name)
             for n, x, y in xys:
-                rows += [(n, number(a), number(b)) for a, b in zip(x, y, strict=False)]
+                rows += [(n, a, b) for a, b in zip(x, y, strict=False)]
         rows, note = _thin(rows, "points")
         bars = {names[traces.index(t)] for t in lines if t.get("type") == "bar"}
         series_sentences = [s for s in (_series_sentence(n, x, y, bars=n in bars) for n, x, y in xys) if s]

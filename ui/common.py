@@ -17,6 +17,7 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.caching.cache_errors import UnhashableParamError
 
+from dpcore.lru import BoundedCache
 from ui import chart_text as chart_text_lib
 from ui.notices import main_notice, open_notice_area  # noqa: F401 - re-exported for the pages and tests
 
@@ -653,8 +654,19 @@ def _chart_with_text(spec: dict, container: Any, options: dict) -> Any:
     alternative (``ui.chart_text``: a sentence for screen readers and the chart's data as a table, WCAG 1.1.1);
     returns the chart's element."""
     shown = container.plotly_chart(_prebuilt_figure(readable_axes(spec)), **options)
-    show_chart_text(chart_text_lib.chart_text(spec), container=container)
+    kept = _CHART_TEXT_HTML.get_or_build(id(spec), lambda: (spec, _chart_text_html(spec)))
+    container.html(kept[1] if kept[0] is spec else _chart_text_html(spec))
     return shown
+
+
+#: The text alternative of each figure spec shown lately, by the spec's identity: the pages show cached specs (the
+#: same object for the same settings), and a long curve's text costs milliseconds (measured 5 ms for the Gini page's
+#: posterior) on every rerun otherwise. The entry holds its spec, so an id is not reused while it is kept.
+_CHART_TEXT_HTML = BoundedCache(128)
+
+
+def _chart_text_html(spec: dict) -> str:
+    return chart_text_lib.chart_text_html(chart_text_lib.chart_text(spec))
 
 
 def show_chart_text(text: chart_text_lib.ChartText, *, container: Any = st) -> None:
