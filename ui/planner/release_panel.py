@@ -1167,7 +1167,7 @@ def release_panel(  # noqa: C901
 
     records = st.session_state.get("planner_records")
     if records and st.session_state.get("planner_records_account") == dataset_id:
-        st.table(released_table(records))
+        st.table(released_table(records), alt="The values just released")
         if acct is not None:
             remaining = max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
             st.warning(
