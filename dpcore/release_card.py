@@ -31,6 +31,7 @@ import html
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -614,8 +615,30 @@ def _software(card: _Card) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+#: the Unicode categories shown as escapes in a card: controls (NUL, ESC ...), format characters (U+202E, the
+#: right-to-left override, reverses what follows on screen; zero-width spaces and joiners hide text), surrogates,
+#: line and paragraph separators
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def _visible(text: str) -> str:
+    """``text`` with every character that would act instead of show (:data:`_HIDDEN_CATEGORIES`; tab and line
+    ends stay) written as its escape, ``\\u202e``: a label from the data (a cell's value, a column's name) or a
+    plan's text can then neither hide nor reorder what a card says. Escaped here, not refused in the plan: the
+    cell labels come from the data, and a release refused because of a label's characters would depend on the
+    data without a DP output."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch
+        if ch in "\t\n\r" or unicodedata.category(ch) not in _HIDDEN_CATEGORIES
+        else (f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        for ch in text
+    )
+
+
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    return html.escape(_visible(str(x)), quote=True)
 
 
 _CSS = """
@@ -740,7 +763,7 @@ def _m(x: Any) -> str:
     """Text safe in Markdown: HTML-escaped (a renderer passes raw HTML through), the punctuation that opens
     emphasis, code, links, strike-through or a table cell escaped, one line. Every such text follows "| ", "- "
     or a fixed word on its line, so no label can start a heading or a list."""
-    text = html.escape(str(x), quote=False).replace("\r", " ").replace("\n", " ")
+    text = html.escape(_visible(str(x)), quote=False).replace("\r", " ").replace("\n", " ")
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
@@ -833,7 +856,7 @@ def _yaml_scalar(v: Any) -> str:
             mantissa, exponent = text.split("e")
             text = f"{mantissa}.0e{exponent}"
         return text
-    return json.dumps(str(v), ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+    return json.dumps(_visible(str(v)), ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
 
 
 def _yaml_lines(obj: Any, indent: int) -> list[str]:
