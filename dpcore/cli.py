@@ -215,7 +215,7 @@ class _TerminateAsInterrupt:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .engines.execute import delta_sources, plan_cost
+    from .engines.record import delta_sources, plan_cost
     from .plan import load_plan
 
     plan = load_plan(args.plan)

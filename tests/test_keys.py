@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from dpcore import cell_keys, ledger, mechanisms, stratified
-from dpcore.engines import execute, parse_source
+from dpcore.engines import execute, parse_source, record
 from dpcore.mechanisms.counts import threshold_measurement
 from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
 from dpcore.validation import DPInputError
@@ -181,15 +181,15 @@ def test_cost_includes_noisy_sizes_and_selection_in_dpcore_check(tmp_path):
 
     path = tmp_path / "plan.toml"
     write_plan(plan_from_dict(raw_plan(n_epsilon=0.2, selection_delta=1e-11)), path)
-    cost = execute.plan_cost(load_plan(path))
+    cost = record.plan_cost(load_plan(path))
     assert cost.epsilon == pytest.approx(2.0 + 3 * 0.2) and cost.delta == pytest.approx(3e-11)
     out = io.StringIO()
     with redirect_stdout(out):
         assert cli.main(["check", str(path)]) == 0
     assert "epsilon = 2.6 of cap 100" in out.getvalue() and "delta = 3e-11" in out.getvalue()
     # declared keys: no selection delta; public sizes: no n_epsilon
-    assert execute.plan_cost(plan_from_dict(raw_plan(keys={"state": ["CO"]}))).delta == 0.0
-    assert execute.plan_cost(plan_from_dict(raw_plan(cell_sizes="public"))).epsilon == pytest.approx(2.0)
+    assert record.plan_cost(plan_from_dict(raw_plan(keys={"state": ["CO"]}))).delta == 0.0
+    assert record.plan_cost(plan_from_dict(raw_plan(cell_sizes="public"))).epsilon == pytest.approx(2.0)
 
 
 def test_plan_fields(tmp_path):

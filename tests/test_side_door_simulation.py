@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from dpcore import budget, cli, ledger, planner, release
-from dpcore.engines import execute, parse_source
+from dpcore.engines import execute, output, parse_source
 from dpcore.plan import plan_from_dict
 from dpcore.rng import SecureRandom
 from dpcore.validation import DPInputError
@@ -137,7 +137,7 @@ def test_declared_public_simulation_is_invertible_so_every_table_is_marked(files
     assert seed == 7 and record["simulation"]["public_data"] is True
     assert "simulation" in record["mode"] and "ledger" not in record
     table_files = sorted(p.name for p in runs["confidential"].iterdir() if p.suffix in (".csv", ".parquet"))
-    assert len(table_files) == 4 and all(f.startswith(execute.SIMULATION_PREFIX) for f in table_files)
+    assert len(table_files) == 4 and all(f.startswith(output.SIMULATION_PREFIX) for f in table_files)
     assert {f for s in record["statistics"] for f in s["files"]} == set(table_files)
     assert set(table_files) <= set(record["files"])
     for f in table_files:
