@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["dpcore.gini", "dpcore.intervals", "dpcore.noise.guarantees", "dpcore.stratified"]
+MODULES = ["dpcore.gini", "dpcore.intervals.rounding", "dpcore.noise.guarantees", "dpcore.stratified"]
 
 
 @pytest.mark.parametrize("name", MODULES)
