@@ -10,6 +10,7 @@ import pytest
 
 from dpcore import noise
 from dpcore import planner as P
+from dpcore.planner import closed_forms
 from dpcore.validation import DPInputError
 from dpcore.views import stratified as strat_experiments
 
@@ -52,7 +53,9 @@ def test_laplace_closed_form_hand_value():
 def test_geometric_closed_form_against_pmf():
     for m, eps in [(0, 0.3), (3, 0.5), (20, 0.05)]:
         k = np.arange(-m, m + 1)
-        assert P._geometric_prob_within(m, eps) == pytest.approx(noise.two_sided_geometric_pmf(k, eps).sum(), rel=1e-12)
+        assert closed_forms.geometric_prob_within(m, eps) == pytest.approx(
+            noise.two_sided_geometric_pmf(k, eps).sum(), rel=1e-12
+        )
 
 
 def test_count_solution_independent_simulation(incomes):
