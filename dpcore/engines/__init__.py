@@ -81,6 +81,8 @@ def open_engine(
     memory_limit: str | None = None,
 ) -> Engine:
     """Create the engine called ``name`` (duckdb | spark | pandas) on ``source``."""
+    if source.kind == "frame" and name != "pandas":
+        raise DPInputError(f"an in-memory table is released with the pandas engine, not {name!r}")
     if name == "duckdb":
         from .duckdb_engine import DuckDBEngine
 

@@ -290,7 +290,10 @@ def run_plan(
 
 
 def _worth_drawing_ahead(source: Source) -> bool:
-    """Whether the scan of ``source`` is long enough to draw noise beside it (a database query: assumed so)."""
+    """Whether the scan of ``source`` is long enough to draw noise beside it (a database query: assumed so; an
+    in-memory table: no, it is read at once)."""
+    if source.kind == "frame":
+        return False
     if not source.paths:
         return True
     size = source.file_bytes()
