@@ -94,3 +94,21 @@ def test_plan_memo_of_a_confidential_file_is_marked_confidential():
     marked = planner_views.plan_memo(view, 2.0, summary, confidential=True)
     assert "CONFIDENTIAL planning memo" in marked and "Do not publish them" in marked
     assert "CONFIDENTIAL" not in planner_views.plan_memo(view, 2.0, summary)
+
+
+def test_the_rule_is_dpcores_an_epsilon_solved_on_confidential_data_never_starts_a_release():
+    """The rule lives in dpcore (the panel calls it): the plan's ε starts a release only when solved on public or
+    synthetic data, rounded up to the field's 4 decimals; solved on a confidential file, or on data not known to be
+    public, the budget-first split starts it."""
+    from dpcore.planner.release_epsilons import release_epsilons
+
+    planned, split = {"gini": 0.73214, "mean": 0.2}, {"gini": 1.0, "mean": 0.5, "count": 0.25}
+    kinds = ["gini", "mean", "count"]
+    assert release_epsilons(kinds, planned, split, planned_on_confidential=False) == {
+        "gini": 0.7322,
+        "mean": 0.2,
+        "count": 0.25,
+    }
+    for unknown_or_confidential in (True, None):
+        assert release_epsilons(kinds, planned, split, planned_on_confidential=unknown_or_confidential) == split
+    assert release_epsilons(["mean"], {}, {}, planned_on_confidential=False) == {"mean": 0.1}

@@ -63,6 +63,7 @@ from dpcore import memo as memo_lib
 from dpcore import planner as planner_lib
 from dpcore import record_fingerprint, release_card
 from dpcore import release as release_lib
+from dpcore.planner import release_epsilons as release_epsilons_lib
 from ui import memo as memo_html
 from ui.common import guard, qp_number
 from ui.notices import outcome_to_show
@@ -90,7 +91,7 @@ CONFIRM_LABEL = "I understand that this spends privacy budget that cannot be rec
 
 def _round_up(value: float) -> float:
     """ε rounded *up* to 4 decimals (the field's precision), so the release never has less ε than planned."""
-    return math.ceil(float(value) * 1e4 - 1e-9) / 1e4
+    return release_epsilons_lib.round_up(value)
 
 
 def eps_key(kind: str) -> str:
@@ -160,13 +161,11 @@ def release_choices(kinds: Sequence[str], allocation: dict[str, float], account:
     """ε per statistic and the cap that Release mode uses (``account``: the data's ledger account, if any)."""
     planned = planned_epsilons(kinds)
     confidential = bool(planned) and plan_solved_on_confidential()
-    start = {} if confidential else planned  # an ε solved on the confidential file never starts a field
-    epsilons = {
-        kind: _field_value(
-            eps_key(kind), _round_up(start.get(kind, allocation.get(kind, 0.1))), EPS_FIELD_MIN, EPS_FIELD_MAX
-        )
-        for kind in kinds
-    }
+    # an ε solved on the confidential file never starts a field (dpcore's rule)
+    starts = release_epsilons_lib.release_epsilons(
+        kinds, planned, allocation, planned_on_confidential=confidential if planned else False
+    )
+    epsilons = {kind: _field_value(eps_key(kind), starts[kind], EPS_FIELD_MIN, EPS_FIELD_MAX) for kind in kinds}
     if account is not None:
         return ReleaseChoices(epsilons, float(account.cap_epsilon), True, planned, confidential)
     cap = _field_value(CAP_KEY, plan_cap_default(math.fsum(epsilons.values())), CAP_FIELD_MIN, CAP_FIELD_MAX)
