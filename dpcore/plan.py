@@ -48,6 +48,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .kinds import PLAN_KINDS
 from .validation import DPInputError
 
 _toml: ModuleType | None
@@ -108,7 +109,7 @@ __all__ = [
 ]
 
 PLAN_VERSION = 1
-KINDS = ("gini", "percentiles", "mean", "relative_risk")
+KINDS = tuple(PLAN_KINDS)
 BIN_SCHEMES = ("pseo", "lognormal", "even")
 #: how a percentiles statistic is released: "histogram" (the default: the PSEO noisy histogram, every percentile
 #: for one epsilon) or "exponential" (the exponential-mechanism quantile on a public candidate grid, epsilon split
@@ -138,12 +139,7 @@ MAX_ABS_INCOME_BOUND = 1e15
 
 #: fields allowed per kind (besides the common ones)
 _COMMON = ("kind", "by", "epsilon", "name")
-_KIND_FIELDS = {
-    "percentiles": ("bins", "q", "method", "candidates"),
-    "gini": ("lower", "upper", "gamma", "calibration", "noise", "delta"),
-    "mean": ("lower", "upper"),
-    "relative_risk": ("group", "exposed", "reference", "outcome", "outcome_below"),
-}
+_KIND_FIELDS = {kind.name: kind.fields for kind in PLAN_KINDS.values()}
 #: the Gini's smooth-sensitivity noises a plan can release: "cauchy" (the default when the field is
 #: absent: pure epsilon, the certified generalized-Cauchy sampler) and "laplace" (NRS 2007, (epsilon, delta),
 #: OpenDP's floating-point-safe Laplace sampler). "laplace_lognormal" is refused: no floating-point-safe sampler.

@@ -51,6 +51,7 @@ import numpy as np
 
 from . import __version__, pipeline
 from . import budget as _budget
+from .kinds import PLANNER_KINDS
 from .pipeline import SEEDED_REAL_RELEASE
 from .rng import SecureRandom, as_generator
 from .validation import DPInputError, check_epsilon
@@ -70,15 +71,7 @@ __all__ = [
 ]
 
 #: Public rounding grid per statistic kind (units of the statistic).
-ROUNDING = {
-    "count": 1.0,
-    "mean": 0.01,
-    "group_means": 0.01,
-    "percentiles": 1.0,
-    "group_medians": 1.0,
-    "gini": 1e-6,
-    "ratio": 1e-6,
-}
+ROUNDING = {kind.name: kind.rounding for kind in PLANNER_KINDS.values()}
 
 #: The record's ``dataset.missing_values`` of an app release: the command line's ``missing_income = "lower"``
 #: rule. Why a rule and not a filter: removing a row whose income is missing changes the published n (and a
@@ -130,17 +123,6 @@ def with_missing_incomes(
             f"give a group label for each of the {n_missing} rows with a missing income, got {extra.shape[0]}"
         )
     return x, np.concatenate([np.asarray(groups).astype(str), extra])
-
-
-NEIGHBOURING = {
-    "count": "replace one record; n public",
-    "mean": "replace one record; n and the clip range public",
-    "group_means": "replace one person's value within their group; group labels and sizes public",
-    "percentiles": "replace one person within a cell; cell sizes and bin edges public",
-    "group_medians": "replace one person within a group; group sizes and bin edges public",
-    "gini": "replace one record; n and [lower, upper] public",
-    "ratio": "replace one record (it may change both counts); n_x and n_y public",
-}
 
 
 @dataclass(frozen=True)
@@ -248,7 +230,7 @@ def _planned_record(stat: Any, eps: float, cost: _budget.PrivacyCost) -> dict[st
         "parameters": _jsonable(stat.params()),
         "epsilon": float(eps),
         "cost": cost.to_dict(),
-        "neighbouring": getattr(stat, "neighbouring", None) or NEIGHBOURING.get(stat.kind, "replace one record"),
+        "neighbouring": stat.neighbouring,
         "rounding": ROUNDING.get(stat.kind, 1e-6),
     }
 
@@ -324,7 +306,7 @@ def _drawn_records(
             parameters=_jsonable(stat.params()),
             epsilon=float(cost.epsilon) if cost.kind != "zcdp" else float(eps),
             delta=float(cost.delta),
-            neighbouring=getattr(stat, "neighbouring", None) or NEIGHBOURING.get(stat.kind, "replace one record"),
+            neighbouring=stat.neighbouring,
             sampler=sampler,
             rounding=grid,
             timestamp=stamp,

@@ -41,6 +41,7 @@ import pandas as pd
 
 from . import intervals as intervals_lib
 from .errors import DPInputError
+from .kinds import PLANNER_KINDS
 
 __all__ = [
     "CARD_HTML",
@@ -127,7 +128,7 @@ METHODS: dict[str, tuple[str, str, str]] = {
     ),
 }
 #: the app's statistic kinds, by the method they use
-_KIND_METHOD = {"group_means": "mean", "group_medians": "percentiles", "ratio": "relative_risk"}
+_KIND_METHOD = {k.name: k.plan_kind for k in PLANNER_KINDS.values() if k.plan_kind not in (None, k.name)}
 
 
 def _method_key(kind: str, plan_statistic: Mapping[str, Any]) -> str:

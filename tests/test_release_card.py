@@ -435,12 +435,12 @@ def test_a_release_writes_the_card_and_lists_it_with_its_hash(released):
 
 
 def test_a_card_failure_never_loses_the_release(tmp_path, monkeypatch):
-    from dpcore.engines import execute
+    from dpcore.engines import output
 
     def broken(*args, **kwargs):
         raise DPInputError("card went wrong")
 
-    monkeypatch.setattr(execute, "write_release_card", broken)
+    monkeypatch.setattr(output, "write_release_card", broken)
     result = simulated_release(tmp_path)
     record = json.loads((result.out_dir / "release_record.json").read_text())
     assert "card went wrong" in record["release_card"]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..kinds import PLANNER_KINDS
 from ..validation import (
     DPInputError,
     as_finite_array,
@@ -36,15 +37,7 @@ RELEASABLE = (
 )
 
 #: kind -> plain-language name, in the order the page lists them.
-STAT_KINDS = {
-    "gini": "Gini index",
-    "percentiles": "Earnings percentiles by cell (PSEO)",
-    "group_means": "Mean income by group",
-    "group_medians": "Median income by group",
-    "ratio": "Relative risk of low income (group x vs group y)",
-    "mean": "Mean income",
-    "count": "Number of people above an income",
-}
+STAT_KINDS = {kind.name: kind.label for kind in PLANNER_KINDS.values()}
 
 
 def planning_groups(n: int, *, shares: Sequence[float] = (0.5, 0.3, 0.2), seed: int = 0) -> np.ndarray:

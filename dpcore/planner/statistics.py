@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import budget as _budget
+from ..kinds import PLANNER_KINDS
 from ..validation import (
     DPInputError,
     as_finite_array,
@@ -37,15 +38,7 @@ __all__ = [
 #: neighbouring relation per statistic kind; the release record's ``neighbouring`` field. Group / cell
 #: labels and sizes are public in every grouped relation, so the number of groups is public too: a
 #: refusal that depends on it (a relative risk needs two groups) is decided from public inputs.
-NEIGHBOURING = {
-    "count": "replace one record; n public",
-    "mean": "replace one record; n and the clip range public",
-    "group_means": "replace one person's value within their group; group labels and sizes public",
-    "percentiles": "replace one person within a cell; cell labels and sizes and the bin edges public",
-    "group_medians": "replace one person within a group; group labels and sizes and the bin edges public",
-    "gini": "replace one record; n and [lower, upper] public",
-    "ratio": "replace one record (it may change both counts); group labels, n_x and n_y public",
-}
+NEIGHBOURING = {kind.name: kind.neighbouring for kind in PLANNER_KINDS.values()}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import budget, planner, risk
 from .. import intervals as intervals_lib
+from ..kinds import grouped_kinds
 from ..validation import DPInputError, as_generator, check_epsilon, check_int, check_positive, check_probability
 
 __all__ = [
@@ -88,7 +89,7 @@ N_DOTS = 20
 #: Simulated releases behind each dot plot.
 N_PLAUSIBLE = 2000
 #: Statistics computed on groups or cells (they need a group label per record).
-GROUPED_KINDS = ("percentiles", "group_medians", "group_means", "ratio")
+GROUPED_KINDS = grouped_kinds()
 #: Statistics whose accuracy target may be absolute (one number in [0, 1]: the Gini, in Gini points).
 ABSOLUTE_TARGET_KINDS = ("gini",)
 #: Priors of the attacker-belief curves (201 points in [0, 1], as dpcore.risk.posterior_curve).

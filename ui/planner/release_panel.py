@@ -63,6 +63,7 @@ from dpcore import memo as memo_lib
 from dpcore import planner as planner_lib
 from dpcore import record_fingerprint, release_card
 from dpcore import release as release_lib
+from dpcore.kinds import grouped_kinds
 from dpcore.planner import release_epsilons as release_epsilons_lib
 from ui import memo as memo_html
 from ui.common import guard, qp_number
@@ -75,7 +76,7 @@ RANDOM_GROUPS_REFUSAL = (
     "group column of your file under *Groups / cells*, or release only statistics without groups "
     "(Gini, mean, count)."
 )
-GROUP_KINDS = ("percentiles", "group_medians", "group_means", "ratio")
+GROUP_KINDS = grouped_kinds()
 DELTA_CAPS = [0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-6]
 DEFAULT_DELTA_CAP = 1e-8
 #: bounds of the release's ε fields and of the cap field (the fields and release_choices use the same)
