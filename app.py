@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.browser_history import one_entry_per_page
 from ui.notices import open_notice_area, run_completed
 
 # Page icons are Material icons, not emoji: an emoji page icon makes the browser load Streamlit's emoji
@@ -88,6 +89,7 @@ try:
     navigation.run()
     if data_free:
         render_sidebar(data_free=True, data_used=data_used)
+    one_entry_per_page()  # Back leaves the page (ui.browser_history)
     run_completed()  # not reached by a run that was stopped: its one-shot outcomes are drawn again
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of

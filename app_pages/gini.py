@@ -15,6 +15,7 @@ from dpcore.views import gini as gini_experiments
 from ui import answer_views, repro
 from ui.common import (
     guard,
+    link_default,
     qp_number,
     qp_radio,
     qp_select_slider,
@@ -215,8 +216,7 @@ def live_view(ds) -> None:
                                            saturated=bool(view.saturated), chosen=str(noise))
 
     # ---- 5. share / reproduce -------------------------------------------------------------------------
-    if "gini_exp_draws" not in st.query_params:  # the paper section's control is drawn below, after the link
-        st.query_params["gini_exp_draws"] = DEFAULT_DRAWS
+    link_default("gini_exp_draws", DEFAULT_DRAWS)  # the paper section's control is drawn below, after the link
     gini_views.numbers(view, heading=sections.SHARE.heading)
     # The script is the same view call with the same literal settings (numbers and fixed option names only).
     repro.share_panel("gini", script=repro.view_script_for(VIEW_MODULE, VIEW_FUNCTION, settings,

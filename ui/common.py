@@ -183,10 +183,51 @@ def _kept(key: str, value: Any, persistent: bool) -> None:
         st.session_state.setdefault(PERSISTENT_VALUES, {})[key] = value
 
 
-def _remember(key: str, value: Any) -> None:
-    text = str(value)
-    if st.query_params.get(key) != text:
-        st.query_params[key] = text
+#: Session-state {"page": page id, "values": {key: text}}: every URL-backed setting of the page shown, defaults
+#: included, for the share link (:func:`link_values`), which names every setting while the address bar does not.
+LINK_VALUES = "_qp_link_values"
+
+
+def _page_values() -> dict[str, str]:
+    """This page's entry of :data:`LINK_VALUES` (emptied when another page is shown)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    page = ctx.page_script_hash if ctx is not None else ""
+    kept = st.session_state.get(LINK_VALUES)
+    if kept is None or kept["page"] != page:
+        kept = st.session_state[LINK_VALUES] = {"page": page, "values": {}}
+    return kept["values"]
+
+
+def link_values() -> dict[str, str]:
+    """Every URL-backed setting this page has drawn (its value as text, defaults included), for a share link."""
+    return dict(_page_values())
+
+
+def link_default(key: str, text: str) -> None:
+    """The default of a setting drawn below the share link, named in the link until its widget is drawn."""
+    _page_values().setdefault(key, text)
+
+
+def write_url_value(key: str, text: str, *, is_default: bool) -> None:
+    """Keep ``key=text`` in the URL. A default value (``is_default``) is not added to a URL that lacks the
+    key: a link without a setting means its default, and a page visit whose first run changes the URL
+    leaves the browser an extra history entry (ui.browser_history). The share link names it anyway
+    (:func:`link_values`)."""
+    _page_values()[key] = text
+    current = st.query_params.get(key)
+    if current == text or (current is None and is_default):
+        return
+    st.query_params[key] = text
+
+
+def _remember(key: str, value: Any, default: Any) -> None:
+    try:
+        is_default = bool(value == default)
+    except (TypeError, ValueError):  # values that do not compare (arrays): written
+        is_default = False
+    write_url_value(key, str(value), is_default=is_default)
 
 
 def qp_slider(
@@ -216,7 +257,7 @@ def qp_slider(
             label, min_value=min_value, max_value=max_value, value=value, step=step, key=key, **kwargs
         )
     _kept(key, out, persistent)
-    _remember(key, out)
+    _remember(key, out, value)
     return out
 
 
@@ -242,7 +283,7 @@ def qp_select_slider(
     )
     out = container.select_slider(label, options=list(options), key=key, **kwargs)
     _kept(key, out, persistent)
-    _remember(key, out)
+    _remember(key, out, value)
     return out
 
 
@@ -266,7 +307,7 @@ def _qp_choice(
     )
     out = widget(label, options=list(options), key=key, **kwargs)
     _kept(key, out, persistent)
-    _remember(key, out)
+    _remember(key, out, default)
     return out
 
 
@@ -321,7 +362,7 @@ def qp_number(
     _start_value(key, from_link, value, persistent=persistent, valid=valid)
     out = container.number_input(label, min_value=min_value, max_value=max_value, key=key, **kwargs)
     _kept(key, out, persistent)
-    _remember(key, out)
+    _remember(key, out, value)
     return out
 
 
@@ -344,7 +385,7 @@ def qp_toggle(
     _start_value(key, from_link, value, persistent=persistent, valid=lambda v: isinstance(v, bool))
     out = container.toggle(label, key=key, **kwargs)
     _kept(key, bool(out), persistent)
-    _remember(key, "1" if out else "0")
+    write_url_value(key, "1" if out else "0", is_default=bool(out) == bool(value))
     return bool(out)
 
 

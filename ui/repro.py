@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from ui import scriptgen
+from ui.common import link_values
 
 __all__ = ["dataset_key", "current_link", "view_script_for", "share_panel"]
 
@@ -38,8 +39,10 @@ def dataset_key() -> tuple | None:
 
 
 def current_link(page: str | None = None) -> str:
-    """The address of this view: the app URL (when the browser told us) plus every query parameter."""
-    params = {k: v for k, v in st.query_params.to_dict().items()}
+    """The address of this view: the app URL (when the browser told us) plus every setting of the page,
+    defaults included (the address bar leaves them out: ``ui.common.write_url_value``), and every other
+    query parameter."""
+    params = {**link_values(), **st.query_params.to_dict()}
     query = urlencode(params)
     base = ""
     try:

@@ -33,7 +33,17 @@ from dpcore.views.planner import (
     IntervalWidth,
     StatisticSpec,
 )
-from ui.common import download_csv, guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, show_figure
+from ui.common import (
+    download_csv,
+    guard,
+    qp_number,
+    qp_radio,
+    qp_selectbox,
+    qp_slider,
+    qp_toggle,
+    show_figure,
+    write_url_value,
+)
 from ui.planner import plots as plots_planner
 
 RANDOM_GROUPS = "(random groups A/B/C)"
@@ -87,9 +97,7 @@ def qp_multiselect(label: str, key: str, options: list[str], default: list[str],
         raw = st.query_params.get(key)
         st.session_state[key] = [v for v in raw.split(",") if v in options] if raw else list(default)
     out = st.multiselect(label, options, key=key, **kwargs)
-    text = ",".join(out)
-    if st.query_params.get(key) != text:
-        st.query_params[key] = text
+    write_url_value(key, ",".join(out), is_default=list(out) == list(default))
     return list(out)
 
 
@@ -408,13 +416,12 @@ def statistic_settings(
 # ---------------------------------------------------------------------------------------------
 
 
-def _store(kinds: list[str], alloc: dict[str, float], total: float) -> None:
+def _store(kinds: list[str], alloc: dict[str, float], total: float, *, equal_split: bool = False) -> None:
     st.session_state[ALLOC_KEY] = alloc
     for kind, value in alloc.items():  # the slider shows the value inside its range; the allocation stays exact
         st.session_state[f"planner_eps_{kind}"] = float(min(max(value, EPS_SLIDER_MIN), total))
     text = ",".join(f"{k}:{alloc[k]:.6g}" for k in kinds)
-    if st.query_params.get("planner_alloc") != text:
-        st.query_params["planner_alloc"] = text
+    write_url_value("planner_alloc", text, is_default=equal_split)  # a link without it: the equal split
 
 
 def _from_url(kinds: list[str]) -> dict[str, float] | None:
@@ -435,13 +442,16 @@ def allocation(kinds: list[str], total: float) -> dict[str, float]:
     :func:`_store`, so the sliders show the very epsilons the table and chart use."""
     alloc = st.session_state.get(ALLOC_KEY)
     rebuilt = alloc is None or list(alloc) != list(kinds)
+    equal_split = False
     if rebuilt:
-        alloc = _from_url(kinds) or {k: total / len(kinds) for k in kinds}
+        alloc = _from_url(kinds)
+        if alloc is None:
+            alloc, equal_split = {k: total / len(kinds) for k in kinds}, True
     if abs(sum(alloc.values()) - total) > 1e-6 * total:
         alloc = _split(kinds, alloc, total)
         rebuilt = True
     if rebuilt or any(st.session_state.get(f"planner_eps_{k}") is None for k in kinds):
-        _store(kinds, alloc, total)
+        _store(kinds, alloc, total, equal_split=equal_split)
     return dict(alloc)
 
 
