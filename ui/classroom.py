@@ -3,7 +3,8 @@
 A student's class session lives in ``st.session_state`` (:data:`JOINED_KEY`) as well as in the URL
 (``atk_class``): the sidebar's page links carry no query parameters, so the URL alone would lose the
 session on the first page change; every page that makes links (the attacker page, the Lessons page)
-puts the code back into the URL and into the links it draws. A code from the URL or a text box is
+puts the code back into the URL and into the links it draws. The teacher's role (``atk_role``) is kept
+the same way on those two pages (:func:`keep_role`). A code from the URL or a text box is
 checked against the code alphabet and the stored sessions before anything says "joined", and a
 refusal never repeats what was typed. The storage is :mod:`dpcore.classroom`.
 """
@@ -17,9 +18,13 @@ import streamlit as st
 
 from dpcore import classroom as classroom_lib
 from dpcore.validation import DPInputError
+from ui.common import PERSISTENT_VALUES, write_url_value
 
 #: URL query parameter of the class code (also read by the Lessons page)
 CODE_PARAM = "atk_class"
+#: URL query parameter and widget key of the attacker page's "I am" (the teacher sees the projector view)
+ROLE_PARAM = "atk_role"
+ROLES = ("student", "teacher")
 #: session_state: the ClassSession this browser session joined (survives page changes)
 JOINED_KEY = "atk_joined_class"
 #: session_state: this browser session's random student id (never stored: see dpcore.classroom)
@@ -105,6 +110,26 @@ def current_class() -> classroom_lib.ClassSession | None:
     elif joined is not None and requested is None:
         st.query_params[CODE_PARAM] = joined.code
     return joined
+
+
+def current_role() -> str:
+    """This browser session's role in class mode: the attacker page's radio (kept for the session when
+    another page is shown: ``ui.common``'s persistent values), else the URL's (a reload), else student."""
+    role = st.session_state.get(ROLE_PARAM, st.session_state.get(PERSISTENT_VALUES, {}).get(ROLE_PARAM))
+    if role in ROLES:
+        return str(role)
+    linked = st.query_params.get(ROLE_PARAM)
+    return str(linked) if linked in ROLES else ROLES[0]
+
+
+def keep_role() -> str:
+    """On a class page that does not draw the role's radio (Lessons, where a teacher prints the handouts):
+    the role stays this session's and goes into the URL, so a teacher who reloads there or comes back to the
+    game is still shown the projector view, not a student's."""
+    role = current_role()
+    st.session_state.setdefault(PERSISTENT_VALUES, {})[ROLE_PARAM] = role
+    write_url_value(ROLE_PARAM, role, is_default=role == ROLES[0])
+    return role
 
 
 def show_class_message() -> None:
