@@ -321,3 +321,16 @@ def test_a_release_above_the_delta_cap_cannot_be_asked_for(ledger_url):
     assert not _confirmation(at).disabled
     _release(at)
     assert any(s.value.startswith("Released.") for s in at.success), [e.value for e in at.error]
+
+
+def test_a_declared_group_without_rows_is_said_before_the_click(ledger_url):
+    """A mean by group of a declared group with no row cannot be released: said before the confirmation (the sizes
+    are declared public, so it reveals nothing more), the button disabled, nothing charged; not a lower-case
+    error after a click that also used up the ticked confirmation."""
+    csv = _csv()
+    at = _session(csv, stats="gini,group_means", group="region")
+    at.text_input(key="planner_public_labels").set_value("north, south, west, east").run()
+    warnings = [w.value for w in at.warning if "has no row" in w.value]
+    assert warnings and warnings[0].startswith("**The declared group 'east' has no row**"), warnings
+    assert at.button(key="planner_release").disabled and _confirmation(at).disabled
+    assert _spent_epsilon(ledger_url, csv) == (0.0, 0)

@@ -47,6 +47,8 @@ from ui.common import (
 from ui.planner import plots as plots_planner
 
 RANDOM_GROUPS = "(random groups A/B/C)"
+#: the total-ε slider of Plan mode: key, start, range (Release mode's ε fields start from its split)
+TOTAL_KEY, TOTAL_START, TOTAL_RANGE = "planner_total", 2.0, (0.05, 20.0)
 #: (largest relative error %, probability %) per statistic; the Gini's error is in Gini points (GINI_ERR_KEY)
 DEFAULT_TARGETS = {
     "gini": (None, round(100 * defaults.ANSWER_CONFIDENCE)),
@@ -1150,27 +1152,6 @@ def app_negative_incomes(dataset: Any) -> str:
     return value if value in ("refuse", "clip", "drop") else default
 
 
-def release_plan_cells(dataset: Any, group_column: str | None) -> tuple[dict | None, str]:
-    """``(keys, cell_sizes)`` of the downloaded plan (dpcore.cell_keys): the PSEO table keeps its published
-    cell sizes ("public", the paper's setting); the cells of real public data (a bundled or shared file) are
-    declared as [keys]; uploads and synthetic data declare none (their labels are confidential or invented),
-    so the release selects cells with DP and publishes noisy n."""
-    from dpcore.cell_keys import cell_text
-
-    cell_sizes = "public" if str(getattr(dataset, "name", "")).startswith("PSEO") else "noisy"
-    frame = getattr(dataset, "frame", None)
-    if (
-        getattr(dataset, "source", None) not in ("example", "shared")
-        or getattr(dataset, "confidential", True)
-        or not group_column
-        or frame is None
-        or group_column not in frame.columns
-    ):
-        return None, cell_sizes
-    values = sorted({cell_text(v) for v in frame[group_column].tolist()} - {""})
-    return ({group_column: values} if 0 < len(values) <= 1000 else None), cell_sizes
-
-
 def release_plan_download(
     kinds: list[str],
     specs: tuple[StatisticSpec, ...],
@@ -1181,10 +1162,13 @@ def release_plan_download(
     total: float,
 ) -> None:
     """The plan file for ``python -m dpcore release`` (docs/plan_format.md): exactly the release Release
-    mode makes -- the same ε per statistic and the same cap, from one function
+    mode makes -- the same ε per statistic, the same cap and the same cells ([keys]: the group labels declared
+    public; cell_sizes: "public" when their sizes are declared public too), from one function
     (:func:`ui.planner.release_panel.release_choices`: the Release fields' values, else the accuracy-first ε
     rounded up to the field's 4 decimals, else the budget-first split; the account's fixed cap, else the
-    cap field) -- and what it leaves out.
+    cap field; the declaration of the groups) -- and what it leaves out. Where Release mode cannot release the
+    group statistics (their sizes not declared public), the page says so: the file is then the command line's
+    release, with noisy cell sizes, which cost more and are said.
 
     The Gini is written with the noise it was planned with (the plan's ``noise`` field: "cauchy" or
     "laplace" with its delta, and ``cap_delta``), so the release uses the planner's calibration; the
@@ -1194,7 +1178,7 @@ def release_plan_download(
     from ui.planner.release_panel import existing_account, release_choices
 
     account = existing_account(dataset)
-    choices = release_choices(kinds, alloc, account)
+    choices = release_choices(kinds, alloc, account, ds=dataset, group_column=group_column)
     if choices.planned_confidential:  # its ε are a function of the confidential records: never written as public
         st.warning(CONFIDENTIAL_PLAN_NOTE)
         source = (
@@ -1205,32 +1189,13 @@ def release_plan_download(
         source = (
             "your accuracy-first plan" if choices.planned else "the budget-first split (no accuracy-first plan yet)"
         )
-    st.markdown(
-        f"**The release plan** (for the command line): exactly what Release mode will release — ε per "
-        f"statistic from {source}, "
-        + ", ".join(f"{planner.STAT_KINDS[k]} {eps:g}" for k, eps in choices.epsilons.items())
-        + f"; total ε = {choices.total:.4g}; cap ε = {choices.cap:.4g} "
-        + (
-            "(the fixed cap of these data's ledger account)."
-            if choices.cap_fixed
-            else "(the cap field of Release mode)."
-        )
-    )
     if choices.total > total * (1 + 1e-12):
         st.warning(
             f"**This plan spends ε = {choices.total:.4g}, more than your total ε = {total:.4g}** (the slider "
             "above): meeting every accuracy target costs that much. Relax a target, drop a statistic, or "
             "accept the larger ε."
         )
-    available = choices.cap if account is None else max(0.0, choices.cap - account.spent_epsilon())
-    if choices.total > available * (1 + 1e-12):
-        st.warning(
-            f"Release mode would refuse this plan: it needs ε = {choices.total:.4g} and only ε = "
-            f"{available:.4g} is available under the cap of these data. No plan file is offered."
-        )
-        return
     params_of = {s.kind: dict(s.params) for s in specs}
-    keys, cell_sizes = release_plan_cells(dataset, group_column)
     release_plan, left_out = plan_from_planner_choices(
         list(kinds),
         statistic_for,
@@ -1241,9 +1206,50 @@ def release_plan_download(
         group_column=group_column,
         params_for=params_of.get,
         negative_incomes=app_negative_incomes(dataset),
-        keys=keys,
-        cell_sizes=cell_sizes,
+        keys=choices.keys,
+        cell_sizes=choices.cell_sizes,
     )
+    cost = release_plan.total_epsilon
+    st.markdown(
+        f"**The release plan** (for the command line): exactly what Release mode will release — ε per "
+        f"statistic from {source}, "
+        + ", ".join(f"{planner.STAT_KINDS[k]} {eps:g}" for k, eps in choices.epsilons.items())
+        + f"; total ε = {cost:.4g}; cap ε = {choices.cap:.4g} "
+        + (
+            "(the fixed cap of these data's ledger account)."
+            if choices.cap_fixed
+            else "(the cap field of Release mode)."
+        )
+        + (
+            f" The groups: the labels declared public ({len(choices.declared_labels or ()):,}), "
+            + ("their sizes public." if choices.cell_sizes == "public" else "their sizes noisy.")
+            if choices.keys
+            else ""
+        )
+    )
+    if (
+        choices.groups_refusal is not None
+        and group_column
+        and any(k in planner_experiments.GROUPED_KINDS for k in kinds)
+    ):
+        st.info(
+            "**Release mode cannot release the group statistics of this plan** (it needs the group labels and "
+            "their sizes declared public, in Release mode). The command line can: "
+            + (
+                "each group's size is then a noisy count"
+                if choices.keys
+                else "the groups are selected with DP and each size is a noisy count"
+            )
+            + f", ε = {choices.noisy_cell_epsilon:.4g} more in all, included in the total above."
+        )
+    available = choices.cap if account is None else max(0.0, choices.cap - account.spent_epsilon())
+    if cost > available * (1 + 1e-12):
+        st.warning(
+            f"{'Release mode' if choices.groups_refusal is None else 'The command line'} would refuse this plan: "
+            f"it needs ε = {cost:.4g} and only ε = {available:.4g} is available under the cap of these data "
+            f"{'(raise the cap in Release mode)' if account is None else ''}. No plan file is offered."
+        )
+        return
     text = write_plan(release_plan)
     st.download_button(
         "Download the release plan",
