@@ -6,6 +6,10 @@ Release mode used the accuracy-first ε, and nothing was said when the plan tota
 
 from __future__ import annotations
 
+import hashlib
+import io
+import zipfile
+
 import pytest
 import tomllib
 from streamlit.testing.v1 import AppTest
@@ -88,13 +92,15 @@ def _share_view(at) -> str:
     return _plan_text(at)
 
 
-def test_the_plan_file_is_the_release_with_declared_groups(ledger_url):
+def test_the_plan_file_is_the_release_with_declared_groups(ledger_url, tmp_path):
     """Public labels and sizes declared, the cap and two ε typed in Release mode: the plan file carries that very
     release (the same ε, total and cap, cell_sizes = "public", the declared labels as [keys]), the declaration
     survives the switch to Plan mode and back, and the release then made charges and lists what the file says."""
     from test_release_panel import _csv, _release, _session
 
     from dpcore import ledger as ledger_lib
+    from dpcore import release as release_lib
+    from ui.planner import release_panel
 
     csv = _csv()
     at = _session(csv, stats="gini,group_means")  # Release mode, groups of "region" declared (labels and sizes)
@@ -123,6 +129,25 @@ def test_the_plan_file_is_the_release_with_declared_groups(ledger_url):
     assert [r["epsilon"] for r in records] == [s["epsilon"] for s in written["statistics"]]
     means = next(r for r in records if r["kind"] == "group_means")
     assert means["labels"] == written["keys"]["region"]
+    # the whole release as one zip, laid out as the command line's --out folder (its own writer)
+    assert "Download the whole release (zip)" in {b.proto.label for b in at.get("download_button")}
+    records, plan = at.session_state["planner_records"], at.session_state["planner_records_plan"]
+    with zipfile.ZipFile(io.BytesIO(release_panel.release_zip(records, plan, account.cap_epsilon))) as archive:
+        archive.extractall(tmp_path)
+    folder = tmp_path / release_panel.release_folder_name(records)
+    assert folder.name == f"dp_release_{entry.id}"
+    files = {path.name for path in folder.iterdir()}
+    assert {"plan.toml", "release_record.json", "release_card.html", "release_card.md"} <= files
+    assert tomllib.loads((folder / "plan.toml").read_text(encoding="utf-8")) == written
+    record, tables = release_lib.read_release(folder)  # what the command line's readers read
+    assert set(record["files"]) == files - {"release_record.json"}
+    assert all(hashlib.sha256((folder / f).read_bytes()).hexdigest() == h for f, h in record["files"].items())
+    assert "release_record.json beside this card" in (folder / "release_card.html").read_text(encoding="utf-8")
+    table = tables[means["statistic"]]
+    assert list(table["released number"]) == means["labels"]
+    assert (
+        list(table["value_lower"]) == means["released_lower"] and list(table["value_upper"]) == means["released_upper"]
+    )
     # and the file written after the release is the same release (the account's cap, now fixed)
     assert tomllib.loads(_share_view(at)) == written
 

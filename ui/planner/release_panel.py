@@ -213,6 +213,35 @@ def release_choices(
     return ReleaseChoices(epsilons, cap, False, planned, confidential, starts, cap_start, **cells)
 
 
+def release_plan(
+    choices: ReleaseChoices,
+    kinds: Sequence[str],
+    statistic_for: Callable[[str], Any],
+    params_for: Callable[[str], Any] | None,
+    ds: Any,
+    group_column: str | None,
+) -> tuple[Any, list[str]]:
+    """``(plan, left_out)``: the release ``choices`` says as a ``dpcore.plan.ReleasePlan``
+    (:func:`dpcore.plan.plan_from_planner_choices`), the plan file of Plan mode and the ``plan.toml`` of a release's
+    zip; ``left_out``: the statistics a plan cannot hold, named."""
+    from dpcore.plan import plan_from_planner_choices
+    from ui.planner.views import app_negative_incomes
+
+    return plan_from_planner_choices(
+        list(kinds),
+        statistic_for,
+        choices.epsilons,
+        dataset=ds.name,
+        income=ds.column,
+        cap_epsilon=choices.cap,
+        group_column=group_column,
+        params_for=params_for,
+        negative_incomes=app_negative_incomes(ds),
+        keys=choices.keys,
+        cell_sizes=choices.cell_sizes,
+    )
+
+
 def plan_differences(plan: dict[str, float], chosen: dict[str, float], cap: float) -> list[str]:
     """Sentences for every way the release differs from the plan (ε per statistic, total above the cap)."""
     out = []
@@ -614,6 +643,44 @@ def _card_downloads(records: Sequence[Any]) -> None:
     )
 
 
+def release_folder_name(records: Sequence[Any]) -> str:
+    """The folder a release's zip holds (and the zip's name without .zip): named by its ledger entry."""
+    entry = records[0].ledger_entry_id if records else None
+    return f"dp_release_{entry}" if entry is not None else "dp_release"
+
+
+def release_zip(records: Sequence[Any], plan: Any, cap_epsilon: float | None) -> bytes:
+    """The whole release as one zip of the folder :func:`release_folder_name`, laid out as the command line writes its ``--out``
+    folder and by the command line's writer (:func:`dpcore.engines.execute.write_release_folder`): each
+    statistic's table (CSV, Parquet), ``plan.toml`` (``plan``: the release as a plan), ``release_record.json``
+    (the record the card reads, with the app's records and every file's SHA-256) and the release card (HTML,
+    Markdown) with its registry entry. Post-processing of the released records only."""
+    import io
+    import tempfile
+    import zipfile
+    from pathlib import Path
+
+    from dpcore.engines.execute import write_release_folder
+
+    as_dicts = [r.to_dict() for r in records]
+    record, tables = release_card.card_inputs_from_app_records(as_dicts)
+    record["records"] = as_dicts
+    record["ledger"] = {
+        "account": (records[0].dataset or {}).get("ledger_account"),
+        "entry_id": records[0].ledger_entry_id,
+        "cap_epsilon": cap_epsilon,
+    }
+    name = release_folder_name(records)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / name
+        write_release_folder(folder, plan, record, tables)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(folder.iterdir()):
+                archive.write(path, f"{name}/{path.name}")
+    return buffer.getvalue()
+
+
 def _cost_text(cost: dict) -> str:
     try:
         return budget_lib.PrivacyCost(
@@ -766,8 +833,10 @@ def _release(
     statistic_params: Callable[[str], dict] | None = None,
     declared_labels: list[str] | None = None,
     level: float = 0.95,
+    plan: Any = None,
 ) -> None:
-    """Make the release and keep its outcome for the next run (which draws everything from the ledger)."""
+    """Make the release and keep its outcome for the next run (which draws everything from the ledger);
+    ``plan``: the release as a plan (:func:`release_plan`), kept with its records for the release's zip."""
     try:
         n_missing, missing_groups = missing_income_rows(ds, group_column)
         grouped = any(kind in GROUP_KINDS for kind, _ in items)
@@ -828,6 +897,7 @@ def _release(
     else:
         st.session_state["planner_records"] = records
         st.session_state["planner_records_account"] = dataset_id
+        st.session_state["planner_records_plan"] = plan
         outcome = (
             "success",
             "Released. The numbers below are the only ones you may publish. The confirmation "
@@ -1286,6 +1356,10 @@ def release_panel(  # noqa: C901
         # interrupt the run between the two (Streamlit stops a run only inside its own calls, and a new
         # click stops the run to start another: the request would be lost); the button above is already
         # drawn disabled.
+        try:  # the release as a plan, for its zip (plan.toml)
+            plan_of_release = release_plan(choices, kinds, build_statistic, statistic_params, ds, group_column)[0]
+        except (ValueError, TypeError):  # no statistic a plan can hold: the zip is then not offered
+            plan_of_release = None
         wait_slot = st.empty()
         requested_for = st.session_state.pop(RELEASE_REQUEST, None)
         if requested_for == dataset_id and not blocked:
@@ -1305,6 +1379,7 @@ def release_panel(  # noqa: C901
                     statistic_params,
                     declared,
                     level=level,
+                    plan=plan_of_release,
                 )
                 if _WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
                     kind, text = st.session_state[RELEASE_OUTCOME]
@@ -1330,6 +1405,19 @@ def release_panel(  # noqa: C901
                 f"**Every further release spends more.** Spent so far on this data: {acct.describe(entries)}; "
                 f"remaining ε = {remaining:.4g}. Releasing the same statistic again and "
                 "averaging would reduce the noise, which is exactly why it costs budget again."
+            )
+        plan_of_records = st.session_state.get("planner_records_plan")
+        if plan_of_records is not None:
+            st.download_button(
+                "Download the whole release (zip)",
+                lambda: release_zip(records, plan_of_records, None if acct is None else acct.cap_epsilon),
+                file_name=f"{release_folder_name(records)}.zip",
+                mime="application/zip",
+                key="planner_dl_zip",
+                type="primary",
+                help="One folder, as the command line writes its --out folder: each table (CSV and Parquet, every "
+                "value with its interval), plan.toml, release_record.json (with every file's SHA-256) and the "
+                "release card (HTML, Markdown) that names them.",
             )
         c1, c2, c3 = st.columns(3)
         c1.download_button(

@@ -1174,8 +1174,8 @@ def release_plan_download(
     "laplace" with its delta, and ``cap_delta``), so the release uses the planner's calibration; the
     Laplace log-normal noise has no floating-point-safe sampler and is left out and named
     (:func:`dpcore.plan.plan_from_planner_choices`), never written with another noise than the one planned."""
-    from dpcore.plan import plan_from_planner_choices, write_plan
-    from ui.planner.release_panel import existing_account, release_choices
+    from dpcore.plan import write_plan
+    from ui.planner.release_panel import existing_account, release_choices, release_plan
 
     account = existing_account(dataset)
     choices = release_choices(kinds, alloc, account, ds=dataset, group_column=group_column)
@@ -1196,20 +1196,8 @@ def release_plan_download(
             "accept the larger ε."
         )
     params_of = {s.kind: dict(s.params) for s in specs}
-    release_plan, left_out = plan_from_planner_choices(
-        list(kinds),
-        statistic_for,
-        choices.epsilons,
-        dataset=dataset.name,
-        income=dataset.column,
-        cap_epsilon=choices.cap,
-        group_column=group_column,
-        params_for=params_of.get,
-        negative_incomes=app_negative_incomes(dataset),
-        keys=choices.keys,
-        cell_sizes=choices.cell_sizes,
-    )
-    cost = release_plan.total_epsilon
+    plan, left_out = release_plan(choices, kinds, statistic_for, params_of.get, dataset, group_column)
+    cost = plan.total_epsilon
     st.markdown(
         f"**The release plan** (for the command line): exactly what Release mode will release — ε per "
         f"statistic from {source}, "
@@ -1250,7 +1238,7 @@ def release_plan_download(
             f"{'(raise the cap in Release mode)' if account is None else ''}. No plan file is offered."
         )
         return
-    text = write_plan(release_plan)
+    text = write_plan(plan)
     st.download_button(
         "Download the release plan",
         text,
