@@ -67,7 +67,7 @@ def test_guess_reveals_answer_and_scores():
     at.button(key="atk_guess_in").click().run()
     assert_clean(at)
     assert any("You were **right**" in s.value for s in at.success)
-    assert metrics(at)["You"] == "100%"
+    assert metrics(at)["You"] == "100.0%"  # every rate with one decimal, as the class table shows it
     assert metrics(at)["DP bound e^ε/(1+e^ε)"] == f"{attacker_lib.attacker_bound(2.0):.1%}"
     at.button(key="atk_next").click().run()
     assert_clean(at)
@@ -212,3 +212,26 @@ def test_one_round_is_said_in_the_singular():
     at.button(key="atk_guess_in").click().run()
     text = page_text(at)
     assert "After 1 round your rate" in text and "1 rounds" not in text
+
+
+def _pooled_table_app():
+    import streamlit as st  # noqa: F401 - runs inside the AppTest script
+
+    from dpcore.classroom import PooledRate
+    from ui.attacker.views import pooled_table
+
+    pooled_table([PooledRate("count", 1.0, 18, 11)])
+
+
+def test_the_class_table_gives_every_rate_with_one_decimal():
+    """The projected class results: the summary line and every rate of the table as 61.1% (it mixed 61.11%,
+    82.7% and 61%)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_pooled_table_app, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert "right (61.1%)" in " ".join(m.value for m in at.markdown)
+    table = at.dataframe[0].value
+    rates = [table[c].iloc[0] for c in ("class rate", "95% low", "95% high", "bound")]
+    assert rates[0] == "61.1%" and all(re.fullmatch(r"\d{1,3}\.\d%", r) for r in rates), rates

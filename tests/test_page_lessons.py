@@ -283,3 +283,36 @@ def test_epsilon_sliders_of_percentiles_group_means_and_lessons_rerun_their_frag
     with start_server("app") as server:
         for page in expected:
             outside_event_loop(asyncio.run, scenario(server.url, page))  # Playwright may hold this thread's loop
+
+
+def test_printed_handouts_show_every_links_address():
+    """On paper a link is only its label: both handouts write each step's address out as text (the printed
+    student handout had the labels and no way to open them)."""
+    base = "https://dp.example.edu"
+    for answers in (True, False):
+        page = lessons_views.handout_html(base, answers=answers)
+        visible = _VisibleText()
+        visible.feed(page)
+        markdown = lessons_views.handout_markdown(base, answers=answers)
+        for _, _, step in STEPS:
+            url = lessons_views.step_url(step, base)
+            assert url in visible.text, step.label
+            assert f"<{url}>" in markdown, step.label  # an autolink: printed as the address itself
+
+
+class _VisibleText(HTMLParser):
+    """The text a printed page shows (no attributes, no style)."""
+
+    def __init__(self):
+        super().__init__()
+        self.text, self._in_style = "", False
+
+    def handle_starttag(self, tag, attrs):
+        self._in_style = tag == "style"
+
+    def handle_endtag(self, tag):
+        self._in_style = False
+
+    def handle_data(self, data):
+        if not self._in_style:
+            self.text += data

@@ -239,3 +239,18 @@ def test_the_target_starts_in_the_variables_units():
     shared = open_page(PAGE, strat_target="50000")
     assert shared.number_input(key="strat_target").value == 50_000.0
     assert any("within ±50,000 of its true mean" in i.value for i in shared.info)
+
+
+def test_the_data_note_does_not_call_real_sidebar_data_synthetic():
+    """With the ACS excerpt in the sidebar (it has group columns), the note no longer says the sidebar's data are
+    synthetic and lack groups; with the default synthetic data it still says why they cannot be used."""
+    from ui import sidebar as sb
+
+    def note(at) -> str:
+        return next(i.value for i in at.info if "Data on this page" in i.value)
+
+    acs = open_page(PAGE, data_source=sb.SHARED_LABELS["acs"])
+    assert_clean(acs)
+    assert "synthetic" not in note(acs) and "does not have" not in note(acs), note(acs)
+    assert "Sidebar dataset" in note(acs)
+    assert "does not have" in note(open_page(PAGE))
