@@ -71,7 +71,8 @@ def test_every_source_loads():
     at = _app()
     options = at.sidebar.selectbox(key="data_source").options
     assert options[:4] == [sb.SRC_LOGNORMAL, sb.SRC_PARETO, sb.SRC_TWO_POINT, sb.SRC_EXAMPLE]
-    assert options[-1] == sb.SRC_UPLOAD
+    # the upload's option names every format it reads (its URL value stays "Upload a CSV or Parquet file")
+    assert options[-1] == sb.SOURCE_SHOWN[sb.SRC_UPLOAD] == "Upload a CSV, Excel (.xlsx) or Parquet file"
     seen = {}
     for label in options[:-1]:
         _choose(at, label)
