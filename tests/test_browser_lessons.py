@@ -131,6 +131,8 @@ def check_lesson_links(app_server, tab, indices, *, check_chart_labels: bool = F
             page.wait_for_function(SCROLLED_TO_TOP, timeout=10_000)
         except Exception:  # noqa: BLE001 - reported with the position below
             failures.append(f"{where}: opened {page.evaluate(SCROLL_TOP)} px down the page, not at its top")
+        if step.page == "app_pages/gini.py":
+            failures += [f"{where}: {problem}" for problem in _error_chart_problems(page)]
         if index == indices[0] and _move_first_slider(page):
             failures += [f"{where}, slider moved: {problem}" for problem in tab.all_problems()]
         failures += [f"{where}: {problem}" for problem in tab.all_problems()]
@@ -145,6 +147,33 @@ def check_lesson_links(app_server, tab, indices, *, check_chart_labels: bool = F
             failures += [f"Lessons page after {where}: {problem}" for problem in tab.all_problems()]
             errors.clear()
     assert not failures, failures
+
+
+# The Gini page's error-against-ε chart (section 4): its "your ε" label and line, and the ε axis's tick labels.
+_ERROR_CHART_JS = """() => {
+    for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+        const label = [...chart.querySelectorAll('g.annotation')].find(a => a.textContent.includes('your ε'));
+        if (!label) continue;
+        const line = [...chart.querySelectorAll('path')].find(
+            p => (p.getAttribute('style') || '').includes('rgb(44, 160, 44)'));
+        return {label: label.getBoundingClientRect().left, line: line ? line.getBoundingClientRect().left : null,
+                ticks: [...chart.querySelectorAll('g.xtick text')].map(t => t.textContent)};
+    }
+    return null;
+}"""
+
+
+def _error_chart_problems(page) -> list[str]:
+    """The "your ε" label starts at its line (it sat 290 px right of it: an annotation on a log axis is placed
+    in log10 units) and every tick of the log ε axis is written in full (0.5, 0.2: not "5", "2")."""
+    page.wait_for_function(f"() => ({_ERROR_CHART_JS})() !== null")
+    chart = page.evaluate(_ERROR_CHART_JS)
+    problems = []
+    if chart["line"] is None or abs(chart["label"] - chart["line"]) > 8:
+        problems.append(f"the 'your ε' label is at {chart['label']:.0f} px, its line at {chart['line']} px")
+    if any(float(t) >= 1 for t in chart["ticks"][:2]) or "0.5" not in chart["ticks"]:
+        problems.append(f"the ε axis reads {chart['ticks']}")
+    return problems
 
 
 def _move_first_slider(page) -> bool:
