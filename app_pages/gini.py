@@ -196,7 +196,7 @@ def live_view(ds) -> None:
                   if slow_light else _answer(digest, answer_key, ds.values, answer_args))
         if answer is not None:
             target = {"target_error": target_error, "confidence": target_confidence, **answer_settings,
-                      "max_epsilon": max(EPS_OPTIONS)}
+                      "max_epsilon": max(EPS_OPTIONS), "min_epsilon": min(EPS_OPTIONS)}
             recommendation = _recommendation(digest, gini_views.settings_key(target), ds.values, target)
             answer_views.gini_answer(answer, recommendation, answer_text)
             gini_views.answer_note(view)  # which accuracy the sentence means; the published interval's width
