@@ -80,6 +80,8 @@ DEFAULT_DELTA_CAP = 1e-8
 #: bounds of the release's ε fields and of the cap field (the fields and release_choices use the same)
 EPS_FIELD_MIN, EPS_FIELD_MAX = 0.0001, 100.0
 CAP_FIELD_MIN, CAP_FIELD_MAX = 0.001, 100.0
+#: from this total ε on, the panel and the plan say that the release protects almost nothing (e^10 = 22,026)
+LARGE_EPSILON = 10.0
 CAP_KEY = "planner_cap"
 #: session keys of the one-click-one-charge protocol (see the module docstring)
 RELEASE_COUNTER = "_planner_release_counter"
@@ -135,6 +137,8 @@ class ReleaseChoices:
     cell_sizes: str = "noisy"
     groups_refusal: str | None = None
     noisy_cell_epsilon: float = 0.0
+    #: fields whose value is out of range, in words (nothing is released or written while there is one)
+    problems: tuple[str, ...] = ()
 
     @property
     def total(self) -> float:
@@ -144,6 +148,37 @@ class ReleaseChoices:
     def declared_labels(self) -> list[str] | None:
         """The group labels declared public (the groups a release lists), or None."""
         return None if not self.keys else next(iter(self.keys.values()))
+
+
+def _typed_value(key: str, default: float) -> float:
+    """The value the number field ``key`` holds or will start with, as typed (this session's value, else the
+    link's, else ``default``); not clamped: a value out of range is said in words (:func:`range_problem`)."""
+    if key in st.session_state:
+        return float(st.session_state[key])
+    raw = st.query_params.get(key)
+    try:
+        return float(default) if raw is None else float(raw)
+    except ValueError:
+        return float(default)
+
+
+def range_problem(what: str, value: float, low: float, high: float) -> str | None:
+    """Why a field's value cannot be used, in words (the field itself only turned red, "between 0.00 and 100.00"
+    while 0 was refused), or None."""
+    if math.isfinite(value) and low <= value <= high:
+        return None
+    return f"{what} must be between {low:g} and {high:g} (it is {value:g}): nothing is released with it."
+
+
+def large_epsilon_warning(total: float) -> str | None:
+    """The warning for a release whose ε protects almost nothing (from :data:`LARGE_EPSILON` on), or None."""
+    if not total >= LARGE_EPSILON:
+        return None
+    return (
+        f"**ε = {total:g} protects almost nothing:** one person's record may change the probability of any result "
+        f"by a factor e^ε = {math.exp(min(total, 700)):.2g}, so the release says nearly as much about each person "
+        "as the exact numbers would. Typical releases use ε of about 0.1 to 5."
+    )
 
 
 def _field_value(key: str, default: float, low: float, high: float) -> float:
@@ -199,7 +234,11 @@ def release_choices(
     confidential = bool(planned) and plan_solved_on_confidential()
     start = {} if confidential else planned  # an ε solved on the confidential file never starts a field
     starts = {kind: _round_up(start.get(kind, allocation.get(kind, 0.1))) for kind in kinds}
-    epsilons = {kind: _field_value(eps_key(kind), starts[kind], EPS_FIELD_MIN, EPS_FIELD_MAX) for kind in kinds}
+    epsilons = {kind: _typed_value(eps_key(kind), starts[kind]) for kind in kinds}
+    problems = [
+        range_problem(f"ε for {planner_lib.STAT_KINDS[kind]}", eps, EPS_FIELD_MIN, EPS_FIELD_MAX)
+        for kind, eps in epsilons.items()
+    ]
     grouped = [kind for kind in kinds if kind in GROUP_KINDS]
     declaration = group_declaration(ds, group_column) if grouped and ds is not None and group_column else None
     keys, cell_sizes, refusal = release_cells(declaration, group_column, grouped)
@@ -207,10 +246,13 @@ def release_choices(
     cells = dict(keys=keys, cell_sizes=cell_sizes, groups_refusal=refusal, noisy_cell_epsilon=noisy)
     if account is not None:
         cap = float(account.cap_epsilon)
-        return ReleaseChoices(epsilons, cap, True, planned, confidential, starts, cap, **cells)
-    cap_start = plan_cap_default(math.fsum(epsilons.values()) + noisy)
-    cap = _field_value(CAP_KEY, cap_start, CAP_FIELD_MIN, CAP_FIELD_MAX)
-    return ReleaseChoices(epsilons, cap, False, planned, confidential, starts, cap_start, **cells)
+        said = tuple(p for p in problems if p)
+        return ReleaseChoices(epsilons, cap, True, planned, confidential, starts, cap, **cells, problems=said)
+    cap_start = plan_cap_default(math.fsum(e for e in epsilons.values() if math.isfinite(e) and e > 0) + noisy)
+    cap = _typed_value(CAP_KEY, cap_start)
+    problems.append(range_problem("The ε cap", cap, CAP_FIELD_MIN, CAP_FIELD_MAX))
+    said = tuple(p for p in problems if p)
+    return ReleaseChoices(epsilons, cap, False, planned, confidential, starts, cap_start, **cells, problems=said)
 
 
 def release_plan(
@@ -1174,9 +1216,8 @@ def release_panel(  # noqa: C901
                 "Total privacy budget of this data (ε cap)",
                 CAP_KEY,
                 choices.cap_start,
-                min_value=CAP_FIELD_MIN,
-                max_value=CAP_FIELD_MAX,
                 step=0.1,
+                format="%g",  # its bounds are said in words when a value is out of them (range_problem)
                 help="The ledger refuses any release that would bring the total spent above this. "
                 "Fixed when the first release creates the account.",
             )
@@ -1239,14 +1280,14 @@ def release_panel(  # noqa: C901
             f"ε for {planner_lib.STAT_KINDS[kind]}",
             eps_key(kind),
             choices.starts[kind],
-            min_value=EPS_FIELD_MIN,
-            max_value=EPS_FIELD_MAX,
             step=0.01,
             format="%.4f",
         )
         eps_items.append((kind, float(eps_k)))
     total_eps = math.fsum(e for _, e in eps_items)
     st.caption(f"This release costs ε = {total_eps:.4g} in total (sequential composition).")
+    if large_epsilon_warning(total_eps):
+        st.warning(large_epsilon_warning(total_eps))
     level = float(
         qp_number(
             "Level of the intervals published with the numbers",
@@ -1292,6 +1333,9 @@ def release_panel(  # noqa: C901
     elif grouped and choices.groups_refusal is not None:
         blocked = choices.groups_refusal
         st.warning(blocked)
+    elif choices.problems:
+        blocked = " ".join(choices.problems)
+        st.error(blocked)
     elif empty_group is not None:
         blocked = (
             f"**The declared group {empty_group[:60]!r} has no row**, and a mean of no one cannot be released: "

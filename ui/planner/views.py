@@ -1175,7 +1175,7 @@ def release_plan_download(
     Laplace log-normal noise has no floating-point-safe sampler and is left out and named
     (:func:`dpcore.plan.plan_from_planner_choices`), never written with another noise than the one planned."""
     from dpcore.plan import write_plan
-    from ui.planner.release_panel import existing_account, release_choices, release_plan
+    from ui.planner.release_panel import existing_account, large_epsilon_warning, release_choices, release_plan
 
     account = existing_account(dataset)
     choices = release_choices(kinds, alloc, account, ds=dataset, group_column=group_column)
@@ -1189,6 +1189,11 @@ def release_plan_download(
         source = (
             "your accuracy-first plan" if choices.planned else "the budget-first split (no accuracy-first plan yet)"
         )
+    if choices.problems:  # a Release field out of range: said in words, no file (Release mode refuses it too)
+        st.warning(" ".join(choices.problems) + " Correct it in Release mode. No plan file is offered.")
+        return
+    if large_epsilon_warning(choices.total):
+        st.warning(large_epsilon_warning(choices.total))
     if choices.total > total * (1 + 1e-12):
         st.warning(
             f"**This plan spends ε = {choices.total:.4g}, more than your total ε = {total:.4g}** (the slider "
