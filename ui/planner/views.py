@@ -93,6 +93,17 @@ REFUSED_REAL_RELEASE = {
 # ---------------------------------------------------------------------------------------------
 
 
+def percent_text(share: float) -> str:
+    """A probability in percent with one decimal, or as many more as it takes not to read 100.0% (or 0.0%) for a
+    probability that is not 1 (or 0): 99.75% was shown as "100.0%"."""
+    share = float(share)
+    for digits in range(1, 7):
+        text = f"{100 * share:.{digits}f}"
+        if (share >= 1 or float(text) < 100) and (share <= 0 or float(text) > 0):
+            return f"{text}%"
+    return "more than 99.9999%" if share > 0.5 else "less than 0.0001%"
+
+
 def qp_multiselect(label: str, key: str, options: list[str], default: list[str], **kwargs: Any) -> list[str]:
     """``st.multiselect`` backed by the URL query parameter ``key`` (comma-separated)."""
     if key not in st.session_state:
@@ -671,7 +682,7 @@ def plan_memo(view: AccuracyFirstView, budget: float, dataset: dict[str, Any], *
     ]
     notes = [
         f"An attacker who was 1% sure of a fact about one person is at most "
-        f"{100 * view.belief_from_1pct:.1f}% sure after the whole release."
+        f"{percent_text(view.belief_from_1pct)} sure after the whole release."
     ]
     if view.cost is not None and view.cost.kind != "pure":
         notes.append(f"Privacy cost of the plan (sequential composition): {view.cost.text}.")
@@ -758,7 +769,7 @@ def _answer(
     )
     c2.metric(
         "Largest belief from a 1% prior",
-        f"{100 * view.belief_from_1pct:.1f}%",
+        percent_text(view.belief_from_1pct),
         help="An attacker 1% sure of a fact about one person is at most this sure after the whole release.",
     )
     fits = view.total_epsilon <= budget * (1 + 1e-12)
@@ -884,7 +895,9 @@ def half_width_choice(kinds: list[str]) -> dict[str, dict[str, Any]] | None:
         help="±X% of the statistic's value on the planning data (as every planning number).",
     )
     targets = {}
-    columns = [column for start in range(0, len(kinds), 4) for column in st.columns(4)][: len(kinds)]
+    # bottom-aligned: the labels wrap to different heights, and the fields sat at different heights under them
+    columns = [column for _ in range(0, len(kinds), 4) for column in st.columns(4, vertical_alignment="bottom")]
+    columns = columns[: len(kinds)]
     for column, kind in zip(columns, kinds, strict=True):
         absolute, percent = HALF_WIDTH_DEFAULTS[kind]
         label = planner.STAT_KINDS[kind]
