@@ -76,6 +76,10 @@ def rng(offset: int = 0) -> np.random.Generator:
 
 #: Session-state dict {widget key: value} of the persistent widgets (the single source of truth).
 PERSISTENT_VALUES = "_qp_persistent_values"
+#: Session-state dict {widget key: value} of every other URL-backed widget: the value it showed last, which it
+#: starts from again when its page is shown anew without a link naming it (the sidebar's page links carry no
+#: query, and Streamlit forgets a widget that a run did not draw): a page keeps its own ε across a visit elsewhere.
+PAGE_VALUES = "_qp_page_values"
 
 
 def _shown(value: Any, format_func: Callable[[Any], Any] | None = None) -> str:
@@ -160,17 +164,21 @@ def _start_value(
 
     Order: the value the widget already holds in this session; for a persistent widget the value it
     showed last (kept when a page did not draw it); else the link's value (made allowed, with a notice);
-    else the default."""
+    else, for a page's widget, the value it showed on this page's last visit (:data:`PAGE_VALUES`); else the
+    default."""
     state = st.session_state
     if key in state and not persistent:
         return False
     kept = state.get(PERSISTENT_VALUES, {})
+    shown_before = state.get(PAGE_VALUES, {})
+    raw = st.query_params.get(key)
     if key in state and valid(state[key]):
         value = state[key]
     elif key in kept and valid(kept[key]):
         value = kept[key]
+    elif raw is None and not persistent and key in shown_before and valid(shown_before[key]):
+        value = shown_before[key]
     else:
-        raw = st.query_params.get(key)
         value, notice = (default, None) if raw is None else from_link(raw)
         if notice:
             main_notice(notice)
@@ -178,9 +186,22 @@ def _start_value(
     return True
 
 
-def _kept(key: str, value: Any, persistent: bool) -> None:
+def _same(value: Any, default: Any) -> bool:
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):  # values that do not compare (arrays)
+        return False
+
+
+def _kept(key: str, value: Any, persistent: bool, default: Any = None) -> None:
+    """Keep the value the widget shows: a persistent widget's always; a page's widget's only when it is not its
+    default (a widget left at its default follows the default, e.g. a field that starts from a plan)."""
     if persistent:
         st.session_state.setdefault(PERSISTENT_VALUES, {})[key] = value
+    elif _same(value, default):
+        st.session_state.get(PAGE_VALUES, {}).pop(key, None)
+    else:
+        st.session_state.setdefault(PAGE_VALUES, {})[key] = value
 
 
 #: Session-state {"page": page id, "values": {key: text}}: every URL-backed setting of the page shown, defaults
@@ -223,11 +244,7 @@ def write_url_value(key: str, text: str, *, is_default: bool) -> None:
 
 
 def _remember(key: str, value: Any, default: Any) -> None:
-    try:
-        is_default = bool(value == default)
-    except (TypeError, ValueError):  # values that do not compare (arrays): written
-        is_default = False
-    write_url_value(key, str(value), is_default=is_default)
+    write_url_value(key, str(value), is_default=_same(value, default))
 
 
 def qp_slider(
@@ -256,7 +273,7 @@ def qp_slider(
         out = container.slider(
             label, min_value=min_value, max_value=max_value, value=value, step=step, key=key, **kwargs
         )
-    _kept(key, out, persistent)
+    _kept(key, out, persistent, value)
     _remember(key, out, value)
     return out
 
@@ -282,7 +299,7 @@ def qp_select_slider(
         valid=lambda v: v in options,
     )
     out = container.select_slider(label, options=list(options), key=key, **kwargs)
-    _kept(key, out, persistent)
+    _kept(key, out, persistent, value)
     _remember(key, out, value)
     return out
 
@@ -306,7 +323,7 @@ def _qp_choice(
         valid=lambda v: v in options,
     )
     out = widget(label, options=list(options), key=key, **kwargs)
-    _kept(key, out, persistent)
+    _kept(key, out, persistent, default)
     _remember(key, out, default)
     return out
 
@@ -361,7 +378,7 @@ def qp_number(
 
     _start_value(key, from_link, value, persistent=persistent, valid=valid)
     out = container.number_input(label, min_value=min_value, max_value=max_value, key=key, **kwargs)
-    _kept(key, out, persistent)
+    _kept(key, out, persistent, value)
     _remember(key, out, value)
     return out
 
@@ -384,7 +401,7 @@ def qp_toggle(
 
     _start_value(key, from_link, value, persistent=persistent, valid=lambda v: isinstance(v, bool))
     out = container.toggle(label, key=key, **kwargs)
-    _kept(key, bool(out), persistent)
+    _kept(key, bool(out), persistent, bool(value))
     write_url_value(key, "1" if out else "0", is_default=bool(out) == bool(value))
     return bool(out)
 

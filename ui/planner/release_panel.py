@@ -64,7 +64,7 @@ from dpcore import planner as planner_lib
 from dpcore import record_fingerprint, release_card
 from dpcore import release as release_lib
 from ui import memo as memo_html
-from ui.common import guard, qp_number
+from ui.common import PAGE_VALUES, guard, qp_number
 from ui.notices import outcome_to_show
 from ui.planner.views import CONFIDENTIAL_PLAN_NOTE, PLAN_KEY, PLAN_TARGETS_KEY, plan_solved_on_confidential
 
@@ -151,13 +151,17 @@ class ReleaseChoices:
 
 
 def _typed_value(key: str, default: float) -> float:
-    """The value the number field ``key`` holds or will start with, as typed (this session's value, else the
-    link's, else ``default``); not clamped: a value out of range is said in words (:func:`range_problem`)."""
+    """The value the number field ``key`` holds or will start with, as ``ui.common.qp_number`` starts it, as typed
+    (this session's value, else the link's, else the value it showed on the page's last visit when not its default
+    (``ui.common.PAGE_VALUES``), else ``default``); not clamped: a value out of range is said in words
+    (:func:`range_problem`)."""
     if key in st.session_state:
         return float(st.session_state[key])
     raw = st.query_params.get(key)
+    if raw is None:
+        return float(st.session_state.get(PAGE_VALUES, {}).get(key, default))
     try:
-        return float(default) if raw is None else float(raw)
+        return float(raw)
     except ValueError:
         return float(default)
 
@@ -183,12 +187,13 @@ def large_epsilon_warning(total: float) -> str | None:
 
 def _field_value(key: str, default: float, low: float, high: float) -> float:
     """The value the number field ``key`` holds or will start with (as ``ui.common.qp_number``: this
-    session's value, else the link's value clamped to [low, high], else ``default``)."""
+    session's value, else the link's value clamped to [low, high], else the value it showed on the page's last
+    visit when not its default (``ui.common.PAGE_VALUES``), else ``default``)."""
     if key in st.session_state:
         return float(st.session_state[key])
     raw = st.query_params.get(key)
     if raw is None:
-        return float(default)
+        return float(st.session_state.get(PAGE_VALUES, {}).get(key, default))
     try:
         number = float(raw)
     except ValueError:
