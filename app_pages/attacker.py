@@ -82,7 +82,8 @@ with guard("this round"):
 if view is None:
     st.stop()
 
-history: list[dict] = st.session_state.setdefault(HISTORY, [])
+history: list[dict] = classroom.played_rounds(attacker_lib.MECHANISMS)  # the session's, or a reloaded link's
+classroom.keep_progress()  # the rounds (and a class student's id) in the URL: a reload keeps the score
 round_key = (view.setup.mechanism, view.setup.epsilon, view.round.round_seed)
 answered = {(h["mechanism"], h["epsilon"], h["round"]): h for h in history}
 

@@ -126,13 +126,15 @@ def test_lesson_links_keep_the_class_session_and_its_statistic(class_session):
     for link, (_, _, step) in zip(at.get("page_link"), STEPS, strict=True):
         query = dict(parse_qsl(link.proto.query_string))
         assert query["atk_class"] == class_session.code, step.label
+        assert "atk_round" not in query, step.label  # a student's rounds are their own: never sent back to 1
         if step.plays_class_statistic:
             assert query["atk_mech"] == "mean", step.label
         else:
-            assert {k: v for k, v in query.items() if k != "atk_class"} == step.params, step.label
+            expected = {k: v for k, v in step.params.items() if k != "atk_round"}
+            assert {k: v for k, v in query.items() if k != "atk_class"} == expected, step.label
     assert sum(step.plays_class_statistic for _, _, step in STEPS) == 3
     handout = lessons_views.handout_markdown("http://x", answers=False, class_session=class_session)
-    assert handout.count(f"atk_class={class_session.code}") == len(STEPS)
+    assert handout.count(f"atk_class={class_session.code}") == 2 * len(STEPS)  # each link and its address
 
 
 def test_in_a_class_session_the_answers_start_hidden(class_session):

@@ -30,7 +30,7 @@ STATISTIC_NAMES = {
     "percentile": "median income",
     "gini": "Gini index",
 }
-HISTORY_KEY = "atk_history"
+HISTORY_KEY = "atk_history"  # ui.classroom.HISTORY_KEY: the rounds played, kept in the link by ui.classroom
 IN_LABEL, OUT_LABEL = "A · the target is in", "B · the target is not in"
 
 

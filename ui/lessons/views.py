@@ -227,6 +227,7 @@ def step_params(step: Step, class_session: ClassSession | None = None) -> dict:
         if step.plays_class_statistic and class_session.mechanism:
             params["atk_mech"] = class_session.mechanism
         params[CODE_PARAM] = class_session.code
+        params.pop("atk_round", None)  # a student's rounds are their own: the link does not send them back to 1
     return params
 
 
