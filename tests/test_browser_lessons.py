@@ -133,6 +133,8 @@ def check_lesson_links(app_server, tab, indices, *, check_chart_labels: bool = F
             failures.append(f"{where}: opened {page.evaluate(SCROLL_TOP)} px down the page, not at its top")
         if step.page == "app_pages/gini.py":
             failures += [f"{where}: {problem}" for problem in _error_chart_problems(page)]
+        if step.page == "app_pages/planner.py":
+            failures += [f"{where}: {problem}" for problem in _sideways_cue_problems(page)]
         if index == indices[0] and _move_first_slider(page):
             failures += [f"{where}, slider moved: {problem}" for problem in tab.all_problems()]
         failures += [f"{where}: {problem}" for problem in tab.all_problems()]
@@ -173,6 +175,27 @@ def _error_chart_problems(page) -> list[str]:
         problems.append(f"the 'your ε' label is at {chart['label']:.0f} px, its line at {chart['line']} px")
     if any(float(t) >= 1 for t in chart["ticks"][:2]) or "0.5" not in chart["ticks"]:
         problems.append(f"the ε axis reads {chart['ticks']}")
+    return problems
+
+
+_CUE = '[data-testid="stMain"] .dp-sideways-cue'
+_WIDE_TABLE_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stTable"] *')]
+    .some(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth + 2)"""
+
+
+def _sideways_cue_problems(page) -> list[str]:
+    """On a phone (390 x 844) the planner's table scrolls sideways: a cue says so there, and only there."""
+    problems, size = [], page.viewport_size
+    page.wait_for_selector(f'{_CUE}, [data-testid="stMain"] [data-testid="stTable"]', state="attached")
+    if page.locator(_CUE).first.is_visible():
+        problems.append("the 'swipe sideways' cue shows on a wide screen")
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.wait_for_function(_WIDE_TABLE_JS)  # the table is wider than a phone
+        if not page.locator(_CUE).first.is_visible():
+            problems.append("a phone's table scrolls sideways with no cue")
+    finally:
+        page.set_viewport_size(size)
     return problems
 
 

@@ -647,6 +647,24 @@ INTERVAL_NOTE = (
 )
 
 
+#: under a narrow screen's tables, which scroll sideways without a sign of it: a cue that only such screens show
+SIDEWAYS_CUE = (
+    '<span class="dp-sideways-cue">↔ The table below is wider than this screen: swipe it sideways to see every '
+    "column.</span>"
+)
+_SIDEWAYS_STYLE = (
+    "<style>.dp-sideways-cue{display:none}"
+    "@media (max-width: 640px){.dp-sideways-cue{display:block;font-weight:600;margin-top:.5em}}</style>"
+)
+
+
+def sideways_cue() -> str:
+    """The cue's HTML, to end the text drawn just above a wide table (its style is sent with it: a style-only
+    element takes no room on the page)."""
+    st.html(_SIDEWAYS_STYLE)
+    return SIDEWAYS_CUE
+
+
 def shown_accuracy_table(table: pd.DataFrame) -> Any:
     """The accuracy table as drawn: six columns, numbers formatted (the values stay exact)."""
     return (
@@ -800,7 +818,7 @@ def render_accuracy(
         "exact; the percentiles need simulation, so their ε carries Monte Carlo uncertainty (we report the "
         "conservative end; see the CSV)."
     )
-    st.markdown(INTERVAL_NOTE)
+    st.markdown(INTERVAL_NOTE + sideways_cue(), unsafe_allow_html=True)
     st.table(_remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)))
     show_figure(
         figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
@@ -979,7 +997,8 @@ def render_half_width(
     st.markdown(
         "For each statistic, the **smallest ε** at which every interval it publishes is expected to be within "
         "your half-width on the planning data (the Gini: its typical width on these data; the note gives the "
-        "release's public model)."
+        "release's public model)." + sideways_cue(),
+        unsafe_allow_html=True,
     )
     st.table(
         table[["statistic", "target", "smallest ε", HALF_WIDTH_COLUMN, "note"]]
