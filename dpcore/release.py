@@ -526,7 +526,7 @@ def records_to_csv(records: Sequence[ReleaseRecord]) -> str:
         with_interval = bool(r.released_lower) and bool(r.released_upper) and r.interval_level is not None
         lows = r.released_lower if with_interval else (None,) * len(r.released)
         ups = r.released_upper if with_interval else (None,) * len(r.released)
-        level = repr(float(r.interval_level)) if with_interval else ""
+        level = repr(float(r.interval_level)) if r.interval_level is not None and with_interval else ""
         for lab, v, lo, hi in zip(r.labels, r.released, lows, ups, strict=True):
             ends = ["" if e is None else repr(float(e)) for e in (lo, hi)]
             fields = [r.statistic, lab, repr(float(v)), *ends, level, repr(r.epsilon), repr(r.delta), r.mechanism]

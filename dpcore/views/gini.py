@@ -1251,10 +1251,14 @@ def gini_view(
         ss = exact if exact is not None else profile.smooth_sensitivity(cal.beta)
     scale = mech.noise_scale(ss.value)
     summary = _law_summary(scale, gamma, law, noise, true_g)
-    errors = tuple(summary[c] for c in _COLS)  # of the published value, clamped to [0, 1]
+    errors = (summary[_COLS[0]], summary[_COLS[1]], summary[_COLS[2]])  # of the published value, clamped to [0, 1]
     lap_scale = ss.global_sensitivity / epsilon
     lap_summary = _laplace_summary(lap_scale, true_g)
-    lap_errors = tuple(lap_summary[f"laplace_{c}"] for c in _COLS)
+    lap_errors = (
+        lap_summary[f"laplace_{_COLS[0]}"],
+        lap_summary[f"laplace_{_COLS[1]}"],
+        lap_summary[f"laplace_{_COLS[2]}"],
+    )
     # saturated: the noise's own median reaches half the Gini's range (the published errors, clamped, never do)
     saturated = bool(ss.saturated or summary["noise_median_abs"] >= 0.5)
     finite_variance = math.isfinite(summary["rmse"])
