@@ -86,8 +86,9 @@ def share_panel(page: str, *, script: str | None = None, note: str = "", key: st
     key = key or f"{page}_repro"
     st.markdown("#### Share or reproduce this view")
     st.caption(
-        "Every choice on this page is kept in the address bar. Copy the link below (or the browser's "
-        "address) and whoever opens it sees the same view: same data recipe, same settings, same seed."
+        "Every choice on this page is kept in the address bar (a setting left at its default is not written "
+        "there: a link without it means the default). Copy the link below, which names every setting, or the "
+        "browser's address: whoever opens it sees the same view, same data recipe, same settings, same seed."
     )
     st.code(current_link(page), language=None)
     if script is None:
