@@ -69,6 +69,7 @@ from .gini_split import (
     gini_plan_with_eta,
     optimise_gini_split,
     planning_smooth_sensitivity,
+    shipped_epsilons,
     shipped_split_key,
 )
 from .rounding import honest_grid, round_interval, round_to_grid
@@ -98,6 +99,7 @@ __all__ = [
     "pivot_tail",
     "optimise_gini_split",
     "shipped_split_key",
+    "shipped_epsilons",
     "PLANNING_GINI",
     "PLANNING_MEAN_SHARE",
     "PLANNING_BETA_SAFETY",

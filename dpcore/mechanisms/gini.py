@@ -214,7 +214,7 @@ class GiniIntervalDraw:
 @register
 @dataclass(frozen=True)
 class GiniIntervalMechanism:
-    """A Gini released with an interval anyone can recompute: the value by :class:`dpcore.gini.GiniMechanism` at
+    """A Gini released with an interval anyone can recompute: the value by :class:`GiniMechanism` at
     epsilon_value, plus a DP upper bound on S_beta(X) at epsilon_bound (:func:`gini_bound_release`:
     ln S_beta changes by at most beta between neighbours), with epsilon_value + epsilon_bound = epsilon and beta
     chosen by :func:`dpcore.intervals.optimise_gini_split` from public inputs only (epsilon, delta, the noise, the
