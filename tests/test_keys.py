@@ -249,7 +249,7 @@ def test_planner_page_declares_public_cells_of_public_data_only():
     import dataclasses
 
     from dpcore import data
-    from ui.planner.release_panel import declaration_defaults, release_cells
+    from ui.planner.choices import declaration_defaults, release_cells
 
     def cells(ds, column):
         return release_cells(declaration_defaults(ds, column), column, ["group_means"])[:2]

@@ -237,7 +237,8 @@ def test_a_release_refuses_a_damaged_ledger_before_the_charge(ledger_url):
     assert summary.startswith("ledger DAMAGED") and "entry 1 was edited" in summary
     _release(at)
     errors = [e.value for e in at.error]
-    assert any(summary in e and "Nothing was charged" in e for e in errors), errors
+    said = summary[:1].upper() + summary[1:]  # the panel says a refusal as a sentence (ui40: "Ledger DAMAGED: ...")
+    assert any(said in e and "Nothing was charged" in e for e in errors), errors
     with sqlite3.connect(ledger_lib._sqlite_path(ledger_url)) as raw:
         assert raw.execute("SELECT COUNT(*) FROM dpcore_entries").fetchone()[0] == 1
 
@@ -291,7 +292,7 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     import threading
     import time
 
-    from ui.planner import release_panel
+    from ui.planner import accounts
 
     csv = _csv()
     at = _session(csv, stats="mean", group=None)
@@ -299,11 +300,11 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     path = ledger_url[len("sqlite:///") :]
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # what a racing release holds while it charges
-    said_before = release_panel.lock_waits_said()
+    said_before = accounts.lock_waits_said()
 
     def let_go() -> None:  # once the panel has said that it waits (at most 60 s), the racing release ends
         deadline = time.monotonic() + 60
-        while release_panel.lock_waits_said() == said_before and time.monotonic() < deadline:
+        while accounts.lock_waits_said() == said_before and time.monotonic() < deadline:
             time.sleep(0.05)
         holder.execute("ROLLBACK")
 

@@ -19,7 +19,7 @@ from dpcore import ledger as ledger_lib
 from dpcore import planner as planner_lib
 from dpcore import release as release_lib
 from dpcore.views import planner as planner_experiments
-from ui.planner import release_panel
+from ui.planner import choices, plan_state, release_panel
 from ui.planner import sections as planner_sections
 from ui.planner import views as planner_views
 
@@ -39,9 +39,9 @@ def test_epsilon_solved_on_the_confidential_file_does_not_start_the_release(tmp_
     at.run()
     at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(), "text/csv")).run()
     assert not at.exception
-    plan = dict(at.session_state[planner_views.PLAN_KEY])
-    assert at.session_state[planner_views.PLAN_SOURCE_KEY]["confidential"] is True
-    planned = release_panel._round_up(plan["gini"])
+    plan = dict(at.session_state[plan_state.PLAN_KEY])
+    assert at.session_state[plan_state.PLAN_SOURCE_KEY]["confidential"] is True
+    planned = choices.round_up(plan["gini"])
     assert planned != 2.0  # the budget-first split of the total (one statistic): distinguishable
     at.radio(key="planner_mode").set_value(RELEASE).run()
     assert not at.exception
