@@ -36,6 +36,8 @@ def default_url() -> str:
 def sqlite_path(url: str) -> Path:
     """The file a ``sqlite:///...`` URL names (the path is what follows ``sqlite:///``); an in-memory database is
     refused (it would forget every charge when the process ends)."""
+    if not isinstance(url, str):
+        raise TypeError(f"a SQLite ledger URL is a string (sqlite:///path.db), got {type(url).__name__}")
     rest = url[len("sqlite://") :]
     if not rest.startswith("/"):
         raise DPInputError(
