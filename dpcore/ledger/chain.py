@@ -58,6 +58,16 @@ def entry_hash(
     )
 
 
+def hashed_accounts(conn: Any) -> dict[str, tuple[str, float, float, str]]:
+    """What an entry's hash covers of each account (label, cap epsilon, cap delta, creation time), by dataset id."""
+    return {
+        r[0]: (r[1], float(r[2]), float(r[3]), r[4])
+        for r in conn.execute(
+            "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts"
+        ).fetchall()
+    }
+
+
 def result_hash(entry_hash: str, stamp: str, result_json: str) -> str:
     """SHA-256 over the entry's hash and the result's content."""
     return _sha(["dpcore-result-v1", entry_hash, stamp, result_json])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .backends.base import Backend
 from .backends.schema import SCHEMA_VERSION, read_meta
-from .chain import CHAIN_GENESIS, entry_hash, public_id_of, result_hash
+from .chain import CHAIN_GENESIS, entry_hash, hashed_accounts, public_id_of, result_hash
 from .journal import pending_results
 
 __all__ = ["VerifyReport"]
@@ -79,12 +79,7 @@ def verify_ledger(backend: Backend) -> VerifyReport:  # noqa: C901
         if missing:
             problems.append(f"append-only triggers missing (someone dropped them): {', '.join(missing)}")
         key = meta.get("public_id_key", "")
-        accounts = {
-            r[0]: (r[1], float(r[2]), float(r[3]), r[4])
-            for r in conn.execute(
-                "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts"
-            ).fetchall()
-        }
+        accounts = hashed_accounts(conn)
         if version >= 3:
             # a population or a source pointing at no account would send releases to a budget that is not there
             orphans = [

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from ... import __version__
-from ..chain import CHAIN_GENESIS, entry_hash, looks_like_fingerprint, public_id_of, result_hash
+from ..chain import CHAIN_GENESIS, entry_hash, hashed_accounts, looks_like_fingerprint, public_id_of, result_hash
 from ..entries import now
 from ..errors import LedgerCorrupt
 from .base import Backend
@@ -249,12 +249,7 @@ def _migrate_1_to_2(backend: Backend, conn: Any, *, record: bool) -> None:
     backend.drop_triggers(conn)
     backend.add_hash_columns(conn)
     key = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'public_id_key'").fetchone()[0]
-    accounts = {
-        r[0]: (r[1], float(r[2]), float(r[3]), r[4])
-        for r in conn.execute(
-            "SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts"
-        ).fetchall()
-    }
+    accounts = hashed_accounts(conn)
     prev = CHAIN_GENESIS
     hashes: dict[int, str] = {}
     rows = conn.execute(
