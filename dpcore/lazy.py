@@ -14,7 +14,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-__all__ = ["LazyModule"]
+__all__ = ["LazyModule", "special"]
 
 
 class LazyModule:
@@ -35,3 +35,7 @@ class LazyModule:
             module = importlib.import_module(self._name)
             self._module = module
         return getattr(module, attr)
+
+
+#: scipy.special for the methods that need it (a command-line release of counts or means never calls it)
+special = LazyModule("scipy.special")
