@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from . import noise
-from .stratified import MAX_GROUPS, _readonly, _resolve_weights, group_index
+from .stratified import MAX_GROUPS, group_index, readonly, resolve_weights
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -339,7 +339,7 @@ class StratifiedCoinPressRelease:
 
 def _normalise_weights(weights: Any, labels: tuple, counts: np.ndarray) -> tuple[np.ndarray, str]:
     """Public weights, checked to be >= 0 and to sum to one (the normalised w~ of Algorithm 3)."""
-    return _resolve_weights(weights, labels, counts)
+    return resolve_weights(weights, labels, counts)
 
 
 def _sigma_per_group(sigma: Any, k: int) -> np.ndarray:
@@ -408,16 +408,16 @@ def stratified_coinpress(
     )
     return StratifiedCoinPressRelease(
         overall=float(w @ est),
-        per_group=_readonly(est),
+        per_group=readonly(est),
         labels=gi.labels,
         counts=gi.counts,
-        weights=_readonly(w),
+        weights=readonly(w),
         weights_source=source,
-        intervals=_readonly(intervals),
+        intervals=readonly(intervals),
         rho=rho,
         schedule=tuple(schedule.tolist()),
         beta=beta,
-        empty=_readonly(empty),
+        empty=readonly(empty),
         notes=notes,
     )
 
@@ -498,12 +498,12 @@ def simulate_coinpress(
     return CoinPressSimulation(
         labels=gi.labels,
         counts=gi.counts,
-        weights=_readonly(w),
-        true_groups=_readonly(true_groups),
+        weights=readonly(w),
+        true_groups=readonly(true_groups),
         true_overall=float(x.mean()),
-        strat_groups=_readonly(z),
-        strat_overall=_readonly(z @ w),
-        global_overall=None if glob is None else _readonly(glob),
+        strat_groups=readonly(z),
+        strat_overall=readonly(z @ w),
+        global_overall=None if glob is None else readonly(glob),
         rho=rho,
     )
 
