@@ -63,7 +63,7 @@ from .accuracy import (
     ratio_bias,
     ratio_sample_accuracy,
 )
-from .counts import CountNoise, NoisedCounts, count_noise, gaussian_noised_counts, laplace_noised_counts
+from .counts import MECHANISMS, CountNoise, NoisedCounts, count_noise, gaussian_noised_counts, laplace_noised_counts
 from .intervals import (
     CoverageGrid,
     CoverageResult,
@@ -103,6 +103,7 @@ from .rivals import (
 __all__ = [
     "RelativeRiskMechanism",
     "RelativeRiskDraw",
+    "MECHANISMS",
     "CountNoise",
     "count_noise",
     "NoisedCounts",
