@@ -509,8 +509,9 @@ def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: A
     see :func:`dpcore.posterior.gini_posterior` for the caveat on publishing the scale.
     """
     from .noise import smooth as smooth_noise
+    from .noise.smooth.common import check_release
 
-    smooth_noise._check_release(release)
+    check_release(release)
     # the likelihood is the noise density at the noisy value; the published value is clamped to [0, 1], where
     # a density no longer applies, so the posterior reads the noisy value before that post-processing
     noisy = getattr(release, "noisy_value", None)

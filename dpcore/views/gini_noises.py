@@ -17,12 +17,12 @@ from ..noise.smooth import (
     SMOOTH_NOISES,
     LaplaceLogNormal,
     LaplaceNoise,
-    _CauchyAdapter,
-    _check_type,
     lln_optimal_sigma,
     noise_distribution,
     smooth_calibration,
 )
+from ..noise.smooth.common import check_type
+from ..noise.smooth.entry import CauchyAdapter
 from ..validation import DPInputError, check_delta, check_epsilon, check_int
 
 __all__ = ["NoiseErrorRow", "NoiseComparison", "compare_noises", "unit_tradeoff", "error_density_curves"]
@@ -203,16 +203,16 @@ def error_density_curves(
     comparison: NoiseComparison, *, n_points: int = 301
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """noise -> (error grid, density of the release error) on a common range (±1.2 x the largest light-tailed 99th pct)."""
-    _check_type(comparison, NoiseComparison, "comparison")
+    check_type(comparison, NoiseComparison, "comparison")
     n_points = check_int(n_points, "n_points", minimum=11, maximum=5001)
     light = [r.q99_abs_error for r in comparison.rows if r.noise != "cauchy"]
     half = 1.2 * max(light) if light else 1.2 * comparison.rows[0].q99_abs_error
     grid = np.linspace(-half, half, n_points)
     out = {}
     for r in comparison.rows:
-        dist: _CauchyAdapter | LaplaceNoise | LaplaceLogNormal
+        dist: CauchyAdapter | LaplaceNoise | LaplaceLogNormal
         if r.noise == "cauchy":
-            dist = _CauchyAdapter(comparison.gamma)
+            dist = CauchyAdapter(comparison.gamma)
         elif r.noise == "laplace":
             dist = LaplaceNoise()
         else:
