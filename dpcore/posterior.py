@@ -42,12 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from .lazy import LazyModule
+from .lazy import special
 from .validation import DPInputError, as_finite_array, check_finite, check_int, check_positive
-
-#: scipy.special costs about 0.2 s to import (its array-API layer pulls numpy.f2py); a command-line release
-#: of counts or means never calls it
-special = LazyModule("scipy.special")
 
 __all__ = [
     "GridPosterior",

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from . import noise
-from .lazy import LazyModule
+from .lazy import special
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -69,10 +69,6 @@ from .validation import (
     check_positive,
     check_probability,
 )
-
-#: scipy.special costs about 0.2 s to import (its array-API layer pulls numpy.f2py); a command-line release
-#: of counts or means never calls it
-special = LazyModule("scipy.special")
 
 __all__ = [
     "MeanMechanism",
