@@ -112,6 +112,17 @@ class NoiseComparison:
         }
 
 
+def _error_row(name: str, cal: Any, scale: float) -> NoiseErrorRow:
+    """The error quantiles (and RMSE, when the noise has a variance) of ``scale`` times the noise of ``cal``."""
+    dist = noise_distribution(cal)
+    q50, q90, q99 = (scale * float(dist.abs_quantile(p)) for p in (0.5, 0.9, 0.99))
+    var = float(dist.variance)
+    rmse = scale * math.sqrt(var) if math.isfinite(var) else None
+    return NoiseErrorRow(
+        name, SMOOTH_NOISES[name], cal.alpha, cal.beta, scale, q50, q90, q99, rmse, cal.cost, cal.statement()
+    )
+
+
 def compare_noises(
     x: Any,
     *,
@@ -141,25 +152,7 @@ def compare_noises(
             cache[cal.beta] = gini_module.smooth_sensitivity(
                 xs, lower=float(lower), upper=float(upper), beta=cal.beta, method=method
             ).value
-        scale = cache[cal.beta] / cal.alpha
-        dist = noise_distribution(cal)
-        q50, q90, q99 = (scale * float(dist.abs_quantile(p)) for p in (0.5, 0.9, 0.99))
-        var = float(dist.variance)
-        rows.append(
-            NoiseErrorRow(
-                name,
-                SMOOTH_NOISES[name],
-                cal.alpha,
-                cal.beta,
-                scale,
-                q50,
-                q90,
-                q99,
-                scale * math.sqrt(var) if math.isfinite(var) else None,
-                cal.cost,
-                cal.statement(),
-            )
-        )
+        rows.append(_error_row(name, cal, cache[cal.beta] / cal.alpha))
     return NoiseComparison(epsilon, delta, float(gamma), tuple(rows))
 
 
@@ -177,25 +170,7 @@ def unit_tradeoff(
     rows = []
     for name in SMOOTH_NOISES:
         cal = smooth_calibration(name, epsilon, delta=delta, gamma=gamma, mode=calibration)
-        dist = noise_distribution(cal)
-        scale = 1.0 / cal.alpha
-        q50, q90, q99 = (scale * float(dist.abs_quantile(p)) for p in (0.5, 0.9, 0.99))
-        var = float(dist.variance)
-        rows.append(
-            NoiseErrorRow(
-                name,
-                SMOOTH_NOISES[name],
-                cal.alpha,
-                cal.beta,
-                scale,
-                q50,
-                q90,
-                q99,
-                scale * math.sqrt(var) if math.isfinite(var) else None,
-                cal.cost,
-                cal.statement(),
-            )
-        )
+        rows.append(_error_row(name, cal, 1.0 / cal.alpha))
     return NoiseComparison(epsilon, delta, float(gamma), tuple(rows))
 
 

@@ -239,37 +239,19 @@ def expected_interval_widths(
     split of a Gini's epsilon) give a width-less entry whose ``note`` says why, as do the kinds in ``skip``."""
     if level is None:
         return ()
+
+    def without_width(stat: planner.PlannedStatistic, eps: float, note: str) -> IntervalWidth:
+        return IntervalWidth(
+            stat.name, stat.kind, float(eps), float(level), (), (), INTERVAL_UNITS.get(stat.kind, ""), "", note
+        )
+
     out = []
     for stat, eps in pairs:
         if stat.kind in skip:
-            out.append(
-                IntervalWidth(
-                    stat.name,
-                    stat.kind,
-                    float(eps),
-                    float(level),
-                    (),
-                    (),
-                    INTERVAL_UNITS.get(stat.kind, ""),
-                    "",
-                    SKIPPED_NOTE,
-                )
-            )
+            out.append(without_width(stat, eps, SKIPPED_NOTE))
             continue
         try:
             out.append(expected_interval_width(stat, eps, level=level))
         except ValueError as exc:
-            out.append(
-                IntervalWidth(
-                    stat.name,
-                    stat.kind,
-                    float(eps),
-                    float(level),
-                    (),
-                    (),
-                    INTERVAL_UNITS.get(stat.kind, ""),
-                    "",
-                    f"no published interval at these settings ({exc})",
-                )
-            )
+            out.append(without_width(stat, eps, f"no published interval at these settings ({exc})"))
     return tuple(out)
