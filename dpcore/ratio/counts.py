@@ -12,7 +12,15 @@ import numpy as np
 from .. import noise
 from ..lazy import special
 from ..rng import SecureRandom
-from ..validation import DPInputError, as_generator, check_delta, check_epsilon, check_finite, check_int
+from ..validation import (
+    DPInputError,
+    as_generator,
+    check_delta,
+    check_epsilon,
+    check_finite,
+    check_int,
+    check_probability,
+)
 
 MECHANISMS = ("laplace", "gaussian")
 
@@ -42,6 +50,24 @@ def check_mechanism(mechanism: Any, allow_none: bool = False) -> str:
     if m not in options:
         raise DPInputError(f"mechanism must be one of {', '.join(options)}; got {mechanism!r}")
     return m
+
+
+def check_binomial_design(p_x: Any, p_y: Any, n_x: Any, n_y: Any, n_sims: Any) -> tuple[float, float, int, int, int]:
+    """The public inputs of a Monte Carlo under X ~ Bin(n_x, p_x), Y ~ Bin(n_y, p_y): the outcome probabilities
+    in (0, 1), the group sizes >= 1 and at least 10 simulations (checked in this order)."""
+    return (
+        check_probability(p_x, "p_x"),
+        check_probability(p_y, "p_y"),
+        check_count(n_x, "n_x", minimum=1),
+        check_count(n_y, "n_y", minimum=1),
+        check_count(n_sims, "n_sims", minimum=10),
+    )
+
+
+def monte_carlo_se(coverage: Any, n_sims: int) -> np.ndarray:
+    """The Monte Carlo standard error sqrt(c (1 - c) / n_sims) of a coverage c (floored at 1e-12 inside the root)."""
+    c = np.asarray(coverage, dtype=float)
+    return np.sqrt(np.maximum(c * (1 - c), 1e-12) / n_sims)
 
 
 # ---------------------------------------------------------------------------------------------

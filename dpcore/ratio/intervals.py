@@ -11,7 +11,16 @@ from typing import Any
 import numpy as np
 
 from ..validation import DPInputError, as_generator, check_epsilon, check_finite, check_positive, check_probability
-from .counts import check_count, check_level, check_mechanism, count_noise, draw_count_noise, normal_quantile
+from .counts import (
+    check_binomial_design,
+    check_count,
+    check_level,
+    check_mechanism,
+    count_noise,
+    draw_count_noise,
+    monte_carlo_se,
+    normal_quantile,
+)
 
 
 @dataclass(frozen=True)
@@ -262,11 +271,7 @@ def simulate_rr_coverage(
     classic log interval on the (noisy, clipped) counts. Returns coverage, mean width, and the
     Monte Carlo standard error sqrt(c (1-c) / n_sims).
     """
-    p_x = check_probability(p_x, "p_x")
-    p_y = check_probability(p_y, "p_y")
-    n_x = check_count(n_x, "n_x", minimum=1)
-    n_y = check_count(n_y, "n_y", minimum=1)
-    n_sims = check_count(n_sims, "n_sims", minimum=10)
+    p_x, p_y, n_x, n_y, n_sims = check_binomial_design(p_x, p_y, n_x, n_y, n_sims)
     level = check_level(level)
     m, eps, dlt, var, cn = _coverage_setup(epsilon, mechanism, delta, conservative, interval)
     gen = as_generator(rng)
@@ -288,7 +293,7 @@ def simulate_rr_coverage(
     return CoverageResult(
         c,
         float(width[0]),
-        math.sqrt(max(c * (1 - c), 1e-12) / n_sims),
+        float(monte_carlo_se(c, n_sims)),
         n_sims,
         p_x,
         p_y,
@@ -329,11 +334,7 @@ def simulate_rr_sampling(
 ) -> RRSampling:
     """Draw X ~ Bin(n_x, p_x), Y ~ Bin(n_y, p_y) and their noisy versions (:func:`count_noise`), and
     return both RR estimates per draw: how much spread privacy adds on top of sampling."""
-    p_x = check_probability(p_x, "p_x")
-    p_y = check_probability(p_y, "p_y")
-    n_x = check_count(n_x, "n_x", minimum=1)
-    n_y = check_count(n_y, "n_y", minimum=1)
-    n_sims = check_count(n_sims, "n_sims", minimum=10)
+    p_x, p_y, n_x, n_y, n_sims = check_binomial_design(p_x, p_y, n_x, n_y, n_sims)
     cn = count_noise(epsilon, mechanism=mechanism, delta=delta)
     gen = as_generator(rng)
     X = gen.binomial(n_x, p_x, n_sims).astype(float)
@@ -394,7 +395,7 @@ def coverage_grid(
     )
     shape = (ps.size, ps.size)
     cov = cov.reshape(shape)
-    se = np.sqrt(np.maximum(cov * (1 - cov), 1e-12) / n_sims)
+    se = monte_carlo_se(cov, n_sims)
     return CoverageGrid(
         tuple(ps.tolist()),
         cov,

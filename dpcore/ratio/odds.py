@@ -17,9 +17,8 @@ from ..validation import (
     check_epsilon,
     check_finite,
     check_positive,
-    check_probability,
 )
-from .counts import check_count, check_level, check_mechanism, normal_quantile
+from .counts import check_binomial_design, check_count, check_level, check_mechanism, monte_carlo_se, normal_quantile
 from .intervals import CoverageResult
 
 
@@ -147,11 +146,7 @@ def simulate_or_coverage(
 ) -> CoverageResult:
     """Coverage of :func:`or_confidence_interval` with a = X ~ Bin(n_x, p_x), b = n_x - X, c = Y, d = n_y - Y,
     each cell noised as in :func:`noisy_two_by_two` and clipped at 1. OR = p_x (1-p_y) / ((1-p_x) p_y)."""
-    p_x = check_probability(p_x, "p_x")
-    p_y = check_probability(p_y, "p_y")
-    n_x = check_count(n_x, "n_x", minimum=1)
-    n_y = check_count(n_y, "n_y", minimum=1)
-    n_sims = check_count(n_sims, "n_sims", minimum=10)
+    p_x, p_y, n_x, n_y, n_sims = check_binomial_design(p_x, p_y, n_x, n_y, n_sims)
     level = check_level(level)
     m = check_mechanism(mechanism, allow_none=True)
     if delta is not None:
@@ -183,7 +178,7 @@ def simulate_or_coverage(
     return CoverageResult(
         c,
         width,
-        math.sqrt(max(c * (1 - c), 1e-12) / n_sims),
+        float(monte_carlo_se(c, n_sims)),
         n_sims,
         p_x,
         p_y,
