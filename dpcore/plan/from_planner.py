@@ -20,31 +20,15 @@ def _from_planned(stat: Any, epsilon: float, by: Sequence[str]) -> dict[str, Any
     kind = getattr(stat, "kind", None)
     if kind == "gini":
         noise_name = getattr(stat, "noise", "cauchy")
+        gini = {"kind": "gini", "by": [], "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper}
         if noise_name == "cauchy":
-            return {
-                "kind": "gini",
-                "by": [],
-                "epsilon": epsilon,
-                "lower": stat.lower,
-                "upper": stat.upper,
-                "gamma": stat.gamma,
-                "calibration": stat.calibration,
-            }
+            return {**gini, "gamma": stat.gamma, "calibration": stat.calibration}
         if noise_name not in GINI_PLAN_NOISES:
             raise PlanError(
                 f"the Gini with noise {noise_name!r} cannot be released (no floating-point-safe sampler); "
                 "plan it with the Laplace or the generalized Cauchy noise to write it into a plan"
             )
-        return {
-            "kind": "gini",
-            "by": [],
-            "epsilon": epsilon,
-            "lower": stat.lower,
-            "upper": stat.upper,
-            "noise": noise_name,
-            "delta": float(stat.delta),
-            "calibration": stat.calibration,
-        }
+        return {**gini, "noise": noise_name, "delta": float(stat.delta), "calibration": stat.calibration}
     if kind == "mean":
         return {"kind": "mean", "by": [], "epsilon": epsilon, "lower": stat.lower, "upper": stat.upper}
     if kind == "group_means":
