@@ -10,14 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import noise
-from ..validation import (
-    DPInputError,
-    as_generator,
-    check_delta,
-    check_epsilon,
-    check_finite,
-    check_positive,
-)
+from ..validation import DPInputError, as_generator, check_delta, check_epsilon, check_finite, check_positive
 from .counts import check_binomial_design, check_count, check_level, check_mechanism, monte_carlo_se, normal_quantile
 from .intervals import CoverageResult
 

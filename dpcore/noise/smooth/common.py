@@ -10,10 +10,7 @@ from typing import Any
 import numpy as np
 
 from ... import budget
-from ...validation import (
-    DPInputError,
-    check_int,
-)
+from ...validation import DPInputError, check_int
 
 #: name -> one-line description (the names outside checks use).
 SMOOTH_NOISES: dict[str, str] = {

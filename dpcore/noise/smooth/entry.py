@@ -8,10 +8,7 @@ from typing import Any
 import numpy as np
 
 from ... import budget
-from ...validation import (
-    DPInputError,
-    check_delta,
-)
+from ...validation import DPInputError, check_delta
 from ..certificates import smooth_noise_calibration
 from ..samplers import GeneralizedCauchy
 from .common import (

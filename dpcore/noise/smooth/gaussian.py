@@ -9,13 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from ... import budget
-from ...validation import (
-    DPInputError,
-    check_delta,
-    check_epsilon,
-    check_finite,
-    check_positive,
-)
+from ...validation import DPInputError, check_delta, check_epsilon, check_finite, check_positive
 from .common import DEFAULT_DELTA, SmoothCalibration, largest_certified_alpha
 
 

@@ -9,14 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from ... import budget
-from ...validation import (
-    DPInputError,
-    as_generator,
-    check_delta,
-    check_epsilon,
-    check_finite,
-    check_positive,
-)
+from ...validation import DPInputError, as_generator, check_delta, check_epsilon, check_finite, check_positive
 from .common import DEFAULT_DELTA, SmoothCalibration, check_probabilities, check_size, largest_certified_alpha
 
 

@@ -11,17 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ...stratified import (
-    MAX_GROUPS,
-    group_index,
-    public_weights,
-    split_public_private,
-)
-from ...validation import (
-    DPInputError,
-    check_int,
-    check_positive,
-)
+from ...stratified import MAX_GROUPS, group_index, public_weights, split_public_private
+from ...validation import DPInputError, check_int, check_positive
 from .paper import gaussian_mixture, preset_counts, sizes_from_proportions
 from .simulations import mixture_sigma
 

@@ -15,17 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...coinpress import pure_dp_to_zcdp, zcdp_to_dp
-from ...stratified import (
-    privacy_accounting,
-    stratified_mean,
-)
-from ...validation import (
-    DPInputError,
-    check_epsilon,
-    check_finite,
-    check_int,
-    check_positive,
-)
+from ...stratified import privacy_accounting, stratified_mean
+from ...validation import DPInputError, check_epsilon, check_finite, check_int, check_positive
 from ..plain import to_plain
 from .data import (
     ACS_GROUPINGS,

@@ -18,13 +18,7 @@ from ...stratified import (
     sum_log_lower_bound,
     sum_log_worst_case,
 )
-from ...validation import (
-    DPInputError,
-    as_finite_array,
-    as_generator,
-    check_int,
-    check_positive,
-)
+from ...validation import DPInputError, as_finite_array, as_generator, check_int, check_positive
 
 # ---------------------------------------------------------------------------------------------
 # Figure 1 and the paper's New York example

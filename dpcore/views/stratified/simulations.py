@@ -24,14 +24,7 @@ from ...stratified import (
     resolve_weights,
     split_public_private,
 )
-from ...validation import (
-    DPInputError,
-    as_finite_array,
-    as_generator,
-    check_epsilon,
-    check_int,
-    check_positive,
-)
+from ...validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_int, check_positive
 from .paper import gaussian_mixture
 
 # ---------------------------------------------------------------------------------------------

@@ -10,18 +10,8 @@ from typing import Any
 import numpy as np
 
 from ... import noise
-from ...stratified import (
-    MAX_GROUPS,
-    parity_error,
-    readonly,
-    resolve_weights,
-)
-from ...validation import (
-    DPInputError,
-    as_generator,
-    check_epsilon,
-    check_int,
-)
+from ...stratified import MAX_GROUPS, parity_error, readonly, resolve_weights
+from ...validation import DPInputError, as_generator, check_epsilon, check_int
 
 
 @dataclass(frozen=True)
