@@ -111,8 +111,8 @@ def make_prior(prior: Any, support: tuple[float, float]) -> _Prior:
 def _noise_logpdf(noise: Any) -> Callable[[np.ndarray], np.ndarray]:
     """The log density of the standardised noise: ``noise.logpdf``, or ``log(noise.pdf)``, or a callable."""
     if isinstance(noise, str):
-        # scipy.stats is imported here: it is 0.3 s of every command-line release's start-up (this module is
-        # imported by the published intervals), and only a named noise needs it
+        # scipy.stats is imported here: its import would lengthen every command-line release's start-up (this
+        # module is imported by the published intervals; the time: docs/benchmarks.md, "Timings behind choices in the code"), and only a named noise needs it
         from scipy import stats
 
         name = noise.lower()

@@ -361,8 +361,8 @@ class ExactSensitivityProfile:
         non-decreasing in k (and so are both bounds computed here: the exact box widens with k, the closed form
         grows with k). Every term with l < k < r is therefore at most e^{-beta (l+1)} A^(r): blocks between
         powers of two are halved only while that bound can beat the best term found. Where the closed-form
-        suffix bound of the sequential scan needed A^(k) at every k up to ~1,700 (1.2 s for 10,000 records at
-        beta 0.004), this needs a few dozen."""
+        suffix bound of the sequential scan needed A^(k) at every k up to ~1,700 (10,000 records at beta
+        0.004), this needs a few dozen."""
         ends = sorted(
             {start, k_cap} | {start + (1 << i) for i in range((k_cap - start).bit_length()) if start + (1 << i) < k_cap}
         )

@@ -49,8 +49,7 @@ BIN_SCHEMES = ("pseo", "lognormal", "even")
 PERCENTILE_METHODS = ("histogram", "exponential")
 MAX_BINS = 1000
 MAX_BY = 8
-#: statistics per plan. Each statistic is its own pass over the data and its own output file; a plan of
-#: 100,000 statistics took 175 s to check alone. 1,000 is far above any published release (PSEO's
+#: statistics per plan. Each statistic is its own pass over the data and its own output file. 1,000 is far above any published release (PSEO's
 #: earnings tables are a few dozen) and is refused before any statistic is looked at.
 MAX_STATISTICS = 1000
 #: characters of the free-text ``description``: it is copied into the release record and every ledger row

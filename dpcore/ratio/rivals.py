@@ -238,9 +238,9 @@ def smooth_ratio_cauchy(
 ) -> RatioRelease:
     """Pure epsilon-DP: x/y + (S*_beta / alpha) Z, Z ~ GeneralizedCauchy(gamma) (NRS; dpcore.noise).
 
-    (alpha, beta) from ``dpcore.noise.smooth_noise_calibration(epsilon, gamma, mode=calibration)``.
-    Default "paper" (alpha = eps/(4 gamma), beta = eps/gamma): "tight" gives less noise but its
-    certification currently takes minutes per epsilon. gamma = 4 by default (finite variance).
+    (alpha, beta) from ``dpcore.noise.smooth_noise_calibration(epsilon, gamma, mode=calibration)``: "tight"
+    (the default) certifies the largest alpha, "paper" is alpha = eps/(4 gamma), beta = eps/gamma (more noise).
+    gamma = 4 by default (finite variance).
 
     ``noise``: "cauchy" (default, the above), or a light-tailed
     ``dpcore.noise.smooth.SMOOTH_NOISES`` name: "laplace" ((epsilon, delta)-DP, certified tight NRS

@@ -38,7 +38,7 @@ gave a "new" file), so the fingerprint is computed from the parsed records inste
     each value has a 64-bit code (a number its float64 bits, a text its SipHash, missing and booleans
     constants), each row two codes mixed from its values' codes under keys derived from the column names, and
     the fingerprint is SHA-256 over another tag, the row count and the two sums of the row codes. No text is
-    written for a number: about 0.06 µs of CPU per row of the PSEO-like table against 0.35 µs for version 1.
+    written for a number, which makes it several times faster than version 1 (docs/benchmarks.md).
   - **Which one**: a ledger computes the versions fixed in it (``LedgerDB.record_fingerprint_versions``):
     version 2 for a new ledger; versions 1 and 2, in one pass, for a ledger whose sources were attached by
     version 1 before it was upgraded (a re-saved copy of such a source must still find its population).
@@ -47,8 +47,7 @@ gave a "new" file), so the fingerprint is computed from the parsed records inste
   every engine can compute it in one streaming pass.
 * **Two readings, one value**: a pandas chunk goes through :func:`canonical_values` (the reference); an Arrow
   chunk (the engines' readers) through :func:`canonical_arrow` / :func:`arrow_value_codes`, Arrow's kernels with
-  exact shortcuts (version 1: about 0.4 µs of CPU per row of the PSEO-like table against 4-5 µs for the
-  reference, measured on this project's 2-core VM). A large stream of version 1 is hashed on every core by
+  exact shortcuts, an order of magnitude faster than the reference (docs/benchmarks.md). A large stream of version 1 is hashed on every core by
   worker processes (:func:`batches_fingerprints`): the hash holds the GIL, and partial sums add up.
 
 What it does not do: records that differ in any value (one person's income edited, a column added or

@@ -272,8 +272,8 @@ def _arrow_text_column(column: Any) -> Any:
 
 
 #: a text column of at least this many values is canonicalized through its dictionary when a sample of its values
-#: has few distinct ones (:func:`few_distinct`): the text kernels cost about 0.09 µs a value (trim, lower, the
-#: missing words, the number patterns), dictionary encoding 0.008 µs (the 50 states of 2M rows read by DuckDB)
+#: has few distinct ones (:func:`few_distinct`): dictionary encoding costs about a tenth of the text kernels (trim,
+#: lower, the missing words, the number patterns) per value (docs/benchmarks.md, "Timings behind choices in the code")
 _DICTIONARY_MIN_VALUES = 8_192
 _DICTIONARY_SAMPLE = 2_048
 
@@ -365,8 +365,8 @@ def text_row_sums(names: list[str], order: list[int], text_of: Any, rows: int) -
     pieces: list[Any] = []
     for k, i in enumerate(order):  # name \x1f value, joined by \x1e: one join with the names as scalars
         pieces += [(ROW_SEP if k else "") + names[i] + FIELD_SEP, text_of(i)]
-    # as bytes objects, the UTF-8 that the hash reads: str objects would be encoded again for each key
-    # (the same hashes; 0.15 s instead of 0.35 s per million rows)
+    # as bytes objects, the UTF-8 that the hash reads: str objects would be encoded again for each key (the same
+    # hashes in less than half the time: docs/benchmarks.md, "Timings behind choices in the code")
     row_text = pc.binary_join_element_wise(*pieces, "").cast(pa.binary()).to_numpy(zero_copy_only=False)
     h1 = hash_array(row_text, hash_key=ROW_HASH_KEYS[0], categorize=False)
     h2 = hash_array(row_text, hash_key=ROW_HASH_KEYS[1], categorize=False)

@@ -36,8 +36,8 @@ _NUMBER_RENDERING = r"^-?(inf|[0-9]+(\.[0-9]+)?(e[+-][0-9]+)?)$"
 
 # ---------------------------------------------------------------------------------------------------------
 # Version 2: the same canonical values, coded column by column. Version 1 writes every value as text, joins
-# each row's texts and hashes the row twice with SipHash: about 0.25 µs of CPU per row of the PSEO-like table
-# goes to that text alone (the join 0.08, the bytes objects 0.06, the hashes 0.11). Version 2 writes no text
+# each row's texts and hashes the row twice with SipHash: most of its time goes to that text alone (the join,
+# the bytes objects, the hashes; docs/benchmarks.md). Version 2 writes no text
 # for a number: it codes it by its float64 bits.
 #
 # The definition. Every value has a 64-bit code, a function of its version-1 canonical text t alone

@@ -63,13 +63,12 @@ def batches_fingerprints(
 
     The row sums add up over chunks in any order, so once the stream has passed :data:`PARALLEL_MIN_ROWS` rows
     the rest is hashed by ``workers`` processes (the hash holds the GIL, so threads would not help). Default:
-    the available cores when version 1 is asked (its row texts cost about 0.35 µs of CPU per row); one, this
-    process, for version 2 alone (about 0.06 µs per row, as much as reading the rows: on this project's 2-core
-    VM the workers made the first release of the PSEO-like table slower, 1.16 -> 1.35 s at 10M rows of the
-    mean, 10.4 -> 10.9 s at 100M of the histogram). Workers are new interpreters (:class:`_WorkerPool`), never
+    the available cores when version 1 is asked (its row texts are worth other cores); one, this process, for
+    version 2 alone (it costs about as much as reading the rows: on two cores the workers made the first release
+    of the PSEO-like table slower; docs/benchmarks.md, "Timings behind choices in the code"). Workers are new interpreters (:class:`_WorkerPool`), never
     forks of this process, whose DuckDB or Arrow reader threads may hold locks. ``workers=1``: all in this
     process. ``large=True`` (the caller knows the stream passes that many rows): the workers start at once, and
-    import while this process hashes the first chunks (0.3-0.4 s of one core sooner at 10M rows of version 1)."""
+    import while this process hashes the first chunks."""
     versions = check_versions(versions)
     accs = {v: RecordFingerprint(version=v) for v in versions}
     if workers is None:  # version 1's row texts are worth other cores; version 2 is about as fast as the reading

@@ -85,8 +85,8 @@ def rho_for_approx_dp(epsilon: float, delta: float) -> float:
 
 
 #: default t for LLN, as a fraction of eps_c (a public rule, chosen without data: smaller t gives less noise
-#: when S_t does not grow, but the exact Gini smooth sensitivity gets slow below beta ~ 0.02; 0.1 costs
-#: ~20% more noise than 0.05 and is ~15x faster at epsilon = 1)
+#: when S_t does not grow; 0.1 costs ~20% more noise than 0.05, and about the same time in the exact Gini smooth
+#: sensitivity at epsilon = 1: docs/benchmarks.md, "Timings behind choices in the code")
 LLN_BETA_FRACTION = 0.1
 
 

@@ -17,11 +17,11 @@ from ...validation import DPInputError, as_generator, check_epsilon, check_int, 
 #: simulated noisy histograms behind a percentile interval's expected width (seeded; the median over them)
 INTERVAL_DRAWS = 200
 #: largest bin-noise scale at which a percentile interval's width is computed: the exact law of the noisy
-#: cumulative counts is a convolution whose support grows with the scale (measured: 0.3 s at scale 20, 3 s at
-#: 67, minutes at 200); above it the width is not computed (the ``note`` says so)
+#: cumulative counts is a convolution whose support, and cost, grow with the scale (docs/benchmarks.md, "Timings behind choices in the code");
+#: above it the width is not computed (the ``note`` says so)
 INTERVAL_MAX_BIN_SCALE = 20.0
 #: smallest epsilon at which a Gini interval's width is computed: below it the optimiser of the split certifies
-#: its calibrations for 10 s to minutes (measured at n = 10,000: 10 s at 0.02, over a minute at 0.001)
+#: its calibrations for longer, the more so the smaller epsilon (docs/benchmarks.md, "Timings behind choices in the code")
 INTERVAL_MIN_GINI_EPSILON = 0.05
 
 
@@ -110,7 +110,7 @@ def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, 
             "",
             (
                 f"not computed below ε = {INTERVAL_MIN_GINI_EPSILON:g} (the split's optimisation "
-                "takes minutes there); the interval would be wide"
+                "takes long there); the interval would be wide"
             ),
             math.nan,
         )
