@@ -272,7 +272,9 @@ def test_expected_inverse_clipped_large_y_uses_stable_series():
     direct = np.exp(-z) * __import__("scipy").special.expi(z)
     assert np.allclose(ratio_accuracy._exp_neg_ei(np.array([60.001])), direct[1], rtol=1e-12)
     assert np.allclose(
-        ratio_accuracy._exp_e1(np.array([60.001])), np.exp(60.001) * __import__("scipy").special.exp1(60.001), rtol=1e-12
+        ratio_accuracy._exp_e1(np.array([60.001])),
+        np.exp(60.001) * __import__("scipy").special.exp1(60.001),
+        rtol=1e-12,
     )
 
 
