@@ -244,9 +244,10 @@ class LaplaceLogNormal:
         """The p-quantile of |Z| (bisection in log r on the exact tail)."""
         if np.ndim(p) == 0:
             return np.asarray(_lln_abs_quantile(self.sigma, float(check_probabilities(p))))
-        return self._abs_quantile(p)
+        return self.abs_quantile_uncached(p)
 
-    def _abs_quantile(self, p) -> np.ndarray:
+    def abs_quantile_uncached(self, p) -> np.ndarray:
+        """:meth:`abs_quantile` for any shape of ``p``, computed again each time (the scalar path keeps its results)."""
         p = check_probabilities(p)
         flat = p.ravel()
         lo = np.full(flat.shape, -40.0)
@@ -274,7 +275,7 @@ class LaplaceLogNormal:
 
 @lru_cache(maxsize=4096)
 def _lln_abs_quantile(sigma: float, p: float) -> float:
-    return float(LaplaceLogNormal(sigma)._abs_quantile(np.array([p]))[0])
+    return float(LaplaceLogNormal(sigma).abs_quantile_uncached(np.array([p]))[0])
 
 
 def lln_renyi_divergence(
