@@ -6,7 +6,7 @@
     dpcore check PLAN.toml          # validate a plan and print its cost (reads no data)
 
 Exit codes: 0 success (a ``dpcore: warning:`` line when the release was written and charged but the ledger
-could not mark it revealed); 2 a user error (bad plan, missing column, non-numeric income, no rows, unknown
+could not mark it revealed, or when its release card could not be written); 2 a user error (bad plan, missing column, non-numeric income, no rows, unknown
 engine, budget exceeded, missing ledger, ``--out`` not writable or locked by another run, not enough space,
 a ledger database fault ...), all refused before any charge, printed as one line ``dpcore: error: ...`` on
 stderr without a traceback; 3 a failure after the charge (the line says that epsilon was spent and nothing
@@ -186,6 +186,8 @@ def _release(args: argparse.Namespace, early_plan: Any = None) -> int:
         )
     if result.ledger_link_warning:  # delivered and charged: a warning, not a failure (docs/release_cli.md)
         print(f"dpcore: warning: {result.ledger_link_warning}", file=sys.stderr)
+    if result.card_warning:  # the tables and the record are written; said even with --quiet
+        print(f"dpcore: warning: {result.card_warning}", file=sys.stderr)
     print(str(result.out_dir))
     return 0
 

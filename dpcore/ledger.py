@@ -158,6 +158,11 @@ _INIT_HINT = (
     "create it with 'python -m dpcore ledger init {url}' (or the release command's --init-ledger), "
     "or point DPCORE_LEDGER_URL / --ledger at the existing ledger"
 )
+#: the head file beside a SQLite ledger (``<ledger>.head``): how much history the ledger held at its last commit
+HEAD_SUFFIX = ".head"
+#: after a commit, how long the checkpoint that copies it into the ledger file waits for readers of an older
+#: snapshot before leaving the rest to the next commit (a reader's transaction is a few milliseconds)
+CHECKPOINT_WAIT_S = 1.0
 
 OnWait = Callable[[str], Any]
 
@@ -173,6 +178,10 @@ class BudgetExceeded(DPInputError):
 
 class LedgerError(DPInputError):
     """A fault of the ledger database itself (the message names the ledger and what to do)."""
+
+    #: True when the fault came from the commit of a write transaction, whose outcome is then unknown until
+    #: someone looks (:meth:`Account.charge` does); a fault before the commit wrote nothing
+    at_commit = False
 
 
 class LedgerMissing(LedgerError):
@@ -250,7 +259,11 @@ def _backend_for(url: str | os.PathLike | None) -> _Backend:
 
 
 def open_ledger(
-    url: str | os.PathLike | None = None, *, create: bool = True, on_wait: OnWait | None = None
+    url: str | os.PathLike | None = None,
+    *,
+    create: bool = True,
+    on_wait: OnWait | None = None,
+    verify: bool = False,
 ) -> LedgerDB:
     """Open the ledger database at ``url``; with ``create=True`` (the library default) create it when
     nothing exists there yet (SQLite: the file, mode 0600, and its missing folders, mode 0700;
@@ -270,11 +283,16 @@ def open_ledger(
     :data:`LOCK_NOTE_EVERY_S`); :meth:`Account.charge` and :meth:`Account.attach_result` take their own.
     A ledger of schema 1 is migrated (hash chain added) in one transaction; result marks journaled by an
     earlier :meth:`Account.attach_result` are replayed into the database and removed from the journal.
+
+    ``verify=True`` (a release: the command line and the app) also runs :meth:`LedgerDB.verify` and refuses a
+    damaged ledger with its summary (:meth:`LedgerDB.require_intact`), before anything is charged.
     """
     backend = _backend_for(url)
     backend.open(create=create, on_wait=on_wait)
     db = LedgerDB(backend, on_wait=on_wait)
     db._replay_journal()
+    if verify:
+        db.require_intact()
     return db
 
 
@@ -284,6 +302,9 @@ def init_ledger(url: str | os.PathLike | None = None, *, on_wait: OnWait | None 
     ledger is never re-initialised, whatever state it is in."""
     backend = _backend_for(url)
     backend.create_new(on_wait=on_wait)
+    # then opened as any ledger is: its key read (a charge through a ledger only created hashed its entry under
+    # the public id of an empty key, which verify then found edited) and, for SQLite, the file's identity noted
+    backend.open(create=False, on_wait=on_wait)
     return LedgerDB(backend, on_wait=on_wait)
 
 
@@ -439,10 +460,27 @@ def _to_json(obj: Any, what: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _cost_from_json(text: str) -> _budget.PrivacyCost:  # PrivacyCost is frozen: sharing instances is safe
-    d = json.loads(text)
-    return _budget.PrivacyCost(
-        d["kind"], epsilon=d.get("epsilon", 0.0), delta=d.get("delta", 0.0), rho=d.get("rho", 0.0)
-    )
+    """A stored cost; ValueError when the text is not one (a damaged entry: the caller names it)."""
+    try:
+        d = json.loads(text)
+        return _budget.PrivacyCost(
+            d["kind"], epsilon=d.get("epsilon", 0.0), delta=d.get("delta", 0.0), rho=d.get("rho", 0.0)
+        )
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        raise ValueError(f"not a privacy cost ({_first_line(exc)})") from None
+
+
+def _stored(parse: Callable[[str], Any], text: str, what: str, entry_id: Any, where: str) -> Any:
+    """``parse(text)`` of an entry's stored JSON; a damaged one is :class:`LedgerCorrupt` naming the entry (never a
+    JSON traceback): only a person with write access to the database changes stored text."""
+    try:
+        return parse(text)
+    except (TypeError, ValueError) as exc:
+        raise LedgerCorrupt(
+            f"the ledger database ({where}) is damaged: the {what} of entry {entry_id} cannot be read "
+            f"({_first_line(exc)}); run 'python -m dpcore ledger verify' and restore the ledger from a backup "
+            "(docs/ledger.md). Nothing was charged or released."
+        ) from None
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -506,8 +544,11 @@ def _public_id(key: str, dataset_id: str) -> str:
 # ----------------------------------------------------------------------------------------------------
 # Faults -> messages
 # ----------------------------------------------------------------------------------------------------
+#: what a fault before the commit of a transaction means: the database rolled it back
+_NOTHING_WRITTEN_NOTE = "Nothing was written to the ledger by this attempt: nothing was charged or released."
+#: what a fault at the commit means when nobody could look afterwards (Account.charge looks, and says which)
 _CHARGE_NOTE = (
-    "Nothing was revealed; a charge interrupted at its commit may or may not have been recorded: "
+    "Nothing was revealed; the fault came at the commit, so the charge may or may not have been recorded: "
     "check the archive before releasing again."
 )
 
@@ -517,31 +558,40 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _unavailable(where: str, exc: BaseException | str) -> LedgerUnavailable:
-    reason = exc if isinstance(exc, str) else _first_line(exc)
-    return LedgerUnavailable(f"the ledger database ({where}) is unavailable: {reason}. {_CHARGE_NOTE}")
+def _note(at_commit: bool) -> str:
+    return _CHARGE_NOTE if at_commit else _NOTHING_WRITTEN_NOTE
 
 
-def _sqlite_fault(where: str, exc: sqlite3.Error) -> LedgerError:
-    """One line naming the ledger and what to do, for every sqlite3 error a caller could meet."""
+def _at_commit(fault: LedgerError, at_commit: bool) -> LedgerError:
+    """Mark a fault raised by the commit itself (the only moment a transaction's outcome is unknown)."""
+    fault.at_commit = at_commit
+    return fault
+
+
+def _sqlite_fault(where: str, exc: sqlite3.Error, *, at_commit: bool = False) -> LedgerError:
+    """One line naming the ledger and what to do, for every sqlite3 error a caller could meet. ``at_commit``: the
+    error came from COMMIT (the outcome is unknown until someone looks); else nothing was written."""
+    return _at_commit(_sqlite_fault_text(where, exc, _note(at_commit)), at_commit)
+
+
+def _sqlite_fault_text(where: str, exc: sqlite3.Error, note: str) -> LedgerError:
     text = _first_line(exc)
     low = text.lower()
     if "readonly" in low or "read-only" in low:
         return LedgerUnavailable(
             f"the ledger database ({where}) is unavailable: it is read-only for this user "
             f"({text}); make the ledger file, its -wal and -shm files and its folder writable for this "
-            f"user (chmod u+w on each) and retry. {_CHARGE_NOTE}"
+            f"user (chmod u+w on each) and retry. {note}"
         )
     if "locked" in low or "busy" in low:
         return LedgerUnavailable(
             f"the ledger database ({where}) is unavailable: it stayed locked by another process "
             f"(a release in progress?) for {BUSY_TIMEOUT_S:.0f} s ({text}); retry when it has "
-            f"finished. {_CHARGE_NOTE}"
+            f"finished. {note}"
         )
     if "full" in low:
         return LedgerUnavailable(
-            f"the ledger database ({where}) is unavailable: the disk is full ({text}); free "
-            f"space and retry. {_CHARGE_NOTE}"
+            f"the ledger database ({where}) is unavailable: the disk is full ({text}); free space and retry. {note}"
         )
     if "malformed" in low or "not a database" in low or "corrupt" in low or "disk i/o" in low:
         return LedgerCorrupt(
@@ -553,10 +603,14 @@ def _sqlite_fault(where: str, exc: sqlite3.Error) -> LedgerError:
             f"the ledger database ({where}) is unavailable: it cannot be opened ({text}); check "
             "that the file and its folder exist and are readable and writable by this user."
         )
-    return _unavailable(where, exc)
+    return LedgerUnavailable(f"the ledger database ({where}) is unavailable: {text}. {note}")
 
 
-def _pg_fault(where: str, exc: BaseException) -> LedgerError:
+def _pg_fault(where: str, exc: BaseException, *, at_commit: bool = False) -> LedgerError:
+    return _at_commit(_pg_fault_text(where, exc, _note(at_commit)), at_commit)
+
+
+def _pg_fault_text(where: str, exc: BaseException, note: str) -> LedgerError:
     text = _first_line(exc)
     name = type(exc).__name__
     if name in ("UndefinedTable", "UndefinedColumn"):
@@ -567,15 +621,15 @@ def _pg_fault(where: str, exc: BaseException) -> LedgerError:
     if name in ("ReadOnlySqlTransaction", "InsufficientPrivilege"):
         return LedgerUnavailable(
             f"the ledger database ({where}) is unavailable: this user cannot write to it ({text}); "
-            f"grant the ledger's role write access or use a primary server. {_CHARGE_NOTE}"
+            f"grant the ledger's role write access or use a primary server. {note}"
         )
     if name in ("DiskFull",):
         return LedgerUnavailable(
-            f"the ledger database ({where}) is unavailable: the server's disk is full ({text}). {_CHARGE_NOTE}"
+            f"the ledger database ({where}) is unavailable: the server's disk is full ({text}). {note}"
         )
     return LedgerUnavailable(
         f"the ledger database ({where}) is unavailable: {text}; check that the PostgreSQL server "
-        f"is running and reachable. {_CHARGE_NOTE}"
+        f"is running and reachable. {note}"
     )
 
 
@@ -652,6 +706,63 @@ def _make_private_dirs(folder: Path) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------
+# How much history a ledger holds (the head file of a SQLite ledger)
+# ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _History:
+    """How much history a ledger holds. Every table is append-only, so each count only grows from one commit to
+    the next, and the last entry (its id and hash) names the end of the hash chain: a ledger that holds less than
+    an earlier state of itself, or whose entry of that state's chain head has another hash, lost history."""
+
+    entries: int
+    last_entry: int
+    head: str
+    results: int
+    accounts: int
+    populations: int
+    sources: int
+
+    _COUNTS = ("entries", "results", "accounts", "populations", "sources")
+
+    def to_json(self) -> str:
+        return json.dumps({"v": 1, **{k: getattr(self, k) for k in self.__dataclass_fields__}}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> _History:
+        """Raises ValueError when ``text`` is not a head this dpcore wrote."""
+        try:
+            d = json.loads(text)
+            if d.pop("v") != 1:
+                raise ValueError("an unknown version")
+            out = cls(**d)
+        except (TypeError, KeyError, AttributeError) as exc:
+            raise ValueError(f"not a ledger head ({exc})") from None
+        if not isinstance(out.head, str) or not all(
+            isinstance(getattr(out, k), int) and getattr(out, k) >= 0 for k in (*cls._COUNTS, "last_entry")
+        ):
+            raise ValueError("not a ledger head (a count is not a whole number)")
+        return out
+
+    def describe(self) -> str:
+        return (
+            f"{self.entries} entr{'y' if self.entries == 1 else 'ies'}"
+            + (f" up to entry {self.last_entry} (chain head {self.head[:16]})" if self.last_entry else "")
+            + f", {self.results} result(s), {self.accounts} account(s), {self.populations} population(s), "
+            f"{self.sources} source(s)"
+        )
+
+    def lacks(self, earlier: _History) -> list[str]:
+        """What of ``earlier`` (a state this ledger had) it no longer holds, by count (the chain head is checked
+        against the database: :meth:`_SqliteBackend.history_problems`)."""
+        singular = {"entries": "entry", "results": "result", "accounts": "account", "populations": "population"}
+        return [
+            f"{n} {singular.get(k, 'source') if n == 1 else k}"
+            for k in self._COUNTS
+            if (n := getattr(earlier, k) - getattr(self, k)) > 0
+        ]
+
+
+# ----------------------------------------------------------------------------------------------------
 # Backends: the SQL differs only in placeholders, the locking statements and the schema DDL.
 # ----------------------------------------------------------------------------------------------------
 class _Backend:
@@ -681,6 +792,14 @@ class _Backend:
 
     def lock_chain(self, conn: Any, on_wait: OnWait | None) -> None:
         """Serialise appends to the ledger-wide hash chain (SQLite's write lock already does)."""
+
+    def history_problems(self, conn: Any) -> list[str]:
+        """What the database lacks of the history recorded beside it (SQLite's head file); [] when it holds it."""
+        return []
+
+    def history_notes(self) -> list[str]:
+        """Notes for ``verify`` about the record of the history (SQLite: no head file yet)."""
+        return []
 
     def describe(self) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -1048,6 +1167,7 @@ class _SqliteBackend(_Backend):
         except OSError as exc:  # pragma: no cover - lexists swallows most; a folder we may not search
             raise LedgerUnavailable(f"cannot look for the ledger at {self.path}: {exc.strerror or exc}") from None
         if not exists:
+            self._refuse_a_lost_ledger()
             if not create:
                 raise LedgerMissing(
                     f"there is no ledger at {self.path} (the file does not exist): "
@@ -1059,6 +1179,17 @@ class _SqliteBackend(_Backend):
         self._inode = self._stat_key()
         self._setup(on_wait)
 
+    def _refuse_a_lost_ledger(self) -> None:
+        """A head file without its ledger: the ledger that held that history was deleted or moved. A new ledger
+        (or a silent empty one) in its place would restart every cap, so both are refused until a person decides."""
+        if os.path.lexists(self.head_path):
+            raise LedgerMissing(
+                f"there is no ledger at {self.path}, but the head file {self.head_path} of a ledger that was there "
+                "is: that ledger was deleted or moved, with its history. Restore it (docs/ledger.md, Restore), or "
+                f"point DPCORE_LEDGER_URL / --ledger at it; only if a new ledger with fresh caps is truly meant, move "
+                f"{self.head_path.name} away first. Nothing was charged"
+            )
+
     def create_new(self, *, on_wait: OnWait | None) -> None:
         """Build the ledger under a temporary name (mode 0600) and link it into place, so a crash never leaves a
         0-byte or half-made file under the ledger's name (which open would then refuse)."""
@@ -1067,6 +1198,7 @@ class _SqliteBackend(_Backend):
                 f"a file already exists at {self.path}: dpcore never re-initialises an existing ledger "
                 "(run 'python -m dpcore ledger verify' to check it; move it away yourself if it is not one)"
             )
+        self._refuse_a_lost_ledger()
         try:
             _make_private_dirs(self.path.parent)
         except OSError as exc:
@@ -1093,6 +1225,7 @@ class _SqliteBackend(_Backend):
                     (json.dumps({"time": _now(), "software": f"dpcore {__version__}"}),),
                 )
                 self._migrate(conn, 1, record=False)
+                history = self._history(conn)
                 conn.execute("COMMIT")
             finally:
                 conn.close()  # the last connection checkpoints the WAL into the file and removes it
@@ -1100,6 +1233,8 @@ class _SqliteBackend(_Backend):
                 os.link(tmp, self.path)  # atomic; fails when someone else created the ledger meanwhile
             except FileExistsError:
                 raise LedgerExists(f"a ledger was created at {self.path} by another process meanwhile") from None
+            if history is not None:
+                self._record_history(history)
             with contextlib.suppress(OSError):
                 dir_fd = os.open(self.path.parent, os.O_RDONLY)
                 try:
@@ -1245,8 +1380,17 @@ class _SqliteBackend(_Backend):
             except BaseException:
                 self._drop()
                 raise
+            write = begin == "BEGIN IMMEDIATE"
             try:
+                if write:  # a ledger that lost history is never written to: a new charge would hide the loss
+                    problems = self.history_problems(conn)
+                    if problems:
+                        raise LedgerCorrupt(
+                            f"the ledger database ({self.describe()}) is damaged: {'; '.join(problems)}. "
+                            f"{_NOTHING_WRITTEN_NOTE}"
+                        )
                 yield conn
+                history = self._history(conn) if write else None
             except BaseException as exc:
                 try:
                     conn.execute("ROLLBACK")
@@ -1259,10 +1403,128 @@ class _SqliteBackend(_Backend):
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._drop()  # closing without COMMIT rolls back
-                raise _sqlite_fault(self.describe(), exc) from exc
+                raise _sqlite_fault(self.describe(), exc, at_commit=True) from exc
             except BaseException:
                 self._drop()
                 raise
+            if write:
+                self._after_commit(conn, history)
+
+    # ----- the history in one file ------------------------------------------------------------------
+    def _after_commit(self, conn: sqlite3.Connection, history: _History | None) -> None:
+        """After a write: copy it from the WAL into the ledger file, then record the head beside it.
+
+        Every dpcore command ends with ``os._exit`` (:func:`dpcore.cli.exit_after_command`), so SQLite's own
+        checkpoint (by the last connection to close, or every 1,000 pages) never runs, and without one the whole
+        history stays in the ``-wal`` file: a ``.db`` copied without it holds no account. A PASSIVE checkpoint after every
+        commit copies what no reader still needs (all of it, unless another process is inside a read); if
+        some is left, a FULL one waits up to :data:`CHECKPOINT_WAIT_S` for those readers. A rollback journal
+        (``journal_mode = DELETE``) keeps the file whole too, but lets a reader block a charge and cost more per
+        commit (docs/benchmarks.md, the ledger's durability). The commit stands whatever happens here: it is
+        durable in the WAL (``synchronous = FULL``), and a checkpoint left undone is done by the next commit."""
+        with contextlib.suppress(sqlite3.Error):
+            _busy, wal_frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if copied < wal_frames:
+                conn.execute(f"PRAGMA busy_timeout = {int(CHECKPOINT_WAIT_S * 1000)}")
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(FULL)").fetchone()
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        if history is not None:
+            self._record_history(history)
+
+    @property
+    def head_path(self) -> Path:
+        """The head file beside the ledger: how much history it held at its last commit."""
+        return self.path.with_name(self.path.name + HEAD_SUFFIX)
+
+    def _history(self, conn: sqlite3.Connection) -> _History | None:
+        """How much history the database holds now (inside a transaction); None before the ledger is at this
+        dpcore's schema (a migration records it when it commits)."""
+        row = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'schema_version'").fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            return None
+        last = conn.execute("SELECT id, entry_hash FROM dpcore_entries ORDER BY id DESC LIMIT 1").fetchone()
+
+        def count(table: str) -> int:
+            return int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+        return _History(
+            entries=count("dpcore_entries"),
+            last_entry=0 if last is None else int(last[0]),
+            head=CHAIN_GENESIS if last is None else str(last[1] or ""),
+            results=count("dpcore_results"),
+            accounts=count("dpcore_accounts"),
+            populations=count("dpcore_populations"),
+            sources=count("dpcore_sources"),
+        )
+
+    def _recorded_history(self) -> _History | None:
+        """The head file's history; None when there is none; ValueError or OSError when it cannot be read."""
+        try:
+            text = self.head_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        return _History.from_json(text)
+
+    def _record_history(self, history: _History) -> None:
+        """Replace the head file (atomically: a new file, synced, renamed over) when ``history`` holds all it
+        records. It is written after the commit, so it may lag the database (a crash in between, or racing
+        writers: an older state renamed last), never lead it; a lag is no alarm, and the next commit catches up.
+        A head file that cannot be written (a read-only folder) is left as it is: the commit stands."""
+        path = self.head_path
+        try:
+            current = self._recorded_history()
+        except (OSError, ValueError):
+            return  # unreadable: the next write refuses and says so (history_problems); a person decides
+        if current == history or (current is not None and history.lacks(current)):
+            return
+        tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.write(fd, (history.to_json() + "\n").encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    def history_problems(self, conn: Any) -> list[str]:
+        """What the database lacks of the history its head file records (inside a transaction)."""
+        try:
+            recorded = self._recorded_history()
+        except (OSError, ValueError) as exc:
+            return [
+                f"the head file {self.head_path} cannot be read ({_first_line(exc)}): dpcore writes it after every "
+                "commit and nothing else should; compare it with the ledger, then move it away (the next write "
+                "records a new one)"
+            ]
+        now = self._history(conn) if recorded is not None else None
+        if recorded is None or now is None:
+            return []
+        lost = now.lacks(recorded)
+        if recorded.last_entry:
+            row = conn.execute("SELECT entry_hash FROM dpcore_entries WHERE id = ?", (recorded.last_entry,)).fetchone()
+            if row is None or row[0] != recorded.head:
+                lost.append(f"entry {recorded.last_entry} with the chain head {recorded.head[:16]}")
+        if not lost:
+            return []
+        return [
+            f"history lost: the head file {self.head_path.name} (written after every commit) records "
+            f"{recorded.describe()}, the database holds {now.describe()}: it lacks {', '.join(lost)}. The ledger "
+            "was copied or restored without its -wal file, or from an older copy: restore the newest copy with its "
+            "-wal file ('python -m dpcore ledger backup' makes whole copies); to keep an older backup on purpose, "
+            f"move {self.head_path.name} away, then count the missing releases against their caps before any new "
+            "release (docs/ledger.md, Restore)"
+        ]
+
+    def history_notes(self) -> list[str]:
+        if os.path.lexists(self.head_path):
+            return []
+        return [f"no head file beside the ledger yet ({self.head_path.name}: written at its next write)"]
 
     def _drop(self) -> None:
         if self._conn is not None:
@@ -1536,7 +1798,7 @@ class _PostgresBackend(_Backend):
                     raise LedgerUnavailable(
                         f"the ledger database ({self.describe()}) is unavailable: it stayed locked "
                         f"by another process for {BUSY_TIMEOUT_S:.0f} s; retry when that release has "
-                        f"finished. {_CHARGE_NOTE}"
+                        f"finished. {_NOTHING_WRITTEN_NOTE}"
                     ) from None
                 if on_wait is not None and waited >= next_note - 0.005:
                     notes += 1
@@ -1568,7 +1830,9 @@ class _PostgresBackend(_Backend):
         return self._conn
 
     @contextlib.contextmanager
-    def _session(self) -> Iterator[Any]:
+    def _session(self, phase: dict[str, bool] | None = None) -> Iterator[Any]:
+        """The pooled connection under the lock; a psycopg error becomes a :class:`LedgerError` (``at_commit``
+        when ``phase["commit"]`` was set: the body was done and the transaction's commit failed)."""
         import psycopg
         from psycopg import pq
 
@@ -1582,7 +1846,7 @@ class _PostgresBackend(_Backend):
                         conn.close()
                     self._conn = None
                 if isinstance(exc, psycopg.Error):
-                    raise _pg_fault(self.describe(), exc) from exc
+                    raise _pg_fault(self.describe(), exc, at_commit=bool(phase and phase["commit"])) from exc
                 raise
             finally:
                 self._last_used = time.monotonic()
@@ -1590,8 +1854,10 @@ class _PostgresBackend(_Backend):
     @contextlib.contextmanager
     def locked(self, dataset_id: str | None, on_wait: OnWait | None = None) -> Iterator[Any]:
         """One transaction; ``charge`` locks the account row with ``SELECT ... FOR UPDATE``."""
-        with self._session() as conn, conn.transaction():
+        phase = {"commit": False}
+        with self._session(phase) as conn, conn.transaction():
             yield conn
+            phase["commit"] = True  # what fails from here on is the commit (the transaction's exit)
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Any]:
@@ -2057,9 +2323,13 @@ class LedgerDB:
         account, every entry's link to the previous one (first: :data:`CHAIN_GENESIS`), every result's
         hash; on SQLite also that no entry after the last one was removed (``sqlite_sequence``).
 
-        What it cannot see: entries removed from the end of the chain together with the id counter, by
-        someone who can write the file. Compare the chain head (in the summary) with a copy kept elsewhere
-        (docs/ledger.md: backups) to cover that.
+        A SQLite ledger is also compared with its head file (``<ledger>.head``, written after every commit):
+        a database that holds less history than the head file records (copied or restored without its ``-wal``
+        file, or from an older copy) is damaged.
+
+        What it cannot see: entries removed from the end of the chain together with the id counter and the
+        head file, by someone who can write both. Compare the chain head (in the summary) with a copy kept
+        elsewhere (docs/ledger.md: backups) to cover that.
         """
         backend = self._backend
         problems: list[str] = []
@@ -2110,6 +2380,7 @@ class LedgerDB:
             hashes: dict[int, str] = {}
             n_entries = 0
             last_id = 0
+            empty_key: list[int] = []
             for r in conn.execute(
                 "SELECT id, dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
                 "entry_hash FROM dpcore_entries ORDER BY id"
@@ -2132,9 +2403,16 @@ class LedgerDB:
                     r[8] or "", _public_id(key, r[1]), accounts[r[1]], r[2], r[3], r[4], r[5], r[6], r[7]
                 )
                 if r[9] != want:
-                    problems.append(
-                        f"entry {entry_id} was edited (its content or its account's cap does not match its hash)"
-                    )
+                    if r[9] == _entry_hash(
+                        r[8] or "", _public_id("", r[1]), accounts[r[1]], r[2], r[3], r[4], r[5], r[6], r[7]
+                    ):
+                        # init_ledger's ledger object once charged without having read its key (the release
+                        # command's --init-ledger): the content matches its hash, taken over an empty key's id
+                        empty_key.append(entry_id)
+                    else:
+                        problems.append(
+                            f"entry {entry_id} was edited (its content or its account's cap does not match its hash)"
+                        )
                 hashes[entry_id] = r[9] or ""
                 prev = r[9] or prev
             head = prev
@@ -2160,6 +2438,13 @@ class LedgerDB:
                             f"the entry id sequence is at {int(seq[0])}, after the last entry {last_id}: entries "
                             "were cut from the end, or a charge failed at its commit (compare with a backup)"
                         )
+            if empty_key:
+                notes.append(
+                    f"entr{'y' if len(empty_key) == 1 else 'ies'} {', '.join(map(str, empty_key[:5]))} hashed under "
+                    "an empty key's public id (a first release made with --init-ledger); content intact"
+                )
+            problems.extend(backend.history_problems(conn))
+            notes.extend(backend.history_notes())
             if "migrated_1_to_2" in meta:
                 with contextlib.suppress(Exception):
                     info = json.loads(meta["migrated_1_to_2"])
@@ -2172,6 +2457,31 @@ class LedgerDB:
         return VerifyReport(
             self.describe(), version, len(accounts), n_entries, n_results, head, tuple(problems), tuple(notes)
         )
+
+    def _entry_recorded(self, entry_id: int, entry_hash: str) -> bool | None:
+        """Whether the entry ``entry_id`` with this hash is in the database (a fresh read after a fault at its
+        commit); None when the database cannot be read either."""
+        try:
+            with self._backend.reading() as conn:
+                row = conn.execute(
+                    f"SELECT entry_hash FROM dpcore_entries WHERE id = {self._backend.ph}", (entry_id,)
+                ).fetchone()
+        except LedgerError:
+            return None
+        return row is not None and row[0] == entry_hash
+
+    def require_intact(self) -> VerifyReport:
+        """:meth:`verify`, refusing a damaged ledger: :class:`LedgerCorrupt` whose message is ``verify``'s summary
+        (``ledger DAMAGED: ...`` and its first problems). What a release runs before anything is charged: a
+        ledger whose history was edited, cut or lost must not take more charges (they would build on a history
+        that no longer adds up). Costs a pass over every entry (docs/benchmarks.md: the ledger)."""
+        report = self.verify()
+        if not report.ok:
+            raise LedgerCorrupt(
+                f"{report.summary()}. Nothing was charged or released: see 'python -m dpcore ledger verify' and "
+                "restore the ledger from a backup (docs/ledger.md)"
+            )
+        return report
 
     # ----- journal -----------------------------------------------------------------------------------
     def _replay_journal(self) -> int:
@@ -2245,17 +2555,18 @@ class LedgerDB:
             f"ORDER BY e.id",
             (dataset_id,),
         ).fetchall()
+        where = self.describe()
         return [
             Entry(
                 id=int(r[0]),
                 dataset_id=dataset_id,
                 label=r[1],
-                cost=_cost_from_json(r[2]),
+                cost=_stored(_cost_from_json, r[2], "cost", r[0], where),
                 epsilon=float(r[3]),
                 delta=float(r[4]),
                 time=r[5],
-                record=json.loads(r[6]),
-                result=None if r[7] is None else json.loads(r[7]),
+                record=_stored(json.loads, r[6], "record", r[0], where),
+                result=None if r[7] is None else _stored(json.loads, r[7], "result", r[0], where),
                 entry_hash=r[8] or "",
             )
             for r in rows
@@ -2360,12 +2671,56 @@ class Account:
         cost_json = _to_json(cost.to_dict(), "cost")
         cap = self.cap
         backend = self.db._backend
-        ph = backend.ph
         on_wait = self.db._on_wait if on_wait is None else on_wait
         if any(path.exists() for path in backend.journal_paths()):
             # a long-lived process (the app) opens the ledger once: the marks it journaled while the
             # database was away are recorded at its next charge, not only at the next open
             self.db._replay_journal()
+        written: list[Any] = []  # (id, time, hash) of the entry once inserted: a fault at the commit is looked up
+        try:
+            entry_id, stamp, entry_hash = self._append(
+                backend, cost, cost_json, record_json, label, cap, on_wait, written
+            )
+        except LedgerError as exc:
+            if not (exc.at_commit and written):
+                raise  # before the commit: its message says that nothing was written
+            entry_id, stamp, entry_hash = written
+            recorded = self.db._entry_recorded(entry_id, entry_hash)
+            if recorded is None:
+                raise  # the ledger cannot be read either: its message says to check the archive
+            if not recorded:
+                reason = str(exc).replace(_CHARGE_NOTE, "").strip()
+                raise type(exc)(
+                    f"{reason} The fault came at the commit; the ledger, read again, does not hold the charge: "
+                    "nothing was charged or released."
+                ) from exc
+            # the commit landed before the fault reached us (e.g. a sync error after it): the charge stands
+        return Entry(
+            id=int(entry_id),
+            dataset_id=self.dataset_id,
+            label=label,
+            cost=cost,
+            epsilon=float(cost.epsilon),
+            delta=float(cost.delta),
+            time=stamp,
+            record=json.loads(record_json),
+            entry_hash=entry_hash,
+        )
+
+    def _append(
+        self,
+        backend: _Backend,
+        cost: _budget.PrivacyCost,
+        cost_json: str,
+        record_json: str,
+        label: str,
+        cap: _budget.BudgetCap,
+        on_wait: OnWait | None,
+        written: list[Any],
+    ) -> tuple[int, str, str]:
+        """The charge's transaction: lock, check the cap, append the entry to the chain; (id, time, hash).
+        ``written`` receives the same once the entry is inserted, before the commit."""
+        ph = backend.ph
         with backend.locked(self.dataset_id, on_wait) as conn:
             lock = " FOR UPDATE" if backend.name == "postgresql" else ""
             row = backend.lock_row(
@@ -2376,10 +2731,11 @@ class Account:
             )
             if row is None:
                 raise DPInputError(f"the ledger account {self.display_name()!r} does not exist in {self.db.describe()}")
+            where = self.db.describe()
             costs = [
-                _cost_from_json(r[0])
+                _stored(_cost_from_json, r[1], "cost", r[0], where)
                 for r in conn.execute(
-                    f"SELECT cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)
+                    f"SELECT id, cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)
                 ).fetchall()
             ]
             self._check_fits(cap, costs, cost, label)
@@ -2417,17 +2773,8 @@ class Account:
                 entry_id = conn.execute(sql + " RETURNING id", params).fetchone()[0]
             else:
                 entry_id = conn.execute(sql, params).lastrowid
-        return Entry(
-            id=int(entry_id),
-            dataset_id=self.dataset_id,
-            label=label,
-            cost=cost,
-            epsilon=float(cost.epsilon),
-            delta=float(cost.delta),
-            time=stamp,
-            record=json.loads(record_json),
-            entry_hash=entry_hash,
-        )
+            written[:] = [int(entry_id), stamp, entry_hash]
+        return int(entry_id), stamp, entry_hash
 
     def _check_fits(
         self, cap: _budget.BudgetCap, costs: list[_budget.PrivacyCost], cost: _budget.PrivacyCost, label: str
@@ -2521,9 +2868,9 @@ class Account:
         ph = self.db._backend.ph
         with self.db._backend.reading() as conn:
             return [
-                _cost_from_json(r[0])
+                _stored(_cost_from_json, r[1], "cost", r[0], self.db.describe())
                 for r in conn.execute(
-                    f"SELECT cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)
+                    f"SELECT id, cost FROM dpcore_entries WHERE dataset_id = {ph} ORDER BY id", (self.dataset_id,)
                 ).fetchall()
             ]
 

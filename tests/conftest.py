@@ -58,6 +58,7 @@ SLOW_FILES_FIRST = (
     "test_smooth_noise_certificates.py",
     "test_browser_lessons_more.py",
     "test_browser_class_mode.py",
+    "test_browser_accessibility.py",
     "test_page_gini.py",
     "test_page_lessons.py",
     "test_population.py",
@@ -156,9 +157,10 @@ def _scan_components_once() -> None:
 # 7.9 s, pytest's own start 0.8 s). Two groups, not one: a single worker would need about 120 s of CPU for
 # every browser test (all in one process), the length of the whole run on the 2-core machine. The groups are
 # of about the same CPU (55-60 s each) and start first: a group takes the place of its first file in
-# SLOW_FILES_FIRST.
+# SLOW_FILES_FIRST. test_browser_accessibility.py (axe-core on the 8 pages, ~25-30 s of CPU with Chromium's, measured
+# alone on 2026-12-07) was added to the first group after that measurement.
 BROWSER_GROUPS = (
-    ("test_browser.py", "test_browser_lessons.py", "test_browser_class_mode.py"),
+    ("test_browser.py", "test_browser_lessons.py", "test_browser_class_mode.py", "test_browser_accessibility.py"),
     (
         "test_browser_paths.py",
         "test_browser_sidebar_state.py",

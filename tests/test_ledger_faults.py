@@ -139,7 +139,7 @@ def test_sqlite_file_is_created_0600_in_a_0700_folder(tmp_path):
     made = L.init_ledger(tmp_path / "init" / "l.db")
     assert stat.S_IMODE((tmp_path / "init" / "l.db").stat().st_mode) == 0o600
     _close(made)
-    assert sorted(os.listdir(tmp_path / "init")) == ["l.db"]
+    assert sorted(os.listdir(tmp_path / "init")) == ["l.db", "l.db.head"]  # the head file is 0600 too (above)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -208,6 +208,7 @@ def test_before_after_charts_are_the_gini_views_at_each_epsilon():
     import plotly.io as pio
 
     from dpcore.views import gini as gini_experiments
+    from ui.common import readable_axes
     from ui.sidebar import default_dataset
 
     at = open_page(PAGE)
@@ -220,7 +221,8 @@ def test_before_after_charts_are_the_gini_views_at_each_epsilon():
         view = gini_experiments.gini_view(
             values, epsilon=eps, seed=int(at.session_state["seed"]), **_lessons_defaults()
         )
-        expected = json.loads(pio.to_json(lessons_views.releases_spec(view), validate=False))
+        shown = readable_axes(lessons_views.releases_spec(view))  # as ui.common draws every chart
+        expected = json.loads(pio.to_json(shown, validate=False))
         assert _spec(at, index) == expected, index
 
 

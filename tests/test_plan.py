@@ -65,7 +65,11 @@ def test_issue_example_parses():
             lambda r: r["statistics"][0].update(q=[50, 150]),
             "statistics[1] (percentiles): field 'q' percentiles must be in (0, 100]",
         ),
-        (lambda r: r["statistics"][0].update(by="institution", q="median"), "statistics[1] (percentiles): field 'q'"),
+        (lambda r: r["statistics"][0].update(q="median"), "statistics[1] (percentiles): field 'q'"),
+        (
+            lambda r: r["statistics"][2].update(by="state"),
+            """statistics[3] (mean): field 'by' must be a list of column names, e.g. by = ["state"]""",
+        ),
         (lambda r: r["statistics"][1].update(lower=-1), "statistics[2] (gini): field 'lower' must be >= 0"),
         (lambda r: r["statistics"][1].update(gamma=1.0), "statistics[2] (gini): field 'gamma'"),
         (lambda r: r["statistics"][2].update(lower="zero"), "statistics[3] (mean): field 'lower' must be a number"),

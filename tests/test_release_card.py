@@ -182,6 +182,32 @@ def test_hostile_labels_and_column_names_are_escaped(released):
     assert "\\[click\\](http://evil.example) \\*bold\\* \\`code\\` next" in row
 
 
+def test_control_and_bidi_characters_are_shown_as_escapes(released):
+    """NUL and U+202E (the right-to-left override, which reverses what follows on screen) reached the card raw from
+    a cell label, a column name and the data set's name; every such character is now written as its escape."""
+    record = json.loads(json.dumps(released.record))
+    tables = {k: v.copy() for k, v in released.tables.items()}
+    name = "02_mean_by_region"
+    label, column = "north\x00\u202e00.1 :naem", "region\u200b\u2066"
+    tables[name]["region"] = [label, "south"]
+    tables[name] = tables[name].rename(columns={"region": column})
+    for s in record["statistics"]:
+        if s["name"] == name:
+            s["by"] = [column]
+    record["dataset"] = "wages \u202e2024\x1b[2J"
+    texts = {
+        "html": release_card.release_card_html(record, tables),
+        "markdown": release_card.release_card_markdown(record, tables),
+        "yaml": release_card.opendp_registry_entry(record, tables),
+    }
+    for kind, text in texts.items():
+        hidden = [hex(ord(ch)) for ch in set(text) if ch not in "\n" and not ch.isprintable()]
+        assert not hidden, (kind, hidden)
+    assert "north\\u0000\\u202e00.1 :naem" in texts["html"] and "region\\u200b\\u2066" in texts["html"]
+    assert "wages \\u202e2024\\u001b[2J" in texts["html"]
+    assert "north\\\\u0000\\\\u202e00.1 :naem" in texts["markdown"]  # its backslash escaped for Markdown
+
+
 def test_simulation_card_says_so_and_release_card_does_not(released):
     html_text = release_card.release_card_html(released.record, released.tables)
     assert "SIMULATION, NOT A RELEASE" in html_text

@@ -219,6 +219,29 @@ def test_one_click_one_charge_and_a_new_confirmation_per_release(ledger_url):
     assert "2 releases so far" in " ".join(m.value for m in at.markdown)
 
 
+def test_a_release_refuses_a_damaged_ledger_before_the_charge(ledger_url):
+    """The app keeps its ledger open: each release runs verify's checks first, so an entry damaged since (here by
+    someone with write access) refuses the next release with verify's summary, and nothing is charged."""
+    import sqlite3
+
+    csv = _csv()
+    at = _session(csv, stats="gini", group=None)
+    at.number_input(key="planner_rel_eps_gini").set_value(0.5).run()
+    _release(at)
+    assert _spent_epsilon(ledger_url, csv) == (0.5, 1)
+    conn = sqlite3.connect(ledger_lib._sqlite_path(ledger_url), isolation_level=None)
+    conn.execute("DROP TRIGGER dpcore_entries_no_update")
+    conn.execute("UPDATE dpcore_entries SET record = substr(record, 1, 20) WHERE id = 1")
+    conn.close()
+    summary = ledger_lib.open_ledger(ledger_url, create=False).verify().summary()
+    assert summary.startswith("ledger DAMAGED") and "entry 1 was edited" in summary
+    _release(at)
+    errors = [e.value for e in at.error]
+    assert any(summary in e and "Nothing was charged" in e for e in errors), errors
+    with sqlite3.connect(ledger_lib._sqlite_path(ledger_url)) as raw:
+        assert raw.execute("SELECT COUNT(*) FROM dpcore_entries").fetchone()[0] == 1
+
+
 def test_demonstration_account_is_named_and_the_file_account_is_kept(ledger_url):
     """After a reload the upload is gone and Release mode shows the synthetic data's account: it must
     not read as a reset of the file's budget."""

@@ -190,7 +190,9 @@ def projector(
         text.markdown(f"### Class session **{session.code}**")
         text.markdown(f"Students open this address (or scan the code), then play. Statistic: **{mechanism_label}**.")
         text.code(link, language=None, wrap_lines=True)  # a long host name wraps instead of scrolling
-        code_image.image(qr_svg(link), width=240, caption="Scan to join the class")
+        code_image.image(
+            qr_svg(link), width=240, caption="Scan to join the class", alt="QR code of the class's address shown here"
+        )
         st.markdown(f"**The class's results** (update by themselves every {LIVE_REFRESH_SECONDS} seconds)")
         _live_results(session.code, pooled_table)
 

@@ -17,15 +17,16 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
+from ..data.io import MAX_CSV_ROW_BYTES
 from ..validation import DPInputError
 from . import sql as sqlmod
 from .base import (
-    MAX_CSV_ROW_BYTES,
     Engine,
     EngineSpec,
     Progress,
     Source,
     csv_fields_error,
+    csv_line_too_long,
     csv_not_utf8_error,
     csv_row_too_long_error,
     first_line,
@@ -156,6 +157,11 @@ class DuckDBEngine(Engine):
                 return csv_not_utf8_error(path)
             if "line size" in text.lower():
                 return csv_row_too_long_error(path)
+        if self.source.kind == "csv" and "does not support a full read" in text:
+            # DuckDB's parallel reader on a line longer than its buffer: the rule of every engine says which
+            long_line = next((p for p in self.source.paths if csv_line_too_long(p)), None)
+            if long_line is not None:
+                return csv_row_too_long_error(long_line)
         return DPInputError(f"DuckDB could not read the data: {_first_line(exc)}")
 
     def _source_relation(self) -> str:

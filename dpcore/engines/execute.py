@@ -434,7 +434,9 @@ class PlanResult:
     """What :func:`run_plan` produced: the output directory, the record, the tables.
 
     ``ledger_link_warning``: None, or one line saying that the tables were written and the charge is on the
-    ledger but marking the entry revealed failed (the release is delivered; exit code 0 on the command line)."""
+    ledger but marking the entry revealed failed (the release is delivered; exit code 0 on the command line).
+    ``card_warning``: None, or one line saying that the release card could not be written (a full disk, say):
+    the tables and the record are, and the record says why the card is missing."""
 
     out_dir: Path
     record: dict
@@ -442,6 +444,7 @@ class PlanResult:
     simulation: bool
     ledger_entry_id: int | None = None
     ledger_link_warning: str | None = None
+    card_warning: str | None = None
 
 
 @dataclass(frozen=True)
@@ -722,9 +725,9 @@ def _write_outputs(
             hashes[pq_path.name] = _sha256(pq_path)
         (tmp / "plan.toml").write_text(plan_to_toml(plan), encoding="utf-8")
         hashes["plan.toml"] = _sha256(tmp / "plan.toml")
-        record = {**record, **_write_card(tmp, record, tables, hashes), "files": hashes}
+        record.update(_write_card(tmp, record, tables, hashes))  # a card not written: the caller says so too
         (tmp / RECORD_FILE).write_text(
-            json.dumps(record, indent=2, sort_keys=False, default=_json_default), encoding="utf-8"
+            json.dumps({**record, "files": hashes}, indent=2, sort_keys=False, default=_json_default), encoding="utf-8"
         )
         if out.exists():
             out.rmdir()  # empty (checked); a race that filled it makes this fail and leaves it alone
@@ -763,12 +766,14 @@ def _json_default(obj: Any) -> Any:
 
 def _open_ledger(ledger_url: str | None, *, create: bool, progress: Progress):
     """:func:`dpcore.ledger.open_ledger` (``create=True``: :func:`dpcore.ledger.init_ledger`, a new ledger only),
-    with the ledger's lock-wait notes ("waiting for the ledger lock ...") shown as progress lines."""
+    with the ledger's lock-wait notes ("waiting for the ledger lock ...") shown as progress lines. An existing
+    ledger is opened with ``verify``'s checks: a damaged one is refused with its summary before anything is read
+    or charged."""
     from .. import ledger
 
     if create:
         return ledger.init_ledger(ledger_url, on_wait=progress.say)
-    return ledger.open_ledger(ledger_url, create=False, on_wait=progress.say)
+    return ledger.open_ledger(ledger_url, create=False, on_wait=progress.say, verify=True)
 
 
 def _open_account(
@@ -1467,7 +1472,9 @@ def _run_in_slot(  # noqa: C901
             raise
         raise ReleaseNotDelivered(notice, _one_line(exc)) from exc
     progress.say(times.line())
-    return PlanResult(out, record, tables, simulate, None if entry is None else entry.id, warning)
+    card = record.get("release_card")
+    card_warning = f"the release card was {card}" if card else None
+    return PlanResult(out, record, tables, simulate, None if entry is None else entry.id, warning, card_warning)
 
 
 def _mark_revealed(acct, entry_id: int, out: Path, hashes: dict[str, str], notice: ChargeNotice) -> str | None:

@@ -16,8 +16,9 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from ..data.io import MAX_CSV_ROW_BYTES
 from ..validation import DPInputError
-from .base import MAX_CSV_ROW_BYTES, Progress, Source, csv_layout, first_line, shown, stage_postgres
+from .base import Progress, Source, csv_layout, first_line, shown, stage_postgres
 
 CHUNK_ROWS = 65_536
 #: files of at least this many bytes hold more than ``record_fingerprint.PARALLEL_MIN_ROWS`` rows (a 1M-row

@@ -4,7 +4,7 @@ It implements the per-row definitions of :mod:`dpcore.engines` with numpy, indep
 the DuckDB and Spark engines; the tests check that the three give identical tables.
 
 Memory: the source is read in chunks (batches of :data:`CHUNK_ROWS` rows from Parquet and DuckDB,
-blocks of :data:`dpcore.engines.MAX_CSV_ROW_BYTES` bytes of CSV), only the columns the plan needs;
+blocks of :data:`dpcore.data.io.MAX_CSV_ROW_BYTES` bytes of CSV), only the columns the plan needs;
 each chunk is checked and turned into compact columns (the income as float64, every text column as int32
 codes into one dictionary of labels per column), written to files in the engine's work directory
 (12 bytes per row for one text column). The histogram, the clipped sums and the outcome counts read
@@ -26,14 +26,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.io import MAX_CSV_ROW_BYTES
 from ..stratified import clipped_cents
 from ..validation import DPInputError
 from .base import (
-    MAX_CSV_ROW_BYTES,
     Engine,
     EngineSpec,
     Progress,
     Source,
+    arrow_kind,
     bin_index,
     bounding_key,
     csv_fields_error,
@@ -54,42 +55,6 @@ from .sql import KEY_CLAMP
 _NAN_WORDS = {"nan", "+nan", "-nan"}
 #: rows per chunk read from the source (a chunk of three text columns is ~40 MB as Python strings)
 CHUNK_ROWS = 200_000
-
-
-def _arrow_kind(arrow_type: Any) -> str:
-    """An Arrow type in the generic words of :func:`dpcore.engines.column_kind_refusal`."""
-    import pyarrow as pa
-
-    t = arrow_type
-    if pa.types.is_dictionary(t):
-        t = t.value_type
-    if pa.types.is_struct(t):
-        return "struct"
-    if pa.types.is_map(t):
-        return "map"
-    if (
-        pa.types.is_list(t)
-        or pa.types.is_large_list(t)
-        or pa.types.is_fixed_size_list(t)
-        or getattr(pa.types, "is_list_view", lambda _: False)(t)
-        or getattr(pa.types, "is_large_list_view", lambda _: False)(t)
-    ):
-        return "list"
-    if pa.types.is_union(t):
-        return "union"
-    if pa.types.is_boolean(t):
-        return "boolean"
-    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
-        return "number"
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", lambda _: False)(t):
-        return "text"
-    if pa.types.is_temporal(t):
-        return "date/time"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
-        return "binary"
-    if pa.types.is_null(t):
-        return "null"
-    return "other"
 
 
 def _parse_income(raw: np.ndarray) -> tuple[np.ndarray, str | None]:
@@ -241,7 +206,7 @@ class PandasEngine(Engine):
 
     def _check_schema(self, schema: Any) -> None:
         self._missing_columns(schema.names)
-        self._check_column_kinds({name: _arrow_kind(schema.field(name).type) for name in self._needed()})
+        self._check_column_kinds({name: arrow_kind(schema.field(name).type) for name in self._needed()})
 
     def _csv_batches(self) -> Iterator[Any]:
         """Record batches of the needed columns of every CSV file, all as text (None for an empty field),
@@ -303,7 +268,7 @@ class PandasEngine(Engine):
         batches = self._csv_batches() if self.source.kind == "csv" else self._arrow_batches()
         for batch in batches:
             col = batch.column(batch.schema.get_field_index(spec.income))
-            if _arrow_kind(col.type) == "number":
+            if arrow_kind(col.type) == "number":
                 x = pd.to_numeric(pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce")
                 x = x.astype(float).to_numpy()
             else:

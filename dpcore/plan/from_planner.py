@@ -11,6 +11,7 @@ import numpy as np
 from .model import DEFAULT_GINI_NOISE_DELTA, GINI_PLAN_NOISES, PLAN_VERSION, PlanError, ReleasePlan
 from .validate import is_number, plan_from_dict
 
+# ---------------------------------------------------------------------------------------------
 # From the planner page
 # ---------------------------------------------------------------------------------------------
 

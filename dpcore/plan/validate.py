@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -78,6 +79,7 @@ _TOP_FIELDS = (
 )
 
 
+# ---------------------------------------------------------------------------------------------
 # Validation helpers
 # ---------------------------------------------------------------------------------------------
 
@@ -281,7 +283,13 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
         raise _fail(where, "epsilon", f"must be at most 1000, got {epsilon:g}")
     by_raw = raw.get("by", [])
     if isinstance(by_raw, str):
-        by_raw = [by_raw]
+        # refused, not read as [by_raw]: every list field of a plan is a TOML list (q, bins, [keys]), and a text
+        # such as "state, region" would otherwise be one column of that name
+        raise _fail(
+            where,
+            "by",
+            f"must be a list of column names, e.g. by = [{json.dumps(by_raw[:60])}]; got the text {_shown(by_raw)}",
+        )
     if not isinstance(by_raw, list):
         raise _fail(where, "by", f"must be a list of column names, got {_shown(by_raw)}")
     by = tuple(_column(c, where, "by") for c in by_raw)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -81,6 +82,7 @@ def _method_key(kind: str, plan_statistic: Mapping[str, Any]) -> str:
     return variant if variant in METHODS else key
 
 
+# ---------------------------------------------------------------------------------------------
 # The card's content, once, for both renderers
 # ---------------------------------------------------------------------------------------------
 
@@ -466,3 +468,25 @@ def describe_statistic(s: CardStatistic) -> str:
 def check_record(record: Any) -> None:
     if not isinstance(record, Mapping):
         raise TypeError(f"record must be a release record (a dict, release_record.json), got {type(record).__name__}")
+
+
+#: the Unicode categories shown as escapes in a card: controls (NUL, ESC ...), format characters (U+202E, the
+#: right-to-left override, reverses what follows on screen; zero-width spaces and joiners hide text), surrogates,
+#: line and paragraph separators
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def visible(text: str) -> str:
+    """``text`` with every character that would act instead of show (:data:`_HIDDEN_CATEGORIES`; tab and line
+    ends stay) written as its escape, ``\\u202e``: a label from the data (a cell's value, a column's name) or a
+    plan's text can then neither hide nor reorder what a card says. Escaped here, not refused in the plan: the
+    cell labels come from the data, and a release refused because of a label's characters would depend on the
+    data without a DP output."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch
+        if ch in "\t\n\r" or unicodedata.category(ch) not in _HIDDEN_CATEGORIES
+        else (f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        for ch in text
+    )

@@ -11,14 +11,10 @@ from typing import Any
 import pandas as pd
 
 from ..errors import DPInputError
-from .content import METHODS, Card, build_card, check_record, plain_number, software_line, unit_sentence
+from .content import METHODS, Card, build_card, check_record, plain_number, software_line, unit_sentence, visible
 
 #: the marker of a registry field only the publishing agency can fill
 REGISTRY_PLACEHOLDER = "FILL IN"
-
-
-# The OpenDP Deployments Registry entry
-# ---------------------------------------------------------------------------------------------
 
 
 def _yaml_scalar(v: Any) -> str:
@@ -40,7 +36,7 @@ def _yaml_scalar(v: Any) -> str:
             mantissa, exponent = text.split("e")
             text = f"{mantissa}.0e{exponent}"
         return text
-    return json.dumps(str(v), ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+    return json.dumps(visible(str(v)), ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
 
 
 def _yaml_lines(obj: Any, indent: int) -> list[str]:

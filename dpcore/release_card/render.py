@@ -19,6 +19,7 @@ from .content import (
     describe_statistic,
     interval_note,
     software_line,
+    visible,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -27,7 +28,7 @@ from .content import (
 
 
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    return html.escape(visible(str(x)), quote=True)
 
 
 _CSS = """
@@ -147,7 +148,7 @@ def _m(x: Any) -> str:
     """Text safe in Markdown: HTML-escaped (a renderer passes raw HTML through), the punctuation that opens
     emphasis, code, links, strike-through or a table cell escaped, one line. Every such text follows "| ", "- "
     or a fixed word on its line, so no label can start a heading or a list."""
-    text = html.escape(str(x), quote=False).replace("\r", " ").replace("\n", " ")
+    text = html.escape(visible(str(x)), quote=False).replace("\r", " ").replace("\n", " ")
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
@@ -214,6 +215,3 @@ def render_markdown(card: Card) -> str:
         "",
     ]
     return "\n".join(out)
-
-
-# ---------------------------------------------------------------------------------------------

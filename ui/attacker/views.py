@@ -15,6 +15,7 @@ import streamlit as st
 
 from dpcore.views import attacker as attacker_lib
 from ui.attacker import plots as plots_attacker
+from ui.common import show_figure
 
 MECHANISM_LABELS = {
     "count": "a count (Laplace noise)",
@@ -137,9 +138,7 @@ def release(view: attacker_lib.AttackerView, *, class_round: tuple[int, str] | N
         )
     if setup.mechanism != "percentile":
         with st.expander("Hint: how likely is this release under A and under B?"):
-            st.plotly_chart(
-                plots_attacker.densities_figure(setup, game_round.release), width="stretch", key="atk_densities"
-            )
+            show_figure(plots_attacker.densities_figure(setup, game_round.release), key="atk_densities")
             st.caption(
                 "The optimal attacker picks the data set whose curve is higher at the published value. "
                 "DP keeps the two curves within a factor e^ε of each other everywhere."

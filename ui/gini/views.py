@@ -97,10 +97,10 @@ def guarantee_and_definition() -> None:
         f"posterior in {POSTERIOR.cited} treats it as known, as the paper does.",
     )
     with st.expander("Which Gini? (definition used everywhere on this page)"):
-        st.latex(
-            r"g(X) \;=\; \frac{\sum_{i=1}^{n}\sum_{j=1}^{n} |x_i - x_j|}{2\,n^2\,\bar x}"
-            r"\;=\; \frac{\sum_{i=1}^{n} (2i - n - 1)\,x_{(i)}}{n \sum_i x_i}"
-        )
+        # two formulas, not one line: the line was wider than a phone, and KaTeX's box then scrolls sideways
+        # where no keyboard can reach it (WCAG 2.1.1)
+        st.latex(r"g(X) \;=\; \frac{\sum_{i=1}^{n}\sum_{j=1}^{n} |x_i - x_j|}{2\,n^2\,\bar x}")
+        st.latex(r"\phantom{g(X)} \;=\; \frac{\sum_{i=1}^{n} (2i - n - 1)\,x_{(i)}}{n \sum_i x_i}")
         st.markdown(
             "This is eq. (1) of the paper (x sorted ascending; range 0 to (n−1)/n). The paper's toy example "
             "uses eq. (2), which divides by n(n−1)·mean instead and is larger by n/(n−1); for thousands of "

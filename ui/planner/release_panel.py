@@ -729,6 +729,9 @@ def _release(
 ) -> None:
     """Make the release and keep its outcome for the next run (which draws everything from the ledger)."""
     try:
+        # verify's checks before anything is charged (the ledger is opened once per process, so at each release):
+        # a damaged or cut history is refused with verify's own summary
+        db.require_intact()
         n_missing, missing_groups = missing_income_rows(ds, group_column)
         grouped = any(kind in GROUP_KINDS for kind, _ in items)
         if grouped and not declared_labels:
@@ -1164,7 +1167,7 @@ def release_panel(  # noqa: C901
 
     records = st.session_state.get("planner_records")
     if records and st.session_state.get("planner_records_account") == dataset_id:
-        st.table(released_table(records))
+        st.table(released_table(records), alt="The values just released")
         if acct is not None:
             remaining = max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
             st.warning(

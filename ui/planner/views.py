@@ -778,7 +778,10 @@ def render_accuracy(
         "conservative end; see the CSV)."
     )
     st.markdown(INTERVAL_NOTE)
-    st.table(_remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)))
+    st.table(
+        _remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)),
+        alt="Smallest ε meeting each statistic's target",
+    )
     show_figure(
         figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
         width="stretch",
@@ -959,7 +962,8 @@ def render_half_width(
     st.table(
         table[["statistic", "target", "smallest ε", HALF_WIDTH_COLUMN, "note"]]
         .style.format({"smallest ε": "{:.4g}"})
-        .hide(axis="index")
+        .hide(axis="index"),
+        alt="Smallest ε at which each statistic's intervals meet your half-width",
     )
     show_figure(
         figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
@@ -1063,7 +1067,8 @@ def render_risk(view: AttackerBeliefView) -> None:
         st.table(
             table.reset_index(drop=True)
             .style.format({"epsilon": "{:g}", table.columns[-1]: "{:.2f}"})
-            .hide(axis="index")
+            .hide(axis="index"),
+            alt="Deployments and the largest belief each ε allows",
         )
         download_csv(edited, "Download the deployment table (CSV)", "planner_deployments.csv", key="planner_dl_deploy")
 
@@ -1247,4 +1252,4 @@ def release_plan_download(
     if left_out:
         st.caption("Not in the plan: " + "; ".join(left_out))
     with st.expander("What the plan file says"):
-        st.code(text, language="toml")
+        st.code(text, language=None, wrap_lines=True)  # plain: Streamlit's syntax colours fail WCAG contrast

@@ -403,7 +403,7 @@ def trends(view: strat_experiments.TrendView, *, x_title: str, log_x: bool) -> N
             (left, "error", "normalised error |est − mean| / mean"),
             (right, "parity error", "parity error (Def. 11)"),
         ):
-            column.plotly_chart(
+            show_figure(
                 plots_stratified.sweep_figure(
                     view.summary(measure),
                     view.x,
@@ -411,7 +411,7 @@ def trends(view: strat_experiments.TrendView, *, x_title: str, log_x: bool) -> N
                     x_title="ε (CoinPress: ρ = ε²/2)" if eps else x_title,
                     y_title=title,
                 ),
-                width="stretch",
+                container=column,
             )
         if eps:
             st.caption(
@@ -556,7 +556,7 @@ SYNTHESIZER_TEXT = (
 def synthesizer(view: strat_experiments.SynthesizerView) -> None:
     """Parity error and max disparity of the light synthesizers against epsilon (paper Figs. 5 and 7a)."""
     left, right = st.columns(2)
-    left.plotly_chart(
+    show_figure(
         plots_stratified.sweep_figure(
             view.summary("parity error"),
             "epsilon",
@@ -565,9 +565,9 @@ def synthesizer(view: strat_experiments.SynthesizerView) -> None:
             x_title="ε",
             y_title="parity error of means",
         ),
-        width="stretch",
+        container=left,
     )
-    right.plotly_chart(
+    show_figure(
         plots_stratified.sweep_figure(
             view.summary("max disparity"),
             "epsilon",
@@ -576,7 +576,7 @@ def synthesizer(view: strat_experiments.SynthesizerView) -> None:
             x_title="ε",
             y_title="max disparity (largest group error)",
         ),
-        width="stretch",
+        container=right,
     )
     st.caption(
         "Paper Figs. 5 and 7a shape: the stratified synthesizer has the lower parity error, and the largest "
