@@ -123,11 +123,11 @@ def income_shape(text: str) -> str:
     """The app's cell shape of one stripped text (dpcore.data's patterns: int, comma3, dot3, us, eu, point; the
     first that fits), "castable" for other texts a plain parse reads (nan, inf) and "bad" for the rest."""
 
-    from ..data.io import _NUMBER_PATTERNS
+    from ..data.io.numbers import NUMBER_PATTERNS
 
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    for name, pattern in _NUMBER_PATTERNS:
+    for name, pattern in NUMBER_PATTERNS:
         if re.fullmatch(pattern, text):
             return name
     try:
