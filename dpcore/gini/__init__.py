@@ -64,9 +64,9 @@ from .sensitivity import (
     gini_global_sensitivity,
     local_sensitivity_bound,
     minimal_iq,
-    shared_exact_profile,
     smooth_sensitivity,
 )
+from .sensitivity import shared_exact_profile as shared_exact_profile
 from .statistic import (
     GINI_DEFINITION,
     clip_incomes,
@@ -92,7 +92,6 @@ __all__ = [
     "smooth_sensitivity",
     "fast_smooth_sensitivity_iq",
     "minimal_iq",
-    "shared_exact_profile",
     "GiniSmoothSensitivity",
     "GiniRelease",
     "GiniMechanism",

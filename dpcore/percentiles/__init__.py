@@ -77,16 +77,16 @@ from .common import (
     PSEO_TOP,
     RELATIONS,
     bin_edges,
-    check_earnings,
     check_edges,
-    check_q,
-    check_relation,
     epsilon_per_bin,
     even_bin_edges,
     lognormal_bin_edges,
     relative_accuracy,
     summed_l1_error,
 )
+from .common import check_earnings as check_earnings
+from .common import check_q as check_q
+from .common import check_relation as check_relation
 from .histogram import (
     BinnedData,
     NoisyHistogram,
@@ -144,9 +144,6 @@ __all__ = [
     "PSEO_LOG_SD",
     "RELATIONS",
     "check_edges",
-    "check_q",
-    "check_relation",
-    "check_earnings",
     "lognormal_bin_edges",
     "even_bin_edges",
     "bin_edges",

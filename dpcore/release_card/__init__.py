@@ -33,7 +33,8 @@ is their public path): :mod:`~dpcore.release_card.numbers` (honest digits), :mod
 from __future__ import annotations
 
 from .app_records import card_inputs_from_app_records
-from .content import MAX_CARD_ROWS, METHODS, SIMULATION_WARNING, opendp_version
+from .content import MAX_CARD_ROWS, METHODS, SIMULATION_WARNING
+from .content import opendp_version as opendp_version
 from .files import (
     CARD_FILES,
     CARD_HTML,
@@ -45,7 +46,8 @@ from .files import (
     write_release_card,
 )
 from .numbers import CardNumber, card_number
-from .registry import REGISTRY_PLACEHOLDER, opendp_registry_entry, to_yaml
+from .registry import REGISTRY_PLACEHOLDER, opendp_registry_entry
+from .registry import to_yaml as to_yaml
 from .render import release_card_html, release_card_markdown
 
 __all__ = [
@@ -67,6 +69,4 @@ __all__ = [
     "REGISTRY_PLACEHOLDER",
     "METHODS",
     "SIMULATION_WARNING",
-    "opendp_version",
-    "to_yaml",
 ]

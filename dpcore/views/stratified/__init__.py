@@ -57,15 +57,15 @@ from .page import (
     TrendView,
     accounting_view,
     bounds_view,
-    coinpress_rho,
-    group_means_answer_at_epsilon,
-    group_means_answer_statistic,
     group_means_view,
     parity_draws,
     summarise,
     synthesizer_view,
     trend_view,
 )
+from .page import coinpress_rho as coinpress_rho
+from .page import group_means_answer_at_epsilon as group_means_answer_at_epsilon
+from .page import group_means_answer_statistic as group_means_answer_statistic
 from .paper import (
     NY_RACE_COUNTS,
     NY_SEX_RACE_COUNTS,
@@ -139,9 +139,6 @@ __all__ = [
     "GroupMeansView",
     "group_means_view",
     "PRIVACY_MATCHES",
-    "coinpress_rho",
-    "group_means_answer_statistic",
-    "group_means_answer_at_epsilon",
     "TrendView",
     "trend_view",
     "summarise",
