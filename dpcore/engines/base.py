@@ -324,6 +324,20 @@ class CsvLayout:
         keep = set(needed)
         return [c if c in keep else f"__dpcore_unread_{i}" for i, c in enumerate(self.columns)]
 
+    def arrow_parse_options(self):
+        """Arrow's CSV dialect of this file, as the engines that read CSV with Arrow parse it: the header's
+        delimiter, double quotes (a quote inside one doubled), line ends inside quoted values, empty lines
+        skipped."""
+        import pyarrow.csv as pacsv
+
+        return pacsv.ParseOptions(
+            delimiter=self.delimiter,
+            quote_char='"',
+            double_quote=True,
+            newlines_in_values=True,
+            ignore_empty_lines=True,
+        )
+
 
 def _open_csv_bytes(path: str):
     """The file's bytes, decompressed (.gz, .zst, .bz2) by Arrow as the engines do; None when this Arrow
