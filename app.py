@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.browser_history import one_entry_per_page
 from ui.common import focus_styles, keyboard_fixes
 from ui.notices import open_notice_area, run_completed
 
@@ -91,6 +92,7 @@ try:
     navigation.run()
     if data_free:
         render_sidebar(data_free=True, data_used=data_used)
+    one_entry_per_page()  # Back leaves the page (ui.browser_history)
     run_completed()  # not reached by a run that was stopped: its one-shot outcomes are drawn again
     keyboard_fixes()  # no single-key rerun (WCAG 2.1.4), wide tables reachable by keyboard (2.1.1)
 finally:

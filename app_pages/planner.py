@@ -17,7 +17,7 @@ from ui import repro
 from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
 from ui.data_note import data_note
 from ui.planner import sections, views
-from ui.planner.release_panel import release_panel
+from ui.planner.release_panel import release_allocation, release_panel
 from ui.sidebar import current_dataset
 
 PLAN = "Plan: choose ε on planning data"
@@ -128,7 +128,8 @@ def _statistic(kind: str) -> planner_lib.PlannedStatistic:
 # =============================================================================================
 @st.fragment
 def plan_views() -> None:
-    total = float(qp_slider("Total ε you can afford for the whole release", "planner_total", 0.05, 20.0, 2.0, 0.05,
+    total = float(qp_slider("Total ε you can afford for the whole release", views.TOTAL_KEY, *views.TOTAL_RANGE,
+                            views.TOTAL_START, 0.05,
                             on_change=views.on_total_change, args=(list(kinds),),
                             help="Budget first splits it; accuracy first compares the plan's total with it."))
     view = qp_radio("View", "planner_view", VIEWS, VIEWS[0], horizontal=True)
@@ -173,6 +174,6 @@ else:  # RELEASE mode (durable ledger); what the chosen Gini noise implies is sa
             st.warning(views.release_refusal(specs))
         elif views.release_delta_note(specs):
             st.info(views.release_delta_note(specs))
-        release_panel(ds, kinds, _statistic, st.session_state.get("_planner_alloc") or views.allocation(kinds, 2.0),
+        release_panel(ds, kinds, _statistic, release_allocation(kinds),
                       group_column=group_column, random_groups=needs_groups and group_column is None,
                       statistic_params=lambda kind: dict(_key(kind)))

@@ -53,6 +53,42 @@ def bench_dpcore() -> None:
             print(f"{stat.name[:40]:<40} {n:>9,} {t_build + t_cold:>8.3f} {t_warm:>8.3f} {sol.epsilon:>10.4g}")
 
 
+_HALF_WIDTH_RUN = """
+import json, sys, time
+from dpcore import intervals, planner as P
+from dpcore.data import lognormal_incomes
+from dpcore.views import planner as planner_views
+import dpcore.views.gini, pandas, scipy.optimize  # imports out of the timing
+calls = []
+search = intervals._optimise
+intervals._optimise = lambda *a, **k: calls.append(a[0]) or search(*a, **k)
+if sys.argv[1] == "off":
+    planner_views._shipped_gini_epsilons = lambda stat, level: []
+stat = P.make_statistic("gini", lognormal_incomes(10_000, sigma=0.9, rng=2026), None, upper=1e6)
+t = time.perf_counter()
+sol = planner_views.solve_epsilon_for_half_width(stat, planner_views.HalfWidthTarget(0.01))
+print(json.dumps([time.perf_counter() - t, len(calls), sol.epsilon]))
+"""
+
+
+def bench_half_width() -> None:
+    """A first half-width plan of the default Gini (n = 10,000, U = 1e6, ±0.01 Gini points), each in a fresh process
+    and a new split cache, with and without the bracket on the shipped splits (alternating, same run)."""
+    import json
+    import subprocess
+    import tempfile
+
+    print("\n## dpcore.views.planner: a first half-width plan of the Gini (fresh process, empty split cache)")
+    for bracket in ("on", "off", "on", "off"):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, DPCORE_CACHE_DIR=cache, PYTHONPATH=str(REPO))
+            out = subprocess.run(
+                [sys.executable, "-c", _HALF_WIDTH_RUN, bracket], env=env, capture_output=True, text=True, check=True
+            )
+        seconds, optimisations, epsilon = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"bracket {bracket:<3}: {seconds:6.2f} s, {optimisations} split optimisations, ε = {epsilon:.6g}")
+
+
 def bench_release() -> None:
     print("\n## dpcore.release: one real release (OS CSPRNG) of the four default statistics")
     x = lognormal_incomes(10_000, sigma=0.9, rng=2)
@@ -117,6 +153,7 @@ def bench_page() -> None:
 if __name__ == "__main__":
     print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores)")
     bench_dpcore()
+    bench_half_width()
     bench_release()
     bench_page()
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")

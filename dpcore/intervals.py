@@ -1423,6 +1423,25 @@ def shipped_split_key(
     return (noise, eps, d, n, lo, hi, lev, method, gamma, calibration_mode)
 
 
+def shipped_epsilons(
+    noise: str,
+    d: float | None,
+    n: int,
+    lo: float,
+    hi: float,
+    lev: float,
+    method: str = "pivot",
+    gamma: float = 2.0,
+    calibration_mode: str = "tight",
+) -> list[float]:
+    """The epsilons whose split :func:`optimise_gini_split` reads from the shipped table for these public inputs
+    (sorted; empty when the table has none): a search over epsilon can bracket its answer there first."""
+    from .gini_split_table import SPLITS
+
+    rest = (d, n, lo, hi, lev, method, gamma, calibration_mode)
+    return sorted(key[1] for key in SPLITS if key[0] == noise and key[2:] == rest)
+
+
 def _shipped_plan(
     eps: float,
     d: float | None,

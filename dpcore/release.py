@@ -516,14 +516,21 @@ def records_to_json(records: Sequence[ReleaseRecord], ledger: Any = None) -> str
 
 
 def records_to_csv(records: Sequence[ReleaseRecord]) -> str:
-    """CSV of the released values: statistic, label, released_value, epsilon, mechanism, timestamp."""
+    """CSV of the released values, each with its interval as the JSON record and the release card give it:
+    statistic, label, released_value, lower, upper, level (the interval's ends and level; empty for a value
+    released without one), epsilon, delta, mechanism, timestamp."""
     records = _records(records)
     buf = io.StringIO()
-    buf.write("statistic,label,released_value,epsilon,delta,mechanism,timestamp\n")
+    buf.write("statistic,label,released_value,lower,upper,level,epsilon,delta,mechanism,timestamp\n")
     for r in records:
-        for lab, v in zip(r.labels, r.released, strict=True):
-            fields = [r.statistic, lab, repr(float(v)), repr(r.epsilon), repr(r.delta), r.mechanism, r.timestamp]
-            buf.write(",".join('"' + str(f).replace('"', '""') + '"' for f in fields) + "\n")
+        with_interval = bool(r.released_lower) and bool(r.released_upper) and r.interval_level is not None
+        lows = r.released_lower if with_interval else (None,) * len(r.released)
+        ups = r.released_upper if with_interval else (None,) * len(r.released)
+        level = repr(float(r.interval_level)) if r.interval_level is not None and with_interval else ""
+        for lab, v, lo, hi in zip(r.labels, r.released, lows, ups, strict=True):
+            ends = ["" if e is None else repr(float(e)) for e in (lo, hi)]
+            fields = [r.statistic, lab, repr(float(v)), *ends, level, repr(r.epsilon), repr(r.delta), r.mechanism]
+            buf.write(",".join('"' + str(f).replace('"', '""') + '"' for f in [*fields, r.timestamp]) + "\n")
     return buf.getvalue()
 
 

@@ -242,19 +242,32 @@ def test_planner_writes_keys_and_cell_sizes():
 
 
 def test_planner_page_declares_public_cells_of_public_data_only():
-    """The downloaded plan: the PSEO table keeps its published cell sizes; a public real file declares its
-    cells as [keys]; synthetic data (invented labels) declares none."""
-    from dpcore import data
-    from ui.planner.views import release_plan_cells
+    """The declaration of the groups the plan file and Release mode start from: the PSEO table keeps its published
+    cell sizes (its catalogue entry says so); a public real file declares its labels, with noisy sizes; synthetic
+    data (invented labels) and uploads declare nothing, whatever the file is called."""
+    import dataclasses
 
-    pseo = data.load_shared("pseo")
-    keys, cell_sizes = release_plan_cells(pseo, "institution")
-    assert cell_sizes == "public" and len(keys["institution"]) == pseo.frame["institution"].nunique()
+    from dpcore import data
+    from ui.planner.release_panel import declaration_defaults, release_cells
+
+    def cells(ds, column):
+        return release_cells(declaration_defaults(ds, column), column, ["group_means"])[:2]
+
+    for pseo in (data.load_shared("pseo"), data.build_dataset({"kind": "example", "name": "pseo"})):
+        keys, cell_sizes = cells(pseo, "institution")
+        assert cell_sizes == "public" and len(keys["institution"]) == pseo.frame["institution"].nunique()
     acs = data.load_shared("acs")
-    keys, cell_sizes = release_plan_cells(acs, "ST")
+    keys, cell_sizes = cells(acs, "ST")
     assert cell_sizes == "noisy" and keys["ST"] == sorted({str(int(v)) for v in acs.frame["ST"]})
     synthetic = data.build_dataset({"kind": "lognormal", "n": 200, "sigma": 0.9, "seed": 1})
-    assert release_plan_cells(synthetic, "group") == (None, "noisy")
+    assert cells(synthetic, "group") == (None, "noisy")
+    # the name decides nothing: an upload of the PSEO table itself, or public data merely named "PSEO ..."
+    upload = dataclasses.replace(
+        pseo, name="PSEO_extract_2024.csv", source="upload", confidential=True, public_cell_sizes=False
+    )
+    assert cells(upload, "institution") == (None, "noisy")
+    renamed = dataclasses.replace(acs, name="PSEO look-alike")
+    assert cells(renamed, "ST")[1] == "noisy"
 
 
 def test_declared_cells_without_rows_are_released_not_refused(neighbours, tmp_path):

@@ -56,6 +56,35 @@ def test_release_charges_ledger_and_records_fields(data):
     assert csv.count("\n") == 1 + sum(len(r.labels) for r in recs)
 
 
+def test_released_values_csv_carries_each_interval(data):
+    """The CSV of the released values gives each value's interval (lower, upper, level), as the JSON record and the
+    release card do; a value released without one has empty ends."""
+    import io
+
+    import pandas as pd
+
+    recs = R.make_release([(s, 1.0) for s in _stats(data)], B.Ledger(), level=0.9)
+    table = pd.read_csv(io.StringIO(R.records_to_csv(recs)))
+    assert list(table.columns)[:6] == ["statistic", "label", "released_value", "lower", "upper", "level"]
+    rows = iter(table.itertuples(index=False))
+    with_intervals = 0
+    for r in recs:
+        for value, lower, upper in zip(
+            r.released,
+            r.released_lower or [None] * len(r.released),
+            r.released_upper or [None] * len(r.released),
+            strict=True,
+        ):
+            row = next(rows)
+            assert row.released_value == float(value)
+            if lower is None:
+                assert np.isnan(row.lower) and np.isnan(row.upper) and np.isnan(row.level)
+            else:
+                assert (row.lower, row.upper, row.level) == (float(lower), float(upper), 0.9)
+                with_intervals += 1
+    assert with_intervals > 0
+
+
 def test_release_uses_opendp_measurements(data):
     # real releases draw their noise from OpenDP (counts: discrete Laplace; ratio: float-safe Laplace)
     x, _ = data

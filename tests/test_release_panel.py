@@ -344,3 +344,37 @@ def test_a_release_above_the_delta_cap_cannot_be_asked_for(ledger_url):
     assert not _confirmation(at).disabled
     _release(at)
     assert any(s.value.startswith("Released.") for s in at.success), [e.value for e in at.error]
+
+
+def test_a_declared_group_without_rows_is_said_before_the_click(ledger_url):
+    """A mean by group of a declared group with no row cannot be released: said before the confirmation (the sizes
+    are declared public, so it reveals nothing more), the button disabled, nothing charged; not a lower-case
+    error after a click that also used up the ticked confirmation."""
+    csv = _csv()
+    at = _session(csv, stats="gini,group_means", group="region")
+    at.text_input(key="planner_public_labels").set_value("north, south, west, east").run()
+    warnings = [w.value for w in at.warning if "has no row" in w.value]
+    assert warnings and warnings[0].startswith("**The declared group 'east' has no row**"), warnings
+    assert at.button(key="planner_release").disabled and _confirmation(at).disabled
+    assert _spent_epsilon(ledger_url, csv) == (0.0, 0)
+
+
+def test_out_of_range_fields_are_said_in_words(ledger_url):
+    """An ε or cap out of range only turned its field red ("between 0.00 and 100.00" while 0 was refused): the page
+    now says which field, its range and its value, and refuses; an ε of 100 is allowed but said to protect almost
+    nothing."""
+    at = _session(_csv(), stats="gini", group=None)
+    at.number_input(key="planner_rel_eps_gini").set_value(0.0).run()
+    errors = [e.value for e in at.error]
+    assert any("ε for Gini index must be between 0.0001 and 100 (it is 0)" in e for e in errors), errors
+    assert at.button(key="planner_release").disabled
+    at.number_input(key="planner_rel_eps_gini").set_value(0.5).run()
+    at.number_input(key="planner_cap").set_value(0.0).run()
+    assert any("The ε cap must be between 0.001 and 100 (it is 0)" in e.value for e in at.error)
+    assert at.button(key="planner_release").disabled
+    at.number_input(key="planner_cap").set_value(100.0).run()
+    at.number_input(key="planner_rel_eps_gini").set_value(100.0).run()
+    assert not at.error, [e.value for e in at.error]
+    assert any("ε = 100 protects almost nothing" in w.value for w in at.warning)
+    at.number_input(key="planner_rel_eps_gini").set_value(150.0).run()
+    assert any("must be between 0.0001 and 100 (it is 150)" in e.value for e in at.error)

@@ -144,6 +144,10 @@ def rng(offset: int = 0) -> np.random.Generator:
 
 #: Session-state dict {widget key: value} of the persistent widgets (the single source of truth).
 PERSISTENT_VALUES = "_qp_persistent_values"
+#: Session-state dict {widget key: value} of every other URL-backed widget: the value it showed last, which it
+#: starts from again when its page is shown anew without a link naming it (the sidebar's page links carry no
+#: query, and Streamlit forgets a widget that a run did not draw): a page keeps its own ε across a visit elsewhere.
+PAGE_VALUES = "_qp_page_values"
 
 
 def _shown(value: Any, format_func: Callable[[Any], Any] | None = None) -> str:
@@ -228,17 +232,21 @@ def _start_value(
 
     Order: the value the widget already holds in this session; for a persistent widget the value it
     showed last (kept when a page did not draw it); else the link's value (made allowed, with a notice);
-    else the default."""
+    else, for a page's widget, the value it showed on this page's last visit (:data:`PAGE_VALUES`); else the
+    default."""
     state = st.session_state
     if key in state and not persistent:
         return False
     kept = state.get(PERSISTENT_VALUES, {})
+    shown_before = state.get(PAGE_VALUES, {})
+    raw = st.query_params.get(key)
     if key in state and valid(state[key]):
         value = state[key]
     elif key in kept and valid(kept[key]):
         value = kept[key]
+    elif raw is None and not persistent and key in shown_before and valid(shown_before[key]):
+        value = shown_before[key]
     else:
-        raw = st.query_params.get(key)
         value, notice = (default, None) if raw is None else from_link(raw)
         if notice:
             main_notice(notice)
@@ -246,15 +254,65 @@ def _start_value(
     return True
 
 
-def _kept(key: str, value: Any, persistent: bool) -> None:
+def _same(value: Any, default: Any) -> bool:
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):  # values that do not compare (arrays)
+        return False
+
+
+def _kept(key: str, value: Any, persistent: bool, default: Any = None) -> None:
+    """Keep the value the widget shows: a persistent widget's always; a page's widget's only when it is not its
+    default (a widget left at its default follows the default, e.g. a field that starts from a plan)."""
     if persistent:
         st.session_state.setdefault(PERSISTENT_VALUES, {})[key] = value
+    elif _same(value, default):
+        st.session_state.get(PAGE_VALUES, {}).pop(key, None)
+    else:
+        st.session_state.setdefault(PAGE_VALUES, {})[key] = value
 
 
-def _remember(key: str, value: Any) -> None:
-    text = str(value)
-    if st.query_params.get(key) != text:
-        st.query_params[key] = text
+#: Session-state {"page": page id, "values": {key: text}}: every URL-backed setting of the page shown, defaults
+#: included, for the share link (:func:`link_values`), which names every setting while the address bar does not.
+LINK_VALUES = "_qp_link_values"
+
+
+def _page_values() -> dict[str, str]:
+    """This page's entry of :data:`LINK_VALUES` (emptied when another page is shown)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    page = ctx.page_script_hash if ctx is not None else ""
+    kept = st.session_state.get(LINK_VALUES)
+    if kept is None or kept["page"] != page:
+        kept = st.session_state[LINK_VALUES] = {"page": page, "values": {}}
+    return kept["values"]
+
+
+def link_values() -> dict[str, str]:
+    """Every URL-backed setting this page has drawn (its value as text, defaults included), for a share link."""
+    return dict(_page_values())
+
+
+def link_default(key: str, text: str) -> None:
+    """The default of a setting drawn below the share link, named in the link until its widget is drawn."""
+    _page_values().setdefault(key, text)
+
+
+def write_url_value(key: str, text: str, *, is_default: bool) -> None:
+    """Keep ``key=text`` in the URL. A default value (``is_default``) is not added to a URL that lacks the
+    key: a link without a setting means its default, and a page visit whose first run changes the URL
+    leaves the browser an extra history entry (ui.browser_history). The share link names it anyway
+    (:func:`link_values`)."""
+    _page_values()[key] = text
+    current = st.query_params.get(key)
+    if current == text or (current is None and is_default):
+        return
+    st.query_params[key] = text
+
+
+def _remember(key: str, value: Any, default: Any) -> None:
+    write_url_value(key, str(value), is_default=_same(value, default))
 
 
 def qp_slider(
@@ -283,8 +341,8 @@ def qp_slider(
         out = container.slider(
             label, min_value=min_value, max_value=max_value, value=value, step=step, key=key, **kwargs
         )
-    _kept(key, out, persistent)
-    _remember(key, out)
+    _kept(key, out, persistent, value)
+    _remember(key, out, value)
     return out
 
 
@@ -309,8 +367,8 @@ def qp_select_slider(
         valid=lambda v: v in options,
     )
     out = container.select_slider(label, options=list(options), key=key, **kwargs)
-    _kept(key, out, persistent)
-    _remember(key, out)
+    _kept(key, out, persistent, value)
+    _remember(key, out, value)
     return out
 
 
@@ -333,8 +391,8 @@ def _qp_choice(
         valid=lambda v: v in options,
     )
     out = widget(label, options=list(options), key=key, **kwargs)
-    _kept(key, out, persistent)
-    _remember(key, out)
+    _kept(key, out, persistent, default)
+    _remember(key, out, default)
     return out
 
 
@@ -388,8 +446,8 @@ def qp_number(
 
     _start_value(key, from_link, value, persistent=persistent, valid=valid)
     out = container.number_input(label, min_value=min_value, max_value=max_value, key=key, **kwargs)
-    _kept(key, out, persistent)
-    _remember(key, out)
+    _kept(key, out, persistent, value)
+    _remember(key, out, value)
     return out
 
 
@@ -411,8 +469,8 @@ def qp_toggle(
 
     _start_value(key, from_link, value, persistent=persistent, valid=lambda v: isinstance(v, bool))
     out = container.toggle(label, key=key, **kwargs)
-    _kept(key, bool(out), persistent)
-    _remember(key, "1" if out else "0")
+    _kept(key, bool(out), persistent, bool(value))
+    write_url_value(key, "1" if out else "0", is_default=bool(out) == bool(value))
     return bool(out)
 
 

@@ -111,6 +111,7 @@ __all__ = [
     "SIMULATION_PREFIX",
     "check_simulation_allowed",
     "OutputSlot",
+    "write_release_folder",
     "ChargeNotice",
     "ReleaseNotDelivered",
     "InterruptedAfterCharge",
@@ -736,6 +737,23 @@ def _write_outputs(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return hashes
+
+
+def write_release_folder(
+    out: str | os.PathLike, plan: ReleasePlan, record: dict, tables: dict[str, pd.DataFrame]
+) -> dict[str, str]:
+    """Write a release made elsewhere (the app's Release mode) as the command line writes its ``--out`` folder,
+    with the command line's own writer: each statistic's table (CSV and Parquet), ``plan.toml``,
+    ``release_card.html`` / ``.md`` and the registry entry, and ``release_record.json`` (``record`` with each
+    statistic's files and every file's SHA-256). ``out`` must not exist or be empty; ``record["statistics"]``
+    names the tables (``tables`` by statistic name). Returns the SHA-256 of every file."""
+    statistics = [
+        {**stat, "files": [f"{_table_stem(stat['name'], False)}.csv", f"{_table_stem(stat['name'], False)}.parquet"]}
+        for stat in record.get("statistics", [])
+    ]
+    if sorted(s["name"] for s in statistics) != sorted(tables):
+        raise DPInputError("the record's statistics and the tables do not match")
+    return _write_outputs(Path(out), plan, tables, {**record, "statistics": statistics})
 
 
 def _write_card(tmp: Path, record: dict, tables: dict[str, pd.DataFrame], hashes: dict[str, str]) -> dict:

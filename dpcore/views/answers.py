@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -263,13 +263,16 @@ def gini_recommendation(
     noise: str = "cauchy",
     delta: float | None = None,
     max_epsilon: float | None = None,
+    min_epsilon: float | None = None,
 ) -> EpsilonRecommendation:
     """The smallest ε that keeps the published Gini within ±``target_error`` Gini points of the true
     Gini with probability ``confidence``: :func:`dpcore.planner.solve_epsilon` on the planner's Gini
     statistic with the relative target ``target_error / true Gini`` (the planner gives the same ε).
 
     ``max_epsilon``: the largest ε the caller can use (a page's slider end; default the planner's limit for
-    the Gini, 10): an ε above it is no recommendation, and the text says the limit that was searched."""
+    the Gini, 10): an ε above it is no recommendation, and the text says the limit that was searched.
+    ``min_epsilon``: the smallest ε the caller offers (a slider's first step): a smaller answer recommends it
+    (:func:`_at_least`)."""
     target_error = check_positive(target_error, "target error (Gini points)")
     if target_error >= 1:
         raise DPInputError(f"the target error is in Gini points (between 0 and 1), got {target_error:g}")
@@ -299,13 +302,36 @@ def gini_recommendation(
             _above_limit(eps, limit),
             _no_epsilon_text("Gini", f"{target_error:g}", confidence, limit, eps, advice),
         )
-    return EpsilonRecommendation.found(
+    recommendation = EpsilonRecommendation.found(
         "gini",
         target_error,
         confidence,
         eps,
         float(solution.achieved),
         f"To be within ±{target_error:g} of the true Gini {100 * confidence:g}% of the time, use ε = {eps:.3g}.",
+    )
+    return _at_least(recommendation, stat, target.rel_error, min_epsilon, f"±{target_error:g} of the true Gini")
+
+
+def _at_least(
+    recommendation: EpsilonRecommendation, stat: Any, rel_error: float, min_epsilon: float | None, within: str
+) -> EpsilonRecommendation:
+    """A recommended ε below the smallest the caller offers (``min_epsilon``) becomes that smallest ε, which meets the
+    target too (the success probability grows with ε), said with its probability: a slider starting at 0.05 was told
+    to go to 0.0135."""
+    eps = recommendation.recommended_epsilon
+    if min_epsilon is None or eps is None or eps >= min_epsilon:
+        return recommendation
+    smallest = check_epsilon(min_epsilon, "min_epsilon")
+    achieved = float(stat.prob_within(smallest, rel_error)[0])
+    return replace(
+        recommendation,
+        recommended_epsilon=smallest,
+        achieved_probability=achieved,
+        recommendation=(
+            f"Even the smallest ε offered, {smallest:g}, keeps the published value within {within} at least "
+            f"{100 * recommendation.confidence:g}% of the time ({100 * achieved:.1f}%): use ε = {smallest:g}."
+        ),
     )
 
 

@@ -34,6 +34,13 @@ does not converge (it grows with the number of draws). We therefore return ``rms
 gamma <= 3 and keep the sample value separately as ``empirical_rmse`` (labelled as not
 converging); pages show RMSE only when gamma > 3 and otherwise the 90% absolute error.
 
+Published errors. Every Gini is published clamped to [0, 1] (``dpcore.noise.secure.publish_gini``,
+post-processing), so the error of a published Gini, ``|clamp(g + s Z, 0, 1) - g|``, is at most
+max(g, 1 - g) <= 1 whatever the noise. The live view (:func:`gini_view`, :func:`error_vs_epsilon`) states
+that error: its exact quantiles (:func:`published_abs_error_quantiles`), its RMSE, the simulated releases and
+the dots, all clamped; the interval widths are those of the interval cut to [0, 1]. The paper's figures
+(:func:`figure1`, :func:`figure3`, :func:`figure4`) keep the paper's errors of the noisy value.
+
 Figures 3-4 use the fast bound (our rigorous version of Theorem 4.4, as the paper does in
 Section 5: "we use the bounds from Theorem 4.4"): it needs only n, IQ and L/mean, so no records
 are generated (:func:`dpcore.gini.fast_smooth_sensitivity_iq`). ``method="exact"`` builds the
@@ -85,6 +92,9 @@ __all__ = [
     "ExperimentResult",
     "abs_error_quantiles",
     "laplace_abs_error_quantiles",
+    "published_abs_error_quantiles",
+    "published_rmse",
+    "clamp_probability",
     "noise_rmse",
     "plausible_releases",
     "error_vs_epsilon",
@@ -94,6 +104,7 @@ __all__ = [
     "GiniView",
     "PublishedGini",
     "published_gini",
+    "typical_clipped_width",
     "expected_widths",
     "gini_view",
     "subsample",
@@ -152,6 +163,68 @@ def laplace_abs_error_quantiles(scale: float, levels: Sequence[float] = _LEVELS)
     if s < 0:
         raise DPInputError(f"scale must be >= 0, got {s:g}")
     return -s * np.log1p(-_check_levels(levels))
+
+
+def _published_inputs(true_gini: float, noise_scale: float, law: Any) -> tuple[float, float, Any]:
+    g = check_finite(true_gini, "true_gini")
+    if not 0.0 <= g <= 1.0:
+        raise DPInputError(f"a Gini lies in [0, 1], got {g:g}")
+    s = check_finite(noise_scale, "noise_scale")
+    if s < 0:
+        raise DPInputError(f"noise_scale must be >= 0, got {s:g}")
+    if not callable(getattr(law, "ppf", None)):
+        raise DPInputError(f"law must be a symmetric noise law with a .ppf method, got {law!r}")
+    return g, s, law
+
+
+def published_abs_error_quantiles(
+    true_gini: float, noise_scale: float, law: Any, levels: Sequence[float] = _LEVELS
+) -> np.ndarray:
+    """Exact quantiles of the error of a published Gini, E = |clamp(g + s Z, 0, 1) - g|, for Z symmetric about 0
+    with quantile function ``law.ppf`` (the release's noise law: ``GeneralizedCauchy(gamma)``, a
+    ``dpcore.noise.smooth`` law, ``LaplaceNoise()`` for the baseline).
+
+    With a = min(g, 1 - g), b = max(g, 1 - g): below a the clamp changes nothing, P(E <= t) = P(|s Z| <= t); on
+    [a, b) the side of the nearer end is clamped (its errors are a), so P(E <= t) = P(s Z <= t), the noise's
+    one-sided law; from b on P(E <= t) = 1. Hence the q-quantile is s F_|Z|^-1(q) = s F^-1((1 + q)/2) when that
+    is below a, else min(b, max(a, s F^-1(q))): never above b <= 1."""
+    g, s, law = _published_inputs(true_gini, noise_scale, law)
+    q = _check_levels(levels)
+    a, b = min(g, 1.0 - g), max(g, 1.0 - g)
+    both_sides = s * np.asarray(law.ppf((1.0 + q) / 2.0), dtype=float)
+    one_side = s * np.asarray(law.ppf(q), dtype=float)
+    return np.where(both_sides < a, both_sides, np.minimum(b, np.maximum(a, one_side)))
+
+
+#: quantile points of the midpoint rule behind the typical interval width (:func:`typical_clipped_width`)
+_MIDPOINTS = (np.arange(4000) + 0.5) / 4000
+
+
+def published_rmse(true_gini: float, noise_scale: float, law: Any) -> float:
+    """Root mean squared error of a published (clamped) Gini, sqrt E|clamp(g + s Z, 0, 1) - g|^2: finite for
+    every noise (the error is at most 1). E X^2 = int_0^c 2t P(X > t) dt for each side, the error above the truth
+    cut at c = 1 - g and below at c = g, with P(s Z > t) = 1 - F(t/s) for the symmetric Z: two quadratures."""
+    from scipy import integrate
+
+    g, s, law = _published_inputs(true_gini, noise_scale, law)
+    if s == 0:
+        return 0.0
+
+    def side(cut: float) -> float:
+        if cut <= 0:
+            return 0.0
+        value, _ = integrate.quad(lambda t: 2.0 * t * (1.0 - float(law.cdf(t / s))), 0.0, cut, limit=200)
+        return value
+
+    return float(math.sqrt(side(1.0 - g) + side(g)))
+
+
+def clamp_probability(true_gini: float, noise_scale: float, law: Any) -> float:
+    """P(a release is published at 0 or 1, the clamp's ends): F(-g/s) + 1 - F((1 - g)/s)."""
+    g, s, law = _published_inputs(true_gini, noise_scale, law)
+    if s == 0:
+        return 0.0
+    return float(law.cdf(-g / s) + (1.0 - law.cdf((1.0 - g) / s)))
 
 
 def noise_rmse(noise_scale: float, gamma: float) -> float:
@@ -245,12 +318,28 @@ class ExperimentResult:
 # ---------------------------------------------------------------------------------------------
 
 
-def _law_summary(scale: float, gamma: float, law: Any, noise: str) -> dict[str, float]:
-    """Exact median/q90/q99 of |scale Z| and the RMSE (inf without a variance) for one registry noise."""
-    if noise == "cauchy":
-        return _summary_row(scale, gamma)
-    qs = scale * np.asarray(law.abs_quantile(np.asarray(_LEVELS)), dtype=float)
-    return {**dict(zip(_COLS, map(float, qs), strict=True)), "rmse": float(scale) * math.sqrt(float(law.variance))}
+def _law_summary(scale: float, gamma: float, law: Any, noise: str, true_gini: float) -> dict[str, float]:
+    """The published Gini's exact median/q90/q99 absolute error and its RMSE (inf for a noise without a variance:
+    the Cauchy with gamma <= 3, whose pages show quantiles instead) for one registry noise; the error of the value
+    clamped to [0, 1] (:func:`published_abs_error_quantiles`). ``noise_median_abs``: the noise's own median |s Z|
+    (a release is saturated when it is half the Gini's range)."""
+    law = GeneralizedCauchy(gamma) if noise == "cauchy" else law
+    qs = published_abs_error_quantiles(true_gini, scale, law)
+    variance = GeneralizedCauchy(gamma).variance if noise == "cauchy" else float(law.variance)
+    rmse = published_rmse(true_gini, scale, law) if math.isfinite(variance) else math.inf
+    noise_median = float(scale * np.asarray(law.ppf(0.75), dtype=float))
+    return {**dict(zip(_COLS, map(float, qs), strict=True)), "rmse": rmse, "noise_median_abs": noise_median}
+
+
+def _laplace_summary(scale: float, true_gini: float) -> dict[str, float]:
+    """The published Gini's errors under the Laplace global-sensitivity baseline (clamped to [0, 1] as every
+    published Gini): median/q90/q99 and RMSE."""
+    law = smooth_noise.LaplaceNoise()
+    qs = published_abs_error_quantiles(true_gini, scale, law)
+    return {
+        **{f"laplace_{c}": float(v) for c, v in zip(_COLS, qs, strict=True)},
+        "laplace_rmse": published_rmse(true_gini, scale, law),
+    }
 
 
 def error_vs_epsilon(
@@ -266,12 +355,13 @@ def error_vs_epsilon(
     noise: str = "cauchy",
     delta: float | None = None,
 ) -> pd.DataFrame:
-    """Exact absolute-error quantiles of the smooth-sensitivity release and of the Laplace baseline.
+    """Exact absolute-error quantiles of the published (clamped) Gini of the smooth-sensitivity release and of the
+    Laplace baseline.
 
     One row per (epsilon, calibration): epsilon, calibration, alpha, beta, smooth_sensitivity,
     k_star, noise_scale, median/q90/q99 abs error, rmse (inf for the Cauchy with gamma <= 3), saturated,
     and the Laplace global-sensitivity baseline's laplace_scale, laplace median/q90/q99 abs errors and
-    laplace_rmse (= scale * sqrt 2).
+    laplace_rmse; every error is that of the value clamped to [0, 1] (:func:`published_abs_error_quantiles`).
     ``noise``: a ``dpcore.noise.smooth.SMOOTH_NOISES`` name (default the paper's generalized Cauchy),
     calibrated by :func:`dpcore.noise.smooth.smooth_calibration` at (epsilon, ``delta``).
     ``x`` must already lie in [lower, upper] (see :func:`dpcore.gini.clip_incomes`).
@@ -281,6 +371,7 @@ def error_vs_epsilon(
     eps_list = _epsilons(epsilons)
     cals = _calibrations(calibrations)
     xs = np.sort(np.asarray(x, dtype=float))
+    true_gini = gini_mechanism.gini(xs)
     rows = []
     total = len(eps_list)
     for i, eps in enumerate(eps_list):
@@ -293,9 +384,9 @@ def error_vs_epsilon(
                 )
             ss = sens[cal.beta]
             lap_scale = ss.global_sensitivity / eps
-            lap = laplace_abs_error_quantiles(lap_scale)
             scale = ss.value / cal.alpha
-            summary = _law_summary(scale, gamma, smooth_noise.noise_distribution(cal), noise)
+            summary = _law_summary(scale, gamma, smooth_noise.noise_distribution(cal), noise, true_gini)
+            noise_median = summary.pop("noise_median_abs")
             rows.append(
                 {
                     "epsilon": eps,
@@ -306,10 +397,9 @@ def error_vs_epsilon(
                     "k_star": ss.k_star,
                     "noise_scale": scale,
                     **summary,
-                    "saturated": bool(ss.saturated or summary["median_abs_error"] >= 0.5),
+                    "saturated": bool(ss.saturated or noise_median >= 0.5),
                     "laplace_scale": lap_scale,
-                    **{f"laplace_{c2}": float(v) for c2, v in zip(_COLS, lap, strict=True)},
-                    "laplace_rmse": lap_scale * math.sqrt(2.0),
+                    **_laplace_summary(lap_scale, true_gini),
                 }
             )
         _tick(progress, i + 1, total, f"epsilon = {eps:g}")
@@ -743,7 +833,8 @@ class PublishedGini:
     Every field is a DP output or public: ``value`` and ``s_upper`` are the release; ``lower``/``upper`` the interval
     at ``level`` (post-processing); the split, beta and eta come from public inputs only; ``expected_width`` is the
     plan's median-width model (:attr:`dpcore.intervals.GiniIntervalPlan.model_width`, no data) and
-    ``oracle_expected_width`` the same model for the oracle that knows S(X)/alpha (``model_oracle_width``)."""
+    ``oracle_expected_width`` the same model for the oracle that knows S(X)/alpha (``model_oracle_width``), both at
+    most 1 (the interval is cut to [0, 1], where every Gini lies)."""
 
     value: float
     s_upper: float
@@ -757,8 +848,9 @@ class PublishedGini:
     expected_width: float
     oracle_expected_width: float
     planning_n: int
-    #: the median width on THESE data (planning, not private): 2 q clamp(S_beta(X)/alpha); the bound's noise has
-    #: median 0, so the margin cancels in the median of S_hat e^{-margin}
+    #: the median width on THESE data (planning, not private) of the interval v -+ q clamp(S_beta(X)/alpha) cut to
+    #: [0, 1] (:func:`typical_clipped_width`); the bound's noise has median 0, so the margin cancels in the median
+    #: of S_hat e^{-margin}
     confidential_typical_width: float = math.nan
 
     @property
@@ -787,6 +879,10 @@ class GiniView:
     sensitivity, the noise scale and the clipping counts describe the data): the page is for
     planning. The one simulated release (``released_gini``) and its posterior are what an analyst
     would see if the agency published at these settings with this seed.
+
+    Every number about the Gini is that of the published value, clamped to [0, 1]: the error quantiles
+    (``abs_error_quantiles``, ``laplace_abs_error_quantiles``), the RMSEs, the simulated releases, the dots,
+    ``released_gini`` and the published interval's widths.
 
     ``to_dict()`` gives the page's numbers table (plain floats, one per quantity) and the dot plot;
     the generated script prints exactly that.
@@ -839,6 +935,10 @@ class GiniView:
     privacy_statement: str = ""
     published: PublishedGini | None = None  # the release with its interval from the published numbers alone
     published_note: str = ""  # why there is no published interval (a noise that is never released)
+    #: P(a release is published at 0 or 1): the clamp's share (planning: uses the true Gini)
+    clamp_probability: float = 0.0
+    #: the one release was clamped to 0 or 1 (the oracle posterior reads the noisy value before the clamp)
+    released_clamped: bool = False
 
     def numbers(self) -> dict[str, float]:
         """The page's full-precision numbers table: quantity -> value (floats; booleans as 0/1)."""
@@ -863,6 +963,7 @@ class GiniView:
             "laplace_q90_abs_error": lap_q90,
             "laplace_q99_abs_error": lap_q99,
             "saturated": float(self.saturated),
+            "clamp_probability": self.clamp_probability,
         }
         if self.noise != "cauchy":  # the light-tailed noises' price: delta (and rho for the zCDP one)
             out.update(delta=self.delta, **({} if self.rho is None else {"rho": self.rho}))
@@ -969,7 +1070,9 @@ def published_gini(
         ),
     )
     scale = min(max(float(s) / constants["release_alpha"], constants["min_scale"]), constants["max_scale"])
-    typical = 2.0 * plan.quantile() * scale
+    typical = typical_clipped_width(
+        gini_mechanism.gini(xs), scale, plan.quantile() * scale, mech.value_mechanism.noise_law()
+    )
     return PublishedGini(
         float(draw.value),
         float(draw.smooth_sensitivity_upper),
@@ -980,11 +1083,21 @@ def published_gini(
         float(plan.epsilon_bound),
         float(plan.beta),
         float(plan.eta),
-        width,
-        oracle_width,
+        min(width, 1.0),  # the interval is cut to [0, 1]: no wider than 1, whatever the model says
+        min(oracle_width, 1.0),
         int(plan.n),
         float(typical),
     )
+
+
+def typical_clipped_width(true_gini: float, noise_scale: float, half_width: float, law: Any) -> float:
+    """The median width of the published interval [v - h, v + h] cut to [0, 1] (``dpcore.intervals``:
+    :func:`gini_interval_from_release`), v = clamp(g + s Z, 0, 1) the published value, at the typical half-width
+    h (the bound's noise has median 0): the median over the midpoint quantiles of Z. Never above 1."""
+    g, s, law = _published_inputs(true_gini, noise_scale, law)
+    h = check_positive(half_width, "half_width", allow_zero=True)
+    v = np.clip(g + s * np.asarray(law.ppf(_MIDPOINTS), dtype=float), 0.0, 1.0)
+    return float(np.median(np.minimum(v + h, 1.0) - np.maximum(v - h, 0.0)))
 
 
 def _published_or_note(xs: np.ndarray, **settings: Any) -> dict[str, Any]:
@@ -1137,13 +1250,17 @@ def gini_view(
     else:
         ss = exact if exact is not None else profile.smooth_sensitivity(cal.beta)
     scale = mech.noise_scale(ss.value)
-    summary = _law_summary(scale, gamma, law, noise)
-    median_error, q90_error, q99_error = (summary[c] for c in _COLS)
-    errors = (median_error, q90_error, q99_error)
+    summary = _law_summary(scale, gamma, law, noise, true_g)
+    errors = (summary[_COLS[0]], summary[_COLS[1]], summary[_COLS[2]])  # of the published value, clamped to [0, 1]
     lap_scale = ss.global_sensitivity / epsilon
-    lap_median, lap_q90, lap_q99 = (float(v) for v in laplace_abs_error_quantiles(lap_scale))
-    lap_errors = (lap_median, lap_q90, lap_q99)
-    saturated = bool(ss.saturated or errors[0] >= 0.5)
+    lap_summary = _laplace_summary(lap_scale, true_g)
+    lap_errors = (
+        lap_summary[f"laplace_{_COLS[0]}"],
+        lap_summary[f"laplace_{_COLS[1]}"],
+        lap_summary[f"laplace_{_COLS[2]}"],
+    )
+    # saturated: the noise's own median reaches half the Gini's range (the published errors, clamped, never do)
+    saturated = bool(ss.saturated or summary["noise_median_abs"] >= 0.5)
     finite_variance = math.isfinite(summary["rmse"])
     curve_key = (gamma, calibration, noise, delta)  # the curve does not depend on epsilon: once per data set
     if curve_key not in curves:
@@ -1165,14 +1282,16 @@ def gini_view(
 
     extra: dict[str, Any] = {}
     if not saturated:
+        # every release as it would be published: clamped to [0, 1] (dpcore.noise.secure.publish_gini)
         sim_rng = np.random.default_rng(seed + SEED_OFFSET_RELEASES)
-        releases = mech.simulate(true_g, scale, N_SIMULATED_RELEASES, sim_rng)
-        laplace_releases = true_g + sim_rng.laplace(0.0, lap_scale, N_SIMULATED_RELEASES)
-        one = mech.draw(true_g, ss.value, rng=np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE)).noisy_value
+        releases = np.clip(mech.simulate(true_g, scale, N_SIMULATED_RELEASES, sim_rng), 0.0, 1.0)
+        laplace_releases = np.clip(true_g + sim_rng.laplace(0.0, lap_scale, N_SIMULATED_RELEASES), 0.0, 1.0)
+        one = mech.draw(true_g, ss.value, rng=np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE))
         from ..posterior import gini_posterior
 
+        # the oracle's likelihood is the noise density at the noisy value (a DP output too), not at the clamped one
         post = gini_posterior(
-            one, noise_scale=scale, gamma=gamma, prior=prior, noise=None if noise == "cauchy" else law
+            one.noisy_value, noise_scale=scale, gamma=gamma, prior=prior, noise=None if noise == "cauchy" else law
         )
         dots = (
             plausible_releases(true_g, scale, gamma, N_DOTS)
@@ -1182,8 +1301,9 @@ def gini_view(
         extra = dict(
             simulated_releases=releases,
             simulated_laplace_releases=laplace_releases,
-            plausible_releases=dots,
-            released_gini=one,
+            plausible_releases=np.clip(dots, 0.0, 1.0),
+            released_gini=float(one.value),
+            released_clamped=bool(one.value != one.noisy_value and one.value in (0.0, 1.0)),
             posterior_grid=post.grid,
             posterior_density=post.density,
             posterior_mean=float(post.mean),
@@ -1230,7 +1350,8 @@ def gini_view(
         laplace_scale=float(lap_scale),
         laplace_abs_error_quantiles=lap_errors,
         rmse=summary["rmse"] if finite_variance else None,
-        laplace_rmse=lap_scale * math.sqrt(2.0) if finite_variance else None,
+        laplace_rmse=lap_summary["laplace_rmse"] if finite_variance else None,
+        clamp_probability=clamp_probability(true_g, scale, GeneralizedCauchy(gamma) if noise == "cauchy" else law),
         saturated=saturated,
         fast_curve=curve(fast),
         exact_curve=None if exact is None else curve(exact),

@@ -9,6 +9,8 @@ Page tests: ``from support import open_page, page_text, assert_clean, page_scrip
 * :func:`assert_clean` - no exception, and no ``st.error`` unless an expected message is given.
 * :func:`assert_page_intro` - clean, the page's title and the standard privacy note; returns the page text.
 * :func:`page_script` - the generated reproduction script shown in a page's share section.
+* :func:`query_param` / :func:`link_param` - a query parameter of the address / of the page's share link (which
+  names every setting, defaults included; the address names the link's and the changed ones).
 * :func:`run_script` - run a generated script with the project's Python in a subprocess, from the
   repository root, and return what it printed (parsed JSON / Python literal when it is one);
   :func:`run_scripts` - several such scripts in one subprocess (one interpreter start, one import of dpcore).
@@ -26,6 +28,7 @@ from .pages import (
     REPO_ROOT,
     assert_clean,
     assert_page_intro,
+    link_param,
     metrics,
     open_page,
     outside_event_loop,
@@ -42,6 +45,7 @@ __all__ = [
     "PYTHON",
     "assert_clean",
     "assert_page_intro",
+    "link_param",
     "metrics",
     "open_page",
     "page_script",

@@ -64,7 +64,7 @@ from dpcore import planner as planner_lib
 from dpcore import record_fingerprint, release_card
 from dpcore import release as release_lib
 from ui import memo as memo_html
-from ui.common import guard, qp_number
+from ui.common import PAGE_VALUES, guard, qp_number
 from ui.notices import outcome_to_show
 from ui.planner.views import CONFIDENTIAL_PLAN_NOTE, PLAN_KEY, PLAN_TARGETS_KEY, plan_solved_on_confidential
 
@@ -80,6 +80,8 @@ DEFAULT_DELTA_CAP = 1e-8
 #: bounds of the release's ε fields and of the cap field (the fields and release_choices use the same)
 EPS_FIELD_MIN, EPS_FIELD_MAX = 0.0001, 100.0
 CAP_FIELD_MIN, CAP_FIELD_MAX = 0.001, 100.0
+#: from this total ε on, the panel and the plan say that the release protects almost nothing (e^10 = 22,026)
+LARGE_EPSILON = 10.0
 CAP_KEY = "planner_cap"
 #: session keys of the one-click-one-charge protocol (see the module docstring)
 RELEASE_COUNTER = "_planner_release_counter"
@@ -109,34 +111,89 @@ def confirm_key(counter: int) -> str:
 
 @dataclass(frozen=True)
 class ReleaseChoices:
-    """What Release mode will release: ε per statistic, the cap, and where they come from.
+    """What Release mode will release: ε per statistic, the cap, the cells, and where they come from.
 
     ``epsilons``: kind -> ε (the panel's field: the user's value, else the accuracy-first plan rounded
     up to the field's 4 decimals when it was solved on public or synthetic data, else the budget-first
-    split); ``cap``: the account's fixed cap, else the cap field (default: the release's total rounded up
-    to 0.1, at least 2); ``cap_fixed``: the account exists; ``planned``: kind -> the unrounded
+    split); ``starts``: kind -> the value the field starts from (the same without the user's value);
+    ``cap``: the account's fixed cap, else the cap field (``cap_start``: the release's cost rounded up to
+    0.1, at least 2); ``cap_fixed``: the account exists; ``planned``: kind -> the unrounded
     accuracy-first ε (empty without a plan); ``planned_confidential``: that plan was solved on the
-    confidential file, so it started nothing (an ε computed from the records is not a DP output)."""
+    confidential file, so it started nothing (an ε computed from the records is not a DP output).
+    ``keys``: {group column: the group labels declared public} or None; ``cell_sizes``: "public" when the
+    groups' sizes are declared public too (the release then uses them exactly), else "noisy" (only the
+    command line releases noisy cell sizes); ``groups_refusal``: why Release mode cannot release the group
+    statistics (None when there are none or they can be released); ``noisy_cell_epsilon``: what the noisy
+    cell sizes add to the plan file's cost (``dpcore.plan``: n_epsilon per statistic with cells)."""
 
     epsilons: dict[str, float]
     cap: float
     cap_fixed: bool
     planned: dict[str, float]
     planned_confidential: bool = False
+    starts: dict[str, float] = dataclasses.field(default_factory=dict)
+    cap_start: float = 2.0
+    keys: dict[str, list[str]] | None = None
+    cell_sizes: str = "noisy"
+    groups_refusal: str | None = None
+    noisy_cell_epsilon: float = 0.0
+    #: fields whose value is out of range, in words (nothing is released or written while there is one)
+    problems: tuple[str, ...] = ()
 
     @property
     def total(self) -> float:
         return math.fsum(self.epsilons.values())
 
+    @property
+    def declared_labels(self) -> list[str] | None:
+        """The group labels declared public (the groups a release lists), or None."""
+        return None if not self.keys else next(iter(self.keys.values()))
 
-def _field_value(key: str, default: float, low: float, high: float) -> float:
-    """The value the number field ``key`` holds or will start with (as ``ui.common.qp_number``: this
-    session's value, else the link's value clamped to [low, high], else ``default``)."""
+
+def _typed_value(key: str, default: float) -> float:
+    """The value the number field ``key`` holds or will start with, as ``ui.common.qp_number`` starts it, as typed
+    (this session's value, else the link's, else the value it showed on the page's last visit when not its default
+    (``ui.common.PAGE_VALUES``), else ``default``); not clamped: a value out of range is said in words
+    (:func:`range_problem`)."""
     if key in st.session_state:
         return float(st.session_state[key])
     raw = st.query_params.get(key)
     if raw is None:
+        return float(st.session_state.get(PAGE_VALUES, {}).get(key, default))
+    try:
+        return float(raw)
+    except ValueError:
         return float(default)
+
+
+def range_problem(what: str, value: float, low: float, high: float) -> str | None:
+    """Why a field's value cannot be used, in words (the field itself only turned red, "between 0.00 and 100.00"
+    while 0 was refused), or None."""
+    if math.isfinite(value) and low <= value <= high:
+        return None
+    return f"{what} must be between {low:g} and {high:g} (it is {value:g}): nothing is released with it."
+
+
+def large_epsilon_warning(total: float) -> str | None:
+    """The warning for a release whose ε protects almost nothing (from :data:`LARGE_EPSILON` on), or None."""
+    if not total >= LARGE_EPSILON:
+        return None
+    return (
+        f"**ε = {total:g} protects almost nothing:** one person's record may change the probability of any result "
+        f"by a factor e^ε = {math.exp(min(total, 700)):.2g}, so the release says nearly as much about each person "
+        "as the exact numbers would. Typical releases use ε of about 0.1 to 5."
+    )
+
+
+def _field_value(key: str, default: float, low: float, high: float) -> float:
+    """The value the number field ``key`` holds or will start with (as ``ui.common.qp_number``: this
+    session's value, else the link's value clamped to [low, high], else the value it showed on the page's last
+    visit when not its default (``ui.common.PAGE_VALUES``), else ``default``)."""
+    if key in st.session_state:
+        return float(st.session_state[key])
+    raw = st.query_params.get(key)
+    if raw is None:
+        return float(st.session_state.get(PAGE_VALUES, {}).get(key, default))
     try:
         number = float(raw)
     except ValueError:
@@ -156,21 +213,80 @@ def plan_cap_default(plan_total: float) -> float:
     return max(2.0, math.ceil(plan_total * 10 - 1e-9) / 10) if plan_total > 0 else 2.0
 
 
-def release_choices(kinds: Sequence[str], allocation: dict[str, float], account: Any = None) -> ReleaseChoices:
-    """ε per statistic and the cap that Release mode uses (``account``: the data's ledger account, if any)."""
+def release_allocation(kinds: Sequence[str]) -> dict[str, float]:
+    """The budget-first split the ε fields start from without an accuracy-first plan: the split of the total-ε
+    slider's value (kept in the session or the link while Release mode hides the slider), in both modes."""
+    from ui.planner.views import TOTAL_KEY, TOTAL_RANGE, TOTAL_START, allocation
+
+    return allocation(list(kinds), _field_value(TOTAL_KEY, TOTAL_START, *TOTAL_RANGE))
+
+
+def release_choices(
+    kinds: Sequence[str],
+    allocation: dict[str, float],
+    account: Any = None,
+    *,
+    ds: Any = None,
+    group_column: str | None = None,
+) -> ReleaseChoices:
+    """Everything Release mode uses: ε per statistic, the cap, the declared cells (``account``: the data's ledger
+    account, if any; ``ds``, ``group_column``: the data and the group column of the group statistics, None for
+    random groups). The panel draws its fields from it and releases what it says after they are drawn; the
+    plan file of Plan mode is written from it: the downloaded plan is the release."""
+    from dpcore.cell_keys import DEFAULT_N_EPSILON
+
     planned = planned_epsilons(kinds)
     confidential = bool(planned) and plan_solved_on_confidential()
     start = {} if confidential else planned  # an ε solved on the confidential file never starts a field
-    epsilons = {
-        kind: _field_value(
-            eps_key(kind), _round_up(start.get(kind, allocation.get(kind, 0.1))), EPS_FIELD_MIN, EPS_FIELD_MAX
-        )
-        for kind in kinds
-    }
+    starts = {kind: _round_up(start.get(kind, allocation.get(kind, 0.1))) for kind in kinds}
+    epsilons = {kind: _typed_value(eps_key(kind), starts[kind]) for kind in kinds}
+    problems = [
+        range_problem(f"ε for {planner_lib.STAT_KINDS[kind]}", eps, EPS_FIELD_MIN, EPS_FIELD_MAX)
+        for kind, eps in epsilons.items()
+    ]
+    grouped = [kind for kind in kinds if kind in GROUP_KINDS]
+    declaration = group_declaration(ds, group_column) if grouped and ds is not None and group_column else None
+    keys, cell_sizes, refusal = release_cells(declaration, group_column, grouped)
+    noisy = DEFAULT_N_EPSILON * len(grouped) if group_column and cell_sizes == "noisy" else 0.0
+    cells = dict(keys=keys, cell_sizes=cell_sizes, groups_refusal=refusal, noisy_cell_epsilon=noisy)
     if account is not None:
-        return ReleaseChoices(epsilons, float(account.cap_epsilon), True, planned, confidential)
-    cap = _field_value(CAP_KEY, plan_cap_default(math.fsum(epsilons.values())), CAP_FIELD_MIN, CAP_FIELD_MAX)
-    return ReleaseChoices(epsilons, cap, False, planned, confidential)
+        cap = float(account.cap_epsilon)
+        said = tuple(p for p in problems if p)
+        return ReleaseChoices(epsilons, cap, True, planned, confidential, starts, cap, **cells, problems=said)
+    cap_start = plan_cap_default(math.fsum(e for e in epsilons.values() if math.isfinite(e) and e > 0) + noisy)
+    cap = _typed_value(CAP_KEY, cap_start)
+    problems.append(range_problem("The ε cap", cap, CAP_FIELD_MIN, CAP_FIELD_MAX))
+    said = tuple(p for p in problems if p)
+    return ReleaseChoices(epsilons, cap, False, planned, confidential, starts, cap_start, **cells, problems=said)
+
+
+def release_plan(
+    choices: ReleaseChoices,
+    kinds: Sequence[str],
+    statistic_for: Callable[[str], Any],
+    params_for: Callable[[str], Any] | None,
+    ds: Any,
+    group_column: str | None,
+) -> tuple[Any, list[str]]:
+    """``(plan, left_out)``: the release ``choices`` says as a ``dpcore.plan.ReleasePlan``
+    (:func:`dpcore.plan.plan_from_planner_choices`), the plan file of Plan mode and the ``plan.toml`` of a release's
+    zip; ``left_out``: the statistics a plan cannot hold, named."""
+    from dpcore.plan import plan_from_planner_choices
+    from ui.planner.views import app_negative_incomes
+
+    return plan_from_planner_choices(
+        list(kinds),
+        statistic_for,
+        choices.epsilons,
+        dataset=ds.name,
+        income=ds.column,
+        cap_epsilon=choices.cap,
+        group_column=group_column,
+        params_for=params_for,
+        negative_incomes=app_negative_incomes(ds),
+        keys=choices.keys,
+        cell_sizes=choices.cell_sizes,
+    )
 
 
 def plan_differences(plan: dict[str, float], chosen: dict[str, float], cap: float) -> list[str]:
@@ -574,6 +690,44 @@ def _card_downloads(records: Sequence[Any]) -> None:
     )
 
 
+def release_folder_name(records: Sequence[Any]) -> str:
+    """The folder a release's zip holds (and the zip's name without .zip): named by its ledger entry."""
+    entry = records[0].ledger_entry_id if records else None
+    return f"dp_release_{entry}" if entry is not None else "dp_release"
+
+
+def release_zip(records: Sequence[Any], plan: Any, cap_epsilon: float | None) -> bytes:
+    """The whole release as one zip of the folder :func:`release_folder_name`, laid out as the command line writes its ``--out``
+    folder and by the command line's writer (:func:`dpcore.engines.execute.write_release_folder`): each
+    statistic's table (CSV, Parquet), ``plan.toml`` (``plan``: the release as a plan), ``release_record.json``
+    (the record the card reads, with the app's records and every file's SHA-256) and the release card (HTML,
+    Markdown) with its registry entry. Post-processing of the released records only."""
+    import io
+    import tempfile
+    import zipfile
+    from pathlib import Path
+
+    from dpcore.engines.execute import write_release_folder
+
+    as_dicts = [r.to_dict() for r in records]
+    record, tables = release_card.card_inputs_from_app_records(as_dicts)
+    record["records"] = as_dicts
+    record["ledger"] = {
+        "account": (records[0].dataset or {}).get("ledger_account"),
+        "entry_id": records[0].ledger_entry_id,
+        "cap_epsilon": cap_epsilon,
+    }
+    name = release_folder_name(records)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / name
+        write_release_folder(folder, plan, record, tables)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(folder.iterdir()):
+                archive.write(path, f"{name}/{path.name}")
+    return buffer.getvalue()
+
+
 def _cost_text(cost: dict) -> str:
     try:
         return budget_lib.PrivacyCost(
@@ -726,8 +880,10 @@ def _release(
     statistic_params: Callable[[str], dict] | None = None,
     declared_labels: list[str] | None = None,
     level: float = 0.95,
+    plan: Any = None,
 ) -> None:
-    """Make the release and keep its outcome for the next run (which draws everything from the ledger)."""
+    """Make the release and keep its outcome for the next run (which draws everything from the ledger);
+    ``plan``: the release as a plan (:func:`release_plan`), kept with its records for the release's zip."""
     try:
         # verify's checks before anything is charged (the ledger is opened once per process, so at each release):
         # a damaged or cut history is refused with verify's own summary
@@ -781,7 +937,7 @@ def _release(
         said = "nothing was charged" in text.lower()
         outcome = ("error", f"**The ledger refused this release{'' if said else '; nothing was charged'}.** {text}")
     except (ValueError, TypeError) as exc:  # DPInputError: the message says whether ε was spent
-        outcome = ("error", f"**The release did not complete.** {exc}")
+        outcome = ("error", f"**The release did not complete.** {_refusal_text(exc)}")
     except Exception as exc:  # noqa: BLE001 - never a traceback in front of the analyst; the ledger is the truth
         outcome = (
             "error",
@@ -791,6 +947,7 @@ def _release(
     else:
         st.session_state["planner_records"] = records
         st.session_state["planner_records_account"] = dataset_id
+        st.session_state["planner_records_plan"] = plan
         outcome = (
             "success",
             "Released. The numbers below are the only ones you may publish. The confirmation "
@@ -817,38 +974,138 @@ def parse_declared_labels(text: str) -> list[str]:
     return list(dict.fromkeys(p.strip() for p in str(text or "").split(",") if p.strip()))
 
 
-def declared_groups(grouped: Sequence[str], group_column: str | None) -> list[str] | str:
-    """The group labels declared public (both boxes ticked and labels typed), else the reason a group release
-    cannot be made (a sentence). Asked only when the release has group statistics on a column of the file."""
+#: session keys of the group declaration (``persist_state``: kept while Plan mode hides the fields)
+LABELS_PUBLIC_KEY = "planner_labels_public"
+LABELS_KEY = "planner_public_labels"
+SIZES_PUBLIC_KEY = "planner_sizes_public"
+_DECLARATION_KEYS = (LABELS_PUBLIC_KEY, LABELS_KEY, SIZES_PUBLIC_KEY)
+_DECLARED_FOR = "_planner_declared_for"
+#: most labels the fields start with (a public file's groups); above it nothing is declared for the user
+MAX_DEFAULT_LABELS = 1000
+
+
+@dataclass(frozen=True)
+class GroupDeclaration:
+    """The data owner's declaration of the groups: the labels are public (and which), the sizes are public."""
+
+    labels_public: bool
+    labels: tuple[str, ...]
+    sizes_public: bool
+
+
+def declaration_defaults(ds: Any, group_column: str | None) -> GroupDeclaration:
+    """What the declaration starts as. A public file (a bundled example or a shared real file): its labels are
+    public, listed from the file; its group sizes are public only when its catalogue entry publishes them
+    (``IncomeData.public_cell_sizes``: the PSEO table), never because of a name. An upload or synthetic data:
+    nothing declared (their labels are confidential or invented)."""
+    from dpcore.cell_keys import cell_text
+
+    nothing = GroupDeclaration(False, (), False)
+    frame = getattr(ds, "frame", None)
+    if (
+        getattr(ds, "source", None) not in ("example", "shared")
+        or getattr(ds, "confidential", True)
+        or not group_column
+        or frame is None
+        or group_column not in frame.columns
+    ):
+        return nothing
+    labels = sorted({cell_text(v) for v in frame[group_column].tolist()} - {""})
+    if not 0 < len(labels) <= MAX_DEFAULT_LABELS or any("," in label for label in labels):
+        return nothing  # not typed for the user: a label with a comma cannot be listed in the field
+    return GroupDeclaration(True, tuple(labels), bool(getattr(ds, "public_cell_sizes", False)))
+
+
+def group_declaration(ds: Any, group_column: str | None) -> GroupDeclaration:
+    """The declaration the fields hold (or will start with): the same in Plan and Release mode. A new data set
+    or group column starts from :func:`declaration_defaults` again (labels declared for other groups never
+    carry over)."""
+    from ui.sidebar import current_dataset_key
+
+    state = st.session_state
+    declared_for = (tuple(current_dataset_key()), group_column)
+    if state.get(_DECLARED_FOR) != declared_for:
+        for key in _DECLARATION_KEYS:
+            state.pop(key, None)
+        state[_DECLARED_FOR] = declared_for
+    start = declaration_defaults(ds, group_column)
+    return GroupDeclaration(
+        bool(state.get(LABELS_PUBLIC_KEY, start.labels_public)),
+        tuple(parse_declared_labels(state.get(LABELS_KEY, ", ".join(start.labels)))),
+        bool(state.get(SIZES_PUBLIC_KEY, start.sizes_public)),
+    )
+
+
+def release_cells(
+    declaration: GroupDeclaration | None, group_column: str | None, grouped: Sequence[str]
+) -> tuple[dict[str, list[str]] | None, str, str | None]:
+    """``(keys, cell_sizes, refusal)`` of a declaration: the declared labels as ``[keys]`` of the group column,
+    "public" cell sizes when they are declared public too (else "noisy"), and why Release mode cannot release
+    the group statistics ``grouped`` (None: none, or they can be released). ``declaration`` None: no group
+    column (random groups) or no group statistic."""
+    if not grouped:
+        refusal = None
+    elif group_column is None or declaration is None:
+        refusal = RANDOM_GROUPS_REFUSAL
+    elif not declaration.labels_public:
+        refusal = UNDECLARED_GROUPS
+    elif not declaration.labels:
+        refusal = "Type the public group labels (separated by commas) before releasing group statistics."
+    elif not declaration.sizes_public:
+        refusal = UNDECLARED_GROUPS
+    else:
+        refusal = None
+    if declaration is None or not group_column or not declaration.labels_public or not declaration.labels:
+        return None, "noisy", refusal
+    keys = {group_column: list(declaration.labels)}
+    return keys, "public" if declaration.sizes_public else "noisy", refusal
+
+
+def declared_groups(grouped: Sequence[str], group_column: str | None, ds: Any = None) -> list[str] | str:
+    """Draw the declaration of the groups (asked only when the release has group statistics on a column of the
+    file; the fields start from :func:`group_declaration`) and return the group labels declared public, or the
+    reason a group release cannot be made (a sentence)."""
+    start = group_declaration(ds, group_column)
     st.markdown(
         f"**Groups of `{group_column}`** (used by " + ", ".join(planner_lib.STAT_KINDS[k] for k in grouped) + ")"
     )
     public = st.checkbox(
         LABELS_PUBLIC,
-        key="planner_labels_public",
+        value=start.labels_public,
+        key=LABELS_PUBLIC_KEY,
+        persist_state="session",
         help="The groups listed are the ones declared here, whatever the file holds: a declared "
         "group with no row is listed too, rows of undeclared groups are left out.",
     )
-    if not public:
-        return UNDECLARED_GROUPS
-    labels = parse_declared_labels(
+    if public:
         st.text_input(
             "The public group labels, separated by commas",
-            key="planner_public_labels",
+            value=", ".join(start.labels),
+            key=LABELS_KEY,
+            persist_state="session",
             max_chars=20_000,
             help="Type them from a public list (not copied from the file): this list is what the release publishes.",
         )
-    )
-    sizes = st.checkbox(
-        SIZES_PUBLIC,
-        key="planner_sizes_public",
-        help="Without it the group sizes would have to be noisy, which only the command line does.",
-    )
-    if not labels:
-        return "Type the public group labels (separated by commas) before releasing group statistics."
-    if not sizes:
-        return UNDECLARED_GROUPS
-    return labels
+        st.checkbox(
+            SIZES_PUBLIC,
+            value=start.sizes_public,
+            key=SIZES_PUBLIC_KEY,
+            persist_state="session",
+            help="Without it the group sizes would have to be noisy, which only the command line does.",
+        )
+    keys, _, refusal = release_cells(group_declaration(ds, group_column), group_column, grouped)
+    return refusal if refusal is not None or keys is None else next(iter(keys.values()))
+
+
+def empty_declared_group(ds: Any, group_column: str | None, labels: Sequence[str] | None) -> str | None:
+    """The first declared group with no row of the data (counting the rows a release puts back for a missing
+    income), or None; asked before the release when a mean by group is released (declared public sizes)."""
+    if not labels or group_column is None or getattr(ds, "frame", None) is None or group_column not in ds.frame.columns:
+        return None
+    present = set(ds.frame[group_column].astype(str).tolist())
+    with guard("the rows with a missing income"):
+        present |= set(missing_income_rows(ds, group_column)[1] or ())
+    return next((label for label in labels if label not in present), None)
 
 
 def declared_group_statistic(kind: str, params: dict, values: Any, groups: Any, labels: Sequence[str]) -> Any:
@@ -958,7 +1215,7 @@ def release_panel(  # noqa: C901
         with guard(f"the releases of this account (ledger {ledger_place(url)})"):
             entries = acct.entries()
     demonstration = not ds.confidential
-    choices = release_choices(kinds, allocation, acct)
+    choices = release_choices(kinds, allocation, acct, ds=ds, group_column=None if random_groups else group_column)
     status_box = st.container()
 
     if acct is None:
@@ -966,10 +1223,9 @@ def release_panel(  # noqa: C901
             qp_number(
                 "Total privacy budget of this data (ε cap)",
                 CAP_KEY,
-                choices.cap,
-                min_value=CAP_FIELD_MIN,
-                max_value=CAP_FIELD_MAX,
+                choices.cap_start,
                 step=0.1,
+                format="%g",  # its bounds are said in words when a value is out of them (range_problem)
                 help="The ledger refuses any release that would bring the total spent above this. "
                 "Fixed when the first release creates the account.",
             )
@@ -980,6 +1236,7 @@ def release_panel(  # noqa: C901
                 DELTA_CAPS,
                 index=DELTA_CAPS.index(DEFAULT_DELTA_CAP),
                 key="planner_cap_delta",
+                persist_state="session",
                 format_func=lambda d: "0 (pure ε-DP only)" if d == 0 else f"{d:g}",
                 help="Only mechanisms with a small certified failure probability (an (ε, δ) cost) spend δ; pure ε-DP "
                 "releases spend none. Fixed with the cap.",
@@ -992,6 +1249,7 @@ def release_panel(  # noqa: C901
             "dpcore ledger population add') keeps its cap; a new name registers it with the cap "
             "above. The command line's plans name it with population = \"...\".",
             key=f"planner_account_label_{dataset_id[:16]}",
+            persist_state="session",
             max_chars=200,
         )
         _say_existing_population(db, ds, label)
@@ -1029,15 +1287,15 @@ def release_panel(  # noqa: C901
         eps_k = qp_number(
             f"ε for {planner_lib.STAT_KINDS[kind]}",
             eps_key(kind),
-            choices.epsilons[kind],
-            min_value=EPS_FIELD_MIN,
-            max_value=EPS_FIELD_MAX,
+            choices.starts[kind],
             step=0.01,
             format="%.4f",
         )
         eps_items.append((kind, float(eps_k)))
     total_eps = math.fsum(e for _, e in eps_items)
     st.caption(f"This release costs ε = {total_eps:.4g} in total (sequential composition).")
+    if large_epsilon_warning(total_eps):
+        st.warning(large_epsilon_warning(total_eps))
     level = float(
         qp_number(
             "Level of the intervals published with the numbers",
@@ -1060,7 +1318,17 @@ def release_panel(  # noqa: C901
         )
 
     grouped = [k for k in kinds if k in GROUP_KINDS]
-    declared = declared_groups(grouped, group_column) if grouped and not random_groups else None
+    if grouped and not random_groups:
+        declared_groups(grouped, group_column, ds)
+    # what is released: the one function the plan file of Plan mode is written from, now that every field is drawn
+    choices = release_choices(kinds, allocation, acct, ds=ds, group_column=None if random_groups else group_column)
+    eps_items, declared, total_eps, cap = (
+        list(choices.epsilons.items()),
+        choices.declared_labels,
+        choices.total,
+        choices.cap,
+    )
+    empty_group = empty_declared_group(ds, group_column, declared) if "group_means" in grouped else None
     blocked = None
     if random_groups and grouped:
         blocked = (
@@ -1070,8 +1338,18 @@ def release_panel(  # noqa: C901
             + "."
         )
         st.error(blocked)
-    elif grouped and isinstance(declared, str):
-        blocked = declared
+    elif grouped and choices.groups_refusal is not None:
+        blocked = choices.groups_refusal
+        st.warning(blocked)
+    elif choices.problems:
+        blocked = " ".join(choices.problems)
+        st.error(blocked)
+    elif empty_group is not None:
+        blocked = (
+            f"**The declared group {empty_group[:60]!r} has no row**, and a mean of no one cannot be released: "
+            "remove it from the list of public labels, or leave out the mean by group. (The group sizes are "
+            "declared public, so saying this reveals nothing more.)"
+        )
         st.warning(blocked)
     elif isinstance(db, _NoLedgerYet):
         blocked = "There is no budget ledger yet: create it above first (nothing can be charged without one)."
@@ -1130,6 +1408,10 @@ def release_panel(  # noqa: C901
         # interrupt the run between the two (Streamlit stops a run only inside its own calls, and a new
         # click stops the run to start another: the request would be lost); the button above is already
         # drawn disabled.
+        try:  # the release as a plan, for its zip (plan.toml)
+            plan_of_release = release_plan(choices, kinds, build_statistic, statistic_params, ds, group_column)[0]
+        except (ValueError, TypeError):  # no statistic a plan can hold: the zip is then not offered
+            plan_of_release = None
         wait_slot = st.empty()
         requested_for = st.session_state.pop(RELEASE_REQUEST, None)
         if requested_for == dataset_id and not blocked:
@@ -1147,8 +1429,9 @@ def release_panel(  # noqa: C901
                     build_statistic,
                     group_column,
                     statistic_params,
-                    declared if isinstance(declared, list) else None,
+                    declared,
                     level=level,
+                    plan=plan_of_release,
                 )
                 if _WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
                     kind, text = st.session_state[RELEASE_OUTCOME]
@@ -1174,6 +1457,19 @@ def release_panel(  # noqa: C901
                 f"**Every further release spends more.** Spent so far on this data: {acct.describe(entries)}; "
                 f"remaining ε = {remaining:.4g}. Releasing the same statistic again and "
                 "averaging would reduce the noise, which is exactly why it costs budget again."
+            )
+        plan_of_records = st.session_state.get("planner_records_plan")
+        if plan_of_records is not None:
+            st.download_button(
+                "Download the whole release (zip)",
+                lambda: release_zip(records, plan_of_records, None if acct is None else acct.cap_epsilon),
+                file_name=f"{release_folder_name(records)}.zip",
+                mime="application/zip",
+                key="planner_dl_zip",
+                type="primary",
+                help="One folder, as the command line writes its --out folder: each table (CSV and Parquet, every "
+                "value with its interval), plan.toml, release_record.json (with every file's SHA-256) and the "
+                "release card (HTML, Markdown) that names them.",
             )
         c1, c2, c3 = st.columns(3)
         c1.download_button(

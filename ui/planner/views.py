@@ -33,10 +33,22 @@ from dpcore.views.planner import (
     IntervalWidth,
     StatisticSpec,
 )
-from ui.common import download_csv, guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, show_figure
+from ui.common import (
+    download_csv,
+    guard,
+    qp_number,
+    qp_radio,
+    qp_selectbox,
+    qp_slider,
+    qp_toggle,
+    show_figure,
+    write_url_value,
+)
 from ui.planner import plots as plots_planner
 
 RANDOM_GROUPS = "(random groups A/B/C)"
+#: the total-ε slider of Plan mode: key, start, range (Release mode's ε fields start from its split)
+TOTAL_KEY, TOTAL_START, TOTAL_RANGE = "planner_total", 2.0, (0.05, 20.0)
 #: (largest relative error %, probability %) per statistic; the Gini's error is in Gini points (GINI_ERR_KEY)
 DEFAULT_TARGETS = {
     "gini": (None, round(100 * defaults.ANSWER_CONFIDENCE)),
@@ -81,15 +93,24 @@ REFUSED_REAL_RELEASE = {
 # ---------------------------------------------------------------------------------------------
 
 
+def percent_text(share: float) -> str:
+    """A probability in percent with one decimal, or as many more as it takes not to read 100.0% (or 0.0%) for a
+    probability that is not 1 (or 0): 99.75% was shown as "100.0%"."""
+    share = float(share)
+    for digits in range(1, 7):
+        text = f"{100 * share:.{digits}f}"
+        if (share >= 1 or float(text) < 100) and (share <= 0 or float(text) > 0):
+            return f"{text}%"
+    return "more than 99.9999%" if share > 0.5 else "less than 0.0001%"
+
+
 def qp_multiselect(label: str, key: str, options: list[str], default: list[str], **kwargs: Any) -> list[str]:
     """``st.multiselect`` backed by the URL query parameter ``key`` (comma-separated)."""
     if key not in st.session_state:
         raw = st.query_params.get(key)
         st.session_state[key] = [v for v in raw.split(",") if v in options] if raw else list(default)
     out = st.multiselect(label, options, key=key, **kwargs)
-    text = ",".join(out)
-    if st.query_params.get(key) != text:
-        st.query_params[key] = text
+    write_url_value(key, ",".join(out), is_default=list(out) == list(default))
     return list(out)
 
 
@@ -408,13 +429,12 @@ def statistic_settings(
 # ---------------------------------------------------------------------------------------------
 
 
-def _store(kinds: list[str], alloc: dict[str, float], total: float) -> None:
+def _store(kinds: list[str], alloc: dict[str, float], total: float, *, equal_split: bool = False) -> None:
     st.session_state[ALLOC_KEY] = alloc
     for kind, value in alloc.items():  # the slider shows the value inside its range; the allocation stays exact
         st.session_state[f"planner_eps_{kind}"] = float(min(max(value, EPS_SLIDER_MIN), total))
     text = ",".join(f"{k}:{alloc[k]:.6g}" for k in kinds)
-    if st.query_params.get("planner_alloc") != text:
-        st.query_params["planner_alloc"] = text
+    write_url_value("planner_alloc", text, is_default=equal_split)  # a link without it: the equal split
 
 
 def _from_url(kinds: list[str]) -> dict[str, float] | None:
@@ -435,13 +455,16 @@ def allocation(kinds: list[str], total: float) -> dict[str, float]:
     :func:`_store`, so the sliders show the very epsilons the table and chart use."""
     alloc = st.session_state.get(ALLOC_KEY)
     rebuilt = alloc is None or list(alloc) != list(kinds)
+    equal_split = False
     if rebuilt:
-        alloc = _from_url(kinds) or {k: total / len(kinds) for k in kinds}
+        alloc = _from_url(kinds)
+        if alloc is None:
+            alloc, equal_split = {k: total / len(kinds) for k in kinds}, True
     if abs(sum(alloc.values()) - total) > 1e-6 * total:
         alloc = _split(kinds, alloc, total)
         rebuilt = True
     if rebuilt or any(st.session_state.get(f"planner_eps_{k}") is None for k in kinds):
-        _store(kinds, alloc, total)
+        _store(kinds, alloc, total, equal_split=equal_split)
     return dict(alloc)
 
 
@@ -624,6 +647,24 @@ INTERVAL_NOTE = (
 )
 
 
+#: under a narrow screen's tables, which scroll sideways without a sign of it: a cue that only such screens show
+SIDEWAYS_CUE = (
+    '<span class="dp-sideways-cue">↔ The table below is wider than this screen: swipe it sideways to see every '
+    "column.</span>"
+)
+_SIDEWAYS_STYLE = (
+    "<style>.dp-sideways-cue{display:none}"
+    "@media (max-width: 640px){.dp-sideways-cue{display:block;font-weight:600;margin-top:.5em}}</style>"
+)
+
+
+def sideways_cue() -> str:
+    """The cue's HTML, to end the text drawn just above a wide table (its style is sent with it: a style-only
+    element takes no room on the page)."""
+    st.html(_SIDEWAYS_STYLE)
+    return SIDEWAYS_CUE
+
+
 def shown_accuracy_table(table: pd.DataFrame) -> Any:
     """The accuracy table as drawn: six columns, numbers formatted (the values stay exact)."""
     return (
@@ -659,7 +700,7 @@ def plan_memo(view: AccuracyFirstView, budget: float, dataset: dict[str, Any], *
     ]
     notes = [
         f"An attacker who was 1% sure of a fact about one person is at most "
-        f"{100 * view.belief_from_1pct:.1f}% sure after the whole release."
+        f"{percent_text(view.belief_from_1pct)} sure after the whole release."
     ]
     if view.cost is not None and view.cost.kind != "pure":
         notes.append(f"Privacy cost of the plan (sequential composition): {view.cost.text}.")
@@ -746,7 +787,7 @@ def _answer(
     )
     c2.metric(
         "Largest belief from a 1% prior",
-        f"{100 * view.belief_from_1pct:.1f}%",
+        percent_text(view.belief_from_1pct),
         help="An attacker 1% sure of a fact about one person is at most this sure after the whole release.",
     )
     fits = view.total_epsilon <= budget * (1 + 1e-12)
@@ -777,7 +818,7 @@ def render_accuracy(
         "exact; the percentiles need simulation, so their ε carries Monte Carlo uncertainty (we report the "
         "conservative end; see the CSV)."
     )
-    st.markdown(INTERVAL_NOTE)
+    st.markdown(INTERVAL_NOTE + sideways_cue(), unsafe_allow_html=True)
     st.table(
         _remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)),
         alt="Smallest ε meeting each statistic's target",
@@ -875,7 +916,9 @@ def half_width_choice(kinds: list[str]) -> dict[str, dict[str, Any]] | None:
         help="±X% of the statistic's value on the planning data (as every planning number).",
     )
     targets = {}
-    columns = [column for start in range(0, len(kinds), 4) for column in st.columns(4)][: len(kinds)]
+    # bottom-aligned: the labels wrap to different heights, and the fields sat at different heights under them
+    columns = [column for _ in range(0, len(kinds), 4) for column in st.columns(4, vertical_alignment="bottom")]
+    columns = columns[: len(kinds)]
     for column, kind in zip(columns, kinds, strict=True):
         absolute, percent = HALF_WIDTH_DEFAULTS[kind]
         label = planner.STAT_KINDS[kind]
@@ -957,7 +1000,8 @@ def render_half_width(
     st.markdown(
         "For each statistic, the **smallest ε** at which every interval it publishes is expected to be within "
         "your half-width on the planning data (the Gini: its typical width on these data; the note gives the "
-        "release's public model)."
+        "release's public model)." + sideways_cue(),
+        unsafe_allow_html=True,
     )
     st.table(
         table[["statistic", "target", "smallest ε", HALF_WIDTH_COLUMN, "note"]]
@@ -1145,27 +1189,6 @@ def app_negative_incomes(dataset: Any) -> str:
     return value if value in ("refuse", "clip", "drop") else default
 
 
-def release_plan_cells(dataset: Any, group_column: str | None) -> tuple[dict | None, str]:
-    """``(keys, cell_sizes)`` of the downloaded plan (dpcore.cell_keys): the PSEO table keeps its published
-    cell sizes ("public", the paper's setting); the cells of real public data (a bundled or shared file) are
-    declared as [keys]; uploads and synthetic data declare none (their labels are confidential or invented),
-    so the release selects cells with DP and publishes noisy n."""
-    from dpcore.cell_keys import cell_text
-
-    cell_sizes = "public" if str(getattr(dataset, "name", "")).startswith("PSEO") else "noisy"
-    frame = getattr(dataset, "frame", None)
-    if (
-        getattr(dataset, "source", None) not in ("example", "shared")
-        or getattr(dataset, "confidential", True)
-        or not group_column
-        or frame is None
-        or group_column not in frame.columns
-    ):
-        return None, cell_sizes
-    values = sorted({cell_text(v) for v in frame[group_column].tolist()} - {""})
-    return ({group_column: values} if 0 < len(values) <= 1000 else None), cell_sizes
-
-
 def release_plan_download(
     kinds: list[str],
     specs: tuple[StatisticSpec, ...],
@@ -1176,20 +1199,23 @@ def release_plan_download(
     total: float,
 ) -> None:
     """The plan file for ``python -m dpcore release`` (docs/plan_format.md): exactly the release Release
-    mode makes -- the same ε per statistic and the same cap, from one function
+    mode makes -- the same ε per statistic, the same cap and the same cells ([keys]: the group labels declared
+    public; cell_sizes: "public" when their sizes are declared public too), from one function
     (:func:`ui.planner.release_panel.release_choices`: the Release fields' values, else the accuracy-first ε
     rounded up to the field's 4 decimals, else the budget-first split; the account's fixed cap, else the
-    cap field) -- and what it leaves out.
+    cap field; the declaration of the groups) -- and what it leaves out. Where Release mode cannot release the
+    group statistics (their sizes not declared public), the page says so: the file is then the command line's
+    release, with noisy cell sizes, which cost more and are said.
 
     The Gini is written with the noise it was planned with (the plan's ``noise`` field: "cauchy" or
     "laplace" with its delta, and ``cap_delta``), so the release uses the planner's calibration; the
     Laplace log-normal noise has no floating-point-safe sampler and is left out and named
     (:func:`dpcore.plan.plan_from_planner_choices`), never written with another noise than the one planned."""
-    from dpcore.plan import plan_from_planner_choices, write_plan
-    from ui.planner.release_panel import existing_account, release_choices
+    from dpcore.plan import write_plan
+    from ui.planner.release_panel import existing_account, large_epsilon_warning, release_choices, release_plan
 
     account = existing_account(dataset)
-    choices = release_choices(kinds, alloc, account)
+    choices = release_choices(kinds, alloc, account, ds=dataset, group_column=group_column)
     if choices.planned_confidential:  # its ε are a function of the confidential records: never written as public
         st.warning(CONFIDENTIAL_PLAN_NOTE)
         source = (
@@ -1200,46 +1226,61 @@ def release_plan_download(
         source = (
             "your accuracy-first plan" if choices.planned else "the budget-first split (no accuracy-first plan yet)"
         )
-    st.markdown(
-        f"**The release plan** (for the command line): exactly what Release mode will release — ε per "
-        f"statistic from {source}, "
-        + ", ".join(f"{planner.STAT_KINDS[k]} {eps:g}" for k, eps in choices.epsilons.items())
-        + f"; total ε = {choices.total:.4g}; cap ε = {choices.cap:.4g} "
-        + (
-            "(the fixed cap of these data's ledger account)."
-            if choices.cap_fixed
-            else "(the cap field of Release mode)."
-        )
-    )
+    if choices.problems:  # a Release field out of range: said in words, no file (Release mode refuses it too)
+        st.warning(" ".join(choices.problems) + " Correct it in Release mode. No plan file is offered.")
+        return
+    if large_epsilon_warning(choices.total):
+        st.warning(large_epsilon_warning(choices.total))
     if choices.total > total * (1 + 1e-12):
         st.warning(
             f"**This plan spends ε = {choices.total:.4g}, more than your total ε = {total:.4g}** (the slider "
             "above): meeting every accuracy target costs that much. Relax a target, drop a statistic, or "
             "accept the larger ε."
         )
+    params_of = {s.kind: dict(s.params) for s in specs}
+    plan, left_out = release_plan(choices, kinds, statistic_for, params_of.get, dataset, group_column)
+    cost = plan.total_epsilon
+    st.markdown(
+        f"**The release plan** (for the command line): exactly what Release mode will release — ε per "
+        f"statistic from {source}, "
+        + ", ".join(f"{planner.STAT_KINDS[k]} {eps:g}" for k, eps in choices.epsilons.items())
+        + f"; total ε = {cost:.4g}; cap ε = {choices.cap:.4g} "
+        + (
+            "(the fixed cap of these data's ledger account)."
+            if choices.cap_fixed
+            else "(the cap field of Release mode)."
+        )
+        + (
+            f" The groups: the labels declared public ({len(choices.declared_labels or ()):,}), "
+            + ("their sizes public." if choices.cell_sizes == "public" else "their sizes noisy.")
+            if choices.keys
+            else ""
+        )
+    )
+    if (
+        choices.groups_refusal is not None
+        and group_column
+        and any(k in planner_experiments.GROUPED_KINDS for k in kinds)
+    ):
+        st.info(
+            "**Release mode cannot release the group statistics of this plan** (it needs the group labels and "
+            "their sizes declared public, in Release mode). The command line can: "
+            + (
+                "each group's size is then a noisy count"
+                if choices.keys
+                else "the groups are selected with DP and each size is a noisy count"
+            )
+            + f", ε = {choices.noisy_cell_epsilon:.4g} more in all, included in the total above."
+        )
     available = choices.cap if account is None else max(0.0, choices.cap - account.spent_epsilon())
-    if choices.total > available * (1 + 1e-12):
+    if cost > available * (1 + 1e-12):
         st.warning(
-            f"Release mode would refuse this plan: it needs ε = {choices.total:.4g} and only ε = "
-            f"{available:.4g} is available under the cap of these data. No plan file is offered."
+            f"{'Release mode' if choices.groups_refusal is None else 'The command line'} would refuse this plan: "
+            f"it needs ε = {cost:.4g} and only ε = {available:.4g} is available under the cap of these data "
+            f"{'(raise the cap in Release mode)' if account is None else ''}. No plan file is offered."
         )
         return
-    params_of = {s.kind: dict(s.params) for s in specs}
-    keys, cell_sizes = release_plan_cells(dataset, group_column)
-    release_plan, left_out = plan_from_planner_choices(
-        list(kinds),
-        statistic_for,
-        choices.epsilons,
-        dataset=dataset.name,
-        income=dataset.column,
-        cap_epsilon=choices.cap,
-        group_column=group_column,
-        params_for=params_of.get,
-        negative_incomes=app_negative_incomes(dataset),
-        keys=keys,
-        cell_sizes=cell_sizes,
-    )
-    text = write_plan(release_plan)
+    text = write_plan(plan)
     st.download_button(
         "Download the release plan",
         text,

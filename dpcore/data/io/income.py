@@ -35,6 +35,9 @@ class IncomeData:
     notes: what validation changed (rows dropped, values clipped), shown on screen.
     bounds: public bounds (L, U) that come with the data by construction (the two-point data of
         the Gini paper), else None: pages then ask for bounds chosen without looking at the data.
+    public_cell_sizes: the number of rows in each cell of the data's group columns is published (its
+        catalogue entry says so: the bundled PSEO table, whose cells the Census Bureau publishes), so a
+        release plan may treat cell sizes as public. Never set by a file's name: an upload has False.
     """
 
     values: np.ndarray
@@ -45,6 +48,7 @@ class IncomeData:
     frame: pd.DataFrame | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     bounds: tuple[float, float] | None = None
+    public_cell_sizes: bool = False
 
     @property
     def n(self) -> int:

@@ -91,37 +91,87 @@ def read_table(  # noqa: C901
         frame, more = normalize_number_columns(frame, None, label)
         notes += more
     else:
-        text, note = decode_text(data, label)
-        if note:
-            notes.append(note)
-        sep = sniff_delimiter(text)
-        check_csv_shape(text, text.encode("utf-8") if note and "UTF-16" in note else data, sep, label)
         try:
-            frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=max_rows + 1, skipinitialspace=True, low_memory=False)
-        except pd.errors.EmptyDataError:
-            raise DPInputError(f"{label} has no columns: it is empty or blank") from None
-        except pd.errors.ParserError as exc:
-            msg = str(exc).strip().splitlines()[-1][:200]
-            raise DPInputError(
-                f"{label} is not a well-formed CSV table: {msg}. Check that every row "
-                "has as many fields as the header and that quotes are closed"
-            ) from None
-        except (ValueError, OverflowError, MemoryError) as exc:
-            raise DPInputError(f"{label} cannot be read as CSV ({type(exc).__name__}: {str(exc)[:200]})") from None
-        if frame.shape[1] > _WIDE_COLUMNS:
-            # pandas' CSV reader gives each column a block of its own, and every later step then pays per block
-            # (at the column limit, seconds of the server's CPU: docs/benchmarks.md, "Timings behind choices in the code"); one copy joins the
-            # blocks of each type
-            frame = frame.copy()
-        text_frame = None
-        if sep == ";":  # a European export: 1.234 may be a thousand, so look at the text again
-            recheck = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
-            if recheck and len(frame) <= max_rows:
-                text_frame = pd.read_csv(
-                    io.StringIO(text), sep=sep, usecols=recheck, dtype=str, nrows=max_rows + 1, skipinitialspace=True
-                )
-        frame, more = normalize_number_columns(frame, sep, label, text_frame)
+            frame, more = _parse_text(data, label, max_rows)
+        except DPInputError as exc:
+            raise _named_as_other_format(label, exc) from None
         notes += more
+    read_as_text = data[:2] != b"PK" and data[:4] != b"PAR1"
+    if read_as_text and _named_format(label):
+        if frame.shape[1] == 0 or len(frame) == 0:
+            _raise_named_as_other_format(label)  # a text file named .xlsx is not "a header without data rows"
+        notes.append(f"{label} is named {_named_format(label)} but holds text: it was read as a CSV table")
+    return _finish_frame(frame, notes, label, max_rows)
+
+
+#: file-name endings of the binary formats, and what their files start with
+_BINARY_FORMATS = {".xlsx": "an Excel workbook (.xlsx files are zip archives)", ".parquet": "a Parquet file"}
+
+
+def _named_format(label: str) -> str | None:
+    """The binary format a file's name claims (".xlsx", ".parquet"), or None."""
+    name = str(label).lower()
+    return next((ending for ending in _BINARY_FORMATS if name.endswith(ending)), None)
+
+
+def _named_as_other_format(label: str, exc: DPInputError) -> DPInputError:
+    """The error of a file whose name claims a binary format its bytes do not have (else ``exc`` as is)."""
+    ending = _named_format(label)
+    if ending is None:
+        return exc
+    return DPInputError(
+        f"{label} is named {ending} but is not {_BINARY_FORMATS[ending]}: its bytes are not in that format "
+        f"({exc}). Save it again from the program that made it as {ending}, or, if it is a CSV table, "
+        "rename it .csv"
+    )
+
+
+def _raise_named_as_other_format(label: str) -> None:
+    ending = _named_format(label)
+    if ending is not None:
+        raise DPInputError(
+            f"{label} is named {ending} but is not {_BINARY_FORMATS[ending]}: it holds text without a table "
+            f"of data rows. Save it again from the program that made it as {ending}, or upload the CSV table"
+        )
+
+
+def _parse_text(data: bytes, label: str, max_rows: int) -> tuple[pd.DataFrame, list[str]]:
+    """CSV text (decoded, delimiter sniffed, number formats normalised) into a frame, with notes."""
+    notes: list[str] = []
+    text, note = decode_text(data, label)
+    if note:
+        notes.append(note)
+    sep = sniff_delimiter(text)
+    check_csv_shape(text, text.encode("utf-8") if note and "UTF-16" in note else data, sep, label)
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=max_rows + 1, skipinitialspace=True, low_memory=False)
+    except pd.errors.EmptyDataError:
+        raise DPInputError(f"{label} has no columns: it is empty or blank") from None
+    except pd.errors.ParserError as exc:
+        msg = str(exc).strip().splitlines()[-1][:200]
+        raise DPInputError(
+            f"{label} is not a well-formed CSV table: {msg}. Check that every row "
+            "has as many fields as the header and that quotes are closed"
+        ) from None
+    except (ValueError, OverflowError, MemoryError) as exc:
+        raise DPInputError(f"{label} cannot be read as CSV ({type(exc).__name__}: {str(exc)[:200]})") from None
+    if frame.shape[1] > _WIDE_COLUMNS:
+        # pandas' CSV reader gives each column a block of its own, and every later step then pays per block (at
+        # the column limit, seconds of the server's CPU: docs/benchmarks.md, "Timings behind choices in the code"); one copy joins the blocks of each type
+        frame = frame.copy()
+    text_frame = None
+    if sep == ";":  # a European export: 1.234 may be a thousand, so look at the text again
+        recheck = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+        if recheck and len(frame) <= max_rows:
+            text_frame = pd.read_csv(
+                io.StringIO(text), sep=sep, usecols=recheck, dtype=str, nrows=max_rows + 1, skipinitialspace=True
+            )
+    frame, more = normalize_number_columns(frame, sep, label, text_frame)
+    notes += more
+    return frame, notes
+
+
+def _finish_frame(frame: pd.DataFrame, notes: list[str], label: str, max_rows: int) -> tuple[pd.DataFrame, tuple]:
     if frame.shape[1] == 0:
         raise DPInputError(f"{label} has no columns")
     if len(frame) > max_rows:

@@ -110,7 +110,7 @@ def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, 
             "",
             (
                 f"not computed below ε = {INTERVAL_MIN_GINI_EPSILON:g} (the split's optimisation "
-                "takes long there); the interval would be wide"
+                "takes minutes there); the interval would be wide"
             ),
             math.nan,
         )
@@ -131,14 +131,17 @@ def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, 
     )
     plan = mech.plan
     width, _ = gini_experiments.expected_widths(plan, full)
-    # the model assumes a mean of U/5; on the planning data the median width is 2 q clamp(S_beta(X)/alpha) (the
+    # the model assumes a mean of U/5; on the planning data the median width is about 2 q clamp(S_beta(X)/alpha) (the
     # bound's noise has median 0), a planning number like the error columns beside it
     constants = mech.interval_constants()
     scale = min(
         max(stat._smooth_sensitivity(eps, plan.beta) / constants["release_alpha"], constants["min_scale"]),
         constants["max_scale"],
     )
-    typical = 2.0 * plan.quantile() * scale
+    # the published interval is cut to [0, 1]: its typical width (the Gini page's) never exceeds 1
+    typical = gini_experiments.typical_clipped_width(
+        float(stat.truth[0]), scale, plan.quantile() * scale, mech.value_mechanism.noise_law()
+    )
     return (
         np.array([width]),
         f"planning model of the release's split (n = {plan.n:,}; no data)",
