@@ -13,8 +13,7 @@ from ...validation import DPInputError
 #: first line) is no CSV header.
 MAX_CSV_HEADER_BYTES = 1 << 20
 #: Columns of a CSV file. The engines read only the columns a plan needs; pandas builds every column of an
-#: upload: 10,000,000 columns (a 40 MB file) held a server process for minutes and 1.3 GB, 50,000 take about
-#: a second (docs/data.md).
+#: upload, and millions of columns held a server process for minutes (docs/data.md, "Validation").
 MAX_CSV_COLUMNS = 50_000
 #: Bytes of one CSV row that every engine reads in one piece (the pandas engine parses blocks of this size; DuckDB
 #: is given twice this as its ``max_line_size``); an upload's line longer than this is refused.

@@ -157,7 +157,8 @@ def _parse_text(data: bytes, label: str, max_rows: int) -> tuple[pd.DataFrame, l
         raise DPInputError(f"{label} cannot be read as CSV ({type(exc).__name__}: {str(exc)[:200]})") from None
     if frame.shape[1] > _WIDE_COLUMNS:
         # pandas' CSV reader gives each column a block of its own, and every later step then pays per block (at
-        # the column limit, seconds of the server's CPU: docs/benchmarks.md, "Timings behind choices in the code"); one copy joins the blocks of each type
+        # the column limit, seconds of the server's CPU: docs/benchmarks.md, "Timings behind choices in the code");
+        # one copy joins the blocks of each type
         frame = frame.copy()
     text_frame = None
     if sep == ";":  # a European export: 1.234 may be a thousand, so look at the text again

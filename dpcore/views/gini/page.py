@@ -81,7 +81,7 @@ def calibrate_epsilons(
     """The smooth-noise calibrations of ``noise`` at every epsilon of ``epsilons`` (public inputs only).
 
     A page calls this once per process for its slider's epsilons: the calibrations (the certified
-    tight alpha of the generalized Cauchy costs 20-80 ms each) are remembered by :mod:`dpcore.noise` /
+    tight alpha of the generalized Cauchy is a search: docs/benchmarks.md, "Timings behind choices in the code") are remembered by :mod:`dpcore.noise` /
     :mod:`dpcore.noise.smooth`, so a later slider move only does the data-dependent work.
     """
     gamma = check_gamma(gamma)

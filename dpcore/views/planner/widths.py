@@ -110,7 +110,7 @@ def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, 
             "",
             (
                 f"not computed below ε = {INTERVAL_MIN_GINI_EPSILON:g} (the split's optimisation "
-                "takes minutes there); the interval would be wide"
+                "takes long there); the interval would be wide"
             ),
             math.nan,
         )
