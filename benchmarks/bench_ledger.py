@@ -41,6 +41,10 @@ sys.path.insert(0, str(REPO / "tests"))
 from support.postgres import PostgresUnavailable, postgres_server  # noqa: E402
 
 from dpcore import budget, ledger, planner, release  # noqa: E402
+from dpcore.ledger import chain as ledger_chain  # noqa: E402
+from dpcore.ledger import entries as ledger_entries  # noqa: E402
+from dpcore.ledger.backends.head import write_head  # noqa: E402
+from dpcore.ledger.backends.sqlite import SqliteBackend  # noqa: E402
 
 
 def _bench(url: str, name: str, n: int = 200) -> None:
@@ -82,7 +86,7 @@ MODES = ("wal", "wal+checkpoint", "delete")
 @contextlib.contextmanager
 def _mode(name: str, path: Path):
     """The ledger at ``path`` kept in the journal mode ``name`` (see the module docstring)."""
-    backend = ledger._SqliteBackend
+    backend = SqliteBackend
     saved = backend._after_commit, backend.history_problems
     if name == "wal":
         backend._after_commit = lambda self, conn, history: None  # type: ignore[method-assign]
@@ -90,7 +94,7 @@ def _mode(name: str, path: Path):
     elif name == "delete":
         with contextlib.closing(sqlite3.connect(path)) as conn:
             assert conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
-        backend._after_commit = lambda self, conn, history: history is not None and self._record_history(history)  # type: ignore[method-assign]
+        backend._after_commit = lambda self, conn, history: history is not None and write_head(self.head_path, history)  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -165,8 +169,8 @@ def verify_sizes(sizes: list[int]) -> None:
                 json.dumps(x) for x in (budget.pure(0.001).to_dict(), record, result)
             )
             for i in range(n):
-                stamp = ledger._now()
-                h = ledger._entry_hash(
+                stamp = ledger_entries.now()
+                h = ledger_chain.entry_hash(
                     prev, acct.public_id, account, f"c{i}", cost_json, 0.001, 0.0, stamp, record_json
                 )
                 entry_id = conn.execute(
@@ -176,7 +180,7 @@ def verify_sizes(sizes: list[int]) -> None:
                 ).lastrowid
                 conn.execute(
                     "INSERT INTO dpcore_results(entry_id, time, result, result_hash) VALUES (?, ?, ?, ?)",
-                    (entry_id, stamp, result_json, ledger._result_hash(h, stamp, result_json)),
+                    (entry_id, stamp, result_json, ledger_chain.result_hash(h, stamp, result_json)),
                 )
                 prev = h
             conn.execute("COMMIT")

@@ -24,6 +24,7 @@ import pytest
 from quality_support import chromium_available, visible_problems, wait_for_app_idle
 from support.browser import run_and_wait
 
+from ui.gini.plots import YOUR_EPSILON_COLOR
 from ui.lessons import views as lessons_views
 
 pytestmark = [
@@ -152,17 +153,22 @@ def check_lesson_links(app_server, tab, indices, *, check_chart_labels: bool = F
 
 
 # The Gini page's error-against-ε chart (section 4): its "your ε" label and line, and the ε axis's tick labels.
+def _rgb(hex_colour: str) -> str:
+    """'#217a21' as the browser writes it in a style: 'rgb(33, 122, 33)'."""
+    return "rgb({}, {}, {})".format(*(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)))
+
+
 _ERROR_CHART_JS = """() => {
     for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
         const label = [...chart.querySelectorAll('g.annotation')].find(a => a.textContent.includes('your ε'));
         if (!label) continue;
         const line = [...chart.querySelectorAll('path')].find(
-            p => (p.getAttribute('style') || '').includes('rgb(44, 160, 44)'));
+            p => (p.getAttribute('style') || '').includes('YOUR_EPSILON_RGB'));
         return {label: label.getBoundingClientRect().left, line: line ? line.getBoundingClientRect().left : null,
                 ticks: [...chart.querySelectorAll('g.xtick text')].map(t => t.textContent)};
     }
     return null;
-}"""
+}""".replace("YOUR_EPSILON_RGB", _rgb(YOUR_EPSILON_COLOR))
 
 
 def _error_chart_problems(page) -> list[str]:

@@ -344,9 +344,11 @@ def test_a_revealed_mark_that_cannot_reach_the_ledger_is_a_warning_and_is_replay
     out = tmp / "out"
     script = textwrap.dedent(f"""
         import sqlite3, sys
-        from dpcore import cli, ledger
+        from dpcore import cli
         from dpcore.engines import execute
-        ledger.BUSY_TIMEOUT_S, ledger.ATTACH_RETRY_DELAYS_S = 0.3, (0.05,)
+        from dpcore.ledger import accounts
+        from dpcore.ledger.backends import sqlite as sqlite_backend
+        sqlite_backend.BUSY_TIMEOUT_S, accounts.ATTACH_RETRY_DELAYS_S = 0.3, (0.05,)
         write = execute.write_outputs
         def write_then_lock(*args, **kwargs):
             hashes = write(*args, **kwargs)
@@ -431,7 +433,8 @@ def test_postgres_ledger_gone_after_the_charge_is_a_warning_and_is_replayed(post
         import psycopg
         from dpcore import cli, ledger
         from dpcore.engines import execute
-        ledger.ATTACH_RETRY_DELAYS_S = (0.05,)
+        from dpcore.ledger import accounts
+        accounts.ATTACH_RETRY_DELAYS_S = (0.05,)
         charge = ledger.Account.charge
         def charge_then_drop_the_database(*args, **kwargs):
             entry = charge(*args, **kwargs)

@@ -157,8 +157,8 @@ def test_ten_megabytes_in_one_cell():
     """A 10 MB cell makes a row longer than the command line's row limit (4 MiB): the upload is refused before
     pandas parses it, with the same short message whichever column holds the cell."""
     huge = b"y" * 10_000_000
-    for raw in (b"income,comment\n1,a\n" + huge + b",b\n3,c\n", b"income,comment\n1," + huge + b"\n2,b\n3,c\n"):
-        msg = _bad(raw, r"row longer than the 4,194,304 bytes", column="income")
+    for csv_bytes in (b"income,comment\n1,a\n" + huge + b",b\n3,c\n", b"income,comment\n1," + huge + b"\n2,b\n3,c\n"):
+        msg = _bad(csv_bytes, r"row longer than the 4,194,304 bytes", column="income")
         assert "yyyy" not in msg
 
 

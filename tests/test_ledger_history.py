@@ -27,6 +27,7 @@ from support.postgres import fresh_database
 
 from dpcore import cli, ledger_cli
 from dpcore import ledger as L
+from dpcore.ledger.backends import schema as ledger_schema
 
 REPO = Path(__file__).resolve().parents[1]
 POPULATION = "people"
@@ -245,11 +246,11 @@ def _damage_first_entry(url: str) -> None:
             conn.execute("UPDATE dpcore_entries SET record = left(record, 20) WHERE id = 1")
             conn.execute("ALTER TABLE dpcore_entries ENABLE TRIGGER USER")
         return
-    conn = sqlite3.connect(L._sqlite_path(url), isolation_level=None)
+    conn = sqlite3.connect(L.sqlite_path(url), isolation_level=None)
     try:
         conn.execute("DROP TRIGGER dpcore_entries_no_update")
         conn.execute("UPDATE dpcore_entries SET record = substr(record, 1, 20) WHERE id = 1")
-        conn.execute(L._sqlite_v2_triggers()["dpcore_entries_no_update"])
+        conn.execute(ledger_schema.sqlite_v2_triggers()["dpcore_entries_no_update"])
     finally:
         conn.close()
 
@@ -282,7 +283,7 @@ def test_a_charge_through_the_ledger_init_returns_verifies(url):
     report = db.verify()
     assert report.ok and not report.notes, (report.problems, report.notes)
     assert acct.public_id == L.open_ledger(url, create=False).find_account("ds").public_id
-    db._backend.public_id_key = ""  # as that object charged
+    db.database.public_id_key = ""  # as that object charged
     acct.charge("hashed under the empty key", epsilon=0.25)
     report = L.open_ledger(url, create=False).verify()
     assert report.ok and any("entry 2 hashed under an empty key" in n for n in report.notes), report

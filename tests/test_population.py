@@ -22,6 +22,7 @@ from dpcore import planner, release
 from dpcore.data import read_table
 from dpcore.engines import EngineSpec, execute, open_engine, parse_source
 from dpcore.engines.fingerprint import engine_record_fingerprints, source_record_fingerprints
+from dpcore.ledger.backends import schema as ledger_schema
 from dpcore.plan import parse_plan
 from dpcore.validation import DPInputError
 
@@ -319,8 +320,8 @@ def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records
 
     # the migration to schema 3 gives every old account a population; this one was made through the API on
     # schema 3, so it gets its population row here as the migration would have written it
-    with db._backend.locked(None) as conn:
-        ph = db._backend.ph
+    with db.database.locked(None) as conn:
+        ph = db.database.ph
         conn.execute(
             f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph})",
             ("survey (app)", old.dataset_id, "2026-01-01", "test"),
@@ -337,14 +338,14 @@ def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records
 # ----------------------------------------------------------------------------------------------------
 def _downgrade_to_schema_2(db) -> None:
     """Turn a fresh schema-3 ledger back into what schema 2 wrote (no population tables, version 2)."""
-    backend = db._backend
+    backend = db.database
     with backend.locked(None) as conn:
-        backend._drop_triggers(conn)
+        backend.drop_triggers(conn)
         conn.execute("DROP TABLE dpcore_sources")
         conn.execute("DROP TABLE dpcore_populations")
         conn.execute("DELETE FROM dpcore_meta WHERE key = 'record_fingerprints'")
         conn.execute("UPDATE dpcore_meta SET value = '2' WHERE key = 'schema_version'")
-        backend._create_triggers(conn)
+        backend.create_triggers(conn)
 
 
 def test_a_schema_2_ledger_migrates_its_accounts_to_populations(url):
@@ -365,7 +366,7 @@ def test_a_schema_2_ledger_migrates_its_accounts_to_populations(url):
     # old plans (dataset = "cps-2023") keep their budget; the chain goes on across the upgrade
     names["cps-2023"].charge("after the upgrade", epsilon=0.25)
     assert migrated.verify().ok and migrated.population("cps-2023").spent_epsilon() == 0.75
-    with migrated._backend.reading() as conn:
+    with migrated.database.reading() as conn:
         assert conn.execute("SELECT value FROM dpcore_meta WHERE key = 'migrated_2_to_3'").fetchone() is not None
 
 
@@ -374,7 +375,7 @@ def test_population_tables_are_append_only(url, tmp_path):
     db.register_population("households", 1.0)
     db.attach_source(L.dataset_fingerprint(_records()), "households")
     db.register_population("other", 1.0)
-    backend = db._backend
+    backend = db.database
     for sql in (
         "UPDATE dpcore_sources SET dataset_id = 'other'",
         "DELETE FROM dpcore_sources",
@@ -495,9 +496,9 @@ def test_the_same_files_again_skip_the_record_fingerprint_and_reach_the_same_dec
 def _as_schema_3(db, sources: list[tuple[str, str]]) -> None:
     """Turn a ledger back into one of schema 3 (before fingerprint versions) whose sources ``(version-1
     fingerprint, dataset id)`` were attached as that software attached them (no version mark)."""
-    backend = db._backend
+    backend = db.database
     with backend.locked(None) as conn:
-        backend._drop_triggers(conn)
+        backend.drop_triggers(conn)
         ph = backend.ph
         conn.execute("DELETE FROM dpcore_meta WHERE key = 'record_fingerprints'")
         conn.execute("UPDATE dpcore_meta SET value = '3' WHERE key = 'schema_version'")
@@ -506,9 +507,9 @@ def _as_schema_3(db, sources: list[tuple[str, str]]) -> None:
                 f"INSERT INTO dpcore_sources(fingerprint, dataset_id, attached, software) VALUES ({ph}, {ph}, {ph}, {ph})",
                 (fingerprint, dataset_id, "2026-01-01T00:00:00+00:00", "dpcore 0.9.0"),
             )
-        backend._create_triggers(conn)
+        backend.create_triggers(conn)
         if backend.name == "sqlite":  # its _drop_triggers dropped the population tables' triggers too
-            for sql in L._sqlite_v3_triggers().values():
+            for sql in ledger_schema.sqlite_v3_triggers().values():
                 conn.execute(sql)
 
 
@@ -524,7 +525,7 @@ def test_a_new_ledger_computes_the_newest_fingerprint_only(url, tmp_path):
     with pytest.raises(ValueError, match=r"version\(s\) \[2\] were not computed"):
         db.source_population(L.dataset_fingerprints(files["csv"], (1,)))
     assert db.source_count(db.population("households").dataset_id) == 1
-    with db._backend.reading() as conn:
+    with db.database.reading() as conn:
         marks = {r[0].split(" ", 2)[-1] for r in conn.execute("SELECT software FROM dpcore_sources").fetchall()}
     assert marks == {"(records v2)"}
 
@@ -543,7 +544,7 @@ def test_a_schema_3_ledger_with_version_1_sources_keeps_finding_them(url, tmp_pa
     report = upgraded.verify()
     assert report.ok and report.schema_version == 4, report.problems
     assert upgraded.record_fingerprint_versions == (1, 2)
-    with upgraded._backend.reading() as conn:
+    with upgraded.database.reading() as conn:
         note = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'migrated_3_to_4'").fetchone()[0]
     assert '"record_fingerprints": [1, 2]' in note
 
@@ -562,7 +563,7 @@ def test_a_schema_3_ledger_with_version_1_sources_keeps_finding_them(url, tmp_pa
     with pytest.raises(ValueError, match=r"version\(s\) \[1\] were not computed"):
         upgraded.source_population(L.dataset_fingerprints(files["parquet"], (2,)))
     assert upgraded.population("others").spent_epsilon() == 0.0
-    with upgraded._backend.reading() as conn:
+    with upgraded.database.reading() as conn:
         assert conn.execute("SELECT COUNT(*) FROM dpcore_sources").fetchone()[0] == 1  # nothing attached by refusals
 
     # released under its own population: the source gains its version-2 fingerprint, still one source
@@ -589,9 +590,9 @@ def test_a_schema_3_ledger_without_sources_computes_the_newest_version(url):
 
 def test_a_ledger_of_a_newer_schema_is_refused_by_this_dpcore(url):
     db = L.open_ledger(url, create=False)
-    backend = db._backend
+    backend = db.database
     with backend.locked(None) as conn:
-        backend._set_schema_version(conn, L.SCHEMA_VERSION + 1)
+        backend.set_schema_version(conn, L.SCHEMA_VERSION + 1)
     with pytest.raises(L.LedgerCorrupt, match="newer than this dpcore"):
         L.open_ledger(url, create=False)
 

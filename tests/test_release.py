@@ -12,6 +12,8 @@ from dpcore import budget as B
 from dpcore import ledger as L
 from dpcore import planner as P
 from dpcore import release as R
+from dpcore.ledger import accounts as ledger_accounts
+from dpcore.ledger.backends import sqlite as sqlite_backend
 from dpcore.validation import DPInputError
 
 
@@ -330,8 +332,8 @@ def test_account_result_the_ledger_cannot_record_is_journaled_and_said_in_the_re
     import sqlite3
 
     x, _ = data
-    monkeypatch.setattr(L, "BUSY_TIMEOUT_S", 0.2)  # before the connection is opened: it keeps its timeout
-    monkeypatch.setattr(L, "ATTACH_RETRY_DELAYS_S", (0.05,))
+    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT_S", 0.2)  # before the connection is opened: it keeps its timeout
+    monkeypatch.setattr(ledger_accounts, "ATTACH_RETRY_DELAYS_S", (0.05,))
     url = f"sqlite:///{tmp_path}/ledger.db"
     acct = L.open_ledger(url).account("fingerprint-of-test-data", cap_epsilon=3.0, label="test data")
     holder = sqlite3.connect(str(tmp_path / "ledger.db"), isolation_level=None)

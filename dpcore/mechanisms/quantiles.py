@@ -21,10 +21,10 @@ from ..noise import secure as secure_noise
 from ..percentiles import (
     MAX_EXPONENTIAL_QUANTILES,
     PSEO_BIN_EDGES,
-    _check_q,
-    _check_relation,
     candidate_grid,
     check_edges,
+    check_q,
+    check_relation,
     epsilon_per_bin,
     percentiles_from_histogram,
     simulate_histogram_percentiles,
@@ -79,9 +79,9 @@ class HistogramMechanism:
         object.__setattr__(
             self, "edges", tuple(float(v) for v in check_edges(PSEO_BIN_EDGES if self.edges is None else self.edges))
         )
-        object.__setattr__(self, "q", tuple(float(v) for v in _check_q(self.q)))
+        object.__setattr__(self, "q", tuple(float(v) for v in check_q(self.q)))
         object.__setattr__(self, "rows_per_person", check_int(self.rows_per_person, "rows per person", minimum=1))
-        object.__setattr__(self, "relation", _check_relation(self.relation))
+        object.__setattr__(self, "relation", check_relation(self.relation))
         if self.relation == "add_remove" and self.rows_per_person > 1:
             raise DPInputError("relation 'add_remove' is offered for one row per person only")
 

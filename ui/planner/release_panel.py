@@ -693,7 +693,11 @@ def release_panel(  # noqa: C901
     entries = []
     if acct is not None:
         with guard(f"the releases of this account (ledger {ledger_place(url)})"):
-            entries = acct.entries()
+            try:
+                entries = acct.entries()
+            except ValueError:
+                db.require_intact()  # a damaged ledger: said with verify's own summary, as a release refuses it
+                raise
     demonstration = not ds.confidential
     choices = release_choices(kinds, allocation, acct, ds=ds, group_column=None if random_groups else group_column)
     status_box = st.container()
