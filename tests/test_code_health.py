@@ -132,3 +132,17 @@ def test_only_the_mechanisms_and_the_noise_layer_import_the_real_samplers():
             if any(name == "dpcore.noise.secure" or name.startswith("dpcore.noise.secure.") for name in names):
                 importers.append(str(path.relative_to(ROOT)))
     assert not importers, importers
+
+
+def test_one_class_per_public_name_in_dpcore():
+    """A public class name means one thing: the release plan's cost and the planner's were two ``PlanCost``
+    classes, the plan file's statistic and the planner's target two ``StatisticSpec`` classes (issue 36: two
+    vocabularies to one). Now ``dpcore.budget.PlanCost`` is both costs; the planner's is ``StatisticTarget``."""
+    where: dict[str, list[str]] = {}
+    for path in (ROOT / "dpcore").rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    twice = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert not twice, twice
+    assert len(where) > 100  # the walk saw the package

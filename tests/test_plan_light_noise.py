@@ -209,7 +209,8 @@ def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(pl
     planner_cost = planner_experiments.statistic_cost(stat, eps)
     assert (planner_cost.kind, planner_cost.epsilon, planner_cost.delta) == ("approx", eps, DELTA)
     cost = engine_record.plan_cost(plan)
-    assert cost.per_statistic == ((eps, DELTA),) and cost.as_budget_cost() == planner_cost
+    assert [(c.epsilon, c.delta) for _, c in cost.per_statistic] == [(eps, DELTA)]
+    assert cost.privacy_cost() == planner_cost
     url = f"sqlite:///{tmp_path}/ledger.db"
     result = execute.run_plan(
         plan, _write(tmp_path, "d", values), engine="pandas", out_dir=tmp_path / "out", ledger_url=url, init_ledger=True
@@ -266,7 +267,8 @@ def test_group_privacy_gives_back_the_plans_delta():
     released = draws.gini_mechanism(gini, 3)
     cal = released.value_mechanism.smooth_calibration
     assert (cal.epsilon, cal.delta) == (released.plan.epsilon_value, cell) and cal.certificate <= cell
-    eps_total, delta_total = engine_record.plan_cost(plan).per_statistic[1]
+    _, total = engine_record.plan_cost(plan).per_statistic[1]
+    eps_total, delta_total = total.epsilon, total.delta
     assert eps_total == gini.epsilon and delta_total == pytest.approx(DELTA, rel=1e-9) and delta_total <= DELTA
     assert draws.gini_mechanism(plan_from_dict(_laplace_raw()).statistics[1], 1).value_mechanism.delta_cell == DELTA
 

@@ -87,7 +87,7 @@ def test_release_memo_shows_the_typed_epsilon_never_the_confidential_plan(releas
 
 def test_plan_memo_of_a_confidential_file_is_marked_confidential():
     values = np.random.default_rng(2).lognormal(10.0, 0.7, 1500)
-    specs = (planner_experiments.StatisticSpec("gini", (("upper", 500_000.0),), None, 0.9, abs_error=0.01),)
+    specs = (planner_experiments.StatisticTarget("gini", (("upper", 500_000.0),), None, 0.9, abs_error=0.01),)
     stats = (planner_lib.make_statistic("gini", values, upper=500_000.0),)
     view = planner_experiments.accuracy_first(stats, specs, dots_seed=1)
     summary = {"name": "confidential.csv", "n": 1500, "source": "uploaded file (confidential)"}

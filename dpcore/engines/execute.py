@@ -85,6 +85,7 @@ import numpy as np
 import pandas as pd
 
 from .. import pipeline
+from ..budget import PlanCost
 from ..mechanisms import Drawer
 from ..noise.ahead import AHEAD_MIN_SOURCE_BYTES
 from ..plan import ReleasePlan
@@ -94,7 +95,7 @@ from .checks import input_is_empty, refuse_undeliverable
 from .draws import Deferred, DrawAhead, released_table, statistic_mechanisms
 from .fingerprint import engine_record_fingerprints, source_bytes_key
 from .output import RECORD_FILE, OutputSlot, table_stem, write_outputs
-from .record import DEFAULT_GINI_CAP_DELTA, PlanCost, delta_sources, plan_cost, release_record
+from .record import DEFAULT_GINI_CAP_DELTA, delta_sources, plan_cost, release_record
 
 __all__ = ["PlanResult", "run_plan", "check_simulation_allowed", "Terminated"]
 
@@ -194,7 +195,7 @@ def _open_account(
             f"{cost.delta:.3g} (from {delta_sources(plan)}); declare the cells in [keys] (no selection delta) or use "
             "a population registered with --cap-delta > 0; nothing was charged"
         )
-    if acct.would_exceed(cost.as_budget_cost()):
+    if acct.would_exceed(cost.privacy_cost()):
         spent = acct.spent_epsilon()
         from ..ledger import BudgetExceeded
 
@@ -480,7 +481,7 @@ def _run_in_slot(  # noqa: C901
                 "account": acct.population or plan.dataset,
                 "population": acct.population,
                 "entry_id": entry_id,
-                "charged": cost.as_budget_cost().to_dict(),
+                "charged": cost.privacy_cost().to_dict(),
                 "spent_epsilon_after": spent_after,
                 "cap_epsilon": acct.cap_epsilon,
             }
@@ -533,7 +534,7 @@ def _run_in_slot(  # noqa: C901
     released = pipeline.release(
         acct,
         label=f"release plan {plan.dataset}: " + ", ".join(s.name for s in plan.statistics),
-        cost=cost.as_budget_cost(),
+        cost=cost.privacy_cost(),
         record=record,
         drawer=drawer,
         draw=ahead.result,

@@ -6,18 +6,16 @@ missing values, negative incomes and cells). Everything here is a function of th
 from __future__ import annotations
 
 import hashlib
-import math
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from .. import __version__
+from .. import __version__, budget
+from ..budget import PlanCost
 from ..plan import ReleasePlan, StatisticSpec, plan_to_dict, plan_to_toml
 
 __all__ = [
     "DEFAULT_GINI_CAP_DELTA",
     "SIMULATION_NOTE",
-    "PlanCost",
     "plan_cost",
     "statistic_delta",
     "delta_sources",
@@ -37,20 +35,6 @@ DEFAULT_GINI_CAP_DELTA = 1e-9
 SIMULATION_NOTE = "simulation, not a release"
 
 
-@dataclass(frozen=True)
-class PlanCost:
-    """The privacy cost of a plan: per statistic (epsilon, delta) and the sequential total."""
-
-    epsilon: float
-    delta: float
-    per_statistic: tuple[tuple[float, float], ...]
-
-    def as_budget_cost(self):
-        from .. import budget
-
-        return budget.approx(self.epsilon, self.delta) if self.delta > 0 else budget.pure(self.epsilon)
-
-
 def statistic_delta(spec: StatisticSpec, m: int) -> float:
     """The plan's delta of a statistic: a "laplace" Gini's (its value's calibration keeps group privacy within
     it); 0 for the pure-DP mechanisms."""
@@ -60,14 +44,16 @@ def statistic_delta(spec: StatisticSpec, m: int) -> float:
 
 
 def plan_cost(plan: ReleasePlan) -> PlanCost:
-    """(epsilon, delta) of every statistic and their sum (sequential composition); data-independent."""
+    """The plan's cost, data-independent: every statistic's (epsilon, delta) composed sequentially
+    (:func:`dpcore.budget.compose_plan`: epsilons and deltas add; ``per_statistic`` in the plan's order)."""
     m = plan.rows_per_person
     # a statistic with noisy cell sizes also costs n_epsilon, and its DP cell selection selection_delta
     # (dpcore.cell_keys): ReleasePlan.statistic_epsilon / statistic_selection_delta
-    per = tuple(
-        (plan.statistic_epsilon(s), statistic_delta(s, m) + plan.statistic_selection_delta(s)) for s in plan.statistics
-    )
-    return PlanCost(math.fsum(e for e, _ in per), math.fsum(d for _, d in per), per)
+    costs = []
+    for s in plan.statistics:
+        epsilon, delta = plan.statistic_epsilon(s), statistic_delta(s, m) + plan.statistic_selection_delta(s)
+        costs.append((s.name or s.where, budget.approx(epsilon, delta) if delta > 0 else budget.pure(epsilon)))
+    return budget.compose_plan(costs)
 
 
 def delta_sources(plan: ReleasePlan) -> str:
@@ -211,8 +197,8 @@ def release_record(
             "epsilon once); statistics add up (sequential composition)",
             "cost": {"epsilon": cost.epsilon, "delta": cost.delta},
             "per_statistic": [
-                {"name": s.name, "kind": s.kind, "epsilon": e, "delta": d}
-                for s, (e, d) in zip(plan.statistics, cost.per_statistic, strict=True)
+                {"name": s.name, "kind": s.kind, "epsilon": c.epsilon, "delta": c.delta}
+                for s, (_, c) in zip(plan.statistics, cost.per_statistic, strict=True)
             ],
         },
         "missing_values": missing_values_rule(plan),

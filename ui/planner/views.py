@@ -34,7 +34,7 @@ from dpcore.views.planner import (
     BudgetFirstView,
     HalfWidthView,
     IntervalWidth,
-    StatisticSpec,
+    StatisticTarget,
 )
 from ui.common import (
     download_csv,
@@ -394,7 +394,7 @@ def statistic_settings(
     *,
     expanded: bool,
     gini_of: Callable[[dict[str, Any]], float] | None = None,
-) -> tuple[StatisticSpec, ...]:
+) -> tuple[StatisticTarget, ...]:
     """The settings and accuracy target of each chosen statistic, as specs of the view functions.
 
     The Gini's target is in Gini points (absolute ±, as on the Gini page), the others' a relative
@@ -415,10 +415,10 @@ def statistic_settings(
             conf = qp_slider("with probability, %", f"planner_{kind}_conf", 50, 99, conf0, 1, container=c2)
             if kind == "gini":
                 points = _gini_points_target(c1, params, gini_of)
-                specs.append(StatisticSpec(kind, tuple(sorted(params.items())), None, conf / 100.0, abs_error=points))
+                specs.append(StatisticTarget(kind, tuple(sorted(params.items())), None, conf / 100.0, abs_error=points))
                 continue
             tol = qp_slider("Largest relative error, %", f"planner_{kind}_tol", 1, 50, tol0, 1, container=c1)
-            specs.append(StatisticSpec(kind, tuple(sorted(params.items())), tol / 100.0, conf / 100.0))
+            specs.append(StatisticTarget(kind, tuple(sorted(params.items())), tol / 100.0, conf / 100.0))
     converted = st.session_state.pop("_planner_gini_converted", None)
     if converted:
         st.info(converted)
@@ -1046,7 +1046,7 @@ def render_risk(view: AttackerBeliefView) -> None:
 
 
 def script_settings(
-    specs: tuple[StatisticSpec, ...],
+    specs: tuple[StatisticTarget, ...],
     dataset: Any,
     group_column: str | None,
     seed: int,
@@ -1065,7 +1065,7 @@ def script_settings(
     return kwargs, ("frame" if group_column is not None else "values")
 
 
-def _gini_noise(specs: tuple[StatisticSpec, ...]) -> str:
+def _gini_noise(specs: tuple[StatisticTarget, ...]) -> str:
     for spec in specs:
         if spec.kind == "gini":
             return str(dict(spec.params).get("noise", "cauchy"))
@@ -1084,12 +1084,12 @@ def _refusal(noise: str) -> str | None:
     )
 
 
-def release_refusal(specs: tuple[StatisticSpec, ...]) -> str | None:
+def release_refusal(specs: tuple[StatisticTarget, ...]) -> str | None:
     """Why a real release of the planned statistics will be refused (before the user gets there), or None."""
     return _refusal(_gini_noise(specs))
 
 
-def release_delta_note(specs: tuple[StatisticSpec, ...]) -> str | None:
+def release_delta_note(specs: tuple[StatisticTarget, ...]) -> str | None:
     """What an (ε, δ) Gini needs from the ledger account (a δ cap at least its δ), or None."""
     if _gini_noise(specs) != "laplace":
         return None
@@ -1103,7 +1103,7 @@ def release_delta_note(specs: tuple[StatisticSpec, ...]) -> str | None:
 
 def release_plan_download(
     kinds: list[str],
-    specs: tuple[StatisticSpec, ...],
+    specs: tuple[StatisticTarget, ...],
     statistic_for: Callable[[str], Any],
     alloc: dict[str, float],
     dataset: Any,
