@@ -20,12 +20,14 @@ __all__ = ["PlanKind", "PlannerKind", "PLAN_KINDS", "PLANNER_KINDS", "planner_ki
 
 @dataclass(frozen=True)
 class PlanKind:
-    """A statistic kind of release plans: its label and the plan fields it takes (besides kind, by, epsilon,
-    name)."""
+    """A statistic kind of release plans: its label, the plan fields it takes (besides kind, by, epsilon, name) and
+    whether its rows fall into groups even without ``by`` (``exposure_groups``: a relative risk's exposed and
+    reference groups are cells of the release, with their sizes)."""
 
     name: str
     label: str
     fields: tuple[str, ...]
+    exposure_groups: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,12 @@ PLAN_KINDS: dict[str, PlanKind] = {
         PlanKind("gini", "Gini index", ("lower", "upper", "gamma", "calibration", "noise", "delta")),
         PlanKind("percentiles", "earnings percentiles", ("bins", "q", "method", "candidates")),
         PlanKind("mean", "mean income", ("lower", "upper")),
-        PlanKind("relative_risk", "relative risk", ("group", "exposed", "reference", "outcome", "outcome_below")),
+        PlanKind(
+            "relative_risk",
+            "relative risk",
+            ("group", "exposed", "reference", "outcome", "outcome_below"),
+            exposure_groups=True,
+        ),
     )
 }
 

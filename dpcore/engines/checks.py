@@ -142,7 +142,7 @@ def _check_cells(
     if plan.cell_sizes != "public" or plan.small_cell_threshold <= 0:
         return warnings
     for s in plan.statistics:
-        if not (s.by or s.kind == "relative_risk"):
+        if not s.has_cells:
             continue
         _, counts = aggregates[s.name].cell_counts()
         small = int(np.count_nonzero((counts > 0) & (counts < plan.small_cell_threshold)))

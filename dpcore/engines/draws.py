@@ -353,7 +353,7 @@ class Deferred:
 
     def release(self, drawer: Drawer) -> tuple[pd.DataFrame, dict]:
         table, info = self._release_values(drawer)
-        if self.spec.by or self.spec.kind == "relative_risk":
+        if self.spec.has_cells:
             info = {**info, "cells": self._cells_info}
         return table, info
 

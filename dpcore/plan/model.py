@@ -137,6 +137,12 @@ class StatisticSpec:
     def where(self) -> str:
         return f"statistics[{self.index}] ({self.kind})"
 
+    @property
+    def has_cells(self) -> bool:
+        """True when the statistic is released per cell: ``by`` columns, or the exposure groups of its kind (a
+        relative risk's, :attr:`dpcore.kinds.PlanKind.exposure_groups`)."""
+        return bool(self.by) or PLAN_KINDS[self.kind].exposure_groups
+
     def columns(self) -> tuple[str, ...]:
         """Columns this statistic reads besides the income column."""
         cols = list(self.by)
@@ -209,7 +215,7 @@ class ReleasePlan:
     def cells_private(self, spec: StatisticSpec) -> bool:
         """True when this statistic's cells and their sizes are protected: cell_sizes = "noisy" and it has cells
         (``by``, or the exposure groups of a relative risk)."""
-        return self.cell_sizes != "public" and (bool(spec.by) or spec.kind == "relative_risk")
+        return self.cell_sizes != "public" and spec.has_cells
 
     def keys_declared(self, spec: StatisticSpec) -> bool:
         """True when every ``by`` column of the statistic is declared in ``[keys]`` (its cells are public)."""
@@ -287,7 +293,7 @@ def plan_to_dict(plan: ReleasePlan) -> dict[str, Any]:
         out["missing_income"] = plan.missing_income
     if plan.negative_incomes != "refuse":  # the default (refuse) is not written, as missing_income's
         out["negative_incomes"] = plan.negative_incomes
-    if plan.cell_sizes == "public" or any(s.by or s.kind == "relative_risk" for s in plan.statistics):
+    if plan.cell_sizes == "public" or any(s.has_cells for s in plan.statistics):
         out["cell_sizes"] = plan.cell_sizes  # written wherever there are cells: is n exact? a reader's first question
     from ..cell_keys import DEFAULT_N_EPSILON, DEFAULT_SELECTION_DELTA
 

@@ -90,7 +90,7 @@ def make_statistic(kind: str, values, groups=None, **params) -> PlannedStatistic
     x = check_values(values)
     if kind not in STAT_KINDS:
         raise DPInputError(f"unknown statistic {kind!r}; choose one of {list(STAT_KINDS)}")
-    if kind in ("percentiles", "group_medians", "group_means", "ratio"):
+    if PLANNER_KINDS[kind].grouped:
         if groups is None:
             raise DPInputError(f"{STAT_KINDS[kind]} needs a group (cell) for every record")
         g = np.asarray(groups).astype(str)
