@@ -65,15 +65,18 @@ def test_a_release_on_a_standalone_cluster_gives_duckdbs_tables(cluster, tmp_pat
         plan, parse_source("warehouse"), engine="duckdb", out_dir="out-duckdb", seed=SEED, public_data=True
     )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **cluster.driver_env}
-    proc = subprocess.run(
-        [PYTHON, "-m", "dpcore", "release", "plan.toml", "--data", "warehouse", "--engine", "spark"]
-        + ["--master", cluster.master_url, "--seed", str(SEED), "--public-data", "--out", "out-spark", "--quiet"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    try:
+        proc = subprocess.run(
+            [PYTHON, "-m", "dpcore", "release", "plan.toml", "--data", "warehouse", "--engine", "spark"]
+            + ["--master", cluster.master_url, "--seed", str(SEED), "--public-data", "--out", "out-spark", "--quiet"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    except subprocess.TimeoutExpired as exc:  # e.g. an executor that never started: the daemons' logs say why
+        pytest.fail(f"the release on the cluster did not end in 600 s: {exc.stderr!r:.3000}\n{cluster.log_tails()}")
     assert proc.returncode == 0, f"{proc.stderr[-3000:]}\n{cluster.log_tails()}"
 
     duck, spark = tmp_path / "out-duckdb", tmp_path / "out-spark"
