@@ -23,8 +23,7 @@ from dpcore.plan import parse_plan
 
 def test_the_command_line_then_the_app_spend_one_budget(tmp_path, monkeypatch):
     """... and one function charges them both: Account.charge, hooked, is called by dpcore.pipeline.release for
-    the command line's release and for the app's (before, by engines.execute._run_in_slot and by
-    release.make_release)."""
+    the command line's release and for the app's: a check, a charge and a record written once for both."""
     url = f"sqlite:///{tmp_path}/ledger.db"
     monkeypatch.setenv(L.ENV_VAR, url)  # the app's default ledger is the command line's
     callers = []
