@@ -196,6 +196,17 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
 
 
+@pytest.fixture
+def release_account(tmp_path):
+    """A durable ledger account with room for a test's releases (cap epsilon 100, delta 1e-5), in a throw-away
+    SQLite ledger: a real release (dpcore.release.make_release) is charged to a durable account only."""
+    from dpcore import ledger
+
+    return ledger.init_ledger(f"sqlite:///{tmp_path}/release-ledger.db").account(
+        "test-releases", cap_epsilon=100.0, label="test releases", cap_delta=1e-5
+    )
+
+
 def shared_file(name: str) -> Path:
     """Path of ../shared/data/<name>; skips the calling test cleanly when the file is absent."""
     path = SHARED_DATA / name
