@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.browser_history import one_entry_per_page
+from ui.common import focus_styles, keyboard_fixes
 from ui.notices import open_notice_area, run_completed
 
 # Page icons are Material icons, not emoji: an emoji page icon makes the browser load Streamlit's emoji
@@ -73,6 +75,7 @@ def scroll_to_top_on_page_change(current: str) -> None:
 
 
 navigation = st.navigation(PAGES)
+st.set_page_config(page_title=f"{navigation.title} · DP income explorer")  # each page its own title (WCAG 2.4.2)
 scroll_to_top_on_page_change(navigation.url_path)
 # On the landing page (the first page of a cold server) the page goes first and the sidebar second,
 # and on a plain visit the sidebar does not build the default data (cold start). Every
@@ -82,13 +85,16 @@ data_used = not any(navigation is page for page in PAGES_WITHOUT_DATA_SECTION)
 # The top of the main area, for notices (a link value that was out of range, a refused upload),
 # wherever the widget that raises them is drawn (ui.notices.main_notice).
 open_notice_area()
+focus_styles()  # a visible keyboard focus on links (WCAG 2.4.7)
 try:
     if not data_free:
         render_sidebar(data_free=False)
     navigation.run()
     if data_free:
         render_sidebar(data_free=True, data_used=data_used)
+    one_entry_per_page()  # Back leaves the page (ui.browser_history)
     run_completed()  # not reached by a run that was stopped: its one-shot outcomes are drawn again
+    keyboard_fixes()  # no single-key rerun (WCAG 2.1.4), wide tables reachable by keyboard (2.1.1)
 finally:
     # After a run that imported modules (a page's first view), move the long-lived objects out of
     # the garbage collector's way (see ui.common.freeze_long_lived_objects).

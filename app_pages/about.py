@@ -36,7 +36,8 @@ st.write(
     "This app is for people who publish, teach or use income statistics: the Gini index, earnings "
     "percentiles, group averages and ratios. It shows what happens to those numbers when they are "
     "published with **differential privacy** (DP), the method the US Census Bureau and others now use "
-    "to protect the people in their data. Everything here runs on your computer.")
+    "to protect the people in their data. Everything here runs on the server that shows you this page (your "
+    "own computer when you start the app yourself); nothing is sent anywhere else.")
 landing.render_cards()
 st.divider()
 st.caption("Below: what differential privacy is, in plain language (for reading, not needed to use the pages).")

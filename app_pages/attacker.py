@@ -41,12 +41,12 @@ privacy_note("data sets A and B differ in **one person** (the target replaced by
 
 # ---- class mode (the teacher's projector view is drawn into projector_slot, above the introduction) ---
 klass = classroom.current_class()
-with st.expander("Class mode: pool the class's guesses", expanded=klass is None and st.session_state.get(
-        "atk_role", st.query_params.get("atk_role")) == "teacher"):
+with st.expander("Class mode: pool the class's guesses",
+                 expanded=klass is None and classroom.current_role() == "teacher"):
     st.markdown("The teacher creates a session code; students open this page with the code (link or QR code) "
                 "and play; the teacher sees the class's pooled success rate. Stored per guess: the code, the "
                 "round's seed, the statistic, ε, the guess and whether it was right — nothing about the student.")
-    role = qp_radio("I am", "atk_role", ["student", "teacher"], "student", horizontal=True)
+    role = qp_radio("I am", classroom.ROLE_PARAM, list(classroom.ROLES), "student", horizontal=True, persistent=True)
     if role == "teacher":
         classroom.teacher_controls(list(attacker_lib.MECHANISMS), attacker_views.MECHANISM_LABELS)
     else:
@@ -82,7 +82,8 @@ with guard("this round"):
 if view is None:
     st.stop()
 
-history: list[dict] = st.session_state.setdefault(HISTORY, [])
+history: list[dict] = classroom.played_rounds(attacker_lib.MECHANISMS)  # the session's, or a reloaded link's
+classroom.keep_progress()  # the rounds (and a class student's id) in the URL: a reload keeps the score
 round_key = (view.setup.mechanism, view.setup.epsilon, view.round.round_seed)
 answered = {(h["mechanism"], h["epsilon"], h["round"]): h for h in history}
 

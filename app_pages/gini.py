@@ -15,6 +15,7 @@ from dpcore.views import gini as gini_experiments
 from ui import answer_views, repro
 from ui.common import (
     guard,
+    link_default,
     qp_number,
     qp_radio,
     qp_select_slider,
@@ -188,7 +189,7 @@ def live_view(ds) -> None:
                   if slow_light else _answer(digest, answer_key, ds.values, answer_args))
         if answer is not None:
             target = {"target_error": target_error, "confidence": target_confidence, **answer_settings,
-                      "max_epsilon": max(EPS_OPTIONS)}
+                      "max_epsilon": max(EPS_OPTIONS), "min_epsilon": min(EPS_OPTIONS)}
             recommendation = _recommendation(digest, gini_views.settings_key(target), ds.values, target)
             answer_views.gini_answer(answer, recommendation, answer_text)
             gini_views.answer_note(view)  # which accuracy the sentence means; the published interval's width
@@ -208,8 +209,7 @@ def live_view(ds) -> None:
                                            saturated=bool(view.saturated), chosen=str(noise))
 
     # ---- 5. share / reproduce -------------------------------------------------------------------------
-    if "gini_exp_draws" not in st.query_params:  # the paper section's control is drawn below, after the link
-        st.query_params["gini_exp_draws"] = DEFAULT_DRAWS
+    link_default("gini_exp_draws", DEFAULT_DRAWS)  # the paper section's control is drawn below, after the link
     gini_views.numbers(view, heading=sections.SHARE.heading)
     # The script is the same view call with the same literal settings (numbers and fixed option names only).
     repro.share_panel("gini", script=repro.view_script_for(VIEW_MODULE, VIEW_FUNCTION, settings,

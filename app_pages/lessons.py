@@ -62,6 +62,7 @@ privacy_note("as on each linked page (replace one person; n public).",
              "the lesson settings themselves; the game and the synthetic data are public.")
 
 klass = classroom.current_class()  # a class session joined on the attacker page (or in this URL)
+classroom.keep_role()  # a teacher printing the handouts is still a teacher back in the game, also after a reload
 classroom.show_class_message()
 if klass is not None:
     st.info(f"Class session **{klass.code}**: every link below keeps it, and the attacker game's steps play the "

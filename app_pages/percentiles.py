@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.views import percentiles as percentile_experiments
-from ui import answer_views, data_note, repro
+from ui import answer_views, common, data_note, repro
 from ui.common import guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
 from ui.percentiles import sections
 from ui.percentiles import views as percentiles_views
@@ -78,8 +78,7 @@ def _custom_edges_text() -> str:
     if key not in st.session_state:
         st.session_state[key] = st.query_params.get(key, DEFAULT_EDGES)
     text = st.text_input("Custom bin edges ($, increasing, comma separated)", key=key)
-    if st.query_params.get(key) != text:
-        st.query_params[key] = text
+    common.write_url_value(key, text, is_default=text == DEFAULT_EDGES)
     return text
 
 

@@ -16,7 +16,8 @@ from dpcore.views import planner as planner_experiments
 from ui import repro
 from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
 from ui.data_note import data_note
-from ui.planner import sections, views
+from ui.planner import plan_state, sections, views
+from ui.planner.choices import release_allocation
 from ui.planner.release_panel import release_panel
 from ui.sidebar import current_dataset
 
@@ -128,7 +129,8 @@ def _statistic(kind: str) -> planner_lib.PlannedStatistic:
 # =============================================================================================
 @st.fragment
 def plan_views() -> None:
-    total = float(qp_slider("Total ε you can afford for the whole release", "planner_total", 0.05, 20.0, 2.0, 0.05,
+    total = float(qp_slider("Total ε you can afford for the whole release", plan_state.TOTAL_KEY, *plan_state.TOTAL_RANGE,
+                            plan_state.TOTAL_START, 0.05,
                             on_change=views.on_total_change, args=(list(kinds),),
                             help="Budget first splits it; accuracy first compares the plan's total with it."))
     view = qp_radio("View", "planner_view", VIEWS, VIEWS[0], horizontal=True)
@@ -151,10 +153,10 @@ def plan_views() -> None:
         with guard("the attacker's belief"):
             views.render_risk(_belief(epsilon, prior))
     else:
-        alloc = views.allocation(kinds, total)
+        alloc = plan_state.allocation(kinds, total)
         half_widths = views.remembered_half_widths(list(kinds))
         with guard("the accuracy-first plan"):  # the plan file carries the accuracy-first ε, as Release mode
-            views.remember_plan(_plan(specs, half_widths), confidential=ds.confidential, data_name=ds.name)
+            plan_state.remember_plan(_plan(specs, half_widths), confidential=ds.confidential, data_name=ds.name)
         kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), alloc, half_widths)
         repro.share_panel("planner", script=repro.view_script_for(
             "dpcore.views.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),
@@ -173,6 +175,6 @@ else:  # RELEASE mode (durable ledger); what the chosen Gini noise implies is sa
             st.warning(views.release_refusal(specs))
         elif views.release_delta_note(specs):
             st.info(views.release_delta_note(specs))
-        release_panel(ds, kinds, _statistic, st.session_state.get("_planner_alloc") or views.allocation(kinds, 2.0),
+        release_panel(ds, kinds, _statistic, release_allocation(kinds),
                       group_column=group_column, random_groups=needs_groups and group_column is None,
                       statistic_params=lambda kind: dict(_key(kind)))

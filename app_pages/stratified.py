@@ -173,7 +173,7 @@ def _page_body() -> None:  # noqa: C901 (one branch per view of the page, in pag
 
     # One view per run (a URL-backed choice, so a link opens the same view); rendering only the chosen
     # view keeps slider reruns fast.
-    view = common.qp_radio("Show", "strat_view", sections.VIEWS, horizontal=True, label_visibility="collapsed")
+    view = common.qp_radio("View shown below", "strat_view", sections.VIEWS, horizontal=True)  # a visible label (3.3.2)
     st.divider()
 
     if view == sections.GROUP_MEANS.heading and data is not None:
@@ -241,7 +241,7 @@ def _page_body() -> None:  # noqa: C901 (one branch per view of the page, in pag
     else:
         st.markdown("#### Share or reproduce this view")
         st.caption("Every choice on this page is kept in the address bar: this link opens the same view.")
-        st.code(repro.current_link("stratified"), language=None)
+        st.code(repro.current_link("stratified"), language=None, wrap_lines=True)
 
 
 _page_body()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-from dpcore import budget as B  # noqa: E402
+from dpcore import ledger as L  # noqa: E402
 from dpcore import planner as P
 from dpcore import release as R
 from dpcore.data import lognormal_incomes  # noqa: E402
@@ -53,8 +54,44 @@ def bench_dpcore() -> None:
             print(f"{stat.name[:40]:<40} {n:>9,} {t_build + t_cold:>8.3f} {t_warm:>8.3f} {sol.epsilon:>10.4g}")
 
 
+_HALF_WIDTH_RUN = """
+import json, sys, time
+from dpcore import intervals, planner as P
+from dpcore.data import lognormal_incomes
+from dpcore.views import planner as planner_views
+import dpcore.views.gini, pandas, scipy.optimize  # imports out of the timing
+calls = []
+search = intervals._optimise
+intervals._optimise = lambda *a, **k: calls.append(a[0]) or search(*a, **k)
+if sys.argv[1] == "off":
+    planner_views._shipped_gini_epsilons = lambda stat, level: []
+stat = P.make_statistic("gini", lognormal_incomes(10_000, sigma=0.9, rng=2026), None, upper=1e6)
+t = time.perf_counter()
+sol = planner_views.solve_epsilon_for_half_width(stat, planner_views.HalfWidthTarget(0.01))
+print(json.dumps([time.perf_counter() - t, len(calls), sol.epsilon]))
+"""
+
+
+def bench_half_width() -> None:
+    """A first half-width plan of the default Gini (n = 10,000, U = 1e6, ±0.01 Gini points), each in a fresh process
+    and a new split cache, with and without the bracket on the shipped splits (alternating, same run)."""
+    import json
+    import subprocess
+    import tempfile
+
+    print("\n## dpcore.views.planner: a first half-width plan of the Gini (fresh process, empty split cache)")
+    for bracket in ("on", "off", "on", "off"):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, DPCORE_CACHE_DIR=cache, PYTHONPATH=str(REPO))
+            out = subprocess.run(
+                [sys.executable, "-c", _HALF_WIDTH_RUN, bracket], env=env, capture_output=True, text=True, check=True
+            )
+        seconds, optimisations, epsilon = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"bracket {bracket:<3}: {seconds:6.2f} s, {optimisations} split optimisations, ε = {epsilon:.6g}")
+
+
 def bench_release() -> None:
-    print("\n## dpcore.release: one real release (OS CSPRNG) of the four default statistics")
+    print("\n## dpcore.release: one real release (OpenDP and the certified sampler) of the four default statistics")
     x = lognormal_incomes(10_000, sigma=0.9, rng=2)
     g = P.planning_groups(x.size, seed=2)
     stats = [
@@ -66,7 +103,8 @@ def bench_release() -> None:
             ("ratio", {"threshold": 20_000.0}),
         ]
     ]
-    t, _ = timed(lambda: R.make_release([(s, 0.5) for s in stats], B.Ledger()), repeat=3)
+    account = L.init_ledger(f"sqlite:///{tempfile.mkdtemp()}/ledger.db").account("bench", cap_epsilon=1000.0)
+    t, _ = timed(lambda: R.make_release([(s, 0.5) for s in stats], account), repeat=3)
     print(f"release of 4 statistics: {t:.3f} s (best of 3; includes the certified Gini calibration)")
 
 
@@ -117,6 +155,7 @@ def bench_page() -> None:
 if __name__ == "__main__":
     print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores)")
     bench_dpcore()
+    bench_half_width()
     bench_release()
     bench_page()
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")

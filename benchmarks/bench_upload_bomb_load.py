@@ -2,7 +2,7 @@
 """A class on the Gini page while another session uploads a workbook bomb: do the sliders stay fast?
 
     .venv/bin/python benchmarks/bench_upload_bomb_load.py [--users 30] [--seconds 60] [--sheet-mb 373]
-        [--no-dimension] [--app-dir .] [--upload-at 10]
+        [--no-dimension] [--app-dir .] [--upload-at 10] [--wide-csv-columns 10000000]
 
 Starts one `streamlit run app.py` (one process: the worst case, every session shares its GIL) from
 ``--app-dir`` on a free port, runs ``../shared/tools/st_load.py`` (USERS users moving the Gini page's ε
@@ -11,7 +11,9 @@ slider, think time 2 s) against it, and ``--upload-at`` seconds in uploads the b
 prints st_load's line, the time from the upload to the sidebar's message, and the message.
 ``--app-dir`` lets the same run be made against another checkout (e.g. the code before the fix).
 The fault-injection run's numbers before the fix: slider p50 6.2 s, p95 12.6 s (0.04 / 0.09 s without
-the upload), the upload 206 s to a message.
+the upload), the upload 206 s to a message. ``--wide-csv-columns N`` uploads a CSV of N columns instead
+(upload_bombs.wide_csv; the audit's: 10,000,000 columns, 40 MB, no message in 300 s and every other session
+dropped).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from upload_bombs import xlsx_bomb  # noqa: E402
+from upload_bombs import wide_csv, xlsx_bomb  # noqa: E402
 
 ST_LOAD = ROOT.parent / "shared" / "tools" / "st_load.py"
 UPLOAD_SOURCE = "Upload a CSV or Parquet file"
@@ -91,18 +93,25 @@ def main() -> None:
     ap.add_argument("--upload-at", type=float, default=10.0)
     ap.add_argument("--app-dir", default=str(ROOT))
     ap.add_argument("--no-upload", action="store_true", help="the same load without the upload (baseline)")
+    ap.add_argument("--wide-csv-columns", type=int, default=0, help="upload a CSV of this many columns instead")
     ap.add_argument(
         "--control",
         action="store_true",
-        help="upload a small valid workbook instead (the browser and upload cost, without a bomb)",
+        help="upload a small valid workbook instead (the browser and upload cost, without a bomb); with "
+        "--wide-csv-columns, a file of as many NUL bytes (refused at once: the cost of uploading that many bytes)",
     )
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bomb-load-"))
-    bomb = work / "bomb.xlsx"
+    bomb = work / ("wide.csv" if args.wide_csv_columns else "bomb.xlsx")
     if args.control:
         args.sheet_mb = 0.01
-    bomb.write_bytes(xlsx_bomb(args.sheet_mb, declare_dimension=not args.no_dimension))
+    if args.wide_csv_columns and args.control:  # as many bytes, refused from its first 64 KB: the upload's own cost
+        bomb.write_bytes(b"\0" * len(wide_csv(args.wide_csv_columns)))
+    elif args.wide_csv_columns:
+        bomb.write_bytes(wide_csv(args.wide_csv_columns))
+    else:
+        bomb.write_bytes(xlsx_bomb(args.sheet_mb, declare_dimension=not args.no_dimension))
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     app_dir = Path(args.app_dir).resolve()
@@ -154,10 +163,12 @@ def main() -> None:
         out, _ = load.communicate()
         if not args.no_upload:
             uploader.join(timeout=600)
-        print(
-            f"bomb: {len(bomb.read_bytes()):,} bytes, {args.sheet_mb:g} MB of sheet XML"
-            f"{'' if not args.no_dimension else ', no <dimension>'}; app: {app_dir}"
+        what = (
+            f"{'NUL bytes as many as ' if args.control else ''}a CSV of {args.wide_csv_columns:,} columns"
+            if args.wide_csv_columns
+            else f"{args.sheet_mb:g} MB of sheet XML{'' if not args.no_dimension else ', no <dimension>'}"
         )
+        print(f"bomb: {len(bomb.read_bytes()):,} bytes, {what}; app: {app_dir}")
         print(f"st_load ({args.users} users, {args.seconds:g} s): {out.strip()}")
         print(
             f"upload -> message: {result.get('seconds', float('nan')):.1f} s: {result.get('message', '(none)')[:300]}"

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/upload_bombs.py xlsx OUT.xlsx [--sheet-mb 373] [--no-dimension]
     .venv/bin/python benchmarks/upload_bombs.py parquet-nested OUT.parquet
+    .venv/bin/python benchmarks/upload_bombs.py wide-csv OUT.csv [--columns 10000000]
 
 * :func:`xlsx_bomb`: a valid .xlsx workbook whose one sheet is ``sheet_mb`` MB of identical rows of
   XML. The rows repeat byte for byte, so deflate packs ~370 MB into ~1.5 MB (the fault-injection
@@ -11,6 +12,8 @@
   it; without, a reader must count the cells itself.
 * :func:`nested_parquet`: a Parquet file with a struct and a list column beside a numeric income
   (pandas gives dict / ndarray cells for them, which the column chooser could not hash).
+* :func:`wide_csv`: a CSV of millions of columns (40 MB for 10,000,000), refused from its header line before
+  pandas sees it (the command line's limits: 1 MiB of header, 50,000 columns, 4 MiB per row).
 
 The tests (tests/test_upload_bombs.py) and the load measurement in docs/data.md use these builders.
 """
@@ -102,16 +105,30 @@ def nested_parquet(rows: int = 50) -> bytes:
     return out.getvalue()
 
 
+def wide_csv(columns: int = 10_000_000, rows: int = 1) -> bytes:
+    """A CSV of ``columns`` one-letter columns and ``rows`` rows of ones: the audit's file (10,000,000 columns,
+    40 MB) held an app process for minutes (1.3 GB) and dropped every other session on it."""
+    header = ",".join(["x"] * columns).encode()
+    row = ",".join(["1"] * columns).encode()
+    return b"\n".join([header, *([row] * rows)]) + b"\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("kind", choices=["xlsx", "parquet-nested"])
+    ap.add_argument("kind", choices=["xlsx", "parquet-nested", "wide-csv"])
     ap.add_argument("out")
     ap.add_argument("--sheet-mb", type=float, default=373.0)
     ap.add_argument("--no-dimension", action="store_true")
+    ap.add_argument("--columns", type=int, default=10_000_000, help="wide-csv: the number of columns")
     args = ap.parse_args()
-    data = (
-        xlsx_bomb(args.sheet_mb, declare_dimension=not args.no_dimension) if args.kind == "xlsx" else nested_parquet()
-    )
+    if args.kind == "wide-csv":
+        data = wide_csv(args.columns)
+    else:
+        data = (
+            xlsx_bomb(args.sheet_mb, declare_dimension=not args.no_dimension)
+            if args.kind == "xlsx"
+            else nested_parquet()
+        )
     with open(args.out, "wb") as f:
         f.write(data)
     print(f"{args.out}: {len(data):,} bytes")

@@ -81,7 +81,7 @@ def default_url() -> str:
     if ledger_url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
         return ledger_url
     try:
-        folder = ledger_lib._sqlite_path(ledger_url).parent if ledger_url.startswith("sqlite://") else None
+        folder = ledger_lib.sqlite_path(ledger_url).parent if ledger_url.startswith("sqlite://") else None
     except DPInputError:
         folder = None
     return "sqlite:///" + str((folder or ledger_lib.default_path().parent) / "classroom.db")
@@ -174,7 +174,7 @@ class Classroom:
             self.ph = "%s"
         else:
             self.backend = "sqlite"
-            self.path = ledger_lib._sqlite_path(url)
+            self.path = ledger_lib.sqlite_path(url)
             self.ph = "?"
         with self._connection() as conn:
             for statement in _SCHEMA:

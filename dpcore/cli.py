@@ -6,7 +6,7 @@
     dpcore check PLAN.toml          # validate a plan and print its cost (reads no data)
 
 Exit codes: 0 success (a ``dpcore: warning:`` line when the release was written and charged but the ledger
-could not mark it revealed); 2 a user error (bad plan, missing column, non-numeric income, no rows, unknown
+could not mark it revealed, or when its release card could not be written); 2 a user error (bad plan, missing column, non-numeric income, no rows, unknown
 engine, budget exceeded, missing ledger, ``--out`` not writable or locked by another run, not enough space,
 a ledger database fault ...), all refused before any charge, printed as one line ``dpcore: error: ...`` on
 stderr without a traceback; 3 a failure after the charge (the line says that epsilon was spent and nothing
@@ -186,6 +186,8 @@ def _release(args: argparse.Namespace, early_plan: Any = None) -> int:
         )
     if result.ledger_link_warning:  # delivered and charged: a warning, not a failure (docs/release_cli.md)
         print(f"dpcore: warning: {result.ledger_link_warning}", file=sys.stderr)
+    if result.card_warning:  # the tables and the record are written; said even with --quiet
+        print(f"dpcore: warning: {result.card_warning}", file=sys.stderr)
     print(str(result.out_dir))
     return 0
 
@@ -213,20 +215,19 @@ class _TerminateAsInterrupt:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .engines.execute import plan_cost
+    from .engines.record import delta_sources, plan_cost
     from .plan import load_plan
 
     plan = load_plan(args.plan)
     cost = plan_cost(plan)
     print(
         f"plan OK: dataset {plan.dataset!r}, {len(plan.statistics)} statistic(s), epsilon = {cost.epsilon:g} of cap "
-        f"{plan.cap_epsilon:g}"
-        + (f", delta = {cost.delta:.3g} (Gini samplers, DP cell selection)" if cost.delta else "")
+        f"{plan.cap_epsilon:g}" + (f", delta = {cost.delta:.3g} (from {delta_sources(plan)})" if cost.delta else "")
     )
-    for s, (e, d) in zip(plan.statistics, cost.per_statistic, strict=True):
+    for s, (_, c) in zip(plan.statistics, cost.per_statistic, strict=True):
         print(
-            f"  {s.index}. {s.name}: {s.kind} by {', '.join(s.by) or '(whole table)'}, epsilon = {e:g}"
-            + (f", delta = {d:.3g}" if d else "")
+            f"  {s.index}. {s.name}: {s.kind} by {', '.join(s.by) or '(whole table)'}, epsilon = {c.epsilon:g}"
+            + (f", delta = {c.delta:.3g}" if c.delta else "")
         )
     return 0
 
@@ -272,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command(args: argparse.Namespace, early_plan: Any) -> int:
-    from .engines.execute import InterruptedAfterCharge, ReleaseNotDelivered
+    from .pipeline import InterruptedAfterCharge, ReleaseNotDelivered
 
     try:
         with _TerminateAsInterrupt():

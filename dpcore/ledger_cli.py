@@ -23,13 +23,8 @@ of the data) or the ledger's key: accounts appear by label and keyed public id.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-import sqlite3
 import sys
-import urllib.parse
 from collections.abc import Sequence
-from pathlib import Path
 
 from . import ledger as ledger_lib
 from .validation import DPInputError
@@ -160,29 +155,7 @@ def _population(args: argparse.Namespace) -> int:
 
 def _backup(args: argparse.Namespace) -> int:
     db = ledger_lib.open_ledger(args.ledger, create=False, on_wait=_say)
-    if db.backend != "sqlite":
-        raise DPInputError(
-            "'dpcore ledger backup' copies SQLite ledgers; back up a PostgreSQL ledger with pg_dump (docs/ledger.md)"
-        )
-    dest = Path(args.dest).expanduser().absolute()
-    if os.path.lexists(dest):
-        raise DPInputError(f"the backup destination {dest} exists: give a new path")
-    backend = db._backend
-    assert isinstance(backend, ledger_lib._SqliteBackend)  # db.backend == "sqlite", checked above
-    source_path = backend.path
-    try:
-        os.close(os.open(dest, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # the copy holds the key: 0600
-        with (
-            contextlib.closing(
-                sqlite3.connect("file:" + urllib.parse.quote(str(source_path)) + "?mode=ro", uri=True)
-            ) as src,
-            contextlib.closing(sqlite3.connect(str(dest))) as out,
-        ):
-            src.backup(out)  # SQLite's online backup: one consistent snapshot, even while releases run
-    except (OSError, sqlite3.Error) as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(dest)
-        raise DPInputError(f"the backup of {db.describe()} to {dest} failed: {exc}") from None
+    dest = db.backup(args.dest)
     report = ledger_lib.open_ledger(f"sqlite:///{dest}", create=False).verify()
     print(f"backed up {db.describe()} to {dest}: {report.summary()}")
     return 0 if report.ok else 2

@@ -6,9 +6,12 @@ before writing, and :func:`dpcore.release.recompute_intervals` calls it again on
 holding ``release_record.json`` and the tables can check every interval. The intervals themselves are
 :mod:`dpcore.intervals`' (each derived there); this module adds the rounding rule:
 
-* a value is rounded to a public step (:func:`dpcore.intervals.honest_grid`, 1/50 to 1/20 of its interval's
-  width) computed from published numbers that do not depend on the value itself (the noise scale and n for a
-  mean, the published bound for a Gini), so the step can be recomputed;
+* a value is rounded to a public step (:func:`dpcore.intervals.honest_grid`, 1/50 to 1/20 of a width) computed
+  from published numbers that do not depend on the value itself, so the step can be recomputed: the interval's
+  width for percentiles and the relative risk; for a mean 2 x the Laplace quantile / n (its interval's width with
+  a public n), for a Gini 2 q s_hat (the published bound), both at most the width of the statistic's range. The
+  published interval can be narrower than that width (the pivot of a noisy n or of the Gini, the cut to the
+  range), so the step is then a larger share of it (docs/release_cli.md gives the measured shares);
 * its interval is the interval of the rounded value widened by half a step, then rounded outwards: the
   unrounded value lies within half a step of the rounded one, so rounding never costs coverage.
 
@@ -106,7 +109,9 @@ def _mean(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Data
     n_scale = stat.get("n_noise_scale")
     ok = np.isfinite(mean) & (n >= 1)
     half = intervals.laplace_quantile(level, scale) / np.maximum(n, 1.0)
-    steps = np.where(ok, _steps(2.0 * half), math.nan)
+    # the width the step is cut from: the interval's with a public n, at most the clip range's (a wider one would
+    # round a small cell's mean to a multiple of more than the range, e.g. 0 for every mean of [0, 12,345])
+    steps = np.where(ok, _steps(np.minimum(2.0 * half, upper - lower)), math.nan)
     rounded = np.where(ok, _rounded(mean, steps), mean)
     lows, highs = np.full(mean.shape, np.nan), np.full(mean.shape, np.nan)
     if ok.any():
@@ -122,7 +127,8 @@ def _mean(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Data
         lows[ok], highs[ok] = lo, hi
     value, lo, hi = _publish(rounded, lows, highs, steps, widen=True)
     out = table.copy()
-    out["mean"] = value
+    # a mean of clipped incomes lies in [lower, upper]: rounding to the step may not leave it (the mechanism clamps)
+    out["mean"] = np.clip(value, lower, upper)
     out["mean_lower"], out["mean_upper"] = np.clip(lo, lower, upper), np.clip(hi, lower, upper)
     return out
 
@@ -203,8 +209,10 @@ def _gini(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Data
     s_upper = table["smooth_sensitivity_bound"].to_numpy(dtype=float)
     ok = np.isfinite(s_upper) & (s_upper > 0)
     scale_hat = np.clip(s_upper / alpha, float(plan["min_scale"]), float(plan["max_scale"]))
+    # the width the step is cut from: 2 q s_hat, at most 1 (the Gini's range: a wider one rounded a small cell's
+    # Gini to a multiple of 5, i.e. to 0, beside the interval [0, 1])
     steps = np.array(
-        [max(_step(2.0 * quantile * s), 1e-6) if k else math.nan for s, k in zip(scale_hat, ok, strict=True)]
+        [max(_step(min(2.0 * quantile * s, 1.0)), 1e-6) if k else math.nan for s, k in zip(scale_hat, ok, strict=True)]
     )
     rounded = values.copy()
     rounded[ok] = [
@@ -230,6 +238,8 @@ def _count(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Dat
     out = table.copy()
     out["count_lower"] = np.where(np.isfinite(values), np.maximum(values - half, 0.0), np.nan)
     out["count_upper"] = np.where(np.isfinite(values), values + half, np.nan)
+    if "n" in table.columns:  # a count of rows is at most the public n
+        out["count_upper"] = np.minimum(out["count_upper"], table["n"].to_numpy(dtype=float))
     return out
 
 

@@ -339,3 +339,35 @@ def test_percentile_cell_answer_refuses_what_cell_view_refuses():
     answer, _ = percentile_experiments.percentile_cell_answer(incomes, **sidebar, seed=3)
     stat = percentile_experiments.cell_answer_statistic(incomes, **sidebar, seed=3)
     assert answer == percentile_experiments.cell_answer_at_epsilon(stat, epsilon=1.0)
+
+
+def test_a_recommendation_below_the_smallest_offered_epsilon_is_that_epsilon():
+    """The Gini page's slider starts at 0.05: a target met at ε = 0.027 recommends 0.05 (it was told 0.0135), with the
+    probability it reaches there; a recommendation inside the range is unchanged."""
+    from dpcore import data
+    from dpcore.views import answers as answer_experiments
+
+    x = data.build_dataset({"kind": "lognormal", "n": 100_000, "sigma": 0.9, "seed": 2026}).values
+    free = answer_experiments.gini_recommendation(x, target_error=0.05, confidence=0.9, max_epsilon=5.0)
+    assert free.recommended_epsilon < 0.05
+    held = answer_experiments.gini_recommendation(
+        x, target_error=0.05, confidence=0.9, max_epsilon=5.0, min_epsilon=0.05
+    )
+    assert held.recommended_epsilon == 0.05 and held.achieved_probability >= 0.9
+    assert "Even the smallest ε offered, 0.05" in held.recommendation and "use ε = 0.05." in held.recommendation
+    inside = answer_experiments.gini_recommendation(
+        x, target_error=0.005, confidence=0.9, max_epsilon=5.0, min_epsilon=0.05
+    )
+    assert inside.recommended_epsilon > 0.05 and "smallest ε offered" not in inside.recommendation
+
+
+def test_the_gini_page_never_recommends_an_epsilon_below_its_slider():
+    import re
+
+    from support import open_page
+
+    at = open_page("app_pages/gini.py", data_n="100000", gini_target="0.05")
+    texts = [i.value for i in at.info if "Recommended" in i.value]
+    assert texts, [i.value for i in at.info]
+    shown = [float(v) for v in re.findall(r"Set ε below to ([0-9.]+)", texts[0])]
+    assert shown and min(shown) >= 0.05, texts[0]

@@ -136,3 +136,29 @@ def test_a_bad_code_in_a_link_is_one_error_and_no_session(app_server, tab):
     text = _main_text(page)
     assert "Class session" not in text and "<b>" not in text and "ZZ" not in text
     assert "atk_class" not in _query(page)
+
+
+NAV_ATTACKER = '[data-testid="stSidebarNav"] a[href$="/attacker"]'
+PROJECTOR = "Students open this address (or scan the code)"
+
+
+def test_the_teacher_keeps_the_projector_view_across_pages_and_reloads(app_server, tab):
+    """A teacher goes to the Lessons page by the sidebar (to print the handouts), reloads there, and comes back
+    to the game by the sidebar, then reloads the game: the projector view each time, never a student's."""
+    page = tab.page
+    page.set_default_timeout(60_000)
+    page.goto(f"{app_server.url}/attacker?atk_role=teacher")
+    wait_for_app_idle(page, timeout_ms=90_000)
+    run_and_wait(page, page.get_by_role("button", name="Create a new session code").click)
+    assert PROJECTOR in _main_text(page)
+    run_and_wait(page, page.locator(NAV_LESSONS).click)
+    assert _query(page).get("atk_role") == "teacher", page.evaluate("location.href")
+    page.reload()
+    wait_for_app_idle(page, timeout_ms=90_000)
+    run_and_wait(page, page.locator(NAV_ATTACKER).click)
+    assert PROJECTOR in _main_text(page), "a student's view after the Lessons page and a reload there"
+    assert "count towards the class" not in _main_text(page)
+    page.reload()
+    wait_for_app_idle(page, timeout_ms=90_000)
+    assert PROJECTOR in _main_text(page), "a student's view after a reload of the game"
+    assert not tab.all_problems(), tab.all_problems()

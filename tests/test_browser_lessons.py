@@ -10,9 +10,10 @@ temp log dir, stopped at the end); Playwright drives Debian's /usr/bin/chromium.
 Lessons page, click the step's link (``st.page_link`` with query parameters), wait for the run it
 starts to finish, and fail on any exception box, st.error box, console error or uncaught page error;
 the address must carry the step's query parameters (the target page read them). Then back to the
-Lessons page through the sidebar's navigation link, as a teacher would (in the app: no reload of the
-frontend, which cost about 2 s of browser CPU per step), and the next step. Also plays one round of
-the attacker game in the browser. Skipped when chromium or playwright is missing.
+Lessons page by one press of the browser's Back button, as a teacher would (in the app: no reload of the
+frontend, which cost about 2 s of browser CPU per step; on the first step's page a slider is moved first),
+and the next step. Also plays one round of the attacker game in the browser. Skipped when chromium or
+playwright is missing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pytest
 from quality_support import chromium_available, visible_problems, wait_for_app_idle
 from support.browser import run_and_wait
 
+from ui.gini.plots import YOUR_EPSILON_COLOR
 from ui.lessons import views as lessons_views
 
 pytestmark = [
@@ -40,6 +42,9 @@ SCROLL_TOP = """() => { const m = document.querySelector('[data-testid="stMain"]
 SCROLLED_TO_TOP = f"() => ({SCROLL_TOP})() === 0"
 NAV_LESSONS = '[data-testid="stSidebarNav"] a[href$="/lessons"]'
 MAIN_CHARTS = '[data-testid="stMain"] [data-testid="stPlotlyChart"]'
+SLIDER_THUMB = '[data-testid="stSlider"] :is(input[type="range"], [role="slider"])'  # react-aria or baseweb
+_AT_MAX = """e => e.type === 'range' ? e.valueAsNumber >= Number(e.max)
+    : Number(e.getAttribute('aria-valuenow')) >= Number(e.getAttribute('aria-valuemax'))"""
 
 
 def _on_lessons_page(page) -> bool:
@@ -127,18 +132,93 @@ def check_lesson_links(app_server, tab, indices, *, check_chart_labels: bool = F
             page.wait_for_function(SCROLLED_TO_TOP, timeout=10_000)
         except Exception:  # noqa: BLE001 - reported with the position below
             failures.append(f"{where}: opened {page.evaluate(SCROLL_TOP)} px down the page, not at its top")
+        if step.page == "app_pages/gini.py":
+            failures += [f"{where}: {problem}" for problem in _error_chart_problems(page)]
+        if step.page == "app_pages/planner.py":
+            failures += [f"{where}: {problem}" for problem in _sideways_cue_problems(page)]
+        if index == indices[0] and _move_first_slider(page):
+            failures += [f"{where}, slider moved: {problem}" for problem in tab.all_problems()]
         failures += [f"{where}: {problem}" for problem in tab.all_problems()]
         errors.clear()
-        # back to the Lessons page by the sidebar's link (st.page_link navigates inside the app, so the
-        # browser's back button does not return there; opening /lessons again reloads the whole frontend)
+        # back to the Lessons page by one press of the browser's Back button, as a teacher would: a page
+        # visit is one history entry, also after its settings changed (ui.browser_history)
         if index != indices[-1]:
-            run_and_wait(page, page.locator(NAV_LESSONS).click, timeout_ms=90_000)
-            assert _on_lessons_page(page), (
-                f"back on the Lessons page after {where}: {len(page.query_selector_all(LINK))} links"
-            )
+            run_and_wait(page, page.go_back, timeout_ms=90_000)
+            if not _on_lessons_page(page):
+                failures.append(f"one Back press after {where} opened {page.evaluate('location.href')}")
+                run_and_wait(page, page.locator(NAV_LESSONS).click, timeout_ms=90_000)
             failures += [f"Lessons page after {where}: {problem}" for problem in tab.all_problems()]
             errors.clear()
     assert not failures, failures
+
+
+# The Gini page's error-against-ε chart (section 4): its "your ε" label and line, and the ε axis's tick labels.
+def _rgb(hex_colour: str) -> str:
+    """'#217a21' as the browser writes it in a style: 'rgb(33, 122, 33)'."""
+    return "rgb({}, {}, {})".format(*(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)))
+
+
+_ERROR_CHART_JS = """() => {
+    for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+        const label = [...chart.querySelectorAll('g.annotation')].find(a => a.textContent.includes('your ε'));
+        if (!label) continue;
+        const line = [...chart.querySelectorAll('path')].find(
+            p => (p.getAttribute('style') || '').includes('YOUR_EPSILON_RGB'));
+        return {label: label.getBoundingClientRect().left, line: line ? line.getBoundingClientRect().left : null,
+                ticks: [...chart.querySelectorAll('g.xtick text')].map(t => t.textContent)};
+    }
+    return null;
+}""".replace("YOUR_EPSILON_RGB", _rgb(YOUR_EPSILON_COLOR))
+
+
+def _error_chart_problems(page) -> list[str]:
+    """The "your ε" label starts at its line (it sat 290 px right of it: an annotation on a log axis is placed
+    in log10 units) and every tick of the log ε axis is written in full (0.5, 0.2: not "5", "2")."""
+    page.wait_for_function(f"() => ({_ERROR_CHART_JS})() !== null")
+    chart = page.evaluate(_ERROR_CHART_JS)
+    problems = []
+    if chart["line"] is None or abs(chart["label"] - chart["line"]) > 8:
+        problems.append(f"the 'your ε' label is at {chart['label']:.0f} px, its line at {chart['line']} px")
+    if any(float(t) >= 1 for t in chart["ticks"][:2]) or "0.5" not in chart["ticks"]:
+        problems.append(f"the ε axis reads {chart['ticks']}")
+    return problems
+
+
+_CUE = '[data-testid="stMain"] .dp-sideways-cue'
+_WIDE_TABLE_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stTable"] *')]
+    .some(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth + 2)"""
+
+
+def _sideways_cue_problems(page) -> list[str]:
+    """On a phone (390 x 844) the planner's table scrolls sideways: a cue says so there, and only there."""
+    problems, size = [], page.viewport_size
+    page.wait_for_selector(f'{_CUE}, [data-testid="stMain"] [data-testid="stTable"]', state="attached")
+    if page.locator(_CUE).first.is_visible():
+        problems.append("the 'swipe sideways' cue shows on a wide screen")
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.wait_for_function(_WIDE_TABLE_JS)  # the table is wider than a phone
+        if not page.locator(_CUE).first.is_visible():
+            problems.append("a phone's table scrolls sideways with no cue")
+    finally:
+        page.set_viewport_size(size)
+    return problems
+
+
+def _move_first_slider(page) -> bool:
+    """One step of the first visible slider of the main area (a change of the page's URL); False if none."""
+    thumbs = [t for t in page.query_selector_all(f'[data-testid="stMain"] {SLIDER_THUMB}') if t.is_visible()]
+    if not thumbs:
+        return False
+    before = page.evaluate("location.href")
+
+    def press() -> None:
+        thumbs[0].focus()
+        page.keyboard.press("ArrowLeft" if thumbs[0].evaluate(_AT_MAX) else "ArrowRight")
+
+    run_and_wait(page, press, timeout_ms=90_000)
+    page.wait_for_function("before => location.href !== before", arg=before)
+    return True
 
 
 def test_attacker_round_in_the_browser(app_server, tab):

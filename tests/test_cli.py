@@ -160,7 +160,7 @@ def test_failed_run_leaves_out_dir_empty(setup, capsys):
     # a failure while writing (after the charge) leaves DIR empty too
     from dpcore.engines import execute
 
-    real = execute._write_outputs
+    real = execute.write_outputs
 
     def broken(out_dir, *args, **kwargs):
         def boom(*a, **k):
@@ -173,11 +173,11 @@ def test_failed_run_leaves_out_dir_empty(setup, capsys):
         finally:
             pd.DataFrame.to_parquet = original
 
-    execute._write_outputs = broken
+    execute.write_outputs = broken
     try:
         code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--ledger", url)
     finally:
-        execute._write_outputs = real
+        execute.write_outputs = real
     # one line saying that epsilon was spent, and why nothing was written; exit 3 (charged, not delivered)
     line = _one_line_error(err)
     assert code == cli.EXIT_CHARGED_NOT_DELIVERED == 3
@@ -239,6 +239,58 @@ def test_check_command(setup, capsys):
     tmp, plan, _ = setup
     code, out, _ = _cli(capsys, "check", plan)
     assert code == 0 and "epsilon = 2 of cap 3" in out and "02_gini_by_state: gini by state" in out
+
+
+def test_check_names_where_delta_comes_from(tmp_path, capsys):
+    """The certified Gini sampler is pure (delta 0) in every release: a plan's delta comes from its DP cell
+    selections (and noise = "laplace" Ginis), and `dpcore check` says so."""
+    raw = {
+        "version": 1,
+        "dataset": "where-delta",
+        "income": "earnings",
+        "cap_epsilon": 5.0,
+        "statistics": [
+            {"kind": "gini", "epsilon": 0.5, "lower": 0, "upper": 1_000_000},
+            {"kind": "mean", "by": ["state"], "epsilon": 0.5, "lower": 0, "upper": 500_000},
+        ],
+    }
+    path = tmp_path / "plan.toml"
+    write_plan(plan_module.plan_from_dict(raw), path)
+    code, out, _ = _cli(capsys, "check", path)
+    first = out.splitlines()[0]
+    assert code == 0 and "delta = 1e-10 (from the DP cell selection of 1 statistic(s))" in first
+    assert "Gini" not in first
+    raw["statistics"][0].update(noise="laplace", delta=1e-6)
+    write_plan(plan_module.plan_from_dict({**raw, "cap_delta": 1e-5}), path)
+    code, out, _ = _cli(capsys, "check", path)
+    assert 'the DP cell selection of 1 statistic(s) and 1 Gini(s) with noise = "laplace"' in out.splitlines()[0]
+
+
+def test_the_docs_say_what_the_command_line_does():
+    """The Gini's sampler runs in its pure-DP mode on the command line as in the app (one mechanism: window [0, 1],
+    scale floor, no sampler delta), the plan's population must be registered, and an exponential-quantile table
+    has no interval: the docs say so, not the (epsilon, 7e-23) mode, an account created by the plan, or an interval
+    on every table."""
+    from dpcore.engines.draws import gini_mechanism
+
+    plan = plan_module.parse_plan(PLAN)
+    gini = next(s for s in plan.statistics if s.kind == "gini")
+    record = gini_mechanism(gini, plan.rows_per_person).value_mechanism.record()
+    assert record["output_window"] == [0.0, 1.0] and record["min_noise_scale"] > 0
+    assert "sampler_delta_per_cell" not in record
+    docs = {
+        n: " ".join((ROOT / "docs" / n).read_text().split())
+        for n in ("secure_noise.md", "privacy.md", "release_cli.md")
+    }
+    assert "generalized Cauchy, certified sampler, pure mode | 1e-6 / [0, 1]" in docs["secure_noise.md"]
+    assert "(ε, δ) mode | 1e-6 / ±2^52" not in docs["secure_noise.md"]
+    assert "δ ≈ 7e-23 per cell at ε = 0.5 (as recorded)" not in docs["privacy.md"]
+    assert "created with the plan's caps when new" not in docs["release_cli.md"]
+    assert "an unregistered population is refused" in docs["release_cli.md"]
+    assert (
+        "An exponential-mechanism quantile table (`method = \"exponential\"`) carries no interval"
+        in docs["release_cli.md"]
+    )
 
 
 def test_subprocess_module_and_console_script_entry(setup):

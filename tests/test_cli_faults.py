@@ -174,7 +174,7 @@ def test_a_full_file_system_is_refused_before_the_charge(run, capsys):
 def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
     """The free-space estimate is about what a release writes (within a factor 2 either way), so that only an
     output that clearly does not fit is refused before the charge."""
-    from dpcore.engines import execute
+    from dpcore.engines import output
 
     tmp, plan, data, url = run
     out = tmp / "sized"
@@ -187,7 +187,7 @@ def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
         s.name: pd.read_csv(out / f"SIMULATION_{s.name}.csv", keep_default_na=False)[list(s.by)]
         for s in loaded.statistics
     }
-    estimate = execute._output_bytes(loaded, cells, block)
+    estimate = output.output_bytes(loaded, cells, block)
     assert used / 2 <= estimate <= 2 * used
 
 
@@ -344,17 +344,19 @@ def test_a_revealed_mark_that_cannot_reach_the_ledger_is_a_warning_and_is_replay
     out = tmp / "out"
     script = textwrap.dedent(f"""
         import sqlite3, sys
-        from dpcore import cli, ledger
+        from dpcore import cli
         from dpcore.engines import execute
-        ledger.BUSY_TIMEOUT_S, ledger.ATTACH_RETRY_DELAYS_S = 0.3, (0.05,)
-        write = execute._write_outputs
+        from dpcore.ledger import accounts
+        from dpcore.ledger.backends import sqlite as sqlite_backend
+        sqlite_backend.BUSY_TIMEOUT_S, accounts.ATTACH_RETRY_DELAYS_S = 0.3, (0.05,)
+        write = execute.write_outputs
         def write_then_lock(*args, **kwargs):
             hashes = write(*args, **kwargs)
             holder = sqlite3.connect({str(tmp / "ledger.db")!r}, isolation_level=None)
             holder.execute("BEGIN IMMEDIATE")
             execute._lock_holder = holder
             return hashes
-        execute._write_outputs = write_then_lock
+        execute.write_outputs = write_then_lock
         sys.exit(cli.main({["release", str(plan), "--data", str(data), "--out", str(out), "--ledger", url]!r}))
     """)
     proc = subprocess.run(
@@ -431,7 +433,8 @@ def test_postgres_ledger_gone_after_the_charge_is_a_warning_and_is_replayed(post
         import psycopg
         from dpcore import cli, ledger
         from dpcore.engines import execute
-        ledger.ATTACH_RETRY_DELAYS_S = (0.05,)
+        from dpcore.ledger import accounts
+        accounts.ATTACH_RETRY_DELAYS_S = (0.05,)
         charge = ledger.Account.charge
         def charge_then_drop_the_database(*args, **kwargs):
             entry = charge(*args, **kwargs)
@@ -510,3 +513,51 @@ def test_a_read_only_ledger_is_one_line_naming_it_before_any_data_is_read(files,
         line = _one_line(err)
         assert code == 2 and str(mounted / "ledger.db") in line and "internal error" not in line
         assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# smaller faults: a card that did not fit, a device as --data, Parquet files that disagree on a type
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_release_card_that_could_not_be_written_is_said_on_stderr(run, capsys, monkeypatch):
+    """The tables and the record are what was paid for; the card is post-processing. Its failure was written only
+    inside the record: now one warning line too, even with --quiet (exit 0: the release is delivered)."""
+    from dpcore.engines import output
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(output, "write_release_card", full)
+    tmp, plan, data, url = run
+    code, out, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "out", "--ledger", url, "--quiet")
+    assert code == 0 and out.strip() == str(tmp / "out")
+    line = _one_line(err)
+    assert line.startswith("dpcore: warning: the release card was not written: [Errno 28] No space left on device")
+    assert (tmp / "out" / "release_record.json").exists() and _entries(url) == 1
+
+
+def test_a_device_as_data_is_not_called_missing(run, capsys):
+    tmp, plan, _, url = run
+    code, _, err = _cli(capsys, "release", plan, "--data", "/dev/zero", "--out", tmp / "out", "--ledger", url)
+    line = _one_line(err)
+    assert code == 2 and "--data '/dev/zero' is not a regular file (a device, a pipe or a socket)" in line, line
+    assert _entries(url) == 0
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "pandas"])
+def test_parquet_files_with_income_of_different_types_are_refused_before_the_charge(run, files, capsys, engine):
+    tmp, plan, data, url = run
+    folder = tmp / "parts"
+    folder.mkdir()
+    frame = pd.read_parquet(data)
+    frame.iloc[:300].to_parquet(folder / "a.parquet", index=False)
+    frame.iloc[300:].astype({"earnings": str}).to_parquet(folder / "b.parquet", index=False)  # text incomes
+    code, _, err = _cli(
+        capsys, "release", plan, "--data", folder, "--engine", engine, "--out", tmp / "out", "--ledger", url
+    )
+    line = _one_line(err)
+    assert code == 2 and (
+        "the Parquet files disagree on the column 'earnings': number in 'a.parquet', text in 'b.parquet'" in line
+    ), line
+    assert _entries(url) == 0 and not (tmp / "out").exists()

@@ -75,3 +75,20 @@ def test_number_format():
     assert fmt(22329.4) == "22,329" and fmt(-1234567.0) == "-1,234,567" and fmt(4.7775) == "4.7775"
     assert fmt(0.4738193) == "0.47382" and fmt(1e-8) == "1e-08" and fmt(0.0) == "0" and fmt(12) == "12"
     assert fmt(None) == "" and fmt("text") == "text" and fmt(True) == "True"
+
+
+def test_the_data_section_speaks_words_not_python(release_memo_text):
+    """Field names in words and nested fields (the declared group labels and their rule) as text: the memo showed
+    raw keys (income_column) and a raw Python dict ({'declared_public': [...]})."""
+    page, _ = release_memo_text
+    data = page.split("<h2>Data</h2>", 1)[1].split("</table>", 1)[0]
+    assert "Income column" in data and "income_column" not in data and "_" not in re.sub(r"<[^>]+>", "", data)
+    nested = memo_html.decision_memo_html(
+        title="t",
+        dataset={"group_labels": {"declared_public": ["CO", "TX"], "rule": "rows of other groups are left out"}},
+        plan_rows=[{"statistic": "Mean income by group", "labels": ["CO", "TX"]}],
+        total_epsilon=1.0,
+    )
+    assert "{" not in nested.split("<body>", 1)[1] and "[" not in nested.split("<body>", 1)[1]
+    assert "Group labels" in nested and "declared public: CO, TX; rule: rows of other groups are left out" in nested
+    assert "<td>CO, TX</td>" in nested

@@ -257,6 +257,37 @@ CASES["gzip csv"] = (_gzip, "tables")
 CASES["zstd csv"] = (_zstd, "tables")
 
 
+def _nul_filled(directory, name: str, nul_bytes: int, after: str = "") -> str:
+    """The base rows, then ``nul_bytes`` NUL bytes (a hole: no disk space), then ``after``: the audit's file had
+    2 GB of them after one row. DuckDB's reader dropped a last line longer than its buffer without a word and
+    released the rows before it; the pandas engine refused it."""
+    path = os.path.join(directory, name)
+    with open(path, "wb") as f:
+        f.write(_csv_text(BASE).encode("utf-8"))
+        f.seek(nul_bytes, os.SEEK_CUR)
+        f.write(after.encode("utf-8"))
+        f.truncate()
+    return path
+
+
+def _gzip_long_last_line(directory) -> str:
+    import gzip
+
+    path = os.path.join(directory, "longlast.csv.gz")
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(_csv_text(BASE).encode("utf-8") + b"\0" * (9 << 20))
+    return path
+
+
+LONG_ROW = "has a row longer than the 4,194,304 bytes read in one piece"
+CASES["NUL bytes after the last row"] = (lambda d: _nul_filled(d, "nul.csv", 300 << 20), f"'nul.csv' {LONG_ROW}")
+CASES["NUL bytes, then rows"] = (
+    lambda d: _nul_filled(d, "nulrows.csv", 200 << 20, "\n1,CO,a,1,x\n2,TX,b,0,x\n"),
+    f"'nulrows.csv' {LONG_ROW}",
+)
+CASES["a long last line, gzip"] = (_gzip_long_last_line, f"'longlast.csv.gz' {LONG_ROW}")
+
+
 def _write(directory, name: str, text: str) -> str:
     path = os.path.join(directory, name)
     with open(path, "w", encoding="utf-8", newline="") as f:

@@ -326,6 +326,38 @@ def test_the_spark_engine_gives_the_same_record_fingerprint(tmp_path, spark_sess
 
 
 @pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
+def test_rows_without_a_privacy_unit_are_each_their_own_person_in_every_engine(tmp_path, spark_session):
+    """A missing privacy unit (null, or the empty text of a Parquet column) is a person of its own in pandas,
+    DuckDB and Spark: every such row is kept. ``PARTITION BY`` pooled them as one person and kept m of them, so one
+    person's id going missing dropped another person's row (the published n moved)."""
+    frame = pd.DataFrame(
+        {
+            "pid": ["a", "a", "a", None, None, "", "", "b"],
+            "state": ["CO", "TX", "CO", "CO", "TX", "TX", "CO", "TX"],
+            "wage": [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0],
+        }
+    )
+    frame.to_parquet(tmp_path / "units.parquet", index=False)
+    frame.to_csv(tmp_path / "units.csv", index=False)  # None and "" both an empty field
+    spec = EngineSpec("wage", ("state",), privacy_unit="pid", max_rows_per_person=2, bounding_seed=3)
+    for name in ("units.parquet", "units.csv"):
+        sums = {}
+        for engine in ("pandas", "duckdb", "spark"):
+            with open_engine(engine, parse_source(str(tmp_path / name)), spec) as eng:
+                sums[engine] = eng.sums(["state"], 0.0, 100.0).sort_values("state").reset_index(drop=True)
+        # 'a' keeps 2 of its 3 rows, 'b' its one, each of the 4 rows without an id is kept: 7 rows
+        assert int(sums["pandas"]["n"].sum()) == 7, name
+        pd.testing.assert_frame_equal(sums["duckdb"], sums["pandas"], check_dtype=False)
+        pd.testing.assert_frame_equal(sums["spark"], sums["pandas"], check_dtype=False)
+    # whether a source has a row at all (asked before the charge when a statistic's cells are empty): every engine
+    frame.iloc[:0].to_parquet(tmp_path / "none.parquet", index=False)
+    for engine in ("pandas", "duckdb", "spark"):
+        for name, rows in (("units.csv", True), ("none.parquet", False)):
+            with open_engine(engine, parse_source(str(tmp_path / name)), spec) as eng:
+                assert eng.has_rows() is rows, (engine, name)
+
+
+@pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
 def test_spark_agrees_on_a_few_odd_files(tmp_path, spark_session):
     """Spark gives the same message or the same tables as pandas on the odd files (CSV layout, column
     types, strict rows; the full matrix of pandas and DuckDB is in test_engine_inputs)."""

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import cell_keys, ledger, stratified
-from dpcore.engines import execute, parse_source
+from dpcore import cell_keys, ledger, mechanisms, stratified
+from dpcore.engines import execute, parse_source, record
+from dpcore.mechanisms.counts import threshold_measurement
 from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
 from dpcore.validation import DPInputError
 
@@ -107,9 +108,11 @@ def test_neighbours_in_another_cell_list_the_same_cells_without_declared_keys(ne
         assert [p["delta"] for p in per] == [1e-10] * 3  # the selection's delta, charged
         assert result.record["cells"]["cell_sizes"] == "noisy"
         mean_noise = result.record["statistics"][1]["noise"]
-        assert "= 1e+08 cents" in mean_noise and mean_noise.endswith("noisy n")  # 2 x 500,000.00: a row may move
+        assert (
+            "= 1e+08 cents" in mean_noise and "divided by the noisy n" in mean_noise
+        )  # 2 x 500,000.00: a row may move
         info = [s["cells"] for s in result.record["statistics"]]
-        assert all(i["selection_threshold"] == cell_keys.selection_threshold(0.1, 1e-10, 1) for i in info)
+        assert all(i["selection_threshold"] == mechanisms.selection_threshold(0.1, 1e-10, 1) for i in info)
     entries = ledger.open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}").find_account("keys-test").entries()
     assert len(entries) == 2
 
@@ -130,11 +133,12 @@ def test_declared_keys_list_every_declared_cell_and_only_those(neighbours, tmp_p
     assert n_co and all(v >= 0 for v in n_co) and exact["CO"] > 0
 
 
-@pytest.mark.parametrize("cell_sizes", ["public", "noisy"])
-def test_by_a_column_unique_per_row_is_refused_before_any_charge(neighbours, tmp_path, cell_sizes):
+def test_by_a_column_unique_per_row_is_refused_before_any_charge_with_public_cell_sizes(neighbours, tmp_path):
+    """Public cell sizes would publish every person's cell with n = 1: refused (cells and sizes are public there,
+    so the refusal is a function of public information)."""
     plan = plan_from_dict(
         {
-            **raw_plan(cell_sizes=cell_sizes),
+            **raw_plan(cell_sizes="public"),
             "statistics": [{"kind": "mean", "by": ["pid"], "epsilon": 0.5, "lower": 0, "upper": 500_000}],
         }
     )
@@ -143,6 +147,19 @@ def test_by_a_column_unique_per_row_is_refused_before_any_charge(neighbours, tmp
     account = ledger.open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}").find_account("keys-test")
     assert account is None or not account.entries()
     assert not (tmp_path / "out").exists()
+
+
+def test_by_a_column_unique_per_row_is_released_empty_with_protected_cell_sizes(neighbours, tmp_path):
+    """Protected cell sizes: the cells are selected with DP, which lists no one-person cell, so ``by = ["pid"]``
+    is released as an empty table and charged, never refused (counting the data's cells would be a refusal on one
+    person: one row moving to a new cell can tip the count over half the rows)."""
+    plan = plan_from_dict(
+        {**raw_plan(), "statistics": [{"kind": "mean", "by": ["pid"], "epsilon": 0.5, "lower": 0, "upper": 500_000}]}
+    )
+    result = release(plan, neighbours / "alone.csv", "duckdb", tmp_path, "out")
+    assert len(result.tables["01_mean_by_pid"]) == 0
+    account = ledger.open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}").find_account("keys-test")
+    assert [e.epsilon for e in account.entries()] == [pytest.approx(0.6)]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -164,15 +181,15 @@ def test_cost_includes_noisy_sizes_and_selection_in_dpcore_check(tmp_path):
 
     path = tmp_path / "plan.toml"
     write_plan(plan_from_dict(raw_plan(n_epsilon=0.2, selection_delta=1e-11)), path)
-    cost = execute.plan_cost(load_plan(path))
+    cost = record.plan_cost(load_plan(path))
     assert cost.epsilon == pytest.approx(2.0 + 3 * 0.2) and cost.delta == pytest.approx(3e-11)
     out = io.StringIO()
     with redirect_stdout(out):
         assert cli.main(["check", str(path)]) == 0
     assert "epsilon = 2.6 of cap 100" in out.getvalue() and "delta = 3e-11" in out.getvalue()
     # declared keys: no selection delta; public sizes: no n_epsilon
-    assert execute.plan_cost(plan_from_dict(raw_plan(keys={"state": ["CO"]}))).delta == 0.0
-    assert execute.plan_cost(plan_from_dict(raw_plan(cell_sizes="public"))).epsilon == pytest.approx(2.0)
+    assert record.plan_cost(plan_from_dict(raw_plan(keys={"state": ["CO"]}))).delta == 0.0
+    assert record.plan_cost(plan_from_dict(raw_plan(cell_sizes="public"))).epsilon == pytest.approx(2.0)
 
 
 def test_plan_fields(tmp_path):
@@ -206,11 +223,11 @@ def test_mean_sensitivity_when_rows_move_between_cells():
 def test_selection_threshold_is_the_smallest_meeting_delta():
     import opendp.prelude as dp  # noqa: F401  (the map is OpenDP's)
 
-    t = cell_keys.selection_threshold(0.1, 1e-10, 1)
-    meas = cell_keys._threshold_measurement
+    t = mechanisms.selection_threshold(0.1, 1e-10, 1)
+    meas = threshold_measurement
     assert meas(0.1, 1, t).map((2, 2, 1))[1] <= 1e-10 < meas(0.1, 1, t - 1).map((2, 2, 1))[1]
     assert meas(0.1, 1, t).map((2, 2, 1))[0] == pytest.approx(0.1)
-    assert cell_keys.selection_threshold(0.1, 1e-10, 2) > t  # m rows per person: a higher threshold
+    assert mechanisms.selection_threshold(0.1, 1e-10, 2) > t  # m rows per person: a higher threshold
 
 
 def test_planner_writes_keys_and_cell_sizes():
@@ -226,19 +243,32 @@ def test_planner_writes_keys_and_cell_sizes():
 
 
 def test_planner_page_declares_public_cells_of_public_data_only():
-    """The downloaded plan: the PSEO table keeps its published cell sizes; a public real file declares its
-    cells as [keys]; synthetic data (invented labels) declares none."""
-    from dpcore import data
-    from ui.planner.views import release_plan_cells
+    """The declaration of the groups the plan file and Release mode start from: the PSEO table keeps its published
+    cell sizes (its catalogue entry says so); a public real file declares its labels, with noisy sizes; synthetic
+    data (invented labels) and uploads declare nothing, whatever the file is called."""
+    import dataclasses
 
-    pseo = data.load_shared("pseo")
-    keys, cell_sizes = release_plan_cells(pseo, "institution")
-    assert cell_sizes == "public" and len(keys["institution"]) == pseo.frame["institution"].nunique()
+    from dpcore import data
+    from ui.planner.choices import declaration_defaults, release_cells
+
+    def cells(ds, column):
+        return release_cells(declaration_defaults(ds, column), column, ["group_means"])[:2]
+
+    for pseo in (data.load_shared("pseo"), data.build_dataset({"kind": "example", "name": "pseo"})):
+        keys, cell_sizes = cells(pseo, "institution")
+        assert cell_sizes == "public" and len(keys["institution"]) == pseo.frame["institution"].nunique()
     acs = data.load_shared("acs")
-    keys, cell_sizes = release_plan_cells(acs, "ST")
+    keys, cell_sizes = cells(acs, "ST")
     assert cell_sizes == "noisy" and keys["ST"] == sorted({str(int(v)) for v in acs.frame["ST"]})
     synthetic = data.build_dataset({"kind": "lognormal", "n": 200, "sigma": 0.9, "seed": 1})
-    assert release_plan_cells(synthetic, "group") == (None, "noisy")
+    assert cells(synthetic, "group") == (None, "noisy")
+    # the name decides nothing: an upload of the PSEO table itself, or public data merely named "PSEO ..."
+    upload = dataclasses.replace(
+        pseo, name="PSEO_extract_2024.csv", source="upload", confidential=True, public_cell_sizes=False
+    )
+    assert cells(upload, "institution") == (None, "noisy")
+    renamed = dataclasses.replace(acs, name="PSEO look-alike")
+    assert cells(renamed, "ST")[1] == "noisy"
 
 
 def test_declared_cells_without_rows_are_released_not_refused(neighbours, tmp_path):
@@ -272,7 +302,10 @@ def test_a_pure_epsilon_population_refuses_a_dp_selection_before_the_charge(neig
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     ledger.init_ledger(url).register_population("keys-pure", 100.0)
     plan = plan_from_dict(raw_plan(dataset="keys-pure"))
-    with pytest.raises(DPInputError, match=r"DP cell selections\); declare the cells in \[keys\].*nothing was charged"):
+    with pytest.raises(
+        DPInputError,
+        match=r"from the DP cell selection of 3 statistic\(s\)\); declare the cells in \[keys\].*nothing was charged",
+    ):
         execute.run_plan(
             plan, parse_source(str(neighbours / "alone.csv")), engine="pandas", out_dir=tmp_path / "o", ledger_url=url
         )

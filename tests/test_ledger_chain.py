@@ -14,6 +14,7 @@ import os
 import shutil
 import sqlite3
 import threading
+from pathlib import Path
 
 import pytest
 from support.postgres import fresh_database
@@ -21,6 +22,12 @@ from support.postgres import fresh_database
 from dpcore import budget as B
 from dpcore import ledger as L
 from dpcore import ledger_cli
+from dpcore.ledger import chain as ledger_chain
+from dpcore.ledger.backends import head as ledger_head
+from dpcore.ledger.backends import postgres as postgres_backend
+from dpcore.ledger.backends import schema as ledger_schema
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _fresh_pg_database(server_url: str) -> str:
@@ -46,7 +53,7 @@ class _Raw:
             self.conn = psycopg.connect(url, autocommit=True)
             self.errors: tuple = (psycopg.Error,)
         else:
-            self.conn = sqlite3.connect(L._sqlite_path(url), isolation_level=None)
+            self.conn = sqlite3.connect(L.sqlite_path(url), isolation_level=None)
             self.errors = (sqlite3.DatabaseError,)
 
     def run(self, sql: str, params: tuple = ()) -> None:
@@ -55,13 +62,13 @@ class _Raw:
     def tamper(self, sql: str, params: tuple = ()) -> None:
         """Run ``sql`` with the append-only triggers out of the way (dropped / disabled), then restore them."""
         if self.pg:
-            for table in L._TABLES:
+            for table in ledger_schema.TABLES:
                 self.run(f"ALTER TABLE {table} DISABLE TRIGGER USER")
             self.run(sql, params)
-            for table in L._TABLES:
+            for table in ledger_schema.TABLES:
                 self.run(f"ALTER TABLE {table} ENABLE TRIGGER USER")
             return
-        triggers = L._sqlite_v2_triggers()
+        triggers = ledger_schema.sqlite_v2_triggers()
         for name in triggers:
             self.run(f"DROP TRIGGER {name}")
         self.run(sql, params)
@@ -88,7 +95,7 @@ def _history(url: str) -> L.LedgerDB:
 # ----------------------------------------------------------------------------------------------------
 def test_every_table_refuses_update_delete_and_replace_the_key_table_included(url):
     db = _history(url)
-    key_before = db._backend.public_id_key
+    key_before = db.database.public_id_key
     raw = _Raw(url)
     attempts = [
         "UPDATE dpcore_meta SET value = 'attacker' WHERE key = 'public_id_key'",  # unlinks every public id
@@ -101,7 +108,7 @@ def test_every_table_refuses_update_delete_and_replace_the_key_table_included(ur
         "DELETE FROM dpcore_results",
     ]
     if raw.pg:
-        attempts += [f"TRUNCATE {t} CASCADE" for t in L._TABLES]  # TRUNCATE fires no row trigger
+        attempts += [f"TRUNCATE {t} CASCADE" for t in ledger_schema.TABLES]  # TRUNCATE fires no row trigger
     else:  # REPLACE deletes the old row without firing delete triggers (recursive_triggers is off)
         attempts += [
             "INSERT OR REPLACE INTO dpcore_meta(key, value) VALUES ('public_id_key', 'attacker')",
@@ -117,7 +124,7 @@ def test_every_table_refuses_update_delete_and_replace_the_key_table_included(ur
     finally:
         raw.close()
     again = L.open_ledger(url, create=False)
-    assert again._backend.public_id_key == key_before
+    assert again.database.public_id_key == key_before
     assert again.find_account("ds-a").cap_epsilon == 10.0 and again.find_account("ds-a").spent_epsilon() == 1.5
     assert again.verify().ok, again.verify().problems
 
@@ -172,6 +179,69 @@ def test_verify_sees_entries_cut_from_the_end(url):
         assert any("sequence is at 6, after the last entry 5" in n for n in report.notes), report.notes
 
 
+def test_an_edit_rehashed_with_dpcores_own_functions_passes_verify_and_only_a_kept_head_sees_it(tmp_path):
+    """What docs/ledger.md promises, and no more: the chain's hashes are unkeyed to whoever holds the file (the key
+    of the public ids is in it), so someone with write access who edits an entry, recomputes every later hash
+    with dpcore's own functions and rewrites the head file beside the ledger gets a ledger that ``verify``
+    passes. Only a chain head kept elsewhere after each release shows the rewrite."""
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    db = _history(url)
+    kept_head = db.verify().head
+    raw = _Raw(url)
+    conn = raw.conn
+    key = dict(conn.execute("SELECT key, value FROM dpcore_meta").fetchall())["public_id_key"]
+    accounts = {
+        r[0]: (r[1], float(r[2]), float(r[3]), r[4])
+        for r in conn.execute("SELECT dataset_id, label, cap_epsilon, cap_delta, created FROM dpcore_accounts")
+    }
+    rows = conn.execute(
+        "SELECT id, dataset_id, label, cost, epsilon, delta, time, record FROM dpcore_entries ORDER BY id"
+    ).fetchall()
+    statements, prev, hashes = [], L.CHAIN_GENESIS, {}
+    for r in rows:
+        label, cost, epsilon = r[2], r[3], r[4]
+        if r[0] == 3:  # the rewrite: a 0.5 charge made to look like 0.01
+            cost, epsilon = json.dumps(B.pure(0.01).to_dict()), 0.01
+        h = ledger_chain.entry_hash(
+            prev, ledger_chain.public_id_of(key, r[1]), accounts[r[1]], label, cost, epsilon, r[5], r[6], r[7]
+        )
+        statements.append(
+            (
+                "UPDATE dpcore_entries SET cost = ?, epsilon = ?, prev_hash = ?, entry_hash = ? WHERE id = ?",
+                (cost, epsilon, prev, h, r[0]),
+            )
+        )
+        prev = hashes[r[0]] = h
+    for r in conn.execute("SELECT entry_id, time, result FROM dpcore_results").fetchall():
+        statements.append(
+            (
+                "UPDATE dpcore_results SET result_hash = ? WHERE entry_id = ?",
+                (ledger_chain.result_hash(hashes[r[0]], r[1], r[2]), r[0]),
+            )
+        )
+    try:
+        for sql, params in statements:
+            raw.tamper(sql, params)
+    finally:
+        raw.close()
+    # the head file beside the ledger is written by whoever writes the ledger: rewritten to match, with dpcore's
+    # own functions, it cannot tell either
+    db_path = tmp_path / "ledger.db"
+    head_path = db_path.with_name(db_path.name + ledger_head.HEAD_SUFFIX)
+    with sqlite3.connect(db_path) as conn:
+        history = ledger_head.history_of(conn)
+    assert history is not None and ledger_head.read_head(head_path) != history  # the kept-beside head saw it
+    head_path.unlink()
+    ledger_head.write_head(head_path, history)
+    again = L.open_ledger(url, create=False)
+    report = again.verify()
+    assert report.ok, report.problems  # the chain and the head file beside it cannot tell
+    assert again.find_account("ds-a").spent_epsilon() == pytest.approx(1.01)  # was 1.5
+    assert report.head != kept_head  # the head kept elsewhere does
+    text = " ".join((ROOT / "docs" / "ledger.md").read_text().split())
+    assert "recomputes every later hash with dpcore's own functions" in text
+
+
 def test_verify_finds_dropped_triggers(url):
     _history(url)
     raw = _Raw(url)
@@ -213,13 +283,13 @@ def _make_schema_1_ledger(url: str) -> None:
         import psycopg
 
         conn = psycopg.connect(url, autocommit=True)
-        statements, ph = [*L._PG_V1, *_PG_V1_TRIGGER_SQL], "%s"
+        statements, ph = [*ledger_schema.PG_V1, *_PG_V1_TRIGGER_SQL], "%s"
     else:
-        path = L._sqlite_path(url)
+        path = L.sqlite_path(url)
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, isolation_level=None)
         conn.execute("PRAGMA journal_mode = WAL")
-        statements, ph = [*L._split_sql(L._SQLITE_V1), *_SQLITE_V1_TRIGGER_SQL], "?"
+        statements, ph = [*ledger_schema.split_sql(ledger_schema.SQLITE_V1), *_SQLITE_V1_TRIGGER_SQL], "?"
     for sql in statements:
         conn.execute(sql)
     for key, value in (("schema_version", "1"), ("public_id_key", "ab" * 32)):
@@ -242,10 +312,10 @@ def _make_schema_1_ledger(url: str) -> None:
 def test_a_schema_1_ledger_is_chained_once_on_open(url):
     _make_schema_1_ledger(url)
     if url.startswith("sqlite"):
-        os.chmod(L._sqlite_path(url), 0o644)  # schema 1 took the umask's mode: world-readable
+        os.chmod(L.sqlite_path(url), 0o644)  # schema 1 took the umask's mode: world-readable
     db = L.open_ledger(url, create=False)
     if url.startswith("sqlite"):
-        assert oct(L._sqlite_path(url).stat().st_mode & 0o777) == "0o600"  # made private at the upgrade
+        assert oct(L.sqlite_path(url).stat().st_mode & 0o777) == "0o600"  # made private at the upgrade
     report = db.verify()
     assert report.ok, report.problems
     assert report.schema_version == L.SCHEMA_VERSION == 4 and report.entries == 3 and report.results == 1
@@ -296,7 +366,7 @@ def test_a_postgres_lock_held_too_long_is_a_ledger_error_not_an_endless_wait(pg_
 
     url = _fresh_pg_database(pg_server)
     acct = L.open_ledger(url).account("stuck", cap_epsilon=1.0)
-    monkeypatch.setattr(L, "BUSY_TIMEOUT_S", 0.3)  # 60 s in use; the same code path, shorter
+    monkeypatch.setattr(postgres_backend, "BUSY_TIMEOUT_S", 0.3)  # 60 s in use; the same code path, shorter
     holder = psycopg.connect(url)
     holder.execute("SELECT 1 FROM dpcore_accounts WHERE dataset_id = 'stuck' FOR UPDATE")
     try:
@@ -322,7 +392,7 @@ def test_exports_and_show_never_contain_the_fingerprint_or_the_key(tmp_path, cap
     texts = [db.export("json"), db.export("csv"), acct.export("json"), acct.export("csv")]
     assert ledger_cli.main(["show", url]) == 0
     texts.append(capsys.readouterr().out)
-    key = db._backend.public_id_key
+    key = db.database.public_id_key
     for text in texts:
         assert fingerprint not in text and fingerprint[:12] not in text and key not in text
         assert acct.public_id in text

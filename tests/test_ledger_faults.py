@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from dpcore import ledger as L
+from dpcore.ledger import accounts as ledger_accounts
 from dpcore.validation import DPInputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _close(db: L.LedgerDB) -> None:
     """Close the pooled connection (the last one checkpoints the WAL into the file and removes it)."""
-    db._backend._drop()
+    db.database._drop()
 
 
 def _full_ledger(path: Path) -> L.LedgerDB:
@@ -139,7 +140,7 @@ def test_sqlite_file_is_created_0600_in_a_0700_folder(tmp_path):
     made = L.init_ledger(tmp_path / "init" / "l.db")
     assert stat.S_IMODE((tmp_path / "init" / "l.db").stat().st_mode) == 0o600
     _close(made)
-    assert sorted(os.listdir(tmp_path / "init")) == ["l.db"]
+    assert sorted(os.listdir(tmp_path / "init")) == ["l.db", "l.db.head"]  # the head file is 0600 too (above)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -171,14 +172,15 @@ def test_a_charge_waiting_for_the_sqlite_lock_says_so(tmp_path):
 READ_ONLY_SCRIPT = textwrap.dedent("""
     import json, os, stat, sys
     from dpcore import ledger as L
-    L.ATTACH_RETRY_DELAYS_S = (0.05, 0.05)
+    from dpcore.ledger import accounts
+    accounts.ATTACH_RETRY_DELAYS_S = (0.05, 0.05)
     from pathlib import Path
     path = Path(sys.argv[1])
     out = {}
     acct = L.open_ledger(path).account("ds", cap_epsilon=1.0)
     entry = acct.charge("release", epsilon=0.5)
     os.chmod(path, 0o444)                                    # the ledger file becomes read-only
-    acct.db._backend._drop()   # (an open connection keeps its write access: the next process meets the mode)
+    acct.db.database._drop()   # (an open connection keeps its write access: the next process meets the mode)
     link = acct.attach_result(entry.id, {"released": [1.5]})
     out["recorded"], out["journal"], out["message"] = link.recorded, link.journal, link.message
     out["journal_mode"] = oct(stat.S_IMODE(os.stat(link.journal).st_mode))
@@ -290,7 +292,7 @@ def stoppable_pg():
 
 def test_postgres_stopped_before_attach_result_journals_then_replays(stoppable_pg, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(L, "ATTACH_RETRY_DELAYS_S", (0.1, 0.2))
+    monkeypatch.setattr(ledger_accounts, "ATTACH_RETRY_DELAYS_S", (0.1, 0.2))
     url = stoppable_pg.url
     acct = L.open_ledger(url).account("pg-ds", cap_epsilon=1.0)
     entry = acct.charge("release", epsilon=0.5)
@@ -347,7 +349,7 @@ def test_journal_replay_is_idempotent_and_keeps_what_the_ledger_refuses(tmp_path
     done = acct.charge("revealed", epsilon=0.25)
     acct.attach_result(done.id, {"released": [1.0]})
     pending = acct.charge("journaled", epsilon=0.25)
-    journal = acct.db._backend.journal_paths()[0]
+    journal = acct.db.database.journal_paths()[0]
     lines = [  # the first try may have committed before its error: its mark is then in the journal too
         {"v": 1, "dataset_id": "ds", "entry_id": done.id, "time": "t", "result": json.dumps({"released": [9.0]})},
         {"v": 1, "dataset_id": "ds", "entry_id": pending.id, "time": "t", "result": json.dumps({"released": [2.0]})},

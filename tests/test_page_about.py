@@ -178,3 +178,10 @@ def test_svg_chart_escapes_text_and_checks_its_input():
         )
     with pytest.raises(ValueError, match="empty chart range"):
         svg_charts.line_chart_svg([], x_range=(1, 1), y_range=(0, 1), x_label="x", y_label="y", title="t")
+
+
+def test_the_landing_page_does_not_say_the_app_runs_on_the_readers_computer():
+    """Served to a class, the app runs on the teacher's or the university's server, not on each student's."""
+    text = page_text(open_page("app_pages/about.py"))
+    assert "runs on your computer" not in text
+    assert "runs on the server that shows you this page" in text

@@ -67,7 +67,7 @@ def test_guess_reveals_answer_and_scores():
     at.button(key="atk_guess_in").click().run()
     assert_clean(at)
     assert any("You were **right**" in s.value for s in at.success)
-    assert metrics(at)["You"] == "100%"
+    assert metrics(at)["You"] == "100.0%"  # every rate with one decimal, as the class table shows it
     assert metrics(at)["DP bound e^ε/(1+e^ε)"] == f"{attacker_lib.attacker_bound(2.0):.1%}"
     at.button(key="atk_next").click().run()
     assert_clean(at)
@@ -212,3 +212,66 @@ def test_one_round_is_said_in_the_singular():
     at.button(key="atk_guess_in").click().run()
     text = page_text(at)
     assert "After 1 round your rate" in text and "1 rounds" not in text
+
+
+def _pooled_table_app():
+    import streamlit as st  # noqa: F401 - runs inside the AppTest script
+
+    from dpcore.classroom import PooledRate
+    from ui.attacker.views import pooled_table
+
+    pooled_table([PooledRate("count", 1.0, 18, 11)])
+
+
+def test_the_class_table_gives_every_rate_with_one_decimal():
+    """The projected class results: the summary line and every rate of the table as 61.1% (it mixed 61.11%,
+    82.7% and 61%)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_pooled_table_app, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert "right (61.1%)" in " ".join(m.value for m in at.markdown)
+    table = at.dataframe[0].value
+    rates = [table[c].iloc[0] for c in ("class rate", "95% low", "95% high", "bound")]
+    assert rates[0] == "61.1%" and all(re.fullmatch(r"\d{1,3}\.\d%", r) for r in rates), rates
+
+
+def _reload(at, page: str = PAGE):
+    """A reload: a new session opened with the address the browser shows."""
+    return open_page(page, **{k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()})
+
+
+def test_a_students_score_and_rounds_survive_a_reload_and_a_lesson_link(class_store):
+    """A student's score and round were lost on a reload (the session went) and sent back to round 1 by a lesson
+    link: the rounds played and the student id are in the address (a reload replays the same rounds, answered),
+    the round is kept, and a lesson link in a class session names no round."""
+    from ui.lessons import views as lessons_views
+
+    code = class_store.create_session("mean")
+    student = open_page(PAGE, atk_eps="1.0", atk_class=code)
+    first_round = _release_line(student)
+    student.button(key="atk_guess_in").click().run()
+    assert metrics(student)["You"] in ("0.0%", "100.0%")
+    again = _reload(student)
+    assert_clean(again)
+    assert metrics(again)["You"] == metrics(student)["You"]  # the score, from the address
+    back = open_page(
+        PAGE,
+        atk_eps="1.0",
+        atk_class=code,
+        atk_round="1",
+        atk_sid=query_param(again, "atk_sid"),
+        atk_played=query_param(again, "atk_played"),
+    )
+    assert _release_line(back) == first_round and "The answer was" in page_text(back)  # the same round 1
+    step = next(s for lesson in lessons_views.LESSONS for s in lesson.steps if s.page == "app_pages/attacker.py")
+    assert "atk_round" not in lessons_views.step_params(step, class_store.session(code))
+
+
+def test_the_score_without_a_class_survives_a_reload():
+    at = open_page(PAGE, atk_mech="count", atk_eps="1.0", atk_round="3")
+    at.button(key="atk_guess_in").click().run()
+    assert_clean(at)
+    assert "You" in metrics(at) and query_param(at, "atk_played")
+    assert metrics(_reload(at))["You"] == metrics(at)["You"]

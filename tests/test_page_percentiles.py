@@ -5,7 +5,16 @@ from __future__ import annotations
 import time
 
 import pytest
-from support import assert_clean, assert_page_intro, open_page, page_script, page_text, query_param, run_script
+from support import (
+    assert_clean,
+    assert_page_intro,
+    link_param,
+    open_page,
+    page_script,
+    page_text,
+    query_param,
+    run_script,
+)
 
 from ui.percentiles import sections
 
@@ -17,7 +26,8 @@ def test_opens_with_defaults_and_explains_itself():
     text = assert_page_intro(at, "Earnings percentiles (PSEO)")
     assert "ε per bin = 0.5" in text  # replace relation: epsilon / 2 per bin
     assert len(at.dataframe) >= 2
-    assert query_param(at, "perc_eps") == "1.0"
+    # the default ε is named by the share link, not added to the address (ui.browser_history)
+    assert query_param(at, "perc_eps") is None and link_param(at, "perc_eps") == "1.0"
     assert len(at.get("plotly_chart")) == 3  # histogram, CDF, accuracy curves
 
 

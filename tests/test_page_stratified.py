@@ -8,7 +8,7 @@ import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from support import APP, assert_clean, metrics, open_page, page_script, page_text, run_script
+from support import APP, assert_clean, link_param, metrics, open_page, page_script, page_text, run_script
 
 from ui.stratified import sections
 
@@ -34,7 +34,8 @@ def test_opens_with_defaults_and_explains_itself():
     assert len(at.dataframe) >= 2  # the group table and the method summary
     shown = metrics(at)
     assert shown["groups k"] == "16" and shown["people n"] == "11,503"  # half of the 23,006 people with PINCP
-    assert at.query_params.get("strat_eps") in (["1.0"], "1.0")
+    # the default ε is named by the share link, not added to the address (ui.browser_history)
+    assert "strat_eps" not in at.query_params and link_param(at, "strat_eps") == "1.0"
     _view(at, sections.THEORY.heading)
     assert_clean(at)
     assert "80 %" in page_text(at) and "does not reproduce" in page_text(at)  # the NY example honesty note
@@ -203,8 +204,8 @@ def test_generated_script_reproduces_page_numbers():
 
 
 def test_link_reopens_the_same_view():
-    """Every setting is in the URL: a fresh session opened with the moved page's query parameters
-    shows the same numbers."""
+    """Every setting moved is in the URL (the others at their defaults): a fresh session opened with the moved
+    page's query parameters shows the same numbers."""
     at = open_page(PAGE)
     at.number_input(key="seed").set_value(7).run()
     at.radio(key="strat_data").set_value("Paper's NY group sizes").run()
@@ -213,7 +214,7 @@ def test_link_reopens_the_same_view():
     at.selectbox(key="strat_method").set_value("StratCoinpress").run()
     assert_clean(at)
     params = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
-    assert {"seed", "strat_data", "strat_eps", "strat_R", "strat_method", "strat_preset"} <= set(params)
+    assert {"seed", "strat_data", "strat_eps", "strat_R", "strat_method"} <= set(params)
     fresh = AppTest.from_file(str(APP), default_timeout=120)
     for k, v in params.items():
         fresh.query_params[k] = v
@@ -238,3 +239,18 @@ def test_the_target_starts_in_the_variables_units():
     shared = open_page(PAGE, strat_target="50000")
     assert shared.number_input(key="strat_target").value == 50_000.0
     assert any("within ±50,000 of its true mean" in i.value for i in shared.info)
+
+
+def test_the_data_note_does_not_call_real_sidebar_data_synthetic():
+    """With the ACS excerpt in the sidebar (it has group columns), the note no longer says the sidebar's data are
+    synthetic and lack groups; with the default synthetic data it still says why they cannot be used."""
+    from ui import sidebar as sb
+
+    def note(at) -> str:
+        return next(i.value for i in at.info if "Data on this page" in i.value)
+
+    acs = open_page(PAGE, data_source=sb.SHARED_LABELS["acs"])
+    assert_clean(acs)
+    assert "synthetic" not in note(acs) and "does not have" not in note(acs), note(acs)
+    assert "Sidebar dataset" in note(acs)
+    assert "does not have" in note(open_page(PAGE))

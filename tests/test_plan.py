@@ -10,6 +10,7 @@ import tomllib
 
 from dpcore import plan as planmod
 from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
+from dpcore.plan import write as plan_write
 from ui.planner import sections as planner_sections
 
 ISSUE_PLAN = planmod.EXAMPLE_PLAN  # the issue's example, verbatim (comments included)
@@ -64,7 +65,11 @@ def test_issue_example_parses():
             lambda r: r["statistics"][0].update(q=[50, 150]),
             "statistics[1] (percentiles): field 'q' percentiles must be in (0, 100]",
         ),
-        (lambda r: r["statistics"][0].update(by="institution", q="median"), "statistics[1] (percentiles): field 'q'"),
+        (lambda r: r["statistics"][0].update(q="median"), "statistics[1] (percentiles): field 'q'"),
+        (
+            lambda r: r["statistics"][2].update(by="state"),
+            """statistics[3] (mean): field 'by' must be a list of column names, e.g. by = ["state"]""",
+        ),
         (lambda r: r["statistics"][1].update(lower=-1), "statistics[2] (gini): field 'lower' must be >= 0"),
         (lambda r: r["statistics"][1].update(gamma=1.0), "statistics[2] (gini): field 'gamma'"),
         (lambda r: r["statistics"][2].update(lower="zero"), "statistics[3] (mean): field 'lower' must be a number"),
@@ -230,11 +235,11 @@ def test_plan_from_planner():
 
 
 def test_toml_writer_numbers():
-    assert planmod._toml_value(2.0) == "2.0" and planmod._toml_value(1e-5) == "1e-05"
-    assert tomllib.loads(f"a = {planmod._toml_value(1e-5)}")["a"] == 1e-5
-    assert tomllib.loads(f"a = {planmod._toml_value(0.1)}")["a"] == 0.1
+    assert plan_write._toml_value(2.0) == "2.0" and plan_write._toml_value(1e-5) == "1e-05"
+    assert tomllib.loads(f"a = {plan_write._toml_value(1e-5)}")["a"] == 1e-5
+    assert tomllib.loads(f"a = {plan_write._toml_value(0.1)}")["a"] == 0.1
     with pytest.raises(PlanError):
-        planmod._toml_value(math.inf)
+        plan_write._toml_value(math.inf)
 
 
 def test_plan_from_planner_choices():

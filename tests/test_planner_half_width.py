@@ -204,6 +204,9 @@ def test_the_page_plans_half_widths_and_keeps_the_relative_error_plan():
     at.radio(key="planner_target_mode").set_value(views.HALF_WIDTH).run()
     assert_clean(at)
     assert "95% interval" in page_text(at)
+    # the half-width fields sit on one line whatever their labels' heights (they were misaligned)
+    fields = [c for c in at.columns if any(n.key and n.key.startswith("planner_hw_") for n in c.number_input)]
+    assert fields and all(c.proto.vertical_alignment == c.proto.VerticalAlignment.BOTTOM for c in fields)
     values = default_dataset().values
     units = {
         "group_means": {"half_width": 1000.0, "relative": False, "level": 0.95},
@@ -238,3 +241,33 @@ def test_the_page_plans_half_widths_and_keeps_the_relative_error_plan():
     after = at.table[0].value
     assert after.equals(before)
     assert list(after["smallest ε"]) == [r.epsilon for r in direct.accuracy.rows]
+
+
+def test_a_default_gini_plan_brackets_its_answer_on_the_shipped_splits(tmp_path, monkeypatch):
+    """The first half-width plan at the defaults took 19 s: each width of the Gini away from the shipped grid
+    optimises a split. The search now brackets the answer on the shipped epsilons (no optimisation) and optimises
+    only inside the last step; the answer is still the smallest epsilon that meets the target."""
+    from dpcore import intervals
+    from dpcore.intervals import gini_split
+
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))  # no split kept by an earlier run
+    optimised = []
+    search = gini_split._optimise
+    monkeypatch.setattr(gini_split, "_optimise", lambda *a, **k: optimised.append(a[0]) or search(*a, **k))
+    gini = planner_lib.make_statistic("gini", lognormal_incomes(10_000, sigma=0.9, rng=2026), upper=1e6)
+    target = HalfWidthTarget(0.01)
+    sol = solve_epsilon_for_half_width(gini, target)
+    assert len(optimised) <= 6, optimised  # ITP inside one step of the shipped grid
+    grid = intervals.shipped_epsilons("cauchy", None, 10_000, 0.0, 1e6, 0.95)
+    assert all(any(lo < e < hi for lo, hi in zip(grid, grid[1:], strict=False)) for e in optimised)
+    assert sol.achieved <= 0.01
+    with pytest.raises(DPInputError, match="even at ε"):  # not met just below the answer
+        solve_epsilon_for_half_width(gini, target, eps_max=sol.epsilon * (1 - 1e-3))
+
+
+def test_a_probability_below_one_never_reads_100_percent():
+    """The attacker's largest belief (99.75%, 99.975%) read "100.0%": one decimal, or as many as it takes."""
+    from ui.planner.views import percent_text
+
+    assert percent_text(0.99975) == "99.98%" and percent_text(0.9999996) == "99.99996%"
+    assert percent_text(0.42) == "42.0%" and percent_text(1.0) == "100.0%" and percent_text(0.00004) == "0.004%"

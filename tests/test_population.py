@@ -10,6 +10,7 @@ Each runs on SQLite and on a throw-away PostgreSQL server (tests/support/postgre
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,10 +22,12 @@ from dpcore import planner, release
 from dpcore.data import read_table
 from dpcore.engines import EngineSpec, execute, open_engine, parse_source
 from dpcore.engines.fingerprint import engine_record_fingerprints, source_record_fingerprints
+from dpcore.ledger.backends import schema as ledger_schema
 from dpcore.plan import parse_plan
 from dpcore.validation import DPInputError
 
 _DB_COUNTER = [0]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -122,6 +125,56 @@ def test_every_engine_and_the_app_give_one_fingerprint_for_the_same_records(tmp_
     changed.loc[5, "wage"] += 1.0  # one person's value: other records
     assert L.dataset_fingerprint(changed) != expected
     assert L.dataset_fingerprint(_records().iloc[1:]) != expected
+
+
+#: re-saves that keep the records (docs/privacy.md lists them): one fingerprint, one budget
+SAME_RECORDS = ("bom", "crlf", "reordered_rows", "tsv", "quoted", "reordered_columns", "xlsx", "parquet")
+#: changes that make other records (docs/privacy.md lists them): another source, which only the data owner can
+#: attach to the population (`dpcore ledger population attach`)
+OTHER_RECORDS = ("dropped_row", "duplicated_row", "renamed_column", "rounded_incomes", "rescaled_incomes", "index")
+
+
+def _resaves(tmp_path) -> dict[str, bytes]:
+    frame = _records()
+    text = frame.to_csv(index=False)
+    xlsx = tmp_path / "copy.xlsx"
+    frame.to_excel(xlsx, index=False)
+    parquet = tmp_path / "copy.parquet"
+    frame.to_parquet(parquet, index=False)
+    return {
+        "bom": b"\xef\xbb\xbf" + text.encode(),
+        "crlf": frame.to_csv(index=False, lineterminator="\r\n").encode(),
+        "reordered_rows": frame.sample(frac=1.0, random_state=5).to_csv(index=False).encode(),
+        "tsv": frame.to_csv(index=False, sep="\t").encode(),
+        "quoted": frame.to_csv(index=False, quoting=1).encode(),
+        "reordered_columns": frame[["state", "hours", "wage", "pid"]].to_csv(index=False).encode(),
+        "xlsx": xlsx.read_bytes(),
+        "parquet": parquet.read_bytes(),
+        "dropped_row": frame.iloc[1:].to_csv(index=False).encode(),
+        "duplicated_row": pd.concat([frame, frame.iloc[:1]]).to_csv(index=False).encode(),
+        "renamed_column": frame.rename(columns={"wage": "earnings"}).to_csv(index=False).encode(),
+        "rounded_incomes": frame.assign(wage=frame["wage"].round(0)).to_csv(index=False).encode(),
+        "rescaled_incomes": frame.assign(wage=frame["wage"] / 1000).to_csv(index=False).encode(),
+        "index": frame.to_csv().encode(),  # pandas' default to_csv() writes the index as a first column
+    }
+
+
+def test_what_a_resaved_copy_keeps_and_what_makes_other_records(tmp_path):
+    """Exactly what docs/privacy.md promises of "a re-saved copy finds the same budget": the re-saves in
+    SAME_RECORDS give the records' fingerprint in the app's parser and (CSV, TSV, Parquet) in the engines' reading;
+    the changes in OTHER_RECORDS give another one (they are other records, however close)."""
+    expected = L.dataset_fingerprint(_records())
+    for kind, data in _resaves(tmp_path).items():
+        app = L.dataset_fingerprint(read_table(data, file_name=f"copy-{kind}")[0])
+        assert (app == expected) == (kind in SAME_RECORDS), kind
+        if kind != "xlsx":  # the command line reads CSV and Parquet
+            path = tmp_path / f"copy-{kind}.{'parquet' if kind == 'parquet' else 'csv'}"
+            path.write_bytes(data)
+            engine = source_record_fingerprints(parse_source(str(path))).latest
+            assert (engine == expected) == (kind in SAME_RECORDS), kind
+    promised = " ".join((ROOT / "docs" / "privacy.md").read_text().split())
+    assert "not a dropped or duplicated row, a renamed column, rounded or rescaled incomes" in promised
+    assert "pandas' default `to_csv()`" in promised
 
 
 def test_canonical_values_are_defined_exactly():
@@ -224,7 +277,7 @@ def test_a_population_cap_is_fixed(url):
 # The app and the command line spend one budget
 # ----------------------------------------------------------------------------------------------------
 def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
-    from ui.planner import release_panel
+    from ui.planner import accounts
 
     files = _variants(tmp_path)
     db = L.open_ledger(url, create=False)
@@ -232,9 +285,9 @@ def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
     raw = open(files["crlf_reordered"], "rb").read()
     fingerprint = L.dataset_fingerprint(raw)
     assert (
-        release_panel.upload_population_account(db, fingerprint, L.file_bytes_fingerprint(raw, "wage")) is None
+        accounts.upload_population_account(db, fingerprint, L.file_bytes_fingerprint(raw, "wage")) is None
     )  # no release yet
-    acct = release_panel.population_for_release(db, fingerprint, "households", 1.0, 0.0)
+    acct = accounts.population_for_release(db, fingerprint, "households", 1.0, 0.0)
     values = read_table(raw)[0]["wage"].to_numpy(dtype=float)
     release.make_release(
         [(planner.make_statistic("mean", values, upper=200000.0), 0.5)],
@@ -243,7 +296,7 @@ def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
     )
     # another upload of the same records (CSV as first written, another income column) finds that budget
     raw_again = open(files["csv"], "rb").read()
-    found = release_panel.upload_population_account(
+    found = accounts.upload_population_account(
         db, L.dataset_fingerprint(raw_again), L.file_bytes_fingerprint(raw_again, "hours")
     )
     assert found is not None and found.population == "households" and found.spent_epsilon() == pytest.approx(0.5)
@@ -254,7 +307,7 @@ def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
         _release(_plan("households"), files["csv"], tmp_path, url, "cli2")
     # and a new app population for the same records is refused, naming the one they belong to
     with pytest.raises(L.PopulationError, match="'households'"):
-        release_panel.population_for_release(db, fingerprint, "households (new cap)", 5.0, 0.0)
+        accounts.population_for_release(db, fingerprint, "households (new cap)", 5.0, 0.0)
 
 
 def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records(url, tmp_path):
@@ -263,25 +316,21 @@ def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records
     db = L.open_ledger(url, create=False)
     old = db.account(L.file_bytes_fingerprint(raw, "wage"), cap_epsilon=1.0, label="survey (app)")
     old.charge("release: mean", epsilon=0.75)
-    from ui.planner import release_panel
+    from ui.planner import accounts
 
     # the migration to schema 3 gives every old account a population; this one was made through the API on
     # schema 3, so it gets its population row here as the migration would have written it
-    with db._backend.locked(None) as conn:
-        ph = db._backend.ph
+    with db.database.locked(None) as conn:
+        ph = db.database.ph
         conn.execute(
             f"INSERT INTO dpcore_populations(name, dataset_id, created, software) VALUES ({ph}, {ph}, {ph}, {ph})",
             ("survey (app)", old.dataset_id, "2026-01-01", "test"),
         )
     resaved = open(files["crlf_reordered"], "rb").read()
-    found = release_panel.upload_population_account(
-        db, L.dataset_fingerprint(raw), L.file_bytes_fingerprint(raw, "wage")
-    )
+    found = accounts.upload_population_account(db, L.dataset_fingerprint(raw), L.file_bytes_fingerprint(raw, "wage"))
     assert found is not None and found.dataset_id == old.dataset_id and found.spent_epsilon() == 0.75
     # the re-saved copy (other bytes) now finds the same budget through its records
-    assert (
-        release_panel.upload_population_account(db, L.dataset_fingerprint(resaved), None).dataset_id == old.dataset_id
-    )
+    assert accounts.upload_population_account(db, L.dataset_fingerprint(resaved), None).dataset_id == old.dataset_id
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -289,14 +338,14 @@ def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records
 # ----------------------------------------------------------------------------------------------------
 def _downgrade_to_schema_2(db) -> None:
     """Turn a fresh schema-3 ledger back into what schema 2 wrote (no population tables, version 2)."""
-    backend = db._backend
+    backend = db.database
     with backend.locked(None) as conn:
-        backend._drop_triggers(conn)
+        backend.drop_triggers(conn)
         conn.execute("DROP TABLE dpcore_sources")
         conn.execute("DROP TABLE dpcore_populations")
         conn.execute("DELETE FROM dpcore_meta WHERE key = 'record_fingerprints'")
         conn.execute("UPDATE dpcore_meta SET value = '2' WHERE key = 'schema_version'")
-        backend._create_triggers(conn)
+        backend.create_triggers(conn)
 
 
 def test_a_schema_2_ledger_migrates_its_accounts_to_populations(url):
@@ -317,7 +366,7 @@ def test_a_schema_2_ledger_migrates_its_accounts_to_populations(url):
     # old plans (dataset = "cps-2023") keep their budget; the chain goes on across the upgrade
     names["cps-2023"].charge("after the upgrade", epsilon=0.25)
     assert migrated.verify().ok and migrated.population("cps-2023").spent_epsilon() == 0.75
-    with migrated._backend.reading() as conn:
+    with migrated.database.reading() as conn:
         assert conn.execute("SELECT value FROM dpcore_meta WHERE key = 'migrated_2_to_3'").fetchone() is not None
 
 
@@ -326,7 +375,7 @@ def test_population_tables_are_append_only(url, tmp_path):
     db.register_population("households", 1.0)
     db.attach_source(L.dataset_fingerprint(_records()), "households")
     db.register_population("other", 1.0)
-    backend = db._backend
+    backend = db.database
     for sql in (
         "UPDATE dpcore_sources SET dataset_id = 'other'",
         "DELETE FROM dpcore_sources",
@@ -447,9 +496,9 @@ def test_the_same_files_again_skip_the_record_fingerprint_and_reach_the_same_dec
 def _as_schema_3(db, sources: list[tuple[str, str]]) -> None:
     """Turn a ledger back into one of schema 3 (before fingerprint versions) whose sources ``(version-1
     fingerprint, dataset id)`` were attached as that software attached them (no version mark)."""
-    backend = db._backend
+    backend = db.database
     with backend.locked(None) as conn:
-        backend._drop_triggers(conn)
+        backend.drop_triggers(conn)
         ph = backend.ph
         conn.execute("DELETE FROM dpcore_meta WHERE key = 'record_fingerprints'")
         conn.execute("UPDATE dpcore_meta SET value = '3' WHERE key = 'schema_version'")
@@ -458,9 +507,9 @@ def _as_schema_3(db, sources: list[tuple[str, str]]) -> None:
                 f"INSERT INTO dpcore_sources(fingerprint, dataset_id, attached, software) VALUES ({ph}, {ph}, {ph}, {ph})",
                 (fingerprint, dataset_id, "2026-01-01T00:00:00+00:00", "dpcore 0.9.0"),
             )
-        backend._create_triggers(conn)
+        backend.create_triggers(conn)
         if backend.name == "sqlite":  # its _drop_triggers dropped the population tables' triggers too
-            for sql in L._sqlite_v3_triggers().values():
+            for sql in ledger_schema.sqlite_v3_triggers().values():
                 conn.execute(sql)
 
 
@@ -476,14 +525,14 @@ def test_a_new_ledger_computes_the_newest_fingerprint_only(url, tmp_path):
     with pytest.raises(ValueError, match=r"version\(s\) \[2\] were not computed"):
         db.source_population(L.dataset_fingerprints(files["csv"], (1,)))
     assert db.source_count(db.population("households").dataset_id) == 1
-    with db._backend.reading() as conn:
+    with db.database.reading() as conn:
         marks = {r[0].split(" ", 2)[-1] for r in conn.execute("SELECT software FROM dpcore_sources").fetchall()}
     assert marks == {"(records v2)"}
 
 
 def test_a_schema_3_ledger_with_version_1_sources_keeps_finding_them(url, tmp_path, capsys):
     from dpcore import ledger_cli
-    from ui.planner import release_panel
+    from ui.planner import accounts
 
     files = _variants(tmp_path)
     db = L.open_ledger(url, create=False)
@@ -495,7 +544,7 @@ def test_a_schema_3_ledger_with_version_1_sources_keeps_finding_them(url, tmp_pa
     report = upgraded.verify()
     assert report.ok and report.schema_version == 4, report.problems
     assert upgraded.record_fingerprint_versions == (1, 2)
-    with upgraded._backend.reading() as conn:
+    with upgraded.database.reading() as conn:
         note = conn.execute("SELECT value FROM dpcore_meta WHERE key = 'migrated_3_to_4'").fetchone()[0]
     assert '"record_fingerprints": [1, 2]' in note
 
@@ -503,9 +552,9 @@ def test_a_schema_3_ledger_with_version_1_sources_keeps_finding_them(url, tmp_pa
     with pytest.raises(L.PopulationError, match="already belong to the population 'households'"):
         _release(_plan("others", cap=3.0), files["crlf_reordered"], tmp_path, url, "cli")
     resaved = L.dataset_fingerprints(read_table(open(files["quoted_trailing"], "rb").read())[0])
-    assert release_panel.upload_population_account(upgraded, resaved, None).population == "households"
+    assert accounts.upload_population_account(upgraded, resaved, None).population == "households"
     with pytest.raises(L.PopulationError, match="'households'"):
-        release_panel.population_for_release(upgraded, resaved, "others", 3.0, 0.0)
+        accounts.population_for_release(upgraded, resaved, "others", 3.0, 0.0)
     assert ledger_cli.main(["population", "attach", "others", files["parquet"], "--ledger", url]) == 2
     assert "already belong to the population 'households'" in capsys.readouterr().err
     # one fingerprint (the newest version only) cannot be checked against version-1 sources: refused, not missed
@@ -514,7 +563,7 @@ def test_a_schema_3_ledger_with_version_1_sources_keeps_finding_them(url, tmp_pa
     with pytest.raises(ValueError, match=r"version\(s\) \[1\] were not computed"):
         upgraded.source_population(L.dataset_fingerprints(files["parquet"], (2,)))
     assert upgraded.population("others").spent_epsilon() == 0.0
-    with upgraded._backend.reading() as conn:
+    with upgraded.database.reading() as conn:
         assert conn.execute("SELECT COUNT(*) FROM dpcore_sources").fetchone()[0] == 1  # nothing attached by refusals
 
     # released under its own population: the source gains its version-2 fingerprint, still one source
@@ -541,9 +590,9 @@ def test_a_schema_3_ledger_without_sources_computes_the_newest_version(url):
 
 def test_a_ledger_of_a_newer_schema_is_refused_by_this_dpcore(url):
     db = L.open_ledger(url, create=False)
-    backend = db._backend
+    backend = db.database
     with backend.locked(None) as conn:
-        backend._set_schema_version(conn, L.SCHEMA_VERSION + 1)
+        backend.set_schema_version(conn, L.SCHEMA_VERSION + 1)
     with pytest.raises(L.LedgerCorrupt, match="newer than this dpcore"):
         L.open_ledger(url, create=False)
 

@@ -23,7 +23,8 @@ from support.cards import (
     with_intervals,
 )
 
-from dpcore import budget, planner, release, release_card
+from dpcore import planner, release, release_card
+from dpcore.release_card import render as card_render
 from dpcore.validation import DPInputError
 
 
@@ -181,6 +182,32 @@ def test_hostile_labels_and_column_names_are_escaped(released):
     assert "\\[click\\](http://evil.example) \\*bold\\* \\`code\\` next" in row
 
 
+def test_control_and_bidi_characters_are_shown_as_escapes(released):
+    """NUL and U+202E (the right-to-left override, which reverses what follows on screen) reached the card raw from
+    a cell label, a column name and the data set's name; every such character is now written as its escape."""
+    record = json.loads(json.dumps(released.record))
+    tables = {k: v.copy() for k, v in released.tables.items()}
+    name = "02_mean_by_region"
+    label, column = "north\x00\u202e00.1 :naem", "region\u200b\u2066"
+    tables[name]["region"] = [label, "south"]
+    tables[name] = tables[name].rename(columns={"region": column})
+    for s in record["statistics"]:
+        if s["name"] == name:
+            s["by"] = [column]
+    record["dataset"] = "wages \u202e2024\x1b[2J"
+    texts = {
+        "html": release_card.release_card_html(record, tables),
+        "markdown": release_card.release_card_markdown(record, tables),
+        "yaml": release_card.opendp_registry_entry(record, tables),
+    }
+    for kind, text in texts.items():
+        hidden = [hex(ord(ch)) for ch in set(text) if ch not in "\n" and not ch.isprintable()]
+        assert not hidden, (kind, hidden)
+    assert "north\\u0000\\u202e00.1 :naem" in texts["html"] and "region\\u200b\\u2066" in texts["html"]
+    assert "wages \\u202e2024\\u001b[2J" in texts["html"]
+    assert "north\\\\u0000\\\\u202e00.1 :naem" in texts["markdown"]  # its backslash escaped for Markdown
+
+
 def test_simulation_card_says_so_and_release_card_does_not(released):
     html_text = release_card.release_card_html(released.record, released.tables)
     assert "SIMULATION, NOT A RELEASE" in html_text
@@ -204,7 +231,7 @@ def test_privacy_statement_methods_and_software(released):
         "Shoham and K. Ligett",
         "dpcore 0.1.0",
     ):
-        assert release_card._m(words) in markdown, words
+        assert card_render._m(words) in markdown, words
     assert "| 03\\_gini\\_by\\_region | gini | 0.5 | 0 |" in markdown
     exponential = json.loads(json.dumps(released.record))
     exponential["plan"]["statistics"][0]["method"] = "exponential"
@@ -409,12 +436,12 @@ def test_a_release_writes_the_card_and_lists_it_with_its_hash(released):
 
 
 def test_a_card_failure_never_loses_the_release(tmp_path, monkeypatch):
-    from dpcore.engines import execute
+    from dpcore.engines import output
 
     def broken(*args, **kwargs):
         raise DPInputError("card went wrong")
 
-    monkeypatch.setattr(execute, "write_release_card", broken)
+    monkeypatch.setattr(output, "write_release_card", broken)
     result = simulated_release(tmp_path)
     record = json.loads((result.out_dir / "release_record.json").read_text())
     assert "card went wrong" in record["release_card"]
@@ -432,23 +459,21 @@ def test_bad_inputs_are_refused(released, tmp_path):
         release_card.write_release_card(tmp_path / "missing", released.record, released.tables)
 
 
-def test_app_records_make_a_card():
+def test_app_records_make_a_card(release_account):
     x = np.random.default_rng(1).lognormal(10.5, 0.8, 400)
     groups = np.array(["a", "b"] * 200)
     items = [
         (planner.make_statistic("gini", x, None, upper=500_000), 1.0),
         (planner.make_statistic("group_means", x, groups, upper=500_000), 0.5),
     ]
-    records = release.make_release(
-        items, budget.Ledger(cap=budget.BudgetCap(epsilon=10.0)), dataset={"label": "upload.csv", "n": 400}
-    )
+    records = release.make_release(items, release_account, dataset={"label": "upload.csv", "n": 400})
     record, tables = release_card.card_inputs_from_app_records([r.to_dict() for r in records])
     html_text = release_card.release_card_html(record, tables)
     shown = card_cells(html_text).values
     for r in records:
         assert [number(t) for t in shown[r.statistic]["value"]] == [expected_text(v)[0] for v in r.released]
     assert "upload.csv" in html_text and "n = 400" in html_text and "clipping bounds 0 to 500,000" in html_text
-    assert "SIMULATION" not in html_text  # an in-memory budget without a generator draws from the secure samplers
+    assert "SIMULATION" not in html_text  # a real release draws from the secure samplers
     assert math.isclose(_registry(record, tables)["deployment"]["privacy_loss"]["privacy_parameters"]["epsilon"], 1.5)
 
 

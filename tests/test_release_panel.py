@@ -219,6 +219,29 @@ def test_one_click_one_charge_and_a_new_confirmation_per_release(ledger_url):
     assert "2 releases so far" in " ".join(m.value for m in at.markdown)
 
 
+def test_a_release_refuses_a_damaged_ledger_before_the_charge(ledger_url):
+    """The app keeps its ledger open: each release runs verify's checks first, so an entry damaged since (here by
+    someone with write access) refuses the next release with verify's summary, and nothing is charged."""
+    import sqlite3
+
+    csv = _csv()
+    at = _session(csv, stats="gini", group=None)
+    at.number_input(key="planner_rel_eps_gini").set_value(0.5).run()
+    _release(at)
+    assert _spent_epsilon(ledger_url, csv) == (0.5, 1)
+    conn = sqlite3.connect(ledger_lib.sqlite_path(ledger_url), isolation_level=None)
+    conn.execute("DROP TRIGGER dpcore_entries_no_update")
+    conn.execute("UPDATE dpcore_entries SET record = substr(record, 1, 20) WHERE id = 1")
+    conn.close()
+    summary = ledger_lib.open_ledger(ledger_url, create=False).verify().summary()
+    assert summary.startswith("ledger DAMAGED") and "entry 1 was edited" in summary
+    _release(at)
+    errors = [e.value for e in at.error]
+    assert any(summary in e and "Nothing was charged" in e for e in errors), errors
+    with sqlite3.connect(ledger_lib.sqlite_path(ledger_url)) as raw:
+        assert raw.execute("SELECT COUNT(*) FROM dpcore_entries").fetchone()[0] == 1
+
+
 def test_demonstration_account_is_named_and_the_file_account_is_kept(ledger_url):
     """After a reload the upload is gone and Release mode shows the synthetic data's account: it must
     not read as a reset of the file's budget."""
@@ -268,7 +291,7 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     import threading
     import time
 
-    from ui.planner import release_panel
+    from ui.planner import accounts
 
     csv = _csv()
     at = _session(csv, stats="mean", group=None)
@@ -276,11 +299,11 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     path = ledger_url[len("sqlite:///") :]
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # what a racing release holds while it charges
-    said_before = release_panel.lock_waits_said()
+    said_before = accounts.lock_waits_said()
 
     def let_go() -> None:  # once the panel has said that it waits (at most 60 s), the racing release ends
         deadline = time.monotonic() + 60
-        while release_panel.lock_waits_said() == said_before and time.monotonic() < deadline:
+        while accounts.lock_waits_said() == said_before and time.monotonic() < deadline:
             time.sleep(0.05)
         holder.execute("ROLLBACK")
 
@@ -321,3 +344,37 @@ def test_a_release_above_the_delta_cap_cannot_be_asked_for(ledger_url):
     assert not _confirmation(at).disabled
     _release(at)
     assert any(s.value.startswith("Released.") for s in at.success), [e.value for e in at.error]
+
+
+def test_a_declared_group_without_rows_is_said_before_the_click(ledger_url):
+    """A mean by group of a declared group with no row cannot be released: said before the confirmation (the sizes
+    are declared public, so it reveals nothing more), the button disabled, nothing charged; not a lower-case
+    error after a click that also used up the ticked confirmation."""
+    csv = _csv()
+    at = _session(csv, stats="gini,group_means", group="region")
+    at.text_input(key="planner_public_labels").set_value("north, south, west, east").run()
+    warnings = [w.value for w in at.warning if "has no row" in w.value]
+    assert warnings and warnings[0].startswith("**The declared group 'east' has no row**"), warnings
+    assert at.button(key="planner_release").disabled and _confirmation(at).disabled
+    assert _spent_epsilon(ledger_url, csv) == (0.0, 0)
+
+
+def test_out_of_range_fields_are_said_in_words(ledger_url):
+    """An ε or cap out of range only turned its field red ("between 0.00 and 100.00" while 0 was refused): the page
+    now says which field, its range and its value, and refuses; an ε of 100 is allowed but said to protect almost
+    nothing."""
+    at = _session(_csv(), stats="gini", group=None)
+    at.number_input(key="planner_rel_eps_gini").set_value(0.0).run()
+    errors = [e.value for e in at.error]
+    assert any("ε for Gini index must be between 0.0001 and 100 (it is 0)" in e for e in errors), errors
+    assert at.button(key="planner_release").disabled
+    at.number_input(key="planner_rel_eps_gini").set_value(0.5).run()
+    at.number_input(key="planner_cap").set_value(0.0).run()
+    assert any("The ε cap must be between 0.001 and 100 (it is 0)" in e.value for e in at.error)
+    assert at.button(key="planner_release").disabled
+    at.number_input(key="planner_cap").set_value(100.0).run()
+    at.number_input(key="planner_rel_eps_gini").set_value(100.0).run()
+    assert not at.error, [e.value for e in at.error]
+    assert any("ε = 100 protects almost nothing" in w.value for w in at.warning)
+    at.number_input(key="planner_rel_eps_gini").set_value(150.0).run()
+    assert any("must be between 0.0001 and 100 (it is 150)" in e.value for e in at.error)

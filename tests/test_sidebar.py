@@ -60,14 +60,19 @@ def test_default_dataset_and_notes():
     assert not _errors(at)
     assert any("Planning is not release" in i.value for i in at.info)
     assert at.number_input(key="seed").value == 2026
-    assert at.query_params["data_source"] in (sb.SRC_LOGNORMAL, [sb.SRC_LOGNORMAL])
+    # a default is not added to a link without it (a visit's first run leaves the URL, and the browser's
+    # history, as they were: ui.browser_history); a chosen source is written
+    assert "data_source" not in at.query_params
+    _choose(at, sb.SRC_PARETO)
+    assert at.query_params["data_source"] in (sb.SRC_PARETO, [sb.SRC_PARETO])
 
 
 def test_every_source_loads():
     at = _app()
     options = at.sidebar.selectbox(key="data_source").options
     assert options[:4] == [sb.SRC_LOGNORMAL, sb.SRC_PARETO, sb.SRC_TWO_POINT, sb.SRC_EXAMPLE]
-    assert options[-1] == sb.SRC_UPLOAD
+    # the upload's option names every format it reads (its URL value stays "Upload a CSV or Parquet file")
+    assert options[-1] == sb.SOURCE_SHOWN[sb.SRC_UPLOAD] == "Upload a CSV, Excel (.xlsx) or Parquet file"
     seen = {}
     for label in options[:-1]:
         _choose(at, label)

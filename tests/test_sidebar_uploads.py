@@ -129,3 +129,15 @@ def test_a_column_the_user_chose_is_kept_while_the_same_file_stays():
     at.sidebar.selectbox(key="data_col").set_value("wage").run()
     at.sidebar.toggle(key="data_lookalike").set_value(False).run()  # any rerun
     assert at.session_state["dataset"].column == "wage"
+
+
+def test_a_csv_of_millions_of_columns_is_refused_with_a_clear_message():
+    """The audit's 10,000,000-column upload stalled the app's process; refused from its header line (here
+    1,000,000 columns, 4 MB: the same rule) with the command line's words, and the default data stay."""
+    wide = b",".join([b"x"] * 1_000_000) + b"\n" + b",".join([b"1"] * 1_000_000) + b"\n"
+    at = _upload("wide.csv", wide)
+    assert any(
+        "wide.csv has a header line longer than 1,048,576 bytes (at most 50,000 columns are read)" in e
+        for e in _errors(at)
+    ), _errors(at)
+    assert at.session_state["dataset"].source == "synthetic"

@@ -21,10 +21,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "deploy"))
 
-from upload_bombs import nested_parquet, xlsx_bomb  # noqa: E402
+from upload_bombs import nested_parquet, wide_csv, xlsx_bomb  # noqa: E402
 
-from dpcore.data import io as data  # noqa: E402 - the module whose limits the tests lower
+from dpcore.data import io as data  # noqa: E402
 from dpcore.data import load_income_file, read_table  # noqa: E402
+from dpcore.data.io import binary as io_binary  # noqa: E402 - the modules whose limits the tests lower
+from dpcore.data.io import csv_shape as io_csv_shape  # noqa: E402
 from dpcore.validation import DPInputError  # noqa: E402
 
 
@@ -51,7 +53,7 @@ def test_workbook_bomb_is_refused_from_its_zip_directory_before_parsing():
 
 
 def test_workbook_declaring_too_many_cells_is_refused_before_parsing(monkeypatch):
-    monkeypatch.setattr(data, "MAX_TABLE_CELLS", 100_000)
+    monkeypatch.setattr(io_binary, "MAX_TABLE_CELLS", 100_000)
     bomb = xlsx_bomb(5.0)  # 87,719 data rows x 2 columns, declared in <dimension>
     with pytest.raises(
         DPInputError,
@@ -67,7 +69,7 @@ def test_workbook_that_hides_its_size_is_parsed_in_a_child_process_and_stopped_a
     # no <dimension> and under the sheet-XML cap: only the child's own limits stop it. While it runs,
     # the parse is in a child process (the app process's thread only waits on a pipe, so the GIL is
     # free for the other sessions); at the CPU-time limit the child is stopped and the user is told why.
-    monkeypatch.setattr(data, "WORKBOOK_SECONDS", 2)
+    monkeypatch.setattr(io_binary, "WORKBOOK_SECONDS", 2)
     bomb = xlsx_bomb(40.0, declare_dimension=False)
     before = _children()
     outcome: list[BaseException | None] = []
@@ -94,7 +96,7 @@ def test_workbook_that_hides_its_size_is_parsed_in_a_child_process_and_stopped_a
 
 
 def test_workbook_child_out_of_memory_is_a_clear_message(monkeypatch):
-    monkeypatch.setattr(data, "WORKBOOK_MEMORY_BYTES", 64 * 1024**2)  # too little even to import pandas
+    monkeypatch.setattr(io_binary, "WORKBOOK_MEMORY_BYTES", 64 * 1024**2)  # too little even to import pandas
     with pytest.raises(DPInputError, match=r"book\.xlsx: reading this workbook needed more than 67\.1 MB of memory"):
         read_table(xlsx_bomb(0.01), file_name="book.xlsx")
 
@@ -149,11 +151,13 @@ def test_one_upload_limit_in_bytes_everywhere():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == data.MAX_UPLOAD_MB
     assert data.DEFAULT_MAX_BYTES == data.MAX_UPLOAD_MB * 1_000_000 == 50_000_000
-    head, tail = b"income,note\n1,", b"\n2,b\n"  # one long note cell fills the file to the byte
-    at_limit = head + b"a" * (data.DEFAULT_MAX_BYTES - len(head) - len(tail)) + tail
+    head, tail = b"income,note\n1,", b"\n2,b\n"  # long note cells, one per line, fill the file to the byte
+    lines = b"a" * 999_999 + b"\n1,"
+    filler = lines * ((data.DEFAULT_MAX_BYTES - len(head) - len(tail)) // len(lines))
+    at_limit = head + filler + b"a" * (data.DEFAULT_MAX_BYTES - len(head) - len(tail) - len(filler)) + tail
     assert len(at_limit) == data.DEFAULT_MAX_BYTES
     frame, _ = read_table(at_limit)  # exactly the limit: accepted
-    assert frame["income"].tolist() == [1, 2]
+    assert frame["income"].tolist() == [1] * (len(filler) // len(lines) + 1) + [2]
     with pytest.raises(DPInputError, match=r"is 50\.0 MB, larger than the 50 MB \(50,000,000 bytes\) limit"):
         read_table(at_limit + b"1\n")
     # nginx (run.sh serve) lets the largest accepted upload and its multipart framing through
@@ -165,3 +169,59 @@ def test_one_upload_limit_in_bytes_everywhere():
     )
     body_mib = int(re.search(r"client_max_body_size (\d+)m;", conf).group(1))
     assert body_mib * 1024**2 >= data.DEFAULT_MAX_BYTES + 1024**2
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV shapes: the command line's limits, applied before pandas sees an upload
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture()
+def no_pandas_parse(monkeypatch):
+    """pandas' CSV reader made to fail the test: a refusal must come before it."""
+    import pandas
+
+    def read_csv(*args, **kwargs):
+        raise AssertionError("pandas parsed a file the limits refuse")
+
+    monkeypatch.setattr(pandas, "read_csv", read_csv)
+
+
+def test_a_csv_of_ten_million_columns_is_refused_before_pandas_sees_it(no_pandas_parse):
+    """The audit's upload: 40 MB, 10,000,000 columns; it held an app process for minutes (1.3 GB) and every other
+    session on it dropped. Its header line is refused, as the command line refuses it (1 MiB, 50,000 columns)."""
+    bomb = wide_csv(10_000_000)
+    assert 39_000_000 < len(bomb) < data.DEFAULT_MAX_BYTES
+    with pytest.raises(
+        DPInputError,
+        match=r"^wide\.csv has a header line longer than 1,048,576 bytes \(at most 50,000 columns are read\): "
+        r"is it a CSV file with a header\?$",
+    ):
+        read_table(bomb, file_name="wide.csv")
+
+
+def test_csv_limits_are_the_command_lines_and_come_before_pandas(no_pandas_parse, tmp_path):
+    from dpcore.engines import csv_layout
+
+    columns = data.MAX_CSV_COLUMNS + 1  # a short header (100 KB) with one column too many
+    wide = wide_csv(columns)
+    with pytest.raises(DPInputError, match=r"^wide\.csv has 50,001 columns; at most 50,000 are read") as app:
+        read_table(wide, file_name="wide.csv")
+    (tmp_path / "wide.csv").write_bytes(wide)
+    with pytest.raises(DPInputError, match=r"has 50,001 columns; at most 50,000 are read") as cli:
+        csv_layout(str(tmp_path / "wide.csv"))
+    assert (
+        str(app.value).split(" has ", 1)[1].split(" (keep")[0] == str(cli.value).split(" has ", 1)[1].split(" (keep")[0]
+    )
+    long_row = b"income,note\n1," + b"a" * (data.MAX_CSV_ROW_BYTES + 1) + b"\n2,b\n"
+    with pytest.raises(DPInputError, match=r"^long\.csv has a row longer than the 4,194,304 bytes read in one piece$"):
+        read_table(long_row, file_name="long.csv")
+    quoted = b'"a,b",' + b",".join([b"x"] * data.MAX_CSV_COLUMNS) + b"\n1,2\n"  # a delimiter in quotes: 50,001
+    with pytest.raises(DPInputError, match=r"has 50,001 columns"):
+        read_table(quoted, file_name="quoted.csv")
+
+
+def test_a_csv_at_the_column_limit_is_read(monkeypatch):
+    monkeypatch.setattr(io_csv_shape, "MAX_CSV_COLUMNS", 300)  # above the width at which the parsed blocks are joined
+    frame, _ = read_table(wide_csv(300, rows=3).replace(b"x,x", b"x,y", 1).replace(b"x", b"income", 1))
+    assert frame.shape == (3, 300)
+    with pytest.raises(DPInputError, match=r"has 301 columns; at most 300 are read"):
+        read_table(wide_csv(301))

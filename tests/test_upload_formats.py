@@ -125,3 +125,16 @@ def test_utf16_without_bom_and_cut_utf16():
     np.testing.assert_allclose(data.values, [10, 20])
     with pytest.raises(DPInputError, match="UTF-16"):
         load_income_file("income\n10\n".encode("utf-16") + b"\x00")  # odd length
+
+
+def test_a_text_file_named_xlsx_says_it_is_not_a_workbook():
+    """A text file named .xlsx got "a header but no data rows"; now its name's format is named, and a CSV table
+    named .xlsx is read with a note saying so."""
+    with pytest.raises(DPInputError, match=r"notes\.xlsx is named \.xlsx but is not an Excel workbook"):
+        read_table(b"my notes for the class\n", file_name="notes.xlsx")
+    with pytest.raises(DPInputError, match=r"is named \.parquet but is not a Parquet file"):
+        read_table(b"income\n", file_name="cells.parquet")
+    frame, notes = read_table(b"income\n10\n20\n", file_name="table.xlsx")
+    assert list(frame["income"]) == [10, 20] and any("named .xlsx but holds text" in n for n in notes)
+    with pytest.raises(DPInputError, match="header .* but no data rows"):  # a CSV's own message is unchanged
+        read_table(b"income\n", file_name="table.csv")

@@ -105,3 +105,30 @@ def test_gini_page_link_with_eps_1000_and_target_0_9():
     notices = " ".join(w.value for w in at.warning)
     assert "“Privacy loss ε (log scale)” = 1000; the largest allowed is 5, used instead." in notices, notices
     assert "= 0.9; the largest allowed is 0.5, used instead." in notices, notices
+
+
+def _visit_elsewhere_and_back(at, away: str, back: str):
+    """What the sidebar's page links do: another page, then this page again, each opened with no query."""
+    for page in (away, back):
+        for key in list(at.query_params):
+            del at.query_params[key]
+        at.switch_page(page)
+        at.run()
+    return at
+
+
+def test_a_page_keeps_its_settings_across_a_visit_elsewhere():
+    """The Gini page's ε (and any setting moved from its default) is the one it had after a visit to another page
+    by the sidebar (it went back to the default); a link naming the setting still wins, and a setting left at its
+    default keeps following the default."""
+    at = open_page("app_pages/gini.py")
+    at.select_slider(key="gini_eps").set_value(0.5).run()
+    at.radio(key="gini_cal").set_value("paper").run()
+    _visit_elsewhere_and_back(at, "app_pages/lessons.py", "app_pages/gini.py")
+    assert_clean(at)
+    assert at.select_slider(key="gini_eps").value == 0.5 and at.radio(key="gini_cal").value == "paper"
+    assert at.query_params.get("gini_eps") in ("0.5", ["0.5"])  # back in the address, for a reload or a link
+    _visit_elsewhere_and_back(at, "app_pages/about.py", "app_pages/lessons.py")
+    at.query_params["gini_eps"] = "2.0"  # a link to the page naming ε (a lesson's): the link's value
+    at.switch_page("app_pages/gini.py").run()
+    assert at.select_slider(key="gini_eps").value == 2.0 and at.radio(key="gini_cal").value == "paper"

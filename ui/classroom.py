@@ -3,7 +3,8 @@
 A student's class session lives in ``st.session_state`` (:data:`JOINED_KEY`) as well as in the URL
 (``atk_class``): the sidebar's page links carry no query parameters, so the URL alone would lose the
 session on the first page change; every page that makes links (the attacker page, the Lessons page)
-puts the code back into the URL and into the links it draws. A code from the URL or a text box is
+puts the code back into the URL and into the links it draws. The teacher's role (``atk_role``) is kept
+the same way on those two pages (:func:`keep_role`). A code from the URL or a text box is
 checked against the code alphabet and the stored sessions before anything says "joined", and a
 refusal never repeats what was typed. The storage is :mod:`dpcore.classroom`.
 """
@@ -11,19 +12,31 @@ refusal never repeats what was typed. The storage is :mod:`dpcore.classroom`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
 
 from dpcore import classroom as classroom_lib
 from dpcore.validation import DPInputError
+from ui.common import PERSISTENT_VALUES, write_url_value
 
 #: URL query parameter of the class code (also read by the Lessons page)
 CODE_PARAM = "atk_class"
+#: URL query parameter and widget key of the attacker page's "I am" (the teacher sees the projector view)
+ROLE_PARAM = "atk_role"
+ROLES = ("student", "teacher")
 #: session_state: the ClassSession this browser session joined (survives page changes)
 JOINED_KEY = "atk_joined_class"
 #: session_state: this browser session's random student id (never stored: see dpcore.classroom)
 STUDENT_ID_KEY = "atk_student_id"
+#: URL query parameter of the student id (a reload keeps the student's rounds: their seeds derive from it)
+STUDENT_PARAM = "atk_sid"
+#: session_state: the rounds this browser played (the score's source), and their URL query parameter
+HISTORY_KEY = "atk_history"
+PLAYED_PARAM = "atk_played"
+#: the most rounds the URL keeps (about 30 characters each)
+MAX_PLAYED_IN_LINK = 200
 _MESSAGE_KEY = "atk_class_message"
 CODE_INPUT_KEY = "atk_code_input"
 #: seconds between two refreshes of the teacher's results (a fragment: only the table reruns)
@@ -107,6 +120,28 @@ def current_class() -> classroom_lib.ClassSession | None:
     return joined
 
 
+def current_role() -> str:
+    """This browser session's role in class mode: the attacker page's radio (kept for the session when
+    another page is shown: ``ui.common``'s persistent values), else the URL's (a reload), else student."""
+    role = st.session_state.get(ROLE_PARAM, st.session_state.get(PERSISTENT_VALUES, {}).get(ROLE_PARAM))
+    if role in ROLES:
+        return str(role)
+    linked = st.query_params.get(ROLE_PARAM)
+    return str(linked) if linked in ROLES else ROLES[0]
+
+
+def keep_role() -> str:
+    """On a class page that does not draw the role's radio (Lessons, where a teacher prints the handouts):
+    the role stays this session's and goes into the URL, so a teacher who reloads there or comes back to the
+    game is still shown the projector view, not a student's; a student's progress goes there too
+    (:func:`keep_progress`)."""
+    role = current_role()
+    st.session_state.setdefault(PERSISTENT_VALUES, {})[ROLE_PARAM] = role
+    write_url_value(ROLE_PARAM, role, is_default=role == ROLES[0])
+    keep_progress()
+    return role
+
+
 def show_class_message() -> None:
     """The one message of the last join attempt (a refusal), shown until a completed run has shown it."""
     from ui.notices import outcome_to_show
@@ -117,7 +152,67 @@ def show_class_message() -> None:
 
 
 def student_id() -> str:
-    return st.session_state.setdefault(STUDENT_ID_KEY, classroom_lib.new_student_id())
+    """This student's id: the session's, else the link's (a reload), else a new one; kept in the URL."""
+    state = st.session_state
+    if STUDENT_ID_KEY not in state:
+        linked = st.query_params.get(STUDENT_PARAM)
+        valid = isinstance(linked, str) and 1 <= len(linked) <= 64 and linked.isalnum()
+        state[STUDENT_ID_KEY] = linked if valid else classroom_lib.new_student_id()
+    write_url_value(STUDENT_PARAM, state[STUDENT_ID_KEY], is_default=False)
+    return str(state[STUDENT_ID_KEY])
+
+
+def _played_text(history: list[dict]) -> str:
+    """The rounds as link text: mechanism~ε~round seed (base 36)~guess,right,optimal-right (1/0), joined by dots."""
+    return ".".join(
+        f"{h['mechanism']}~{h['epsilon']:g}~{int(h['round']):x}~"
+        f"{int(bool(h['guess']))}{int(bool(h['correct']))}{int(bool(h['optimal_correct']))}"
+        for h in history[-MAX_PLAYED_IN_LINK:]
+    )
+
+
+def _played_from_text(text: str, mechanisms: Any) -> list[dict]:
+    """The rounds a link names (malformed entries are left out: the score is the player's own)."""
+    rounds = []
+    for entry in str(text).split(".")[:MAX_PLAYED_IN_LINK]:
+        parts = entry.split("~")
+        if len(parts) != 4 or parts[0] not in mechanisms or len(parts[3]) != 3 or set(parts[3]) - {"0", "1"}:
+            continue
+        try:
+            epsilon, round_seed = float(parts[1]), int(parts[2], 16)
+        except ValueError:
+            continue
+        guess, correct, optimal = (c == "1" for c in parts[3])
+        rounds.append(
+            {
+                "mechanism": parts[0],
+                "epsilon": epsilon,
+                "round": round_seed,
+                "guess": guess,
+                "correct": correct,
+                "optimal_correct": optimal,
+            }
+        )
+    return rounds
+
+
+def played_rounds(mechanisms: Any) -> list[dict]:
+    """The rounds this browser played (the list the page appends to): the session's, else the link's (a reload
+    of the game or of the Lessons page keeps a student's score)."""
+    state = st.session_state
+    if HISTORY_KEY not in state:
+        linked = st.query_params.get(PLAYED_PARAM)
+        state[HISTORY_KEY] = _played_from_text(linked, mechanisms) if linked else []
+    return state[HISTORY_KEY]
+
+
+def keep_progress() -> None:
+    """A student's progress in the URL of the class pages (the game and the Lessons page): the rounds played and,
+    in a class session, the student id (so a reload keeps the score and replays the same rounds)."""
+    history = st.session_state.get(HISTORY_KEY) or []
+    write_url_value(PLAYED_PARAM, _played_text(history), is_default=not history)
+    if STUDENT_ID_KEY in st.session_state:
+        write_url_value(STUDENT_PARAM, st.session_state[STUDENT_ID_KEY], is_default=False)
 
 
 def _join_typed_code() -> None:
@@ -190,7 +285,9 @@ def projector(
         text.markdown(f"### Class session **{session.code}**")
         text.markdown(f"Students open this address (or scan the code), then play. Statistic: **{mechanism_label}**.")
         text.code(link, language=None, wrap_lines=True)  # a long host name wraps instead of scrolling
-        code_image.image(qr_svg(link), width=240, caption="Scan to join the class")
+        code_image.image(
+            qr_svg(link), width=240, caption="Scan to join the class", alt="QR code of the class's address shown here"
+        )
         st.markdown(f"**The class's results** (update by themselves every {LIVE_REFRESH_SECONDS} seconds)")
         _live_results(session.code, pooled_table)
 

@@ -17,11 +17,79 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.caching.cache_errors import UnhashableParamError
 
+from dpcore.lru import BoundedCache
+from ui import chart_text as chart_text_lib
 from ui.notices import main_notice, open_notice_area  # noqa: F401 - re-exported for the pages and tests
 
 DEFAULT_SEED = 2026
 #: The largest seed the sidebar's number inputs take.
 SEED_MAX = 2**31 - 1
+
+
+#: A focus ring on links and disclosure buttons (WCAG 2.4.7, focus visible): Streamlit marks a focused page link
+#: or sidebar link only by a background of 15% grey (1.05:1 against white, invisible on a projector), while its
+#: buttons and fields get a ring of the theme's primary colour; this gives links the same colour as an outline
+#: (#c53948: 5.2:1 on white, 4.9:1 on the sidebar). ``:focus-visible`` only: no ring after a mouse click.
+FOCUS_STYLE = (
+    "<style>a:focus-visible, summary:focus-visible "
+    "{outline: 2px solid #c53948 !important; outline-offset: 2px; border-radius: 0.25rem}</style>"
+)
+
+
+def focus_styles() -> None:
+    """Draw :data:`FOCUS_STYLE` (an ``st.html`` of a style element only: Streamlit applies it to the whole page
+    and gives it no space). app.py calls it once per run."""
+    st.html(FOCUS_STYLE)
+
+
+#: Two keyboard fixes for what Streamlit draws, installed once per browser tab (the flag), however often the element
+#: is drawn:
+#: * WCAG 2.1.4 (character key shortcuts): Streamlit reruns the page when "r" alone is pressed outside a text field
+#:   (a developer's shortcut, on for every viewer and without a setting), so a speech-input user or a stray key press
+#:   reruns the page. A listener on the document, in the capture phase, stops a plain "r" before Streamlit's handler
+#:   sees it (Streamlit's own dialogs do the same); fields still take the letter.
+#: * WCAG 2.1.1 (keyboard): a table (``st.table``) wider than its column, e.g. the planner's on a 390 px phone,
+#:   scrolls sideways in a box that takes no focus, so no keyboard can scroll it (axe-core's
+#:   scrollable-region-focusable). Streamlit makes the box focusable only for a table of pixel width, which stops
+#:   its cells from wrapping (wide tables then scroll on a desktop too). Each table box that overflows gets
+#:   tabindex 0, role "region" and a name, as Streamlit gives its pixel-width tables; checked once per animation
+#:   frame after the page changed or the window was resized.
+KEYBOARD_FIXES = """<script>(() => {
+    if (window.__dpKeyboardFixes) return;
+    window.__dpKeyboardFixes = true;
+    document.addEventListener('keydown', (event) => {
+        if (!event.key || event.key.toLowerCase() !== 'r' || event.ctrlKey || event.metaKey || event.altKey) return;
+        const target = event.target;
+        if (target && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))) return;
+        event.stopImmediatePropagation();
+    }, true);
+    const focusScrollingTables = () => {
+        for (const box of document.querySelectorAll('[data-testid="stTable"] > div')) {
+            if (box.hasAttribute('tabindex')) continue;
+            if (box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1) {
+                const table = box.querySelector('table');
+                box.tabIndex = 0;
+                box.setAttribute('role', 'region');
+                box.setAttribute('aria-label', (table && table.getAttribute('aria-label')) || 'Scrollable table');
+            }
+        }
+    };
+    let queued = false;
+    const queue = () => {
+        if (queued) return;
+        queued = true;
+        requestAnimationFrame(() => { queued = false; focusScrollingTables(); });
+    };
+    new MutationObserver(queue).observe(document.body, {childList: true, subtree: true});
+    window.addEventListener('resize', queue);
+    queue();
+})();</script>"""
+
+
+def keyboard_fixes() -> None:
+    """Draw :data:`KEYBOARD_FIXES`. app.py draws it last in the main area (its empty element adds its gap at the very
+    bottom); the frontend keeps an unchanged element in place and does not run its script again."""
+    st.html(KEYBOARD_FIXES, unsafe_allow_javascript=True)
 
 
 @contextlib.contextmanager
@@ -76,6 +144,10 @@ def rng(offset: int = 0) -> np.random.Generator:
 
 #: Session-state dict {widget key: value} of the persistent widgets (the single source of truth).
 PERSISTENT_VALUES = "_qp_persistent_values"
+#: Session-state dict {widget key: value} of every other URL-backed widget: the value it showed last, which it
+#: starts from again when its page is shown anew without a link naming it (the sidebar's page links carry no
+#: query, and Streamlit forgets a widget that a run did not draw): a page keeps its own ε across a visit elsewhere.
+PAGE_VALUES = "_qp_page_values"
 
 
 def _shown(value: Any, format_func: Callable[[Any], Any] | None = None) -> str:
@@ -160,17 +232,21 @@ def _start_value(
 
     Order: the value the widget already holds in this session; for a persistent widget the value it
     showed last (kept when a page did not draw it); else the link's value (made allowed, with a notice);
-    else the default."""
+    else, for a page's widget, the value it showed on this page's last visit (:data:`PAGE_VALUES`); else the
+    default."""
     state = st.session_state
     if key in state and not persistent:
         return False
     kept = state.get(PERSISTENT_VALUES, {})
+    shown_before = state.get(PAGE_VALUES, {})
+    raw = st.query_params.get(key)
     if key in state and valid(state[key]):
         value = state[key]
     elif key in kept and valid(kept[key]):
         value = kept[key]
+    elif raw is None and not persistent and key in shown_before and valid(shown_before[key]):
+        value = shown_before[key]
     else:
-        raw = st.query_params.get(key)
         value, notice = (default, None) if raw is None else from_link(raw)
         if notice:
             main_notice(notice)
@@ -178,15 +254,65 @@ def _start_value(
     return True
 
 
-def _kept(key: str, value: Any, persistent: bool) -> None:
+def _same(value: Any, default: Any) -> bool:
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):  # values that do not compare (arrays)
+        return False
+
+
+def _kept(key: str, value: Any, persistent: bool, default: Any = None) -> None:
+    """Keep the value the widget shows: a persistent widget's always; a page's widget's only when it is not its
+    default (a widget left at its default follows the default, e.g. a field that starts from a plan)."""
     if persistent:
         st.session_state.setdefault(PERSISTENT_VALUES, {})[key] = value
+    elif _same(value, default):
+        st.session_state.get(PAGE_VALUES, {}).pop(key, None)
+    else:
+        st.session_state.setdefault(PAGE_VALUES, {})[key] = value
 
 
-def _remember(key: str, value: Any) -> None:
-    text = str(value)
-    if st.query_params.get(key) != text:
-        st.query_params[key] = text
+#: Session-state {"page": page id, "values": {key: text}}: every URL-backed setting of the page shown, defaults
+#: included, for the share link (:func:`link_values`), which names every setting while the address bar does not.
+LINK_VALUES = "_qp_link_values"
+
+
+def _page_values() -> dict[str, str]:
+    """This page's entry of :data:`LINK_VALUES` (emptied when another page is shown)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    page = ctx.page_script_hash if ctx is not None else ""
+    kept = st.session_state.get(LINK_VALUES)
+    if kept is None or kept["page"] != page:
+        kept = st.session_state[LINK_VALUES] = {"page": page, "values": {}}
+    return kept["values"]
+
+
+def link_values() -> dict[str, str]:
+    """Every URL-backed setting this page has drawn (its value as text, defaults included), for a share link."""
+    return dict(_page_values())
+
+
+def link_default(key: str, text: str) -> None:
+    """The default of a setting drawn below the share link, named in the link until its widget is drawn."""
+    _page_values().setdefault(key, text)
+
+
+def write_url_value(key: str, text: str, *, is_default: bool) -> None:
+    """Keep ``key=text`` in the URL. A default value (``is_default``) is not added to a URL that lacks the
+    key: a link without a setting means its default, and a page visit whose first run changes the URL
+    leaves the browser an extra history entry (ui.browser_history). The share link names it anyway
+    (:func:`link_values`)."""
+    _page_values()[key] = text
+    current = st.query_params.get(key)
+    if current == text or (current is None and is_default):
+        return
+    st.query_params[key] = text
+
+
+def _remember(key: str, value: Any, default: Any) -> None:
+    write_url_value(key, str(value), is_default=_same(value, default))
 
 
 def qp_slider(
@@ -215,8 +341,8 @@ def qp_slider(
         out = container.slider(
             label, min_value=min_value, max_value=max_value, value=value, step=step, key=key, **kwargs
         )
-    _kept(key, out, persistent)
-    _remember(key, out)
+    _kept(key, out, persistent, value)
+    _remember(key, out, value)
     return out
 
 
@@ -241,8 +367,8 @@ def qp_select_slider(
         valid=lambda v: v in options,
     )
     out = container.select_slider(label, options=list(options), key=key, **kwargs)
-    _kept(key, out, persistent)
-    _remember(key, out)
+    _kept(key, out, persistent, value)
+    _remember(key, out, value)
     return out
 
 
@@ -265,8 +391,8 @@ def _qp_choice(
         valid=lambda v: v in options,
     )
     out = widget(label, options=list(options), key=key, **kwargs)
-    _kept(key, out, persistent)
-    _remember(key, out)
+    _kept(key, out, persistent, default)
+    _remember(key, out, default)
     return out
 
 
@@ -320,8 +446,8 @@ def qp_number(
 
     _start_value(key, from_link, value, persistent=persistent, valid=valid)
     out = container.number_input(label, min_value=min_value, max_value=max_value, key=key, **kwargs)
-    _kept(key, out, persistent)
-    _remember(key, out)
+    _kept(key, out, persistent, value)
+    _remember(key, out, value)
     return out
 
 
@@ -343,8 +469,8 @@ def qp_toggle(
 
     _start_value(key, from_link, value, persistent=persistent, valid=lambda v: isinstance(v, bool))
     out = container.toggle(label, key=key, **kwargs)
-    _kept(key, bool(out), persistent)
-    _remember(key, "1" if out else "0")
+    _kept(key, bool(out), persistent, bool(value))
+    write_url_value(key, "1" if out else "0", is_default=bool(out) == bool(value))
     return bool(out)
 
 
@@ -480,7 +606,7 @@ def cached_figure(
         spec = _keyed_figure_spec(name, cache_key, builder, tuple(args), dict(kwargs))
     options = {"width": "stretch"}
     options.update(chart or {})
-    return container.plotly_chart(_prebuilt_figure(spec), **options)
+    return _chart_with_text(spec, container, options)
 
 
 def _frame_token(frame: Any) -> tuple:
@@ -543,19 +669,67 @@ def show_figure(fig: Any, *, container: Any = st, **options: Any) -> Any:
     specification (``{"data": [...], "layout": {...}}``, as ``ui.gini.plots`` builds) is sent as is."""
     options.setdefault("width", "stretch")
     if isinstance(fig, dict):
-        return container.plotly_chart(_prebuilt_figure(fig), **options)
+        return _chart_with_text(fig, container, options)
     spec = getattr(fig, "_dp_shown_spec", None)
     if spec is None:
         spec = fig.to_dict()
         fig._dp_shown_spec = spec
-    return container.plotly_chart(_prebuilt_figure(spec), **options)
+    return _chart_with_text(spec, container, options)
 
 
 def show_spec(spec: dict, *, container: Any = st, **options: Any) -> Any:
     """``st.plotly_chart`` of a figure spec that is already plain, valid data (e.g. a ``ui.<page>.plots``
     ``*_spec`` builder, equal to a ``go.Figure``'s ``to_dict()``): neither validated nor copied again."""
     options.setdefault("width", "stretch")
-    return container.plotly_chart(_prebuilt_figure(spec), **options)
+    return _chart_with_text(spec, container, options)
+
+
+#: Axis labels, titles and other chart text at WCAG's 4.5:1 contrast (1.4.3): Streamlit's chart theme draws them in a
+#: fixed grey, #808495 (3.5:1 on white), which the theme's settings do not change; a colour set in the figure wins
+#: over the theme's. This is the app's secondary text colour (the theme's text colour at 60% on white), 5.1:1.
+CHART_AXIS_TEXT_COLOR = "#6e6e6d"
+
+
+def readable_axes(spec: dict) -> dict:
+    """``spec`` with its text (the figure's font, its axes' tick labels and titles) in :data:`CHART_AXIS_TEXT_COLOR`
+    where the figure sets no colour of its own: a new top-level dict and new axis dicts (the cached spec is shared: never changed)."""
+    layout = dict(spec.get("layout") or {})
+    layout["font"] = {"color": CHART_AXIS_TEXT_COLOR, **(layout.get("font") or {})}  # annotations, point labels
+    axes = dict.fromkeys(["xaxis", "yaxis", *(name for name in layout if name.startswith(("xaxis", "yaxis")))])
+    for name in axes:
+        axis = dict(layout.get(name) or {})
+        axis["tickfont"] = {"color": CHART_AXIS_TEXT_COLOR, **(axis.get("tickfont") or {})}
+        title = axis.get("title")
+        title = {"text": title} if isinstance(title, str) else dict(title or {})
+        title["font"] = {"color": CHART_AXIS_TEXT_COLOR, **(title.get("font") or {})}
+        axis["title"] = title
+        layout[name] = axis
+    return {**spec, "layout": layout}
+
+
+def _chart_with_text(spec: dict, container: Any, options: dict) -> Any:
+    """``st.plotly_chart`` of ``spec`` (axis texts made readable: :func:`readable_axes`) followed by its text
+    alternative (``ui.chart_text``: a sentence for screen readers and the chart's data as a table, WCAG 1.1.1);
+    returns the chart's element."""
+    shown = container.plotly_chart(_prebuilt_figure(readable_axes(spec)), **options)
+    kept = _CHART_TEXT_HTML.get_or_build(id(spec), lambda: (spec, _chart_text_html(spec)))
+    container.html(kept[1] if kept[0] is spec else _chart_text_html(spec))
+    return shown
+
+
+#: The text alternative of each figure spec shown lately, by the spec's identity: the pages show cached specs (the
+#: same object for the same settings), and a long curve's text costs milliseconds (measured 5 ms for the Gini page's
+#: posterior) on every rerun otherwise. The entry holds its spec, so an id is not reused while it is kept.
+_CHART_TEXT_HTML = BoundedCache(128)
+
+
+def _chart_text_html(spec: dict) -> str:
+    return chart_text_lib.chart_text_html(chart_text_lib.chart_text(spec))
+
+
+def show_chart_text(text: chart_text_lib.ChartText, *, container: Any = st) -> None:
+    """The text alternative of a chart just shown (a plotly chart, an SVG image): ``ui.chart_text``."""
+    container.html(chart_text_lib.chart_text_html(text))
 
 
 _FROZEN_AT_MODULE_COUNT = 0

@@ -73,10 +73,12 @@ def stratified_note(source: str, sidebar_option: str) -> None:
     """The group-means page: the sidebar's data only with the 'Sidebar dataset' choice."""
     if source == sidebar_option:
         data_note(uses_sidebar=True)
-    else:
-        data_note(
-            uses_sidebar=False,
-            what=f"the {source}",
-            why="group means need group columns, which the synthetic sidebar data do not have",
-            option=f"Data: {sidebar_option}",
-        )
+        return
+    frame = current_dataset().frame
+    has_groups = frame is not None and frame.shape[1] >= 2  # a real or uploaded table: its other columns
+    data_note(
+        uses_sidebar=False,
+        what=f"the {source}",
+        why="" if has_groups else "group means need group columns, which the sidebar's data set does not have",
+        option=f"Data: {sidebar_option}",
+    )

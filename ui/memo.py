@@ -63,7 +63,7 @@ def _table(rows: Sequence[dict[str, Any]]) -> str:
         + "".join(
             f"<td class='num'>{html.escape(format_number(r.get(c)))}</td>"
             if _is_number(r.get(c))
-            else f"<td>{html.escape(format_number(r.get(c)))}</td>"
+            else f"<td>{html.escape(field_text(r.get(c)))}</td>"
             for c in cols
         )
         + "</tr>"
@@ -72,12 +72,46 @@ def _table(rows: Sequence[dict[str, Any]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+#: the words of a release record's field names (dpcore.release's dataset identity), for a reader of the memo
+FIELD_LABELS = {
+    "label": "Data set",
+    "source": "Source",
+    "file_name": "File",
+    "income_column": "Income column",
+    "group_column": "Group column",
+    "n": "Number of records n",
+    "ledger_account": "Ledger account (public id)",
+    "missing_values": "Missing incomes",
+    "group_labels": "Group labels",
+    "declared_public": "declared public",
+    "rule": "rule",
+    "group_sizes": "Group sizes",
+    "population": "Population",
+}
+
+
+def field_label(key: Any) -> str:
+    """A field name in words: its label above, else the name with spaces ("income_column" -> "Income column")."""
+    text = str(key)
+    return FIELD_LABELS.get(text, text.replace("_", " ").strip().capitalize())
+
+
+def field_text(value: Any) -> str:
+    """A field's value in words: numbers as :func:`format_number`, lists joined by commas, a nested record as
+    "label: value; ..." (a raw Python dict or list is never shown)."""
+    if isinstance(value, dict):
+        return "; ".join(f"{field_label(k)}: {field_text(v)}" for k, v in value.items() if v is not None)
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(field_text(v) for v in value)
+    return format_number(value)
+
+
 def _fields(mapping: dict[str, Any]) -> str:
     """A record (the dataset's identity) as a two-column list: one line per field, so it never overflows."""
     if not mapping:
         return "<p class='note'>(none)</p>"
     body = "".join(
-        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(format_number(v))}</td></tr>"
+        f"<tr><th>{html.escape(field_label(k))}</th><td>{html.escape(field_text(v))}</td></tr>"
         for k, v in mapping.items()
         if v is not None
     )

@@ -56,7 +56,9 @@ SRC_LOGNORMAL = "Synthetic: log-normal incomes"
 SRC_PARETO = "Synthetic: Pareto-tailed incomes with a chosen Gini"
 SRC_TWO_POINT = "Synthetic: two-point data (Gini paper, Prop. 5.1)"
 SRC_EXAMPLE = "Real example: Engel 1857, Belgian households"
-SRC_UPLOAD = "Upload a CSV or Parquet file"  # URL value kept (shared links); Excel .xlsx is read too
+SRC_UPLOAD = "Upload a CSV or Parquet file"  # URL value kept (shared links); shown as SOURCE_SHOWN says
+#: what the data-source box shows for an option whose URL value says less (the upload reads .xlsx too)
+SOURCE_SHOWN = {SRC_UPLOAD: "Upload a CSV, Excel (.xlsx) or Parquet file"}
 SHARED_LABELS = {
     "cps": "Real: CPS ASEC 2016, 5 Midwest states",
     "acs": "Real: ACS 2019, NIST excerpt",
@@ -333,6 +335,7 @@ def _choose() -> tuple[_Keyed | None, bool]:
         _source_options(),
         SRC_LOGNORMAL,
         persistent=True,
+        format_func=lambda option: SOURCE_SHOWN.get(option, option),
         help="Synthetic and public data are safe for planning; an uploaded file is treated as confidential.",
     )
     if source == SRC_LOGNORMAL:

@@ -121,6 +121,8 @@ class SharedDataset:
     description: str
     filter_column: str | None = None  # keep rows where this column == filter_value
     filter_value: Any = None
+    #: the cell sizes of the file's group columns are published (IncomeData.public_cell_sizes)
+    public_cell_sizes: bool = False
 
 
 SHARED_DATASETS: dict[str, SharedDataset] = {
@@ -153,6 +155,7 @@ SHARED_DATASETS: dict[str, SharedDataset] = {
         "with status_y1_earnings == 1 (published) are kept.",
         filter_column="status_y1_earnings",
         filter_value=1,
+        public_cell_sizes=True,  # the Census Bureau publishes the table's cells: their sizes are public
     ),
 }
 #: Shared files that also ship in dpcore/examples (load_shared falls back to them).
@@ -196,6 +199,7 @@ def _load_spec(
         confidential=False,
         frame=cleaned,
         notes=(spec.description,) + extra_notes + notes,
+        public_cell_sizes=spec.public_cell_sizes,
     )
 
 

@@ -41,11 +41,14 @@ One set of input rules, whatever the engine (tests/test_engine_inputs.py runs od
 asserts the same message or the same tables):
 
 * CSV: the header line is read once for every engine (:func:`csv_layout`): at most
-  :data:`MAX_CSV_HEADER_BYTES` and :data:`MAX_CSV_COLUMNS` columns, UTF-8 (a BOM is dropped), the
+  :data:`dpcore.data.io.MAX_CSV_HEADER_BYTES` and :data:`~dpcore.data.io.MAX_CSV_COLUMNS` columns (the
+  limits of an upload to the app too), UTF-8 (a BOM is dropped), the
   delimiter , ; tab or | (the most frequent in the header), each needed column named once; only the
   needed columns are read; a row whose fields do not match the header (a missing or extra field, an
-  unclosed quote) is refused, as is a row longer than :data:`MAX_CSV_ROW_BYTES` (read up to it; refused
-  past twice it) and text that is not UTF-8. Several files: each must have every needed column.
+  unclosed quote) is refused, as is a row longer than :data:`~dpcore.data.io.MAX_CSV_ROW_BYTES` (read up to
+  it; refused past twice it, the last line too: :func:`check_csv_last_line`, since DuckDB's reader drops a
+  last line longer than its buffer without a word) and text that is not UTF-8. Several files: each must have
+  every needed column.
 * Types (:func:`column_kind_refusal`): nested columns (struct, list, map, union) are refused in every
   column a plan reads; the income must be numbers or text that parses as numbers (booleans, dates and
   binary values are refused); a non-numeric income names the smallest offending text.
@@ -78,6 +81,10 @@ def open_engine(
     memory_limit: str | None = None,
 ) -> Engine:
     """Create the engine called ``name`` (duckdb | spark | pandas) on ``source``."""
+    if name not in ENGINES:
+        raise DPInputError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
+    if source.kind == "frame" and name != "pandas":
+        raise DPInputError(f"an in-memory table is released with the pandas engine, not {name!r}")
     if name == "duckdb":
         from .duckdb_engine import DuckDBEngine
 

@@ -12,19 +12,29 @@ import tempfile
 import time
 import urllib.parse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..data.io import (
+    MAX_CSV_COLUMNS,
+    MAX_CSV_HEADER_BYTES,
+    MAX_CSV_ROW_BYTES,
+    count_outside_quotes,
+    csv_header_too_long,
+    csv_row_too_long,
+    csv_too_many_columns,
+)
 from ..validation import DPInputError
 
 __all__ = [
     "ENGINES",
     "Source",
     "parse_source",
+    "frame_source",
     "Engine",
     "Progress",
     "gini_cell",
@@ -37,7 +47,11 @@ __all__ = [
     "first_line",
     "CsvLayout",
     "csv_layout",
+    "check_csv_last_line",
+    "csv_line_too_long",
     "column_kind_refusal",
+    "arrow_kind",
+    "parquet_kinds_disagree",
     "income_not_numeric",
     "missing_income_refused",
     "negative_income_refused",
@@ -45,9 +59,6 @@ __all__ = [
     "income_shape",
     "decide_income_format",
     "csv_delimiter",
-    "MAX_CSV_HEADER_BYTES",
-    "MAX_CSV_COLUMNS",
-    "MAX_CSV_ROW_BYTES",
 ]
 
 ENGINES = ("duckdb", "spark", "pandas")
@@ -113,11 +124,11 @@ def income_shape(text: str) -> str:
     """The app's cell shape of one stripped text (dpcore.data's patterns: int, comma3, dot3, us, eu, point; the
     first that fits), "castable" for other texts a plain parse reads (nan, inf) and "bad" for the rest."""
 
-    from ..data.io import _NUMBER_PATTERNS
+    from ..data.io.numbers import NUMBER_PATTERNS
 
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    for name, pattern in _NUMBER_PATTERNS:
+    for name, pattern in NUMBER_PATTERNS:
         if re.fullmatch(pattern, text):
             return name
     try:
@@ -194,27 +205,91 @@ def column_kind_refusal(column: str, kind: str, *, income: bool) -> DPInputError
     return None
 
 
+def arrow_kind(arrow_type: Any) -> str:
+    """An Arrow type in the generic words of :func:`dpcore.engines.column_kind_refusal`."""
+    import pyarrow as pa
+
+    if not isinstance(arrow_type, pa.DataType):
+        raise TypeError(f"arrow_type must be a pyarrow DataType, got {type(arrow_type).__name__}")
+
+    t = arrow_type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_struct(t):
+        return "struct"
+    if pa.types.is_map(t):
+        return "map"
+    if (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or getattr(pa.types, "is_list_view", lambda _: False)(t)
+        or getattr(pa.types, "is_large_list_view", lambda _: False)(t)
+    ):
+        return "list"
+    if pa.types.is_union(t):
+        return "union"
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return "number"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", lambda _: False)(t):
+        return "text"
+    if pa.types.is_temporal(t):
+        return "date/time"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return "binary"
+    if pa.types.is_null(t):
+        return "null"
+    return "other"
+
+
+def parquet_kinds_disagree(paths: Sequence[str], columns: Sequence[str]) -> DPInputError | None:
+    """The refusal of Parquet files (a folder or a glob) that give one of ``columns`` values of different kinds
+    (:func:`arrow_kind`: numbers in one file, text in another), or None. The engines stack the files by column
+    name, each in its own way (DuckDB and Spark widen to one type, text; the pandas engine reads each file's
+    values as they are), and a text "1.234,56" is not the number of another file: one column, one kind, whatever
+    the engine. A column holding only missing values ("null") agrees with any kind; a file without a column is
+    the engines' own refusal (a missing column). Reads the files' footers only."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    seen: dict[str, tuple[str, str]] = {}
+    for path in paths:
+        try:
+            schema = pq.read_schema(path)
+        except (OSError, pa.ArrowException) as exc:
+            return DPInputError(f"cannot read the Parquet file {shown(os.path.basename(path))}: {first_line(exc)}")
+        for column in columns:
+            if column not in schema.names:
+                continue
+            kind = arrow_kind(schema.field(column).type)
+            if kind == "null":
+                continue
+            first = seen.setdefault(column, (kind, path))
+            if first[0] != kind:
+                return DPInputError(
+                    f"the Parquet files disagree on the column {column!r}: {first[0]} in "
+                    f"{shown(os.path.basename(first[1]))}, {kind} in {shown(os.path.basename(path))}; write every "
+                    "file with the same type for it (nothing was charged)"
+                )
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # CSV files: one reading of the header for every engine
 # ---------------------------------------------------------------------------------------------
 
-#: bytes of a CSV header line; a longer "header" (a file with no line breaks, a 50 MB first line) is refused
-#: before any engine parses it
-MAX_CSV_HEADER_BYTES = 1 << 20
-#: columns of a CSV file; every engine reads only the columns the plan needs, so a wide file is fast (a
-#: 10,000-column file: DuckDB 0.2 s instead of 8.5 s with its type sniffer), but beyond this it is refused
-MAX_CSV_COLUMNS = 50_000
+# The CSV limits (MAX_CSV_HEADER_BYTES, MAX_CSV_COLUMNS, MAX_CSV_ROW_BYTES) are dpcore.data.io's: an upload to the
+# app is held to the same. Every engine reads only the columns the plan needs, so a wide file is fast (a
+# 10,000-column file: DuckDB 0.2 s instead of 8.5 s with its type sniffer). The pandas engine parses blocks of
+# MAX_CSV_ROW_BYTES (Arrow's reader: a row may straddle one block boundary, not two; it reads a bounded number of
+# blocks ahead, ~90 MB with 4 MiB blocks, whatever the file size), DuckDB is given twice it as its
+# ``max_line_size``: a row up to it is read by every engine, a row over twice it is refused by every engine with
+# the same message (in between, Arrow's refusal depends on where the row falls in its blocks).
+
 #: delimiters recognised in the header line (the most frequent one outside quotes wins; none -> ",")
 CSV_DELIMITERS = (",", ";", "\t", "|")
-
-
-#: bytes of one CSV row that every engine reads. The pandas engine parses blocks of this size (Arrow's
-#: reader: a row may straddle one block boundary, not two; it reads a bounded number of blocks ahead,
-#: ~90 MB with 4 MiB blocks, whatever the file size), DuckDB is given twice this as its
-#: ``max_line_size``: a row up to this size is read by every engine, a row over twice this size is
-#: refused by every engine with the same message (in between, Arrow's refusal depends on where the
-#: row falls in its blocks)
-MAX_CSV_ROW_BYTES = 4 << 20
 
 
 def csv_fields_error(path: str, columns: int) -> DPInputError:
@@ -228,10 +303,7 @@ def csv_fields_error(path: str, columns: int) -> DPInputError:
 
 
 def csv_row_too_long_error(path: str) -> DPInputError:
-    return DPInputError(
-        f"the CSV file {shown(os.path.basename(path))} has a row longer than the "
-        f"{MAX_CSV_ROW_BYTES:,} bytes read in one piece"
-    )
+    return csv_row_too_long(f"the CSV file {shown(os.path.basename(path))}")
 
 
 def csv_not_utf8_error(path: str) -> DPInputError:
@@ -253,6 +325,20 @@ class CsvLayout:
         keep = set(needed)
         return [c if c in keep else f"__dpcore_unread_{i}" for i, c in enumerate(self.columns)]
 
+    def arrow_parse_options(self):
+        """Arrow's CSV dialect of this file, as the engines that read CSV with Arrow parse it: the header's
+        delimiter, double quotes (a quote inside one doubled), line ends inside quoted values, empty lines
+        skipped."""
+        import pyarrow.csv as pacsv
+
+        return pacsv.ParseOptions(
+            delimiter=self.delimiter,
+            quote_char='"',
+            double_quote=True,
+            newlines_in_values=True,
+            ignore_empty_lines=True,
+        )
+
 
 def _open_csv_bytes(path: str):
     """The file's bytes, decompressed (.gz, .zst, .bz2) by Arrow as the engines do; None when this Arrow
@@ -267,14 +353,63 @@ def _open_csv_bytes(path: str):
     return open(path, "rb")
 
 
-def _count_outside_quotes(line: str, char: str) -> int:
-    count, quoted = 0, False
-    for c in line:
-        if c == '"':
-            quoted = not quoted
-        elif c == char and not quoted:
-            count += 1
-    return count
+def csv_line_too_long(path: str) -> bool:
+    """Whether a line of ``path`` (decompressed: .gz, .zst, .bz2) is longer than twice MAX_CSV_ROW_BYTES, the
+    length past which every engine refuses a row. One pass of two ``memchr`` per 1 MiB block: a line that long
+    spans blocks, so only the run of bytes between the last line end of a block and the first of a later one
+    counts."""
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a string, got {type(path).__name__}")
+    limit = 2 * MAX_CSV_ROW_BYTES
+    try:
+        handle = _open_csv_bytes(path)
+    except OSError as exc:
+        raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(path))}: {first_line(exc)}") from None
+    if handle is None:
+        return False
+    run = 0
+    try:
+        with handle:
+            while block := handle.read(1 << 20):
+                first = block.find(b"\n")
+                if first < 0:
+                    run += len(block)
+                    if run > limit:
+                        return True
+                    continue
+                if run + first > limit:
+                    return True
+                run = len(block) - block.rfind(b"\n") - 1
+    except (OSError, ValueError) as exc:  # a damaged compressed stream (Arrow's errors are of these kinds)
+        raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(path))}: {first_line(exc)}") from None
+    return run > limit
+
+
+def check_csv_last_line(path: str) -> None:
+    """Refuse a CSV file whose last line is longer than twice MAX_CSV_ROW_BYTES, as every engine refuses any such
+    row: DuckDB's reader (2.0) drops a last line longer than its buffer without a word (a header, one row and 2 GB
+    of NUL bytes reads as one row, where the pandas engine refuses the file; any bytes do, not only NUL), and
+    refuses such a line before other rows with an error of its own. A file read directly: its last 8 MiB; a
+    compressed one: a pass over its decompressed bytes (:func:`csv_line_too_long`)."""
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a string, got {type(path).__name__}")
+    limit = 2 * MAX_CSV_ROW_BYTES
+    if path.lower().endswith((".gz", ".zst", ".bz2")):
+        if csv_line_too_long(path):
+            raise csv_row_too_long_error(path)
+        return
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size <= limit:
+                return
+            fh.seek(max(0, size - limit - 3))
+            tail = fh.read()
+    except OSError as exc:
+        raise DPInputError(f"cannot read the CSV file {shown(os.path.basename(path))}: {first_line(exc)}") from None
+    tail = tail.removesuffix(b"\n").removesuffix(b"\r")  # the line end of the last row is no line of its own
+    if len(tail) > limit and b"\n" not in tail[-(limit + 1) :]:
+        raise csv_row_too_long_error(path)
 
 
 def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
@@ -300,10 +435,7 @@ def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
         raise DPInputError(f"cannot read the CSV file {name}: {first_line(exc)}") from None
     end = buf.find(b"\n")
     if end < 0 and len(buf) > MAX_CSV_HEADER_BYTES or end > MAX_CSV_HEADER_BYTES:
-        raise DPInputError(
-            f"the CSV file {name} has a header line longer than {MAX_CSV_HEADER_BYTES:,} bytes "
-            f"(at most {MAX_CSV_COLUMNS:,} columns are read): is it a CSV file with a header?"
-        )
+        raise csv_header_too_long(f"the CSV file {name}")
     line_bytes = bytes(buf if end < 0 else buf[:end])
     if line_bytes.startswith(b"\xef\xbb\xbf"):
         line_bytes = line_bytes[3:]
@@ -314,14 +446,11 @@ def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
         line = line_bytes.decode("utf-8")
     except UnicodeDecodeError:
         raise DPInputError(f"the header of the CSV file {name} is not UTF-8 text") from None
-    counts = {d: _count_outside_quotes(line, d) for d in CSV_DELIMITERS}
+    counts = {d: count_outside_quotes(line, d) for d in CSV_DELIMITERS}
     delimiter = max(CSV_DELIMITERS, key=lambda d: counts[d]) if any(counts.values()) else ","
     columns = tuple(next(csv.reader(io.StringIO(line), delimiter=delimiter)))
     if len(columns) > MAX_CSV_COLUMNS:
-        raise DPInputError(
-            f"the CSV file {name} has {len(columns):,} columns; at most {MAX_CSV_COLUMNS:,} are read "
-            "(keep the columns the plan needs)"
-        )
+        raise csv_too_many_columns(f"the CSV file {name}", len(columns))
     for col in dict.fromkeys(needed):
         times = columns.count(col)
         if times > 1:
@@ -388,13 +517,16 @@ class _Step:
 
 @dataclass(frozen=True)
 class Source:
-    """Where the data are. ``kind``: csv | parquet | duckdb | postgresql. ``location``: the path, glob or
-    URL; ``query``: the SQL query (database sources). ``paths``: the files (csv/parquet)."""
+    """Where the data are. ``kind``: csv | parquet | duckdb | postgresql | frame. ``location``: the path, glob or
+    URL (for a frame: a public name, e.g. the uploaded file's); ``query``: the SQL query (database sources).
+    ``paths``: the files (csv/parquet). ``frame``: the records of an in-memory table (kind "frame", the pandas
+    engine only: :func:`frame_source`)."""
 
     kind: str
     location: str
     query: str | None = None
     paths: tuple[str, ...] = ()
+    frame: Any = field(default=None, compare=False, repr=False)
 
     @property
     def sql_query(self) -> str:
@@ -426,6 +558,8 @@ class Source:
             return f"postgresql query on {loc}: {self.query}"
         if self.kind == "duckdb":
             return f"duckdb query on {self.location}: {self.query}"
+        if self.kind == "frame":
+            return f"in-memory table {self.location}"
         return f"{self.kind} {self.location}"
 
 
@@ -433,6 +567,19 @@ _CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt", ".csv.zst")
 
 
 # complexity above the cap: one branch per source kind, in detection order
+def frame_source(frame: pd.DataFrame, name: str = "table") -> Source:
+    """An in-memory table as a source of the pandas engine: its records are read from memory, never written to
+    disk (the app's Release mode releases an uploaded file this way). ``name``: a public description for the
+    record (e.g. the uploaded file's name). Columns are typed as the frame holds them, as a Parquet file's are."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"a frame source needs a pandas DataFrame, got {type(frame).__name__}")
+    if not all(isinstance(c, str) for c in frame.columns):
+        raise DPInputError("every column of a table to release must have a name (text)")
+    if not isinstance(name, str) or not name.strip():
+        raise DPInputError("a frame source needs a name for the record (e.g. the file's name)")
+    return Source("frame", name.strip(), frame=frame)
+
+
 def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
     """Interpret ``--data`` (and ``--query``); raise :class:`DPInputError` with what is accepted."""
     if not isinstance(data, str) or not data.strip():
@@ -459,6 +606,8 @@ def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
         q = q or query
         if not q:
             raise DPInputError("a duckdb:// source needs a query: duckdb:///file.db?query=SELECT ... or --query")
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise _not_a_regular_file(path)
         if not os.path.isfile(path):
             raise DPInputError(f"no DuckDB database file at {path!r}")
         return Source("duckdb", path, q)
@@ -485,6 +634,8 @@ def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
         if all(f.lower().endswith(_CSV_SUFFIXES) for f in files):
             return Source("csv", data, None, tuple(files))
         raise DPInputError(f"{data!r} matches files that are neither all Parquet nor all CSV")
+    if p.exists() and not p.is_file():
+        raise _not_a_regular_file(data)
     if not p.is_file():
         raise DPInputError(f"no such file or directory: {data!r}")
     if lower.endswith(".parquet") or lower.endswith(".pq"):
@@ -492,6 +643,14 @@ def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
     if lower.endswith(_CSV_SUFFIXES):
         return Source("csv", str(p), None, (str(p),))
     raise DPInputError(f"cannot tell the format of {data!r}: name it .csv, .csv.gz or .parquet")
+
+
+def _not_a_regular_file(path: str) -> DPInputError:
+    """/dev/zero, a FIFO or a socket is there but holds no file to read (it was called "no such file")."""
+    return DPInputError(
+        f"--data {path!r} is not a regular file (a device, a pipe or a socket): give a CSV or Parquet file, a "
+        "directory of Parquet files or a database URL"
+    )
 
 
 _PG_NUMERIC = {20: "int64", 21: "int64", 23: "int64", 700: "float64", 701: "float64", 1700: "float64", 16: "bool"}
@@ -766,6 +925,10 @@ class Engine:
     ) -> None:
         self.source = source
         self.spec = spec
+        if source.kind == "parquet" and len(source.paths) > 1:  # one rule for every engine, before any reading
+            error = parquet_kinds_disagree(source.paths, self._needed())
+            if error is not None:
+                raise error
         self.progress = progress or Progress(quiet=True)
         self._tmp = tempfile.TemporaryDirectory(prefix=f"dpcore-{self.name}-", dir=workdir)
         self.workdir = self._tmp.name
@@ -797,6 +960,10 @@ class Engine:
 
     def prepare(self) -> None:
         """Check the columns (missing, non-numeric income, bad outcome values) and set up the bounded rows."""
+        raise NotImplementedError
+
+    def has_rows(self) -> bool:
+        """Whether the source has at least one row (after the checks of :meth:`prepare`); reads one row, not all."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -851,6 +1018,7 @@ class Engine:
             layout = csv_layout(path, self._needed())
             if layout.columns:
                 self._missing_columns(layout.columns)
+            check_csv_last_line(path)
             layouts.append(layout)
         return layouts
 

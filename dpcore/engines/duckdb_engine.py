@@ -17,15 +17,16 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
+from ..data.io import MAX_CSV_ROW_BYTES
 from ..validation import DPInputError
 from . import sql as sqlmod
 from .base import (
-    MAX_CSV_ROW_BYTES,
     Engine,
     EngineSpec,
     Progress,
     Source,
     csv_fields_error,
+    csv_line_too_long,
     csv_not_utf8_error,
     csv_row_too_long_error,
     first_line,
@@ -53,8 +54,6 @@ def _duckdb():
         raise DPInputError("the duckdb engine needs the 'duckdb' package (pip install duckdb)") from None
     return duckdb
 
-
-_first_line = first_line
 
 _NUMERIC_TYPES = (
     "TINYINT",
@@ -156,7 +155,12 @@ class DuckDBEngine(Engine):
                 return csv_not_utf8_error(path)
             if "line size" in text.lower():
                 return csv_row_too_long_error(path)
-        return DPInputError(f"DuckDB could not read the data: {_first_line(exc)}")
+        if self.source.kind == "csv" and "does not support a full read" in text:
+            # DuckDB's parallel reader on a line longer than its buffer: the rule of every engine says which
+            long_line = next((p for p in self.source.paths if csv_line_too_long(p)), None)
+            if long_line is not None:
+                return csv_row_too_long_error(long_line)
+        return DPInputError(f"DuckDB could not read the data: {first_line(exc)}")
 
     def _source_relation(self) -> str:
         s = self.source
@@ -249,6 +253,11 @@ class DuckDBEngine(Engine):
                 raise DPInputError(f"the outcome column {col!r} has {bad} value(s) other than 0/1/true/false/yes/no")
         self._sql(f"CREATE TEMP VIEW dp_base AS {sqlmod.base_view(d, spec)}")
         self._prepared = True
+
+    def has_rows(self) -> bool:
+        """Whether the source has a row: DuckDB stops reading at the first (LIMIT 1 on the unbounded rows)."""
+        self.prepare()
+        return bool(self._sql("SELECT 1 FROM dp_valid LIMIT 1").fetchall())
 
     def record_fingerprints(self, versions: Any) -> Any:
         """The record fingerprints of the source in each of ``versions`` (:mod:`dpcore.record_fingerprint`) from

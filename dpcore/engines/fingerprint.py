@@ -16,8 +16,9 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from ..data.io import MAX_CSV_ROW_BYTES
 from ..validation import DPInputError
-from .base import MAX_CSV_ROW_BYTES, Progress, Source, csv_layout, first_line, shown, stage_postgres
+from .base import Progress, Source, csv_layout, first_line, shown, stage_postgres
 
 CHUNK_ROWS = 65_536
 #: files of at least this many bytes hold more than ``record_fingerprint.PARALLEL_MIN_ROWS`` rows (a 1M-row
@@ -50,13 +51,7 @@ def arrow_record_batches(
             else:
                 read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES)
                 types = None
-            parse = pacsv.ParseOptions(
-                delimiter=layout.delimiter,
-                quote_char='"',
-                double_quote=True,
-                newlines_in_values=True,
-                ignore_empty_lines=True,
-            )
+            parse = layout.arrow_parse_options()
             convert = pacsv.ConvertOptions(
                 column_types=types, null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True
             )

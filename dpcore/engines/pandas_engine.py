@@ -4,7 +4,7 @@ It implements the per-row definitions of :mod:`dpcore.engines` with numpy, indep
 the DuckDB and Spark engines; the tests check that the three give identical tables.
 
 Memory: the source is read in chunks (batches of :data:`CHUNK_ROWS` rows from Parquet and DuckDB,
-blocks of :data:`dpcore.engines.MAX_CSV_ROW_BYTES` bytes of CSV), only the columns the plan needs;
+blocks of :data:`dpcore.data.io.MAX_CSV_ROW_BYTES` bytes of CSV), only the columns the plan needs;
 each chunk is checked and turned into compact columns (the income as float64, every text column as int32
 codes into one dictionary of labels per column), written to files in the engine's work directory
 (12 bytes per row for one text column). The histogram, the clipped sums and the outcome counts read
@@ -26,14 +26,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.io import MAX_CSV_ROW_BYTES
 from ..stratified import clipped_cents
 from ..validation import DPInputError
 from .base import (
-    MAX_CSV_ROW_BYTES,
     Engine,
     EngineSpec,
     Progress,
     Source,
+    arrow_kind,
     bin_index,
     bounding_key,
     csv_fields_error,
@@ -54,42 +55,6 @@ from .sql import KEY_CLAMP
 _NAN_WORDS = {"nan", "+nan", "-nan"}
 #: rows per chunk read from the source (a chunk of three text columns is ~40 MB as Python strings)
 CHUNK_ROWS = 200_000
-
-
-def _arrow_kind(arrow_type: Any) -> str:
-    """An Arrow type in the generic words of :func:`dpcore.engines.column_kind_refusal`."""
-    import pyarrow as pa
-
-    t = arrow_type
-    if pa.types.is_dictionary(t):
-        t = t.value_type
-    if pa.types.is_struct(t):
-        return "struct"
-    if pa.types.is_map(t):
-        return "map"
-    if (
-        pa.types.is_list(t)
-        or pa.types.is_large_list(t)
-        or pa.types.is_fixed_size_list(t)
-        or getattr(pa.types, "is_list_view", lambda _: False)(t)
-        or getattr(pa.types, "is_large_list_view", lambda _: False)(t)
-    ):
-        return "list"
-    if pa.types.is_union(t):
-        return "union"
-    if pa.types.is_boolean(t):
-        return "boolean"
-    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
-        return "number"
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", lambda _: False)(t):
-        return "text"
-    if pa.types.is_temporal(t):
-        return "date/time"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
-        return "binary"
-    if pa.types.is_null(t):
-        return "null"
-    return "other"
 
 
 def _parse_income(raw: np.ndarray) -> tuple[np.ndarray, str | None]:
@@ -194,6 +159,7 @@ class PandasEngine(Engine):
     ) -> None:
         super().__init__(source, spec, progress=progress, workdir=workdir)
         self._prepared = False
+        self._rows = 0
         self._bounded: dict[str, np.ndarray] | None = None
 
     # reading ----------------------------------------------------------------------------------
@@ -207,6 +173,14 @@ class PandasEngine(Engine):
         import pyarrow.parquet as pq
 
         s = self.source
+        if s.kind == "frame":  # an in-memory table: typed as its columns are, like a Parquet file's
+            try:
+                table = pa.Table.from_pandas(s.frame, preserve_index=False)
+            except (pa.ArrowException, ValueError, TypeError) as exc:
+                raise DPInputError(f"the table's columns cannot be read: {first_line(exc)}") from None
+            self._check_schema(table.schema)
+            yield from table.select(self._needed()).to_batches(max_chunksize=CHUNK_ROWS)
+            return
         if s.kind == "postgresql":
             with self.progress.step("staging the PostgreSQL query to Parquet"):
                 paths: tuple[str, ...] = (stage_postgres(s, self.workdir, self.progress),)
@@ -240,7 +214,7 @@ class PandasEngine(Engine):
 
     def _check_schema(self, schema: Any) -> None:
         self._missing_columns(schema.names)
-        self._check_column_kinds({name: _arrow_kind(schema.field(name).type) for name in self._needed()})
+        self._check_column_kinds({name: arrow_kind(schema.field(name).type) for name in self._needed()})
 
     def _csv_batches(self) -> Iterator[Any]:
         """Record batches of the needed columns of every CSV file, all as text (None for an empty field),
@@ -258,13 +232,7 @@ class PandasEngine(Engine):
                 )
             else:  # a codec this Arrow build lacks: its own header reading
                 read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES)
-            parse = pacsv.ParseOptions(
-                delimiter=layout.delimiter,
-                quote_char='"',
-                double_quote=True,
-                newlines_in_values=True,
-                ignore_empty_lines=True,
-            )
+            parse = layout.arrow_parse_options()
             convert = pacsv.ConvertOptions(
                 include_columns=needed,
                 column_types={c: pa.string() for c in needed},
@@ -302,7 +270,7 @@ class PandasEngine(Engine):
         batches = self._csv_batches() if self.source.kind == "csv" else self._arrow_batches()
         for batch in batches:
             col = batch.column(batch.schema.get_field_index(spec.income))
-            if _arrow_kind(col.type) == "number":
+            if arrow_kind(col.type) == "number":
                 x = pd.to_numeric(pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce")
                 x = x.astype(float).to_numpy()
             else:
@@ -344,6 +312,12 @@ class PandasEngine(Engine):
         """The record fingerprints of the source in each of ``versions`` (:mod:`dpcore.record_fingerprint`): every
         column, read by Arrow in chunks as this engine reads (CSV all as text with the shared header layout;
         Parquet typed)."""
+        if (
+            self.source.kind == "frame"
+        ):  # the app's fingerprint of the same records (dpcore.ledger.dataset_fingerprints)
+            from ..record_fingerprint import frame_fingerprints
+
+            return frame_fingerprints(self.source.frame, versions)
         from .fingerprint import source_record_fingerprints
 
         return source_record_fingerprints(self.source, versions, workdir=self.workdir, progress=self.progress)
@@ -393,6 +367,7 @@ class PandasEngine(Engine):
                 rows += x.size
                 step.tick(rows, None, "rows read")
         store.finish()
+        self._rows = rows
         if missing_incomes and spec.missing_income == "refuse":
             raise missing_income_refused(spec.income, missing_incomes)
         if negative_incomes and spec.negative_incomes == "refuse":
@@ -410,6 +385,11 @@ class PandasEngine(Engine):
         if spec.privacy_unit:  # the bounding ranks every row of a person: the compact rows in memory
             self._bounded = self._bound(store)
         self._prepared = True
+
+    def has_rows(self) -> bool:
+        """Whether the source has a row (counted while it was read)."""
+        self.prepare()
+        return self._rows > 0
 
     def _bound(self, store: _ColumnStore) -> dict[str, np.ndarray]:
         """The rows kept by the contribution bounding (at most m per person, the md5 order of
@@ -442,7 +422,9 @@ class PandasEngine(Engine):
         )
         frame = frame.sort_values(["__unit", "__k1", "__k2"], kind="stable")
         rank = frame.groupby("__unit", sort=False).cumcount()
-        kept = np.sort(frame["__row"].to_numpy()[rank.to_numpy() < int(m)])
+        # a row whose unit is missing (None or "") is its own person: always kept, never pooled (as the SQL engines)
+        own = np.array([u is None or u == "" for u in units], dtype=bool)[frame["__row"].to_numpy()]
+        kept = np.sort(frame["__row"].to_numpy()[(rank.to_numpy() < int(m)) | own])
         return {c: a[kept] for c, a in columns.items()}
 
     # aggregates -------------------------------------------------------------------------------

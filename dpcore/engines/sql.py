@@ -86,10 +86,10 @@ def income_number(d: Dialect, column: str, number_format: str = "plain") -> str:
 def income_shapes(d: Dialect, income: str) -> str:
     """(shape, smallest text) of the non-blank income texts, shaped as :func:`dpcore.engines.income_shape`
     (the app's cell patterns): the input of :func:`dpcore.engines.decide_income_format`."""
-    from ..data.io import _NUMBER_PATTERNS
+    from ..data.io.numbers import NUMBER_PATTERNS
 
     t = "__t"
-    cases = " ".join(f"WHEN {d.full_match(t, pattern)} THEN {d.text(name)}" for name, pattern in _NUMBER_PATTERNS)
+    cases = " ".join(f"WHEN {d.full_match(t, pattern)} THEN {d.text(name)}" for name, pattern in NUMBER_PATTERNS)
     shape = f"CASE {cases} WHEN TRY_CAST({t} AS DOUBLE) IS NOT NULL THEN 'castable' ELSE 'bad' END"
     col = d.quote(income)
     return (
@@ -117,7 +117,11 @@ def valid_view(d: Dialect, spec: EngineSpec) -> str:
 
 
 def base_view(d: Dialect, spec: EngineSpec) -> str:
-    """SELECT for dp_base (from dp_valid): all rows, or at most m rows per person (the md5 sample)."""
+    """SELECT for dp_base (from dp_valid): all rows, or at most m rows per person (the md5 sample).
+
+    A row whose privacy unit is missing (NULL, or the empty text) is its own person and is always kept (the public rule
+    the record states, :func:`dpcore.engines.execute.missing_values_rule`). ``PARTITION BY`` alone would pool every such row into one
+    "person" and keep m of them, so that one person's id going missing would drop another person's row."""
     keep = ["__x", *[d.quote(c) for c in spec.text_columns], *[f"__o{i}" for i in range(len(spec.outcome_columns))]]
     if not spec.privacy_unit:
         return f"SELECT {', '.join(keep)} FROM dp_valid"
@@ -133,7 +137,7 @@ def base_view(d: Dialect, spec: EngineSpec) -> str:
     k2 = f"md5(concat_ws('|', {', '.join(cells + values)}))"
     return (
         f"SELECT {', '.join(keep)} FROM (SELECT *, row_number() OVER (PARTITION BY __u ORDER BY {k1}, {k2}) "
-        f"AS __rn FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.bounding[1])}"
+        f"AS __rn FROM dp_valid) AS __bounded WHERE __rn <= {int(spec.bounding[1])} OR __u IS NULL OR __u = ''"
     )
 
 

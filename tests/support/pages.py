@@ -74,9 +74,21 @@ def metrics(at) -> dict[str, str]:
 
 
 def query_param(at, key: str) -> str | None:
-    """One URL query parameter of the current view (a single string)."""
+    """One URL query parameter of the current view (a single string). A setting at its default is in the
+    URL only when the link that opened the page named it (ui.common.write_url_value): see :func:`link_param`."""
     value = at.query_params.get(key)
     return value[0] if isinstance(value, list) else value
+
+
+def link_param(at, key: str) -> str | None:
+    """One query parameter of the page's share link (``ui.repro.current_link``: every setting, defaults
+    included), or None when the page shows no share link or the link lacks it."""
+    from urllib.parse import parse_qs, urlsplit
+
+    links = [str(c.value) for c in at.code if str(c.value).startswith("http") and "?" in str(c.value)]
+    if not links:
+        return None
+    return parse_qs(urlsplit(links[0]).query).get(key, [None])[0]
 
 
 def page_script(at, marker: str = "Reproduces the view") -> str:

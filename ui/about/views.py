@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import streamlit as st
 
 from dpcore.risk import max_posterior
+from ui.chart_text import series_text
+from ui.common import show_chart_text
 from ui.svg_charts import BLUE, GREY, RED, SvgLine, SvgPoint, line_chart_svg
 
 #: Rows of the table of examples: epsilon -> the largest belief from a 50% and from a 10% prior.
@@ -76,6 +78,17 @@ def render_posterior_chart(epsilon: float, prior_percent: int, posterior: float)
         width="stretch",
         alt=f"Line chart: with ε = {epsilon:g}, an attacker who is {prior_percent}% sure beforehand ends at "
         f"most {100 * posterior:.1f}% sure; the curve shows this for every belief before.",
+    )
+    # the chart's data for screen readers, at every 10% of belief before (the CSV below has every 1%)
+    before = tuple(float(p) for p in range(0, 101, 10))
+    after = tuple(100 * float(q) for q in max_posterior([p / 100 for p in before], epsilon))
+    show_chart_text(
+        series_text(
+            [("largest belief after, %", before, after)],
+            title=f"Largest belief after an ε = {epsilon:g} release against the belief before",
+            x_title="attacker's belief before (%)",
+            y_title="attacker's belief after, at most (%)",
+        )
     )
     priors, posteriors = posterior_curve(epsilon)
     st.download_button(

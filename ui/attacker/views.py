@@ -15,6 +15,7 @@ import streamlit as st
 
 from dpcore.views import attacker as attacker_lib
 from ui.attacker import plots as plots_attacker
+from ui.common import show_figure
 
 MECHANISM_LABELS = {
     "count": "a count (Laplace noise)",
@@ -30,7 +31,7 @@ STATISTIC_NAMES = {
     "percentile": "median income",
     "gini": "Gini index",
 }
-HISTORY_KEY = "atk_history"
+HISTORY_KEY = "atk_history"  # ui.classroom.HISTORY_KEY: the rounds played, kept in the link by ui.classroom
 IN_LABEL, OUT_LABEL = "A · the target is in", "B · the target is not in"
 
 
@@ -137,9 +138,7 @@ def release(view: attacker_lib.AttackerView, *, class_round: tuple[int, str] | N
         )
     if setup.mechanism != "percentile":
         with st.expander("Hint: how likely is this release under A and under B?"):
-            st.plotly_chart(
-                plots_attacker.densities_figure(setup, game_round.release), width="stretch", key="atk_densities"
-            )
+            show_figure(plots_attacker.densities_figure(setup, game_round.release), key="atk_densities")
             st.caption(
                 "The optimal attacker picks the data set whose curve is higher at the published value. "
                 "DP keeps the two curves within a factor e^ε of each other everywhere."
@@ -179,20 +178,20 @@ def score(history: list[dict[str, Any]], mechanism: str, epsilon: float) -> None
     st.subheader(f"Your score at these settings (ε = {epsilon:g})")
     bound = attacker_lib.attacker_bound(epsilon)
     if not mine:
-        st.caption(f"No guesses yet at these settings. The bound: at most {bound:.1%} right in the long run.")
+        st.caption(f"No guesses yet at these settings. The bound: at most {_percent(bound)} right in the long run.")
         return
     you = attacker_lib.success_summary(sum(h["correct"] for h in mine), len(mine), epsilon=epsilon, who="you")
     best = attacker_lib.success_summary(
         sum(h["optimal_correct"] for h in mine), len(mine), epsilon=epsilon, who="optimal attacker"
     )
     cols = st.columns(3)
-    cols[0].metric("You", f"{you.rate:.0%}", help=f"{you.successes} right out of {you.rounds}")
-    cols[1].metric("Optimal attacker, same rounds", f"{best.rate:.0%}", help=f"{best.successes} of {best.rounds}")
-    cols[2].metric("DP bound e^ε/(1+e^ε)", f"{bound:.1%}")
+    cols[0].metric("You", _percent(you.rate), help=f"{you.successes} right out of {you.rounds}")
+    cols[1].metric("Optimal attacker, same rounds", _percent(best.rate), help=f"{best.successes} of {best.rounds}")
+    cols[2].metric("DP bound e^ε/(1+e^ε)", _percent(bound))
     rounds = f"{you.rounds} round" if you.rounds == 1 else f"{you.rounds} rounds"
     st.caption(
-        f"After {rounds} your rate is {you.rate:.0%}, 95% interval {you.interval[0]:.0%} to "
-        f"{you.interval[1]:.0%} (Clopper–Pearson): with few rounds luck can put anyone above the bound; "
+        f"After {rounds} your rate is {_percent(you.rate)}, 95% interval {_percent(you.interval[0])} to "
+        f"{_percent(you.interval[1])} (Clopper–Pearson): with few rounds luck can put anyone above the bound; "
         "the interval says how far chance alone could move the rate."
     )
 
@@ -230,7 +229,7 @@ def pooled_table(rows: list[Any]) -> None:
     guesses, right = sum(row.guesses for row in rows), sum(row.correct for row in rows)
     st.markdown(
         f"**{guesses:,} {'guess' if guesses == 1 else 'guesses'}** from the class so far, "
-        f"**{right:,}** right ({right / guesses:.0%})."
+        f"**{right:,}** right ({_percent(right / guesses)})."
     )
     data = []
     for row in rows:
@@ -241,19 +240,23 @@ def pooled_table(rows: list[Any]) -> None:
                 "ε": row.epsilon,
                 "guesses": row.guesses,
                 "right": row.correct,
-                "class rate": summary.rate,
-                "95% low": summary.interval[0],
-                "95% high": summary.interval[1],
-                "bound": summary.bound,
+                **{
+                    name: _percent(value)
+                    for name, value in (
+                        ("class rate", summary.rate),
+                        ("95% low", summary.interval[0]),
+                        ("95% high", summary.interval[1]),
+                        ("bound", summary.bound),
+                    )
+                },
             }
         )
     table = pd.DataFrame(data)
     if len({row.mechanism for row in rows}) == 1:  # a session pools one statistic: named above the table
         table = table.drop(columns="statistic")
-    st.dataframe(
-        table,
-        hide_index=True,
-        column_config={
-            c: st.column_config.NumberColumn(format="percent") for c in ("class rate", "95% low", "95% high", "bound")
-        },
-    )
+    st.dataframe(table, hide_index=True)
+
+
+def _percent(share: float) -> str:
+    """A rate as the projected table shows every rate: one decimal (61.1%, 82.7%, 100.0%), read from the back."""
+    return f"{100 * share:.1f}%"

@@ -97,9 +97,15 @@ def noise_error_figure(
         )
     base = _two_panel_layout(str(pio.templates.default))
     layout = dict(base)
+    # per unit of S (no data): the noise's own quantiles, multiples of S, not errors of a published Gini
+    unit = " / S (noise per unit of smooth sensitivity)" if comparison.per_unit else " of the published Gini"
     layout.update(
-        xaxis={**base["xaxis"], "title": {"text": "error"}},
-        yaxis2={**base["yaxis2"], "type": "log", "title": {"text": "|error|"}},
+        xaxis={**base["xaxis"], "title": {"text": ("noise" if comparison.per_unit else "error") + unit}},
+        yaxis2={
+            **base["yaxis2"],
+            "type": "log",
+            "title": {"text": "|noise| / S" if comparison.per_unit else "|error|"},
+        },
         # the figure's title sits in a taller top margin, above the two panel titles (drawn at the top of the
         # plot area): with the default margin it was drawn over them
         barmode="group",

@@ -69,7 +69,6 @@ def clipping_notes(view: GiniView) -> None:
 def headline(view: GiniView) -> None:
     """The five metrics and, when the noise swamps the Gini, the explanation. Labels fit a fifth of the main
     area at 1280 px (about 130 px); the detail is in each tooltip."""
-    med = view.abs_error_quantiles[0]
     m1, m2, m3, m4, m5 = st.columns(5)
     for column, (label, value, detail) in zip((m1, m2, m3, m4, m5), headline_metrics(view), strict=True):
         column.metric(label, value, help=detail)
@@ -81,8 +80,10 @@ def headline(view: GiniView) -> None:
                 if view.sensitivity_saturated
                 else ""
             )
-            + f"the typical error ({fmt(med)}) is at least half the Gini's whole range: a release would "
-            "say nothing. Increase ε or n, or use a tighter upper bound U. (Charts of releases are hidden.)"
+            + "the noise's typical size is at least half the Gini's whole range (0 to 1): "
+            f"{view.clamp_probability:.0%} of the releases would be published at 0 or 1 (the clamp to the range), "
+            "and a release would say nothing. Increase ε or n, or use a tighter upper bound U. (Charts of releases "
+            "are hidden.)"
         )
 
 
@@ -101,10 +102,10 @@ def guarantee_and_definition() -> None:
     if not shown:  # drawn when opened: a formula loads the browser's KaTeX bundle (ui.lazy)
         return
     with definition:
-        st.latex(
-            r"g(X) \;=\; \frac{\sum_{i=1}^{n}\sum_{j=1}^{n} |x_i - x_j|}{2\,n^2\,\bar x}"
-            r"\;=\; \frac{\sum_{i=1}^{n} (2i - n - 1)\,x_{(i)}}{n \sum_i x_i}"
-        )
+        # two formulas, not one line: the line was wider than a phone, and KaTeX's box then scrolls sideways
+        # where no keyboard can reach it (WCAG 2.1.1)
+        st.latex(r"g(X) \;=\; \frac{\sum_{i=1}^{n}\sum_{j=1}^{n} |x_i - x_j|}{2\,n^2\,\bar x}")
+        st.latex(r"\phantom{g(X)} \;=\; \frac{\sum_{i=1}^{n} (2i - n - 1)\,x_{(i)}}{n \sum_i x_i}")
         st.markdown(
             "This is eq. (1) of the paper (x sorted ascending; range 0 to (n−1)/n). The paper's toy example "
             "uses eq. (2), which divides by n(n−1)·mean instead and is larger by n/(n−1); for thousands of "
@@ -195,9 +196,10 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
     lap_med, lap_q90, _ = view.laplace_abs_error_quantiles
     st.markdown(  # the section's heading and text in one element (fewer messages per rerun)
         f"## {RELEASES.heading}\n\n"
-        f"Each release is the true Gini plus noise. Out of many possible releases of the value alone at the full "
-        f"ε, half land within **±{fmt(med)}** of the truth and 90 % within **±{fmt(q90)}** (errors of the value; "
-        f"the interval an analyst can compute is in {POSTERIOR.cited}). The usual Laplace "
+        f"Each release is the true Gini plus noise, published clamped to [0, 1]. Out of many possible releases of "
+        f"the value alone at the full ε, half land within **±{fmt(med)}** of the truth and 90 % within "
+        f"**±{fmt(q90)}** (errors of the published value; the interval an analyst can compute is in "
+        f"{POSTERIOR.cited}). The usual Laplace "
         f"mechanism (right) must cover the worst case over *all* datasets and is "
         f"**{lap_med / max(med, 1e-300):,.0f}× noisier** here."
     )
@@ -215,8 +217,8 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
             view.true_gini,
             view.simulated_releases,
             view.simulated_laplace_releases,
-            smooth_range=plots_gini.finite_range(view.true_gini, 1.5 * q90),
-            laplace_range=plots_gini.finite_range(view.true_gini, 1.5 * lap_q90),
+            smooth_range=_within_range(plots_gini.finite_range(view.true_gini, 1.5 * q90)),
+            laplace_range=_within_range(plots_gini.finite_range(view.true_gini, 1.5 * lap_q90)),
         )
     show_figure(fig, width="stretch")
     # 5:4, not 3:2: at 1280 px the error summary's four columns were 3 px wider than two fifths of the main area
@@ -248,9 +250,9 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
             )
         else:
             st.caption(
-                f"No RMSE: with γ = {view.gamma:g} ≤ 3 the noise has **infinite variance**, so an RMSE does "
-                "not exist (a simulated one keeps growing with more draws). Quantiles of the error "
-                "are the honest summary. Choose γ > 3 to see an RMSE."
+                f"No RMSE: with γ = {view.gamma:g} ≤ 3 the noise has **infinite variance**, so a mean square would "
+                "be set by the clamp to [0, 1] rather than by the noise. Quantiles of the error are the honest "
+                "summary. Choose γ > 3 to see an RMSE."
             )
     download_csv(
         lambda: pd.DataFrame(
@@ -263,6 +265,12 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
         "gini_releases.csv",
         key="gini_dl_rel",
     )
+
+
+def _within_range(bounds: tuple[float, float]) -> tuple[float, float]:
+    """A chart's range of Gini values cut to [0, 1], where every published Gini lies."""
+    low, high = max(bounds[0], FIXED_GINI_RANGE[0]), min(bounds[1], FIXED_GINI_RANGE[1])
+    return (low, high) if high > low else FIXED_GINI_RANGE
 
 
 def _error_summary_markdown(view: GiniView) -> str:
@@ -336,8 +344,9 @@ def expected_widths_sentence(view: GiniView) -> str:
     if pub is None:
         return ""
     return (
-        f"On these data the published {pub.level:.0%} interval is typically **{fmt(pub.confidential_typical_width)}"
-        "** wide (planning on the data, not private). Expected width from public inputs alone: "
+        f"On these data the published {pub.level:.0%} interval (cut to [0, 1]) is typically "
+        f"**{fmt(pub.confidential_typical_width)}** wide (planning on the data, not private). Expected width from "
+        "public inputs alone: "
         f"**{fmt(pub.expected_width)}**, against {fmt(pub.oracle_expected_width)} for the oracle that knows the "
         "confidential noise scale "
         f"(the release's planning model, from public inputs only: n = {pub.planning_n:,} log-normal incomes "
@@ -376,7 +385,13 @@ def posterior(view: GiniView, prior_text: str) -> None:
     lo, hi = view.posterior_interval
     st.markdown(
         f"**Oracle (not publishable).** Suppose instead the agency publishes the value alone at the full ε, "
-        f"**{view.released_gini:.4f}**. Combining it with the noise distribution "
+        f"**{view.released_gini:.4f}**"
+        + (
+            " (clamped to [0, 1]: the oracle reads the noisy value before the clamp, a DP output too)"
+            if view.released_clamped
+            else ""
+        )
+        + f". Combining it with the noise distribution "
         f"({NOISE_NAMES.get(view.noise, view.noise)}) at its **confidential scale S(X)/α**, which is never published, "
         f"and {prior_text} (eq. 11), an oracle would be "
         f"{level:.0%} sure the true Gini lies in **[{lo:.4f}, {hi:.4f}]** (posterior mean {view.posterior_mean:.4f}). "

@@ -227,6 +227,7 @@ def step_params(step: Step, class_session: ClassSession | None = None) -> dict:
         if step.plays_class_statistic and class_session.mechanism:
             params["atk_mech"] = class_session.mechanism
         params[CODE_PARAM] = class_session.code
+        params.pop("atk_round", None)  # a student's rounds are their own: the link does not send them back to 1
     return params
 
 
@@ -258,8 +259,10 @@ def handout_markdown(base_url: str, *, answers: bool = True, class_session: Clas
     for lesson in LESSONS:
         lines += [f"## {lesson.title} ({lesson.minutes} min)", "", lesson.goal, ""]
         for number, step in enumerate(lesson.steps, 1):
-            lines += [
-                f"{number}. **[{step.label}]({step_url(step, base_url, class_session)})**",
+            url = step_url(step, base_url, class_session)
+            lines += [  # the address written out too: a printed link is only its label
+                f"{number}. **[{step.label}]({url})**",
+                f"   - Open: <{url}>",
                 f"   - Ask: {step.question}",
             ]
             if answers:
@@ -274,7 +277,7 @@ def handout_html(base_url: str, *, answers: bool = True, class_session: ClassSes
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
         "<style>body{font-family:sans-serif;max-width:48em;margin:2em auto;line-height:1.4}"
-        "li{margin-bottom:.6em}.ask{margin:.2em 0}.answer{color:#335}"
+        "li{margin-bottom:.6em}.ask{margin:.2em 0}.answer{color:#335}.url{font-size:.85em;word-break:break-all}"
         "@media print{a{color:black}h2{page-break-before:auto}}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         f"<p>{html.escape(_handout_intro(base_url, class_session))}</p>",
@@ -286,8 +289,8 @@ def handout_html(base_url: str, *, answers: bool = True, class_session: ClassSes
         for step in lesson.steps:
             url = html.escape(step_url(step, base_url, class_session), quote=True)
             answer = f"<p class='answer'><b>Look for:</b> {html.escape(step.answer)}</p>" if answers else ""
-            parts.append(
-                f"<li><a href=\"{url}\">{html.escape(step.label)}</a>"
+            parts.append(  # the address written out under the link: on paper a link is only its label
+                f"<li><a href=\"{url}\">{html.escape(step.label)}</a><br><span class='url'>{url}</span>"
                 f"<p class='ask'><b>Ask:</b> {html.escape(step.question)}</p>{answer}</li>"
             )
         parts.append("</ol>")

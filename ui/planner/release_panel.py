@@ -1,9 +1,10 @@
 """Release mode of the planner page: the real DP release, paid from the durable ledger (dpcore.ledger).
 
-One entry point, :func:`release_panel`, called by ``app_pages/planner.py`` in Release mode, and one
-function, :func:`release_choices`, that says what a release would use (ε per statistic, the cap):
-the panel's fields start from it and the plan file of Plan mode (``ui.planner.views``) is written
-from it, so the downloaded plan is the release this panel makes.
+One entry point, :func:`release_panel`, called by ``app_pages/planner.py`` in Release mode. What a release
+would use (ε per statistic, the cap, the declared groups) is :func:`ui.planner.choices.release_choices`: the
+panel's fields start from it and the plan file of Plan mode (``ui.planner.views``) is written from it, so the
+downloaded plan is the release this panel makes. The ledger, the accounts and the identity of the data are
+:mod:`ui.planner.accounts`; the session state both modes share is :mod:`ui.planner.plan_state`.
 
 * One budget per population, shared with the command line: an uploaded file is a *source* attached to
   a population (the people it describes) by the record fingerprint of its parsed records
@@ -44,14 +45,9 @@ default SQLite file ``~/.local/share/dpcore/ledger.db`` (``dpcore.ledger.default
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
@@ -61,40 +57,51 @@ from dpcore import budget as budget_lib
 from dpcore import ledger as ledger_lib
 from dpcore import memo as memo_lib
 from dpcore import planner as planner_lib
-from dpcore import record_fingerprint, release_card
 from dpcore import release as release_lib
+from dpcore import release_card
 from ui import memo as memo_html
 from ui.common import guard, qp_number
 from ui.notices import outcome_to_show
-from ui.planner.views import CONFIDENTIAL_PLAN_NOTE, PLAN_KEY, PLAN_TARGETS_KEY, plan_solved_on_confidential
-
-RANDOM_GROUPS_REFUSAL = (
-    "A real release cannot use **random groups A/B/C**: they are a planning device drawn with the sidebar seed, "
-    "not groups of your data, so numbers released by them describe nobody and would still spend budget. Choose a "
-    "group column of your file under *Groups / cells*, or release only statistics without groups "
-    "(Gini, mean, count)."
+from ui.planner.accounts import (
+    WAIT_NOTE,
+    NoLedgerYet,
+    dataset_identity,
+    find_account,
+    is_source_fingerprint,
+    ledger_or_ask,
+    ledger_place,
+    missing_income_rows,
+    population_for_release,
+    upload_bytes,
+    upload_fingerprints,
 )
-GROUP_KINDS = ("percentiles", "group_medians", "group_means", "ratio")
+from ui.planner.choices import (
+    CAP_KEY,
+    GROUP_KINDS,
+    LABELS_KEY,
+    LABELS_PUBLIC_KEY,
+    RANDOM_GROUPS_REFUSAL,
+    SIZES_PUBLIC_KEY,
+    eps_key,
+    group_declaration,
+    large_epsilon_warning,
+    plan_differences,
+    release_cells,
+    release_choices,
+    release_plan,
+    round_up,
+)
+from ui.planner.plan_state import (
+    CONFIDENTIAL_PLAN_NOTE,
+    PLAN_TARGETS_KEY,
+    RELEASE_COUNTER,
+    RELEASE_OUTCOME,
+    RELEASE_REQUEST,
+)
+
 DELTA_CAPS = [0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-6]
 DEFAULT_DELTA_CAP = 1e-8
-#: bounds of the release's ε fields and of the cap field (the fields and release_choices use the same)
-EPS_FIELD_MIN, EPS_FIELD_MAX = 0.0001, 100.0
-CAP_FIELD_MIN, CAP_FIELD_MAX = 0.001, 100.0
-CAP_KEY = "planner_cap"
-#: session keys of the one-click-one-charge protocol (see the module docstring)
-RELEASE_COUNTER = "_planner_release_counter"
-RELEASE_REQUEST = "_planner_release_request"
-RELEASE_OUTCOME = "_planner_release_outcome"
 CONFIRM_LABEL = "I understand that this spends privacy budget that cannot be recovered."
-
-
-def _round_up(value: float) -> float:
-    """ε rounded *up* to 4 decimals (the field's precision), so the release never has less ε than planned."""
-    return math.ceil(float(value) * 1e4 - 1e-9) / 1e4
-
-
-def eps_key(kind: str) -> str:
-    return f"planner_rel_eps_{kind}"
 
 
 def confirm_key(counter: int) -> str:
@@ -107,172 +114,9 @@ def confirm_key(counter: int) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ReleaseChoices:
-    """What Release mode will release: ε per statistic, the cap, and where they come from.
-
-    ``epsilons``: kind -> ε (the panel's field: the user's value, else the accuracy-first plan rounded
-    up to the field's 4 decimals when it was solved on public or synthetic data, else the budget-first
-    split); ``cap``: the account's fixed cap, else the cap field (default: the release's total rounded up
-    to 0.1, at least 2); ``cap_fixed``: the account exists; ``planned``: kind -> the unrounded
-    accuracy-first ε (empty without a plan); ``planned_confidential``: that plan was solved on the
-    confidential file, so it started nothing (an ε computed from the records is not a DP output)."""
-
-    epsilons: dict[str, float]
-    cap: float
-    cap_fixed: bool
-    planned: dict[str, float]
-    planned_confidential: bool = False
-
-    @property
-    def total(self) -> float:
-        return math.fsum(self.epsilons.values())
-
-
-def _field_value(key: str, default: float, low: float, high: float) -> float:
-    """The value the number field ``key`` holds or will start with (as ``ui.common.qp_number``: this
-    session's value, else the link's value clamped to [low, high], else ``default``)."""
-    if key in st.session_state:
-        return float(st.session_state[key])
-    raw = st.query_params.get(key)
-    if raw is None:
-        return float(default)
-    try:
-        number = float(raw)
-    except ValueError:
-        return float(default)
-    if number != number:
-        return float(default)
-    return float(min(max(number, low), high))
-
-
-def planned_epsilons(kinds: Sequence[str]) -> dict[str, float]:
-    """The accuracy-first plan of this session (kind -> smallest ε), for the chosen kinds."""
-    return {k: float(v) for k, v in (st.session_state.get(PLAN_KEY) or {}).items() if k in kinds}
-
-
-def plan_cap_default(plan_total: float) -> float:
-    """The cap field's starting value: at least the release's total (rounded up to 0.1), at least 2."""
-    return max(2.0, math.ceil(plan_total * 10 - 1e-9) / 10) if plan_total > 0 else 2.0
-
-
-def release_choices(kinds: Sequence[str], allocation: dict[str, float], account: Any = None) -> ReleaseChoices:
-    """ε per statistic and the cap that Release mode uses (``account``: the data's ledger account, if any)."""
-    planned = planned_epsilons(kinds)
-    confidential = bool(planned) and plan_solved_on_confidential()
-    start = {} if confidential else planned  # an ε solved on the confidential file never starts a field
-    epsilons = {
-        kind: _field_value(
-            eps_key(kind), _round_up(start.get(kind, allocation.get(kind, 0.1))), EPS_FIELD_MIN, EPS_FIELD_MAX
-        )
-        for kind in kinds
-    }
-    if account is not None:
-        return ReleaseChoices(epsilons, float(account.cap_epsilon), True, planned, confidential)
-    cap = _field_value(CAP_KEY, plan_cap_default(math.fsum(epsilons.values())), CAP_FIELD_MIN, CAP_FIELD_MAX)
-    return ReleaseChoices(epsilons, cap, False, planned, confidential)
-
-
-def plan_differences(plan: dict[str, float], chosen: dict[str, float], cap: float) -> list[str]:
-    """Sentences for every way the release differs from the plan (ε per statistic, total above the cap)."""
-    out = []
-    for kind, eps in chosen.items():
-        planned = plan.get(kind)
-        if planned is not None and abs(eps - _round_up(planned)) > 1e-9:
-            effect = "less accurate than planned" if eps < planned else "more accurate than planned, and costs more"
-            out.append(
-                f"{planner_lib.STAT_KINDS[kind]}: ε = {eps:.4g} instead of the planned {planned:.4g} ({effect})."
-            )
-        elif planned is None and plan:
-            out.append(
-                f"{planner_lib.STAT_KINDS[kind]} was not in the plan (ε = {eps:.4g}, its accuracy was not checked)."
-            )
-    total = sum(chosen.values())
-    if total > cap * (1 + 1e-12):
-        out.append(f"The release's total ε = {total:.4g} is above the cap ε = {cap:.4g}: the ledger will refuse it.")
-    return out
-
-
 # ---------------------------------------------------------------------------------------------
 # The ledger: opened, never created silently; lock waits said
 # ---------------------------------------------------------------------------------------------
-
-_WAIT_NOTE = threading.local()  # the running script's placeholder for lock-wait notes (one per script thread)
-_LOCK_WAITS_SAID = [0]  # lock-wait notes said in this process (tests release a held lock once one was said)
-
-
-def lock_waits_said() -> int:
-    """How many lock-wait notes the panel has said in this process."""
-    return _LOCK_WAITS_SAID[0]
-
-
-def _note_lock_wait(line: str) -> None:
-    """``on_wait`` of the app's ledger: say in the running page that the release waits for the lock.
-
-    The ledger calls it from the thread that waits, i.e. the script thread of the session releasing;
-    the placeholder is that session's, so another session's wait is never shown here."""
-    slot = getattr(_WAIT_NOTE, "slot", None)
-    if slot is not None:
-        _WAIT_NOTE.lines.append(line)
-        _LOCK_WAITS_SAID[0] += 1
-        slot.info(f"Waiting for the ledger: {line}", icon=":material/hourglass_top:")
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _open_ledger(url: str) -> ledger_lib.LedgerDB:
-    """One LedgerDB per URL (the set-up runs once per process); a missing ledger raises (not cached)."""
-    return ledger_lib.open_ledger(url, create=False, on_wait=_note_lock_wait)
-
-
-def ledger_place(url: str) -> str:
-    """Where the ledger at ``url`` lives, for a sentence (a file path, or host and database; no password)."""
-    if url.startswith("sqlite:///"):
-        return url[len("sqlite:///") :] or url
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or "localhost"
-        return f"PostgreSQL database {parts.path.lstrip('/') or '?'} on {host}:{parts.port or 5432}"
-    except ValueError:
-        return "the configured ledger database"
-
-
-class _NoLedgerYet:
-    """Stands for a ledger that does not exist yet: no account, nothing spent (the panel still shows what
-    a release would be, with the button disabled until the ledger is created)."""
-
-    def find_account(self, dataset_id: str) -> None:
-        return None
-
-    def describe(self) -> str:
-        return "not created yet"
-
-
-def _ledger_or_ask(url: str) -> Any:
-    """The ledger at ``url``; a :class:`_NoLedgerYet` after asking to create a missing one; None after
-    an error naming a ledger that cannot be used."""
-    try:
-        return _open_ledger(url)
-    except ledger_lib.LedgerMissing:
-        place = ledger_place(url)
-        st.warning(
-            f"**No budget ledger exists at `{place}` yet. Create it?** The ledger keeps every release's "
-            "privacy cost for good. It is created once, on purpose, so that a ledger that went missing is "
-            "noticed instead of silently starting again with full budgets. "
-            f"(Set `{ledger_lib.ENV_VAR}` to use another SQLite file or a PostgreSQL server.)"
-        )
-        if st.button("Create the budget ledger", key="planner_create_ledger"):
-            with guard(f"the budget ledger at {place}"):
-                ledger_lib.init_ledger(url)
-                st.session_state[RELEASE_OUTCOME] = ("success", f"Created the budget ledger at `{place}`.")
-                st.rerun()
-        return _NoLedgerYet()
-    except (ValueError, TypeError) as exc:  # every ledger fault is a DPInputError naming the ledger
-        st.error(f"The budget ledger cannot be used: {exc}")
-        st.caption(
-            f"The ledger is `{ledger_place(url)}`. Set `{ledger_lib.ENV_VAR}` to a `sqlite:///...` file or "
-            "a `postgresql://...` server."
-        )
-        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,7 +142,7 @@ def release_accuracy(
         return (
             f"target {target}: the ε it needs was solved on the confidential file (not a DP output, not in this memo)"
         )
-    if released is not None and released >= _round_up(planned) - 1e-12:
+    if released is not None and released >= round_up(planned) - 1e-12:
         return f"{target} (the plan's target, met at ε = {planned:.4g})"
     return f"less than planned: {target} needs ε = {planned:.4g}"
 
@@ -355,157 +199,6 @@ def release_memo(
     )
 
 
-def _upload_bytes() -> bytes | None:
-    uploaded = st.session_state.get("data_upload")
-    if uploaded is None or not hasattr(uploaded, "getvalue"):
-        return None
-    return uploaded.getvalue()
-
-
-def upload_population_account(db: Any, fingerprint: Any, legacy_id: str | None) -> Any:
-    """The population account an upload's records belong to, or None before their first release: the
-    population the record fingerprints (``dpcore.ledger.dataset_fingerprints`` in the ledger's versions; one hex
-    for a ledger that reads only the newest) are attached to; else (a ledger from before populations) the
-    account keyed by ``legacy_id`` (``dpcore.ledger.file_bytes_fingerprint(bytes, income column)``),
-    whose population the records then join."""
-    acct = db.source_population(fingerprint)
-    if acct is not None or legacy_id is None:
-        return acct
-    legacy = db.find_account(legacy_id)
-    if legacy is None:
-        return None
-    population = db.population_of_account(legacy.dataset_id)
-    return None if population is None else db.attach_source(fingerprint, population)
-
-
-def population_for_release(db: Any, fingerprint: Any, name: str, cap: float, cap_delta: float) -> Any:
-    """The account a first release of these records pays from: the population ``name`` (registered now with
-    this cap when new; an existing one keeps its cap, and another cap typed here is refused), with the
-    records attached to it (refused when they belong to another population)."""
-    acct = db.population(name) if name.strip() else None
-    if acct is None:
-        acct = db.register_population(name, cap, cap_delta, label=name)
-    return db.attach_source(fingerprint, acct.population)
-
-
-def _is_source_fingerprint(dataset_id: str) -> bool:
-    return not dataset_id.startswith("demo:")
-
-
-def _upload_records() -> tuple[Any, bytes]:
-    """(the upload's parsed records, or its bytes when the sidebar has no parse of them; its bytes)."""
-    from ui.sidebar import current_dataset_key
-
-    key = current_dataset_key()
-    raw = _upload_bytes()
-    if raw is None:
-        raise ledger_lib.DPInputError("the uploaded file's bytes are not available: upload it again in the sidebar")
-    if len(key) > 2 and isinstance(key[1], str) and isinstance(key[2], str):
-        from ui.sidebar import _read_upload  # the sidebar's cached parse of these bytes: not parsed again
-
-        return _read_upload(key[1], key[2], raw)[0], raw
-    return raw, raw
-
-
-def dataset_identity(ds: Any) -> tuple[str, str]:
-    """(identity, default name) of the data in use: the record fingerprint (the newest version's) of an upload's
-    parsed records (a source, attached to a population), else a demonstration account id from the sidebar
-    recipe."""
-    from ui.sidebar import current_dataset_key
-
-    key = current_dataset_key()
-    if ds.source == "upload":
-        memo_key = ("upload", key[1] if len(key) > 1 else None, ds.column)
-        memo = st.session_state.get("_release_fingerprint")
-        if memo and memo[0] == memo_key:
-            return memo[1].latest, ds.name
-        records, raw = _upload_records()
-        # every parsed record (all columns), as the command line's engines fingerprint the same file; the
-        # bytes key of older ledgers is computed once here too (the page reruns on every widget change)
-        fingerprints = ledger_lib.dataset_fingerprints(records, (record_fingerprint.LATEST_VERSION,))
-        legacy_id = ledger_lib.file_bytes_fingerprint(raw, ds.column)
-        st.session_state["_release_fingerprint"] = (memo_key, fingerprints, legacy_id)
-        return fingerprints.latest, ds.name
-    recipe = json.dumps([str(k) for k in key], separators=(",", ":"))
-    return "demo:" + hashlib.sha256(recipe.encode()).hexdigest(), f"demonstration data: {ds.name}"
-
-
-def _upload_memo(dataset_id: str) -> tuple | None:
-    """(key, record fingerprints, bytes key) that :func:`dataset_identity` kept for the upload ``dataset_id``."""
-    memo = st.session_state.get("_release_fingerprint")
-    return memo if memo and memo[1].latest == dataset_id else None
-
-
-def upload_fingerprints(db: Any, dataset_id: str) -> Any:
-    """The upload's record fingerprints in every version ``db`` reads (a ledger holding version-1 sources reads
-    versions 1 and 2): the newest computed by :func:`dataset_identity`, the others here, once per upload."""
-    memo = _upload_memo(dataset_id)
-    if memo is None:
-        return dataset_id
-    have = memo[1]
-    needed = db.record_fingerprint_versions
-    if all(v in have.versions for v in needed):
-        return have
-    fingerprints = ledger_lib.dataset_fingerprints(_upload_records()[0], sorted({*needed, *have.versions}))
-    st.session_state["_release_fingerprint"] = (memo[0], fingerprints, memo[2])
-    return fingerprints
-
-
-_ROW_MARK = "__dpcore_release_row__"
-
-
-def missing_income_rows(ds: Any, group_column: str | None) -> tuple[int, list[str] | None]:
-    """(how many rows of an upload the sidebar's cleaning removed, their group labels as text) -- the rows
-    with a missing income, and with the 'drop' policy the negative ones. A release puts them back at each
-    statistic's public lower bound (``dpcore.release.with_missing_incomes``), so the published n does not
-    depend on whether one person's income is present. (0, None) for any other data."""
-    from ui.sidebar import current_dataset_key
-
-    key = current_dataset_key()
-    raw = _upload_bytes()
-    if ds.source != "upload" or raw is None or len(key) < 5 or not all(isinstance(k, str) for k in key[1:5]):
-        return 0, None
-    from dpcore.data import clean_income_column
-    from ui.sidebar import _read_upload  # the sidebar's cached parse of these bytes: not parsed again
-
-    memo_key = (tuple(key), group_column)
-    memo = st.session_state.get("_release_missing_rows")
-    if memo and memo[0] == memo_key:
-        return memo[1]
-    frame = _read_upload(key[1], key[2], raw)[0]
-    marked = frame.assign(**{_ROW_MARK: range(len(frame))})
-    kept = clean_income_column(marked, ds.column, negative=key[4])[0][_ROW_MARK].to_numpy()
-    removed = sorted(set(range(len(frame))) - set(kept.tolist()))
-    if len(kept) != int(ds.n):  # another file than the one the sidebar cleaned: never mix two files
-        raise ledger_lib.DPInputError("the uploaded file changed while the page was drawn: upload it again")
-    labels = None
-    if removed and group_column is not None and group_column in frame.columns:
-        labels = frame[group_column].iloc[removed].astype(str).tolist()
-    st.session_state["_release_missing_rows"] = (memo_key, (len(removed), labels))
-    return len(removed), labels
-
-
-def _find_account(db: Any, ds: Any, dataset_id: str) -> Any:
-    """The account of the data in use (a population for an upload's records, the demonstration account
-    otherwise), or None before the first release."""
-    if isinstance(db, _NoLedgerYet):
-        return None
-    if ds.source == "upload" and _is_source_fingerprint(dataset_id):
-        memo = _upload_memo(dataset_id)
-        legacy_id = memo[2] if memo else None
-        return upload_population_account(db, upload_fingerprints(db, dataset_id), legacy_id)
-    return db.find_account(dataset_id)
-
-
-def existing_account(ds: Any) -> Any:
-    """The ledger account of the data in use when the ledger and the account exist, else None (a read:
-    nothing is created; a missing or faulty ledger is said by Release mode, not here)."""
-    try:
-        return _find_account(_open_ledger(ledger_lib.default_url()), ds, dataset_identity(ds)[0])
-    except (ValueError, TypeError):
-        return None
-
-
 def _readable(value: float) -> str:
     """A released number as people read it: thousands separators for incomes (no decimals when the published value
     has none: its honest digits), 6 significant digits otherwise."""
@@ -523,6 +216,8 @@ def released_table(records: Sequence[Any]) -> Any:
         ups = r.released_upper or (None,) * len(r.released)
         level = f"{100 * r.interval_level:g}% interval" if r.interval_level else "interval"
         for lab, v, lo, hi in zip(r.labels, r.released, lows, ups, strict=True):
+            if lo is not None and hi is not None and not (math.isfinite(lo) and math.isfinite(hi)):
+                lo = hi = None  # a cell with no row has no interval
             shown = "—" if lo is None or hi is None else f"{_readable(lo)} to {_readable(hi)}"
             rows.append(
                 {
@@ -574,6 +269,44 @@ def _card_downloads(records: Sequence[Any]) -> None:
     )
 
 
+def release_folder_name(records: Sequence[Any]) -> str:
+    """The folder a release's zip holds (and the zip's name without .zip): named by its ledger entry."""
+    entry = records[0].ledger_entry_id if records else None
+    return f"dp_release_{entry}" if entry is not None else "dp_release"
+
+
+def release_zip(records: Sequence[Any], plan: Any, cap_epsilon: float | None) -> bytes:
+    """The whole release as one zip of the folder :func:`release_folder_name`, laid out as the command line writes its ``--out``
+    folder and by the command line's writer (:func:`dpcore.engines.output.write_release_folder`): each
+    statistic's table (CSV, Parquet), ``plan.toml`` (``plan``: the release as a plan), ``release_record.json``
+    (the record the card reads, with the app's records and every file's SHA-256) and the release card (HTML,
+    Markdown) with its registry entry. Post-processing of the released records only."""
+    import io
+    import tempfile
+    import zipfile
+    from pathlib import Path
+
+    from dpcore.engines.output import write_release_folder
+
+    as_dicts = [r.to_dict() for r in records]
+    record, tables = release_card.card_inputs_from_app_records(as_dicts)
+    record["records"] = as_dicts
+    record["ledger"] = {
+        "account": (records[0].dataset or {}).get("ledger_account"),
+        "entry_id": records[0].ledger_entry_id,
+        "cap_epsilon": cap_epsilon,
+    }
+    name = release_folder_name(records)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / name
+        write_release_folder(folder, plan, record, tables)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(folder.iterdir()):
+                archive.write(path, f"{name}/{path.name}")
+    return buffer.getvalue()
+
+
 def _cost_text(cost: dict) -> str:
     try:
         return budget_lib.PrivacyCost(
@@ -611,7 +344,7 @@ def _archive_frame(entries: Sequence[ledger_lib.Entry]) -> pd.DataFrame:
 
 def _account_note(ds: Any) -> None:
     """Which account the panel shows: the demonstration account of synthetic/public data, or the file's."""
-    if not ds.confidential and _upload_bytes() is not None and st.session_state.get("data_lookalike"):
+    if not ds.confidential and upload_bytes() is not None and st.session_state.get("data_lookalike"):
         st.warning(
             "You are planning on the **synthetic look-alike** of your file, so a release here would be a "
             "demonstration on synthetic data, paid from the look-alike's **demonstration account**, not your "
@@ -726,9 +459,14 @@ def _release(
     statistic_params: Callable[[str], dict] | None = None,
     declared_labels: list[str] | None = None,
     level: float = 0.95,
+    plan: Any = None,
 ) -> None:
-    """Make the release and keep its outcome for the next run (which draws everything from the ledger)."""
+    """Make the release and keep its outcome for the next run (which draws everything from the ledger);
+    ``plan``: the release as a plan (:func:`release_plan`), kept with its records for the release's zip."""
     try:
+        # verify's checks before anything is charged (the ledger is opened once per process, so at each release):
+        # a damaged or cut history is refused with verify's own summary
+        db.require_intact()
         n_missing, missing_groups = missing_income_rows(ds, group_column)
         grouped = any(kind in GROUP_KINDS for kind, _ in items)
         if grouped and not declared_labels:
@@ -749,7 +487,7 @@ def _release(
                     stats.append((declared_group_statistic(kind, params, values, groups, declared_labels), eps))
         else:
             stats = [(build_statistic(kind), eps) for kind, eps in items]
-        if ds.source == "upload" and _is_source_fingerprint(dataset_id):
+        if ds.source == "upload" and is_source_fingerprint(dataset_id):
             account = population_for_release(
                 db, upload_fingerprints(db, dataset_id), str(label or default_label).strip(), cap, cap_delta
             )
@@ -778,7 +516,7 @@ def _release(
         said = "nothing was charged" in text.lower()
         outcome = ("error", f"**The ledger refused this release{'' if said else '; nothing was charged'}.** {text}")
     except (ValueError, TypeError) as exc:  # DPInputError: the message says whether ε was spent
-        outcome = ("error", f"**The release did not complete.** {exc}")
+        outcome = ("error", f"**The release did not complete.** {_refusal_text(exc)}")
     except Exception as exc:  # noqa: BLE001 - never a traceback in front of the analyst; the ledger is the truth
         outcome = (
             "error",
@@ -788,6 +526,7 @@ def _release(
     else:
         st.session_state["planner_records"] = records
         st.session_state["planner_records_account"] = dataset_id
+        st.session_state["planner_records_plan"] = plan
         outcome = (
             "success",
             "Released. The numbers below are the only ones you may publish. The confirmation "
@@ -800,52 +539,53 @@ def _release(
 LEVEL_KEY = "planner_rel_level"
 LABELS_PUBLIC = "These group labels are public (e.g. states, sexes)"
 SIZES_PUBLIC = "The size of each group is public too (the PSEO assumption: published cell counts)"
-UNDECLARED_GROUPS = (
-    "**Group statistics need public groups.** Listing the groups found in your file, each with its exact size, "
-    "would publish a one-person group (and whether someone is in it). Declare the group labels public (a list "
-    "fixed without looking at who is in the file: states, sexes...) and, if they are published anyway, the group "
-    "sizes (the PSEO assumption). Groups selected with DP and noisy group sizes are made by the command line "
-    "(`python -m dpcore release`, a plan without `[keys]`); the app does not make them yet."
-)
 
 
-def parse_declared_labels(text: str) -> list[str]:
-    """The declared group labels: comma-separated text, stripped, in the order typed, no repeats."""
-    return list(dict.fromkeys(p.strip() for p in str(text or "").split(",") if p.strip()))
-
-
-def declared_groups(grouped: Sequence[str], group_column: str | None) -> list[str] | str:
-    """The group labels declared public (both boxes ticked and labels typed), else the reason a group release
-    cannot be made (a sentence). Asked only when the release has group statistics on a column of the file."""
+def declared_groups(grouped: Sequence[str], group_column: str | None, ds: Any = None) -> list[str] | str:
+    """Draw the declaration of the groups (asked only when the release has group statistics on a column of the
+    file; the fields start from :func:`group_declaration`) and return the group labels declared public, or the
+    reason a group release cannot be made (a sentence)."""
+    start = group_declaration(ds, group_column)
     st.markdown(
         f"**Groups of `{group_column}`** (used by " + ", ".join(planner_lib.STAT_KINDS[k] for k in grouped) + ")"
     )
     public = st.checkbox(
         LABELS_PUBLIC,
-        key="planner_labels_public",
+        value=start.labels_public,
+        key=LABELS_PUBLIC_KEY,
+        persist_state="session",
         help="The groups listed are the ones declared here, whatever the file holds: a declared "
         "group with no row is listed too, rows of undeclared groups are left out.",
     )
-    if not public:
-        return UNDECLARED_GROUPS
-    labels = parse_declared_labels(
+    if public:
         st.text_input(
             "The public group labels, separated by commas",
-            key="planner_public_labels",
+            value=", ".join(start.labels),
+            key=LABELS_KEY,
+            persist_state="session",
             max_chars=20_000,
             help="Type them from a public list (not copied from the file): this list is what the release publishes.",
         )
-    )
-    sizes = st.checkbox(
-        SIZES_PUBLIC,
-        key="planner_sizes_public",
-        help="Without it the group sizes would have to be noisy, which only the command line does.",
-    )
-    if not labels:
-        return "Type the public group labels (separated by commas) before releasing group statistics."
-    if not sizes:
-        return UNDECLARED_GROUPS
-    return labels
+        st.checkbox(
+            SIZES_PUBLIC,
+            value=start.sizes_public,
+            key=SIZES_PUBLIC_KEY,
+            persist_state="session",
+            help="Without it the group sizes would have to be noisy, which only the command line does.",
+        )
+    keys, _, refusal = release_cells(group_declaration(ds, group_column), group_column, grouped)
+    return refusal if refusal is not None or keys is None else next(iter(keys.values()))
+
+
+def empty_declared_group(ds: Any, group_column: str | None, labels: Sequence[str] | None) -> str | None:
+    """The first declared group with no row of the data (counting the rows a release puts back for a missing
+    income), or None; asked before the release when a mean by group is released (declared public sizes)."""
+    if not labels or group_column is None or getattr(ds, "frame", None) is None or group_column not in ds.frame.columns:
+        return None
+    present = set(ds.frame[group_column].astype(str).tolist())
+    with guard("the rows with a missing income"):
+        present |= set(missing_income_rows(ds, group_column)[1] or ())
+    return next((label for label in labels if label not in present), None)
 
 
 def declared_group_statistic(kind: str, params: dict, values: Any, groups: Any, labels: Sequence[str]) -> Any:
@@ -882,7 +622,7 @@ def _page_groups(ds: Any, group_column: str | None) -> Any:
 def _say_existing_population(db: Any, ds: Any, name: str) -> None:
     """Before the first release of an upload's records: when the name typed is a registered population (also
     one the command line uses), say that the release pays from it, under its cap."""
-    if ds.source != "upload" or isinstance(db, _NoLedgerYet) or not str(name or "").strip():
+    if ds.source != "upload" or isinstance(db, NoLedgerYet) or not str(name or "").strip():
         return
     try:
         population = db.population(str(name))
@@ -937,14 +677,14 @@ def release_panel(  # noqa: C901
                 "The record states this rule, not the number of such rows."
             )
     url = ledger_lib.default_url()
-    db = _ledger_or_ask(url)
+    db = ledger_or_ask(url)
     if db is None:
         st.session_state.pop(RELEASE_REQUEST, None)  # a click cannot wait for the ledger to come back
         return
     identity = None
     with guard(f"the budget account (ledger {ledger_place(url)})"):
         dataset_id, default_label = dataset_identity(ds)
-        identity = (dataset_id, default_label, _find_account(db, ds, dataset_id))
+        identity = (dataset_id, default_label, find_account(db, ds, dataset_id))
     if identity is None:
         st.session_state.pop(RELEASE_REQUEST, None)
         return
@@ -953,9 +693,13 @@ def release_panel(  # noqa: C901
     entries = []
     if acct is not None:
         with guard(f"the releases of this account (ledger {ledger_place(url)})"):
-            entries = acct.entries()
+            try:
+                entries = acct.entries()
+            except ValueError:
+                db.require_intact()  # a damaged ledger: said with verify's own summary, as a release refuses it
+                raise
     demonstration = not ds.confidential
-    choices = release_choices(kinds, allocation, acct)
+    choices = release_choices(kinds, allocation, acct, ds=ds, group_column=None if random_groups else group_column)
     status_box = st.container()
 
     if acct is None:
@@ -963,10 +707,9 @@ def release_panel(  # noqa: C901
             qp_number(
                 "Total privacy budget of this data (ε cap)",
                 CAP_KEY,
-                choices.cap,
-                min_value=CAP_FIELD_MIN,
-                max_value=CAP_FIELD_MAX,
+                choices.cap_start,
                 step=0.1,
+                format="%g",  # its bounds are said in words when a value is out of them (range_problem)
                 help="The ledger refuses any release that would bring the total spent above this. "
                 "Fixed when the first release creates the account.",
             )
@@ -977,6 +720,7 @@ def release_panel(  # noqa: C901
                 DELTA_CAPS,
                 index=DELTA_CAPS.index(DEFAULT_DELTA_CAP),
                 key="planner_cap_delta",
+                persist_state="session",
                 format_func=lambda d: "0 (pure ε-DP only)" if d == 0 else f"{d:g}",
                 help="Only mechanisms with a small certified failure probability (an (ε, δ) cost) spend δ; pure ε-DP "
                 "releases spend none. Fixed with the cap.",
@@ -989,6 +733,7 @@ def release_panel(  # noqa: C901
             "dpcore ledger population add') keeps its cap; a new name registers it with the cap "
             "above. The command line's plans name it with population = \"...\".",
             key=f"planner_account_label_{dataset_id[:16]}",
+            persist_state="session",
             max_chars=200,
         )
         _say_existing_population(db, ds, label)
@@ -1026,15 +771,15 @@ def release_panel(  # noqa: C901
         eps_k = qp_number(
             f"ε for {planner_lib.STAT_KINDS[kind]}",
             eps_key(kind),
-            choices.epsilons[kind],
-            min_value=EPS_FIELD_MIN,
-            max_value=EPS_FIELD_MAX,
+            choices.starts[kind],
             step=0.01,
             format="%.4f",
         )
         eps_items.append((kind, float(eps_k)))
     total_eps = math.fsum(e for _, e in eps_items)
     st.caption(f"This release costs ε = {total_eps:.4g} in total (sequential composition).")
+    if large_epsilon_warning(total_eps):
+        st.warning(large_epsilon_warning(total_eps))
     level = float(
         qp_number(
             "Level of the intervals published with the numbers",
@@ -1057,7 +802,17 @@ def release_panel(  # noqa: C901
         )
 
     grouped = [k for k in kinds if k in GROUP_KINDS]
-    declared = declared_groups(grouped, group_column) if grouped and not random_groups else None
+    if grouped and not random_groups:
+        declared_groups(grouped, group_column, ds)
+    # what is released: the one function the plan file of Plan mode is written from, now that every field is drawn
+    choices = release_choices(kinds, allocation, acct, ds=ds, group_column=None if random_groups else group_column)
+    eps_items, declared, total_eps, cap = (
+        list(choices.epsilons.items()),
+        choices.declared_labels,
+        choices.total,
+        choices.cap,
+    )
+    empty_group = empty_declared_group(ds, group_column, declared) if "group_means" in grouped else None
     blocked = None
     if random_groups and grouped:
         blocked = (
@@ -1067,10 +822,20 @@ def release_panel(  # noqa: C901
             + "."
         )
         st.error(blocked)
-    elif grouped and isinstance(declared, str):
-        blocked = declared
+    elif grouped and choices.groups_refusal is not None:
+        blocked = choices.groups_refusal
         st.warning(blocked)
-    elif isinstance(db, _NoLedgerYet):
+    elif choices.problems:
+        blocked = " ".join(choices.problems)
+        st.error(blocked)
+    elif empty_group is not None:
+        blocked = (
+            f"**The declared group {empty_group[:60]!r} has no row**, and a mean of no one cannot be released: "
+            "remove it from the list of public labels, or leave out the mean by group. (The group sizes are "
+            "declared public, so saying this reveals nothing more.)"
+        )
+        st.warning(blocked)
+    elif isinstance(db, NoLedgerYet):
         blocked = "There is no budget ledger yet: create it above first (nothing can be charged without one)."
     else:
         remaining = cap if acct is None else max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
@@ -1127,10 +892,14 @@ def release_panel(  # noqa: C901
         # interrupt the run between the two (Streamlit stops a run only inside its own calls, and a new
         # click stops the run to start another: the request would be lost); the button above is already
         # drawn disabled.
+        try:  # the release as a plan, for its zip (plan.toml)
+            plan_of_release = release_plan(choices, kinds, build_statistic, statistic_params, ds, group_column)[0]
+        except (ValueError, TypeError):  # no statistic a plan can hold: the zip is then not offered
+            plan_of_release = None
         wait_slot = st.empty()
         requested_for = st.session_state.pop(RELEASE_REQUEST, None)
         if requested_for == dataset_id and not blocked:
-            _WAIT_NOTE.slot, _WAIT_NOTE.lines = wait_slot, []
+            WAIT_NOTE.slot, WAIT_NOTE.lines = wait_slot, []
             try:
                 _release(
                     db,
@@ -1144,17 +913,18 @@ def release_panel(  # noqa: C901
                     build_statistic,
                     group_column,
                     statistic_params,
-                    declared if isinstance(declared, list) else None,
+                    declared,
                     level=level,
+                    plan=plan_of_release,
                 )
-                if _WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
+                if WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
                     kind, text = st.session_state[RELEASE_OUTCOME]
                     st.session_state[RELEASE_OUTCOME] = (
                         kind,
-                        f"{text} (The release first waited for the ledger: {_WAIT_NOTE.lines[-1]})",
+                        f"{text} (The release first waited for the ledger: {WAIT_NOTE.lines[-1]})",
                     )
             finally:
-                _WAIT_NOTE.slot, _WAIT_NOTE.lines = None, []
+                WAIT_NOTE.slot, WAIT_NOTE.lines = None, []
         elif requested_for is not None:
             st.session_state[RELEASE_OUTCOME] = (
                 "error",
@@ -1164,13 +934,26 @@ def release_panel(  # noqa: C901
 
     records = st.session_state.get("planner_records")
     if records and st.session_state.get("planner_records_account") == dataset_id:
-        st.table(released_table(records))
+        st.table(released_table(records), alt="The values just released")
         if acct is not None:
             remaining = max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
             st.warning(
                 f"**Every further release spends more.** Spent so far on this data: {acct.describe(entries)}; "
                 f"remaining ε = {remaining:.4g}. Releasing the same statistic again and "
                 "averaging would reduce the noise, which is exactly why it costs budget again."
+            )
+        plan_of_records = st.session_state.get("planner_records_plan")
+        if plan_of_records is not None:
+            st.download_button(
+                "Download the whole release (zip)",
+                lambda: release_zip(records, plan_of_records, None if acct is None else acct.cap_epsilon),
+                file_name=f"{release_folder_name(records)}.zip",
+                mime="application/zip",
+                key="planner_dl_zip",
+                type="primary",
+                help="One folder, as the command line writes its --out folder: each table (CSV and Parquet, every "
+                "value with its interval), plan.toml, release_record.json (with every file's SHA-256) and the "
+                "release card (HTML, Markdown) that names them.",
             )
         c1, c2, c3 = st.columns(3)
         c1.download_button(
@@ -1223,7 +1006,7 @@ def release_panel(  # noqa: C901
             key="planner_archive_csv",
         )
     st.caption(
-        f"Ledger: {ledger_place(url) if isinstance(db, _NoLedgerYet) else db.describe()} (set `{ledger_lib.ENV_VAR}` to use another SQLite file or a shared "
+        f"Ledger: {ledger_place(url) if isinstance(db, NoLedgerYet) else db.describe()} (set `{ledger_lib.ENV_VAR}` to use another SQLite file or a shared "
         "PostgreSQL server). A real release is not reproducible by design (its noise is not seeded); the "
         "JSON record is its audit trail: dataset fingerprint, statistic, released values, mechanism, all "
         "public parameters, ε and δ, time, dpcore version."

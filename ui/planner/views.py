@@ -8,7 +8,10 @@ from :mod:`ui.planner.plots`; nothing here recomputes a mechanism.
 Budget-first state: the allocation (one epsilon per chosen statistic, summing to the total) lives
 in ``st.session_state["_planner_alloc"]`` and in the URL (``planner_alloc``); the sliders
 ``planner_eps_<kind>`` always show it (:func:`allocation` re-syncs them whenever the allocation is
-rebuilt, e.g. after a statistic was removed).
+rebuilt, e.g. after a statistic was removed). That state, the accuracy-first plan remembered for Release mode and
+the release protocol's keys live in :mod:`ui.planner.plan_state`; what a release would use (also the plan file
+written here) in :mod:`ui.planner.choices`; Release mode's renderers in :mod:`ui.planner.release_panel`, which
+this module never imports (nor it this one).
 """
 
 from __future__ import annotations
@@ -31,10 +34,31 @@ from dpcore.views.planner import (
     BudgetFirstView,
     HalfWidthView,
     IntervalWidth,
-    StatisticSpec,
+    StatisticTarget,
 )
-from ui.common import download_csv, guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, show_figure
+from ui.common import (
+    download_csv,
+    guard,
+    qp_number,
+    qp_radio,
+    qp_selectbox,
+    qp_slider,
+    qp_toggle,
+    show_figure,
+    write_url_value,
+)
 from ui.planner import plots as plots_planner
+from ui.planner.accounts import existing_account
+from ui.planner.choices import large_epsilon_warning, release_choices, release_plan
+from ui.planner.plan_state import (
+    ALLOC_KEY,
+    CONFIDENTIAL_PLAN_NOTE,
+    EPS_SLIDER_MIN,
+    allocation,
+    remember_plan,
+    split_allocation,
+    store_allocation,
+)
 
 RANDOM_GROUPS = "(random groups A/B/C)"
 #: (largest relative error %, probability %) per statistic; the Gini's error is in Gini points (GINI_ERR_KEY)
@@ -47,20 +71,9 @@ DEFAULT_TARGETS = {
     "mean": (5, 95),
     "count": (5, 95),
 }
-EPS_SLIDER_MIN = 0.001
 #: the Gini's target in Gini points (URL-backed); links made before carried LEGACY_GINI_TOL (relative %)
 GINI_ERR_KEY, LEGACY_GINI_TOL = "planner_gini_err", "planner_gini_tol"
 GINI_ERR_MIN, GINI_ERR_MAX = 0.0005, 0.5
-ALLOC_KEY = "_planner_alloc"
-#: the last accuracy-first plan (kind -> smallest ε); ui.planner.release_panel starts from it
-PLAN_KEY = "_planner_plan"
-#: the accuracy target of each planned statistic (kind -> text): what its planned ε buys (the release memo)
-PLAN_TARGETS_KEY = "_planner_plan_targets"
-#: which data the last accuracy-first plan was solved on ({"confidential": bool, "name": str}). An ε solved on
-#: the confidential file is a function of its records, not a DP output (the audit's neighbouring files gave
-#: 7.977 and 7.844), so Release mode and the plan file never start from it and the memos mark it; an ε solved
-#: on public or synthetic data may start them.
-PLAN_SOURCE_KEY = "_planner_plan_source"
 #: the Gini's smooth-sensitivity noises (dpcore.noise.smooth.SMOOTH_NOISES) as the selector shows them
 NOISE_LABELS = {
     "cauchy": "generalized Cauchy (pure ε, heavy tails)",
@@ -81,15 +94,24 @@ REFUSED_REAL_RELEASE = {
 # ---------------------------------------------------------------------------------------------
 
 
+def percent_text(share: float) -> str:
+    """A probability in percent with one decimal, or as many more as it takes not to read 100.0% (or 0.0%) for a
+    probability that is not 1 (or 0): 99.75% was shown as "100.0%"."""
+    share = float(share)
+    for digits in range(1, 7):
+        text = f"{100 * share:.{digits}f}"
+        if (share >= 1 or float(text) < 100) and (share <= 0 or float(text) > 0):
+            return f"{text}%"
+    return "more than 99.9999%" if share > 0.5 else "less than 0.0001%"
+
+
 def qp_multiselect(label: str, key: str, options: list[str], default: list[str], **kwargs: Any) -> list[str]:
     """``st.multiselect`` backed by the URL query parameter ``key`` (comma-separated)."""
     if key not in st.session_state:
         raw = st.query_params.get(key)
         st.session_state[key] = [v for v in raw.split(",") if v in options] if raw else list(default)
     out = st.multiselect(label, options, key=key, **kwargs)
-    text = ",".join(out)
-    if st.query_params.get(key) != text:
-        st.query_params[key] = text
+    write_url_value(key, ",".join(out), is_default=list(out) == list(default))
     return list(out)
 
 
@@ -372,7 +394,7 @@ def statistic_settings(
     *,
     expanded: bool,
     gini_of: Callable[[dict[str, Any]], float] | None = None,
-) -> tuple[StatisticSpec, ...]:
+) -> tuple[StatisticTarget, ...]:
     """The settings and accuracy target of each chosen statistic, as specs of the view functions.
 
     The Gini's target is in Gini points (absolute ±, as on the Gini page), the others' a relative
@@ -393,10 +415,10 @@ def statistic_settings(
             conf = qp_slider("with probability, %", f"planner_{kind}_conf", 50, 99, conf0, 1, container=c2)
             if kind == "gini":
                 points = _gini_points_target(c1, params, gini_of)
-                specs.append(StatisticSpec(kind, tuple(sorted(params.items())), None, conf / 100.0, abs_error=points))
+                specs.append(StatisticTarget(kind, tuple(sorted(params.items())), None, conf / 100.0, abs_error=points))
                 continue
             tol = qp_slider("Largest relative error, %", f"planner_{kind}_tol", 1, 50, tol0, 1, container=c1)
-            specs.append(StatisticSpec(kind, tuple(sorted(params.items())), tol / 100.0, conf / 100.0))
+            specs.append(StatisticTarget(kind, tuple(sorted(params.items())), tol / 100.0, conf / 100.0))
     converted = st.session_state.pop("_planner_gini_converted", None)
     if converted:
         st.info(converted)
@@ -408,60 +430,13 @@ def statistic_settings(
 # ---------------------------------------------------------------------------------------------
 
 
-def _store(kinds: list[str], alloc: dict[str, float], total: float) -> None:
-    st.session_state[ALLOC_KEY] = alloc
-    for kind, value in alloc.items():  # the slider shows the value inside its range; the allocation stays exact
-        st.session_state[f"planner_eps_{kind}"] = float(min(max(value, EPS_SLIDER_MIN), total))
-    text = ",".join(f"{k}:{alloc[k]:.6g}" for k in kinds)
-    if st.query_params.get("planner_alloc") != text:
-        st.query_params["planner_alloc"] = text
-
-
-def _from_url(kinds: list[str]) -> dict[str, float] | None:
-    raw = st.query_params.get("planner_alloc")
-    if not raw:
-        return None
-    try:
-        pairs = dict(p.split(":") for p in raw.split(","))
-        alloc = {k: float(pairs[k]) for k in kinds}
-    except (ValueError, KeyError):
-        return None
-    return alloc if all(v > 0 for v in alloc.values()) else None
-
-
-def allocation(kinds: list[str], total: float) -> dict[str, float]:
-    """The budget-first split of ``total`` over ``kinds``: session state, else the URL, else an equal
-    split; rescaled (locks kept) when it does not sum to ``total``. Every rebuild goes through
-    :func:`_store`, so the sliders show the very epsilons the table and chart use."""
-    alloc = st.session_state.get(ALLOC_KEY)
-    rebuilt = alloc is None or list(alloc) != list(kinds)
-    if rebuilt:
-        alloc = _from_url(kinds) or {k: total / len(kinds) for k in kinds}
-    if abs(sum(alloc.values()) - total) > 1e-6 * total:
-        alloc = _split(kinds, alloc, total)
-        rebuilt = True
-    if rebuilt or any(st.session_state.get(f"planner_eps_{k}") is None for k in kinds):
-        _store(kinds, alloc, total)
-    return dict(alloc)
-
-
-def _split(kinds: list[str], alloc: dict[str, float], total: float) -> dict[str, float]:
-    locked = {i: alloc[k] for i, k in enumerate(kinds) if st.session_state.get(f"planner_lock_{k}")}
-    try:
-        new = planner.split_budget(total, [alloc[k] for k in kinds], locked)
-    except ValueError as exc:
-        st.session_state["_planner_alloc_error"] = f"{exc}; the locks were ignored for this change"
-        new = planner.split_budget(total, [alloc[k] for k in kinds])
-    return dict(zip(kinds, map(float, new), strict=True))
-
-
 def on_total_change(kinds: list[str]) -> None:
     """Callback of the total-epsilon slider: re-split the total, keeping locked statistics."""
     total = float(st.session_state["planner_total"])
     alloc = st.session_state.get(ALLOC_KEY)
     if alloc is None or list(alloc) != list(kinds):
         alloc = {k: 1.0 for k in kinds}
-    _store(kinds, _split(kinds, alloc, total), total)
+    store_allocation(kinds, split_allocation(kinds, alloc, total), total)
 
 
 def _on_slider(kind: str, kinds: list[str]) -> None:
@@ -481,7 +456,7 @@ def _on_slider(kind: str, kinds: list[str]) -> None:
     except ValueError as exc:
         st.session_state["_planner_alloc_error"] = str(exc)
         new = current
-    _store(kinds, dict(zip(kinds, map(float, new), strict=True)), total)
+    store_allocation(kinds, dict(zip(kinds, map(float, new), strict=True)), total)
 
 
 def budget_sliders(kinds: list[str], total: float) -> dict[str, float]:
@@ -624,6 +599,24 @@ INTERVAL_NOTE = (
 )
 
 
+#: under a narrow screen's tables, which scroll sideways without a sign of it: a cue that only such screens show
+SIDEWAYS_CUE = (
+    '<span class="dp-sideways-cue">↔ The table below is wider than this screen: swipe it sideways to see every '
+    "column.</span>"
+)
+_SIDEWAYS_STYLE = (
+    "<style>.dp-sideways-cue{display:none}"
+    "@media (max-width: 640px){.dp-sideways-cue{display:block;font-weight:600;margin-top:.5em}}</style>"
+)
+
+
+def sideways_cue() -> str:
+    """The cue's HTML, to end the text drawn just above a wide table (its style is sent with it: a style-only
+    element takes no room on the page)."""
+    st.html(_SIDEWAYS_STYLE)
+    return SIDEWAYS_CUE
+
+
 def shown_accuracy_table(table: pd.DataFrame) -> Any:
     """The accuracy table as drawn: six columns, numbers formatted (the values stay exact)."""
     return (
@@ -659,7 +652,7 @@ def plan_memo(view: AccuracyFirstView, budget: float, dataset: dict[str, Any], *
     ]
     notes = [
         f"An attacker who was 1% sure of a fact about one person is at most "
-        f"{100 * view.belief_from_1pct:.1f}% sure after the whole release."
+        f"{percent_text(view.belief_from_1pct)} sure after the whole release."
     ]
     if view.cost is not None and view.cost.kind != "pure":
         notes.append(f"Privacy cost of the plan (sequential composition): {view.cost.text}.")
@@ -709,30 +702,6 @@ def render_cost(cost: Any) -> None:
 ANSWER_LABEL = "Total ε of the plan"
 
 
-def remember_plan(view: AccuracyFirstView | HalfWidthView, *, confidential: bool = True, data_name: str = "") -> None:
-    """Keep the accuracy-first plan (kind -> smallest ε, and its target) for Release mode and the plan file,
-    with the data it was solved on (``confidential``: the sidebar's file is confidential; unknown counts as
-    confidential, so a forgotten argument never lets a data-derived ε start a release)."""
-    st.session_state[PLAN_KEY] = {row.kind: float(row.epsilon) for row in view.rows}
-    st.session_state[PLAN_TARGETS_KEY] = {row.kind: row.target for row in view.rows}
-    st.session_state[PLAN_SOURCE_KEY] = {"confidential": bool(confidential), "name": str(data_name)}
-
-
-def plan_solved_on_confidential() -> bool:
-    """True when this session's accuracy-first plan was solved on a confidential file (or its data are unknown)."""
-    source = st.session_state.get(PLAN_SOURCE_KEY)
-    return bool(st.session_state.get(PLAN_KEY)) and (source is None or bool(source.get("confidential", True)))
-
-
-#: said wherever an ε solved on the confidential file would otherwise be used or shown as public
-CONFIDENTIAL_PLAN_NOTE = (
-    "Your accuracy-first ε were solved on the **confidential file**: each is a function of its "
-    "records (not a DP output), so publishing one leaks information about the people in it. "
-    "They are not copied into the release: type the ε you decide on (a round, public choice), "
-    "or plan on the synthetic look-alike, whose ε may be used as they are."
-)
-
-
 def _answer(
     view: AccuracyFirstView | HalfWidthView, budget: float, relax: str = "lower probability, larger error"
 ) -> None:
@@ -746,7 +715,7 @@ def _answer(
     )
     c2.metric(
         "Largest belief from a 1% prior",
-        f"{100 * view.belief_from_1pct:.1f}%",
+        percent_text(view.belief_from_1pct),
         help="An attacker 1% sure of a fact about one person is at most this sure after the whole release.",
     )
     fits = view.total_epsilon <= budget * (1 + 1e-12)
@@ -777,8 +746,11 @@ def render_accuracy(
         "exact; the percentiles need simulation, so their ε carries Monte Carlo uncertainty (we report the "
         "conservative end; see the CSV)."
     )
-    st.markdown(INTERVAL_NOTE)
-    st.table(_remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)))
+    st.markdown(INTERVAL_NOTE + sideways_cue(), unsafe_allow_html=True)
+    st.table(
+        _remembered("accuracy_table_shown", view, lambda: shown_accuracy_table(table)),
+        alt="Smallest ε meeting each statistic's target",
+    )
     show_figure(
         figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
         width="stretch",
@@ -872,7 +844,9 @@ def half_width_choice(kinds: list[str]) -> dict[str, dict[str, Any]] | None:
         help="±X% of the statistic's value on the planning data (as every planning number).",
     )
     targets = {}
-    columns = [column for start in range(0, len(kinds), 4) for column in st.columns(4)][: len(kinds)]
+    # bottom-aligned: the labels wrap to different heights, and the fields sat at different heights under them
+    columns = [column for _ in range(0, len(kinds), 4) for column in st.columns(4, vertical_alignment="bottom")]
+    columns = columns[: len(kinds)]
     for column, kind in zip(columns, kinds, strict=True):
         absolute, percent = HALF_WIDTH_DEFAULTS[kind]
         label = planner.STAT_KINDS[kind]
@@ -954,12 +928,14 @@ def render_half_width(
     st.markdown(
         "For each statistic, the **smallest ε** at which every interval it publishes is expected to be within "
         "your half-width on the planning data (the Gini: its typical width on these data; the note gives the "
-        "release's public model)."
+        "release's public model)." + sideways_cue(),
+        unsafe_allow_html=True,
     )
     st.table(
         table[["statistic", "target", "smallest ε", HALF_WIDTH_COLUMN, "note"]]
         .style.format({"smallest ε": "{:.4g}"})
-        .hide(axis="index")
+        .hide(axis="index"),
+        alt="Smallest ε at which each statistic's intervals meet your half-width",
     )
     show_figure(
         figure("fig_epsilons", view, table.rename(columns={"smallest ε": "epsilon"}), view.total_epsilon),
@@ -1063,13 +1039,14 @@ def render_risk(view: AttackerBeliefView) -> None:
         st.table(
             table.reset_index(drop=True)
             .style.format({"epsilon": "{:g}", table.columns[-1]: "{:.2f}"})
-            .hide(axis="index")
+            .hide(axis="index"),
+            alt="Deployments and the largest belief each ε allows",
         )
         download_csv(edited, "Download the deployment table (CSV)", "planner_deployments.csv", key="planner_dl_deploy")
 
 
 def script_settings(
-    specs: tuple[StatisticSpec, ...],
+    specs: tuple[StatisticTarget, ...],
     dataset: Any,
     group_column: str | None,
     seed: int,
@@ -1088,7 +1065,7 @@ def script_settings(
     return kwargs, ("frame" if group_column is not None else "values")
 
 
-def _gini_noise(specs: tuple[StatisticSpec, ...]) -> str:
+def _gini_noise(specs: tuple[StatisticTarget, ...]) -> str:
     for spec in specs:
         if spec.kind == "gini":
             return str(dict(spec.params).get("noise", "cauchy"))
@@ -1107,12 +1084,12 @@ def _refusal(noise: str) -> str | None:
     )
 
 
-def release_refusal(specs: tuple[StatisticSpec, ...]) -> str | None:
+def release_refusal(specs: tuple[StatisticTarget, ...]) -> str | None:
     """Why a real release of the planned statistics will be refused (before the user gets there), or None."""
     return _refusal(_gini_noise(specs))
 
 
-def release_delta_note(specs: tuple[StatisticSpec, ...]) -> str | None:
+def release_delta_note(specs: tuple[StatisticTarget, ...]) -> str | None:
     """What an (ε, δ) Gini needs from the ledger account (a δ cap at least its δ), or None."""
     if _gini_noise(specs) != "laplace":
         return None
@@ -1124,46 +1101,9 @@ def release_delta_note(specs: tuple[StatisticSpec, ...]) -> str | None:
     )
 
 
-#: the sidebar's negative-income choice for each data source kind (ui.sidebar: "data_neg" for an upload,
-#: "data_shared_neg" for the bundled shared tables) and what it starts as there
-_NEGATIVE_CHOICE = {"upload": ("data_neg", "refuse"), "shared": ("data_shared_neg", "drop")}
-
-
-def app_negative_incomes(dataset: Any) -> str:
-    """The negative-income rule the app used for ``dataset`` (the sidebar's choice: refuse, drop or clip), the
-    plan's ``negative_incomes``: the command line then treats the full data's negatives as the app did (it
-    refuses them unless the plan says). Data without the choice (synthetic, examples) have no negatives."""
-    key, default = _NEGATIVE_CHOICE.get(getattr(dataset, "source", ""), (None, "refuse"))
-    if key is None:
-        return "refuse"
-    value = st.session_state.get(key, st.query_params.get(key, default))
-    return value if value in ("refuse", "clip", "drop") else default
-
-
-def release_plan_cells(dataset: Any, group_column: str | None) -> tuple[dict | None, str]:
-    """``(keys, cell_sizes)`` of the downloaded plan (dpcore.cell_keys): the PSEO table keeps its published
-    cell sizes ("public", the paper's setting); the cells of real public data (a bundled or shared file) are
-    declared as [keys]; uploads and synthetic data declare none (their labels are confidential or invented),
-    so the release selects cells with DP and publishes noisy n."""
-    from dpcore.cell_keys import cell_text
-
-    cell_sizes = "public" if str(getattr(dataset, "name", "")).startswith("PSEO") else "noisy"
-    frame = getattr(dataset, "frame", None)
-    if (
-        getattr(dataset, "source", None) not in ("example", "shared")
-        or getattr(dataset, "confidential", True)
-        or not group_column
-        or frame is None
-        or group_column not in frame.columns
-    ):
-        return None, cell_sizes
-    values = sorted({cell_text(v) for v in frame[group_column].tolist()} - {""})
-    return ({group_column: values} if 0 < len(values) <= 1000 else None), cell_sizes
-
-
 def release_plan_download(
     kinds: list[str],
-    specs: tuple[StatisticSpec, ...],
+    specs: tuple[StatisticTarget, ...],
     statistic_for: Callable[[str], Any],
     alloc: dict[str, float],
     dataset: Any,
@@ -1171,20 +1111,22 @@ def release_plan_download(
     total: float,
 ) -> None:
     """The plan file for ``python -m dpcore release`` (docs/plan_format.md): exactly the release Release
-    mode makes -- the same ε per statistic and the same cap, from one function
-    (:func:`ui.planner.release_panel.release_choices`: the Release fields' values, else the accuracy-first ε
+    mode makes -- the same ε per statistic, the same cap and the same cells ([keys]: the group labels declared
+    public; cell_sizes: "public" when their sizes are declared public too), from one function
+    (:func:`ui.planner.choices.release_choices`: the Release fields' values, else the accuracy-first ε
     rounded up to the field's 4 decimals, else the budget-first split; the account's fixed cap, else the
-    cap field) -- and what it leaves out.
+    cap field; the declaration of the groups) -- and what it leaves out. Where Release mode cannot release the
+    group statistics (their sizes not declared public), the page says so: the file is then the command line's
+    release, with noisy cell sizes, which cost more and are said.
 
     The Gini is written with the noise it was planned with (the plan's ``noise`` field: "cauchy" or
     "laplace" with its delta, and ``cap_delta``), so the release uses the planner's calibration; the
     Laplace log-normal noise has no floating-point-safe sampler and is left out and named
     (:func:`dpcore.plan.plan_from_planner_choices`), never written with another noise than the one planned."""
-    from dpcore.plan import plan_from_planner_choices, write_plan
-    from ui.planner.release_panel import existing_account, release_choices
+    from dpcore.plan import write_plan
 
     account = existing_account(dataset)
-    choices = release_choices(kinds, alloc, account)
+    choices = release_choices(kinds, alloc, account, ds=dataset, group_column=group_column)
     if choices.planned_confidential:  # its ε are a function of the confidential records: never written as public
         st.warning(CONFIDENTIAL_PLAN_NOTE)
         source = (
@@ -1195,46 +1137,61 @@ def release_plan_download(
         source = (
             "your accuracy-first plan" if choices.planned else "the budget-first split (no accuracy-first plan yet)"
         )
-    st.markdown(
-        f"**The release plan** (for the command line): exactly what Release mode will release — ε per "
-        f"statistic from {source}, "
-        + ", ".join(f"{planner.STAT_KINDS[k]} {eps:g}" for k, eps in choices.epsilons.items())
-        + f"; total ε = {choices.total:.4g}; cap ε = {choices.cap:.4g} "
-        + (
-            "(the fixed cap of these data's ledger account)."
-            if choices.cap_fixed
-            else "(the cap field of Release mode)."
-        )
-    )
+    if choices.problems:  # a Release field out of range: said in words, no file (Release mode refuses it too)
+        st.warning(" ".join(choices.problems) + " Correct it in Release mode. No plan file is offered.")
+        return
+    if large_epsilon_warning(choices.total):
+        st.warning(large_epsilon_warning(choices.total))
     if choices.total > total * (1 + 1e-12):
         st.warning(
             f"**This plan spends ε = {choices.total:.4g}, more than your total ε = {total:.4g}** (the slider "
             "above): meeting every accuracy target costs that much. Relax a target, drop a statistic, or "
             "accept the larger ε."
         )
+    params_of = {s.kind: dict(s.params) for s in specs}
+    plan, left_out = release_plan(choices, kinds, statistic_for, params_of.get, dataset, group_column)
+    cost = plan.total_epsilon
+    st.markdown(
+        f"**The release plan** (for the command line): exactly what Release mode will release — ε per "
+        f"statistic from {source}, "
+        + ", ".join(f"{planner.STAT_KINDS[k]} {eps:g}" for k, eps in choices.epsilons.items())
+        + f"; total ε = {cost:.4g}; cap ε = {choices.cap:.4g} "
+        + (
+            "(the fixed cap of these data's ledger account)."
+            if choices.cap_fixed
+            else "(the cap field of Release mode)."
+        )
+        + (
+            f" The groups: the labels declared public ({len(choices.declared_labels or ()):,}), "
+            + ("their sizes public." if choices.cell_sizes == "public" else "their sizes noisy.")
+            if choices.keys
+            else ""
+        )
+    )
+    if (
+        choices.groups_refusal is not None
+        and group_column
+        and any(k in planner_experiments.GROUPED_KINDS for k in kinds)
+    ):
+        st.info(
+            "**Release mode cannot release the group statistics of this plan** (it needs the group labels and "
+            "their sizes declared public, in Release mode). The command line can: "
+            + (
+                "each group's size is then a noisy count"
+                if choices.keys
+                else "the groups are selected with DP and each size is a noisy count"
+            )
+            + f", ε = {choices.noisy_cell_epsilon:.4g} more in all, included in the total above."
+        )
     available = choices.cap if account is None else max(0.0, choices.cap - account.spent_epsilon())
-    if choices.total > available * (1 + 1e-12):
+    if cost > available * (1 + 1e-12):
         st.warning(
-            f"Release mode would refuse this plan: it needs ε = {choices.total:.4g} and only ε = "
-            f"{available:.4g} is available under the cap of these data. No plan file is offered."
+            f"{'Release mode' if choices.groups_refusal is None else 'The command line'} would refuse this plan: "
+            f"it needs ε = {cost:.4g} and only ε = {available:.4g} is available under the cap of these data "
+            f"{'(raise the cap in Release mode)' if account is None else ''}. No plan file is offered."
         )
         return
-    params_of = {s.kind: dict(s.params) for s in specs}
-    keys, cell_sizes = release_plan_cells(dataset, group_column)
-    release_plan, left_out = plan_from_planner_choices(
-        list(kinds),
-        statistic_for,
-        choices.epsilons,
-        dataset=dataset.name,
-        income=dataset.column,
-        cap_epsilon=choices.cap,
-        group_column=group_column,
-        params_for=params_of.get,
-        negative_incomes=app_negative_incomes(dataset),
-        keys=keys,
-        cell_sizes=cell_sizes,
-    )
-    text = write_plan(release_plan)
+    text = write_plan(plan)
     st.download_button(
         "Download the release plan",
         text,
@@ -1247,4 +1204,4 @@ def release_plan_download(
     if left_out:
         st.caption("Not in the plan: " + "; ".join(left_out))
     with st.expander("What the plan file says"):
-        st.code(text, language="toml")
+        st.code(text, language=None, wrap_lines=True)  # plain: Streamlit's syntax colours fail WCAG contrast

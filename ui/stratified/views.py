@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpcore import coinpress
 from dpcore.lru import BoundedCache
 from dpcore.views import stratified as strat_experiments
 from ui.common import CachedBuilders, download_csv, show_figure, show_spec
@@ -86,17 +87,17 @@ def coinpress_caption(epsilon: float, match: str = "same_rho") -> str:
     delta = strat_experiments.DELTA
     if match == "epsilon_delta":  # every method at the same (ε, δ)
         rho = strat_experiments.coinpress_rho(epsilon, match)
-        paper = strat_experiments.pure_dp_to_zcdp(epsilon)
+        paper = coinpress.pure_dp_to_zcdp(epsilon)
         return (
             f"**Equal privacy: every method is (ε = {epsilon:g}, δ = {delta:g})-DP.** Laplace methods: pure "
             f"ε = {epsilon:g}. CoinPress methods: ρ = **{rho:.4g}** zCDP, the largest ρ that gives "
             f"(ε = {epsilon:g}, δ = {delta:g}). (The paper's convention ρ = ε²/2 = {paper:.4g} would give CoinPress "
-            f"ε = {strat_experiments.zcdp_to_dp(paper, delta):.3g} at this δ.)"
+            f"ε = {coinpress.zcdp_to_dp(paper, delta):.3g} at this δ.)"
         )
-    rho = strat_experiments.pure_dp_to_zcdp(epsilon)
+    rho = coinpress.pure_dp_to_zcdp(epsilon)
     return (
         f"Laplace methods: ε = {epsilon:g} (pure DP). CoinPress methods: ρ = ε²/2 = **{rho:.4g}** zCDP "
-        f"→ (ε = {strat_experiments.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})-DP."
+        f"→ (ε = {coinpress.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})-DP."
     )
 
 
@@ -388,8 +389,8 @@ def coinpress_budgets(epsilons) -> str:
     delta = strat_experiments.DELTA
     parts = []
     for e in epsilons:
-        rho = strat_experiments.pure_dp_to_zcdp(e)
-        parts.append(f"ε = {e:g} → ρ = {rho:.4g} → (ε = {strat_experiments.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})")
+        rho = coinpress.pure_dp_to_zcdp(e)
+        parts.append(f"ε = {e:g} → ρ = {rho:.4g} → (ε = {coinpress.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})")
     return "CoinPress budgets in these runs: " + "; ".join(parts)
 
 
@@ -402,7 +403,7 @@ def trends(view: strat_experiments.TrendView, *, x_title: str, log_x: bool) -> N
             (left, "error", "normalised error |est − mean| / mean"),
             (right, "parity error", "parity error (Def. 11)"),
         ):
-            column.plotly_chart(
+            show_figure(
                 plots_stratified.sweep_figure(
                     view.summary(measure),
                     view.x,
@@ -410,7 +411,7 @@ def trends(view: strat_experiments.TrendView, *, x_title: str, log_x: bool) -> N
                     x_title="ε (CoinPress: ρ = ε²/2)" if eps else x_title,
                     y_title=title,
                 ),
-                width="stretch",
+                container=column,
             )
         if eps:
             st.caption(
@@ -555,7 +556,7 @@ SYNTHESIZER_TEXT = (
 def synthesizer(view: strat_experiments.SynthesizerView) -> None:
     """Parity error and max disparity of the light synthesizers against epsilon (paper Figs. 5 and 7a)."""
     left, right = st.columns(2)
-    left.plotly_chart(
+    show_figure(
         plots_stratified.sweep_figure(
             view.summary("parity error"),
             "epsilon",
@@ -564,9 +565,9 @@ def synthesizer(view: strat_experiments.SynthesizerView) -> None:
             x_title="ε",
             y_title="parity error of means",
         ),
-        width="stretch",
+        container=left,
     )
-    right.plotly_chart(
+    show_figure(
         plots_stratified.sweep_figure(
             view.summary("max disparity"),
             "epsilon",
@@ -575,7 +576,7 @@ def synthesizer(view: strat_experiments.SynthesizerView) -> None:
             x_title="ε",
             y_title="max disparity (largest group error)",
         ),
-        width="stretch",
+        container=right,
     )
     st.caption(
         "Paper Figs. 5 and 7a shape: the stratified synthesizer has the lower parity error, and the largest "
