@@ -10,7 +10,9 @@ and then stayed so for ``--quiet`` seconds (so a run that follows the first one,
 ``st.rerun``, is counted in). The time is read inside the page: ``performance.now()`` at that last
 transition, which counts from the navigation's start; a MutationObserver installed before the page's own
 scripts records every transition, so no polling interval is added. Also recorded: when the main area's first
-heading appeared (the first screen; polled every 50 ms) and the server process's CPU seconds during the load.
+heading appeared (the first screen; polled every 50 ms), the server process's CPU seconds during the load, and
+for a first visit the server's start (its command's start to its first answer to ``/_stcore/health``): a
+launcher that imports before it listens moves time there, which the table shows beside the load.
 
 * **warm**: one server per app, every page visited once first (imports done, caches filled); then
   ``--rounds`` rounds, each loading the bare page, every page of the app(s), the bare page again.
@@ -99,12 +101,14 @@ class Load:
     runs: int  # script runs seen (transitions to running)
     server_cpu: float  # the server process's CPU seconds during the load
     load_average: float
+    server_start_s: float = float("nan")  # first visits: the server's start -> its first answer to /_stcore/health
 
 
 @dataclass
 class Server:
     proc: subprocess.Popen
     port: int
+    start_s: float  # the command's start -> the first answer to /_stcore/health
 
     @property
     def url(self) -> str:
@@ -143,7 +147,8 @@ def streamlit(script: Path, cwd: Path, log_dir: Path, *, run_sh: bool = False) -
             start_new_session=True,
         )
         try:
-            deadline = time.monotonic() + 120
+            started = time.monotonic()
+            deadline = started + 120
             while True:
                 try:
                     with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2):
@@ -154,7 +159,7 @@ def streamlit(script: Path, cwd: Path, log_dir: Path, *, run_sh: bool = False) -
                             (log_dir / f"streamlit-{port}.log").read_text(errors="replace")[-2000:]
                         ) from None
                     time.sleep(0.05)
-            yield Server(proc, port)
+            yield Server(proc, port, time.monotonic() - started)
         finally:
             proc.terminate()
             try:
@@ -192,12 +197,12 @@ def measure(args) -> list[Load]:
     apps = [("app", ROOT)] + [(f"app in {path}", path.resolve()) for path in args.app]
     loads: list[Load] = []
 
-    def record(app: str, page: str, kind: str, rnd: int, result) -> None:
+    def record(app: str, page: str, kind: str, rnd: int, result, start_s: float = float("nan")) -> None:
         seconds, heading, runs, cpu = result
-        loads.append(Load(app, page, kind, rnd, seconds, heading, runs, cpu, os.getloadavg()[0]))
+        loads.append(Load(app, page, kind, rnd, seconds, heading, runs, cpu, os.getloadavg()[0], start_s))
         print(
             f"  {kind} {rnd} {app} /{page}: {seconds:.2f} s (heading {heading:.2f} s, {runs} runs, "
-            f"server CPU {cpu:.2f} s)",
+            f"server CPU {cpu:.2f} s, server start {start_s:.2f} s)",
             flush=True,
         )
 
@@ -226,10 +231,11 @@ def measure(args) -> list[Load]:
             for rnd in range(args.first_rounds):
                 for route in pages:
                     with streamlit(bare_script, tmp_path, tmp_path) as bare:
-                        record(BARE, BARE, "first", rnd, load_once(browser, bare, "", quiet=args.quiet))
+                        record(BARE, BARE, "first", rnd, load_once(browser, bare, "", quiet=args.quiet), bare.start_s)
                     for label, path in apps:
                         with streamlit(path / "app.py", path, tmp_path, run_sh=args.run_sh) as server:
-                            record(label, route, "first", rnd, load_once(browser, server, route, quiet=args.quiet))
+                            load = load_once(browser, server, route, quiet=args.quiet)
+                            record(label, route, "first", rnd, load, server.start_s)
         finally:
             browser.close()
     return loads
@@ -248,14 +254,18 @@ def print_tables(loads: list[Load], header: str) -> None:
             continue
         bare_median = _median(bare)
         target = 1.5 if kind == "warm" else 2.0
+        bare_start = _median([ld.server_start_s for ld in mine if ld.app == BARE])
         print(
             f"\n{title} (target: ratio <= {target}); bare page median {bare_median:.2f} s "
             f"({min(bare):.2f}-{max(bare):.2f}, {len(bare)} loads)"
+            + (f"; the bare server's start (to its first health answer) {bare_start:.2f} s" if kind == "first" else "")
         )
+        start_head = " server start s |" if kind == "first" else ""
         print(
-            "| app | page | median s (range) | first heading s | runs | server CPU s | ratio to bare | ratio per round |"
+            "| app | page | median s (range) | first heading s | runs | server CPU s |"
+            f"{start_head} ratio to bare | ratio per round |"
         )
-        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print("| --- | --- | ---: | ---: | ---: | ---: |" + (" ---: |" if kind == "first" else "") + " ---: | ---: |")
         labels = list(dict.fromkeys(ld.app for ld in mine if ld.app != BARE))
         routes = list(dict.fromkeys(ld.page for ld in mine if ld.app != BARE))
         for label in labels:
@@ -269,10 +279,11 @@ def print_tables(loads: list[Load], header: str) -> None:
                     bare_round = [ld.seconds for ld in mine if ld.app == BARE and ld.round == rnd]
                     page_round = [ld.seconds for ld in rows if ld.round == rnd]
                     per_round.append(_median(page_round) / _median(bare_round))
+                start = f" {_median([ld.server_start_s for ld in rows]):.2f} |" if kind == "first" else ""
                 print(
                     f"| {label} | /{route} | {_median(seconds):.2f} ({min(seconds):.2f}-{max(seconds):.2f}) | "
                     f"{_median([ld.heading_s for ld in rows]):.2f} | {max(ld.runs for ld in rows)} | "
-                    f"{_median([ld.server_cpu for ld in rows]):.2f} | **{_median(seconds) / bare_median:.2f}** | "
+                    f"{_median([ld.server_cpu for ld in rows]):.2f} |{start} **{_median(seconds) / bare_median:.2f}** | "
                     f"{min(per_round):.2f}-{max(per_round):.2f} |"
                 )
     load_range = [ld.load_average for ld in loads]
