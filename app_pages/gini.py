@@ -29,7 +29,7 @@ from ui.gini import noise_choice, sections
 from ui.gini import views as gini_views
 from ui.sidebar import current_dataset
 
-EPS_OPTIONS = [0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0]
+EPS_OPTIONS = list(defaults.GINI_EPSILON_STEPS)
 GAMMA_OPTIONS = [1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0]
 DEFAULT_UPPER = defaults.INCOME_UPPER  # shared with the planner (dpcore.defaults)
 BOUNDS_PUBLIC = "Public bounds (typed in, chosen without looking at the data)"

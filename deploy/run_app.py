@@ -9,6 +9,11 @@ shared the interpreter's lock with it (measured with ``benchmarks/bench_page_loa
 and plotly, whose theme Streamlit's start-up draws, looks pandas up in ``sys.modules`` without importing it, so a
 pandas half-imported by another thread broke the start ("partially initialized module 'pandas' has no attribute
 'Series'"). OpenDP is not among them: only a real release needs it, and the release imports it then.
+
+Then, still before it listens, the calibrations of the Gini page's default noise at every ε of its slider
+(:func:`warm`: public inputs only, remembered by ``dpcore.noise`` for the process): the certified tight α is a
+search, and they were over half of the Gini page's first run after a start. The page warms them itself too (after
+it is drawn), for a server started another way.
 """
 
 from __future__ import annotations
@@ -48,9 +53,24 @@ def preload(modules: tuple[str, ...] | None = None) -> None:
             continue
 
 
+def warm() -> None:
+    """The Gini page's calibrations at its defaults (dpcore.defaults), every ε of its slider; a failure is left to
+    the page, which shows it."""
+    try:
+        from dpcore import defaults
+        from dpcore.views import gini
+
+        gini.calibrate_epsilons(
+            defaults.GINI_EPSILON_STEPS, gamma=defaults.GINI_GAMMA, calibration=defaults.GINI_CALIBRATION
+        )
+    except Exception:  # noqa: BLE001 - the page computes them again and reports the error
+        return
+
+
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))  # dpcore and ui, as `streamlit run app.py` puts the script's folder first
     preload()
+    warm()
     from streamlit.web import cli
 
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *argv]

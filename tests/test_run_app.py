@@ -36,6 +36,7 @@ def test_the_launcher_runs_streamlit_on_app_py_with_the_arguments_given(monkeypa
 
     monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.setattr(run_app, "PRELOAD", ())
+    monkeypatch.setattr(run_app, "warm", lambda: None)
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     assert run_app.main(["--server.port", "8765"]) == 0
     assert seen == {
@@ -59,13 +60,34 @@ def test_the_pages_modules_are_imported_before_streamlit_starts_in_the_launchers
         return 0
 
     monkeypatch.setattr(run_app, "importlib", types.SimpleNamespace(import_module=recording_import))
+    monkeypatch.setattr(
+        run_app, "warm", lambda: imported.append(("the Gini's calibrations", threading.current_thread().name))
+    )
     monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     assert run_app.main([]) == 0
     me = threading.current_thread().name
-    assert imported == [*((name, me) for name in run_app.PRELOAD), ("streamlit's command line", me)]
+    assert imported == [
+        *((name, me) for name in run_app.PRELOAD),
+        ("the Gini's calibrations", me),
+        ("streamlit's command line", me),
+    ]
 
 
 def test_opendp_is_left_to_a_release():
     # only a real release needs it (0.5-0.7 s of import); the release imports it itself
     assert not any(name.split(".")[0] == "opendp" for name in run_app.PRELOAD)
+
+
+def test_the_gini_pages_default_calibrations_are_ready_after_the_warm_up():
+    from dpcore import defaults
+    from dpcore.noise import certificates
+    from dpcore.views import gini
+
+    certificates._tight.cache_clear()
+    run_app.warm()
+    before = certificates._tight.cache_info()
+    gini.calibrate_epsilons(defaults.GINI_EPSILON_STEPS, gamma=defaults.GINI_GAMMA, calibration="tight")
+    after = certificates._tight.cache_info()
+    assert after.misses == before.misses  # every ε of the page's slider found calibrated
+    assert after.hits - before.hits == len(defaults.GINI_EPSILON_STEPS)
