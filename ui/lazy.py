@@ -2,10 +2,10 @@
 
 A closed ``st.expander`` still runs its content on the server and sends it to the browser, which mounts it: a
 code box inside loads Streamlit's 1.5 MB syntax-highlighter bundle, a formula the KaTeX bundle, a row of tabs
-the tab machinery, all before the page's run is over. Measured on the Gini page (benchmarks/bench_page_load.py,
-docs/benchmarks.md): the paper experiments' tabs, the script box and the formula cost the browser about a fifth
-of the page's load. Streamlit's expander state (``on_change="rerun"``) tells the script whether the reader
-opened it, so such a section is drawn only then; opening it reruns the page (or the fragment it is in).
+the tab machinery, all before the page's run is over (on the Gini page: the paper experiments' tabs, the script
+box and the definition's formulas; its load against a bare Streamlit page is in docs/benchmarks.md, "Page load").
+Streamlit's expander state (``on_change="rerun"``) tells the script whether the reader opened it, so such a section
+is drawn only then; opening it reruns the page (or the fragment it is in).
 """
 
 from __future__ import annotations

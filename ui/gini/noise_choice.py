@@ -259,9 +259,10 @@ def warm_slider_calibrations(
 ) -> threading.Thread:
     """Start a background thread that calibrates the chosen noise and the data-free comparison at every epsilon of
     the page's slider (public inputs only; ``dpcore`` remembers them), so that a later slider move finds them
-    ready. The page calls it once per process and setting, after it is drawn: done before the first screen, it
-    took 1.4 s of the Gini page's 5.8 s first visit after a server start (docs/benchmarks.md). A setting that
-    cannot be calibrated is left to the view call, which shows the error."""
+    ready. The page calls it once per process and setting, after it is drawn: before the first screen, the
+    slider's calibrations alone took 0.75 s in a fresh process (docs/benchmarks.md, "Page load"); ``run.sh app``
+    makes those of the default setting before it listens (deploy/run_app.py). A setting that cannot be calibrated
+    is left to the view call, which shows the error."""
 
     def calibrate() -> None:
         try:
