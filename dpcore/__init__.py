@@ -13,8 +13,10 @@ Two layers are folders: ``noise/`` and ``views/``.
    (the samplers of real releases: OpenDP and certified). A second contract keeps this order inside the package.
 3. methods, one module per paper: ``gini`` (Lan & Reiter), ``percentiles`` (Foote et al.), ``stratified`` and
    ``coinpress`` (Rosenblatt et al.), ``ratio`` (Shoham & Ligett), ``bounds``, ``posterior``, ``risk``.
-4. ``intervals`` (every released value's interval), ``mechanisms`` (one mechanism object per released statistic
-   kind: the front door to every real draw), ``published`` (a release table's intervals and honest digits).
+4. ``intervals`` (every released value's interval), ``consistency`` (tables that add up: least squares over a
+   hierarchy of margins, non-negative integer counts, their percentiles' intervals), ``mechanisms`` (one
+   mechanism object per released statistic kind: the front door to every real draw), ``published`` (a release
+   table's intervals and honest digits).
 5. planning and accounting: ``planner`` (smallest epsilon for a target), ``cell_keys``, ``plan`` (release plan
    files), ``ledger`` (the durable budget ledger), ``release`` (the app's real releases), ``release_card``, ``memo``.
 6. ``engines`` (DuckDB / Spark / pandas aggregation and ``engines.execute``, the command line's release).
