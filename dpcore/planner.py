@@ -958,7 +958,7 @@ class PercentilesStatistic(PlannedStatistic):
         if not cells:
             raise DPInputError("give at least one cell of earnings")
         edges = _p.check_edges(_p.PSEO_BIN_EDGES if self.edges is None else self.edges)
-        qa = tuple(float(v) for v in _p._check_q(self.q))
+        qa = tuple(float(v) for v in _p.check_q(self.q))
         # histograms of any cell size (an empty cell or a single person still releases a noisy
         # histogram: under add/remove a cell's size is not public); the planning truth is NaN there
         counts = np.vstack([_cell_histogram(c, edges) for c in cells]).astype(float)
@@ -1185,9 +1185,9 @@ def recommend_percentiles_method(q: Sequence[float]) -> PercentilesMethodAdvice:
     its error is smaller than that of a read-off from a few noisy bins (docs/percentiles.md, "One median":
     measured on PSEO-like cells). Several levels: the exponential mechanism splits epsilon across them, while
     the histogram gives every percentile and the histogram itself for the same epsilon."""
-    from .percentiles import _check_q
+    from .percentiles import check_q
 
-    levels = _check_q(q)
+    levels = check_q(q)
     if levels.size == 1 and levels[0] < 100:
         return PercentilesMethodAdvice(
             "exponential",

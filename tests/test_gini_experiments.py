@@ -21,6 +21,7 @@ from dpcore.data import two_point_incomes
 from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration
 from dpcore.validation import DPInputError
 from dpcore.views import gini as gini_experiments
+from dpcore.views.gini import page as gini_page
 
 
 def _quantile_se(q: float, n: int, density_at_quantile: float) -> float:
@@ -703,7 +704,7 @@ def test_the_view_and_the_planner_share_one_exact_profile_per_data_set():
     from dpcore import planner as planner_library
 
     xs = np.sort(np.random.default_rng(5).uniform(0, 10, 50))
-    view_profile, curves = gini_experiments._profile_and_curves(xs, 0.0, 10.0)
+    view_profile, curves = gini_page._profile_and_curves(xs, 0.0, 10.0)
     assert planner_library._gini_exact_profile(xs, 0.0, 10.0) is view_profile
-    assert gini_experiments._profile_and_curves(xs, 0.0, 10.0)[1] is curves
+    assert gini_page._profile_and_curves(xs, 0.0, 10.0)[1] is curves
     assert gini_mechanism.shared_exact_profile(xs[1:], 0.0, 10.0) is not view_profile  # other data, other profile

@@ -24,6 +24,7 @@ from support.cards import (
 )
 
 from dpcore import budget, planner, release, release_card
+from dpcore.release_card import render as card_render
 from dpcore.validation import DPInputError
 
 
@@ -230,7 +231,7 @@ def test_privacy_statement_methods_and_software(released):
         "Shoham and K. Ligett",
         "dpcore 0.1.0",
     ):
-        assert release_card._m(words) in markdown, words
+        assert card_render._m(words) in markdown, words
     assert "| 03\\_gini\\_by\\_region | gini | 0.5 | 0 |" in markdown
     exponential = json.loads(json.dumps(released.record))
     exponential["plan"]["statistics"][0]["method"] = "exponential"

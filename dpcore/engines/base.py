@@ -123,11 +123,11 @@ def income_shape(text: str) -> str:
     """The app's cell shape of one stripped text (dpcore.data's patterns: int, comma3, dot3, us, eu, point; the
     first that fits), "castable" for other texts a plain parse reads (nan, inf) and "bad" for the rest."""
 
-    from ..data.io import _NUMBER_PATTERNS
+    from ..data.io.numbers import NUMBER_PATTERNS
 
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    for name, pattern in _NUMBER_PATTERNS:
+    for name, pattern in NUMBER_PATTERNS:
         if re.fullmatch(pattern, text):
             return name
     try:
@@ -323,6 +323,20 @@ class CsvLayout:
         placeholders (duplicate or empty names elsewhere in the header do not matter)."""
         keep = set(needed)
         return [c if c in keep else f"__dpcore_unread_{i}" for i, c in enumerate(self.columns)]
+
+    def arrow_parse_options(self):
+        """Arrow's CSV dialect of this file, as the engines that read CSV with Arrow parse it: the header's
+        delimiter, double quotes (a quote inside one doubled), line ends inside quoted values, empty lines
+        skipped."""
+        import pyarrow.csv as pacsv
+
+        return pacsv.ParseOptions(
+            delimiter=self.delimiter,
+            quote_char='"',
+            double_quote=True,
+            newlines_in_values=True,
+            ignore_empty_lines=True,
+        )
 
 
 def _open_csv_bytes(path: str):

@@ -224,13 +224,7 @@ class PandasEngine(Engine):
                 )
             else:  # a codec this Arrow build lacks: its own header reading
                 read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES)
-            parse = pacsv.ParseOptions(
-                delimiter=layout.delimiter,
-                quote_char='"',
-                double_quote=True,
-                newlines_in_values=True,
-                ignore_empty_lines=True,
-            )
+            parse = layout.arrow_parse_options()
             convert = pacsv.ConvertOptions(
                 include_columns=needed,
                 column_types={c: pa.string() for c in needed},

@@ -75,9 +75,6 @@ def java_available() -> bool:
     return shutil.which("java") is not None
 
 
-_first_line = first_line
-
-
 def _gini_udf(by: list[str], lower: float, upper: float, beta: float):
     def per_cell(pdf: pd.DataFrame) -> pd.DataFrame:
         from dpcore.engines.base import gini_cell as cell_fn  # imported in the executor
@@ -154,7 +151,7 @@ class SparkEngine(Engine):
             try:
                 self.spark = builder.getOrCreate()
             except Exception as exc:  # Java missing or broken: PySparkRuntimeError, OSError, ...
-                raise DPInputError(f"Spark could not start: {_first_line(exc)}") from None
+                raise DPInputError(f"Spark could not start: {first_line(exc)}") from None
         self.spark.sparkContext.setLogLevel("ERROR")
         self.d = sqlmod.SPARK
         self._prepared = False
@@ -165,7 +162,7 @@ class SparkEngine(Engine):
         try:
             return self.spark.sql(query)
         except PySparkException as exc:
-            raise DPInputError(f"Spark could not read the data: {_first_line(exc)}") from None
+            raise DPInputError(f"Spark could not read the data: {first_line(exc)}") from None
 
     def _collect(self, query: str) -> pd.DataFrame:
         from py4j.protocol import Py4JJavaError
@@ -184,7 +181,7 @@ class SparkEngine(Engine):
         try:
             con.execute(f"COPY ({self.source.query}) TO {sqlmod.DUCKDB.text(out)} (FORMAT parquet)")
         except duckdb.Error as exc:
-            raise DPInputError(f"DuckDB could not read the data: {_first_line(exc)}") from None
+            raise DPInputError(f"DuckDB could not read the data: {first_line(exc)}") from None
         finally:
             con.close()
         return out
@@ -211,7 +208,7 @@ class SparkEngine(Engine):
             else:  # pragma: no cover
                 raise DPInputError(f"unknown source kind {s.kind!r}")
         except PySparkException as exc:
-            raise DPInputError(f"Spark could not read the data: {_first_line(exc)}") from None
+            raise DPInputError(f"Spark could not read the data: {first_line(exc)}") from None
         self._missing_columns(df.columns)
         kinds = {f.name: column_kind(f.dataType) for f in df.schema.fields}
         self._check_column_kinds(kinds)
@@ -275,12 +272,7 @@ class SparkEngine(Engine):
                     return source_record_fingerprints(s, versions, workdir=self.workdir, progress=self.progress)
                 schema = T.StructType([T.StructField(c.strip(), T.StringType(), True) for c in layout.columns])
                 frames.append(
-                    self.spark.read.option("header", True)
-                    .option("sep", layout.delimiter)
-                    .option("quote", '"')
-                    .option("escape", '"')
-                    .option("encoding", "UTF-8")
-                    .option("multiLine", True)
+                    self._csv_reader(layout)
                     .option("mode", "FAILFAST")
                     .option("enforceSchema", True)
                     .schema(schema)
@@ -331,14 +323,7 @@ class SparkEngine(Engine):
         frames = []
         self._layouts = self._csv_layouts()
         for layout in self._layouts:
-            reader = (
-                self.spark.read.option("header", True)
-                .option("sep", layout.delimiter)
-                .option("quote", '"')
-                .option("escape", '"')
-                .option("encoding", "UTF-8")
-                .option("multiLine", True)
-            )
+            reader = self._csv_reader(layout)
             if layout.columns:
                 schema = T.StructType([T.StructField(c, T.StringType(), True) for c in layout.read_names(needed)])
                 reader = reader.schema(schema).option("mode", "FAILFAST").option("enforceSchema", True)
@@ -348,6 +333,18 @@ class SparkEngine(Engine):
             out = out.unionByName(df)
         return out
 
+    def _csv_reader(self, layout: Any) -> Any:
+        """Spark's CSV reader in the dialect every engine reads: a header line, the header's delimiter, double
+        quotes (a quote inside one doubled), UTF-8, line ends inside quoted values."""
+        return (
+            self.spark.read.option("header", True)
+            .option("sep", layout.delimiter)
+            .option("quote", '"')
+            .option("escape", '"')
+            .option("encoding", "UTF-8")
+            .option("multiLine", True)
+        )
+
     def _spark_error(self, exc: Exception, prefix: str) -> DPInputError:
         """Spark's errors as the messages of every engine where they mean the same (a malformed CSV row);
         others as their first line."""
@@ -355,7 +352,7 @@ class SparkEngine(Engine):
         if self.source.kind == "csv" and "Malformed" in text and getattr(self, "_layouts", None):
             layout = next((lay for lay in self._layouts if lay.path in text), self._layouts[0])
             return csv_fields_error(layout.path, len(layout.columns))
-        return DPInputError(f"{prefix}: {_first_line(exc)}")
+        return DPInputError(f"{prefix}: {first_line(exc)}")
 
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
         self.prepare()
@@ -415,7 +412,7 @@ class SparkEngine(Engine):
                     df = None
                 frame = grouped.applyInPandas(_gini_udf(by, lower, upper, beta), schema=schema).toPandas()
             except PySparkException as exc:
-                raise DPInputError(f"Spark failed: {_first_line(exc)}") from None
+                raise DPInputError(f"Spark failed: {first_line(exc)}") from None
         if not by and frame.empty:
             frame = pd.DataFrame({"n": [0], "confidential_gini": [0.0], "confidential_smooth_sensitivity": [0.0]})
         frame["n"] = frame["n"].astype(np.int64)

@@ -38,15 +38,16 @@ from .. import percentiles as percentile_mechanisms
 from ..percentiles import (
     PSEO_LOWER,
     PSEO_TOP,
-    _check_q,
-    _check_relation,
-    _smooth_from_profile,
     bin_edges,
     cell_bin_counts,
+    check_earnings,
+    check_q,
+    check_relation,
     percentile_rank,
     relative_accuracy,
     simulate_histogram_percentiles,
 )
+from ..percentiles.rivals import smooth_from_profile
 from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_int, check_positive
 from . import answers as answer_experiments
 
@@ -245,7 +246,7 @@ def make_cell_panel(values: Any, cell: Any, q: Any = (25, 50, 75)) -> CellPanel:
         raise DPInputError("no cells: the panel is empty")
     if not np.all(np.isfinite(x)) or np.any(x < 0):
         raise DPInputError("earnings must be finite and >= 0")
-    qa = _check_q(q)
+    qa = check_q(q)
     order = np.lexsort((x, c))
     x, c = x[order], c[order].astype(np.int64)
     n = np.bincount(c)
@@ -291,10 +292,10 @@ def simulate_accuracy(
     eps_arr = np.array([check_epsilon(e) for e in epsilons], dtype=float)
     if eps_arr.size == 0:
         raise DPInputError("give at least one epsilon")
-    qv = float(_check_q([q])[0])
+    qv = float(check_q([q])[0])
     n_draws = check_int(n_draws, "noise draws", minimum=1, maximum=100_000)
     rival_percentiles = check_int(rival_percentiles, "percentiles sharing the rivals' budget", minimum=1)
-    _check_relation(relation)
+    check_relation(relation)
     gen = as_generator(rng)
     if qv not in panel.q:
         raise DPInputError(f"the panel has no true {qv:g}th percentile; build it with q including {qv:g}")
@@ -338,7 +339,7 @@ def simulate_accuracy(
         for i in range(panel.n_cells):
             xs = np.clip(panel.values[starts[i] : starts[i] + panel.n[i]], PSEO_LOWER, PSEO_TOP)
             rank = percentile_rank(int(panel.n[i]), qv)
-            s_all[i] = _smooth_from_profile(xs, rank, PSEO_LOWER, PSEO_TOP, betas)[0]
+            s_all[i] = smooth_from_profile(xs, rank, PSEO_LOWER, PSEO_TOP, betas)[0]
             step += 1
             if i % 50 == 0:
                 _progress(progress, step / total_steps, f"smooth sensitivity of cell {i + 1} of {panel.n_cells}")
@@ -582,9 +583,9 @@ def cell_view(
     Accuracy against epsilon is :func:`cell_curves_view` (it does not depend on epsilon).
     """
     epsilon = check_epsilon(epsilon)
-    relation = _check_relation(relation)
+    relation = check_relation(relation)
     seed = check_int(seed, "seed", minimum=0)
-    qa = _check_q(q)
+    qa = check_q(q)
     n = check_int(n, "cell size", minimum=1)
     cell, dropped, info = _cell_values(values, source, n, cell_number)
     if scheme == "custom":
@@ -669,9 +670,9 @@ def cell_curves_view(
     """Accuracy against epsilon (:data:`CURVE_EPSILONS`) for percentile ``q`` of the cell that
     :func:`cell_view` builds from the same ``values``/``source``/``n``/``cell_number``: the bin schemes with
     ``n_bins`` bins and ``relation`` (noise from ``seed``) and the rivals (``seed + 1``)."""
-    relation = _check_relation(relation)
+    relation = check_relation(relation)
     seed = check_int(seed, "seed", minimum=0)
-    q = float(_check_q([q])[0])
+    q = float(check_q([q])[0])
     cell, _, _ = _cell_values(values, source, check_int(n, "cell size", minimum=1), cell_number)
     return CellCurvesView(
         q, int(n_bins), relation, _cell_curves(cell, q=q, n_bins=n_bins, relation=relation, seed=seed)
@@ -698,7 +699,7 @@ def cell_answer_statistic(
     n_sims = check_int(n_sims, "simulated releases n_sims", minimum=1)
     seed = check_int(seed, "seed", minimum=0)  # 1.5 is refused, never truncated
     cell, _, _ = _cell_values(values, source, n, cell_number)
-    cell = percentile_mechanisms._earnings(cell, "the cell's earnings")  # a one-person cell refused, as in cell_view
+    cell = check_earnings(cell, "the cell's earnings")  # a one-person cell refused, as in cell_view
     return planner_lib.PercentilesStatistic(
         (np.maximum(cell, 0.0),),
         q=(50.0,),
@@ -766,7 +767,7 @@ def many_cells_view(
     composition), earnings simulated to match them, the median released 20 times per cell with log-normal,
     even (``n_bins`` bins) and PSEO bins (noise from ``seed``)."""
     epsilon = check_epsilon(epsilon)
-    relation = _check_relation(relation)
+    relation = check_relation(relation)
     panel = _panel(n_cells, agg_level)
     true = panel.true[:, 1]  # the panel holds p25, p50, p75
     gen = np.random.default_rng(check_int(seed, "seed", minimum=0))
