@@ -53,7 +53,7 @@ def test_least_squares_is_the_dense_gls_with_its_variances():
         assert np.all(fit.variance[level] <= variances[level])  # no node loses to its own measurement
         if level:
             np.testing.assert_allclose(TREE.sum_children(fit.estimates[level - 1], level), fit.estimates[level])
-    # Hay et al.'s Theorem 3 is the special case of one variance per tree and equal fan-outs: 1/k shares
+    # Hay et al.'s recurrence is the special case of one variance and equal fan-outs: the parent's gap in 1/k shares
     two = consistency.Hierarchy((4, 1), (np.zeros(4, dtype=np.int64),))
     y = [np.array([[3.0], [5.0], [1.0], [7.0]]), np.array([[20.0]])]
     z = consistency.least_squares(two, y, [1.0, 1.0])
