@@ -10,8 +10,8 @@ import pytest
 MODULES = [
     "dpcore.gini.statistic",
     "dpcore.gini.release",
-    "dpcore.intervals",
-    "dpcore.noise.secure",
+    "dpcore.intervals.rounding",
+    "dpcore.noise.guarantees",
     "dpcore.stratified",
 ]
 

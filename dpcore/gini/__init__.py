@@ -38,14 +38,15 @@ their public path):
   records (Theorems 4.1-4.2, Algorithms 1-2, Appendix A.3);
 * :mod:`dpcore.gini.sensitivity`: global, local and smooth sensitivity (Theorems 4.3-4.4, Section 4.4 pruning;
   where we depart from the paper is listed there);
-* :mod:`dpcore.gini.mechanism`: :class:`GiniMechanism`, the mechanism of every released Gini (its real draw);
+* :mod:`dpcore.gini.calibration`: :class:`GiniCalibration`, the calibration of every released Gini (alpha, beta,
+  the law, the certificate, the cost; its real draw is :class:`dpcore.mechanisms.GiniMechanism`'s);
 * :mod:`dpcore.gini.release`: :func:`release_gini`, the Laplace baseline and the simulations of many releases.
 """
 
 from __future__ import annotations
 
 from ..posterior import gini_posterior  # the public API names the Gini's posterior here too (docs/api.md)
-from .mechanism import CONFIDENTIAL_SCALE_LABEL, FLOAT_SLACK, GINI_MIN_SCALE, GiniDraw, GiniMechanism
+from .calibration import CONFIDENTIAL_SCALE_LABEL, FLOAT_SLACK, GINI_MIN_SCALE, GiniCalibration
 from .release import (
     GiniRelease,
     GiniSimulation,
@@ -94,8 +95,7 @@ __all__ = [
     "minimal_iq",
     "GiniSmoothSensitivity",
     "GiniRelease",
-    "GiniMechanism",
-    "GiniDraw",
+    "GiniCalibration",
     "GINI_MIN_SCALE",
     "FLOAT_SLACK",
     "CONFIDENTIAL_SCALE_LABEL",

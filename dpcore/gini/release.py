@@ -1,4 +1,4 @@
-"""Releases of the Gini index: :func:`release_gini` (drawn by :class:`~dpcore.gini.mechanism.GiniMechanism`), the
+"""Releases of the Gini index: :func:`release_gini` (the law of :class:`~dpcore.gini.calibration.GiniCalibration`), the
 global-sensitivity Laplace baseline the paper argues against, and simulations of many releases (planning)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..validation import (
     check_gamma,
     check_int,
 )
-from .mechanism import GiniMechanism
+from .calibration import GiniCalibration
 from .sensitivity import GiniSmoothSensitivity, gini_global_sensitivity, smooth_sensitivity
 from .statistic import GINI_DEFINITION, clip_incomes, sorted_gini
 
@@ -75,7 +75,7 @@ class GiniRelease:
     rho: float | None = None  # zCDP noises only
     privacy_cost: Any = None  # dpcore.budget.PrivacyCost of this release (pure / approx / zCDP)
     sigma: float | None = None  # Laplace log-normal shape (Bun & Steinke 2019)
-    #: g(X) + scale Z before the clamp to [0, 1] on the 1e-6 grid (dpcore.noise.secure.publish_gini): a DP
+    #: g(X) + scale Z before the clamp to [0, 1] on the 1e-6 grid (dpcore.noise.guarantees.publish_gini): a DP
     #: output too; the posterior needs it (a density applies to it, not to a clamped value)
     noisy_value: float | None = None
 
@@ -87,7 +87,7 @@ class GiniRelease:
 
 
 def _prepare_release(x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise="cauchy", delta=None):
-    mech = GiniMechanism(
+    mech = GiniCalibration(
         epsilon, float(lower), float(upper), noise=noise, gamma=gamma, calibration=calibration, delta=delta
     )
     if method not in ("exact", "fast"):
@@ -112,17 +112,20 @@ def release_gini(
     noise: str = "cauchy",
     delta: float | None = None,
 ) -> GiniRelease:
-    """epsilon-DP Gini index: g(X) + (S_beta(X)/alpha) Z, Z ~ GeneralizedCauchy(gamma) (eqs. (9)-(10)), drawn by
-    :class:`GiniMechanism` (the mechanism of every released Gini).
+    """epsilon-DP Gini index: g(X) + (S_beta(X)/alpha) Z, Z ~ GeneralizedCauchy(gamma) (eqs. (9)-(10)), the law of
+    :class:`GiniCalibration` (the calibration of every released Gini), drawn with numpy.
 
     Neighbours: replace one record; n, lower and upper public. (alpha, beta) from
     ``dpcore.noise.smooth_noise_calibration(epsilon, gamma, mode=calibration)`` ("tight":
     certified largest alpha; "paper": alpha = eps/(4 gamma), beta = eps/gamma). S_beta from
     :func:`smooth_sensitivity` (``method`` "exact" or "fast"). Incomes are clipped to
-    [lower, upper]; negatives are refused unless ``clip_negative``. ``rng=None`` draws with the real sampler
-    (the certified generalized-Cauchy sampler, or OpenDP's Laplace), as a real release should; a seed or numpy
-    Generator simulates the same law. ``value`` is published as every released Gini is
-    (:func:`dpcore.noise.secure.publish_gini`: clamped to [0, 1] on the 1e-6 grid, post-processing);
+    [lower, upper]; negatives are refused unless ``clip_negative``. ``rng``: a seed or numpy Generator (a
+    reproducible simulation), or None: the operating system's CSPRNG (:func:`dpcore.rng.secure_generator`), as
+    the paper's other functions here draw. This is the paper's estimator, charged to no ledger: a release to
+    publish is made by the release pipeline (``python -m dpcore release``, the app's Release mode,
+    :func:`dpcore.release.make_release`), which charges a ledger first and draws with the certified sampler of
+    :class:`dpcore.mechanisms.GiniMechanism`. ``value`` is published as every released Gini is
+    (:func:`dpcore.noise.guarantees.publish_gini`: clamped to [0, 1] on the 1e-6 grid, post-processing);
     ``noisy_value`` is the noisy number before that step (the posterior's input).
 
     ``noise`` (a ``dpcore.noise.smooth.SMOOTH_NOISES`` name): "cauchy" (default, pure epsilon,
@@ -131,7 +134,7 @@ def release_gini(
     ``delta`` defaults to 1e-6 for the last two and is ignored by "cauchy". ``.privacy_cost`` is the
     ``dpcore.budget.PrivacyCost`` the ledger composes.
 
-    Example (a seeded simulation; ``rng=None`` draws with the real sampler):
+    Example (a seeded simulation):
 
     >>> import numpy as np
     >>> x = np.random.default_rng(0).lognormal(10, 1, 2000)
@@ -142,13 +145,15 @@ def release_gini(
     mech, xs, n_below, n_above, ss = _prepare_release(
         x, epsilon, gamma, lower, upper, calibration, method, clip_negative, noise, delta
     )
+    from ..noise.guarantees import publish_gini
+
     g0 = sorted_gini(xs)
-    draw = mech.draw(g0, ss.value, rng=rng)
     scale = mech.noise_scale(ss.value)
+    noisy = float(mech.simulate(g0, scale, 1, secure_generator() if rng is None else rng)[0])
     cal = mech.smooth_calibration
     return GiniRelease(
-        value=draw.value,
-        noisy_value=draw.noisy_value,
+        value=publish_gini(noisy),
+        noisy_value=noisy,
         confidential_noise_scale=scale,
         alpha=mech.alpha,
         beta=mech.smoothness,

@@ -21,9 +21,10 @@ public path).
   :func:`percentile_smooth_sensitivity`, :func:`release_percentiles_smooth`,
   :func:`smooth_sensitivity_many_betas`; the exponential-mechanism quantile (Smith 2011, Algorithm 2; the
   paper's footnote 6): :func:`exponential_mechanism_log_density`, :func:`release_percentiles_em`.
-* :mod:`~dpcore.percentiles.mechanism`: the mechanisms of every released percentile: :class:`HistogramMechanism`
-  and, on a public candidate grid from histogram counts (what plans release with ``method = "exponential"``),
-  :class:`ExponentialQuantileMechanism`.
+* :mod:`~dpcore.percentiles.candidates`: the public candidate grids of the exponential-mechanism quantile that
+  plans release with ``method = "exponential"`` (:func:`candidate_grid`). The mechanisms of every released
+  percentile, with their real draws, are :class:`dpcore.mechanisms.HistogramMechanism` and
+  :class:`dpcore.mechanisms.ExponentialQuantileMechanism`.
 
 The PSEO table loader, the planning-data synthesizer, the page's view functions and the paper's
 accuracy experiments (Figures 1-3: ``load_pseo_cells``, ``synthesize_cell_earnings``, ``make_cell_panel``,
@@ -69,6 +70,13 @@ Choices where the paper is inconsistent (each proved by a test in tests/test_per
 
 from __future__ import annotations
 
+from .candidates import (
+    CANDIDATE_SCHEMES,
+    MAX_EXPONENTIAL_QUANTILES,
+    PSEO_FINE_EDGES,
+    candidate_grid,
+    fine_candidate_grid,
+)
 from .common import (
     PSEO_BIN_EDGES,
     PSEO_LOG_MEAN,
@@ -101,17 +109,6 @@ from .histogram import (
     release_percentiles,
     simulate_histogram_percentiles,
 )
-from .mechanism import (
-    CANDIDATE_SCHEMES,
-    MAX_EXPONENTIAL_QUANTILES,
-    PSEO_FINE_EDGES,
-    ExponentialQuantileDraw,
-    ExponentialQuantileMechanism,
-    HistogramDraw,
-    HistogramMechanism,
-    candidate_grid,
-    fine_candidate_grid,
-)
 from .rivals import (
     EMPercentileRelease,
     PercentileSmoothSensitivity,
@@ -128,10 +125,6 @@ from .rivals import (
 )
 
 __all__ = [
-    "HistogramMechanism",
-    "HistogramDraw",
-    "ExponentialQuantileMechanism",
-    "ExponentialQuantileDraw",
     "MAX_EXPONENTIAL_QUANTILES",
     "PSEO_FINE_EDGES",
     "CANDIDATE_SCHEMES",

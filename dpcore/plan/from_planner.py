@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..kinds import PLANNER_KINDS
 from .model import DEFAULT_GINI_NOISE_DELTA, GINI_PLAN_NOISES, PLAN_VERSION, PlanError, ReleasePlan
 from .validate import is_number, plan_from_dict
 
@@ -118,7 +119,7 @@ def plan_from_planner_choices(
                 }
             )
             continue
-        if kind in ("percentiles", "group_medians", "group_means") and not group_column:
+        if PLANNER_KINDS[kind].grouped and not group_column:  # (a ratio is left out above)
             left_out.append(f"{kind}: needs a group (cell) column in the data")
             continue
         try:

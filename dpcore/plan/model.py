@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..kinds import PLAN_KINDS
 from ..validation import DPInputError
 
 #: The documented example plan (docs/plan_format.md; the format's reference case, tested as written).
@@ -41,7 +42,7 @@ upper = 500000
 
 
 PLAN_VERSION = 1
-KINDS = ("gini", "percentiles", "mean", "relative_risk")
+KINDS = tuple(PLAN_KINDS)
 BIN_SCHEMES = ("pseo", "lognormal", "even")
 #: how a percentiles statistic is released: "histogram" (the default: the PSEO noisy histogram, every percentile
 #: for one epsilon) or "exponential" (the exponential-mechanism quantile on a public candidate grid, epsilon split
@@ -136,6 +137,12 @@ class StatisticSpec:
     def where(self) -> str:
         return f"statistics[{self.index}] ({self.kind})"
 
+    @property
+    def has_cells(self) -> bool:
+        """True when the statistic is released per cell: ``by`` columns, or the exposure groups of its kind (a
+        relative risk's, :attr:`dpcore.kinds.PlanKind.exposure_groups`)."""
+        return bool(self.by) or PLAN_KINDS[self.kind].exposure_groups
+
     def columns(self) -> tuple[str, ...]:
         """Columns this statistic reads besides the income column."""
         cols = list(self.by)
@@ -208,7 +215,7 @@ class ReleasePlan:
     def cells_private(self, spec: StatisticSpec) -> bool:
         """True when this statistic's cells and their sizes are protected: cell_sizes = "noisy" and it has cells
         (``by``, or the exposure groups of a relative risk)."""
-        return self.cell_sizes != "public" and (bool(spec.by) or spec.kind == "relative_risk")
+        return self.cell_sizes != "public" and spec.has_cells
 
     def keys_declared(self, spec: StatisticSpec) -> bool:
         """True when every ``by`` column of the statistic is declared in ``[keys]`` (its cells are public)."""
@@ -245,7 +252,7 @@ class ReleasePlan:
         """The public scales of the histograms' discrete Laplace noise (the bulk of a release's draws: a count per
         cell and bin), known from the plan alone, so the noise can be drawn before the data are read
         (:mod:`dpcore.noise.ahead`)."""
-        from ..percentiles import HistogramMechanism
+        from ..mechanisms import HistogramMechanism
 
         return [
             HistogramMechanism(s.epsilon, s.bins, s.q, rows_per_person=self.rows_per_person).noise_scale
@@ -286,7 +293,7 @@ def plan_to_dict(plan: ReleasePlan) -> dict[str, Any]:
         out["missing_income"] = plan.missing_income
     if plan.negative_incomes != "refuse":  # the default (refuse) is not written, as missing_income's
         out["negative_incomes"] = plan.negative_incomes
-    if plan.cell_sizes == "public" or any(s.by or s.kind == "relative_risk" for s in plan.statistics):
+    if plan.cell_sizes == "public" or any(s.has_cells for s in plan.statistics):
         out["cell_sizes"] = plan.cell_sizes  # written wherever there are cells: is n exact? a reader's first question
     from ..cell_keys import DEFAULT_N_EPSILON, DEFAULT_SELECTION_DELTA
 

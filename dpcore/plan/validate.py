@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..kinds import PLAN_KINDS
 from ..validation import DPInputError
 from .model import (
     BIN_SCHEMES,
@@ -50,12 +51,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: fields allowed per kind (besides the common ones)
 _COMMON = ("kind", "by", "epsilon", "name")
-_KIND_FIELDS = {
-    "percentiles": ("bins", "q", "method", "candidates"),
-    "gini": ("lower", "upper", "gamma", "calibration", "noise", "delta"),
-    "mean": ("lower", "upper"),
-    "relative_risk": ("group", "exposed", "reference", "outcome", "outcome_below"),
-}
+_KIND_FIELDS = {kind.name: kind.fields for kind in PLAN_KINDS.values()}
 _TOP_FIELDS = (
     "version",
     "population",

@@ -47,8 +47,9 @@ their public path):
 * :mod:`~dpcore.ratio.intervals`: confidence intervals for RR (Katz, Theorems 4.2 and 4.5) and their coverage;
 * :mod:`~dpcore.ratio.rivals`: NaiveRelativeRisk and NoisedLog (Appendix B), smooth sensitivity and PTR
   (Appendix C), and the sample accuracy of every algorithm (Figure 1);
-* :mod:`~dpcore.ratio.odds`: the odds ratio from a noisy 2x2 table (delta method);
-* :mod:`~dpcore.ratio.mechanism`: :class:`RelativeRiskMechanism`, the mechanism of every released relative risk.
+* :mod:`~dpcore.ratio.odds`: the odds ratio from a noisy 2x2 table (delta method).
+
+The mechanism of every released relative risk (its real draw) is :class:`dpcore.mechanisms.RelativeRiskMechanism`.
 """
 
 from __future__ import annotations
@@ -75,7 +76,6 @@ from .intervals import (
     simulate_rr_coverage,
     simulate_rr_sampling,
 )
-from .mechanism import RelativeRiskDraw, RelativeRiskMechanism
 from .odds import NoisyTable, ORInterval, noisy_two_by_two, or_confidence_interval, simulate_or_coverage
 from .rivals import (
     ALGORITHMS,
@@ -101,8 +101,6 @@ from .rivals import (
 )
 
 __all__ = [
-    "RelativeRiskMechanism",
-    "RelativeRiskDraw",
     "MECHANISMS",
     "CountNoise",
     "count_noise",

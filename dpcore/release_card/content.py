@@ -14,6 +14,7 @@ import pandas as pd
 
 from .. import intervals as intervals_lib
 from ..errors import DPInputError
+from ..kinds import PLANNER_KINDS
 from .numbers import CardNumber, as_float, card_number
 
 #: rows of one statistic shown on the card; the rest are in the statistic's CSV (a card of 60,000 cells would
@@ -72,7 +73,7 @@ METHODS: dict[str, tuple[str, str, str]] = {
     ),
 }
 #: the app's statistic kinds, by the method they use
-_KIND_METHOD = {"group_means": "mean", "group_medians": "percentiles", "ratio": "relative_risk"}
+_KIND_METHOD = {k.name: k.plan_kind for k in PLANNER_KINDS.values() if k.plan_kind not in (None, k.name)}
 
 
 def _method_key(kind: str, plan_statistic: Mapping[str, Any]) -> str:

@@ -18,6 +18,8 @@ from scipy import optimize
 
 from .. import defaults
 from .. import planner as planner_lib
+from ..planner.closed_forms import laplace_interval_prob
+from ..planner.solve import bisect_log
 from ..validation import DPInputError, check_epsilon, check_finite, check_int, check_positive, check_probability
 from .gini import subsample
 
@@ -473,7 +475,7 @@ def statistic_recommendation(
 def _group_means_within(stat: planner_lib.GroupMeans, epsilon: float, error: float) -> float:
     """P(every published group mean within ±``error`` of its true mean) at ``epsilon``: the product over the
     (independent) groups of P(|c_g + L_g| <= error), L_g ~ Laplace((U - L)/(n_g ε)), c_g the clipping bias."""
-    p = planner_lib._laplace_interval_prob(
+    p = laplace_interval_prob(
         np.full(len(stat.counts), float(error)),
         np.asarray(stat.bias, dtype=float),
         np.asarray(stat.scale(epsilon), dtype=float),
@@ -571,7 +573,7 @@ def group_means_recommendation(
     eps = (
         float(stat.eps_min)
         if ok(float(stat.eps_min))
-        else planner_lib._bisect_log(ok, float(stat.eps_min), top, rel=planner_lib.EXACT_REL)
+        else bisect_log(ok, float(stat.eps_min), top, rel=planner_lib.EXACT_REL)
     )
     if eps > limit:
         return EpsilonRecommendation.not_found(

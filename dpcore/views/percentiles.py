@@ -35,6 +35,7 @@ from scipy import special
 
 from .. import defaults, noise
 from .. import percentiles as percentile_mechanisms
+from ..mechanisms import ExponentialQuantileMechanism, HistogramMechanism
 from ..percentiles import (
     PSEO_LOWER,
     PSEO_TOP,
@@ -964,15 +965,15 @@ def exponential_cell_view(
     seed: int = 2026,
 ) -> ExponentialCellView:
     """The page's one cell (the cell of :func:`cell_view`) with ``method = "exponential"``: the level ``q`` chosen
-    among the "pseo-fine" candidates by :class:`dpcore.percentiles.ExponentialQuantileMechanism` (replace one
+    among the "pseo-fine" candidates by :class:`dpcore.mechanisms.ExponentialQuantileMechanism` (replace one
     person, cell size public; seed + 4) and read off the PSEO noisy histogram (21 bins, seed + 1), both at
     ``epsilon``; the median absolute error of each over ``n_draws`` simulated releases (seeds + 5, + 6)."""
     epsilon = check_epsilon(epsilon)
     seed = check_int(seed, "seed", minimum=0)
     n_draws = check_int(n_draws, "n_draws", minimum=10, maximum=20_000)
     cell, dropped, info = _cell_values(values, source, check_int(n, "cell size", minimum=1), cell_number)
-    em = percentile_mechanisms.ExponentialQuantileMechanism(epsilon, q=(q,))
-    hist = percentile_mechanisms.HistogramMechanism(epsilon, q=(q,))
+    em = ExponentialQuantileMechanism(epsilon, q=(q,))
+    hist = HistogramMechanism(epsilon, q=(q,))
     grid_counts = percentile_mechanisms.histogram_counts(cell, em.candidates, min_size=1).counts[None, :]
     bin_counts = percentile_mechanisms.histogram_counts(cell, hist.edges, min_size=1).counts[None, :]
     true = float(percentile_mechanisms.empirical_percentile(cell, [q])[0])

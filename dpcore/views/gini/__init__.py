@@ -38,7 +38,7 @@ does not converge (it grows with the number of draws). We therefore return ``rms
 gamma <= 3 and keep the sample value separately as ``empirical_rmse`` (labelled as not
 converging); pages show RMSE only when gamma > 3 and otherwise the 90% absolute error.
 
-Published errors. Every Gini is published clamped to [0, 1] (``dpcore.noise.secure.publish_gini``,
+Published errors. Every Gini is published clamped to [0, 1] (``dpcore.noise.guarantees.publish_gini``,
 post-processing), so the error of a published Gini, ``|clamp(g + s Z, 0, 1) - g|``, is at most
 max(g, 1 - g) <= 1 whatever the noise. The live view (:func:`gini_view`, :func:`error_vs_epsilon`) states
 that error: its exact quantiles (:func:`published_abs_error_quantiles`), its RMSE, the simulated releases and

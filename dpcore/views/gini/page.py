@@ -16,6 +16,7 @@ from ... import gini as gini_mechanism
 from ... import intervals as intervals_lib
 from ...noise import GeneralizedCauchy
 from ...noise import smooth as smooth_noise
+from ...noise.guarantees import publish_gini
 from ...validation import (
     DPInputError,
     as_finite_array,
@@ -300,7 +301,7 @@ def published_gini(
 
     Mechanism: :class:`dpcore.mechanisms.GiniIntervalMechanism` at ``epsilon`` (split into epsilon_value for the
     value and epsilon_bound for the DP upper bound on S_beta(X), ln S_beta being beta-sensitive: Lan & Reiter eq. (8)
-    and ``dpcore.intervals.gini_bound_release``), the split and beta optimised for n = len(xs) (n is public), drawn
+    and ``dpcore.mechanisms.gini_bound_release``), the split and beta optimised for n = len(xs) (n is public), drawn
     with the numpy generator of ``seed`` (a simulation of the same law, not a release). S_beta(X) is computed at the
     plan's beta, exactly (``profile``) or by the closed form (``method="fast"``, never smaller). The interval is
     :func:`dpcore.intervals.gini_interval_from_release` at :data:`PUBLISHED_LEVEL` with the record's constants:
@@ -342,7 +343,7 @@ def published_gini(
     plan = mech.plan
     width, oracle_width = expected_widths(
         plan,
-        gini_mechanism.GiniMechanism(
+        gini_mechanism.GiniCalibration(
             epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration, delta=delta
         ),
     )
@@ -392,7 +393,7 @@ def _published_or_note(xs: np.ndarray, **settings: Any) -> dict[str, Any]:
 
 
 def expected_widths(
-    plan: intervals_lib.GiniIntervalPlan, full_epsilon: gini_mechanism.GiniMechanism
+    plan: intervals_lib.GiniIntervalPlan, full_epsilon: gini_mechanism.GiniCalibration
 ) -> tuple[float, float]:
     """(published, oracle) median widths of the plan's model (public inputs only, no data):
     :attr:`dpcore.intervals.GiniIntervalPlan.model_width` and ``model_oracle_width``.
@@ -505,7 +506,7 @@ def gini_view(
         raise DPInputError(f"the upper bound U = {upper:,.6g} must be above the lower bound L = {lower:,.6g}")
     n_negative = int((x < 0).sum())
     xs, n_below, n_above = gini_mechanism.clip_incomes(x, lower=lower, upper=upper, clip_negative=True)
-    mech = gini_mechanism.GiniMechanism(
+    mech = gini_mechanism.GiniCalibration(
         epsilon, lower, upper, noise=noise, gamma=gamma, calibration=calibration, delta=delta
     )
     cal = mech.smooth_calibration
@@ -563,16 +564,19 @@ def gini_view(
 
     extra: dict[str, Any] = {}
     if not saturated:
-        # every release as it would be published: clamped to [0, 1] (dpcore.noise.secure.publish_gini)
+        # every release as it would be published: clamped to [0, 1] (dpcore.noise.guarantees.publish_gini)
         sim_rng = np.random.default_rng(seed + SEED_OFFSET_RELEASES)
         releases = np.clip(mech.simulate(true_g, scale, N_SIMULATED_RELEASES, sim_rng), 0.0, 1.0)
         laplace_releases = np.clip(true_g + sim_rng.laplace(0.0, lap_scale, N_SIMULATED_RELEASES), 0.0, 1.0)
-        one = mech.draw(true_g, ss.value, rng=np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE))
+        # the simulated draw of the Gini mechanism (dpcore.mechanisms.GiniMechanism.draw with a seed): the
+        # calibration's law, then the published form
+        one_noisy = float(mech.simulate(true_g, scale, 1, np.random.default_rng(seed + SEED_OFFSET_ONE_RELEASE))[0])
+        one_value = publish_gini(one_noisy)
         from ...posterior import gini_posterior
 
         # the oracle's likelihood is the noise density at the noisy value (a DP output too), not at the clamped one
         post = gini_posterior(
-            one.noisy_value, noise_scale=scale, gamma=gamma, prior=prior, noise=None if noise == "cauchy" else law
+            one_noisy, noise_scale=scale, gamma=gamma, prior=prior, noise=None if noise == "cauchy" else law
         )
         dots = (
             plausible_releases(true_g, scale, gamma, N_DOTS)
@@ -583,8 +587,8 @@ def gini_view(
             simulated_releases=releases,
             simulated_laplace_releases=laplace_releases,
             plausible_releases=np.clip(dots, 0.0, 1.0),
-            released_gini=float(one.value),
-            released_clamped=bool(one.value != one.noisy_value and one.value in (0.0, 1.0)),
+            released_gini=float(one_value),
+            released_clamped=bool(one_value != one_noisy and one_value in (0.0, 1.0)),
             posterior_grid=post.grid,
             posterior_density=post.density,
             posterior_mean=float(post.mean),

@@ -25,9 +25,10 @@ generated script makes the same call (:func:`planner_view`) and prints ``result.
   incomes, then the accuracy-first (and, with half-width targets, the half-width) and budget-first views;
 * :func:`expected_interval_width` - how wide each statistic's published interval will be at an epsilon
   (``dpcore.intervals``, the functions a release publishes its intervals with), before any budget is spent;
-* :func:`plan_cost` - the privacy cost of a plan in the currency each mechanism gives (the
+* :func:`statistic_cost` - the privacy cost of a statistic in the currency its mechanism gives (the
   Gini's smooth-sensitivity noise is pure epsilon for "cauchy", (epsilon, delta) for "laplace",
-  rho-zCDP for "laplace_lognormal"), composed sequentially by a :class:`dpcore.budget.Ledger`.
+  rho-zCDP for "laplace_lognormal"); a plan's, composed sequentially, is :func:`dpcore.budget.compose_plan`'s
+  :class:`dpcore.budget.PlanCost` (the type of a release plan's cost too).
 
 Neighbouring relation: replace one person's record, n public (and the group / cell sizes). The
 statistics' own docstrings (``dpcore.planner``) state their mechanisms. **Planning numbers are
@@ -64,11 +65,9 @@ from .specs import (
     GROUPED_KINDS,
     N_DOTS,
     N_PLAUSIBLE,
-    PlanCost,
-    StatisticSpec,
+    StatisticTarget,
     build_statistics,
     describe_cost,
-    plan_cost,
     quantile_dots,
     statistic_cost,
     statistic_specs,
@@ -84,7 +83,7 @@ from .widths import (
 )
 
 __all__ = [
-    "StatisticSpec",
+    "StatisticTarget",
     "statistic_specs",
     "build_statistics",
     "quantile_dots",
@@ -103,8 +102,6 @@ __all__ = [
     "N_PLAUSIBLE",
     "GROUPED_KINDS",
     "ABSOLUTE_TARGET_KINDS",
-    "PlanCost",
-    "plan_cost",
     "statistic_cost",
     "describe_cost",
     "IntervalWidth",

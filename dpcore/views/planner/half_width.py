@@ -12,8 +12,9 @@ import numpy as np
 
 from ... import intervals as intervals_lib
 from ... import planner, risk
+from ...budget import PlanCost, compose_plan
 from ...validation import DPInputError, check_epsilon, check_int, check_positive, check_probability
-from .specs import PlanCost, StatisticSpec, check_pair, describe_cost, plan_cost, plan_delta, statistic_cost
+from .specs import StatisticTarget, check_pair, describe_cost, plan_delta, statistic_cost
 from .widths import IntervalWidth, expected_width_and_typical
 
 #: relative precision in epsilon of :func:`solve_epsilon_for_half_width`'s bisection: the target is met at the
@@ -376,7 +377,7 @@ class HalfWidthView:
 
 
 def half_width_targets(
-    targets: Mapping[str, Mapping[str, Any] | HalfWidthTarget], specs: Sequence[StatisticSpec]
+    targets: Mapping[str, Mapping[str, Any] | HalfWidthTarget], specs: Sequence[StatisticTarget]
 ) -> tuple[HalfWidthTarget, ...]:
     """One :class:`HalfWidthTarget` per spec from ``{kind: {"half_width", "relative", "level"}}`` (the script's
     literals); every statistic of the plan needs one, and no other kind may be given."""
@@ -410,13 +411,13 @@ def half_width_targets(
 
 def half_width_first(
     statistics: Sequence[planner.PlannedStatistic],
-    specs: Sequence[StatisticSpec],
+    specs: Sequence[StatisticTarget],
     targets: Sequence[HalfWidthTarget],
     *,
     seed: int = 0,
 ) -> HalfWidthView:
     """Smallest epsilon per statistic whose published intervals meet its half-width target
-    (:func:`solve_epsilon_for_half_width`), the sequential total (:func:`plan_cost`) and the attacker belief bound
+    (:func:`solve_epsilon_for_half_width`), the sequential total (:func:`dpcore.budget.compose_plan`) and the attacker belief bound
     at that total (:func:`dpcore.risk.max_posterior`). A target that cannot be met is listed in ``failures`` with
     the solver's reason; the total covers the others (as :func:`accuracy_first`)."""
     check_pair(statistics, specs)
@@ -437,7 +438,7 @@ def half_width_first(
                 sol.statistic, spec.kind, target.describe(sol.unit), sol.epsilon, sol, describe_cost(cost, delta)
             )
         )
-    total_cost = plan_cost(costs, delta=delta) if rows else None
+    total_cost = compose_plan(costs, delta=delta) if rows else None
     total = total_cost.epsilon if total_cost is not None else 0.0
     return HalfWidthView(
         tuple(rows), float(total), float(risk.max_posterior(0.01, total)) if rows else 0.01, tuple(failures), total_cost

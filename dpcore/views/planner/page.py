@@ -12,18 +12,17 @@ import numpy as np
 
 from ... import intervals as intervals_lib
 from ... import planner, risk
+from ...budget import PlanCost, compose_plan
 from ...validation import DPInputError, check_epsilon, check_int, check_probability
 from .half_width import HalfWidthView, half_width_first, half_width_targets
 from .specs import (
     GROUPED_KINDS,
     N_DOTS,
     N_PLAUSIBLE,
-    PlanCost,
-    StatisticSpec,
+    StatisticTarget,
     build_statistics,
     check_pair,
     describe_cost,
-    plan_cost,
     plan_delta,
     quantile_dots,
     statistic_cost,
@@ -135,7 +134,7 @@ class AccuracyFirstView:
 
 def accuracy_first(
     statistics: Sequence[planner.PlannedStatistic],
-    specs: Sequence[StatisticSpec],
+    specs: Sequence[StatisticTarget],
     *,
     dots_seed: int | None = None,
     n_plausible: int = N_PLAUSIBLE,
@@ -207,7 +206,7 @@ def accuracy_first(
                         tuple(tuple(float(v) for v in row) for row in q),
                     )
                 )
-    total_cost = plan_cost(costs, delta=delta) if rows else None
+    total_cost = compose_plan(costs, delta=delta) if rows else None
     total = total_cost.epsilon if total_cost is not None else 0.0  # pure plans: the sum of the epsilons (as plan_total)
     return AccuracyFirstView(
         tuple(rows),
@@ -270,7 +269,7 @@ class BudgetFirstView:
 
 def budget_first(
     statistics: Sequence[planner.PlannedStatistic],
-    specs: Sequence[StatisticSpec],
+    specs: Sequence[StatisticTarget],
     allocation: Sequence[float],
     *,
     interval_level: float | None = intervals_lib.DEFAULT_LEVEL,
@@ -278,7 +277,7 @@ def budget_first(
 ) -> BudgetFirstView:
     """The relative error each statistic reaches, at its own confidence level, with the epsilon
     ``allocation[i]`` (``total_epsilon`` is their sum; ``cost`` is the split composed in each
-    statistic's currency by :func:`plan_cost`: a pure plan costs exactly the sum), and the expected width of each
+    statistic's currency by :func:`dpcore.budget.compose_plan`: a pure plan costs exactly the sum), and the expected width of each
     statistic's published interval at that epsilon (:func:`expected_interval_width`, ``interval_level``), except
     for the kinds in ``interval_skip`` (a page whose sliders move epsilon continuously skips the Gini, whose split is
     optimised per epsilon in seconds)."""
@@ -308,7 +307,7 @@ def budget_first(
         tuple(rows),
         float(sum(epsilons)),
         tuple(failures),
-        plan_cost(costs, delta=delta),
+        compose_plan(costs, delta=delta),
         expected_interval_widths(list(zip(statistics, epsilons, strict=True)), interval_level, interval_skip),
     )
 
@@ -359,7 +358,7 @@ def attacker_belief(
 
 @dataclass(frozen=True)
 class PlannerView:
-    specs: tuple[StatisticSpec, ...]
+    specs: tuple[StatisticTarget, ...]
     accuracy: AccuracyFirstView
     budget: BudgetFirstView | None
     half_width: HalfWidthView | None = None

@@ -1,5 +1,6 @@
-"""The plan's statistics (:class:`StatisticSpec`: a kind, its public settings and its accuracy target) and the
-privacy cost of a plan, each statistic in its mechanism's own currency, composed sequentially."""
+"""The planner's statistics (:class:`StatisticTarget`: a kind, its public settings and its accuracy target; a
+release plan's statistic, with its epsilon, is :class:`dpcore.plan.StatisticSpec`) and the privacy cost of each
+in its mechanism's own currency (a plan's, composed sequentially, is :func:`dpcore.budget.compose_plan`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ... import budget, planner
+from ...kinds import grouped_kinds
 from ...validation import DPInputError, check_epsilon, check_int, check_positive, check_probability
 
 #: Dots per statistic in a quantile dot plot (each dot = 1/20 of the plausible releases).
@@ -17,7 +19,7 @@ N_DOTS = 20
 #: Simulated releases behind each dot plot.
 N_PLAUSIBLE = 2000
 #: Statistics computed on groups or cells (they need a group label per record).
-GROUPED_KINDS = ("percentiles", "group_medians", "group_means", "ratio")
+GROUPED_KINDS = grouped_kinds()
 #: Statistics whose accuracy target may be absolute (one number in [0, 1]: the Gini, in Gini points).
 ABSOLUTE_TARGET_KINDS = ("gini",)
 
@@ -32,8 +34,8 @@ def _plain(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class StatisticSpec:
-    """One statistic of the plan: ``kind`` (a key of :data:`dpcore.planner.STAT_KINDS`), its public
+class StatisticTarget:
+    """One statistic the planner solves for: ``kind`` (a key of :data:`dpcore.planner.STAT_KINDS`), its public
     settings ``params`` (keyword arguments of :func:`dpcore.planner.make_statistic`, as sorted
     pairs so the spec is hashable) and its accuracy target, over the noise only, with probability
     ``confidence``: a relative error at most ``rel_error`` (a share of the true value), or, for the
@@ -123,13 +125,13 @@ class StatisticSpec:
         return out
 
 
-def statistic_specs(statistics: Sequence[Mapping[str, Any] | StatisticSpec]) -> tuple[StatisticSpec, ...]:
+def statistic_specs(statistics: Sequence[Mapping[str, Any] | StatisticTarget]) -> tuple[StatisticTarget, ...]:
     """Specs from plain dicts ``{"kind", "params", "rel_error", "confidence"}`` (the script's literals)."""
     if isinstance(statistics, (str, bytes, Mapping)) or not hasattr(statistics, "__iter__"):
         raise TypeError("statistics must be a list of {'kind', 'params', 'rel_error', 'confidence'} dicts")
     out = []
     for item in statistics:
-        if isinstance(item, StatisticSpec):
+        if isinstance(item, StatisticTarget):
             out.append(item)
             continue
         if not isinstance(item, Mapping) or "kind" not in item:
@@ -140,7 +142,7 @@ def statistic_specs(statistics: Sequence[Mapping[str, Any] | StatisticSpec]) -> 
         frozen = tuple(sorted((str(k), tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
         if item.get("abs_error") is not None:
             out.append(
-                StatisticSpec(
+                StatisticTarget(
                     str(item["kind"]),
                     frozen,
                     None,
@@ -150,7 +152,7 @@ def statistic_specs(statistics: Sequence[Mapping[str, Any] | StatisticSpec]) -> 
             )
         else:
             out.append(
-                StatisticSpec(
+                StatisticTarget(
                     str(item["kind"]), frozen, float(item.get("rel_error", 0.1)), float(item.get("confidence", 0.9))
                 )
             )
@@ -162,7 +164,9 @@ def statistic_specs(statistics: Sequence[Mapping[str, Any] | StatisticSpec]) -> 
     return tuple(out)
 
 
-def build_statistics(values: Any, groups: Any, specs: Sequence[StatisticSpec]) -> tuple[planner.PlannedStatistic, ...]:
+def build_statistics(
+    values: Any, groups: Any, specs: Sequence[StatisticTarget]
+) -> tuple[planner.PlannedStatistic, ...]:
     """The planned statistics of ``specs`` on the planning data (``groups``: one label per record)."""
     return tuple(planner.make_statistic(s.kind, values, groups, **dict(s.params)) for s in specs)
 
@@ -176,7 +180,7 @@ def quantile_dots(sim_rel_errors: np.ndarray, n_dots: int = N_DOTS) -> np.ndarra
     return np.quantile(np.asarray(sim_rel_errors, dtype=float), levels, axis=0).T
 
 
-def check_pair(statistics: Sequence[Any], specs: Sequence[StatisticSpec]) -> None:
+def check_pair(statistics: Sequence[Any], specs: Sequence[StatisticTarget]) -> None:
     if len(statistics) != len(specs) or not specs:
         raise DPInputError("one spec per statistic is needed (and at least one statistic)")
 
@@ -200,39 +204,6 @@ def statistic_cost(stat: planner.PlannedStatistic, epsilon: float) -> budget.Pri
     return budget.pure(eps)
 
 
-@dataclass(frozen=True)
-class PlanCost:
-    """The privacy cost of a plan: its statistics composed sequentially (:class:`dpcore.budget.Ledger`).
-
-    ``kind``: "pure" (epsilon), "approx" ((epsilon, delta): epsilons and deltas add, Dwork & Roth
-    Thm 3.16) or "zcdp" (rho: rhos add, pure epsilon counted as epsilon^2/2, Bun & Steinke 2016
-    Lemma 2.3 / Prop. 1.4). ``epsilon``/``delta``: the plan as (epsilon, delta)-DP; when zCDP is in the
-    plan it is converted at ``conversion_delta`` (the plan's delta, Canonne-Kamath-Steinke 2020),
-    which is included in ``delta``. ``rho``: total rho when the plan has no (epsilon, delta) part.
-    ``explicit_conversion``: zCDP and (epsilon, delta) parts were both present, so the zCDP part was
-    converted to (epsilon, delta) at ``conversion_delta`` before composing (``compose_sequential``
-    refuses to mix them without a delta)."""
-
-    kind: str
-    epsilon: float
-    delta: float
-    rho: float | None
-    conversion_delta: float | None
-    explicit_conversion: bool
-    text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "rho": self.rho,
-            "conversion_delta": self.conversion_delta,
-            "explicit_conversion": self.explicit_conversion,
-            "text": self.text,
-        }
-
-
 def describe_cost(cost: budget.PrivacyCost, delta: float | None = None) -> str:
     """One statistic's cost as text; a zCDP cost also in (epsilon, delta) at ``delta``."""
     if cost.kind == "pure":
@@ -243,46 +214,6 @@ def describe_cost(cost: budget.PrivacyCost, delta: float | None = None) -> str:
         return f"ρ = {cost.rho:.4g} (zCDP)"
     eps, d = cost.as_approx(delta)
     return f"ρ = {cost.rho:.4g} (zCDP), i.e. (ε, δ) = ({eps:.4g}, {d:.3g})"
-
-
-def plan_cost(costs: Sequence[tuple[str, budget.PrivacyCost]], *, delta: float | None = None) -> PlanCost:
-    """Sequential composition of ``(name, cost)`` pairs (one per statistic, each already composed in
-    parallel over its groups or cells) with :class:`dpcore.budget.Ledger`.
-
-    ``delta``: the plan's delta, used to state a zCDP part as (epsilon, delta) (needed only then; the
-    views pass the delta the zCDP statistic was calibrated at). Pure + approximate: (sum epsilon, sum delta). Pure + zCDP: rho (pure as epsilon^2/2) and
-    its (epsilon, delta) at ``delta`` (the better of two valid accountings, ``Ledger.spent_approx``).
-    zCDP + approximate: the zCDP part converted to (epsilon, delta) at ``delta`` explicitly, then
-    basic composition (deltas add)."""
-    if not costs:
-        raise DPInputError("the plan has no statistics")
-    ledger = budget.Ledger()
-    for name, cost in costs:
-        ledger.charge(name, cost)
-    kinds = ledger.kinds
-    if kinds == {"pure"}:
-        spent = ledger.spent_pure()
-        assert spent is not None  # every charge is pure
-        eps = float(spent)
-        return PlanCost("pure", eps, 0.0, None, None, False, f"ε = {eps:.4g} (pure ε-DP)")
-    if "zcdp" in kinds and delta is None:
-        raise DPInputError("a plan with a zCDP statistic needs the plan's delta to state its (epsilon, delta)")
-    conversion = check_probability(delta, "delta") if "zcdp" in kinds else None
-    eps, total_delta = ledger.spent_approx(conversion if conversion is not None else 1e-300)
-    rho = ledger.spent_rho()
-    if "approx" in kinds and "zcdp" in kinds:
-        text = (
-            f"(ε, δ) = ({eps:.4g}, {total_delta:.3g}): the zCDP part converted to (ε, δ) at δ = "
-            f"{conversion:.3g} before adding the (ε, δ) parts"
-        )
-        return PlanCost("approx", float(eps), float(total_delta), None, conversion, True, text)
-    if "zcdp" in kinds:
-        assert rho is not None  # zCDP and pure parts only: no (epsilon, delta) entry
-        text = f"ρ = {rho:.4g} (zCDP), i.e. (ε, δ) = ({eps:.4g}, {total_delta:.3g})"
-        return PlanCost("zcdp", float(eps), float(total_delta), float(rho), conversion, False, text)
-    return PlanCost(
-        "approx", float(eps), float(total_delta), None, None, False, f"(ε, δ) = ({eps:.4g}, {total_delta:.3g})"
-    )
 
 
 def plan_delta(statistics: Sequence[planner.PlannedStatistic]) -> float | None:

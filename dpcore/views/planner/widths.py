@@ -98,7 +98,7 @@ def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, 
     """The plan's median-width model (:attr:`dpcore.intervals.GiniIntervalPlan.model_width`: public inputs only) of
     the release with its DP bound on S_beta, planned at the statistic's public n; last, the median published width
     on the planning data (NaN when there is no width)."""
-    from ...gini import GiniMechanism
+    from ...gini import GiniCalibration
     from ...mechanisms import GiniIntervalMechanism
     from .. import gini as gini_experiments
 
@@ -126,7 +126,7 @@ def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, 
         level=level,
         planning_n=max(int(stat.values.size), 2),
     )
-    full = GiniMechanism(
+    full = GiniCalibration(
         eps, stat.lower, stat.upper, noise=stat.noise, gamma=stat.gamma, calibration=stat.calibration, delta=delta
     )
     plan = mech.plan

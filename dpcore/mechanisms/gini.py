@@ -1,109 +1,191 @@
-"""One mechanism object per released statistic kind: the front door to every real draw.
+"""The Gini index (Lan & Reiter 2025): its value (:class:`GiniMechanism`) and the value with the DP upper bound on
+its smooth sensitivity that its published interval needs (:class:`GiniIntervalMechanism`).
 
-Each object is frozen, built from public parameters only, and carries its calibration, its cost
-(:meth:`privacy_cost`, a ``dpcore.budget.PrivacyCost``), a ``draw`` (``rng`` None: the real sampler, OpenDP's or
-the certified one; a numpy Generator or seed: a simulation of the same law) and a ``record`` (the one public text
-every release record of that kind carries). Every release path draws through them: the planner's statistics and
-``dpcore.release.make_release`` (the app's Release mode), the command line's engines, ``dpcore.gini.release_gini``
-and the generated scripts, so a grid, a clamp or a sensitivity is written once.
-
-=====================  ===========================================================================
-kind                   mechanism (module where its mathematics lives)
-=====================  ===========================================================================
-gini                   :class:`dpcore.gini.GiniMechanism` (smooth sensitivity, Lan & Reiter)
-percentiles            :class:`dpcore.percentiles.HistogramMechanism` (PSEO noisy histogram, Foote et al.)
-exponential quantiles  :class:`dpcore.percentiles.ExponentialQuantileMechanism` (exponential mechanism on a
-                       public candidate grid, permute-and-flip form; plans' ``method = "exponential"``)
-mean, group means      :class:`dpcore.stratified.MeanMechanism` (clipped Laplace mean, Rosenblatt et al.)
-relative risk          :class:`dpcore.ratio.RelativeRiskMechanism` (LaplaceNoisedCounts, Shoham & Ligett)
-count                  :class:`CountMechanism` (discrete Laplace on one count)
-=====================  ===========================================================================
+The mathematics is elsewhere: the smooth sensitivity S_beta(X) and the calibration (alpha, beta, the certificate,
+the cost) in :mod:`dpcore.gini` (:class:`dpcore.gini.GiniCalibration`), the split of epsilon between value and
+bound and the published interval in :mod:`dpcore.intervals`. The draws are here: the value's (certified
+generalized-Cauchy sampler or OpenDP's Laplace) and the bound's (:func:`gini_bound_release`, OpenDP's Laplace on
+ln S_beta).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from . import budget
-from .gini import GiniDraw, GiniMechanism
-from .noise import secure as secure_noise
-from .percentiles import ExponentialQuantileDraw, ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
-from .ratio import RelativeRiskDraw, RelativeRiskMechanism
-from .stratified import MeanDraw, MeanMechanism
-from .validation import DPInputError, check_epsilon, check_int
+from .. import budget, intervals
+from ..gini import CONFIDENTIAL_SCALE_LABEL, FLOAT_SLACK, GINI_MIN_SCALE, GiniCalibration
+from ..noise import guarantees as noise_guarantees
+from ..noise import secure as secure_noise
+from ..validation import DPInputError, check_epsilon, check_int, check_positive, check_probability
+from .base import register
 
 __all__ = [
     "GiniMechanism",
     "GiniDraw",
-    "HistogramMechanism",
-    "HistogramDraw",
-    "ExponentialQuantileMechanism",
-    "ExponentialQuantileDraw",
-    "MeanMechanism",
-    "MeanDraw",
-    "RelativeRiskMechanism",
-    "RelativeRiskDraw",
-    "CountMechanism",
-    "CountDraw",
     "GiniIntervalMechanism",
     "GiniIntervalDraw",
+    "GiniBoundRelease",
+    "gini_bound_release",
     "GINI_PLANNING_N",
+    "gini_min_scale",
 ]
 
 
 @dataclass(frozen=True)
-class CountDraw:
-    """One draw of :class:`CountMechanism`: the noisy counts (int64) and what drew the noise."""
+class GiniDraw:
+    """One draw of :class:`GiniMechanism`: ``value`` is the published number (clamped to [0, 1] on the public
+    grid); ``noisy_value`` the noisy number before that post-processing (a DP output too: the posterior needs it);
+    ``measurement`` / ``privacy_map`` name the sampler and its statement (public text: the confidential scale is
+    named, never written)."""
 
-    counts: np.ndarray
+    value: float
+    noisy_value: float
     measurement: str
     privacy_map: str
-    map_epsilon: float | None
     simulated: bool
 
 
+@register
 @dataclass(frozen=True)
-class CountMechanism:
-    """Counts + discrete Laplace of scale sensitivity/epsilon (the two-sided geometric law, Ghosh et al. 2009):
-    epsilon-DP when one person changes the vector of counts by at most ``sensitivity`` in L1 (1 for one count under
-    replace-one). Real draws: OpenDP's exact integer sampler; simulations: the same law with numpy."""
+class GiniMechanism(GiniCalibration):
+    """The one mechanism of every released Gini index (eqs. (9)-(10)): the public calibration of
+    :class:`dpcore.gini.GiniCalibration` (alpha, beta, the certificate, the cost, the record) and its draw.
 
-    epsilon: float
-    sensitivity: int = 1
+    Real draw, "cauchy": the certified generalized-Cauchy sampler
+    (:func:`dpcore.noise.secure.release_generalized_cauchy`) in its pure-DP mode (window [0, 1], grid 1e-6, the
+    scale clamped to [GINI_MIN_SCALE, 1/alpha], alpha with the float slack: the calibration's docstring);
+    "laplace": OpenDP's floating-point-safe Laplace at the confidential scale; "laplace_lognormal": refused (no
+    floating-point-safe sampler). A simulation draws the calibrated law with numpy (:meth:`GiniCalibration.simulate`,
+    the same law :func:`dpcore.gini.release_gini` draws). Every value is published by
+    :func:`dpcore.noise.guarantees.publish_gini`.
+    """
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "sensitivity", check_int(self.sensitivity, "sensitivity", minimum=1))
+    kind = "gini"
+    interval_kind = None  # the value alone: its interval needs the DP bound of GiniIntervalMechanism
 
-    @property
-    def noise_scale(self) -> float:
-        return self.sensitivity / self.epsilon
-
-    def privacy_cost(self) -> budget.PrivacyCost:
-        return budget.pure(self.epsilon)
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "noise": f"discrete Laplace, scale sensitivity/epsilon = {self.noise_scale!r} (L1 sensitivity "
-            f"{self.sensitivity}), clamped to [0, the public n] (post-processing)",
-            "noise_scale": self.noise_scale,
-        }
-
-    def draw(self, counts: Any, rng: Any = None, upper: Any = None) -> CountDraw:
-        """Noisy counts, each clamped to [0, ``upper``] (``upper``: the public largest count, e.g. the public n; None:
-        no upper end): a count is never negative nor above the number of rows it counts, so a noisy one outside is
-        clamped to the range (post-processing, in the real and the simulated draw alike)."""
-        d = secure_noise.release_integer_counts(
-            np.asarray(counts, dtype=np.int64).ravel(), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
+    def draw(self, confidential_gini: float, confidential_smooth_sensitivity: float, rng: Any = None) -> GiniDraw:
+        """One cell's release. ``rng`` None (or a ``dpcore.rng.SecureRandom``): the real sampler; a numpy
+        Generator or seed: a simulation of the same law on the same grid (NOT a release). A real Cauchy draw's
+        ``noisy_value`` lies in the sampler's window [0, 1] (the window is part of its pure-DP mode). A smooth sensitivity
+        <= 0 marks a cell whose Gini is the same for every data set of its size (n <= 1): 0 is released exactly."""
+        if float(confidential_smooth_sensitivity) <= 0.0:
+            return GiniDraw(
+                0.0,
+                0.0,
+                "none: the Gini of n <= 1 records is 0 on every data set (public)",
+                "no data-dependent output",
+                secure_noise.is_simulation(rng),
+            )
+        g = float(confidential_gini)
+        simulated = secure_noise.is_simulation(rng)
+        if simulated:
+            # the calibrated law S/alpha that the pages explore (the real sampler's float-slack margin, 2e-6 of the
+            # scale, and its floor are safety margins of the real draw), without the sampler's window: the
+            # published value is the same (publish_gini clamps to the window and rounds to the grid), and the
+            # noisy value keeps the density the posterior reads
+            noisy = float(self.simulate(g, self.noise_scale(confidential_smooth_sensitivity), 1, rng)[0])
+            return GiniDraw(
+                noise_guarantees.publish_gini(noisy),
+                noisy,
+                f"simulation: value + scale * {self.noise} noise (numpy), clamped to [0, 1] on the grid "
+                "1e-06 (NOT a real release)",
+                self.smooth_calibration.statement(),
+                True,
+            )
+        scale = self.confidential_noise_scale(confidential_smooth_sensitivity)
+        if self.noise == "cauchy":
+            loss, _ = self.certified
+            d = secure_noise.release_generalized_cauchy(
+                g,
+                scale=scale,
+                gamma=self.gamma,
+                grid=noise_guarantees.GINI_GRID,
+                rng=rng,
+                window=noise_guarantees.GINI_WINDOW,
+                epsilon=loss,
+                min_scale=GINI_MIN_SCALE,
+                max_scale=self.max_scale,
+            )
+            noisy = float(d.values[0])
+            statement = (
+                f"smooth-sensitivity certificate (dpcore.noise.smooth_noise_privacy_loss, gamma={self.gamma:g}, "
+                f"alpha={self.release_alpha:.6g}, beta={self.smoothness:.6g}, float slack {FLOAT_SLACK:g}) -> epsilon "
+                f"{loss:.6g} per cell; {d.privacy_map}"
+            )
+            return GiniDraw(noise_guarantees.publish_gini(noisy), noisy, d.measurement, statement, simulated)
+        self.check_real_release()
+        d = secure_noise.release_real_values(
+            [g], scale=scale, rng=rng, confidential_scale_label=CONFIDENTIAL_SCALE_LABEL
         )
-        values = np.maximum(np.asarray(d.values, dtype=np.int64), 0)
-        if upper is not None:
-            values = np.minimum(values, np.asarray(upper, dtype=np.int64).ravel())
-        return CountDraw(values, d.measurement, d.privacy_map, d.epsilon, d.simulated)
+        noisy = float(d.values[0])
+        return GiniDraw(
+            noise_guarantees.publish_gini(noisy), noisy, d.measurement, self.smooth_calibration.statement(), False
+        )
+
+    def certified_epsilon(self, draw: GiniDraw | None = None) -> float:
+        """The certificate: m (certified loss + sampler excess) per cell for the Cauchy (its pure-DP mode), m times
+        the calibration's epsilon at its delta for the light-tailed noises (group privacy over m rows)."""
+        loss, excess = self.certified
+        if self.noise == "cauchy":
+            return float(self.rows_per_person * (loss + excess))
+        return float(self.rows_per_person * self.smooth_calibration.epsilon)
+
+
+@dataclass(frozen=True)
+class GiniBoundRelease:
+    """The released DP upper bound on S_beta(X): ``log_s_upper`` = ln S + Laplace(scale) + margin, ``s_upper``
+    its exponential (both DP outputs). ``scale`` (OpenDP's for epsilon at L1 sensitivity beta) and ``margin`` =
+    scale ln(1/(2 eta)) are public; S_hat >= S with probability 1 - eta. ``measurement`` names the sampler."""
+
+    log_s_upper: float
+    s_upper: float
+    epsilon: float
+    beta: float
+    eta: float
+    scale: float
+    margin: float
+    measurement: str
+    simulated: bool
+    #: OpenDP's privacy map of the bound's Laplace at L1 sensitivity beta (<= epsilon)
+    map_epsilon: float | None = None
+
+
+def gini_bound_release(
+    confidential_smooth_sensitivity: float, *, beta: float, epsilon_bound: float, eta: float, rng: Any = None
+) -> GiniBoundRelease:
+    """An epsilon_bound-DP upper bound on S_beta(X) that holds with probability >= 1 - eta.
+
+    Sensitivity of ln S_beta. S_beta(X) = max_k e^{-k beta} A^(k)(X) (Lan & Reiter eq. (8)) with
+    A^(k)(X') <= A^(k+1)(X) for neighbours X, X' (the smoothness of ``dpcore.gini``'s A^(k): the k-ball of X'
+    lies in the (k+1)-ball of X, and A^(k) is monotone in the ball). Hence
+    S_beta(X') = max_k e^{-k beta} A^(k)(X') <= max_k e^{-k beta} A^(k+1)(X) = e^beta max_k e^{-(k+1) beta}
+    A^(k+1)(X) <= e^beta S_beta(X), and by symmetry |ln S_beta(X) - ln S_beta(X')| <= beta. S_beta > 0 always
+    (A^(n) = GS > 0, so S_beta >= e^{-n beta} GS), so the logarithm is defined.
+
+    Release. T = ln S + L + scale ln(1/(2 eta)), L ~ Laplace(scale), scale = beta/epsilon_bound (OpenDP's, with
+    its rounding allowance): the Laplace mechanism on a beta-sensitive number, pure epsilon_bound-DP. The bound
+    fails (e^T < S) iff L < -scale ln(1/(2 eta)), probability (1/2) e^{-ln(1/(2 eta))} = eta exactly.
+
+    ``rng`` None (or a SecureRandom): OpenDP's floating-point-safe Laplace (a real release); a numpy Generator or
+    seed: the same law with numpy (a simulation, NOT a release). ``beta`` must be the beta at which S_beta(X)
+    was computed, i.e. the value's calibration beta (:class:`dpcore.intervals.GiniIntervalPlan`).
+    """
+    s = check_positive(confidential_smooth_sensitivity, "confidential_smooth_sensitivity")
+    beta = check_positive(beta, "beta")
+    eps = check_epsilon(epsilon_bound, "epsilon_bound")
+    eta = check_probability(eta, "eta")
+    scale = noise_guarantees.laplace_scale_for(eps, beta)
+    margin = scale * math.log(1.0 / (2.0 * eta))
+    draw = secure_noise.release_real_values([math.log(s)], scale=scale, rng=rng, sensitivity=beta)
+    log_upper = float(np.asarray(draw.values)[0]) + margin
+    return GiniBoundRelease(
+        log_upper, math.exp(log_upper), eps, beta, eta, scale, margin, draw.measurement, draw.simulated, draw.epsilon
+    )
 
 
 #: the cell size the Gini's epsilon split and beta are optimised for when the release does not say (a typical
@@ -125,12 +207,15 @@ class GiniIntervalDraw:
     privacy_map: str
     bound_measurement: str
     simulated: bool
+    #: OpenDP's privacy map of the bound's Laplace (None for a cell with n <= 1, which draws no bound)
+    bound_map_epsilon: float | None = None
 
 
+@register
 @dataclass(frozen=True)
 class GiniIntervalMechanism:
-    """A Gini released with an interval anyone can recompute: the value by :class:`dpcore.gini.GiniMechanism` at
-    epsilon_value, plus a DP upper bound on S_beta(X) at epsilon_bound (:func:`dpcore.intervals.gini_bound_release`:
+    """A Gini released with an interval anyone can recompute: the value by :class:`GiniMechanism` at
+    epsilon_value, plus a DP upper bound on S_beta(X) at epsilon_bound (:func:`gini_bound_release`:
     ln S_beta changes by at most beta between neighbours), with epsilon_value + epsilon_bound = epsilon and beta
     chosen by :func:`dpcore.intervals.optimise_gini_split` from public inputs only (epsilon, delta, the noise, the
     bounds, ``level`` and a planning cell size). The published interval is
@@ -150,6 +235,9 @@ class GiniIntervalMechanism:
     rows_per_person: int = 1
     level: float = 0.95
     planning_n: int = GINI_PLANNING_N
+
+    kind = "gini_interval"
+    interval_kind = "gini"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -176,8 +264,6 @@ class GiniIntervalMechanism:
         cached choice with :func:`dpcore.intervals.gini_plan` (which certifies the value's calibration again), after
         checking that the split adds up to the cell's epsilon: a damaged or edited cache file can change the
         interval's width, never the privacy cost."""
-        from . import intervals
-
         cell = GiniMechanism(
             self.epsilon,
             self.lower,
@@ -308,8 +394,6 @@ class GiniIntervalMechanism:
     def draw(
         self, confidential_gini: float, confidential_smooth_sensitivity: float, rng: Any = None
     ) -> GiniIntervalDraw:
-        from . import intervals
-
         s = float(confidential_smooth_sensitivity)
         d = self.value_mechanism.draw(confidential_gini, s, rng=rng)
         if s <= 0.0:
@@ -317,18 +401,30 @@ class GiniIntervalMechanism:
                 d.value, d.noisy_value, float("nan"), d.measurement, d.privacy_map, "none: n <= 1", d.simulated
             )
         plan = self.plan
-        bound = intervals.gini_bound_release(
-            s, beta=self.smoothness, epsilon_bound=plan.epsilon_bound, eta=plan.eta, rng=rng
-        )
+        bound = gini_bound_release(s, beta=self.smoothness, epsilon_bound=plan.epsilon_bound, eta=plan.eta, rng=rng)
         return GiniIntervalDraw(
-            d.value, d.noisy_value, bound.s_upper, d.measurement, d.privacy_map, bound.measurement, d.simulated
+            d.value,
+            d.noisy_value,
+            bound.s_upper,
+            d.measurement,
+            d.privacy_map,
+            bound.measurement,
+            d.simulated,
+            bound.map_epsilon,
         )
 
+    def certified_epsilon(self, draw: GiniIntervalDraw) -> float:
+        """The value's certificate (:meth:`GiniMechanism.certified_epsilon`) plus OpenDP's map of the bound's
+        Laplace, m times per cell (group privacy over m rows; basic composition of value and bound)."""
+        value = self.value_mechanism.certified_epsilon()
+        bound = draw.bound_map_epsilon if draw.bound_map_epsilon is not None else self.plan.epsilon_bound
+        return float(value + self.rows_per_person * bound)
 
-def gini_min_scale(mechanism: GiniMechanism) -> float:
+
+def gini_min_scale(mechanism: GiniCalibration) -> float:
     """The floor a draw clamps the Gini's noise scale to (the Cauchy's; none for the other noises)."""
-    from .gini import GINI_MIN_SCALE
-
+    if not isinstance(mechanism, GiniCalibration):
+        raise TypeError(f"gini_min_scale takes a dpcore.gini.GiniCalibration, got {type(mechanism).__name__}")
     return GINI_MIN_SCALE if mechanism.noise == "cauchy" else 0.0
 
 

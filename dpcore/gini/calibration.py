@@ -1,4 +1,6 @@
-"""The mechanism of every released Gini index: :class:`GiniMechanism` (its calibration, cost, record and draws)."""
+"""The calibration of every released Gini index: :class:`GiniCalibration` (alpha, beta, the noise law, the
+certificate, the cost, the record text and the simulated law). The real draw is
+:class:`dpcore.mechanisms.GiniMechanism`'s: this calibration with the certified sampler."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from ..validation import (
 
 #: public floor of a real release's Gini noise scale S_beta(X)/alpha: max(S, alpha * floor) is again a beta-smooth
 #: upper bound, and a floor lower-bounds every output cell's probability, which makes the certified sampler pure DP
-#: (dpcore.noise.secure.gc_pure_sampler_excess)
+#: (dpcore.noise.guarantees.gc_pure_sampler_excess)
 GINI_MIN_SCALE = 1e-5
 #: relative slack for the floating-point error of g(X) and S_beta(X) (double precision): the generalized-Cauchy
 #: release uses alpha (1 - 2 FLOAT_SLACK) and certifies alpha (1 - FLOAT_SLACK) and beta (1 + FLOAT_SLACK)
@@ -33,40 +35,27 @@ CONFIDENTIAL_SCALE_LABEL = "S_beta(X)/alpha (data-dependent, not published)"
 
 
 @dataclass(frozen=True)
-class GiniDraw:
-    """One draw of :class:`GiniMechanism`: ``value`` is the published number (clamped to [0, 1] on the public
-    grid); ``noisy_value`` the noisy number before that post-processing (a DP output too: the posterior needs it);
-    ``measurement`` / ``privacy_map`` name the sampler and its statement (public text: the confidential scale is
-    named, never written)."""
-
-    value: float
-    noisy_value: float
-    measurement: str
-    privacy_map: str
-    simulated: bool
-
-
-@dataclass(frozen=True)
-class GiniMechanism:
-    """The one mechanism of every released Gini index (eqs. (9)-(10)): ``g(X) + (S_beta(X)/alpha) Z``.
+class GiniCalibration:
+    """The calibration of every released Gini index (eqs. (9)-(10)): ``g(X) + (S_beta(X)/alpha) Z``, all public.
 
     Built from public parameters only: epsilon, the bounds, the noise (a ``dpcore.noise.smooth.SMOOTH_NOISES``
     name), gamma, the calibration mode, delta, and ``rows_per_person`` m (one person changes at most m records:
     each cell's Gini is calibrated at epsilon/m, and for "laplace" at delta / (m e^{(m-1) epsilon/m}), so group
-    privacy over m records gives back (epsilon, delta)). Every path draws through :meth:`draw` (the planner and
-    ``dpcore.release.make_release``, the command line's engines, :func:`release_gini`) and simulates through
-    :meth:`simulate` (the pages), so one grid, one clamp and one record text hold for all of them.
+    privacy over m records gives back (epsilon, delta)). It states alpha, beta, the noise law, the certificate
+    and the cost, and simulates the law (:meth:`simulate`, the pages and :func:`release_gini`); the real draw is
+    :class:`dpcore.mechanisms.GiniMechanism`'s (this calibration with a draw), so one grid, one clamp and one
+    record text hold for every path.
 
-    Real draw, "cauchy": the certified generalized-Cauchy sampler (:func:`dpcore.noise.secure.release_generalized_cauchy`)
-    in its pure-DP mode: window [0, 1], grid 1e-6, scale clamped to [GINI_MIN_SCALE, 1/alpha] (S_beta <= GS <= 1,
-    so the top clamp never binds on a valid S; the floor keeps max(S, alpha floor) a beta-smooth bound), alpha
-    shrunk by 2 FLOAT_SLACK and the loss certified at alpha (1 - FLOAT_SLACK), beta (1 + FLOAT_SLACK), which
+    The real draw ("cauchy") is the certified generalized-Cauchy sampler in its pure-DP mode: window [0, 1],
+    grid 1e-6, scale clamped to [GINI_MIN_SCALE, 1/alpha] (S_beta <= GS <= 1, so the top clamp never binds on a
+    valid S; the floor keeps max(S, alpha floor) a beta-smooth bound), alpha shrunk by 2 FLOAT_SLACK
+    (:attr:`release_alpha`) and the loss certified at alpha (1 - FLOAT_SLACK), beta (1 + FLOAT_SLACK), which
     covers a relative floating-point error up to FLOAT_SLACK in g(X) and S_beta(X). Cost: pure
-    m max(certified loss + sampler excess, epsilon/m).
-    Real draw, "laplace": OpenDP's floating-point-safe Laplace at the confidential scale (NRS 2007's (epsilon,
-    delta) with the certified delta of ``dpcore.noise.smooth.laplace_smooth_delta``); no floor (not needed by
-    the sampler). "laplace_lognormal" has no floating-point-safe sampler: a real draw is refused (simulation only).
-    Every value is published by :func:`dpcore.noise.secure.publish_gini` (clamp to [0, 1], grid 1e-6).
+    m max(certified loss + sampler excess, epsilon/m) (:attr:`certified`).
+    "laplace": OpenDP's floating-point-safe Laplace at the confidential scale (NRS 2007's (epsilon, delta) with
+    the certified delta of ``dpcore.noise.smooth.laplace_smooth_delta``); no floor (not needed by the sampler).
+    "laplace_lognormal" has no floating-point-safe sampler: a real draw is refused (simulation only).
+    Every value is published by :func:`dpcore.noise.guarantees.publish_gini` (clamp to [0, 1], grid 1e-6).
     """
 
     epsilon: float
@@ -163,7 +152,7 @@ class GiniMechanism:
         """(certified loss of the continuous mechanism, sampler excess) of one Cauchy cell; (epsilon_cell, 0)
         for the other noises, whose certificate is their calibration's."""
         from .. import noise as noise_module
-        from ..noise import secure as secure_noise
+        from ..noise import guarantees as noise_guarantees
 
         if self.noise != "cauchy":
             return self.epsilon_cell, 0.0
@@ -171,8 +160,8 @@ class GiniMechanism:
         loss = noise_module.smooth_noise_privacy_loss(
             self.gamma, cal.alpha * (1.0 - FLOAT_SLACK), cal.beta * (1.0 + FLOAT_SLACK), tol=1e-3 * self.epsilon_cell
         )
-        excess, _ = secure_noise.gc_pure_sampler_excess(
-            self.gamma, secure_noise.GINI_GRID, secure_noise.GINI_WINDOW, GINI_MIN_SCALE, self.max_scale
+        excess, _ = noise_guarantees.gc_pure_sampler_excess(
+            self.gamma, noise_guarantees.GINI_GRID, noise_guarantees.GINI_WINDOW, GINI_MIN_SCALE, self.max_scale
         )
         return float(loss), float(excess)
 
@@ -219,7 +208,7 @@ class GiniMechanism:
             "privacy_statement_per_cell": cal.statement(),
             "output_grid": 1e-6,
             "output_window": [0.0, 1.0],
-            "output_rule": "dpcore.noise.secure.publish_gini: clamp to [0, 1], round to the grid (post-processing)",
+            "output_rule": "dpcore.noise.guarantees.publish_gini: clamp to [0, 1], round to the grid (post-processing)",
             "noise_scale": CONFIDENTIAL_SCALE_LABEL,
         }
         if self.noise == "cauchy":
@@ -236,7 +225,6 @@ class GiniMechanism:
             out.update(delta_per_cell=self.delta_cell)
         return out
 
-    # -- draws --------------------------------------------------------------------------------------------
     def check_real_release(self) -> None:
         """Refuse, from public settings only and before any charge, a real draw without a floating-point-safe
         sampler (the log-normal factor of "laplace_lognormal": OpenDP samples Laplace and Gaussian only)."""
@@ -247,73 +235,10 @@ class GiniMechanism:
                 "noise='cauchy' (the certified generalized-Cauchy sampler); nothing was charged."
             )
 
-    def draw(self, confidential_gini: float, confidential_smooth_sensitivity: float, rng: Any = None) -> GiniDraw:
-        """One cell's release. ``rng`` None (or a ``dpcore.rng.SecureRandom``): the real sampler; a numpy
-        Generator or seed: a simulation of the same law on the same grid (NOT a release). A real Cauchy draw's
-        ``noisy_value`` lies in the sampler's window [0, 1] (the window is part of its pure-DP mode). A smooth sensitivity
-        <= 0 marks a cell whose Gini is the same for every data set of its size (n <= 1): 0 is released exactly."""
-        from ..noise import secure as secure_noise
-
-        if float(confidential_smooth_sensitivity) <= 0.0:
-            return GiniDraw(
-                0.0,
-                0.0,
-                "none: the Gini of n <= 1 records is 0 on every data set (public)",
-                "no data-dependent output",
-                secure_noise._simulated(rng),
-            )
-        g = float(confidential_gini)
-        simulated = secure_noise._simulated(rng)
-        if simulated:
-            # the calibrated law S/alpha that the pages explore (the real sampler's float-slack margin, 2e-6 of the
-            # scale, and its floor are safety margins of the real draw), without the sampler's window: the
-            # published value is the same (publish_gini clamps to the window and rounds to the grid), and the
-            # noisy value keeps the density the posterior reads
-            noisy = g + self.noise_scale(confidential_smooth_sensitivity) * float(
-                self.noise_law().rvs(1, as_generator(rng))[0]
-            )
-            return GiniDraw(
-                secure_noise.publish_gini(noisy),
-                noisy,
-                f"simulation: value + scale * {self.noise} noise (numpy), clamped to [0, 1] on the grid "
-                "1e-06 (NOT a real release)",
-                self.smooth_calibration.statement(),
-                True,
-            )
-        scale = self.confidential_noise_scale(confidential_smooth_sensitivity)
-        if self.noise == "cauchy":
-            loss, _ = self.certified
-            d = secure_noise.release_generalized_cauchy(
-                g,
-                scale=scale,
-                gamma=self.gamma,
-                grid=secure_noise.GINI_GRID,
-                rng=rng,
-                window=secure_noise.GINI_WINDOW,
-                epsilon=loss,
-                min_scale=GINI_MIN_SCALE,
-                max_scale=self.max_scale,
-            )
-            noisy = float(d.values[0])
-            statement = (
-                f"smooth-sensitivity certificate (dpcore.noise.smooth_noise_privacy_loss, gamma={self.gamma:g}, "
-                f"alpha={self.release_alpha:.6g}, beta={self.smoothness:.6g}, float slack {FLOAT_SLACK:g}) -> epsilon "
-                f"{loss:.6g} per cell; {d.privacy_map}"
-            )
-            return GiniDraw(secure_noise.publish_gini(noisy), noisy, d.measurement, statement, simulated)
-        self.check_real_release()
-        d = secure_noise.release_real_values(
-            [g], scale=scale, rng=rng, confidential_scale_label=CONFIDENTIAL_SCALE_LABEL
-        )
-        noisy = float(d.values[0])
-        return GiniDraw(
-            secure_noise.publish_gini(noisy), noisy, d.measurement, self.smooth_calibration.statement(), False
-        )
-
     def simulate(
         self, confidential_gini: float, confidential_noise_scale: float, size: Any, rng: Any = None
     ) -> np.ndarray:
-        """``size`` simulated noisy values g + scale Z of this mechanism's law (numpy, vectorised; before the
+        """``size`` simulated noisy values g + scale Z of this calibration's law (numpy, vectorised; before the
         [0, 1] clamp, which is post-processing): exploration only, nothing is released or charged."""
         return float(confidential_gini) + float(confidential_noise_scale) * self.noise_law().rvs(
             size, as_generator(rng)

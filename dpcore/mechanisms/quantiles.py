@@ -1,5 +1,10 @@
-"""The mechanisms of every released percentile: :class:`HistogramMechanism` (PSEO's noisy histogram) and
-:class:`ExponentialQuantileMechanism` (the exponential-mechanism quantile on a public candidate grid)."""
+"""Quantiles of every cell of a table: the PSEO noisy histogram (:class:`HistogramMechanism`) and the
+exponential-mechanism quantile on a public candidate grid (:class:`ExponentialQuantileMechanism`, plans'
+``method = "exponential"``).
+
+The mathematics (bins and candidate grids, the eq. (4.2) read-off, the vectorised simulation of many noisy
+histograms) is :mod:`dpcore.percentiles`'; the draws are here.
+"""
 
 from __future__ import annotations
 
@@ -9,22 +14,25 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_int
-from .common import (
+from .. import budget
+from ..defaults import available_cores
+from ..noise import guarantees as noise_guarantees
+from ..noise import secure as secure_noise
+from ..percentiles import (
+    MAX_EXPONENTIAL_QUANTILES,
     PSEO_BIN_EDGES,
-    PSEO_LOWER,
-    PSEO_TOP,
-    check_clip_range,
+    candidate_grid,
     check_edges,
     check_q,
     check_relation,
     epsilon_per_bin,
+    percentiles_from_histogram,
+    simulate_histogram_percentiles,
 )
-from .histogram import percentiles_from_histogram, simulate_histogram_percentiles
+from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_int
+from .base import register
 
-# ---------------------------------------------------------------------------------------------
-# The mechanism of every released PSEO histogram (planner, app release, command line)
-# ---------------------------------------------------------------------------------------------
+__all__ = ["HistogramMechanism", "HistogramDraw", "ExponentialQuantileMechanism", "ExponentialQuantileDraw"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,7 @@ class HistogramDraw:
     simulated: bool
 
 
+@register
 @dataclass(frozen=True)
 class HistogramMechanism:
     """The one mechanism of every released PSEO table (Foote et al. 2019, Section 4.1): every cell x bin count +
@@ -60,6 +69,9 @@ class HistogramMechanism:
     q: Any = (25.0, 50.0, 75.0)
     rows_per_person: int = 1
     relation: str = "replace"
+
+    kind = "histogram"
+    interval_kind = "percentiles"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -85,8 +97,6 @@ class HistogramMechanism:
 
     def privacy_cost(self):
         """Replace-one cost: epsilon (relation "replace"), 2 epsilon (relation "add_remove")."""
-        from .. import budget
-
         return budget.pure(2.0 * self.epsilon if self.relation == "add_remove" else self.epsilon)
 
     def record(self) -> dict[str, Any]:
@@ -107,8 +117,6 @@ class HistogramMechanism:
     def draw(self, counts: Any, rng: Any = None) -> HistogramDraw:
         """Noisy counts and percentiles for a (cells x bins) table of integer counts. ``rng`` None: the real
         sampler; a numpy Generator or seed: a simulation (one seeded draw per cell, NOT a release)."""
-        from ..noise import secure as secure_noise
-
         table = np.asarray(counts)
         if table.ndim != 2 or table.shape[1] != len(self.edges) - 1:
             raise DPInputError(f"counts must be a (cells x {len(self.edges) - 1}) table, got shape {table.shape}")
@@ -120,9 +128,9 @@ class HistogramMechanism:
                 "none: no cells",
                 "no data-dependent output",
                 None,
-                secure_noise._simulated(rng),
+                secure_noise.is_simulation(rng),
             )
-        if not secure_noise._simulated(rng):
+        if not secure_noise.is_simulation(rng):
             d = secure_noise.release_integer_counts(
                 table.ravel(), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
             )
@@ -145,6 +153,11 @@ class HistogramMechanism:
             noisy, values.reshape(table.shape[0], len(self.q)), measurement, privacy_map, map_eps, simulated
         )
 
+    def certified_epsilon(self, draw: HistogramDraw) -> float:
+        """OpenDP's privacy map of the discrete Laplace at the table's L1 sensitivity (2m) (the draw's
+        ``map_epsilon``): epsilon under replace-one, 2 epsilon for relation "add_remove" (its scale is m/epsilon)."""
+        return float(draw.map_epsilon if draw.map_epsilon is not None else self.sensitivity / self.noise_scale)
+
     def simulate(self, counts: Any, n_draws: int, rng: Any = None) -> np.ndarray:
         """Percentiles of ``n_draws`` simulated releases of each row: (n_draws, cells, q) (numpy, vectorised)."""
         return simulate_histogram_percentiles(
@@ -156,50 +169,6 @@ class HistogramMechanism:
             rng=rng,
             relation=self.relation,
         )
-
-
-# ---------------------------------------------------------------------------------------------
-# The exponential-mechanism quantile on a public candidate grid (plans' method = "exponential")
-# ---------------------------------------------------------------------------------------------
-
-#: the most quantiles one exponential-mechanism statistic releases per cell: epsilon is split across them
-#: (sequential composition), so each added quantile makes every one noisier; beyond a few the histogram,
-#: which gives every percentile (and the histogram itself) for one epsilon, is the better release
-MAX_EXPONENTIAL_QUANTILES = 5
-#: edges of the "pseo-fine" candidate grid
-PSEO_FINE_EDGES = 1001
-#: the named candidate grids of the exponential-mechanism quantile
-CANDIDATE_SCHEMES = ("pseo-fine",)
-
-
-def fine_candidate_grid(
-    n_edges: int = PSEO_FINE_EDGES, *, lower: float = PSEO_LOWER, upper: float = PSEO_TOP
-) -> np.ndarray:
-    """The "pseo-fine" grid: ``n_edges`` geometrically spaced whole-dollar points from ``lower`` to ``upper``
-    (PSEO's range, $10,000 to the 99.9th percentile 614,597 of Table 1).
-
-    Geometric: earnings are close to log-normal (Section 4.1.1), so a constant relative step (0.41% with
-    1,001 edges: about $250 at a $60,000 median) gives every cell the same relative resolution. Public: a
-    function of the parameters only, chosen without looking at any data."""
-    n_edges = check_int(n_edges, "number of candidates", minimum=2, maximum=100_000)
-    lo, hi = check_clip_range(lower, upper)
-    if lo <= 0:
-        raise DPInputError(f"a geometric candidate grid needs lower > 0, got {lo:g}")
-    grid = np.unique(np.round(np.geomspace(lo, hi, n_edges)))
-    return check_edges(grid, "candidate grid")
-
-
-def candidate_grid(candidates: Any = "pseo-fine") -> np.ndarray:
-    """The public candidates of the exponential-mechanism quantile: a named grid ("pseo-fine",
-    :func:`fine_candidate_grid`) or a strictly increasing list of edges (at least two)."""
-    if isinstance(candidates, str):
-        if candidates not in CANDIDATE_SCHEMES:
-            raise DPInputError(
-                f"candidates must be one of {', '.join(CANDIDATE_SCHEMES)} or a list of public "
-                f"edges, got {candidates!r}"
-            )
-        return fine_candidate_grid()
-    return check_edges(candidates, "candidate grid")
 
 
 def _check_open_q(q: Any) -> tuple[float, ...]:
@@ -233,6 +202,7 @@ class ExponentialQuantileDraw:
     simulated: bool
 
 
+@register
 @dataclass(frozen=True)
 class ExponentialQuantileMechanism:
     """Each cell's quantiles chosen among public candidates by the exponential mechanism (McSherry & Talwar 2007;
@@ -282,6 +252,9 @@ class ExponentialQuantileMechanism:
     rows_per_person: int = 1
     cells_move: bool = False
 
+    kind = "exponential_quantile"
+    interval_kind = None
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         grid = candidate_grid() if self.candidates is None else candidate_grid(self.candidates)
@@ -308,8 +281,6 @@ class ExponentialQuantileMechanism:
 
     def privacy_cost(self):
         """epsilon (pure): epsilon / len(q) per quantile, composed sequentially over the quantiles."""
-        from .. import budget
-
         return budget.pure(self.epsilon)
 
     def record(self) -> dict[str, Any]:
@@ -373,10 +344,8 @@ class ExponentialQuantileMechanism:
     def draw(self, counts: Any, rng: Any = None) -> ExponentialQuantileDraw:
         """The chosen candidates of a (cells x K) table of counts on the grid. ``rng`` None: OpenDP (a real
         release); a numpy Generator or seed: a simulation of the same law (NOT a release)."""
-        from ..noise import secure as secure_noise
-
         u = self.scores(counts)
-        if secure_noise._simulated(rng):
+        if secure_noise.is_simulation(rng):
             return ExponentialQuantileDraw(
                 *self._ordered(self._simulated_choices(u, as_generator(rng))),
                 f"numpy simulation of report-noisy-max with exponential noise, scale {self.noise_scale!r}",
@@ -409,6 +378,12 @@ class ExponentialQuantileMechanism:
             False,
         )
 
+    def certified_epsilon(self, draw: ExponentialQuantileDraw) -> float:
+        """OpenDP's privacy map of the noisy max at the score sensitivity, per quantile (the draw's
+        ``map_epsilon``), composed over the quantiles (checked against epsilon / len(q) on every real draw)."""
+        per = draw.map_epsilon if draw.map_epsilon is not None else self.epsilon_per_quantile
+        return float(per) * len(self.q)
+
     def _score_factor(self, n_max: int) -> int | None:
         """D = 100 x 10^d (d <= 4 the decimals of the levels), so that D u = -|D #(x < c) - (10^d q) n| is a whole
         number; None (float scores) when the levels have more decimals or D n could leave int64. Multiplying the
@@ -423,9 +398,7 @@ class ExponentialQuantileMechanism:
     def _measurement(self, factor: int | None = None) -> tuple[Any, float]:
         """OpenDP's noisy max at this scale, on float scores (``factor`` None) or on the scores times ``factor``
         (int64), and its privacy map at the stated sensitivity (refused above epsilon / len(q))."""
-        from ..noise.secure import _opendp
-
-        dp = _opendp()
+        dp = noise_guarantees.load_opendp()
         if factor is None:
             space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
             meas = dp.m.make_noisy_max(*space, dp.max_divergence(), scale=self.noise_scale)
@@ -473,8 +446,6 @@ def _gauss_legendre_unit(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
 def _noisy_max_on_cores(measurement: Any, scores: np.ndarray) -> np.ndarray:
     """``measurement`` (OpenDP noisy max) on every row of ``scores``, rows split across a thread pool: each call
     is independent and OpenDP releases the GIL while it samples, so the law is that of one call per row."""
-    from ..defaults import available_cores
-
     rows = np.ascontiguousarray(scores)
     out = np.empty(rows.shape[0], dtype=np.int64)
 

@@ -1,4 +1,7 @@
-"""The mechanism of every released relative risk: :class:`RelativeRiskMechanism` (LaplaceNoisedCounts, Claim 3.1)."""
+"""Relative risks of every cell of a table: Shoham & Ligett's LaplaceNoisedCounts (:class:`RelativeRiskMechanism`).
+
+The mathematics (Claims 3.1-3.4, the ratio's accuracy and interval) is :mod:`dpcore.ratio`'; the draw is here.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import budget
+from ..noise import guarantees as noise_guarantees
+from ..noise import secure as secure_noise
 from ..validation import DPInputError, check_epsilon, check_int
+from .base import register
+
+__all__ = ["RelativeRiskMechanism", "RelativeRiskDraw"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +33,7 @@ class RelativeRiskDraw:
     simulated: bool
 
 
+@register
 @dataclass(frozen=True)
 class RelativeRiskMechanism:
     """The one mechanism of every released relative risk: Shoham & Ligett's LaplaceNoisedCounts (Claim 3.1).
@@ -40,6 +50,9 @@ class RelativeRiskMechanism:
     epsilon: float
     rows_per_person: int = 1
 
+    kind = "relative_risk"
+    interval_kind = "relative_risk"
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "rows_per_person", check_int(self.rows_per_person, "rows per person", minimum=1))
@@ -51,13 +64,9 @@ class RelativeRiskMechanism:
     @property
     def noise_scale(self) -> float:
         """OpenDP's Laplace scale for epsilon at L1 sensitivity 2m (2m/epsilon up to its rounding allowance)."""
-        from ..noise import secure as secure_noise
-
-        return secure_noise.laplace_scale_for(self.epsilon, self.sensitivity)
+        return noise_guarantees.laplace_scale_for(self.epsilon, self.sensitivity)
 
     def privacy_cost(self):
-        from .. import budget
-
         return budget.pure(self.epsilon)
 
     def record(self) -> dict[str, Any]:
@@ -75,8 +84,6 @@ class RelativeRiskMechanism:
     ) -> RelativeRiskDraw:
         """Noisy counts and relative risks of every cell. ``rng`` None: the real sampler; a numpy Generator or
         seed: a simulation (NOT a release)."""
-        from ..noise import secure as secure_noise
-
         x = np.asarray(cases_exposed, dtype=float).ravel()
         y = np.asarray(cases_reference, dtype=float).ravel()
         nx = np.asarray(n_exposed, dtype=float).ravel()
@@ -86,7 +93,7 @@ class RelativeRiskMechanism:
         if x.size == 0:
             empty = np.zeros(0)
             return RelativeRiskDraw(
-                empty, empty, empty, "none: no cells", "no data-dependent output", None, secure_noise._simulated(rng)
+                empty, empty, empty, "none: no cells", "no data-dependent output", None, secure_noise.is_simulation(rng)
             )
         d = secure_noise.release_real_values(
             np.concatenate([x, y]), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
@@ -100,3 +107,8 @@ class RelativeRiskMechanism:
             rr = (xn / np.maximum(nx, 1.0)) / (np.maximum(yn, 1.0) / np.maximum(ny, 1.0))
         rr = np.where((nx > 0) & (ny > 0), rr, np.nan)
         return RelativeRiskDraw(xn, yn, rr, d.measurement, d.privacy_map, d.epsilon, d.simulated)
+
+    def certified_epsilon(self, draw: RelativeRiskDraw) -> float:
+        """OpenDP's privacy map of its floating-point-safe Laplace at L1 sensitivity 2m (the draw's
+        ``map_epsilon``; :func:`dpcore.noise.guarantees.laplace_scale_for` chose the scale so that it is <= epsilon)."""
+        return float(draw.map_epsilon if draw.map_epsilon is not None else self.epsilon)
