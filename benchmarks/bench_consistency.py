@@ -1,6 +1,6 @@
 """Tables that add up, measured on the real PSEO table's hierarchies (prints Markdown tables; not part of pytest).
 
-Run: .venv/bin/python benchmarks/bench_consistency.py [--quick]
+Run: .venv/bin/python benchmarks/bench_consistency.py [--quick] [--coverage]
 
 Trees (cells: the published PSEO cells of one aggregation level, earnings synthesized from each cell's n and
 quartiles, counted in PSEO's 21 bins; dpcore.views.percentiles):
@@ -16,7 +16,9 @@ ratio of the integers' RMSE to the own measurement's, the share of measured bins
 coverage (published: widened to the published value; and the least-squares interval alone), the mean absolute
 p50 error read off the measured and the consistent histograms. Then the splits: each level's exact least-squares
 RMSE over the RMSE of releasing that level alone with the whole epsilon, even split and balanced split. Then the
-time of one release's post-processing (make_consistent) and of the balanced split.
+time of one release's post-processing (make_consistent) and of the balanced split. ``--coverage`` prints only
+the coverage of the published p25, p50 and p75 intervals at every level with the nodes' n public (cell_sizes =
+"public": what a release with margins publishes) and not public (noisy cell sizes).
 """
 
 from __future__ import annotations
@@ -122,7 +124,29 @@ def timing(name: str, tree, counts) -> None:
     )
 
 
+def coverage_table(name: str, tree, counts, epsilons, draws: int) -> None:
+    print(f"\n#### {name} tree: coverage of the published 95% intervals per level (cells first), {draws} releases")
+    print("| ε | n | p25 | p50 | p75 | p50 least squares alone |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for eps in epsilons:
+        scales = list(2.0 / consistency.split_epsilon(eps, tree.levels))
+        for public in (True, False):
+            sim = consistency.simulate(tree, counts, scales, n_draws=draws, rng=2027, q=(25, 50, 75), n_public=public)
+            cov = [fmt(sim.coverage[q]) for q in (25.0, 50.0, 75.0)]
+            print(
+                f"| {eps:g} | {'public' if public else 'noisy'} | {' | '.join(cov)} | "
+                f"{fmt(sim.coverage_least_squares[50.0])} |"
+            )
+
+
 def main() -> None:
+    if "--coverage" in sys.argv:
+        print(f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, load average {os.getloadavg()[0]:.1f}")
+        for name, draws in (("state", 60 if QUICK else 400), ("institution", 10 if QUICK else 40)):
+            tree, counts = tree_and_counts(name)
+            coverage_table(name, tree, counts, (0.25, 1.0, 4.0), draws)
+        print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
+        return
     print(
         f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
