@@ -6,6 +6,7 @@ the hierarchy, the intervals recomputable from the files, neighbouring data sets
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -147,6 +148,14 @@ def test_simulation_writes_every_level_as_a_simulation(tmp_path, pseo_rows):
     ]
     assert all(t["simulation"].all() for t in tables)
     _assert_adds_up(*tables)
+    # the free-space estimate before the charge counts every level's table (within a factor 2 of what is written)
+    from dpcore.engines import output
+
+    block = os.statvfs(out).f_frsize
+    used = sum(-(-f.stat().st_size // block) * block for f in out.iterdir())
+    plan = parse_plan((out / "plan.toml").read_text())
+    estimate = output.output_bytes(plan, {"earn": tables[0][BY]}, block)
+    assert used / 2 <= estimate <= 2 * used
 
 
 def test_neighbours_with_public_cells_release_alike(tmp_path, pseo_rows):
