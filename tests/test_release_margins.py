@@ -203,3 +203,22 @@ def test_no_cell_selected_releases_empty_levels_alike(tmp_path):
     for out in (a[1], b[1]):
         for name in ("earn.csv", "earn__state.csv", "earn__total.csv"):
             assert len(pd.read_csv(out / name)) == 0
+
+
+def test_declared_keys_make_the_tree_public(tmp_path, pseo_rows):
+    """cell_sizes = "noisy" with the cells declared in [keys]: every declared cell is released (absent ones as
+    zeros) and the margins are sums of the declared cells, whatever the data; no DP selection, so no delta."""
+    keys = {c: sorted(pseo_rows[c].unique().tolist()) for c in BY}
+    declared = "\n[keys]\n" + "\n".join(f"{c} = {json.dumps(v)}" for c, v in keys.items()) + "\n"
+    folder = tmp_path / "keys"
+    folder.mkdir()
+    (folder / "plan.toml").write_text(PLAN.format(sizes="noisy", margins='[["state"], []]') + declared)
+    pseo_rows.to_parquet(folder / "data.parquet", index=False)
+    url = f"sqlite:///{folder / 'ledger.db'}"
+    args = ["release", folder / "plan.toml", "--data", folder / "data.parquet", "--out", folder / "out", "--quiet"]
+    assert cli.main([str(a) for a in [*args, "--ledger", url, "--init-ledger"]]) == 0
+    entries = ledger.open_ledger(url).find_account("pseo-margins").entries()
+    assert [(e.epsilon, e.delta) for e in entries] == [(pytest.approx(1.6), 0.0)]
+    tables = [pd.read_csv(folder / "out" / n) for n in ("earn.csv", "earn__state.csv", "earn__total.csv")]
+    assert len(tables[0]) == int(np.prod([len(v) for v in keys.values()])) and len(tables[1]) == 2
+    _assert_adds_up(*tables)
