@@ -118,6 +118,7 @@ def test_release_with_margins_adds_up_at_every_level(tmp_path, pseo_rows):
     assert set(record["files"]) >= {"earn__state.csv", "earn__total.parquet"}
     card = (out / "release_card.md").read_text()
     assert "Hierarchy of 3 levels" in card and "a margin of earn" in card
+    assert "earnings percentiles with margins" in card and "coverage is measured" in card
     assert "earn\\_\\_state" in card and "earn\\_\\_total" in card
     # anyone holding the files recomputes every level's intervals and honest digits from them alone
     rec, tables = read_release(out)
