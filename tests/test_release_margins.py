@@ -165,6 +165,11 @@ def test_neighbours_with_public_cells_release_alike(tmp_path, pseo_rows):
     other.loc[0, "earnings"] = 600_000.0
     a, b = _release(tmp_path, "a", pseo_rows), _release(tmp_path, "b", other)
     assert a[0] == b[0] == 0 and a[2] == b[2]
+    varying = {"created", "source", "files"}  # the clock, the path, the hashes of the noisy files
+    records = [json.loads((r[1] / "release_record.json").read_text()) for r in (a, b)]
+    assert [{k: v for k, v in r.items() if k not in varying} for r in records[:1]] == [
+        {k: v for k, v in r.items() if k not in varying} for r in records[1:]
+    ]
     for name in ("earn.csv", "earn__state.csv", "earn__total.csv"):
         ta, tb = pd.read_csv(a[1] / name), pd.read_csv(b[1] / name)
         assert list(ta.columns) == list(tb.columns)
