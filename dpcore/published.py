@@ -223,7 +223,16 @@ def _percentiles_consistent(table: pd.DataFrame, stat: Mapping[str, Any], level:
         col = "p" + f"{q:g}".replace(".", "_")
         widths = np.where(np.isfinite(highs[:, i]), highs[:, i] - lows[:, i], edges[-1] - lows[:, i])
         steps = np.where(np.isfinite(lows[:, i]), _steps(widths), math.nan)
-        out[col] = _rounded(values[:, i], steps)
+        rounded = _rounded(values[:, i], steps)
+        out[col] = rounded
+        # a wide interval has a coarse step, which can move the value past the interval's end bin edge: the
+        # interval is widened to the bin edges around the rounded value (only wider: its coverage is kept)
+        held = np.clip(np.searchsorted(edges, rounded, side="right"), 1, m)
+        has = np.isfinite(lows[:, i]) & np.isfinite(rounded)
+        below = has & (rounded < lows[:, i])
+        above = has & (rounded > highs[:, i])
+        lows[below, i] = np.where(held[below] == 1, np.minimum(rounded[below], edges[0]), edges[held[below] - 1])
+        highs[above, i] = np.where(held[above] == m, np.maximum(rounded[above], edges[-1]), edges[held[above]])
         out[f"{col}_lower"], out[f"{col}_upper"] = lows[:, i], highs[:, i]
     return out
 

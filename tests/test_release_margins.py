@@ -228,3 +228,27 @@ def test_declared_keys_make_the_tree_public(tmp_path, pseo_rows):
     tables = [pd.read_csv(folder / "out" / n) for n in ("earn.csv", "earn__state.csv", "earn__total.csv")]
     assert len(tables[0]) == int(np.prod([len(v) for v in keys.values()])) and len(tables[1]) == 2
     _assert_adds_up(*tables)
+
+
+def test_a_value_rounded_past_its_wide_interval_is_inside_the_published_interval():
+    """A small cell of a four-level PSEO release (5,073 cells at epsilon 1): its p50 interval is [22,876, inf), so
+    its honest step is $20,000 and the value rounds to 20,000, below the interval; the published interval is
+    widened to the bin edges around the rounded value (idempotent on its own output)."""
+    from dpcore.percentiles import PSEO_BIN_EDGES
+    from dpcore.published import published_table
+
+    counts = [0, 12, 10, 21, 4, 0, 2, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    estimates = [-26.95, 13.83, 11.98, 22.53, 6.78, 2.4, 4.76, -7.64, -2.96, 5.07, 16.51]
+    estimates += [-3.85, 6.72, -0.86, -3.25, 7.53, 0.56, -14.96, 1.37, 3.14, 6.89]
+    table = pd.DataFrame({"n": [44], "p50": [0.0]})
+    for j in range(21):
+        table[f"bin_{j + 1:02d}"] = [counts[j]]
+    for j in range(21):
+        table[f"ls_bin_{j + 1:02d}"] = [estimates[j]]
+    table["ls_sd"] = [11.238]
+    stat = {"bin_edges": list(PSEO_BIN_EDGES), "q": [50.0]}
+    out = published_table("percentiles_consistent", table, stat, 0.95)
+    assert out["p50"][0] == 20_000.0
+    assert out["p50_lower"][0] <= out["p50"][0] <= out["p50_upper"][0]
+    assert out["p50_lower"][0] == PSEO_BIN_EDGES[1]  # the bin that holds 20,000
+    pd.testing.assert_frame_equal(published_table("percentiles_consistent", out, stat, 0.95), out)
