@@ -41,6 +41,14 @@ def test_balanced_split_is_no_worse_on_the_worst_level():
     even = margins_views.margins_view(TREE, 1.0, split="even")
     balanced = margins_views.margins_view(TREE, 1.0, split="balanced")
     assert max(balanced.cost) <= max(even.cost) + 1e-9 and sum(balanced.shares) == pytest.approx(1.0)
+    # the split as a plan writes it, and the plan reads it back as the same shares
+    from dpcore.plan import parse_plan
+
+    plan = parse_plan(
+        'version = 1\ndataset = "x"\nincome = "y"\ncap_epsilon = 1.0\ncell_sizes = "public"\n[[statistics]]\n'
+        'kind = "percentiles"\nby = ["g", "c"]\nepsilon = 1.0\nmargins = [["g"], []]\n' + balanced.plan_line
+    )
+    assert plan.statistics[0].level_epsilons() == pytest.approx(balanced.shares, rel=1e-3)
 
 
 def test_rows_per_person_scales_the_noise():

@@ -34,6 +34,7 @@ def margins_table(view: margins_views.MarginsView, *, key: str) -> None:
         "least-squares estimate after consistency, published beside the whole counts that add up "
         "(docs/release_noise.md)."
     )
+    st.caption(f"In a release plan, beside `margins`: `{view.plan_line}`")
     download_csv(table, "Download these numbers (CSV)", "margins_cost_and_gain.csv", key=key)
 
 

@@ -95,10 +95,16 @@ class MarginsView:
             "gain more where counts are small)."
         )
 
+    @property
+    def plan_line(self) -> str:
+        """The split as a plan writes it (the statistic's ``epsilon_split``: weights, cells first)."""
+        return "epsilon_split = [" + ", ".join(f"{s / self.epsilon:.4g}" for s in self.shares) + "]"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "epsilon": self.epsilon,
             "split": self.split,
+            "plan_line": self.plan_line,
             "levels": self.rows(),
             "sentence": self.sentence,
         }
