@@ -50,6 +50,9 @@ selected with DP, every n is a noisy count costing ``n_epsilon`` more, and the m
   "exponential"``: the rows counted into the public candidate grid, and per cell and level one candidate chosen by
   OpenDP's noisy max on the scores -|#(x < c) - q n / 100| (:class:`dpcore.mechanisms.ExponentialQuantileMechanism`;
   epsilon / len(q) per level, score sensitivity m, 2m when cell sizes are noisy).
+  With ``margins``: every level (the cells, each margin, the total) measured the same way with its share epsilon_l
+  of epsilon (scale 2m/epsilon_l; the levels compose to epsilon), then made consistent (post-processing:
+  :mod:`dpcore.engines.margins`).
 * mean (stratified paper Eq. 2/3): clipped sum in cents + Laplace with scale m (cU - cL)/epsilon
   (cU, cL the bounds in cents; OpenDP's scale for that map), divided by the public n.
 * gini (Lan & Reiter, eqs. (9)-(10)): per cell g + (S_beta(X)/alpha) Z drawn by :class:`dpcore.mechanisms.GiniMechanism`
