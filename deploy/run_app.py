@@ -1,37 +1,36 @@
-"""`bash run.sh app`: ``streamlit run app.py`` in this process, with what the pages need made meanwhile.
+"""`bash run.sh app`: ``streamlit run app.py`` in this process, with the modules every page needs imported first.
 
 A first visit after a server start paid for its imports (numpy, pandas, pyarrow, scipy, plotly, dpcore's views:
-about 1 s of CPU) and, on the Gini page, for the calibrations of its slider after the browser had connected.
-Streamlit offers no hook at its start, so this launcher makes them itself while Streamlit starts:
+about 1 s of CPU) after the browser had connected. Streamlit offers no hook at its start, so this launcher
+imports them itself, then runs Streamlit's own command line in the main thread: the server listens once they
+are loaded, and its first visitor does not wait for them. They are imported here, in this thread, not in a
+thread beside Streamlit: such a thread held the interpreter's lock while Streamlit started, so the server did not
+listen sooner (1.5-1.9 s from the command to its first health answer either way, against 0.6 s for a bare app),
+and a visit that arrived while it was still importing shared the lock with it (docs/benchmarks.md, "Page load");
+and plotly, whose theme Streamlit's start-up draws, looks pandas up in ``sys.modules`` without importing it, so a
+pandas half-imported by another thread broke the start ("partially initialized module 'pandas' has no attribute
+'Series'"). OpenDP is not among them: only a real release needs it, and the release imports it then.
 
-* numpy and pandas first, in this thread: plotly looks them up in ``sys.modules`` without importing them, and
-  Streamlit's start-up draws plotly's theme, so a pandas half-imported by another thread broke the start
-  ("partially initialized module 'pandas' has no attribute 'Series'");
-* then, in a background thread, the other modules (a page's script that needs one still imports it: the import
-  system makes it wait for the thread's import of the same module), and the calibrations of the Gini page's
-  default noise at every ε of its slider (:func:`warm`: public inputs only, remembered by ``dpcore.noise`` for
-  the process; the certified tight α is a search, and they were over half of the page's first run).
-
-The thread, not this one, so that the server listens early: made before it listens, they delayed
-the start by as much as they saved a visitor who connects at once (docs/benchmarks.md, "Page load"); a visitor
-who comes a few seconds later finds them done either way. OpenDP is not preloaded: only a real release needs
-it, and the release imports it then.
+Then, still before it listens, the calibrations of the Gini page's default noise at every ε of its slider
+(:func:`warm`: public inputs only, remembered by ``dpcore.noise`` for the process): the certified tight α is a
+search, and they were over half of the Gini page's first run after a start. The page warms them itself too (after
+it is drawn), for a server started another way.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Imported before Streamlit starts: modules other code looks up in ``sys.modules`` without importing them
-PRELOAD_FIRST = ("numpy", "pandas")
-#: Then, in the background thread, the rest of what the data pages import on a first run (a failed import here is
-#: left to the page, which shows it)
+#: Imported before Streamlit starts, in this order (numpy and pandas first: other code looks them up in
+#: ``sys.modules``); what the data pages import on a first run. A failed import here is left to the page, which
+#: shows it.
 PRELOAD = (
+    "numpy",
+    "pandas",
     "pyarrow",
     "scipy.special",
     "scipy.optimize",
@@ -69,15 +68,10 @@ def warm() -> None:
         return
 
 
-def _background() -> None:
-    preload()
-    warm()
-
-
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))  # dpcore and ui, as `streamlit run app.py` puts the script's folder first
-    preload(PRELOAD_FIRST)
-    threading.Thread(target=_background, name="preload-imports", daemon=True).start()
+    preload()
+    warm()
     from streamlit.web import cli
 
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *argv]

@@ -1,6 +1,6 @@
 """`bash run.sh app` starts the app through deploy/run_app.py: Streamlit's own command line on app.py, with the
-modules the pages need imported and the Gini page's default calibrations made while Streamlit starts (a first visit
-after a start made them after the browser connected)."""
+modules the pages need imported first, in the launcher's thread, so that the server listens once they are loaded
+(a first visit after a start did those imports after the browser connected)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_run_sh_app_goes_through_the_launcher():
 
 
 def test_every_preloaded_module_exists_and_a_missing_one_is_left_to_the_page():
-    assert all(importlib.util.find_spec(name) is not None for name in run_app.PRELOAD_FIRST + run_app.PRELOAD)
+    assert all(importlib.util.find_spec(name) is not None for name in run_app.PRELOAD)
     run_app.preload(("json", "no_such_module_of_this_app"))  # no exception: the page would report it
 
 
@@ -36,7 +36,6 @@ def test_the_launcher_runs_streamlit_on_app_py_with_the_arguments_given(monkeypa
 
     monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.setattr(run_app, "PRELOAD", ())
-    monkeypatch.setattr(run_app, "PRELOAD_FIRST", ())
     monkeypatch.setattr(run_app, "warm", lambda: None)
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     assert run_app.main(["--server.port", "8765"]) == 0
@@ -46,39 +45,38 @@ def test_the_launcher_runs_streamlit_on_app_py_with_the_arguments_given(monkeypa
     }
 
 
-def test_numpy_and_pandas_before_streamlit_then_the_rest_and_the_calibrations_beside_it(monkeypatch):
+def test_the_pages_modules_are_imported_before_streamlit_starts_in_the_launchers_thread(monkeypatch):
     import streamlit.web.cli as cli
 
-    done: list[tuple[str, str]] = []  # (what, thread) in the order made
+    imported: list[tuple[str, str]] = []  # (module, thread) in the order of the imports
+    real_import = importlib.import_module
 
     def recording_import(name, *args, **kwargs):
-        done.append((name, threading.current_thread().name))
+        imported.append((name, threading.current_thread().name))
+        return real_import(name, *args, **kwargs)
 
     def fake_main(prog_name):
-        done.append(("streamlit's command line", threading.current_thread().name))
+        imported.append(("streamlit's command line", threading.current_thread().name))
         return 0
 
     monkeypatch.setattr(run_app, "importlib", types.SimpleNamespace(import_module=recording_import))
     monkeypatch.setattr(
-        run_app, "warm", lambda: done.append(("the Gini's calibrations", threading.current_thread().name))
+        run_app, "warm", lambda: imported.append(("the Gini's calibrations", threading.current_thread().name))
     )
     monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     assert run_app.main([]) == 0
-    for thread in threading.enumerate():
-        if thread.name == "preload-imports":
-            thread.join(timeout=30)
     me = threading.current_thread().name
-    assert [what for what, thread in done if thread == me] == [*run_app.PRELOAD_FIRST, "streamlit's command line"]
-    assert [what for what, thread in done if thread == "preload-imports"] == [
-        *run_app.PRELOAD,
-        "the Gini's calibrations",
+    assert imported == [
+        *((name, me) for name in run_app.PRELOAD),
+        ("the Gini's calibrations", me),
+        ("streamlit's command line", me),
     ]
 
 
 def test_opendp_is_left_to_a_release():
     # only a real release needs it (0.5-0.7 s of import); the release imports it itself
-    assert not any(name.split(".")[0] == "opendp" for name in run_app.PRELOAD_FIRST + run_app.PRELOAD)
+    assert not any(name.split(".")[0] == "opendp" for name in run_app.PRELOAD)
 
 
 def test_the_gini_pages_default_calibrations_are_ready_after_the_warm_up():
