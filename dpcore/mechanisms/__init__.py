@@ -31,7 +31,7 @@ gini_interval          :class:`GiniIntervalMechanism`       the Gini with a DP b
 =====================  ===================================  =======================================================
 """
 
-from .base import REGISTRY, Drawer, Mechanism, MechanismDraw, check_registered, register
+from .base import REGISTRY, Drawer, DrawProvenance, Mechanism, MechanismDraw, check_registered, register
 from .counts import CellSizesMechanism, CountDraw, CountMechanism, NoisyCells, selection_threshold
 from .gini import (
     GINI_PLANNING_N,
@@ -50,6 +50,7 @@ from .relative_risk import RelativeRiskDraw, RelativeRiskMechanism
 __all__ = [
     "Mechanism",
     "MechanismDraw",
+    "DrawProvenance",
     "REGISTRY",
     "register",
     "check_registered",
