@@ -107,7 +107,7 @@ def live_view(ds) -> None:
                                  help="Smaller ε = stronger privacy = more noise. Steps are roughly "
                                       "evenly spaced on a log scale from 0.05 to 5."))
     noise = noise_choice.noise_selector("gini", container=c1)  # every number below follows it (sections.NOISE)
-    gamma = float(qp_select_slider("Noise tail γ (> 1)", "gini_gamma", GAMMA_OPTIONS, 2.0, container=advanced,
+    gamma = float(qp_select_slider("Noise tail γ (> 1)", "gini_gamma", GAMMA_OPTIONS, defaults.GINI_GAMMA, container=advanced,
                                    help="Noise density ∝ 1/(1+|z|^γ). The paper uses γ = 2 (Cauchy-like, "
                                         "no mean or variance). γ > 3 gives a finite variance (an RMSE)."))
     n = ds.n
@@ -122,7 +122,7 @@ def live_view(ds) -> None:
     if method == "exact" and n > 200_000:
         advanced.caption("On this many records the exact bound takes a few seconds per change; 'fast' is instant and never "
                    "smaller.")
-    calibration = qp_radio("Noise calibration", "gini_cal", ["tight", "paper"], "tight", container=advanced,
+    calibration = qp_radio("Noise calibration", "gini_cal", ["tight", "paper"], defaults.GINI_CALIBRATION, container=advanced,
                            format_func=gini_views.CAL_LABELS.get,
                            help="Both are ε-DP. 'paper' uses α = ε/(4γ); 'tight' the largest α whose "
                                 "privacy loss is certified ≤ ε (about 5× less noise at γ = 2).")
