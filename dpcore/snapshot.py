@@ -1,0 +1,882 @@
+"""The DP snapshot of a confidential source: one small release from which every planning number is simulated.
+
+Planning on a confidential file is itself not private (every planning number is a function of the data). A
+**snapshot** is one differentially private release of public-format summaries, charged once at a small
+``planning_epsilon`` (default 0.1); synthetic planning data are then drawn from it (post-processing), and the
+planner's own solvers run on them. Everything it holds is a DP output or public, so plans, memos and scripts made
+from it are publishable.
+
+What it releases, for a public :class:`SnapshotSchema` (declared cells, public income bounds, fine public bins):
+
+* per declared cell, a **noisy histogram** of incomes on the schema's bins: a first bin ``[lower, floor)`` and
+  ``n_log_bins`` log-spaced bins from ``floor`` to ``upper`` (values outside ``[lower, upper]`` fall in the end
+  bins), by :class:`dpcore.percentiles.HistogramMechanism` (discrete Laplace of scale 2/epsilon on every cell x bin
+  count: one replaced record leaves one count and enters another, L1 sensitivity 2 for the whole table);
+* per declared cell, a **noisy count** (:class:`dpcore.mechanisms.CountMechanism`, L1 sensitivity 2: a replaced
+  record may leave one cell and enter another), unless the schema declares the cell sizes public;
+* with a relative risk declared (:class:`RiskSchema`), per cell the **outcome x exposure table** (cases and
+  non-cases of the exposed and the reference group; :class:`dpcore.mechanisms.CountMechanism`, L1 sensitivity 2:
+  a replaced record leaves one entry and enters another).
+
+Neighbouring relation: replace one record (its cell, exposure group and outcome may change too), n public; with
+public cell sizes, replace one person within their cell, the declared cells and their sizes public. Each table is
+epsilon_i-DP for it (the sensitivities above), and the three compose sequentially: the snapshot costs
+``planning_epsilon`` = the sum of the epsilon_i (``SnapshotMechanism.privacy_cost``, :mod:`dpcore.budget`). The
+split is public (:data:`DEFAULT_SHARES`).
+
+Post-processing (no privacy cost, public rules only):
+
+* cell sizes: the noisy count and the noisy histogram's total, combined by inverse variance
+  (:func:`estimated_sizes`); exact when declared public;
+* the income distribution of a cell: a smooth log-density fitted to the noisy histogram (:func:`fit_histogram`:
+  least squares against the known noise variance plus a penalty on the second differences of the log-density over
+  the log bins, whose null space is a power law, the shape of income tails), corrected for the bias that the
+  noise and the density's positivity give the fit (a parametric bootstrap of the known noise law, seeded from the
+  public ``fit_seed``). Clamping the noisy counts instead puts about scale/2 spurious people in each empty top bin
+  (measured: the snapshot's mean 10-30% too high at n = 1,500, epsilon 0.075);
+* synthetic planning data (:func:`synthetic_data`): per cell its estimated size, spread over the bins by largest
+  remainders, uniform within a bin on a log scale tilted by the fitted density's slope (linear in the first bin);
+* the relative risk's counts: the noisy table (clamped to >= 0).
+
+Planning numbers are then **exact** when they depend on public inputs only (a mean's or a count's interval
+half-width given public cell sizes; a count's in people) and **approximate** otherwise: measured in
+``docs/planner.md`` ("Planning on a DP snapshot") and ``benchmarks/bench_snapshot.py``.
+
+A real snapshot (``rng`` None) must be paid for before it is drawn: :func:`take_snapshot` charges the ledger it is
+given first; a numpy seed draws a simulation (marked ``simulated``: not a release).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import budget
+from .mechanisms import CountMechanism
+from .percentiles import HistogramMechanism
+from .rng import SecureRandom
+from .validation import (
+    DPInputError,
+    as_finite_array,
+    as_generator,
+    check_bounds,
+    check_epsilon,
+    check_finite,
+    check_int,
+    check_positive,
+)
+
+__all__ = [
+    "DEFAULT_PLANNING_EPSILON",
+    "DEFAULT_LOG_BINS",
+    "DEFAULT_SHARES",
+    "DEFAULT_SMOOTHING",
+    "DEFAULT_BOOTSTRAP_FITS",
+    "SNAPSHOT_FORMAT",
+    "ALL_CELLS",
+    "RiskSchema",
+    "SnapshotSchema",
+    "snapshot_edges",
+    "ConfidentialTables",
+    "confidential_tables",
+    "SnapshotMechanism",
+    "Snapshot",
+    "take_snapshot",
+    "snapshot_from_json",
+    "estimated_sizes",
+    "fit_histogram",
+    "PlanningData",
+    "synthetic_data",
+    "planning_data_from_records",
+]
+
+#: the snapshot's default total cost: small beside a release (the issue's default, stated in the plan)
+DEFAULT_PLANNING_EPSILON = 0.1
+#: log-spaced bins between ``floor`` and ``upper``: 20 over three decades is a step of 41%, fine enough for the PSEO
+#: bins read off the fitted density and coarse enough that each bin keeps a count of about 3 noise scales at
+#: n = 1,500 (measured: 16 to 24 bins give the same honesty; 30 or 45 more noise, benchmarks/bench_snapshot.py)
+DEFAULT_LOG_BINS = 20
+#: weights of the public epsilon split between the snapshot's tables (normalised over the tables it has): the
+#: histogram carries the shape every kind needs; a noisy count estimates a cell's size 9 times better than the
+#: 21-bin histogram's total at the same epsilon, so it gets a share too
+DEFAULT_SHARES = {"histogram": 3.0, "sizes": 1.0, "risk": 1.0}
+#: penalty weight on the squared second differences of the fitted log-density (the data term is in units of the
+#: noise variance); chosen on public synthetic incomes (log-normal and Pareto-tailed), not on the held-out files
+DEFAULT_SMOOTHING = 10.0
+#: parametric bootstrap fits behind the fit's bias correction
+DEFAULT_BOOTSTRAP_FITS = 20
+#: the ``format`` field of a snapshot's JSON document
+SNAPSHOT_FORMAT = "dpcore.snapshot/1"
+#: the label of the one cell of a schema without declared cells
+ALL_CELLS = "all"
+#: the order of the relative risk table's last two axes
+RISK_GROUPS = ("exposed", "reference")
+RISK_OUTCOMES = ("case", "non_case")
+
+
+# ---------------------------------------------------------------------------------------------
+# The public schema
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RiskSchema:
+    """The relative risk the snapshot prepares (public): the ``exposed`` and ``reference`` values of the exposure
+    column (compared as text) and the outcome: income below the public ``outcome_below``, or (None) a 0/1 outcome
+    given per record."""
+
+    exposed: str
+    reference: str
+    outcome_below: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exposed", str(self.exposed))
+        object.__setattr__(self, "reference", str(self.reference))
+        if self.exposed == self.reference:
+            raise DPInputError("the exposed and the reference group of a relative risk must differ")
+        if self.outcome_below is not None:
+            object.__setattr__(self, "outcome_below", check_finite(self.outcome_below, "outcome_below"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"exposed": self.exposed, "reference": self.reference, "outcome_below": self.outcome_below}
+
+
+def snapshot_edges(lower: float, upper: float, n_log_bins: int = DEFAULT_LOG_BINS, floor: float | None = None):
+    """The snapshot's public bin edges: ``lower``, then ``n_log_bins + 1`` geometric edges from ``floor`` (default
+    upper / 1000, or ``lower`` itself when it is positive) to ``upper``. The first bin ``[lower, floor)`` holds the
+    zero and near-zero incomes (a point mass in most income files) when ``floor > lower``."""
+    lo, hi = check_bounds(lower, upper, lower_name="lower", upper_name="upper")
+    k = check_int(n_log_bins, "number of log bins", minimum=2, maximum=200)
+    if floor is None:
+        floor = lo if lo > 0 else hi / 1000.0
+    fl = check_positive(floor, "floor (the lowest log-spaced edge)")
+    if not lo <= fl < hi:
+        raise DPInputError(f"the floor {fl:g} must lie in [lower, upper) = [{lo:g}, {hi:g})")
+    logs = np.geomspace(fl, hi, k + 1)
+    return np.concatenate([[lo], logs]) if fl > lo else logs
+
+
+@dataclass(frozen=True)
+class SnapshotSchema:
+    """Everything public about a snapshot: the income bounds and bins, the declared cells (labels, as text; empty:
+    the whole source is one cell, :data:`ALL_CELLS`), their sizes when declared public, the relative risk, the
+    total ``planning_epsilon`` and its split (``shares``), and the post-processing's public settings."""
+
+    upper: float
+    lower: float = 0.0
+    n_log_bins: int = DEFAULT_LOG_BINS
+    floor: float | None = None
+    cells: tuple[str, ...] = ()
+    cell_sizes: tuple[int, ...] | None = None
+    risk: RiskSchema | None = None
+    planning_epsilon: float = DEFAULT_PLANNING_EPSILON
+    shares: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_SHARES))
+    smoothing: float = DEFAULT_SMOOTHING
+    bootstrap_fits: int = DEFAULT_BOOTSTRAP_FITS
+    fit_seed: int = 0
+
+    def __post_init__(self) -> None:
+        edges = snapshot_edges(self.lower, self.upper, self.n_log_bins, self.floor)
+        object.__setattr__(self, "lower", float(edges[0]))
+        object.__setattr__(self, "upper", float(edges[-1]))
+        object.__setattr__(self, "n_log_bins", int(self.n_log_bins))
+        if self.floor is not None:
+            object.__setattr__(self, "floor", float(self.floor))
+        if isinstance(self.cells, (str, bytes)):
+            raise DPInputError("cells must be a list of cell labels, not one text")
+        cells = tuple(str(c) for c in self.cells)
+        if len(set(cells)) != len(cells):
+            raise DPInputError("each declared cell must be listed once")
+        object.__setattr__(self, "cells", cells)
+        if self.cell_sizes is not None:
+            sizes = tuple(check_int(s, "cell size", minimum=0) for s in self.cell_sizes)
+            if len(sizes) != len(self.labels):
+                raise DPInputError(
+                    f"one public size per declared cell is needed ({len(self.labels)}), got {len(sizes)}"
+                )
+            object.__setattr__(self, "cell_sizes", sizes)
+        if self.risk is not None and not isinstance(self.risk, RiskSchema):
+            raise TypeError("risk must be a RiskSchema")
+        object.__setattr__(self, "planning_epsilon", check_epsilon(self.planning_epsilon, "planning_epsilon"))
+        shares = dict(self.shares)
+        unknown = sorted(set(shares) - set(DEFAULT_SHARES))
+        if unknown:
+            raise DPInputError(f"unknown snapshot tables in shares: {unknown}; they are {list(DEFAULT_SHARES)}")
+        for key in DEFAULT_SHARES:
+            shares[key] = check_positive(shares.get(key, DEFAULT_SHARES[key]), f"share of the {key} table")
+        object.__setattr__(self, "shares", shares)
+        object.__setattr__(self, "smoothing", check_positive(self.smoothing, "smoothing", allow_zero=True))
+        object.__setattr__(self, "bootstrap_fits", check_int(self.bootstrap_fits, "bootstrap fits", minimum=0))
+        object.__setattr__(self, "fit_seed", check_int(self.fit_seed, "fit seed", minimum=0))
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The cells' labels in order (:data:`ALL_CELLS` alone without declared cells)."""
+        return self.cells or (ALL_CELLS,)
+
+    @property
+    def edges(self) -> np.ndarray:
+        return snapshot_edges(self.lower, self.upper, self.n_log_bins, self.floor)
+
+    @property
+    def has_floor_bin(self) -> bool:
+        """Whether the first bin is ``[lower, floor)`` (the zeros and near-zero incomes), outside the log grid."""
+        return self.floor_bin_edge > self.lower
+
+    @property
+    def floor_bin_edge(self) -> float:
+        return float(self.edges[1]) if self.edges.size > self.n_log_bins + 1 else self.lower
+
+    @property
+    def sizes_public(self) -> bool:
+        return self.cell_sizes is not None
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The tables this snapshot releases, in order."""
+        return ("histogram",) + (() if self.sizes_public else ("sizes",)) + (("risk",) if self.risk is not None else ())
+
+    @property
+    def epsilons(self) -> dict[str, float]:
+        """The public split of ``planning_epsilon`` over :attr:`tables` (sequential composition: they add up)."""
+        weights = {t: self.shares[t] for t in self.tables}
+        total = sum(weights.values())
+        return {t: self.planning_epsilon * w / total for t, w in weights.items()}
+
+    @property
+    def neighbouring(self) -> str:
+        if self.sizes_public:
+            return (
+                "replace one person within their cell; the declared cells, their sizes, the income bounds and the "
+                "bins public"
+            )
+        return (
+            "replace one record (its cell, exposure group and outcome may change too); n, the declared cells, the "
+            "income bounds and the bins public"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "lower": self.lower,
+            "upper": self.upper,
+            "n_log_bins": self.n_log_bins,
+            "floor": self.floor,
+            "cells": list(self.cells),
+            "cell_sizes": None if self.cell_sizes is None else list(self.cell_sizes),
+            "risk": None if self.risk is None else self.risk.to_dict(),
+            "planning_epsilon": self.planning_epsilon,
+            "shares": dict(self.shares),
+            "smoothing": self.smoothing,
+            "bootstrap_fits": self.bootstrap_fits,
+            "fit_seed": self.fit_seed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SnapshotSchema:
+        if not isinstance(data, Mapping):
+            raise DPInputError("a snapshot schema must be a JSON object")
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise DPInputError(f"unknown snapshot schema fields: {unknown}")
+        if "upper" not in data:
+            raise DPInputError("a snapshot schema needs 'upper' (the public income upper bound)")
+        kwargs = dict(data)
+        kwargs["cells"] = tuple(kwargs.get("cells") or ())
+        if kwargs.get("cell_sizes") is not None:
+            kwargs["cell_sizes"] = tuple(kwargs["cell_sizes"])
+        risk = kwargs.get("risk")
+        if risk is not None:
+            if not isinstance(risk, Mapping) or not {"exposed", "reference"} <= set(risk):
+                raise DPInputError("a snapshot's risk needs 'exposed' and 'reference'")
+            kwargs["risk"] = RiskSchema(risk["exposed"], risk["reference"], risk.get("outcome_below"))
+        return cls(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# The confidential aggregates and the mechanism
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfidentialTables:
+    """The exact aggregates a snapshot adds noise to (confidential: never stored, never shown): the cells x bins
+    histogram, the cell sizes and the cells x (exposed, reference) x (case, non-case) table (None without a
+    relative risk)."""
+
+    confidential_histogram: np.ndarray
+    confidential_sizes: np.ndarray
+    confidential_risk: np.ndarray | None
+
+
+def _cell_codes(cells: Any, n: int, schema: SnapshotSchema) -> np.ndarray:
+    """The index of each record's declared cell, -1 for an undeclared cell (its row is left out: a public rule)."""
+    if not schema.cells:
+        if cells is not None:
+            raise DPInputError("cells were given for a schema without declared cells: declare them in the schema")
+        return np.zeros(n, dtype=np.int64)
+    if cells is None:
+        raise DPInputError("the schema declares cells: give each record's cell")
+    labels = np.asarray(cells).astype(str)
+    if labels.shape != (n,):
+        raise DPInputError(f"one cell per record is needed ({n}), got {labels.shape[0] if labels.ndim else 1}")
+    index = {c: i for i, c in enumerate(schema.cells)}
+    return np.array([index.get(c, -1) for c in labels.tolist()], dtype=np.int64)
+
+
+def confidential_tables(
+    values: Any,
+    schema: SnapshotSchema,
+    *,
+    cells: Any = None,
+    risk_groups: Any = None,
+    outcome: Any = None,
+) -> ConfidentialTables:
+    """The exact tables of ``schema`` on the records: ``values`` (finite incomes: apply the plan's missing-income
+    rule first), ``cells`` (one label per record, compared as text; records of undeclared cells are left out),
+    ``risk_groups`` (the exposure column, compared as text; other values are in neither group) and ``outcome``
+    (0/1 per record, when the risk's outcome is not ``income < outcome_below``)."""
+    x = as_finite_array(values, "income values", min_size=0) if np.size(values) else np.zeros(0)
+    codes = _cell_codes(cells, x.size, schema)
+    keep = codes >= 0
+    edges = schema.edges
+    n_cells, n_bins = len(schema.labels), edges.size - 1
+    bins = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, n_bins - 1)
+    hist = np.bincount(codes[keep] * n_bins + bins[keep], minlength=n_cells * n_bins).reshape(n_cells, n_bins)
+    sizes = np.bincount(codes[keep], minlength=n_cells)
+    risk = None
+    if schema.risk is not None:
+        if risk_groups is None:
+            raise DPInputError("the schema declares a relative risk: give each record's exposure group (risk_groups)")
+        g = np.asarray(risk_groups).astype(str)
+        if g.shape != x.shape:
+            raise DPInputError(f"one exposure group per record is needed ({x.size})")
+        if schema.risk.outcome_below is not None:
+            if outcome is not None:
+                raise DPInputError("give either the schema's outcome_below or an outcome per record, not both")
+            case = x < schema.risk.outcome_below
+        else:
+            if outcome is None:
+                raise DPInputError("the relative risk has no outcome_below: give a 0/1 outcome per record")
+            out = np.asarray(outcome)
+            if out.shape != x.shape:
+                raise DPInputError(f"one outcome per record is needed ({x.size})")
+            try:
+                out_f = out.astype(float)
+            except (TypeError, ValueError):
+                raise DPInputError("the outcome must be 0/1 (or true/false) per record") from None
+            if not np.all(np.isin(out_f, (0.0, 1.0))):
+                raise DPInputError("the outcome must be 0/1 (or true/false) per record")
+            case = out_f == 1.0
+        group = np.where(g == schema.risk.exposed, 0, np.where(g == schema.risk.reference, 1, -1))
+        in_risk = keep & (group >= 0)
+        flat = (codes[in_risk] * 2 + group[in_risk]) * 2 + np.where(case[in_risk], 0, 1)
+        risk = np.bincount(flat, minlength=n_cells * 4).reshape(n_cells, 2, 2)
+    return ConfidentialTables(hist.astype(np.int64), sizes.astype(np.int64), None if risk is None else risk)
+
+
+@dataclass(frozen=True)
+class SnapshotDraw:
+    """One draw of :class:`SnapshotMechanism`: the noisy tables (DP outputs) and what drew them (public text)."""
+
+    noisy_histogram: np.ndarray
+    noisy_sizes: np.ndarray | None
+    noisy_risk: np.ndarray | None
+    measurements: tuple[str, ...]
+    privacy_maps: tuple[str, ...]
+    simulated: bool
+
+
+@dataclass(frozen=True)
+class SnapshotMechanism:
+    """The snapshot's mechanism: public parameters only (the schema), one mechanism object per table
+    (:class:`dpcore.percentiles.HistogramMechanism` for the histogram, :class:`dpcore.mechanisms.CountMechanism` of
+    L1 sensitivity 2 for the sizes and the risk table), their costs composed sequentially (:mod:`dpcore.budget`)."""
+
+    schema: SnapshotSchema
+    kind: str = "snapshot"
+
+    @property
+    def histogram_mechanism(self) -> HistogramMechanism:
+        """Replace-one relation: scale 2/epsilon on every cell x bin count (the whole table has L1 sensitivity 2)."""
+        return HistogramMechanism(self.schema.epsilons["histogram"], tuple(self.schema.edges), q=(50.0,))
+
+    @property
+    def sizes_mechanism(self) -> CountMechanism | None:
+        """None with public sizes; else discrete Laplace of scale 2/epsilon per cell (L1 sensitivity 2)."""
+        eps = self.schema.epsilons.get("sizes")
+        return None if eps is None else CountMechanism(eps, sensitivity=2)
+
+    @property
+    def risk_mechanism(self) -> CountMechanism | None:
+        eps = self.schema.epsilons.get("risk")
+        return None if eps is None else CountMechanism(eps, sensitivity=2)
+
+    @property
+    def epsilon(self) -> float:
+        return self.schema.planning_epsilon
+
+    def privacy_cost(self) -> budget.PrivacyCost:
+        """Sequential composition of the tables' pure costs: ``planning_epsilon``."""
+        parts = [self.histogram_mechanism.privacy_cost()]
+        parts += [m.privacy_cost() for m in (self.sizes_mechanism, self.risk_mechanism) if m is not None]
+        return budget.compose_sequential(parts)
+
+    def record(self) -> dict[str, Any]:
+        """The public description a snapshot's record carries."""
+        out: dict[str, Any] = {
+            "neighbouring": self.schema.neighbouring,
+            "epsilon": self.epsilon,
+            "epsilons": self.schema.epsilons,
+            "composition": "sequential over the tables (their epsilons add up to planning_epsilon)",
+            "histogram": self.histogram_mechanism.record(),
+        }
+        if self.sizes_mechanism is not None:
+            out["sizes"] = self.sizes_mechanism.record()
+        if self.risk_mechanism is not None:
+            out["risk"] = self.risk_mechanism.record()
+        return out
+
+    def draw(self, tables: ConfidentialTables, rng: Any = None) -> SnapshotDraw:
+        """The noisy tables: ``rng`` None (or :class:`dpcore.rng.SecureRandom`) draws the real noise (OpenDP's
+        discrete Laplace, through the tables' mechanisms); a numpy Generator or seed a simulation of the same law
+        (NOT a release). The caller charges :meth:`privacy_cost` before a real draw (:func:`take_snapshot`)."""
+        if not isinstance(tables, ConfidentialTables):
+            raise TypeError("tables must be the ConfidentialTables of this schema (confidential_tables)")
+        n_cells, n_bins = len(self.schema.labels), self.schema.edges.size - 1
+        if tables.confidential_histogram.shape != (n_cells, n_bins):
+            raise DPInputError(f"the histogram must be a ({n_cells} x {n_bins}) table for this schema")
+        gen = rng if (rng is None or isinstance(rng, SecureRandom)) else as_generator(rng)
+        hist = self.histogram_mechanism.draw(tables.confidential_histogram, rng=gen)
+        measurements, maps = [hist.measurement], [hist.privacy_map]
+        sizes = None
+        if self.sizes_mechanism is not None:
+            d = self.sizes_mechanism.draw(tables.confidential_sizes, rng=gen)
+            sizes = d.counts
+            measurements.append(d.measurement)
+            maps.append(d.privacy_map)
+        risk = None
+        if self.risk_mechanism is not None:
+            if tables.confidential_risk is None or tables.confidential_risk.shape != (n_cells, 2, 2):
+                raise DPInputError(f"the relative risk table must be ({n_cells} x 2 x 2) for this schema")
+            d = self.risk_mechanism.draw(tables.confidential_risk.ravel(), rng=gen)
+            risk = d.counts.reshape(n_cells, 2, 2)
+            measurements.append(d.measurement)
+            maps.append(d.privacy_map)
+        return SnapshotDraw(
+            np.asarray(hist.noisy_counts, dtype=np.int64), sizes, risk, tuple(measurements), tuple(maps), hist.simulated
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The snapshot: DP outputs + public schema, and its JSON document
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A DP snapshot: the public ``schema`` and the noisy tables (DP outputs), the mechanism's public record, the
+    UTC date it was drawn and whether it is a simulation (a numpy seed: NOT private). Nothing else: every field is
+    public or a DP output, so the document (:meth:`to_json`) can be stored with release records."""
+
+    schema: SnapshotSchema
+    noisy_histogram: np.ndarray
+    noisy_sizes: np.ndarray | None
+    noisy_risk: np.ndarray | None
+    created: str
+    simulated: bool
+    measurements: tuple[str, ...] = ()
+
+    @property
+    def epsilon(self) -> float:
+        return self.schema.planning_epsilon
+
+    @property
+    def mechanism(self) -> SnapshotMechanism:
+        return SnapshotMechanism(self.schema)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": SNAPSHOT_FORMAT,
+            "created": self.created,
+            "simulated": self.simulated,
+            "planning_epsilon": self.epsilon,
+            "schema": self.schema.to_dict(),
+            "edges": [float(e) for e in self.schema.edges],
+            "cells": list(self.schema.labels),
+            "noisy_histogram": self.noisy_histogram.tolist(),
+            "noisy_sizes": None if self.noisy_sizes is None else self.noisy_sizes.tolist(),
+            "noisy_risk": None if self.noisy_risk is None else self.noisy_risk.tolist(),
+            "risk_axes": [list(RISK_GROUPS), list(RISK_OUTCOMES)] if self.noisy_risk is not None else None,
+            "mechanism": self.mechanism.record(),
+            "measurements": list(self.measurements),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, sort_keys=True)
+
+
+def _int_table(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise DPInputError(f"the snapshot's {name} must be a table of integers") from None
+    if arr.shape != shape:
+        raise DPInputError(f"the snapshot's {name} must have shape {shape}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+        raise DPInputError(f"the snapshot's {name} must hold integers")
+    return arr.astype(np.int64)
+
+
+def snapshot_from_json(text: str | bytes | Mapping[str, Any]) -> Snapshot:
+    """A :class:`Snapshot` from its JSON document (:meth:`Snapshot.to_json`), checked: the format, the schema, the
+    tables' shapes, the edges and the epsilon recomputed from the schema (a document that does not add up is
+    refused rather than planned on)."""
+    if isinstance(text, Mapping):
+        doc = dict(text)
+    else:
+        try:
+            doc = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise DPInputError(f"a snapshot must be a JSON document ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != SNAPSHOT_FORMAT:
+        raise DPInputError(f"not a dpcore snapshot (format {SNAPSHOT_FORMAT!r} expected)")
+    schema = SnapshotSchema.from_dict(doc.get("schema") or {})
+    if not np.allclose(np.asarray(doc.get("edges", []), dtype=float), schema.edges, rtol=1e-12, atol=0):
+        raise DPInputError("the snapshot's edges do not match its schema")
+    if list(doc.get("cells", [])) != list(schema.labels):
+        raise DPInputError("the snapshot's cells do not match its schema")
+    eps = doc.get("planning_epsilon")
+    if not isinstance(eps, (int, float)) or not math.isclose(float(eps), schema.planning_epsilon, rel_tol=1e-12):
+        raise DPInputError("the snapshot's planning_epsilon does not match its schema")
+    n_cells, n_bins = len(schema.labels), schema.edges.size - 1
+    hist = _int_table(doc.get("noisy_histogram"), (n_cells, n_bins), "noisy_histogram")
+    sizes = None
+    if not schema.sizes_public:
+        sizes = _int_table(doc.get("noisy_sizes"), (n_cells,), "noisy_sizes")
+    elif doc.get("noisy_sizes") is not None:
+        raise DPInputError("a snapshot with public cell sizes has no noisy sizes")
+    risk = None
+    if schema.risk is not None:
+        risk = _int_table(doc.get("noisy_risk"), (n_cells, 2, 2), "noisy_risk")
+    elif doc.get("noisy_risk") is not None:
+        raise DPInputError("a snapshot without a relative risk has no risk table")
+    created = doc.get("created")
+    if not isinstance(created, str):
+        raise DPInputError("the snapshot's created date must be a text")
+    simulated = doc.get("simulated")
+    if not isinstance(simulated, bool):
+        raise DPInputError("the snapshot's simulated flag must be true or false")
+    measurements = tuple(str(m) for m in doc.get("measurements") or ())
+    return Snapshot(schema, hist, sizes, risk, created, simulated, measurements)
+
+
+def take_snapshot(
+    values: Any,
+    schema: SnapshotSchema,
+    *,
+    cells: Any = None,
+    risk_groups: Any = None,
+    outcome: Any = None,
+    ledger: budget.Ledger | None = None,
+    rng: Any = None,
+    label: str = "DP snapshot for planning",
+) -> Snapshot:
+    """The DP snapshot of the records (:func:`confidential_tables` says what they are) under ``schema``.
+
+    ``rng`` None (or :class:`dpcore.rng.SecureRandom`): a real snapshot, drawn with OpenDP's samplers after
+    ``ledger`` (a :class:`dpcore.budget.Ledger`) is charged ``planning_epsilon``; without a ledger it is refused
+    before anything is drawn, and a charge the ledger refuses draws nothing. A numpy Generator or seed: a
+    simulation (``simulated`` True; nothing is charged; NOT private: the seed reproduces the noise)."""
+    if not isinstance(schema, SnapshotSchema):
+        raise TypeError("schema must be a SnapshotSchema")
+    real = rng is None or isinstance(rng, SecureRandom)
+    mech = SnapshotMechanism(schema)
+    if real:
+        if not isinstance(ledger, budget.Ledger):
+            raise DPInputError(
+                "a real snapshot is charged to a ledger first: give ledger= (a dpcore.budget.Ledger), or a numpy "
+                "seed for a simulation"
+            )
+        tables = confidential_tables(values, schema, cells=cells, risk_groups=risk_groups, outcome=outcome)
+        ledger.charge(label, mech.privacy_cost(), note=schema.neighbouring)
+    else:
+        tables = confidential_tables(values, schema, cells=cells, risk_groups=risk_groups, outcome=outcome)
+    draw = mech.draw(tables, rng=rng)
+    created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return Snapshot(
+        schema, draw.noisy_histogram, draw.noisy_sizes, draw.noisy_risk, created, draw.simulated, draw.measurements
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Post-processing: sizes, the fitted distribution, synthetic planning data
+# ---------------------------------------------------------------------------------------------
+
+
+def _discrete_laplace_variance(scale: float) -> float:
+    """Variance of P(k) ∝ exp(-|k|/scale): 2q/(1-q)^2 with q = exp(-1/scale)."""
+    q = math.exp(-1.0 / scale)
+    return 2.0 * q / (1.0 - q) ** 2
+
+
+def estimated_sizes(snapshot: Snapshot) -> np.ndarray:
+    """Each cell's size: the public size, or the inverse-variance combination of the noisy count and the noisy
+    histogram's total (both unbiased: every record of a cell is in one of its bins), clamped to >= 0."""
+    schema = snapshot.schema
+    if schema.cell_sizes is not None:
+        return np.asarray(schema.cell_sizes, dtype=float)
+    mech = snapshot.mechanism
+    hist_total = snapshot.noisy_histogram.sum(axis=1).astype(float)
+    var_hist = snapshot.noisy_histogram.shape[1] * _discrete_laplace_variance(mech.histogram_mechanism.noise_scale)
+    sizes_mech = mech.sizes_mechanism
+    assert sizes_mech is not None and snapshot.noisy_sizes is not None  # sizes are not public
+    var_count = _discrete_laplace_variance(sizes_mech.noise_scale)
+    w = (1.0 / var_count) / (1.0 / var_count + 1.0 / var_hist)
+    return np.maximum(w * snapshot.noisy_sizes.astype(float) + (1.0 - w) * hist_total, 0.0)
+
+
+def _smooth_fits(
+    counts: np.ndarray, totals: np.ndarray, variance: float, smoothing: float, first_free: bool, theta0: Any = None
+) -> np.ndarray:
+    """Bin probabilities p = softmax(theta) of every row of ``counts``, each minimising
+
+        f(theta) = sum_b (counts_b - total p_b)^2 / (2 variance) + smoothing * sum (D theta)^2,
+
+    D the second differences over the log bins (the first bin, ``[lower, floor)``, is left out of the penalty when
+    ``first_free``: it holds the zeros, no part of the smooth density). Levenberg-Marquardt on the rows side by
+    side: the Gauss-Newton matrix (total^2 / variance) J'J + 2 smoothing D'D (J = diag(p) - p p', the softmax's
+    Jacobian) plus a damping per row, raised after a step that does not lower f and lowered after one that does;
+    softmax is unchanged by adding a constant to theta, so the step is taken orthogonal to that direction (the mean
+    of theta is kept). A row stops when its step moves theta by less than 1e-9 or lowers f by less than 1e-12
+    relatively (a bin fitted at 0 sends its logit towards -inf without end), or after 500 steps. ``theta0``: the
+    starting logits (default: the clamped counts')."""
+    rows, m = counts.shape
+    start = 1 if first_free else 0
+    k = m - start
+    diff2 = np.zeros((max(k - 2, 0), m))
+    if k >= 3:
+        diff2[:, start:] = np.diff(np.eye(k), 2, axis=0)
+    penalty = 2.0 * smoothing * (diff2.T @ diff2)
+    tot = np.asarray(totals, dtype=float).reshape(rows, 1)
+    if theta0 is None:
+        start_p = np.maximum(counts, 1.0)
+        theta0 = np.log(start_p / start_p.sum(axis=1, keepdims=True))
+    theta = np.array(theta0, dtype=float).reshape(rows, m)
+    theta -= theta.mean(axis=1, keepdims=True)
+    centre = np.eye(m) - 1.0 / m  # projects a step orthogonal to the constant direction
+
+    def probabilities(t: np.ndarray) -> np.ndarray:
+        w = np.exp(t - t.max(axis=1, keepdims=True))
+        return w / w.sum(axis=1, keepdims=True)
+
+    def value(t: np.ndarray, p: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
+        resid = c - n * p
+        pen = t @ diff2.T
+        return np.sum(resid * resid, axis=1) / (2.0 * variance) + smoothing * np.sum(pen * pen, axis=1)
+
+    p = probabilities(theta)
+    f = value(theta, p, counts, tot)
+    damping = np.full(rows, 1e-3)
+    done = np.zeros(rows, dtype=bool)
+    eye = np.eye(m)[None]
+    for _ in range(500):
+        live = np.flatnonzero(~done)
+        if live.size == 0:
+            break
+        t, pl, tl = theta[live], p[live], tot[live]
+        jac = pl[:, :, None] * eye - pl[:, :, None] * pl[:, None, :]  # symmetric
+        resid = counts[live] - tl * pl
+        grad = np.matmul(jac, (-tl * resid / variance)[:, :, None])[:, :, 0] + t @ penalty
+        gauss = (tl[:, :, None] ** 2 / variance) * np.matmul(jac, jac) + penalty[None]
+        scale = np.trace(gauss, axis1=1, axis2=2) / m + 1e-12
+        system = gauss + ((damping[live] + 1e-9) * scale)[:, None, None] * eye
+        step = np.linalg.solve(system, grad[:, :, None])[:, :, 0] @ centre
+        trial = t - step
+        p_trial = probabilities(trial)
+        f_trial = value(trial, p_trial, counts[live], tl)
+        better = f_trial <= f[live]
+        # converged: a negligible step, or a step that no longer lowers f (a bin whose fitted count is 0 sends its
+        # logit to -inf: its steps stay large while f stops changing)
+        small = (np.abs(step).max(axis=1) < 1e-9) | (better & (f[live] - f_trial <= 1e-12 * (1.0 + f[live])))
+        theta[live] = np.where(better[:, None], trial, t)
+        p[live] = np.where(better[:, None], p_trial, pl)
+        f[live] = np.where(better, f_trial, f[live])
+        damping[live] = np.where(better, np.maximum(damping[live] / 3.0, 1e-12), damping[live] * 10.0)
+        done[live] = small | (damping[live] > 1e10)
+    return p
+
+
+def fit_histogram(
+    noisy_counts: Any,
+    totals: Any,
+    scale: float,
+    *,
+    smoothing: float = DEFAULT_SMOOTHING,
+    bootstrap_fits: int = DEFAULT_BOOTSTRAP_FITS,
+    seed: int = 0,
+    first_free: bool = True,
+) -> np.ndarray:
+    """The bin probabilities of each cell (a row of ``noisy_counts``) fitted to its noisy histogram
+    (post-processing; see the module docstring): ``noisy_counts`` the counts + discrete Laplace of public ``scale``,
+    ``totals`` the cells' (estimated) sizes. The smooth fit (:func:`_smooth_fits`) is biased where the counts are
+    about the noise (the density cannot go below 0, the noise can): ``bootstrap_fits`` re-noised copies of each
+    fit, with noise of the same public law drawn from ``seed``, estimate that bias; the answer is the fit minus it,
+    clamped to >= 0 and normalised (the plain fit where the correction leaves nothing). A cell of size 0 gets
+    uniform probabilities (it has no records to place)."""
+    raw = np.asarray(noisy_counts, dtype=float)
+    counts = np.atleast_2d(as_finite_array(raw.ravel(), "noisy counts", min_size=1).reshape(-1, raw.shape[-1]))
+    rows, m = counts.shape
+    tot = np.maximum(as_finite_array(totals, "cell sizes", min_size=1).reshape(-1), 0.0)
+    if tot.size != rows:
+        raise DPInputError(f"one size per cell is needed ({rows}), got {tot.size}")
+    scale = check_positive(scale, "noise scale")
+    k = check_int(bootstrap_fits, "bootstrap fits", minimum=0)
+    out = np.full((rows, m), 1.0 / m)
+    live = np.flatnonzero(tot > 0)
+    if m == 1 or live.size == 0:
+        return out
+    variance = _discrete_laplace_variance(scale)
+    p = _smooth_fits(counts[live], tot[live], variance, smoothing, first_free)
+    out[live] = p
+    if k == 0:
+        return out
+    gen = as_generator(seed)
+    q = math.exp(-1.0 / scale)
+    shape = (live.size, k, m)
+    noise = gen.geometric(1.0 - q, shape) - gen.geometric(1.0 - q, shape)  # discrete Laplace of the public scale
+    boot_counts = (tot[live, None, None] * p[:, None, :] + noise).reshape(-1, m)
+    theta0 = np.repeat(np.log(np.maximum(p, 1e-300)), k, axis=0)
+    boots = _smooth_fits(boot_counts, np.repeat(tot[live], k), variance, smoothing, first_free, theta0)
+    corrected = np.maximum(2.0 * p - boots.reshape(shape).mean(axis=1), 0.0)
+    sums = corrected.sum(axis=1, keepdims=True)
+    out[live] = np.where(sums > 0, corrected / np.where(sums > 0, sums, 1.0), p)
+    return out
+
+
+@dataclass(frozen=True)
+class PlanningData:
+    """Records to plan on: incomes, each record's cell label, the cells in order, and the relative risk's counts
+    per cell (cells x (exposed, reference) x (case, non-case), None without one). ``source``: "snapshot"
+    (synthetic, drawn from a DP snapshot: publishable) or "data" (the records themselves: as private as they are);
+    ``snapshot_epsilon`` the snapshot's cost (None for "data")."""
+
+    values: np.ndarray
+    cells: np.ndarray
+    labels: tuple[str, ...]
+    risk: np.ndarray | None
+    source: str
+    snapshot_epsilon: float | None = None
+    risk_schema: RiskSchema | None = None
+    upper: float | None = None
+
+    def cell_values(self, label: str) -> np.ndarray:
+        return self.values[self.cells == label]
+
+
+def _allocate(total: int, p: np.ndarray) -> np.ndarray:
+    """``total`` records over the bins in proportion to ``p`` by largest remainders (no sampling noise)."""
+    raw = total * p
+    base = np.floor(raw).astype(np.int64)
+    left = int(total - base.sum())
+    if left > 0:
+        base[np.argsort(-(raw - base), kind="stable")[:left]] += 1
+    return base
+
+
+def _within_bins(
+    edges: np.ndarray, p: np.ndarray, counts: np.ndarray, gen: np.random.Generator, floor_bin: bool
+) -> np.ndarray:
+    """``counts[b]`` values in each bin b, stratified (one per equal-probability slice, jittered) under the bin's
+    law: uniform in the floor bin ``[lower, floor)`` (``floor_bin``), log-uniform tilted by the fitted
+    log-density's slope in the log bins."""
+    log_edges = np.log(np.where(edges > 0, edges, 1.0))
+    widths = np.diff(log_edges)
+    centres = log_edges[:-1] + 0.5 * widths
+    logbin = np.ones(p.size, dtype=bool)
+    logbin[0] = not floor_bin
+    density = np.where(logbin, p / np.where(logbin, widths, 1.0), np.nan)
+    slope = np.zeros(p.size)
+    idx = np.flatnonzero(logbin)
+    if idx.size >= 2:
+        ld = np.log(np.maximum(density[idx], 1e-300))
+        slope[idx] = np.clip(np.gradient(ld, centres[idx]), -20.0, 20.0)
+    out = []
+    for b in np.flatnonzero(counts):
+        k = int(counts[b])
+        u = (np.arange(k) + gen.random(k)) / k
+        lo, hi = edges[b], edges[b + 1]
+        if not logbin[b]:
+            out.append(lo + u * (hi - lo))
+            continue
+        w, s = widths[b], slope[b]
+        t = u * w if abs(s * w) < 1e-9 else np.log1p(u * math.expm1(s * w)) / s
+        out.append(np.exp(log_edges[b] + t))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def synthetic_data(snapshot: Snapshot, seed: int = 0) -> PlanningData:
+    """Synthetic planning data drawn from ``snapshot`` (post-processing: publishable). Per cell: its estimated
+    size (:func:`estimated_sizes`, rounded), spread over the bins by largest remainders of the fitted
+    probabilities (:func:`fit_histogram`), values stratified within each bin (:func:`_within_bins`, jittered from
+    ``seed``); the relative risk's counts are the noisy table (clamped to >= 0 by its mechanism)."""
+    if not isinstance(snapshot, Snapshot):
+        raise TypeError("snapshot must be a Snapshot (take_snapshot or snapshot_from_json)")
+    seed = check_int(seed, "seed", minimum=0)
+    schema = snapshot.schema
+    edges = schema.edges
+    scale = snapshot.mechanism.histogram_mechanism.noise_scale
+    sizes = np.rint(estimated_sizes(snapshot)).astype(np.int64)
+    probabilities = fit_histogram(
+        snapshot.noisy_histogram.astype(float),
+        sizes.astype(float),
+        scale,
+        smoothing=schema.smoothing,
+        bootstrap_fits=schema.bootstrap_fits,
+        seed=schema.fit_seed,
+        first_free=schema.has_floor_bin,
+    )
+    gen = as_generator(seed)
+    values, cells = [], []
+    for i, label in enumerate(schema.labels):
+        v = _within_bins(edges, probabilities[i], _allocate(int(sizes[i]), probabilities[i]), gen, schema.has_floor_bin)
+        values.append(v)
+        cells.append(np.full(v.size, label, dtype=object))
+    risk = None if snapshot.noisy_risk is None else np.maximum(snapshot.noisy_risk, 0)
+    return PlanningData(
+        np.concatenate(values) if values else np.zeros(0),
+        np.concatenate(cells).astype(str) if cells else np.zeros(0, dtype=str),
+        schema.labels,
+        risk,
+        "snapshot",
+        snapshot.epsilon,
+        schema.risk,
+        schema.upper,
+    )
+
+
+def planning_data_from_records(
+    values: Any,
+    schema: SnapshotSchema,
+    *,
+    cells: Any = None,
+    risk_groups: Any = None,
+    outcome: Any = None,
+) -> PlanningData:
+    """The records themselves as planning data, under the same schema (declared cells; undeclared cells left
+    out): planning directly on the data (``--public-data``), the yardstick the snapshot's honesty is measured
+    against. As private as the records are: nothing is charged and nothing computed from it is DP."""
+    x = as_finite_array(values, "income values", min_size=0) if np.size(values) else np.zeros(0)
+    codes = _cell_codes(cells, x.size, schema)
+    keep = codes >= 0
+    tables = confidential_tables(x, schema, cells=cells, risk_groups=risk_groups, outcome=outcome)
+    labels = np.asarray(schema.labels, dtype=object)[codes[keep]].astype(str)
+    return PlanningData(
+        x[keep], labels, schema.labels, tables.confidential_risk, "data", None, schema.risk, schema.upper
+    )
