@@ -5,7 +5,7 @@ targets.
 Data: the bundled ACS 2019 excerpt (PINCP by state ST) and PSEO table (y1 medians by institution_state), and the
 held-out CPS extract of ../shared/data (INCTOT by STATEFIP; skipped when absent). Cells: the states with at least n
 records, n drawn from each without replacement (seed 0). Public schema: the cells declared, sizes noisy, bounds
-[0, U] (U = 1,000,000 for ACS and CPS, 250,000 for PSEO), the snapshot's defaults (20 log bins from U/1000,
+[0, U] (U = 1,000,000 for ACS and CPS, 250,000 for PSEO), the snapshot's defaults (16 log bins from U/1000,
 planning epsilon 0.1).
 
 Statistics, each with an interval half-width target (dpcore.views.private_plan.solve_plan, the planner's
@@ -69,9 +69,9 @@ def items_for(key: str, kinds: list[str], n: int) -> dict[str, dict]:
     bounds = {"lower": 0.0, "upper": DATA[key][1]}
     kinds = [k for k in kinds if k in DATA[key][2]]
     specs = {
-        "mean": {"kind": "group_means", "params": bounds},
+        "mean": {"kind": "group_means", "params": bounds, "by_cell": True},
         "mean_rel": {"kind": "mean", "params": bounds, "relative": True, "by_cell": True},
-        "median": {"kind": "group_medians", "params": {}},
+        "median": {"kind": "group_medians", "params": {}, "by_cell": True},
         "gini": {"kind": "gini", "params": bounds, "by_cell": True},
         "rr": {"kind": "ratio", "params": {}, "by_cell": True},
     }

@@ -9,7 +9,7 @@ both is how the snapshot's honesty is measured (``benchmarks/bench_snapshot.py``
 A statistic is planned on the whole source or, with ``by_cell``, on every declared cell: the release draws every
 cell at one epsilon (parallel composition over disjoint cells), so the answer is the largest cell's epsilon, the
 smallest at which every cell's expected half-width meets the target. The grouped kinds of the planner (percentiles,
-group medians, group means) are by cell by construction (their groups are the cells). A cell whose target cannot be
+group medians, group means) have the cells as their groups, and their solver finds that epsilon in one search. A cell whose target cannot be
 met (its bins or its size make the interval too wide) makes the statistic fail, with the solver's reason.
 
 Exact or approximate (:func:`is_exact`): a planning number is exact when it depends on public inputs only. The
@@ -41,6 +41,8 @@ __all__ = [
     "solve_plan",
     "plan_statistics",
     "BY_CELL_KINDS",
+    "bin_limited",
+    "BIN_LIMITED_NOTE",
     "CELL_GROUPED_KINDS",
 ]
 
@@ -54,8 +56,10 @@ BY_CELL_KINDS = ("mean", "gini", "count", "ratio")
 class PlanItem:
     """One statistic to plan: a planner kind (:data:`dpcore.planner.STAT_KINDS`), its public settings (keyword
     arguments of :func:`dpcore.planner.make_statistic`, as sorted pairs; the relative risk takes none: its groups
-    and outcome are the snapshot's), its :class:`dpcore.views.planner.HalfWidthTarget` and whether it is one per
-    cell (``by_cell``, for :data:`BY_CELL_KINDS`; the grouped kinds always are)."""
+    and outcome are the snapshot's), its :class:`dpcore.views.planner.HalfWidthTarget` and ``by_cell``: one per
+    cell for :data:`BY_CELL_KINDS` (else one on the whole source); the grouped kinds' groups are the cells either
+    way, ``by_cell`` solves their cells one by one (each cell's epsilon is then known; one search over all cells at
+    once is faster: a percentile width at an epsilon costs the same for one cell or many)."""
 
     kind: str
     params: tuple[tuple[str, Any], ...]
@@ -67,9 +71,7 @@ class PlanItem:
             raise DPInputError(f"unknown statistic {self.kind!r}; choose one of {', '.join(planner.STAT_KINDS)}")
         if not isinstance(self.target, HalfWidthTarget):
             raise TypeError("target must be a HalfWidthTarget")
-        if self.kind in CELL_GROUPED_KINDS:
-            object.__setattr__(self, "by_cell", True)
-        elif not isinstance(self.by_cell, bool):
+        if not isinstance(self.by_cell, bool):
             raise TypeError(f"by_cell must be True or False, got {self.by_cell!r}")
         if self.kind == "ratio" and self.params:
             raise DPInputError(
@@ -188,9 +190,8 @@ def _ratio_statistic(counts: np.ndarray, name: str) -> planner.RatioStatistic:
 
 
 def plan_statistics(data: PlanningData, item: PlanItem) -> list[tuple[str, planner.PlannedStatistic]]:
-    """The planned statistic(s) of ``item`` on ``data``: one for the whole source, or one per cell (``by_cell``; a
-    grouped kind's statistic on one cell has that cell as its one group): the cells are solved one by one, so each
-    cell's epsilon is known, and the release's is their largest."""
+    """The planned statistic(s) of ``item`` on ``data``: one for the whole source (a grouped kind: one over every
+    cell), or one per cell (``by_cell``; a grouped kind's statistic on one cell has that cell as its one group)."""
     params = dict(item.params)
     if item.kind == "ratio":
         if data.risk is None or data.risk_schema is None:
@@ -200,6 +201,8 @@ def plan_statistics(data: PlanningData, item: PlanItem) -> list[tuple[str, plann
         if item.by_cell:
             return [(lab, _ratio_statistic(data.risk[i], f"{what}, cell {lab}")) for i, lab in enumerate(data.labels)]
         return [("all", _ratio_statistic(data.risk.sum(axis=0), what))]
+    if item.kind in CELL_GROUPED_KINDS and not item.by_cell:
+        return [("all", planner.make_statistic(item.kind, data.values, data.cells, **params))]
     if not item.by_cell:
         return [("all", planner.make_statistic(item.kind, data.values, None, **params))]
     out = []
@@ -208,6 +211,35 @@ def plan_statistics(data: PlanningData, item: PlanItem) -> list[tuple[str, plann
         groups = np.full(values.size, lab) if item.kind in CELL_GROUPED_KINDS else None
         out.append((lab, planner.make_statistic(item.kind, values, groups, **params)))
     return out
+
+
+#: said of a percentile target within the resolution of its bins (:func:`bin_limited`)
+BIN_LIMITED_NOTE = (
+    "the target lets a percentile's interval span at most two bins: its epsilon then depends on where each "
+    "percentile falls between two bin edges (a few people), which planning data see only roughly; a wider target "
+    "plans more reliably"
+)
+
+
+def bin_limited(stat: planner.PlannedStatistic, target: HalfWidthTarget) -> bool:
+    """Whether a histogram percentile's target is within the resolution of its bins on these planning data: twice
+    the half-width below the summed width of the bin of some planning value and its two neighbours, so the interval
+    may span at most two bins. The solved epsilon is then a step function of where each percentile sits between
+    two edges (measured: the median by state on the CPS at +-4,000 with 1-bin intervals needs epsilon 0.73, at
+    +-5,000 0.17), which a snapshot cannot place to a few people. False for every other statistic."""
+    if not isinstance(stat, planner.PercentilesStatistic) or isinstance(stat, planner.ExponentialPercentilesStatistic):
+        return False
+    edges = np.asarray(stat.edges, dtype=float)
+    values = np.asarray(stat.truth, dtype=float).ravel()
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return False
+    m = edges.size - 1
+    j = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, m - 1)
+    lo, hi = np.maximum(j - 1, 0), np.minimum(j + 1, m - 1)
+    three = edges[hi + 1] - edges[lo]
+    half = target.half_width * (np.abs(values) if target.relative else 1.0)
+    return bool(np.any(2.0 * half < three))
 
 
 def _solve(stat: planner.PlannedStatistic, target: HalfWidthTarget, seed: int) -> HalfWidthSolution:
@@ -234,11 +266,14 @@ def solve_plan(
             continue
         eps = max(s.epsilon for _, s in sols)
         first = sols[0][1]
-        note = first.note
+        notes = [first.note] if first.note else []
         if data.upper is not None and "upper" in dict(item.params) and float(dict(item.params)["upper"]) > data.upper:
-            note = (note + "; " if note else "") + (
+            notes.append(
                 f"planned on data bounded by the snapshot's upper bound {data.upper:,.0f}, below this statistic's"
             )
+        if any(bin_limited(stat, item.target) for _, stat in stats):
+            notes.append(BIN_LIMITED_NOTE)
+        note = "; ".join(notes)
         rows.append(
             PlanRow(
                 item.kind,
