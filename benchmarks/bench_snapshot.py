@@ -38,16 +38,43 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-#: data key -> (cell column, public upper bound, half-width target per kind: a number, or {n: number}). The median's
-#: epsilon is a step function of its target (the PSEO bins): each target is set where the data need an epsilon in
-#: about [0.2, 2] (a target the bins allow only at epsilon 50, or met at the search's floor, measures nothing)
+#: data key -> (cell column, public upper bound, half-width target per kind: a number, or {n: number}, None for any
+#: other n). The median's epsilon is a step function of its target (the PSEO bins): each target is set where the
+#: data need an epsilon in about [0.2, 2] (a target the bins allow only at epsilon 50, or met at the half-width
+#: solver's floor 0.1, measures nothing); on the CPS and PSEO at 1,500 per cell that leaves only targets whose
+#: interval spans one or two bins ("bin-limited", dpcore.views.private_plan.bin_limited), marked in the table
 DATA = {
-    "acs": ("ST", 1_000_000.0, {"mean": 2_000.0, "mean_rel": 0.05, "median": 10_000.0, "gini": 0.05, "rr": 0.25}),
-    "cps": ("STATEFIP", 1_000_000.0, {"mean": 2_000.0, "mean_rel": 0.05, "median": 4_000.0, "gini": 0.05, "rr": 0.5}),
+    "acs": (
+        "ST",
+        1_000_000.0,
+        {
+            "mean": {0: 500.0, None: 2_000.0},
+            "mean_rel": {0: 0.01, None: 0.05},
+            "median": {1500: 10_000.0, 500: 10_000.0},
+            "gini": {0: 0.01, None: 0.05},
+            "rr": 0.25,
+        },
+    ),
+    "cps": (
+        "STATEFIP",
+        1_000_000.0,
+        {
+            "mean": {0: 500.0, None: 2_000.0},
+            "mean_rel": {0: 0.01, None: 0.05},
+            "median": {1500: 4_000.0, 500: 4_000.0},
+            "gini": {0: 0.01, None: 0.05},
+            "rr": 0.5,
+        },
+    ),
     "pseo": (
         "institution_state",
         250_000.0,
-        {"mean": 500.0, "mean_rel": 0.02, "median": {1500: 4_000.0, 500: 5_000.0}, "gini": 0.02},
+        {
+            "mean": {0: 200.0, None: 500.0},
+            "mean_rel": {0: 0.005, None: 0.02},
+            "median": {1500: 4_000.0, 500: 5_000.0},
+            "gini": {0: 0.005, None: 0.02},
+        },
     ),
 }
 #: the relative risk of low income (income below the threshold) between two exposure groups derived from the file
@@ -59,15 +86,19 @@ RISK = {
 KINDS = ("mean", "mean_rel", "median", "gini", "rr")
 
 
-def target_of(key: str, kind: str, n: int) -> float:
+def target_of(key: str, kind: str, n: int) -> float | None:
+    """The half-width target of a kind at n per cell (0: the whole file as one cell); None: not measured there."""
     t = DATA[key][2][kind]
-    return float(t[n] if isinstance(t, dict) else t)
+    if not isinstance(t, dict):
+        return float(t)
+    v = t.get(n, t.get(None)) if n != 0 else t.get(0)
+    return None if v is None else float(v)
 
 
 def items_for(key: str, kinds: list[str], n: int) -> dict[str, dict]:
     """The plan items of a data set (dpcore.views.private_plan.plan_items dicts), by benchmark kind."""
     bounds = {"lower": 0.0, "upper": DATA[key][1]}
-    kinds = [k for k in kinds if k in DATA[key][2]]
+    kinds = [k for k in kinds if k in DATA[key][2] and target_of(key, k, n) is not None]
     specs = {
         "mean": {"kind": "group_means", "params": bounds, "by_cell": True},
         "mean_rel": {"kind": "mean", "params": bounds, "relative": True, "by_cell": True},
@@ -102,6 +133,8 @@ def cells_of(key: str, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, n
     labels = frame[col].astype(str).to_numpy()
     values = frame[data.column].to_numpy(dtype=float)
     exposure = exposure_of(key, frame)
+    if n == 0:  # the whole file, one cell
+        return values, np.full(values.size, "all"), exposure
     gen = np.random.default_rng(seed)
     picked = []
     for lab in sorted(set(labels.tolist())):
@@ -156,7 +189,7 @@ def run(key: str, n: int, kinds: list[str], seeds: int, releases: int) -> dict |
     real = snap_lib.planning_data_from_records(x, schema, **records)
     direct = private_plan.solve_plan(real, list(items.values()))
     t_direct = time.perf_counter() - t
-    out = {"key": key, "n": n, "cells": len(labels), "t_direct": t_direct, "kinds": {}}
+    out = {"key": key, "n": n, "records": int(x.size), "cells": len(labels), "t_direct": t_direct, "kinds": {}}
     direct_eps = {}
     for k, item in items.items():
         try:
@@ -183,6 +216,7 @@ def run(key: str, n: int, kinds: list[str], seeds: int, releases: int) -> dict |
             d = direct_eps[k]
             per_cell = [s / dd for (_, s), (_, dd) in zip(row.cells, d.cells, strict=True)]
             entry = {"ratio": row.epsilon / d.epsilon, "cell_ratios": per_cell, "epsilon": row.epsilon}
+            entry["bin_limited"] = private_plan.BIN_LIMITED_NOTE in d.note
             entry["release_shares"] = [release_share(item, row.epsilon, real, 10 * seed + r) for r in range(releases)]
             run["kinds"][k] = entry
         runs.append(run)
@@ -201,6 +235,7 @@ def run(key: str, n: int, kinds: list[str], seeds: int, releases: int) -> dict |
         shares = np.concatenate([r["release_shares"] for r in ok_runs]) if ok_runs else np.zeros(0)
         out["kinds"][k] = {
             "epsilon_data": d.epsilon,
+            "bin_limited": private_plan.BIN_LIMITED_NOTE in d.note,
             "ratios": ratios.tolist(),
             "within": float(np.mean((ratios >= 0.67) & (ratios <= 1.5))) if ratios.size else float("nan"),
             "cell_within": float(np.mean((cell_ratios >= 0.67) & (cell_ratios <= 1.5)))
@@ -235,8 +270,12 @@ def table(results: list[dict]) -> str:
             t = target_of(key, k, res["n"])
             unit = f"±{t:,g}" if k != "mean_rel" else f"±{100 * t:g}% of the value"
             fail = f", {v['failed']} failed" if v["failed"] else ""
+            if v.get("bin_limited"):
+                unit += ", bin-limited"
+            size = f"{res['n']:,}" if res["n"] else f"whole file ({res['records']:,})"
+            name = names[k] if res["n"] else names[k].replace(" by state", "")
             lines.append(
-                f"| {key} | {res['n']:,} | {res['cells']} | {names[k]} ({unit}) | {v['epsilon_data']:.3g} | {rng}{fail} | "
+                f"| {key} | {size} | {res['cells']} | {name} ({unit}) | {v['epsilon_data']:.3g} | {rng}{fail} | "
                 f"{100 * v['within']:.0f}% | {100 * v['cell_within']:.0f}% | {100 * v['meets']:.0f}% / {100 * v['meets_direct']:.0f}% | "
                 f"{100 * v['share']:.0f}% / {100 * v['share_direct']:.0f}% |"
             )
@@ -249,7 +288,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=5, help="snapshots per data set and n")
     parser.add_argument("--releases", type=int, default=3, help="simulated releases per solved epsilon")
-    parser.add_argument("--n", type=int, nargs="+", default=[1500, 500])
+    parser.add_argument("--n", type=int, nargs="+", default=[1500, 500], help="records per cell; 0: the whole file")
     parser.add_argument("--data", nargs="+", default=list(DATA), choices=list(DATA))
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
     parser.add_argument("--json", type=Path, help="also write the raw results here")

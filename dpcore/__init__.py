@@ -15,7 +15,8 @@ Two layers are folders: ``noise/`` and ``views/``.
    ``coinpress`` (Rosenblatt et al.), ``ratio`` (Shoham & Ligett), ``bounds``, ``posterior``, ``risk``.
 4. ``intervals`` (every released value's interval), ``mechanisms`` (one mechanism object per released statistic
    kind: the front door to every real draw), ``published`` (a release table's intervals and honest digits).
-5. planning and accounting: ``planner`` (smallest epsilon for a target), ``cell_keys``, ``plan`` (release plan
+5. planning and accounting: ``planner`` (smallest epsilon for a target), ``snapshot`` (the DP snapshot of a
+   confidential source and the synthetic planning data drawn from it), ``cell_keys``, ``plan`` (release plan
    files), ``ledger`` (the durable budget ledger), ``release`` (the app's real releases), ``release_card``, ``memo``.
 6. ``engines`` (DuckDB / Spark / pandas aggregation and ``engines.execute``, the command line's release).
 7. views: the package ``views`` (``views.<page>``: one view function per page view, the papers' experiments),
