@@ -52,8 +52,8 @@ import datetime as _dt
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -178,7 +178,7 @@ class SnapshotSchema:
     cell_sizes: tuple[int, ...] | None = None
     risk: RiskSchema | None = None
     planning_epsilon: float = DEFAULT_PLANNING_EPSILON
-    shares: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_SHARES))
+    shares: Mapping[str, float] | tuple[tuple[str, float], ...] = tuple(sorted(DEFAULT_SHARES.items()))
     smoothing: float = DEFAULT_SMOOTHING
     bootstrap_fits: int = DEFAULT_BOOTSTRAP_FITS
     fit_seed: int = 0
@@ -206,13 +206,12 @@ class SnapshotSchema:
         if self.risk is not None and not isinstance(self.risk, RiskSchema):
             raise TypeError("risk must be a RiskSchema")
         object.__setattr__(self, "planning_epsilon", check_epsilon(self.planning_epsilon, "planning_epsilon"))
-        shares = dict(self.shares)
-        unknown = sorted(set(shares) - set(DEFAULT_SHARES))
+        given = dict(self.shares)
+        unknown = sorted(set(given) - set(DEFAULT_SHARES))
         if unknown:
             raise DPInputError(f"unknown snapshot tables in shares: {unknown}; they are {list(DEFAULT_SHARES)}")
-        for key in DEFAULT_SHARES:
-            shares[key] = check_positive(shares.get(key, DEFAULT_SHARES[key]), f"share of the {key} table")
-        object.__setattr__(self, "shares", shares)
+        shares = {k: check_positive(given.get(k, w), f"share of the {k} table") for k, w in DEFAULT_SHARES.items()}
+        object.__setattr__(self, "shares", tuple(sorted(shares.items())))  # pairs: the schema stays hashable
         object.__setattr__(self, "smoothing", check_positive(self.smoothing, "smoothing", allow_zero=True))
         object.__setattr__(self, "bootstrap_fits", check_int(self.bootstrap_fits, "bootstrap fits", minimum=0))
         object.__setattr__(self, "fit_seed", check_int(self.fit_seed, "fit seed", minimum=0))
@@ -247,7 +246,8 @@ class SnapshotSchema:
     @property
     def epsilons(self) -> dict[str, float]:
         """The public split of ``planning_epsilon`` over :attr:`tables` (sequential composition: they add up)."""
-        weights = {t: self.shares[t] for t in self.tables}
+        shares = dict(self.shares)
+        weights = {t: shares[t] for t in self.tables}
         total = sum(weights.values())
         return {t: self.planning_epsilon * w / total for t, w in weights.items()}
 
@@ -402,7 +402,7 @@ class SnapshotMechanism:
     L1 sensitivity 2 for the sizes and the risk table), their costs composed sequentially (:mod:`dpcore.budget`)."""
 
     schema: SnapshotSchema
-    kind: str = "snapshot"
+    kind: ClassVar[str] = "snapshot"
 
     @property
     def histogram_mechanism(self) -> HistogramMechanism:
@@ -763,12 +763,14 @@ def fit_histogram(
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PlanningData:
     """Records to plan on: incomes, each record's cell label, the cells in order, and the relative risk's counts
     per cell (cells x (exposed, reference) x (case, non-case), None without one). ``source``: "snapshot"
     (synthetic, drawn from a DP snapshot: publishable) or "data" (the records themselves: as private as they are);
-    ``snapshot_epsilon`` the snapshot's cost (None for "data")."""
+    ``snapshot_epsilon`` the snapshot's cost (None for "data"); ``sizes_public``: the cells' sizes are the public
+    ones (always for "data": they are the records' own); ``upper`` the snapshot's upper bound (no synthetic value
+    lies above it)."""
 
     values: np.ndarray
     cells: np.ndarray
@@ -778,6 +780,7 @@ class PlanningData:
     snapshot_epsilon: float | None = None
     risk_schema: RiskSchema | None = None
     upper: float | None = None
+    sizes_public: bool = True
 
     def cell_values(self, label: str) -> np.ndarray:
         return self.values[self.cells == label]
@@ -861,6 +864,7 @@ def synthetic_data(snapshot: Snapshot, seed: int = 0) -> PlanningData:
         snapshot.epsilon,
         schema.risk,
         schema.upper,
+        schema.sizes_public,
     )
 
 
@@ -880,6 +884,4 @@ def planning_data_from_records(
     keep = codes >= 0
     tables = confidential_tables(x, schema, cells=cells, risk_groups=risk_groups, outcome=outcome)
     labels = np.asarray(schema.labels, dtype=object)[codes[keep]].astype(str)
-    return PlanningData(
-        x[keep], labels, schema.labels, tables.confidential_risk, "data", None, schema.risk, schema.upper
-    )
+    return PlanningData(x[keep], labels, schema.labels, tables.confidential_risk, "data", None, schema.risk, None)

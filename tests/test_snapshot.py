@@ -94,6 +94,7 @@ def test_mechanism_scales_are_the_sensitivity_two_calibration_and_cost_planning_
     assert cost.kind == "pure" and cost.epsilon == pytest.approx(0.2)
     rec = mech.record()
     assert rec["neighbouring"] == s.neighbouring and rec["epsilon"] == 0.2
+    assert hash(mech) == hash(snap_lib.SnapshotMechanism(s)) and mech.kind == "snapshot"  # public parameters only
     assert set(rec) >= {"histogram", "sizes", "risk", "epsilons"}
 
 
@@ -343,15 +344,16 @@ def test_with_public_sizes_the_mean_and_the_count_are_planned_exactly():
     x, g, _ = _records(500)
     schema = _schema(cell_sizes=(500, 500, 500))
     items = [MEAN, COUNT, {**MEAN, "half_width": 0.05, "relative": True}]
-    direct = private_plan.solve_plan(snap_lib.planning_data_from_records(x, schema, cells=g), items, sizes_public=True)
+    direct = private_plan.solve_plan(snap_lib.planning_data_from_records(x, schema, cells=g), items)
     syn = snap_lib.synthetic_data(snap_lib.take_snapshot(x, schema, cells=g, rng=9))
-    on_snapshot = private_plan.solve_plan(syn, items, sizes_public=True)
+    on_snapshot = private_plan.solve_plan(syn, items)
     assert [r.exact for r in on_snapshot.rows] == [True, True, False]
     assert on_snapshot.rows[0].epsilon == direct.rows[0].epsilon
     assert on_snapshot.rows[1].epsilon == direct.rows[1].epsilon
     assert on_snapshot.source == "snapshot" and on_snapshot.snapshot_epsilon == 0.1 and direct.source == "data"
-    noisy = private_plan.solve_plan(syn, [MEAN], sizes_public=False)
-    assert not noisy.rows[0].exact
+    assert all(r.exact for r in direct.rows)  # the records' own numbers
+    noisy = snap_lib.synthetic_data(snap_lib.take_snapshot(x, _schema(), cells=g, rng=9))
+    assert not private_plan.solve_plan(noisy, [MEAN]).rows[0].exact
 
 
 def test_by_cell_is_every_cell_solved_and_the_largest_epsilon():
@@ -376,7 +378,7 @@ def test_relative_risk_is_planned_from_the_risk_table():
     stat = private_plan.plan_statistics(data, private_plan.plan_items([item])[0])[0][1]
     assert (stat.x, stat.y, stat.n_x, stat.n_y) == (t[0, 0], t[1, 0], t[0].sum(), t[1].sum())
     by_cell = private_plan.solve_plan(data, [{**item, "by_cell": True}]).rows[0]
-    assert len(by_cell.cells) == 3 and not by_cell.exact
+    assert len(by_cell.cells) == 3 and by_cell.exact  # planned on the records: their own numbers
     no_risk = snap_lib.planning_data_from_records(x, _schema(), cells=g)
     view = private_plan.solve_plan(no_risk, [item, MEAN])
     assert [r.kind for r in view.rows] == ["group_means"] and "declare one" in view.failures[0][1]

@@ -246,12 +246,11 @@ def _solve(stat: planner.PlannedStatistic, target: HalfWidthTarget, seed: int) -
     return solve_epsilon_for_half_width(stat, target, seed=seed)
 
 
-def solve_plan(
-    data: PlanningData, items: Sequence[Mapping[str, Any] | PlanItem], *, sizes_public: bool = False, seed: int = 0
-) -> PrivatePlanView:
-    """The smallest epsilon of every item on ``data`` (module docstring). ``sizes_public``: the cell sizes are
-    public (the snapshot's schema says so), which makes a mean's absolute half-width exact; ``seed``: of the
-    percentile widths' simulated histograms (:func:`dpcore.views.planner.solve_epsilon_for_half_width`)."""
+def solve_plan(data: PlanningData, items: Sequence[Mapping[str, Any] | PlanItem], *, seed: int = 0) -> PrivatePlanView:
+    """The smallest epsilon of every item on ``data`` (module docstring); a row is ``exact`` on a snapshot when it
+    depends on public inputs only (:func:`is_exact`, the cell sizes public when the snapshot's schema declares
+    them), and always on the records themselves. ``seed``: of the percentile widths' simulated histograms
+    (:func:`dpcore.views.planner.solve_epsilon_for_half_width`)."""
     if not isinstance(data, PlanningData):
         raise TypeError("data must be PlanningData (dpcore.snapshot.synthetic_data or planning_data_from_records)")
     seed = check_int(seed, "seed", minimum=0)
@@ -282,7 +281,7 @@ def solve_plan(
                 item.target.describe(first.unit),
                 float(eps),
                 tuple((c, float(s.epsilon)) for c, s in sols) if item.by_cell else (),
-                is_exact(item, sizes_public),
+                data.source == "data" or is_exact(item, data.sizes_public),
                 first.method,
                 note,
             )
