@@ -16,8 +16,9 @@ from dpcore.views import planner as planner_experiments
 from ui import repro
 from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
 from ui.data_note import data_note
-from ui.planner import sections, views
-from ui.planner.release_panel import release_allocation, release_panel
+from ui.planner import plan_state, sections, views
+from ui.planner.choices import release_allocation
+from ui.planner.release_panel import release_panel
 from ui.sidebar import current_dataset
 
 PLAN = "Plan: choose ε on planning data"
@@ -128,8 +129,8 @@ def _statistic(kind: str) -> planner_lib.PlannedStatistic:
 # =============================================================================================
 @st.fragment
 def plan_views() -> None:
-    total = float(qp_slider("Total ε you can afford for the whole release", views.TOTAL_KEY, *views.TOTAL_RANGE,
-                            views.TOTAL_START, 0.05,
+    total = float(qp_slider("Total ε you can afford for the whole release", plan_state.TOTAL_KEY, *plan_state.TOTAL_RANGE,
+                            plan_state.TOTAL_START, 0.05,
                             on_change=views.on_total_change, args=(list(kinds),),
                             help="Budget first splits it; accuracy first compares the plan's total with it."))
     view = qp_radio("View", "planner_view", VIEWS, VIEWS[0], horizontal=True)
@@ -152,10 +153,10 @@ def plan_views() -> None:
         with guard("the attacker's belief"):
             views.render_risk(_belief(epsilon, prior))
     else:
-        alloc = views.allocation(kinds, total)
+        alloc = plan_state.allocation(kinds, total)
         half_widths = views.remembered_half_widths(list(kinds))
         with guard("the accuracy-first plan"):  # the plan file carries the accuracy-first ε, as Release mode
-            views.remember_plan(_plan(specs, half_widths), confidential=ds.confidential, data_name=ds.name)
+            plan_state.remember_plan(_plan(specs, half_widths), confidential=ds.confidential, data_name=ds.name)
         kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), alloc, half_widths)
         repro.share_panel("planner", script=repro.view_script_for(
             "dpcore.views.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),

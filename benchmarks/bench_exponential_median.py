@@ -59,7 +59,7 @@ def cell_tables(ids: np.ndarray, x: np.ndarray):
 
 def errors(hist, grid, truth, *, epsilon: float, draws: int, seed: int) -> dict:
     """Absolute errors (draws x cells) of both methods, and the wall time of one real draw of each."""
-    from dpcore.percentiles import ExponentialQuantileMechanism, HistogramMechanism
+    from dpcore.mechanisms import ExponentialQuantileMechanism, HistogramMechanism
 
     h_mech = HistogramMechanism(epsilon, q=(50,))
     e_mech = ExponentialQuantileMechanism(epsilon, q=(50,))

@@ -33,10 +33,10 @@ PAGE_NOISES = ("cauchy", "laplace")
 
 _SEARCH = """
 import json, sys, time
-from dpcore import intervals
+from dpcore.intervals import gini_split as intervals_gini_split
 args = json.loads(sys.argv[1])
 t, c = time.perf_counter(), time.process_time()
-plan = intervals._optimise(*args)
+plan = intervals_gini_split._optimise(*args)
 print(json.dumps([time.process_time() - c, time.perf_counter() - t, plan.epsilon_bound, plan.beta]))
 """
 
@@ -55,7 +55,7 @@ print(json.dumps([time.process_time() - c, time.perf_counter() - t, view.publish
 
 
 def page_defaults(eps: float, noise: str) -> tuple:
-    """The checked arguments of dpcore.intervals._optimise for the Gini page's defaults at ``eps``."""
+    """The checked arguments of dpcore.intervals_gini_split._optimise for the Gini page's defaults at ``eps``."""
     from dpcore import defaults
     from dpcore.data import DEFAULT_RECIPE
     from dpcore.noise import smooth as smooth_noise
@@ -119,12 +119,13 @@ def bench_view() -> None:
 def write_table() -> None:
     """Search every entry afresh and rewrite dpcore/gini_split_table.py (public inputs only)."""
     from dpcore import intervals
+    from dpcore.intervals import gini_split as intervals_gini_split
 
     lines = []
     for noise in PAGE_NOISES:
         for eps in PAGE_EPSILONS:
             args = page_defaults(eps, noise)
-            plan = intervals._optimise(*args)
+            plan = intervals_gini_split._optimise(*args)
             key = intervals.shipped_split_key(*args[:9], args[11])
             value = {
                 k: getattr(plan, k)

@@ -30,9 +30,8 @@ from dpcore import data as data_lib  # noqa: E402
 from dpcore import gini as gini_lib  # noqa: E402
 from dpcore import intervals  # noqa: E402
 from dpcore import percentiles as percentiles_lib  # noqa: E402
+from dpcore.mechanisms import MeanMechanism, RelativeRiskMechanism  # noqa: E402
 from dpcore.noise import smooth as smooth_noise  # noqa: E402
-from dpcore.ratio import RelativeRiskMechanism  # noqa: E402
-from dpcore.stratified import MeanMechanism  # noqa: E402
 
 LEVEL = 0.95
 EPSILON = 1.0

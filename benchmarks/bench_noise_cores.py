@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dpcore.noise import secure as secure_noise  # noqa: E402  (after the path set-up)
+from dpcore.noise.guarantees import load_opendp  # noqa: E402
 
 
 def timed(fn) -> tuple[float, float]:
@@ -42,7 +43,7 @@ def main() -> None:
     counts = np.random.default_rng(0).integers(0, 500, args.counts).astype(np.int64)
     reals = np.random.default_rng(1).uniform(0, 1e9, args.reals)
     scale = 2.0 * 3 / 1.0  # the example plan's percentiles: 2m/epsilon with m = 3 rows per person
-    dp = secure_noise._opendp()
+    dp = load_opendp()
     list_meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), scale=scale)
     cases = {
         "counts, list, 1 call": lambda: list_meas([int(v) for v in counts]),

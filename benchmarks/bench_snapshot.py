@@ -15,7 +15,7 @@ epsilon is the largest over its cells (every cell meets the target).
 
 For each data set, n and snapshot seed: the ratio epsilon(snapshot) / epsilon(data) per statistic and per cell;
 then ``--releases`` simulated releases of each statistic on the real cells at the snapshot's epsilon
-(dpcore.release.make_release on an in-memory budget, a numpy seed: simulations), and the share of cells whose
+(dpcore.release.simulate_release, a numpy seed: simulations of the release's mechanisms), and the share of cells whose
 published half-width is within 1.25x the target; a release "meets" when that share is at least 80%. The same check
 at the directly solved epsilon is the yardstick.
 
@@ -149,8 +149,8 @@ def cells_of(key: str, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, n
 
 def release_share(item: dict, epsilon: float, data, seed: int) -> float:
     """Share of cells whose published half-width (one simulated release at ``epsilon``) is within 1.25x the target."""
-    from dpcore import budget, planner
-    from dpcore.release import make_release
+    from dpcore import planner
+    from dpcore.release import simulate_release
     from dpcore.views import private_plan
 
     params = dict(item["params"])
@@ -161,7 +161,7 @@ def release_share(item: dict, epsilon: float, data, seed: int) -> float:
         stats = private_plan.plan_statistics(data, private_plan.plan_items([item])[0])
     ok = []
     for _, stat in stats:
-        rec = make_release([(stat, epsilon)], budget.Ledger(), rng=gen)[0]
+        rec = simulate_release([(stat, epsilon)], gen)[0]
         half = 0.5 * (np.asarray(rec.released_upper) - np.asarray(rec.released_lower))
         truth = np.abs(np.asarray(stat.truth, dtype=float))
         limit = 1.25 * item["half_width"] * (truth if item.get("relative") else 1.0)
@@ -171,6 +171,7 @@ def release_share(item: dict, epsilon: float, data, seed: int) -> float:
 
 def run(key: str, n: int, kinds: list[str], seeds: int, releases: int) -> dict | None:
     from dpcore import snapshot as snap_lib
+    from dpcore.mechanisms import snapshot as snap_mech
     from dpcore.views import private_plan
 
     cells = cells_of(key, n)
@@ -182,8 +183,8 @@ def run(key: str, n: int, kinds: list[str], seeds: int, releases: int) -> dict |
     risk = None
     if "rr" in items:
         _, exposed, reference, below = RISK[key]
-        risk = snap_lib.RiskSchema(exposed, reference, outcome_below=below)
-    schema = snap_lib.SnapshotSchema(upper=DATA[key][1], cells=labels, risk=risk)
+        risk = snap_mech.RiskSchema(exposed, reference, outcome_below=below)
+    schema = snap_mech.SnapshotSchema(upper=DATA[key][1], cells=labels, risk=risk)
     records = {"cells": g, "risk_groups": exposure if risk is not None else None}
     t = time.perf_counter()
     real = snap_lib.planning_data_from_records(x, schema, **records)

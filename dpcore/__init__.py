@@ -4,20 +4,25 @@ The layers, bottom to top (an import-linter contract in pyproject.toml keeps the
 Two layers are folders: ``noise/`` and ``views/``.
 
 1. foundation: ``errors``, ``rng`` (seeded and OS-CSPRNG generators), ``validation`` (argument checks), ``lru``,
-   ``defaults``, ``lazy`` (modules imported on first use); ``budget`` (privacy costs and their composition),
+   ``defaults``, ``lazy`` (modules imported on first use), ``kinds`` (the one registry of statistic kinds of plan
+   files, the planner and the app); ``budget`` (privacy costs and their composition),
    ``data.io`` and ``data.catalogue`` (file loading, bundled examples), ``record_fingerprint``; ``data.synthetic``
    and ``data.recipes`` (generators, ``build_dataset``) sit just above the methods, whose Gini they use.
 2. noise, the package ``noise``: ``noise.samplers`` (samplers and the Laplace / Gaussian calibrations) and
    ``noise.certificates`` (the generalized Cauchy's certified privacy loss and calibration), whose public names
-   ``noise`` re-exports; above them ``noise.smooth`` (light-tailed smooth-sensitivity noises) and ``noise.secure``
-   (the samplers of real releases: OpenDP and certified). A second contract keeps this order inside the package.
+   ``noise`` re-exports, and ``noise.guarantees`` (what the real samplers are calibrated and certified by, without
+   drawing); above them ``noise.smooth`` (light-tailed smooth-sensitivity noises) and ``noise.secure`` (the
+   samplers of real releases: OpenDP and certified, imported only by ``mechanisms``). A second contract keeps
+   this order inside the package.
 3. methods, one module per paper: ``gini`` (Lan & Reiter), ``percentiles`` (Foote et al.), ``stratified`` and
    ``coinpress`` (Rosenblatt et al.), ``ratio`` (Shoham & Ligett), ``bounds``, ``posterior``, ``risk``.
-4. ``intervals`` (every released value's interval), ``mechanisms`` (one mechanism object per released statistic
-   kind: the front door to every real draw), ``published`` (a release table's intervals and honest digits).
+4. ``intervals`` (every released value's interval), ``published`` (a release table's intervals and honest
+   digits), the package ``mechanisms`` (one mechanism object per released statistic kind, a module per kind:
+   every real draw is made there).
 5. planning and accounting: ``planner`` (smallest epsilon for a target), ``snapshot`` (the DP snapshot of a
    confidential source and the synthetic planning data drawn from it), ``cell_keys``, ``plan`` (release plan
-   files), ``ledger`` (the durable budget ledger), ``release`` (the app's real releases), ``release_card``, ``memo``.
+   files), ``ledger`` (the durable budget ledger), ``pipeline`` (the one release transaction: check, charge, draw,
+   record), ``release`` (releases of planned statistics and their records), ``release_card``, ``memo``.
 6. ``engines`` (DuckDB / Spark / pandas aggregation and ``engines.execute``, the command line's release).
 7. views: the package ``views`` (``views.<page>``: one view function per page view, the papers' experiments),
    ``classroom``.

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from .validation import DPInputError, check_delta, check_epsilon, check_positive
+from .validation import DPInputError, check_delta, check_epsilon, check_positive, check_probability
 
 __all__ = [
     "PrivacyCost",
@@ -68,6 +68,8 @@ __all__ = [
     "LedgerEntry",
     "Ledger",
     "BudgetCap",
+    "PlanCost",
+    "compose_plan",
 ]
 
 KINDS = ("pure", "approx", "zcdp")
@@ -551,6 +553,90 @@ class Ledger:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+
+@dataclass(frozen=True)
+class PlanCost:
+    """The privacy cost of a plan: its statistics composed sequentially (:func:`compose_plan`). One type for the
+    planner's views and for the release plan a ledger is charged for (``dpcore.engines.record.plan_cost``).
+
+    ``kind``: "pure" (epsilon), "approx" ((epsilon, delta): epsilons and deltas add, Dwork & Roth
+    Thm 3.16) or "zcdp" (rho: rhos add, pure epsilon counted as epsilon^2/2, Bun & Steinke 2016
+    Lemma 2.3 / Prop. 1.4). ``epsilon``/``delta``: the plan as (epsilon, delta)-DP; when zCDP is in the
+    plan it is converted at ``conversion_delta`` (the plan's delta, Canonne-Kamath-Steinke 2020),
+    which is included in ``delta``. ``rho``: total rho when the plan has no (epsilon, delta) part.
+    ``explicit_conversion``: zCDP and (epsilon, delta) parts were both present, so the zCDP part was
+    converted to (epsilon, delta) at ``conversion_delta`` before composing (``compose_sequential``
+    refuses to mix them without a delta). ``per_statistic``: the (name, cost) pairs composed, in order."""
+
+    kind: str
+    epsilon: float
+    delta: float
+    rho: float | None
+    conversion_delta: float | None
+    explicit_conversion: bool
+    text: str
+    per_statistic: tuple[tuple[str, PrivacyCost], ...] = ()
+
+    def privacy_cost(self) -> PrivacyCost:
+        """The one cost a ledger is charged for the whole plan."""
+        if self.kind == "pure":
+            return pure(self.epsilon)
+        if self.kind == "zcdp":
+            assert self.rho is not None  # a zCDP plan states its rho
+            return zcdp(self.rho)
+        return approx(self.epsilon, self.delta)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho": self.rho,
+            "conversion_delta": self.conversion_delta,
+            "explicit_conversion": self.explicit_conversion,
+            "text": self.text,
+        }
+
+
+def compose_plan(costs: Sequence[tuple[str, PrivacyCost]], *, delta: float | None = None) -> PlanCost:
+    """Sequential composition of ``(name, cost)`` pairs (one per statistic, each already composed in
+    parallel over its groups or cells).
+
+    ``delta``: the plan's delta, used to state a zCDP part as (epsilon, delta) (needed only then).
+    Pure: sum epsilon. Pure + approximate: (sum epsilon, sum delta) (sums correctly rounded, ``math.fsum``: the
+    total does not depend on the order of the statistics). Pure + zCDP: rho (pure as epsilon^2/2) and its
+    (epsilon, delta) at ``delta`` (the better of two valid accountings, :meth:`Ledger.spent_approx`).
+    zCDP + approximate: the zCDP part converted to (epsilon, delta) at ``delta`` explicitly, then basic
+    composition (deltas add)."""
+    if not costs:
+        raise DPInputError("the plan has no statistics")
+    ledger = Ledger()
+    for name, cost in costs:
+        ledger.charge(name, cost)
+    pairs = tuple((str(name), cost) for name, cost in costs)
+    kinds = ledger.kinds
+    if "zcdp" not in kinds:
+        eps = math.fsum(c.epsilon for _, c in pairs)
+        if kinds == {"pure"}:
+            return PlanCost("pure", eps, 0.0, None, None, False, f"ε = {eps:.4g} (pure ε-DP)", pairs)
+        total_delta = math.fsum(c.delta for _, c in pairs)
+        text = f"(ε, δ) = ({eps:.4g}, {total_delta:.3g})"
+        return PlanCost("approx", eps, total_delta, None, None, False, text, pairs)
+    if delta is None:
+        raise DPInputError("a plan with a zCDP statistic needs the plan's delta to state its (epsilon, delta)")
+    conversion = check_probability(delta, "delta")
+    eps, total_delta = ledger.spent_approx(conversion)
+    if "approx" in kinds:
+        text = (
+            f"(ε, δ) = ({eps:.4g}, {total_delta:.3g}): the zCDP part converted to (ε, δ) at δ = "
+            f"{conversion:.3g} before adding the (ε, δ) parts"
+        )
+        return PlanCost("approx", float(eps), float(total_delta), None, conversion, True, text, pairs)
+    rho = ledger.spent_rho()
+    assert rho is not None  # zCDP and pure parts only: no (epsilon, delta) entry
+    text = f"ρ = {rho:.4g} (zCDP), i.e. (ε, δ) = ({eps:.4g}, {total_delta:.3g})"
+    return PlanCost("zcdp", float(eps), float(total_delta), float(rho), conversion, False, text, pairs)
 
 
 def _now() -> str:

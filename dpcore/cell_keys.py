@@ -10,9 +10,10 @@ to get the cells, and one to get their sizes:
   combinations). The cells listed are exactly the declared ones, whatever the data hold: a declared cell absent
   from the data is released like any other (n = 0 plus noise) and rows whose key is not declared are dropped
   (a public rule). Nothing about which cells exist depends on the data.
-* **DP partition selection** (no declared keys, cell sizes not public): the cell counts go through OpenDP's
-  Laplace threshold mechanism (``make_laplace_threshold``, Rogers et al. 2023, "A unifying privacy analysis
-  framework for unknown domain algorithms"): discrete Laplace noise of scale 2m / n_epsilon on every present
+* **DP partition selection** (no declared keys, cell sizes not public; drawn by
+  :class:`dpcore.mechanisms.CellSizesMechanism`): the cell counts go through OpenDP's Laplace threshold
+  mechanism (``make_laplace_threshold``, Rogers et al. 2023, "A unifying privacy analysis framework for
+  unknown domain algorithms"): discrete Laplace noise of scale 2m / n_epsilon on every present
   cell's count, and only the cells whose noisy count reaches a threshold T are kept. A cell absent from one file
   and present (with at most m rows of one person) in its neighbour is kept with probability <= delta, which is
   why the mechanism is (epsilon, delta)-DP; T is the smallest integer for which OpenDP's privacy map gives
@@ -37,7 +38,6 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .lazy import LazyModule
-from .validation import DPInputError, check_delta, check_epsilon, check_int
+from .validation import DPInputError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,12 +66,9 @@ __all__ = [
     "KeysError",
     "parse_keys",
     "cell_text",
-    "selection_threshold",
     "restrict_to_declared",
     "cell_counts",
     "restrict_to_cells",
-    "noisy_cell_counts",
-    "NoisyCells",
     "nearly_unique_cells",
 ]
 
@@ -426,111 +423,6 @@ def restrict_to_cells(frame: pd.DataFrame, by: Sequence[str], cells: set) -> pd.
     else:
         mask = np.array([k in cells for k in _keys_of(frame, by)], dtype=bool)
     return frame.loc[mask].reset_index(drop=True) if len(frame) else frame
-
-
-def selection_threshold(n_epsilon: float, delta: float, m: int) -> int:
-    """The smallest integer threshold T for which OpenDP's Laplace threshold mechanism (scale 2m / n_epsilon,
-    integer counts) maps the distance (l0, l1, linf) = (2m, 2m, m) to a delta <= ``delta``. Public (no data)."""
-    n_epsilon = check_epsilon(n_epsilon, "n_epsilon")
-    delta = check_delta(delta, "selection delta")
-    m = check_int(m, "m", minimum=1)
-    measurement = _threshold_measurement
-    lo, hi = m, m  # OpenDP refuses a threshold below the l-infinity distance m
-    while measurement(n_epsilon, m, hi).map((2 * m, 2 * m, m))[1] > delta:
-        lo, hi = hi, hi * 2
-        if hi > 1 << 40:  # pragma: no cover - unreachable for delta > 0
-            raise DPInputError(f"no selection threshold reaches delta = {delta:g}")
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if measurement(n_epsilon, m, mid).map((2 * m, 2 * m, m))[1] <= delta:
-            hi = mid
-        else:
-            lo = mid + 1
-    return int(hi)
-
-
-def _threshold_measurement(n_epsilon: float, m: int, threshold: int):
-    import opendp.prelude as dp
-
-    dp.enable_features("contrib")
-    domain = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=dp.i64))
-    metric = dp.l01inf_distance(dp.absolute_distance(T=dp.i64))
-    return dp.m.make_laplace_threshold(domain, metric, scale=2.0 * m / n_epsilon, threshold=int(threshold))
-
-
-@dataclass(frozen=True)
-class NoisyCells:
-    """The cells a statistic releases and their noisy sizes (``counts[key]``), with how they were obtained."""
-
-    counts: dict
-    info: dict
-
-
-def noisy_cell_counts(
-    keys: Sequence[tuple[str, ...]],
-    counts: np.ndarray,
-    *,
-    n_epsilon: float,
-    m: int,
-    rng: Any,
-    select: bool,
-    delta: float,
-) -> NoisyCells:
-    """Noisy cell sizes: discrete Laplace (scale 2m / n_epsilon) on every count; with ``select`` the Laplace
-    threshold mechanism (only the cells whose noisy count reaches :func:`selection_threshold` are kept). Real
-    release (``rng`` None or a SecureRandom): OpenDP; simulation: the same law drawn by
-    :func:`dpcore.noise.secure.release_integer_counts` with ``rng``."""
-    from .noise import secure as secure_noise
-
-    n_epsilon = check_epsilon(n_epsilon, "n_epsilon")
-    m = check_int(m, "m", minimum=1)
-    keys = _check_keys(keys, "noisy_cell_counts")
-    if select:
-        delta = check_delta(delta, "selection delta")
-    scale = 2.0 * m / n_epsilon
-    counts = np.asarray(counts, dtype=np.int64)
-    # the record's fields (the measurement included) are the same for every data set, with or without cells
-    if not select:
-        draw = secure_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
-        noisy = dict(zip(keys, (int(v) for v in np.asarray(draw.values, dtype=np.int64)), strict=True))
-        return NoisyCells(
-            noisy,
-            {
-                "cells": "declared in the plan's [keys] (public; absent cells released as n = 0 "
-                "plus noise, rows of undeclared cells dropped)",
-                "n_noise": f"discrete Laplace, scale 2m/n_epsilon = {scale!r} on every cell's count "
-                f"(L1 sensitivity 2m = {2 * m}: one person's rows may move between cells)",
-                "n_epsilon": n_epsilon,
-                "n_measurement": draw.measurement,
-            },
-        )
-    threshold = selection_threshold(n_epsilon, delta, m)
-    info = {
-        "cells": "selected with differential privacy (Laplace threshold mechanism, Rogers et al. 2023): only "
-        "cells whose noisy count reaches the threshold are listed",
-        "n_noise": f"discrete Laplace, scale 2m/n_epsilon = {scale!r}; the listed n is the noisy count",
-        "n_epsilon": n_epsilon,
-        "selection_delta": delta,
-        "selection_threshold": threshold,
-    }
-    if secure_noise._simulated(rng):
-        draw = secure_noise.release_integer_counts(counts, scale=scale, rng=rng, sensitivity=2 * m)
-        noisy = {
-            k: int(v) for k, v in zip(keys, np.asarray(draw.values, dtype=np.int64), strict=True) if v >= threshold
-        }
-        info["n_measurement"] = draw.measurement + f", kept when >= {threshold}"
-        return NoisyCells(noisy, info)
-    info["n_measurement"] = (
-        f"opendp.measurements.make_laplace_threshold(map_domain(atom_domain(T=str), "
-        f"atom_domain(T=i64)), l01inf_distance(absolute_distance(T=i64)), scale={scale!r}, "
-        f"threshold={threshold})"
-    )
-    if not keys:  # nothing to select from: the measurement's output on an empty map is empty
-        return NoisyCells({}, info)
-    measurement = _threshold_measurement(n_epsilon, m, threshold)
-    by_text = {json.dumps(list(k)): k for k in keys}
-    released = measurement({json.dumps(list(k)): int(c) for k, c in zip(keys, counts, strict=True)})
-    return NoisyCells({by_text[t]: int(v) for t, v in released.items()}, info)
 
 
 def nearly_unique_cells(n_cells: int, n_rows: int) -> bool:

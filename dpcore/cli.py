@@ -215,7 +215,7 @@ class _TerminateAsInterrupt:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .engines.execute import delta_sources, plan_cost
+    from .engines.record import delta_sources, plan_cost
     from .plan import load_plan
 
     plan = load_plan(args.plan)
@@ -224,10 +224,10 @@ def _check(args: argparse.Namespace) -> int:
         f"plan OK: dataset {plan.dataset!r}, {len(plan.statistics)} statistic(s), epsilon = {cost.epsilon:g} of cap "
         f"{plan.cap_epsilon:g}" + (f", delta = {cost.delta:.3g} (from {delta_sources(plan)})" if cost.delta else "")
     )
-    for s, (e, d) in zip(plan.statistics, cost.per_statistic, strict=True):
+    for s, (_, c) in zip(plan.statistics, cost.per_statistic, strict=True):
         print(
-            f"  {s.index}. {s.name}: {s.kind} by {', '.join(s.by) or '(whole table)'}, epsilon = {e:g}"
-            + (f", delta = {d:.3g}" if d else "")
+            f"  {s.index}. {s.name}: {s.kind} by {', '.join(s.by) or '(whole table)'}, epsilon = {c.epsilon:g}"
+            + (f", delta = {c.delta:.3g}" if c.delta else "")
         )
     return 0
 
@@ -273,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command(args: argparse.Namespace, early_plan: Any) -> int:
-    from .engines.execute import InterruptedAfterCharge, ReleaseNotDelivered
+    from .pipeline import InterruptedAfterCharge, ReleaseNotDelivered
 
     try:
         with _TerminateAsInterrupt():

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from . import noise
-from .stratified import MAX_GROUPS, _readonly, _resolve_weights, group_index
+from .stratified import MAX_GROUPS, group_index, readonly, resolve_weights
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -226,6 +226,22 @@ def _uvmrec_core(
     return z, lo, hi
 
 
+def _uvmrec_one_group(
+    x: np.ndarray,
+    lower: float,
+    upper: float,
+    sigma: float,
+    schedule: np.ndarray,
+    beta: float,
+    gen: Any,
+    n_sims: int,
+    clamp_to_prior: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_uvmrec_core` on all the values as one group (CoinPress's global mean)."""
+    starts, counts, sigmas, betas = np.array([0]), np.array([x.size]), np.array([sigma]), np.array([beta])
+    return _uvmrec_core(np.sort(x), starts, counts, lower, upper, sigmas, schedule, betas, gen, n_sims, clamp_to_prior)
+
+
 def _prepare(x: np.ndarray, codes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     o1 = np.argsort(x)  # by value, then a stable sort by group (radix sort on small ints): faster than lexsort
     order = o1[np.argsort(codes[o1], kind="stable")]
@@ -287,19 +303,7 @@ def coinpress_mean(
     x = as_finite_array(values, "values", min_size=2)
     rho, lower, upper, schedule, beta = _check_common(rho, lower, upper, t, beta)
     sigma = check_positive(sigma, "sigma")
-    z, lo, hi = _uvmrec_core(
-        np.sort(x),
-        np.array([0]),
-        np.array([x.size]),
-        lower,
-        upper,
-        np.array([sigma]),
-        schedule,
-        np.array([beta]),
-        as_generator(rng),
-        1,
-        clamp_to_prior,
-    )
+    z, lo, hi = _uvmrec_one_group(x, lower, upper, sigma, schedule, beta, as_generator(rng), 1, clamp_to_prior)
     return CoinPressRelease(
         value=float(z[0, 0]),
         interval=(float(lo[0, 0]), float(hi[0, 0])),
@@ -339,7 +343,7 @@ class StratifiedCoinPressRelease:
 
 def _normalise_weights(weights: Any, labels: tuple, counts: np.ndarray) -> tuple[np.ndarray, str]:
     """Public weights, checked to be >= 0 and to sum to one (the normalised w~ of Algorithm 3)."""
-    return _resolve_weights(weights, labels, counts)
+    return resolve_weights(weights, labels, counts)
 
 
 def _sigma_per_group(sigma: Any, k: int) -> np.ndarray:
@@ -408,16 +412,16 @@ def stratified_coinpress(
     )
     return StratifiedCoinPressRelease(
         overall=float(w @ est),
-        per_group=_readonly(est),
+        per_group=readonly(est),
         labels=gi.labels,
         counts=gi.counts,
-        weights=_readonly(w),
+        weights=readonly(w),
         weights_source=source,
-        intervals=_readonly(intervals),
+        intervals=readonly(intervals),
         rho=rho,
         schedule=tuple(schedule.tolist()),
         beta=beta,
-        empty=_readonly(empty),
+        empty=readonly(empty),
         notes=notes,
     )
 
@@ -478,19 +482,7 @@ def simulate_coinpress(
     )
     if include_global:
         sg = float(sig.max()) if sigma_global is None else check_positive(sigma_global, "sigma_global")
-        zg, _, _ = _uvmrec_core(
-            np.sort(x),
-            np.array([0]),
-            np.array([x.size]),
-            lower,
-            upper,
-            np.array([sg]),
-            schedule,
-            np.array([beta]),
-            gen,
-            n_sims,
-            clamp_to_prior,
-        )
+        zg, _, _ = _uvmrec_one_group(x, lower, upper, sg, schedule, beta, gen, n_sims, clamp_to_prior)
         glob = zg[:, 0]
     else:
         glob = None
@@ -498,12 +490,12 @@ def simulate_coinpress(
     return CoinPressSimulation(
         labels=gi.labels,
         counts=gi.counts,
-        weights=_readonly(w),
-        true_groups=_readonly(true_groups),
+        weights=readonly(w),
+        true_groups=readonly(true_groups),
         true_overall=float(x.mean()),
-        strat_groups=_readonly(z),
-        strat_overall=_readonly(z @ w),
-        global_overall=None if glob is None else _readonly(glob),
+        strat_groups=readonly(z),
+        strat_overall=readonly(z @ w),
+        global_overall=None if glob is None else readonly(glob),
         rho=rho,
     )
 

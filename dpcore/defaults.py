@@ -1,6 +1,6 @@
 """One set of public defaults shared by every page, the planner and the generated scripts.
 
-These are *public* inputs chosen without looking at any data set (design.md section 2).
+These are *public* inputs chosen without looking at any data set.
 
 * ``INCOME_LOWER = 0`` and ``INCOME_UPPER = 1,000,000``: the Gini page used 2,000,000 and the planner
   1,000,000, so the same data gave two error figures (the Gini's smooth sensitivity grows with U:

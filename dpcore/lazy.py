@@ -1,8 +1,8 @@
 """A module imported on its first attribute access, for heavy libraries that many uses never need.
 
 The app's landing page reads the real-data catalogue (:mod:`dpcore.data.catalogue`) to list the data
-sources in its sidebar, and importing ``dpcore.data`` imports every part of the package. pandas costs
-~0.6 s and scipy.special 0.2-0.4 s on a cold server, and a plain visit needs neither: the parts of the
+sources in its sidebar, and importing ``dpcore.data`` imports every part of the package. pandas and
+scipy.special are slow to import on a cold server (docs/benchmarks.md, "Timings behind choices in the code"), and a plain visit needs neither: the parts of the
 package name them through :class:`LazyModule`, so they are imported when data are first read or drawn.
 The methods name ``scipy.special`` the same way: a command-line release of counts or means never calls it,
 and its start-up is shorter by the import.
@@ -14,7 +14,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-__all__ = ["LazyModule"]
+__all__ = ["LazyModule", "special"]
 
 
 class LazyModule:
@@ -35,3 +35,7 @@ class LazyModule:
             module = importlib.import_module(self._name)
             self._module = module
         return getattr(module, attr)
+
+
+#: scipy.special for the methods that need it (a command-line release of counts or means never calls it)
+special = LazyModule("scipy.special")

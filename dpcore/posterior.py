@@ -42,12 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from .lazy import LazyModule
+from .lazy import special
 from .validation import DPInputError, as_finite_array, check_finite, check_int, check_positive
-
-#: scipy.special costs about 0.2 s to import (its array-API layer pulls numpy.f2py); a command-line release
-#: of counts or means never calls it
-special = LazyModule("scipy.special")
 
 __all__ = [
     "GridPosterior",
@@ -115,8 +111,8 @@ def make_prior(prior: Any, support: tuple[float, float]) -> _Prior:
 def _noise_logpdf(noise: Any) -> Callable[[np.ndarray], np.ndarray]:
     """The log density of the standardised noise: ``noise.logpdf``, or ``log(noise.pdf)``, or a callable."""
     if isinstance(noise, str):
-        # scipy.stats is imported here: it is 0.3 s of every command-line release's start-up (this module is
-        # imported by the published intervals), and only a named noise needs it
+        # scipy.stats is imported here: its import would lengthen every command-line release's start-up (this
+        # module is imported by the published intervals; the time: docs/benchmarks.md, "Timings behind choices in the code"), and only a named noise needs it
         from scipy import stats
 
         name = noise.lower()
@@ -509,8 +505,9 @@ def release_posterior(release: Any, *, prior: Any = "uniform", **grid_options: A
     see :func:`dpcore.posterior.gini_posterior` for the caveat on publishing the scale.
     """
     from .noise import smooth as smooth_noise
+    from .noise.smooth.common import check_release
 
-    smooth_noise._check_release(release)
+    check_release(release)
     # the likelihood is the noise density at the noisy value; the published value is clamped to [0, 1], where
     # a density no longer applies, so the posterior reads the noisy value before that post-processing
     noisy = getattr(release, "noisy_value", None)

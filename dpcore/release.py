@@ -1,36 +1,39 @@
-"""Release mode: make the real DP release of planned statistics from a confidential file.
+"""Releases of planned statistics (:mod:`dpcore.planner`) and their records.
 
-What happens (:func:`make_release`):
+:func:`make_release` is the real release of planned statistics from a confidential file, paid from a durable
+ledger account; it runs :func:`dpcore.pipeline.release`, the one transaction of every real release (the command
+line's too):
 
-1. The total cost of the requested statistics is composed and checked against the cap of the
-   ledger account **before** anything is charged or drawn; a release that would exceed it is refused
-   (``dpcore.ledger.BudgetExceeded``, a ``DPInputError``). The decision uses public inputs only.
-   Then the total is **charged first**, in one database transaction that re-checks the cap under the
-   account's lock (:meth:`dpcore.ledger.Account.charge`), with the planned record (dataset identity,
-   mechanisms, parameters, costs): racing sessions cannot overspend, and a crash after this point can
-   lose the release but never the charge.
-2. Each statistic is released by its private ``_draw_real`` (:mod:`dpcore.planner`), whose noise comes
-   from :mod:`dpcore.noise.secure`: OpenDP's exact discrete Laplace for counts and
-   histograms, OpenDP's floating-point-safe Laplace for means and the ratio's two counts, and the
-   certified generalized-Cauchy sampler (exact inversion of an ``os.urandom`` uniform of 128+ bits
-   against the CDF in high precision, on a public grid) for the Gini. The record names the
-   measurement and its privacy map (``measurement``, ``privacy_map``); its epsilon/delta are the
-   certified ones (docs/secure_noise.md). Other statistic objects fall back to their own
-   ``release`` with the OS CSPRNG (``sampler`` says which). A real draw is reachable only here, after
-   the charge; a durable account refuses a caller's ``rng`` (a seeded draw could be inverted).
-3. Released values are rounded to a public grid (post-processing, no privacy cost).
-4. The released records are appended to the charged ledger entry (``attach_result``) and only then
-   returned (revealed). If drawing fails, the charge stays and the error says so. If the ledger cannot
-   record the result (unreachable after retries), the ledger journals it locally and every record's
-   ``notes`` ends with a ``"ledger: ..."`` line saying where (the entry counts in full meanwhile).
-5. A :class:`ReleaseRecord` per statistic holds the released numbers, the mechanism, all public
-   parameters, epsilon/delta spent, the dataset identity (the ledger account's public id -- a keyed
-   hash, never the content fingerprint --, label, columns, n -- public in the replace-one relation),
-   the ledger entry id, a UTC timestamp and ``dpcore.__version__``. It never holds a
-   true (confidential) value; data-dependent noise scales (smooth sensitivity) are not published.
+1. The statistics are checked from public inputs only: each of a kind :mod:`dpcore.planner` registers
+   (``planner.RELEASABLE``: no object that merely has a ``release`` method), each real-release setting allowed
+   (``check_real_release``), and the total cost composed; a release over the account's cap is refused
+   (``dpcore.ledger.BudgetExceeded``, a ``DPInputError``) before anything is charged or drawn. An in-memory
+   :class:`dpcore.budget.Ledger` and a caller's seeded ``rng`` are refused: no release without a durable charge,
+   and noise reproducible from a seed could be regenerated and subtracted.
+2. The total is **charged first**, in one database transaction that re-checks the cap under the account's lock
+   (:meth:`dpcore.ledger.Account.charge`), with the planned record (dataset identity, mechanisms, parameters,
+   costs): racing sessions cannot overspend, and a crash after this point can lose the release but never the
+   charge.
+3. Each statistic draws through its registered mechanisms (:mod:`dpcore.mechanisms`, declared to the transaction
+   and charged for), whose noise comes from :mod:`dpcore.noise.secure`: OpenDP's exact discrete Laplace for
+   counts and histograms, OpenDP's floating-point-safe Laplace for means and the ratio's two counts, and the
+   certified generalized-Cauchy sampler for the Gini. The record names the measurement and its privacy map
+   (``measurement``, ``privacy_map``); its epsilon/delta are the certified ones (docs/secure_noise.md).
+4. Released values get honest digits where an interval is published, else a public grid (post-processing).
+5. The released records are appended to the charged ledger entry (``attach_result``) and only then returned
+   (revealed). If drawing fails, the charge stays and the error says so. If the ledger cannot record the result
+   (unreachable after retries), the ledger journals it locally and every record's ``notes`` ends with a
+   ``"ledger: ..."`` line saying where (the entry counts in full meanwhile).
+6. A :class:`ReleaseRecord` per statistic holds the released numbers, the mechanism, all public parameters,
+   epsilon/delta spent, the dataset identity (the ledger account's public id -- a keyed hash, never the content
+   fingerprint --, label, columns, n -- public in the replace-one relation), the ledger entry id, a UTC
+   timestamp and ``dpcore.__version__``. It never holds a true (confidential) value; data-dependent noise scales
+   (smooth sensitivity) are not published.
 
-Neighbouring data sets behave alike: whether a statistic releases, and every record field except
-the released numbers, depend on public inputs only (tests/test_release_neighbours.py).
+:func:`simulate_release` is the same with numpy noise from a caller's generator: a simulation, never charged,
+labelled in every record. Neighbouring data sets behave alike: whether a statistic releases, and every record
+field except the released numbers, depend on public inputs only (tests/test_release_neighbours.py). The release
+files of the command line are read back by :func:`read_release` and checked by :func:`recompute_intervals`.
 """
 
 from __future__ import annotations
@@ -46,18 +49,20 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
+from . import __version__, pipeline
 from . import budget as _budget
-from .rng import SecureRandom, secure_generator
+from .kinds import PLANNER_KINDS
+from .pipeline import SEEDED_REAL_RELEASE
+from .rng import SecureRandom, as_generator
 from .validation import DPInputError, check_epsilon
 
 __all__ = [
     "ReleaseRecord",
     "make_release",
+    "simulate_release",
     "records_to_json",
     "records_to_csv",
     "ROUNDING",
-    "secure_rng",
     "MISSING_INCOME_AT_LOWER_BOUND",
     "missing_income_value",
     "with_missing_incomes",
@@ -66,15 +71,7 @@ __all__ = [
 ]
 
 #: Public rounding grid per statistic kind (units of the statistic).
-ROUNDING = {
-    "count": 1.0,
-    "mean": 0.01,
-    "group_means": 0.01,
-    "percentiles": 1.0,
-    "group_medians": 1.0,
-    "gini": 1e-6,
-    "ratio": 1e-6,
-}
+ROUNDING = {kind.name: kind.rounding for kind in PLANNER_KINDS.values()}
 
 #: The record's ``dataset.missing_values`` of an app release: the command line's ``missing_income = "lower"``
 #: rule. Why a rule and not a filter: removing a row whose income is missing changes the published n (and a
@@ -128,23 +125,6 @@ def with_missing_incomes(
     return x, np.concatenate([np.asarray(groups).astype(str), extra])
 
 
-CSPRNG = "dpcore.rng.secure_generator() (os.urandom, the operating system's CSPRNG)"
-FALLBACK = (
-    "numpy PCG64 seeded with 256 bits from os.urandom (the method module accepts only numpy "
-    "Generators; not itself a CSPRNG, but its seed is secret and never shown)"
-)
-
-NEIGHBOURING = {
-    "count": "replace one record; n public",
-    "mean": "replace one record; n and the clip range public",
-    "group_means": "replace one person's value within their group; group labels and sizes public",
-    "percentiles": "replace one person within a cell; cell sizes and bin edges public",
-    "group_medians": "replace one person within a group; group sizes and bin edges public",
-    "gini": "replace one record; n and [lower, upper] public",
-    "ratio": "replace one record (it may change both counts); n_x and n_y public",
-}
-
-
 @dataclass(frozen=True)
 class ReleaseRecord:
     """One released statistic: released values only (never the true ones) and everything to audit it."""
@@ -183,20 +163,17 @@ class ReleaseRecord:
         d = asdict(self)
         d["labels"] = list(self.labels)
         d["released"] = [float(v) for v in self.released]
-        d["released_lower"] = [float(v) for v in self.released_lower]
-        d["released_upper"] = [float(v) for v in self.released_upper]
+        # an interval end that does not exist (a cell with no row: no interval) is null in the JSON record
+        d["released_lower"] = [_finite_or_none(v) for v in self.released_lower]
+        d["released_upper"] = [_finite_or_none(v) for v in self.released_upper]
         d["notes"] = list(self.notes)
         d["dpcore_version"] = __version__
         return d
 
 
-def secure_rng() -> SecureRandom:
-    """The OS-CSPRNG source used for real releases."""
-    return secure_generator()
-
-
-def _os_seeded_generator() -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int.from_bytes(os.urandom(32), "big"))))
+def _finite_or_none(value: Any) -> float | None:
+    number = float(value)
+    return number if math.isfinite(number) else None
 
 
 def _round(values: np.ndarray, grid: float) -> np.ndarray:
@@ -207,7 +184,7 @@ def _round(values: np.ndarray, grid: float) -> np.ndarray:
     return np.round(v / grid) * grid
 
 
-#: the sampler of a make_release on an in-memory budget with a caller's generator: reproducible from it
+#: the sampler of a simulated release (:func:`simulate_release`): reproducible from the caller's generator
 SIMULATION_SAMPLER = (
     "caller-supplied generator: a SIMULATION, NOT for real releases (the noise is reproducible from it)"
 )
@@ -215,52 +192,6 @@ OPENDP_SAMPLER = (
     "OpenDP's exact samplers (discrete Laplace / floating-point-safe Laplace) or the certified "
     "generalized-Cauchy sampler of dpcore.noise.secure (os.urandom); see the measurement note"
 )
-
-
-def _is_secure_source(rng: Any) -> bool:
-    """None or :class:`dpcore.rng.SecureRandom`: the sources of a real release (nothing a caller can replay)."""
-    return rng is None or isinstance(rng, SecureRandom)
-
-
-def _release_one(
-    stat: Any, epsilon: float, rng: Any, level: float = 0.95
-) -> tuple[np.ndarray, str] | tuple[np.ndarray, str, dict]:
-    """Draw one statistic. Planned statistics (dpcore.planner: ``_draw_real`` / ``_draw``) return
-    (values, sampler, extra) where ``extra`` names the OpenDP measurement / certified sampler and its
-    privacy map (record fields ``measurement``, ``privacy_map`` and ``notes``); others (values, sampler).
-    ``rng`` is a caller's generator only with an in-memory :class:`dpcore.budget.Ledger` (a simulation:
-    :func:`make_release` refuses one with a durable account)."""
-    if hasattr(stat, "_draw_real"):
-        if _is_secure_source(rng):
-            draw, sampler = stat._draw_real(epsilon, level=level), OPENDP_SAMPLER
-        else:
-            draw, sampler = stat._draw(epsilon, rng=rng, level=level), SIMULATION_SAMPLER
-        notes = tuple(getattr(draw, "notes", ()))
-        extra = {"measurement": draw.measurement, "privacy_map": draw.privacy_map, "notes": notes}
-        published = getattr(draw, "published", None)
-        if published is not None:
-            extra.update(
-                released_lower=tuple(float(v) for v in published["lower"]),
-                released_upper=tuple(float(v) for v in published["upper"]),
-                interval_level=published["level"],
-                published_inputs=published["inputs"],
-                published_values=published["values"],
-            )
-        return (np.asarray(draw.values, dtype=float), sampler, extra)
-    if not _is_secure_source(rng):
-        return np.asarray(stat.release(epsilon, rng=rng), dtype=float), SIMULATION_SAMPLER
-    try:
-        return np.asarray(stat.release(epsilon, rng=secure_rng()), dtype=float), CSPRNG
-    except TypeError as exc:
-        if "rng" not in str(exc):
-            raise
-        return np.asarray(stat.release(epsilon, rng=_os_seeded_generator()), dtype=float), FALLBACK
-
-
-def _is_account(ledger: Any) -> bool:
-    from . import ledger as _ledger
-
-    return isinstance(ledger, _ledger.Account)
 
 
 def _dataset_identity(ledger: Any, dataset: Any, stats: Sequence[Any]) -> dict[str, Any]:
@@ -272,7 +203,7 @@ def _dataset_identity(ledger: Any, dataset: Any, stats: Sequence[Any]) -> dict[s
     if dataset is not None and not isinstance(dataset, dict):
         raise TypeError("dataset must be a dict (income_column, group_column, n, source ...) or None")
     out: dict[str, Any] = {}
-    if _is_account(ledger):
+    if ledger is not None:
         out["ledger_account"] = ledger.public_id
         out["label"] = ledger.label
     out.update(_jsonable(dict(dataset or {})))
@@ -299,22 +230,97 @@ def _planned_record(stat: Any, eps: float, cost: _budget.PrivacyCost) -> dict[st
         "parameters": _jsonable(stat.params()),
         "epsilon": float(eps),
         "cost": cost.to_dict(),
-        "neighbouring": getattr(stat, "neighbouring", None) or NEIGHBOURING.get(stat.kind, "replace one record"),
+        "neighbouring": stat.neighbouring,
         "rounding": ROUNDING.get(stat.kind, 1e-6),
     }
 
 
-def _unpack_release(result: Any) -> tuple[np.ndarray, str, dict[str, Any]]:
-    """_release_one returns (values, sampler) or (values, sampler, extra record fields)."""
-    if isinstance(result, tuple) and len(result) == 3:
-        values, sampler, extra = result
-        return np.asarray(values, dtype=float), str(sampler), dict(extra or {})
-    values, sampler = result
-    return np.asarray(values, dtype=float), str(sampler), {}
+def _planned(items: Any, level: float, *, real: bool) -> list[tuple[Any, float, _budget.PrivacyCost]]:
+    """(statistic, epsilon, cost) of every item, checked from public inputs only, before anything is charged or
+    drawn: a statistic of a kind dpcore.planner registers (``planner.RELEASABLE``: each draws through its
+    registered mechanisms only), never an object that merely has a ``release`` or ``draw`` method."""
+    from .planner import RELEASABLE
+
+    level = float(level)
+    if not 0.5 <= level < 1.0:
+        raise DPInputError(f"the level of the published intervals must be in [0.5, 1), got {level!r}")
+    if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
+        raise TypeError("items must be a list of (statistic, epsilon) pairs")
+    items = list(items)
+    if not items:
+        raise DPInputError("nothing to release: choose at least one statistic")
+    out = []
+    for item in items:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise TypeError("items must be a list of (statistic, epsilon) pairs")
+        stat, eps = item
+        if type(stat) not in RELEASABLE:
+            raise TypeError(
+                f"a release takes the statistics of dpcore.planner ({', '.join(c.__name__ for c in RELEASABLE)}: "
+                f"planner.make_statistic builds them), which draw through the registered mechanisms of "
+                f"dpcore.mechanisms; got {type(stat).__name__}: nothing was charged or released"
+            )
+        eps = check_epsilon(eps, f"epsilon of {stat.name}")
+        if real:
+            stat.check_real_release(eps)  # public settings only: refuses before anything is charged
+        out.append((stat, eps, stat.privacy_cost(eps)))
+    return out
 
 
-# complexity above the cap: the release steps in order: the order (check, charge, draw, record) is the safety argument
-def make_release(  # noqa: C901
+def _drawn_records(
+    planned: Sequence[tuple[Any, float, _budget.PrivacyCost]],
+    draws: Sequence[Any],
+    *,
+    sampler: str,
+    stamp: str,
+    identity: dict[str, Any],
+    entry_id: int | None,
+) -> list[ReleaseRecord]:
+    """The release records of drawn statistics (public inputs and DP outputs only)."""
+    out: list[ReleaseRecord] = []
+    for (stat, eps, cost), draw in zip(planned, draws, strict=True):
+        values = np.asarray(draw.values, dtype=float)
+        grid = ROUNDING.get(stat.kind, 1e-6)
+        extra: dict[str, Any] = {"measurement": draw.measurement, "privacy_map": draw.privacy_map}
+        published = draw.published
+        if published is not None:
+            extra.update(
+                released_lower=tuple(float(v) for v in published["lower"]),
+                released_upper=tuple(float(v) for v in published["upper"]),
+                interval_level=published["level"],
+                published_inputs=published["inputs"],
+            )
+        # honest digits where an interval was published (the value's own step); the kind's grid otherwise
+        values = np.asarray(published["values"], dtype=float) if published is not None else _round(values, grid)
+        if not np.all(np.isfinite(values)):
+            raise DPInputError(f"{stat.name}: the mechanism returned a non-finite value")
+        notes = list(draw.notes)
+        if stat.kind == "gini":
+            notes.append("the noise scale S_beta(X)/alpha depends on the data and is not published")
+        fields: dict[str, Any] = dict(
+            statistic=stat.name,
+            kind=stat.kind,
+            labels=tuple(stat.labels),
+            released=tuple(float(v) for v in values),
+            mechanism=stat.mechanism,
+            parameters=_jsonable(stat.params()),
+            epsilon=float(cost.epsilon) if cost.kind != "zcdp" else float(eps),
+            delta=float(cost.delta),
+            neighbouring=stat.neighbouring,
+            sampler=sampler,
+            rounding=grid,
+            timestamp=stamp,
+            notes=tuple(notes),
+            dataset=identity,
+            cost=cost.to_dict(),
+            ledger_entry_id=entry_id,
+        )
+        fields.update({k: v if k in ("released_lower", "released_upper") else _jsonable(v) for k, v in extra.items()})
+        out.append(ReleaseRecord(**fields))
+    return out
+
+
+def make_release(
     items: Sequence[tuple[Any, float]],
     ledger: Any,
     rng: Any = None,
@@ -324,147 +330,110 @@ def make_release(  # noqa: C901
 ) -> list[ReleaseRecord]:
     """Release every (statistic, epsilon) pair on its (confidential) data, paying from ``ledger``.
 
-    ``ledger``: a durable :class:`dpcore.ledger.Account` (real releases; ``db.account(...)``) or, for
-    backwards compatibility, an in-memory :class:`dpcore.budget.Ledger`. ``dataset``: public identity
-    of the data written into every record (``income_column``, ``group_column``, ``n``, ``source`` ...);
-    with an account, its public id (``ledger_account``) and label are added.
+    ``items``: pairs of a statistic of :mod:`dpcore.planner` (``planner.make_statistic``) and its epsilon;
+    ``ledger``: a durable :class:`dpcore.ledger.Account` (``db.account(...)`` / ``db.population(...)``): an
+    in-memory :class:`dpcore.budget.Ledger` is refused (no release without a durable charge: explore with
+    :func:`simulate_release`). ``dataset``: public identity of the data written into every record
+    (``income_column``, ``group_column``, ``n``, ``source`` ...), with the account's public id
+    (``ledger_account``) and label. ``rng``: None (or :class:`dpcore.rng.SecureRandom`): any other is refused
+    before anything is charged (noise reproducible from a caller's seed can be regenerated and subtracted).
 
-    Order (charge before reveal):
-
-    1. validate every (statistic, epsilon) and compose the costs (sequential composition); refuse,
-       before anything is charged or drawn, a release that would exceed the cap (public inputs only);
-    2. charge the total in ONE transaction that re-checks the cap under the account's lock
-       (:meth:`dpcore.ledger.Account.charge`), with the planned record (everything but the released
-       numbers) -- racing sessions cannot overspend;
-    3. draw the noise and build the records; with an account, append the released records to the
-       charged entry (:meth:`~dpcore.ledger.Account.attach_result`) before returning them.
-
-    If anything fails after step 2 the charge stays (a lost release is acceptable, a lost charge never)
-    and the error says so.
-
-    ``rng``: None (or :class:`dpcore.rng.SecureRandom`) -- the secure samplers. With a durable account any
-    other ``rng`` is refused before anything is charged: noise reproducible from a caller's seed can be
-    regenerated and subtracted, which would publish the true values under a charged epsilon. Only an
-    in-memory :class:`dpcore.budget.Ledger` accepts a generator, and its records say ``sampler``: a
-    simulation, not a release (for tests and exploration).
+    The release is :func:`dpcore.pipeline.release`, the command line's transaction: the costs are composed and
+    checked against the cap from public inputs; the total is charged in one transaction that re-checks the cap
+    under the account's lock, with the planned record (everything but the released numbers); each statistic draws
+    through its registered mechanisms (:meth:`dpcore.planner.PlannedStatistic.mechanisms_at`, declared and
+    charged for); the released records are attached to the charged entry before they are returned. A failure
+    after the charge keeps it and says so (a lost release is acceptable, a lost charge never).
     """
-    level = float(level)
-    if not 0.5 <= level < 1.0:
-        raise DPInputError(f"the level of the published intervals must be in [0.5, 1), got {level!r}")
-    if not items:
-        raise DPInputError("nothing to release: choose at least one statistic")
-    account = _is_account(ledger)
-    if not account and not isinstance(ledger, _budget.Ledger):
+    from . import ledger as ledger_lib
+    from .mechanisms import Drawer
+
+    if not isinstance(ledger, ledger_lib.Account):
         raise TypeError(
-            "ledger must be a dpcore.ledger account (ledger.open_ledger(...).account(...)) or a dpcore.budget.Ledger"
+            "ledger must be a durable dpcore.ledger account (ledger.open_ledger(...).account(...) or "
+            f".population(...)), got {type(ledger).__name__}: a release is charged to a durable ledger; to "
+            "explore with seeded noise and no ledger, use dpcore.release.simulate_release(items, rng)"
         )
-    if account and not _is_secure_source(rng):
+    if rng is not None and not isinstance(rng, SecureRandom):
         # a charged release whose noise the caller can regenerate is no release: with the seed, released minus
         # regenerated noise is the true value, whatever epsilon was charged
-        raise DPInputError(
-            f"refused: rng={rng!r} would make this release reproducible from the caller's generator, so the noise "
-            "could be regenerated and subtracted (the true values exactly, whatever epsilon is charged). A release "
-            "charged to a ledger account always draws from the secure sampler: leave rng=None. To explore with "
-            "seeded noise, use statistic.simulate_draw(epsilon, rng) (no ledger; not a release). Nothing was "
-            "charged or released."
-        )
-    try:
-        items = list(items)
-    except TypeError:
-        raise TypeError("items must be a list of (statistic, epsilon) pairs") from None
-    costs = []
-    for item in items:
-        if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise TypeError("items must be a list of (statistic, epsilon) pairs")
-        stat, eps = item
-        eps = check_epsilon(eps, f"epsilon of {getattr(stat, 'name', 'a statistic')}")
-        if _is_secure_source(rng) and hasattr(stat, "check_real_release"):
-            stat.check_real_release(eps)  # public settings only: refuses before anything is charged
-        costs.append((stat, eps, stat.privacy_cost(eps)))
-    total = _budget.compose_sequential([c for _, _, c in costs])
-    identity = _dataset_identity(ledger, dataset, [s for s, _, _ in costs])
+        raise DPInputError(SEEDED_REAL_RELEASE.format(rng=f"rng={rng!r}"))
+    planned = _planned(items, level, real=True)
+    total = _budget.compose_sequential([c for _, _, c in planned])
+    identity = _dataset_identity(ledger, dataset, [s for s, _, _ in planned])
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    names = ", ".join(s.name for s, _, _ in costs)
-    entry_id = None
-    # ---- 1-2: check the cap from public inputs, then charge (durably, for an account) ----
-    if account:
-        if ledger.would_exceed(total):
-            raise _ledger_module().BudgetExceeded(
-                f"refused: this release costs {total.describe()} and the account {ledger.display_name()!r} has "
-                f"{ledger.describe()} (cap {ledger.cap.describe()}). Nothing was charged or released."
-            )
-        planned = {
-            "kind": "dpcore release",
-            "time": stamp,
-            "software": f"dpcore {__version__}",
-            "dataset": identity,
-            "total_cost": total.to_dict(),
-            "statistics": [_planned_record(s, e, c) for s, e, c in costs],
-        }
-        entry_id = ledger.charge(f"release: {names}", cost=total, record=planned).id
-    else:
-        if ledger.would_exceed(total):
-            raise DPInputError(
-                f"refused: this release costs {total.describe()} and the budget has {ledger.describe_remaining()} "
-                f"left (cap {ledger.cap.describe()}). Nothing was released."
-            )
-        for stat, _, cost in costs:
-            ledger.charge(f"release: {stat.name}", cost, note=stamp)
-    # ---- 3: draw the noise (the charge stands whatever happens now) ----
-    out: list[ReleaseRecord] = []
-    try:
-        for stat, eps, cost in costs:
-            values, sampler, extra = _unpack_release(_release_one(stat, eps, rng, level))
-            grid = ROUNDING.get(stat.kind, 1e-6)
-            honest = extra.pop("published_values", None)
-            # honest digits where an interval was published (the value's own step); the kind's grid otherwise
-            values = np.asarray(honest, dtype=float) if honest is not None else _round(values, grid)
-            if not np.all(np.isfinite(values)):
-                raise DPInputError(f"{stat.name}: the mechanism returned a non-finite value")
-            notes = list(extra.pop("notes", ()))
-            if stat.kind == "gini":
-                notes.append("the noise scale S_beta(X)/alpha depends on the data and is not published")
-            fields = dict(
-                statistic=stat.name,
-                kind=stat.kind,
-                labels=tuple(stat.labels),
-                released=tuple(float(v) for v in values),
-                mechanism=stat.mechanism,
-                parameters=_jsonable(stat.params()),
-                epsilon=float(cost.epsilon) if cost.kind != "zcdp" else float(eps),
-                delta=float(cost.delta),
-                neighbouring=getattr(stat, "neighbouring", None) or NEIGHBOURING.get(stat.kind, "replace one record"),
-                sampler=sampler,
-                rounding=grid,
-                timestamp=stamp,
-                notes=tuple(notes),
-                dataset=identity,
-                cost=cost.to_dict(),
-                ledger_entry_id=entry_id,
-            )
-            known = set(ReleaseRecord.__dataclass_fields__)
-            fields.update({k: _jsonable(v) for k, v in extra.items() if k in known})
-            out.append(ReleaseRecord(**fields))
-        if account:
-            link = ledger.attach_result(entry_id, {"records": [r.to_dict() for r in out]})
-            if not getattr(link, "recorded", True):
-                # the ledger was unreachable: the mark is journaled (replayed at the next open). The release
-                # goes ahead (charged, drawn): each record says so, for the page to show
-                note = f"ledger: {link.message}"
-                out = [replace(r, notes=r.notes + (note,)) for r in out]
-    except Exception as exc:
-        where = f"ledger entry {entry_id}" if entry_id is not None else "the budget"
+    record = {
+        "kind": "dpcore release",
+        "time": stamp,
+        "software": f"dpcore {__version__}",
+        "dataset": identity,
+        "total_cost": total.to_dict(),
+        "statistics": [_planned_record(s, e, c) for s, e, c in planned],
+    }
+    drawer = Drawer([m for s, e, _ in planned for m in s.mechanisms_at(e, level)], rng)
+    records: list[ReleaseRecord] = []
+
+    def draw() -> list[Any]:
+        return [stat._draw(eps, level=level, drawer=drawer) for stat, eps, _ in planned]
+
+    def deliver(draws: list[Any], entry_id: int) -> tuple[dict, None]:
+        records.extend(
+            _drawn_records(planned, draws, sampler=OPENDP_SAMPLER, stamp=stamp, identity=identity, entry_id=entry_id)
+        )
+        return {"records": [r.to_dict() for r in records]}, None
+
+    def undelivered(notice: Any, exc: Exception) -> DPInputError:
+        return DPInputError(
+            f"the release failed after its cost {total.describe()} was charged (ledger entry {notice.entry_id}); "
+            f"the charge stands and nothing was released: {exc}"
+        )
+
+    released = pipeline.release(
+        ledger,
+        label="release: " + ", ".join(s.name for s, _, _ in planned),
+        cost=total,
+        record=record,
+        drawer=drawer,
+        draw=draw,
+        deliver=deliver,
+        undelivered=undelivered,
+    )
+    link = released.link
+    if link is None or not getattr(link, "recorded", True):
+        # the ledger could not mark the entry revealed (journaled, or not even that): the release is drawn and
+        # charged; each record says so, for the page to show
+        note = f"ledger: {link.message if link is not None else released.link_warning}"
+        return [replace(r, notes=r.notes + (note,)) for r in records]
+    return records
+
+
+def simulate_release(
+    items: Sequence[tuple[Any, float]], rng: Any = None, *, dataset: dict | None = None, level: float = 0.95
+) -> list[ReleaseRecord]:
+    """A SIMULATION of :func:`make_release`: the same statistics, mechanisms and records, with numpy noise from
+    ``rng`` (a seed or a numpy Generator; None: a fresh unseeded one). Nothing is charged and no ledger is involved;
+    each record's ``sampler`` says it is a simulation. Not a release: with a known seed the noise can be
+    regenerated and subtracted, so use it on public or synthetic data only (exploration, tests)."""
+    from .mechanisms import Drawer
+
+    if isinstance(rng, SecureRandom):
         raise DPInputError(
-            f"the release failed after its cost {total.describe()} was charged ({where}); the "
-            f"charge stands and nothing was released: {exc}"
-        ) from exc
-    return out
+            "simulate_release draws numpy noise and never the secure sampler: a real release is "
+            "dpcore.release.make_release(items, ledger_account), which charges first"
+        )
+    planned = _planned(items, level, real=False)
+    gen = as_generator(rng)
+    drawer = Drawer([m for s, e, _ in planned for m in s.mechanisms_at(e, level)], gen)
+    draws = [stat._draw(eps, level=level, drawer=drawer) for stat, eps, _ in planned]
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    identity = _dataset_identity(None, dataset, [s for s, _, _ in planned])
+    return _drawn_records(planned, draws, sampler=SIMULATION_SAMPLER, stamp=stamp, identity=identity, entry_id=None)
 
 
-def _ledger_module():
-    from . import ledger as _ledger
+def _is_account(ledger: Any) -> bool:
+    from . import ledger as ledger_lib
 
-    return _ledger
+    return isinstance(ledger, ledger_lib.Account)
 
 
 def _jsonable(obj: Any) -> Any:

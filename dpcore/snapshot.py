@@ -42,8 +42,10 @@ Planning numbers are then **exact** when they depend on public inputs only (a me
 half-width given public cell sizes; a count's in people) and **approximate** otherwise: measured in
 ``docs/planner.md`` ("Planning on a DP snapshot") and ``benchmarks/bench_snapshot.py``.
 
-A real snapshot (``rng`` None) must be paid for before it is drawn: :func:`take_snapshot` charges the ledger it is
-given first; a numpy seed draws a simulation (marked ``simulated``: not a release).
+A real snapshot (``rng`` None) is paid for before it is drawn: :func:`draw_snapshot` is a release of
+:func:`dpcore.pipeline.release` on the population's durable ledger account, its document attached to the charged
+entry (:func:`stored_snapshot` finds it again); a numpy seed draws a simulation (marked ``simulated``: not a
+release).
 """
 
 from __future__ import annotations
@@ -53,41 +55,33 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from . import budget
-from .mechanisms import CountMechanism
-from .percentiles import HistogramMechanism
-from .rng import SecureRandom
-from .validation import (
-    DPInputError,
-    as_finite_array,
-    as_generator,
-    check_bounds,
-    check_epsilon,
-    check_finite,
-    check_int,
-    check_positive,
+from . import __version__
+from .mechanisms.snapshot import (
+    DEFAULT_BOOTSTRAP_FITS,
+    DEFAULT_SMOOTHING,
+    RISK_GROUPS,
+    RISK_OUTCOMES,
+    ConfidentialTables,
+    RiskSchema,
+    SnapshotMechanism,
+    SnapshotSchema,
 )
+from .rng import SecureRandom
+from .validation import DPInputError, as_finite_array, as_generator, check_int, check_positive
 
 __all__ = [
-    "DEFAULT_PLANNING_EPSILON",
-    "DEFAULT_LOG_BINS",
-    "DEFAULT_SHARES",
-    "DEFAULT_SMOOTHING",
-    "DEFAULT_BOOTSTRAP_FITS",
     "SNAPSHOT_FORMAT",
-    "ALL_CELLS",
-    "RiskSchema",
-    "SnapshotSchema",
-    "snapshot_edges",
-    "ConfidentialTables",
     "confidential_tables",
-    "SnapshotMechanism",
     "Snapshot",
     "take_snapshot",
+    "draw_snapshot",
+    "snapshot_record",
+    "stored_snapshot",
+    "SNAPSHOT_RECORD_KIND",
     "snapshot_from_json",
     "estimated_sizes",
     "fit_histogram",
@@ -96,225 +90,12 @@ __all__ = [
     "planning_data_from_records",
 ]
 
-#: the snapshot's default total cost: small beside a release (the issue's default, stated in the plan)
-DEFAULT_PLANNING_EPSILON = 0.1
-#: log-spaced bins between ``floor`` and ``upper``: 16 over three decades is a step of 54%. Fewer, wider bins carry
-#: less noise in all (each bin has the same noise), more need the fitted density less to place people inside a bin;
-#: measured on public synthetic incomes at n = 1,500 per cell (log-normal and Pareto-tailed, 10% zeros; 48 to 144
-#: cell draws each): 12 to 20 bins give the snapshot's mean within 26% (sd) and the Gini's smooth sensitivity
-#: within 0.67-1.5x in 80-88% of cells, 16 among the best; 30 and 45 bins are worse (43-57%)
-DEFAULT_LOG_BINS = 16
-#: weights of the public epsilon split between the snapshot's tables (normalised over the tables it has): the
-#: histogram carries the shape every kind needs; a noisy count estimates a cell's size 9 times better than the
-#: 21-bin histogram's total at the same epsilon, so it gets a share too
-DEFAULT_SHARES = {"histogram": 3.0, "sizes": 1.0, "risk": 1.0}
-#: penalty weight on the squared second differences of the fitted log-density (the data term is in units of the
-#: noise variance); chosen on public synthetic incomes (log-normal and Pareto-tailed), not on the held-out files
-DEFAULT_SMOOTHING = 10.0
-#: parametric bootstrap fits behind the fit's bias correction
-DEFAULT_BOOTSTRAP_FITS = 20
 #: the ``format`` field of a snapshot's JSON document
 SNAPSHOT_FORMAT = "dpcore.snapshot/1"
 #: the label of the one cell of a schema without declared cells
-ALL_CELLS = "all"
-#: the order of the relative risk table's last two axes
-RISK_GROUPS = ("exposed", "reference")
-RISK_OUTCOMES = ("case", "non_case")
-
-
-# ---------------------------------------------------------------------------------------------
-# The public schema
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RiskSchema:
-    """The relative risk the snapshot prepares (public): the ``exposed`` and ``reference`` values of the exposure
-    column (compared as text) and the outcome: income below the public ``outcome_below``, or (None) a 0/1 outcome
-    given per record."""
-
-    exposed: str
-    reference: str
-    outcome_below: float | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "exposed", str(self.exposed))
-        object.__setattr__(self, "reference", str(self.reference))
-        if self.exposed == self.reference:
-            raise DPInputError("the exposed and the reference group of a relative risk must differ")
-        if self.outcome_below is not None:
-            object.__setattr__(self, "outcome_below", check_finite(self.outcome_below, "outcome_below"))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"exposed": self.exposed, "reference": self.reference, "outcome_below": self.outcome_below}
-
-
-def snapshot_edges(lower: float, upper: float, n_log_bins: int = DEFAULT_LOG_BINS, floor: float | None = None):
-    """The snapshot's public bin edges: ``lower``, then ``n_log_bins + 1`` geometric edges from ``floor`` (default
-    upper / 1000, or ``lower`` itself when it is positive) to ``upper``. The first bin ``[lower, floor)`` holds the
-    zero and near-zero incomes (a point mass in most income files) when ``floor > lower``."""
-    lo, hi = check_bounds(lower, upper, lower_name="lower", upper_name="upper")
-    k = check_int(n_log_bins, "number of log bins", minimum=2, maximum=200)
-    if floor is None:
-        floor = lo if lo > 0 else hi / 1000.0
-    fl = check_positive(floor, "floor (the lowest log-spaced edge)")
-    if not lo <= fl < hi:
-        raise DPInputError(f"the floor {fl:g} must lie in [lower, upper) = [{lo:g}, {hi:g})")
-    logs = np.geomspace(fl, hi, k + 1)
-    return np.concatenate([[lo], logs]) if fl > lo else logs
-
-
-@dataclass(frozen=True)
-class SnapshotSchema:
-    """Everything public about a snapshot: the income bounds and bins, the declared cells (labels, as text; empty:
-    the whole source is one cell, :data:`ALL_CELLS`), their sizes when declared public, the relative risk, the
-    total ``planning_epsilon`` and its split (``shares``), and the post-processing's public settings."""
-
-    upper: float
-    lower: float = 0.0
-    n_log_bins: int = DEFAULT_LOG_BINS
-    floor: float | None = None
-    cells: tuple[str, ...] = ()
-    cell_sizes: tuple[int, ...] | None = None
-    risk: RiskSchema | None = None
-    planning_epsilon: float = DEFAULT_PLANNING_EPSILON
-    shares: Mapping[str, float] | tuple[tuple[str, float], ...] = tuple(sorted(DEFAULT_SHARES.items()))
-    smoothing: float = DEFAULT_SMOOTHING
-    bootstrap_fits: int = DEFAULT_BOOTSTRAP_FITS
-    fit_seed: int = 0
-
-    def __post_init__(self) -> None:
-        edges = snapshot_edges(self.lower, self.upper, self.n_log_bins, self.floor)
-        object.__setattr__(self, "lower", float(edges[0]))
-        object.__setattr__(self, "upper", float(edges[-1]))
-        object.__setattr__(self, "n_log_bins", int(self.n_log_bins))
-        if self.floor is not None:
-            object.__setattr__(self, "floor", float(self.floor))
-        if isinstance(self.cells, (str, bytes)):
-            raise DPInputError("cells must be a list of cell labels, not one text")
-        cells = tuple(str(c) for c in self.cells)
-        if len(set(cells)) != len(cells):
-            raise DPInputError("each declared cell must be listed once")
-        object.__setattr__(self, "cells", cells)
-        if self.cell_sizes is not None:
-            sizes = tuple(check_int(s, "cell size", minimum=0) for s in self.cell_sizes)
-            if len(sizes) != len(self.labels):
-                raise DPInputError(
-                    f"one public size per declared cell is needed ({len(self.labels)}), got {len(sizes)}"
-                )
-            object.__setattr__(self, "cell_sizes", sizes)
-        if self.risk is not None and not isinstance(self.risk, RiskSchema):
-            raise TypeError("risk must be a RiskSchema")
-        object.__setattr__(self, "planning_epsilon", check_epsilon(self.planning_epsilon, "planning_epsilon"))
-        given = dict(self.shares)
-        unknown = sorted(set(given) - set(DEFAULT_SHARES))
-        if unknown:
-            raise DPInputError(f"unknown snapshot tables in shares: {unknown}; they are {list(DEFAULT_SHARES)}")
-        shares = {k: check_positive(given.get(k, w), f"share of the {k} table") for k, w in DEFAULT_SHARES.items()}
-        object.__setattr__(self, "shares", tuple(sorted(shares.items())))  # pairs: the schema stays hashable
-        object.__setattr__(self, "smoothing", check_positive(self.smoothing, "smoothing", allow_zero=True))
-        object.__setattr__(self, "bootstrap_fits", check_int(self.bootstrap_fits, "bootstrap fits", minimum=0))
-        object.__setattr__(self, "fit_seed", check_int(self.fit_seed, "fit seed", minimum=0))
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """The cells' labels in order (:data:`ALL_CELLS` alone without declared cells)."""
-        return self.cells or (ALL_CELLS,)
-
-    @property
-    def edges(self) -> np.ndarray:
-        return snapshot_edges(self.lower, self.upper, self.n_log_bins, self.floor)
-
-    @property
-    def has_floor_bin(self) -> bool:
-        """Whether the first bin is ``[lower, floor)`` (the zeros and near-zero incomes), outside the log grid."""
-        return self.floor_bin_edge > self.lower
-
-    @property
-    def floor_bin_edge(self) -> float:
-        return float(self.edges[1]) if self.edges.size > self.n_log_bins + 1 else self.lower
-
-    @property
-    def sizes_public(self) -> bool:
-        return self.cell_sizes is not None
-
-    @property
-    def tables(self) -> tuple[str, ...]:
-        """The tables this snapshot releases, in order."""
-        return ("histogram",) + (() if self.sizes_public else ("sizes",)) + (("risk",) if self.risk is not None else ())
-
-    @property
-    def epsilons(self) -> dict[str, float]:
-        """The public split of ``planning_epsilon`` over :attr:`tables` (sequential composition: they add up)."""
-        shares = dict(self.shares)
-        weights = {t: shares[t] for t in self.tables}
-        total = sum(weights.values())
-        return {t: self.planning_epsilon * w / total for t, w in weights.items()}
-
-    @property
-    def neighbouring(self) -> str:
-        if self.sizes_public:
-            return (
-                "replace one person within their cell; the declared cells, their sizes, the income bounds and the "
-                "bins public"
-            )
-        return (
-            "replace one record (its cell, exposure group and outcome may change too); n, the declared cells, the "
-            "income bounds and the bins public"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "lower": self.lower,
-            "upper": self.upper,
-            "n_log_bins": self.n_log_bins,
-            "floor": self.floor,
-            "cells": list(self.cells),
-            "cell_sizes": None if self.cell_sizes is None else list(self.cell_sizes),
-            "risk": None if self.risk is None else self.risk.to_dict(),
-            "planning_epsilon": self.planning_epsilon,
-            "shares": dict(self.shares),
-            "smoothing": self.smoothing,
-            "bootstrap_fits": self.bootstrap_fits,
-            "fit_seed": self.fit_seed,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SnapshotSchema:
-        if not isinstance(data, Mapping):
-            raise DPInputError("a snapshot schema must be a JSON object")
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise DPInputError(f"unknown snapshot schema fields: {unknown}")
-        if "upper" not in data:
-            raise DPInputError("a snapshot schema needs 'upper' (the public income upper bound)")
-        kwargs = dict(data)
-        kwargs["cells"] = tuple(kwargs.get("cells") or ())
-        if kwargs.get("cell_sizes") is not None:
-            kwargs["cell_sizes"] = tuple(kwargs["cell_sizes"])
-        risk = kwargs.get("risk")
-        if risk is not None:
-            if not isinstance(risk, Mapping) or not {"exposed", "reference"} <= set(risk):
-                raise DPInputError("a snapshot's risk needs 'exposed' and 'reference'")
-            kwargs["risk"] = RiskSchema(risk["exposed"], risk["reference"], risk.get("outcome_below"))
-        return cls(**kwargs)
-
-
 # ---------------------------------------------------------------------------------------------
 # The confidential aggregates and the mechanism
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ConfidentialTables:
-    """The exact aggregates a snapshot adds noise to (confidential: never stored, never shown): the cells x bins
-    histogram, the cell sizes and the cells x (exposed, reference) x (case, non-case) table (None without a
-    relative risk)."""
-
-    confidential_histogram: np.ndarray
-    confidential_sizes: np.ndarray
-    confidential_risk: np.ndarray | None
 
 
 def _cell_codes(cells: Any, n: int, schema: SnapshotSchema) -> np.ndarray:
@@ -381,99 +162,6 @@ def confidential_tables(
         flat = (codes[in_risk] * 2 + group[in_risk]) * 2 + np.where(case[in_risk], 0, 1)
         risk = np.bincount(flat, minlength=n_cells * 4).reshape(n_cells, 2, 2)
     return ConfidentialTables(hist.astype(np.int64), sizes.astype(np.int64), None if risk is None else risk)
-
-
-@dataclass(frozen=True)
-class SnapshotDraw:
-    """One draw of :class:`SnapshotMechanism`: the noisy tables (DP outputs) and what drew them (public text)."""
-
-    noisy_histogram: np.ndarray
-    noisy_sizes: np.ndarray | None
-    noisy_risk: np.ndarray | None
-    measurements: tuple[str, ...]
-    privacy_maps: tuple[str, ...]
-    simulated: bool
-
-
-@dataclass(frozen=True)
-class SnapshotMechanism:
-    """The snapshot's mechanism: public parameters only (the schema), one mechanism object per table
-    (:class:`dpcore.percentiles.HistogramMechanism` for the histogram, :class:`dpcore.mechanisms.CountMechanism` of
-    L1 sensitivity 2 for the sizes and the risk table), their costs composed sequentially (:mod:`dpcore.budget`)."""
-
-    schema: SnapshotSchema
-    kind: ClassVar[str] = "snapshot"
-
-    @property
-    def histogram_mechanism(self) -> HistogramMechanism:
-        """Replace-one relation: scale 2/epsilon on every cell x bin count (the whole table has L1 sensitivity 2)."""
-        return HistogramMechanism(self.schema.epsilons["histogram"], tuple(self.schema.edges), q=(50.0,))
-
-    @property
-    def sizes_mechanism(self) -> CountMechanism | None:
-        """None with public sizes; else discrete Laplace of scale 2/epsilon per cell (L1 sensitivity 2)."""
-        eps = self.schema.epsilons.get("sizes")
-        return None if eps is None else CountMechanism(eps, sensitivity=2)
-
-    @property
-    def risk_mechanism(self) -> CountMechanism | None:
-        eps = self.schema.epsilons.get("risk")
-        return None if eps is None else CountMechanism(eps, sensitivity=2)
-
-    @property
-    def epsilon(self) -> float:
-        return self.schema.planning_epsilon
-
-    def privacy_cost(self) -> budget.PrivacyCost:
-        """Sequential composition of the tables' pure costs: ``planning_epsilon``."""
-        parts = [self.histogram_mechanism.privacy_cost()]
-        parts += [m.privacy_cost() for m in (self.sizes_mechanism, self.risk_mechanism) if m is not None]
-        return budget.compose_sequential(parts)
-
-    def record(self) -> dict[str, Any]:
-        """The public description a snapshot's record carries."""
-        out: dict[str, Any] = {
-            "neighbouring": self.schema.neighbouring,
-            "epsilon": self.epsilon,
-            "epsilons": self.schema.epsilons,
-            "composition": "sequential over the tables (their epsilons add up to planning_epsilon)",
-            "histogram": self.histogram_mechanism.record(),
-        }
-        if self.sizes_mechanism is not None:
-            out["sizes"] = self.sizes_mechanism.record()
-        if self.risk_mechanism is not None:
-            out["risk"] = self.risk_mechanism.record()
-        return out
-
-    def draw(self, tables: ConfidentialTables, rng: Any = None) -> SnapshotDraw:
-        """The noisy tables: ``rng`` None (or :class:`dpcore.rng.SecureRandom`) draws the real noise (OpenDP's
-        discrete Laplace, through the tables' mechanisms); a numpy Generator or seed a simulation of the same law
-        (NOT a release). The caller charges :meth:`privacy_cost` before a real draw (:func:`take_snapshot`)."""
-        if not isinstance(tables, ConfidentialTables):
-            raise TypeError("tables must be the ConfidentialTables of this schema (confidential_tables)")
-        n_cells, n_bins = len(self.schema.labels), self.schema.edges.size - 1
-        if tables.confidential_histogram.shape != (n_cells, n_bins):
-            raise DPInputError(f"the histogram must be a ({n_cells} x {n_bins}) table for this schema")
-        gen = rng if (rng is None or isinstance(rng, SecureRandom)) else as_generator(rng)
-        hist = self.histogram_mechanism.draw(tables.confidential_histogram, rng=gen)
-        measurements, maps = [hist.measurement], [hist.privacy_map]
-        sizes = None
-        if self.sizes_mechanism is not None:
-            d = self.sizes_mechanism.draw(tables.confidential_sizes, rng=gen)
-            sizes = d.counts
-            measurements.append(d.measurement)
-            maps.append(d.privacy_map)
-        risk = None
-        if self.risk_mechanism is not None:
-            if tables.confidential_risk is None or tables.confidential_risk.shape != (n_cells, 2, 2):
-                raise DPInputError(f"the relative risk table must be ({n_cells} x 2 x 2) for this schema")
-            d = self.risk_mechanism.draw(tables.confidential_risk.ravel(), rng=gen)
-            risk = d.counts.reshape(n_cells, 2, 2)
-            measurements.append(d.measurement)
-            maps.append(d.privacy_map)
-        return SnapshotDraw(
-            np.asarray(hist.noisy_counts, dtype=np.int64), sizes, risk, tuple(measurements), tuple(maps), hist.simulated
-        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -579,6 +267,78 @@ def snapshot_from_json(text: str | bytes | Mapping[str, Any]) -> Snapshot:
     return Snapshot(schema, hist, sizes, risk, created, simulated, measurements)
 
 
+#: the ``kind`` of a snapshot's ledger record (how :func:`stored_snapshot` finds it again)
+SNAPSHOT_RECORD_KIND = "dpcore snapshot"
+
+
+def snapshot_record(schema: SnapshotSchema, source: str = "") -> dict[str, Any]:
+    """The record a real snapshot is charged with (public: the schema, the mechanism's record, the cost and the
+    source's public description), the key :func:`stored_snapshot` matches."""
+    mech = SnapshotMechanism(schema)
+    return {
+        "kind": SNAPSHOT_RECORD_KIND,
+        "format": SNAPSHOT_FORMAT,
+        "software": f"dpcore {__version__}",
+        "source": str(source),
+        "schema": schema.to_dict(),
+        "mechanism": mech.record(),
+        "cost": mech.privacy_cost().to_dict(),
+    }
+
+
+def draw_snapshot(
+    tables: ConfidentialTables,
+    schema: SnapshotSchema,
+    *,
+    account: Any = None,
+    rng: Any = None,
+    source: str = "",
+    label: str = "DP snapshot for planning",
+) -> Snapshot:
+    """The snapshot of confidential ``tables`` (:func:`confidential_tables`, or an engine's aggregates).
+
+    ``rng`` None (or :class:`dpcore.rng.SecureRandom`): a real snapshot, by :func:`dpcore.pipeline.release` on the
+    durable ledger ``account`` (a population's): checked and charged ``planning_epsilon`` (with
+    :func:`snapshot_record`) before anything is drawn, drawn with OpenDP's samplers through the registered
+    :class:`dpcore.mechanisms.SnapshotMechanism`, its document attached to the charged entry (where
+    :func:`stored_snapshot` finds it again). Without an account it is refused before anything is drawn. A numpy
+    Generator or seed: a simulation (``simulated`` True; nothing is charged; NOT private: the seed reproduces the
+    noise)."""
+    from . import pipeline
+    from .mechanisms import Drawer
+
+    if not isinstance(schema, SnapshotSchema):
+        raise TypeError("schema must be a SnapshotSchema")
+    mech = SnapshotMechanism(schema)
+    simulation = rng is not None and not isinstance(rng, SecureRandom)
+    if simulation:
+        d = mech.draw(tables, rng=rng)
+        return Snapshot(schema, d.noisy_histogram, d.noisy_sizes, d.noisy_risk, _now(), True, d.measurements)
+    if account is None:
+        raise DPInputError(
+            "refused: a real snapshot is charged to the population's ledger account first (give account=, a "
+            "durable dpcore.ledger account); nothing was drawn. To explore with seeded noise, give a numpy seed"
+        )
+    drawer = Drawer([mech], rng)
+    made: list[Snapshot] = []
+
+    def deliver(d: Any, entry_id: int) -> tuple[dict, None]:
+        snap = Snapshot(schema, d.noisy_histogram, d.noisy_sizes, d.noisy_risk, _now(), False, d.measurements)
+        made.append(snap)
+        return {"snapshot": snap.to_dict(), "entry_id": entry_id}, None
+
+    pipeline.release(
+        account,
+        label=label,
+        cost=mech.privacy_cost(),
+        record=snapshot_record(schema, source),
+        drawer=drawer,
+        draw=lambda: drawer(mech, tables),
+        deliver=deliver,
+    )
+    return made[0]
+
+
 def take_snapshot(
     values: Any,
     schema: SnapshotSchema,
@@ -586,35 +346,31 @@ def take_snapshot(
     cells: Any = None,
     risk_groups: Any = None,
     outcome: Any = None,
-    ledger: budget.Ledger | None = None,
+    account: Any = None,
     rng: Any = None,
-    label: str = "DP snapshot for planning",
+    source: str = "",
 ) -> Snapshot:
-    """The DP snapshot of the records (:func:`confidential_tables` says what they are) under ``schema``.
+    """The DP snapshot of the records (:func:`confidential_tables` says what they are) under ``schema``: their
+    tables are aggregated (a bad input is refused here, before any charge), then :func:`draw_snapshot`."""
+    tables = confidential_tables(values, schema, cells=cells, risk_groups=risk_groups, outcome=outcome)
+    return draw_snapshot(tables, schema, account=account, rng=rng, source=source)
 
-    ``rng`` None (or :class:`dpcore.rng.SecureRandom`): a real snapshot, drawn with OpenDP's samplers after
-    ``ledger`` (a :class:`dpcore.budget.Ledger`) is charged ``planning_epsilon``; without a ledger it is refused
-    before anything is drawn, and a charge the ledger refuses draws nothing. A numpy Generator or seed: a
-    simulation (``simulated`` True; nothing is charged; NOT private: the seed reproduces the noise)."""
-    if not isinstance(schema, SnapshotSchema):
-        raise TypeError("schema must be a SnapshotSchema")
-    real = rng is None or isinstance(rng, SecureRandom)
-    mech = SnapshotMechanism(schema)
-    if real:
-        if not isinstance(ledger, budget.Ledger):
-            raise DPInputError(
-                "a real snapshot is charged to a ledger first: give ledger= (a dpcore.budget.Ledger), or a numpy "
-                "seed for a simulation"
-            )
-        tables = confidential_tables(values, schema, cells=cells, risk_groups=risk_groups, outcome=outcome)
-        ledger.charge(label, mech.privacy_cost(), note=schema.neighbouring)
-    else:
-        tables = confidential_tables(values, schema, cells=cells, risk_groups=risk_groups, outcome=outcome)
-    draw = mech.draw(tables, rng=rng)
-    created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Snapshot(
-        schema, draw.noisy_histogram, draw.noisy_sizes, draw.noisy_risk, created, draw.simulated, draw.measurements
-    )
+
+def stored_snapshot(account: Any, schema: SnapshotSchema, source: str = "") -> Snapshot | None:
+    """The newest snapshot already charged to ``account`` for this schema and source (its document attached to the
+    entry), or None: planning again on it costs nothing more (post-processing of a release already paid for)."""
+    want = snapshot_record(schema, source)
+    for entry in reversed(account.entries()):
+        rec, result = entry.record, entry.result
+        if not isinstance(rec, dict) or rec.get("kind") != SNAPSHOT_RECORD_KIND or not isinstance(result, dict):
+            continue
+        if rec.get("schema") == want["schema"] and rec.get("source") == want["source"] and "snapshot" in result:
+            return snapshot_from_json(result["snapshot"])
+    return None
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # ---------------------------------------------------------------------------------------------

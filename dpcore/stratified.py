@@ -6,7 +6,7 @@ Disparate Impact of Differential Privacy" (AAAI 2024, arXiv:2312.11712), digest 
 
 What is in here
 ---------------
-* :func:`clipped_laplace_mean` / :func:`global_laplace_mean`: the clipped Laplace mean (digest
+* :func:`clipped_laplace_mean`: the clipped Laplace mean (the global Laplace method; digest
   §2.3, paper Eq. 2) on all records.
 * :func:`stratified_mean`: one clipped Laplace mean per group with the group's own size (paper
   Eq. 3) and the stratified combination ``sum_i w_i p_i`` (paper Eq. 4/9) with **public** weights
@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from . import noise
-from .lazy import LazyModule
+from .lazy import special
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -70,13 +70,7 @@ from .validation import (
     check_probability,
 )
 
-#: scipy.special costs about 0.2 s to import (its array-API layer pulls numpy.f2py); a command-line release
-#: of counts or means never calls it
-special = LazyModule("scipy.special")
-
 __all__ = [
-    "MeanMechanism",
-    "MeanDraw",
     "clipped_cents",
     "mean_sum_sensitivity_cents",
     "MAX_GROUPS",
@@ -86,7 +80,6 @@ __all__ = [
     "clip_thresholds",
     "LaplaceMeanRelease",
     "clipped_laplace_mean",
-    "global_laplace_mean",
     "StratifiedMeanRelease",
     "stratified_mean",
     "public_weights",
@@ -94,7 +87,6 @@ __all__ = [
     "stratified_noise_variance",
     "global_noise_variance",
     "ParityResult",
-    "ParityError",
     "parity_error",
     "relative_errors",
     "PrivacyAccounting",
@@ -114,7 +106,7 @@ DEFAULT_GAMMA = 0.1
 WEIGHT_TOL = 1e-6
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
+def readonly(a: np.ndarray) -> np.ndarray:
     a = np.array(a, copy=True)
     a.setflags(write=False)
     return a
@@ -200,7 +192,7 @@ def group_index(groups: Any, *, levels: Sequence | None = None, max_groups: int 
     codes = np.searchsorted(labels_arr, arr)
     counts = np.bincount(codes, minlength=labels_arr.size).astype(np.int64)
     labels = tuple(v.item() if isinstance(v, np.generic) else v for v in labels_arr)
-    return GroupIndex(labels=labels, codes=_readonly(codes.astype(np.int64)), counts=_readonly(counts))
+    return GroupIndex(labels=labels, codes=readonly(codes.astype(np.int64)), counts=readonly(counts))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,9 +277,6 @@ def clipped_laplace_mean(
     )
 
 
-global_laplace_mean = clipped_laplace_mean
-
-
 # ---------------------------------------------------------------------------------------------
 # Stratified mean
 # ---------------------------------------------------------------------------------------------
@@ -331,7 +320,7 @@ class StratifiedMeanRelease:
         return dict(zip(self.labels, self.per_group.tolist(), strict=True))
 
 
-def _resolve_weights(weights: Any, labels: tuple, counts: np.ndarray) -> tuple[np.ndarray, str]:
+def resolve_weights(weights: Any, labels: tuple, counts: np.ndarray) -> tuple[np.ndarray, str]:
     k = len(labels)
     if weights is None:
         w = counts / counts.sum()
@@ -415,9 +404,9 @@ def stratified_mean(
     if gi.codes.size != x.size:
         raise DPInputError(f"values ({x.size}) and groups ({gi.codes.size}) must have the same length")
     counts = gi.counts
-    w, source = _resolve_weights(weights, gi.labels, counts)
+    w, source = resolve_weights(weights, gi.labels, counts)
     lo, hi = clip_thresholds(clip_range, counts, gamma=gamma)
-    true_means, empty = _clipped_group_means(x, gi.codes, counts, lo, hi)
+    true_means, empty = clipped_group_means(x, gi.codes, counts, lo, hi)
     sens = np.where(empty, 0.0, (hi - lo) / np.maximum(counts, 1))
     scales = sens / epsilon
     z = noise.sample_laplace(1.0, gi.k, rng=as_generator(rng))
@@ -437,22 +426,22 @@ def stratified_mean(
     overall = float(np.dot(w, est))
     return StratifiedMeanRelease(
         overall=overall,
-        per_group=_readonly(est),
+        per_group=readonly(est),
         labels=gi.labels,
-        counts=_readonly(counts),
-        weights=_readonly(w),
+        counts=readonly(counts),
+        weights=readonly(w),
         weights_source=source,
         epsilon=epsilon,
-        clip_low=_readonly(lo),
-        clip_high=_readonly(hi),
-        sensitivity=_readonly(sens),
-        noise_scale=_readonly(scales),
-        empty=_readonly(empty),
+        clip_low=readonly(lo),
+        clip_high=readonly(hi),
+        sensitivity=readonly(sens),
+        noise_scale=readonly(scales),
+        empty=readonly(empty),
         notes=tuple(notes),
     )
 
 
-def _clipped_group_means(
+def clipped_group_means(
     x: np.ndarray, codes: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Non-private clipped mean of every group (midpoint of the interval for an empty group)."""
@@ -571,10 +560,6 @@ class ParityResult(float):
         return f"ParityResult({float(self):.6g}, omega={self.omega:.4g}, k={self.k})"
 
 
-#: The former name (kept for existing code): a parity *result* (a float), not an exception.
-ParityError = ParityResult
-
-
 def relative_errors(true_values: Any, estimates: Any, *, on_zero: str = "raise") -> np.ndarray:
     """``|true_i - est_i| / |true_i|`` elementwise. A true value of 0 raises (``on_zero="raise"``)
     or gives NaN in that slot (``on_zero="nan"``), never a silent infinity."""
@@ -635,7 +620,7 @@ def parity_error(
     if len(skipped) == k and t_all == 0:
         raise DPInputError("every true value is 0: the parity error is undefined")
     value = omega * overall_term + float(np.nansum(rel))
-    return ParityResult(value, omega=omega, overall_term=overall_term, per_group=_readonly(rel), skipped=skipped)
+    return ParityResult(value, omega=omega, overall_term=overall_term, per_group=readonly(rel), skipped=skipped)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -686,7 +671,7 @@ def privacy_accounting(epsilon: float, k: int, *, unit: str = "epsilon") -> Priv
 # ---------------------------------------------------------------------------------------------
 
 
-def _check_nk(n: Any, k: Any) -> tuple[int, int]:
+def check_nk(n: Any, k: Any) -> tuple[int, int]:
     k = check_int(k, "k (number of groups)", minimum=1)
     n = check_int(n, "n", minimum=2)
     if n < k:
@@ -696,7 +681,7 @@ def _check_nk(n: Any, k: Any) -> tuple[int, int]:
 
 def sum_log_worst_case(n: int, k: int) -> float:
     """Proposition 9 / Lemma 12: ``sum_i ln|G_i| <= k ln(n/k)`` (equal group sizes)."""
-    n, k = _check_nk(n, k)
+    n, k = check_nk(n, k)
     return k * math.log(n / k)
 
 
@@ -706,7 +691,7 @@ def sum_log_expected_dirichlet(n: int, k: int, alpha: Any) -> Any:
     ``E[sum_i ln|G_i|] = k (psi(alpha) - psi(k alpha) + ln n)`` (``g_i ~ Beta(alpha, (k-1) alpha)``,
     ``E ln g_i = psi(alpha) - psi(k alpha)``). Vectorised over ``alpha``.
     """
-    n, k = _check_nk(n, k)
+    n, k = check_nk(n, k)
     a = np.asarray(alpha, dtype=float)
     if not np.isfinite(a).all() or (a <= 0).any():
         raise DPInputError("the Dirichlet alpha must be > 0")
@@ -716,13 +701,13 @@ def sum_log_expected_dirichlet(n: int, k: int, alpha: Any) -> Any:
 
 def sum_log_best_case(n: int, k: int) -> float:
     """The paper's best case (all groups but one of size 1): ``(k - 1) + ln(n - k)`` (as printed, §2.9)."""
-    n, k = _check_nk(n, k)
+    n, k = check_nk(n, k)
     return (k - 1) + math.log(max(n - k, 1))
 
 
 def sum_log_lower_bound(n: int, k: int) -> float:
     """The informal lower bound ``k + ln n`` used in Figure 1."""
-    n, k = _check_nk(n, k)
+    n, k = check_nk(n, k)
     return k + math.log(n)
 
 
@@ -772,98 +757,3 @@ def mean_sum_sensitivity_cents(c_lo: int, c_hi: int, m: int, cells_move: bool) -
     if not cells_move:
         return float(m * width)
     return float(m * max(width, 2 * max(abs(c_lo), abs(c_hi))))
-
-
-@dataclass(frozen=True)
-class MeanDraw:
-    """One draw of :class:`MeanMechanism`: the released means (in [lower, upper]; NaN for an empty cell) and what
-    drew the noise."""
-
-    means: np.ndarray
-    measurement: str
-    privacy_map: str
-    map_epsilon: float | None
-    simulated: bool
-
-
-@dataclass(frozen=True)
-class MeanMechanism:
-    """The one mechanism of every released mean (stratified paper Eq. 2/3): the clipped sum of each cell in cents
-    + Laplace, divided by the cell's n (public, or a DP count when cells move).
-
-    Public parameters only: epsilon, [lower, upper], ``rows_per_person`` m and ``cells_move`` (cell sizes
-    protected: one person's rows may move between cells, which widens the sensitivity). One person changes the
-    vector of clipped sums by at most :func:`mean_sum_sensitivity_cents` in L1, so OpenDP's floating-point-safe
-    Laplace at the scale whose privacy map gives epsilon at that sensitivity is epsilon-DP for all cells together
-    (disjoint cells: one L1 ball). Real draws: :func:`dpcore.noise.secure.release_real_values` (every core);
-    simulations: the same law with numpy.
-    """
-
-    epsilon: float
-    lower: float
-    upper: float
-    rows_per_person: int = 1
-    cells_move: bool = False
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        lo, hi = check_bounds(self.lower, self.upper, lower_name="clip lower", upper_name="clip upper")
-        object.__setattr__(self, "lower", lo)
-        object.__setattr__(self, "upper", hi)
-        object.__setattr__(self, "rows_per_person", check_int(self.rows_per_person, "rows per person", minimum=1))
-
-    @property
-    def sensitivity_cents(self) -> float:
-        return mean_sum_sensitivity_cents(
-            bound_cents(self.lower), bound_cents(self.upper), self.rows_per_person, bool(self.cells_move)
-        )
-
-    @property
-    def noise_scale_cents(self) -> float:
-        """OpenDP's Laplace scale for epsilon at the sensitivity (sensitivity/epsilon up to its rounding allowance)."""
-        from .noise import secure as secure_noise
-
-        return secure_noise.laplace_scale_for(self.epsilon, self.sensitivity_cents)
-
-    def privacy_cost(self):
-        from . import budget
-
-        return budget.pure(self.epsilon)
-
-    def record(self) -> dict[str, Any]:
-        rule = "m max(cU - cL, 2 max(|cL|, |cU|)): rows may move between cells" if self.cells_move else "m (cU - cL)"
-        return {
-            "noise": (
-                f"Laplace on the clipped sum in cents, scale {self.noise_scale_cents!r} (sensitivity {rule} = "
-                f"{self.sensitivity_cents:g} cents), divided by the "
-                + ("noisy n" if self.cells_move else "public n")
-                + ", clamped to [clip_lower, clip_upper] (post-processing)"
-            ),
-            "clip_lower": self.lower,
-            "clip_upper": self.upper,
-            "noise_scale_cents": self.noise_scale_cents,
-        }
-
-    def draw(self, clipped_sums_cents: Any, n: Any, rng: Any = None) -> MeanDraw:
-        """Released means of cells with these clipped sums (cents) and sizes n. ``rng`` None: the real sampler; a
-        numpy Generator or seed: a simulation (NOT a release)."""
-        from .noise import secure as secure_noise
-
-        sums = np.asarray(clipped_sums_cents, dtype=np.float64).ravel()
-        sizes = np.asarray(n, dtype=float).ravel()
-        if sums.shape != sizes.shape:
-            raise DPInputError("one n per clipped sum is needed")
-        if sums.size == 0:
-            return MeanDraw(
-                np.zeros(0), "none: no cells", "no data-dependent output", None, secure_noise._simulated(rng)
-            )
-        d = secure_noise.release_real_values(
-            sums, scale=self.noise_scale_cents, rng=rng, sensitivity=self.sensitivity_cents
-        )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            means = np.where(sizes > 0, np.asarray(d.values, dtype=float) / 100.0 / np.maximum(sizes, 1), np.nan)
-        # every clipped income lies in [lower, upper], so their mean does: a noisy mean outside is clamped to the
-        # range (post-processing of the noisy sum, in the real and the simulated draw alike). It never moves away
-        # from the true mean, so an interval valid for the unclamped value stays valid for the clamped one.
-        means = np.clip(means, self.lower, self.upper)
-        return MeanDraw(means, d.measurement, d.privacy_map, d.epsilon, d.simulated)

@@ -22,6 +22,7 @@ __all__ = [
     "check_positive",
     "check_finite",
     "check_probability",
+    "check_gamma",
     "check_int",
     "check_bounds",
     "as_finite_array",
@@ -94,6 +95,14 @@ def check_probability(p: Any, name: str, *, open_interval: bool = True) -> float
         raise DPInputError(f"{name} must be strictly between 0 and 1, got {v:g}")
     if not open_interval and not 0 <= v <= 1:
         raise DPInputError(f"{name} must be between 0 and 1, got {v:g}")
+    return v
+
+
+def check_gamma(gamma: Any) -> float:
+    """The shape gamma > 1 of the generalized Cauchy noise (its density 1/(1+|z|^gamma) is integrable only then)."""
+    v = check_finite(gamma, "gamma")
+    if v <= 1:
+        raise DPInputError(f"gamma must be > 1 (the noise density 1/(1+|z|^gamma) needs it), got {v:g}")
     return v
 
 

@@ -160,7 +160,7 @@ def test_failed_run_leaves_out_dir_empty(setup, capsys):
     # a failure while writing (after the charge) leaves DIR empty too
     from dpcore.engines import execute
 
-    real = execute._write_outputs
+    real = execute.write_outputs
 
     def broken(out_dir, *args, **kwargs):
         def boom(*a, **k):
@@ -173,11 +173,11 @@ def test_failed_run_leaves_out_dir_empty(setup, capsys):
         finally:
             pd.DataFrame.to_parquet = original
 
-    execute._write_outputs = broken
+    execute.write_outputs = broken
     try:
         code, _, err = _cli(capsys, "release", plan, "--data", data, "--out", out, "--ledger", url)
     finally:
-        execute._write_outputs = real
+        execute.write_outputs = real
     # one line saying that epsilon was spent, and why nothing was written; exit 3 (charged, not delivered)
     line = _one_line_error(err)
     assert code == cli.EXIT_CHARGED_NOT_DELIVERED == 3
@@ -271,7 +271,7 @@ def test_the_docs_say_what_the_command_line_does():
     scale floor, no sampler delta), the plan's population must be registered, and an exponential-quantile table
     has no interval: the docs say so, not the (epsilon, 7e-23) mode, an account created by the plan, or an interval
     on every table."""
-    from dpcore.engines.execute import gini_mechanism
+    from dpcore.engines.draws import gini_mechanism
 
     plan = plan_module.parse_plan(PLAN)
     gini = next(s for s in plan.statistics if s.kind == "gini")

@@ -174,7 +174,7 @@ def test_a_full_file_system_is_refused_before_the_charge(run, capsys):
 def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
     """The free-space estimate is about what a release writes (within a factor 2 either way), so that only an
     output that clearly does not fit is refused before the charge."""
-    from dpcore.engines import execute
+    from dpcore.engines import output
 
     tmp, plan, data, url = run
     out = tmp / "sized"
@@ -187,7 +187,7 @@ def test_the_space_estimate_covers_what_a_release_writes(run, capsys):
         s.name: pd.read_csv(out / f"SIMULATION_{s.name}.csv", keep_default_na=False)[list(s.by)]
         for s in loaded.statistics
     }
-    estimate = execute._output_bytes(loaded, cells, block)
+    estimate = output.output_bytes(loaded, cells, block)
     assert used / 2 <= estimate <= 2 * used
 
 
@@ -349,14 +349,14 @@ def test_a_revealed_mark_that_cannot_reach_the_ledger_is_a_warning_and_is_replay
         from dpcore.ledger import accounts
         from dpcore.ledger.backends import sqlite as sqlite_backend
         sqlite_backend.BUSY_TIMEOUT_S, accounts.ATTACH_RETRY_DELAYS_S = 0.3, (0.05,)
-        write = execute._write_outputs
+        write = execute.write_outputs
         def write_then_lock(*args, **kwargs):
             hashes = write(*args, **kwargs)
             holder = sqlite3.connect({str(tmp / "ledger.db")!r}, isolation_level=None)
             holder.execute("BEGIN IMMEDIATE")
             execute._lock_holder = holder
             return hashes
-        execute._write_outputs = write_then_lock
+        execute.write_outputs = write_then_lock
         sys.exit(cli.main({["release", str(plan), "--data", str(data), "--out", str(out), "--ledger", url]!r}))
     """)
     proc = subprocess.run(
@@ -523,12 +523,12 @@ def test_a_read_only_ledger_is_one_line_naming_it_before_any_data_is_read(files,
 def test_a_release_card_that_could_not_be_written_is_said_on_stderr(run, capsys, monkeypatch):
     """The tables and the record are what was paid for; the card is post-processing. Its failure was written only
     inside the record: now one warning line too, even with --quiet (exit 0: the release is delivered)."""
-    from dpcore.engines import execute
+    from dpcore.engines import output
 
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(execute, "write_release_card", full)
+    monkeypatch.setattr(output, "write_release_card", full)
     tmp, plan, data, url = run
     code, out, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp / "out", "--ledger", url, "--quiet")
     assert code == 0 and out.strip() == str(tmp / "out")

@@ -7,7 +7,13 @@ import importlib
 
 import pytest
 
-MODULES = ["dpcore.gini", "dpcore.intervals", "dpcore.noise.secure", "dpcore.stratified"]
+MODULES = [
+    "dpcore.gini.statistic",
+    "dpcore.gini.release",
+    "dpcore.intervals.rounding",
+    "dpcore.noise.guarantees",
+    "dpcore.stratified",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

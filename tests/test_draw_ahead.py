@@ -1,4 +1,4 @@
-"""A real release draws its noise beside the record fingerprint (dpcore.engines.execute._DrawAhead).
+"""A real release draws its noise beside the record fingerprint (dpcore.engines.draws.DrawAhead).
 
 What must hold, whatever the timing: the draw is the one that followed the charge (the same mechanisms, the same
 record); nothing noisy is written or used before the charge; a refusal before the charge (another population)
@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 
 from dpcore import ledger as L
-from dpcore.engines import Progress, execute, parse_source
+from dpcore import pipeline
+from dpcore.engines import Progress, draws, execute, parse_source
 from dpcore.engines import fingerprint as engine_fingerprint
 from dpcore.plan import plan_from_dict
 
@@ -68,7 +69,7 @@ def test_the_noise_is_drawn_beside_the_fingerprint_before_the_charge_and_used_af
     url = f"sqlite:///{tmp_path}/ledger.db"
     events: list[tuple[str, str]] = []
     drawn = threading.Event()
-    real_release = execute._released_table
+    real_release = draws.released_table
     real_fingerprint = engine_fingerprint.engine_record_fingerprints
     real_charge = L.Account.charge
 
@@ -90,7 +91,7 @@ def test_the_noise_is_drawn_beside_the_fingerprint_before_the_charge_and_used_af
         events.append(("charge", threading.current_thread().name))
         return real_charge(self, *args, **kwargs)
 
-    monkeypatch.setattr(execute, "_released_table", spied_release)
+    monkeypatch.setattr(draws, "released_table", spied_release)
     monkeypatch.setattr(execute, "engine_record_fingerprints", fingerprint_after_the_draw)
     monkeypatch.setattr(L.Account, "charge", spied_charge)
     result, progress = _release(_plan(), data, tmp_path, "out", url, init_ledger=True)
@@ -115,7 +116,7 @@ def test_a_refusal_before_the_charge_writes_and_charges_nothing_though_the_noise
     db.register_population("others", 3.0)
     _release(_plan("a", "households"), data, tmp_path, "one", url)
     drawn = threading.Event()
-    real_release = execute._released_table
+    real_release = draws.released_table
 
     def noted(*args):
         try:
@@ -129,7 +130,7 @@ def test_a_refusal_before_the_charge_writes_and_charges_nothing_though_the_noise
         assert drawn.wait(60)
         return real_fingerprint(eng, versions)
 
-    monkeypatch.setattr(execute, "_released_table", noted)
+    monkeypatch.setattr(draws, "released_table", noted)
     monkeypatch.setattr(execute, "engine_record_fingerprints", fingerprint_after_a_draw)
     monkeypatch.setattr(execute, "source_bytes_key", lambda source: None)  # fingerprint the records again
     with pytest.raises(L.PopulationError, match="already belong to the population 'households'"):
@@ -147,8 +148,8 @@ def test_a_failed_draw_is_reported_after_the_charge_as_before(data, tmp_path, mo
     def broken(plan, s, deferred, rng):
         raise FloatingPointError("the sampler failed")
 
-    monkeypatch.setattr(execute, "_released_table", broken)
-    with pytest.raises(execute.ReleaseNotDelivered, match="was charged.*the sampler failed"):
+    monkeypatch.setattr(draws, "released_table", broken)
+    with pytest.raises(pipeline.ReleaseNotDelivered, match="was charged.*the sampler failed"):
         _release(_plan(), data, tmp_path, "out", url, init_ledger=True)
     acct = L.open_ledger(url, create=False).find_account("draw-ahead")
     assert acct.spent_epsilon() == pytest.approx(1.5)

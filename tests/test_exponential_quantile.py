@@ -1,4 +1,4 @@
-"""The exponential-mechanism quantile on a public candidate grid (dpcore.percentiles.ExponentialQuantileMechanism).
+"""The exponential-mechanism quantile on a public candidate grid (dpcore.mechanisms.ExponentialQuantileMechanism).
 
 The law is checked twice: the numpy simulation and OpenDP's real draws against the exact permute-and-flip
 probabilities; the score sensitivity by brute force over every neighbour of small data; the privacy of the
@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 from dpcore import mechanisms
+from dpcore.mechanisms import ExponentialQuantileMechanism
 from dpcore.percentiles import (
     MAX_EXPONENTIAL_QUANTILES,
-    ExponentialQuantileMechanism,
     candidate_grid,
     fine_candidate_grid,
     histogram_counts,

@@ -15,12 +15,6 @@ import pytest
 
 from dpcore.gini import (
     ExactSensitivityProfile,
-    _gmax_k,
-    _gmin_k,
-    _ls_bound,
-    _Prefix,
-    _sorted_gini,
-    _sum_extremes,
     exact_local_sensitivity,
     gini_global_sensitivity,
     local_sensitivity_bound,
@@ -28,6 +22,8 @@ from dpcore.gini import (
     min_gini_after_k,
     smooth_sensitivity,
 )
+from dpcore.gini.sensitivity import _ls_bound
+from dpcore.gini.statistic import PrefixSums, max_gini_k, min_gini_k, sorted_gini, sum_extremes
 
 
 def g1(y) -> float:
@@ -95,7 +91,7 @@ def random_case(rng, n_max=6, steps=8):
 def test_oracle_gini_matches_sorted_formula(rng):
     for _ in range(50):
         y = rng.uniform(0, 10, int(rng.integers(2, 30)))
-        assert _sorted_gini(np.sort(y)) == pytest.approx(g1(y), rel=1e-12, abs=1e-15)
+        assert sorted_gini(np.sort(y)) == pytest.approx(g1(y), rel=1e-12, abs=1e-15)
 
 
 def test_min_max_after_k_equal_brute_force_on_grid():
@@ -258,7 +254,7 @@ def test_many_random_k_changes_bound_holds_fast_oracle():
             idx = rng.choice(n, k, replace=False)
             y[idx] = np.where(rng.random(k) < 0.5, rng.choice([L, U], k), rng.uniform(L, U, k))
             ys = np.sort(y)
-            g, s = _sorted_gini(ys), ys.sum()
+            g, s = sorted_gini(ys), ys.sum()
             # every X' in the k-ball has (g, S) inside the exact box, hence a smaller point bound
             point = _ls_bound(n, L, U, np.array([g]), np.array([g]), np.array([s]), np.array([s]))[0]
             assert point <= res_e.A[k] + 1e-15
@@ -302,11 +298,11 @@ def test_pruning_does_not_change_the_value():
         full = smooth_sensitivity(x, lower=0.0, upper=U, beta=beta, k_max=n)
         assert full.A.size == n + 1
         assert pruned.value == pytest.approx(full.value, rel=1e-12)
-        pf = _Prefix(np.sort(x))
+        pf = PrefixSums(np.sort(x))
         ks = np.arange(n + 1)
-        smin, smax = _sum_extremes(pf, ks, 0.0, U)
-        gmn = np.array([_gmin_k(pf, int(k)) for k in ks])
-        gmx = np.array([_gmax_k(pf, int(k), 0.0, U) for k in ks])
+        smin, smax = sum_extremes(pf, ks, 0.0, U)
+        gmn = np.array([min_gini_k(pf, int(k)) for k in ks])
+        gmx = np.array([max_gini_k(pf, int(k), 0.0, U) for k in ks])
         manual = _ls_bound(n, 0.0, U, gmn, gmx, smin, smax)
         manual[-1] = gini_global_sensitivity(n, 0.0, U)
         assert full.value == pytest.approx(float(np.max(np.exp(-beta * ks) * manual)), rel=1e-12)
@@ -325,7 +321,7 @@ def test_closed_form_choices_match_full_enumeration_at_scale(dist):
     else:
         x = np.where(rng.random(n) < 0.9, 0.0, rng.lognormal(10, 1, n))
     xs = np.sort(x)
-    pf = _Prefix(xs)
+    pf = PrefixSums(xs)
     L, U = 0.0, 2.5 * float(xs.max())
     P, C, S, R = pf.P, pf.C, pf.S, pf.R
     for k in (1, 4, 17):
@@ -336,7 +332,7 @@ def test_closed_form_choices_match_full_enumeration_at_scale(dist):
             N = L * j * (j - n) + C[: n - k + 1] + 2 * j * a + (C[n] - C[k:]) - 2 * u * b + U * u * (n - u)
             D = a + b + j * L + u * U
             best = max(best, float((N / (n * D)).max()))
-        assert _gmax_k(pf, k, L, U) == pytest.approx(best, abs=1e-13)
+        assert max_gini_k(pf, k, L, U) == pytest.approx(best, abs=1e-13)
         lo = np.inf
         m = n - k
         for i in range(k + 1):
@@ -348,12 +344,12 @@ def test_closed_form_choices_match_full_enumeration_at_scale(dist):
             Dc = (2 * r - m) * blk + SB - 2 * Pb[1:]  # sum_block |y - y_r|
             g = (TB + 2 * k * Dc) / (2 * n * (SB + k * blk))
             lo = min(lo, float(g.min()))
-        assert _gmin_k(pf, k) == pytest.approx(lo, abs=1e-13)
+        assert min_gini_k(pf, k) == pytest.approx(lo, abs=1e-13)
 
 
 def test_dinkelbach_max_equals_window_scan():
     """The O(k) Dinkelbach maximum equals the O(n) scan over every window (incl. k = n, all-zero kept sets)."""
-    from dpcore.gini import _gmax_k_scan
+    from dpcore.gini.statistic import _gmax_k_scan
 
     rng = np.random.default_rng(8)
     for trial in range(120):
@@ -372,12 +368,12 @@ def test_dinkelbach_max_equals_window_scan():
             continue
         L = float(rng.choice([0.0, 0.0, xs.min() * 0.5]))
         U = float(xs.max() * rng.uniform(1, 4)) + 1e-9
-        pf = _Prefix(xs)
+        pf = PrefixSums(xs)
         for k in list(range(0, min(n, 8) + 1)) + [n]:
-            assert _gmax_k(pf, k, L, U) == pytest.approx(_gmax_k_scan(pf, k, L, U), abs=1e-11), (n, k, kind)
+            assert max_gini_k(pf, k, L, U) == pytest.approx(_gmax_k_scan(pf, k, L, U), abs=1e-11), (n, k, kind)
     # the pole case that a rounding slip once missed: every record replaced, L = 0
-    pf = _Prefix(np.sort(rng.choice([0.0, 1.0, 5.0], 6)) + 1.0)
-    assert _gmax_k(pf, 6, 0.0, 7.783012547779508) == pytest.approx(5 / 6)
+    pf = PrefixSums(np.sort(rng.choice([0.0, 1.0, 5.0], 6)) + 1.0)
+    assert max_gini_k(pf, 6, 0.0, 7.783012547779508) == pytest.approx(5 / 6)
     assert _gmax_k_scan(pf, 6, 0.0, 7.783012547779508) == pytest.approx(5 / 6)
 
 

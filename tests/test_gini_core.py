@@ -27,7 +27,7 @@ from dpcore.gini import (
     smooth_sensitivity,
 )
 from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration, smooth_noise_privacy_loss
-from dpcore.noise.secure import publish_gini
+from dpcore.noise.guarantees import publish_gini
 from dpcore.validation import DPInputError
 
 TOY = np.array([3.0, 6.0, 7.0, 7.5])

@@ -21,6 +21,7 @@ from dpcore.data import two_point_incomes
 from dpcore.noise import GeneralizedCauchy, smooth_noise_calibration
 from dpcore.validation import DPInputError
 from dpcore.views import gini as gini_experiments
+from dpcore.views.gini import page as gini_page
 
 
 def _quantile_se(q: float, n: int, density_at_quantile: float) -> float:
@@ -378,7 +379,7 @@ def _pipeline(
             laplace_rmse=_published_rmse(true_g, lap_scale, _laplace_cdf),
         )
     if not saturated:
-        from dpcore.noise.secure import publish_gini
+        from dpcore.noise.guarantees import publish_gini
 
         one = float(true_g + scale * noise.rvs(1, np.random.default_rng(seed + 3))[0])
         post = gini_posterior(one, noise_scale=scale, gamma=gamma, prior=prior)  # the noisy value's likelihood
@@ -700,10 +701,10 @@ def test_memoised_exact_smooth_sensitivity_equals_the_mechanism(data):
 def test_the_view_and_the_planner_share_one_exact_profile_per_data_set():
     """dpcore.gini.shared_exact_profile: the Gini view's memo and the planner's Gini statistics hold the same
     A^(k) for the same clipped data (each A^(k) computed once per process, not once in each)."""
-    from dpcore import planner as planner_library
+    from dpcore.planner import statistics as planner_statistics
 
     xs = np.sort(np.random.default_rng(5).uniform(0, 10, 50))
-    view_profile, curves = gini_experiments._profile_and_curves(xs, 0.0, 10.0)
-    assert planner_library._gini_exact_profile(xs, 0.0, 10.0) is view_profile
-    assert gini_experiments._profile_and_curves(xs, 0.0, 10.0)[1] is curves
+    view_profile, curves = gini_page._profile_and_curves(xs, 0.0, 10.0)
+    assert planner_statistics.gini_exact_profile(xs, 0.0, 10.0) is view_profile
+    assert gini_page._profile_and_curves(xs, 0.0, 10.0)[1] is curves
     assert gini_mechanism.shared_exact_profile(xs[1:], 0.0, 10.0) is not view_profile  # other data, other profile

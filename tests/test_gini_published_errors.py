@@ -1,5 +1,5 @@
 """Every number the Gini page states about the Gini is of the published value, clamped to [0, 1]
-(dpcore.noise.secure.publish_gini): its error quantiles, RMSE, simulated releases, dots, interval widths and
+(dpcore.noise.guarantees.publish_gini): its error quantiles, RMSE, simulated releases, dots, interval widths and
 chart axes. The exact formulas are checked against Monte Carlo draws (tolerances from the Monte Carlo standard
 error), and the page at (n = 100, ε = 1) and (n = 200, ε = 0.05), where the noise is far larger than the Gini's
 range, states no error or width above 1 (it said "typically 4.4538 wide" and "99% within ±90")."""

@@ -14,6 +14,7 @@ import pytest
 from dpcore import intervals, mechanisms
 from dpcore import noise as noise_lib
 from dpcore.gini_split_table import SPLITS
+from dpcore.intervals import gini_split as intervals_gini_split
 from dpcore.noise import smooth as smooth_noise
 from dpcore.views import gini as gini_experiments
 
@@ -34,18 +35,18 @@ def _full_grid(eps, delta, noise, n, lo, hi, level=0.95, method="pivot", gamma=2
         gamma=gamma,
         calibration_mode="tight",
     )
-    etas = (1.0 - level) * np.array(intervals._ETA_SHARES if method == "union" else (0.2,))
+    etas = (1.0 - level) * np.array(intervals_gini_split._ETA_SHARES if method == "union" else (0.2,))
     best = (math.inf, None)
-    for beta in intervals._beta_candidates(eps, noise, gamma):
+    for beta in intervals_gini_split._beta_candidates(eps, noise, gamma):
         s_typ = float(s_model(float(beta)))
-        for f in intervals._SPLITS:
+        for f in intervals_gini_split._SPLITS:
             eps_s = f * eps
             if beta / eps_s > intervals.MAX_BOUND_SCALE:
                 continue
-            base = intervals._try_plan(eps - eps_s, eps_s, float(beta), {**common, "eta": float(etas[0])})
+            base = intervals_gini_split._try_plan(eps - eps_s, eps_s, float(beta), {**common, "eta": float(etas[0])})
             if base is None:
                 continue
-            widths = intervals._model_widths(base, etas, s_typ)
+            widths = intervals_gini_split._model_widths(base, etas, s_typ)
             i = int(np.argmin(widths))
             if widths[i] < best[0]:
                 best = (float(widths[i]), intervals.gini_plan_with_eta(base, float(etas[i])))
@@ -83,7 +84,7 @@ def test_the_pruned_search_returns_the_full_grids_answer(case):
 )
 def test_the_cheap_alpha_is_an_upper_bound_within_three_percent_of_the_certified_one(eps, gamma, beta):
     certified = noise_lib.smooth_noise_calibration(eps, gamma, beta=beta).alpha
-    bound = intervals._cauchy_alpha_upper(eps, gamma, beta)
+    bound = intervals_gini_split._cauchy_alpha_upper(eps, gamma, beta)
     assert certified <= bound <= 1.03 * certified
 
 
@@ -92,8 +93,8 @@ def test_the_planning_s_beta_from_few_a_k_equals_the_profiles(n, lo, hi):
     from dpcore import gini as gini_lib
 
     mean = intervals.PLANNING_MEAN_SHARE * hi
-    profile = gini_lib.ExactSensitivityProfile(intervals._planning_values(n, lo, hi, mean), lo, hi)
-    full = gini_lib.ExactSensitivityProfile(intervals._planning_values(n, lo, hi, mean), lo, hi)
+    profile = gini_lib.ExactSensitivityProfile(intervals_gini_split._planning_values(n, lo, hi, mean), lo, hi)
+    full = gini_lib.ExactSensitivityProfile(intervals_gini_split._planning_values(n, lo, hi, mean), lo, hi)
     for b in np.geomspace(1e-4, 2.0, 25):
         b = float(b)
         got = intervals.planning_smooth_sensitivity(n, lo, hi, b * intervals.PLANNING_BETA_SAFETY)
@@ -141,7 +142,7 @@ def test_the_shipped_table_covers_the_gini_pages_grid_and_every_split_adds_up():
 def test_shipped_entries_equal_a_fresh_search(eps, noise):
     key = _page_key(eps, noise)
     noise, eps, delta, n, lo, hi, level, method, gamma, mode = key
-    fresh = intervals._optimise(eps, delta, noise, n, lo, hi, level, method, gamma, None, None, mode)
+    fresh = intervals_gini_split._optimise(eps, delta, noise, n, lo, hi, level, method, gamma, None, None, mode)
     shipped = intervals.optimise_gini_split(eps, delta, noise, n, lo, hi, level, gamma=gamma)
     assert shipped.to_dict() == fresh.to_dict()
     assert {k: SPLITS[key][k] for k in ("beta", "eta", "model_width")} == {
@@ -155,7 +156,7 @@ def test_a_shipped_entry_that_does_not_add_up_is_not_used(monkeypatch):
     key = _page_key(2.0, "laplace")
     monkeypatch.setitem(SPLITS, key, {**SPLITS[key], "epsilon_bound": 0.5})
     noise, eps, delta, n, lo, hi, level, method, gamma, mode = key
-    assert intervals._shipped_plan(eps, delta, noise, n, lo, hi, level, method, gamma, mode) is None
+    assert intervals_gini_split._shipped_plan(eps, delta, noise, n, lo, hi, level, method, gamma, mode) is None
 
 
 def test_the_file_cache_keeps_the_models_widths(tmp_path, monkeypatch):

@@ -753,7 +753,9 @@ def _view_functions() -> dict[str, Callable]:
             obj = getattr(mod, name, None)
             if (
                 inspect.isfunction(obj)
-                and obj.__module__ == mod.__name__
+                and (
+                    obj.__module__ == mod.__name__ or obj.__module__.startswith(mod.__name__ + ".")
+                )  # or its package's
                 and (name.endswith(VIEW_SUFFIXES) or name in VIEW_OTHER_NAMES)
             ):
                 out[f"{mod.__name__.removeprefix('dpcore.views.')}.{name}"] = obj

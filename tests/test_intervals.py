@@ -13,11 +13,13 @@ import pytest
 from scipy import stats
 
 from dpcore import gini as gini_lib
-from dpcore import intervals
+from dpcore import intervals, mechanisms
 from dpcore import noise as noise_lib
 from dpcore import posterior as posterior_lib
 from dpcore import ratio as ratio_lib
 from dpcore.errors import DPInputError
+from dpcore.intervals import basic as intervals_basic
+from dpcore.intervals import gini as intervals_gini
 from dpcore.noise import smooth as smooth_noise
 from dpcore.percentiles import PSEO_BIN_EDGES
 
@@ -78,8 +80,8 @@ def test_laplace_pivot_closed_form_equals_the_direct_sum():
     s_noisy = rng.normal(2.5e7, 3e5, (40, 1))
     n_noisy = rng.integers(100, 900, (40, 1)).astype(float)
     for b, s in ((5000.0, 20.0), (900.0, 0.4), (300.0, 4.0), (1e5, 200.0), (1.0, 1.0)):
-        closed = intervals._laplace_pivot_pvalues(np.abs(mu), np.abs(s_noisy - mu * n_noisy), b, s)
-        direct = intervals._summed_pivot_pvalues(mu, s_noisy, n_noisy, b, s, "laplace")
+        closed = intervals_basic._laplace_pivot_pvalues(np.abs(mu), np.abs(s_noisy - mu * n_noisy), b, s)
+        direct = intervals_basic._summed_pivot_pvalues(mu, s_noisy, n_noisy, b, s, "laplace")
         assert np.max(np.abs(closed - direct)) < 2e-12
 
 
@@ -87,7 +89,7 @@ def test_noisy_n_interval_ends_are_the_test_boundary():
     value, n_noisy, scale, n_scale = 51_000.0, 480.0, 5000.0, 20.0
     r = intervals.mean_interval(value, n=n_noisy, sum_scale=scale, lower=0, upper=250_000, n_scale=n_scale)
     assert r.lower < value < r.upper
-    pval = lambda m: intervals._pivot_pvalues(
+    pval = lambda m: intervals_basic._pivot_pvalues(
         np.array([[m]]),
         np.array([[value * n_noisy]]),  # noqa: E731
         np.array([[n_noisy]]),
@@ -135,7 +137,7 @@ def _brute_error_tail(w: float, scale: float, m: int, j: int, lam: float, width:
 @pytest.mark.parametrize("j,lam", [(1, 1 / 3), (2, 2 / 3), (1, 0.5), (2, 0.25), (3, 0.5)])
 def test_error_quantile_matches_brute_force_enumeration(j, lam):
     scale, m, tail = 1.0, 3, 0.025
-    w = intervals._error_quantile(scale, j, m, lam, tail)
+    w = intervals_basic._error_quantile(scale, j, m, lam, tail)
     assert _brute_error_tail(w, scale, m, j, lam) <= tail + 1e-9
     assert _brute_error_tail(w - 1e-6, scale, m, j, lam) > tail - 1e-9  # the smallest such w
 
@@ -215,13 +217,13 @@ def test_bound_failure_rate_is_eta():
     fail = np.mean(s_hat < np.array([[0.004], [0.2]]), axis=1)
     se = math.sqrt(0.05 * 0.95 / 200_000)
     assert np.all(np.abs(fail - 0.05) < 4.5 * se)
-    one = intervals.gini_bound_release(0.004, beta=plan.beta, epsilon_bound=0.2, eta=0.05, rng=3)
+    one = mechanisms.gini_bound_release(0.004, beta=plan.beta, epsilon_bound=0.2, eta=0.05, rng=3)
     assert one.simulated and one.s_upper == pytest.approx(math.exp(one.log_s_upper))
     assert one.scale == plan.bound_scale and one.margin == pytest.approx(plan.bound_margin)
 
 
 def test_real_bound_release_uses_opendp():
-    real = intervals.gini_bound_release(0.01, beta=0.03, epsilon_bound=0.5, eta=0.01)
+    real = mechanisms.gini_bound_release(0.01, beta=0.03, epsilon_bound=0.5, eta=0.01)
     assert not real.simulated and "OpenDP" in real.measurement and math.isfinite(real.s_upper)
     assert repr(math.log(0.01)) not in real.measurement  # only the public scale is named, never ln S
 
@@ -230,7 +232,7 @@ def test_real_bound_release_uses_opendp():
 @pytest.mark.parametrize("bound_scale", [0.05, 0.4])
 def test_pivot_quantile_against_monte_carlo(noise, sigma, bound_scale):
     q = intervals.pivot_quantile(noise, 0.95, bound_scale, 2.0, sigma)
-    law = intervals._noise_law(noise, 2.0, sigma)
+    law = intervals_gini.noise_law(noise, 2.0, sigma)
     rng = np.random.default_rng(17)
     size = 400_000
     z = np.abs(law.rvs(size, rng)) * np.exp(-rng.laplace(0.0, bound_scale, size))
@@ -278,7 +280,8 @@ def test_clamped_values_and_the_cauchy_floor():
     assert bottom.lower == 0.0
     tiny = plan.interval(0.4, 1e-12)  # a bound below the floor: the floor's scale and the plain |Z| quantile
     q = max(
-        intervals.pivot_quantile("cauchy", 0.95, plan.bound_scale), intervals._abs_quantile("cauchy", 0.95, 2.0, None)
+        intervals.pivot_quantile("cauchy", 0.95, plan.bound_scale),
+        intervals_gini.abs_quantile("cauchy", 0.95, 2.0, None),
     )
     assert tiny.upper - 0.4 == pytest.approx(q * gini_lib.GINI_MIN_SCALE + 5e-7)
 
@@ -362,8 +365,8 @@ def test_honest_grid_and_rounding():
         lambda: intervals.percentile_interval(np.ones(21), PSEO_BIN_EDGES, (50,), scale=-2.0),
         lambda: intervals.relative_risk_interval(5, 5, 0, 10, scale=2.0),
         lambda: intervals.relative_risk_interval(5, 5, 10, 10, scale=2.0, target="other"),
-        lambda: intervals.gini_bound_release(-0.1, beta=0.1, epsilon_bound=0.1, eta=0.01, rng=1),
-        lambda: intervals.gini_bound_release(0.1, beta=0.1, epsilon_bound=0.1, eta=1.0, rng=1),
+        lambda: mechanisms.gini_bound_release(-0.1, beta=0.1, epsilon_bound=0.1, eta=0.01, rng=1),
+        lambda: mechanisms.gini_bound_release(0.1, beta=0.1, epsilon_bound=0.1, eta=1.0, rng=1),
         lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="laplace", n=1, lower=0, upper=1),
         lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="gauss", n=10, lower=0, upper=1),
         lambda: intervals.gini_plan(0.8, 0.2, 0.03, noise="laplace", n=10, lower=0, upper=1, method="union", eta=0.06),
@@ -381,9 +384,10 @@ def test_bad_input_raises_dpinputerror(call):
 
 
 def test_intervals_imports_only_lower_layers():
-    tree = ast.parse((ROOT / "dpcore" / "intervals.py").read_text())
     names = set()
-    for node in ast.walk(tree):
+    for node in (
+        n for path in (ROOT / "dpcore" / "intervals").glob("*.py") for n in ast.walk(ast.parse(path.read_text()))
+    ):
         if isinstance(node, ast.ImportFrom):
             names.update(f"{node.module or ''}.{a.name}".strip(".") for a in node.names)
         elif isinstance(node, ast.Import):

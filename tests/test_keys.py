@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import cell_keys, ledger, stratified
-from dpcore.engines import execute, parse_source
+from dpcore import cell_keys, ledger, mechanisms, stratified
+from dpcore.engines import execute, parse_source, record
+from dpcore.mechanisms.counts import threshold_measurement
 from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
 from dpcore.validation import DPInputError
 
@@ -111,7 +112,7 @@ def test_neighbours_in_another_cell_list_the_same_cells_without_declared_keys(ne
             "= 1e+08 cents" in mean_noise and "divided by the noisy n" in mean_noise
         )  # 2 x 500,000.00: a row may move
         info = [s["cells"] for s in result.record["statistics"]]
-        assert all(i["selection_threshold"] == cell_keys.selection_threshold(0.1, 1e-10, 1) for i in info)
+        assert all(i["selection_threshold"] == mechanisms.selection_threshold(0.1, 1e-10, 1) for i in info)
     entries = ledger.open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}").find_account("keys-test").entries()
     assert len(entries) == 2
 
@@ -180,15 +181,15 @@ def test_cost_includes_noisy_sizes_and_selection_in_dpcore_check(tmp_path):
 
     path = tmp_path / "plan.toml"
     write_plan(plan_from_dict(raw_plan(n_epsilon=0.2, selection_delta=1e-11)), path)
-    cost = execute.plan_cost(load_plan(path))
+    cost = record.plan_cost(load_plan(path))
     assert cost.epsilon == pytest.approx(2.0 + 3 * 0.2) and cost.delta == pytest.approx(3e-11)
     out = io.StringIO()
     with redirect_stdout(out):
         assert cli.main(["check", str(path)]) == 0
     assert "epsilon = 2.6 of cap 100" in out.getvalue() and "delta = 3e-11" in out.getvalue()
     # declared keys: no selection delta; public sizes: no n_epsilon
-    assert execute.plan_cost(plan_from_dict(raw_plan(keys={"state": ["CO"]}))).delta == 0.0
-    assert execute.plan_cost(plan_from_dict(raw_plan(cell_sizes="public"))).epsilon == pytest.approx(2.0)
+    assert record.plan_cost(plan_from_dict(raw_plan(keys={"state": ["CO"]}))).delta == 0.0
+    assert record.plan_cost(plan_from_dict(raw_plan(cell_sizes="public"))).epsilon == pytest.approx(2.0)
 
 
 def test_plan_fields(tmp_path):
@@ -222,11 +223,11 @@ def test_mean_sensitivity_when_rows_move_between_cells():
 def test_selection_threshold_is_the_smallest_meeting_delta():
     import opendp.prelude as dp  # noqa: F401  (the map is OpenDP's)
 
-    t = cell_keys.selection_threshold(0.1, 1e-10, 1)
-    meas = cell_keys._threshold_measurement
+    t = mechanisms.selection_threshold(0.1, 1e-10, 1)
+    meas = threshold_measurement
     assert meas(0.1, 1, t).map((2, 2, 1))[1] <= 1e-10 < meas(0.1, 1, t - 1).map((2, 2, 1))[1]
     assert meas(0.1, 1, t).map((2, 2, 1))[0] == pytest.approx(0.1)
-    assert cell_keys.selection_threshold(0.1, 1e-10, 2) > t  # m rows per person: a higher threshold
+    assert mechanisms.selection_threshold(0.1, 1e-10, 2) > t  # m rows per person: a higher threshold
 
 
 def test_planner_writes_keys_and_cell_sizes():
@@ -248,7 +249,7 @@ def test_planner_page_declares_public_cells_of_public_data_only():
     import dataclasses
 
     from dpcore import data
-    from ui.planner.release_panel import declaration_defaults, release_cells
+    from ui.planner.choices import declaration_defaults, release_cells
 
     def cells(ds, column):
         return release_cells(declaration_defaults(ds, column), column, ["group_means"])[:2]

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from dpcore import noise
+from dpcore.noise import guarantees as noise_guarantees
 from dpcore.noise import secure as secure_noise
 from dpcore.validation import DPInputError
 
@@ -87,7 +88,7 @@ def test_real_values_opendp_laplace_law_and_privacy_map():
 
 @pytest.mark.parametrize("epsilon, sensitivity", [(1.0, 1.0), (0.3, 100.0), (2.0, 2.0), (0.1, 1e-3)])
 def test_laplace_scale_for_meets_epsilon_exactly_per_opendp_map(epsilon, sensitivity):
-    scale = secure_noise.laplace_scale_for(epsilon, sensitivity)
+    scale = noise_guarantees.laplace_scale_for(epsilon, sensitivity)
     assert scale >= sensitivity / epsilon
     assert scale <= sensitivity / epsilon * (1 + 1e-4)
     d = secure_noise.release_real_values([0.0], scale=scale, sensitivity=sensitivity)
@@ -131,7 +132,7 @@ def test_ideal_pmf_matches_independent_scipy_cdf(gamma):
 def test_cdf_evaluation_error_is_below_the_stated_eta():
     lo = secure_noise._GCExactCDF(0.3, 0.05, 2.5, GRID, prec=192)
     hi = secure_noise._GCExactCDF(0.3, 0.05, 2.5, GRID, prec=384)
-    eta = 2.0**-secure_noise.GC_CDF_ERROR_BITS
+    eta = 2.0**-noise_guarantees.GC_CDF_ERROR_BITS
     for k in list(range(-5, 40)) + [10**6, -(10**6)]:
         assert abs(float(lo.cdf_at(k) - hi.ctx.mpf(hi.cdf_at(k)))) <= eta
 
@@ -167,7 +168,7 @@ def test_gini_neighbours_sampled_pmf_within_certified_epsilon(gamma):
     # the ideal snapped law is post-processing of the continuous mechanism: within the certificate
     assert _max_log_ratio(ideal1, ideal2) <= loss
     # what is actually sampled (exact counts of 128-bit uniforms): pure DP with the stated excess
-    ex, bits = secure_noise.gc_pure_sampler_excess(gamma, GRID, WINDOW, min(s1, s2), max(s1, s2), bits=128)
+    ex, bits = noise_guarantees.gc_pure_sampler_excess(gamma, GRID, WINDOW, min(s1, s2), max(s1, s2), bits=128)
     assert _max_log_ratio(samp1, samp2) <= loss + ex
 
 
@@ -189,8 +190,8 @@ def test_few_bits_sampler_breaks_pure_dp_but_stays_within_stated_delta():
     s_small = 0.003  # concentrated noise: far cells have mass below 2^-12
     _, _, q1 = secure_noise._gc_exact_pmfs(c1, s_small, gamma, GRID, WINDOW, bits=bits)
     _, ideal2, q2 = secure_noise._gc_exact_pmfs(c2, s_small, gamma, GRID, WINDOW, bits=bits)
-    k_lo, k_hi = secure_noise._grid_range(GRID, WINDOW)
-    tau = secure_noise.generalized_cauchy_sampler_tv(k_hi - k_lo, bits)
+    k_lo, k_hi = noise_guarantees.cell_range(GRID, WINDOW)
+    tau = noise_guarantees.generalized_cauchy_sampler_tv(k_hi - k_lo, bits)
     # the ideal ratio for equal scales and a shift |c1 - c2| <= s_small * alpha-free bound: compute it
     _, ideal1, _ = secure_noise._gc_exact_pmfs(c1, s_small, gamma, GRID, WINDOW)
     eps_ideal = _max_log_ratio(ideal1, ideal2)
@@ -237,8 +238,8 @@ def test_gc_sampler_with_extreme_words_gives_the_window_ends(monkeypatch, byte):
 
 
 def test_gc_pure_mode_excess_is_negligible_and_bits_grow_with_gamma():
-    ex2, bits2 = secure_noise.gc_pure_sampler_excess(2.0, 1e-6, (0.0, 1.0), 1e-5, 100.0)
-    ex10, bits10 = secure_noise.gc_pure_sampler_excess(10.0, 1e-6, (0.0, 1.0), 1e-5, 100.0)
+    ex2, bits2 = noise_guarantees.gc_pure_sampler_excess(2.0, 1e-6, (0.0, 1.0), 1e-5, 100.0)
+    ex10, bits10 = noise_guarantees.gc_pure_sampler_excess(10.0, 1e-6, (0.0, 1.0), 1e-5, 100.0)
     assert ex2 < 1e-25 and ex10 < 1e-25 and bits10 > bits2 >= 128
     with pytest.raises(DPInputError):
         secure_noise.release_generalized_cauchy(0.5, scale=1.0, gamma=2.0, grid=0.1, min_scale=0.1, max_scale=1.0)
@@ -246,6 +247,6 @@ def test_gc_pure_mode_excess_is_negligible_and_bits_grow_with_gamma():
 
 def test_gc_delta_mode_states_tau():
     d = secure_noise.release_generalized_cauchy(0.2, scale=0.3, gamma=4.0, grid=GRID, window=WINDOW, epsilon=1.0)
-    tau = secure_noise.generalized_cauchy_sampler_tv(32, 128)
+    tau = noise_guarantees.generalized_cauchy_sampler_tv(32, 128)
     assert d.delta == pytest.approx((1 + math.e) * tau) and d.values[0] * 32 == round(d.values[0] * 32)
     assert Fraction(d.values[0]) * 32 == int(Fraction(d.values[0]) * 32)

@@ -150,10 +150,10 @@ def test_real_release_states_the_single_call_measurement_and_reports_step_times(
         assert f"{phase} " in step_lines[0]
 
 
-def test_app_release_of_cell_percentiles_draws_every_cell_in_one_measurement(monkeypatch):
+def test_app_release_of_cell_percentiles_draws_every_cell_in_one_measurement(monkeypatch, release_account):
     """The app's release mode (dpcore.release.make_release on a planner statistic, secure sampler): all the
     cells' histogram counts go to OpenDP in one draw (so on every core), with the per-cell measurement text."""
-    from dpcore import budget, planner, release
+    from dpcore import planner, release
 
     rng = np.random.default_rng(5)
     cells = [rng.lognormal(10.7, 0.6, 4000) for _ in range(12)]
@@ -166,7 +166,7 @@ def test_app_release_of_cell_percentiles_draws_every_cell_in_one_measurement(mon
         return real_draw(counts, **kw)
 
     monkeypatch.setattr(secure_noise, "release_integer_counts", noted_draw)
-    (record,) = release.make_release([(stat, 2.0)], budget.Ledger())
+    (record,) = release.make_release([(stat, 2.0)], release_account)
     n_bins = stat.edges.size - 1
     assert sizes == [12 * n_bins]
     one_cell = real_draw(np.zeros(n_bins, dtype=np.int64), scale=1.0 / stat.eps_bin(2.0), sensitivity=2)

@@ -283,27 +283,23 @@ def test_percentile_and_ratio_rivals_take_noise():
         percentiles.release_percentiles_smooth(x, epsilon=1.0, noise="nope")
 
 
-def test_make_release_charges_the_light_tailed_cost_and_labels_the_sampler(incomes):
+def test_make_release_charges_the_light_tailed_cost_and_labels_the_sampler(incomes, release_account):
     from dpcore import planner, release
 
     u = float(incomes.max())
-    ledger = budget.Ledger(cap=budget.BudgetCap(epsilon=5.0, delta=1e-5))
     stats_ = [
         (planner.make_statistic("gini", incomes, upper=u, noise="laplace"), 1.0),
         (planner.make_statistic("gini", incomes, upper=u, noise="laplace_lognormal"), 1.0),
     ]
-    # one make_release per statistic: dpcore.release composes a release's costs with
-    # budget.compose_sequential, which refuses to mix zCDP and (epsilon, delta) in one call
-    # the Laplace noise is a real release (OpenDP's sampler); the log-normal one has no float-safe sampler,
-    # so it is released here in simulation (seeded numpy) and still charged in its own currency (zCDP)
-    records = release.make_release([stats_[0]], ledger) + release.make_release(
-        [stats_[1]], ledger, rng=np.random.default_rng(5)
+    # the Laplace noise is a real release (OpenDP's sampler), charged (epsilon, delta); the log-normal one has no
+    # float-safe sampler, so it is only simulated (seeded numpy, never charged), its record in its own currency
+    records = release.make_release([stats_[0]], release_account) + release.simulate_release(
+        [stats_[1]], rng=np.random.default_rng(5)
     )
     assert [r.cost["kind"] for r in records] == ["approx", "zcdp"]
     assert "opendp" in records[0].measurement.lower() and "NOT for real releases" in records[1].sampler
     assert all(0.0 <= r.released[0] <= 1.0 for r in records)
-    eps, delta = ledger.spent_approx(1e-6)
-    assert eps == pytest.approx(2.0, abs=1e-6) and delta == pytest.approx(2e-6)
+    assert release_account.spent() == {"epsilon": pytest.approx(1.0), "delta": pytest.approx(1e-6)}
 
 
 @pytest.mark.parametrize("eps,delta", [(0.1, 1e-9), (2.0, 1e-2), (8.0, 1e-6), (0.5, 1e-4)])

@@ -11,12 +11,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import budget, gini, percentiles, planner, ratio, release, stratified
+from dpcore import gini, planner, release
 from dpcore.engines import execute, parse_source
-from dpcore.mechanisms import CountMechanism
+from dpcore.mechanisms import (
+    CountMechanism,
+    GiniMechanism,
+    HistogramMechanism,
+    MeanMechanism,
+    RelativeRiskMechanism,
+)
 from dpcore.plan import plan_from_dict
 
-MECHANISMS = (gini.GiniMechanism, percentiles.HistogramMechanism, stratified.MeanMechanism, ratio.RelativeRiskMechanism)
+MECHANISMS = (GiniMechanism, HistogramMechanism, MeanMechanism, RelativeRiskMechanism)
 
 
 @pytest.fixture
@@ -63,8 +69,8 @@ def _cli(tmp_path, frame: pd.DataFrame, statistic: dict) -> None:
     )
 
 
-def _planner(stat, eps):
-    release.make_release([(stat, eps)], budget.Ledger())
+def _planner(stat, eps, account):
+    release.make_release([(stat, eps)], account)
 
 
 def _same(calls, expected_calls=2):
@@ -78,25 +84,25 @@ def _same(calls, expected_calls=2):
 
 
 @pytest.mark.parametrize("noise", ["cauchy", "laplace"])
-def test_gini_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls, noise):
+def test_gini_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls, noise, release_account):
     x = _values()
     extra = {"noise": noise, "delta": 1e-6} if noise == "laplace" else {}
-    _planner(planner.make_statistic("gini", x, lower=0, upper=2e6, **extra), 1.0)
+    _planner(planner.make_statistic("gini", x, lower=0, upper=2e6, **extra), 1.0, release_account)
     _cli(tmp_path, pd.DataFrame({"income": x}), {"kind": "gini", "epsilon": 1.0, "lower": 0, "upper": 2e6, **extra})
     _same(calls)
 
 
-def test_mean_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls):
+def test_mean_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls, release_account):
     x = _values()
-    _planner(planner.make_statistic("mean", x, lower=0, upper=5e5), 0.5)
+    _planner(planner.make_statistic("mean", x, lower=0, upper=5e5), 0.5, release_account)
     _cli(tmp_path, pd.DataFrame({"income": x}), {"kind": "mean", "epsilon": 0.5, "lower": 0, "upper": 5e5})
     _same(calls)
 
 
-def test_group_means_use_the_mean_mechanism_with_the_group_sums(tmp_path, calls):
+def test_group_means_use_the_mean_mechanism_with_the_group_sums(tmp_path, calls, release_account):
     x = _values()
     g = np.where(np.arange(x.size) % 3 == 0, "a", "b")
-    _planner(planner.make_statistic("group_means", x, groups=g, lower=0, upper=5e5), 0.5)
+    _planner(planner.make_statistic("group_means", x, groups=g, lower=0, upper=5e5), 0.5, release_account)
     _cli(
         tmp_path,
         pd.DataFrame({"income": x, "g": g}),
@@ -105,10 +111,10 @@ def test_group_means_use_the_mean_mechanism_with_the_group_sums(tmp_path, calls)
     _same(calls)
 
 
-def test_percentiles_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls):
+def test_percentiles_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls, release_account):
     x = _values()
     g = np.where(np.arange(x.size) % 2 == 0, "a", "b")
-    _planner(planner.make_statistic("percentiles", x, groups=g, q=(25, 50, 75)), 1.0)
+    _planner(planner.make_statistic("percentiles", x, groups=g, q=(25, 50, 75)), 1.0, release_account)
     _cli(
         tmp_path,
         pd.DataFrame({"income": x, "g": g}),
@@ -117,10 +123,12 @@ def test_percentiles_planner_and_command_line_draw_through_one_mechanism(tmp_pat
     _same(calls)
 
 
-def test_relative_risk_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls):
+def test_relative_risk_planner_and_command_line_draw_through_one_mechanism(tmp_path, calls, release_account):
     x = _values(600)
     g = np.where(np.arange(x.size) % 2 == 0, "x", "y")
-    _planner(planner.make_statistic("ratio", x, groups=g, threshold=20_000, group_x="x", group_y="y"), 1.0)
+    _planner(
+        planner.make_statistic("ratio", x, groups=g, threshold=20_000, group_x="x", group_y="y"), 1.0, release_account
+    )
     _cli(
         tmp_path,
         pd.DataFrame({"income": x, "g": g}),
@@ -136,20 +144,24 @@ def test_relative_risk_planner_and_command_line_draw_through_one_mechanism(tmp_p
     _same(calls)
 
 
-def test_release_gini_is_the_gini_mechanism(calls):
+def test_release_gini_draws_the_law_of_the_gini_mechanism():
+    """dpcore.gini.release_gini is the paper's function: the calibration of every released Gini (GiniCalibration,
+    which GiniMechanism extends with the real draw), whose law it draws with numpy: with the same seed it gives
+    the mechanism's simulated draw exactly. Without a seed it draws that law from the OS CSPRNG; a release to
+    publish charges a ledger and draws through the mechanism's certified sampler."""
     x = _values()
-    rel = gini.release_gini(x, epsilon=1.0, lower=0, upper=2e6)
-    ((mech, args, draw),) = calls
-    assert mech == gini.GiniMechanism(1.0, 0.0, 2e6)
-    assert rel.value == draw.value and not draw.simulated
+    rel = gini.release_gini(x, epsilon=1.0, lower=0, upper=2e6, rng=7, include_confidential=True)
+    d = GiniMechanism(1.0, 0.0, 2e6).draw(rel.confidential_true_value, rel.confidential_smooth_sensitivity, rng=7)
+    assert (rel.value, rel.noisy_value) == (d.value, d.noisy_value) and d.simulated
+    assert 0.0 <= gini.release_gini(x, epsilon=1.0, lower=0, upper=2e6).value <= 1.0
 
 
 def test_mechanisms_are_frozen_and_built_from_public_parameters_only():
     for mech in (
-        gini.GiniMechanism(1.0, 0.0, 1e6),
-        percentiles.HistogramMechanism(1.0),
-        stratified.MeanMechanism(1.0, 0.0, 1e5),
-        ratio.RelativeRiskMechanism(1.0),
+        GiniMechanism(1.0, 0.0, 1e6),
+        HistogramMechanism(1.0),
+        MeanMechanism(1.0, 0.0, 1e5),
+        RelativeRiskMechanism(1.0),
         CountMechanism(1.0),
     ):
         with pytest.raises(dataclasses.FrozenInstanceError):

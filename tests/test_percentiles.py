@@ -166,7 +166,7 @@ def test_noisy_histogram_uses_the_stated_per_bin_epsilon(monkeypatch):
         seen.append(epsilon)
         return real(epsilon, size, rng)
 
-    monkeypatch.setattr(percentiles.noise, "sample_two_sided_geometric", spy)
+    monkeypatch.setattr(noise, "sample_two_sided_geometric", spy)
     x = np.linspace(20_000, 90_000, 40)
     h = percentiles.noisy_histogram(x, epsilon=0.8, rng=1)
     h2 = percentiles.noisy_histogram(x, epsilon=0.8, rng=1, relation="add_remove")

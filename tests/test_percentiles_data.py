@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpcore import percentiles
+from dpcore import DPInputError, percentiles
 from dpcore.views import percentiles as percentile_experiments
 
 
@@ -16,7 +16,7 @@ def test_load_pseo_cells_counts_and_levels(pseo_path):
     assert len(finest) == 5073 and set(finest.agg_level) == {48}
     assert (finest.p25 <= finest.p50).all() and (finest.p50 <= finest.p75).all() and (finest.n >= 30).all()
     assert len(percentile_experiments.load_pseo_cells(pseo_path, horizon="y5", agg_level=None)) == 5968
-    with pytest.raises(percentiles.DPInputError, match="horizon"):
+    with pytest.raises(DPInputError, match="horizon"):
         percentile_experiments.load_pseo_cells(pseo_path, horizon="y2")
 
 

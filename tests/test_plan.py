@@ -10,6 +10,7 @@ import tomllib
 
 from dpcore import plan as planmod
 from dpcore.plan import PlanError, load_plan, parse_plan, plan_from_dict, plan_from_planner, write_plan
+from dpcore.plan import write as plan_write
 from ui.planner import sections as planner_sections
 
 ISSUE_PLAN = planmod.EXAMPLE_PLAN  # the issue's example, verbatim (comments included)
@@ -234,11 +235,11 @@ def test_plan_from_planner():
 
 
 def test_toml_writer_numbers():
-    assert planmod._toml_value(2.0) == "2.0" and planmod._toml_value(1e-5) == "1e-05"
-    assert tomllib.loads(f"a = {planmod._toml_value(1e-5)}")["a"] == 1e-5
-    assert tomllib.loads(f"a = {planmod._toml_value(0.1)}")["a"] == 0.1
+    assert plan_write._toml_value(2.0) == "2.0" and plan_write._toml_value(1e-5) == "1e-05"
+    assert tomllib.loads(f"a = {plan_write._toml_value(1e-5)}")["a"] == 1e-5
+    assert tomllib.loads(f"a = {plan_write._toml_value(0.1)}")["a"] == 0.1
     with pytest.raises(PlanError):
-        planmod._toml_value(math.inf)
+        plan_write._toml_value(math.inf)
 
 
 def test_plan_from_planner_choices():

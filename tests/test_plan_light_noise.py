@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 import tomllib
 
-from dpcore import budget, planner, release
-from dpcore.engines import execute, parse_source
+from dpcore import planner, release
+from dpcore.engines import draws, execute, parse_source
+from dpcore.engines import record as engine_record
 from dpcore.gini import CONFIDENTIAL_SCALE_LABEL
 from dpcore.noise import smooth as smooth_noise
 from dpcore.plan import (
@@ -200,15 +201,16 @@ def _write(tmp_path, name: str, values: np.ndarray):
 def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(planned, tmp_path):
     values, stat, eps, plan, _ = planned
     cal = stat.mechanism_at(eps).smooth_calibration  # what the planner solved with
-    released = execute.gini_mechanism(plan.statistics[0], 1)
+    released = draws.gini_mechanism(plan.statistics[0], 1)
     # the release splits epsilon between the value and the bound on S that its interval needs: the value's
     # calibration is the planner's at epsilon_value and the bound's beta
     assert released.value_mechanism.smooth_calibration.noise == cal.noise
     assert released.plan.epsilon_value + released.plan.epsilon_bound == pytest.approx(eps)
     planner_cost = planner_experiments.statistic_cost(stat, eps)
     assert (planner_cost.kind, planner_cost.epsilon, planner_cost.delta) == ("approx", eps, DELTA)
-    cost = execute.plan_cost(plan)
-    assert cost.per_statistic == ((eps, DELTA),) and cost.as_budget_cost() == planner_cost
+    cost = engine_record.plan_cost(plan)
+    assert [(c.epsilon, c.delta) for _, c in cost.per_statistic] == [(eps, DELTA)]
+    assert cost.privacy_cost() == planner_cost
     url = f"sqlite:///{tmp_path}/ledger.db"
     result = execute.run_plan(
         plan, _write(tmp_path, "d", values), engine="pandas", out_dir=tmp_path / "out", ledger_url=url, init_ledger=True
@@ -218,7 +220,7 @@ def test_the_release_uses_the_planners_calibration_and_records_its_exact_cost(pl
     assert record["privacy"]["cost"] == {"epsilon": eps, "delta": DELTA}
     assert record["ledger"]["charged"] == planner_cost.to_dict()
     (info,) = record["statistics"]
-    value_mechanism = execute.gini_mechanism(plan.statistics[0], 1).value_mechanism
+    value_mechanism = draws.gini_mechanism(plan.statistics[0], 1).value_mechanism
     assert (info["alpha"], info["beta"], info["noise_scale"]) == (
         value_mechanism.alpha,
         value_mechanism.smoothness,
@@ -259,15 +261,16 @@ def test_group_privacy_gives_back_the_plans_delta():
     raw.update(privacy_unit="person", max_rows_per_person=3)
     plan = plan_from_dict(raw)
     gini = plan.statistics[1]
-    value = execute.gini_mechanism(gini, 3).value_mechanism  # the value's share of epsilon, per cell
+    value = draws.gini_mechanism(gini, 3).value_mechanism  # the value's share of epsilon, per cell
     cell, eps_cell = value.delta_cell, value.epsilon_cell
     assert 3 * math.exp(2 * eps_cell) * cell <= DELTA and cell > 0.99 * DELTA / (3 * math.exp(2 * eps_cell))
-    released = execute.gini_mechanism(gini, 3)
+    released = draws.gini_mechanism(gini, 3)
     cal = released.value_mechanism.smooth_calibration
     assert (cal.epsilon, cal.delta) == (released.plan.epsilon_value, cell) and cal.certificate <= cell
-    eps_total, delta_total = execute.plan_cost(plan).per_statistic[1]
+    _, total = engine_record.plan_cost(plan).per_statistic[1]
+    eps_total, delta_total = total.epsilon, total.delta
     assert eps_total == gini.epsilon and delta_total == pytest.approx(DELTA, rel=1e-9) and delta_total <= DELTA
-    assert execute.gini_mechanism(plan_from_dict(_laplace_raw()).statistics[1], 1).value_mechanism.delta_cell == DELTA
+    assert draws.gini_mechanism(plan_from_dict(_laplace_raw()).statistics[1], 1).value_mechanism.delta_cell == DELTA
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,7 +333,7 @@ def test_neighbours_release_and_refuse_alike(tmp_path, case):
         plan_from_dict(raw)
 
 
-def test_in_app_release_record_of_a_laplace_gini_has_no_noise_scale():
+def test_in_app_release_record_of_a_laplace_gini_has_no_noise_scale(release_account):
     """dpcore.release (Release mode of the planner page): the measurement named OpenDP's sampler with its
     scale, which is S_beta(X)/alpha here (data-dependent); records of neighbours must match but for the value."""
     base = _incomes(300, 11)
@@ -339,14 +342,23 @@ def test_in_app_release_record_of_a_laplace_gini_has_no_noise_scale():
     out = []
     for values in (base, neighbour):
         stat = planner.make_statistic("gini", values, upper=1e6, noise="laplace", delta=DELTA)
-        (rec,) = release.make_release([(stat, 1.0)], budget.Ledger())
+        (rec,) = release.make_release([(stat, 1.0)], release_account)
         d = rec.to_dict()
         assert repr(stat.scale(1.0)) not in json.dumps(d) and f"scale={CONFIDENTIAL_SCALE_LABEL}" in d["measurement"]
         out.append(
             {
                 k: v
                 for k, v in d.items()
-                if k not in ("released", "timestamp", "released_lower", "released_upper", "published_inputs")
+                # DP outputs, the clock, and the ledger's entry number (its own sequence: public)
+                if k
+                not in (
+                    "released",
+                    "timestamp",
+                    "released_lower",
+                    "released_upper",
+                    "published_inputs",
+                    "ledger_entry_id",
+                )
             }
         )
     assert out[0] == out[1]
@@ -398,9 +410,9 @@ def test_cauchy_gini_is_pure_dp_for_any_rows_per_person():
             raw.update(privacy_unit="person", max_rows_per_person=m)
         spec = next(s for s in plan_from_dict(raw).statistics if s.kind == "gini")
         assert spec.noise == "cauchy"
-        mech = execute.gini_mechanism(spec, m)
+        mech = draws.gini_mechanism(spec, m)
         loss, excess = mech.value_mechanism.certified
-        assert execute._statistic_delta(spec, m) == 0.0
+        assert engine_record.statistic_delta(spec, m) == 0.0
         value_eps = m * max(loss + excess, mech.plan.epsilon_value)
         assert mech.privacy_cost().epsilon == value_eps + m * mech.plan.epsilon_bound == pytest.approx(spec.epsilon)
         assert mech.privacy_cost().kind == "pure"

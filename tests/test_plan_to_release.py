@@ -15,7 +15,7 @@ from test_release_panel import HARNESS, RELEASE, _csv
 from dpcore import ledger as L
 from dpcore import memo as memo_lib
 from ui import memo as memo_html
-from ui.planner import release_panel
+from ui.planner import choices
 
 PLAN = "Plan: choose ε on planning data"
 
@@ -50,7 +50,7 @@ def test_release_starts_from_the_plan_and_shows_differences(ledger_url):
     assert not at.exception
     # the bug this guards against: the field started at the budget-first split and the cap at 2, whatever the plan
     field = at.number_input(key="planner_rel_eps_gini").value
-    assert field == pytest.approx(release_panel._round_up(plan["gini"]))
+    assert field == pytest.approx(choices.round_up(plan["gini"]))
     assert at.number_input(key="planner_cap").value >= field
     assert not [w.value for w in at.warning if "instead of the planned" in w.value]
     at.number_input(key="planner_rel_eps_gini").set_value(round(field / 2, 4)).run()
@@ -58,11 +58,11 @@ def test_release_starts_from_the_plan_and_shows_differences(ledger_url):
 
 
 def test_plan_differences_and_cap_default():
-    assert release_panel.plan_cap_default(5.31) == pytest.approx(5.4)
-    assert release_panel.plan_cap_default(0.3) == 2.0
-    msgs = release_panel.plan_differences({"gini": 1.0}, {"gini": 1.0, "ratio": 0.5}, cap=1.2)
+    assert choices.plan_cap_default(5.31) == pytest.approx(5.4)
+    assert choices.plan_cap_default(0.3) == 2.0
+    msgs = choices.plan_differences({"gini": 1.0}, {"gini": 1.0, "ratio": 0.5}, cap=1.2)
     assert any("was not in the plan" in m for m in msgs) and any("above the cap" in m for m in msgs)
-    assert release_panel.plan_differences({"gini": 0.12345}, {"gini": 0.1235}, cap=2.0) == []
+    assert choices.plan_differences({"gini": 0.12345}, {"gini": 0.1235}, cap=2.0) == []
 
 
 def test_record_holds_every_release_and_identity_but_no_fingerprint(ledger_url):

@@ -10,6 +10,7 @@ import pytest
 
 from dpcore import noise
 from dpcore import planner as P
+from dpcore.planner import closed_forms
 from dpcore.validation import DPInputError
 from dpcore.views import stratified as strat_experiments
 
@@ -52,7 +53,9 @@ def test_laplace_closed_form_hand_value():
 def test_geometric_closed_form_against_pmf():
     for m, eps in [(0, 0.3), (3, 0.5), (20, 0.05)]:
         k = np.arange(-m, m + 1)
-        assert P._geometric_prob_within(m, eps) == pytest.approx(noise.two_sided_geometric_pmf(k, eps).sum(), rel=1e-12)
+        assert closed_forms.geometric_prob_within(m, eps) == pytest.approx(
+            noise.two_sided_geometric_pmf(k, eps).sum(), rel=1e-12
+        )
 
 
 def test_count_solution_independent_simulation(incomes):
@@ -365,7 +368,7 @@ def test_real_release_draw_names_its_measurement_and_certifies_epsilon(kind, kw,
     x = rng.lognormal(10.3, 0.7, 400)
     groups = np.where(np.arange(400) % 2 == 0, "a", "b")
     stat = P.make_statistic(kind, x, groups, **kw)
-    draw = stat._draw_real(0.8)
+    draw = stat._draw(0.8)  # the real draw (no seed)
     assert needle in draw.measurement and not draw.simulated
     assert draw.epsilon <= 0.8 * (1 + 1e-9) + 1e-12 and draw.delta == 0.0
     assert stat.privacy_cost(0.8).kind == "pure" and stat.privacy_cost(0.8).epsilon == pytest.approx(0.8)

@@ -135,14 +135,14 @@ def test_planner_view_bad_columns():
 def test_plan_cost_pure_adds_epsilons():
     from dpcore import budget
 
-    cost = planner_experiments.plan_cost([("a", budget.pure(0.5)), ("b", budget.pure(0.25))])
+    cost = budget.compose_plan([("a", budget.pure(0.5)), ("b", budget.pure(0.25))])
     assert (cost.kind, cost.epsilon, cost.delta, cost.rho) == ("pure", 0.75, 0.0, None)
 
 
 def test_plan_cost_approx_adds_epsilons_and_deltas():
     from dpcore import budget
 
-    cost = planner_experiments.plan_cost(
+    cost = budget.compose_plan(
         [("gini", budget.approx(0.4, 1e-6)), ("mean", budget.pure(0.6)), ("other", budget.approx(0.1, 2e-7))]
     )
     assert cost.kind == "approx" and not cost.explicit_conversion
@@ -153,14 +153,14 @@ def test_plan_cost_zcdp_composes_rho_and_states_its_epsilon_delta():
     from dpcore import budget
 
     rho, eps, delta = 0.004, 0.3, 1e-6
-    cost = planner_experiments.plan_cost([("gini", budget.zcdp(rho)), ("mean", budget.pure(eps))], delta=delta)
+    cost = budget.compose_plan([("gini", budget.zcdp(rho)), ("mean", budget.pure(eps))], delta=delta)
     assert cost.kind == "zcdp" and cost.rho == pytest.approx(rho + eps**2 / 2, rel=1e-12)
     # the better of: pure epsilon + converted rho, or everything in zCDP converted (Ledger.spent_approx)
     expected = min(eps + budget.zcdp_to_approx_dp(rho, delta), budget.zcdp_to_approx_dp(rho + eps**2 / 2, delta))
     assert cost.epsilon == pytest.approx(expected, rel=1e-9) and cost.delta == delta
     assert cost.conversion_delta == delta and cost.text.startswith(f"ρ = {rho + eps**2 / 2:.4g} (zCDP)")
     with pytest.raises(DPInputError, match="delta"):
-        planner_experiments.plan_cost([("gini", budget.zcdp(rho))])
+        budget.compose_plan([("gini", budget.zcdp(rho))])
 
 
 def test_plan_cost_converts_zcdp_explicitly_before_mixing_with_epsilon_delta():
@@ -169,7 +169,7 @@ def test_plan_cost_converts_zcdp_explicitly_before_mixing_with_epsilon_delta():
     rho, delta = 0.01, 1e-7
     with pytest.raises(DPInputError):  # what the library refuses without a delta
         budget.compose_sequential([budget.zcdp(rho), budget.approx(0.5, 1e-6)])
-    cost = planner_experiments.plan_cost([("a", budget.zcdp(rho)), ("b", budget.approx(0.5, 1e-6))], delta=delta)
+    cost = budget.compose_plan([("a", budget.zcdp(rho)), ("b", budget.approx(0.5, 1e-6))], delta=delta)
     assert cost.kind == "approx" and cost.explicit_conversion and cost.conversion_delta == delta
     assert cost.epsilon == pytest.approx(0.5 + budget.zcdp_to_approx_dp(rho, delta), rel=1e-9)
     assert cost.delta == pytest.approx(1e-6 + delta, rel=1e-12)
@@ -226,8 +226,7 @@ def test_expected_mean_widths_are_the_published_intervals_before_rounding(specs_
 def test_expected_ratio_and_gini_widths_use_the_release_functions(specs_and_stats):
     from dpcore import gini as gini_mechanism
     from dpcore import intervals
-    from dpcore.gini import GiniMechanism
-    from dpcore.mechanisms import GiniIntervalMechanism
+    from dpcore.mechanisms import GiniIntervalMechanism, GiniMechanism
 
     _, stats = specs_and_stats
     gini, _, ratio = stats

@@ -54,12 +54,12 @@ def test_an_old_link_with_a_relative_gini_target_is_converted_and_said():
 
 
 def test_absolute_targets_are_for_the_gini_only():
-    spec = planner_experiments.StatisticSpec("gini", (("upper", 1e6),), None, 0.9, abs_error=0.02)
+    spec = planner_experiments.StatisticTarget("gini", (("upper", 1e6),), None, 0.9, abs_error=0.02)
     assert spec.to_dict()["abs_error"] == 0.02
     assert planner_experiments.statistic_specs([spec.to_dict()]) == (spec,)
     with pytest.raises(ValueError, match="for the Gini only"):
-        planner_experiments.StatisticSpec("mean", (), None, 0.9, abs_error=100.0)
+        planner_experiments.StatisticTarget("mean", (), None, 0.9, abs_error=100.0)
     with pytest.raises(ValueError, match="whole range"):
-        planner_experiments.StatisticSpec("gini", (), None, 0.9, abs_error=1.5)
+        planner_experiments.StatisticTarget("gini", (), None, 0.9, abs_error=1.5)
     with pytest.raises(ValueError, match="not both"):
-        planner_experiments.StatisticSpec("gini", (), 0.1, 0.9, abs_error=0.01)
+        planner_experiments.StatisticTarget("gini", (), 0.1, 0.9, abs_error=0.01)

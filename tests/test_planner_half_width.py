@@ -248,11 +248,12 @@ def test_a_default_gini_plan_brackets_its_answer_on_the_shipped_splits(tmp_path,
     optimises a split. The search now brackets the answer on the shipped epsilons (no optimisation) and optimises
     only inside the last step; the answer is still the smallest epsilon that meets the target."""
     from dpcore import intervals
+    from dpcore.intervals import gini_split
 
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))  # no split kept by an earlier run
     optimised = []
-    search = intervals._optimise
-    monkeypatch.setattr(intervals, "_optimise", lambda *a, **k: optimised.append(a[0]) or search(*a, **k))
+    search = gini_split._optimise
+    monkeypatch.setattr(gini_split, "_optimise", lambda *a, **k: optimised.append(a[0]) or search(*a, **k))
     gini = planner_lib.make_statistic("gini", lognormal_incomes(10_000, sigma=0.9, rng=2026), upper=1e6)
     target = HalfWidthTarget(0.01)
     sol = solve_epsilon_for_half_width(gini, target)

@@ -14,6 +14,7 @@ from support import assert_clean, metrics, open_page, page_text
 from dpcore import budget, gini
 from dpcore import planner as planner_lib
 from dpcore.data import lognormal_incomes
+from dpcore.gini import sensitivity as gini_sensitivity
 from dpcore.lru import BoundedCache
 from dpcore.noise.smooth import SMOOTH_NOISES
 from ui.planner import sections as planner_sections
@@ -117,15 +118,15 @@ def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
     xs = np.sort(np.clip(values, 0, 1e6))
     betas = (0.5, 0.01, 0.05, 0.02, 0.012, 0.3)
     fresh = {beta: gini.smooth_sensitivity(xs, lower=0.0, upper=1e6, beta=beta).value for beta in betas}
-    monkeypatch.setattr(gini, "SHARED_PROFILES", BoundedCache(8))  # nothing kept from other tests
+    monkeypatch.setattr(gini_sensitivity, "SHARED_PROFILES", BoundedCache(8))  # nothing kept from other tests
     computed_k = []
-    library = gini._gmin_k  # called once per new A^(k)
+    library = gini_sensitivity.min_gini_k  # called once per new A^(k)
 
     def counted(prefix, k):
         computed_k.append(k)
         return library(prefix, k)
 
-    monkeypatch.setattr(gini, "_gmin_k", counted)
+    monkeypatch.setattr(gini_sensitivity, "min_gini_k", counted)
     # large beta first (short profile), then a small one (longer profile), then betas served from it, each time
     # by a new statistic on the same data
     for beta, value in fresh.items():
@@ -134,13 +135,13 @@ def test_exact_smooth_sensitivity_reuse_equals_a_fresh_computation(monkeypatch):
     # every k at most once (the pruning probes a few k ahead of the sequence, which then reuses them)
     assert len(computed_k) == len(set(computed_k)) and min(computed_k) == 1
     assert len(computed_k) > 1
-    assert len(gini.SHARED_PROFILES) == 1
+    assert len(gini_sensitivity.SHARED_PROFILES) == 1
     other = planner_lib.make_statistic("gini", values[:-1], upper=1e6)  # other data: its own profile
     assert (
         other._exact_smooth_sensitivity(0.3)
         == gini.smooth_sensitivity(np.sort(np.clip(values[:-1], 0, 1e6)), lower=0.0, upper=1e6, beta=0.3).value
     )
-    assert len(gini.SHARED_PROFILES) == 2
+    assert len(gini_sensitivity.SHARED_PROFILES) == 2
 
 
 def test_solve_epsilon_at_the_bottom_of_the_range_still_returns_eps_min():

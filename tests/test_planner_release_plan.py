@@ -1,6 +1,6 @@
 """The plan file the planner offers is the release Release mode makes: the same ε per statistic (the
 accuracy-first ε rounded up to the field's 4 decimals, or the user's own field values) and the same cap,
-from one function (ui.planner.release_panel.release_choices); a plan that spends more than the total ε the user
+from one function (ui.planner.choices.release_choices); a plan that spends more than the total ε the user
 can afford says so. Before, the file held an even split of the total-ε slider (ε 0.5 x 4, cap 2) while
 Release mode used the accuracy-first ε, and nothing was said when the plan totalled 6.2 next to "2"."""
 
@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from support import assert_clean, open_page
 
 from ui.planner import sections as planner_sections
-from ui.planner.release_panel import _round_up
+from ui.planner.choices import round_up
 
 PAGE = "app_pages/planner.py"
 SHARE = planner_sections.SHARE.heading
@@ -50,7 +50,7 @@ def test_downloaded_plan_is_what_release_mode_releases():
     written = _plan_file(at)
     in_file = {item["kind"]: item["epsilon"] for item in written["statistics"]}
     # the accuracy-first ε (rounded up as the release fields are), not an even split of the slider's 2
-    assert in_file == {kind: _round_up(eps) for kind, eps in plan.items()}
+    assert in_file == {kind: round_up(eps) for kind, eps in plan.items()}
     assert in_file != {"gini": 1.0, "mean": 1.0}
     total = sum(in_file.values())
     assert total > 2.0 and any("more than your total ε = 2" in w.value for w in at.warning)

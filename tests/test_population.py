@@ -277,7 +277,7 @@ def test_a_population_cap_is_fixed(url):
 # The app and the command line spend one budget
 # ----------------------------------------------------------------------------------------------------
 def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
-    from ui.planner import release_panel
+    from ui.planner import accounts
 
     files = _variants(tmp_path)
     db = L.open_ledger(url, create=False)
@@ -285,9 +285,9 @@ def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
     raw = open(files["crlf_reordered"], "rb").read()
     fingerprint = L.dataset_fingerprint(raw)
     assert (
-        release_panel.upload_population_account(db, fingerprint, L.file_bytes_fingerprint(raw, "wage")) is None
+        accounts.upload_population_account(db, fingerprint, L.file_bytes_fingerprint(raw, "wage")) is None
     )  # no release yet
-    acct = release_panel.population_for_release(db, fingerprint, "households", 1.0, 0.0)
+    acct = accounts.population_for_release(db, fingerprint, "households", 1.0, 0.0)
     values = read_table(raw)[0]["wage"].to_numpy(dtype=float)
     release.make_release(
         [(planner.make_statistic("mean", values, upper=200000.0), 0.5)],
@@ -296,7 +296,7 @@ def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
     )
     # another upload of the same records (CSV as first written, another income column) finds that budget
     raw_again = open(files["csv"], "rb").read()
-    found = release_panel.upload_population_account(
+    found = accounts.upload_population_account(
         db, L.dataset_fingerprint(raw_again), L.file_bytes_fingerprint(raw_again, "hours")
     )
     assert found is not None and found.population == "households" and found.spent_epsilon() == pytest.approx(0.5)
@@ -307,7 +307,7 @@ def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
         _release(_plan("households"), files["csv"], tmp_path, url, "cli2")
     # and a new app population for the same records is refused, naming the one they belong to
     with pytest.raises(L.PopulationError, match="'households'"):
-        release_panel.population_for_release(db, fingerprint, "households (new cap)", 5.0, 0.0)
+        accounts.population_for_release(db, fingerprint, "households (new cap)", 5.0, 0.0)
 
 
 def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records(url, tmp_path):
@@ -316,7 +316,7 @@ def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records
     db = L.open_ledger(url, create=False)
     old = db.account(L.file_bytes_fingerprint(raw, "wage"), cap_epsilon=1.0, label="survey (app)")
     old.charge("release: mean", epsilon=0.75)
-    from ui.planner import release_panel
+    from ui.planner import accounts
 
     # the migration to schema 3 gives every old account a population; this one was made through the API on
     # schema 3, so it gets its population row here as the migration would have written it
@@ -327,14 +327,10 @@ def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records
             ("survey (app)", old.dataset_id, "2026-01-01", "test"),
         )
     resaved = open(files["crlf_reordered"], "rb").read()
-    found = release_panel.upload_population_account(
-        db, L.dataset_fingerprint(raw), L.file_bytes_fingerprint(raw, "wage")
-    )
+    found = accounts.upload_population_account(db, L.dataset_fingerprint(raw), L.file_bytes_fingerprint(raw, "wage"))
     assert found is not None and found.dataset_id == old.dataset_id and found.spent_epsilon() == 0.75
     # the re-saved copy (other bytes) now finds the same budget through its records
-    assert (
-        release_panel.upload_population_account(db, L.dataset_fingerprint(resaved), None).dataset_id == old.dataset_id
-    )
+    assert accounts.upload_population_account(db, L.dataset_fingerprint(resaved), None).dataset_id == old.dataset_id
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -536,7 +532,7 @@ def test_a_new_ledger_computes_the_newest_fingerprint_only(url, tmp_path):
 
 def test_a_schema_3_ledger_with_version_1_sources_keeps_finding_them(url, tmp_path, capsys):
     from dpcore import ledger_cli
-    from ui.planner import release_panel
+    from ui.planner import accounts
 
     files = _variants(tmp_path)
     db = L.open_ledger(url, create=False)
@@ -556,9 +552,9 @@ def test_a_schema_3_ledger_with_version_1_sources_keeps_finding_them(url, tmp_pa
     with pytest.raises(L.PopulationError, match="already belong to the population 'households'"):
         _release(_plan("others", cap=3.0), files["crlf_reordered"], tmp_path, url, "cli")
     resaved = L.dataset_fingerprints(read_table(open(files["quoted_trailing"], "rb").read())[0])
-    assert release_panel.upload_population_account(upgraded, resaved, None).population == "households"
+    assert accounts.upload_population_account(upgraded, resaved, None).population == "households"
     with pytest.raises(L.PopulationError, match="'households'"):
-        release_panel.population_for_release(upgraded, resaved, "others", 3.0, 0.0)
+        accounts.population_for_release(upgraded, resaved, "others", 3.0, 0.0)
     assert ledger_cli.main(["population", "attach", "others", files["parquet"], "--ledger", url]) == 2
     assert "already belong to the population 'households'" in capsys.readouterr().err
     # one fingerprint (the newest version only) cannot be checked against version-1 sources: refused, not missed

@@ -7,6 +7,7 @@ finds the same population with what the command line spent, and its release adds
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import numpy as np
@@ -15,13 +16,25 @@ import pytest
 from test_release_panel import _metric, _release, _session
 
 from dpcore import ledger as L
+from dpcore import pipeline
 from dpcore.engines import execute, parse_source
 from dpcore.plan import parse_plan
 
 
 def test_the_command_line_then_the_app_spend_one_budget(tmp_path, monkeypatch):
+    """... and one function charges them both: Account.charge, hooked, is called by dpcore.pipeline.release for
+    the command line's release and for the app's: a check, a charge and a record written once for both."""
     url = f"sqlite:///{tmp_path}/ledger.db"
     monkeypatch.setenv(L.ENV_VAR, url)  # the app's default ledger is the command line's
+    callers = []
+    real_charge = L.Account.charge
+
+    def hooked_charge(self, *args, **kwargs):
+        caller = sys._getframe(1).f_code
+        callers.append((caller.co_filename, caller.co_name, caller.co_firstlineno))
+        return real_charge(self, *args, **kwargs)
+
+    monkeypatch.setattr(L.Account, "charge", hooked_charge)
     gen = np.random.default_rng(11)
     frame = pd.DataFrame(
         {"income": np.round(gen.lognormal(10.6, 0.8, 1500), 2), "region": gen.choice(["north", "south", "west"], 1500)}
@@ -58,3 +71,5 @@ def test_the_command_line_then_the_app_spend_one_budget(tmp_path, monkeypatch):
     assert any("Released" in s.value for s in at.success)
     assert L.open_ledger(url, create=False).population("households").spent_epsilon() == pytest.approx(1.0)
     assert len(L.open_ledger(url, create=False).accounts()) == 1  # one account for the app and the CLI
+    assert len(callers) == 2 and callers[0] == callers[1], callers  # the command line's charge, then the app's
+    assert callers[0][0] == pipeline.__file__ and callers[0][1] == "release"

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from dpcore import noise, ratio
+from dpcore.ratio import rivals as ratio_rivals
 from dpcore.validation import DPInputError
 
 
@@ -158,7 +159,7 @@ def test_smooth_sensitivity_is_a_beta_smooth_upper_bound(beta):
             assert s >= ratio.ratio_local_sensitivity(x, y) - 1e-15
             for a, b in _neighbours(x, y):
                 assert s <= math.exp(beta) * ratio.ratio_smooth_sensitivity(a, b, beta=beta).value * (1 + 1e-12)
-            k = np.arange(4 * ratio._k_max(x, y, beta) + 50)
+            k = np.arange(4 * ratio_rivals._k_max(x, y, beta) + 50)
             assert s == pytest.approx(np.max(np.exp(-beta * k) * ratio.ratio_sensitivity_at_distance(x, y, k)))
 
 
@@ -317,7 +318,7 @@ def test_ptr_failure_rate_matches_formula():
 def _ptr_worst_delta(fail_prob, eps, bounds, size):
     """Exact hockey-stick divergence at eps of the whole PTR output (FAIL atom + Laplace density at eps/2)
     over every neighbouring pair with x, y < size; ``fail_prob(x, y, b)`` gives P[FAIL]."""
-    _, er = ratio._ptr_eps(eps)
+    _, er = ratio_rivals._ptr_eps(eps)
     worst = 0.0
     for b in bounds:
         for x in range(0, size):
@@ -353,7 +354,7 @@ def test_ptr_whole_mechanism_is_eps_delta_on_neighbours():
                 if ratio.ptr_distance(x, y, b) >= 1:
                     assert all(abs(x / y - a / c) <= b + 1e-15 for a, c in _neighbours(x, y))
     # the same check rejects a broken test step (threshold 0 instead of ln(1/delta)/eps_t)
-    et, _ = ratio._ptr_eps(eps)
+    et, _ = ratio_rivals._ptr_eps(eps)
 
     def pf_broken(x, y, b):
         g = ratio.ptr_distance(x, y, b)
@@ -365,7 +366,7 @@ def test_ptr_whole_mechanism_is_eps_delta_on_neighbours():
 def test_ptr_oracle_minimises_total_error():
     bound, beta = ratio.ptr_oracle_bound(30, 30, epsilon=1.0, delta=1 / 200, alpha=0.1)
     cands = ratio.ratio_sensitivity_at_distance(30, 30, np.arange(200))
-    errs = ratio._ptr_error(30, 30, 1.0, 1 / 200, 0.1, np.unique(cands))
+    errs = ratio_rivals._ptr_error(30, 30, 1.0, 1 / 200, 0.1, np.unique(cands))
     assert beta == pytest.approx(errs.min())
     assert bound in np.unique(cands)
 

@@ -18,6 +18,10 @@ import pyarrow as pa
 import pytest
 
 from dpcore import record_fingerprint as rf
+from dpcore.record_fingerprint import accumulate as rf_accumulate
+from dpcore.record_fingerprint import canonical as rf_canonical
+from dpcore.record_fingerprint import codes as rf_codes
+from dpcore.record_fingerprint import streams as rf_streams
 from dpcore.validation import DPInputError
 
 ADVERSARIAL_TEXT = [
@@ -108,12 +112,12 @@ def test_text_columns_match_the_reference_value_by_value():
 def test_long_text_columns_of_few_values_go_through_their_dictionary_with_the_same_texts():
     values = (ADVERSARIAL_TEXT + [None, "héllo", "\u00a012\u2003"]) * 200  # 16,000 values, 113 distinct
     column = pa.array(values, type=pa.string())
-    assert rf._few_distinct(column), "few distinct values: the dictionary path"
+    assert rf_canonical.few_distinct(column), "few distinct values: the dictionary path"
     _matches(column, _reference(values))
     sliced = column.slice(7, 9_000)  # an offset into the buffers
     _matches(sliced, _reference(values[7:9_007]))
     many = [str(i * 1.5) for i in range(20_000)]
-    assert not rf._few_distinct(pa.array(many)), "distinct values: the text kernels on the column itself"
+    assert not rf_canonical.few_distinct(pa.array(many)), "distinct values: the text kernels on the column itself"
     _matches(pa.array(many), _reference(many))
 
 
@@ -188,8 +192,8 @@ def test_arrow_chunks_pandas_frames_and_text_reads_give_one_fingerprint():
 def test_worker_processes_give_the_same_fingerprint(monkeypatch):
     frame = _frame(12_000)
     expected = rf.frame_fingerprint(frame)
-    monkeypatch.setattr(rf, "PARALLEL_MIN_ROWS", 1_000)
-    monkeypatch.setattr(rf, "PARALLEL_TASK_ROWS", 1_500)
+    monkeypatch.setattr(rf_streams, "PARALLEL_MIN_ROWS", 1_000)
+    monkeypatch.setattr(rf_streams, "PARALLEL_TASK_ROWS", 1_500)
     batches = pa.Table.from_pandas(frame, preserve_index=False).to_batches(max_chunksize=800)
     assert rf.batches_fingerprint(batches, workers=2) == expected
     # the threshold reached at the very last chunk: no worker is needed
@@ -212,8 +216,8 @@ def test_a_source_of_32_mb_or_more_is_fingerprinted_on_every_core_from_its_first
 
 
 def test_a_worker_failure_fails_the_fingerprint(monkeypatch):
-    monkeypatch.setattr(rf, "PARALLEL_MIN_ROWS", 10)
-    monkeypatch.setattr(rf, "PARALLEL_TASK_ROWS", 10)
+    monkeypatch.setattr(rf_streams, "PARALLEL_MIN_ROWS", 10)
+    monkeypatch.setattr(rf_streams, "PARALLEL_TASK_ROWS", 10)
     good = pa.table({"a": [str(i) for i in range(20)], "b": ["x"] * 20})
     other = pa.table({"a": ["1"] * 20, "c": ["x"] * 20})  # another column set: another source
     with pytest.raises(DPInputError, match="different columns"):
@@ -223,17 +227,17 @@ def test_a_worker_failure_fails_the_fingerprint(monkeypatch):
 
 
 def test_a_worker_that_fails_is_an_error_not_a_partial_sum():
-    proc = rf._start_worker()
+    proc = rf_streams._start_worker()
     proc.stdin.write(b"not an Arrow stream, but long enough to be read as one" * 10)
     proc.stdin.close()
     assert proc.wait() != 0
-    error = rf._worker_failed(proc)
+    error = rf_streams._worker_failed(proc)
     assert isinstance(error, RuntimeError) and "worker failed" in str(error)
 
 
 def test_chunks_with_other_column_types_are_hashed_in_this_process(monkeypatch):
-    monkeypatch.setattr(rf, "PARALLEL_MIN_ROWS", 10)
-    monkeypatch.setattr(rf, "PARALLEL_TASK_ROWS", 10)
+    monkeypatch.setattr(rf_streams, "PARALLEL_MIN_ROWS", 10)
+    monkeypatch.setattr(rf_streams, "PARALLEL_TASK_ROWS", 10)
     ints = pa.table({"a": pa.array(range(40), type=pa.int64())})
     floats = pa.table({"a": pa.array([float(i) for i in range(40, 80)])})  # a Parquet part typed otherwise
     expected = rf.frame_fingerprint(pd.DataFrame({"a": np.arange(80)}))
@@ -263,19 +267,19 @@ def test_pandas_frames_of_every_dtype_give_the_reference_fingerprint():
     )
     frame.loc[::17, "income"] = np.nan
     frame.loc[::13, "nullable"] = pd.NA
-    names, order = rf._column_order(frame.columns)
-    reference = rf._text_row_sums(
-        names, order, lambda i: rf._to_arrow_strings(rf.canonical_values(frame.iloc[:, i])), len(frame)
+    names, order = rf_canonical.column_order(frame.columns)
+    reference = rf_canonical.text_row_sums(
+        names, order, lambda i: rf_canonical.to_arrow_strings(rf.canonical_values(frame.iloc[:, i])), len(frame)
     )
-    assert rf._chunk_sums(frame, 1) == reference
-    codes = rf._code_row_sums(
+    assert rf_accumulate.chunk_sums(frame, 1) == reference
+    codes = rf_codes.code_row_sums(
         names, order, lambda i: rf.value_codes_from_text(list(rf.canonical_values(frame.iloc[:, i]))), len(frame)
     )
-    assert rf._chunk_sums(frame, 2) == codes
+    assert rf_accumulate.chunk_sums(frame, 2) == codes
     for name in frame.columns:  # and column by column
         reference_text = list(rf.canonical_values(frame[name]))
-        assert rf._frame_column_text(frame[name]).to_pylist() == reference_text, name
-        assert np.array_equal(rf._frame_column_codes(frame[name]), rf.value_codes_from_text(reference_text)), name
+        assert rf_canonical.frame_column_text(frame[name]).to_pylist() == reference_text, name
+        assert np.array_equal(rf_codes.frame_column_codes(frame[name]), rf.value_codes_from_text(reference_text)), name
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -345,8 +349,8 @@ def test_several_versions_in_one_pass_on_workers(monkeypatch):
     frame = _frame(12_000)
     expected = rf.RecordFingerprints(((1, rf.frame_fingerprint(frame, version=1)), (2, rf.frame_fingerprint(frame))))
     assert rf.frame_fingerprints(frame, (2, 1)) == expected
-    monkeypatch.setattr(rf, "PARALLEL_MIN_ROWS", 1_000)
-    monkeypatch.setattr(rf, "PARALLEL_TASK_ROWS", 1_500)
+    monkeypatch.setattr(rf_streams, "PARALLEL_MIN_ROWS", 1_000)
+    monkeypatch.setattr(rf_streams, "PARALLEL_TASK_ROWS", 1_500)
     batches = pa.Table.from_pandas(frame, preserve_index=False).to_batches(max_chunksize=800)
     assert rf.batches_fingerprints(batches, (1, 2), workers=2) == expected
     assert rf.batches_fingerprints(batches, (1, 2), workers=2, large=True) == expected

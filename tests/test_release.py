@@ -1,4 +1,4 @@
-"""Tests of dpcore.release: CSPRNG use, ledger charging and refusal, records without true values."""
+"""Tests of dpcore.release: the secure samplers, ledger charging and refusal, records without true values."""
 
 from __future__ import annotations
 
@@ -37,18 +37,17 @@ def _stats(data):
     ]
 
 
-def test_release_charges_ledger_and_records_fields(data):
-    led = B.Ledger(cap=B.BudgetCap(epsilon=10.0))
+def test_release_charges_ledger_and_records_fields(data, release_account):
     stats = _stats(data)
-    recs = R.make_release([(s, 1.0) for s in stats], led)
-    assert led.spent_pure() == pytest.approx(6.0)
-    assert len(led.entries) == 6
+    recs = R.make_release([(s, 1.0) for s in stats], release_account)
+    assert release_account.spent_epsilon() == pytest.approx(6.0)
+    assert len(release_account.entries()) == 1  # one transaction for the whole release
     for s, r in zip(stats, recs, strict=True):
         assert r.labels == s.labels and len(r.released) == len(s.labels)
         assert np.all(np.isfinite(r.released))
         assert r.epsilon == 1.0 and r.delta == 0.0 and r.timestamp and r.software == f"dpcore {dpcore.__version__}"
-        assert r.sampler in (R.CSPRNG, R.FALLBACK, R.OPENDP_SAMPLER)
-    doc = json.loads(R.records_to_json(recs, led))
+        assert r.sampler == R.OPENDP_SAMPLER
+    doc = json.loads(R.records_to_json(recs, release_account))
     assert doc["dpcore_version"] == dpcore.__version__
     assert doc["epsilon_spent_by_this_release"] == pytest.approx(6.0)
     assert {"statistic", "released", "mechanism", "parameters", "epsilon", "delta", "timestamp"} <= set(
@@ -65,7 +64,7 @@ def test_released_values_csv_carries_each_interval(data):
 
     import pandas as pd
 
-    recs = R.make_release([(s, 1.0) for s in _stats(data)], B.Ledger(), level=0.9)
+    recs = R.simulate_release([(s, 1.0) for s in _stats(data)], rng=3, level=0.9)
     table = pd.read_csv(io.StringIO(R.records_to_csv(recs)))
     assert list(table.columns)[:6] == ["statistic", "label", "released_value", "lower", "upper", "level"]
     rows = iter(table.itertuples(index=False))
@@ -87,19 +86,20 @@ def test_released_values_csv_carries_each_interval(data):
     assert with_intervals > 0
 
 
-def test_release_uses_opendp_measurements(data):
+def test_release_uses_opendp_measurements(data, release_account):
     # real releases draw their noise from OpenDP (counts: discrete Laplace; ratio: float-safe Laplace)
     x, _ = data
-    recs = R.make_release([(P.CountAbove(x, 50_000), 1.0), (P.RatioStatistic(120, 80, 1500, 1500), 1.0)], B.Ledger())
+    stats = [(P.CountAbove(x, 50_000), 1.0), (P.RatioStatistic(120, 80, 1500, 1500), 1.0)]
+    recs = R.make_release(stats, release_account)
     assert all(r.sampler == R.OPENDP_SAMPLER for r in recs)
     assert all("opendp.measurements.make_laplace" in r.measurement for r in recs)
     assert all("map(" in r.privacy_map and r.to_dict()["privacy_map"] == r.privacy_map for r in recs)
 
 
-def test_release_never_contains_true_values(data):
+def test_release_never_contains_true_values(data, release_account):
     x, g = data
     stats = _stats(data)
-    recs = R.make_release([(s, 2.0) for s in stats], B.Ledger())
+    recs = R.make_release([(s, 2.0) for s in stats], release_account)
     # a noisy value may coincide with the truth by chance (geometric noise is 0 with probability ~0.76 at
     # eps = 2), so search everything except the released numbers themselves
     doc = json.loads(R.records_to_json(recs))
@@ -114,48 +114,53 @@ def test_release_never_contains_true_values(data):
     assert repr(float(x.mean())) not in text
 
 
-def test_refusal_before_noise_and_no_charge(data, monkeypatch):
+def test_an_in_memory_budget_or_a_home_made_statistic_is_refused_before_anything_is_drawn(data, release_account):
+    """A real release is paid from a durable ledger account and draws through the registered mechanisms only: an
+    in-memory budget, an object with a ``release()`` method of its own and a subclass of a planned statistic (it
+    could draw otherwise) are refused, nothing charged, nothing drawn."""
     x, _ = data
-    led = B.Ledger(cap=B.BudgetCap(epsilon=1.0))
-    led.charge("earlier", B.pure(0.8))
-    called = []
-    real_draw = P.CountAbove._draw_real
-    monkeypatch.setattr(
-        P.CountAbove, "_draw_real", lambda self, eps, **kw: called.append(1) or real_draw(self, eps, **kw)
-    )
-    with pytest.raises(DPInputError, match="refused.*Nothing was released"):
-        R.make_release([(P.CountAbove(x, 50_000), 0.5)], led)
-    assert not called and len(led.entries) == 1
+    drawn = []
 
+    class HomeMade:
+        name, kind, labels, mechanism = "home-made", "count", ("n",), "its own"
 
-def test_failed_release_keeps_the_charge(data, monkeypatch):
-    """Charge first, then draw: a failure while drawing loses the release, never the charge."""
-    x, _ = data
-    led = B.Ledger()
+        def release(self, epsilon, rng=None):
+            drawn.append(1)
+            return np.array([1.0])
 
-    def boom(self, eps, **kw):
-        raise DPInputError("bad data")
+        def privacy_cost(self, epsilon):
+            return B.pure(epsilon)
 
-    monkeypatch.setattr(P.ClippedMean, "_draw_real", boom)
-    with pytest.raises(DPInputError, match="charge stands.*bad data"):
-        R.make_release([(P.CountAbove(x, 50_000), 0.5), (P.ClippedMean(x, 0, 1e5), 0.5)], led)
-    assert sum(e.cost.epsilon for e in led.entries) == pytest.approx(1.0)
+        def params(self):
+            return {}
+
+    class Subclass(P.CountAbove):
+        def _draw(self, epsilon, rng=None, level=0.95, *, drawer=None):
+            drawn.append(1)
+            return super()._draw(epsilon, rng, level, drawer=drawer)
+
+    with pytest.raises(TypeError, match="durable"):
+        R.make_release([(P.CountAbove(x, 50_000), 0.5)], B.Ledger(cap=B.BudgetCap(epsilon=1.0)))
+    for stat in (HomeMade(), Subclass(x, 50_000)):
+        with pytest.raises(TypeError, match="draw through the registered mechanisms.*nothing was charged"):
+            R.make_release([(stat, 0.5)], release_account)
+    assert drawn == [] and release_account.entries() == []
 
 
 def test_rounding_grid_applied(data):
     x, _ = data
-    rec = R.make_release([(P.ClippedMean(x, 0, 400_000), 1.0)], B.Ledger(), rng=np.random.default_rng(1))[0]
+    rec = R.simulate_release([(P.ClippedMean(x, 0, 400_000), 1.0)], rng=np.random.default_rng(1))[0]
     v = rec.released[0]
     assert abs(v * 100 - round(v * 100)) < 1e-6
-    assert "NOT for real releases" in rec.sampler
+    assert "NOT for real releases" in rec.sampler and rec.ledger_entry_id is None
 
 
 def test_seeded_release_matches_method_module(data):
-    """With a seeded generator the release equals the method module's own output (same mechanism)."""
+    """With a seeded generator the simulated release equals the method module's own output (same mechanism)."""
     from dpcore import stratified
 
     x, _ = data
-    rec = R.make_release([(P.ClippedMean(x, 0, 400_000), 1.0)], B.Ledger(), rng=np.random.default_rng(5))[0]
+    rec = R.simulate_release([(P.ClippedMean(x, 0, 400_000), 1.0)], rng=np.random.default_rng(5))[0]
     direct = stratified.clipped_laplace_mean(x, epsilon=1.0, clip_range=(0, 400_000), rng=np.random.default_rng(5))
     # the published value has honest digits: within half a step (<= width/40) of the method module's draw
     half_step = (rec.released_upper[0] - rec.released_lower[0]) / 40
@@ -163,14 +168,17 @@ def test_seeded_release_matches_method_module(data):
     assert rec.released_lower[0] <= rec.released[0] <= rec.released_upper[0] and rec.interval_level == 0.95
 
 
-def test_bad_inputs(data):
+def test_bad_inputs(data, release_account):
     x, _ = data
     with pytest.raises(DPInputError):
-        R.make_release([], B.Ledger())
+        R.make_release([], release_account)
     with pytest.raises(DPInputError):
-        R.make_release([(P.CountAbove(x, 1.0), 0.0)], B.Ledger())
+        R.make_release([(P.CountAbove(x, 1.0), 0.0)], release_account)
     with pytest.raises(TypeError):
         R.make_release([(P.CountAbove(x, 1.0), 1.0)], None)
+    with pytest.raises(DPInputError):
+        R.simulate_release([], rng=1)
+    assert release_account.entries() == []
 
 
 def test_records_type_checks():
@@ -264,18 +272,18 @@ def test_account_charged_before_any_noise_is_drawn(data, account, tmp_path):
     """When the mechanism runs, the charge is already committed (seen from another connection)."""
     x, _ = data
     seen = []
-    orig = P.CountAbove._draw_real
+    orig = P.CountAbove._draw
 
-    def spy(self, eps, **kw):
+    def spy(self, eps, *args, **kw):
         other = L.open_ledger(f"sqlite:///{tmp_path}/ledger.db").find_account(account.dataset_id)
         seen.append(other.spent_epsilon())
-        return orig(self, eps)
+        return orig(self, eps, *args, **kw)
 
-    P.CountAbove._draw_real = spy
+    P.CountAbove._draw = spy
     try:
         R.make_release([(P.CountAbove(x, 50_000), 0.75)], account)
     finally:
-        P.CountAbove._draw_real = orig
+        P.CountAbove._draw = orig
     assert seen == [0.75]
 
 
@@ -283,9 +291,9 @@ def test_account_refusal_before_charge_and_noise(data, account, monkeypatch):
     x, _ = data
     account.charge("earlier", epsilon=2.75)
     called = []
-    real_draw = P.CountAbove._draw_real
+    real_draw = P.CountAbove._draw
     monkeypatch.setattr(
-        P.CountAbove, "_draw_real", lambda self, eps, **kw: called.append(1) or real_draw(self, eps, **kw)
+        P.CountAbove, "_draw", lambda self, eps, *a, **kw: called.append(1) or real_draw(self, eps, *a, **kw)
     )
     with pytest.raises(L.BudgetExceeded, match="Nothing was charged or released"):
         R.make_release([(P.CountAbove(x, 50_000), 0.25), (P.CountAbove(x, 10_000), 0.25)], account)
@@ -298,10 +306,10 @@ def test_account_refusal_before_charge_and_noise(data, account, monkeypatch):
 def test_account_failure_after_charge_keeps_charge_without_result(data, account, monkeypatch):
     x, _ = data
 
-    def boom(self, eps, **kw):
+    def boom(self, eps, *args, **kw):
         raise DPInputError("sampler broke")
 
-    monkeypatch.setattr(P.ClippedMean, "_draw_real", boom)
+    monkeypatch.setattr(P.ClippedMean, "_draw", boom)
     with pytest.raises(DPInputError, match="charge stands.*sampler broke"):
         R.make_release([(P.CountAbove(x, 50_000), 0.5), (P.ClippedMean(x, 0, 1e5), 0.5)], account)
     (entry,) = account.entries()
@@ -329,14 +337,14 @@ def test_account_result_the_ledger_cannot_record_is_journaled_and_said_in_the_re
     url = f"sqlite:///{tmp_path}/ledger.db"
     acct = L.open_ledger(url).account("fingerprint-of-test-data", cap_epsilon=3.0, label="test data")
     holder = sqlite3.connect(str(tmp_path / "ledger.db"), isolation_level=None)
-    orig = P.CountAbove._draw_real
+    orig = P.CountAbove._draw
 
-    def draw_then_lock(self, eps, **kw):
-        values = orig(self, eps)
+    def draw_then_lock(self, eps, *args, **kw):
+        values = orig(self, eps, *args, **kw)
         holder.execute("BEGIN IMMEDIATE")
         return values
 
-    monkeypatch.setattr(P.CountAbove, "_draw_real", draw_then_lock)
+    monkeypatch.setattr(P.CountAbove, "_draw", draw_then_lock)
     try:
         (rec,) = R.make_release([(P.CountAbove(x, 50_000), 0.5)], acct)
     finally:
@@ -345,3 +353,14 @@ def test_account_result_the_ledger_cannot_record_is_journaled_and_said_in_the_re
     assert (tmp_path / "ledger.db.pending.jsonl").exists()
     (entry,) = L.open_ledger(url, create=False).find_account("fingerprint-of-test-data").entries()
     assert entry.result["records"][0]["released"] == list(rec.released)
+
+
+def test_a_percentile_cell_without_rows_is_released_and_marked_revealed(release_account):
+    """A cell with no row has no interval: its ends are null in the JSON record (JSON has no NaN), so the ledger
+    keeps the released records; the release used to fail after its charge (epsilon spent, nothing released)."""
+    stat = P.PercentilesStatistic((np.array([]), np.array([30_000.0, 45_000.0])), n_sims=100)
+    (rec,) = R.make_release([(stat, 1.0)], release_account)
+    (entry,) = release_account.entries()
+    assert entry.result == {"records": [rec.to_dict()]} and not rec.notes
+    assert np.isnan(rec.released_upper[0]) and rec.to_dict()["released_upper"][0] is None
+    assert json.loads(R.records_to_json([rec]))["releases"][0]["released_lower"][0] is None

@@ -23,7 +23,8 @@ from support.cards import (
     with_intervals,
 )
 
-from dpcore import budget, planner, release, release_card
+from dpcore import planner, release, release_card
+from dpcore.release_card import render as card_render
 from dpcore.validation import DPInputError
 
 
@@ -230,7 +231,7 @@ def test_privacy_statement_methods_and_software(released):
         "Shoham and K. Ligett",
         "dpcore 0.1.0",
     ):
-        assert release_card._m(words) in markdown, words
+        assert card_render._m(words) in markdown, words
     assert "| 03\\_gini\\_by\\_region | gini | 0.5 | 0 |" in markdown
     exponential = json.loads(json.dumps(released.record))
     exponential["plan"]["statistics"][0]["method"] = "exponential"
@@ -435,12 +436,12 @@ def test_a_release_writes_the_card_and_lists_it_with_its_hash(released):
 
 
 def test_a_card_failure_never_loses_the_release(tmp_path, monkeypatch):
-    from dpcore.engines import execute
+    from dpcore.engines import output
 
     def broken(*args, **kwargs):
         raise DPInputError("card went wrong")
 
-    monkeypatch.setattr(execute, "write_release_card", broken)
+    monkeypatch.setattr(output, "write_release_card", broken)
     result = simulated_release(tmp_path)
     record = json.loads((result.out_dir / "release_record.json").read_text())
     assert "card went wrong" in record["release_card"]
@@ -458,23 +459,21 @@ def test_bad_inputs_are_refused(released, tmp_path):
         release_card.write_release_card(tmp_path / "missing", released.record, released.tables)
 
 
-def test_app_records_make_a_card():
+def test_app_records_make_a_card(release_account):
     x = np.random.default_rng(1).lognormal(10.5, 0.8, 400)
     groups = np.array(["a", "b"] * 200)
     items = [
         (planner.make_statistic("gini", x, None, upper=500_000), 1.0),
         (planner.make_statistic("group_means", x, groups, upper=500_000), 0.5),
     ]
-    records = release.make_release(
-        items, budget.Ledger(cap=budget.BudgetCap(epsilon=10.0)), dataset={"label": "upload.csv", "n": 400}
-    )
+    records = release.make_release(items, release_account, dataset={"label": "upload.csv", "n": 400})
     record, tables = release_card.card_inputs_from_app_records([r.to_dict() for r in records])
     html_text = release_card.release_card_html(record, tables)
     shown = card_cells(html_text).values
     for r in records:
         assert [number(t) for t in shown[r.statistic]["value"]] == [expected_text(v)[0] for v in r.released]
     assert "upload.csv" in html_text and "n = 400" in html_text and "clipping bounds 0 to 500,000" in html_text
-    assert "SIMULATION" not in html_text  # an in-memory budget without a generator draws from the secure samplers
+    assert "SIMULATION" not in html_text  # a real release draws from the secure samplers
     assert math.isclose(_registry(record, tables)["deployment"]["privacy_loss"]["privacy_parameters"]["epsilon"], 1.5)
 
 

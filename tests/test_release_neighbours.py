@@ -12,14 +12,26 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpcore import budget, planner, release
+from dpcore import ledger, planner, release
 from dpcore.validation import DPInputError
 
-VARYING = {"released", "timestamp", "released_lower", "released_upper", "published_inputs"}  # DP outputs, the clock
+#: DP outputs, the clock, and the ledger entry's number (the ledger's own sequence: public, not the data's)
+VARYING = {"released", "timestamp", "released_lower", "released_upper", "published_inputs", "ledger_entry_id"}
+ACCOUNT: list = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _account(tmp_path_factory):
+    """One durable account pays every release of this module (a real release is charged to a durable ledger)."""
+    folder = tmp_path_factory.mktemp("neighbours")
+    db = ledger.init_ledger(f"sqlite:///{folder}/ledger.db")
+    ACCOUNT[:] = [db.account("neighbours", cap_epsilon=1000.0, label="neighbours", cap_delta=1e-3)]
+    yield
+    ACCOUNT.clear()
 
 
 def _release(stat, eps=1.0):
-    return release.make_release([(stat, eps)], budget.Ledger(cap=budget.BudgetCap(epsilon=100.0)))[0]
+    return release.make_release([(stat, eps)], ACCOUNT[0])[0]
 
 
 def _outcome(build):
@@ -155,7 +167,7 @@ def test_planning_still_refuses_undefined_relative_errors_but_release_does_not()
     stat = planner.RatioStatistic(0, 5, 100, 100)
     with pytest.raises(DPInputError, match="x = 0 on the planning data"):
         stat.prob_within(1.0, 0.1)
-    assert np.isfinite(stat._draw_real(1.0).values[0])
+    assert np.isfinite(stat._draw(1.0).values[0])  # the real draw
     gini = planner.make_statistic("gini", np.zeros(10), upper=1e5)
     with pytest.raises(DPInputError, match="undefined"):
         gini.prob_within(1.0, 0.1)
@@ -170,9 +182,9 @@ def test_add_remove_percentiles_charged_twice_epsilon_and_record_matches():
     cells = (np.array([20_000.0, 40_000.0, 60_000.0]), np.array([30_000.0, 80_000.0]))
     st = planner.PercentilesStatistic(cells, relation="add_remove", n_sims=100)
     assert st.privacy_cost(0.5).epsilon == pytest.approx(1.0)
-    led = budget.Ledger(cap=budget.BudgetCap(epsilon=10.0))
-    rec = release.make_release([(st, 0.5)], led)[0]
-    assert led.spent_pure() == pytest.approx(1.0)
+    before = ACCOUNT[0].spent_epsilon()
+    rec = release.make_release([(st, 0.5)], ACCOUNT[0])[0]
+    assert ACCOUNT[0].spent_epsilon() - before == pytest.approx(1.0)
     assert rec.epsilon == pytest.approx(1.0)
     assert "replace one person" in rec.neighbouring and "2 epsilon" in rec.neighbouring
     replace = planner.PercentilesStatistic(cells, relation="replace", n_sims=100)

@@ -291,7 +291,7 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     import threading
     import time
 
-    from ui.planner import release_panel
+    from ui.planner import accounts
 
     csv = _csv()
     at = _session(csv, stats="mean", group=None)
@@ -299,11 +299,11 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     path = ledger_url[len("sqlite:///") :]
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # what a racing release holds while it charges
-    said_before = release_panel.lock_waits_said()
+    said_before = accounts.lock_waits_said()
 
     def let_go() -> None:  # once the panel has said that it waits (at most 60 s), the racing release ends
         deadline = time.monotonic() + 60
-        while release_panel.lock_waits_said() == said_before and time.monotonic() < deadline:
+        while accounts.lock_waits_said() == said_before and time.monotonic() < deadline:
             time.sleep(0.05)
         holder.execute("ROLLBACK")
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import budget, planner, release
+from dpcore import ledger, planner, release
 from dpcore.engines import execute, parse_source
 from dpcore.mechanisms import (
     CountMechanism,
@@ -124,13 +124,13 @@ def test_ginis_of_small_cells_stay_in_zero_one_and_inside_their_interval():
     assert ((out["gini_lower"] <= out["gini"]) & (out["gini"] <= out["gini_upper"])).all()
 
 
-def test_the_apps_real_release_of_a_two_person_mean_and_count_stays_in_range():
+def test_the_apps_real_release_of_a_two_person_mean_and_count_stays_in_range(tmp_path):
     """The app's path (dpcore.release.make_release, the real samplers): a mean of two people at the upper bound
     and a count of two, 200 releases each."""
     values = np.array([UPPER, UPPER])
     mean = planner.make_statistic("mean", values, upper=UPPER)
     count = planner.make_statistic("count", values, threshold=UPPER)
-    led = budget.Ledger(cap=budget.BudgetCap(epsilon=1e6))
+    led = ledger.init_ledger(f"sqlite:///{tmp_path}/ledger.db").account("two people", cap_epsilon=1e6)
     for _ in range(200):
         m_rec, c_rec = release.make_release([(mean, 0.5), (count, 0.5)], led)
         assert LOWER <= m_rec.released[0] <= UPPER

@@ -171,7 +171,7 @@ def test_health_endpoint_and_no_directory_listing(server):
     with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=5) as r:
         assert r.status == 200
     # Source files and the config are not served as static files.
-    for path in ("app.py", ".streamlit/config.toml", "dpcore/data/io.py"):
+    for path in ("app.py", ".streamlit/config.toml", "dpcore/data/io/table.py"):
         try:
             with urllib.request.urlopen(f"{server.url}/{path}", timeout=5) as r:
                 body = r.read(4000).decode("utf-8", errors="replace")

@@ -2,7 +2,7 @@
 
 The audit found the command line publishing Ginis of -0.129 and -0.197 at epsilon = 0.5 on a 1e-9 grid
 with no window, while the app's release used a 1e-6 grid on [0, 1] and dpcore.gini.release_gini neither.
-One function (dpcore.noise.secure.publish_gini) now gives the published form on every path; the clamp
+One function (dpcore.noise.guarantees.publish_gini) now gives the published form on every path; the clamp
 and the rounding use only the noisy value and public constants (post-processing).
 """
 
@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from dpcore import cli, gini, planner, posterior
-from dpcore.noise import secure as secure_noise
+from dpcore.noise import guarantees as noise_guarantees
 from dpcore.validation import DPInputError
 
 
@@ -24,13 +24,13 @@ def _on_grid(value: float) -> bool:
 
 
 def test_publish_gini_clamps_to_the_unit_interval_on_the_grid():
-    assert secure_noise.GINI_GRID == 1e-6 and secure_noise.GINI_WINDOW == (0.0, 1.0)
-    assert secure_noise.publish_gini(-0.129) == 0.0
-    assert secure_noise.publish_gini(1.7) == 1.0
-    assert secure_noise.publish_gini(0.123456789) == 0.123457
-    assert secure_noise.publish_gini(float("-inf")) == 0.0 and secure_noise.publish_gini(float("inf")) == 1.0
+    assert noise_guarantees.GINI_GRID == 1e-6 and noise_guarantees.GINI_WINDOW == (0.0, 1.0)
+    assert noise_guarantees.publish_gini(-0.129) == 0.0
+    assert noise_guarantees.publish_gini(1.7) == 1.0
+    assert noise_guarantees.publish_gini(0.123456789) == 0.123457
+    assert noise_guarantees.publish_gini(float("-inf")) == 0.0 and noise_guarantees.publish_gini(float("inf")) == 1.0
     with pytest.raises(DPInputError, match="NaN"):
-        secure_noise.publish_gini(float("nan"))
+        noise_guarantees.publish_gini(float("nan"))
 
 
 def test_command_line_ginis_lie_in_the_unit_interval_on_the_one_grid(tmp_path, capsys):
@@ -84,7 +84,7 @@ def test_release_gini_is_published_like_the_others_and_the_posterior_reads_the_n
     assert all(_on_grid(r.value) for r in releases)
     assert any(not 0.0 <= r.noisy_value <= 1.0 for r in releases)  # the clamp did something (simulated draws)
     for r in releases[:3]:
-        assert r.value == secure_noise.publish_gini(r.noisy_value)
+        assert r.value == noise_guarantees.publish_gini(r.noisy_value)
         post = posterior.release_posterior(r)
         direct = posterior.release_posterior(r.__class__(**{**r.__dict__, "value": r.noisy_value}))
         assert post.mean == pytest.approx(direct.mean)
@@ -99,6 +99,6 @@ def test_app_release_gini_is_on_the_grid(noise):
         stat = planner.make_statistic("gini", x, upper=1e6, noise="laplace")
     # the statistic's real draw (the OS's randomness, the release samplers), without a ledger: the published
     # form is what is tested here; charging is dpcore.release.make_release's
-    real_draw = getattr(stat, "_draw_real", None) or (lambda eps: stat.release_draw(eps))
+    real_draw = stat._draw  # no seed: the real draw
     values = [float(real_draw(0.05).values[0]) for _ in range(3)]
     assert all(_on_grid(v) for v in values), values

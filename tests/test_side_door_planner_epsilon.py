@@ -19,7 +19,7 @@ from dpcore import ledger as ledger_lib
 from dpcore import planner as planner_lib
 from dpcore import release as release_lib
 from dpcore.views import planner as planner_experiments
-from ui.planner import release_panel
+from ui.planner import choices, plan_state, release_panel
 from ui.planner import sections as planner_sections
 from ui.planner import views as planner_views
 
@@ -39,9 +39,9 @@ def test_epsilon_solved_on_the_confidential_file_does_not_start_the_release(tmp_
     at.run()
     at.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(), "text/csv")).run()
     assert not at.exception
-    plan = dict(at.session_state[planner_views.PLAN_KEY])
-    assert at.session_state[planner_views.PLAN_SOURCE_KEY]["confidential"] is True
-    planned = release_panel._round_up(plan["gini"])
+    plan = dict(at.session_state[plan_state.PLAN_KEY])
+    assert at.session_state[plan_state.PLAN_SOURCE_KEY]["confidential"] is True
+    planned = choices.round_up(plan["gini"])
     assert planned != 2.0  # the budget-first split of the total (one statistic): distinguishable
     at.radio(key="planner_mode").set_value(RELEASE).run()
     assert not at.exception
@@ -87,10 +87,28 @@ def test_release_memo_shows_the_typed_epsilon_never_the_confidential_plan(releas
 
 def test_plan_memo_of_a_confidential_file_is_marked_confidential():
     values = np.random.default_rng(2).lognormal(10.0, 0.7, 1500)
-    specs = (planner_experiments.StatisticSpec("gini", (("upper", 500_000.0),), None, 0.9, abs_error=0.01),)
+    specs = (planner_experiments.StatisticTarget("gini", (("upper", 500_000.0),), None, 0.9, abs_error=0.01),)
     stats = (planner_lib.make_statistic("gini", values, upper=500_000.0),)
     view = planner_experiments.accuracy_first(stats, specs, dots_seed=1)
     summary = {"name": "confidential.csv", "n": 1500, "source": "uploaded file (confidential)"}
     marked = planner_views.plan_memo(view, 2.0, summary, confidential=True)
     assert "CONFIDENTIAL planning memo" in marked and "Do not publish them" in marked
     assert "CONFIDENTIAL" not in planner_views.plan_memo(view, 2.0, summary)
+
+
+def test_the_rule_is_dpcores_an_epsilon_solved_on_confidential_data_never_starts_a_release():
+    """The rule lives in dpcore (the panel calls it): the plan's ε starts a release only when solved on public or
+    synthetic data, rounded up to the field's 4 decimals; solved on a confidential file, or on data not known to be
+    public, the budget-first split starts it."""
+    from dpcore.planner.release_epsilons import release_epsilons
+
+    planned, split = {"gini": 0.73214, "mean": 0.2}, {"gini": 1.0, "mean": 0.5, "count": 0.25}
+    kinds = ["gini", "mean", "count"]
+    assert release_epsilons(kinds, planned, split, planned_on_confidential=False) == {
+        "gini": 0.7322,
+        "mean": 0.2,
+        "count": 0.25,
+    }
+    for unknown_or_confidential in (True, None):
+        assert release_epsilons(kinds, planned, split, planned_on_confidential=unknown_or_confidential) == split
+    assert release_epsilons(["mean"], {}, {}, planned_on_confidential=False) == {"mean": 0.1}

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from dpcore import budget, cli, ledger, planner, release
-from dpcore.engines import execute, parse_source
+from dpcore.engines import execute, output, parse_source
 from dpcore.plan import plan_from_dict
 from dpcore.rng import SecureRandom
 from dpcore.validation import DPInputError
@@ -137,7 +137,7 @@ def test_declared_public_simulation_is_invertible_so_every_table_is_marked(files
     assert seed == 7 and record["simulation"]["public_data"] is True
     assert "simulation" in record["mode"] and "ledger" not in record
     table_files = sorted(p.name for p in runs["confidential"].iterdir() if p.suffix in (".csv", ".parquet"))
-    assert len(table_files) == 4 and all(f.startswith(execute.SIMULATION_PREFIX) for f in table_files)
+    assert len(table_files) == 4 and all(f.startswith(output.SIMULATION_PREFIX) for f in table_files)
     assert {f for s in record["statistics"] for f in s["files"]} == set(table_files)
     assert set(table_files) <= set(record["files"])
     for f in table_files:
@@ -205,11 +205,17 @@ def test_ledger_account_releases_with_the_secure_sampler(account):
     assert len(account.entries()) == 2
 
 
-def test_in_memory_budget_with_a_generator_is_labelled_a_simulation():
+def test_a_seeded_release_is_a_simulation_and_an_in_memory_budget_no_release():
+    """Before: make_release on an in-memory budget with rng=5 drew seeded noise and called it a release; a
+    seeded draw is simulate_release's now (never charged, labelled), and make_release takes a durable account."""
     incomes = np.random.default_rng(1).lognormal(10.6, 0.6, 100)
     stat = planner.make_statistic("mean", incomes, upper=200_000)
-    (rec,) = release.make_release([(stat, 1.0)], budget.Ledger(), rng=5)
-    assert "SIMULATION" in rec.sampler and "simulation" in rec.measurement
+    (rec,) = release.simulate_release([(stat, 1.0)], rng=5)
+    assert "SIMULATION" in rec.sampler and "simulation" in rec.measurement and rec.ledger_entry_id is None
+    with pytest.raises(TypeError, match="durable"):
+        release.make_release([(stat, 1.0)], budget.Ledger(), rng=5)
+    with pytest.raises(DPInputError, match="simulate_release draws numpy noise"):
+        release.simulate_release([(stat, 1.0)], rng=SecureRandom())
 
 
 KINDS = {

@@ -11,8 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from dpcore import budget, planner
+from dpcore import budget, ledger, planner
 from dpcore import snapshot as snap_lib
+from dpcore.mechanisms import snapshot as snap_mech
 from dpcore.validation import DPInputError
 from dpcore.views import private_plan
 from dpcore.views.planner import HalfWidthTarget, solve_epsilon_for_half_width
@@ -34,11 +35,11 @@ def _records(n_per_cell: int = 600, seed: int = 0):
     return x, g, exposure
 
 
-def _schema(**kw) -> snap_lib.SnapshotSchema:
-    return snap_lib.SnapshotSchema(upper=1e6, cells=CELLS, **kw)
+def _schema(**kw) -> snap_mech.SnapshotSchema:
+    return snap_mech.SnapshotSchema(upper=1e6, cells=CELLS, **kw)
 
 
-RISK = snap_lib.RiskSchema("a", "b", outcome_below=20_000.0)
+RISK = snap_mech.RiskSchema("a", "b", outcome_below=20_000.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -50,16 +51,16 @@ def test_schema_bins_and_the_public_split_of_planning_epsilon():
     s = _schema(risk=RISK)
     edges = s.edges
     assert edges[0] == 0.0 and edges[1] == pytest.approx(1_000.0) and edges[-1] == 1e6
-    assert edges.size == snap_lib.DEFAULT_LOG_BINS + 2 and s.has_floor_bin
-    assert np.allclose(np.diff(np.log(edges[1:])), math.log(1000) / snap_lib.DEFAULT_LOG_BINS)  # log-spaced
+    assert edges.size == snap_mech.DEFAULT_LOG_BINS + 2 and s.has_floor_bin
+    assert np.allclose(np.diff(np.log(edges[1:])), math.log(1000) / snap_mech.DEFAULT_LOG_BINS)  # log-spaced
     assert s.tables == ("histogram", "sizes", "risk")
-    assert sum(s.epsilons.values()) == pytest.approx(snap_lib.DEFAULT_PLANNING_EPSILON)
+    assert sum(s.epsilons.values()) == pytest.approx(snap_mech.DEFAULT_PLANNING_EPSILON)
     assert s.epsilons["histogram"] == pytest.approx(0.06)
     public = _schema(cell_sizes=(600, 600, 600))
     assert public.tables == ("histogram",) and public.epsilons == {"histogram": pytest.approx(0.1)}
     assert "within their cell" in public.neighbouring and "may change" in s.neighbouring
-    positive = snap_lib.SnapshotSchema(upper=1e5, lower=100.0)
-    assert positive.edges[0] == 100.0 and not positive.has_floor_bin and positive.labels == (snap_lib.ALL_CELLS,)
+    positive = snap_mech.SnapshotSchema(upper=1e5, lower=100.0)
+    assert positive.edges[0] == 100.0 and not positive.has_floor_bin and positive.labels == (snap_mech.ALL_CELLS,)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,7 @@ def test_schema_bins_and_the_public_split_of_planning_epsilon():
 )
 def test_schema_refuses_bad_settings_in_words(kwargs, words):
     with pytest.raises(DPInputError, match=words):
-        snap_lib.SnapshotSchema(**kwargs)
+        snap_mech.SnapshotSchema(**kwargs)
 
 
 def test_mechanism_scales_are_the_sensitivity_two_calibration_and_cost_planning_epsilon():
@@ -84,7 +85,7 @@ def test_mechanism_scales_are_the_sensitivity_two_calibration_and_cost_planning_
     scale 2/epsilon_i is epsilon_i-DP, and the tables compose to planning_epsilon. A scale of 1/epsilon_i (the
     add/remove calibration) would double the real loss: this checks the scales the draws use."""
     s = _schema(risk=RISK, planning_epsilon=0.2)
-    mech = snap_lib.SnapshotMechanism(s)
+    mech = snap_mech.SnapshotMechanism(s)
     eps = s.epsilons
     assert mech.histogram_mechanism.noise_scale == pytest.approx(2.0 / eps["histogram"])
     assert mech.histogram_mechanism.relation == "replace"
@@ -94,7 +95,7 @@ def test_mechanism_scales_are_the_sensitivity_two_calibration_and_cost_planning_
     assert cost.kind == "pure" and cost.epsilon == pytest.approx(0.2)
     rec = mech.record()
     assert rec["neighbouring"] == s.neighbouring and rec["epsilon"] == 0.2
-    assert hash(mech) == hash(snap_lib.SnapshotMechanism(s)) and mech.kind == "snapshot"  # public parameters only
+    assert hash(mech) == hash(snap_mech.SnapshotMechanism(s)) and mech.kind == "snapshot"  # public parameters only
     assert set(rec) >= {"histogram", "sizes", "risk", "epsilons"}
 
 
@@ -130,44 +131,56 @@ def test_neighbours_change_every_table_by_at_most_two_in_l1(public_sizes):
     assert largest["sizes"] == (0 if public_sizes else 2)
 
 
-def test_neighbours_get_the_same_charge_and_the_same_public_document():
+def _population(tmp_path, name: str = "people", cap: float = 1.0):
+    """A population registered in a new SQLite ledger (the account a real snapshot is charged to)."""
+    return ledger.open_ledger(f"sqlite:///{tmp_path / name}.db").register_population(name, cap)
+
+
+def test_neighbours_get_the_same_charge_and_the_same_public_document(tmp_path):
     x, g, e = _records(200)
     schema = _schema(risk=RISK)
     x2, g2, e2 = _neighbour(x, g, e, np.random.default_rng(3), keep_cell=False)
     docs, charges = [], []
-    for xx, gg, ee in ((x, g, e), (x2, g2, e2)):
-        ledger = budget.Ledger(cap=budget.BudgetCap(epsilon=1.0))
-        snap = snap_lib.take_snapshot(xx, schema, cells=gg, risk_groups=ee, ledger=ledger)  # real draws (OpenDP)
+    for i, (xx, gg, ee) in enumerate(((x, g, e), (x2, g2, e2))):
+        acct = _population(tmp_path, f"people{i}")
+        snap = snap_lib.take_snapshot(xx, schema, cells=gg, risk_groups=ee, account=acct)  # real draws (OpenDP)
         assert not snap.simulated
-        charges.append([(en.cost.kind, en.cost.epsilon) for en in ledger.entries])
+        charges.append([(en.cost.kind, en.cost.epsilon, en.record["schema"]) for en in acct.entries()])
         doc = json.loads(snap.to_json())
         for k in ("created", "noisy_histogram", "noisy_sizes", "noisy_risk"):
             doc.pop(k)
         docs.append(doc)
-    assert charges[0] == charges[1] == [("pure", pytest.approx(0.1))]
+    assert charges[0] == charges[1] and [c[:2] for c in charges[0]] == [("pure", pytest.approx(0.1))]
     assert docs[0] == docs[1]
 
 
-def test_a_real_snapshot_is_refused_without_a_ledger_and_charged_before_it_is_drawn(monkeypatch):
+def test_a_real_snapshot_is_charged_to_a_durable_account_before_it_is_drawn_and_stored_there(tmp_path, monkeypatch):
     x, g, _ = _records(100)
     drawn = []
-    real_draw = snap_lib.SnapshotMechanism.draw
+    real_draw = snap_mech.SnapshotMechanism.draw
     monkeypatch.setattr(
-        snap_lib.SnapshotMechanism, "draw", lambda self, *a, **k: drawn.append(1) or real_draw(self, *a, **k)
+        snap_mech.SnapshotMechanism, "draw", lambda self, *a, **k: drawn.append(1) or real_draw(self, *a, **k)
     )
-    with pytest.raises(DPInputError, match="ledger"):
+    with pytest.raises(DPInputError, match="account"):
         snap_lib.take_snapshot(x, _schema(), cells=g)
-    small = budget.Ledger(cap=budget.BudgetCap(epsilon=0.05))
-    with pytest.raises(DPInputError, match="refused"):
-        snap_lib.take_snapshot(x, _schema(), cells=g, ledger=small)
-    assert drawn == [] and small.entries == []
-    bad = budget.Ledger()
+    with pytest.raises(TypeError, match="durable ledger"):
+        snap_lib.take_snapshot(x, _schema(), cells=g, account=budget.Ledger())
+    small = _population(tmp_path, "small", cap=0.05)
+    with pytest.raises(ledger.BudgetExceeded, match="refused"):
+        snap_lib.take_snapshot(x, _schema(), cells=g, account=small)
+    acct = _population(tmp_path)
     with pytest.raises(DPInputError, match="finite"):
-        snap_lib.take_snapshot(np.append(x, np.nan), _schema(), cells=np.append(g, "north"), ledger=bad)
-    assert bad.entries == [] and drawn == []
-    ok = budget.Ledger(cap=budget.BudgetCap(epsilon=0.1))
-    snap_lib.take_snapshot(x, _schema(), cells=g, ledger=ok)
-    assert drawn == [1] and len(ok.entries) == 1 and ok.spent_pure() == pytest.approx(0.1)
+        snap_lib.take_snapshot(np.append(x, np.nan), _schema(), cells=np.append(g, "north"), account=acct)
+    assert drawn == [] and small.entries() == [] and acct.entries() == []
+    assert snap_lib.stored_snapshot(acct, _schema(), "file.csv") is None
+    snap = snap_lib.take_snapshot(x, _schema(), cells=g, account=acct, source="file.csv")
+    (entry,) = acct.entries()
+    assert drawn == [1] and entry.cost.epsilon == pytest.approx(0.1) and entry.record["kind"] == "dpcore snapshot"
+    again = snap_lib.stored_snapshot(acct, _schema(), "file.csv")  # re-planning reads it back: nothing more spent
+    assert again is not None and np.array_equal(again.noisy_histogram, snap.noisy_histogram)
+    assert again.created == snap.created and not again.simulated
+    assert snap_lib.stored_snapshot(acct, _schema(), "other.csv") is None
+    assert snap_lib.stored_snapshot(acct, _schema(planning_epsilon=0.2), "file.csv") is None
 
 
 @pytest.mark.parametrize(
@@ -175,17 +188,17 @@ def test_a_real_snapshot_is_refused_without_a_ledger_and_charged_before_it_is_dr
     [
         (lambda x, g, e: snap_lib.confidential_tables(x, _schema(), cells=None), "give each record's cell"),
         (lambda x, g, e: snap_lib.confidential_tables(x, _schema(), cells=g[:-1]), "one cell per record"),
-        (lambda x, g, e: snap_lib.confidential_tables(x, snap_lib.SnapshotSchema(upper=1e6), cells=g), "declare"),
+        (lambda x, g, e: snap_lib.confidential_tables(x, snap_mech.SnapshotSchema(upper=1e6), cells=g), "declare"),
         (lambda x, g, e: snap_lib.confidential_tables(x, _schema(risk=RISK), cells=g), "exposure group"),
         (
             lambda x, g, e: snap_lib.confidential_tables(
-                x, _schema(risk=snap_lib.RiskSchema("a", "b")), cells=g, risk_groups=e, outcome=np.full(x.size, 2)
+                x, _schema(risk=snap_mech.RiskSchema("a", "b")), cells=g, risk_groups=e, outcome=np.full(x.size, 2)
             ),
             "0/1",
         ),
         (
             lambda x, g, e: snap_lib.confidential_tables(
-                x, _schema(risk=snap_lib.RiskSchema("a", "b")), cells=g, risk_groups=e
+                x, _schema(risk=snap_mech.RiskSchema("a", "b")), cells=g, risk_groups=e
             ),
             "outcome",
         ),
@@ -201,7 +214,7 @@ def test_records_of_undeclared_cells_are_left_out_and_the_outcome_column_counts(
     x = np.array([0.0, 5e4, 5e4, 1e5, 2e7, -3.0])
     g = np.array(["north", "north", "south", "elsewhere", "west", "west"])
     e = np.array(["a", "b", "a", "a", "b", "other"])
-    schema = _schema(risk=snap_lib.RiskSchema("a", "b"))
+    schema = _schema(risk=snap_mech.RiskSchema("a", "b"))
     t = snap_lib.confidential_tables(x, schema, cells=g, risk_groups=e, outcome=[1, 0, 1, 1, 0, 1])
     assert t.confidential_sizes.tolist() == [2, 1, 2]
     assert t.confidential_histogram[2, -1] == 1 and t.confidential_histogram[2, 0] == 1  # clipped into the end bins
@@ -308,7 +321,7 @@ def test_the_fit_puts_less_mass_in_empty_top_bins_than_clamping():
     fewer, so the synthetic mean is not inflated by the top bins' noise (the reason for the fit)."""
     gen = np.random.default_rng(0)
     x = gen.lognormal(10.3, 0.5, 1500)  # nobody above about 200,000: the top bins are empty
-    schema = snap_lib.SnapshotSchema(upper=1e6)
+    schema = snap_mech.SnapshotSchema(upper=1e6)
     top = schema.edges[:-1] >= 2e5
     clamp, fit = [], []
     for seed in range(12):

@@ -10,12 +10,12 @@ from scipy import stats
 
 from dpcore.validation import DPInputError
 from dpcore.views.stratified import (
-    _noisy_chain,
     stratified_synthesize,
     synthesize_chain,
     synthesizer_sweep,
     synthetic_parity,
 )
+from dpcore.views.stratified.synthesizer import _noisy_chain
 
 
 def _exact_chain(c, s):

@@ -23,8 +23,10 @@ sys.path.insert(0, str(ROOT / "deploy"))
 
 from upload_bombs import nested_parquet, wide_csv, xlsx_bomb  # noqa: E402
 
-from dpcore.data import io as data  # noqa: E402 - the module whose limits the tests lower
+from dpcore.data import io as data  # noqa: E402
 from dpcore.data import load_income_file, read_table  # noqa: E402
+from dpcore.data.io import binary as io_binary  # noqa: E402 - the modules whose limits the tests lower
+from dpcore.data.io import csv_shape as io_csv_shape  # noqa: E402
 from dpcore.validation import DPInputError  # noqa: E402
 
 
@@ -51,7 +53,7 @@ def test_workbook_bomb_is_refused_from_its_zip_directory_before_parsing():
 
 
 def test_workbook_declaring_too_many_cells_is_refused_before_parsing(monkeypatch):
-    monkeypatch.setattr(data, "MAX_TABLE_CELLS", 100_000)
+    monkeypatch.setattr(io_binary, "MAX_TABLE_CELLS", 100_000)
     bomb = xlsx_bomb(5.0)  # 87,719 data rows x 2 columns, declared in <dimension>
     with pytest.raises(
         DPInputError,
@@ -67,7 +69,7 @@ def test_workbook_that_hides_its_size_is_parsed_in_a_child_process_and_stopped_a
     # no <dimension> and under the sheet-XML cap: only the child's own limits stop it. While it runs,
     # the parse is in a child process (the app process's thread only waits on a pipe, so the GIL is
     # free for the other sessions); at the CPU-time limit the child is stopped and the user is told why.
-    monkeypatch.setattr(data, "WORKBOOK_SECONDS", 2)
+    monkeypatch.setattr(io_binary, "WORKBOOK_SECONDS", 2)
     bomb = xlsx_bomb(40.0, declare_dimension=False)
     before = _children()
     outcome: list[BaseException | None] = []
@@ -94,7 +96,7 @@ def test_workbook_that_hides_its_size_is_parsed_in_a_child_process_and_stopped_a
 
 
 def test_workbook_child_out_of_memory_is_a_clear_message(monkeypatch):
-    monkeypatch.setattr(data, "WORKBOOK_MEMORY_BYTES", 64 * 1024**2)  # too little even to import pandas
+    monkeypatch.setattr(io_binary, "WORKBOOK_MEMORY_BYTES", 64 * 1024**2)  # too little even to import pandas
     with pytest.raises(DPInputError, match=r"book\.xlsx: reading this workbook needed more than 67\.1 MB of memory"):
         read_table(xlsx_bomb(0.01), file_name="book.xlsx")
 
@@ -218,7 +220,7 @@ def test_csv_limits_are_the_command_lines_and_come_before_pandas(no_pandas_parse
 
 
 def test_a_csv_at_the_column_limit_is_read(monkeypatch):
-    monkeypatch.setattr(data, "MAX_CSV_COLUMNS", 300)  # above the width at which the parsed blocks are joined
+    monkeypatch.setattr(io_csv_shape, "MAX_CSV_COLUMNS", 300)  # above the width at which the parsed blocks are joined
     frame, _ = read_table(wide_csv(300, rows=3).replace(b"x,x", b"x,y", 1).replace(b"x", b"income", 1))
     assert frame.shape == (3, 300)
     with pytest.raises(DPInputError, match=r"has 301 columns; at most 300 are read"):

@@ -81,6 +81,10 @@ def open_engine(
     memory_limit: str | None = None,
 ) -> Engine:
     """Create the engine called ``name`` (duckdb | spark | pandas) on ``source``."""
+    if name not in ENGINES:
+        raise DPInputError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
+    if source.kind == "frame" and name != "pandas":
+        raise DPInputError(f"an in-memory table is released with the pandas engine, not {name!r}")
     if name == "duckdb":
         from .duckdb_engine import DuckDBEngine
 

@@ -12,7 +12,7 @@ import tempfile
 import time
 import urllib.parse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ __all__ = [
     "ENGINES",
     "Source",
     "parse_source",
+    "frame_source",
     "Engine",
     "Progress",
     "gini_cell",
@@ -123,11 +124,11 @@ def income_shape(text: str) -> str:
     """The app's cell shape of one stripped text (dpcore.data's patterns: int, comma3, dot3, us, eu, point; the
     first that fits), "castable" for other texts a plain parse reads (nan, inf) and "bad" for the rest."""
 
-    from ..data.io import _NUMBER_PATTERNS
+    from ..data.io.numbers import NUMBER_PATTERNS
 
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    for name, pattern in _NUMBER_PATTERNS:
+    for name, pattern in NUMBER_PATTERNS:
         if re.fullmatch(pattern, text):
             return name
     try:
@@ -324,6 +325,20 @@ class CsvLayout:
         keep = set(needed)
         return [c if c in keep else f"__dpcore_unread_{i}" for i, c in enumerate(self.columns)]
 
+    def arrow_parse_options(self):
+        """Arrow's CSV dialect of this file, as the engines that read CSV with Arrow parse it: the header's
+        delimiter, double quotes (a quote inside one doubled), line ends inside quoted values, empty lines
+        skipped."""
+        import pyarrow.csv as pacsv
+
+        return pacsv.ParseOptions(
+            delimiter=self.delimiter,
+            quote_char='"',
+            double_quote=True,
+            newlines_in_values=True,
+            ignore_empty_lines=True,
+        )
+
 
 def _open_csv_bytes(path: str):
     """The file's bytes, decompressed (.gz, .zst, .bz2) by Arrow as the engines do; None when this Arrow
@@ -502,13 +517,16 @@ class _Step:
 
 @dataclass(frozen=True)
 class Source:
-    """Where the data are. ``kind``: csv | parquet | duckdb | postgresql. ``location``: the path, glob or
-    URL; ``query``: the SQL query (database sources). ``paths``: the files (csv/parquet)."""
+    """Where the data are. ``kind``: csv | parquet | duckdb | postgresql | frame. ``location``: the path, glob or
+    URL (for a frame: a public name, e.g. the uploaded file's); ``query``: the SQL query (database sources).
+    ``paths``: the files (csv/parquet). ``frame``: the records of an in-memory table (kind "frame", the pandas
+    engine only: :func:`frame_source`)."""
 
     kind: str
     location: str
     query: str | None = None
     paths: tuple[str, ...] = ()
+    frame: Any = field(default=None, compare=False, repr=False)
 
     @property
     def sql_query(self) -> str:
@@ -540,6 +558,8 @@ class Source:
             return f"postgresql query on {loc}: {self.query}"
         if self.kind == "duckdb":
             return f"duckdb query on {self.location}: {self.query}"
+        if self.kind == "frame":
+            return f"in-memory table {self.location}"
         return f"{self.kind} {self.location}"
 
 
@@ -547,6 +567,19 @@ _CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt", ".csv.zst")
 
 
 # complexity above the cap: one branch per source kind, in detection order
+def frame_source(frame: pd.DataFrame, name: str = "table") -> Source:
+    """An in-memory table as a source of the pandas engine: its records are read from memory, never written to
+    disk (the app's Release mode releases an uploaded file this way). ``name``: a public description for the
+    record (e.g. the uploaded file's name). Columns are typed as the frame holds them, as a Parquet file's are."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"a frame source needs a pandas DataFrame, got {type(frame).__name__}")
+    if not all(isinstance(c, str) for c in frame.columns):
+        raise DPInputError("every column of a table to release must have a name (text)")
+    if not isinstance(name, str) or not name.strip():
+        raise DPInputError("a frame source needs a name for the record (e.g. the file's name)")
+    return Source("frame", name.strip(), frame=frame)
+
+
 def parse_source(data: str, query: str | None = None) -> Source:  # noqa: C901
     """Interpret ``--data`` (and ``--query``); raise :class:`DPInputError` with what is accepted."""
     if not isinstance(data, str) or not data.strip():

@@ -55,8 +55,6 @@ def _duckdb():
     return duckdb
 
 
-_first_line = first_line
-
 _NUMERIC_TYPES = (
     "TINYINT",
     "SMALLINT",
@@ -162,7 +160,7 @@ class DuckDBEngine(Engine):
             long_line = next((p for p in self.source.paths if csv_line_too_long(p)), None)
             if long_line is not None:
                 return csv_row_too_long_error(long_line)
-        return DPInputError(f"DuckDB could not read the data: {_first_line(exc)}")
+        return DPInputError(f"DuckDB could not read the data: {first_line(exc)}")
 
     def _source_relation(self) -> str:
         s = self.source

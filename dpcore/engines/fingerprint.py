@@ -51,13 +51,7 @@ def arrow_record_batches(
             else:
                 read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES)
                 types = None
-            parse = pacsv.ParseOptions(
-                delimiter=layout.delimiter,
-                quote_char='"',
-                double_quote=True,
-                newlines_in_values=True,
-                ignore_empty_lines=True,
-            )
+            parse = layout.arrow_parse_options()
             convert = pacsv.ConvertOptions(
                 column_types=types, null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True
             )

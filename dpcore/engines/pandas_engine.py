@@ -173,6 +173,14 @@ class PandasEngine(Engine):
         import pyarrow.parquet as pq
 
         s = self.source
+        if s.kind == "frame":  # an in-memory table: typed as its columns are, like a Parquet file's
+            try:
+                table = pa.Table.from_pandas(s.frame, preserve_index=False)
+            except (pa.ArrowException, ValueError, TypeError) as exc:
+                raise DPInputError(f"the table's columns cannot be read: {first_line(exc)}") from None
+            self._check_schema(table.schema)
+            yield from table.select(self._needed()).to_batches(max_chunksize=CHUNK_ROWS)
+            return
         if s.kind == "postgresql":
             with self.progress.step("staging the PostgreSQL query to Parquet"):
                 paths: tuple[str, ...] = (stage_postgres(s, self.workdir, self.progress),)
@@ -224,13 +232,7 @@ class PandasEngine(Engine):
                 )
             else:  # a codec this Arrow build lacks: its own header reading
                 read = pacsv.ReadOptions(block_size=MAX_CSV_ROW_BYTES)
-            parse = pacsv.ParseOptions(
-                delimiter=layout.delimiter,
-                quote_char='"',
-                double_quote=True,
-                newlines_in_values=True,
-                ignore_empty_lines=True,
-            )
+            parse = layout.arrow_parse_options()
             convert = pacsv.ConvertOptions(
                 include_columns=needed,
                 column_types={c: pa.string() for c in needed},
@@ -310,6 +312,12 @@ class PandasEngine(Engine):
         """The record fingerprints of the source in each of ``versions`` (:mod:`dpcore.record_fingerprint`): every
         column, read by Arrow in chunks as this engine reads (CSV all as text with the shared header layout;
         Parquet typed)."""
+        if (
+            self.source.kind == "frame"
+        ):  # the app's fingerprint of the same records (dpcore.ledger.dataset_fingerprints)
+            from ..record_fingerprint import frame_fingerprints
+
+            return frame_fingerprints(self.source.frame, versions)
         from .fingerprint import source_record_fingerprints
 
         return source_record_fingerprints(self.source, versions, workdir=self.workdir, progress=self.progress)

@@ -2,15 +2,21 @@
 ``groupBy(...).applyInPandas``. ``--master local[*]`` by default; under ``spark-submit`` the session of the
 submission (its master, its cluster) is used, so the same command runs on a cluster.
 
-The executors must be able to import ``dpcore`` (local mode: this process's ``PYTHONPATH`` is passed on;
-on a cluster: ``spark-submit --py-files dpcore.zip`` or ``pip install`` dpcore on the nodes). Database
-sources (DuckDB files, PostgreSQL) are first staged to Parquet by the driver (DuckDB's ``COPY`` /
+The executors must be able to import ``dpcore``: in local mode this process's ``PYTHONPATH`` is passed on;
+on a cluster (``--master spark://...``, or a submission's master) the engine ships the driver's dpcore as a
+zip (``SparkContext.addPyFile``), unless the driver itself imported it from one (``spark-submit --py-files``).
+The executors' Python is ``PYSPARK_PYTHON`` (default: the driver's interpreter), which must exist on every
+node with the driver's minor version and numpy, pandas and pyarrow. A ``spark://`` master that does not
+accept a connection is refused at once.
+
+Database sources (DuckDB files, PostgreSQL) are first staged to Parquet by the driver (DuckDB's ``COPY`` /
 ``psycopg`` in batches), so no JDBC driver is needed; on a cluster, point ``--data`` at Parquet files the
 executors can read (HDFS, S3, a shared file system) instead.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Sequence
@@ -75,7 +81,53 @@ def java_available() -> bool:
     return shutil.which("java") is not None
 
 
-_first_line = first_line
+def standalone_master_unreachable(master: str, timeout: float = 5.0) -> str | None:
+    """Why no master of a standalone URL (``spark://host:port[,host:port...]``) accepts a connection, or None
+    when one does (or the URL is not a standalone one). Spark itself retries a master that does not answer for
+    a minute, prints Java stack traces and ends with a message that does not name the master; a TCP
+    connection tells a wrong host or port in a few seconds."""
+    import socket
+
+    if not master.startswith("spark://"):
+        return None
+    reasons = []
+    for address in master[len("spark://") :].split(","):
+        host, _, port_text = address.strip().rpartition(":")
+        host = host.strip("[]")  # an IPv6 address: [::1]:7077
+        if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            return (
+                f"--master {master!r} is not a Spark master URL: use spark://HOST:PORT "
+                "(the master's port, 7077 by default)"
+            )
+        try:
+            with socket.create_connection((host, int(port_text)), timeout=timeout):
+                return None
+        except OSError as exc:
+            reasons.append(f"{host}:{port_text}: {exc.strerror or exc}")
+    return (
+        f"no Spark master answers at {master} ({'; '.join(reasons)}): start the master "
+        "(spark-class org.apache.spark.deploy.master.Master) or correct --master"
+    )
+
+
+def write_package_zip(package: Path, directory: str) -> str:
+    """The ``.py`` files of ``package`` (a directory) in a zip in ``directory``, as ``<package name>/...`` (the
+    layout ``zipimport`` reads; the executors' code needs no data files); its path. The file is named by its
+    content's hash: a long-lived session given the zip of a second release fetches it to the same name on the
+    executors, which Spark refuses for different contents."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(package.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                zf.write(path, path.relative_to(package.parent).as_posix())
+    data = buffer.getvalue()
+    archive = os.path.join(directory, f"{package.name}-{hashlib.sha256(data).hexdigest()[:16]}.zip")
+    with open(archive, "wb") as out:
+        out.write(data)
+    return archive
 
 
 def _gini_udf(by: list[str], lower: float, upper: float, beta: float):
@@ -150,14 +202,33 @@ class SparkEngine(Engine):
         )
         if local:
             builder = builder.config("spark.sql.shuffle.partitions", str(LOCAL_SHUFFLE_PARTITIONS))
+        elif self._owns_session:
+            why = standalone_master_unreachable(master_url)
+            if why is not None:
+                raise DPInputError(why)
         with self.progress.step(f"starting Spark ({master or ('local[*]' if not configured else 'spark-submit')})"):
             try:
                 self.spark = builder.getOrCreate()
             except Exception as exc:  # Java missing or broken: PySparkRuntimeError, OSError, ...
-                raise DPInputError(f"Spark could not start: {_first_line(exc)}") from None
+                raise DPInputError(f"Spark could not start: {first_line(exc)}") from None
         self.spark.sparkContext.setLogLevel("ERROR")
+        if not local:
+            self._ship_dpcore()
         self.d = sqlmod.SPARK
         self._prepared = False
+
+    def _ship_dpcore(self) -> None:
+        """Send this driver's dpcore to the executors of a cluster (``SparkContext.addPyFile``): the per-cell
+        Gini and the record fingerprint run dpcore's code in the executors, which a standalone, YARN or
+        Kubernetes worker cannot import from the driver's ``PYTHONPATH`` (it starts its executors with its
+        own environment). The zip is first on the executors' path, so they run the driver's version even where
+        another dpcore is installed. A dpcore imported from a zip (``spark-submit --py-files dpcore.zip``) is
+        already shipped by the submission."""
+        package = Path(__file__).resolve().parents[1]
+        if not package.is_dir():
+            return
+        with self.progress.step("shipping dpcore to the executors (SparkContext.addPyFile)"):
+            self.spark.sparkContext.addPyFile(write_package_zip(package, self.workdir))
 
     def _sql(self, query: str) -> Any:
         from pyspark.errors import PySparkException
@@ -165,7 +236,7 @@ class SparkEngine(Engine):
         try:
             return self.spark.sql(query)
         except PySparkException as exc:
-            raise DPInputError(f"Spark could not read the data: {_first_line(exc)}") from None
+            raise DPInputError(f"Spark could not read the data: {first_line(exc)}") from None
 
     def _collect(self, query: str) -> pd.DataFrame:
         from py4j.protocol import Py4JJavaError
@@ -184,7 +255,7 @@ class SparkEngine(Engine):
         try:
             con.execute(f"COPY ({self.source.query}) TO {sqlmod.DUCKDB.text(out)} (FORMAT parquet)")
         except duckdb.Error as exc:
-            raise DPInputError(f"DuckDB could not read the data: {_first_line(exc)}") from None
+            raise DPInputError(f"DuckDB could not read the data: {first_line(exc)}") from None
         finally:
             con.close()
         return out
@@ -211,7 +282,7 @@ class SparkEngine(Engine):
             else:  # pragma: no cover
                 raise DPInputError(f"unknown source kind {s.kind!r}")
         except PySparkException as exc:
-            raise DPInputError(f"Spark could not read the data: {_first_line(exc)}") from None
+            raise DPInputError(f"Spark could not read the data: {first_line(exc)}") from None
         self._missing_columns(df.columns)
         kinds = {f.name: column_kind(f.dataType) for f in df.schema.fields}
         self._check_column_kinds(kinds)
@@ -275,12 +346,7 @@ class SparkEngine(Engine):
                     return source_record_fingerprints(s, versions, workdir=self.workdir, progress=self.progress)
                 schema = T.StructType([T.StructField(c.strip(), T.StringType(), True) for c in layout.columns])
                 frames.append(
-                    self.spark.read.option("header", True)
-                    .option("sep", layout.delimiter)
-                    .option("quote", '"')
-                    .option("escape", '"')
-                    .option("encoding", "UTF-8")
-                    .option("multiLine", True)
+                    self._csv_reader(layout)
                     .option("mode", "FAILFAST")
                     .option("enforceSchema", True)
                     .schema(schema)
@@ -331,14 +397,7 @@ class SparkEngine(Engine):
         frames = []
         self._layouts = self._csv_layouts()
         for layout in self._layouts:
-            reader = (
-                self.spark.read.option("header", True)
-                .option("sep", layout.delimiter)
-                .option("quote", '"')
-                .option("escape", '"')
-                .option("encoding", "UTF-8")
-                .option("multiLine", True)
-            )
+            reader = self._csv_reader(layout)
             if layout.columns:
                 schema = T.StructType([T.StructField(c, T.StringType(), True) for c in layout.read_names(needed)])
                 reader = reader.schema(schema).option("mode", "FAILFAST").option("enforceSchema", True)
@@ -348,6 +407,18 @@ class SparkEngine(Engine):
             out = out.unionByName(df)
         return out
 
+    def _csv_reader(self, layout: Any) -> Any:
+        """Spark's CSV reader in the dialect every engine reads: a header line, the header's delimiter, double
+        quotes (a quote inside one doubled), UTF-8, line ends inside quoted values."""
+        return (
+            self.spark.read.option("header", True)
+            .option("sep", layout.delimiter)
+            .option("quote", '"')
+            .option("escape", '"')
+            .option("encoding", "UTF-8")
+            .option("multiLine", True)
+        )
+
     def _spark_error(self, exc: Exception, prefix: str) -> DPInputError:
         """Spark's errors as the messages of every engine where they mean the same (a malformed CSV row);
         others as their first line."""
@@ -355,7 +426,7 @@ class SparkEngine(Engine):
         if self.source.kind == "csv" and "Malformed" in text and getattr(self, "_layouts", None):
             layout = next((lay for lay in self._layouts if lay.path in text), self._layouts[0])
             return csv_fields_error(layout.path, len(layout.columns))
-        return DPInputError(f"{prefix}: {_first_line(exc)}")
+        return DPInputError(f"{prefix}: {first_line(exc)}")
 
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
         self.prepare()
@@ -415,7 +486,7 @@ class SparkEngine(Engine):
                     df = None
                 frame = grouped.applyInPandas(_gini_udf(by, lower, upper, beta), schema=schema).toPandas()
             except PySparkException as exc:
-                raise DPInputError(f"Spark failed: {_first_line(exc)}") from None
+                raise DPInputError(f"Spark failed: {first_line(exc)}") from None
         if not by and frame.empty:
             frame = pd.DataFrame({"n": [0], "confidential_gini": [0.0], "confidential_smooth_sensitivity": [0.0]})
         frame["n"] = frame["n"].astype(np.int64)

@@ -86,10 +86,10 @@ def income_number(d: Dialect, column: str, number_format: str = "plain") -> str:
 def income_shapes(d: Dialect, income: str) -> str:
     """(shape, smallest text) of the non-blank income texts, shaped as :func:`dpcore.engines.income_shape`
     (the app's cell patterns): the input of :func:`dpcore.engines.decide_income_format`."""
-    from ..data.io import _NUMBER_PATTERNS
+    from ..data.io.numbers import NUMBER_PATTERNS
 
     t = "__t"
-    cases = " ".join(f"WHEN {d.full_match(t, pattern)} THEN {d.text(name)}" for name, pattern in _NUMBER_PATTERNS)
+    cases = " ".join(f"WHEN {d.full_match(t, pattern)} THEN {d.text(name)}" for name, pattern in NUMBER_PATTERNS)
     shape = f"CASE {cases} WHEN TRY_CAST({t} AS DOUBLE) IS NOT NULL THEN 'castable' ELSE 'bad' END"
     col = d.quote(income)
     return (

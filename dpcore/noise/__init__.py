@@ -8,7 +8,11 @@ Submodules:
   (alpha, beta) calibration (Nissim, Raskhodnikova & Smith 2007).
 * ``smooth`` - the light-tailed smooth-sensitivity noises (Laplace, Laplace log-normal), their
   calibrations and privacy statements, and the registry ``SMOOTH_NOISES``.
-* ``secure`` - the samplers of real releases: OpenDP and the certified generalized-Cauchy sampler.
+* ``guarantees`` - what the samplers of real releases are calibrated and certified by, computed without
+  drawing: OpenDP's Laplace scale for an epsilon, the certified generalized-Cauchy sampler's bounds, the
+  output grid of every released Gini.
+* ``secure`` - the samplers of real releases: OpenDP and the certified generalized-Cauchy sampler (called
+  only by :mod:`dpcore.mechanisms`).
 
 The public names of ``samplers`` and ``certificates`` are importable from here (``from dpcore import
 noise; noise.sample_laplace(...)``), the public API's path. ``smooth`` and ``secure`` are imported where

@@ -151,9 +151,9 @@ def smooth_noise_privacy_loss(gamma: float, alpha: float, beta: float, *, tol: f
     (Nissim, Raskhodnikova & Smith 2007, Definition 2.1 / Lemma 2.6). For neighbours the
     scaled output density shifts by at most alpha and dilates by at most e^beta; the loss is
 
-        sup_{|delta| <= alpha, |lambda| <= beta, u}  | lambda + ln h(u) - ln h(e^-lambda (u - delta)) |
+        sup_{|delta| <= alpha, |lambda| <= beta, u}  | lambda + ln h(u) - ln h(e^-lambda (u - delta)) |.
 
-    (design.md section 4). The sups over delta and lambda are solved exactly (see
+    The sups over delta and lambda are solved exactly (see
     ``_loss_profiles``); the sup over u uses a grid refined adaptively with a certified local
     Lipschitz bound between grid points, plus an analytic bound for the tail beyond the grid.
     The returned value is >= the true supremum and exceeds it by at most ``tol``.

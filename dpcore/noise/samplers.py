@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..lazy import LazyModule
+from ..lazy import special
 from ..rng import SecureRandom
 from ..validation import (
     DPInputError,
@@ -33,10 +33,6 @@ from ..validation import (
     check_int,
     check_positive,
 )
-
-#: scipy.special costs about 0.2 s to import (its array-API layer pulls numpy.f2py); a command-line release
-#: of counts or means never calls it
-special = LazyModule("scipy.special")
 
 __all__ = [
     "laplace_scale",

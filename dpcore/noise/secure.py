@@ -1,9 +1,10 @@
 """Noise for real releases: OpenDP's exact samplers, and a certified generalized-Cauchy sampler.
 
 Exploration pages and Monte Carlo use the fast numpy samplers of :mod:`dpcore.noise`. A real
-release (``dpcore.release.make_release``, the ``release(...)`` methods of the planner's statistics
-with ``rng=None``) draws its noise here, where floating-point artefacts (Mironov 2012) cannot break
-the guarantee:
+release draws its noise here, always through a mechanism of :mod:`dpcore.mechanisms` (the only callers
+outside this package), where floating-point artefacts (Mironov 2012) cannot break the guarantee. What the
+draws are calibrated and certified by (OpenDP's Laplace scale for an epsilon, the certified sampler's
+bounds, the Gini's output grid) is computed without drawing in :mod:`dpcore.noise.guarantees`:
 
 * :func:`release_integer_counts` -- discrete Laplace (two-sided geometric) noise on integers,
   OpenDP ``make_laplace`` on ``vector_domain(atom_domain(T=i64))`` / ``l1_distance(T=i64)``
@@ -11,8 +12,8 @@ the guarantee:
   ``d_in -> d_in / scale``.
 * :func:`release_real_values` -- OpenDP's floating-point-safe Laplace on float vectors (discrete
   Laplace on a grid 2^k, then rounded; OpenDP's privacy map accounts for the rounding, so the map
-  can exceed ``d_in / scale`` by about 1e-6 relative; :func:`laplace_scale_for` returns the
-  smallest scale whose map is within a target epsilon).
+  can exceed ``d_in / scale`` by about 1e-6 relative; :func:`dpcore.noise.guarantees.laplace_scale_for`
+  returns the smallest scale whose map is within a target epsilon).
 * :func:`release_gaussian_values` -- OpenDP ``make_gaussian`` (discrete Gaussian on a grid):
   rho-zCDP with ``rho = map(d_in)``; with ``delta`` given, also (epsilon, delta) by OpenDP's
   ``make_zCDP_to_approxDP`` + ``make_fix_delta``.
@@ -58,67 +59,28 @@ import numpy as np
 from ..rng import SecureRandom
 from ..validation import DPInputError, as_generator, check_finite, check_positive
 from .ahead import AheadReport, discrete_laplace, drawn_ahead, take_ahead
+from .guarantees import (
+    GC_UNIFORM_BITS,
+    GC_WORKING_BITS,
+    cell_range,
+    float_laplace_measurement,
+    gc_pure_sampler_excess,
+    generalized_cauchy_sampler_tv,
+    load_opendp,
+)
 from .samplers import GeneralizedCauchy, sample_gaussian, sample_laplace, sample_two_sided_geometric
 
 __all__ = [
     "NoiseDraw",
+    "is_simulation",
     "release_integer_counts",
     "integer_noise_ahead",
     "release_real_values",
     "release_gaussian_values",
     "release_generalized_cauchy",
-    "laplace_scale_for",
     "draw_on_cores",
     "noise_threads",
-    "generalized_cauchy_sampler_tv",
-    "GINI_GRID",
-    "GINI_WINDOW",
-    "publish_gini",
-    "GC_UNIFORM_BITS",
-    "GC_CDF_ERROR_BITS",
 ]
-
-#: random bits of the uniform that the generalized-Cauchy sampler inverts
-GC_UNIFORM_BITS = 128
-#: working precision (bits) of the exact CDF evaluation
-GC_WORKING_BITS = 192
-#: stated bound eta = 2^-GC_CDF_ERROR_BITS on |computed CDF - exact CDF| at 192-bit precision
-#: (tests compare with a 384-bit evaluation; the observed error is below 2^-170)
-GC_CDF_ERROR_BITS = 150
-#: the one public grid of every released Gini index (CLI, app release, planner, dpcore.gini.release_gini)
-GINI_GRID = 1e-6
-#: the one public window of every released Gini index: the Gini of non-negative incomes lies in [0, 1]
-GINI_WINDOW = (0.0, 1.0)
-_GINI_GRID_DECIMALS = 6  # GINI_GRID = 10^-6: a grid point is the nearest double to a 6-decimal number
-
-
-def publish_gini(value: Any) -> float:
-    """The published form of a noisy Gini index: clamped to :data:`GINI_WINDOW` = [0, 1] and rounded to
-    the nearest point of :data:`GINI_GRID` = 1e-6 (returned as the double nearest that 6-decimal number).
-
-    Both steps use only the noisy value and public constants, so they are post-processing: the release keeps
-    the noise's (epsilon, delta). Clamping can only move the value towards the truth (the Gini of
-    non-negative incomes lies in [0, 1]), and one grid for every path (command line, app release, planner,
-    :func:`dpcore.gini.release_gini`) means the same statistic is never published to different precisions.
-    An infinite value (a heavy-tailed draw overflowing) goes to the nearer end; NaN is refused.
-
-    Example:
-
-    >>> publish_gini(0.4321234567), publish_gini(-0.2), publish_gini(1.7)
-    (0.432123, 0.0, 1.0)
-    """
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise DPInputError(f"a released Gini must be a number, got {value!r}") from None
-    if math.isnan(number):
-        raise DPInputError("a released Gini cannot be NaN: the noisy value was not computed")
-    lo, hi = GINI_WINDOW
-    return round(min(max(number, lo), hi), _GINI_GRID_DECIMALS)
-
-
-#: default public clamp window of the generalized-Cauchy output, in grid units (+-2^52 cells)
-_DEFAULT_HALF_WINDOW_CELLS = 2**52
 
 
 @dataclass(frozen=True)
@@ -166,13 +128,6 @@ class NoiseDraw:
             "simulated": self.simulated,
             "notes": list(self.notes),
         }
-
-
-def _opendp():
-    import opendp.prelude as dp  # imported here: heavy, and only real releases need it
-
-    dp.enable_features("contrib")
-    return dp
 
 
 @lru_cache(maxsize=1)
@@ -234,7 +189,9 @@ def draw_on_cores(measurement: Any, values: np.ndarray, *, threads: int | None =
     return out
 
 
-def _simulated(rng: Any) -> bool:
+def is_simulation(rng: Any) -> bool:
+    """True when ``rng`` asks for a simulation (a numpy Generator or a seed: the numpy samplers, reproducible),
+    False for a real draw (None or :class:`dpcore.rng.SecureRandom`: OpenDP or the certified sampler)."""
     return rng is not None and not isinstance(rng, SecureRandom)
 
 
@@ -277,7 +234,7 @@ def _sensitivity(sensitivity: Any) -> float | None:
 
 def _discrete_laplace(scale: float) -> Any:
     """OpenDP's exact discrete Laplace of ``scale`` on integer vectors (L1 distance)."""
-    return discrete_laplace(_opendp(), scale)
+    return discrete_laplace(load_opendp(), scale)
 
 
 def _saturating_add(counts: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -319,7 +276,7 @@ def release_integer_counts(
     scale = check_positive(scale, "scale")
     arr = _int_vector(counts)
     sens = None if sensitivity is None else int(check_positive(sensitivity, "sensitivity"))
-    if _simulated(rng):
+    if is_simulation(rng):
         k = sample_two_sided_geometric(1.0 / scale, arr.size, rng=as_generator(rng))
         eps = None if sens is None else sens / scale
         return NoiseDraw(
@@ -355,29 +312,6 @@ def release_integer_counts(
 # ---------------------------------------------------------------------------------------------
 
 
-def _float_laplace(scale: float):
-    dp = _opendp()
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)
-    return dp.m.make_laplace(*space, scale=float(scale))
-
-
-@lru_cache(maxsize=512)
-def laplace_scale_for(epsilon: float, sensitivity: float) -> float:
-    """Smallest scale (within 1e-9 relative) whose OpenDP float-Laplace privacy map at ``sensitivity``
-    is <= ``epsilon``: sensitivity/epsilon, enlarged by OpenDP's rounding allowance (about 1e-6)."""
-    from ..validation import check_epsilon
-
-    eps = check_epsilon(epsilon)
-    sens = check_positive(sensitivity, "sensitivity")
-    scale = sens / eps
-    for _ in range(60):
-        got = float(_float_laplace(scale).map(sens))
-        if got <= eps:
-            return scale
-        scale *= (got / eps) * (1.0 + 1e-12)
-    raise DPInputError("could not find an OpenDP Laplace scale for this epsilon")  # pragma: no cover
-
-
 def release_real_values(
     values: Any,
     *,
@@ -405,7 +339,7 @@ def release_real_values(
     arr = _float_vector(values)
     sens = _sensitivity(sensitivity)
     shown = repr(scale) if confidential_scale_label is None else confidential_scale_label
-    if _simulated(rng):
+    if is_simulation(rng):
         z = sample_laplace(scale, arr.size, rng=as_generator(rng))
         return NoiseDraw(
             arr + z,
@@ -417,7 +351,7 @@ def release_real_values(
             sens,
             True,
         )
-    meas = _float_laplace(scale)
+    meas = float_laplace_measurement(scale)
     out = draw_on_cores(meas, np.asarray(arr, dtype=np.float64), threads=threads)
     eps = None if sens is None else float(meas.map(sens))
     name = (
@@ -459,7 +393,7 @@ def release_gaussian_values(
         from ..validation import check_delta
 
         delta = check_delta(delta)
-    if _simulated(rng):
+    if is_simulation(rng):
         z = sample_gaussian(sigma, arr.size, rng=as_generator(rng))
         rho = None if sens is None else sens * sens / (2 * sigma * sigma)
         return NoiseDraw(
@@ -472,7 +406,7 @@ def release_gaussian_values(
             sens,
             True,
         )
-    dp = _opendp()
+    dp = load_opendp()
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
     meas = dp.m.make_gaussian(*space, scale=float(sigma))
     out = draw_on_cores(meas, np.asarray(arr, dtype=np.float64), threads=threads)
@@ -531,76 +465,6 @@ class _GCExactCDF:
         t = abs(z) ** self.gamma
         tail = ctx.betainc(self.b, self.a, 0, 1 / (1 + t), regularized=True) / 2
         return 1 - tail if z > 0 else tail
-
-
-def _grid_range(grid: float, window: Any) -> tuple[int, int]:
-    """Grid indices k_lo = ceil(lo/grid), k_hi = floor(hi/grid) of the public window (exact rationals)."""
-    if window is None:
-        return -_DEFAULT_HALF_WINDOW_CELLS, _DEFAULT_HALF_WINDOW_CELLS
-    try:
-        lo, hi = window
-    except (TypeError, ValueError):
-        raise DPInputError("window must be a pair (lower, upper) of public numbers") from None
-    lo = check_finite(lo, "window lower")
-    hi = check_finite(hi, "window upper")
-    g = Fraction(grid)
-    k_lo = math.ceil(Fraction(lo) / g)
-    k_hi = math.floor(Fraction(hi) / g)
-    if k_hi <= k_lo:
-        raise DPInputError("the window must contain at least two grid points")
-    return k_lo, k_hi
-
-
-def generalized_cauchy_sampler_tv(n_boundaries: int, bits: int = GC_UNIFORM_BITS) -> float:
-    """tau = N_b (2^-bits + 2 eta), eta = 2^-(bits + 64 - 42) (the CDF error at bits + 64 working bits;
-    2^-150 at the default 128 bits): bound on the total-variation distance between what
-    :func:`release_generalized_cauchy` samples and the ideal snapped law (any data)."""
-    from ..validation import check_int
-
-    n_boundaries = check_int(n_boundaries, "n_boundaries", minimum=0)
-    bits = check_int(bits, "bits", minimum=8, maximum=4096)
-    eta = 2.0 ** -(bits + 64 - (GC_WORKING_BITS - GC_CDF_ERROR_BITS))
-    return float(n_boundaries) * (2.0**-bits + 2.0 * eta)
-
-
-def _gc_min_cell_log_mass(gamma: float, grid: float, width: float, scales) -> float:
-    """ln of a lower bound on the probability of every output cell, for any centre in the window and
-    any noise scale in [min(scales), max(scales)]: each cell (the clamp cells included) contains an
-    interval of length ``grid`` at distance <= width + grid from the centre, so its mass is at least
-    (grid/s) h((width + grid)/s), h(z) = C/(1+|z|^gamma); this is unimodal in s, so its minimum over
-    the scale range is at an end."""
-    c = math.log(gamma * math.sin(math.pi / gamma) / (2 * math.pi))
-    d = width + grid
-    vals = []
-    for sc in scales:
-        z = d / sc
-        vals.append(math.log(grid / sc) + c - float(np.logaddexp(0.0, gamma * math.log(z))))
-    return min(vals)
-
-
-def gc_pure_sampler_excess(
-    gamma: float, grid: float, window: Any, min_scale: float, max_scale: float, bits: int | None = None
-) -> tuple[float, int]:
-    """(excess, bits) of the pure-DP mode of :func:`release_generalized_cauchy`.
-
-    Every sampled cell probability is within tau1 = 2 (2^-bits + eta) of the ideal one, and every ideal
-    cell probability is >= p_min (:func:`_gc_min_cell_log_mass`), so the sampled law's likelihood ratio
-    exceeds the ideal one's by at most (1 + r)/(1 - r), r = tau1 / p_min: the sampler is
-    (epsilon + ln((1 + r)/(1 - r)))-DP, delta = 0. ``bits`` defaults to the smallest multiple of 64
-    (>= 128) with r <= 2^-100. Public inputs only.
-    """
-    k_lo, k_hi = _grid_range(grid, window)
-    width = (k_hi - k_lo) * grid
-    log_pmin = _gc_min_cell_log_mass(gamma, grid, width, (min_scale, max_scale))
-    if bits is None:
-        need = -log_pmin / math.log(2) + 102
-        bits = max(128, 64 * math.ceil(need / 64))
-    eta_log2 = -(bits + 64 - (GC_WORKING_BITS - GC_CDF_ERROR_BITS))  # eta at working precision bits + 64
-    log_tau1 = math.log(2.0) + float(np.logaddexp(-bits * math.log(2), eta_log2 * math.log(2) + math.log(2)))
-    r = math.exp(min(log_tau1 - log_pmin, 0.0))
-    if r >= 0.5:
-        raise DPInputError("the certified sampler cannot bound this configuration; use more bits")
-    return float(math.log1p(r) - math.log1p(-r)), int(bits)
 
 
 def _find_cell(cdf: _GCExactCDF, u, k_lo: int, k_hi: int, guess: int) -> int:
@@ -687,7 +551,7 @@ def release_generalized_cauchy(
     bits = GC_UNIFORM_BITS if bits is None else int(bits)
     if not 8 <= bits <= 4096:
         raise DPInputError("bits must be between 8 and 4096")
-    k_lo, k_hi = _grid_range(grid, window)
+    k_lo, k_hi = cell_range(grid, window)
     if pure:
         value = min(max(value, k_lo * grid), k_hi * grid)
     n_boundaries = k_hi - k_lo
@@ -708,7 +572,7 @@ def release_generalized_cauchy(
         notes = ("delta here is the total-variation bound tau; the mechanism's delta is (1 + e^epsilon) tau",)
     window_txt = f"[{k_lo} grid, {k_hi} grid]"
     dist = GeneralizedCauchy(gamma)
-    if _simulated(rng):
+    if is_simulation(rng):
         gen = as_generator(rng)
         y = value + scale * float(dist.rvs(1, gen)[0])
         k = int(min(max(round(y / grid), k_lo), k_hi)) if math.isfinite(y) else (k_hi if y > 0 else k_lo)
@@ -767,7 +631,7 @@ def _gc_exact_pmfs(
     sampled[k] = exact probability that :func:`release_generalized_cauchy` returns k, i.e.
     #{m : F(b_{k-1}) < (m + 1/2) 2^-bits <= F(b_k)} / 2^bits, as Fractions.
     """
-    k_lo, k_hi = _grid_range(grid, window)
+    k_lo, k_hi = cell_range(grid, window)
     cdf = _GCExactCDF(value, scale, gamma, grid, bits + 64 if prec is None else prec)
     ctx = cdf.ctx
     two_b = 2**bits

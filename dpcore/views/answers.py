@@ -18,6 +18,8 @@ from scipy import optimize
 
 from .. import defaults
 from .. import planner as planner_lib
+from ..planner.closed_forms import laplace_interval_prob
+from ..planner.solve import bisect_log
 from ..validation import DPInputError, check_epsilon, check_finite, check_int, check_positive, check_probability
 from .gini import subsample
 
@@ -64,8 +66,26 @@ class EpsilonRecommendation:
     why_no_epsilon: str
     recommendation: str
 
+    @classmethod
+    def found(
+        cls, statistic: str, target_error: float, confidence: float, epsilon: float, achieved: float, text: str
+    ) -> EpsilonRecommendation:
+        """The recommendation of ``epsilon``, which reaches the target with probability ``achieved``."""
+        return cls(statistic, float(target_error), float(confidence), epsilon, achieved, "", text)
+
+    @classmethod
+    def not_found(
+        cls, statistic: str, target_error: float, confidence: float, why: str, text: str
+    ) -> EpsilonRecommendation:
+        """No ε up to the caller's limit: ``why`` (the reason) and ``text`` (the sentence that says so)."""
+        return cls(statistic, float(target_error), float(confidence), None, None, why, text)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _above_limit(epsilon: float, limit: float) -> str:
+    return f"the target needs ε = {epsilon:.3g}, above the limit {limit:g}"
 
 
 def _abs_error_quantile(stat: planner_lib.GiniStatistic, epsilon: float, level: float) -> float:
@@ -268,38 +288,29 @@ def gini_recommendation(
     try:
         solution = planner_lib.solve_epsilon(stat, target)
     except DPInputError as exc:
-        return EpsilonRecommendation(
-            statistic="gini",
-            target_error=float(target_error),
-            confidence=float(confidence),
-            recommended_epsilon=None,
-            achieved_probability=None,
-            why_no_epsilon=str(exc),
-            recommendation=_no_epsilon_text(
-                "Gini", f"{target_error:g}", confidence, min(limit, stat.eps_max), None, advice
-            ),
+        return EpsilonRecommendation.not_found(
+            "gini",
+            target_error,
+            confidence,
+            str(exc),
+            _no_epsilon_text("Gini", f"{target_error:g}", confidence, min(limit, stat.eps_max), None, advice),
         )
     eps = float(solution.epsilon)
     if eps > limit:
-        return EpsilonRecommendation(
-            statistic="gini",
-            target_error=float(target_error),
-            confidence=float(confidence),
-            recommended_epsilon=None,
-            achieved_probability=None,
-            why_no_epsilon=f"the target needs ε = {eps:.3g}, above the limit {limit:g}",
-            recommendation=_no_epsilon_text("Gini", f"{target_error:g}", confidence, limit, eps, advice),
+        return EpsilonRecommendation.not_found(
+            "gini",
+            target_error,
+            confidence,
+            _above_limit(eps, limit),
+            _no_epsilon_text("Gini", f"{target_error:g}", confidence, limit, eps, advice),
         )
-    recommendation = EpsilonRecommendation(
-        statistic="gini",
-        target_error=float(target_error),
-        confidence=float(confidence),
-        recommended_epsilon=eps,
-        achieved_probability=float(solution.achieved),
-        why_no_epsilon="",
-        recommendation=(
-            f"To be within ±{target_error:g} of the true Gini {100 * confidence:g}% of the time, use ε = {eps:.3g}."
-        ),
+    recommendation = EpsilonRecommendation.found(
+        "gini",
+        target_error,
+        confidence,
+        eps,
+        float(solution.achieved),
+        f"To be within ±{target_error:g} of the true Gini {100 * confidence:g}% of the time, use ε = {eps:.3g}.",
     )
     return _at_least(recommendation, stat, target.rel_error, min_epsilon, f"±{target_error:g} of the true Gini")
 
@@ -347,6 +358,20 @@ class StatisticAnswer:
     q90_error: float = math.nan
     q99_error: float = math.nan
 
+    @classmethod
+    def from_quantiles(
+        cls,
+        statistic: str,
+        epsilon: float,
+        rel: Sequence[float],
+        errors: Sequence[float],
+        truth_scale: float,
+        sentence: str,
+    ) -> StatisticAnswer:
+        """The answer from the three quantiles (:data:`ANSWER_LEVELS`) of the relative and of the absolute error."""
+        (median_rel, q90_rel, q99_rel), (median, q90, q99) = rel, errors
+        return cls(statistic, epsilon, median_rel, q90_rel, q99_rel, truth_scale, sentence, median, q90, q99)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -391,18 +416,7 @@ def statistic_answer(
             jointly=" (all at once)",
             missed="at least one is off by",
         )
-    return StatisticAnswer(
-        statistic=stat.name,
-        epsilon=epsilon,
-        median_rel_error=rel[0],
-        q90_rel_error=rel[1],
-        q99_rel_error=rel[2],
-        truth_scale=scale,
-        sentence=sentence,
-        median_error=errors[0],
-        q90_error=errors[1],
-        q99_error=errors[2],
-    )
+    return StatisticAnswer.from_quantiles(stat.name, epsilon, rel, errors, scale, sentence)
 
 
 def statistic_recommendation(
@@ -431,33 +445,28 @@ def statistic_recommendation(
     try:
         solution = planner_lib.solve_epsilon(stat, planner_lib.AccuracyTarget(target_error / truth, confidence))
     except DPInputError as exc:
-        return EpsilonRecommendation(
+        return EpsilonRecommendation.not_found(
             stat.kind,
-            float(target_error),
-            float(confidence),
-            None,
-            None,
+            target_error,
+            confidence,
             str(exc),
             _no_epsilon_text(noun, within, confidence, min(limit, stat.eps_max), None, advice),
         )
     eps = float(solution.epsilon)
     if eps > limit:
-        return EpsilonRecommendation(
+        return EpsilonRecommendation.not_found(
             stat.kind,
-            float(target_error),
-            float(confidence),
-            None,
-            None,
-            f"the target needs ε = {eps:.3g}, above the limit {limit:g}",
+            target_error,
+            confidence,
+            _above_limit(eps, limit),
             _no_epsilon_text(noun, within, confidence, limit, eps, advice),
         )
-    return EpsilonRecommendation(
+    return EpsilonRecommendation.found(
         stat.kind,
-        float(target_error),
-        float(confidence),
+        target_error,
+        confidence,
         eps,
         float(solution.achieved),
-        "",
         f"To be within ±{within} of the true {truth_noun or noun} {100 * confidence:g}% of "
         f"the time, use ε = {eps:.3g}.",
     )
@@ -466,7 +475,7 @@ def statistic_recommendation(
 def _group_means_within(stat: planner_lib.GroupMeans, epsilon: float, error: float) -> float:
     """P(every published group mean within ±``error`` of its true mean) at ``epsilon``: the product over the
     (independent) groups of P(|c_g + L_g| <= error), L_g ~ Laplace((U - L)/(n_g ε)), c_g the clipping bias."""
-    p = planner_lib._laplace_interval_prob(
+    p = laplace_interval_prob(
         np.full(len(stat.counts), float(error)),
         np.asarray(stat.bias, dtype=float),
         np.asarray(stat.scale(epsilon), dtype=float),
@@ -519,18 +528,7 @@ def group_means_sentence(stat: planner_lib.GroupMeans, *, epsilon: float) -> Sta
         missed="at least one is off by",
         jointly=" (all groups at once)",
     )
-    return StatisticAnswer(
-        statistic=stat.name,
-        epsilon=epsilon,
-        median_rel_error=rel[0],
-        q90_rel_error=rel[1],
-        q99_rel_error=rel[2],
-        truth_scale=math.nan,
-        sentence=sentence,
-        median_error=errors[0],
-        q90_error=errors[1],
-        q99_error=errors[2],
-    )
+    return StatisticAnswer.from_quantiles(stat.name, epsilon, rel, errors, math.nan, sentence)
 
 
 def group_means_recommendation(
@@ -552,12 +550,10 @@ def group_means_recommendation(
             f"clipping to {float(stat.lower):,.6g}–{float(stat.upper):,.6g} moves the mean of group "
             f"{stat.labels[worst]} by {_format_units(float(bias[worst]))}, more than the target"
         )
-        return EpsilonRecommendation(
+        return EpsilonRecommendation.not_found(
             stat.kind,
-            float(target_error),
-            float(confidence),
-            None,
-            None,
+            target_error,
+            confidence,
             why,
             f"No ε keeps every published group mean within ±{within} of its true mean: "
             f"{why}. Relax the target or raise the clip limit.",
@@ -565,12 +561,10 @@ def group_means_recommendation(
     ok = lambda e: _group_means_within(stat, e, target_error) >= confidence  # noqa: E731
     top = max(limit, float(stat.eps_max))
     if not ok(top):
-        return EpsilonRecommendation(
+        return EpsilonRecommendation.not_found(
             stat.kind,
-            float(target_error),
-            float(confidence),
-            None,
-            None,
+            target_error,
+            confidence,
             f"even ε = {top:g} does not reach the target",
             _no_epsilon_text(
                 "mean of every group", within, confidence, limit, None, "relax the target or raise the clip limit"
@@ -579,27 +573,24 @@ def group_means_recommendation(
     eps = (
         float(stat.eps_min)
         if ok(float(stat.eps_min))
-        else planner_lib._bisect_log(ok, float(stat.eps_min), top, rel=planner_lib.EXACT_REL)
+        else bisect_log(ok, float(stat.eps_min), top, rel=planner_lib.EXACT_REL)
     )
     if eps > limit:
-        return EpsilonRecommendation(
+        return EpsilonRecommendation.not_found(
             stat.kind,
-            float(target_error),
-            float(confidence),
-            None,
-            None,
-            f"the target needs ε = {eps:.3g}, above the limit {limit:g}",
+            target_error,
+            confidence,
+            _above_limit(eps, limit),
             _no_epsilon_text(
                 "mean of every group", within, confidence, limit, eps, "relax the target or raise the clip limit"
             ),
         )
-    return EpsilonRecommendation(
+    return EpsilonRecommendation.found(
         stat.kind,
-        float(target_error),
-        float(confidence),
+        target_error,
+        confidence,
         eps,
         _group_means_within(stat, eps, target_error),
-        "",
         f"To have every group mean within ±{within} of its true mean {100 * confidence:g}% "
         f"of the time, use ε = {eps:.3g}.",
     )

@@ -19,12 +19,12 @@ from ..noise.smooth import (
     SMOOTH_NOISES,
     LaplaceLogNormal,
     LaplaceNoise,
-    _CauchyAdapter,
-    _check_type,
     lln_optimal_sigma,
     noise_distribution,
     smooth_calibration,
 )
+from ..noise.smooth.common import check_type
+from ..noise.smooth.entry import CauchyAdapter
 from ..validation import DPInputError, check_delta, check_epsilon, check_int
 from .gini import published_abs_error_quantiles, published_rmse
 
@@ -141,6 +141,14 @@ class NoiseComparison:
         }
 
 
+def _error_row(name: str, cal: Any, scale: float, quantiles: Any, rmse: float | None) -> NoiseErrorRow:
+    """One noise's row: its calibration, ``scale``, and the median, 90% and 99% absolute errors and RMSE given."""
+    q50, q90, q99 = (float(v) for v in quantiles)
+    return NoiseErrorRow(
+        name, SMOOTH_NOISES[name], cal.alpha, cal.beta, scale, q50, q90, q99, rmse, cal.cost, cal.statement()
+    )
+
+
 def compare_noises(
     x: Any,
     *,
@@ -175,22 +183,8 @@ def compare_noises(
             ).value
         scale = cache[cal.beta] / cal.alpha
         dist = noise_distribution(cal)
-        q50, q90, q99 = (float(v) for v in published_abs_error_quantiles(true_gini, scale, dist))
-        rows.append(
-            NoiseErrorRow(
-                name,
-                SMOOTH_NOISES[name],
-                cal.alpha,
-                cal.beta,
-                scale,
-                q50,
-                q90,
-                q99,
-                published_rmse(true_gini, scale, dist) if math.isfinite(float(dist.variance)) else None,
-                cal.cost,
-                cal.statement(),
-            )
-        )
+        rmse = published_rmse(true_gini, scale, dist) if math.isfinite(float(dist.variance)) else None
+        rows.append(_error_row(name, cal, scale, published_abs_error_quantiles(true_gini, scale, dist), rmse))
     return NoiseComparison(epsilon, delta, float(gamma), tuple(rows), true_gini)
 
 
@@ -211,23 +205,9 @@ def unit_tradeoff(
         cal = smooth_calibration(name, epsilon, delta=delta, gamma=gamma, mode=calibration)
         dist = noise_distribution(cal)
         scale = 1.0 / cal.alpha
-        q50, q90, q99 = (scale * float(dist.abs_quantile(p)) for p in (0.5, 0.9, 0.99))
         var = float(dist.variance)
-        rows.append(
-            NoiseErrorRow(
-                name,
-                SMOOTH_NOISES[name],
-                cal.alpha,
-                cal.beta,
-                scale,
-                q50,
-                q90,
-                q99,
-                scale * math.sqrt(var) if math.isfinite(var) else None,
-                cal.cost,
-                cal.statement(),
-            )
-        )
+        quantiles = [scale * float(dist.abs_quantile(p)) for p in (0.5, 0.9, 0.99)]
+        rows.append(_error_row(name, cal, scale, quantiles, scale * math.sqrt(var) if math.isfinite(var) else None))
     return NoiseComparison(epsilon, delta, float(gamma), tuple(rows))
 
 
@@ -237,7 +217,7 @@ def error_density_curves(
     """noise -> (error grid, density of the release error) on a common range (±1.2 x the largest light-tailed 99th pct),
     cut to the errors a published Gini can have, [-g, 1 - g] (the clamp's ends hold the rest of the mass), when the
     comparison is on data."""
-    _check_type(comparison, NoiseComparison, "comparison")
+    check_type(comparison, NoiseComparison, "comparison")
     n_points = check_int(n_points, "n_points", minimum=11, maximum=5001)
     light = [r.q99_abs_error for r in comparison.rows if r.noise != "cauchy"]
     half = 1.2 * max(light) if light else 1.2 * comparison.rows[0].q99_abs_error
@@ -245,9 +225,9 @@ def error_density_curves(
     grid = np.linspace(-half, half, n_points) if g is None else np.linspace(-min(half, g), min(half, 1 - g), n_points)
     out = {}
     for r in comparison.rows:
-        dist: _CauchyAdapter | LaplaceNoise | LaplaceLogNormal
+        dist: CauchyAdapter | LaplaceNoise | LaplaceLogNormal
         if r.noise == "cauchy":
-            dist = _CauchyAdapter(comparison.gamma)
+            dist = CauchyAdapter(comparison.gamma)
         elif r.noise == "laplace":
             dist = LaplaceNoise()
         else:

@@ -35,18 +35,20 @@ from scipy import special
 
 from .. import defaults, noise
 from .. import percentiles as percentile_mechanisms
+from ..mechanisms import ExponentialQuantileMechanism, HistogramMechanism
 from ..percentiles import (
     PSEO_LOWER,
     PSEO_TOP,
-    _check_q,
-    _check_relation,
-    _smooth_from_profile,
     bin_edges,
     cell_bin_counts,
+    check_earnings,
+    check_q,
+    check_relation,
     percentile_rank,
     relative_accuracy,
     simulate_histogram_percentiles,
 )
+from ..percentiles.rivals import smooth_from_profile
 from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_int, check_positive
 from . import answers as answer_experiments
 
@@ -242,7 +244,7 @@ def make_cell_panel(values: Any, cell: Any, q: Any = (25, 50, 75)) -> CellPanel:
         raise DPInputError("no cells: the panel is empty")
     if not np.all(np.isfinite(x)) or np.any(x < 0):
         raise DPInputError("earnings must be finite and >= 0")
-    qa = _check_q(q)
+    qa = check_q(q)
     order = np.lexsort((x, c))
     x, c = x[order], c[order].astype(np.int64)
     n = np.bincount(c)
@@ -288,10 +290,10 @@ def simulate_accuracy(
     eps_arr = np.array([check_epsilon(e) for e in epsilons], dtype=float)
     if eps_arr.size == 0:
         raise DPInputError("give at least one epsilon")
-    qv = float(_check_q([q])[0])
+    qv = float(check_q([q])[0])
     n_draws = check_int(n_draws, "noise draws", minimum=1, maximum=100_000)
     rival_percentiles = check_int(rival_percentiles, "percentiles sharing the rivals' budget", minimum=1)
-    _check_relation(relation)
+    check_relation(relation)
     gen = as_generator(rng)
     if qv not in panel.q:
         raise DPInputError(f"the panel has no true {qv:g}th percentile; build it with q including {qv:g}")
@@ -335,7 +337,7 @@ def simulate_accuracy(
         for i in range(panel.n_cells):
             xs = np.clip(panel.values[starts[i] : starts[i] + panel.n[i]], PSEO_LOWER, PSEO_TOP)
             rank = percentile_rank(int(panel.n[i]), qv)
-            s_all[i] = _smooth_from_profile(xs, rank, PSEO_LOWER, PSEO_TOP, betas)[0]
+            s_all[i] = smooth_from_profile(xs, rank, PSEO_LOWER, PSEO_TOP, betas)[0]
             step += 1
             if i % 50 == 0:
                 _progress(progress, step / total_steps, f"smooth sensitivity of cell {i + 1} of {panel.n_cells}")
@@ -579,9 +581,9 @@ def cell_view(
     Accuracy against epsilon is :func:`cell_curves_view` (it does not depend on epsilon).
     """
     epsilon = check_epsilon(epsilon)
-    relation = _check_relation(relation)
+    relation = check_relation(relation)
     seed = check_int(seed, "seed", minimum=0)
-    qa = _check_q(q)
+    qa = check_q(q)
     n = check_int(n, "cell size", minimum=1)
     cell, dropped, info = _cell_values(values, source, n, cell_number)
     if scheme == "custom":
@@ -666,9 +668,9 @@ def cell_curves_view(
     """Accuracy against epsilon (:data:`CURVE_EPSILONS`) for percentile ``q`` of the cell that
     :func:`cell_view` builds from the same ``values``/``source``/``n``/``cell_number``: the bin schemes with
     ``n_bins`` bins and ``relation`` (noise from ``seed``) and the rivals (``seed + 1``)."""
-    relation = _check_relation(relation)
+    relation = check_relation(relation)
     seed = check_int(seed, "seed", minimum=0)
-    q = float(_check_q([q])[0])
+    q = float(check_q([q])[0])
     cell, _, _ = _cell_values(values, source, check_int(n, "cell size", minimum=1), cell_number)
     return CellCurvesView(
         q, int(n_bins), relation, _cell_curves(cell, q=q, n_bins=n_bins, relation=relation, seed=seed)
@@ -695,7 +697,7 @@ def cell_answer_statistic(
     n_sims = check_int(n_sims, "simulated releases n_sims", minimum=1)
     seed = check_int(seed, "seed", minimum=0)  # 1.5 is refused, never truncated
     cell, _, _ = _cell_values(values, source, n, cell_number)
-    cell = percentile_mechanisms._earnings(cell, "the cell's earnings")  # a one-person cell refused, as in cell_view
+    cell = check_earnings(cell, "the cell's earnings")  # a one-person cell refused, as in cell_view
     return planner_lib.PercentilesStatistic(
         (np.maximum(cell, 0.0),),
         q=(50.0,),
@@ -763,7 +765,7 @@ def many_cells_view(
     composition), earnings simulated to match them, the median released 20 times per cell with log-normal,
     even (``n_bins`` bins) and PSEO bins (noise from ``seed``)."""
     epsilon = check_epsilon(epsilon)
-    relation = _check_relation(relation)
+    relation = check_relation(relation)
     panel = _panel(n_cells, agg_level)
     true = panel.true[:, 1]  # the panel holds p25, p50, p75
     gen = np.random.default_rng(check_int(seed, "seed", minimum=0))
@@ -960,15 +962,15 @@ def exponential_cell_view(
     seed: int = 2026,
 ) -> ExponentialCellView:
     """The page's one cell (the cell of :func:`cell_view`) with ``method = "exponential"``: the level ``q`` chosen
-    among the "pseo-fine" candidates by :class:`dpcore.percentiles.ExponentialQuantileMechanism` (replace one
+    among the "pseo-fine" candidates by :class:`dpcore.mechanisms.ExponentialQuantileMechanism` (replace one
     person, cell size public; seed + 4) and read off the PSEO noisy histogram (21 bins, seed + 1), both at
     ``epsilon``; the median absolute error of each over ``n_draws`` simulated releases (seeds + 5, + 6)."""
     epsilon = check_epsilon(epsilon)
     seed = check_int(seed, "seed", minimum=0)
     n_draws = check_int(n_draws, "n_draws", minimum=10, maximum=20_000)
     cell, dropped, info = _cell_values(values, source, check_int(n, "cell size", minimum=1), cell_number)
-    em = percentile_mechanisms.ExponentialQuantileMechanism(epsilon, q=(q,))
-    hist = percentile_mechanisms.HistogramMechanism(epsilon, q=(q,))
+    em = ExponentialQuantileMechanism(epsilon, q=(q,))
+    hist = HistogramMechanism(epsilon, q=(q,))
     grid_counts = percentile_mechanisms.histogram_counts(cell, em.candidates, min_size=1).counts[None, :]
     bin_counts = percentile_mechanisms.histogram_counts(cell, hist.edges, min_size=1).counts[None, :]
     true = float(percentile_mechanisms.empirical_percentile(cell, [q])[0])

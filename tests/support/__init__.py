@@ -17,8 +17,9 @@ Page tests: ``from support import open_page, page_text, assert_clean, page_scrip
 * :func:`outside_event_loop` - call a function that uses ``asyncio.run`` (the benchmarks' WebSocket client) in a
   fresh thread, so it works while Playwright's sync API (a session-wide Chromium) holds the main thread's loop.
 
-Servers: ``support.postgres`` (a throw-away PostgreSQL server), ``support.browser`` (the shared app server and
-Chromium helpers behind the ``app_server`` / ``browser`` / ``tab`` fixtures of tests/conftest.py).
+Servers: ``support.postgres`` (a throw-away PostgreSQL server), ``support.spark_cluster`` (a throw-away Spark
+standalone cluster: a master and a worker from pyspark's spark-class), ``support.browser`` (the shared app
+server and Chromium helpers behind the ``app_server`` / ``browser`` / ``tab`` fixtures of tests/conftest.py).
 Figures: ``support.figures.assert_same_spec`` (two figure specs equal, types included).
 """
 

@@ -1,9 +1,10 @@
 """Release mode of the planner page: the real DP release, paid from the durable ledger (dpcore.ledger).
 
-One entry point, :func:`release_panel`, called by ``app_pages/planner.py`` in Release mode, and one
-function, :func:`release_choices`, that says what a release would use (ε per statistic, the cap):
-the panel's fields start from it and the plan file of Plan mode (``ui.planner.views``) is written
-from it, so the downloaded plan is the release this panel makes.
+One entry point, :func:`release_panel`, called by ``app_pages/planner.py`` in Release mode. What a release
+would use (ε per statistic, the cap, the declared groups) is :func:`ui.planner.choices.release_choices`: the
+panel's fields start from it and the plan file of Plan mode (``ui.planner.views``) is written from it, so the
+downloaded plan is the release this panel makes. The ledger, the accounts and the identity of the data are
+:mod:`ui.planner.accounts`; the session state both modes share is :mod:`ui.planner.plan_state`.
 
 * One budget per population, shared with the command line: an uploaded file is a *source* attached to
   a population (the people it describes) by the record fingerprint of its parsed records
@@ -44,14 +45,9 @@ default SQLite file ``~/.local/share/dpcore/ledger.db`` (``dpcore.ledger.default
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
@@ -61,42 +57,51 @@ from dpcore import budget as budget_lib
 from dpcore import ledger as ledger_lib
 from dpcore import memo as memo_lib
 from dpcore import planner as planner_lib
-from dpcore import record_fingerprint, release_card
 from dpcore import release as release_lib
+from dpcore import release_card
 from ui import memo as memo_html
-from ui.common import PAGE_VALUES, guard, qp_number
+from ui.common import guard, qp_number
 from ui.notices import outcome_to_show
-from ui.planner.views import CONFIDENTIAL_PLAN_NOTE, PLAN_KEY, PLAN_TARGETS_KEY, plan_solved_on_confidential
-
-RANDOM_GROUPS_REFUSAL = (
-    "A real release cannot use **random groups A/B/C**: they are a planning device drawn with the sidebar seed, "
-    "not groups of your data, so numbers released by them describe nobody and would still spend budget. Choose a "
-    "group column of your file under *Groups / cells*, or release only statistics without groups "
-    "(Gini, mean, count)."
+from ui.planner.accounts import (
+    WAIT_NOTE,
+    NoLedgerYet,
+    dataset_identity,
+    find_account,
+    is_source_fingerprint,
+    ledger_or_ask,
+    ledger_place,
+    missing_income_rows,
+    population_for_release,
+    upload_bytes,
+    upload_fingerprints,
 )
-GROUP_KINDS = ("percentiles", "group_medians", "group_means", "ratio")
+from ui.planner.choices import (
+    CAP_KEY,
+    GROUP_KINDS,
+    LABELS_KEY,
+    LABELS_PUBLIC_KEY,
+    RANDOM_GROUPS_REFUSAL,
+    SIZES_PUBLIC_KEY,
+    eps_key,
+    group_declaration,
+    large_epsilon_warning,
+    plan_differences,
+    release_cells,
+    release_choices,
+    release_plan,
+    round_up,
+)
+from ui.planner.plan_state import (
+    CONFIDENTIAL_PLAN_NOTE,
+    PLAN_TARGETS_KEY,
+    RELEASE_COUNTER,
+    RELEASE_OUTCOME,
+    RELEASE_REQUEST,
+)
+
 DELTA_CAPS = [0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-6]
 DEFAULT_DELTA_CAP = 1e-8
-#: bounds of the release's ε fields and of the cap field (the fields and release_choices use the same)
-EPS_FIELD_MIN, EPS_FIELD_MAX = 0.0001, 100.0
-CAP_FIELD_MIN, CAP_FIELD_MAX = 0.001, 100.0
-#: from this total ε on, the panel and the plan say that the release protects almost nothing (e^10 = 22,026)
-LARGE_EPSILON = 10.0
-CAP_KEY = "planner_cap"
-#: session keys of the one-click-one-charge protocol (see the module docstring)
-RELEASE_COUNTER = "_planner_release_counter"
-RELEASE_REQUEST = "_planner_release_request"
-RELEASE_OUTCOME = "_planner_release_outcome"
 CONFIRM_LABEL = "I understand that this spends privacy budget that cannot be recovered."
-
-
-def _round_up(value: float) -> float:
-    """ε rounded *up* to 4 decimals (the field's precision), so the release never has less ε than planned."""
-    return math.ceil(float(value) * 1e4 - 1e-9) / 1e4
-
-
-def eps_key(kind: str) -> str:
-    return f"planner_rel_eps_{kind}"
 
 
 def confirm_key(counter: int) -> str:
@@ -109,286 +114,9 @@ def confirm_key(counter: int) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ReleaseChoices:
-    """What Release mode will release: ε per statistic, the cap, the cells, and where they come from.
-
-    ``epsilons``: kind -> ε (the panel's field: the user's value, else the accuracy-first plan rounded
-    up to the field's 4 decimals when it was solved on public or synthetic data, else the budget-first
-    split); ``starts``: kind -> the value the field starts from (the same without the user's value);
-    ``cap``: the account's fixed cap, else the cap field (``cap_start``: the release's cost rounded up to
-    0.1, at least 2); ``cap_fixed``: the account exists; ``planned``: kind -> the unrounded
-    accuracy-first ε (empty without a plan); ``planned_confidential``: that plan was solved on the
-    confidential file, so it started nothing (an ε computed from the records is not a DP output).
-    ``keys``: {group column: the group labels declared public} or None; ``cell_sizes``: "public" when the
-    groups' sizes are declared public too (the release then uses them exactly), else "noisy" (only the
-    command line releases noisy cell sizes); ``groups_refusal``: why Release mode cannot release the group
-    statistics (None when there are none or they can be released); ``noisy_cell_epsilon``: what the noisy
-    cell sizes add to the plan file's cost (``dpcore.plan``: n_epsilon per statistic with cells)."""
-
-    epsilons: dict[str, float]
-    cap: float
-    cap_fixed: bool
-    planned: dict[str, float]
-    planned_confidential: bool = False
-    starts: dict[str, float] = dataclasses.field(default_factory=dict)
-    cap_start: float = 2.0
-    keys: dict[str, list[str]] | None = None
-    cell_sizes: str = "noisy"
-    groups_refusal: str | None = None
-    noisy_cell_epsilon: float = 0.0
-    #: fields whose value is out of range, in words (nothing is released or written while there is one)
-    problems: tuple[str, ...] = ()
-
-    @property
-    def total(self) -> float:
-        return math.fsum(self.epsilons.values())
-
-    @property
-    def declared_labels(self) -> list[str] | None:
-        """The group labels declared public (the groups a release lists), or None."""
-        return None if not self.keys else next(iter(self.keys.values()))
-
-
-def _typed_value(key: str, default: float) -> float:
-    """The value the number field ``key`` holds or will start with, as ``ui.common.qp_number`` starts it, as typed
-    (this session's value, else the link's, else the value it showed on the page's last visit when not its default
-    (``ui.common.PAGE_VALUES``), else ``default``); not clamped: a value out of range is said in words
-    (:func:`range_problem`)."""
-    if key in st.session_state:
-        return float(st.session_state[key])
-    raw = st.query_params.get(key)
-    if raw is None:
-        return float(st.session_state.get(PAGE_VALUES, {}).get(key, default))
-    try:
-        return float(raw)
-    except ValueError:
-        return float(default)
-
-
-def range_problem(what: str, value: float, low: float, high: float) -> str | None:
-    """Why a field's value cannot be used, in words (the field itself only turned red, "between 0.00 and 100.00"
-    while 0 was refused), or None."""
-    if math.isfinite(value) and low <= value <= high:
-        return None
-    return f"{what} must be between {low:g} and {high:g} (it is {value:g}): nothing is released with it."
-
-
-def large_epsilon_warning(total: float) -> str | None:
-    """The warning for a release whose ε protects almost nothing (from :data:`LARGE_EPSILON` on), or None."""
-    if not total >= LARGE_EPSILON:
-        return None
-    return (
-        f"**ε = {total:g} protects almost nothing:** one person's record may change the probability of any result "
-        f"by a factor e^ε = {math.exp(min(total, 700)):.2g}, so the release says nearly as much about each person "
-        "as the exact numbers would. Typical releases use ε of about 0.1 to 5."
-    )
-
-
-def _field_value(key: str, default: float, low: float, high: float) -> float:
-    """The value the number field ``key`` holds or will start with (as ``ui.common.qp_number``: this
-    session's value, else the link's value clamped to [low, high], else the value it showed on the page's last
-    visit when not its default (``ui.common.PAGE_VALUES``), else ``default``)."""
-    if key in st.session_state:
-        return float(st.session_state[key])
-    raw = st.query_params.get(key)
-    if raw is None:
-        return float(st.session_state.get(PAGE_VALUES, {}).get(key, default))
-    try:
-        number = float(raw)
-    except ValueError:
-        return float(default)
-    if number != number:
-        return float(default)
-    return float(min(max(number, low), high))
-
-
-def planned_epsilons(kinds: Sequence[str]) -> dict[str, float]:
-    """The accuracy-first plan of this session (kind -> smallest ε), for the chosen kinds."""
-    return {k: float(v) for k, v in (st.session_state.get(PLAN_KEY) or {}).items() if k in kinds}
-
-
-def plan_cap_default(plan_total: float) -> float:
-    """The cap field's starting value: at least the release's total (rounded up to 0.1), at least 2."""
-    return max(2.0, math.ceil(plan_total * 10 - 1e-9) / 10) if plan_total > 0 else 2.0
-
-
-def release_allocation(kinds: Sequence[str]) -> dict[str, float]:
-    """The budget-first split the ε fields start from without an accuracy-first plan: the split of the total-ε
-    slider's value (kept in the session or the link while Release mode hides the slider), in both modes."""
-    from ui.planner.views import TOTAL_KEY, TOTAL_RANGE, TOTAL_START, allocation
-
-    return allocation(list(kinds), _field_value(TOTAL_KEY, TOTAL_START, *TOTAL_RANGE))
-
-
-def release_choices(
-    kinds: Sequence[str],
-    allocation: dict[str, float],
-    account: Any = None,
-    *,
-    ds: Any = None,
-    group_column: str | None = None,
-) -> ReleaseChoices:
-    """Everything Release mode uses: ε per statistic, the cap, the declared cells (``account``: the data's ledger
-    account, if any; ``ds``, ``group_column``: the data and the group column of the group statistics, None for
-    random groups). The panel draws its fields from it and releases what it says after they are drawn; the
-    plan file of Plan mode is written from it: the downloaded plan is the release."""
-    from dpcore.cell_keys import DEFAULT_N_EPSILON
-
-    planned = planned_epsilons(kinds)
-    confidential = bool(planned) and plan_solved_on_confidential()
-    start = {} if confidential else planned  # an ε solved on the confidential file never starts a field
-    starts = {kind: _round_up(start.get(kind, allocation.get(kind, 0.1))) for kind in kinds}
-    epsilons = {kind: _typed_value(eps_key(kind), starts[kind]) for kind in kinds}
-    problems = [
-        range_problem(f"ε for {planner_lib.STAT_KINDS[kind]}", eps, EPS_FIELD_MIN, EPS_FIELD_MAX)
-        for kind, eps in epsilons.items()
-    ]
-    grouped = [kind for kind in kinds if kind in GROUP_KINDS]
-    declaration = group_declaration(ds, group_column) if grouped and ds is not None and group_column else None
-    keys, cell_sizes, refusal = release_cells(declaration, group_column, grouped)
-    noisy = DEFAULT_N_EPSILON * len(grouped) if group_column and cell_sizes == "noisy" else 0.0
-    cells = dict(keys=keys, cell_sizes=cell_sizes, groups_refusal=refusal, noisy_cell_epsilon=noisy)
-    if account is not None:
-        cap = float(account.cap_epsilon)
-        said = tuple(p for p in problems if p)
-        return ReleaseChoices(epsilons, cap, True, planned, confidential, starts, cap, **cells, problems=said)
-    cap_start = plan_cap_default(math.fsum(e for e in epsilons.values() if math.isfinite(e) and e > 0) + noisy)
-    cap = _typed_value(CAP_KEY, cap_start)
-    problems.append(range_problem("The ε cap", cap, CAP_FIELD_MIN, CAP_FIELD_MAX))
-    said = tuple(p for p in problems if p)
-    return ReleaseChoices(epsilons, cap, False, planned, confidential, starts, cap_start, **cells, problems=said)
-
-
-def release_plan(
-    choices: ReleaseChoices,
-    kinds: Sequence[str],
-    statistic_for: Callable[[str], Any],
-    params_for: Callable[[str], Any] | None,
-    ds: Any,
-    group_column: str | None,
-) -> tuple[Any, list[str]]:
-    """``(plan, left_out)``: the release ``choices`` says as a ``dpcore.plan.ReleasePlan``
-    (:func:`dpcore.plan.plan_from_planner_choices`), the plan file of Plan mode and the ``plan.toml`` of a release's
-    zip; ``left_out``: the statistics a plan cannot hold, named."""
-    from dpcore.plan import plan_from_planner_choices
-    from ui.planner.views import app_negative_incomes
-
-    return plan_from_planner_choices(
-        list(kinds),
-        statistic_for,
-        choices.epsilons,
-        dataset=ds.name,
-        income=ds.column,
-        cap_epsilon=choices.cap,
-        group_column=group_column,
-        params_for=params_for,
-        negative_incomes=app_negative_incomes(ds),
-        keys=choices.keys,
-        cell_sizes=choices.cell_sizes,
-    )
-
-
-def plan_differences(plan: dict[str, float], chosen: dict[str, float], cap: float) -> list[str]:
-    """Sentences for every way the release differs from the plan (ε per statistic, total above the cap)."""
-    out = []
-    for kind, eps in chosen.items():
-        planned = plan.get(kind)
-        if planned is not None and abs(eps - _round_up(planned)) > 1e-9:
-            effect = "less accurate than planned" if eps < planned else "more accurate than planned, and costs more"
-            out.append(
-                f"{planner_lib.STAT_KINDS[kind]}: ε = {eps:.4g} instead of the planned {planned:.4g} ({effect})."
-            )
-        elif planned is None and plan:
-            out.append(
-                f"{planner_lib.STAT_KINDS[kind]} was not in the plan (ε = {eps:.4g}, its accuracy was not checked)."
-            )
-    total = sum(chosen.values())
-    if total > cap * (1 + 1e-12):
-        out.append(f"The release's total ε = {total:.4g} is above the cap ε = {cap:.4g}: the ledger will refuse it.")
-    return out
-
-
 # ---------------------------------------------------------------------------------------------
 # The ledger: opened, never created silently; lock waits said
 # ---------------------------------------------------------------------------------------------
-
-_WAIT_NOTE = threading.local()  # the running script's placeholder for lock-wait notes (one per script thread)
-_LOCK_WAITS_SAID = [0]  # lock-wait notes said in this process (tests release a held lock once one was said)
-
-
-def lock_waits_said() -> int:
-    """How many lock-wait notes the panel has said in this process."""
-    return _LOCK_WAITS_SAID[0]
-
-
-def _note_lock_wait(line: str) -> None:
-    """``on_wait`` of the app's ledger: say in the running page that the release waits for the lock.
-
-    The ledger calls it from the thread that waits, i.e. the script thread of the session releasing;
-    the placeholder is that session's, so another session's wait is never shown here."""
-    slot = getattr(_WAIT_NOTE, "slot", None)
-    if slot is not None:
-        _WAIT_NOTE.lines.append(line)
-        _LOCK_WAITS_SAID[0] += 1
-        slot.info(f"Waiting for the ledger: {line}", icon=":material/hourglass_top:")
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _open_ledger(url: str) -> ledger_lib.LedgerDB:
-    """One LedgerDB per URL (the set-up runs once per process); a missing ledger raises (not cached)."""
-    return ledger_lib.open_ledger(url, create=False, on_wait=_note_lock_wait)
-
-
-def ledger_place(url: str) -> str:
-    """Where the ledger at ``url`` lives, for a sentence (a file path, or host and database; no password)."""
-    if url.startswith("sqlite:///"):
-        return url[len("sqlite:///") :] or url
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or "localhost"
-        return f"PostgreSQL database {parts.path.lstrip('/') or '?'} on {host}:{parts.port or 5432}"
-    except ValueError:
-        return "the configured ledger database"
-
-
-class _NoLedgerYet:
-    """Stands for a ledger that does not exist yet: no account, nothing spent (the panel still shows what
-    a release would be, with the button disabled until the ledger is created)."""
-
-    def find_account(self, dataset_id: str) -> None:
-        return None
-
-    def describe(self) -> str:
-        return "not created yet"
-
-
-def _ledger_or_ask(url: str) -> Any:
-    """The ledger at ``url``; a :class:`_NoLedgerYet` after asking to create a missing one; None after
-    an error naming a ledger that cannot be used."""
-    try:
-        return _open_ledger(url)
-    except ledger_lib.LedgerMissing:
-        place = ledger_place(url)
-        st.warning(
-            f"**No budget ledger exists at `{place}` yet. Create it?** The ledger keeps every release's "
-            "privacy cost for good. It is created once, on purpose, so that a ledger that went missing is "
-            "noticed instead of silently starting again with full budgets. "
-            f"(Set `{ledger_lib.ENV_VAR}` to use another SQLite file or a PostgreSQL server.)"
-        )
-        if st.button("Create the budget ledger", key="planner_create_ledger"):
-            with guard(f"the budget ledger at {place}"):
-                ledger_lib.init_ledger(url)
-                st.session_state[RELEASE_OUTCOME] = ("success", f"Created the budget ledger at `{place}`.")
-                st.rerun()
-        return _NoLedgerYet()
-    except (ValueError, TypeError) as exc:  # every ledger fault is a DPInputError naming the ledger
-        st.error(f"The budget ledger cannot be used: {exc}")
-        st.caption(
-            f"The ledger is `{ledger_place(url)}`. Set `{ledger_lib.ENV_VAR}` to a `sqlite:///...` file or "
-            "a `postgresql://...` server."
-        )
-        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -414,7 +142,7 @@ def release_accuracy(
         return (
             f"target {target}: the ε it needs was solved on the confidential file (not a DP output, not in this memo)"
         )
-    if released is not None and released >= _round_up(planned) - 1e-12:
+    if released is not None and released >= round_up(planned) - 1e-12:
         return f"{target} (the plan's target, met at ε = {planned:.4g})"
     return f"less than planned: {target} needs ε = {planned:.4g}"
 
@@ -471,157 +199,6 @@ def release_memo(
     )
 
 
-def _upload_bytes() -> bytes | None:
-    uploaded = st.session_state.get("data_upload")
-    if uploaded is None or not hasattr(uploaded, "getvalue"):
-        return None
-    return uploaded.getvalue()
-
-
-def upload_population_account(db: Any, fingerprint: Any, legacy_id: str | None) -> Any:
-    """The population account an upload's records belong to, or None before their first release: the
-    population the record fingerprints (``dpcore.ledger.dataset_fingerprints`` in the ledger's versions; one hex
-    for a ledger that reads only the newest) are attached to; else (a ledger from before populations) the
-    account keyed by ``legacy_id`` (``dpcore.ledger.file_bytes_fingerprint(bytes, income column)``),
-    whose population the records then join."""
-    acct = db.source_population(fingerprint)
-    if acct is not None or legacy_id is None:
-        return acct
-    legacy = db.find_account(legacy_id)
-    if legacy is None:
-        return None
-    population = db.population_of_account(legacy.dataset_id)
-    return None if population is None else db.attach_source(fingerprint, population)
-
-
-def population_for_release(db: Any, fingerprint: Any, name: str, cap: float, cap_delta: float) -> Any:
-    """The account a first release of these records pays from: the population ``name`` (registered now with
-    this cap when new; an existing one keeps its cap, and another cap typed here is refused), with the
-    records attached to it (refused when they belong to another population)."""
-    acct = db.population(name) if name.strip() else None
-    if acct is None:
-        acct = db.register_population(name, cap, cap_delta, label=name)
-    return db.attach_source(fingerprint, acct.population)
-
-
-def _is_source_fingerprint(dataset_id: str) -> bool:
-    return not dataset_id.startswith("demo:")
-
-
-def _upload_records() -> tuple[Any, bytes]:
-    """(the upload's parsed records, or its bytes when the sidebar has no parse of them; its bytes)."""
-    from ui.sidebar import current_dataset_key
-
-    key = current_dataset_key()
-    raw = _upload_bytes()
-    if raw is None:
-        raise ledger_lib.DPInputError("the uploaded file's bytes are not available: upload it again in the sidebar")
-    if len(key) > 2 and isinstance(key[1], str) and isinstance(key[2], str):
-        from ui.sidebar import _read_upload  # the sidebar's cached parse of these bytes: not parsed again
-
-        return _read_upload(key[1], key[2], raw)[0], raw
-    return raw, raw
-
-
-def dataset_identity(ds: Any) -> tuple[str, str]:
-    """(identity, default name) of the data in use: the record fingerprint (the newest version's) of an upload's
-    parsed records (a source, attached to a population), else a demonstration account id from the sidebar
-    recipe."""
-    from ui.sidebar import current_dataset_key
-
-    key = current_dataset_key()
-    if ds.source == "upload":
-        memo_key = ("upload", key[1] if len(key) > 1 else None, ds.column)
-        memo = st.session_state.get("_release_fingerprint")
-        if memo and memo[0] == memo_key:
-            return memo[1].latest, ds.name
-        records, raw = _upload_records()
-        # every parsed record (all columns), as the command line's engines fingerprint the same file; the
-        # bytes key of older ledgers is computed once here too (the page reruns on every widget change)
-        fingerprints = ledger_lib.dataset_fingerprints(records, (record_fingerprint.LATEST_VERSION,))
-        legacy_id = ledger_lib.file_bytes_fingerprint(raw, ds.column)
-        st.session_state["_release_fingerprint"] = (memo_key, fingerprints, legacy_id)
-        return fingerprints.latest, ds.name
-    recipe = json.dumps([str(k) for k in key], separators=(",", ":"))
-    return "demo:" + hashlib.sha256(recipe.encode()).hexdigest(), f"demonstration data: {ds.name}"
-
-
-def _upload_memo(dataset_id: str) -> tuple | None:
-    """(key, record fingerprints, bytes key) that :func:`dataset_identity` kept for the upload ``dataset_id``."""
-    memo = st.session_state.get("_release_fingerprint")
-    return memo if memo and memo[1].latest == dataset_id else None
-
-
-def upload_fingerprints(db: Any, dataset_id: str) -> Any:
-    """The upload's record fingerprints in every version ``db`` reads (a ledger holding version-1 sources reads
-    versions 1 and 2): the newest computed by :func:`dataset_identity`, the others here, once per upload."""
-    memo = _upload_memo(dataset_id)
-    if memo is None:
-        return dataset_id
-    have = memo[1]
-    needed = db.record_fingerprint_versions
-    if all(v in have.versions for v in needed):
-        return have
-    fingerprints = ledger_lib.dataset_fingerprints(_upload_records()[0], sorted({*needed, *have.versions}))
-    st.session_state["_release_fingerprint"] = (memo[0], fingerprints, memo[2])
-    return fingerprints
-
-
-_ROW_MARK = "__dpcore_release_row__"
-
-
-def missing_income_rows(ds: Any, group_column: str | None) -> tuple[int, list[str] | None]:
-    """(how many rows of an upload the sidebar's cleaning removed, their group labels as text) -- the rows
-    with a missing income, and with the 'drop' policy the negative ones. A release puts them back at each
-    statistic's public lower bound (``dpcore.release.with_missing_incomes``), so the published n does not
-    depend on whether one person's income is present. (0, None) for any other data."""
-    from ui.sidebar import current_dataset_key
-
-    key = current_dataset_key()
-    raw = _upload_bytes()
-    if ds.source != "upload" or raw is None or len(key) < 5 or not all(isinstance(k, str) for k in key[1:5]):
-        return 0, None
-    from dpcore.data import clean_income_column
-    from ui.sidebar import _read_upload  # the sidebar's cached parse of these bytes: not parsed again
-
-    memo_key = (tuple(key), group_column)
-    memo = st.session_state.get("_release_missing_rows")
-    if memo and memo[0] == memo_key:
-        return memo[1]
-    frame = _read_upload(key[1], key[2], raw)[0]
-    marked = frame.assign(**{_ROW_MARK: range(len(frame))})
-    kept = clean_income_column(marked, ds.column, negative=key[4])[0][_ROW_MARK].to_numpy()
-    removed = sorted(set(range(len(frame))) - set(kept.tolist()))
-    if len(kept) != int(ds.n):  # another file than the one the sidebar cleaned: never mix two files
-        raise ledger_lib.DPInputError("the uploaded file changed while the page was drawn: upload it again")
-    labels = None
-    if removed and group_column is not None and group_column in frame.columns:
-        labels = frame[group_column].iloc[removed].astype(str).tolist()
-    st.session_state["_release_missing_rows"] = (memo_key, (len(removed), labels))
-    return len(removed), labels
-
-
-def _find_account(db: Any, ds: Any, dataset_id: str) -> Any:
-    """The account of the data in use (a population for an upload's records, the demonstration account
-    otherwise), or None before the first release."""
-    if isinstance(db, _NoLedgerYet):
-        return None
-    if ds.source == "upload" and _is_source_fingerprint(dataset_id):
-        memo = _upload_memo(dataset_id)
-        legacy_id = memo[2] if memo else None
-        return upload_population_account(db, upload_fingerprints(db, dataset_id), legacy_id)
-    return db.find_account(dataset_id)
-
-
-def existing_account(ds: Any) -> Any:
-    """The ledger account of the data in use when the ledger and the account exist, else None (a read:
-    nothing is created; a missing or faulty ledger is said by Release mode, not here)."""
-    try:
-        return _find_account(_open_ledger(ledger_lib.default_url()), ds, dataset_identity(ds)[0])
-    except (ValueError, TypeError):
-        return None
-
-
 def _readable(value: float) -> str:
     """A released number as people read it: thousands separators for incomes (no decimals when the published value
     has none: its honest digits), 6 significant digits otherwise."""
@@ -639,6 +216,8 @@ def released_table(records: Sequence[Any]) -> Any:
         ups = r.released_upper or (None,) * len(r.released)
         level = f"{100 * r.interval_level:g}% interval" if r.interval_level else "interval"
         for lab, v, lo, hi in zip(r.labels, r.released, lows, ups, strict=True):
+            if lo is not None and hi is not None and not (math.isfinite(lo) and math.isfinite(hi)):
+                lo = hi = None  # a cell with no row has no interval
             shown = "—" if lo is None or hi is None else f"{_readable(lo)} to {_readable(hi)}"
             rows.append(
                 {
@@ -698,7 +277,7 @@ def release_folder_name(records: Sequence[Any]) -> str:
 
 def release_zip(records: Sequence[Any], plan: Any, cap_epsilon: float | None) -> bytes:
     """The whole release as one zip of the folder :func:`release_folder_name`, laid out as the command line writes its ``--out``
-    folder and by the command line's writer (:func:`dpcore.engines.execute.write_release_folder`): each
+    folder and by the command line's writer (:func:`dpcore.engines.output.write_release_folder`): each
     statistic's table (CSV, Parquet), ``plan.toml`` (``plan``: the release as a plan), ``release_record.json``
     (the record the card reads, with the app's records and every file's SHA-256) and the release card (HTML,
     Markdown) with its registry entry. Post-processing of the released records only."""
@@ -707,7 +286,7 @@ def release_zip(records: Sequence[Any], plan: Any, cap_epsilon: float | None) ->
     import zipfile
     from pathlib import Path
 
-    from dpcore.engines.execute import write_release_folder
+    from dpcore.engines.output import write_release_folder
 
     as_dicts = [r.to_dict() for r in records]
     record, tables = release_card.card_inputs_from_app_records(as_dicts)
@@ -765,7 +344,7 @@ def _archive_frame(entries: Sequence[ledger_lib.Entry]) -> pd.DataFrame:
 
 def _account_note(ds: Any) -> None:
     """Which account the panel shows: the demonstration account of synthetic/public data, or the file's."""
-    if not ds.confidential and _upload_bytes() is not None and st.session_state.get("data_lookalike"):
+    if not ds.confidential and upload_bytes() is not None and st.session_state.get("data_lookalike"):
         st.warning(
             "You are planning on the **synthetic look-alike** of your file, so a release here would be a "
             "demonstration on synthetic data, paid from the look-alike's **demonstration account**, not your "
@@ -908,7 +487,7 @@ def _release(
                     stats.append((declared_group_statistic(kind, params, values, groups, declared_labels), eps))
         else:
             stats = [(build_statistic(kind), eps) for kind, eps in items]
-        if ds.source == "upload" and _is_source_fingerprint(dataset_id):
+        if ds.source == "upload" and is_source_fingerprint(dataset_id):
             account = population_for_release(
                 db, upload_fingerprints(db, dataset_id), str(label or default_label).strip(), cap, cap_delta
             )
@@ -960,105 +539,6 @@ def _release(
 LEVEL_KEY = "planner_rel_level"
 LABELS_PUBLIC = "These group labels are public (e.g. states, sexes)"
 SIZES_PUBLIC = "The size of each group is public too (the PSEO assumption: published cell counts)"
-UNDECLARED_GROUPS = (
-    "**Group statistics need public groups.** Listing the groups found in your file, each with its exact size, "
-    "would publish a one-person group (and whether someone is in it). Declare the group labels public (a list "
-    "fixed without looking at who is in the file: states, sexes...) and, if they are published anyway, the group "
-    "sizes (the PSEO assumption). Groups selected with DP and noisy group sizes are made by the command line "
-    "(`python -m dpcore release`, a plan without `[keys]`); the app does not make them yet."
-)
-
-
-def parse_declared_labels(text: str) -> list[str]:
-    """The declared group labels: comma-separated text, stripped, in the order typed, no repeats."""
-    return list(dict.fromkeys(p.strip() for p in str(text or "").split(",") if p.strip()))
-
-
-#: session keys of the group declaration (``persist_state``: kept while Plan mode hides the fields)
-LABELS_PUBLIC_KEY = "planner_labels_public"
-LABELS_KEY = "planner_public_labels"
-SIZES_PUBLIC_KEY = "planner_sizes_public"
-_DECLARATION_KEYS = (LABELS_PUBLIC_KEY, LABELS_KEY, SIZES_PUBLIC_KEY)
-_DECLARED_FOR = "_planner_declared_for"
-#: most labels the fields start with (a public file's groups); above it nothing is declared for the user
-MAX_DEFAULT_LABELS = 1000
-
-
-@dataclass(frozen=True)
-class GroupDeclaration:
-    """The data owner's declaration of the groups: the labels are public (and which), the sizes are public."""
-
-    labels_public: bool
-    labels: tuple[str, ...]
-    sizes_public: bool
-
-
-def declaration_defaults(ds: Any, group_column: str | None) -> GroupDeclaration:
-    """What the declaration starts as. A public file (a bundled example or a shared real file): its labels are
-    public, listed from the file; its group sizes are public only when its catalogue entry publishes them
-    (``IncomeData.public_cell_sizes``: the PSEO table), never because of a name. An upload or synthetic data:
-    nothing declared (their labels are confidential or invented)."""
-    from dpcore.cell_keys import cell_text
-
-    nothing = GroupDeclaration(False, (), False)
-    frame = getattr(ds, "frame", None)
-    if (
-        getattr(ds, "source", None) not in ("example", "shared")
-        or getattr(ds, "confidential", True)
-        or not group_column
-        or frame is None
-        or group_column not in frame.columns
-    ):
-        return nothing
-    labels = sorted({cell_text(v) for v in frame[group_column].tolist()} - {""})
-    if not 0 < len(labels) <= MAX_DEFAULT_LABELS or any("," in label for label in labels):
-        return nothing  # not typed for the user: a label with a comma cannot be listed in the field
-    return GroupDeclaration(True, tuple(labels), bool(getattr(ds, "public_cell_sizes", False)))
-
-
-def group_declaration(ds: Any, group_column: str | None) -> GroupDeclaration:
-    """The declaration the fields hold (or will start with): the same in Plan and Release mode. A new data set
-    or group column starts from :func:`declaration_defaults` again (labels declared for other groups never
-    carry over)."""
-    from ui.sidebar import current_dataset_key
-
-    state = st.session_state
-    declared_for = (tuple(current_dataset_key()), group_column)
-    if state.get(_DECLARED_FOR) != declared_for:
-        for key in _DECLARATION_KEYS:
-            state.pop(key, None)
-        state[_DECLARED_FOR] = declared_for
-    start = declaration_defaults(ds, group_column)
-    return GroupDeclaration(
-        bool(state.get(LABELS_PUBLIC_KEY, start.labels_public)),
-        tuple(parse_declared_labels(state.get(LABELS_KEY, ", ".join(start.labels)))),
-        bool(state.get(SIZES_PUBLIC_KEY, start.sizes_public)),
-    )
-
-
-def release_cells(
-    declaration: GroupDeclaration | None, group_column: str | None, grouped: Sequence[str]
-) -> tuple[dict[str, list[str]] | None, str, str | None]:
-    """``(keys, cell_sizes, refusal)`` of a declaration: the declared labels as ``[keys]`` of the group column,
-    "public" cell sizes when they are declared public too (else "noisy"), and why Release mode cannot release
-    the group statistics ``grouped`` (None: none, or they can be released). ``declaration`` None: no group
-    column (random groups) or no group statistic."""
-    if not grouped:
-        refusal = None
-    elif group_column is None or declaration is None:
-        refusal = RANDOM_GROUPS_REFUSAL
-    elif not declaration.labels_public:
-        refusal = UNDECLARED_GROUPS
-    elif not declaration.labels:
-        refusal = "Type the public group labels (separated by commas) before releasing group statistics."
-    elif not declaration.sizes_public:
-        refusal = UNDECLARED_GROUPS
-    else:
-        refusal = None
-    if declaration is None or not group_column or not declaration.labels_public or not declaration.labels:
-        return None, "noisy", refusal
-    keys = {group_column: list(declaration.labels)}
-    return keys, "public" if declaration.sizes_public else "noisy", refusal
 
 
 def declared_groups(grouped: Sequence[str], group_column: str | None, ds: Any = None) -> list[str] | str:
@@ -1142,7 +622,7 @@ def _page_groups(ds: Any, group_column: str | None) -> Any:
 def _say_existing_population(db: Any, ds: Any, name: str) -> None:
     """Before the first release of an upload's records: when the name typed is a registered population (also
     one the command line uses), say that the release pays from it, under its cap."""
-    if ds.source != "upload" or isinstance(db, _NoLedgerYet) or not str(name or "").strip():
+    if ds.source != "upload" or isinstance(db, NoLedgerYet) or not str(name or "").strip():
         return
     try:
         population = db.population(str(name))
@@ -1197,14 +677,14 @@ def release_panel(  # noqa: C901
                 "The record states this rule, not the number of such rows."
             )
     url = ledger_lib.default_url()
-    db = _ledger_or_ask(url)
+    db = ledger_or_ask(url)
     if db is None:
         st.session_state.pop(RELEASE_REQUEST, None)  # a click cannot wait for the ledger to come back
         return
     identity = None
     with guard(f"the budget account (ledger {ledger_place(url)})"):
         dataset_id, default_label = dataset_identity(ds)
-        identity = (dataset_id, default_label, _find_account(db, ds, dataset_id))
+        identity = (dataset_id, default_label, find_account(db, ds, dataset_id))
     if identity is None:
         st.session_state.pop(RELEASE_REQUEST, None)
         return
@@ -1355,7 +835,7 @@ def release_panel(  # noqa: C901
             "declared public, so saying this reveals nothing more.)"
         )
         st.warning(blocked)
-    elif isinstance(db, _NoLedgerYet):
+    elif isinstance(db, NoLedgerYet):
         blocked = "There is no budget ledger yet: create it above first (nothing can be charged without one)."
     else:
         remaining = cap if acct is None else max(0.0, acct.cap_epsilon - acct.spent(entries)["epsilon"])
@@ -1419,7 +899,7 @@ def release_panel(  # noqa: C901
         wait_slot = st.empty()
         requested_for = st.session_state.pop(RELEASE_REQUEST, None)
         if requested_for == dataset_id and not blocked:
-            _WAIT_NOTE.slot, _WAIT_NOTE.lines = wait_slot, []
+            WAIT_NOTE.slot, WAIT_NOTE.lines = wait_slot, []
             try:
                 _release(
                     db,
@@ -1437,14 +917,14 @@ def release_panel(  # noqa: C901
                     level=level,
                     plan=plan_of_release,
                 )
-                if _WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
+                if WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
                     kind, text = st.session_state[RELEASE_OUTCOME]
                     st.session_state[RELEASE_OUTCOME] = (
                         kind,
-                        f"{text} (The release first waited for the ledger: {_WAIT_NOTE.lines[-1]})",
+                        f"{text} (The release first waited for the ledger: {WAIT_NOTE.lines[-1]})",
                     )
             finally:
-                _WAIT_NOTE.slot, _WAIT_NOTE.lines = None, []
+                WAIT_NOTE.slot, WAIT_NOTE.lines = None, []
         elif requested_for is not None:
             st.session_state[RELEASE_OUTCOME] = (
                 "error",
@@ -1526,7 +1006,7 @@ def release_panel(  # noqa: C901
             key="planner_archive_csv",
         )
     st.caption(
-        f"Ledger: {ledger_place(url) if isinstance(db, _NoLedgerYet) else db.describe()} (set `{ledger_lib.ENV_VAR}` to use another SQLite file or a shared "
+        f"Ledger: {ledger_place(url) if isinstance(db, NoLedgerYet) else db.describe()} (set `{ledger_lib.ENV_VAR}` to use another SQLite file or a shared "
         "PostgreSQL server). A real release is not reproducible by design (its noise is not seeded); the "
         "JSON record is its audit trail: dataset fingerprint, statistic, released values, mechanism, all "
         "public parameters, ε and δ, time, dpcore version."

@@ -8,7 +8,10 @@ from :mod:`ui.planner.plots`; nothing here recomputes a mechanism.
 Budget-first state: the allocation (one epsilon per chosen statistic, summing to the total) lives
 in ``st.session_state["_planner_alloc"]`` and in the URL (``planner_alloc``); the sliders
 ``planner_eps_<kind>`` always show it (:func:`allocation` re-syncs them whenever the allocation is
-rebuilt, e.g. after a statistic was removed).
+rebuilt, e.g. after a statistic was removed). That state, the accuracy-first plan remembered for Release mode and
+the release protocol's keys live in :mod:`ui.planner.plan_state`; what a release would use (also the plan file
+written here) in :mod:`ui.planner.choices`; Release mode's renderers in :mod:`ui.planner.release_panel`, which
+this module never imports (nor it this one).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from dpcore.views.planner import (
     BudgetFirstView,
     HalfWidthView,
     IntervalWidth,
-    StatisticSpec,
+    StatisticTarget,
 )
 from ui.common import (
     download_csv,
@@ -45,10 +48,19 @@ from ui.common import (
     write_url_value,
 )
 from ui.planner import plots as plots_planner
+from ui.planner.accounts import existing_account
+from ui.planner.choices import large_epsilon_warning, release_choices, release_plan
+from ui.planner.plan_state import (
+    ALLOC_KEY,
+    CONFIDENTIAL_PLAN_NOTE,
+    EPS_SLIDER_MIN,
+    allocation,
+    remember_plan,
+    split_allocation,
+    store_allocation,
+)
 
 RANDOM_GROUPS = "(random groups A/B/C)"
-#: the total-ε slider of Plan mode: key, start, range (Release mode's ε fields start from its split)
-TOTAL_KEY, TOTAL_START, TOTAL_RANGE = "planner_total", 2.0, (0.05, 20.0)
 #: (largest relative error %, probability %) per statistic; the Gini's error is in Gini points (GINI_ERR_KEY)
 DEFAULT_TARGETS = {
     "gini": (None, round(100 * defaults.ANSWER_CONFIDENCE)),
@@ -59,20 +71,9 @@ DEFAULT_TARGETS = {
     "mean": (5, 95),
     "count": (5, 95),
 }
-EPS_SLIDER_MIN = 0.001
 #: the Gini's target in Gini points (URL-backed); links made before carried LEGACY_GINI_TOL (relative %)
 GINI_ERR_KEY, LEGACY_GINI_TOL = "planner_gini_err", "planner_gini_tol"
 GINI_ERR_MIN, GINI_ERR_MAX = 0.0005, 0.5
-ALLOC_KEY = "_planner_alloc"
-#: the last accuracy-first plan (kind -> smallest ε); ui.planner.release_panel starts from it
-PLAN_KEY = "_planner_plan"
-#: the accuracy target of each planned statistic (kind -> text): what its planned ε buys (the release memo)
-PLAN_TARGETS_KEY = "_planner_plan_targets"
-#: which data the last accuracy-first plan was solved on ({"confidential": bool, "name": str}). An ε solved on
-#: the confidential file is a function of its records, not a DP output (the audit's neighbouring files gave
-#: 7.977 and 7.844), so Release mode and the plan file never start from it and the memos mark it; an ε solved
-#: on public or synthetic data may start them.
-PLAN_SOURCE_KEY = "_planner_plan_source"
 #: the Gini's smooth-sensitivity noises (dpcore.noise.smooth.SMOOTH_NOISES) as the selector shows them
 NOISE_LABELS = {
     "cauchy": "generalized Cauchy (pure ε, heavy tails)",
@@ -393,7 +394,7 @@ def statistic_settings(
     *,
     expanded: bool,
     gini_of: Callable[[dict[str, Any]], float] | None = None,
-) -> tuple[StatisticSpec, ...]:
+) -> tuple[StatisticTarget, ...]:
     """The settings and accuracy target of each chosen statistic, as specs of the view functions.
 
     The Gini's target is in Gini points (absolute ±, as on the Gini page), the others' a relative
@@ -414,10 +415,10 @@ def statistic_settings(
             conf = qp_slider("with probability, %", f"planner_{kind}_conf", 50, 99, conf0, 1, container=c2)
             if kind == "gini":
                 points = _gini_points_target(c1, params, gini_of)
-                specs.append(StatisticSpec(kind, tuple(sorted(params.items())), None, conf / 100.0, abs_error=points))
+                specs.append(StatisticTarget(kind, tuple(sorted(params.items())), None, conf / 100.0, abs_error=points))
                 continue
             tol = qp_slider("Largest relative error, %", f"planner_{kind}_tol", 1, 50, tol0, 1, container=c1)
-            specs.append(StatisticSpec(kind, tuple(sorted(params.items())), tol / 100.0, conf / 100.0))
+            specs.append(StatisticTarget(kind, tuple(sorted(params.items())), tol / 100.0, conf / 100.0))
     converted = st.session_state.pop("_planner_gini_converted", None)
     if converted:
         st.info(converted)
@@ -429,62 +430,13 @@ def statistic_settings(
 # ---------------------------------------------------------------------------------------------
 
 
-def _store(kinds: list[str], alloc: dict[str, float], total: float, *, equal_split: bool = False) -> None:
-    st.session_state[ALLOC_KEY] = alloc
-    for kind, value in alloc.items():  # the slider shows the value inside its range; the allocation stays exact
-        st.session_state[f"planner_eps_{kind}"] = float(min(max(value, EPS_SLIDER_MIN), total))
-    text = ",".join(f"{k}:{alloc[k]:.6g}" for k in kinds)
-    write_url_value("planner_alloc", text, is_default=equal_split)  # a link without it: the equal split
-
-
-def _from_url(kinds: list[str]) -> dict[str, float] | None:
-    raw = st.query_params.get("planner_alloc")
-    if not raw:
-        return None
-    try:
-        pairs = dict(p.split(":") for p in raw.split(","))
-        alloc = {k: float(pairs[k]) for k in kinds}
-    except (ValueError, KeyError):
-        return None
-    return alloc if all(v > 0 for v in alloc.values()) else None
-
-
-def allocation(kinds: list[str], total: float) -> dict[str, float]:
-    """The budget-first split of ``total`` over ``kinds``: session state, else the URL, else an equal
-    split; rescaled (locks kept) when it does not sum to ``total``. Every rebuild goes through
-    :func:`_store`, so the sliders show the very epsilons the table and chart use."""
-    alloc = st.session_state.get(ALLOC_KEY)
-    rebuilt = alloc is None or list(alloc) != list(kinds)
-    equal_split = False
-    if rebuilt:
-        alloc = _from_url(kinds)
-        if alloc is None:
-            alloc, equal_split = {k: total / len(kinds) for k in kinds}, True
-    if abs(sum(alloc.values()) - total) > 1e-6 * total:
-        alloc = _split(kinds, alloc, total)
-        rebuilt = True
-    if rebuilt or any(st.session_state.get(f"planner_eps_{k}") is None for k in kinds):
-        _store(kinds, alloc, total, equal_split=equal_split)
-    return dict(alloc)
-
-
-def _split(kinds: list[str], alloc: dict[str, float], total: float) -> dict[str, float]:
-    locked = {i: alloc[k] for i, k in enumerate(kinds) if st.session_state.get(f"planner_lock_{k}")}
-    try:
-        new = planner.split_budget(total, [alloc[k] for k in kinds], locked)
-    except ValueError as exc:
-        st.session_state["_planner_alloc_error"] = f"{exc}; the locks were ignored for this change"
-        new = planner.split_budget(total, [alloc[k] for k in kinds])
-    return dict(zip(kinds, map(float, new), strict=True))
-
-
 def on_total_change(kinds: list[str]) -> None:
     """Callback of the total-epsilon slider: re-split the total, keeping locked statistics."""
     total = float(st.session_state["planner_total"])
     alloc = st.session_state.get(ALLOC_KEY)
     if alloc is None or list(alloc) != list(kinds):
         alloc = {k: 1.0 for k in kinds}
-    _store(kinds, _split(kinds, alloc, total), total)
+    store_allocation(kinds, split_allocation(kinds, alloc, total), total)
 
 
 def _on_slider(kind: str, kinds: list[str]) -> None:
@@ -504,7 +456,7 @@ def _on_slider(kind: str, kinds: list[str]) -> None:
     except ValueError as exc:
         st.session_state["_planner_alloc_error"] = str(exc)
         new = current
-    _store(kinds, dict(zip(kinds, map(float, new), strict=True)), total)
+    store_allocation(kinds, dict(zip(kinds, map(float, new), strict=True)), total)
 
 
 def budget_sliders(kinds: list[str], total: float) -> dict[str, float]:
@@ -748,30 +700,6 @@ def render_cost(cost: Any) -> None:
 
 
 ANSWER_LABEL = "Total ε of the plan"
-
-
-def remember_plan(view: AccuracyFirstView | HalfWidthView, *, confidential: bool = True, data_name: str = "") -> None:
-    """Keep the accuracy-first plan (kind -> smallest ε, and its target) for Release mode and the plan file,
-    with the data it was solved on (``confidential``: the sidebar's file is confidential; unknown counts as
-    confidential, so a forgotten argument never lets a data-derived ε start a release)."""
-    st.session_state[PLAN_KEY] = {row.kind: float(row.epsilon) for row in view.rows}
-    st.session_state[PLAN_TARGETS_KEY] = {row.kind: row.target for row in view.rows}
-    st.session_state[PLAN_SOURCE_KEY] = {"confidential": bool(confidential), "name": str(data_name)}
-
-
-def plan_solved_on_confidential() -> bool:
-    """True when this session's accuracy-first plan was solved on a confidential file (or its data are unknown)."""
-    source = st.session_state.get(PLAN_SOURCE_KEY)
-    return bool(st.session_state.get(PLAN_KEY)) and (source is None or bool(source.get("confidential", True)))
-
-
-#: said wherever an ε solved on the confidential file would otherwise be used or shown as public
-CONFIDENTIAL_PLAN_NOTE = (
-    "Your accuracy-first ε were solved on the **confidential file**: each is a function of its "
-    "records (not a DP output), so publishing one leaks information about the people in it. "
-    "They are not copied into the release: type the ε you decide on (a round, public choice), "
-    "or plan on the synthetic look-alike, whose ε may be used as they are."
-)
 
 
 def _answer(
@@ -1118,7 +1046,7 @@ def render_risk(view: AttackerBeliefView) -> None:
 
 
 def script_settings(
-    specs: tuple[StatisticSpec, ...],
+    specs: tuple[StatisticTarget, ...],
     dataset: Any,
     group_column: str | None,
     seed: int,
@@ -1137,7 +1065,7 @@ def script_settings(
     return kwargs, ("frame" if group_column is not None else "values")
 
 
-def _gini_noise(specs: tuple[StatisticSpec, ...]) -> str:
+def _gini_noise(specs: tuple[StatisticTarget, ...]) -> str:
     for spec in specs:
         if spec.kind == "gini":
             return str(dict(spec.params).get("noise", "cauchy"))
@@ -1156,12 +1084,12 @@ def _refusal(noise: str) -> str | None:
     )
 
 
-def release_refusal(specs: tuple[StatisticSpec, ...]) -> str | None:
+def release_refusal(specs: tuple[StatisticTarget, ...]) -> str | None:
     """Why a real release of the planned statistics will be refused (before the user gets there), or None."""
     return _refusal(_gini_noise(specs))
 
 
-def release_delta_note(specs: tuple[StatisticSpec, ...]) -> str | None:
+def release_delta_note(specs: tuple[StatisticTarget, ...]) -> str | None:
     """What an (ε, δ) Gini needs from the ledger account (a δ cap at least its δ), or None."""
     if _gini_noise(specs) != "laplace":
         return None
@@ -1173,25 +1101,9 @@ def release_delta_note(specs: tuple[StatisticSpec, ...]) -> str | None:
     )
 
 
-#: the sidebar's negative-income choice for each data source kind (ui.sidebar: "data_neg" for an upload,
-#: "data_shared_neg" for the bundled shared tables) and what it starts as there
-_NEGATIVE_CHOICE = {"upload": ("data_neg", "refuse"), "shared": ("data_shared_neg", "drop")}
-
-
-def app_negative_incomes(dataset: Any) -> str:
-    """The negative-income rule the app used for ``dataset`` (the sidebar's choice: refuse, drop or clip), the
-    plan's ``negative_incomes``: the command line then treats the full data's negatives as the app did (it
-    refuses them unless the plan says). Data without the choice (synthetic, examples) have no negatives."""
-    key, default = _NEGATIVE_CHOICE.get(getattr(dataset, "source", ""), (None, "refuse"))
-    if key is None:
-        return "refuse"
-    value = st.session_state.get(key, st.query_params.get(key, default))
-    return value if value in ("refuse", "clip", "drop") else default
-
-
 def release_plan_download(
     kinds: list[str],
-    specs: tuple[StatisticSpec, ...],
+    specs: tuple[StatisticTarget, ...],
     statistic_for: Callable[[str], Any],
     alloc: dict[str, float],
     dataset: Any,
@@ -1201,7 +1113,7 @@ def release_plan_download(
     """The plan file for ``python -m dpcore release`` (docs/plan_format.md): exactly the release Release
     mode makes -- the same ε per statistic, the same cap and the same cells ([keys]: the group labels declared
     public; cell_sizes: "public" when their sizes are declared public too), from one function
-    (:func:`ui.planner.release_panel.release_choices`: the Release fields' values, else the accuracy-first ε
+    (:func:`ui.planner.choices.release_choices`: the Release fields' values, else the accuracy-first ε
     rounded up to the field's 4 decimals, else the budget-first split; the account's fixed cap, else the
     cap field; the declaration of the groups) -- and what it leaves out. Where Release mode cannot release the
     group statistics (their sizes not declared public), the page says so: the file is then the command line's
@@ -1212,7 +1124,6 @@ def release_plan_download(
     Laplace log-normal noise has no floating-point-safe sampler and is left out and named
     (:func:`dpcore.plan.plan_from_planner_choices`), never written with another noise than the one planned."""
     from dpcore.plan import write_plan
-    from ui.planner.release_panel import existing_account, large_epsilon_warning, release_choices, release_plan
 
     account = existing_account(dataset)
     choices = release_choices(kinds, alloc, account, ds=dataset, group_column=group_column)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpcore import coinpress
 from dpcore.lru import BoundedCache
 from dpcore.views import stratified as strat_experiments
 from ui.common import CachedBuilders, download_csv, show_figure, show_spec
@@ -86,17 +87,17 @@ def coinpress_caption(epsilon: float, match: str = "same_rho") -> str:
     delta = strat_experiments.DELTA
     if match == "epsilon_delta":  # every method at the same (ε, δ)
         rho = strat_experiments.coinpress_rho(epsilon, match)
-        paper = strat_experiments.pure_dp_to_zcdp(epsilon)
+        paper = coinpress.pure_dp_to_zcdp(epsilon)
         return (
             f"**Equal privacy: every method is (ε = {epsilon:g}, δ = {delta:g})-DP.** Laplace methods: pure "
             f"ε = {epsilon:g}. CoinPress methods: ρ = **{rho:.4g}** zCDP, the largest ρ that gives "
             f"(ε = {epsilon:g}, δ = {delta:g}). (The paper's convention ρ = ε²/2 = {paper:.4g} would give CoinPress "
-            f"ε = {strat_experiments.zcdp_to_dp(paper, delta):.3g} at this δ.)"
+            f"ε = {coinpress.zcdp_to_dp(paper, delta):.3g} at this δ.)"
         )
-    rho = strat_experiments.pure_dp_to_zcdp(epsilon)
+    rho = coinpress.pure_dp_to_zcdp(epsilon)
     return (
         f"Laplace methods: ε = {epsilon:g} (pure DP). CoinPress methods: ρ = ε²/2 = **{rho:.4g}** zCDP "
-        f"→ (ε = {strat_experiments.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})-DP."
+        f"→ (ε = {coinpress.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})-DP."
     )
 
 
@@ -388,8 +389,8 @@ def coinpress_budgets(epsilons) -> str:
     delta = strat_experiments.DELTA
     parts = []
     for e in epsilons:
-        rho = strat_experiments.pure_dp_to_zcdp(e)
-        parts.append(f"ε = {e:g} → ρ = {rho:.4g} → (ε = {strat_experiments.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})")
+        rho = coinpress.pure_dp_to_zcdp(e)
+        parts.append(f"ε = {e:g} → ρ = {rho:.4g} → (ε = {coinpress.zcdp_to_dp(rho, delta):.3g}, δ = {delta:g})")
     return "CoinPress budgets in these runs: " + "; ".join(parts)
 
 

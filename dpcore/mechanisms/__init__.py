@@ -1,0 +1,86 @@
+"""One mechanism per released statistic kind: every real draw of dpcore is made here.
+
+Each mechanism is frozen, built from public parameters only, and states its cost (``privacy_cost()``, a
+:class:`dpcore.budget.PrivacyCost`), its draw (``rng`` None: the real sampler of :mod:`dpcore.noise.secure`,
+OpenDP's or the certified one, on the public output grid and clamped to the statistic's public range; a numpy
+Generator or seed: a simulation of the same law), what the privacy map or certificate gives for a draw
+(``certified_epsilon``), the published interval its values carry (``interval_kind``, computed by
+:mod:`dpcore.published`) and its record (``record()``, the one public text every release record of the kind
+carries): the :class:`Mechanism` protocol of :mod:`dpcore.mechanisms.base`. Every release path draws through them
+(the command line's engines, the app's Release mode, :func:`dpcore.release.make_release`), so a grid, a clamp or
+a sensitivity is written once; only this package and :mod:`dpcore.noise` import :mod:`dpcore.noise.secure`.
+Real releases accept registered mechanisms only (:data:`REGISTRY`, :func:`check_registered`).
+
+=====================  ===================================  =======================================================
+kind                   mechanism (module)                   mathematics (module)
+=====================  ===================================  =======================================================
+count                  :class:`CountMechanism` (counts)     discrete Laplace on counts (Ghosh et al. 2009)
+cell_sizes             :class:`CellSizesMechanism`          noisy cell sizes and DP cell selection
+                       (counts)                             (:mod:`dpcore.cell_keys`; Rogers et al. 2023)
+histogram              :class:`HistogramMechanism`          PSEO noisy histogram (:mod:`dpcore.percentiles`,
+                       (quantiles)                          Foote et al. 2019)
+exponential_quantile   :class:`ExponentialQuantileMechanism` exponential mechanism on a public candidate grid,
+                       (quantiles)                          permute-and-flip form (:mod:`dpcore.percentiles`)
+mean                   :class:`MeanMechanism` (mean)        clipped Laplace mean (:mod:`dpcore.stratified`,
+                                                            Rosenblatt et al.)
+relative_risk          :class:`RelativeRiskMechanism`       LaplaceNoisedCounts (:mod:`dpcore.ratio`,
+                       (relative_risk)                      Shoham & Ligett)
+gini                   :class:`GiniMechanism` (gini)        smooth sensitivity (:mod:`dpcore.gini`, Lan & Reiter)
+gini_interval          :class:`GiniIntervalMechanism`       the Gini with a DP bound on S_beta
+                       (gini)                               (:mod:`dpcore.intervals`)
+snapshot               :class:`SnapshotMechanism`           a planning snapshot: noisy histograms, sizes and a
+                       (snapshot)                           relative risk's counts (:mod:`dpcore.snapshot`)
+=====================  ===================================  =======================================================
+"""
+
+from .base import REGISTRY, Drawer, Mechanism, MechanismDraw, check_registered, register
+from .counts import CellSizesMechanism, CountDraw, CountMechanism, NoisyCells, selection_threshold
+from .gini import (
+    GINI_PLANNING_N,
+    GiniBoundRelease,
+    GiniDraw,
+    GiniIntervalDraw,
+    GiniIntervalMechanism,
+    GiniMechanism,
+    gini_bound_release,
+    gini_min_scale,
+)
+from .mean import MeanDraw, MeanMechanism
+from .quantiles import ExponentialQuantileDraw, ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
+from .relative_risk import RelativeRiskDraw, RelativeRiskMechanism
+from .snapshot import ConfidentialTables, RiskSchema, SnapshotDraw, SnapshotMechanism, SnapshotSchema
+
+__all__ = [
+    "Mechanism",
+    "MechanismDraw",
+    "REGISTRY",
+    "register",
+    "check_registered",
+    "Drawer",
+    "GiniMechanism",
+    "GiniDraw",
+    "GiniIntervalMechanism",
+    "GiniIntervalDraw",
+    "GiniBoundRelease",
+    "gini_bound_release",
+    "gini_min_scale",
+    "GINI_PLANNING_N",
+    "HistogramMechanism",
+    "HistogramDraw",
+    "ExponentialQuantileMechanism",
+    "ExponentialQuantileDraw",
+    "MeanMechanism",
+    "MeanDraw",
+    "RelativeRiskMechanism",
+    "RelativeRiskDraw",
+    "SnapshotMechanism",
+    "SnapshotDraw",
+    "SnapshotSchema",
+    "RiskSchema",
+    "ConfidentialTables",
+    "CountMechanism",
+    "CountDraw",
+    "CellSizesMechanism",
+    "NoisyCells",
+    "selection_threshold",
+]
