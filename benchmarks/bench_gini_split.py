@@ -126,7 +126,7 @@ def write_table() -> None:
         for eps in PAGE_EPSILONS:
             args = page_defaults(eps, noise)
             plan = intervals_gini_split._optimise(*args)
-            key = intervals.shipped_split_key(*args[:9], args[11])
+            key = intervals.gini_split.shipped_split_key(*args[:9], args[11])
             value = {
                 k: getattr(plan, k)
                 for k in ("epsilon_value", "epsilon_bound", "beta", "eta", "model_width", "model_oracle_width")

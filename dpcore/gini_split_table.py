@@ -3,7 +3,7 @@
 :func:`dpcore.intervals.optimise_gini_split` searches 18 betas x 9 splits of epsilon and needs the planning model's
 S_beta at small betas (seconds for n = 10,000); a first visit of the Gini page at a new epsilon waited for it. Every
 input here is public (epsilon, the noise, n, the bounds, the level, gamma, the calibration mode; no data), so the
-answers can be computed once and shipped. Key: :func:`dpcore.intervals.shipped_split_key`; value: the split, beta,
+answers can be computed once and shipped. Key: :func:`dpcore.intervals.gini_split.shipped_split_key`; value: the split, beta,
 eta and the model's widths, exactly as the search returns them (``tests/test_gini_split_search.py`` compares
 entries with a fresh search). Written by ``benchmarks/bench_gini_split.py --write-table``; do not edit by hand.
 """

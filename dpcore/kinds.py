@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import DPInputError
+
 __all__ = ["PlanKind", "PlannerKind", "PLAN_KINDS", "PLANNER_KINDS", "planner_kind", "grouped_kinds"]
 
 
@@ -107,11 +109,10 @@ PLANNER_KINDS: dict[str, PlannerKind] = {
 
 
 def planner_kind(name: str) -> PlannerKind:
-    """The registry entry of a planner kind (KeyError names the kinds there are)."""
-    try:
-        return PLANNER_KINDS[name]
-    except KeyError:
-        raise KeyError(f"unknown statistic {name!r}; the planner's are {', '.join(PLANNER_KINDS)}") from None
+    """The registry entry of a planner kind (a DPInputError names the kinds there are)."""
+    if not isinstance(name, str) or name not in PLANNER_KINDS:
+        raise DPInputError(f"unknown statistic {name!r}; the planner's are {', '.join(PLANNER_KINDS)}")
+    return PLANNER_KINDS[name]
 
 
 def grouped_kinds() -> tuple[str, ...]:

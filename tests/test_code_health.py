@@ -135,9 +135,9 @@ def test_only_the_mechanisms_and_the_noise_layer_import_the_real_samplers():
 
 
 def test_one_class_per_public_name_in_dpcore():
-    """A public class name means one thing: the release plan's cost and the planner's were two ``PlanCost``
-    classes, the plan file's statistic and the planner's target two ``StatisticSpec`` classes (issue 36: two
-    vocabularies to one). Now ``dpcore.budget.PlanCost`` is both costs; the planner's is ``StatisticTarget``."""
+    """A public class name means one thing, so a reader never has to ask which ``PlanCost`` a name is: one
+    vocabulary for the plan file, the planner and the app (``dpcore.budget.PlanCost`` is every plan's cost; the
+    planner's target is ``StatisticTarget``, the plan file's statistic ``StatisticSpec``)."""
     where: dict[str, list[str]] = {}
     for path in (ROOT / "dpcore").rglob("*.py"):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:

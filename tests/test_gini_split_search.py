@@ -115,7 +115,7 @@ def _page_key(eps: float, noise: str) -> tuple:
     from dpcore.data import DEFAULT_RECIPE
 
     delta = None if noise == "cauchy" else smooth_noise.DEFAULT_DELTA
-    return intervals.shipped_split_key(
+    return intervals.gini_split.shipped_split_key(
         eps,
         delta,
         noise,

@@ -36,7 +36,7 @@ def test_plan_files_and_the_planner_list_the_registry_kinds():
     assert _KIND_FIELDS == {k.name: k.fields for k in PLAN_KINDS.values()}
     assert list(planner.STAT_KINDS) == list(PLANNER_KINDS)
     assert all(k.plan_kind is None or k.plan_kind in PLAN_KINDS for k in PLANNER_KINDS.values())
-    with pytest.raises(KeyError, match="the planner's are gini"):
+    with pytest.raises(ValueError, match="the planner's are gini"):
         planner_kind("median")
 
 

@@ -70,7 +70,6 @@ from .gini_split import (
     optimise_gini_split,
     planning_smooth_sensitivity,
     shipped_epsilons,
-    shipped_split_key,
 )
 from .rounding import honest_grid, round_interval, round_to_grid
 
@@ -98,7 +97,6 @@ __all__ = [
     "pivot_quantile",
     "pivot_tail",
     "optimise_gini_split",
-    "shipped_split_key",
     "shipped_epsilons",
     "PLANNING_GINI",
     "PLANNING_MEAN_SHARE",

@@ -70,6 +70,8 @@ REGISTRY: dict[str, type] = {}
 
 def register(cls: type) -> type:
     """Class decorator: enter a mechanism class in :data:`REGISTRY` under its ``kind`` (one class per kind)."""
+    if not isinstance(cls, type):
+        raise TypeError(f"register decorates a mechanism class, got {type(cls).__name__}")
     kind = getattr(cls, "kind", None)
     if not isinstance(kind, str) or not kind:
         raise TypeError(f"{cls.__name__} needs a class attribute kind (its name in the registry)")

@@ -423,6 +423,8 @@ class GiniIntervalMechanism:
 
 def gini_min_scale(mechanism: GiniCalibration) -> float:
     """The floor a draw clamps the Gini's noise scale to (the Cauchy's; none for the other noises)."""
+    if not isinstance(mechanism, GiniCalibration):
+        raise TypeError(f"gini_min_scale takes a dpcore.gini.GiniCalibration, got {type(mechanism).__name__}")
     return GINI_MIN_SCALE if mechanism.noise == "cauchy" else 0.0
 
 
