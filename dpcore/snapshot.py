@@ -356,15 +356,28 @@ def take_snapshot(
     return draw_snapshot(tables, schema, account=account, rng=rng, source=source)
 
 
+def _same_settings(stored: Any, schema: SnapshotSchema) -> bool:
+    """Whether a stored schema (its dict) is ``schema`` but for public cell sizes, which are read from the data
+    (the snapshot of the same source under the same settings has them)."""
+    if not isinstance(stored, dict):
+        return False
+    want = schema.to_dict()
+    if schema.sizes_public or stored.get("cell_sizes") is not None:
+        if schema.sizes_public != (stored.get("cell_sizes") is not None):
+            return False
+        stored, want = {**stored, "cell_sizes": None}, {**want, "cell_sizes": None}
+    return stored == want
+
+
 def stored_snapshot(account: Any, schema: SnapshotSchema, source: str = "") -> Snapshot | None:
-    """The newest snapshot already charged to ``account`` for this schema and source (its document attached to the
-    entry), or None: planning again on it costs nothing more (post-processing of a release already paid for)."""
-    want = snapshot_record(schema, source)
+    """The newest snapshot already charged to ``account`` for these settings (the schema; public cell sizes are
+    the data's) and this source, its document attached to the charged entry, or None: planning again on it costs
+    nothing more (post-processing of a release already paid for)."""
     for entry in reversed(account.entries()):
         rec, result = entry.record, entry.result
         if not isinstance(rec, dict) or rec.get("kind") != SNAPSHOT_RECORD_KIND or not isinstance(result, dict):
             continue
-        if rec.get("schema") == want["schema"] and rec.get("source") == want["source"] and "snapshot" in result:
+        if _same_settings(rec.get("schema"), schema) and rec.get("source") == str(source) and "snapshot" in result:
             return snapshot_from_json(result["snapshot"])
     return None
 

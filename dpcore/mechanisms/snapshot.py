@@ -75,7 +75,6 @@ RISK_GROUPS = ("exposed", "reference")
 RISK_OUTCOMES = ("case", "non_case")
 
 
-
 # ---------------------------------------------------------------------------------------------
 # The public schema
 # ---------------------------------------------------------------------------------------------
@@ -393,5 +392,3 @@ class SnapshotMechanism:
         """The sum of the tables' privacy maps (OpenDP's discrete Laplace at L1 distance 2): sequential
         composition, as charged."""
         return float(sum(draw.map_epsilons))
-
-
