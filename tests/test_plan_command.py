@@ -245,3 +245,28 @@ def test_with_public_sizes_a_real_release_of_the_solved_plan_meets_its_targets(s
     # the mean's half-width with public sizes is a function of public inputs (exact); the Gini's follows its
     # noisy sensitivity bound, different in every release (the share of releases that meet it: docs/planner.md)
     assert ((gini["gini_upper"] - gini["gini_lower"]) / 2 <= 0.06 * 2).all()
+
+
+def test_neighbouring_sources_get_the_same_charge_and_the_same_public_settings(setup, capsys):
+    """Neighbours (one person's income replaced, within their cell) are planned alike: one charge of
+    planning_epsilon, the same public settings in the stored record, the same SOLVED.toml but for the epsilons
+    (functions of the snapshot, a DP output)."""
+    tmp, plan, data = setup
+    frame = pd.read_csv(data)
+    neighbour = frame.copy()
+    neighbour.loc[0, "income"] = 5_000_000.0  # above the upper bound: the largest change one person can make
+    sources = [data, tmp / "neighbour.csv"]
+    neighbour.to_csv(sources[1], index=False)
+    charges, texts = [], []
+    for i, source in enumerate(sources):
+        url = f"sqlite:///{tmp / f'ledger{i}.db'}"
+        out = tmp / f"solved{i}.toml"
+        code, _, err = _cli(capsys, "plan", plan, "--data", source, "--out", out, "--ledger", url, "--init-ledger")
+        assert code == 0, err
+        charges.append([(e.cost.kind, e.cost.epsilon, e.record["schema"]) for e in _entries(url)])
+        raw = tomllib.loads(out.read_text())
+        for stat in raw["statistics"]:
+            stat.pop("epsilon")
+        texts.append(raw)
+    assert charges[0] == charges[1] and [c[:2] for c in charges[0]] == [("pure", pytest.approx(0.1))]
+    assert texts[0] == texts[1]
