@@ -164,7 +164,7 @@ def planning_source(
         PUBLISHABLE_NOTE.format(eps=snap.epsilon, created=snap.created, population=getattr(acct, "label", "") or "")
     )
     syn_labels = list(syn.labels)
-    if syn_labels and groups is not None:
+    if group_column is not None and groups is not None:  # the declared groups
         syn_groups: np.ndarray | None = syn.cells.astype(str)
     elif groups is not None:  # random planning groups, drawn on the synthetic records
         syn_groups = planner_lib.planning_groups(syn.values.size, seed=seed)
