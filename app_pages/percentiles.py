@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.views import percentiles as percentile_experiments
-from ui import answer_views, common, data_note, repro
+from ui import answer_views, common, data_note, margins, repro
 from ui.common import guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, run_on_button, seed
 from ui.percentiles import sections
 from ui.percentiles import views as percentiles_views
@@ -194,13 +194,14 @@ def _page_body() -> None:
             "graduation) we simulate graduates whose quartiles and count match the published ones, release every "
             "cell with the settings above (20 noise draws) and measure the relative accuracy of the "
             "median. Cells of one level are disjoint, so the whole table costs ε once (parallel composition); "
-            "publishing the nested aggregate levels too would cost ε per level.")
+            "publishing the nested aggregate levels too shares ε between them (below).")
         n_cells = int(qp_slider("Cells used", "perc_cells", 100, len(cells), min(300, len(cells)), 100,
                                 help=f"A random sample of the {len(cells):,} finest cells."))
         settings = {"n_cells": n_cells, "epsilon": float(eps), "n_bins": int(n_bins), "relation": relation,
                     "seed": seed()}
         with guard("the many-cells view"):
             percentiles_views.many_cells(_many_cells_view(settings))
+        margins.margins_panel(float(eps), key="perc_margins")
         repro.share_panel("percentiles", script=repro.view_script_for(
             percentile_experiments.__name__, "many_cells_view", settings, title="Earnings percentiles: many cells",
             dataset_recipe=("none",), data_arg=None))

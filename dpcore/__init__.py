@@ -16,9 +16,10 @@ Two layers are folders: ``noise/`` and ``views/``.
    this order inside the package.
 3. methods, one module per paper: ``gini`` (Lan & Reiter), ``percentiles`` (Foote et al.), ``stratified`` and
    ``coinpress`` (Rosenblatt et al.), ``ratio`` (Shoham & Ligett), ``bounds``, ``posterior``, ``risk``.
-4. ``intervals`` (every released value's interval), ``published`` (a release table's intervals and honest
-   digits), the package ``mechanisms`` (one mechanism object per released statistic kind, a module per kind:
-   every real draw is made there).
+4. ``intervals`` (every released value's interval), ``consistency`` (tables that add up: least squares over a
+   hierarchy of margins, non-negative integer counts, their percentiles' intervals), ``published`` (a release
+   table's intervals and honest digits), the package ``mechanisms`` (one mechanism object per released statistic
+   kind, a module per kind: every real draw is made there).
 5. planning and accounting: ``planner`` (smallest epsilon for a target), ``snapshot`` (the DP snapshot of a
    confidential source and the synthetic planning data drawn from it), ``cell_keys``, ``plan`` (release plan
    files), ``ledger`` (the durable budget ledger), ``pipeline`` (the one release transaction: check, charge, draw,

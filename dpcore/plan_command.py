@@ -83,6 +83,11 @@ def statistic_items(plan: ReleasePlan) -> list[tuple[StatisticSpec, dict[str, An
             "level": plan.level,
         }
         if s.kind == "percentiles":
+            if s.margins:
+                raise DPInputError(
+                    f"{s.where}: the planner plans the cells' percentiles, not their margins: give this statistic's "
+                    "epsilon (and epsilon_split), or plan it without margins"
+                )
             if s.method == "exponential":
                 raise DPInputError(
                     f"{s.where}: the exponential mechanism publishes no interval, so a half-width target cannot be "

@@ -32,7 +32,7 @@ from ..validation import (
     check_int,
     check_positive,
 )
-from .base import register
+from .base import DrawProvenance, register
 from .counts import CountMechanism
 from .quantiles import HistogramMechanism
 
@@ -270,9 +270,10 @@ class ConfidentialTables:
     confidential_risk: np.ndarray | None
 
 
-@dataclass(frozen=True)
-class SnapshotDraw:
-    """One draw of :class:`SnapshotMechanism`: the noisy tables (DP outputs) and what drew them (public text)."""
+@dataclass(frozen=True, kw_only=True)
+class SnapshotDraw(DrawProvenance):
+    """One draw of :class:`SnapshotMechanism`: the noisy tables (DP outputs) and what drew them (public text: per
+    table its measurement, privacy map and the epsilon of that map; joined, and summed, in the provenance)."""
 
     noisy_histogram: np.ndarray
     noisy_sizes: np.ndarray | None
@@ -280,15 +281,6 @@ class SnapshotDraw:
     measurements: tuple[str, ...]
     privacy_maps: tuple[str, ...]
     map_epsilons: tuple[float, ...]
-    simulated: bool
-
-    @property
-    def measurement(self) -> str:
-        return "; ".join(self.measurements)
-
-    @property
-    def privacy_map(self) -> str:
-        return "; ".join(self.privacy_maps)
 
 
 @register
@@ -379,13 +371,16 @@ class SnapshotMechanism:
             maps.append(d.privacy_map)
             certified.append(self.risk_mechanism.certified_epsilon(d))
         return SnapshotDraw(
-            np.asarray(hist.noisy_counts, dtype=np.int64),
-            sizes,
-            risk,
-            tuple(measurements),
-            tuple(maps),
-            tuple(certified),
-            bool(hist.simulated),
+            noisy_histogram=np.asarray(hist.noisy_counts, dtype=np.int64),
+            noisy_sizes=sizes,
+            noisy_risk=risk,
+            measurements=tuple(measurements),
+            privacy_maps=tuple(maps),
+            map_epsilons=tuple(certified),
+            measurement="; ".join(measurements),
+            privacy_map="; ".join(maps),
+            map_epsilon=float(sum(certified)),
+            simulated=bool(hist.simulated),
         )
 
     def certified_epsilon(self, draw: SnapshotDraw) -> float:
