@@ -106,9 +106,13 @@ with settings_area:
         st.info("Choose at least one statistic to plan.")
         st.stop()
     needs_groups = any(k in planner_experiments.GROUPED_KINDS for k in kinds)
-    groups, token, group_labels, group_column = views.choose_groups(ds, values, kinds, seed())
-    if mode == PLAN and ds.confidential:  # privately on a DP snapshot (publishable), or the raw file (confidential)
-        source = private_source.planning_source(ds, values, groups, group_labels, token, group_column, summary, seed())
+    # a confidential upload in Plan mode: privately on a DP snapshot (publishable), or the raw file (confidential)
+    choice = private_source.source_choice(ds) if mode == PLAN else None
+    groups, token, group_labels, group_column = views.choose_groups(
+        ds, values, kinds, seed(), data_notes=choice != private_source.PRIVATE)
+    if choice is not None:
+        source = private_source.planning_source(
+            ds, choice, values, groups, group_labels, token, group_column, summary, seed())
         if source is None:
             st.stop()
         values, groups, token, group_labels = source.values, source.groups, source.token, source.labels

@@ -34,6 +34,7 @@ def test_plan_privately_charges_the_snapshot_once_and_marks_the_plan_publishable
     n = 3000
     income = np.round(gen.lognormal(10.6, 0.8, n), 2)
     region = gen.choice(np.array(["north", "south", "west"]), n)
+    region[:7] = "isle"  # a small group: the raw file's page says its exact size, a private plan never does
     csv = pd.DataFrame({"income": income, "region": region}).to_csv(index=False).encode()
     at = _harness()
     for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_stats": "mean,group_means"}.items():
@@ -43,8 +44,10 @@ def test_plan_privately_charges_the_snapshot_once_and_marks_the_plan_publishable
     assert at.session_state["dataset"].confidential
     assert at.radio(key=private_source.SOURCE_KEY).value == private_source.RAW  # the default: nothing charged
     assert "exploring the raw confidential file" in page_text(at)
-    at.radio(key=private_source.SOURCE_KEY).set_value(private_source.PRIVATE).run()
     at.selectbox(key="planner_groupcol").set_value("region").run()
+    assert "has only 7 records" in page_text(at)  # read off the records: confidential
+    at.radio(key=private_source.SOURCE_KEY).set_value(private_source.PRIVATE).run()
+    assert "has only 7 records" not in page_text(at)
     at.text_input(key="planner_snapshot_cells").set_value("north, south, west").run()
     assert_clean(at)
     text = page_text(at)

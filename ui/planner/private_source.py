@@ -33,7 +33,7 @@ from ui.planner.accounts import (
     upload_fingerprints,
 )
 
-__all__ = ["PRIVATE", "RAW", "SOURCE_KEY", "PlanningSource", "planning_source", "newest_snapshot"]
+__all__ = ["PRIVATE", "RAW", "SOURCE_KEY", "PlanningSource", "source_choice", "planning_source", "newest_snapshot"]
 
 PRIVATE = "Plan privately on a DP snapshot of the file (publishable)"
 RAW = "Explore the raw file (not private: everything is confidential)"
@@ -94,8 +94,19 @@ def _declared_labels(group_column: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
 
 
+def source_choice(ds: Any) -> str | None:
+    """On a confidential upload, how to plan on it (:data:`RAW` or :data:`PRIVATE`, asked first: the page shows
+    nothing read off the records once the private plan is chosen); None for any other data."""
+    if not ds.confidential:
+        return None
+    # the raw file first: the page as the data owner knew it (nothing charged without a choice), the private plan
+    # one click away and said at the top
+    return str(qp_radio("How to plan on this confidential file", SOURCE_KEY, [RAW, PRIVATE], RAW, horizontal=True))
+
+
 def planning_source(
     ds: Any,
+    choice: str | None,
     values: np.ndarray,
     groups: np.ndarray | None,
     labels: list[str],
@@ -107,11 +118,8 @@ def planning_source(
     """The data to plan on (module docstring); None when the page must stop here (no ledger, or the snapshot not
     taken yet: the confirmation is shown)."""
     raw = PlanningSource(values, groups, token, bool(ds.confidential), labels, summary)
-    if not ds.confidential:
+    if choice is None:
         return raw
-    # the raw file first: the page as the data owner knew it (nothing charged without a choice), the private plan
-    # one click away and said at the top
-    choice = qp_radio("How to plan on this confidential file", SOURCE_KEY, [RAW, PRIVATE], RAW, horizontal=True)
     if choice == RAW:
         st.warning(RAW_NOTE)
         return raw
