@@ -65,6 +65,24 @@ class PlanSolution:
     warning: str | None = None
 
 
+def _plan(plan: Any) -> ReleasePlan:
+    if not isinstance(plan, ReleasePlan):
+        raise TypeError(f"plan must be a dpcore.plan.ReleasePlan (dpcore.plan.load_plan), got {type(plan).__name__}")
+    return plan
+
+
+def _cells(cells: Any) -> list[tuple[str, ...]]:
+    """Cells as tuples of text (each cell one value per ``by`` column)."""
+    if isinstance(cells, (str, bytes)) or not isinstance(cells, Sequence):
+        raise TypeError(f"cells must be a sequence of tuples of text, got {type(cells).__name__}")
+    out = []
+    for cell in cells:
+        if not isinstance(cell, tuple) or not all(isinstance(v, str) for v in cell):
+            raise TypeError(f"each cell must be a tuple of text, got {cell!r:.60}")
+        out.append(cell)
+    return out
+
+
 def _targets(plan: ReleasePlan) -> list[StatisticSpec]:
     return [s for s in plan.statistics if s.half_width is not None or s.relative_half_width is not None]
 
@@ -74,6 +92,7 @@ def statistic_items(plan: ReleasePlan) -> list[tuple[StatisticSpec, dict[str, An
     and settings): a mean by cells is the planner's group means, percentiles (PSEO bins, the histogram method)
     its percentiles with the plan's ``q``, a Gini or a relative risk by cells one per cell. Refused, naming the
     statistic, where the planner cannot plan it (other bins, the exponential method: it publishes no interval)."""
+    _plan(plan)
     out = []
     for s in _targets(plan):
         relative = s.relative_half_width is not None
@@ -131,6 +150,10 @@ def cell_labels(plan: ReleasePlan, by: Sequence[str]) -> tuple[tuple[str, ...], 
     """The snapshot's cells: the plan's declared ``[keys]`` cells of ``by``, or None when the cells are the data's
     (``cell_sizes = "public"``: the cells present and their sizes are public). Refused otherwise: the snapshot
     lists declared cells only (a DP selection of cells is not offered for it)."""
+    _plan(plan)
+    if isinstance(by, (str, bytes)) or not isinstance(by, Sequence) or not all(isinstance(c, str) for c in by):
+        raise TypeError(f"by must be a sequence of column names, got {by!r:.60}")
+    by = tuple(by)
     if not by:
         return ((),)
     if plan.keys is not None and plan.keys.covers(by):
@@ -153,6 +176,13 @@ def snapshot_schema(
     """The snapshot's public schema for ``plan``: its ``planning_epsilon``, the cells, bounds [min(0, lowers),
     the largest upper] of the statistics to solve (the PSEO bins' top for percentiles alone), the relative risk to
     solve (at most one), and the cells' public sizes when the plan declares them public."""
+    _plan(plan)
+    cells = _cells(cells)
+    if sizes is not None:
+        if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence) or len(sizes) != len(cells):
+            raise TypeError("sizes must be None or one whole number per cell")
+        if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in sizes):
+            raise DPInputError("sizes must be whole numbers >= 0, one per cell")
     targets = _targets(plan)
     uppers = [s.upper for s in targets if s.upper is not None]
     lowers = [s.lower for s in targets if s.lower is not None]

@@ -98,6 +98,12 @@ SNAPSHOT_FORMAT = "dpcore.snapshot/1"
 # ---------------------------------------------------------------------------------------------
 
 
+def _schema(schema: Any) -> SnapshotSchema:
+    if not isinstance(schema, SnapshotSchema):
+        raise TypeError(f"schema must be a dpcore.mechanisms.snapshot.SnapshotSchema, got {type(schema).__name__}")
+    return schema
+
+
 def _cell_codes(cells: Any, n: int, schema: SnapshotSchema) -> np.ndarray:
     """The index of each record's declared cell, -1 for an undeclared cell (its row is left out: a public rule)."""
     if not schema.cells:
@@ -125,6 +131,7 @@ def confidential_tables(
     rule first), ``cells`` (one label per record, compared as text; records of undeclared cells are left out),
     ``risk_groups`` (the exposure column, compared as text; other values are in neither group) and ``outcome``
     (0/1 per record, when the risk's outcome is not ``income < outcome_below``)."""
+    _schema(schema)
     x = as_finite_array(values, "income values", min_size=0) if np.size(values) else np.zeros(0)
     codes = _cell_codes(cells, x.size, schema)
     keep = codes >= 0
@@ -274,6 +281,7 @@ SNAPSHOT_RECORD_KIND = "dpcore snapshot"
 def snapshot_record(schema: SnapshotSchema, source: str = "") -> dict[str, Any]:
     """The record a real snapshot is charged with (public: the schema, the mechanism's record, the cost and the
     source's public description), the key :func:`stored_snapshot` matches."""
+    _schema(schema)
     mech = SnapshotMechanism(schema)
     return {
         "kind": SNAPSHOT_RECORD_KIND,
@@ -352,6 +360,7 @@ def take_snapshot(
 ) -> Snapshot:
     """The DP snapshot of the records (:func:`confidential_tables` says what they are) under ``schema``: their
     tables are aggregated (a bad input is refused here, before any charge), then :func:`draw_snapshot`."""
+    _schema(schema)
     tables = confidential_tables(values, schema, cells=cells, risk_groups=risk_groups, outcome=outcome)
     return draw_snapshot(tables, schema, account=account, rng=rng, source=source)
 
@@ -373,6 +382,9 @@ def stored_snapshot(account: Any, schema: SnapshotSchema, source: str = "") -> S
     """The newest snapshot already charged to ``account`` for these settings (the schema; public cell sizes are
     the data's) and this source, its document attached to the charged entry, or None: planning again on it costs
     nothing more (post-processing of a release already paid for)."""
+    _schema(schema)
+    if not callable(getattr(account, "entries", None)):
+        raise TypeError(f"account must be a ledger account (dpcore.ledger), got {type(account).__name__}")
     for entry in reversed(account.entries()):
         rec, result = entry.record, entry.result
         if not isinstance(rec, dict) or rec.get("kind") != SNAPSHOT_RECORD_KIND or not isinstance(result, dict):
@@ -400,6 +412,8 @@ def _discrete_laplace_variance(scale: float) -> float:
 def estimated_sizes(snapshot: Snapshot) -> np.ndarray:
     """Each cell's size: the public size, or the inverse-variance combination of the noisy count and the noisy
     histogram's total (both unbiased: every record of a cell is in one of its bins), clamped to >= 0."""
+    if not isinstance(snapshot, Snapshot):
+        raise TypeError("snapshot must be a Snapshot (take_snapshot or snapshot_from_json)")
     schema = snapshot.schema
     if schema.cell_sizes is not None:
         return np.asarray(schema.cell_sizes, dtype=float)
@@ -501,7 +515,9 @@ def fit_histogram(
     fit, with noise of the same public law drawn from ``seed``, estimate that bias; the answer is the fit minus it,
     clamped to >= 0 and normalised (the plain fit where the correction leaves nothing). A cell of size 0 gets
     uniform probabilities (it has no records to place)."""
-    raw = np.asarray(noisy_counts, dtype=float)
+    raw = np.asarray(noisy_counts, dtype=float) if not isinstance(noisy_counts, (str, bytes)) else np.zeros(0)
+    if raw.ndim not in (1, 2) or raw.size == 0:
+        raise DPInputError("noisy counts must be a table: one row of bin counts per cell")
     counts = np.atleast_2d(as_finite_array(raw.ravel(), "noisy counts", min_size=1).reshape(-1, raw.shape[-1]))
     rows, m = counts.shape
     tot = np.maximum(as_finite_array(totals, "cell sizes", min_size=1).reshape(-1), 0.0)
@@ -648,6 +664,7 @@ def planning_data_from_records(
     """The records themselves as planning data, under the same schema (declared cells; undeclared cells left
     out): planning directly on the data (``--public-data``), the yardstick the snapshot's honesty is measured
     against. As private as the records are: nothing is charged and nothing computed from it is DP."""
+    _schema(schema)
     x = as_finite_array(values, "income values", min_size=0) if np.size(values) else np.zeros(0)
     codes = _cell_codes(cells, x.size, schema)
     keep = codes >= 0
