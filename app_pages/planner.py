@@ -16,7 +16,7 @@ from dpcore.views import planner as planner_experiments
 from ui import margins, repro
 from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
 from ui.data_note import data_note
-from ui.planner import plan_state, sections, views
+from ui.planner import plan_state, private_source, sections, views
 from ui.planner.choices import release_allocation
 from ui.planner.release_panel import release_panel
 from ui.sidebar import current_dataset
@@ -75,10 +75,8 @@ st.markdown("Say how accurate each statistic must be: the page answers with the 
 ds = current_dataset()
 values = np.asarray(ds.values, dtype=float)
 mode = qp_radio("What do you want to do?", "planner_mode", [PLAN, RELEASE], PLAN, horizontal=True)
-if ds.confidential and mode == PLAN:
-    st.warning("**You are planning on a confidential file.** Planning is itself not private: every number on this "
-               "page is computed from the real records. Prefer the synthetic look-alike in the sidebar for "
-               "planning, and use the real file only in Release mode.")
+confidential = bool(ds.confidential)  # Plan mode on an upload: True unless planned on a DP snapshot
+summary = views.dataset_summary(ds)
 # The answer comes first (a new user sees the plan's total ε on the first screen, 1280x720); the
 # settings it depends on are read below it, into containers drawn further down the page.
 answer_area = st.container()
@@ -108,7 +106,17 @@ with settings_area:
         st.info("Choose at least one statistic to plan.")
         st.stop()
     needs_groups = any(k in planner_experiments.GROUPED_KINDS for k in kinds)
-    groups, token, group_labels, group_column = views.choose_groups(ds, values, kinds, seed())
+    # a confidential upload in Plan mode: privately on a DP snapshot (publishable), or the raw file (confidential)
+    choice = private_source.source_choice(ds) if mode == PLAN else None
+    groups, token, group_labels, group_column = views.choose_groups(
+        ds, values, kinds, seed(), data_notes=choice != private_source.PRIVATE)
+    if choice is not None:
+        source = private_source.planning_source(
+            ds, choice, values, groups, group_labels, token, group_column, summary, seed())
+        if source is None:
+            st.stop()
+        values, groups, token, group_labels = source.values, source.groups, source.token, source.labels
+        confidential, summary = source.confidential, source.summary
     specs = views.statistic_settings(
         kinds, group_labels, seed(), expanded=False,
         gini_of=lambda params: float(_stat("gini", tuple(sorted(params.items())), token, values, groups).truth[0]))
@@ -138,12 +146,12 @@ def plan_views() -> None:
         half_widths = views.half_width_choice(list(kinds))
         with guard("the accuracy-first plan"):
             if half_widths is None:
-                views.render_accuracy(_accuracy(specs, token, seed()), total, views.dataset_summary(ds),
-                                      confidential=ds.confidential)
+                views.render_accuracy(_accuracy(specs, token, seed()), total, summary,
+                                      confidential=confidential)
             else:
                 targets = planner_experiments.half_width_targets(half_widths, specs)
-                views.render_half_width(_half_width(specs, token, targets), total, views.dataset_summary(ds),
-                                        confidential=ds.confidential)
+                views.render_half_width(_half_width(specs, token, targets), total, summary,
+                                        confidential=confidential)
     elif view == VIEWS[1]:
         alloc = views.budget_sliders(kinds, total)
         with guard("the budget-first accuracy"):
@@ -158,14 +166,22 @@ def plan_views() -> None:
         alloc = plan_state.allocation(kinds, total)
         half_widths = views.remembered_half_widths(list(kinds))
         with guard("the accuracy-first plan"):  # the plan file carries the accuracy-first ε, as Release mode
-            plan_state.remember_plan(_plan(specs, half_widths), confidential=ds.confidential, data_name=ds.name)
-        kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), alloc, half_widths)
-        repro.share_panel("planner", script=repro.view_script_for(
-            "dpcore.views.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),
-            note="It prints the smallest ε per statistic (for your half-widths too, if Accuracy first states them), "
-                 "the total, and the budget-first accuracy.")
+            plan_state.remember_plan(_plan(specs, half_widths), confidential=confidential, data_name=ds.name)
+        if ds.confidential and not confidential:  # the script recomputes on the file itself: not the snapshot's
+            st.caption("The reproducible script recomputes everything from the file itself, so it is offered only "
+                       "when exploring the raw file (confidential); the plan file below is publishable.")
+        else:
+            _share_script(specs, group_column, alloc, half_widths)
         with guard("the release plan"):  # the plan file for `python -m dpcore release` (docs/plan_format.md)
             views.release_plan_download(kinds, specs, _statistic, alloc, ds, group_column, total)
+
+
+def _share_script(specs: tuple, group_column: str | None, alloc: dict, half_widths: dict | None) -> None:
+    kwargs, data_arg = views.script_settings(specs, ds, group_column, seed(), alloc, half_widths)
+    repro.share_panel("planner", script=repro.view_script_for(
+        "dpcore.views.planner", "planner_view", kwargs, title="Choose epsilon (planner)", data_arg=data_arg),
+        note="It prints the smallest ε per statistic (for your half-widths too, if Accuracy first states them), "
+             "the total, and the budget-first accuracy.")
 
 
 if mode == PLAN:

@@ -20,7 +20,8 @@ Two layers are folders: ``noise/`` and ``views/``.
    hierarchy of margins, non-negative integer counts, their percentiles' intervals), ``published`` (a release
    table's intervals and honest digits), the package ``mechanisms`` (one mechanism object per released statistic
    kind, a module per kind: every real draw is made there).
-5. planning and accounting: ``planner`` (smallest epsilon for a target), ``cell_keys``, ``plan`` (release plan
+5. planning and accounting: ``planner`` (smallest epsilon for a target), ``snapshot`` (the DP snapshot of a
+   confidential source and the synthetic planning data drawn from it), ``cell_keys``, ``plan`` (release plan
    files), ``ledger`` (the durable budget ledger), ``pipeline`` (the one release transaction: check, charge, draw,
    record), ``release`` (releases of planned statistics and their records), ``release_card``, ``memo``.
 6. ``engines`` (DuckDB / Spark / pandas aggregation and ``engines.execute``, the command line's release).

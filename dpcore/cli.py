@@ -4,6 +4,9 @@
                    [--ledger URL] [--init-ledger] [--seed N --public-data] [--master local[*]]
                    [--memory-limit 1GB] [--quiet]
     dpcore check PLAN.toml          # validate a plan and print its cost (reads no data)
+    dpcore plan PLAN.toml --data SOURCE --out SOLVED.toml [--ledger URL] [--init-ledger] [--public-data]
+                   # solve each statistic's epsilon from its half_width / relative_half_width target on a DP
+                   # snapshot of the source (charged planning_epsilon once), or on a public source directly
 
 Exit codes: 0 success (a ``dpcore: warning:`` line when the release was written and charged but the ledger
 could not mark it revealed, or when its release card could not be written); 2 a user error (bad plan, missing column, non-numeric income, no rows, unknown
@@ -93,6 +96,28 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--memory-limit", default=None, help="DuckDB memory limit (default 1GB; it spills to disk beyond)")
     rel.add_argument("--tmpdir", default=None, help="directory for temporary files (DuckDB spill, Spark, staging)")
     rel.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    pln = sub.add_parser(
+        "plan",
+        help="solve a plan's epsilons from accuracy targets on a DP snapshot of the source",
+        description="Solve each statistic's smallest epsilon for its half_width or relative_half_width target "
+        "and write the plan with the epsilons filled in (releasable as it is). On a confidential source the "
+        "targets are solved on a DP snapshot charged planning_epsilon (default 0.1) once to the plan's "
+        "population, and reused by later runs; --public-data plans on a public source directly.",
+    )
+    pln._sub = "plan"
+    pln.add_argument("plan", help="the plan (TOML; statistics with half_width / relative_half_width targets)")
+    pln.add_argument("--data", required=True, help="the source (as for dpcore release)")
+    pln.add_argument("--query", help="SQL query for a database source")
+    pln.add_argument("--engine", default="duckdb", help="duckdb (default), spark or pandas")
+    pln.add_argument("--out", required=True, help="the solved plan file to write (TOML)")
+    pln.add_argument("--ledger", default=None, help="ledger URL (as for dpcore release)")
+    pln.add_argument("--init-ledger", action="store_true", help="create the ledger (a first run only)")
+    pln.add_argument(
+        "--public-data",
+        action="store_true",
+        help="I declare this source public: plan on it directly (no snapshot, nothing charged)",
+    )
+    pln.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sub.add_parser("ledger", help="init, verify, show or back up the budget ledger (dpcore ledger --help)")
     chk = sub.add_parser("check", help="validate a plan and print its privacy cost (reads no data)")
     chk._sub = "check"
@@ -236,6 +261,32 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan(args: argparse.Namespace) -> int:
+    from . import engines
+    from .plan_command import plan_command
+
+    if args.engine not in engines.ENGINES:
+        raise DPInputError(f"unknown engine {args.engine!r}; choose one of {', '.join(engines.ENGINES)}")
+    progress = engines.Progress(quiet=args.quiet)
+    result = plan_command(
+        args.plan,
+        args.data,
+        out=args.out,
+        query=args.query,
+        engine=args.engine,
+        ledger_url=args.ledger,
+        init_ledger=args.init_ledger,
+        public_data=args.public_data,
+        progress=progress,
+    )
+    for line in result.header[1:]:
+        progress.say(line.strip())
+    if result.warning:  # the solved plan is written; said even with --quiet
+        print(f"dpcore: warning: {result.warning}", file=sys.stderr)
+    print(str(result.out))
+    return 0
+
+
 def exit_after_command(code: int) -> NoReturn:
     """End the process with ``code`` once a command is done, as a normal exit does (non-daemon threads joined,
     the ``atexit`` handlers run: temporary directories, Spark's gateway), but without the interpreter's teardown
@@ -283,6 +334,8 @@ def _command(args: argparse.Namespace, early_plan: Any) -> int:
         with _TerminateAsInterrupt():
             if args.command == "release":
                 return _release(args, early_plan)
+            if args.command == "plan":
+                return _plan(args)
             return _check(args)
     except ReleaseNotDelivered as exc:
         print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -182,9 +182,11 @@ def small_cell_advice(groups: np.ndarray, *, share: float = 0.02, minimum: int =
 
 
 def choose_groups(
-    dataset: Any, values: np.ndarray, kinds: list[str], seed: int
+    dataset: Any, values: np.ndarray, kinds: list[str], seed: int, *, data_notes: bool = True
 ) -> tuple[np.ndarray | None, str, list[str], str | None]:
-    """The group / cell labels of the grouped statistics: ``(groups, token, labels, group_column)``."""
+    """The group / cell labels of the grouped statistics: ``(groups, token, labels, group_column)``.
+    ``data_notes=False``: the notes read off the records (rows without a group, small cells) are not shown (a
+    private plan shows nothing computed from the confidential records)."""
     if not any(k in planner_experiments.GROUPED_KINDS for k in kinds):
         return None, _memo(dataset, ("token",), lambda: fingerprint(values, None)), [], None
     candidates = _memo(dataset, ("cands",), lambda: _group_candidates(dataset)) if dataset.frame is not None else []
@@ -214,12 +216,12 @@ def choose_groups(
             "Random groups A/B/C (50/30/20% of records), drawn with the sidebar seed: they differ only "
             "in size, which is what the privacy noise depends on. A real release refuses them."
         )
-    elif n_missing:
+    elif n_missing and data_notes:
         st.caption(f"{n_missing:,} records without a value of {column} form their own group 'nan'.")
     rejected = _memo(dataset, ("rejected",), lambda: group_rejections(dataset))
     if rejected:
         st.caption("Columns that cannot be groups: " + "; ".join(rejected) + ".")
-    if column is not None:
+    if column is not None and data_notes:
         for advice in _memo(dataset, ("small", column), lambda: small_cell_advice(groups)):
             st.warning(advice)
     return groups, token, labels, column
