@@ -1,6 +1,7 @@
-"""The code's own health, as CI sees it: ruff (lint and format), import-linter (dpcore's one-way layers) and mypy (dpcore,
-check_untyped_defs) pass, and dpcore has no import cycle, counting the imports inside functions (which
-import-linter's layer contract also counts). Configured in pyproject.toml; installed by requirements-dev.txt."""
+"""The code's own health, as CI sees it: ruff (lint and format), import-linter (dpcore's one-way layers, what dpcore
+and ui may import) and mypy (dpcore, ui and the pages, check_untyped_defs) pass, and neither dpcore nor ui has an
+import cycle, counting the imports inside functions (which import-linter's contracts also count). Configured in
+pyproject.toml; installed by requirements-dev.txt."""
 
 from __future__ import annotations
 
@@ -40,12 +41,38 @@ def test_ruff_format_changes_nothing():
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:] + "\nrun: .venv/bin/ruff format ."
 
 
-def test_dpcore_layers_hold():
+def test_import_contracts_hold():
     proc = _run(_tool("lint-imports"), "--no-cache")
     assert proc.returncode == 0 and "0 broken" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
-def test_mypy_finds_nothing_in_dpcore():
+def _import_contracts() -> list[dict]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+
+
+def test_the_import_contracts_name_a_few_layers_and_what_is_forbidden():
+    """dpcore's layers contract names its layers (at most 10: a rung per module would freeze today's import order
+    instead of stating a rule) and places every module (exhaustive); the forbidden imports are contracts, not a
+    convention: dpcore never imports the UI, and only the mechanisms and the noise layer import the real samplers."""
+    contracts = _import_contracts()
+    dpcore_layers = [c for c in contracts if c["type"] == "layers" and c.get("containers") == ["dpcore"]]
+    assert len(dpcore_layers) == 1 and len(dpcore_layers[0]["layers"]) <= 10
+    assert dpcore_layers[0].get("exhaustive") is True
+    forbidden = {
+        (tuple(c["source_modules"]), m) for c in contracts if c["type"] == "forbidden" for m in c["forbidden_modules"]
+    }
+    assert {(("dpcore",), name) for name in ("streamlit", "plotly", "ui")} <= forbidden
+    protected = [c for c in contracts if c["type"] == "protected" and c["protected_modules"] == ["dpcore.noise.secure"]]
+    assert protected and sorted(protected[0]["allowed_importers"]) == ["dpcore.mechanisms", "dpcore.noise"]
+    ui_layers = [c for c in contracts if c["type"] == "layers" and c.get("containers") == ["ui"]]
+    assert len(ui_layers) == 1 and ui_layers[0].get("exhaustive") is True
+
+
+def test_mypy_finds_nothing():
     proc = _run(_tool("mypy"), "--no-incremental")
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
 
