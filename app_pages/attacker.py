@@ -70,17 +70,18 @@ round_number = int(qp_number("Round", "atk_round", 1, min_value=0, max_value=10*
                              help="Your rounds in a class session are your own; otherwise the round number is "
                                   "its seed: share it to replay the same coin and noise."))
 pooled = in_class and class_mechanism in (None, mechanism)
-if in_class:
+if in_class and klass is not None:
     attacker_views.class_note(klass.code, attacker_views.MECHANISM_LABELS.get(class_mechanism or "", ""), pooled)
-round_seed = (classroom_lib.student_round_seed(klass.code, classroom.student_id(), round_number) if in_class
-              else round_number)
+round_seed = (classroom_lib.student_round_seed(klass.code, classroom.student_id(), round_number)
+              if in_class and klass is not None else round_number)
 
 # ---- the one view call ----------------------------------------------------------------------------
-view = None
+found = None
 with guard("this round"):
-    view = _view(str(mechanism), eps, round_seed)
-if view is None:
+    found = _view(str(mechanism), eps, round_seed)
+if found is None:
     st.stop()
+view = found
 
 history: list[dict] = classroom.played_rounds(attacker_lib.MECHANISMS)  # the session's, or a reloaded link's
 classroom.keep_progress()  # the rounds (and a class student's id) in the URL: a reload keeps the score
@@ -95,7 +96,7 @@ def _record(guess: bool) -> None:
     st.session_state[HISTORY].append({"mechanism": round_key[0], "epsilon": round_key[1], "round": round_key[2],
                                       "guess": guess, "correct": correct,
                                       "optimal_correct": view.round.optimal_guess == view.confidential_secret})
-    if pooled:
+    if pooled and klass is not None:
         try:
             classroom.store().record_guess(klass.code, round_id=round_key[2], mechanism=round_key[0],
                                            epsilon=round_key[1], guess=guess, correct=correct)
@@ -108,7 +109,7 @@ def _next_round() -> None:
 
 
 attacker_views.candidates(view)
-attacker_views.release(view, class_round=(round_number, klass.code) if in_class else None)
+attacker_views.release(view, class_round=(round_number, klass.code) if in_class and klass is not None else None)
 if round_key in answered:
     attacker_views.reveal(view, answered[round_key]["guess"], _next_round)
 else:

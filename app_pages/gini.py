@@ -212,7 +212,7 @@ def live_view(ds) -> None:
     gini_views.posterior(view, prior_text)
     gini_views.error_curve(view)
     noise_choice.render_gini_noise_section("gini", _subsample(digest, ds.values, n), epsilon=eps, lower=lower, upper=float(view.upper),
-                                           gamma=gamma, calibration=str(calibration), method=settings["method"], seed=seed(),
+                                           gamma=gamma, calibration=str(calibration), method=str(settings["method"]), seed=seed(),
                                            saturated=bool(view.saturated), chosen=str(noise))
 
     # ---- 5. share / reproduce -------------------------------------------------------------------------

@@ -7,6 +7,8 @@ the Gini page's own figure builder on fixed axes.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import streamlit as st
 
@@ -18,7 +20,7 @@ from ui.lessons import views as lessons_views
 from ui.sidebar import current_dataset, current_dataset_key
 
 EPS_OPTIONS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 5.0]
-GINI_DEFAULTS = {"gamma": defaults.GINI_GAMMA, "lower": defaults.INCOME_LOWER, "upper": defaults.INCOME_UPPER,
+GINI_DEFAULTS: dict[str, Any] = {"gamma": defaults.GINI_GAMMA, "lower": defaults.INCOME_LOWER, "upper": defaults.INCOME_UPPER,
                  "upper_epsilon": 0.0, "calibration": defaults.GINI_CALIBRATION,
                  "method": "exact", "prior": "uniform"}
 

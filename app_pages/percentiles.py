@@ -160,7 +160,7 @@ def _page_body() -> None:
                               "q": float(50 if 50 in q else q[0]), "seed": seed()})
     elif view_name == sections.ONE_CELL.heading and (scheme != "custom" or custom_edges is not None):
         cell_settings = {"source": source, "n": n, "cell_number": cell_number}
-        settings = {**cell_settings, "epsilon": float(eps), "scheme": scheme, "n_bins": int(n_bins),
+        settings: dict = {**cell_settings, "epsilon": float(eps), "scheme": scheme, "n_bins": int(n_bins),
                     "custom_edges": custom_edges, "q": list(q), "relation": relation, "calibration": calibration,
                     "seed": seed()}
         ds = current_dataset() if source == "sidebar" else None

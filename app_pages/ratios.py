@@ -82,8 +82,9 @@ if nx < 1 or ny < 1:
     answer_text.caption("No answer: the group sizes must be at least 1 (see the message below).")
 elif mode == PLANNING and mech == "laplace":
     with answer_text, guard("the answer"):
-        answer_views.statistic_answer(*_answer(float(eps), float(px), float(py), int(nx), int(ny),
-                                               target_error, target_confidence), answer_text)
+        answer, recommendation = _answer(float(eps), float(px), float(py), int(nx), int(ny), target_error,
+                                         target_confidence)
+        answer_views.statistic_answer(answer, recommendation, answer_text)
 else:
     answer_text.caption("The answer sentence is for planning with the Laplace mechanism (choose them in Settings).")
 view = by_heading(sections.SECTIONS, qp_radio("Show", "ratio_view", list(sections.VIEWS), horizontal=True))
@@ -111,8 +112,8 @@ if cn is not None:
     if view is sections.SAMPLING:
         call = ("sampling_view", dict(counts, **noise, seed=seed()))
     elif view is sections.INTERVALS:
-        observed = dict(x_obs=float(x_obs), y_obs=float(y_obs)) if mode != PLANNING else dict(p_x=float(px),
-                                                                                              p_y=float(py))
+        observed = (dict(p_x=float(px), p_y=float(py)) if x_obs is None or y_obs is None  # planning
+                    else dict(x_obs=float(x_obs), y_obs=float(y_obs)))
         call = ("intervals_view", dict(n_x=int(nx), n_y=int(ny), **noise, level=float(level), seed=seed(), **observed))
     elif view is sections.HEATMAPS:
         st.subheader("Coverage over many settings (the paper's Appendix D.2 tables)")
@@ -137,13 +138,13 @@ if cn is not None:
     else:
         st.subheader("Who is more likely to be in poverty? (ACS 2019 excerpt)")
         st.markdown(views.POVERTY_TEXT)
-        c = st.columns(3)
-        col = qp_selectbox("Compare groups by", "ratio_acs_col", list(POVERTY_GROUPINGS), container=c[0])
+        acs = st.columns(3)
+        col = qp_selectbox("Compare groups by", "ratio_acs_col", list(POVERTY_GROUPINGS), container=acs[0])
         codes = list(POVERTY_GROUPINGS[col])
         group_names = POVERTY_GROUPINGS[col]
-        gx = qp_selectbox("group x", "ratio_acs_gx", codes, codes[1] if len(codes) > 1 else codes[0], container=c[1],
+        gx = qp_selectbox("group x", "ratio_acs_gx", codes, codes[1] if len(codes) > 1 else codes[0], container=acs[1],
                           format_func=lambda v: group_names[v])
-        gy = qp_selectbox("group y (reference)", "ratio_acs_gy", codes, codes[0], container=c[2],
+        gy = qp_selectbox("group y (reference)", "ratio_acs_gy", codes, codes[0], container=acs[2],
                           format_func=lambda v: group_names[v])
         call = ("poverty_view", dict(column=col, group_x=int(gx), group_y=int(gy), **noise, level=float(level),
                                      seed=seed()))

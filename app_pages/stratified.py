@@ -93,7 +93,8 @@ def _page_body() -> None:  # noqa: C901 (one branch per view of the page, in pag
                            "outside the public prior interval.")
 
     data = recipe = None
-    clip, prior, value_label, data_key = None, (-3.0, 3.0), "value", ""
+    clip: tuple[float, float] | float | None = None  # a float: the synthetic data's bound R
+    prior, value_label, data_key = (-3.0, 3.0), "value", ""
     target_range, target_variable = 200_000.0, source  # the variable's default clip range: its target's start
     data_note.stratified_note(source, DATA_SOURCES[3])
     with guard("the data"):
