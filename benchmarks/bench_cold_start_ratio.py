@@ -37,8 +37,8 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from bench_startup import process_cpu_seconds  # noqa: E402
-from quality_support import chromium_available, free_port, launch_chromium, python_executable, wait_for_app_idle  # noqa: E402
+from bench_startup import process_cpu_seconds
+from quality_support import chromium_available, free_port, launch_chromium, python_executable, wait_for_app_idle
 
 BARE_APP = 'import streamlit as st\n\nst.title("Bare app")\nst.slider("x", 0, 100, 50)\n'
 

@@ -18,15 +18,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dpcore.bounds import dp_upper_bound  # noqa: E402
-from dpcore.gini import (  # noqa: E402
+from dpcore.bounds import dp_upper_bound
+from dpcore.gini import (
     error_summary,
     gini_extremes_curve,
     release_gini,
     simulate_releases_from_scale,
     smooth_sensitivity,
 )
-from dpcore.noise import smooth_noise_calibration  # noqa: E402
+from dpcore.noise import smooth_noise_calibration
 
 
 def timeit(fn, repeats: int) -> tuple[float, float]:

@@ -21,7 +21,7 @@ for p in (ROOT, ROOT / "tests"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from quality_support import discover_pages, main_slider, move_slider, open_page  # noqa: E402
+from quality_support import discover_pages, main_slider, move_slider, open_page
 
 
 def measure_page(page, repeats: int = 15) -> dict:

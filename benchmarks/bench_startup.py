@@ -25,7 +25,7 @@ for p in (ROOT, ROOT / "tests"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from quality_support import (  # noqa: E402
+from quality_support import (
     chromium_available,
     launch_chromium,
     python_executable,

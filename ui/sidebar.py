@@ -101,7 +101,7 @@ def _shared(key: str, negative: str) -> IncomeData | None:
 
 
 @st.cache_data(show_spinner="Reading the file...", max_entries=4, ttl=3600)
-def _read_upload(digest: str, file_name: str, _raw: bytes) -> tuple[pd.DataFrame, tuple[str, ...], list[str]]:
+def read_upload(digest: str, file_name: str, _raw: bytes) -> tuple[pd.DataFrame, tuple[str, ...], list[str]]:
     """Parse an upload (cache key: digest + name; the bytes themselves are not hashed again)."""
     from dpcore.data import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, numeric_columns, read_table
 
@@ -244,7 +244,7 @@ def _upload_source() -> _Keyed | None:
         # income column) of the previous file must not stick to it
         st.session_state.pop("data_col", None)
         st.session_state["_data_upload_for"] = digest
-    frame, read_notes, candidates = _read_upload(digest, uploaded.name, uploaded.getvalue())
+    frame, read_notes, candidates = read_upload(digest, uploaded.name, uploaded.getvalue())
     wanted = income_like_column(list(frame.columns))
     if not candidates:
         if wanted is not None:

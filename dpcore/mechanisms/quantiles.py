@@ -335,7 +335,7 @@ class ExponentialQuantileMechanism:
         prob = p * (np.exp(others) * w).sum(axis=3)
         return prob / prob.sum(axis=2, keepdims=True)
 
-    def _ordered(self, choices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def ordered(self, choices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Sorted along the levels: the k-th smallest level gets the k-th smallest choice (candidates increase)."""
         out = np.empty_like(choices)
         out[..., np.argsort(self.q, kind="stable")] = np.sort(choices, axis=-1)
@@ -347,7 +347,7 @@ class ExponentialQuantileMechanism:
         u = self.scores(counts)
         if secure_noise.is_simulation(rng):
             return ExponentialQuantileDraw(
-                *self._ordered(self._simulated_choices(u, as_generator(rng))),
+                *self.ordered(self._simulated_choices(u, as_generator(rng))),
                 f"numpy simulation of report-noisy-max with exponential noise, scale {self.noise_scale!r}",
                 "simulation: no privacy map",
                 self.epsilon_per_quantile,
@@ -371,7 +371,7 @@ class ExponentialQuantileMechanism:
             + ("" if factor is None else f", on the scores times {factor} (whole numbers)")
         )
         return ExponentialQuantileDraw(
-            *self._ordered(choices),
+            *self.ordered(choices),
             text,
             f"d_in -> 2 d_in / scale; at d_in = {d_in}: {map_eps!r} per quantile",
             map_eps,
@@ -429,7 +429,7 @@ class ExponentialQuantileMechanism:
         for start in range(0, n_draws, chunk):
             stop = min(n_draws, start + chunk)
             choices = self._simulated_choices(np.broadcast_to(u, (stop - start,) + u.shape), gen)
-            out[start:stop] = self._ordered(choices)[1]
+            out[start:stop] = self.ordered(choices)[1]
         return out
 
 

@@ -516,7 +516,7 @@ def _release(
         outcome = ("error", f"**The ledger refused this release{'' if said else '; nothing was charged'}.** {text}")
     except (ValueError, TypeError) as exc:  # DPInputError: the message says whether ε was spent
         outcome = ("error", f"**The release did not complete.** {_refusal_text(exc)}")
-    except Exception as exc:  # noqa: BLE001 - never a traceback in front of the analyst; the ledger is the truth
+    except Exception as exc:  # never a traceback in front of the analyst; the ledger is the truth
         outcome = (
             "error",
             f"**The release failed unexpectedly** ({type(exc).__name__}: {exc}). If the ledger charged "
