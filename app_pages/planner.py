@@ -14,7 +14,7 @@ import streamlit as st
 
 from dpcore import planner as planner_lib
 from dpcore.views import planner as planner_experiments
-from ui import repro
+from ui import margins, repro
 from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
 from ui.data_note import data_note
 from ui.planner import plan_state, sections, views
@@ -180,6 +180,8 @@ def plan_views() -> None:
         alloc = views.budget_sliders(kinds, total)
         with guard("the budget-first accuracy"):
             views.render_budget(_budget(specs, token, tuple(float(alloc[k]) for k in kinds)))
+        for kind in [k for k in ("percentiles", "group_medians") if k in kinds][:1]:  # what margins cost and give
+            margins.margins_panel(float(alloc[kind]), key="planner_margins")
     elif view == VIEWS[2]:
         epsilon, prior = views.risk_controls()
         with guard("the attacker's belief"):

@@ -20,8 +20,10 @@ dpcore to import streamlit, plotly or ``ui``. Two layers are folders: ``noise/``
    ``coinpress`` (Rosenblatt et al.), ``ratio`` (Shoham & Ligett), ``bounds``, ``posterior``, ``risk``; and
    ``data.synthetic`` and ``data.recipes`` (generators, ``build_dataset``), whose two-point generator uses the Gini.
 4. ``intervals`` (every released value's interval, with ``gini_split_table``, the Gini split optimiser's shipped
-   answers), ``published`` (a release table's intervals and honest digits), the package ``mechanisms`` (one
-   mechanism object per released statistic kind, a module per kind: every real draw is made there).
+   answers), ``consistency`` (tables that add up: least squares over a hierarchy of margins, non-negative integer
+   counts, their percentiles' intervals), ``published`` (a release table's intervals and honest digits), the
+   package ``mechanisms`` (one mechanism object per released statistic kind, a module per kind: every real draw is
+   made there).
 5. planning and accounting: ``planner`` (smallest epsilon for a target), ``cell_keys``, ``plan`` (release plan
    files), ``ledger`` (the durable budget ledger), ``pipeline`` (the one release transaction: check, charge, draw,
    record), ``release`` (releases of planned statistics and their records), ``release_card``, ``memo``.

@@ -232,6 +232,10 @@ def _check(args: argparse.Namespace) -> int:
             f"  {s.index}. {s.name}: {s.kind} by {', '.join(s.by) or '(whole table)'}, epsilon = {c.epsilon:g}"
             + (f", delta = {c.delta:.3g}" if c.delta else "")
         )
+        if s.margins is not None:  # each level measured with its share (they add up to the statistic's epsilon)
+            for cols, name, eps in zip(s.level_columns(), s.level_names(), s.level_epsilons(), strict=True):
+                print(f"     level {name}: by {', '.join(cols) or '(whole table)'}, epsilon = {eps:g}")
+            print("     post-processing: least squares over the levels, then non-negative integers that add up")
     return 0
 
 

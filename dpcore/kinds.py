@@ -51,7 +51,9 @@ PLAN_KINDS: dict[str, PlanKind] = {
     k.name: k
     for k in (
         PlanKind("gini", "Gini index", ("lower", "upper", "gamma", "calibration", "noise", "delta")),
-        PlanKind("percentiles", "earnings percentiles", ("bins", "q", "method", "candidates")),
+        PlanKind(
+            "percentiles", "earnings percentiles", ("bins", "q", "method", "candidates", "margins", "epsilon_split")
+        ),
         PlanKind("mean", "mean income", ("lower", "upper")),
         PlanKind(
             "relative_risk",

@@ -40,10 +40,23 @@ import pandas as pd
 from . import intervals
 from .validation import DPInputError
 
-__all__ = ["published_table", "interval_columns", "NOISY_BIN_PREFIX"]
+__all__ = [
+    "published_table",
+    "interval_columns",
+    "NOISY_BIN_PREFIX",
+    "CONSISTENT_BIN_PREFIX",
+    "LEAST_SQUARES_BIN_PREFIX",
+    "LEAST_SQUARES_SD",
+]
 
 #: prefix of the published noisy histogram's columns in a percentiles table (one per bin, 1-based, 2 digits)
 NOISY_BIN_PREFIX = "noisy_bin_"
+#: a level of a percentiles statistic with margins (:mod:`dpcore.consistency`): its consistent non-negative integer
+#: counts (they add up across the levels), the unbiased least-squares estimates of the same bins, and the
+#: standard deviation of each of those estimates (one per node: every bin of a node has the same)
+CONSISTENT_BIN_PREFIX = "bin_"
+LEAST_SQUARES_BIN_PREFIX = "ls_bin_"
+LEAST_SQUARES_SD = "ls_sd"
 
 
 def interval_columns(column: str) -> tuple[str, str]:
@@ -165,6 +178,65 @@ def _percentiles(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> 
     return out
 
 
+def _percentiles_consistent(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.DataFrame:
+    """A level of a percentiles statistic with margins: each percentile read off the consistent counts (columns
+    ``bin_01`` ...), its interval from the least-squares estimates and their standard deviation (columns
+    ``ls_bin_01`` ..., ``ls_sd``; :func:`dpcore.consistency.percentile_intervals`), widened to the bin of the
+    value. The value is recomputed from the published counts, so this is idempotent on its own output."""
+    from . import consistency
+    from .percentiles import percentiles_from_histogram
+
+    edges = np.asarray(stat["bin_edges"], dtype=float)
+    m = edges.size - 1
+    bins = [f"{CONSISTENT_BIN_PREFIX}{j + 1:02d}" for j in range(m)]
+    ls_bins = [f"{LEAST_SQUARES_BIN_PREFIX}{j + 1:02d}" for j in range(m)]
+    missing = [c for c in (*bins, *ls_bins, LEAST_SQUARES_SD) if c not in table.columns]
+    if missing:
+        raise DPInputError(
+            f"a level of a statistic with margins needs its consistent counts ({bins[0]} ...), the least-squares "
+            f"estimates ({ls_bins[0]} ...) and {LEAST_SQUARES_SD}; missing {missing[0]}"
+        )
+    out = table.copy()
+    counts = table[bins].to_numpy(dtype=float)
+    estimates = table[ls_bins].to_numpy(dtype=float)
+    sd = table[LEAST_SQUARES_SD].to_numpy(dtype=float)
+    n = table["n"].to_numpy(dtype=float)
+    noisy_n = stat.get("n_noise_scale") is not None
+    ok = np.ones(n.shape, dtype=bool) if noisy_n else n >= 2
+    qs = [float(q) for q in stat["q"]]
+    values = np.full((len(table), len(qs)), np.nan)
+    if len(table):
+        values = np.atleast_2d(percentiles_from_histogram(counts, edges, qs)).reshape(len(table), len(qs))
+    lows, highs = np.full(values.shape, np.nan), np.full(values.shape, np.nan)
+    if ok.any():
+        res = consistency.percentile_intervals(
+            estimates[ok],
+            sd[ok] ** 2,
+            edges,
+            qs,
+            level=level,
+            n=None if noisy_n else n[ok],
+            values=values[ok],
+        )
+        lows[ok], highs[ok] = np.asarray(res.lower).reshape(-1, len(qs)), np.asarray(res.upper).reshape(-1, len(qs))
+    for i, q in enumerate(qs):
+        col = "p" + f"{q:g}".replace(".", "_")
+        widths = np.where(np.isfinite(highs[:, i]), highs[:, i] - lows[:, i], edges[-1] - lows[:, i])
+        steps = np.where(np.isfinite(lows[:, i]), _steps(widths), math.nan)
+        rounded = _rounded(values[:, i], steps)
+        out[col] = rounded
+        # a wide interval has a coarse step, which can move the value past the interval's end bin edge: the
+        # interval is widened to the bin edges around the rounded value (only wider: its coverage is kept)
+        held = np.clip(np.searchsorted(edges, rounded, side="right"), 1, m)
+        has = np.isfinite(lows[:, i]) & np.isfinite(rounded)
+        below = has & (rounded < lows[:, i])
+        above = has & (rounded > highs[:, i])
+        lows[below, i] = np.where(held[below] == 1, np.minimum(rounded[below], edges[0]), edges[held[below] - 1])
+        highs[above, i] = np.where(held[above] == m, np.maximum(rounded[above], edges[-1]), edges[held[above]])
+        out[f"{col}_lower"], out[f"{col}_upper"] = lows[:, i], highs[:, i]
+    return out
+
+
 def _relative_risk(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.DataFrame:
     out = table.copy()
     x = np.round(table["cases_exposed"].to_numpy(dtype=float))
@@ -243,7 +315,14 @@ def _count(table: pd.DataFrame, stat: Mapping[str, Any], level: float) -> pd.Dat
     return out
 
 
-_KINDS = {"mean": _mean, "percentiles": _percentiles, "relative_risk": _relative_risk, "gini": _gini, "count": _count}
+_KINDS = {
+    "mean": _mean,
+    "percentiles": _percentiles,
+    "percentiles_consistent": _percentiles_consistent,
+    "relative_risk": _relative_risk,
+    "gini": _gini,
+    "count": _count,
+}
 
 
 def published_table(kind: str, table: pd.DataFrame, statistic: Mapping[str, Any], level: float) -> pd.DataFrame:

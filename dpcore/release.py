@@ -527,6 +527,11 @@ def read_release(out_dir: str | os.PathLike) -> tuple[dict, dict]:
         if csv is None:
             raise DPInputError(f"{folder}: the record names no CSV table for {stat.get('name')!r}")
         tables[stat["name"]] = pd.read_csv(folder / csv)
+        for level in stat.get("levels", [])[1:]:  # a statistic with margins: each margin's table by its name
+            level_csv = next((f for f in level.get("files", []) if f.endswith(".csv")), None)
+            if level_csv is None:
+                raise DPInputError(f"{folder}: the record names no CSV table for the margin {level.get('name')!r}")
+            tables[level["name"]] = pd.read_csv(folder / level_csv)
     return record, tables
 
 
@@ -545,7 +550,14 @@ def recompute_intervals(record: dict, tables: dict) -> dict:
         )
     out = {}
     for stat in record.get("statistics", []):
-        table = tables[stat["name"]]
         level = stat.get("interval_level")
+        if stat.get("levels"):  # a statistic with margins: every level's table, intervals from the least squares
+            for part in stat["levels"]:
+                table = tables[part["name"]]
+                out[part["name"]] = (
+                    table if level is None else published_table("percentiles_consistent", table, stat, float(level))
+                )
+            continue
+        table = tables[stat["name"]]
         out[stat["name"]] = table if level is None else published_table(stat["kind"], table, stat, float(level))
     return out

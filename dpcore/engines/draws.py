@@ -60,9 +60,15 @@ class StatisticMechanisms:
 
     value: Any
     cells: Any = None
+    #: a statistic with margins: the margins' mechanisms (``value`` measures the cells), each with its share
+    margins: tuple[Any, ...] = ()
 
     def all(self) -> tuple[Any, ...]:
-        return (self.value,) if self.cells is None else (self.cells, self.value)
+        return ((self.value,) if self.cells is None else (self.cells, self.value)) + self.margins
+
+    def levels(self) -> tuple[Any, ...]:
+        """The mechanism of every level, cells first."""
+        return (self.value, *self.margins)
 
 
 def statistic_mechanisms(plan: ReleasePlan, spec: StatisticSpec) -> StatisticMechanisms:
@@ -79,8 +85,12 @@ def statistic_mechanisms(plan: ReleasePlan, spec: StatisticSpec) -> StatisticMec
     m = plan.rows_per_person
     private = plan.cells_private(spec)
     value: Any
+    margins: tuple[Any, ...] = ()
     if spec.kind == "percentiles" and spec.method == "exponential":
         value = ExponentialQuantileMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m, cells_move=private)
+    elif spec.kind == "percentiles" and spec.margins is not None:  # each level with its share (dpcore.engines.margins)
+        value, *rest = (HistogramMechanism(e, spec.bins, spec.q, rows_per_person=m) for e in spec.level_epsilons())
+        margins = tuple(rest)
     elif spec.kind == "percentiles":
         value = HistogramMechanism(spec.epsilon, spec.bins, spec.q, rows_per_person=m)
     elif spec.kind == "mean":
@@ -91,10 +101,12 @@ def statistic_mechanisms(plan: ReleasePlan, spec: StatisticSpec) -> StatisticMec
     else:
         value = RelativeRiskMechanism(spec.epsilon, rows_per_person=m)
     if not private:
-        return StatisticMechanisms(value)
+        return StatisticMechanisms(value, margins=margins)
     select = bool(spec.by) and not plan.keys_declared(spec)
     return StatisticMechanisms(
-        value, CellSizesMechanism(plan.n_epsilon, m, select=select, selection_delta=plan.selection_delta)
+        value,
+        CellSizesMechanism(plan.n_epsilon, m, select=select, selection_delta=plan.selection_delta),
+        margins,
     )
 
 
@@ -108,19 +120,10 @@ def _percentiles(engine, spec: StatisticSpec, mech: Any, drawer: Drawer) -> tupl
     :class:`dpcore.mechanisms.ExponentialQuantileMechanism` (score sensitivity m, 2m when the cell sizes are
     protected: rows may move between cells)."""
     from ..mechanisms import HistogramDraw, HistogramMechanism
+    from .margins import cell_histograms
 
-    by = list(spec.by)
     n_bins = len(mech.edges) - 1 if isinstance(mech, HistogramMechanism) else len(mech.candidates) - 1
-    hist = engine.histogram(by, spec.bins)
-    rows = np.zeros(len(hist), dtype=np.int64)
-    if by and len(hist):  # cell ids in order of first appearance; ``cells`` holds each cell's first row's labels
-        rows = hist.groupby(by, sort=False, dropna=False).ngroup().to_numpy()
-        cells = hist[by].iloc[np.unique(rows, return_index=True)[1]].reset_index(drop=True)
-    else:
-        cells = hist[by].iloc[:0] if by else pd.DataFrame(index=[0])  # the whole table: one cell, for every input
-    counts = np.zeros((len(cells), n_bins), dtype=np.int64)
-    if len(hist):
-        np.add.at(counts, (rows, hist["bin"].to_numpy()), hist["count"].to_numpy())
+    cells, counts = cell_histograms(engine, spec, n_bins)
     table = cells.copy()
     table["n"] = counts.sum(axis=1).astype(np.int64)
     d = drawer(mech, counts)
@@ -229,6 +232,15 @@ def released_table(
     release's drawer), then every released value with its interval and honest digits (computed from the published
     numbers only)."""
     table, info = deferred.release(drawer)
+    if s.kind == "percentiles" and s.margins is not None:  # every level: intervals from the least squares
+        from .margins import MARGIN_TABLES
+
+        level_tables = {
+            name: published_table("percentiles_consistent", t, info, plan.level)
+            for name, t in info[MARGIN_TABLES].items()
+        }
+        table = published_table("percentiles_consistent", table, info, plan.level)
+        return table, {**info, MARGIN_TABLES: level_tables, "interval_level": plan.level}
     if s.kind != "percentiles" or getattr(s, "method", "histogram") != "exponential":
         table = published_table(s.kind, table, info, plan.level)
         info = {**info, "interval_level": plan.level}
@@ -370,6 +382,17 @@ class Deferred:
                 ),
                 "n": "exact (cell_sizes = \"public\": the PSEO assumption)",
             }
+        if s.kind == "percentiles" and s.margins is not None:
+            from ..cell_keys import keys_of
+            from .margins import release_hierarchy
+
+            def noisy_n(cells: pd.DataFrame) -> np.ndarray:
+                return np.array([noisy[k] for k in keys_of(cells, list(s.by))], dtype=np.int64)
+
+            table, info = release_hierarchy(eng, s, self.mechanisms.levels(), drawer, noisy_n if private else None)
+            if private:
+                info["n_noise_scale"] = self.mechanisms.cells.noise_scale
+            return table, info
         if s.kind == "percentiles":
             table, info = _percentiles(eng, s, value, drawer)
             if private:  # the histogram's exact row counts replaced by the noisy cell sizes

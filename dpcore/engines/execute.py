@@ -50,6 +50,9 @@ selected with DP, every n is a noisy count costing ``n_epsilon`` more, and the m
   "exponential"``: the rows counted into the public candidate grid, and per cell and level one candidate chosen by
   OpenDP's noisy max on the scores -|#(x < c) - q n / 100| (:class:`dpcore.mechanisms.ExponentialQuantileMechanism`;
   epsilon / len(q) per level, score sensitivity m, 2m when cell sizes are noisy).
+  With ``margins``: every level (the cells, each margin, the total) measured the same way with its share epsilon_l
+  of epsilon (scale 2m/epsilon_l; the levels compose to epsilon), then made consistent (post-processing:
+  :mod:`dpcore.engines.margins`).
 * mean (stratified paper Eq. 2/3): clipped sum in cents + Laplace with scale m (cU - cL)/epsilon
   (cU, cL the bounds in cents; OpenDP's scale for that map), divided by the public n.
 * gini (Lan & Reiter, eqs. (9)-(10)): per cell g + (S_beta(X)/alpha) Z drawn by :class:`dpcore.mechanisms.GiniMechanism`
@@ -94,6 +97,7 @@ from . import EngineSpec, Progress, Source, open_engine
 from .checks import input_is_empty, refuse_undeliverable
 from .draws import Deferred, DrawAhead, released_table, statistic_mechanisms
 from .fingerprint import engine_record_fingerprints, source_bytes_key
+from .margins import MARGIN_TABLES
 from .output import RECORD_FILE, OutputSlot, table_stem, write_outputs
 from .record import DEFAULT_GINI_CAP_DELTA, delta_sources, plan_cost, release_record
 
@@ -488,9 +492,13 @@ def _run_in_slot(  # noqa: C901
         stats_out = []
         for s in plan.statistics:
             table, info = drawn.pop(s.name)
-            if simulate:  # every simulated table says so, in a column and in its file names
-                table = table.assign(simulation=True)
-            tables[s.name] = table
+            levels = {s.name: table, **info.pop(MARGIN_TABLES, {})}  # a statistic with margins: a table per level
+            for name, level_table in levels.items():
+                # every simulated table says so, in a column and in its file names
+                tables[name] = level_table.assign(simulation=True) if simulate else level_table
+            for level in info.get("levels", []):
+                level["files"] = [f"{table_stem(level['name'], simulate)}.{ext}" for ext in ("csv", "parquet")]
+            table = tables[s.name]
             stem = table_stem(s.name, simulate)
             stats_out.append(
                 {

@@ -225,6 +225,10 @@ def _numeric_columns(spec: StatisticSpec) -> int:
     """Columns a statistic's table has besides its cell labels (n and the released values)."""
     if spec.kind == "percentiles":
         assert spec.q is not None  # the plan parser sets the levels of every percentiles statistic
+        if spec.margins is not None and spec.bins is not None:
+            # every level (each has at most as many rows as the cells): the consistent counts, the least-squares
+            # estimates and their standard deviation beside n and the percentiles
+            return (1 + len(spec.margins)) * (2 + len(spec.q) + 2 * (len(spec.bins) - 1))
         return 1 + len(spec.q)
     if spec.kind == "relative_risk":
         return 5  # n_exposed, n_reference, cases_exposed, cases_reference, relative_risk

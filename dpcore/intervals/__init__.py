@@ -44,6 +44,7 @@ from .basic import (
     mean_interval,
     mean_interval_bounds,
     percentile_interval,
+    percentile_interval_from_estimates,
     relative_risk_interval,
     sum_interval,
 )
@@ -88,6 +89,7 @@ __all__ = [
     "mean_interval",
     "mean_interval_bounds",
     "percentile_interval",
+    "percentile_interval_from_estimates",
     "relative_risk_interval",
     "simulate_gini_bounds",
     "GINI_INTERVAL_METHODS",

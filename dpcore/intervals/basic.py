@@ -4,7 +4,7 @@ published numbers only (the module docstring of :mod:`dpcore.intervals` says whi
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -40,6 +40,7 @@ __all__ = [
     "mean_interval",
     "mean_interval_bounds",
     "percentile_interval",
+    "percentile_interval_from_estimates",
     "relative_risk_interval",
     "sum_interval",
     "RR_MIN_COUNT",
@@ -532,39 +533,81 @@ def percentile_interval(
     End bins: values below the lowest edge are counted in the first bin and values above the highest in the
     last, so there the interval extends to ``support`` (default [0, inf): PSEO earnings are >= 0).
     """
-    counts, e, qa, sizes = _percentile_inputs(noisy_counts, edges, q, n)
     scale = check_positive(scale, "scale")
+    lev = check_level(level)
+    tail = (1.0 - lev) / 2.0
+
+    def half_widths(lam: np.ndarray) -> np.ndarray:
+        m = lam.size
+        return np.array([[_error_quantile(scale, j, m, float(lam[j - 1]), tail) for j in range(1, m + 1)]])
+
+    method = (
+        "one-sided tests on the noisy cumulative counts at the true percentile's bin, exact discrete Laplace "
+        f"law (public scale {scale!r}), mapped to bin edges"
+    )
+    return percentile_interval_from_estimates(
+        noisy_counts, edges, q, half_widths, level=lev, n=n, support=support, method=method
+    )
+
+
+def percentile_interval_from_estimates(
+    counts: Any,
+    edges: Any,
+    q: Any,
+    half_widths: Callable[[np.ndarray], np.ndarray],
+    *,
+    level: float = DEFAULT_LEVEL,
+    n: Any = None,
+    support: Sequence[float] = (0.0, math.inf),
+    method: str = "",
+) -> PercentileInterval:
+    """The inversion of :func:`percentile_interval` for any unbiased estimate of a histogram's counts.
+
+    ``counts``: (rows, M) or (M,) estimated bin counts; ``half_widths(lam)`` (lam: the M weights lambda_j of the
+    estimated cumulative counts C_j - lambda_j (C_M - n) or C_j - lambda_j C_M) returns w_j, the upper
+    (1 - level)/2 quantile of the error of estimate j, as (1, M) or (rows, M). The proof of coverage is
+    :func:`percentile_interval`'s: it needs only that each error exceeds w_j (or falls below -w_j) with
+    probability <= (1 - level)/2. ``method`` is completed with how n was known."""
+    counts_2d, e, qa, sizes = _percentile_inputs(counts, edges, q, n)
     lev = check_level(level)
     lo_support, hi_support = (check_finite(support[0], "support lower end"), float(support[1]))
     if not hi_support > e[-1] or not lo_support <= e[0]:
         raise DPInputError("support must contain the bin edges")
     m = e.size - 1
-    cum = np.cumsum(counts, axis=1)
-    shape = (counts.shape[0], qa.size)
+    cum = np.cumsum(counts_2d, axis=1)
+    shape = (counts_2d.shape[0], qa.size)
     j_lo, j_hi = np.empty(shape, dtype=int), np.empty(shape, dtype=int)
     for i, qi in enumerate(qa):
-        j_lo[:, i], j_hi[:, i] = _percentile_bins(cum, sizes, float(qi), scale, lev, m)
+        j_lo[:, i], j_hi[:, i] = _percentile_bins(cum, sizes, float(qi), half_widths, m)
     lower = np.where(j_lo == 1, lo_support, e[j_lo - 1])
     upper = np.where(j_hi == m, hi_support, e[j_hi])
-    one = np.asarray(noisy_counts).ndim == 1
-    method = (
-        "one-sided tests on the noisy cumulative counts at the true percentile's bin, exact discrete Laplace "
-        f"law (public scale {scale!r}), mapped to bin edges; n {'public' if sizes is not None else 'noisy'}"
-    )
+    one = np.asarray(counts).ndim == 1
     caveat = (
         "valid whatever the earnings inside a bin; each percentile's interval holds on its own (not jointly "
         "over several percentiles); in an end bin the interval reaches the support's end"
     )
     pick = (lambda a: a[0]) if one else (lambda a: a)
     return PercentileInterval(
-        pick(lower), pick(upper), qa, lev, method, caveat, pick(j_lo), pick(j_hi), sizes is not None
+        pick(lower),
+        pick(upper),
+        qa,
+        lev,
+        f"{method}; n {'public' if sizes is not None else 'noisy'}",
+        caveat,
+        pick(j_lo),
+        pick(j_hi),
+        sizes is not None,
     )
 
 
 def _percentile_bins(
-    cum: np.ndarray, sizes: np.ndarray | None, q: float, scale: float, level: float, m: int
+    cum: np.ndarray,
+    sizes: np.ndarray | None,
+    q: float,
+    half_widths: Callable[[np.ndarray], np.ndarray],
+    m: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(J_lo, J_hi), 1-based, for every row of noisy cumulative counts (see :func:`percentile_interval`)."""
+    """(J_lo, J_hi), 1-based, for every row of estimated cumulative counts (see :func:`percentile_interval`)."""
     j = np.arange(1, m + 1)
     if sizes is None:
         lam = np.full(m, q / 100.0)
@@ -574,12 +617,11 @@ def _percentile_bins(
         lam = j / m
         est = cum - lam[None, :] * (cum[:, -1:] - sizes[:, None])
         target = np.ceil(np.round(q * sizes / 100.0, 9))[:, None]
-    tail = (1.0 - level) / 2.0
-    w = np.array([_error_quantile(scale, int(jj), m, float(lam[jj - 1]), tail) for jj in j])
+    w = half_widths(lam)
     tol = 1e-9 * np.maximum(1.0, np.abs(target))
-    reach = est + w[None, :] >= target - tol
+    reach = est + w >= target - tol
     j_lo = np.where(reach.any(axis=1), reach.argmax(axis=1) + 1, m)
-    below = (est - w[None, :] < target + tol)[:, : m - 1]
+    below = (est - w < target + tol)[:, : m - 1]
     last = np.where(below.any(axis=1), m - 1 - below[:, ::-1].argmax(axis=1), 0)  # 1-based last j, 0 if none
     j_hi = last + 1
     return np.minimum(j_lo, j_hi), np.maximum(j_lo, j_hi)

@@ -4,6 +4,7 @@ form of a validated plan (see :mod:`dpcore.plan` and ``docs/plan_format.md``).""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -85,6 +86,13 @@ MISSING_INCOME_RULES = ("lower", "refuse")
 NEGATIVE_INCOME_RULES = ("refuse", "clip", "drop")
 
 
+def margin_table_name(name: str, columns: tuple[str, ...]) -> str:
+    """The table name of a statistic's margin (:meth:`StatisticSpec.level_names`)."""
+    if not columns:
+        return f"{name}__total"
+    return f"{name}__" + "_".join(re.sub(r"[^A-Za-z0-9]+", "-", c) for c in columns)
+
+
 class PlanError(DPInputError):
     """A release plan that does not validate; the message names the statistic and the field."""
 
@@ -132,6 +140,11 @@ class StatisticSpec:
     delta: float | None = None
     #: a percentiles statistic's method ("histogram" or "exponential"; None for the other kinds)
     method: str | None = None
+    #: the coarser groupings released with the cells (finest first, each in ``by``'s order; ``()`` the whole
+    #: table), made consistent with them (:mod:`dpcore.consistency`); None: the cells alone
+    margins: tuple[tuple[str, ...], ...] | None = None
+    #: the plan's weights of epsilon over the levels (cells first, then each margin); None: evenly
+    epsilon_split: tuple[float, ...] | None = None
 
     @property
     def where(self) -> str:
@@ -142,6 +155,24 @@ class StatisticSpec:
         """True when the statistic is released per cell: ``by`` columns, or the exposure groups of its kind (a
         relative risk's, :attr:`dpcore.kinds.PlanKind.exposure_groups`)."""
         return bool(self.by) or PLAN_KINDS[self.kind].exposure_groups
+
+    def level_columns(self) -> tuple[tuple[str, ...], ...]:
+        """The grouping columns of every level released (the cells first, then each margin)."""
+        return (self.by, *(self.margins or ()))
+
+    def level_epsilons(self) -> tuple[float, ...]:
+        """The epsilon of every level (cells first): the statistic's epsilon split evenly over its levels, or in
+        proportion to ``epsilon_split``; they add up to ``epsilon`` (sequential composition over the levels: a
+        person is in one node of every level)."""
+        from ..consistency import split_epsilon
+
+        levels = len(self.level_columns())
+        return tuple(float(e) for e in split_epsilon(self.epsilon, levels, self.epsilon_split))
+
+    def level_names(self) -> tuple[str, ...]:
+        """The table name of every level: ``name`` for the cells, ``name__<columns joined by _>`` for a margin
+        (each column's characters other than letters and digits as ``-``), ``name__total`` for the whole table."""
+        return (self.name, *(margin_table_name(self.name, cols) for cols in self.margins or ()))
 
     def columns(self) -> tuple[str, ...]:
         """Columns this statistic reads besides the income column."""
@@ -162,6 +193,10 @@ class StatisticSpec:
             else:
                 out["bins"] = edges
             out["q"] = list(_required(self.q, self.where, "q"))
+            if self.margins is not None:
+                out["margins"] = [list(cols) for cols in self.margins]
+            if self.epsilon_split is not None:
+                out["epsilon_split"] = list(self.epsilon_split)
         elif self.kind in ("gini", "mean"):
             out["lower"], out["upper"] = self.lower, self.upper
             if self.kind == "gini" and self.noise == "laplace":  # "cauchy" is written as before (no noise field)
@@ -255,9 +290,10 @@ class ReleasePlan:
         from ..mechanisms import HistogramMechanism
 
         return [
-            HistogramMechanism(s.epsilon, s.bins, s.q, rows_per_person=self.rows_per_person).noise_scale
+            HistogramMechanism(eps, s.bins, s.q, rows_per_person=self.rows_per_person).noise_scale
             for s in self.statistics
             if s.kind == "percentiles" and s.method != "exponential"
+            for eps in s.level_epsilons()
         ]
 
     def columns(self) -> tuple[str, ...]:

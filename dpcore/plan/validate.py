@@ -254,6 +254,65 @@ def _percentiles_fields(raw: Mapping, where: str) -> dict[str, Any]:
     return {**fields, "q": qs, "method": method}
 
 
+#: characters of a table's name (a file name is at most 255 bytes on the usual file systems; the simulation prefix
+#: and the ``.parquet`` suffix come on top)
+MAX_TABLE_NAME_CHARS = 200
+
+
+def _margins_fields(raw: Mapping, where: str, by: tuple[str, ...], name: str, method: str) -> dict[str, Any]:
+    """``margins`` and ``epsilon_split`` of a percentiles statistic (:func:`dpcore.consistency.check_margins`:
+    nested coarser groupings of ``by``, ``[]`` the whole table) and its levels' table names."""
+    from ..consistency import check_margins
+    from .model import margin_table_name
+
+    if "margins" not in raw:
+        if "epsilon_split" in raw:
+            raise _fail(where, "epsilon_split", "splits epsilon over the levels of 'margins'; give margins too")
+        return {}
+    if method != "histogram":
+        raise _fail(
+            where,
+            "margins",
+            "applies to method = \"histogram\" (the levels' histograms are made consistent; the exponential "
+            "mechanism releases no histogram)",
+        )
+    if not by:
+        raise _fail(where, "margins", "needs 'by' columns: a margin is a coarser grouping of the statistic's cells")
+    raw_margins = raw["margins"]
+    if not isinstance(raw_margins, list) or any(not isinstance(m, list) for m in raw_margins):
+        raise _fail(
+            where,
+            "margins",
+            f"must be a list of lists of 'by' columns, e.g. [[\"state\"], []]; got {_shown(raw_margins)}",
+        )
+    try:
+        margins = check_margins(by, raw_margins)
+    except DPInputError as exc:
+        raise _fail(where, "margins", f"is refused: {exc}") from None
+    names = [name, *(margin_table_name(name, cols) for cols in margins)]
+    if len(set(names)) != len(names):
+        raise _fail(where, "margins", f"two levels would write the same table name ({names}); rename a column")
+    if any(len(n) > MAX_TABLE_NAME_CHARS for n in names):
+        raise _fail(where, "margins", f"a level's table name is longer than {MAX_TABLE_NAME_CHARS} characters")
+    out: dict[str, Any] = {"margins": margins}
+    if "epsilon_split" in raw:
+        split = raw["epsilon_split"]
+        if not isinstance(split, list) or len(split) != len(names):
+            raise _fail(
+                where,
+                "epsilon_split",
+                f"must list {len(names)} positive weights, one per level (the cells first, then each margin from "
+                f"the finest), got {_shown(split)}",
+            )
+        weights = tuple(_number(w, where, "epsilon_split", positive=True) for w in split)
+        if max(weights) / min(weights) > 1e6:
+            raise _fail(
+                where, "epsilon_split", f"weights more than 1e6 apart leave a level without budget: {_shown(split)}"
+            )
+        out["epsilon_split"] = weights
+    return out
+
+
 # complexity above the cap: a flat list of independent field checks per statistic kind
 def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
     where0 = f"statistics[{index}]"
@@ -308,6 +367,7 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
     spec = dict(index=index, kind=kind, epsilon=epsilon, by=by, name=name)
     if kind == "percentiles":
         spec.update(_percentiles_fields(raw, where))
+        spec.update(_margins_fields(raw, where, by, name, spec["method"]))
     elif kind in ("gini", "mean"):
         for key in ("lower", "upper"):
             if key not in raw:
@@ -532,10 +592,13 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
     specs = tuple(_check_statistic(i, s) for i, s in enumerate(stats, start=1))
     seen_names: set[str] = set()
     for s in specs:
-        if s.name in seen_names:
-            first = next(t for t in specs if t.name == s.name)
-            raise _fail(first.where, "name", f"{s.name!r} is used by two statistics (it names the output files)")
-        seen_names.add(s.name)
+        for table_name in s.level_names():  # a margin's table name too: one file per name
+            if table_name in seen_names:
+                first = next(t for t in specs if table_name in t.level_names())
+                raise _fail(
+                    first.where, "name", f"{table_name!r} is used by two statistics (it names the output files)"
+                )
+            seen_names.add(table_name)
         if income in s.by:
             raise _fail(s.where, "by", f"contains the income column {income!r}")
         if unit is not None and unit in s.columns():

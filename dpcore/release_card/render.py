@@ -129,6 +129,7 @@ def _html_cost_table(card: Card) -> str:
         f"<tr><td>{_e(s.name)}</td><td>{_e(s.kind)}</td><td class=\"num\">{s.epsilon:g}</td>"
         f"<td class=\"num\">{s.delta:.3g}</td></tr>"
         for s in card.statistics
+        if not s.part_of  # a margin's share is in its statistic's cost
     )
     return (
         "<table><thead><tr><th>statistic</th><th>kind</th><th>epsilon</th><th>delta</th></tr></thead><tbody>"
@@ -199,7 +200,9 @@ def render_markdown(card: Card) -> str:
     for p in card.protected:
         out += [_m(p), ""]
     out += ["| statistic | kind | epsilon | delta |", "| --- | --- | ---: | ---: |"]
-    out += [f"| {_m(s.name)} | {_m(s.kind)} | {s.epsilon:g} | {s.delta:.3g} |" for s in card.statistics]
+    out += [
+        f"| {_m(s.name)} | {_m(s.kind)} | {s.epsilon:g} | {s.delta:.3g} |" for s in card.statistics if not s.part_of
+    ]
     out += [f"| **total** | | {card.epsilon:g} | {card.delta:.3g} |", "", "### What is public (not protected)", ""]
     out += [f"- {_m(p)}" for p in card.public]
     out += ["", "## Methods", ""]

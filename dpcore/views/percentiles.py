@@ -102,7 +102,8 @@ AGG_LEVELS = {
 
 
 def load_pseo_cells(path: str | Path, *, horizon: str = "y1", agg_level: int | None = 48):
-    """Published cells of the PSEO release table: n, p25, p50, p75 and labels (a pandas DataFrame).
+    """Published cells of the PSEO release table: n, p25, p50, p75 and labels (a pandas DataFrame): institution,
+    degree_level, cipcode, cohort (the first graduation year), state (the institution's) and agg_level.
 
     Keeps rows with status 1 (published) for the chosen horizon ("y1", "y5", "y10") and, when
     ``agg_level`` is given, one aggregation level (cells of one level are disjoint).
@@ -139,6 +140,8 @@ def load_pseo_cells(path: str | Path, *, horizon: str = "y1", agg_level: int | N
             "institution": sub.get("institution_name", pd.Series("", index=sub.index)).astype(str).to_numpy(),
             "degree_level": sub["degree_level"].to_numpy() if "degree_level" in sub else 0,
             "cipcode": sub["cipcode"].astype(str).to_numpy() if "cipcode" in sub else "",
+            "cohort": sub["grad_cohort"].to_numpy() if "grad_cohort" in sub else 0,
+            "state": sub.get("institution_state", pd.Series("", index=sub.index)).astype(str).to_numpy(),
             "agg_level": sub["agg_level_pseo"].to_numpy(),
         }
     )

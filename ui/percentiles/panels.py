@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 
 from dpcore.views import percentiles as percentile_experiments
-from ui import answer_views, common, repro
+from ui import answer_views, common, margins, repro
 from ui.common import guard, qp_radio, qp_slider, run_on_button
 from ui.percentiles import sections
 from ui.percentiles import views as percentiles_views
@@ -119,7 +119,7 @@ def many_cells_section(cells: Any, epsilon: float, n_bins: int, relation: str) -
         "graduation) we simulate graduates whose quartiles and count match the published ones, release every "
         "cell with the settings above (20 noise draws) and measure the relative accuracy of the "
         "median. Cells of one level are disjoint, so the whole table costs ε once (parallel composition); "
-        "publishing the nested aggregate levels too would cost ε per level."
+        "publishing the nested aggregate levels too shares ε between them (below)."
     )
     n_cells = int(
         qp_slider(
@@ -135,6 +135,7 @@ def many_cells_section(cells: Any, epsilon: float, n_bins: int, relation: str) -
     settings = {"n_cells": n_cells, "epsilon": epsilon, "n_bins": n_bins, "relation": relation, "seed": common.seed()}
     with guard("the many-cells view"):
         percentiles_views.many_cells(many_cells_view(settings))
+    margins.margins_panel(epsilon, key="perc_margins")
     repro.share_panel(
         "percentiles",
         script=repro.view_script_for(
