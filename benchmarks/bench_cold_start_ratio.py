@@ -1,6 +1,6 @@
 """Cold start of the app against a bare one-slider Streamlit app, in headless Chromium (prints a table).
 
-Design target (design.md section 6): app cold start to first page rendered <= 1.2x a bare
+Design target (the project's performance target): app cold start to first page rendered <= 1.2x a bare
 one-slider Streamlit app on the same machine. Runs alternate (app, bare, app, bare, ...) so that a
 change in the machine's load hits both; each run is a fresh `streamlit run` process (nothing cached,
 nothing imported) and a fresh browser context, timed from Popen to the page's title rendered and the

@@ -1,7 +1,7 @@
 """Timing of the DP Gini core (dpcore.gini, dpcore.bounds). Prints a table of medians.
 
 Run: .venv/bin/python benchmarks/bench_gini.py [--repeats 5]
-Targets (design.md section 6): exact smooth sensitivity n = 115,777, eps = 0.25, gamma = 2:
+Targets (the project's performance targets): exact smooth sensitivity n = 115,777, eps = 0.25, gamma = 2:
 < 0.5 s; n = 1,000,000: < 5 s; 1e6 simulated releases with error summary: < 0.5 s.
 Data: log-normal incomes (mu 10.3, sigma 1), U = 2.5 * max, L = 0 (the paper's Section 5.1 setup).
 """
