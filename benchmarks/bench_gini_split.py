@@ -36,7 +36,7 @@ import json, sys, time
 from dpcore.intervals import gini_split as intervals_gini_split
 args = json.loads(sys.argv[1])
 t, c = time.perf_counter(), time.process_time()
-plan = intervals_gini_split._optimise(*args)
+plan = intervals_gini_split._optimise(intervals_gini_split.shipped_split_key(*args), None, None)
 print(json.dumps([time.process_time() - c, time.perf_counter() - t, plan.epsilon_bound, plan.beta]))
 """
 
@@ -55,7 +55,7 @@ print(json.dumps([time.process_time() - c, time.perf_counter() - t, view.publish
 
 
 def page_defaults(eps: float, noise: str) -> tuple:
-    """The checked arguments of dpcore.intervals_gini_split._optimise for the Gini page's defaults at ``eps``."""
+    """The checked arguments of dpcore.intervals.gini_split.shipped_split_key at the Gini page's defaults."""
     from dpcore import defaults
     from dpcore.data import DEFAULT_RECIPE
     from dpcore.noise import smooth as smooth_noise
@@ -72,8 +72,6 @@ def page_defaults(eps: float, noise: str) -> tuple:
         float(gini_experiments.PUBLISHED_LEVEL),
         "pivot",
         2.0,
-        None,
-        None,
         "tight",
     )
 
@@ -102,7 +100,7 @@ def bench_search() -> None:
     print("\n1. optimise_gini_split, fresh process, shipped table bypassed")
     print("epsilon  noise    n       cpu s  wall s  epsilon_bound  beta")
     for eps, delta, noise, n, lo, hi in cases[: 3 if QUICK else None]:
-        cpu, wall, eb, beta = _run(_SEARCH, [eps, delta, noise, n, lo, hi, 0.95, "pivot", 2.0, None, None, "tight"])
+        cpu, wall, eb, beta = _run(_SEARCH, [eps, delta, noise, n, lo, hi, 0.95, "pivot", 2.0, "tight"])
         print(f"{eps:<8g} {noise:<8} {n:<7d} {cpu:6.2f}  {wall:6.2f}  {eb:<13.4g}  {beta:.4g}")
 
 
@@ -118,15 +116,15 @@ def bench_view() -> None:
 
 def write_table() -> None:
     """Search every entry afresh and rewrite dpcore/gini_split_table.py (public inputs only)."""
-    from dpcore import intervals
     from dpcore.intervals import gini_split as intervals_gini_split
 
     lines = []
     for noise in PAGE_NOISES:
         for eps in PAGE_EPSILONS:
             args = page_defaults(eps, noise)
-            plan = intervals_gini_split._optimise(*args)
-            key = intervals.gini_split.shipped_split_key(*args[:9], args[11])
+            inputs = intervals_gini_split.shipped_split_key(*args)
+            plan = intervals_gini_split._optimise(inputs, None, None)
+            key = tuple(inputs)  # written as a plain tuple, as the table's keys are
             value = {
                 k: getattr(plan, k)
                 for k in ("epsilon_value", "epsilon_bound", "beta", "eta", "model_width", "model_oracle_width")

@@ -56,13 +56,14 @@ def bench_dpcore() -> None:
 
 _HALF_WIDTH_RUN = """
 import json, sys, time
-from dpcore import intervals, planner as P
+from dpcore import planner as P
+from dpcore.intervals import gini_split
 from dpcore.data import lognormal_incomes
 from dpcore.views import planner as planner_views
 import dpcore.views.gini, pandas, scipy.optimize  # imports out of the timing
 calls = []
-search = intervals._optimise
-intervals._optimise = lambda *a, **k: calls.append(a[0]) or search(*a, **k)
+search = gini_split._optimise
+gini_split._optimise = lambda *a, **k: calls.append(a[0].epsilon) or search(*a, **k)
 if sys.argv[1] == "off":
     planner_views._shipped_gini_epsilons = lambda stat, level: []
 stat = P.make_statistic("gini", lognormal_incomes(10_000, sigma=0.9, rng=2026), None, upper=1e6)

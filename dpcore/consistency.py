@@ -256,6 +256,14 @@ class Hierarchy:
         return tuple(out)
 
 
+def _check_hierarchy(hierarchy: Any) -> Hierarchy:
+    """``hierarchy`` itself when it is a :class:`Hierarchy` (built by :func:`hierarchy_from_keys`), else a
+    TypeError that names what was passed: every function below reads its levels and sizes."""
+    if not isinstance(hierarchy, Hierarchy):
+        raise TypeError(f"hierarchy must be a dpcore.consistency.Hierarchy, got {type(hierarchy).__name__}")
+    return hierarchy
+
+
 def check_margins(by: Sequence[str], margins: Any) -> tuple[tuple[str, ...], ...]:
     """The plan's ``margins`` of a statistic grouped ``by`` these columns, finest first, each in ``by``'s order.
 
@@ -382,6 +390,7 @@ def balanced_split(hierarchy: Hierarchy, epsilon: float, *, sensitivity: float) 
     level starved in turn, and keeps the best. When each level's error falls mainly with its own share (groups
     with many members, as PSEO's trees) the optimum equalises the levels' errors and is close to the even split
     (docs/benchmarks.md)."""
+    hierarchy = _check_hierarchy(hierarchy)
     from scipy import optimize
 
     epsilon = check_epsilon(epsilon)
@@ -494,6 +503,7 @@ def least_squares(hierarchy: Hierarchy, noisy: Sequence[Any], variances: Any) ->
     ``noisy[l]``: level l's measured counts, (..., nodes, bins) (leading axes: independent draws, for
     simulation); ``variances[l]``: the variance of level l's noise on one count (public: from the scale,
     :func:`discrete_laplace_variance`). Post-processing of published numbers."""
+    hierarchy = _check_hierarchy(hierarchy)
     y = _measurements(hierarchy, noisy)
     sigma2 = _level_variances(variances, hierarchy.levels)
     v_up, s_children = _variances_up(hierarchy, sigma2)
@@ -594,6 +604,7 @@ def nonnegative_integer_counts(hierarchy: Hierarchy, estimates: Sequence[Any], s
     ``estimates``: :attr:`LeastSquares.estimates` ((..., nodes, bins) per level); ``subtree_variance``:
     :attr:`LeastSquares.subtree_variance` (the weights of each family's projection). Returns one int64 array
     per level, cells first, of the estimates' shapes."""
+    hierarchy = _check_hierarchy(hierarchy)
     x = _measurements(hierarchy, estimates)
     weights = [np.asarray(v, dtype=float) for v in subtree_variance]
     if len(weights) != hierarchy.levels or any(
@@ -635,6 +646,7 @@ class ConsistentHistograms:
 def make_consistent(hierarchy: Hierarchy, noisy: Sequence[Any], scales: Sequence[float]) -> ConsistentHistograms:
     """Post-process every level's noisy histograms (``noisy[l]``, (..., nodes, bins), discrete Laplace of
     ``scales[l]`` on every count) into consistent non-negative integers, with the GLS estimates beside them."""
+    hierarchy = _check_hierarchy(hierarchy)
     if len(scales) != hierarchy.levels:
         raise DPInputError(f"need one noise scale per level ({hierarchy.levels}), got {len(scales)}")
     sc = tuple(check_positive(s, "noise scale") for s in scales)
@@ -661,7 +673,14 @@ def percentile_intervals(
     (:attr:`LeastSquares.variance`); ``n``: the nodes' sizes when public (else estimated, as in
     :func:`dpcore.intervals.percentile_interval`); ``values``: the published percentiles (nodes, len(q)), read
     off the consistent counts: each interval is widened to the bin that holds its value."""
-    est = np.asarray(estimates, dtype=float)
+    try:
+        est = np.asarray(estimates, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DPInputError(f"estimates must be numbers, one histogram per node: {exc}") from None
+    if est.ndim not in (1, 2) or est.shape[-1] < 1:
+        raise DPInputError(
+            f"estimates must be one histogram (bins) or one per node (nodes, bins), got shape {est.shape}"
+        )
     rows = 1 if est.ndim == 1 else est.shape[0]
     var = np.atleast_1d(np.asarray(variance, dtype=float))
     if var.shape != (rows,) or not np.all(np.isfinite(var)) or np.any(var < 0):
@@ -739,6 +758,7 @@ class LevelErrors:
 def level_errors(hierarchy: Hierarchy, scales: Sequence[float]) -> LevelErrors:
     """The error of every level's bins with and without consistency, exactly (no simulation): sigma_l and the
     root mean square over the level's nodes of sqrt(P_v) (module docstring)."""
+    hierarchy = _check_hierarchy(hierarchy)
     if len(scales) != hierarchy.levels:
         raise DPInputError(f"need one noise scale per level ({hierarchy.levels}), got {len(scales)}")
     sigma2 = np.array([discrete_laplace_variance(s) for s in scales])
@@ -870,6 +890,7 @@ def simulate(
     bins) counts): measured with discrete Laplace noise of ``scales[l]``, made consistent, percentiles read off
     (``edges``: default PSEO's) with their intervals (``n_public``: the nodes' sizes known). Numpy, vectorised
     over draws in chunks of about ``chunk_counts`` noisy counts."""
+    hierarchy = _check_hierarchy(hierarchy)
     cells = np.asarray(confidential_cells)
     if cells.ndim != 2 or cells.shape[0] != hierarchy.sizes[0] or np.any(cells < 0) or np.any(cells != np.round(cells)):
         raise DPInputError(f"the true cell counts must be non-negative integers, ({hierarchy.sizes[0]} cells, bins)")

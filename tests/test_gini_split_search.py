@@ -142,7 +142,7 @@ def test_the_shipped_table_covers_the_gini_pages_grid_and_every_split_adds_up():
 def test_shipped_entries_equal_a_fresh_search(eps, noise):
     key = _page_key(eps, noise)
     noise, eps, delta, n, lo, hi, level, method, gamma, mode = key
-    fresh = intervals_gini_split._optimise(eps, delta, noise, n, lo, hi, level, method, gamma, None, None, mode)
+    fresh = intervals_gini_split._optimise(key, None, None)
     shipped = intervals.optimise_gini_split(eps, delta, noise, n, lo, hi, level, gamma=gamma)
     assert shipped.to_dict() == fresh.to_dict()
     assert {k: SPLITS[key][k] for k in ("beta", "eta", "model_width")} == {
@@ -155,8 +155,7 @@ def test_shipped_entries_equal_a_fresh_search(eps, noise):
 def test_a_shipped_entry_that_does_not_add_up_is_not_used(monkeypatch):
     key = _page_key(2.0, "laplace")
     monkeypatch.setitem(SPLITS, key, {**SPLITS[key], "epsilon_bound": 0.5})
-    noise, eps, delta, n, lo, hi, level, method, gamma, mode = key
-    assert intervals_gini_split._shipped_plan(eps, delta, noise, n, lo, hi, level, method, gamma, mode) is None
+    assert intervals_gini_split._shipped_plan(key) is None
 
 
 def test_the_file_cache_keeps_the_models_widths(tmp_path, monkeypatch):
@@ -165,3 +164,20 @@ def test_the_file_cache_keeps_the_models_widths(tmp_path, monkeypatch):
     again = mechanisms.GiniIntervalMechanism(1.0, 0.0, 1e6, noise="cauchy", planning_n=150).plan
     assert math.isfinite(first.model_width) and math.isfinite(first.model_oracle_width)
     assert again.to_dict() == first.to_dict()
+
+
+def test_the_shipped_key_names_the_inputs_in_the_tables_order():
+    """shipped_split_key gives the named inputs the table, the file cache and the search share; it equals the plain
+    tuple the table is written with, and fixes every argument of gini_plan but the split."""
+    key = _page_key(1.0, "cauchy")
+    assert isinstance(key, intervals_gini_split.SplitInputs)
+    assert (key.noise, key.epsilon, key.delta, key.method, key.calibration_mode) == (
+        "cauchy",
+        1.0,
+        None,
+        "pivot",
+        "tight",
+    )
+    assert tuple(key) in SPLITS and SPLITS[key] is SPLITS[tuple(key)]
+    plan = intervals.gini_plan(0.8, 0.2, 0.05, **key.plan_kwargs())
+    assert plan.epsilon == pytest.approx(1.0) and plan.method == "pivot"

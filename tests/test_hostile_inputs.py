@@ -791,6 +791,13 @@ VIEW_CALLS: dict[str, dict[str, Any]] = {
     "ratio.bias_view": dict(p_x=0.3, p_y=0.2, epsilon=1.0),
     "ratio.odds_ratio_view": dict(p_x=0.3, p_y=0.2, n_x=100, n_y=120, epsilon=1.0, seed=1),
     "ratio.poverty_view": dict(column="SEX", group_x=1, group_y=2, epsilon=1.0, seed=1),
+    "margins.margins_view": dict(
+        hierarchy=dpcore.consistency.hierarchy_from_keys(
+            {"state": ["a", "a", "b"], "inst": ["x", "y", "z"]}, ["state", "inst"], [["state"], []]
+        ),
+        epsilon=1.0,
+    ),
+    "margins.pseo_margins_view": dict(epsilon=1.0),
     "stratified.group_means_view": dict(
         data={"source": "synthetic", "n": 300, "k": 3, "alpha": 0.5, "seed": 1},
         epsilon=1.0,

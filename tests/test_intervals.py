@@ -394,3 +394,16 @@ def test_intervals_imports_only_lower_layers():
             names.update(a.name for a in node.names)
     forbidden = {"planner", "plan", "release", "engines", "budget", "ledger", "views", "streamlit", "stratified"}
     assert not {part for name in names for part in name.split(".")} & forbidden
+
+
+def test_every_interval_type_has_one_width_and_covers():
+    """NoiseInterval and GiniInterval take their width and coverage check from one definition."""
+    ends = intervals_basic.IntervalEnds
+    for cls in (intervals_basic.NoiseInterval, intervals_gini.GiniInterval):
+        assert issubclass(cls, ends)
+        assert "width" not in vars(cls) and "covers" not in vars(cls)
+    noise_ci = intervals_basic.NoiseInterval(0.5, 0.25, 1.0, 0.95, "m")
+    gini_ci = intervals_gini.GiniInterval(0.5, 0.25, 1.0, 0.95, "m", "")
+    for ci in (noise_ci, gini_ci):
+        assert ci.width == 0.75
+        assert ci.covers(0.25) and ci.covers(1.0) and not ci.covers(1.0 + 1e-12)

@@ -340,6 +340,18 @@ def test_cost_is_the_privacy_map_or_the_certificate(case):
     assert certified >= charged * (1 - CALIBRATION_PRECISION), "and is not more than the calibration needs"
 
 
+def test_draws_say_what_drew_them(case):
+    """A real and a simulated draw name their sampler and privacy map and say which they are; every kind but the
+    Gini's (value and bound: its own fields) carries them as :class:`dpcore.mechanisms.DrawProvenance`."""
+    real = _draws(case, None)[0]
+    simulated = case.mechanism.draw(*case.inputs, rng=np.random.default_rng(7), **case.kwargs)
+    assert real.simulated is False and simulated.simulated is True
+    if case.mechanism.kind not in ("gini", "gini_interval"):
+        for draw in (real, simulated):
+            assert isinstance(draw, mechanisms.DrawProvenance)
+            assert draw.measurement and draw.privacy_map
+
+
 def test_real_and_simulated_draws_follow_one_law(case):
     real_draws = _draws(case, None)
     assert not any(d.simulated for d in real_draws)

@@ -305,3 +305,15 @@ def test_widths_too_slow_to_compute_are_said_not_computed(specs_and_stats):
     budget = planner_experiments.budget_first(stats, specs, [0.5, 1.0, 2.0], interval_skip=("gini",))
     assert budget.interval_widths[0].note == planner_experiments.SKIPPED_NOTE
     assert budget.interval_widths[1].widths  # the others are still computed
+
+
+def test_accuracy_first_dots_of_an_absolute_gini_target_are_in_gini_points():
+    spec = planner_experiments.StatisticTarget("gini", (("upper", 1e6),), None, 0.9, abs_error=0.02)
+    (stat,) = planner_experiments.build_statistics(VALUES, GROUPS, (spec,))
+    view = planner_experiments.accuracy_first((stat,), (spec,), dots_seed=5, n_plausible=400)
+    (dots,) = view.dots
+    assert dots.errors_percent == () and dots.abs_error == 0.02
+    sims = stat.simulate(view.rows[0].epsilon, 400, rng=5)
+    ref = np.quantile(sims - stat.truth[None, :], (np.arange(20) + 0.5) / 20, axis=0).T
+    np.testing.assert_allclose(dots.errors_abs, ref, rtol=1e-12)
+    json.dumps(view.to_dict())

@@ -253,7 +253,7 @@ def test_a_default_gini_plan_brackets_its_answer_on_the_shipped_splits(tmp_path,
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))  # no split kept by an earlier run
     optimised = []
     search = gini_split._optimise
-    monkeypatch.setattr(gini_split, "_optimise", lambda *a, **k: optimised.append(a[0]) or search(*a, **k))
+    monkeypatch.setattr(gini_split, "_optimise", lambda *a, **k: optimised.append(a[0].epsilon) or search(*a, **k))
     gini = planner_lib.make_statistic("gini", lognormal_incomes(10_000, sigma=0.9, rng=2026), upper=1e6)
     target = HalfWidthTarget(0.01)
     sol = solve_epsilon_for_half_width(gini, target)

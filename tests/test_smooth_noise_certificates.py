@@ -348,3 +348,32 @@ def test_gaussian_refuses_bad_input():
         smooth.gaussian_smooth_calibration(1.0, 1e-6, beta=5.0)
     with pytest.raises(DPInputError):
         smooth.gaussian_smooth_hockey_stick(1.0, 0.1, 30.0)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        ((1.0, 0.5, 26.0), "beta must be <= 25"),
+        ((701.0, 0.5, 1.0), "epsilon <= 700"),
+        ((1.0, -0.5, 1.0), "alpha"),
+    ],
+)
+def test_the_smooth_delta_certificates_refuse_alike(args, needle):
+    """The Laplace and Gaussian certificates check their (epsilon, alpha, beta) by one rule, with one message."""
+    messages = set()
+    for certificate in (smooth.laplace_smooth_delta, smooth.gaussian_smooth_delta):
+        with pytest.raises(DPInputError, match=needle) as caught:
+            certificate(*args)
+        messages.add(str(caught.value))
+    assert len(messages) == 1
+
+
+@pytest.mark.parametrize("args", [(701.0, 0.0, 0.0), (1.0, 0.0, 26.0), (1.0, 2e6, 0.0), (1.0, math.nan, 0.0)])
+def test_the_hockey_stick_oracles_refuse_alike(args):
+    """The two brute-force oracles check (epsilon, shift, log_dilation) by one rule, with one message."""
+    messages = set()
+    for oracle in (smooth.laplace_smooth_hockey_stick, smooth.gaussian_smooth_hockey_stick):
+        with pytest.raises(DPInputError) as caught:
+            oracle(*args)
+        messages.add(str(caught.value))
+    assert len(messages) == 1

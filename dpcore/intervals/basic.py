@@ -67,8 +67,23 @@ _CLIPPING_CAVEAT = (
 # ---------------------------------------------------------------------------------------------
 
 
+class IntervalEnds:
+    """The width of an interval with ends ``lower`` and ``upper``, and whether it covers a value: one definition
+    for every interval type of this package (a mixin of the dataclasses that declare the two fields)."""
+
+    lower: float
+    upper: float
+
+    @property
+    def width(self) -> float:
+        return self.upper - self.lower
+
+    def covers(self, truth: float) -> bool:
+        return bool(self.lower <= truth <= self.upper)
+
+
 @dataclass(frozen=True)
-class NoiseInterval:
+class NoiseInterval(IntervalEnds):
     """An interval for one released value: ``value`` (the published number), ``lower``, ``upper``, ``level``,
     ``method`` (how it was made) and ``caveat`` (what it does not cover; empty when nothing)."""
 
@@ -78,13 +93,6 @@ class NoiseInterval:
     level: float
     method: str
     caveat: str = ""
-
-    @property
-    def width(self) -> float:
-        return self.upper - self.lower
-
-    def covers(self, truth: float) -> bool:
-        return bool(self.lower <= truth <= self.upper)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -28,7 +28,7 @@ from ..validation import (
     check_positive,
     check_probability,
 )
-from .basic import DEFAULT_LEVEL, check_level
+from .basic import DEFAULT_LEVEL, IntervalEnds, check_level
 
 __all__ = [
     "GiniInterval",
@@ -53,7 +53,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class GiniInterval:
+class GiniInterval(IntervalEnds):
     """An interval for a released Gini index and what it cost.
 
     ``s_upper``: the published DP upper bound on S_beta(X) it used (None for the oracle); ``eta`` the bound's
@@ -70,13 +70,6 @@ class GiniInterval:
     eta: float | None = None
     epsilon: float | None = None
     delta: float | None = None
-
-    @property
-    def width(self) -> float:
-        return self.upper - self.lower
-
-    def covers(self, truth: float) -> bool:
-        return bool(self.lower <= truth <= self.upper)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -34,6 +35,7 @@ __all__ = [
     "gini_plan_with_eta",
     "optimise_gini_split",
     "shipped_split_key",
+    "SplitInputs",
     "shipped_epsilons",
 ]
 
@@ -163,13 +165,42 @@ def optimise_gini_split(
     d = None if noise == "cauchy" else check_delta(smooth_noise.DEFAULT_DELTA if delta is None else delta)
     if planning_mean is not None:
         planning_mean = check_positive(planning_mean, "planning_mean")
+    inputs = shipped_split_key(eps, d, noise, n, lo, hi, lev, method, float(gamma), calibration_mode)
     if typical_smooth_sensitivity is None and planning_mean is None:
-        shipped = _shipped_plan(eps, d, noise, n, lo, hi, lev, method, float(gamma), calibration_mode)
+        shipped = _shipped_plan(inputs)
         if shipped is not None:
             return shipped
-    return _optimise(
-        eps, d, noise, n, lo, hi, lev, method, float(gamma), typical_smooth_sensitivity, planning_mean, calibration_mode
-    )
+    return _optimise(inputs, typical_smooth_sensitivity, planning_mean)
+
+
+class SplitInputs(NamedTuple):
+    """The checked public inputs a split depends on (but a planning model given by the caller), in the order of the
+    keys of the shipped table :data:`dpcore.gini_split_table.SPLITS` (equal to those plain tuples)."""
+
+    noise: str
+    epsilon: float
+    delta: float | None
+    n: int
+    lower: float
+    upper: float
+    level: float
+    method: str
+    gamma: float
+    calibration_mode: str
+
+    def plan_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`dpcore.intervals.gini_plan` these inputs fix (all but the split)."""
+        return {
+            "noise": self.noise,
+            "n": self.n,
+            "lower": self.lower,
+            "upper": self.upper,
+            "delta": self.delta,
+            "level": self.level,
+            "method": self.method,
+            "gamma": self.gamma,
+            "calibration_mode": self.calibration_mode,
+        }
 
 
 def shipped_split_key(
@@ -183,9 +214,9 @@ def shipped_split_key(
     method: str,
     gamma: float,
     calibration_mode: str,
-) -> tuple:
+) -> SplitInputs:
     """The key of :data:`dpcore.gini_split_table.SPLITS` for checked inputs of :func:`optimise_gini_split`."""
-    return (noise, eps, d, n, lo, hi, lev, method, gamma, calibration_mode)
+    return SplitInputs(noise, eps, d, n, lo, hi, lev, method, gamma, calibration_mode)
 
 
 def shipped_epsilons(
@@ -207,18 +238,7 @@ def shipped_epsilons(
     return sorted(key[1] for key in SPLITS if key[0] == noise and key[2:] == rest)
 
 
-def _shipped_plan(
-    eps: float,
-    d: float | None,
-    noise: str,
-    n: int,
-    lo: float,
-    hi: float,
-    lev: float,
-    method: str,
-    gamma: float,
-    calibration_mode: str,
-) -> GiniIntervalPlan | None:
+def _shipped_plan(inputs: SplitInputs) -> GiniIntervalPlan | None:
     """The optimiser's answer read from the shipped table of the Gini page's epsilon grid at its default public
     inputs (:mod:`dpcore.gini_split_table`; a test compares entries with a fresh search), or None.
 
@@ -227,59 +247,29 @@ def _shipped_plan(
     width, never a privacy cost."""
     from ..gini_split_table import SPLITS
 
-    entry = SPLITS.get(shipped_split_key(eps, d, noise, n, lo, hi, lev, method, gamma, calibration_mode))
+    entry = SPLITS.get(inputs)
     if entry is None or not math.isclose(
-        entry["epsilon_value"] + entry["epsilon_bound"], eps, rel_tol=1e-12, abs_tol=0.0
+        entry["epsilon_value"] + entry["epsilon_bound"], inputs.epsilon, rel_tol=1e-12, abs_tol=0.0
     ):
         return None
     plan = gini_plan(
-        entry["epsilon_value"],
-        entry["epsilon_bound"],
-        entry["beta"],
-        noise=noise,
-        n=n,
-        lower=lo,
-        upper=hi,
-        delta=d,
-        level=lev,
-        eta=entry["eta"],
-        method=method,
-        gamma=gamma,
-        calibration_mode=calibration_mode,
+        entry["epsilon_value"], entry["epsilon_bound"], entry["beta"], eta=entry["eta"], **inputs.plan_kwargs()
     )
     return replace(plan, model_width=entry["model_width"], model_oracle_width=entry["model_oracle_width"])
 
 
 @lru_cache(maxsize=128)
 def _optimise(
-    eps: float,
-    d: float | None,
-    noise: str,
-    n: int,
-    lo: float,
-    hi: float,
-    lev: float,
-    method: str,
-    gamma: float,
+    inputs: SplitInputs,
     typical_smooth_sensitivity: Callable[[float], float] | None,
     planning_mean: float | None,
-    calibration_mode: str,
 ) -> GiniIntervalPlan:
     """The grid search of :func:`optimise_gini_split` (arguments checked; plans are frozen, so cached)."""
+    eps, noise, gamma = inputs.epsilon, inputs.noise, inputs.gamma
     s_model = typical_smooth_sensitivity or (
-        lambda b: planning_smooth_sensitivity(n, lo, hi, b, planning_mean=planning_mean)
+        lambda b: planning_smooth_sensitivity(inputs.n, inputs.lower, inputs.upper, b, planning_mean=planning_mean)
     )
-    common = dict(
-        noise=noise,
-        n=n,
-        lower=lo,
-        upper=hi,
-        delta=d,
-        level=lev,
-        method=method,
-        gamma=gamma,
-        calibration_mode=calibration_mode,
-    )
+    common = inputs.plan_kwargs()
     search = _SplitSearch(
         eps,
         [float(b) for b in _beta_candidates(eps, noise, gamma)],
@@ -290,9 +280,14 @@ def _optimise(
     width, plan = search.run()
     if plan is None:
         raise DPInputError(f"no split of epsilon = {eps:g} gives a feasible calibration for noise {noise!r}")
-    oracle_cal = smooth_noise.smooth_calibration(noise, eps, delta=d, gamma=gamma, mode=calibration_mode)
+    oracle_cal = smooth_noise.smooth_calibration(
+        noise, eps, delta=inputs.delta, gamma=gamma, mode=inputs.calibration_mode
+    )
     oracle = (
-        2.0 * abs_quantile(noise, lev, gamma, oracle_cal.sigma) * float(s_model(oracle_cal.beta)) / oracle_cal.alpha
+        2.0
+        * abs_quantile(noise, inputs.level, gamma, oracle_cal.sigma)
+        * float(s_model(oracle_cal.beta))
+        / oracle_cal.alpha
     )
     return replace(plan, model_width=width, model_oracle_width=oracle)
 

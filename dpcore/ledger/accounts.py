@@ -627,28 +627,12 @@ class Account:
             last = conn.execute("SELECT entry_hash FROM dpcore_entries ORDER BY id DESC LIMIT 1").fetchone()
             prev = chain.CHAIN_GENESIS if last is None else last[0]
             stamp = now()
+            # the entry's content, in the columns' order: the hash is computed over exactly what is inserted
+            content = (label, cost_json, float(cost.epsilon), float(cost.delta), stamp, record_json)
             entry_hash = chain.entry_hash(
-                prev,
-                self.public_id,
-                (row[0], float(row[1]), float(row[2]), row[3]),
-                label,
-                cost_json,
-                float(cost.epsilon),
-                float(cost.delta),
-                stamp,
-                record_json,
+                prev, self.public_id, (row[0], float(row[1]), float(row[2]), row[3]), *content
             )
-            params = (
-                self.dataset_id,
-                label,
-                cost_json,
-                float(cost.epsilon),
-                float(cost.delta),
-                stamp,
-                record_json,
-                prev,
-                entry_hash,
-            )
+            params = (self.dataset_id, *content, prev, entry_hash)
             sql = (
                 f"INSERT INTO dpcore_entries(dataset_id, label, cost, epsilon, delta, time, record, prev_hash, "
                 f"entry_hash) VALUES ({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph})"

@@ -9,7 +9,9 @@ Generator or seed: a simulation of the same law), what the privacy map or certif
 carries): the :class:`Mechanism` protocol of :mod:`dpcore.mechanisms.base`. Every release path draws through them
 (the command line's engines, the app's Release mode, :func:`dpcore.release.make_release`), so a grid, a clamp or
 a sensitivity is written once; only this package and :mod:`dpcore.noise` import :mod:`dpcore.noise.secure`.
-Real releases accept registered mechanisms only (:data:`REGISTRY`, :func:`check_registered`).
+Real releases accept registered mechanisms only (:data:`REGISTRY`, :func:`check_registered`). The draws of the
+count, cell-size, quantile, mean and relative-risk mechanisms say what drew them in the four fields of
+:class:`DrawProvenance` (measurement, privacy map, the map's epsilon, simulated).
 
 =====================  ===================================  =======================================================
 kind                   mechanism (module)                   mathematics (module)
@@ -31,7 +33,7 @@ gini_interval          :class:`GiniIntervalMechanism`       the Gini with a DP b
 =====================  ===================================  =======================================================
 """
 
-from .base import REGISTRY, Drawer, Mechanism, MechanismDraw, check_registered, register
+from .base import REGISTRY, Drawer, DrawProvenance, Mechanism, MechanismDraw, check_registered, register
 from .counts import CellSizesMechanism, CountDraw, CountMechanism, NoisyCells, selection_threshold
 from .gini import (
     GINI_PLANNING_N,
@@ -50,6 +52,7 @@ from .relative_risk import RelativeRiskDraw, RelativeRiskMechanism
 __all__ = [
     "Mechanism",
     "MechanismDraw",
+    "DrawProvenance",
     "REGISTRY",
     "register",
     "check_registered",

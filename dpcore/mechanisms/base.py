@@ -25,9 +25,13 @@ checks over every registered mechanism, as scikit-learn's ``check_estimator`` do
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["Mechanism", "MechanismDraw", "REGISTRY", "register", "check_registered", "Drawer"]
+if TYPE_CHECKING:
+    from ..noise.secure import NoiseDraw
+
+__all__ = ["Mechanism", "MechanismDraw", "DrawProvenance", "REGISTRY", "register", "check_registered", "Drawer"]
 
 
 @runtime_checkable
@@ -37,6 +41,48 @@ class MechanismDraw(Protocol):
     measurement: str
     privacy_map: str
     simulated: bool
+
+
+_Draw = TypeVar("_Draw", bound="DrawProvenance")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DrawProvenance:
+    """The fields a draw of a single sampler carries after its values: ``measurement`` and ``privacy_map`` (public
+    text naming the sampler and its statement), ``map_epsilon`` (the epsilon that privacy map gives, None when
+    nothing was drawn) and ``simulated``. Keyword-only, so a draw class lists its values first and builds with
+    :meth:`from_noise` or :meth:`without_cells`, and the four fields are written once for every kind."""
+
+    measurement: str
+    privacy_map: str
+    map_epsilon: float | None
+    simulated: bool
+
+    @classmethod
+    def from_noise(cls: type[_Draw], noise: NoiseDraw, **values: Any) -> _Draw:
+        """The draw of ``values`` whose noise ``noise`` drew (its measurement, privacy map and the epsilon of that
+        map)."""
+        return cls(
+            **values,
+            measurement=noise.measurement,
+            privacy_map=noise.privacy_map,
+            map_epsilon=noise.epsilon,
+            simulated=noise.simulated,
+        )
+
+    @classmethod
+    def without_cells(cls: type[_Draw], rng: Any, **values: Any) -> _Draw:
+        """The draw of a table without cells: nothing depends on the data, so no noise is drawn (real or
+        simulated as ``rng`` says)."""
+        from ..noise import secure as secure_noise
+
+        return cls(
+            **values,
+            measurement="none: no cells",
+            privacy_map="no data-dependent output",
+            map_epsilon=None,
+            simulated=secure_noise.is_simulation(rng),
+        )
 
 
 @runtime_checkable

@@ -21,20 +21,16 @@ from .. import budget
 from ..noise import guarantees as noise_guarantees
 from ..noise import secure as secure_noise
 from ..validation import DPInputError, check_delta, check_epsilon, check_int
-from .base import register
+from .base import DrawProvenance, register
 
 __all__ = ["CountMechanism", "CountDraw", "CellSizesMechanism", "NoisyCells", "selection_threshold"]
 
 
 @dataclass(frozen=True)
-class CountDraw:
+class CountDraw(DrawProvenance):
     """One draw of :class:`CountMechanism`: the noisy counts (int64) and what drew the noise."""
 
     counts: np.ndarray
-    measurement: str
-    privacy_map: str
-    map_epsilon: float | None
-    simulated: bool
 
 
 @register
@@ -78,7 +74,7 @@ class CountMechanism:
         values = np.maximum(np.asarray(d.values, dtype=np.int64), 0)
         if upper is not None:
             values = np.minimum(values, np.asarray(upper, dtype=np.int64).ravel())
-        return CountDraw(values, d.measurement, d.privacy_map, d.epsilon, d.simulated)
+        return CountDraw.from_noise(d, counts=values)
 
     def certified_epsilon(self, draw: CountDraw) -> float:
         """OpenDP's privacy map of the discrete Laplace at the L1 sensitivity (the draw's ``map_epsilon``)."""
@@ -117,16 +113,12 @@ def threshold_measurement(n_epsilon: float, m: int, threshold: int) -> Any:
 
 
 @dataclass(frozen=True)
-class NoisyCells:
+class NoisyCells(DrawProvenance):
     """The cells a statistic releases and their noisy sizes (``counts[key]``), with how they were obtained
     (``info``: the record's text) and what drew them."""
 
     counts: dict
     info: dict
-    measurement: str = ""
-    privacy_map: str = ""
-    map_epsilon: float | None = None
-    simulated: bool = False
 
 
 @register
@@ -216,7 +208,7 @@ class CellSizesMechanism:
             )
             noisy = dict(zip(keys, (int(v) for v in np.asarray(d.values, dtype=np.int64)), strict=True))
             info["n_measurement"] = d.measurement
-            return NoisyCells(noisy, info, d.measurement, d.privacy_map, d.epsilon, d.simulated)
+            return NoisyCells.from_noise(d, counts=noisy, info=info)
         threshold = int(info["selection_threshold"])
         if secure_noise.is_simulation(rng):
             d = secure_noise.release_integer_counts(
@@ -226,7 +218,14 @@ class CellSizesMechanism:
                 k: int(v) for k, v in zip(keys, np.asarray(d.values, dtype=np.int64), strict=True) if v >= threshold
             }
             info["n_measurement"] = d.measurement + f", kept when >= {threshold}"
-            return NoisyCells(noisy, info, info["n_measurement"], d.privacy_map, d.epsilon, True)
+            return NoisyCells(
+                noisy,
+                info,
+                measurement=info["n_measurement"],
+                privacy_map=d.privacy_map,
+                map_epsilon=d.epsilon,
+                simulated=True,
+            )
         info["n_measurement"] = (
             f"opendp.measurements.make_laplace_threshold(map_domain(atom_domain(T=str), "
             f"atom_domain(T=i64)), l01inf_distance(absolute_distance(T=i64)), scale={self.noise_scale!r}, "
@@ -239,12 +238,19 @@ class CellSizesMechanism:
             f"(l0, l1, linf) distance d_in -> (epsilon, delta); map({(2 * m, 2 * m, m)}) = "
             f"({float(map_epsilon)!r}, {float(map_delta)!r})"
         )
-        if not keys:  # nothing to select from: the measurement's output on an empty map is empty
-            return NoisyCells({}, info, info["n_measurement"], privacy_map, float(map_epsilon), False)
-        by_text = {json.dumps(list(k)): k for k in keys}
-        released = measurement({json.dumps(list(k)): int(c) for k, c in zip(keys, counts, strict=True)})
-        noisy = {by_text[t]: int(v) for t, v in released.items()}
-        return NoisyCells(noisy, info, info["n_measurement"], privacy_map, float(map_epsilon), False)
+        noisy = {}
+        if keys:  # with nothing to select from, the measurement's output on an empty map is empty
+            by_text = {json.dumps(list(k)): k for k in keys}
+            released = measurement({json.dumps(list(k)): int(c) for k, c in zip(keys, counts, strict=True)})
+            noisy = {by_text[t]: int(v) for t, v in released.items()}
+        return NoisyCells(
+            noisy,
+            info,
+            measurement=info["n_measurement"],
+            privacy_map=privacy_map,
+            map_epsilon=float(map_epsilon),
+            simulated=False,
+        )
 
     def certified_epsilon(self, draw: NoisyCells) -> float:
         """OpenDP's privacy map at the distance one person can cause: (2m in L1) for the noisy counts, (l0, l1,

@@ -243,16 +243,7 @@ class GiniIntervalMechanism:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "rows_per_person", check_int(self.rows_per_person, "rows per person", minimum=1))
         object.__setattr__(self, "planning_n", check_int(self.planning_n, "planning cell size", minimum=2))
-        GiniMechanism(
-            self.epsilon,
-            self.lower,
-            self.upper,
-            noise=self.noise,
-            gamma=self.gamma,
-            calibration=self.calibration,
-            delta=self.delta,
-            rows_per_person=self.rows_per_person,
-        )
+        self._value_mechanism_at(self.epsilon)  # the value's public parameters are checked by its mechanism
 
     @functools.cached_property
     def plan(self):
@@ -264,16 +255,7 @@ class GiniIntervalMechanism:
         cached choice with :func:`dpcore.intervals.gini_plan` (which certifies the value's calibration again), after
         checking that the split adds up to the cell's epsilon: a damaged or edited cache file can change the
         interval's width, never the privacy cost."""
-        cell = GiniMechanism(
-            self.epsilon,
-            self.lower,
-            self.upper,
-            noise=self.noise,
-            gamma=self.gamma,
-            calibration=self.calibration,
-            delta=self.delta,
-            rows_per_person=self.rows_per_person,
-        )
+        cell = self._value_mechanism_at(self.epsilon)
         delta = cell.delta_cell or None
         key = {
             "v": 1,
@@ -339,8 +321,13 @@ class GiniIntervalMechanism:
     @functools.cached_property
     def value_mechanism(self) -> GiniMechanism:
         """The value's mechanism: epsilon_value per cell, the plan's beta."""
+        return self._value_mechanism_at(self.rows_per_person * self.plan.epsilon_value, beta=self.plan.beta)
+
+    def _value_mechanism_at(self, epsilon: float, beta: float | None = None) -> GiniMechanism:
+        """A :class:`GiniMechanism` with this release's public parameters at ``epsilon`` (and ``beta``; None: the
+        calibration's default): the whole epsilon checks them and plans the split, epsilon_value draws."""
         return GiniMechanism(
-            self.rows_per_person * self.plan.epsilon_value,
+            epsilon,
             self.lower,
             self.upper,
             noise=self.noise,
@@ -348,7 +335,7 @@ class GiniIntervalMechanism:
             calibration=self.calibration,
             delta=self.delta,
             rows_per_person=self.rows_per_person,
-            beta=self.plan.beta,
+            beta=beta,
         )
 
     @property

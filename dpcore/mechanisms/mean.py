@@ -16,21 +16,17 @@ from ..noise import guarantees as noise_guarantees
 from ..noise import secure as secure_noise
 from ..stratified import bound_cents, mean_sum_sensitivity_cents
 from ..validation import DPInputError, check_bounds, check_epsilon, check_int
-from .base import register
+from .base import DrawProvenance, register
 
 __all__ = ["MeanMechanism", "MeanDraw"]
 
 
 @dataclass(frozen=True)
-class MeanDraw:
+class MeanDraw(DrawProvenance):
     """One draw of :class:`MeanMechanism`: the released means (in [lower, upper]; NaN for an empty cell) and what
     drew the noise."""
 
     means: np.ndarray
-    measurement: str
-    privacy_map: str
-    map_epsilon: float | None
-    simulated: bool
 
 
 @register
@@ -99,9 +95,7 @@ class MeanMechanism:
         if sums.shape != sizes.shape:
             raise DPInputError("one n per clipped sum is needed")
         if sums.size == 0:
-            return MeanDraw(
-                np.zeros(0), "none: no cells", "no data-dependent output", None, secure_noise.is_simulation(rng)
-            )
+            return MeanDraw.without_cells(rng, means=np.zeros(0))
         d = secure_noise.release_real_values(
             sums, scale=self.noise_scale_cents, rng=rng, sensitivity=self.sensitivity_cents
         )
@@ -111,7 +105,7 @@ class MeanMechanism:
         # range (post-processing of the noisy sum, in the real and the simulated draw alike). It never moves away
         # from the true mean, so an interval valid for the unclamped value stays valid for the clamped one.
         means = np.clip(means, self.lower, self.upper)
-        return MeanDraw(means, d.measurement, d.privacy_map, d.epsilon, d.simulated)
+        return MeanDraw.from_noise(d, means=means)
 
     def certified_epsilon(self, draw: MeanDraw) -> float:
         """OpenDP's privacy map of its floating-point-safe Laplace at the sums' L1 sensitivity in cents (the draw's

@@ -30,22 +30,18 @@ from ..percentiles import (
     simulate_histogram_percentiles,
 )
 from ..validation import DPInputError, as_finite_array, as_generator, check_epsilon, check_int
-from .base import register
+from .base import DrawProvenance, register
 
 __all__ = ["HistogramMechanism", "HistogramDraw", "ExponentialQuantileMechanism", "ExponentialQuantileDraw"]
 
 
 @dataclass(frozen=True)
-class HistogramDraw:
+class HistogramDraw(DrawProvenance):
     """One draw of :class:`HistogramMechanism`: the noisy counts (cells x bins, int64), the percentiles read off
     them (cells x q, post-processing), and what drew the noise (public text)."""
 
     noisy_counts: np.ndarray
     percentiles: np.ndarray
-    measurement: str
-    privacy_map: str
-    map_epsilon: float | None
-    simulated: bool
 
 
 @register
@@ -122,36 +118,21 @@ class HistogramMechanism:
             raise DPInputError(f"counts must be a (cells x {len(self.edges) - 1}) table, got shape {table.shape}")
         table = table.astype(np.int64)
         if table.shape[0] == 0:
-            return HistogramDraw(
-                table,
-                np.zeros((0, len(self.q))),
-                "none: no cells",
-                "no data-dependent output",
-                None,
-                secure_noise.is_simulation(rng),
-            )
+            return HistogramDraw.without_cells(rng, noisy_counts=table, percentiles=np.zeros((0, len(self.q))))
         if not secure_noise.is_simulation(rng):
             d = secure_noise.release_integer_counts(
                 table.ravel(), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
             )
             noisy = np.asarray(d.values, dtype=np.int64).reshape(table.shape)
-            measurement, privacy_map, map_eps, simulated = d.measurement, d.privacy_map, d.epsilon, False
         else:
             rows = [
                 secure_noise.release_integer_counts(row, scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity)
                 for row in table
             ]
-            noisy = np.vstack([np.asarray(d.values, dtype=np.int64) for d in rows])
-            measurement, privacy_map, map_eps, simulated = (
-                rows[0].measurement,
-                rows[0].privacy_map,
-                rows[0].epsilon,
-                True,
-            )
+            noisy = np.vstack([np.asarray(row.values, dtype=np.int64) for row in rows])
+            d = rows[0]  # every row's draw has the same measurement and map (one scale, one sensitivity)
         values = np.atleast_2d(percentiles_from_histogram(noisy.astype(float), np.asarray(self.edges), list(self.q)))
-        return HistogramDraw(
-            noisy, values.reshape(table.shape[0], len(self.q)), measurement, privacy_map, map_eps, simulated
-        )
+        return HistogramDraw.from_noise(d, noisy_counts=noisy, percentiles=values.reshape(table.shape[0], len(self.q)))
 
     def certified_epsilon(self, draw: HistogramDraw) -> float:
         """OpenDP's privacy map of the discrete Laplace at the table's L1 sensitivity (2m) (the draw's
@@ -190,16 +171,12 @@ def _check_open_q(q: Any) -> tuple[float, ...]:
 
 
 @dataclass(frozen=True)
-class ExponentialQuantileDraw:
+class ExponentialQuantileDraw(DrawProvenance):
     """One draw of :class:`ExponentialQuantileMechanism`: per cell and quantile the index of the chosen candidate
     (cells x q, int) and its value (cells x q, ordered along q), and what drew it (public text)."""
 
     choices: np.ndarray
     percentiles: np.ndarray
-    measurement: str
-    privacy_map: str
-    map_epsilon: float | None
-    simulated: bool
 
 
 @register
@@ -346,12 +323,14 @@ class ExponentialQuantileMechanism:
         release); a numpy Generator or seed: a simulation of the same law (NOT a release)."""
         u = self.scores(counts)
         if secure_noise.is_simulation(rng):
+            choices, percentiles = self.ordered(self._simulated_choices(u, as_generator(rng)))
             return ExponentialQuantileDraw(
-                *self.ordered(self._simulated_choices(u, as_generator(rng))),
-                f"numpy simulation of report-noisy-max with exponential noise, scale {self.noise_scale!r}",
-                "simulation: no privacy map",
-                self.epsilon_per_quantile,
-                True,
+                choices,
+                percentiles,
+                measurement=f"numpy simulation of report-noisy-max with exponential noise, scale {self.noise_scale!r}",
+                privacy_map="simulation: no privacy map",
+                map_epsilon=self.epsilon_per_quantile,
+                simulated=True,
             )
         n_max = int(np.max(np.sum(self._table(counts), axis=1), initial=0))
         factor = self._score_factor(n_max)
@@ -370,12 +349,14 @@ class ExponentialQuantileMechanism:
             f"max_divergence(), scale={scale!r}) per cell and quantile"
             + ("" if factor is None else f", on the scores times {factor} (whole numbers)")
         )
+        ordered, percentiles = self.ordered(choices)
         return ExponentialQuantileDraw(
-            *self.ordered(choices),
-            text,
-            f"d_in -> 2 d_in / scale; at d_in = {d_in}: {map_eps!r} per quantile",
-            map_eps,
-            False,
+            ordered,
+            percentiles,
+            measurement=text,
+            privacy_map=f"d_in -> 2 d_in / scale; at d_in = {d_in}: {map_eps!r} per quantile",
+            map_epsilon=map_eps,
+            simulated=False,
         )
 
     def certified_epsilon(self, draw: ExponentialQuantileDraw) -> float:

@@ -14,23 +14,19 @@ from .. import budget
 from ..noise import guarantees as noise_guarantees
 from ..noise import secure as secure_noise
 from ..validation import DPInputError, check_epsilon, check_int
-from .base import register
+from .base import DrawProvenance, register
 
 __all__ = ["RelativeRiskMechanism", "RelativeRiskDraw"]
 
 
 @dataclass(frozen=True)
-class RelativeRiskDraw:
+class RelativeRiskDraw(DrawProvenance):
     """One draw of :class:`RelativeRiskMechanism`: the noisy case counts, the relative risks (post-processing;
     NaN where a group is empty) and what drew the noise."""
 
     cases_exposed: np.ndarray
     cases_reference: np.ndarray
     relative_risk: np.ndarray
-    measurement: str
-    privacy_map: str
-    map_epsilon: float | None
-    simulated: bool
 
 
 @register
@@ -92,9 +88,7 @@ class RelativeRiskMechanism:
             raise DPInputError("one exposed count, reference count and group sizes per cell are needed")
         if x.size == 0:
             empty = np.zeros(0)
-            return RelativeRiskDraw(
-                empty, empty, empty, "none: no cells", "no data-dependent output", None, secure_noise.is_simulation(rng)
-            )
+            return RelativeRiskDraw.without_cells(rng, cases_exposed=empty, cases_reference=empty, relative_risk=empty)
         d = secure_noise.release_real_values(
             np.concatenate([x, y]), scale=self.noise_scale, rng=rng, sensitivity=self.sensitivity
         )
@@ -106,7 +100,7 @@ class RelativeRiskMechanism:
         with np.errstate(divide="ignore", invalid="ignore"):
             rr = (xn / np.maximum(nx, 1.0)) / (np.maximum(yn, 1.0) / np.maximum(ny, 1.0))
         rr = np.where((nx > 0) & (ny > 0), rr, np.nan)
-        return RelativeRiskDraw(xn, yn, rr, d.measurement, d.privacy_map, d.epsilon, d.simulated)
+        return RelativeRiskDraw.from_noise(d, cases_exposed=xn, cases_reference=yn, relative_risk=rr)
 
     def certified_epsilon(self, draw: RelativeRiskDraw) -> float:
         """OpenDP's privacy map of its floating-point-safe Laplace at L1 sensitivity 2m (the draw's

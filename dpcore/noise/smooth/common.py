@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ... import budget
-from ...validation import DPInputError, check_int
+from ...validation import DPInputError, check_epsilon, check_finite, check_int, check_positive
 
 #: name -> one-line description (the names outside checks use).
 SMOOTH_NOISES: dict[str, str] = {
@@ -133,6 +133,31 @@ def largest_certified_alpha(
             break
     alpha = lo if lo > 0 else smallest
     return alpha, certified_delta(epsilon, alpha, beta)
+
+
+def check_certificate_args(epsilon: Any, alpha: Any, beta: Any) -> tuple[float, float, float]:
+    """The checked (epsilon, alpha, beta) of a smooth-sensitivity delta certificate; beyond beta 25 or epsilon 700
+    there is no privacy to certify (and e^epsilon overflows)."""
+    epsilon = check_epsilon(epsilon)
+    alpha = check_positive(alpha, "alpha")
+    beta = check_positive(beta, "beta", allow_zero=True)
+    if beta > 25.0 or epsilon > 700:
+        raise DPInputError("beta must be <= 25 and epsilon <= 700 (no meaningful privacy beyond)")
+    return epsilon, alpha, beta
+
+
+def check_hockey_stick_args(epsilon: Any, shift: Any, log_dilation: Any) -> tuple[float, float, float]:
+    """The checked (epsilon, shift, log_dilation) of an exact hockey-stick divergence (the brute-force oracles)."""
+    epsilon = check_epsilon(epsilon)
+    if epsilon > 700:
+        raise DPInputError(f"epsilon must be <= 700 here (e^epsilon overflows), got {epsilon:g}")
+    d = check_finite(shift, "shift")
+    lam = check_finite(log_dilation, "log_dilation")
+    if abs(lam) > 25.0 or abs(d) > 1e6:
+        raise DPInputError(
+            "|log_dilation| must be <= 25 and |shift| <= 1e6 (beyond that there is no privacy to measure)"
+        )
+    return epsilon, d, lam
 
 
 def check_type(obj: Any, cls: type, name: str) -> None:

@@ -9,8 +9,14 @@ from functools import lru_cache
 import numpy as np
 
 from ... import budget
-from ...validation import DPInputError, check_delta, check_epsilon, check_finite, check_positive
-from .common import DEFAULT_DELTA, SmoothCalibration, largest_certified_alpha
+from ...validation import check_delta, check_epsilon, check_positive
+from .common import (
+    DEFAULT_DELTA,
+    SmoothCalibration,
+    check_certificate_args,
+    check_hockey_stick_args,
+    largest_certified_alpha,
+)
 
 
 def _gaussian_dilation_delta(beta: float, eps2: float) -> float:
@@ -55,11 +61,7 @@ def gaussian_smooth_delta(epsilon: float, alpha: float, beta: float) -> float:
     """
     from ..samplers import analytic_gaussian_delta
 
-    epsilon = check_epsilon(epsilon)
-    alpha = check_positive(alpha, "alpha")
-    beta = check_positive(beta, "beta", allow_zero=True)
-    if beta > 25.0 or epsilon > 700:
-        raise DPInputError("beta must be <= 25 and epsilon <= 700 (no meaningful privacy beyond)")
+    epsilon, alpha, beta = check_certificate_args(epsilon, alpha, beta)
     best = 1.0
     for frac in np.linspace(0.02, 0.98, 97):
         e1, e2 = frac * epsilon, (1.0 - frac) * epsilon
@@ -78,13 +80,7 @@ def gaussian_smooth_hockey_stick(epsilon: float, shift: float, log_dilation: flo
     """
     from scipy import special
 
-    epsilon = check_epsilon(epsilon)
-    if epsilon > 700:
-        raise DPInputError(f"epsilon must be <= 700 here (e^epsilon overflows), got {epsilon:g}")
-    d = check_finite(shift, "shift")
-    lam = check_finite(log_dilation, "log_dilation")
-    if abs(lam) > 25.0 or abs(d) > 1e6:
-        raise DPInputError("|log_dilation| must be <= 25 and |shift| <= 1e6")
+    epsilon, d, lam = check_hockey_stick_args(epsilon, shift, log_dilation)
     k = math.exp(-2.0 * lam)
     sd_q = math.exp(lam)
 

@@ -9,8 +9,16 @@ from functools import lru_cache
 import numpy as np
 
 from ... import budget
-from ...validation import DPInputError, as_generator, check_delta, check_epsilon, check_finite, check_positive
-from .common import DEFAULT_DELTA, SmoothCalibration, check_probabilities, check_size, largest_certified_alpha
+from ...validation import DPInputError, as_generator, check_delta, check_epsilon, check_positive
+from .common import (
+    DEFAULT_DELTA,
+    SmoothCalibration,
+    check_certificate_args,
+    check_hockey_stick_args,
+    check_probabilities,
+    check_size,
+    largest_certified_alpha,
+)
 
 
 def _tail_part(lam: float, eps2: float) -> float:
@@ -63,11 +71,7 @@ def laplace_smooth_delta(epsilon: float, alpha: float, beta: float) -> float:
     :func:`laplace_smooth_hockey_stick` computes the exact joint divergence for given (d, lam)
     and the tests show it never exceeds this bound.
     """
-    epsilon = check_epsilon(epsilon)
-    alpha = check_positive(alpha, "alpha")
-    beta = check_positive(beta, "beta", allow_zero=True)
-    if beta > 25.0 or epsilon > 700:
-        raise DPInputError("beta must be <= 25 and epsilon <= 700 (no meaningful privacy beyond)")
+    epsilon, alpha, beta = check_certificate_args(epsilon, alpha, beta)
     eps2 = epsilon - alpha
     if eps2 <= 0:
         return 1.0
@@ -100,15 +104,7 @@ def laplace_smooth_hockey_stick(epsilon: float, shift: float, log_dilation: floa
     closed form, and E = sum over those intervals of P(I) - e^eps Q(I) (Laplace CDFs). Exact up to
     rounding; no composition step, no worst case over (d, lam).
     """
-    epsilon = check_epsilon(epsilon)
-    if epsilon > 700:
-        raise DPInputError(f"epsilon must be <= 700 here (e^epsilon overflows), got {epsilon:g}")
-    d = check_finite(shift, "shift")
-    lam = check_finite(log_dilation, "log_dilation")
-    if abs(lam) > 25.0 or abs(d) > 1e6:
-        raise DPInputError(
-            "|log_dilation| must be <= 25 and |shift| <= 1e6 (beyond that there is no privacy to measure)"
-        )
+    epsilon, d, lam = check_hockey_stick_args(epsilon, shift, log_dilation)
     k = math.exp(-lam)
     lo, hi = min(0.0, d), max(0.0, d)
     pieces = [(-math.inf, lo), (lo, hi), (hi, math.inf)]

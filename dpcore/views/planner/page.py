@@ -178,34 +178,26 @@ def accuracy_first(
         )
         if dots_seed is not None:
             sims = stat.simulate(sol.epsilon, check_int(n_plausible, "n_plausible", minimum=20), rng=dots_seed)
-            if spec.abs_error is None:
+            errors_abs: tuple[tuple[float, ...], ...] | None = None
+            if spec.abs_error is None:  # relative errors, in % of the true value
                 q = quantile_dots(sims / stat.truth[None, :] - 1.0, n_dots)
-                dots.append(
-                    StatisticDots(
-                        stat.name,
-                        spec.kind,
-                        float(sol.epsilon),
-                        target.rel_error,
-                        spec.confidence,
-                        tuple(stat.labels),
-                        tuple(tuple(100.0 * float(v) for v in row) for row in q),
-                    )
-                )
-            else:
+                errors_percent = tuple(tuple(100.0 * float(v) for v in row) for row in q)
+            else:  # an absolute target: the dots in its unit, no percent plot
                 q = quantile_dots(sims - stat.truth[None, :], n_dots)
-                dots.append(
-                    StatisticDots(
-                        stat.name,
-                        spec.kind,
-                        float(sol.epsilon),
-                        target.rel_error,
-                        spec.confidence,
-                        tuple(stat.labels),
-                        (),
-                        spec.abs_error,
-                        tuple(tuple(float(v) for v in row) for row in q),
-                    )
+                errors_percent, errors_abs = (), tuple(tuple(float(v) for v in row) for row in q)
+            dots.append(
+                StatisticDots(
+                    stat.name,
+                    spec.kind,
+                    float(sol.epsilon),
+                    target.rel_error,
+                    spec.confidence,
+                    tuple(stat.labels),
+                    errors_percent,
+                    spec.abs_error,
+                    errors_abs,
                 )
+            )
     total_cost = compose_plan(costs, delta=delta) if rows else None
     total = total_cost.epsilon if total_cost is not None else 0.0  # pure plans: the sum of the epsilons (as plan_total)
     return AccuracyFirstView(
