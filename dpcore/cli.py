@@ -40,10 +40,13 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"dpcore: error: {message} (see 'dpcore {self._sub or ''} --help')".replace("  ", " "), file=sys.stderr)
+        print(
+            f"dpcore: error: {message} (see 'dpcore {self.subcommand or ''} --help')".replace("  ", " "),
+            file=sys.stderr,
+        )
         raise SystemExit(2)
 
-    _sub = ""
+    subcommand = ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a release plan (TOML) on a data source and write one table per statistic "
         "(CSV and Parquet) and release_record.json into DIR, atomically.",
     )
-    rel._sub = "release"
+    rel.subcommand = "release"
     rel.add_argument("plan", help="the release plan (TOML; docs/plan_format.md)")
     rel.add_argument(
         "--data",
@@ -120,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     pln.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sub.add_parser("ledger", help="init, verify, show or back up the budget ledger (dpcore ledger --help)")
     chk = sub.add_parser("check", help="validate a plan and print its privacy cost (reads no data)")
-    chk._sub = "check"
+    chk.subcommand = "check"
     chk.add_argument("plan")
     return parser
 
@@ -138,7 +141,7 @@ def _noise_drawn_from_the_start(args: argparse.Namespace) -> tuple[Any, Any]:
 
     try:
         plan = load_plan(args.plan)
-    except Exception:  # noqa: BLE001 - read again below, where every error gets its message
+    except Exception:  # read again below, where every error gets its message
         return None, contextlib.nullcontext()
     return plan, ahead.drawn_ahead(plan.histogram_noise_scales())
 
@@ -302,7 +305,7 @@ def exit_after_command(code: int) -> NoReturn:
         for thread in threading.enumerate():
             if thread is not threading.main_thread() and not thread.daemon:
                 thread.join()
-    atexit._run_exitfuncs()
+    atexit._run_exitfuncs()  # noqa: SLF001 - the handlers now, before os._exit skips them; no public way
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

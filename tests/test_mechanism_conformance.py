@@ -213,7 +213,7 @@ def _relative_risk() -> list[Case]:
             }
         )
 
-    samples = lambda d: np.concatenate([d.cases_exposed, d.cases_reference])  # noqa: E731
+    samples = lambda d: np.concatenate([d.cases_exposed, d.cases_reference])
     return [Case(mech, (x, x, nx, nx), samples, check, table=table)]
 
 

@@ -336,7 +336,7 @@ def _import_opendp() -> None:
         from ..noise.guarantees import load_opendp
 
         load_opendp()
-    except Exception:  # noqa: BLE001 - the draw imports it again and says why it cannot
+    except Exception:  # the draw imports it again and says why it cannot
         pass
 
 

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -40,10 +41,10 @@ from .model import (
 )
 
 _toml: ModuleType | None
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib as _toml
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    try:
+else:  # pragma: no cover - Python 3.10: tomli, a dependency there (pyproject.toml)
+    try:  # a venv of a newer Python lacks tomli, so mypy sees an untyped module redefining the name
         import tomli as _toml  # type: ignore[no-redef]
     except ModuleNotFoundError:
         _toml = None

@@ -16,9 +16,10 @@ this module never imports (nor it this one).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,7 @@ from dpcore.views.planner import (
     BudgetFirstView,
     HalfWidthView,
     IntervalWidth,
+    StatisticDots,
     StatisticTarget,
 )
 from ui.common import (
@@ -59,6 +61,9 @@ from ui.planner.plan_state import (
     split_allocation,
     store_allocation,
 )
+
+if TYPE_CHECKING:  # the figures are built in ui.planner.plots
+    import plotly.graph_objects as go
 
 RANDOM_GROUPS = "(random groups A/B/C)"
 #: (largest relative error %, probability %) per statistic; the Gini's error is in Gini points (GINI_ERR_KEY)
@@ -419,6 +424,7 @@ def statistic_settings(
                 points = _gini_points_target(c1, params, gini_of)
                 specs.append(StatisticTarget(kind, tuple(sorted(params.items())), None, conf / 100.0, abs_error=points))
                 continue
+            assert tol0 is not None  # every kind but the Gini has a relative target
             tol = qp_slider("Largest relative error, %", f"planner_{kind}_tol", 1, 50, tol0, 1, container=c1)
             specs.append(StatisticTarget(kind, tuple(sorted(params.items())), tol / 100.0, conf / 100.0))
     converted = st.session_state.pop("_planner_gini_converted", None)
@@ -457,7 +463,7 @@ def _on_slider(kind: str, kinds: list[str]) -> None:
         )
     except ValueError as exc:
         st.session_state["_planner_alloc_error"] = str(exc)
-        new = current
+        new = np.asarray(current, dtype=float)
     store_allocation(kinds, dict(zip(kinds, map(float, new), strict=True)), total)
 
 
@@ -774,22 +780,20 @@ def render_accuracy(
         frame = _remembered("dots_frame", view, lambda: plots_planner.dots_frame(view.dots))
         for dots in view.dots:
             title = f"{dots.statistic} at ε = {dots.epsilon:.3g} ({100 * dots.confidence:g}% target)"
-            absolute = dots.errors_abs is not None
             show_figure(
-                _remembered(
-                    "fig_quantile_dots",
-                    dots,
-                    lambda dots=dots, absolute=absolute, title=title: plots_planner.fig_quantile_dots(
-                        frame[frame["statistic"] == dots.statistic],
-                        dots.abs_error if absolute else 100 * dots.rel_error,
-                        title,
-                        gini_points=absolute,
-                    ),
-                    title,
-                ),
+                _remembered("fig_quantile_dots", dots, functools.partial(_quantile_dots, frame, dots, title), title),
                 width="stretch",
             )
         download_csv(frame, "Download the dot-plot data (CSV)", "planner_dots.csv", key="planner_dl_dots")
+
+
+def _quantile_dots(frame: pd.DataFrame, dots: StatisticDots, title: str) -> go.Figure:
+    """The dot plot of one statistic, its target in its own unit: Gini points for an absolute target (its dots
+    ``errors_abs``), else % of the true value."""
+    rows = frame[frame["statistic"] == dots.statistic]
+    if dots.errors_abs is not None and dots.abs_error is not None:
+        return plots_planner.fig_quantile_dots(rows, dots.abs_error, title, gini_points=True)
+    return plots_planner.fig_quantile_dots(rows, 100 * dots.rel_error, title, gini_points=False)
 
 
 # ---------------------------------------------------------------------------------------------
