@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpcore.defaults import GINI_EPSILON_STEPS  # noqa: E402
+from dpcore.defaults import GINI_EPSILON_STEPS
 
 QUICK = "--quick" in sys.argv
 TABLE = ROOT / "dpcore" / "gini_split_table.py"

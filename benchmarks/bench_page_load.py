@@ -52,8 +52,8 @@ for p in (ROOT, ROOT / "tests", ROOT / "benchmarks"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from bench_startup import process_cpu_seconds  # noqa: E402
-from quality_support import chromium_available, discover_pages, free_port, launch_chromium, python_executable  # noqa: E402
+from bench_startup import process_cpu_seconds
+from quality_support import chromium_available, discover_pages, free_port, launch_chromium, python_executable
 
 BARE_APP = 'import streamlit as st\n\nst.title("Bare app")\n'
 BARE = "bare"

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "deploy"))
 
-import run_app  # noqa: E402
+import run_app
 
 
 def test_run_sh_app_goes_through_the_launcher():

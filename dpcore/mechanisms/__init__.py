@@ -30,6 +30,8 @@ relative_risk          :class:`RelativeRiskMechanism`       LaplaceNoisedCounts 
 gini                   :class:`GiniMechanism` (gini)        smooth sensitivity (:mod:`dpcore.gini`, Lan & Reiter)
 gini_interval          :class:`GiniIntervalMechanism`       the Gini with a DP bound on S_beta
                        (gini)                               (:mod:`dpcore.intervals`)
+snapshot               :class:`SnapshotMechanism`           a planning snapshot: noisy histograms, sizes and a
+                       (snapshot)                           relative risk's counts (:mod:`dpcore.snapshot`)
 =====================  ===================================  =======================================================
 """
 
@@ -48,6 +50,7 @@ from .gini import (
 from .mean import MeanDraw, MeanMechanism
 from .quantiles import ExponentialQuantileDraw, ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
 from .relative_risk import RelativeRiskDraw, RelativeRiskMechanism
+from .snapshot import ConfidentialTables, RiskSchema, SnapshotDraw, SnapshotMechanism, SnapshotSchema
 
 __all__ = [
     "Mechanism",
@@ -73,6 +76,11 @@ __all__ = [
     "MeanDraw",
     "RelativeRiskMechanism",
     "RelativeRiskDraw",
+    "SnapshotMechanism",
+    "SnapshotDraw",
+    "SnapshotSchema",
+    "RiskSchema",
+    "ConfidentialTables",
     "CountMechanism",
     "CountDraw",
     "CellSizesMechanism",
