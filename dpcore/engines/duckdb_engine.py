@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -39,6 +39,9 @@ from .base import (
     sort_cells,
     stage_postgres,
 )
+
+if TYPE_CHECKING:
+    from ..plan import StatisticSpec
 
 DEFAULT_MEMORY_LIMIT = "1GB"
 BATCH_ROWS = 1 << 20
@@ -329,17 +332,8 @@ class DuckDBEngine(Engine):
         frame["sum_cents"] = frame["sum_cents"].astype(object)
         return sort_cells(frame, by)
 
-    def outcomes(
-        self,
-        by: Sequence[str],
-        group: str,
-        exposed: str,
-        reference: str,
-        outcome: str | None,
-        outcome_below: float | None,
-    ) -> pd.DataFrame:
-        idx = None if outcome is None else self.spec.outcome_columns.index(outcome)
-        frame = self._frame(sqlmod.outcomes_sql(self.d, by, group, exposed, reference, idx, outcome_below), by)
+    def outcomes(self, by: Sequence[str], statistic: StatisticSpec) -> pd.DataFrame:
+        frame = self._frame(sqlmod.outcomes_sql(self.d, by, statistic, self.spec), by)
         for c in ("n_exposed", "n_reference", "cases_exposed", "cases_reference"):
             frame[c] = frame[c].fillna(0).astype(np.int64)
         return frame

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -37,6 +37,7 @@ from .base import (
     arrow_kind,
     bin_index,
     bounding_key,
+    compared_groups,
     csv_fields_error,
     csv_not_utf8_error,
     csv_row_too_long_error,
@@ -51,6 +52,9 @@ from .base import (
     stage_postgres,
 )
 from .sql import KEY_CLAMP
+
+if TYPE_CHECKING:
+    from ..plan import StatisticSpec
 
 _NAN_WORDS = {"nan", "+nan", "-nan"}
 #: rows per chunk read from the source (a chunk of three text columns is ~40 MB as Python strings)
@@ -488,15 +492,9 @@ class PandasEngine(Engine):
         out["sum_cents"] = out["sum_cents"].astype(object)
         return sort_cells(out, by)
 
-    def outcomes(
-        self,
-        by: Sequence[str],
-        group: str,
-        exposed: str,
-        reference: str,
-        outcome: str | None,
-        outcome_below: float | None,
-    ) -> pd.DataFrame:
+    def outcomes(self, by: Sequence[str], statistic: StatisticSpec) -> pd.DataFrame:
+        group, exposed, reference = compared_groups(statistic)
+        outcome, outcome_below = statistic.outcome, statistic.outcome_below
         self.prepare()
         cells = self._cells(by)
         ex_code = self._dictionaries[group].get(exposed, -2)  # -2: no row has the label

@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,9 @@ from .base import (
     sort_cells,
     stage_postgres,
 )
+
+if TYPE_CHECKING:
+    from ..plan import StatisticSpec
 
 LOCAL_SHUFFLE_PARTITIONS = 8
 
@@ -445,18 +448,9 @@ class SparkEngine(Engine):
         frame["sum_cents"] = frame["sum_cents"].astype(object)
         return sort_cells(frame, by)
 
-    def outcomes(
-        self,
-        by: Sequence[str],
-        group: str,
-        exposed: str,
-        reference: str,
-        outcome: str | None,
-        outcome_below: float | None,
-    ) -> pd.DataFrame:
+    def outcomes(self, by: Sequence[str], statistic: StatisticSpec) -> pd.DataFrame:
         self.prepare()
-        idx = None if outcome is None else self.spec.outcome_columns.index(outcome)
-        frame = self._collect(sqlmod.outcomes_sql(self.d, by, group, exposed, reference, idx, outcome_below))
+        frame = self._collect(sqlmod.outcomes_sql(self.d, by, statistic, self.spec))
         for c in ("n_exposed", "n_reference", "cases_exposed", "cases_reference"):
             frame[c] = frame[c].fillna(0).astype(np.int64)
         return sort_cells(frame, by)
