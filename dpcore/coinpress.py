@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from . import noise
-from .stratified import MAX_GROUPS, GroupMeans, group_index, readonly, resolve_weights
+from .stratified import MAX_GROUPS, WeightedGroupMeans, group_index, readonly, resolve_weights
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -317,7 +317,7 @@ def coinpress_mean(
 
 
 @dataclass(frozen=True)
-class StratifiedCoinPressRelease(GroupMeans):
+class StratifiedCoinPressRelease(WeightedGroupMeans):
     """StratCoinpress / PubStratCoinpress (Algorithm 3): group means and their weighted combination.
 
     ``per_group`` follows the sorted ``labels``; ``overall = sum_i weights[i] per_group[i]``

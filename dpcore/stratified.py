@@ -283,7 +283,7 @@ def clipped_laplace_mean(
 
 
 @dataclass(frozen=True)
-class GroupMeans:
+class WeightedGroupMeans:
     """Released means of public groups and their public-weight combination, whatever mechanism drew them
     (:class:`StratifiedMeanRelease`, :class:`dpcore.coinpress.StratifiedCoinPressRelease`): ``per_group[i]``
     belongs to ``labels[i]`` (sorted), ``counts`` are the public group sizes, ``overall = sum_i weights[i]
@@ -299,7 +299,7 @@ class GroupMeans:
 
 
 @dataclass(frozen=True)
-class StratifiedMeanRelease(GroupMeans):
+class StratifiedMeanRelease(WeightedGroupMeans):
     """Released group means and their public-weight combination.
 
     ``per_group[i]`` belongs to ``labels[i]`` (sorted). ``overall = sum_i weights[i] per_group[i]``
