@@ -492,9 +492,3 @@ def simulate_coinpress(
         global_overall=None if glob is None else readonly(glob),
         rho=rho,
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# All methods side by side, and the sweeps behind the paper's Figures 2, 3, 6 and # ---------------------------------------------------------------------------------------------
-# Moved: every method side by side and the paper's sweeps live in dpcore.views.stratified
-# ---------------------------------------------------------------------------------------------
