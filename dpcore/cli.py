@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         "targets are solved on a DP snapshot charged planning_epsilon (default 0.1) once to the plan's "
         "population, and reused by later runs; --public-data plans on a public source directly.",
     )
-    pln._sub = "plan"
+    pln.subcommand = "plan"
     pln.add_argument("plan", help="the plan (TOML; statistics with half_width / relative_half_width targets)")
     pln.add_argument("--data", required=True, help="the source (as for dpcore release)")
     pln.add_argument("--query", help="SQL query for a database source")
