@@ -17,6 +17,7 @@ are markdown inside their section's text (an ``st.header`` element cost the brow
 paragraph); the example's three numbers are one line of text, not three ``st.metric`` elements; no
 italics (they load a second font file).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,11 +26,15 @@ import streamlit as st
 
 from ui import landing
 
-NEIGHBOURS = ("two datasets are neighbours when they differ in one record whose value is replaced "
-              "by any other allowed value; the number of records n is the same, so n is public")
-PUBLIC = ("the method and epsilon; bounds such as the lowest and highest income allowed, histogram "
-          "bin edges and group labels, chosen without looking at the data (or released with DP and "
-          "counted against the budget); the number of records n")
+NEIGHBOURS = (
+    "two datasets are neighbours when they differ in one record whose value is replaced "
+    "by any other allowed value; the number of records n is the same, so n is public"
+)
+PUBLIC = (
+    "the method and epsilon; bounds such as the lowest and highest income allowed, histogram "
+    "bin edges and group labels, chosen without looking at the data (or released with DP and "
+    "counted against the budget); the number of records n"
+)
 
 st.title("What differential privacy does to an income statistic")
 st.write(
@@ -37,7 +42,8 @@ st.write(
     "percentiles, group averages and ratios. It shows what happens to those numbers when they are "
     "published with **differential privacy** (DP), the method the US Census Bureau and others now use "
     "to protect the people in their data. Everything here runs on the server that shows you this page (your "
-    "own computer when you start the app yourself); nothing is sent anywhere else.")
+    "own computer when you start the app yourself); nothing is sent anywhere else."
+)
 landing.render_cards()
 st.divider()
 st.caption("Below: what differential privacy is, in plain language (for reading, not needed to use the pages).")
@@ -52,20 +58,35 @@ st.markdown(
     "A statistic is published with DP when a little random noise is added on purpose, so that the "
     "published number would look almost the same **whether or not any one person's record were "
     "changed**. Then nobody, whatever else they know, can learn much about one person from it. "
-    "The price is accuracy: the published number is a bit off, and these pages show by how much.")
+    "The price is accuracy: the published number is a bit off, and these pages show by how much."
+)
 
 st.markdown(
     "## Epsilon: how much one person can move the result\n\n"
     "The privacy parameter **epsilon** (ε) is a limit: changing one person's record may make any "
     "published result at most **e^ε times** more (or less) likely. Small ε means strong privacy "
     "and more noise; large ε means weak privacy and less noise. Typical values run from about 0.1 "
-    "to about 10.")
+    "to about 10."
+)
 
-eps = qp_slider("Epsilon (ε)", "about_eps", 0.05, 10.0, 1.0, 0.05,
-                help="Try 0.1 (strong privacy), 1 (common in research) and 5 or more (weak privacy).")
-prior = qp_slider("Attacker's belief before the release (%)", "about_prior", 1, 99, 50, 1,
-                  help="How sure an attacker already is about a fact about one person, e.g. "
-                       "'Ana earns more than $100,000'.")
+eps = qp_slider(
+    "Epsilon (ε)",
+    "about_eps",
+    0.05,
+    10.0,
+    1.0,
+    0.05,
+    help="Try 0.1 (strong privacy), 1 (common in research) and 5 or more (weak privacy).",
+)
+prior = qp_slider(
+    "Attacker's belief before the release (%)",
+    "about_prior",
+    1,
+    99,
+    50,
+    1,
+    help="How sure an attacker already is about a fact about one person, e.g. 'Ana earns more than $100,000'.",
+)
 
 with guard("the attacker example"):
     ratio = math.exp(eps)
@@ -77,7 +98,8 @@ with guard("the attacker example"):
         f"(odds {prior}:{100 - prior}). With ε = {eps:g}, seeing the published statistic can multiply "
         f"those odds by at most e^ε = {ratio:,.2f}, so the attacker can end up at most "
         f"**{100 * post:.1f}%** sure. This holds whatever else the attacker knows, even everybody "
-        "else's income.")
+        "else's income."
+    )
 
     about_views.render_posterior_chart(eps, prior, post)
     st.markdown(about_views.examples_table())
@@ -89,7 +111,8 @@ st.markdown(
     "of $48,000 replaced by $2,000,000. Both have the same number of records n, so **n itself is "
     "not protected** (it is public). The promise is about one record: if a person appears in "
     "several records (say, one per year), the protection is weaker for them. Some pages use a "
-    "different relation and say so.")
+    "different relation and say so."
+)
 
 st.markdown(
     "## What is public\n\n"
@@ -99,7 +122,8 @@ st.markdown(
     "earlier public releases), or be estimated with DP and charged to the budget. The pages say which.\n"
     "- **Group labels** (which groups exist, e.g. sex or state) and the number of records n.\n"
     "- **The random seed in the sidebar is for teaching only.** It makes a picture reproducible. A real "
-    "release draws its noise from the operating system's secure random source and never publishes it.")
+    "release draws its noise from the operating system's secure random source and never publishes it."
+)
 
 st.markdown(
     "## Sensitivity, and smooth sensitivity in one paragraph\n\n"
@@ -108,14 +132,16 @@ st.markdown(
     "one very rich person can move the result a lot in a tiny dataset but hardly at all in a large "
     "one. **Smooth sensitivity** measures how sensitive **this** dataset and its near neighbours are, "
     "smoothed so the amount of noise itself does not give a person away, and uses heavy-tailed noise "
-    "scaled to it. The Gini and percentile pages compare it with simpler worst-case methods.")
+    "scaled to it. The Gini and percentile pages compare it with simpler worst-case methods."
+)
 
 st.markdown(
     "## Planning is not release\n\n"
     "Every page lets you simulate many releases to see the typical error. Doing that on the "
     "confidential data itself is **not private**: the simulations reveal things about the real records. "
     "Plan on synthetic data or a public look-alike (sidebar), then make the one real release with the "
-    "chosen ε and count it against the privacy budget. When you upload a file, the sidebar reminds you.")
+    "chosen ε and count it against the privacy budget. When you upload a file, the sidebar reminds you."
+)
 
 st.markdown(
     "## What each page is for\n\n"
@@ -133,7 +159,8 @@ st.markdown(
     "person, was used, and see that no strategy beats the bound e^ε/(1+e^ε); a class can play together.\n"
     "- **Lessons (teaching)**: ready lesson paths for a class (links with presets, questions and answers), a "
     "printable handout and a before/after view of the same release at two ε.\n"
-    "- **About** (this page).")
+    "- **About** (this page)."
+)
 
 st.markdown(
     "## The data\n\n"
@@ -146,6 +173,7 @@ st.markdown(
     "the app (235 Belgian household incomes from 1857, public domain), **real public survey files** shipped "
     "with the app (an ACS 2019 excerpt of American incomes and the Census PSEO graduate-earnings table), the "
     "CPS extract when it is installed next to the app, or **your own CSV, Excel (.xlsx) or Parquet file**, read in "
-    "memory only and never saved.")
+    "memory only and never saved."
+)
 
 privacy_note(NEIGHBOURS, PUBLIC)

@@ -7,6 +7,7 @@ secret is drawn before the round has a guess. In a class session each student's 
 the class code, a per-browser-session id and the round number (``dpcore.classroom.student_round_seed``),
 and guesses are pooled at the session's statistic only.
 """
+
 from __future__ import annotations
 
 import streamlit as st
@@ -35,17 +36,22 @@ def _simulate(mechanism: str, epsilon: float, rounds: int, sim_seed: int) -> att
 st.title("Play the attacker")
 projector_slot = st.container()  # a teacher's projector view goes first: it is the part of the page projected
 attacker_views.intro()
-privacy_note("data sets A and B differ in **one person** (the target replaced by a stand-in; n is the same).",
-             "everything you see above the release: both data sets, their true statistics, ε and the noise law. "
-             "Only the coin (A or B) and the noise draw are secret.")
+privacy_note(
+    "data sets A and B differ in **one person** (the target replaced by a stand-in; n is the same).",
+    "everything you see above the release: both data sets, their true statistics, ε and the noise law. "
+    "Only the coin (A or B) and the noise draw are secret.",
+)
 
 # ---- class mode (the teacher's projector view is drawn into projector_slot, above the introduction) ---
 klass = classroom.current_class()
-with st.expander("Class mode: pool the class's guesses",
-                 expanded=klass is None and classroom.current_role() == "teacher"):
-    st.markdown("The teacher creates a session code; students open this page with the code (link or QR code) "
-                "and play; the teacher sees the class's pooled success rate. Stored per guess: the code, the "
-                "round's seed, the statistic, ε, the guess and whether it was right — nothing about the student.")
+with st.expander(
+    "Class mode: pool the class's guesses", expanded=klass is None and classroom.current_role() == "teacher"
+):
+    st.markdown(
+        "The teacher creates a session code; students open this page with the code (link or QR code) "
+        "and play; the teacher sees the class's pooled success rate. Stored per guess: the code, the "
+        "round's seed, the statistic, ε, the guess and whether it was right — nothing about the student."
+    )
     role = qp_radio("I am", classroom.ROLE_PARAM, list(classroom.ROLES), "student", horizontal=True, persistent=True)
     if role == "teacher":
         classroom.teacher_controls(list(attacker_lib.MECHANISMS), attacker_views.MECHANISM_LABELS)
@@ -55,32 +61,58 @@ classroom.show_class_message()
 class_mechanism = klass.mechanism if klass is not None else None
 if klass is not None and role == "teacher":
     with projector_slot:
-        classroom.projector(klass, classroom.app_base_url(),
-                            attacker_views.MECHANISM_LABELS.get(class_mechanism or "", "any statistic"),
-                            attacker_views.pooled_table)
+        classroom.projector(
+            klass,
+            classroom.app_base_url(),
+            attacker_views.MECHANISM_LABELS.get(class_mechanism or "", "any statistic"),
+            attacker_views.pooled_table,
+        )
 in_class = klass is not None and role == "student"
 
 # ---- controls -----------------------------------------------------------------------------------
 c1, c2, c3 = st.columns(3)
-mechanism = qp_selectbox("Statistic released", "atk_mech", list(attacker_lib.MECHANISMS), class_mechanism or "count",
-                         container=c1, format_func=attacker_views.MECHANISM_LABELS.get)
-eps = float(qp_select_slider("Privacy loss ε", "atk_eps", EPS_OPTIONS, 1.0, container=c2,
-                             help="Smaller ε = more noise = harder to guess."))
-round_number = int(qp_number("Round", "atk_round", 1, min_value=0, max_value=10**12, step=1, container=c3,
-                             help="Your rounds in a class session are your own; otherwise the round number is "
-                                  "its seed: share it to replay the same coin and noise."))
+mechanism = qp_selectbox(
+    "Statistic released",
+    "atk_mech",
+    list(attacker_lib.MECHANISMS),
+    class_mechanism or "count",
+    container=c1,
+    format_func=attacker_views.MECHANISM_LABELS.get,
+)
+eps = float(
+    qp_select_slider(
+        "Privacy loss ε", "atk_eps", EPS_OPTIONS, 1.0, container=c2, help="Smaller ε = more noise = harder to guess."
+    )
+)
+round_number = int(
+    qp_number(
+        "Round",
+        "atk_round",
+        1,
+        min_value=0,
+        max_value=10**12,
+        step=1,
+        container=c3,
+        help="Your rounds in a class session are your own; otherwise the round number is "
+        "its seed: share it to replay the same coin and noise.",
+    )
+)
 pooled = in_class and class_mechanism in (None, mechanism)
-if in_class:
+if in_class and klass is not None:
     attacker_views.class_note(klass.code, attacker_views.MECHANISM_LABELS.get(class_mechanism or "", ""), pooled)
-round_seed = (classroom_lib.student_round_seed(klass.code, classroom.student_id(), round_number) if in_class
-              else round_number)
+round_seed = (
+    classroom_lib.student_round_seed(klass.code, classroom.student_id(), round_number)
+    if in_class and klass is not None
+    else round_number
+)
 
 # ---- the one view call ----------------------------------------------------------------------------
-view = None
+found = None
 with guard("this round"):
-    view = _view(str(mechanism), eps, round_seed)
-if view is None:
+    found = _view(str(mechanism), eps, round_seed)
+if found is None:
     st.stop()
+view = found
 
 history: list[dict] = classroom.played_rounds(attacker_lib.MECHANISMS)  # the session's, or a reloaded link's
 classroom.keep_progress()  # the rounds (and a class student's id) in the URL: a reload keeps the score
@@ -92,13 +124,26 @@ def _record(guess: bool) -> None:
     if round_key in {(h["mechanism"], h["epsilon"], h["round"]) for h in st.session_state[HISTORY]}:
         return  # one guess per round
     correct = guess == view.confidential_secret
-    st.session_state[HISTORY].append({"mechanism": round_key[0], "epsilon": round_key[1], "round": round_key[2],
-                                      "guess": guess, "correct": correct,
-                                      "optimal_correct": view.round.optimal_guess == view.confidential_secret})
-    if pooled:
+    st.session_state[HISTORY].append(
+        {
+            "mechanism": round_key[0],
+            "epsilon": round_key[1],
+            "round": round_key[2],
+            "guess": guess,
+            "correct": correct,
+            "optimal_correct": view.round.optimal_guess == view.confidential_secret,
+        }
+    )
+    if pooled and klass is not None:
         try:
-            classroom.store().record_guess(klass.code, round_id=round_key[2], mechanism=round_key[0],
-                                           epsilon=round_key[1], guess=guess, correct=correct)
+            classroom.store().record_guess(
+                klass.code,
+                round_id=round_key[2],
+                mechanism=round_key[0],
+                epsilon=round_key[1],
+                guess=guess,
+                correct=correct,
+            )
         except ValueError as exc:
             st.session_state["atk_class_error"] = str(exc)
 
@@ -108,7 +153,7 @@ def _next_round() -> None:
 
 
 attacker_views.candidates(view)
-attacker_views.release(view, class_round=(round_number, klass.code) if in_class else None)
+attacker_views.release(view, class_round=(round_number, klass.code) if in_class and klass is not None else None)
 if round_key in answered:
     attacker_views.reveal(view, answered[round_key]["guess"], _next_round)
 else:
@@ -120,9 +165,15 @@ attacker_views.score(history, view.setup.mechanism, view.setup.epsilon)
 
 # ---- the computer plays ----------------------------------------------------------------------------
 st.header("Let the computer play 1,000 rounds")
-st.markdown("The **Bayes-optimal attacker** guesses A exactly when the release is at least as likely under A as "
-            "under B (a likelihood-ratio test using the noise density). No strategy does better on average.")
-summary = run_on_button("Let the computer play 1,000 rounds", "atk_sim",
-                        lambda: _simulate(str(mechanism), eps, 1000, seed()), what="the simulation")
+st.markdown(
+    "The **Bayes-optimal attacker** guesses A exactly when the release is at least as likely under A as "
+    "under B (a likelihood-ratio test using the noise density). No strategy does better on average."
+)
+summary = run_on_button(
+    "Let the computer play 1,000 rounds",
+    "atk_sim",
+    lambda: _simulate(str(mechanism), eps, 1000, seed()),
+    what="the simulation",
+)
 if summary is not None and (summary.mechanism, summary.epsilon) == (mechanism, eps):
     attacker_views.simulation(summary)

@@ -1,6 +1,6 @@
 """Cell keys of a large release (dpcore.cell_keys): before / after the vectorised key building.
 
-A profiled 10M-row release with 28,600 cells spent 2-3 s in ``cell_counts`` / ``_keys_of`` (about 1.8M Python
+A profiled 10M-row release with 28,600 cells spent 2-3 s in ``cell_counts`` / ``keys_of`` (about 1.8M Python
 ``cell_text`` calls: one per label per aggregate row, and the percentiles frame has 21 rows per cell). The
 frame here: 28,600 cells (institution text x degree level integer x cohort float) x 21 bins = 600,600 rows.
 "Before" is the row-by-row code of the module before the fix, kept below as the reference; every "after"
@@ -23,9 +23,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from test_keys import _ref_cell_counts, _ref_keys_of, _ref_restrict_to_cells, _ref_restrict_to_declared  # noqa: E402
+from test_keys import _ref_cell_counts, _ref_keys_of, _ref_restrict_to_cells, _ref_restrict_to_declared
 
-from dpcore import cell_keys  # noqa: E402
+from dpcore import cell_keys
 
 BINS = 21
 
@@ -80,7 +80,7 @@ def main() -> None:
     selected = {k for k in ref_keys if rng.random() < 0.7}
     declared = [k for k in ref_keys if rng.random() < 0.9] + [("institution 999", "1", "2001")]
     cases = [
-        ("_keys_of (per-row keys)", lambda: old_keys_of(frame, by), lambda: cell_keys._keys_of(frame, by), None),
+        ("keys_of (per-row keys)", lambda: old_keys_of(frame, by), lambda: cell_keys.keys_of(frame, by), None),
         (
             "cell_counts percentiles",
             lambda: old_cell_counts_percentiles(frame, by),

@@ -30,13 +30,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from dpcore import gini, planner  # noqa: E402
-from dpcore.data import lognormal_incomes  # noqa: E402
-from dpcore.noise import smooth as smooth_noise  # noqa: E402
-from dpcore.plan import plan_from_dict  # noqa: E402
-from dpcore.views.planner import widths as planner_widths  # noqa: E402
+from dpcore import gini, planner
+from dpcore.data import lognormal_incomes
+from dpcore.noise import smooth as smooth_noise
+from dpcore.plan import plan_from_dict
+from dpcore.views.planner import widths as planner_widths
 
 IMPORT_SNIPPET = "import numpy, time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
 

@@ -1,6 +1,6 @@
 """Cold start of the app against a bare one-slider Streamlit app, in headless Chromium (prints a table).
 
-Design target (design.md section 6): app cold start to first page rendered <= 1.2x a bare
+Design target (the project's performance target): app cold start to first page rendered <= 1.2x a bare
 one-slider Streamlit app on the same machine. Runs alternate (app, bare, app, bare, ...) so that a
 change in the machine's load hits both; each run is a fresh `streamlit run` process (nothing cached,
 nothing imported) and a fresh browser context, timed from Popen to the page's title rendered and the
@@ -37,8 +37,8 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from bench_startup import process_cpu_seconds  # noqa: E402
-from quality_support import chromium_available, free_port, launch_chromium, python_executable, wait_for_app_idle  # noqa: E402
+from bench_startup import process_cpu_seconds
+from quality_support import chromium_available, free_port, launch_chromium, python_executable, wait_for_app_idle
 
 BARE_APP = 'import streamlit as st\n\nst.title("Bare app")\nst.slider("x", 0, 100, 50)\n'
 

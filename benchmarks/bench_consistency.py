@@ -35,10 +35,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpcore import consistency  # noqa: E402
-from dpcore import percentiles as percentile_mechanisms  # noqa: E402
-from dpcore.data import real_data_path  # noqa: E402
-from dpcore.views import percentiles as percentile_experiments  # noqa: E402
+from dpcore import consistency
+from dpcore import percentiles as percentile_mechanisms
+from dpcore.data import real_data_path
+from dpcore.views import percentiles as percentile_experiments
 
 QUICK = "--quick" in sys.argv
 TREES = {

@@ -17,7 +17,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpcore import data  # noqa: E402
+from dpcore import data
 
 
 def timed(fn, repeat: int = 3) -> float:

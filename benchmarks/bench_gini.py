@@ -1,7 +1,7 @@
 """Timing of the DP Gini core (dpcore.gini, dpcore.bounds). Prints a table of medians.
 
 Run: .venv/bin/python benchmarks/bench_gini.py [--repeats 5]
-Targets (design.md section 6): exact smooth sensitivity n = 115,777, eps = 0.25, gamma = 2:
+Targets (the project's performance targets): exact smooth sensitivity n = 115,777, eps = 0.25, gamma = 2:
 < 0.5 s; n = 1,000,000: < 5 s; 1e6 simulated releases with error summary: < 0.5 s.
 Data: log-normal incomes (mu 10.3, sigma 1), U = 2.5 * max, L = 0 (the paper's Section 5.1 setup).
 """
@@ -18,15 +18,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dpcore.bounds import dp_upper_bound  # noqa: E402
-from dpcore.gini import (  # noqa: E402
+from dpcore.bounds import dp_upper_bound
+from dpcore.gini import (
     error_summary,
     gini_extremes_curve,
     release_gini,
     simulate_releases_from_scale,
     smooth_sensitivity,
 )
-from dpcore.noise import smooth_noise_calibration  # noqa: E402
+from dpcore.noise import smooth_noise_calibration
 
 
 def timeit(fn, repeats: int) -> tuple[float, float]:

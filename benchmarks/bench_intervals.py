@@ -26,12 +26,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dpcore import data as data_lib  # noqa: E402
-from dpcore import gini as gini_lib  # noqa: E402
-from dpcore import intervals  # noqa: E402
-from dpcore import percentiles as percentiles_lib  # noqa: E402
-from dpcore.mechanisms import MeanMechanism, RelativeRiskMechanism  # noqa: E402
-from dpcore.noise import smooth as smooth_noise  # noqa: E402
+from dpcore import data as data_lib
+from dpcore import gini as gini_lib
+from dpcore import intervals
+from dpcore import percentiles as percentiles_lib
+from dpcore.mechanisms import MeanMechanism, RelativeRiskMechanism
+from dpcore.noise import smooth as smooth_noise
 
 LEVEL = 0.95
 EPSILON = 1.0

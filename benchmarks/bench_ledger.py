@@ -38,13 +38,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from support.postgres import PostgresUnavailable, postgres_server  # noqa: E402
+from support.postgres import PostgresUnavailable, postgres_server
 
-from dpcore import budget, ledger, planner, release  # noqa: E402
-from dpcore.ledger import chain as ledger_chain  # noqa: E402
-from dpcore.ledger import entries as ledger_entries  # noqa: E402
-from dpcore.ledger.backends.head import write_head  # noqa: E402
-from dpcore.ledger.backends.sqlite import SqliteBackend  # noqa: E402
+from dpcore import budget, ledger, planner, release
+from dpcore.ledger import chain as ledger_chain
+from dpcore.ledger import entries as ledger_entries
+from dpcore.ledger.backends.head import write_head
+from dpcore.ledger.backends.sqlite import SqliteBackend
 
 
 def _bench(url: str, name: str, n: int = 200) -> None:

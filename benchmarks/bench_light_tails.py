@@ -31,9 +31,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dpcore import data as income_data  # noqa: E402
-from dpcore import gini  # noqa: E402
-from dpcore.noise import smooth as smooth_noise  # noqa: E402
+from dpcore import data as income_data
+from dpcore import gini
+from dpcore.noise import smooth as smooth_noise
 
 EPSILONS = (0.25, 1.0, 4.0)
 DELTA = 1e-6

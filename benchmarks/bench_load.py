@@ -229,7 +229,7 @@ async def one_user(
             tally.reruns.append(dt)
             tally.exceptions += exc
             slider = next((s for s in sliders if s.widget_id == slider.widget_id), slider)
-    except Exception as exc:  # noqa: BLE001 - a session that cannot run is an error, counted
+    except Exception as exc:  # a session that cannot run is an error, counted
         tally.fail(f"{type(exc).__name__}: {exc}")
     finally:
         with contextlib.suppress(Exception):
@@ -311,7 +311,7 @@ def start_server(mode: str, workers: int | None = None, timeout: float = 180) ->
             cmd += ["--workers", str(workers)]
     else:
         raise ValueError(f"mode must be 'app' or 'serve', not {mode!r}")
-    logf = open(runtime / "server.log", "wb")  # noqa: SIM115
+    logf = open(runtime / "server.log", "wb")
     proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout

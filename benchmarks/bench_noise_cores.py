@@ -24,8 +24,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpcore.noise import secure as secure_noise  # noqa: E402  (after the path set-up)
-from dpcore.noise.guarantees import load_opendp  # noqa: E402
+from dpcore.noise import secure as secure_noise
+from dpcore.noise.guarantees import load_opendp
 
 
 def timed(fn) -> tuple[float, float]:

@@ -3,7 +3,7 @@
 For each page of app.py's PAGES list: open it, then move its main slider (the epsilon slider when
 there is one) one step up / down, alternately, and time ``AppTest.run()``; ``--repeats`` reruns per
 page. Reports the first rerun (cold caches for that value), the median and the worst.
-Target (design.md section 6): median < 0.2 s, worst < 0.5 s. No asserts: this prints.
+Target (the project's performance target): median < 0.2 s, worst < 0.5 s. No asserts: this prints.
 
 Run: .venv/bin/python benchmarks/bench_pages.py [--repeats 15]
 """
@@ -21,7 +21,7 @@ for p in (ROOT, ROOT / "tests"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from quality_support import discover_pages, main_slider, move_slider, open_page  # noqa: E402
+from quality_support import discover_pages, main_slider, move_slider, open_page
 
 
 def measure_page(page, repeats: int = 15) -> dict:

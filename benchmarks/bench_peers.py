@@ -174,7 +174,7 @@ def _worker_opendp(args: argparse.Namespace, *, documented: bool) -> dict:
 
 def _worker_tumult(args: argparse.Namespace) -> dict:
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F  # noqa: N812  (Spark's own convention)
+    from pyspark.sql import functions as F  # Spark's own convention
     from tmlt.analytics import AddMaxRows, BinningSpec, KeySet, PureDPBudget, QueryBuilder, Session
 
     # Spark's Python workers must run this virtualenv's interpreter (the one that has tmlt), not the PATH's

@@ -15,9 +15,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpcore import percentiles as P  # noqa: E402
-from dpcore.data import shared_data_path  # noqa: E402
-from dpcore.views import percentiles as PX  # noqa: E402
+from dpcore import percentiles as P
+from dpcore.data import shared_data_path
+from dpcore.views import percentiles as PX
 
 
 def timeit(fn, repeat=5):

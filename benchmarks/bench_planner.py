@@ -17,11 +17,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-from dpcore import ledger as L  # noqa: E402
+from dpcore import ledger as L
 from dpcore import planner as P
 from dpcore import release as R
-from dpcore.data import lognormal_incomes  # noqa: E402
-from ui.planner import sections as planner_sections  # noqa: E402
+from dpcore.data import lognormal_incomes
+from ui.planner import sections as planner_sections
 
 
 def timed(fn, repeat: int = 1) -> tuple[float, object]:

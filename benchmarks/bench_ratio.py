@@ -13,8 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpcore import ratio as R  # noqa: E402
-from ui.ratios.sections import VIEWS  # noqa: E402
+from dpcore import ratio as R
+from ui.ratios.sections import VIEWS
 
 P_GRID = tuple(round(0.1 * i, 1) for i in range(1, 10))
 

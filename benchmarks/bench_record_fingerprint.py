@@ -19,8 +19,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpcore.engines import EngineSpec, open_engine, parse_source  # noqa: E402
-from dpcore.engines.fingerprint import engine_record_fingerprints  # noqa: E402
+from dpcore.engines import EngineSpec, open_engine, parse_source
+from dpcore.engines.fingerprint import engine_record_fingerprints
 
 
 def main(n: int) -> None:

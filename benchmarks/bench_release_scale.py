@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from dpcore import percentiles  # noqa: E402  (after the path set-up)
+from dpcore import percentiles
 
 
 def example_plan(code: Path) -> str:

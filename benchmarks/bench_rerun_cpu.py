@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks")]
 
-from bench_load import Session, app_pages, pick_slider, start_server  # noqa: E402
+from bench_load import Session, app_pages, pick_slider, start_server
 
 TICK = os.sysconf("SC_CLK_TCK")
 

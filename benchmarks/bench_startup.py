@@ -5,7 +5,7 @@ Each run starts a fresh server process (nothing cached, nothing imported) and me
   2. process start -> the first page is rendered in headless Chromium (title shown, script done),
      when /usr/bin/chromium and playwright are available,
   3. for comparison, a fresh Python process running the app once with AppTest (imports + script).
-Target (design.md section 6): cold start to first page rendered < 3 s. No asserts: this prints.
+Target (the project's performance target): cold start to first page rendered < 3 s. No asserts: this prints.
 
 Run: .venv/bin/python benchmarks/bench_startup.py [--runs 3]
 """
@@ -25,7 +25,7 @@ for p in (ROOT, ROOT / "tests"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from quality_support import (  # noqa: E402
+from quality_support import (
     chromium_available,
     launch_chromium,
     python_executable,

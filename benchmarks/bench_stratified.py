@@ -15,9 +15,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpcore import coinpress as cp  # noqa: E402
-from dpcore import stratified as sm  # noqa: E402
-from dpcore.views import stratified as sx  # noqa: E402
+from dpcore import coinpress as cp
+from dpcore import stratified as sm
+from dpcore.views import stratified as sx
 
 
 def best_of(fn, repeat: int = 5) -> float:

@@ -36,7 +36,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from upload_bombs import wide_csv, xlsx_bomb  # noqa: E402
+from upload_bombs import wide_csv, xlsx_bomb
 
 ST_LOAD = ROOT.parent / "shared" / "tools" / "st_load.py"
 UPLOAD_SOURCE = "Upload a CSV or Parquet file"

@@ -126,7 +126,7 @@ def print_table(summary: dict) -> None:
         if not ok:
             print(f"| {mode:<16} | failed: {rs[0].get('error', '?')[:80]}")
             continue
-        med = lambda k: statistics.median(r[k] for r in ok)  # noqa: E731
+        med = lambda k: statistics.median(r[k] for r in ok)
         extra = statistics.median(r["peak_after"] - r["rss_before"] for r in ok)
         if mode == "tracemalloc":
             extra = med("traced_peak")

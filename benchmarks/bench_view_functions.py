@@ -13,9 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dpcore.data import build_dataset  # noqa: E402
-from dpcore.views import gini as gini_experiments  # noqa: E402
-from dpcore.views import percentiles as percentile_experiments  # noqa: E402
+from dpcore.data import build_dataset
+from dpcore.views import gini as gini_experiments
+from dpcore.views import percentiles as percentile_experiments
 
 
 def _time(call, repeats: int) -> tuple[float, float]:

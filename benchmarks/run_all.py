@@ -1,6 +1,6 @@
-"""All quality-gate figures in one run (prints tables; no asserts): design.md section 6 and more.
+"""All quality-gate figures in one run (prints tables; no asserts): the project's performance targets and more.
 
-  1. design.md section 6 targets, each a median over repeated runs:
+  1. the performance targets, each a median over repeated runs:
      slider change (AppTest rerun, every page), exact Gini smooth sensitivity for n = 115,777 and
      n = 1,000,000 (eps = 0.25, gamma = 2), 1,000,000 simulated releases with an error summary,
      cold start to the first page rendered. A figure whose dpcore function does not exist yet is
@@ -169,7 +169,7 @@ def _gini_setup(n: int):
 
 
 def design_figures(repeats: int) -> list[tuple[str, str, list[float] | str]]:
-    """(what, target, times or NA) for the dpcore figures of design.md section 6."""
+    """(what, target, times or NA) for the dpcore figures of the performance targets."""
     rows: list[tuple[str, str, list[float] | str]] = []
     for n, target in ((115_777, "< 0.5 s"), (1_000_000, "< 5 s")):
         what = f"exact Gini smooth sensitivity, n = {n:,}, eps = 0.25, gamma = 2"
@@ -225,7 +225,7 @@ def design_figures(repeats: int) -> list[tuple[str, str, list[float] | str]]:
 
 
 def print_design_table(rows, pages, startup) -> None:
-    print("\nDesign targets (design.md section 6); medians over repeated runs")
+    print("\nPerformance targets; medians over repeated runs")
     print(f"| {'what':<72} | {'target':<22} | {'median s':>8} | {'worst s':>7} | {'runs':>4} | meets |")
     print(f"|{'-' * 74}|{'-' * 24}|{'-' * 10}|{'-' * 9}|{'-' * 6}|{'-' * 7}|")
 
@@ -315,7 +315,7 @@ def main() -> None:
 
     blocks = {
         "run_all:design": doc_block(
-            "Design targets (design.md section 6)",
+            "Performance targets",
             captured(print_design_table, rows, pages, startup),
             facts,
             extra=versions,

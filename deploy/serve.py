@@ -264,7 +264,7 @@ class Worker:
         # (Streamlit refuses this option on the command line; the environment is allowed)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", self.cookie_secret)
-        logf = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child from now on
+        logf = open(self.log_path, "ab")  # owned by the child from now on
         self.proc = subprocess.Popen(
             cmd,
             cwd=str(ROOT),
@@ -399,7 +399,7 @@ def warm_up(addresses: list[str], pages: list[str], timeout: float = 120.0) -> t
                         return f"{address} page {page!r} not found"
                     if kind == "script_finished":
                         return None
-        except Exception as exc:  # noqa: BLE001 - reported, the server still starts
+        except Exception as exc:  # reported, the server still starts
             return f"{address} page {page or '(default)'}: {type(exc).__name__}: {exc}"
 
     async def worker_pages(address: str) -> list[str | None]:
@@ -418,7 +418,7 @@ class _Stop(Exception):
     pass
 
 
-def _raise_stop(signum, frame):  # noqa: ARG001 - signal handler signature
+def _raise_stop(signum, frame):  # signal handler signature
     raise _Stop(signum)
 
 
@@ -484,7 +484,7 @@ def serve(args: argparse.Namespace, streamlit_args: list[str]) -> int:  # noqa: 
                 raise RuntimeError(f"nginx rejected the generated config {conf}:\n{test.stderr}")
 
         write_config(workers)
-        nginx_log = open(runtime / "nginx-stderr.log", "ab")  # noqa: SIM115
+        nginx_log = open(runtime / "nginx-stderr.log", "ab")
         nginx_proc = subprocess.Popen(
             [nginx, "-p", str(runtime), "-c", str(conf)],
             stdout=nginx_log,

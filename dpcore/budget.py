@@ -414,7 +414,7 @@ class Ledger:
             return False
         trial = Ledger(cap=None, entries=[*self.entries, LedgerEntry("trial", cost)], conversion=self.conversion)
         try:
-            return not trial._within(self.cap)
+            return not trial.within(self.cap)
         except DPInputError:
             return True
 
@@ -422,7 +422,7 @@ class Ledger:
         if self.cap is not None:
             trial = Ledger(cap=None, entries=[*self.entries, entry], conversion=self.conversion)
             trial._check_compatible(self.cap)
-            if not trial._within(self.cap):
+            if not trial.within(self.cap):
                 spent = trial.describe_spent()
                 raise DPInputError(
                     f"refused: charging '{entry.label}' ({entry.cost.describe()}) would bring the total to "
@@ -492,17 +492,18 @@ class Ledger:
             raise DPInputError(f"the releases charged so far cannot be totalled under the budget {cap.describe()}")
         return spent
 
-    def _within(self, cap: BudgetCap, tol: float = 1e-12) -> bool:
+    def within(self, cap: BudgetCap, tol: float = 1e-12) -> bool:
+        """Whether everything spent fits under ``cap`` (relative tolerance ``tol``), in the cap's currency."""
         self._check_compatible(cap)
         if cap.rho is not None:
             return self._spent_in(cap) <= cap.rho * (1 + tol)
         cap_epsilon = _cap_epsilon(cap)
         if cap.delta == 0:
             return self._spent_in(cap) <= cap_epsilon * (1 + tol)
-        eps, _ = self.spent_approx(self._zcdp_delta(cap))
+        eps, _ = self.spent_approx(self.zcdp_delta(cap))
         return eps <= cap_epsilon * (1 + tol)
 
-    def _zcdp_delta(self, cap: BudgetCap) -> float:
+    def zcdp_delta(self, cap: BudgetCap) -> float:
         """The delta left for converting zCDP entries: the cap's delta minus the approximate entries' deltas."""
         approx_delta = sum(e.cost.delta for e in self.entries if e.cost.kind == "approx")
         return max(cap.delta - approx_delta, 1e-300)
@@ -517,7 +518,7 @@ class Ledger:
         cap_epsilon = _cap_epsilon(self.cap)
         if self.cap.delta == 0:
             return {"epsilon": max(0.0, cap_epsilon - self._spent_in(self.cap)), "delta": 0.0}
-        eps, d = self.spent_approx(self._zcdp_delta(self.cap))
+        eps, d = self.spent_approx(self.zcdp_delta(self.cap))
         return {"epsilon": max(0.0, cap_epsilon - eps), "delta": max(0.0, self.cap.delta - d)}
 
     def describe_spent(self, delta: float | None = None) -> str:
@@ -529,7 +530,7 @@ class Ledger:
         r = self.spent_rho()
         if delta is None:
             delta = (
-                self._zcdp_delta(self.cap)
+                self.zcdp_delta(self.cap)
                 if (self.cap is not None and self.cap.rho is None and self.cap.delta)
                 else 1e-6
             )

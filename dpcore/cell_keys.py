@@ -327,7 +327,7 @@ def _run_starts(frame: pd.DataFrame, by: Sequence[str]) -> np.ndarray | None:
 
 def _cells_of(frame: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, list[tuple[str, ...]]]:
     """(group, cells) of a non-empty frame and non-empty ``by``: ``cells`` the distinct keys (tuples of cell
-    text, as :func:`_keys_of` gives them) in order of first appearance, ``group[i]`` the index in ``cells`` of
+    text, as :func:`keys_of` gives them) in order of first appearance, ``group[i]`` the index in ``cells`` of
     row i's key."""
     starts = _run_starts(frame, by)
     if starts is not None and len(starts) < len(frame):  # the cells of the runs' first rows, spread over the runs
@@ -343,7 +343,7 @@ def _cells_of(frame: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, list[
     return group, cells
 
 
-def _keys_of(frame: pd.DataFrame, by: Sequence[str]) -> list[tuple[str, ...]]:
+def keys_of(frame: pd.DataFrame, by: Sequence[str]) -> list[tuple[str, ...]]:
     """The cell key of every row (a tuple of :func:`cell_text` of its ``by`` labels); cell_text is called once
     per distinct label value, not per row (a percentiles frame has 21 rows per cell)."""
     if not len(frame) or not by:
@@ -363,7 +363,7 @@ def restrict_to_declared(frame: pd.DataFrame, by: Sequence[str], declared: Seque
         group, cells = _cells_of(frame, by)
         position = np.array([order.get(k, -1) for k in cells], dtype=np.int64)[group]
     else:
-        position = np.array([order.get(k, -1) for k in _keys_of(frame, by)], dtype=np.int64)
+        position = np.array([order.get(k, -1) for k in keys_of(frame, by)], dtype=np.int64)
     kept = frame.loc[position >= 0].copy() if len(frame) else frame.copy()
     kept_pos = position[position >= 0]
     for j, c in enumerate(by):
@@ -404,7 +404,7 @@ def cell_counts(frame: pd.DataFrame, kind: str, by: Sequence[str]) -> tuple[list
         totals = np.zeros(len(cells), dtype=np.int64)
         np.add.at(totals, group, frame["count"].to_numpy(np.int64))
         return cells, totals
-    keys: list[tuple[str, ...]] = _keys_of(frame, by) if by else [()] * len(frame)
+    keys: list[tuple[str, ...]] = keys_of(frame, by) if by else [()] * len(frame)
     if kind == "relative_risk":
         out_keys = [k + (g,) for k in keys for g in ("exposed", "reference")]
         counts = np.column_stack([frame["n_exposed"].to_numpy(np.int64), frame["n_reference"].to_numpy(np.int64)])
@@ -421,7 +421,7 @@ def restrict_to_cells(frame: pd.DataFrame, by: Sequence[str], cells: set) -> pd.
         group, distinct = _cells_of(frame, by)
         mask = np.array([k in cells for k in distinct], dtype=bool)[group]
     else:
-        mask = np.array([k in cells for k in _keys_of(frame, by)], dtype=bool)
+        mask = np.array([k in cells for k in keys_of(frame, by)], dtype=bool)
     return frame.loc[mask].reset_index(drop=True) if len(frame) else frame
 
 

@@ -4,6 +4,9 @@
                    [--ledger URL] [--init-ledger] [--seed N --public-data] [--master local[*]]
                    [--memory-limit 1GB] [--quiet]
     dpcore check PLAN.toml          # validate a plan and print its cost (reads no data)
+    dpcore plan PLAN.toml --data SOURCE --out SOLVED.toml [--ledger URL] [--init-ledger] [--public-data]
+                   # solve each statistic's epsilon from its half_width / relative_half_width target on a DP
+                   # snapshot of the source (charged planning_epsilon once), or on a public source directly
 
 Exit codes: 0 success (a ``dpcore: warning:`` line when the release was written and charged but the ledger
 could not mark it revealed, or when its release card could not be written); 2 a user error (bad plan, missing column, non-numeric income, no rows, unknown
@@ -37,10 +40,13 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"dpcore: error: {message} (see 'dpcore {self._sub or ''} --help')".replace("  ", " "), file=sys.stderr)
+        print(
+            f"dpcore: error: {message} (see 'dpcore {self.subcommand or ''} --help')".replace("  ", " "),
+            file=sys.stderr,
+        )
         raise SystemExit(2)
 
-    _sub = ""
+    subcommand = ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a release plan (TOML) on a data source and write one table per statistic "
         "(CSV and Parquet) and release_record.json into DIR, atomically.",
     )
-    rel._sub = "release"
+    rel.subcommand = "release"
     rel.add_argument("plan", help="the release plan (TOML; docs/plan_format.md)")
     rel.add_argument(
         "--data",
@@ -93,9 +99,31 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--memory-limit", default=None, help="DuckDB memory limit (default 1GB; it spills to disk beyond)")
     rel.add_argument("--tmpdir", default=None, help="directory for temporary files (DuckDB spill, Spark, staging)")
     rel.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    pln = sub.add_parser(
+        "plan",
+        help="solve a plan's epsilons from accuracy targets on a DP snapshot of the source",
+        description="Solve each statistic's smallest epsilon for its half_width or relative_half_width target "
+        "and write the plan with the epsilons filled in (releasable as it is). On a confidential source the "
+        "targets are solved on a DP snapshot charged planning_epsilon (default 0.1) once to the plan's "
+        "population, and reused by later runs; --public-data plans on a public source directly.",
+    )
+    pln.subcommand = "plan"
+    pln.add_argument("plan", help="the plan (TOML; statistics with half_width / relative_half_width targets)")
+    pln.add_argument("--data", required=True, help="the source (as for dpcore release)")
+    pln.add_argument("--query", help="SQL query for a database source")
+    pln.add_argument("--engine", default="duckdb", help="duckdb (default), spark or pandas")
+    pln.add_argument("--out", required=True, help="the solved plan file to write (TOML)")
+    pln.add_argument("--ledger", default=None, help="ledger URL (as for dpcore release)")
+    pln.add_argument("--init-ledger", action="store_true", help="create the ledger (a first run only)")
+    pln.add_argument(
+        "--public-data",
+        action="store_true",
+        help="I declare this source public: plan on it directly (no snapshot, nothing charged)",
+    )
+    pln.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sub.add_parser("ledger", help="init, verify, show or back up the budget ledger (dpcore ledger --help)")
     chk = sub.add_parser("check", help="validate a plan and print its privacy cost (reads no data)")
-    chk._sub = "check"
+    chk.subcommand = "check"
     chk.add_argument("plan")
     return parser
 
@@ -113,7 +141,7 @@ def _noise_drawn_from_the_start(args: argparse.Namespace) -> tuple[Any, Any]:
 
     try:
         plan = load_plan(args.plan)
-    except Exception:  # noqa: BLE001 - read again below, where every error gets its message
+    except Exception:  # read again below, where every error gets its message
         return None, contextlib.nullcontext()
     return plan, ahead.drawn_ahead(plan.histogram_noise_scales())
 
@@ -236,6 +264,32 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan(args: argparse.Namespace) -> int:
+    from . import engines
+    from .plan_command import plan_command
+
+    if args.engine not in engines.ENGINES:
+        raise DPInputError(f"unknown engine {args.engine!r}; choose one of {', '.join(engines.ENGINES)}")
+    progress = engines.Progress(quiet=args.quiet)
+    result = plan_command(
+        args.plan,
+        args.data,
+        out=args.out,
+        query=args.query,
+        engine=args.engine,
+        ledger_url=args.ledger,
+        init_ledger=args.init_ledger,
+        public_data=args.public_data,
+        progress=progress,
+    )
+    for line in result.header[1:]:
+        progress.say(line.strip())
+    if result.warning:  # the solved plan is written; said even with --quiet
+        print(f"dpcore: warning: {result.warning}", file=sys.stderr)
+    print(str(result.out))
+    return 0
+
+
 def exit_after_command(code: int) -> NoReturn:
     """End the process with ``code`` once a command is done, as a normal exit does (non-daemon threads joined,
     the ``atexit`` handlers run: temporary directories, Spark's gateway), but without the interpreter's teardown
@@ -251,7 +305,7 @@ def exit_after_command(code: int) -> NoReturn:
         for thread in threading.enumerate():
             if thread is not threading.main_thread() and not thread.daemon:
                 thread.join()
-    atexit._run_exitfuncs()
+    atexit._run_exitfuncs()  # noqa: SLF001 - the handlers now, before os._exit skips them; no public way
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -283,6 +337,8 @@ def _command(args: argparse.Namespace, early_plan: Any) -> int:
         with _TerminateAsInterrupt():
             if args.command == "release":
                 return _release(args, early_plan)
+            if args.command == "plan":
+                return _plan(args)
             return _check(args)
     except ReleaseNotDelivered as exc:
         print(f"dpcore: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -201,9 +201,9 @@ class Hierarchy:
     parents: tuple[np.ndarray, ...]
     columns: tuple[tuple[str, ...], ...] = ()
     keys: tuple[tuple[tuple[Any, ...], ...], ...] = ()
-    _order: tuple[np.ndarray, ...] = field(init=False, repr=False)
-    _starts: tuple[np.ndarray, ...] = field(init=False, repr=False)
-    _fanout: tuple[np.ndarray, ...] = field(init=False, repr=False)
+    child_order: tuple[np.ndarray, ...] = field(init=False, repr=False)
+    family_starts: tuple[np.ndarray, ...] = field(init=False, repr=False)
+    fanouts: tuple[np.ndarray, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         sizes = tuple(check_int(s, "number of nodes of a level", minimum=1) for s in self.sizes)
@@ -229,9 +229,9 @@ class Hierarchy:
             fanouts.append(fanout)
         object.__setattr__(self, "sizes", sizes)
         object.__setattr__(self, "parents", tuple(parents))
-        object.__setattr__(self, "_order", tuple(orders))
-        object.__setattr__(self, "_starts", tuple(starts))
-        object.__setattr__(self, "_fanout", tuple(fanouts))
+        object.__setattr__(self, "child_order", tuple(orders))
+        object.__setattr__(self, "family_starts", tuple(starts))
+        object.__setattr__(self, "fanouts", tuple(fanouts))
 
     @property
     def levels(self) -> int:
@@ -239,14 +239,14 @@ class Hierarchy:
 
     def fanout(self, level: int) -> np.ndarray:
         """Children per node of ``level`` (>= 1)."""
-        return self._fanout[level - 1]
+        return self.fanouts[level - 1]
 
     def sum_children(self, values: np.ndarray, level: int) -> np.ndarray:
         """Sum the nodes of ``level`` - 1 into their parents at ``level``, along axis -2 ((..., nodes, bins))
         or the only axis of a 1-D array."""
         axis = -2 if values.ndim >= 2 else 0
-        ordered = np.take(values, self._order[level - 1], axis=axis)
-        return np.add.reduceat(ordered, self._starts[level - 1], axis=axis)
+        ordered = np.take(values, self.child_order[level - 1], axis=axis)
+        return np.add.reduceat(ordered, self.family_starts[level - 1], axis=axis)
 
     def aggregate(self, cells: Any) -> tuple[np.ndarray, ...]:
         """Every level's counts from the cells' ((..., cells, bins)): the true histograms of the margins."""
@@ -533,7 +533,7 @@ def least_squares(hierarchy: Hierarchy, noisy: Sequence[Any], variances: Any) ->
 
 def _within_family(hierarchy: Hierarchy, level: int, key: np.ndarray) -> np.ndarray:
     """Order of the children of ``level`` + 1's nodes along the last axis: by family (parent), then by ``key``
-    ascending within a family; families occupy the positions of ``_starts``."""
+    ascending within a family; families occupy the positions of ``family_starts``."""
     family = np.broadcast_to(hierarchy.parents[level], key.shape)
     return np.lexsort((key, family), axis=-1)
 
@@ -541,9 +541,9 @@ def _within_family(hierarchy: Hierarchy, level: int, key: np.ndarray) -> np.ndar
 def _family_offsets(hierarchy: Hierarchy, level: int, cum: np.ndarray) -> np.ndarray:
     """Per position along the last axis (children sorted by family), the inclusive cumulative sum of ``cum``'s
     source up to the end of the previous family: subtracting it restarts the sum at every family."""
-    starts = hierarchy._starts[level]
+    starts = hierarchy.family_starts[level]
     before = np.where(starts > 0, np.take(cum, np.maximum(starts - 1, 0), axis=-1), 0.0)
-    return np.repeat(before, hierarchy._fanout[level], axis=-1)
+    return np.repeat(before, hierarchy.fanouts[level], axis=-1)
 
 
 def _project_families(hierarchy: Hierarchy, level: int, x: np.ndarray, weight: np.ndarray, total: np.ndarray):
@@ -563,10 +563,10 @@ def _project_families(hierarchy: Hierarchy, level: int, x: np.ndarray, weight: n
     inc_w = cum_w - _family_offsets(hierarchy, level, cum_w)
     # f(b_k) = sum over the children before k (those already positive at tau = b_k) of a + w b_k
     f_at_break = (inc_a - a) + (inc_w - w) * b
-    p = np.repeat(total, hierarchy._fanout[level], axis=-1)
+    p = np.repeat(total, hierarchy.fanouts[level], axis=-1)
     below = (f_at_break < p).astype(np.int64)
-    active = np.add.reduceat(below, hierarchy._starts[level], axis=-1)  # children positive at the solution
-    last = hierarchy._starts[level] + np.maximum(active, 1) - 1
+    active = np.add.reduceat(below, hierarchy.family_starts[level], axis=-1)  # children positive at the solution
+    last = hierarchy.family_starts[level] + np.maximum(active, 1) - 1
     a_sum = np.take_along_axis(inc_a, last, axis=-1)
     w_sum = np.take_along_axis(inc_w, last, axis=-1)
     tau = np.where(active > 0, (total - a_sum) / w_sum, 0.0)
@@ -579,12 +579,14 @@ def _round_families(hierarchy: Hierarchy, level: int, x: np.ndarray, total: np.n
     fam = hierarchy.parents[level]
     base = np.floor(x + _INTEGER_TOLERANCE)
     frac = x - base
-    short = total - np.add.reduceat(np.take(base, hierarchy._order[level], axis=-1), hierarchy._starts[level], axis=-1)
+    short = total - np.add.reduceat(
+        np.take(base, hierarchy.child_order[level], axis=-1), hierarchy.family_starts[level], axis=-1
+    )
     short_child = np.take(short, fam, axis=-1)
     # rank of each child in its family by fraction, largest first (ties: lower index first)
     order = _within_family(hierarchy, level, -frac)
     rank = np.empty_like(order)
-    positions = np.arange(order.shape[-1]) - np.repeat(hierarchy._starts[level], hierarchy._fanout[level])
+    positions = np.arange(order.shape[-1]) - np.repeat(hierarchy.family_starts[level], hierarchy.fanouts[level])
     np.put_along_axis(rank, order, np.broadcast_to(positions, order.shape), axis=-1)
     up = rank < short_child
     # a float sum a hair above the total gives short = -1: take one from the smallest fractions among counts >= 1

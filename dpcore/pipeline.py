@@ -167,9 +167,9 @@ def _covers(total: budget.PrivacyCost, drawer: Drawer) -> bool:
     return eps <= total.epsilon * (1 + 1e-9) and delta <= total.delta * (1 + 1e-9) + 1e-300
 
 
-# complexity above the cap: the release's steps in order (check, charge, draw, deliver, record): the order is the
-# safety argument, and each step's failure says what was spent
-def release(  # noqa: C901
+# the release's steps in order (check, charge, draw, deliver, record): the order is the safety argument, and each
+# step's failure says what was spent
+def release(
     account: Any,
     *,
     label: str,

@@ -118,7 +118,7 @@ SLOW_FILES_FIRST = (
 )
 
 
-def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook signature
+def pytest_collection_modifyitems(config, items):  # pytest hook signature
     rank = {name: index for index, name in enumerate(SLOW_FILES_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: in-file order is kept
 
@@ -128,7 +128,7 @@ def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook 
 # each, a quarter of the CPU of the test files that use AppTest (those 35 files alone: 79.4 and 77.1 core-s with
 # a scan per AppTest, 368 scans; 55.8 with one scan per process). What is installed does not change while the
 # tests run: each test process scans once and gives every AppTest that answer (the same components registered).
-def pytest_collection_finish(session):  # noqa: ARG001 - pytest hook signature
+def pytest_collection_finish(session):  # pytest hook signature
     if "streamlit" in sys.modules:  # a test module imported it (AppTest is imported inside the helpers)
         _scan_components_once()
 
@@ -146,7 +146,7 @@ def _scan_components_once() -> None:
     def found() -> tuple:
         return tuple(scan())
 
-    def scan_once(max_workers: int | None = None) -> list:  # noqa: ARG001 - the scan's own signature
+    def scan_once(max_workers: int | None = None) -> list:  # the scan's own signature
         return list(found())
 
     scan_once.scans_once = True  # type: ignore[attr-defined]
@@ -290,7 +290,7 @@ def browser(app_server, chromium):
 
 
 @pytest.fixture
-def tab(browser, tabs):  # noqa: ARG001 - ``browser``: the app server has had its cold visit
+def tab(browser, tabs):  # ``browser``: the app server has had its cold visit
     """A tab as a new visitor opens it (a new Streamlit session at its first page load), with one watched page
     (support.browser.PageWatch): the kept page of ``tabs`` (cleared), or a new context while it is lent."""
     with tabs.lease() as watch:

@@ -148,7 +148,7 @@ def main_sliders(at) -> list[Any]:
     for kind in ("slider", "select_slider"):
         try:
             out.extend(getattr(at.main, kind))
-        except Exception:  # noqa: BLE001 - a page without that widget type
+        except Exception:  # a page without that widget type
             pass
     return out
 
@@ -180,7 +180,7 @@ def _option_value(widget, text: str) -> Any:
         try:
             if str(fmt(c)) == text:
                 return c
-        except Exception:  # noqa: BLE001 - a format_func that rejects the candidate
+        except Exception:  # a format_func that rejects the candidate
             continue
     return text
 
@@ -275,7 +275,7 @@ def streamlit_server(
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / "streamlit.log"
     env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {}))
-    log = open(log_path, "wb")  # noqa: SIM115 - closed below
+    log = open(log_path, "wb")  # closed below
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [
@@ -415,7 +415,7 @@ def find_upload_widget(at):
     for kind in ("radio", "selectbox", "segmented_control", "pills"):
         try:
             widgets = list(getattr(at.sidebar, kind))
-        except Exception:  # noqa: BLE001 - widget type unknown to this Streamlit
+        except Exception:  # widget type unknown to this Streamlit
             continue
         for w in widgets:
             options = [str(o) for o in getattr(w, "options", [])]
@@ -434,5 +434,5 @@ def _choice_value(widget, text: str) -> Any:
         return text
     try:
         return _option_value(widget, text)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return text

@@ -128,7 +128,7 @@ def test_group_means_answer_and_page():
     eps = rec.recommended_epsilon
     within = lambda e: np.mean(
         np.max(
-            np.abs(stat.simulate(e, draws, np.random.default_rng(6)) - stat.truth),  # noqa: E731
+            np.abs(stat.simulate(e, draws, np.random.default_rng(6)) - stat.truth),
             axis=1,
         )
         <= 500.0

@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "benchmarks") not in sys.path:
     sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import bench_peers  # noqa: E402  (after the path set-up)
-import run_all  # noqa: E402
+import bench_peers
+import run_all
 
 FACTS = {
     "date": "2030-01-02 03:04 UTC",

@@ -320,7 +320,7 @@ def _visit(app_server, tab: PageWatch, pg, visit: PageVisit) -> None:
 
 
 @pytest.fixture(scope="module")
-def page_by_page(app_server, browser, tabs) -> dict[str, PageVisit]:  # noqa: ARG001 - ``browser``: cold visit made
+def page_by_page(app_server, browser, tabs) -> dict[str, PageVisit]:  # ``browser``: cold visit made
     """Every page in one tab, at 1280x720, as a user goes: one Streamlit session from the first page (opened by
     its URL) to the last but one (each opened by the sidebar's navigation link; in the app: a reload of the
     frontend costs the browser 1-1.5 s of CPU per page; every page opened fresh by its URL is
@@ -333,7 +333,7 @@ def page_by_page(app_server, browser, tabs) -> dict[str, PageVisit]:  # noqa: AR
         for pg in PAGES:
             try:
                 _visit(app_server, tab, pg, visits[pg.name])
-            except Exception as exc:  # noqa: BLE001 - this page's test reports it; the next pages are still visited
+            except Exception as exc:  # this page's test reports it; the next pages are still visited
                 visits[pg.name].failures.append(f"{pg.path}: {type(exc).__name__}: {exc}")
         yield visits
 

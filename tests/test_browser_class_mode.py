@@ -55,7 +55,7 @@ class RunLog:
         msg = ForwardMsg()
         try:
             msg.ParseFromString(payload)
-        except Exception:  # noqa: BLE001 - not a ForwardMsg
+        except Exception:  # not a ForwardMsg
             return
         if msg.WhichOneof("type") == "script_finished":
             self.runs.append(tuple(msg.metadata.run.fragment_ids))

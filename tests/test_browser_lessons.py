@@ -130,7 +130,7 @@ def check_lesson_links(app_server, tab, indices, *, check_chart_labels: bool = F
             failures.append(f"{where}: no title rendered")
         try:  # the page opens at its top, wherever the link sat on the Lessons page (app.py scrolls up)
             page.wait_for_function(SCROLLED_TO_TOP, timeout=10_000)
-        except Exception:  # noqa: BLE001 - reported with the position below
+        except Exception:  # reported with the position below
             failures.append(f"{where}: opened {page.evaluate(SCROLL_TOP)} px down the page, not at its top")
         if step.page == "app_pages/gini.py":
             failures += [f"{where}: {problem}" for problem in _error_chart_problems(page)]

@@ -185,7 +185,7 @@ def test_each_bad_file_shows_the_right_column_or_a_clear_message(bad_file_result
     assert not bad_file_results[name], bad_file_results[name]
 
 
-def test_no_stale_error_after_a_good_upload(upload_tab, bad_file_results):  # noqa: ARG001 - runs after the chain
+def test_no_stale_error_after_a_good_upload(upload_tab, bad_file_results):  # runs after the chain
     page = upload_tab.page
     content, _ = bad_files()["old.xls"]
     assert upload(page, "old.xls", content, "application/vnd.ms-excel")

@@ -1,6 +1,7 @@
-"""The code's own health, as CI sees it: ruff (lint and format), import-linter (dpcore's one-way layers) and mypy (dpcore,
-check_untyped_defs) pass, and dpcore has no import cycle, counting the imports inside functions (which
-import-linter's layer contract also counts). Configured in pyproject.toml; installed by requirements-dev.txt."""
+"""The code's own health, as CI sees it: ruff (lint and format), import-linter (dpcore's one-way layers, what dpcore
+and ui may import) and mypy (dpcore, ui and the pages, check_untyped_defs) pass, and neither dpcore nor ui has an
+import cycle, counting the imports inside functions (which import-linter's contracts also count). Configured in
+pyproject.toml; installed by requirements-dev.txt."""
 
 from __future__ import annotations
 
@@ -40,12 +41,55 @@ def test_ruff_format_changes_nothing():
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:] + "\nrun: .venv/bin/ruff format ."
 
 
-def test_dpcore_layers_hold():
+def test_import_contracts_hold():
     proc = _run(_tool("lint-imports"), "--no-cache")
     assert proc.returncode == 0 and "0 broken" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
-def test_mypy_finds_nothing_in_dpcore():
+def _pyproject() -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _import_contracts() -> list[dict]:
+    return _pyproject()["tool"]["importlinter"]["contracts"]
+
+
+def test_the_type_and_lint_checks_cover_the_app_and_the_oldest_python():
+    """mypy checks the app too (ui and the pages, not only dpcore) for the oldest Python the package supports
+    (typing names and stdlib modules differ by version: checked for 3.11 alone, a 3.10-only failure passes), and
+    ruff's rules include an unused ``noqa`` (RUF100: a silenced rule nobody breaks any more) and private members
+    of other objects (SLF001)."""
+    config = _pyproject()
+    oldest = config["project"]["requires-python"].removeprefix(">=")
+    mypy = config["tool"]["mypy"]
+    assert mypy["python_version"] == oldest
+    assert {"dpcore", "ui", "app_pages"} <= set(mypy["files"]) and mypy["check_untyped_defs"] is True
+    assert {"RUF100", "SLF001"} <= set(config["tool"]["ruff"]["lint"]["select"])
+
+
+def test_the_import_contracts_name_a_few_layers_and_what_is_forbidden():
+    """dpcore's layers contract names its layers (at most 10: a rung per module would freeze today's import order
+    instead of stating a rule) and places every module (exhaustive); the forbidden imports are contracts, not a
+    convention: dpcore never imports the UI, and only the mechanisms and the noise layer import the real samplers."""
+    contracts = _import_contracts()
+    dpcore_layers = [c for c in contracts if c["type"] == "layers" and c.get("containers") == ["dpcore"]]
+    assert len(dpcore_layers) == 1 and len(dpcore_layers[0]["layers"]) <= 10
+    assert dpcore_layers[0].get("exhaustive") is True
+    forbidden = {
+        (tuple(c["source_modules"]), m) for c in contracts if c["type"] == "forbidden" for m in c["forbidden_modules"]
+    }
+    assert {(("dpcore",), name) for name in ("streamlit", "plotly", "ui")} <= forbidden
+    protected = [c for c in contracts if c["type"] == "protected" and c["protected_modules"] == ["dpcore.noise.secure"]]
+    assert protected and sorted(protected[0]["allowed_importers"]) == ["dpcore.mechanisms", "dpcore.noise"]
+    ui_layers = [c for c in contracts if c["type"] == "layers" and c.get("containers") == ["ui"]]
+    assert len(ui_layers) == 1 and ui_layers[0].get("exhaustive") is True
+
+
+def test_mypy_finds_nothing():
     proc = _run(_tool("mypy"), "--no-incremental")
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
 
@@ -146,3 +190,44 @@ def test_one_class_per_public_name_in_dpcore():
     twice = {name: paths for name, paths in where.items() if len(paths) > 1}
     assert not twice, twice
     assert len(where) > 100  # the walk saw the package
+
+
+def test_no_private_name_imported_from_another_module():
+    """A name one module uses from another is public there (ruff's SLF001 sees ``module._name``, not ``from module
+    import _name``): a private name stays in its module, so its module can change it without asking who else reads
+    it. dpcore, ui and app_pages; tests and benchmarks may reach into the internals they check and time."""
+    first_party = ("dpcore", "ui", "app_pages")
+    imports = []
+    for top in first_party:
+        for path in (ROOT / top).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            package = parts[:-1]
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                base = list(package[: len(package) - node.level + 1]) if node.level else []
+                module = ".".join(base + ([node.module] if node.module else []))
+                if module.split(".")[0] not in first_party:
+                    continue
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        imports.append(f"{path.relative_to(ROOT)}:{node.lineno}: from {module} import {alias.name}")
+    assert not imports, imports
+
+
+@pytest.mark.parametrize("package", ["dpcore", "ui"])
+def test_no_module_over_1500_lines(package):
+    """A module of several concerns becomes a package, one concern per module (docs/CONVENTIONS.md: under ~800
+    lines, none over 1,500), so a reader finds a rule in the module named for it."""
+    sizes = {
+        str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines())
+        for p in (ROOT / package).rglob("*.py")
+    }
+    assert sizes and not {name: n for name, n in sizes.items() if n > 1500}
+
+
+def test_every_page_stays_under_250_lines():
+    """A page reads as controls -> one view call -> renderers on a screen or two (docs/CONVENTIONS.md); what
+    grows past that moves into the page's ``ui/<page>/`` package."""
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "app_pages").glob("*.py")}
+    assert len(sizes) >= 8 and not {name: n for name, n in sizes.items() if n >= 250}, sizes

@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from bench_load import run_load, start_server  # noqa: E402
-from support import outside_event_loop  # noqa: E402
+from bench_load import run_load, start_server
+from support import outside_event_loop
 
 
 def test_simultaneous_first_loads_on_a_cold_server_raise_nothing():

@@ -167,7 +167,7 @@ def test_confidential_fields_have_one_name():
     r = gini.release_gini(INCOMES, epsilon=1.0, gamma=2.0, lower=0.0, upper=2e5, rng=1)
     for old in ("smooth_sensitivity", "k_star", "saturated"):
         assert not hasattr(r, old)  # only the confidential_* name
-    assert r.noise_scale == r.confidential_noise_scale  # the public API's name (shared/design.md)
+    assert r.noise_scale == r.confidential_noise_scale  # a read-only view of the confidential_* field
     p = ratio.ptr_ratio(3, 5, epsilon=1.0, delta=1e-6, bound=0.5, rng=1)
     assert not hasattr(p, "distance") and not hasattr(p, "failure_probability")
     s = percentiles.release_percentiles_smooth(INCOMES, epsilon=1.0, rng=1)
@@ -205,7 +205,7 @@ def test_records_never_contain_confidential_values(kind, kw, release_account):
     secrets = [float(v) for v in np.atleast_1d(stat.truth) if math.isfinite(float(v))]
     if kind == "gini":
         beta = stat.mechanism_at(1.0).smoothness
-        secrets.append(stat._smooth_sensitivity(1.0, beta))
+        secrets.append(stat.confidential_smooth_sensitivity(1.0, beta))
         secrets.append(stat._clipped)
     numbers = [v for _, _, v in _walk(doc) if isinstance(v, float)]
     for s in secrets:

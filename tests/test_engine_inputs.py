@@ -329,7 +329,7 @@ def outcome(engine: str, path: str) -> tuple[str, object]:
             }
     except DPInputError as exc:
         return type(exc).__name__, str(exc)
-    except Exception as exc:  # noqa: BLE001 - reported, and the test fails
+    except Exception as exc:  # reported, and the test fails
         return f"crash {type(exc).__name__}", str(exc)[:300]
 
 

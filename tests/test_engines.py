@@ -243,7 +243,7 @@ def _stop_spark_jvm() -> None:
     test process ends; it dies when its stdin pipe closes (pyspark.java_gateway)."""
     from pyspark import SparkContext
 
-    gateway = SparkContext._gateway  # noqa: SLF001 - no public way to end the gateway
+    gateway = SparkContext._gateway  # no public way to end the gateway
     if gateway is None:
         return
     proc = getattr(gateway, "proc", None)
@@ -255,10 +255,10 @@ def _stop_spark_jvm() -> None:
                 proc.stdin.close()
             try:
                 proc.wait(timeout=30)
-            except Exception:  # noqa: BLE001 - still alive after 30 s: kill it
+            except Exception:  # still alive after 30 s: kill it
                 proc.kill()
-        SparkContext._gateway = None  # noqa: SLF001
-        SparkContext._jvm = None  # noqa: SLF001
+        SparkContext._gateway = None
+        SparkContext._jvm = None
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_load import Session, Slider, start_server  # noqa: E402
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
-from support import outside_event_loop  # noqa: E402
+from bench_load import Session, Slider, start_server
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from support import outside_event_loop
 
 SECTION_6_CONTROL = "Simulated releases per setting"
 

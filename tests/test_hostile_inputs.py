@@ -337,7 +337,7 @@ class CallTimeout(BaseException):
     """Raised by the alarm when a call runs too long (a hang on hostile input)."""
 
 
-def _alarm(signum, frame):  # noqa: ARG001
+def _alarm(signum, frame):
     raise CallTimeout()
 
 
@@ -414,7 +414,7 @@ def verdict(qual: str, kwargs: dict[str, Any], fn: Callable) -> str | None:
         # An integral size such as n = 1.4e16 is valid but infeasible; numpy refuses the
         # allocation at once and ui.common.guard shows "not enough memory". Accepted.
         return None
-    except Exception as exc:  # noqa: BLE001 - the point of the test
+    except Exception as exc:  # the point of the test
         return f"{qual}({shown}) raised {type(exc).__name__}: {exc}"
     hit = find_nan(result)
     if hit:
@@ -487,7 +487,8 @@ MUST_RAISE = {
     "level": [0.0, 1.0, 1.5, math.nan],
     "size": [-1, 2.5, "5"],
 }
-# gamma of the generalized Cauchy / smooth-noise calibration must be > 1 (design.md section 3).
+# gamma of the generalized Cauchy / smooth-noise calibration must be > 1: its density 1/(1 + |z|^gamma)
+# integrates only then.
 GAMMA_MODULES = ("dpcore.noise", "dpcore.gini", "dpcore.posterior")
 # Where the name means something else or the value is legitimately accepted.
 MUST_RAISE_EXEMPT = {
@@ -507,7 +508,7 @@ def _base_call_succeeds(qual: str, fn: Callable, base: dict[str, Any]) -> bool:
         return True
     except CallTimeout:
         return False
-    except Exception:  # noqa: BLE001 - plausible arguments not plausible for this function
+    except Exception:  # plausible arguments not plausible for this function
         return False
 
 
@@ -592,7 +593,7 @@ if KNOWN_PRESENT:  # defined only while defects are listed (an empty list would 
 
 
 def test_harness_covers_the_public_api():
-    """The property test reaches the design.md section 3 functions that exist (guards discovery)."""
+    """The property test reaches the public functions listed below that exist (guards discovery)."""
     have = {q for q, _ in FUNCTIONS}
     wanted = [
         "dpcore.noise.sample_generalized_cauchy",
@@ -735,7 +736,7 @@ def test_malformed_upload_gives_a_clear_message_and_pages_still_work(upload_app,
 # dpcore.validation.check_int. Cases are built from the signatures at collection: a parameter the
 # function does not have gives no case (no placeholder skips).
 
-import dpcore.views as views_package  # noqa: E402
+import dpcore.views as views_package
 
 VIEW_MODULES = [
     importlib.import_module(f"dpcore.views.{_m.name}")
@@ -948,6 +949,6 @@ def test_view_refuses_a_hostile_value(request, qual, param, value, kind):
         return
     except CallTimeout:
         pytest.fail(f"{qual}({param}={_short(value)}) hangs")
-    except Exception as exc:  # noqa: BLE001 - the point of the test
+    except Exception as exc:  # the point of the test
         pytest.fail(f"{qual}({param}={_short(value)}) raised {type(exc).__name__}: {exc}")
     pytest.fail(f"{qual}({param}={_short(value)}) did not raise; returned {str(result)[:300]}")

@@ -45,7 +45,7 @@ def test_discrete_laplace_quantile_is_the_smallest_integer(scale, level):
     t = intervals.discrete_laplace_quantile(level, scale)
     k = np.arange(-2000, 2001)
     pmf = noise_lib.two_sided_geometric_pmf(k, 1.0 / scale)
-    inside = lambda m: pmf[np.abs(k) <= m].sum()  # noqa: E731
+    inside = lambda m: pmf[np.abs(k) <= m].sum()
     assert inside(t) >= level
     assert t == 0 or inside(t - 1) < level
 
@@ -91,7 +91,7 @@ def test_noisy_n_interval_ends_are_the_test_boundary():
     assert r.lower < value < r.upper
     pval = lambda m: intervals_basic._pivot_pvalues(
         np.array([[m]]),
-        np.array([[value * n_noisy]]),  # noqa: E731
+        np.array([[value * n_noisy]]),
         np.array([[n_noisy]]),
         scale,
         n_scale,

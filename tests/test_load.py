@@ -44,13 +44,13 @@ def shared_runtime(monkeypatch):
         from streamlit.components.v2.component_manager import BidiComponentManager
 
         runtime.bidi_component_registry = BidiComponentManager()
-    except Exception:  # noqa: BLE001 - older/newer Streamlit without v2 components
+    except Exception:  # older/newer Streamlit without v2 components
         pass
     try:
         from streamlit.runtime.dataframe_source_manager import DataframeSourceManager
 
         runtime.dataframe_source_mgr = DataframeSourceManager()
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     monkeypatch.setattr(Runtime, "instance", classmethod(lambda cls: runtime))
     monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: True))
@@ -63,9 +63,9 @@ def _cache_entries() -> tuple[Counter, Counter]:
     from streamlit.runtime.caching import cache_data_api
 
     shared, per_session = Counter(), Counter()
-    registry = cache_data_api._data_caches  # noqa: SLF001 - no public per-entry view exists
-    with registry._caches_lock:  # noqa: SLF001
-        scoped = [(sid, c) for sid, caches in registry._function_caches.items() for c in caches.values()]  # noqa: SLF001
+    registry = cache_data_api._data_caches  # no public per-entry view exists
+    with registry._caches_lock:
+        scoped = [(sid, c) for sid, caches in registry._function_caches.items() for c in caches.values()]
     for session_id, cache in scoped:
         for family in cache.get_stats().values():
             for stat in family:
@@ -81,7 +81,7 @@ def _session(idx: int, page, barrier: threading.Barrier, out: dict) -> None:
         at = open_page(page, timeout=120)
         if at.exception:
             rec["errors"].append(f"open: {[e.value for e in at.exception]}")
-    except Exception as exc:  # noqa: BLE001 - reported as a session error
+    except Exception as exc:  # reported as a session error
         rec["errors"].append(f"open: {type(exc).__name__}: {exc}")
     try:
         barrier.wait(timeout=300)  # every session is open: now they all move sliders at once
@@ -106,7 +106,7 @@ def _session(idx: int, page, barrier: threading.Barrier, out: dict) -> None:
                 return
             if not moved:
                 direction = -direction
-    except Exception as exc:  # noqa: BLE001 - reported as a session error
+    except Exception as exc:  # reported as a session error
         rec["errors"].append(f"{type(exc).__name__}: {exc}")
 
 

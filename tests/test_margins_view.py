@@ -81,10 +81,10 @@ def test_pseo_view_is_the_real_tables_state_tree(pseo_path):
 
 
 def _renderer_app():
-    import numpy as np  # noqa: F811
+    import numpy as np
 
-    from dpcore import consistency  # noqa: F811
-    from dpcore.views import margins as margins_views  # noqa: F811
+    from dpcore import consistency
+    from dpcore.views import margins as margins_views
     from ui import margins
 
     tree = consistency.Hierarchy((12, 3, 1), (np.repeat(np.arange(3), 4), np.zeros(3, dtype=np.int64)))

@@ -42,8 +42,12 @@ from dpcore.mechanisms import (
     MeanMechanism,
     Mechanism,
     RelativeRiskMechanism,
+    RiskSchema,
+    SnapshotMechanism,
+    SnapshotSchema,
     check_registered,
 )
+from dpcore.mechanisms.snapshot import ConfidentialTables
 from dpcore.percentiles import PSEO_BIN_EDGES
 from dpcore.published import published_table
 
@@ -209,7 +213,7 @@ def _relative_risk() -> list[Case]:
             }
         )
 
-    samples = lambda d: np.concatenate([d.cases_exposed, d.cases_reference])  # noqa: E731
+    samples = lambda d: np.concatenate([d.cases_exposed, d.cases_reference])
     return [Case(mech, (x, x, nx, nx), samples, check, table=table)]
 
 
@@ -245,6 +249,29 @@ def _gini_interval() -> list[Case]:
     ]
 
 
+def _snapshot() -> list[Case]:
+    cells = tuple(f"c{i}" for i in range(300))
+    schema = SnapshotSchema(upper=1e6, cells=cells, risk=RiskSchema("a", "b", outcome_below=2e4), planning_epsilon=1.0)
+    bins = schema.edges.size - 1
+    hist = np.full((len(cells), bins), 30, dtype=np.int64)
+    tables = ConfidentialTables(hist, hist.sum(axis=1), np.full((len(cells), 2, 2), 40, dtype=np.int64))
+
+    def samples(d: Any) -> np.ndarray:
+        return np.concatenate(
+            [
+                np.ravel(d.noisy_histogram - tables.confidential_histogram),
+                np.ravel(d.noisy_sizes - tables.confidential_sizes),
+                np.ravel(d.noisy_risk - tables.confidential_risk),
+            ]
+        )
+
+    def check(d: Any) -> None:
+        _integers(d.noisy_histogram)
+        assert _integers(d.noisy_sizes).min() >= 0 and _integers(d.noisy_risk).min() >= 0
+
+    return [Case(SnapshotMechanism(schema), (tables,), samples, check, discrete=True)]
+
+
 CASES: dict[str, Callable[[], list[Case]]] = {
     "count": _count,
     "cell_sizes": _cell_sizes,
@@ -254,6 +281,7 @@ CASES: dict[str, Callable[[], list[Case]]] = {
     "relative_risk": _relative_risk,
     "gini": _gini,
     "gini_interval": _gini_interval,
+    "snapshot": _snapshot,
 }
 
 

@@ -398,7 +398,7 @@ def test_local_lipschitz_bound_dominates_finite_difference_slopes(gamma, beta):
 
     alpha = 0.4
     u = np.unique(np.concatenate([np.linspace(0.0, 12.0, 120_001), np.geomspace(12.0, 1e5, 20_001)]))
-    f = noise_module._loss_profiles(u, gamma, alpha, beta)
+    f = noise_module.loss_profiles(u, gamma, alpha, beta)
     slopes = np.abs(np.diff(f)) / np.diff(u)
     # the bound on coarse intervals must cover every fine slope inside them
     coarse = np.unique(np.concatenate([np.linspace(0.0, 12.0, 241), np.geomspace(12.0, 1e5, 401)]))

@@ -56,11 +56,11 @@ def test_integer_counts_opendp_law_matches_two_sided_geometric_and_numpy_sampler
     assert real.epsilon == pytest.approx(1 / scale) and real.delta == 0.0
     sim = secure_noise.release_integer_counts(np.zeros(20_000, dtype=int), scale=scale, rng=7)
     assert sim.simulated and "simulation" in sim.measurement
-    pmf = lambda k: noise.two_sided_geometric_pmf(k, 1.0 / scale)  # noqa: E731
+    pmf = lambda k: noise.two_sided_geometric_pmf(k, 1.0 / scale)
     assert _chi_square_p(np.asarray(real.values), pmf) > P_MIN
     assert _chi_square_p(np.asarray(sim.values), pmf) > 1e-3
     # a wrong scale is rejected by the same test (the test has power)
-    wrong = lambda k: noise.two_sided_geometric_pmf(k, 1.0 / (1.2 * scale))  # noqa: E731
+    wrong = lambda k: noise.two_sided_geometric_pmf(k, 1.0 / (1.2 * scale))
     assert _chi_square_p(np.asarray(real.values), wrong) < P_MIN
 
 
@@ -149,7 +149,9 @@ def _neighbour_gini_scales(eps: float, gamma: float):
         st = planner.make_statistic("gini", data, upper=100_000.0, gamma=gamma)
         mech = st.mechanism_at(eps)
         loss, excess = mech.certified
-        out.append((st._clipped, mech.confidential_noise_scale(st._smooth_sensitivity(eps, mech.smoothness))))
+        out.append(
+            (st._clipped, mech.confidential_noise_scale(st.confidential_smooth_sensitivity(eps, mech.smoothness)))
+        )
     return out, loss, excess
 
 

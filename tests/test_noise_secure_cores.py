@@ -41,7 +41,7 @@ def test_sliced_counts_keep_measurement_and_privacy_map_and_pool_to_discrete_lap
     )
     values = np.asarray(sliced.values)
     assert values.dtype == np.int64 and values.shape == (4 * SLICE,) and not sliced.simulated
-    pmf = lambda k: noise.two_sided_geometric_pmf(k, 1.0 / scale)  # noqa: E731
+    pmf = lambda k: noise.two_sided_geometric_pmf(k, 1.0 / scale)
     assert _chi_square_p(values, pmf) > P_MIN
     # the test has power: a 15% larger scale is rejected on the same draws
     assert _chi_square_p(values, lambda k: noise.two_sided_geometric_pmf(k, 1.0 / (1.15 * scale))) < P_MIN

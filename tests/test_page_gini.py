@@ -153,7 +153,7 @@ def test_dp_upper_bound_adds_to_total_epsilon():
     at.radio(key="gini_bounds").set_value("Estimate U with DP (costs extra ε)").run()
     assert not at.exception, [str(e.value) for e in at.exception]
     try:
-        from dpcore import bounds  # noqa: F401
+        from dpcore import bounds
 
         available = hasattr(bounds, "dp_upper_bound")
     except ImportError:

@@ -11,7 +11,7 @@ from ui.gini import noise_choice
 
 
 def _renderer_app():
-    import numpy as np  # noqa: F811 - runs inside the AppTest script
+    import numpy as np  # runs inside the AppTest script
     import streamlit as st
 
     from dpcore.views import gini_noises
@@ -71,7 +71,7 @@ def test_renderer_selects_and_explains():
 
 
 def _section_app():
-    import numpy as np  # noqa: F811
+    import numpy as np
     import streamlit as st
 
     from ui.gini.noise_choice import render_gini_noise_section

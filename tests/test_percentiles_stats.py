@@ -21,7 +21,7 @@ def _chisq_geometric(draws, eps):
     Cells: (<= -K), -K+1 .. K-1, (>= K), with K chosen so the tail cells expect >= ~5 draws."""
     draws = np.asarray(draws)
     r = math.exp(-eps)
-    tail = lambda k: r**k / (1 + r)  # noqa: E731  P(Z >= k) for k >= 1
+    tail = lambda k: r**k / (1 + r)
     k_max = 1
     while tail(k_max + 1) * draws.size >= 5 and k_max < 400:
         k_max += 1

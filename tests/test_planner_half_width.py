@@ -232,7 +232,7 @@ def test_the_page_plans_half_widths_and_keeps_the_relative_error_plan():
     assert "half_widths={'group_means': {'half_width': 0.03, 'relative': True" in script
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(script, "planner_script.py", "exec"), {"__name__": "__main__"})  # noqa: S102 - our own script
+        exec(compile(script, "planner_script.py", "exec"), {"__name__": "__main__"})  # our own script
     out = json.loads(printed.getvalue())
     assert [r["epsilon"] for r in out["half_width_first"]] == [r.epsilon for r in direct.half_width.rows]
     at.radio(key="planner_view").set_value("1 · Accuracy first").run()

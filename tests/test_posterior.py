@@ -70,7 +70,7 @@ def test_hpd_matches_exact_truncated_normal():
 
 def test_beta_prior_laplace_noise_matches_quadrature():
     a, b, r, s = 2.0, 5.0, 0.45, 0.08
-    unnorm = lambda g: stats.beta.pdf(g, a, b) * stats.laplace.pdf((r - g) / s)  # noqa: E731
+    unnorm = lambda g: stats.beta.pdf(g, a, b) * stats.laplace.pdf((r - g) / s)
     z = integrate.quad(unnorm, 0, 1, points=[r], limit=200)[0]
     mean = integrate.quad(lambda g: g * unnorm(g), 0, 1, points=[r], limit=200)[0] / z
     cdf_03 = integrate.quad(unnorm, 0, 0.3, limit=200)[0] / z
@@ -83,7 +83,7 @@ def test_beta_prior_laplace_noise_matches_quadrature():
 def test_singular_beta_prior_is_integrated_exactly():
     # Beta(0.5, 0.5) has infinite density at 0 and 1; the prior enters through its CDF.
     r, s = 0.02, 0.05
-    unnorm = lambda g: stats.beta.pdf(g, 0.5, 0.5) * stats.norm.pdf((r - g) / s)  # noqa: E731
+    unnorm = lambda g: stats.beta.pdf(g, 0.5, 0.5) * stats.norm.pdf((r - g) / s)
     z = integrate.quad(unnorm, 0, 1, limit=400)[0]
     mean = integrate.quad(lambda g: g * unnorm(g), 0, 1, limit=400)[0] / z
     post = grid_posterior(r, noise="gaussian", noise_scale=s, prior=("beta", 0.5, 0.5))
@@ -108,7 +108,7 @@ def test_release_far_outside_support_gives_feasible_posterior():
     assert post.mean == pytest.approx(6 * (0.5 - math.log(1.5)), abs=2e-3)
     # far in the tail (r = -40, gamma = 4) the likelihood is ~ (40 + g)^-4: almost the flat prior
     post = gini_posterior(-40.0, noise_scale=0.01, gamma=4.0)
-    inv_cdf = lambda q: (40.0**-3 - q * (40.0**-3 - 41.0**-3)) ** (-1 / 3) - 40.0  # noqa: E731
+    inv_cdf = lambda q: (40.0**-3 - q * (40.0**-3 - 41.0**-3)) ** (-1 / 3) - 40.0
     assert post.interval(0.9) == pytest.approx((inv_cdf(0.05), inv_cdf(0.95)), abs=1e-3)
 
 

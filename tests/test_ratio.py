@@ -36,7 +36,7 @@ def test_laplace_counts_privacy_loss_is_epsilon_when_both_counts_change(eps):
     b = ratio.count_noise(eps).scale
     z = np.linspace(-30, 30, 6001)
     zx, zy = np.meshgrid(z, z[::40])
-    lp = lambda u, c: -np.abs(u - c) / b  # noqa: E731  (log density up to a constant)
+    lp = lambda u, c: -np.abs(u - c) / b
     loss = (lp(zx, 10) + lp(zy, 10)) - (lp(zx, 11) + lp(zy, 9))
     assert np.abs(loss).max() <= eps + 1e-12
     assert np.abs(loss).max() == pytest.approx(eps, rel=1e-9)
@@ -112,7 +112,7 @@ def test_gaussian_needs_delta_below_one():
 def _cdf_by_quadrature(t, a, c, b):
     """P[(a+L1)/(c+L2) <= t] = int f_V(v) P[U <= t v] (v > 0) + int f_V(v) P[U >= t v] (v < 0)."""
     lap = stats.laplace(scale=b)
-    f_v = lambda v: lap.pdf(v - c)  # noqa: E731
+    f_v = lambda v: lap.pdf(v - c)
     lo, hi = c - 80 * b, c + 80 * b  # f_V has mass < e^-80 outside
     kinks = sorted({p for p in (c, a / t if t != 0 else c) if lo < p < hi})
     pos = neg = 0.0

@@ -33,7 +33,7 @@ def _neighbours(x, y):
 
 @pytest.mark.parametrize("nx,ny", [(1, 1), (1, 5), (2, 3), (5, 4), (7, 7), (3, 12)])
 def test_naive_sensitivity_brute_force(nx, ny):
-    rr = lambda x, y: (x / nx) / (y / ny)  # noqa: E731
+    rr = lambda x, y: (x / nx) / (y / ny)
     one = both = 0.0
     for x in range(nx + 1):
         for y in range(1, ny + 1):
@@ -175,8 +175,8 @@ def _laplace_hockey_stick(m0, s0, m1, s1, eps):
             return 0.0
         return 0.5 * math.exp((z - m) / sc) if z < m else 1.0 - 0.5 * math.exp(-(z - m) / sc)
 
-    F0 = lambda z: lap_cdf(z, m0, s0)  # noqa: E731
-    F1 = lambda z: lap_cdf(z, m1, s1)  # noqa: E731
+    F0 = lambda z: lap_cdf(z, m0, s0)
+    F1 = lambda z: lap_cdf(z, m1, s1)
 
     def h(z):
         return (-abs(z - m0) / s0 - math.log(s0)) - (-abs(z - m1) / s1 - math.log(s1)) - eps

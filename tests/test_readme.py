@@ -28,4 +28,4 @@ def test_the_readme_python_example_runs():
     assert blocks, "the README shows a Python example"
     for block in blocks:
         namespace: dict = {}
-        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the project's own README
+        exec(compile(block, "README.md", "exec"), namespace)  # the project's own README

@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT / "deploy"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import serve as serve_launcher  # noqa: E402  (deploy/serve.py)
-from quality_support import chromium_available, launch_chromium, python_executable, visible_problems, wait_for_app_idle  # noqa: E402
-from support import outside_event_loop  # noqa: E402
+import serve as serve_launcher
+from quality_support import chromium_available, launch_chromium, python_executable, visible_problems, wait_for_app_idle
+from support import outside_event_loop
 
 NGINX = serve_launcher.find_nginx()
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx not installed (apt-get install nginx; .ci/run does it)")
@@ -439,7 +439,7 @@ def test_freeze_long_lived_objects_acts_only_after_new_imports():
     name = f"_probe_module_{id(frozen)}"
     _sys.modules[name] = types.ModuleType(name)  # a module imported since the last call
     try:
-        junk = [[i] for i in range(1000)]  # noqa: F841 - objects that now exist
+        junk = [[i] for i in range(1000)]  # objects that now exist
         assert common.freeze_long_lived_objects() is True
         assert gc.get_freeze_count() > frozen
     finally:

@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "deploy"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import serve as serve_launcher  # noqa: E402  (deploy/serve.py)
-from support import outside_event_loop  # noqa: E402
+import serve as serve_launcher
+from support import outside_event_loop
 
 NGINX = serve_launcher.find_nginx()
 pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx not installed (apt-get install nginx; .ci/run does it)")

@@ -21,13 +21,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "deploy"))
 
-from upload_bombs import nested_parquet, wide_csv, xlsx_bomb  # noqa: E402
+from upload_bombs import nested_parquet, wide_csv, xlsx_bomb
 
-from dpcore.data import io as data  # noqa: E402
-from dpcore.data import load_income_file, read_table  # noqa: E402
-from dpcore.data.io import binary as io_binary  # noqa: E402 - the modules whose limits the tests lower
-from dpcore.data.io import csv_shape as io_csv_shape  # noqa: E402
-from dpcore.validation import DPInputError  # noqa: E402
+from dpcore.data import io as data
+from dpcore.data import load_income_file, read_table
+from dpcore.data.io import binary as io_binary
+from dpcore.data.io import csv_shape as io_csv_shape
+from dpcore.validation import DPInputError
 
 
 def _children() -> set[int]:
@@ -79,7 +79,7 @@ def test_workbook_that_hides_its_size_is_parsed_in_a_child_process_and_stopped_a
         try:
             read_table(bomb, file_name="slow.xlsx")
             outcome.append(None)
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+        except BaseException as exc:  # handed to the main thread
             outcome.append(exc)
 
     worker = threading.Thread(target=parse)

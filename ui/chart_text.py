@@ -259,6 +259,7 @@ def chart_text(spec: dict) -> ChartText:  # noqa: C901 - one branch per kind of 
     sentences = [opening + "."]
 
     rows: list[tuple[str, ...]] = []
+    raw: list[tuple[object, ...]] = []  # the values before _thin formats them
     columns: tuple[str, ...]
     series_sentences: list[str] = []
     spreads = [t for t in traces if t.get("type") in ("box", "histogram", "violin")]
@@ -275,8 +276,8 @@ def chart_text(spec: dict) -> ChartText:  # noqa: C901 - one branch per kind of 
                 for j, value in enumerate(row if isinstance(row, list) else [row]):
                     ylab = ys[i] if i < len(ys) else i
                     xlab = xs[j] if j < len(xs) else j
-                    rows.append((ylab, xlab, value))
-        rows, note = _thin(rows, "cells")
+                    raw.append((ylab, xlab, value))
+        rows, note = _thin(raw, "cells")
     elif spreads and not lines:
         columns = ("series", *_SPREAD)
         for index, trace in enumerate(traces):
@@ -291,12 +292,12 @@ def chart_text(spec: dict) -> ChartText:  # noqa: C901 - one branch per kind of 
         if shared or len(xys) == 1:
             columns = (x_name, *(n if len(xys) > 1 else y_name for n, _, _ in xys))
             for i, xv in enumerate(xys[0][1] if xys else []):
-                rows.append((xv, *(y[i] if i < len(y) else None for _, _, y in xys)))
+                raw.append((xv, *(y[i] if i < len(y) else None for _, _, y in xys)))
         else:
             columns = ("series", x_name, y_name)
             for n, x, y in xys:
-                rows += [(n, a, b) for a, b in zip(x, y, strict=False)]
-        rows, note = _thin(rows, "points")
+                raw += [(n, a, b) for a, b in zip(x, y, strict=False)]
+        rows, note = _thin(raw, "points")
         bars = {names[traces.index(t)] for t in lines if t.get("type") == "bar"}
         series_sentences = [s for s in (_series_sentence(n, x, y, bars=n in bars) for n, x, y in xys) if s]
 

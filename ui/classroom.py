@@ -12,7 +12,7 @@ refusal never repeats what was typed. The storage is :mod:`dpcore.classroom`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
@@ -246,14 +246,17 @@ def student_controls(session: classroom_lib.ClassSession | None) -> None:
 def teacher_controls(mechanisms: list[str], labels: dict[str, str]) -> None:
     """The statistic of a new session and the button that makes it."""
     left, right = st.columns([2, 1], vertical_alignment="bottom")
-    mechanism = left.selectbox(
-        "Statistic the class plays",
-        mechanisms,
-        key="atk_class_mech",
-        index=mechanisms.index(classroom_lib.DEFAULT_CLASS_MECHANISM),
-        format_func=labels.get,
-        help="One statistic per session, so the class's guesses pool into one rate. The "
-        "discrete Laplace count reaches the bound e^ε/(1+e^ε) exactly.",
+    mechanism = cast(  # streamlit types selectbox's choice None when mypy targets 3.10 (its typing.Never is 3.11+)
+        str,
+        left.selectbox(
+            "Statistic the class plays",
+            mechanisms,
+            key="atk_class_mech",
+            index=mechanisms.index(classroom_lib.DEFAULT_CLASS_MECHANISM),
+            format_func=lambda name: labels.get(name, name),
+            help="One statistic per session, so the class's guesses pool into one rate. The "
+            "discrete Laplace count reaches the bound e^ε/(1+e^ε) exactly.",
+        ),
     )
     if right.button("Create a new session code", key="atk_create"):
         try:

@@ -557,7 +557,7 @@ def _prebuilt_class() -> type:
     from plotly.basedatatypes import BaseFigure
 
     class _Prebuilt(BaseFigure):
-        def __init__(self, spec: dict) -> None:  # noqa: D401 - deliberately skips BaseFigure.__init__
+        def __init__(self, spec: dict) -> None:  # deliberately skips BaseFigure.__init__
             self._prebuilt_spec = spec
 
         def to_dict(self) -> dict:
@@ -673,7 +673,7 @@ def show_figure(fig: Any, *, container: Any = st, **options: Any) -> Any:
     spec = getattr(fig, "_dp_shown_spec", None)
     if spec is None:
         spec = fig.to_dict()
-        fig._dp_shown_spec = spec
+        fig._dp_shown_spec = spec  # noqa: SLF001 - kept on the figure itself: one memo that dies with it
     return _chart_with_text(spec, container, options)
 
 

@@ -10,6 +10,8 @@ brings numpy, ~0.1 s on a cold server; see app_pages/about.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 #: Session-state slot of the main-area container app.py opens at the top of every full run.
@@ -54,7 +56,7 @@ _OUTCOMES_DRAWN = "_outcomes_drawn"
 _OUTCOMES_SHOWN = "_outcomes_shown"
 
 
-def outcome_to_show(key: str) -> object | None:
+def outcome_to_show(key: str) -> Any:
     """The outcome kept under ``st.session_state[key]`` (what a click did: "Released.", a refusal), to be
     drawn by this run, or None.
 

@@ -49,7 +49,7 @@ def current_link(page: str | None = None) -> str:
         url = st.context.url
         if url:
             base = str(url).split("?")[0]
-    except Exception:  # noqa: BLE001 - no browser context (AppTest, bare mode)
+    except Exception:  # no browser context (AppTest, bare mode)
         base = ""
     if not base:
         base = f"http://localhost:8501/{page or ''}".rstrip("/")

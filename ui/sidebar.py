@@ -26,6 +26,7 @@ sidebar and the default dataset is used, so the page keeps working.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,7 +101,7 @@ def _shared(key: str, negative: str) -> IncomeData | None:
 
 
 @st.cache_data(show_spinner="Reading the file...", max_entries=4, ttl=3600)
-def _read_upload(digest: str, file_name: str, _raw: bytes) -> tuple[pd.DataFrame, tuple[str, ...], list[str]]:
+def read_upload(digest: str, file_name: str, _raw: bytes) -> tuple[pd.DataFrame, tuple[str, ...], list[str]]:
     """Parse an upload (cache key: digest + name; the bytes themselves are not hashed again)."""
     from dpcore.data import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, numeric_columns, read_table
 
@@ -243,14 +244,15 @@ def _upload_source() -> _Keyed | None:
         # income column) of the previous file must not stick to it
         st.session_state.pop("data_col", None)
         st.session_state["_data_upload_for"] = digest
-    frame, read_notes, candidates = _read_upload(digest, uploaded.name, uploaded.getvalue())
+    frame, read_notes, candidates = read_upload(digest, uploaded.name, uploaded.getvalue())
     wanted = income_like_column(list(frame.columns))
     if not candidates:
         if wanted is not None:
             raise ValueError(f"{uploaded.name}: {explain_column(frame, wanted)}")
         cols = ", ".join(repr(str(c))[:40] for c in list(frame.columns)[:10])
         raise ValueError(f"{uploaded.name} has no numeric column (columns: {cols}); incomes must be numbers")
-    index: int | None = candidates.index(guess_income_column(candidates))
+    guess = guess_income_column(candidates)  # a name of candidates: they are not empty
+    index: int | None = candidates.index(guess) if guess is not None else None
     if wanted is not None and wanted not in candidates:
         # never use another column in its place without the user saying so
         st.error(
@@ -351,7 +353,7 @@ def _choose() -> tuple[_Keyed | None, bool]:
             help="Population Gini = 2 Phi(sigma / sqrt 2) - 1; 0.9 gives 0.47.",
         )
         seed = _data_seed()
-        key = ("lognormal", n, float(sigma), seed)
+        key: tuple = ("lognormal", n, float(sigma), seed)
         return _keyed(key, lambda: _build(key)), False
     if source == SRC_PARETO:
         n = _n_widget()
@@ -393,9 +395,9 @@ def _choose() -> tuple[_Keyed | None, bool]:
             "the app (see dpcore/examples/README.md)."
         )
         return _keyed(("example", "engel"), lambda: _build(("example", "engel"))), False
-    for key, label in SHARED_LABELS.items():
+    for name, label in SHARED_LABELS.items():
         if source == label:
-            spec = SHARED_DATASETS[key]
+            spec = SHARED_DATASETS[name]
             negative = qp_radio(
                 "Negative incomes (losses)",
                 "data_shared_neg",
@@ -405,7 +407,7 @@ def _choose() -> tuple[_Keyed | None, bool]:
                 format_func=NEGATIVE_LABELS.get,
             )
             st.caption(spec.description)
-            return _keyed(("shared", key, negative), lambda key=key, negative=negative: _shared(key, negative)), False
+            return _keyed(("shared", name, negative), functools.partial(_shared, name, negative)), False
     # upload
     return _upload_source(), True
 
@@ -513,7 +515,10 @@ def render_sidebar(*, defer_default: bool = False, compact: bool = False, data_u
                         "Gini and median you take from published figures, not from this file.",
                     ):
                         lookalike = _lookalike_widgets(dataset.n)
-                        dataset, key = _with_group_columns(lookalike(), dataset), lookalike.key
+                        synthetic = lookalike()
+                        if synthetic is None:  # never: _build generates it (None is a missing shared file)
+                            raise ValueError("the synthetic look-alike could not be built")
+                        dataset, key = _with_group_columns(synthetic, dataset), lookalike.key
             except (ValueError, TypeError) as exc:  # DPInputError is a ValueError
                 st.error(f"Cannot use this data: {exc}")
                 st.caption("The pages show the default synthetic data instead.")

@@ -102,7 +102,7 @@ class ParetoTailMixture:
         """Population Gini (the n -> infinity limit of both eq. (1) and eq. (2))."""
         p, a, s, zp = self.tail_share, self.tail_index, self.sigma, self._zp
         # body: int_0^{1-p} u Q(u) du = exp(mu + s^2/2) int_{-inf}^{z_p} Phi(z) phi(z - s) dz
-        f = lambda z: special.ndtr(z) * math.exp(-0.5 * (z - s) ** 2) / math.sqrt(2 * math.pi)  # noqa: E731
+        f = lambda z: special.ndtr(z) * math.exp(-0.5 * (z - s) ** 2) / math.sqrt(2 * math.pi)
         lo = min(zp, s) - 12.0
         from scipy import integrate
 

@@ -339,7 +339,7 @@ class Deferred:
         if mech.select:
             frame = cell_keys.restrict_to_cells(frame, by, cells)
         frame = frame.copy()
-        frame_keys = cell_keys._keys_of(frame, by) if by else [()] * len(frame)
+        frame_keys = cell_keys.keys_of(frame, by) if by else [()] * len(frame)
         if s.kind == "mean":
             frame["n"] = np.array([noisy[k] for k in frame_keys], dtype=np.int64)
         elif s.kind == "relative_risk":
@@ -383,11 +383,11 @@ class Deferred:
                 "n": "exact (cell_sizes = \"public\": the PSEO assumption)",
             }
         if s.kind == "percentiles" and s.margins is not None:
-            from ..cell_keys import _keys_of
+            from ..cell_keys import keys_of
             from .margins import release_hierarchy
 
             def noisy_n(cells: pd.DataFrame) -> np.ndarray:
-                return np.array([noisy[k] for k in _keys_of(cells, list(s.by))], dtype=np.int64)
+                return np.array([noisy[k] for k in keys_of(cells, list(s.by))], dtype=np.int64)
 
             table, info = release_hierarchy(eng, s, self.mechanisms.levels(), drawer, noisy_n if private else None)
             if private:
@@ -396,9 +396,9 @@ class Deferred:
         if s.kind == "percentiles":
             table, info = _percentiles(eng, s, value, drawer)
             if private:  # the histogram's exact row counts replaced by the noisy cell sizes
-                from ..cell_keys import _keys_of
+                from ..cell_keys import keys_of
 
-                table["n"] = np.array([noisy[k] for k in _keys_of(table, list(s.by))], dtype=np.int64)
+                table["n"] = np.array([noisy[k] for k in keys_of(table, list(s.by))], dtype=np.int64)
                 info["n_noise_scale"] = self.mechanisms.cells.noise_scale  # the published n is a noisy count
             return table, info
         if s.kind == "mean":

@@ -101,7 +101,15 @@ from .margins import MARGIN_TABLES
 from .output import RECORD_FILE, OutputSlot, table_stem, write_outputs
 from .record import DEFAULT_GINI_CAP_DELTA, delta_sources, plan_cost, release_record
 
-__all__ = ["PlanResult", "run_plan", "check_simulation_allowed", "Terminated"]
+__all__ = [
+    "PlanResult",
+    "run_plan",
+    "check_simulation_allowed",
+    "Terminated",
+    "open_population",
+    "identify_source",
+    "SourceIdentity",
+]
 
 
 @dataclass(frozen=True)
@@ -141,16 +149,18 @@ def _open_ledger(ledger_url: str | None, *, create: bool, progress: Progress):
     return ledger.open_ledger(ledger_url, create=False, on_wait=progress.say, verify=True)
 
 
-def _open_account(
+def open_population(
     plan: ReleasePlan,
-    cost: PlanCost,
     ledger_url: str | None,
     *,
     init_ledger: bool = False,
     progress: Progress | None = None,
+    cost_delta: float = 0.0,
 ):
     """Open the ledger (never created silently: ``init_ledger`` creates a new one, and refuses a ledger that holds
-    charges), open or create the plan's account and check the plan's cost against what is left (public inputs only)."""
+    charges) and the plan's registered population, whose cap must be the plan's (public inputs only): the account
+    a release, or a planning snapshot (``python -m dpcore plan``), is charged to. ``cost_delta``: the delta the
+    plan spends, which sets the delta cap of a population that ``init_ledger`` registers."""
     from .. import ledger
 
     progress = progress or Progress(quiet=True)
@@ -178,7 +188,7 @@ def _open_account(
         # --init-ledger is the data owner's first release into a ledger without charges (checked above): the
         # flag that creates the ledger also registers the plan's population with the plan's caps, said on screen
         cap_delta = (
-            plan.cap_delta if plan.cap_delta is not None else (DEFAULT_GINI_CAP_DELTA if cost.delta > 0 else 0.0)
+            plan.cap_delta if plan.cap_delta is not None else (DEFAULT_GINI_CAP_DELTA if cost_delta > 0 else 0.0)
         )
         registered = db.register_population(population, plan.cap_epsilon, cap_delta)
         progress.say(
@@ -193,6 +203,21 @@ def _open_account(
             + f") is not the cap of the population {population!r} in the ledger ({acct.cap.describe()}, fixed when it "
             "was registered): write the registered cap in the plan; nothing was charged"
         )
+    return db, acct
+
+
+def _open_account(
+    plan: ReleasePlan,
+    cost: PlanCost,
+    ledger_url: str | None,
+    *,
+    init_ledger: bool = False,
+    progress: Progress | None = None,
+):
+    """Open the ledger and the plan's population (:func:`open_population`) and check the plan's cost against what
+    is left (public inputs only)."""
+    db, acct = open_population(plan, ledger_url, init_ledger=init_ledger, progress=progress, cost_delta=cost.delta)
+    population = plan.population or plan.dataset
     if cost.delta > 0 and acct.cap_delta <= 0:
         raise DPInputError(
             f"the population {population!r} is pure epsilon-DP (cap delta = 0), but this plan has delta = "
@@ -311,7 +336,7 @@ def _import_opendp() -> None:
         from ..noise.guarantees import load_opendp
 
         load_opendp()
-    except Exception:  # noqa: BLE001 - the draw imports it again and says why it cannot
+    except Exception:  # the draw imports it again and says why it cannot
         pass
 
 
@@ -351,7 +376,7 @@ class _StepTimes:
 
 
 @dataclass(frozen=True)
-class _SourceIdentity:
+class SourceIdentity:
     """What attaches a source to its population: its record fingerprints in the versions the ledger reads (None
     when its exact bytes were fingerprinted before: see :func:`dpcore.engines.fingerprint.source_bytes_key`; a
     DPInputError when the records could not be fingerprinted, said after the refusals that explain it better) and
@@ -369,11 +394,13 @@ class _SourceIdentity:
             acct.db.attach_source(self.bytes_key, acct.population, file_bytes=True)
 
 
-def _identify_source(
-    eng: Any, source: Source, acct: Any, engine: str, progress: Progress, times: _StepTimes
-) -> _SourceIdentity:
+def identify_source(
+    eng: Any, source: Source, acct: Any, engine: str, progress: Progress, times: _StepTimes | None = None
+) -> SourceIdentity:
     """The source's identity for the ledger: its byte key, and its record fingerprint unless these exact
-    bytes were fingerprinted before (the same bytes are the same records: the decision is the same)."""
+    bytes were fingerprinted before (the same bytes are the same records: the decision is the same).
+    ``times``: the release's step times (None: not timed)."""
+    times = times or _StepTimes()
     with times.phase("fingerprint"):
         bytes_key = source_bytes_key(source)
     if bytes_key is not None and acct.db.source_population(bytes_key) is not None:
@@ -381,7 +408,7 @@ def _identify_source(
             f"{engine}: these exact files were fingerprinted by an earlier release: their population is "
             "known (the record fingerprint is not computed again)"
         )
-        return _SourceIdentity(None, bytes_key)
+        return SourceIdentity(None, bytes_key)
     versions = acct.db.record_fingerprint_versions
     legacy = (
         " by fingerprint versions 1 and 2 (this ledger holds sources attached by version 1)" if 1 in versions else ""
@@ -391,9 +418,9 @@ def _identify_source(
         times.phase("fingerprint"),
     ):
         try:
-            return _SourceIdentity(engine_record_fingerprints(eng, versions), bytes_key)
+            return SourceIdentity(engine_record_fingerprints(eng, versions), bytes_key)
         except DPInputError as exc:  # e.g. no rows: the refusals below say it first
-            return _SourceIdentity(exc, bytes_key)
+            return SourceIdentity(exc, bytes_key)
 
 
 # complexity above the cap: the release steps in order: the order (check, charge, draw, write) is the safety argument
@@ -461,7 +488,7 @@ def _run_in_slot(  # noqa: C901
             # the noise does not wait for the fingerprint (seconds at 10M rows): drawn beside it, used after the charge
             ahead = DrawAhead(plan, aggregates, drawer, times)
             aggregates = {}
-        identity = _identify_source(eng, source, acct, engine, progress, times) if acct is not None else None
+        identity = identify_source(eng, source, acct, engine, progress, times) if acct is not None else None
     if acct is not None and identity is not None:
         # the source joins its population before anything is charged: the same records already attached to
         # another population (another plan name, a re-saved, reordered or converted copy) are refused here

@@ -304,7 +304,7 @@ def _cauchy_alpha_upper(epsilon_value: float, gamma: float, beta: float) -> floa
     """An upper bound on the alpha of the Cauchy's certified 'tight' calibration at (epsilon_value, gamma, beta)
     (``dpcore.noise.smooth_noise_calibration``), for ~2 ms instead of a certification; 0 when no alpha is certified.
 
-    Why it is an upper bound: the privacy loss at one scaled output u (``dpcore.noise.certificates._loss_profiles``:
+    Why it is an upper bound: the privacy loss at one scaled output u (``dpcore.noise.certificates.loss_profiles``:
     the sup over the shift |delta| <= alpha and the dilation |lambda| <= beta, solved exactly) is non-decreasing in
     alpha (the shift's range grows), and its maximum over a FIXED grid of u is <= its supremum over u <= the
     certificate. So a certified alpha (certificate <= epsilon_value) has grid loss <= epsilon_value and lies below
@@ -320,7 +320,7 @@ def _cauchy_alpha_upper(epsilon_value: float, gamma: float, beta: float) -> floa
     )
 
     def exceeds(alpha: float) -> bool:
-        return float(noise_certificates._loss_profiles(u, gamma, alpha, beta).max()) > epsilon_value
+        return float(noise_certificates.loss_profiles(u, gamma, alpha, beta).max()) > epsilon_value
 
     low, high = 0.0, epsilon_value
     while not exceeds(high):

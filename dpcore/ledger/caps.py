@@ -32,7 +32,7 @@ def spent_under(cap: _budget.BudgetCap, costs: list[_budget.PrivacyCost]) -> tup
         return pure, 0.0
     if cap.delta == 0:  # cannot happen for entries accepted by charge; say it rather than guess
         raise DPInputError("this pure-epsilon account holds non-pure entries")
-    return ledger.spent_approx(ledger._zcdp_delta(cap))
+    return ledger.spent_approx(ledger.zcdp_delta(cap))
 
 
 def check_fits(
@@ -58,7 +58,7 @@ def check_fits(
             "Nothing was charged or released."
         )
     trial = composed(everything)
-    if not trial._within(cap, tol=CAP_TOLERANCE):
+    if not trial.within(cap, tol=CAP_TOLERANCE):
         before_eps, before_delta = spent_under(cap, costs)
         assert cap.epsilon is not None  # an account's cap is an (epsilon, delta) cap
         rem = max(0.0, cap.epsilon - before_eps)

@@ -30,10 +30,12 @@ relative_risk          :class:`RelativeRiskMechanism`       LaplaceNoisedCounts 
 gini                   :class:`GiniMechanism` (gini)        smooth sensitivity (:mod:`dpcore.gini`, Lan & Reiter)
 gini_interval          :class:`GiniIntervalMechanism`       the Gini with a DP bound on S_beta
                        (gini)                               (:mod:`dpcore.intervals`)
+snapshot               :class:`SnapshotMechanism`           a planning snapshot: noisy histograms, sizes and a
+                       (snapshot)                           relative risk's counts (:mod:`dpcore.snapshot`)
 =====================  ===================================  =======================================================
 """
 
-# every module's public names, listed once in its __all__
+# every module's public names, listed once in its __all__ (snapshot's: only its mechanism and schemas here)
 from . import base, counts, gini, mean, quantiles, relative_risk
 from .base import *  # noqa: F403
 from .counts import *  # noqa: F403
@@ -41,5 +43,18 @@ from .gini import *  # noqa: F403
 from .mean import *  # noqa: F403
 from .quantiles import *  # noqa: F403
 from .relative_risk import *  # noqa: F403
+from .snapshot import ConfidentialTables, RiskSchema, SnapshotDraw, SnapshotMechanism, SnapshotSchema
 
-__all__ = [*base.__all__, *gini.__all__, *quantiles.__all__, *mean.__all__, *relative_risk.__all__, *counts.__all__]
+__all__ = [
+    *base.__all__,
+    *gini.__all__,
+    *quantiles.__all__,
+    *mean.__all__,
+    *relative_risk.__all__,
+    "SnapshotMechanism",
+    "SnapshotDraw",
+    "SnapshotSchema",
+    "RiskSchema",
+    "ConfidentialTables",
+    *counts.__all__,
+]

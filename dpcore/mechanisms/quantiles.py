@@ -312,7 +312,7 @@ class ExponentialQuantileMechanism:
         prob = p * (np.exp(others) * w).sum(axis=3)
         return prob / prob.sum(axis=2, keepdims=True)
 
-    def _ordered(self, choices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def ordered(self, choices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Sorted along the levels: the k-th smallest level gets the k-th smallest choice (candidates increase)."""
         out = np.empty_like(choices)
         out[..., np.argsort(self.q, kind="stable")] = np.sort(choices, axis=-1)
@@ -323,7 +323,7 @@ class ExponentialQuantileMechanism:
         release); a numpy Generator or seed: a simulation of the same law (NOT a release)."""
         u = self.scores(counts)
         if secure_noise.is_simulation(rng):
-            choices, percentiles = self._ordered(self._simulated_choices(u, as_generator(rng)))
+            choices, percentiles = self.ordered(self._simulated_choices(u, as_generator(rng)))
             return ExponentialQuantileDraw(
                 choices,
                 percentiles,
@@ -349,7 +349,7 @@ class ExponentialQuantileMechanism:
             f"max_divergence(), scale={scale!r}) per cell and quantile"
             + ("" if factor is None else f", on the scores times {factor} (whole numbers)")
         )
-        ordered, percentiles = self._ordered(choices)
+        ordered, percentiles = self.ordered(choices)
         return ExponentialQuantileDraw(
             ordered,
             percentiles,
@@ -410,7 +410,7 @@ class ExponentialQuantileMechanism:
         for start in range(0, n_draws, chunk):
             stop = min(n_draws, start + chunk)
             choices = self._simulated_choices(np.broadcast_to(u, (stop - start,) + u.shape), gen)
-            out[start:stop] = self._ordered(choices)[1]
+            out[start:stop] = self.ordered(choices)[1]
         return out
 
 

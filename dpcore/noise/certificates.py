@@ -37,7 +37,7 @@ def _phi(w: np.ndarray, gamma: float) -> np.ndarray:
         return np.logaddexp(0.0, gamma * np.log(w))
 
 
-def _loss_profiles(u: np.ndarray, gamma: float, alpha: float, beta: float) -> np.ndarray:
+def loss_profiles(u: np.ndarray, gamma: float, alpha: float, beta: float) -> np.ndarray:
     """max(P(u), N(u)) for u >= 0: the worst privacy loss at scaled output u, over delta and lambda.
 
     The loss of releasing y = f(X) + (S(X)/alpha) Z against a neighbour X' (f shifted by at most
@@ -127,7 +127,7 @@ def _certified_loss(gamma: float, alpha: float, beta: float, tol: float) -> floa
     tail = _tail_bound(u_max, gamma, alpha, beta)
     certificate = math.inf
     for _ in range(60):
-        vals = _loss_profiles(grid, gamma, alpha, beta)
+        vals = loss_profiles(grid, gamma, alpha, beta)
         left, right = grid[:-1], grid[1:]
         lip = _local_lipschitz(left, right, gamma, alpha, beta)
         # on [l, r] an L-Lipschitz f is at most (f(l) + f(r))/2 + L (r - l)/2
@@ -154,7 +154,7 @@ def smooth_noise_privacy_loss(gamma: float, alpha: float, beta: float, *, tol: f
         sup_{|delta| <= alpha, |lambda| <= beta, u}  | lambda + ln h(u) - ln h(e^-lambda (u - delta)) |.
 
     The sups over delta and lambda are solved exactly (see
-    ``_loss_profiles``); the sup over u uses a grid refined adaptively with a certified local
+    ``loss_profiles``); the sup over u uses a grid refined adaptively with a certified local
     Lipschitz bound between grid points, plus an analytic bound for the tail beyond the grid.
     The returned value is >= the true supremum and exceeds it by at most ``tol``.
     """

@@ -168,6 +168,16 @@ class StatisticSpec:
     margins: tuple[tuple[str, ...], ...] | None = None
     #: the plan's weights of epsilon over the levels (cells first, then each margin); None: evenly
     epsilon_split: tuple[float, ...] | None = None
+    #: the accuracy target ``python -m dpcore plan`` solves ``epsilon`` for: every published interval's expected
+    #: half-width at most ``half_width`` (in the statistic's unit) or ``relative_half_width`` (a share of the value);
+    #: None: no target. Without ``epsilon`` the statistic is still to be solved (``epsilon`` NaN until then)
+    half_width: float | None = None
+    relative_half_width: float | None = None
+
+    @property
+    def solved(self) -> bool:
+        """False for a statistic whose ``epsilon`` is still to be solved from its target (``dpcore plan``)."""
+        return math.isfinite(self.epsilon)
 
     @property
     def where(self) -> str:
@@ -208,7 +218,13 @@ class StatisticSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The plan-file form (only the fields that apply; ``bins`` as the scheme name when there is one)."""
-        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "by": list(self.by), "epsilon": self.epsilon}
+        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "by": list(self.by)}
+        if self.solved:
+            out["epsilon"] = self.epsilon
+        if self.half_width is not None:
+            out["half_width"] = self.half_width
+        if self.relative_half_width is not None:
+            out["relative_half_width"] = self.relative_half_width
         if self.kind == "percentiles":
             edges = self.bins_scheme if self.bins_scheme else list(_required(self.bins, self.where, "bins"))
             if self.method == "exponential":  # a histogram plan is written as before (no method field)
@@ -269,6 +285,9 @@ class ReleasePlan:
     small_cell_threshold: int = 10
     #: the level of the interval published next to every released value (dpcore.published)
     level: float = 0.95
+    #: epsilon of the DP snapshot ``python -m dpcore plan`` solves the statistics' targets on (None: the default,
+    #: :data:`dpcore.mechanisms.snapshot.DEFAULT_PLANNING_EPSILON`); charged once, never by a release
+    planning_epsilon: float | None = None
 
     def cells_private(self, spec: StatisticSpec) -> bool:
         """True when this statistic's cells and their sizes are protected: cell_sizes = "noisy" and it has cells
@@ -364,6 +383,8 @@ def plan_to_dict(plan: ReleasePlan) -> dict[str, Any]:
         out["small_cell_threshold"] = plan.small_cell_threshold
     if plan.level != 0.95:  # the default is not written: plans written before the field read the same
         out["level"] = plan.level
+    if plan.planning_epsilon is not None:
+        out["planning_epsilon"] = plan.planning_epsilon
     if plan.keys is not None:
         out["keys"] = plan.keys.to_dict()
     out["statistics"] = [s.to_dict() for s in plan.statistics]

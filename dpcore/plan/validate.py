@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -40,17 +41,17 @@ from .model import (
 )
 
 _toml: ModuleType | None
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib as _toml
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    try:
+else:  # pragma: no cover - Python 3.10: tomli, a dependency there (pyproject.toml)
+    try:  # a venv of a newer Python lacks tomli, so mypy sees an untyped module redefining the name
         import tomli as _toml  # type: ignore[no-redef]
     except ModuleNotFoundError:
         _toml = None
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: fields allowed per kind (besides the common ones)
-_COMMON = ("kind", "by", "epsilon", "name")
+_COMMON = ("kind", "by", "epsilon", "name", "half_width", "relative_half_width")
 _KIND_FIELDS = {kind.name: kind.fields for kind in PLAN_KINDS.values()}
 _TOP_FIELDS = (
     "version",
@@ -72,6 +73,7 @@ _TOP_FIELDS = (
     "small_cell_threshold",
     "negative_incomes",
     "level",
+    "planning_epsilon",
 )
 
 
@@ -313,7 +315,23 @@ def _margins_fields(raw: Mapping, where: str, by: tuple[str, ...], name: str, me
 
 
 # complexity above the cap: a flat list of independent field checks per statistic kind
-def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
+def _targets(raw: Mapping, where: str) -> dict[str, Any]:
+    """The statistic's accuracy target for ``dpcore plan``: ``half_width`` (> 0, the statistic's unit) or
+    ``relative_half_width`` (in (0, 10], a share of the value), at most one of them."""
+    out: dict[str, Any] = {}
+    if "half_width" in raw and "relative_half_width" in raw:
+        raise _fail(where, "relative_half_width", "and 'half_width' are two targets: give one of them")
+    if "half_width" in raw:
+        out["half_width"] = _number(raw["half_width"], where, "half_width", positive=True)
+    if "relative_half_width" in raw:
+        r = _number(raw["relative_half_width"], where, "relative_half_width", positive=True)
+        if r > 10:
+            raise _fail(where, "relative_half_width", f"is a share of the value (0.05 = 5%), at most 10, got {r:g}")
+        out["relative_half_width"] = r
+    return out
+
+
+def _check_statistic(index: int, raw: Any, solving: bool = False) -> StatisticSpec:  # noqa: C901
     where0 = f"statistics[{index}]"
     if not isinstance(raw, Mapping):
         raise PlanError(f"{where0}: must be a table ([[statistics]]), got {_shown(raw)}")
@@ -331,9 +349,25 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
                 _shown(key, 40).strip("'\""),
                 f"is not a field of a {kind} statistic (allowed: {', '.join(sorted(allowed))})",
             )
+    targets = _targets(raw, where)
     if "epsilon" not in raw:
-        raise _fail(where, "epsilon", "is required (the privacy cost of this statistic, > 0)")
-    epsilon = _number(raw["epsilon"], where, "epsilon", positive=True)
+        if not targets:
+            raise _fail(
+                where,
+                "epsilon",
+                "is required (the privacy cost of this statistic, > 0), or give a target (half_width or "
+                "relative_half_width) and solve the epsilon with 'python -m dpcore plan'",
+            )
+        if not solving:
+            raise _fail(
+                where,
+                "epsilon",
+                "is still to be solved from the statistic's target: run 'python -m dpcore plan PLAN.toml --data "
+                "SOURCE --out SOLVED.toml' and release SOLVED.toml",
+            )
+        epsilon = math.nan
+    else:
+        epsilon = _number(raw["epsilon"], where, "epsilon", positive=True)
     if epsilon > 1e3:
         raise _fail(where, "epsilon", f"must be at most 1000, got {epsilon:g}")
     by_raw = raw.get("by", [])
@@ -363,7 +397,7 @@ def _check_statistic(index: int, raw: Any) -> StatisticSpec:  # noqa: C901
             "must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit "
             f"(it names the output files), got {_shown(name)}",
         )
-    spec = dict(index=index, kind=kind, epsilon=epsilon, by=by, name=name)
+    spec = dict(index=index, kind=kind, epsilon=epsilon, by=by, name=name, **targets)
     if kind == "percentiles":
         spec.update(_percentiles_fields(raw, where))
         spec.update(_margins_fields(raw, where, by, name, spec["method"]))
@@ -498,9 +532,14 @@ def _cell_settings(
 
 
 # complexity above the cap: a flat list of independent checks of the plan's top-level fields
-def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = None) -> ReleasePlan:  # noqa: C901
+def plan_from_dict(  # noqa: C901
+    raw: Mapping[str, Any], base_dir: str | os.PathLike | None = None, *, solving: bool = False
+) -> ReleasePlan:
     """Validate a plan given as a dict (what ``tomllib`` returns); raise :class:`PlanError` naming the field.
-    ``base_dir``: the folder a relative ``[keys] file`` is read from (the plan file's folder)."""
+    ``base_dir``: the folder a relative ``[keys] file`` is read from (the plan file's folder). ``solving``: the
+    plan of ``python -m dpcore plan``, whose statistics with a target may lack their ``epsilon`` (NaN until
+    solved: :attr:`StatisticSpec.solved`); the epsilons' checks against the cap are then left to the solved plan,
+    which is validated again before it is written."""
     if not isinstance(raw, Mapping):
         raise PlanError(f"a plan must be a table of fields, got {type(raw).__name__}")
     for key in raw:
@@ -588,7 +627,7 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
             f"plan: at most {MAX_STATISTICS:,} statistics per plan, got {len(stats):,} "
             "(split the release into several plans)"
         )
-    specs = tuple(_check_statistic(i, s) for i, s in enumerate(stats, start=1))
+    specs = tuple(_check_statistic(i, s, solving) for i, s in enumerate(stats, start=1))
     seen_names: set[str] = set()
     for s in specs:
         for table_name in s.level_names():  # a margin's table name too: one file per name
@@ -602,6 +641,14 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
             raise _fail(s.where, "by", f"contains the income column {income!r}")
         if unit is not None and unit in s.columns():
             raise _fail(s.where, "by", f"uses the privacy unit {unit!r} (cells of one person are not protected)")
+    planning_epsilon = raw.get("planning_epsilon")
+    if planning_epsilon is not None:
+        planning_epsilon = _number(planning_epsilon, "plan", "planning_epsilon", positive=True)
+        if planning_epsilon > cap:
+            raise PlanError(
+                f"plan: field 'planning_epsilon' ({planning_epsilon:g}) is charged to the population once and must "
+                f"fit its cap_epsilon ({cap:g})"
+            )
     plan = ReleasePlan(
         dataset=dataset,
         income=income,
@@ -616,6 +663,7 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
         population=population,
         negative_incomes=negative_incomes,
         level=float(level),
+        planning_epsilon=planning_epsilon,
     )
     plan = replace(plan, **_cell_settings(raw, specs, base_dir))
     noise_delta = plan.noise_delta
@@ -629,6 +677,8 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
             f"plan: the Gini statistics with noise = \"laplace\" spend delta = {noise_delta:g} in total, "
             f"more than cap_delta = {cap_delta:g}"
         )
+    if not all(s.solved for s in specs):  # a plan to solve (``solving``): its epsilons are checked once solved
+        return plan
     for s in specs:
         if s.epsilon > cap * (1 + 1e-12):
             raise _fail(s.where, "epsilon", f"{s.epsilon:g} exceeds the plan's cap_epsilon {cap:g}")
@@ -648,8 +698,9 @@ def plan_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
     return plan
 
 
-def parse_plan(text: str | bytes, base_dir: str | os.PathLike | None = None) -> ReleasePlan:
-    """Parse and validate a plan from TOML text (``base_dir``: where a relative ``[keys] file`` is read from)."""
+def parse_plan(text: str | bytes, base_dir: str | os.PathLike | None = None, *, solving: bool = False) -> ReleasePlan:
+    """Parse and validate a plan from TOML text (``base_dir``: where a relative ``[keys] file`` is read from;
+    ``solving``: see :func:`plan_from_dict`)."""
     if _toml is None:  # pragma: no cover
         raise PlanError("reading plans needs Python 3.11+ (tomllib) or the 'tomli' package")
     if len(text) > MAX_PLAN_BYTES:
@@ -669,11 +720,11 @@ def parse_plan(text: str | bytes, base_dir: str | os.PathLike | None = None) -> 
         raw = _toml.loads(text)
     except _toml.TOMLDecodeError as exc:
         raise PlanError(f"the plan is not valid TOML: {exc}") from None
-    return plan_from_dict(raw, base_dir)
+    return plan_from_dict(raw, base_dir, solving=solving)
 
 
-def load_plan(path: str | os.PathLike) -> ReleasePlan:
-    """Read and validate a plan file."""
+def load_plan(path: str | os.PathLike, *, solving: bool = False) -> ReleasePlan:
+    """Read and validate a plan file (``solving``: see :func:`plan_from_dict`)."""
     p = Path(path)
     if not p.is_file():
         raise PlanError(f"no plan file at {str(p)!r}")
@@ -683,4 +734,4 @@ def load_plan(path: str | os.PathLike) -> ReleasePlan:
             f"the plan file {str(p)!r} is {size:,} bytes; a plan file is at most {MAX_PLAN_BYTES:,} "
             f"bytes (at most {MAX_STATISTICS:,} statistics)"
         )
-    return parse_plan(p.read_bytes(), p.parent)
+    return parse_plan(p.read_bytes(), p.parent, solving=solving)

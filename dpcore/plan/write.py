@@ -7,7 +7,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +40,9 @@ def _toml_key(key: str) -> str:
     return key if re.match(r"^[A-Za-z0-9_-]+$", key) else json.dumps(key)
 
 
-def plan_to_toml(plan: ReleasePlan | Mapping[str, Any]) -> str:
-    """TOML text of a plan (validated first), readable by :func:`parse_plan`; comments explain the fields."""
+def plan_to_toml(plan: ReleasePlan | Mapping[str, Any], *, header: Sequence[str] = ()) -> str:
+    """TOML text of a plan (validated first), readable by :func:`parse_plan`; comments explain the fields.
+    ``header``: lines written as comments at the top (e.g. how ``python -m dpcore plan`` solved the epsilons)."""
     if not isinstance(plan, ReleasePlan):
         plan = plan_from_dict(plan)
     data = plan_to_dict(plan)
@@ -60,8 +61,10 @@ def plan_to_toml(plan: ReleasePlan | Mapping[str, Any]) -> str:
         "missing_income": "a missing income: 'lower' (kept in n at the public lower bound) or 'refuse'",
         "level": "level of the interval published next to every released value",
         "negative_incomes": "a negative income: 'refuse', 'clip' (to the lower bound) or 'drop' (as missing)",
+        "planning_epsilon": "epsilon of the DP snapshot 'python -m dpcore plan' solves the targets on",
     }
-    lines = [
+    lines = [f"# {line}" if line else "#" for text in header for line in str(text).splitlines() or [""]]
+    lines += [
         "# dpcore release plan: python -m dpcore release THIS_FILE --data SOURCE --out DIR",
         f"# total epsilon {plan.total_epsilon:g} of cap {plan.cap_epsilon:g} (docs/plan_format.md)",
     ]
@@ -83,10 +86,12 @@ def plan_to_toml(plan: ReleasePlan | Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_plan(plan: ReleasePlan | Mapping[str, Any], path: str | os.PathLike | None = None) -> str:
+def write_plan(
+    plan: ReleasePlan | Mapping[str, Any], path: str | os.PathLike | None = None, *, header: Sequence[str] = ()
+) -> str:
     """Validate and write ``plan`` as TOML to ``path`` (atomically) and return the text; ``path=None``
-    only returns the text (e.g. for a download button)."""
-    text = plan_to_toml(plan)
+    only returns the text (e.g. for a download button). ``header``: comment lines at the top."""
+    text = plan_to_toml(plan, header=header)
     if path is not None:
         p = Path(path)
         tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")

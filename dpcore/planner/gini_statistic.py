@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -168,10 +168,10 @@ class GiniStatistic(PlannedStatistic):
         key = round(eps, 12)
         if key not in self._scales:
             alpha, beta = self._alpha_beta(eps)
-            self._scales[key] = self._smooth_sensitivity(eps, beta) / alpha
+            self._scales[key] = self.confidential_smooth_sensitivity(eps, beta) / alpha
         return self._scales[key]
 
-    def _smooth_sensitivity(self, eps: float, beta: float) -> float:
+    def confidential_smooth_sensitivity(self, eps: float, beta: float) -> float:
         """S_beta(X) (confidential). All-zero clipped data (possible only with lower = 0): g(0,...,0) := 0 (the
         convention of dpcore.gini's sensitivity analysis) and S_beta = GS = (n-1)/n exactly: replacing one
         zero by v > 0 gives g = (n-1)/n, so A^(0) = GS, and S_beta <= GS always. Smoothness holds with
@@ -213,7 +213,9 @@ class GiniStatistic(PlannedStatistic):
         sampler ("laplace_lognormal"). Planning and simulation are unaffected."""
         self.mechanism_at(epsilon).check_real_release()
 
-    def _dist(self, eps: float):
+    def noise_law(self, eps: float) -> Any:
+        """The law of the standardised noise Z at ``eps`` (a scipy-style distribution, public): the release is the
+        clipped Gini plus ``scale(eps) * Z``."""
         return self._Z if self.noise == "cauchy" else self.mechanism_at(eps).noise_law()
 
     def prob_within(self, epsilon, rel_error):
@@ -221,7 +223,7 @@ class GiniStatistic(PlannedStatistic):
         t = float(self._rel_tolerance(rel_error)[0])
         s = self.scale(eps)
         c = self.bias
-        dist = self._dist(eps)
+        dist = self.noise_law(eps)
         p = float(dist.cdf((t - c) / s) - dist.cdf((-t - c) / s))
         return min(max(p, 0.0), 1.0), 0.0
 
@@ -258,8 +260,9 @@ class GiniStatistic(PlannedStatistic):
         Z by :meth:`dpcore.mechanisms.GiniMechanism.draw` (certified sampler or OpenDP's Laplace, grid 1e-6, window
         [0, 1]) at epsilon_value, and the DP upper bound on S_beta(X) at epsilon_bound that the published interval
         is computed from. Defined for every data set in [lower, upper]^n, including all-zero incomes (g := 0,
-        S_beta := GS, see ``_smooth_sensitivity``): neighbours never differ in whether the release happens. The
-        noise scale is confidential and stays out of the result. "laplace_lognormal": the value alone, simulated."""
+        S_beta := GS, see ``confidential_smooth_sensitivity``): neighbours never differ in whether the release
+        happens. The noise scale is confidential and stays out of the result. "laplace_lognormal": the value alone,
+        simulated."""
         eps = check_epsilon(epsilon)
         notes = (
             "the noise scale S_beta(X)/alpha depends on the data and is not published",
@@ -268,7 +271,7 @@ class GiniStatistic(PlannedStatistic):
         mech = self._release_mechanism_at(eps, level)
         if mech is None:
             value_only = self.mechanism_at(eps)
-            d = drawer(value_only, self._clipped, self._smooth_sensitivity(eps, value_only.smoothness))
+            d = drawer(value_only, self._clipped, self.confidential_smooth_sensitivity(eps, value_only.smoothness))
             eps_out, delta_out = self.certified_cost(eps)
             return StatisticRelease(
                 np.array([d.value]),
@@ -280,7 +283,7 @@ class GiniStatistic(PlannedStatistic):
                 d.simulated,
                 notes,
             )
-        d2 = drawer(mech, self._clipped, self._smooth_sensitivity(eps, mech.smoothness))
+        d2 = drawer(mech, self._clipped, self.confidential_smooth_sensitivity(eps, mech.smoothness))
         cost = mech.privacy_cost()
         pub = None
         if np.isfinite(d2.smooth_sensitivity_upper):

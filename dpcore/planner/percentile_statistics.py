@@ -91,12 +91,12 @@ class PercentilesStatistic(PlannedStatistic):
         object.__setattr__(self, "n_sims", n_sims)
         object.__setattr__(self, "cell_labels", tuple(str(v) for v in labels))
         # derived from the data (and the common random numbers) and a cache, not fields
-        self._counts: np.ndarray
+        self.confidential_counts: np.ndarray
         self._truth: np.ndarray
         self._E1: np.ndarray
         self._E2: np.ndarray
         self._cache: dict[float, np.ndarray]
-        object.__setattr__(self, "_counts", counts)
+        object.__setattr__(self, "confidential_counts", counts)
         object.__setattr__(self, "_truth", truth)
         shape = (n_sims, counts.shape[0], counts.shape[1])
         object.__setattr__(self, "_E1", gen.standard_exponential(shape))
@@ -127,9 +127,9 @@ class PercentilesStatistic(PlannedStatistic):
         if hit is None:
             e = self.eps_bin(epsilon)
             k = np.floor(self._E1 / e) - np.floor(self._E2 / e)
-            noisy = (self._counts[None] + k).reshape(-1, self._counts.shape[1])
+            noisy = (self.confidential_counts[None] + k).reshape(-1, self.confidential_counts.shape[1])
             vals = _p.percentiles_from_histogram(noisy, self.edges, self.q)
-            vals = vals.reshape(self.n_sims, self._counts.shape[0], len(self.q))
+            vals = vals.reshape(self.n_sims, self.confidential_counts.shape[0], len(self.q))
             hit = np.max(np.abs(vals / self._truth[None] - 1.0), axis=2)
             if len(self._cache) >= 512:
                 self._cache.clear()
@@ -144,7 +144,7 @@ class PercentilesStatistic(PlannedStatistic):
         return p, math.sqrt(max(p * (1 - p), 1.0 / self.n_sims) / self.n_sims)
 
     def simulate(self, epsilon, n, rng=None):
-        return self.mechanism_at(epsilon).simulate(self._counts, n, as_generator(rng)).reshape(n, -1)
+        return self.mechanism_at(epsilon).simulate(self.confidential_counts, n, as_generator(rng)).reshape(n, -1)
 
     @property
     def neighbouring(self) -> str:
@@ -172,11 +172,11 @@ class PercentilesStatistic(PlannedStatistic):
         :class:`dpcore.mechanisms.HistogramMechanism` (the command line's mechanism). Cells are disjoint: one L1
         ball for the whole table."""
         mech = self.mechanism_at(epsilon)
-        d = drawer(mech, self._counts.astype(np.int64))
+        d = drawer(mech, self.confidential_counts.astype(np.int64))
         cols = ["p" + f"{q:g}".replace(".", "_") for q in mech.q]
-        table: dict[str, Any] = {"n": self._counts.sum(axis=1)}
+        table: dict[str, Any] = {"n": self.confidential_counts.sum(axis=1)}
         table.update({c: d.percentiles[:, j] for j, c in enumerate(cols)})
-        bins = [f"noisy_bin_{j + 1:02d}" for j in range(self._counts.shape[1])]
+        bins = [f"noisy_bin_{j + 1:02d}" for j in range(self.confidential_counts.shape[1])]
         table.update({b: np.asarray(d.noisy_counts)[:, j] for j, b in enumerate(bins)})
         pub = published_form("percentiles", table, mech.record(), cols, level, inputs=bins)
         return from_mechanism_draw(
@@ -242,7 +242,9 @@ class ExponentialPercentilesStatistic(PercentilesStatistic):
         object.__setattr__(self, "q", mech.q)
         object.__setattr__(self, "n_sims", check_int(self.n_sims, "n_sims", minimum=100, maximum=200_000))
         object.__setattr__(self, "cell_labels", tuple(str(v) for v in labels))
-        object.__setattr__(self, "_counts", np.vstack([cell_histogram(c, edges) for c in cells]).astype(np.int64))
+        object.__setattr__(
+            self, "confidential_counts", np.vstack([cell_histogram(c, edges) for c in cells]).astype(np.int64)
+        )
         object.__setattr__(self, "_truth", truth)
         object.__setattr__(self, "_cache", {})
 
@@ -252,14 +254,14 @@ class ExponentialPercentilesStatistic(PercentilesStatistic):
         hit = self._cache.get(key)
         if hit is None:
             mech = self.mechanism_at(epsilon)
-            u = mech.scores(self._counts) / mech.noise_scale  # (cells, q, K + 1)
+            u = mech.scores(self.confidential_counts) / mech.noise_scale  # (cells, q, K + 1)
             gen = as_generator(self.seed)  # the same stream for every epsilon: common random numbers
             chunk = max(1, 4_000_000 // max(u.size, 1))
             hit = np.empty((self.n_sims, u.shape[0]))
             for start in range(0, self.n_sims, chunk):
                 stop = min(self.n_sims, start + chunk)
                 choices = np.argmax(u + gen.standard_exponential((stop - start,) + u.shape), axis=-1)
-                vals = mech._ordered(choices)[1]
+                vals = mech.ordered(choices)[1]
                 hit[start:stop] = np.max(np.abs(vals / self._truth[None] - 1.0), axis=2)
             if len(self._cache) >= 512:
                 self._cache.clear()
@@ -278,7 +280,7 @@ class ExponentialPercentilesStatistic(PercentilesStatistic):
     def _drawn(self, epsilon, drawer, level):
         """Every cell's levels by :class:`dpcore.mechanisms.ExponentialQuantileMechanism` (the command line's)."""
         mech = self.mechanism_at(epsilon)
-        d = drawer(mech, self._counts)
+        d = drawer(mech, self.confidential_counts)
         return from_mechanism_draw(d, np.ravel(d.percentiles), mech.privacy_cost().epsilon, self.neighbouring)
 
     def params(self):

@@ -81,7 +81,7 @@ def solve_epsilon(
         )
     grid = np.exp(np.linspace(math.log(eps_min), math.log(eps_max), GRID_POINTS))
     if stat.exact:
-        ok = lambda e: stat.prob_within(e, tol)[0] >= conf  # noqa: E731
+        ok = lambda e: stat.prob_within(e, tol)[0] >= conf
         # bracket on the fixed grid (its evaluations are cached by the statistic across targets), then bisect.
         # ok(grid[-1]) is True (checked above); ok(grid[0]) = ok(eps_min) is asked only when the bracket ends
         # at the bottom (same answer as asking it first: ok is monotone), because eps_min is the costliest

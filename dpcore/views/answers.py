@@ -94,8 +94,8 @@ def _abs_error_quantile(stat: planner_lib.GiniStatistic, epsilon: float, level: 
     c, s = float(stat.bias), float(stat.scale(epsilon))
     if s <= 0:
         return abs(c)
-    law = stat._dist(epsilon) if hasattr(stat, "_dist") else stat._Z  # the chosen noise's law
-    prob = lambda t: float(law.cdf((t - c) / s) - law.cdf((-t - c) / s)) - level  # noqa: E731
+    law = stat.noise_law(epsilon)
+    prob = lambda t: float(law.cdf((t - c) / s) - law.cdf((-t - c) / s)) - level
     hi = abs(c) + s
     while prob(hi) < 0:
         hi *= 2.0
@@ -558,7 +558,7 @@ def group_means_recommendation(
             f"No ε keeps every published group mean within ±{within} of its true mean: "
             f"{why}. Relax the target or raise the clip limit.",
         )
-    ok = lambda e: _group_means_within(stat, e, target_error) >= confidence  # noqa: E731
+    ok = lambda e: _group_means_within(stat, e, target_error) >= confidence
     top = max(limit, float(stat.eps_max))
     if not ok(top):
         return EpsilonRecommendation.not_found(

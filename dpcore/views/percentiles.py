@@ -825,7 +825,7 @@ def figures_view(
     figure3_epsilon: float = 1.0,
     relation: str = "replace",
     seed: int = 2026,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Callable[[float, str], object] | None = None,
 ) -> FiguresView:
     """Figures 1-3 of the paper on ``n_cells`` PSEO-like cells: epsilon 0.1..3 (step 0.1) with 10, 15, 20, 25
     bins and the rivals spending epsilon / ``rival_split`` on the median (seed + 10); Figure 3: 10..30 bins at

@@ -90,7 +90,7 @@ def _is_run_finished(payload: bytes) -> bool:
     msg = ForwardMsg()
     try:
         msg.ParseFromString(payload)
-    except Exception:  # noqa: BLE001 - not a ForwardMsg (protobuf's DecodeError)
+    except Exception:  # not a ForwardMsg (protobuf's DecodeError)
         return False
     return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
 
@@ -163,7 +163,7 @@ class TabKeeper:
             page.goto("about:blank")
             self._context.clear_cookies()
             self._watch.errors.clear()
-        except Exception:  # noqa: BLE001 - a broken page is replaced, not reused
+        except Exception:  # a broken page is replaced, not reused
             self.close()
 
     def close(self) -> None:

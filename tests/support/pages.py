@@ -41,7 +41,7 @@ def page_text(at) -> str:
     for group in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "success", "error"):
         try:
             elements = getattr(at, group)
-        except Exception:  # noqa: BLE001 - an element type the page does not use
+        except Exception:  # an element type the page does not use
             continue
         parts += [str(getattr(e, "value", "")) for e in elements]
     return "\n".join(parts)

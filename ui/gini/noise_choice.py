@@ -210,7 +210,7 @@ def render_noise_choice(
     """
     chosen = noise_selector(key_prefix, container=container)
     per_unit = comparison is None
-    if per_unit:
+    if comparison is None:
         if epsilon is None:
             return chosen
         comparison = gini_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma)

@@ -113,7 +113,7 @@ def decay_figure(
     """
     data: list[dict] = []
     same_k_star = decay_exact is not None and k_star_exact is not None and int(k_star_exact) == int(k_star_fast)
-    curves = [
+    curves: list[tuple[str, pd.DataFrame, int | None, str, str, str, str]] = [
         (
             "fast bound (closed form)",
             decay_fast,

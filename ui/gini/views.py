@@ -188,6 +188,8 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
     if view.saturated:
         st.info("Hidden: at these settings the releases would be pure noise (see the message above).")
         return
+    simulated, laplace, plausible = view.simulated_releases, view.simulated_laplace_releases, view.plausible_releases
+    assert simulated is not None and laplace is not None and plausible is not None  # set unless saturated
     med, q90, _ = view.abs_error_quantiles
     lap_med, lap_q90, _ = view.laplace_abs_error_quantiles
     st.markdown(  # the section's heading and text in one element (fewer messages per rerun)
@@ -202,8 +204,8 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
     if fixed_axes:
         fig = plots_gini.releases_figure(
             view.true_gini,
-            view.simulated_releases,
-            view.simulated_laplace_releases,
+            simulated,
+            laplace,
             smooth_range=FIXED_GINI_RANGE,
             laplace_range=FIXED_GINI_RANGE,
             share_range=FIXED_SHARE_RANGE,
@@ -211,27 +213,25 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
     else:
         fig = plots_gini.releases_figure(
             view.true_gini,
-            view.simulated_releases,
-            view.simulated_laplace_releases,
+            simulated,
+            laplace,
             smooth_range=_within_range(plots_gini.finite_range(view.true_gini, 1.5 * q90)),
             laplace_range=_within_range(plots_gini.finite_range(view.true_gini, 1.5 * lap_q90)),
         )
     show_figure(fig, width="stretch")
     # 5:4, not 3:2: at 1280 px the error summary's four columns were 3 px wider than two fifths of the main area
     left, right = st.columns([5, 4])
-    n_dots = view.plausible_releases.size
+    n_dots = plausible.size
     with left:
         st.subheader(f"{n_dots} equally likely releases")
-        show_figure(plots_gini.dots_figure(view.plausible_releases, view.true_gini), width="stretch")
+        show_figure(plots_gini.dots_figure(plausible, view.true_gini), width="stretch")
         st.caption(
             f"Each dot is a 1-in-{n_dots} chance: if the agency published today, the Gini would be "
             "near one of these dots."
             + (" Dots far from the black line are the heavy-tailed noise." if view.noise == "cauchy" else "")
         )
         download_csv(
-            lambda: pd.DataFrame(
-                {"probability_level": (np.arange(n_dots) + 0.5) / n_dots, "release": view.plausible_releases}
-            ),
+            lambda: pd.DataFrame({"probability_level": (np.arange(n_dots) + 0.5) / n_dots, "release": plausible}),
             "Download the dots (CSV)",
             "gini_plausible_releases.csv",
             key="gini_dl_dots",
@@ -253,8 +253,8 @@ def releases(view: GiniView, *, fixed_axes: bool = False) -> None:
     download_csv(
         lambda: pd.DataFrame(
             {
-                "release_smooth": view.simulated_releases[:2000],
-                "release_laplace": view.simulated_laplace_releases[:2000],
+                "release_smooth": simulated[:2000],
+                "release_laplace": laplace[:2000],
             }
         ),
         "Download 2,000 simulated releases (CSV)",
@@ -377,8 +377,13 @@ def posterior(view: GiniView, prior_text: str) -> None:
             "the Gini."
         )
         return
+    grid, density, released = view.posterior_grid, view.posterior_density, view.released_gini
+    interval, hpd = view.posterior_interval, view.posterior_hpd
+    # set with the one release, unless saturated
+    assert grid is not None and density is not None and released is not None
+    assert interval is not None and hpd is not None
     level = gini_experiments.POSTERIOR_LEVEL
-    lo, hi = view.posterior_interval
+    lo, hi = interval
     st.markdown(
         f"**Oracle (not publishable).** Suppose instead the agency publishes the value alone at the full ε, "
         f"**{view.released_gini:.4f}**"
@@ -395,11 +400,11 @@ def posterior(view: GiniView, prior_text: str) -> None:
     )
     show_figure(
         plots_gini.posterior_figure(
-            view.posterior_grid,
-            view.posterior_density,
-            released=view.released_gini,
-            interval=view.posterior_interval,
-            hpd=view.posterior_hpd,
+            grid,
+            density,
+            released=released,
+            interval=interval,
+            hpd=hpd,
             level=level,
             true_value=view.true_gini,
         ),
@@ -439,7 +444,7 @@ def error_curve(view: GiniView) -> None:
     )
 
 
-def _progress_bar(label: str) -> Callable[[float, str], None]:
+def _progress_bar(label: str) -> Callable[[float, str], object]:
     bar = st.progress(0.0, text=label)
     return lambda fraction, message: bar.progress(float(fraction), text=f"{label}: {message}")
 

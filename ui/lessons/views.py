@@ -12,6 +12,7 @@ the teacher's (with the answers to look for).
 
 from __future__ import annotations
 
+import functools
 import html
 from dataclasses import dataclass
 from urllib.parse import urlencode
@@ -323,14 +324,14 @@ def handout_downloads(base_url: str, class_session: ClassSession | None = None) 
     ):
         column.download_button(
             f"{name} · HTML, printable",
-            lambda answers=answers: handout_html(base_url, answers=answers, class_session=class_session),
+            functools.partial(handout_html, base_url, answers=answers, class_session=class_session),
             file_name=f"dp_lessons_{who}.html",
             mime="text/html",
             key=f"les_dl_{who}_html",
         )
         column.download_button(
             f"{name} · Markdown",
-            lambda answers=answers: handout_markdown(base_url, answers=answers, class_session=class_session),
+            functools.partial(handout_markdown, base_url, answers=answers, class_session=class_session),
             file_name=f"dp_lessons_{who}.md",
             mime="text/markdown",
             key=f"les_dl_{who}_md",

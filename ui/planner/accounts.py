@@ -164,9 +164,9 @@ def upload_records() -> tuple[Any, bytes]:
     if raw is None:
         raise ledger_lib.DPInputError("the uploaded file's bytes are not available: upload it again in the sidebar")
     if len(key) > 2 and isinstance(key[1], str) and isinstance(key[2], str):
-        from ui.sidebar import _read_upload  # the sidebar's cached parse of these bytes: not parsed again
+        from ui.sidebar import read_upload  # the sidebar's cached parse of these bytes: not parsed again
 
-        return _read_upload(key[1], key[2], raw)[0], raw
+        return read_upload(key[1], key[2], raw)[0], raw
     return raw, raw
 
 
@@ -229,13 +229,13 @@ def missing_income_rows(ds: Any, group_column: str | None) -> tuple[int, list[st
     if ds.source != "upload" or raw is None or len(key) < 5 or not all(isinstance(k, str) for k in key[1:5]):
         return 0, None
     from dpcore.data import clean_income_column
-    from ui.sidebar import _read_upload  # the sidebar's cached parse of these bytes: not parsed again
+    from ui.sidebar import read_upload  # the sidebar's cached parse of these bytes: not parsed again
 
     memo_key = (tuple(key), group_column)
     memo = st.session_state.get("_release_missing_rows")
     if memo and memo[0] == memo_key:
         return memo[1]
-    frame = _read_upload(key[1], key[2], raw)[0]
+    frame = read_upload(key[1], key[2], raw)[0]
     marked = frame.assign(**{_ROW_MARK: range(len(frame))})
     kept = clean_income_column(marked, ds.column, negative=key[4])[0][_ROW_MARK].to_numpy()
     removed = sorted(set(range(len(frame))) - set(kept.tolist()))

@@ -5,6 +5,7 @@ cap, the declared groups and their sizes; and the plan they make."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -234,16 +235,18 @@ def release_choices(
     declaration = group_declaration(ds, group_column) if grouped and ds is not None and group_column else None
     keys, cell_sizes, refusal = release_cells(declaration, group_column, grouped)
     noisy = DEFAULT_N_EPSILON * len(grouped) if group_column and cell_sizes == "noisy" else 0.0
-    cells = dict(keys=keys, cell_sizes=cell_sizes, groups_refusal=refusal, noisy_cell_epsilon=noisy)
+    with_cells = functools.partial(
+        ReleaseChoices, keys=keys, cell_sizes=cell_sizes, groups_refusal=refusal, noisy_cell_epsilon=noisy
+    )
     if account is not None:
         cap = float(account.cap_epsilon)
         said = tuple(p for p in problems if p)
-        return ReleaseChoices(epsilons, cap, True, planned, confidential, starts, cap, **cells, problems=said)
+        return with_cells(epsilons, cap, True, planned, confidential, starts, cap, problems=said)
     cap_start = plan_cap_default(math.fsum(e for e in epsilons.values() if math.isfinite(e) and e > 0) + noisy)
     cap = typed_value(CAP_KEY, cap_start)
     problems.append(range_problem("The ε cap", cap, CAP_FIELD_MIN, CAP_FIELD_MAX))
     said = tuple(p for p in problems if p)
-    return ReleaseChoices(epsilons, cap, False, planned, confidential, starts, cap_start, **cells, problems=said)
+    return with_cells(epsilons, cap, False, planned, confidential, starts, cap_start, problems=said)
 
 
 def release_plan(

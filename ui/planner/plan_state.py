@@ -85,10 +85,11 @@ def allocation(kinds: list[str], total: float) -> dict[str, float]:
     """The budget-first split of ``total`` over ``kinds``: session state, else the URL, else an equal
     split; rescaled (locks kept) when it does not sum to ``total``. Every rebuild goes through
     :func:`store_allocation`, so the sliders show the very epsilons the table and chart use."""
-    alloc = st.session_state.get(ALLOC_KEY)
-    rebuilt = alloc is None or list(alloc) != list(kinds)
+    stored: dict[str, float] | None = st.session_state.get(ALLOC_KEY)
+    rebuilt = stored is None or list(stored) != list(kinds)
     equal_split = False
-    if rebuilt:
+    alloc = None if rebuilt else stored
+    if alloc is None:
         alloc = _from_url(kinds)
         if alloc is None:
             alloc, equal_split = {k: total / len(kinds) for k in kinds}, True

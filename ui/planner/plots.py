@@ -21,7 +21,7 @@ def dots_frame(dots: Sequence[StatisticDots]) -> pd.DataFrame:
     rows = []
     for d in dots:
         absolute = d.errors_abs is not None
-        values_of = d.errors_abs if absolute else d.errors_percent
+        values_of = (d.errors_abs if absolute else d.errors_percent) or ()
         n_dots = len(values_of[0]) if values_of else 0
         for label, values in zip(d.labels, values_of, strict=True):
             for i, v in enumerate(values):

@@ -47,7 +47,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -86,7 +86,6 @@ from ui.planner.choices import (
     group_declaration,
     large_epsilon_warning,
     plan_differences,
-    release_cells,
     release_choices,
     release_plan,
     round_up,
@@ -471,9 +470,9 @@ def _release(
         grouped = any(kind in GROUP_KINDS for kind, _ in items)
         if grouped and not declared_labels:
             raise ledger_lib.DPInputError("group statistics need group labels declared public; nothing was charged")
-        if (n_missing or grouped) and statistic_params is None:
-            raise ledger_lib.DPInputError("this release needs the statistics' settings; nothing was charged")
         if n_missing or grouped:  # every row stays in n (missing incomes at the public lower bound)
+            if statistic_params is None:
+                raise ledger_lib.DPInputError("this release needs the statistics' settings; nothing was charged")
             stats = []
             for kind, eps in items:
                 params = dict(statistic_params(kind))
@@ -484,7 +483,7 @@ def _release(
                 if groups is None:
                     stats.append((planner_lib.make_statistic(kind, values, None, **params), eps))
                 else:
-                    stats.append((declared_group_statistic(kind, params, values, groups, declared_labels), eps))
+                    stats.append((declared_group_statistic(kind, params, values, groups, declared_labels or ()), eps))
         else:
             stats = [(build_statistic(kind), eps) for kind, eps in items]
         if ds.source == "upload" and is_source_fingerprint(dataset_id):
@@ -505,7 +504,7 @@ def _release(
         }
         if grouped:
             identity["group_labels"] = {
-                "declared_public": list(declared_labels),
+                "declared_public": list(declared_labels or ()),
                 "rule": "the groups listed are the declared ones, whatever the data hold; "
                 "rows of other groups are left out (a public rule)",
             }
@@ -517,7 +516,7 @@ def _release(
         outcome = ("error", f"**The ledger refused this release{'' if said else '; nothing was charged'}.** {text}")
     except (ValueError, TypeError) as exc:  # DPInputError: the message says whether ε was spent
         outcome = ("error", f"**The release did not complete.** {_refusal_text(exc)}")
-    except Exception as exc:  # noqa: BLE001 - never a traceback in front of the analyst; the ledger is the truth
+    except Exception as exc:  # never a traceback in front of the analyst; the ledger is the truth
         outcome = (
             "error",
             f"**The release failed unexpectedly** ({type(exc).__name__}: {exc}). If the ledger charged "
@@ -541,10 +540,9 @@ LABELS_PUBLIC = "These group labels are public (e.g. states, sexes)"
 SIZES_PUBLIC = "The size of each group is public too (the PSEO assumption: published cell counts)"
 
 
-def declared_groups(grouped: Sequence[str], group_column: str | None, ds: Any = None) -> list[str] | str:
+def declared_groups(grouped: Sequence[str], group_column: str | None, ds: Any = None) -> None:
     """Draw the declaration of the groups (asked only when the release has group statistics on a column of the
-    file; the fields start from :func:`group_declaration`) and return the group labels declared public, or the
-    reason a group release cannot be made (a sentence)."""
+    file; the fields start from :func:`group_declaration`); :func:`release_choices` reads what they hold."""
     start = group_declaration(ds, group_column)
     st.markdown(
         f"**Groups of `{group_column}`** (used by " + ", ".join(planner_lib.STAT_KINDS[k] for k in grouped) + ")"
@@ -573,8 +571,6 @@ def declared_groups(grouped: Sequence[str], group_column: str | None, ds: Any = 
             persist_state="session",
             help="Without it the group sizes would have to be noisy, which only the command line does.",
         )
-    keys, _, refusal = release_cells(group_declaration(ds, group_column), group_column, grouped)
-    return refusal if refusal is not None or keys is None else next(iter(keys.values()))
 
 
 def empty_declared_group(ds: Any, group_column: str | None, labels: Sequence[str] | None) -> str | None:
@@ -600,6 +596,7 @@ def declared_group_statistic(kind: str, params: dict, values: Any, groups: Any, 
         cells = tuple(np.maximum(x[g == lab], 0.0) for lab in labels)
         if stat is None:
             raise ledger_lib.DPInputError("no row of the file is in a declared group; nothing was charged")
+        assert isinstance(stat, planner_lib.PercentilesStatistic)  # what make_statistic builds for these kinds
         return dataclasses.replace(stat, cells=cells, cell_labels=tuple(labels))
     if kind == "group_means":
         empty = [lab for lab in labels if not np.any(g == lab)]
@@ -715,15 +712,18 @@ def release_panel(  # noqa: C901
             )
         )
         cap_delta = float(
-            st.selectbox(
-                "δ cap of this data",
-                DELTA_CAPS,
-                index=DELTA_CAPS.index(DEFAULT_DELTA_CAP),
-                key="planner_cap_delta",
-                persist_state="session",
-                format_func=lambda d: "0 (pure ε-DP only)" if d == 0 else f"{d:g}",
-                help="Only mechanisms with a small certified failure probability (an (ε, δ) cost) spend δ; pure ε-DP "
-                "releases spend none. Fixed with the cap.",
+            cast(  # streamlit types selectbox's choice None when mypy targets 3.10 (its typing.Never is 3.11+)
+                float,
+                st.selectbox(
+                    "δ cap of this data",
+                    DELTA_CAPS,
+                    index=DELTA_CAPS.index(DEFAULT_DELTA_CAP),
+                    key="planner_cap_delta",
+                    persist_state="session",
+                    format_func=lambda d: "0 (pure ε-DP only)" if d == 0 else f"{d:g}",
+                    help="Only mechanisms with a small certified failure probability (an (ε, δ) cost) spend δ; pure ε-DP "
+                    "releases spend none. Fixed with the cap.",
+                ),
             )
         )
         label = st.text_input(

@@ -16,9 +16,10 @@ this module never imports (nor it this one).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,7 @@ from dpcore.views.planner import (
     BudgetFirstView,
     HalfWidthView,
     IntervalWidth,
+    StatisticDots,
     StatisticTarget,
 )
 from ui.common import (
@@ -59,6 +61,9 @@ from ui.planner.plan_state import (
     split_allocation,
     store_allocation,
 )
+
+if TYPE_CHECKING:  # the figures are built in ui.planner.plots
+    import plotly.graph_objects as go
 
 RANDOM_GROUPS = "(random groups A/B/C)"
 #: (largest relative error %, probability %) per statistic; the Gini's error is in Gini points (GINI_ERR_KEY)
@@ -182,9 +187,11 @@ def small_cell_advice(groups: np.ndarray, *, share: float = 0.02, minimum: int =
 
 
 def choose_groups(
-    dataset: Any, values: np.ndarray, kinds: list[str], seed: int
+    dataset: Any, values: np.ndarray, kinds: list[str], seed: int, *, data_notes: bool = True
 ) -> tuple[np.ndarray | None, str, list[str], str | None]:
-    """The group / cell labels of the grouped statistics: ``(groups, token, labels, group_column)``."""
+    """The group / cell labels of the grouped statistics: ``(groups, token, labels, group_column)``.
+    ``data_notes=False``: the notes read off the records (rows without a group, small cells) are not shown (a
+    private plan shows nothing computed from the confidential records)."""
     if not any(k in planner_experiments.GROUPED_KINDS for k in kinds):
         return None, _memo(dataset, ("token",), lambda: fingerprint(values, None)), [], None
     candidates = _memo(dataset, ("cands",), lambda: _group_candidates(dataset)) if dataset.frame is not None else []
@@ -214,12 +221,12 @@ def choose_groups(
             "Random groups A/B/C (50/30/20% of records), drawn with the sidebar seed: they differ only "
             "in size, which is what the privacy noise depends on. A real release refuses them."
         )
-    elif n_missing:
+    elif n_missing and data_notes:
         st.caption(f"{n_missing:,} records without a value of {column} form their own group 'nan'.")
     rejected = _memo(dataset, ("rejected",), lambda: group_rejections(dataset))
     if rejected:
         st.caption("Columns that cannot be groups: " + "; ".join(rejected) + ".")
-    if column is not None:
+    if column is not None and data_notes:
         for advice in _memo(dataset, ("small", column), lambda: small_cell_advice(groups)):
             st.warning(advice)
     return groups, token, labels, column
@@ -417,6 +424,7 @@ def statistic_settings(
                 points = _gini_points_target(c1, params, gini_of)
                 specs.append(StatisticTarget(kind, tuple(sorted(params.items())), None, conf / 100.0, abs_error=points))
                 continue
+            assert tol0 is not None  # every kind but the Gini has a relative target
             tol = qp_slider("Largest relative error, %", f"planner_{kind}_tol", 1, 50, tol0, 1, container=c1)
             specs.append(StatisticTarget(kind, tuple(sorted(params.items())), tol / 100.0, conf / 100.0))
     converted = st.session_state.pop("_planner_gini_converted", None)
@@ -455,7 +463,7 @@ def _on_slider(kind: str, kinds: list[str]) -> None:
         )
     except ValueError as exc:
         st.session_state["_planner_alloc_error"] = str(exc)
-        new = current
+        new = np.asarray(current, dtype=float)
     store_allocation(kinds, dict(zip(kinds, map(float, new), strict=True)), total)
 
 
@@ -772,22 +780,20 @@ def render_accuracy(
         frame = _remembered("dots_frame", view, lambda: plots_planner.dots_frame(view.dots))
         for dots in view.dots:
             title = f"{dots.statistic} at ε = {dots.epsilon:.3g} ({100 * dots.confidence:g}% target)"
-            absolute = dots.errors_abs is not None
             show_figure(
-                _remembered(
-                    "fig_quantile_dots",
-                    dots,
-                    lambda dots=dots, absolute=absolute, title=title: plots_planner.fig_quantile_dots(
-                        frame[frame["statistic"] == dots.statistic],
-                        dots.abs_error if absolute else 100 * dots.rel_error,
-                        title,
-                        gini_points=absolute,
-                    ),
-                    title,
-                ),
+                _remembered("fig_quantile_dots", dots, functools.partial(_quantile_dots, frame, dots, title), title),
                 width="stretch",
             )
         download_csv(frame, "Download the dot-plot data (CSV)", "planner_dots.csv", key="planner_dl_dots")
+
+
+def _quantile_dots(frame: pd.DataFrame, dots: StatisticDots, title: str) -> go.Figure:
+    """The dot plot of one statistic, its target in its own unit: Gini points for an absolute target (its dots
+    ``errors_abs``), else % of the true value."""
+    rows = frame[frame["statistic"] == dots.statistic]
+    if dots.errors_abs is not None and dots.abs_error is not None:
+        return plots_planner.fig_quantile_dots(rows, dots.abs_error, title, gini_points=True)
+    return plots_planner.fig_quantile_dots(rows, 100 * dots.rel_error, title, gini_points=False)
 
 
 # ---------------------------------------------------------------------------------------------

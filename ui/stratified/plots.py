@@ -73,7 +73,7 @@ def _group_means(
             hovertemplate="%{y}<br>true %{x:.4g}<extra></extra>",
         ),
     ]
-    value_axis = dict(title=dict(text=value_label))
+    value_axis: dict[str, object] = dict(title=dict(text=value_label))
     if y_range is not None:
         value_axis["range"] = list(y_range)
     layout = dict(
@@ -121,7 +121,7 @@ def overall_errors_spec(df: pd.DataFrame) -> dict:
 
 
 def _overall_errors(df: pd.DataFrame) -> tuple[list, dict]:
-    methods, q = [], {p: [] for p in (5, 25, 50, 75, 95)}
+    methods, q = [], {p: list[float]() for p in (5, 25, 50, 75, 95)}
     means = []
     labels, errors = df["method"].to_numpy(), df["error"].to_numpy(dtype=float)
     for m in dict.fromkeys(labels):  # methods in order of first appearance, rows in order (= groupby(sort=False))

@@ -119,7 +119,7 @@ def columns_caption(name: str) -> str:
     )
 
 
-def with_progress(run: Callable[[Callable[[float, str], None]], Any]) -> Any:
+def with_progress(run: Callable[[Callable[[float, str], object]], Any]) -> Any:
     """Run ``run(progress)`` under a Streamlit progress bar (removed afterwards)."""
     bar = st.progress(0.0, text="starting…")
     try:

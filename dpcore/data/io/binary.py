@@ -290,7 +290,7 @@ def parse_excel(  # noqa: C901
         ) from None
     try:
         status, payload = pickle.loads(child.stdout)  # written by _WORKBOOK_CHILD, our own code
-    except Exception:  # noqa: BLE001 - the child died before writing its answer
+    except Exception:  # the child died before writing its answer
         # out of address space inside C code (a failed allocation aborts rather than raising), or killed
         last = (child.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit code {child.returncode}"])[-1]
         status = "memory" if ("MemoryError" in last or "alloc" in last or child.returncode < 0) else "error"

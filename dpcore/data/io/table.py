@@ -34,8 +34,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-# complexity above the cap: one branch per file format, in detection order
-def read_table(  # noqa: C901
+def read_table(
     source: bytes | str | Path | BinaryIO,
     *,
     file_name: str | None = None,

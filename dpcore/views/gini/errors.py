@@ -15,7 +15,7 @@ import pandas as pd
 from ...noise import GeneralizedCauchy
 from ...validation import DPInputError, check_epsilon, check_finite, check_gamma, check_int, check_positive
 
-ProgressFn = Callable[[float, str], None]
+ProgressFn = Callable[[float, str], object]  # what it returns is ignored (st.progress returns its element)
 
 
 CALIBRATIONS: tuple[str, ...] = ("paper", "tight")

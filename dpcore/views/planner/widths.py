@@ -76,7 +76,7 @@ def _percentile_widths(stat: Any, eps: float, level: float, seed: int) -> tuple[
     """Median over :data:`INTERVAL_DRAWS` seeded noisy histograms (the mechanism's discrete Laplace law) of
     :func:`dpcore.intervals.percentile_interval`'s width, n public; cells with fewer than 2 records: NaN."""
     mech = stat.mechanism_at(eps)
-    counts = np.asarray(stat._counts, dtype=float)
+    counts = np.asarray(stat.confidential_counts, dtype=float)
     sizes = counts.sum(axis=1)
     q = math.exp(-1.0 / mech.noise_scale)
     gen = as_generator(seed)
@@ -135,7 +135,7 @@ def _gini_widths(stat: Any, eps: float, level: float) -> tuple[np.ndarray, str, 
     # bound's noise has median 0), a planning number like the error columns beside it
     constants = mech.interval_constants()
     scale = min(
-        max(stat._smooth_sensitivity(eps, plan.beta) / constants["release_alpha"], constants["min_scale"]),
+        max(stat.confidential_smooth_sensitivity(eps, plan.beta) / constants["release_alpha"], constants["min_scale"]),
         constants["max_scale"],
     )
     # the published interval is cut to [0, 1]: its typical width (the Gini page's) never exceeds 1
