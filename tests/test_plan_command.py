@@ -272,16 +272,10 @@ def test_neighbouring_sources_get_the_same_charge_and_the_same_public_settings(s
     assert texts[0] == texts[1]
 
 
-RISK_PLAN = """
-version = 1
-population = "people"
-income = "income"
-cap_epsilon = 10.0
-planning_epsilon = 0.1
-
-[keys]
-state = ["CO", "TX"]
-
+# the plan's header (population, cap, planning epsilon, declared cells) with a relative risk to plan
+RISK_PLAN = (
+    PLAN.split("[[statistics]]")[0]
+    + """
 [[statistics]]
 kind = "relative_risk"
 by = ["state"]
@@ -291,6 +285,7 @@ reference = "b"
 outcome_below = 30000
 relative_half_width = 0.5
 """
+)
 
 
 def test_the_snapshot_risk_table_is_counted_by_the_engine_from_the_statistic():
