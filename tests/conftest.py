@@ -170,6 +170,7 @@ BROWSER_GROUPS = (
         "test_browser_sidebar_state.py",
         "test_browser_lessons_more.py",
         "test_browser_planner_release.py",
+        "test_browser_private_plan.py",
         "test_browser_release_card.py",  # only the process's Chromium: launched once with the group's
     ),
 )

@@ -270,3 +270,40 @@ def test_neighbouring_sources_get_the_same_charge_and_the_same_public_settings(s
         texts.append(raw)
     assert charges[0] == charges[1] and [c[:2] for c in charges[0]] == [("pure", pytest.approx(0.1))]
     assert texts[0] == texts[1]
+
+
+# the plan's header (population, cap, planning epsilon, declared cells) with a relative risk to plan
+RISK_PLAN = (
+    PLAN.split("[[statistics]]")[0]
+    + """
+[[statistics]]
+kind = "relative_risk"
+by = ["state"]
+group = "group"
+exposed = "a"
+reference = "b"
+outcome_below = 30000
+relative_half_width = 0.5
+"""
+)
+
+
+def test_the_snapshot_risk_table_is_counted_by_the_engine_from_the_statistic():
+    """The snapshot's confidential 2x2 table per cell (cases and non-cases, exposed then reference) comes from
+    Engine.outcomes given the plan's relative-risk statistic (counted here by hand)."""
+    from dpcore import engines, plan_command
+
+    plan = parse_plan(RISK_PLAN, solving=True)
+    df = pd.DataFrame(
+        {
+            "state": ["CO", "CO", "TX", "TX", "TX", "CO"],
+            "group": ["a", "b", "a", "b", "a", "a"],
+            "income": [10_000, 50_000, 20_000, 10_000, 90_000, 40_000],
+        }
+    )
+    with engines.open_engine("pandas", engines.frame_source(df), engines.EngineSpec.from_plan(plan)) as eng:
+        eng.prepare()
+        tables, cells, _ = plan_command._engine_tables(eng, plan, ("state",), [("CO",), ("TX",)])
+    assert cells == [("CO",), ("TX",)]
+    # CO: exposed incomes 10k (a case) and 40k, reference 50k; TX: exposed 20k (a case) and 90k, reference 10k (a case)
+    assert tables.confidential_risk.tolist() == [[[1, 1], [0, 1]], [[1, 1], [1, 0]]]
