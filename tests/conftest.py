@@ -82,6 +82,7 @@ SLOW_FILES_FIRST = (
     "test_page_stratified.py",
     "test_ratio_rivals.py",
     "test_app_pages.py",
+    "test_notebooks.py",
     "test_planner_experiments.py",
     "test_upload_bombs.py",
     "test_page_attacker.py",
