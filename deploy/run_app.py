@@ -120,6 +120,7 @@ def warm_pages(pages: tuple[str, ...] = WARM_PAGES, timeout: float = 120.0) -> t
     done, problems = serve.warm_up([address], list(pages), timeout=timeout)
     for problem in problems:
         print(f"warm-up: {problem}", file=sys.stderr)
+    print(f"warm-up: {done} of {len(pages)} pages opened ({', '.join(pages)})", file=sys.stderr)
     return done, problems
 
 
