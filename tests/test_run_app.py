@@ -114,7 +114,7 @@ def test_the_warm_up_opens_the_computing_pages_on_this_servers_address(monkeypat
     monkeypatch.setattr(run_app, "_server_address", lambda timeout: "127.0.0.1:8765")
     monkeypatch.setattr(serve, "warm_up", fake_warm_up)
     assert run_app.warm_pages() == (3, [])
-    assert seen == {"addresses": ["127.0.0.1:8765"], "pages": ["planner", "percentiles", "gini"]}
+    assert seen == {"addresses": ["127.0.0.1:8765"], "pages": ["percentiles", "gini", "planner"]}
     assert set(run_app.WARM_PAGES) <= set(serve.app_page_paths())  # every one is a page of app.py
 
 
