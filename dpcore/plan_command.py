@@ -683,8 +683,7 @@ def _header(
             met = "meets" if check.meets(name) else "MISSES"
             said = (
                 f"; {CHECK_RELEASES} simulated releases on the planning data: {check.shares[name]:.0%} of cells within "
-                f"{MET_FACTOR:g}x, {met} the {check.required[name]:.0%} that one release needs to be within it in "
-                f"{MET_SHARE:.0%} of cells with probability {MET_CONFIDENCE:.0%}"
+                f"{MET_FACTOR:g}x, {met} the {check.required[name]:.0%} needed (docs/plan_format.md)"
             )
         lines.append(f"  {name}: epsilon {eps:g} ({'exact: public inputs only' if exact else 'approximate'}{said})")
     return lines

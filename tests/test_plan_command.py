@@ -236,7 +236,13 @@ def test_with_public_sizes_a_real_release_of_the_solved_plan_meets_its_targets(s
     assert code == 0, err
     text = solved.read_text()
     assert "01_mean_by_state: epsilon" in text and "(exact: public inputs only; 5 simulated releases" in text
-    assert text.count("100% of cells within 1.25x, meets the") == 2 and "warning" not in err
+    assert (
+        "(exact: public inputs only; 5 simulated releases on the planning data: 100% of cells within 1.25x, meets"
+        in text
+    )
+    # the Gini's check is random (a snapshot's synthetic data, 5 simulated releases): it may say MISSES (measured:
+    # 1 run in 6 here, the epsilon raised as far as it helped), and then warns
+    assert "02_gini_by_state: epsilon" in text and ("MISSES" in text) == ("warning" in err)
     code, _, err = _cli(capsys, "release", solved, "--data", data, "--out", tmp / "rel", "--ledger", url, "--quiet")
     assert code == 0, err
     mean = pd.read_csv(tmp / "rel" / "01_mean_by_state.csv")
