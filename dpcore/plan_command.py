@@ -557,7 +557,11 @@ def release_check(
     from .engines import execute
 
     empty = ReleaseCheck({}, {}, {})
-    specs = [s for s in _targets(plan) if s.kind in _CHECKED_KINDS and not (s.kind == "percentiles" and s.method)]
+    specs = [
+        s
+        for s in _targets(plan)
+        if s.kind in _CHECKED_KINDS and not (s.kind == "percentiles" and s.method == "exponential")
+    ]
     if not specs:
         return empty
     by = _cell_columns(plan)

@@ -55,6 +55,15 @@ upper = 200000
 half_width = 0.06
 """
 
+MEDIAN = """
+[[statistics]]
+kind = "percentiles"
+by = ["state"]
+bins = "pseo"
+q = [50]
+half_width = 10000
+"""
+
 
 @pytest.fixture()
 def setup(tmp_path):
@@ -304,6 +313,7 @@ def test_the_release_check_counts_every_cell_of_every_simulated_release(tmp_path
             'state = ["CO", "TX"]', 'state = ["CO", "TX", "UT"]'
         )
         + GINI
+        + MEDIAN
     )
     plan = plan_command.load_plan(plan_file, solving=True)
     planning = SimpleNamespace(values=np.ones(3), cells=np.array(["CO", "TX", "UT"]))
@@ -311,8 +321,10 @@ def test_the_release_check_counts_every_cell_of_every_simulated_release(tmp_path
     def fake_release(sub, source, *, out_dir, seed, public_data):  # release `seed` misses in cell seed % 3 (1.5x)
         out_dir.mkdir()
         for spec in sub.statistics:
-            half = np.where(np.arange(3) == seed % 3, 0.09, 0.06) if spec.kind == "gini" else np.full(3, 4000.0)
-            col = "gini" if spec.kind == "gini" else "mean"
+            rotating = np.where(np.arange(3) == seed % 3, 1.5, 1.0)
+            col, half = {"gini": ("gini", 0.06 * rotating), "percentiles": ("p50", 10_000.0 * rotating)}.get(
+                spec.kind, ("mean", np.full(3, 4000.0))
+            )
             pd.DataFrame({col: 0.4, f"{col}_lower": 0.4 - half, f"{col}_upper": 0.4 + half}).to_csv(
                 out_dir / f"SIMULATION_{spec.name}.csv", index=False
             )
@@ -325,3 +337,6 @@ def test_the_release_check_counts_every_cell_of_every_simulated_release(tmp_path
     # the epsilon is raised so that the pairs' required quantile comes within 1.25x (half-width ~ 1/epsilon)
     assert check.factors[gini] == pytest.approx(0.09 / 0.06 / 1.25)
     assert check.meets(mean) and mean not in check.factors
+    # a median on histogram bins (method "histogram", the default) is checked the same way
+    median = next(s.name for s in plan.statistics if s.kind == "percentiles")
+    assert check.shares[median] == pytest.approx(6 / 9) and check.factors[median] == pytest.approx(1.5 / 1.25)
