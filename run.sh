@@ -32,7 +32,7 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 if [ "$mode" = app ]; then
-  exec "$VENV/bin/python" -m streamlit run app.py "$@"
+  exec "$VENV/bin/python" deploy/run_app.py "$@"  # streamlit run app.py, the pages' imports made meanwhile
 elif [ "$mode" = release ] || [ "$mode" = check ] || [ "$mode" = ledger ]; then
   repo=$PWD; venv_python="$(cd "$VENV" && pwd)/bin/python"
   cd "$caller_dir" && PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" exec "$venv_python" -m dpcore "$mode" "$@"

@@ -16,7 +16,6 @@ from ui.common import (
     guard,
     link_default,
     qp_radio,
-    qp_selectbox,
     qp_toggle,
     seed,
 )
@@ -26,7 +25,7 @@ from ui.gini import noise_choice, sections
 from ui.gini import views as gini_views
 from ui.sidebar import current_dataset
 
-EPS_OPTIONS = [0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0]
+EPS_OPTIONS = list(defaults.GINI_EPSILON_STEPS)
 DEFAULT_UPPER = defaults.INCOME_UPPER  # shared with the planner (dpcore.defaults)
 DRAW_OPTIONS = {"10,000": 10_000, "100,000": 100_000, "1,000,000 (as in the paper; slower)": 1_000_000}
 DEFAULT_DRAWS = "100,000"
@@ -87,7 +86,6 @@ def live_view(ds) -> None:
     prior, prior_text = gini_views.PRIORS[prior_key]
 
     # ---- the one view call ------------------------------------------------------------------------
-    gini_controls.warm_calibrations(tuple(EPS_OPTIONS), gamma, calibration, noise)
     # Light-tailed noises need beta ~ ε/ln(1/δ): below ε = 1 the exact bound takes seconds to minutes. The view
     # then uses the fast bound (never smaller) and the answer (exact, as a release plans it) waits for a click.
     slow_light = noise != "cauchy" and method == "exact" and eps < gini_controls.LIGHT_EXACT_MIN_EPSILON
@@ -175,6 +173,7 @@ def live_view(ds) -> None:
         note=f"The paper experiments ({sections.PAPER.cited}; download their tables below) and the noise "
         f"comparison ({sections.NOISE.number}) are not in the script.",
     )
+    gini_controls.warm_calibrations(tuple(EPS_OPTIONS), gamma, calibration, noise)
     # The paper section lies outside this fragment (it does not depend on ε): when one of its inputs changed in a
     # fragment-only run, redraw the whole page once.
     paper_inputs = {"gamma": gamma, "upper": upper, "upper_epsilon": upper_eps, "n": int(n)}
@@ -197,14 +196,13 @@ if paper is not None:
         f"## {sections.PAPER.heading}\n\nEach runs on a button (they take a few seconds), with "
         "the paper's calibration and ours side by side."
     )
-    n_draws = DRAW_OPTIONS[
-        qp_selectbox("Simulated releases per setting", "gini_exp_draws", list(DRAW_OPTIONS), DEFAULT_DRAWS)
-    ]
+    paper_n = int(paper["n"])
     gini_views.paper_experiments(
-        gini_controls.subsample(gini_views.data_digest(ds.values), ds.values, paper["n"]),
+        lambda: gini_controls.subsample(gini_views.data_digest(ds.values), ds.values, paper_n),
         gamma=paper["gamma"],
         upper=paper["upper"],
         upper_epsilon=paper["upper_epsilon"],
-        n_draws=n_draws,
         seed=seed(),
+        draw_options=DRAW_OPTIONS,
+        default_draws=DEFAULT_DRAWS,
     )

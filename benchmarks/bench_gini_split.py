@@ -23,11 +23,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dpcore.defaults import GINI_EPSILON_STEPS
+
 QUICK = "--quick" in sys.argv
 TABLE = ROOT / "dpcore" / "gini_split_table.py"
 
-#: the Gini page's epsilon slider (app_pages/gini.py EPS_OPTIONS; a test checks the table covers it)
-PAGE_EPSILONS = (0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0)
+#: the Gini page's epsilon slider (dpcore.defaults.GINI_EPSILON_STEPS; a test checks the table covers it)
+PAGE_EPSILONS = GINI_EPSILON_STEPS
 #: the noises a Gini is released with an interval for (dpcore.views.gini.PUBLISHED_NOISES)
 PAGE_NOISES = ("cauchy", "laplace")
 

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from . import noise
-from .stratified import MAX_GROUPS, group_index, readonly, resolve_weights
+from .stratified import MAX_GROUPS, WeightedGroupMeans, group_index, readonly, resolve_weights
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -317,19 +317,13 @@ def coinpress_mean(
 
 
 @dataclass(frozen=True)
-class StratifiedCoinPressRelease:
+class StratifiedCoinPressRelease(WeightedGroupMeans):
     """StratCoinpress / PubStratCoinpress (Algorithm 3): group means and their weighted combination.
 
     ``per_group`` follows the sorted ``labels``; ``overall = sum_i weights[i] per_group[i]``
     (weights normalised). An empty group releases the prior midpoint (no data, no budget).
     """
 
-    overall: float
-    per_group: np.ndarray
-    labels: tuple
-    counts: np.ndarray
-    weights: np.ndarray
-    weights_source: str
     intervals: np.ndarray  # (k, 2) final intervals (prior interval for empty groups)
     rho: float
     schedule: tuple[float, ...]
@@ -498,9 +492,3 @@ def simulate_coinpress(
         global_overall=None if glob is None else readonly(glob),
         rho=rho,
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# All methods side by side, and the sweeps behind the paper's Figures 2, 3, 6 and # ---------------------------------------------------------------------------------------------
-# Moved: every method side by side and the paper's sweeps live in dpcore.views.stratified
-# ---------------------------------------------------------------------------------------------

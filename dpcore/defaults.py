@@ -11,6 +11,8 @@ These are *public* inputs chosen without looking at any data set.
 * ``MEAN_CLIP_UPPER = 500,000``: the clip range of group means in the planner and on the
   group-means page for the sidebar's data set.
 * ``GINI_GAMMA = 2`` (the papers' Cauchy-like tail) with the certified ``"tight"`` calibration.
+* ``GINI_EPSILON_STEPS``: the Gini page's ε slider, 0.05 to 5 in steps roughly even on a log scale (the shipped
+  interval splits and the app's start-up calibrations cover exactly these).
 * ``PSEO_BINS``: the Census PSEO's 21 bins (Table 1), :data:`dpcore.percentiles.PSEO_BIN_EDGES`.
 * ``ANSWER_TARGET_GINI = 0.01`` (one Gini point) reached ``ANSWER_CONFIDENCE = 0.9`` of the time:
   the target the answer sentence of the Gini page recommends an ε for, until the user types another.
@@ -23,6 +25,24 @@ INCOME_UPPER: float = 1_000_000.0
 MEAN_CLIP_UPPER: float = 500_000.0
 GINI_GAMMA: float = 2.0
 GINI_CALIBRATION: str = "tight"
+GINI_EPSILON_STEPS: tuple[float, ...] = (
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.4,
+    0.5,
+    0.75,
+    1.0,
+    1.5,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+)
 PSEO_BINS: str = "pseo"
 ANSWER_TARGET_GINI: float = 0.01
 ANSWER_CONFIDENCE: float = 0.9
@@ -33,6 +53,7 @@ __all__ = [
     "MEAN_CLIP_UPPER",
     "GINI_GAMMA",
     "GINI_CALIBRATION",
+    "GINI_EPSILON_STEPS",
     "PSEO_BINS",
     "ANSWER_TARGET_GINI",
     "ANSWER_CONFIDENCE",

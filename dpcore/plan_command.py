@@ -233,7 +233,7 @@ def _engine_tables(eng: Any, plan: ReleasePlan, by: tuple[str, ...], cells: Any)
     risks = [s for s in _targets(plan) if s.kind == "relative_risk"]
     if risks:
         r = risks[0]
-        o = eng.outcomes(list(by), str(r.group), str(r.exposed), str(r.reference), r.outcome, r.outcome_below)
+        o = eng.outcomes(list(by), r)
         risk = np.zeros((len(cells), 2, 2), dtype=np.int64)
         for row in o.to_dict("records"):
             i = index.get(tuple(str(row[c]) for c in by))

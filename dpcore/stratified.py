@@ -283,7 +283,23 @@ def clipped_laplace_mean(
 
 
 @dataclass(frozen=True)
-class StratifiedMeanRelease:
+class WeightedGroupMeans:
+    """Released means of public groups and their public-weight combination, whatever mechanism drew them
+    (:class:`StratifiedMeanRelease`, :class:`dpcore.coinpress.StratifiedCoinPressRelease`): ``per_group[i]``
+    belongs to ``labels[i]`` (sorted), ``counts`` are the public group sizes, ``overall = sum_i weights[i]
+    per_group[i]`` with the normalised public ``weights`` (post-processing, no extra privacy cost) and
+    ``weights_source`` says where the weights come from."""
+
+    overall: float
+    per_group: np.ndarray
+    labels: tuple
+    counts: np.ndarray
+    weights: np.ndarray
+    weights_source: str
+
+
+@dataclass(frozen=True)
+class StratifiedMeanRelease(WeightedGroupMeans):
     """Released group means and their public-weight combination.
 
     ``per_group[i]`` belongs to ``labels[i]`` (sorted). ``overall = sum_i weights[i] per_group[i]``
@@ -292,12 +308,6 @@ class StratifiedMeanRelease:
     data-independent midpoint of its clip interval. ``notes`` explains any such special case.
     """
 
-    overall: float
-    per_group: np.ndarray
-    labels: tuple
-    counts: np.ndarray
-    weights: np.ndarray
-    weights_source: str
     epsilon: float
     clip_low: np.ndarray
     clip_high: np.ndarray

@@ -82,6 +82,7 @@ SLOW_FILES_FIRST = (
     "test_page_stratified.py",
     "test_ratio_rivals.py",
     "test_app_pages.py",
+    "test_notebooks.py",
     "test_planner_experiments.py",
     "test_upload_bombs.py",
     "test_page_attacker.py",
@@ -169,6 +170,7 @@ BROWSER_GROUPS = (
         "test_browser_sidebar_state.py",
         "test_browser_lessons_more.py",
         "test_browser_planner_release.py",
+        "test_browser_private_plan.py",
         "test_browser_release_card.py",  # only the process's Chromium: launched once with the group's
     ),
 )

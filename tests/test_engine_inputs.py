@@ -13,7 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpcore.engines import EngineSpec, open_engine, parse_source
+from dpcore.plan import StatisticSpec
 from dpcore.validation import DPInputError
+
+# the relative-risk statistics Engine.outcomes counts for
+GROUP_A_VS_B = StatisticSpec(1, "relative_risk", 1.0, group="group", exposed="a", reference="b", outcome="employed")
 
 SPEC = EngineSpec("earnings", ("state", "group"), outcome_columns=("employed",))
 EDGES = (0.0, 10_000.0, 50_000.0, 1_000_000.0)
@@ -321,7 +325,7 @@ def outcome(engine: str, path: str) -> tuple[str, object]:
                 "histogram": histogram.reset_index(drop=True),
                 "sums": eng.sums(["state"], 0, 100_000),
                 "gini": eng.gini_inputs([], 0, 1e6, 0.1),
-                "outcomes": eng.outcomes(["state"], "group", "a", "b", "employed", None),
+                "outcomes": eng.outcomes(["state"], GROUP_A_VS_B),
             }
     except DPInputError as exc:
         return type(exc).__name__, str(exc)
@@ -414,7 +418,7 @@ def _traced_peak(path: str) -> int:
         with open_engine("pandas", parse_source(path), SPEC) as eng:
             eng.histogram(["state"], EDGES)
             eng.sums(["state"], 0, 100_000)
-            eng.outcomes(["state"], "group", "a", "b", "employed", None)
+            eng.outcomes(["state"], GROUP_A_VS_B)
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -432,3 +436,14 @@ def test_pandas_engine_memory_does_not_grow_with_the_file(tmp_path, monkeypatch)
     large = _traced_peak(_sparse_csv(str(tmp_path / "large.csv"), 20_000))
     assert large < 1.3 * small + 500_000, (small, large)
     assert large < 3_000_000, large  # a chunk of text, not 20,000 rows of it
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_outcomes_refuse_a_statistic_without_its_groups(tmp_path, engine):
+    """Engine.outcomes reads the groups from the statistic: one built by hand without them is refused with a
+    DPInputError naming what is missing, before any row is read (not a KeyError, not empty counts)."""
+    path = _sparse_csv(str(tmp_path / "rows.csv"), 50)
+    no_groups = StatisticSpec(1, "relative_risk", 1.0, outcome="employed")
+    with open_engine(engine, parse_source(path), SPEC) as eng:
+        with pytest.raises(DPInputError, match="needs a group column and its exposed and reference labels"):
+            eng.outcomes(["state"], no_groups)

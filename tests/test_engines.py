@@ -14,8 +14,13 @@ import pytest
 from dpcore import engines, noise
 from dpcore import gini as gini_module
 from dpcore.engines import EngineSpec, execute, open_engine, parse_source
-from dpcore.plan import plan_from_dict
+from dpcore.plan import StatisticSpec, plan_from_dict
 from dpcore.validation import DPInputError
+
+# the relative-risk statistics Engine.outcomes counts for
+TREATED_EMPLOYED = StatisticSpec(
+    1, "relative_risk", 1.0, group="treated", exposed="yes", reference="no", outcome="employed"
+)
 
 BY3 = ["institution", "degree_level", "cohort"]
 
@@ -146,7 +151,7 @@ def test_aggregates_match_brute_force(data_dir, engine):
             else:
                 assert row["confidential_gini"] == 0 and row["confidential_smooth_sensitivity"] == 0
 
-        oc = eng.outcomes(["institution"], "treated", "yes", "no", "employed", None).set_index("institution")
+        oc = eng.outcomes(["institution"], TREATED_EMPLOYED).set_index("institution")
         for inst, g in df.groupby("institution"):
             ex, ref = g[g.treated == "yes"], g[g.treated == "no"]
             assert tuple(oc.loc[inst]) == (len(ex), len(ref), int(ex.employed.sum()), int(ref.employed.sum()))
@@ -455,7 +460,7 @@ def test_one_person_changes_aggregates_within_the_calibrated_sensitivity(tmp_pat
                     (
                         eng.histogram(BY3, edges),
                         eng.sums(["state"], 0, 500_000),
-                        eng.outcomes(["institution"], "treated", "yes", "no", "employed", None),
+                        eng.outcomes(["institution"], TREATED_EMPLOYED),
                     )
                 )
         (h0, s0, o0), (h1, s1, o1) = aggs

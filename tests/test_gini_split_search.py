@@ -4,7 +4,6 @@ mechanisms' file cache keeps the model's widths."""
 
 from __future__ import annotations
 
-import ast
 import math
 from pathlib import Path
 
@@ -103,11 +102,12 @@ def test_the_planning_s_beta_from_few_a_k_equals_the_profiles(n, lo, hi):
 
 
 def _page_epsilons() -> list[float]:
-    tree = ast.parse((ROOT / "app_pages" / "gini.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "EPS_OPTIONS":
-            return [float(v) for v in ast.literal_eval(node.value)]
-    raise AssertionError("app_pages/gini.py has no EPS_OPTIONS")
+    from dpcore import defaults
+
+    assert "EPS_OPTIONS = list(defaults.GINI_EPSILON_STEPS)" in (ROOT / "app_pages" / "gini.py").read_text(
+        encoding="utf-8"
+    )
+    return [float(v) for v in defaults.GINI_EPSILON_STEPS]
 
 
 def _page_key(eps: float, noise: str) -> tuple:

@@ -17,8 +17,16 @@ import pytest
 
 from dpcore import ledger
 from dpcore.engines import EngineSpec, execute, open_engine, parse_source
-from dpcore.plan import PlanError, parse_plan, plan_from_dict, plan_to_toml
+from dpcore.plan import PlanError, StatisticSpec, parse_plan, plan_from_dict, plan_to_toml
 from dpcore.validation import DPInputError
+
+# the relative-risk statistics Engine.outcomes counts for
+TREATED_EMPLOYED = StatisticSpec(
+    1, "relative_risk", 1.0, group="treated", exposed="yes", reference="no", outcome="employed"
+)
+TREATED_BELOW_40K = StatisticSpec(
+    1, "relative_risk", 1.0, group="treated", exposed="yes", reference="no", outcome_below=40_000
+)
 
 EDGES = [0.0, 20_000.0, 50_000.0, 100_000.0, 1e6]
 LOWER, UPPER = 1_000.0, 200_000.0
@@ -106,8 +114,8 @@ def aggregates(engine: str, path: str, plan_top: dict | None = None, by=("state"
             "histogram_n": hist.groupby(by, dropna=False, sort=True)["count"].sum().reset_index(),
             "sums": eng.sums(by, LOWER, UPPER),
             "gini": eng.gini_inputs(by, LOWER, UPPER, 0.05),
-            "outcomes": eng.outcomes(by, "treated", "yes", "no", "employed", None),
-            "outcomes_below": eng.outcomes(by, "treated", "yes", "no", None, 40_000),
+            "outcomes": eng.outcomes(by, TREATED_EMPLOYED),
+            "outcomes_below": eng.outcomes(by, TREATED_BELOW_40K),
         }
 
 
@@ -264,7 +272,7 @@ def spark_case(tmp_path: Path) -> None:
     plan = plan_from_dict(plan_raw())
     with open_engine("spark", parse_source(path), EngineSpec.from_plan(plan)) as eng:
         sums = eng.sums(["state"], LOWER, UPPER)
-        outcomes = eng.outcomes(["state"], "treated", "yes", "no", "employed", None)
+        outcomes = eng.outcomes(["state"], TREATED_EMPLOYED)
     expected = aggregates("pandas", path)
     public = public_part(aggregates("pandas", base))
     pd.testing.assert_frame_equal(sums, expected["sums"], check_dtype=False)

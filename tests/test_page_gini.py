@@ -15,6 +15,7 @@ from support import (
     assert_clean,
     assert_page_intro,
     metrics,
+    open_expanders,
     open_page,
     page_script,
     page_text,
@@ -40,7 +41,7 @@ def test_defaults_render_and_explain_themselves(script_views):
     at = script_views["defaults"][0]  # the page at its defaults, opened once for this module (read only here)
     text = assert_page_intro(at, "Gini index with differential privacy")
     assert "treats it as known" in text  # the posterior's known-scale assumption is stated
-    assert any("n^2" in lx.value for lx in at.latex)  # the Gini definition used (eq. 1)
+    assert not at.latex  # the definition's formulas are drawn when its expander is opened (ui.lazy)
     m = metrics(at)
     # the true Gini shown is dpcore's eq.-(1) Gini of the default data clipped to [0, U] (dpcore.defaults)
     xs, _, _ = gini_mechanism.clip_incomes(ui.sidebar.default_dataset().values, lower=0.0, upper=defaults.INCOME_UPPER)
@@ -49,6 +50,44 @@ def test_defaults_render_and_explain_themselves(script_views):
     assert len(at.get("plotly_chart")) >= 5  # releases, dots, decay, posterior, error vs epsilon
     assert "No RMSE" in text and "infinite variance" in text  # gamma = 2 by default
     assert len(at.get("download_button")) >= 4
+
+
+def test_closed_sections_are_drawn_when_opened():
+    """The definition's formulas, the generated script and the paper experiments are drawn when their expander is
+    opened (ui.lazy): a first screen does not pay for them; the script and notebook downloads are there."""
+    at = open_page(PAGE)
+    assert not at.latex and not any("Reproduces the view" in str(c.value) for c in at.code)
+    labels = {b.proto.label for b in at.get("download_button")}
+    assert {"Download the Python script", "Download the notebook (.ipynb)"} <= labels
+    assert open_expanders(at, "Which Gini? (definition used everywhere on this page)") == 1
+    assert any("n^2" in lx.value for lx in at.latex)  # the Gini definition used (eq. 1)
+    assert "gini_view(" in page_script(at)  # opens "Show the script"
+    assert_clean(at)
+
+
+def test_the_slider_calibrations_are_warmed_after_the_page_in_a_background_thread(monkeypatch):
+    """A first visit does not wait for the calibration of every ε of the slider (1.4 s of a 5.8 s first visit after
+    a server start): a background thread started once the live view is drawn computes them."""
+    import threading
+
+    import streamlit as st
+
+    from dpcore.views import gini as gini_experiments
+
+    callers = []
+    calibrate = gini_experiments.calibrate_epsilons
+
+    def spy(*args, **kwargs):
+        callers.append(threading.current_thread().name)
+        return calibrate(*args, **kwargs)
+
+    monkeypatch.setattr(gini_experiments, "calibrate_epsilons", spy)
+    st.cache_resource.clear()  # a first visit of this process
+    assert_clean(open_page(PAGE))
+    for thread in threading.enumerate():
+        if thread.name == "gini-slider-calibrations":
+            thread.join(timeout=300)
+    assert callers and set(callers) == {"gini-slider-calibrations"}
 
 
 def test_main_sliders_move_and_are_kept_in_the_url(capsys):
@@ -168,6 +207,8 @@ def test_dp_upper_bound_adds_to_total_epsilon():
 @pytest.mark.slow
 def test_paper_experiments_run_on_buttons():
     at = open_page(PAGE)
+    assert not at.get("tab")  # closed: the experiments' controls and tabs are not drawn (ui.lazy)
+    assert open_expanders(at, "Open the experiments (Figures 1, 3 and 4)") == 1
     at.selectbox(key="gini_exp_draws").set_value("10,000").run()
     n_charts = len(at.get("plotly_chart"))
     for key in ("gini_run_fig1", "gini_run_fig3", "gini_run_fig4"):
@@ -344,6 +385,7 @@ def test_link_reproduces_the_view():
     at.radio(key="gini_cal").set_value("paper").run()
     at.number_input(key="gini_U").set_value(500_000.0).run()
     at.radio(key="gini_prior").set_value("beta").run()
+    open_expanders(at, "Open the experiments (Figures 1, 3 and 4)")
     at.selectbox(key="gini_exp_draws").set_value("10,000").run()
     assert_clean(at)
     params = {k: query_param(at, k) for k in at.query_params}
@@ -351,5 +393,6 @@ def test_link_reproduces_the_view():
     fresh = open_page(PAGE, **params)
     assert_clean(fresh)
     assert _numbers(fresh) == _numbers(at)
+    open_expanders(fresh, "Open the experiments (Figures 1, 3 and 4)")
     assert fresh.selectbox(key="gini_exp_draws").value == "10,000"
     assert fresh.radio(key="gini_prior").value == "beta"

@@ -27,6 +27,9 @@ def test_opens_with_lessons_links_and_before_after():
     for _, _, step in STEPS:
         assert step.question in text and step.answer in text
     assert len(at.get("page_link")) == len(STEPS)
+    # each step's question and answer are one element (a page load pays per element)
+    steps = [m.value for m in at.markdown if m.value.startswith("**Ask:**")]
+    assert len(steps) == len(STEPS) and all("**Look for:**" in m for m in steps)
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert len(charts) == 2
     # before/after: identical axes, from public facts only

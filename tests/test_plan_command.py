@@ -340,3 +340,40 @@ def test_the_release_check_counts_every_cell_of_every_simulated_release(tmp_path
     # a median on histogram bins (method "histogram", the default) is checked the same way
     median = next(s.name for s in plan.statistics if s.kind == "percentiles")
     assert check.shares[median] == pytest.approx(6 / 9) and check.factors[median] == pytest.approx(1.5 / 1.25)
+
+
+# the plan's header (population, cap, planning epsilon, declared cells) with a relative risk to plan
+RISK_PLAN = (
+    PLAN.split("[[statistics]]")[0]
+    + """
+[[statistics]]
+kind = "relative_risk"
+by = ["state"]
+group = "group"
+exposed = "a"
+reference = "b"
+outcome_below = 30000
+relative_half_width = 0.5
+"""
+)
+
+
+def test_the_snapshot_risk_table_is_counted_by_the_engine_from_the_statistic():
+    """The snapshot's confidential 2x2 table per cell (cases and non-cases, exposed then reference) comes from
+    Engine.outcomes given the plan's relative-risk statistic (counted here by hand)."""
+    from dpcore import engines, plan_command
+
+    plan = parse_plan(RISK_PLAN, solving=True)
+    df = pd.DataFrame(
+        {
+            "state": ["CO", "CO", "TX", "TX", "TX", "CO"],
+            "group": ["a", "b", "a", "b", "a", "a"],
+            "income": [10_000, 50_000, 20_000, 10_000, 90_000, 40_000],
+        }
+    )
+    with engines.open_engine("pandas", engines.frame_source(df), engines.EngineSpec.from_plan(plan)) as eng:
+        eng.prepare()
+        tables, cells, _ = plan_command._engine_tables(eng, plan, ("state",), [("CO",), ("TX",)])
+    assert cells == [("CO",), ("TX",)]
+    # CO: exposed incomes 10k (a case) and 40k, reference 50k; TX: exposed 20k (a case) and 90k, reference 10k (a case)
+    assert tables.confidential_risk.tolist() == [[[1, 1], [0, 1]], [[1, 1], [1, 0]]]

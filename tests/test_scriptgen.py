@@ -119,6 +119,7 @@ MY_APP_FILES = (
     "ui/percentiles/views.py",
     "ui/scriptgen.py",
     "ui/repro.py",
+    "ui/notebook.py",
 )
 
 

@@ -7,9 +7,11 @@ How a page uses it (one line at the end of the page)::
         "dpcore.views.gini", "gini_view", settings, title="Gini index"))
 
 ``view_script_for`` writes the page's own view call (module, function, the same literal keyword
-arguments the page passed) with :func:`ui.scriptgen.view_script`, taking the data recipe from the
+arguments the page passed) with :func:`ui.scriptgen.view_script_parts`, taking the data recipe from the
 sidebar (:func:`dataset_key`), so the script rebuilds the same planning data and prints the same
-numbers as the page.
+numbers as the page. The share panel offers it as a Python script and as a Jupyter notebook
+(:mod:`ui.notebook`: the same parts, one cell each, with the page's charts); both files are made when their
+button is clicked, and the script is shown only when its expander is opened (:func:`ui.lazy.lazy_expander`).
 Page state must be in URL query parameters (``ui.common.qp_*`` widgets) for the link to reproduce the view.
 """
 
@@ -22,6 +24,7 @@ import streamlit as st
 
 from ui import scriptgen
 from ui.common import link_values
+from ui.lazy import lazy_expander
 
 __all__ = ["dataset_key", "current_link", "view_script_for", "share_panel"]
 
@@ -64,12 +67,12 @@ def view_script_for(
     title: str,
     dataset_recipe: tuple | None = None,
     data_arg: str | None = "values",
-) -> str | None:
-    """The script of a view computed by one call ``module.function(values, **kwargs)``, or None when the
-    data source cannot be scripted. ``dataset_recipe`` defaults to the sidebar's recipe; ``("none",)``
+) -> scriptgen.ViewScript | None:
+    """The script (its parts) of a view computed by one call ``module.function(values, **kwargs)``, or None when
+    the data source cannot be scripted. ``dataset_recipe`` defaults to the sidebar's recipe; ``("none",)``
     for a view that builds its own data from ``kwargs``."""
     try:
-        return scriptgen.view_script(
+        return scriptgen.view_script_parts(
             module,
             function,
             kwargs,
@@ -81,8 +84,11 @@ def view_script_for(
         return None
 
 
-def share_panel(page: str, *, script: str | None = None, note: str = "", key: str | None = None) -> None:
-    """Draw the "share or reproduce" section: the link to copy, and the script (download + view)."""
+def share_panel(
+    page: str, *, script: scriptgen.ViewScript | None = None, note: str = "", key: str | None = None
+) -> None:
+    """Draw the "share or reproduce" section: the link to copy, the script and the notebook (downloads made when
+    clicked), and the script itself in an expander drawn when opened."""
     key = key or f"{page}_repro"
     st.markdown("#### Share or reproduce this view")
     st.caption(
@@ -98,16 +104,31 @@ def share_panel(page: str, *, script: str | None = None, note: str = "", key: st
     st.caption(
         "The Python script below rebuilds the planning data and recomputes this view with `dpcore`; "
         "it prints the page's numbers as JSON. Run it from the repository folder: `python "
-        f"{page}_view.py`." + (f" {note}" if note else "")
+        f"{page}_view.py`. The notebook is the same analysis for Jupyter, with notes and the page's charts."
+        + (f" {note}" if note else "")
     )
     st.download_button(
         "Download the Python script",
-        script.encode("utf-8"),
+        lambda: script.text.encode("utf-8"),
         file_name=f"{page}_view.py",
         mime="text/x-python",
         key=f"{key}_dl",
     )
-    with st.expander("Show the script"):
+    st.download_button(
+        "Download the notebook (.ipynb)",
+        lambda: _notebook(script),
+        file_name=f"{page}_view.ipynb",
+        mime="application/x-ipynb+json",
+        key=f"{key}_nb",
+    )
+    box, shown = lazy_expander("Show the script", f"{key}_show")
+    if shown:
         # Plain text: Streamlit's syntax colours (a fixed palette, not the theme's) fall below WCAG's 4.5:1
         # contrast on the code box (green strings 2.8:1, blue keywords 3.6:1, grey comments 3.5:1)
-        st.code(script, language=None, wrap_lines=True)
+        box.code(script.text, language=None, wrap_lines=True)
+
+
+def _notebook(script: scriptgen.ViewScript) -> bytes:
+    from ui.notebook import view_notebook  # nbformat loads on the first click, not with the page
+
+    return view_notebook(script)

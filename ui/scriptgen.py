@@ -19,15 +19,25 @@ returned. This module does not import streamlit (it is tested without a page).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from dpcore import __version__
 from dpcore.validation import DPInputError
 
-__all__ = ["literal", "call_code", "dataset_code", "view_script", "DEFAULT_DATASET_KEY"]
+__all__ = [
+    "literal",
+    "call_code",
+    "dataset_code",
+    "view_script",
+    "view_script_parts",
+    "ViewScript",
+    "DEFAULT_DATASET_KEY",
+]
 
 #: The sidebar's default data: log-normal, n = 10,000, sigma 0.9, data seed 2026.
 DEFAULT_DATASET_KEY = ("lognormal", 10_000, 0.9, 2026)
@@ -112,24 +122,94 @@ def dataset_code(key: Sequence[Any] | None) -> str:
     )
 
 
-def _header(title: str) -> str:
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+def _docstring(title: str, stamp: str) -> str:
     return (
         f'"""Reproduces the view "{title}" of the DP income explorer.\n\n'
         f"Generated {stamp} with {LIBRARY} {__version__}. Run from the repository root:\n"
         "    python this_script.py\n"
         "It prints the numbers shown on the page as JSON. Simulated releases use the seed below, so\n"
         'the numbers match the page exactly; a real release never uses a fixed seed.\n"""\n'
-        "import json\n"
-        "import os\n"
-        "import sys\n\n"
-        "import numpy as np\n\n"
-        "try:\n"
-        f"    import {LIBRARY}\n"
-        "except ImportError:  # not installed: run from the repository root\n"
-        "    sys.path.insert(0, os.getcwd())\n"
-        f"    import {LIBRARY}\n"
     )
+
+
+#: The script's imports (the notebook's first code cell): dpcore from the installed package, else from the
+#: folder the script runs in (the repository root).
+IMPORTS = (
+    "import json\n"
+    "import os\n"
+    "import sys\n\n"
+    "import numpy as np\n\n"
+    "try:\n"
+    f"    import {LIBRARY}\n"
+    "except ImportError:  # not installed: run from the repository root\n"
+    "    sys.path.insert(0, os.getcwd())\n"
+    f"    import {LIBRARY}\n"
+)
+DATA_HEADING = "# ---- data: the planning data chosen on the page / in the sidebar ----\n"
+VIEW_HEADING = "# ---- the view: the same call the page makes ----\n"
+OUTPUT = "print(json.dumps(result.to_dict(), indent=2, default=float))\n"
+
+
+@dataclass(frozen=True)
+class ViewScript:
+    """One view's reproduction in parts: the script is their concatenation (:attr:`text`), the notebook
+    (``ui.notebook``) one cell per part, so both run the same code."""
+
+    title: str
+    module: str
+    function: str
+    docstring: str  # what the script is, when and with which dpcore it was generated
+    data: str  # rebuilds ``values`` and ``frame`` from the public recipe (:func:`dataset_code`)
+    call: str  # ``result = <function>(...)``: the page's own view call with literal arguments
+    imports: str = IMPORTS
+    output: str = OUTPUT  # prints ``result.to_dict()`` as JSON
+
+    @property
+    def text(self) -> str:
+        return (
+            self.docstring
+            + self.imports
+            + "\n"
+            + DATA_HEADING
+            + self.data
+            + "\n"
+            + VIEW_HEADING
+            + self.call
+            + "\n"
+            + self.output
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _check_compiles(title: str, body: str) -> None:
+    """``compile`` the script once per distinct content: a page builds the same script on every rerun (the
+    docstring's time stamp is the only part that changes, and it is a fixed template)."""
+    compile(_docstring(title, "") + body, "<generated script>", "exec")
+
+
+def view_script_parts(
+    module: str,
+    function: str,
+    kwargs: Mapping[str, Any],
+    dataset_recipe: Sequence[Any] | None,
+    *,
+    title: str,
+    data_arg: str | None = "values",
+) -> ViewScript:
+    """The parts of one view's script (:func:`view_script`), checked to compile as a whole."""
+    if not isinstance(kwargs, Mapping):
+        raise DPInputError("the view's settings must be a dict of literals")
+    names = () if data_arg is None else (data_arg,)
+    parts = ViewScript(
+        title=title,
+        module=_identifier(module, "module"),
+        function=_identifier(function, "function"),
+        docstring=_docstring(title, datetime.now(timezone.utc).isoformat(timespec="seconds")),
+        data=dataset_code(dataset_recipe),
+        call=call_code(module, function, (), dict(kwargs), target="result", arg_names=names),
+    )
+    _check_compiles(title, parts.text[len(parts.docstring) :])
+    return parts
 
 
 def view_script(
@@ -144,16 +224,4 @@ def view_script(
     """The script of one view: rebuild the data from ``dataset_recipe``, call
     ``<module>.<function>(values, **kwargs)`` (``data_arg=None``: no data argument) and print
     ``result.to_dict()`` as JSON. ``kwargs`` must be plain literals (numbers, strings, lists, dicts)."""
-    if not isinstance(kwargs, Mapping):
-        raise DPInputError("the view's settings must be a dict of literals")
-    names = () if data_arg is None else (data_arg,)
-    text = (
-        _header(title)
-        + "\n# ---- data: the planning data chosen on the page / in the sidebar ----\n"
-        + dataset_code(dataset_recipe)
-        + "\n# ---- the view: the same call the page makes ----\n"
-        + call_code(module, function, (), dict(kwargs), target="result", arg_names=names)
-        + "\nprint(json.dumps(result.to_dict(), indent=2, default=float))\n"
-    )
-    compile(text, "<generated script>", "exec")
-    return text
+    return view_script_parts(module, function, kwargs, dataset_recipe, title=title, data_arg=data_arg).text

@@ -14,21 +14,16 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ..data.io import (
-    MAX_CSV_COLUMNS,
-    MAX_CSV_HEADER_BYTES,
-    MAX_CSV_ROW_BYTES,
-    count_outside_quotes,
-    csv_header_too_long,
-    csv_row_too_long,
-    csv_too_many_columns,
-)
+from ..data.io import csv_shape
 from ..validation import DPInputError
+
+if TYPE_CHECKING:  # the ledger reads files through engines.fingerprint: the engines' base does not load plans
+    from ..plan import StatisticSpec
 
 __all__ = [
     "ENGINES",
@@ -303,7 +298,7 @@ def csv_fields_error(path: str, columns: int) -> DPInputError:
 
 
 def csv_row_too_long_error(path: str) -> DPInputError:
-    return csv_row_too_long(f"the CSV file {shown(os.path.basename(path))}")
+    return csv_shape.csv_row_too_long(f"the CSV file {shown(os.path.basename(path))}")
 
 
 def csv_not_utf8_error(path: str) -> DPInputError:
@@ -360,7 +355,7 @@ def csv_line_too_long(path: str) -> bool:
     counts."""
     if not isinstance(path, str):
         raise TypeError(f"path must be a string, got {type(path).__name__}")
-    limit = 2 * MAX_CSV_ROW_BYTES
+    limit = 2 * csv_shape.MAX_CSV_ROW_BYTES
     try:
         handle = _open_csv_bytes(path)
     except OSError as exc:
@@ -393,7 +388,7 @@ def check_csv_last_line(path: str) -> None:
     compressed one: a pass over its decompressed bytes (:func:`csv_line_too_long`)."""
     if not isinstance(path, str):
         raise TypeError(f"path must be a string, got {type(path).__name__}")
-    limit = 2 * MAX_CSV_ROW_BYTES
+    limit = 2 * csv_shape.MAX_CSV_ROW_BYTES
     if path.lower().endswith((".gz", ".zst", ".bz2")):
         if csv_line_too_long(path):
             raise csv_row_too_long_error(path)
@@ -426,7 +421,7 @@ def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
             return CsvLayout(path, (), ",")
         with handle:
             buf = bytearray()
-            while b"\n" not in buf and len(buf) <= MAX_CSV_HEADER_BYTES:
+            while b"\n" not in buf and len(buf) <= csv_shape.MAX_CSV_HEADER_BYTES:
                 block = handle.read(64 * 1024)
                 if not block:
                     break
@@ -434,8 +429,8 @@ def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
     except OSError as exc:
         raise DPInputError(f"cannot read the CSV file {name}: {first_line(exc)}") from None
     end = buf.find(b"\n")
-    if end < 0 and len(buf) > MAX_CSV_HEADER_BYTES or end > MAX_CSV_HEADER_BYTES:
-        raise csv_header_too_long(f"the CSV file {name}")
+    if end < 0 and len(buf) > csv_shape.MAX_CSV_HEADER_BYTES or end > csv_shape.MAX_CSV_HEADER_BYTES:
+        raise csv_shape.csv_header_too_long(f"the CSV file {name}")
     line_bytes = bytes(buf if end < 0 else buf[:end])
     if line_bytes.startswith(b"\xef\xbb\xbf"):
         line_bytes = line_bytes[3:]
@@ -446,11 +441,11 @@ def csv_layout(path: str, needed: Sequence[str] = ()) -> CsvLayout:
         line = line_bytes.decode("utf-8")
     except UnicodeDecodeError:
         raise DPInputError(f"the header of the CSV file {name} is not UTF-8 text") from None
-    counts = {d: count_outside_quotes(line, d) for d in CSV_DELIMITERS}
+    counts = {d: csv_shape.count_outside_quotes(line, d) for d in CSV_DELIMITERS}
     delimiter = max(CSV_DELIMITERS, key=lambda d: counts[d]) if any(counts.values()) else ","
     columns = tuple(next(csv.reader(io.StringIO(line), delimiter=delimiter)))
-    if len(columns) > MAX_CSV_COLUMNS:
-        raise csv_too_many_columns(f"the CSV file {name}", len(columns))
+    if len(columns) > csv_shape.MAX_CSV_COLUMNS:
+        raise csv_shape.csv_too_many_columns(f"the CSV file {name}", len(columns))
     for col in dict.fromkeys(needed):
         times = columns.count(col)
         if times > 1:
@@ -741,6 +736,17 @@ def outcome_flag(text: Any) -> float | None:
     )
 
 
+def compared_groups(statistic: StatisticSpec) -> tuple[str, str, str]:
+    """The group column and the exposed and reference labels a relative-risk statistic compares (a validated
+    plan has all three; a hand-built statistic without them is refused, not counted as nothing)."""
+    group, exposed, reference = statistic.group, statistic.exposed, statistic.reference
+    if group is None or exposed is None or reference is None:
+        raise DPInputError(
+            f"{statistic.where}: a relative risk needs a group column and its exposed and reference labels"
+        )
+    return group, exposed, reference
+
+
 def bounding_key(seed: int, parts: Sequence[str | None]) -> str:
     """md5 hex of "seed|part|part|..." with missing parts skipped (SQL concat_ws); the sampling order."""
     return hashlib.md5("|".join([str(int(seed)), *[p for p in parts if p is not None]]).encode("utf-8")).hexdigest()
@@ -942,16 +948,11 @@ class Engine:
         """Columns: *by, "n" (rows), "sum_cents" (exact sum of cents of incomes clipped to [lower, upper])."""
         raise NotImplementedError
 
-    def outcomes(
-        self,
-        by: Sequence[str],
-        group: str,
-        exposed: str,
-        reference: str,
-        outcome: str | None,
-        outcome_below: float | None,
-    ) -> pd.DataFrame:
-        """Columns: *by, n_exposed, n_reference, cases_exposed, cases_reference (cells with a row in either group)."""
+    def outcomes(self, by: Sequence[str], statistic: StatisticSpec) -> pd.DataFrame:
+        """Columns: *by, n_exposed, n_reference, cases_exposed, cases_reference (cells with a row in either group).
+
+        ``statistic`` is the relative-risk statistic: its ``group`` column, the ``exposed`` and ``reference``
+        labels, and the case rule (``outcome`` a 0/1 column, or an income below ``outcome_below``)."""
         raise NotImplementedError
 
     def gini_inputs(self, by: Sequence[str], lower: float, upper: float, beta: float) -> pd.DataFrame:

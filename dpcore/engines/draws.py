@@ -208,7 +208,7 @@ def _gini(engine, spec: StatisticSpec, mech: Any, drawer: Drawer) -> tuple[pd.Da
 def _relative_risk(engine, spec: StatisticSpec, mech: Any, drawer: Drawer) -> tuple[pd.DataFrame, dict]:
     """Both case counts of every cell through :class:`dpcore.mechanisms.RelativeRiskMechanism` (module docstring)."""
     by = list(spec.by)
-    counts = engine.outcomes(by, spec.group, spec.exposed, spec.reference, spec.outcome, spec.outcome_below)
+    counts = engine.outcomes(by, spec)
     table = counts[by].copy() if by else pd.DataFrame(index=range(len(counts)))
     nx = counts["n_exposed"].to_numpy(dtype=np.int64)
     ny = counts["n_reference"].to_numpy(dtype=np.int64)
@@ -433,9 +433,7 @@ class _FrozenEngine:
         elif spec.kind == "gini":
             self.frames["gini_inputs"] = engine.gini_inputs(by, spec.lower, spec.upper, mechanism.smoothness)
         else:
-            self.frames["outcomes"] = engine.outcomes(
-                by, spec.group, spec.exposed, spec.reference, spec.outcome, spec.outcome_below
-            )
+            self.frames["outcomes"] = engine.outcomes(by, spec)
 
     def histogram(self, *args: Any) -> pd.DataFrame:
         return self.frames["histogram"]

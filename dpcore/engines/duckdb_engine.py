@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,26 +19,12 @@ import pyarrow.compute as pc
 
 from ..data.io import MAX_CSV_ROW_BYTES
 from ..validation import DPInputError
+from . import base
 from . import sql as sqlmod
-from .base import (
-    Engine,
-    EngineSpec,
-    Progress,
-    Source,
-    csv_fields_error,
-    csv_line_too_long,
-    csv_not_utf8_error,
-    csv_row_too_long_error,
-    first_line,
-    gini_cell,
-    income_not_numeric,
-    missing_income_refused,
-    negative_income_refused,
-    shown,
-    sort_arrow_cells,
-    sort_cells,
-    stage_postgres,
-)
+from .base import Engine, EngineSpec, Progress, Source
+
+if TYPE_CHECKING:
+    from ..plan import StatisticSpec
 
 DEFAULT_MEMORY_LIMIT = "1GB"
 BATCH_ROWS = 1 << 20
@@ -150,24 +136,24 @@ class DuckDBEngine(Engine):
             path = found.group(1).strip() if found else (self.source.paths[0] if self.source.paths else "")
             if "Expected Number of Columns" in text or "unterminated quote" in text:
                 columns = next((len(lay.columns) for lay in self._layouts if lay.path == path), 0)
-                return csv_fields_error(path, columns)
+                return base.csv_fields_error(path, columns)
             if "Invalid unicode" in text:
-                return csv_not_utf8_error(path)
+                return base.csv_not_utf8_error(path)
             if "line size" in text.lower():
-                return csv_row_too_long_error(path)
+                return base.csv_row_too_long_error(path)
         if self.source.kind == "csv" and "does not support a full read" in text:
             # DuckDB's parallel reader on a line longer than its buffer: the rule of every engine says which
-            long_line = next((p for p in self.source.paths if csv_line_too_long(p)), None)
+            long_line = next((p for p in self.source.paths if base.csv_line_too_long(p)), None)
             if long_line is not None:
-                return csv_row_too_long_error(long_line)
-        return DPInputError(f"DuckDB could not read the data: {first_line(exc)}")
+                return base.csv_row_too_long_error(long_line)
+        return DPInputError(f"DuckDB could not read the data: {base.first_line(exc)}")
 
     def _source_relation(self) -> str:
         s = self.source
         d = self.d
         if s.kind == "postgresql":
             with self.progress.step("staging the PostgreSQL query to Parquet"):
-                path = stage_postgres(s, self.workdir, self.progress)
+                path = base.stage_postgres(s, self.workdir, self.progress)
             return f"SELECT * FROM read_parquet({d.text(path)})"
         if s.kind == "csv":
             # Every column named from our own reading of the header (dpcore.engines.csv_layout), all as text,
@@ -201,7 +187,7 @@ class DuckDBEngine(Engine):
                     self._missing_columns(pq.read_schema(p).names)
                 except (OSError, pa.ArrowException) as exc:
                     raise DPInputError(
-                        f"cannot read the Parquet file {shown(os.path.basename(p))}: {first_line(exc)}"
+                        f"cannot read the Parquet file {base.shown(os.path.basename(p))}: {base.first_line(exc)}"
                     ) from None
             files = "[" + ", ".join(d.text(p) for p in s.paths) + "]"
             return f"SELECT * FROM read_parquet({files}, union_by_name = true)"
@@ -237,16 +223,16 @@ class DuckDBEngine(Engine):
                     self.spec = spec = dataclasses.replace(spec, income_format=fmt)
                     bad = self._sql(sqlmod.nonnumeric_probe(d, spec.income, fmt)).fetchall()
                 if bad and bad[0][0] is not None:
-                    raise income_not_numeric(spec.income, bad[0][0])
+                    raise base.income_not_numeric(spec.income, bad[0][0])
         self._sql(f"CREATE TEMP VIEW dp_valid AS {sqlmod.valid_view(d, spec)}")
         if spec.missing_income == "refuse":
             missing = self._sql("SELECT COUNT(*) FROM dp_valid WHERE __x IS NULL").fetchall()[0][0]
             if missing:
-                raise missing_income_refused(spec.income, int(missing))
+                raise base.missing_income_refused(spec.income, int(missing))
         if spec.negative_incomes == "refuse":
             negative = self._sql("SELECT COUNT(*) FROM dp_valid WHERE __x < 0").fetchall()[0][0]
             if negative:
-                raise negative_income_refused(spec.income, int(negative))
+                raise base.negative_income_refused(spec.income, int(negative))
         for i, col in enumerate(spec.outcome_columns):
             bad = self._sql(f"SELECT COUNT(*) FROM dp_valid WHERE __o{i} = -1").fetchall()[0][0]
             if bad:
@@ -298,7 +284,7 @@ class DuckDBEngine(Engine):
     def _frame(self, query: str, by: Sequence[str]) -> pd.DataFrame:
         self.prepare()
         frame = self._sql(query).df()
-        return sort_cells(frame, by)
+        return base.sort_cells(frame, by)
 
     def _arrow_frame(self, query: str, by: Sequence[str]) -> pd.DataFrame:
         """:meth:`_frame` from the query's Arrow result: :func:`sort_cells` encodes the label columns itself,
@@ -312,7 +298,7 @@ class DuckDBEngine(Engine):
             except _duckdb().Error as exc:
                 raise self._read_error(exc) from None
 
-        return sort_arrow_cells(fetch, by)
+        return base.sort_arrow_cells(fetch, by)
 
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
         frame = self._arrow_frame(sqlmod.histogram_sql(self.d, by, edges), by)
@@ -327,19 +313,10 @@ class DuckDBEngine(Engine):
         frame["n"] = frame["n"].astype(np.int64)
         frame["sum_cents"] = [0 if v is None else int(v) for v in frame["sum_cents"]]
         frame["sum_cents"] = frame["sum_cents"].astype(object)
-        return sort_cells(frame, by)
+        return base.sort_cells(frame, by)
 
-    def outcomes(
-        self,
-        by: Sequence[str],
-        group: str,
-        exposed: str,
-        reference: str,
-        outcome: str | None,
-        outcome_below: float | None,
-    ) -> pd.DataFrame:
-        idx = None if outcome is None else self.spec.outcome_columns.index(outcome)
-        frame = self._frame(sqlmod.outcomes_sql(self.d, by, group, exposed, reference, idx, outcome_below), by)
+    def outcomes(self, by: Sequence[str], statistic: StatisticSpec) -> pd.DataFrame:
+        frame = self._frame(sqlmod.outcomes_sql(self.d, by, statistic, self.spec), by)
         for c in ("n_exposed", "n_reference", "cases_exposed", "cases_reference"):
             frame[c] = frame[c].fillna(0).astype(np.int64)
         return frame
@@ -441,7 +418,7 @@ class DuckDBEngine(Engine):
                     xs = np.concatenate(parts) if len(parts) != 1 else parts[0]
                     del parts
                     xs.sort()
-                    n, g, s = gini_cell(xs, lower=lower, upper=upper, beta=beta)
+                    n, g, s = base.gini_cell(xs, lower=lower, upper=upper, beta=beta)
                     done[0] += 1
                     return (*labels[cid], n, g, s)
 
@@ -456,14 +433,14 @@ class DuckDBEngine(Engine):
                         step.tick(i, len(order), "cells")
             else:
                 for i, (key, xs) in enumerate(self._sorted_cells(by, lower, upper), start=1):
-                    n, g, s = gini_cell(xs, lower=lower, upper=upper, beta=beta)
+                    n, g, s = base.gini_cell(xs, lower=lower, upper=upper, beta=beta)
                     rows.append((*key, n, g, s))
                     step.tick(i, None, "cells done")
         if not by and not rows:
             rows.append((0, 0.0, 0.0))
         frame = pd.DataFrame(rows, columns=[*by, "n", "confidential_gini", "confidential_smooth_sensitivity"])
         frame["n"] = frame["n"].astype(np.int64)
-        return sort_cells(frame, by)
+        return base.sort_cells(frame, by)
 
     def close(self) -> None:
         try:

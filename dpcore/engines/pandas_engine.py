@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -29,28 +29,12 @@ import pandas as pd
 from ..data.io import MAX_CSV_ROW_BYTES
 from ..stratified import clipped_cents
 from ..validation import DPInputError
-from .base import (
-    Engine,
-    EngineSpec,
-    Progress,
-    Source,
-    arrow_kind,
-    bin_index,
-    bounding_key,
-    csv_fields_error,
-    csv_not_utf8_error,
-    csv_row_too_long_error,
-    first_line,
-    gini_cell,
-    income_not_numeric,
-    missing_income_refused,
-    negative_income_refused,
-    outcome_flag,
-    shown,
-    sort_cells,
-    stage_postgres,
-)
+from . import base
+from .base import Engine, EngineSpec, Progress, Source
 from .sql import KEY_CLAMP
+
+if TYPE_CHECKING:
+    from ..plan import StatisticSpec
 
 _NAN_WORDS = {"nan", "+nan", "-nan"}
 #: rows per chunk read from the source (a chunk of three text columns is ~40 MB as Python strings)
@@ -177,13 +161,13 @@ class PandasEngine(Engine):
             try:
                 table = pa.Table.from_pandas(s.frame, preserve_index=False)
             except (pa.ArrowException, ValueError, TypeError) as exc:
-                raise DPInputError(f"the table's columns cannot be read: {first_line(exc)}") from None
+                raise DPInputError(f"the table's columns cannot be read: {base.first_line(exc)}") from None
             self._check_schema(table.schema)
             yield from table.select(self._needed()).to_batches(max_chunksize=CHUNK_ROWS)
             return
         if s.kind == "postgresql":
             with self.progress.step("staging the PostgreSQL query to Parquet"):
-                paths: tuple[str, ...] = (stage_postgres(s, self.workdir, self.progress),)
+                paths: tuple[str, ...] = (base.stage_postgres(s, self.workdir, self.progress),)
         elif s.kind == "duckdb":
             import duckdb
 
@@ -193,7 +177,7 @@ class PandasEngine(Engine):
                 self._check_schema(reader.schema)
                 yield from reader
             except duckdb.Error as exc:
-                raise DPInputError(f"DuckDB could not read the data: {first_line(exc)}") from None
+                raise DPInputError(f"DuckDB could not read the data: {base.first_line(exc)}") from None
             finally:
                 con.close()
             return
@@ -205,7 +189,7 @@ class PandasEngine(Engine):
                 f = pq.ParquetFile(p)
             except (OSError, pa.ArrowException) as exc:
                 raise DPInputError(
-                    f"cannot read the Parquet file {shown(os.path.basename(p))}: {first_line(exc)}"
+                    f"cannot read the Parquet file {base.shown(os.path.basename(p))}: {base.first_line(exc)}"
                 ) from None
             self._check_schema(f.schema_arrow)
             files.append(f)
@@ -214,7 +198,7 @@ class PandasEngine(Engine):
 
     def _check_schema(self, schema: Any) -> None:
         self._missing_columns(schema.names)
-        self._check_column_kinds({name: arrow_kind(schema.field(name).type) for name in self._needed()})
+        self._check_column_kinds({name: base.arrow_kind(schema.field(name).type) for name in self._needed()})
 
     def _csv_batches(self) -> Iterator[Any]:
         """Record batches of the needed columns of every CSV file, all as text (None for an empty field),
@@ -247,17 +231,17 @@ class PandasEngine(Engine):
             except pa.ArrowInvalid as exc:
                 text = str(exc)
                 if "columns, got" in text:
-                    raise csv_fields_error(layout.path, len(layout.columns)) from None
+                    raise base.csv_fields_error(layout.path, len(layout.columns)) from None
                 if "UTF8" in text or "UTF-8" in text:
-                    raise csv_not_utf8_error(layout.path) from None
+                    raise base.csv_not_utf8_error(layout.path) from None
                 if "straddl" in text or "block size" in text:
-                    raise csv_row_too_long_error(layout.path) from None
+                    raise base.csv_row_too_long_error(layout.path) from None
                 raise DPInputError(
-                    f"cannot read the CSV file {shown(os.path.basename(layout.path))}: {first_line(exc)}"
+                    f"cannot read the CSV file {base.shown(os.path.basename(layout.path))}: {base.first_line(exc)}"
                 ) from None
             except (OSError, pa.ArrowException) as exc:
                 raise DPInputError(
-                    f"cannot read the CSV file {shown(os.path.basename(layout.path))}: {first_line(exc)}"
+                    f"cannot read the CSV file {base.shown(os.path.basename(layout.path))}: {base.first_line(exc)}"
                 ) from None
 
     def _chunks(self) -> Iterator[tuple[np.ndarray, dict[str, pd.Series]]]:
@@ -270,7 +254,7 @@ class PandasEngine(Engine):
         batches = self._csv_batches() if self.source.kind == "csv" else self._arrow_batches()
         for batch in batches:
             col = batch.column(batch.schema.get_field_index(spec.income))
-            if arrow_kind(col.type) == "number":
+            if base.arrow_kind(col.type) == "number":
                 x = pd.to_numeric(pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce")
                 x = x.astype(float).to_numpy()
             else:
@@ -290,7 +274,7 @@ class PandasEngine(Engine):
             if number_format != "plain":
                 raise _ReadAgain(number_format)
         if smallest_bad is not None:
-            raise income_not_numeric(spec.income, smallest_bad)
+            raise base.income_not_numeric(spec.income, smallest_bad)
 
     def _income_shapes(self) -> dict[str, str]:
         """(shape -> smallest text) of the non-blank text incomes (:func:`dpcore.engines.income_shape`), one more
@@ -369,9 +353,9 @@ class PandasEngine(Engine):
         store.finish()
         self._rows = rows
         if missing_incomes and spec.missing_income == "refuse":
-            raise missing_income_refused(spec.income, missing_incomes)
+            raise base.missing_income_refused(spec.income, missing_incomes)
         if negative_incomes and spec.negative_incomes == "refuse":
-            raise negative_income_refused(spec.income, negative_incomes)
+            raise base.negative_income_refused(spec.income, negative_incomes)
         self._flags = {}
         for c in spec.outcome_columns:
             # one flag per distinct word: 1.0, 0.0 or NaN (not an accepted word); index -1 (missing) -> NaN
@@ -410,8 +394,8 @@ class PandasEngine(Engine):
         k1, k2 = [], []
         for i, u in enumerate(units):
             cells = [u, *[col[i] for col in cols]]
-            k1.append(bounding_key(spec.bounding_seed, cells))
-            k2.append(bounding_key(spec.bounding_seed, [*cells, income_keys[i], *[o[i] for o in outs]]))
+            k1.append(base.bounding_key(spec.bounding_seed, cells))
+            k2.append(base.bounding_key(spec.bounding_seed, [*cells, income_keys[i], *[o[i] for o in outs]]))
         frame = pd.DataFrame(
             {
                 "__k1": k1,
@@ -458,7 +442,7 @@ class PandasEngine(Engine):
         for chunk in self._row_chunks(["__x", *by]):
             ids = cells.ids(chunk)
             x = chunk["__x"]
-            bins = np.where(np.isnan(x), 0, bin_index(x, edges))  # a missing income: the first bin (bin_expr)
+            bins = np.where(np.isnan(x), 0, base.bin_index(x, edges))  # a missing income: the first bin (bin_expr)
             flat = np.bincount(ids * nbins + bins, minlength=len(cells) * nbins)
             flat[: counts.size] += counts
             counts = flat
@@ -469,7 +453,7 @@ class PandasEngine(Engine):
         out = pd.DataFrame(rows, columns=[*by, "bin", "count"])
         out["bin"] = out["bin"].astype(np.int64)
         out["count"] = out["count"].astype(np.int64)
-        return sort_cells(out, by)
+        return base.sort_cells(out, by)
 
     def sums(self, by: Sequence[str], lower: float, upper: float) -> pd.DataFrame:
         cells = self._cells(by)
@@ -486,17 +470,11 @@ class PandasEngine(Engine):
         out = pd.DataFrame(rows, columns=[*by, "n", "sum_cents"])
         out["n"] = out["n"].astype(np.int64)
         out["sum_cents"] = out["sum_cents"].astype(object)
-        return sort_cells(out, by)
+        return base.sort_cells(out, by)
 
-    def outcomes(
-        self,
-        by: Sequence[str],
-        group: str,
-        exposed: str,
-        reference: str,
-        outcome: str | None,
-        outcome_below: float | None,
-    ) -> pd.DataFrame:
+    def outcomes(self, by: Sequence[str], statistic: StatisticSpec) -> pd.DataFrame:
+        group, exposed, reference = base.compared_groups(statistic)
+        outcome, outcome_below = statistic.outcome, statistic.outcome_below
         self.prepare()
         cells = self._cells(by)
         ex_code = self._dictionaries[group].get(exposed, -2)  # -2: no row has the label
@@ -521,7 +499,7 @@ class PandasEngine(Engine):
             out[c] = out[c].astype(np.int64)
         if not by and out.empty:
             return out
-        return sort_cells(out, by)
+        return base.sort_cells(out, by)
 
     def gini_inputs(self, by: Sequence[str], lower: float, upper: float, beta: float) -> pd.DataFrame:
         cells = self._cells(by)
@@ -544,12 +522,12 @@ class PandasEngine(Engine):
             for k, parts in enumerate(buckets):
                 xs = np.sort(np.concatenate(parts)) if parts else np.empty(0)
                 buckets[k] = []
-                n, gv, s = gini_cell(xs, lower=lower, upper=upper, beta=beta)
+                n, gv, s = base.gini_cell(xs, lower=lower, upper=upper, beta=beta)
                 rows.append((*cells.label(k), n, gv, s))
                 step.tick(k + 1, len(buckets), "cells")
         out = pd.DataFrame(rows, columns=[*by, "n", "confidential_gini", "confidential_smooth_sensitivity"])
         out["n"] = out["n"].astype(np.int64)
-        return sort_cells(out, by)
+        return base.sort_cells(out, by)
 
 
 def _income_or_lower(x: np.ndarray, lower: float) -> np.ndarray:
@@ -665,6 +643,6 @@ def _flag_or_nan(value: Any) -> float | None:
     """:func:`outcome_flag`, with an unaccepted word as NaN: counted (on every row) and reported
     once per column with the number of such values, as the SQL engines do."""
     try:
-        return outcome_flag(value)
+        return base.outcome_flag(value)
     except DPInputError:
         return float("nan")

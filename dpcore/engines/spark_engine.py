@@ -21,26 +21,18 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ..validation import DPInputError
+from . import base
 from . import sql as sqlmod
-from .base import (
-    Engine,
-    EngineSpec,
-    Progress,
-    Source,
-    csv_fields_error,
-    first_line,
-    income_not_numeric,
-    missing_income_refused,
-    negative_income_refused,
-    sort_cells,
-    stage_postgres,
-)
+from .base import Engine, EngineSpec, Progress, Source
+
+if TYPE_CHECKING:
+    from ..plan import StatisticSpec
 
 LOCAL_SHUFFLE_PARTITIONS = 8
 
@@ -210,7 +202,7 @@ class SparkEngine(Engine):
             try:
                 self.spark = builder.getOrCreate()
             except Exception as exc:  # Java missing or broken: PySparkRuntimeError, OSError, ...
-                raise DPInputError(f"Spark could not start: {first_line(exc)}") from None
+                raise DPInputError(f"Spark could not start: {base.first_line(exc)}") from None
         self.spark.sparkContext.setLogLevel("ERROR")
         if not local:
             self._ship_dpcore()
@@ -236,7 +228,7 @@ class SparkEngine(Engine):
         try:
             return self.spark.sql(query)
         except PySparkException as exc:
-            raise DPInputError(f"Spark could not read the data: {first_line(exc)}") from None
+            raise DPInputError(f"Spark could not read the data: {base.first_line(exc)}") from None
 
     def _collect(self, query: str) -> pd.DataFrame:
         from py4j.protocol import Py4JJavaError
@@ -255,7 +247,7 @@ class SparkEngine(Engine):
         try:
             con.execute(f"COPY ({self.source.query}) TO {sqlmod.DUCKDB.text(out)} (FORMAT parquet)")
         except duckdb.Error as exc:
-            raise DPInputError(f"DuckDB could not read the data: {first_line(exc)}") from None
+            raise DPInputError(f"DuckDB could not read the data: {base.first_line(exc)}") from None
         finally:
             con.close()
         return out
@@ -278,11 +270,11 @@ class SparkEngine(Engine):
                     df = reader.parquet(self._stage_duckdb())
             elif s.kind == "postgresql":
                 with self.progress.step("staging the PostgreSQL query to Parquet"):
-                    df = reader.parquet(stage_postgres(s, self.workdir, self.progress))
+                    df = reader.parquet(base.stage_postgres(s, self.workdir, self.progress))
             else:  # pragma: no cover
                 raise DPInputError(f"unknown source kind {s.kind!r}")
         except PySparkException as exc:
-            raise DPInputError(f"Spark could not read the data: {first_line(exc)}") from None
+            raise DPInputError(f"Spark could not read the data: {base.first_line(exc)}") from None
         self._missing_columns(df.columns)
         kinds = {f.name: column_kind(f.dataType) for f in df.schema.fields}
         self._check_column_kinds(kinds)
@@ -302,16 +294,16 @@ class SparkEngine(Engine):
                     self.spec = spec = dataclasses.replace(spec, income_format=fmt)
                     bad = self._collect(sqlmod.nonnumeric_probe(d, spec.income, fmt))
                 if len(bad) and not pd.isna(bad.iloc[0, 0]):
-                    raise income_not_numeric(spec.income, bad.iloc[0, 0])
+                    raise base.income_not_numeric(spec.income, bad.iloc[0, 0])
         self._sql(f"CREATE OR REPLACE TEMP VIEW dp_valid AS {sqlmod.valid_view(d, spec)}")
         if spec.missing_income == "refuse":
             missing = int(self._collect("SELECT COUNT(*) AS missing FROM dp_valid WHERE __x IS NULL").iloc[0, 0])
             if missing:
-                raise missing_income_refused(spec.income, missing)
+                raise base.missing_income_refused(spec.income, missing)
         if spec.negative_incomes == "refuse":
             negative = int(self._collect("SELECT COUNT(*) AS negative FROM dp_valid WHERE __x < 0").iloc[0, 0])
             if negative:
-                raise negative_income_refused(spec.income, negative)
+                raise base.negative_income_refused(spec.income, negative)
         for i, col in enumerate(spec.outcome_columns):
             bad = int(self._collect(f"SELECT COUNT(*) AS bad FROM dp_valid WHERE __o{i} = -1").iloc[0, 0])
             if bad:
@@ -425,15 +417,15 @@ class SparkEngine(Engine):
         text = str(exc)
         if self.source.kind == "csv" and "Malformed" in text and getattr(self, "_layouts", None):
             layout = next((lay for lay in self._layouts if lay.path in text), self._layouts[0])
-            return csv_fields_error(layout.path, len(layout.columns))
-        return DPInputError(f"{prefix}: {first_line(exc)}")
+            return base.csv_fields_error(layout.path, len(layout.columns))
+        return DPInputError(f"{prefix}: {base.first_line(exc)}")
 
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
         self.prepare()
         frame = self._collect(sqlmod.histogram_sql(self.d, by, edges))
         frame["bin"] = frame["bin"].astype(np.int64)
         frame["count"] = frame["count"].astype(np.int64)
-        return sort_cells(frame, by)
+        return base.sort_cells(frame, by)
 
     def sums(self, by: Sequence[str], lower: float, upper: float) -> pd.DataFrame:
         self.prepare()
@@ -443,23 +435,14 @@ class SparkEngine(Engine):
             0 if v is None or (isinstance(v, float) and np.isnan(v)) else int(v) for v in frame["sum_cents"]
         ]
         frame["sum_cents"] = frame["sum_cents"].astype(object)
-        return sort_cells(frame, by)
+        return base.sort_cells(frame, by)
 
-    def outcomes(
-        self,
-        by: Sequence[str],
-        group: str,
-        exposed: str,
-        reference: str,
-        outcome: str | None,
-        outcome_below: float | None,
-    ) -> pd.DataFrame:
+    def outcomes(self, by: Sequence[str], statistic: StatisticSpec) -> pd.DataFrame:
         self.prepare()
-        idx = None if outcome is None else self.spec.outcome_columns.index(outcome)
-        frame = self._collect(sqlmod.outcomes_sql(self.d, by, group, exposed, reference, idx, outcome_below))
+        frame = self._collect(sqlmod.outcomes_sql(self.d, by, statistic, self.spec))
         for c in ("n_exposed", "n_reference", "cases_exposed", "cases_reference"):
             frame[c] = frame[c].fillna(0).astype(np.int64)
-        return sort_cells(frame, by)
+        return base.sort_cells(frame, by)
 
     def gini_inputs(self, by: Sequence[str], lower: float, upper: float, beta: float) -> pd.DataFrame:
         from pyspark.errors import PySparkException
@@ -486,11 +469,11 @@ class SparkEngine(Engine):
                     df = None
                 frame = grouped.applyInPandas(_gini_udf(by, lower, upper, beta), schema=schema).toPandas()
             except PySparkException as exc:
-                raise DPInputError(f"Spark failed: {first_line(exc)}") from None
+                raise DPInputError(f"Spark failed: {base.first_line(exc)}") from None
         if not by and frame.empty:
             frame = pd.DataFrame({"n": [0], "confidential_gini": [0.0], "confidential_smooth_sensitivity": [0.0]})
         frame["n"] = frame["n"].astype(np.int64)
-        return sort_cells(frame, by)
+        return base.sort_cells(frame, by)
 
     def close(self) -> None:
         try:

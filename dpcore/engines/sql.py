@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import DPInputError
-from .base import FALSE_WORDS, TRUE_WORDS, EngineSpec
+from .base import FALSE_WORDS, TRUE_WORDS, EngineSpec, compared_groups
+
+if TYPE_CHECKING:
+    from ..plan import StatisticSpec
 
 #: clamp of the income inside the bounding key (so that cents fit a BIGINT)
 KEY_CLAMP = 1e15
@@ -198,15 +202,12 @@ def sums_sql(d: Dialect, by: Sequence[str], lower: float, upper: float) -> str:
     return _as_text_outer(d, by, inner, ["n", "sum_cents"])
 
 
-def outcomes_sql(
-    d: Dialect,
-    by: Sequence[str],
-    group: str,
-    exposed: str,
-    reference: str,
-    outcome_index: int | None,
-    outcome_below: float | None,
-) -> str:
+def outcomes_sql(d: Dialect, by: Sequence[str], statistic: StatisticSpec, spec: EngineSpec) -> str:
+    """The relative-risk counts of ``statistic`` (:meth:`dpcore.engines.base.Engine.outcomes`); an outcome column
+    is read as ``__o<i>``, its index in ``spec.outcome_columns``."""
+    group, exposed, reference = compared_groups(statistic)
+    outcome_index = None if statistic.outcome is None else spec.outcome_columns.index(statistic.outcome)
+    outcome_below = statistic.outcome_below
     sel, grp = _group(d, by)
     g = d.as_text(d.quote(group))
     ex, ref = d.text(exposed), d.text(reference)

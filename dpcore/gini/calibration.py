@@ -35,7 +35,24 @@ CONFIDENTIAL_SCALE_LABEL = "S_beta(X)/alpha (data-dependent, not published)"
 
 
 @dataclass(frozen=True)
-class GiniCalibration:
+class GiniParameters:
+    """The public parameters of a released Gini: epsilon, the public bounds, the smooth noise, gamma, the
+    calibration mode, delta and ``rows_per_person`` (:class:`GiniCalibration` says what each does). The value's
+    calibration and :class:`dpcore.mechanisms.GiniIntervalMechanism` (the value with a DP bound) share them: the
+    same names are the same numbers. A base class: each subclass checks them (it is built through one)."""
+
+    epsilon: float
+    lower: float
+    upper: float
+    noise: str = "cauchy"
+    gamma: float = 2.0
+    calibration: str = "tight"
+    delta: float | None = None
+    rows_per_person: int = 1
+
+
+@dataclass(frozen=True)
+class GiniCalibration(GiniParameters):
     """The calibration of every released Gini index (eqs. (9)-(10)): ``g(X) + (S_beta(X)/alpha) Z``, all public.
 
     Built from public parameters only: epsilon, the bounds, the noise (a ``dpcore.noise.smooth.SMOOTH_NOISES``
@@ -58,14 +75,6 @@ class GiniCalibration:
     Every value is published by :func:`dpcore.noise.guarantees.publish_gini` (clamp to [0, 1], grid 1e-6).
     """
 
-    epsilon: float
-    lower: float
-    upper: float
-    noise: str = "cauchy"
-    gamma: float = 2.0
-    calibration: str = "tight"
-    delta: float | None = None
-    rows_per_person: int = 1
     #: the smoothness of S_beta; None: the calibration's default (epsilon/gamma per cell). A release with a
     #: published interval chooses it from public inputs (dpcore.intervals.optimise_gini_split)
     beta: float | None = None

@@ -35,55 +35,26 @@ snapshot               :class:`SnapshotMechanism`           a planning snapshot:
 =====================  ===================================  =======================================================
 """
 
-from .base import REGISTRY, Drawer, DrawProvenance, Mechanism, MechanismDraw, check_registered, register
-from .counts import CellSizesMechanism, CountDraw, CountMechanism, NoisyCells, selection_threshold
-from .gini import (
-    GINI_PLANNING_N,
-    GiniBoundRelease,
-    GiniDraw,
-    GiniIntervalDraw,
-    GiniIntervalMechanism,
-    GiniMechanism,
-    gini_bound_release,
-    gini_min_scale,
-)
-from .mean import MeanDraw, MeanMechanism
-from .quantiles import ExponentialQuantileDraw, ExponentialQuantileMechanism, HistogramDraw, HistogramMechanism
-from .relative_risk import RelativeRiskDraw, RelativeRiskMechanism
+# every module's public names, listed once in its __all__ (snapshot's: only its mechanism and schemas here)
+from . import base, counts, gini, mean, quantiles, relative_risk
+from .base import *  # noqa: F403
+from .counts import *  # noqa: F403
+from .gini import *  # noqa: F403
+from .mean import *  # noqa: F403
+from .quantiles import *  # noqa: F403
+from .relative_risk import *  # noqa: F403
 from .snapshot import ConfidentialTables, RiskSchema, SnapshotDraw, SnapshotMechanism, SnapshotSchema
 
 __all__ = [
-    "Mechanism",
-    "MechanismDraw",
-    "DrawProvenance",
-    "REGISTRY",
-    "register",
-    "check_registered",
-    "Drawer",
-    "GiniMechanism",
-    "GiniDraw",
-    "GiniIntervalMechanism",
-    "GiniIntervalDraw",
-    "GiniBoundRelease",
-    "gini_bound_release",
-    "gini_min_scale",
-    "GINI_PLANNING_N",
-    "HistogramMechanism",
-    "HistogramDraw",
-    "ExponentialQuantileMechanism",
-    "ExponentialQuantileDraw",
-    "MeanMechanism",
-    "MeanDraw",
-    "RelativeRiskMechanism",
-    "RelativeRiskDraw",
+    *base.__all__,
+    *gini.__all__,
+    *quantiles.__all__,
+    *mean.__all__,
+    *relative_risk.__all__,
     "SnapshotMechanism",
     "SnapshotDraw",
     "SnapshotSchema",
     "RiskSchema",
     "ConfidentialTables",
-    "CountMechanism",
-    "CountDraw",
-    "CellSizesMechanism",
-    "NoisyCells",
-    "selection_threshold",
+    *counts.__all__,
 ]

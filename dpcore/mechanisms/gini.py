@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import budget, intervals
 from ..gini import CONFIDENTIAL_SCALE_LABEL, FLOAT_SLACK, GINI_MIN_SCALE, GiniCalibration
+from ..gini.calibration import GiniParameters
 from ..noise import guarantees as noise_guarantees
 from ..noise import secure as secure_noise
 from ..validation import DPInputError, check_epsilon, check_int, check_positive, check_probability
@@ -213,7 +214,7 @@ class GiniIntervalDraw:
 
 @register
 @dataclass(frozen=True)
-class GiniIntervalMechanism:
+class GiniIntervalMechanism(GiniParameters):
     """A Gini released with an interval anyone can recompute: the value by :class:`GiniMechanism` at
     epsilon_value, plus a DP upper bound on S_beta(X) at epsilon_bound (:func:`gini_bound_release`:
     ln S_beta changes by at most beta between neighbours), with epsilon_value + epsilon_bound = epsilon and beta
@@ -225,14 +226,6 @@ class GiniIntervalMechanism:
     the value's cost at m epsilon_value plus the bound's pure m epsilon_bound = epsilon in total, with the value's
     delta ("laplace") or none ("cauchy")."""
 
-    epsilon: float
-    lower: float
-    upper: float
-    noise: str = "cauchy"
-    gamma: float = 2.0
-    calibration: str = "tight"
-    delta: float | None = None
-    rows_per_person: int = 1
     level: float = 0.95
     planning_n: int = GINI_PLANNING_N
 

@@ -22,16 +22,9 @@ from typing import Any
 import numpy as np
 
 from .. import budget
+from ..errors import DPInputError
 from ..noise import secure as secure_noise
-from ..validation import (
-    DPInputError,
-    as_generator,
-    check_bounds,
-    check_epsilon,
-    check_finite,
-    check_int,
-    check_positive,
-)
+from ..validation import as_generator, check_bounds, check_epsilon, check_finite, check_int, check_positive
 from .base import DrawProvenance, register
 from .counts import CountMechanism
 from .quantiles import HistogramMechanism

@@ -20,30 +20,9 @@ they are used (``from dpcore.noise import smooth``): they build on ``samplers`` 
 a caller of a sampler does not load them.
 """
 
-from .certificates import SmoothNoiseCalibration, smooth_noise_calibration, smooth_noise_privacy_loss
-from .samplers import (
-    GeneralizedCauchy,
-    analytic_gaussian_delta,
-    analytic_gaussian_sigma,
-    laplace_scale,
-    sample_gaussian,
-    sample_generalized_cauchy,
-    sample_laplace,
-    sample_two_sided_geometric,
-    two_sided_geometric_pmf,
-)
+# the public names of samplers and certificates, each listed once in its module's __all__
+from . import certificates, samplers
+from .certificates import *  # noqa: F403
+from .samplers import *  # noqa: F403
 
-__all__ = [
-    "laplace_scale",
-    "sample_laplace",
-    "sample_two_sided_geometric",
-    "two_sided_geometric_pmf",
-    "analytic_gaussian_delta",
-    "analytic_gaussian_sigma",
-    "sample_gaussian",
-    "GeneralizedCauchy",
-    "sample_generalized_cauchy",
-    "smooth_noise_privacy_loss",
-    "smooth_noise_calibration",
-    "SmoothNoiseCalibration",
-]
+__all__ = [*samplers.__all__, *certificates.__all__]

@@ -22,17 +22,10 @@ import math
 
 import numpy as np
 
+from ..errors import DPInputError
 from ..lazy import special
 from ..rng import SecureRandom
-from ..validation import (
-    DPInputError,
-    as_generator,
-    check_delta,
-    check_epsilon,
-    check_finite,
-    check_int,
-    check_positive,
-)
+from ..validation import as_generator, check_delta, check_epsilon, check_finite, check_int, check_positive
 
 __all__ = [
     "laplace_scale",

@@ -42,58 +42,19 @@ public path): :mod:`~dpcore.plan.model` (the fields and their limits, :class:`St
 
 from __future__ import annotations
 
+from . import model
 from .from_planner import plan_from_planner, plan_from_planner_choices
-from .model import (
-    BIN_SCHEMES,
-    DEFAULT_GINI_NOISE_DELTA,
-    EXAMPLE_PLAN,
-    GINI_PLAN_NOISES,
-    KINDS,
-    MAX_ABS_INCOME_BOUND,
-    MAX_BINS,
-    MAX_BY,
-    MAX_COLUMN_NAME_CHARS,
-    MAX_DESCRIPTION_CHARS,
-    MAX_PLAN_BYTES,
-    MAX_STATISTICS,
-    MISSING_INCOME_RULES,
-    NEGATIVE_INCOME_RULES,
-    PERCENTILE_METHODS,
-    PLAN_VERSION,
-    PlanError,
-    ReleasePlan,
-    StatisticSpec,
-    plan_to_dict,
-)
+from .model import *  # noqa: F403  (the plan's fields and limits: model.__all__)
 from .validate import load_plan, parse_plan, plan_from_dict
 from .write import plan_to_toml, write_plan
 
 __all__ = [
-    "EXAMPLE_PLAN",
-    "PLAN_VERSION",
-    "KINDS",
-    "PlanError",
-    "StatisticSpec",
-    "ReleasePlan",
+    *model.__all__,
     "parse_plan",
     "load_plan",
     "plan_from_dict",
-    "plan_to_dict",
     "plan_to_toml",
     "write_plan",
     "plan_from_planner",
     "plan_from_planner_choices",
-    "GINI_PLAN_NOISES",
-    "DEFAULT_GINI_NOISE_DELTA",
-    "BIN_SCHEMES",
-    "PERCENTILE_METHODS",
-    "MISSING_INCOME_RULES",
-    "NEGATIVE_INCOME_RULES",
-    "MAX_BINS",
-    "MAX_BY",
-    "MAX_STATISTICS",
-    "MAX_DESCRIPTION_CHARS",
-    "MAX_COLUMN_NAME_CHARS",
-    "MAX_PLAN_BYTES",
-    "MAX_ABS_INCOME_BOUND",
 ]

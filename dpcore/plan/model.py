@@ -11,6 +11,29 @@ from typing import Any, TypeVar
 from ..kinds import PLAN_KINDS
 from ..validation import DPInputError
 
+__all__ = [
+    "EXAMPLE_PLAN",
+    "PLAN_VERSION",
+    "KINDS",
+    "PlanError",
+    "StatisticSpec",
+    "ReleasePlan",
+    "plan_to_dict",
+    "GINI_PLAN_NOISES",
+    "DEFAULT_GINI_NOISE_DELTA",
+    "BIN_SCHEMES",
+    "PERCENTILE_METHODS",
+    "MISSING_INCOME_RULES",
+    "NEGATIVE_INCOME_RULES",
+    "MAX_BINS",
+    "MAX_BY",
+    "MAX_STATISTICS",
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_COLUMN_NAME_CHARS",
+    "MAX_PLAN_BYTES",
+    "MAX_ABS_INCOME_BOUND",
+]
+
 #: The documented example plan (docs/plan_format.md; the format's reference case, tested as written).
 EXAMPLE_PLAN = """
 version = 1

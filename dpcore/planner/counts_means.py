@@ -9,15 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import noise
-from ..validation import (
-    DPInputError,
-    as_generator,
-    check_bounds,
-    check_epsilon,
-    check_finite,
-    check_int,
-    check_positive,
-)
+from ..errors import DPInputError
+from ..validation import as_generator, check_bounds, check_epsilon, check_finite, check_int, check_positive
 from .closed_forms import geometric_prob_within, laplace_interval_prob
 from .statistics import PlannedStatistic, check_values, from_mechanism_draw, published_form
 

@@ -10,17 +10,10 @@ from typing import Any
 import numpy as np
 
 from .. import noise
+from ..errors import DPInputError
 from ..lazy import special
 from ..rng import SecureRandom
-from ..validation import (
-    DPInputError,
-    as_generator,
-    check_delta,
-    check_epsilon,
-    check_finite,
-    check_int,
-    check_probability,
-)
+from ..validation import as_generator, check_delta, check_epsilon, check_finite, check_int, check_probability
 
 MECHANISMS = ("laplace", "gaussian")
 

@@ -9,6 +9,7 @@ Page tests: ``from support import open_page, page_text, assert_clean, page_scrip
 * :func:`assert_clean` - no exception, and no ``st.error`` unless an expected message is given.
 * :func:`assert_page_intro` - clean, the page's title and the standard privacy note; returns the page text.
 * :func:`page_script` - the generated reproduction script shown in a page's share section.
+* :func:`open_expanders` - open the expanders of a label whose content is drawn only when open (``ui.lazy``).
 * :func:`query_param` / :func:`link_param` - a query parameter of the address / of the page's share link (which
   names every setting, defaults included; the address names the link's and the changed ones).
 * :func:`run_script` - run a generated script with the project's Python in a subprocess, from the
@@ -31,6 +32,7 @@ from .pages import (
     assert_page_intro,
     link_param,
     metrics,
+    open_expanders,
     open_page,
     outside_event_loop,
     page_script,
@@ -48,6 +50,7 @@ __all__ = [
     "assert_page_intro",
     "link_param",
     "metrics",
+    "open_expanders",
     "open_page",
     "page_script",
     "page_text",

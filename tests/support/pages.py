@@ -92,10 +92,24 @@ def link_param(at, key: str) -> str | None:
 
 
 def page_script(at, marker: str = "Reproduces the view") -> str:
-    """The generated reproduction script shown on the page (exactly one ``st.code`` block contains ``marker``)."""
+    """The generated reproduction script shown on the page (exactly one ``st.code`` block contains ``marker``),
+    after opening its "Show the script" expander (drawn only when opened: ``ui.lazy``) if need be."""
     scripts = [str(c.value) for c in at.code if marker in str(c.value)]
+    if not scripts and open_expanders(at, "Show the script"):
+        scripts = [str(c.value) for c in at.code if marker in str(c.value)]
     assert len(scripts) == 1, f"expected one generated script on the page, found {len(scripts)}"
     return scripts[0]
+
+
+def open_expanders(at, label: str) -> int:
+    """Open the page's closed expanders labelled ``label`` whose content is drawn only when open
+    (``ui.lazy.lazy_expander``: their open state is session state under their key) and rerun; returns how many."""
+    keys = [e.proto.id.split("-", 2)[2] for e in at.expander if e.label == label and e.proto.id.count("-") >= 2]
+    for key in keys:
+        at.session_state[key] = True
+    if keys:
+        at.run()
+    return len(keys)
 
 
 _RUN_ALL = """

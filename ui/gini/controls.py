@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from dpcore import defaults
 from dpcore.views import answers as answer_experiments
 from dpcore.views import gini as gini_experiments
 from ui import answer_views
@@ -49,15 +50,11 @@ def cached_recommendation(
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def warm_calibrations(epsilons: tuple[float, ...], gamma: float, calibration: str, noise: str) -> bool:
-    """Once per process and setting: the calibration of every ε of the slider (public). A setting
-    that cannot be calibrated is left to the view call, which shows the error."""
-    try:
-        gini_experiments.calibrate_epsilons(list(epsilons), gamma=gamma, calibration=calibration, noise=noise)
-        noise_choice.warm_unit_tradeoffs(epsilons, noise_choice.DEFAULT_DELTA, gamma)
-    except ValueError:
-        return False
-    return True
+def warm_calibrations(epsilons: tuple[float, ...], gamma: float, calibration: str, noise: str) -> object:
+    """Once per process and setting, after the live view is drawn: the calibration of every ε of the slider
+    (public), in a background thread (:func:`ui.gini.noise_choice.warm_slider_calibrations`), so a slider move
+    finds it ready and a first visit does not wait for it."""
+    return noise_choice.warm_slider_calibrations(list(epsilons), gamma=gamma, calibration=calibration, noise=noise)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -103,7 +100,7 @@ def controls(ds: Any, epsilons: Sequence[float], default_upper: float) -> GiniCo
             "Noise tail γ (> 1)",
             "gini_gamma",
             GAMMA_OPTIONS,
-            2.0,
+            defaults.GINI_GAMMA,
             container=advanced,
             help="Noise density ∝ 1/(1+|z|^γ). The paper uses γ = 2 (Cauchy-like, "
             "no mean or variance). γ > 3 gives a finite variance (an RMSE).",
@@ -143,7 +140,7 @@ def controls(ds: Any, epsilons: Sequence[float], default_upper: float) -> GiniCo
         "Noise calibration",
         "gini_cal",
         ["tight", "paper"],
-        "tight",
+        defaults.GINI_CALIBRATION,
         container=advanced,
         format_func=gini_views.CAL_LABELS.get,
         help="Both are ε-DP. 'paper' uses α = ε/(4γ); 'tight' the largest α whose "

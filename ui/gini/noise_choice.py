@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +25,7 @@ from plotly.subplots import make_subplots
 
 from dpcore import posterior
 from dpcore.noise import smooth as smooth_noise
+from dpcore.views import gini as gini_experiments
 from dpcore.views import gini_noises
 from ui.common import guard, qp_selectbox, run_on_button, show_figure
 from ui.gini.sections import NOISE
@@ -251,13 +254,27 @@ def _unit(epsilon: float, delta: float, gamma: float) -> gini_noises.NoiseCompar
     return gini_noises.unit_tradeoff(epsilon, delta=delta, gamma=gamma)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def warm_unit_tradeoffs(epsilons: tuple[float, ...], delta: float, gamma: float) -> bool:
-    """Compute the data-free comparison at every epsilon of the page's slider once per process (public
-    inputs only), so a slider move finds it ready."""
-    for epsilon in epsilons:
-        _unit(float(epsilon), float(delta), float(gamma))
-    return True
+def warm_slider_calibrations(
+    epsilons: Sequence[float], *, gamma: float, calibration: str, noise: str, delta: float = DEFAULT_DELTA
+) -> threading.Thread:
+    """Start a background thread that calibrates the chosen noise and the data-free comparison at every epsilon of
+    the page's slider (public inputs only; ``dpcore`` remembers them), so that a later slider move finds them
+    ready. The page calls it once per process and setting, after it is drawn: before the first screen, the
+    slider's calibrations alone took 0.75 s in a fresh process (docs/benchmarks.md, "Page load"); ``run.sh app``
+    makes those of the default setting before it listens (deploy/run_app.py). A setting that cannot be calibrated
+    is left to the view call, which shows the error."""
+
+    def calibrate() -> None:
+        try:
+            gini_experiments.calibrate_epsilons(epsilons, gamma=gamma, calibration=calibration, noise=noise)
+            for epsilon in epsilons:
+                gini_noises.unit_tradeoff(float(epsilon), delta=delta, gamma=gamma)
+        except ValueError:
+            pass
+
+    thread = threading.Thread(target=calibrate, name="gini-slider-calibrations", daemon=True)
+    thread.start()
+    return thread
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

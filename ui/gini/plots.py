@@ -620,3 +620,70 @@ __all__: Sequence[str] = [
     "figure4_plot",
     "finite_range",
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's charts of one view (the notebook's charts: ui.notebook)
+# ---------------------------------------------------------------------------------------------
+
+
+def gini_view_figures(view: Any) -> list[tuple[str, Any]]:
+    """The live sections' charts of one ``dpcore.views.gini.GiniView``, each with its section's title, as the page
+    draws them with its "Fixed axes" option (the Gini's range and shares 0-1); a saturated view (the releases
+    are pure noise) has only the sensitivity curves and the error against ε, as on the page."""
+    from dpcore.views.gini import POSTERIOR_LEVEL
+
+    figures: list[tuple[str, Any]] = []
+    if not view.saturated:
+        figures += [
+            (
+                "Where the published Gini would land (smooth sensitivity beside the Laplace baseline)",
+                releases_figure(
+                    view.true_gini,
+                    view.simulated_releases,
+                    view.simulated_laplace_releases,
+                    smooth_range=(0.0, 1.0),
+                    laplace_range=(0.0, 1.0),
+                    share_range=(0.0, 1.0),
+                ),
+            ),
+            (
+                f"{view.plausible_releases.size} equally likely releases",
+                dots_figure(view.plausible_releases, view.true_gini),
+            ),
+        ]
+    figures.append(
+        (
+            "Why this much noise? Smooth sensitivity",
+            decay_figure(
+                view.exact_curve,
+                view.fast_curve,
+                k_star_exact=view.exact_k_star,
+                k_star_fast=view.fast_k_star,
+                beta=view.beta,
+            ),
+        )
+    )
+    if not view.saturated:
+        figures.append(
+            (
+                "What an oracle that knows the noise scale could infer from one release",
+                posterior_figure(
+                    view.posterior_grid,
+                    view.posterior_density,
+                    released=view.released_gini,
+                    interval=view.posterior_interval,
+                    hpd=view.posterior_hpd,
+                    level=POSTERIOR_LEVEL,
+                    true_value=view.true_gini,
+                ),
+            )
+        )
+    quantity, label = ("rmse", "RMSE") if view.rmse is not None else ("q90_abs_error", "90% absolute error")
+    figures.append(
+        (
+            "Error against ε for this data",
+            error_vs_epsilon_figure(view.error_curve, view.epsilon, quantile=quantity, label=label),
+        )
+    )
+    return figures

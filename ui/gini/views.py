@@ -22,9 +22,10 @@ from dpcore import intervals
 from dpcore.lru import array_digest
 from dpcore.views import gini as gini_experiments
 from dpcore.views.gini import GiniView
-from ui.common import download_csv, numbers_table, privacy_note, run_on_button, show_figure
+from ui.common import download_csv, numbers_table, privacy_note, qp_selectbox, run_on_button, show_figure
 from ui.gini import plots as plots_gini
 from ui.gini.sections import ERROR_CURVE, POSTERIOR, RELEASES, SENSITIVITY
+from ui.lazy import lazy_expander
 
 # The live figures are plain plotly specifications built from the view in ~1 ms each (ui.gini.plots): cheaper
 # than hashing the view's 20,000 simulated releases to look a remembered figure up.
@@ -97,7 +98,10 @@ def guarantee_and_definition() -> None:
         "DP upper bound on it instead (paid from the same ε), from which anyone computes the interval; the oracle "
         f"posterior in {POSTERIOR.cited} treats it as known, as the paper does.",
     )
-    with st.expander("Which Gini? (definition used everywhere on this page)"):
+    definition, shown = lazy_expander("Which Gini? (definition used everywhere on this page)", "gini_definition")
+    if not shown:  # drawn when opened: a formula loads the browser's KaTeX bundle (ui.lazy)
+        return
+    with definition:
         # two formulas, not one line: the line was wider than a phone, and KaTeX's box then scrolls sideways
         # where no keyboard can reach it (WCAG 2.1.1)
         st.latex(r"g(X) \;=\; \frac{\sum_{i=1}^{n}\sum_{j=1}^{n} |x_i - x_j|}{2\,n^2\,\bar x}")
@@ -450,10 +454,32 @@ def _progress_bar(label: str) -> Callable[[float, str], object]:
 
 
 def paper_experiments(
-    values: np.ndarray, *, gamma: float, upper: float | None, upper_epsilon: float, n_draws: int, seed: int
+    values: Callable[[], np.ndarray],
+    *,
+    gamma: float,
+    upper: float | None,
+    upper_epsilon: float,
+    seed: int,
+    draw_options: dict[str, int],
+    default_draws: str,
 ) -> None:
     """Section PAPER (below its heading, drawn by the page): the paper's Figures 1, 3 and 4, each on a button
-    (results kept in the session)."""
+    (results kept in the session), in an expander drawn when opened (ui.lazy: its controls and tabs are about a
+    tenth of the Gini page's load in the browser). ``values``: the page's (sub-sampled) incomes, read when open;
+    ``draw_options``: the choices of simulated releases per setting (label -> number)."""
+    experiments, shown = lazy_expander("Open the experiments (Figures 1, 3 and 4)", "gini_experiments")
+    if not shown:
+        return
+    with experiments:
+        n_draws = draw_options[
+            qp_selectbox("Simulated releases per setting", "gini_exp_draws", list(draw_options), default_draws)
+        ]
+        _paper_tabs(values(), gamma=gamma, upper=upper, upper_epsilon=upper_epsilon, n_draws=n_draws, seed=seed)
+
+
+def _paper_tabs(
+    values: np.ndarray, *, gamma: float, upper: float | None, upper_epsilon: float, n_draws: int, seed: int
+) -> None:
     tab1, tab3, tab4 = st.tabs(
         ["Figure 1 · this data, ε from 0.25 to 2", "Figure 3 · two-point data", "Figure 4 · error against IQ"]
     )

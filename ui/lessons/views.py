@@ -310,9 +310,8 @@ def lesson(item: Lesson, *, show_answers: bool, class_session: ClassSession | No
             icon=":material/arrow_forward:",
             query_params=step_params(step, class_session),
         )
-        st.markdown(f"**Ask:** {step.question}")
-        if show_answers:
-            st.caption(f"**Look for:** {step.answer}")
+        # question and answer in one element (a page load pays per element; sixteen steps)
+        st.markdown(f"**Ask:** {step.question}" + (f"\n\n:small[**Look for:** {step.answer}]" if show_answers else ""))
 
 
 def handout_downloads(base_url: str, class_session: ClassSession | None = None) -> None:

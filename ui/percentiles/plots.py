@@ -365,3 +365,40 @@ def figure3(summary: pd.DataFrame, rivals: pd.DataFrame | None = None) -> go.Fig
     )
     fig.update_yaxes(range=[Y_FLOOR, 1.02])
     return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's charts of one view (the notebook's charts: ui.notebook)
+# ---------------------------------------------------------------------------------------------
+
+
+def cell_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """The one-cell view's charts (a ``dpcore.views.percentiles.CellView``): the true and noisy histogram (count
+    axis from the public cell size, as with the page's "Fixed axes") and the noisy CDF with the read-off."""
+    return [
+        (
+            "The histogram: true and noisy counts",
+            histogram_figure(view.edges, view.true_counts, view.noisy_counts, y_range=fixed_count_range(view.n)),
+        ),
+        (
+            "The noisy CDF and the percentiles read off it",
+            cdf_figure(view.edges, view.true_counts, view.noisy_counts, view.q, view.histogram, view.true),
+        ),
+    ]
+
+
+def many_cells_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """The many-cells view's charts (a ``ManyCellsView``): accuracy of the median by cell and by cell size."""
+    return [
+        ("Relative accuracy of the median, cell by cell", many_cells_figure(view.per_cell)),
+        ("Relative accuracy by cell size", size_class_figure(view.by_size)),
+    ]
+
+
+def figures_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """The paper's Figures 1-3 (a ``FiguresView``)."""
+    return [
+        ("Figure 1: by number of bins", figure1(view.figure1)),
+        ("Figure 2: by cell size", figure2(view.figure2)),
+        ("Figure 3: against the number of bins", figure3(view.figure3, view.figure3_rivals)),
+    ]

@@ -256,3 +256,49 @@ def fig_posterior(frame: pd.DataFrame, prior_marker: float | None = None) -> go.
             legend=dict(orientation="h", y=-0.2),
         ),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's charts of one view (the notebook's charts: ui.notebook)
+# ---------------------------------------------------------------------------------------------
+
+
+def planner_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """A ``dpcore.views.planner.PlannerView``'s charts, as the page draws them: accuracy first's smallest ε per
+    statistic and its quantile dot plots (with a dots seed), and budget first's split (with an allocation)."""
+    accuracy = view.accuracy
+    figures: list[tuple[str, go.Figure]] = []
+    if accuracy.rows:
+        smallest = pd.DataFrame(
+            {"statistic": [r.statistic for r in accuracy.rows], "epsilon": [r.epsilon for r in accuracy.rows]}
+        )
+        figures.append(("Accuracy first: the smallest ε per statistic", fig_epsilons(smallest, accuracy.total_epsilon)))
+    frame = dots_frame(accuracy.dots)
+    for dots in accuracy.dots:
+        title = f"{dots.statistic} at ε = {dots.epsilon:.3g} ({100 * dots.confidence:g}% target)"
+        absolute = dots.errors_abs is not None
+        figures.append(
+            (
+                title,
+                fig_quantile_dots(
+                    frame[frame["statistic"] == dots.statistic],
+                    dots.abs_error if absolute else 100 * dots.rel_error,
+                    title,
+                    gini_points=absolute,
+                ),
+            )
+        )
+    if view.budget is not None and view.budget.rows:
+        split = pd.DataFrame(
+            [
+                {
+                    "statistic": r.statistic,
+                    "epsilon": r.epsilon,
+                    "relative_error_percent": 100 * r.relative_error,
+                    "confidence_percent": 100 * r.confidence,
+                }
+                for r in view.budget.rows
+            ]
+        )
+        figures.append(("Budget first: the split and the accuracy it gives", fig_budget(split)))
+    return figures

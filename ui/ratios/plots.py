@@ -199,3 +199,77 @@ def bias_figure(df: pd.DataFrame) -> go.Figure:
         shapes=[dict(type="line", x0=0, x1=1, xref="paper", y0=0, y1=0, line=dict(color="black"))],
     )
     return go.Figure(dict(data=data, layout=layout))
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's charts of one view (the notebook's charts: ui.notebook); the frames as the page builds them
+# ---------------------------------------------------------------------------------------------
+
+
+def sampling_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """A ``dpcore.views.ratio.SamplingView``: the spread of the estimate with and without privacy."""
+    hist = pd.DataFrame(
+        {"bin_mid": view.bin_mid, "non-private": view.density_nonprivate, "private": view.density_private}
+    )
+    return [("How much does privacy widen the spread of the estimate?", sampling_figure(hist, view.true_rr))]
+
+
+def intervals_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """An ``IntervalsView``: the relative risk's confidence intervals."""
+    return [
+        (
+            "Confidence intervals for the relative risk",
+            intervals_figure(pd.DataFrame(list(view.intervals)), view.true_rr),
+        )
+    ]
+
+
+def coverage_heatmap_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """A ``CoverageHeatmapView``: coverage and relative width over the grid of (p_x, p_y)."""
+    level = view.level
+    return [
+        (
+            "Coverage",
+            heatmap_figure(
+                view.coverage,
+                view.p_values,
+                title=f"Coverage of '{view.method}' at nominal {level:.0%}",
+                zmin=level - 0.1,
+                zmax=min(1.0, level + 0.1),
+                mask=view.small_counts,
+            ),
+        ),
+        (
+            "Width",
+            heatmap_figure(
+                view.width_ratio,
+                view.p_values,
+                title="Mean width / width of the non-private interval",
+                zmin=1.0,
+                zmax=max(1.5, float(np.nanmax(view.width_ratio))),
+                colorscale="Blues",
+                fmt=".2f",
+            ),
+        ),
+    ]
+
+
+def accuracy_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """An ``AccuracyView``: the chance of each algorithm to land within the target of the true ratio."""
+    return [("Sample accuracy of every algorithm", accuracy_figure(pd.DataFrame(list(view.rows)), view.alpha))]
+
+
+def bias_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """A ``BiasView``: the bias of the ratio of noisy counts against n."""
+    return [("Bias of the ratio of noisy counts", bias_figure(pd.DataFrame(list(view.rows))))]
+
+
+def odds_ratio_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """An ``OddsRatioView``: the odds ratio's intervals."""
+    return [("Odds ratio from a noisy 2×2 table", intervals_figure(pd.DataFrame(list(view.intervals)), view.true_or))]
+
+
+def poverty_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """A ``PovertyView``: the relative risk of poverty between two ACS groups, with its intervals."""
+    frame = pd.DataFrame([{k: r[k] for k in ("method", "estimate", "lower", "upper")} for r in view.intervals])
+    return [("Who is more likely to be in poverty?", intervals_figure(frame, None))]

@@ -308,3 +308,34 @@ def group_sizes_figure(labels: Sequence, sizes: Sequence[int]) -> go.Figure:
     fig.update_yaxes(type="log", title="records in group (log scale)")
     fig.update_layout(height=260, margin=dict(l=10, r=10, t=10, b=10))
     return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's charts of one view (the notebook's charts: ui.notebook)
+# ---------------------------------------------------------------------------------------------
+
+
+def group_means_view_figures(view) -> list[tuple[str, go.Figure]]:
+    """The group-means view's charts (a ``dpcore.views.stratified.GroupMeansView``): each group's true mean and
+    release with the middle 90% of simulated releases, the errors of the overall mean by method, and the parity
+    error by method (the value axis left to plotly)."""
+    from dpcore.views.stratified import METHODS
+
+    errors = [view.overall[m] - view.true_overall for m in METHODS]
+    errors_frame = pd.DataFrame(
+        {
+            "method": np.repeat(np.array(METHODS, dtype=object), [e.size for e in errors]),
+            "error": np.concatenate(errors),
+        }
+    )
+    parity = pd.DataFrame(
+        [
+            {"method": r["method"], "mean": r["mean parity error"], "q05": r["parity q05"], "q95": r["parity q95"]}
+            for r in view.method_rows()
+        ]
+    )
+    return [
+        (f"Each group's mean: {view.method}", group_means_figure(pd.DataFrame(view.group_rows()), view.method)),
+        ("Errors of the overall mean, by method", overall_errors_figure(errors_frame)),
+        ("Parity error between groups, by method", parity_figure(parity)),
+    ]

@@ -19,19 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
+from .. import errors
 from ..entries import now
-from ..errors import (
-    INIT_HINT,
-    NOTHING_WRITTEN_NOTE,
-    LedgerCorrupt,
-    LedgerError,
-    LedgerExists,
-    LedgerMissing,
-    LedgerUnavailable,
-    first_line,
-    mark_at_commit,
-    outcome_note,
-)
 from ..paths import user_journal_path
 from .base import BUSY_TIMEOUT_S, LOCK_NOTE_AFTER_S, LOCK_NOTE_EVERY_S, Backend, OnWait, lock_note
 from .schema import (
@@ -57,28 +46,28 @@ _PG_SCHEMA_LOCK = 727270011
 _PG_CHAIN_LOCK = 727270012
 
 
-def _pg_fault(where: str, exc: BaseException, *, at_commit: bool = False) -> LedgerError:
-    return mark_at_commit(_pg_fault_text(where, exc, outcome_note(at_commit)), at_commit)
+def _pg_fault(where: str, exc: BaseException, *, at_commit: bool = False) -> errors.LedgerError:
+    return errors.mark_at_commit(_pg_fault_text(where, exc, errors.outcome_note(at_commit)), at_commit)
 
 
-def _pg_fault_text(where: str, exc: BaseException, note: str) -> LedgerError:
-    text = first_line(exc)
+def _pg_fault_text(where: str, exc: BaseException, note: str) -> errors.LedgerError:
+    text = errors.first_line(exc)
     name = type(exc).__name__
     if name in ("UndefinedTable", "UndefinedColumn"):
-        return LedgerCorrupt(
+        return errors.LedgerCorrupt(
             f"the ledger database ({where}) lacks the ledger's tables or columns ({text}): restore it "
             "from a backup (docs/ledger.md). Nothing was released."
         )
     if name in ("ReadOnlySqlTransaction", "InsufficientPrivilege"):
-        return LedgerUnavailable(
+        return errors.LedgerUnavailable(
             f"the ledger database ({where}) is unavailable: this user cannot write to it ({text}); "
             f"grant the ledger's role write access or use a primary server. {note}"
         )
     if name in ("DiskFull",):
-        return LedgerUnavailable(
+        return errors.LedgerUnavailable(
             f"the ledger database ({where}) is unavailable: the server's disk is full ({text}). {note}"
         )
-    return LedgerUnavailable(
+    return errors.LedgerUnavailable(
         f"the ledger database ({where}) is unavailable: {text}; check that the PostgreSQL server "
         f"is running and reachable. {note}"
     )
@@ -122,14 +111,14 @@ class PostgresBackend(Backend):
         try:
             import psycopg
         except ImportError:
-            raise LedgerUnavailable(
+            raise errors.LedgerUnavailable(
                 "a PostgreSQL ledger needs the psycopg package: pip install 'psycopg[binary]'"
             ) from None
         try:
             return psycopg.connect(self.url, autocommit=True, connect_timeout=30)
         except psycopg.Error as exc:
-            raise LedgerUnavailable(
-                f"cannot connect to the PostgreSQL ledger ({self.describe()}): {first_line(exc)}; "
+            raise errors.LedgerUnavailable(
+                f"cannot connect to the PostgreSQL ledger ({self.describe()}): {errors.first_line(exc)}; "
                 "check that the server is running and the URL is right"
             ) from None
 
@@ -171,19 +160,19 @@ class PostgresBackend(Backend):
                 self.lock_row(conn, "SELECT pg_advisory_xact_lock(%s)", (_PG_SCHEMA_LOCK,), on_wait)
                 tables = self._tables(conn)
                 if must_be_new and tables:
-                    raise LedgerExists(
+                    raise errors.LedgerExists(
                         f"the ledger database ({where}) already holds ledger tables: dpcore never "
                         "re-initialises an existing ledger (run 'python -m dpcore ledger verify')"
                     )
                 if not tables:
                     if not create:
-                        raise LedgerMissing(
+                        raise errors.LedgerMissing(
                             f"there is no ledger in the {where} (its tables do not exist): "
-                            + INIT_HINT.format(url="postgresql://...")
+                            + errors.INIT_HINT.format(url="postgresql://...")
                         )
                     self._create_schema(conn)
                 elif tables != set(TABLES):
-                    raise LedgerCorrupt(
+                    raise errors.LedgerCorrupt(
                         f"the ledger database ({where}) lacks the tables {sorted(set(TABLES) - tables)}: "
                         "restore it from a backup (docs/ledger.md)"
                     )
@@ -270,10 +259,10 @@ class PostgresBackend(Backend):
             except psycopg.errors.LockNotAvailable:
                 waited = time.monotonic() - start
                 if waited >= BUSY_TIMEOUT_S - 0.005:
-                    raise LedgerUnavailable(
+                    raise errors.LedgerUnavailable(
                         f"the ledger database ({self.describe()}) is unavailable: it stayed locked "
                         f"by another process for {BUSY_TIMEOUT_S:.0f} s; retry when that release has "
-                        f"finished. {NOTHING_WRITTEN_NOTE}"
+                        f"finished. {errors.NOTHING_WRITTEN_NOTE}"
                     ) from None
                 if on_wait is not None and waited >= next_note - 0.005:
                     notes += 1

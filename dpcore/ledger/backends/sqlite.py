@@ -24,19 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
+from .. import errors
 from ..entries import now
-from ..errors import (
-    INIT_HINT,
-    NOTHING_WRITTEN_NOTE,
-    LedgerCorrupt,
-    LedgerError,
-    LedgerExists,
-    LedgerMissing,
-    LedgerUnavailable,
-    first_line,
-    mark_at_commit,
-    outcome_note,
-)
 from ..paths import make_private_dirs, user_journal_path
 from .base import BUSY_TIMEOUT_S, LOCK_NOTE_AFTER_S, LOCK_NOTE_EVERY_S, Backend, OnWait, lock_note
 from .head import HEAD_SUFFIX, History, history_of, read_head, write_head
@@ -61,42 +50,42 @@ CHECKPOINT_WAIT_S = 1.0
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def _sqlite_fault(where: str, exc: sqlite3.Error, *, at_commit: bool = False) -> LedgerError:
+def _sqlite_fault(where: str, exc: sqlite3.Error, *, at_commit: bool = False) -> errors.LedgerError:
     """One line naming the ledger and what to do, for every sqlite3 error a caller could meet. ``at_commit``: the
     error came from COMMIT (the outcome is unknown until someone looks); else nothing was written."""
-    return mark_at_commit(_sqlite_fault_text(where, exc, outcome_note(at_commit)), at_commit)
+    return errors.mark_at_commit(_sqlite_fault_text(where, exc, errors.outcome_note(at_commit)), at_commit)
 
 
-def _sqlite_fault_text(where: str, exc: sqlite3.Error, note: str) -> LedgerError:
-    text = first_line(exc)
+def _sqlite_fault_text(where: str, exc: sqlite3.Error, note: str) -> errors.LedgerError:
+    text = errors.first_line(exc)
     low = text.lower()
     if "readonly" in low or "read-only" in low:
-        return LedgerUnavailable(
+        return errors.LedgerUnavailable(
             f"the ledger database ({where}) is unavailable: it is read-only for this user "
             f"({text}); make the ledger file, its -wal and -shm files and its folder writable for this "
             f"user (chmod u+w on each) and retry. {note}"
         )
     if "locked" in low or "busy" in low:
-        return LedgerUnavailable(
+        return errors.LedgerUnavailable(
             f"the ledger database ({where}) is unavailable: it stayed locked by another process "
             f"(a release in progress?) for {BUSY_TIMEOUT_S:.0f} s ({text}); retry when it has "
             f"finished. {note}"
         )
     if "full" in low:
-        return LedgerUnavailable(
+        return errors.LedgerUnavailable(
             f"the ledger database ({where}) is unavailable: the disk is full ({text}); free space and retry. {note}"
         )
     if "malformed" in low or "not a database" in low or "corrupt" in low or "disk i/o" in low:
-        return LedgerCorrupt(
+        return errors.LedgerCorrupt(
             f"the ledger database ({where}) is damaged ({text}): restore it from a backup "
             "(docs/ledger.md) and run 'python -m dpcore ledger verify'. Nothing was released."
         )
     if "unable to open" in low:
-        return LedgerUnavailable(
+        return errors.LedgerUnavailable(
             f"the ledger database ({where}) is unavailable: it cannot be opened ({text}); check "
             "that the file and its folder exist and are readable and writable by this user."
         )
-    return LedgerUnavailable(f"the ledger database ({where}) is unavailable: {text}. {note}")
+    return errors.LedgerUnavailable(f"the ledger database ({where}) is unavailable: {text}. {note}")
 
 
 class SqliteBackend(Backend):
@@ -143,17 +132,17 @@ class SqliteBackend(Backend):
         a crash left between the WAL and the file)."""
         where = self.describe()
         if self.path.is_dir():
-            raise LedgerCorrupt(f"the ledger location {self.path} is a folder, not a ledger file")
+            raise errors.LedgerCorrupt(f"the ledger location {self.path} is a folder, not a ledger file")
         try:
             with open(self.path, "rb") as fh:
                 header = fh.read(100)
                 size = os.fstat(fh.fileno()).st_size
         except OSError as exc:
-            raise LedgerUnavailable(
+            raise errors.LedgerUnavailable(
                 f"the ledger database ({where}) cannot be read: {exc.strerror or exc}; check the file's permissions"
             ) from None
         if size == 0:
-            raise LedgerCorrupt(
+            raise errors.LedgerCorrupt(
                 f"the ledger database ({where}) is an empty file (0 bytes): it was truncated or "
                 "replaced, and its accounts, caps and history are not in it. dpcore never takes an empty "
                 "file as a new ledger (that would restore full caps): restore the file from a backup "
@@ -161,7 +150,7 @@ class SqliteBackend(Backend):
                 "truly a new ledger"
             )
         if not header.startswith(_SQLITE_HEADER):
-            raise LedgerCorrupt(
+            raise errors.LedgerCorrupt(
                 f"the ledger database ({where}) is not a SQLite database (it does not start with the "
                 "SQLite header): not a dpcore ledger. Point DPCORE_LEDGER_URL / --ledger at the ledger "
                 "file, or restore it from a backup (docs/ledger.md)"
@@ -172,12 +161,12 @@ class SqliteBackend(Backend):
             page_size = 65536 if page_size == 1 else page_size
             pages = int.from_bytes(header[28:32], "big")
             if pages and header[24:28] == header[92:96] and size < pages * page_size:
-                raise LedgerCorrupt(
+                raise errors.LedgerCorrupt(
                     f"the ledger database ({where}) is truncated ({size} bytes; its header says "
                     f"{pages * page_size}): restore it from a backup (docs/ledger.md)"
                 )
         elif len(header) < 100:
-            raise LedgerCorrupt(
+            raise errors.LedgerCorrupt(
                 f"the ledger database ({where}) is truncated ({size} bytes, shorter than a SQLite "
                 "header): restore it from a backup (docs/ledger.md)"
             )
@@ -193,15 +182,17 @@ class SqliteBackend(Backend):
         try:
             exists = os.path.lexists(self.path)
         except OSError as exc:  # pragma: no cover - lexists swallows most; a folder we may not search
-            raise LedgerUnavailable(f"cannot look for the ledger at {self.path}: {exc.strerror or exc}") from None
+            raise errors.LedgerUnavailable(
+                f"cannot look for the ledger at {self.path}: {exc.strerror or exc}"
+            ) from None
         if not exists:
             self._refuse_a_lost_ledger()
             if not create:
-                raise LedgerMissing(
+                raise errors.LedgerMissing(
                     f"there is no ledger at {self.path} (the file does not exist): "
-                    + INIT_HINT.format(url="sqlite:///" + str(self.path))
+                    + errors.INIT_HINT.format(url="sqlite:///" + str(self.path))
                 )
-            with contextlib.suppress(LedgerExists):  # another process created it meanwhile: open that one
+            with contextlib.suppress(errors.LedgerExists):  # another process created it meanwhile: open that one
                 self.create_new(on_wait=on_wait)
         self._check_file()
         self._inode = self._stat_key()
@@ -211,7 +202,7 @@ class SqliteBackend(Backend):
         """A head file without its ledger: the ledger that held that history was deleted or moved. A new ledger
         (or a silent empty one) in its place would restart every cap, so both are refused until a person decides."""
         if os.path.lexists(self.head_path):
-            raise LedgerMissing(
+            raise errors.LedgerMissing(
                 f"there is no ledger at {self.path}, but the head file {self.head_path} of a ledger that was there "
                 "is: that ledger was deleted or moved, with its history. Restore it (docs/ledger.md, Restore), or "
                 f"point DPCORE_LEDGER_URL / --ledger at it; only if a new ledger with fresh caps is truly meant, move "
@@ -222,7 +213,7 @@ class SqliteBackend(Backend):
         """Build the ledger under a temporary name (mode 0600) and link it into place, so a crash never leaves a
         0-byte or half-made file under the ledger's name (which open would then refuse)."""
         if os.path.lexists(self.path):
-            raise LedgerExists(
+            raise errors.LedgerExists(
                 f"a file already exists at {self.path}: dpcore never re-initialises an existing ledger "
                 "(run 'python -m dpcore ledger verify' to check it; move it away yourself if it is not one)"
             )
@@ -230,7 +221,7 @@ class SqliteBackend(Backend):
         try:
             make_private_dirs(self.path.parent)
         except OSError as exc:
-            raise LedgerUnavailable(
+            raise errors.LedgerUnavailable(
                 f"cannot create the folder of the ledger database {self.path}: {exc.strerror or exc}"
             ) from None
         tmp = self.path.with_name(f".{self.path.name}.init-{os.getpid()}-{secrets.token_hex(4)}")
@@ -240,7 +231,9 @@ class SqliteBackend(Backend):
             try:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":  # pragma: no cover - e.g. a network file system
-                    raise LedgerUnavailable(f"the ledger database {self.path} cannot use WAL mode (got {mode!r})")
+                    raise errors.LedgerUnavailable(
+                        f"the ledger database {self.path} cannot use WAL mode (got {mode!r})"
+                    )
                 conn.execute("BEGIN IMMEDIATE")
                 for stmt in split_sql(SQLITE_V1):
                     conn.execute(stmt)
@@ -260,7 +253,7 @@ class SqliteBackend(Backend):
             try:
                 os.link(tmp, self.path)  # atomic; fails when someone else created the ledger meanwhile
             except FileExistsError:
-                raise LedgerExists(f"a ledger was created at {self.path} by another process meanwhile") from None
+                raise errors.LedgerExists(f"a ledger was created at {self.path} by another process meanwhile") from None
             if history is not None:
                 write_head(self.head_path, history)
             with contextlib.suppress(OSError):
@@ -272,7 +265,9 @@ class SqliteBackend(Backend):
         except sqlite3.Error as exc:
             raise _sqlite_fault(self.describe(), exc) from None
         except OSError as exc:
-            raise LedgerUnavailable(f"cannot create the ledger database {self.path}: {exc.strerror or exc}") from None
+            raise errors.LedgerUnavailable(
+                f"cannot create the ledger database {self.path}: {exc.strerror or exc}"
+            ) from None
         finally:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(OSError):
@@ -284,13 +279,13 @@ class SqliteBackend(Backend):
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
             ours = tables & set(TABLES)
             if not ours:
-                raise LedgerCorrupt(
+                raise errors.LedgerCorrupt(
                     f"the ledger database ({where}) is a SQLite database without the ledger's tables: "
                     "not a dpcore ledger, and dpcore will not turn it into one. Point DPCORE_LEDGER_URL / "
                     "--ledger at the ledger file, or give a new path to 'python -m dpcore ledger init'"
                 )
             if ours != set(TABLES):
-                raise LedgerCorrupt(
+                raise errors.LedgerCorrupt(
                     f"the ledger database ({where}) lacks the tables {sorted(set(TABLES) - ours)}: "
                     "restore it from a backup (docs/ledger.md)"
                 )
@@ -391,7 +386,7 @@ class SqliteBackend(Backend):
             if self._inode is not None and self._stat_key() != self._inode:
                 # the pooled connection would write into a deleted or replaced file, where nobody will read it
                 self._drop()
-                raise LedgerMissing(
+                raise errors.LedgerMissing(
                     f"the ledger file {self.path} was deleted or replaced while in use: its accounts "
                     "and history are not in the file now at that path. Restore it from a backup "
                     "(docs/ledger.md); nothing was charged or released by this attempt"
@@ -413,9 +408,9 @@ class SqliteBackend(Backend):
                 if write:  # a ledger that lost history is never written to: a new charge would hide the loss
                     problems = self.history_problems(conn)
                     if problems:
-                        raise LedgerCorrupt(
+                        raise errors.LedgerCorrupt(
                             f"the ledger database ({self.describe()}) is damaged: {'; '.join(problems)}. "
-                            f"{NOTHING_WRITTEN_NOTE}"
+                            f"{errors.NOTHING_WRITTEN_NOTE}"
                         )
                 yield conn
                 history = history_of(conn) if write else None
@@ -472,7 +467,7 @@ class SqliteBackend(Backend):
             recorded = read_head(self.head_path)
         except (OSError, ValueError) as exc:
             return [
-                f"the head file {self.head_path} cannot be read ({first_line(exc)}): dpcore writes it after every "
+                f"the head file {self.head_path} cannot be read ({errors.first_line(exc)}): dpcore writes it after every "
                 "commit and nothing else should; compare it with the ledger, then move it away (the next write "
                 "records a new one)"
             ]

@@ -10,15 +10,8 @@ from typing import Any
 import numpy as np
 
 from ... import budget
-from ...validation import (
-    DPInputError,
-    as_generator,
-    check_delta,
-    check_epsilon,
-    check_finite,
-    check_int,
-    check_positive,
-)
+from ...errors import DPInputError
+from ...validation import as_generator, check_delta, check_epsilon, check_finite, check_int, check_positive
 from .common import DEFAULT_DELTA, SmoothCalibration, check_probabilities, check_size
 
 
