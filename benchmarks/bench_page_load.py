@@ -1,6 +1,6 @@
 """Page load of every page against a bare one-page Streamlit app, in headless Chromium (prints a table).
 
-Target (issue 40): every page loads within 1.5x a bare Streamlit page (``st.title`` only) measured in the
+Target: every page loads within 1.5x a bare Streamlit page (``st.title`` only) measured in the
 same run on a warm server, and within 2x on its first visit after a server start.
 
 What one load is: a new browser context (a new visitor: no cookies, no HTTP cache, a new Streamlit session)
