@@ -18,7 +18,9 @@ launcher that imports before it listens moves time there, which the table shows 
   ``--rounds`` rounds, each loading the bare page, every page of the app(s), the bare page again.
 * **first visit**: ``--first-rounds`` rounds; per round and per page a fresh ``streamlit run`` whose first
   visitor opens that page (a deep link), and a fresh bare server likewise (before every page: the ratios
-  compare loads made seconds apart).
+  compare loads made seconds apart). The visit comes as soon as the server answers its health check, or
+  ``--first-after`` seconds later (a visitor who opens the page a little after the start, while a launcher
+  that warms pages after it listens has done so).
 
 The machine is shared: ratios are taken within the same run (medians of the page over medians of the bare
 page), and per round (a page's load over the bare loads of the same round), whose range is the spread.
@@ -231,9 +233,11 @@ def measure(args) -> list[Load]:
             for rnd in range(args.first_rounds):
                 for route in pages:
                     with streamlit(bare_script, tmp_path, tmp_path) as bare:
+                        time.sleep(args.first_after)
                         record(BARE, BARE, "first", rnd, load_once(browser, bare, "", quiet=args.quiet), bare.start_s)
                     for label, path in apps:
                         with streamlit(path / "app.py", path, tmp_path, run_sh=args.run_sh) as server:
+                            time.sleep(args.first_after)
                             load = load_once(browser, server, route, quiet=args.quiet)
                             record(label, route, "first", rnd, load, server.start_s)
         finally:
@@ -296,6 +300,12 @@ def main() -> None:
     ap.add_argument("--first-rounds", type=int, default=2, help="first-visit rounds (0: none)")
     ap.add_argument("--pages", nargs="*", default=[], help="routes to measure (about = the default page)")
     ap.add_argument("--quiet", type=float, default=0.5, help="seconds without a run that end a load")
+    ap.add_argument(
+        "--first-after",
+        type=float,
+        default=0.0,
+        help="first visits: seconds between the server's first health answer and the visit (0: at once)",
+    )
     ap.add_argument("--app", action="append", default=[], type=Path, help="another copy of the app (its folder)")
     ap.add_argument(
         "--run-sh", action="store_true", help="first visits: start the app with `bash run.sh app` (README's way)"
@@ -316,6 +326,7 @@ def main() -> None:
         f"Page load in a new Chromium context, until Streamlit's script-run state last turned notRunning "
         f"({args.rounds} warm rounds, {args.first_rounds} first-visit rounds"
         + (", the app started by `bash run.sh app`" if args.run_sh else ", the app started by `streamlit run app.py`")
+        + (f", first visits {args.first_after:g} s after the server's health answer" if args.first_after else "")
         + ")"
     )
     printed = run_all.captured(print_tables, loads, header)

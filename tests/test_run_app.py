@@ -4,9 +4,12 @@ modules the pages need imported first, in the launcher's thread, so that the ser
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import subprocess
 import sys
 import threading
+import time
 import types
 from pathlib import Path
 
@@ -14,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "deploy"))
 
 import run_app
+from quality_support import free_port, python_executable
 
 
 def test_run_sh_app_goes_through_the_launcher():
@@ -37,6 +41,7 @@ def test_the_launcher_runs_streamlit_on_app_py_with_the_arguments_given(monkeypa
     monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.setattr(run_app, "PRELOAD", ())
     monkeypatch.setattr(run_app, "warm", lambda: None)
+    monkeypatch.setattr(run_app, "start_page_warm_up", lambda: None)
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     assert run_app.main(["--server.port", "8765"]) == 0
     assert seen == {
@@ -63,6 +68,9 @@ def test_the_pages_modules_are_imported_before_streamlit_starts_in_the_launchers
     monkeypatch.setattr(
         run_app, "warm", lambda: imported.append(("the Gini's calibrations", threading.current_thread().name))
     )
+    monkeypatch.setattr(
+        run_app, "start_page_warm_up", lambda: imported.append(("the pages' warm-up", threading.current_thread().name))
+    )
     monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     assert run_app.main([]) == 0
@@ -70,6 +78,7 @@ def test_the_pages_modules_are_imported_before_streamlit_starts_in_the_launchers
     assert imported == [
         *((name, me) for name in run_app.PRELOAD),
         ("the Gini's calibrations", me),
+        ("the pages' warm-up", me),  # a thread that waits for the server: started before Streamlit's start
         ("streamlit's command line", me),
     ]
 
@@ -91,3 +100,84 @@ def test_the_gini_pages_default_calibrations_are_ready_after_the_warm_up():
     after = certificates._tight.cache_info()
     assert after.misses == before.misses  # every ε of the page's slider found calibrated
     assert after.hits - before.hits == len(defaults.GINI_EPSILON_STEPS)
+
+
+def test_the_warm_up_opens_the_computing_pages_on_this_servers_address(monkeypatch):
+    import serve
+
+    seen = {}
+
+    def fake_warm_up(addresses, pages, timeout):
+        seen["addresses"], seen["pages"] = addresses, pages
+        return len(pages), []
+
+    monkeypatch.setattr(run_app, "_server_address", lambda timeout: "127.0.0.1:8765")
+    monkeypatch.setattr(serve, "warm_up", fake_warm_up)
+    assert run_app.warm_pages() == (3, [])
+    assert seen == {"addresses": ["127.0.0.1:8765"], "pages": ["percentiles", "gini", "planner"]}
+    assert set(run_app.WARM_PAGES) <= set(serve.app_page_paths())  # every one is a page of app.py
+
+
+def test_a_server_that_never_answers_leaves_the_pages_cold_and_says_so(monkeypatch):
+    monkeypatch.setattr(run_app, "_server_address", lambda timeout: None)
+    done, problems = run_app.warm_pages()
+    assert done == 0 and "did not answer" in problems[0]
+
+
+PLANNER_SPINNER = "Solving for the smallest"  # app_pages/planner.py's _accuracy: shown on a cache miss only
+
+
+def _visit(address: str, page: str) -> str:
+    """Every message of one page run (a new session, as a browser's first visit), as text."""
+    import websockets
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    async def run() -> str:
+        texts = []
+        async with websockets.connect(
+            f"ws://{address}/_stcore/stream", subprotocols=["streamlit"], max_size=None
+        ) as conn:
+            msg = BackMsg()
+            msg.rerun_script.page_name = page
+            await conn.send(msg.SerializeToString())
+            while True:
+                fm = ForwardMsg()
+                fm.ParseFromString(await asyncio.wait_for(conn.recv(), timeout=240))
+                texts.append(str(fm))
+                if fm.WhichOneof("type") == "script_finished":
+                    return "\n".join(texts)
+
+    return asyncio.run(run())
+
+
+def test_after_the_warm_up_a_first_visitor_reads_the_planners_plan_from_the_cache(tmp_path):
+    # The planner's default plan (app_pages/planner.py's _accuracy, st.cache_data) shows its spinner only when it
+    # computes (a cold server's first visit computes it for 2-3 s and shows it): a visitor after the launcher's
+    # warm-up must not see it.
+    port = free_port()
+    log = tmp_path / "server.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [
+                python_executable(),
+                str(ROOT / "deploy" / "run_app.py"),
+                "--server.port",
+                str(port),
+                "--server.headless",
+                "true",
+            ],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while "warm-up: 3 of 3 pages opened" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
+            time.sleep(0.2)
+        first_visit = _visit(f"127.0.0.1:{port}", "planner")
+        assert "Choose" in first_visit and PLANNER_SPINNER not in first_visit
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
