@@ -459,7 +459,9 @@ RELEASE_LOOP = textwrap.dedent("""
                 print("CHILD", os.getpid(), flush=True)
                 while True:
                     (rec,) = release.make_release([(stat, 0.5)], acct)
-                    print("REVEALED", rec.ledger_entry_id, repr(rec.released[0]), flush=True)
+                    # one write(2) of a short line to a pipe is atomic: a kill lands before or after the whole
+                    # line, never inside it (print's buffered writes could leave "REVEALED" without its values)
+                    os.write(1, f"REVEALED {rec.ledger_entry_id} {rec.released[0]!r}\\n".encode())
             finally:
                 traceback.print_exc()
                 os._exit(1)  # never back into the parent's loop
