@@ -148,7 +148,14 @@ def _visit(address: str, page: str) -> str:
                 if fm.WhichOneof("type") == "script_finished":
                     return "\n".join(texts)
 
-    return asyncio.run(run())
+    # in a thread of its own: a test run earlier in this worker may leave an event loop running in the main
+    # thread (Playwright's sync API keeps one for its session-wide browser), where asyncio.run() is refused
+    result: list[str] = []
+    worker = threading.Thread(target=lambda: result.append(asyncio.run(run())))
+    worker.start()
+    worker.join()
+    assert result, "the page run did not finish (the thread's exception is printed above)"
+    return result[0]
 
 
 def test_after_the_warm_up_a_first_visitor_reads_the_planners_plan_from_the_cache(tmp_path):
