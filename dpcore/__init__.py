@@ -3,8 +3,8 @@
 The layers, bottom to top: a module imports its own layer and the layers below it, never above (the import-linter
 contract "dpcore's eight layers" in pyproject.toml; every module is in one layer; no import cycles). Finer
 contracts there keep an order inside a layer where it carries a rule (the noise package, the ledger, the
-mechanisms' one module per kind, the methods' independence, planning that never reaches the ledger), and forbid
-dpcore to import streamlit, plotly or ``ui``. Two layers are folders: ``noise/`` and ``views/``.
+mechanisms' one module per kind, the methods' independence, planning that never reaches the ledger), and keep
+dpcore free of the UI (no Streamlit, plotly or ``ui`` module is ever loaded by it). Two layers are folders: ``noise/`` and ``views/``.
 
 1. foundation: ``errors``, ``rng`` (seeded and OS-CSPRNG generators), ``validation`` (argument checks), ``lru``,
    ``defaults``, ``lazy`` (modules imported on first use), ``kinds`` (the one registry of statistic kinds of plan

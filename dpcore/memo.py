@@ -1,5 +1,5 @@
 """The complete release record of a budget account and the plain-data content of a
-decision memo; the HTML with figures is drawn by :mod:`ui.memo` (dpcore never imports streamlit).
+decision memo; the HTML with figures is drawn by :mod:`ui.memo` (dpcore stays free of the UI).
 
 The record holds every release of the account (the ledger's entries: statistic, released values,
 mechanism, public parameters, (ε, δ), time), the dataset identity the analyst typed or chose (file

@@ -178,6 +178,27 @@ def test_only_the_mechanisms_and_the_noise_layer_import_the_real_samplers():
     assert not importers, importers
 
 
+IMPORT_EVERY_DPCORE_MODULE = """
+import importlib, pkgutil, sys
+import dpcore
+for info in pkgutil.walk_packages(dpcore.__path__, "dpcore."):
+    if not info.name.endswith("__main__"):  # the entry script runs the command line
+        importlib.import_module(info.name)
+print(sorted({name.split(".")[0] for name in sys.modules} & {"streamlit", "plotly", "ui", "app_pages"}))
+"""
+
+
+def test_importing_every_dpcore_module_loads_no_ui():
+    """The import contract reads import statements; this runs them: importing every module of dpcore (as a
+    release on a server without the app does) loads neither Streamlit, plotly nor the app's packages, also
+    through importlib or a lazy import made at module level."""
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_EVERY_DPCORE_MODULE], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", done.stdout
+
+
 def test_one_class_per_public_name_in_dpcore():
     """A public class name means one thing, so a reader never has to ask which ``PlanCost`` a name is: one
     vocabulary for the plan file, the planner and the app (``dpcore.budget.PlanCost`` is every plan's cost; the
