@@ -44,7 +44,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -55,7 +54,7 @@ for p in (ROOT, ROOT / "tests", ROOT / "benchmarks"):
         sys.path.insert(0, str(p))
 
 from bench_startup import process_cpu_seconds
-from quality_support import chromium_available, discover_pages, free_port, launch_chromium, python_executable
+from quality_support import chromium_available, discover_pages, launch_chromium, python_executable, streamlit_server
 
 BARE_APP = 'import streamlit as st\n\nst.title("Bare app")\n'
 BARE = "bare"
@@ -124,51 +123,19 @@ class Server:
 def streamlit(script: Path, cwd: Path, log_dir: Path, *, run_sh: bool = False) -> Iterator[Server]:
     """``streamlit run script`` in ``cwd`` on a free port (its own throw-away ledger), stopped afterwards;
     ``run_sh``: the app started as its README says, ``bash run.sh app`` (``deploy/run_app.py``)."""
-    port = free_port()
-    env = dict(os.environ, DPCORE_LEDGER_URL=f"sqlite:///{log_dir}/ledger-{port}.db", PYTHONUNBUFFERED="1")
+    server_dir = Path(tempfile.mkdtemp(prefix="server-", dir=log_dir))  # its log and its ledger
     command = (
-        ["bash", str(cwd / "run.sh"), "app"] if run_sh else [python_executable(), "-m", "streamlit", "run", str(script)]
+        ("bash", str(cwd / "run.sh"), "app") if run_sh else (python_executable(), "-m", "streamlit", "run", str(script))
     )
-    with open(log_dir / f"streamlit-{port}.log", "wb") as log:
-        proc = subprocess.Popen(
-            [
-                *command,
-                "--server.headless",
-                "true",
-                "--server.port",
-                str(port),
-                "--server.fileWatcherType",
-                "none",
-                "--browser.gatherUsageStats",
-                "false",
-            ],
-            cwd=str(cwd),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-        try:
-            started = time.monotonic()
-            deadline = started + 120
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2):
-                        break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(
-                            (log_dir / f"streamlit-{port}.log").read_text(errors="replace")[-2000:]
-                        ) from None
-                    time.sleep(0.05)
-            yield Server(proc, port, time.monotonic() - started)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+    with streamlit_server(
+        server_dir,
+        timeout=120,
+        extra_args=("--browser.gatherUsageStats", "false"),
+        extra_env={"DPCORE_LEDGER_URL": f"sqlite:///{server_dir}/ledger.db"},
+        command=command,
+        cwd=cwd,
+    ) as server:
+        yield Server(server.proc, server.port, server.started_in)
 
 
 def load_once(browser, server: Server, route: str, *, quiet: float) -> tuple[float, float, int, float]:

@@ -263,13 +263,21 @@ def python_executable() -> str:
 
 @contextlib.contextmanager
 def streamlit_server(
-    log_dir: Path, *, timeout: float = 60, extra_args: tuple[str, ...] = (), extra_env: dict[str, str] | None = None
+    log_dir: Path,
+    *,
+    timeout: float = 60,
+    extra_args: tuple[str, ...] = (),
+    extra_env: dict[str, str] | None = None,
+    command: tuple[str, ...] | None = None,
+    cwd: Path = REPO_ROOT,
 ) -> Iterator[Server]:
     """Start ``streamlit run app.py --server.headless true`` on a free port; stop it afterwards.
 
     The server reads the repository's .streamlit/config.toml (localhost bind, XSRF on, ...);
     its stdout+stderr go to ``log_dir/streamlit.log`` so tests can inspect what it logs.
-    ``extra_env`` is added to the server's environment (e.g. its own DPCORE_LEDGER_URL).
+    ``extra_env`` is added to the server's environment (e.g. its own DPCORE_LEDGER_URL). ``command`` replaces
+    ``python -m streamlit run app.py`` (e.g. a bare script, or ``bash run.sh app``), run in ``cwd``; the server
+    options follow it.
     """
     port = free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -279,11 +287,7 @@ def streamlit_server(
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [
-            python_executable(),
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
+            *(command or (python_executable(), "-m", "streamlit", "run", "app.py")),
             "--server.headless",
             "true",
             "--server.port",
@@ -292,7 +296,7 @@ def streamlit_server(
             "none",
             *extra_args,
         ],
-        cwd=str(REPO_ROOT),
+        cwd=str(cwd),
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
