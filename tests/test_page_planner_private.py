@@ -26,6 +26,15 @@ def _harness() -> AppTest:
     return AppTest.from_string(harness, default_timeout=240)
 
 
+def _assert_clean_on_the_snapshot(at) -> None:
+    """assert_clean, but for the one outcome a real snapshot may draw: the synthetic data of an unseeded DP
+    snapshot (charged, so never seeded) can make a tight target unreachable at any epsilon (clipping bias of its
+    log-uniform top bin, seen in CI: group means at 5%), which the page says in an error box, by design."""
+    assert not at.exception, [str(e.value)[:1000] for e in at.exception]
+    errors = [str(e.value) for e in at.error]
+    assert all("does not reach" in e for e in errors), errors
+
+
 def test_plan_privately_charges_the_snapshot_once_and_marks_the_plan_publishable(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path}/ledger.db"
     monkeypatch.setenv(ledger.ENV_VAR, url)  # never the user's ledger
@@ -55,7 +64,7 @@ def test_plan_privately_charges_the_snapshot_once_and_marks_the_plan_publishable
     db = ledger.open_ledger(url, create=False)
     assert all(not a.entries() for a in db.accounts())  # nothing is charged before the confirmation
     at.button(key="planner_take_snapshot").click().run()
-    assert_clean(at)
+    _assert_clean_on_the_snapshot(at)
     (acct,) = [a for a in ledger.open_ledger(url, create=False).accounts() if a.entries()]
     (entry,) = acct.entries()
     assert entry.cost.epsilon == 0.1 and entry.record["kind"] == "dpcore snapshot"
@@ -64,7 +73,7 @@ def test_plan_privately_charges_the_snapshot_once_and_marks_the_plan_publishable
     assert "CONFIDENTIAL" not in text and "smallest ε" in text
     # a rerun (any widget) reuses the stored snapshot: nothing more is charged
     at.run()
-    assert_clean(at)
+    _assert_clean_on_the_snapshot(at)
     assert len(acct.entries()) == 1 and "Planning on a DP snapshot of your file" in page_text(at)
     # the raw file beside it: everything said confidential, nothing charged
     at.radio(key=private_source.SOURCE_KEY).set_value(private_source.RAW).run()
