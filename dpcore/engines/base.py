@@ -775,20 +775,22 @@ def gini_cell(sorted_x: np.ndarray, *, lower: float, upper: float, beta: float) 
     return n, g, float(ss.value)
 
 
-def sort_cells(frame: Any, by: Sequence[str]) -> pd.DataFrame:
-    """Rows sorted by cell labels as text (missing first; a stable sort): the canonical order in which noise is
-    drawn. The label columns come back as object arrays of ``str`` (``None`` for missing) in which a label is one
+def sort_cells(frame: Any, by: Sequence[str], within: Sequence[str] = ()) -> pd.DataFrame:
+    """Rows sorted by cell labels as text (missing first; a stable sort), then by the integer columns ``within``
+    (a histogram's ``bin``: engines return a cell's bins in any order, DuckDB and Spark differently from run to
+    run): the canonical order in which noise is drawn. The label columns come back as object arrays of ``str`` (``None`` for missing) in which a label is one
     Python object however many rows carry it (:func:`_ranked_labels`): the 600,600-row PSEO-like histogram holds
     1.8M labels of 28,600 cells, 150 MB as one object per value (what ``astype(object)`` made), 15 MB shared.
 
     ``frame``: a pandas DataFrame, or a pyarrow Table straight from the engine (the same frame as sorting
     ``table.to_pandas()``, without pandas' conversion of the label columns: 0.14 s of the 10M-row histogram)."""
     if _is_arrow_table(frame):
-        return sort_arrow_cells(lambda: frame, by)
+        return sort_arrow_cells(lambda: frame, by, within)
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
     _check_by(by)
-    if not by or frame.empty:
+    _check_by(within)
+    if not (by or within) or frame.empty:
         return frame.reset_index(drop=True)
     out = frame.copy(deep=False)
     ranks = []
@@ -797,6 +799,7 @@ def sort_cells(frame: Any, by: Sequence[str]) -> pd.DataFrame:
         labels, rank = _ranked_labels(codes, np.asarray(uniques, dtype=object))
         out[col] = pd.Series(labels, index=out.index, dtype=object)  # object: pandas would infer its str dtype
         ranks.append(rank)
+    ranks += [np.asarray(out[col], dtype=np.int64) for col in within]
     order = np.lexsort(ranks[::-1])  # stable; the first column is the primary key
     return out.take(order).reset_index(drop=True)
 
@@ -810,7 +813,7 @@ def _is_arrow_table(frame: Any) -> bool:
     return type(frame).__module__.startswith("pyarrow") and type(frame).__name__ == "Table"
 
 
-def sort_arrow_cells(fetch: Callable[[], Any], by: Sequence[str]) -> pd.DataFrame:
+def sort_arrow_cells(fetch: Callable[[], Any], by: Sequence[str], within: Sequence[str] = ()) -> pd.DataFrame:
     """:func:`sort_cells` of the pyarrow Table that ``fetch()`` returns (an engine's query result), held here
     alone: each label column is dictionary-encoded by Arrow (its distinct labels once), the other columns
     converted by Arrow, and the table is dropped before the sorted copy is made (the 100M-row histogram's
@@ -824,7 +827,7 @@ def sort_arrow_cells(fetch: Callable[[], Any], by: Sequence[str]) -> pd.DataFram
         frame = table.to_pandas()
         for col in by:  # the label columns of an empty result: object, as sort_cells makes them
             frame[col] = pd.Series(frame[col].tolist(), index=frame.index, dtype=object)
-        return sort_cells(frame, by)
+        return sort_cells(frame, by, within)
     names = table.column_names
     ranks, labels_of = [], {}
     for col in by:
@@ -840,6 +843,7 @@ def sort_arrow_cells(fetch: Callable[[], Any], by: Sequence[str]) -> pd.DataFram
     others = [c for c in names if c not in labels_of]
     rest = table.select(others).to_pandas() if others else pd.DataFrame()
     del table, column, encoded, codes
+    ranks += [np.asarray(rest[col], dtype=np.int64) for col in within]
     order = np.lexsort(ranks[::-1])  # stable; the first column is the primary key
     del ranks
     out = pd.DataFrame({c: pd.Series(labels_of[c], dtype=object) if c in labels_of else rest[c] for c in names})

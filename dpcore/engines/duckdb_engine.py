@@ -286,7 +286,7 @@ class DuckDBEngine(Engine):
         frame = self._sql(query).df()
         return base.sort_cells(frame, by)
 
-    def _arrow_frame(self, query: str, by: Sequence[str]) -> pd.DataFrame:
+    def _arrow_frame(self, query: str, by: Sequence[str], within: Sequence[str] = ()) -> pd.DataFrame:
         """:meth:`_frame` from the query's Arrow result: :func:`sort_cells` encodes the label columns itself,
         without pandas' conversion of them (0.14 s of the 600,600-row histogram); integer columns only (no
         missing values to convert differently)."""
@@ -298,10 +298,10 @@ class DuckDBEngine(Engine):
             except _duckdb().Error as exc:
                 raise self._read_error(exc) from None
 
-        return base.sort_arrow_cells(fetch, by)
+        return base.sort_arrow_cells(fetch, by, within)
 
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:
-        frame = self._arrow_frame(sqlmod.histogram_sql(self.d, by, edges), by)
+        frame = self._arrow_frame(sqlmod.histogram_sql(self.d, by, edges), by, within=("bin",))
         frame["bin"] = frame["bin"].astype(np.int64)
         frame["count"] = frame["count"].astype(np.int64)
         return frame

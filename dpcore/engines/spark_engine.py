@@ -425,7 +425,7 @@ class SparkEngine(Engine):
         frame = self._collect(sqlmod.histogram_sql(self.d, by, edges))
         frame["bin"] = frame["bin"].astype(np.int64)
         frame["count"] = frame["count"].astype(np.int64)
-        return base.sort_cells(frame, by)
+        return base.sort_cells(frame, by, within=("bin",))
 
     def sums(self, by: Sequence[str], lower: float, upper: float) -> pd.DataFrame:
         self.prepare()
