@@ -6,9 +6,11 @@ pyproject.toml; installed by requirements-dev.txt."""
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -89,8 +91,29 @@ def test_the_import_contracts_name_a_few_layers_and_what_is_forbidden():
     assert len(ui_layers) == 1 and ui_layers[0].get("exhaustive") is True
 
 
+def _mypy_cache_dir() -> str:
+    """mypy's incremental cache, kept outside the checkout (``DPCORE_MYPY_CACHE_DIR``, else the user's cache
+    directory) so that a fresh clone, another worktree and the next CI run on the machine find it.
+
+    Why outside: a cold run analyses about 2,100 modules, 1,870 of them installed packages (Streamlit, pandas,
+    numpy, pyspark: ~22 s of CPU, the suite's longest single test), and a cache inside a fresh clone is always
+    cold. Why it gives the verdict of a full run: mypy takes a module's cached result only when its source
+    hashes the same (the path and mtime may differ) and the interface hashes of its dependencies recorded with
+    it (``dep_hashes``) are those of today's modules; writes are atomic renames. Measured on the 2-core machine:
+    cold 22.2 s of CPU, a fresh clone with a warm cache 0.3 s, after one module changed 1.7 s (and its error found).
+    """
+    configured = os.environ.get("DPCORE_MYPY_CACHE_DIR")
+    base = Path(configured) if configured else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    cache = base if configured else base / "dpcore-tests" / "mypy"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a read-only home: a cache of this run only
+        return tempfile.mkdtemp(prefix="dpcore-mypy-")
+    return str(cache)
+
+
 def test_mypy_finds_nothing():
-    proc = _run(_tool("mypy"), "--no-incremental")
+    proc = _run(_tool("mypy"), "--cache-dir", _mypy_cache_dir())
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
 
 
