@@ -290,14 +290,16 @@ SPARK_REASON = _spark_reason()
 @pytest.mark.skipif(SPARK_REASON is not None, reason=str(SPARK_REASON))
 def test_spark_identical_to_pandas_and_duckdb(data_dir, tmp_path, spark_session):
     """The Spark engine (on the session of the test: the engine uses an active session, as under
-    spark-submit) gives the pandas tables exactly, from Parquet and from CSV."""
+    spark-submit) gives the pandas tables exactly, from CSV (Spark's own CSV reader and type inference).
+
+    From Parquet, the same plan on Spark is tests/test_spark_cluster.py's: its tables equal DuckDB's byte for
+    byte, and DuckDB's equal pandas' here; a second Spark run of the plan here (~8 s, the slowest step of this
+    file) would check that property again."""
     plan = plan_from_dict(plan_dict(privacy_unit="person", max_rows_per_person=2, bounding_seed=11))
     ref = _run(plan, parse_source(str(data_dir / "data.parquet")), "pandas", tmp_path / "pandas").tables
     duck = _run(plan, parse_source(str(data_dir / "data.csv")), "duckdb", tmp_path / "duck").tables
-    sp = _run(plan, parse_source(str(data_dir / "data.parquet")), "spark", tmp_path / "spark").tables
     sp_csv = _run(plan, parse_source(str(data_dir / "data.csv")), "spark", tmp_path / "spark-csv").tables
     _assert_same_tables(ref, duck)
-    _assert_same_tables(ref, sp)
     _assert_same_tables(ref, sp_csv)
 
 
