@@ -399,6 +399,38 @@ def test_relative_risk_is_planned_from_the_risk_table():
         private_plan.plan_items([{"kind": "ratio", "params": {"threshold": 1}, "half_width": 0.1}])
 
 
+@pytest.mark.parametrize("scale", [0.7, 5.0, 100.0])
+def test_the_posterior_mean_of_a_noisy_count_is_the_sum_over_the_posterior(scale):
+    """The closed form against the posterior summed term by term (flat prior on k >= 0, weights q^|o - k|)."""
+    noisy = np.array([-300, -5, 0, 1, 3, 50, 120, 400, 2000])
+    k = np.arange(0.0, 2000 + 60 * scale)
+    w = np.exp(-np.abs(noisy[:, None] - k[None, :]) / scale)
+    summed = (w @ k) / w.sum(axis=1)
+    got = snap_lib.discrete_laplace_posterior_mean(noisy, scale)
+    assert np.allclose(got, summed, rtol=1e-10, atol=1e-9)
+    assert got[0] == pytest.approx(math.exp(-1 / scale) / -math.expm1(-1 / scale))  # o <= 0: geometric mean q/(1-q)
+    with pytest.raises(DPInputError, match="scale"):
+        snap_lib.discrete_laplace_posterior_mean(noisy, 0.0)
+
+
+def test_a_relative_risk_whose_noisy_count_is_negative_is_still_planned():
+    """The noise of the risk table (scale 100 at the default split) is of the size of a cell's cases: a reference
+    group's noisy cases below 0 are read as the posterior mean of the count (about the scale), not clamped to 0,
+    which made the relative risk undefined and the target unreachable."""
+    x, g, e = _records(800)
+    schema = _schema(risk=RISK)
+    drawn = snap_lib.take_snapshot(x, schema, cells=g, risk_groups=e, rng=5)
+    noisy = drawn.noisy_risk.copy()
+    noisy[0] = [[180, 420], [-7, 510]]  # exposed: 180 cases of 600; reference: cases below 0 after the noise
+    snap = snap_lib.Snapshot(schema, drawn.noisy_histogram, drawn.noisy_sizes, noisy, drawn.created, True)
+    scale = snap.mechanism.risk_mechanism.noise_scale
+    syn = snap_lib.synthetic_data(snap)
+    view = private_plan.solve_plan(syn, [{"kind": "ratio", "half_width": 0.5, "by_cell": True}])
+    assert not view.failures and view.rows[0].epsilon > 0
+    assert syn.risk[0, 1, 0] == pytest.approx(math.exp(-1 / scale) / -math.expm1(-1 / scale))
+    assert np.allclose(syn.risk, snap_lib.discrete_laplace_posterior_mean(noisy, scale))
+
+
 def test_a_snapshot_plans_the_mean_within_the_issue_factor():
     """Cheap honesty check at n = 1,500 per cell (benchmarks/bench_snapshot.py measures the median, the Gini and
     the real files): the mean by cell with an absolute target (through the noisy sizes) and with a target relative
