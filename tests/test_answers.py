@@ -79,7 +79,7 @@ def test_gini_answer_and_recommendation_share_one_settings_object_and_one_limit_
 def test_gini_page_and_planner_share_the_defaults():
     source = open("app_pages/gini.py").read()
     assert "DEFAULT_UPPER = defaults.INCOME_UPPER" in source
-    assert "defaults.INCOME_UPPER" in open("ui/planner/views.py").read()
+    assert "defaults.INCOME_UPPER" in open("ui/planner/views/settings.py").read()
 
 
 def test_gini_page_shows_the_answer_first_and_jargon_under_advanced():
