@@ -89,6 +89,7 @@ __all__ = [
     "PlanningData",
     "synthetic_data",
     "risk_counts",
+    "resolved_upper",
     "discrete_laplace_posterior_mean",
     "planning_data_from_records",
 ]
@@ -595,7 +596,8 @@ class PlanningData:
     (synthetic, drawn from a DP snapshot: publishable) or "data" (the records themselves: as private as they are);
     ``snapshot_epsilon`` the snapshot's cost (None for "data"); ``sizes_public``: the cells' sizes are the public
     ones (always for "data": they are the records' own); ``upper`` the snapshot's upper bound (no synthetic value
-    lies above it)."""
+    lies above it); ``resolved_upper`` the income above which the snapshot's bins hold fewer people than their
+    noise's sd (:func:`resolved_upper`; None when every bin is resolved, or for "data")."""
 
     values: np.ndarray
     cells: np.ndarray
@@ -606,6 +608,7 @@ class PlanningData:
     risk_schema: RiskSchema | None = None
     upper: float | None = None
     sizes_public: bool = True
+    resolved_upper: float | None = None
 
     def cell_values(self, label: str) -> np.ndarray:
         return self.values[self.cells == label]
@@ -680,6 +683,7 @@ def synthetic_data(snapshot: Snapshot, seed: int = 0) -> PlanningData:
         values.append(v)
         cells.append(np.full(v.size, label, dtype=object))
     risk = risk_counts(snapshot)
+    resolved = resolved_upper(edges, probabilities * sizes[:, None], scale, schema.has_floor_bin)
     return PlanningData(
         np.concatenate(values) if values else np.zeros(0),
         np.concatenate(cells).astype(str) if cells else np.zeros(0, dtype=str),
@@ -690,7 +694,33 @@ def synthetic_data(snapshot: Snapshot, seed: int = 0) -> PlanningData:
         schema.risk,
         schema.upper,
         schema.sizes_public,
+        resolved,
     )
+
+
+def resolved_upper(edges: Any, fitted_counts: Any, scale: float, floor_bin: bool = True) -> float | None:
+    """The income above which a snapshot no longer resolves its cells' tails (post-processing; None when it
+    resolves every bin): the lowest lower edge, over the cells, of a log bin above the cell's mode whose fitted
+    count (``fitted_counts``: cells x bins, people) is below the sd of one bin's noise (discrete Laplace of public
+    ``scale``). Above it the synthetic incomes follow the fitted tail's shape more than the data, so a number that
+    depends on them (a clipping bias at a bound there, a top percentile) is known only roughly: at epsilon 0.075 a
+    bin's noise has sd 38 people, and a clipping bias at 500,000 of 667 log-normal incomes per cell is uncertain by
+    an sd of about 32% of the cell's mean (docs/planner.md)."""
+    e = np.asarray(edges, dtype=float)
+    counts = np.atleast_2d(np.asarray(fitted_counts, dtype=float))
+    if counts.shape[1] != e.size - 1:
+        raise DPInputError(f"one fitted count per bin is needed ({e.size - 1}), got {counts.shape[1]}")
+    sd = math.sqrt(_discrete_laplace_variance(check_positive(scale, "noise scale")))
+    first = 1 if floor_bin else 0
+    found = []
+    for row in counts:
+        if row.sum() <= 0 or row.size <= first:
+            continue
+        mode = first + int(np.argmax(row[first:]))
+        thin = np.flatnonzero(row[mode + 1 :] < sd)
+        if thin.size:
+            found.append(float(e[mode + 1 + thin[0]]))
+    return min(found) if found else None
 
 
 def planning_data_from_records(

@@ -431,6 +431,27 @@ def test_a_relative_risk_whose_noisy_count_is_negative_is_still_planned():
     assert np.allclose(syn.risk, snap_lib.discrete_laplace_posterior_mean(noisy, scale))
 
 
+def test_the_synthetic_data_say_where_the_snapshot_stops_resolving_the_tail():
+    """resolved_upper: the lowest edge above a cell's mode from which a bin's fitted count is below one bin's noise
+    sd; on 600 log-normal incomes per cell at epsilon 0.1 that is well below the 500,000 clip bound of the
+    planner's group means (their clipping bias there is the fitted tail's), and with little noise every bin is
+    resolved."""
+    edges = np.array([0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0])
+    sd = math.sqrt(snap_lib._discrete_laplace_variance(5.0))  # 7.0 people
+    counts = [[50.0, 20.0, 90.0, 30.0, 6.0], [5.0, 80.0, 40.0, 10.0, 8.0]]
+    assert snap_lib.resolved_upper(edges, counts, 5.0) == 1000.0  # cell 0: the bin from 1,000 holds 6 < sd
+    assert snap_lib.resolved_upper(edges, [counts[1]], 5.0) is None  # every bin above its mode holds > sd
+    assert sd > 6.0 and snap_lib.resolved_upper(edges, [counts[1]], 5.0, floor_bin=False) is None
+    with pytest.raises(DPInputError, match="one fitted count per bin"):
+        snap_lib.resolved_upper(edges, [[1.0, 2.0]], 5.0)
+    x, g, _ = _records(600)
+    noisy = snap_lib.synthetic_data(snap_lib.take_snapshot(x, _schema(), cells=g, rng=3))
+    assert noisy.resolved_upper is not None and noisy.resolved_upper < 500_000
+    exact = snap_lib.synthetic_data(snap_lib.take_snapshot(x, _schema(planning_epsilon=50.0), cells=g, rng=3))
+    assert exact.resolved_upper is None or exact.resolved_upper > noisy.resolved_upper
+    assert snap_lib.planning_data_from_records(x, _schema(), cells=g).resolved_upper is None
+
+
 def test_a_snapshot_plans_the_mean_within_the_issue_factor():
     """Cheap honesty check at n = 1,500 per cell (benchmarks/bench_snapshot.py measures the median, the Gini and
     the real files): the mean by cell with an absolute target (through the noisy sizes) and with a target relative

@@ -46,6 +46,13 @@ PUBLISHABLE_NOTE = (
     "*{population}*). Every chart, ε, memo, plan file and script below is computed from the snapshot only "
     "(post-processing of a DP release): **publishable**, and re-planning costs nothing more."
 )
+#: said beside a private plan whose snapshot does not resolve its top bins (dpcore.snapshot.resolved_upper)
+TAIL_NOTE = (
+    "Above about {upper:,.0f} the snapshot's bins hold fewer people than their noise: the synthetic incomes there "
+    "follow the fitted tail, not your file. A number that depends on them is known only roughly, such as the "
+    "clipping bias of a clip bound above it: a relative error target may then read as unreachable here while the "
+    "file itself would meet it. Plan such a target with a clip bound below it, or relax it."
+)
 RAW_NOTE = (
     "**You are exploring the raw confidential file.** Every number on this page is computed from the real records, "
     "so every chart, memo, plan file and script is **confidential** (for the data owner on their own machine). To "
@@ -171,6 +178,8 @@ def planning_source(
     st.success(
         PUBLISHABLE_NOTE.format(eps=snap.epsilon, created=snap.created, population=getattr(acct, "label", "") or "")
     )
+    if syn.resolved_upper is not None:
+        st.caption(TAIL_NOTE.format(upper=syn.resolved_upper))
     syn_labels = list(syn.labels)
     if group_column is not None and groups is not None:  # the declared groups
         syn_groups: np.ndarray | None = syn.cells.astype(str)
