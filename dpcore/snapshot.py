@@ -597,7 +597,8 @@ class PlanningData:
     ``snapshot_epsilon`` the snapshot's cost (None for "data"); ``sizes_public``: the cells' sizes are the public
     ones (always for "data": they are the records' own); ``upper`` the snapshot's upper bound (no synthetic value
     lies above it); ``resolved_upper`` the income above which the snapshot's bins hold fewer people than their
-    noise's sd (:func:`resolved_upper`; None when every bin is resolved, or for "data")."""
+    noise's sd (:func:`resolved_upper`; None when every bin is resolved, or for "data"); ``risk_noise_sd`` the sd of
+    the noise on each count of the relative risk's table (None without one, or for "data")."""
 
     values: np.ndarray
     cells: np.ndarray
@@ -609,6 +610,7 @@ class PlanningData:
     upper: float | None = None
     sizes_public: bool = True
     resolved_upper: float | None = None
+    risk_noise_sd: float | None = None
 
     def cell_values(self, label: str) -> np.ndarray:
         return self.values[self.cells == label]
@@ -684,6 +686,8 @@ def synthetic_data(snapshot: Snapshot, seed: int = 0) -> PlanningData:
         cells.append(np.full(v.size, label, dtype=object))
     risk = risk_counts(snapshot)
     resolved = resolved_upper(edges, probabilities * sizes[:, None], scale, schema.has_floor_bin)
+    risk_mech = snapshot.mechanism.risk_mechanism
+    risk_sd = None if risk_mech is None else math.sqrt(_discrete_laplace_variance(risk_mech.noise_scale))
     return PlanningData(
         np.concatenate(values) if values else np.zeros(0),
         np.concatenate(cells).astype(str) if cells else np.zeros(0, dtype=str),
@@ -695,6 +699,7 @@ def synthetic_data(snapshot: Snapshot, seed: int = 0) -> PlanningData:
         schema.upper,
         schema.sizes_public,
         resolved,
+        risk_sd,
     )
 
 

@@ -452,6 +452,26 @@ def test_the_synthetic_data_say_where_the_snapshot_stops_resolving_the_tail():
     assert snap_lib.planning_data_from_records(x, _schema(), cells=g).resolved_upper is None
 
 
+def test_a_relative_risk_on_counts_hidden_by_the_noise_is_planned_with_a_warning():
+    """Per cell, the cases (about 100-200 of 800) are within twice the noise's sd (141 at the default split): the
+    row says its epsilon may be off several-fold; summed over the cells, or with a snapshot 100 times less noisy,
+    or on the records themselves, it does not."""
+    x, g, e = _records(800)
+    item = {"kind": "ratio", "half_width": 1.0}
+    syn = snap_lib.synthetic_data(snap_lib.take_snapshot(x, _schema(risk=RISK), cells=g, risk_groups=e, rng=4))
+    assert syn.risk_noise_sd == pytest.approx(math.sqrt(snap_lib._discrete_laplace_variance(100.0)))
+    by_cell = private_plan.solve_plan(syn, [{**item, "by_cell": True}])
+    assert private_plan.RISK_NOISE_NOTE in by_cell.rows[0].note, by_cell.failures
+    exact = snap_lib.synthetic_data(
+        snap_lib.take_snapshot(x, _schema(risk=RISK, planning_epsilon=10.0), cells=g, risk_groups=e, rng=4)
+    )
+    records = snap_lib.planning_data_from_records(x, _schema(risk=RISK), cells=g, risk_groups=e)
+    for data, by in ((exact, True), (records, True), (records, False)):
+        row = private_plan.solve_plan(data, [{**item, "by_cell": by}]).rows[0]
+        assert private_plan.RISK_NOISE_NOTE not in row.note
+    assert not private_plan.risk_within_noise(syn, private_plan.plan_items([{**item, "kind": "mean"}])[0])
+
+
 def test_a_snapshot_plans_the_mean_within_the_issue_factor():
     """Cheap honesty check at n = 1,500 per cell (benchmarks/bench_snapshot.py measures the median, the Gini and
     the real files): the mean by cell with an absolute target (through the noisy sizes) and with a target relative
