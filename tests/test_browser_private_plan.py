@@ -13,7 +13,7 @@ from quality_support import chromium_available, wait_for_app_idle
 from support.browser import run_and_wait, upload
 from test_release_panel import _csv
 
-from ui.planner import private_source
+from ui import private_source
 
 pytestmark = [
     pytest.mark.browser,

@@ -38,6 +38,7 @@ from dpcore.views.planner import (
     StatisticDots,
     StatisticTarget,
 )
+from ui.accounts import existing_account
 from ui.common import (
     download_csv,
     guard,
@@ -50,7 +51,6 @@ from ui.common import (
     write_url_value,
 )
 from ui.planner import plots as plots_planner
-from ui.planner.accounts import existing_account
 from ui.planner.choices import large_epsilon_warning, release_choices, release_plan
 from ui.planner.plan_state import (
     ALLOC_KEY,
