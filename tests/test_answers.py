@@ -58,7 +58,7 @@ def test_unreachable_target_and_bad_input():
 def test_gini_page_and_planner_share_the_defaults():
     source = open("app_pages/gini.py").read()
     assert "DEFAULT_UPPER = defaults.INCOME_UPPER" in source
-    assert "defaults.INCOME_UPPER" in open("ui/planner/views.py").read()
+    assert "defaults.INCOME_UPPER" in open("ui/planner/views/settings.py").read()
 
 
 def test_gini_page_shows_the_answer_first_and_jargon_under_advanced():
