@@ -70,7 +70,7 @@ def _page_body() -> None:
     data_note.stratified_note(source, DATA_SOURCES[3])
     common.mark_downloads(None)  # the sidebar's upload marks them (private_source.page_data)
     chosen = panels.data_controls(  # ui.stratified.panels: the data's controls
-        source, c1, c2, lambda: private_source.page_data(current_dataset(), "strat", grouped=True)
+        source, c1, c2, lambda: private_source.page_data(current_dataset(), "strat")
     )
     data, recipe, clip, prior, data_key = chosen.data, chosen.recipe, chosen.clip, chosen.prior, chosen.data_key
     value_label, target_range, target_variable = chosen.value_label, chosen.target_range, chosen.target_variable

@@ -88,14 +88,15 @@ def _take_snapshot(at, prefix: str, grouped: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    ("first", "second"), [("gini", "percentiles"), ("percentiles", "stratified"), ("stratified", "gini")]
+    ("first", "second"),
+    [("gini", "percentiles"), ("percentiles", "stratified"), ("stratified", "gini"), ("gini", "stratified")],
 )
 def test_a_method_page_plans_privately_and_another_page_reuses_the_snapshot(tmp_path, monkeypatch, first, second):
     url = f"sqlite:///{tmp_path}/ledger.db"
     monkeypatch.setenv(ledger.ENV_VAR, url)  # never the user's ledger
     ledger.init_ledger(url)
     at = _uploaded(first)
-    _take_snapshot(at, PAGES[first][1], grouped=first == "stratified")
+    _take_snapshot(at, PAGES[first][1], grouped=first != "gini")  # a page that does not group may declare cells
     (entry,) = _charged(url)
     assert entry.cost.epsilon == 0.1 and entry.record["kind"] == "dpcore snapshot"
     text = page_text(at)
@@ -112,6 +113,10 @@ def test_a_method_page_plans_privately_and_another_page_reuses_the_snapshot(tmp_
     _assert_clean_on_the_snapshot(other)
     assert not [b for b in other.button if b.key == f"{PAGES[second][1]}_take_snapshot"]
     assert TAKEN_NOTE in page_text(other) and len(_charged(url)) == 1
+    if second == "stratified":  # the group means group by the snapshot's declared cells, if it declared any
+        assert (private_source.UNGROUPED_NOTE in page_text(other)) == (first == "gini")
+        if first != "gini":
+            assert other.selectbox(key="strat_col1").value == private_source.CELL_COLUMN
     # the raw file beside it: said confidential, nothing charged
     other.radio(key=f"{PAGES[second][1]}_source").set_value(private_source.RAW).run()
     assert_clean(other)

@@ -51,6 +51,7 @@ __all__ = [
     "page_data",
     "is_snapshot",
     "PRIVATE_SCRIPT_NOTE",
+    "UNGROUPED_NOTE",
 ]
 
 PRIVATE = "Plan privately on a DP snapshot of the file (publishable)"
@@ -78,6 +79,11 @@ RAW_NOTE = (
     "**You are exploring the raw confidential file.** Every number on this page is computed from the real records, "
     "so every chart, memo, plan file and script is **confidential** (for the data owner on their own machine). To "
     "publish how you chose ε, plan privately on a DP snapshot instead."
+)
+#: a stored snapshot taken without cells (on a page that did not group) cannot plan by a column's groups
+UNGROUPED_NOTE = (
+    "The stored DP snapshot of this file declared no groups, so it cannot plan by groups: its records are one cell. "
+    "(A second snapshot, by groups, would cost ε again; when taking one, choose its group column.)"
 )
 #: the script a private method page does not offer (it would read the file itself)
 PRIVATE_SCRIPT_NOTE = (
@@ -252,6 +258,8 @@ def planning_source(
         PUBLISHABLE_NOTE.format(eps=snap.epsilon, created=snap.created, population=getattr(acct, "label", "") or "")
     )
     syn_labels = list(syn.labels)
+    if group_column is not None and not snap.schema.cells:
+        st.info(UNGROUPED_NOTE)
     if group_column is not None and groups is not None:  # the declared groups
         syn_groups: np.ndarray | None = syn.cells.astype(str)
     elif groups is not None:  # random planning groups, drawn on the synthetic records
@@ -276,19 +284,22 @@ def planning_source(
     )
 
 
-def private_dataset(ds: IncomeData, choice: str | None, key: str, *, grouped: bool = False) -> IncomeData | None:
+def private_dataset(ds: IncomeData, choice: str | None, key: str) -> IncomeData | None:
     """The data set a method page computes on: ``ds`` itself for any data but a confidential upload and for the
     raw file (said confidential), else the synthetic records of the upload's DP snapshot (:func:`private_snapshot`)
     as a non-confidential :class:`IncomeData` (its declared cells, if any, as the group column
-    :data:`CELL_COLUMN`; ``grouped``: a page that groups asks which column's labels are the cells); None when the
-    page must stop here. The page then needs no other change: every chart and download it draws from the
-    returned data is publishable when they are the snapshot's."""
+    :data:`CELL_COLUMN`); None when the page must stop here. The page then needs no other change: every chart and
+    download it draws from the returned data is publishable when they are the snapshot's.
+
+    Taking the snapshot, every page offers the file's other columns as its cells (none by default), even a page
+    that does not group: the snapshot is charged once and every page reuses it, so the planner and the group
+    means can only plan by groups it declared."""
     if choice is None:
         return ds
     if choice == RAW:
         st.warning(RAW_NOTE)
         return ds
-    columns = [] if ds.frame is None or not grouped else [str(c) for c in ds.frame.columns if str(c) != ds.column]
+    columns = [] if ds.frame is None else [str(c) for c in ds.frame.columns if str(c) != ds.column]
     taken = private_snapshot(ds, ds.values, None, key, columns)
     if taken is None:
         return None
@@ -313,12 +324,12 @@ def private_dataset(ds: IncomeData, choice: str | None, key: str, *, grouped: bo
     )
 
 
-def page_data(ds: IncomeData, page: str, *, grouped: bool = False) -> IncomeData | None:
+def page_data(ds: IncomeData, page: str) -> IncomeData | None:
     """A method page's data, in one call: on a confidential upload the radio (``<page>_source``, the raw file by
     default: nothing charged without a choice), then :func:`private_dataset`; every download the page draws from
     now on marked "confidential" when the data are the upload's records (:func:`ui.common.mark_downloads`). None
     when the page must stop here (the snapshot's confirmation is shown). Without an upload: ``ds``, no widget."""
-    data = private_dataset(ds, source_choice(ds, f"{page}_source"), page, grouped=grouped)
+    data = private_dataset(ds, source_choice(ds, f"{page}_source"), page)
     mark_downloads("confidential" if data is not None and data.confidential else None)
     return data
 

@@ -163,6 +163,9 @@ def data_controls(source: str, c1: Any, c2: Any, sidebar_dataset: Callable[[], A
 def _sidebar_columns(chosen: DataChoice, ds: Any, c1: Any, c2: Any) -> None:
     """The sidebar dataset ``ds`` grouped by one or two of its columns."""
     cols = [] if ds.frame is None else [str(c) for c in ds.frame.columns if str(c) != ds.column]
+    if not cols and private_source.is_snapshot(ds):
+        st.info(private_source.UNGROUPED_NOTE)
+        return
     if not cols:
         st.info(
             f"The sidebar dataset ({ds.name}) has no other columns to group by. Choose a file with group "
