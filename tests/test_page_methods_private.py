@@ -25,12 +25,14 @@ TAKEN_NOTE = "Planning on a DP snapshot of your file"
 
 
 def _harness(page: str) -> AppTest:
+    """The page (a key of PAGES, or a page file) run after the sidebar, as test_page_planner_private does."""
     from support.pages import REPO_ROOT
 
+    path = PAGES[page][0] if page in PAGES else page
     harness = (
         f"import runpy, sys\nsys.path.insert(0, {str(REPO_ROOT)!r})\n"
         "from ui.sidebar import render_sidebar\nrender_sidebar()\n"
-        f"runpy.run_path({str(REPO_ROOT / PAGES[page][0])!r})\n"
+        f"runpy.run_path({str(REPO_ROOT / path)!r})\n"
     )
     return AppTest.from_string(harness, default_timeout=240)
 
@@ -146,3 +148,24 @@ def test_a_download_is_marked_with_its_page_only(monkeypatch):
     assert common.marked_download("Download (CSV)", "x.csv") == ("Download (CSV) — CONFIDENTIAL", "confidential_x.csv")
     monkeypatch.setattr(common, "_page_hash", lambda: "ratios-page")
     assert common.marked_download("Download (CSV)", "x.csv") == ("Download (CSV)", "x.csv")
+
+
+def test_the_planner_reuses_a_method_pages_snapshot_and_says_it_has_no_groups(tmp_path, monkeypatch):
+    """A snapshot the Gini page took without cells: the planner reuses it (nothing charged) and, asked to plan by
+    a column's groups, says the snapshot cannot (its records are one cell) instead of planning on one silently."""
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    monkeypatch.setenv(ledger.ENV_VAR, url)
+    ledger.init_ledger(url)
+    _take_snapshot(_uploaded("gini"), "gini", grouped=False)
+    assert len(_charged(url)) == 1
+    planner = _harness("app_pages/planner.py")
+    for k, v in {"data_source": "Upload a CSV or Parquet file", "planner_stats": "mean,group_means"}.items():
+        planner.query_params[k] = v
+    planner.run()
+    planner.sidebar.file_uploader(key="data_upload").set_value(("confidential.csv", _csv(), "text/csv")).run()
+    planner.selectbox(key="planner_groupcol").set_value("region").run()
+    planner.radio(key=private_source.SOURCE_KEY).set_value(private_source.PRIVATE).run()
+    _assert_clean_on_the_snapshot(planner)
+    text = page_text(planner)
+    assert TAKEN_NOTE in text and private_source.UNGROUPED_NOTE in text
+    assert len(_charged(url)) == 1
