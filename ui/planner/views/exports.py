@@ -17,7 +17,7 @@ import streamlit as st
 from dpcore import planner
 from dpcore.views import planner as planner_experiments
 from dpcore.views.planner import AccuracyFirstView, StatisticTarget
-from ui.planner.accounts import existing_account
+from ui.accounts import existing_account
 from ui.planner.choices import large_epsilon_warning, release_choices, release_plan
 from ui.planner.plan_state import CONFIDENTIAL_PLAN_NOTE
 from ui.planner.views.rendering import percent_text
