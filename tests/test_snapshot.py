@@ -16,7 +16,7 @@ from dpcore import snapshot as snap_lib
 from dpcore.mechanisms import snapshot as snap_mech
 from dpcore.validation import DPInputError
 from dpcore.views import private_plan
-from dpcore.views.planner import HalfWidthTarget, solve_epsilon_for_half_width
+from dpcore.views.planner import HalfWidthTarget, expected_interval_width, solve_epsilon_for_half_width
 
 CELLS = ("north", "south", "west")
 
@@ -491,8 +491,9 @@ def test_a_median_width_is_averaged_over_the_planning_draws():
     assert eps_near > 3.0 * eps_far  # the step: where the median falls between two edges
     averaged = solve_epsilon_for_half_width(_median_statistic(near).with_draws([[far]] * 19), target)
     assert 0.67 <= averaged.epsilon / eps_far <= 1.5 and "20 planning data sets" in averaged.method
-    same = solve_epsilon_for_half_width(_median_statistic(near).with_draws([[near]] * 19), target)
-    assert same.epsilon == eps_near
+    for eps in (eps_far, eps_near):
+        alone = expected_interval_width(_median_statistic(near), eps)
+        assert expected_interval_width(_median_statistic(near).with_draws([[near]] * 19), eps).widths == alone.widths
     with pytest.raises(DPInputError, match="one array per cell"):
         _median_statistic(near).with_draws([[near, far]])
 

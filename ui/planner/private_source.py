@@ -167,7 +167,9 @@ def planning_source(
             snap = snapshot_lib.take_snapshot(values, schema, cells=cells, account=acct, source=dataset_id)
         if snap is None:
             return None
-    syn = snapshot_lib.synthetic_data(snap, seed=0)
+    # the page's views plan on the synthetic records alone: no further draws from the snapshot's law (each costs
+    # one fit; `dpcore plan` averages a percentile's width over them)
+    syn = snapshot_lib.synthetic_data(snap, seed=0, draws=0)
     st.success(
         PUBLISHABLE_NOTE.format(eps=snap.epsilon, created=snap.created, population=getattr(acct, "label", "") or "")
     )
