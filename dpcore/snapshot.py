@@ -36,6 +36,8 @@ Post-processing (no privacy cost, public rules only):
   (measured: the snapshot's mean 10-30% too high at n = 1,500, epsilon 0.075);
 * synthetic planning data (:func:`synthetic_data`): per cell its estimated size, spread over the bins by largest
   remainders, uniform within a bin on a log scale tilted by the fitted density's slope (linear in the first bin);
+  with further planning data sets drawn from the snapshot's law (:func:`posterior_draws`: a parametric bootstrap
+  of the known noise), over which a percentile's planned width is averaged;
 * the relative risk's counts: the noisy table (clamped to >= 0).
 
 Planning numbers are then **exact** when they depend on public inputs only (a mean's or a count's interval
