@@ -11,7 +11,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dpcore import defaults
 from dpcore.views import gini as gini_experiments
-from ui import answer_views, repro
+from ui import answer_views, private_source, repro
 from ui.common import (
     guard,
     link_default,
@@ -42,14 +42,12 @@ st.markdown(
     "(smooth sensitivity with heavy-tailed noise, Lan & Reiter 2025) and what an analyst can infer."
 )
 
-ds = current_dataset()
 data_note(uses_sidebar=True)
-if ds.confidential:
-    st.warning(
-        "**You are planning on an uploaded (confidential) file.** Every simulated release below "
-        "uses the real records, so this planning is itself *not* private. Plan on a synthetic "
-        "look-alike (sidebar) and use the real file only for the one release you count."
-    )
+# a confidential upload: its raw records (every download marked confidential) or its DP snapshot's (publishable)
+ds = private_source.page_data(current_dataset(), "gini")
+if ds is None:
+    st.stop()
+ON_SNAPSHOT = private_source.is_snapshot(ds)
 if ds.n < 2:
     st.error(f"Cannot compute the Gini index: the data have {ds.n} record(s); at least n = 2 are needed.")
     st.stop()
@@ -167,9 +165,10 @@ def live_view(ds) -> None:
     # The script is the same view call with the same literal settings (numbers and fixed option names only).
     repro.share_panel(
         "gini",
-        script=repro.view_script_for(
-            VIEW_MODULE, VIEW_FUNCTION, settings, title="Gini index with differential privacy"
-        ),
+        script=None
+        if ON_SNAPSHOT  # the script would recompute on the file itself
+        else repro.view_script_for(VIEW_MODULE, VIEW_FUNCTION, settings, title="Gini index with differential privacy"),
+        unscripted=private_source.PRIVATE_SCRIPT_NOTE,
         note=f"The paper experiments ({sections.PAPER.cited}; download their tables below) and the noise "
         f"comparison ({sections.NOISE.number}) are not in the script.",
     )
@@ -196,9 +195,9 @@ if paper is not None:
         f"## {sections.PAPER.heading}\n\nEach runs on a button (they take a few seconds), with "
         "the paper's calibration and ours side by side."
     )
-    paper_n = int(paper["n"])
+    paper_n, paper_values = int(paper["n"]), ds.values
     gini_views.paper_experiments(
-        lambda: gini_controls.subsample(gini_views.data_digest(ds.values), ds.values, paper_n),
+        lambda: gini_controls.subsample(gini_views.data_digest(paper_values), paper_values, paper_n),
         gamma=paper["gamma"],
         upper=paper["upper"],
         upper_epsilon=paper["upper_epsilon"],

@@ -11,8 +11,8 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.views import percentiles as percentile_experiments
-from ui import answer_views, data_note, repro
-from ui.common import guard, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, seed
+from ui import answer_views, data_note, private_source, repro
+from ui.common import guard, mark_downloads, qp_number, qp_radio, qp_selectbox, qp_slider, qp_toggle, seed
 from ui.percentiles import panels, sections
 from ui.percentiles import views as percentiles_views
 from ui.sidebar import current_dataset
@@ -90,6 +90,13 @@ def _page_body() -> None:
     if source == "pseo" and cells is None:
         st.warning("The real PSEO table is not on this machine; using the synthetic cell.")
         source = "synthetic"
+    ds = None  # the sidebar's data: an upload's raw records (downloads marked confidential) or its DP snapshot's
+    if source != "sidebar":
+        mark_downloads(None)
+    elif (ds := private_source.page_data(current_dataset(), "perc")) is None:
+        return  # the snapshot's confirmation is shown
+    values = None if ds is None else ds.values
+    on_snapshot = private_source.is_snapshot(ds)
     cell_number, n = 100, 200
     if source == "pseo":
         cell_number = int(
@@ -131,7 +138,7 @@ def _page_body() -> None:
     data_note.percentiles_note(view_name == sections.ONE_CELL.heading, source)
     with answer_text, guard("the answer"):
         answer_cell = {"source": source, "n": n, "cell_number": cell_number, "relation": relation}
-        panels.answer(answer_cell, float(eps), (target_error, target_confidence), EPS_MAX, answer_text)
+        panels.answer(answer_cell, values, float(eps), (target_error, target_confidence), EPS_MAX, answer_text)
 
     method = "histogram"
     if view_name == sections.ONE_CELL.heading:
@@ -148,7 +155,9 @@ def _page_body() -> None:
                 "epsilon": float(eps),
                 "q": float(50 if 50 in q else q[0]),
                 "seed": seed(),
-            }
+            },
+            ds,
+            on_snapshot,
         )
     elif view_name == sections.ONE_CELL.heading and (scheme != "custom" or custom_edges is not None):
         cell_settings = {"source": source, "n": n, "cell_number": cell_number}
@@ -163,18 +172,11 @@ def _page_body() -> None:
             "calibration": calibration,
             "seed": seed(),
         }
-        ds = current_dataset() if source == "sidebar" else None
-        values = None if ds is None else ds.values
         view = None
         with guard("the release"):
             view = panels.cell_view(values, settings)
         if view is not None:
             percentiles_views.cell_caption(view, "" if ds is None else ds.name)
-            if ds is not None and getattr(ds, "confidential", False):
-                st.warning(
-                    "This is an uploaded file: simulating releases on confidential data is itself not "
-                    "private. Plan on synthetic data; release once."
-                )
             percentiles_views.cell(
                 view,
                 fixed_axes=qp_toggle(
@@ -202,13 +204,16 @@ def _page_body() -> None:
                 )
             repro.share_panel(
                 "percentiles",
-                script=repro.view_script_for(
+                script=None
+                if on_snapshot  # the script would recompute on the file itself
+                else repro.view_script_for(
                     percentile_experiments.__name__,
                     "cell_view",
                     settings,
                     title="Earnings percentiles (PSEO)",
                     dataset_recipe=None if source == "sidebar" else ("none",),
                 ),
+                unscripted=private_source.PRIVATE_SCRIPT_NOTE,
             )
 
     if view_name != sections.ONE_CELL.heading and cells is None:

@@ -14,10 +14,10 @@ import streamlit as st
 
 from dpcore import planner as planner_lib
 from dpcore.views import planner as planner_experiments
-from ui import margins, repro
+from ui import margins, private_source, repro
 from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
 from ui.data_note import data_note
-from ui.planner import plan_state, private_source, sections, views
+from ui.planner import plan_state, sections, views
 from ui.planner.choices import release_allocation
 from ui.planner.release_panel import release_panel
 from ui.sidebar import current_dataset

@@ -12,7 +12,7 @@ import json
 import streamlit as st
 
 from dpcore.views import stratified as strat_experiments
-from ui import answer_views, common, data_note, repro
+from ui import answer_views, common, data_note, private_source, repro
 from ui.common import guard, qp_select_slider, qp_selectbox, seed
 from ui.sidebar import current_dataset
 from ui.stratified import panels, sections, views
@@ -68,7 +68,10 @@ def _page_body() -> None:
     )
 
     data_note.stratified_note(source, DATA_SOURCES[3])
-    chosen = panels.data_controls(source, c1, c2, current_dataset)  # ui.stratified.panels: the data's controls
+    common.mark_downloads(None)  # the sidebar's upload marks them (private_source.page_data)
+    chosen = panels.data_controls(  # ui.stratified.panels: the data's controls
+        source, c1, c2, lambda: private_source.page_data(current_dataset(), "strat")
+    )
     data, recipe, clip, prior, data_key = chosen.data, chosen.recipe, chosen.clip, chosen.prior, chosen.data_key
     value_label, target_range, target_variable = chosen.value_label, chosen.target_range, chosen.target_variable
     target_error, target_confidence = answer_views.group_means_target_controls(
@@ -140,7 +143,9 @@ def _page_body() -> None:
 
     # ---- Share or reproduce: the group-means view as one dpcore call ---------------------------------
     st.divider()
-    if data is not None:
+    if chosen.on_snapshot:  # the script would recompute on the file itself
+        repro.share_panel("stratified", unscripted=private_source.PRIVATE_SCRIPT_NOTE)
+    elif data is not None:
         script = views.memo(
             ("script", data_key, json.dumps(settings)),
             lambda: repro.view_script_for(

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from . import noise
-from .stratified import MAX_GROUPS, WeightedGroupMeans, group_index, readonly, resolve_weights
+from .stratified import MAX_GROUPS, SimulatedGroupMeans, WeightedGroupMeans, group_index, readonly, resolve_weights
 from .validation import (
     DPInputError,
     as_finite_array,
@@ -421,16 +421,9 @@ def stratified_coinpress(
 
 
 @dataclass(frozen=True)
-class CoinPressSimulation:
+class CoinPressSimulation(SimulatedGroupMeans):
     """``n_sims`` simulated releases: stratified (n_sims x k, n_sims) and global (n_sims)."""
 
-    labels: tuple
-    counts: np.ndarray
-    weights: np.ndarray
-    true_groups: np.ndarray
-    true_overall: float
-    strat_groups: np.ndarray
-    strat_overall: np.ndarray
     global_overall: np.ndarray | None  # None when include_global=False (not simulated)
     rho: float
 
@@ -480,15 +473,8 @@ def simulate_coinpress(
         glob = zg[:, 0]
     else:
         glob = None
-    true_groups = np.bincount(gi.codes, weights=x, minlength=gi.k) / gi.counts
     return CoinPressSimulation(
-        labels=gi.labels,
-        counts=gi.counts,
-        weights=readonly(w),
-        true_groups=readonly(true_groups),
-        true_overall=float(x.mean()),
-        strat_groups=readonly(z),
-        strat_overall=readonly(z @ w),
+        **CoinPressSimulation.common_fields(gi, w, x, z),
         global_overall=None if glob is None else readonly(glob),
         rho=rho,
     )

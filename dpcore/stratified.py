@@ -299,6 +299,39 @@ class WeightedGroupMeans:
 
 
 @dataclass(frozen=True)
+class SimulatedGroupMeans:
+    """Many simulated releases of a stratified mean on one data set, whatever mechanism drew them
+    (:class:`dpcore.views.stratified.LaplaceSimulation`, :class:`dpcore.coinpress.CoinPressSimulation`), so that
+    the page and the sweeps read every method the same way: ``strat_groups`` (n_sims x k, columns in the sorted
+    ``labels``' order), ``strat_overall`` (n_sims) = ``strat_groups @ weights``; ``true_groups`` /
+    ``true_overall``, the non-private (unclipped) means the errors are measured against (planning numbers)."""
+
+    labels: tuple
+    counts: np.ndarray
+    weights: np.ndarray
+    true_groups: np.ndarray
+    true_overall: float
+    strat_groups: np.ndarray
+    strat_overall: np.ndarray
+
+    @staticmethod
+    def common_fields(gi: GroupIndex, weights: np.ndarray, values: np.ndarray, strat_groups: Any) -> dict[str, Any]:
+        """The fields every simulation computes alike, from the group index of observed groups (counts >= 1),
+        the normalised weights, the values and the simulated group releases (n_sims x k)."""
+        strat = np.asarray(strat_groups, dtype=float)
+        true_groups = np.bincount(gi.codes, weights=values, minlength=gi.k) / np.maximum(gi.counts, 1)
+        return {
+            "labels": gi.labels,
+            "counts": gi.counts,
+            "weights": readonly(weights),
+            "true_groups": readonly(true_groups),
+            "true_overall": float(values.mean()),
+            "strat_groups": readonly(strat),
+            "strat_overall": readonly(strat @ weights),
+        }
+
+
+@dataclass(frozen=True)
 class StratifiedMeanRelease(WeightedGroupMeans):
     """Released group means and their public-weight combination.
 

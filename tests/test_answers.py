@@ -55,10 +55,31 @@ def test_unreachable_target_and_bad_input():
     assert answers.gini_answer(VALUES, epsilon=0.5).to_dict()["epsilon"] == 0.5
 
 
+def test_gini_answer_and_recommendation_share_one_settings_object_and_one_limit_rule():
+    """The Gini's answer and recommendation read one GiniAnswerSettings (the page passes the same settings to
+    both); the recommendation is statistic_recommendation on that statistic (one limit rule for every
+    recommendation: above the caller's largest ε there is none, and the reason names both)."""
+    settings = {"upper": 500_000.0, "gamma": 3.0, "n": 1_500, "noise": "laplace", "delta": 1e-6}
+    stat = answers.GiniAnswerSettings(**settings).statistic(VALUES)
+    assert stat.upper == 500_000.0 and stat.values.size == 1_500
+    answer = answers.gini_answer(VALUES, epsilon=1.0, **settings)
+    assert answer.upper == 500_000.0 and answer.n == 1_500 and "Laplace" in answer.sentence
+    rec = answers.gini_recommendation(VALUES, target_error=0.01, confidence=0.9, **settings)
+    same = answers.statistic_recommendation(stat, target_error=0.01, confidence=0.9, noun="Gini")
+    assert rec == same
+    capped = answers.gini_recommendation(VALUES, target_error=0.01, confidence=0.9, max_epsilon=0.1, **settings)
+    assert capped.recommended_epsilon is None
+    assert capped.why_no_epsilon == f"the target needs ε = {same.recommended_epsilon:.3g}, above the limit 0.1"
+    with pytest.raises(TypeError, match="uper"):
+        answers.gini_answer(VALUES, epsilon=1.0, uper=1e6)  # a misspelt setting is refused, never ignored
+    with pytest.raises(TypeError, match="uper"):
+        answers.gini_recommendation(VALUES, uper=1e6)
+
+
 def test_gini_page_and_planner_share_the_defaults():
     source = open("app_pages/gini.py").read()
     assert "DEFAULT_UPPER = defaults.INCOME_UPPER" in source
-    assert "defaults.INCOME_UPPER" in open("ui/planner/views.py").read()
+    assert "defaults.INCOME_UPPER" in open("ui/planner/views/settings.py").read()
 
 
 def test_gini_page_shows_the_answer_first_and_jargon_under_advanced():

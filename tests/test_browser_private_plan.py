@@ -2,7 +2,7 @@
 tests/conftest.py; the server's ledger is its own temp SQLite file): upload a confidential file -> the planner ->
 "plan privately on a DP snapshot" -> the confirmation states the cost -> the snapshot is taken once -> the plan
 is marked publishable; a reload (a new session) with the same file reuses the stored snapshot (the same date:
-nothing charged again)."""
+nothing charged again), and so does the Gini page of that session."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from quality_support import chromium_available, wait_for_app_idle
 from support.browser import run_and_wait, upload
 from test_release_panel import _csv
 
-from ui.planner import private_source
+from ui import private_source
 
 pytestmark = [
     pytest.mark.browser,
@@ -74,6 +74,19 @@ def test_plan_privately_in_the_browser_takes_the_snapshot_once(app_server, tab):
     again = DRAWN.search(text)
     assert again and again.group(1) == drawn.group(1), text[:3000]
     assert "Take the DP snapshot" not in text
+    # a method page of the same session: the same radio finds the planner's snapshot (nothing charged), and every
+    # chart and download of the Gini page is then the snapshot's
+    run_and_wait(page, page.locator('[data-testid="stSidebarNav"] a', has_text="Gini index").click, timeout_ms=120_000)
+    wait_for_app_idle(page, timeout_ms=180_000)
+    assert "exploring the raw confidential file" in _main_text(page)  # the default: the raw file, marked
+    page.get_by_text(private_source.PRIVATE).click()
+    page.get_by_text("Planning on a DP snapshot of your file").first.wait_for(timeout=180_000)
+    wait_for_app_idle(page, timeout_ms=180_000)
+    text = _main_text(page)
+    on_gini = DRAWN.search(text)
+    assert on_gini and on_gini.group(1) == drawn.group(1) and "publishable" in text, text[:3000]
+    assert "Take the DP snapshot" not in text and "exploring the raw confidential file" not in text
+    assert private_source.PRIVATE_SCRIPT_NOTE in text
     # the one error a real snapshot may draw, by design: its synthetic data (charged, so never seeded) can make
     # a tight target unreachable at any epsilon. At n = 667 per group and the histogram's epsilon 0.06, the
     # noise (sd 47 people per bin) cannot tell whether 1% of a group earn above the 500,000 clip: 17 of 300

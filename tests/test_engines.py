@@ -599,3 +599,19 @@ def test_errors_missing_column_nonnumeric_bad_outcome(tmp_path, engine):
 def test_unknown_engine():
     with pytest.raises(DPInputError, match="unknown engine 'polars'"):
         open_engine("polars", None, None)
+
+
+def test_one_constructor_for_every_engine_and_its_options_reach_it(data_dir):
+    """The engines share the base constructor (its checks before any reading, the scratch directory): an engine
+    starts in ``_start`` and reads its own option from ``EngineOptions``; DuckDB's memory limit arrives."""
+    from dpcore.engines.duckdb_engine import DuckDBEngine
+    from dpcore.engines.pandas_engine import PandasEngine
+    from dpcore.engines.spark_engine import SparkEngine
+
+    for engine_class in (DuckDBEngine, PandasEngine, SparkEngine):
+        assert "__init__" not in vars(engine_class), engine_class.__name__
+    source = parse_source(str(data_dir / "data.parquet"))
+    with open_engine("duckdb", source, EngineSpec("earnings", ()), memory_limit="300MB") as eng:
+        assert eng.options == engines.EngineOptions(memory_limit="300MB")
+        limit = eng.con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+        assert limit.replace(" ", "").upper() in ("300.0MB", "286.1MIB", "300MB")

@@ -8,6 +8,7 @@ g + s Z it is s / (2 f_Z(0) sqrt(N)).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -208,6 +209,25 @@ def test_figure4_rmse_and_monotone_in_iq():
     assert not res4.notes
     with pytest.raises(DPInputError, match="below the minimum"):
         gini_experiments.figure4(iqs=(1.5,), n_draws=10)
+
+
+def test_figures_3_and_4_share_one_checked_settings_object():
+    """Figures 3 and 4 take their shared settings (gamma, calibrations, method, n_draws) as one checked
+    TwoPointErrorSettings: the same checks for both, the same record in params, a misspelt setting refused."""
+    settings = gini_experiments.TwoPointErrorSettings(gamma=4.0, calibrations=["paper"], n_draws=500)
+    assert settings.calibrations == ("paper",)
+    fig3 = gini_experiments.figure3(ginis=(0.5,), ns=(10_000,), epsilons=(1.0,), rng=3, **dataclasses.asdict(settings))
+    fig4 = gini_experiments.figure4(iqs=(2,), epsilons=(1.0,), rng=3, **dataclasses.asdict(settings))
+    for res in (fig3, fig4):
+        assert {k: res.params[k] for k in ("gamma", "calibrations", "method", "n_draws")} == settings.params()
+    for bad, match in [({"method": "slow"}, "method"), ({"n_draws": 0}, "n_draws"), ({"gamma": 1.0}, "gamma")]:
+        with pytest.raises(DPInputError, match=match):
+            gini_experiments.TwoPointErrorSettings(**bad)
+        for figure in (gini_experiments.figure3, gini_experiments.figure4):
+            with pytest.raises(DPInputError, match=match):
+                figure(epsilons=(1.0,), **bad)
+    with pytest.raises(TypeError, match="n_draw"):
+        gini_experiments.figure4(n_draw=10)  # a misspelt setting is refused, never ignored
 
 
 # ---------------------------------------------------------------------------------------------

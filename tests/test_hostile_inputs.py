@@ -887,12 +887,31 @@ VIEW_HOSTILE_BY_FUNCTION: dict[tuple[str, str], list[tuple[Any, str]]] = {
 KNOWN_VIEW_DEFECTS: dict[str, str] = {}
 
 
+# A view whose shared settings are keywords of a frozen settings class (``**settings``): the class's fields are
+# its parameters here, so they get their hostile cases as named parameters do.
+VIEW_KEYWORD_SETTINGS: dict[str, type] = {
+    "answers.gini_answer": importlib.import_module("dpcore.views.answers").GiniAnswerSettings,
+    "answers.gini_recommendation": importlib.import_module("dpcore.views.answers").GiniAnswerSettings,
+}
+
+
+def _view_parameters(qual: str, fn: Callable) -> list[str]:
+    names = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            if qual in VIEW_KEYWORD_SETTINGS:
+                names += [f.name for f in dataclasses.fields(VIEW_KEYWORD_SETTINGS[qual])]
+        else:
+            names.append(p.name)
+    return names
+
+
 def _view_cases() -> list[tuple[str, str, Any, str]]:
     cases = []
     for qual, fn in VIEW_FUNCTIONS.items():
         if qual not in VIEW_CALLS:
             continue  # test_every_view_function_has_a_plausible_call fails instead
-        for param in inspect.signature(fn).parameters:
+        for param in _view_parameters(qual, fn):
             if param not in VIEW_CALLS[qual] and param in ("values",):
                 continue  # data that this call does not use (the view builds its own)
             for value, kind in VIEW_HOSTILE_BY_FUNCTION.get((qual, param), VIEW_HOSTILE.get(param, [])):
@@ -914,6 +933,12 @@ def test_every_view_function_has_a_plausible_call():
     assert not missing, f"view functions without a plausible call in VIEW_CALLS: {missing}"
     stale = sorted(set(VIEW_CALLS) - set(VIEW_FUNCTIONS))
     assert not stale, f"VIEW_CALLS entries for functions that no longer exist: {stale}"
+    keywords = {
+        qual
+        for qual, fn in VIEW_FUNCTIONS.items()
+        if any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
+    }
+    assert set(VIEW_KEYWORD_SETTINGS) <= keywords, f"VIEW_KEYWORD_SETTINGS names views without **settings: {keywords}"
 
 
 @pytest.mark.parametrize("qual", sorted(set(VIEW_CALLS) & set(VIEW_FUNCTIONS)))

@@ -174,7 +174,7 @@ def test_confidential_upload_shows_planning_note(monkeypatch):
     vals = np.random.default_rng(2).lognormal(10, 1, 400)
     at = _open_on(IncomeData(values=vals, name="upload.csv", source="upload", confidential=True), monkeypatch)
     assert_clean(at)
-    assert any("planning is itself *not* private" in w.value for w in at.warning)
+    assert any("exploring the raw confidential file" in w.value for w in at.warning)
 
 
 def test_saturation_is_explained_instead_of_plotted():

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from support import assert_clean, page_text
 
 from dpcore import ledger
-from ui.planner import private_source
+from ui import private_source
 
 PAGE = "app_pages/planner.py"
 

@@ -277,7 +277,7 @@ def test_a_population_cap_is_fixed(url):
 # The app and the command line spend one budget
 # ----------------------------------------------------------------------------------------------------
 def test_the_app_and_the_command_line_charge_one_account(url, tmp_path):
-    from ui.planner import accounts
+    from ui import accounts
 
     files = _variants(tmp_path)
     db = L.open_ledger(url, create=False)
@@ -316,7 +316,7 @@ def test_an_old_app_account_keyed_by_bytes_becomes_the_population_of_its_records
     db = L.open_ledger(url, create=False)
     old = db.account(L.file_bytes_fingerprint(raw, "wage"), cap_epsilon=1.0, label="survey (app)")
     old.charge("release: mean", epsilon=0.75)
-    from ui.planner import accounts
+    from ui import accounts
 
     # the migration to schema 3 gives every old account a population; this one was made through the API on
     # schema 3, so it gets its population row here as the migration would have written it
@@ -532,7 +532,7 @@ def test_a_new_ledger_computes_the_newest_fingerprint_only(url, tmp_path):
 
 def test_a_schema_3_ledger_with_version_1_sources_keeps_finding_them(url, tmp_path, capsys):
     from dpcore import ledger_cli
-    from ui.planner import accounts
+    from ui import accounts
 
     files = _variants(tmp_path)
     db = L.open_ledger(url, create=False)

@@ -291,7 +291,7 @@ def test_a_wait_for_the_ledger_lock_is_said(ledger_url):
     import threading
     import time
 
-    from ui.planner import accounts
+    from ui import accounts
 
     csv = _csv()
     at = _session(csv, stats="mean", group=None)

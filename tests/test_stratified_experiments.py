@@ -141,3 +141,23 @@ def test_real_epsilon_sweep_rows():
     )
     assert len(rows) == 2 * 2 * len(METHODS) and calls == [0.5, 1.0]
     assert {r["epsilon"] for r in rows} == {0.1, 1.0}
+
+
+def test_laplace_and_coinpress_simulations_are_one_kind_of_result():
+    """Both simulations are SimulatedGroupMeans built by one function: the same true means, labels, counts and
+    weights on the same data, and the overall release the weighted sum of the group releases."""
+    from dpcore.coinpress import simulate_coinpress
+    from dpcore.stratified import SimulatedGroupMeans
+    from dpcore.views.stratified import simulate_laplace_releases
+
+    m, labels = _data()
+    weights = {"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.4}
+    lap = simulate_laplace_releases(m.values, labels, epsilon=1.0, clip_range=3.0, weights=weights, n_sims=20, rng=1)
+    cp = simulate_coinpress(m.values, labels, rho=0.5, lower=-5, upper=5, sigma=1.0, weights=weights, n_sims=20, rng=1)
+    for sim in (lap, cp):
+        assert isinstance(sim, SimulatedGroupMeans)
+        np.testing.assert_allclose(sim.strat_overall, sim.strat_groups @ sim.weights)
+        assert sim.strat_groups.shape == (20, 4) and not sim.strat_groups.flags.writeable
+    for field in ("labels", "counts", "weights", "true_groups", "true_overall"):
+        np.testing.assert_array_equal(getattr(lap, field), getattr(cp, field), err_msg=field)
+    np.testing.assert_allclose(lap.true_groups, [m.values[labels == k].mean() for k in "abcd"])

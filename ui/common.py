@@ -479,8 +479,36 @@ def privacy_note(neighbouring: str, public: str) -> None:
     st.caption(f"**Neighbouring datasets:** {neighbouring}  \n**Public (not protected):** {public}")
 
 
+_DOWNLOAD_MARK = "_download_mark"
+
+
+def _page_hash() -> str | None:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return None if ctx is None else str(ctx.page_script_hash)
+
+
+def mark_downloads(mark: str | None) -> None:
+    """Mark every download this page draws from now on (this run and its fragments' reruns) with ``mark``:
+    "confidential" when the page computes on a confidential upload's records, None otherwise. The mark is kept
+    with the page it was set on, so another page's downloads are never marked by it."""
+    st.session_state[_DOWNLOAD_MARK] = (_page_hash(), mark)
+
+
+def marked_download(label: str, file_name: str) -> tuple[str, str]:
+    """(label, file name) of a download, with this page's mark (:func:`mark_downloads`): the file name starts with
+    it and the button says it, so a confidential file is never saved under a name that looks publishable."""
+    kept = st.session_state.get(_DOWNLOAD_MARK)
+    mark = kept[1] if kept and kept[0] == _page_hash() else None
+    if not mark:
+        return label, file_name
+    return f"{label} — {mark.upper()}", f"{mark}_{file_name}"
+
+
 def download_csv(frame: Any, label: str, file_name: str, key: str | None = None) -> None:
-    """A download button for a chart's data (pandas DataFrame) as CSV.
+    """A download button for a chart's data (pandas DataFrame) as CSV, marked as the page's data are
+    (:func:`marked_download`).
 
     The CSV is made when the button is clicked (Streamlit's deferred download), not on every rerun:
     a page with six charts no longer encodes six CSV files per slider move. ``frame`` may also
@@ -489,7 +517,8 @@ def download_csv(frame: Any, label: str, file_name: str, key: str | None = None)
     def data() -> bytes:
         return (frame() if callable(frame) else frame).to_csv(index=False).encode("utf-8")
 
-    st.download_button(label, data, file_name=file_name, mime="text/csv", key=key or f"dl-{file_name}")
+    shown, name = marked_download(label, file_name)
+    st.download_button(shown, data, file_name=name, mime="text/csv", key=key or f"dl-{file_name}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from ui import scriptgen
-from ui.common import link_values
+from ui.common import link_values, marked_download
 from ui.lazy import lazy_expander
 
 __all__ = ["dataset_key", "current_link", "view_script_for", "share_panel"]
@@ -85,10 +85,15 @@ def view_script_for(
 
 
 def share_panel(
-    page: str, *, script: scriptgen.ViewScript | None = None, note: str = "", key: str | None = None
+    page: str,
+    *,
+    script: scriptgen.ViewScript | None = None,
+    note: str = "",
+    key: str | None = None,
+    unscripted: str = "This data source cannot be rebuilt by a script (it is neither generated nor a bundled file).",
 ) -> None:
     """Draw the "share or reproduce" section: the link to copy, the script and the notebook (downloads made when
-    clicked), and the script itself in an expander drawn when opened."""
+    clicked), and the script itself in an expander drawn when opened; ``unscripted``, said without a script."""
     key = key or f"{page}_repro"
     st.markdown("#### Share or reproduce this view")
     st.caption(
@@ -99,7 +104,7 @@ def share_panel(
     # Wrapped: a code box that scrolls sideways cannot be scrolled by keyboard (Streamlit's <pre> takes no focus)
     st.code(current_link(page), language=None, wrap_lines=True)
     if script is None:
-        st.info("This data source cannot be rebuilt by a script (it is neither generated nor a bundled file).")
+        st.info(unscripted)
         return
     st.caption(
         "The Python script below rebuilds the planning data and recomputes this view with `dpcore`; "
@@ -107,17 +112,20 @@ def share_panel(
         f"{page}_view.py`. The notebook is the same analysis for Jupyter, with notes and the page's charts."
         + (f" {note}" if note else "")
     )
+    # a script or notebook of a page on a confidential file prints its numbers: marked as the page's downloads
+    label, file_name = marked_download("Download the Python script", f"{page}_view.py")
     st.download_button(
-        "Download the Python script",
+        label,
         lambda: script.text.encode("utf-8"),
-        file_name=f"{page}_view.py",
+        file_name=file_name,
         mime="text/x-python",
         key=f"{key}_dl",
     )
+    label, file_name = marked_download("Download the notebook (.ipynb)", f"{page}_view.ipynb")
     st.download_button(
-        "Download the notebook (.ipynb)",
+        label,
         lambda: _notebook(script),
-        file_name=f"{page}_view.ipynb",
+        file_name=file_name,
         mime="application/x-ipynb+json",
         key=f"{key}_nb",
     )

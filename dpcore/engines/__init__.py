@@ -64,7 +64,7 @@ from __future__ import annotations
 
 from ..validation import DPInputError
 from .base import *  # noqa: F403  (the engines' public names: sources, Progress, Engine ...)
-from .base import ENGINES, Engine, EngineSpec, Progress, Source
+from .base import ENGINES, Engine, EngineOptions, EngineSpec, Progress, Source
 from .base import __all__ as _base_all
 
 __all__ = [*_base_all, "open_engine"]
@@ -85,16 +85,18 @@ def open_engine(
         raise DPInputError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
     if source.kind == "frame" and name != "pandas":
         raise DPInputError(f"an in-memory table is released with the pandas engine, not {name!r}")
+    engine_class: type[Engine]
     if name == "duckdb":
         from .duckdb_engine import DuckDBEngine
 
-        return DuckDBEngine(source, spec, progress=progress, workdir=workdir, memory_limit=memory_limit)
-    if name == "spark":
+        engine_class = DuckDBEngine
+    elif name == "spark":
         from .spark_engine import SparkEngine
 
-        return SparkEngine(source, spec, progress=progress, workdir=workdir, master=master)
-    if name == "pandas":
+        engine_class = SparkEngine
+    else:
         from .pandas_engine import PandasEngine
 
-        return PandasEngine(source, spec, progress=progress, workdir=workdir)
-    raise DPInputError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
+        engine_class = PandasEngine
+    options = EngineOptions(master=master, memory_limit=memory_limit)
+    return engine_class(source, spec, progress=progress, workdir=workdir, options=options)

@@ -31,6 +31,7 @@ __all__ = [
     "parse_source",
     "frame_source",
     "Engine",
+    "EngineOptions",
     "Progress",
     "gini_cell",
     "bounding_key",
@@ -925,13 +926,34 @@ class EngineSpec:
         return self.text_columns
 
 
+@dataclass(frozen=True)
+class EngineOptions:
+    """How an engine runs, not what it computes (no option changes a released number): ``master``, the Spark
+    master URL (None: ``spark.master`` from spark-submit's configuration, else ``local[*]``); ``memory_limit``,
+    DuckDB's ``memory_limit`` (None: :data:`dpcore.engines.duckdb_engine.DEFAULT_MEMORY_LIMIT`). An engine
+    reads the options that concern it (the command line passes both, whichever engine it opens)."""
+
+    master: str | None = None
+    memory_limit: str | None = None
+
+
 class Engine:
-    """Common interface; see the module docstring. Frames returned have the ``by`` columns as text."""
+    """Common interface; see the module docstring. Frames returned have the ``by`` columns as text.
+
+    One constructor for every engine: the checks every engine applies before reading (a multi-file Parquet
+    source whose files disagree on a needed column's kind is refused here), the progress and the scratch
+    directory, then the engine's own start (:meth:`_start`: a connection, a Spark session, its state)."""
 
     name = "engine"
 
     def __init__(
-        self, source: Source, spec: EngineSpec, *, progress: Progress | None = None, workdir: str | None = None
+        self,
+        source: Source,
+        spec: EngineSpec,
+        *,
+        progress: Progress | None = None,
+        workdir: str | None = None,
+        options: EngineOptions | None = None,
     ) -> None:
         self.source = source
         self.spec = spec
@@ -940,8 +962,13 @@ class Engine:
             if error is not None:
                 raise error
         self.progress = progress or Progress(quiet=True)
+        self.options = options or EngineOptions()
         self._tmp = tempfile.TemporaryDirectory(prefix=f"dpcore-{self.name}-", dir=workdir)
         self.workdir = self._tmp.name
+        self._start()
+
+    def _start(self) -> None:
+        """The engine's own start, after the common part of the constructor (``self.workdir`` exists)."""
 
     # to implement -------------------------------------------------------------------------
     def histogram(self, by: Sequence[str], edges: Sequence[float]) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from ..data.io import MAX_CSV_ROW_BYTES
 from ..validation import DPInputError
 from . import base
 from . import sql as sqlmod
-from .base import Engine, EngineSpec, Progress, Source
+from .base import Engine
 
 if TYPE_CHECKING:
     from ..plan import StatisticSpec
@@ -86,18 +86,9 @@ def column_kind(duckdb_type: str) -> str:
 class DuckDBEngine(Engine):
     name = "duckdb"
 
-    def __init__(
-        self,
-        source: Source,
-        spec: EngineSpec,
-        *,
-        progress: Progress | None = None,
-        workdir: str | None = None,
-        memory_limit: str | None = None,
-    ) -> None:
-        super().__init__(source, spec, progress=progress, workdir=workdir)
+    def _start(self) -> None:
         self.d = sqlmod.DUCKDB
-        self._memory_limit = memory_limit or DEFAULT_MEMORY_LIMIT
+        self._memory_limit = self.options.memory_limit or DEFAULT_MEMORY_LIMIT
         self.con = self._connect()
         self._prepared = False
         self._layouts: list = []

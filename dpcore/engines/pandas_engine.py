@@ -30,7 +30,7 @@ from ..data.io import MAX_CSV_ROW_BYTES
 from ..stratified import clipped_cents
 from ..validation import DPInputError
 from . import base
-from .base import Engine, EngineSpec, Progress, Source
+from .base import Engine
 from .sql import KEY_CLAMP
 
 if TYPE_CHECKING:
@@ -138,10 +138,7 @@ def _values(series: pd.Series) -> list:
 class PandasEngine(Engine):
     name = "pandas"
 
-    def __init__(
-        self, source: Source, spec: EngineSpec, *, progress: Progress | None = None, workdir: str | None = None
-    ) -> None:
-        super().__init__(source, spec, progress=progress, workdir=workdir)
+    def _start(self) -> None:
         self._prepared = False
         self._rows = 0
         self._bounded: dict[str, np.ndarray] | None = None

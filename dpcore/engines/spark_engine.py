@@ -29,7 +29,7 @@ import pandas as pd
 from ..validation import DPInputError
 from . import base
 from . import sql as sqlmod
-from .base import Engine, EngineSpec, Progress, Source
+from .base import Engine
 
 if TYPE_CHECKING:
     from ..plan import StatisticSpec
@@ -145,16 +145,8 @@ def _gini_udf(by: list[str], lower: float, upper: float, beta: float):
 class SparkEngine(Engine):
     name = "spark"
 
-    def __init__(
-        self,
-        source: Source,
-        spec: EngineSpec,
-        *,
-        progress: Progress | None = None,
-        workdir: str | None = None,
-        master: str | None = None,
-    ) -> None:
-        super().__init__(source, spec, progress=progress, workdir=workdir)
+    def _start(self) -> None:
+        master = self.options.master
         try:
             from pyspark import SparkConf
             from pyspark.sql import SparkSession

@@ -80,12 +80,28 @@ class EpsilonRecommendation:
         """No ε up to the caller's limit: ``why`` (the reason) and ``text`` (the sentence that says so)."""
         return cls(statistic, float(target_error), float(confidence), None, None, why, text)
 
+    @classmethod
+    def within_limit(
+        cls,
+        statistic: str,
+        target_error: float,
+        confidence: float,
+        epsilon: float,
+        achieved: float,
+        *,
+        limit: float,
+        text: str,
+        text_above_limit: str,
+    ) -> EpsilonRecommendation:
+        """The ``epsilon`` a target needs, recommended (``text``) when the caller can use it, at most ``limit``;
+        above it, no recommendation (``text_above_limit``; the reason names both)."""
+        if epsilon > limit:
+            why = f"the target needs ε = {epsilon:.3g}, above the limit {limit:g}"
+            return cls.not_found(statistic, target_error, confidence, why, text_above_limit)
+        return cls.found(statistic, target_error, confidence, epsilon, achieved, text)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _above_limit(epsilon: float, limit: float) -> str:
-    return f"the target needs ε = {epsilon:.3g}, above the limit {limit:g}"
 
 
 def _abs_error_quantile(stat: planner_lib.GiniStatistic, epsilon: float, level: float) -> float:
@@ -170,54 +186,57 @@ def _no_epsilon_text(
     )
 
 
-def _gini_statistic(
-    values: Any,
-    *,
-    lower: float,
-    upper: float,
-    gamma: float,
-    calibration: str,
-    n: int | None,
-    noise: str = "cauchy",
-    delta: float | None = None,
-) -> planner_lib.GiniStatistic:
-    # n is checked by subsample (an integer >= 2: 2.5 is refused, never truncated)
-    x = subsample(values, np.asarray(values).size if n is None else n)
-    lower, upper = check_finite(lower, "lower bound L"), check_finite(upper, "upper bound U")
-    stat = planner_lib.make_statistic(
-        "gini", x, lower=lower, upper=upper, gamma=gamma, calibration=calibration, noise=noise, delta=delta
-    )
-    assert isinstance(stat, planner_lib.GiniStatistic)  # make_statistic("gini", ...) builds one
-    truth = float(stat.truth[0])
-    if not math.isfinite(truth) or truth <= 0:
-        raise DPInputError("the Gini of these data is 0 (every income is equal): there is no error to state")
-    return stat
+@dataclass(frozen=True)
+class GiniAnswerSettings:
+    """The Gini statistic the answer box speaks of, one object for the answer and the recommendation (the Gini
+    page passes the same settings to both): the public clip range [``lower``, ``upper``], the noise's ``gamma``
+    and ``calibration``, the page's sub-sample of ``n`` records (None: all), and the smooth-sensitivity
+    ``noise`` (``dpcore.noise.smooth.SMOOTH_NOISES``) with its ``delta`` for the light-tailed ones."""
+
+    lower: float = defaults.INCOME_LOWER
+    upper: float = defaults.INCOME_UPPER
+    gamma: float = defaults.GINI_GAMMA
+    calibration: str = defaults.GINI_CALIBRATION
+    n: int | None = None
+    noise: str = "cauchy"
+    delta: float | None = None
+
+    def statistic(self, values: Any) -> planner_lib.GiniStatistic:
+        """The planner's Gini statistic on the planning values (checked there: the page and the planner agree)."""
+        # n is checked by subsample (an integer >= 2: 2.5 is refused, never truncated)
+        x = subsample(values, np.asarray(values).size if self.n is None else self.n)
+        lower, upper = check_finite(self.lower, "lower bound L"), check_finite(self.upper, "upper bound U")
+        stat = planner_lib.make_statistic(
+            "gini",
+            x,
+            lower=lower,
+            upper=upper,
+            gamma=self.gamma,
+            calibration=self.calibration,
+            noise=self.noise,
+            delta=self.delta,
+        )
+        assert isinstance(stat, planner_lib.GiniStatistic)  # make_statistic("gini", ...) builds one
+        truth = float(stat.truth[0])
+        if not math.isfinite(truth) or truth <= 0:
+            raise DPInputError("the Gini of these data is 0 (every income is equal): there is no error to state")
+        return stat
 
 
-def gini_answer(
-    values: Any,
-    *,
-    epsilon: float,
-    lower: float = defaults.INCOME_LOWER,
-    upper: float = defaults.INCOME_UPPER,
-    gamma: float = defaults.GINI_GAMMA,
-    calibration: str = defaults.GINI_CALIBRATION,
-    n: int | None = None,
-    noise: str = "cauchy",
-    delta: float | None = None,
-) -> GiniAnswer:
+def gini_answer(values: Any, *, epsilon: float, **settings: Any) -> GiniAnswer:
     """The answer sentence for the Gini at ``epsilon`` (Lan & Reiter 2025: smooth sensitivity eq. (8)
     + generalized Cauchy noise, as released by :func:`dpcore.gini.release_gini`): the median, 90% and
     99% quantiles of |published - true Gini| (exact: noise CDF plus the clipping bias).
 
     ``values``: the planning incomes (the page's sub-sample of ``n`` records, as in ``gini_view``).
-    ``noise``/``delta``: the smooth-sensitivity noise (``dpcore.noise.smooth.SMOOTH_NOISES``) as in
-    ``release_gini``; the light-tailed ones cost (ε, δ) (or the zCDP ρ implying it), said in the sentence.
+    ``settings``: the fields of :class:`GiniAnswerSettings` (lower, upper, gamma, calibration, n, noise, delta).
+    ``noise``/``delta``: the smooth-sensitivity noise as in ``release_gini``; the light-tailed ones cost (ε, δ)
+    (or the zCDP ρ implying it), said in the sentence.
     """
     epsilon = check_epsilon(epsilon)
-    stat = _gini_statistic(
-        values, lower=lower, upper=upper, gamma=gamma, calibration=calibration, n=n, noise=noise, delta=delta
-    )
+    gini = GiniAnswerSettings(**settings)
+    stat = gini.statistic(values)
+    noise = gini.noise
     med, q90, q99 = (_abs_error_quantile(stat, epsilon, q) for q in ANSWER_LEVELS)
     if noise == "cauchy":
         tail = "the noise has a heavy tail: rare releases land far away"
@@ -257,15 +276,9 @@ def gini_recommendation(
     *,
     target_error: float = defaults.ANSWER_TARGET_GINI,
     confidence: float = defaults.ANSWER_CONFIDENCE,
-    lower: float = defaults.INCOME_LOWER,
-    upper: float = defaults.INCOME_UPPER,
-    gamma: float = defaults.GINI_GAMMA,
-    calibration: str = defaults.GINI_CALIBRATION,
-    n: int | None = None,
-    noise: str = "cauchy",
-    delta: float | None = None,
     max_epsilon: float | None = None,
     min_epsilon: float | None = None,
+    **settings: Any,
 ) -> EpsilonRecommendation:
     """The smallest ε that keeps the published Gini within ±``target_error`` Gini points of the true
     Gini with probability ``confidence``: :func:`dpcore.planner.solve_epsilon` on the planner's Gini
@@ -274,45 +287,22 @@ def gini_recommendation(
     ``max_epsilon``: the largest ε the caller can use (a page's slider end; default the planner's limit for
     the Gini, 10): an ε above it is no recommendation, and the text says the limit that was searched.
     ``min_epsilon``: the smallest ε the caller offers (a slider's first step): a smaller answer recommends it
-    (:func:`_at_least`)."""
+    (:func:`_at_least`). ``settings``: the Gini statistic, as in :func:`gini_answer` (:class:`GiniAnswerSettings`)."""
     target_error = check_positive(target_error, "target error (Gini points)")
     if target_error >= 1:
         raise DPInputError(f"the target error is in Gini points (between 0 and 1), got {target_error:g}")
     confidence = check_probability(confidence, "confidence")
-    stat = _gini_statistic(
-        values, lower=lower, upper=upper, gamma=gamma, calibration=calibration, n=n, noise=noise, delta=delta
+    stat = GiniAnswerSettings(**settings).statistic(values)
+    recommendation = statistic_recommendation(
+        stat,
+        target_error=target_error,
+        confidence=confidence,
+        noun="Gini",
+        max_epsilon=max_epsilon,
+        advice="relax the target, use more records or a lower upper bound U",
     )
-    limit = float(stat.eps_max) if max_epsilon is None else check_epsilon(max_epsilon, "max_epsilon")
-    target = planner_lib.AccuracyTarget(rel_error=target_error / float(stat.truth[0]), confidence=confidence)
-    advice = "relax the target, use more records or a lower upper bound U"
-    try:
-        solution = planner_lib.solve_epsilon(stat, target)
-    except DPInputError as exc:
-        return EpsilonRecommendation.not_found(
-            "gini",
-            target_error,
-            confidence,
-            str(exc),
-            _no_epsilon_text("Gini", f"{target_error:g}", confidence, min(limit, stat.eps_max), None, advice),
-        )
-    eps = float(solution.epsilon)
-    if eps > limit:
-        return EpsilonRecommendation.not_found(
-            "gini",
-            target_error,
-            confidence,
-            _above_limit(eps, limit),
-            _no_epsilon_text("Gini", f"{target_error:g}", confidence, limit, eps, advice),
-        )
-    recommendation = EpsilonRecommendation.found(
-        "gini",
-        target_error,
-        confidence,
-        eps,
-        float(solution.achieved),
-        f"To be within ±{target_error:g} of the true Gini {100 * confidence:g}% of the time, use ε = {eps:.3g}.",
-    )
-    return _at_least(recommendation, stat, target.rel_error, min_epsilon, f"±{target_error:g} of the true Gini")
+    rel_error = target_error / float(stat.truth[0])
+    return _at_least(recommendation, stat, rel_error, min_epsilon, f"±{target_error:g} of the true Gini")
 
 
 def _at_least(
@@ -428,11 +418,13 @@ def statistic_recommendation(
     unit_format: str = "{:g}",
     truth_noun: str | None = None,
     max_epsilon: float | None = None,
+    advice: str = "relax the target",
 ) -> EpsilonRecommendation:
     """Smallest ε with the one number of ``stat`` within ±``target_error`` (its own units) of the truth
     with probability ``confidence``: :func:`dpcore.planner.solve_epsilon` with the relative target
     ``target_error / |truth|`` (exactly the target). ``max_epsilon``: the largest ε the caller can use (a
     page's slider end; default the statistic's planning limit); above it there is no recommendation.
+    ``advice``: what the text suggests when no ε reaches the target.
     Several numbers (group means): :func:`group_means_recommendation` (a relative target would hold the
     smallest mean to a tolerance far below the one typed in)."""
     target_error = check_positive(target_error, "target error")
@@ -441,7 +433,7 @@ def statistic_recommendation(
     truth = float(np.max(np.abs(np.asarray(stat.truth, dtype=float))))
     if not math.isfinite(truth) or truth <= 0:
         raise DPInputError(f"the true {noun} is 0 or undefined on these planning numbers: no relative target")
-    within, advice = unit_format.format(target_error), "relax the target"
+    within = unit_format.format(target_error)
     try:
         solution = planner_lib.solve_epsilon(stat, planner_lib.AccuracyTarget(target_error / truth, confidence))
     except DPInputError as exc:
@@ -453,22 +445,16 @@ def statistic_recommendation(
             _no_epsilon_text(noun, within, confidence, min(limit, stat.eps_max), None, advice),
         )
     eps = float(solution.epsilon)
-    if eps > limit:
-        return EpsilonRecommendation.not_found(
-            stat.kind,
-            target_error,
-            confidence,
-            _above_limit(eps, limit),
-            _no_epsilon_text(noun, within, confidence, limit, eps, advice),
-        )
-    return EpsilonRecommendation.found(
+    return EpsilonRecommendation.within_limit(
         stat.kind,
         target_error,
         confidence,
         eps,
         float(solution.achieved),
-        f"To be within ±{within} of the true {truth_noun or noun} {100 * confidence:g}% of "
-        f"the time, use ε = {eps:.3g}.",
+        limit=limit,
+        text=f"To be within ±{within} of the true {truth_noun or noun} {100 * confidence:g}% of the time, "
+        f"use ε = {eps:.3g}.",
+        text_above_limit=_no_epsilon_text(noun, within, confidence, limit, eps, advice),
     )
 
 
@@ -575,24 +561,17 @@ def group_means_recommendation(
         if ok(float(stat.eps_min))
         else bisect_log(ok, float(stat.eps_min), top, rel=planner_lib.EXACT_REL)
     )
-    if eps > limit:
-        return EpsilonRecommendation.not_found(
-            stat.kind,
-            target_error,
-            confidence,
-            _above_limit(eps, limit),
-            _no_epsilon_text(
-                "mean of every group", within, confidence, limit, eps, "relax the target or raise the clip limit"
-            ),
-        )
-    return EpsilonRecommendation.found(
+    advice = "relax the target or raise the clip limit"
+    return EpsilonRecommendation.within_limit(
         stat.kind,
         target_error,
         confidence,
         eps,
         _group_means_within(stat, eps, target_error),
-        f"To have every group mean within ±{within} of its true mean {100 * confidence:g}% "
-        f"of the time, use ε = {eps:.3g}.",
+        limit=limit,
+        text=f"To have every group mean within ±{within} of its true mean {100 * confidence:g}% of the time, "
+        f"use ε = {eps:.3g}.",
+        text_above_limit=_no_epsilon_text("mean of every group", within, confidence, limit, eps, advice),
     )
 
 

@@ -13,7 +13,7 @@ from ui import answer_views, common, margins, repro
 from ui.common import guard, qp_radio, qp_slider, run_on_button
 from ui.percentiles import sections
 from ui.percentiles import views as percentiles_views
-from ui.sidebar import current_dataset
+from ui.private_source import PRIVATE_SCRIPT_NOTE
 
 DEFAULT_EDGES = "10000, 20000, 30000, 40000, 50000, 65000, 80000, 100000, 150000, 250000, 614597"
 
@@ -73,10 +73,12 @@ def custom_edges_text() -> str:
     return text
 
 
-def answer(cell: dict, epsilon: float, target: tuple[float, float], eps_max: float, container: Any) -> None:
+def answer(
+    cell: dict, values: Any, epsilon: float, target: tuple[float, float], eps_max: float, container: Any
+) -> None:
     """The answer sentence at ``epsilon`` and the ε recommended for ``target`` (error, confidence), for the
-    chosen cell released with the PSEO bins, in ``container``."""
-    values = None if cell["source"] != "sidebar" else current_dataset().values
+    chosen cell released with the PSEO bins, in ``container``; ``values``: the page's data for the sidebar
+    source (the upload's records or its DP snapshot's, :func:`ui.private_source.page_data`), else None."""
     target_error, target_confidence = target
     answer_views.statistic_answer(
         answer_sentence(values, cell, epsilon),
@@ -90,24 +92,26 @@ def answer(cell: dict, epsilon: float, target: tuple[float, float], eps_max: flo
     )
 
 
-def exponential_section(settings: dict) -> None:
-    """The one cell released by the exponential mechanism (one level), its view and its generated script."""
-    ds = current_dataset() if settings["source"] == "sidebar" else None
+def exponential_section(settings: dict, ds: Any, on_snapshot: bool) -> None:
+    """The one cell released by the exponential mechanism (one level), its view and its generated script;
+    ``ds``: the page's data for the sidebar source, else None; ``on_snapshot``: they are an upload's DP
+    snapshot's (no script: it would recompute on the file itself)."""
     with guard("the release"):
         view = exponential_view(None if ds is None else ds.values, settings)
         percentiles_views.cell_caption(view, "" if ds is None else ds.name)
-        if ds is not None and getattr(ds, "confidential", False):
-            st.warning("This is an uploaded file: simulating releases on confidential data is itself not private.")
         percentiles_views.exponential_cell(view)
         repro.share_panel(
             "percentiles",
-            script=repro.view_script_for(
+            script=None
+            if on_snapshot
+            else repro.view_script_for(
                 percentile_experiments.__name__,
                 "exponential_cell_view",
                 settings,
                 title="Earnings percentiles: the exponential mechanism",
                 dataset_recipe=None if ds is not None else ("none",),
             ),
+            unscripted=PRIVATE_SCRIPT_NOTE,
         )
 
 

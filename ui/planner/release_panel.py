@@ -4,7 +4,7 @@ One entry point, :func:`release_panel`, called by ``app_pages/planner.py`` in Re
 would use (ε per statistic, the cap, the declared groups) is :func:`ui.planner.choices.release_choices`: the
 panel's fields start from it and the plan file of Plan mode (``ui.planner.views``) is written from it, so the
 downloaded plan is the release this panel makes. The ledger, the accounts and the identity of the data are
-:mod:`ui.planner.accounts`; the session state both modes share is :mod:`ui.planner.plan_state`.
+:mod:`ui.accounts`; the session state both modes share is :mod:`ui.planner.plan_state`.
 
 * One budget per population, shared with the command line: an uploaded file is a *source* attached to
   a population (the people it describes) by the record fingerprint of its parsed records
@@ -60,9 +60,7 @@ from dpcore import planner as planner_lib
 from dpcore import release as release_lib
 from dpcore import release_card
 from ui import memo as memo_html
-from ui.common import guard, qp_number
-from ui.notices import outcome_to_show
-from ui.planner.accounts import (
+from ui.accounts import (
     WAIT_NOTE,
     NoLedgerYet,
     dataset_identity,
@@ -75,6 +73,8 @@ from ui.planner.accounts import (
     upload_bytes,
     upload_fingerprints,
 )
+from ui.common import guard, qp_number
+from ui.notices import outcome_to_show
 from ui.planner.choices import (
     CAP_KEY,
     GROUP_KINDS,
@@ -674,7 +674,7 @@ def release_panel(  # noqa: C901
                 "The record states this rule, not the number of such rows."
             )
     url = ledger_lib.default_url()
-    db = ledger_or_ask(url)
+    db = ledger_or_ask(url, RELEASE_OUTCOME)
     if db is None:
         st.session_state.pop(RELEASE_REQUEST, None)  # a click cannot wait for the ledger to come back
         return

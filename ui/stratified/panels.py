@@ -14,7 +14,7 @@ import streamlit as st
 from dpcore.data import recipe_from_key
 from dpcore.views import answers as answer_experiments
 from dpcore.views import stratified as strat_experiments
-from ui import common, repro
+from ui import common, private_source, repro
 from ui.common import guard, qp_select_slider, qp_selectbox, qp_slider, seed
 from ui.stratified import views
 
@@ -89,11 +89,14 @@ class DataChoice:
     data_key: str = ""
     target_range: float = 200_000.0  # the variable's default clip range: its target's start
     target_variable: str = field(default="")
+    on_snapshot: bool = False  # the sidebar upload's DP snapshot: publishable, and no script (it reads the file)
 
 
 def data_controls(source: str, c1: Any, c2: Any, sidebar_dataset: Callable[[], Any]) -> DataChoice:
     """Draw the controls of the chosen data ``source`` (in columns ``c1``, ``c2``) and build its grouped data;
-    ``sidebar_dataset`` (the page's :func:`ui.sidebar.current_dataset`) is called for the sidebar source only."""
+    ``sidebar_dataset`` (the page's data of the sidebar, :func:`ui.private_source.page_data`: an upload's records
+    or its DP snapshot's; None while the snapshot waits for its confirmation) is called for the sidebar source
+    only."""
     chosen = DataChoice(source, target_variable=source)
     with guard("the data"):
         if source == DATA_SOURCES[0]:
@@ -115,8 +118,8 @@ def data_controls(source: str, c1: Any, c2: Any, sidebar_dataset: Callable[[], A
             chosen.recipe = dict(source="acs", variable=var, grouping=grouping, seed=seed())
             chosen.data = recipe_data(recipe_key_text(chosen.recipe), chosen.recipe)
             st.caption(views.acs_caption(spec))
-        elif source == DATA_SOURCES[3]:
-            _sidebar_columns(chosen, sidebar_dataset(), c1, c2)
+        elif source == DATA_SOURCES[3] and (ds := sidebar_dataset()) is not None:
+            _sidebar_columns(chosen, ds, c1, c2)
         else:
             n = qp_select_slider(
                 "Number of people n",
@@ -160,6 +163,9 @@ def data_controls(source: str, c1: Any, c2: Any, sidebar_dataset: Callable[[], A
 def _sidebar_columns(chosen: DataChoice, ds: Any, c1: Any, c2: Any) -> None:
     """The sidebar dataset ``ds`` grouped by one or two of its columns."""
     cols = [] if ds.frame is None else [str(c) for c in ds.frame.columns if str(c) != ds.column]
+    if not cols and private_source.is_snapshot(ds):
+        st.info(private_source.UNGROUPED_NOTE)
+        return
     if not cols:
         st.info(
             f"The sidebar dataset ({ds.name}) has no other columns to group by. Choose a file with group "
@@ -187,10 +193,9 @@ def _sidebar_columns(chosen: DataChoice, ds: Any, c1: Any, c2: Any) -> None:
     )
     chosen.clip, chosen.prior, chosen.value_label = (0.0, float(hi)), (0.0, float(hi)), ds.column
     chosen.target_variable = f"{ds.name}: {ds.column}"
-    if ds.confidential:
-        st.warning(views.CONFIDENTIAL_WARNING)
     chosen.recipe = dict(source="columns", columns=[g1] if g2 == NONE else [g1, g2], sigma=float(sig), seed=seed())
     chosen.data = column_data(ds.values, ds.frame, chosen.recipe)
+    chosen.on_snapshot = private_source.is_snapshot(ds)
     try:  # the script rebuilds the sidebar's data from its recipe
         chosen.recipe = dict(chosen.recipe, dataset=recipe_from_key(repro.dataset_key()))
     except (TypeError, ValueError):

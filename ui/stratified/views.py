@@ -49,10 +49,6 @@ PRIVACY_NOTE = (
     "prior interval and σ, and the combination weights (group shares, or shares from a public hold-out "
     "sample for PubStrat). If a person's group could change too, the same release is 2ε-DP.",
 )
-CONFIDENTIAL_WARNING = (
-    "This is your confidential file: simulating releases on it is itself not private. "
-    "Plan on synthetic or public data; use the real file only for the one counted release."
-)
 SYNTHETIC_CAPTION = (
     "Values: group i draws N(μᵢ, σᵢ) with μᵢ ~ N(0, 1), σᵢ ~ U(0.1, 2) (paper Appendix B). "
     "CoinPress is told each group's σᵢ (and the mixture's σ for the global run). A separate public "

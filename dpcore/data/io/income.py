@@ -42,7 +42,7 @@ class IncomeData:
 
     values: np.ndarray
     name: str
-    source: str  # "synthetic" | "example" | "shared" | "upload"
+    source: str  # "synthetic" | "example" | "shared" | "upload" | "snapshot" (the app's, of an upload)
     column: str = "income"
     confidential: bool = False
     frame: pd.DataFrame | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -329,17 +330,41 @@ def check_method(method: str) -> str:
     return method
 
 
+@dataclass(frozen=True)
+class TwoPointErrorSettings:
+    """How Figures 3 and 4 measure the error of the released Gini on two-point data (their shared settings,
+    checked when built): the noise's ``gamma``, the ``calibrations`` compared, the smooth sensitivity's
+    ``method`` ("fast": the closed form in IQ; "exact": computed on the records) and ``n_draws``, the number of
+    simulated releases behind the ``sim_*`` columns."""
+
+    gamma: float = 2.0
+    calibrations: Sequence[str] = CALIBRATIONS
+    method: str = "fast"
+    n_draws: int = 100_000
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gamma", check_gamma(self.gamma))
+        object.__setattr__(self, "calibrations", check_calibrations(self.calibrations))
+        object.__setattr__(self, "method", check_method(self.method))
+        object.__setattr__(self, "n_draws", check_int(self.n_draws, "n_draws", minimum=1, maximum=10_000_000))
+
+    def abs_noise(self, gen: np.random.Generator) -> np.ndarray:
+        """``n_draws`` draws of |Z|, Z of the unit generalized Cauchy: every configuration's simulated errors are its
+        scale times these (common random numbers across configurations)."""
+        return np.abs(GeneralizedCauchy(self.gamma).rvs(self.n_draws, gen))
+
+    def params(self) -> dict[str, Any]:
+        return {"gamma": self.gamma, "calibrations": self.calibrations, "method": self.method, "n_draws": self.n_draws}
+
+
 def figure3(
     *,
     ginis: Sequence[float] = FIG3_GINIS,
     ns: Sequence[int] = FIG3_NS,
     epsilons: Sequence[float] = FIG3_EPSILONS,
-    gamma: float = 2.0,
-    calibrations: Sequence[str] = CALIBRATIONS,
-    method: str = "fast",
-    n_draws: int = 100_000,
     rng: Any = None,
     progress: ProgressFn | None = None,
+    **settings: Any,
 ) -> ExperimentResult:
     """Figure 3: |released - g| for each (g, n, epsilon, calibration) at the minimal IQ (Prop. 5.1).
 
@@ -347,17 +372,16 @@ def figure3(
     noise_scale, exact median/q90/q99 abs error, rmse, and the same quantiles from ``n_draws``
     simulated releases (``sim_*``, plus ``max_abs_error``, the paper's "largest errors").
     ``draws``: up to 2000 simulated abs errors per configuration, floored at 1e-6 as in the
-    paper's log axis (``log10_abs_error``).
+    paper's log axis (``log10_abs_error``). ``settings``: the fields of :class:`TwoPointErrorSettings` (gamma,
+    calibrations, method, n_draws).
     """
-    gamma = check_gamma(gamma)
-    cals = check_calibrations(calibrations)
-    method = check_method(method)
+    run = TwoPointErrorSettings(**settings)
+    gamma, cals, method, n_draws = run.gamma, tuple(run.calibrations), run.method, run.n_draws
     eps_list = check_epsilons(epsilons)
     g_list = [check_finite(g, "g") for g in ginis]
     n_list = [check_int(n, "n", minimum=2) for n in ns]
-    n_draws = check_int(n_draws, "n_draws", minimum=1, maximum=10_000_000)
     gen = as_generator(rng)
-    z = np.abs(GeneralizedCauchy(gamma).rvs(n_draws, gen))
+    z = run.abs_noise(gen)
     keep = gen.choice(n_draws, size=min(n_draws, 2000), replace=False)
     rows, draws = [], []
     total = len(g_list) * len(n_list) * len(eps_list)
@@ -401,15 +425,7 @@ def figure3(
         "Two-point data with the smallest normalised range IQ = (U - L)/mean that the Gini allows "
         "(Proposition 5.1): the most favourable data for this mechanism.",
     )
-    params = dict(
-        ginis=tuple(g_list),
-        ns=tuple(n_list),
-        epsilons=eps_list,
-        gamma=gamma,
-        calibrations=cals,
-        method=method,
-        n_draws=n_draws,
-    )
+    params = dict(ginis=tuple(g_list), ns=tuple(n_list), epsilons=eps_list, **run.params())
     return ExperimentResult("figure3", pd.DataFrame(rows), params, pd.concat(draws, ignore_index=True), notes)
 
 
@@ -419,12 +435,9 @@ def figure4(
     g: float = 0.5,
     n: int = 100_000,
     epsilons: Sequence[float] = FIG4_EPSILONS,
-    gamma: float = 2.0,
-    calibrations: Sequence[str] = CALIBRATIONS,
-    method: str = "fast",
-    n_draws: int = 100_000,
     rng: Any = None,
     progress: ProgressFn | None = None,
+    **settings: Any,
 ) -> ExperimentResult:
     """Figure 4: error against the normalised range IQ (2..100) at g = 0.5, n = 1e5.
 
@@ -432,18 +445,16 @@ def figure4(
     (:func:`dpcore.data.two_point_incomes`; an ``iq`` below the Prop. 5.1 minimum is refused).
     Table as in :func:`figure3`, one row per (iq, epsilon, calibration). ``rmse`` is exact and
     finite only for gamma > 3; ``empirical_rmse`` is the paper's sample RMSE (for gamma <= 3 it
-    does not converge: more draws, larger value).
+    does not converge: more draws, larger value). ``settings``: as in :func:`figure3`.
     """
-    gamma = check_gamma(gamma)
-    cals = check_calibrations(calibrations)
-    method = check_method(method)
+    run = TwoPointErrorSettings(**settings)
+    gamma, cals, method = run.gamma, tuple(run.calibrations), run.method
     eps_list = check_epsilons(epsilons)
     iq_list = [check_finite(v, "iq") for v in iqs]
     g = check_finite(g, "g")
     n = check_int(n, "n", minimum=2)
-    n_draws = check_int(n_draws, "n_draws", minimum=1, maximum=10_000_000)
     gen = as_generator(rng)
-    z = np.abs(GeneralizedCauchy(gamma).rvs(n_draws, gen))
+    z = run.abs_noise(gen)
     rows = []
     total = len(iq_list) * len(eps_list)
     done = 0
@@ -475,7 +486,5 @@ def figure4(
             f"gamma = {gamma:g} <= 3: the noise has infinite variance, so the RMSE does not exist. "
             "We show the 90% absolute error instead (the paper's sample RMSE keeps growing with more draws)."
         )
-    params = dict(
-        iqs=tuple(iq_list), g=g, n=n, epsilons=eps_list, gamma=gamma, calibrations=cals, method=method, n_draws=n_draws
-    )
+    params = dict(iqs=tuple(iq_list), g=g, n=n, epsilons=eps_list, **run.params())
     return ExperimentResult("figure4", pd.DataFrame(rows), params, None, tuple(notes))

@@ -15,6 +15,7 @@ from ...coinpress import pure_dp_to_zcdp, simulate_coinpress
 from ...stratified import (
     DEFAULT_GAMMA,
     MAX_GROUPS,
+    SimulatedGroupMeans,
     clip_thresholds,
     clipped_group_means,
     group_index,
@@ -33,7 +34,7 @@ from .paper import gaussian_mixture
 
 
 @dataclass(frozen=True)
-class LaplaceSimulation:
+class LaplaceSimulation(SimulatedGroupMeans):
     """``n_sims`` simulated releases on one dataset.
 
     ``strat_groups`` (n_sims x k), ``strat_overall`` (n_sims): stratified Laplace.
@@ -41,13 +42,6 @@ class LaplaceSimulation:
     ``true_groups`` / ``true_overall``: the non-private (unclipped) means.
     """
 
-    labels: tuple
-    counts: np.ndarray
-    weights: np.ndarray
-    true_groups: np.ndarray
-    true_overall: float
-    strat_groups: np.ndarray
-    strat_overall: np.ndarray
     global_overall: np.ndarray
     epsilon: float
 
@@ -83,15 +77,8 @@ def simulate_laplace_releases(
     gmean = float(np.clip(x, glo[0], ghi[0]).mean())
     gb = (ghi[0] - glo[0]) / x.size / epsilon
     glob = gmean + gb * noise.sample_laplace(1.0, n_sims, rng=gen)
-    true_groups = np.bincount(gi.codes, weights=x, minlength=gi.k) / np.maximum(gi.counts, 1)
     return LaplaceSimulation(
-        labels=gi.labels,
-        counts=gi.counts,
-        weights=readonly(w),
-        true_groups=readonly(true_groups),
-        true_overall=float(x.mean()),
-        strat_groups=readonly(strat),
-        strat_overall=readonly(strat @ w),
+        **LaplaceSimulation.common_fields(gi, w, x, strat),
         global_overall=readonly(glob),
         epsilon=epsilon,
     )

@@ -1,4 +1,5 @@
-"""The ledger and the accounts of Release mode: the ledger opened (never created silently; lock waits said), the
+"""The ledger and the accounts of a release or a DP snapshot (the planner's Release mode, the private planning of
+every page): the ledger opened (never created silently; lock waits said), the
 identity of the data in use (an upload's record fingerprint, a demonstration account's recipe), the population an
 upload's records belong to, and the rows a release puts back for a missing income."""
 
@@ -15,7 +16,6 @@ import streamlit as st
 from dpcore import ledger as ledger_lib
 from dpcore import record_fingerprint
 from ui.common import guard
-from ui.planner.plan_state import RELEASE_OUTCOME
 
 __all__ = [
     "lock_waits_said",
@@ -90,9 +90,10 @@ class NoLedgerYet:
         return "not created yet"
 
 
-def ledger_or_ask(url: str) -> Any:
+def ledger_or_ask(url: str, outcome_key: str) -> Any:
     """The ledger at ``url``; a :class:`NoLedgerYet` after asking to create a missing one; None after
-    an error naming a ledger that cannot be used."""
+    an error naming a ledger that cannot be used. The creation's outcome is kept under
+    ``st.session_state[outcome_key]``, for the calling panel to say after the rerun."""
     try:
         return open_app_ledger(url)
     except ledger_lib.LedgerMissing:
@@ -106,7 +107,7 @@ def ledger_or_ask(url: str) -> Any:
         if st.button("Create the budget ledger", key="planner_create_ledger"):
             with guard(f"the budget ledger at {place}"):
                 ledger_lib.init_ledger(url)
-                st.session_state[RELEASE_OUTCOME] = ("success", f"Created the budget ledger at `{place}`.")
+                st.session_state[outcome_key] = ("success", f"Created the budget ledger at `{place}`.")
                 st.rerun()
         return NoLedgerYet()
     except (ValueError, TypeError) as exc:  # every ledger fault is a DPInputError naming the ledger
