@@ -10,7 +10,10 @@ A statistic is planned on the whole source or, with ``by_cell``, on every declar
 cell at one epsilon (parallel composition over disjoint cells), so the answer is the largest cell's epsilon, the
 smallest at which every cell's expected half-width meets the target. The grouped kinds of the planner (percentiles,
 group medians, group means) have the cells as their groups, and their solver finds that epsilon in one search. A cell whose target cannot be
-met (its bins or its size make the interval too wide) makes the statistic fail, with the solver's reason.
+met (its bins or its size make the interval too wide) makes the statistic fail, with the solver's reason. On a
+snapshot, a histogram percentile's width is averaged over the data sets drawn from the snapshot's law
+(``PlanningData.draws``): where a percentile falls between two bin edges is known there only to a few percent of
+the ranks, and its epsilon is a step function of it.
 
 Exact or approximate (:func:`is_exact`): a planning number is exact when it depends on public inputs only. The
 count's half-width in people never depends on the data; a mean's absolute half-width depends only on the public
