@@ -438,7 +438,11 @@ def plan_command(  # noqa: C901
         solved = [(name, final[name], exact) for name, _, exact in solved]
     header = _header(solved_plan, solved, snap, reused, entry_id, public_data, check)
     write_plan(solved_plan, out_path, header=header)
-    warnings = []
+    warnings = [
+        f"{spec.name}: {private_plan.RISK_NOISE_NOTE}"
+        for (spec, _), row in zip(items, view.rows, strict=True)
+        if private_plan.RISK_NOISE_NOTE in row.note
+    ]
     missed = [name for name in check.shares if not check.meets(name)]
     if missed:
         noisy = " (with cell_sizes = \"noisy\" the noisy n widens each interval too: a larger n_epsilon helps)"

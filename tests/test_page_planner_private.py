@@ -71,6 +71,7 @@ def test_plan_privately_charges_the_snapshot_once_and_marks_the_plan_publishable
     text = page_text(at)
     assert "Planning on a DP snapshot of your file" in text and "publishable" in text
     assert "CONFIDENTIAL" not in text and "smallest ε" in text
+    assert "the snapshot's bins hold fewer people than their noise" in text  # its tail: 3,000 people, ε 0.1
     # a rerun (any widget) reuses the stored snapshot: nothing more is charged
     at.run()
     _assert_clean_on_the_snapshot(at)

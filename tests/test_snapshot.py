@@ -399,6 +399,79 @@ def test_relative_risk_is_planned_from_the_risk_table():
         private_plan.plan_items([{"kind": "ratio", "params": {"threshold": 1}, "half_width": 0.1}])
 
 
+@pytest.mark.parametrize("scale", [0.7, 5.0, 100.0])
+def test_the_posterior_mean_of_a_noisy_count_is_the_sum_over_the_posterior(scale):
+    """The closed form against the posterior summed term by term (flat prior on k >= 0, weights q^|o - k|)."""
+    noisy = np.array([-300, -5, 0, 1, 3, 50, 120, 400, 2000])
+    k = np.arange(0.0, 2000 + 60 * scale)
+    w = np.exp(-np.abs(noisy[:, None] - k[None, :]) / scale)
+    summed = (w @ k) / w.sum(axis=1)
+    got = snap_lib.discrete_laplace_posterior_mean(noisy, scale)
+    assert np.allclose(got, summed, rtol=1e-10, atol=1e-9)
+    assert got[0] == pytest.approx(math.exp(-1 / scale) / -math.expm1(-1 / scale))  # o <= 0: geometric mean q/(1-q)
+    with pytest.raises(DPInputError, match="scale"):
+        snap_lib.discrete_laplace_posterior_mean(noisy, 0.0)
+
+
+def test_a_relative_risk_whose_noisy_count_is_negative_is_still_planned():
+    """The noise of the risk table (scale 100 at the default split) is of the size of a cell's cases: a reference
+    group's noisy cases below 0 are read as the posterior mean of the count (about the scale), not clamped to 0,
+    which made the relative risk undefined and the target unreachable."""
+    x, g, e = _records(800)
+    schema = _schema(risk=RISK)
+    drawn = snap_lib.take_snapshot(x, schema, cells=g, risk_groups=e, rng=5)
+    noisy = drawn.noisy_risk.copy()
+    noisy[0] = [[180, 420], [-7, 510]]  # exposed: 180 cases of 600; reference: cases below 0 after the noise
+    snap = snap_lib.Snapshot(schema, drawn.noisy_histogram, drawn.noisy_sizes, noisy, drawn.created, True)
+    scale = snap.mechanism.risk_mechanism.noise_scale
+    syn = snap_lib.synthetic_data(snap)
+    view = private_plan.solve_plan(syn, [{"kind": "ratio", "half_width": 0.5, "by_cell": True}])
+    assert not view.failures and view.rows[0].epsilon > 0
+    assert syn.risk[0, 1, 0] == pytest.approx(math.exp(-1 / scale) / -math.expm1(-1 / scale))
+    assert np.allclose(syn.risk, snap_lib.discrete_laplace_posterior_mean(noisy, scale))
+
+
+def test_the_synthetic_data_say_where_the_snapshot_stops_resolving_the_tail():
+    """resolved_upper: the lowest edge above a cell's mode from which a bin's fitted count is below one bin's noise
+    sd; on 600 log-normal incomes per cell at epsilon 0.1 that is well below the 500,000 clip bound of the
+    planner's group means (their clipping bias there is the fitted tail's), and with little noise every bin is
+    resolved."""
+    edges = np.array([0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0])
+    sd = math.sqrt(snap_lib._discrete_laplace_variance(5.0))  # 7.0 people
+    counts = [[50.0, 20.0, 90.0, 30.0, 6.0], [5.0, 80.0, 40.0, 10.0, 8.0]]
+    assert snap_lib.resolved_upper(edges, counts, 5.0) == 1000.0  # cell 0: the bin from 1,000 holds 6 < sd
+    assert snap_lib.resolved_upper(edges, [counts[1]], 5.0) is None  # every bin above its mode holds > sd
+    assert sd > 6.0 and snap_lib.resolved_upper(edges, [counts[1]], 5.0, floor_bin=False) is None
+    with pytest.raises(DPInputError, match="one fitted count per bin"):
+        snap_lib.resolved_upper(edges, [[1.0, 2.0]], 5.0)
+    x, g, _ = _records(600)
+    noisy = snap_lib.synthetic_data(snap_lib.take_snapshot(x, _schema(), cells=g, rng=3))
+    assert noisy.resolved_upper is not None and noisy.resolved_upper < 500_000
+    exact = snap_lib.synthetic_data(snap_lib.take_snapshot(x, _schema(planning_epsilon=50.0), cells=g, rng=3))
+    assert exact.resolved_upper is None or exact.resolved_upper > noisy.resolved_upper
+    assert snap_lib.planning_data_from_records(x, _schema(), cells=g).resolved_upper is None
+
+
+def test_a_relative_risk_on_counts_hidden_by_the_noise_is_planned_with_a_warning():
+    """Per cell, the cases (about 100-200 of 800) are within twice the noise's sd (141 at the default split): the
+    row says its epsilon may be off several-fold; summed over the cells, or with a snapshot 100 times less noisy,
+    or on the records themselves, it does not."""
+    x, g, e = _records(800)
+    item = {"kind": "ratio", "half_width": 1.0}
+    syn = snap_lib.synthetic_data(snap_lib.take_snapshot(x, _schema(risk=RISK), cells=g, risk_groups=e, rng=4))
+    assert syn.risk_noise_sd == pytest.approx(math.sqrt(snap_lib._discrete_laplace_variance(100.0)))
+    by_cell = private_plan.solve_plan(syn, [{**item, "by_cell": True}])
+    assert private_plan.RISK_NOISE_NOTE in by_cell.rows[0].note, by_cell.failures
+    exact = snap_lib.synthetic_data(
+        snap_lib.take_snapshot(x, _schema(risk=RISK, planning_epsilon=10.0), cells=g, risk_groups=e, rng=4)
+    )
+    records = snap_lib.planning_data_from_records(x, _schema(risk=RISK), cells=g, risk_groups=e)
+    for data, by in ((exact, True), (records, True), (records, False)):
+        row = private_plan.solve_plan(data, [{**item, "by_cell": by}]).rows[0]
+        assert private_plan.RISK_NOISE_NOTE not in row.note
+    assert not private_plan.risk_within_noise(syn, private_plan.plan_items([{**item, "kind": "mean"}])[0])
+
+
 def test_a_snapshot_plans_the_mean_within_the_issue_factor():
     """Cheap honesty check at n = 1,500 per cell (benchmarks/bench_snapshot.py measures the median, the Gini and
     the real files): the mean by cell with an absolute target (through the noisy sizes) and with a target relative

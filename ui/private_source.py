@@ -75,6 +75,13 @@ PAGE_PUBLISHABLE_NOTE = (
     "*{population}*). Every chart, number and download below is computed from synthetic data drawn from the "
     "snapshot (post-processing of a DP release): **publishable**, and every page reuses it at no further cost."
 )
+#: said beside a private plan whose snapshot does not resolve its top bins (dpcore.snapshot.resolved_upper)
+TAIL_NOTE = (
+    "Above about {upper:,.0f} the snapshot's bins hold fewer people than their noise: the synthetic incomes there "
+    "follow the fitted tail, not your file. A number that depends on them is known only roughly, such as the "
+    "clipping bias of a clip bound above it: a relative error target may then read as unreachable here while the "
+    "file itself would meet it. Plan such a target with a clip bound below it, or relax it."
+)
 RAW_NOTE = (
     "**You are exploring the raw confidential file.** Every number on this page is computed from the real records, "
     "so every chart, memo, plan file and script is **confidential** (for the data owner on their own machine). To "
@@ -259,6 +266,8 @@ def planning_source(
     st.success(
         PUBLISHABLE_NOTE.format(eps=snap.epsilon, created=snap.created, population=getattr(acct, "label", "") or "")
     )
+    if syn.resolved_upper is not None:
+        st.caption(TAIL_NOTE.format(upper=syn.resolved_upper))
     syn_labels = list(syn.labels)
     if group_column is not None and not snap.schema.cells:
         st.info(UNGROUPED_NOTE)
@@ -312,6 +321,8 @@ def private_dataset(ds: IncomeData, choice: str | None, key: str) -> IncomeData 
             eps=snap.epsilon, created=snap.created, population=getattr(acct, "label", "") or ""
         )
     )
+    if syn.resolved_upper is not None:
+        st.caption(TAIL_NOTE.format(upper=syn.resolved_upper))
     values = np.asarray(syn.values, dtype=float)
     frame = None
     if snap.schema.cells:  # the declared cells are public: a column to group by
