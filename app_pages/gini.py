@@ -128,7 +128,7 @@ def live_view(ds) -> None:
             container=answer_text,
         )
     with clipping_area:
-        gini_views.clipping_notes(view)
+        gini_views.clipping_notes(view, confidential=ds.confidential, synthetic=ON_SNAPSHOT)
     with headline_area:
         gini_views.headline(view)
     with section1:

@@ -19,8 +19,12 @@ then ``--releases`` simulated releases of each statistic on the real cells at th
 published half-width is within 1.25x the target; a release "meets" when that share is at least 80%. The same check
 at the directly solved epsilon is the yardstick.
 
+With ``--resamples K``, only the yardstick's own spread: the epsilon solved on the records for K samples of n per
+cell from the same file (a statistic whose epsilon moves a lot between samples of one population is a step
+function of a few people, which no snapshot can resolve).
+
 Run:  .venv/bin/python benchmarks/bench_snapshot.py [--seeds 5] [--releases 3] [--n 500 1500] [--data acs cps pseo]
-      [--kinds mean mean_rel median gini]
+      [--kinds mean mean_rel median gini] [--resamples K]
 """
 
 from __future__ import annotations
@@ -251,6 +255,34 @@ def run(key: str, n: int, kinds: list[str], seeds: int, releases: int) -> dict |
     return out
 
 
+def resampled(key: str, n: int, kinds: list[str], samples: int) -> list[str]:
+    """The yardstick's own spread: the epsilon solved on the records (``--public-data``) for ``samples`` draws of n
+    records per cell from the same file (seeds 0, 1, ...; seed 0 is the sample the snapshots are taken of)."""
+    from dpcore import snapshot as snap_lib
+    from dpcore.mechanisms import snapshot as snap_mech
+    from dpcore.views import private_plan
+
+    items = {k: v for k, v in items_for(key, kinds, n).items() if k != "rr"}
+    lines = []
+    for seed in range(samples):
+        cells = cells_of(key, n, seed=seed)
+        if cells is None or not items:
+            break
+        x, g, _ = cells
+        schema = snap_mech.SnapshotSchema(upper=DATA[key][1], cells=tuple(sorted(set(g.tolist()))))
+        plan = private_plan.solve_plan(snap_lib.planning_data_from_records(x, schema, cells=g), list(items.values()))
+        eps = {}
+        for k, item in items.items():
+            try:
+                eps[k] = plan.row(item["kind"]).epsilon
+            except KeyError:  # not plannable on this sample
+                eps[k] = float("nan")
+        line = f"  {key} n={n} sample {seed}: ε on the data " + ", ".join(f"{k} {e:.3g}" for k, e in eps.items())
+        print(line, flush=True)
+        lines.append(line)
+    return lines
+
+
 def table(results: list[dict]) -> str:
     lines = [
         "| data | n per cell | cells | statistic | ε on the data | ε snapshot / ε data: median (range) | snapshots within 0.67–1.5× | cells within 0.67–1.5× | releases with ≥ 80% of cells within 1.25× the target: at the snapshot's ε / the data's ε | cells within 1.25× the target, mean over releases: snapshot's ε / data's ε |",
@@ -293,10 +325,22 @@ def main() -> None:
     parser.add_argument("--data", nargs="+", default=list(DATA), choices=list(DATA))
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
     parser.add_argument("--json", type=Path, help="also write the raw results here")
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=0,
+        help="only the epsilon solved on the records for this many samples of n per cell (the yardstick's spread)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("DPCORE_CACHE_DIR", str(Path.home() / ".cache" / "dpcore"))
     facts = machine_facts()
     t0 = time.perf_counter()
+    if args.resamples:
+        for n in args.n:
+            for key in args.data:
+                resampled(key, n, args.kinds, args.resamples)
+        print(machine_line(facts, f"{args.resamples} samples per data set; total {time.perf_counter() - t0:.0f} s"))
+        return
     results = []
     for n in args.n:
         for key in args.data:

@@ -36,6 +36,8 @@ Post-processing (no privacy cost, public rules only):
   (measured: the snapshot's mean 10-30% too high at n = 1,500, epsilon 0.075);
 * synthetic planning data (:func:`synthetic_data`): per cell its estimated size, spread over the bins by largest
   remainders, uniform within a bin on a log scale tilted by the fitted density's slope (linear in the first bin);
+  with further planning data sets drawn from the snapshot's law (:func:`posterior_draws`: a parametric bootstrap
+  of the known noise), over which a percentile's planned width is averaged;
 * the relative risk's counts: each one's posterior mean given the noisy table, under the known noise law and a
   flat prior on the non-negative integers (:func:`risk_counts`).
 
@@ -91,6 +93,8 @@ __all__ = [
     "risk_counts",
     "resolved_upper",
     "discrete_laplace_posterior_mean",
+    "posterior_draws",
+    "DEFAULT_DRAWS",
     "planning_data_from_records",
 ]
 
@@ -598,7 +602,11 @@ class PlanningData:
     ones (always for "data": they are the records' own); ``upper`` the snapshot's upper bound (no synthetic value
     lies above it); ``resolved_upper`` the income above which the snapshot's bins hold fewer people than their
     noise's sd (:func:`resolved_upper`; None when every bin is resolved, or for "data"); ``risk_noise_sd`` the sd of
-    the noise on each count of the relative risk's table (None without one, or for "data")."""
+    the noise on each count of the relative risk's table (None without one, or for "data").
+    ``draws``: further planning data sets drawn from the snapshot's law given its noisy tables
+    (:func:`posterior_draws`: a parametric bootstrap of the known noise), each a value per record of ``cells``;
+    empty for the records, which are known. A planning number that is a step function of where a value falls
+    between two public edges (a percentile's interval) is averaged over them (:mod:`dpcore.views.planner`)."""
 
     values: np.ndarray
     cells: np.ndarray
@@ -611,9 +619,15 @@ class PlanningData:
     sizes_public: bool = True
     resolved_upper: float | None = None
     risk_noise_sd: float | None = None
+    draws: tuple[np.ndarray, ...] = ()
 
     def cell_values(self, label: str) -> np.ndarray:
         return self.values[self.cells == label]
+
+    def cell_draws(self, label: str) -> tuple[np.ndarray, ...]:
+        """The cell's values in each of :attr:`draws` (empty for the records)."""
+        keep = self.cells == label
+        return tuple(d[keep] for d in self.draws)
 
 
 def _allocate(total: int, p: np.ndarray) -> np.ndarray:
@@ -657,35 +671,88 @@ def _within_bins(
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def synthetic_data(snapshot: Snapshot, seed: int = 0) -> PlanningData:
+#: planning data sets drawn from the snapshot's law besides the synthetic data (:func:`posterior_draws`), over
+#: which a percentile's planned width is averaged: 20 data sets in all, 10 of the planner's 200 noisy histograms
+#: each. The snapshot's cumulative share at a bin edge errs by 1.5-6% of the ranks at n = 1,500 per cell, more
+#: than many medians lie from an edge (docs/planner.md, "Planning on a DP snapshot")
+DEFAULT_DRAWS = 19
+
+
+def _fit(snapshot: Snapshot, counts: np.ndarray, sizes: np.ndarray, seed: int) -> np.ndarray:
+    schema = snapshot.schema
+    return fit_histogram(
+        counts,
+        sizes.astype(float),
+        snapshot.mechanism.histogram_mechanism.noise_scale,
+        smoothing=schema.smoothing,
+        bootstrap_fits=schema.bootstrap_fits,
+        seed=seed,
+        first_free=schema.has_floor_bin,
+    )
+
+
+def _draw_values(schema: SnapshotSchema, probabilities: np.ndarray, sizes: np.ndarray, gen: np.random.Generator):
+    """One value array per cell: its size spread over the bins by largest remainders, stratified within bins."""
+    return [
+        _within_bins(
+            schema.edges, probabilities[i], _allocate(int(sizes[i]), probabilities[i]), gen, schema.has_floor_bin
+        )
+        for i in range(len(schema.labels))
+    ]
+
+
+def posterior_draws(snapshot: Snapshot, draws: int = DEFAULT_DRAWS, seed: int = 0) -> tuple[np.ndarray, ...]:
+    """``draws`` planning data sets as plausible as the synthetic data given the snapshot's noisy histogram, each
+    one value per record of :func:`synthetic_data`'s ``cells`` (the same estimated sizes, in the same order).
+
+    A parametric bootstrap of the known noise law (post-processing: only the snapshot, its public noise scale and
+    ``seed``): the fitted counts (:func:`fit_histogram`, n_c p_c) plus fresh discrete Laplace noise of the
+    snapshot's scale, fitted again by the same rule. Each refit differs from the fit as the fit differs from the
+    cells' true distribution (to first order), so the draws spread a cell's cumulative share at any income as the
+    snapshot leaves it uncertain: about the noise summed over the bins below (1.5-6% of the ranks at n = 1,500,
+    epsilon 0.075; docs/planner.md). Planning numbers that jump where a value crosses a public edge (a
+    percentile's interval, read off the PSEO bins) are averaged over them instead of taken at one guess."""
+    if not isinstance(snapshot, Snapshot):
+        raise TypeError("snapshot must be a Snapshot (take_snapshot or snapshot_from_json)")
+    draws = check_int(draws, "posterior draws", minimum=0, maximum=1000)
+    seed = check_int(seed, "seed", minimum=0)
+    if draws == 0:
+        return ()
+    schema = snapshot.schema
+    sizes = np.rint(estimated_sizes(snapshot)).astype(np.int64)
+    p = _fit(snapshot, snapshot.noisy_histogram.astype(float), sizes, schema.fit_seed)
+    scale = snapshot.mechanism.histogram_mechanism.noise_scale
+    q = math.exp(-1.0 / scale)
+    gen = np.random.default_rng([seed, 0x5EED])
+    expected = sizes[:, None].astype(float) * p
+    out = []
+    for k in range(draws):
+        noise = gen.geometric(1.0 - q, p.shape) - gen.geometric(1.0 - q, p.shape)  # discrete Laplace, public scale
+        refit = _fit(snapshot, expected + noise, sizes, schema.fit_seed + 1 + k)
+        values = _draw_values(schema, refit, sizes, gen)
+        out.append(np.concatenate(values) if values else np.zeros(0))
+    return tuple(out)
+
+
+def synthetic_data(snapshot: Snapshot, seed: int = 0, draws: int = DEFAULT_DRAWS) -> PlanningData:
     """Synthetic planning data drawn from ``snapshot`` (post-processing: publishable). Per cell: its estimated
     size (:func:`estimated_sizes`, rounded), spread over the bins by largest remainders of the fitted
     probabilities (:func:`fit_histogram`), values stratified within each bin (:func:`_within_bins`, jittered from
-    ``seed``); the relative risk's counts are read off the noisy table (:func:`risk_counts`)."""
+    ``seed``); the relative risk's counts are read off the noisy table (:func:`risk_counts`). ``draws``: the
+    number of further data sets drawn from the snapshot's law (:func:`posterior_draws`, from ``seed``), over
+    which a percentile's planned width is averaged."""
     if not isinstance(snapshot, Snapshot):
         raise TypeError("snapshot must be a Snapshot (take_snapshot or snapshot_from_json)")
     seed = check_int(seed, "seed", minimum=0)
     schema = snapshot.schema
-    edges = schema.edges
-    scale = snapshot.mechanism.histogram_mechanism.noise_scale
     sizes = np.rint(estimated_sizes(snapshot)).astype(np.int64)
-    probabilities = fit_histogram(
-        snapshot.noisy_histogram.astype(float),
-        sizes.astype(float),
-        scale,
-        smoothing=schema.smoothing,
-        bootstrap_fits=schema.bootstrap_fits,
-        seed=schema.fit_seed,
-        first_free=schema.has_floor_bin,
-    )
+    probabilities = _fit(snapshot, snapshot.noisy_histogram.astype(float), sizes, schema.fit_seed)
     gen = as_generator(seed)
-    values, cells = [], []
-    for i, label in enumerate(schema.labels):
-        v = _within_bins(edges, probabilities[i], _allocate(int(sizes[i]), probabilities[i]), gen, schema.has_floor_bin)
-        values.append(v)
-        cells.append(np.full(v.size, label, dtype=object))
+    values = _draw_values(schema, probabilities, sizes, gen)
+    cells = [np.full(v.size, label, dtype=object) for v, label in zip(values, schema.labels, strict=True)]
     risk = risk_counts(snapshot)
-    resolved = resolved_upper(edges, probabilities * sizes[:, None], scale, schema.has_floor_bin)
+    scale = snapshot.mechanism.histogram_mechanism.noise_scale
+    resolved = resolved_upper(schema.edges, probabilities * sizes[:, None], scale, schema.has_floor_bin)
     risk_mech = snapshot.mechanism.risk_mechanism
     risk_sd = None if risk_mech is None else math.sqrt(_discrete_laplace_variance(risk_mech.noise_scale))
     return PlanningData(
@@ -700,6 +767,7 @@ def synthetic_data(snapshot: Snapshot, seed: int = 0) -> PlanningData:
         schema.sizes_public,
         resolved,
         risk_sd,
+        draws=posterior_draws(snapshot, draws, seed),
     )
 
 

@@ -142,6 +142,20 @@ def test_values_above_u_are_clipped_with_a_visible_count():
     n_above = int((ui.sidebar.default_dataset().values > 100_000).sum())
     assert n_above > 0
     assert any(f"{n_above:,} incomes above U" in w.value for w in at.warning)
+    # the demo data are public: their clipping counts are not called confidential
+    assert not any("confidential" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize(
+    ("source", "confidential", "said"),
+    [("upload", True, "the confidential data"), ("snapshot", False, "the DP snapshot's synthetic records")],
+)
+def test_clipping_counts_say_whose_records_they_describe(monkeypatch, source, confidential, said):
+    vals = np.r_[np.random.default_rng(2).lognormal(10, 1, 300), [2e6, 3e6]]
+    at = _open_on(IncomeData(values=vals, name="f", source=source, confidential=confidential), monkeypatch)
+    assert_clean(at)
+    notes = [w.value for w in at.warning if "incomes above U" in w.value]
+    assert notes and all(said in n for n in notes), notes
 
 
 def test_all_zero_incomes_show_error(monkeypatch):

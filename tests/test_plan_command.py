@@ -379,3 +379,22 @@ def test_the_snapshot_risk_table_is_counted_by_the_engine_from_the_statistic():
     assert cells == [("CO",), ("TX",)]
     # CO: exposed incomes 10k (a case) and 40k, reference 50k; TX: exposed 20k (a case) and 90k, reference 10k (a case)
     assert tables.confidential_risk.tolist() == [[[1, 1], [0, 1]], [[1, 1], [1, 0]]]
+
+
+def test_a_median_planned_on_the_snapshots_draws_is_charged_once_and_follows_from_the_stored_document(setup, capsys):
+    """The median's width is averaged over data sets drawn from the snapshot's law (post-processing): the plan
+    costs planning_epsilon once, and planning again from the stored document alone (nothing read, nothing charged)
+    solves the same epsilon, so the solved plan is a function of the DP snapshot and publishable."""
+    tmp, plan, data = setup
+    plan.write_text(PLAN.split("[[statistics]]")[0] + MEDIAN)
+    url = f"sqlite:///{tmp / 'ledger.db'}"
+    texts = []
+    for i in range(2):
+        out = tmp / f"solved{i}.toml"
+        init = ["--init-ledger"] if i == 0 else []
+        code, _, err = _cli(capsys, "plan", plan, "--data", data, "--out", out, "--ledger", url, *init)
+        assert code == 0, err
+        texts.append(tomllib.loads(out.read_text()))
+    (entry,) = _entries(url)
+    assert entry.cost.kind == "pure" and entry.cost.epsilon == pytest.approx(0.1)
+    assert texts[0] == texts[1] and 0 < texts[0]["statistics"][0]["epsilon"] <= 10

@@ -16,7 +16,7 @@ from dpcore import snapshot as snap_lib
 from dpcore.mechanisms import snapshot as snap_mech
 from dpcore.validation import DPInputError
 from dpcore.views import private_plan
-from dpcore.views.planner import HalfWidthTarget, solve_epsilon_for_half_width
+from dpcore.views.planner import HalfWidthTarget, expected_interval_width, solve_epsilon_for_half_width
 
 CELLS = ("north", "south", "west")
 
@@ -488,3 +488,97 @@ def test_a_snapshot_plans_the_mean_within_the_issue_factor():
         plan = private_plan.solve_plan(syn, items)
         for a, b in zip(plan.rows, direct.rows, strict=True):
             assert 0.67 <= a.epsilon / b.epsilon <= 1.5, (seed, a.kind, a.epsilon, b.epsilon)
+
+
+# ---------------------------------------------------------------------------------------------
+# Draws from the snapshot's law: a percentile's planned width averaged over them
+# ---------------------------------------------------------------------------------------------
+
+
+def _share_below(values: np.ndarray, edge: float) -> float:
+    return float(np.mean(values < edge))
+
+
+def test_posterior_draws_spread_a_cells_share_at_an_edge_as_the_snapshot_errs():
+    """The parametric bootstrap's draws are as far from the synthetic data as the synthetic data are from the
+    records: the spread of a cell's share below a public edge over one snapshot's draws is within a factor 2 of
+    the spread of the synthetic share over independent snapshots (what the snapshot does not know)."""
+    x, g, _ = _records(1500)
+    schema = _schema()
+    edge = float(np.median(x[g == "south"]))
+    across = []
+    for seed in range(16):
+        syn = snap_lib.synthetic_data(snap_lib.take_snapshot(x, schema, cells=g, rng=100 + seed), draws=0)
+        assert syn.draws == ()
+        across.append(_share_below(syn.cell_values("south"), edge))
+    syn = snap_lib.synthetic_data(snap_lib.take_snapshot(x, schema, cells=g, rng=7), seed=3)
+    assert len(syn.draws) == snap_lib.DEFAULT_DRAWS
+    within = [_share_below(d, edge) for d in syn.cell_draws("south")]
+    assert all(d.shape == syn.values.shape for d in syn.draws)  # one value per record of the synthetic data
+    assert 0.5 <= np.std(within) / np.std(across) <= 2.0, (np.std(within), np.std(across))
+    assert 0.01 < np.std(within) < 0.06  # 1.5-6% of the ranks at n = 1,500, epsilon 0.075 (docs/planner.md)
+
+
+def test_posterior_draws_are_post_processing_of_the_public_document():
+    """The draws depend on the snapshot's document and a seed only: the document read back gives the same draws,
+    so a plan made from them is as publishable as the snapshot; the records give none (they are known)."""
+    x, g, _ = _records(300)
+    snap = snap_lib.take_snapshot(x, _schema(), cells=g, rng=5)
+    again = snap_lib.snapshot_from_json(snap.to_json())
+    a, b = snap_lib.posterior_draws(snap, 3, seed=2), snap_lib.posterior_draws(again, 3, seed=2)
+    assert len(a) == 3 and all(np.array_equal(u, v) for u, v in zip(a, b, strict=True))
+    assert not np.array_equal(a[0], a[1])
+    assert snap_lib.posterior_draws(snap, 0) == ()
+    assert snap_lib.planning_data_from_records(x, _schema(), cells=g).draws == ()
+    with pytest.raises(DPInputError, match="posterior draws"):
+        snap_lib.posterior_draws(snap, -1)
+
+
+def _median_statistic(values: np.ndarray) -> planner.PercentilesStatistic:
+    stat = planner.make_statistic("group_medians", values, np.full(values.size, "c"))
+    assert isinstance(stat, planner.PercentilesStatistic)
+    return stat
+
+
+def _cell_with_median_at(share_below_edge: float, n: int = 1500) -> np.ndarray:
+    """n incomes whose median sits ``share_below_edge`` of the ranks above the PSEO edge 27,512, in the bin
+    [27,512, 31,857) that holds 30% of them (one bin: ±2,172; with [22,876, 27,512) too: ±4,490)."""
+    gen = np.random.default_rng(0)
+    k = int(round((0.5 - share_below_edge) * n))  # people below 27,512
+    m = int(0.3 * n)  # people in the median's bin
+    below = np.exp(gen.uniform(np.log(5_000), np.log(27_511), k))
+    inside = gen.uniform(27_513, 31_856, m)
+    above = np.exp(gen.uniform(np.log(31_858), np.log(200_000), n - k - m))
+    return np.concatenate([below, inside, above])
+
+
+def test_a_median_width_is_averaged_over_the_planning_draws():
+    """A median 0.5% of the ranks above a bin edge needs a large epsilon for a one-bin interval (a step at a few
+    people); planning data sets that put it 6% above (what a snapshot that cannot place it better says too) give
+    the epsilon of the typical position, the average over the data sets. Draws equal to the data change nothing:
+    the records' own plan (no draws) is the width on them."""
+    near, far = _cell_with_median_at(0.005), _cell_with_median_at(0.06)
+    target = HalfWidthTarget(4_000.0)
+    eps_near = solve_epsilon_for_half_width(_median_statistic(near), target).epsilon
+    eps_far = solve_epsilon_for_half_width(_median_statistic(far), target).epsilon
+    assert eps_near > 3.0 * eps_far  # the step: where the median falls between two edges
+    averaged = solve_epsilon_for_half_width(_median_statistic(near).with_draws([[far]] * 19), target)
+    assert 0.67 <= averaged.epsilon / eps_far <= 1.5 and "20 planning data sets" in averaged.method
+    for eps in (eps_far, eps_near):
+        alone = expected_interval_width(_median_statistic(near), eps)
+        assert expected_interval_width(_median_statistic(near).with_draws([[near]] * 19), eps).widths == alone.widths
+    with pytest.raises(DPInputError, match="one array per cell"):
+        _median_statistic(near).with_draws([[near, far]])
+
+
+def test_planning_on_a_snapshot_attaches_its_draws_to_the_median_only():
+    x, g, _ = _records(400)
+    syn = snap_lib.synthetic_data(snap_lib.take_snapshot(x, _schema(), cells=g, rng=2), draws=2)
+    item = private_plan.plan_items([{"kind": "group_medians", "half_width": 20_000}])[0]
+    ((_, stat),) = private_plan.plan_statistics(syn, item)
+    assert stat.draw_counts.shape[0] == 3 and np.array_equal(stat.draw_counts[0], stat.confidential_counts)
+    cells_item = private_plan.plan_items([{"kind": "group_medians", "half_width": 20_000, "by_cell": True}])[0]
+    by_cell = private_plan.plan_statistics(syn, cells_item)
+    assert [s.draw_counts.shape[:2] for _, s in by_cell] == [(3, 1)] * 3
+    mean = private_plan.plan_statistics(syn, private_plan.plan_items([MEAN])[0])[0][1]
+    assert not hasattr(mean, "draw_counts")

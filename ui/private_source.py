@@ -232,7 +232,9 @@ def _synthetic(snap: snapshot_lib.Snapshot) -> snapshot_lib.PlanningData:
     memo = st.session_state.get("_snapshot_synthetic")
     if memo is not None and memo[0] == memo_key:
         return memo[1]
-    syn = snapshot_lib.synthetic_data(snap, seed=0)
+    # the pages plan on the synthetic records alone: no further draws from the snapshot's law (each costs a fit;
+    # `dpcore plan` averages a percentile's width over them)
+    syn = snapshot_lib.synthetic_data(snap, seed=0, draws=0)
     st.session_state["_snapshot_synthetic"] = (memo_key, syn)
     return syn
 

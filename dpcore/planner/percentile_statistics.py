@@ -3,6 +3,7 @@ Carlo with common random numbers), and which of the two to use for the wanted le
 
 from __future__ import annotations
 
+import copy as _copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,6 +107,29 @@ class PercentilesStatistic(PlannedStatistic):
     @property
     def truth(self) -> np.ndarray:
         return self._truth.ravel()
+
+    @property
+    def draw_counts(self) -> np.ndarray:
+        """The histograms (draws x cells x bins) of the planning data sets the expected interval width is averaged
+        over: the cells' own, then those of :meth:`with_draws` (planning data drawn from a DP snapshot)."""
+        extra = getattr(self, "_draw_counts", None)
+        own = self.confidential_counts[None]
+        return own if extra is None else np.concatenate([own, extra])
+
+    def with_draws(self, draws: Sequence[Sequence[Any]]) -> PercentilesStatistic:
+        """This statistic with further planning data sets of the same cells (each: one array of earnings per cell,
+        :func:`dpcore.snapshot.posterior_draws`), over which the expected interval width is averaged
+        (:func:`dpcore.views.planner.expected_interval_width`). Its truth, labels and error simulations stay the
+        cells' own."""
+        assert self.edges is not None  # set by __post_init__
+        tables = []
+        for cells in draws:
+            if len(cells) != len(self.cells):
+                raise DPInputError(f"each planning draw needs one array per cell ({len(self.cells)}), got {len(cells)}")
+            tables.append(np.vstack([cell_histogram(np.maximum(np.asarray(c, float), 0.0), self.edges) for c in cells]))
+        copy = _copy.copy(self)  # the same cells, truth and common random numbers
+        object.__setattr__(copy, "_draw_counts", np.asarray(tables, dtype=float) if tables else None)
+        return copy
 
     @property
     def labels(self):

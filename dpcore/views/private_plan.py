@@ -10,7 +10,10 @@ A statistic is planned on the whole source or, with ``by_cell``, on every declar
 cell at one epsilon (parallel composition over disjoint cells), so the answer is the largest cell's epsilon, the
 smallest at which every cell's expected half-width meets the target. The grouped kinds of the planner (percentiles,
 group medians, group means) have the cells as their groups, and their solver finds that epsilon in one search. A cell whose target cannot be
-met (its bins or its size make the interval too wide) makes the statistic fail, with the solver's reason.
+met (its bins or its size make the interval too wide) makes the statistic fail, with the solver's reason. On a
+snapshot, a histogram percentile's width is averaged over the data sets drawn from the snapshot's law
+(``PlanningData.draws``): where a percentile falls between two bin edges is known there only to a few percent of
+the ranks, and its epsilon is a step function of it.
 
 Exact or approximate (:func:`is_exact`): a planning number is exact when it depends on public inputs only. The
 count's half-width in people never depends on the data; a mean's absolute half-width depends only on the public
@@ -205,15 +208,32 @@ def plan_statistics(data: PlanningData, item: PlanItem) -> list[tuple[str, plann
             return [(lab, _ratio_statistic(data.risk[i], f"{what}, cell {lab}")) for i, lab in enumerate(data.labels)]
         return [("all", _ratio_statistic(data.risk.sum(axis=0), what))]
     if item.kind in CELL_GROUPED_KINDS and not item.by_cell:
-        return [("all", planner.make_statistic(item.kind, data.values, data.cells, **params))]
+        stat = planner.make_statistic(item.kind, data.values, data.cells, **params)
+        return [("all", _with_draws(stat, data, data.labels))]
     if not item.by_cell:
         return [("all", planner.make_statistic(item.kind, data.values, None, **params))]
     out = []
     for lab in data.labels:
         values = data.cell_values(lab)
         groups = np.full(values.size, lab) if item.kind in CELL_GROUPED_KINDS else None
-        out.append((lab, planner.make_statistic(item.kind, values, groups, **params)))
+        out.append((lab, _with_draws(planner.make_statistic(item.kind, values, groups, **params), data, (lab,))))
     return out
+
+
+def _with_draws(stat: planner.PlannedStatistic, data: PlanningData, labels: Sequence[str]) -> planner.PlannedStatistic:
+    """A histogram percentile's statistic with the planning data's further draws (a snapshot's: its interval width
+    is then averaged over them, :meth:`dpcore.planner.PercentilesStatistic.with_draws`); any other unchanged. The
+    groups of a grouped statistic are the cells in ``data.labels`` order (:func:`dpcore.planner.make_statistic`
+    names them)."""
+    if not data.draws or not isinstance(stat, planner.PercentilesStatistic):
+        return stat
+    if isinstance(stat, planner.ExponentialPercentilesStatistic):
+        return stat
+    order = list(stat.cell_labels or ())
+    if not set(order) <= set(labels):  # pragma: no cover - the groups are the data's cells
+        return stat
+    per_label = {lab: data.cell_draws(lab) for lab in order}
+    return stat.with_draws([[per_label[lab][k] for lab in order] for k in range(len(data.draws))])
 
 
 #: said of a percentile target within the resolution of its bins (:func:`bin_limited`)

@@ -50,8 +50,9 @@ def fmt(v: float, digits: int = 4) -> str:
     return f"{v:.{digits}f}" if abs(v) >= 10**-digits or v == 0 else f"{v:.2e}"
 
 
-def clipping_notes(view: GiniView) -> None:
-    """Warnings with the confidential clipping counts (for the data holder only)."""
+def clipping_notes(view: GiniView, confidential: bool = True, synthetic: bool = False) -> None:
+    """Warnings with the clipping counts: on a confidential file's records for the data holder only; on the
+    synthetic records of a DP snapshot they are post-processing and said to describe those records."""
     notes = []
     if view.confidential_n_negative:
         notes.append(f"{view.confidential_n_negative:,} negative incomes (losses) were set to L = {view.lower:,.6g}.")
@@ -62,8 +63,14 @@ def clipping_notes(view: GiniView) -> None:
             f"**{view.confidential_n_above:,} incomes above U = {view.upper:,.6g} were clipped to U** "
             "(this lowers the Gini)."
         )
+    if synthetic:
+        suffix = " These counts describe the DP snapshot's synthetic records, not the file's."
+    elif confidential:
+        suffix = " These counts describe the confidential data: they are for the data holder only."
+    else:
+        suffix = ""
     for note in notes:
-        st.warning(note + " These counts describe the confidential data: they are for the data holder only.")
+        st.warning(note + suffix)
 
 
 def headline(view: GiniView) -> None:
