@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import tomllib
+from test_snapshot import DOCUMENT_FIELDS
 
 from dpcore import cli, ledger
 from dpcore.plan import PlanError, parse_plan
@@ -30,21 +31,6 @@ upper = 200000
 half_width = 4000
 """
 
-DOC_FIELDS = (
-    "format",
-    "created",
-    "simulated",
-    "planning_epsilon",
-    "schema",
-    "edges",
-    "cells",
-    "noisy_histogram",
-    "noisy_sizes",
-    "noisy_risk",
-    "risk_axes",
-    "mechanism",
-    "measurements",
-)
 
 GINI = """
 [[statistics]]
@@ -107,7 +93,7 @@ def test_plan_charges_the_snapshot_once_reuses_it_and_the_solved_plan_releases(s
     assert entry.record["kind"] == "dpcore snapshot"
     # the stored document is public settings and DP outputs only (the cells' sizes are noisy: none is stored)
     doc = entry.result["snapshot"]
-    assert set(doc) == set(DOC_FIELDS) and doc["schema"]["cell_sizes"] is None and not doc["simulated"]
+    assert set(doc) == set(DOCUMENT_FIELDS) and doc["schema"]["cell_sizes"] is None and not doc["simulated"]
     assert doc["cells"] == ["CO", "TX"] and len(doc["noisy_sizes"]) == 2
     text = solved.read_text()
     assert "planning_epsilon = 0.1" in text.split("version = 1")[0]  # the header states the snapshot's epsilon

@@ -40,6 +40,22 @@ def _schema(**kw) -> snap_mech.SnapshotSchema:
 
 
 RISK = snap_mech.RiskSchema("a", "b", outcome_below=20_000.0)
+#: every field of a snapshot's JSON document: the schema's public settings and DP outputs, nothing else
+DOCUMENT_FIELDS = (
+    "format",
+    "created",
+    "simulated",
+    "planning_epsilon",
+    "schema",
+    "edges",
+    "cells",
+    "noisy_histogram",
+    "noisy_sizes",
+    "noisy_risk",
+    "risk_axes",
+    "mechanism",
+    "measurements",
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,21 +247,7 @@ def test_document_round_trip_holds_only_public_settings_and_dp_outputs():
     x, g, e = _records(100)
     snap = snap_lib.take_snapshot(x, _schema(risk=RISK), cells=g, risk_groups=e, rng=5)
     doc = json.loads(snap.to_json())
-    assert set(doc) == {
-        "format",
-        "created",
-        "simulated",
-        "planning_epsilon",
-        "schema",
-        "edges",
-        "cells",
-        "noisy_histogram",
-        "noisy_sizes",
-        "noisy_risk",
-        "risk_axes",
-        "mechanism",
-        "measurements",
-    }
+    assert set(doc) == set(DOCUMENT_FIELDS)
     assert doc["simulated"] is True and doc["planning_epsilon"] == 0.1
     back = snap_lib.snapshot_from_json(snap.to_json())
     assert back.schema == snap.schema and back.created == snap.created and back.simulated
