@@ -718,9 +718,17 @@ def posterior_draws(snapshot: Snapshot, draws: int = DEFAULT_DRAWS, seed: int = 
     seed = check_int(seed, "seed", minimum=0)
     if draws == 0:
         return ()
-    schema = snapshot.schema
     sizes = np.rint(estimated_sizes(snapshot)).astype(np.int64)
-    p = _fit(snapshot, snapshot.noisy_histogram.astype(float), sizes, schema.fit_seed)
+    p = _fit(snapshot, snapshot.noisy_histogram.astype(float), sizes, snapshot.schema.fit_seed)
+    return _draws_around(snapshot, p, sizes, draws, seed)
+
+
+def _draws_around(
+    snapshot: Snapshot, p: np.ndarray, sizes: np.ndarray, draws: int, seed: int
+) -> tuple[np.ndarray, ...]:
+    """:func:`posterior_draws` around the snapshot's fit ``p`` for the estimated ``sizes`` (computed once by
+    :func:`synthetic_data` for its own records too)."""
+    schema = snapshot.schema
     scale = snapshot.mechanism.histogram_mechanism.noise_scale
     q = math.exp(-1.0 / scale)
     gen = np.random.default_rng([seed, 0x5EED])
@@ -744,6 +752,7 @@ def synthetic_data(snapshot: Snapshot, seed: int = 0, draws: int = DEFAULT_DRAWS
     if not isinstance(snapshot, Snapshot):
         raise TypeError("snapshot must be a Snapshot (take_snapshot or snapshot_from_json)")
     seed = check_int(seed, "seed", minimum=0)
+    draws = check_int(draws, "posterior draws", minimum=0, maximum=1000)
     schema = snapshot.schema
     sizes = np.rint(estimated_sizes(snapshot)).astype(np.int64)
     probabilities = _fit(snapshot, snapshot.noisy_histogram.astype(float), sizes, schema.fit_seed)
@@ -767,7 +776,7 @@ def synthetic_data(snapshot: Snapshot, seed: int = 0, draws: int = DEFAULT_DRAWS
         schema.sizes_public,
         resolved,
         risk_sd,
-        draws=posterior_draws(snapshot, draws, seed),
+        draws=_draws_around(snapshot, probabilities, sizes, draws, seed) if draws else (),
     )
 
 
