@@ -15,7 +15,7 @@ import streamlit as st
 from dpcore import planner as planner_lib
 from dpcore.views import planner as planner_experiments
 from ui import margins, private_source, repro
-from ui.common import guard, privacy_note, qp_radio, qp_slider, seed
+from ui.common import guard, mark_downloads, privacy_note, qp_radio, qp_slider, seed
 from ui.data_note import data_note
 from ui.planner import plan_state, sections, views
 from ui.planner.choices import release_allocation
@@ -135,6 +135,8 @@ with settings_area:
             st.stop()
         values, groups, token, group_labels = source.values, source.groups, source.token, source.labels
         confidential, summary = source.confidential, source.summary
+    # the tables, memo and script computed from a confidential file's records say so, in their names too
+    mark_downloads("confidential" if confidential and mode == PLAN else None)  # Release mode's files are DP outputs
     specs = views.statistic_settings(
         kinds,
         group_labels,

@@ -53,6 +53,10 @@ def test_plan_privately_charges_the_snapshot_once_and_marks_the_plan_publishable
     assert at.session_state["dataset"].confidential
     assert at.radio(key=private_source.SOURCE_KEY).value == private_source.RAW  # the default: nothing charged
     assert "exploring the raw confidential file" in page_text(at)
+    # computed from the records: the tables, memo and script say so in their labels and names (the release
+    # plan file carries no epsilon solved on the records, so it is not)
+    marked = {str(b.proto.label): b.proto.label.endswith("— CONFIDENTIAL") for b in at.get("download_button")}
+    assert any(marked.values()) and all(v for k, v in marked.items() if "release plan" not in k), marked
     at.selectbox(key="planner_groupcol").set_value("region").run()
     assert "has only 7 records" in page_text(at)  # read off the records: confidential
     at.radio(key=private_source.SOURCE_KEY).set_value(private_source.PRIVATE).run()
@@ -71,6 +75,7 @@ def test_plan_privately_charges_the_snapshot_once_and_marks_the_plan_publishable
     text = page_text(at)
     assert "Planning on a DP snapshot of your file" in text and "publishable" in text
     assert "CONFIDENTIAL" not in text and "smallest ε" in text
+    assert not any("CONFIDENTIAL" in str(b.proto.label) for b in at.get("download_button"))
     assert "the snapshot's bins hold fewer people than their noise" in text  # its tail: 3,000 people, ε 0.1
     # a rerun (any widget) reuses the stored snapshot: nothing more is charged
     at.run()

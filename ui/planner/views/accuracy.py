@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.views.planner import AccuracyFirstView, StatisticDots
-from ui.common import download_csv, show_figure
+from ui.common import download_csv, marked_download, show_figure
 from ui.planner import plots as plots_planner
 from ui.planner.plan_state import remember_plan
 from ui.planner.views.exports import plan_memo
@@ -104,10 +104,11 @@ def render_accuracy(
         width="stretch",
     )
     download_csv(table, "Download this table (CSV)", "planner_accuracy_first.csv", key="planner_dl_acc")
+    label, file_name = marked_download("Download the decision memo (HTML, works offline)", "dp_plan_memo.html")
     st.download_button(
-        "Download the decision memo (HTML, works offline)",
+        label,
         lambda: plan_memo(view, budget, dataset, confidential=confidential).encode(),
-        file_name="dp_plan_memo.html",
+        file_name=file_name,
         mime="text/html",
         key="planner_dl_memo",
         help="A self-contained report of this plan for the people who approve the release.",
