@@ -135,6 +135,7 @@ def _open_planner_release(page, csv: bytes) -> None:
     wait_for_app_idle(page)
     groups.click()
     run_and_wait(page, page.get_by_role("option", name="region").click, timeout_ms=180_000)
+    assert "confidential.csv" in data_panel_text(page), ("the upload is not in use", data_panel_text(page)[:1500])
 
 
 def test_analyst_path_upload_plan_release_record_reload(app_server, tab):
@@ -149,6 +150,7 @@ def test_analyst_path_upload_plan_release_record_reload(app_server, tab):
     if create.count():
         run_and_wait(page, create.click)
     text = _main_text(page)
+    assert "confidential.csv" in data_panel_text(page), ("the upload was lost in Release mode", data_panel_text(page))
     # the plan's accuracy-first ε were solved on the uploaded confidential file: not copied into the release
     assert "solved on the confidential file" in text, text[:2000]
     assert page.get_by_role("spinbutton", name="ε for Gini index").input_value()

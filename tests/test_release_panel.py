@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -378,3 +379,42 @@ def test_out_of_range_fields_are_said_in_words(ledger_url):
     assert any("ε = 100 protects almost nothing" in w.value for w in at.warning)
     at.number_input(key="planner_rel_eps_gini").set_value(150.0).run()
     assert any("must be between 0.0001 and 100 (it is 150)" in e.value for e in at.error)
+
+
+def _release_cut_by_a_click(through_run_to_the_end: bool) -> Any:
+    """A script whose 'release' meets a click (a rerun request) before its Streamlit call, then notes that it ended."""
+
+    def script():
+        import streamlit as st
+        from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        from ui.accounts import run_to_the_end
+
+        def release() -> None:
+            ctx = get_script_run_ctx()
+            ctx.script_requests.request_rerun(RerunData(query_string=ctx.query_string))  # a click arrives
+            st.caption("Waiting for the ledger")  # a Streamlit call, as the lock-wait note is
+            st.session_state["ended"] = True
+
+        if not st.session_state.get("clicked"):
+            st.session_state["clicked"] = True
+            if st.session_state["through"]:
+                run_to_the_end(release)
+            else:
+                release()
+        st.write(f"ended: {st.session_state.get('ended', False)}")
+
+    at = AppTest.from_function(script, default_timeout=60)
+    at.session_state["through"] = through_run_to_the_end
+    return at.run()
+
+
+def test_a_click_during_a_release_does_not_cut_it():
+    """A new click stops a run at its next Streamlit call; a release run by ``run_to_the_end`` ends first (the
+    click is honoured after it), while the same work run in the script's thread is cut where it stood."""
+    cut = _release_cut_by_a_click(through_run_to_the_end=False)
+    assert [m.value for m in cut.markdown] == ["ended: False"]  # the hazard is real
+    whole = _release_cut_by_a_click(through_run_to_the_end=True)
+    assert not whole.exception
+    assert [m.value for m in whole.markdown] == ["ended: True"]

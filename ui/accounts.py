@@ -8,10 +8,12 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import add_script_run_ctx, get_script_run_ctx
 
 from dpcore import ledger as ledger_lib
 from dpcore import record_fingerprint
@@ -35,7 +37,38 @@ __all__ = [
     "find_account",
     "existing_account",
     "WAIT_NOTE",
+    "run_to_the_end",
 ]
+
+_T = TypeVar("_T")
+
+
+def run_to_the_end(work: Callable[[], _T]) -> _T:
+    """``work()`` run to its end even if the user clicks meanwhile; its value, or its exception raised here.
+
+    Streamlit stops a script run at its next Streamlit call (an element drawn, a session-state write, a
+    cached function's spinner) once a new click asks for a rerun, by raising an exception that no ``except
+    Exception`` sees. Inside a release or a snapshot that would leave the ledger between its steps with the
+    request already taken: an account created and nothing released or said (a double click on "Make the
+    release", seen in the browser tests), or a charge without its outcome. The work runs in a thread that
+    carries this run's context, so its Streamlit calls draw as usual (the ledger's lock-wait note), but the
+    runner stops only its own script thread: the click is honoured at the script's next Streamlit call, after
+    the work ended."""
+    done: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            done["value"] = work()
+        except BaseException as exc:  # handed to the script thread, which raises it
+            done["error"] = exc
+
+    thread = threading.Thread(target=target, name="dpcore-release", daemon=True)
+    add_script_run_ctx(thread, get_script_run_ctx())
+    thread.start()
+    thread.join()
+    if "error" in done:
+        raise done["error"]
+    return done["value"]
 
 
 WAIT_NOTE = threading.local()  # the running script's placeholder for lock-wait notes (one per script thread)

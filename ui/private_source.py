@@ -33,6 +33,7 @@ from ui.accounts import (
     ledger_or_ask,
     ledger_place,
     population_for_release,
+    run_to_the_end,
     upload_fingerprints,
 )
 from ui.common import guard, mark_downloads, qp_radio
@@ -214,15 +215,18 @@ def private_snapshot(
     if not st.button(f"Take the DP snapshot (spend ε = {eps:g})", key=f"{key}_take_snapshot", type="primary"):
         return None
     taken = None
-    with guard("the DP snapshot"):
-        if not acct:
-            acct = population_for_release(db, upload_fingerprints(db, dataset_id), name, cap, 0.0)
+
+    def charge_and_take() -> tuple[Any, Any]:  # to its end, whatever the user clicks meanwhile (run_to_the_end)
+        account = acct or population_for_release(db, upload_fingerprints(db, dataset_id), name, cap, 0.0)
         schema = SnapshotSchema(upper=SNAPSHOT_UPPER, cells=declared, planning_epsilon=eps)
         cells = None if group_column is None else ds.frame[group_column].astype(str).to_numpy()
         if cells is not None and cells.size != values.size:
             raise ledger_lib.DPInputError("the group column and the incomes differ in length")
-        taken = snapshot_lib.take_snapshot(values, schema, cells=cells, account=acct, source=dataset_id)
-    return None if taken is None else (taken, acct)
+        return snapshot_lib.take_snapshot(values, schema, cells=cells, account=account, source=dataset_id), account
+
+    with guard("the DP snapshot"):
+        taken = run_to_the_end(charge_and_take)
+    return taken
 
 
 def _synthetic(snap: snapshot_lib.Snapshot) -> snapshot_lib.PlanningData:

@@ -70,6 +70,7 @@ from ui.accounts import (
     ledger_place,
     missing_income_rows,
     population_for_release,
+    run_to_the_end,
     upload_bytes,
     upload_fingerprints,
 )
@@ -888,48 +889,51 @@ def release_panel(  # noqa: C901
     if outcome is not None:
         (st.success if outcome[0] == "success" else st.error)(outcome[1])
     if pending:
-        # The request is taken and the release made with no Streamlit call in between, so nothing can
-        # interrupt the run between the two (Streamlit stops a run only inside its own calls, and a new
-        # click stops the run to start another: the request would be lost); the button above is already
-        # drawn disabled.
+        # The request is taken and the release made in ui.accounts.run_to_the_end: a new click (a double click's
+        # second message) stops a script run at its next Streamlit call, which would leave the request taken and
+        # the release cut between its steps; the button above is already drawn disabled.
         try:  # the release as a plan, for its zip (plan.toml)
             plan_of_release = release_plan(choices, kinds, build_statistic, statistic_params, ds, group_column)[0]
         except (ValueError, TypeError):  # no statistic a plan can hold: the zip is then not offered
             plan_of_release = None
         wait_slot = st.empty()
-        requested_for = st.session_state.pop(RELEASE_REQUEST, None)
-        if requested_for == dataset_id and not blocked:
-            WAIT_NOTE.slot, WAIT_NOTE.lines = wait_slot, []
-            try:
-                _release(
-                    db,
-                    ds,
-                    dataset_id,
-                    default_label,
-                    label,
-                    cap,
-                    cap_delta,
-                    eps_items,
-                    build_statistic,
-                    group_column,
-                    statistic_params,
-                    declared,
-                    level=level,
-                    plan=plan_of_release,
-                )
-                if WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
-                    kind, text = st.session_state[RELEASE_OUTCOME]
-                    st.session_state[RELEASE_OUTCOME] = (
-                        kind,
-                        f"{text} (The release first waited for the ledger: {WAIT_NOTE.lines[-1]})",
+
+        def take_the_request_and_release() -> None:
+            requested_for = st.session_state.pop(RELEASE_REQUEST, None)
+            if requested_for == dataset_id and not blocked:
+                WAIT_NOTE.slot, WAIT_NOTE.lines = wait_slot, []
+                try:
+                    _release(
+                        db,
+                        ds,
+                        dataset_id,
+                        default_label,
+                        label,
+                        cap,
+                        cap_delta,
+                        eps_items,
+                        build_statistic,
+                        group_column,
+                        statistic_params,
+                        declared,
+                        level=level,
+                        plan=plan_of_release,
                     )
-            finally:
-                WAIT_NOTE.slot, WAIT_NOTE.lines = None, []
-        elif requested_for is not None:
-            st.session_state[RELEASE_OUTCOME] = (
-                "error",
-                "**Nothing was released or charged:** " + (blocked or "the data changed after the click."),
-            )
+                    if WAIT_NOTE.lines:  # the note above is redrawn away by the rerun: the outcome keeps it
+                        kind, text = st.session_state[RELEASE_OUTCOME]
+                        st.session_state[RELEASE_OUTCOME] = (
+                            kind,
+                            f"{text} (The release first waited for the ledger: {WAIT_NOTE.lines[-1]})",
+                        )
+                finally:
+                    WAIT_NOTE.slot, WAIT_NOTE.lines = None, []
+            elif requested_for is not None:
+                st.session_state[RELEASE_OUTCOME] = (
+                    "error",
+                    "**Nothing was released or charged:** " + (blocked or "the data changed after the click."),
+                )
+
+        run_to_the_end(take_the_request_and_release)
         st.rerun()  # draw everything again from the ledger, after the release
 
     records = st.session_state.get("planner_records")
