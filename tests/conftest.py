@@ -7,7 +7,6 @@ page_script, run_script``): one copy for every page test instead of a private ``
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import tempfile
@@ -124,34 +123,14 @@ def pytest_collection_modifyitems(config, items):  # pytest hook signature
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: in-file order is kept
 
 
-# Every AppTest, at its first run, scans the metadata of every installed distribution for Streamlit components
-# (streamlit.testing.v1.app_test: BidiComponentManager.discover_and_register_components): about 60 ms of CPU
-# each, a quarter of the CPU of the test files that use AppTest (those 35 files alone: 79.4 and 77.1 core-s with
-# a scan per AppTest, 368 scans; 55.8 with one scan per process). What is installed does not change while the
-# tests run: each test process scans once and gives every AppTest that answer (the same components registered).
-def pytest_collection_finish(session):  # pytest hook signature
-    if "streamlit" in sys.modules:  # a test module imported it (AppTest is imported inside the helpers)
-        _scan_components_once()
+# Every AppTest, at its first run, scans the metadata of every installed distribution for Streamlit components:
+# each test process scans once (support.pages.scan_components_once, where the measurements are), installed before
+# each test once a test module or helper has imported Streamlit (a dictionary look-up per test until then).
+def pytest_runtest_setup(item):  # pytest hook signature
+    if "streamlit" in sys.modules:
+        from support.pages import scan_components_once
 
-
-def _scan_components_once() -> None:
-    try:
-        from streamlit.components.v2 import manifest_scanner
-    except ImportError:  # a Streamlit without v2 components scans nothing
-        return
-    scan = manifest_scanner.scan_component_manifests
-    if getattr(scan, "scans_once", False):
-        return
-
-    @functools.cache
-    def found() -> tuple:
-        return tuple(scan())
-
-    def scan_once(max_workers: int | None = None) -> list:  # the scan's own signature
-        return list(found())
-
-    scan_once.scans_once = True  # type: ignore[attr-defined]
-    manifest_scanner.scan_component_manifests = scan_once
+        scan_components_once()
 
 
 # The test files that use the shared app server (``app_server`` below), in two groups. With ``--dist loadfile``
