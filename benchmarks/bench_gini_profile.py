@@ -3,7 +3,10 @@
 Two measurements in the same run, each against the way it was computed before, kept here as the reference:
 * A^(k) for k = 0..K filled in one batch (``exact_a(K)``: the extremes per k, then both bounds vectorised over
   every k) against one k at a time (``_a_at(k)`` per k: two bounds per k on one-element arrays);
-* ``max_gini_k`` (one Dinkelbach step over the three window starts as one array) against the step as three passes.
+* ``max_gini_k`` (one Dinkelbach step over the three window starts as one array) against the step as three passes;
+* the Cauchy noise's certified privacy loss (``dpcore.noise.certificates._certified_loss``: the loss profile computed
+  at a refinement's new points only) against the profile recomputed on the whole grid each round, over the tight
+  calibrations of a grid of (epsilon, gamma) (the Gini page's and the split search's noise).
 Run: .venv/bin/python benchmarks/bench_gini_profile.py [--repeats 3]
 Data: log-normal incomes (mu 10.5, sigma 0.9) clipped to [0, 1e6], as tests/test_gini_bruteforce.py's full scans.
 """
@@ -11,6 +14,7 @@ Data: log-normal incomes (mu 10.5, sigma 0.9) clipped to [0, 1e6], as tests/test
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -22,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpcore.gini.sensitivity import ExactSensitivityProfile
 from dpcore.gini.statistic import PrefixSums, max_gini_k, sorted_gini
+from dpcore.noise import certificates
 
 
 def max_gini_k_three_passes(pf: PrefixSums, k: int, lower: float, upper: float) -> float:
@@ -57,6 +62,59 @@ def max_gini_k_three_passes(pf: PrefixSums, k: int, lower: float, upper: float) 
             break
         t = t_new
     return best
+
+
+def certified_loss_whole_grid(gamma: float, alpha: float, beta: float, tol: float) -> float:
+    """The reference: ``_certified_loss`` with the loss profile computed on the whole grid at every round."""
+    u_split = 4.0 * alpha + 4.0
+    u_max = max(1e6 * (alpha + 1.0), 1e3 * u_split)
+    grid = np.unique(
+        np.concatenate(
+            [
+                np.linspace(0.0, u_split, 4001),
+                np.geomspace(u_split, u_max, 4001),
+                [alpha, max(alpha * (gamma - 1.0) ** (-1.0 / gamma), 0.0)],
+            ]
+        )
+    )
+    tail = certificates._tail_bound(u_max, gamma, alpha, beta)
+    certificate = math.inf
+    for _ in range(60):
+        vals = certificates.loss_profiles(grid, gamma, alpha, beta)
+        left, right = grid[:-1], grid[1:]
+        lip = certificates._local_lipschitz(left, right, gamma, alpha, beta)
+        interval_ub = 0.5 * (vals[:-1] + vals[1:]) + 0.5 * lip * (right - left)
+        best = max(float(vals.max()), tail)
+        certificate = max(float(interval_ub.max()), tail)
+        if certificate - best <= tol or grid.size > 3_000_000:
+            return certificate
+        refine = interval_ub > best + tol / 2
+        lo, hi = left[refine], right[refine]
+        new = (lo[:, None] + (hi - lo)[:, None] * np.linspace(0, 1, 9)[None, 1:-1]).ravel()
+        grid = np.unique(np.concatenate([grid, new]))
+    return certificate
+
+
+def certified_losses(loss) -> list[float]:
+    """The certified losses that the tight calibrations of a grid of (epsilon, gamma) evaluate, by ``loss``."""
+    certificates._certified_loss.cache_clear()
+    certificates._tight.cache_clear()
+    asked: list[tuple[float, float, float, float]] = []
+    kept = certificates._certified_loss
+
+    def spy(gamma: float, alpha: float, beta: float, tol: float) -> float:
+        asked.append((gamma, alpha, beta, tol))
+        return kept.__wrapped__(gamma, alpha, beta, tol)
+
+    certificates._certified_loss = spy
+    try:
+        for eps in (0.1, 0.3, 1.0, 2.0):
+            for gamma in (2.0, 3.0, 4.0):
+                certificates.smooth_noise_calibration(eps, gamma)
+    finally:
+        certificates._certified_loss = kept
+        certificates._tight.cache_clear()
+    return [loss(*args) for args in asked]
 
 
 def cpu(fn, repeats: int) -> float:
@@ -97,6 +155,15 @@ def main() -> None:
             f"| max_gini_k, k = 0..{k_top:,}, n = {n:,}: one pass vs three | {t_old:.2f} | {t_new:.2f} "
             f"| {t_old / t_new:.2f} | {old == new} |"
         )
+
+    now = certified_losses(certificates._certified_loss.__wrapped__)
+    before = certified_losses(certified_loss_whole_grid)
+    t_before = cpu(lambda: certified_losses(certified_loss_whole_grid), args.repeats)
+    t_now = cpu(lambda: certified_losses(certificates._certified_loss.__wrapped__), args.repeats)
+    print(
+        f"| Cauchy certified loss, {len(now)} certificates of 12 tight calibrations: new points only vs whole grid "
+        f"| {t_before:.2f} | {t_now:.2f} | {t_before / t_now:.2f} | {before == now} |"
+    )
 
 
 if __name__ == "__main__":
