@@ -194,7 +194,7 @@ def max_gini_k(pf: PrefixSums, k: int, lower: float, upper: float) -> float:
 
     # The peak's window start and its two neighbours, as the three rows of one array: one pass of numpy calls
     # per Dinkelbach step instead of three, the same numbers elementwise (about half the CPU: docs/benchmarks.md,
-    # "The exact Gini profile's A^(k) in batches").
+    # "The exact Gini profile's A^(k) in batches, the Cauchy's certificate").
     offsets = np.array([[-1.0], [0.0], [1.0]])
     best = -np.inf
     t = 0.0

@@ -319,8 +319,10 @@ def _cauchy_alpha_upper(epsilon_value: float, gamma: float, beta: float) -> floa
         ]
     )
 
+    phi_u = noise_certificates.grid_phi(u, gamma)  # the same at every alpha of the bisection
+
     def exceeds(alpha: float) -> bool:
-        return float(noise_certificates.loss_profiles(u, gamma, alpha, beta).max()) > epsilon_value
+        return float(noise_certificates.loss_profiles(u, gamma, alpha, beta, phi_u=phi_u).max()) > epsilon_value
 
     low, high = 0.0, epsilon_value
     while not exceeds(high):

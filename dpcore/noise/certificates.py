@@ -37,7 +37,9 @@ def _phi(w: np.ndarray, gamma: float) -> np.ndarray:
         return np.logaddexp(0.0, gamma * np.log(w))
 
 
-def loss_profiles(u: np.ndarray, gamma: float, alpha: float, beta: float) -> np.ndarray:
+def loss_profiles(
+    u: np.ndarray, gamma: float, alpha: float, beta: float, *, phi_u: np.ndarray | None = None
+) -> np.ndarray:
     """max(P(u), N(u)) for u >= 0: the worst privacy loss at scaled output u, over delta and lambda.
 
     The loss of releasing y = f(X) + (S(X)/alpha) Z against a neighbour X' (f shifted by at most
@@ -48,8 +50,12 @@ def loss_profiles(u: np.ndarray, gamma: float, alpha: float, beta: float) -> np.
     Lower side N = -min L: |u - delta| = max(u - alpha, 0) =: v; -lambda - phi(e^-lambda v) is
     concave in lambda with stationary point lambda* = ln v + ln(gamma - 1)/gamma, clipped to
     [-beta, beta] (lambda = -beta when v = 0).
+
+    ``phi_u``: phi(u) (:func:`grid_phi`), for a caller that evaluates many (alpha, beta) on one grid of u; it
+    depends on u and gamma only.
     """
-    phi_u = _phi(u, gamma)
+    if phi_u is None:
+        phi_u = _phi(u, gamma)
     w = u + alpha
     p_plus = beta - phi_u + _phi(np.exp(-beta) * w, gamma)
     p_minus = -beta - phi_u + _phi(np.exp(beta) * w, gamma)
@@ -59,6 +65,11 @@ def loss_profiles(u: np.ndarray, gamma: float, alpha: float, beta: float) -> np.
     lam = np.clip(lam, -beta, beta)
     n_side = -lam + phi_u - _phi(np.exp(-lam) * v, gamma)
     return np.maximum(np.maximum(p_plus, p_minus), n_side)
+
+
+def grid_phi(u: np.ndarray, gamma: float) -> np.ndarray:
+    """phi(u) = log(1 + u^gamma) on a grid of scaled outputs u >= 0: the ``phi_u`` of :func:`loss_profiles`."""
+    return _phi(u, gamma)
 
 
 def _tail_bound(u0: float, gamma: float, alpha: float, beta: float) -> float:
