@@ -37,7 +37,14 @@ def _phi(w: np.ndarray, gamma: float) -> np.ndarray:
         return np.logaddexp(0.0, gamma * np.log(w))
 
 
-def loss_profiles(u: np.ndarray, gamma: float, alpha: float, beta: float) -> np.ndarray:
+def output_phi(u: np.ndarray, gamma: float) -> np.ndarray:
+    """phi(u) = log(1 + u^gamma): the part of :func:`loss_profiles` that depends on u alone (its ``phi_u``)."""
+    return _phi(u, gamma)
+
+
+def loss_profiles(
+    u: np.ndarray, gamma: float, alpha: float, beta: float, phi_u: np.ndarray | None = None
+) -> np.ndarray:
     """max(P(u), N(u)) for u >= 0: the worst privacy loss at scaled output u, over delta and lambda.
 
     The loss of releasing y = f(X) + (S(X)/alpha) Z against a neighbour X' (f shifted by at most
@@ -48,8 +55,11 @@ def loss_profiles(u: np.ndarray, gamma: float, alpha: float, beta: float) -> np.
     Lower side N = -min L: |u - delta| = max(u - alpha, 0) =: v; -lambda - phi(e^-lambda v) is
     concave in lambda with stationary point lambda* = ln v + ln(gamma - 1)/gamma, clipped to
     [-beta, beta] (lambda = -beta when v = 0).
+    ``phi_u``: phi(u) if already computed (it does not depend on alpha or beta: a search over alpha on one grid of u
+    computes it once).
     """
-    phi_u = _phi(u, gamma)
+    if phi_u is None:
+        phi_u = _phi(u, gamma)
     w = u + alpha
     p_plus = beta - phi_u + _phi(np.exp(-beta) * w, gamma)
     p_minus = -beta - phi_u + _phi(np.exp(beta) * w, gamma)
