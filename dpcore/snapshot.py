@@ -761,7 +761,8 @@ def _draws_around(
     schema = snapshot.schema
     scale = snapshot.mechanism.histogram_mechanism.noise_scale
     q = math.exp(-1.0 / scale)
-    gen = np.random.default_rng([seed, 0x5EED])
+    bits = np.random.PCG64([seed, 0x5EED])  # default_rng's stream for this seed, with its advance()
+    gen = np.random.Generator(bits)
     expected = sizes[:, None].astype(float) * p
     # One stream, in the order: draw k's noise, then its values' jitter (one uniform per record: _within_bins). The
     # refits are computed side by side (one fit of all the tables: the cost is per fit, not per row), so each draw's
@@ -771,8 +772,8 @@ def _draws_around(
     tables, jitters = [], []
     for _ in range(draws):
         tables.append(expected + gen.geometric(1.0 - q, p.shape) - gen.geometric(1.0 - q, p.shape))
-        jitters.append(np.random.Generator(copy.deepcopy(gen.bit_generator)))
-        gen.bit_generator.advance(records)
+        jitters.append(np.random.Generator(copy.deepcopy(bits)))
+        bits.advance(records)
     refits = _fit_many(snapshot, np.array(tables), sizes, [schema.fit_seed + 1 + k for k in range(draws)])
     out = []
     for refit, jitter in zip(refits, jitters, strict=True):
