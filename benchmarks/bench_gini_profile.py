@@ -6,9 +6,7 @@ Two measurements in the same run, each against the way it was computed before, k
 * ``max_gini_k`` (one Dinkelbach step over the three window starts as one array) against the step as three passes;
 * the Cauchy noise's certified privacy loss (``dpcore.noise.certificates._certified_loss``: the loss profile computed
   at a refinement's new points only) against the profile recomputed on the whole grid each round, over the tight
-  calibrations of a grid of (epsilon, gamma) (the Gini page's and the split search's noise);
-* the split search's cheap upper bound on the Cauchy's alpha (``dpcore.intervals.gini_split._cauchy_alpha_upper``:
-  phi(u) computed once per bisection) against phi(u) computed again at every alpha of the bisection.
+  calibrations of a grid of (epsilon, gamma) (the Gini page's and the split search's noise).
 Run: .venv/bin/python benchmarks/bench_gini_profile.py [--repeats 3]
 Data: log-normal incomes (mu 10.5, sigma 0.9) clipped to [0, 1e6], as tests/test_gini_bruteforce.py's full scans.
 """
@@ -28,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpcore.gini.sensitivity import ExactSensitivityProfile
 from dpcore.gini.statistic import PrefixSums, max_gini_k, sorted_gini
-from dpcore.intervals import gini_split
 from dpcore.noise import certificates
 
 
@@ -120,24 +117,6 @@ def certified_losses(loss) -> list[float]:
     return [loss(*args) for args in asked]
 
 
-def alpha_uppers(phi_once: bool) -> list[float]:
-    """``_cauchy_alpha_upper`` over 400 (epsilon, gamma, beta), phi(u) computed once per bisection or at every alpha."""
-    out = []
-    for eps in np.geomspace(0.05, 9, 25):
-        for gamma in (1.5, 2.0, 3.0, 4.0):
-            for beta in (1e-3, 0.01, 0.05, 0.2):
-                if phi_once:
-                    out.append(gini_split._cauchy_alpha_upper.__wrapped__(float(eps), gamma, beta))
-                    continue
-                kept = certificates.grid_phi
-                certificates.grid_phi = lambda u, gamma: None  # type: ignore[assignment,misc]  # the old path
-                try:
-                    out.append(gini_split._cauchy_alpha_upper.__wrapped__(float(eps), gamma, beta))
-                finally:
-                    certificates.grid_phi = kept
-    return out
-
-
 def cpu(fn, repeats: int) -> float:
     ts = []
     for _ in range(repeats):
@@ -184,14 +163,6 @@ def main() -> None:
     print(
         f"| Cauchy certified loss, {len(now)} certificates of 12 tight calibrations: new points only vs whole grid "
         f"| {t_before:.2f} | {t_now:.2f} | {t_before / t_now:.2f} | {before == now} |"
-    )
-
-    same = alpha_uppers(True) == alpha_uppers(False)
-    t_before = cpu(lambda: alpha_uppers(False), args.repeats)
-    t_now = cpu(lambda: alpha_uppers(True), args.repeats)
-    print(
-        f"| the split search's upper bound on the Cauchy's alpha, 400 cases: phi(u) once vs at every alpha "
-        f"| {t_before:.2f} | {t_now:.2f} | {t_before / t_now:.2f} | {same} |"
     )
 
 

@@ -37,8 +37,13 @@ def _phi(w: np.ndarray, gamma: float) -> np.ndarray:
         return np.logaddexp(0.0, gamma * np.log(w))
 
 
+def output_phi(u: np.ndarray, gamma: float) -> np.ndarray:
+    """phi(u) = log(1 + u^gamma): the part of :func:`loss_profiles` that depends on u alone (its ``phi_u``)."""
+    return _phi(u, gamma)
+
+
 def loss_profiles(
-    u: np.ndarray, gamma: float, alpha: float, beta: float, *, phi_u: np.ndarray | None = None
+    u: np.ndarray, gamma: float, alpha: float, beta: float, phi_u: np.ndarray | None = None
 ) -> np.ndarray:
     """max(P(u), N(u)) for u >= 0: the worst privacy loss at scaled output u, over delta and lambda.
 
@@ -50,9 +55,8 @@ def loss_profiles(
     Lower side N = -min L: |u - delta| = max(u - alpha, 0) =: v; -lambda - phi(e^-lambda v) is
     concave in lambda with stationary point lambda* = ln v + ln(gamma - 1)/gamma, clipped to
     [-beta, beta] (lambda = -beta when v = 0).
-
-    ``phi_u``: phi(u) (:func:`grid_phi`), for a caller that evaluates many (alpha, beta) on one grid of u; it
-    depends on u and gamma only.
+    ``phi_u``: phi(u) if already computed (it does not depend on alpha or beta: a search over alpha on one grid of u
+    computes it once).
     """
     if phi_u is None:
         phi_u = _phi(u, gamma)
@@ -65,11 +69,6 @@ def loss_profiles(
     lam = np.clip(lam, -beta, beta)
     n_side = -lam + phi_u - _phi(np.exp(-lam) * v, gamma)
     return np.maximum(np.maximum(p_plus, p_minus), n_side)
-
-
-def grid_phi(u: np.ndarray, gamma: float) -> np.ndarray:
-    """phi(u) = log(1 + u^gamma) on a grid of scaled outputs u >= 0: the ``phi_u`` of :func:`loss_profiles`."""
-    return _phi(u, gamma)
 
 
 def _tail_bound(u0: float, gamma: float, alpha: float, beta: float) -> float:
