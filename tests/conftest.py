@@ -7,7 +7,6 @@ page_script, run_script``): one copy for every page test instead of a private ``
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import tempfile
@@ -46,7 +45,10 @@ if "DPCORE_LEDGER_URL" not in os.environ:
 # workers finish together (the wall time is at least the longest file). A serial run only changes its order.
 # Files not listed keep their alphabetical order. test_spark_cluster.py (a standalone Spark cluster: master,
 # worker, driver and executor JVMs) was added later: as long as test_engines.py, measured alone one after the
-# other on 2026-12-07 (67 s and 68 s at load 10; 38 s of CPU).
+# other on 2026-12-07 (67 s and 68 s at load 10; 38 s of CPU). test_plan_command.py and test_snapshot.py (they ran
+# last, alphabetically) are placed by their CPU measured alone on 2026-12-07 after the snapshot's refits, the
+# percentile half-widths and the Gini split's screen were made faster: 18 s and 12 s, single-threaded, so about
+# their wall time on a free core, beside the files of that much CPU.
 SLOW_FILES_FIRST = (
     "test_engines.py",
     "test_spark_cluster.py",
@@ -58,11 +60,13 @@ SLOW_FILES_FIRST = (
     "test_code_health.py",
     "test_hostile_inputs.py",
     "test_browser_sidebar_state.py",
+    "test_plan_command.py",
     "test_smooth_noise_certificates.py",
     "test_browser_lessons_more.py",
     "test_browser_class_mode.py",
     "test_browser_accessibility.py",
     "test_page_gini.py",
+    "test_snapshot.py",
     "test_page_lessons.py",
     "test_population.py",
     "test_serve.py",
@@ -124,34 +128,14 @@ def pytest_collection_modifyitems(config, items):  # pytest hook signature
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: in-file order is kept
 
 
-# Every AppTest, at its first run, scans the metadata of every installed distribution for Streamlit components
-# (streamlit.testing.v1.app_test: BidiComponentManager.discover_and_register_components): about 60 ms of CPU
-# each, a quarter of the CPU of the test files that use AppTest (those 35 files alone: 79.4 and 77.1 core-s with
-# a scan per AppTest, 368 scans; 55.8 with one scan per process). What is installed does not change while the
-# tests run: each test process scans once and gives every AppTest that answer (the same components registered).
-def pytest_collection_finish(session):  # pytest hook signature
-    if "streamlit" in sys.modules:  # a test module imported it (AppTest is imported inside the helpers)
-        _scan_components_once()
+# Every AppTest, at its first run, scans the metadata of every installed distribution for Streamlit components:
+# each test process scans once (support.pages.scan_components_once, where the measurements are), installed before
+# each test once a test module or helper has imported Streamlit (a dictionary look-up per test until then).
+def pytest_runtest_setup(item):  # pytest hook signature
+    if "streamlit" in sys.modules:
+        from support.pages import scan_components_once
 
-
-def _scan_components_once() -> None:
-    try:
-        from streamlit.components.v2 import manifest_scanner
-    except ImportError:  # a Streamlit without v2 components scans nothing
-        return
-    scan = manifest_scanner.scan_component_manifests
-    if getattr(scan, "scans_once", False):
-        return
-
-    @functools.cache
-    def found() -> tuple:
-        return tuple(scan())
-
-    def scan_once(max_workers: int | None = None) -> list:  # the scan's own signature
-        return list(found())
-
-    scan_once.scans_once = True  # type: ignore[attr-defined]
-    manifest_scanner.scan_component_manifests = scan_once
+        scan_components_once()
 
 
 # The test files that use the shared app server (``app_server`` below), in two groups. With ``--dist loadfile``

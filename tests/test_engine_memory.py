@@ -30,6 +30,8 @@ def test_release_memory_keeps_aggregates_and_fingerprint(tmp_path):
         eng.prepare()
         before = eng.histogram(["state"], PSEO_BIN_EDGES)
         eng.release_memory()
+        # no connection is open again until something asks (a release that asks nothing more never pays for one)
+        assert eng._con is None
         assert eng.record_fingerprints((1, 2)) == source_record_fingerprints(source, (1, 2))
         after = eng.histogram(["state"], PSEO_BIN_EDGES)  # the source is read (and checked) again on demand
     pd.testing.assert_frame_equal(before, after)

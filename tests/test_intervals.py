@@ -407,3 +407,19 @@ def test_every_interval_type_has_one_width_and_covers():
     for ci in (noise_ci, gini_ci):
         assert ci.width == 0.75
         assert ci.covers(0.25) and ci.covers(1.0) and not ci.covers(1.0 + 1e-12)
+
+
+def test_partial_sums_built_on_each_other_are_the_direct_convolutions():
+    """Each partial sum's pmf is the previous one (cached) convolved once more: the same numbers as convolving from
+    the start, and a long chain (more terms than the recursion limit allows frames) is built without overflow."""
+    from dpcore.intervals import basic
+
+    scale = 0.4
+    base = basic._discrete_laplace_pmf(scale)[1]
+    direct = base
+    for terms in range(1, 8):
+        support, pmf = basic._partial_sum_pmf(scale, terms)
+        assert np.array_equal(pmf, np.maximum(direct, 0.0)) and support.size == pmf.size
+        direct = np.convolve(direct, base)
+    support, pmf = basic._partial_sum_pmf(0.05, 1500)
+    assert pmf.sum() == pytest.approx(1.0) and support[0] == -support[-1]

@@ -19,6 +19,7 @@ A kind registered without a case here fails ``test_every_registered_kind_has_a_c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -285,13 +286,21 @@ CASES: dict[str, Callable[[], list[Case]]] = {
 }
 
 
+@functools.cache
+def _all_cases() -> tuple[list[Case], list[str]]:
+    """Every case, built once for the module: each test function gets the same Case objects, so the real draws
+    kept by :func:`_draws` (keyed by the case) are made once per case and shared by the checks."""
+    params, ids = [], []
+    for kind, build in CASES.items():
+        for i, case in enumerate(build()):
+            params.append(case)
+            ids.append(f"{kind}-{i}")
+    return params, ids
+
+
 def pytest_generate_tests(metafunc):
     if "case" in metafunc.fixturenames:
-        params, ids = [], []
-        for kind, build in CASES.items():
-            for i, case in enumerate(build()):
-                params.append(case)
-                ids.append(f"{kind}-{i}")
+        params, ids = _all_cases()
         metafunc.parametrize("case", params, ids=ids)
 
 

@@ -317,22 +317,30 @@ class ExactSensitivityProfile:
 
     def _a_at(self, j: int) -> float:
         """A^(j) alone (no j' < j needed): the exact box's bound capped by the closed form."""
-        if j >= self.n:
-            a_j = self.global_sensitivity
-        else:
-            pf, lo, hi = self._prefix, self.lower, self.upper
-            gmin, gmax = min_gini_k(pf, j), max_gini_k(pf, j, lo, hi)
-            smin, smax = sum_extremes(pf, np.array([j]), lo, hi)
-            a_j = float(_ls_bound(self.n, lo, hi, np.array([gmin]), np.array([gmax]), smin, smax)[0])
-        return min(a_j, float(self._fast(np.array([j]))[0]))
+        return float(self._a_many(np.array([j]))[0])
+
+    def _a_many(self, js: np.ndarray) -> np.ndarray:
+        """A^(j) for each j of ``js``: the extremes per j, then both bounds on all of them in one vectorised
+        call each (elementwise, so each number is the one ``_a_at`` gives for its j alone)."""
+        pf, lo, hi, n = self._prefix, self.lower, self.upper, self.n
+        inside = js[js < n]
+        a = np.full(js.shape, self.global_sensitivity)
+        if inside.size:
+            gmin = np.array([min_gini_k(pf, int(j)) for j in inside])
+            gmax = np.array([max_gini_k(pf, int(j), lo, hi) for j in inside])
+            smin, smax = sum_extremes(pf, inside, lo, hi)
+            a[js < n] = _ls_bound(n, lo, hi, gmin, gmax, smin, smax)
+        return np.minimum(a, self._fast(js))
 
     def exact_a(self, k: int) -> float:
         """min(exact A^(k), fast A^(k)): both are valid bounds and the exact box lies inside the relaxed one."""
         with self._lock:
-            while len(self._exact) <= k:
-                j = len(self._exact)
-                probed = self._sparse.pop(j, None)
-                self._exact.append(self._a_at(j) if probed is None else probed)
+            if len(self._exact) <= k:
+                js = np.arange(len(self._exact), k + 1)
+                probed = [self._sparse.pop(int(j), None) for j in js]
+                todo = np.array([j for j, p in zip(js, probed, strict=True) if p is None], dtype=js.dtype)
+                fresh = iter(self._a_many(todo).tolist()) if todo.size else iter(())
+                self._exact += [next(fresh) if p is None else p for p in probed]
             return self._exact[k]
 
     def sparse_a(self, k: int) -> float:

@@ -440,13 +440,20 @@ def _bisect_end(
 
 @lru_cache(maxsize=512)
 def _partial_sum_pmf(scale: float, terms: int) -> tuple[np.ndarray, np.ndarray]:
-    """Support (consecutive integers) and pmf of the sum of ``terms`` independent discrete Laplace(scale)."""
+    """Support (consecutive integers) and pmf of the sum of ``terms`` independent discrete Laplace(scale).
+
+    The pmf of ``terms`` - 1 (cached) convolved once more: a percentile's half-widths need every j = 1..m bins at
+    one scale, m convolutions instead of the m^2 / 2 of convolving each from the start (the same sums in the same
+    order: a direct convolution of non-negative pmfs is never negative, so the clamp below changes nothing)."""
     if terms == 0:
         return np.zeros(1), np.ones(1)
-    k, base = _discrete_laplace_pmf(scale)
-    pmf = base
-    for _ in range(terms - 1):
-        pmf = np.convolve(pmf, base)
+    base = _discrete_laplace_pmf(scale)[1]
+    if terms == 1:
+        pmf = base
+    else:
+        for shallow in range(1, terms - 1, 256):  # fills the cache upwards: the recursion stays < 256 deep
+            _partial_sum_pmf(scale, shallow)
+        pmf = np.convolve(_partial_sum_pmf(scale, terms - 1)[1], base)
     half = (pmf.size - 1) // 2
     return np.arange(-half, half + 1, dtype=float), np.maximum(pmf, 0.0)
 
@@ -454,11 +461,14 @@ def _partial_sum_pmf(scale: float, terms: int) -> tuple[np.ndarray, np.ndarray]:
 def _error_tail(
     w: float, lam: float, a_support: np.ndarray, a_sf: np.ndarray, b_support: np.ndarray, b_pmf: np.ndarray
 ) -> float:
-    """P((1 - lam) A - lam B > w) for independent integer-valued A (its survival function) and B."""
+    """P((1 - lam) A - lam B > w) for independent integer-valued A (its survival function; support consecutive
+    integers) and B."""
     if lam >= 1.0:
         return float(np.sum(b_pmf[-b_support > w]))
     x = (w + lam * b_support) / (1.0 - lam)
-    idx = np.searchsorted(a_support, np.floor(x + 1e-12), side="right")  # first support point > x
+    # first support point > x: the support is consecutive integers, so its index is arithmetic (a searchsorted
+    # there was most of the planner's time on a percentile)
+    idx = np.clip(np.floor(x + 1e-12) - a_support[0] + 1.0, 0.0, a_support.size).astype(np.intp)
     sf = np.where(idx < a_support.size, a_sf[np.minimum(idx, a_support.size - 1)], 0.0)
     return float(np.sum(b_pmf * sf))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import subprocess
 import sys
@@ -26,6 +27,7 @@ def open_page(path: str, *, timeout: float = 120, **query: Any):
     """
     from streamlit.testing.v1 import AppTest
 
+    scan_components_once()
     at = AppTest.from_file(str(APP), default_timeout=timeout)
     for key, value in query.items():
         at.query_params[key] = value if isinstance(value, (list, tuple)) else str(value)
@@ -33,6 +35,35 @@ def open_page(path: str, *, timeout: float = 120, **query: Any):
     at.switch_page(path)
     at.run()
     return at
+
+
+# Every AppTest, at its first run, scans the metadata of every installed distribution for Streamlit components
+# (streamlit.testing.v1.app_test: BidiComponentManager.discover_and_register_components): about 60 ms of CPU
+# each on a quiet machine, a quarter of the CPU of the test files that use AppTest (those 35 files alone: 79.4
+# and 77.1 core-s with a scan per AppTest, 368 scans; 55.8 with one scan per process). What is installed does not
+# change while the tests run: each test process scans once and gives every AppTest that answer (the same
+# components registered), as a real server does (its Runtime scans once, at start). tests/conftest.py installs it
+# when a test module imports Streamlit; open_page installs it for the modules that reach Streamlit only through it
+# (test_hostile_inputs.py: 11 AppTests, 3.1 s of scans under cProfile before).
+def scan_components_once() -> None:
+    """Make Streamlit's component-manifest scan run once in this process and answer every later call from memory."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # a Streamlit without v2 components scans nothing
+        return
+    scan = manifest_scanner.scan_component_manifests
+    if getattr(scan, "scans_once", False):
+        return
+
+    @functools.cache
+    def found() -> tuple:
+        return tuple(scan())
+
+    def scan_once(max_workers: int | None = None) -> list:  # the scan's own signature
+        return list(found())
+
+    scan_once.scans_once = True  # type: ignore[attr-defined]
+    manifest_scanner.scan_component_manifests = scan_once
 
 
 def page_text(at) -> str:

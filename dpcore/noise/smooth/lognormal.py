@@ -271,6 +271,22 @@ def _lln_abs_quantile(sigma: float, p: float) -> float:
     return float(LaplaceLogNormal(sigma).abs_quantile_uncached(np.array([p]))[0])
 
 
+@lru_cache(maxsize=64)
+def _lln_grid(sigma: float, key: float, n_grid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(z, log of the quadrature weight, log p(z)) of :func:`lln_renyi_divergence`'s window ``key`` (read only).
+
+    The side P = LLN(sigma) does not depend on the neighbour (shift, dilation): a grid of neighbours (the
+    certificate's brute-force check) computes its densities once instead of once per neighbour, half of the
+    quadrature's cost."""
+    w = np.linspace(-math.asinh(math.exp(key)), math.asinh(math.exp(key)), n_grid)
+    z = np.sinh(w)
+    log_jac = np.log(np.cosh(w) * (w[1] - w[0]))
+    log_p = LaplaceLogNormal(sigma).exact_logpdf(z)
+    for array in (z, log_jac, log_p):
+        array.setflags(write=False)
+    return z, log_jac, log_p
+
+
 def lln_renyi_divergence(
     order: Any, sigma: float, shift: float, log_dilation: float, *, n_grid: int = 6001
 ) -> np.ndarray:
@@ -296,10 +312,8 @@ def lln_renyi_divergence(
         top_u = min(60.0, max(14.0 * dist.sigma + 12.0, (a - 1.0) * abs(lam) + 12.0 * dist.sigma + 12.0))
         key = min(60.0, 5.0 * math.ceil(top_u / 5.0))  # windows shared between nearby orders
         if key not in grids:
-            w = np.linspace(-math.asinh(math.exp(key)), math.asinh(math.exp(key)), n_grid)
-            z = np.sinh(w)
-            log_jac = np.log(np.cosh(w) * (w[1] - w[0]))
-            grids[key] = (log_jac, dist.exact_logpdf(z), dist.exact_logpdf((z - d) * math.exp(-lam)) - lam)
+            z, log_jac, log_p = _lln_grid(dist.sigma, key, n_grid)
+            grids[key] = (log_jac, log_p, dist.exact_logpdf((z - d) * math.exp(-lam)) - lam)
         log_jac, log_p, log_q = grids[key]
         vals = []
         for lp, lq in ((log_p, log_q), (log_q, log_p)):
