@@ -347,8 +347,8 @@ def chromium_available() -> bool:
     return True
 
 
-def launch_chromium(playwright, extra_args: tuple[str, ...] = ()):
-    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=[*CHROMIUM_ARGS, *extra_args])
+def launch_chromium(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
 
 
 # One poll of wait_for_app_idle, run inside the page (no round trip to Python per poll: the old Python-side

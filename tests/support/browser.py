@@ -217,27 +217,13 @@ def visit_cold_deep_link(server: Server, tabs: TabKeeper) -> ColdVisit:
     return visit
 
 
-#: The browser tests' Chromium (not the benchmarks', which time pages as a reader's browser shows them): V8
-#: without its optimizing compilers (TurboFan, Maglev), the raster work on one thread. A test session runs each
-#: script a few times, too few for optimized code to repay its compilation, which ran on other cores: measured
-#: on the 8 pages opened in one tab with every disclosure open, 18.3-19.3 -> 16.1-17.4 s of Chromium CPU,
-#: alternating runs (docs/benchmarks.md). No flag changes what a page shows or what a check reads. (Stopping CSS
-#: animations and transitions, and asking for reduced motion, measured nothing: the renderer's time is scripts.)
-TEST_CHROMIUM_ARGS = (
-    "--js-flags=--no-opt --no-maglev",
-    "--num-raster-threads=1",
-    "--disable-threaded-animation",
-    "--disable-checker-imaging",
-)
-
-
 @contextlib.contextmanager
 def chromium_browser() -> Iterator:
-    """Playwright (sync API) with Debian's Chromium (``TEST_CHROMIUM_ARGS``), closed afterwards."""
+    """Playwright (sync API) with Debian's Chromium, closed afterwards."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = launch_chromium(playwright, TEST_CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         try:
             yield browser
         finally:
