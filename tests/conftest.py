@@ -145,8 +145,9 @@ def pytest_runtest_setup(item):  # pytest hook signature
 # 7.9 s, pytest's own start 0.8 s). Two groups, not one: a single worker would need about 120 s of CPU for
 # every browser test (all in one process), the length of the whole run on the 2-core machine. The groups are
 # of about the same CPU (55-60 s each) and start first: a group takes the place of its first file in
-# SLOW_FILES_FIRST. test_browser_accessibility.py (axe-core on the 8 pages, ~25-30 s of CPU with Chromium's, measured
-# alone on 2026-12-07) was added to the first group after that measurement.
+# SLOW_FILES_FIRST. test_browser_accessibility.py (axe-core on the 8 pages) was added to the first group after that
+# measurement; it reads the page tour of test_browser.py (tests/support/page_tour.py: one visit of each page for
+# both), so the two must stay in one group.
 BROWSER_GROUPS = (
     ("test_browser.py", "test_browser_lessons.py", "test_browser_class_mode.py", "test_browser_accessibility.py"),
     (
@@ -273,6 +274,15 @@ def app_server(tmp_path_factory, tabs):
 def browser(app_server, chromium):
     """``chromium``, once ``app_server`` has had its cold first visitor."""
     return chromium
+
+
+@pytest.fixture(scope="session")
+def page_tour(app_server, browser, tabs):  # ``browser``: the app server has had its cold visit
+    """Every page of the navigation visited once in the kept tab (support.page_tour.run_page_tour): what
+    tests/test_browser.py and tests/test_browser_accessibility.py check, seen in one visit of each page."""
+    from support.page_tour import run_page_tour
+
+    return run_page_tour(app_server, tabs)
 
 
 @pytest.fixture

@@ -77,7 +77,7 @@ def test_every_file_on_the_shared_app_server_is_in_a_browser_group():
 
     from conftest import BROWSER_GROUPS
 
-    shared = {"app_server", "browser", "tab", "tabs"}  # the fixtures that start the shared app server
+    shared = {"app_server", "browser", "tab", "tabs", "page_tour"}  # the fixtures that start the shared app server
     users = set()
     for path in sorted(Path(__file__).parent.glob("test_*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
