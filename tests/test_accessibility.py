@@ -78,6 +78,18 @@ def test_field_borders_and_the_focus_ring_are_3_to_1(background):
     assert ring == _theme()["primaryColor"] and contrast(ring, background) >= 3.0
 
 
+@pytest.mark.parametrize("background", [WHITE, SIDEBAR])
+def test_a_disabled_controls_label_is_4_5_to_1(background):
+    """A disabled control's label says why it is off ("δ (Gaussian only)"): drawn in ui.common's grey, not in
+    Streamlit's text colour at 40% (2.7:1), and lighter than the text so the control still reads as off."""
+    from ui.common import DISABLED_LABEL_COLOR, DISABLED_LABEL_STYLE
+
+    assert DISABLED_LABEL_COLOR in DISABLED_LABEL_STYLE
+    assert contrast(DISABLED_LABEL_COLOR, background) >= 4.5
+    assert contrast(blend(_theme()["textColor"], background, 0.4), background) < 4.5  # why the style is needed
+    assert contrast(DISABLED_LABEL_COLOR, background) < contrast(_theme()["textColor"], background)
+
+
 def test_the_colours_the_app_gives_chart_text_are_4_5_to_1():
     """Axis text (over Streamlit's grey), the Gini page's "your ε" label, the planner's white values in its bars."""
     from ui.common import CHART_AXIS_TEXT_COLOR
