@@ -11,6 +11,7 @@ Release mode is opened with the page's own control.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 
@@ -55,11 +56,26 @@ def _cut_or_scrolled(page) -> list[str]:
     }""")
 
 
+def _releases_in_ledger(app_server, cost: float) -> int | str:
+    """How many entries of ε = ``cost`` the shared server's ledger holds (what a failure message says: the ledger
+    is the truth when the page does not show the release)."""
+    import sqlite3
+
+    path = app_server.server.log_path.parent / "ledger.db"
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+            return sum(abs(float(e) - cost) < 1e-3 for (e,) in con.execute("SELECT epsilon FROM dpcore_entries"))
+    except sqlite3.Error as exc:
+        return f"unknown ({exc})"
+
+
 def test_answer_first_and_a_double_click_charges_once(app_server, tab):
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
     page = tab.page
     page.set_viewport_size({"width": 1280, "height": 720})
+    sockets: list = []  # the app's WebSocket connections opened by this tab during the test
+    page.on("websocket", sockets.append)
     seed = secrets.randbelow(10**6) + 1000  # this test's own demonstration account
     run_and_wait(
         page,
@@ -83,11 +99,17 @@ def test_answer_first_and_a_double_click_charges_once(app_server, tab):
     run_and_wait(page, page.get_by_text(CONFIRM).click)
     button = page.get_by_role("button", name="Make the release")
     assert button.is_enabled()
+    connections = len(sockets)
     run_and_wait(page, button.dblclick, timeout_ms=120_000)
     try:
         page.get_by_text("Released.").first.wait_for(timeout=60_000)
     except PlaywrightTimeoutError:
-        pytest.fail("no 'Released.' within 60 s of the double click; the page says:\n" + _main_text(page)[-3000:])
+        pytest.fail(
+            "no 'Released.' within 60 s of the double click "
+            f"({len(sockets) - connections} new connection(s) of the tab to the app meanwhile; the ledger holds "
+            f"{_releases_in_ledger(app_server, cost)} release(s) of ε = {cost} made during the test); the page says:\n"
+            + _main_text(page)[-3000:]
+        )
     assert _spent(page) == pytest.approx(before + cost, rel=1e-3), "the double click charged twice"
     # used up: the button is disabled and the confirmation box is a new, unticked one (the old page kept
     # both live, and a further click spent the budget again)
