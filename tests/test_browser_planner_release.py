@@ -75,7 +75,7 @@ def test_answer_first_and_a_double_click_charges_once(app_server, tab):
     page = tab.page
     page.set_viewport_size({"width": 1280, "height": 720})
     sockets: list = []  # the app's WebSocket connections opened by this tab during the test
-    page.on("websocket", sockets.append)
+    page.on("websocket", lambda socket: sockets.append(socket))
     seed = secrets.randbelow(10**6) + 1000  # this test's own demonstration account
     run_and_wait(
         page,
