@@ -410,6 +410,19 @@ def _release_cut_by_a_click(through_run_to_the_end: bool) -> Any:
     return at.run()
 
 
+def test_a_session_runs_one_script_run_at_a_time():
+    """.streamlit/config.toml turns Streamlit's fast reruns off: with them, a click during a run (a double click's
+    second click) starts a second run of the session beside the first, which reads the ledger in the middle of the
+    first's release and draws the page without it (the browser test of the double click saw "0 releases so far"
+    with the release charged). Streamlit reads the option from the file the app servers start with."""
+    import tomllib
+    from streamlit import config
+
+    options = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text("utf-8"))
+    assert options["runner"]["fastReruns"] is False
+    assert config.get_option("runner.fastReruns") is False  # as Streamlit reads it here (its default is true)
+
+
 def test_a_click_during_a_release_does_not_cut_it():
     """A new click stops a run at its next Streamlit call; a release run by ``run_to_the_end`` ends first (the
     click is honoured after it), while the same work run in the script's thread is cut where it stood."""

@@ -53,7 +53,8 @@ def run_to_the_end(work: Callable[[], _T]) -> _T:
     release", seen in the browser tests), or a charge without its outcome. The work runs in a thread that
     carries this run's context, so its Streamlit calls draw as usual (the ledger's lock-wait note), but the
     runner stops only its own script thread: the click is honoured at the script's next Streamlit call, after
-    the work ended."""
+    the work ended. That holds with ``runner.fastReruns = false`` (.streamlit/config.toml); with Streamlit's
+    default a click starts a second run of the session at once, beside this one."""
     done: dict[str, Any] = {}
 
     def target() -> None:
