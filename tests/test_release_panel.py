@@ -410,17 +410,36 @@ def _release_cut_by_a_click(through_run_to_the_end: bool) -> Any:
     return at.run()
 
 
-def test_a_session_runs_one_script_run_at_a_time():
-    """.streamlit/config.toml turns Streamlit's fast reruns off: with them, a click during a run (a double click's
-    second click) starts a second run of the session beside the first, which reads the ledger in the middle of the
-    first's release and draws the page without it (the browser test of the double click saw "0 releases so far"
-    with the release charged). Streamlit reads the option from the file the app servers start with."""
-    import tomllib
-    from streamlit import config
+def test_a_second_run_of_the_session_reads_the_ledger_after_the_first_runs_release():
+    """Streamlit's fast reruns start a double click's second run while the first is still releasing; the second
+    run's page is the one shown. ``wait_for_work_in_progress`` (called by the release panel before it reads the
+    account) waits for the release that ``run_to_the_end`` is making, so the page shows it and its outcome; without
+    the wait the read comes first (the browser test saw "0 releases so far", the release charged once)."""
+    import threading
+    import time
 
-    options = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text("utf-8"))
-    assert options["runner"]["fastReruns"] is False
-    assert config.get_option("runner.fastReruns") is False  # as Streamlit reads it here (its default is true)
+    from ui import accounts
+
+    def two_runs(wait: bool) -> list[str]:
+        order: list[str] = []
+        started = threading.Event()
+
+        def release() -> None:
+            started.set()
+            time.sleep(0.2)
+            order.append("charged")
+
+        first = threading.Thread(target=accounts.run_to_the_end, args=(release,))
+        first.start()
+        started.wait()
+        if wait:
+            accounts.wait_for_work_in_progress()
+        order.append("read")
+        first.join()
+        return order
+
+    assert two_runs(wait=True) == ["charged", "read"]
+    assert two_runs(wait=False) == ["read", "charged"]
 
 
 def test_a_click_during_a_release_does_not_cut_it():

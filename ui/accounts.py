@@ -38,6 +38,8 @@ __all__ = [
     "existing_account",
     "WAIT_NOTE",
     "run_to_the_end",
+    "session_work_lock",
+    "wait_for_work_in_progress",
 ]
 
 _T = TypeVar("_T")
@@ -53,13 +55,20 @@ def run_to_the_end(work: Callable[[], _T]) -> _T:
     release", seen in the browser tests), or a charge without its outcome. The work runs in a thread that
     carries this run's context, so its Streamlit calls draw as usual (the ledger's lock-wait note), but the
     runner stops only its own script thread: the click is honoured at the script's next Streamlit call, after
-    the work ended. That holds with ``runner.fastReruns = false`` (.streamlit/config.toml); with Streamlit's
-    default a click starts a second run of the session at once, beside this one."""
+    the work ended.
+
+    With Streamlit's fast reruns (its default) a click does not wait for that call: it starts a second run of the
+    session at once, beside this one, whose output is then the page's. So the work holds the session's
+    :func:`session_work_lock`, and the panels call :func:`wait_for_work_in_progress` before they read the ledger:
+    the second run draws the page after the work, with its outcome (a double click on "Make the release" showed
+    "0 releases so far" and no outcome, the release charged once: the second run had read the ledger during it)."""
     done: dict[str, Any] = {}
+    lock = session_work_lock()
 
     def target() -> None:
         try:
-            done["value"] = work()
+            with lock:
+                done["value"] = work()
         except BaseException as exc:  # handed to the script thread, which raises it
             done["error"] = exc
 
@@ -70,6 +79,27 @@ def run_to_the_end(work: Callable[[], _T]) -> _T:
     if "error" in done:
         raise done["error"]
     return done["value"]
+
+
+_WORK_LOCK_KEY = "_dpcore_session_work_lock"
+_WORK_LOCK_CREATION = threading.Lock()
+
+
+def session_work_lock() -> threading.Lock:
+    """This browser session's lock for work that charges the ledger (:func:`run_to_the_end`), shared by every run
+    of the session (two can execute together: :func:`run_to_the_end`)."""
+    with _WORK_LOCK_CREATION:
+        lock = st.session_state.get(_WORK_LOCK_KEY)
+        if lock is None:
+            lock = st.session_state[_WORK_LOCK_KEY] = threading.Lock()
+        return lock
+
+
+def wait_for_work_in_progress() -> None:
+    """Wait until a charge that another run of this session is making has ended (:func:`run_to_the_end`), so what
+    this run reads next (the account, the outcome kept in the session) includes it."""
+    with session_work_lock():
+        pass
 
 
 WAIT_NOTE = threading.local()  # the running script's placeholder for lock-wait notes (one per script thread)

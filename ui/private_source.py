@@ -35,6 +35,7 @@ from ui.accounts import (
     population_for_release,
     run_to_the_end,
     upload_fingerprints,
+    wait_for_work_in_progress,
 )
 from ui.common import guard, mark_downloads, qp_radio
 from ui.notices import outcome_to_show
@@ -165,6 +166,7 @@ def private_snapshot(
     the column chosen here among ``group_choices``, the file's column names); None when the page must stop here
     (no ledger, labels to type, or the confirmation not given). ``key`` prefixes the widgets' keys (one set per
     page)."""
+    wait_for_work_in_progress()  # a snapshot another run of this session is taking: look for it after that
     if (outcome := outcome_to_show(SNAPSHOT_OUTCOME)) is not None:
         st.success(outcome[1])
     url = ledger_lib.default_url()

@@ -73,6 +73,7 @@ from ui.accounts import (
     run_to_the_end,
     upload_bytes,
     upload_fingerprints,
+    wait_for_work_in_progress,
 )
 from ui.common import guard, qp_number
 from ui.notices import outcome_to_show
@@ -655,6 +656,7 @@ def release_panel(  # noqa: C901
     release of an upload with missing incomes rebuilds each statistic with those rows put back).
     """
     st.markdown("### Make the real release")
+    wait_for_work_in_progress()  # a release another run of this session is making: read after it, with its outcome
     outcome = outcome_to_show(RELEASE_OUTCOME)  # of the click of an earlier run: said at the button
     _account_note(ds)
     st.caption(
