@@ -38,7 +38,6 @@ __all__ = [
     "existing_account",
     "WAIT_NOTE",
     "run_to_the_end",
-    "session_work_lock",
     "wait_for_work_in_progress",
 ]
 
@@ -59,11 +58,11 @@ def run_to_the_end(work: Callable[[], _T]) -> _T:
 
     With Streamlit's fast reruns (its default) a click does not wait for that call: it starts a second run of the
     session at once, beside this one, whose output is then the page's. So the work holds the session's
-    :func:`session_work_lock`, and the panels call :func:`wait_for_work_in_progress` before they read the ledger:
+    :func:`_session_work_lock`, and the panels call :func:`wait_for_work_in_progress` before they read the ledger:
     the second run draws the page after the work, with its outcome (a double click on "Make the release" showed
     "0 releases so far" and no outcome, the release charged once: the second run had read the ledger during it)."""
     done: dict[str, Any] = {}
-    lock = session_work_lock()
+    lock = _session_work_lock()
 
     def target() -> None:
         try:
@@ -85,7 +84,7 @@ _WORK_LOCK_KEY = "_dpcore_session_work_lock"
 _WORK_LOCK_CREATION = threading.Lock()
 
 
-def session_work_lock() -> threading.Lock:
+def _session_work_lock() -> threading.Lock:
     """This browser session's lock for work that charges the ledger (:func:`run_to_the_end`), shared by every run
     of the session (two can execute together: :func:`run_to_the_end`)."""
     with _WORK_LOCK_CREATION:
@@ -98,7 +97,7 @@ def session_work_lock() -> threading.Lock:
 def wait_for_work_in_progress() -> None:
     """Wait until a charge that another run of this session is making has ended (:func:`run_to_the_end`), so what
     this run reads next (the account, the outcome kept in the session) includes it."""
-    with session_work_lock():
+    with _session_work_lock():
         pass
 
 
